@@ -1,0 +1,122 @@
+//! The one error type of the core. Every variant names what failed (the
+//! primitive, the rule, the shapes) so the binding can map it to the
+//! exception a JAX user expects without parsing strings.
+
+use thiserror::Error;
+
+/// Result alias used across the crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Every failure the core can report. No path reachable from user input or a
+/// loaded program panics; it returns one of these.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Error {
+    /// Operand shapes a primitive cannot accept (maps to `TypeError`/`ValueError`).
+    #[error("{prim}: {reason}; got shapes {shapes}")]
+    Shape {
+        prim: &'static str,
+        shapes: String,
+        reason: String,
+    },
+    /// Operand dtypes a primitive cannot accept (maps to `TypeError`).
+    #[error("{prim}: {reason}; got dtypes {dtypes}")]
+    DType {
+        prim: &'static str,
+        dtypes: String,
+        reason: String,
+    },
+    /// A parameter value a primitive cannot accept.
+    #[error("{prim}: invalid parameter {param}: {reason}")]
+    Param {
+        prim: &'static str,
+        param: &'static str,
+        reason: String,
+    },
+    /// Wrong number of operands.
+    #[error("{prim}: expected {expected} operands, got {got}")]
+    Arity {
+        prim: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    /// A rule of a primitive that is not written yet.
+    #[error("{prim}: no {rule} rule yet")]
+    RuleMissing {
+        prim: &'static str,
+        rule: &'static str,
+    },
+    /// Unknown primitive name (from Python `bind` or a parsed program).
+    #[error("unknown primitive {0:?}")]
+    UnknownPrimitive(String),
+    /// A size computation overflowed (shape too large).
+    #[error("{what}: size overflows ({detail})")]
+    Overflow { what: &'static str, detail: String },
+    /// Canonical text or an exported program could not be parsed.
+    #[error("parse error at line {line}, column {col}: {msg}")]
+    Parse {
+        line: usize,
+        col: usize,
+        msg: String,
+    },
+    /// A jaxpr is not well typed.
+    #[error("typecheck failed: {0}")]
+    Typecheck(String),
+    /// A resource limit of a loaded program was exceeded.
+    #[error("limit exceeded: {0}")]
+    Limit(String),
+    /// A value given where a different kind was expected (bad dtype name, bad literal...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// Feature outside microjax_rs's scope (complex dtypes, ...): maps to `TypeError`.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A jaxpr variable was read before it was written (a malformed program).
+    #[error("unbound variable {0}")]
+    UnboundVar(String),
+}
+
+impl Error {
+    /// Shape error naming the primitive and the operand shapes.
+    pub fn shape(prim: &'static str, shapes: &[&[usize]], reason: impl Into<String>) -> Self {
+        Error::Shape {
+            prim,
+            shapes: format_shapes(shapes),
+            reason: reason.into(),
+        }
+    }
+
+    /// Dtype error naming the primitive and the operand dtypes.
+    pub fn dtype(prim: &'static str, dtypes: &[crate::DType], reason: impl Into<String>) -> Self {
+        let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+        Error::DType {
+            prim,
+            dtypes: format!("({})", names.join(", ")),
+            reason: reason.into(),
+        }
+    }
+
+    /// Parameter error.
+    pub fn param(prim: &'static str, param: &'static str, reason: impl Into<String>) -> Self {
+        Error::Param {
+            prim,
+            param,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// `(2, 3)` style rendering of shapes, as NumPy prints them.
+pub fn format_shape(shape: &[usize]) -> String {
+    match shape {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+fn format_shapes(shapes: &[&[usize]]) -> String {
+    let parts: Vec<String> = shapes.iter().map(|s| format_shape(s)).collect();
+    parts.join(" and ")
+}

@@ -1,0 +1,132 @@
+//! Builder: appends equations to a jaxpr under construction, inferring output
+//! avals through the shape rules so a bad operand is rejected at the point it
+//! is used, with an error naming the primitive and the shapes.
+
+use super::{
+    Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, SourceInfo, SourceInfoField, Var,
+};
+use crate::array::HostArray;
+use crate::error::{Error, Result};
+use crate::prims::{shape, Primitive};
+use std::sync::Arc;
+
+/// A jaxpr under construction. Constvars carry their values so `build`
+/// returns a `ClosedJaxpr`.
+#[derive(Debug, Clone, Default)]
+pub struct Builder {
+    avals: Vec<Aval>,
+    constvars: Vec<Var>,
+    consts: Vec<Arc<HostArray>>,
+    invars: Vec<Var>,
+    eqns: Vec<Eqn>,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    fn fresh(&mut self, aval: Aval) -> Result<Var> {
+        let id = u32::try_from(self.avals.len())
+            .map_err(|_| Error::Limit("too many variables".into()))?;
+        self.avals.push(aval);
+        Ok(Var(id))
+    }
+
+    /// A new input variable.
+    pub fn add_input(&mut self, aval: Aval) -> Result<Var> {
+        let v = self.fresh(aval)?;
+        self.invars.push(v);
+        Ok(v)
+    }
+
+    /// A new constant input holding `value` (weak type from `weak_type`).
+    pub fn add_const(&mut self, value: Arc<HostArray>, weak_type: bool) -> Result<Var> {
+        let mut aval = value.aval();
+        aval.weak_type = weak_type;
+        let v = self.fresh(aval)?;
+        self.constvars.push(v);
+        self.consts.push(value);
+        Ok(v)
+    }
+
+    /// Aval of an atom of this builder.
+    pub fn aval(&self, a: &Atom) -> Result<Aval> {
+        match a {
+            Atom::Var(v) => self
+                .avals
+                .get(v.index())
+                .cloned()
+                .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
+            Atom::Lit(l) => Ok(l.aval.clone()),
+        }
+    }
+
+    /// Appends `outs = prim ins`, returning the new output variables.
+    pub fn add_eqn(
+        &mut self,
+        prim: Primitive,
+        inputs: Vec<Atom>,
+        source: SourceInfo,
+    ) -> Result<Vec<Var>> {
+        let in_avals = inputs
+            .iter()
+            .map(|a| self.aval(a))
+            .collect::<Result<Vec<_>>>()?;
+        let out_avals = shape::abstract_eval(&prim, &in_avals)?;
+        let effect = match &prim {
+            Primitive::Pjit { jaxpr, .. } => jaxpr.jaxpr.effect(),
+            _ => Effect::None,
+        };
+        let outputs = out_avals
+            .into_iter()
+            .map(|a| self.fresh(a))
+            .collect::<Result<Vec<_>>>()?;
+        self.eqns.push(Eqn {
+            prim,
+            inputs,
+            outputs: outputs.clone(),
+            effect,
+            source: SourceInfoField(source),
+        });
+        Ok(outputs)
+    }
+
+    /// Convenience for single-output primitives.
+    pub fn add_eqn1(&mut self, prim: Primitive, inputs: Vec<Atom>) -> Result<Atom> {
+        let name = prim.name();
+        let outs = self.add_eqn(prim, inputs, None)?;
+        match outs.as_slice() {
+            [v] => Ok(Atom::Var(*v)),
+            _ => Err(Error::Arity {
+                prim: name,
+                expected: 1,
+                got: outs.len(),
+            }),
+        }
+    }
+
+    /// A literal atom.
+    pub fn literal(lit: Literal) -> Atom {
+        Atom::Lit(lit)
+    }
+
+    pub fn num_eqns(&self) -> usize {
+        self.eqns.len()
+    }
+
+    /// Finishes the program with the given outputs.
+    pub fn build(&self, outvars: Vec<Atom>) -> Result<ClosedJaxpr> {
+        for a in &outvars {
+            self.aval(a)?;
+        }
+        let jaxpr = Jaxpr {
+            avals: self.avals.clone(),
+            constvars: self.constvars.clone(),
+            invars: self.invars.clone(),
+            eqns: self.eqns.clone(),
+            outvars,
+        };
+        Ok(ClosedJaxpr::new(jaxpr, self.consts.clone()))
+    }
+}

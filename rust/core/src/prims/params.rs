@@ -1,0 +1,291 @@
+//! Generic parameter values and the one place that maps each primitive's
+//! params to and from them. The display/canonical printers, the parser, the
+//! structural hash and the Python binding all go through here, so a new
+//! param is written once.
+
+use super::{BinaryOp, CmpOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::ClosedJaxpr;
+use std::sync::Arc;
+
+/// A parameter value as Python sees it (`eqn.params[...]`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Param {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    DType(DType),
+    /// A tuple of ints (axes, shapes, permutations).
+    Ints(Vec<i64>),
+    Tuple(Vec<Param>),
+    Jaxpr(Arc<ClosedJaxpr>),
+}
+
+fn ints(v: &[usize]) -> Param {
+    Param::Ints(
+        v.iter()
+            .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+            .collect(),
+    )
+}
+
+/// Named params of one primitive, in JAX's order.
+pub type ParamList = Vec<(&'static str, Param)>;
+
+impl Primitive {
+    /// The params JAX shows for this primitive, in JAX's order.
+    pub fn params(&self) -> ParamList {
+        match self {
+            Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => Vec::new(),
+            Primitive::SelectN => Vec::new(),
+            Primitive::IntegerPow { y } => vec![("y", Param::Int(i64::from(*y)))],
+            Primitive::ConvertElementType {
+                new_dtype,
+                weak_type,
+            } => vec![
+                ("new_dtype", Param::DType(*new_dtype)),
+                ("weak_type", Param::Bool(*weak_type)),
+            ],
+            Primitive::BroadcastInDim {
+                shape,
+                broadcast_dimensions,
+            } => vec![
+                ("shape", ints(shape)),
+                ("broadcast_dimensions", ints(broadcast_dimensions)),
+            ],
+            Primitive::Reshape { new_sizes } => {
+                vec![("new_sizes", ints(new_sizes)), ("dimensions", Param::None)]
+            }
+            Primitive::Transpose { permutation } => vec![("permutation", ints(permutation))],
+            Primitive::Squeeze { dimensions } => vec![("dimensions", ints(dimensions))],
+            Primitive::Reduce { axes, .. } => vec![("axes", ints(axes))],
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type,
+            } => vec![
+                (
+                    "dimension_numbers",
+                    Param::Tuple(vec![
+                        Param::Tuple(vec![ints(&dims.lhs_contract), ints(&dims.rhs_contract)]),
+                        Param::Tuple(vec![ints(&dims.lhs_batch), ints(&dims.rhs_batch)]),
+                    ]),
+                ),
+                ("precision", Param::None),
+                (
+                    "preferred_element_type",
+                    preferred_element_type.map_or(Param::None, Param::DType),
+                ),
+            ],
+            Primitive::Iota {
+                dtype,
+                shape,
+                dimension,
+            } => vec![
+                ("dtype", Param::DType(*dtype)),
+                ("shape", ints(shape)),
+                (
+                    "dimension",
+                    Param::Int(i64::try_from(*dimension).unwrap_or(i64::MAX)),
+                ),
+            ],
+            Primitive::Pjit { jaxpr, name } => vec![
+                ("jaxpr", Param::Jaxpr(jaxpr.clone())),
+                ("name", Param::Str(name.clone())),
+            ],
+        }
+    }
+
+    /// Rebuilds a primitive from its name and params (what `bind(**params)`
+    /// and the parser provide). Unknown names and ill-typed params are errors;
+    /// params JAX has but we ignore (`precision`, `sharding`, ...) may be given.
+    pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Primitive> {
+        let p = Lookup { name, params };
+        if let Some(op) = UnaryOp::from_name(name) {
+            return Ok(Primitive::Unary(op));
+        }
+        if let Some(op) = BinaryOp::from_name(name) {
+            return Ok(Primitive::Binary(op));
+        }
+        if let Some(op) = CmpOp::from_name(name) {
+            return Ok(Primitive::Compare(op));
+        }
+        if let Some(op) = ReduceOp::from_name(name) {
+            return Ok(Primitive::Reduce {
+                op,
+                axes: p.dims("axes")?,
+            });
+        }
+        Ok(match name {
+            "integer_pow" => {
+                let y = p.int("y")?;
+                Primitive::IntegerPow {
+                    y: i32::try_from(y).map_err(|_| {
+                        Error::param("integer_pow", "y", format!("{y} out of range"))
+                    })?,
+                }
+            }
+            "select_n" => Primitive::SelectN,
+            "convert_element_type" => Primitive::ConvertElementType {
+                new_dtype: p.dtype("new_dtype")?,
+                weak_type: p.opt_bool("weak_type")?.unwrap_or(false),
+            },
+            "broadcast_in_dim" => Primitive::BroadcastInDim {
+                shape: p.dims("shape")?,
+                broadcast_dimensions: p.dims("broadcast_dimensions")?,
+            },
+            "reshape" => Primitive::Reshape {
+                new_sizes: p.dims("new_sizes")?,
+            },
+            "transpose" => Primitive::Transpose {
+                permutation: p.dims("permutation")?,
+            },
+            "squeeze" => Primitive::Squeeze {
+                dimensions: p.dims("dimensions")?,
+            },
+            "dot_general" => Primitive::DotGeneral {
+                dims: p.dot_dims("dimension_numbers")?,
+                preferred_element_type: p.opt_dtype("preferred_element_type")?,
+            },
+            "iota" => Primitive::Iota {
+                dtype: p.dtype("dtype")?,
+                shape: p.dims("shape")?,
+                dimension: p.dim("dimension")?,
+            },
+            "pjit" => Primitive::Pjit {
+                jaxpr: p.jaxpr("jaxpr")?,
+                name: p.opt_str("name")?.unwrap_or_default(),
+            },
+            other => return Err(Error::UnknownPrimitive(other.to_string())),
+        })
+    }
+}
+
+/// Typed access to a param list, with errors naming the primitive.
+struct Lookup<'a> {
+    name: &'a str,
+    params: &'a [(String, Param)],
+}
+
+impl Lookup<'_> {
+    fn prim(&self) -> &'static str {
+        Primitive::all_names()
+            .into_iter()
+            .find(|n| *n == self.name)
+            .unwrap_or("primitive")
+    }
+
+    fn get(&self, key: &'static str) -> Option<&Param> {
+        self.params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn need(&self, key: &'static str) -> Result<&Param> {
+        self.get(key)
+            .ok_or_else(|| Error::param(self.prim(), key, "missing"))
+    }
+
+    fn bad(&self, key: &'static str, want: &str, got: &Param) -> Error {
+        Error::param(self.prim(), key, format!("expected {want}, got {got:?}"))
+    }
+
+    fn int(&self, key: &'static str) -> Result<i64> {
+        match self.need(key)? {
+            Param::Int(i) => Ok(*i),
+            other => Err(self.bad(key, "an int", other)),
+        }
+    }
+
+    fn dim(&self, key: &'static str) -> Result<usize> {
+        let i = self.int(key)?;
+        usize::try_from(i)
+            .map_err(|_| Error::param(self.prim(), key, format!("negative value {i}")))
+    }
+
+    fn to_dims(&self, key: &'static str, p: &Param) -> Result<Vec<usize>> {
+        let list: Vec<i64> = match p {
+            Param::Ints(v) => v.clone(),
+            Param::Tuple(v) if v.is_empty() => Vec::new(),
+            Param::Tuple(v) => v
+                .iter()
+                .map(|x| match x {
+                    Param::Int(i) => Ok(*i),
+                    other => Err(self.bad(key, "a tuple of ints", other)),
+                })
+                .collect::<Result<_>>()?,
+            other => return Err(self.bad(key, "a tuple of ints", other)),
+        };
+        list.into_iter()
+            .map(|i| {
+                usize::try_from(i)
+                    .map_err(|_| Error::param(self.prim(), key, format!("negative value {i}")))
+            })
+            .collect()
+    }
+
+    fn dims(&self, key: &'static str) -> Result<Vec<usize>> {
+        let p = self.need(key)?;
+        self.to_dims(key, p)
+    }
+
+    fn opt_bool(&self, key: &'static str) -> Result<Option<bool>> {
+        match self.get(key) {
+            None | Some(Param::None) => Ok(None),
+            Some(Param::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.bad(key, "a bool", other)),
+        }
+    }
+
+    fn dtype(&self, key: &'static str) -> Result<DType> {
+        match self.need(key)? {
+            Param::DType(d) => Ok(*d),
+            Param::Str(s) => DType::from_name(s),
+            other => Err(self.bad(key, "a dtype", other)),
+        }
+    }
+
+    fn opt_dtype(&self, key: &'static str) -> Result<Option<DType>> {
+        match self.get(key) {
+            None | Some(Param::None) => Ok(None),
+            Some(_) => self.dtype(key).map(Some),
+        }
+    }
+
+    fn opt_str(&self, key: &'static str) -> Result<Option<String>> {
+        match self.get(key) {
+            None | Some(Param::None) => Ok(None),
+            Some(Param::Str(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.bad(key, "a string", other)),
+        }
+    }
+
+    fn jaxpr(&self, key: &'static str) -> Result<Arc<ClosedJaxpr>> {
+        match self.need(key)? {
+            Param::Jaxpr(j) => Ok(j.clone()),
+            other => Err(self.bad(key, "a closed jaxpr", other)),
+        }
+    }
+
+    fn pair<'p>(&self, key: &'static str, p: &'p Param) -> Result<(&'p Param, &'p Param)> {
+        match p {
+            Param::Tuple(v) => match v.as_slice() {
+                [a, b] => Ok((a, b)),
+                _ => Err(self.bad(key, "a pair", p)),
+            },
+            other => Err(self.bad(key, "a pair", other)),
+        }
+    }
+
+    fn dot_dims(&self, key: &'static str) -> Result<DotDims> {
+        let (contract, batch) = self.pair(key, self.need(key)?)?;
+        let (lc, rc) = self.pair(key, contract)?;
+        let (lb, rb) = self.pair(key, batch)?;
+        Ok(DotDims {
+            lhs_contract: self.to_dims(key, lc)?,
+            rhs_contract: self.to_dims(key, rc)?,
+            lhs_batch: self.to_dims(key, lb)?,
+            rhs_batch: self.to_dims(key, rb)?,
+        })
+    }
+}

@@ -1,0 +1,417 @@
+//! Shape rules: output avals of every primitive, and the operand checks that
+//! reject bad input with an error naming the primitive and the shapes.
+
+use super::{BinaryOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use crate::array::checked_size;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::Aval;
+
+/// Output avals of `prim` applied to operands of avals `ins`.
+pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
+    let name = prim.name();
+    match prim {
+        Primitive::Unary(op) => {
+            let [x] = arity::<1>(name, ins)?;
+            check_unary_dtype(*op, x)?;
+            Ok(vec![x.clone()])
+        }
+        Primitive::Binary(op) => {
+            let [x, y] = arity::<2>(name, ins)?;
+            check_binary_dtype(*op, x, y)?;
+            let shape = elementwise_shape(name, &[x, y])?;
+            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
+        }
+        Primitive::Compare(_) => {
+            let [x, y] = arity::<2>(name, ins)?;
+            same_dtype(name, &[x, y])?;
+            let shape = elementwise_shape(name, &[x, y])?;
+            Ok(vec![Aval::new(shape, DType::Bool)])
+        }
+        Primitive::IntegerPow { .. } => {
+            let [x] = arity::<1>(name, ins)?;
+            if !x.dtype.is_numeric() {
+                return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
+            }
+            Ok(vec![x.clone()])
+        }
+        Primitive::SelectN => select_n(ins),
+        Primitive::ConvertElementType {
+            new_dtype,
+            weak_type,
+        } => {
+            let [x] = arity::<1>(name, ins)?;
+            if matches!(x.dtype, DType::Key | DType::Float0) || matches!(new_dtype, DType::Key) {
+                return Err(Error::dtype(name, &[x.dtype, *new_dtype], "cannot convert"));
+            }
+            Ok(vec![Aval::weak(x.shape.clone(), *new_dtype, *weak_type)])
+        }
+        Primitive::BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        } => {
+            let [x] = arity::<1>(name, ins)?;
+            broadcast_in_dim(x, shape, broadcast_dimensions)
+        }
+        Primitive::Reshape { new_sizes } => {
+            let [x] = arity::<1>(name, ins)?;
+            if checked_size(new_sizes)? != x.size()? {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape, new_sizes],
+                    "reshape must preserve the number of elements",
+                ));
+            }
+            Ok(vec![Aval::weak(new_sizes.clone(), x.dtype, x.weak_type)])
+        }
+        Primitive::Transpose { permutation } => {
+            let [x] = arity::<1>(name, ins)?;
+            if !is_permutation(permutation, x.ndim()) {
+                return Err(Error::param(
+                    name,
+                    "permutation",
+                    format!(
+                        "{permutation:?} is not a permutation of the {} axes of {}",
+                        x.ndim(),
+                        x.short()
+                    ),
+                ));
+            }
+            let shape = gather_dims(&x.shape, permutation);
+            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+        }
+        Primitive::Squeeze { dimensions } => {
+            let [x] = arity::<1>(name, ins)?;
+            check_axes(name, "dimensions", dimensions, x.ndim())?;
+            if let Some(d) = dimensions.iter().find(|&&d| x.shape.get(d) != Some(&1)) {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape],
+                    format!("cannot squeeze axis {d} of size other than 1"),
+                ));
+            }
+            Ok(vec![Aval::weak(
+                drop_dims(&x.shape, dimensions),
+                x.dtype,
+                x.weak_type,
+            )])
+        }
+        Primitive::Reduce { op, axes } => {
+            let [x] = arity::<1>(name, ins)?;
+            check_axes(name, "axes", axes, x.ndim())?;
+            let ok = match op {
+                ReduceOp::Sum => x.dtype.is_numeric(),
+                ReduceOp::Max => x.dtype.is_numeric() || x.dtype == DType::Bool,
+            };
+            if !ok {
+                return Err(Error::dtype(name, &[x.dtype], "unsupported operand dtype"));
+            }
+            Ok(vec![Aval::weak(
+                drop_dims(&x.shape, axes),
+                x.dtype,
+                x.weak_type,
+            )])
+        }
+        Primitive::DotGeneral {
+            dims,
+            preferred_element_type,
+        } => {
+            let [l, r] = arity::<2>(name, ins)?;
+            dot_general(l, r, dims, *preferred_element_type)
+        }
+        Primitive::Iota {
+            dtype,
+            shape,
+            dimension,
+        } => {
+            arity::<0>(name, ins)?;
+            if *dimension >= shape.len() {
+                return Err(Error::param(
+                    name,
+                    "dimension",
+                    format!("{dimension} out of range for shape {shape:?}"),
+                ));
+            }
+            if !dtype.is_numeric() {
+                return Err(Error::dtype(name, &[*dtype], "requires a numeric dtype"));
+            }
+            checked_size(shape)?;
+            Ok(vec![Aval::new(shape.clone(), *dtype)])
+        }
+        Primitive::Pjit { jaxpr, .. } => {
+            let want = jaxpr.in_avals()?;
+            if want.len() != ins.len() {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: want.len(),
+                    got: ins.len(),
+                });
+            }
+            for (w, g) in want.iter().zip(ins) {
+                if !w.same_type(g) {
+                    return Err(Error::Typecheck(format!(
+                        "pjit: operand {} does not match parameter {}",
+                        g.short(),
+                        w.short()
+                    )));
+                }
+            }
+            jaxpr.out_avals()
+        }
+    }
+}
+
+/// Destructures exactly `N` operands.
+fn arity<'a, const N: usize>(prim: &'static str, ins: &'a [Aval]) -> Result<[&'a Aval; N]> {
+    let refs: Vec<&Aval> = ins.iter().collect();
+    refs.try_into().map_err(|_| Error::Arity {
+        prim,
+        expected: N,
+        got: ins.len(),
+    })
+}
+
+fn check_unary_dtype(op: UnaryOp, x: &Aval) -> Result<()> {
+    let ok = if op.float_only() {
+        x.dtype.is_float()
+    } else {
+        x.dtype.is_numeric()
+    };
+    if ok {
+        Ok(())
+    } else {
+        let want = if op.float_only() {
+            "a floating"
+        } else {
+            "a numeric"
+        };
+        Err(Error::dtype(
+            op.name(),
+            &[x.dtype],
+            format!("requires {want} operand"),
+        ))
+    }
+}
+
+fn check_binary_dtype(op: BinaryOp, x: &Aval, y: &Aval) -> Result<()> {
+    same_dtype(op.name(), &[x, y])?;
+    let d = x.dtype;
+    let ok = if op.float_only() {
+        d.is_float()
+    } else {
+        d.is_numeric() || (op.accepts_bool() && d == DType::Bool)
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::dtype(
+            op.name(),
+            &[x.dtype, y.dtype],
+            "unsupported operand dtype",
+        ))
+    }
+}
+
+/// Operands must share one dtype (jnp promotes before binding).
+fn same_dtype(prim: &'static str, ins: &[&Aval]) -> Result<()> {
+    match ins.split_first() {
+        Some((first, rest)) if rest.iter().any(|a| a.dtype != first.dtype) => {
+            let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();
+            Err(Error::dtype(prim, &ds, "operands must have equal dtypes"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Elementwise operands have equal shapes, except that rank-0 operands
+/// combine with arrays.
+pub fn elementwise_shape(prim: &'static str, ins: &[&Aval]) -> Result<Vec<usize>> {
+    let mut out: Option<&Vec<usize>> = None;
+    for a in ins {
+        if a.shape.is_empty() {
+            continue;
+        }
+        match out {
+            None => out = Some(&a.shape),
+            Some(s) if *s == a.shape => {}
+            Some(_) => {
+                let shapes: Vec<&[usize]> = ins.iter().map(|a| a.shape.as_slice()).collect();
+                return Err(Error::shape(
+                    prim,
+                    &shapes,
+                    "incompatible shapes for an elementwise op",
+                ));
+            }
+        }
+    }
+    Ok(out.cloned().unwrap_or_default())
+}
+
+fn select_n(ins: &[Aval]) -> Result<Vec<Aval>> {
+    let name = "select_n";
+    let Some((pred, cases)) = ins.split_first() else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 2,
+            got: 0,
+        });
+    };
+    let Some(first) = cases.first() else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 2,
+            got: 1,
+        });
+    };
+    if !matches!(pred.dtype, DType::Bool | DType::I32) {
+        return Err(Error::dtype(
+            name,
+            &[pred.dtype],
+            "predicate must be bool or int32",
+        ));
+    }
+    if pred.dtype == DType::Bool && cases.len() > 2 {
+        return Err(Error::param(
+            name,
+            "cases",
+            "a bool predicate selects among at most 2 cases",
+        ));
+    }
+    if let Some(bad) = cases.iter().find(|c| !c.same_type(first)) {
+        return Err(Error::shape(
+            name,
+            &[&first.shape, &bad.shape],
+            format!(
+                "cases must have equal shapes and dtypes ({} vs {})",
+                first.short(),
+                bad.short()
+            ),
+        ));
+    }
+    if !pred.shape.is_empty() && pred.shape != first.shape {
+        return Err(Error::shape(
+            name,
+            &[&pred.shape, &first.shape],
+            "predicate must be a scalar or have the shape of the cases",
+        ));
+    }
+    let weak = cases.iter().all(|c| c.weak_type);
+    Ok(vec![Aval::weak(first.shape.clone(), first.dtype, weak)])
+}
+
+fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Aval>> {
+    let name = "broadcast_in_dim";
+    if bdims.len() != x.ndim() {
+        return Err(Error::shape(
+            name,
+            &[&x.shape, shape],
+            format!("broadcast_dimensions {bdims:?} must have one entry per operand axis"),
+        ));
+    }
+    let increasing = bdims.windows(2).all(|w| matches!(w, [a, b] if a < b));
+    if !increasing {
+        return Err(Error::param(
+            name,
+            "broadcast_dimensions",
+            format!("{bdims:?} must be strictly increasing"),
+        ));
+    }
+    for (&d, &od) in x.shape.iter().zip(bdims) {
+        match shape.get(od) {
+            Some(&t) if d == 1 || d == t => {}
+            _ => {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape, shape],
+                    format!("operand axis of size {d} cannot broadcast to output axis {od}"),
+                ))
+            }
+        }
+    }
+    checked_size(shape)?;
+    Ok(vec![Aval::weak(shape.to_vec(), x.dtype, x.weak_type)])
+}
+
+fn dot_general(l: &Aval, r: &Aval, d: &DotDims, pref: Option<DType>) -> Result<Vec<Aval>> {
+    let name = "dot_general";
+    same_dtype(name, &[l, r])?;
+    if !l.dtype.is_numeric() {
+        return Err(Error::dtype(
+            name,
+            &[l.dtype, r.dtype],
+            "requires numeric operands",
+        ));
+    }
+    let shapes: [&[usize]; 2] = [&l.shape, &r.shape];
+    if d.lhs_contract.len() != d.rhs_contract.len() || d.lhs_batch.len() != d.rhs_batch.len() {
+        return Err(Error::shape(
+            name,
+            &shapes,
+            "lhs and rhs need equal numbers of contracting and batch dims",
+        ));
+    }
+    let lhs_used: Vec<usize> = d.lhs_batch.iter().chain(&d.lhs_contract).copied().collect();
+    let rhs_used: Vec<usize> = d.rhs_batch.iter().chain(&d.rhs_contract).copied().collect();
+    check_axes(name, "dimension_numbers", &lhs_used, l.ndim())?;
+    check_axes(name, "dimension_numbers", &rhs_used, r.ndim())?;
+    let pairs = d
+        .lhs_batch
+        .iter()
+        .zip(&d.rhs_batch)
+        .chain(d.lhs_contract.iter().zip(&d.rhs_contract));
+    for (&a, &b) in pairs {
+        if l.shape.get(a) != r.shape.get(b) {
+            return Err(Error::shape(
+                name,
+                &shapes,
+                format!("lhs axis {a} and rhs axis {b} differ in size"),
+            ));
+        }
+    }
+    let mut shape = gather_dims(&l.shape, &d.lhs_batch);
+    shape.extend(drop_dims(&l.shape, &lhs_used));
+    shape.extend(drop_dims(&r.shape, &rhs_used));
+    let dtype = pref.unwrap_or(l.dtype);
+    Ok(vec![Aval::weak(shape, dtype, l.weak_type && r.weak_type)])
+}
+
+/// Axes in range and without repeats.
+pub fn check_axes(
+    prim: &'static str,
+    param: &'static str,
+    axes: &[usize],
+    ndim: usize,
+) -> Result<()> {
+    for (i, &a) in axes.iter().enumerate() {
+        if a >= ndim {
+            return Err(Error::param(
+                prim,
+                param,
+                format!("axis {a} out of range for rank {ndim}"),
+            ));
+        }
+        if axes.get(..i).is_some_and(|prev| prev.contains(&a)) {
+            return Err(Error::param(prim, param, format!("axis {a} repeated")));
+        }
+    }
+    Ok(())
+}
+
+pub fn is_permutation(perm: &[usize], n: usize) -> bool {
+    perm.len() == n && check_axes("transpose", "permutation", perm, n).is_ok()
+}
+
+/// `shape[i] for i in dims` (dims already validated).
+pub fn gather_dims(shape: &[usize], dims: &[usize]) -> Vec<usize> {
+    dims.iter().filter_map(|&i| shape.get(i).copied()).collect()
+}
+
+/// `shape` without the axes in `dims`.
+pub fn drop_dims(shape: &[usize], dims: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !dims.contains(i))
+        .map(|(_, &d)| d)
+        .collect()
+}
