@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// Typed, row-major element storage. `Float0` stores only its length; `Key`
 /// stores two u32 words per key element.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Buffer {
     Bool(Vec<bool>),
     I8(Vec<i8>),
@@ -50,6 +50,43 @@ macro_rules! with_buffer {
             $other => $other_body,
         }
     };
+}
+
+impl PartialEq for Buffer {
+    /// Bitwise for floats, so a program holding a NaN constant equals itself
+    /// (the compile cache confirms hash hits with `==`).
+    fn eq(&self, other: &Buffer) -> bool {
+        match (self, other) {
+            (Buffer::F16(a), Buffer::F16(b)) => a
+                .iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits())),
+            (Buffer::BF16(a), Buffer::BF16(b)) => a
+                .iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits())),
+            (Buffer::F32(a), Buffer::F32(b)) => a
+                .iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits())),
+            (Buffer::F64(a), Buffer::F64(b)) => a
+                .iter()
+                .map(|x| x.to_bits())
+                .eq(b.iter().map(|x| x.to_bits())),
+            (Buffer::Bool(a), Buffer::Bool(b)) => a == b,
+            (Buffer::I8(a), Buffer::I8(b)) => a == b,
+            (Buffer::I16(a), Buffer::I16(b)) => a == b,
+            (Buffer::I32(a), Buffer::I32(b)) => a == b,
+            (Buffer::I64(a), Buffer::I64(b)) => a == b,
+            (Buffer::U8(a), Buffer::U8(b)) => a == b,
+            (Buffer::U16(a), Buffer::U16(b)) => a == b,
+            (Buffer::U32(a), Buffer::U32(b)) => a == b,
+            (Buffer::U64(a), Buffer::U64(b)) => a == b,
+            (Buffer::Float0(a), Buffer::Float0(b)) => a == b,
+            (Buffer::Key(a), Buffer::Key(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Buffer {

@@ -5,6 +5,10 @@
 //! create them; transforms produce new jaxprs rather than mutating shared ones.
 
 pub mod builder;
+pub mod canonical;
+pub mod display;
+pub mod hash;
+pub mod typecheck;
 
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
