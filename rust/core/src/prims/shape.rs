@@ -28,10 +28,21 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
             let shape = elementwise_shape(name, &[x, y])?;
             Ok(vec![Aval::new(shape, DType::Bool)])
         }
-        Primitive::IntegerPow { .. } => {
+        Primitive::IntegerPow { y } => {
             let [x] = arity::<1>(name, ins)?;
             if !x.dtype.is_numeric() {
                 return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
+            }
+            // As JAX: integer operands need y >= 0 (x^-n is not an integer).
+            if *y < 0 && !x.dtype.is_float() {
+                return Err(Error::param(
+                    name,
+                    "y",
+                    format!(
+                        "negative exponent {y} requires a floating operand, got {}",
+                        x.dtype
+                    ),
+                ));
             }
             Ok(vec![x.clone()])
         }

@@ -1,0 +1,106 @@
+# microjax_rs developer entry points (GNU make).
+#
+#   make run     set up .venv, build the extension (release), run examples/quickstart.py
+#   make test    set up .venv, build the extension (cargo profile `ci`), clippy, rustfmt,
+#                cargo tests, pytest — each stage prints its wall time
+#   make bench   release build, then benches/run.py (rewrites benches/RESULTS.md)
+#
+# Everything is installed from requirements-dev.txt (pinned, PyPI) into .venv;
+# the only system requirements are python3 (with the venv module) and cargo.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+.NOTPARALLEL:
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.requirements-dev.stamp
+
+# The interpreter that creates the venv is looked up on the caller's PATH.
+ORIG_PATH := $(PATH)
+
+# Every cargo/maturin invocation sees the venv's interpreter.
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PYO3_PYTHON := $(abspath $(VPY))
+export PATH := $(VIRTUAL_ENV)/bin:$(PATH)
+
+# clippy sees the pyo3 configuration maturin's build wrote, so pyo3's build
+# scripts are not re-run (and pyo3 not rebuilt) between `build-ci` and `lint`.
+PYVER = $(shell $(VPY) -c "import sys; print('%d.%d' % sys.version_info[:2])" 2>/dev/null)
+PYO3_CFG = $(firstword $(wildcard $(CURDIR)/target/maturin/pyo3-config-*-$(PYVER)-abi3.txt))
+PYO3_ENV = $(if $(PYO3_CFG),PYO3_CONFIG_FILE=$(PYO3_CFG) PYO3_BUILD_EXTENSION_MODULE=1)
+
+# Parallel cargo jobs (default: all cores).
+CARGO_JOBS ?=
+CARGO_J := $(if $(CARGO_JOBS),-j $(CARGO_JOBS),)
+
+# $(call stage,NAME,COMMAND): run COMMAND (one shell line) and print its wall time.
+define stage
+@echo "==> [$(1)] start"; t0=$$(date +%s); $(2); echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s"
+endef
+
+.PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest bench fmt wheel clean-venv
+
+help:
+	@echo "make run | make test | make bench | make build | make build-ci | make lint | make wheel"
+
+# ---------------------------------------------------------------- environment
+venv: $(STAMP)
+.venv: $(STAMP)
+
+$(STAMP): requirements-dev.txt
+	$(call stage,venv,test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV); $(VPY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt)
+	@touch $@
+
+# ---------------------------------------------------------------- build
+# Editable install: the compiled _core*.so lands in python/microjax_rs/, the
+# Python sources are used in place.
+build: venv
+	$(call stage,build-release,$(VENV)/bin/maturin develop --release $(CARGO_J))
+	@$(VPY) -c "import microjax_rs"
+
+build-ci: venv
+	$(call stage,build-ci,$(VENV)/bin/maturin develop --profile ci $(CARGO_J))
+	@$(VPY) -c "import microjax_rs"
+
+# A distributable abi3 wheel in dist/.
+wheel: venv
+	$(VENV)/bin/maturin build --release -o dist
+
+run: build
+	$(VPY) examples/quickstart.py
+
+# ---------------------------------------------------------------- checks
+clippy: venv
+	$(call stage,clippy,$(PYO3_ENV) cargo clippy --workspace --all-targets --profile ci $(CARGO_J) -- -D warnings)
+
+fmt-check:
+	$(call stage,rustfmt,cargo fmt --all --check)
+
+lint: clippy fmt-check
+
+# The binding crate is an abi3 cdylib that only links inside a Python
+# process, so its behaviour is tested by pytest; clippy covers both crates.
+cargo-test: venv
+	$(call stage,cargo-test,cargo test -p microjax --profile ci $(CARGO_J))
+
+# Exit code 5 (no tests collected) fails like any other non-zero status.
+pytest: venv
+	$(call stage,pytest,$(VPY) -m pytest -q tests)
+
+# Prerequisites run left to right (.NOTPARALLEL).
+test: venv build-ci lint cargo-test pytest
+	@echo "==> make test: all stages passed"
+
+# ---------------------------------------------------------------- benchmarks
+bench: build
+	$(VPY) benches/run.py --write benches/RESULTS.md
+
+fmt:
+	cargo fmt --all
+
+clean-venv:
+	rm -rf $(VENV)

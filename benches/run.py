@@ -1,0 +1,336 @@
+"""microjax_rs micro-benchmarks against NumPy (and JAX / PyTorch when importable),
+all measured in one process so the ratios are comparable.
+
+    .venv/bin/python benches/run.py                       # print the table
+    .venv/bin/python benches/run.py --write benches/RESULTS.md
+
+Timing: `timeit` with a statement string (no per-call lambda overhead),
+loop count calibrated so one sample takes >= --min-time seconds, after a
+warm-up; each cell is the median per-call time of --repeat samples (the
+minimum is kept in the JSON output). Every case checks once that all
+frameworks compute the same values before timing.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import timeit
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# ----------------------------------------------------------------- frameworks
+
+
+def _import_optional(name):
+    try:
+        return __import__(name)
+    except Exception:
+        return None
+
+
+def load_frameworks(use_jax: bool, use_torch: bool):
+    import microjax_rs
+
+    fw = {"microjax": microjax_rs, "numpy": np}
+    if use_jax:
+        jax = _import_optional("jax")
+        if jax is not None:
+            jax.config.update("jax_platforms", "cpu")
+            fw["jax"] = jax
+    if use_torch:
+        torch = _import_optional("torch")
+        if torch is not None:
+            fw["torch"] = torch
+    return fw
+
+
+# ----------------------------------------------------------------- timing
+
+
+def measure(stmt: str, ns: dict, *, min_time: float, repeat: int, warmup: int = 3):
+    """Median and best per-call seconds of `stmt` over `repeat` samples."""
+    timer = timeit.Timer(stmt, globals=ns)
+    timer.timeit(warmup)
+    number = 1
+    while True:
+        t = timer.timeit(number)
+        if t >= min_time or number >= 1 << 24:
+            break
+        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
+    samples = [timer.timeit(number) / number for _ in range(repeat)]
+    return statistics.median(samples), min(samples)
+
+
+# ----------------------------------------------------------------- cases
+# Each case: name, target (text, check on (microjax_s, numpy_s)), and per
+# framework a (setup(fw) -> namespace, stmt) pair. The namespace's `check()`
+# returns the value to compare across frameworks.
+
+
+def _to_np(x):
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _mlp_data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    return x, w, b
+
+
+def _vec8(seed):
+    return np.random.default_rng(seed).standard_normal(8).astype(np.float32)
+
+
+def setup_eager_add(name, fw):
+    a, b = _vec8(1), _vec8(2)
+    if name == "microjax":
+        jnp = fw.numpy
+        ns = {"a": jnp.asarray(a), "b": jnp.asarray(b)}
+        return ns, "a + b"
+    if name == "numpy":
+        return {"a": a, "b": b}, "a + b"
+    if name == "jax":
+        jnp = fw.numpy
+        return {"a": jnp.asarray(a), "b": jnp.asarray(b)}, "(a + b).block_until_ready()"
+    if name == "torch":
+        return {"a": fw.from_numpy(a), "b": fw.from_numpy(b)}, "a + b"
+
+
+def setup_eager_sin(name, fw):
+    a = _vec8(3)
+    if name == "microjax":
+        return {"a": fw.numpy.asarray(a), "sin": fw.numpy.sin}, "sin(a)"
+    if name == "numpy":
+        return {"a": a, "sin": np.sin}, "sin(a)"
+    if name == "jax":
+        return {"a": fw.numpy.asarray(a), "sin": fw.numpy.sin}, "sin(a).block_until_ready()"
+    if name == "torch":
+        return {"a": fw.from_numpy(a), "sin": fw.sin}, "sin(a)"
+
+
+def setup_jit_identity(name, fw):
+    a, b, c = _vec8(4), _vec8(5), _vec8(6)
+    if name == "microjax":
+        jnp = fw.numpy
+        f = fw.jit(lambda x, y, z: (x, y, z))
+        ns = {"f": f, "a": jnp.asarray(a), "b": jnp.asarray(b), "c": jnp.asarray(c)}
+        f(ns["a"], ns["b"], ns["c"])
+        return ns, "f(a, b, c)"
+    if name == "jax":
+        jnp = fw.numpy
+        f = fw.jit(lambda x, y, z: (x, y, z))
+        ns = {"f": f, "a": jnp.asarray(a), "b": jnp.asarray(b), "c": jnp.asarray(c), "jax": fw}
+        return ns, "jax.block_until_ready(f(a, b, c))"
+    return None
+
+
+def _mlp(np_like):
+    return lambda x, w, b: np_like.tanh(x @ w + b)
+
+
+def setup_jit_mlp(name, fw):
+    x, w, b = _mlp_data()
+    if name == "microjax":
+        jnp = fw.numpy
+        f = fw.jit(_mlp(jnp))
+        ns = {"f": f, "x": jnp.asarray(x), "w": jnp.asarray(w), "b": jnp.asarray(b)}
+        return ns, "f(x, w, b)"
+    if name == "numpy":
+        return {"f": _mlp(np), "x": x, "w": w, "b": b}, "f(x, w, b)"
+    if name == "jax":
+        f = fw.jit(_mlp(fw.numpy))
+        ns = {"f": f, "x": fw.numpy.asarray(x), "w": fw.numpy.asarray(w), "b": fw.numpy.asarray(b)}
+        return ns, "f(x, w, b).block_until_ready()"
+    if name == "torch":
+        ns = {"f": _mlp(fw), "x": fw.from_numpy(x), "w": fw.from_numpy(w), "b": fw.from_numpy(b)}
+        return ns, "f(x, w, b)"
+
+
+def setup_first_call(name, fw):
+    x, w, b = _mlp_data()
+    if name not in ("microjax", "jax"):
+        return None
+    jnp = fw.numpy
+
+    def fresh():
+        # A new function object and a new jit wrapper every call: no
+        # per-function cache can hit (a structural compile cache still may).
+        def f(x, w, b):
+            return jnp.tanh(x @ w + b)
+
+        return fw.jit(f)
+
+    ns = {"fresh": fresh, "x": jnp.asarray(x), "w": jnp.asarray(w), "b": jnp.asarray(b)}
+    if name == "jax":
+        ns["jax"] = fw
+        return ns, "jax.block_until_ready(fresh()(x, w, b))"
+    return ns, "fresh()(x, w, b)"
+
+
+CASES = [
+    # (key, description, target text, target check(mj_s, np_s), setup, min_time scale)
+    ("eager_add_8", "eager `a + b`, two f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_add, 1),
+    ("eager_sin_8", "eager `jnp.sin(a)`, f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_sin, 1),
+    ("jit_identity_3", "jit dispatch, 3-arg identity, f32[8]", "<= 2 µs", lambda mj, ref: mj <= 2.0e-6, setup_jit_identity, 1),
+    (
+        "jit_mlp_steady",
+        "jit `tanh(x @ w + b)`, x f32[32,64], w f32[64,64], b f32[64]; NumPy eager",
+        "<= NumPy eager",
+        lambda mj, ref: ref is not None and mj <= ref,
+        setup_jit_mlp,
+        1,
+    ),
+    ("jit_mlp_first_call", "fresh `jit` + first call (trace + compile) of the same function", "<= 2 ms", lambda mj, ref: mj <= 2.0e-3, setup_first_call, 10),
+]
+
+
+def run_case(case, fws, args):
+    key, _desc, _target, _check, setup, scale = case
+    results, values = {}, {}
+    for name, fw in fws.items():
+        try:
+            made = setup(name, fw)
+            if made is None:
+                continue
+            ns, stmt = made
+            values[name] = eval(stmt, ns)  # noqa: S307 - our own statement strings
+            median, best = measure(stmt, ns, min_time=args.min_time * scale, repeat=args.repeat)
+            results[name] = {"median_s": median, "min_s": best}
+        except Exception as e:  # a missing feature is a table cell, not a crash
+            results[name] = {"error": f"{type(e).__name__}: {e}"}
+            print(f"[{key}] {name}: {type(e).__name__}: {e}", file=sys.stderr)
+    # Same values everywhere (loose: different libraries, different math).
+    ref = values.get("numpy", values.get("jax"))
+    for name, v in values.items():
+        if ref is None or v is ref:
+            continue
+        a = [_to_np(t) for t in (v if isinstance(v, tuple) else (v,))]
+        r = [_to_np(t) for t in (ref if isinstance(ref, tuple) else (ref,))]
+        ok = len(a) == len(r) and all(np.allclose(p, q, rtol=1e-4, atol=1e-5) for p, q in zip(a, r))
+        if not ok and "error" not in results.get(name, {}):
+            results[name]["mismatch"] = True
+            print(f"[{key}] {name}: result differs from reference", file=sys.stderr)
+    return results
+
+
+# ----------------------------------------------------------------- report
+
+
+def machine_info():
+    model = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "nproc": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def _us(r):
+    if r is None:
+        return "—"
+    if "error" in r:
+        return "error"
+    txt = f"{r['median_s'] * 1e6:.2f}" if r["median_s"] < 1e-3 else f"{r['median_s'] * 1e6:.0f}"
+    return txt + (" (mismatch)" if r.get("mismatch") else "")
+
+
+def render(all_results, fws, info):
+    extra = [n for n in ("jax", "torch") if n in fws]
+    versions = {n: getattr(fw, "__version__", "?") for n, fw in fws.items()}
+    head = ["case", "target", "microjax µs", "NumPy µs", "microjax / NumPy"]
+    head += [{"jax": "JAX µs", "torch": "PyTorch µs"}[n] for n in extra]
+    head += ["meets target"]
+    rows = []
+    for case in CASES:
+        key, desc, target, check, *_ = case
+        res = all_results[key]
+        mj, ref = res.get("microjax"), res.get("numpy")
+        mj_s = mj.get("median_s") if mj and "error" not in mj else None
+        ref_s = ref.get("median_s") if ref and "error" not in ref else None
+        ratio = f"{mj_s / ref_s:.2f}" if mj_s and ref_s else "—"
+        met = "—" if mj_s is None else ("yes" if check(mj_s, ref_s) and not mj.get("mismatch") else "no")
+        row = [f"{desc}", target, _us(mj), _us(ref), ratio] + [_us(res.get(n)) for n in extra] + [met]
+        rows.append(row)
+    lines = [
+        "# microjax_rs benchmarks",
+        "",
+        "Generated by `make bench` (`benches/run.py`); every number below comes from one run, in one",
+        "process. Cells are the median per-call time of several `timeit` samples after a warm-up;",
+        "`—` means not applicable (NumPy has no jit), `error` means the case raised (see stderr).",
+        "",
+        f"Machine: {info['cpu']}, {info['nproc']} cores; Python {info['python']}; {info['platform']}.  ",
+        f"Date: {info['date']}.  ",
+        "Versions: " + ", ".join(f"{n} {v}" for n, v in versions.items()) + ".",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join("---" for _ in head) + "|",
+    ]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += [
+        "",
+        "Notes:",
+        "- First call: a fresh function object and a fresh `jit` wrapper per call, so per-function",
+        "  caches never hit; a structural (jaxpr-hash) compile cache may.",
+        "- JAX timings include `block_until_ready()`; PyTorch runs eager on CPU.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--write", metavar="PATH", help="write the Markdown table to PATH")
+    p.add_argument("--json", metavar="PATH", help="write raw results as JSON")
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--min-time", type=float, default=0.02, help="seconds per sample (first-call case: x10)")
+    p.add_argument("--no-jax", action="store_true")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--only", nargs="*", help="case keys to run")
+    args = p.parse_args(argv)
+
+    fws = load_frameworks(not args.no_jax, not args.no_torch)
+    info = machine_info()
+    all_results = {}
+    for case in CASES:
+        if args.only and case[0] not in args.only:
+            all_results[case[0]] = {}
+            continue
+        all_results[case[0]] = run_case(case, fws, args)
+        print(f"{case[0]}: " + ", ".join(f"{n}={_us(r)}" for n, r in all_results[case[0]].items()), flush=True)
+    text = render(all_results, fws, info)
+    print()
+    print(text)
+    if args.write:
+        with open(args.write, "w", encoding="utf-8") as f:
+            f.write(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"machine": info, "results": all_results}, f, indent=2)
+    failed = [k for k, r in all_results.items() if "error" in r.get("microjax", {})]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

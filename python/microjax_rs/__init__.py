@@ -1,0 +1,55 @@
+"""microjax_rs: JAX's programming model on a Rust core.
+
+    import microjax_rs as jax
+    import microjax_rs.numpy as jnp
+
+    f = jax.jit(lambda x, w, b: jnp.tanh(x @ w + b))
+    print(jax.make_jaxpr(f)(x, w, b))
+"""
+import abc as _abc
+
+from . import _core
+from .config import config
+from . import dtypes, errors, tree_util, core
+from .core import Tracer as _Tracer
+
+
+class Array(_abc.ABC):
+    """The array type (`isinstance(x, jax.Array)` holds for concrete arrays and tracers)."""
+
+
+Array.register(_core.ArrayImpl)
+Array.register(_Tracer)
+
+from . import _array_methods  # noqa: E402
+
+_array_methods.install_hooks()
+core._install_tracer_operators()
+
+from . import lax, numpy  # noqa: E402
+
+numpy.ndarray = Array
+from . import tree  # noqa: E402
+from .api import (  # noqa: E402
+    ShapeDtypeStruct,
+    block_until_ready,
+    default_backend,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    disable_jit,
+    eval_shape,
+    jit,
+    local_devices,
+    make_jaxpr,
+)
+from .tree_util import Partial  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "core", "device_count",
+    "device_get", "device_put", "devices", "disable_jit", "dtypes", "errors", "eval_shape",
+    "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
+]

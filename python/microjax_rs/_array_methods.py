@@ -1,0 +1,158 @@
+"""Operators and methods shared by concrete arrays (through the Rust hooks)
+and tracers, so `x.sum()`, `x.T`, `x @ y` mean the same in every mode."""
+import numpy as np
+
+from . import _core
+
+
+def _jnp():
+    from . import numpy as jnp
+
+    return jnp
+
+
+# op name (as the Rust hooks report it) -> jnp function name
+_BINARY = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "pow": "power", "matmul": "matmul", "floordiv": "floor_divide", "mod": "remainder",
+    "lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+    "eq": "equal", "ne": "not_equal", "and": "bitwise_and", "or": "bitwise_or",
+    "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift",
+}
+_UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
+_COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def _is_operand(x):
+    from .core import Tracer
+
+    return isinstance(x, (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float))
+
+
+def binary_hook(op, a, b, reflected):
+    """Slow path of a binary operator: any operand kinds, any active trace."""
+    if not _is_operand(b):
+        return NotImplemented
+    fn = getattr(_jnp(), _BINARY[op], None)
+    if fn is None:
+        return NotImplemented
+    return fn(b, a) if reflected else fn(a, b)
+
+
+def unary_hook(op, a):
+    return getattr(_jnp(), _UNARY[op])(a)
+
+
+def tracer_operators():
+    """Dunder methods for Tracer, built from the same tables."""
+    ops = {}
+    for op in _BINARY:
+        name = {"truediv": "truediv", "floordiv": "floordiv"}.get(op, op)
+
+        def fwd(self, other, _op=op):
+            return binary_hook(_op, self, other, False)
+
+        def rev(self, other, _op=op):
+            return binary_hook(_op, self, other, True)
+
+        ops[f"__{name}__"] = fwd
+        if op not in _COMPARE:
+            ops[f"__r{name}__"] = rev
+    for op in _UNARY:
+        ops[f"__{op}__"] = lambda self, _op=op: unary_hook(_op, self)
+    ops["__getitem__"] = getitem_hook
+    return ops
+
+
+def getitem_hook(x, idx):
+    from .numpy import _indexing
+
+    return _indexing.getitem(x, idx)
+
+
+def iter_hook(x):
+    if x.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    return (x[i] for i in range(x.shape[0]))
+
+
+def _method(name):
+    def m(self, *args, **kwargs):
+        return getattr(_jnp(), name)(self, *args, **kwargs)
+
+    m.__name__ = name
+    return m
+
+
+_METHODS = {
+    name: _method(name)
+    for name in ("sum", "mean", "max", "min", "prod", "reshape", "transpose", "ravel",
+                 "squeeze", "dot", "argmax", "argmin", "all", "any", "clip", "flatten",
+                 "var", "std", "cumsum", "round", "swapaxes", "conj", "conjugate", "repeat",
+                 "take", "trace", "diagonal", "sort", "argsort", "nonzero")
+}
+
+
+def _reshape_method(self, *shape, **kwargs):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return _jnp().reshape(self, shape, **kwargs)
+
+
+def _transpose_method(self, *axes):
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return _jnp().transpose(self, axes if axes else None)
+
+
+_METHODS["reshape"] = _reshape_method
+_METHODS["transpose"] = _transpose_method
+_METHODS["astype"] = lambda self, dtype: _jnp().astype(self, dtype)
+_METHODS["flatten"] = lambda self: _jnp().ravel(self)
+
+_PROPERTIES = {
+    "T": lambda self: _jnp().transpose(self),
+    "mT": lambda self: _jnp().swapaxes(self, -1, -2),
+    "real": lambda self: self,
+    "at": lambda self: _jnp()._indexing.AtIndexer(self),
+}
+
+
+def get_attribute(x, name):
+    prop = _PROPERTIES.get(name)
+    if prop is not None:
+        return prop(x)
+    m = _METHODS.get(name)
+    if m is not None:
+        return m.__get__(x)
+    raise AttributeError(f"{type(x).__name__!r} object has no attribute {name!r}")
+
+
+def array_repr(x):
+    arr = np.asarray(x)
+    body = np.array2string(arr, separator=", ", prefix="Array(")
+    weak = ", weak_type=True" if x.weak_type else ""
+    return f"Array({body}, dtype={x.dtype_name}{weak})"
+
+
+def array_str(x):
+    return str(np.asarray(x))
+
+
+def array_format(x, spec):
+    if x.ndim == 0:
+        return format(np.asarray(x)[()], spec)
+    return format(str(np.asarray(x)), spec)
+
+
+def install_hooks():
+    _core.set_hooks({
+        "binary": binary_hook,
+        "unary": unary_hook,
+        "getitem": getitem_hook,
+        "iter": iter_hook,
+        "getattr": get_attribute,
+        "repr": array_repr,
+        "str": array_str,
+        "format": array_format,
+    })

@@ -1,0 +1,29 @@
+"""Small utilities at the paths JAX's documentation imports them from."""
+
+
+def safe_map(f, *args):
+    """`map` that requires all argument lists to have equal length."""
+    args = list(map(list, args))
+    n = len(args[0])
+    for arg in args[1:]:
+        if len(arg) != n:
+            raise ValueError(f"length mismatch: {list(map(len, args))}")
+    return list(map(f, *args))
+
+
+def safe_zip(*args):
+    """`zip` that requires equal lengths."""
+    args = list(map(list, args))
+    n = len(args[0])
+    for arg in args[1:]:
+        if len(arg) != n:
+            raise ValueError(f"length mismatch: {list(map(len, args))}")
+    return list(zip(*args))
+
+
+def unzip2(pairs):
+    xs, ys = [], []
+    for x, y in pairs:
+        xs.append(x)
+        ys.append(y)
+    return tuple(xs), tuple(ys)

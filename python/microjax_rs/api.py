@@ -1,0 +1,370 @@
+"""User-facing transformations: make_jaxpr, jit, eval_shape and friends."""
+import functools
+import inspect
+import threading
+
+import numpy as np
+
+from . import _core, core, dtypes
+from .core import ArrayImpl, ClosedJaxpr, ShapedArray, StagingTrace, Tracer
+from .config import config
+from .tree_util import tree_flatten, tree_unflatten, tree_map
+
+
+class ShapeDtypeStruct:
+    """Shape, dtype and weak type of an array, without data (jax.ShapeDtypeStruct)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+
+    def __init__(self, shape, dtype, weak_type=False, sharding=None):
+        self.shape = tuple(shape)
+        self.dtype = dtypes.np_dtype(dtypes.dtype_name(dtype))
+        self.weak_type = weak_type
+        self.sharding = sharding
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def _leaf_aval(x):
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dtypes.canonical_name(dtypes.dtype_name(x.dtype)), x.weak_type)
+    try:
+        return core.get_aval(x)
+    except TypeError:
+        raise
+    except Exception as e:  # pragma: no cover - defensive
+        raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type") from e
+
+
+def _check_leaf(x):
+    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float)):
+        return
+    raise TypeError(
+        f"Argument {x!r} of type {type(x)} is not a valid JAX type: arguments of "
+        f"transformed functions must be arrays, scalars or pytrees of them "
+        f"(mark other arguments static with static_argnums/static_argnames)")
+
+
+def _fun_name(fun):
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def trace_to_jaxpr(fun, leaves, in_tree, name=None):
+    """Traces `fun` on abstract leaves; returns (ClosedJaxpr handle, out_tree,
+    captured outer tracers)."""
+    avals = [_leaf_aval(x) for x in leaves]
+    trace = StagingTrace(name or _fun_name(fun))
+    with core.new_trace(trace):
+        in_tracers = [trace.new_arg(a) for a in avals]
+        args, kwargs = tree_unflatten(in_tree, in_tracers)
+        out = fun(*args, **kwargs)
+        out_leaves, out_tree = tree_flatten(out)
+        for x in out_leaves:
+            _check_out_leaf(x, trace.fun_name)
+        atoms = [trace.to_atom(x) for x in out_leaves]
+        closed = trace.builder.build(atoms)
+    return closed, out_tree, trace.captures
+
+
+def _check_out_leaf(x, name):
+    if isinstance(x, (ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float)):
+        return
+    raise TypeError(
+        f"The function {name} returned a value of type {type(x)}, which is not a valid "
+        f"JAX type; outputs must be arrays, scalars or pytrees of them")
+
+
+def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
+    """Returns a function that traces `fun` and returns its ClosedJaxpr."""
+    static_argnums = _as_tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def make_jaxpr_f(*args, **kwargs):
+        dyn_args, statics = _split_static(args, static_argnums)
+        f = _bind_static(fun, statics, len(args)) if statics else fun
+        leaves, in_tree = tree_flatten((tuple(dyn_args), kwargs))
+        for x in leaves:
+            _check_leaf(x)
+        closed, out_tree, _ = trace_to_jaxpr(f, leaves, in_tree, _fun_name(fun))
+        cj = ClosedJaxpr(closed)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in cj.out_avals]
+            return cj, tree_unflatten(out_tree, shapes)
+        return cj
+
+    make_jaxpr_f.__name__ = f"make_jaxpr({_fun_name(fun)})"
+    return make_jaxpr_f
+
+
+def eval_shape(fun, *args, **kwargs):
+    """Output shapes/dtypes of `fun(*args, **kwargs)` without computing anything."""
+    leaves, in_tree = tree_flatten((args, kwargs))
+    for x in leaves:
+        _check_leaf(x)
+    closed, out_tree, _ = trace_to_jaxpr(fun, leaves, in_tree)
+    out = [ShapeDtypeStruct(s, n, w) for s, n, w in closed.out_avals()]
+    return tree_unflatten(out_tree, out)
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, (int, str)):
+        return (x,)
+    return tuple(x)
+
+
+def _split_static(args, static_argnums):
+    n = len(args)
+    statics = {}
+    for i in static_argnums:
+        j = i + n if i < 0 else i
+        if 0 <= j < n:
+            statics[j] = args[j]
+    dyn = [a for i, a in enumerate(args) if i not in statics]
+    return dyn, statics
+
+
+def _bind_static(fun, statics, nargs):
+    """`fun` of the dynamic positional arguments only."""
+
+    def f(*dyn, **kwargs):
+        it = iter(dyn)
+        full = [statics[i] if i in statics else next(it) for i in range(nargs)]
+        return fun(*full, **kwargs)
+
+    return f
+
+
+# -- jit ----------------------------------------------------------------------
+
+class _disable_jit_ctx(threading.local):
+    depth = 0
+
+
+_disable = _disable_jit_ctx()
+
+
+class disable_jit:
+    """Context manager (and decorator-free flag) that runs jitted functions eagerly."""
+
+    def __init__(self, disable=True):
+        self.disable = disable
+
+    def __enter__(self):
+        self._prev = _disable.depth
+        if self.disable:
+            _disable.depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        _disable.depth = self._prev
+        return False
+
+
+def _spec_of(treedef, leaves_count_check):
+    """Out-spec the Rust fast path can rebuild, or None."""
+    from .tree_util import treedef_is_leaf
+
+    def rec(td):
+        if treedef_is_leaf(td):
+            return -1
+        node = td.node_data() if hasattr(td, "node_data") else None
+        if node is None:
+            return None
+        typ, aux = node
+        children = td.children()
+        subs = [rec(c) for c in children]
+        if any(s is None for s in subs):
+            return None
+        if typ is tuple:
+            return ("tuple", subs)
+        if typ is list:
+            return ("list", subs)
+        if typ is type(None):
+            return ("none",)
+        if typ is dict:
+            return ("dict", list(aux), subs)
+        return None
+
+    try:
+        return rec(treedef)
+    except Exception:
+        return None
+
+
+class _Jitted:
+    """Python side of a jitted function: static-arg handling, tracing, the
+    signature cache and binding `pjit` under an enclosing trace. The Rust
+    `JitFunction` in front of it serves repeated calls with array arguments."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+        self.fun = fun
+        self.name = _fun_name(fun)
+        try:
+            sig = inspect.signature(fun)
+            params = list(sig.parameters.values())
+        except (TypeError, ValueError):
+            sig, params = None, []
+        argnums = set(_as_tuple(static_argnums))
+        argnames = set(_as_tuple(static_argnames))
+        positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # As JAX: static_argnums imply their names and vice versa.
+        for i in list(argnums):
+            if 0 <= i < len(positional):
+                argnames.add(positional[i])
+        for nm in list(argnames):
+            if nm in positional:
+                argnums.add(positional.index(nm))
+        self.static_argnums = tuple(sorted(argnums))
+        self.static_argnames = frozenset(argnames)
+        self.donate_argnums = _as_tuple(donate_argnums)
+        self.cache = {}
+        self.rust = None  # set by jit()
+
+    def _static_key(self, statics, kw_statics):
+        key = (tuple(sorted(statics.items())), tuple(sorted(kw_statics.items())))
+        try:
+            hash(key)
+        except TypeError:
+            bad = [v for v in list(statics.values()) + list(kw_statics.values()) if not _hashable(v)]
+            raise ValueError(
+                f"Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(bad[0]) if bad else '?'}, {bad[0] if bad else ''!r}. "
+                f"The error was: unhashable type") from None
+        return key
+
+    def __call__(self, *args, **kwargs):
+        if _disable.depth or config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        dyn, statics = _split_static(args, self.static_argnums)
+        kw_statics = {k: v for k, v in kwargs.items() if k in self.static_argnames}
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        skey = self._static_key(statics, kw_statics)
+        leaves, in_tree = tree_flatten((tuple(dyn), dyn_kwargs))
+        for x in leaves:
+            _check_leaf(x)
+        avals = tuple(_leaf_aval(x) for x in leaves)
+        key = (in_tree, avals, skey, _core.config_epoch())
+        entry = self.cache.get(key)
+        if entry is None:
+            f = self.fun
+            if statics:
+                f = _bind_static(f, statics, len(args))
+            if kw_statics:
+                f = functools.partial(f, **kw_statics)
+            closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
+            entry = (closed, out_tree, captures)
+            if not captures:
+                self.cache[key] = entry
+        closed, out_tree, captures = entry
+        if core.current_trace() is not None or captures or any(isinstance(x, Tracer) for x in leaves):
+            outs = core.Primitive("pjit").bind(*leaves, *captures, jaxpr=ClosedJaxpr(closed), name=self.name)
+            return tree_unflatten(out_tree, outs)
+        vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
+        outs = closed.run(vals)
+        if (self.rust is not None and not kwargs and not statics
+                and all(type(a) is ArrayImpl for a in args) and len(leaves) == len(args)):
+            spec = _spec_of(out_tree, len(outs))
+            if spec is not None:
+                self.rust._cache_insert(list(args), closed, spec)
+        return tree_unflatten(out_tree, outs)
+
+    def lower(self, *args, **kwargs):
+        return _Lowered(self, args, kwargs)
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+class _Lowered:
+    def __init__(self, jitted, args, kwargs):
+        dyn, statics = _split_static(args, jitted.static_argnums)
+        f = _bind_static(jitted.fun, statics, len(args)) if statics else jitted.fun
+        leaves, in_tree = tree_flatten((tuple(dyn), kwargs))
+        closed, self.out_tree, _ = trace_to_jaxpr(f, leaves, in_tree, jitted.name)
+        self.jaxpr = ClosedJaxpr(closed)
+
+    def as_text(self):
+        return str(self.jaxpr)
+
+    def compile(self):
+        return self
+
+
+def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
+        donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False,
+        in_shardings=None, out_shardings=None, abstracted_axes=None):
+    """Compiles `fun`: traces it once per input signature (pytree structure,
+    shapes, dtypes, weak types, static arguments, config) and runs the
+    compiled program. Repeated calls with array arguments are dispatched in
+    Rust. Under an enclosing trace it binds the `pjit` primitive."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    impl = _Jitted(fun, static_argnums, static_argnames, donate_argnums)
+    wrapped = _core.JitFunction(impl)
+    impl.rust = wrapped
+    try:
+        functools.update_wrapper(wrapped, fun)
+    except (AttributeError, TypeError):
+        pass
+    wrapped.lower = impl.lower
+    wrapped._impl = impl
+    return wrapped
+
+
+def device_get(x):
+    return tree_map(lambda a: np.asarray(a) if isinstance(a, ArrayImpl) else a, x)
+
+
+def device_put(x, device=None):
+    return tree_map(lambda a: core.to_array(a) if isinstance(a, (np.ndarray, np.generic, bool, int, float)) else a, x)
+
+
+def block_until_ready(x):
+    return x
+
+
+def devices(backend=None):
+    return [_CpuDevice()]
+
+
+def device_count(backend=None):
+    return 1
+
+
+def local_devices(process_index=None, backend=None):
+    return devices()
+
+
+def default_backend():
+    return "cpu"
+
+
+class _CpuDevice:
+    platform = "cpu"
+    device_kind = "cpu"
+    id = 0
+
+    def __repr__(self):
+        return "CpuDevice(id=0)"

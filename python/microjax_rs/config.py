@@ -1,0 +1,57 @@
+"""Global configuration with JAX's option names.
+
+`config.update("jax_enable_x64", True)` turns on 64-bit types; the
+environment variable `MICROJAX_ENABLE_X64=1` (or JAX's `JAX_ENABLE_X64=1`)
+does the same at import. Every change bumps the config epoch, which is part
+of every compile-cache key.
+"""
+import os
+
+from . import _core
+
+
+def _env_flag(*names):
+    for n in names:
+        v = os.environ.get(n)
+        if v is not None:
+            return v.strip().lower() in ("1", "true", "yes", "on")
+    return False
+
+
+class Config:
+    def __init__(self):
+        self._values = {
+            "jax_enable_x64": False,
+            "jax_disable_jit": False,
+            "jax_numpy_rank_promotion": "allow",
+            "jax_default_matmul_precision": None,
+            "jax_platforms": None,
+            "jax_default_prng_impl": "threefry2x32",
+        }
+
+    def update(self, name, value):
+        if name not in self._values:
+            raise AttributeError(f"Unrecognized config option: {name}")
+        self._values[name] = value
+        if name == "jax_enable_x64":
+            _core.set_x64(bool(value))
+        else:
+            _core.bump_epoch()
+
+    def read(self, name):
+        return self._values[name]
+
+    def __getattr__(self, name):
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(name)
+
+    @property
+    def x64_enabled(self):
+        return self._values["jax_enable_x64"]
+
+
+config = Config()
+if _env_flag("MICROJAX_ENABLE_X64", "JAX_ENABLE_X64"):
+    config.update("jax_enable_x64", True)

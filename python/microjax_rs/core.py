@@ -1,0 +1,671 @@
+"""Tracing machinery: abstract values, primitives, `bind`, traces and tracers,
+and the Python view of jaxprs.
+
+`bind(prim, *args, **params)` goes to the innermost active trace; with none
+active it runs the primitive eagerly through one Rust call. A `StagingTrace`
+owns a Rust builder: each `bind` appends one equation (Rust infers the output
+avals and rejects bad shapes). Values from outside the trace become literals
+(scalars) or constvars (arrays); tracers of an enclosing live trace are
+captured as extra inputs. A tracer used after its trace ended raises
+`UnexpectedTracerError`.
+"""
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import _core
+from . import dtypes
+from .errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+ArrayImpl = _core.ArrayImpl
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# ----------------------------------------------------------------------------
+# Abstract values
+
+
+class ShapedArray:
+    """Abstract value of an array: shape, dtype, weak type."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtypes.np_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @classmethod
+    def from_triple(cls, triple):
+        shape, name, weak = triple
+        return cls(shape, name, weak)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def dtype_name(self):
+        return dtypes.dtype_name(self.dtype)
+
+    def triple(self):
+        return (self.shape, self.dtype_name, self.weak_type)
+
+    def str_short(self, short_dtypes=True):
+        name = _SHORT.get(self.dtype_name, self.dtype_name) if short_dtypes else self.dtype_name
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self):
+        return self.update(weak_type=False)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, ShapedArray)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
+
+
+_SHORT = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+}
+
+
+def get_aval(x):
+    """Abstract value of any array-like argument."""
+    t = type(x)
+    if t is ArrayImpl:
+        return ShapedArray(x.shape, x.dtype_name, x.weak_type)
+    if isinstance(x, Tracer):
+        return x.aval
+    if t in (bool, int, float):
+        return ShapedArray((), dtypes.scalar_type_name(x), dtypes.is_weak_scalar(x))
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonical_name(dtypes.dtype_name(x.dtype)),
+                           getattr(x, "weak_type", False))
+    arr = np.asarray(x)
+    return ShapedArray(arr.shape, dtypes.canonical_name(dtypes.dtype_name(arr.dtype)), False)
+
+
+# ----------------------------------------------------------------------------
+# Concrete values
+
+
+def _check_int_range(x, name):
+    info = np.iinfo(name)
+    if not info.min <= x <= info.max:
+        raise OverflowError(f"Python int {x} too large to convert to {name}")
+
+
+def to_array(x, dtype=None, weak_type=None):
+    """Converts an array-like to an ArrayImpl (canonical dtype unless given)."""
+    t = type(x)
+    if t is ArrayImpl and dtype is None:
+        return x
+    if t in (bool, int, float):
+        name = dtypes.canonical_name(dtypes.dtype_name(dtype)) if dtype is not None else dtypes.scalar_type_name(x)
+        if t is int and dtypes.is_int_name(name):
+            _check_int_range(x, name)
+        weak = dtypes.is_weak_scalar(x) if (weak_type is None and dtype is None) else bool(weak_type)
+        return _core.scalar(x, name, weak)
+    if isinstance(x, Tracer):
+        raise UnexpectedTracerError(_escaped_tracer_message(x))
+    if t is ArrayImpl:
+        arr = np.asarray(x)
+    else:
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+    name = dtypes.canonical_name(dtypes.dtype_name(dtype if dtype is not None else arr.dtype))
+    arr = np.ascontiguousarray(arr.astype(dtypes.np_dtype(name), copy=False))
+    return _core.from_numpy(arr, bool(weak_type))
+
+
+# ----------------------------------------------------------------------------
+# Primitives
+
+
+class Primitive:
+    """A primitive operation (`lax.add_p`). One canonical object per name."""
+
+    _registry = {}
+
+    def __new__(cls, name):
+        existing = cls._registry.get(name)
+        if existing is not None:
+            return existing
+        self = super().__new__(cls)
+        self.name = name
+        self._handles = {}
+        self._builtin = name in _BUILTIN_NAMES
+        self._impl = None
+        self._abstract_eval = None
+        self.multiple_results = name in ("pjit",)
+        cls._registry[name] = self
+        return self
+
+    def bind(self, *args, **params):
+        return bind(self, args, params)
+
+    def def_impl(self, impl):
+        """User-defined primitives: eager implementation (staging them is not supported)."""
+        self._impl = impl
+        return impl
+
+    def def_abstract_eval(self, rule):
+        self._abstract_eval = rule
+        return rule
+
+    def handle(self, params):
+        """The Rust primitive for these params (memoized when params are hashable)."""
+        try:
+            key = tuple(sorted(params.items()))
+            h = self._handles.get(key)
+        except TypeError:
+            key, h = None, None
+        if h is None:
+            h = _core.Prim(self.name, _params_to_rust(params))
+            if key is not None and len(self._handles) < 4096:
+                self._handles[key] = h
+        return h
+
+    def __repr__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (Primitive, (self.name,))
+
+
+_BUILTIN_NAMES = frozenset(_core.primitive_names())
+
+
+def primitive(name):
+    return Primitive(name)
+
+
+def _params_to_rust(params):
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, ClosedJaxpr):
+            v = v._handle
+        out[k] = v
+    return out
+
+
+def _params_from_rust(params):
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, _core.ClosedJaxpr):
+            v = ClosedJaxpr(v)
+        out[k] = v
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Trace state
+
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_state = _TraceState()
+
+
+def current_trace():
+    stack = _state.stack
+    return stack[-1] if stack else None
+
+
+class _TraceContext:
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        _state.stack.append(self.trace)
+        _core.trace_enter()
+        return self.trace
+
+    def __exit__(self, *exc):
+        stack = _state.stack
+        if stack and stack[-1] is self.trace:
+            stack.pop()
+        _core.trace_exit()
+        self.trace.alive = False
+        return False
+
+
+def new_trace(trace):
+    return _TraceContext(trace)
+
+
+def bind(prim, args, params):
+    """Applies `prim` to `args` in the innermost active trace, or eagerly."""
+    stack = _state.stack
+    if stack:
+        return stack[-1].process_primitive(prim, args, params)
+    return eval_primitive(prim, args, params)
+
+
+def eval_primitive(prim, args, params):
+    if not prim._builtin:
+        if prim._impl is None:
+            raise NotImplementedError(f"primitive {prim.name} has no implementation")
+        return prim._impl(*args, **params)
+    vals = [a if type(a) is ArrayImpl else to_array(a) for a in args]
+    outs = prim.handle(params).apply(vals)
+    return outs if prim.multiple_results else outs[0]
+
+
+def source_info():
+    """`file:line (function)` of the innermost frame outside this package."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR):
+            return f"{fn}:{f.f_lineno} ({f.f_code.co_name})"
+        f = f.f_back
+    return None
+
+
+def _user_frame_str():
+    s = source_info()
+    return f" at {s}" if s else ""
+
+
+class StagingTrace:
+    """Records every bound primitive into a Rust builder (jit, make_jaxpr,
+    eval_shape). Values from outside become literals or constvars; tracers of
+    an enclosing live trace become captured inputs."""
+
+    def __init__(self, fun_name="<function>"):
+        self.builder = _core.Builder()
+        self.alive = True
+        self.fun_name = fun_name
+        self.captures = []  # outer tracers, in order of their captured input vars
+        self._capture_vars = {}
+        self._const_vars = {}
+
+    def new_arg(self, aval):
+        var = self.builder.add_input(aval.shape, aval.dtype_name, aval.weak_type)
+        return Tracer(self, var, aval)
+
+    def to_atom(self, x):
+        """Var id or literal tuple for an operand of an equation."""
+        t = type(x)
+        if t is Tracer:
+            if x._trace is self:
+                return x._var
+            if not x._trace.alive:
+                raise UnexpectedTracerError(_escaped_tracer_message(x))
+            return self._capture(x)
+        if t is ArrayImpl:
+            if x.ndim == 0:
+                return (x.item(), x.dtype_name, x.weak_type)
+            return self._const(x)
+        if t in (bool, int, float):
+            name = dtypes.scalar_type_name(x)
+            if t is int:
+                _check_int_range(x, name)
+            return (x, name, dtypes.is_weak_scalar(x))
+        if isinstance(x, Tracer):
+            return self.to_atom(x)
+        return self.to_atom(to_array(x))
+
+    def _capture(self, x):
+        var = self._capture_vars.get(id(x))
+        if var is None:
+            a = x.aval
+            var = self.builder.add_input(a.shape, a.dtype_name, a.weak_type)
+            self._capture_vars[id(x)] = var
+            self.captures.append(x)
+        return var
+
+    def _const(self, x):
+        key = id(x)
+        hit = self._const_vars.get(key)
+        if hit is not None and hit[0] is x:
+            return hit[1]
+        var = self.builder.add_const(x)
+        self._const_vars[key] = (x, var)
+        return var
+
+    def process_primitive(self, prim, args, params):
+        if not prim._builtin:
+            if prim._impl is not None and prim._abstract_eval is None:
+                return prim._impl(*args, **params)
+            raise NotImplementedError(f"staging user-defined primitive {prim.name} is not supported")
+        inputs = [self.to_atom(a) for a in args]
+        outs = self.builder.add_eqn(prim.handle(params), inputs, source_info())
+        tracers = [Tracer(self, v, ShapedArray(s, n, w)) for v, s, n, w in outs]
+        return tracers if prim.multiple_results else tracers[0]
+
+    def __repr__(self):
+        return f"StagingTrace({self.fun_name})"
+
+
+def _escaped_tracer_message(x):
+    return (
+        f"Encountered an unexpected tracer. A function transformed by microjax_rs "
+        f"had a side effect that let a traced value escape: {x!r} was created while "
+        f"tracing `{x._trace.fun_name}`, and that trace has ended. Pass the value "
+        f"as an argument or return it instead of storing it{_user_frame_str()}."
+    )
+
+
+# ----------------------------------------------------------------------------
+# Tracers
+
+
+def _concretization_message(tracer, what):
+    return (
+        f"Abstract tracer value encountered where concrete value is expected: "
+        f"{tracer.aval.str_short()} traced array. The problem arose with the `{what}` "
+        f"function, while tracing the function `{tracer._trace.fun_name}`"
+        f"{_user_frame_str()}. A value computed from a traced argument cannot be "
+        f"converted to a Python value; use lax.cond/jnp.where for data-dependent "
+        f"choices, or mark the argument static with static_argnums/static_argnames."
+    )
+
+
+class Tracer:
+    """A value inside a trace: its trace, its Rust var id and its aval."""
+
+    __slots__ = ("_trace", "_var", "aval", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, var, aval):
+        self._trace = trace
+        self._var = var
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __repr__(self):
+        return f"Traced<{self.aval!r}>with<{self._trace!r}>"
+
+    def __bool__(self):
+        raise TracerBoolConversionError(_concretization_message(self, "bool"))
+
+    def __int__(self):
+        raise TracerIntegerConversionError(_concretization_message(self, "int"))
+
+    def __index__(self):
+        raise TracerIntegerConversionError(_concretization_message(self, "__index__"))
+
+    def __float__(self):
+        raise ConcretizationTypeError(_concretization_message(self, "float"))
+
+    def __complex__(self):
+        raise ConcretizationTypeError(_concretization_message(self, "complex"))
+
+    def item(self, *args):
+        raise ConcretizationTypeError(_concretization_message(self, "item"))
+
+    def tolist(self):
+        raise ConcretizationTypeError(_concretization_message(self, "tolist"))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TracerArrayConversionError(
+            f"The numpy.ndarray conversion method __array__() was called on traced array "
+            f"with shape {self.aval.str_short()} while tracing `{self._trace.fun_name}`"
+            f"{_user_frame_str()}. Use microjax_rs.numpy functions instead of numpy ones "
+            f"inside transformed functions."
+        )
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__}")
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __getattr__(self, name):
+        from . import _array_methods
+
+        return _array_methods.get_attribute(self, name)
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "JAX arrays are immutable and do not support in-place item assignment. "
+            "Use x = x.at[idx].set(y) instead."
+        )
+
+
+def _install_tracer_operators():
+    from . import _array_methods
+
+    for dunder, fn in _array_methods.tracer_operators().items():
+        setattr(Tracer, dunder, fn)
+
+
+# ----------------------------------------------------------------------------
+# Python view of jaxprs
+
+
+_NAMES = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _var_name(i):
+    s = ""
+    i += 1
+    while i > 0:
+        i, r = divmod(i - 1, 26)
+        s = _NAMES[r] + s
+    return s
+
+
+class Var:
+    """A jaxpr variable; the same object on every access of a given jaxpr."""
+
+    __slots__ = ("count", "aval", "_name")
+
+    def __init__(self, count, aval, name):
+        self.count = count
+        self.aval = aval
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+
+class Literal:
+    """A scalar constant inlined in an equation; `.val` is a NumPy scalar."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"{self.val}:{self.aval.str_short()}"
+
+
+class JaxprEqn:
+    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+
+    def __init__(self, invars, outvars, primitive, params, effects, source_info):
+        self.invars = invars
+        self.outvars = outvars
+        self.primitive = primitive
+        self.params = params
+        self.effects = effects
+        self.source_info = source_info
+
+    def __repr__(self):
+        outs = " ".join(f"{v}:{v.aval.str_short()}" for v in self.outvars)
+        ps = " ".join(f"{k}={v}" for k, v in self.params.items())
+        ins = " ".join(map(repr, self.invars))
+        return f"{outs} = {self.primitive.name}{'[' + ps + ']' if ps else ''} {ins}"
+
+
+class Jaxpr:
+    """The Python view of a Rust jaxpr: `constvars`, `invars`, `outvars`, `eqns`."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        avals, constvars, invars, eqns, outvars = handle.structure()
+        avals = [ShapedArray.from_triple(t) for t in avals]
+        order = list(constvars) + list(invars) + [o for e in eqns for o in e[2]]
+        names = {v: _var_name(i) for i, v in enumerate(order)}
+        vars_ = {v: Var(v, avals[v], names.get(v, f"_{v}")) for v in range(len(avals))}
+
+        def atom(a):
+            if isinstance(a, int):
+                return vars_[a]
+            value, name, weak = a
+            return Literal(np.array(value, dtype=dtypes.np_dtype(name))[()], ShapedArray((), name, weak))
+
+        self.constvars = [vars_[v] for v in constvars]
+        self.invars = [vars_[v] for v in invars]
+        self.outvars = [atom(a) for a in outvars]
+        self.eqns = [
+            JaxprEqn(
+                [atom(a) for a in ins],
+                [vars_[o] for o in outs],
+                Primitive(prim.name),
+                _params_from_rust(prim.params()),
+                set() if effect == "none" else {effect},
+                src,
+            )
+            for prim, ins, outs, src, effect in eqns
+        ]
+        self.effects = set().union(*(e.effects for e in self.eqns)) if self.eqns else set()
+
+    def __str__(self):
+        return self._handle.display()
+
+    __repr__ = __str__
+
+    def pretty_print(self, **kwargs):
+        return str(self)
+
+
+class ClosedJaxpr:
+    """A jaxpr with its constants (`consts`, also called `literals`)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+        self._jaxpr = None
+        self._consts = None
+
+    @property
+    def jaxpr(self):
+        if self._jaxpr is None:
+            self._jaxpr = Jaxpr(self._handle)
+        return self._jaxpr
+
+    @property
+    def consts(self):
+        if self._consts is None:
+            self._consts = list(self._handle.consts())
+        return self._consts
+
+    literals = consts
+
+    @property
+    def in_avals(self):
+        return [ShapedArray.from_triple(t) for t in self._handle.in_avals()]
+
+    @property
+    def out_avals(self):
+        return [ShapedArray.from_triple(t) for t in self._handle.out_avals()]
+
+    @property
+    def eqns(self):
+        return self.jaxpr.eqns
+
+    @property
+    def effects(self):
+        return self.jaxpr.effects
+
+    def canonical(self):
+        """Canonical text (weak types, bit-exact literals) that `parse` reads back."""
+        return self._handle.canonical()
+
+    def __str__(self):
+        return self._handle.display()
+
+    __repr__ = __str__
+
+    def pretty_print(self, **kwargs):
+        return str(self)
+
+    def __eq__(self, other):
+        return isinstance(other, ClosedJaxpr) and self._handle == other._handle
+
+    def __hash__(self):
+        return hash(self._handle)
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluates a Jaxpr with `bind` (so it can itself be traced)."""
+    env = {}
+
+    def read(v):
+        return v.val if type(v) is Literal else env[v]
+
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, x in zip(eqn.outvars, outs):
+            env[v] = x
+    return [read(v) for v in jaxpr.outvars]
+
+
+def jaxpr_as_fun(closed_jaxpr):
+    def fun(*args):
+        return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+
+    return fun

@@ -1,0 +1,145 @@
+"""dtype handling: names, canonicalization (64-bit → 32-bit unless x64),
+weak types of Python scalars, and promotion (the lattice lives in Rust)."""
+import numpy as np
+
+from . import _core
+
+try:  # bfloat16 comes from ml_dtypes when installed
+    import ml_dtypes as _ml_dtypes
+
+    bfloat16 = np.dtype(_ml_dtypes.bfloat16)
+except Exception:  # pragma: no cover - optional dependency
+    _ml_dtypes = None
+    bfloat16 = None
+
+float0 = np.dtype([("float0", np.void, 0)])
+
+_SUPPORTED = {
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "float16", "bfloat16", "float32", "float64",
+}
+_PY_SCALARS = (bool, int, float)
+
+
+def x64_enabled():
+    return _core.get_x64()
+
+
+def dtype_name(dtype):
+    """Our name for any dtype-like (np.float32, 'float32', jnp.float32, np.dtype)."""
+    if dtype is None:
+        raise TypeError("dtype must not be None here")
+    if isinstance(dtype, str):
+        name = dtype
+    elif dtype is bool:
+        name = "bool"
+    elif dtype is int:
+        name = default_int_name()
+    elif dtype is float:
+        name = default_float_name()
+    elif dtype is complex:
+        raise TypeError("complex dtypes are not supported by microjax_rs")
+    else:
+        d = getattr(dtype, "dtype", dtype)
+        try:
+            name = np.dtype(d).name
+        except TypeError:
+            name = getattr(dtype, "__name__", str(dtype))
+    if name == "bool_":
+        name = "bool"
+    if name.startswith("complex"):
+        raise TypeError(f"complex dtypes are not supported by microjax_rs (got {name})")
+    if name not in _SUPPORTED:
+        raise TypeError(f"dtype {name!r} is not supported by microjax_rs")
+    return name
+
+
+def canonical_name(name):
+    """64-bit names map to 32-bit ones unless x64 is enabled."""
+    if not _core.get_x64():
+        return {"int64": "int32", "uint64": "uint32", "float64": "float32"}.get(name, name)
+    return name
+
+
+def canonicalize_dtype(dtype):
+    return np_dtype(canonical_name(dtype_name(dtype)))
+
+
+def default_int_name():
+    return "int64" if _core.get_x64() else "int32"
+
+
+def default_float_name():
+    return "float64" if _core.get_x64() else "float32"
+
+
+_NP_CACHE = {}
+
+
+def np_dtype(name):
+    d = _NP_CACHE.get(name)
+    if d is None:
+        if name == "bfloat16":
+            if bfloat16 is None:
+                raise TypeError("bfloat16 needs the ml_dtypes package")
+            d = bfloat16
+        elif name == "float0":
+            d = float0
+        else:
+            d = np.dtype(name)
+        _NP_CACHE[name] = d
+    return d
+
+
+def is_weak_scalar(x):
+    """Python int/float are weakly typed; bool is not (as JAX)."""
+    return type(x) in (int, float)
+
+
+def scalar_type_name(x):
+    """dtype name a Python scalar becomes."""
+    t = type(x)
+    if t is bool:
+        return "bool"
+    if t is int:
+        return default_int_name()
+    if t is float:
+        return default_float_name()
+    if t is complex:
+        raise TypeError("complex numbers are not supported by microjax_rs")
+    raise TypeError(f"not a Python scalar: {x!r}")
+
+
+def issubdtype(a, b):
+    return np.issubdtype(np_dtype(dtype_name(a)), b)
+
+
+def is_float_name(name):
+    return name in ("float16", "bfloat16", "float32", "float64")
+
+
+def is_int_name(name):
+    return name.startswith("int") or name.startswith("uint")
+
+
+def promote(pairs):
+    """JAX promotion over (dtype_name, weak) pairs → (dtype_name, weak)."""
+    return _core.result_type(list(pairs))
+
+
+class finfo:
+    def __init__(self, dtype):
+        name = dtype_name(dtype)
+        info = np.finfo(np_dtype(name))
+        self.dtype = np_dtype(name)
+        self.bits = info.bits
+        self.eps = info.eps
+        self.max = info.max
+        self.min = info.min
+        self.tiny = info.tiny
+        self.smallest_normal = info.tiny
+        self.resolution = info.resolution
+
+
+def iinfo(dtype):
+    return np.iinfo(np_dtype(dtype_name(dtype)))

@@ -1,0 +1,219 @@
+"""`jax.lax`: one wrapper per primitive, plus the `*_p` primitive objects.
+
+lax functions follow jax.lax: operands of binary ops must share a dtype and
+shape (rank-0 operands combine with arrays); Python scalars are weakly typed
+and take the dtype of the array they meet."""
+import numpy as np
+
+from .. import core, dtypes
+from ..core import Primitive, ArrayImpl, Tracer
+
+_P = {name: Primitive(name) for name in core._BUILTIN_NAMES}
+globals().update({f"{name}_p": p for name, p in _P.items()})
+
+_SCALARS = (bool, int, float)
+
+
+def _dtype_name_of(x):
+    if isinstance(x, (ArrayImpl, Tracer)):
+        return x.dtype_name if type(x) is ArrayImpl else x.aval.dtype_name
+    return core.get_aval(x).dtype_name
+
+
+def _weak_like(x, like):
+    """A Python scalar as a weak rank-0 value of `like`'s dtype."""
+    if type(x) in _SCALARS:
+        return core.to_array(x, dtypes.np_dtype(_dtype_name_of(like)), weak_type=True)
+    return x
+
+
+def _binary(p):
+    def op(x, y):
+        if type(x) in _SCALARS and type(y) not in _SCALARS:
+            x = _weak_like(x, y)
+        elif type(y) in _SCALARS and type(x) not in _SCALARS:
+            y = _weak_like(y, x)
+        return p.bind(x, y)
+
+    op.__name__ = p.name
+    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{p.name})."
+    return op
+
+
+def _unary(p):
+    def op(x):
+        return p.bind(x)
+
+    op.__name__ = p.name
+    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{p.name})."
+    return op
+
+
+add, sub, mul, div, max, min, pow = (_binary(_P[n]) for n in ("add", "sub", "mul", "div", "max", "min", "pow"))
+eq, ne, lt, le, gt, ge = (_binary(_P[n]) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+neg, exp, log, sin, cos, tanh, logistic, sqrt, abs, sign = (
+    _unary(_P[n]) for n in ("neg", "exp", "log", "sin", "cos", "tanh", "logistic", "sqrt", "abs", "sign")
+)
+
+
+def integer_pow(x, y):
+    return integer_pow_p.bind(x, y=int(y))
+
+
+def square(x):
+    return integer_pow(x, 2)
+
+
+def select_n(which, *cases):
+    """`cases[which]` elementwise; a bool `which` picks `cases[1]` where True."""
+    if not cases:
+        raise ValueError("select_n requires at least one case")
+    return select_n_p.bind(which, *cases)
+
+
+def select(pred, on_true, on_false):
+    return select_n(pred, on_false, on_true)
+
+
+def _aval(x):
+    return core.get_aval(x)
+
+
+def convert_element_type(operand, new_dtype):
+    name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
+    aval = _aval(operand)
+    if type(operand) in _SCALARS:
+        return core.to_array(operand, dtypes.np_dtype(name), weak_type=False)
+    if aval.dtype_name == name and not aval.weak_type:
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=dtypes.np_dtype(name), weak_type=False)
+
+
+def _convert_keep_weak(operand, name, weak):
+    """Conversion used by jnp promotion: keeps the weak bit JAX computes."""
+    aval = _aval(operand)
+    if aval.dtype_name == name and aval.weak_type == weak:
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=dtypes.np_dtype(name), weak_type=weak)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    shape = tuple(int(d) for d in shape)
+    bdims = tuple(int(d) for d in broadcast_dimensions)
+    aval = _aval(operand)
+    if aval.shape == shape and bdims == tuple(range(len(shape))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=bdims)
+
+
+def broadcast(operand, sizes):
+    """Adds leading dimensions `sizes`."""
+    aval = _aval(operand)
+    sizes = tuple(sizes)
+    n = len(sizes)
+    return broadcast_in_dim(operand, sizes + aval.shape, tuple(range(n, n + aval.ndim)))
+
+
+def broadcast_to_rank(x, rank):
+    aval = _aval(x)
+    if aval.ndim >= rank:
+        return x
+    return broadcast(x, (1,) * (rank - aval.ndim))
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if dimensions is not None:
+        operand = transpose(operand, dimensions)
+    if _aval(operand).shape == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=None)
+
+
+def transpose(operand, permutation):
+    permutation = tuple(int(d) for d in permutation)
+    if permutation == tuple(range(len(permutation))) and len(permutation) == _aval(operand).ndim:
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+def squeeze(array, dimensions):
+    ndim = _aval(array).ndim
+    dims = tuple(sorted(int(d) % ndim if ndim else int(d) for d in dimensions))
+    if not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+    aval = _aval(array)
+    ndim_out = aval.ndim + len(dimensions)
+    dims = sorted(d % ndim_out for d in dimensions)
+    shape = list(aval.shape)
+    for d in dims:
+        shape.insert(d, 1)
+    return reshape(array, shape)
+
+
+def _axes(axes):
+    return tuple(int(a) for a in axes)
+
+
+def reduce_sum(operand, axes):
+    return reduce_sum_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_max(operand, axes):
+    return reduce_max_p.bind(operand, axes=_axes(axes))
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
+    pref = None if preferred_element_type is None else dtypes.np_dtype(
+        dtypes.canonical_name(dtypes.dtype_name(preferred_element_type)))
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=None,
+                              preferred_element_type=pref)
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Vector/matrix products of rank ≤ 2 operands (jax.lax.dot)."""
+    la, ra = _aval(lhs), _aval(rhs)
+    if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
+        raise TypeError(f"lax.dot requires rank 1 or 2 operands, got {la.shape} and {ra.shape}")
+    return dot_general(lhs, rhs, (((la.ndim - 1,), (0,)), ((), ())),
+                       preferred_element_type=preferred_element_type)
+
+
+def iota(dtype, size):
+    return broadcasted_iota(dtype, (int(size),), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    name = dtypes.canonical_name(dtypes.dtype_name(dtype))
+    return iota_p.bind(dtype=dtypes.np_dtype(name), shape=tuple(int(d) for d in shape),
+                       dimension=int(dimension))
+
+
+def full(shape, fill_value, dtype=None):
+    shape = tuple(int(d) for d in shape)
+    if dtype is None:
+        x = fill_value if not isinstance(fill_value, (bool, int, float)) else core.to_array(fill_value)
+        weak = _aval(x).weak_type
+    else:
+        x = convert_element_type(fill_value, dtype)
+        weak = False
+    x = core.to_array(x) if isinstance(x, (np.ndarray, np.generic)) else x
+    if not isinstance(x, Tracer) and type(x) is ArrayImpl and x.ndim == 0:
+        from .. import _core
+
+        return _core.full(shape, x.item(), x.dtype_name, weak)
+    return broadcast(x, shape)
+
+
+def stop_gradient(x):
+    """Identity on values (AD arrives with the autodiff issue)."""
+    return x
+
+
+__all__ = [n for n in dir() if not n.startswith("_")]

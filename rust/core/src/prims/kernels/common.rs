@@ -1,0 +1,527 @@
+//! Element traits shared by the kernels. Every trait is implemented by a
+//! macro per concrete type, so generic kernels monomorphize into tight loops
+//! with no per-element dispatch.
+
+use crate::array::Buffer;
+use crate::dtype::DType;
+use crate::error::Error;
+use half::slice::HalfFloatSliceExt;
+use half::{bf16, f16};
+
+/// Error for an operand buffer a kernel cannot take. Operands are validated
+/// by the shape rule first, so reaching this means the shape rule and the
+/// kernel disagree.
+pub fn bad_dtype(prim: &'static str, dtypes: &[DType]) -> Error {
+    Error::dtype(prim, dtypes, "no kernel for this operand dtype")
+}
+
+/// Dtype list of buffers, for errors.
+pub fn dtypes_of(bufs: &[&Buffer]) -> Vec<DType> {
+    bufs.iter().map(|b| b.dtype()).collect()
+}
+
+/// Below this many elements, loops run without the runtime SIMD dispatch
+/// (its feature check costs more than the loop).
+pub const SIMD_MIN: usize = 64;
+
+/// Runs `f` compiled for the best instruction set this CPU has (AVX2,
+/// AVX-512; detected at run time), so the slice loops inlined into it
+/// vectorize at full width in a portable binary. Elementwise results are
+/// the same on every path: only the vector width changes, never the
+/// operations or their order.
+#[inline(always)]
+pub fn simd<R>(f: impl FnOnce() -> R) -> R {
+    pulp::Arch::new().dispatch(f)
+}
+
+#[inline(always)]
+fn map_loop<A: Copy, O>(a: &[A], f: &impl Fn(A) -> O) -> Vec<O> {
+    a.iter().map(|&x| f(x)).collect()
+}
+
+/// Applies `f` to every element.
+#[inline(always)]
+pub fn map<A: Copy, O>(a: &[A], f: impl Fn(A) -> O) -> Vec<O> {
+    if a.len() < SIMD_MIN {
+        map_loop(a, &f)
+    } else {
+        simd(|| map_loop(a, &f))
+    }
+}
+
+#[inline(always)]
+fn zip_loop<A: Copy, B: Copy, O>(a: &[A], b: &[B], f: &impl Fn(A, B) -> O) -> Option<Vec<O>> {
+    if a.len() == b.len() {
+        return Some(a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect());
+    }
+    match (a, b) {
+        ([x], _) => {
+            let x = *x;
+            Some(b.iter().map(|&y| f(x, y)).collect())
+        }
+        (_, [y]) => {
+            let y = *y;
+            Some(a.iter().map(|&x| f(x, y)).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Applies `f` elementwise to two operands of equal length, or to a
+/// one-element operand (a rank-0 array) against the other. `None` when the
+/// lengths are incompatible (never after the shape rule accepted them).
+#[inline(always)]
+pub fn zip_map<A: Copy, B: Copy, O>(a: &[A], b: &[B], f: impl Fn(A, B) -> O) -> Option<Vec<O>> {
+    if a.len().max(b.len()) < SIMD_MIN {
+        zip_loop(a, b, &f)
+    } else {
+        simd(|| zip_loop(a, b, &f))
+    }
+}
+
+/// Float element types computed natively (f32, f64).
+pub trait FloatElem: Copy + PartialOrd + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    const NEG_INFINITY: Self;
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn div(self, o: Self) -> Self;
+    fn neg(self) -> Self;
+    fn abs(self) -> Self;
+    fn sign(self) -> Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tanh(self) -> Self;
+    fn logistic(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn pow(self, o: Self) -> Self;
+    fn is_nan(self) -> bool;
+    /// Maximum that propagates NaN (XLA semantics).
+    #[inline(always)]
+    fn max_nan(self, o: Self) -> Self {
+        if self > o || self.is_nan() {
+            self
+        } else {
+            o
+        }
+    }
+    /// Minimum that propagates NaN (XLA semantics).
+    #[inline(always)]
+    fn min_nan(self, o: Self) -> Self {
+        if self < o || self.is_nan() {
+            self
+        } else {
+            o
+        }
+    }
+}
+
+macro_rules! impl_float {
+    ($t:ident, $tanh:path) => {
+        impl FloatElem for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NEG_INFINITY: Self = $t::NEG_INFINITY;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $t::abs(self)
+            }
+            /// ±1 for nonzero numbers; ±0 and NaN map to themselves.
+            #[inline(always)]
+            fn sign(self) -> Self {
+                if self == 0.0 || self.is_nan() {
+                    self
+                } else {
+                    (1.0 as $t).copysign(self)
+                }
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $t::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $t::cos(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $tanh(self)
+            }
+            /// `1 / (1 + exp(-x))` without overflow: with `e = exp(-|x|)`,
+            /// the result is `1/(1+e)` for x ≥ 0 and `e/(1+e)` otherwise.
+            #[inline(always)]
+            fn logistic(self) -> Self {
+                let e = $t::exp(-$t::abs(self));
+                let r = 1.0 / (1.0 + e);
+                if self >= 0.0 {
+                    r
+                } else {
+                    e * r
+                }
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            #[inline(always)]
+            fn pow(self, o: Self) -> Self {
+                $t::powf(self, o)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+        }
+    };
+}
+impl_float!(f32, super::math::tanh_f32);
+impl_float!(f64, f64::tanh);
+
+/// f16 and bf16: stored narrow, computed in f32.
+pub trait HalfElem: Copy + PartialOrd + Send + Sync + 'static {
+    fn widen(v: &[Self]) -> Vec<f32>;
+    fn narrow(v: &[f32]) -> Vec<Self>;
+}
+
+macro_rules! impl_half {
+    ($t:ident) => {
+        impl HalfElem for $t {
+            fn widen(v: &[Self]) -> Vec<f32> {
+                v.to_f32_vec()
+            }
+            fn narrow(v: &[f32]) -> Vec<Self> {
+                let mut out = vec![$t::ZERO; v.len()];
+                out.as_mut_slice().convert_from_f32_slice(v);
+                out
+            }
+        }
+    };
+}
+impl_half!(f16);
+impl_half!(bf16);
+
+/// Integer element types with XLA's integer semantics.
+pub trait IntElem: Copy + Ord + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    const MIN: Self;
+    fn wadd(self, o: Self) -> Self;
+    fn wsub(self, o: Self) -> Self;
+    fn wmul(self, o: Self) -> Self;
+    /// Truncating division; `x / 0` is -1 (signed) or MAX (unsigned) and
+    /// `MIN / -1` is MIN, as XLA defines them.
+    fn xdiv(self, o: Self) -> Self;
+    fn wneg(self) -> Self;
+    /// `abs(MIN) = MIN`; identity for unsigned types.
+    fn wabs(self) -> Self;
+    /// -1/0/1 (0/1 for unsigned types).
+    fn sign(self) -> Self;
+    fn wpow(self, e: u32) -> Self;
+}
+
+macro_rules! impl_int_common {
+    ($t:ident) => {
+        const ZERO: Self = 0;
+        const ONE: Self = 1;
+        const MIN: Self = $t::MIN;
+        #[inline(always)]
+        fn wadd(self, o: Self) -> Self {
+            self.wrapping_add(o)
+        }
+        #[inline(always)]
+        fn wsub(self, o: Self) -> Self {
+            self.wrapping_sub(o)
+        }
+        #[inline(always)]
+        fn wmul(self, o: Self) -> Self {
+            self.wrapping_mul(o)
+        }
+        #[inline(always)]
+        fn wneg(self) -> Self {
+            self.wrapping_neg()
+        }
+        #[inline(always)]
+        fn wpow(self, e: u32) -> Self {
+            self.wrapping_pow(e)
+        }
+    };
+}
+
+macro_rules! impl_signed {
+    ($($t:ident),*) => {$(
+        impl IntElem for $t {
+            impl_int_common!($t);
+            #[inline(always)]
+            fn xdiv(self, o: Self) -> Self {
+                // checked_div fails only for o == 0 and MIN / -1.
+                self.checked_div(o).unwrap_or(if o == 0 { -1 } else { self })
+            }
+            #[inline(always)]
+            fn wabs(self) -> Self {
+                self.wrapping_abs()
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                self.signum()
+            }
+        }
+    )*};
+}
+impl_signed!(i8, i16, i32, i64);
+
+macro_rules! impl_unsigned {
+    ($($t:ident),*) => {$(
+        impl IntElem for $t {
+            impl_int_common!($t);
+            #[inline(always)]
+            fn xdiv(self, o: Self) -> Self {
+                self.checked_div(o).unwrap_or($t::MAX)
+            }
+            #[inline(always)]
+            fn wabs(self) -> Self {
+                self
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                self.min(1)
+            }
+        }
+    )*};
+}
+impl_unsigned!(u8, u16, u32, u64);
+
+/// Conversion target: every numeric and bool element type, with XLA's
+/// `convert_element_type` semantics (float → int truncates toward zero,
+/// saturates at the bounds, NaN → 0; int → int wraps; x → bool is x ≠ 0).
+pub trait CastTo: Copy + Send + Sync + 'static {
+    fn from_i64(v: i64) -> Self;
+    fn from_u64(v: u64) -> Self;
+    fn from_f32(v: f32) -> Self;
+    fn from_f64(v: f64) -> Self;
+    fn from_bool(v: bool) -> Self;
+}
+
+// `as` gives exactly the semantics above: int → int truncates bits (after
+// sign extension to 64 bits the low bits are those of the direct cast),
+// float → int saturates with NaN → 0, int/float → float rounds to nearest.
+macro_rules! impl_cast_to_prim {
+    ($($t:ident),*) => {$(
+        impl CastTo for $t {
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_f32(v: f32) -> Self { v as $t }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self { u8::from(v) as $t }
+        }
+    )*};
+}
+impl_cast_to_prim!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+macro_rules! impl_cast_to_half {
+    ($($t:ident),*) => {$(
+        impl CastTo for $t {
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { $t::from_f64(v as f64) }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self { $t::from_f64(v as f64) }
+            #[inline(always)]
+            fn from_f32(v: f32) -> Self { $t::from_f32(v) }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { $t::from_f64(v) }
+            #[inline(always)]
+            fn from_bool(v: bool) -> Self { if v { $t::ONE } else { $t::ZERO } }
+        }
+    )*};
+}
+impl_cast_to_half!(f16, bf16);
+
+impl CastTo for bool {
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    #[inline(always)]
+    fn from_bool(v: bool) -> Self {
+        v
+    }
+}
+
+/// Conversion source: routes each element type to the matching `CastTo`
+/// constructor.
+pub trait CastFrom: Copy + Send + Sync + 'static {
+    fn cast<D: CastTo>(self) -> D;
+}
+
+macro_rules! impl_cast_from {
+    ($via:ident, $ctor:ident: $($t:ident),*) => {$(
+        impl CastFrom for $t {
+            #[inline(always)]
+            fn cast<D: CastTo>(self) -> D { D::$ctor($via::from(self)) }
+        }
+    )*};
+}
+impl_cast_from!(i64, from_i64: i8, i16, i32, i64);
+impl_cast_from!(u64, from_u64: u8, u16, u32, u64);
+impl_cast_from!(f32, from_f32: f32, f16, bf16);
+impl_cast_from!(f64, from_f64: f64);
+impl_cast_from!(bool, from_bool: bool);
+
+/// Integer-valued constructor, for iota.
+pub trait FromIndex: Copy {
+    fn from_index(i: usize) -> Self;
+}
+
+macro_rules! impl_from_index {
+    ($($t:ident),*) => {$(
+        impl FromIndex for $t {
+            #[inline(always)]
+            fn from_index(i: usize) -> Self { <$t as CastTo>::from_u64(i as u64) }
+        }
+    )*};
+}
+impl_from_index!(i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64);
+
+/// Typed access to the buffer variant of an element type.
+pub trait BufElem: Copy + Send + Sync + 'static {
+    fn slice(b: &Buffer) -> Option<&[Self]>;
+    fn wrap(v: Vec<Self>) -> Buffer;
+}
+
+macro_rules! impl_buf_elem {
+    ($($t:ident => $var:ident),*) => {$(
+        impl BufElem for $t {
+            #[inline(always)]
+            fn slice(b: &Buffer) -> Option<&[Self]> {
+                match b {
+                    Buffer::$var(v) => Some(v.as_slice()),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn wrap(v: Vec<Self>) -> Buffer {
+                Buffer::$var(v)
+            }
+        }
+    )*};
+}
+impl_buf_elem!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8,
+    u16 => U16, u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+
+/// Expands `$body` once per numeric or bool dtype with `$T` bound (as a
+/// type alias) to its element type; the remaining match arms (float0, key)
+/// follow.
+macro_rules! for_each_dtype {
+    ($dt:expr, $T:ident => $body:expr, $($rest:tt)*) => {
+        match $dt {
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $($rest)*
+        }
+    };
+}
+pub(crate) use for_each_dtype;
+
+/// The typed slice of `b`, or a dtype error naming `prim`.
+#[inline(always)]
+pub fn typed<'a, T: BufElem>(prim: &'static str, b: &'a Buffer) -> crate::error::Result<&'a [T]> {
+    T::slice(b).ok_or_else(|| bad_dtype(prim, &[b.dtype()]))
+}

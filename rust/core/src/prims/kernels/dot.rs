@@ -1,0 +1,603 @@
+//! `dot_general`: operands are viewed as `(batch, M, K)` and `(batch, K, N)`
+//! (batch dims, then free dims, then contracting dims, each group flattened)
+//! and multiplied batch by batch. The result is `batch + lhs free + rhs free`.
+//!
+//! When each group of axes flattens to a single stride (plain, transposed
+//! and batched matmuls) the operands are used in place; otherwise they are
+//! copied into `(batch, rows, cols)` order first. f32/f64 use the `gemm`
+//! crate; small products use a plain loop (gemm's setup costs more than the
+//! arithmetic), so a small matmul allocates nothing but its result.
+//! f16/bf16 compute in f32 and round once; integers use an i-k-j loop with
+//! wrapping arithmetic.
+//!
+//! `preferred_element_type`: when it names a type at least as wide as the
+//! operands (same kind, or float for integer operands), the operands are
+//! converted first and the product is computed in that type, as XLA does
+//! for `int8 x int8 -> int32` or `bf16 x bf16 -> f32`. Otherwise the product
+//! is computed in the operand type and converted.
+
+use super::common::{bad_dtype, simd, FloatElem, HalfElem, IntElem, SIMD_MIN};
+use super::elementwise::convert;
+use super::structural::strided_gather;
+use crate::array::{Buffer, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::prims::DotDims;
+use std::borrow::Cow;
+
+const NAME: &str = "dot_general";
+
+/// Up to this many multiply-adds the plain loop beats gemm's setup.
+const SMALL_FLOPS: usize = 16 * 16 * 16;
+/// From this many multiply-adds gemm may use threads.
+const PAR_FLOPS: usize = 128 * 128 * 128;
+
+fn internal(what: &str) -> Error {
+    Error::shape(NAME, &[], format!("kernel size mismatch ({what})"))
+}
+
+/// A set of axes: an explicit list, or every axis of `0..ndim` in neither
+/// of two lists (the free axes), iterated without allocating.
+#[derive(Clone, Copy)]
+enum Axes<'a> {
+    List(&'a [usize]),
+    Rest(&'a [usize], &'a [usize], usize),
+}
+
+impl<'a> Axes<'a> {
+    fn iter(self) -> impl Iterator<Item = usize> + 'a {
+        let (list, rest) = match self {
+            Axes::List(l) => (l, None),
+            Axes::Rest(a, b, n) => (&[][..], Some((a, b, n))),
+        };
+        list.iter().copied().chain(
+            rest.into_iter()
+                .flat_map(|(a, b, n)| (0..n).filter(move |x| !a.contains(x) && !b.contains(x))),
+        )
+    }
+}
+
+/// One operand seen as `(batch, rows, cols)`.
+struct Layout<'a> {
+    shape: &'a [usize],
+    groups: [Axes<'a>; 3],
+    /// `(size, stride)` of each group, `None` when a group does not step
+    /// through memory with a single stride.
+    flat: Option<[(usize, usize); 3]>,
+    /// Size of each group.
+    sizes: [usize; 3],
+}
+
+/// Row-major stride of axis `a` of `shape` (the array exists, so the
+/// product cannot overflow; saturate anyway).
+fn stride_of(shape: &[usize], a: usize) -> usize {
+    shape
+        .get(a.saturating_add(1)..)
+        .unwrap_or(&[])
+        .iter()
+        .fold(1usize, |acc, &d| acc.saturating_mul(d))
+}
+
+impl<'a> Layout<'a> {
+    fn new(shape: &'a [usize], groups: [Axes<'a>; 3]) -> Layout<'a> {
+        let size = |g: Axes<'_>| {
+            g.iter()
+                .map(|a| shape.get(a).copied().unwrap_or(0))
+                .fold(1usize, |acc, d| acc.saturating_mul(d))
+        };
+        let sizes = groups.map(size);
+        let flat = match groups.map(|g| {
+            flatten(
+                g.iter()
+                    .map(|a| (shape.get(a).copied().unwrap_or(0), stride_of(shape, a))),
+            )
+        }) {
+            [Some(b), Some(r), Some(c)] => Some([b, r, c]),
+            _ => None,
+        };
+        Layout {
+            shape,
+            groups,
+            flat,
+            sizes,
+        }
+    }
+
+    /// Batch, row and column strides of the operand used in place, if it
+    /// can be.
+    fn strides(&self) -> Option<Strides> {
+        self.flat
+            .map(|[(_, bs), (_, rs), (_, cs)]| Strides { bs, rs, cs })
+    }
+
+    /// Strides of the contiguous `(batch, rows, cols)` layout.
+    fn packed(&self) -> Strides {
+        let [_, rows, cols] = self.sizes;
+        Strides {
+            bs: rows.saturating_mul(cols),
+            rs: cols,
+            cs: 1,
+        }
+    }
+
+    /// Whether the operand already is contiguous `(batch, rows, cols)`.
+    fn is_packed(&self) -> bool {
+        let packed = self.packed();
+        match self.flat {
+            Some([(b, bs), (r, rs), (c, cs)]) => {
+                (b <= 1 || bs == packed.bs) && (r <= 1 || rs == packed.rs) && (c <= 1 || cs == 1)
+            }
+            None => false,
+        }
+    }
+
+    /// The operand as contiguous `(batch, rows, cols)` data, copied only
+    /// when it is not already in that order.
+    fn contiguous<'s, T: Copy>(&self, src: &'s [T]) -> Result<Cow<'s, [T]>> {
+        if self.is_packed() {
+            return Ok(Cow::Borrowed(src));
+        }
+        let axes: Vec<usize> = self.groups.iter().flat_map(|g| g.iter()).collect();
+        let shape: Vec<usize> = axes
+            .iter()
+            .map(|&a| self.shape.get(a).copied().unwrap_or(0))
+            .collect();
+        let strides: Vec<usize> = axes.iter().map(|&a| stride_of(self.shape, a)).collect();
+        Ok(Cow::Owned(strided_gather(src, &shape, &strides)?))
+    }
+}
+
+/// `(size, stride)` of a group of axes that steps through memory with one
+/// stride, or `None`. Size-1 axes are ignored; an empty group is `(1, 0)`.
+fn flatten(dims: impl Iterator<Item = (usize, usize)>) -> Option<(usize, usize)> {
+    let mut out: Option<(usize, usize)> = None;
+    for (n, s) in dims {
+        if n == 0 {
+            return Some((0, 0));
+        }
+        if n == 1 {
+            continue;
+        }
+        out = match out {
+            None => Some((n, s)),
+            Some((pn, ps)) if s.checked_mul(n) == Some(ps) => Some((pn.checked_mul(n)?, s)),
+            Some(_) => return None,
+        };
+    }
+    Some(out.unwrap_or((1, 0)))
+}
+
+/// Problem sizes: batch, M, K, N.
+#[derive(Clone, Copy)]
+struct Sizes {
+    b: usize,
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+impl Sizes {
+    fn flops(self) -> usize {
+        self.b
+            .saturating_mul(self.m)
+            .saturating_mul(self.n)
+            .saturating_mul(self.k)
+    }
+}
+
+/// Batch, row and column strides of an operand, in elements.
+#[derive(Clone, Copy)]
+struct Strides {
+    bs: usize,
+    rs: usize,
+    cs: usize,
+}
+
+pub fn dot_general(
+    l: &HostArray,
+    r: &HostArray,
+    dims: &DotDims,
+    pref: Option<DType>,
+) -> Result<Buffer> {
+    let lay_l = Layout::new(
+        l.shape(),
+        [
+            Axes::List(&dims.lhs_batch),
+            Axes::Rest(&dims.lhs_batch, &dims.lhs_contract, l.ndim()),
+            Axes::List(&dims.lhs_contract),
+        ],
+    );
+    let lay_r = Layout::new(
+        r.shape(),
+        [
+            Axes::List(&dims.rhs_batch),
+            Axes::List(&dims.rhs_contract),
+            Axes::Rest(&dims.rhs_batch, &dims.rhs_contract, r.ndim()),
+        ],
+    );
+    let [b, m, k] = lay_l.sizes;
+    let sz = Sizes {
+        b,
+        m,
+        k,
+        n: lay_r.sizes[2],
+    };
+    sz.b.checked_mul(sz.m)
+        .and_then(|x| x.checked_mul(sz.n))
+        .ok_or_else(|| Error::Overflow {
+            what: NAME,
+            detail: "output size".into(),
+        })?;
+
+    let op_dtype = l.dtype();
+    let compute = match pref {
+        Some(p) if widens(op_dtype, p) => p,
+        _ => op_dtype,
+    };
+    let (lb, rb) = if compute == op_dtype {
+        (Cow::Borrowed(l.buffer()), Cow::Borrowed(r.buffer()))
+    } else {
+        (
+            Cow::Owned(convert(l.buffer(), compute)?),
+            Cow::Owned(convert(r.buffer(), compute)?),
+        )
+    };
+    let out = matmul(&lb, &rb, &lay_l, &lay_r, sz)?;
+    match pref {
+        Some(p) if p != out.dtype() => convert(&out, p),
+        _ => Ok(out),
+    }
+}
+
+/// Whether computing in `to` loses nothing relative to `from`.
+fn widens(from: DType, to: DType) -> bool {
+    if from == to || !to.is_numeric() {
+        return false;
+    }
+    let wider = to.bits() >= from.bits();
+    match (from.is_float(), to.is_float()) {
+        (false, true) => true,
+        (true, true) => wider,
+        (false, false) => {
+            wider && (from.is_signed_int() == to.is_signed_int() || to.bits() > from.bits())
+        }
+        (true, false) => false,
+    }
+}
+
+fn matmul(l: &Buffer, r: &Buffer, ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes) -> Result<Buffer> {
+    Ok(match (l, r) {
+        (Buffer::F32(a), Buffer::F32(b)) => Buffer::F32(float_matmul(a, b, ll, lr, sz)?),
+        (Buffer::F64(a), Buffer::F64(b)) => Buffer::F64(float_matmul(a, b, ll, lr, sz)?),
+        (Buffer::F16(a), Buffer::F16(b)) => Buffer::F16(half_matmul(a, b, ll, lr, sz)?),
+        (Buffer::BF16(a), Buffer::BF16(b)) => Buffer::BF16(half_matmul(a, b, ll, lr, sz)?),
+        (Buffer::I8(a), Buffer::I8(b)) => Buffer::I8(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::I16(a), Buffer::I16(b)) => Buffer::I16(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::I32(a), Buffer::I32(b)) => Buffer::I32(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::I64(a), Buffer::I64(b)) => Buffer::I64(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::U8(a), Buffer::U8(b)) => Buffer::U8(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::U16(a), Buffer::U16(b)) => Buffer::U16(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::U32(a), Buffer::U32(b)) => Buffer::U32(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::U64(a), Buffer::U64(b)) => Buffer::U64(int_matmul(a, b, ll, lr, sz)?),
+        _ => return Err(bad_dtype(NAME, &[l.dtype(), r.dtype()])),
+    })
+}
+
+/// Largest offset `(b-1)*bs + (rows-1)*rs + (cols-1)*cs` is inside `len`.
+fn fits(len: usize, s: Strides, b: usize, rows: usize, cols: usize) -> bool {
+    if b == 0 || rows == 0 || cols == 0 {
+        return true;
+    }
+    let last = (b.wrapping_sub(1))
+        .checked_mul(s.bs)
+        .and_then(|x| x.checked_add(rows.wrapping_sub(1).checked_mul(s.rs)?))
+        .and_then(|x| x.checked_add(cols.wrapping_sub(1).checked_mul(s.cs)?));
+    matches!(last, Some(l) if l < len)
+}
+
+/// Dot-product loop on strided operands, for small products: no copies,
+/// each output element accumulated in k order. `fma(acc, a, b)`.
+fn strided_matmul<T: Copy>(
+    l: &[T],
+    ls: Strides,
+    r: &[T],
+    rs: Strides,
+    sz: Sizes,
+    zero: T,
+    fma: impl Fn(T, T, T) -> T,
+) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    if !fits(l.len(), ls, b, m, k) || !fits(r.len(), rs, b, k, n) {
+        return Err(internal("operand strides"));
+    }
+    let total = b
+        .checked_mul(m)
+        .and_then(|x| x.checked_mul(n))
+        .ok_or_else(|| internal("b*m*n"))?;
+    let mut out = Vec::with_capacity(total);
+    for bi in 0..b {
+        let lb = bi.wrapping_mul(ls.bs);
+        let rb = bi.wrapping_mul(rs.bs);
+        for i in 0..m {
+            let lrow = lb.wrapping_add(i.wrapping_mul(ls.rs));
+            for j in 0..n {
+                let rcol = rb.wrapping_add(j.wrapping_mul(rs.cs));
+                let mut acc = zero;
+                for kk in 0..k {
+                    let a = l.get(lrow.wrapping_add(kk.wrapping_mul(ls.cs)));
+                    let x = r.get(rcol.wrapping_add(kk.wrapping_mul(rs.rs)));
+                    if let (Some(&a), Some(&x)) = (a, x) {
+                        acc = fma(acc, a, x);
+                    }
+                }
+                out.push(acc);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// i-k-j loop over contiguous `(b, m, k)` x `(b, k, n)`; `fma(acc, a, b)`.
+/// The inner loop runs along an output row and vectorizes.
+fn loop_matmul<T: Copy>(
+    l: &[T],
+    r: &[T],
+    sz: Sizes,
+    zero: T,
+    fma: impl Fn(T, T, T) -> T,
+) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
+    let total = b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?;
+    let mut out = vec![zero; total];
+    if total == 0 || k == 0 {
+        return Ok(out);
+    }
+    let mk = m.checked_mul(k).ok_or_else(|| internal("m*k"))?;
+    let kn = k.checked_mul(n).ok_or_else(|| internal("k*n"))?;
+    if l.len() != b.saturating_mul(mk) || r.len() != b.saturating_mul(kn) {
+        return Err(internal("operand length"));
+    }
+    let run = |out: &mut [T]| {
+        for ((ob, lb), rb) in out
+            .chunks_exact_mut(mn)
+            .zip(l.chunks_exact(mk))
+            .zip(r.chunks_exact(kn))
+        {
+            for (orow, lrow) in ob.chunks_exact_mut(n).zip(lb.chunks_exact(k)) {
+                for (&a, rrow) in lrow.iter().zip(rb.chunks_exact(n)) {
+                    for (o, &x) in orow.iter_mut().zip(rrow) {
+                        *o = fma(*o, a, x);
+                    }
+                }
+            }
+        }
+    };
+    if total < SIMD_MIN {
+        run(&mut out);
+    } else {
+        simd(|| run(&mut out));
+    }
+    Ok(out)
+}
+
+fn int_matmul<T: IntElem>(
+    l: &[T],
+    r: &[T],
+    ll: &Layout<'_>,
+    lr: &Layout<'_>,
+    sz: Sizes,
+) -> Result<Vec<T>> {
+    plain_matmul(l, r, ll, lr, sz, T::ZERO, |acc: T, a: T, b: T| {
+        acc.wadd(a.wmul(b))
+    })
+}
+
+/// Up to this many multiply-adds, operands that are not packed are read in
+/// place by the dot-product loop instead of being copied.
+const TINY_FLOPS: usize = 512;
+
+/// The loop kernels: packed operands go straight to the vectorized i-k-j
+/// loop; tiny products read strided operands in place; anything else is
+/// packed first.
+fn plain_matmul<T: Copy>(
+    l: &[T],
+    r: &[T],
+    ll: &Layout<'_>,
+    lr: &Layout<'_>,
+    sz: Sizes,
+    zero: T,
+    fma: impl Fn(T, T, T) -> T,
+) -> Result<Vec<T>> {
+    if !(ll.is_packed() && lr.is_packed()) && sz.flops() <= TINY_FLOPS {
+        if let (Some(ls), Some(rs)) = (ll.strides(), lr.strides()) {
+            return strided_matmul(l, ls, r, rs, sz, zero, fma);
+        }
+    }
+    let lc = ll.contiguous(l)?;
+    let rc = lr.contiguous(r)?;
+    loop_matmul(&lc, &rc, sz, zero, fma)
+}
+
+fn half_matmul<H: HalfElem>(
+    l: &[H],
+    r: &[H],
+    ll: &Layout<'_>,
+    lr: &Layout<'_>,
+    sz: Sizes,
+) -> Result<Vec<H>> {
+    Ok(H::narrow(&float_matmul(
+        &H::widen(l),
+        &H::widen(r),
+        ll,
+        lr,
+        sz,
+    )?))
+}
+
+fn float_matmul<T: FloatElem + ffi::GemmElem>(
+    l: &[T],
+    r: &[T],
+    ll: &Layout<'_>,
+    lr: &Layout<'_>,
+    sz: Sizes,
+) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    let zero = <T as FloatElem>::ZERO;
+    let fma = |acc: T, a: T, x: T| acc.add(a.mul(x));
+    let flops = sz.flops();
+    if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {
+        return plain_matmul(l, r, ll, lr, sz, zero, fma);
+    }
+    // In place when the axes flatten to single strides, else packed copies.
+    let (lhs, lv): (Cow<'_, [T]>, Strides) = match ll.strides() {
+        Some(s) => (Cow::Borrowed(l), s),
+        None => (ll.contiguous(l)?, ll.packed()),
+    };
+    let (rhs, rv): (Cow<'_, [T]>, Strides) = match lr.strides() {
+        Some(s) => (Cow::Borrowed(r), s),
+        None => (lr.contiguous(r)?, lr.packed()),
+    };
+    let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
+    let mut out = vec![zero; b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?];
+    let parallel = flops >= PAR_FLOPS;
+    for (i, dst) in out.chunks_exact_mut(mn).enumerate() {
+        let lo = lv
+            .bs
+            .checked_mul(i)
+            .ok_or_else(|| internal("batch offset"))?;
+        let ro = rv
+            .bs
+            .checked_mul(i)
+            .ok_or_else(|| internal("batch offset"))?;
+        ffi::gemm(
+            m,
+            n,
+            k,
+            dst,
+            ffi::View {
+                data: lhs.get(lo..).ok_or_else(|| internal("lhs batch"))?,
+                rs: lv.rs,
+                cs: lv.cs,
+            },
+            ffi::View {
+                data: rhs.get(ro..).ok_or_else(|| internal("rhs batch"))?,
+                rs: rv.rs,
+                cs: rv.cs,
+            },
+            parallel,
+        )?;
+    }
+    Ok(out)
+}
+
+/// The one place that calls into `gemm` (unsafe FFI-like raw-pointer API).
+#[allow(unsafe_code)]
+mod ffi {
+    use super::internal;
+    use crate::error::Result;
+
+    /// Element types gemm supports natively (sealed: only f32 and f64, so
+    /// gemm's type dispatch can never hit its unsupported-type panic).
+    pub trait GemmElem: Copy + 'static + private::Sealed {
+        const ZERO: Self;
+        const ONE: Self;
+    }
+    impl GemmElem for f32 {
+        const ZERO: Self = 0.0;
+        const ONE: Self = 1.0;
+    }
+    impl GemmElem for f64 {
+        const ZERO: Self = 0.0;
+        const ONE: Self = 1.0;
+    }
+    mod private {
+        pub trait Sealed {}
+        impl Sealed for f32 {}
+        impl Sealed for f64 {}
+    }
+
+    /// A `rows x cols` matrix inside `data` with element strides `rs`, `cs`
+    /// (element `(i, j)` at `data[i*rs + j*cs]`).
+    pub struct View<'a, T> {
+        pub data: &'a [T],
+        pub rs: usize,
+        pub cs: usize,
+    }
+
+    /// Largest index the view touches, if it fits in the slice.
+    fn check<T>(v: &View<'_, T>, rows: usize, cols: usize) -> Option<()> {
+        let last = rows
+            .checked_sub(1)?
+            .checked_mul(v.rs)?
+            .checked_add(cols.checked_sub(1)?.checked_mul(v.cs)?)?;
+        (last < v.data.len()).then_some(())
+    }
+
+    fn istride(s: usize) -> Result<isize> {
+        isize::try_from(s).map_err(|_| internal("stride"))
+    }
+
+    /// `dst := lhs · rhs` with `dst` row-major contiguous `m x n`.
+    /// Requires `m, n, k > 0`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm<T: GemmElem>(
+        m: usize,
+        n: usize,
+        k: usize,
+        dst: &mut [T],
+        lhs: View<'_, T>,
+        rhs: View<'_, T>,
+        parallel: bool,
+    ) -> Result<()> {
+        if m == 0 || n == 0 || k == 0 {
+            return Err(internal("empty gemm"));
+        }
+        if m.checked_mul(n) != Some(dst.len()) {
+            return Err(internal("dst"));
+        }
+        check(&lhs, m, k).ok_or_else(|| internal("lhs view"))?;
+        check(&rhs, k, n).ok_or_else(|| internal("rhs view"))?;
+        let (lrs, lcs) = (istride(lhs.rs)?, istride(lhs.cs)?);
+        let (rrs, rcs) = (istride(rhs.rs)?, istride(rhs.cs)?);
+        let dst_rs = istride(n)?;
+        let par = if parallel {
+            gemm::Parallelism::Rayon(0)
+        } else {
+            gemm::Parallelism::None
+        };
+        // SAFETY: `dst` is an exclusively borrowed, contiguous m x n buffer
+        // (row stride n, column stride 1; length checked above). Every
+        // element the lhs view reads, `(m-1)*rs + (k-1)*cs` at most, and
+        // every element the rhs view reads, `(k-1)*rs + (n-1)*cs` at most,
+        // lies inside its borrowed slice (checked by `check`), and the
+        // strides fit in isize. T is f32 or f64 (sealed trait), the types
+        // gemm supports. `read_dst = false` with alpha = 0 makes gemm
+        // overwrite dst without reading it: dst := 1 · lhs · rhs. The
+        // source slices are shared borrows that do not alias `dst`.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                dst.as_mut_ptr(),
+                1,
+                dst_rs,
+                false,
+                lhs.data.as_ptr(),
+                lcs,
+                lrs,
+                rhs.data.as_ptr(),
+                rcs,
+                rrs,
+                T::ZERO,
+                T::ONE,
+                false,
+                false,
+                false,
+                par,
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,649 @@
+//! `ArrayImpl`: a concrete array (shared host buffer + JAX's weak-type bit),
+//! and its conversions to and from NumPy and Python scalars.
+
+use crate::dtypes::{dtype_from_name, dtype_obj, numpy};
+use crate::globals::{hook, Hook};
+use crate::ops::{self, BinOp, UnOp};
+use crate::CoreResultExt;
+use half::{bf16, f16};
+use microjax::{checked_size, Buffer, DType, HostArray, Scalar};
+use numpy::ndarray::{ArrayD, IxDyn};
+use numpy::{
+    Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+use std::sync::Arc;
+
+/// A concrete microjax array: an immutable shared host buffer plus JAX's
+/// weak-type bit. Methods beyond the core protocol (`sum`, `reshape`, `T`,
+/// `at`, ...) come from the Python layer through the `getattr` hook.
+#[pyclass(
+    frozen,
+    weakref,
+    freelist = 128,
+    name = "ArrayImpl",
+    module = "microjax_rs"
+)]
+pub struct ArrayImpl {
+    pub(crate) arr: Arc<HostArray>,
+    pub(crate) weak: bool,
+}
+
+impl ArrayImpl {
+    pub(crate) fn new(arr: Arc<HostArray>, weak: bool) -> ArrayImpl {
+        ArrayImpl { arr, weak }
+    }
+
+    pub(crate) fn into_pyany(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(py, self)?.into_any())
+    }
+
+    fn scalar_value(&self, what: &str) -> PyResult<Scalar> {
+        if self.arr.size() != 1 {
+            return Err(PyTypeError::new_err(format!(
+                "only size-1 arrays can be converted to Python {what}s (got shape {})",
+                microjax::error::format_shape(self.arr.shape())
+            )));
+        }
+        first_scalar(&self.arr)
+    }
+}
+
+fn first_scalar(a: &HostArray) -> PyResult<Scalar> {
+    Scalar::from_buffer(a.buffer(), 0).ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "arrays of dtype {} have no Python scalar value",
+            a.dtype().name()
+        ))
+    })
+}
+
+/// A core scalar as a Python bool/int/float.
+pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+        Scalar::UInt(u) => u.into_pyobject(py)?.into_any(),
+        Scalar::Float(f) => PyFloat::new(py, f).into_any(),
+    })
+}
+
+/// A Python bool/int/float (or NumPy scalar) as a core scalar.
+pub(crate) fn py_to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Scalar::Bool(obj.extract::<bool>()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Scalar::Int(i));
+        }
+        return obj.extract::<u64>().map(Scalar::UInt).map_err(|_| {
+            PyOverflowError::new_err(format!(
+                "Python int {} is too large to convert to a 64-bit integer",
+                obj.str().map(|s| s.to_string()).unwrap_or_default()
+            ))
+        });
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Scalar::Float(f.value()));
+    }
+    // NumPy scalars: bool_, integer (via __index__), floating (via __float__).
+    let tname = obj.get_type().name()?.to_string();
+    if tname == "bool" || tname == "bool_" {
+        if let Ok(b) = obj.extract::<bool>() {
+            return Ok(Scalar::Bool(b));
+        }
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(Scalar::Int(i));
+    }
+    if let Ok(u) = obj.extract::<u64>() {
+        return Ok(Scalar::UInt(u));
+    }
+    if let Ok(f) = obj.extract::<f64>() {
+        return Ok(Scalar::Float(f));
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected a Python bool, int or float, got {tname}"
+    )))
+}
+
+fn shape_tuple<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, shape.iter().copied())
+}
+
+fn owned_to_numpy<'py, T: Element>(
+    py: Python<'py>,
+    shape: &[usize],
+    v: Vec<T>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let arr = ArrayD::from_shape_vec(IxDyn(shape), v)
+        .map_err(|e| PyValueError::new_err(format!("cannot shape host buffer: {e}")))?;
+    Ok(arr.into_pyarray(py).into_any())
+}
+
+/// A new NumPy array holding a copy of `a` (the copied vector is handed to
+/// NumPy without a second copy).
+pub(crate) fn to_numpy<'py>(py: Python<'py>, a: &HostArray) -> PyResult<Bound<'py, PyAny>> {
+    let shape = a.shape();
+    match a.buffer() {
+        Buffer::Bool(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::I8(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::I16(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::I32(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::I64(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::U8(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::U16(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::U32(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::U64(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::F16(v) => owned_to_numpy::<f16>(py, shape, v.clone()),
+        Buffer::F32(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::F64(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::BF16(v) => {
+            let bits: Vec<u16> = v.iter().map(|x| x.to_bits()).collect();
+            let dt = dtype_obj(py, DType::BF16)?;
+            owned_to_numpy(py, shape, bits)?.call_method1("view", (dt,))
+        }
+        Buffer::Float0(_) => {
+            let dt = dtype_obj(py, DType::Float0)?;
+            numpy(py)?.call_method1("zeros", (shape_tuple(py, shape)?, dt))
+        }
+        Buffer::Key(_) => Err(PyTypeError::new_err(
+            "PRNG key arrays cannot be converted to NumPy arrays; use jax.random.key_data",
+        )),
+    }
+}
+
+fn read_numpy<T: Element + Clone>(arr: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<T>)> {
+    let typed = arr.cast::<PyArrayDyn<T>>()?;
+    let ro = typed
+        .try_readonly()
+        .map_err(|e| PyValueError::new_err(format!("cannot read NumPy array: {e}")))?;
+    let shape = ro.shape().to_vec();
+    // `as_slice` also accepts Fortran-contiguous memory: only use it for C order.
+    let c_order = typed.is_c_contiguous();
+    let data = match ro.as_slice() {
+        Ok(s) if c_order => s.to_vec(),
+        _ => ro.as_array().iter().cloned().collect(),
+    };
+    Ok((shape, data))
+}
+
+fn host(shape: Vec<usize>, buf: Buffer) -> PyResult<HostArray> {
+    HostArray::new(shape, buf).py()
+}
+
+fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
+    let py = arr.py();
+    let untyped = arr.cast::<PyUntypedArray>()?;
+    let mut dt = untyped.dtype().into_any();
+    let mut arr = arr.clone();
+    let kind: String = dt.getattr("kind")?.extract()?;
+    let name: String = dt.getattr("name")?.extract()?;
+    if kind == "c" {
+        return Err(PyTypeError::new_err(format!(
+            "complex dtypes are not supported by microjax_rs (got {name})"
+        )));
+    }
+    let names = dt.getattr("names")?;
+    if !names.is_none() {
+        let is_float0 = names
+            .extract::<Vec<String>>()
+            .map(|n| n.len() == 1 && n.first().map(String::as_str) == Some("float0"))
+            .unwrap_or(false);
+        if is_float0 {
+            let shape = untyped.shape().to_vec();
+            let n = checked_size(&shape).py()?;
+            return host(shape, Buffer::Float0(n));
+        }
+        return Err(PyTypeError::new_err(format!(
+            "structured dtype {name} is not supported by microjax_rs"
+        )));
+    }
+    if !dt.getattr("isnative")?.extract::<bool>()? {
+        let native = dt.call_method1("newbyteorder", ("=",))?;
+        arr = arr.call_method1("astype", (&native,))?;
+        dt = native;
+    }
+    let _ = &dt;
+    macro_rules! rd {
+        ($t:ty, $var:ident) => {{
+            let (shape, v) = read_numpy::<$t>(&arr)?;
+            host(shape, Buffer::$var(v))
+        }};
+    }
+    match name.as_str() {
+        "bool" => rd!(bool, Bool),
+        "int8" => rd!(i8, I8),
+        "int16" => rd!(i16, I16),
+        "int32" => rd!(i32, I32),
+        "int64" => rd!(i64, I64),
+        "uint8" => rd!(u8, U8),
+        "uint16" => rd!(u16, U16),
+        "uint32" => rd!(u32, U32),
+        "uint64" => rd!(u64, U64),
+        "float16" => rd!(f16, F16),
+        "float32" => rd!(f32, F32),
+        "float64" => rd!(f64, F64),
+        "bfloat16" => {
+            let u16_dt = numpy(py)?.getattr("uint16")?;
+            let bits = arr.call_method1("view", (u16_dt,))?;
+            let (shape, v) = read_numpy::<u16>(&bits)?;
+            host(shape, Buffer::BF16(v.into_iter().map(bf16::from_bits).collect()))
+        }
+        other => Err(PyTypeError::new_err(format!(
+            "dtype {other} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)"
+        ))),
+    }
+}
+
+/// Copies a NumPy array (any layout or byte order) of a supported dtype into
+/// a new `ArrayImpl`. Non-arrays go through `numpy.asarray` first.
+#[pyfunction]
+#[pyo3(signature = (array, weak_type = false))]
+pub(crate) fn from_numpy(array: &Bound<'_, PyAny>, weak_type: bool) -> PyResult<ArrayImpl> {
+    let py = array.py();
+    let arr = if array.cast::<PyUntypedArray>().is_ok() {
+        array.clone()
+    } else {
+        numpy(py)?.call_method1("asarray", (array,))?
+    };
+    let h = numpy_to_host(&arr)?;
+    Ok(ArrayImpl::new(Arc::new(h), weak_type))
+}
+
+/// A rank-0 array of `dtype_name` holding `value` (a Python bool/int/float).
+#[pyfunction]
+#[pyo3(signature = (value, dtype_name, weak_type = false))]
+pub(crate) fn scalar(
+    value: &Bound<'_, PyAny>,
+    dtype_name: &str,
+    weak_type: bool,
+) -> PyResult<ArrayImpl> {
+    let s = py_to_scalar(value)?;
+    let d = dtype_from_name(dtype_name)?;
+    let h = HostArray::scalar(s, d).py()?;
+    Ok(ArrayImpl::new(Arc::new(h), weak_type))
+}
+
+/// An array of `shape` filled with `value` converted to `dtype_name`.
+#[pyfunction]
+#[pyo3(signature = (shape, value, dtype_name, weak_type = false))]
+pub(crate) fn full(
+    shape: Vec<usize>,
+    value: &Bound<'_, PyAny>,
+    dtype_name: &str,
+    weak_type: bool,
+) -> PyResult<ArrayImpl> {
+    let s = py_to_scalar(value)?;
+    let d = dtype_from_name(dtype_name)?;
+    let n = checked_size(&shape).py()?;
+    let h = HostArray::new(shape, s.to_buffer(d, n).py()?).py()?;
+    Ok(ArrayImpl::new(Arc::new(h), weak_type))
+}
+
+fn fallback_repr(slf: &Bound<'_, ArrayImpl>) -> PyResult<String> {
+    let py = slf.py();
+    let a = slf.get();
+    let d = a.arr.dtype();
+    let weak = if a.weak { ", weak_type=True" } else { "" };
+    match to_numpy(py, &a.arr) {
+        Ok(np_arr) => {
+            let body = numpy(py)?
+                .getattr("array2string")?
+                .call((np_arr,), Some(&[("separator", ", ")].into_py_dict(py)?))?;
+            Ok(format!("Array({body}, dtype={}{weak})", d.name()))
+        }
+        Err(_) => Ok(format!(
+            "Array(<{}{}>{weak})",
+            d.name(),
+            microjax::error::format_shape(a.arr.shape())
+        )),
+    }
+}
+
+use pyo3::types::IntoPyDict;
+
+#[pymethods]
+impl ArrayImpl {
+    /// NumPy defers its binary operators to ours (`np_array + array`).
+    #[classattr]
+    #[allow(non_upper_case_globals)]
+    const __array_priority__: f64 = 100.0;
+
+    /// Arrays are unhashable, as in JAX.
+    fn __hash__(&self) -> PyResult<isize> {
+        Err(PyTypeError::new_err("unhashable type: 'ArrayImpl'"))
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        shape_tuple(py, self.arr.shape())
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.arr.ndim()
+    }
+
+    #[getter]
+    fn size(&self) -> usize {
+        self.arr.size()
+    }
+
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        dtype_obj(py, self.arr.dtype())
+    }
+
+    #[getter]
+    fn weak_type(&self) -> bool {
+        self.weak
+    }
+
+    #[getter]
+    fn dtype_name(&self) -> &'static str {
+        self.arr.dtype().name()
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.arr.dtype().itemsize()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.arr.size().saturating_mul(self.arr.dtype().itemsize())
+    }
+
+    /// A new NumPy array with a copy of the data (`astype(dtype)` if given).
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = copy;
+        let out = to_numpy(py, &self.arr)?;
+        match dtype {
+            Some(d) if !d.is_none() => out.call_method1("astype", (d,)),
+            _ => Ok(out),
+        }
+    }
+
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_numpy(py, &self.arr)?.call_method0("tolist")
+    }
+
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.arr.size() != 1 {
+            return Err(PyValueError::new_err(
+                "can only convert an array of size 1 to a Python scalar",
+            ));
+        }
+        scalar_to_py(py, first_scalar(&self.arr)?)
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        match self.arr.size() {
+            1 => Ok(first_scalar(&self.arr)?.as_bool()),
+            0 => Err(PyValueError::new_err(
+                "The truth value of an empty array is ambiguous. Use a.size > 0 to check that an array is not empty.",
+            )),
+            _ => Err(PyValueError::new_err(
+                "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()",
+            )),
+        }
+    }
+
+    fn __int__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.scalar_value("int")?;
+        let v = scalar_to_py(py, s)?;
+        py.get_type::<PyInt>().call1((v,))
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(self.scalar_value("float")?.as_f64())
+    }
+
+    fn __index__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.arr.ndim() != 0 || !self.arr.dtype().is_int() {
+            return Err(PyTypeError::new_err(
+                "only integer scalar arrays can be converted to a scalar index",
+            ));
+        }
+        scalar_to_py(py, first_scalar(&self.arr)?)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.arr
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
+    }
+
+    fn block_until_ready(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn copy(&self) -> ArrayImpl {
+        ArrayImpl::new(Arc::new(HostArray::clone(&self.arr)), self.weak)
+    }
+
+    fn __copy__(&self) -> ArrayImpl {
+        self.copy()
+    }
+
+    fn __deepcopy__(&self, memo: &Bound<'_, PyAny>) -> ArrayImpl {
+        let _ = memo;
+        self.copy()
+    }
+
+    /// Pickles as `from_numpy(np_array, weak_type)`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let f = py.import("microjax_rs._core")?.getattr("from_numpy")?;
+        let args = (to_numpy(py, &self.arr)?, self.weak).into_pyobject(py)?;
+        PyTuple::new(py, [f, args.into_any()])
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match hook(py, Hook::Repr) {
+            Some(f) => Ok(f.call1((slf,))?.unbind()),
+            None => Ok(PyString::new(py, &fallback_repr(slf)?).into_any().unbind()),
+        }
+    }
+
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match hook(py, Hook::Str) {
+            Some(f) => Ok(f.call1((slf,))?.unbind()),
+            None => match to_numpy(py, &slf.get().arr) {
+                Ok(a) => Ok(a.str()?.into_any().unbind()),
+                Err(_) => Ok(PyString::new(py, &fallback_repr(slf)?).into_any().unbind()),
+            },
+        }
+    }
+
+    fn __format__(slf: &Bound<'_, Self>, spec: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if let Some(f) = hook(py, Hook::Format) {
+            return Ok(f.call1((slf, spec))?.unbind());
+        }
+        let a = slf.get();
+        let target = if a.arr.ndim() == 0 {
+            scalar_to_py(py, first_scalar(&a.arr)?)?
+        } else {
+            slf.str()?.into_any()
+        };
+        Ok(target.call_method1("__format__", (spec,))?.unbind())
+    }
+
+    fn __getitem__(slf: &Bound<'_, Self>, idx: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match hook(slf.py(), Hook::GetItem) {
+            Some(f) => Ok(f.call1((slf, idx))?.unbind()),
+            None => Err(PyTypeError::new_err(
+                "indexing needs the microjax_rs Python layer (no getitem hook set)",
+            )),
+        }
+    }
+
+    fn __setitem__(&self, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = (idx, value);
+        Err(PyTypeError::new_err(
+            "'ArrayImpl' object does not support item assignment. JAX arrays are immutable. \
+             Instead of ``x[idx] = y``, use ``x = x.at[idx].set(y)`` or another .at[] method: \
+             https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html",
+        ))
+    }
+
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        match hook(slf.py(), Hook::Iter) {
+            Some(f) => Ok(f.call1((slf,))?.unbind()),
+            None if slf.get().arr.ndim() == 0 => {
+                Err(PyTypeError::new_err("iteration over a 0-d array"))
+            }
+            None => Err(PyTypeError::new_err(
+                "iteration needs the microjax_rs Python layer (no iter hook set)",
+            )),
+        }
+    }
+
+    fn __getattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        match hook(slf.py(), Hook::GetAttr) {
+            Some(f) => Ok(f.call1((slf, name))?.unbind()),
+            None => Err(PyAttributeError::new_err(format!(
+                "'ArrayImpl' object has no attribute '{}'",
+                name.to_cow()?
+            ))),
+        }
+    }
+
+    // ------------------------------------------------------------ operators
+    fn __add__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Add, false)
+    }
+    fn __radd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Add, true)
+    }
+    fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Sub, false)
+    }
+    fn __rsub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Sub, true)
+    }
+    fn __mul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Mul, false)
+    }
+    fn __rmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Mul, true)
+    }
+    fn __truediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::TrueDiv, false)
+    }
+    fn __rtruediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::TrueDiv, true)
+    }
+    fn __pow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if !modulo.is_none() {
+            return Ok(slf.py().NotImplemented());
+        }
+        ops::binary(slf, other, BinOp::Pow, false)
+    }
+    fn __rpow__(
+        slf: &Bound<'_, Self>,
+        other: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if !modulo.is_none() {
+            return Ok(slf.py().NotImplemented());
+        }
+        ops::binary(slf, other, BinOp::Pow, true)
+    }
+    fn __matmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::MatMul, false)
+    }
+    fn __rmatmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::MatMul, true)
+    }
+    fn __floordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::FloorDiv, false)
+    }
+    fn __rfloordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::FloorDiv, true)
+    }
+    fn __mod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Mod, false)
+    }
+    fn __rmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Mod, true)
+    }
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::And, false)
+    }
+    fn __rand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::And, true)
+    }
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Or, false)
+    }
+    fn __ror__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Or, true)
+    }
+    fn __xor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Xor, false)
+    }
+    fn __rxor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Xor, true)
+    }
+    fn __lshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::LShift, false)
+    }
+    fn __rlshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::LShift, true)
+    }
+    fn __rshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::RShift, false)
+    }
+    fn __rrshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::RShift, true)
+    }
+    fn __lt__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Lt, false)
+    }
+    fn __le__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Le, false)
+    }
+    fn __gt__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Gt, false)
+    }
+    fn __ge__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Ge, false)
+    }
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Eq, false)
+    }
+    fn __ne__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        ops::binary(slf, other, BinOp::Ne, false)
+    }
+    fn __neg__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        ops::unary(slf, UnOp::Neg)
+    }
+    fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        ops::unary(slf, UnOp::Pos)
+    }
+    fn __abs__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        ops::unary(slf, UnOp::Abs)
+    }
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        ops::unary(slf, UnOp::Invert)
+    }
+}

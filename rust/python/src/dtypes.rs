@@ -1,0 +1,160 @@
+//! DType conversions: names, NumPy dtype objects, promotion with the
+//! x64-dependent defaults.
+
+use crate::globals::x64;
+use crate::CoreResultExt;
+use microjax::dtype::ALL_DTYPES;
+use microjax::DType;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple, PyType};
+
+/// Parses a core dtype name (`float32` or `f32`); complex names → TypeError.
+pub(crate) fn dtype_from_name(name: &str) -> PyResult<DType> {
+    DType::from_name(name).py()
+}
+
+/// Default integer and float dtypes under the current x64 flag.
+#[inline]
+pub(crate) fn defaults() -> (DType, DType) {
+    if x64() {
+        (DType::I64, DType::F64)
+    } else {
+        (DType::I32, DType::F32)
+    }
+}
+
+/// JAX's promotion of two (dtype, weak) pairs with the current defaults.
+#[inline]
+pub(crate) fn promote2(a: (DType, bool), b: (DType, bool)) -> microjax::Result<(DType, bool)> {
+    if a.0 == b.0 {
+        return Ok((a.0, a.1 && b.1));
+    }
+    let (di, df) = defaults();
+    microjax::dtype::promote(a, b, di, df)
+}
+
+fn dtype_index(d: DType) -> usize {
+    ALL_DTYPES.iter().position(|&x| x == d).unwrap_or(0)
+}
+
+static DTYPE_OBJS: [PyOnceLock<Py<PyAny>>; 15] = [const { PyOnceLock::new() }; 15];
+static NP_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+pub(crate) fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    NUMPY
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("numpy")?.unbind()))
+        .map(|m| m.bind(py))
+}
+
+/// `numpy.dtype` (the type).
+pub(crate) fn np_dtype_type(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    NP_DTYPE
+        .get_or_try_init(py, || Ok::<_, PyErr>(numpy(py)?.getattr("dtype")?.unbind()))
+        .map(|m| m.bind(py))
+}
+
+/// The `ml_dtypes.bfloat16` scalar type, or a TypeError when ml_dtypes is
+/// not installed.
+pub(crate) fn bfloat16_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    match py.import("ml_dtypes") {
+        Ok(m) => m.getattr("bfloat16"),
+        Err(_) => Err(PyTypeError::new_err(
+            "bfloat16 arrays need the ml_dtypes package (pip install ml_dtypes)",
+        )),
+    }
+}
+
+fn make_dtype_obj(py: Python<'_>, d: DType) -> PyResult<Py<PyAny>> {
+    let np_dtype = np_dtype_type(py)?;
+    let obj = match d {
+        DType::BF16 => np_dtype.call1((bfloat16_type(py)?,))?,
+        DType::Float0 => {
+            // JAX's float0: a structured dtype of one zero-sized void field.
+            let void = numpy(py)?.getattr("void")?;
+            let field = PyTuple::new(
+                py,
+                [
+                    ("float0".into_pyobject(py)?.into_any()),
+                    void,
+                    0i64.into_pyobject(py)?.into_any(),
+                ],
+            )?;
+            let fields = PyList::new(py, [field])?;
+            np_dtype.call1((fields,))?
+        }
+        DType::Key => {
+            return Err(PyTypeError::new_err(
+                "PRNG key arrays have no NumPy dtype (use jax.random.key_data)",
+            ))
+        }
+        other => np_dtype.call1((other.name(),))?,
+    };
+    Ok(obj.unbind())
+}
+
+/// The NumPy dtype object of `d` (cached).
+pub(crate) fn dtype_obj(py: Python<'_>, d: DType) -> PyResult<Bound<'_, PyAny>> {
+    let idx = dtype_index(d);
+    let cell = DTYPE_OBJS
+        .get(idx)
+        .ok_or_else(|| PyValueError::new_err("dtype table out of range"))?;
+    cell.get_or_try_init(py, || make_dtype_obj(py, d))
+        .map(|o| o.bind(py).clone())
+}
+
+/// The core dtype of a NumPy dtype object or dtype-like (type object, name).
+pub(crate) fn dtype_from_py(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    let py = obj.py();
+    if let Ok(s) = obj.extract::<String>() {
+        return dtype_from_name(&s);
+    }
+    let np_dtype = np_dtype_type(py)?;
+    let dt = if obj.is_instance(np_dtype)? {
+        obj.clone()
+    } else {
+        np_dtype.call1((obj,))?
+    };
+    // float0 is a structured dtype: recognise it by its single field name.
+    let names = dt.getattr("names")?;
+    if !names.is_none() {
+        if let Ok(t) = names.extract::<Vec<String>>() {
+            if t.len() == 1 && t.first().map(String::as_str) == Some("float0") {
+                return Ok(DType::Float0);
+            }
+        }
+    }
+    let name: String = dt.getattr("name")?.extract()?;
+    dtype_from_name(&name).map_err(|_| {
+        PyTypeError::new_err(format!(
+            "dtype {name} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)"
+        ))
+    })
+}
+
+/// Whether `obj` is a type object (`np.float32`, `float`, `ml_dtypes.bfloat16`).
+pub(crate) fn is_type_object(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyType>()
+}
+
+/// Folds JAX's promotion over `(dtype_name, weak)` pairs with the defaults of
+/// the current x64 flag; returns `(dtype_name, weak)`.
+#[pyfunction]
+pub(crate) fn result_type(items: Vec<(String, bool)>) -> PyResult<(String, bool)> {
+    let mut acc: Option<(DType, bool)> = None;
+    for (name, weak) in items {
+        let cur = (dtype_from_name(&name)?, weak);
+        acc = Some(match acc {
+            None => cur,
+            Some(a) => promote2(a, cur).py()?,
+        });
+    }
+    match acc {
+        Some((d, w)) => Ok((d.name().to_string(), w)),
+        None => Err(PyValueError::new_err(
+            "at least one array or dtype is required",
+        )),
+    }
+}

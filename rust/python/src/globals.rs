@@ -1,0 +1,210 @@
+//! Process-wide state the fast paths read: the trace-active counter, the x64
+//! flag, the config epoch and the Python hooks the slow paths call.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::RwLock;
+
+static TRACE_DEPTH: AtomicUsize = AtomicUsize::new(0);
+static X64: AtomicBool = AtomicBool::new(false);
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Whether no trace is active (the fast paths apply).
+#[inline]
+pub(crate) fn no_trace() -> bool {
+    TRACE_DEPTH.load(Ordering::Relaxed) == 0
+}
+
+#[inline]
+pub(crate) fn x64() -> bool {
+    X64.load(Ordering::Relaxed)
+}
+
+#[inline]
+pub(crate) fn epoch() -> u64 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+/// Marks a trace as active: the Rust fast paths step aside until the
+/// matching `trace_exit`.
+#[pyfunction]
+pub(crate) fn trace_enter() -> usize {
+    TRACE_DEPTH.fetch_add(1, Ordering::SeqCst).saturating_add(1)
+}
+
+/// Ends one `trace_enter`; never goes below zero.
+#[pyfunction]
+pub(crate) fn trace_exit() -> usize {
+    let prev = TRACE_DEPTH
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |d| {
+            Some(d.saturating_sub(1))
+        })
+        .unwrap_or(0);
+    prev.saturating_sub(1)
+}
+
+#[pyfunction]
+pub(crate) fn trace_depth() -> usize {
+    TRACE_DEPTH.load(Ordering::SeqCst)
+}
+
+/// Turns 64-bit mode on or off; bumps the config epoch when it changes.
+#[pyfunction]
+pub(crate) fn set_x64(enabled: bool) {
+    let prev = X64.swap(enabled, Ordering::SeqCst);
+    if prev != enabled {
+        EPOCH.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[pyfunction]
+pub(crate) fn get_x64() -> bool {
+    x64()
+}
+
+#[pyfunction]
+pub(crate) fn config_epoch() -> u64 {
+    epoch()
+}
+
+/// Invalidates every epoch-keyed cache (jit caches) after a config change
+/// Rust does not see (default device, PRNG impl, ...). Returns the new epoch.
+#[pyfunction]
+pub(crate) fn bump_epoch() -> u64 {
+    EPOCH.fetch_add(1, Ordering::SeqCst).wrapping_add(1)
+}
+
+/// The Python callables the slow paths delegate to.
+#[derive(Default)]
+struct Hooks {
+    binary: Option<Py<PyAny>>,
+    unary: Option<Py<PyAny>>,
+    getitem: Option<Py<PyAny>>,
+    iter: Option<Py<PyAny>>,
+    getattr: Option<Py<PyAny>>,
+    repr: Option<Py<PyAny>>,
+    str: Option<Py<PyAny>>,
+    format: Option<Py<PyAny>>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Hook {
+    Binary,
+    Unary,
+    GetItem,
+    Iter,
+    GetAttr,
+    Repr,
+    Str,
+    Format,
+}
+
+impl Hook {
+    fn from_key(key: &str) -> Option<Hook> {
+        HOOK_KEYS.iter().find(|(k, _)| *k == key).map(|(_, h)| *h)
+    }
+}
+
+impl Hooks {
+    fn slot(&mut self, h: Hook) -> &mut Option<Py<PyAny>> {
+        match h {
+            Hook::Binary => &mut self.binary,
+            Hook::Unary => &mut self.unary,
+            Hook::GetItem => &mut self.getitem,
+            Hook::Iter => &mut self.iter,
+            Hook::GetAttr => &mut self.getattr,
+            Hook::Repr => &mut self.repr,
+            Hook::Str => &mut self.str,
+            Hook::Format => &mut self.format,
+        }
+    }
+
+    fn get(&self, h: Hook) -> Option<&Py<PyAny>> {
+        match h {
+            Hook::Binary => self.binary.as_ref(),
+            Hook::Unary => self.unary.as_ref(),
+            Hook::GetItem => self.getitem.as_ref(),
+            Hook::Iter => self.iter.as_ref(),
+            Hook::GetAttr => self.getattr.as_ref(),
+            Hook::Repr => self.repr.as_ref(),
+            Hook::Str => self.str.as_ref(),
+            Hook::Format => self.format.as_ref(),
+        }
+    }
+}
+
+static HOOKS: RwLock<Hooks> = RwLock::new(Hooks {
+    binary: None,
+    unary: None,
+    getitem: None,
+    iter: None,
+    getattr: None,
+    repr: None,
+    str: None,
+    format: None,
+});
+
+/// The hook registered under `h`, if any.
+pub(crate) fn hook<'py>(py: Python<'py>, h: Hook) -> Option<Bound<'py, PyAny>> {
+    let guard = HOOKS.read().ok()?;
+    guard.get(h).map(|f| f.bind(py).clone())
+}
+
+const HOOK_KEYS: [(&str, Hook); 8] = [
+    ("binary", Hook::Binary),
+    ("unary", Hook::Unary),
+    ("getitem", Hook::GetItem),
+    ("iter", Hook::Iter),
+    ("getattr", Hook::GetAttr),
+    ("repr", Hook::Repr),
+    ("str", Hook::Str),
+    ("format", Hook::Format),
+];
+
+/// The registered hooks as a dict (key → callable or None), so tests and
+/// tools can save and restore them.
+#[pyfunction]
+pub(crate) fn get_hooks(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, h) in HOOK_KEYS {
+        d.set_item(k, hook(py, h))?;
+    }
+    Ok(d)
+}
+
+/// Registers the Python hooks: a dict from key (`binary`, `unary`, `getitem`,
+/// `iter`, `getattr`, `repr`, `str`, `format`) to a callable, or None to
+/// clear it. Keys not given keep their current hook.
+#[pyfunction]
+pub(crate) fn set_hooks(hooks: &Bound<'_, PyDict>) -> PyResult<()> {
+    let mut updates: Vec<(Hook, Option<Py<PyAny>>)> = Vec::with_capacity(hooks.len());
+    for (k, v) in hooks.iter() {
+        let key = k.cast::<PyString>()?.to_cow()?;
+        let h = Hook::from_key(&key)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown hook {key:?}")))?;
+        if v.is_none() {
+            updates.push((h, None));
+        } else if v.is_callable() {
+            updates.push((h, Some(v.unbind())));
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "hook {key:?} must be callable or None"
+            )));
+        }
+    }
+    // Old callables are dropped after the lock is released: a decref may run
+    // arbitrary Python code that reads the hooks.
+    let mut old: Vec<Option<Py<PyAny>>> = Vec::with_capacity(updates.len());
+    {
+        let mut guard = HOOKS
+            .write()
+            .map_err(|_| PyValueError::new_err("hook table poisoned"))?;
+        for (h, f) in updates {
+            old.push(std::mem::replace(guard.slot(h), f));
+        }
+    }
+    drop(old);
+    Ok(())
+}

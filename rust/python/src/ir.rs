@@ -1,0 +1,340 @@
+//! `Builder` and `ClosedJaxpr` handles: jaxprs are built, inspected, printed,
+//! parsed and run through these.
+
+use crate::array::{py_to_scalar, scalar_to_py, ArrayImpl};
+use crate::dtypes::dtype_from_name;
+use crate::prim::Prim;
+use crate::CoreResultExt;
+use microjax::exec::interp;
+use microjax::ir::canonical::{self, ParseLimits};
+use microjax::ir::display;
+use microjax::{Atom, Aval, Effect, HostArray, Literal, Var};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyList, PyTuple};
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// `(shape tuple, dtype_name, weak)`.
+pub(crate) fn aval_to_py<'py>(py: Python<'py>, a: &Aval) -> PyResult<Bound<'py, PyTuple>> {
+    let shape = PyTuple::new(py, a.shape.iter().copied())?;
+    (shape, a.dtype.name(), a.weak_type).into_pyobject(py)
+}
+
+/// Reads `(shape, dtype_name, weak)`.
+pub(crate) fn py_to_aval(obj: &Bound<'_, PyAny>) -> PyResult<Aval> {
+    let (shape, name, weak): (Vec<usize>, String, bool) = obj.extract().map_err(|_| {
+        PyTypeError::new_err("an aval is a (shape tuple, dtype_name, weak_type) triple")
+    })?;
+    Ok(Aval::weak(shape, dtype_from_name(&name)?, weak))
+}
+
+fn var_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Var> {
+    let id: i64 = obj.extract()?;
+    u32::try_from(id)
+        .map(Var)
+        .map_err(|_| PyValueError::new_err(format!("invalid variable id {id}")))
+}
+
+/// An equation input or output: an int var id, or a literal
+/// `(value, dtype_name, weak)` with a Python bool/int/float value.
+fn atom_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Atom> {
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        return var_from_py(obj).map(Atom::Var);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        if t.len() == 3 {
+            let val = py_to_scalar(&t.get_item(0)?)?;
+            let name: String = t.get_item(1)?.extract()?;
+            let weak: bool = t.get_item(2)?.extract()?;
+            return Ok(Atom::Lit(Literal::new(val, dtype_from_name(&name)?, weak)));
+        }
+    }
+    Err(PyTypeError::new_err(
+        "an atom is an int variable id or a literal (value, dtype_name, weak_type)",
+    ))
+}
+
+fn atom_to_py<'py>(py: Python<'py>, a: &Atom) -> PyResult<Bound<'py, PyAny>> {
+    match a {
+        Atom::Var(v) => Ok(v.0.into_pyobject(py)?.into_any()),
+        Atom::Lit(l) => {
+            let val = scalar_to_py(py, l.val)?;
+            Ok((val, l.aval.dtype.name(), l.aval.weak_type)
+                .into_pyobject(py)?
+                .into_any())
+        }
+    }
+}
+
+fn effect_name(e: Effect) -> &'static str {
+    match e {
+        Effect::None => "none",
+        Effect::OrderedIo => "ordered_io",
+    }
+}
+
+/// A jaxpr under construction (`microjax::Builder` behind a mutex).
+#[pyclass(frozen, name = "Builder", module = "microjax_rs")]
+pub struct PyBuilder {
+    inner: Mutex<microjax::Builder>,
+}
+
+impl PyBuilder {
+    fn lock(&self) -> PyResult<MutexGuard<'_, microjax::Builder>> {
+        self.inner
+            .lock()
+            .map_err(|_| PyValueError::new_err("builder state poisoned"))
+    }
+}
+
+#[pymethods]
+impl PyBuilder {
+    #[new]
+    fn py_new() -> PyBuilder {
+        PyBuilder {
+            inner: Mutex::new(microjax::Builder::new()),
+        }
+    }
+
+    /// A new input variable; returns its id.
+    #[pyo3(signature = (shape, dtype_name, weak = false))]
+    fn add_input(&self, shape: Vec<usize>, dtype_name: &str, weak: bool) -> PyResult<u32> {
+        let aval = Aval::weak(shape, dtype_from_name(dtype_name)?, weak);
+        Ok(self.lock()?.add_input(aval).py()?.0)
+    }
+
+    /// A new constvar holding the array's value (and its weak type).
+    fn add_const(&self, value: PyRef<'_, ArrayImpl>) -> PyResult<u32> {
+        let (arr, weak) = (value.arr.clone(), value.weak);
+        Ok(self.lock()?.add_const(arr, weak).py()?.0)
+    }
+
+    /// Appends `outs = prim inputs`; returns `[(var_id, shape, dtype_name, weak)]`.
+    #[pyo3(signature = (prim, inputs, source = None))]
+    fn add_eqn<'py>(
+        &self,
+        py: Python<'py>,
+        prim: PyRef<'_, Prim>,
+        inputs: &Bound<'py, PyAny>,
+        source: Option<String>,
+    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let atoms = inputs
+            .try_iter()?
+            .map(|a| atom_from_py(&a?))
+            .collect::<PyResult<Vec<Atom>>>()?;
+        let src: Option<Arc<str>> = source.map(Arc::from);
+        let p = prim.prim.clone();
+        let mut b = self.lock()?;
+        let outs = b.add_eqn(p, atoms, src).py()?;
+        outs.iter()
+            .map(|v| {
+                let a = b.aval(&Atom::Var(*v)).py()?;
+                let shape = PyTuple::new(py, a.shape.iter().copied())?;
+                (v.0, shape, a.dtype.name(), a.weak_type).into_pyobject(py)
+            })
+            .collect()
+    }
+
+    /// `(shape, dtype_name, weak)` of a variable.
+    fn aval<'py>(
+        &self,
+        py: Python<'py>,
+        var_id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let v = var_from_py(var_id)?;
+        let a = self.lock()?.aval(&Atom::Var(v)).py()?;
+        aval_to_py(py, &a)
+    }
+
+    fn num_eqns(&self) -> PyResult<usize> {
+        Ok(self.lock()?.num_eqns())
+    }
+
+    /// Finishes the program with the given outputs (var ids or literals).
+    fn build(&self, outvars: &Bound<'_, PyAny>) -> PyResult<PyClosedJaxpr> {
+        let atoms = outvars
+            .try_iter()?
+            .map(|a| atom_from_py(&a?))
+            .collect::<PyResult<Vec<Atom>>>()?;
+        let j = self.lock()?.build(atoms).py()?;
+        Ok(PyClosedJaxpr { inner: Arc::new(j) })
+    }
+}
+
+/// A closed jaxpr (immutable, shared).
+#[pyclass(frozen, name = "ClosedJaxpr", module = "microjax_rs")]
+pub struct PyClosedJaxpr {
+    pub(crate) inner: Arc<microjax::ClosedJaxpr>,
+}
+
+/// Runs a closed jaxpr on host arrays with the GIL released.
+pub(crate) fn run_detached(
+    py: Python<'_>,
+    prog: &Arc<microjax::ClosedJaxpr>,
+    args: Vec<Arc<HostArray>>,
+) -> PyResult<Vec<Arc<HostArray>>> {
+    let prog = prog.clone();
+    py.detach(move || interp::eval_closed(&prog, &args)).py()
+}
+
+/// Pairs program outputs with the weak flags of the output avals.
+pub(crate) fn wrap_outputs(
+    outs: Vec<Arc<HostArray>>,
+    out_avals: &[Aval],
+) -> PyResult<Vec<ArrayImpl>> {
+    if outs.len() != out_avals.len() {
+        return Err(PyValueError::new_err(format!(
+            "program returned {} outputs for {} output avals",
+            outs.len(),
+            out_avals.len()
+        )));
+    }
+    Ok(outs
+        .into_iter()
+        .zip(out_avals)
+        .map(|(h, a)| ArrayImpl::new(h, a.weak_type))
+        .collect())
+}
+
+#[pymethods]
+impl PyClosedJaxpr {
+    /// JAX's `make_jaxpr` text.
+    fn display(&self) -> String {
+        display::display(&self.inner)
+    }
+
+    /// The canonical text (`parse(canonical()) == self`).
+    fn canonical(&self) -> String {
+        canonical::canonical(&self.inner)
+    }
+
+    fn __str__(&self) -> String {
+        self.display()
+    }
+
+    fn __repr__(&self) -> String {
+        self.display()
+    }
+
+    fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let avals = self.inner.in_avals().py()?;
+        avals.iter().map(|a| aval_to_py(py, a)).collect()
+    }
+
+    fn out_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let avals = self.inner.out_avals().py()?;
+        avals.iter().map(|a| aval_to_py(py, a)).collect()
+    }
+
+    /// The constvars' values as arrays (weak flags from their avals).
+    fn consts(&self) -> PyResult<Vec<ArrayImpl>> {
+        let j = &self.inner.jaxpr;
+        self.inner
+            .consts
+            .iter()
+            .zip(&j.constvars)
+            .map(|(c, v)| Ok(ArrayImpl::new(c.clone(), j.aval(*v).py()?.weak_type)))
+            .collect()
+    }
+
+    fn num_eqns(&self) -> usize {
+        self.inner.jaxpr.eqns.len()
+    }
+
+    /// `(avals, constvars, invars, eqns, outvars)` where each eqn is
+    /// `(Prim, inputs, outputs, source, effect)` and atoms are var ids or
+    /// literal `(value, dtype_name, weak)` triples.
+    fn structure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let j = &self.inner.jaxpr;
+        let avals = j
+            .avals
+            .iter()
+            .map(|a| aval_to_py(py, a))
+            .collect::<PyResult<Vec<_>>>()?;
+        let constvars: Vec<u32> = j.constvars.iter().map(|v| v.0).collect();
+        let invars: Vec<u32> = j.invars.iter().map(|v| v.0).collect();
+        let eqns = PyList::empty(py);
+        for e in &j.eqns {
+            let prim = Bound::new(
+                py,
+                Prim {
+                    prim: e.prim.clone(),
+                },
+            )?;
+            let ins = e
+                .inputs
+                .iter()
+                .map(|a| atom_to_py(py, a))
+                .collect::<PyResult<Vec<_>>>()?;
+            let outs: Vec<u32> = e.outputs.iter().map(|v| v.0).collect();
+            let src: Option<String> = e.source.0.as_ref().map(|s| s.to_string());
+            eqns.append((prim, ins, outs, src, effect_name(e.effect)))?;
+        }
+        let outvars = j
+            .outvars
+            .iter()
+            .map(|a| atom_to_py(py, a))
+            .collect::<PyResult<Vec<_>>>()?;
+        (avals, constvars, invars, eqns, outvars).into_pyobject(py)
+    }
+
+    /// Evaluates the program on `args` with the GIL released.
+    fn run(&self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>) -> PyResult<Vec<ArrayImpl>> {
+        let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
+        drop(args);
+        let out_avals = self.inner.out_avals().py()?;
+        let outs = run_detached(py, &self.inner, arrs)?;
+        wrap_outputs(outs, &out_avals)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        let py = other.py();
+        match other.cast::<PyClosedJaxpr>() {
+            Ok(o) => PyBool::new(py, *self.inner == *o.get().inner)
+                .to_owned()
+                .into_any()
+                .unbind(),
+            Err(_) => py.NotImplemented(),
+        }
+    }
+
+    fn __ne__(&self, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        let py = other.py();
+        match other.cast::<PyClosedJaxpr>() {
+            Ok(o) => PyBool::new(py, *self.inner != *o.get().inner)
+                .to_owned()
+                .into_any()
+                .unbind(),
+            Err(_) => py.NotImplemented(),
+        }
+    }
+
+    fn __hash__(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        self.inner.hash(&mut h);
+        h.finish()
+    }
+}
+
+/// Parses canonical jaxpr text (default limits). A program with constvars
+/// takes their values as `consts` (arrays, in constvar order).
+#[pyfunction]
+#[pyo3(signature = (text, consts = None))]
+pub(crate) fn parse(
+    py: Python<'_>,
+    text: &str,
+    consts: Option<Vec<PyRef<'_, ArrayImpl>>>,
+) -> PyResult<PyClosedJaxpr> {
+    let text = text.to_owned();
+    let consts: Vec<Arc<HostArray>> = consts
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.arr.clone())
+        .collect();
+    let j = py
+        .detach(move || canonical::parse_with_consts(&text, consts, &ParseLimits::default()))
+        .py()?;
+    Ok(PyClosedJaxpr { inner: Arc::new(j) })
+}

@@ -1,0 +1,401 @@
+//! `JitFunction`: `jit`'s call path. A call with only `ArrayImpl` positional
+//! arguments (no kwargs, no trace active) looks up `(config epoch, [(dtype,
+//! shape, weak)])` in a Rust hash map and runs the cached program; anything
+//! else (or a miss) calls the Python fallback, which traces, compiles and
+//! inserts.
+
+use crate::array::ArrayImpl;
+use crate::globals::{epoch, no_trace};
+use crate::prim::{jaxpr_handle, DETACH_ELEMS};
+use crate::CoreResultExt;
+use microjax::dtype::ALL_DTYPES;
+use microjax::exec::interp;
+use microjax::{DType, HostArray};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::PyTraverseError;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex};
+
+/// FxHash-style hasher: the keys are short vectors of small integers.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Key = Vec<u64>;
+type Map = HashMap<Key, Arc<Entry>, BuildHasherDefault<FxHasher>>;
+
+/// How program outputs are arranged into the Python result.
+enum OutSpec {
+    Leaf,
+    Tuple(Vec<OutSpec>),
+    List(Vec<OutSpec>),
+    None,
+    Dict(Vec<Py<PyAny>>, Vec<OutSpec>),
+}
+
+impl OutSpec {
+    fn parse(obj: &Bound<'_, PyAny>) -> PyResult<OutSpec> {
+        if let Ok(i) = obj.extract::<i64>() {
+            if i == -1 {
+                return Ok(OutSpec::Leaf);
+            }
+        }
+        let bad = || {
+            PyValueError::new_err(format!(
+                "invalid jit out-spec {}",
+                obj.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        };
+        let t = obj.cast::<PyTuple>().map_err(|_| bad())?;
+        let tag: String = t
+            .get_item(0)
+            .map_err(|_| bad())?
+            .extract()
+            .map_err(|_| bad())?;
+        let children = |o: Bound<'_, PyAny>| -> PyResult<Vec<OutSpec>> {
+            o.try_iter()?
+                .map(|c| OutSpec::parse(&c?))
+                .collect::<PyResult<Vec<_>>>()
+        };
+        match (tag.as_str(), t.len()) {
+            ("tuple", 2) => Ok(OutSpec::Tuple(children(t.get_item(1)?)?)),
+            ("list", 2) => Ok(OutSpec::List(children(t.get_item(1)?)?)),
+            ("none", 1) => Ok(OutSpec::None),
+            ("dict", 3) => {
+                let keys: Vec<Py<PyAny>> = t
+                    .get_item(1)?
+                    .try_iter()?
+                    .map(|k| k.map(Bound::unbind))
+                    .collect::<PyResult<_>>()?;
+                let vals = children(t.get_item(2)?)?;
+                if keys.len() != vals.len() {
+                    return Err(bad());
+                }
+                Ok(OutSpec::Dict(keys, vals))
+            }
+            _ => Err(bad()),
+        }
+    }
+
+    fn leaves(&self) -> usize {
+        match self {
+            OutSpec::Leaf => 1,
+            OutSpec::None => 0,
+            OutSpec::Tuple(c) | OutSpec::List(c) | OutSpec::Dict(_, c) => {
+                c.iter().fold(0usize, |a, s| a.saturating_add(s.leaves()))
+            }
+        }
+    }
+
+    fn build<'py>(
+        &self,
+        py: Python<'py>,
+        leaves: &mut impl Iterator<Item = ArrayImpl>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let kids = |c: &[OutSpec], leaves: &mut dyn Iterator<Item = ArrayImpl>| {
+            c.iter()
+                .map(|s| s.build(py, &mut LeafIter(leaves)))
+                .collect::<PyResult<Vec<_>>>()
+        };
+        match self {
+            OutSpec::Leaf => match leaves.next() {
+                Some(a) => Ok(Bound::new(py, a)?.into_any()),
+                None => Err(PyValueError::new_err("jit: too few program outputs")),
+            },
+            OutSpec::None => Ok(py.None().into_bound(py)),
+            OutSpec::Tuple(c) => Ok(PyTuple::new(py, kids(c, leaves)?)?.into_any()),
+            OutSpec::List(c) => Ok(PyList::new(py, kids(c, leaves)?)?.into_any()),
+            OutSpec::Dict(keys, c) => {
+                let vals = kids(c, leaves)?;
+                let d = PyDict::new(py);
+                for (k, v) in keys.iter().zip(vals) {
+                    d.set_item(k.bind(py), v)?;
+                }
+                Ok(d.into_any())
+            }
+        }
+    }
+
+    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match self {
+            OutSpec::Leaf | OutSpec::None => Ok(()),
+            OutSpec::Tuple(c) | OutSpec::List(c) => c.iter().try_for_each(|s| s.traverse(visit)),
+            OutSpec::Dict(keys, c) => {
+                for k in keys {
+                    visit.call(k)?;
+                }
+                c.iter().try_for_each(|s| s.traverse(visit))
+            }
+        }
+    }
+}
+
+/// Adapter so the recursive builder can take `&mut dyn Iterator`.
+struct LeafIter<'a>(&'a mut dyn Iterator<Item = ArrayImpl>);
+
+impl Iterator for LeafIter<'_> {
+    type Item = ArrayImpl;
+    fn next(&mut self) -> Option<ArrayImpl> {
+        self.0.next()
+    }
+}
+
+struct Entry {
+    prog: Arc<microjax::ClosedJaxpr>,
+    out_weak: Vec<bool>,
+    spec: OutSpec,
+}
+
+fn dtype_code(d: DType) -> u64 {
+    ALL_DTYPES
+        .iter()
+        .position(|&x| x == d)
+        .map_or(u64::MAX, |p| p as u64)
+}
+
+/// The cache key: epoch, then per argument `dtype | weak << 8 | ndim << 16`
+/// followed by its dims.
+fn push_arg_key(key: &mut Key, a: &ArrayImpl) {
+    let shape = a.arr.shape();
+    key.push(dtype_code(a.arr.dtype()) | (u64::from(a.weak) << 8) | ((shape.len() as u64) << 16));
+    key.extend(shape.iter().map(|&d| d as u64));
+}
+
+/// A jitted function: Rust cache lookup on the hot path, Python fallback on
+/// a miss. Instances have a `__dict__` so `functools.update_wrapper` works.
+#[pyclass(frozen, dict, weakref, name = "JitFunction", module = "microjax_rs")]
+pub struct JitFunction {
+    fallback: Mutex<Option<Py<PyAny>>>,
+    cache: Mutex<Map>,
+}
+
+impl JitFunction {
+    fn fallback<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let g = self
+            .fallback
+            .lock()
+            .map_err(|_| PyValueError::new_err("jit state poisoned"))?;
+        match g.as_ref() {
+            Some(f) => Ok(f.bind(py).clone()),
+            None => Err(PyTypeError::new_err("jit function was cleared")),
+        }
+    }
+
+    fn lookup(&self, key: &Key) -> Option<Arc<Entry>> {
+        self.cache.lock().ok()?.get(key).cloned()
+    }
+
+    /// The fast path; Ok(None) when it does not apply or misses.
+    fn try_fast<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let n = args.len();
+        let mut key: Key = Vec::with_capacity(n.saturating_mul(4).saturating_add(1));
+        key.push(epoch());
+        let mut arrs: Vec<Arc<HostArray>> = Vec::with_capacity(n);
+        let mut total = 0usize;
+        for a in args.iter() {
+            let Ok(arr) = a.cast::<ArrayImpl>() else {
+                return Ok(None);
+            };
+            let arr = arr.get();
+            push_arg_key(&mut key, arr);
+            total = total.saturating_add(arr.arr.size());
+            arrs.push(arr.arr.clone());
+        }
+        let Some(entry) = self.lookup(&key) else {
+            return Ok(None);
+        };
+        let outs = if total > DETACH_ELEMS {
+            let prog = entry.prog.clone();
+            py.detach(move || interp::eval_closed(&prog, &arrs)).py()?
+        } else {
+            interp::eval_closed(&entry.prog, &arrs).py()?
+        };
+        if outs.len() != entry.out_weak.len() {
+            return Err(PyValueError::new_err(
+                "jit: cached program returned a wrong number of outputs",
+            ));
+        }
+        let mut leaves = outs
+            .into_iter()
+            .zip(entry.out_weak.iter())
+            .map(|(h, &w)| ArrayImpl::new(h, w));
+        let out = entry.spec.build(py, &mut leaves)?;
+        Ok(Some(out))
+    }
+}
+
+static PARTIAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+#[pymethods]
+impl JitFunction {
+    #[new]
+    fn py_new(fallback: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
+        if !fallback.is_callable() {
+            return Err(PyTypeError::new_err(
+                "JitFunction needs a callable fallback",
+            ));
+        }
+        Ok(JitFunction {
+            fallback: Mutex::new(Some(fallback.clone().unbind())),
+            cache: Mutex::new(Map::default()),
+        })
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let no_kwargs = kwargs.is_none_or(|k| k.is_empty());
+        if no_kwargs && no_trace() {
+            if let Some(out) = self.try_fast(py, args)? {
+                return Ok(out);
+            }
+        }
+        self.fallback(py)?.call(args, kwargs)
+    }
+
+    /// Caches `exe` for calls whose arguments look like `args` (dtype, shape,
+    /// weak type; current config epoch). `out_spec` arranges the outputs:
+    /// `-1` (a leaf), `("tuple", [..])`, `("list", [..])`, `("none",)`,
+    /// `("dict", [keys], [..])`.
+    fn _cache_insert(
+        &self,
+        args: Vec<PyRef<'_, ArrayImpl>>,
+        exe: &Bound<'_, PyAny>,
+        out_spec: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let prog = jaxpr_handle(exe)
+            .ok_or_else(|| PyTypeError::new_err("_cache_insert needs a ClosedJaxpr"))?;
+        let spec = OutSpec::parse(out_spec)?;
+        let out_avals = prog.out_avals().py()?;
+        if spec.leaves() != out_avals.len() {
+            return Err(PyValueError::new_err(format!(
+                "out_spec has {} leaves but the program has {} outputs",
+                spec.leaves(),
+                out_avals.len()
+            )));
+        }
+        let in_avals = prog.in_avals().py()?;
+        if in_avals.len() != args.len() {
+            return Err(PyValueError::new_err(format!(
+                "the program takes {} inputs but {} arguments were given",
+                in_avals.len(),
+                args.len()
+            )));
+        }
+        for (i, (want, a)) in in_avals.iter().zip(args.iter()).enumerate() {
+            if !want.same_type(&a.arr.aval()) {
+                return Err(PyValueError::new_err(format!(
+                    "argument {i} is {} but the program expects {}",
+                    a.arr.aval().short(),
+                    want.short()
+                )));
+            }
+        }
+        let mut key: Key = vec![epoch()];
+        for a in args.iter() {
+            push_arg_key(&mut key, a);
+        }
+        let entry = Arc::new(Entry {
+            prog,
+            out_weak: out_avals.iter().map(|a| a.weak_type).collect(),
+            spec,
+        });
+        let old = self
+            .cache
+            .lock()
+            .map_err(|_| PyValueError::new_err("jit cache poisoned"))?
+            .insert(key, entry);
+        drop(old);
+        Ok(())
+    }
+
+    fn _cache_size(&self) -> usize {
+        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+    }
+
+    fn _cache_clear(&self) {
+        let old = self.cache.lock().map(|mut c| std::mem::take(&mut *c));
+        drop(old);
+    }
+
+    /// Method binding: `obj.f` is `functools.partial(f, obj)`.
+    fn __get__<'py>(
+        slf: &Bound<'py, Self>,
+        obj: Option<&Bound<'py, PyAny>>,
+        objtype: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = objtype;
+        let py = slf.py();
+        match obj {
+            Some(o) if !o.is_none() => {
+                let partial = PARTIAL.get_or_try_init(py, || {
+                    Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
+                })?;
+                partial.bind(py).call1((slf, o))
+            }
+            _ => Ok(slf.clone().into_any()),
+        }
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let name = slf
+            .getattr("__name__")
+            .and_then(|n| n.cast_into::<PyString>().map_err(PyErr::from))
+            .map(|s| s.to_string())
+            .unwrap_or_else(|_| "<unnamed>".to_string());
+        Ok(format!("<JitFunction of {name}>"))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(g) = self.fallback.try_lock() {
+            if let Some(f) = g.as_ref() {
+                visit.call(f)?;
+            }
+        }
+        if let Ok(c) = self.cache.try_lock() {
+            for e in c.values() {
+                e.spec.traverse(&visit)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        let f = self.fallback.lock().map(|mut g| g.take());
+        let c = self.cache.lock().map(|mut c| std::mem::take(&mut *c));
+        drop((f, c));
+    }
+}

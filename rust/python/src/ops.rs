@@ -1,0 +1,449 @@
+//! Array operators. With no trace active and a plain operand (another
+//! `ArrayImpl` or an exact Python bool/int/float) they run entirely in Rust:
+//! JAX's promotion, conversion, NumPy broadcasting and one kernel call.
+//! Everything else goes to the Python `binary`/`unary` hooks.
+
+use crate::array::ArrayImpl;
+use crate::dtypes::{defaults, promote2};
+use crate::globals::{hook, no_trace, x64, Hook};
+use crate::to_pyerr;
+use microjax::prims::kernel;
+use microjax::{BinaryOp, CmpOp, DType, HostArray, Primitive, Scalar, UnaryOp};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    TrueDiv,
+    Pow,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    MatMul,
+    FloorDiv,
+    Mod,
+    And,
+    Or,
+    Xor,
+    LShift,
+    RShift,
+}
+
+/// What the fast path runs for an operator.
+#[derive(Clone, Copy)]
+enum Kind {
+    Arith(BinaryOp),
+    Cmp(CmpOp),
+    HookOnly,
+}
+
+impl BinOp {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::TrueDiv => "truediv",
+            BinOp::Pow => "pow",
+            BinOp::Lt => "lt",
+            BinOp::Le => "le",
+            BinOp::Gt => "gt",
+            BinOp::Ge => "ge",
+            BinOp::Eq => "eq",
+            BinOp::Ne => "ne",
+            BinOp::MatMul => "matmul",
+            BinOp::FloorDiv => "floordiv",
+            BinOp::Mod => "mod",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Xor => "xor",
+            BinOp::LShift => "lshift",
+            BinOp::RShift => "rshift",
+        }
+    }
+
+    fn kind(self) -> Kind {
+        match self {
+            BinOp::Add => Kind::Arith(BinaryOp::Add),
+            BinOp::Sub => Kind::Arith(BinaryOp::Sub),
+            BinOp::Mul => Kind::Arith(BinaryOp::Mul),
+            BinOp::TrueDiv => Kind::Arith(BinaryOp::Div),
+            BinOp::Pow => Kind::Arith(BinaryOp::Pow),
+            BinOp::Lt => Kind::Cmp(CmpOp::Lt),
+            BinOp::Le => Kind::Cmp(CmpOp::Le),
+            BinOp::Gt => Kind::Cmp(CmpOp::Gt),
+            BinOp::Ge => Kind::Cmp(CmpOp::Ge),
+            BinOp::Eq => Kind::Cmp(CmpOp::Eq),
+            BinOp::Ne => Kind::Cmp(CmpOp::Ne),
+            BinOp::MatMul
+            | BinOp::FloorDiv
+            | BinOp::Mod
+            | BinOp::And
+            | BinOp::Or
+            | BinOp::Xor
+            | BinOp::LShift
+            | BinOp::RShift => Kind::HookOnly,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum UnOp {
+    Neg,
+    Pos,
+    Abs,
+    Invert,
+}
+
+impl UnOp {
+    fn name(self) -> &'static str {
+        match self {
+            UnOp::Neg => "neg",
+            UnOp::Pos => "pos",
+            UnOp::Abs => "abs",
+            UnOp::Invert => "invert",
+        }
+    }
+}
+
+/// Outcome of a fast-path attempt.
+enum Fast {
+    Done(ArrayImpl),
+    /// Not applicable: the Python hook decides (and raises the proper error).
+    Skip,
+    /// The core rejected the operation; raised if no hook is set.
+    Err(microjax::Error),
+}
+
+impl From<microjax::Error> for Fast {
+    fn from(e: microjax::Error) -> Fast {
+        Fast::Err(e)
+    }
+}
+
+/// One operand of a fast binary op.
+enum Operand<'a> {
+    Arr(&'a ArrayImpl),
+    Py(Scalar, DType, bool),
+}
+
+impl Operand<'_> {
+    #[inline]
+    fn key(&self) -> (DType, bool) {
+        match self {
+            Operand::Arr(a) => (a.arr.dtype(), a.weak),
+            Operand::Py(_, d, w) => (*d, *w),
+        }
+    }
+}
+
+/// An operand materialized at the target dtype: borrowed when no conversion
+/// was needed.
+enum Mat<'a> {
+    Borrowed(&'a HostArray),
+    Owned(HostArray),
+}
+
+impl Mat<'_> {
+    #[inline]
+    fn get(&self) -> &HostArray {
+        match self {
+            Mat::Borrowed(a) => a,
+            Mat::Owned(a) => a,
+        }
+    }
+}
+
+/// Classifies the other operand: an `ArrayImpl`, or an exact Python
+/// bool/int/float (an int must fit the default int dtype). None → slow path.
+#[inline]
+fn classify<'a>(other: &'a Bound<'_, PyAny>) -> Option<Operand<'a>> {
+    if let Ok(a) = other.cast::<ArrayImpl>() {
+        return Some(Operand::Arr(a.get()));
+    }
+    if let Ok(f) = other.cast_exact::<PyFloat>() {
+        let d = if x64() { DType::F64 } else { DType::F32 };
+        return Some(Operand::Py(Scalar::Float(f.value()), d, true));
+    }
+    if other.is_exact_instance_of::<PyInt>() {
+        let v = other.extract::<i64>().ok()?;
+        let d = if x64() {
+            DType::I64
+        } else {
+            i32::try_from(v).ok()?;
+            DType::I32
+        };
+        return Some(Operand::Py(Scalar::Int(v), d, true));
+    }
+    if other.is_exact_instance_of::<PyBool>() {
+        let b = other.extract::<bool>().ok()?;
+        return Some(Operand::Py(Scalar::Bool(b), DType::Bool, false));
+    }
+    None
+}
+
+/// Whether integer `v` is representable in `d` (floats always take it).
+fn int_fits(v: i64, d: DType) -> bool {
+    match d {
+        DType::I8 => i8::try_from(v).is_ok(),
+        DType::I16 => i16::try_from(v).is_ok(),
+        DType::I32 => i32::try_from(v).is_ok(),
+        DType::I64 => true,
+        DType::U8 => u8::try_from(v).is_ok(),
+        DType::U16 => u16::try_from(v).is_ok(),
+        DType::U32 => u32::try_from(v).is_ok(),
+        DType::U64 => v >= 0,
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => true,
+        DType::Bool | DType::Float0 | DType::Key => false,
+    }
+}
+
+fn convert(a: &HostArray, d: DType) -> microjax::Result<HostArray> {
+    let prim = Primitive::ConvertElementType {
+        new_dtype: d,
+        weak_type: false,
+    };
+    single(kernel::eval(&prim, &[a])?, "convert_element_type")
+}
+
+fn single(outs: Vec<HostArray>, prim: &'static str) -> microjax::Result<HostArray> {
+    let n = outs.len();
+    outs.into_iter().next().ok_or(microjax::Error::Arity {
+        prim,
+        expected: 1,
+        got: n,
+    })
+}
+
+/// Materializes an operand at dtype `d`. None → slow path.
+fn materialize<'a>(op: &Operand<'a>, d: DType) -> Result<Option<Mat<'a>>, microjax::Error> {
+    match op {
+        Operand::Arr(a) => {
+            if a.arr.dtype() == d {
+                Ok(Some(Mat::Borrowed(&a.arr)))
+            } else {
+                convert(&a.arr, d).map(|h| Some(Mat::Owned(h)))
+            }
+        }
+        Operand::Py(s, _, _) => {
+            if let Scalar::Int(v) = s {
+                if !int_fits(*v, d) {
+                    return Ok(None);
+                }
+            }
+            HostArray::scalar(*s, d).map(|h| Some(Mat::Owned(h)))
+        }
+    }
+}
+
+/// NumPy's broadcast of two shapes (None when incompatible).
+fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out: Vec<usize> = Vec::with_capacity(n);
+    let mut ia = a.iter().rev();
+    let mut ib = b.iter().rev();
+    for _ in 0..n {
+        let da = ia.next().copied().unwrap_or(1);
+        let db = ib.next().copied().unwrap_or(1);
+        let d = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return None;
+        };
+        out.push(d);
+    }
+    out.reverse();
+    Some(out)
+}
+
+fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
+    let a = m.get();
+    let offset = shape.len().saturating_sub(a.ndim());
+    let prim = Primitive::BroadcastInDim {
+        shape: shape.to_vec(),
+        broadcast_dimensions: (offset..shape.len()).collect(),
+    };
+    single(kernel::eval(&prim, &[a])?, "broadcast_in_dim")
+}
+
+fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> Fast {
+    let kind = op.kind();
+    if matches!(kind, Kind::HookOnly) {
+        return Fast::Skip;
+    }
+    let Some(other_op) = classify(other) else {
+        return Fast::Skip;
+    };
+    // `x ** k` for a Python int k: integer_pow on x's dtype.
+    if op == BinOp::Pow && !reflected {
+        if let Operand::Py(Scalar::Int(k), _, _) = other_op {
+            return integer_pow(slf, k);
+        }
+    }
+    let me = Operand::Arr(slf);
+    let (x, y) = if reflected {
+        (other_op, me)
+    } else {
+        (me, other_op)
+    };
+    let Ok((mut dt, weak)) = promote2(x.key(), y.key()) else {
+        return Fast::Skip;
+    };
+    if op == BinOp::TrueDiv && !dt.is_float() {
+        dt = defaults().1;
+    }
+    if op == BinOp::Pow && !dt.is_float() {
+        return Fast::Skip;
+    }
+    let mx = match materialize(&x, dt) {
+        Ok(Some(m)) => m,
+        Ok(None) => return Fast::Skip,
+        Err(e) => return Fast::Err(e),
+    };
+    let my = match materialize(&y, dt) {
+        Ok(Some(m)) => m,
+        Ok(None) => return Fast::Skip,
+        Err(e) => return Fast::Err(e),
+    };
+    let (sx, sy) = (mx.get().shape(), my.get().shape());
+    let (mx, my) = if sx != sy && !sx.is_empty() && !sy.is_empty() {
+        let Some(out) = broadcast_shapes(sx, sy) else {
+            return Fast::Skip;
+        };
+        let bx = if sx == out.as_slice() {
+            mx
+        } else {
+            match broadcast_to(mx, &out) {
+                Ok(h) => Mat::Owned(h),
+                Err(e) => return Fast::Err(e),
+            }
+        };
+        let by = if sy == out.as_slice() {
+            my
+        } else {
+            match broadcast_to(my, &out) {
+                Ok(h) => Mat::Owned(h),
+                Err(e) => return Fast::Err(e),
+            }
+        };
+        (bx, by)
+    } else {
+        (mx, my)
+    };
+    let (prim, out_weak) = match kind {
+        Kind::Arith(b) => (Primitive::Binary(b), weak),
+        Kind::Cmp(c) => (Primitive::Compare(c), false),
+        Kind::HookOnly => return Fast::Skip,
+    };
+    let res = kernel::eval(&prim, &[mx.get(), my.get()]).and_then(|o| single(o, prim.name()));
+    match res {
+        Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), out_weak)),
+        Err(e) => Fast::Err(e),
+    }
+}
+
+fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
+    let d = slf.arr.dtype();
+    let ok_dtype = d.is_float() || (d.is_int() && k >= 0);
+    let Ok(y) = i32::try_from(k) else {
+        return Fast::Skip;
+    };
+    if !ok_dtype {
+        return Fast::Skip;
+    }
+    let prim = Primitive::IntegerPow { y };
+    match kernel::eval(&prim, &[&slf.arr]).and_then(|o| single(o, "integer_pow")) {
+        Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
+        Err(e) => Fast::Err(e),
+    }
+}
+
+/// A binary operator: the Rust fast path when it applies, else the Python
+/// `binary` hook `(op_name, self, other, reflected)`.
+pub(crate) fn binary(
+    slf: &Bound<'_, ArrayImpl>,
+    other: &Bound<'_, PyAny>,
+    op: BinOp,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let mut failure: Option<microjax::Error> = None;
+    if no_trace() {
+        match fast_binary(slf.get(), other, op, reflected) {
+            Fast::Done(a) => return a.into_pyany(py),
+            Fast::Skip => {}
+            Fast::Err(e) => failure = Some(e),
+        }
+    }
+    match hook(py, Hook::Binary) {
+        Some(f) => Ok(f.call1((op.name(), slf, other, reflected))?.unbind()),
+        None => match failure {
+            Some(e) => Err(to_pyerr(e)),
+            None => Ok(py.NotImplemented()),
+        },
+    }
+}
+
+fn fast_unary(slf: &ArrayImpl, op: UnOp) -> Fast {
+    let d = slf.arr.dtype();
+    if !d.is_numeric() {
+        return Fast::Skip;
+    }
+    let prim = match op {
+        UnOp::Pos => return Fast::Done(ArrayImpl::new(slf.arr.clone(), slf.weak)),
+        UnOp::Neg => Primitive::Unary(UnaryOp::Neg),
+        UnOp::Abs => Primitive::Unary(UnaryOp::Abs),
+        UnOp::Invert => return Fast::Skip,
+    };
+    match kernel::eval(&prim, &[&slf.arr]).and_then(|o| single(o, prim.name())) {
+        Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
+        Err(e) => Fast::Err(e),
+    }
+}
+
+/// A unary operator: fast path for neg/pos/abs with no trace active, else
+/// the Python `unary` hook `(op_name, self)`.
+pub(crate) fn unary(slf: &Bound<'_, ArrayImpl>, op: UnOp) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let mut failure: Option<microjax::Error> = None;
+    if no_trace() {
+        match fast_unary(slf.get(), op) {
+            Fast::Done(a) => return a.into_pyany(py),
+            Fast::Skip => {}
+            Fast::Err(e) => failure = Some(e),
+        }
+    }
+    match hook(py, Hook::Unary) {
+        Some(f) => Ok(f.call1((op.name(), slf))?.unbind()),
+        None => match failure {
+            Some(e) => Err(to_pyerr(e)),
+            None => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "bad operand type for unary {}: 'ArrayImpl' (no unary hook set)",
+                op.name()
+            ))),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numpy_broadcasting() {
+        assert_eq!(broadcast_shapes(&[3, 1], &[4]), Some(vec![3, 4]));
+        assert_eq!(broadcast_shapes(&[2, 3], &[3]), Some(vec![2, 3]));
+        assert_eq!(broadcast_shapes(&[2, 3], &[2]), None);
+        assert_eq!(broadcast_shapes(&[1], &[5, 1, 2]), Some(vec![5, 1, 2]));
+        assert_eq!(broadcast_shapes(&[0], &[1]), Some(vec![0]));
+    }
+}

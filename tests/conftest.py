@@ -1,0 +1,38 @@
+"""Shared pytest set-up for microjax_rs.
+
+* 64-bit mode: run with ``MICROJAX_ENABLE_X64=1`` (or ``JAX_ENABLE_X64=1``);
+  the package reads it at import. Without it, float64/int64 table cases skip.
+* ``MICROJAX_FULL=1`` selects the full (slow) tier; tests marked ``full``
+  are skipped otherwise so ``make test`` fits CI.
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # `import op_table` from any rootdir
+
+FULL = os.environ.get("MICROJAX_FULL", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "full: slow test, runs only with MICROJAX_FULL=1")
+
+
+def pytest_report_header(config):
+    try:
+        from op_table import x64_enabled
+
+        mode = f"x64={'on' if x64_enabled() else 'off'}"
+    except Exception as e:  # the import failure is reported by the tests themselves
+        mode = f"microjax_rs not importable: {type(e).__name__}: {e}"
+    return f"microjax_rs: {mode}, tier={'full' if FULL else 'ci'}"
+
+
+def pytest_collection_modifyitems(config, items):
+    if FULL:
+        return
+    skip = pytest.mark.skip(reason="full tier only (set MICROJAX_FULL=1)")
+    for item in items:
+        if "full" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,93 @@
+"""Eager arrays: operators, promotion, conversions, repr."""
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+
+
+def test_operators_broadcast_and_promote_like_jax():
+    a = jnp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = jnp.asarray(np.array([1, 2, 3], dtype=np.int32))
+    out = a + b
+    assert out.dtype == np.float32 and out.shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(6).reshape(2, 3) + [1, 2, 3])
+    assert (b * 2).dtype == np.int32
+    assert (b + 1.5).dtype == np.float32 and (b + 1.5).weak_type
+    assert (a * 2.0).dtype == np.float32 and not (a * 2.0).weak_type
+    assert (b / 2).dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(b > 1), [False, True, True])
+    np.testing.assert_array_equal(np.asarray(-b), [-1, -2, -3])
+    np.testing.assert_array_equal(np.asarray(2 - b), [1, 0, -1])
+    np.testing.assert_array_equal(np.asarray(b ** 2), [1, 4, 9])
+
+
+def test_numpy_operand_and_reflected():
+    a = jnp.ones(3)
+    out = np.arange(3, dtype=np.float32) + a
+    assert isinstance(out, jax.Array)
+    np.testing.assert_array_equal(np.asarray(out), [1, 2, 3])
+
+
+def test_integer_wraparound():
+    x = jnp.asarray(np.array([2**31 - 1], dtype=np.int32))
+    np.testing.assert_array_equal(np.asarray(x + 1), [-(2**31)])
+
+
+def test_conversions_and_repr():
+    x = jnp.asarray([1.0, 2.0, 3.0])
+    assert repr(x) == "Array([1., 2., 3.], dtype=float32)"
+    assert repr(jnp.asarray(2.0)) == "Array(2., dtype=float32, weak_type=True)"
+    assert float(jnp.sum(x)) == 6.0
+    assert int(jnp.asarray(3)) == 3
+    assert jnp.asarray(3).item() == 3
+    assert bool(jnp.asarray(True))
+    with pytest.raises(TypeError):
+        len(jnp.asarray(1.0))
+    assert len(x) == 3
+    assert x.block_until_ready() is x
+    np.testing.assert_array_equal(x.astype(jnp.int32), [1, 2, 3])
+    assert x.astype(jnp.int32).dtype == np.int32
+    with pytest.raises(TypeError):
+        x[0] = 1
+
+
+def test_numpy_subset_values():
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    jx = jnp.asarray(x)
+    np.testing.assert_allclose(np.asarray(jnp.sin(jx)), np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.exp(jx)), np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.tanh(jx)), np.tanh(x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jnp.sum(jx, axis=1)), x.sum(1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.sum(jx, axis=0, keepdims=True)), x.sum(0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jx.T), x.T)
+    np.testing.assert_allclose(np.asarray(jnp.reshape(jx, (4, 3))), x.reshape(4, 3))
+    np.testing.assert_allclose(np.asarray(jx.reshape(2, -1)), x.reshape(2, -1))
+    np.testing.assert_allclose(np.asarray(jnp.transpose(jx)), x.T)
+    np.testing.assert_allclose(np.asarray(jnp.maximum(jx, 0.0)), np.maximum(x, 0))
+    np.testing.assert_allclose(np.asarray(jnp.where(jx > 0, jx, -jx)), np.abs(x))
+    np.testing.assert_allclose(np.asarray(jnp.dot(jx, jx.T)), x @ x.T, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jx @ jx.T), x @ x.T, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jnp.matmul(jnp.ones((2, 3, 4)), jx.T)), np.ones((2, 3, 4)) @ x.T, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(jnp.arange(5)), np.arange(5))
+    assert jnp.arange(5).dtype == np.int32
+    assert jnp.arange(0.0, 1.0, 0.25).dtype == np.float32
+    assert jnp.zeros((2, 3)).dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(jnp.ones((2,), dtype=jnp.int32)), [1, 1])
+    np.testing.assert_allclose(np.asarray(jnp.mean(jx)), x.mean(), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(jnp.max(jx, axis=1)), x.max(1))
+
+
+def test_sum_of_bool_and_small_ints_is_int32():
+    assert jnp.sum(jnp.asarray([True, False, True])).dtype == np.int32
+    assert int(jnp.sum(jnp.asarray([True, False, True]))) == 2
+
+
+def test_complex_is_a_clear_type_error():
+    with pytest.raises(TypeError, match="complex"):
+        jnp.asarray(np.ones(2, dtype=np.complex64))
+
+
+def test_float64_canonicalized_without_x64():
+    assert jnp.asarray(np.ones(2)).dtype == np.float32
+    assert jnp.asarray(np.ones(2, dtype=np.int64)).dtype == np.int32
