@@ -36,6 +36,7 @@ def binary_hook(op, a, b, reflected):
     fn = getattr(_jnp(), _BINARY[op], None)
     if fn is None:
         return NotImplemented
+    fn = getattr(fn, "_slow", fn)  # never bounce back into the Rust fast path
     return fn(b, a) if reflected else fn(a, b)
 
 

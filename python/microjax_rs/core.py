@@ -36,17 +36,21 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 class ShapedArray:
     """Abstract value of an array: shape, dtype, weak type."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype_name", "weak_type")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = dtypes.np_dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+        self.shape = tuple(shape)
+        self.dtype_name = dtype if type(dtype) is str else dtypes.dtype_name(dtype)
         self.weak_type = bool(weak_type)
 
     @classmethod
     def from_triple(cls, triple):
         shape, name, weak = triple
         return cls(shape, name, weak)
+
+    @property
+    def dtype(self):
+        return dtypes.np_dtype(self.dtype_name)
 
     @property
     def ndim(self):
@@ -59,10 +63,6 @@ class ShapedArray:
             n *= d
         return n
 
-    @property
-    def dtype_name(self):
-        return dtypes.dtype_name(self.dtype)
-
     def triple(self):
         return (self.shape, self.dtype_name, self.weak_type)
 
@@ -73,7 +73,7 @@ class ShapedArray:
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(
             self.shape if shape is None else shape,
-            self.dtype if dtype is None else dtype,
+            self.dtype_name if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
         )
 
@@ -84,12 +84,12 @@ class ShapedArray:
         return (
             isinstance(other, ShapedArray)
             and self.shape == other.shape
-            and self.dtype == other.dtype
+            and self.dtype_name == other.dtype_name
             and self.weak_type == other.weak_type
         )
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype_name, self.weak_type))
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""

@@ -25,8 +25,27 @@ def x64_enabled():
     return _core.get_x64()
 
 
+_NAME_CACHE = {}
+
+
 def dtype_name(dtype):
     """Our name for any dtype-like (np.float32, 'float32', jnp.float32, np.dtype)."""
+    try:
+        hit = _NAME_CACHE.get(dtype)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    name = _dtype_name_slow(dtype)
+    if dtype not in (int, float) and len(_NAME_CACHE) < 1024:
+        try:
+            _NAME_CACHE[dtype] = name
+        except TypeError:
+            pass
+    return name
+
+
+def _dtype_name_slow(dtype):
     if dtype is None:
         raise TypeError("dtype must not be None here")
     if isinstance(dtype, str):

@@ -65,7 +65,12 @@ def _aval(x):
 def _promote_pair_names(args):
     pairs = []
     for a in args:
-        if type(a) in _SCALARS:
+        t = type(a)
+        if t is ArrayImpl:
+            pairs.append((a.dtype_name, a.weak_type))
+        elif t is Tracer:
+            pairs.append((a.aval.dtype_name, a.aval.weak_type))
+        elif t in _SCALARS:
             pairs.append((_dt.scalar_type_name(a), _dt.is_weak_scalar(a)))
         elif isinstance(a, (str, type, _np.dtype)) or a is None:
             pairs.append((_name(a), False))
@@ -79,7 +84,11 @@ def _promote_pair_names(args):
 
 def _convert(x, name, weak):
     """x as (dtype name, weak); Python scalars become weak rank-0 arrays."""
-    if type(x) in _SCALARS:
+    t = type(x)
+    if t is ArrayImpl:
+        if x.dtype_name == name and x.weak_type == weak:
+            return x
+    elif t in _SCALARS:
         return core.to_array(x, _dt.np_dtype(name), weak_type=weak)
     if isinstance(x, (_np.ndarray, _np.generic, list, tuple)):
         x = asarray(x)
@@ -170,27 +179,46 @@ def _promote_inexact(*args):
 
 # -- elementwise ----------------------------------------------------------------
 
-def _binary(lax_fn, inexact=False, doc=None):
-    def fn(x1, x2, /):
+_EAGER_OPERANDS = (ArrayImpl, bool, int, float)
+
+
+def _binary(lax_fn, inexact=False, doc=None, operator=None):
+    """A jnp binary function. Eagerly, with concrete operands and an
+    operator the Rust fast path implements, it defers to that operator (which
+    does promotion and broadcasting in Rust and falls back to `_slow`)."""
+
+    def slow(x1, x2):
         a, b = (_promote_inexact if inexact else _promote)(x1, x2)
         return lax_fn(a, b)
 
+    if operator is None:
+        fn = slow
+    else:
+        def fn(x1, x2, /):
+            if (type(x1) is ArrayImpl and type(x2) in _EAGER_OPERANDS
+                    and not core._state.stack):
+                return operator(x1, x2)
+            return slow(x1, x2)
+
     fn.__name__ = doc or lax_fn.__name__
+    fn._slow = slow
     return fn
 
 
-add = _binary(lax.add, doc="add")
-subtract = _binary(lax.sub, doc="subtract")
-multiply = _binary(lax.mul, doc="multiply")
-true_divide = divide = _binary(lax.div, inexact=True, doc="true_divide")
+import operator as _op  # noqa: E402
+
+add = _binary(lax.add, doc="add", operator=_op.add)
+subtract = _binary(lax.sub, doc="subtract", operator=_op.sub)
+multiply = _binary(lax.mul, doc="multiply", operator=_op.mul)
+true_divide = divide = _binary(lax.div, inexact=True, doc="true_divide", operator=_op.truediv)
 maximum = _binary(lax.max, doc="maximum")
 minimum = _binary(lax.min, doc="minimum")
-equal = _binary(lax.eq, doc="equal")
-not_equal = _binary(lax.ne, doc="not_equal")
-less = _binary(lax.lt, doc="less")
-less_equal = _binary(lax.le, doc="less_equal")
-greater = _binary(lax.gt, doc="greater")
-greater_equal = _binary(lax.ge, doc="greater_equal")
+equal = _binary(lax.eq, doc="equal", operator=_op.eq)
+not_equal = _binary(lax.ne, doc="not_equal", operator=_op.ne)
+less = _binary(lax.lt, doc="less", operator=_op.lt)
+less_equal = _binary(lax.le, doc="less_equal", operator=_op.le)
+greater = _binary(lax.gt, doc="greater", operator=_op.gt)
+greater_equal = _binary(lax.ge, doc="greater_equal", operator=_op.ge)
 
 
 def power(x1, x2, /):
@@ -203,8 +231,18 @@ def power(x1, x2, /):
     return lax.pow(a, b)
 
 
+_FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
+
+
 def _unary(lax_fn, inexact=True, name=None):
+    prim = lax._P[lax_fn.__name__]
+    handle = prim.handle({})
+    ok_dtypes = _FLOAT_NAMES if inexact else None
+
     def fn(x, /):
+        if type(x) is ArrayImpl and not core._state.stack and (
+                ok_dtypes is None or x.dtype_name in ok_dtypes):
+            return handle.apply([x])[0]
         (a,) = (_promote_inexact if inexact else _promote)(x)
         return lax_fn(a)
 

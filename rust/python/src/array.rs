@@ -19,13 +19,7 @@ use std::sync::Arc;
 /// A concrete microjax array: an immutable shared host buffer plus JAX's
 /// weak-type bit. Methods beyond the core protocol (`sum`, `reshape`, `T`,
 /// `at`, ...) come from the Python layer through the `getattr` hook.
-#[pyclass(
-    frozen,
-    weakref,
-    freelist = 128,
-    name = "ArrayImpl",
-    module = "microjax_rs"
-)]
+#[pyclass(frozen, weakref, name = "ArrayImpl", module = "microjax_rs")]
 pub struct ArrayImpl {
     pub(crate) arr: Arc<HostArray>,
     pub(crate) weak: bool,
