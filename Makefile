@@ -37,9 +37,11 @@ PYO3_ENV = $(if $(PYO3_CFG),PYO3_CONFIG_FILE=$(PYO3_CFG) PYO3_BUILD_EXTENSION_MO
 CARGO_JOBS ?=
 CARGO_J := $(if $(CARGO_JOBS),-j $(CARGO_JOBS),)
 
-# $(call stage,NAME,COMMAND): run COMMAND (one shell line) and print its wall time.
+# $(call stage,NAME,COMMAND): run COMMAND and print its wall time, also on failure.
+# COMMAND is one pipeline or an `&&` chain (its status is the stage's status).
 define stage
-@echo "==> [$(1)] start"; t0=$$(date +%s); $(2); echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s"
+@echo "==> [$(1)] start"; t0=$$(date +%s); rc=0; $(2) || rc=$$?; \
+echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s$$( [ $$rc -eq 0 ] || echo " FAILED (exit $$rc)")"; exit $$rc
 endef
 
 .PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest bench fmt wheel clean-venv
@@ -52,7 +54,7 @@ venv: $(STAMP)
 .venv: $(STAMP)
 
 $(STAMP): requirements-dev.txt
-	$(call stage,venv,test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV); $(VPY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt)
+	$(call stage,venv,(test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV)) && $(VPY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt)
 	@touch $@
 
 # ---------------------------------------------------------------- build

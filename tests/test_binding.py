@@ -310,6 +310,10 @@ class TestHooks:
         assert a[1:] == ("get", a, slice(1, None))
         assert list(a) == ["it"]
         assert a.sum == ("attr", "sum")
+        assert a._private == ("attr", "_private")
+        with pytest.raises(AttributeError):
+            a.__array_interface__  # dunders never reach the hook
+        np.testing.assert_array_equal(np.asarray(a), [1.0, 2.0])
         assert a.shape == (2,)  # real attributes never reach the hook
         assert repr(a) == "REPR"
         assert str(a) == "STR"

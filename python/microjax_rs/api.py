@@ -1,6 +1,7 @@
 """User-facing transformations: make_jaxpr, jit, eval_shape and friends."""
 import functools
 import inspect
+import os
 import threading
 
 import numpy as np
@@ -61,6 +62,18 @@ def _fun_name(fun):
     return getattr(fun, "__name__", None) or type(fun).__name__
 
 
+# Test suites set MICROJAX_CHECK_ROUNDTRIP=1: every traced jaxpr is then
+# printed in canonical form, parsed back and compared (parse ∘ canonical = id).
+_CHECK_ROUNDTRIP = os.environ.get("MICROJAX_CHECK_ROUNDTRIP", "") == "1"
+
+
+def _check_roundtrip(closed):
+    text = closed.canonical()
+    back = _core.parse(text, closed.consts())
+    if back != closed:
+        raise AssertionError(f"canonical round trip changed the jaxpr:\n{text}")
+
+
 def trace_to_jaxpr(fun, leaves, in_tree, name=None):
     """Traces `fun` on abstract leaves; returns (ClosedJaxpr handle, out_tree,
     captured outer tracers)."""
@@ -75,6 +88,8 @@ def trace_to_jaxpr(fun, leaves, in_tree, name=None):
             _check_out_leaf(x, trace.fun_name)
         atoms = [trace.to_atom(x) for x in out_leaves]
         closed = trace.builder.build(atoms)
+    if _CHECK_ROUNDTRIP:
+        _check_roundtrip(closed)
     return closed, out_tree, trace.captures
 
 

@@ -149,7 +149,7 @@ def to_array(x, dtype=None, weak_type=None):
         if arr.dtype == object:
             raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
     name = dtypes.canonical_name(dtypes.dtype_name(dtype if dtype is not None else arr.dtype))
-    arr = np.ascontiguousarray(arr.astype(dtypes.np_dtype(name), copy=False))
+    arr = arr.astype(dtypes.np_dtype(name), copy=False)
     return _core.from_numpy(arr, bool(weak_type))
 
 

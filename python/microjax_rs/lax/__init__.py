@@ -79,7 +79,15 @@ def _aval(x):
     return core.get_aval(x)
 
 
+def _arr(x):
+    """NumPy inputs become arrays, so identity shortcuts still return jax Arrays."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return core.to_array(x)
+    return x
+
+
 def convert_element_type(operand, new_dtype):
+    operand = _arr(operand)
     name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
     aval = _aval(operand)
     if type(operand) in _SCALARS:
@@ -91,6 +99,7 @@ def convert_element_type(operand, new_dtype):
 
 def _convert_keep_weak(operand, name, weak):
     """Conversion used by jnp promotion: keeps the weak bit JAX computes."""
+    operand = _arr(operand)
     aval = _aval(operand)
     if aval.dtype_name == name and aval.weak_type == weak:
         return operand
@@ -98,6 +107,7 @@ def _convert_keep_weak(operand, name, weak):
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    operand = _arr(operand)
     shape = tuple(int(d) for d in shape)
     bdims = tuple(int(d) for d in broadcast_dimensions)
     aval = _aval(operand)
@@ -122,6 +132,7 @@ def broadcast_to_rank(x, rank):
 
 
 def reshape(operand, new_sizes, dimensions=None):
+    operand = _arr(operand)
     new_sizes = tuple(int(d) for d in new_sizes)
     if dimensions is not None:
         operand = transpose(operand, dimensions)
@@ -131,6 +142,7 @@ def reshape(operand, new_sizes, dimensions=None):
 
 
 def transpose(operand, permutation):
+    operand = _arr(operand)
     permutation = tuple(int(d) for d in permutation)
     if permutation == tuple(range(len(permutation))) and len(permutation) == _aval(operand).ndim:
         return operand
@@ -138,6 +150,7 @@ def transpose(operand, permutation):
 
 
 def squeeze(array, dimensions):
+    array = _arr(array)
     ndim = _aval(array).ndim
     dims = tuple(sorted(int(d) % ndim if ndim else int(d) for d in dimensions))
     if not dims:

@@ -283,8 +283,12 @@ def where(condition, x=None, y=None, /):
     c = condition
     if _aval(c).dtype_name != "bool":
         c = not_equal(c, 0)
-    a, b = _promote(x, y)
-    c, a, b = _promote_shapes([c, a, b])
+    a, b = _promote_dtypes(x, y)
+    shape = _broadcast_shapes(*(_aval(v).shape for v in (c, a, b)))
+    # select_n needs equal case shapes; a scalar predicate may stay scalar.
+    a, b = _broadcast_to_shape(a, shape), _broadcast_to_shape(b, shape)
+    if _aval(c).shape != ():
+        c = _broadcast_to_shape(c, shape)
     return lax.select_n(c, b, a)
 
 

@@ -13,7 +13,7 @@ use numpy::{
 };
 use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyBool, PyFloat, PyInt, PyString, PyTuple};
 use std::sync::Arc;
 
 /// A concrete microjax array: an immutable shared host buffer plus JAX's
@@ -298,8 +298,6 @@ fn fallback_repr(slf: &Bound<'_, ArrayImpl>) -> PyResult<String> {
     }
 }
 
-use pyo3::types::IntoPyDict;
-
 #[pymethods]
 impl ArrayImpl {
     /// NumPy defers its binary operators to ours (`np_array + array`).
@@ -507,12 +505,17 @@ impl ArrayImpl {
         }
     }
 
+    /// Called only when normal lookup fails: the Python layer's methods
+    /// (`sum`, `reshape`, `T`, `at`, ...) via the `getattr` hook. Dunder
+    /// names never reach the hook (NumPy probes `__array_interface__` and
+    /// friends on every `np.asarray`).
     fn __getattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        let n = name.to_cow()?;
+        let dunder = n.len() > 4 && n.starts_with("__") && n.ends_with("__");
         match hook(slf.py(), Hook::GetAttr) {
-            Some(f) => Ok(f.call1((slf, name))?.unbind()),
-            None => Err(PyAttributeError::new_err(format!(
-                "'ArrayImpl' object has no attribute '{}'",
-                name.to_cow()?
+            Some(f) if !dunder => Ok(f.call1((slf, name))?.unbind()),
+            _ => Err(PyAttributeError::new_err(format!(
+                "'ArrayImpl' object has no attribute '{n}'"
             ))),
         }
     }
