@@ -363,6 +363,23 @@ class StagingTrace:
         self._const_vars[key] = (x, var)
         return var
 
+    def concrete_value(self, tracer, what, error):
+        """Value for bool()/int()/__index__; staged values have none."""
+        raise error(_concretization_message(tracer, what))
+
+    def splice(self, closed, inputs):
+        """Appends a whole closed jaxpr to this trace in one Rust call."""
+        atoms = [self.to_atom(x) for x in inputs]
+        outs = self.builder.splice(closed, atoms)
+        return [self._out_tracer(o) for o in outs]
+
+    def _out_tracer(self, out):
+        if isinstance(out, tuple) and len(out) == 4:
+            v, s, n, w = out
+            return Tracer(self, v, ShapedArray(s, n, w))
+        value, name, weak = out  # a literal output
+        return _core.scalar(value, name, weak)
+
     def process_primitive(self, prim, args, params):
         if not prim._builtin:
             if prim._impl is not None and prim._abstract_eval is None:
@@ -422,13 +439,13 @@ class Tracer:
         return f"Traced<{self.aval!r}>with<{self._trace!r}>"
 
     def __bool__(self):
-        raise TracerBoolConversionError(_concretization_message(self, "bool"))
+        return bool(self._trace.concrete_value(self, "bool", TracerBoolConversionError))
 
     def __int__(self):
-        raise TracerIntegerConversionError(_concretization_message(self, "int"))
+        return int(self._trace.concrete_value(self, "int", TracerIntegerConversionError))
 
     def __index__(self):
-        raise TracerIntegerConversionError(_concretization_message(self, "__index__"))
+        return self._trace.concrete_value(self, "__index__", TracerIntegerConversionError).__index__()
 
     def __float__(self):
         raise ConcretizationTypeError(_concretization_message(self, "float"))

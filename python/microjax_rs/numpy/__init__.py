@@ -529,9 +529,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     name = av.dtype_name
     if dtype is not None:
         a = lax.convert_element_type(a, dtype)
-    elif name == "bool" or (_dt.is_int_name(name) and _np.dtype(name).itemsize < 4):
-        a = lax.convert_element_type(a, _dt.default_int_name() if not name.startswith("uint")
-                                     else ("uint64" if _dt.x64_enabled() else "uint32"))
+    elif name == "bool" or _dt.is_int_name(name):
+        # As JAX: integer sums accumulate in the default (u)int width.
+        target = ("uint64" if _dt.x64_enabled() else "uint32") if name.startswith("uint") \
+            else _dt.default_int_name()
+        if _np.dtype(name).itemsize < _np.dtype(target).itemsize or name == "bool":
+            a = lax.convert_element_type(a, target)
     axes = _reduce_axes(av, axis)
     res = lax.reduce_sum(a, axes)
     if initial is not None:

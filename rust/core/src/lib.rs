@@ -37,6 +37,7 @@ pub mod error;
 pub mod exec;
 pub mod ir;
 pub mod prims;
+pub mod transforms;
 
 pub use array::{checked_size, Buffer, HostArray};
 pub use dtype::DType;

@@ -152,6 +152,36 @@ impl PyBuilder {
         Ok(self.lock()?.num_eqns())
     }
 
+    /// Appends a whole closed jaxpr fed by `inputs` (var ids or literals);
+    /// returns its outputs: `(var_id, shape, dtype_name, weak)` for variables,
+    /// `(value, dtype_name, weak)` for literal outputs.
+    fn splice<'py>(
+        &self,
+        py: Python<'py>,
+        closed: PyRef<'_, PyClosedJaxpr>,
+        inputs: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let atoms = inputs
+            .try_iter()?
+            .map(|a| atom_from_py(&a?))
+            .collect::<PyResult<Vec<Atom>>>()?;
+        let mut b = self.lock()?;
+        let outs = microjax::ir::splice::splice(&mut b, &closed.inner, &atoms).py()?;
+        outs.iter()
+            .map(|o| match o {
+                Atom::Var(v) => {
+                    let a = b.aval(o).py()?;
+                    let shape = PyTuple::new(py, a.shape.iter().copied())?;
+                    (v.0, shape, a.dtype.name(), a.weak_type).into_pyobject(py)
+                }
+                Atom::Lit(l) => {
+                    let val = scalar_to_py(py, l.val)?;
+                    (val, l.aval.dtype.name(), l.aval.weak_type).into_pyobject(py)
+                }
+            })
+            .collect()
+    }
+
     /// Finishes the program with the given outputs (var ids or literals).
     fn build(&self, outvars: &Bound<'_, PyAny>) -> PyResult<PyClosedJaxpr> {
         let atoms = outvars

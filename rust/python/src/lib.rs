@@ -15,6 +15,7 @@ mod ir;
 mod jit;
 mod ops;
 mod prim;
+mod transforms;
 
 use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -75,5 +76,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtypes::result_type, m)?)?;
     m.add_function(wrap_pyfunction!(prim::primitive_names, m)?)?;
     m.add_function(wrap_pyfunction!(ir::parse, m)?)?;
+    transforms::register(m)?;
     Ok(())
 }

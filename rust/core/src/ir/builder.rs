@@ -3,11 +3,13 @@
 //! is used, with an error naming the primitive and the shapes.
 
 use super::{
-    Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, SourceInfo, SourceInfoField, Var,
+    Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, Scalar, SourceInfo, SourceInfoField,
+    Var,
 };
 use crate::array::HostArray;
 use crate::error::{Error, Result};
-use crate::prims::{shape, Primitive};
+use crate::dtype::DType;
+use crate::prims::{shape, BinaryOp, Primitive, UnaryOp};
 use std::sync::Arc;
 
 /// A jaxpr under construction. Constvars carry their values so `build`
@@ -111,8 +113,63 @@ impl Builder {
         Atom::Lit(lit)
     }
 
+    /// A rank-0 literal `value` of `dtype` (not weak).
+    pub fn lit(dtype: DType, value: f64) -> Atom {
+        Atom::Lit(Literal::new(Scalar::Float(value), dtype, false))
+    }
+
+    /// An array of `aval`'s shape and dtype filled with `value`: a literal
+    /// for rank 0, else `broadcast_in_dim` of the literal.
+    pub fn full(&mut self, aval: &Aval, value: f64) -> Result<Atom> {
+        let l = Builder::lit(aval.dtype, value);
+        if aval.shape.is_empty() {
+            return Ok(l);
+        }
+        self.add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: aval.shape.clone(),
+                broadcast_dimensions: Vec::new(),
+            },
+            vec![l],
+        )
+    }
+
+    /// Zeros of `aval` (float0 zeros for a float0 aval).
+    pub fn zeros(&mut self, aval: &Aval) -> Result<Atom> {
+        self.full(aval, 0.0)
+    }
+
+    /// `op x`.
+    pub fn unary(&mut self, op: UnaryOp, x: Atom) -> Result<Atom> {
+        self.add_eqn1(Primitive::Unary(op), vec![x])
+    }
+
+    /// `op x y`.
+    pub fn binary(&mut self, op: BinaryOp, x: Atom, y: Atom) -> Result<Atom> {
+        self.add_eqn1(Primitive::Binary(op), vec![x, y])
+    }
+
+    /// The avals of every variable created so far, indexed by `Var`.
+    pub fn avals(&self) -> &[Aval] {
+        &self.avals
+    }
+
     pub fn num_eqns(&self) -> usize {
         self.eqns.len()
+    }
+
+    /// Gives `source` to every equation from index `start` on that has no
+    /// source info yet (a transform rule emitting several equations for one
+    /// user equation keeps the user's line on all of them).
+    pub fn set_source_since(&mut self, start: usize, source: &SourceInfo) {
+        if source.is_none() {
+            return;
+        }
+        for e in self.eqns.iter_mut().skip(start) {
+            if e.source.0.is_none() {
+                e.source = SourceInfoField(source.clone());
+            }
+        }
     }
 
     /// Finishes the program with the given outputs.

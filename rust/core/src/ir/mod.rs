@@ -5,6 +5,7 @@
 //! create them; transforms produce new jaxprs rather than mutating shared ones.
 
 pub mod builder;
+pub mod splice;
 pub mod canonical;
 pub mod display;
 pub mod hash;

@@ -5,16 +5,20 @@
 //!
 //! * `shape`     — abstract evaluation (output avals, operand checks)
 //! * `kernel`    — reference CPU kernels (the oracle and eager path)
-//! * `rules`     — jvp, transpose and batch rule lookup
+//! * `jvp`, `transpose`, `batch` — transformation rules (`rules` holds their
+//!   signatures and the listing of arms still missing)
 //!
 //! Params convert to and from the generic [`Param`] tree in one place
 //! ([`params`]), which the printers, the parser, the hash and the Python
 //! binding all share.
 
+pub mod batch;
+pub mod jvp;
 pub mod kernel;
 pub mod params;
 pub mod rules;
 pub mod shape;
+pub mod transpose;
 
 use crate::dtype::DType;
 use crate::ir::ClosedJaxpr;

@@ -7,7 +7,7 @@
 use super::Primitive;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::Atom;
+use crate::ir::{Atom, Aval};
 
 /// JVP rule: given primal operands and (symbolically zero when `None`)
 /// tangents, emit primal and tangent outputs into the builder.
@@ -18,10 +18,25 @@ pub type JvpRule = fn(
     &[Option<Atom>],
 ) -> Result<(Vec<Atom>, Vec<Option<Atom>>)>;
 
-/// Transpose rule: given output cotangents and the operands (linear operands
-/// as `None`), return the cotangent of each linear operand.
+/// An operand of an equation being transposed: a known (non-linear) value,
+/// or a linear one of which only the type is known.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    Known(Atom),
+    Linear(Aval),
+}
+
+impl Operand {
+    pub fn is_linear(&self) -> bool {
+        matches!(self, Operand::Linear(_))
+    }
+}
+
+/// Transpose rule: given output cotangents (`None` = zero; at least one is
+/// present) and the operands, return one entry per operand: the cotangent of
+/// a linear operand (`None` = zero), `None` for known operands.
 pub type TransposeRule =
-    fn(&Primitive, &mut Builder, &[Option<Atom>], &[Option<Atom>]) -> Result<Vec<Option<Atom>>>;
+    fn(&Primitive, &mut Builder, &[Option<Atom>], &[Operand]) -> Result<Vec<Option<Atom>>>;
 
 /// Batch rule: given operands and their batch dims (`None` = unbatched),
 /// emit the batched equation(s); return outputs and their batch dims.
@@ -33,72 +48,16 @@ pub type BatchRule = fn(
     usize,
 ) -> Result<(Vec<Atom>, Vec<Option<usize>>)>;
 
-fn missing<T>(p: &Primitive, rule: &'static str) -> Result<T> {
+pub(crate) fn missing<T>(p: &Primitive, rule: &'static str) -> Result<T> {
     Err(Error::RuleMissing {
         prim: p.name(),
         rule,
     })
 }
 
-/// The JVP rule of a primitive.
-pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
-    match p {
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::ConvertElementType { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Reduce { .. }
-        | Primitive::DotGeneral { .. }
-        | Primitive::Iota { .. }
-        | Primitive::Pjit { .. } => missing(p, "jvp"),
-    }
-}
-
-/// The transpose rule of a primitive that can be linear.
-pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
-    match p {
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::ConvertElementType { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Reduce { .. }
-        | Primitive::DotGeneral { .. }
-        | Primitive::Iota { .. }
-        | Primitive::Pjit { .. } => missing(p, "transpose"),
-    }
-}
-
-/// The batching rule of a primitive.
-pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
-    match p {
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::ConvertElementType { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Reduce { .. }
-        | Primitive::DotGeneral { .. }
-        | Primitive::Iota { .. }
-        | Primitive::Pjit { .. } => missing(p, "batch"),
-    }
-}
+pub use super::batch::batch_rule;
+pub use super::jvp::jvp_rule;
+pub use super::transpose::transpose_rule;
 
 /// Every `(primitive, rule kind)` whose arm still returns `RuleMissing`.
 pub fn missing_rules() -> Vec<(&'static str, &'static str)> {

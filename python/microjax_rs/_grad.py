@@ -1,0 +1,382 @@
+"""Differentiation API with JAX's names and signatures: grad,
+value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian.
+
+Each traces the function in AD mode (interpreters/ad.py), asks Rust for the
+transformed program and runs it one level down."""
+import functools
+
+import numpy as np
+
+from . import core, dtypes
+from .core import ArrayImpl, Tracer
+from .interpreters import ad
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+
+def _fun_name(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def _argnums_tuple(argnums, nargs):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -nargs <= i < nargs:
+            raise TypeError(
+                f"differentiating with respect to argnums={argnums} requires at least "
+                f"{i + 1 if i >= 0 else -i} positional arguments to be passed by the caller, "
+                f"but got only {nargs} positional arguments.")
+    return single, tuple(i % nargs for i in nums)
+
+
+def _dtype_name(x):
+    t = type(x)
+    if t is ArrayImpl:
+        return x.dtype_name
+    if t is Tracer:
+        return x.aval.dtype_name
+    return core.get_aval(x).dtype_name
+
+
+def _check_input_dtype(x, fname, allow_int):
+    name = _dtype_name(x)
+    if dtypes.is_float_name(name):
+        return
+    if allow_int and (dtypes.is_int_name(name) or name == "bool"):
+        return
+    raise TypeError(
+        f"{fname} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+        f"np.inexact), but got {name}. If you want to use Boolean- or integer-valued inputs, "
+        f"use vjp or set allow_int to True.")
+
+
+def _split_args(args, nums):
+    """Leaves of the differentiated arguments and a function of them."""
+    diff = tuple(args[i] for i in nums)
+    leaves, tree = tree_flatten(diff)
+
+    def rebuild(new_leaves):
+        new_args = list(args)
+        for i, v in zip(nums, tree_unflatten(tree, new_leaves)):
+            new_args[i] = v
+        return new_args
+
+    return leaves, tree, rebuild
+
+
+def _zeros_like(x):
+    from . import numpy as jnp
+
+    return jnp.zeros_like(x)
+
+
+def _ones_like(x):
+    from . import numpy as jnp
+
+    return jnp.ones_like(x)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """Function returning `(fun(*args), gradient of fun w.r.t. args[argnums])`."""
+    if holomorphic:
+        raise TypeError("holomorphic differentiation needs complex dtypes, which microjax_rs does not support")
+    name = _fun_name(fun)
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        leaves, tree, rebuild = _split_args(args, nums)
+        for x in leaves:
+            _check_input_dtype(x, "grad", allow_int)
+
+        def flat(tracers):
+            out = fun(*rebuild(tracers), **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                    raise TypeError("value_and_grad with has_aux=True requires the function to return "
+                                    "a pair (output, auxiliary_data)")
+                out, aux = out
+            _check_scalar_output(out)
+            return [out], aux
+
+        trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name)
+        nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
+        level = trace.parent
+        fwd, bwd, num_res = ad.vjp_program(closed, nonzeros)
+        res = ad.run_at(level, fwd, inputs)
+        value, residuals = res[0], res[1:]
+        ct = _ones_like(value)
+        cts = ad.run_at(level, bwd, list(residuals) + [ct])
+        grads = _fill_int_grads(leaves, nonzeros, cts)
+        g = tree_unflatten(tree, grads)
+        g = g[0] if single else g
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return value_and_grad_f
+
+
+def _fill_int_grads(leaves, nonzeros, cts):
+    """Float0 zeros for integer inputs (allow_int), cotangents for the rest."""
+    it = iter(cts)
+    out = []
+    for x, nz in zip(leaves, nonzeros):
+        if nz:
+            out.append(next(it))
+        else:
+            aval = core.get_aval(x)
+            out.append(np.zeros(aval.shape, dtype=dtypes.float0))
+    return out
+
+
+def _check_scalar_output(out):
+    if not isinstance(out, (ArrayImpl, Tracer, float, int, np.ndarray, np.generic)):
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out!r}.")
+    aval = core.get_aval(out)
+    if aval.shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
+    if not dtypes.is_float_name(aval.dtype_name):
+        raise TypeError(
+            f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+            f"but got {aval.dtype_name}. For holomorphic differentiation, pass holomorphic=True.")
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """Gradient of a scalar-output `fun` w.r.t. `args[argnums]` (same pytree structure)."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):
+    if ptree != ttree:
+        raise TypeError(f"primal and tangent arguments to jax.jvp must have the same tree structure; "
+                        f"primals have tree structure {ptree} whereas tangents have tree structure {ttree}.")
+    for p, t in zip(primal_leaves, tangent_leaves):
+        pa, ta = core.get_aval(p), core.get_aval(t)
+        if pa.shape != ta.shape:
+            raise ValueError(f"jvp called with different primal and tangent shapes; Got primal shape "
+                             f"{pa.shape} and tangent shape as {ta.shape}")
+        if dtypes.is_float_name(pa.dtype_name) and pa.dtype_name != ta.dtype_name:
+            raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
+                            f"or in case of int/bool primal dtype the tangent dtype must be float0. Got "
+                            f"primal dtype {pa.dtype_name} and so expected tangent dtype "
+                            f"{pa.dtype_name}, but got tangent dtype {ta.dtype_name} instead.")
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """`(fun(*primals), J·tangents)` (forward mode)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    pleaves, ptree = tree_flatten(tuple(primals))
+    tleaves, ttree = tree_flatten(tuple(tangents))
+    _check_tangents(pleaves, tleaves, ptree, ttree)
+    name = _fun_name(fun)
+
+    def flat(tracers):
+        out = fun(*tree_unflatten(ptree, tracers))
+        aux = None
+        if has_aux:
+            out, aux = out
+        leaves, tree = tree_flatten(out)
+        flat.out_tree = tree
+        return leaves, aux
+
+    trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
+    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
+    jclosed, _ = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
+    tans = [t for t, nz in zip(tleaves, nonzeros) if nz]
+    res = ad.run_at(trace.parent, jclosed, inputs + tans)
+    n = len(outs)
+    out_p = tree_unflatten(flat.out_tree, res[:n])
+    out_t = tree_unflatten(flat.out_tree, res[n:])
+    return (out_p, out_t, aux) if has_aux else (out_p, out_t)
+
+
+def linearize(fun, *primals, has_aux=False):
+    """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` evaluates the linearized function."""
+    pleaves, ptree = tree_flatten(tuple(primals))
+    name = _fun_name(fun)
+
+    def flat(tracers):
+        out = fun(*tree_unflatten(ptree, tracers))
+        aux = None
+        if has_aux:
+            out, aux = out
+        leaves, tree = tree_flatten(out)
+        flat.out_tree = tree
+        return leaves, aux
+
+    trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
+    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
+    primal_prog, tangent_prog, num_res = ad.linearize_program(closed, nonzeros + [False] * len(trace.captures))
+    res = ad.run_at(trace.parent, primal_prog, inputs)
+    n = len(outs)
+    out_p = tree_unflatten(flat.out_tree, res[:n])
+    residuals = list(res[n:])
+
+    def f_jvp(*tangents):
+        tleaves, ttree = tree_flatten(tuple(tangents))
+        _check_tangents(pleaves, tleaves, ptree, ttree)
+        tans = [t for t, nz in zip(tleaves, nonzeros) if nz]
+        outs_t = ad.run_at(core.current_trace(), tangent_prog, residuals + tans)
+        return tree_unflatten(flat.out_tree, outs_t)
+
+    return (out_p, f_jvp, aux) if has_aux else (out_p, f_jvp)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """`(fun(*primals), vjp_fn)` where `vjp_fn(cotangent)` pulls a cotangent back to the primals."""
+    pleaves, ptree = tree_flatten(tuple(primals))
+    name = _fun_name(fun)
+
+    def flat(tracers):
+        out = fun(*tree_unflatten(ptree, tracers))
+        aux = None
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError("vjp with has_aux=True requires the function to return a pair "
+                                "(output, auxiliary_data)")
+            out, aux = out
+        leaves, tree = tree_flatten(out)
+        flat.out_tree = tree
+        return leaves, aux
+
+    trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
+    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves] + [False] * len(trace.captures)
+    fwd, bwd, num_res = ad.vjp_program(closed, nonzeros)
+    res = ad.run_at(trace.parent, fwd, inputs)
+    n = len(outs)
+    out_leaves = list(res[:n])
+    residuals = list(res[n:])
+    out_tree = flat.out_tree
+    out_p = tree_unflatten(out_tree, out_leaves)
+    out_avals = [core.get_aval(o) for o in out_leaves]
+
+    def vjp_fn(*cts):
+        if len(cts) != 1:
+            raise TypeError(f"The function returned by vjp takes one cotangent argument (a pytree "
+                            f"matching the output), got {len(cts)}")
+        cleaves, ctree = tree_flatten(cts[0])
+        if ctree != out_tree:
+            raise TypeError(f"Tree structure of cotangent input {ctree}, does not match structure "
+                            f"of primal output {out_tree}.")
+        for c, a in zip(cleaves, out_avals):
+            ca = core.get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must "
+                                 f"be the same as the shape of corresponding primal input {a.shape}.")
+        cin = ad.run_at(core.current_trace(), bwd, residuals + list(cleaves))
+        grads = _fill_int_grads(pleaves, nonzeros, cin)
+        return tuple(tree_unflatten(ptree, grads))
+
+    return (out_p, vjp_fn, aux) if has_aux else (out_p, vjp_fn)
+
+
+# -- Jacobians -------------------------------------------------------------------
+
+def _std_basis(x):
+    """Identity rows for leaf `x`: shape (size, *x.shape), x's dtype."""
+    from . import lax
+
+    aval = core.get_aval(x)
+    n = aval.size
+    eye = lax.convert_element_type(
+        lax.eq(lax.broadcasted_iota("int32", (n, n), 0), lax.broadcasted_iota("int32", (n, n), 1)),
+        aval.dtype_name)
+    return lax.reshape(eye, (n,) + aval.shape)
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Jacobian by forward mode: vmapped `jvp` over the standard basis."""
+    from ._vmap import vmap
+    from . import lax
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        leaves, tree, rebuild = _split_args(args, nums)
+        for x in leaves:
+            _check_input_dtype(x, "jacfwd", False)
+
+        def f_flat(*ls):
+            out = fun(*rebuild(list(ls)), **kwargs)
+            return out if has_aux else (out, None)
+
+        per_leaf = []
+        aux = None
+        out_struct = None
+        for i, x in enumerate(leaves):
+            def push(t, i=i):
+                tangents = [t if j == i else _zeros_like(l) for j, l in enumerate(leaves)]
+                out, tout, a = jvp(f_flat, tuple(leaves), tuple(tangents), has_aux=True)
+                return tout, a
+
+            touts, a = vmap(push, out_axes=(-1, None))(_std_basis(x))
+            aux = a
+            out_leaves, out_struct = tree_flatten(touts)
+            in_shape = core.get_aval(x).shape
+            per_leaf.append([lax.reshape(o, core.get_aval(o).shape[:-1] + in_shape) for o in out_leaves])
+        # out structure outer, input structure inner (as JAX)
+        n_out = len(per_leaf[0]) if per_leaf else 0
+        result = [tree_unflatten(tree, [per_leaf[i][k] for i in range(len(leaves))]) for k in range(n_out)]
+        if single:
+            result = [r[0] for r in result]
+        jac = tree_unflatten(out_struct, result)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """Jacobian by reverse mode: vmapped `vjp` over the standard basis of each output."""
+    from ._vmap import vmap
+    from . import lax
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        single, nums = _argnums_tuple(argnums, len(args))
+        leaves, tree, rebuild = _split_args(args, nums)
+        for x in leaves:
+            _check_input_dtype(x, "jacrev", allow_int)
+
+        def f_flat(*ls):
+            out = fun(*rebuild(list(ls)), **kwargs)
+            return out if has_aux else (out, None)
+
+        out, pullback, aux = vjp(f_flat, *leaves, has_aux=True)
+        out_leaves, out_struct = tree_flatten(out)
+        rows = []
+        for k, o in enumerate(out_leaves):
+            def pull(c, k=k):
+                cts = [c if j == k else _zeros_like(l) for j, l in enumerate(out_leaves)]
+                return pullback(tree_unflatten(out_struct, cts))
+
+            gs = vmap(pull)(_std_basis(o))
+            oshape = core.get_aval(o).shape
+            per_in = [lax.reshape(g, oshape + core.get_aval(g).shape[1:]) for g in gs]
+            rows.append(tree_unflatten(tree, per_in))
+        if single:
+            rows = [r[0] for r in rows]
+        jac = tree_unflatten(out_struct, rows)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """Hessian as jacfwd(jacrev(fun))."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)

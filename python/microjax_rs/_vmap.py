@@ -1,0 +1,122 @@
+"""`vmap` (JAX's signature and semantics) on the batch trace mode."""
+import functools
+
+from . import _core, core
+from .core import ArrayImpl, Tracer
+from .interpreters.ad import run_at
+from .interpreters.batching import BatchTrace
+from .tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+
+
+def _fun_name(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def _normalize_top(axes):
+    # As JAX: a list at the top of in_axes is read as a tuple.
+    return tuple(axes) if isinstance(axes, list) else axes
+
+
+def _check_axis_spec(a, what):
+    if a is not None and not isinstance(a, int):
+        raise TypeError(f"vmap {what} must be an int, None, or a (nested) container with those types "
+                        f"as leaves, but got {a!r}.")
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    """Vectorizing map: `fun` mapped over the `in_axes` of its arguments."""
+    if spmd_axis_name is not None:
+        raise NotImplementedError("vmap's spmd_axis_name needs sharding, which microjax_rs does not have yet")
+    if not callable(fun):
+        raise TypeError(f"vmap requires a callable, got {fun!r}")
+    in_axes = _normalize_top(in_axes)
+    if isinstance(in_axes, tuple):
+        pass
+
+    @functools.wraps(fun)
+    def vmap_f(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
+                f"len(args)={len(args)}")
+        leaves, in_tree = tree_flatten((args, kwargs))
+        try:
+            axes = broadcast_prefix((in_axes, 0), (args, kwargs), is_leaf=lambda x: x is None)
+        except ValueError as e:
+            raise ValueError(f"vmap in_axes specification must be a tree prefix of the corresponding "
+                             f"value, got specification {in_axes!r} for value tree {in_tree}. {e}") from None
+        if len(axes) != len(leaves):
+            raise ValueError(f"vmap in_axes {in_axes!r} does not match the arguments' structure {in_tree}")
+        for a in axes:
+            _check_axis_spec(a, "in_axes")
+        size, axes = _mapped_size(leaves, axes, axis_size, args, kwargs)
+        parent = core.current_trace()
+        trace = BatchTrace(_fun_name(fun), parent, size, axis_name)
+        mapped = []
+        with core.new_trace(trace):
+            traced = []
+            for x, a in zip(leaves, axes):
+                if a is None:
+                    traced.append(x)
+                    continue
+                aval = core.get_aval(x)
+                per_example = aval.shape[:a] + aval.shape[a + 1:]
+                traced.append(trace.new_arg(core.ShapedArray(per_example, aval.dtype_name, aval.weak_type)))
+                mapped.append(x if isinstance(x, (ArrayImpl, Tracer)) else core.to_array(x))
+            a2, k2 = tree_unflatten(in_tree, traced)
+            out = fun(*a2, **k2)
+            out_leaves, out_tree = tree_flatten(out)
+            try:
+                oaxes = broadcast_prefix(_normalize_top(out_axes), out, is_leaf=lambda x: x is None)
+            except ValueError as e:
+                raise ValueError(f"vmap out_axes specification must be a tree prefix of the "
+                                 f"corresponding value, got specification {out_axes!r} for value "
+                                 f"tree {out_tree}. {e}") from None
+            for a in oaxes:
+                _check_axis_spec(a, "out_axes")
+            out_dims = []
+            for o, a in zip(out_leaves, oaxes):
+                if a is None:
+                    out_dims.append(None)
+                    continue
+                nd = core.get_aval(o).ndim + 1
+                if not -nd <= a < nd:
+                    raise ValueError(f"vmap out_axes {a} is out of bounds for an output of rank {nd - 1}")
+                out_dims.append(a % nd)
+            atoms = [trace.to_atom(o) for o in out_leaves]
+            closed = trace.builder.build(atoms)
+        in_dims = [a for a in axes if a is not None] + [None] * len(trace.captures)
+        batched = _core.batch_jaxpr(closed, in_dims, size, out_dims)
+        outs = run_at(parent, batched, mapped + list(trace.captures))
+        return tree_unflatten(out_tree, outs)
+
+    return vmap_f
+
+
+def _mapped_size(leaves, axes, axis_size, args, kwargs):
+    sizes = []
+    norm = []
+    for x, a in zip(leaves, axes):
+        if a is None:
+            norm.append(None)
+            continue
+        aval = core.get_aval(x)
+        if not -aval.ndim <= a < max(aval.ndim, 1) or aval.ndim == 0:
+            raise ValueError(
+                f"vmap was requested to map its argument along axis {a}, which implies that its rank "
+                f"should be at least {(a + 1) if a >= 0 else -a}, but is only {aval.ndim} "
+                f"(its shape is {aval.shape})")
+        a = a % aval.ndim
+        norm.append(a)
+        sizes.append((aval.shape[a], a, aval))
+    if not sizes:
+        if axis_size is None:
+            raise ValueError("vmap must have at least one non-None value in in_axes")
+        return int(axis_size), norm
+    distinct = {s for s, _, _ in sizes}
+    if len(distinct) > 1 or (axis_size is not None and distinct != {axis_size}):
+        lines = [f"  * one axis had size {s}: axis {a} of an argument of type {aval.str_short()}"
+                 for s, a, aval in sizes]
+        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines))
+    return sizes[0][0], norm

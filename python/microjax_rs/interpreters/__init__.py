@@ -1,0 +1,1 @@
+"""Trace modes beyond plain staging: `ad` (grad/jvp/vjp) and `batching` (vmap)."""

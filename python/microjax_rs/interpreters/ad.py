@@ -1,0 +1,192 @@
+"""AD mode of tracing (grad, jvp, vjp, linearize, ...).
+
+Every tracer of an `ADTrace` is *perturbed*: it depends on a differentiated
+input along a float path. An equation with no perturbed operand, or whose
+outputs are all bool/int (comparisons, integer conversions), is not recorded:
+it runs one level down on the operands' known values and returns a value of
+that level — where JAX's JVP tracer returns plain arrays. So Python control
+flow on such values works under `grad` on concrete inputs.
+
+Known values of recorded variables are computed lazily (only when `bool`,
+`int` or `__index__` needs one), by the eager kernels one level down, each
+equation at most once per trace. The recorded program goes to Rust for the
+transform (JVP, linearize, VJP) and the result runs one level down: through
+the executor when the level below is eager, spliced into the enclosing
+builder in one call under `jit`/`make_jaxpr`, and bound equation by equation
+under another AD or batch trace (so their modes apply).
+"""
+from .. import _core, core, dtypes
+from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer
+
+_NONDIFF_PRIMS = frozenset(("eq", "ne", "lt", "le", "gt", "ge", "iota"))
+
+
+def _nondiff_output(prim, params):
+    """Primitives whose outputs are never perturbed (bool/int results)."""
+    if prim.name in _NONDIFF_PRIMS:
+        return True
+    if prim.name == "convert_element_type":
+        return not dtypes.is_float_name(dtypes.dtype_name(params["new_dtype"]))
+    return False
+
+
+def bind_at(level, prim, args, params):
+    """Binds `prim` at trace `level` (None = eager)."""
+    if level is None:
+        return core.eval_primitive(prim, args, params)
+    return level.process_primitive(prim, args, params)
+
+
+class ADTrace(StagingTrace):
+    """Staging trace whose values are all perturbed, with lazily known values."""
+
+    def __init__(self, fun_name, parent):
+        super().__init__(fun_name)
+        self.parent = parent
+        self.known = {}   # var id -> value one level down
+        self.eqn_of = {}  # out var id -> (prim, params, args, out var ids)
+
+    def new_input(self, value):
+        """A perturbed input whose known value is `value` (one level down)."""
+        if type(value) in (bool, int, float) or not isinstance(value, (ArrayImpl, Tracer)):
+            value = core.to_array(value)
+        t = self.new_arg(core.get_aval(value))
+        self.known[t._var] = value
+        return t
+
+    def _capture(self, x):
+        var = super()._capture(x)
+        self.known[var] = x
+        return var
+
+    def _const(self, x):
+        var = super()._const(x)
+        self.known[var] = x
+        return var
+
+    def process_primitive(self, prim, args, params):
+        mine = False
+        for a in args:
+            if type(a) is Tracer and a._trace is self:
+                mine = True
+                break
+        if not mine:
+            return bind_at(self.parent, prim, args, params)
+        if _nondiff_output(prim, params) or not prim._builtin:
+            low = [self.known_value(a) if (type(a) is Tracer and a._trace is self) else a for a in args]
+            return bind_at(self.parent, prim, low, params)
+        outs = super().process_primitive(prim, args, params)
+        outs_list = outs if prim.multiple_results else [outs]
+        record = (prim, params, tuple(args), [o._var for o in outs_list])
+        for o in outs_list:
+            self.eqn_of[o._var] = record
+        return outs
+
+    def known_value(self, t):
+        """The value of a perturbed tracer one level down (memoized)."""
+        known = self.known
+        v = t._var
+        if v in known:
+            return known[v]
+        todo = [v]
+        while todo:
+            cur = todo[-1]
+            if cur in known:
+                todo.pop()
+                continue
+            prim, params, args, outvars = self.eqn_of[cur]
+            missing = [a._var for a in args
+                       if type(a) is Tracer and a._trace is self and a._var not in known]
+            if missing:
+                todo.extend(missing)
+                continue
+            low = [known[a._var] if (type(a) is Tracer and a._trace is self) else a for a in args]
+            res = bind_at(self.parent, prim, low, params)
+            if not prim.multiple_results:
+                res = [res]
+            for ov, r in zip(outvars, res):
+                known[ov] = r
+            todo.pop()
+        return known[v]
+
+    def lower(self, x):
+        """`x` with this trace's tracers replaced by their known values."""
+        if type(x) is Tracer and x._trace is self:
+            return self.known_value(x)
+        return x
+
+    def concrete_value(self, tracer, what, error):
+        low = self.known_value(tracer)
+        if isinstance(low, Tracer):
+            return low._trace.concrete_value(low, what, error)
+        return low
+
+    def __repr__(self):
+        return f"ADTrace({self.fun_name})"
+
+
+def run_at(level, closed, inputs):
+    """Runs a closed jaxpr handle at trace `level` (None = eager)."""
+    if level is None:
+        vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs]
+        return closed.run(vals)
+    if type(level) is StagingTrace:
+        return level.splice(closed, inputs)
+    cj = ClosedJaxpr(closed)
+    return core.eval_jaxpr(cj.jaxpr, cj.consts, *inputs)
+
+
+def trace_ad(flat_fun, primals, name):
+    """Traces `flat_fun(list of tracers) -> (out leaves, aux)` in AD mode.
+
+    Returns (trace, closed jaxpr handle, out leaves, lowered aux, inputs) where
+    `inputs` = primals + captured values, the jaxpr's input order."""
+    parent = core.current_trace()
+    trace = ADTrace(name, parent)
+    with core.new_trace(trace):
+        tracers = [trace.new_input(p) for p in primals]
+        outs, aux = flat_fun(tracers)
+        atoms = [trace.to_atom(o) for o in outs]
+        closed = trace.builder.build(atoms)
+        aux = _lower_tree(trace, aux)
+    inputs = [trace.known[t._var] for t in tracers] + list(trace.captures)
+    return trace, closed, outs, aux, inputs
+
+
+def _lower_tree(trace, tree):
+    if tree is None:
+        return None
+    from ..tree_util import tree_map
+
+    return tree_map(trace.lower, tree)
+
+
+_CACHE_LIMIT = 512
+_vjp_cache = {}
+_jvp_cache = {}
+_lin_cache = {}
+
+
+def _cached(cache, key, make):
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.pop(next(iter(cache)))
+        hit = cache[key] = make()
+    return hit
+
+
+def vjp_program(closed, nonzeros):
+    """(fwd, bwd, num_res) for a traced program, cached by structure."""
+    key = (closed, tuple(nonzeros))
+    return _cached(_vjp_cache, key, lambda: _core.vjp_jaxpr(closed, list(nonzeros)))
+
+
+def jvp_program(closed, nonzeros):
+    key = (closed, tuple(nonzeros))
+    return _cached(_jvp_cache, key, lambda: _core.jvp_jaxpr(closed, list(nonzeros), True))
+
+
+def linearize_program(closed, nonzeros):
+    key = (closed, tuple(nonzeros))
+    return _cached(_lin_cache, key, lambda: _core.linearize_jaxpr(closed, list(nonzeros)))

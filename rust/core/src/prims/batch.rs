@@ -1,0 +1,497 @@
+//! Batching (vmap) rules: one exhaustive `match` over the primitive families.
+//!
+//! A rule receives the operands of one equation with their batch dims
+//! (`Some(d)`: the operand carries the mapped axis, of size `axis_size`, at
+//! position `d`; `None`: unbatched), emits the batched equation(s) into the
+//! builder and returns the outputs with their batch dims. Rules are only
+//! called when at least one operand is batched (the driver,
+//! [`crate::transforms::batch`], copies other equations unchanged), but each
+//! one also handles the all-unbatched case by emitting the equation as is.
+//!
+//! Batch dims are moved only where a rule needs them (reshape needs the
+//! mapped axis in front; elementwise operands must agree), and an unbatched
+//! operand is broadcast only where the primitive cannot mix batched and
+//! unbatched operands (an elementwise op takes a rank-0 operand as is).
+
+use super::rules::BatchRule;
+use super::{DotDims, Primitive};
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::Atom;
+use std::sync::Arc;
+
+/// The batching rule of a primitive.
+pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
+    Ok(match p {
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::ConvertElementType { .. } => elementwise,
+        Primitive::SelectN => select_n,
+        Primitive::BroadcastInDim { .. } => broadcast_in_dim,
+        Primitive::Reshape { .. } => reshape,
+        Primitive::Transpose { .. } => transpose,
+        Primitive::Squeeze { .. } => squeeze,
+        Primitive::Reduce { .. } => reduce,
+        Primitive::DotGeneral { .. } => dot_general,
+        Primitive::Iota { .. } => unbatched,
+        Primitive::Pjit { .. } => pjit,
+    })
+}
+
+type Batched = (Vec<Atom>, Vec<Option<usize>>);
+
+/// An inconsistency between a rule and its operands (a driver bug or a
+/// malformed program), reported instead of panicking.
+fn bad(p: &Primitive, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("vmap of {}: {msg}", p.name()))
+}
+
+/// Position of axis `k` of an unbatched value once the mapped axis is
+/// inserted at `d`.
+pub(crate) fn shift(k: usize, d: usize) -> usize {
+    if k < d {
+        k
+    } else {
+        k.saturating_add(1)
+    }
+}
+
+/// `shape` with an axis of size `n` inserted at `d` (appended when `d` is
+/// past the end).
+pub(crate) fn insert_axis(shape: &[usize], d: usize, n: usize) -> Vec<usize> {
+    let mut out = shape.to_vec();
+    out.insert(d.min(out.len()), n);
+    out
+}
+
+/// `shape` without axis `d`.
+pub(crate) fn remove_axis(shape: &[usize], d: usize) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != d)
+        .map(|(_, &s)| s)
+        .collect()
+}
+
+/// Moves axis `from` of `x` to position `to` with one `transpose` (nothing
+/// when they agree).
+pub(crate) fn move_axis(b: &mut Builder, x: Atom, from: usize, to: usize) -> Result<Atom> {
+    if from == to {
+        return Ok(x);
+    }
+    let n = b.aval(&x)?.ndim();
+    if from >= n || to >= n {
+        return Err(Error::InvalidArgument(format!(
+            "vmap: cannot move axis {from} to {to} of a rank-{n} value"
+        )));
+    }
+    let mut perm: Vec<usize> = (0..n).filter(|&i| i != from).collect();
+    perm.insert(to, from);
+    b.add_eqn1(Primitive::Transpose { permutation: perm }, vec![x])
+}
+
+/// Broadcasts an unbatched `x` to carry a mapped axis of size `n` at `d`.
+pub(crate) fn add_batch_axis(b: &mut Builder, x: Atom, n: usize, d: usize) -> Result<Atom> {
+    let aval = b.aval(&x)?;
+    if d > aval.ndim() {
+        return Err(Error::InvalidArgument(format!(
+            "vmap: axis {d} is out of range for a rank-{} value",
+            aval.ndim()
+        )));
+    }
+    let shape = insert_axis(&aval.shape, d, n);
+    let broadcast_dimensions = (0..aval.ndim()).map(|k| shift(k, d)).collect();
+    b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        },
+        vec![x],
+    )
+}
+
+/// The single operand and its batch dim.
+fn one<'a>(p: &Primitive, ins: &'a [Atom], dims: &[Option<usize>]) -> Result<(&'a Atom, usize)> {
+    match (ins, dims) {
+        ([x], [Some(d)]) => Ok((x, *d)),
+        ([_], [None]) => Err(bad(p, "the operand is not batched")),
+        _ => Err(Error::Arity {
+            prim: p.name(),
+            expected: 1,
+            got: ins.len(),
+        }),
+    }
+}
+
+fn emit1(p: Primitive, b: &mut Builder, ins: Vec<Atom>, dim: Option<usize>) -> Result<Batched> {
+    let out = b.add_eqn1(p, ins)?;
+    Ok((vec![out], vec![dim]))
+}
+
+/// No operand batched: the equation as is (also iota's rule, which has no
+/// operands).
+fn unbatched(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    _dims: &[Option<usize>],
+    _n: usize,
+) -> Result<Batched> {
+    let outs: Vec<Atom> = b
+        .add_eqn(p.clone(), ins.to_vec(), None)?
+        .into_iter()
+        .map(Atom::Var)
+        .collect();
+    let dims = vec![None; outs.len()];
+    Ok((outs, dims))
+}
+
+fn all_unbatched(dims: &[Option<usize>]) -> bool {
+    dims.iter().all(Option::is_none)
+}
+
+/// Elementwise primitives (unary, binary, compare, integer_pow,
+/// convert_element_type): every rank-0 operand may stay as it is.
+fn elementwise(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    elementwise_impl(p, b, ins, dims, n, &|_| true)
+}
+
+/// `select_n(pred, *cases)`: the cases must have equal shapes, so only an
+/// unbatched rank-0 predicate stays as it is.
+fn select_n(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    elementwise_impl(p, b, ins, dims, n, &|i| i == 0)
+}
+
+/// Brings the operands of an elementwise primitive to one batched shape:
+/// batched operands move their mapped axis to a common position (that of
+/// the first batched full-rank operand, so the common case moves nothing);
+/// an unbatched operand is broadcast unless it is rank 0 and
+/// `scalar_ok(i)`; a batched rank-0 operand against array operands is
+/// broadcast to the full shape.
+fn elementwise_impl(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+    scalar_ok: &dyn Fn(usize) -> bool,
+) -> Result<Batched> {
+    if ins.len() != dims.len() {
+        return Err(bad(p, "one batch dim per operand expected"));
+    }
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let mut shapes = Vec::with_capacity(ins.len());
+    for (x, d) in ins.iter().zip(dims) {
+        let s = b.aval(x)?.shape;
+        shapes.push(match d {
+            Some(d) => remove_axis(&s, *d),
+            None => s,
+        });
+    }
+    let out_shape: Vec<usize> = shapes
+        .iter()
+        .max_by_key(|s| s.len())
+        .cloned()
+        .unwrap_or_default();
+    let rank = out_shape.len();
+    let target = dims
+        .iter()
+        .zip(&shapes)
+        .find_map(|(d, s)| d.filter(|_| s.len() == rank))
+        .unwrap_or(0);
+    let full = insert_axis(&out_shape, target, n);
+    let mut new_ins = Vec::with_capacity(ins.len());
+    for (i, ((x, d), s)) in ins.iter().zip(dims).zip(&shapes).enumerate() {
+        let full_rank = s.len() == rank;
+        let y = match d {
+            Some(d) if full_rank => move_axis(b, x.clone(), *d, target)?,
+            // A batched scalar against arrays: `[n]` broadcast to the full shape.
+            Some(_) => b.add_eqn1(
+                Primitive::BroadcastInDim {
+                    shape: full.clone(),
+                    broadcast_dimensions: vec![target],
+                },
+                vec![x.clone()],
+            )?,
+            None if s.is_empty() && scalar_ok(i) => x.clone(),
+            None if full_rank => add_batch_axis(b, x.clone(), n, target)?,
+            // An unbatched scalar case of select_n against array cases.
+            None => b.add_eqn1(
+                Primitive::BroadcastInDim {
+                    shape: full.clone(),
+                    broadcast_dimensions: Vec::new(),
+                },
+                vec![x.clone()],
+            )?,
+        };
+        new_ins.push(y);
+    }
+    emit1(p.clone(), b, new_ins, Some(target))
+}
+
+/// `broadcast_in_dim`: the mapped axis goes where it keeps
+/// `broadcast_dimensions` increasing (right after the output axis of the
+/// operand axis before it), so the operand is never transposed.
+fn broadcast_in_dim(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::BroadcastInDim {
+        shape,
+        broadcast_dimensions,
+    } = p
+    else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let out_d = match d.checked_sub(1) {
+        None => 0,
+        Some(prev) => broadcast_dimensions
+            .get(prev)
+            .ok_or_else(|| bad(p, "batch dim out of range"))?
+            .saturating_add(1),
+    };
+    let mut bdims: Vec<usize> = broadcast_dimensions
+        .iter()
+        .map(|&o| shift(o, out_d))
+        .collect();
+    bdims.insert(d.min(bdims.len()), out_d);
+    let prim = Primitive::BroadcastInDim {
+        shape: insert_axis(shape, out_d, n),
+        broadcast_dimensions: bdims,
+    };
+    emit1(prim, b, vec![x.clone()], Some(out_d))
+}
+
+/// `reshape`: the mapped axis moves to the front and leads the new sizes.
+fn reshape(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Reshape { new_sizes } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let x = move_axis(b, x.clone(), d, 0)?;
+    let prim = Primitive::Reshape {
+        new_sizes: insert_axis(new_sizes, 0, n),
+    };
+    emit1(prim, b, vec![x], Some(0))
+}
+
+/// `transpose`: the mapped axis stays where it is; the permutation is
+/// extended around it.
+fn transpose(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Transpose { permutation } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let mut perm: Vec<usize> = permutation.iter().map(|&k| shift(k, d)).collect();
+    perm.insert(d.min(perm.len()), d);
+    emit1(
+        Primitive::Transpose { permutation: perm },
+        b,
+        vec![x.clone()],
+        Some(d),
+    )
+}
+
+/// Axes of an unbatched value mapped into the value batched at `d`, and
+/// where the mapped axis lands once those axes are removed.
+fn axes_around(axes: &[usize], d: usize) -> (Vec<usize>, usize) {
+    let mapped = axes.iter().map(|&k| shift(k, d)).collect();
+    let before = axes.iter().filter(|&&k| k < d).count();
+    (mapped, d.saturating_sub(before))
+}
+
+/// `squeeze`: the squeezed axes shift around the mapped one.
+fn squeeze(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Squeeze { dimensions } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let (dimensions, out_d) = axes_around(dimensions, d);
+    emit1(
+        Primitive::Squeeze { dimensions },
+        b,
+        vec![x.clone()],
+        Some(out_d),
+    )
+}
+
+/// `reduce_sum` / `reduce_max`: the reduced axes shift around the mapped one.
+fn reduce(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Reduce { op, axes } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let (axes, out_d) = axes_around(axes, d);
+    emit1(
+        Primitive::Reduce { op: *op, axes },
+        b,
+        vec![x.clone()],
+        Some(out_d),
+    )
+}
+
+/// `dot_general`: with both operands batched the mapped axes become a new
+/// leading batch dimension (output axis 0); with one batched, the mapped
+/// axis is a free dimension of that operand and lands among its free axes
+/// of the output (batch axes, then lhs free, then rhs free).
+fn dot_general(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::DotGeneral {
+        dims: dn,
+        preferred_element_type,
+    } = p
+    else {
+        return Err(bad(p, "wrong rule"));
+    };
+    let ([l, r], [ld, rd]) = (ins, dims) else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    let map = |axes: &[usize], d: Option<usize>| -> Vec<usize> {
+        match d {
+            Some(d) => axes.iter().map(|&k| shift(k, d)).collect(),
+            None => axes.to_vec(),
+        }
+    };
+    let mut nd = DotDims {
+        lhs_contract: map(&dn.lhs_contract, *ld),
+        rhs_contract: map(&dn.rhs_contract, *rd),
+        lhs_batch: map(&dn.lhs_batch, *ld),
+        rhs_batch: map(&dn.rhs_batch, *rd),
+    };
+    let nbatch = nd.lhs_batch.len();
+    // Free axes of an operand of rank `rank`, in order.
+    let free = |rank: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
+        (0..rank)
+            .filter(|k| !batch.contains(k) && !contract.contains(k))
+            .collect()
+    };
+    let out_d = match (*ld, *rd) {
+        (None, None) => return unbatched(p, b, ins, dims, n),
+        (Some(a), Some(c)) => {
+            nd.lhs_batch.insert(0, a);
+            nd.rhs_batch.insert(0, c);
+            0
+        }
+        (Some(a), None) => {
+            let rank = b.aval(l)?.ndim();
+            let pos = free(rank, &nd.lhs_batch, &nd.lhs_contract)
+                .iter()
+                .position(|&k| k == a)
+                .ok_or_else(|| bad(p, "batch dim collides with the dimension numbers"))?;
+            nbatch.saturating_add(pos)
+        }
+        (None, Some(c)) => {
+            let lrank = b.aval(l)?.ndim();
+            let lfree = free(lrank, &nd.lhs_batch, &nd.lhs_contract).len();
+            let rank = b.aval(r)?.ndim();
+            let pos = free(rank, &nd.rhs_batch, &nd.rhs_contract)
+                .iter()
+                .position(|&k| k == c)
+                .ok_or_else(|| bad(p, "batch dim collides with the dimension numbers"))?;
+            nbatch.saturating_add(lfree).saturating_add(pos)
+        }
+    };
+    let prim = Primitive::DotGeneral {
+        dims: nd,
+        preferred_element_type: *preferred_element_type,
+    };
+    emit1(prim, b, vec![l.clone(), r.clone()], Some(out_d))
+}
+
+/// `pjit`: the sub-jaxpr is batched recursively and called by a new `pjit`;
+/// each output keeps the batch dim the recursion gives it (unbatched outputs
+/// stay unbatched).
+fn pjit(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Pjit { jaxpr, name } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (sub, out_dims) = crate::transforms::batch::batch_jaxpr_natural(jaxpr, dims, n)?;
+    let prim = Primitive::Pjit {
+        jaxpr: Arc::new(sub),
+        name: name.clone(),
+    };
+    let outs: Vec<Atom> = b
+        .add_eqn(prim, ins.to_vec(), None)?
+        .into_iter()
+        .map(Atom::Var)
+        .collect();
+    Ok((outs, out_dims))
+}

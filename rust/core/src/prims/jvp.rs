@@ -1,0 +1,470 @@
+//! JVP rules: one exhaustive `match` over the primitive families.
+//!
+//! A rule receives the primal operands (already in the new builder) and their
+//! tangents (`None` = symbolic zero; at least one is present when the driver
+//! calls a rule), emits the primal equation and the tangent computation, and
+//! returns the primal outputs with their tangents (`None` = zero). Tangent
+//! expressions are linear in the tangents, with every non-linear factor
+//! computed from primals only (`mul t (cos x)`), so partial evaluation can
+//! move those factors into the primal program and transposition can read them
+//! as known values. Integer, bool and float0 outputs never get a tangent.
+
+use super::rules::JvpRule;
+use super::{BinaryOp, CmpOp, Primitive, ReduceOp, UnaryOp};
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::Atom;
+use std::sync::Arc;
+
+/// The JVP rule of a primitive.
+pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
+    Ok(match p {
+        Primitive::Unary(_) => jvp_unary,
+        Primitive::Binary(_) => jvp_binary,
+        Primitive::Compare(_) | Primitive::Iota { .. } => jvp_zero,
+        Primitive::IntegerPow { .. } => jvp_integer_pow,
+        Primitive::SelectN => jvp_select_n,
+        Primitive::ConvertElementType { .. } => jvp_convert,
+        Primitive::BroadcastInDim { .. }
+        | Primitive::Reshape { .. }
+        | Primitive::Transpose { .. }
+        | Primitive::Squeeze { .. }
+        | Primitive::Reduce {
+            op: ReduceOp::Sum,
+            ..
+        } => jvp_structural,
+        Primitive::Reduce {
+            op: ReduceOp::Max, ..
+        } => jvp_reduce_max,
+        Primitive::DotGeneral { .. } => jvp_dot_general,
+        Primitive::Pjit { .. } => jvp_pjit,
+    })
+}
+
+type JvpOut = Result<(Vec<Atom>, Vec<Option<Atom>>)>;
+
+fn arity_err(p: &Primitive, expected: usize, got: usize) -> Error {
+    Error::Arity {
+        prim: p.name(),
+        expected,
+        got,
+    }
+}
+
+fn wrong_rule(p: &Primitive) -> Error {
+    Error::InvalidArgument(format!("jvp rule applied to the wrong primitive {}", p.name()))
+}
+
+/// Emits the primal equation unchanged.
+fn primal(p: &Primitive, b: &mut Builder, x: &[Atom]) -> Result<Vec<Atom>> {
+    Ok(b.add_eqn(p.clone(), x.to_vec(), None)?
+        .into_iter()
+        .map(Atom::Var)
+        .collect())
+}
+
+fn primal1(p: &Primitive, b: &mut Builder, x: &[Atom]) -> Result<Atom> {
+    b.add_eqn1(p.clone(), x.to_vec())
+}
+
+fn one<T: Clone>(p: &Primitive, xs: &[T]) -> Result<T> {
+    match xs {
+        [a] => Ok(a.clone()),
+        _ => Err(arity_err(p, 1, xs.len())),
+    }
+}
+
+fn two<T: Clone>(p: &Primitive, xs: &[T]) -> Result<(T, T)> {
+    match xs {
+        [a, c] => Ok((a.clone(), c.clone())),
+        _ => Err(arity_err(p, 2, xs.len())),
+    }
+}
+
+fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
+    Ok(b.aval(a)?.dtype.is_float())
+}
+
+/// `x` broadcast to `shape` (only rank-0 operands differ from their
+/// elementwise output's shape).
+pub(crate) fn broadcast_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
+    let a = b.aval(&x)?;
+    if a.shape == shape {
+        return Ok(x);
+    }
+    if !a.shape.is_empty() {
+        return Err(Error::shape(
+            "broadcast_in_dim",
+            &[&a.shape, shape],
+            "only a rank-0 operand broadcasts implicitly",
+        ));
+    }
+    b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape: shape.to_vec(),
+            broadcast_dimensions: Vec::new(),
+        },
+        vec![x],
+    )
+}
+
+/// `a + c` of optional (zero when `None`) terms.
+pub(crate) fn add_opt(b: &mut Builder, a: Option<Atom>, c: Option<Atom>) -> Result<Option<Atom>> {
+    Ok(match (a, c) {
+        (Some(a), Some(c)) => Some(b.binary(BinaryOp::Add, a, c)?),
+        (a, None) => a,
+        (None, c) => c,
+    })
+}
+
+fn mul(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
+    b.binary(BinaryOp::Mul, x, y)
+}
+
+/// `convert_element_type(x, dtype)` (non-weak).
+fn convert(b: &mut Builder, x: Atom, dtype: crate::DType) -> Result<Atom> {
+    b.add_eqn1(
+        Primitive::ConvertElementType {
+            new_dtype: dtype,
+            weak_type: false,
+        },
+        vec![x],
+    )
+}
+
+/// Primitives whose outputs have no tangent (comparisons, iota).
+fn jvp_zero(p: &Primitive, b: &mut Builder, x: &[Atom], _t: &[Option<Atom>]) -> JvpOut {
+    let outs = primal(p, b, x)?;
+    let n = outs.len();
+    Ok((outs, vec![None; n]))
+}
+
+fn jvp_unary(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Unary(op) = p else {
+        return Err(wrong_rule(p));
+    };
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let y = primal1(p, b, xs)?;
+    let Some(t) = t else {
+        return Ok((vec![y], vec![None]));
+    };
+    let dtype = b.aval(&x)?.dtype;
+    if !dtype.is_float() {
+        return Ok((vec![y], vec![None]));
+    }
+    let lit = |v: f64| Builder::lit(dtype, v);
+    let tout = match op {
+        UnaryOp::Neg => Some(b.unary(UnaryOp::Neg, t)?),
+        UnaryOp::Exp => Some(mul(b, t, y.clone())?),
+        UnaryOp::Log => Some(b.binary(BinaryOp::Div, t, x)?),
+        UnaryOp::Sin => {
+            let c = b.unary(UnaryOp::Cos, x)?;
+            Some(mul(b, t, c)?)
+        }
+        UnaryOp::Cos => {
+            let s = b.unary(UnaryOp::Sin, x)?;
+            let ns = b.unary(UnaryOp::Neg, s)?;
+            Some(mul(b, t, ns)?)
+        }
+        UnaryOp::Tanh => {
+            let y2 = mul(b, y.clone(), y.clone())?;
+            let d = b.binary(BinaryOp::Sub, lit(1.0), y2)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Logistic => {
+            let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
+            let d = mul(b, y.clone(), om)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Sqrt => {
+            let two_y = mul(b, y.clone(), lit(2.0))?;
+            Some(b.binary(BinaryOp::Div, t, two_y)?)
+        }
+        UnaryOp::Abs => {
+            let s = b.unary(UnaryOp::Sign, x)?;
+            Some(mul(b, t, s)?)
+        }
+        UnaryOp::Sign => None,
+    };
+    Ok((vec![y], vec![tout]))
+}
+
+/// JAX's balanced equality weight for max/min: 1 where `x` alone attains the
+/// result `z`, 1/2 where `x` and `y` tie, 0 elsewhere.
+fn balanced_eq(b: &mut Builder, x: &Atom, z: &Atom, y: &Atom) -> Result<Atom> {
+    let dtype = b.aval(z)?.dtype;
+    let ex = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), z.clone()])?;
+    let ex = convert(b, ex, dtype)?;
+    let ey = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![y.clone(), z.clone()])?;
+    let ey = convert(b, ey, dtype)?;
+    let half_ey = mul(b, ey, Builder::lit(dtype, 0.5))?;
+    let w = b.binary(BinaryOp::Sub, Builder::lit(dtype, 1.0), half_ey)?;
+    mul(b, ex, w)
+}
+
+fn jvp_binary(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Binary(op) = p else {
+        return Err(wrong_rule(p));
+    };
+    let (x, y) = two(p, xs)?;
+    let (tx, ty) = two(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let zaval = b.aval(&z)?;
+    if !zaval.dtype.is_float() {
+        return Ok((vec![z], vec![None]));
+    }
+    let dtype = zaval.dtype;
+    let tout = match op {
+        BinaryOp::Add => add_opt(b, tx, ty)?,
+        BinaryOp::Sub => match (tx, ty) {
+            (Some(a), Some(c)) => Some(b.binary(BinaryOp::Sub, a, c)?),
+            (a, None) => a,
+            (None, Some(c)) => Some(b.unary(UnaryOp::Neg, c)?),
+        },
+        BinaryOp::Mul => {
+            let l = tx.map(|t| mul(b, t, y.clone())).transpose()?;
+            let r = ty.map(|t| mul(b, x.clone(), t)).transpose()?;
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Div => {
+            let l = tx
+                .map(|t| b.binary(BinaryOp::Div, t, y.clone()))
+                .transpose()?;
+            let r = match ty {
+                Some(t) => {
+                    let q = b.binary(BinaryOp::Div, z.clone(), y.clone())?;
+                    let nq = b.unary(UnaryOp::Neg, q)?;
+                    Some(mul(b, t, nq)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Max | BinaryOp::Min => {
+            let l = match tx {
+                Some(t) => {
+                    let w = balanced_eq(b, &x, &z, &y)?;
+                    Some(mul(b, t, w)?)
+                }
+                None => None,
+            };
+            let r = match ty {
+                Some(t) => {
+                    let w = balanced_eq(b, &y, &z, &x)?;
+                    Some(mul(b, t, w)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Pow => {
+            let l = match tx {
+                Some(t) => {
+                    // d/dx x^y = y x^(y-1), and 0 where y == 0 (as JAX).
+                    let ym1 = b.binary(BinaryOp::Sub, y.clone(), Builder::lit(dtype, 1.0))?;
+                    let pw = b.binary(BinaryOp::Pow, x.clone(), ym1)?;
+                    let jac = mul(b, y.clone(), pw)?;
+                    let zeros = b.zeros(&zaval)?;
+                    let y0 = b.add_eqn1(
+                        Primitive::Compare(CmpOp::Eq),
+                        vec![y.clone(), Builder::lit(dtype, 0.0)],
+                    )?;
+                    let jac = b.add_eqn1(Primitive::SelectN, vec![y0, jac, zeros])?;
+                    Some(mul(b, t, jac)?)
+                }
+                None => None,
+            };
+            let r = match ty {
+                Some(t) => {
+                    // d/dy x^y = log(x) x^y, with log(0) replaced by log(1).
+                    let xaval = b.aval(&x)?;
+                    let ones = b.full(&xaval, 1.0)?;
+                    let x0 = b.add_eqn1(
+                        Primitive::Compare(CmpOp::Eq),
+                        vec![x.clone(), Builder::lit(dtype, 0.0)],
+                    )?;
+                    let safe = b.add_eqn1(Primitive::SelectN, vec![x0, x.clone(), ones])?;
+                    let lg = b.unary(UnaryOp::Log, safe)?;
+                    let jac = mul(b, lg, z.clone())?;
+                    Some(mul(b, t, jac)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+    };
+    // A tangent of a rank-0 operand alone keeps rank 0: broadcast it.
+    let tout = match tout {
+        Some(t) => Some(broadcast_to(b, t, &zaval.shape)?),
+        None => None,
+    };
+    Ok((vec![z], vec![tout]))
+}
+
+fn jvp_integer_pow(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::IntegerPow { y } = p else {
+        return Err(wrong_rule(p));
+    };
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let Some(t) = t else {
+        return Ok((vec![z], vec![None]));
+    };
+    let dtype = b.aval(&x)?.dtype;
+    if *y == 0 || !dtype.is_float() {
+        return Ok((vec![z], vec![None]));
+    }
+    if *y == 1 {
+        return Ok((vec![z], vec![Some(t)]));
+    }
+    let ym1 = y
+        .checked_sub(1)
+        .ok_or_else(|| Error::param("integer_pow", "y", "exponent out of range"))?;
+    let pw = if ym1 == 1 {
+        x
+    } else {
+        b.add_eqn1(Primitive::IntegerPow { y: ym1 }, vec![x])?
+    };
+    let coef = mul(b, Builder::lit(dtype, f64::from(*y)), pw)?;
+    Ok((vec![z], vec![Some(mul(b, t, coef)?)]))
+}
+
+fn jvp_select_n(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let z = primal1(p, b, xs)?;
+    let zaval = b.aval(&z)?;
+    let (Some((pred, _)), Some((_, tcases))) = (xs.split_first(), ts.split_first()) else {
+        return Err(arity_err(p, 2, xs.len()));
+    };
+    if !zaval.dtype.is_float() || tcases.iter().all(Option::is_none) {
+        return Ok((vec![z], vec![None]));
+    }
+    let mut zeros: Option<Atom> = None;
+    let mut ins = vec![pred.clone()];
+    for t in tcases {
+        let t = match t {
+            Some(t) => t.clone(),
+            None => match &zeros {
+                Some(zr) => zr.clone(),
+                None => {
+                    let zr = b.zeros(&zaval)?;
+                    zeros = Some(zr.clone());
+                    zr
+                }
+            },
+        };
+        ins.push(t);
+    }
+    let tz = b.add_eqn1(Primitive::SelectN, ins)?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+fn jvp_convert(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let tz = match t {
+        Some(t) if is_float(b, &x)? && is_float(b, &z)? => Some(primal1(p, b, &[t])?),
+        _ => None,
+    };
+    Ok((vec![z], vec![tz]))
+}
+
+/// Linear structural ops (and `reduce_sum`): the tangent is the same op
+/// applied to the tangent.
+fn jvp_structural(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let tz = match t {
+        Some(t) if is_float(b, &z)? => Some(primal1(p, b, &[t])?),
+        _ => None,
+    };
+    Ok((vec![z], vec![tz]))
+}
+
+/// `reduce_max`: the tangent averages the tangents at the positions that
+/// attain the maximum (ties share equally, as JAX).
+fn jvp_reduce_max(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Reduce { axes, .. } = p else {
+        return Err(wrong_rule(p));
+    };
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let xaval = b.aval(&x)?;
+    let Some(t) = t.filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let kept: Vec<usize> = (0..xaval.ndim()).filter(|d| !axes.contains(d)).collect();
+    let zb = b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape: xaval.shape.clone(),
+            broadcast_dimensions: kept,
+        },
+        vec![z.clone()],
+    )?;
+    let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x, zb])?;
+    let mask = convert(b, eq, xaval.dtype)?;
+    let sum = |b: &mut Builder, a: Atom| {
+        b.add_eqn1(
+            Primitive::Reduce {
+                op: ReduceOp::Sum,
+                axes: axes.clone(),
+            },
+            vec![a],
+        )
+    };
+    let count = sum(b, mask.clone())?;
+    let tm = mul(b, t, mask)?;
+    let ts = sum(b, tm)?;
+    let tz = b.binary(BinaryOp::Div, ts, count)?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+fn jvp_dot_general(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let (x, y) = two(p, xs)?;
+    let (tx, ty) = two(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    if !is_float(b, &z)? || !is_float(b, &x)? {
+        return Ok((vec![z], vec![None]));
+    }
+    let l = tx.map(|t| primal1(p, b, &[t, y.clone()])).transpose()?;
+    let r = ty.map(|t| primal1(p, b, &[x.clone(), t])).transpose()?;
+    Ok((vec![z], vec![add_opt(b, l, r)?]))
+}
+
+/// `pjit`: a new `pjit` of the JVP of the callee, taking the primals and the
+/// present tangents and returning the primal outputs and present tangents.
+fn jvp_pjit(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Pjit { jaxpr, name } = p else {
+        return Err(wrong_rule(p));
+    };
+    if xs.len() != ts.len() {
+        return Err(arity_err(p, xs.len(), ts.len()));
+    }
+    let nonzeros: Vec<bool> = ts.iter().map(Option::is_some).collect();
+    let (sub, out_nz) = crate::transforms::jvp::jvp_jaxpr(jaxpr, &nonzeros, false)?;
+    let mut ins = xs.to_vec();
+    ins.extend(ts.iter().flatten().cloned());
+    let outs = b.add_eqn(
+        Primitive::Pjit {
+            jaxpr: Arc::new(sub),
+            name: format!("jvp({name})"),
+        },
+        ins,
+        None,
+    )?;
+    let n = out_nz.len();
+    let (prim_outs, tan_outs) = outs.split_at_checked(n).ok_or(arity_err(p, n, outs.len()))?;
+    let mut tan_iter = tan_outs.iter();
+    let mut tangents = Vec::with_capacity(n);
+    for nz in out_nz {
+        tangents.push(if nz {
+            tan_iter.next().map(|v| Atom::Var(*v))
+        } else {
+            None
+        });
+    }
+    Ok((prim_outs.iter().map(|v| Atom::Var(*v)).collect(), tangents))
+}

@@ -1,0 +1,550 @@
+//! Transpose rules of the primitives that can be linear: one exhaustive `match`.
+//!
+//! A rule receives the cotangents of the equation's outputs (`None` = zero;
+//! at least one present) and its operands, each known or linear
+//! ([`Operand`]), and returns one entry per operand: the cotangent of a
+//! linear operand (`None` = zero) or `None` for a known operand. Primitives
+//! that are never linear get a rule that reports the error, so the
+//! rule-coverage listing stays about missing work, not about non-linearity.
+
+use super::rules::{Operand, TransposeRule};
+use super::{BinaryOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval};
+use std::sync::Arc;
+
+/// The transpose rule of a primitive that can be linear.
+pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
+    Ok(match p {
+        Primitive::Unary(UnaryOp::Neg) => t_neg,
+        Primitive::Binary(BinaryOp::Add) => t_add,
+        Primitive::Binary(BinaryOp::Sub) => t_sub,
+        Primitive::Binary(BinaryOp::Mul) => t_mul,
+        Primitive::Binary(BinaryOp::Div) => t_div,
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::Iota { .. }
+        | Primitive::Reduce {
+            op: ReduceOp::Max, ..
+        } => not_linear,
+        Primitive::SelectN => t_select_n,
+        Primitive::ConvertElementType { .. } => t_convert,
+        Primitive::BroadcastInDim { .. } => t_broadcast_in_dim,
+        Primitive::Reshape { .. } | Primitive::Squeeze { .. } => t_reshape,
+        Primitive::Transpose { .. } => t_transpose,
+        Primitive::Reduce {
+            op: ReduceOp::Sum,
+            ..
+        } => t_reduce_sum,
+        Primitive::DotGeneral { .. } => t_dot_general,
+        Primitive::Pjit { .. } => t_pjit,
+    })
+}
+
+type TOut = Result<Vec<Option<Atom>>>;
+
+/// The error for transposing a primitive in a non-linear position.
+pub(crate) fn not_linear_error(prim: &'static str, detail: &str) -> Error {
+    Error::Typecheck(format!(
+        "cannot transpose {prim}: it is not linear in its linear operands{detail}"
+    ))
+}
+
+fn not_linear(p: &Primitive, _b: &mut Builder, _ct: &[Option<Atom>], _ops: &[Operand]) -> TOut {
+    Err(not_linear_error(p.name(), ""))
+}
+
+fn wrong_rule(p: &Primitive) -> Error {
+    Error::InvalidArgument(format!(
+        "transpose rule applied to the wrong primitive {}",
+        p.name()
+    ))
+}
+
+/// The single output cotangent (None = zero).
+fn single_ct(p: &Primitive, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    match cts {
+        [c] => Ok(c.clone()),
+        _ => Err(Error::Arity {
+            prim: p.name(),
+            expected: 1,
+            got: cts.len(),
+        }),
+    }
+}
+
+fn op_aval(b: &Builder, op: &Operand) -> Result<Aval> {
+    match op {
+        Operand::Known(a) => b.aval(a),
+        Operand::Linear(a) => Ok(a.clone()),
+    }
+}
+
+/// Sums a cotangent of an elementwise output back to a rank-0 operand's shape.
+fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom> {
+    let cs = b.aval(&ct)?.shape;
+    if cs == aval.shape {
+        return Ok(ct);
+    }
+    if !aval.shape.is_empty() {
+        return Err(Error::shape(
+            "transpose",
+            &[&cs, &aval.shape],
+            "cotangent does not match the operand",
+        ));
+    }
+    b.add_eqn1(
+        Primitive::Reduce {
+            op: ReduceOp::Sum,
+            axes: (0..cs.len()).collect(),
+        },
+        vec![ct],
+    )
+}
+
+fn two_ops<'a>(p: &Primitive, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Operand)> {
+    match ops {
+        [a, c] => Ok((a, c)),
+        _ => Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ops.len(),
+        }),
+    }
+}
+
+fn t_neg(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    Ok(vec![Some(b.unary(UnaryOp::Neg, ct)?)])
+}
+
+fn t_add(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    t_add_sub(p, b, cts, ops, false)
+}
+
+fn t_sub(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    t_add_sub(p, b, cts, ops, true)
+}
+
+fn t_add_sub(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+    negate_rhs: bool,
+) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let (x, y) = two_ops(p, ops)?;
+    let cx = match x {
+        Operand::Linear(a) => Some(unbroadcast(b, ct.clone(), a)?),
+        Operand::Known(_) => None,
+    };
+    let cy = match y {
+        Operand::Linear(a) => {
+            let c = if negate_rhs {
+                b.unary(UnaryOp::Neg, ct)?
+            } else {
+                ct
+            };
+            Some(unbroadcast(b, c, a)?)
+        }
+        Operand::Known(_) => None,
+    };
+    Ok(vec![cx, cy])
+}
+
+fn t_mul(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    match two_ops(p, ops)? {
+        (Operand::Linear(a), Operand::Known(y)) => {
+            let c = b.binary(BinaryOp::Mul, ct, y.clone())?;
+            Ok(vec![Some(unbroadcast(b, c, a)?), None])
+        }
+        (Operand::Known(x), Operand::Linear(a)) => {
+            let c = b.binary(BinaryOp::Mul, x.clone(), ct)?;
+            Ok(vec![None, Some(unbroadcast(b, c, a)?)])
+        }
+        (Operand::Linear(_), Operand::Linear(_)) => Err(not_linear_error(
+            "mul",
+            " (both operands are linear)",
+        )),
+        (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
+    }
+}
+
+fn t_div(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    match two_ops(p, ops)? {
+        (Operand::Linear(a), Operand::Known(y)) => {
+            let c = b.binary(BinaryOp::Div, ct, y.clone())?;
+            Ok(vec![Some(unbroadcast(b, c, a)?), None])
+        }
+        (_, Operand::Linear(_)) => Err(not_linear_error(
+            "div",
+            " (the divisor is linear)",
+        )),
+        (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
+    }
+}
+
+fn t_select_n(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let Some((pred, cases)) = ops.split_first() else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: 0,
+        });
+    };
+    let Operand::Known(pred) = pred else {
+        return Err(not_linear_error(
+            "select_n",
+            " (the predicate is linear)",
+        ));
+    };
+    let mut out = vec![None];
+    let mut zeros: Option<Atom> = None;
+    for (i, case) in cases.iter().enumerate() {
+        let Operand::Linear(aval) = case else {
+            out.push(None);
+            continue;
+        };
+        let zr = match &zeros {
+            Some(z) => z.clone(),
+            None => {
+                let z = b.zeros(aval)?;
+                zeros = Some(z.clone());
+                z
+            }
+        };
+        let mut ins = vec![pred.clone()];
+        for j in 0..cases.len() {
+            ins.push(if j == i { ct.clone() } else { zr.clone() });
+        }
+        out.push(Some(b.add_eqn1(Primitive::SelectN, ins)?));
+    }
+    Ok(out)
+}
+
+fn t_convert(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let cd = b.aval(&ct)?.dtype;
+    if !a.dtype.is_float() || !cd.is_float() {
+        // Integer operands have no cotangent (zero).
+        return Ok(vec![None]);
+    }
+    if cd == a.dtype {
+        return Ok(vec![Some(ct)]);
+    }
+    let c = b.add_eqn1(
+        Primitive::ConvertElementType {
+            new_dtype: a.dtype,
+            weak_type: a.weak_type,
+        },
+        vec![ct],
+    )?;
+    Ok(vec![Some(c)])
+}
+
+fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
+    if b.aval(&x)?.shape == shape {
+        return Ok(x);
+    }
+    b.add_eqn1(
+        Primitive::Reshape {
+            new_sizes: shape.to_vec(),
+        },
+        vec![x],
+    )
+}
+
+fn t_broadcast_in_dim(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> TOut {
+    let Primitive::BroadcastInDim {
+        shape,
+        broadcast_dimensions,
+    } = p
+    else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    // Sum over the new axes and over the size-1 operand axes that expanded.
+    let mut axes: Vec<usize> = Vec::new();
+    for d in 0..shape.len() {
+        let expanded = match broadcast_dimensions.iter().position(|&bd| bd == d) {
+            None => true,
+            Some(i) => a.shape.get(i) == Some(&1) && shape.get(d) != Some(&1),
+        };
+        if expanded {
+            axes.push(d);
+        }
+    }
+    let summed = if axes.is_empty() {
+        ct
+    } else {
+        b.add_eqn1(
+            Primitive::Reduce {
+                op: ReduceOp::Sum,
+                axes,
+            },
+            vec![ct],
+        )?
+    };
+    Ok(vec![Some(reshape_to(b, summed, &a.shape)?)])
+}
+
+fn t_reshape(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    Ok(vec![Some(reshape_to(b, ct, &a.shape)?)])
+}
+
+fn t_transpose(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Transpose { permutation } = p else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(_)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let inverse: Vec<usize> = (0..permutation.len())
+        .map(|i| permutation.iter().position(|&q| q == i).unwrap_or(i))
+        .collect();
+    let c = b.add_eqn1(
+        Primitive::Transpose {
+            permutation: inverse,
+        },
+        vec![ct],
+    )?;
+    Ok(vec![Some(c)])
+}
+
+fn t_reduce_sum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Reduce { axes, .. } = p else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let kept: Vec<usize> = (0..a.ndim()).filter(|d| !axes.contains(d)).collect();
+    let c = b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape: a.shape.clone(),
+            broadcast_dimensions: kept,
+        },
+        vec![ct],
+    )?;
+    Ok(vec![Some(c)])
+}
+
+/// One side of `dot_general`'s transpose. The cotangent has the output
+/// layout `(batch, lhs free, rhs free)`; contracting its `other` free axes
+/// with the other operand's free axes (batching the batch axes) gives
+/// `(batch, this free, this contracting axes in the other's order)`, which a
+/// transpose brings to this operand's layout.
+struct DotSide<'a> {
+    batch: &'a [usize],
+    contract: &'a [usize],
+    free: Vec<usize>,
+}
+
+fn free_dims(ndim: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
+    (0..ndim)
+        .filter(|d| !batch.contains(d) && !contract.contains(d))
+        .collect()
+}
+
+fn dot_transpose_side(
+    b: &mut Builder,
+    ct: Atom,
+    other: Atom,
+    this_aval: &Aval,
+    this: &DotSide,
+    oth: &DotSide,
+    other_free_start: usize,
+) -> Result<Atom> {
+    let nb = this.batch.len();
+    let other_dtype = b.aval(&other)?.dtype;
+    let ct = if b.aval(&ct)?.dtype == other_dtype {
+        ct
+    } else {
+        b.add_eqn1(
+            Primitive::ConvertElementType {
+                new_dtype: other_dtype,
+                weak_type: false,
+            },
+            vec![ct],
+        )?
+    };
+    let ct_contract: Vec<usize> = (0..oth.free.len())
+        .map(|i| other_free_start.saturating_add(i))
+        .collect();
+    let dims = DotDims {
+        lhs_contract: ct_contract,
+        rhs_contract: oth.free.clone(),
+        lhs_batch: (0..nb).collect(),
+        rhs_batch: oth.batch.to_vec(),
+    };
+    let r = b.add_eqn1(
+        Primitive::DotGeneral {
+            dims,
+            preferred_element_type: None,
+        },
+        vec![ct, other],
+    )?;
+    // Which axis of this operand each result axis is.
+    let mut pos: Vec<usize> = this.batch.to_vec();
+    pos.extend(&this.free);
+    let mut oc_sorted = oth.contract.to_vec();
+    oc_sorted.sort_unstable();
+    for d in oc_sorted {
+        let k = oth
+            .contract
+            .iter()
+            .position(|&c| c == d)
+            .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
+        let td = this
+            .contract
+            .get(k)
+            .copied()
+            .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
+        pos.push(td);
+    }
+    let perm: Vec<usize> = (0..this_aval.ndim())
+        .map(|i| pos.iter().position(|&q| q == i))
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad layout"))?;
+    if perm.iter().enumerate().all(|(i, &q)| i == q) {
+        return Ok(r);
+    }
+    b.add_eqn1(Primitive::Transpose { permutation: perm }, vec![r])
+}
+
+fn t_dot_general(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::DotGeneral { dims, .. } = p else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let (x, y) = two_ops(p, ops)?;
+    let xa = op_aval(b, x)?;
+    let ya = op_aval(b, y)?;
+    let lhs = DotSide {
+        batch: &dims.lhs_batch,
+        contract: &dims.lhs_contract,
+        free: free_dims(xa.ndim(), &dims.lhs_batch, &dims.lhs_contract),
+    };
+    let rhs = DotSide {
+        batch: &dims.rhs_batch,
+        contract: &dims.rhs_contract,
+        free: free_dims(ya.ndim(), &dims.rhs_batch, &dims.rhs_contract),
+    };
+    let nb = dims.lhs_batch.len();
+    let rhs_free_start = nb.saturating_add(lhs.free.len());
+    match (x, y) {
+        (Operand::Linear(_), Operand::Known(yv)) => {
+            let c = dot_transpose_side(b, ct, yv.clone(), &xa, &lhs, &rhs, rhs_free_start)?;
+            Ok(vec![Some(c), None])
+        }
+        (Operand::Known(xv), Operand::Linear(_)) => {
+            let c = dot_transpose_side(b, ct, xv.clone(), &ya, &rhs, &lhs, nb)?;
+            Ok(vec![None, Some(c)])
+        }
+        (Operand::Linear(_), Operand::Linear(_)) => Err(not_linear_error(
+            "dot_general",
+            " (both operands are linear)",
+        )),
+        (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
+    }
+}
+
+/// `pjit`: a new `pjit` of the transposed callee, taking the known operands
+/// and the cotangent of every output, returning the linear operands'
+/// cotangents.
+fn t_pjit(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Pjit { jaxpr, name } = p else {
+        return Err(wrong_rule(p));
+    };
+    let linear: Vec<bool> = ops.iter().map(Operand::is_linear).collect();
+    let sub = crate::transforms::transpose::transpose_jaxpr(jaxpr, &linear)?;
+    let out_avals = jaxpr.out_avals()?;
+    if out_avals.len() != cts.len() {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: out_avals.len(),
+            got: cts.len(),
+        });
+    }
+    let mut ins: Vec<Atom> = ops
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Known(a) => Some(a.clone()),
+            Operand::Linear(_) => None,
+        })
+        .collect();
+    for (c, aval) in cts.iter().zip(&out_avals) {
+        ins.push(match c {
+            Some(c) => c.clone(),
+            None => b.zeros(aval)?,
+        });
+    }
+    let outs = b.add_eqn(
+        Primitive::Pjit {
+            jaxpr: Arc::new(sub),
+            name: format!("transpose({name})"),
+        },
+        ins,
+        None,
+    )?;
+    let mut it = outs.into_iter();
+    let mut res = Vec::with_capacity(ops.len());
+    for o in ops {
+        res.push(if o.is_linear() {
+            Some(Atom::Var(it.next().ok_or(Error::Arity {
+                prim: "pjit",
+                expected: linear.iter().filter(|l| **l).count(),
+                got: 0,
+            })?))
+        } else {
+            None
+        });
+    }
+    Ok(res)
+}

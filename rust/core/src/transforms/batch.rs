@@ -1,0 +1,209 @@
+//! Batching (vmap) of a closed jaxpr.
+//!
+//! Every value of the program carries an optional batch dim: `Some(d)` when
+//! it depends on a batched input (its aval has the mapped axis, of size
+//! `axis_size`, at `d`), `None` otherwise. Unbatched values stay unbatched
+//! (no broadcast unless a rule needs one), equations with no batched operand
+//! are copied unchanged, batched ones go through the primitive's batching
+//! rule ([`crate::prims::batch::batch_rule`]), which moves batch dims only
+//! where it must. Outputs are moved (or broadcast) to the requested dims at
+//! the end. Consts stay consts.
+
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, ClosedJaxpr};
+use crate::prims::batch::{add_batch_axis, batch_rule, insert_axis, move_axis};
+
+/// Batches a closed jaxpr.
+///
+/// `in_dims[i] = Some(d)`: input `i` carries the batch axis at position `d`
+/// (its aval in the result has an axis of size `axis_size` inserted there);
+/// `None`: input `i` is unbatched (same aval). `out_dims[j] = Some(d)`:
+/// output `j` is produced with the batch axis at `d` (an output that does not
+/// depend on a batched input is broadcast); `None`: output `j` must be
+/// unbatched, and it is an [`Error::InvalidArgument`] ("vmap has mapped
+/// output but out_axes is None") when it depends on a batched input.
+pub fn batch_jaxpr(
+    j: &ClosedJaxpr,
+    in_dims: &[Option<usize>],
+    axis_size: usize,
+    out_dims: &[Option<usize>],
+) -> Result<ClosedJaxpr> {
+    let (out, _) = batch_impl(j, in_dims, axis_size, Some(out_dims))?;
+    Ok(out)
+}
+
+/// Batches a closed jaxpr leaving each output where the program puts it:
+/// returns the batched program and the batch dim of each output (`None`
+/// for outputs that do not depend on a batched input, which stay
+/// unbatched). Used for sub-jaxprs (`pjit`).
+pub fn batch_jaxpr_natural(
+    j: &ClosedJaxpr,
+    in_dims: &[Option<usize>],
+    axis_size: usize,
+) -> Result<(ClosedJaxpr, Vec<Option<usize>>)> {
+    batch_impl(j, in_dims, axis_size, None)
+}
+
+fn batch_impl(
+    j: &ClosedJaxpr,
+    in_dims: &[Option<usize>],
+    axis_size: usize,
+    out_dims: Option<&[Option<usize>]>,
+) -> Result<(ClosedJaxpr, Vec<Option<usize>>)> {
+    let jaxpr = &j.jaxpr;
+    if in_dims.len() != jaxpr.invars.len() {
+        return Err(Error::InvalidArgument(format!(
+            "vmap: {} in_axes given for a function of {} inputs",
+            in_dims.len(),
+            jaxpr.invars.len()
+        )));
+    }
+    if let Some(od) = out_dims {
+        if od.len() != jaxpr.outvars.len() {
+            return Err(Error::InvalidArgument(format!(
+                "vmap: {} out_axes given for a function of {} outputs",
+                od.len(),
+                jaxpr.outvars.len()
+            )));
+        }
+    }
+    if j.consts.len() != jaxpr.constvars.len() {
+        return Err(Error::Typecheck(format!(
+            "{} consts given for {} constvars",
+            j.consts.len(),
+            jaxpr.constvars.len()
+        )));
+    }
+
+    let mut b = Builder::new();
+    // New atom and batch dim of every variable of the source program.
+    let mut env: Vec<Option<(Atom, Option<usize>)>> = vec![None; jaxpr.avals.len()];
+    let bind = |env: &mut Vec<Option<(Atom, Option<usize>)>>,
+                v: crate::ir::Var,
+                val: (Atom, Option<usize>)|
+     -> Result<()> {
+        let slot = env
+            .get_mut(v.index())
+            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
+        *slot = Some(val);
+        Ok(())
+    };
+
+    for (v, c) in jaxpr.constvars.iter().zip(&j.consts) {
+        let weak = jaxpr.aval(*v)?.weak_type;
+        let nv = b.add_const(c.clone(), weak)?;
+        bind(&mut env, *v, (Atom::Var(nv), None))?;
+    }
+    for (i, (v, d)) in jaxpr.invars.iter().zip(in_dims).enumerate() {
+        let aval = jaxpr.aval(*v)?;
+        let new_aval = match d {
+            None => aval.clone(),
+            Some(d) => {
+                if *d > aval.ndim() {
+                    return Err(Error::InvalidArgument(format!(
+                        "vmap: in_axes {d} is out of bounds for input {i} of rank {} \
+                         (it would have rank {} with the mapped axis)",
+                        aval.ndim(),
+                        aval.ndim().saturating_add(1)
+                    )));
+                }
+                Aval::weak(
+                    insert_axis(&aval.shape, *d, axis_size),
+                    aval.dtype,
+                    aval.weak_type,
+                )
+            }
+        };
+        let nv = b.add_input(new_aval)?;
+        bind(&mut env, *v, (Atom::Var(nv), *d))?;
+    }
+
+    let read = |env: &[Option<(Atom, Option<usize>)>], a: &Atom| -> Result<(Atom, Option<usize>)> {
+        match a {
+            Atom::Lit(l) => Ok((Atom::Lit(l.clone()), None)),
+            Atom::Var(v) => env
+                .get(v.index())
+                .and_then(|s| s.clone())
+                .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
+        }
+    };
+
+    for eqn in &jaxpr.eqns {
+        let mut ins = Vec::with_capacity(eqn.inputs.len());
+        let mut dims = Vec::with_capacity(eqn.inputs.len());
+        for a in &eqn.inputs {
+            let (x, d) = read(&env, a)?;
+            ins.push(x);
+            dims.push(d);
+        }
+        let (outs, odims) = if dims.iter().all(Option::is_none) {
+            let vs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+            let n = vs.len();
+            (vs.into_iter().map(Atom::Var).collect(), vec![None; n])
+        } else {
+            let start = b.num_eqns();
+            let rule = batch_rule(&eqn.prim)?;
+            let r = rule(&eqn.prim, &mut b, &ins, &dims, axis_size)?;
+            b.set_source_since(start, &eqn.source.0);
+            r
+        };
+        if outs.len() != eqn.outputs.len() || odims.len() != eqn.outputs.len() {
+            return Err(Error::Arity {
+                prim: eqn.prim.name(),
+                expected: eqn.outputs.len(),
+                got: outs.len(),
+            });
+        }
+        for ((v, x), d) in eqn.outputs.iter().zip(outs).zip(odims) {
+            bind(&mut env, *v, (x, d))?;
+        }
+    }
+
+    let mut outs = Vec::with_capacity(jaxpr.outvars.len());
+    let mut final_dims = Vec::with_capacity(jaxpr.outvars.len());
+    for (i, a) in jaxpr.outvars.iter().enumerate() {
+        let (x, d) = read(&env, a)?;
+        let want = match out_dims {
+            None => d,
+            Some(od) => od.get(i).copied().flatten(),
+        };
+        let y = match (want, d) {
+            (None, None) => x,
+            (None, Some(_)) => {
+                if out_dims.is_some() {
+                    return Err(Error::InvalidArgument(format!(
+                        "vmap has mapped output but out_axes is None (output {i})"
+                    )));
+                }
+                x
+            }
+            (Some(t), Some(d)) => {
+                let rank = b.aval(&x)?.ndim();
+                if t >= rank {
+                    return Err(out_of_bounds(i, t, rank));
+                }
+                move_axis(&mut b, x, d, t)?
+            }
+            (Some(t), None) => {
+                let rank = b.aval(&x)?.ndim().saturating_add(1);
+                if t >= rank {
+                    return Err(out_of_bounds(i, t, rank));
+                }
+                add_batch_axis(&mut b, x, axis_size, t)?
+            }
+        };
+        outs.push(y);
+        final_dims.push(want);
+    }
+    let result = b.build(outs)?;
+    #[cfg(debug_assertions)]
+    crate::ir::typecheck::typecheck(&result)?;
+    Ok((result, final_dims))
+}
+
+fn out_of_bounds(i: usize, t: usize, rank: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "vmap: out_axes {t} is out of bounds for output {i} of rank {rank} (with the mapped axis)"
+    ))
+}

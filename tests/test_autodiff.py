@@ -1,0 +1,220 @@
+"""Differentiation API against analytic derivatives and finite differences."""
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+from microjax_rs import core, lax
+from microjax_rs.errors import ConcretizationTypeError
+
+
+@pytest.fixture
+def x64():
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", False)
+
+
+def num_grad(f, x, eps=1e-6):
+    x = np.asarray(x, dtype=np.float64)
+    g = np.zeros_like(x)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        i = it.multi_index
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (float(f(xp)) - float(f(xm))) / (2 * eps)
+    return g
+
+
+def test_seed_polynomial_first_and_second_derivative():
+    f = lambda x: 3 * x**3 + 2 * x**2 + 2 * x  # noqa: E731
+    assert float(jax.grad(f)(2.0)) == 46.0
+    assert float(jax.grad(jax.grad(f))(2.0)) == 40.0
+
+
+def test_grad_matches_analytic():
+    f = lambda x: jnp.sin(x) * jnp.exp(x) + jnp.tanh(x)  # noqa: E731
+    x = 0.7
+    want = np.cos(x) * np.exp(x) + np.sin(x) * np.exp(x) + 1 - np.tanh(x) ** 2
+    np.testing.assert_allclose(float(jax.grad(f)(x)), want, rtol=1e-6)
+
+
+def test_fourth_derivative_of_sin():
+    d4 = jax.grad(jax.grad(jax.grad(jax.grad(jnp.sin))))
+    np.testing.assert_allclose(float(d4(0.3)), np.sin(0.3), rtol=1e-5)
+
+
+def test_grad_against_finite_differences_float64(x64):
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((4, 3))
+
+    def loss(x):
+        h = jnp.tanh(jnp.dot(x, w))
+        return jnp.sum(jnp.exp(-h * h) + jnp.maximum(h, 0.1) * jnp.sqrt(x[0] ** 2 + 1.0) if False else
+                       jnp.exp(-h * h) + jnp.maximum(h, 0.1))
+
+    x = rng.standard_normal((2, 4))
+    g = jax.grad(loss)(jnp.asarray(x))
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(np.asarray(g), num_grad(lambda v: loss(jnp.asarray(v)), x), rtol=1e-6, atol=1e-8)
+    # second order: grad of a directional derivative
+    v = rng.standard_normal((2, 4))
+    hv = jax.grad(lambda y: jnp.sum(jax.grad(loss)(y) * v))(jnp.asarray(x))
+    fd = num_grad(lambda y: np.sum(np.asarray(jax.grad(loss)(jnp.asarray(y))) * v), x, eps=1e-5)
+    np.testing.assert_allclose(np.asarray(hv), fd, rtol=1e-4, atol=1e-6)
+
+
+def test_value_and_grad_of_linear_layer_params_dict():
+    params = {"w": jnp.asarray(np.arange(6.0).reshape(3, 2)), "b": jnp.asarray([0.5, -0.5])}
+    x = jnp.asarray(np.ones((4, 3)))
+
+    def loss(p, x):
+        y = x @ p["w"] + p["b"]
+        return jnp.sum(y * y)
+
+    val, g = jax.value_and_grad(loss)(params, x)
+    y = np.ones((4, 3)) @ np.arange(6.0).reshape(3, 2) + [0.5, -0.5]
+    np.testing.assert_allclose(float(val), np.sum(y * y), rtol=1e-6)
+    assert set(g) == {"w", "b"}
+    np.testing.assert_allclose(np.asarray(g["w"]), np.ones((4, 3)).T @ (2 * y), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(g["b"]), (2 * y).sum(0), rtol=1e-6)
+
+
+def test_argnums_and_has_aux():
+    f = lambda x, y: (x * y**2, {"aux": x})  # noqa: E731
+    (gx, gy), aux = jax.grad(f, argnums=(0, 1), has_aux=True)(2.0, 3.0)
+    assert float(gx) == 9.0 and float(gy) == 12.0
+    assert float(aux["aux"]) == 2.0
+    assert not isinstance(aux["aux"], core.Tracer)
+
+
+def test_jvp_vjp_linearize_agree():
+    def f(x):
+        return jnp.sin(x) * x
+
+    x = jnp.asarray([0.1, 0.2, 0.3])
+    t = jnp.asarray([1.0, -1.0, 0.5])
+    y, yt = jax.jvp(f, (x,), (t,))
+    np.testing.assert_allclose(np.asarray(y), np.sin([0.1, 0.2, 0.3]) * [0.1, 0.2, 0.3], rtol=1e-6)
+    deriv = np.cos([0.1, 0.2, 0.3]) * [0.1, 0.2, 0.3] + np.sin([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(np.asarray(yt), deriv * np.asarray(t), rtol=1e-6)
+    y2, f_jvp = jax.linearize(f, x)
+    np.testing.assert_allclose(np.asarray(f_jvp(t)), np.asarray(yt), rtol=1e-6)
+    y3, pullback = jax.vjp(f, x)
+    (ct,) = pullback(jnp.ones(3))
+    np.testing.assert_allclose(np.asarray(ct), deriv, rtol=1e-6)
+
+
+def test_jacobians_and_hessian():
+    def f(x):
+        return jnp.tanh(x) * jnp.sum(x * x)
+
+    x = jnp.asarray([0.3, -0.2, 0.5])
+    jf = np.asarray(jax.jacfwd(f)(x))
+    jr = np.asarray(jax.jacrev(f)(x))
+    xn = np.array([0.3, -0.2, 0.5])
+    want = np.diag(1 - np.tanh(xn) ** 2) * np.sum(xn * xn) + np.outer(np.tanh(xn), 2 * xn)
+    np.testing.assert_allclose(jf, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jr, want, rtol=1e-5, atol=1e-6)
+    g = lambda x: jnp.sum(jnp.tanh(x) ** 3)  # noqa: E731
+    h = np.asarray(jax.hessian(g)(x))
+    t = np.tanh(xn)
+    d2 = 6 * t * (1 - t**2) ** 2 - 6 * t**3 * (1 - t**2)
+    np.testing.assert_allclose(h, np.diag(d2), rtol=1e-5, atol=1e-6)
+    # forward-on-backward equals backward-on-forward
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(jax.jacrev(g))(x)),
+                               np.asarray(jax.jacrev(jax.jacfwd(g))(x)), rtol=1e-5, atol=1e-6)
+
+
+def test_composition_with_jit():
+    f = lambda x: jnp.sum(jnp.sin(x) ** 2)  # noqa: E731
+    x = jnp.asarray([0.1, 0.5, 1.0])
+    want = np.sin(2 * np.array([0.1, 0.5, 1.0]))
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(f))(x)), want, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jax.grad(jax.jit(f))(x)), want, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(jax.jit(f)))(x)), want, rtol=1e-5)
+    cj = jax.make_jaxpr(jax.grad(f))(x)
+    assert "cos" in str(cj) or "sin" in str(cj)
+
+
+def test_python_control_flow_under_grad():
+    def f(x):
+        if x > 0:
+            return x * x
+        return -x
+
+    assert float(jax.grad(f)(3.0)) == 6.0
+    assert float(jax.grad(f)(-3.0)) == -1.0
+
+    def g(x):
+        n = int(x)  # concretizes the known value under grad
+        return x * n
+
+    assert float(jax.grad(g)(3.5)) == 3.0
+
+    with pytest.raises(ConcretizationTypeError):
+        jax.grad(lambda x: float(x) * x)(1.0)
+    with pytest.raises(ConcretizationTypeError):
+        jax.jit(jax.grad(f))(3.0)
+
+
+def test_known_values_computed_once_per_equation(monkeypatch):
+    calls = [0]
+    orig = core.eval_primitive
+
+    def counting(prim, args, params):
+        calls[0] += 1
+        return orig(prim, args, params)
+
+    monkeypatch.setattr(core, "eval_primitive", counting)
+
+    def f(x, n):
+        for _ in range(n):
+            x = jnp.sin(x)
+            if x > 10.0:  # concretizes every step
+                x = x * 2
+        return x
+
+    def count(fn, n):
+        calls[0] = 0
+        fn(0.5, n)
+        return calls[0]
+
+    g1 = jax.grad(f)
+    c_small, c_big = count(g1, 100), count(g1, 1000)
+    assert c_big <= 11 * c_small  # linear, not quadratic
+    g2 = jax.grad(jax.grad(f))
+    c2_small, c2_big = count(g2, 50), count(g2, 500)
+    assert c2_big <= 11 * c2_small
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="scalar-output"):
+        jax.grad(lambda x: x * 2)(jnp.ones(3))
+    with pytest.raises(TypeError, match="input dtype that is a sub-dtype of np.inexact"):
+        jax.grad(lambda x: x * 2.0)(3)
+    with pytest.raises(TypeError, match="pair"):
+        jax.grad(lambda x: x, has_aux=True)(1.0)
+    with pytest.raises(TypeError, match="positional arguments"):
+        jax.grad(lambda x: x, argnums=2)(1.0)
+
+
+def test_grad_of_custom_interpreter():
+    from test_seeds import eval_jaxpr
+
+    def f(x):
+        return jnp.exp(jnp.tanh(x))
+
+    closed = jax.make_jaxpr(f)(1.0)
+    g = jax.grad(lambda x: eval_jaxpr(closed.jaxpr, closed.literals, x)[0])(0.4)
+    want = np.exp(np.tanh(0.4)) * (1 - np.tanh(0.4) ** 2)
+    np.testing.assert_allclose(float(g), want, rtol=1e-6)
+
+
+def test_grad_through_nested_jit_pjit():
+    inner = jax.jit(lambda x: jnp.sin(x) * x)
+    g = jax.grad(lambda x: jnp.sum(inner(x)))(jnp.asarray([0.2, 0.4]))
+    xn = np.array([0.2, 0.4])
+    np.testing.assert_allclose(np.asarray(g), np.cos(xn) * xn + np.sin(xn), rtol=1e-6)
