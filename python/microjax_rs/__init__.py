@@ -44,6 +44,18 @@ from .api import (  # noqa: E402
     local_devices,
     make_jaxpr,
 )
+from ._grad import (  # noqa: E402
+    grad,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linearize,
+    value_and_grad,
+    vjp,
+)
+from ._vmap import vmap  # noqa: E402
 from .tree_util import Partial  # noqa: E402
 
 __version__ = "0.1.0"
@@ -52,4 +64,6 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "core", "device_count",
     "device_get", "device_put", "devices", "disable_jit", "dtypes", "errors", "eval_shape",
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
+    "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
+    "hessian", "vmap",
 ]

@@ -242,7 +242,7 @@ def _unary(lax_fn, inexact=True, name=None):
     def fn(x, /):
         if type(x) is ArrayImpl and not core._state.stack and (
                 ok_dtypes is None or x.dtype_name in ok_dtypes):
-            return handle.apply([x])[0]
+            return handle.apply1(x)
         (a,) = (_promote_inexact if inexact else _promote)(x)
         return lax_fn(a)
 

@@ -252,6 +252,38 @@ impl Prim {
             .collect())
     }
 
+    /// One operand, one output: the eager fast path of the jnp unary
+    /// functions. Elementwise ops keep the operand's weak type, so no
+    /// abstract evaluation is needed beyond the kernel's own check.
+    fn apply1(&self, py: Python<'_>, x: PyRef<'_, ArrayImpl>) -> PyResult<ArrayImpl> {
+        if !matches!(
+            self.prim,
+            Primitive::Unary(_) | Primitive::IntegerPow { .. }
+        ) {
+            let mut outs = self.apply(py, vec![x])?;
+            return outs
+                .pop()
+                .ok_or_else(|| PyValueError::new_err(format!("{}: no output", self.prim.name())));
+        }
+        let (arr, weak) = (x.arr.clone(), x.weak);
+        drop(x);
+        let prim = &self.prim;
+        let run = || kernel::eval(prim, &[arr.as_ref()]);
+        let mut outs = if arr.size() > DETACH_ELEMS {
+            py.detach(run)
+        } else {
+            run()
+        }
+        .py()?;
+        match (outs.pop(), outs.is_empty()) {
+            (Some(h), true) => Ok(ArrayImpl::new(Arc::new(h), weak)),
+            _ => Err(PyValueError::new_err(format!(
+                "{}: expected one output",
+                self.prim.name()
+            ))),
+        }
+    }
+
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = other.py();
         match other.cast::<Prim>() {

@@ -12,6 +12,79 @@ fn wrap(j: microjax::ClosedJaxpr) -> PyClosedJaxpr {
     PyClosedJaxpr { inner: Arc::new(j) }
 }
 
+/// `(jvp_program, out_nonzeros)`: the program takes (primals..., tangents of
+/// the nonzero inputs...) and returns (outs..., tangents...).
+#[pyfunction]
+#[pyo3(signature = (closed, nonzeros, instantiate = true))]
+pub(crate) fn jvp_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    nonzeros: Vec<bool>,
+    instantiate: bool,
+) -> PyResult<(PyClosedJaxpr, Vec<bool>)> {
+    let j = closed.inner.clone();
+    let (out, nz) = py
+        .detach(move || transforms::jvp_jaxpr(&j, &nonzeros, instantiate))
+        .py()?;
+    Ok((wrap(out), nz))
+}
+
+/// `(primal_program, tangent_program, num_res)`.
+#[pyfunction]
+pub(crate) fn linearize_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    nonzeros: Vec<bool>,
+) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, usize)> {
+    let j = closed.inner.clone();
+    let lin = py
+        .detach(move || transforms::linearize_jaxpr(&j, &nonzeros))
+        .py()?;
+    Ok((wrap(lin.primal), wrap(lin.tangent), lin.num_res))
+}
+
+/// The transpose of a linear program (`linear[i]` marks linear inputs).
+#[pyfunction]
+pub(crate) fn transpose_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    linear: Vec<bool>,
+) -> PyResult<PyClosedJaxpr> {
+    let j = closed.inner.clone();
+    let out = py
+        .detach(move || transforms::transpose_jaxpr(&j, &linear))
+        .py()?;
+    Ok(wrap(out))
+}
+
+/// `(fwd, bwd, num_res)`.
+#[pyfunction]
+pub(crate) fn vjp_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    nonzeros: Vec<bool>,
+) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, usize)> {
+    let j = closed.inner.clone();
+    let v = py
+        .detach(move || transforms::vjp_jaxpr(&j, &nonzeros))
+        .py()?;
+    Ok((wrap(v.fwd), wrap(v.bwd), v.num_res))
+}
+
+/// `(program, used_inputs)` keeping the outputs with `used_outputs[j]`.
+#[pyfunction]
+pub(crate) fn dce_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    used_outputs: Vec<bool>,
+) -> PyResult<(PyClosedJaxpr, Vec<bool>)> {
+    let j = closed.inner.clone();
+    let (out, used) = py
+        .detach(move || transforms::dce_jaxpr(&j, &used_outputs))
+        .py()?;
+    Ok((wrap(out), used))
+}
+
 /// The batched program (see `microjax::transforms::batch_jaxpr`).
 #[pyfunction]
 pub(crate) fn batch_jaxpr(
@@ -29,6 +102,11 @@ pub(crate) fn batch_jaxpr(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jvp_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(linearize_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(transpose_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(vjp_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(batch_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(dce_jaxpr, m)?)?;
     Ok(())
 }

@@ -3,12 +3,11 @@
 //! is used, with an error naming the primitive and the shapes.
 
 use super::{
-    Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, Scalar, SourceInfo, SourceInfoField,
-    Var,
+    Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, Scalar, SourceInfo, SourceInfoField, Var,
 };
 use crate::array::HostArray;
-use crate::error::{Error, Result};
 use crate::dtype::DType;
+use crate::error::{Error, Result};
 use crate::prims::{shape, BinaryOp, Primitive, UnaryOp};
 use std::sync::Arc;
 

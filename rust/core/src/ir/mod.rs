@@ -5,10 +5,10 @@
 //! create them; transforms produce new jaxprs rather than mutating shared ones.
 
 pub mod builder;
-pub mod splice;
 pub mod canonical;
 pub mod display;
 pub mod hash;
+pub mod splice;
 pub mod typecheck;
 
 use crate::array::{Buffer, HostArray};

@@ -30,8 +30,7 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         | Primitive::Transpose { .. }
         | Primitive::Squeeze { .. }
         | Primitive::Reduce {
-            op: ReduceOp::Sum,
-            ..
+            op: ReduceOp::Sum, ..
         } => jvp_structural,
         Primitive::Reduce {
             op: ReduceOp::Max, ..
@@ -52,7 +51,10 @@ fn arity_err(p: &Primitive, expected: usize, got: usize) -> Error {
 }
 
 fn wrong_rule(p: &Primitive) -> Error {
-    Error::InvalidArgument(format!("jvp rule applied to the wrong primitive {}", p.name()))
+    Error::InvalidArgument(format!(
+        "jvp rule applied to the wrong primitive {}",
+        p.name()
+    ))
 }
 
 /// Emits the primal equation unchanged.
@@ -456,7 +458,9 @@ fn jvp_pjit(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) ->
         None,
     )?;
     let n = out_nz.len();
-    let (prim_outs, tan_outs) = outs.split_at_checked(n).ok_or(arity_err(p, n, outs.len()))?;
+    let (prim_outs, tan_outs) = outs
+        .split_at_checked(n)
+        .ok_or(arity_err(p, n, outs.len()))?;
     let mut tan_iter = tan_outs.iter();
     let mut tangents = Vec::with_capacity(n);
     for nz in out_nz {

@@ -36,8 +36,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Reshape { .. } | Primitive::Squeeze { .. } => t_reshape,
         Primitive::Transpose { .. } => t_transpose,
         Primitive::Reduce {
-            op: ReduceOp::Sum,
-            ..
+            op: ReduceOp::Sum, ..
         } => t_reduce_sum,
         Primitive::DotGeneral { .. } => t_dot_general,
         Primitive::Pjit { .. } => t_pjit,
@@ -173,10 +172,9 @@ fn t_mul(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) 
             let c = b.binary(BinaryOp::Mul, x.clone(), ct)?;
             Ok(vec![None, Some(unbroadcast(b, c, a)?)])
         }
-        (Operand::Linear(_), Operand::Linear(_)) => Err(not_linear_error(
-            "mul",
-            " (both operands are linear)",
-        )),
+        (Operand::Linear(_), Operand::Linear(_)) => {
+            Err(not_linear_error("mul", " (both operands are linear)"))
+        }
         (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
     }
 }
@@ -190,10 +188,7 @@ fn t_div(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) 
             let c = b.binary(BinaryOp::Div, ct, y.clone())?;
             Ok(vec![Some(unbroadcast(b, c, a)?), None])
         }
-        (_, Operand::Linear(_)) => Err(not_linear_error(
-            "div",
-            " (the divisor is linear)",
-        )),
+        (_, Operand::Linear(_)) => Err(not_linear_error("div", " (the divisor is linear)")),
         (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
     }
 }
@@ -210,10 +205,7 @@ fn t_select_n(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Opera
         });
     };
     let Operand::Known(pred) = pred else {
-        return Err(not_linear_error(
-            "select_n",
-            " (the predicate is linear)",
-        ));
+        return Err(not_linear_error("select_n", " (the predicate is linear)"));
     };
     let mut out = vec![None];
     let mut zeros: Option<Atom> = None;

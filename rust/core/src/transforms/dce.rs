@@ -147,50 +147,63 @@ pub(crate) fn compact(
     eqns: Vec<Eqn>,
     outvars: &[Atom],
 ) -> Result<Jaxpr> {
-    let mut map: Vec<Option<Var>> = vec![None; avals.len()];
-    let mut new_avals: Vec<Aval> = Vec::new();
-    let mut bind = |v: Var, new_avals: &mut Vec<Aval>| -> Result<Var> {
-        let aval = avals
-            .get(v.index())
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
-        let id = u32::try_from(new_avals.len())
-            .map_err(|_| Error::Limit("too many variables".into()))?;
-        new_avals.push(aval.clone());
-        let nv = Var(id);
-        if let Some(slot) = map.get_mut(v.index()) {
-            *slot = Some(nv);
-        }
-        Ok(nv)
+    let mut r = Renumber {
+        avals,
+        map: vec![None; avals.len()],
+        new_avals: Vec::new(),
     };
     let new_constvars = constvars
         .iter()
-        .map(|v| bind(*v, &mut new_avals))
+        .map(|v| r.bind(*v))
         .collect::<Result<Vec<_>>>()?;
     let new_invars = invars
         .iter()
-        .map(|v| bind(*v, &mut new_avals))
+        .map(|v| r.bind(*v))
         .collect::<Result<Vec<_>>>()?;
     let mut new_eqns = Vec::with_capacity(eqns.len());
     for mut eqn in eqns {
         for a in &mut eqn.inputs {
-            remap(&map, a)?;
+            remap(&r.map, a)?;
         }
         for v in &mut eqn.outputs {
-            *v = bind(*v, &mut new_avals)?;
+            *v = r.bind(*v)?;
         }
         new_eqns.push(eqn);
     }
     let mut new_outvars = outvars.to_vec();
     for a in &mut new_outvars {
-        remap(&map, a)?;
+        remap(&r.map, a)?;
     }
     Ok(Jaxpr {
-        avals: new_avals,
+        avals: r.new_avals,
         constvars: new_constvars,
         invars: new_invars,
         eqns: new_eqns,
         outvars: new_outvars,
     })
+}
+
+struct Renumber<'a> {
+    avals: &'a [Aval],
+    map: Vec<Option<Var>>,
+    new_avals: Vec<Aval>,
+}
+
+impl Renumber<'_> {
+    fn bind(&mut self, v: Var) -> Result<Var> {
+        let aval = self
+            .avals
+            .get(v.index())
+            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
+        let id = u32::try_from(self.new_avals.len())
+            .map_err(|_| Error::Limit("too many variables".into()))?;
+        self.new_avals.push(aval.clone());
+        let nv = Var(id);
+        if let Some(slot) = self.map.get_mut(v.index()) {
+            *slot = Some(nv);
+        }
+        Ok(nv)
+    }
 }
 
 fn remap(map: &[Option<Var>], a: &mut Atom) -> Result<()> {

@@ -13,6 +13,7 @@ pub mod vjp;
 pub use dce::{dce_closed, dce_jaxpr};
 pub use jvp::jvp_jaxpr;
 pub use linearize::{linearize_jaxpr, Linearized};
+pub use partial_eval::{partial_eval_jaxpr, PartialEval};
 pub use transpose::transpose_jaxpr;
 pub use vjp::{vjp_jaxpr, Vjp};
 

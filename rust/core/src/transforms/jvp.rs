@@ -1,0 +1,149 @@
+//! Forward-mode differentiation of a closed jaxpr.
+//!
+//! Tangents are symbolic: `None` is a zero that is never materialized unless
+//! an output must be instantiated. An equation none of whose operands has a
+//! tangent is copied unchanged; otherwise its primitive's JVP rule emits the
+//! primal and tangent computations.
+
+use super::dce::dce_closed;
+use super::debug_check;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, ClosedJaxpr, Var};
+use crate::prims::jvp::jvp_rule;
+
+/// The type of the tangent of a value of type `aval`: the same for floats,
+/// float0 (no data) for integer, bool and float0 values.
+pub fn tangent_aval(aval: &Aval) -> Aval {
+    if aval.dtype.is_float() {
+        Aval::weak(aval.shape.clone(), aval.dtype, aval.weak_type)
+    } else {
+        Aval::new(aval.shape.clone(), DType::Float0)
+    }
+}
+
+fn slot<T>(env: &mut [Option<T>], v: Var) -> Result<&mut Option<T>> {
+    env.get_mut(v.index())
+        .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))
+}
+
+fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
+    match a {
+        Atom::Var(v) => env
+            .get(v.index())
+            .cloned()
+            .flatten()
+            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
+        Atom::Lit(_) => Ok(a.clone()),
+    }
+}
+
+fn read_tangent(env: &[Option<Atom>], a: &Atom) -> Option<Atom> {
+    match a {
+        Atom::Var(v) => env.get(v.index()).cloned().flatten(),
+        Atom::Lit(_) => None,
+    }
+}
+
+/// JVP of a closed jaxpr.
+///
+/// `nonzeros[i]`: input `i` has a tangent. The result takes `(primals...,
+/// tangents of the inputs with nonzeros[i]...)` and returns `(primal
+/// outputs..., tangents of the outputs j with out_nonzeros[j]...)`; the
+/// second value is `out_nonzeros`. A tangent input of an integer or bool
+/// input is float0 and counts as a zero. With `instantiate`, every output
+/// gets a tangent (zeros materialized; float0 zeros for integer and bool
+/// outputs) and `out_nonzeros` is all true.
+pub fn jvp_jaxpr(
+    j: &ClosedJaxpr,
+    nonzeros: &[bool],
+    instantiate: bool,
+) -> Result<(ClosedJaxpr, Vec<bool>)> {
+    let jx = &j.jaxpr;
+    if nonzeros.len() != jx.invars.len() {
+        return Err(Error::Arity {
+            prim: "jvp_jaxpr (nonzeros)",
+            expected: jx.invars.len(),
+            got: nonzeros.len(),
+        });
+    }
+    let n = jx.avals.len();
+    let mut b = Builder::new();
+    let mut primal: Vec<Option<Atom>> = vec![None; n];
+    let mut tangent: Vec<Option<Atom>> = vec![None; n];
+    for (v, c) in jx.constvars.iter().zip(&j.consts) {
+        let weak = jx.aval(*v)?.weak_type;
+        let nv = b.add_const(c.clone(), weak)?;
+        *slot(&mut primal, *v)? = Some(Atom::Var(nv));
+    }
+    for v in &jx.invars {
+        let nv = b.add_input(jx.aval(*v)?.clone())?;
+        *slot(&mut primal, *v)? = Some(Atom::Var(nv));
+    }
+    for (v, nz) in jx.invars.iter().zip(nonzeros) {
+        if !nz {
+            continue;
+        }
+        let aval = jx.aval(*v)?;
+        let tv = b.add_input(tangent_aval(aval))?;
+        if aval.dtype.is_float() {
+            *slot(&mut tangent, *v)? = Some(Atom::Var(tv));
+        }
+    }
+    for eqn in &jx.eqns {
+        let ins = eqn
+            .inputs
+            .iter()
+            .map(|a| read(&primal, a))
+            .collect::<Result<Vec<_>>>()?;
+        let ts: Vec<Option<Atom>> = eqn
+            .inputs
+            .iter()
+            .map(|a| read_tangent(&tangent, a))
+            .collect();
+        if ts.iter().all(Option::is_none) {
+            let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+            for (old, new) in eqn.outputs.iter().zip(outs) {
+                *slot(&mut primal, *old)? = Some(Atom::Var(new));
+            }
+            continue;
+        }
+        let rule = jvp_rule(&eqn.prim)?;
+        let (pouts, touts) = rule(&eqn.prim, &mut b, &ins, &ts)?;
+        if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
+            return Err(Error::Arity {
+                prim: eqn.prim.name(),
+                expected: eqn.outputs.len(),
+                got: pouts.len(),
+            });
+        }
+        for ((old, p), t) in eqn.outputs.iter().zip(pouts).zip(touts) {
+            let float = jx.aval(*old)?.dtype.is_float();
+            *slot(&mut primal, *old)? = Some(p);
+            *slot(&mut tangent, *old)? = if float { t } else { None };
+        }
+    }
+    let mut outs = Vec::with_capacity(jx.outvars.len().saturating_mul(2));
+    for a in &jx.outvars {
+        outs.push(read(&primal, a)?);
+    }
+    let mut out_nz = Vec::with_capacity(jx.outvars.len());
+    for a in &jx.outvars {
+        match read_tangent(&tangent, a) {
+            Some(t) => {
+                outs.push(t);
+                out_nz.push(true);
+            }
+            None if instantiate => {
+                let aval = tangent_aval(jx.atom_aval(a)?);
+                outs.push(b.zeros(&aval)?);
+                out_nz.push(true);
+            }
+            None => out_nz.push(false),
+        }
+    }
+    let out = dce_closed(&b.build(outs)?)?;
+    debug_check(&out)?;
+    Ok((out, out_nz))
+}

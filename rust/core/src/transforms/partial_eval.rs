@@ -1,0 +1,310 @@
+//! Partial evaluation: splits a jaxpr into a *known* part that runs on the
+//! known inputs and an *unknown* part that runs on the unknown inputs and
+//! the residuals (the known values the unknown part reads).
+//!
+//! * an equation with an unknown operand is unknown, except that a `pjit`
+//!   with mixed operands is split recursively into a known and an unknown
+//!   `pjit`;
+//! * an equation with only literal operands (a materialized zero, an iota)
+//!   is copied into both parts, so constants are rebuilt rather than passed
+//!   as residuals;
+//! * consts are available to both parts; effectful equations with only
+//!   known operands stay in the known part, in order;
+//! * residuals the unknown part does not end up reading are dropped.
+//!
+//! Both parts share the input's variable numbering while being built and are
+//! compacted by DCE at the end.
+
+use super::dce::{dce_closed, dce_keep_inputs};
+use crate::error::{Error, Result};
+use crate::ir::{Atom, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
+use crate::prims::Primitive;
+use std::sync::Arc;
+
+/// The two parts of a partially evaluated jaxpr.
+#[derive(Debug, Clone)]
+pub struct PartialEval {
+    /// known inputs -> (known outputs..., residuals...)
+    pub known: ClosedJaxpr,
+    /// (residuals..., unknown inputs...) -> unknown outputs
+    pub unknown: ClosedJaxpr,
+    /// Which outputs the unknown part computes.
+    pub out_unknowns: Vec<bool>,
+    pub num_res: usize,
+}
+
+struct State {
+    unknown: Vec<bool>,
+    /// Defined in the unknown part (unknown, copied, const or residual).
+    avail: Vec<bool>,
+    residuals: Vec<Var>,
+}
+
+impl State {
+    fn get(v: &[bool], var: Var) -> bool {
+        v.get(var.index()).copied().unwrap_or(false)
+    }
+
+    fn set(v: &mut [bool], var: Var, val: bool) -> Result<()> {
+        let s = v
+            .get_mut(var.index())
+            .ok_or_else(|| Error::UnboundVar(format!("#{}", var.0)))?;
+        *s = val;
+        Ok(())
+    }
+
+    /// Makes a known variable available to the unknown part.
+    fn need(&mut self, v: Var) -> Result<()> {
+        if !State::get(&self.unknown, v) && !State::get(&self.avail, v) {
+            self.residuals.push(v);
+            State::set(&mut self.avail, v, true)?;
+        }
+        Ok(())
+    }
+
+    fn push_var(&mut self) {
+        self.unknown.push(false);
+        self.avail.push(false);
+    }
+}
+
+/// Partially evaluates `j` with inputs `unknowns[i]` unknown. Outputs with
+/// `instantiate[j]` are computed by the unknown part even when known
+/// (passed through as residuals or rebuilt from literals).
+pub fn partial_eval_jaxpr(
+    j: &ClosedJaxpr,
+    unknowns: &[bool],
+    instantiate: &[bool],
+) -> Result<PartialEval> {
+    let jx = &j.jaxpr;
+    if unknowns.len() != jx.invars.len() || instantiate.len() != jx.outvars.len() {
+        return Err(Error::Arity {
+            prim: "partial_eval_jaxpr",
+            expected: jx.invars.len(),
+            got: unknowns.len(),
+        });
+    }
+    let mut avals = jx.avals.clone();
+    let n = avals.len();
+    let mut st = State {
+        unknown: vec![false; n],
+        avail: vec![false; n],
+        residuals: Vec::new(),
+    };
+    for (v, u) in jx.invars.iter().zip(unknowns) {
+        State::set(&mut st.unknown, *v, *u)?;
+        State::set(&mut st.avail, *v, *u)?;
+    }
+    for v in &jx.constvars {
+        State::set(&mut st.avail, *v, true)?;
+    }
+    let mut known_eqns: Vec<Eqn> = Vec::new();
+    let mut unknown_eqns: Vec<Eqn> = Vec::new();
+    for eqn in &jx.eqns {
+        let vars: Vec<Var> = eqn
+            .inputs
+            .iter()
+            .filter_map(|a| match a {
+                Atom::Var(v) => Some(*v),
+                Atom::Lit(_) => None,
+            })
+            .collect();
+        if vars.is_empty() && eqn.effect == Effect::None {
+            known_eqns.push(eqn.clone());
+            unknown_eqns.push(eqn.clone());
+            for o in &eqn.outputs {
+                State::set(&mut st.avail, *o, true)?;
+            }
+            continue;
+        }
+        if !vars.iter().any(|v| State::get(&st.unknown, *v)) {
+            known_eqns.push(eqn.clone());
+            continue;
+        }
+        if let Primitive::Pjit { jaxpr: sub, name } = &eqn.prim {
+            split_pjit(
+                eqn,
+                sub,
+                name,
+                &mut st,
+                &mut avals,
+                &mut known_eqns,
+                &mut unknown_eqns,
+            )?;
+            continue;
+        }
+        for v in &vars {
+            st.need(*v)?;
+        }
+        unknown_eqns.push(eqn.clone());
+        for o in &eqn.outputs {
+            State::set(&mut st.unknown, *o, true)?;
+            State::set(&mut st.avail, *o, true)?;
+        }
+    }
+    let mut known_outs: Vec<Atom> = Vec::new();
+    let mut unknown_outs: Vec<Atom> = Vec::new();
+    let mut out_unknowns = Vec::with_capacity(jx.outvars.len());
+    for (a, inst) in jx.outvars.iter().zip(instantiate) {
+        let unk = match a {
+            Atom::Var(v) if State::get(&st.unknown, *v) => true,
+            Atom::Var(v) if *inst => {
+                st.need(*v)?;
+                true
+            }
+            Atom::Lit(_) => *inst,
+            Atom::Var(_) => false,
+        };
+        if unk {
+            unknown_outs.push(a.clone());
+        } else {
+            known_outs.push(a.clone());
+        }
+        out_unknowns.push(unk);
+    }
+    let unknown_invars: Vec<Var> = jx
+        .invars
+        .iter()
+        .zip(unknowns)
+        .filter(|(_, u)| **u)
+        .map(|(v, _)| *v)
+        .collect();
+    let known_invars: Vec<Var> = jx
+        .invars
+        .iter()
+        .zip(unknowns)
+        .filter(|(_, u)| !**u)
+        .map(|(v, _)| *v)
+        .collect();
+    // Drop residuals the live unknown part does not read.
+    let raw_unknown = |res: &[Var]| -> ClosedJaxpr {
+        let mut invars = res.to_vec();
+        invars.extend(&unknown_invars);
+        ClosedJaxpr::new(
+            Jaxpr {
+                avals: avals.clone(),
+                constvars: jx.constvars.clone(),
+                invars,
+                eqns: unknown_eqns.clone(),
+                outvars: unknown_outs.clone(),
+            },
+            j.consts.clone(),
+        )
+    };
+    let probe = raw_unknown(&st.residuals);
+    let (_, used) = dce_keep_inputs(&probe, &vec![true; unknown_outs.len()])?;
+    let residuals: Vec<Var> = st
+        .residuals
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .map(|(v, _)| *v)
+        .collect();
+    let unknown = dce_closed(&raw_unknown(&residuals))?;
+    let mut outvars = known_outs;
+    outvars.extend(residuals.iter().map(|v| Atom::Var(*v)));
+    let known = dce_closed(&ClosedJaxpr::new(
+        Jaxpr {
+            avals,
+            constvars: jx.constvars.clone(),
+            invars: known_invars,
+            eqns: known_eqns,
+            outvars,
+        },
+        j.consts.clone(),
+    ))?;
+    Ok(PartialEval {
+        known,
+        unknown,
+        out_unknowns,
+        num_res: residuals.len(),
+    })
+}
+
+/// Splits a `pjit` with some unknown operands into a known call (returning
+/// its known outputs and the callee's residuals) and an unknown call.
+fn split_pjit(
+    eqn: &Eqn,
+    sub: &ClosedJaxpr,
+    name: &str,
+    st: &mut State,
+    avals: &mut Vec<crate::ir::Aval>,
+    known_eqns: &mut Vec<Eqn>,
+    unknown_eqns: &mut Vec<Eqn>,
+) -> Result<()> {
+    let sub_unk: Vec<bool> = eqn
+        .inputs
+        .iter()
+        .map(|a| match a {
+            Atom::Var(v) => State::get(&st.unknown, *v),
+            Atom::Lit(_) => false,
+        })
+        .collect();
+    let split = partial_eval_jaxpr(sub, &sub_unk, &vec![false; eqn.outputs.len()])?;
+    let known_out_avals = split.known.out_avals()?;
+    let n_known_outs = known_out_avals.len().saturating_sub(split.num_res);
+    let mut res_vars = Vec::with_capacity(split.num_res);
+    for aval in known_out_avals.iter().skip(n_known_outs) {
+        let id =
+            u32::try_from(avals.len()).map_err(|_| Error::Limit("too many variables".into()))?;
+        avals.push(aval.clone());
+        st.push_var();
+        res_vars.push(Var(id));
+    }
+    let mut known_outputs: Vec<Var> = Vec::new();
+    let mut unknown_outputs: Vec<Var> = Vec::new();
+    for (o, u) in eqn.outputs.iter().zip(&split.out_unknowns) {
+        if *u {
+            unknown_outputs.push(*o);
+        } else {
+            known_outputs.push(*o);
+        }
+    }
+    known_outputs.extend(&res_vars);
+    let known_inputs: Vec<Atom> = eqn
+        .inputs
+        .iter()
+        .zip(&sub_unk)
+        .filter(|(_, u)| !**u)
+        .map(|(a, _)| a.clone())
+        .collect();
+    let known_effect = split.known.jaxpr.effect();
+    let unknown_effect = split.unknown.jaxpr.effect();
+    known_eqns.push(Eqn {
+        prim: Primitive::Pjit {
+            jaxpr: Arc::new(split.known),
+            name: name.to_string(),
+        },
+        inputs: known_inputs,
+        outputs: known_outputs,
+        effect: known_effect,
+        source: eqn.source.clone(),
+    });
+    let mut unknown_inputs: Vec<Atom> = Vec::new();
+    for v in &res_vars {
+        st.need(*v)?;
+        unknown_inputs.push(Atom::Var(*v));
+    }
+    unknown_inputs.extend(
+        eqn.inputs
+            .iter()
+            .zip(&sub_unk)
+            .filter(|(_, u)| **u)
+            .map(|(a, _)| a.clone()),
+    );
+    unknown_eqns.push(Eqn {
+        prim: Primitive::Pjit {
+            jaxpr: Arc::new(split.unknown),
+            name: name.to_string(),
+        },
+        inputs: unknown_inputs,
+        outputs: unknown_outputs.clone(),
+        effect: unknown_effect,
+        source: eqn.source.clone(),
+    });
+    for o in &unknown_outputs {
+        State::set(&mut st.unknown, *o, true)?;
+        State::set(&mut st.avail, *o, true)?;
+    }
+    Ok(())
+}

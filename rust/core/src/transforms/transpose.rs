@@ -1,0 +1,166 @@
+//! Transposition of a linear jaxpr (reverse mode's backward pass).
+//!
+//! Variables that depend on a linear input are linear; every other equation
+//! is evaluated forward first (in program order) so its values are known.
+//! Linear equations are then visited in reverse, each through its
+//! primitive's transpose rule. Cotangents are symbolic: a variable with no
+//! contribution has none (zero), one contribution is used as is, several are
+//! summed with `add`. Float0 cotangents are zeros and dropped.
+
+use super::dce::dce_closed;
+use super::debug_check;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, ClosedJaxpr, Eqn, Var};
+use crate::prims::rules::Operand;
+use crate::prims::transpose::transpose_rule;
+use crate::prims::BinaryOp;
+
+fn slot<T>(env: &mut [T], v: Var) -> Result<&mut T> {
+    env.get_mut(v.index())
+        .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))
+}
+
+fn is_lin(lin: &[bool], a: &Atom) -> bool {
+    match a {
+        Atom::Var(v) => lin.get(v.index()).copied().unwrap_or(false),
+        Atom::Lit(_) => false,
+    }
+}
+
+fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
+    match a {
+        Atom::Var(v) => env
+            .get(v.index())
+            .cloned()
+            .flatten()
+            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
+        Atom::Lit(_) => Ok(a.clone()),
+    }
+}
+
+/// Adds a contribution to `v`'s cotangent.
+fn accumulate(b: &mut Builder, ct: &mut [Option<Atom>], v: Var, c: Atom) -> Result<()> {
+    if b.aval(&c)?.dtype == DType::Float0 {
+        return Ok(());
+    }
+    let s = slot(ct, v)?;
+    *s = Some(match s.take() {
+        None => c,
+        Some(prev) => b.binary(BinaryOp::Add, prev, c)?,
+    });
+    Ok(())
+}
+
+/// Transpose of a linear jaxpr. `linear[i]` marks the linear inputs. The
+/// result takes `(non-linear inputs..., cotangent of every output...)` and
+/// returns the cotangent of every linear input, in order (zeros
+/// instantiated where no path exists).
+pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> {
+    let jx = &j.jaxpr;
+    if linear.len() != jx.invars.len() {
+        return Err(Error::Arity {
+            prim: "transpose_jaxpr (linear)",
+            expected: jx.invars.len(),
+            got: linear.len(),
+        });
+    }
+    let n = jx.avals.len();
+    let mut lin = vec![false; n];
+    let mut fwd: Vec<Option<Atom>> = vec![None; n];
+    let mut b = Builder::new();
+    for (v, c) in jx.constvars.iter().zip(&j.consts) {
+        let weak = jx.aval(*v)?.weak_type;
+        let nv = b.add_const(c.clone(), weak)?;
+        *slot(&mut fwd, *v)? = Some(Atom::Var(nv));
+    }
+    for (v, l) in jx.invars.iter().zip(linear) {
+        if *l {
+            *slot(&mut lin, *v)? = true;
+        } else {
+            let nv = b.add_input(jx.aval(*v)?.clone())?;
+            *slot(&mut fwd, *v)? = Some(Atom::Var(nv));
+        }
+    }
+    let mut ct_ins = Vec::with_capacity(jx.outvars.len());
+    for aval in jx.out_avals()? {
+        ct_ins.push(Atom::Var(b.add_input(aval)?));
+    }
+    // Forward: evaluate the non-linear equations, collect the linear ones.
+    let mut linear_eqns: Vec<&Eqn> = Vec::new();
+    for eqn in &jx.eqns {
+        if eqn.inputs.iter().any(|a| is_lin(&lin, a)) {
+            for o in &eqn.outputs {
+                *slot(&mut lin, *o)? = true;
+            }
+            linear_eqns.push(eqn);
+            continue;
+        }
+        let ins = eqn
+            .inputs
+            .iter()
+            .map(|a| read(&fwd, a))
+            .collect::<Result<Vec<_>>>()?;
+        let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+        for (o, nv) in eqn.outputs.iter().zip(outs) {
+            *slot(&mut fwd, *o)? = Some(Atom::Var(nv));
+        }
+    }
+    // Backward.
+    let mut ct: Vec<Option<Atom>> = vec![None; n];
+    for (a, c) in jx.outvars.iter().zip(ct_ins) {
+        if let Atom::Var(v) = a {
+            if is_lin(&lin, a) {
+                accumulate(&mut b, &mut ct, *v, c)?;
+            }
+        }
+    }
+    for eqn in linear_eqns.into_iter().rev() {
+        let mut cts = Vec::with_capacity(eqn.outputs.len());
+        for o in &eqn.outputs {
+            cts.push(slot(&mut ct, *o)?.take());
+        }
+        if cts.iter().all(Option::is_none) {
+            continue;
+        }
+        let ops = eqn
+            .inputs
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) if is_lin(&lin, a) => Ok(Operand::Linear(jx.aval(*v)?.clone())),
+                _ => Ok(Operand::Known(read(&fwd, a)?)),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let rule = transpose_rule(&eqn.prim)?;
+        let res = rule(&eqn.prim, &mut b, &cts, &ops)?;
+        if res.len() != eqn.inputs.len() {
+            return Err(Error::Arity {
+                prim: eqn.prim.name(),
+                expected: eqn.inputs.len(),
+                got: res.len(),
+            });
+        }
+        for (a, r) in eqn.inputs.iter().zip(res) {
+            if let (Atom::Var(v), Some(r)) = (a, r) {
+                if is_lin(&lin, a) {
+                    accumulate(&mut b, &mut ct, *v, r)?;
+                }
+            }
+        }
+    }
+    let mut outs = Vec::new();
+    for (v, l) in jx.invars.iter().zip(linear) {
+        if !*l {
+            continue;
+        }
+        let c = slot(&mut ct, *v)?.take();
+        outs.push(match c {
+            Some(c) => c,
+            None => b.zeros(jx.aval(*v)?)?,
+        });
+    }
+    let out = dce_closed(&b.build(outs)?)?;
+    debug_check(&out)?;
+    Ok(out)
+}
