@@ -5,9 +5,9 @@ For each (record, dtype, case):
   exactly, values within the record's tolerance) and is a ``jax.Array``;
 * jit:    ``jax.jit`` of the same call equals the eager result bit for bit,
   on the first (trace + compile) and on a cached call;
-* transforms: one hook per transform in ``TRANSFORM_CHECKS``. ``grad`` and
-  ``vmap`` are placeholders that SKIP until their issues land; replace the
-  function body, keep the name.
+* transforms: one hook per transform in ``TRANSFORM_CHECKS``: ``grad``
+  (finite differences, orders 1 and 2, float64) and ``vmap`` (per-example
+  loop).
 """
 import numpy as np
 import pytest
@@ -137,16 +137,105 @@ def test_jit_matches_eager(rec, dtype, case):
 # issues replace the placeholder bodies; a hook must never pass vacuously.
 
 
+def _fd_close(got, want, what, rtol=1e-5, atol=1e-7):
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64),
+                               rtol=rtol, atol=atol * (1 + np.abs(np.asarray(want)).max(initial=0)),
+                               err_msg=what)
+
+
 def check_grad(rec, dtype, case):
+    """JAX's check_grads method in float64: JVP against central differences
+    along a random direction, VJP against JVP (<Jᵀc, t> = <c, J t>), and the
+    same for the directional derivative of the gradient (order 2)."""
     if not rec.differentiable or not ot.is_float(ot.np_dtype(dtype)):
         pytest.skip(f"{rec.name} is not differentiable for {dtype}")
-    pytest.skip("placeholder: grad/vjp/jvp not implemented yet (AD issue): numerical gradient check goes here")
+    if dtype != "float32":
+        pytest.skip("gradients are checked once per record and case, in float64 (the float32 row)")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        arrays, args, kwargs = ot.make_inputs(rec, "float64", case)
+        fn = _bound(rec, args, kwargs)
+        idx = [i for i, a in enumerate(arrays) if ot.is_float(np.asarray(a).dtype)]
+        if not idx:
+            pytest.skip(f"{rec.name}: no float array arguments")
+        out = np.asarray(fn(*arrays))
+        if out.dtype != np.float64:
+            pytest.skip(f"{rec.name}: {out.dtype} output (finite differences need float64)")
+        if not np.all(np.isfinite(out)):
+            pytest.skip(f"{rec.name}: non-finite output (e.g. max of an empty axis)")
+        rng = np.random.default_rng(ot.case_seed(rec, dtype, case) + 1)
+        w = rng.standard_normal(out.shape)
+        xs = [np.asarray(arrays[i], np.float64) for i in idx]
+        ts = [rng.standard_normal(x.shape) for x in xs]
+        nums = tuple(range(len(idx)))
+
+        def scalar(*vals):
+            full = list(arrays)
+            for i, v in zip(idx, vals):
+                full[i] = v
+            return jnp.sum(fn(*full) * w)
+
+        def shifted(eps):
+            return [x + eps * t for x, t in zip(xs, ts)]
+
+        # order 1
+        _, jt = jax.jvp(scalar, tuple(xs), tuple(ts))
+        eps = 1e-6
+        fd = (float(scalar(*shifted(eps))) - float(scalar(*shifted(-eps)))) / (2 * eps)
+        _fd_close(jt, fd, f"{rec.name}: JVP vs finite differences", rtol=1e-5, atol=1e-6)
+        grads = jax.grad(scalar, argnums=nums)(*xs)
+        vjp_dot = sum(float(np.sum(np.asarray(g) * t)) for g, t in zip(grads, ts))
+        _fd_close(vjp_dot, jt, f"{rec.name}: <grad, t> vs JVP", rtol=1e-9, atol=1e-12)
+
+        # order 2: d/deps <grad f(x + eps t), t>
+        def dir_grad(*vals):
+            g = jax.grad(scalar, argnums=nums)(*vals)
+            return sum(jnp.sum(gi * ti) for gi, ti in zip(g, ts))
+
+        _, ht = jax.jvp(dir_grad, tuple(xs), tuple(ts))
+        eps2 = 1e-5
+        fd2 = (float(dir_grad(*shifted(eps2))) - float(dir_grad(*shifted(-eps2)))) / (2 * eps2)
+        _fd_close(ht, fd2, f"{rec.name}: second-order JVP vs finite differences", rtol=1e-4, atol=1e-5)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def _stack_examples(rec, dtype, case, n):
+    """n independent per-example input sets, and the per-example results."""
+    dt = ot.np_dtype(dtype)
+    rng = np.random.default_rng(ot.case_seed(rec, dtype, case) + 7)
+    arrays0, args, kwargs = ot.make_inputs(rec, dtype, case)
+    examples = [rec.args_maker(rng, case.shapes, dt) for _ in range(n)]
+    return arrays0, examples, _bound(rec, args, kwargs)
 
 
 def check_vmap(rec, dtype, case):
+    """vmap against a per-example loop: every argument batched together and
+    each alone, at axis 0 and at the last axis, batch sizes 1 and 5 (and 0
+    for the output shape)."""
     if not case.shapes:
         pytest.skip(f"{rec.name}: no array arguments to batch")
-    pytest.skip("placeholder: vmap not implemented yet (batching issue): vmap vs per-example loop goes here")
+    for n in (1, 5):
+        arrays0, examples, fn = _stack_examples(rec, dtype, case, n)
+        k = len(arrays0)
+        variants = [tuple(range(k))] + ([(j,) for j in range(k)] if k > 1 else [])
+        for batched in variants:
+            ins = [[ex[i] if i in batched else arrays0[i] for i in range(k)] for ex in examples]
+            want = np.stack([_as_numpy(fn(*a), rec.name) for a in ins])
+            for axis in (0, -1):
+                stacked = [np.stack([a[i] for a in ins], axis=axis) if i in batched else arrays0[i]
+                           for i in range(k)]
+                in_axes = tuple(axis if i in batched else None for i in range(k))
+                got = _as_numpy(jax.vmap(fn, in_axes=in_axes, out_axes=axis)(*stacked), f"vmap({rec.name})")
+                got = np.moveaxis(got, axis, 0)
+                rtol, atol = ot.tolerance(rec, want.dtype)
+                _assert_close(got, want, rtol, atol, f"vmap({rec.name}) batched={batched} axis={axis} n={n}")
+    # batch size 0: shape and dtype only
+    arrays0, _, fn = _stack_examples(rec, dtype, case, 0)
+    one = _as_numpy(fn(*arrays0), rec.name)
+    empty = [np.zeros((0,) + np.shape(a), np.asarray(a).dtype) for a in arrays0]
+    got = _as_numpy(jax.vmap(fn)(*empty), f"vmap({rec.name}) size 0")
+    assert got.shape == (0,) + one.shape and got.dtype == one.dtype
 
 
 TRANSFORM_CHECKS = {"grad": check_grad, "vmap": check_vmap}
