@@ -872,6 +872,19 @@ FOUNDATION = (
 ).split()
 
 
+# Records for jax.numpy functions beyond the Foundation slice live in
+# op_table_jnp.py (it imports this module's helpers and defines JNP_RECORDS).
+def _extended_records():
+    try:
+        from op_table_jnp import JNP_RECORDS
+    except ImportError:
+        return ()
+    return tuple(JNP_RECORDS)
+
+
+OP_RECORDS = OP_RECORDS + _extended_records()
+
+
 def all_cases(records=OP_RECORDS):
     """Every (record, dtype name, case) triple, in table order."""
     for rec in records:
