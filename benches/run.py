@@ -179,6 +179,104 @@ def setup_first_call(name, fw):
     return ns, "fresh()(x, w, b)"
 
 
+# -- transformations (issues 4 and 5) -----------------------------------------
+
+
+def _sincos_f(np_like):
+    return lambda x: np_like.sin(x) * np_like.exp(x) + np_like.tanh(x)
+
+
+def setup_grad_scalar(name, fw):
+    x = np.float32(0.7)
+    if name == "microjax" or name == "jax":
+        jnp = fw.numpy
+        g = fw.grad(_sincos_f(jnp))
+        ns = {"g": g, "x": jnp.asarray(x)}
+        if name == "jax":
+            return ns, "g(x).block_until_ready()"
+        return ns, "g(x)"
+    if name == "numpy":
+        # The derivative written out by hand: cos·exp + sin·exp + 1 − tanh².
+        ns = {"np": np, "x": x}
+        return ns, "np.cos(x) * np.exp(x) + np.sin(x) * np.exp(x) + (np.float32(1) - np.tanh(x) ** 2)"
+    if name == "torch":
+        torch = fw
+        f = _sincos_f(torch)
+        xt = torch.tensor(float(x), requires_grad=True)
+        ns = {"torch": torch, "f": f, "x": xt}
+        return ns, "torch.autograd.grad(f(x), x)[0]"
+
+
+def _tanh3_data():
+    return (np.random.default_rng(7).standard_normal(100) / 2).astype(np.float32)
+
+
+def setup_hessian_tanh3(name, fw):
+    x = _tanh3_data()
+    if name == "microjax" or name == "jax":
+        jnp = fw.numpy
+        h = fw.hessian(lambda v: jnp.sum(jnp.tanh(v) ** 3))
+        ns = {"h": h, "x": jnp.asarray(x)}
+        if name == "jax":
+            return ns, "h(x).block_until_ready()"
+        return ns, "h(x)"
+    if name == "numpy":
+        # d²/dx² tanh³ = (6t − 12t³)(1 − t²) on the diagonal, t = tanh x.
+        def h(v):
+            t = np.tanh(v)
+            return np.diag((6 * t - 12 * t**3) * (1 - t * t))
+
+        return {"h": h, "x": x}, "h(x)"
+    if name == "torch":
+        torch = fw
+        f = lambda v: torch.sum(torch.tanh(v) ** 3)  # noqa: E731
+        ns = {"H": torch.autograd.functional.hessian, "f": f, "x": torch.from_numpy(x)}
+        return ns, "H(f, x)"
+
+
+def _linreg_data():
+    rng = np.random.default_rng(11)
+    w = (rng.standard_normal(256) / 16).astype(np.float32)
+    xs = rng.standard_normal((1024, 256)).astype(np.float32)
+    ys = rng.standard_normal(1024).astype(np.float32)
+    return w, xs, ys
+
+
+def setup_per_example_grads(name, fw):
+    w, xs, ys = _linreg_data()
+    if name == "microjax" or name == "jax":
+        jnp = fw.numpy
+
+        def loss(w, x, y):
+            r = jnp.dot(x, w) - y
+            return 0.5 * r * r
+
+        f = fw.jit(fw.vmap(fw.grad(loss), in_axes=(None, 0, 0)))
+        ns = {"f": f, "w": jnp.asarray(w), "xs": jnp.asarray(xs), "ys": jnp.asarray(ys)}
+        if name == "jax":
+            return ns, "f(w, xs, ys).block_until_ready()"
+        return ns, "f(w, xs, ys)"
+    if name == "numpy":
+        # Batched by hand: per-example gradient (x·w − y)·x.
+        def f(w, xs, ys):
+            return (xs @ w - ys)[:, None] * xs
+
+        return {"f": f, "w": w, "xs": xs, "ys": ys}, "f(w, xs, ys)"
+    if name == "torch":
+        torch = fw
+        func = getattr(torch, "func", None)
+        if func is None:
+            return None
+
+        def loss(w, x, y):
+            r = torch.dot(x, w) - y
+            return 0.5 * r * r
+
+        f = func.vmap(func.grad(loss), in_dims=(None, 0, 0))
+        ns = {"f": f, "w": torch.from_numpy(w), "xs": torch.from_numpy(xs), "ys": torch.from_numpy(ys)}
+        return ns, "f(w, xs, ys)"
+
+
 CASES = [
     # (key, description, target text, target check(mj_s, np_s), setup, min_time scale)
     ("eager_add_8", "eager `a + b`, two f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_add, 1),
@@ -193,6 +291,30 @@ CASES = [
         1,
     ),
     ("jit_mlp_first_call", "fresh `jit` + first call (trace + compile) of the same function", "<= 2 ms", lambda mj, ref: mj <= 2.0e-3, setup_first_call, 10),
+    (
+        "grad_scalar",
+        "un-jitted `grad(sin(x)*exp(x)+tanh(x))`, x f32[]; NumPy: hand-written derivative",
+        "<= 30 µs",
+        lambda mj, ref: mj <= 30e-6,
+        setup_grad_scalar,
+        1,
+    ),
+    (
+        "hessian_tanh3_100",
+        "un-jitted `hessian(sum(tanh(x)**3))`, x f32[100]; NumPy: hand-written diagonal",
+        "<= 1 ms",
+        lambda mj, ref: mj <= 1e-3,
+        setup_hessian_tanh3,
+        5,
+    ),
+    (
+        "per_example_grads",
+        "`jit(vmap(grad(loss), in_axes=(None,0,0)))`, linear regression, 1024 examples, dim 256; NumPy: batched by hand",
+        "<= NumPy",
+        lambda mj, ref: ref is not None and mj <= ref,
+        setup_per_example_grads,
+        1,
+    ),
 ]
 
 
@@ -228,6 +350,14 @@ def run_case(case, fws, args):
 # ----------------------------------------------------------------- report
 
 
+def _loadavg():
+    """`uptime`'s load averages (1, 5, 15 min): other processes share the machine."""
+    try:
+        return "/".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def machine_info():
     model = platform.processor() or "unknown"
     try:
@@ -239,6 +369,7 @@ def machine_info():
     except OSError:
         pass
     return {
+        "load_start": _loadavg(),
         "cpu": model,
         "nproc": os.cpu_count(),
         "python": platform.python_version(),
@@ -282,6 +413,8 @@ def render(all_results, fws, info):
         "",
         f"Machine: {info['cpu']}, {info['nproc']} cores; Python {info['python']}; {info['platform']}.  ",
         f"Date: {info['date']}.  ",
+        f"Load average (1/5/15 min, as `uptime`): {info['load_start']} at start, "
+        f"{info.get('load_end', '?')} at end (the machine is shared; other jobs inflate times).  ",
         "Versions: " + ", ".join(f"{n} {v}" for n, v in versions.items()) + ".",
         "",
         "| " + " | ".join(head) + " |",
@@ -294,6 +427,10 @@ def render(all_results, fws, info):
         "- First call: a fresh function object and a fresh `jit` wrapper per call, so per-function",
         "  caches never hit; a structural (jaxpr-hash) compile cache may.",
         "- JAX timings include `block_until_ready()`; PyTorch runs eager on CPU.",
+        "- grad / hessian rows are un-jitted: every call traces, transforms (Rust) and runs;",
+        "  the NumPy column is the derivative written out by hand, so the ratio is the price of",
+        "  automatic differentiation, not of the arithmetic.",
+        "- Per-example grads: the NumPy column is the hand-batched `(X @ w - y)[:, None] * X`.",
         "",
     ]
     return "\n".join(lines)
@@ -319,6 +456,7 @@ def main(argv=None):
             continue
         all_results[case[0]] = run_case(case, fws, args)
         print(f"{case[0]}: " + ", ".join(f"{n}={_us(r)}" for n, r in all_results[case[0]].items()), flush=True)
+    info["load_end"] = _loadavg()
     text = render(all_results, fws, info)
     print()
     print(text)

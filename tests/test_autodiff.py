@@ -218,3 +218,23 @@ def test_grad_through_nested_jit_pjit():
     g = jax.grad(lambda x: jnp.sum(inner(x)))(jnp.asarray([0.2, 0.4]))
     xn = np.array([0.2, 0.4])
     np.testing.assert_allclose(np.asarray(g), np.cos(xn) * xn + np.sin(xn), rtol=1e-6)
+
+
+def test_linear_transpose_matches_matrix_transpose():
+    m = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    f = lambda x: jnp.asarray(m) @ x * 2.0  # noqa: E731
+    ft = jax.linear_transpose(f, jax.ShapeDtypeStruct((3,), jnp.float32))
+    (ct,) = ft(jnp.asarray([1.0, -2.0]))
+    np.testing.assert_allclose(np.asarray(ct), m.T @ np.array([1.0, -2.0]) * 2.0)
+    with pytest.raises(TypeError, match="does not match"):
+        ft(jnp.ones(3))
+    with pytest.raises(TypeError):
+        jax.linear_transpose(lambda x: jnp.sin(x), jnp.ones(3))(jnp.ones(3))
+
+
+def test_checkpoint_keeps_values_and_gradients():
+    f = lambda x: jnp.sum(jnp.sin(x) ** 2)  # noqa: E731
+    x = jnp.asarray([0.3, 0.6])
+    np.testing.assert_allclose(np.asarray(jax.grad(jax.checkpoint(f))(x)), np.asarray(jax.grad(f)(x)))
+    with pytest.raises(NotImplementedError, match="polic"):
+        jax.checkpoint(f, policy=lambda *a: True)

@@ -45,13 +45,16 @@ from .api import (  # noqa: E402
     make_jaxpr,
 )
 from ._grad import (  # noqa: E402
+    checkpoint,
     grad,
     hessian,
     jacfwd,
     jacobian,
     jacrev,
     jvp,
+    linear_transpose,
     linearize,
+    remat,
     value_and_grad,
     vjp,
 )

@@ -380,3 +380,55 @@ jacobian = jacrev
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """Hessian as jacfwd(jacrev(fun))."""
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+
+
+def linear_transpose(fun, *primals, reduce_axes=()):
+    """Transpose of a linear `fun`: returns `f_t(cotangent) -> tuple of input cotangents`.
+
+    `primals` only give shapes and dtypes (arrays or ShapeDtypeStructs)."""
+    from . import _core
+    from .api import trace_to_jaxpr, _leaf_aval
+
+    pleaves, ptree = tree_flatten(tuple(primals))
+    for p in pleaves:
+        name = _leaf_aval(p).dtype_name
+        if not dtypes.is_float_name(name):
+            raise TypeError(f"linear_transpose only supports float inputs, got {name}")
+
+    def flat(*leaves):
+        return fun(*tree_unflatten(ptree, list(leaves)))
+
+    flat_tree = tree_structure((tuple(pleaves), {}))
+    closed, out_tree, captures = trace_to_jaxpr(lambda *a: flat(*a), pleaves, flat_tree, _fun_name(fun))
+    linear = [True] * len(pleaves) + [False] * len(captures)
+    transposed = _core.transpose_jaxpr(closed, linear)
+    out_avals = closed.out_avals()
+
+    def f_t(ct):
+        cleaves, ctree = tree_flatten(ct)
+        if ctree != out_tree:
+            raise TypeError(f"cotangent tree structure {ctree} does not match the output's {out_tree}")
+        for c, (shape, name, _) in zip(cleaves, out_avals):
+            ca = core.get_aval(c)
+            if ca.shape != tuple(shape) or ca.dtype_name != name:
+                raise TypeError(f"cotangent {ca.str_short()} does not match output "
+                                f"{core.ShapedArray(shape, name).str_short()}")
+        outs = ad.run_at(core.current_trace(), transposed, list(captures) + list(cleaves))
+        return tuple(tree_unflatten(ptree, outs))
+
+    return f_t
+
+
+def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
+    """`jax.checkpoint` / `jax.remat`: same values and derivatives as `fun`.
+
+    Recomputation (saving memory in the backward pass) is not implemented yet:
+    the function is differentiated like any other. A `policy` raises."""
+    if policy is not None:
+        raise NotImplementedError("checkpoint policies are not supported by microjax_rs yet")
+    if fun is None:
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, static_argnums=static_argnums)
+    return fun
+
+
+remat = checkpoint
