@@ -861,6 +861,389 @@ OP_RECORDS: tuple = (
     ),
 )
 
+# ----------------------------------------------------------------- references (issue 3)
+
+import math as _math
+
+
+def _round_ref(x, rounding_method=0):
+    if rounding_method == 0:
+        return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype)
+    return np.round(x)
+
+
+_erf_vec = np.vectorize(_math.erf, otypes=[np.float64])
+_lgamma_vec = np.vectorize(_math.lgamma, otypes=[np.float64])
+
+
+def _erf_ref(x):
+    return _erf_vec(x).astype(x.dtype)
+
+
+def _lgamma_ref(x):
+    return _lgamma_vec(x).astype(x.dtype)
+
+
+def _erf_inv_ref(y):
+    """Newton's method on erf (|y| < 1)."""
+    y64 = np.asarray(y, np.float64)
+    x = np.zeros_like(y64)
+    for _ in range(60):
+        f = _erf_vec(x) - y64
+        x = x - f / (2.0 / np.sqrt(np.pi) * np.exp(-x * x))
+    return x.astype(np.asarray(y).dtype)
+
+
+def _digamma_scalar(x):
+    acc = 0.0
+    if x < 0.5:
+        acc -= np.pi / np.tan(np.pi * x)
+        x = 1.0 - x
+    while x < 20.0:
+        acc -= 1.0 / x
+        x += 1.0
+    # asymptotic series: Bernoulli numbers B2..B12
+    b = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)
+    s = sum(bk / (2 * (k + 1)) * x ** (-2 * (k + 1)) for k, bk in enumerate(b))
+    return acc + _math.log(x) - 0.5 / x - s
+
+
+def _digamma_ref(x):
+    return np.vectorize(_digamma_scalar, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
+
+
+def _polygamma_scalar(m, x):
+    m = float(m)
+    if m != int(m) or m < 0:
+        return np.nan
+    if m == 0:
+        return _digamma_scalar(x)
+    s = m + 1
+    n = 40
+    total = sum((x + k) ** -s for k in range(n))
+    a = x + n
+    # Euler-Maclaurin tail of sum_{k>=n} (x+k)^-s
+    total += a ** (1 - s) / (s - 1) + 0.5 * a ** -s + s / 12 * a ** (-s - 1)
+    total -= s * (s + 1) * (s + 2) / 720 * a ** (-s - 3)
+    return (-1) ** (int(m) + 1) * _math.factorial(int(m)) * total
+
+
+def _polygamma_ref(m, x):
+    return np.vectorize(_polygamma_scalar, otypes=[np.float64])(m, x).astype(np.asarray(x).dtype)
+
+
+def _bits(dt):
+    return np.dtype(dt).itemsize * 8
+
+
+def _shift_amount(x, y):
+    """Shift amounts read as unsigned (as XLA): negative ones are over-wide."""
+    return y.astype(x.dtype).view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+
+
+def _shift_left(x, y):
+    s = _shift_amount(x, y)
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    out = (u << np.minimum(s, 63)) & np.uint64((1 << _bits(x.dtype)) - 1)
+    out = np.where(s >= _bits(x.dtype), 0, out)
+    return out.astype(np.dtype(f"u{x.dtype.itemsize}")).view(x.dtype)
+
+
+def _shift_right_logical(x, y):
+    s = _shift_amount(x, y)
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    out = np.where(s >= _bits(x.dtype), 0, u >> np.minimum(s, 63))
+    return out.astype(np.dtype(f"u{x.dtype.itemsize}")).view(x.dtype)
+
+
+def _shift_right_arithmetic(x, y):
+    s = _shift_amount(x, y)
+    sx = x.view(np.dtype(f"i{x.dtype.itemsize}")).astype(np.int64)
+    out = sx >> np.minimum(s, _bits(x.dtype) - 1).astype(np.int64)
+    return out.astype(np.dtype(f"i{x.dtype.itemsize}")).view(x.dtype)
+
+
+def _popcount(x):
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    out = np.zeros(u.shape, np.uint64)
+    for b in range(_bits(x.dtype)):
+        out += (u >> np.uint64(b)) & np.uint64(1)
+    return out.astype(x.dtype)
+
+
+def _clz(x):
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    n = _bits(x.dtype)
+    out = np.full(u.shape, n, np.int64)
+    for b in range(n):
+        out = np.where((u >> np.uint64(b)) & np.uint64(1) == 1, n - 1 - b, out)
+    return out.astype(x.dtype)
+
+
+def _clamp(lo, x, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _reduce_min(x, axes):
+    if is_float(x.dtype):
+        init = np.inf
+    elif x.dtype == bool:
+        init = True
+    else:
+        init = np.iinfo(x.dtype).max
+    return np.min(x, axis=tuple(axes), initial=init)
+
+
+def _reduce_prod(x, axes):
+    return np.prod(x, axis=tuple(axes), dtype=x.dtype)
+
+
+def _reduce_and(x, axes):
+    if x.dtype == bool:
+        return np.all(x, axis=tuple(axes))
+    return np.bitwise_and.reduce(x, axis=tuple(axes), initial=x.dtype.type(-1) if x.dtype.kind == "i" else np.iinfo(x.dtype).max)
+
+
+def _reduce_or(x, axes):
+    if x.dtype == bool:
+        return np.any(x, axis=tuple(axes))
+    return np.bitwise_or.reduce(x, axis=tuple(axes), initial=x.dtype.type(0))
+
+
+def _arg_ref(fn):
+    def ref(x, axis, index_dtype):
+        return fn(x, axis=axis).astype(index_dtype)
+
+    return ref
+
+
+def _scan_ref(fn):
+    def ref(x, axis=0, reverse=False):
+        if reverse:
+            return np.flip(fn(np.flip(x, axis), axis=axis), axis)
+        return fn(x, axis=axis)
+
+    return ref
+
+
+def _cumsum_np(x, axis):
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+def _cumprod_np(x, axis):
+    return np.cumprod(x, axis=axis, dtype=x.dtype)
+
+
+def with_specials(lo=-3.0, hi=3.0):
+    """Uniform values with some inf, -inf and NaN mixed in (floats)."""
+
+    def make(rng, shapes, dtype):
+        out = []
+        for s in shapes:
+            a = _rand(rng, s, dtype, lo, hi)
+            if a.size and is_float(dtype):
+                flat = a.reshape(-1)
+                picks = rng.integers(0, 4, size=flat.shape)
+                flat[picks == 1] = np.inf
+                flat[picks == 2] = -np.inf
+                flat[(picks == 3) & (rng.integers(0, 2, size=flat.shape) == 1)] = np.nan
+            out.append(a)
+        return out
+
+    return make
+
+
+def with_zeros(lo=-2.0, hi=2.0):
+    """Uniform values with about a third of them exactly zero."""
+
+    def make(rng, shapes, dtype):
+        out = []
+        for s in shapes:
+            a = _rand(rng, s, dtype, lo, hi)
+            a[rng.integers(0, 3, size=a.shape) == 0] = 0
+            out.append(a)
+        return out
+
+    return make
+
+
+def clamp_args(rng, shapes, dtype):
+    lo, x, hi = shapes
+    return [_rand(rng, lo, dtype, -2, 0), _rand(rng, x, dtype, -3, 3), _rand(rng, hi, dtype, 0, 2)]
+
+
+def polygamma_args(rng, shapes, dtype):
+    m = rng.integers(0, 4, size=tuple(shapes[0])).astype(dtype)
+    return [m, _rand(rng, shapes[1], dtype, 0.3, 4.0)]
+
+
+def shift_args(rng, shapes, dtype):
+    x = _rand(rng, shapes[0], dtype, -100, 100)
+    bits = np.dtype(dtype).itemsize * 8
+    lo = -2 if np.dtype(dtype).kind == "i" else 0
+    y = rng.integers(lo, bits + 3, size=tuple(shapes[1]), endpoint=True).astype(dtype)
+    return [x, y]
+
+
+def full_int_range(rng, shapes, dtype):
+    if np.dtype(dtype) == np.dtype(bool):
+        return [rng.integers(0, 2, size=tuple(s)).astype(bool) for s in shapes]
+    info = np.iinfo(dtype)
+    return [rng.integers(info.min, info.max, size=tuple(s), endpoint=True).astype(dtype) for s in shapes]
+
+
+BITWISE = ("int32", "uint8", "int8", "uint32", "bool")
+INTS = ("int32", "uint8", "int8", "uint32")
+_RED_CASES = (
+    Case(((3, 4),), (), {"axes": (0,)}),
+    Case(((3, 4),), (), {"axes": (1,)}),
+    Case(((3, 4),), (), {"axes": (0, 1)}),
+    Case(((2, 3, 4),), (), {"axes": (0, 2)}),
+    Case(((5,),), (), {"axes": (0,)}),
+    Case(((),), (), {"axes": ()}),
+    Case(((0,),), (), {"axes": (0,)}),
+)
+_ARG_CASES = (
+    Case(((3, 4),), (), {"axis": 0, "index_dtype": np.dtype("int32")}),
+    Case(((3, 4),), (), {"axis": 1, "index_dtype": np.dtype("int32")}),
+    Case(((2, 3, 4),), (), {"axis": 1, "index_dtype": np.dtype("int32")}),
+    Case(((5,),), (), {"axis": 0, "index_dtype": np.dtype("uint8")}),
+    Case(((0, 4),), (), {"axis": 1, "index_dtype": np.dtype("int32")}),
+)
+_SCAN_CASES = (
+    Case(((5,),), (), {"axis": 0}),
+    Case(((3, 4),), (), {"axis": 0}),
+    Case(((3, 4),), (), {"axis": 1}),
+    Case(((3, 4),), (), {"axis": 1, "reverse": True}),
+    Case(((2, 3, 4),), (), {"axis": 1, "reverse": True}),
+    Case(((0, 3),), (), {"axis": 0}),
+)
+
+
+def _scan_lax(name, ref, dtypes, maker=None, **kw):
+    return OpRecord(name=f"lax.{name}", ref=_scan_ref(ref), args_maker=maker or uniform(-2.0, 2.0),
+                    dtypes=dtypes, cases=_SCAN_CASES, tol=ACCUM_TOL, **kw)
+
+
+ISSUE3_RECORDS: tuple = (
+    # ---- stop_gradient: identity on values (its zero derivative is checked in the AD tests)
+    _unary_lax("stop_gradient", lambda x: x.copy(), dtypes=NUM + ("bool",), tol=DEFAULT_TOL,
+               differentiable=False),
+    # ---- elementwise unary (float)
+    _unary_lax("floor", np.floor, tol=DEFAULT_TOL),
+    _unary_lax("ceil", np.ceil, tol=DEFAULT_TOL),
+    OpRecord(
+        name="lax.round",
+        ref=_round_ref,
+        args_maker=uniform(-4.0, 4.0),
+        dtypes=F,
+        cases=cases_from_shapes([(s,) for s in UNARY_SHAPES])
+        + cases_from_shapes([((5,),), ((3, 4),)], rounding_method=0)
+        + cases_from_shapes([((5,),), ((3, 4),)], rounding_method=1),
+    ),
+    OpRecord(
+        name="lax.round[halves]",
+        path="lax.round",
+        ref=_round_ref,
+        args_maker=lambda rng, shapes, dtype: [np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5], dtype)],
+        dtypes=F,
+        cases=cases_from_shapes([((7,),)], rounding_method=0) + cases_from_shapes([((7,),)], rounding_method=1),
+        differentiable=False,  # finite differences straddle the jumps at the halfway points
+    ),
+    _unary_lax("is_finite", np.isfinite, maker=with_specials(), differentiable=False, tol=DEFAULT_TOL),
+    _unary_lax("exp2", np.exp2),
+    _unary_lax("log1p", np.log1p, maker=uniform(-0.9, 3.0)),
+    _unary_lax("expm1", np.expm1),
+    _unary_lax("tan", np.tan, maker=uniform(-1.2, 1.2)),
+    _unary_lax("asin", np.arcsin, maker=uniform(-0.95, 0.95)),
+    _unary_lax("acos", np.arccos, maker=uniform(-0.95, 0.95)),
+    _unary_lax("atan", np.arctan),
+    _unary_lax("sinh", np.sinh),
+    _unary_lax("cosh", np.cosh),
+    _unary_lax("asinh", np.arcsinh),
+    _unary_lax("acosh", np.arccosh, maker=uniform(1.05, 4.0)),
+    _unary_lax("atanh", np.arctanh, maker=uniform(-0.95, 0.95)),
+    _unary_lax("rsqrt", lambda x: 1.0 / np.sqrt(x), maker=positive(0.1, 4.0)),
+    _unary_lax("cbrt", np.cbrt, maker=nonzero(0.25, 3.0)),
+    _unary_lax("erf", _erf_ref),
+    _unary_lax("erf_inv", _erf_inv_ref, maker=uniform(-0.95, 0.95)),
+    _unary_lax("lgamma", _lgamma_ref, maker=positive(0.2, 5.0)),
+    _unary_lax("digamma", _digamma_ref, maker=positive(0.2, 5.0)),
+    _unary_lax("digamma[neg]", _digamma_ref, maker=uniform(-2.8, -2.2), path="lax.digamma"),
+    _unary_lax("square", np.square, dtypes=NUM, tol=DEFAULT_TOL),
+    # ---- elementwise unary (integer / bool)
+    _unary_lax("bitwise_not", np.invert, maker=full_int_range, dtypes=BITWISE, differentiable=False),
+    _unary_lax("population_count", _popcount, maker=full_int_range, dtypes=INTS, differentiable=False),
+    _unary_lax("clz", _clz, maker=full_int_range, dtypes=INTS, differentiable=False),
+    # ---- elementwise binary
+    _binary_lax("rem", np.fmod, maker=nonzero_second(), dtypes=NUM),
+    OpRecord(
+        name="lax.rem[int_edge]",
+        path="lax.rem",
+        ref=lambda x, y: np.where(y == 0, x, np.fmod(x, np.where(y == 0, 1, y))).astype(x.dtype),
+        args_maker=lambda rng, shapes, dtype: [
+            np.array([7, -7, 7, -7, 5, -5, np.iinfo(dtype).min], dtype),
+            np.array([2, 2, -2, -2, 0, 0, -1], dtype),
+        ],
+        dtypes=("int32", "int8"),
+        cases=cases_from_shapes([((7,), (7,))]),
+        differentiable=False,
+    ),
+    _binary_lax("atan2", np.arctan2, dtypes=F, tol=TRANSCENDENTAL_TOL),
+    _binary_lax("nextafter", np.nextafter, dtypes=("float32", "float64", "float16"), upcast=False,
+                differentiable=False),
+    _binary_lax("polygamma", _polygamma_ref, maker=polygamma_args, dtypes=F32_F64,
+                tol=TRANSCENDENTAL_TOL, differentiable=False),
+    _binary_lax("bitwise_and", np.bitwise_and, maker=full_int_range, dtypes=BITWISE, differentiable=False),
+    _binary_lax("bitwise_or", np.bitwise_or, maker=full_int_range, dtypes=BITWISE, differentiable=False),
+    _binary_lax("bitwise_xor", np.bitwise_xor, maker=full_int_range, dtypes=BITWISE, differentiable=False),
+    _binary_lax("shift_left", _shift_left, maker=shift_args, dtypes=INTS, differentiable=False),
+    _binary_lax("shift_right_logical", _shift_right_logical, maker=shift_args, dtypes=INTS,
+                differentiable=False),
+    _binary_lax("shift_right_arithmetic", _shift_right_arithmetic, maker=shift_args, dtypes=INTS,
+                differentiable=False),
+    OpRecord(
+        name="lax.clamp",
+        ref=_clamp,
+        args_maker=clamp_args,
+        dtypes=NUM,
+        cases=cases_from_shapes([((), (), ()), ((), (3, 4), ()), ((3, 4), (3, 4), (3, 4)),
+                                 ((), (5,), (5,)), ((5,), (5,), ()), ((), (0,), ())]),
+    ),
+    # ---- reductions
+    OpRecord(name="lax.reduce_prod", ref=_reduce_prod, args_maker=uniform(-2.0, 2.0), dtypes=NUM,
+             cases=_RED_CASES, tol=ACCUM_TOL),
+    OpRecord(name="lax.reduce_prod[zeros]", path="lax.reduce_prod", ref=_reduce_prod,
+             args_maker=with_zeros(), dtypes=F32_F64, cases=_RED_CASES, tol=ACCUM_TOL,
+             # First derivatives at exact zeros are exact (Rust autodiff tests); second
+             # derivatives there are not yet (they need the exclusive-cumprod form).
+             differentiable=False),
+    OpRecord(name="lax.reduce_min", ref=_reduce_min, args_maker=uniform(), dtypes=NUM + ("bool",),
+             cases=_RED_CASES),
+    OpRecord(name="lax.reduce_and", ref=_reduce_and, args_maker=full_int_range, dtypes=BITWISE,
+             cases=_RED_CASES, differentiable=False),
+    OpRecord(name="lax.reduce_or", ref=_reduce_or, args_maker=full_int_range, dtypes=BITWISE,
+             cases=_RED_CASES, differentiable=False),
+    OpRecord(name="lax.argmax", ref=_arg_ref(np.argmax), args_maker=uniform(), dtypes=NUM + ("bool",),
+             cases=_ARG_CASES, differentiable=False),
+    OpRecord(name="lax.argmin", ref=_arg_ref(np.argmin), args_maker=uniform(), dtypes=NUM + ("bool",),
+             cases=_ARG_CASES, differentiable=False),
+    OpRecord(name="lax.argmax[nan]", path="lax.argmax", ref=_arg_ref(np.argmax), args_maker=with_specials(),
+             dtypes=F, cases=_ARG_CASES, differentiable=False),
+    OpRecord(name="lax.argmin[nan]", path="lax.argmin", ref=_arg_ref(np.argmin), args_maker=with_specials(),
+             dtypes=F, cases=_ARG_CASES, differentiable=False),
+    _scan_lax("cumsum", _cumsum_np, NUM),
+    _scan_lax("cumprod", _cumprod_np, NUM),
+    _scan_lax("cumprod[zeros]", _cumprod_np, F32_F64, maker=with_zeros(), path="lax.cumprod",
+              differentiable=False),  # as reduce_prod[zeros]
+    _scan_lax("cummax", np.maximum.accumulate, NUM + ("bool",)),
+    _scan_lax("cummin", np.minimum.accumulate, NUM + ("bool",)),
+    _scan_lax("cumlogsumexp", np.logaddexp.accumulate, F),
+)
+
+OP_RECORDS = OP_RECORDS + ISSUE3_RECORDS
+
+
 # The Foundation slice: every name here must have a record (test_op_table checks it).
 FOUNDATION = (
     "lax.add lax.sub lax.mul lax.div lax.neg lax.max lax.min lax.pow lax.integer_pow lax.exp lax.log "

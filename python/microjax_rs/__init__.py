@@ -59,6 +59,8 @@ from ._grad import (  # noqa: E402
     vjp,
 )
 from ._vmap import vmap  # noqa: E402
+from . import custom_derivatives  # noqa: E402
+from .custom_derivatives import custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
 
 __version__ = "0.1.0"
@@ -68,5 +70,6 @@ __all__ = [
     "device_get", "device_put", "devices", "disable_jit", "dtypes", "errors", "eval_shape",
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
-    "hessian", "vmap",
+    "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
+    "linear_transpose", "checkpoint", "remat",
 ]

@@ -157,6 +157,9 @@ def to_array(x, dtype=None, weak_type=None):
 # Primitives
 
 
+_MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin"))
+
+
 class Primitive:
     """A primitive operation (`lax.add_p`). One canonical object per name."""
 
@@ -172,7 +175,7 @@ class Primitive:
         self._builtin = name in _BUILTIN_NAMES
         self._impl = None
         self._abstract_eval = None
-        self.multiple_results = name in ("pjit",)
+        self.multiple_results = name in _MULTIPLE_RESULTS
         cls._registry[name] = self
         return self
 

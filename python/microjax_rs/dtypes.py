@@ -15,7 +15,7 @@ except Exception:  # pragma: no cover - optional dependency
 float0 = np.dtype([("float0", np.void, 0)])
 
 _SUPPORTED = {
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "float0", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float16", "bfloat16", "float32", "float64",
 }
 _PY_SCALARS = (bool, int, float)
@@ -61,7 +61,8 @@ def _dtype_name_slow(dtype):
     else:
         d = getattr(dtype, "dtype", dtype)
         try:
-            name = np.dtype(d).name
+            nd = np.dtype(d)
+            name = "float0" if nd == float0 else nd.name
         except TypeError:
             name = getattr(dtype, "__name__", str(dtype))
     if name == "bool_":

@@ -190,3 +190,77 @@ def jvp_program(closed, nonzeros):
 def linearize_program(closed, nonzeros):
     key = (closed, tuple(nonzeros))
     return _cached(_lin_cache, key, lambda: _core.linearize_jaxpr(closed, list(nonzeros)))
+
+
+class RuleTrace(ADTrace):
+    """Traces a custom-derivative rule: every equation is recorded (the rule
+    jaxpr is a function of its inputs), but inputs may carry known values —
+    the primal values of the call being differentiated — so Python control
+    flow on primals works inside a rule, as in JAX. `known_inputs[i]` is a
+    zero-argument function giving input i's value one level down, or None."""
+
+    def __init__(self, fun_name, parent):
+        super().__init__(fun_name, parent)
+        self.lazy = {}
+
+    def new_rule_input(self, aval, known=None):
+        t = self.new_arg(aval)
+        if known is not None:
+            self.lazy[t._var] = known
+        return t
+
+    def process_primitive(self, prim, args, params):
+        if not prim._builtin:
+            return StagingTrace.process_primitive(self, prim, args, params)
+        outs = StagingTrace.process_primitive(self, prim, args, params)
+        outs_list = outs if prim.multiple_results else [outs]
+        record = (prim, params, tuple(args), [o._var for o in outs_list])
+        for o in outs_list:
+            self.eqn_of[o._var] = record
+        return outs
+
+    def known_value(self, t):
+        known = self.known
+        todo = [t._var]
+        while todo:
+            cur = todo[-1]
+            if cur in known:
+                todo.pop()
+                continue
+            if cur in self.lazy:
+                known[cur] = self.lazy[cur]()
+                todo.pop()
+                continue
+            rec = self.eqn_of.get(cur)
+            if rec is None:
+                raise _NoKnownValue()
+            prim, params, args, outvars = rec
+            missing = [a._var for a in args
+                       if type(a) is Tracer and a._trace is self and a._var not in known]
+            if missing:
+                todo.extend(missing)
+                continue
+            low = [known[a._var] if (type(a) is Tracer and a._trace is self) else a for a in args]
+            res = bind_at(self.parent, prim, low, params)
+            if not prim.multiple_results:
+                res = [res]
+            for ov, r in zip(outvars, res):
+                known[ov] = r
+            todo.pop()
+        return known[t._var]
+
+    def concrete_value(self, tracer, what, error):
+        try:
+            low = self.known_value(tracer)
+        except _NoKnownValue:
+            raise error(core._concretization_message(tracer, what)) from None
+        if isinstance(low, Tracer):
+            return low._trace.concrete_value(low, what, error)
+        return low
+
+    def __repr__(self):
+        return f"RuleTrace({self.fun_name})"
+
+
+class _NoKnownValue(Exception):
+    pass

@@ -56,12 +56,49 @@ neg, exp, log, sin, cos, tanh, logistic, sqrt, abs, sign = (
 )
 
 
+(floor, ceil, is_finite, exp2, log1p, expm1, tan, asin, acos, atan, sinh, cosh, asinh, acosh,
+ atanh, rsqrt, cbrt, erf, erf_inv, lgamma, digamma, square, population_count, clz) = (
+    _unary(_P[n]) for n in (
+        "floor", "ceil", "is_finite", "exp2", "log1p", "expm1", "tan", "asin", "acos", "atan",
+        "sinh", "cosh", "asinh", "acosh", "atanh", "rsqrt", "cbrt", "erf", "erf_inv", "lgamma",
+        "digamma", "square", "population_count", "clz",
+    )
+)
+bitwise_not = _unary(_P["not"])
+bitwise_not.__name__ = "bitwise_not"
+(rem, atan2, nextafter, polygamma, bitwise_and, bitwise_or, bitwise_xor, shift_left,
+ shift_right_logical, shift_right_arithmetic) = (
+    _binary(_P[n]) for n in (
+        "rem", "atan2", "nextafter", "polygamma", "and", "or", "xor", "shift_left",
+        "shift_right_logical", "shift_right_arithmetic",
+    )
+)
+for _f, _n in ((bitwise_and, "bitwise_and"), (bitwise_or, "bitwise_or"), (bitwise_xor, "bitwise_xor")):
+    _f.__name__ = _n
+
+
+class RoundingMethod:
+    """`lax.RoundingMethod`: halfway cases away from zero (0) or to even (1)."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def clamp(min, x, max):
+    """`min(max(x, min), max)` elementwise; `min`/`max` are scalars or shaped like `x`."""
+    if type(min) in _SCALARS:
+        min = _weak_like(min, x)
+    if type(max) in _SCALARS:
+        max = _weak_like(max, x)
+    return clamp_p.bind(min, x, max)
+
+
 def integer_pow(x, y):
     return integer_pow_p.bind(x, y=int(y))
-
-
-def square(x):
-    return integer_pow(x, 2)
 
 
 def select_n(which, *cases):
@@ -180,6 +217,54 @@ def reduce_max(operand, axes):
     return reduce_max_p.bind(operand, axes=_axes(axes))
 
 
+def reduce_prod(operand, axes):
+    return reduce_prod_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_min(operand, axes):
+    return reduce_min_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_and(operand, axes):
+    return reduce_and_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_or(operand, axes):
+    return reduce_or_p.bind(operand, axes=_axes(axes))
+
+
+def _index_dtype(index_dtype):
+    return dtypes.np_dtype(dtypes.canonical_name(dtypes.dtype_name(index_dtype)))
+
+
+def argmax(operand, axis, index_dtype):
+    """Index of the first maximum along `axis` (a NaN counts as the maximum)."""
+    return argmax_p.bind(operand, axes=(int(axis),), index_dtype=_index_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    """Index of the first minimum along `axis` (a NaN counts as the minimum)."""
+    return argmin_p.bind(operand, axes=(int(axis),), index_dtype=_index_dtype(index_dtype))
+
+
+def _cumulative(p):
+    def op(operand, axis=0, reverse=False):
+        axis = int(axis)
+        ndim = _aval(operand).ndim
+        if ndim and axis < 0:
+            axis += ndim
+        return p.bind(operand, axis=axis, reverse=bool(reverse))
+
+    op.__name__ = p.name
+    op.__doc__ = f"Inclusive scan `{p.name}` along `axis` (jax.lax.{p.name})."
+    return op
+
+
+cumsum, cumprod, cummax, cummin, cumlogsumexp = (
+    _cumulative(_P[n]) for n in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+)
+
+
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
@@ -225,8 +310,16 @@ def full(shape, fill_value, dtype=None):
 
 
 def stop_gradient(x):
-    """Identity on values (AD arrives with the autodiff issue)."""
-    return x
+    """Identity on values with a zero derivative, applied to every float
+    leaf of the pytree `x` (other leaves pass through, as in JAX)."""
+    from ..tree_util import tree_map
+
+    def stop(v):
+        if dtypes.is_float_name(_dtype_name_of(v)):
+            return stop_gradient_p.bind(v)
+        return _arr(v)
+
+    return tree_map(stop, x)
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]

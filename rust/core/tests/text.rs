@@ -354,6 +354,8 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         vec![av(&[2], d), av(&[2], DType::I32)],
         vec![av(&[2], d), av(&[2, 1], DType::I32), av(&[2], d)],
         vec![av(&[], d)],
+        // clamp(min, x, max)
+        vec![av(&[], d), av(&[2], d), av(&[], d)],
     ]
 }
 

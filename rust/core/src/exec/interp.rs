@@ -4,6 +4,12 @@
 //! Values are shared `Arc`s: a nested `pjit` receives its operands without a
 //! copy, and each value is dropped right after its last use, so peak memory
 //! is what the program needs live, not everything it ever computed.
+//!
+//! A program run many times (a `jit` cache entry) is wrapped in a
+//! [`Prepared`]: its literal operands are materialized and its last-use
+//! table computed once, so a run allocates only the environment and what
+//! the kernels return. Operands reach the kernels as borrows of the
+//! environment (no per-equation operand vectors for arity ≤ 3).
 
 use crate::array::HostArray;
 use crate::error::{Error, Result};
@@ -16,6 +22,104 @@ pub fn eval_jaxpr(
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
     args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
+    let last_use = last_uses(jaxpr);
+    let lits = literal_operands(jaxpr)?;
+    run(jaxpr, consts, args, &last_use, &lits)
+}
+
+/// Runs a closed jaxpr on `args`.
+pub fn eval_closed(prog: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+    eval_jaxpr(&prog.jaxpr, &prog.consts, args)
+}
+
+/// A closed jaxpr prepared for repeated runs: the literal operands of its
+/// equations are materialized once and the last use of every variable is
+/// precomputed. Runs give the same results as [`eval_closed`].
+#[derive(Debug)]
+pub struct Prepared {
+    prog: Arc<ClosedJaxpr>,
+    last_use: Vec<Option<usize>>,
+    lits: Vec<HostArray>,
+}
+
+impl Prepared {
+    /// Prepares `prog` (fails only when a literal cannot be materialized).
+    pub fn new(prog: Arc<ClosedJaxpr>) -> Result<Prepared> {
+        let last_use = last_uses(&prog.jaxpr);
+        let lits = literal_operands(&prog.jaxpr)?;
+        Ok(Prepared {
+            prog,
+            last_use,
+            lits,
+        })
+    }
+
+    /// The program.
+    pub fn program(&self) -> &Arc<ClosedJaxpr> {
+        &self.prog
+    }
+
+    /// Runs the program on `args`.
+    pub fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        run(
+            &self.prog.jaxpr,
+            &self.prog.consts,
+            args,
+            &self.last_use,
+            &self.lits,
+        )
+    }
+}
+
+/// The literal operands of the equations, in equation then operand order
+/// (the order [`run`] consumes them in).
+fn literal_operands(jaxpr: &Jaxpr) -> Result<Vec<HostArray>> {
+    jaxpr
+        .eqns
+        .iter()
+        .flat_map(|e| e.inputs.iter())
+        .filter_map(|a| match a {
+            Atom::Lit(l) => Some(l.to_array()),
+            Atom::Var(_) => None,
+        })
+        .collect()
+}
+
+fn unbound(v: crate::ir::Var) -> Error {
+    Error::UnboundVar(format!("#{}", v.0))
+}
+
+/// The array an equation operand refers to: a live variable of `env`, or the
+/// next entry of `lits` (`cursor` counts the literals consumed so far).
+#[inline]
+fn operand<'a>(
+    env: &'a [Option<Arc<HostArray>>],
+    lits: &'a [HostArray],
+    cursor: &mut usize,
+    a: &Atom,
+) -> Result<&'a HostArray> {
+    match a {
+        Atom::Var(v) => env
+            .get(v.index())
+            .and_then(|s| s.as_deref())
+            .ok_or_else(|| unbound(*v)),
+        Atom::Lit(_) => {
+            let h = lits.get(*cursor).ok_or_else(|| {
+                Error::InvalidArgument("interpreter literal table is out of step".into())
+            })?;
+            *cursor = cursor.saturating_add(1);
+            Ok(h)
+        }
+    }
+}
+
+fn run(
+    jaxpr: &Jaxpr,
+    consts: &[Arc<HostArray>],
+    args: &[Arc<HostArray>],
+    last_use: &[Option<usize>],
+    lits: &[HostArray],
 ) -> Result<Vec<Arc<HostArray>>> {
     if consts.len() != jaxpr.constvars.len() {
         return Err(Error::Arity {
@@ -38,34 +142,58 @@ pub fn eval_jaxpr(
         .zip(consts)
         .chain(jaxpr.invars.iter().zip(args));
     for (v, val) in bound {
-        let slot = env
-            .get_mut(v.index())
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
+        let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
         *slot = Some(val.clone());
     }
-    let last_use = last_uses(jaxpr);
+    let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
-        let ins = eqn
-            .inputs
-            .iter()
-            .map(|a| read(&env, a))
-            .collect::<Result<Vec<_>>>()?;
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
             Primitive::Pjit { jaxpr: sub, .. } => {
+                let mut ins: Vec<Arc<HostArray>> = Vec::with_capacity(eqn.inputs.len());
+                for a in &eqn.inputs {
+                    ins.push(match a {
+                        Atom::Var(v) => env
+                            .get(v.index())
+                            .and_then(|s| s.clone())
+                            .ok_or_else(|| unbound(*v))?,
+                        Atom::Lit(_) => Arc::new(operand(&env, lits, &mut cursor, a)?.clone()),
+                    });
+                }
                 let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
                 shape::abstract_eval(&eqn.prim, &avals)?;
                 eval_closed(sub, &ins)?
             }
             prim => {
-                let refs: Vec<&HostArray> = ins.iter().map(|a| a.as_ref()).collect();
-                kernel::eval(prim, &refs)?
-                    .into_iter()
-                    .map(Arc::new)
-                    .collect()
+                let c = &mut cursor;
+                let raw = match eqn.inputs.as_slice() {
+                    [] => kernel::eval(prim, &[])?,
+                    [a] => {
+                        let x = operand(&env, lits, c, a)?;
+                        kernel::eval(prim, &[x])?
+                    }
+                    [a, b] => {
+                        let x = operand(&env, lits, c, a)?;
+                        let y = operand(&env, lits, c, b)?;
+                        kernel::eval(prim, &[x, y])?
+                    }
+                    [a, b, d] => {
+                        let x = operand(&env, lits, c, a)?;
+                        let y = operand(&env, lits, c, b)?;
+                        let z = operand(&env, lits, c, d)?;
+                        kernel::eval(prim, &[x, y, z])?
+                    }
+                    all => {
+                        let refs = all
+                            .iter()
+                            .map(|a| operand(&env, lits, c, a))
+                            .collect::<Result<Vec<&HostArray>>>()?;
+                        kernel::eval(prim, &refs)?
+                    }
+                };
+                raw.into_iter().map(Arc::new).collect()
             }
         };
-        drop(ins);
         if outs.len() != eqn.outputs.len() {
             return Err(Error::Arity {
                 prim: eqn.prim.name(),
@@ -74,9 +202,7 @@ pub fn eval_jaxpr(
             });
         }
         for (v, val) in eqn.outputs.iter().zip(outs) {
-            let slot = env
-                .get_mut(v.index())
-                .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
+            let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
             *slot = Some(val);
         }
         // Free operands whose last reader was this equation.
@@ -116,17 +242,93 @@ fn last_uses(jaxpr: &Jaxpr) -> Vec<Option<usize>> {
     last
 }
 
-/// Runs a closed jaxpr on `args`.
-pub fn eval_closed(prog: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-    eval_jaxpr(&prog.jaxpr, &prog.consts, args)
-}
-
 fn read(env: &[Option<Arc<HostArray>>], a: &Atom) -> Result<Arc<HostArray>> {
     match a {
         Atom::Var(v) => env
             .get(v.index())
             .and_then(|s| s.clone())
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
+            .ok_or_else(|| unbound(*v)),
         Atom::Lit(l) => Ok(Arc::new(l.to_array()?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::builder::Builder;
+    use crate::{BinaryOp, Buffer, DType, Scalar, UnaryOp};
+
+    fn arr(v: &[f32]) -> Arc<HostArray> {
+        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec())).unwrap())
+    }
+
+    fn f32s(h: &HostArray) -> Vec<f32> {
+        match h.buffer() {
+            Buffer::F32(v) => v.clone(),
+            other => panic!("expected f32, got {:?}", other.dtype()),
+        }
+    }
+
+    /// `(sin(x) * 2 + y, x)`: literals, a freed temporary, an input output.
+    fn program() -> ClosedJaxpr {
+        let mut b = Builder::new();
+        let x = b.add_input(Aval::new(vec![3], DType::F32)).unwrap();
+        let y = b.add_input(Aval::new(vec![3], DType::F32)).unwrap();
+        let s = b
+            .add_eqn(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)], None)
+            .unwrap();
+        let two = Atom::Lit(crate::ir::Literal::new(
+            Scalar::Float(2.0),
+            DType::F32,
+            true,
+        ));
+        let m = b
+            .add_eqn(
+                Primitive::Binary(BinaryOp::Mul),
+                vec![Atom::Var(s[0]), two],
+                None,
+            )
+            .unwrap();
+        let a = b
+            .add_eqn(
+                Primitive::Binary(BinaryOp::Add),
+                vec![Atom::Var(m[0]), Atom::Var(y)],
+                None,
+            )
+            .unwrap();
+        b.build(vec![Atom::Var(a[0]), Atom::Var(x)]).unwrap()
+    }
+
+    #[test]
+    fn prepared_matches_eval_closed_and_reference_values() {
+        let prog = Arc::new(program());
+        let xs = [0.5f32, -1.0, 2.0];
+        let ys = [1.0f32, 2.0, 3.0];
+        let x = arr(&xs);
+        let y = arr(&ys);
+        let args = [x.clone(), y];
+        let plain = eval_closed(&prog, &args).unwrap();
+        let plan = Prepared::new(prog.clone()).unwrap();
+        for _ in 0..3 {
+            let again = plan.run(&args).unwrap();
+            assert_eq!(again.len(), 2);
+            assert_eq!(f32s(&again[0]), f32s(&plain[0]));
+            assert_eq!(f32s(&again[1]), xs.to_vec());
+        }
+        let got = f32s(&plain[0]);
+        for i in 0..3 {
+            let want = xs[i].sin() * 2.0 + ys[i];
+            assert!((got[i] - want).abs() <= 1e-6 * want.abs().max(1.0));
+        }
+        // The input returned as an output is shared, not copied.
+        assert!(Arc::ptr_eq(&plain[1], &x));
+    }
+
+    #[test]
+    fn wrong_arity_is_an_error() {
+        let prog = Arc::new(program());
+        let plan = Prepared::new(prog).unwrap();
+        let x = arr(&[0.0; 3]);
+        assert!(matches!(plan.run(&[x]), Err(Error::Arity { .. })));
     }
 }

@@ -27,7 +27,13 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         | Primitive::Binary(_)
         | Primitive::Compare(_)
         | Primitive::IntegerPow { .. }
-        | Primitive::ConvertElementType { .. } => elementwise,
+        | Primitive::ConvertElementType { .. }
+        | Primitive::StopGradient
+        | Primitive::IsFinite
+        | Primitive::Round { .. } => elementwise,
+        Primitive::Clamp => clamp,
+        Primitive::Arg { .. } => arg,
+        Primitive::Cumulative { .. } => cumulative,
         Primitive::SelectN => select_n,
         Primitive::BroadcastInDim { .. } => broadcast_in_dim,
         Primitive::Reshape { .. } => reshape,
@@ -37,6 +43,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::DotGeneral { .. } => dot_general,
         Primitive::Iota { .. } => unbatched,
         Primitive::Pjit { .. } => pjit,
+        Primitive::Custom(_) => super::custom::batch_rule,
     })
 }
 
@@ -494,4 +501,87 @@ fn pjit(
         .map(Atom::Var)
         .collect();
     Ok((outs, out_dims))
+}
+
+/// `clamp(lo, x, hi)`: the bounds may stay rank 0 when unbatched; the
+/// operand never does (it sets the shape).
+fn clamp(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    if ins.len() != 3 {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 3,
+            got: ins.len(),
+        });
+    }
+    // A rank-0 operand with array bounds cannot happen (the shape rule ties
+    // the bounds to the operand); with everything rank 0, a batched bound
+    // makes the operand batched too.
+    elementwise_impl(p, b, ins, dims, n, &|i| i != 1)
+}
+
+/// `argmax` / `argmin`: the axis shifts around the mapped one.
+fn arg(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Arg {
+        op,
+        axis,
+        index_dtype,
+    } = p
+    else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let (axes, out_d) = axes_around(&[*axis], d);
+    let axis = axes.first().copied().ok_or_else(|| bad(p, "no axis"))?;
+    emit1(
+        Primitive::Arg {
+            op: *op,
+            axis,
+            index_dtype: *index_dtype,
+        },
+        b,
+        vec![x.clone()],
+        Some(out_d),
+    )
+}
+
+/// Scans: the scanned axis shifts around the mapped one, which stays put.
+fn cumulative(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Cumulative { op, axis, reverse } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    emit1(
+        Primitive::Cumulative {
+            op: *op,
+            axis: shift(*axis, d),
+            reverse: *reverse,
+        },
+        b,
+        vec![x.clone()],
+        Some(d),
+    )
 }

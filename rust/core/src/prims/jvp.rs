@@ -10,7 +10,7 @@
 //! as known values. Integer, bool and float0 outputs never get a tangent.
 
 use super::rules::JvpRule;
-use super::{BinaryOp, CmpOp, Primitive, ReduceOp, UnaryOp};
+use super::{BinaryOp, CmpOp, CumOp, Primitive, ReduceOp, UnaryOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::Atom;
@@ -33,10 +33,26 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
             op: ReduceOp::Sum, ..
         } => jvp_structural,
         Primitive::Reduce {
-            op: ReduceOp::Max, ..
+            op: ReduceOp::Max | ReduceOp::Min,
+            ..
         } => jvp_reduce_max,
+        Primitive::Reduce {
+            op: ReduceOp::Prod, ..
+        } => jvp_reduce_prod,
+        Primitive::Reduce {
+            op: ReduceOp::And | ReduceOp::Or,
+            ..
+        }
+        | Primitive::StopGradient
+        | Primitive::IsFinite
+        | Primitive::Round { .. }
+        | Primitive::Arg { .. } => jvp_zero,
+        Primitive::Clamp => jvp_clamp,
+        Primitive::Cumulative { op: CumOp::Sum, .. } => jvp_structural,
+        Primitive::Cumulative { .. } => jvp_cumulative,
         Primitive::DotGeneral { .. } => jvp_dot_general,
         Primitive::Pjit { .. } => jvp_pjit,
+        Primitive::Custom(_) => super::custom::jvp_rule,
     })
 }
 
@@ -187,7 +203,110 @@ fn jvp_unary(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -
             let s = b.unary(UnaryOp::Sign, x)?;
             Some(mul(b, t, s)?)
         }
-        UnaryOp::Sign => None,
+        UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil => None,
+        // Integer-only ops never have a float operand.
+        UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz => None,
+        UnaryOp::Exp2 => {
+            let d = mul(b, y.clone(), lit(std::f64::consts::LN_2))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Log1p => {
+            let d = b.binary(BinaryOp::Add, x, lit(1.0))?;
+            Some(b.binary(BinaryOp::Div, t, d)?)
+        }
+        UnaryOp::Expm1 => {
+            let d = b.binary(BinaryOp::Add, y.clone(), lit(1.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Tan => {
+            // 1 + tan(x)^2
+            let y2 = b.unary(UnaryOp::Square, y.clone())?;
+            let d = b.binary(BinaryOp::Add, y2, lit(1.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Asin | UnaryOp::Acos => {
+            // ±1 / sqrt(1 - x^2)
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let om = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
+            let d = b.unary(UnaryOp::Rsqrt, om)?;
+            let d = if *op == UnaryOp::Acos {
+                b.unary(UnaryOp::Neg, d)?
+            } else {
+                d
+            };
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Atan => {
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let d = b.binary(BinaryOp::Add, x2, lit(1.0))?;
+            Some(b.binary(BinaryOp::Div, t, d)?)
+        }
+        UnaryOp::Sinh => {
+            let d = b.unary(UnaryOp::Cosh, x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Cosh => {
+            let d = b.unary(UnaryOp::Sinh, x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Asinh => {
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let s = b.binary(BinaryOp::Add, x2, lit(1.0))?;
+            let d = b.unary(UnaryOp::Rsqrt, s)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Acosh => {
+            // 1 / sqrt((x - 1)(x + 1))
+            let xm = b.binary(BinaryOp::Sub, x.clone(), lit(1.0))?;
+            let xp = b.binary(BinaryOp::Add, x, lit(1.0))?;
+            let s = mul(b, xm, xp)?;
+            let d = b.unary(UnaryOp::Rsqrt, s)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Atanh => {
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let d = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
+            Some(b.binary(BinaryOp::Div, t, d)?)
+        }
+        UnaryOp::Rsqrt => {
+            // -y / (2x)
+            let q = b.binary(BinaryOp::Div, y.clone(), x)?;
+            let d = mul(b, q, lit(-0.5))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Cbrt => {
+            // y^-2 / 3
+            let r = b.add_eqn1(Primitive::IntegerPow { y: -2 }, vec![y.clone()])?;
+            let d = mul(b, r, lit(1.0 / 3.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Erf => {
+            // 2/sqrt(pi) exp(-x^2)
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let n = b.unary(UnaryOp::Neg, x2)?;
+            let e = b.unary(UnaryOp::Exp, n)?;
+            let d = mul(b, e, lit(std::f64::consts::FRAC_2_SQRT_PI))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::ErfInv => {
+            // sqrt(pi)/2 exp(y^2)
+            let y2 = b.unary(UnaryOp::Square, y.clone())?;
+            let e = b.unary(UnaryOp::Exp, y2)?;
+            let d = mul(b, e, lit(std::f64::consts::PI.sqrt() / 2.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Lgamma => {
+            let d = b.unary(UnaryOp::Digamma, x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Digamma => {
+            let d = b.binary(BinaryOp::Polygamma, lit(1.0), x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Square => {
+            let d = mul(b, x, lit(2.0))?;
+            Some(mul(b, t, d)?)
+        }
     };
     Ok((vec![y], vec![tout]))
 }
@@ -295,6 +414,72 @@ fn jvp_binary(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) 
             };
             add_opt(b, l, r)?
         }
+        BinaryOp::Rem => {
+            // d/dx = 1, d/dy = -trunc(x / y)
+            let r = match ty {
+                Some(t) => {
+                    let q = b.binary(BinaryOp::Div, x.clone(), y.clone())?;
+                    let a = b.unary(UnaryOp::Abs, q.clone())?;
+                    let f = b.unary(UnaryOp::Floor, a)?;
+                    let s = b.unary(UnaryOp::Sign, q)?;
+                    let tr = mul(b, s, f)?;
+                    let ntr = b.unary(UnaryOp::Neg, tr)?;
+                    Some(mul(b, t, ntr)?)
+                }
+                None => None,
+            };
+            add_opt(b, tx, r)?
+        }
+        BinaryOp::Atan2 => {
+            // atan2(x, y): d/dx = y / (x² + y²), d/dy = -x / (x² + y²)
+            let x2 = b.unary(UnaryOp::Square, x.clone())?;
+            let y2 = b.unary(UnaryOp::Square, y.clone())?;
+            let den = b.binary(BinaryOp::Add, x2, y2)?;
+            let l = match tx {
+                Some(t) => {
+                    let d = b.binary(BinaryOp::Div, y.clone(), den.clone())?;
+                    Some(mul(b, t, d)?)
+                }
+                None => None,
+            };
+            let r = match ty {
+                Some(t) => {
+                    let q = b.binary(BinaryOp::Div, x.clone(), den)?;
+                    let d = b.unary(UnaryOp::Neg, q)?;
+                    Some(mul(b, t, d)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Polygamma => {
+            if tx.is_some() {
+                return Err(Error::Unsupported(
+                    "polygamma: differentiation with respect to m is not supported".into(),
+                ));
+            }
+            match ty {
+                Some(t) => {
+                    let m1 = b.binary(BinaryOp::Add, x.clone(), Builder::lit(dtype, 1.0))?;
+                    let d = b.binary(BinaryOp::Polygamma, m1, y.clone())?;
+                    Some(mul(b, t, d)?)
+                }
+                None => None,
+            }
+        }
+        // As JAX: nextafter has no derivative rule.
+        BinaryOp::Nextafter => {
+            return Err(Error::Unsupported(
+                "nextafter: differentiation is not supported".into(),
+            ))
+        }
+        // Integer-only ops.
+        BinaryOp::And
+        | BinaryOp::Or
+        | BinaryOp::Xor
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRightLogical
+        | BinaryOp::ShiftRightArithmetic => None,
     };
     // A tangent of a rank-0 operand alone keeps rank 0: broadcast it.
     let tout = match tout {
@@ -471,4 +656,234 @@ fn jvp_pjit(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) ->
         });
     }
     Ok((prim_outs.iter().map(|v| Atom::Var(*v)).collect(), tangents))
+}
+
+/// `x` broadcast back to `shape` along the kept (non-reduced) axes.
+fn unreduce(b: &mut Builder, x: Atom, shape: &[usize], axes: &[usize]) -> Result<Atom> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
+    b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape: shape.to_vec(),
+            broadcast_dimensions: kept,
+        },
+        vec![x],
+    )
+}
+
+fn eq(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
+    b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x, y])
+}
+
+fn select(b: &mut Builder, pred: Atom, on_false: Atom, on_true: Atom) -> Result<Atom> {
+    b.add_eqn1(Primitive::SelectN, vec![pred, on_false, on_true])
+}
+
+fn reduce_sum(b: &mut Builder, x: Atom, axes: Vec<usize>) -> Result<Atom> {
+    b.add_eqn1(
+        Primitive::Reduce {
+            op: ReduceOp::Sum,
+            axes,
+        },
+        vec![x],
+    )
+}
+
+/// The derivative of a product with respect to one factor, exact with
+/// zeros: with `nz` zeros among the factors and `p` the product of the
+/// nonzero ones, it is `p / x` when `nz = 0`, `p` at the zero when `nz = 1`,
+/// and 0 otherwise. `nz` and `p` are given broadcast against `x`.
+fn prod_others(b: &mut Builder, x: &Atom, x_safe: Atom, nz: Atom, p: Atom) -> Result<Atom> {
+    let dtype = b.aval(x)?.dtype;
+    let shape = b.aval(x)?.shape;
+    let zeros = b.zeros(&crate::ir::Aval::new(shape, dtype))?;
+    let none = eq(b, nz.clone(), Builder::lit(dtype, 0.0))?;
+    let one_zero = eq(b, nz, Builder::lit(dtype, 1.0))?;
+    let at_zero = eq(b, x.clone(), Builder::lit(dtype, 0.0))?;
+    let q = b.binary(BinaryOp::Div, p.clone(), x_safe)?;
+    let single = select(b, at_zero, zeros.clone(), p)?;
+    let single = select(b, one_zero, zeros, single)?;
+    select(b, none, single, q)
+}
+
+/// `x` with its zeros replaced by ones, and the zero indicator as `dtype`.
+fn split_zeros(b: &mut Builder, x: &Atom) -> Result<(Atom, Atom)> {
+    let aval = b.aval(x)?;
+    let ones = b.full(&aval, 1.0)?;
+    let is_zero = eq(b, x.clone(), Builder::lit(aval.dtype, 0.0))?;
+    let x_safe = select(b, is_zero.clone(), x.clone(), ones)?;
+    let zf = convert(b, is_zero, aval.dtype)?;
+    Ok((x_safe, zf))
+}
+
+/// `reduce_prod`: `Σ t_i Π_{j≠i} x_j`, exact where factors are zero.
+fn jvp_reduce_prod(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Reduce { axes, .. } = p else {
+        return Err(wrong_rule(p));
+    };
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let xaval = b.aval(&x)?;
+    let Some(t) = t.filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let (x_safe, zf) = split_zeros(b, &x)?;
+    let nz = reduce_sum(b, zf, axes.clone())?;
+    let pnz = b.add_eqn1(p.clone(), vec![x_safe.clone()])?;
+    let nz = unreduce(b, nz, &xaval.shape, axes)?;
+    let pnz = unreduce(b, pnz, &xaval.shape, axes)?;
+    let d = prod_others(b, &x, x_safe, nz, pnz)?;
+    let td = mul(b, t, d)?;
+    let tz = reduce_sum(b, td, axes.clone())?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+/// `clamp(lo, x, hi)`: the tangent of `x` where `lo < x < hi`, of `lo`
+/// where `lo > x`, of `hi` where `hi < x` (as JAX; ties pass nothing).
+fn jvp_clamp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let ([lo, x, hi], [tlo, tx, thi]) = (xs, ts) else {
+        return Err(arity_err(p, 3, xs.len()));
+    };
+    let z = primal1(p, b, xs)?;
+    let zaval = b.aval(&z)?;
+    if !zaval.dtype.is_float() {
+        return Ok((vec![z], vec![None]));
+    }
+    let zeros = b.zeros(&zaval)?;
+    let pick = |b: &mut Builder, t: &Option<Atom>, cond: Atom| -> Result<Option<Atom>> {
+        match t {
+            Some(t) => {
+                let t = broadcast_to(b, t.clone(), &zaval.shape)?;
+                Ok(Some(select(b, cond, zeros.clone(), t)?))
+            }
+            None => Ok(None),
+        }
+    };
+    let gt_lo = b.add_eqn1(Primitive::Compare(CmpOp::Gt), vec![x.clone(), lo.clone()])?;
+    let lt_hi = b.add_eqn1(Primitive::Compare(CmpOp::Lt), vec![x.clone(), hi.clone()])?;
+    let inside = b.binary(BinaryOp::And, gt_lo, lt_hi)?;
+    let inside = broadcast_to(b, inside, &zaval.shape)?;
+    let below = b.add_eqn1(Primitive::Compare(CmpOp::Gt), vec![lo.clone(), x.clone()])?;
+    let below = broadcast_to(b, below, &zaval.shape)?;
+    let above = b.add_eqn1(Primitive::Compare(CmpOp::Lt), vec![hi.clone(), x.clone()])?;
+    let above = broadcast_to(b, above, &zaval.shape)?;
+    let a = pick(b, tx, inside)?;
+    let c = pick(b, tlo, below)?;
+    let d = pick(b, thi, above)?;
+    let s = add_opt(b, a, c)?;
+    Ok((vec![z], vec![add_opt(b, s, d)?]))
+}
+
+/// The scans other than `cumsum`, through pairwise weights: with the pair
+/// axis `j` inserted after the scanned axis `i`, `t_out[i] = Σ_j W[i, j]
+/// t[j]` over the prefix `j ≤ i` (suffix when `reverse`), `W` computed
+/// from primals only:
+///
+/// * `cummax`/`cummin`: the prefix positions attaining the result, ties
+///   sharing equally (as `reduce_max`);
+/// * `cumlogsumexp`: `exp(x[j] - y[i])`;
+/// * `cumprod`: the product of the other prefix factors (exact with zeros).
+///
+/// O(n²) in the scanned length: the reference rule, not a fast one.
+fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Cumulative { op, axis, reverse } = p else {
+        return Err(wrong_rule(p));
+    };
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let y = primal1(p, b, xs)?;
+    let xaval = b.aval(&x)?;
+    let Some(t) = t.filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![y], vec![None]));
+    };
+    let dtype = xaval.dtype;
+    let a = *axis;
+    let n = *xaval
+        .shape
+        .get(a)
+        .ok_or_else(|| Error::param(p.name(), "axis", "out of range"))?;
+    let ja = a.saturating_add(1);
+    let mut pshape = xaval.shape.clone();
+    pshape.insert(ja, n);
+    let r = xaval.ndim();
+    // Operand axis k lands at k (i-side) or skips the pair axis (j-side).
+    let on_i: Vec<usize> = (0..r)
+        .map(|k| if k <= a { k } else { k.saturating_add(1) })
+        .collect();
+    let on_j: Vec<usize> = (0..r)
+        .map(|k| if k < a { k } else { k.saturating_add(1) })
+        .collect();
+    let bcast = |b: &mut Builder, v: Atom, dims: &[usize]| {
+        b.add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: pshape.clone(),
+                broadcast_dimensions: dims.to_vec(),
+            },
+            vec![v],
+        )
+    };
+    let ii = b.add_eqn1(
+        Primitive::Iota {
+            dtype: crate::DType::I32,
+            shape: pshape.clone(),
+            dimension: a,
+        },
+        vec![],
+    )?;
+    let jj = b.add_eqn1(
+        Primitive::Iota {
+            dtype: crate::DType::I32,
+            shape: pshape.clone(),
+            dimension: ja,
+        },
+        vec![],
+    )?;
+    let cmp = if *reverse { CmpOp::Ge } else { CmpOp::Le };
+    let tri = b.add_eqn1(Primitive::Compare(cmp), vec![jj, ii])?;
+    let paval = crate::ir::Aval::new(pshape.clone(), dtype);
+    let zeros = b.zeros(&paval)?;
+    let xj = bcast(b, x.clone(), &on_j)?;
+    let w = match op {
+        CumOp::Max | CumOp::Min => {
+            let yi = bcast(b, y.clone(), &on_i)?;
+            let hit = eq(b, xj, yi)?;
+            let hit = convert(b, hit, dtype)?;
+            let m = select(b, tri, zeros, hit)?;
+            let count = reduce_sum(b, m.clone(), vec![ja])?;
+            let count = bcast(b, count, &on_i)?;
+            b.binary(BinaryOp::Div, m, count)?
+        }
+        CumOp::Logsumexp => {
+            let yi = bcast(b, y.clone(), &on_i)?;
+            let diff = b.binary(BinaryOp::Sub, xj, yi)?;
+            let ninf = b.full(&paval, f64::NEG_INFINITY)?;
+            let diff = select(b, tri, ninf, diff)?;
+            b.unary(UnaryOp::Exp, diff)?
+        }
+        CumOp::Prod => {
+            let (x_safe, zf) = split_zeros(b, &x)?;
+            let scan = |b: &mut Builder, op: CumOp, v: Atom| {
+                b.add_eqn1(
+                    Primitive::Cumulative {
+                        op,
+                        axis: a,
+                        reverse: *reverse,
+                    },
+                    vec![v],
+                )
+            };
+            let nz = scan(b, CumOp::Sum, zf)?;
+            let pnz = scan(b, CumOp::Prod, x_safe.clone())?;
+            let nz = bcast(b, nz, &on_i)?;
+            let pnz = bcast(b, pnz, &on_i)?;
+            let x_safe = bcast(b, x_safe, &on_j)?;
+            let d = prod_others(b, &xj, x_safe, nz, pnz)?;
+            select(b, tri, zeros, d)?
+        }
+        CumOp::Sum => return Err(wrong_rule(p)),
+    };
+    let tj = bcast(b, t, &on_j)?;
+    let tw = mul(b, tj, w)?;
+    let tout = reduce_sum(b, tw, vec![ja])?;
+    Ok((vec![y], vec![Some(tout)]))
 }

@@ -111,7 +111,31 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
             shape,
             dimension,
         } => structural::iota(*dtype, shape, *dimension)?,
+        Primitive::StopGradient => one(name, args)?.buffer().clone(),
+        Primitive::IsFinite => elementwise::is_finite(one(name, args)?.buffer())?,
+        Primitive::Round { rounding_method } => {
+            elementwise::round(one(name, args)?.buffer(), *rounding_method)?
+        }
+        Primitive::Clamp => match args {
+            [lo, x, hi] => elementwise::clamp(lo.buffer(), x.buffer(), hi.buffer())?,
+            _ => {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 3,
+                    got: args.len(),
+                })
+            }
+        },
+        Primitive::Arg {
+            op,
+            axis,
+            index_dtype,
+        } => reduce::arg(*op, one(name, args)?, *axis, *index_dtype)?,
+        Primitive::Cumulative { op, axis, reverse } => {
+            reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
+        }
         Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
+        Primitive::Custom(c) => return custom_call(c, args, multi),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,
@@ -142,21 +166,11 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
     match (prim, args) {
         (Primitive::Unary(op), [x]) => {
             let d = x.dtype();
-            let ok = if op.float_only() {
-                d.is_float()
-            } else {
-                d.is_numeric()
-            };
-            ok.then(|| Aval::new(x.shape().to_vec(), d))
+            op.accepts(d).then(|| Aval::new(x.shape().to_vec(), d))
         }
         (Primitive::Binary(op), [x, y]) => {
             let d = x.dtype();
-            let ok = if op.float_only() {
-                d.is_float()
-            } else {
-                d.is_numeric() || (op.accepts_bool() && d == DType::Bool)
-            };
-            if !ok || y.dtype() != d {
+            if !op.accepts(d) || y.dtype() != d {
                 return None;
             }
             ew_shape(x, y).map(|s| Aval::new(s.to_vec(), d))
@@ -209,6 +223,29 @@ fn two<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<(&'a HostArray,
 /// A nested call: runs the sub-jaxpr through the reference interpreter.
 /// (The interpreter itself calls `eval_closed` directly for `pjit`
 /// equations, sharing operands instead of copying them.)
+fn custom_call(
+    c: &super::custom::CustomCall,
+    args: &[&HostArray],
+    out_avals: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
+    let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
+    let outs = super::custom::eval(c, &owned)?;
+    if outs.len() != out_avals.len() {
+        return Err(Error::Arity {
+            prim: c.name(),
+            expected: out_avals.len(),
+            got: outs.len(),
+        });
+    }
+    outs.into_iter()
+        .zip(out_avals)
+        .map(|(a, aval)| {
+            let arr = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
+            finish(c.name(), aval, arr.into_buffer())
+        })
+        .collect()
+}
+
 fn pjit(jaxpr: &ClosedJaxpr, args: &[&HostArray], out_avals: Vec<Aval>) -> Result<Vec<HostArray>> {
     let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
     let outs = crate::exec::interp::eval_closed(jaxpr, &owned)?;

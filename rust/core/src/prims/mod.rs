@@ -13,6 +13,7 @@
 //! binding all share.
 
 pub mod batch;
+pub mod custom;
 pub mod jvp;
 pub mod kernel;
 pub mod params;
@@ -51,6 +52,12 @@ op_table!(
     UnaryOp {
         Neg => "neg", Exp => "exp", Log => "log", Sin => "sin", Cos => "cos",
         Tanh => "tanh", Logistic => "logistic", Sqrt => "sqrt", Abs => "abs", Sign => "sign",
+        Floor => "floor", Ceil => "ceil", Exp2 => "exp2", Log1p => "log1p", Expm1 => "expm1",
+        Tan => "tan", Asin => "asin", Acos => "acos", Atan => "atan", Sinh => "sinh",
+        Cosh => "cosh", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh", Rsqrt => "rsqrt",
+        Cbrt => "cbrt", Erf => "erf", ErfInv => "erf_inv", Lgamma => "lgamma",
+        Digamma => "digamma", Square => "square",
+        Not => "not", PopulationCount => "population_count", Clz => "clz",
     }
 );
 
@@ -59,6 +66,10 @@ op_table!(
     BinaryOp {
         Add => "add", Sub => "sub", Mul => "mul", Div => "div",
         Max => "max", Min => "min", Pow => "pow",
+        Rem => "rem", Atan2 => "atan2", Nextafter => "nextafter", Polygamma => "polygamma",
+        And => "and", Or => "or", Xor => "xor",
+        ShiftLeft => "shift_left", ShiftRightLogical => "shift_right_logical",
+        ShiftRightArithmetic => "shift_right_arithmetic",
     }
 );
 
@@ -69,35 +80,143 @@ op_table!(
 
 op_table!(
     /// Reductions over a set of axes.
-    ReduceOp { Sum => "reduce_sum", Max => "reduce_max" }
+    ReduceOp {
+        Sum => "reduce_sum", Max => "reduce_max", Prod => "reduce_prod", Min => "reduce_min",
+        And => "reduce_and", Or => "reduce_or",
+    }
 );
 
+op_table!(
+    /// Index of the extreme element along one axis.
+    ArgOp { Argmax => "argmax", Argmin => "argmin" }
+);
+
+op_table!(
+    /// Inclusive scans along one axis.
+    CumOp {
+        Sum => "cumsum", Prod => "cumprod", Max => "cummax", Min => "cummin",
+        Logsumexp => "cumlogsumexp",
+    }
+);
+
+/// Which operand dtypes an elementwise op takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DTypeClass {
+    /// Floating dtypes only (transcendentals).
+    Float,
+    /// Integers and floats.
+    Numeric,
+    /// Integers, floats and bool.
+    NumericOrBool,
+    /// Integers and bool (bitwise ops).
+    IntOrBool,
+    /// Integers only.
+    Int,
+}
+
+impl DTypeClass {
+    pub fn accepts(self, d: DType) -> bool {
+        match self {
+            DTypeClass::Float => d.is_float(),
+            DTypeClass::Numeric => d.is_numeric(),
+            DTypeClass::NumericOrBool => d.is_numeric() || d == DType::Bool,
+            DTypeClass::IntOrBool => d.is_int() || d == DType::Bool,
+            DTypeClass::Int => d.is_int(),
+        }
+    }
+
+    /// Words for an error message ("a floating", ...).
+    pub fn describe(self) -> &'static str {
+        match self {
+            DTypeClass::Float => "a floating",
+            DTypeClass::Numeric => "a numeric",
+            DTypeClass::NumericOrBool => "a numeric or bool",
+            DTypeClass::IntOrBool => "an integer or bool",
+            DTypeClass::Int => "an integer",
+        }
+    }
+}
+
 impl UnaryOp {
+    /// The operand dtypes the op takes.
+    pub fn class(self) -> DTypeClass {
+        match self {
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Square => DTypeClass::Numeric,
+            UnaryOp::Not => DTypeClass::IntOrBool,
+            UnaryOp::PopulationCount | UnaryOp::Clz => DTypeClass::Int,
+            _ => DTypeClass::Float,
+        }
+    }
+
     /// Ops defined only on floating dtypes (transcendentals).
     pub fn float_only(self) -> bool {
-        matches!(
-            self,
-            UnaryOp::Exp
-                | UnaryOp::Log
-                | UnaryOp::Sin
-                | UnaryOp::Cos
-                | UnaryOp::Tanh
-                | UnaryOp::Logistic
-                | UnaryOp::Sqrt
-        )
+        self.class() == DTypeClass::Float
+    }
+
+    /// Whether the op takes operands of dtype `d`.
+    pub fn accepts(self, d: DType) -> bool {
+        self.class().accepts(d)
     }
 }
 
 impl BinaryOp {
-    /// Ops defined only on floating dtypes.
-    pub fn float_only(self) -> bool {
-        matches!(self, BinaryOp::Pow)
+    /// The operand dtypes the op takes.
+    pub fn class(self) -> DTypeClass {
+        match self {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
+                DTypeClass::Numeric
+            }
+            BinaryOp::Max | BinaryOp::Min => DTypeClass::NumericOrBool,
+            BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Nextafter | BinaryOp::Polygamma => {
+                DTypeClass::Float
+            }
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => DTypeClass::IntOrBool,
+            BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => {
+                DTypeClass::Int
+            }
+        }
     }
 
-    /// Ops that also accept bool operands.
-    pub fn accepts_bool(self) -> bool {
-        matches!(self, BinaryOp::Max | BinaryOp::Min)
+    /// Ops defined only on floating dtypes.
+    pub fn float_only(self) -> bool {
+        self.class() == DTypeClass::Float
     }
+
+    /// Whether the op takes operands of dtype `d`.
+    pub fn accepts(self, d: DType) -> bool {
+        self.class().accepts(d)
+    }
+}
+
+impl ReduceOp {
+    /// The operand dtypes the reduction takes.
+    pub fn class(self) -> DTypeClass {
+        match self {
+            ReduceOp::Sum | ReduceOp::Prod => DTypeClass::Numeric,
+            ReduceOp::Max | ReduceOp::Min => DTypeClass::NumericOrBool,
+            ReduceOp::And | ReduceOp::Or => DTypeClass::IntOrBool,
+        }
+    }
+}
+
+impl CumOp {
+    /// The operand dtypes the scan takes.
+    pub fn class(self) -> DTypeClass {
+        match self {
+            CumOp::Sum | CumOp::Prod => DTypeClass::Numeric,
+            CumOp::Max | CumOp::Min => DTypeClass::NumericOrBool,
+            CumOp::Logsumexp => DTypeClass::Float,
+        }
+    }
+}
+
+/// `round`'s `rounding_method` (JAX's `lax.RoundingMethod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RoundingMethod {
+    /// 0: halfway cases away from zero (the default of `lax.round`).
+    AwayFromZero,
+    /// 1: halfway cases to the nearest even integer.
+    ToNearestEven,
 }
 
 /// `dot_general` dimension numbers: `((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))`.
@@ -152,11 +271,34 @@ pub enum Primitive {
         shape: Vec<usize>,
         dimension: usize,
     },
+    /// Identity on values with a zero derivative.
+    StopGradient,
+    /// `isfinite`, producing bool.
+    IsFinite,
+    Round {
+        rounding_method: RoundingMethod,
+    },
+    /// `clamp(min, x, max)`; `min`/`max` are rank 0 or shaped like `x`.
+    Clamp,
+    /// `argmax` / `argmin` along one axis (`axes=(axis,)`).
+    Arg {
+        op: ArgOp,
+        axis: usize,
+        index_dtype: DType,
+    },
+    /// Inclusive scan along `axis` (from the end when `reverse`).
+    Cumulative {
+        op: CumOp,
+        axis: usize,
+        reverse: bool,
+    },
     /// A call of a closed sub-jaxpr (nested `jit`).
     Pjit {
         jaxpr: Arc<ClosedJaxpr>,
         name: String,
     },
+    /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
+    Custom(custom::CustomCall),
 }
 
 impl Primitive {
@@ -176,13 +318,20 @@ impl Primitive {
             Primitive::Reduce { op, .. } => op.name(),
             Primitive::DotGeneral { .. } => "dot_general",
             Primitive::Iota { .. } => "iota",
+            Primitive::StopGradient => "stop_gradient",
+            Primitive::IsFinite => "is_finite",
+            Primitive::Round { .. } => "round",
+            Primitive::Clamp => "clamp",
+            Primitive::Arg { op, .. } => op.name(),
+            Primitive::Cumulative { op, .. } => op.name(),
             Primitive::Pjit { .. } => "pjit",
+            Primitive::Custom(c) => c.name(),
         }
     }
 
     /// Whether `bind` returns a list (JAX's `multiple_results`).
     pub fn multiple_results(&self) -> bool {
-        matches!(self, Primitive::Pjit { .. })
+        matches!(self, Primitive::Pjit { .. } | Primitive::Custom(_))
     }
 
     /// Every primitive name of the set, for Python's `*_p` objects and the
@@ -193,7 +342,13 @@ impl Primitive {
         names.extend(BinaryOp::ALL.iter().map(|o| o.name()));
         names.extend(CmpOp::ALL.iter().map(|o| o.name()));
         names.extend(ReduceOp::ALL.iter().map(|o| o.name()));
+        names.extend(ArgOp::ALL.iter().map(|o| o.name()));
+        names.extend(CumOp::ALL.iter().map(|o| o.name()));
         names.extend([
+            "stop_gradient",
+            "is_finite",
+            "round",
+            "clamp",
             "integer_pow",
             "select_n",
             "convert_element_type",
@@ -204,6 +359,9 @@ impl Primitive {
             "dot_general",
             "iota",
             "pjit",
+            "custom_jvp_call",
+            "custom_vjp_call",
+            "custom_lin",
         ]);
         names
     }
@@ -220,7 +378,23 @@ impl Primitive {
                 .iter()
                 .map(|&op| Primitive::Reduce { op, axes: vec![0] }),
         );
+        out.extend(ArgOp::ALL.iter().map(|&op| Primitive::Arg {
+            op,
+            axis: 0,
+            index_dtype: DType::I32,
+        }));
+        out.extend(CumOp::ALL.iter().map(|&op| Primitive::Cumulative {
+            op,
+            axis: 0,
+            reverse: false,
+        }));
         out.extend([
+            Primitive::StopGradient,
+            Primitive::IsFinite,
+            Primitive::Round {
+                rounding_method: RoundingMethod::AwayFromZero,
+            },
+            Primitive::Clamp,
             Primitive::IntegerPow { y: 2 },
             Primitive::SelectN,
             Primitive::ConvertElementType {
@@ -251,6 +425,26 @@ impl Primitive {
                 jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
                 name: String::new(),
             },
+        ]);
+        let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
+        out.extend([
+            Primitive::Custom(custom::CustomCall::Jvp {
+                call: empty.clone(),
+                jvp: Some(empty.clone()),
+                name: String::new(),
+            }),
+            Primitive::Custom(custom::CustomCall::Vjp {
+                call: empty.clone(),
+                fwd: empty.clone(),
+                bwd: empty.clone(),
+                num_res: 0,
+                name: String::new(),
+            }),
+            Primitive::Custom(custom::CustomCall::Lin {
+                bwd: empty,
+                num_res: 0,
+                name: String::new(),
+            }),
         ]);
         out
     }

@@ -3,7 +3,7 @@
 //! structural hash and the Python binding all go through here, so a new
 //! param is written once.
 
-use super::{BinaryOp, CmpOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use super::{ArgOp, BinaryOp, CmpOp, CumOp, DotDims, Primitive, ReduceOp, RoundingMethod, UnaryOp};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::ClosedJaxpr;
@@ -40,7 +40,27 @@ impl Primitive {
     pub fn params(&self) -> ParamList {
         match self {
             Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => Vec::new(),
-            Primitive::SelectN => Vec::new(),
+            Primitive::SelectN
+            | Primitive::StopGradient
+            | Primitive::IsFinite
+            | Primitive::Clamp => Vec::new(),
+            Primitive::Round { rounding_method } => vec![(
+                "rounding_method",
+                Param::Int(match rounding_method {
+                    RoundingMethod::AwayFromZero => 0,
+                    RoundingMethod::ToNearestEven => 1,
+                }),
+            )],
+            Primitive::Arg {
+                axis, index_dtype, ..
+            } => vec![
+                ("axes", ints(&[*axis])),
+                ("index_dtype", Param::DType(*index_dtype)),
+            ],
+            Primitive::Cumulative { axis, reverse, .. } => vec![
+                ("axis", Param::Int(i64::try_from(*axis).unwrap_or(i64::MAX))),
+                ("reverse", Param::Bool(*reverse)),
+            ],
             Primitive::IntegerPow { y } => vec![("y", Param::Int(i64::from(*y)))],
             Primitive::ConvertElementType {
                 new_dtype,
@@ -91,6 +111,7 @@ impl Primitive {
                     Param::Int(i64::try_from(*dimension).unwrap_or(i64::MAX)),
                 ),
             ],
+            Primitive::Custom(c) => c.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
                 ("name", Param::Str(name.clone())),
@@ -118,7 +139,40 @@ impl Primitive {
                 axes: p.dims("axes")?,
             });
         }
+        if let Some(op) = ArgOp::from_name(name) {
+            let axes = p.dims("axes")?;
+            let [axis] = axes.as_slice() else {
+                return Err(Error::param(
+                    op.name(),
+                    "axes",
+                    format!("expected exactly one axis, got {axes:?}"),
+                ));
+            };
+            return Ok(Primitive::Arg {
+                op,
+                axis: *axis,
+                index_dtype: p.dtype("index_dtype")?,
+            });
+        }
+        if let Some(op) = CumOp::from_name(name) {
+            return Ok(Primitive::Cumulative {
+                op,
+                axis: p.dim("axis")?,
+                reverse: p.opt_bool("reverse")?.unwrap_or(false),
+            });
+        }
         Ok(match name {
+            "stop_gradient" => Primitive::StopGradient,
+            "is_finite" => Primitive::IsFinite,
+            "clamp" => Primitive::Clamp,
+            "round" => Primitive::Round {
+                rounding_method: match p.get("rounding_method") {
+                    None | Some(Param::None) => RoundingMethod::AwayFromZero,
+                    Some(Param::Int(0)) => RoundingMethod::AwayFromZero,
+                    Some(Param::Int(1)) => RoundingMethod::ToNearestEven,
+                    Some(other) => return Err(p.bad("rounding_method", "0 or 1", other)),
+                },
+            },
             "integer_pow" => {
                 let y = p.int("y")?;
                 Primitive::IntegerPow {
@@ -154,6 +208,26 @@ impl Primitive {
                 shape: p.dims("shape")?,
                 dimension: p.dim("dimension")?,
             },
+            "custom_jvp_call" => Primitive::Custom(super::custom::CustomCall::Jvp {
+                call: p.jaxpr("call_jaxpr")?,
+                jvp: match p.get("jvp_jaxpr_fun") {
+                    None | Some(Param::None) => None,
+                    Some(_) => Some(p.jaxpr("jvp_jaxpr_fun")?),
+                },
+                name: p.opt_str("name")?.unwrap_or_default(),
+            }),
+            "custom_vjp_call" => Primitive::Custom(super::custom::CustomCall::Vjp {
+                call: p.jaxpr("call_jaxpr")?,
+                fwd: p.jaxpr("fwd_jaxpr")?,
+                bwd: p.jaxpr("bwd_jaxpr")?,
+                num_res: p.dim("num_res")?,
+                name: p.opt_str("name")?.unwrap_or_default(),
+            }),
+            "custom_lin" => Primitive::Custom(super::custom::CustomCall::Lin {
+                bwd: p.jaxpr("bwd_jaxpr")?,
+                num_res: p.dim("num_res")?,
+                name: p.opt_str("name")?.unwrap_or_default(),
+            }),
             "pjit" => Primitive::Pjit {
                 jaxpr: p.jaxpr("jaxpr")?,
                 name: p.opt_str("name")?.unwrap_or_default(),

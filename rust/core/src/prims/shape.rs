@@ -1,7 +1,7 @@
 //! Shape rules: output avals of every primitive, and the operand checks that
 //! reject bad input with an error naming the primitive and the shapes.
 
-use super::{BinaryOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use super::{BinaryOp, DotDims, Primitive, UnaryOp};
 use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -110,12 +110,13 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
         Primitive::Reduce { op, axes } => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "axes", axes, x.ndim())?;
-            let ok = match op {
-                ReduceOp::Sum => x.dtype.is_numeric(),
-                ReduceOp::Max => x.dtype.is_numeric() || x.dtype == DType::Bool,
-            };
-            if !ok {
-                return Err(Error::dtype(name, &[x.dtype], "unsupported operand dtype"));
+            let class = op.class();
+            if !class.accepts(x.dtype) {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    format!("requires {} operand", class.describe()),
+                ));
             }
             Ok(vec![Aval::weak(
                 drop_dims(&x.shape, axes),
@@ -149,6 +150,91 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
             checked_size(shape)?;
             Ok(vec![Aval::new(shape.clone(), *dtype)])
         }
+        Primitive::StopGradient => {
+            let [x] = arity::<1>(name, ins)?;
+            Ok(vec![x.clone()])
+        }
+        Primitive::IsFinite => {
+            let [x] = arity::<1>(name, ins)?;
+            if !x.dtype.is_float() {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    "requires a floating operand",
+                ));
+            }
+            Ok(vec![Aval::new(x.shape.clone(), DType::Bool)])
+        }
+        Primitive::Round { .. } => {
+            let [x] = arity::<1>(name, ins)?;
+            if !x.dtype.is_float() {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    "requires a floating operand",
+                ));
+            }
+            Ok(vec![x.clone()])
+        }
+        Primitive::Clamp => {
+            let [lo, x, hi] = arity::<3>(name, ins)?;
+            same_dtype(name, &[lo, x, hi])?;
+            if !x.dtype.is_numeric() {
+                return Err(Error::dtype(
+                    name,
+                    &[lo.dtype, x.dtype, hi.dtype],
+                    "requires numeric operands",
+                ));
+            }
+            for bound in [lo, hi] {
+                if !bound.shape.is_empty() && bound.shape != x.shape {
+                    return Err(Error::shape(
+                        name,
+                        &[&lo.shape, &x.shape, &hi.shape],
+                        "min and max must be scalars or have the shape of the operand",
+                    ));
+                }
+            }
+            Ok(vec![x.clone()])
+        }
+        Primitive::Arg {
+            axis, index_dtype, ..
+        } => {
+            let [x] = arity::<1>(name, ins)?;
+            check_axes(name, "axes", &[*axis], x.ndim())?;
+            if !(x.dtype.is_numeric() || x.dtype == DType::Bool) {
+                return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
+            }
+            if !index_dtype.is_int() {
+                return Err(Error::dtype(
+                    name,
+                    &[*index_dtype],
+                    "index_dtype must be an integer dtype",
+                ));
+            }
+            if x.shape.get(*axis) == Some(&0) {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape],
+                    format!("cannot take the {name} of the zero-size axis {axis}"),
+                ));
+            }
+            Ok(vec![Aval::new(drop_dims(&x.shape, &[*axis]), *index_dtype)])
+        }
+        Primitive::Cumulative { op, axis, .. } => {
+            let [x] = arity::<1>(name, ins)?;
+            check_axes(name, "axis", &[*axis], x.ndim())?;
+            let class = op.class();
+            if !class.accepts(x.dtype) {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    format!("requires {} operand", class.describe()),
+                ));
+            }
+            Ok(vec![x.clone()])
+        }
+        Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
         Primitive::Pjit { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {
@@ -183,36 +269,20 @@ fn arity<'a, const N: usize>(prim: &'static str, ins: &'a [Aval]) -> Result<[&'a
 }
 
 fn check_unary_dtype(op: UnaryOp, x: &Aval) -> Result<()> {
-    let ok = if op.float_only() {
-        x.dtype.is_float()
-    } else {
-        x.dtype.is_numeric()
-    };
-    if ok {
+    if op.accepts(x.dtype) {
         Ok(())
     } else {
-        let want = if op.float_only() {
-            "a floating"
-        } else {
-            "a numeric"
-        };
         Err(Error::dtype(
             op.name(),
             &[x.dtype],
-            format!("requires {want} operand"),
+            format!("requires {} operand", op.class().describe()),
         ))
     }
 }
 
 fn check_binary_dtype(op: BinaryOp, x: &Aval, y: &Aval) -> Result<()> {
     same_dtype(op.name(), &[x, y])?;
-    let d = x.dtype;
-    let ok = if op.float_only() {
-        d.is_float()
-    } else {
-        d.is_numeric() || (op.accepts_bool() && d == DType::Bool)
-    };
-    if ok {
+    if op.accepts(x.dtype) {
         Ok(())
     } else {
         Err(Error::dtype(

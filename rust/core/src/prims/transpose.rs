@@ -8,7 +8,7 @@
 //! rule-coverage listing stays about missing work, not about non-linearity.
 
 use super::rules::{Operand, TransposeRule};
-use super::{BinaryOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use super::{BinaryOp, CumOp, DotDims, Primitive, ReduceOp, UnaryOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
@@ -28,8 +28,19 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         | Primitive::IntegerPow { .. }
         | Primitive::Iota { .. }
         | Primitive::Reduce {
-            op: ReduceOp::Max, ..
+            op: ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod | ReduceOp::And | ReduceOp::Or,
+            ..
+        }
+        | Primitive::StopGradient
+        | Primitive::IsFinite
+        | Primitive::Round { .. }
+        | Primitive::Clamp
+        | Primitive::Arg { .. }
+        | Primitive::Cumulative {
+            op: CumOp::Prod | CumOp::Max | CumOp::Min | CumOp::Logsumexp,
+            ..
         } => not_linear,
+        Primitive::Cumulative { op: CumOp::Sum, .. } => t_cumsum,
         Primitive::SelectN => t_select_n,
         Primitive::ConvertElementType { .. } => t_convert,
         Primitive::BroadcastInDim { .. } => t_broadcast_in_dim,
@@ -40,6 +51,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         } => t_reduce_sum,
         Primitive::DotGeneral { .. } => t_dot_general,
         Primitive::Pjit { .. } => t_pjit,
+        Primitive::Custom(_) => super::custom::transpose_rule,
     })
 }
 
@@ -539,4 +551,26 @@ fn t_pjit(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand])
         });
     }
     Ok(res)
+}
+
+/// `cumsum`: the transpose is the scan in the other direction.
+fn t_cumsum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Cumulative { op, axis, reverse } = p else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(_)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let c = b.add_eqn1(
+        Primitive::Cumulative {
+            op: *op,
+            axis: *axis,
+            reverse: !*reverse,
+        },
+        vec![ct],
+    )?;
+    Ok(vec![Some(c)])
 }

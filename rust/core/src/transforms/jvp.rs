@@ -60,6 +60,9 @@ pub fn jvp_jaxpr(
     nonzeros: &[bool],
     instantiate: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
+    // Dead equations first: they may hold primitives whose JVP is undefined
+    // (e.g. the primal call a custom rule makes of its own function).
+    let j = &crate::transforms::dce::dce_closed(j)?;
     let jx = &j.jaxpr;
     if nonzeros.len() != jx.invars.len() {
         return Err(Error::Arity {

@@ -100,6 +100,35 @@ pub trait FloatElem: Copy + PartialOrd + Send + Sync + 'static {
     fn sqrt(self) -> Self;
     fn pow(self, o: Self) -> Self;
     fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    /// Halfway cases away from zero.
+    fn round_away(self) -> Self;
+    /// Halfway cases to even.
+    fn round_even(self) -> Self;
+    fn exp2(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn tan(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn cbrt(self) -> Self;
+    /// C `fmod` (result has the sign of `self`).
+    fn fmod(self, o: Self) -> Self;
+    /// `atan(self / o)` in the right quadrant.
+    fn atan2(self, o: Self) -> Self;
+    /// The next representable value after `self` toward `o`.
+    fn next_toward(self, o: Self) -> Self;
+    fn to_f64(self) -> f64;
+    /// Rounds to nearest.
+    fn from_f64(v: f64) -> Self;
     /// Maximum that propagates NaN (XLA semantics).
     #[inline(always)]
     fn max_nan(self, o: Self) -> Self {
@@ -203,6 +232,106 @@ macro_rules! impl_float {
             fn is_nan(self) -> bool {
                 $t::is_nan(self)
             }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                $t::is_finite(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                $t::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                $t::ceil(self)
+            }
+            #[inline(always)]
+            fn round_away(self) -> Self {
+                $t::round(self)
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                $t::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn exp2(self) -> Self {
+                $t::exp2(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                $t::ln_1p(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                $t::exp_m1(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                $t::tan(self)
+            }
+            #[inline(always)]
+            fn asin(self) -> Self {
+                $t::asin(self)
+            }
+            #[inline(always)]
+            fn acos(self) -> Self {
+                $t::acos(self)
+            }
+            #[inline(always)]
+            fn atan(self) -> Self {
+                $t::atan(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                $t::sinh(self)
+            }
+            #[inline(always)]
+            fn cosh(self) -> Self {
+                $t::cosh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                $t::asinh(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                $t::acosh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                $t::atanh(self)
+            }
+            #[inline(always)]
+            fn cbrt(self) -> Self {
+                $t::cbrt(self)
+            }
+            #[inline(always)]
+            fn fmod(self, o: Self) -> Self {
+                self % o
+            }
+            #[inline(always)]
+            fn atan2(self, o: Self) -> Self {
+                $t::atan2(self, o)
+            }
+            #[inline(always)]
+            fn next_toward(self, o: Self) -> Self {
+                if self.is_nan() || o.is_nan() {
+                    self + o
+                } else if self == o {
+                    o
+                } else if self < o {
+                    self.next_up()
+                } else {
+                    self.next_down()
+                }
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
         }
     };
 }
@@ -213,6 +342,10 @@ impl_float!(f64, f64::tanh);
 pub trait HalfElem: Copy + PartialOrd + Send + Sync + 'static {
     fn widen(v: &[Self]) -> Vec<f32>;
     fn narrow(v: &[f32]) -> Vec<Self>;
+    fn to_f32(self) -> f32;
+    fn from_f32(v: f32) -> Self;
+    fn to_bits(self) -> u16;
+    fn from_bits(b: u16) -> Self;
 }
 
 macro_rules! impl_half {
@@ -225,6 +358,18 @@ macro_rules! impl_half {
                 let mut out = vec![$t::ZERO; v.len()];
                 out.as_mut_slice().convert_from_f32_slice(v);
                 out
+            }
+            fn to_f32(self) -> f32 {
+                $t::to_f32(self)
+            }
+            fn from_f32(v: f32) -> Self {
+                $t::from_f32(v)
+            }
+            fn to_bits(self) -> u16 {
+                $t::to_bits(self)
+            }
+            fn from_bits(b: u16) -> Self {
+                $t::from_bits(b)
             }
         }
     };
@@ -249,6 +394,19 @@ pub trait IntElem: Copy + Ord + Send + Sync + 'static {
     /// -1/0/1 (0/1 for unsigned types).
     fn sign(self) -> Self;
     fn wpow(self, e: u32) -> Self;
+    /// `x % 0 = x`, `MIN % -1 = 0` (XLA); truncated remainder otherwise.
+    fn xrem(self, o: Self) -> Self;
+    fn bnot(self) -> Self;
+    fn band(self, o: Self) -> Self;
+    fn bor(self, o: Self) -> Self;
+    fn bxor(self, o: Self) -> Self;
+    fn popcnt(self) -> Self;
+    fn clz(self) -> Self;
+    /// Shifts by `o` read as unsigned; amounts past the width give 0.
+    fn shl(self, o: Self) -> Self;
+    fn shr_logical(self, o: Self) -> Self;
+    /// Over-wide amounts fill with the sign bit.
+    fn shr_arith(self, o: Self) -> Self;
 }
 
 macro_rules! impl_int_common {
@@ -276,13 +434,86 @@ macro_rules! impl_int_common {
         fn wpow(self, e: u32) -> Self {
             self.wrapping_pow(e)
         }
+        #[inline(always)]
+        fn bnot(self) -> Self {
+            !self
+        }
+        #[inline(always)]
+        fn band(self, o: Self) -> Self {
+            self & o
+        }
+        #[inline(always)]
+        fn bor(self, o: Self) -> Self {
+            self | o
+        }
+        #[inline(always)]
+        fn bxor(self, o: Self) -> Self {
+            self ^ o
+        }
+        #[inline(always)]
+        fn popcnt(self) -> Self {
+            self.count_ones() as $t
+        }
+        #[inline(always)]
+        fn clz(self) -> Self {
+            self.leading_zeros() as $t
+        }
     };
 }
 
+/// Shift amount `o` of an integer type read as unsigned, as a `u32` below
+/// the bit width, or `None` when over-wide.
+macro_rules! shift_amount {
+    ($o:expr, $t:ident, $u:ident) => {
+        u32::try_from($o as $u).ok().filter(|&s| s < $t::BITS)
+    };
+}
+
+macro_rules! impl_shifts {
+    ($t:ident, $u:ident) => {
+        #[inline(always)]
+        fn shl(self, o: Self) -> Self {
+            shift_amount!(o, $t, $u).map_or(0, |s| self.wrapping_shl(s))
+        }
+        #[inline(always)]
+        fn shr_logical(self, o: Self) -> Self {
+            shift_amount!(o, $t, $u).map_or(0, |s| (self as $u).wrapping_shr(s) as $t)
+        }
+        #[inline(always)]
+        fn shr_arith(self, o: Self) -> Self {
+            let s = shift_amount!(o, $t, $u).unwrap_or($t::BITS.wrapping_sub(1));
+            (self as <$u as Signed>::S).wrapping_shr(s) as $t
+        }
+    };
+}
+
+/// The signed type of each width (for arithmetic right shifts).
+pub trait Signed {
+    type S;
+}
+impl Signed for u8 {
+    type S = i8;
+}
+impl Signed for u16 {
+    type S = i16;
+}
+impl Signed for u32 {
+    type S = i32;
+}
+impl Signed for u64 {
+    type S = i64;
+}
+
 macro_rules! impl_signed {
-    ($($t:ident),*) => {$(
+    ($($t:ident / $u:ident),*) => {$(
         impl IntElem for $t {
             impl_int_common!($t);
+            impl_shifts!($t, $u);
+            #[inline(always)]
+            fn xrem(self, o: Self) -> Self {
+                // checked_rem fails only for o == 0 and MIN % -1.
+                self.checked_rem(o).unwrap_or(if o == 0 { self } else { 0 })
+            }
             #[inline(always)]
             fn xdiv(self, o: Self) -> Self {
                 // checked_div fails only for o == 0 and MIN / -1.
@@ -299,12 +530,17 @@ macro_rules! impl_signed {
         }
     )*};
 }
-impl_signed!(i8, i16, i32, i64);
+impl_signed!(i8 / u8, i16 / u16, i32 / u32, i64 / u64);
 
 macro_rules! impl_unsigned {
     ($($t:ident),*) => {$(
         impl IntElem for $t {
             impl_int_common!($t);
+            impl_shifts!($t, $t);
+            #[inline(always)]
+            fn xrem(self, o: Self) -> Self {
+                self.checked_rem(o).unwrap_or(self)
+            }
             #[inline(always)]
             fn xdiv(self, o: Self) -> Self {
                 self.checked_div(o).unwrap_or($t::MAX)

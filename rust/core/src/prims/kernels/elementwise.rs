@@ -9,7 +9,9 @@ use super::common::{
 use crate::array::Buffer;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::prims::{BinaryOp, CmpOp, UnaryOp};
+use crate::prims::{BinaryOp, CmpOp, RoundingMethod, UnaryOp};
+
+use super::math;
 
 fn len_err(prim: &'static str) -> Error {
     Error::shape(prim, &[], "operand lengths disagree inside the kernel")
@@ -32,8 +34,15 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         Buffer::U16(v) => Buffer::U16(int_unary(op, v).ok_or_else(bad)?),
         Buffer::U32(v) => Buffer::U32(int_unary(op, v).ok_or_else(bad)?),
         Buffer::U64(v) => Buffer::U64(int_unary(op, v).ok_or_else(bad)?),
+        Buffer::Bool(v) if op == UnaryOp::Not => Buffer::Bool(map(v, |b| !b)),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => return Err(bad()),
     })
+}
+
+/// A special function evaluated in f64 and rounded once.
+#[inline(always)]
+fn via_f64<T: FloatElem>(v: &[T], f: fn(f64) -> f64) -> Vec<T> {
+    map(v, |x| T::from_f64(f(x.to_f64())))
 }
 
 fn float_unary<T: FloatElem>(op: UnaryOp, v: &[T]) -> Vec<T> {
@@ -48,6 +57,30 @@ fn float_unary<T: FloatElem>(op: UnaryOp, v: &[T]) -> Vec<T> {
         UnaryOp::Sqrt => map(v, T::sqrt),
         UnaryOp::Abs => map(v, T::abs),
         UnaryOp::Sign => map(v, T::sign),
+        UnaryOp::Floor => map(v, T::floor),
+        UnaryOp::Ceil => map(v, T::ceil),
+        UnaryOp::Exp2 => map(v, T::exp2),
+        UnaryOp::Log1p => map(v, T::ln_1p),
+        UnaryOp::Expm1 => map(v, T::exp_m1),
+        UnaryOp::Tan => map(v, T::tan),
+        UnaryOp::Asin => map(v, T::asin),
+        UnaryOp::Acos => map(v, T::acos),
+        UnaryOp::Atan => map(v, T::atan),
+        UnaryOp::Sinh => map(v, T::sinh),
+        UnaryOp::Cosh => map(v, T::cosh),
+        UnaryOp::Asinh => map(v, T::asinh),
+        UnaryOp::Acosh => map(v, T::acosh),
+        UnaryOp::Atanh => map(v, T::atanh),
+        UnaryOp::Rsqrt => map(v, |x| T::ONE.div(x.sqrt())),
+        UnaryOp::Cbrt => map(v, T::cbrt),
+        UnaryOp::Erf => via_f64(v, math::erf),
+        UnaryOp::ErfInv => via_f64(v, math::erf_inv),
+        UnaryOp::Lgamma => via_f64(v, math::lgamma),
+        UnaryOp::Digamma => via_f64(v, math::digamma),
+        UnaryOp::Square => map(v, |x| x.mul(x)),
+        // Integer-only ops never reach a float kernel (the shape rule
+        // rejects them); the identity keeps the match total.
+        UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz => v.to_vec(),
     }
 }
 
@@ -60,14 +93,107 @@ fn int_unary<T: IntElem>(op: UnaryOp, v: &[T]) -> Option<Vec<T>> {
         UnaryOp::Neg => Some(map(v, T::wneg)),
         UnaryOp::Abs => Some(map(v, T::wabs)),
         UnaryOp::Sign => Some(map(v, T::sign)),
-        UnaryOp::Exp
-        | UnaryOp::Log
-        | UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tanh
-        | UnaryOp::Logistic
-        | UnaryOp::Sqrt => None,
+        UnaryOp::Square => Some(map(v, |x| x.wmul(x))),
+        UnaryOp::Not => Some(map(v, T::bnot)),
+        UnaryOp::PopulationCount => Some(map(v, T::popcnt)),
+        UnaryOp::Clz => Some(map(v, T::clz)),
+        _ => None,
     }
+}
+
+/// `is_finite`: float operands only.
+pub fn is_finite(x: &Buffer) -> Result<Buffer> {
+    Ok(Buffer::Bool(match x {
+        Buffer::F32(v) => map(v, FloatElem::is_finite),
+        Buffer::F64(v) => map(v, FloatElem::is_finite),
+        Buffer::F16(v) => map(v, |h| h.is_finite()),
+        Buffer::BF16(v) => map(v, |h| h.is_finite()),
+        other => return Err(bad_dtype("is_finite", &[other.dtype()])),
+    }))
+}
+
+/// `round` with JAX's rounding methods.
+pub fn round(x: &Buffer, method: RoundingMethod) -> Result<Buffer> {
+    fn go<T: FloatElem>(v: &[T], method: RoundingMethod) -> Vec<T> {
+        match method {
+            RoundingMethod::AwayFromZero => map(v, T::round_away),
+            RoundingMethod::ToNearestEven => map(v, T::round_even),
+        }
+    }
+    fn half<H: HalfElem>(v: &[H], method: RoundingMethod) -> Vec<H> {
+        H::narrow(&go(&H::widen(v), method))
+    }
+    Ok(match x {
+        Buffer::F32(v) => Buffer::F32(go(v, method)),
+        Buffer::F64(v) => Buffer::F64(go(v, method)),
+        Buffer::F16(v) => Buffer::F16(half(v, method)),
+        Buffer::BF16(v) => Buffer::BF16(half(v, method)),
+        other => return Err(bad_dtype("round", &[other.dtype()])),
+    })
+}
+
+/// `clamp(lo, x, hi) = min(max(x, lo), hi)`, NaN-propagating for floats (as
+/// XLA); `lo`/`hi` have `x`'s length or length 1.
+pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
+    let name = "clamp";
+    let bad = || bad_dtype(name, &dtypes_of(&[lo, x, hi]));
+    fn go<T: Copy>(
+        lo: &[T],
+        x: &[T],
+        hi: &[T],
+        max: impl Fn(T, T) -> T,
+        min: impl Fn(T, T) -> T,
+    ) -> Option<Vec<T>> {
+        let m = zip_map(x, lo, max)?;
+        if m.len() != x.len() {
+            return None;
+        }
+        zip_map(&m, hi, min)
+    }
+    macro_rules! int_arm {
+        ($var:ident, $l:ident, $x:ident, $h:ident) => {
+            Buffer::$var(go($l, $x, $h, Ord::max, Ord::min).ok_or_else(|| len_err(name))?)
+        };
+    }
+    Ok(match (lo, x, hi) {
+        (Buffer::F32(l), Buffer::F32(v), Buffer::F32(h)) => Buffer::F32(
+            go(l, v, h, FloatElem::max_nan, FloatElem::min_nan).ok_or_else(|| len_err(name))?,
+        ),
+        (Buffer::F64(l), Buffer::F64(v), Buffer::F64(h)) => Buffer::F64(
+            go(l, v, h, FloatElem::max_nan, FloatElem::min_nan).ok_or_else(|| len_err(name))?,
+        ),
+        (Buffer::F16(l), Buffer::F16(v), Buffer::F16(h)) => {
+            let r = go(
+                &HalfElem::widen(l),
+                &HalfElem::widen(v),
+                &HalfElem::widen(h),
+                FloatElem::max_nan,
+                FloatElem::min_nan,
+            )
+            .ok_or_else(|| len_err(name))?;
+            Buffer::F16(HalfElem::narrow(&r))
+        }
+        (Buffer::BF16(l), Buffer::BF16(v), Buffer::BF16(h)) => {
+            let r = go(
+                &HalfElem::widen(l),
+                &HalfElem::widen(v),
+                &HalfElem::widen(h),
+                FloatElem::max_nan,
+                FloatElem::min_nan,
+            )
+            .ok_or_else(|| len_err(name))?;
+            Buffer::BF16(HalfElem::narrow(&r))
+        }
+        (Buffer::I8(l), Buffer::I8(v), Buffer::I8(h)) => int_arm!(I8, l, v, h),
+        (Buffer::I16(l), Buffer::I16(v), Buffer::I16(h)) => int_arm!(I16, l, v, h),
+        (Buffer::I32(l), Buffer::I32(v), Buffer::I32(h)) => int_arm!(I32, l, v, h),
+        (Buffer::I64(l), Buffer::I64(v), Buffer::I64(h)) => int_arm!(I64, l, v, h),
+        (Buffer::U8(l), Buffer::U8(v), Buffer::U8(h)) => int_arm!(U8, l, v, h),
+        (Buffer::U16(l), Buffer::U16(v), Buffer::U16(h)) => int_arm!(U16, l, v, h),
+        (Buffer::U32(l), Buffer::U32(v), Buffer::U32(h)) => int_arm!(U32, l, v, h),
+        (Buffer::U64(l), Buffer::U64(v), Buffer::U64(h)) => int_arm!(U64, l, v, h),
+        _ => return Err(bad()),
+    })
 }
 
 // --------------------------------------------------------------- binary
@@ -84,19 +210,20 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
             )
         };
     }
+    macro_rules! float_arm {
+        ($var:ident, $f:ident, $a:ident, $b:ident) => {
+            Buffer::$var(
+                $f(op, $a, $b)
+                    .ok_or_else(bad)?
+                    .ok_or_else(|| len_err(name))?,
+            )
+        };
+    }
     Ok(match (x, y) {
-        (Buffer::F32(a), Buffer::F32(b)) => {
-            Buffer::F32(float_binary(op, a, b).ok_or_else(|| len_err(name))?)
-        }
-        (Buffer::F64(a), Buffer::F64(b)) => {
-            Buffer::F64(float_binary(op, a, b).ok_or_else(|| len_err(name))?)
-        }
-        (Buffer::F16(a), Buffer::F16(b)) => {
-            Buffer::F16(half_binary(op, a, b).ok_or_else(|| len_err(name))?)
-        }
-        (Buffer::BF16(a), Buffer::BF16(b)) => {
-            Buffer::BF16(half_binary(op, a, b).ok_or_else(|| len_err(name))?)
-        }
+        (Buffer::F32(a), Buffer::F32(b)) => float_arm!(F32, float_binary, a, b),
+        (Buffer::F64(a), Buffer::F64(b)) => float_arm!(F64, float_binary, a, b),
+        (Buffer::F16(a), Buffer::F16(b)) => float_arm!(F16, half_binary, a, b),
+        (Buffer::BF16(a), Buffer::BF16(b)) => float_arm!(BF16, half_binary, a, b),
         (Buffer::I8(a), Buffer::I8(b)) => int_arm!(I8, a, b),
         (Buffer::I16(a), Buffer::I16(b)) => int_arm!(I16, a, b),
         (Buffer::I32(a), Buffer::I32(b)) => int_arm!(I32, a, b),
@@ -107,11 +234,10 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
         (Buffer::U64(a), Buffer::U64(b)) => int_arm!(U64, a, b),
         (Buffer::Bool(a), Buffer::Bool(b)) => {
             let out = match op {
-                BinaryOp::Max => zip_map(a, b, |p, q| p | q),
-                BinaryOp::Min => zip_map(a, b, |p, q| p & q),
-                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow => {
-                    return Err(bad())
-                }
+                BinaryOp::Max | BinaryOp::Or => zip_map(a, b, |p, q| p | q),
+                BinaryOp::Min | BinaryOp::And => zip_map(a, b, |p, q| p & q),
+                BinaryOp::Xor => zip_map(a, b, |p, q| p ^ q),
+                _ => return Err(bad()),
             };
             Buffer::Bool(out.ok_or_else(|| len_err(name))?)
         }
@@ -119,8 +245,9 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
     })
 }
 
-fn float_binary<T: FloatElem>(op: BinaryOp, a: &[T], b: &[T]) -> Option<Vec<T>> {
-    match op {
+/// Outer `None`: op not defined on floats; inner `None`: bad lengths.
+fn float_binary<T: FloatElem>(op: BinaryOp, a: &[T], b: &[T]) -> Option<Option<Vec<T>>> {
+    Some(match op {
         BinaryOp::Add => zip_map(a, b, T::add),
         BinaryOp::Sub => zip_map(a, b, T::sub),
         BinaryOp::Mul => zip_map(a, b, T::mul),
@@ -128,11 +255,54 @@ fn float_binary<T: FloatElem>(op: BinaryOp, a: &[T], b: &[T]) -> Option<Vec<T>> 
         BinaryOp::Max => zip_map(a, b, T::max_nan),
         BinaryOp::Min => zip_map(a, b, T::min_nan),
         BinaryOp::Pow => zip_map(a, b, T::pow),
-    }
+        BinaryOp::Rem => zip_map(a, b, T::fmod),
+        BinaryOp::Atan2 => zip_map(a, b, T::atan2),
+        BinaryOp::Nextafter => zip_map(a, b, T::next_toward),
+        BinaryOp::Polygamma => zip_map(a, b, |m, x| {
+            T::from_f64(math::polygamma(m.to_f64(), x.to_f64()))
+        }),
+        BinaryOp::And
+        | BinaryOp::Or
+        | BinaryOp::Xor
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRightLogical
+        | BinaryOp::ShiftRightArithmetic => return None,
+    })
 }
 
-fn half_binary<H: HalfElem>(op: BinaryOp, a: &[H], b: &[H]) -> Option<Vec<H>> {
-    float_binary(op, &H::widen(a), &H::widen(b)).map(|v| H::narrow(&v))
+fn half_binary<H: HalfElem>(op: BinaryOp, a: &[H], b: &[H]) -> Option<Option<Vec<H>>> {
+    if op == BinaryOp::Nextafter {
+        // In the narrow type itself: its neighbours are not f32's.
+        return Some(zip_map(a, b, half_next_toward));
+    }
+    let wide = float_binary(op, &H::widen(a), &H::widen(b))?;
+    Some(wide.map(|v| H::narrow(&v)))
+}
+
+/// `nextafter` on the bits of a 16-bit float (sign-magnitude, as f16 and
+/// bf16 both are).
+fn half_next_toward<H: HalfElem>(x: H, y: H) -> H {
+    let (xf, yf) = (H::to_f32(x), H::to_f32(y));
+    if xf.is_nan() || yf.is_nan() {
+        return H::from_f32(xf + yf);
+    }
+    if xf == yf {
+        return y;
+    }
+    let bits = H::to_bits(x);
+    let next = if xf == 0.0 {
+        // The smallest subnormal, with the sign of the direction.
+        if yf > 0.0 {
+            1
+        } else {
+            0x8001
+        }
+    } else if (xf < yf) == (xf > 0.0) {
+        bits.wrapping_add(1)
+    } else {
+        bits.wrapping_sub(1)
+    };
+    H::from_bits(next)
 }
 
 /// Outer `None`: op not defined on integers; inner `None`: bad lengths.
@@ -144,7 +314,14 @@ fn int_binary<T: IntElem>(op: BinaryOp, a: &[T], b: &[T]) -> Option<Option<Vec<T
         BinaryOp::Div => zip_map(a, b, T::xdiv),
         BinaryOp::Max => zip_map(a, b, Ord::max),
         BinaryOp::Min => zip_map(a, b, Ord::min),
-        BinaryOp::Pow => return None,
+        BinaryOp::Rem => zip_map(a, b, T::xrem),
+        BinaryOp::And => zip_map(a, b, T::band),
+        BinaryOp::Or => zip_map(a, b, T::bor),
+        BinaryOp::Xor => zip_map(a, b, T::bxor),
+        BinaryOp::ShiftLeft => zip_map(a, b, T::shl),
+        BinaryOp::ShiftRightLogical => zip_map(a, b, T::shr_logical),
+        BinaryOp::ShiftRightArithmetic => zip_map(a, b, T::shr_arith),
+        BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Nextafter | BinaryOp::Polygamma => return None,
     })
 }
 

@@ -8,8 +8,9 @@
 
 use super::common::{bad_dtype, simd, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use crate::array::{checked_size, Buffer, HostArray};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::prims::ReduceOp;
+use crate::prims::{ArgOp, CumOp, ReduceOp};
 
 fn internal(prim: &'static str) -> Error {
     Error::shape(prim, &[], "kernel index out of range")
@@ -226,6 +227,27 @@ impl Reducer<bool> for BoolMax {
     }
 }
 
+/// A reduction by a plain fold (sequential order, deterministic).
+struct Fold<T, F> {
+    init: T,
+    f: F,
+}
+impl<T: Copy, F: Fn(T, T) -> T> Reducer<T> for Fold<T, F> {
+    fn init(&self) -> T {
+        self.init
+    }
+    #[inline]
+    fn fold_run(&self, acc: T, run: &[T]) -> T {
+        run.iter().fold(acc, |a, &x| (self.f)(a, x))
+    }
+    #[inline]
+    fn combine_row(&self, acc: &mut [T], row: &[T]) {
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a = (self.f)(*a, x);
+        }
+    }
+}
+
 fn float_reduce<T: FloatElem>(
     op: ReduceOp,
     v: &[T],
@@ -236,6 +258,21 @@ fn float_reduce<T: FloatElem>(
     match op {
         ReduceOp::Sum => reduce_with(name, v, shape, axes, &FloatSum),
         ReduceOp::Max => reduce_with(name, v, shape, axes, &FloatMax),
+        ReduceOp::Prod => {
+            let r = Fold {
+                init: T::ONE,
+                f: T::mul,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
+        ReduceOp::Min => {
+            let r = Fold {
+                init: T::NEG_INFINITY.neg(),
+                f: T::min_nan,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
+        ReduceOp::And | ReduceOp::Or => Err(bad_dtype(name, &[])),
     }
 }
 
@@ -259,6 +296,35 @@ fn int_reduce<T: IntElem>(
     match op {
         ReduceOp::Sum => reduce_with(name, v, shape, axes, &IntSum),
         ReduceOp::Max => reduce_with(name, v, shape, axes, &IntMax),
+        ReduceOp::Prod => {
+            let r = Fold {
+                init: T::ONE,
+                f: T::wmul,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
+        ReduceOp::Min => {
+            // MIN - 1 wraps to MAX for signed and unsigned types alike.
+            let r = Fold {
+                init: T::MIN.wsub(T::ONE),
+                f: Ord::min,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
+        ReduceOp::And => {
+            let r = Fold {
+                init: T::ZERO.bnot(),
+                f: T::band,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
+        ReduceOp::Or => {
+            let r = Fold {
+                init: T::ZERO,
+                f: T::bor,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
     }
 }
 
@@ -282,9 +348,220 @@ pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
         Buffer::U16(v) => Buffer::U16(int_reduce(op, v, s, axes)?),
         Buffer::U32(v) => Buffer::U32(int_reduce(op, v, s, axes)?),
         Buffer::U64(v) => Buffer::U64(int_reduce(op, v, s, axes)?),
-        Buffer::Bool(v) if op == ReduceOp::Max => {
-            Buffer::Bool(reduce_with(op.name(), v, s, axes, &BoolMax)?)
-        }
+        Buffer::Bool(v) => Buffer::Bool(match op {
+            ReduceOp::Max | ReduceOp::Or => reduce_with(op.name(), v, s, axes, &BoolMax)?,
+            ReduceOp::Min | ReduceOp::And => {
+                let r = Fold {
+                    init: true,
+                    f: |a: bool, b: bool| a & b,
+                };
+                reduce_with(op.name(), v, s, axes, &r)?
+            }
+            ReduceOp::Sum | ReduceOp::Prod => return Err(bad_dtype(op.name(), &[DType::Bool])),
+        }),
         other => return Err(bad_dtype(op.name(), &[other.dtype()])),
     })
+}
+
+// ------------------------------------------------------- along one axis
+
+/// `(outer, n, inner)` of `shape` around `axis`.
+fn split_axis(prim: &'static str, shape: &[usize], axis: usize) -> Result<(usize, usize, usize)> {
+    let n = *shape.get(axis).ok_or_else(|| internal(prim))?;
+    let outer = checked_size(shape.get(..axis).unwrap_or(&[]))?;
+    let inner = checked_size(shape.get(axis.saturating_add(1)..).unwrap_or(&[]))?;
+    Ok((outer, n, inner))
+}
+
+/// Inclusive scan of every line along `axis` with `f(acc, x)`.
+fn scan_lines<T: Copy>(
+    prim: &'static str,
+    src: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    f: impl Fn(T, T) -> T,
+) -> Result<Vec<T>> {
+    let (_, n, inner) = split_axis(prim, shape, axis)?;
+    let mut out = src.to_vec();
+    let blk = n.checked_mul(inner).ok_or_else(|| internal(prim))?;
+    if blk == 0 {
+        return Ok(out);
+    }
+    for (ib, ob) in src.chunks_exact(blk).zip(out.chunks_exact_mut(blk)) {
+        for i in 0..inner {
+            let line_in = ib.iter().skip(i).step_by(inner);
+            let line_out = ob.iter_mut().skip(i).step_by(inner);
+            let mut acc: Option<T> = None;
+            let mut step = |(o, &x): (&mut T, &T)| {
+                let v = match acc {
+                    None => x,
+                    Some(a) => f(a, x),
+                };
+                *o = v;
+                acc = Some(v);
+            };
+            if reverse {
+                line_out.rev().zip(line_in.rev()).for_each(&mut step);
+            } else {
+                line_out.zip(line_in).for_each(&mut step);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `log(exp(a) + exp(b))` without overflow; NaN propagates.
+#[inline]
+fn logaddexp<T: FloatElem>(a: T, b: T) -> T {
+    let m = a.max_nan(b);
+    if m.is_nan() || m == T::NEG_INFINITY {
+        return m;
+    }
+    if m == T::NEG_INFINITY.neg() {
+        return m;
+    }
+    let d = a.sub(b).abs().neg();
+    m.add(d.exp().ln_1p())
+}
+
+fn float_scan<T: FloatElem>(
+    op: CumOp,
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+) -> Result<Vec<T>> {
+    let name = op.name();
+    match op {
+        CumOp::Sum => scan_lines(name, v, shape, axis, reverse, T::add),
+        CumOp::Prod => scan_lines(name, v, shape, axis, reverse, T::mul),
+        CumOp::Max => scan_lines(name, v, shape, axis, reverse, T::max_nan),
+        CumOp::Min => scan_lines(name, v, shape, axis, reverse, T::min_nan),
+        CumOp::Logsumexp => scan_lines(name, v, shape, axis, reverse, logaddexp::<T>),
+    }
+}
+
+fn int_scan<T: IntElem>(
+    op: CumOp,
+    v: &[T],
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+) -> Result<Vec<T>> {
+    let name = op.name();
+    match op {
+        CumOp::Sum => scan_lines(name, v, shape, axis, reverse, T::wadd),
+        CumOp::Prod => scan_lines(name, v, shape, axis, reverse, T::wmul),
+        CumOp::Max => scan_lines(name, v, shape, axis, reverse, Ord::max),
+        CumOp::Min => scan_lines(name, v, shape, axis, reverse, Ord::min),
+        CumOp::Logsumexp => Err(bad_dtype(name, &[])),
+    }
+}
+
+/// `cumsum`, `cumprod`, `cummax`, `cummin`, `cumlogsumexp`. f16/bf16 scan
+/// in f32 and round each output once.
+pub fn cumulative(op: CumOp, x: &HostArray, axis: usize, reverse: bool) -> Result<Buffer> {
+    let s = x.shape();
+    let name = op.name();
+    Ok(match x.buffer() {
+        Buffer::F32(v) => Buffer::F32(float_scan(op, v, s, axis, reverse)?),
+        Buffer::F64(v) => Buffer::F64(float_scan(op, v, s, axis, reverse)?),
+        Buffer::F16(v) => Buffer::F16(HalfElem::narrow(&float_scan(
+            op,
+            &HalfElem::widen(v),
+            s,
+            axis,
+            reverse,
+        )?)),
+        Buffer::BF16(v) => Buffer::BF16(HalfElem::narrow(&float_scan(
+            op,
+            &HalfElem::widen(v),
+            s,
+            axis,
+            reverse,
+        )?)),
+        Buffer::I8(v) => Buffer::I8(int_scan(op, v, s, axis, reverse)?),
+        Buffer::I16(v) => Buffer::I16(int_scan(op, v, s, axis, reverse)?),
+        Buffer::I32(v) => Buffer::I32(int_scan(op, v, s, axis, reverse)?),
+        Buffer::I64(v) => Buffer::I64(int_scan(op, v, s, axis, reverse)?),
+        Buffer::U8(v) => Buffer::U8(int_scan(op, v, s, axis, reverse)?),
+        Buffer::U16(v) => Buffer::U16(int_scan(op, v, s, axis, reverse)?),
+        Buffer::U32(v) => Buffer::U32(int_scan(op, v, s, axis, reverse)?),
+        Buffer::U64(v) => Buffer::U64(int_scan(op, v, s, axis, reverse)?),
+        Buffer::Bool(v) => Buffer::Bool(match op {
+            CumOp::Max => scan_lines(name, v, s, axis, reverse, |a, b| a | b)?,
+            CumOp::Min => scan_lines(name, v, s, axis, reverse, |a, b| a & b)?,
+            _ => return Err(bad_dtype(name, &[DType::Bool])),
+        }),
+        other => return Err(bad_dtype(name, &[other.dtype()])),
+    })
+}
+
+/// Index of the first extreme element of every line along `axis`; a NaN
+/// counts as the extreme (the first NaN wins), as in JAX.
+fn arg_lines<T: Copy + PartialOrd>(
+    prim: &'static str,
+    src: &[T],
+    shape: &[usize],
+    axis: usize,
+    is_max: bool,
+) -> Result<Vec<i64>> {
+    let (outer, n, inner) = split_axis(prim, shape, axis)?;
+    let out_n = outer.checked_mul(inner).ok_or_else(|| internal(prim))?;
+    let mut out = vec![0i64; out_n];
+    let blk = n.checked_mul(inner).ok_or_else(|| internal(prim))?;
+    if blk == 0 || out_n == 0 {
+        return Ok(out);
+    }
+    #[allow(clippy::eq_op)]
+    let is_nan = |v: T| v != v;
+    for (ib, ob) in src.chunks_exact(blk).zip(out.chunks_exact_mut(inner)) {
+        for (i, o) in ob.iter_mut().enumerate() {
+            let mut line = ib.iter().skip(i).step_by(inner).copied().enumerate();
+            let Some((_, mut best)) = line.next() else {
+                continue;
+            };
+            let mut best_i = 0usize;
+            if !is_nan(best) {
+                for (k, v) in line {
+                    if is_nan(v) {
+                        best_i = k;
+                        break;
+                    }
+                    let better = if is_max { v > best } else { v < best };
+                    if better {
+                        best = v;
+                        best_i = k;
+                    }
+                }
+            }
+            *o = i64::try_from(best_i).map_err(|_| internal(prim))?;
+        }
+    }
+    Ok(out)
+}
+
+/// `argmax` / `argmin` along `axis`, as `index_dtype`.
+pub fn arg(op: ArgOp, x: &HostArray, axis: usize, index_dtype: DType) -> Result<Buffer> {
+    let s = x.shape();
+    let name = op.name();
+    let m = op == ArgOp::Argmax;
+    let idx = match x.buffer() {
+        Buffer::F32(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::F64(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::F16(v) => arg_lines(name, &HalfElem::widen(v), s, axis, m)?,
+        Buffer::BF16(v) => arg_lines(name, &HalfElem::widen(v), s, axis, m)?,
+        Buffer::I8(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::I16(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::I32(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::I64(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::U8(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::U16(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::U32(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::U64(v) => arg_lines(name, v, s, axis, m)?,
+        Buffer::Bool(v) => arg_lines(name, v, s, axis, m)?,
+        other => return Err(bad_dtype(name, &[other.dtype()])),
+    };
+    super::elementwise::convert(&Buffer::I64(idx), index_dtype)
 }

@@ -1,0 +1,397 @@
+"""`custom_jvp` and `custom_vjp` with JAX's API.
+
+Calling a custom function with no trace active runs the function. Under a
+trace it binds `custom_jvp_call` / `custom_vjp_call` (Rust primitives) whose
+params hold the traced function and the traced rules. Rules are traced when
+the call is staged, in a `RuleTrace` whose primal inputs carry the known
+values of the call under `grad`, so `if x > 0:` works inside a rule during
+eager differentiation (under `jit` the primals are abstract, as in JAX).
+"""
+import functools
+import inspect
+
+import numpy as np
+
+from . import core, dtypes
+from .api import trace_to_jaxpr
+from .core import ArrayImpl, ClosedJaxpr, Primitive, ShapedArray, Tracer
+from .interpreters.ad import ADTrace, RuleTrace
+from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+
+import threading
+
+custom_jvp_call_p = Primitive("custom_jvp_call")
+custom_vjp_call_p = Primitive("custom_vjp_call")
+custom_lin_p = Primitive("custom_lin")
+
+
+def _fun_name(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+class _Reentry(threading.local):
+    def __init__(self):
+        self.active = set()
+
+
+# Rules being traced right now. A rule usually calls its own function for the
+# primal output (`return f(x), t`); that inner call does not trace the rule
+# again (JAX traces rules lazily): it binds with no rule, and only
+# differentiating that inner call to a higher order would report it.
+_tracing_rules = _Reentry()
+
+
+def _resolve_kwargs(fun, args, kwargs):
+    if not kwargs:
+        return tuple(args)
+    try:
+        ba = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"custom function {_fun_name(fun)}: {e}") from None
+    ba.apply_defaults()
+    if ba.kwargs:
+        raise TypeError("keyword-only arguments are not supported by custom_jvp/custom_vjp functions")
+    return tuple(ba.args)
+
+
+def _tangent_aval(aval):
+    if dtypes.is_float_name(aval.dtype_name):
+        return aval
+    return ShapedArray(aval.shape, "float0", False)
+
+
+def _known_thunk(x):
+    """A thunk giving `x`'s value one level below the current AD trace."""
+    trace = core.current_trace()
+    if type(x) is Tracer:
+        if isinstance(trace, ADTrace) and x._trace is trace:
+            return lambda: trace.known_value(x)
+        return None
+    return lambda: x
+
+
+def _rule_parent():
+    trace = core.current_trace()
+    return trace.parent if isinstance(trace, ADTrace) else trace
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = {i % len(args) if args else i for i in nondiff_argnums}
+    dyn = [a for i, a in enumerate(args) if i not in nondiff]
+    return nondiff, dyn
+
+
+def _merge(args, nondiff, dyn_values):
+    it = iter(dyn_values)
+    return [args[i] if i in nondiff else next(it) for i in range(len(args))]
+
+
+def _trace_fun(fun, args, nondiff, leaves, in_tree, name):
+    def flat(*ls):
+        return fun(*_merge(args, nondiff, tree_unflatten(in_tree, list(ls))))
+
+    flat_tree = tree_structure((tuple(leaves), {}))
+    return trace_to_jaxpr(flat, leaves, flat_tree, name)
+
+
+def _leaf_avals(leaves):
+    return [core.get_aval(x) for x in leaves]
+
+
+def _instantiate_zeros(x, aval):
+    from . import numpy as jnp
+
+    if x is None:
+        if aval.dtype_name == "float0":
+            return np.zeros(aval.shape, dtype=dtypes.float0)
+        return jnp.zeros(aval.shape, aval.dtype_name)
+    return x
+
+
+def _build_rule(trace, outs):
+    atoms = [trace.to_atom(o) for o in outs]
+    return trace.builder.build(atoms)
+
+
+class custom_jvp:
+    """A function with a custom JVP rule (`defjvp` / `defjvps`)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        self.symbolic_zeros = False
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`."""
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument: `jvp_i(tangent_i, primal_out, *primals)`."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use custom_jvp.defjvps with nondiff_argnums.")
+
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            zeros = tree_map(lambda x: x * 0, primal_out)
+            total = zeros
+            for rule, t in zip(jvps, tangents):
+                if rule is None:
+                    continue
+                contrib = rule(t, primal_out, *primals)
+                total = tree_map(lambda a, b: a + b, total, contrib)
+            return primal_out, total
+
+        self.defjvp(jvp)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        if core.current_trace() is None:
+            return self.fun(*args)
+        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        closed, out_tree, captures = _trace_fun(self.fun, args, nondiff, leaves, in_tree, name)
+        if captures:
+            # Values closed over from an enclosing trace: treat them as
+            # non-differentiable extra inputs of a plain call.
+            cj = ClosedJaxpr(closed)
+            outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
+            return tree_unflatten(out_tree, outs)
+        if id(self) in _tracing_rules.active:
+            rule = None
+        else:
+            _tracing_rules.active.add(id(self))
+            try:
+                rule = self._trace_rule(args, nondiff, leaves, in_tree, closed, out_tree, name)
+            finally:
+                _tracing_rules.active.discard(id(self))
+        outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
+                                      jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
+                                      name=name)
+        return tree_unflatten(out_tree, outs)
+
+    def _trace_rule(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
+        avals = _leaf_avals(leaves)
+        out_avals = [ShapedArray.from_triple(t) for t in closed.out_avals()]
+        trace = RuleTrace(f"jvp({name})", _rule_parent())
+        thunks = [_known_thunk(x) for x in leaves]
+        try:
+            with core.new_trace(trace):
+                p_in = [trace.new_rule_input(a, k) for a, k in zip(avals, thunks)]
+                t_in = [trace.new_rule_input(_tangent_aval(a)) for a in avals]
+                primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
+                tangents = tree_unflatten(in_tree, t_in)
+                dyn_primals = [p for i, p in enumerate(primals) if i not in nondiff]
+                nd_vals = [args[i] for i in sorted(nondiff)]
+                res = self.jvp(*nd_vals, tuple(dyn_primals), tuple(tangents))
+                if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
+                                    f"produce a pair (list or tuple of length two) representing primal "
+                                    f"and tangent outputs, but got {res!r}.")
+                p_out, t_out = res
+                p_leaves, p_tree = tree_flatten(p_out)
+                if p_tree != out_tree:
+                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
+                                    f"produce primal outputs with the same container (pytree) structure "
+                                    f"as the function's output: {p_tree} vs {out_tree}.")
+                t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None)
+                if len(t_leaves) != len(p_leaves):
+                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
+                                    f"produce primal and tangent outputs with equal container (pytree) "
+                                    f"structures, but got {p_tree} and {t_tree} respectively.")
+                t_leaves = [_instantiate_zeros(t, _tangent_aval(a)) for t, a in zip(t_leaves, out_avals)]
+                for p, a in zip(p_leaves, out_avals):
+                    pa = core.get_aval(p)
+                    if pa.shape != a.shape or pa.dtype_name != a.dtype_name:
+                        raise TypeError(f"Custom JVP rule must produce primal outputs with the shapes and "
+                                        f"dtypes of the function's outputs: got {pa.str_short()}, "
+                                        f"expected {a.str_short()}.")
+                for t, a in zip(t_leaves, out_avals):
+                    ta, want = core.get_aval(t), _tangent_aval(a)
+                    if ta.shape != want.shape:
+                        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                                        f"corresponding shapes, but got {a.str_short()} and "
+                                        f"{ta.str_short()}.")
+                t_leaves = [t if core.get_aval(t).dtype_name == _tangent_aval(a).dtype_name
+                            else _astype(t, _tangent_aval(a).dtype_name)
+                            for t, a in zip(t_leaves, out_avals)]
+                rule = _build_rule(trace, list(p_leaves) + list(t_leaves))
+        except core.ConcretizationTypeError:
+            if isinstance(core.current_trace(), ADTrace):
+                raise
+            return None  # rule needs concrete primals: only differentiation will report it
+        if trace.captures:
+            raise TypeError(f"the custom_jvp rule of {name} closes over traced values of an "
+                            f"enclosing transformation; pass them as arguments instead")
+        return rule
+
+
+def _astype(x, name):
+    from . import lax
+
+    return lax.convert_element_type(x, name)
+
+
+class custom_vjp:
+    """A function with a custom VJP (`defvjp(fwd, bwd)`)."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = None
+        self.bwd = None
+
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`."""
+        self.fwd = fwd
+        self.bwd = bwd
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.fwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        if core.current_trace() is None:
+            return self.fun(*args)
+        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        closed, out_tree, captures = _trace_fun(self.fun, args, nondiff, leaves, in_tree, name)
+        if captures:
+            if any(isinstance(c, Tracer) and isinstance(c._trace, ADTrace) for c in captures):
+                raise core.UnexpectedTracerError(
+                    f"custom_vjp function {name} closes over a value that is being differentiated "
+                    f"(a JVPTracer in JAX's terms). Pass it as an argument, or use "
+                    f"jax.closure_convert to hoist it out.")
+            cj = ClosedJaxpr(closed)
+            outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
+            return tree_unflatten(out_tree, outs)
+        if id(self) in _tracing_rules.active:
+            # called from its own fwd rule: the primal function itself
+            cj = ClosedJaxpr(closed)
+            return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves))
+        _tracing_rules.active.add(id(self))
+        try:
+            fwd, bwd, num_res = self._trace_rules(args, nondiff, leaves, in_tree, closed, out_tree, name)
+        finally:
+            _tracing_rules.active.discard(id(self))
+        outs = custom_vjp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed), fwd_jaxpr=ClosedJaxpr(fwd),
+                                      bwd_jaxpr=ClosedJaxpr(bwd), num_res=num_res, name=name)
+        return tree_unflatten(out_tree, outs)
+
+    def _trace_rules(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
+        avals = _leaf_avals(leaves)
+        out_avals = [ShapedArray.from_triple(t) for t in closed.out_avals()]
+        parent = _rule_parent()
+        nd_vals = [args[i] for i in sorted(nondiff)]
+        # fwd: primals -> (outs..., residuals...)
+        ftrace = RuleTrace(f"fwd({name})", parent)
+        thunks = [_known_thunk(x) for x in leaves]
+        with core.new_trace(ftrace):
+            p_in = [ftrace.new_rule_input(a, k) for a, k in zip(avals, thunks)]
+            primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
+            res = self.fwd(*primals)
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
+                                f"produce a pair (list or tuple of length two) where the first element "
+                                f"represents the primal output and the second the residuals.")
+            out, residuals = res
+            o_leaves, o_tree = tree_flatten(out)
+            if o_tree != out_tree:
+                raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
+                                f"produce a primal output with the structure of the function's output: "
+                                f"{o_tree} vs {out_tree}.")
+            r_leaves, r_tree = tree_flatten(residuals)
+            r_leaves = [x if isinstance(x, Tracer) else core.to_array(x) for x in r_leaves]
+            fwd = _build_rule(ftrace, list(o_leaves) + r_leaves)
+            r_tracers = list(r_leaves)
+        if ftrace.captures:
+            raise TypeError(f"the custom_vjp fwd rule of {name} closes over traced values of an "
+                            f"enclosing transformation; pass them as arguments instead")
+        r_avals = [core.get_aval(x) for x in r_tracers]
+        # bwd: (residuals..., output cotangents...) -> input cotangents
+        btrace = RuleTrace(f"bwd({name})", parent)
+
+        def res_thunk(x):
+            if type(x) is Tracer and x._trace is ftrace:
+                return lambda: ftrace.known_value(x)
+            return lambda: x
+
+        with core.new_trace(btrace):
+            r_in = [btrace.new_rule_input(a, res_thunk(x)) for a, x in zip(r_avals, r_tracers)]
+            c_in = [btrace.new_rule_input(_tangent_aval(a)) for a in out_avals]
+            cts = self.bwd(*nd_vals, tree_unflatten(r_tree, r_in), tree_unflatten(out_tree, c_in))
+            if not isinstance(cts, (tuple, list)):
+                raise TypeError(f"Custom VJP bwd rule must produce a tuple of cotangents, one per "
+                                f"non-static argument; got {type(cts).__name__}.")
+            dyn_count = len(args) - len(nondiff)
+            if len(cts) != dyn_count:
+                raise TypeError(f"Custom VJP bwd rule must produce an output with the same container "
+                                f"(pytree) structure as the args tuple of the primal function, and in "
+                                f"particular must produce a tuple of length equal to the number of "
+                                f"arguments to the primal function, but got bwd output structure of "
+                                f"length {len(cts)} for {dyn_count} arguments.")
+            c_leaves = []
+            for ct_arg, dyn_arg in zip(cts, tree_unflatten(in_tree, list(leaves))):
+                arg_leaves, arg_tree = tree_flatten(dyn_arg)
+                if ct_arg is None:
+                    c_leaves.extend([None] * len(arg_leaves))
+                    continue
+                ls, t = tree_flatten(ct_arg, is_leaf=lambda x: x is None)
+                if len(ls) != len(arg_leaves):
+                    raise TypeError(f"Custom VJP bwd rule must produce an output with the same "
+                                    f"container (pytree) structure as the args tuple of the primal "
+                                    f"function: got {t} for an argument of structure {arg_tree}.")
+                c_leaves.extend(ls)
+            c_leaves = [_instantiate_zeros(c, _tangent_aval(a)) for c, a in zip(c_leaves, avals)]
+            for c, a in zip(c_leaves, avals):
+                ca = core.get_aval(c)
+                if ca.shape != a.shape:
+                    raise ValueError(f"Custom VJP bwd rule must produce an output with shapes/dtypes "
+                                     f"as args tuple of the primal function: got {ca.str_short()} "
+                                     f"for an argument of {a.str_short()}.")
+            c_leaves = [c if core.get_aval(c).dtype_name == _tangent_aval(a).dtype_name
+                        else _astype(c, _tangent_aval(a).dtype_name) for c, a in zip(c_leaves, avals)]
+            bwd = _build_rule(btrace, c_leaves)
+        if btrace.captures:
+            raise TypeError(f"the custom_vjp bwd rule of {name} closes over traced values of an "
+                            f"enclosing transformation; pass them as arguments instead")
+        return fwd, bwd, len(r_leaves)
+
+
+def custom_gradient(fun):
+    """`fun(*args) -> (out, vjp_fn)`, as a custom_vjp function."""
+
+    @custom_vjp
+    def f(*args):
+        out, _ = fun(*args)
+        return out
+
+    def fwd(*args):
+        out, vjp_fn = fun(*args)
+        return out, (args, )
+
+    def bwd(res, ct):
+        (args,) = res
+        _, vjp_fn = fun(*args)
+        cts = vjp_fn(ct)
+        return tuple(cts) if isinstance(cts, (tuple, list)) else (cts,)
+
+    f.defvjp(fwd, bwd)
+    return f

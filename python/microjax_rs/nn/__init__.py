@@ -1,0 +1,183 @@
+"""`jax.nn`: activations and friends, built on lax/jnp."""
+import math as _math
+
+import numpy as _np
+
+from .. import lax
+from .. import numpy as jnp
+from ..numpy import _arr, _aval, _promote_inexact, _has
+from ..scipy.special import logsumexp as _logsumexp
+
+
+def _inexact(x):
+    (x,) = _promote_inexact(_arr(x))
+    return x
+
+
+def relu(x):
+    x = _arr(x)
+    return jnp.maximum(x, 0)
+
+
+def relu6(x):
+    x = _arr(x)
+    return jnp.minimum(jnp.maximum(x, 0), 6.0)
+
+
+def sigmoid(x):
+    return lax.logistic(_inexact(x))
+
+
+def log_sigmoid(x):
+    x = _inexact(x)
+    return jnp.negative(softplus(jnp.negative(x)))
+
+
+def softplus(x):
+    x = _inexact(x)
+    return jnp.logaddexp(x, 0.0)
+
+
+def soft_sign(x):
+    x = _inexact(x)
+    return lax.div(x, lax.add(jnp.abs(x), 1.0))
+
+
+def silu(x):
+    x = _inexact(x)
+    return lax.mul(x, lax.logistic(x))
+
+
+swish = silu
+
+
+def hard_sigmoid(x):
+    return lax.div(relu6(lax.add(_inexact(x), 3.0)), 6.0)
+
+
+def hard_silu(x):
+    x = _inexact(x)
+    return lax.mul(x, hard_sigmoid(x))
+
+
+hard_swish = hard_silu
+
+
+def hard_tanh(x):
+    x = _inexact(x)
+    return jnp.clip(x, -1.0, 1.0)
+
+
+def gelu(x, approximate=True):
+    x = _inexact(x)
+    if approximate:
+        c = _math.sqrt(2.0 / _math.pi)
+        inner = lax.mul(c, lax.add(x, lax.mul(0.044715, lax.integer_pow(x, 3))))
+        return lax.mul(lax.mul(0.5, x), lax.add(1.0, lax.tanh(inner)))
+    if not _has("erf"):
+        raise NotImplementedError("gelu(approximate=False) needs lax.erf")
+    return lax.mul(lax.mul(0.5, x), lax.add(1.0, lax.erf(lax.mul(x, 1.0 / _math.sqrt(2.0)))))
+
+
+def elu(x, alpha=1.0):
+    x = _inexact(x)
+    safe = jnp.where(lax.gt(x, 0.0), 0.0, x)
+    return jnp.where(lax.gt(x, 0.0), x, lax.mul(alpha, jnp.expm1(safe)))
+
+
+def celu(x, alpha=1.0):
+    x = _inexact(x)
+    return jnp.where(lax.gt(x, 0.0), x, lax.mul(alpha, jnp.expm1(lax.div(jnp.where(lax.gt(x, 0.0), 0.0, x), alpha))))
+
+
+def selu(x):
+    alpha = 1.6732632423543772848170429916717
+    scale = 1.0507009873554804934193349852946
+    return lax.mul(scale, elu(x, alpha))
+
+
+def leaky_relu(x, negative_slope=0.01):
+    x = _inexact(x)
+    return jnp.where(lax.ge(x, 0.0), x, lax.mul(negative_slope, x))
+
+
+def glu(x, axis=-1):
+    x = _arr(x)
+    n = _aval(x).shape[axis]
+    if n % 2:
+        raise ValueError("axis size must be divisible by 2")
+    a, b = jnp.split(x, 2, axis=axis)
+    return lax.mul(a, sigmoid(b))
+
+
+def softmax(x, axis=-1, where=None, initial=None):
+    x = _inexact(x)
+    if where is not None:
+        x = jnp.where(where, x, -_np.inf)
+    m = jnp.max(x, axis=axis, keepdims=True, initial=-_np.inf)
+    m = lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0.0))
+    e = jnp.exp(jnp.subtract(x, m))
+    if where is not None:
+        e = jnp.where(where, e, 0.0)
+    return jnp.divide(e, jnp.sum(e, axis=axis, keepdims=True))
+
+
+def log_softmax(x, axis=-1, where=None, initial=None):
+    x = _inexact(x)
+    if where is not None:
+        x = jnp.where(where, x, -_np.inf)
+    m = jnp.max(x, axis=axis, keepdims=True, initial=-_np.inf)
+    m = lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0.0))
+    shifted = jnp.subtract(x, m)
+    e = jnp.exp(shifted)
+    if where is not None:
+        e = jnp.where(where, e, 0.0)
+    out = jnp.subtract(shifted, jnp.log(jnp.sum(e, axis=axis, keepdims=True)))
+    if where is not None:
+        out = jnp.where(where, out, -_np.inf)
+    return out
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    return _logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, where=where)
+
+
+def one_hot(x, num_classes, *, dtype=None, axis=-1):
+    x = _arr(x)
+    num_classes = int(num_classes)
+    av = _aval(x)
+    out_nd = av.ndim + 1
+    axis = axis % out_nd
+    shape = av.shape[:axis] + (num_classes,) + av.shape[axis:]
+    dims = tuple(i for i in range(out_nd) if i != axis)
+    xb = lax.broadcast_in_dim(x, shape, dims)
+    name = av.dtype_name
+    if not jnp._dt.is_int_name(name):
+        cls = lax.broadcasted_iota(name if jnp._dt.is_float_name(name) else "int32", shape, axis)
+        if name == "bool":
+            xb = lax.convert_element_type(xb, "int32")
+    else:
+        cls = lax.broadcasted_iota(name, shape, axis)
+    hit = lax.eq(xb, cls)
+    return lax.convert_element_type(hit, jnp._dt.default_float_name() if dtype is None else dtype)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+    x = _inexact(x)
+    if mean is None:
+        mean = jnp.mean(x, axis=axis, keepdims=True, where=where)
+    if variance is None:
+        # E[(x - mean)^2] with the mean not differentiated twice (as JAX: mean of squares minus square of mean).
+        variance = jnp.subtract(jnp.mean(jnp.square(x), axis=axis, keepdims=True, where=where),
+                                jnp.square(mean))
+    return jnp.multiply(jnp.subtract(x, mean), lax.rsqrt(jnp.add(variance, epsilon)) if _has("rsqrt")
+                        else jnp.divide(1.0, jnp.sqrt(jnp.add(variance, epsilon))))
+
+
+normalize = standardize
+
+
+def identity(x):
+    return _arr(x)
+
+

@@ -1,0 +1,352 @@
+//! Custom derivatives: `custom_jvp_call`, `custom_vjp_call` and `custom_lin`.
+//!
+//! The rules the user wrote arrive as traced jaxprs (Python traces them with
+//! known primal values, so control flow on primals works in a rule):
+//! * `custom_jvp_call[call_jaxpr, jvp_jaxpr]`: evaluates `call_jaxpr`; its JVP
+//!   is `jvp_jaxpr(primals..., tangents...) -> (outs..., tangent outs...)`.
+//! * `custom_vjp_call[call_jaxpr, fwd_jaxpr, bwd_jaxpr, num_res]`: evaluates
+//!   `call_jaxpr`; its JVP runs `fwd_jaxpr(primals) -> (outs..., residuals...)`
+//!   and emits one linear `custom_lin` equation holding `bwd_jaxpr`.
+//! * `custom_lin[bwd_jaxpr, num_res](residuals..., tangents...)`: linear in the
+//!   tangents; partial evaluation keeps it in the linear part and its
+//!   transpose is `bwd_jaxpr(residuals..., cotangents...)`. Evaluating it in
+//!   forward mode is JAX's "can't apply forward-mode autodiff" error.
+
+use super::Primitive;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::splice::splice;
+use crate::ir::{Atom, Aval, ClosedJaxpr};
+use crate::prims::rules::Operand;
+use crate::transforms::jvp::tangent_aval;
+use std::sync::Arc;
+
+/// The three custom-derivative primitives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CustomCall {
+    Jvp {
+        call: Arc<ClosedJaxpr>,
+        /// `None` when the rule could not be traced abstractly (it branches on
+        /// primal values under `jit`); differentiating then reports why.
+        jvp: Option<Arc<ClosedJaxpr>>,
+        name: String,
+    },
+    Vjp {
+        call: Arc<ClosedJaxpr>,
+        fwd: Arc<ClosedJaxpr>,
+        bwd: Arc<ClosedJaxpr>,
+        num_res: usize,
+        name: String,
+    },
+    Lin {
+        bwd: Arc<ClosedJaxpr>,
+        num_res: usize,
+        name: String,
+    },
+}
+
+const FORWARD_MODE_ERROR: &str =
+    "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
+
+impl CustomCall {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CustomCall::Jvp { .. } => "custom_jvp_call",
+            CustomCall::Vjp { .. } => "custom_vjp_call",
+            CustomCall::Lin { .. } => "custom_lin",
+        }
+    }
+}
+
+fn check_inputs(prim: &'static str, want: &[Aval], ins: &[Aval]) -> Result<()> {
+    if want.len() != ins.len() {
+        return Err(Error::Arity {
+            prim,
+            expected: want.len(),
+            got: ins.len(),
+        });
+    }
+    for (w, g) in want.iter().zip(ins) {
+        if !w.same_type(g) {
+            return Err(Error::Typecheck(format!(
+                "{prim}: operand {} does not match parameter {}",
+                g.short(),
+                w.short()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Output avals.
+pub fn abstract_eval(c: &CustomCall, ins: &[Aval]) -> Result<Vec<Aval>> {
+    match c {
+        CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
+            check_inputs(c.name(), &call.in_avals()?, ins)?;
+            call.out_avals()
+        }
+        CustomCall::Lin { bwd, num_res, .. } => {
+            // bwd: (residuals..., cotangents of the outputs...) -> input cotangents
+            let bwd_in = bwd.in_avals()?;
+            let res = bwd_in
+                .get(..*num_res)
+                .ok_or_else(|| Error::param("custom_lin", "num_res", "exceeds bwd inputs"))?;
+            let outs = bwd_in.get(*num_res..).unwrap_or_default().to_vec();
+            let tangents_in = bwd.out_avals()?;
+            let mut want: Vec<Aval> = res.to_vec();
+            want.extend(tangents_in);
+            check_inputs("custom_lin", &want, ins)?;
+            Ok(outs)
+        }
+    }
+}
+
+/// Evaluation: the primal function (forward-mode use of `custom_lin` errs).
+pub fn eval(c: &CustomCall, args: &[Arc<crate::HostArray>]) -> Result<Vec<Arc<crate::HostArray>>> {
+    match c {
+        CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
+            crate::exec::interp::eval_closed(call, args)
+        }
+        CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
+    }
+}
+
+/// Tangents with symbolic zeros instantiated at the tangent avals of `avals`.
+fn instantiate(b: &mut Builder, ts: &[Option<Atom>], avals: &[Aval]) -> Result<Vec<Atom>> {
+    ts.iter()
+        .zip(avals)
+        .map(|(t, a)| match t {
+            Some(t) => Ok(t.clone()),
+            None => b.zeros(&tangent_aval(a)),
+        })
+        .collect()
+}
+
+fn split_outs(outs: Vec<Atom>, n: usize, what: &'static str) -> Result<(Vec<Atom>, Vec<Atom>)> {
+    if outs.len() < n {
+        return Err(Error::Arity {
+            prim: what,
+            expected: n,
+            got: outs.len(),
+        });
+    }
+    let mut first = outs;
+    let second = first.split_off(n);
+    Ok((first, second))
+}
+
+/// JVP rule.
+pub fn jvp(
+    c: &CustomCall,
+    b: &mut Builder,
+    xs: &[Atom],
+    ts: &[Option<Atom>],
+) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
+    match c {
+        CustomCall::Jvp { call, jvp, name } => {
+            let Some(rule) = jvp else {
+                return Err(Error::Unsupported(format!(
+                    "the custom_jvp rule of {name} could not be traced without concrete primal values \
+                     (it converts a traced value to a Python value); differentiate outside jit"
+                )));
+            };
+            let in_avals = call.in_avals()?;
+            let mut ins = xs.to_vec();
+            ins.extend(instantiate(b, ts, &in_avals)?);
+            let outs = splice(b, rule, &ins)?;
+            let n = call.out_avals()?.len();
+            let (p, t) = split_outs(outs, n, "custom_jvp_call")?;
+            Ok((p, t.into_iter().map(Some).collect()))
+        }
+        CustomCall::Vjp {
+            call,
+            fwd,
+            bwd,
+            num_res,
+            name,
+        } => {
+            let outs = splice(b, fwd, xs)?;
+            let n = call.out_avals()?.len();
+            let (p, res) = split_outs(outs, n, "custom_vjp_call")?;
+            if ts.iter().all(Option::is_none) {
+                return Ok((p, vec![None; n]));
+            }
+            let in_avals = call.in_avals()?;
+            let mut ins = res;
+            ins.extend(instantiate(b, ts, &in_avals)?);
+            let lin = Primitive::Custom(CustomCall::Lin {
+                bwd: bwd.clone(),
+                num_res: *num_res,
+                name: name.clone(),
+            });
+            let touts = b.add_eqn(lin, ins, None)?;
+            Ok((p, touts.into_iter().map(|v| Some(Atom::Var(v))).collect()))
+        }
+        CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
+    }
+}
+
+/// Transpose rule: only `custom_lin` is linear; its transpose is `bwd`.
+pub fn transpose(
+    c: &CustomCall,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> Result<Vec<Option<Atom>>> {
+    let CustomCall::Lin { bwd, num_res, .. } = c else {
+        return Err(Error::Typecheck(format!(
+            "cannot transpose {}: it is not linear",
+            c.name()
+        )));
+    };
+    let bwd_in = bwd.in_avals()?;
+    let mut ins: Vec<Atom> = Vec::with_capacity(bwd_in.len());
+    for op in ops.iter().take(*num_res) {
+        match op {
+            Operand::Known(a) => ins.push(a.clone()),
+            Operand::Linear(_) => {
+                return Err(Error::Typecheck(
+                    "custom_lin: residual operands must be known".into(),
+                ))
+            }
+        }
+    }
+    let ct_avals = bwd_in.get(*num_res..).unwrap_or_default();
+    for (ct, aval) in cts.iter().zip(ct_avals) {
+        ins.push(match ct {
+            Some(c) => c.clone(),
+            None => b.zeros(aval)?,
+        });
+    }
+    let outs = splice(b, bwd, &ins)?;
+    let mut result: Vec<Option<Atom>> = vec![None; *num_res];
+    result.extend(outs.into_iter().map(Some));
+    Ok(result)
+}
+
+/// Batching rule: `custom_jvp_call` batches its function and its rule
+/// together (outputs at axis 0). Batching `custom_vjp_call` / `custom_lin`
+/// is not written yet.
+pub fn batch(
+    c: &CustomCall,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
+    let p = Primitive::Custom(c.clone());
+    if dims.iter().all(Option::is_none) {
+        let outs: Vec<Atom> = b
+            .add_eqn(p, ins.to_vec(), None)?
+            .into_iter()
+            .map(Atom::Var)
+            .collect();
+        let d = vec![None; outs.len()];
+        return Ok((outs, d));
+    }
+    let CustomCall::Jvp { call, jvp, name } = c else {
+        return Err(Error::RuleMissing {
+            prim: c.name(),
+            rule: "batch",
+        });
+    };
+    let nout = call.out_avals()?.len();
+    let out0 = vec![Some(0); nout];
+    let bcall = crate::transforms::batch::batch_jaxpr(call, dims, n, &out0)?;
+    let bjvp = match jvp {
+        Some(rule) => {
+            let mut rdims = dims.to_vec();
+            rdims.extend_from_slice(dims);
+            let rout = vec![Some(0); nout.saturating_mul(2)];
+            Some(Arc::new(crate::transforms::batch::batch_jaxpr(
+                rule, &rdims, n, &rout,
+            )?))
+        }
+        None => None,
+    };
+    let prim = Primitive::Custom(CustomCall::Jvp {
+        call: Arc::new(bcall),
+        jvp: bjvp,
+        name: name.clone(),
+    });
+    let outs: Vec<Atom> = b
+        .add_eqn(prim, ins.to_vec(), None)?
+        .into_iter()
+        .map(Atom::Var)
+        .collect();
+    Ok((outs, out0))
+}
+
+impl CustomCall {
+    /// Params as Python sees them (`eqn.params`).
+    pub fn params(&self) -> super::params::ParamList {
+        use super::params::Param;
+        let num = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        match self {
+            CustomCall::Jvp { call, jvp, name } => vec![
+                ("call_jaxpr", Param::Jaxpr(call.clone())),
+                (
+                    "jvp_jaxpr_fun",
+                    jvp.clone().map_or(Param::None, Param::Jaxpr),
+                ),
+                ("name", Param::Str(name.clone())),
+            ],
+            CustomCall::Vjp {
+                call,
+                fwd,
+                bwd,
+                num_res,
+                name,
+            } => vec![
+                ("call_jaxpr", Param::Jaxpr(call.clone())),
+                ("fwd_jaxpr", Param::Jaxpr(fwd.clone())),
+                ("bwd_jaxpr", Param::Jaxpr(bwd.clone())),
+                ("num_res", num(*num_res)),
+                ("name", Param::Str(name.clone())),
+            ],
+            CustomCall::Lin { bwd, num_res, name } => vec![
+                ("bwd_jaxpr", Param::Jaxpr(bwd.clone())),
+                ("num_res", num(*num_res)),
+                ("name", Param::Str(name.clone())),
+            ],
+        }
+    }
+}
+
+/// Rule-table entry points (the signatures of `prims::rules`).
+pub(crate) fn jvp_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    xs: &[Atom],
+    ts: &[Option<Atom>],
+) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
+    match p {
+        Primitive::Custom(c) => jvp(c, b, xs, ts),
+        _ => Err(Error::Typecheck(format!("{}: not a custom call", p.name()))),
+    }
+}
+
+pub(crate) fn transpose_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> Result<Vec<Option<Atom>>> {
+    match p {
+        Primitive::Custom(c) => transpose(c, b, cts, ops),
+        _ => Err(Error::Typecheck(format!("{}: not a custom call", p.name()))),
+    }
+}
+
+pub(crate) fn batch_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
+    match p {
+        Primitive::Custom(c) => batch(c, b, ins, dims, n),
+        _ => Err(Error::Typecheck(format!("{}: not a custom call", p.name()))),
+    }
+}

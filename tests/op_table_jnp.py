@@ -1,0 +1,832 @@
+"""Operator-table records for the `jax.numpy` / `jax.nn` / `jax.scipy.special`
+surface beyond the Foundation slice (imported by op_table.py at its end).
+
+Functions that take a list of arrays or return a list (concatenate, split,
+einsum, meshgrid, ...) are reached through small adapters registered on
+``microjax_rs._jnp_table_adapters``, so the table can call them with array
+arguments first like every other record.
+"""
+import math
+import types
+
+import numpy as np
+
+import microjax_rs
+import microjax_rs.nn  # noqa: F401  (records resolve names on it)
+import microjax_rs.numpy as jnp
+import microjax_rs.scipy.special  # noqa: F401
+
+from op_table import (
+    ACCUM_TOL,
+    BROADCAST_SHAPES,
+    DEFAULT_TOL,
+    DTYPE,
+    F32_F64,
+    TRANSCENDENTAL_TOL,
+    UNARY_SHAPES,
+    Case,
+    OpRecord,
+    _inexact_out,
+    _rand,
+    canonicalize_dtype,
+    cases_from_shapes,
+    default_float,
+    is_float,
+    no_args,
+    nonzero,
+    nonzero_second,
+    positive,
+    uniform,
+)
+
+FI = ("float32", "float64", "int32")
+FI16 = ("float32", "float64", "float16", "int32")
+FB = ("float32", "float64", "int32", "bool")
+INTS = ("int32", "int8", "uint8", "int16", "uint32")
+
+
+# ----------------------------------------------------------------- arg makers
+
+
+def with_specials(base=None):
+    """`base`'s arrays with some entries replaced by nan, inf and -inf (floats)."""
+    base = base or uniform()
+
+    def make(rng, shapes, dtype):
+        out = base(rng, shapes, dtype)
+        if not is_float(dtype):
+            return out
+        res = []
+        for a in out:
+            a = np.array(a)
+            if a.size >= 3:
+                flat = a.reshape(-1)
+                pos = rng.permutation(a.size)[:3]
+                flat[pos] = np.array([np.nan, np.inf, -np.inf]).astype(dtype)
+            res.append(a)
+        return res
+
+    return make
+
+
+def some_nans(base=None):
+    base = base or uniform()
+
+    def make(rng, shapes, dtype):
+        out = base(rng, shapes, dtype)
+        if not is_float(dtype):
+            return out
+        res = []
+        for a in out:
+            a = np.array(a)
+            if a.size >= 2:
+                flat = a.reshape(-1)
+                flat[rng.permutation(a.size)[:2]] = np.nan
+            res.append(a)
+        return res
+
+    return make
+
+
+def int_power_args(rng, shapes, dtype):
+    """A base (floats: positive) and an exponent (ints: non-negative)."""
+    if is_float(dtype):
+        return [_rand(rng, shapes[0], dtype, 0.5, 2.0), _rand(rng, shapes[1], dtype, -2.0, 2.0)]
+    return [_rand(rng, shapes[0], dtype, -3, 3), _rand(rng, shapes[1], dtype, 0, 4)]
+
+
+def mask_second(base=None):
+    """The first argument from `base`, the second a bool mask (where=)."""
+    base = base or uniform()
+
+    def make(rng, shapes, dtype):
+        (a,) = base(rng, shapes[:1], dtype)
+        return [a, rng.integers(0, 2, size=tuple(shapes[1])).astype(bool)]
+
+    return make
+
+
+def labels(n):
+    def make(rng, shapes, dtype):
+        return [rng.integers(0, n, size=tuple(s)).astype(dtype) for s in shapes]
+
+    return make
+
+
+def weights_second(rng, shapes, dtype):
+    return [_rand(rng, shapes[0], dtype, -3, 3), _rand(rng, shapes[1], dtype, 0.5, 2.0)]
+
+
+def spd_like(rng, shapes, dtype):
+    return [_rand(rng, s, dtype, -2, 2) for s in shapes]
+
+
+# ----------------------------------------------------------------- adapters
+
+
+def _adapters():
+    def concatenate(*arrays, axis=0):
+        return jnp.concatenate(arrays, axis=axis)
+
+    def stack(*arrays, axis=0):
+        return jnp.stack(arrays, axis=axis)
+
+    def hstack(*arrays):
+        return jnp.hstack(arrays)
+
+    def vstack(*arrays):
+        return jnp.vstack(arrays)
+
+    def dstack(*arrays):
+        return jnp.dstack(arrays)
+
+    def column_stack(*arrays):
+        return jnp.column_stack(arrays)
+
+    def split(x, sections, axis=0, k=0):
+        return jnp.split(x, sections, axis=axis)[k]
+
+    def array_split(x, sections, axis=0, k=0):
+        return jnp.array_split(x, sections, axis=axis)[k]
+
+    def einsum(*operands, subscripts):
+        return jnp.einsum(subscripts, *operands)
+
+    def meshgrid(*xs, k=0, indexing="xy"):
+        return jnp.meshgrid(*xs, indexing=indexing)[k]
+
+    def broadcast_arrays(*xs, k=0):
+        return jnp.broadcast_arrays(*xs)[k]
+
+    def linspace_arr(start, stop, num=5, endpoint=True, axis=0):
+        return jnp.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+
+    def average_returned(a, w, axis=None, k=0):
+        return jnp.average(a, axis=axis, weights=w, returned=True)[k]
+
+    def divmod_k(a, b, k=0):
+        return jnp.divmod(a, b)[k]
+
+    def sum_where(a, m, **kw):
+        return jnp.sum(a, where=m, **kw)
+
+    def mean_where(a, m, **kw):
+        return jnp.mean(a, where=m, **kw)
+
+    def max_where(a, m, **kw):
+        return jnp.max(a, where=m, **kw)
+
+    def min_where(a, m, **kw):
+        return jnp.min(a, where=m, **kw)
+
+    def average(a, w, **kw):
+        return jnp.average(a, weights=w, **kw)
+
+    return types.SimpleNamespace(**{k: v for k, v in locals().items() if callable(v)})
+
+
+microjax_rs._jnp_table_adapters = _adapters()
+
+
+def _np_adapters():
+    def concatenate(*arrays, axis=0):
+        return np.concatenate(arrays, axis=axis)
+
+    def stack(*arrays, axis=0):
+        return np.stack(arrays, axis=axis)
+
+    def hstack(*arrays):
+        return np.hstack(arrays)
+
+    def vstack(*arrays):
+        return np.vstack(arrays)
+
+    def dstack(*arrays):
+        return np.dstack(arrays)
+
+    def column_stack(*arrays):
+        return np.column_stack(arrays)
+
+    def split(x, sections, axis=0, k=0):
+        return np.split(x, sections, axis=axis)[k]
+
+    def array_split(x, sections, axis=0, k=0):
+        return np.array_split(x, sections, axis=axis)[k]
+
+    def einsum(*operands, subscripts):
+        return np.einsum(subscripts, *operands)
+
+    def meshgrid(*xs, k=0, indexing="xy"):
+        return np.meshgrid(*xs, indexing=indexing)[k]
+
+    def broadcast_arrays(*xs, k=0):
+        return np.broadcast_arrays(*xs)[k]
+
+    def linspace_arr(start, stop, num=5, endpoint=True, axis=0):
+        return np.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+
+    def average_returned(a, w, axis=None, k=0):
+        return np.average(a, axis=axis, weights=w, returned=True)[k]
+
+    def divmod_k(a, b, k=0):
+        return np.divmod(a, b)[k]
+
+    return types.SimpleNamespace(**{k: v for k, v in locals().items() if callable(v)})
+
+
+NPA = _np_adapters()
+
+
+# ----------------------------------------------------------------- references
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softplus(x):
+    return np.logaddexp(x, 0.0)
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _log_softmax(x, axis=-1):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+def _logsumexp(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _one_hot(x, num_classes, axis=-1):
+    out = (np.expand_dims(x, axis) == np.expand_dims(np.arange(num_classes), tuple(
+        i for i in range(x.ndim + 1) if i != axis % (x.ndim + 1)))).astype(np.float32)
+    return out
+
+
+def _standardize(x, axis=-1):
+    m = x.mean(axis=axis, keepdims=True)
+    v = (x * x).mean(axis=axis, keepdims=True) - m * m
+    return (x - m) / np.sqrt(v + 1e-5)
+
+
+def _elu(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+
+
+def _selu(x):
+    return 1.0507009873554804934193349852946 * _elu(x, 1.6732632423543772848170429916717)
+
+
+def _celu(x, alpha=1.0):
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha))
+
+
+def _glu(x, axis=-1):
+    a, b = np.split(x, 2, axis=axis)
+    return a * _sigmoid(b)
+
+
+def _xlogy(x, y):
+    return np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
+
+
+def _xlog1py(x, y):
+    return np.where(x == 0, 0.0, x * np.log1p(np.where(x == 0, 0.0, y)))
+
+
+def _entr(x):
+    return np.where(x > 0, -x * np.log(np.where(x > 0, x, 1.0)), np.where(x == 0, 0.0, -np.inf))
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _cumsum_ref(x, axis=None):
+    return np.cumsum(x, axis=axis, dtype=np.result_type(x.dtype, np.int32) if not is_float(x.dtype) else x.dtype)
+
+
+def _heaviside(x1, x2):
+    return np.heaviside(x1, x2)
+
+
+def _sinc(x):
+    return np.sinc(x)
+
+
+def _int_out(dt, x64):
+    """Integer-valued results (argmax, count_nonzero): the default int."""
+    return np.dtype("int64") if x64 else np.dtype("int32")
+
+
+def _same(dt, x64):
+    return canonicalize_dtype(dt, x64)
+
+
+def _sum_like(dt, x64):
+    dt = np.dtype(dt)
+    if dt == np.bool_ or (np.issubdtype(dt, np.integer) and dt.itemsize < (8 if x64 else 4)):
+        if np.issubdtype(dt, np.unsignedinteger):
+            return np.dtype("uint64" if x64 else "uint32")
+        return _int_out(dt, x64)
+    return canonicalize_dtype(dt, x64)
+
+
+def _float_like(dt, x64):
+    return _inexact_out(dt, x64)
+
+
+# ----------------------------------------------------------------- record helpers
+
+
+def _u(name, ref, maker=None, dtypes=FI16, tol=TRANSCENDENTAL_TOL, out_dtype=_inexact_out, shapes=UNARY_SHAPES,
+       path=None, **kw):
+    return OpRecord(name=name, ref=ref, args_maker=maker or uniform(), dtypes=dtypes,
+                    cases=cases_from_shapes([(s,) for s in shapes]), tol=tol, out_dtype=out_dtype,
+                    path=path, **kw)
+
+
+def _b(name, ref, maker=None, dtypes=FI, tol=DEFAULT_TOL, out_dtype=None, shapes=BROADCAST_SHAPES, **kw):
+    return OpRecord(name=name, ref=ref, args_maker=maker or uniform(), dtypes=dtypes,
+                    cases=cases_from_shapes(shapes), tol=tol, out_dtype=out_dtype, **kw)
+
+
+def _cases(*items):
+    """Case shorthand: (shapes, kwargs) pairs or (shapes, args, kwargs) triples."""
+    out = []
+    for it in items:
+        if len(it) == 2:
+            out.append(Case(tuple(it[0]), (), dict(it[1])))
+        else:
+            out.append(Case(tuple(it[0]), tuple(it[1]), dict(it[2])))
+    return tuple(out)
+
+
+REDUCE_CASES = _cases(
+    (((3, 4),), {}),
+    (((3, 4),), {"axis": 0}),
+    (((3, 4),), {"axis": 1}),
+    (((3, 4),), {"axis": -1, "keepdims": True}),
+    (((2, 3, 4),), {"axis": (0, 2)}),
+    (((5,),), {}),
+    (((),), {}),
+)
+NONEMPTY_REDUCE_CASES = REDUCE_CASES
+EMPTY_OK_CASES = REDUCE_CASES + _cases((((0,),), {}), (((0, 3),), {"axis": 0}))
+
+T = TRANSCENDENTAL_TOL
+
+JNP_RECORDS = (
+    # ---- elementwise unary, inexact results
+    _u("numpy.exp2", np.exp2),
+    _u("numpy.expm1", np.expm1, maker=uniform(-2, 2)),
+    _u("numpy.log1p", np.log1p, maker=positive(0.0, 4.0)),
+    _u("numpy.log2", np.log2, maker=positive(0.1, 8.0), dtypes=("float32", "float64", "int32")),
+    _u("numpy.log10", np.log10, maker=positive(0.1, 8.0), dtypes=("float32", "float64", "int32")),
+    _u("numpy.tan", np.tan, maker=uniform(-1.2, 1.2), dtypes=F32_F64),
+    _u("numpy.sinh", np.sinh, maker=uniform(-2, 2), dtypes=F32_F64),
+    _u("numpy.cosh", np.cosh, maker=uniform(-2, 2), dtypes=F32_F64),
+    _u("numpy.arcsinh", np.arcsinh, maker=uniform(-2, 2), dtypes=F32_F64),
+    _u("numpy.arccosh", np.arccosh, maker=positive(1.2, 4.0), dtypes=F32_F64),
+    _u("numpy.arctanh", np.arctanh, maker=uniform(-0.8, 0.8), dtypes=F32_F64),
+    _u("numpy.cbrt", np.cbrt, maker=nonzero(0.2, 8.0), dtypes=("float32", "float64", "int32")),
+    _u("numpy.reciprocal", np.reciprocal, maker=nonzero(0.3, 3.0), dtypes=F32_F64, tol=DEFAULT_TOL),
+    _u("numpy.deg2rad", np.deg2rad, dtypes=FI, tol=DEFAULT_TOL),
+    _u("numpy.rad2deg", np.rad2deg, dtypes=FI, tol=DEFAULT_TOL),
+    _u("numpy.sinc", _sinc, dtypes=F32_F64),
+    _u("numpy.sqrt", np.sqrt, maker=positive(0.1, 9.0)),
+    _u("numpy.log", np.log, maker=positive()),
+    _u("numpy.cos", np.cos),
+    # ---- elementwise unary, same dtype
+    _u("numpy.negative", np.negative, dtypes=FI16 + ("int8",), out_dtype=None, tol=DEFAULT_TOL),
+    _u("numpy.absolute", np.absolute, dtypes=FI16 + ("int8",), out_dtype=None, tol=DEFAULT_TOL),
+    _u("numpy.sign", np.sign, dtypes=FI16, out_dtype=None, tol=DEFAULT_TOL, differentiable=False),
+    _u("numpy.square", np.square, dtypes=FI16, out_dtype=None, tol=DEFAULT_TOL),
+    _u("numpy.positive", np.positive, dtypes=FI, out_dtype=None, tol=DEFAULT_TOL),
+    _u("numpy.isnan", np.isnan, maker=with_specials(), dtypes=("float32", "float16", "int32"), out_dtype=None),
+    _u("numpy.isinf", np.isinf, maker=with_specials(), dtypes=("float32", "float16", "int32"), out_dtype=None),
+    _u("numpy.isfinite", np.isfinite, maker=with_specials(), dtypes=("float32", "float16", "int32"),
+       out_dtype=None),
+    _u("numpy.isposinf", np.isposinf, maker=with_specials(), dtypes=("float32",), out_dtype=None),
+    _u("numpy.isneginf", np.isneginf, maker=with_specials(), dtypes=("float32",), out_dtype=None),
+    _u("numpy.signbit", np.signbit, dtypes=("float32", "int32"), out_dtype=None),
+    _u("numpy.nan_to_num", np.nan_to_num, maker=with_specials(), dtypes=("float32", "float64", "int32"),
+       out_dtype=None, tol=DEFAULT_TOL, upcast=False, differentiable=False,
+       notes="finite differences cannot cross the huge replacement values; see nan_to_num[finite]"),
+    _u("numpy.nan_to_num[finite]", np.nan_to_num, path="numpy.nan_to_num", dtypes=("float32",), out_dtype=None,
+       tol=DEFAULT_TOL),
+    _u("numpy.logical_not", np.logical_not, dtypes=("bool", "int32", "float32"), out_dtype=None),
+    _u("numpy.invert", np.invert, dtypes=("bool", "int32", "int8", "uint8"), out_dtype=None),
+    _u("numpy.conjugate", np.conjugate, dtypes=FI, out_dtype=None, tol=DEFAULT_TOL),
+    _u("numpy.real", np.real, dtypes=FI, out_dtype=None, tol=DEFAULT_TOL),
+    OpRecord(
+        name="numpy.clip",
+        ref=np.clip,
+        args_maker=uniform(),
+        dtypes=FI,
+        cases=_cases(
+            (((3, 4),), (-1.0, 1.5), {}),
+            (((5,),), (), {"min": -1}),
+            (((5,),), (), {"max": 2}),
+            (((),), (0, 1), {}),
+        ),
+    ),
+    OpRecord(
+        name="numpy.clip[arrays]",
+        path="numpy.clip",
+        ref=lambda x, lo, hi: np.clip(x, lo, hi),
+        args_maker=lambda rng, shapes, dt: [_rand(rng, shapes[0], dt, -3, 3), _rand(rng, shapes[1], dt, -3, -1),
+                                            _rand(rng, shapes[2], dt, 1, 3)],
+        dtypes=("float32", "int32"),
+        cases=cases_from_shapes([((3, 4), (4,), (3, 1)), ((5,), (), ())]),
+    ),
+    OpRecord(
+        name="numpy.round",
+        ref=np.round,
+        args_maker=uniform(),
+        dtypes=("int32",),
+        cases=_cases((((3, 4),), {})),
+        differentiable=False,
+        notes="float rounding arrives with lax.round",
+    ),
+    # ---- elementwise binary
+    _b("numpy.subtract", np.subtract, dtypes=FI16),
+    _b("numpy.multiply", np.multiply, dtypes=FI16 + ("bool",)),
+    _b("numpy.add", np.add, dtypes=FI16 + ("uint8",)),
+    _b("numpy.divide", np.divide, maker=nonzero_second(), dtypes=FI, out_dtype=_inexact_out),
+    _b("numpy.minimum", np.minimum, dtypes=FI16 + ("bool",)),
+    _b("numpy.hypot", np.hypot, dtypes=FI, out_dtype=_inexact_out),
+    _b("numpy.logaddexp", np.logaddexp, dtypes=FI, out_dtype=_inexact_out, tol=T),
+    _b("numpy.logaddexp2", np.logaddexp2, dtypes=F32_F64, out_dtype=_inexact_out, tol=T),
+    _b("numpy.heaviside", _heaviside, dtypes=F32_F64, out_dtype=_inexact_out),
+    _b("numpy.fmax", np.fmax, maker=some_nans(), dtypes=FI),
+    _b("numpy.fmin", np.fmin, maker=some_nans(), dtypes=FI),
+    _b("numpy.float_power", np.float_power, maker=positive(0.5, 2.0), dtypes=F32_F64,
+       out_dtype=_same, tol=T),
+    _b("numpy.power", np.power, maker=int_power_args, dtypes=("float32", "float64", "int32", "int8"), tol=T),
+    _b("numpy.copysign", np.copysign, maker=nonzero(), dtypes=F32_F64),
+    _b("numpy.floor_divide", np.floor_divide, maker=nonzero_second(), dtypes=("int32", "int8", "uint8"),
+       differentiable=False),
+    _b("numpy.remainder", np.remainder, maker=nonzero_second(), dtypes=("int32", "int8", "uint8")),
+    _b("numpy.fmod", np.fmod, maker=nonzero_second(), dtypes=("int32", "int8")),
+    OpRecord(
+        name="numpy.divmod[1]",
+        path="_jnp_table_adapters.divmod_k",
+        ref=NPA.divmod_k,
+        args_maker=nonzero_second(),
+        dtypes=("int32",),
+        cases=cases_from_shapes([((5,), (5,)), ((3, 4), (4,))], k=1),
+    ),
+    _b("numpy.equal", np.equal, dtypes=FB, differentiable=False),
+    _b("numpy.not_equal", np.not_equal, dtypes=FB, differentiable=False),
+    _b("numpy.less", np.less, dtypes=FI, differentiable=False),
+    _b("numpy.greater_equal", np.greater_equal, dtypes=FI, differentiable=False),
+    _b("numpy.logical_and", np.logical_and, dtypes=("bool", "int32", "float32")),
+    _b("numpy.logical_or", np.logical_or, dtypes=("bool", "int32", "float32")),
+    _b("numpy.logical_xor", np.logical_xor, dtypes=("bool", "int32", "float32")),
+    _b("numpy.bitwise_and[bool]", np.bitwise_and, dtypes=("bool",), path="numpy.bitwise_and"),
+    _b("numpy.bitwise_or[bool]", np.bitwise_or, dtypes=("bool",), path="numpy.bitwise_or"),
+    _b("numpy.bitwise_xor[bool]", np.bitwise_xor, dtypes=("bool",), path="numpy.bitwise_xor"),
+    _b("numpy.isclose", np.isclose, maker=with_specials(), dtypes=("float32", "int32"), differentiable=False),
+    OpRecord(
+        name="numpy.isclose[near]",
+        path="numpy.isclose",
+        ref=np.isclose,
+        args_maker=lambda rng, shapes, dt: (lambda a: [a, (a * (1 + rng.choice([0, 1e-6, 1e-3], size=a.shape))
+                                                          ).astype(dt)])(_rand(rng, shapes[0], dt, -3, 3)),
+        dtypes=("float32", "float64"),
+        cases=cases_from_shapes([((20,), (20,)), ((3, 4), (3, 4))])
+        + cases_from_shapes([((20,), (20,))], rtol=1e-2, atol=0.0),
+        differentiable=False,
+    ),
+    OpRecord(
+        name="numpy.allclose",
+        ref=np.allclose,
+        args_maker=with_specials(),
+        dtypes=("float32",),
+        cases=cases_from_shapes([((5,), (5,)), ((3, 4), (4,))]) + cases_from_shapes([((5,), (5,))], equal_nan=True),
+        differentiable=False,
+    ),
+    OpRecord(
+        name="numpy.allclose[same]",
+        path="numpy.allclose",
+        ref=np.allclose,
+        args_maker=lambda rng, shapes, dt: [np.arange(6, dtype=dt).reshape(shapes[0])] * 2,
+        dtypes=("float32", "int32"),
+        cases=cases_from_shapes([((2, 3), (2, 3))]),
+        differentiable=False,
+    ),
+    OpRecord(
+        name="numpy.array_equal",
+        ref=np.array_equal,
+        args_maker=lambda rng, shapes, dt: [np.ones(shapes[0], dt), np.ones(shapes[1], dt)],
+        dtypes=("float32", "int32", "bool"),
+        cases=cases_from_shapes([((5,), (5,)), ((3, 4), (3, 4)), ((3,), (4,))]),
+        differentiable=False,
+    ),
+    OpRecord(
+        name="numpy.array_equal[diff]",
+        path="numpy.array_equal",
+        ref=np.array_equal,
+        args_maker=uniform(),
+        dtypes=("float32", "int32"),
+        cases=cases_from_shapes([((5,), (5,))]),
+        differentiable=False,
+    ),
+    # ---- reductions
+    OpRecord(name="numpy.sum[where]", path="_jnp_table_adapters.sum_where", ref=lambda x, m, **kw: np.sum(x, where=m, **kw),
+             args_maker=mask_second(), dtypes=("float32", "float64", "int32"),
+             cases=_cases((((3, 4), (3, 4)), {}), (((3, 4), (3, 4)), {"axis": 0}), (((3, 4), (4,)), {"axis": 1})),
+             tol=ACCUM_TOL, out_dtype=_sum_like),
+    OpRecord(name="numpy.sum[kw]", path="numpy.sum", ref=np.sum, args_maker=uniform(),
+             dtypes=("float32", "int8", "uint8"),
+             cases=_cases((((3, 4),), {"initial": 2}), (((3, 4),), {"axis": 1, "dtype": np.dtype("float32")})),
+             tol=ACCUM_TOL, out_dtype=None),
+    OpRecord(name="numpy.mean", ref=np.mean, args_maker=uniform(), dtypes=FI16, cases=EMPTY_OK_CASES[:-2],
+             tol=ACCUM_TOL, out_dtype=_float_like),
+    OpRecord(name="numpy.mean[where]", path="_jnp_table_adapters.mean_where", ref=lambda x, m, **kw: np.mean(x, where=m, **kw),
+             args_maker=lambda rng, shapes, dt: [_rand(rng, shapes[0], dt, -3, 3),
+                                                 np.arange(np.prod(shapes[1])).reshape(shapes[1]) % 3 != 1],
+             dtypes=("float32", "float64"), cases=_cases((((3, 4), (3, 4)), {"axis": 1}), (((3, 4), (4,)), {})),
+             tol=ACCUM_TOL, out_dtype=_float_like),
+    OpRecord(name="numpy.var", ref=np.var, args_maker=uniform(), dtypes=FI,
+             cases=REDUCE_CASES[:6] + _cases((((3, 4),), {"axis": 0, "ddof": 1})),
+             tol=ACCUM_TOL, out_dtype=_float_like),
+    OpRecord(name="numpy.std", ref=np.std, args_maker=uniform(), dtypes=FI,
+             cases=REDUCE_CASES[:6] + _cases((((3, 4),), {"axis": 1, "ddof": 1})),
+             tol=ACCUM_TOL, out_dtype=_float_like),
+    OpRecord(name="numpy.max", ref=np.max, args_maker=uniform(), dtypes=FI16 + ("bool", "uint8"),
+             cases=REDUCE_CASES + _cases((((3, 4),), {"axis": 0, "initial": 1})), out_dtype=None),
+    OpRecord(name="numpy.min", ref=np.min, args_maker=uniform(), dtypes=FI16 + ("bool", "uint8", "int8"),
+             cases=REDUCE_CASES + _cases((((3, 4),), {"axis": 1, "initial": 2})), out_dtype=None),
+    OpRecord(name="numpy.max[where]", path="_jnp_table_adapters.max_where", ref=lambda x, m, **kw: np.max(x, where=m, **kw),
+             args_maker=mask_second(), dtypes=("float32", "int32"),
+             cases=_cases((((3, 4), (3, 4)), {"axis": 1, "initial": -2}), (((3, 4), (4,)), {"initial": 0}))),
+    OpRecord(name="numpy.min[where]", path="_jnp_table_adapters.min_where", ref=lambda x, m, **kw: np.min(x, where=m, **kw),
+             args_maker=mask_second(), dtypes=("float32", "int32"),
+             cases=_cases((((3, 4), (3, 4)), {"axis": 0, "initial": 2}),)),
+    OpRecord(name="numpy.ptp", ref=np.ptp, args_maker=uniform(), dtypes=FI,
+             cases=REDUCE_CASES[:5], out_dtype=None),
+    OpRecord(name="numpy.argmax", ref=np.argmax, args_maker=some_nans(), dtypes=FI16 + ("uint8", "bool"),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": -1}),
+                          (((2, 3, 4),), {"axis": 1, "keepdims": True}), (((5,),), {}), (((),), {})),
+             out_dtype=_int_out, differentiable=False),
+    OpRecord(name="numpy.argmin", ref=np.argmin, args_maker=uniform(), dtypes=FI16 + ("int8",),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1, "keepdims": True}),
+                          (((5,),), {})),
+             out_dtype=_int_out, differentiable=False),
+    OpRecord(name="numpy.argmax[ties]", path="numpy.argmax", ref=np.argmax,
+             args_maker=uniform(-1, 1), dtypes=("int32", "int8"),
+             cases=_cases((((4, 6),), {"axis": 1}), (((4, 6),), {"axis": 0})), out_dtype=_int_out),
+    OpRecord(name="numpy.any", ref=np.any, args_maker=uniform(-1, 1), dtypes=("bool", "int32", "float32"),
+             cases=EMPTY_OK_CASES, out_dtype=None),
+    OpRecord(name="numpy.all", ref=np.all, args_maker=uniform(0, 2), dtypes=("bool", "int32", "float32"),
+             cases=EMPTY_OK_CASES, out_dtype=None),
+    OpRecord(name="numpy.count_nonzero", ref=np.count_nonzero, args_maker=uniform(-1, 1),
+             dtypes=("bool", "int32", "float32"),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1, "keepdims": True})),
+             out_dtype=_int_out),
+    OpRecord(name="numpy.average", path="_jnp_table_adapters.average", ref=lambda a, w, **kw: np.average(a, weights=w, **kw),
+             args_maker=weights_second, dtypes=("float32", "float64"),
+             cases=_cases((((3, 4), (3, 4)), {}), (((3, 4), (3, 4)), {"axis": 0}), (((3, 4), (4,)), {"axis": 1}),
+                          (((3, 4), (3,)), {"axis": 0, "keepdims": True})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.average[noweights]", path="numpy.average", ref=np.average, args_maker=uniform(),
+             dtypes=("float32", "int32"), cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 1})),
+             tol=ACCUM_TOL, out_dtype=_float_like),
+    OpRecord(name="numpy.average[returned]", path="_jnp_table_adapters.average_returned",
+             ref=NPA.average_returned, args_maker=weights_second, dtypes=("float32",),
+             cases=_cases((((3, 4), (4,)), {"axis": 1, "k": 0}), (((3, 4), (4,)), {"axis": 1, "k": 1})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.nansum", ref=np.nansum, args_maker=some_nans(), dtypes=FI, cases=REDUCE_CASES[:5],
+             tol=ACCUM_TOL, out_dtype=_sum_like),
+    OpRecord(name="numpy.nanmean", ref=np.nanmean, args_maker=some_nans(), dtypes=F32_F64,
+             cases=REDUCE_CASES[:5], tol=ACCUM_TOL),
+    OpRecord(name="numpy.nanmax", ref=np.nanmax, args_maker=some_nans(), dtypes=FI, cases=REDUCE_CASES[:5]),
+    OpRecord(name="numpy.nanmin", ref=np.nanmin, args_maker=some_nans(), dtypes=FI, cases=REDUCE_CASES[:5]),
+    OpRecord(name="numpy.nanvar", ref=np.nanvar, args_maker=some_nans(), dtypes=F32_F64,
+             cases=REDUCE_CASES[:4], tol=ACCUM_TOL),
+    OpRecord(name="numpy.nanargmax", ref=np.nanargmax, args_maker=some_nans(), dtypes=("float32",),
+             cases=_cases((((3, 4),), {"axis": 1}), (((5,),), {})), out_dtype=_int_out),
+    OpRecord(name="numpy.cumsum", ref=np.cumsum, args_maker=uniform(), dtypes=FI + ("int8", "bool"),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((5,),), {}),
+                          (((0,),), {}), (((2, 3, 4),), {"axis": -2})),
+             tol=ACCUM_TOL, out_dtype=_sum_like),
+    OpRecord(name="numpy.nancumsum", ref=np.nancumsum, args_maker=some_nans(), dtypes=("float32",),
+             cases=_cases((((3, 4),), {"axis": 1}),), tol=ACCUM_TOL),
+    OpRecord(name="numpy.diff", ref=np.diff, args_maker=uniform(), dtypes=FI + ("bool",),
+             cases=_cases((((5,),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"n": 2}), (((3, 4),), {"n": 0}),
+                          (((1,),), {}))),
+    OpRecord(name="numpy.trace", ref=np.trace, args_maker=uniform(), dtypes=FI,
+             cases=_cases((((3, 3),), {}), (((3, 4),), {"offset": 1}), (((4, 3),), {"offset": -1}),
+                          (((2, 3, 3),), {"axis1": 1, "axis2": 2})),
+             tol=ACCUM_TOL, out_dtype=_sum_like),
+    # ---- creation
+    OpRecord(name="numpy.linspace", ref=np.linspace, args_maker=no_args, dtypes=("float32", "float64"),
+             cases=_cases(((), (0.0, 1.0), {"num": 5, "dtype": DTYPE}), ((), (-2.0, 3.0, 7), {"dtype": DTYPE}),
+                          ((), (0.0, 1.0), {"num": 4, "endpoint": False, "dtype": DTYPE}),
+                          ((), (1.0, 1.0, 1), {"dtype": DTYPE}), ((), (0, 10, 0), {"dtype": DTYPE}),
+                          ((), (0.0, 10.0), {"num": 11})),
+             differentiable=False),
+    OpRecord(name="numpy.linspace[arrays]", path="_jnp_table_adapters.linspace_arr", ref=NPA.linspace_arr,
+             args_maker=uniform(), dtypes=("float32", "float64"),
+             cases=_cases((((), ()), {"num": 5}), (((3,), (3,)), {"num": 4}), (((2,), ()), {"num": 3, "axis": 1}),
+                          (((), ()), {"num": 4, "endpoint": False}))),
+    OpRecord(name="numpy.logspace", ref=np.logspace, args_maker=no_args, dtypes=("float32", "float64"),
+             cases=_cases(((), (0.0, 2.0), {"num": 5, "dtype": DTYPE}), ((), (0.0, 3.0, 4), {"base": 2.0})),
+             tol=T, differentiable=False),
+    OpRecord(name="numpy.eye", ref=np.eye, args_maker=no_args, dtypes=("float32", "int32", "bool"),
+             cases=_cases(((), (3,), {"dtype": DTYPE}), ((), (3, 4), {"dtype": DTYPE}),
+                          ((), (4, 3), {"k": -1, "dtype": DTYPE}), ((), (3,), {"k": 2, "dtype": DTYPE}),
+                          ((), (0,), {"dtype": DTYPE}), ((), (2,), {})),
+             differentiable=False),
+    OpRecord(name="numpy.identity", ref=np.identity, args_maker=no_args, dtypes=("float32", "int32"),
+             cases=_cases(((), (3,), {"dtype": DTYPE}), ((), (1,), {})), differentiable=False),
+    OpRecord(name="numpy.tri", ref=np.tri, args_maker=no_args, dtypes=("float32", "int32"),
+             cases=_cases(((), (3,), {"dtype": DTYPE}), ((), (3, 4, 1), {"dtype": DTYPE}),
+                          ((), (4, 3), {"k": -1, "dtype": DTYPE})),
+             differentiable=False),
+    OpRecord(name="numpy.meshgrid", path="_jnp_table_adapters.meshgrid", ref=NPA.meshgrid,
+             args_maker=uniform(), dtypes=("float32", "int32"),
+             cases=_cases((((3,), (4,)), {"k": 0}), (((3,), (4,)), {"k": 1}),
+                          (((3,), (4,)), {"k": 0, "indexing": "ij"}), (((2,), (3,), (4,)), {"k": 2}))),
+    OpRecord(name="numpy.full", ref=np.full, args_maker=no_args, dtypes=("float32", "int32", "bool"),
+             cases=_cases(((), ((2, 3), 1), {"dtype": DTYPE}), ((), (3, 0), {"dtype": DTYPE})),
+             differentiable=False),
+    OpRecord(name="numpy.full_like", ref=np.full_like, args_maker=uniform(), dtypes=("float32", "int32"),
+             cases=_cases((((3, 4),), (2,), {}),)),
+    OpRecord(name="numpy.zeros_like", ref=np.zeros_like, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3, 4),), {}), (((),), {}))),
+    OpRecord(name="numpy.ones_like", ref=np.ones_like, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3, 4),), {}), (((5,),), {"dtype": np.dtype("int32")}))),
+    OpRecord(name="numpy.empty", ref=np.zeros, args_maker=no_args, dtypes=("float32",),
+             cases=_cases(((), ((2, 3),), {}),), differentiable=False),
+    # ---- shape manipulation
+    OpRecord(name="numpy.moveaxis", ref=np.moveaxis, args_maker=uniform(), dtypes=("float32", "int32"),
+             cases=_cases((((2, 3, 4),), (0, -1), {}), (((2, 3, 4),), ((0, 1), (2, 0)), {}),
+                          (((3, 4),), (1, 0), {}))),
+    OpRecord(name="numpy.broadcast_to", ref=np.broadcast_to, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3,),), ((2, 3),), {}), (((),), ((2, 2),), {}), (((3, 1),), ((2, 3, 4),), {}))),
+    OpRecord(name="numpy.broadcast_arrays", path="_jnp_table_adapters.broadcast_arrays", ref=NPA.broadcast_arrays,
+             args_maker=uniform(), dtypes=("float32",),
+             cases=_cases((((3, 1), (4,)), {"k": 0}), (((3, 1), (4,)), {"k": 1}))),
+    OpRecord(name="numpy.atleast_1d", ref=np.atleast_1d, args_maker=uniform(), dtypes=("float32",),
+             cases=cases_from_shapes([((),), ((3,),), ((2, 3),)])),
+    OpRecord(name="numpy.atleast_2d", ref=np.atleast_2d, args_maker=uniform(), dtypes=("float32",),
+             cases=cases_from_shapes([((),), ((3,),), ((2, 3),)])),
+    OpRecord(name="numpy.atleast_3d", ref=np.atleast_3d, args_maker=uniform(), dtypes=("float32",),
+             cases=cases_from_shapes([((),), ((3,),), ((2, 3),), ((2, 3, 4),)])),
+    OpRecord(name="numpy.flip", ref=np.flip, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((5,),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((3, 4),), {}),
+                          (((2, 3, 4),), {"axis": (0, 2)}), (((0,),), {}))),
+    OpRecord(name="numpy.fliplr", ref=np.fliplr, args_maker=uniform(), dtypes=("float32",),
+             cases=cases_from_shapes([((3, 4),)])),
+    OpRecord(name="numpy.flipud", ref=np.flipud, args_maker=uniform(), dtypes=("float32",),
+             cases=cases_from_shapes([((3, 4),), ((5,),)])),
+    OpRecord(name="numpy.rot90", ref=np.rot90, args_maker=uniform(), dtypes=("float32",),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"k": 2}), (((3, 4),), {"k": 3}),
+                          (((2, 3, 4),), {"axes": (1, 2)}))),
+    OpRecord(name="numpy.concatenate", path="_jnp_table_adapters.concatenate", ref=NPA.concatenate,
+             args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3,), (4,)), {}), (((2, 3), (4, 3)), {}), (((3, 2), (3, 1), (3, 4)), {"axis": 1}),
+                          (((2, 3), (0, 3)), {}), (((5,),), {}), (((2, 3), (2, 3)), {"axis": -1}))),
+    OpRecord(name="numpy.stack", path="_jnp_table_adapters.stack", ref=NPA.stack, args_maker=uniform(),
+             dtypes=("float32", "int32"),
+             cases=_cases((((3,), (3,)), {}), (((3,), (3,), (3,)), {"axis": 1}), (((2, 3), (2, 3)), {"axis": -1}),
+                          (((), ()), {}))),
+    OpRecord(name="numpy.hstack", path="_jnp_table_adapters.hstack", ref=NPA.hstack, args_maker=uniform(),
+             dtypes=("float32",), cases=cases_from_shapes([((3,), (2,)), ((2, 3), (2, 1)), ((), ())])),
+    OpRecord(name="numpy.vstack", path="_jnp_table_adapters.vstack", ref=NPA.vstack, args_maker=uniform(),
+             dtypes=("float32",), cases=cases_from_shapes([((3,), (3,)), ((2, 3), (1, 3))])),
+    OpRecord(name="numpy.dstack", path="_jnp_table_adapters.dstack", ref=NPA.dstack, args_maker=uniform(),
+             dtypes=("float32",), cases=cases_from_shapes([((3,), (3,)), ((2, 3), (2, 3))])),
+    OpRecord(name="numpy.column_stack", path="_jnp_table_adapters.column_stack", ref=NPA.column_stack,
+             args_maker=uniform(), dtypes=("float32",), cases=cases_from_shapes([((3,), (3,)), ((3, 2), (3,))])),
+    OpRecord(name="numpy.split", path="_jnp_table_adapters.split", ref=NPA.split, args_maker=uniform(),
+             dtypes=("float32", "int32"),
+             cases=_cases((((6,),), (3,), {"k": 1}), (((4, 6),), (2,), {"axis": 1, "k": 1}),
+                          (((6,),), ([1, 4],), {"k": 2}), (((6, 2),), ([2, 2],), {"k": 1}))),
+    OpRecord(name="numpy.array_split", path="_jnp_table_adapters.array_split", ref=NPA.array_split,
+             args_maker=uniform(), dtypes=("float32",),
+             cases=_cases((((7,),), (3,), {"k": 0}), (((7,),), (3,), {"k": 2}))),
+    OpRecord(name="numpy.tile", ref=np.tile, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3,),), (2,), {}), (((2, 3),), ((2, 1),), {}), (((3,),), ((2, 2),), {}),
+                          (((),), (3,), {}), (((2, 3),), (0,), {}))),
+    OpRecord(name="numpy.repeat", ref=np.repeat, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3,),), (2,), {}), (((2, 3),), (2,), {"axis": 1}), (((2, 3),), (3,), {}),
+                          (((3,),), ([1, 0, 2],), {}), (((2, 3),), ([2, 1],), {"axis": 0}))),
+    OpRecord(name="numpy.roll", ref=np.roll, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((5,),), (2,), {}), (((3, 4),), (-1,), {"axis": 1}), (((3, 4),), (5,), {}),
+                          (((3, 4),), ((1, 2),), {"axis": (0, 1)}), (((3, 4),), (0,), {"axis": 0}))),
+    OpRecord(name="numpy.pad", ref=np.pad, args_maker=uniform(), dtypes=FI,
+             cases=_cases((((3,),), (2,), {}), (((3, 4),), (((1, 0), (0, 2)),), {"constant_values": 7}),
+                          (((3, 4),), (1,), {"mode": "edge"}), (((3, 4),), (((2, 1), (3, 0)),), {"mode": "reflect"}),
+                          (((3, 4),), (2,), {"mode": "symmetric"}), (((3, 4),), (((1, 5), (0, 1)),), {"mode": "wrap"}),
+                          (((0, 2),), (1,), {}))),
+    OpRecord(name="numpy.tril", ref=np.tril, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3, 4),), {}), (((4, 3),), {"k": 1}), (((2, 3, 3),), {"k": -1}))),
+    OpRecord(name="numpy.triu", ref=np.triu, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3, 4),), {}), (((4, 3),), {"k": -1}), (((2, 3, 3),), {"k": 2}))),
+    OpRecord(name="numpy.diag", ref=np.diag, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3,),), {}), (((3,),), {"k": 1}), (((3,),), {"k": -2}), (((3, 4),), {}),
+                          (((3, 4),), {"k": 1}), (((4, 3),), {"k": -2}), (((0,),), {}))),
+    OpRecord(name="numpy.diagonal", ref=np.diagonal, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"offset": 2}), (((2, 3, 4),), {"axis1": 1, "axis2": 2}),
+                          (((2, 3, 4),), {"offset": -1, "axis1": 2, "axis2": 0}), (((3, 4),), {"offset": 5}))),
+    OpRecord(name="numpy.take", ref=np.take, args_maker=uniform(), dtypes=FB,
+             cases=_cases((((5,),), ([0, 3, 3, 1],), {}), (((3, 4),), ([2, 0],), {"axis": 1}),
+                          (((3, 4),), ([[0, 1], [2, 2]],), {"axis": 0}), (((3, 4),), ([-1, 5],), {"mode": "clip"}),
+                          (((3, 4),), ([-1, 5],), {"mode": "wrap", "axis": 1}))),
+    # ---- linear algebra
+    OpRecord(name="numpy.tensordot", ref=np.tensordot, args_maker=uniform(-2, 2), dtypes=FI,
+             cases=_cases((((3, 4), (4, 5)), (1,), {}), (((2, 3, 4), (3, 4, 5)), (), {}),
+                          (((3, 4), (5, 3)), ((0, 1),), {}), (((2, 3, 4), (4, 2)), (((0, 2), (1, 0)),), {}),
+                          (((3,), (4,)), (0,), {})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.einsum", path="_jnp_table_adapters.einsum", ref=NPA.einsum, args_maker=uniform(-2, 2),
+             dtypes=FI,
+             cases=_cases((((3, 4), (4, 5)), {"subscripts": "ij,jk->ik"}),
+                          (((3, 4), (4, 5), (5, 2)), {"subscripts": "ij,jk,kl->il"}),
+                          (((3, 4),), {"subscripts": "ij->ji"}), (((3, 3),), {"subscripts": "ii->i"}),
+                          (((3, 3),), {"subscripts": "ii"}), (((3, 4),), {"subscripts": "ij->"}),
+                          (((3, 4), (3, 4)), {"subscripts": "ij,ij->i"}), (((3,), (4,)), {"subscripts": "i,j"}),
+                          (((2, 3, 4), (2, 4, 5)), {"subscripts": "bij,bjk->bik"}),
+                          (((2, 3, 4), (4, 5)), {"subscripts": "...j,jk->...k"}),
+                          (((3, 4), (4,), (4, 2), (2,)), {"subscripts": "ij,j,jk,k->i"}),
+                          (((2, 3), (3, 2)), {"subscripts": "ij,ji"})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.kron", ref=np.kron, args_maker=uniform(), dtypes=FI,
+             cases=cases_from_shapes([((2, 3), (3, 2)), ((3,), (2,)), ((2, 2), (3,)), ((), (3,))])),
+    OpRecord(name="numpy.outer", ref=np.outer, args_maker=uniform(), dtypes=FI,
+             cases=cases_from_shapes([((3,), (4,)), ((2, 2), (3,))])),
+    OpRecord(name="numpy.inner", ref=np.inner, args_maker=uniform(), dtypes=FI,
+             cases=cases_from_shapes([((4,), (4,)), ((3, 4), (2, 4)), ((), (3,))]), tol=ACCUM_TOL),
+    OpRecord(name="numpy.vdot", ref=np.vdot, args_maker=uniform(), dtypes=FI,
+             cases=cases_from_shapes([((4,), (4,)), ((2, 3), (3, 2))]), tol=ACCUM_TOL),
+    OpRecord(name="numpy.cross", ref=np.cross, args_maker=uniform(), dtypes=("float32", "float64"),
+             cases=cases_from_shapes([((3,), (3,)), ((4, 3), (4, 3)), ((2, 3), (3,))])),
+    OpRecord(name="numpy.linalg.norm", ref=_norm, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((5,),), {}), (((5,),), {"ord": 1}), (((5,),), {"ord": np.inf}),
+                          (((5,),), {"ord": -np.inf}), (((5,),), {"ord": 3}), (((3, 4),), {}),
+                          (((3, 4),), {"ord": "fro"}), (((3, 4),), {"ord": 1}), (((3, 4),), {"ord": np.inf}),
+                          (((3, 4),), {"axis": 1}), (((2, 3, 4),), {"axis": (1, 2), "keepdims": True}),
+                          (((3, 4),), {"ord": -1}), (((3, 4),), {"axis": 0, "ord": 2})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.linalg.matrix_power", ref=np.linalg.matrix_power, args_maker=uniform(-1, 1),
+             dtypes=("float32", "float64", "int32"),
+             cases=_cases((((3, 3),), (0,), {}), (((3, 3),), (1,), {}), (((3, 3),), (5,), {}),
+                          (((2, 3, 3),), (2,), {})),
+             tol=ACCUM_TOL),
+    # ---- jax.nn
+    _u("nn.relu", lambda x: np.maximum(x, 0), dtypes=FI, out_dtype=None, tol=DEFAULT_TOL),
+    _u("nn.relu6", lambda x: np.minimum(np.maximum(x, 0), 6), maker=uniform(-3, 9), dtypes=("float32", "float64"),
+       out_dtype=None, tol=DEFAULT_TOL),
+    _u("nn.sigmoid", _sigmoid, dtypes=FI),
+    _u("nn.softplus", _softplus, dtypes=F32_F64),
+    _u("nn.log_sigmoid", lambda x: -_softplus(-x), dtypes=F32_F64),
+    _u("nn.silu", lambda x: x * _sigmoid(x), dtypes=F32_F64),
+    _u("nn.gelu", _gelu_tanh, dtypes=F32_F64),
+    _u("nn.elu", _elu, dtypes=F32_F64),
+    _u("nn.celu", _celu, dtypes=F32_F64),
+    _u("nn.selu", _selu, dtypes=F32_F64),
+    _u("nn.leaky_relu", lambda x: np.where(x >= 0, x, 0.01 * x), dtypes=F32_F64, tol=DEFAULT_TOL),
+    _u("nn.hard_tanh", lambda x: np.clip(x, -1, 1), dtypes=F32_F64, tol=DEFAULT_TOL),
+    _u("nn.soft_sign", lambda x: x / (np.abs(x) + 1), dtypes=F32_F64, tol=DEFAULT_TOL),
+    OpRecord(name="nn.softmax", ref=_softmax, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((5,),), {}), (((2, 3, 4),), {"axis": 1})),
+             tol=T),
+    OpRecord(name="nn.log_softmax", ref=_log_softmax, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((5,),), {})), tol=T),
+    OpRecord(name="nn.logsumexp", ref=_logsumexp, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 1}), (((3, 4),), {"axis": 0, "keepdims": True}),
+                          (((5,),), {})), tol=T),
+    OpRecord(name="nn.glu", ref=_glu, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((3, 4),), {}), (((4, 3),), {"axis": 0})), tol=T),
+    OpRecord(name="nn.standardize", ref=_standardize, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0})), tol=ACCUM_TOL),
+    OpRecord(name="nn.one_hot", ref=_one_hot, args_maker=labels(4), dtypes=("int32", "int8", "uint8"),
+             cases=_cases((((5,),), (4,), {}), (((2, 3),), (4,), {}), (((5,),), (3,), {"axis": 0}), (((),), (4,), {})),
+             out_dtype=lambda dt, x64: np.dtype("float64" if x64 else "float32")),
+    # ---- jax.scipy.special
+    OpRecord(name="scipy.special.logsumexp", ref=_logsumexp, args_maker=uniform(), dtypes=("float32", "float64",
+                                                                                           "int32"),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 1}), (((),), {})), tol=T,
+             out_dtype=_inexact_out),
+    _u("scipy.special.expit", _sigmoid, dtypes=FI),
+    _u("scipy.special.logit", lambda p: np.log(p / (1 - p)), maker=uniform(0.05, 0.95), dtypes=F32_F64),
+    _b("scipy.special.xlogy", _xlogy, maker=positive(0.1, 3.0), dtypes=F32_F64, out_dtype=_inexact_out, tol=T),
+    _b("scipy.special.xlog1py", _xlog1py, maker=positive(0.1, 3.0), dtypes=F32_F64, out_dtype=_inexact_out,
+       tol=T),
+    _u("scipy.special.entr", _entr, maker=positive(0.1, 3.0), dtypes=F32_F64),
+)

@@ -1,0 +1,149 @@
+"""custom_jvp / custom_vjp with JAX's semantics (examples from JAX's docs)."""
+from functools import partial
+
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+
+
+@jax.custom_jvp
+def log1pexp(x):
+    return jnp.log(1.0 + jnp.exp(x))
+
+
+@log1pexp.defjvp
+def log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1pexp(x), t * (1.0 - 1.0 / (1.0 + jnp.exp(x)))
+
+
+def test_custom_jvp_rule_is_used_everywhere():
+    assert float(jax.grad(log1pexp)(100.0)) == 1.0  # the naive derivative is nan here
+    assert float(jax.jit(jax.grad(log1pexp))(100.0)) == 1.0
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(log1pexp))(jnp.asarray([0.0, 2.0, 100.0]))),
+                               [0.5, 1 - 1 / (1 + np.exp(2.0)), 1.0], rtol=1e-6)
+    y, t = jax.jvp(log1pexp, (3.0,), (2.0,))
+    np.testing.assert_allclose(float(t), 2 * (1 - 1 / (1 + np.exp(3.0))), rtol=1e-6)
+    # second order differentiates the rule itself
+    s = 1 / (1 + np.exp(-0.5))
+    np.testing.assert_allclose(float(jax.grad(jax.grad(log1pexp))(0.5)), s * (1 - s), rtol=1e-5)
+    # plain evaluation runs the function
+    np.testing.assert_allclose(float(log1pexp(1.0)), np.log1p(np.exp(1.0)), rtol=1e-6)
+    cj = jax.make_jaxpr(log1pexp)(1.0)
+    assert [e.primitive.name for e in cj.jaxpr.eqns] == ["custom_jvp_call"]
+
+
+def test_custom_jvp_rule_with_python_control_flow_on_primals():
+    @jax.custom_jvp
+    def f(x):
+        return x
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        if x > 0:
+            return f(x), 2.0 * t
+        return f(x), 3.0 * t
+
+    assert float(jax.grad(f)(1.0)) == 2.0
+    assert float(jax.grad(f)(-1.0)) == 3.0
+
+
+def test_custom_jvp_defjvps_and_nondiff_argnums():
+    @jax.custom_jvp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    f.defjvps(lambda x_dot, primal_out, x, y: jnp.cos(x) * x_dot * y,
+              lambda y_dot, primal_out, x, y: jnp.sin(x) * y_dot)
+    gx, gy = jax.grad(f, argnums=(0, 1))(2.0, 3.0)
+    np.testing.assert_allclose([float(gx), float(gy)], [np.cos(2.0) * 3.0, np.sin(2.0)], rtol=1e-6)
+
+    @partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def app(g, x):
+        return g(x)
+
+    @app.defjvp
+    def app_jvp(g, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return app(g, x), 7.0 * t
+
+    assert float(jax.grad(lambda x: app(jnp.sin, x))(1.0)) == 7.0
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0, 1))
+def clip_gradient(lo, hi, x):
+    return x
+
+
+def clip_fwd(lo, hi, x):
+    return x, None
+
+
+def clip_bwd(lo, hi, res, g):
+    return (jnp.minimum(jnp.maximum(g, lo), hi),)
+
+
+clip_gradient.defvjp(clip_fwd, clip_bwd)
+
+
+def test_custom_vjp_clip_gradient():
+    f = lambda x: clip_gradient(-0.75, 0.75, jnp.sin(x))  # noqa: E731
+    np.testing.assert_allclose(float(jax.grad(f)(2.0)), np.cos(2.0) * 0.75, rtol=1e-6)
+    np.testing.assert_allclose(float(jax.jit(jax.grad(f))(2.0)), np.cos(2.0) * 0.75, rtol=1e-6)
+    np.testing.assert_allclose(float(f(2.0)), np.sin(2.0), rtol=1e-6)
+    g = jax.vmap(jax.grad(lambda x: clip_gradient(-1.0, 1.0, 3.0 * x)))(jnp.asarray([0.1, 0.2]))
+    np.testing.assert_allclose(np.asarray(g), [3.0, 3.0])  # cotangent 1 is inside the clip range
+
+
+def test_custom_vjp_residuals_and_forward_mode_error():
+    @jax.custom_vjp
+    def f(x, y):
+        return jnp.sin(x) * y
+
+    def f_fwd(x, y):
+        return f(x, y), (jnp.cos(x), jnp.sin(x), y)
+
+    def f_bwd(res, g):
+        cos_x, sin_x, y = res
+        return (cos_x * g * y, sin_x * g)
+
+    f.defvjp(f_fwd, f_bwd)
+    gx, gy = jax.grad(f, argnums=(0, 1))(2.0, 3.0)
+    np.testing.assert_allclose([float(gx), float(gy)], [np.cos(2.0) * 3.0, np.sin(2.0)], rtol=1e-6)
+    with pytest.raises(TypeError, match="forward-mode autodiff"):
+        jax.jvp(lambda x: f(x, 3.0), (2.0,), (1.0,))
+
+
+def test_custom_vjp_bwd_structure_error():
+    @jax.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    f.defvjp(lambda x: (f(x), None), lambda res, g: (g, g))
+    with pytest.raises(TypeError, match="same container"):
+        jax.grad(f)(1.0)
+
+
+def test_custom_vjp_closing_over_perturbed_value_errors():
+    def outer(y):
+        @jax.custom_vjp
+        def f(x):
+            return x * y
+
+        f.defvjp(lambda x: (f(x), None), lambda res, g: (g,))
+        return f(2.0)
+
+    with pytest.raises(Exception, match="closure_convert|closes over"):
+        jax.grad(outer)(1.0)
+
+
+def test_missing_rule_errors():
+    @jax.custom_jvp
+    def f(x):
+        return x
+
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        f(1.0)

