@@ -147,3 +147,38 @@ def test_missing_rule_errors():
 
     with pytest.raises(AttributeError, match="No JVP defined"):
         f(1.0)
+
+
+def test_closure_convert_hoists_perturbed_values_into_a_custom_vjp():
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def apply(f, x, *consts):
+        return f(x, *consts)
+
+    def apply_fwd(f, x, *consts):
+        return apply(f, x, *consts), (x, consts)
+
+    def apply_bwd(f, res, g):
+        x, consts = res
+        _, pull = jax.vjp(f, x, *consts)
+        return pull(g)
+
+    apply.defvjp(apply_fwd, apply_bwd)
+
+    def outer(y):
+        h = lambda x: jnp.sin(x) * y  # noqa: E731  (closes over the differentiated y)
+        converted, consts = jax.closure_convert(h, 1.0)
+        # only values of enclosing transformations are hoisted (as JAX)
+        assert len(consts) == (1 if isinstance(y, jax.core.Tracer) else 0)
+        return apply(converted, 2.0, *consts)
+
+    np.testing.assert_allclose(float(jax.grad(outer)(3.0)), np.sin(2.0), rtol=1e-6)
+    np.testing.assert_allclose(float(outer(3.0)), np.sin(2.0) * 3.0, rtol=1e-6)
+
+
+def test_custom_gradient():
+    @jax.custom_gradient
+    def f(x):
+        return x * x, lambda g: (10.0 * g,)
+
+    assert float(jax.grad(f)(3.0)) == 10.0
+    assert float(f(3.0)) == 9.0

@@ -395,3 +395,29 @@ def custom_gradient(fun):
 
     f.defvjp(fwd, bwd)
     return f
+
+
+def closure_convert(fun, *example_args):
+    """`(converted_fun, consts)`: `converted_fun(*args, *consts)` computes
+    `fun(*args)`, with the values `fun` closes over from enclosing
+    transformations (e.g. a value being differentiated) hoisted into `consts`
+    so they can flow through a `custom_vjp` function as arguments."""
+    leaves, in_tree = tree_flatten(example_args)
+    flat_tree = tree_structure((tuple(leaves), {}))
+
+    def flat(*ls):
+        return fun(*tree_unflatten(in_tree, list(ls)))
+
+    closed, out_tree, captures = trace_to_jaxpr(flat, leaves, flat_tree, _fun_name(fun))
+    cj = ClosedJaxpr(closed)
+    n_args = len(leaves)
+
+    def converted(*args_and_consts):
+        args, consts = args_and_consts[:len(example_args)], args_and_consts[len(example_args):]
+        arg_leaves, tree = tree_flatten(tuple(args))
+        if tree != in_tree or len(arg_leaves) != n_args:
+            raise TypeError(f"closure_convert: expected arguments of structure {in_tree}, got {tree}")
+        outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *arg_leaves, *consts)
+        return tree_unflatten(out_tree, outs)
+
+    return converted, list(captures)
