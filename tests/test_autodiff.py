@@ -238,3 +238,12 @@ def test_checkpoint_keeps_values_and_gradients():
     np.testing.assert_allclose(np.asarray(jax.grad(jax.checkpoint(f))(x)), np.asarray(jax.grad(f)(x)))
     with pytest.raises(NotImplementedError, match="polic"):
         jax.checkpoint(f, policy=lambda *a: True)
+
+
+def test_transform_cache_shared_across_literal_values():
+    from microjax_rs.interpreters import ad
+
+    ad._vjp_cache.clear()
+    for t in (1.5, 2.5, 3.5):
+        assert float(jax.grad(lambda x: jnp.sin(x) * t)(0.0)) == t
+    assert len(ad._vjp_cache) == 1

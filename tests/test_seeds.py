@@ -103,7 +103,7 @@ def test_inverse_interpreter_seed():
     assert jnp.allclose(f_inv(f(1.0)), 1.0)
     staged = jax.make_jaxpr(inverse(f))(f(1.0))
     names = [e.primitive.name for e in staged.jaxpr.eqns]
-    assert names[0] == "log" and "div" in names
+    assert names[0] == "log" and ("atanh" in names or "div" in names)
     np.testing.assert_allclose(np.asarray(jax.jit(inverse(f))(f(0.5))), 0.5, rtol=1e-5)
 
 

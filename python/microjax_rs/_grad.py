@@ -105,8 +105,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name)
         nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
-        fwd, bwd, num_res = ad.vjp_program(closed, nonzeros)
-        res = ad.run_at(level, fwd, inputs)
+        fwd, bwd, num_res, lits = ad.vjp_program(closed, nonzeros)
+        res = ad.run_at(level, fwd, lits + inputs)
         value, residuals = res[0], res[1:]
         ct = _ones_like(value)
         cts = ad.run_at(level, bwd, list(residuals) + [ct])
@@ -194,9 +194,9 @@ def jvp(fun, primals, tangents, has_aux=False):
 
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
-    jclosed, _ = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
+    jclosed, lits = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
     tans = [t for t, nz in zip(tleaves, nonzeros) if nz]
-    res = ad.run_at(trace.parent, jclosed, inputs + tans)
+    res = ad.run_at(trace.parent, jclosed, lits + inputs + tans)
     n = len(outs)
     out_p = tree_unflatten(flat.out_tree, res[:n])
     out_t = tree_unflatten(flat.out_tree, res[n:])
@@ -219,8 +219,9 @@ def linearize(fun, *primals, has_aux=False):
 
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
-    primal_prog, tangent_prog, num_res = ad.linearize_program(closed, nonzeros + [False] * len(trace.captures))
-    res = ad.run_at(trace.parent, primal_prog, inputs)
+    primal_prog, tangent_prog, num_res, lits = ad.linearize_program(
+        closed, nonzeros + [False] * len(trace.captures))
+    res = ad.run_at(trace.parent, primal_prog, lits + inputs)
     n = len(outs)
     out_p = tree_unflatten(flat.out_tree, res[:n])
     residuals = list(res[n:])
@@ -254,8 +255,8 @@ def vjp(fun, *primals, has_aux=False):
 
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves] + [False] * len(trace.captures)
-    fwd, bwd, num_res = ad.vjp_program(closed, nonzeros)
-    res = ad.run_at(trace.parent, fwd, inputs)
+    fwd, bwd, num_res, lits = ad.vjp_program(closed, nonzeros)
+    res = ad.run_at(trace.parent, fwd, lits + inputs)
     n = len(outs)
     out_leaves = list(res[:n])
     residuals = list(res[n:])

@@ -18,7 +18,13 @@ under another AD or batch trace (so their modes apply).
 from .. import _core, core, dtypes
 from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer
 
-_NONDIFF_PRIMS = frozenset(("eq", "ne", "lt", "le", "gt", "ge", "iota"))
+# Primitives whose outputs are never perturbed: bool/int results, and
+# stop_gradient (its value is taken one level down, which cuts the path).
+_NONDIFF_PRIMS = frozenset((
+    "eq", "ne", "lt", "le", "gt", "ge", "iota", "is_finite", "argmax", "argmin",
+    "stop_gradient", "not", "and", "or", "xor", "shift_left", "shift_right_logical",
+    "shift_right_arithmetic", "population_count", "clz", "reduce_and", "reduce_or",
+))
 
 
 def _nondiff_output(prim, params):
@@ -176,20 +182,33 @@ def _cached(cache, key, make):
     return hit
 
 
+def _lifted(closed, nonzeros):
+    """Float literals become leading non-differentiated inputs, so programs
+    that differ only in literal values share one transform (and compile)."""
+    lifted, lits = closed.lift_literals()
+    return lifted, list(lits), tuple([False] * len(lits) + list(nonzeros))
+
+
 def vjp_program(closed, nonzeros):
-    """(fwd, bwd, num_res) for a traced program, cached by structure."""
-    key = (closed, tuple(nonzeros))
-    return _cached(_vjp_cache, key, lambda: _core.vjp_jaxpr(closed, list(nonzeros)))
+    """(fwd, bwd, num_res, lits): run `fwd` on `lits + inputs`."""
+    lifted, lits, nz = _lifted(closed, nonzeros)
+    fwd, bwd, num_res = _cached(_vjp_cache, (lifted, nz), lambda: _core.vjp_jaxpr(lifted, list(nz)))
+    return fwd, bwd, num_res, lits
 
 
 def jvp_program(closed, nonzeros):
-    key = (closed, tuple(nonzeros))
-    return _cached(_jvp_cache, key, lambda: _core.jvp_jaxpr(closed, list(nonzeros), True))
+    """(jvp program, lits): run it on `lits + primals + tangents`."""
+    lifted, lits, nz = _lifted(closed, nonzeros)
+    prog, _ = _cached(_jvp_cache, (lifted, nz), lambda: _core.jvp_jaxpr(lifted, list(nz), True))
+    return prog, lits
 
 
 def linearize_program(closed, nonzeros):
-    key = (closed, tuple(nonzeros))
-    return _cached(_lin_cache, key, lambda: _core.linearize_jaxpr(closed, list(nonzeros)))
+    """(primal, tangent, num_res, lits): run `primal` on `lits + inputs`."""
+    lifted, lits, nz = _lifted(closed, nonzeros)
+    primal, tangent, num_res = _cached(_lin_cache, (lifted, nz),
+                                       lambda: _core.linearize_jaxpr(lifted, list(nz)))
+    return primal, tangent, num_res, lits
 
 
 class RuleTrace(ADTrace):

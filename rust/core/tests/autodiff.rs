@@ -1226,3 +1226,115 @@ fn transformed_programs_round_trip_through_canonical_text() {
     let v = vjp_jaxpr(&g, &[true, true]).unwrap();
     rt(&v.bwd);
 }
+
+// ------------------------------------------------- issue 3: new primitives
+
+#[test]
+fn stop_gradient_has_zero_derivative() {
+    let f = build(&[f64_aval(&[3])], |b, x| {
+        let s = eqn(b, Primitive::StopGradient, &[x[0].clone()]);
+        vec![bin(b, BinaryOp::Mul, &s, &x[0])]
+    });
+    let (jf, _) = jvp_jaxpr(&f, &[true], false).unwrap();
+    let x = arr(&[3], vec![1.0, 2.0, -3.0]);
+    let t = arr(&[3], vec![1.0, 1.0, 1.0]);
+    let out = run(&jf, &[x, t]);
+    // d/dx [stop(x) * x] = stop(x)
+    assert_eq!(f64s(&out[1]), vec![1.0, 2.0, -3.0]);
+    assert!(transpose_jaxpr(&f, &[true]).is_err());
+}
+
+#[test]
+fn reduce_prod_and_cumprod_exact_at_zeros() {
+    use microjax::prims::CumOp;
+    // d/dx_i prod(x) = prod of the others, including at zeros.
+    let f = build(&[f64_aval(&[4])], |b, x| {
+        vec![eqn(
+            b,
+            Primitive::Reduce {
+                op: ReduceOp::Prod,
+                axes: vec![0],
+            },
+            &[x[0].clone()],
+        )]
+    });
+    let v = vjp_jaxpr(&f, &[true]).unwrap();
+    for (xs, want) in [
+        (vec![2.0, 3.0, 0.0, 5.0], vec![0.0, 0.0, 30.0, 0.0]),
+        (vec![2.0, 0.0, 0.0, 5.0], vec![0.0, 0.0, 0.0, 0.0]),
+        (vec![2.0, 3.0, 4.0, 5.0], vec![60.0, 40.0, 30.0, 24.0]),
+    ] {
+        let outs = run(&v.fwd, &[arr(&[4], xs)]);
+        let mut bargs = outs[1..].to_vec();
+        bargs.push(arr(&[], vec![1.0]));
+        let g = run(&v.bwd, &bargs);
+        assert_close_vec(&f64s(&g[0]), &want, 1e-14, "reduce_prod grad");
+    }
+    // cumprod: J[i][j] = prod_{k<=i, k!=j} x_k; check J^T 1 at a zero.
+    let f = build(&[f64_aval(&[3])], |b, x| {
+        vec![eqn(
+            b,
+            Primitive::Cumulative {
+                op: CumOp::Prod,
+                axis: 0,
+                reverse: false,
+            },
+            &[x[0].clone()],
+        )]
+    });
+    let v = vjp_jaxpr(&f, &[true]).unwrap();
+    let outs = run(&v.fwd, &[arr(&[3], vec![2.0, 0.0, 3.0])]);
+    let mut bargs = outs[1..].to_vec();
+    bargs.push(arr(&[3], vec![1.0, 1.0, 1.0]));
+    let g = run(&v.bwd, &bargs);
+    // y = (x0, x0 x1, x0 x1 x2): grads (1 + x1 + x1 x2, x0 + x0 x2, x0 x1)
+    assert_close_vec(&f64s(&g[0]), &[1.0, 8.0, 0.0], 1e-14, "cumprod grad");
+}
+
+#[test]
+fn new_differentiable_primitives_full_check() {
+    use microjax::prims::CumOp;
+    let mut rng = Rng::new(901);
+    for op in [
+        CumOp::Sum,
+        CumOp::Prod,
+        CumOp::Max,
+        CumOp::Min,
+        CumOp::Logsumexp,
+    ] {
+        for reverse in [false, true] {
+            let f = build(&[f64_aval(&[2, 4])], |b, x| {
+                vec![eqn(
+                    b,
+                    Primitive::Cumulative {
+                        op,
+                        axis: 1,
+                        reverse,
+                    },
+                    &[x[0].clone()],
+                )]
+            });
+            check_all(&f, &[rand_arr(&mut rng, &[2, 4], 0.5, 2.0)], 77);
+        }
+    }
+    for op in [ReduceOp::Prod, ReduceOp::Min] {
+        let f = build(&[f64_aval(&[3, 4])], |b, x| {
+            vec![eqn(
+                b,
+                Primitive::Reduce { op, axes: vec![0] },
+                &[x[0].clone()],
+            )]
+        });
+        check_all(&f, &[rand_arr(&mut rng, &[3, 4], 0.5, 2.0)], 78);
+    }
+    // clamp with a scalar lower bound and an array upper bound.
+    let f = build(&[f64_aval(&[]), f64_aval(&[6]), f64_aval(&[6])], |b, x| {
+        vec![eqn(b, Primitive::Clamp, x)]
+    });
+    let xs = [
+        arr(&[], vec![-0.5]),
+        arr(&[6], vec![-1.0, -0.2, 0.3, 0.9, 1.7, 0.1]),
+        arr(&[6], vec![0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
+    ];
+    check_all(&f, &xs, 79);
+}

@@ -1022,3 +1022,49 @@ fn source_info_is_kept() {
         assert_eq!(e.source.0.as_deref(), Some("user.py:3 (f)"));
     }
 }
+
+// ------------------------------------------------- issue 3: new primitives
+
+#[test]
+fn new_primitives_batch() {
+    use microjax::prims::{ArgOp, CumOp, RoundingMethod};
+    for axis in [0, 1] {
+        for op in [ArgOp::Argmax, ArgOp::Argmin] {
+            let p = Primitive::Arg {
+                op,
+                axis,
+                index_dtype: DType::I32,
+            };
+            check(&single(p, &[f32a(&[2, 3])]), &[ANY]);
+        }
+        for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Logsumexp] {
+            for reverse in [false, true] {
+                let p = Primitive::Cumulative { op, axis, reverse };
+                check(&single(p, &[f32a(&[2, 3])]), &[ANY]);
+            }
+        }
+    }
+    check(&single(Primitive::StopGradient, &[f32a(&[2, 3])]), &[ANY]);
+    check(&single(Primitive::IsFinite, &[f32a(&[4])]), &[ANY]);
+    check(
+        &single(
+            Primitive::Round {
+                rounding_method: RoundingMethod::ToNearestEven,
+            },
+            &[f32a(&[4])],
+        ),
+        &[ANY],
+    );
+    check(
+        &single(Primitive::Clamp, &[f32a(&[]), f32a(&[2, 3]), f32a(&[])]),
+        &[ANY, ANY, ANY],
+    );
+    check(
+        &single(Primitive::Clamp, &[f32a(&[3]), f32a(&[3]), f32a(&[])]),
+        &[ANY, ANY, ANY],
+    );
+    check(
+        &single(Primitive::Clamp, &[f32a(&[]), f32a(&[]), f32a(&[])]),
+        &[ANY, ANY, ANY],
+    );
+}

@@ -1361,3 +1361,154 @@ fn bf16_and_f16_bitwise_sanity() {
         &[1.0, std::f32::consts::SQRT_2, 2.0],
     );
 }
+
+// ------------------------------------------------- issue 3: new primitives
+
+#[test]
+fn new_integer_ops_follow_xla() {
+    use microjax::prims::ArgOp;
+    // rem: truncated, x % 0 = x, MIN % -1 = 0.
+    let x = arr(&[5], vec![7i8, -7, 7, 5, i8::MIN]);
+    let y = arr(&[5], vec![2i8, 2, -2, 0, -1]);
+    assert_eq!(i8s(&bin(BinaryOp::Rem, &x, &y)), vec![1, -1, 1, 5, 0]);
+    // shifts: amounts read as unsigned; over-wide gives 0 / sign fill.
+    let x = arr(&[4], vec![-8i8, 3, -8, 1]);
+    let s = arr(&[4], vec![1i8, 8, 9, -1]);
+    assert_eq!(i8s(&bin(BinaryOp::ShiftLeft, &x, &s)), vec![-16, 0, 0, 0]);
+    assert_eq!(
+        i8s(&bin(BinaryOp::ShiftRightLogical, &x, &s)),
+        vec![124, 0, 0, 0]
+    );
+    assert_eq!(
+        i8s(&bin(BinaryOp::ShiftRightArithmetic, &x, &s)),
+        vec![-4, 0, -1, 0]
+    );
+    let u = arr(&[3], vec![0b1011u8, 0, 255]);
+    assert_eq!(u8s(&un(UnaryOp::PopulationCount, &u)), vec![3, 0, 8]);
+    assert_eq!(u8s(&un(UnaryOp::Clz, &u)), vec![4, 8, 0]);
+    assert_eq!(u8s(&un(UnaryOp::Not, &u)), vec![0b1111_0100, 255, 0]);
+    let b = arr(&[2], vec![true, false]);
+    assert_eq!(bools(&un(UnaryOp::Not, &b)), vec![false, true]);
+    assert!(eval(&Primitive::Unary(UnaryOp::Not), &[&arr(&[1], vec![1.0f32])]).is_err());
+    // argmax: the first maximum; a NaN wins.
+    let v = arr(&[2, 3], vec![1.0f32, 3.0, 3.0, 2.0, f32::NAN, f32::NAN]);
+    let am = run(
+        Primitive::Arg {
+            op: ArgOp::Argmax,
+            axis: 1,
+            index_dtype: DType::I32,
+        },
+        &[&v],
+    );
+    assert_eq!(i32s(&am), vec![1, 1]);
+    let zero_axis = arr(&[0], Vec::<f32>::new());
+    assert!(eval(
+        &Primitive::Arg {
+            op: ArgOp::Argmin,
+            axis: 0,
+            index_dtype: DType::I32
+        },
+        &[&zero_axis]
+    )
+    .is_err());
+}
+
+#[test]
+fn new_float_ops_values() {
+    use microjax::prims::{CumOp, RoundingMethod};
+    let x = arr(&[4], vec![-2.5f32, -0.5, 0.5, 2.5]);
+    let away = run(
+        Primitive::Round {
+            rounding_method: RoundingMethod::AwayFromZero,
+        },
+        &[&x],
+    );
+    assert_eq!(f32s(&away), vec![-3.0, -1.0, 1.0, 3.0]);
+    let even = run(
+        Primitive::Round {
+            rounding_method: RoundingMethod::ToNearestEven,
+        },
+        &[&x],
+    );
+    assert_eq!(f32s(&even), vec![-2.0, -0.0, 0.0, 2.0]);
+    let s = arr(&[3], vec![1.0f32, f32::INFINITY, f32::NAN]);
+    assert_eq!(
+        bools(&run(Primitive::IsFinite, &[&s])),
+        vec![true, false, false]
+    );
+    // fmod keeps the dividend's sign.
+    let r = bin(
+        BinaryOp::Rem,
+        &arr(&[2], vec![-7.5f64, 7.5]),
+        &arr(&[2], vec![2.0f64, -2.0]),
+    );
+    assert_eq!(f64s_k(&r), vec![-1.5, 1.5]);
+    // nextafter in f16 steps by one f16 ulp, not an f32 one.
+    let h = arr(&[2], vec![f16::from_f32(1.0), f16::from_f32(0.0)]);
+    let t = arr(&[2], vec![f16::from_f32(2.0), f16::from_f32(-1.0)]);
+    let n = bin(BinaryOp::Nextafter, &h, &t);
+    let Buffer::F16(nv) = n.buffer() else {
+        panic!()
+    };
+    assert_eq!(nv[0].to_bits(), f16::from_f32(1.0).to_bits() + 1);
+    assert_eq!(nv[1].to_bits(), 0x8001);
+    // clamp with scalar bounds; NaN propagates.
+    let c = run(
+        Primitive::Clamp,
+        &[
+            &scalar(0.0f32),
+            &arr(&[4], vec![-1.0f32, 0.5, 2.0, f32::NAN]),
+            &scalar(1.0f32),
+        ],
+    );
+    let cv = f32s(&c);
+    assert_eq!(&cv[..3], &[0.0, 0.5, 1.0]);
+    assert!(cv[3].is_nan());
+    // scans, forward and reverse.
+    let m = arr(&[2, 3], vec![1.0f32, 3.0, 2.0, 4.0, 0.0, 5.0]);
+    let scan = |op, reverse| {
+        f32s(&run(
+            Primitive::Cumulative {
+                op,
+                axis: 1,
+                reverse,
+            },
+            &[&m],
+        ))
+    };
+    assert_eq!(scan(CumOp::Sum, false), vec![1.0, 4.0, 6.0, 4.0, 4.0, 9.0]);
+    assert_eq!(scan(CumOp::Sum, true), vec![6.0, 5.0, 2.0, 9.0, 5.0, 5.0]);
+    assert_eq!(scan(CumOp::Max, false), vec![1.0, 3.0, 3.0, 4.0, 4.0, 5.0]);
+    assert_eq!(scan(CumOp::Prod, false), vec![1.0, 3.0, 6.0, 4.0, 0.0, 0.0]);
+    let lse = scan(CumOp::Logsumexp, false);
+    assert!((lse[1] - (1f32.exp() + 3f32.exp()).ln()).abs() < 1e-6);
+    // reductions of the new kinds.
+    let red = |op| run(Primitive::Reduce { op, axes: vec![1] }, &[&m]);
+    assert_eq!(f32s(&red(ReduceOp::Prod)), vec![6.0, 0.0]);
+    assert_eq!(f32s(&red(ReduceOp::Min)), vec![1.0, 0.0]);
+    let bi = arr(&[2, 2], vec![0b110i32, 0b011, -1, 0]);
+    let and = run(
+        Primitive::Reduce {
+            op: ReduceOp::And,
+            axes: vec![1],
+        },
+        &[&bi],
+    );
+    assert_eq!(i32s(&and), vec![0b010, 0]);
+    let empty = arr(&[0], Vec::<i32>::new());
+    let and0 = run(
+        Primitive::Reduce {
+            op: ReduceOp::And,
+            axes: vec![0],
+        },
+        &[&empty],
+    );
+    assert_eq!(i32s(&and0), vec![-1]);
+}
+
+fn f64s_k(a: &HostArray) -> Vec<f64> {
+    match a.buffer() {
+        Buffer::F64(v) => v.clone(),
+        other => panic!("{other:?}"),
+    }
+}

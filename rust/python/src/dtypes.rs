@@ -8,7 +8,7 @@ use microjax::DType;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyTuple, PyType};
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 /// Parses a core dtype name (`float32` or `f32`); complex names → TypeError.
 pub(crate) fn dtype_from_name(name: &str) -> PyResult<DType> {
@@ -141,10 +141,21 @@ pub(crate) fn is_type_object(obj: &Bound<'_, PyAny>) -> bool {
 
 /// Folds JAX's promotion over `(dtype_name, weak)` pairs with the defaults of
 /// the current x64 flag; returns `(dtype_name, weak)`.
+/// (Called on every jnp promotion: names are borrowed, not copied.)
 #[pyfunction]
-pub(crate) fn result_type(items: Vec<(String, bool)>) -> PyResult<(String, bool)> {
+pub(crate) fn result_type(items: &Bound<'_, PyAny>) -> PyResult<(&'static str, bool)> {
     let mut acc: Option<(DType, bool)> = None;
-    for (name, weak) in items {
+    for item in items.try_iter()? {
+        let item = item?;
+        let pair = item.cast::<PyTuple>()?;
+        if pair.len() != 2 {
+            return Err(PyTypeError::new_err(
+                "result_type expects (dtype_name, weak_type) pairs",
+            ));
+        }
+        let name_obj = pair.get_item(0)?;
+        let name = name_obj.cast::<PyString>()?.to_cow()?;
+        let weak: bool = pair.get_item(1)?.extract()?;
         let cur = (dtype_from_name(&name)?, weak);
         acc = Some(match acc {
             None => cur,
@@ -152,7 +163,7 @@ pub(crate) fn result_type(items: Vec<(String, bool)>) -> PyResult<(String, bool)
         });
     }
     match acc {
-        Some((d, w)) => Ok((d.name().to_string(), w)),
+        Some((d, w)) => Ok((d.name(), w)),
         None => Err(PyValueError::new_err(
             "at least one array or dtype is required",
         )),

@@ -248,6 +248,26 @@ impl PyClosedJaxpr {
         self.display()
     }
 
+    /// The program with its float literals turned into leading inputs, and
+    /// those literals' values (rank-0 arrays): programs that differ only in
+    /// literal values share one lifted program (and one transform / compile).
+    fn lift_literals(&self) -> PyResult<(PyClosedJaxpr, Vec<ArrayImpl>)> {
+        let (lifted, lits) = microjax::ir::hash::lift_literals(&self.inner);
+        let values = lits
+            .iter()
+            .map(|l| {
+                let arr = l.to_array().py()?;
+                Ok(ArrayImpl::new(Arc::new(arr), l.aval.weak_type))
+            })
+            .collect::<PyResult<Vec<ArrayImpl>>>()?;
+        Ok((
+            PyClosedJaxpr {
+                inner: Arc::new(lifted),
+            },
+            values,
+        ))
+    }
+
     fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let avals = self.inner.in_avals().py()?;
         avals.iter().map(|a| aval_to_py(py, a)).collect()

@@ -166,7 +166,9 @@ impl Iterator for LeafIter<'_> {
 }
 
 struct Entry {
-    prog: Arc<microjax::ClosedJaxpr>,
+    /// The program with its literals materialized once (steady-state runs
+    /// allocate only what the kernels return).
+    plan: Arc<interp::Prepared>,
     out_weak: Vec<bool>,
     spec: OutSpec,
 }
@@ -234,10 +236,10 @@ impl JitFunction {
             return Ok(None);
         };
         let outs = if total > DETACH_ELEMS {
-            let prog = entry.prog.clone();
-            py.detach(move || interp::eval_closed(&prog, &arrs)).py()?
+            let plan = entry.plan.clone();
+            py.detach(move || plan.run(&arrs)).py()?
         } else {
-            interp::eval_closed(&entry.prog, &arrs).py()?
+            entry.plan.run(&arrs).py()?
         };
         if outs.len() != entry.out_weak.len() {
             return Err(PyValueError::new_err(
@@ -329,7 +331,7 @@ impl JitFunction {
             push_arg_key(&mut key, a);
         }
         let entry = Arc::new(Entry {
-            prog,
+            plan: Arc::new(interp::Prepared::new(prog).py()?),
             out_weak: out_avals.iter().map(|a| a.weak_type).collect(),
             spec,
         });
