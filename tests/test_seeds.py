@@ -115,3 +115,45 @@ def test_foo_seed():
     assert len(cj.jaxpr.invars) == 1 and len(cj.jaxpr.constvars) == 0
     assert cj.jaxpr.eqns[0].params == {}
     assert "add" in str(cj)
+
+
+# -- the MicroJax blog's programs ----------------------------------------------
+
+def deriv(function):
+    def jvp_forward(x):
+        return jax.jvp(function, (x,), (jnp.ones_like(jnp.asarray(x)),))[1]
+
+    return jvp_forward
+
+
+def test_blog_jvp_and_repeated_derivatives():
+    y, y_dot = jax.jvp(lambda x: jnp.sin(x) + jnp.exp(x), (3.14,), (1.0,))
+    np.testing.assert_allclose([float(y), float(y_dot)], [23.10545951163867, 22.103868126994644], rtol=1e-5)
+    np.testing.assert_allclose(float(deriv(jnp.sin)(3.14)), -0.9999987317275395, rtol=1e-5)
+    np.testing.assert_allclose(float(deriv(deriv(jnp.sin))(3.14)), -0.0015926529164865067, rtol=1e-3)
+    f = lambda x: x * jnp.sin(x)  # noqa: E731
+    xs = np.linspace(-5, 5, 11)
+    d4 = [float(deriv(deriv(deriv(deriv(f))))(float(v))) for v in xs]
+    # d⁴/dx⁴ x·sin x = x·sin x − 4·cos x
+    np.testing.assert_allclose(d4, xs * np.sin(xs) - 4 * np.cos(xs), rtol=1e-3, atol=1e-3)
+
+
+def test_blog_forward_on_backward_equals_backward_on_forward():
+    f = lambda x: jnp.sin(x) + jnp.tanh(x) * jnp.exp(x)  # noqa: E731
+    fob = float(deriv(jax.grad(f))(2.0))
+    bof = float(jax.grad(deriv(f))(2.0))
+    np.testing.assert_allclose([fob, bof], [6.251514736700764] * 2, rtol=1e-5)
+
+
+def test_blog_pytree_inputs():
+    def func(inputs):
+        x, y = inputs
+        return jnp.tanh(x) + y
+
+    gx, gy = jax.grad(func)((6.0, 9.0))
+    # float32: tanh(6) is within an ulp of 1 - 1.2e-5, so ~1e-3 relative is all f32 can give
+    np.testing.assert_allclose([float(gx), float(gy)], [1 - np.tanh(6.0) ** 2, 1.0], rtol=2e-3)
+    x = [1, (2, {"a": 3, "b": 4}, 5), [6, 7]]
+    leaves, tree = jax.tree_util.tree_flatten(x)
+    assert leaves == [1, 2, 3, 4, 5, 6, 7]
+    assert jax.tree_util.tree_unflatten(tree, leaves) == x

@@ -51,6 +51,12 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         Primitive::Cumulative { op: CumOp::Sum, .. } => jvp_structural,
         Primitive::Cumulative { .. } => jvp_cumulative,
         Primitive::DotGeneral { .. } => jvp_dot_general,
+        Primitive::Rev { .. }
+        | Primitive::Slice { .. }
+        | Primitive::Concatenate { .. }
+        | Primitive::Pad { .. }
+        | Primitive::DynamicSlice { .. }
+        | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
         Primitive::Pjit { .. } => jvp_pjit,
         Primitive::Custom(_) => super::custom::jvp_rule,
     })
@@ -186,8 +192,10 @@ fn jvp_unary(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -
             Some(mul(b, t, ns)?)
         }
         UnaryOp::Tanh => {
-            let y2 = mul(b, y.clone(), y.clone())?;
-            let d = b.binary(BinaryOp::Sub, lit(1.0), y2)?;
+            // (1 + y)(1 - y) rather than 1 - y²: no cancellation where |y| ≈ 1.
+            let op = b.binary(BinaryOp::Add, lit(1.0), y.clone())?;
+            let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
+            let d = mul(b, op, om)?;
             Some(mul(b, t, d)?)
         }
         UnaryOp::Logistic => {
@@ -568,6 +576,40 @@ fn jvp_structural(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
         _ => None,
     };
     Ok((vec![z], vec![tz]))
+}
+
+/// Data-movement primitives linear in their leading operands (all of
+/// `concatenate`'s; `pad`'s operand and padding value; the operand (and
+/// update) of the dynamic slices, whose start indices have no tangent): the
+/// tangent is the same primitive applied to the tangents, with zeros for
+/// missing ones and the primal trailing operands.
+fn jvp_linear_prefix(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let k = match p {
+        Primitive::Concatenate { .. } => xs.len(),
+        Primitive::Pad { .. } | Primitive::DynamicUpdateSlice => 2,
+        _ => 1,
+    };
+    if xs.len() < k || ts.len() != xs.len() {
+        return Err(arity_err(p, k, xs.len()));
+    }
+    let z = primal1(p, b, xs)?;
+    let lin = ts.get(..k).unwrap_or(&[]);
+    if !is_float(b, &z)? || lin.iter().all(Option::is_none) {
+        return Ok((vec![z], vec![None]));
+    }
+    let mut ins = Vec::with_capacity(xs.len());
+    for (x, t) in xs.iter().zip(lin) {
+        ins.push(match t {
+            Some(t) => t.clone(),
+            None => {
+                let a = b.aval(x)?;
+                b.zeros(&a)?
+            }
+        });
+    }
+    ins.extend(xs.iter().skip(k).cloned());
+    let tz = primal1(p, b, &ins)?;
+    Ok((vec![z], vec![Some(tz)]))
 }
 
 /// `reduce_max`: the tangent averages the tangents at the positions that
