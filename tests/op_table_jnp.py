@@ -30,7 +30,6 @@ from op_table import (
     _rand,
     canonicalize_dtype,
     cases_from_shapes,
-    default_float,
     is_float,
     no_args,
     nonzero,
@@ -117,10 +116,6 @@ def weights_second(rng, shapes, dtype):
     return [_rand(rng, shapes[0], dtype, -3, 3), _rand(rng, shapes[1], dtype, 0.5, 2.0)]
 
 
-def spd_like(rng, shapes, dtype):
-    return [_rand(rng, s, dtype, -2, 2) for s in shapes]
-
-
 # ----------------------------------------------------------------- adapters
 
 
@@ -182,6 +177,36 @@ def _adapters():
     def average(a, w, **kw):
         return jnp.average(a, weights=w, **kw)
 
+    def getitem(x, idx):
+        return jnp.asarray(x)[idx]
+
+    def at_set(x, v, idx):
+        return jnp.asarray(x).at[idx].set(v)
+
+    def at_add(x, v, idx):
+        return jnp.asarray(x).at[idx].add(v)
+
+    def at_max(x, v, idx):
+        return jnp.asarray(x).at[idx].max(v)
+
+    def nonzero_k(x, size, k=0, fill_value=None):
+        return jnp.nonzero(x, size=size, fill_value=fill_value)[k]
+
+    def select2(c1, c2, a, b, default=0):
+        return jnp.select([c1 > 0, c2 > 0], [a, b], default)
+
+    def interp(x, fp, xp=None):
+        return jnp.interp(x, jnp.asarray(np.asarray(xp), dtype=fp.dtype), fp)
+
+    def modf_k(x, k=0):
+        return jnp.modf(x)[k]
+
+    def unravel_k(i, shape, k=0):
+        return jnp.unravel_index(i, shape)[k]
+
+    def ravel_multi(i, j, dims):
+        return jnp.ravel_multi_index((i, j), dims)
+
     return types.SimpleNamespace(**{k: v for k, v in locals().items() if callable(v)})
 
 
@@ -230,6 +255,41 @@ def _np_adapters():
 
     def divmod_k(a, b, k=0):
         return np.divmod(a, b)[k]
+
+    def getitem(x, idx):
+        return x[idx]
+
+    def at_set(x, v, idx):
+        x = x.copy()
+        x[idx] = v
+        return x
+
+    def at_add(x, v, idx):
+        x = x.copy()
+        np.add.at(x, idx, v)
+        return x
+
+    def at_max(x, v, idx):
+        x = x.copy()
+        np.maximum.at(x, idx, v)
+        return x
+
+    def select2(c1, c2, a, b, default=0):
+        return np.select([c1 > 0, c2 > 0], [a, b], default)
+
+    def interp(x, fp, xp=None):
+        return np.interp(x, np.asarray(xp, np.asarray(fp).dtype), fp).astype(np.asarray(fp).dtype)
+
+    def modf_k(x, k=0):
+        return np.modf(x)[k]
+
+    def unravel_k(i, shape, k=0):
+        return np.unravel_index(i, shape)[k]
+
+    def nonzero_k(x, size, k=0, fill_value=None):
+        idx = np.nonzero(x)[k][:size]
+        fill = 0 if fill_value is None else fill_value
+        return np.concatenate([idx, np.full(size - idx.size, fill, idx.dtype)])
 
     return types.SimpleNamespace(**{k: v for k, v in locals().items() if callable(v)})
 
@@ -829,4 +889,219 @@ JNP_RECORDS = (
     _b("scipy.special.xlog1py", _xlog1py, maker=positive(0.1, 3.0), dtypes=F32_F64, out_dtype=_inexact_out,
        tol=T),
     _u("scipy.special.entr", _entr, maker=positive(0.1, 3.0), dtypes=F32_F64),
+)
+
+
+# ----------------------------------------------------------------- records for the newer lax primitives
+
+def _erfinv_ref(y):
+    """Inverse of math.erf by Newton iterations in float64."""
+    y = np.asarray(y, np.float64)
+    x = np.zeros_like(y)
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    for _ in range(60):
+        x = x - (erf(x) - y) / (2 / np.sqrt(np.pi) * np.exp(-x * x))
+    return x
+
+
+def _digamma_ref(x):
+    x = np.asarray(x, np.float64).copy()
+    acc = np.zeros_like(x)
+    while np.any(x < 14):
+        small = x < 14
+        acc = acc - np.where(small, 1 / x, 0)
+        x = np.where(small, x + 1, x)
+    x2 = 1 / (x * x)
+    return acc + np.log(x) - 0.5 / x - x2 * (1 / 12 - x2 * (1 / 120 - x2 * (1 / 252 - x2 * (1 / 240 - x2 / 132))))
+
+
+_erf_ref = np.vectorize(math.erf, otypes=[np.float64])
+_lgamma_ref = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _gelu_exact(x):
+    return 0.5 * x * (1 + _erf_ref(x / np.sqrt(2)))
+
+
+def _round_half_even_away_safe(rng, shapes, dtype):
+    """Values away from the .5 ties (NumPy rounds ties to even, as JAX)."""
+    out = []
+    for s in shapes:
+        a = _rand(rng, s, dtype, -4, 4)
+        if is_float(dtype):
+            frac = np.abs(a - np.trunc(a))
+            a = np.where(np.abs(frac - 0.5) < 0.02, a + 0.1, a).astype(dtype)
+        out.append(a)
+    return out
+
+
+def _halves(rng, shapes, dtype):
+    return [(rng.integers(-8, 8, size=tuple(s)) / 2).astype(dtype) for s in shapes]
+
+
+def _shift_args(rng, shapes, dtype):
+    bits = np.dtype(dtype).itemsize * 8
+    return [_rand(rng, shapes[0], dtype, -100, 100), _rand(rng, shapes[1], dtype, 0, bits - 1)]
+
+
+JNP_RECORDS = JNP_RECORDS + (
+    _u("numpy.floor", np.floor, maker=_round_half_even_away_safe, dtypes=FI16, out_dtype=None, tol=DEFAULT_TOL,
+       differentiable=False),
+    _u("numpy.ceil", np.ceil, maker=_round_half_even_away_safe, dtypes=FI16, out_dtype=None, tol=DEFAULT_TOL,
+       differentiable=False),
+    _u("numpy.trunc", np.trunc, maker=_round_half_even_away_safe, dtypes=FI, out_dtype=None, tol=DEFAULT_TOL,
+       differentiable=False),
+    _u("numpy.rint", np.rint, maker=_round_half_even_away_safe, dtypes=FI, out_dtype=None, tol=DEFAULT_TOL,
+       differentiable=False),
+    _u("numpy.round[float]", np.round, path="numpy.round", maker=_round_half_even_away_safe, dtypes=FI16,
+       out_dtype=None, tol=DEFAULT_TOL, differentiable=False),
+    _u("numpy.round[ties]", np.round, path="numpy.round", maker=_halves, dtypes=("float32", "float64"),
+       out_dtype=None, tol=DEFAULT_TOL, differentiable=False),
+    OpRecord(name="numpy.round[decimals]", path="numpy.round", ref=np.round, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((3, 4),), {"decimals": 2}),), tol=DEFAULT_TOL, differentiable=False),
+    _u("numpy.arctan", np.arctan, dtypes=FI16),
+    _u("numpy.arcsin", np.arcsin, maker=uniform(-0.9, 0.9), dtypes=F32_F64),
+    _u("numpy.arccos", np.arccos, maker=uniform(-0.9, 0.9), dtypes=F32_F64),
+    _b("numpy.arctan2", np.arctan2, maker=nonzero(), dtypes=FI, out_dtype=_inexact_out, tol=T),
+    _b("numpy.floor_divide[float]", np.floor_divide, path="numpy.floor_divide", maker=nonzero_second(),
+       dtypes=F32_F64, differentiable=False),
+    _b("numpy.remainder[float]", np.remainder, path="numpy.remainder", maker=nonzero_second(), dtypes=F32_F64),
+    _b("numpy.fmod[float]", np.fmod, path="numpy.fmod", maker=nonzero_second(), dtypes=F32_F64),
+    _b("numpy.bitwise_and", np.bitwise_and, dtypes=INTS),
+    _b("numpy.bitwise_or", np.bitwise_or, dtypes=INTS),
+    _b("numpy.bitwise_xor", np.bitwise_xor, dtypes=INTS),
+    _b("numpy.left_shift", np.left_shift, maker=_shift_args, dtypes=("int32", "uint8", "int8")),
+    _b("numpy.right_shift", np.right_shift, maker=_shift_args, dtypes=("int32", "uint8", "int8")),
+    OpRecord(name="numpy.prod", ref=np.prod, args_maker=uniform(-1.5, 1.5), dtypes=FI + ("int8", "bool"),
+             cases=EMPTY_OK_CASES, tol=ACCUM_TOL, out_dtype=_sum_like),
+    OpRecord(name="numpy.nanprod", ref=np.nanprod, args_maker=some_nans(uniform(-1.5, 1.5)), dtypes=F32_F64,
+             cases=REDUCE_CASES[:5], tol=ACCUM_TOL),
+    OpRecord(name="numpy.cumprod", ref=np.cumprod, args_maker=uniform(-1.5, 1.5), dtypes=FI + ("int8",),
+             cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((0,),), {})),
+             tol=ACCUM_TOL, out_dtype=_sum_like),
+    OpRecord(name="nn.gelu[exact]", path="nn.gelu", ref=lambda x, approximate: _gelu_exact(x), args_maker=uniform(),
+             dtypes=F32_F64, cases=cases_from_shapes([(s,) for s in UNARY_SHAPES], approximate=False), tol=T,
+             out_dtype=_same),
+    _u("scipy.special.erf", _erf_ref, dtypes=FI),
+    _u("scipy.special.erfc", lambda x: 1 - _erf_ref(x), dtypes=F32_F64),
+    _u("scipy.special.erfinv", _erfinv_ref, maker=uniform(-0.9, 0.9), dtypes=F32_F64),
+    _u("scipy.special.gammaln", _lgamma_ref, maker=positive(0.2, 6.0), dtypes=F32_F64),
+    _u("scipy.special.digamma", _digamma_ref, maker=positive(0.3, 6.0), dtypes=F32_F64),
+)
+
+
+_IDX = np.array([2, 0, 2])
+JNP_RECORDS = JNP_RECORDS + (
+    OpRecord(name="numpy.getitem", path="_jnp_table_adapters.getitem", ref=NPA.getitem, args_maker=uniform(),
+             dtypes=FB + ("float16",),
+             cases=tuple(Case(((2, 3, 4),), (), {"idx": i}) for i in (
+                 0, -1, (1, 2), (slice(None), 1), (Ellipsis, slice(None, None, -2)), (None, 1, slice(1, 3)),
+                 (slice(None), [2, 0]), (slice(None), [0, 2], [1, 3]), ([1, 0], slice(None), [0, 3]),
+                 (slice(None, None, -1), slice(-2, 0, -1)), np.array([True, False]), (slice(None), _IDX),
+                 (1, Ellipsis, None), (slice(5, None),)))),
+    OpRecord(name="numpy.at_set", path="_jnp_table_adapters.at_set", ref=NPA.at_set, args_maker=uniform(),
+             dtypes=("float32", "int32"),
+             cases=(Case(((3, 4), ()), (), {"idx": (0, 1)}), Case(((3, 4), (4,)), (), {"idx": 1}),
+                    Case(((3, 4), (3, 2)), (), {"idx": (slice(None), slice(1, 3))}),
+                    Case(((3, 4), (2,)), (), {"idx": ([0, 2], [3, 1])}))),
+    OpRecord(name="numpy.at_add", path="_jnp_table_adapters.at_add", ref=NPA.at_add, args_maker=uniform(),
+             dtypes=("float32", "int32"),
+             cases=(Case(((5,), (4,)), (), {"idx": ([0, 2, 2, 4],)}), Case(((3, 4), ()), (), {"idx": (slice(None), 0)}),
+                    Case(((3, 4), (3,)), (), {"idx": (slice(None), [1, 1, 1])}))),
+    OpRecord(name="numpy.at_max", path="_jnp_table_adapters.at_max", ref=NPA.at_max, args_maker=uniform(),
+             dtypes=("float32", "int32"),
+             cases=(Case(((5,), (3,)), (), {"idx": ([0, 0, 3],)}),)),
+    OpRecord(name="numpy.nonzero[size]", path="_jnp_table_adapters.nonzero_k", ref=NPA.nonzero_k,
+             args_maker=uniform(-1, 1), dtypes=("int32", "bool"),
+             cases=_cases((((6,),), {"size": 4}), (((3, 4),), {"size": 8, "k": 1}),
+                          (((3, 4),), {"size": 3, "k": 0, "fill_value": -1})),
+             out_dtype=_int_out),
+)
+
+
+def _with_ties(rng, shapes, dtype):
+    """Small integers (many ties) as `dtype`; floats also get a NaN."""
+    out = []
+    for s in shapes:
+        a = rng.integers(-3, 3, size=tuple(s)).astype(dtype)
+        if is_float(dtype) and a.size >= 4:
+            a.reshape(-1)[rng.integers(0, a.size)] = np.nan
+        out.append(a)
+    return out
+
+
+def _sorted_first(rng, shapes, dtype):
+    a = np.sort(_rand(rng, shapes[0], dtype, -3, 3))
+    return [a, _rand(rng, shapes[1], dtype, -4, 4)]
+
+
+JNP_RECORDS = JNP_RECORDS + (
+    OpRecord(name="numpy.sort", ref=np.sort, args_maker=uniform(), dtypes=FI16 + ("bool", "uint8"),
+             cases=_cases((((5,),), {}), (((3, 4),), {}), (((3, 4),), {"axis": 0}), (((2, 3, 4),), {"axis": 1}),
+                          (((3, 4),), {"axis": None}), (((0,),), {}))),
+    OpRecord(name="numpy.sort[ties]", path="numpy.sort", ref=np.sort, args_maker=_with_ties,
+             dtypes=("float32", "int32"), cases=_cases((((3, 6),), {}), (((6,),), {})), differentiable=False),
+    OpRecord(name="numpy.argsort", ref=lambda x, **kw: np.argsort(x, kind="stable", **kw), args_maker=_with_ties,
+             dtypes=("float32", "int32", "bool"),
+             cases=_cases((((6,),), {}), (((3, 6),), {}), (((3, 6),), {"axis": 0}), (((3, 4),), {"axis": None})),
+             out_dtype=_int_out),
+    OpRecord(name="numpy.median", ref=np.median, args_maker=uniform(), dtypes=FI,
+             cases=_cases((((5,),), {}), (((4,),), {}), (((3, 4),), {"axis": 1}), (((3, 4),), {"axis": 0}),
+                          (((2, 3, 4),), {"axis": (0, 2), "keepdims": True})),
+             out_dtype=_float_like),
+    OpRecord(name="numpy.median[nan]", path="numpy.median", ref=np.median, args_maker=some_nans(),
+             dtypes=("float32",), cases=_cases((((3, 4),), {"axis": 1}),), differentiable=False),
+    OpRecord(name="numpy.quantile", ref=np.quantile, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((7,),), (0.3,), {}), (((3, 5),), (np.array([0.1, 0.5, 1.0]),), {"axis": 1}),
+                          (((3, 5),), (0.25,), {"axis": 0, "method": "lower"}),
+                          (((3, 5),), (0.25,), {"axis": 0, "method": "higher"}),
+                          (((3, 5),), (0.6,), {"method": "nearest"}),
+                          (((3, 5),), (0.4,), {"axis": 1, "method": "midpoint", "keepdims": True}))),
+    OpRecord(name="numpy.percentile", ref=np.percentile, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((7,),), (30.0,), {}), (((3, 5),), (np.array([10.0, 90.0]),), {"axis": 1}))),
+    OpRecord(name="numpy.searchsorted", ref=np.searchsorted, args_maker=_sorted_first,
+             dtypes=("float32", "int32"),
+             cases=_cases((((6,), (4,)), {}), (((6,), (2, 3)), {"side": "right"}), (((6,), ()), {})),
+             out_dtype=_int_out),
+)
+
+
+def _indices_in(n):
+    def make(rng, shapes, dtype):
+        return [rng.integers(0, n, size=tuple(s)).astype(dtype) for s in shapes]
+    return make
+
+
+JNP_RECORDS = JNP_RECORDS + (
+    OpRecord(name="numpy.select", path="_jnp_table_adapters.select2", ref=NPA.select2, args_maker=uniform(),
+             dtypes=("float32", "int32"),
+             cases=_cases((((5,), (5,), (5,), (5,)), {}), (((3, 4), (4,), (3, 1), ()), {"default": -1}))),
+    OpRecord(name="numpy.interp", path="_jnp_table_adapters.interp", ref=NPA.interp, args_maker=uniform(-1, 6),
+             dtypes=F32_F64,
+             cases=_cases((((9,), (4,)), {"xp": (0.0, 1.0, 3.0, 5.0)}), (((2, 3), (3,)), {"xp": (-0.5, 2.0, 2.5)}))),
+    OpRecord(name="numpy.convolve", ref=np.convolve, args_maker=uniform(), dtypes=FI,
+             cases=_cases((((5,), (3,)), {}), (((3,), (5,)), {"mode": "same"}), (((6,), (3,)), {"mode": "valid"}),
+                          (((1,), (4,)), {})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.correlate", ref=np.correlate, args_maker=uniform(), dtypes=F32_F64,
+             cases=_cases((((5,), (3,)), {}), (((5,), (3,)), {"mode": "full"}), (((4,), (4,)), {"mode": "same"})),
+             tol=ACCUM_TOL),
+    OpRecord(name="numpy.bincount", ref=lambda x, length: np.bincount(x, minlength=length)[:length],
+             args_maker=_indices_in(5), dtypes=("int32", "uint8"),
+             cases=_cases((((8,),), {"length": 5}), (((8,),), {"length": 7}), (((0,),), {"length": 3})),
+             out_dtype=_int_out),
+    OpRecord(name="numpy.modf", path="_jnp_table_adapters.modf_k", ref=NPA.modf_k, args_maker=uniform(),
+             dtypes=F32_F64, cases=_cases((((5,),), {"k": 0}), (((3, 4),), {"k": 1}))),
+    OpRecord(name="numpy.ldexp", ref=np.ldexp,
+             args_maker=lambda rng, shapes, dt: [_rand(rng, shapes[0], dt, -3, 3),
+                                                 rng.integers(-4, 5, size=tuple(shapes[1])).astype(np.int32)],
+             dtypes=F32_F64, cases=cases_from_shapes([((5,), (5,)), ((3, 4), (4,))])),
+    OpRecord(name="numpy.unravel_index", path="_jnp_table_adapters.unravel_k", ref=NPA.unravel_k,
+             args_maker=_indices_in(12), dtypes=("int32",),
+             cases=_cases((((5,),), {"shape": (3, 4), "k": 0}), (((5,),), {"shape": (3, 4), "k": 1}),
+                          (((2, 2),), {"shape": (2, 3, 2), "k": 2})),
+             out_dtype=_same),
+    OpRecord(name="numpy.ravel_multi_index", ref=lambda i, j, dims: np.ravel_multi_index((i, j), dims),
+             path="_jnp_table_adapters.ravel_multi", args_maker=_indices_in(3), dtypes=("int32",),
+             cases=_cases((((5,), (5,)), {"dims": (3, 4)}),), out_dtype=_same),
 )

@@ -241,3 +241,54 @@ def test_shape_determining_arguments_must_be_static():
         jax.jit(lambda n: jnp.linspace(0.0, 1.0, n))(3)
     with pytest.raises(jax.errors.ConcretizationTypeError):
         jax.jit(lambda r: jnp.repeat(jnp.ones(3), r))(i32([1, 2, 3]))
+
+
+# ----------------------------------------------------------------- indexing under traces
+
+
+def test_traced_indexing_matches_numpy():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    X = jnp.asarray(x)
+    f = jax.jit(lambda x, i, j: x[i, :, j])
+    np.testing.assert_array_equal(f(X, 1, -1), x[1, :, -1])
+    g = jax.jit(lambda x, idx: x[:, idx])
+    np.testing.assert_array_equal(g(X, i32([2, 0, 2])), x[:, [2, 0, 2]])
+    # traced out-of-range indices clamp, as in JAX
+    np.testing.assert_array_equal(jax.jit(lambda x, i: x[i])(X, 7), x[1])
+    np.testing.assert_array_equal(jax.vmap(lambda r, i: r[i], in_axes=(0, None))(X, 2), x[:, 2])
+    grad = jax.grad(lambda x, i: jnp.sum(x[i] ** 2))(X, 1)
+    want = np.zeros_like(x)
+    want[1] = 2 * x[1]
+    np.testing.assert_array_equal(grad, want)
+
+
+def test_traced_at_updates():
+    x = jnp.zeros(5)
+    f = jax.jit(lambda x, v: x.at[jnp.asarray([0, 2, 2])].add(v))
+    np.testing.assert_array_equal(f(x, f32([1.0, 2.0, 3.0])), [1.0, 0.0, 5.0, 0.0, 0.0])
+    g = jax.grad(lambda v: jnp.sum(jnp.zeros((2, 3)).at[:, 1].set(v) ** 2))(f32([1.0, 2.0]))
+    np.testing.assert_array_equal(g, [2.0, 4.0])
+    with pytest.raises(ValueError, match="shape mismatch"):
+        jnp.zeros(5).at[1:3].set(jnp.ones(3))
+
+
+def test_indexing_errors():
+    x = jnp.zeros((2, 3))
+    with pytest.raises(IndexError, match="out of bounds"):
+        jax.jit(lambda x: x[5])(x)
+    with pytest.raises(IndexError, match="Too many indices"):
+        jax.jit(lambda x: x[0, 0, 0])(x)
+    with pytest.raises(jax.errors.NonConcreteBooleanIndexError):
+        jax.jit(lambda x: x[x > 0])(x)
+    with pytest.raises(IndexError, match="static start/stop"):
+        jax.jit(lambda x, i: x[i:])(x, 1)
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda x: jnp.nonzero(x))(x)
+
+
+def test_nonzero_with_size_under_jit():
+    x = np.array([[0, 1, 0], [2, 0, 3]], np.float32)
+    rows, cols = jax.jit(lambda x: jnp.nonzero(x, size=4, fill_value=-1))(x)
+    np.testing.assert_array_equal(rows, [0, 1, 1, -1])
+    np.testing.assert_array_equal(cols, [1, 0, 2, -1])
+    np.testing.assert_array_equal(jnp.argwhere(x), np.argwhere(x))

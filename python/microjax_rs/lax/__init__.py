@@ -322,4 +322,153 @@ def stop_gradient(x):
     return tree_map(stop, x)
 
 
+# ----------------------------------------------------------------- slicing
+
+
+def _canon_axis(axis, ndim):
+    axis = int(axis)
+    if not -ndim <= axis < (ndim or 1):
+        raise ValueError(f"axis {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim if ndim else axis
+
+
+def rev(operand, dimensions):
+    """Reverses `operand` along each axis in `dimensions`."""
+    operand = _arr(operand)
+    dims = tuple(int(d) for d in dimensions)
+    if not dims:
+        return operand
+    return rev_p.bind(operand, dimensions=dims)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    """Static slice `operand[start:limit:stride]` per axis."""
+    operand = _arr(operand)
+    start = tuple(int(i) for i in start_indices)
+    limit = tuple(int(i) for i in limit_indices)
+    strides = None if strides is None else tuple(int(s) for s in strides)
+    if strides is not None and all(s == 1 for s in strides):
+        strides = None
+    if strides is None and all(s == 0 for s in start) and limit == _aval(operand).shape:
+        return operand
+    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """`slice` along one axis; `None` and negative bounds as in Python."""
+    shape = _aval(operand).shape
+    axis = _canon_axis(axis, len(shape))
+    size = shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = size if limit_index is None else int(limit_index)
+    if start < 0:
+        start += size
+    if limit < 0:
+        limit += size
+    starts = [0] * len(shape)
+    limits = list(shape)
+    strides = [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """Element `index` (static) along `axis`, keeping the axis unless `keepdims=False`."""
+    shape = _aval(operand).shape
+    axis = _canon_axis(axis, len(shape))
+    index = int(index)
+    if index < 0:
+        index += shape[axis]
+    if not 0 <= index < shape[axis]:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {shape[axis]}")
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def concatenate(operands, dimension):
+    """Joins `operands` (equal dtypes and shapes but along `dimension`)."""
+    operands = [_arr(o) for o in operands]
+    if not operands:
+        raise ValueError("concatenate requires at least one operand")
+    if len(operands) == 1:
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    """Pads with `padding_value`: `(lo, hi, interior)` per axis; negative lo/hi crop."""
+    operand = _arr(operand)
+    if type(padding_value) in _SCALARS:
+        padding_value = _weak_like(padding_value, operand)
+    config = tuple((int(lo), int(hi), int(interior)) for lo, hi, interior in padding_config)
+    return pad_p.bind(operand, _arr(padding_value), padding_config=config)
+
+
+def _start_indices(start_indices, shape):
+    """Scalar start indices, negative ones counted from the end (as JAX)."""
+    start_indices = tuple(start_indices)
+    if len(start_indices) != len(shape):
+        raise TypeError(f"expected {len(shape)} start indices for an operand of shape {shape}, "
+                        f"got {len(start_indices)}")
+    out = []
+    for i, d in zip(start_indices, shape):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            i = int(i)
+            out.append(core.to_array(i + d if i < 0 else i, np.dtype("int32"), weak_type=False))
+            continue
+        i = _arr(i)
+        if _aval(i).ndim != 0:
+            raise TypeError(f"start indices must be scalars, got shape {_aval(i).shape}")
+        out.append(select_n(lt(i, _weak_like(0, i)), i, add(i, _weak_like(d, i))))
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """A `slice_sizes` window at run-time start indices (clamped into range)."""
+    operand = _arr(operand)
+    shape = _aval(operand).shape
+    idx = _start_indices(start_indices, shape)
+    return dynamic_slice_p.bind(operand, *idx, slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """`update` written into `operand` at run-time start indices (clamped)."""
+    operand = _arr(operand)
+    update = _arr(update)
+    idx = _start_indices(start_indices, _aval(operand).shape)
+    return dynamic_update_slice_p.bind(operand, update, *idx)
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size=1, axis=0):
+    shape = _aval(operand).shape
+    axis = _canon_axis(axis, len(shape))
+    starts = [0] * len(shape)
+    sizes = list(shape)
+    starts[axis], sizes[axis] = start_index, int(slice_size)
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    shape = _aval(operand).shape
+    axis = _canon_axis(axis, len(shape))
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    shape = _aval(operand).shape
+    axis = _canon_axis(axis, len(shape))
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    shape = _aval(operand).shape
+    axis = _canon_axis(axis, len(shape))
+    if _aval(update).ndim == len(shape) - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -356,6 +356,9 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         vec![av(&[], d)],
         // clamp(min, x, max)
         vec![av(&[], d), av(&[2], d), av(&[], d)],
+        // dynamic_slice(x, i), dynamic_update_slice(x, u, i)
+        vec![av(&[2], d), av(&[], DType::I32)],
+        vec![av(&[2], d), av(&[1], d), av(&[], DType::I32)],
     ]
 }
 

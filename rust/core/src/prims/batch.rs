@@ -17,7 +17,8 @@ use super::rules::BatchRule;
 use super::{DotDims, Primitive};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::Atom;
+use crate::ir::{Atom, Literal, Scalar};
+use crate::DType;
 use std::sync::Arc;
 
 /// The batching rule of a primitive.
@@ -42,6 +43,12 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Reduce { .. } => reduce,
         Primitive::DotGeneral { .. } => dot_general,
         Primitive::Iota { .. } => unbatched,
+        Primitive::Rev { .. } => rev,
+        Primitive::Slice { .. } => slice,
+        Primitive::Concatenate { .. } => concatenate,
+        Primitive::Pad { .. } => pad,
+        Primitive::DynamicSlice { .. } => dynamic_slice,
+        Primitive::DynamicUpdateSlice => dynamic_update_slice,
         Primitive::Pjit { .. } => pjit,
         Primitive::Custom(_) => super::custom::batch_rule,
     })
@@ -584,4 +591,409 @@ fn cumulative(
         vec![x.clone()],
         Some(d),
     )
+}
+
+/// `rev`: the reversed axes shift around the mapped one.
+fn rev(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Rev { dimensions } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let dimensions = dimensions.iter().map(|&k| shift(k, d)).collect();
+    emit1(Primitive::Rev { dimensions }, b, vec![x.clone()], Some(d))
+}
+
+/// `slice`: the mapped axis is taken whole.
+fn slice(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Slice {
+        start_indices,
+        limit_indices,
+        strides,
+    } = p
+    else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (x, d) = one(p, ins, dims)?;
+    let prim = Primitive::Slice {
+        start_indices: insert_axis(start_indices, d, 0),
+        limit_indices: insert_axis(limit_indices, d, n),
+        strides: strides.as_ref().map(|s| insert_axis(s, d, 1)),
+    };
+    emit1(prim, b, vec![x.clone()], Some(d))
+}
+
+/// Brings `x` (batched at `d` or unbatched) to carry the mapped axis first.
+fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
+    match d {
+        Some(d) => move_axis(b, x.clone(), d, 0),
+        None => add_batch_axis(b, x.clone(), n, 0),
+    }
+}
+
+/// `concatenate`: every operand carries the mapped axis first.
+fn concatenate(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Concatenate { dimension } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let xs = ins
+        .iter()
+        .zip(dims)
+        .map(|(x, d)| batch_first(b, x, *d, n))
+        .collect::<Result<Vec<_>>>()?;
+    let prim = Primitive::Concatenate {
+        dimension: dimension.saturating_add(1),
+    };
+    emit1(prim, b, xs, Some(0))
+}
+
+/// `pad`: an unbatched padding value pads around the mapped axis; a
+/// batched one is selected in where a padded mask marks the padding.
+fn pad(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Pad { padding_config } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    let ([x, pv], [dx, dpv]) = (ins, dims) else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    match (dx, dpv) {
+        (None, None) => unbatched(p, b, ins, dims, n),
+        (Some(d), None) => {
+            let mut config = padding_config.clone();
+            config.insert((*d).min(config.len()), (0, 0, 0));
+            let prim = Primitive::Pad {
+                padding_config: config,
+            };
+            emit1(prim, b, vec![x.clone(), pv.clone()], Some(*d))
+        }
+        (_, Some(dp)) => {
+            let xb = batch_first(b, x, *dx, n)?;
+            let xa = b.aval(x)?;
+            let xshape = match dx {
+                Some(d) => remove_axis(&xa.shape, *d),
+                None => xa.shape.clone(),
+            };
+            let mut config = padding_config.clone();
+            config.insert(0, (0, 0, 0));
+            let zero = Builder::lit(xa.dtype, 0.0);
+            let padded = b.add_eqn1(
+                Primitive::Pad {
+                    padding_config: config,
+                },
+                vec![xb, zero],
+            )?;
+            let out_shape = b.aval(&padded)?.shape;
+            let lie = Atom::Lit(Literal::new(Scalar::Bool(false), DType::Bool, false));
+            let falses = if xshape.is_empty() {
+                lie
+            } else {
+                b.add_eqn1(
+                    Primitive::BroadcastInDim {
+                        shape: xshape,
+                        broadcast_dimensions: Vec::new(),
+                    },
+                    vec![lie],
+                )?
+            };
+            let truth = Atom::Lit(Literal::new(Scalar::Bool(true), DType::Bool, false));
+            let mask = b.add_eqn1(
+                Primitive::Pad {
+                    padding_config: padding_config.clone(),
+                },
+                vec![falses, truth],
+            )?;
+            let rank = out_shape.len();
+            let mask = b.add_eqn1(
+                Primitive::BroadcastInDim {
+                    shape: out_shape.clone(),
+                    broadcast_dimensions: (1..rank).collect(),
+                },
+                vec![mask],
+            )?;
+            if *dp != 0 {
+                return Err(bad(p, "a batched scalar has its mapped axis at 0"));
+            }
+            let pvb = b.add_eqn1(
+                Primitive::BroadcastInDim {
+                    shape: out_shape,
+                    broadcast_dimensions: vec![0],
+                },
+                vec![pv.clone()],
+            )?;
+            emit1(Primitive::SelectN, b, vec![mask, padded, pvb], Some(0))
+        }
+    }
+}
+
+/// A zero start index for a new leading axis, of the indices' dtype.
+fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
+    let dtype = match idx.first() {
+        Some(i) => b.aval(i)?.dtype,
+        None => DType::I32,
+    };
+    Ok(Builder::lit(dtype, 0.0))
+}
+
+/// A batched start index (`[n]`, mapped axis 0, or unbatched rank 0 made
+/// `[n]`) clamped into `[0, hi]` and converted to int32.
+fn clamped_index(b: &mut Builder, i: &Atom, d: Option<usize>, hi: usize, n: usize) -> Result<Atom> {
+    let i = match d {
+        Some(_) => i.clone(),
+        None => add_batch_axis(b, i.clone(), n, 0)?,
+    };
+    let dtype = b.aval(&i)?.dtype;
+    let hi = u32::try_from(hi).map_err(|_| Error::Overflow {
+        what: "start index",
+        detail: format!("{hi}"),
+    })?;
+    let c = b.add_eqn1(
+        Primitive::Clamp,
+        vec![
+            Builder::lit(dtype, 0.0),
+            i,
+            Builder::lit(dtype, f64::from(hi)),
+        ],
+    )?;
+    if dtype == DType::I32 {
+        return Ok(c);
+    }
+    b.add_eqn1(
+        Primitive::ConvertElementType {
+            new_dtype: DType::I32,
+            weak_type: false,
+        },
+        vec![c],
+    )
+}
+
+/// `select_n(start, *cases)` with the `[n]` int32 `start` broadcast over the
+/// (mapped-axis-first) cases.
+fn select_by_start(b: &mut Builder, start: Atom, cases: Vec<Atom>) -> Result<Atom> {
+    let Some(first) = cases.first() else {
+        return Err(Error::InvalidArgument(
+            "vmap: no cases to select from".into(),
+        ));
+    };
+    if cases.len() == 1 {
+        return Ok(first.clone());
+    }
+    let shape = b.aval(first)?.shape;
+    let pred = b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape,
+            broadcast_dimensions: vec![0],
+        },
+        vec![start],
+    )?;
+    let mut ins = vec![pred];
+    ins.extend(cases);
+    b.add_eqn1(Primitive::SelectN, ins)
+}
+
+/// Per-example start indices without `gather`: each axis with batched
+/// indices selects among the static windows `k..k + size` (one `slice` per
+/// possible clamped start), the other axes are sliced dynamically first.
+fn dynamic_slice(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::DynamicSlice { slice_sizes } = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let (Some((x, idx)), Some((dx, didx))) = (ins.split_first(), dims.split_first()) else {
+        return Err(bad(p, "no operand"));
+    };
+    if didx.iter().all(Option::is_none) {
+        let d = dx.ok_or_else(|| bad(p, "the operand is not batched"))?;
+        let mut new_ins = vec![x.clone()];
+        new_ins.extend(idx.iter().cloned());
+        new_ins.insert(d.saturating_add(1).min(new_ins.len()), zero_index(b, idx)?);
+        let prim = Primitive::DynamicSlice {
+            slice_sizes: insert_axis(slice_sizes, d, n),
+        };
+        return emit1(prim, b, new_ins, Some(d));
+    }
+    let xb = batch_first(b, x, *dx, n)?;
+    let shape = b.aval(&xb)?.shape;
+    // 1. Unbatched-index axes: one dynamic_slice (batched-index axes whole).
+    let mut first_ins = vec![xb];
+    let mut sizes = vec![n];
+    first_ins.push(zero_index(b, idx)?);
+    for (j, ((i, di), &s)) in idx.iter().zip(didx).zip(slice_sizes).enumerate() {
+        let full = shape.get(j.saturating_add(1)).copied().unwrap_or(0);
+        match di {
+            None => {
+                first_ins.push(i.clone());
+                sizes.push(s);
+            }
+            Some(_) => {
+                first_ins.push(zero_index(b, idx)?);
+                sizes.push(full);
+            }
+        }
+    }
+    let mut cur = b.add_eqn1(Primitive::DynamicSlice { slice_sizes: sizes }, first_ins)?;
+    // 2. Each batched-index axis: select among the static windows.
+    for (j, ((i, di), &s)) in idx.iter().zip(didx).zip(slice_sizes).enumerate() {
+        if di.is_none() {
+            continue;
+        }
+        let axis = j.saturating_add(1);
+        let cshape = b.aval(&cur)?.shape;
+        let full = cshape.get(axis).copied().unwrap_or(0);
+        let hi = full.saturating_sub(s);
+        let start = clamped_index(b, i, *di, hi, n)?;
+        let mut cases = Vec::with_capacity(hi.saturating_add(1));
+        for k in 0..=hi {
+            let mut lo = vec![0usize; cshape.len()];
+            let mut lim = cshape.clone();
+            if let (Some(l), Some(m)) = (lo.get_mut(axis), lim.get_mut(axis)) {
+                *l = k;
+                *m = k.saturating_add(s);
+            }
+            cases.push(b.add_eqn1(
+                Primitive::Slice {
+                    start_indices: lo,
+                    limit_indices: lim,
+                    strides: None,
+                },
+                vec![cur.clone()],
+            )?);
+        }
+        cur = select_by_start(b, start, cases)?;
+    }
+    Ok((vec![cur], vec![Some(0)]))
+}
+
+/// Moves `v` (mapped axis first, size `u` along `axis`) to each possible
+/// clamped start `k` of an axis of size `full` by padding with `fill`, and
+/// selects per example.
+fn shift_into(
+    b: &mut Builder,
+    v: Atom,
+    fill: Atom,
+    axis: usize,
+    full: usize,
+    start: Atom,
+) -> Result<Atom> {
+    let shape = b.aval(&v)?.shape;
+    let u = shape.get(axis).copied().unwrap_or(0);
+    let hi = full.saturating_sub(u);
+    let mut cases = Vec::with_capacity(hi.saturating_add(1));
+    for k in 0..=hi {
+        let mut config = vec![(0i64, 0i64, 0i64); shape.len()];
+        if let Some(c) = config.get_mut(axis) {
+            let lo = i64::try_from(k).unwrap_or(i64::MAX);
+            let rest = i64::try_from(hi.saturating_sub(k)).unwrap_or(i64::MAX);
+            *c = (lo, rest, 0);
+        }
+        cases.push(b.add_eqn1(
+            Primitive::Pad {
+                padding_config: config,
+            },
+            vec![v.clone(), fill.clone()],
+        )?);
+    }
+    select_by_start(b, start, cases)
+}
+
+/// `dynamic_update_slice`: unbatched start indices prepend a zero index;
+/// batched ones place the update (and a mask of where it lands) at every
+/// possible clamped start per axis, select per example, and select the
+/// placed update over the operand.
+fn dynamic_update_slice(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    if all_unbatched(dims) {
+        return unbatched(p, b, ins, dims, n);
+    }
+    let ([x, u, idx @ ..], [dx, du, didx @ ..]) = (ins, dims) else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    let xb = batch_first(b, x, *dx, n)?;
+    let ub = batch_first(b, u, *du, n)?;
+    if didx.iter().all(Option::is_none) {
+        let mut new_ins = vec![xb, ub, zero_index(b, idx)?];
+        new_ins.extend(idx.iter().cloned());
+        return emit1(p.clone(), b, new_ins, Some(0));
+    }
+    let xshape = b.aval(&xb)?.shape;
+    let ua = b.aval(&ub)?;
+    let dtype = ua.dtype;
+    let truth = Atom::Lit(Literal::new(Scalar::Bool(true), DType::Bool, false));
+    let lie = Atom::Lit(Literal::new(Scalar::Bool(false), DType::Bool, false));
+    let mut placed = ub;
+    let mut mask = b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape: ua.shape.clone(),
+            broadcast_dimensions: Vec::new(),
+        },
+        vec![truth],
+    )?;
+    for (j, (i, di)) in idx.iter().zip(didx).enumerate() {
+        let axis = j.saturating_add(1);
+        let full = xshape.get(axis).copied().unwrap_or(0);
+        let usize_ = ua.shape.get(axis).copied().unwrap_or(0);
+        let start = clamped_index(b, i, *di, full.saturating_sub(usize_), n)?;
+        placed = shift_into(
+            b,
+            placed,
+            Builder::lit(dtype, 0.0),
+            axis,
+            full,
+            start.clone(),
+        )?;
+        mask = shift_into(b, mask, lie.clone(), axis, full, start)?;
+    }
+    emit1(Primitive::SelectN, b, vec![mask, xb, placed], Some(0))
 }

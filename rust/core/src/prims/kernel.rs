@@ -134,6 +134,42 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         Primitive::Cumulative { op, axis, reverse } => {
             reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
         }
+        Primitive::Rev { dimensions } => structural::rev(one(name, args)?, dimensions)?,
+        Primitive::Slice {
+            start_indices,
+            strides,
+            ..
+        } => structural::slice(
+            one(name, args)?,
+            start_indices,
+            strides.as_deref(),
+            &out_shape(name, &aval)?,
+        )?,
+        Primitive::Concatenate { dimension } => {
+            structural::concatenate(args, *dimension, &out_shape(name, &aval)?)?
+        }
+        Primitive::Pad { padding_config } => {
+            let (x, pv) = two(name, args)?;
+            structural::pad(x, pv, padding_config, &out_shape(name, &aval)?)?
+        }
+        Primitive::DynamicSlice { slice_sizes } => {
+            let (x, idx) = args.split_first().ok_or(Error::Arity {
+                prim: name,
+                expected: 1,
+                got: 0,
+            })?;
+            structural::dynamic_slice(x, idx, slice_sizes)?
+        }
+        Primitive::DynamicUpdateSlice => match args {
+            [x, u, idx @ ..] => structural::dynamic_update_slice(x, u, idx)?,
+            _ => {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 2,
+                    got: args.len(),
+                })
+            }
+        },
         Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
         Primitive::Custom(c) => return custom_call(c, args, multi),
     };
@@ -196,6 +232,15 @@ fn finish(name: &'static str, aval: Aval, buf: Buffer) -> Result<HostArray> {
         ));
     }
     HostArray::new(aval.shape, buf)
+}
+
+/// The output shape the shape rule gave a single-output primitive.
+fn out_shape(name: &'static str, aval: &Option<Aval>) -> Result<Vec<usize>> {
+    aval.as_ref().map(|a| a.shape.clone()).ok_or(Error::Arity {
+        prim: name,
+        expected: 1,
+        got: 0,
+    })
 }
 
 fn one<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<&'a HostArray> {

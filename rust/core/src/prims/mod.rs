@@ -292,6 +292,33 @@ pub enum Primitive {
         axis: usize,
         reverse: bool,
     },
+    /// Reverses the order of elements along `dimensions`.
+    Rev {
+        dimensions: Vec<usize>,
+    },
+    /// Static slice `[start, limit)` with optional `strides` per axis.
+    Slice {
+        start_indices: Vec<usize>,
+        limit_indices: Vec<usize>,
+        strides: Option<Vec<usize>>,
+    },
+    /// Joins N operands along `dimension`.
+    Concatenate {
+        dimension: usize,
+    },
+    /// `pad(operand, padding_value)` with `(lo, hi, interior)` per axis;
+    /// negative `lo`/`hi` remove elements.
+    Pad {
+        padding_config: Vec<(i64, i64, i64)>,
+    },
+    /// `dynamic_slice(operand, *start_indices)`: a `slice_sizes` window at
+    /// run-time (clamped) start indices.
+    DynamicSlice {
+        slice_sizes: Vec<usize>,
+    },
+    /// `dynamic_update_slice(operand, update, *start_indices)`: `update`
+    /// written at run-time (clamped) start indices.
+    DynamicUpdateSlice,
     /// A call of a closed sub-jaxpr (nested `jit`).
     Pjit {
         jaxpr: Arc<ClosedJaxpr>,
@@ -324,6 +351,12 @@ impl Primitive {
             Primitive::Clamp => "clamp",
             Primitive::Arg { op, .. } => op.name(),
             Primitive::Cumulative { op, .. } => op.name(),
+            Primitive::Rev { .. } => "rev",
+            Primitive::Slice { .. } => "slice",
+            Primitive::Concatenate { .. } => "concatenate",
+            Primitive::Pad { .. } => "pad",
+            Primitive::DynamicSlice { .. } => "dynamic_slice",
+            Primitive::DynamicUpdateSlice => "dynamic_update_slice",
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
         }
@@ -358,6 +391,12 @@ impl Primitive {
             "squeeze",
             "dot_general",
             "iota",
+            "rev",
+            "slice",
+            "concatenate",
+            "pad",
+            "dynamic_slice",
+            "dynamic_update_slice",
             "pjit",
             "custom_jvp_call",
             "custom_vjp_call",
@@ -421,6 +460,22 @@ impl Primitive {
                 shape: vec![1],
                 dimension: 0,
             },
+            Primitive::Rev {
+                dimensions: vec![0],
+            },
+            Primitive::Slice {
+                start_indices: vec![0],
+                limit_indices: vec![1],
+                strides: None,
+            },
+            Primitive::Concatenate { dimension: 0 },
+            Primitive::Pad {
+                padding_config: vec![(1, 0, 0)],
+            },
+            Primitive::DynamicSlice {
+                slice_sizes: vec![1],
+            },
+            Primitive::DynamicUpdateSlice,
             Primitive::Pjit {
                 jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
                 name: String::new(),

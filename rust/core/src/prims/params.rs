@@ -111,6 +111,33 @@ impl Primitive {
                     Param::Int(i64::try_from(*dimension).unwrap_or(i64::MAX)),
                 ),
             ],
+            Primitive::Rev { dimensions } => vec![("dimensions", ints(dimensions))],
+            Primitive::Slice {
+                start_indices,
+                limit_indices,
+                strides,
+            } => vec![
+                ("start_indices", ints(start_indices)),
+                ("limit_indices", ints(limit_indices)),
+                ("strides", strides.as_ref().map_or(Param::None, |s| ints(s))),
+            ],
+            Primitive::Concatenate { dimension } => vec![(
+                "dimension",
+                Param::Int(i64::try_from(*dimension).unwrap_or(i64::MAX)),
+            )],
+            Primitive::Pad { padding_config } => vec![(
+                "padding_config",
+                Param::Tuple(
+                    padding_config
+                        .iter()
+                        .map(|&(lo, hi, int)| Param::Ints(vec![lo, hi, int]))
+                        .collect(),
+                ),
+            )],
+            Primitive::DynamicSlice { slice_sizes } => {
+                vec![("slice_sizes", ints(slice_sizes))]
+            }
+            Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Custom(c) => c.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
@@ -208,6 +235,27 @@ impl Primitive {
                 shape: p.dims("shape")?,
                 dimension: p.dim("dimension")?,
             },
+            "rev" => Primitive::Rev {
+                dimensions: p.dims("dimensions")?,
+            },
+            "slice" => Primitive::Slice {
+                start_indices: p.dims("start_indices")?,
+                limit_indices: p.dims("limit_indices")?,
+                strides: match p.get("strides") {
+                    None | Some(Param::None) => None,
+                    Some(_) => Some(p.dims("strides")?),
+                },
+            },
+            "concatenate" => Primitive::Concatenate {
+                dimension: p.dim("dimension")?,
+            },
+            "pad" => Primitive::Pad {
+                padding_config: p.padding_config("padding_config")?,
+            },
+            "dynamic_slice" => Primitive::DynamicSlice {
+                slice_sizes: p.dims("slice_sizes")?,
+            },
+            "dynamic_update_slice" => Primitive::DynamicUpdateSlice,
             "custom_jvp_call" => Primitive::Custom(super::custom::CustomCall::Jvp {
                 call: p.jaxpr("call_jaxpr")?,
                 jvp: match p.get("jvp_jaxpr_fun") {
@@ -349,6 +397,36 @@ impl Lookup<'_> {
             },
             other => Err(self.bad(key, "a pair", other)),
         }
+    }
+
+    /// `((lo, hi, interior), ...)`: signed ints, interior >= 0.
+    fn padding_config(&self, key: &'static str) -> Result<Vec<(i64, i64, i64)>> {
+        let p = self.need(key)?;
+        let entries: Vec<&Param> = match p {
+            Param::Tuple(v) => v.iter().collect(),
+            Param::Ints(v) if v.is_empty() => Vec::new(),
+            other => return Err(self.bad(key, "a tuple of (lo, hi, interior) triples", other)),
+        };
+        entries
+            .into_iter()
+            .map(|e| {
+                let trip: Vec<i64> = match e {
+                    Param::Ints(v) => v.clone(),
+                    Param::Tuple(v) => v
+                        .iter()
+                        .map(|x| match x {
+                            Param::Int(i) => Ok(*i),
+                            other => Err(self.bad(key, "an int", other)),
+                        })
+                        .collect::<Result<_>>()?,
+                    other => return Err(self.bad(key, "a (lo, hi, interior) triple", other)),
+                };
+                match trip.as_slice() {
+                    [lo, hi, int] if *int >= 0 => Ok((*lo, *hi, *int)),
+                    _ => Err(self.bad(key, "a (lo, hi, interior >= 0) triple", e)),
+                }
+            })
+            .collect()
     }
 
     fn dot_dims(&self, key: &'static str) -> Result<DotDims> {

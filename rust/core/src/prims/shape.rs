@@ -234,6 +234,77 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
             }
             Ok(vec![x.clone()])
         }
+        Primitive::Rev { dimensions } => {
+            let [x] = arity::<1>(name, ins)?;
+            check_axes(name, "dimensions", dimensions, x.ndim())?;
+            Ok(vec![x.clone()])
+        }
+        Primitive::Slice {
+            start_indices,
+            limit_indices,
+            strides,
+        } => {
+            let [x] = arity::<1>(name, ins)?;
+            let shape = slice_shape(x, start_indices, limit_indices, strides.as_deref())?;
+            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+        }
+        Primitive::Concatenate { dimension } => concatenate(ins, *dimension),
+        Primitive::Pad { padding_config } => {
+            let [x, pv] = arity::<2>(name, ins)?;
+            same_dtype(name, &[x, pv])?;
+            if !pv.shape.is_empty() {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape, &pv.shape],
+                    "padding_value must be a scalar",
+                ));
+            }
+            let shape = pad_shape(&x.shape, padding_config)?;
+            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+        }
+        Primitive::DynamicSlice { slice_sizes } => {
+            let Some((x, idx)) = ins.split_first() else {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 1,
+                    got: 0,
+                });
+            };
+            check_start_indices(name, x, idx)?;
+            let fits = slice_sizes.len() == x.ndim()
+                && slice_sizes.iter().zip(&x.shape).all(|(s, d)| s <= d);
+            if !fits {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape, slice_sizes],
+                    "slice_sizes must have one entry per operand axis, each at most the axis size",
+                ));
+            }
+            Ok(vec![Aval::weak(slice_sizes.clone(), x.dtype, x.weak_type)])
+        }
+        Primitive::DynamicUpdateSlice => {
+            let (x, u, idx) = match ins {
+                [x, u, idx @ ..] => (x, u, idx),
+                _ => {
+                    return Err(Error::Arity {
+                        prim: name,
+                        expected: 2,
+                        got: ins.len(),
+                    })
+                }
+            };
+            same_dtype(name, &[x, u])?;
+            check_start_indices(name, x, idx)?;
+            let fits = u.ndim() == x.ndim() && u.shape.iter().zip(&x.shape).all(|(s, d)| s <= d);
+            if !fits {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape, &u.shape],
+                    "update must have the operand's rank and fit inside it",
+                ));
+            }
+            Ok(vec![x.clone()])
+        }
         Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
         Primitive::Pjit { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
@@ -378,6 +449,137 @@ fn select_n(ins: &[Aval]) -> Result<Vec<Aval>> {
     }
     let weak = cases.iter().all(|c| c.weak_type);
     Ok(vec![Aval::weak(first.shape.clone(), first.dtype, weak)])
+}
+
+/// Output shape of `slice`.
+pub(crate) fn slice_shape(
+    x: &Aval,
+    start: &[usize],
+    limit: &[usize],
+    strides: Option<&[usize]>,
+) -> Result<Vec<usize>> {
+    let name = "slice";
+    let n = x.ndim();
+    let ones = vec![1usize; n];
+    let strides = strides.unwrap_or(&ones);
+    if start.len() != n || limit.len() != n || strides.len() != n {
+        return Err(Error::shape(
+            name,
+            &[&x.shape, start, limit, strides],
+            "start_indices, limit_indices and strides need one entry per operand axis",
+        ));
+    }
+    let mut out = Vec::with_capacity(n);
+    for (((&d, &s), &l), &st) in x.shape.iter().zip(start).zip(limit).zip(strides) {
+        if s > l || l > d || st == 0 {
+            return Err(Error::shape(
+                name,
+                &[&x.shape, start, limit, strides],
+                "need 0 <= start <= limit <= axis size and strides >= 1",
+            ));
+        }
+        out.push(l.wrapping_sub(s).div_ceil(st));
+    }
+    Ok(out)
+}
+
+/// Output shape of `pad`: `lo + hi + d + (d - 1) * interior` per axis.
+pub(crate) fn pad_shape(shape: &[usize], config: &[(i64, i64, i64)]) -> Result<Vec<usize>> {
+    let name = "pad";
+    if config.len() != shape.len() {
+        return Err(Error::shape(
+            name,
+            &[shape],
+            format!("padding_config {config:?} needs one (lo, hi, interior) per operand axis"),
+        ));
+    }
+    let mut out = Vec::with_capacity(shape.len());
+    for (&d, &(lo, hi, int)) in shape.iter().zip(config) {
+        let size = i64::try_from(d).ok().and_then(|d| {
+            let gaps = d.checked_sub(1)?.max(0).checked_mul(int)?;
+            lo.checked_add(hi)?.checked_add(d)?.checked_add(gaps)
+        });
+        match size.and_then(|s| usize::try_from(s).ok()) {
+            Some(s) if int >= 0 => out.push(s),
+            _ => {
+                return Err(Error::shape(
+                    name,
+                    &[shape],
+                    format!("padding_config {config:?} gives a negative or invalid size"),
+                ))
+            }
+        }
+    }
+    checked_size(&out)?;
+    Ok(out)
+}
+
+fn concatenate(ins: &[Aval], dimension: usize) -> Result<Vec<Aval>> {
+    let name = "concatenate";
+    let Some(first) = ins.first() else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 1,
+            got: 0,
+        });
+    };
+    let refs: Vec<&Aval> = ins.iter().collect();
+    same_dtype(name, &refs)?;
+    let shapes: Vec<&[usize]> = ins.iter().map(|a| a.shape.as_slice()).collect();
+    if dimension >= first.ndim() {
+        return Err(Error::shape(
+            name,
+            &shapes,
+            format!("dimension {dimension} out of range"),
+        ));
+    }
+    let mut total = 0usize;
+    for a in ins {
+        let same_rest = a.ndim() == first.ndim()
+            && a.shape
+                .iter()
+                .zip(&first.shape)
+                .enumerate()
+                .all(|(i, (p, q))| i == dimension || p == q);
+        if !same_rest {
+            return Err(Error::shape(
+                name,
+                &shapes,
+                format!("operands must have equal shapes except along dimension {dimension}"),
+            ));
+        }
+        total = total
+            .checked_add(a.shape.get(dimension).copied().unwrap_or(0))
+            .ok_or_else(|| Error::shape(name, &shapes, "size overflow"))?;
+    }
+    let mut shape = first.shape.clone();
+    if let Some(s) = shape.get_mut(dimension) {
+        *s = total;
+    }
+    let weak = ins.iter().all(|a| a.weak_type);
+    Ok(vec![Aval::weak(shape, first.dtype, weak)])
+}
+
+/// One rank-0 integer start index per operand axis.
+fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
+    if idx.len() != x.ndim() {
+        return Err(Error::Arity {
+            prim: name,
+            expected: x.ndim().saturating_add(1),
+            got: idx.len().saturating_add(1),
+        });
+    }
+    if let Some(bad) = idx
+        .iter()
+        .find(|a| !a.shape.is_empty() || !a.dtype.is_int())
+    {
+        return Err(Error::shape(
+            name,
+            &[&x.shape, &bad.shape],
+            format!("start indices must be integer scalars, got {}", bad.short()),
+        ));
+    }
+    Ok(())
 }
 
 fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Aval>> {

@@ -50,6 +50,12 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
             op: ReduceOp::Sum, ..
         } => t_reduce_sum,
         Primitive::DotGeneral { .. } => t_dot_general,
+        Primitive::Rev { .. } => t_rev,
+        Primitive::Slice { .. } => t_slice,
+        Primitive::Concatenate { .. } => t_concatenate,
+        Primitive::Pad { .. } => t_pad,
+        Primitive::DynamicSlice { .. } => t_dynamic_slice,
+        Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
         Primitive::Pjit { .. } => t_pjit,
         Primitive::Custom(_) => super::custom::transpose_rule,
     })
@@ -573,4 +579,273 @@ fn t_cumsum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand
         vec![ct],
     )?;
     Ok(vec![Some(c)])
+}
+
+/// `rev` is its own transpose.
+fn t_rev(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(_)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    Ok(vec![Some(b.add_eqn1(p.clone(), vec![ct])?)])
+}
+
+fn to_i64(v: usize) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::Overflow {
+        what: "padding",
+        detail: format!("{v}"),
+    })
+}
+
+fn neg_i64(v: i64) -> Result<i64> {
+    v.checked_neg().ok_or_else(|| Error::Overflow {
+        what: "padding",
+        detail: format!("{v}"),
+    })
+}
+
+/// `slice`: the cotangent padded with zeros back to the operand's shape
+/// (interior padding fills the skipped strides).
+fn t_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Slice {
+        start_indices,
+        strides,
+        ..
+    } = p
+    else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let ca = b.aval(&ct)?;
+    let mut config = Vec::with_capacity(a.ndim());
+    for (j, (&d, &out)) in a.shape.iter().zip(&ca.shape).enumerate() {
+        let start = start_indices.get(j).copied().unwrap_or(0);
+        let st = strides
+            .as_ref()
+            .and_then(|s| s.get(j).copied())
+            .unwrap_or(1);
+        let real_limit = match out.checked_sub(1) {
+            None => start,
+            Some(o1) => o1
+                .checked_mul(st)
+                .and_then(|x| x.checked_add(start))
+                .and_then(|x| x.checked_add(1))
+                .unwrap_or(d),
+        };
+        config.push((
+            to_i64(start)?,
+            to_i64(d.saturating_sub(real_limit))?,
+            to_i64(st.saturating_sub(1))?,
+        ));
+    }
+    let c = b.add_eqn1(
+        Primitive::Pad {
+            padding_config: config,
+        },
+        vec![ct, Builder::lit(ca.dtype, 0.0)],
+    )?;
+    Ok(vec![Some(c)])
+}
+
+/// A `slice` of `x` from `start` to `limit` (no-op when it is everything).
+fn slice_of(
+    b: &mut Builder,
+    x: Atom,
+    start: Vec<usize>,
+    limit: Vec<usize>,
+    strides: Option<Vec<usize>>,
+) -> Result<Atom> {
+    let shape = b.aval(&x)?.shape;
+    let unit = strides.as_ref().is_none_or(|s| s.iter().all(|&v| v == 1));
+    if unit && start.iter().all(|&s| s == 0) && limit == shape {
+        return Ok(x);
+    }
+    let strides = if unit { None } else { strides };
+    b.add_eqn1(
+        Primitive::Slice {
+            start_indices: start,
+            limit_indices: limit,
+            strides,
+        },
+        vec![x],
+    )
+}
+
+/// `concatenate`: each linear operand's cotangent is its slice of the
+/// cotangent.
+fn t_concatenate(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Concatenate { dimension } = p else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let shape = b.aval(&ct)?.shape;
+    let mut out = Vec::with_capacity(ops.len());
+    let mut at = 0usize;
+    for op in ops {
+        let a = op_aval(b, op)?;
+        let n = a.shape.get(*dimension).copied().unwrap_or(0);
+        let end = at.saturating_add(n);
+        out.push(match op {
+            Operand::Linear(_) => {
+                let mut start = vec![0usize; shape.len()];
+                let mut limit = shape.clone();
+                if let (Some(s), Some(l)) = (start.get_mut(*dimension), limit.get_mut(*dimension)) {
+                    *s = at;
+                    *l = end;
+                }
+                Some(slice_of(b, ct.clone(), start, limit, None)?)
+            }
+            Operand::Known(_) => None,
+        });
+        at = end;
+    }
+    Ok(out)
+}
+
+/// `pad`: the operand's cotangent is the cotangent with the padding
+/// removed (negative padding becomes zero padding) and strided past the
+/// interior padding; the padding value's is the sum of the rest.
+fn t_pad(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Pad { padding_config } = p else {
+        return Err(wrong_rule(p));
+    };
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let (x, pv) = two_ops(p, ops)?;
+    let xa = op_aval(b, x)?;
+    let ca = b.aval(&ct)?;
+    let mut unpad = Vec::with_capacity(padding_config.len());
+    for &(lo, hi, _) in padding_config {
+        unpad.push((neg_i64(lo)?, neg_i64(hi)?, 0));
+    }
+    let t_x = if unpad.iter().all(|&(l, h, _)| l == 0 && h == 0) {
+        ct.clone()
+    } else {
+        b.add_eqn1(
+            Primitive::Pad {
+                padding_config: unpad,
+            },
+            vec![ct.clone(), Builder::lit(ca.dtype, 0.0)],
+        )?
+    };
+    let inner = b.aval(&t_x)?.shape;
+    let steps: Vec<usize> = padding_config
+        .iter()
+        .map(|&(_, _, int)| usize::try_from(int).unwrap_or(0).saturating_add(1))
+        .collect();
+    let t_x = slice_of(b, t_x, vec![0; inner.len()], inner, Some(steps))?;
+    if b.aval(&t_x)?.shape != xa.shape {
+        return Err(Error::shape(
+            "pad",
+            &[&xa.shape, &ca.shape],
+            "transpose: cotangent does not match the padding",
+        ));
+    }
+    let c_pv = match pv {
+        Operand::Linear(_) => {
+            let all = |b: &mut Builder, v: Atom, rank: usize| {
+                b.add_eqn1(
+                    Primitive::Reduce {
+                        op: ReduceOp::Sum,
+                        axes: (0..rank).collect(),
+                    },
+                    vec![v],
+                )
+            };
+            let total = all(b, ct, ca.ndim())?;
+            let inside = all(b, t_x.clone(), xa.ndim())?;
+            Some(b.binary(BinaryOp::Sub, total, inside)?)
+        }
+        Operand::Known(_) => None,
+    };
+    let c_x = match x {
+        Operand::Linear(_) => Some(t_x),
+        Operand::Known(_) => None,
+    };
+    Ok(vec![c_x, c_pv])
+}
+
+/// The known start indices of a dynamic slice.
+fn known_indices(prim: &'static str, ops: &[Operand]) -> Result<Vec<Atom>> {
+    ops.iter()
+        .map(|o| match o {
+            Operand::Known(a) => Ok(a.clone()),
+            Operand::Linear(_) => Err(not_linear_error(prim, " (a start index is linear)")),
+        })
+        .collect()
+}
+
+/// `dynamic_slice`: the cotangent written into zeros at the same indices.
+fn t_dynamic_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let Some((Operand::Linear(a), idx)) = ops.split_first() else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let idx = known_indices(p.name(), idx)?;
+    let zeros = b.zeros(a)?;
+    let mut ins = vec![zeros, ct];
+    ins.extend(idx.iter().cloned());
+    let c = b.add_eqn1(Primitive::DynamicUpdateSlice, ins)?;
+    let mut out = vec![Some(c)];
+    out.extend(idx.iter().map(|_| None));
+    Ok(out)
+}
+
+/// `dynamic_update_slice`: the operand's cotangent is the cotangent with
+/// the window zeroed; the update's is the window.
+fn t_dynamic_update_slice(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> TOut {
+    let Some(ct) = single_ct(p, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [x, u, idx @ ..] = ops else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ops.len(),
+        });
+    };
+    let idx = known_indices(p.name(), idx)?;
+    let ua = op_aval(b, u)?;
+    let c_x = match x {
+        Operand::Linear(_) => {
+            let zeros = b.zeros(&ua)?;
+            let mut ins = vec![ct.clone(), zeros];
+            ins.extend(idx.iter().cloned());
+            Some(b.add_eqn1(Primitive::DynamicUpdateSlice, ins)?)
+        }
+        Operand::Known(_) => None,
+    };
+    let c_u = match u {
+        Operand::Linear(_) => {
+            let mut ins = vec![ct];
+            ins.extend(idx.iter().cloned());
+            Some(b.add_eqn1(
+                Primitive::DynamicSlice {
+                    slice_sizes: ua.shape.clone(),
+                },
+                ins,
+            )?)
+        }
+        Operand::Known(_) => None,
+    };
+    let mut out = vec![c_x, c_u];
+    out.extend(idx.iter().map(|_| None));
+    Ok(out)
 }

@@ -244,6 +244,270 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
     }
 }
 
+/// Calls `f` with every multi-index of `shape`, in row-major order.
+fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    let mut idx = vec![0usize; shape.len()];
+    loop {
+        f(&idx)?;
+        let mut done = true;
+        for (i, &d) in idx.iter_mut().zip(shape).rev() {
+            *i = i.wrapping_add(1);
+            if *i < d {
+                done = false;
+                break;
+            }
+            *i = 0;
+        }
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+/// An output whose element `k` is element `picks[k].1` of `srcs[picks[k].0]`
+/// (every source has one dtype), for every dtype.
+fn assemble(prim: &'static str, srcs: &[&Buffer], picks: &[(usize, usize)]) -> Result<Buffer> {
+    let dtype = srcs
+        .first()
+        .map(|b| b.dtype())
+        .ok_or_else(|| internal(prim, "no operand"))?;
+    for_each_dtype!(dtype, T => {
+        let slices: Vec<&[T]> = srcs.iter().map(|b| typed::<T>(prim, b)).collect::<Result<_>>()?;
+        let out: Vec<T> = picks
+            .iter()
+            .map(|&(s, i)| {
+                slices
+                    .get(s)
+                    .and_then(|v| v.get(i))
+                    .copied()
+                    .ok_or_else(|| internal(prim, "pick"))
+            })
+            .collect::<Result<_>>()?;
+        Ok(T::wrap(out))
+    },
+    DType::Float0 => Ok(Buffer::Float0(picks.len())),
+    DType::Key => {
+        let words: Vec<&[u32]> = srcs
+            .iter()
+            .map(|b| match b {
+                Buffer::Key(w) => Ok(w.as_slice()),
+                other => Err(bad_dtype(prim, &[other.dtype()])),
+            })
+            .collect::<Result<_>>()?;
+        let mut out: Vec<u32> = Vec::with_capacity(picks.len().saturating_mul(2));
+        for &(s, i) in picks {
+            let k = i.checked_mul(2).ok_or_else(|| internal(prim, "key pick"))?;
+            let pair = words
+                .get(s)
+                .and_then(|w| w.get(k..k.saturating_add(2)))
+                .ok_or_else(|| internal(prim, "key pick"))?;
+            out.extend_from_slice(pair);
+        }
+        Ok(Buffer::Key(out))
+    })
+}
+
+/// Flat row-major offset of `idx` given `strides`.
+fn offset(idx: impl Iterator<Item = usize>, strides: &[usize]) -> usize {
+    idx.zip(strides)
+        .fold(0usize, |acc, (i, &s)| acc.wrapping_add(i.wrapping_mul(s)))
+}
+
+/// `rev`: reverses the axes in `dims`.
+pub fn rev(x: &HostArray, dims: &[usize]) -> Result<Buffer> {
+    let shape = x.shape();
+    let strides = row_major_strides(shape)?;
+    let mut picks = Vec::with_capacity(x.size());
+    for_each_index(shape, |idx| {
+        let src = idx.iter().zip(shape).enumerate().map(|(j, (&i, &d))| {
+            if dims.contains(&j) {
+                d.wrapping_sub(1).wrapping_sub(i)
+            } else {
+                i
+            }
+        });
+        picks.push((0, offset(src, &strides)));
+        Ok(())
+    })?;
+    assemble("rev", &[x.buffer()], &picks)
+}
+
+/// `slice`: elements `start + i * stride` per axis, for an output of `out_shape`.
+pub fn slice(
+    x: &HostArray,
+    start: &[usize],
+    steps: Option<&[usize]>,
+    out_shape: &[usize],
+) -> Result<Buffer> {
+    let strides = row_major_strides(x.shape())?;
+    let ones = vec![1usize; start.len()];
+    let steps = steps.unwrap_or(&ones);
+    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    for_each_index(out_shape, |idx| {
+        let src = idx
+            .iter()
+            .zip(start)
+            .zip(steps)
+            .map(|((&i, &s), &st)| s.wrapping_add(i.wrapping_mul(st)));
+        picks.push((0, offset(src, &strides)));
+        Ok(())
+    })?;
+    assemble("slice", &[x.buffer()], &picks)
+}
+
+/// `pad`: output position `p` along an axis reads operand element
+/// `(p - lo) / (interior + 1)` when that divides exactly and is in range,
+/// else the padding value.
+pub fn pad(
+    x: &HostArray,
+    pv: &HostArray,
+    config: &[(i64, i64, i64)],
+    out_shape: &[usize],
+) -> Result<Buffer> {
+    let name = "pad";
+    let shape = x.shape();
+    let strides = row_major_strides(shape)?;
+    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    for_each_index(out_shape, |idx| {
+        let mut src = 0usize;
+        let mut inside = true;
+        for (((&i, &d), &(lo, _, int)), &st) in idx.iter().zip(shape).zip(config).zip(&strides) {
+            let p = i64::try_from(i)
+                .ok()
+                .and_then(|i| i.checked_sub(lo))
+                .ok_or_else(|| internal(name, "position"))?;
+            let step = int.saturating_add(1);
+            let q = p.checked_div(step).unwrap_or(-1);
+            let exact = p.checked_rem(step) == Some(0);
+            match usize::try_from(q) {
+                Ok(q) if p >= 0 && exact && q < d => {
+                    src = src.wrapping_add(q.wrapping_mul(st));
+                }
+                _ => {
+                    inside = false;
+                    break;
+                }
+            }
+        }
+        picks.push(if inside { (0, src) } else { (1, 0) });
+        Ok(())
+    })?;
+    assemble(name, &[x.buffer(), pv.buffer()], &picks)
+}
+
+/// `concatenate` along `dim`.
+pub fn concatenate(xs: &[&HostArray], dim: usize, out_shape: &[usize]) -> Result<Buffer> {
+    let name = "concatenate";
+    let strides: Vec<Vec<usize>> = xs
+        .iter()
+        .map(|x| row_major_strides(x.shape()))
+        .collect::<Result<_>>()?;
+    // Start of each operand along `dim`.
+    let mut starts = Vec::with_capacity(xs.len());
+    let mut acc = 0usize;
+    for x in xs {
+        starts.push(acc);
+        acc = acc.saturating_add(x.shape().get(dim).copied().unwrap_or(0));
+    }
+    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    for_each_index(out_shape, |idx| {
+        let i = idx.get(dim).copied().ok_or_else(|| internal(name, "dim"))?;
+        let k = starts
+            .iter()
+            .zip(xs)
+            .rposition(|(&s, x)| s <= i && x.shape().get(dim).is_some_and(|&n| n > 0))
+            .ok_or_else(|| internal(name, "operand"))?;
+        let s = starts.get(k).copied().unwrap_or(0);
+        let st = strides.get(k).ok_or_else(|| internal(name, "strides"))?;
+        let src = idx
+            .iter()
+            .enumerate()
+            .map(|(j, &v)| if j == dim { v.wrapping_sub(s) } else { v });
+        picks.push((k, offset(src, st)));
+        Ok(())
+    })?;
+    let bufs: Vec<&Buffer> = xs.iter().map(|x| x.buffer()).collect();
+    if bufs.is_empty() {
+        return Err(internal(name, "no operand"));
+    }
+    assemble(name, &bufs, &picks)
+}
+
+/// The value of a rank-0 integer operand.
+fn scalar_index(prim: &'static str, x: &HostArray) -> Result<i64> {
+    let v = match x.buffer() {
+        Buffer::I8(v) => v.first().map(|&a| i64::from(a)),
+        Buffer::I16(v) => v.first().map(|&a| i64::from(a)),
+        Buffer::I32(v) => v.first().map(|&a| i64::from(a)),
+        Buffer::I64(v) => v.first().copied(),
+        Buffer::U8(v) => v.first().map(|&a| i64::from(a)),
+        Buffer::U16(v) => v.first().map(|&a| i64::from(a)),
+        Buffer::U32(v) => v.first().map(|&a| i64::from(a)),
+        Buffer::U64(v) => v.first().map(|&a| i64::try_from(a).unwrap_or(i64::MAX)),
+        other => return Err(bad_dtype(prim, &[other.dtype()])),
+    };
+    v.ok_or_else(|| internal(prim, "empty index"))
+}
+
+/// Start indices clamped (as XLA) so the window `sizes` fits in `shape`.
+fn clamped_starts(
+    prim: &'static str,
+    idx: &[&HostArray],
+    shape: &[usize],
+    sizes: &[usize],
+) -> Result<Vec<usize>> {
+    idx.iter()
+        .zip(shape)
+        .zip(sizes)
+        .map(|((i, &d), &s)| {
+            let hi = d.saturating_sub(s);
+            let v = scalar_index(prim, i)?;
+            Ok(usize::try_from(v.max(0)).unwrap_or(usize::MAX).min(hi))
+        })
+        .collect()
+}
+
+/// `dynamic_slice(x, *idx)` with window `sizes`.
+pub fn dynamic_slice(x: &HostArray, idx: &[&HostArray], sizes: &[usize]) -> Result<Buffer> {
+    let name = "dynamic_slice";
+    let starts = clamped_starts(name, idx, x.shape(), sizes)?;
+    let strides = row_major_strides(x.shape())?;
+    let mut picks = Vec::with_capacity(checked_size(sizes)?);
+    for_each_index(sizes, |o| {
+        let src = o.iter().zip(&starts).map(|(&i, &s)| i.wrapping_add(s));
+        picks.push((0, offset(src, &strides)));
+        Ok(())
+    })?;
+    assemble(name, &[x.buffer()], &picks)
+}
+
+/// `dynamic_update_slice(x, u, *idx)`.
+pub fn dynamic_update_slice(x: &HostArray, u: &HostArray, idx: &[&HostArray]) -> Result<Buffer> {
+    let name = "dynamic_update_slice";
+    let starts = clamped_starts(name, idx, x.shape(), u.shape())?;
+    let xs = row_major_strides(x.shape())?;
+    let us = row_major_strides(u.shape())?;
+    let mut picks = Vec::with_capacity(x.size());
+    for_each_index(x.shape(), |o| {
+        let inside = o
+            .iter()
+            .zip(&starts)
+            .zip(u.shape())
+            .all(|((&i, &s), &n)| i >= s && i.wrapping_sub(s) < n);
+        picks.push(if inside {
+            let src = o.iter().zip(&starts).map(|(&i, &s)| i.wrapping_sub(s));
+            (1, offset(src, &us))
+        } else {
+            (0, offset(o.iter().copied(), &xs))
+        });
+        Ok(())
+    })?;
+    assemble(name, &[x.buffer(), u.buffer()], &picks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,5 +541,113 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn f32s(shape: &[usize], v: Vec<f32>) -> HostArray {
+        HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap()
+    }
+
+    fn i32s(v: i32) -> HostArray {
+        HostArray::new(vec![], Buffer::I32(vec![v])).unwrap()
+    }
+
+    fn run(p: crate::prims::Primitive, args: &[&HostArray]) -> crate::error::Result<HostArray> {
+        crate::prims::kernel::eval(&p, args).map(|mut v| v.remove(0))
+    }
+
+    #[test]
+    fn slicing_kernels_match_hand_results() {
+        use crate::prims::Primitive;
+        let x = f32s(&[2, 3], vec![0., 1., 2., 3., 4., 5.]);
+        let r = run(
+            Primitive::Rev {
+                dimensions: vec![1],
+            },
+            &[&x],
+        )
+        .unwrap();
+        assert_eq!(r.buffer(), &Buffer::F32(vec![2., 1., 0., 5., 4., 3.]));
+        let s = run(
+            Primitive::Slice {
+                start_indices: vec![0, 0],
+                limit_indices: vec![2, 3],
+                strides: Some(vec![1, 2]),
+            },
+            &[&x],
+        )
+        .unwrap();
+        assert_eq!(s.shape(), &[2, 2]);
+        assert_eq!(s.buffer(), &Buffer::F32(vec![0., 2., 3., 5.]));
+        // lo = -1 crops, interior 1 between columns, hi = 1 on the columns.
+        let pv = f32s(&[], vec![9.]);
+        let p = run(
+            Primitive::Pad {
+                padding_config: vec![(-1, 0, 0), (0, 1, 1)],
+            },
+            &[&x, &pv],
+        )
+        .unwrap();
+        assert_eq!(p.shape(), &[1, 6]);
+        assert_eq!(p.buffer(), &Buffer::F32(vec![3., 9., 4., 9., 5., 9.]));
+        let e = f32s(&[2, 0], vec![]);
+        let c = run(Primitive::Concatenate { dimension: 1 }, &[&x, &e, &x]).unwrap();
+        assert_eq!(c.shape(), &[2, 6]);
+        assert_eq!(
+            c.buffer(),
+            &Buffer::F32(vec![0., 1., 2., 0., 1., 2., 3., 4., 5., 3., 4., 5.])
+        );
+        // Start indices clamp into range, as XLA.
+        let d = run(
+            Primitive::DynamicSlice {
+                slice_sizes: vec![1, 2],
+            },
+            &[&x, &i32s(7), &i32s(-4)],
+        )
+        .unwrap();
+        assert_eq!(d.buffer(), &Buffer::F32(vec![3., 4.]));
+        let u = f32s(&[1, 2], vec![7., 8.]);
+        let w = run(Primitive::DynamicUpdateSlice, &[&x, &u, &i32s(0), &i32s(5)]).unwrap();
+        assert_eq!(w.buffer(), &Buffer::F32(vec![0., 7., 8., 3., 4., 5.]));
+    }
+
+    #[test]
+    fn slicing_shape_errors_name_the_primitive() {
+        use crate::prims::Primitive;
+        let x = f32s(&[2, 3], vec![0.; 6]);
+        let bad = [
+            (
+                Primitive::Slice {
+                    start_indices: vec![0, 2],
+                    limit_indices: vec![2, 1],
+                    strides: None,
+                },
+                vec![&x],
+            ),
+            (
+                Primitive::Pad {
+                    padding_config: vec![(-3, 0, 0), (0, 0, 0)],
+                },
+                vec![&x, &x],
+            ),
+            (
+                Primitive::Rev {
+                    dimensions: vec![2],
+                },
+                vec![&x],
+            ),
+            (
+                Primitive::DynamicSlice {
+                    slice_sizes: vec![3, 1],
+                },
+                vec![&x],
+            ),
+        ];
+        for (p, args) in bad {
+            let err = run(p.clone(), &args).unwrap_err();
+            assert!(err.to_string().contains(p.name()), "{err}");
+        }
+        let y = f32s(&[3, 3], vec![0.; 9]);
+        let err = run(Primitive::Concatenate { dimension: 1 }, &[&x, &y]).unwrap_err();
+        assert!(err.to_string().contains("concatenate"), "{err}");
     }
 }
