@@ -90,7 +90,8 @@ _METHODS = {
     for name in ("sum", "mean", "max", "min", "prod", "reshape", "transpose", "ravel",
                  "squeeze", "dot", "argmax", "argmin", "all", "any", "clip", "flatten",
                  "var", "std", "cumsum", "round", "swapaxes", "conj", "conjugate", "repeat",
-                 "take", "trace", "diagonal", "sort", "argsort", "nonzero")
+                 "take", "trace", "diagonal", "sort", "argsort", "nonzero", "cumprod", "ptp",
+                 "copy", "searchsorted")
 }
 
 

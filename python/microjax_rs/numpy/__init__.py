@@ -282,9 +282,8 @@ def arctanh(x, /):
     return multiply(0.5, log(divide(add(1.0, a), subtract(1.0, a))))
 
 
-def where(condition, x=None, y=None, /):
-    if x is None or y is None:
-        raise NotImplementedError("where(condition) with one argument needs a static size (numpy-surface issue)")
+def _where_three(condition, x, y, /):
+    """jnp.where(condition, x, y): promotion, broadcasting, select_n."""
     c = condition
     if _aval(c).dtype_name != "bool":
         c = not_equal(c, 0)
@@ -297,7 +296,7 @@ def where(condition, x=None, y=None, /):
     return lax.select_n(c, b, a)
 
 
-where_ = where  # for functions whose `where=` keyword shadows jnp.where
+where_ = _where_three  # for functions whose `where=` keyword shadows jnp.where
 
 
 # -- creation -----------------------------------------------------------------
@@ -573,8 +572,13 @@ def outer(a, b):
 # the real primitive is used as soon as `lax` has it.
 # =============================================================================
 
+_LAX_PRIM = {"bitwise_and": "and", "bitwise_or": "or", "bitwise_xor": "xor", "bitwise_not": "not"}
+
+
 def _has(name):
-    return hasattr(lax, name)
+    """Whether lax.`name` exists and its primitive is built into the extension
+    (the Python wrapper can land before the Rust primitive)."""
+    return hasattr(lax, name) and _LAX_PRIM.get(name, name) in core._BUILTIN_NAMES
 
 
 # -- dtype functions ----------------------------------------------------------
@@ -1080,7 +1084,7 @@ around = round
 
 
 def rint(x, /):
-    return round(x)
+    return round(_inexact1(x))
 
 
 def floor_divide(x1, x2, /):
@@ -1394,11 +1398,17 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
     b = _to_bool(a)
     if w is not None:
         b = _and(b, w)
-    return _finish(lax.reduce_max(b, axes), av, axes, keepdims)
+    res = lax.reduce_or(b, axes) if _has("reduce_or") else lax.reduce_max(b, axes)
+    return _finish(res, av, axes, keepdims)
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
     a, av, axes, w = _reduce_prep(a, axis, where)
+    if _has("reduce_and"):
+        b = _to_bool(a)
+        if w is not None:
+            b = _or(b, _not(w))
+        return _finish(lax.reduce_and(b, axes), av, axes, keepdims)
     nb = _not(_to_bool(a))
     if w is not None:
         nb = _and(nb, w)
@@ -1497,10 +1507,6 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             wsum = broadcast_to(wsum, _aval(avg).shape)
         return avg, wsum
     return avg
-
-
-def _nan_mask(a):
-    return isnan(a) if _is_float(a) else None
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -1653,7 +1659,10 @@ def _take_static(x, axis, idx):
         shape[axis] = 0
         return lax.broadcast_in_dim(_const(0, av.dtype_name), tuple(shape), ())
     runs = _runs(idx)
-    if _has("slice") and _has("concatenate") and (len(runs) <= 8 or not _has("gather")):
+    # Few runs: slices + concatenate. Many runs: a one-hot selection while it
+    # stays small (gather replaces both once lax has it).
+    small_onehot = len(idx) * n <= (1 << 22)
+    if _has("slice") and _has("concatenate") and (len(runs) <= 64 or not small_onehot):
         if builtins.all(r[2] == 1 for r in runs) or _has("rev"):
             pieces = []
             for first, last, step in runs:
@@ -1687,6 +1696,38 @@ def _take_onehot(x, axis, idx):
     inv = list(range(len(lead)))
     inv.insert(axis, len(lead))
     return lax.transpose(picked, inv)
+
+
+def _take_dynamic(x, axis, idx):
+    """x[..., idx, ...] for a run-time integer array `idx` (clamped into
+    range): gather when available, else an exact one-hot selection."""
+    x = _arr(x)
+    idx = _arr(idx)
+    av = _aval(x)
+    n = av.shape[axis]
+    iv = _aval(idx)
+    name = iv.dtype_name if _dt.is_int_name(iv.dtype_name) else "int32"
+    idx = lax.convert_element_type(idx, name)
+    idx = lax.max(lax.min(idx, _const(builtins.max(n - 1, 0), name)), _const(0, name))
+    ishape = iv.shape
+    pre, post = av.shape[:axis], av.shape[axis + 1:]
+    perm = [i for i in range(av.ndim) if i != axis] + [axis]
+    xt = lax.transpose(x, perm)
+    k = av.ndim - 1
+    full_shape = pre + post + ishape + (n,)
+    xb = lax.broadcast_in_dim(xt, full_shape, tuple(range(k)) + (len(full_shape) - 1,))
+    ib = lax.broadcast_in_dim(idx, full_shape, tuple(range(k, k + len(ishape))))
+    hit = lax.eq(ib, lax.broadcasted_iota(name, full_shape, len(full_shape) - 1))
+    last = (len(full_shape) - 1,)
+    if _is_bool(x):
+        picked = lax.reduce_max(_and(hit, xb), last)
+    else:
+        zero = _broadcast_to_shape(_const(0, av.dtype_name), full_shape)
+        picked = lax.reduce_sum(lax.select_n(hit, zero, xb), last)
+    # (pre, post, I) -> (pre, I, post)
+    npre, npost, ni = len(pre), len(post), len(ishape)
+    order = list(range(npre)) + list(range(npre + npost, npre + npost + ni)) + list(range(npre, npre + npost))
+    return lax.transpose(picked, order)
 
 
 def _slice_axis(x, axis, start, stop, step=1):
@@ -2034,7 +2075,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
 def roll(a, shift, axis=None):
     a = _arr(a)
     if isinstance(shift, Tracer):
-        raise NotImplementedError("jnp.roll with a traced shift needs dynamic_slice")
+        return _roll_dynamic(a, shift, axis)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), _aval(a).shape)
     shifts = (shift,) if isinstance(shift, (int, _np.integer)) else tuple(shift)
@@ -2054,6 +2095,36 @@ def roll(a, shift, axis=None):
         s = int(s) % n
         if s:
             a = _take_static(a, ax, [(i - s) % n for i in range(n)])
+    return a
+
+
+def _roll_dynamic(a, shift, axis):
+    """roll with run-time shifts: a window of the array concatenated with itself."""
+    if axis is None:
+        return reshape(_roll_dynamic(ravel(a), shift, 0), _aval(a).shape)
+    shift = _arr(shift)
+    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
+    shifts = shift if _aval(shift).ndim else broadcast_to(shift, (len(axes),)) if len(axes) > 1 else shift
+    nd = _aval(a).ndim
+    for i, ax in enumerate(axes):
+        ax = _canon_axis(ax, nd)
+        n = _aval(a).shape[ax]
+        if n == 0:
+            continue
+        s = shifts if _aval(shifts).ndim == 0 else lax.squeeze(_slice_axis(shifts, 0, i, i + 1), (0,))
+        s = lax.convert_element_type(s, "int32")
+        n_c = _const(n, "int32")
+        start = lax.sub(n_c, remainder(s, n_c))
+        start = remainder(start, n_c)
+        if not _has("dynamic_slice"):
+            src = remainder(lax.add(lax.iota("int32", n), start), n_c)
+            a = _take_dynamic(a, ax, src)
+            continue
+        doubled = _concat([a, a], ax)
+        starts = [_const(0, "int32")] * nd
+        starts[ax] = start
+        sizes = list(_aval(a).shape)
+        a = lax.dynamic_slice(doubled, starts, sizes)
     return a
 
 
@@ -2093,6 +2164,18 @@ def pad(array, pad_width, mode="constant", **kwargs):
         cv = kwargs.get("constant_values", 0)
         cvs = _np.broadcast_to(_np.asarray(cv) if not isinstance(cv, (ArrayImpl, Tracer)) else 0, (nd, 2))
         traced_cv = isinstance(cv, (ArrayImpl, Tracer)) and _aval(cv).ndim == 0
+        if _has("pad"):
+            name = _aval(a).dtype_name
+            for ax in range(nd):
+                for side in (0, 1):
+                    w = int(pw[ax, side])
+                    if w == 0:
+                        continue
+                    fill = astype(cv, name) if traced_cv else _const(cvs[ax, side].item(), name)
+                    config = [(0, 0, 0)] * nd
+                    config[ax] = (w, 0, 0) if side == 0 else (0, w, 0)
+                    a = lax.pad(a, fill, config)
+            return a
         for ax in range(nd):
             lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
             if lo == 0 and hi == 0:
@@ -2745,3 +2828,461 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
 
 
 from . import linalg  # noqa: E402
+
+
+# -- data-dependent shapes (size= makes them traceable) ---------------------------
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of nonzero elements. Without `size` the input must be concrete
+    (the output shape depends on the values); with `size` the first `size`
+    indices are returned, padded with `fill_value` (default 0)."""
+    a = _arr(a)
+    av = _aval(a)
+    if av.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar) instead.")
+    if size is None:
+        if isinstance(a, Tracer):
+            raise core.ConcretizationTypeError(
+                "jnp.nonzero: the size argument must be given (and static) when the input is traced, "
+                "because the output shape depends on the values")
+        return tuple(core.to_array(i.astype(_dt.np_dtype(_dt.default_int_name())))
+                     for i in _np.nonzero(_np.asarray(a)))
+    size = _static_int(size, "nonzero", "size")
+    idx_name = _dt.default_int_name()
+    mask = ravel(_to_bool(a))
+    n = av.size
+    pos = lax.sub(cumsum(lax.convert_element_type(mask, idx_name)), _const(1, idx_name))
+    # slot[k] = the j with mask[j] and pos[j] == k (one-hot over (size, n)).
+    hit = _and(lax.broadcast_in_dim(mask, (size, n), (1,)),
+               lax.eq(lax.broadcast_in_dim(pos, (size, n), (1,)), lax.broadcasted_iota(idx_name, (size, n), 0)))
+    js = lax.broadcasted_iota(idx_name, (size, n), 1)
+    flat = lax.reduce_sum(lax.select_n(hit, zeros((size, n), idx_name), js), (1,))
+    found = lax.reduce_max(hit, (1,)) if n else zeros((size,), "bool")
+    out = []
+    rem_ = flat
+    strides = [int(_np.prod(av.shape[i + 1:])) for i in range(av.ndim)]
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else (fill_value,) * av.ndim
+    for d, st in enumerate(strides):
+        q = lax.div(rem_, _const(st, idx_name))
+        rem_ = lax.sub(rem_, lax.mul(q, _const(st, idx_name)))
+        fv = 0 if fills[d] is None else fills[d]
+        out.append(where(found, q, _const(fv, idx_name) if type(fv) in _SCALARS else fv))
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    return nonzero(ravel(_arr(a)), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    a = _arr(a)
+    if _aval(a).ndim == 0:
+        a = reshape(a, (1,))
+        res = nonzero(a, size=size, fill_value=fill_value)
+        return reshape(res[0], (-1, 0))
+    return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
+
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where")
+    return _where_three(condition, x, y)
+
+
+
+
+
+# -- sorting -------------------------------------------------------------------------
+# With lax.sort, sorting uses it; until then an exact O(n²) rank formulation:
+# rank_i = #{j: x_j < x_i} + #{j < i: x_j == x_i} (NaNs sort last, stable), then
+# a one-hot selection by rank (differentiable through the selection).
+
+def _sort_key_lt(a, b):
+    """a < b with NaN greater than everything (NumPy's sort order)."""
+    if not _is_float(a):
+        if _is_bool(a):
+            return _and(_not(a), b)
+        return lax.lt(a, b)
+    a_nan, b_nan = lax.ne(a, a), lax.ne(b, b)
+    return _or(lax.lt(a, b), _and(_not(a_nan), b_nan))
+
+
+def _sort_key_eq(a, b):
+    if not _is_float(a):
+        return lax.eq(a, b)
+    return _or(lax.eq(a, b), _and(lax.ne(a, a), lax.ne(b, b)))
+
+
+def _ranks_last_axis(x):
+    """Stable ranks along the last axis (int32), shape of x."""
+    s = _aval(x).shape
+    n = s[-1]
+    k = len(s)
+    full_ = s + (n,)
+    xi = lax.broadcast_in_dim(x, full_, tuple(range(k)))                 # x_i at [..., i, j]
+    xj = lax.broadcast_in_dim(x, full_, tuple(range(k - 1)) + (k,))     # x_j at [..., i, j]
+    ii = lax.broadcasted_iota("int32", full_, k - 1)
+    jj = lax.broadcasted_iota("int32", full_, k)
+    before = _or(_sort_key_lt(xj, xi), _and(_sort_key_eq(xj, xi), lax.lt(jj, ii)))
+    return lax.reduce_sum(lax.convert_element_type(before, "int32"), (k,))
+
+
+def _by_rank_last_axis(values, ranks):
+    """out[..., r] = values[..., i] where ranks[..., i] == r."""
+    s = _aval(values).shape
+    n = s[-1]
+    k = len(s)
+    full_ = s + (n,)
+    # [..., r, i]
+    vi = lax.broadcast_in_dim(values, full_, tuple(range(k - 1)) + (k,))
+    ri = lax.broadcast_in_dim(ranks, full_, tuple(range(k - 1)) + (k,))
+    hit = lax.eq(ri, lax.broadcasted_iota("int32", full_, k - 1))
+    if _is_bool(values):
+        return lax.reduce_max(_and(hit, vi), (k,))
+    return lax.reduce_sum(lax.select_n(hit, zeros_like(vi), vi), (k,))
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    a = _arr(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    av = _aval(a)
+    if av.ndim == 0:
+        return a
+    axis = _canon_axis(axis, av.ndim)
+    if av.shape[axis] <= 1:
+        return a
+    if _has("sort"):
+        out = lax.sort(a, dimension=axis)
+    else:
+        x = moveaxis(a, axis, -1)
+        out = moveaxis(_by_rank_last_axis(x, _ranks_last_axis(x)), -1, axis)
+    return flip(out, axis) if descending else out
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    a = _arr(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    av = _aval(a)
+    idx_name = _dt.default_int_name()
+    if av.ndim == 0:
+        return zeros((), idx_name)
+    axis = _canon_axis(axis, av.ndim)
+    if descending:
+        # Stable descending order: sort the reversed array, then map indices back.
+        n = av.shape[axis]
+        r = argsort(flip(a, axis), axis=axis)
+        return flip(lax.sub(_const(n - 1, idx_name), r), axis)
+    if _has("sort"):
+        iota = lax.broadcasted_iota(idx_name, av.shape, axis)
+        _, out = lax.sort((a, iota), dimension=axis, num_keys=1)
+        return out
+    x = moveaxis(a, axis, -1)
+    iota = lax.broadcasted_iota(idx_name, _aval(x).shape, _aval(x).ndim - 1)
+    out = _by_rank_last_axis(iota, _ranks_last_axis(x))
+    return moveaxis(out, -1, axis)
+
+
+def _quantile(a, q, axis, method, keepdims, name):
+    a, q = _promote_dtypes_inexact(_arr(a), _arr(q))
+    if axis is None:
+        a = ravel(a)
+        axes = (0,)
+        orig_nd = None
+    else:
+        axes = _axes_arg(axis, _aval(a).ndim)
+        orig_nd = _aval(a).ndim
+    # Move the reduced axes last and merge them.
+    av = _aval(a)
+    keep = [i for i in range(av.ndim) if i not in axes]
+    x = lax.transpose(a, keep + list(axes))
+    n = 1
+    for i in axes:
+        n *= av.shape[i]
+    x = lax.reshape(x, tuple(av.shape[i] for i in keep) + (n,))
+    if n == 0:
+        raise ValueError(f"{name} of an empty array")
+    xs = sort(x, axis=-1)
+    qs = _aval(q).shape
+    pos = lax.mul(q, float(n - 1))
+    if method == "linear":
+        lo = floor(pos)
+    elif method in ("lower", "midpoint"):
+        lo = floor(pos)
+    elif method == "higher":
+        lo = ceil(pos)
+    elif method == "nearest":
+        lo = round(pos)
+    else:
+        raise ValueError(f"{name}: method {method!r} is not supported")
+    lo_i = lax.convert_element_type(lo, "int32")
+    hi_i = lax.min(lax.add(lo_i, _const(1, "int32")), _const(n - 1, "int32"))
+    lead = _aval(xs).shape[:-1]
+    v_lo = _take_dynamic(xs, len(lead), lo_i)   # lead + qs
+    v_hi = _take_dynamic(xs, len(lead), hi_i)
+    if method == "linear":
+        frac = lax.sub(pos, lo)
+        fb = lax.broadcast_in_dim(frac, lead + qs, tuple(range(len(lead), len(lead) + len(qs))))
+        out = lax.add(v_lo, lax.mul(lax.sub(v_hi, v_lo), fb))
+    elif method == "midpoint":
+        out = lax.mul(lax.add(v_lo, v_hi), 0.5)
+        exact = lax.eq(lax.sub(pos, lo), 0.0)
+        eb = lax.broadcast_in_dim(exact, lead + qs, tuple(range(len(lead), len(lead) + len(qs))))
+        out = lax.select_n(eb, out, v_lo)
+    else:
+        out = v_lo
+    # NumPy puts the q dimensions first.
+    nl = len(lead)
+    out = lax.transpose(out, tuple(range(nl, nl + len(qs))) + tuple(range(nl)))
+    if keepdims:
+        if orig_nd is None:
+            shape = qs + (1,) * av.ndim
+        else:
+            shape = qs + tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+        out = lax.reshape(out, shape)
+    # NaN anywhere in a slice gives NaN (as NumPy).
+    has_nan = any(isnan(a), axis=axis, keepdims=keepdims)
+    return where(has_nan, _np.nan, out)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+             interpolation=None):
+    return _quantile(a, q, axis, interpolation or method, keepdims, "quantile")
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+               interpolation=None):
+    (q,) = _promote_inexact(_arr(q))
+    return quantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    return quantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    raise NotImplementedError("nanmedian is not supported yet")
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    a = _arr(a)
+    v = _arr(v)
+    if _aval(a).ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    if sorter is not None:
+        a = take(a, sorter)
+    a, v = _promote_dtypes(a, v)
+    n = _aval(a).shape[0]
+    vs = _aval(v).shape
+    full_ = vs + (n,)
+    ab = lax.broadcast_in_dim(a, full_, (len(vs),))
+    vb = lax.broadcast_in_dim(v, full_, tuple(range(len(vs))))
+    before = _sort_key_lt(ab, vb) if side == "left" else _not(_sort_key_lt(vb, ab))
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    return lax.reduce_sum(lax.convert_element_type(before, _dt.default_int_name()), (len(vs),))
+
+
+# -- miscellaneous ------------------------------------------------------------------
+
+def select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        c = _arr(c)
+        if not _is_bool(c):
+            raise TypeError(f"condlist entries must be boolean, got {_aval(c).dtype_name}")
+        out = _where_three(c, v, out)
+    return _arr(out)
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    x = _arr(x)
+    if isinstance(condlist, (ArrayImpl, Tracer)) and _aval(condlist).ndim == _aval(x).ndim:
+        condlist = [condlist]
+    condlist = list(condlist)
+    n = len(condlist)
+    if len(funclist) == n + 1:
+        otherwise = funclist[-1]
+        funclist = funclist[:-1]
+    elif len(funclist) == n:
+        otherwise = 0
+    else:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+
+    def val(f):
+        return f(x, *args, **kw) if callable(f) else full_like(x, f)
+
+    out = val(otherwise)
+    for c, f in zip(condlist, funclist):
+        out = _where_three(c, val(f), out)
+    return astype(out, _aval(x).dtype_name)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    if period is not None:
+        raise NotImplementedError("interp with period is not supported")
+    x, xp, fp = _promote_dtypes_inexact(_arr(x), _arr(xp), _arr(fp))
+    if _aval(xp).ndim != 1 or _aval(fp).ndim != 1 or _aval(xp).shape != _aval(fp).shape:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    n = _aval(xp).shape[0]
+    i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
+    i = lax.convert_element_type(i, "int32")
+    im1 = lax.sub(i, _const(1, "int32"))
+    x0, x1 = _take_dynamic(xp, 0, im1), _take_dynamic(xp, 0, i)
+    f0, f1 = _take_dynamic(fp, 0, im1), _take_dynamic(fp, 0, i)
+    dx = lax.sub(x1, x0)
+    safe_dx = where(lax.eq(dx, 0.0), 1.0, dx)
+    t = lax.div(lax.sub(x, x0), safe_dx)
+    out = where(lax.eq(dx, 0.0), f1, lax.add(f0, lax.mul(t, lax.sub(f1, f0))))
+    first, last = _take_static(fp, 0, [0]), _take_static(fp, 0, [n - 1])
+    lo = lax.reshape(first, ()) if left is None else left
+    hi = lax.reshape(last, ()) if right is None else right
+    xp0 = lax.reshape(_take_static(xp, 0, [0]), ())
+    xpn = lax.reshape(_take_static(xp, 0, [n - 1]), ())
+    out = where(lax.lt(x, xp0), lo, out)
+    return where(lax.gt(x, xpn), hi, out)
+
+
+def _conv_full(a, v):
+    """Full 1-D convolution as a matmul with a static Toeplitz selection of v."""
+    n, m = _aval(a).shape[0], _aval(v).shape[0]
+    L = n + m - 1
+    # T[k, j] = v[k - j] when 0 <= k - j < m, else 0.
+    k = _np.arange(L)[:, None]
+    j = _np.arange(n)[None, :]
+    src = k - j
+    valid = (src >= 0) & (src < m)
+    vt = _take_static(v, 0, _np.clip(src, 0, m - 1).ravel().tolist())
+    vt = lax.reshape(vt, (L, n))
+    vt = lax.select_n(core.to_array(valid), zeros_like(vt), vt)
+    return lax.dot_general(vt, a, (((1,), (0,)), ((), ())))
+
+
+def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
+    a, v = _promote_dtypes(_arr(a), _arr(v))
+    if _aval(a).ndim != 1 or _aval(v).ndim != 1:
+        raise ValueError("convolve() only supports 1-dimensional inputs.")
+    n, m = _aval(a).shape[0], _aval(v).shape[0]
+    if n == 0 or m == 0:
+        raise ValueError("convolve: inputs cannot be empty")
+    if _is_bool(a):
+        raise TypeError("convolve of boolean arrays is not supported")
+    full_ = _conv_full(a, v) if n >= m else _conv_full(v, a)
+    L = n + m - 1
+    if mode == "full":
+        return full_
+    if mode == "same":
+        size = builtins.max(n, m)
+        start = (L - size) // 2
+        return _slice_axis(full_, 0, start, start + size)
+    if mode == "valid":
+        size = builtins.max(n, m) - builtins.min(n, m) + 1
+        start = builtins.min(n, m) - 1
+        return _slice_axis(full_, 0, start, start + size)
+    raise ValueError(f"mode must be one of 'full', 'same' or 'valid', got {mode!r}")
+
+
+def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
+    v = _arr(v)
+    return convolve(a, flip(v), mode=mode)
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    x = _arr(x)
+    if not _is_int(x):
+        raise TypeError(f"bincount: x must be of integer type, got {_aval(x).dtype_name}")
+    if _aval(x).ndim != 1:
+        raise ValueError("bincount: x must be one-dimensional")
+    if length is None:
+        if isinstance(x, Tracer):
+            raise core.ConcretizationTypeError(
+                "jnp.bincount: the length argument must be given (and static) when x is traced")
+        xv = _np.asarray(x)
+        length = builtins.max(int(minlength), int(xv.max()) + 1 if xv.size else 0)
+    length = _static_int(length, "bincount", "length")
+    n = _aval(x).shape[0]
+    hit = lax.eq(lax.broadcast_in_dim(x, (length, n), (1,)),
+                 lax.broadcasted_iota(_aval(x).dtype_name, (length, n), 0))
+    if weights is None:
+        return lax.reduce_sum(lax.convert_element_type(hit, _dt.default_int_name()), (1,))
+    w = _arr(weights)
+    wb = lax.broadcast_in_dim(w, (length, n), (1,))
+    return lax.reduce_sum(lax.select_n(hit, zeros_like(wb), wb), (1,))
+
+
+def modf(x, /):
+    a = _inexact1(x)
+    t = trunc(a)
+    return lax.sub(a, t), t
+
+
+def ldexp(x1, x2, /):
+    a = _inexact1(x1)
+    e = _arr(x2)
+    if not _is_int(e):
+        raise TypeError("ldexp: the exponent must be an integer array")
+    return multiply(a, exp2(lax.convert_element_type(e, _aval(a).dtype_name)))
+
+
+def unravel_index(indices, shape):
+    idx = _arr(indices)
+    shape = _shape_tuple(shape)
+    name = _aval(idx).dtype_name
+    size = int(_np.prod(shape)) if shape else 1
+    idx = where(lax.lt(idx, _const(0, name)), lax.add(idx, _const(size, name)), idx)
+    out = []
+    rem_ = idx
+    for d in range(len(shape)):
+        st = int(_np.prod(shape[d + 1:])) if d + 1 < len(shape) else 1
+        q = lax.div(rem_, _const(st, name))
+        q = lax.max(lax.min(q, _const(shape[d] - 1, name)), _const(0, name))
+        rem_ = lax.sub(rem_, lax.mul(q, _const(st, name)))
+        out.append(q)
+    return tuple(out)
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if order != "C":
+        raise NotImplementedError("ravel_multi_index: only order='C'")
+    dims = _shape_tuple(dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    parts = [_arr(m) for m in multi_index]
+    parts = _promote_dtypes(*parts)
+    out = None
+    stride = 1
+    for p, n in zip(reversed(parts), reversed(dims)):
+        if mode == "clip":
+            p = clip(p, 0, n - 1)
+        elif mode == "wrap":
+            p = remainder(p, n)
+        term = multiply(p, stride)
+        out = term if out is None else add(out, term)
+        stride *= n
+    return out
+
+
+def isscalar(element):
+    if isinstance(element, (ArrayImpl, Tracer)):
+        return _aval(element).ndim == 0
+    return _np.isscalar(element)
+
+
+def iscomplexobj(x):
+    return False
+
+
+def isrealobj(x):
+    return True
+
+

@@ -1,13 +1,11 @@
 """`jax.numpy.linalg`: norms and the products built on dot_general.
 Decompositions (solve, inv, cholesky, svd, eigh, ...) need primitives the
 core does not have yet and raise NotImplementedError."""
-import builtins
-
 import numpy as _np
 
 from .. import lax
 from . import (_arr, _aval, _canon_axis, _promote_inexact, abs as _abs, max as _max, min as _min,
-               sqrt as _sqrt, sum as _sum, power as _power, matmul as _matmul, moveaxis as _moveaxis,
+               sqrt as _sqrt, sum as _sum, power as _power, matmul as _matmul,
                tensordot as _tensordot, vecdot as _vecdot, matrix_transpose as _mT, outer as _outer,
                cross as _cross, count_nonzero as _count_nonzero, astype as _astype, diagonal as _diagonal)
 
@@ -101,8 +99,7 @@ def _missing(name):
 
 
 for _n in ("inv", "solve", "det", "slogdet", "cholesky", "qr", "svd", "eigh", "eig", "eigvalsh",
-           "pinv", "lstsq", "matrix_rank", "matrix_power", "svdvals", "tensorinv", "tensorsolve",
-           "multi_dot"):
+           "pinv", "lstsq", "matrix_rank", "svdvals", "tensorinv", "tensorsolve"):
     globals()[_n] = _missing(_n)
 del _n
 
