@@ -256,6 +256,7 @@ def test_traced_indexing_matches_numpy():
     # traced out-of-range indices clamp, as in JAX
     np.testing.assert_array_equal(jax.jit(lambda x, i: x[i])(X, 7), x[1])
     np.testing.assert_array_equal(jax.vmap(lambda r, i: r[i], in_axes=(0, None))(X, 2), x[:, 2])
+    np.testing.assert_array_equal(jax.vmap(lambda r, i: r[i])(X, i32([2, 0])), x[[0, 1], [2, 0]])
     grad = jax.grad(lambda x, i: jnp.sum(x[i] ** 2))(X, 1)
     want = np.zeros_like(x)
     want[1] = 2 * x[1]

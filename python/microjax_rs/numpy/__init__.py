@@ -2116,7 +2116,7 @@ def _roll_dynamic(a, shift, axis):
         n_c = _const(n, "int32")
         start = lax.sub(n_c, remainder(s, n_c))
         start = remainder(start, n_c)
-        if not _has("dynamic_slice"):
+        if not _has("dynamic_slice") or _indexing._under_vmap():
             src = remainder(lax.add(lax.iota("int32", n), start), n_c)
             a = _take_dynamic(a, ax, src)
             continue

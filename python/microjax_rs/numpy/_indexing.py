@@ -147,7 +147,7 @@ def _getitem_lax(x, idx):
             x = jnp.lax.squeeze(jnp._slice_axis(x, d, i, i + 1), (d,))
         elif _is_scalar_int(it):
             i = _wrap_negative(it, n)
-            if jnp._has("dynamic_slice"):
+            if jnp._has("dynamic_slice") and not _under_vmap():
                 x = jnp.lax.squeeze(jnp.lax.dynamic_slice_in_dim(x, i, 1, d), (d,))
             else:
                 x = jnp._take_dynamic(x, d, i)
@@ -171,6 +171,15 @@ def _getitem_lax(x, idx):
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
                 f"indices; got {it!r}")
     return x
+
+
+def _under_vmap():
+    """Whether a vmap trace is active: dynamic_slice has no rule for batched
+    start indices yet (it needs gather), so traced scalar indices then use the
+    one-hot selection."""
+    from ..interpreters.batching import BatchTrace
+
+    return builtins.any(isinstance(t, BatchTrace) for t in core._state.stack)
 
 
 def _static(v, what):
