@@ -23,20 +23,36 @@ _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "in
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
 
 
-def _is_operand(x):
-    from .core import Tracer
+_OPERAND_TYPES = None
+_SLOW_FNS = {}
 
-    return isinstance(x, (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float))
+
+def _is_operand(x):
+    global _OPERAND_TYPES
+    if _OPERAND_TYPES is None:
+        from .core import Tracer
+
+        _OPERAND_TYPES = (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float)
+    return isinstance(x, _OPERAND_TYPES)
+
+
+def _slow_fn(op):
+    fn = _SLOW_FNS.get(op)
+    if fn is None:
+        fn = getattr(_jnp(), _BINARY[op], None)
+        if fn is None:
+            return None
+        fn = _SLOW_FNS[op] = getattr(fn, "_slow", fn)  # never bounce back into the Rust fast path
+    return fn
 
 
 def binary_hook(op, a, b, reflected):
     """Slow path of a binary operator: any operand kinds, any active trace."""
     if not _is_operand(b):
         return NotImplemented
-    fn = getattr(_jnp(), _BINARY[op], None)
+    fn = _slow_fn(op)
     if fn is None:
         return NotImplemented
-    fn = getattr(fn, "_slow", fn)  # never bounce back into the Rust fast path
     return fn(b, a) if reflected else fn(a, b)
 
 

@@ -87,7 +87,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             atoms = [trace.to_atom(o) for o in out_leaves]
             closed = trace.builder.build(atoms)
         in_dims = [a for a in axes if a is not None] + [None] * len(trace.captures)
-        batched = _core.batch_jaxpr(closed, in_dims, size, out_dims)
+        batched = _batched(closed, in_dims, size, out_dims)
         outs = run_at(parent, batched, mapped + list(trace.captures))
         return tree_unflatten(out_tree, outs)
 
@@ -120,3 +120,20 @@ def _mapped_size(leaves, axes, axis_size, args, kwargs):
                  for s, a, aval in sizes]
         raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines))
     return sizes[0][0], norm
+
+
+_BATCH_CACHE_LIMIT = 512
+_batch_cache = {}
+
+
+def _batched(closed, in_dims, size, out_dims):
+    """`batch_jaxpr`, cached by (program, dims, size): nested transforms
+    (jacfwd, hessian) batch the same traced program on every call, and the
+    same result handle lets `run_at` reuse its Python view."""
+    key = (closed, tuple(in_dims), size, tuple(out_dims))
+    hit = _batch_cache.get(key)
+    if hit is None:
+        if len(_batch_cache) >= _BATCH_CACHE_LIMIT:
+            _batch_cache.pop(next(iter(_batch_cache)))
+        hit = _batch_cache[key] = _core.batch_jaxpr(closed, list(in_dims), size, list(out_dims))
+    return hit

@@ -96,6 +96,21 @@ class ShapedArray:
         return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
 
 
+_AVALS = {}
+
+
+def _shaped(shape, name, weak):
+    """The ShapedArray of Rust's `(shape tuple, dtype name, weak)`. Avals are
+    never mutated (`update` makes a new one), so equal ones are shared."""
+    key = (shape, name, weak)
+    a = _AVALS.get(key)
+    if a is None:
+        a = ShapedArray(shape, name, weak)
+        if len(_AVALS) < 4096:
+            _AVALS[key] = a
+    return a
+
+
 _SHORT = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
@@ -193,6 +208,10 @@ class Primitive:
 
     def handle(self, params):
         """The Rust primitive for these params (memoized when params are hashable)."""
+        if not params:
+            h = self._handles.get(())
+            if h is not None:
+                return h
         try:
             key = tuple(sorted(params.items()))
             h = self._handles.get(key)
@@ -243,6 +262,8 @@ def _params_from_rust(params):
 class _TraceState(threading.local):
     def __init__(self):
         self.stack = []
+        # Source info of the equation `eval_jaxpr` is re-binding (None: walk the stack).
+        self.source = None
 
 
 _state = _TraceState()
@@ -293,13 +314,32 @@ def eval_primitive(prim, args, params):
     return outs if prim.multiple_results else outs[0]
 
 
+_INTERNAL_CODE = {}  # code object -> defined inside this package
+_SOURCE_TEXT = {}  # (code object, instruction offset) -> "file:line (function)"
+
+
 def source_info():
-    """`file:line (function)` of the innermost frame outside this package."""
+    """`file:line (function)` of the innermost frame outside this package.
+
+    Both steps are cached: whether a code object is ours (per code object)
+    and the text of a user call site (per code object and bytecode offset),
+    so a traced equation costs a few dict lookups, not a line-table decode
+    and a string format."""
     f = sys._getframe(1)
+    internal = _INTERNAL_CODE
     while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_PKG_DIR):
-            return f"{fn}:{f.f_lineno} ({f.f_code.co_name})"
+        code = f.f_code
+        inside = internal.get(code)
+        if inside is None:
+            inside = internal[code] = code.co_filename.startswith(_PKG_DIR)
+        if not inside:
+            key = (code, f.f_lasti)
+            text = _SOURCE_TEXT.get(key)
+            if text is None:
+                text = f"{code.co_filename}:{f.f_lineno} ({code.co_name})"
+                if len(_SOURCE_TEXT) < 65536:
+                    _SOURCE_TEXT[key] = text
+            return text
         f = f.f_back
     return None
 
@@ -388,9 +428,10 @@ class StagingTrace:
             if prim._impl is not None and prim._abstract_eval is None:
                 return prim._impl(*args, **params)
             raise NotImplementedError(f"staging user-defined primitive {prim.name} is not supported")
-        inputs = [self.to_atom(a) for a in args]
-        outs = self.builder.add_eqn(prim.handle(params), inputs, source_info())
-        tracers = [Tracer(self, v, ShapedArray(s, n, w)) for v, s, n, w in outs]
+        inputs = [a._var if (type(a) is Tracer and a._trace is self) else self.to_atom(a) for a in args]
+        src = _state.source
+        outs = self.builder.add_eqn(prim.handle(params), inputs, src if src is not None else source_info())
+        tracers = [Tracer(self, v, _shaped(s, n, w)) for v, s, n, w in outs]
         return tracers if prim.multiple_results else tracers[0]
 
     def __repr__(self):
@@ -675,12 +716,27 @@ def eval_jaxpr(jaxpr, consts, *args):
         raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
-    for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
-        for v, x in zip(eqn.outvars, outs):
-            env[v] = x
+    state = _state
+    prev = state.source
+    fallback = prev
+    try:
+        for eqn in jaxpr.eqns:
+            # As JAX: a re-bound equation keeps the user line it was traced
+            # at; one without (made by a transform) gets the caller's line,
+            # looked up once per call rather than once per equation.
+            src = eqn.source_info
+            if not src:
+                if fallback is None:
+                    fallback = source_info()
+                src = fallback
+            state.source = src
+            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+            for v, x in zip(eqn.outvars, outs):
+                env[v] = x
+    finally:
+        state.source = prev
     return [read(v) for v in jaxpr.outvars]
 
 

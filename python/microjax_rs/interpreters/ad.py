@@ -138,8 +138,25 @@ def run_at(level, closed, inputs):
         return closed.run(vals)
     if type(level) is StagingTrace:
         return level.splice(closed, inputs)
-    cj = ClosedJaxpr(closed)
+    cj = _view(closed)
     return core.eval_jaxpr(cj.jaxpr, cj.consts, *inputs)
+
+
+_views = {}  # id(handle) -> (handle, its ClosedJaxpr view)
+
+
+def _view(closed):
+    """The Python view of a program handle, built once per handle: the
+    programs run here come from the transform caches below, so the same
+    handle is run again and again (building `Jaxpr` costs more than running)."""
+    hit = _views.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    cj = ClosedJaxpr(closed)
+    if len(_views) >= _CACHE_LIMIT:
+        _views.pop(next(iter(_views)))
+    _views[id(closed)] = (closed, cj)
+    return cj
 
 
 def trace_ad(flat_fun, primals, name):

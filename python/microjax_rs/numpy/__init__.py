@@ -201,6 +201,21 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
     bool_fn = _BOOL_BINARY.get(doc)
 
     def slow(x1, x2):
+        # Under a trace: two float tracers of one aval, or a float tracer and
+        # a Python float, need no promotion or broadcasting.
+        if type(x1) is Tracer:
+            a1 = x1.aval
+            t2 = type(x2)
+            if t2 is Tracer:
+                a2 = x2.aval
+                if a1.dtype_name in _FLOAT_NAMES and (a1 is a2 or (
+                        a1.dtype_name == a2.dtype_name and a1.weak_type == a2.weak_type
+                        and a1.shape == a2.shape)):
+                    return lax_fn(x1, x2)
+            elif t2 is float and a1.dtype_name in _FLOAT_NAMES:
+                return lax_fn(x1, x2)
+        elif type(x1) is float and type(x2) is Tracer and x2.aval.dtype_name in _FLOAT_NAMES:
+            return lax_fn(x1, x2)
         a, b = (_promote_inexact if inexact else _promote)(x1, x2)
         if bool_fn is not None and _aval(a).dtype_name == "bool":
             return bool_fn(a, b)
@@ -245,9 +260,12 @@ def _unary(lax_fn, inexact=True, name=None):
     ok_dtypes = _FLOAT_NAMES if inexact else None
 
     def fn(x, /):
-        if type(x) is ArrayImpl and not core._state.stack and (
+        tx = type(x)
+        if tx is ArrayImpl and not core._state.stack and (
                 ok_dtypes is None or x.dtype_name in ok_dtypes):
             return handle.apply1(x)
+        if tx is Tracer and x.aval.dtype_name in _FLOAT_NAMES:
+            return lax_fn(x)  # nothing to promote
         (a,) = (_promote_inexact if inexact else _promote)(x)
         return lax_fn(a)
 
