@@ -113,7 +113,29 @@ def _build_rule(trace, outs):
     return trace.builder.build(atoms)
 
 
-class custom_jvp:
+class _CustomFunction:
+    """What custom_jvp and custom_vjp share: method binding and staging the
+    primal function when a trace is active."""
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _stage(self, args, kwargs):
+        """None when no trace is active (call `fun` directly); otherwise
+        (args, nondiff, leaves, in_tree, closed, out_tree, captures)."""
+        args = _resolve_kwargs(self.fun, args, kwargs)
+        if core.current_trace() is None:
+            return args, None
+        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
+        leaves, in_tree = tree_flatten(dyn)
+        closed, out_tree, captures = _trace_fun(self.fun, args, nondiff, leaves, in_tree,
+                                                _fun_name(self.fun))
+        return args, (nondiff, leaves, in_tree, closed, out_tree, captures)
+
+
+class custom_jvp(_CustomFunction):
     """A function with a custom JVP rule (`defjvp` / `defjvps`)."""
 
     def __init__(self, fun, nondiff_argnums=()):
@@ -147,21 +169,14 @@ class custom_jvp:
 
         self.defjvp(jvp)
 
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
-
     def __call__(self, *args, **kwargs):
         name = _fun_name(self.fun)
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
-        if core.current_trace() is None:
+        args, staged = self._stage(args, kwargs)
+        if staged is None:
             return self.fun(*args)
-        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_flatten(dyn)
-        closed, out_tree, captures = _trace_fun(self.fun, args, nondiff, leaves, in_tree, name)
+        nondiff, leaves, in_tree, closed, out_tree, captures = staged
         if captures:
             # Values closed over from an enclosing trace: treat them as
             # non-differentiable extra inputs of a plain call.
@@ -243,7 +258,7 @@ def _astype(x, name):
     return lax.convert_element_type(x, name)
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """A function with a custom VJP (`defvjp(fwd, bwd)`)."""
 
     def __init__(self, fun, nondiff_argnums=()):
@@ -258,21 +273,14 @@ class custom_vjp:
         self.fwd = fwd
         self.bwd = bwd
 
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
-
     def __call__(self, *args, **kwargs):
         name = _fun_name(self.fun)
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
-        if core.current_trace() is None:
+        args, staged = self._stage(args, kwargs)
+        if staged is None:
             return self.fun(*args)
-        nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
-        leaves, in_tree = tree_flatten(dyn)
-        closed, out_tree, captures = _trace_fun(self.fun, args, nondiff, leaves, in_tree, name)
+        nondiff, leaves, in_tree, closed, out_tree, captures = staged
         if captures:
             if any(isinstance(c, Tracer) and isinstance(c._trace, ADTrace) for c in captures):
                 raise core.UnexpectedTracerError(
