@@ -277,6 +277,59 @@ def setup_per_example_grads(name, fw):
         return ns, "f(w, xs, ys)"
 
 
+# -- control flow (issue 6) -----------------------------------------------------
+
+
+def _scan_data():
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+    c0 = rng.standard_normal(64).astype(np.float32)
+    return w, c0
+
+
+def setup_scan_tanh(name, fw):
+    """1000 steps of `carry = tanh(carry @ W)`, W f32[64,64]."""
+    w, c0 = _scan_data()
+    if name in ("microjax", "jax"):
+        jnp, lax = fw.numpy, fw.lax
+
+        def f(w, c):
+            return lax.scan(lambda c, _: (jnp.tanh(c @ w), None), c, None, length=1000)[0]
+
+        ns = {"f": fw.jit(f), "w": jnp.asarray(w), "c": jnp.asarray(c0)}
+        if name == "jax":
+            return ns, "f(w, c).block_until_ready()"
+        return ns, "f(w, c)"
+    if name == "numpy":
+        def f(w, c):
+            for _ in range(1000):
+                c = np.tanh(c @ w)
+            return c
+
+        return {"f": f, "w": w, "c": c0}, "f(w, c)"
+    return None
+
+
+def setup_scan_compile(name, fw):
+    """A fresh `jit` of the 1000-step scan: trace + compile + one run."""
+    w, c0 = _scan_data()
+    if name not in ("microjax", "jax"):
+        return None
+    jnp, lax = fw.numpy, fw.lax
+
+    def fresh():
+        def f(w, c):
+            return lax.scan(lambda c, _: (jnp.tanh(c @ w), None), c, None, length=1000)[0]
+
+        return fw.jit(f)
+
+    ns = {"fresh": fresh, "w": jnp.asarray(w), "c": jnp.asarray(c0)}
+    if name == "jax":
+        ns["jax"] = fw
+        return ns, "jax.block_until_ready(fresh()(w, c))"
+    return ns, "fresh()(w, c)"
+
+
 CASES = [
     # (key, description, target text, target check(mj_s, np_s), setup, min_time scale)
     ("eager_add_8", "eager `a + b`, two f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_add, 1),
@@ -314,6 +367,22 @@ CASES = [
         lambda mj, ref: ref is not None and mj <= ref,
         setup_per_example_grads,
         1,
+    ),
+    (
+        "scan_tanh_1000",
+        "jit `scan` of 1000 steps `c = tanh(c @ W)`, W f32[64,64]; NumPy: Python loop",
+        "<= 0.45 ms (JAX here)",
+        lambda mj, ref: mj <= 0.45e-3,
+        setup_scan_tanh,
+        5,
+    ),
+    (
+        "scan_tanh_1000_first_call",
+        "fresh `jit` + first call of that scan (trace + compile + run)",
+        "<= 5 ms",
+        lambda mj, ref: mj <= 5e-3,
+        setup_scan_compile,
+        5,
     ),
 ]
 

@@ -172,7 +172,8 @@ def to_array(x, dtype=None, weak_type=None):
 # Primitives
 
 
-_MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin"))
+_MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin",
+                               "cond", "while", "scan"))
 
 
 class Primitive:
@@ -251,6 +252,8 @@ def _params_from_rust(params):
     for k, v in params.items():
         if isinstance(v, _core.ClosedJaxpr):
             v = ClosedJaxpr(v)
+        elif type(v) is tuple and v and isinstance(v[0], _core.ClosedJaxpr):
+            v = tuple(ClosedJaxpr(j) for j in v)  # cond's branches
         out[k] = v
     return out
 

@@ -472,3 +472,8 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+
+
+from ._control_flow import (  # noqa: E402
+    associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p,
+)

@@ -268,6 +268,29 @@ impl PyClosedJaxpr {
         ))
     }
 
+    /// The program with rewired inputs (equations untouched): each `spec`
+    /// item is `("in", i)` (input i), `("const", i)` (const i, now an input)
+    /// or `("unused", (shape, dtype_name, weak))` (a new input not read).
+    /// Control flow uses it to hoist a body's consts into operands and to
+    /// give every `cond` branch the same signature.
+    fn rewire_inputs(&self, spec: Vec<(String, Bound<'_, PyAny>)>) -> PyResult<PyClosedJaxpr> {
+        use microjax::ir::rewire::{rewire_inputs, InputSource};
+        let spec = spec
+            .into_iter()
+            .map(|(kind, v)| match kind.as_str() {
+                "in" => Ok(InputSource::Invar(v.extract()?)),
+                "const" => Ok(InputSource::Const(v.extract()?)),
+                "unused" => Ok(InputSource::Unused(py_to_aval(&v)?)),
+                other => Err(PyValueError::new_err(format!(
+                    "rewire_inputs: unknown input kind {other:?}"
+                ))),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyClosedJaxpr {
+            inner: Arc::new(rewire_inputs(&self.inner, &spec).py()?),
+        })
+    }
+
     fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let avals = self.inner.in_avals().py()?;
         avals.iter().map(|a| aval_to_py(py, a)).collect()

@@ -114,6 +114,25 @@ fn operand<'a>(
     }
 }
 
+/// The operands of an equation as shared values (literals materialized).
+fn shared_operands(
+    env: &[Option<Arc<HostArray>>],
+    lits: &[HostArray],
+    cursor: &mut usize,
+    inputs: &[Atom],
+) -> Result<Vec<Arc<HostArray>>> {
+    inputs
+        .iter()
+        .map(|a| match a {
+            Atom::Var(v) => env
+                .get(v.index())
+                .and_then(|s| s.clone())
+                .ok_or_else(|| unbound(*v)),
+            Atom::Lit(_) => Ok(Arc::new(operand(env, lits, cursor, a)?.clone())),
+        })
+        .collect()
+}
+
 fn run(
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
@@ -150,19 +169,14 @@ fn run(
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
             Primitive::Pjit { jaxpr: sub, .. } => {
-                let mut ins: Vec<Arc<HostArray>> = Vec::with_capacity(eqn.inputs.len());
-                for a in &eqn.inputs {
-                    ins.push(match a {
-                        Atom::Var(v) => env
-                            .get(v.index())
-                            .and_then(|s| s.clone())
-                            .ok_or_else(|| unbound(*v))?,
-                        Atom::Lit(_) => Arc::new(operand(&env, lits, &mut cursor, a)?.clone()),
-                    });
-                }
+                let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
                 let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
                 shape::abstract_eval(&eqn.prim, &avals)?;
                 eval_closed(sub, &ins)?
+            }
+            Primitive::Control(c) => {
+                let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
+                crate::prims::control::eval(c, &ins)?
             }
             prim => {
                 let c = &mut cursor;

@@ -3,7 +3,7 @@
 //! is used, with an error naming the primitive and the shapes.
 
 use super::{
-    Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, Scalar, SourceInfo, SourceInfoField, Var,
+    Atom, Aval, ClosedJaxpr, Eqn, Jaxpr, Literal, Scalar, SourceInfo, SourceInfoField, Var,
 };
 use crate::array::HostArray;
 use crate::dtype::DType;
@@ -75,10 +75,7 @@ impl Builder {
             .map(|a| self.aval(a))
             .collect::<Result<Vec<_>>>()?;
         let out_avals = shape::abstract_eval(&prim, &in_avals)?;
-        let effect = match &prim {
-            Primitive::Pjit { jaxpr, .. } => jaxpr.jaxpr.effect(),
-            _ => Effect::None,
-        };
+        let effect = prim.effect();
         let outputs = out_avals
             .into_iter()
             .map(|a| self.fresh(a))

@@ -273,6 +273,24 @@ fn fmt_param(
                 fmt_tuple(&items)
             }
         }
+        // A tuple of jaxprs (`cond`'s branches): one per line, as JAX prints.
+        Param::Tuple(items)
+            if !items.is_empty() && items.iter().all(|x| matches!(x, Param::Jaxpr(_))) =>
+        {
+            let inner = indent.saturating_add(2);
+            let mut out = String::from("(");
+            for x in items {
+                if let Param::Jaxpr(j) = x {
+                    out.push('\n');
+                    out.push_str(&" ".repeat(inner));
+                    out.push_str(&fmt_jaxpr(&j.jaxpr, namer, inner, inner));
+                }
+            }
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            out.push(')');
+            out
+        }
         Param::Tuple(items) => {
             let items: Vec<String> = items
                 .iter()

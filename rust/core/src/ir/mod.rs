@@ -8,6 +8,7 @@ pub mod builder;
 pub mod canonical;
 pub mod display;
 pub mod hash;
+pub mod rewire;
 pub mod splice;
 pub mod typecheck;
 

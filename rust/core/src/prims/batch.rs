@@ -51,6 +51,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::DynamicUpdateSlice => dynamic_update_slice,
         Primitive::Pjit { .. } => pjit,
         Primitive::Custom(_) => super::custom::batch_rule,
+        Primitive::Control(_) => control,
     })
 }
 
@@ -996,4 +997,19 @@ fn dynamic_update_slice(
         mask = shift_into(b, mask, lie.clone(), axis, full, start)?;
     }
     emit1(Primitive::SelectN, b, vec![mask, xb, placed], Some(0))
+}
+
+/// Control flow: the rules live with the primitives
+/// (`prims::control::batching`).
+fn control(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Control(c) = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    super::control::batching::batch(c, b, ins, dims, n)
 }

@@ -59,6 +59,7 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
         Primitive::Pjit { .. } => jvp_pjit,
         Primitive::Custom(_) => super::custom::jvp_rule,
+        Primitive::Control(_) => jvp_control,
     })
 }
 
@@ -928,4 +929,12 @@ fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
     let tw = mul(b, tj, w)?;
     let tout = reduce_sum(b, tw, vec![ja])?;
     Ok((vec![y], vec![Some(tout)]))
+}
+
+/// Control flow: the rules live with the primitives (`prims::control::ad`).
+fn jvp_control(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Control(c) = p else {
+        return Err(wrong_rule(p));
+    };
+    super::control::ad::jvp(c, b, xs, ts)
 }

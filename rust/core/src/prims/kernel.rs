@@ -28,6 +28,8 @@ mod elementwise;
 pub mod math;
 #[path = "kernels/reduce.rs"]
 mod reduce;
+#[path = "kernels/rows.rs"]
+pub mod rows;
 #[path = "kernels/structural.rs"]
 mod structural;
 
@@ -172,6 +174,7 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         },
         Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
         Primitive::Custom(c) => return custom_call(c, args, multi),
+        Primitive::Control(c) => return control_call(c, args, multi),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,
@@ -275,6 +278,30 @@ fn custom_call(
 ) -> Result<Vec<HostArray>> {
     let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
     let outs = super::custom::eval(c, &owned)?;
+    if outs.len() != out_avals.len() {
+        return Err(Error::Arity {
+            prim: c.name(),
+            expected: out_avals.len(),
+            got: outs.len(),
+        });
+    }
+    outs.into_iter()
+        .zip(out_avals)
+        .map(|(a, aval)| {
+            let arr = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
+            finish(c.name(), aval, arr.into_buffer())
+        })
+        .collect()
+}
+
+/// Control flow through its native evaluation (`prims::control`).
+fn control_call(
+    c: &super::control::ControlFlow,
+    args: &[&HostArray],
+    out_avals: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
+    let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
+    let outs = super::control::eval(c, &owned)?;
     if outs.len() != out_avals.len() {
         return Err(Error::Arity {
             prim: c.name(),

@@ -13,6 +13,7 @@
 //! binding all share.
 
 pub mod batch;
+pub mod control;
 pub mod custom;
 pub mod jvp;
 pub mod kernel;
@@ -326,6 +327,8 @@ pub enum Primitive {
     },
     /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
     Custom(custom::CustomCall),
+    /// Control flow (`cond`, `while`, `scan`).
+    Control(control::ControlFlow),
 }
 
 impl Primitive {
@@ -359,12 +362,26 @@ impl Primitive {
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
+            Primitive::Control(c) => c.name(),
+        }
+    }
+
+    /// The effect an equation of this primitive has (a sub-jaxpr's effects
+    /// lift to its caller).
+    pub fn effect(&self) -> crate::ir::Effect {
+        match self {
+            Primitive::Pjit { jaxpr, .. } => jaxpr.jaxpr.effect(),
+            Primitive::Control(c) => c.effect(),
+            _ => crate::ir::Effect::None,
         }
     }
 
     /// Whether `bind` returns a list (JAX's `multiple_results`).
     pub fn multiple_results(&self) -> bool {
-        matches!(self, Primitive::Pjit { .. } | Primitive::Custom(_))
+        matches!(
+            self,
+            Primitive::Pjit { .. } | Primitive::Custom(_) | Primitive::Control(_)
+        )
     }
 
     /// Every primitive name of the set, for Python's `*_p` objects and the
@@ -401,6 +418,9 @@ impl Primitive {
             "custom_jvp_call",
             "custom_vjp_call",
             "custom_lin",
+            "cond",
+            "while",
+            "scan",
         ]);
         names
     }
@@ -501,6 +521,7 @@ impl Primitive {
                 name: String::new(),
             }),
         ]);
+        out.extend(control::examples().into_iter().map(Primitive::Control));
         out
     }
 }

@@ -139,6 +139,7 @@ impl Primitive {
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Custom(c) => c.params(),
+            Primitive::Control(c) => c.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
                 ("name", Param::Str(name.clone())),
@@ -180,6 +181,9 @@ impl Primitive {
                 axis: *axis,
                 index_dtype: p.dtype("index_dtype")?,
             });
+        }
+        if let Some(c) = super::control::ControlFlow::from_params(name, &p)? {
+            return Ok(Primitive::Control(c));
         }
         if let Some(op) = CumOp::from_name(name) {
             return Ok(Primitive::Cumulative {
@@ -286,7 +290,7 @@ impl Primitive {
 }
 
 /// Typed access to a param list, with errors naming the primitive.
-struct Lookup<'a> {
+pub(crate) struct Lookup<'a> {
     name: &'a str,
     params: &'a [(String, Param)],
 }
@@ -299,27 +303,27 @@ impl Lookup<'_> {
             .unwrap_or("primitive")
     }
 
-    fn get(&self, key: &'static str) -> Option<&Param> {
+    pub(crate) fn get(&self, key: &'static str) -> Option<&Param> {
         self.params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
-    fn need(&self, key: &'static str) -> Result<&Param> {
+    pub(crate) fn need(&self, key: &'static str) -> Result<&Param> {
         self.get(key)
             .ok_or_else(|| Error::param(self.prim(), key, "missing"))
     }
 
-    fn bad(&self, key: &'static str, want: &str, got: &Param) -> Error {
+    pub(crate) fn bad(&self, key: &'static str, want: &str, got: &Param) -> Error {
         Error::param(self.prim(), key, format!("expected {want}, got {got:?}"))
     }
 
-    fn int(&self, key: &'static str) -> Result<i64> {
+    pub(crate) fn int(&self, key: &'static str) -> Result<i64> {
         match self.need(key)? {
             Param::Int(i) => Ok(*i),
             other => Err(self.bad(key, "an int", other)),
         }
     }
 
-    fn dim(&self, key: &'static str) -> Result<usize> {
+    pub(crate) fn dim(&self, key: &'static str) -> Result<usize> {
         let i = self.int(key)?;
         usize::try_from(i)
             .map_err(|_| Error::param(self.prim(), key, format!("negative value {i}")))
@@ -346,12 +350,12 @@ impl Lookup<'_> {
             .collect()
     }
 
-    fn dims(&self, key: &'static str) -> Result<Vec<usize>> {
+    pub(crate) fn dims(&self, key: &'static str) -> Result<Vec<usize>> {
         let p = self.need(key)?;
         self.to_dims(key, p)
     }
 
-    fn opt_bool(&self, key: &'static str) -> Result<Option<bool>> {
+    pub(crate) fn opt_bool(&self, key: &'static str) -> Result<Option<bool>> {
         match self.get(key) {
             None | Some(Param::None) => Ok(None),
             Some(Param::Bool(b)) => Ok(Some(*b)),
@@ -359,7 +363,7 @@ impl Lookup<'_> {
         }
     }
 
-    fn dtype(&self, key: &'static str) -> Result<DType> {
+    pub(crate) fn dtype(&self, key: &'static str) -> Result<DType> {
         match self.need(key)? {
             Param::DType(d) => Ok(*d),
             Param::Str(s) => DType::from_name(s),
@@ -367,14 +371,14 @@ impl Lookup<'_> {
         }
     }
 
-    fn opt_dtype(&self, key: &'static str) -> Result<Option<DType>> {
+    pub(crate) fn opt_dtype(&self, key: &'static str) -> Result<Option<DType>> {
         match self.get(key) {
             None | Some(Param::None) => Ok(None),
             Some(_) => self.dtype(key).map(Some),
         }
     }
 
-    fn opt_str(&self, key: &'static str) -> Result<Option<String>> {
+    pub(crate) fn opt_str(&self, key: &'static str) -> Result<Option<String>> {
         match self.get(key) {
             None | Some(Param::None) => Ok(None),
             Some(Param::Str(s)) => Ok(Some(s.clone())),
@@ -382,10 +386,42 @@ impl Lookup<'_> {
         }
     }
 
-    fn jaxpr(&self, key: &'static str) -> Result<Arc<ClosedJaxpr>> {
+    pub(crate) fn jaxpr(&self, key: &'static str) -> Result<Arc<ClosedJaxpr>> {
         match self.need(key)? {
             Param::Jaxpr(j) => Ok(j.clone()),
             other => Err(self.bad(key, "a closed jaxpr", other)),
+        }
+    }
+
+    /// A tuple of closed jaxprs (`cond`'s branches).
+    pub(crate) fn jaxprs(&self, key: &'static str) -> Result<Vec<Arc<ClosedJaxpr>>> {
+        match self.need(key)? {
+            Param::Tuple(v) => v
+                .iter()
+                .map(|x| match x {
+                    Param::Jaxpr(j) => Ok(j.clone()),
+                    other => Err(self.bad(key, "a tuple of closed jaxprs", other)),
+                })
+                .collect(),
+            Param::Jaxpr(j) => Ok(vec![j.clone()]),
+            other => Err(self.bad(key, "a tuple of closed jaxprs", other)),
+        }
+    }
+
+    /// An optional tuple of bools (`scan`'s `linear`).
+    pub(crate) fn opt_bools(&self, key: &'static str) -> Result<Option<Vec<bool>>> {
+        match self.get(key) {
+            None | Some(Param::None) => Ok(None),
+            Some(Param::Tuple(v)) => v
+                .iter()
+                .map(|x| match x {
+                    Param::Bool(b) => Ok(*b),
+                    other => Err(self.bad(key, "a tuple of bools", other)),
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(Param::Ints(v)) if v.is_empty() => Ok(Some(Vec::new())),
+            Some(other) => Err(self.bad(key, "a tuple of bools", other)),
         }
     }
 

@@ -58,6 +58,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
         Primitive::Pjit { .. } => t_pjit,
         Primitive::Custom(_) => super::custom::transpose_rule,
+        Primitive::Control(_) => t_control,
     })
 }
 
@@ -848,4 +849,12 @@ fn t_dynamic_update_slice(
     let mut out = vec![c_x, c_u];
     out.extend(idx.iter().map(|_| None));
     Ok(out)
+}
+
+/// Control flow: the rules live with the primitives (`prims::control::ad`).
+fn t_control(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Control(c) = p else {
+        return Err(wrong_rule(p));
+    };
+    super::control::ad::transpose(c, b, cts, ops)
 }

@@ -2,9 +2,10 @@
 //! known inputs and an *unknown* part that runs on the unknown inputs and
 //! the residuals (the known values the unknown part reads).
 //!
-//! * an equation with an unknown operand is unknown, except that a `pjit`
-//!   with mixed operands is split recursively into a known and an unknown
-//!   `pjit`;
+//! * an equation with an unknown operand is unknown, except that a
+//!   higher-order equation (`pjit`, `cond`, `while`, `scan`) with mixed
+//!   operands is split by its primitive's rule into a known and an unknown
+//!   equation ([`SplitEqn`]);
 //! * an equation with only literal operands (a materialized zero, an iota)
 //!   is copied into both parts, so constants are rebuilt rather than passed
 //!   as residuals;
@@ -121,11 +122,18 @@ pub fn partial_eval_jaxpr(
             known_eqns.push(eqn.clone());
             continue;
         }
-        if let Primitive::Pjit { jaxpr: sub, name } = &eqn.prim {
-            split_pjit(
+        let in_unk: Vec<bool> = eqn
+            .inputs
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) => State::get(&st.unknown, *v),
+                Atom::Lit(_) => false,
+            })
+            .collect();
+        if let Some(split) = split_rule(eqn, &in_unk)? {
+            apply_split(
                 eqn,
-                sub,
-                name,
+                split,
                 &mut st,
                 &mut avals,
                 &mut known_eqns,
@@ -221,90 +229,161 @@ pub fn partial_eval_jaxpr(
     })
 }
 
-/// Splits a `pjit` with some unknown operands into a known call (returning
-/// its known outputs and the callee's residuals) and an unknown call.
-fn split_pjit(
+/// One operand of the unknown half of a split equation.
+#[derive(Debug, Clone)]
+pub enum SplitInput {
+    /// An atom of the program being split (a known one becomes a residual
+    /// of the enclosing split).
+    Atom(Atom),
+    /// Residual `i` of the known half.
+    Residual(usize),
+}
+
+/// A higher-order equation with some unknown operands, split by its
+/// primitive's rule into a known and an unknown equation.
+#[derive(Debug, Clone)]
+pub struct SplitEqn {
+    /// The known equation (`None`: nothing to compute ahead). Its outputs
+    /// are the equation's known outputs, then the residuals.
+    pub known: Option<(Primitive, Vec<Atom>)>,
+    /// Types of the residuals the known equation returns.
+    pub residuals: Vec<crate::ir::Aval>,
+    /// Which outputs of the equation the unknown half computes.
+    pub out_unknowns: Vec<bool>,
+    /// The unknown equation. Its outputs are the unknown outputs, or, with
+    /// `unknown_emits_all`, every output (known ones into unused variables).
+    pub unknown: (Primitive, Vec<SplitInput>),
+    pub unknown_emits_all: bool,
+}
+
+/// The split rule of a higher-order primitive; `None` for every other
+/// primitive (the whole equation then goes to the unknown part).
+fn split_rule(eqn: &Eqn, in_unk: &[bool]) -> Result<Option<SplitEqn>> {
+    match &eqn.prim {
+        Primitive::Pjit { jaxpr, name } => split_pjit(jaxpr, name, &eqn.inputs, in_unk).map(Some),
+        Primitive::Control(c) => crate::prims::control::ad::split(c, &eqn.inputs, in_unk),
+        _ => Ok(None),
+    }
+}
+
+/// Emits a split equation into both parts.
+fn apply_split(
     eqn: &Eqn,
-    sub: &ClosedJaxpr,
-    name: &str,
+    split: SplitEqn,
     st: &mut State,
     avals: &mut Vec<crate::ir::Aval>,
     known_eqns: &mut Vec<Eqn>,
     unknown_eqns: &mut Vec<Eqn>,
 ) -> Result<()> {
-    let sub_unk: Vec<bool> = eqn
-        .inputs
-        .iter()
-        .map(|a| match a {
-            Atom::Var(v) => State::get(&st.unknown, *v),
-            Atom::Lit(_) => false,
-        })
-        .collect();
-    let split = partial_eval_jaxpr(sub, &sub_unk, &vec![false; eqn.outputs.len()])?;
-    let known_out_avals = split.known.out_avals()?;
-    let n_known_outs = known_out_avals.len().saturating_sub(split.num_res);
-    let mut res_vars = Vec::with_capacity(split.num_res);
-    for aval in known_out_avals.iter().skip(n_known_outs) {
+    let fresh = |st: &mut State, avals: &mut Vec<crate::ir::Aval>, a: crate::ir::Aval| {
         let id =
             u32::try_from(avals.len()).map_err(|_| Error::Limit("too many variables".into()))?;
-        avals.push(aval.clone());
+        avals.push(a);
         st.push_var();
-        res_vars.push(Var(id));
+        Ok::<Var, Error>(Var(id))
+    };
+    let mut res_vars = Vec::with_capacity(split.residuals.len());
+    for a in split.residuals {
+        res_vars.push(fresh(st, avals, a)?);
     }
-    let mut known_outputs: Vec<Var> = Vec::new();
-    let mut unknown_outputs: Vec<Var> = Vec::new();
+    if let Some((prim, inputs)) = split.known {
+        let mut outputs: Vec<Var> = eqn
+            .outputs
+            .iter()
+            .zip(&split.out_unknowns)
+            .filter(|(_, u)| !**u)
+            .map(|(v, _)| *v)
+            .collect();
+        outputs.extend(&res_vars);
+        known_eqns.push(Eqn {
+            effect: prim.effect(),
+            prim,
+            inputs,
+            outputs,
+            source: eqn.source.clone(),
+        });
+    }
+    let (prim, spec) = split.unknown;
+    let mut inputs = Vec::with_capacity(spec.len());
+    for s in spec {
+        let a = match s {
+            SplitInput::Atom(a) => a,
+            SplitInput::Residual(i) => Atom::Var(*res_vars.get(i).ok_or(Error::Arity {
+                prim: eqn.prim.name(),
+                expected: i,
+                got: res_vars.len(),
+            })?),
+        };
+        if let Atom::Var(v) = &a {
+            if !State::get(&st.unknown, *v) {
+                st.need(*v)?;
+            }
+        }
+        inputs.push(a);
+    }
+    let mut outputs = Vec::with_capacity(eqn.outputs.len());
     for (o, u) in eqn.outputs.iter().zip(&split.out_unknowns) {
         if *u {
-            unknown_outputs.push(*o);
-        } else {
-            known_outputs.push(*o);
+            outputs.push(*o);
+        } else if split.unknown_emits_all {
+            let aval = avals
+                .get(o.index())
+                .cloned()
+                .ok_or_else(|| Error::UnboundVar(format!("#{}", o.0)))?;
+            outputs.push(fresh(st, avals, aval)?);
         }
     }
-    known_outputs.extend(&res_vars);
-    let known_inputs: Vec<Atom> = eqn
-        .inputs
-        .iter()
-        .zip(&sub_unk)
-        .filter(|(_, u)| !**u)
-        .map(|(a, _)| a.clone())
-        .collect();
-    let known_effect = split.known.jaxpr.effect();
-    let unknown_effect = split.unknown.jaxpr.effect();
-    known_eqns.push(Eqn {
-        prim: Primitive::Pjit {
-            jaxpr: Arc::new(split.known),
-            name: name.to_string(),
-        },
-        inputs: known_inputs,
-        outputs: known_outputs,
-        effect: known_effect,
-        source: eqn.source.clone(),
-    });
-    let mut unknown_inputs: Vec<Atom> = Vec::new();
-    for v in &res_vars {
-        st.need(*v)?;
-        unknown_inputs.push(Atom::Var(*v));
-    }
-    unknown_inputs.extend(
-        eqn.inputs
-            .iter()
-            .zip(&sub_unk)
-            .filter(|(_, u)| **u)
-            .map(|(a, _)| a.clone()),
-    );
-    unknown_eqns.push(Eqn {
-        prim: Primitive::Pjit {
-            jaxpr: Arc::new(split.unknown),
-            name: name.to_string(),
-        },
-        inputs: unknown_inputs,
-        outputs: unknown_outputs.clone(),
-        effect: unknown_effect,
-        source: eqn.source.clone(),
-    });
-    for o in &unknown_outputs {
+    for o in &outputs {
         State::set(&mut st.unknown, *o, true)?;
         State::set(&mut st.avail, *o, true)?;
     }
+    unknown_eqns.push(Eqn {
+        effect: prim.effect(),
+        prim,
+        inputs,
+        outputs,
+        source: eqn.source.clone(),
+    });
     Ok(())
+}
+
+/// `pjit`: a known call returning its known outputs and the callee's
+/// residuals, and an unknown call of the residuals and unknown operands.
+fn split_pjit(sub: &ClosedJaxpr, name: &str, ins: &[Atom], in_unk: &[bool]) -> Result<SplitEqn> {
+    let n_out = sub.jaxpr.outvars.len();
+    let split = partial_eval_jaxpr(sub, in_unk, &vec![false; n_out])?;
+    let known_out_avals = split.known.out_avals()?;
+    let n_known_outs = known_out_avals.len().saturating_sub(split.num_res);
+    let residuals = known_out_avals
+        .get(n_known_outs..)
+        .unwrap_or_default()
+        .to_vec();
+    let pick = |want: bool| -> Vec<Atom> {
+        ins.iter()
+            .zip(in_unk)
+            .filter(|(_, u)| **u == want)
+            .map(|(a, _)| a.clone())
+            .collect()
+    };
+    let mut unknown_ins: Vec<SplitInput> = (0..split.num_res).map(SplitInput::Residual).collect();
+    unknown_ins.extend(pick(true).into_iter().map(SplitInput::Atom));
+    Ok(SplitEqn {
+        known: Some((
+            Primitive::Pjit {
+                jaxpr: Arc::new(split.known),
+                name: name.to_string(),
+            },
+            pick(false),
+        )),
+        residuals,
+        out_unknowns: split.out_unknowns,
+        unknown: (
+            Primitive::Pjit {
+                jaxpr: Arc::new(split.unknown),
+                name: name.to_string(),
+            },
+            unknown_ins,
+        ),
+        unknown_emits_all: false,
+    })
 }

@@ -1,0 +1,532 @@
+"""Structured control flow: `cond`, `switch`, `while_loop`, `fori_loop`,
+`scan`, `map`, `associative_scan`.
+
+Each function traces its Python callables once into closed jaxprs and binds
+one primitive (`cond`, `while`, `scan`); the loop runs natively in Rust,
+eagerly as well as under `jit`, and every transform (`grad`, `vmap`, ...)
+goes through the primitive's Rust rules. Values the callables close over are
+hoisted into leading operands (consts and tracers of enclosing traces), as
+JAX does, so `make_jaxpr` shows them as operands of the equation."""
+import inspect
+
+import numpy as np
+
+from .. import core, dtypes
+from ..core import ArrayImpl, ClosedJaxpr, Tracer
+from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+cond_p = core.Primitive("cond")
+while_p = core.Primitive("while")
+scan_p = core.Primitive("scan")
+
+
+def _short(aval):
+    return f"{aval.dtype_name}[{','.join(str(d) for d in aval.shape)}]"
+
+
+def _struct(aval):
+    from ..api import ShapeDtypeStruct
+
+    return ShapeDtypeStruct(aval.shape, aval.dtype_name, aval.weak_type)
+
+
+def _avals(leaves):
+    return [core.get_aval(x) for x in leaves]
+
+
+class _Traced:
+    """A callable traced to a closed jaxpr over `(hoisted..., args...)`:
+    `hoisted` are the values it closes over (consts, then captured tracers)."""
+
+    def __init__(self, fun, in_avals, in_tree, name):
+        from ..api import trace_to_jaxpr
+
+        leaves = [_struct(a) for a in in_avals]
+        closed, self.out_tree, captures = trace_to_jaxpr(fun, leaves, in_tree, name)
+        nargs = len(in_avals)
+        consts = list(closed.consts())
+        spec = [("const", i) for i in range(len(consts))]
+        spec += [("in", nargs + j) for j in range(len(captures))]
+        spec += [("in", i) for i in range(nargs)]
+        self.jaxpr = closed.rewire_inputs(spec)
+        self.hoisted = consts + list(captures)
+        self.out_avals = [core.ShapedArray.from_triple(t) for t in closed.out_avals()]
+
+
+def _fun_name(f):
+    return getattr(f, "__name__", None) or type(f).__name__
+
+
+def _is_disabled():
+    from ..api import _disable
+    from ..config import config
+
+    return bool(_disable.depth or config.jax_disable_jit)
+
+
+# -- cond / switch ----------------------------------------------------------------------
+
+
+def _check_branch_outputs(traced, names):
+    first = traced[0]
+    for t, nm in zip(traced[1:], names[1:]):
+        if t.out_tree != first.out_tree:
+            raise TypeError(
+                f"{names[0]} and {nm} output must have same type structure, got "
+                f"{first.out_tree} and {t.out_tree}.")
+        diffs = [f"{_short(a)} vs. {_short(b)}" for a, b in zip(first.out_avals, t.out_avals)
+                 if a.shape != b.shape or a.dtype_name != b.dtype_name]
+        if diffs:
+            raise TypeError(
+                f"{names[0]} and {nm} output must have identical types, got\n"
+                + "\n".join(diffs) + ".")
+
+
+def _bind_cond(index, branches, operands, names):
+    ops, in_tree = tree_flatten((tuple(operands), {}))
+    in_avals = _avals(ops)
+    traced = [_Traced(f, in_avals, in_tree, _fun_name(f)) for f in branches]
+    _check_branch_outputs(traced, names)
+    # One operand list for every branch: all hoisted values (captured tracers
+    # shared between branches once), then the operands.
+    hoisted, where = [], {}
+    for t in traced:
+        for v in t.hoisted:
+            key = id(v) if isinstance(v, Tracer) else None
+            if key is not None and key in where:
+                continue
+            if key is not None:
+                where[key] = len(hoisted)
+            hoisted.append(v)
+    jaxprs = []
+    for k, t in enumerate(traced):
+        mine = {}
+        for j, v in enumerate(t.hoisted):
+            pos = where[id(v)] if isinstance(v, Tracer) else None
+            if pos is None:
+                pos = next(p for p, h in enumerate(hoisted) if h is v)
+            mine[pos] = j
+        spec = []
+        for p, v in enumerate(hoisted):
+            if p in mine:
+                spec.append(("in", mine[p]))
+            else:
+                spec.append(("unused", core.get_aval(v).triple()))
+        spec += [("in", len(t.hoisted) + i) for i in range(len(ops))]
+        jaxprs.append(ClosedJaxpr(t.jaxpr.rewire_inputs(spec)))
+    outs = cond_p.bind(index, *hoisted, *ops, branches=tuple(jaxprs))
+    return tree_unflatten(traced[0].out_tree, outs)
+
+
+def _scalar_index(x, what):
+    aval = core.get_aval(x)
+    if aval.shape != ():
+        raise TypeError(f"{what} must be a scalar, got {x!r} of shape {aval.shape}.")
+    return aval
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=None):
+    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as one
+    staged `cond` (both branches are traced; under `vmap` with a batched
+    predicate both run and the results are selected)."""
+    if operand is not None:
+        if operands:
+            raise TypeError("cond: pass operands positionally or as operand=, not both")
+        operands = (operand,)
+    if not callable(true_fun) or not callable(false_fun):
+        raise TypeError("cond: true_fun and false_fun arguments should be callable.")
+    aval = _scalar_index(pred, "Pred")
+    if aval.dtype_name not in ("bool",) and not dtypes.is_int_name(aval.dtype_name) \
+            and not dtypes.is_float_name(aval.dtype_name):
+        raise TypeError(f"Pred type must be either boolean or number, got {aval.dtype_name}.")
+    if _is_disabled() and not isinstance(pred, Tracer):
+        return true_fun(*operands) if bool(pred) else false_fun(*operands)
+    from . import convert_element_type, ne
+
+    if aval.dtype_name != "bool":
+        pred = ne(pred, 0)
+    index = convert_element_type(pred, np.int32)
+    return _bind_cond(index, (false_fun, true_fun), operands, ("true_fun", "false_fun"))
+
+
+def switch(index, branches, *operands, operand=None):
+    """`branches[clamp(index, 0, len(branches) - 1)](*operands)` as one
+    staged `cond`."""
+    if operand is not None:
+        operands = (operand,)
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    for b in branches:
+        if not callable(b):
+            raise TypeError(f"switch: branches must be callable, got {b!r}")
+    aval = _scalar_index(index, "Branch index")
+    if not dtypes.is_int_name(aval.dtype_name):
+        raise TypeError(f"Index type must be an integer, got {index!r} of type {aval.dtype_name}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    if _is_disabled() and not isinstance(index, Tracer):
+        return branches[int(np.clip(int(index), 0, len(branches) - 1))](*operands)
+    from . import clamp, convert_element_type
+
+    index = convert_element_type(index, np.int32)
+    index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    names = tuple(f"branch {k}" for k in range(len(branches)))
+    return _bind_cond(index, branches, operands, names)
+
+
+# -- loops ------------------------------------------------------------------------
+
+
+def _carry_name(fun):
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params[0] if params else None
+
+
+def _check_carry(what, fun, init_tree, init_paths, in_avals, out_tree, out_avals):
+    """JAX's messages for a carry whose structure or types change."""
+    name = _carry_name(fun)
+
+    def component(path):
+        if name:
+            return f"the input carry component {name}{keystr(path)}" if path else f"the input carry {name}"
+        return f"the input carry at path {keystr(path)}" if path else "the input carry"
+
+    if out_tree != init_tree:
+        raise TypeError(
+            f"{what} function carry input and carry output must have the same pytree structure, "
+            f"but they differ:\n\nThe input carry {name or ''} is a {init_tree} but the output "
+            f"carry is a {out_tree}.\n\nRevise the function so that the carry output has the same "
+            f"pytree structure as the carry input.")
+    diffs = []
+    for path, a, b in zip(init_paths, in_avals, out_avals):
+        if a.shape != b.shape:
+            diffs.append(f"{component(path)} has type {_short(a)} but the corresponding output "
+                         f"carry component has type {_short(b)}, so the shapes do not match")
+        elif a.dtype_name != b.dtype_name:
+            diffs.append(f"{component(path)} has type {_short(a)} but the corresponding output "
+                         f"carry component has type {_short(b)}, so the dtypes do not match")
+    if diffs:
+        body = (diffs[0][:1].upper() + diffs[0][1:] + "." if len(diffs) == 1
+                else "\n".join(f"  * {d};" for d in diffs))
+        raise TypeError(
+            f"{what} function carry input and carry output must have equal types (e.g. shapes "
+            f"and dtypes of arrays), but they differ:\n\n{body}\n\nRevise the function so that "
+            f"all output types (e.g. shapes and dtypes) match the corresponding input types.")
+
+
+def _promote_weak_carry(carry_avals, out_avals):
+    """JAX lets a weakly typed carry take the type the body gives it (`0.`
+    becoming `float32`, `0` becoming `float32` when the body adds floats).
+    Returns the new carry avals, or None when nothing changes."""
+    changed = False
+    new = []
+    for a, b in zip(carry_avals, out_avals):
+        if a.weak_type and a.shape == b.shape and (a.dtype_name != b.dtype_name or not b.weak_type):
+            name, weak = dtypes.promote([(a.dtype_name, True), (b.dtype_name, b.weak_type)])
+            if name != a.dtype_name or weak != a.weak_type:
+                new.append(core.ShapedArray(a.shape, name, weak))
+                changed = True
+                continue
+        new.append(a)
+    return new if changed else None
+
+
+def _cast_leaves(leaves, avals):
+    """The carry init converted to the promoted types (Python scalars become
+    constants, so the jaxpr shows a literal as JAX's does)."""
+    from . import _convert_keep_weak
+
+    out = []
+    for x, a in zip(leaves, avals):
+        if type(x) in (bool, int, float):
+            out.append(core.to_array(x, a.dtype, weak_type=a.weak_type))
+        else:
+            out.append(_convert_keep_weak(x, a.dtype_name, a.weak_type))
+    return out
+
+
+def _trace_body(what, fun, init_leaves, init_tree, paths, extra_avals, extra_tree_fn, carry_of):
+    """Traces a loop body, promoting weakly typed carries once if needed.
+    `extra_tree_fn(carry_tree)` gives the in_tree of the body's arguments;
+    `carry_of(traced)` the (out_tree, out_avals) of its carry part."""
+    carry_avals = _avals(init_leaves)
+    for _ in range(2):
+        in_tree = extra_tree_fn(init_tree)
+        traced = _Traced(fun, carry_avals + extra_avals, in_tree, _fun_name(fun))
+        out_tree, out_avals = carry_of(traced)
+        if out_tree == init_tree:
+            promoted = _promote_weak_carry(carry_avals, out_avals)
+            if promoted is not None:
+                carry_avals = promoted
+                init_leaves = _cast_leaves(init_leaves, carry_avals)
+                continue
+        _check_carry(what, fun, init_tree, paths, carry_avals, out_tree, out_avals)
+        return traced, init_leaves
+    return traced, init_leaves
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """`val = body_fun(val)` while `cond_fun(val)`; one staged `while`
+    (forward-differentiable; reverse mode raises JAX's error)."""
+    if _is_disabled():
+        val = init_val
+        while cond_fun(val):
+            val = body_fun(val)
+        return val
+    with_path, init_tree = tree_flatten_with_path(init_val)
+    paths = [p for p, _ in with_path]
+    init = [x for _, x in with_path]
+
+    def carry_tree(t):
+        return tree_flatten(((t.unflatten([0] * t.num_leaves),), {}))[1]
+
+    def body_carry(tr):
+        return tr.out_tree, tr.out_avals
+
+    body, init = _trace_body("while_loop body", body_fun, init, init_tree, paths, [],
+                             carry_tree, body_carry)
+    carry_avals = _avals(init)
+    cond = _Traced(cond_fun, carry_avals, carry_tree(init_tree), _fun_name(cond_fun))
+    if len(cond.out_avals) != 1 or cond.out_avals[0].dtype_name != "bool" or cond.out_avals[0].shape != ():
+        got = ", ".join(f"ShapedArray({_short(a)})" for a in cond.out_avals)
+        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{got}].")
+    outs = while_p.bind(*cond.hoisted, *body.hoisted, *init,
+                        cond_jaxpr=ClosedJaxpr(cond.jaxpr), body_jaxpr=ClosedJaxpr(body.jaxpr),
+                        cond_nconsts=len(cond.hoisted), body_nconsts=len(body.hoisted))
+    return tree_unflatten(init_tree, outs)
+
+
+def _concrete_int(x):
+    """`x` as a Python int when it is concrete (not staged), else None."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    if type(x) is ArrayImpl and x.ndim == 0:
+        return int(x)
+    if isinstance(x, Tracer):
+        try:
+            return int(x)
+        except Exception:
+            return None
+    return None
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """`val = body_fun(i, val)` for `i` in `[lower, upper)`. Concrete bounds
+    lower to `scan` (reverse-differentiable); traced bounds to `while`."""
+    lo, hi = _concrete_int(lower), _concrete_int(upper)
+    idx_name = _index_dtype(lower, upper)
+    if lo is not None and hi is not None:
+        n = max(hi - lo, 0)
+        if _is_disabled():
+            val = init_val
+            for i in range(lo, hi):
+                val = body_fun(np.dtype(idx_name).type(i), val)
+            return val
+        from .. import numpy as jnp
+
+        start = jnp.asarray(lo, dtype=idx_name)
+
+        def step(carry, _):
+            i, x = carry
+            return (i + 1, body_fun(i, x)), None
+
+        (_, out), _ = scan(step, (start, init_val), None, length=n,
+                           unroll=1 if unroll is None else unroll)
+        return out
+    if unroll is not None and unroll not in (1, False):
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
+    from . import convert_element_type
+
+    lower = convert_element_type(lower, np.dtype(idx_name))
+    upper = convert_element_type(upper, np.dtype(idx_name))
+
+    def cond_fun(c):
+        return c[0] < c[1]
+
+    def body(c):
+        i, u, x = c
+        return i + 1, u, body_fun(i, x)
+
+    _, _, out = while_loop(cond_fun, body, (lower, upper, init_val))
+    return out
+
+
+def _index_dtype(lower, upper):
+    names = []
+    for b in (lower, upper):
+        if isinstance(b, (ArrayImpl, Tracer)):
+            names.append(core.get_aval(b).dtype_name)
+    for n in names:
+        if not dtypes.is_int_name(n):
+            raise TypeError(f"fori_loop bounds must be integers, got {n}")
+    return names[0] if names else "int32"
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns the
+    final carry and the stacked `y`s. One staged `scan`, run natively."""
+    if not callable(f):
+        raise TypeError(f"scan: f argument should be a callable, got {f!r}")
+    xs_leaves, xs_tree = tree_flatten(xs)
+    lengths = []
+    for x in xs_leaves:
+        shape = core.get_aval(x).shape
+        if not shape:
+            raise ValueError("scan got value with no leading axis to scan over: "
+                             f"{_short(core.get_aval(x))}.")
+        lengths.append(shape[0])
+    if length is not None:
+        length = int(length)
+        if any(n != length for n in lengths):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with "
+                             f"leading axis sizes {sorted(set(lengths))}.")
+    elif lengths:
+        if len(set(lengths)) > 1:
+            raise ValueError("scan got values with different leading axis sizes: "
+                             + ", ".join(str(n) for n in lengths) + ".")
+        length = lengths[0]
+    else:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    if _is_disabled():
+        return _scan_python(f, init, xs_leaves, xs_tree, length, reverse)
+    unroll = length if unroll is True else (1 if unroll is False else int(unroll))
+    if unroll < 1:
+        raise ValueError("`unroll` must be a `bool` or a positive `int`.")
+    with_path, init_tree = tree_flatten_with_path(init)
+    paths = [p for p, _ in with_path]
+    init_leaves = [x for _, x in with_path]
+    x_avals = [core.ShapedArray(core.get_aval(x).shape[1:], core.get_aval(x).dtype_name,
+                                core.get_aval(x).weak_type) for x in xs_leaves]
+    nk = len(init_leaves)
+
+    def args_tree(t):
+        carry = t.unflatten([0] * t.num_leaves)
+        return tree_flatten(((carry, xs_tree.unflatten([0] * len(x_avals))), {}))[1]
+
+    def carry_of(tr):
+        out = tr.out_tree.unflatten(list(range(tr.out_tree.num_leaves)))
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise TypeError(f"scan body output must be a pair, got {tr.out_tree}.")
+        leaves, ctree = tree_flatten(out[0])
+        return ctree, [tr.out_avals[i] for i in leaves]
+
+    body, init_leaves = _trace_body("scan body", f, init_leaves, init_tree, paths, x_avals,
+                                    args_tree, carry_of)
+    outs = scan_p.bind(
+        *body.hoisted, *init_leaves, *xs_leaves,
+        jaxpr=ClosedJaxpr(body.jaxpr), length=length, reverse=bool(reverse),
+        num_consts=len(body.hoisted), num_carry=nk,
+        linear=(False,) * (len(body.hoisted) + nk + len(xs_leaves)), unroll=unroll,
+        _split_transpose=False)
+    out = body.out_tree.unflatten(list(range(body.out_tree.num_leaves)))
+    carry_leaves, carry_tree = tree_flatten(out[0])
+    y_leaves, y_tree = tree_flatten(out[1])
+    return (tree_unflatten(carry_tree, [outs[i] for i in carry_leaves]),
+            tree_unflatten(y_tree, [outs[i] for i in y_leaves]))
+
+
+def _scan_python(f, init, xs_leaves, xs_tree, length, reverse):
+    from .. import numpy as jnp
+
+    carry, ys = init, []
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    for i in order:
+        x = xs_tree.unflatten([x[i] for x in xs_leaves]) if xs_leaves else None
+        carry, y = f(carry, x)
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    if not ys:
+        return carry, None
+    leaves0, ytree = tree_flatten(ys[0])
+    stacked = [jnp.stack([tree_flatten(y)[0][k] for y in ys]) for k in range(len(leaves0))]
+    return carry, tree_unflatten(ytree, stacked)
+
+
+def map(f, xs, *, batch_size=None):
+    """`f` over the leading axis of `xs` (a `scan` without carry); with
+    `batch_size`, `vmap(f)` over chunks of that size, the remainder last."""
+    if batch_size is None:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        return ys
+    from .. import numpy as jnp
+    from .._vmap import vmap
+
+    leaves, tree = tree_flatten(xs)
+    n = core.get_aval(leaves[0]).shape[0]
+    batch_size = int(batch_size)
+    nb, rem = divmod(n, batch_size)
+    main = [jnp.reshape(x[:nb * batch_size], (nb, batch_size) + tuple(x.shape[1:])) for x in leaves]
+    _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), tree_unflatten(tree, main))
+    yl, ytree = tree_flatten(ys)
+    yl = [jnp.reshape(y, (nb * batch_size,) + tuple(y.shape[2:])) for y in yl]
+    if rem:
+        tail = vmap(f)(tree_unflatten(tree, [x[nb * batch_size:] for x in leaves]))
+        tl = tree_flatten(tail)[0]
+        yl = [jnp.concatenate([a, b]) for a, b in zip(yl, tl)]
+    return tree_unflatten(ytree, yl)
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """Inclusive scan of the associative `fn` along `axis` of every leaf of
+    `elems`, in O(log n) levels of `fn` (odd/even recursion)."""
+    from .. import numpy as jnp
+    from . import slice_in_dim, concatenate
+
+    leaves, tree = tree_flatten(elems)
+    if not leaves:
+        return elems
+    ndim = core.get_aval(leaves[0]).ndim
+    axis = axis + ndim if axis < 0 else axis
+    n = core.get_aval(leaves[0]).shape[axis]
+    for x in leaves:
+        if core.get_aval(x).shape[axis] != n:
+            raise ValueError("Array inputs to associative_scan must have the same first dimension.")
+    if reverse:
+        leaves = [jnp.flip(x, axis) for x in leaves]
+
+    def combine(a, b):
+        out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
+        return tree_flatten(out)[0]
+
+    def sl(xs, start, stop, step=1):
+        return [slice_in_dim(x, start, stop, step, axis) for x in xs]
+
+    def interleave(a, b):
+        # a has ceil(m), b has floor(m) elements along axis; result a0 b0 a1 b1 ...
+        out = []
+        for x, y in zip(a, b):
+            na, nb_ = x.shape[axis], y.shape[axis]
+            if na > nb_:
+                pad_shape = list(y.shape)
+                pad_shape[axis] = 1
+                y = concatenate([y, jnp.zeros(pad_shape, y.dtype)], axis)
+            st = jnp.stack([x, y], axis=axis + 1)
+            shape = list(x.shape)
+            shape[axis] = 2 * x.shape[axis]
+            st = jnp.reshape(st, shape)
+            out.append(slice_in_dim(st, 0, na + nb_, 1, axis))
+        return out
+
+    def rec(xs):
+        m = xs[0].shape[axis]
+        if m < 2:
+            return xs
+        reduced = combine(sl(xs, 0, m - 1, 2), sl(xs, 1, m, 2))
+        odd = rec(reduced)
+        if m % 2 == 0:
+            even = combine(sl(odd, 0, m // 2 - 1), sl(xs, 2, m, 2))
+        else:
+            even = combine(odd, sl(xs, 2, m, 2))
+        first = sl(xs, 0, 1)
+        even = [concatenate([f, e], axis) for f, e in zip(first, even)]
+        return interleave(even, odd)
+
+    out = rec(leaves)
+    if reverse:
+        out = [jnp.flip(x, axis) for x in out]
+    return tree_unflatten(tree, out)

@@ -1,0 +1,489 @@
+//! Control flow: `cond`, `while` and `scan`, with JAX's operand layouts and
+//! params.
+//!
+//! * `cond[branches](index, *operands)`: runs `branches[clamp(index)]` on the
+//!   operands (every branch takes the same operands and returns outputs of
+//!   the same types);
+//! * `while[cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts](*cond_consts,
+//!   *body_consts, *init)`: `carry = body(body_consts, carry)` while
+//!   `cond(cond_consts, carry)`;
+//! * `scan[jaxpr, length, reverse, num_consts, num_carry, linear, unroll]
+//!   (*consts, *init, *xs)`: `carry, y = jaxpr(consts, carry, x)` over the
+//!   leading axis of the `xs` (backwards when `reverse`), returning the final
+//!   carry and the stacked `ys`.
+//!
+//! Sub-jaxprs take their consts as leading operands (Python hoists closed-over
+//! values), so every rule sees one flat operand list. This module holds the
+//! shape rule, params and the native evaluation; `ad` holds JVP, partial
+//! evaluation and transposition, `batching` the vmap rules.
+
+pub mod ad;
+pub mod batching;
+
+use super::params::{Lookup, Param, ParamList};
+use crate::array::{Buffer, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::interp::{eval_closed, Prepared};
+use crate::ir::{Aval, ClosedJaxpr, Effect, Scalar};
+use std::sync::Arc;
+
+/// The control-flow primitives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ControlFlow {
+    Cond {
+        branches: Vec<Arc<ClosedJaxpr>>,
+    },
+    While {
+        cond_jaxpr: Arc<ClosedJaxpr>,
+        body_jaxpr: Arc<ClosedJaxpr>,
+        cond_nconsts: usize,
+        body_nconsts: usize,
+    },
+    Scan(Scan),
+}
+
+/// `scan`'s params.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scan {
+    pub jaxpr: Arc<ClosedJaxpr>,
+    pub length: usize,
+    pub reverse: bool,
+    pub num_consts: usize,
+    pub num_carry: usize,
+    /// One flag per operand (a hint JAX carries; rules do not rely on it).
+    pub linear: Vec<bool>,
+    pub unroll: usize,
+}
+
+impl ControlFlow {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ControlFlow::Cond { .. } => "cond",
+            ControlFlow::While { .. } => "while",
+            ControlFlow::Scan(_) => "scan",
+        }
+    }
+
+    /// The sub-jaxprs' effects lift to the equation.
+    pub fn effect(&self) -> Effect {
+        let subs: Vec<&Arc<ClosedJaxpr>> = match self {
+            ControlFlow::Cond { branches } => branches.iter().collect(),
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                ..
+            } => vec![cond_jaxpr, body_jaxpr],
+            ControlFlow::Scan(s) => vec![&s.jaxpr],
+        };
+        if subs.iter().any(|j| j.jaxpr.effect() != Effect::None) {
+            Effect::OrderedIo
+        } else {
+            Effect::None
+        }
+    }
+
+    /// Params as JAX shows them.
+    pub fn params(&self) -> ParamList {
+        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        match self {
+            ControlFlow::Cond { branches } => vec![(
+                "branches",
+                Param::Tuple(branches.iter().cloned().map(Param::Jaxpr).collect()),
+            )],
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => vec![
+                ("body_jaxpr", Param::Jaxpr(body_jaxpr.clone())),
+                ("body_nconsts", int(*body_nconsts)),
+                ("cond_jaxpr", Param::Jaxpr(cond_jaxpr.clone())),
+                ("cond_nconsts", int(*cond_nconsts)),
+            ],
+            ControlFlow::Scan(s) => vec![
+                ("_split_transpose", Param::Bool(false)),
+                ("jaxpr", Param::Jaxpr(s.jaxpr.clone())),
+                ("length", int(s.length)),
+                (
+                    "linear",
+                    Param::Tuple(s.linear.iter().map(|b| Param::Bool(*b)).collect()),
+                ),
+                ("num_carry", int(s.num_carry)),
+                ("num_consts", int(s.num_consts)),
+                ("reverse", Param::Bool(s.reverse)),
+                ("unroll", int(s.unroll)),
+            ],
+        }
+    }
+
+    /// Rebuilds a control-flow primitive from its params (`None` for other
+    /// names).
+    pub(crate) fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<ControlFlow>> {
+        Ok(Some(match name {
+            "cond" => ControlFlow::Cond {
+                branches: p.jaxprs("branches")?,
+            },
+            "while" => ControlFlow::While {
+                cond_jaxpr: p.jaxpr("cond_jaxpr")?,
+                body_jaxpr: p.jaxpr("body_jaxpr")?,
+                cond_nconsts: p.dim("cond_nconsts")?,
+                body_nconsts: p.dim("body_nconsts")?,
+            },
+            "scan" => ControlFlow::Scan(Scan {
+                jaxpr: p.jaxpr("jaxpr")?,
+                length: p.dim("length")?,
+                reverse: p.opt_bool("reverse")?.unwrap_or(false),
+                num_consts: p.dim("num_consts")?,
+                num_carry: p.dim("num_carry")?,
+                linear: p.opt_bools("linear")?.unwrap_or_default(),
+                unroll: match p.get("unroll") {
+                    None | Some(Param::None) => 1,
+                    Some(Param::Bool(b)) => usize::from(*b),
+                    Some(_) => p.dim("unroll")?,
+                },
+            }),
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// `ins` split at `a` and `a + b` into three parts, or an arity error.
+pub(crate) fn split3<'a, T>(
+    prim: &'static str,
+    ins: &'a [T],
+    a: usize,
+    b: usize,
+) -> Result<(&'a [T], &'a [T], &'a [T])> {
+    let err = || Error::Arity {
+        prim,
+        expected: a.saturating_add(b),
+        got: ins.len(),
+    };
+    let (first, rest) = ins.split_at_checked(a).ok_or_else(err)?;
+    let (second, third) = rest.split_at_checked(b).ok_or_else(err)?;
+    Ok((first, second, third))
+}
+
+/// Checks operand types against a sub-jaxpr's parameters.
+fn check_operands(prim: &'static str, what: &str, want: &[Aval], got: &[Aval]) -> Result<()> {
+    if want.len() != got.len() {
+        return Err(Error::Typecheck(format!(
+            "{prim}: {what} takes {} operands, got {}",
+            want.len(),
+            got.len()
+        )));
+    }
+    for (k, (w, g)) in want.iter().zip(got).enumerate() {
+        if !w.same_type(g) {
+            return Err(Error::Typecheck(format!(
+                "{prim}: {what} operand {k} has type {} but the operand given is {}",
+                w.short(),
+                g.short()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Types the carry must keep from one iteration to the next.
+fn check_carry(prim: &'static str, what: &str, carry: &[Aval], out: &[Aval]) -> Result<()> {
+    if carry.len() != out.len() {
+        return Err(Error::Typecheck(format!(
+            "{prim}: {what} returns {} carry values for a carry of {}",
+            out.len(),
+            carry.len()
+        )));
+    }
+    for (k, (c, o)) in carry.iter().zip(out).enumerate() {
+        if !c.same_type(o) {
+            return Err(Error::Typecheck(format!(
+                "{prim}: {what} carry output {k} has type {} but the carry input has type {}",
+                o.short(),
+                c.short()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Output avals.
+pub fn abstract_eval(c: &ControlFlow, ins: &[Aval]) -> Result<Vec<Aval>> {
+    match c {
+        ControlFlow::Cond { branches } => cond_avals(branches, ins),
+        ControlFlow::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => {
+            let (cc, bc, carry) = split3("while", ins, *cond_nconsts, *body_nconsts)?;
+            let mut cin = cc.to_vec();
+            cin.extend_from_slice(carry);
+            check_operands("while", "cond_jaxpr", &cond_jaxpr.in_avals()?, &cin)?;
+            let pred = cond_jaxpr.out_avals()?;
+            if !matches!(pred.as_slice(), [p] if p.dtype == DType::Bool && p.shape.is_empty()) {
+                let got: Vec<String> = pred.iter().map(Aval::short).collect();
+                return Err(Error::Typecheck(format!(
+                    "while: cond_jaxpr must return a single boolean scalar, got ({})",
+                    got.join(", ")
+                )));
+            }
+            let mut bin = bc.to_vec();
+            bin.extend_from_slice(carry);
+            check_operands("while", "body_jaxpr", &body_jaxpr.in_avals()?, &bin)?;
+            check_carry("while", "body_jaxpr", carry, &body_jaxpr.out_avals()?)?;
+            Ok(carry.to_vec())
+        }
+        ControlFlow::Scan(s) => scan_avals(s, ins),
+    }
+}
+
+fn cond_avals(branches: &[Arc<ClosedJaxpr>], ins: &[Aval]) -> Result<Vec<Aval>> {
+    let Some((index, ops)) = ins.split_first() else {
+        return Err(Error::Arity {
+            prim: "cond",
+            expected: 1,
+            got: 0,
+        });
+    };
+    if !index.dtype.is_int() || !index.shape.is_empty() {
+        return Err(Error::Typecheck(format!(
+            "cond: the branch index must be an integer scalar, got {}",
+            index.short()
+        )));
+    }
+    let Some(first) = branches.first() else {
+        return Err(Error::param(
+            "cond",
+            "branches",
+            "at least one branch is needed",
+        ));
+    };
+    let outs = first.out_avals()?;
+    for (k, br) in branches.iter().enumerate() {
+        check_operands("cond", &format!("branch {k}"), &br.in_avals()?, ops)?;
+        let got = br.out_avals()?;
+        let same = got.len() == outs.len() && got.iter().zip(&outs).all(|(g, o)| g.same_type(o));
+        if !same {
+            let fmt = |v: &[Aval]| v.iter().map(Aval::short).collect::<Vec<_>>().join(", ");
+            return Err(Error::Typecheck(format!(
+                "cond: branch 0 returns ({}) but branch {k} returns ({}); every branch must \
+                 return the same types",
+                fmt(&outs),
+                fmt(&got)
+            )));
+        }
+    }
+    // Weak only where every branch is weak (JAX joins the branch types).
+    Ok(outs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let weak = branches.iter().all(|br| {
+                br.jaxpr
+                    .outvars
+                    .get(i)
+                    .and_then(|a| br.jaxpr.atom_aval(a).ok())
+                    .is_some_and(|a| a.weak_type)
+            });
+            Aval::weak(o.shape.clone(), o.dtype, weak)
+        })
+        .collect())
+}
+
+fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
+    let (consts, carry, xs) = split3("scan", ins, s.num_consts, s.num_carry)?;
+    if !s.linear.is_empty() && s.linear.len() != ins.len() {
+        return Err(Error::param(
+            "scan",
+            "linear",
+            format!("{} flags for {} operands", s.linear.len(), ins.len()),
+        ));
+    }
+    let mut body_in = consts.to_vec();
+    body_in.extend_from_slice(carry);
+    for (k, x) in xs.iter().enumerate() {
+        match x.shape.split_first() {
+            Some((&n, rest)) if n == s.length => {
+                body_in.push(Aval::weak(rest.to_vec(), x.dtype, x.weak_type))
+            }
+            _ => {
+                return Err(Error::shape(
+                    "scan",
+                    &[&x.shape],
+                    format!(
+                        "scanned operand {k} must have a leading axis of the scan length {}",
+                        s.length
+                    ),
+                ))
+            }
+        }
+    }
+    check_operands("scan", "jaxpr", &s.jaxpr.in_avals()?, &body_in)?;
+    let outs = s.jaxpr.out_avals()?;
+    let (carry_out, ys) = outs.split_at_checked(carry.len()).ok_or(Error::Arity {
+        prim: "scan",
+        expected: carry.len(),
+        got: outs.len(),
+    })?;
+    check_carry("scan", "jaxpr", carry, carry_out)?;
+    let mut result = carry.to_vec();
+    for y in ys {
+        let mut shape = Vec::with_capacity(y.ndim().saturating_add(1));
+        shape.push(s.length);
+        shape.extend_from_slice(&y.shape);
+        result.push(Aval::weak(shape, y.dtype, y.weak_type));
+    }
+    Ok(result)
+}
+
+/// Native evaluation; operands are shared, not copied.
+pub fn eval(c: &ControlFlow, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+    let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
+    let out_avals = abstract_eval(c, &avals)?;
+    match c {
+        ControlFlow::Cond { branches } => {
+            let (index, ops) = args.split_first().ok_or(Error::Arity {
+                prim: "cond",
+                expected: 1,
+                got: 0,
+            })?;
+            let k = clamp_index(index, branches.len())?;
+            let branch = branches.get(k).ok_or(Error::Arity {
+                prim: "cond",
+                expected: k,
+                got: branches.len(),
+            })?;
+            eval_closed(branch, ops)
+        }
+        ControlFlow::While {
+            cond_jaxpr,
+            body_jaxpr,
+            cond_nconsts,
+            body_nconsts,
+        } => run_while(cond_jaxpr, body_jaxpr, *cond_nconsts, *body_nconsts, args),
+        ControlFlow::Scan(s) => run_scan(s, args, &out_avals),
+    }
+}
+
+/// The branch an index selects: clamped into `[0, n)` as XLA does.
+fn clamp_index(index: &HostArray, n: usize) -> Result<usize> {
+    let i = Scalar::from_buffer(index.buffer(), 0)
+        .ok_or_else(|| Error::InvalidArgument("cond: empty branch index".into()))?
+        .as_i64();
+    let hi = n.saturating_sub(1);
+    Ok(usize::try_from(i.max(0)).unwrap_or(hi).min(hi))
+}
+
+fn truth(pred: &HostArray) -> Result<bool> {
+    Scalar::from_buffer(pred.buffer(), 0)
+        .map(Scalar::as_bool)
+        .ok_or_else(|| Error::InvalidArgument("while: empty predicate".into()))
+}
+
+fn run_while(
+    cond: &Arc<ClosedJaxpr>,
+    body: &Arc<ClosedJaxpr>,
+    cc: usize,
+    bc: usize,
+    args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
+    let (cconsts, bconsts, init) = split3("while", args, cc, bc)?;
+    let cond = Prepared::new(cond.clone())?;
+    let body = Prepared::new(body.clone())?;
+    let mut cin: Vec<Arc<HostArray>> = cconsts.to_vec();
+    let mut bin: Vec<Arc<HostArray>> = bconsts.to_vec();
+    let mut carry: Vec<Arc<HostArray>> = init.to_vec();
+    loop {
+        cin.truncate(cc);
+        cin.extend(carry.iter().cloned());
+        let pred = cond.run(&cin)?;
+        if !truth(pred.first().ok_or(Error::Arity {
+            prim: "while",
+            expected: 1,
+            got: 0,
+        })?)? {
+            return Ok(carry);
+        }
+        bin.truncate(bc);
+        bin.append(&mut carry);
+        carry = body.run(&bin)?;
+    }
+}
+
+fn run_scan(s: &Scan, args: &[Arc<HostArray>], out_avals: &[Aval]) -> Result<Vec<Arc<HostArray>>> {
+    let (consts, init, xs) = split3("scan", args, s.num_consts, s.num_carry)?;
+    let body = Prepared::new(s.jaxpr.clone())?;
+    let y_avals = out_avals.get(s.num_carry..).unwrap_or_default();
+    let mut ys: Vec<Buffer> = y_avals
+        .iter()
+        .map(|a| Buffer::zeros(a.dtype, a.size()?))
+        .collect::<Result<_>>()?;
+    let mut carry: Vec<Arc<HostArray>> = init.to_vec();
+    let mut ins: Vec<Arc<HostArray>> = Vec::with_capacity(args.len());
+    for step in 0..s.length {
+        let i = if s.reverse {
+            s.length.saturating_sub(1).saturating_sub(step)
+        } else {
+            step
+        };
+        ins.clear();
+        ins.extend(consts.iter().cloned());
+        ins.append(&mut carry);
+        for x in xs {
+            ins.push(Arc::new(super::kernel::rows::take_row(x, i)?));
+        }
+        let mut outs = body.run(&ins)?;
+        let rest = outs.split_off(s.num_carry.min(outs.len()));
+        carry = outs;
+        for (buf, y) in ys.iter_mut().zip(&rest) {
+            super::kernel::rows::write_row(buf, i, y)?;
+        }
+    }
+    let mut result = carry;
+    for (buf, aval) in ys.into_iter().zip(y_avals) {
+        result.push(Arc::new(HostArray::new(aval.shape.clone(), buf)?));
+    }
+    Ok(result)
+}
+
+/// Representative instances for the rule listings and the text round trip:
+/// trivial sub-jaxprs (no operands; the while predicate is the literal
+/// `false`).
+pub fn examples() -> Vec<ControlFlow> {
+    use crate::ir::{Atom, Jaxpr, Literal};
+    let empty = Arc::new(ClosedJaxpr::new(Jaxpr::default(), Vec::new()));
+    let never = Arc::new(ClosedJaxpr::new(
+        Jaxpr {
+            outvars: vec![Atom::Lit(Literal::new(
+                Scalar::Bool(false),
+                DType::Bool,
+                false,
+            ))],
+            ..Jaxpr::default()
+        },
+        Vec::new(),
+    ));
+    vec![
+        ControlFlow::Cond {
+            branches: vec![empty.clone(), empty.clone()],
+        },
+        ControlFlow::While {
+            cond_jaxpr: never,
+            body_jaxpr: empty.clone(),
+            cond_nconsts: 0,
+            body_nconsts: 0,
+        },
+        ControlFlow::Scan(Scan {
+            jaxpr: empty,
+            length: 2,
+            reverse: false,
+            num_consts: 0,
+            num_carry: 0,
+            linear: Vec::new(),
+            unroll: 1,
+        }),
+    ]
+}

@@ -1,0 +1,127 @@
+//! Rows of the leading axis: reading `x[i]` and writing into a preallocated
+//! stacked buffer. `scan` reads its `xs` and writes its `ys` with these.
+
+use crate::array::{Buffer, HostArray};
+use crate::error::{Error, Result};
+
+/// Elements per row of the leading axis (1 for a rank-1 array).
+fn row_len(shape: &[usize]) -> Result<usize> {
+    crate::array::checked_size(shape.get(1..).unwrap_or(&[]))
+}
+
+fn range(
+    start: usize,
+    len: usize,
+    total: usize,
+    what: &'static str,
+) -> Result<std::ops::Range<usize>> {
+    let end = start.checked_add(len).ok_or(Error::Overflow {
+        what,
+        detail: format!("{start} + {len}"),
+    })?;
+    if end > total {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: row {start}..{end} out of a buffer of {total} elements"
+        )));
+    }
+    Ok(start..end)
+}
+
+/// `x[i]` along the leading axis.
+pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
+    let n = row_len(x.shape())?;
+    let start = i.checked_mul(n).ok_or(Error::Overflow {
+        what: "take_row",
+        detail: format!("{i} * {n}"),
+    })?;
+    let shape = x.shape().get(1..).unwrap_or(&[]).to_vec();
+    let buf = match x.buffer() {
+        Buffer::Float0(total) => {
+            range(start, n, *total, "take_row")?;
+            Buffer::Float0(n)
+        }
+        Buffer::Key(v) => {
+            let words = |k: usize| {
+                k.checked_mul(2).ok_or(Error::Overflow {
+                    what: "take_row",
+                    detail: format!("2 * {k}"),
+                })
+            };
+            let r = range(words(start)?, words(n)?, v.len(), "take_row")?;
+            Buffer::Key(v.get(r).unwrap_or_default().to_vec())
+        }
+        other => crate::with_buffer!(other, v => {
+            let r = range(start, n, v.len(), "take_row")?;
+            Buffer::from(v.get(r).unwrap_or_default().to_vec())
+        }, _ => return Err(Error::InvalidArgument("take_row: unsupported buffer".into()))),
+    };
+    HostArray::new(shape, buf)
+}
+
+fn copy_into<T: Copy>(dst: &mut [T], start: usize, src: &[T]) -> Result<()> {
+    let r = range(start, src.len(), dst.len(), "write_row")?;
+    dst.get_mut(r)
+        .ok_or_else(|| Error::InvalidArgument("write_row: out of range".into()))?
+        .copy_from_slice(src);
+    Ok(())
+}
+
+/// Writes `row` as row `i` of `dst` (a stacked buffer of rows of `row`'s
+/// size and dtype).
+pub fn write_row(dst: &mut Buffer, i: usize, row: &HostArray) -> Result<()> {
+    let n = row.size();
+    let start = i.checked_mul(n).ok_or(Error::Overflow {
+        what: "write_row",
+        detail: format!("{i} * {n}"),
+    })?;
+    match (dst, row.buffer()) {
+        (Buffer::Bool(d), Buffer::Bool(s)) => copy_into(d, start, s),
+        (Buffer::I8(d), Buffer::I8(s)) => copy_into(d, start, s),
+        (Buffer::I16(d), Buffer::I16(s)) => copy_into(d, start, s),
+        (Buffer::I32(d), Buffer::I32(s)) => copy_into(d, start, s),
+        (Buffer::I64(d), Buffer::I64(s)) => copy_into(d, start, s),
+        (Buffer::U8(d), Buffer::U8(s)) => copy_into(d, start, s),
+        (Buffer::U16(d), Buffer::U16(s)) => copy_into(d, start, s),
+        (Buffer::U32(d), Buffer::U32(s)) => copy_into(d, start, s),
+        (Buffer::U64(d), Buffer::U64(s)) => copy_into(d, start, s),
+        (Buffer::F16(d), Buffer::F16(s)) => copy_into(d, start, s),
+        (Buffer::BF16(d), Buffer::BF16(s)) => copy_into(d, start, s),
+        (Buffer::F32(d), Buffer::F32(s)) => copy_into(d, start, s),
+        (Buffer::F64(d), Buffer::F64(s)) => copy_into(d, start, s),
+        (Buffer::Key(d), Buffer::Key(s)) => {
+            let words = start.checked_mul(2).ok_or(Error::Overflow {
+                what: "write_row",
+                detail: format!("2 * {start}"),
+            })?;
+            copy_into(d, words, s)
+        }
+        (Buffer::Float0(_), Buffer::Float0(_)) => Ok(()),
+        (d, s) => Err(Error::dtype(
+            "write_row",
+            &[d.dtype(), s.dtype()],
+            "row dtype differs from the stacked buffer's",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    #[test]
+    fn rows_round_trip() {
+        let x = HostArray::new(vec![3, 2], Buffer::I32(vec![1, 2, 3, 4, 5, 6])).unwrap();
+        let mut out = Buffer::zeros(DType::I32, 6).unwrap();
+        for i in 0..3 {
+            let r = take_row(&x, i).unwrap();
+            assert_eq!(r.shape(), &[2]);
+            write_row(&mut out, 2 - i, &r).unwrap();
+        }
+        assert!(matches!(out, Buffer::I32(ref v) if v == &[5, 6, 3, 4, 1, 2]));
+        assert!(take_row(&x, 3).is_err());
+        let wrong = HostArray::new(vec![2], Buffer::F32(vec![0.0, 1.0])).unwrap();
+        assert!(write_row(&mut out, 0, &wrong).is_err());
+        assert!(write_row(&mut out, 3, &take_row(&x, 0).unwrap()).is_err());
+    }
+}
