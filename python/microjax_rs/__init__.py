@@ -60,6 +60,7 @@ from ._grad import (  # noqa: E402
 )
 from ._vmap import vmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
+from . import export  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
 

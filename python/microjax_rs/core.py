@@ -691,6 +691,10 @@ class ClosedJaxpr:
         """Canonical text (weak types, bit-exact literals) that `parse` reads back."""
         return self._handle.canonical()
 
+    def __reduce__(self):
+        # Canonical text + top-level consts: the parser rebuilds an equal program.
+        return (_closed_from_canonical, (self.canonical(), list(self.consts)))
+
     def __str__(self):
         return self._handle.display()
 
@@ -748,3 +752,8 @@ def jaxpr_as_fun(closed_jaxpr):
         return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
 
     return fun
+
+
+def _closed_from_canonical(text, consts):
+    """Unpickling of a ClosedJaxpr."""
+    return ClosedJaxpr(_core.parse(text, [c if type(c) is ArrayImpl else to_array(c) for c in consts]))

@@ -58,6 +58,9 @@ pub enum Error {
         col: usize,
         msg: String,
     },
+    /// The bytes of an exported program are malformed (`offset` into them).
+    #[error("malformed exported program at byte {offset}: {msg}")]
+    Format { offset: usize, msg: String },
     /// A jaxpr is not well typed.
     #[error("typecheck failed: {0}")]
     Typecheck(String),

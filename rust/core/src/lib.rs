@@ -35,6 +35,7 @@ pub mod array;
 pub mod dtype;
 pub mod error;
 pub mod exec;
+pub mod export;
 pub mod ir;
 pub mod prims;
 pub mod transforms;

@@ -6,12 +6,13 @@ use crate::dtypes::dtype_from_name;
 use crate::prim::Prim;
 use crate::CoreResultExt;
 use microjax::exec::interp;
+use microjax::export::{Determinism, Program};
 use microjax::ir::canonical::{self, ParseLimits};
 use microjax::ir::display;
 use microjax::{Atom, Aval, Effect, HostArray, Literal, Var};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyTuple};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -410,4 +411,52 @@ pub(crate) fn parse(
         .detach(move || canonical::parse_with_consts(&text, consts, &ParseLimits::default()))
         .py()?;
     Ok(PyClosedJaxpr { inner: Arc::new(j) })
+}
+
+fn determinism_from_name(name: &str) -> PyResult<Determinism> {
+    match name {
+        "default" => Ok(Determinism::Default),
+        "portable" => Ok(Determinism::Portable),
+        other => Err(PyValueError::new_err(format!(
+            "determinism must be 'default' or 'portable', got {other:?}"
+        ))),
+    }
+}
+
+fn determinism_name(d: Determinism) -> &'static str {
+    match d {
+        Determinism::Default => "default",
+        Determinism::Portable => "portable",
+    }
+}
+
+/// Serializes a closed program in the export format (`microjax::export`).
+#[pyfunction]
+pub(crate) fn export_program<'py>(
+    py: Python<'py>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    determinism: &str,
+    metadata: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let bytes =
+        Program::to_bytes(&closed.inner, determinism_from_name(determinism)?, metadata).py()?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Loads exported bytes (validated as `Program::from_bytes` does):
+/// `(ClosedJaxpr, metadata, determinism)`.
+#[pyfunction]
+pub(crate) fn load_program(
+    py: Python<'_>,
+    data: &[u8],
+) -> PyResult<(PyClosedJaxpr, String, &'static str)> {
+    let data = data.to_vec();
+    let prog = py.detach(move || Program::from_bytes(&data)).py()?;
+    Ok((
+        PyClosedJaxpr {
+            inner: prog.jaxpr().clone(),
+        },
+        prog.metadata().to_string(),
+        determinism_name(prog.determinism()),
+    ))
 }

@@ -36,6 +36,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::UnknownPrimitive(_)
         | E::Overflow { .. }
         | E::Parse { .. }
+        | E::Format { .. }
         | E::UnboundVar(_)
         | E::Limit(_) => PyValueError::new_err(msg),
         E::RuleMissing { .. } => PyNotImplementedError::new_err(msg),
@@ -76,6 +77,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtypes::result_type, m)?)?;
     m.add_function(wrap_pyfunction!(prim::primitive_names, m)?)?;
     m.add_function(wrap_pyfunction!(ir::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(ir::export_program, m)?)?;
+    m.add_function(wrap_pyfunction!(ir::load_program, m)?)?;
     transforms::register(m)?;
     Ok(())
 }

@@ -2,3 +2,4 @@
 //! compiled CPU and CUDA executors.
 
 pub mod interp;
+pub mod limits;

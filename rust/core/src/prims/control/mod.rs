@@ -407,6 +407,7 @@ fn run_while(
         })?)? {
             return Ok(carry);
         }
+        crate::exec::limits::take_while_iteration()?;
         bin.truncate(bc);
         bin.append(&mut carry);
         carry = body.run(&bin)?;

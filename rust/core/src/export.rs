@@ -1,0 +1,433 @@
+//! Exported programs: what Python's `microjax_rs.export` writes, loaded and
+//! run from Rust with no Python.
+//!
+//! # Format (all integers little-endian)
+//! ```text
+//! magic     8 bytes  "MJXPROG\0"
+//! major     u16      a different major is rejected
+//! minor     u16      a newer minor than this reader's is rejected
+//! determinism u8     0 = default, 1 = portable
+//! reserved  3 bytes  zero
+//! text      u64 length + UTF-8: the canonical jaxpr (`ir::canonical`)
+//! consts    u32 count, then per const:
+//!             u8 length + dtype name, u8 rank, rank × u64 dims,
+//!             u64 length + element bytes (little-endian)
+//! metadata  u64 length + UTF-8 (opaque here: Python's pytree structure)
+//! ```
+//! Nothing else: no callbacks, paths or pointers.
+//!
+//! # Loading untrusted bytes
+//! [`Program::from_bytes`] validates in order: header and version; section
+//! sizes (checked arithmetic against the bytes actually present); the text
+//! with the parser's limits enforced before it recurses; a full typecheck;
+//! then a static resource bound (bytes of every value the program names,
+//! sub-programs included, and nesting depth) against [`Limits`]. Running
+//! checks the inputs' types and stops `while` loops at
+//! [`Limits::max_while_iterations`]. Every failure is a typed [`Error`].
+
+use crate::array::{checked_size, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::interp::Prepared;
+use crate::ir::canonical::{
+    buffer_from_le, buffer_to_le, canonical, parse_with_consts, ParseLimits,
+};
+use crate::ir::{Aval, ClosedJaxpr, Jaxpr};
+use crate::prims::Param;
+use std::sync::Arc;
+
+/// First bytes of every exported program.
+pub const MAGIC: &[u8; 8] = b"MJXPROG\0";
+/// Format version this crate writes and reads.
+pub const MAJOR: u16 = 1;
+pub const MINOR: u16 = 0;
+
+/// The determinism mode the program was exported with (DESIGN.md,
+/// "Determinism").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Determinism {
+    /// Bit-identical for the same binary and CPU model.
+    Default,
+    /// Fixed blocking, reduction order and SIMD width across CPUs.
+    Portable,
+}
+
+/// Resource limits of a loaded program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of all values the program names (its static bound).
+    pub max_bytes: usize,
+    /// Iterations of every `while` loop of one run, all loops together.
+    pub max_while_iterations: u64,
+    /// Nesting of sub-programs (`pjit`, control flow).
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_bytes: 1 << 34,
+            max_while_iterations: 1 << 32,
+            max_depth: 32,
+        }
+    }
+}
+
+/// A loaded program, ready to run.
+#[derive(Debug)]
+pub struct Program {
+    plan: Prepared,
+    in_avals: Vec<Aval>,
+    out_avals: Vec<Aval>,
+    determinism: Determinism,
+    metadata: String,
+    limits: Limits,
+    static_bytes: usize,
+    depth: usize,
+}
+
+fn format_err(offset: usize, msg: impl Into<String>) -> Error {
+    Error::Format {
+        offset,
+        msg: msg.into(),
+    }
+}
+
+/// A cursor over untrusted bytes.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|e| *e <= self.bytes.len())
+            .ok_or_else(|| {
+                format_err(
+                    self.pos,
+                    format!(
+                        "{what}: {n} bytes needed, {} left",
+                        self.bytes.len().saturating_sub(self.pos)
+                    ),
+                )
+            })?;
+        let s = self
+            .bytes
+            .get(self.pos..end)
+            .ok_or_else(|| format_err(self.pos, what))?;
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
+        let s = self.take(N, what)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    fn u8(&mut self, what: &str) -> Result<u8> {
+        Ok(self.array::<1>(what)?[0])
+    }
+
+    fn u16(&mut self, what: &str) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.array(what)?))
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    fn len64(&mut self, what: &str) -> Result<usize> {
+        let at = self.pos;
+        let n = u64::from_le_bytes(self.array(what)?);
+        usize::try_from(n).map_err(|_| format_err(at, format!("{what}: length {n} too large")))
+    }
+
+    fn utf8(&mut self, n: usize, what: &str) -> Result<&'a str> {
+        let at = self.pos;
+        std::str::from_utf8(self.take(n, what)?)
+            .map_err(|e| format_err(at, format!("{what}: not UTF-8 ({e})")))
+    }
+}
+
+fn read_const(r: &mut Reader<'_>, limits: &ParseLimits) -> Result<Arc<HostArray>> {
+    let at = r.pos;
+    let name_len = usize::from(r.u8("const dtype length")?);
+    let name = r.utf8(name_len, "const dtype")?;
+    let dtype =
+        DType::from_name(name).map_err(|_| format_err(at, format!("unknown dtype {name:?}")))?;
+    let rank = usize::from(r.u8("const rank")?);
+    if rank > limits.max_rank {
+        return Err(Error::Limit(format!(
+            "const of rank {rank} exceeds the rank limit {}",
+            limits.max_rank
+        )));
+    }
+    let mut shape = Vec::with_capacity(rank);
+    for _ in 0..rank {
+        shape.push(r.len64("const dimension")?);
+    }
+    let n = checked_size(&shape)?;
+    if n > limits.max_elements {
+        return Err(Error::Limit(format!(
+            "const of {n} elements exceeds the limit {}",
+            limits.max_elements
+        )));
+    }
+    let len = r.len64("const data length")?;
+    let data = r.take(len, "const data")?;
+    let buf = buffer_from_le(dtype, n, data).map_err(|e| format_err(at, e.to_string()))?;
+    Ok(Arc::new(HostArray::new(shape, buf)?))
+}
+
+/// Bytes of every value a program names and its sub-program nesting depth.
+fn resource_bound(j: &Jaxpr, depth: usize, limits: &Limits) -> Result<(usize, usize)> {
+    if depth > limits.max_depth {
+        return Err(Error::Limit(format!(
+            "sub-programs nested deeper than the limit {}",
+            limits.max_depth
+        )));
+    }
+    let mut bytes = 0usize;
+    for a in &j.avals {
+        let b = a
+            .size()?
+            .checked_mul(a.dtype.itemsize())
+            .ok_or_else(|| Error::Overflow {
+                what: "program size",
+                detail: a.short(),
+            })?;
+        bytes = bytes.saturating_add(b);
+    }
+    let mut deepest = depth;
+    for eqn in &j.eqns {
+        for (_, p) in eqn.prim.params() {
+            let (b, d) = param_bound(&p, depth, limits)?;
+            bytes = bytes.saturating_add(b);
+            deepest = deepest.max(d);
+        }
+    }
+    Ok((bytes, deepest))
+}
+
+fn param_bound(p: &Param, depth: usize, limits: &Limits) -> Result<(usize, usize)> {
+    match p {
+        Param::Jaxpr(sub) => resource_bound(&sub.jaxpr, depth.saturating_add(1), limits),
+        Param::Tuple(items) => {
+            let mut acc = (0usize, depth);
+            for x in items {
+                let (b, d) = param_bound(x, depth, limits)?;
+                acc = (acc.0.saturating_add(b), acc.1.max(d));
+            }
+            Ok(acc)
+        }
+        _ => Ok((0, depth)),
+    }
+}
+
+impl Program {
+    /// Serializes a closed program.
+    pub fn to_bytes(
+        prog: &ClosedJaxpr,
+        determinism: Determinism,
+        metadata: &str,
+    ) -> Result<Vec<u8>> {
+        let len = |n: usize| -> Result<[u8; 8]> {
+            u64::try_from(n)
+                .map(u64::to_le_bytes)
+                .map_err(|_| Error::Limit(format!("section of {n} bytes")))
+        };
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&MAJOR.to_le_bytes());
+        out.extend_from_slice(&MINOR.to_le_bytes());
+        out.push(match determinism {
+            Determinism::Default => 0,
+            Determinism::Portable => 1,
+        });
+        out.extend_from_slice(&[0, 0, 0]);
+        let text = canonical(prog);
+        out.extend_from_slice(&len(text.len())?);
+        out.extend_from_slice(text.as_bytes());
+        let count = u32::try_from(prog.consts.len())
+            .map_err(|_| Error::Limit("too many constants".into()))?;
+        out.extend_from_slice(&count.to_le_bytes());
+        for c in &prog.consts {
+            let name = c.dtype().name();
+            out.push(u8::try_from(name.len()).map_err(|_| Error::Limit("dtype name".into()))?);
+            out.extend_from_slice(name.as_bytes());
+            out.push(u8::try_from(c.ndim()).map_err(|_| Error::Limit("const rank".into()))?);
+            for d in c.shape() {
+                out.extend_from_slice(&len(*d)?);
+            }
+            let data = buffer_to_le(c.buffer());
+            out.extend_from_slice(&len(data.len())?);
+            out.extend_from_slice(&data);
+        }
+        out.extend_from_slice(&len(metadata.len())?);
+        out.extend_from_slice(metadata.as_bytes());
+        Ok(out)
+    }
+
+    /// Loads a program with the default parse and run limits.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Program> {
+        Program::from_bytes_with(bytes, &ParseLimits::default(), Limits::default())
+    }
+
+    /// Loads a program, enforcing `parse` limits while reading and `limits`
+    /// on its static resource bound.
+    pub fn from_bytes_with(bytes: &[u8], parse: &ParseLimits, limits: Limits) -> Result<Program> {
+        let mut r = Reader { bytes, pos: 0 };
+        if r.take(MAGIC.len(), "magic")? != MAGIC {
+            return Err(format_err(
+                0,
+                "not an exported microjax_rs program (bad magic)",
+            ));
+        }
+        let major = r.u16("major version")?;
+        let minor = r.u16("minor version")?;
+        if major != MAJOR || minor > MINOR {
+            return Err(format_err(
+                8,
+                format!("format version {major}.{minor} is not readable by this reader ({MAJOR}.{MINOR})"),
+            ));
+        }
+        let determinism = match r.u8("determinism")? {
+            0 => Determinism::Default,
+            1 => Determinism::Portable,
+            other => return Err(format_err(12, format!("unknown determinism mode {other}"))),
+        };
+        if r.take(3, "reserved")? != [0, 0, 0] {
+            return Err(format_err(13, "reserved bytes must be zero"));
+        }
+        let text_len = r.len64("text length")?;
+        if text_len > parse.max_text_len {
+            return Err(Error::Limit(format!(
+                "program text of {text_len} bytes exceeds the limit of {}",
+                parse.max_text_len
+            )));
+        }
+        let text = r.utf8(text_len, "program text")?;
+        let at = r.pos;
+        let count =
+            usize::try_from(r.u32("const count")?).map_err(|_| format_err(at, "const count"))?;
+        if count > parse.max_vars {
+            return Err(Error::Limit(format!("{count} constants")));
+        }
+        let mut consts = Vec::with_capacity(count.min(1024));
+        for _ in 0..count {
+            consts.push(read_const(&mut r, parse)?);
+        }
+        let meta_len = r.len64("metadata length")?;
+        let metadata = r.utf8(meta_len, "metadata")?.to_string();
+        if r.pos != bytes.len() {
+            return Err(format_err(r.pos, "trailing bytes after the metadata"));
+        }
+        let prog = parse_with_consts(text, consts, parse)?;
+        Program::new(prog, determinism, metadata, limits)
+    }
+
+    /// Wraps an in-memory program (already typechecked by its builder).
+    pub fn new(
+        prog: ClosedJaxpr,
+        determinism: Determinism,
+        metadata: String,
+        limits: Limits,
+    ) -> Result<Program> {
+        let (static_bytes, depth) = resource_bound(&prog.jaxpr, 0, &limits)?;
+        let in_avals = prog.in_avals()?;
+        let out_avals = prog.out_avals()?;
+        let program = Program {
+            plan: Prepared::new(Arc::new(prog))?,
+            in_avals,
+            out_avals,
+            determinism,
+            metadata,
+            limits,
+            static_bytes,
+            depth,
+        };
+        program.check_bound()?;
+        Ok(program)
+    }
+
+    fn check_bound(&self) -> Result<()> {
+        if self.static_bytes > self.limits.max_bytes {
+            return Err(Error::Limit(format!(
+                "the program names {} bytes of values, over the limit of {}",
+                self.static_bytes, self.limits.max_bytes
+            )));
+        }
+        if self.depth > self.limits.max_depth {
+            return Err(Error::Limit(format!(
+                "sub-programs nest {} deep, over the limit of {}",
+                self.depth, self.limits.max_depth
+            )));
+        }
+        Ok(())
+    }
+
+    /// The program with other run limits (checked again against its bound).
+    pub fn with_limits(mut self, limits: Limits) -> Result<Program> {
+        self.limits = limits;
+        self.check_bound()?;
+        Ok(self)
+    }
+
+    /// Runs the program. Inputs must have the exported shapes and dtypes.
+    pub fn run(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
+        if inputs.len() != self.in_avals.len() {
+            return Err(Error::Arity {
+                prim: "Program::run",
+                expected: self.in_avals.len(),
+                got: inputs.len(),
+            });
+        }
+        for (k, (x, want)) in inputs.iter().zip(&self.in_avals).enumerate() {
+            if x.shape() != want.shape.as_slice() || x.dtype() != want.dtype {
+                return Err(Error::InvalidArgument(format!(
+                    "input {k} is {} but the program takes {}",
+                    x.aval().short(),
+                    want.short()
+                )));
+            }
+        }
+        let args: Vec<Arc<HostArray>> = inputs.iter().cloned().map(Arc::new).collect();
+        let _budget = crate::exec::limits::WhileBudget::set(self.limits.max_while_iterations);
+        let outs = self.plan.run(&args)?;
+        Ok(outs
+            .into_iter()
+            .map(|a| Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone()))
+            .collect())
+    }
+
+    pub fn in_avals(&self) -> &[Aval] {
+        &self.in_avals
+    }
+
+    pub fn out_avals(&self) -> &[Aval] {
+        &self.out_avals
+    }
+
+    pub fn determinism(&self) -> Determinism {
+        self.determinism
+    }
+
+    /// The exporter's metadata (Python's pytree structure; opaque here).
+    pub fn metadata(&self) -> &str {
+        &self.metadata
+    }
+
+    /// The program itself.
+    pub fn jaxpr(&self) -> &Arc<ClosedJaxpr> {
+        self.plan.program()
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}

@@ -1,0 +1,274 @@
+//! Exported programs: round trip, validation order, limits, and a mutation
+//! test (bit flips, truncations, splices of valid programs) asserting every
+//! case loads and runs to `Ok` or a typed `Err`, never a panic.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+
+use microjax::export::{Determinism, Limits, Program};
+use microjax::prims::control::{ControlFlow, Scan};
+use microjax::{
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Error, HostArray, Primitive,
+    UnaryOp,
+};
+use std::sync::Arc;
+
+fn f32v(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F32)
+}
+
+/// `x -> sin(x) * c + sum-scan(x)` with a const `c` and a scan.
+fn program() -> ClosedJaxpr {
+    let mut body = Builder::new();
+    let c = Atom::Var(body.add_input(f32v(&[])).unwrap());
+    let x = Atom::Var(body.add_input(f32v(&[])).unwrap());
+    let s = body.binary(BinaryOp::Add, c.clone(), x).unwrap();
+    let body = body.build(vec![s.clone(), s]).unwrap();
+    let mut b = Builder::new();
+    let k = b
+        .add_const(
+            Arc::new(HostArray::new(vec![4], Buffer::F32(vec![1.0, 2.0, 3.0, 4.0])).unwrap()),
+            false,
+        )
+        .unwrap();
+    let x = Atom::Var(b.add_input(f32v(&[4])).unwrap());
+    let sx = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let m = b.binary(BinaryOp::Mul, sx, Atom::Var(k)).unwrap();
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: 4,
+        reverse: false,
+        num_consts: 0,
+        num_carry: 1,
+        linear: vec![false, false],
+        unroll: 1,
+    }));
+    let outs = b
+        .add_eqn(scan, vec![Builder::lit(DType::F32, 0.0), x], None)
+        .unwrap();
+    let y = b.binary(BinaryOp::Add, m, Atom::Var(outs[1])).unwrap();
+    b.build(vec![y, Atom::Var(outs[0])]).unwrap()
+}
+
+/// `n -> count of doublings of 1 until > n` (a while loop).
+fn while_program() -> ClosedJaxpr {
+    let mut cb = Builder::new();
+    let n = Atom::Var(cb.add_input(f32v(&[])).unwrap());
+    let x = Atom::Var(cb.add_input(f32v(&[])).unwrap());
+    let p = cb
+        .add_eqn1(Primitive::Compare(CmpOp::Le), vec![x, n])
+        .unwrap();
+    let cond = cb.build(vec![p]).unwrap();
+    let mut bb = Builder::new();
+    let x = Atom::Var(bb.add_input(f32v(&[])).unwrap());
+    let y = bb
+        .binary(BinaryOp::Mul, x, Builder::lit(DType::F32, 2.0))
+        .unwrap();
+    let body = bb.build(vec![y]).unwrap();
+    let mut b = Builder::new();
+    let n = Atom::Var(b.add_input(f32v(&[])).unwrap());
+    let w = Primitive::Control(ControlFlow::While {
+        cond_jaxpr: Arc::new(cond),
+        body_jaxpr: Arc::new(body),
+        cond_nconsts: 1,
+        body_nconsts: 0,
+    });
+    let outs = b
+        .add_eqn(w, vec![n, Builder::lit(DType::F32, 1.0)], None)
+        .unwrap();
+    b.build(vec![Atom::Var(outs[0])]).unwrap()
+}
+
+fn f32s(a: &HostArray) -> Vec<f32> {
+    match a.buffer() {
+        Buffer::F32(v) => v.clone(),
+        _ => panic!("not f32"),
+    }
+}
+
+#[test]
+fn round_trip_runs_with_the_same_results() {
+    let prog = program();
+    let bytes = Program::to_bytes(&prog, Determinism::Portable, "{\"meta\": 1}").unwrap();
+    let loaded = Program::from_bytes(&bytes).unwrap();
+    assert_eq!(**loaded.jaxpr(), prog);
+    assert_eq!(loaded.determinism(), Determinism::Portable);
+    assert_eq!(loaded.metadata(), "{\"meta\": 1}");
+    let x = HostArray::new(vec![4], Buffer::F32(vec![0.5, -1.0, 2.0, 0.0])).unwrap();
+    let out = loaded.run(std::slice::from_ref(&x)).unwrap();
+    let want = microjax::exec::interp::eval_closed(&prog, &[Arc::new(x)]).unwrap();
+    assert_eq!(f32s(&out[0]), f32s(&want[0]));
+    assert_eq!(f32s(&out[1]), vec![1.5]);
+    // wrong input types are typed errors
+    let bad = HostArray::new(vec![3], Buffer::F32(vec![0.0; 3])).unwrap();
+    assert!(matches!(loaded.run(&[bad]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(loaded.run(&[]), Err(Error::Arity { .. })));
+}
+
+#[test]
+fn header_and_version_are_checked_first() {
+    let bytes = Program::to_bytes(&program(), Determinism::Default, "").unwrap();
+    let mut bad = bytes.clone();
+    bad[0] = b'X';
+    assert!(matches!(
+        Program::from_bytes(&bad),
+        Err(Error::Format { offset: 0, .. })
+    ));
+    let mut newer = bytes.clone();
+    newer[10] = 9; // minor version 9
+    let e = Program::from_bytes(&newer).unwrap_err().to_string();
+    assert!(e.contains("version 1.9"), "{e}");
+    let mut major = bytes.clone();
+    major[8] = 2;
+    assert!(Program::from_bytes(&major).is_err());
+    assert!(matches!(
+        Program::from_bytes(&bytes[..5]),
+        Err(Error::Format { .. })
+    ));
+    let mut trailing = bytes.clone();
+    trailing.push(0);
+    assert!(matches!(
+        Program::from_bytes(&trailing),
+        Err(Error::Format { .. })
+    ));
+}
+
+#[test]
+fn limits_stop_loops_and_oversized_programs() {
+    let prog = while_program();
+    let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
+    let loaded = Program::from_bytes(&bytes).unwrap();
+    let n = |v: f32| HostArray::new(vec![], Buffer::F32(vec![v])).unwrap();
+    assert_eq!(f32s(&loaded.run(&[n(100.0)]).unwrap()[0]), vec![128.0]);
+    let tight = loaded
+        .with_limits(Limits {
+            max_while_iterations: 3,
+            ..Limits::default()
+        })
+        .unwrap();
+    assert!(matches!(tight.run(&[n(100.0)]), Err(Error::Limit(_))));
+    assert_eq!(f32s(&tight.run(&[n(3.0)]).unwrap()[0]), vec![4.0]);
+    // an infinite loop (n = inf) stops at the limit
+    assert!(matches!(
+        tight.run(&[n(f32::INFINITY)]),
+        Err(Error::Limit(_))
+    ));
+    let small = Limits {
+        max_bytes: 8,
+        ..Limits::default()
+    };
+    let e = Program::from_bytes(&Program::to_bytes(&program(), Determinism::Default, "").unwrap())
+        .unwrap()
+        .with_limits(small);
+    assert!(matches!(e, Err(Error::Limit(_))));
+}
+
+#[test]
+fn deep_nesting_is_a_typed_error_not_a_stack_overflow() {
+    // A param nested a million levels deep inside otherwise valid text.
+    let depth = 1_000_000;
+    let text = format!(
+        "microjax-jaxpr 1\n{{ lambda ; v0:f32[]. let v1:f32[] = pjit[jaxpr={}] v0 in (v1) }}\n",
+        "[".repeat(depth)
+    );
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(microjax::export::MAGIC);
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&0u16.to_le_bytes());
+    bytes.extend_from_slice(&[0, 0, 0, 0]);
+    bytes.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    bytes.extend_from_slice(&0u64.to_le_bytes());
+    let e = Program::from_bytes(&bytes).unwrap_err();
+    assert!(matches!(e, Error::Limit(_) | Error::Parse { .. }), "{e}");
+}
+
+/// xorshift, so the mutation cases are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn run_zeros(p: &Program) {
+    let inputs: Vec<HostArray> = p
+        .in_avals()
+        .iter()
+        .map(|a| HostArray::zeros(a.shape.clone(), a.dtype))
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
+    if inputs.len() == p.in_avals().len() {
+        let _ = p.run(&inputs);
+    }
+}
+
+#[test]
+fn mutated_programs_never_panic() {
+    let seeds: Vec<Vec<u8>> = [program(), while_program()]
+        .iter()
+        .map(|p| Program::to_bytes(p, Determinism::Default, "{}").unwrap())
+        .collect();
+    let cases: usize = std::env::var("MICROJAX_MUTATION_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        max_while_iterations: 1000,
+        max_depth: 16,
+    };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut loaded, mut failed) = (0usize, 0usize);
+    for _ in 0..cases {
+        let base = &seeds[rng.below(seeds.len())];
+        let mut m = base.clone();
+        match rng.below(4) {
+            0 => {
+                for _ in 0..1 + rng.below(3) {
+                    let i = rng.below(m.len());
+                    m[i] ^= 1 << rng.below(8);
+                }
+            }
+            1 => m.truncate(rng.below(m.len())),
+            2 => {
+                let other = &seeds[rng.below(seeds.len())];
+                let cut = rng.below(m.len());
+                let from = rng.below(other.len());
+                m.truncate(cut);
+                m.extend_from_slice(&other[from..]);
+            }
+            _ => {
+                // a random byte in the text section, where the parser works
+                let i = 24 + rng.below(m.len().saturating_sub(24));
+                if i < m.len() {
+                    let alphabet = b"{}[]()=:,. 0123456789abcdefv;\n";
+                    m[i] = alphabet[rng.below(alphabet.len())];
+                }
+            }
+        }
+        match Program::from_bytes(&m).and_then(|p| p.with_limits(limits.clone())) {
+            Ok(p) => {
+                loaded += 1;
+                run_zeros(&p);
+            }
+            Err(_) => failed += 1,
+        }
+    }
+    assert_eq!(loaded + failed, cases);
+    assert!(failed > cases / 2, "most mutations must be rejected");
+}
