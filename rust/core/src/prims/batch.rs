@@ -51,6 +51,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::DynamicUpdateSlice => dynamic_update_slice,
         Primitive::Pjit { .. } => pjit,
         Primitive::Custom(_) => super::custom::batch_rule,
+        Primitive::Sort(_) => super::sort::batch_rule,
     })
 }
 

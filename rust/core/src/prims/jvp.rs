@@ -59,6 +59,7 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
         Primitive::Pjit { .. } => jvp_pjit,
         Primitive::Custom(_) => super::custom::jvp_rule,
+        Primitive::Sort(_) => super::sort::jvp_rule,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod kernel;
 pub mod params;
 pub mod rules;
 pub mod shape;
+pub mod sort;
 pub mod transpose;
 
 use crate::dtype::DType;
@@ -326,6 +327,8 @@ pub enum Primitive {
     },
     /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
     Custom(custom::CustomCall),
+    /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
+    Sort(sort::SortOp),
 }
 
 impl Primitive {
@@ -359,12 +362,14 @@ impl Primitive {
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
+            Primitive::Sort(op) => op.name(),
         }
     }
 
     /// Whether `bind` returns a list (JAX's `multiple_results`).
     pub fn multiple_results(&self) -> bool {
         matches!(self, Primitive::Pjit { .. } | Primitive::Custom(_))
+            || matches!(self, Primitive::Sort(op) if op.multiple_results())
     }
 
     /// Every primitive name of the set, for Python's `*_p` objects and the
@@ -402,6 +407,7 @@ impl Primitive {
             "custom_vjp_call",
             "custom_lin",
         ]);
+        names.extend(sort::SortOp::NAMES);
         names
     }
 
@@ -501,6 +507,7 @@ impl Primitive {
                 name: String::new(),
             }),
         ]);
+        out.extend(sort::SortOp::examples());
         out
     }
 }

@@ -139,6 +139,7 @@ impl Primitive {
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Custom(c) => c.params(),
+            Primitive::Sort(op) => op.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
                 ("name", Param::Str(name.clone())),
@@ -180,6 +181,9 @@ impl Primitive {
                 axis: *axis,
                 index_dtype: p.dtype("index_dtype")?,
             });
+        }
+        if let Some(prim) = super::sort::from_params(name, params)? {
+            return Ok(prim);
         }
         if let Some(op) = CumOp::from_name(name) {
             return Ok(Primitive::Cumulative {
