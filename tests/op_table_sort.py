@@ -89,11 +89,12 @@ def _np_desc_order(x, axis=-1):
     return np.flip(x.shape[axis] - 1 - r, axis)
 
 
-def _np_top_k(x, k, out=0):
-    idx = _np_desc_order(x, -1)[..., :k]
+def _np_top_k(x, k, out=0, axis=-1):
+    idx = np.moveaxis(_np_desc_order(x, axis), axis, -1)[..., :k]
+    idx = np.moveaxis(idx, -1, axis)
     if out == 1:
         return idx.astype(np.int32)
-    return np.take_along_axis(x, idx, -1)
+    return np.take_along_axis(x, idx, axis)
 
 
 def _np_bitcast(x, new_dtype):
@@ -133,8 +134,8 @@ def _adapters():
     def sort_key_val_k(keys, values, k=0, **kw):
         return lax.sort_key_val(keys, values, **kw)[k]
 
-    def top_k_k(x, k, out=0):
-        return lax.top_k(x, k)[out]
+    def top_k_k(x, k, out=0, axis=-1):
+        return lax.top_k(x, k, axis=axis)[out]
 
     def lexsort2(a, b, axis=-1):
         return jnp.lexsort((a, b), axis=axis)
@@ -201,7 +202,8 @@ SORT_RECORDS = (
     OpRecord(name="lax.top_k", path="_sort_table_adapters.top_k_k", ref=_np_top_k, args_maker=uniform(),
              dtypes=("float32", "float64", "int32", "uint8", "float16"),
              cases=_cases((((6,),), (3,), {}), (((3, 5),), (2,), {}), (((2, 3, 4),), (4,), {}),
-                          (((3, 4),), (0,), {})),
+                          (((3, 4),), (0,), {}), (((4, 3),), (2,), {"axis": 0}),
+                          (((2, 5, 3),), (3,), {"axis": 1, "out": 1})),
              tol=EXACT),
     OpRecord(name="lax.top_k[indices]", path="_sort_table_adapters.top_k_k", ref=_np_top_k,
              args_maker=with_ties(), dtypes=("float32", "int32", "int8"),

@@ -484,6 +484,8 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     num_keys = int(num_keys)
     if num_keys < 1:
         raise ValueError(f"num_keys={num_keys} must be >= 1")
+    if single and num_keys != 1:
+        raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
     if num_keys > len(operands):
         raise ValueError(f"num_keys={num_keys} must be <= number of operands ({len(operands)})")
     dimension = _canon_axis(dimension, _aval(operands[0]).ndim)
@@ -497,17 +499,25 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return k, v
 
 
-def top_k(operand, k):
-    """The `k` largest entries along the last axis and their int32 indices
-    (largest first; ties: lower index first)."""
+def top_k(operand, k, *, axis=-1):
+    """The `k` largest entries along `axis` (default: the last) and their int32
+    indices (largest first; ties: lower index first). The primitive works on
+    the last axis; another `axis` is moved there and back."""
     k = int(k)
     if k < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     operand = _arr(operand)
-    if _aval(operand).ndim == 0:
+    ndim = _aval(operand).ndim
+    if ndim == 0:
         raise TypeError("top_k operand must have >= 1 dimension, got ()")
-    values, indices = top_k_p.bind(operand, k=k)
-    return values, indices
+    axis = _canon_axis(axis, ndim)
+    if axis == ndim - 1:
+        values, indices = top_k_p.bind(operand, k=k)
+        return values, indices
+    perm = [d for d in range(ndim) if d != axis] + [axis]
+    inv = [perm.index(d) for d in range(ndim)]
+    values, indices = top_k_p.bind(transpose(operand, perm), k=k)
+    return transpose(values, inv), transpose(indices, inv)
 
 
 def bitcast_convert_type(operand, new_dtype):
