@@ -404,3 +404,39 @@ fn batched_sort_and_top_k_match_per_example() {
         }
     }
 }
+
+#[test]
+fn params_round_trip_through_canonical_text_and_display() {
+    use microjax::ir::canonical::{canonical, parse, ParseLimits};
+    use microjax::ir::display::display;
+    let a = Aval::new(vec![2, 3], DType::F32);
+    let i = Aval::new(vec![2, 3], DType::I32);
+    let j = build(&[a.clone(), i, a], |b, xs| {
+        let mut outs = multi(
+            b,
+            Primitive::Sort(SortOp::Sort {
+                dimension: 1,
+                is_stable: false,
+                num_keys: 2,
+            }),
+            xs,
+        );
+        outs.extend(multi(b, top_k_p(2), &xs[..1]));
+        outs.extend(multi(b, bitcast_p(DType::U16), &xs[..1]));
+        outs
+    });
+    let text = canonical(&j);
+    let back = parse(&text, &ParseLimits::default()).unwrap();
+    assert_eq!(back, j, "{text}");
+    let shown = display(&j);
+    assert!(
+        shown.contains("sort[dimension=1 is_stable=False num_keys=2]"),
+        "{shown}"
+    );
+    assert!(shown.contains("top_k[k=2]"), "{shown}");
+    assert!(
+        shown.contains("bitcast_convert_type[new_dtype=uint16]"),
+        "{shown}"
+    );
+    assert_eq!(j.out_avals().unwrap()[5].shape, vec![2, 3, 2]);
+}
