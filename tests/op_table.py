@@ -1502,7 +1502,8 @@ def _extended_records():
         from op_table_jnp import JNP_RECORDS
     except ImportError:
         return ()
-    return tuple(JNP_RECORDS)
+    from op_table_sort import SORT_RECORDS
+    return tuple(JNP_RECORDS) + tuple(SORT_RECORDS)
 
 
 OP_RECORDS = OP_RECORDS + _extended_records()

@@ -24,6 +24,7 @@ _NONDIFF_PRIMS = frozenset((
     "eq", "ne", "lt", "le", "gt", "ge", "iota", "is_finite", "argmax", "argmin",
     "stop_gradient", "not", "and", "or", "xor", "shift_left", "shift_right_logical",
     "shift_right_arithmetic", "population_count", "clz", "reduce_and", "reduce_or",
+    "bitcast_convert_type",
 ))
 
 

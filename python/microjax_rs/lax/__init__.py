@@ -471,9 +471,63 @@ def dynamic_update_index_in_dim(operand, update, index, axis):
     return dynamic_update_slice_in_dim(operand, update, index, axis)
 
 
-__all__ = [n for n in dir() if not n.startswith("_")]
 
+# -- sorting and bit reinterpretation -------------------------------------------------
+
+def sort(operand, dimension=-1, is_stable=True, num_keys=1):
+    """Sorts one array, or several of one shape together by their first `num_keys`
+    (lexicographically); floats in JAX's order (-0.0 == 0.0, NaNs last)."""
+    single = not isinstance(operand, (tuple, list))
+    operands = [_arr(x) for x in ((operand,) if single else operand)]
+    if not operands:
+        raise ValueError("lax.sort needs at least one operand")
+    num_keys = int(num_keys)
+    if num_keys < 1:
+        raise ValueError(f"num_keys={num_keys} must be >= 1")
+    if single and num_keys != 1:
+        raise ValueError(f"num_keys={num_keys} must equal 1 for a single operand.")
+    if num_keys > len(operands):
+        raise ValueError(f"num_keys={num_keys} must be <= number of operands ({len(operands)})")
+    dimension = _canon_axis(dimension, _aval(operands[0]).ndim)
+    outs = sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable), num_keys=num_keys)
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys, values, dimension=-1, is_stable=True):
+    """Sorts `keys` along `dimension` and permutes `values` the same way."""
+    k, v = sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
+    return k, v
+
+
+def top_k(operand, k, *, axis=-1):
+    """The `k` largest entries along `axis` (default: the last) and their int32
+    indices (largest first; ties: lower index first). The primitive works on
+    the last axis; another `axis` is moved there and back."""
+    k = int(k)
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    operand = _arr(operand)
+    ndim = _aval(operand).ndim
+    if ndim == 0:
+        raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    axis = _canon_axis(axis, ndim)
+    if axis == ndim - 1:
+        values, indices = top_k_p.bind(operand, k=k)
+        return values, indices
+    perm = [d for d in range(ndim) if d != axis] + [axis]
+    inv = [perm.index(d) for d in range(ndim)]
+    values, indices = top_k_p.bind(transpose(operand, perm), k=k)
+    return transpose(values, inv), transpose(indices, inv)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterprets the bits of each element as `new_dtype` (a narrower type adds a
+    trailing axis of the width ratio; a wider one consumes it)."""
+    name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
+    return bitcast_convert_type_p.bind(_arr(operand), new_dtype=dtypes.np_dtype(name))
 
 from ._control_flow import (  # noqa: E402
     associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p,
 )
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -2914,12 +2914,11 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 
 
 # -- sorting -------------------------------------------------------------------------
-# With lax.sort, sorting uses it; until then an exact O(n²) rank formulation:
-# rank_i = #{j: x_j < x_i} + #{j < i: x_j == x_i} (NaNs sort last, stable), then
-# a one-hot selection by rank (differentiable through the selection).
+# Everything here is built on the `sort` primitive (one `sort` equation per jnp.sort,
+# as JAX): floats in JAX's order (-0.0 == 0.0, NaNs last), stable.
 
 def _sort_key_lt(a, b):
-    """a < b with NaN greater than everything (NumPy's sort order)."""
+    """a < b with NaN greater than everything (the sort order), elementwise."""
     if not _is_float(a):
         if _is_bool(a):
             return _and(_not(a), b)
@@ -2928,95 +2927,95 @@ def _sort_key_lt(a, b):
     return _or(lax.lt(a, b), _and(_not(a_nan), b_nan))
 
 
-def _sort_key_eq(a, b):
-    if not _is_float(a):
+def _sort_key_eq(a, b, equal_nan=True):
+    if not _is_float(a) or not equal_nan:
         return lax.eq(a, b)
     return _or(lax.eq(a, b), _and(lax.ne(a, a), lax.ne(b, b)))
 
 
-def _ranks_last_axis(x):
-    """Stable ranks along the last axis (int32), shape of x."""
-    s = _aval(x).shape
-    n = s[-1]
-    k = len(s)
-    full_ = s + (n,)
-    xi = lax.broadcast_in_dim(x, full_, tuple(range(k)))                 # x_i at [..., i, j]
-    xj = lax.broadcast_in_dim(x, full_, tuple(range(k - 1)) + (k,))     # x_j at [..., i, j]
-    ii = lax.broadcasted_iota("int32", full_, k - 1)
-    jj = lax.broadcasted_iota("int32", full_, k)
-    before = _or(_sort_key_lt(xj, xi), _and(_sort_key_eq(xj, xi), lax.lt(jj, ii)))
-    return lax.reduce_sum(lax.convert_element_type(before, "int32"), (k,))
+def _sort_axis(a, axis):
+    """(array, canonical axis) with axis=None meaning the flattened array."""
+    a = _arr(a)
+    if axis is None:
+        return ravel(a), 0
+    av = _aval(a)
+    if av.ndim == 0:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
+    return a, _canon_axis(axis, av.ndim)
 
 
-def _by_rank_last_axis(values, ranks):
-    """out[..., r] = values[..., i] where ranks[..., i] == r."""
-    s = _aval(values).shape
-    n = s[-1]
-    k = len(s)
-    full_ = s + (n,)
-    # [..., r, i]
-    vi = lax.broadcast_in_dim(values, full_, tuple(range(k - 1)) + (k,))
-    ri = lax.broadcast_in_dim(ranks, full_, tuple(range(k - 1)) + (k,))
-    hit = lax.eq(ri, lax.broadcasted_iota("int32", full_, k - 1))
-    if _is_bool(values):
-        return lax.reduce_max(_and(hit, vi), (k,))
-    return lax.reduce_sum(lax.select_n(hit, zeros_like(vi), vi), (k,))
+def _check_sort_args(fn, kind, order):
+    if order is not None:
+        raise ValueError(f"'order' argument to {fn} is not supported.")
+    del kind  # JAX ignores it (the sort is always stable here).
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    a = _arr(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    av = _aval(a)
-    if av.ndim == 0:
-        return a
-    axis = _canon_axis(axis, av.ndim)
-    if av.shape[axis] <= 1:
-        return a
-    if _has("sort"):
-        out = lax.sort(a, dimension=axis)
-    else:
-        x = moveaxis(a, axis, -1)
-        out = moveaxis(_by_rank_last_axis(x, _ranks_last_axis(x)), -1, axis)
-    return flip(out, axis) if descending else out
+    _check_sort_args("sort", kind, order)
+    a, axis = _sort_axis(a, axis)
+    out = lax.sort(a, dimension=axis, is_stable=bool(stable))
+    return lax.rev(out, (axis,)) if descending else out
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    a = _arr(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
+    _check_sort_args("argsort", kind, order)
+    a, axis = _sort_axis(a, axis)
     av = _aval(a)
     idx_name = _dt.default_int_name()
-    if av.ndim == 0:
-        return zeros((), idx_name)
-    axis = _canon_axis(axis, av.ndim)
     if descending:
-        # Stable descending order: sort the reversed array, then map indices back.
-        n = av.shape[axis]
-        r = argsort(flip(a, axis), axis=axis)
-        return flip(lax.sub(_const(n - 1, idx_name), r), axis)
-    if _has("sort"):
-        iota = lax.broadcasted_iota(idx_name, av.shape, axis)
-        _, out = lax.sort((a, iota), dimension=axis, num_keys=1)
-        return out
-    x = moveaxis(a, axis, -1)
-    iota = lax.broadcasted_iota(idx_name, _aval(x).shape, _aval(x).ndim - 1)
-    out = _by_rank_last_axis(iota, _ranks_last_axis(x))
-    return moveaxis(out, -1, axis)
+        # Stable descending order: ascending on the reversed axis, mapped back.
+        a = lax.rev(a, (axis,))
+    iota = lax.broadcasted_iota(idx_name, av.shape, axis)
+    _, out = lax.sort((a, iota), dimension=axis, is_stable=bool(stable), num_keys=1)
+    if descending:
+        out = lax.rev(lax.sub(_const(av.shape[axis] - 1, idx_name), out), (axis,))
+    return out
 
 
-def _quantile(a, q, axis, method, keepdims, name):
-    a, q = _promote_dtypes_inexact(_arr(a), _arr(q))
+def lexsort(keys, axis=-1):
+    """Indices that sort by the last key, then the one before, ...; stable."""
+    keys = [_arr(k) for k in (keys if isinstance(keys, (tuple, list)) else list(keys))]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shapes = {_aval(k).shape for k in keys}
+    if len(shapes) != 1:
+        raise ValueError("all keys need to be the same shape")
+    shape = shapes.pop()
+    if not shape:
+        raise TypeError("Cannot lexsort 0-d arrays")
+    axis = _canon_axis(axis, len(shape))
+    iota = lax.broadcasted_iota(_dt.default_int_name(), shape, axis)
+    return lax.sort((*keys[::-1], iota), dimension=axis, num_keys=len(keys))[-1]
+
+
+def _check_kth(kth, n, fn):
+    kth = _static_int(kth, fn, "kth")
+    if not -n <= kth < n:
+        raise ValueError(f"kth(={kth}) out of bounds ({n})")
+    return kth
+
+
+def partition(a, kth, axis=-1):
+    """A fully sorted result is a valid partition (every kth)."""
+    a, axis = _sort_axis(a, axis)
+    _check_kth(kth, _aval(a).shape[axis], "partition")
+    return sort(a, axis=axis)
+
+
+def argpartition(a, kth, axis=-1):
+    a, axis = _sort_axis(a, axis)
+    _check_kth(kth, _aval(a).shape[axis], "argpartition")
+    return argsort(a, axis=axis)
+
+
+def _rows_last(a, axis):
+    """`a` with the reduced `axis` (None, int or tuple) merged into one last axis;
+    returns (rows, kept shape with reduced axes as 1, reduced axes)."""
+    a = _arr(a)
     if axis is None:
-        a = ravel(a)
-        axes = (0,)
-        orig_nd = None
+        axes = tuple(range(_aval(a).ndim))
     else:
         axes = _axes_arg(axis, _aval(a).ndim)
-        orig_nd = _aval(a).ndim
-    # Move the reduced axes last and merge them.
     av = _aval(a)
     keep = [i for i in range(av.ndim) if i not in axes]
     x = lax.transpose(a, keep + list(axes))
@@ -3024,54 +3023,87 @@ def _quantile(a, q, axis, method, keepdims, name):
     for i in axes:
         n *= av.shape[i]
     x = lax.reshape(x, tuple(av.shape[i] for i in keep) + (n,))
+    return x, axes
+
+
+def _quantile(a, q, axis, method, keepdims, name, ignore_nan=False):
+    if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"{name}: method {method!r} is not supported")
+    a, q = _promote_dtypes_inexact(_arr(a), _arr(q))
+    av = _aval(a)
+    x, axes = _rows_last(a, axis)
+    n = _aval(x).shape[-1]
     if n == 0:
         raise ValueError(f"{name} of an empty array")
-    xs = sort(x, axis=-1)
+    xs = sort(x, axis=-1)          # NaNs last
+    lead = _aval(xs).shape[:-1]
     qs = _aval(q).shape
-    pos = lax.mul(q, float(n - 1))
-    if method == "linear":
-        lo = floor(pos)
-    elif method in ("lower", "midpoint"):
+    fname = _aval(xs).dtype_name
+    if ignore_nan:
+        # Per row: positions among the non-NaN values, which sort first.
+        count = lax.reduce_sum(lax.convert_element_type(_not(isnan(xs)), fname), (len(lead),))
+        last = lax.broadcast_in_dim(lax.sub(count, _const(1, fname)), lead + qs, tuple(range(len(lead))))
+        qb = lax.broadcast_in_dim(q, lead + qs, tuple(range(len(lead), len(lead) + len(qs))))
+        pos = lax.mul(qb, last)
+    else:
+        pos = lax.broadcast_in_dim(lax.mul(q, float(n - 1)), lead + qs,
+                                   tuple(range(len(lead), len(lead) + len(qs))))
+    if method in ("linear", "lower", "midpoint"):
         lo = floor(pos)
     elif method == "higher":
         lo = ceil(pos)
-    elif method == "nearest":
-        lo = round(pos)
     else:
-        raise ValueError(f"{name}: method {method!r} is not supported")
-    lo_i = lax.convert_element_type(lo, "int32")
-    hi_i = lax.min(lax.add(lo_i, _const(1, "int32")), _const(n - 1, "int32"))
-    lead = _aval(xs).shape[:-1]
-    v_lo = _take_dynamic(xs, len(lead), lo_i)   # lead + qs
-    v_hi = _take_dynamic(xs, len(lead), hi_i)
+        lo = round(pos)
+    lo = lax.max(lo, _const(0, fname))
+    hi = lax.min(lax.add(lo, _const(1, fname)), _const(n - 1, fname))
+    if ignore_nan:
+        hi = lax.min(hi, lax.max(last, _const(0, fname)))
+    v_lo = _select_rank(xs, lo)
+    v_hi = _select_rank(xs, hi)
     if method == "linear":
-        frac = lax.sub(pos, lo)
-        fb = lax.broadcast_in_dim(frac, lead + qs, tuple(range(len(lead), len(lead) + len(qs))))
-        out = lax.add(v_lo, lax.mul(lax.sub(v_hi, v_lo), fb))
+        out = lax.add(v_lo, lax.mul(lax.sub(v_hi, v_lo), lax.sub(pos, lo)))
     elif method == "midpoint":
-        out = lax.mul(lax.add(v_lo, v_hi), 0.5)
-        exact = lax.eq(lax.sub(pos, lo), 0.0)
-        eb = lax.broadcast_in_dim(exact, lead + qs, tuple(range(len(lead), len(lead) + len(qs))))
-        out = lax.select_n(eb, out, v_lo)
+        mid = lax.mul(lax.add(v_lo, v_hi), _const(0.5, fname))
+        out = lax.select_n(lax.eq(lax.sub(pos, lo), _const(0, fname)), mid, v_lo)
     else:
         out = v_lo
     # NumPy puts the q dimensions first.
     nl = len(lead)
     out = lax.transpose(out, tuple(range(nl, nl + len(qs))) + tuple(range(nl)))
     if keepdims:
-        if orig_nd is None:
-            shape = qs + (1,) * av.ndim
-        else:
-            shape = qs + tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+        shape = qs + tuple(1 if i in axes else d for i, d in enumerate(av.shape))
         out = lax.reshape(out, shape)
+    if ignore_nan:
+        # All-NaN slices give NaN (NumPy warns and returns NaN).
+        empty = all(isnan(a), axis=axis, keepdims=keepdims)
+        return where(empty, _np.nan, out)
     # NaN anywhere in a slice gives NaN (as NumPy).
     has_nan = any(isnan(a), axis=axis, keepdims=keepdims)
     return where(has_nan, _np.nan, out)
 
 
+def _select_rank(xs, r):
+    """xs[..., r[..., *qs]] for float ranks `r` of shape lead + qs (exact
+    one-hot selection along the last axis of `xs`, shape lead + (n,))."""
+    lead = _aval(xs).shape[:-1]
+    n = _aval(xs).shape[-1]
+    rs = _aval(r).shape
+    full_ = rs + (n,)
+    ri = lax.convert_element_type(r, "int32")
+    rb = lax.broadcast_in_dim(ri, full_, tuple(range(len(rs))))
+    hit = lax.eq(rb, lax.broadcasted_iota("int32", full_, len(rs)))
+    xb = lax.broadcast_in_dim(xs, full_, tuple(range(len(lead))) + (len(full_) - 1,))
+    return lax.reduce_sum(lax.select_n(hit, zeros_like(xb), xb), (len(full_) - 1,))
+
+
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
              interpolation=None):
     return _quantile(a, q, axis, interpolation or method, keepdims, "quantile")
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                interpolation=None):
+    return _quantile(a, q, axis, interpolation or method, keepdims, "nanquantile", ignore_nan=True)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
@@ -3080,21 +3112,40 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return quantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims)
 
 
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  interpolation=None):
+    (q,) = _promote_inexact(_arr(q))
+    return nanquantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims)
+
+
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return quantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    raise NotImplementedError("nanmedian is not supported yet")
+    return nanquantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Insertion indices by compare-and-count (every `method` gives the same
+    result; the sort order is the one of `sort`: NaNs last)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(f"invalid argument method={method!r}, expected one of "
+                         "('scan', 'scan_unrolled', 'sort', 'compare_all')")
     a = _arr(a)
     v = _arr(v)
     if _aval(a).ndim != 1:
         raise ValueError("a should be 1-dimensional")
     if sorter is not None:
-        a = take(a, sorter)
+        # a[sorter] without a gather: sort (sorter, a) by sorter is the inverse
+        # permutation; sorting (inverse, a) by it applies sorter.
+        sorter = _arr(sorter)
+        n_ = _aval(a).shape[0]
+        iota = lax.iota(_aval(sorter).dtype_name, n_)
+        _, inv = lax.sort((sorter, iota), num_keys=1)
+        _, a = lax.sort((inv, a), num_keys=1)
     a, v = _promote_dtypes(a, v)
     n = _aval(a).shape[0]
     vs = _aval(v).shape
@@ -3102,9 +3153,85 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     ab = lax.broadcast_in_dim(a, full_, (len(vs),))
     vb = lax.broadcast_in_dim(v, full_, tuple(range(len(vs))))
     before = _sort_key_lt(ab, vb) if side == "left" else _not(_sort_key_lt(vb, ab))
-    if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
     return lax.reduce_sum(lax.convert_element_type(before, _dt.default_int_name()), (len(vs),))
+
+
+def _pad_to(x, size, value):
+    """x[:size] of a 1-D array, padded with `value` up to `size`."""
+    n = _aval(x).shape[0]
+    if size <= n:
+        return lax.slice(x, (0,), (size,))
+    fill = lax.convert_element_type(_arr(value), _aval(x).dtype_name)
+    return lax.pad(x, fill, ((0, size - n, 0),))
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):
+    """Sorted unique values (flattened). Under `jit`, `size` must be given
+    (static); results are then padded to `size` (values with `fill_value`,
+    default the smallest value; indices with the first one; counts with 0)."""
+    ar = _arr(ar)
+    if axis is not None:
+        if _aval(ar).ndim != 1:
+            raise NotImplementedError("jnp.unique: axis is only supported for 1-D inputs")
+        _canon_axis(axis, 1)
+    x = ravel(ar)
+    n = _aval(x).shape[0]
+    idx_name = _dt.default_int_name()
+    if size is None and isinstance(ar, Tracer):
+        raise core.ConcretizationTypeError(
+            "jnp.unique: the size argument must be given (and static) when the input is traced, "
+            "because the output shape depends on the values")
+    iota = lax.iota(idx_name, n)
+    xs, perm = lax.sort((x, iota), num_keys=1)
+    if n:
+        prev = lax.slice(xs, (0,), (n - 1,))
+        cur = lax.slice(xs, (1,), (n,))
+        new_ = _not(_sort_key_eq(cur, prev, equal_nan))
+        is_new = lax.concatenate([lax.reshape(_const(True, "bool"), (1,)), new_], 0)
+    else:
+        is_new = zeros((0,), "bool")
+    num = lax.reduce_sum(lax.convert_element_type(is_new, idx_name), (0,))
+    if size is None:
+        size = int(num)
+    size = _static_int(size, "unique", "size")
+    # First elements of each run to the front, in order (stable sort on a 0/1 key).
+    rank_key = lax.convert_element_type(_not(is_new), "int32")
+    _, firsts, first_perm, first_pos = lax.sort((rank_key, xs, perm, iota), num_keys=1)
+    k = lax.iota(idx_name, size)
+    valid = lax.lt(k, num)
+    if n == 0:
+        if fill_value is None:
+            raise ValueError("jnp.unique: fill_value is required for an empty input with size")
+        values = full((size,), fill_value, _aval(x).dtype_name)
+    else:
+        fill = (lax.reshape(lax.slice(xs, (0,), (1,)), ()) if fill_value is None
+                else full((), fill_value, _aval(x).dtype_name))
+        values = where(valid, _pad_to(firsts, size, 0), fill)
+    out = [values]
+    if return_index:
+        first = lax.reshape(lax.slice(perm, (0,), (1,)), ()) if n else _const(0, idx_name)
+        out.append(where(valid, _pad_to(first_perm, size, 0), first))
+    if return_inverse:
+        group = lax.sub(cumsum(lax.convert_element_type(is_new, idx_name)), _const(1, idx_name))
+        _, inv = lax.sort((perm, group), num_keys=1)
+        out.append(lax.reshape(inv, _aval(ar).shape) if axis is None else inv)
+    if return_counts:
+        # count[k] = start of run k+1 (n after the last run) - start of run k.
+        starts1 = _pad_to(first_pos, size + 1, n)
+        starts = lax.slice(starts1, (0,), (size,))
+        nxt = lax.slice(starts1, (1,), (size + 1,))
+        nxt = where(lax.lt(lax.add(k, _const(1, idx_name)), num), nxt, _const(n, idx_name))
+        out.append(where(valid, lax.sub(nxt, starts), _const(0, idx_name)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_values(x, *, size=None, fill_value=None):
+    return unique(x, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, *, size=None, fill_value=None):
+    return unique(x, return_counts=True, size=size, fill_value=fill_value)
 
 
 # -- miscellaneous ------------------------------------------------------------------

@@ -175,6 +175,9 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
         Primitive::Custom(c) => return custom_call(c, args, multi),
         Primitive::Control(c) => return control_call(c, args, multi),
+        Primitive::Sort(op) => {
+            return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
+        }
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,

@@ -20,6 +20,7 @@ pub mod kernel;
 pub mod params;
 pub mod rules;
 pub mod shape;
+pub mod sort;
 pub mod transpose;
 
 use crate::dtype::DType;
@@ -329,6 +330,8 @@ pub enum Primitive {
     Custom(custom::CustomCall),
     /// Control flow (`cond`, `while`, `scan`).
     Control(control::ControlFlow),
+    /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
+    Sort(sort::SortOp),
 }
 
 impl Primitive {
@@ -363,6 +366,7 @@ impl Primitive {
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
             Primitive::Control(c) => c.name(),
+            Primitive::Sort(op) => op.name(),
         }
     }
 
@@ -381,7 +385,7 @@ impl Primitive {
         matches!(
             self,
             Primitive::Pjit { .. } | Primitive::Custom(_) | Primitive::Control(_)
-        )
+        ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
     }
 
     /// Every primitive name of the set, for Python's `*_p` objects and the
@@ -422,6 +426,7 @@ impl Primitive {
             "while",
             "scan",
         ]);
+        names.extend(sort::SortOp::NAMES);
         names
     }
 
@@ -522,6 +527,7 @@ impl Primitive {
             }),
         ]);
         out.extend(control::examples().into_iter().map(Primitive::Control));
+        out.extend(sort::SortOp::examples());
         out
     }
 }

@@ -140,6 +140,7 @@ impl Primitive {
             Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
+            Primitive::Sort(op) => op.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
                 ("name", Param::Str(name.clone())),
@@ -184,6 +185,9 @@ impl Primitive {
         }
         if let Some(c) = super::control::ControlFlow::from_params(name, &p)? {
             return Ok(Primitive::Control(c));
+        }
+        if let Some(prim) = super::sort::from_params(name, params)? {
+            return Ok(prim);
         }
         if let Some(op) = CumOp::from_name(name) {
             return Ok(Primitive::Cumulative {

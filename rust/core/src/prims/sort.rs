@@ -1,0 +1,883 @@
+//! Sorting, selection and bit reinterpretation: `sort`, `top_k` and
+//! `bitcast_convert_type` (shape, kernel, params and transformation rules).
+//!
+//! Order: every dtype maps to an order-preserving `u64` key. Floats follow
+//! JAX's sort comparator: `-0.0` and `0.0` compare equal, every NaN (of
+//! either sign) compares equal and greater than `+inf`, so
+//! `-inf < ... < -0.0 == 0.0 < ... < inf < NaN` and a stable sort keeps the
+//! input order of equal keys. The kernel is always stable (`is_stable=False`
+//! permits any order of ties; the stable one is one of them), so a sort's
+//! permutation is a function of its keys alone, which the AD rules rely on:
+//! * JVP: the tangents are extra payload operands of a second sort with the
+//!   same keys (no gather);
+//! * transpose (linear in the payload when the keys are known): the
+//!   permutation is `sort(keys..., iota)`'s last output, and sorting
+//!   `(perm, ct)` by `perm` undoes it;
+//! * `top_k`'s tangent is `rev(slice(sort(rev(x), rev(t))[1]))`: a stable
+//!   ascending sort of the reversed row, reversed, is the descending order
+//!   with ties by lower index first, which is `top_k`'s.
+
+use super::params::Param;
+use super::rules::Operand;
+use super::Primitive;
+use crate::array::{checked_size, Buffer, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval};
+use std::cmp::Ordering;
+
+/// The primitives of this family.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SortOp {
+    /// `sort(*operands)`: all operands of one shape, permuted together along
+    /// `dimension` by the lexicographic order of the first `num_keys`.
+    Sort {
+        dimension: usize,
+        is_stable: bool,
+        num_keys: usize,
+    },
+    /// `top_k(x) -> (values, int32 indices)` along the last axis.
+    TopK { k: usize },
+    /// Reinterprets the bits of each element as `new_dtype`.
+    BitcastConvertType { new_dtype: DType },
+}
+
+impl SortOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SortOp::Sort { .. } => "sort",
+            SortOp::TopK { .. } => "top_k",
+            SortOp::BitcastConvertType { .. } => "bitcast_convert_type",
+        }
+    }
+
+    /// `sort` and `top_k` return lists.
+    pub fn multiple_results(&self) -> bool {
+        !matches!(self, SortOp::BitcastConvertType { .. })
+    }
+
+    pub const NAMES: [&'static str; 3] = ["sort", "top_k", "bitcast_convert_type"];
+
+    /// One example per primitive (for coverage listings).
+    pub fn examples() -> Vec<Primitive> {
+        vec![
+            Primitive::Sort(SortOp::Sort {
+                dimension: 0,
+                is_stable: true,
+                num_keys: 1,
+            }),
+            Primitive::Sort(SortOp::TopK { k: 1 }),
+            Primitive::Sort(SortOp::BitcastConvertType {
+                new_dtype: DType::I32,
+            }),
+        ]
+    }
+
+    /// Params as Python sees them (`eqn.params`).
+    pub fn params(&self) -> super::params::ParamList {
+        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        match self {
+            SortOp::Sort {
+                dimension,
+                is_stable,
+                num_keys,
+            } => vec![
+                ("dimension", int(*dimension)),
+                ("is_stable", Param::Bool(*is_stable)),
+                ("num_keys", int(*num_keys)),
+            ],
+            SortOp::TopK { k } => vec![("k", int(*k))],
+            SortOp::BitcastConvertType { new_dtype } => {
+                vec![("new_dtype", Param::DType(*new_dtype))]
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------- params
+
+fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
+    params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+fn count_param(
+    prim: &'static str,
+    params: &[(String, Param)],
+    key: &'static str,
+    default: Option<usize>,
+) -> Result<usize> {
+    match (get(params, key), default) {
+        (None | Some(Param::None), Some(d)) => Ok(d),
+        (Some(Param::Int(i)), _) => {
+            usize::try_from(*i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
+        }
+        (Some(other), _) => Err(Error::param(
+            prim,
+            key,
+            format!("expected an int, got {other:?}"),
+        )),
+        (None, None) => Err(Error::param(prim, key, "missing")),
+    }
+}
+
+/// Rebuilds a primitive of this family from its name and params (`None`
+/// for names of other families).
+pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Option<Primitive>> {
+    let op = match name {
+        "sort" => SortOp::Sort {
+            dimension: count_param("sort", params, "dimension", None)?,
+            is_stable: match get(params, "is_stable") {
+                None | Some(Param::None) => false,
+                Some(Param::Bool(b)) => *b,
+                Some(other) => {
+                    return Err(Error::param(
+                        "sort",
+                        "is_stable",
+                        format!("expected a bool, got {other:?}"),
+                    ))
+                }
+            },
+            num_keys: count_param("sort", params, "num_keys", Some(1))?,
+        },
+        "top_k" => SortOp::TopK {
+            k: count_param("top_k", params, "k", None)?,
+        },
+        "bitcast_convert_type" => SortOp::BitcastConvertType {
+            new_dtype: match get(params, "new_dtype") {
+                Some(Param::DType(d)) => *d,
+                Some(Param::Str(s)) => DType::from_name(s)?,
+                other => {
+                    return Err(Error::param(
+                        "bitcast_convert_type",
+                        "new_dtype",
+                        format!("expected a dtype, got {other:?}"),
+                    ))
+                }
+            },
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(Primitive::Sort(op)))
+}
+
+// ----------------------------------------------------------------- shape
+
+fn sortable(d: DType) -> bool {
+    d.is_numeric() || d == DType::Bool
+}
+
+/// Output avals.
+pub fn abstract_eval(op: &SortOp, ins: &[Aval]) -> Result<Vec<Aval>> {
+    let name = op.name();
+    match op {
+        SortOp::Sort {
+            dimension,
+            num_keys,
+            ..
+        } => {
+            let first = ins.first().ok_or(Error::Arity {
+                prim: name,
+                expected: 1,
+                got: 0,
+            })?;
+            if *num_keys == 0 || *num_keys > ins.len() {
+                return Err(Error::param(
+                    name,
+                    "num_keys",
+                    format!(
+                        "must be between 1 and the number of operands ({}), got {num_keys}",
+                        ins.len()
+                    ),
+                ));
+            }
+            if let Some(bad) = ins.iter().find(|a| a.shape != first.shape) {
+                return Err(Error::shape(
+                    name,
+                    &[&first.shape, &bad.shape],
+                    "all operands must have the same shape",
+                ));
+            }
+            if *dimension >= first.ndim() {
+                return Err(Error::param(
+                    name,
+                    "dimension",
+                    format!(
+                        "{dimension} is out of range for operands of rank {}",
+                        first.ndim()
+                    ),
+                ));
+            }
+            if let Some(bad) = ins.iter().find(|a| !sortable(a.dtype)) {
+                return Err(Error::dtype(
+                    name,
+                    &[bad.dtype],
+                    "requires numeric or bool operands",
+                ));
+            }
+            Ok(ins.to_vec())
+        }
+        SortOp::TopK { k } => {
+            let [x] = ins else {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 1,
+                    got: ins.len(),
+                });
+            };
+            if !sortable(x.dtype) {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    "requires a numeric or bool operand",
+                ));
+            }
+            let Some((&n, lead)) = x.shape.split_last() else {
+                return Err(Error::shape(
+                    name,
+                    &[&x.shape],
+                    "top_k operand must have >= 1 dimension",
+                ));
+            };
+            if *k > n {
+                return Err(Error::param(
+                    name,
+                    "k",
+                    format!(
+                        "k argument to top_k must be no larger than minor dimension; {k} vs {}",
+                        crate::error::format_shape(&x.shape)
+                    ),
+                ));
+            }
+            let mut shape = lead.to_vec();
+            shape.push(*k);
+            Ok(vec![
+                Aval::weak(shape.clone(), x.dtype, x.weak_type),
+                Aval::new(shape, DType::I32),
+            ])
+        }
+        SortOp::BitcastConvertType { new_dtype } => {
+            let [x] = ins else {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 1,
+                    got: ins.len(),
+                });
+            };
+            Ok(vec![Aval::new(bitcast_shape(x, *new_dtype)?, *new_dtype)])
+        }
+    }
+}
+
+/// JAX's shape rule: equal widths keep the shape, a narrower target appends
+/// a trailing axis of the width ratio, a wider one consumes it.
+fn bitcast_shape(x: &Aval, new: DType) -> Result<Vec<usize>> {
+    let name = "bitcast_convert_type";
+    let old = x.dtype;
+    if old == DType::Bool || new == DType::Bool {
+        if old == new {
+            return Ok(x.shape.clone());
+        }
+        return Err(Error::dtype(
+            name,
+            &[old, new],
+            format!("`bitcast_convert_type` for operand type ({old}) cannot have different destination type ({new})"),
+        ));
+    }
+    if !old.is_numeric() || !new.is_numeric() {
+        return Err(Error::dtype(name, &[old, new], "requires numeric dtypes"));
+    }
+    let (ow, nw) = (old.itemsize(), new.itemsize());
+    match ow.cmp(&nw) {
+        Ordering::Equal => Ok(x.shape.clone()),
+        Ordering::Greater => {
+            let mut shape = x.shape.clone();
+            shape.push(ow.checked_div(nw).unwrap_or(1));
+            Ok(shape)
+        }
+        Ordering::Less => {
+            let last = x.shape.last().copied().unwrap_or(1);
+            if last.checked_mul(ow) != Some(nw) {
+                return Err(Error::param(
+                    name,
+                    "new_dtype",
+                    format!(
+                        "Attempting to convert array of shape {} from {old} of size {ow} \
+                         to {new} of size {nw}, but {last} * {ow} != {nw}",
+                        crate::error::format_shape(&x.shape)
+                    ),
+                ));
+            }
+            let mut shape = x.shape.clone();
+            shape.pop();
+            Ok(shape)
+        }
+    }
+}
+
+// ----------------------------------------------------------------- kernels
+
+const SIGN64: u64 = 1 << 63;
+
+/// Order key of a float's bits (`w`-bit IEEE value widened to f64 first is
+/// not needed: each width keys its own bits). Zeros and NaNs are made
+/// canonical so that they compare equal among themselves.
+fn f64_key(x: f64) -> u64 {
+    let x = if x == 0.0 {
+        0.0
+    } else if x.is_nan() {
+        f64::NAN
+    } else {
+        x
+    };
+    let bits = x.to_bits();
+    if bits & SIGN64 != 0 {
+        !bits
+    } else {
+        bits | SIGN64
+    }
+}
+
+fn f32_key(x: f32) -> u64 {
+    // f32 -> f64 is exact and order-preserving.
+    f64_key(f64::from(x))
+}
+
+fn signed_key(x: i64) -> u64 {
+    u64::from_ne_bytes(x.to_ne_bytes()) ^ SIGN64
+}
+
+/// Order-preserving `u64` keys of every element.
+fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
+    Ok(match buf {
+        Buffer::Bool(v) => v.iter().map(|&b| u64::from(b)).collect(),
+        Buffer::I8(v) => v.iter().map(|&x| signed_key(i64::from(x))).collect(),
+        Buffer::I16(v) => v.iter().map(|&x| signed_key(i64::from(x))).collect(),
+        Buffer::I32(v) => v.iter().map(|&x| signed_key(i64::from(x))).collect(),
+        Buffer::I64(v) => v.iter().map(|&x| signed_key(x)).collect(),
+        Buffer::U8(v) => v.iter().map(|&x| u64::from(x)).collect(),
+        Buffer::U16(v) => v.iter().map(|&x| u64::from(x)).collect(),
+        Buffer::U32(v) => v.iter().map(|&x| u64::from(x)).collect(),
+        Buffer::U64(v) => v.clone(),
+        Buffer::F16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
+        Buffer::BF16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
+        Buffer::F32(v) => v.iter().map(|&x| f32_key(x)).collect(),
+        Buffer::F64(v) => v.iter().map(|&x| f64_key(x)).collect(),
+        Buffer::Float0(_) | Buffer::Key(_) => {
+            return Err(Error::dtype(
+                "sort",
+                &[buf.dtype()],
+                "requires numeric or bool operands",
+            ))
+        }
+    })
+}
+
+/// `out[i] = buf[src[i]]`.
+fn take(buf: &Buffer, src: &[usize]) -> Result<Buffer> {
+    let oob = || Error::InvalidArgument("sort: permutation index out of range".into());
+    crate::with_buffer!(buf,
+        v => {
+            let out: Option<Vec<_>> = src.iter().map(|&i| v.get(i).copied()).collect();
+            Ok(Buffer::from(out.ok_or_else(oob)?))
+        },
+        _ => Err(Error::dtype("sort", &[buf.dtype()], "requires numeric or bool operands"))
+    )
+}
+
+/// Lexicographic comparison of flat positions `a` and `b` over the keys.
+fn cmp_keys(keys: &[Vec<u64>], a: usize, b: usize) -> Ordering {
+    keys.iter()
+        .map(|k| k.get(a).cmp(&k.get(b)))
+        .find(|o| *o != Ordering::Equal)
+        .unwrap_or(Ordering::Equal)
+}
+
+/// (outer, n, inner) sizes around axis `d` of `shape`.
+fn split_at_axis(shape: &[usize], d: usize) -> Result<(usize, usize, usize)> {
+    let n = *shape.get(d).ok_or_else(|| {
+        Error::InvalidArgument(format!("sort: axis {d} out of range for {shape:?}"))
+    })?;
+    let outer = checked_size(shape.get(..d).unwrap_or_default())?;
+    let inner = checked_size(shape.get(d.saturating_add(1)..).unwrap_or_default())?;
+    Ok((outer, n, inner))
+}
+
+/// Sorts the positions `row` (increasing) by one key: an unstable sort of
+/// `(key, position)` pairs is stable in the key and much faster than a
+/// comparator over positions.
+fn sort_one_key(key: &[u64], row: &mut [usize], pairs: &mut Vec<(u64, usize)>) {
+    pairs.clear();
+    pairs.extend(row.iter().map(|&p| (key.get(p).copied().unwrap_or(0), p)));
+    pairs.sort_unstable();
+    for (r, &(_, p)) in row.iter_mut().zip(pairs.iter()) {
+        *r = p;
+    }
+}
+
+/// The flat source position of every output position of a stable sort of
+/// `keys` (one vector per key operand, flat over `shape`) along `d`.
+fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<usize>> {
+    let (outer, n, inner) = split_at_axis(shape, d)?;
+    let total = checked_size(shape)?;
+    let mut src: Vec<usize> = (0..total).collect();
+    let mut row: Vec<usize> = Vec::with_capacity(n);
+    let mut pairs: Vec<(u64, usize)> = Vec::new();
+    // All positions below are < total, so the saturating ops are exact.
+    let row_stride = n.saturating_mul(inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o.saturating_mul(row_stride).saturating_add(i);
+            row.clear();
+            row.extend((0..n).map(|j| base.saturating_add(j.saturating_mul(inner))));
+            if let [key] = keys {
+                sort_one_key(key, &mut row, &mut pairs);
+            } else {
+                row.sort_by(|&a, &b| cmp_keys(keys, a, b));
+            }
+            for (j, &p) in row.iter().enumerate() {
+                if let Some(s) = src.get_mut(base.saturating_add(j.saturating_mul(inner))) {
+                    *s = p;
+                }
+            }
+        }
+    }
+    Ok(src)
+}
+
+fn sort_kernel(args: &[&HostArray], dimension: usize, num_keys: usize) -> Result<Vec<Buffer>> {
+    let first = args.first().ok_or(Error::Arity {
+        prim: "sort",
+        expected: 1,
+        got: 0,
+    })?;
+    let keys = args
+        .iter()
+        .take(num_keys)
+        .map(|a| order_keys(a.buffer()))
+        .collect::<Result<Vec<_>>>()?;
+    let src = sort_permutation(&keys, first.shape(), dimension)?;
+    args.iter().map(|a| take(a.buffer(), &src)).collect()
+}
+
+fn top_k_kernel(x: &HostArray, k: usize) -> Result<Vec<Buffer>> {
+    let (&n, lead) = x
+        .shape()
+        .split_last()
+        .ok_or_else(|| Error::shape("top_k", &[x.shape()], "needs rank >= 1"))?;
+    let rows = checked_size(lead)?;
+    let keys = order_keys(x.buffer())?;
+    let out_len = rows.checked_mul(k).ok_or_else(|| Error::Overflow {
+        what: "top_k",
+        detail: format!("{rows} rows of {k}"),
+    })?;
+    let mut src: Vec<usize> = Vec::with_capacity(out_len);
+    let mut idx: Vec<i32> = Vec::with_capacity(out_len);
+    // (complemented key, index): ascending order is descending in the key
+    // with ties by lower index first.
+    let mut pairs: Vec<(u64, usize)> = Vec::with_capacity(n);
+    for r in 0..rows {
+        let base = r.saturating_mul(n);
+        let row = keys.get(base..base.saturating_add(n)).unwrap_or_default();
+        pairs.clear();
+        pairs.extend(row.iter().enumerate().map(|(j, &key)| (!key, j)));
+        if k == 0 {
+            continue;
+        }
+        if k < n {
+            pairs.select_nth_unstable(k.saturating_sub(1));
+        }
+        let top = pairs.get_mut(..k).unwrap_or_default();
+        top.sort_unstable();
+        for &(_, j) in top.iter() {
+            src.push(base.saturating_add(j));
+            idx.push(i32::try_from(j).map_err(|_| Error::Overflow {
+                what: "top_k",
+                detail: format!("index {j} does not fit int32"),
+            })?);
+        }
+    }
+    Ok(vec![take(x.buffer(), &src)?, Buffer::I32(idx)])
+}
+
+/// Little-endian bytes of every element (as NumPy's `view` on x86/ARM).
+fn le_bytes(buf: &Buffer) -> Result<Vec<u8>> {
+    macro_rules! bytes {
+        ($v:expr, $f:expr) => {
+            $v.iter().flat_map($f).collect()
+        };
+    }
+    Ok(match buf {
+        Buffer::Bool(v) => v.iter().map(|&b| u8::from(b)).collect(),
+        Buffer::I8(v) => bytes!(v, |x: &i8| x.to_le_bytes()),
+        Buffer::I16(v) => bytes!(v, |x: &i16| x.to_le_bytes()),
+        Buffer::I32(v) => bytes!(v, |x: &i32| x.to_le_bytes()),
+        Buffer::I64(v) => bytes!(v, |x: &i64| x.to_le_bytes()),
+        Buffer::U8(v) => v.clone(),
+        Buffer::U16(v) => bytes!(v, |x: &u16| x.to_le_bytes()),
+        Buffer::U32(v) => bytes!(v, |x: &u32| x.to_le_bytes()),
+        Buffer::U64(v) => bytes!(v, |x: &u64| x.to_le_bytes()),
+        Buffer::F16(v) => bytes!(v, |x: &half::f16| x.to_bits().to_le_bytes()),
+        Buffer::BF16(v) => bytes!(v, |x: &half::bf16| x.to_bits().to_le_bytes()),
+        Buffer::F32(v) => bytes!(v, |x: &f32| x.to_le_bytes()),
+        Buffer::F64(v) => bytes!(v, |x: &f64| x.to_le_bytes()),
+        Buffer::Float0(_) | Buffer::Key(_) => {
+            return Err(Error::dtype(
+                "bitcast_convert_type",
+                &[buf.dtype()],
+                "requires numeric dtypes",
+            ))
+        }
+    })
+}
+
+/// Elements of `dtype` from little-endian bytes.
+fn from_le_bytes(bytes: &[u8], dtype: DType) -> Result<Buffer> {
+    macro_rules! decode {
+        ($n:literal, $f:expr) => {{
+            let out: Option<Vec<_>> = bytes
+                .chunks_exact($n)
+                .map(|c| <[u8; $n]>::try_from(c).ok().map($f))
+                .collect();
+            Buffer::from(out.ok_or_else(|| {
+                Error::InvalidArgument("bitcast_convert_type: ragged bytes".into())
+            })?)
+        }};
+    }
+    Ok(match dtype {
+        DType::Bool => Buffer::Bool(bytes.iter().map(|&b| b != 0).collect()),
+        DType::I8 => decode!(1, i8::from_le_bytes),
+        DType::I16 => decode!(2, i16::from_le_bytes),
+        DType::I32 => decode!(4, i32::from_le_bytes),
+        DType::I64 => decode!(8, i64::from_le_bytes),
+        DType::U8 => Buffer::U8(bytes.to_vec()),
+        DType::U16 => decode!(2, u16::from_le_bytes),
+        DType::U32 => decode!(4, u32::from_le_bytes),
+        DType::U64 => decode!(8, u64::from_le_bytes),
+        DType::F16 => decode!(2, |b| half::f16::from_bits(u16::from_le_bytes(b))),
+        DType::BF16 => decode!(2, |b| half::bf16::from_bits(u16::from_le_bytes(b))),
+        DType::F32 => decode!(4, f32::from_le_bytes),
+        DType::F64 => decode!(8, f64::from_le_bytes),
+        DType::Float0 | DType::Key => {
+            return Err(Error::dtype(
+                "bitcast_convert_type",
+                &[dtype],
+                "requires numeric dtypes",
+            ))
+        }
+    })
+}
+
+/// Evaluates the primitive; `out_avals` are the shape rule's outputs.
+pub fn kernel(op: &SortOp, args: &[&HostArray], out_avals: Vec<Aval>) -> Result<Vec<HostArray>> {
+    let bufs = match (op, args) {
+        (
+            SortOp::Sort {
+                dimension,
+                num_keys,
+                ..
+            },
+            _,
+        ) => sort_kernel(args, *dimension, *num_keys)?,
+        (SortOp::TopK { k }, [x]) => top_k_kernel(x, *k)?,
+        (SortOp::BitcastConvertType { new_dtype }, [x]) => {
+            vec![from_le_bytes(&le_bytes(x.buffer())?, *new_dtype)?]
+        }
+        _ => {
+            return Err(Error::Arity {
+                prim: op.name(),
+                expected: 1,
+                got: args.len(),
+            })
+        }
+    };
+    if bufs.len() != out_avals.len() {
+        return Err(Error::Arity {
+            prim: op.name(),
+            expected: out_avals.len(),
+            got: bufs.len(),
+        });
+    }
+    bufs.into_iter()
+        .zip(out_avals)
+        .map(|(buf, aval)| {
+            if buf.dtype() != aval.dtype {
+                return Err(Error::dtype(
+                    op.name(),
+                    &[buf.dtype(), aval.dtype],
+                    "kernel produced a dtype other than its shape rule's",
+                ));
+            }
+            HostArray::new(aval.shape, buf)
+        })
+        .collect()
+}
+
+// ----------------------------------------------------------------- rules
+
+fn vars(outs: Vec<crate::ir::Var>) -> Vec<Atom> {
+    outs.into_iter().map(Atom::Var).collect()
+}
+
+fn emit(b: &mut Builder, op: SortOp, ins: Vec<Atom>) -> Result<Vec<Atom>> {
+    Ok(vars(b.add_eqn(Primitive::Sort(op), ins, None)?))
+}
+
+fn wrong(p: &Primitive, rule: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{rule} rule of the sort family applied to {}",
+        p.name()
+    ))
+}
+
+fn family(p: &Primitive, rule: &str) -> Result<SortOp> {
+    match p {
+        Primitive::Sort(op) => Ok(op.clone()),
+        _ => Err(wrong(p, rule)),
+    }
+}
+
+/// A sort of `keys` (with `num_keys = keys.len()`) carrying `payload`;
+/// returns the sorted payload.
+fn sort_payload(
+    b: &mut Builder,
+    keys: &[Atom],
+    payload: Vec<Atom>,
+    dimension: usize,
+    is_stable: bool,
+) -> Result<Vec<Atom>> {
+    let mut ins = keys.to_vec();
+    ins.extend(payload);
+    let op = SortOp::Sort {
+        dimension,
+        is_stable,
+        num_keys: keys.len(),
+    };
+    Ok(emit(b, op, ins)?.split_off(keys.len()))
+}
+
+pub(crate) fn jvp_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    xs: &[Atom],
+    ts: &[Option<Atom>],
+) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
+    let op = family(p, "jvp")?;
+    let outs = emit(b, op.clone(), xs.to_vec())?;
+    let mut touts: Vec<Option<Atom>> = vec![None; outs.len()];
+    match op {
+        SortOp::Sort {
+            dimension,
+            is_stable,
+            num_keys,
+        } => {
+            // Every operand moves by the same permutation, a function of the
+            // keys only: its tangent rides along as payload.
+            let mut which: Vec<usize> = Vec::new();
+            let mut payload: Vec<Atom> = Vec::new();
+            for (i, (x, t)) in xs.iter().zip(ts).enumerate() {
+                if let Some(t) = t {
+                    if b.aval(x)?.dtype.is_float() {
+                        which.push(i);
+                        payload.push(t.clone());
+                    }
+                }
+            }
+            if payload.is_empty() {
+                return Ok((outs, touts));
+            }
+            let keys = xs.get(..num_keys).unwrap_or_default();
+            let sorted = sort_payload(b, keys, payload, dimension, is_stable)?;
+            for (i, t) in which.into_iter().zip(sorted) {
+                if let Some(slot) = touts.get_mut(i) {
+                    *slot = Some(t);
+                }
+            }
+        }
+        SortOp::TopK { k } => {
+            let (Some(x), Some(Some(t))) = (xs.first(), ts.first()) else {
+                return Ok((outs, touts));
+            };
+            let aval = b.aval(x)?;
+            if !aval.dtype.is_float() {
+                return Ok((outs, touts));
+            }
+            let last = aval.ndim().saturating_sub(1);
+            let rev = |b: &mut Builder, a: Atom| {
+                b.add_eqn1(
+                    Primitive::Rev {
+                        dimensions: vec![last],
+                    },
+                    vec![a],
+                )
+            };
+            let rx = rev(b, x.clone())?;
+            let rt = rev(b, t.clone())?;
+            let sorted = sort_payload(b, &[rx], vec![rt], last, true)?;
+            let st = sorted.into_iter().next().ok_or_else(|| wrong(p, "jvp"))?;
+            let n = aval.shape.get(last).copied().unwrap_or(0);
+            let mut start = vec![0; aval.ndim()];
+            if let Some(s) = start.get_mut(last) {
+                *s = n.saturating_sub(k);
+            }
+            let tail = b.add_eqn1(
+                Primitive::Slice {
+                    start_indices: start,
+                    limit_indices: aval.shape.clone(),
+                    strides: None,
+                },
+                vec![st],
+            )?;
+            if let Some(slot) = touts.first_mut() {
+                *slot = Some(rev(b, tail)?);
+            }
+        }
+        // Bits reinterpretation: not differentiable (zero tangent).
+        SortOp::BitcastConvertType { .. } => {}
+    }
+    Ok((outs, touts))
+}
+
+pub(crate) fn transpose_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> Result<Vec<Option<Atom>>> {
+    let SortOp::Sort {
+        dimension,
+        is_stable,
+        num_keys,
+    } = family(p, "transpose")?
+    else {
+        return Err(super::transpose::not_linear_error(p.name(), ""));
+    };
+    let mut keys: Vec<Atom> = Vec::with_capacity(num_keys);
+    for op in ops.iter().take(num_keys) {
+        match op {
+            Operand::Known(a) => keys.push(a.clone()),
+            Operand::Linear(_) => {
+                return Err(super::transpose::not_linear_error(
+                    "sort",
+                    " (a sort key is linear)",
+                ))
+            }
+        }
+    }
+    let mut result: Vec<Option<Atom>> = vec![None; ops.len()];
+    let mut which: Vec<usize> = Vec::new();
+    let mut payload: Vec<Atom> = Vec::new();
+    for (i, (op, ct)) in ops.iter().zip(cts).enumerate().skip(num_keys) {
+        if let (Operand::Linear(_), Some(ct)) = (op, ct) {
+            which.push(i);
+            payload.push(ct.clone());
+        }
+    }
+    if payload.is_empty() {
+        return Ok(result);
+    }
+    let shape = b
+        .aval(keys.first().ok_or_else(|| wrong(p, "transpose"))?)?
+        .shape;
+    let n = shape.get(dimension).copied().unwrap_or(0);
+    let dtype = if i32::try_from(n).is_ok() {
+        DType::I32
+    } else {
+        DType::I64
+    };
+    let iota = b.add_eqn1(
+        Primitive::Iota {
+            dtype,
+            shape,
+            dimension,
+        },
+        vec![],
+    )?;
+    // perm[j] = the source position of output j; sorting by perm sends
+    // output j's cotangent back to position perm[j].
+    let perm = sort_payload(b, &keys, vec![iota], dimension, is_stable)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| wrong(p, "transpose"))?;
+    let back = sort_payload(b, &[perm], payload, dimension, true)?;
+    for (i, c) in which.into_iter().zip(back) {
+        if let Some(slot) = result.get_mut(i) {
+            *slot = Some(c);
+        }
+    }
+    Ok(result)
+}
+
+pub(crate) fn batch_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
+    let op = family(p, "batch")?;
+    if dims.iter().all(Option::is_none) {
+        let outs = emit(b, op, ins.to_vec())?;
+        let d = vec![None; outs.len()];
+        return Ok((outs, d));
+    }
+    // Every operand gets the mapped axis in front (sort needs equal shapes;
+    // top_k and bitcast act on trailing axes, which stay trailing).
+    let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
+    for (x, d) in ins.iter().zip(dims) {
+        front.push(match d {
+            Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
+            None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
+        });
+    }
+    let op = match op {
+        SortOp::Sort {
+            dimension,
+            is_stable,
+            num_keys,
+        } => SortOp::Sort {
+            dimension: dimension.saturating_add(1),
+            is_stable,
+            num_keys,
+        },
+        other => other,
+    };
+    let outs = emit(b, op, front)?;
+    let d = vec![Some(0); outs.len()];
+    Ok((outs, d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_total_order() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1.0,
+            -0.0,
+            0.0,
+            1e-300,
+            1.0,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for w in xs.windows(2) {
+            let (a, b) = (f64_key(w[0]), f64_key(w[1]));
+            if w[0] == 0.0 && w[1] == 0.0 {
+                assert_eq!(a, b);
+            } else {
+                assert!(a < b, "{} !< {}", w[0], w[1]);
+            }
+        }
+        assert_eq!(f64_key(-f64::NAN), f64_key(f64::NAN));
+        assert_eq!(f32_key(-0.0), f32_key(0.0));
+    }
+
+    #[test]
+    fn signed_and_unsigned_order() {
+        assert!(signed_key(-5) < signed_key(3));
+        assert!(signed_key(i64::MIN) < signed_key(i64::MAX));
+    }
+}
