@@ -172,7 +172,8 @@ def to_array(x, dtype=None, weak_type=None):
 # Primitives
 
 
-_MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin"))
+_MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin", "psum", "pmax",
+                               "pmin"))
 
 
 class Primitive:

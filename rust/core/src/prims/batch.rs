@@ -51,6 +51,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::DynamicUpdateSlice => dynamic_update_slice,
         Primitive::Pjit { .. } => pjit,
         Primitive::Custom(_) => super::custom::batch_rule,
+        Primitive::Collective(_) => super::collective::batch_rule,
     })
 }
 
@@ -494,7 +495,7 @@ fn pjit(
     let Primitive::Pjit { jaxpr, name } = p else {
         return Err(bad(p, "wrong rule"));
     };
-    if all_unbatched(dims) {
+    if all_unbatched(dims) && !crate::transforms::batch::names_current_axis(p) {
         return unbatched(p, b, ins, dims, n);
     }
     let (sub, out_dims) = crate::transforms::batch::batch_jaxpr_natural(jaxpr, dims, n)?;

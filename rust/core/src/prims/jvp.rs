@@ -59,6 +59,7 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
         Primitive::Pjit { .. } => jvp_pjit,
         Primitive::Custom(_) => super::custom::jvp_rule,
+        Primitive::Collective(_) => super::collective::jvp_rule,
     })
 }
 

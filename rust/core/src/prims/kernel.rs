@@ -172,6 +172,7 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         },
         Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
         Primitive::Custom(c) => return custom_call(c, args, multi),
+        Primitive::Collective(c) => return super::collective::eval(c),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,

@@ -13,6 +13,7 @@
 //! binding all share.
 
 pub mod batch;
+pub mod collective;
 pub mod custom;
 pub mod jvp;
 pub mod kernel;
@@ -326,6 +327,8 @@ pub enum Primitive {
     },
     /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
     Custom(custom::CustomCall),
+    /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
+    Collective(collective::Collective),
 }
 
 impl Primitive {
@@ -359,12 +362,14 @@ impl Primitive {
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
+            Primitive::Collective(c) => c.name(),
         }
     }
 
     /// Whether `bind` returns a list (JAX's `multiple_results`).
     pub fn multiple_results(&self) -> bool {
         matches!(self, Primitive::Pjit { .. } | Primitive::Custom(_))
+            || matches!(self, Primitive::Collective(c) if c.multiple_results())
     }
 
     /// Every primitive name of the set, for Python's `*_p` objects and the
@@ -402,6 +407,7 @@ impl Primitive {
             "custom_vjp_call",
             "custom_lin",
         ]);
+        names.extend(collective::NAMES);
         names
     }
 
@@ -501,6 +507,11 @@ impl Primitive {
                 name: String::new(),
             }),
         ]);
+        out.extend(
+            collective::Collective::examples()
+                .into_iter()
+                .map(Primitive::Collective),
+        );
         out
     }
 }

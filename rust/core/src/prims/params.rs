@@ -139,6 +139,7 @@ impl Primitive {
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Custom(c) => c.params(),
+            Primitive::Collective(c) => c.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
                 ("name", Param::Str(name.clone())),
@@ -187,6 +188,9 @@ impl Primitive {
                 axis: p.dim("axis")?,
                 reverse: p.opt_bool("reverse")?.unwrap_or(false),
             });
+        }
+        if let Some(c) = super::collective::from_params(name, params)? {
+            return Ok(Primitive::Collective(c));
         }
         Ok(match name {
             "stop_gradient" => Primitive::StopGradient,

@@ -306,6 +306,7 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
             Ok(vec![x.clone()])
         }
         Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
+        Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
         Primitive::Pjit { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {

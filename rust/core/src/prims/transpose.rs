@@ -58,6 +58,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
         Primitive::Pjit { .. } => t_pjit,
         Primitive::Custom(_) => super::custom::transpose_rule,
+        Primitive::Collective(_) => super::collective::transpose_rule,
     })
 }
 
