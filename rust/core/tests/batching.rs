@@ -1351,7 +1351,7 @@ fn custom_vjp_call_batches_with_its_rules() {
     let batched = batch_jaxpr(&prog, &[Some(1)], 4, &[Some(1)]).unwrap();
     let vjp = vjp_jaxpr(&batched, &[true]).unwrap();
     let x = arange(&[3, 4]);
-    let fo = eval_closed(&vjp.fwd, &[x.clone()]).unwrap();
+    let fo = eval_closed(&vjp.fwd, std::slice::from_ref(&x)).unwrap();
     let mut bwd_in = fo[1..].to_vec();
     bwd_in.push(Arc::new(
         HostArray::new(vec![3, 4], Buffer::F32(vec![1.0; 12])).unwrap(),

@@ -239,6 +239,13 @@ fn dim_of(prim: &'static str, shape: &[usize], d: usize, what: &str) -> Result<u
     })
 }
 
+/// `s / n` when `n` divides `s` (and is not 0).
+fn exact_div(s: usize, n: usize) -> Option<usize> {
+    (s.checked_rem(n) == Some(0))
+        .then(|| s.checked_div(n))
+        .flatten()
+}
+
 /// Output avals (per example).
 pub fn abstract_eval(c: &Collective, ins: &[Aval]) -> Result<Vec<Aval>> {
     let prim = c.name();
@@ -299,7 +306,7 @@ pub fn abstract_eval(c: &Collective, ins: &[Aval]) -> Result<Vec<Aval>> {
             let s = dim_of(prim, &x.shape, *d, "scatter_dimension")?;
             let mut shape = x.shape.clone();
             if *tiled {
-                if *n == 0 || s % n != 0 {
+                let Some(q) = exact_div(s, *n) else {
                     return Err(Error::shape(
                         prim,
                         &[&x.shape],
@@ -307,9 +314,9 @@ pub fn abstract_eval(c: &Collective, ins: &[Aval]) -> Result<Vec<Aval>> {
                             "scatter dimension size {s} must be a multiple of the axis size {n}"
                         ),
                     ));
-                }
+                };
                 if let Some(slot) = shape.get_mut(*d) {
-                    *slot = s / n;
+                    *slot = q;
                 }
             } else {
                 if s != *n {
@@ -332,16 +339,16 @@ pub fn abstract_eval(c: &Collective, ins: &[Aval]) -> Result<Vec<Aval>> {
             let x = one(prim, ins)?;
             let s = dim_of(prim, &x.shape, *split_axis, "split_axis")?;
             dim_of(prim, &x.shape, *concat_axis, "concat_axis")?;
-            if *n == 0 || s % n != 0 {
+            let Some(q) = exact_div(s, *n) else {
                 return Err(Error::shape(
                     prim,
                     &[&x.shape],
                     format!("split axis size {s} must be a multiple of the axis size {n}"),
                 ));
-            }
+            };
             let mut shape = x.shape.clone();
             if let Some(slot) = shape.get_mut(*split_axis) {
-                *slot = s / n;
+                *slot = q;
             }
             if let Some(slot) = shape.get_mut(*concat_axis) {
                 *slot = slot.checked_mul(*n).ok_or_else(|| Error::Overflow {
