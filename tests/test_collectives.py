@@ -361,3 +361,23 @@ def test_vmap_of_grad_of_custom_vjp_function():
     close(gl, np.sin(x).sum(0))
     jitted = jax.jit(jax.vmap(jax.grad(loss), in_axes=(0, None)))(jnp.asarray(x), lo)
     close(jitted, want)
+
+
+def test_forward_and_second_order_through_psum(x64):
+    x = np.array([0.5, -1.0, 2.0, 1.5])
+    per = lambda v: jnp.sin(v) * lax.psum(v * v, "i")  # noqa: E731
+    s2, sx, ss, sc = np.sum(x * x), np.sum(x), np.sum(np.sin(x)), np.sum(np.cos(x))
+    # Forward mode: every example's tangent is 1, so psum sums all of them.
+    jf = jax.vmap(jax.jacfwd(per), axis_name="i")(jnp.asarray(x))
+    close(jf, np.cos(x) * s2 + 2 * np.sin(x) * sx, 1e-12)
+    # Reverse mode: the gradient of the sum over examples.
+    jr = jax.vmap(jax.jacrev(per), axis_name="i")(jnp.asarray(x))
+    close(jr, np.cos(x) * s2 + 2 * x * ss, 1e-12)
+    # hessian = jacfwd(jacrev): the all-ones directional derivative of jr.
+    h = jax.vmap(jax.hessian(per), axis_name="i")(jnp.asarray(x))
+    close(h, -np.sin(x) * s2 + 2 * np.cos(x) * sx + 2 * ss + 2 * x * sc, 1e-12)
+    # grad of a vmap with collectives: d/dx of sum_i x_i / S is 0.
+    g = jax.grad(lambda v: jnp.sum(jax.vmap(lambda u: u / lax.psum(u, "i"), axis_name="i")(v)))(jnp.asarray(x))
+    close(g, np.zeros(4), 1e-12)
+    counts = jax.vmap(lambda v: lax.psum(v > 0, "i"), axis_name="i")(jnp.asarray(x))
+    assert np.asarray(counts).tolist() == [3] * 4

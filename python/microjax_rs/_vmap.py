@@ -114,7 +114,9 @@ def _leaf_names(args, kwargs, fun):
     """`argument x['a']` (parameter names from `fun`'s signature) or
     `args[0]['a']` for each leaf of `(args, kwargs)`, as JAX names them."""
     try:
-        params = list(inspect.signature(fun).parameters) if fun is not None else []
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        params = [] if fun is None else [
+            n for n, p in inspect.signature(fun).parameters.items() if p.kind in positional]
     except (TypeError, ValueError):
         params = []
     names = []
@@ -172,6 +174,6 @@ def _batched(closed, in_dims, size, out_dims, axis_name=None):
     if hit is None:
         if len(_batch_cache) >= _BATCH_CACHE_LIMIT:
             _batch_cache.pop(next(iter(_batch_cache)))
-        hit = _batch_cache[key] = _core.batch_jaxpr(closed, list(in_dims), size, list(out_dims),
-                                                           axis_name)
+        hit = _batch_cache[key] = _core.batch_jaxpr(
+            closed, list(in_dims), size, list(out_dims), axis_name)
     return hit

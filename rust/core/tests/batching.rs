@@ -1369,3 +1369,20 @@ fn no_batch_rule_is_missing() {
         .collect();
     assert!(missing.is_empty(), "{missing:?}");
 }
+
+#[test]
+fn collectives_display_as_jax() {
+    let prog = single(psum_over(&["i", "j"]), &[f32a(&[3])]);
+    let text = microjax::ir::display::display(&prog);
+    assert!(
+        text.contains("psum[axes=('i', 'j') axis_index_groups=None] a"),
+        "{text}"
+    );
+    let idx = single(
+        coll(Collective::AxisIndex {
+            axis_name: "i".into(),
+        }),
+        &[],
+    );
+    assert!(microjax::ir::display::display(&idx).contains("axis_index[axis_name=i]"));
+}
