@@ -162,10 +162,22 @@ def test_make_jaxpr_shows_collectives():
     text = str(jax.make_jaxpr(jax.vmap(lambda v: jax.jit(lambda u: lax.psum(u, "i"))(v), axis_name="i"))(
         jnp.ones((3, 2))))
     assert "reduce_sum" in text and "psum" not in text
-    jaxpr = jax.make_jaxpr(lambda v: jax.vmap(lambda u: lax.psum(u, "i"), axis_name="j")(v),
-                           )
+    jaxpr = jax.make_jaxpr(lambda v: jax.vmap(lambda u: lax.psum(u, "i"), axis_name="j")(v))
     with pytest.raises(NameError, match="unbound axis name: i"):
         jaxpr(jnp.ones((3, 2)))
+    # Inside a map binding "i" the per-example program shows the collectives as JAX does.
+    texts = []
+
+    def per_example(v):
+        texts.append(str(jax.make_jaxpr(
+            lambda u: (lax.psum(u, "i"), lax.all_gather(u, "i"), lax.axis_index("i")))(v)))
+        return v
+
+    jax.vmap(per_example, axis_name="i")(jnp.ones((2, 3)))
+    assert "psum[axes=('i',) axis_index_groups=None] a" in texts[0]
+    assert ("all_gather[all_gather_dimension=0 axis_index_groups=None axis_name=i axis_size=2 "
+            "tiled=False] a") in texts[0]
+    assert "i32[] = axis_index[axis_name=i]" in texts[0]
 
 
 # ----------------------------------------------------------------- derivatives
