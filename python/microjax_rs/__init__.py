@@ -41,8 +41,11 @@ from .api import (  # noqa: E402
     disable_jit,
     eval_shape,
     jit,
+    local_device_count,
     local_devices,
     make_jaxpr,
+    process_count,
+    process_index,
 )
 from ._grad import (  # noqa: E402
     checkpoint,
@@ -59,6 +62,7 @@ from ._grad import (  # noqa: E402
     vjp,
 )
 from ._vmap import vmap  # noqa: E402
+from ._pmap import pmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
@@ -72,5 +76,6 @@ __all__ = [
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
-    "linear_transpose", "checkpoint", "remat",
+    "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
+    "process_index",
 ]

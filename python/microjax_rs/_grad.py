@@ -421,15 +421,33 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
 
 def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
-    """`jax.checkpoint` / `jax.remat`: same values and derivatives as `fun`.
-
-    Recomputation (saving memory in the backward pass) is not implemented yet:
-    the function is differentiated like any other. A `policy` raises."""
+    """`jax.checkpoint` / `jax.remat`: same values and derivatives as `fun`,
+    but reverse mode saves only `fun`'s inputs and recomputes its
+    intermediates in the backward pass (one `checkpoint` equation, whose
+    partial-evaluation rule in Rust does the recomputation). Only the default
+    policy (save nothing) exists; another `policy` raises."""
     if policy is not None:
         raise NotImplementedError("checkpoint policies are not supported by microjax_rs yet")
     if fun is None:
         return functools.partial(checkpoint, prevent_cse=prevent_cse, static_argnums=static_argnums)
-    return fun
+    static = tuple(static_argnums) if isinstance(static_argnums, (tuple, list)) else (static_argnums,)
+
+    @functools.wraps(fun)
+    def remat_f(*args, **kwargs):
+        if core.current_trace() is None:
+            return fun(*args, **kwargs)  # nothing to differentiate: plain call
+        from .api import _bind_static, _split_static, trace_to_jaxpr
+
+        dyn, statics = _split_static(args, static)
+        f = _bind_static(fun, statics, len(args)) if statics else fun
+        leaves, in_tree = tree_flatten((tuple(dyn), kwargs))
+        closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, getattr(fun, "__name__", "remat"))
+        outs = core.Primitive("checkpoint").bind(
+            *leaves, *captures, jaxpr=core.ClosedJaxpr(closed), prevent_cse=bool(prevent_cse),
+            differentiated=False, policy=None)
+        return tree_unflatten(out_tree, outs)
+
+    return remat_f
 
 
 remat = checkpoint

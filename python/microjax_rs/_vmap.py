@@ -1,11 +1,12 @@
 """`vmap` (JAX's signature and semantics) on the batch trace mode."""
 import functools
+import inspect
 
 from . import _core, core
 from .core import ArrayImpl, Tracer
 from .interpreters.ad import run_at
 from .interpreters.batching import BatchTrace
-from .tree_util import broadcast_prefix, tree_flatten, tree_unflatten
+from .tree_util import broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 
 def _fun_name(f):
@@ -29,6 +30,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         raise NotImplementedError("vmap's spmd_axis_name needs sharding, which microjax_rs does not have yet")
     if not callable(fun):
         raise TypeError(f"vmap requires a callable, got {fun!r}")
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise TypeError(f"vmap axis_name must be a string in microjax_rs, got {axis_name!r}")
     in_axes = _normalize_top(in_axes)
     if isinstance(in_axes, tuple):
         pass
@@ -40,17 +43,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                 f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
                 f"len(args)={len(args)}")
-        leaves, in_tree = tree_flatten((args, kwargs))
-        try:
-            axes = broadcast_prefix((in_axes, 0), (args, kwargs), is_leaf=lambda x: x is None)
-        except ValueError as e:
-            raise ValueError(f"vmap in_axes specification must be a tree prefix of the corresponding "
-                             f"value, got specification {in_axes!r} for value tree {in_tree}. {e}") from None
-        if len(axes) != len(leaves):
-            raise ValueError(f"vmap in_axes {in_axes!r} does not match the arguments' structure {in_tree}")
-        for a in axes:
-            _check_axis_spec(a, "in_axes")
-        size, axes = _mapped_size(leaves, axes, axis_size, args, kwargs)
+        leaves, in_tree, axes = _leaf_axes(in_axes, args, kwargs)
+        size, axes = _mapped_size(leaves, axes, axis_size, args, kwargs, fun)
         parent = core.current_trace()
         trace = BatchTrace(_fun_name(fun), parent, size, axis_name)
         mapped = []
@@ -87,14 +81,56 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             atoms = [trace.to_atom(o) for o in out_leaves]
             closed = trace.builder.build(atoms)
         in_dims = [a for a in axes if a is not None] + [None] * len(trace.captures)
-        batched = _batched(closed, in_dims, size, out_dims)
+        batched = _batched(closed, in_dims, size, out_dims, axis_name)
         outs = run_at(parent, batched, mapped + list(trace.captures))
         return tree_unflatten(out_tree, outs)
 
     return vmap_f
 
 
-def _mapped_size(leaves, axes, axis_size, args, kwargs):
+def _leaf_axes(in_axes, args, kwargs):
+    """Leaves of `(args, kwargs)`, their tree, and the in_axes entry of each."""
+    leaves, in_tree = tree_flatten((args, kwargs))
+    try:
+        axes = broadcast_prefix((in_axes, 0), (args, kwargs), is_leaf=lambda x: x is None)
+    except ValueError as e:
+        raise ValueError(f"vmap in_axes specification must be a tree prefix of the corresponding "
+                         f"value, got specification {in_axes!r} for value tree {in_tree}. {e}") from None
+    if len(axes) != len(leaves):
+        raise ValueError(f"vmap in_axes {in_axes!r} does not match the arguments' structure {in_tree}")
+    for a in axes:
+        _check_axis_spec(a, "in_axes")
+    return leaves, in_tree, axes
+
+
+def mapped_axis_size(in_axes, args, kwargs, axis_size=None):
+    """The size of the mapped axis `vmap(f, in_axes)(*args, **kwargs)` maps."""
+    in_axes = _normalize_top(in_axes)
+    leaves, _, axes = _leaf_axes(in_axes, args, kwargs)
+    return _mapped_size(leaves, axes, axis_size, args, kwargs)[0]
+
+
+def _leaf_names(args, kwargs, fun):
+    """`argument x['a']` (parameter names from `fun`'s signature) or
+    `args[0]['a']` for each leaf of `(args, kwargs)`, as JAX names them."""
+    try:
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        params = [] if fun is None else [
+            n for n, p in inspect.signature(fun).parameters.items() if p.kind in positional]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for path, _ in tree_flatten_with_path((args, kwargs))[0]:
+        top, rest = path[0].idx, keystr(path[2:])
+        if top == 0:
+            i = path[1].idx
+            names.append(f"argument {params[i]}{rest}" if i < len(params) else f"args[{i}]{rest}")
+        else:
+            names.append(f"argument {path[1].key}{rest}")
+    return names
+
+
+def _mapped_size(leaves, axes, axis_size, args, kwargs, fun=None):
     sizes = []
     norm = []
     for x, a in zip(leaves, axes):
@@ -116,9 +152,12 @@ def _mapped_size(leaves, axes, axis_size, args, kwargs):
         return int(axis_size), norm
     distinct = {s for s, _, _ in sizes}
     if len(distinct) > 1 or (axis_size is not None and distinct != {axis_size}):
-        lines = [f"  * one axis had size {s}: axis {a} of an argument of type {aval.str_short()}"
-                 for s, a, aval in sizes]
-        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines))
+        names = [n for n, a in zip(_leaf_names(args, kwargs, fun), axes) if a is not None]
+        lines = [f"  * one axis had size {s}: axis {a} of {name} of type {aval.str_short()}"
+                 for (s, a, aval), name in zip(sizes, names)]
+        if axis_size is not None:
+            lines.insert(0, f"  * axis_size was given as {axis_size}")
+        raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines))
     return sizes[0][0], norm
 
 
@@ -126,14 +165,15 @@ _BATCH_CACHE_LIMIT = 512
 _batch_cache = {}
 
 
-def _batched(closed, in_dims, size, out_dims):
+def _batched(closed, in_dims, size, out_dims, axis_name=None):
     """`batch_jaxpr`, cached by (program, dims, size): nested transforms
     (jacfwd, hessian) batch the same traced program on every call, and the
     same result handle lets `run_at` reuse its Python view."""
-    key = (closed, tuple(in_dims), size, tuple(out_dims))
+    key = (closed, tuple(in_dims), size, tuple(out_dims), axis_name)
     hit = _batch_cache.get(key)
     if hit is None:
         if len(_batch_cache) >= _BATCH_CACHE_LIMIT:
             _batch_cache.pop(next(iter(_batch_cache)))
-        hit = _batch_cache[key] = _core.batch_jaxpr(closed, list(in_dims), size, list(out_dims))
+        hit = _batch_cache[key] = _core.batch_jaxpr(
+            closed, list(in_dims), size, list(out_dims), axis_name)
     return hit

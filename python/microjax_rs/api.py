@@ -10,6 +10,7 @@ from . import _core, core, dtypes
 from .core import ArrayImpl, ClosedJaxpr, ShapedArray, StagingTrace, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten, tree_map
+from .interpreters.batching import axis_env_key
 
 
 class ShapeDtypeStruct:
@@ -272,7 +273,7 @@ class _Jitted:
         for x in leaves:
             _check_leaf(x)
         avals = tuple(_leaf_aval(x) for x in leaves)
-        key = (in_tree, avals, skey, _core.config_epoch())
+        key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key())
         entry = self.cache.get(key)
         if entry is None:
             f = self.fun
@@ -360,26 +361,74 @@ def block_until_ready(x):
     return x
 
 
-def devices(backend=None):
-    return [_CpuDevice()]
-
-
-def device_count(backend=None):
+def _num_cpu_devices():
+    n = config.jax_num_cpu_devices
+    if n is not None and int(n) > 0:
+        return int(n)
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        if flag.startswith("--xla_force_host_platform_device_count="):
+            try:
+                return max(1, int(flag.split("=", 1)[1]))
+            except ValueError:
+                pass
     return 1
 
 
+def _check_backend(backend):
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend!r}: microjax_rs runs on 'cpu'")
+
+
+def devices(backend=None):
+    """The CPU devices (one unless `jax_num_cpu_devices` or XLA_FLAGS asks for more)."""
+    _check_backend(backend)
+    return [CpuDevice(i) for i in range(_num_cpu_devices())]
+
+
+def device_count(backend=None):
+    _check_backend(backend)
+    return _num_cpu_devices()
+
+
 def local_devices(process_index=None, backend=None):
-    return devices()
+    return devices(backend)
+
+
+def local_device_count(backend=None):
+    return device_count(backend)
+
+
+def process_index(backend=None):
+    return 0
+
+
+def process_count(backend=None):
+    return 1
 
 
 def default_backend():
     return "cpu"
 
 
-class _CpuDevice:
+class CpuDevice:
+    """A CPU device (JAX's `CpuDevice`): every map runs on the host."""
+
     platform = "cpu"
     device_kind = "cpu"
-    id = 0
+    process_index = 0
+    client = None
+
+    def __init__(self, id=0):
+        self.id = id
 
     def __repr__(self):
-        return "CpuDevice(id=0)"
+        return f"CpuDevice(id={self.id})"
+
+    def __eq__(self, other):
+        return type(other) is CpuDevice and other.id == self.id
+
+    def __hash__(self):
+        return hash(("cpu", self.id))
+
+
+_CpuDevice = CpuDevice

@@ -27,6 +27,9 @@ class Config:
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
             "jax_default_prng_impl": "threefry2x32",
+            # CPU devices `jax.devices()` lists (-1: XLA_FLAGS'
+            # --xla_force_host_platform_device_count, else 1), as JAX's option.
+            "jax_num_cpu_devices": -1,
         }
 
     def update(self, name, value):

@@ -172,8 +172,8 @@ def to_array(x, dtype=None, weak_type=None):
 # Primitives
 
 
-_MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-                               "cond", "while", "scan", "sort", "top_k"))
+_MULTIPLE_RESULTS = frozenset(("pjit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_lin",
+                               "cond", "while", "scan", "sort", "top_k", "psum", "pmax", "pmin"))
 
 
 class Primitive:

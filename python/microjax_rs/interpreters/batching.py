@@ -5,9 +5,45 @@ else runs one level down, so values derived only from `in_axes=None`
 arguments stay concrete, as in JAX. Inputs are traced at their per-example
 avals; Rust's `batch_jaxpr` adds the batch axis to the recorded program and
 the result runs one level down (see `ad.run_at`)."""
-from .. import core
-from ..core import StagingTrace, Tracer
+from .. import _core, core
+from ..core import ClosedJaxpr, StagingTrace, Tracer
 from .ad import bind_at
+
+# Collectives and the params holding their axis names.
+_AXIS_PARAMS = {"psum": "axes", "pmax": "axes", "pmin": "axes", "all_gather": "axis_name",
+                "reduce_scatter": "axis_name", "all_to_all": "axis_name", "axis_index": "axis_name",
+                "ppermute": "axis_name"}
+
+
+def axis_env():
+    """Name -> size of the named axes bound by the active maps (innermost wins)."""
+    env = {}
+    for t in core._state.stack:
+        name = getattr(t, "axis_name", None)
+        if name is not None:
+            env[name] = t.axis_size
+    return env
+
+
+def axis_env_key():
+    """The active named axes as a hashable key (jit traces per axis environment)."""
+    stack = core._state.stack
+    if not stack:
+        return ()
+    return tuple((t.axis_name, t.axis_size) for t in stack if getattr(t, "axis_name", None) is not None)
+
+
+def names_axis(prim, params, name):
+    """Whether the equation names axis `name` (a collective over it, or a
+    sub-jaxpr containing one): it must be batched even with no batched operand."""
+    key = _AXIS_PARAMS.get(prim.name)
+    if key is not None:
+        names = params.get(key)
+        return name == names or (isinstance(names, tuple) and name in names)
+    for v in params.values():
+        if isinstance(v, ClosedJaxpr) and name in _core.jaxpr_axis_names(v._handle):
+            return True
+    return False
 
 
 class BatchTrace(StagingTrace):
@@ -21,6 +57,8 @@ class BatchTrace(StagingTrace):
         for a in args:
             if type(a) is Tracer and a._trace is self:
                 return super().process_primitive(prim, args, params)
+        if self.axis_name is not None and names_axis(prim, params, self.axis_name):
+            return super().process_primitive(prim, args, params)
         return bind_at(self.parent, prim, args, params)
 
     def __repr__(self):

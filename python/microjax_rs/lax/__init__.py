@@ -531,3 +531,25 @@ from ._control_flow import (  # noqa: E402
 )
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+
+
+from .parallel import (  # noqa: E402
+    all_gather,
+    all_gather_p,
+    all_to_all,
+    all_to_all_p,
+    axis_index,
+    axis_index_p,
+    pmax,
+    pmax_p,
+    pmean,
+    pmin,
+    pmin_p,
+    ppermute,
+    ppermute_p,
+    psum,
+    psum_p,
+    psum_scatter,
+    pshuffle,
+    reduce_scatter_p,
+)

@@ -73,6 +73,9 @@ pub enum Error {
     /// Feature outside microjax_rs's scope (complex dtypes, ...): maps to `TypeError`.
     #[error("{0}")]
     Unsupported(String),
+    /// A collective names an axis no enclosing map binds (maps to `NameError`).
+    #[error("unbound axis name: {axis} (in {prim}); collectives need an enclosing vmap or pmap with that axis_name")]
+    UnboundAxis { prim: &'static str, axis: String },
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),

@@ -17,7 +17,7 @@ mod ops;
 mod prim;
 mod transforms;
 
-use pyo3::exceptions::{PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyNameError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Maps a core error to the Python exception a JAX user expects. The message
@@ -40,6 +40,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::UnboundVar(_)
         | E::Limit(_) => PyValueError::new_err(msg),
         E::RuleMissing { .. } => PyNotImplementedError::new_err(msg),
+        E::UnboundAxis { .. } => PyNameError::new_err(msg),
     }
 }
 

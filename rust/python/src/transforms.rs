@@ -85,23 +85,34 @@ pub(crate) fn dce_jaxpr(
     Ok((wrap(out), used))
 }
 
-/// The batched program (see `microjax::transforms::batch_jaxpr`).
+/// The batched program (see `microjax::transforms::batch_jaxpr_named`).
 #[pyfunction]
+#[pyo3(signature = (closed, in_dims, axis_size, out_dims, axis_name=None))]
 pub(crate) fn batch_jaxpr(
     py: Python<'_>,
     closed: PyRef<'_, PyClosedJaxpr>,
     in_dims: Vec<Option<usize>>,
     axis_size: usize,
     out_dims: Vec<Option<usize>>,
+    axis_name: Option<String>,
 ) -> PyResult<PyClosedJaxpr> {
     let j = closed.inner.clone();
     let out = py
-        .detach(move || transforms::batch_jaxpr(&j, &in_dims, axis_size, &out_dims))
+        .detach(move || {
+            transforms::batch_jaxpr_named(&j, &in_dims, axis_size, axis_name.as_deref(), &out_dims)
+        })
         .py()?;
     Ok(wrap(out))
 }
 
+/// The axis names the collectives of a program (and its sub-programs) use.
+#[pyfunction]
+pub(crate) fn jaxpr_axis_names(closed: PyRef<'_, PyClosedJaxpr>) -> Vec<String> {
+    microjax::prims::collective::axis_names_of(&closed.inner)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jaxpr_axis_names, m)?)?;
     m.add_function(wrap_pyfunction!(jvp_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(linearize_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(transpose_jaxpr, m)?)?;

@@ -168,7 +168,7 @@ fn run(
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
-            Primitive::Pjit { jaxpr: sub, .. } => {
+            Primitive::Pjit { jaxpr: sub, .. } | Primitive::Checkpoint { jaxpr: sub, .. } => {
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
                 let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
                 shape::abstract_eval(&eqn.prim, &avals)?;

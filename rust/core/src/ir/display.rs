@@ -263,6 +263,8 @@ fn fmt_param(
         Param::Bool(b) => py_bool(*b).to_string(),
         Param::Int(i) => i.to_string(),
         Param::Float(f) => py_float_repr(*f, DType::F64),
+        // Python shows a str param bare and a str inside a tuple by its repr.
+        Param::Str(s) if nested => format!("'{s}'"),
         Param::Str(s) => s.clone(),
         Param::DType(d) => d.name().to_string(),
         Param::Ints(v) => {

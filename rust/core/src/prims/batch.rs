@@ -49,10 +49,11 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Pad { .. } => pad,
         Primitive::DynamicSlice { .. } => dynamic_slice,
         Primitive::DynamicUpdateSlice => dynamic_update_slice,
-        Primitive::Pjit { .. } => pjit,
+        Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => call,
         Primitive::Custom(_) => super::custom::batch_rule,
         Primitive::Control(_) => control,
         Primitive::Sort(_) => super::sort::batch_rule,
+        Primitive::Collective(_) => super::collective::batch_rule,
     })
 }
 
@@ -486,24 +487,23 @@ fn dot_general(
 /// `pjit`: the sub-jaxpr is batched recursively and called by a new `pjit`;
 /// each output keeps the batch dim the recursion gives it (unbatched outputs
 /// stay unbatched).
-fn pjit(
+fn call(
     p: &Primitive,
     b: &mut Builder,
     ins: &[Atom],
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Pjit { jaxpr, name } = p else {
+    let Some(jaxpr) = p.call_jaxpr() else {
         return Err(bad(p, "wrong rule"));
     };
-    if all_unbatched(dims) {
+    if all_unbatched(dims) && !crate::transforms::batch::names_current_axis(p) {
         return unbatched(p, b, ins, dims, n);
     }
     let (sub, out_dims) = crate::transforms::batch::batch_jaxpr_natural(jaxpr, dims, n)?;
-    let prim = Primitive::Pjit {
-        jaxpr: Arc::new(sub),
-        name: name.clone(),
-    };
+    let prim = p
+        .with_callee(Arc::new(sub), "")
+        .ok_or_else(|| bad(p, "wrong rule"))?;
     let outs: Vec<Atom> = b
         .add_eqn(prim, ins.to_vec(), None)?
         .into_iter()

@@ -224,9 +224,12 @@ pub fn transpose(
     Ok(result)
 }
 
-/// Batching rule: `custom_jvp_call` batches its function and its rule
-/// together (outputs at axis 0). Batching `custom_vjp_call` / `custom_lin`
-/// is not written yet.
+/// Batching rule. `custom_jvp_call` batches its function and its rule
+/// together (outputs at axis 0). `custom_vjp_call` and `custom_lin` batch
+/// with every operand's mapped axis in front (unbatched operands broadcast):
+/// the function, `fwd` (outputs and residuals at axis 0) and `bwd`
+/// (residuals, cotangents and input cotangents at axis 0) are batched with
+/// those matching dims, so the batched rules still fit each other.
 pub fn batch(
     c: &CustomCall,
     b: &mut Builder,
@@ -235,7 +238,7 @@ pub fn batch(
     n: usize,
 ) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
     let p = Primitive::Custom(c.clone());
-    if dims.iter().all(Option::is_none) {
+    if dims.iter().all(Option::is_none) && !crate::transforms::batch::names_current_axis(&p) {
         let outs: Vec<Atom> = b
             .add_eqn(p, ins.to_vec(), None)?
             .into_iter()
@@ -244,37 +247,89 @@ pub fn batch(
         let d = vec![None; outs.len()];
         return Ok((outs, d));
     }
-    let CustomCall::Jvp { call, jvp, name } = c else {
-        return Err(Error::RuleMissing {
-            prim: c.name(),
-            rule: "batch",
-        });
-    };
-    let nout = call.out_avals()?.len();
-    let out0 = vec![Some(0); nout];
-    let bcall = crate::transforms::batch::batch_jaxpr(call, dims, n, &out0)?;
-    let bjvp = match jvp {
-        Some(rule) => {
-            let mut rdims = dims.to_vec();
-            rdims.extend_from_slice(dims);
-            let rout = vec![Some(0); nout.saturating_mul(2)];
-            Some(Arc::new(crate::transforms::batch::batch_jaxpr(
-                rule, &rdims, n, &rout,
-            )?))
+    use crate::transforms::batch::batch_jaxpr;
+    let at0 = |k: usize| vec![Some(0); k];
+    let (prim, ins) = match c {
+        CustomCall::Jvp { call, jvp, name } => {
+            let nout = call.out_avals()?.len();
+            let bcall = batch_jaxpr(call, dims, n, &at0(nout))?;
+            let bjvp = match jvp {
+                Some(rule) => {
+                    let mut rdims = dims.to_vec();
+                    rdims.extend_from_slice(dims);
+                    Some(Arc::new(batch_jaxpr(
+                        rule,
+                        &rdims,
+                        n,
+                        &at0(nout.saturating_mul(2)),
+                    )?))
+                }
+                None => None,
+            };
+            let prim = Primitive::Custom(CustomCall::Jvp {
+                call: Arc::new(bcall),
+                jvp: bjvp,
+                name: name.clone(),
+            });
+            (prim, ins.to_vec())
         }
-        None => None,
+        CustomCall::Vjp {
+            call,
+            fwd,
+            bwd,
+            num_res,
+            name,
+        } => {
+            let nin = ins.len();
+            let nout = call.out_avals()?.len();
+            let bcall = batch_jaxpr(call, &at0(nin), n, &at0(nout))?;
+            let bfwd = batch_jaxpr(fwd, &at0(nin), n, &at0(nout.saturating_add(*num_res)))?;
+            let bbwd = batch_jaxpr(bwd, &at0(num_res.saturating_add(nout)), n, &at0(nin))?;
+            let prim = Primitive::Custom(CustomCall::Vjp {
+                call: Arc::new(bcall),
+                fwd: Arc::new(bfwd),
+                bwd: Arc::new(bbwd),
+                num_res: *num_res,
+                name: name.clone(),
+            });
+            (prim, all_in_front(b, ins, dims, n)?)
+        }
+        CustomCall::Lin { bwd, num_res, name } => {
+            let nct = bwd.in_avals()?.len();
+            let nin = bwd.out_avals()?.len();
+            let bbwd = batch_jaxpr(bwd, &at0(nct), n, &at0(nin))?;
+            let prim = Primitive::Custom(CustomCall::Lin {
+                bwd: Arc::new(bbwd),
+                num_res: *num_res,
+                name: name.clone(),
+            });
+            (prim, all_in_front(b, ins, dims, n)?)
+        }
     };
-    let prim = Primitive::Custom(CustomCall::Jvp {
-        call: Arc::new(bcall),
-        jvp: bjvp,
-        name: name.clone(),
-    });
     let outs: Vec<Atom> = b
-        .add_eqn(prim, ins.to_vec(), None)?
+        .add_eqn(prim, ins, None)?
         .into_iter()
         .map(Atom::Var)
         .collect();
-    Ok((outs, out0))
+    let d = vec![Some(0); outs.len()];
+    Ok((outs, d))
+}
+
+/// Every operand with its mapped axis at 0 (unbatched ones broadcast).
+fn all_in_front(
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Vec<Atom>> {
+    use crate::prims::batch::{add_batch_axis, move_axis};
+    ins.iter()
+        .zip(dims)
+        .map(|(x, d)| match d {
+            Some(d) => move_axis(b, x.clone(), *d, 0),
+            None => add_batch_axis(b, x.clone(), n, 0),
+        })
+        .collect()
 }
 
 impl CustomCall {

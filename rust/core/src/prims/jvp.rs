@@ -57,10 +57,11 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         | Primitive::Pad { .. }
         | Primitive::DynamicSlice { .. }
         | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
-        Primitive::Pjit { .. } => jvp_pjit,
+        Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => jvp_call,
         Primitive::Custom(_) => super::custom::jvp_rule,
         Primitive::Control(_) => jvp_control,
         Primitive::Sort(_) => super::sort::jvp_rule,
+        Primitive::Collective(_) => super::collective::jvp_rule,
     })
 }
 
@@ -665,10 +666,11 @@ fn jvp_dot_general(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
     Ok((vec![z], vec![add_opt(b, l, r)?]))
 }
 
-/// `pjit`: a new `pjit` of the JVP of the callee, taking the primals and the
-/// present tangents and returning the primal outputs and present tangents.
-fn jvp_pjit(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Pjit { jaxpr, name } = p else {
+/// `pjit` / `checkpoint`: a new call of the JVP of the callee, taking the
+/// primals and the present tangents and returning the primal outputs and
+/// present tangents.
+fn jvp_call(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Some(jaxpr) = p.call_jaxpr() else {
         return Err(wrong_rule(p));
     };
     if xs.len() != ts.len() {
@@ -678,14 +680,10 @@ fn jvp_pjit(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) ->
     let (sub, out_nz) = crate::transforms::jvp::jvp_jaxpr(jaxpr, &nonzeros, false)?;
     let mut ins = xs.to_vec();
     ins.extend(ts.iter().flatten().cloned());
-    let outs = b.add_eqn(
-        Primitive::Pjit {
-            jaxpr: Arc::new(sub),
-            name: format!("jvp({name})"),
-        },
-        ins,
-        None,
-    )?;
+    let call = p
+        .with_callee(Arc::new(sub), "jvp")
+        .ok_or_else(|| wrong_rule(p))?;
+    let outs = b.add_eqn(call, ins, None)?;
     let n = out_nz.len();
     let (prim_outs, tan_outs) = outs
         .split_at_checked(n)

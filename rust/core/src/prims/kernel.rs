@@ -172,12 +172,15 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
                 })
             }
         },
-        Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
+        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
+            return pjit(jaxpr, args, multi)
+        }
         Primitive::Custom(c) => return custom_call(c, args, multi),
         Primitive::Control(c) => return control_call(c, args, multi),
         Primitive::Sort(op) => {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
+        Primitive::Collective(c) => return super::collective::eval(c),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,

@@ -13,6 +13,7 @@
 //! binding all share.
 
 pub mod batch;
+pub mod collective;
 pub mod control;
 pub mod custom;
 pub mod jvp;
@@ -326,12 +327,20 @@ pub enum Primitive {
         jaxpr: Arc<ClosedJaxpr>,
         name: String,
     },
+    /// `jax.checkpoint`: a call whose intermediate values are recomputed in
+    /// the backward pass instead of being saved as residuals.
+    Checkpoint {
+        jaxpr: Arc<ClosedJaxpr>,
+        prevent_cse: bool,
+    },
     /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
     Custom(custom::CustomCall),
     /// Control flow (`cond`, `while`, `scan`).
     Control(control::ControlFlow),
     /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
     Sort(sort::SortOp),
+    /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
+    Collective(collective::Collective),
 }
 
 impl Primitive {
@@ -364,9 +373,39 @@ impl Primitive {
             Primitive::DynamicSlice { .. } => "dynamic_slice",
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
             Primitive::Pjit { .. } => "pjit",
+            Primitive::Checkpoint { .. } => "checkpoint",
             Primitive::Custom(c) => c.name(),
             Primitive::Control(c) => c.name(),
             Primitive::Sort(op) => op.name(),
+            Primitive::Collective(c) => c.name(),
+        }
+    }
+
+    /// The callee of a call primitive (`pjit`, `checkpoint`).
+    pub fn call_jaxpr(&self) -> Option<&Arc<ClosedJaxpr>> {
+        match self {
+            Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => Some(jaxpr),
+            _ => None,
+        }
+    }
+
+    /// The same call primitive around another callee; a `pjit`'s name
+    /// records the transform (`jvp(f)`) when `transform` is not empty.
+    pub fn with_callee(&self, jaxpr: Arc<ClosedJaxpr>, transform: &str) -> Option<Primitive> {
+        match self {
+            Primitive::Pjit { name, .. } => Some(Primitive::Pjit {
+                jaxpr,
+                name: if transform.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{transform}({name})")
+                },
+            }),
+            Primitive::Checkpoint { prevent_cse, .. } => Some(Primitive::Checkpoint {
+                jaxpr,
+                prevent_cse: *prevent_cse,
+            }),
+            _ => None,
         }
     }
 
@@ -374,7 +413,9 @@ impl Primitive {
     /// lift to its caller).
     pub fn effect(&self) -> crate::ir::Effect {
         match self {
-            Primitive::Pjit { jaxpr, .. } => jaxpr.jaxpr.effect(),
+            Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
+                jaxpr.jaxpr.effect()
+            }
             Primitive::Control(c) => c.effect(),
             _ => crate::ir::Effect::None,
         }
@@ -384,8 +425,12 @@ impl Primitive {
     pub fn multiple_results(&self) -> bool {
         matches!(
             self,
-            Primitive::Pjit { .. } | Primitive::Custom(_) | Primitive::Control(_)
+            Primitive::Pjit { .. }
+                | Primitive::Checkpoint { .. }
+                | Primitive::Custom(_)
+                | Primitive::Control(_)
         ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
+            || matches!(self, Primitive::Collective(c) if c.multiple_results())
     }
 
     /// Every primitive name of the set, for Python's `*_p` objects and the
@@ -419,6 +464,7 @@ impl Primitive {
             "dynamic_slice",
             "dynamic_update_slice",
             "pjit",
+            "checkpoint",
             "custom_jvp_call",
             "custom_vjp_call",
             "custom_lin",
@@ -427,6 +473,7 @@ impl Primitive {
             "scan",
         ]);
         names.extend(sort::SortOp::NAMES);
+        names.extend(collective::NAMES);
         names
     }
 
@@ -505,6 +552,10 @@ impl Primitive {
                 jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
                 name: String::new(),
             },
+            Primitive::Checkpoint {
+                jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
+                prevent_cse: true,
+            },
         ]);
         let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
         out.extend([
@@ -528,6 +579,11 @@ impl Primitive {
         ]);
         out.extend(control::examples().into_iter().map(Primitive::Control));
         out.extend(sort::SortOp::examples());
+        out.extend(
+            collective::Collective::examples()
+                .into_iter()
+                .map(Primitive::Collective),
+        );
         out
     }
 }

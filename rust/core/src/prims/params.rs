@@ -141,6 +141,13 @@ impl Primitive {
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
             Primitive::Sort(op) => op.params(),
+            Primitive::Collective(c) => c.params(),
+            Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
+                ("differentiated", Param::Bool(false)),
+                ("jaxpr", Param::Jaxpr(jaxpr.clone())),
+                ("policy", Param::None),
+                ("prevent_cse", Param::Bool(*prevent_cse)),
+            ],
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
                 ("name", Param::Str(name.clone())),
@@ -195,6 +202,9 @@ impl Primitive {
                 axis: p.dim("axis")?,
                 reverse: p.opt_bool("reverse")?.unwrap_or(false),
             });
+        }
+        if let Some(c) = super::collective::from_params(name, params)? {
+            return Ok(Primitive::Collective(c));
         }
         Ok(match name {
             "stop_gradient" => Primitive::StopGradient,
@@ -284,6 +294,10 @@ impl Primitive {
                 num_res: p.dim("num_res")?,
                 name: p.opt_str("name")?.unwrap_or_default(),
             }),
+            "checkpoint" => Primitive::Checkpoint {
+                jaxpr: p.jaxpr("jaxpr")?,
+                prevent_cse: p.opt_bool("prevent_cse")?.unwrap_or(true),
+            },
             "pjit" => Primitive::Pjit {
                 jaxpr: p.jaxpr("jaxpr")?,
                 name: p.opt_str("name")?.unwrap_or_default(),

@@ -308,7 +308,8 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
         Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
         Primitive::Control(c) => super::control::abstract_eval(c, ins),
         Primitive::Sort(op) => super::sort::abstract_eval(op, ins),
-        Primitive::Pjit { jaxpr, .. } => {
+        Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
+        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {
                 return Err(Error::Arity {
@@ -320,7 +321,7 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
             for (w, g) in want.iter().zip(ins) {
                 if !w.same_type(g) {
                     return Err(Error::Typecheck(format!(
-                        "pjit: operand {} does not match parameter {}",
+                        "{name}: operand {} does not match parameter {}",
                         g.short(),
                         w.short()
                     )));

@@ -56,10 +56,11 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Pad { .. } => t_pad,
         Primitive::DynamicSlice { .. } => t_dynamic_slice,
         Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
-        Primitive::Pjit { .. } => t_pjit,
+        Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => t_call,
         Primitive::Custom(_) => super::custom::transpose_rule,
         Primitive::Control(_) => t_control,
         Primitive::Sort(_) => super::sort::transpose_rule,
+        Primitive::Collective(_) => super::collective::transpose_rule,
     })
 }
 
@@ -507,11 +508,11 @@ fn t_dot_general(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Op
     }
 }
 
-/// `pjit`: a new `pjit` of the transposed callee, taking the known operands
+/// `pjit` / `checkpoint`: a new call of the transposed callee, taking the known operands
 /// and the cotangent of every output, returning the linear operands'
 /// cotangents.
-fn t_pjit(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Pjit { jaxpr, name } = p else {
+fn t_call(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Some(jaxpr) = p.call_jaxpr() else {
         return Err(wrong_rule(p));
     };
     let linear: Vec<bool> = ops.iter().map(Operand::is_linear).collect();
@@ -537,14 +538,10 @@ fn t_pjit(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand])
             None => b.zeros(aval)?,
         });
     }
-    let outs = b.add_eqn(
-        Primitive::Pjit {
-            jaxpr: Arc::new(sub),
-            name: format!("transpose({name})"),
-        },
-        ins,
-        None,
-    )?;
+    let call = p
+        .with_callee(Arc::new(sub), "transpose")
+        .ok_or_else(|| wrong_rule(p))?;
+    let outs = b.add_eqn(call, ins, None)?;
     let mut it = outs.into_iter();
     let mut res = Vec::with_capacity(ops.len());
     for o in ops {

@@ -8,11 +8,55 @@
 //! rule ([`crate::prims::batch::batch_rule`]), which moves batch dims only
 //! where it must. Outputs are moved (or broadcast) to the requested dims at
 //! the end. Consts stay consts.
+//!
+//! Named axes: [`batch_jaxpr_named`] batches the axis called `axis_name`,
+//! so collectives over it (`psum(x, 'i')`) become array code over the batch
+//! dim, and an equation naming it is batched even when no operand is (an
+//! `axis_index('i')`, a `pjit` calling one). Sub-jaxprs batched by a rule
+//! (`pjit`, custom calls) inherit the axis of the enclosing call: the name
+//! is held in a per-thread scope for the duration of the call, as JAX's
+//! axis environment, so rules need not carry it.
 
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, ClosedJaxpr};
 use crate::prims::batch::{add_batch_axis, batch_rule, insert_axis, move_axis};
+use crate::prims::collective::mentions_axis;
+use std::cell::RefCell;
+
+thread_local! {
+    /// Axis names of the `batch_jaxpr` calls running on this thread, innermost last.
+    static AXIS_NAMES: RefCell<Vec<Option<String>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The name of the axis the innermost running `batch_jaxpr` call batches.
+pub(crate) fn current_axis_name() -> Option<String> {
+    AXIS_NAMES.with(|s| s.borrow().last().cloned().flatten())
+}
+
+/// Keeps `name` as the current axis name until dropped (also on error).
+struct AxisScope;
+
+impl AxisScope {
+    fn enter(name: Option<String>) -> AxisScope {
+        AXIS_NAMES.with(|s| s.borrow_mut().push(name));
+        AxisScope
+    }
+}
+
+impl Drop for AxisScope {
+    fn drop(&mut self) {
+        AXIS_NAMES.with(|s| {
+            s.borrow_mut().pop();
+        });
+    }
+}
+
+/// Whether the equation of `p` must be batched although no operand is: it
+/// names the axis being batched.
+pub(crate) fn names_current_axis(p: &crate::prims::Primitive) -> bool {
+    current_axis_name().is_some_and(|a| mentions_axis(p, &a))
+}
 
 /// Batches a closed jaxpr.
 ///
@@ -23,12 +67,30 @@ use crate::prims::batch::{add_batch_axis, batch_rule, insert_axis, move_axis};
 /// depend on a batched input is broadcast); `None`: output `j` must be
 /// unbatched, and it is an [`Error::InvalidArgument`] ("vmap has mapped
 /// output but out_axes is None") when it depends on a batched input.
+///
+/// The axis is unnamed, or, when called from a batching rule, the axis of
+/// the enclosing call.
 pub fn batch_jaxpr(
     j: &ClosedJaxpr,
     in_dims: &[Option<usize>],
     axis_size: usize,
     out_dims: &[Option<usize>],
 ) -> Result<ClosedJaxpr> {
+    let (out, _) = batch_impl(j, in_dims, axis_size, Some(out_dims))?;
+    Ok(out)
+}
+
+/// [`batch_jaxpr`] of the axis called `axis_name` (vmap's `axis_name`):
+/// collectives over it are batched into array code; collectives over other
+/// names are kept, batched, for an enclosing map. `None` is an unnamed axis.
+pub fn batch_jaxpr_named(
+    j: &ClosedJaxpr,
+    in_dims: &[Option<usize>],
+    axis_size: usize,
+    axis_name: Option<&str>,
+    out_dims: &[Option<usize>],
+) -> Result<ClosedJaxpr> {
+    let _scope = AxisScope::enter(axis_name.map(str::to_string));
     let (out, _) = batch_impl(j, in_dims, axis_size, Some(out_dims))?;
     Ok(out)
 }
@@ -137,7 +199,7 @@ fn batch_impl(
             ins.push(x);
             dims.push(d);
         }
-        let (outs, odims) = if dims.iter().all(Option::is_none) {
+        let (outs, odims) = if dims.iter().all(Option::is_none) && !names_current_axis(&eqn.prim) {
             let vs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
             let n = vs.len();
             (vs.into_iter().map(Atom::Var).collect(), vec![None; n])

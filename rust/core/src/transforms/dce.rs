@@ -83,13 +83,12 @@ fn dce_impl(
             continue;
         }
         let eqn = match &eqn.prim {
-            Primitive::Pjit { jaxpr, name } if pure => {
+            Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } if pure => {
                 let (sub, used_ins) = dce_impl(jaxpr, &used_outs, true)?;
                 Eqn {
-                    prim: Primitive::Pjit {
-                        jaxpr: Arc::new(sub),
-                        name: name.clone(),
-                    },
+                    prim: eqn.prim.with_callee(Arc::new(sub), "").ok_or_else(|| {
+                        Error::InvalidArgument("dce: not a call primitive".into())
+                    })?,
                     inputs: eqn
                         .inputs
                         .iter()

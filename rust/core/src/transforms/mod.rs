@@ -1,7 +1,7 @@
 //! Jaxpr-to-jaxpr transforms.
 
 pub mod batch;
-pub use batch::batch_jaxpr;
+pub use batch::{batch_jaxpr, batch_jaxpr_named};
 
 pub mod dce;
 pub mod jvp;

@@ -262,6 +262,9 @@ fn split_rule(eqn: &Eqn, in_unk: &[bool]) -> Result<Option<SplitEqn>> {
     match &eqn.prim {
         Primitive::Pjit { jaxpr, name } => split_pjit(jaxpr, name, &eqn.inputs, in_unk).map(Some),
         Primitive::Control(c) => crate::prims::control::ad::split(c, &eqn.inputs, in_unk),
+        Primitive::Checkpoint { jaxpr, .. } => {
+            split_checkpoint(&eqn.prim, jaxpr, &eqn.inputs, in_unk).map(Some)
+        }
         _ => Ok(None),
     }
 }
@@ -345,6 +348,52 @@ fn apply_split(
         source: eqn.source.clone(),
     });
     Ok(())
+}
+
+/// `checkpoint`: the known call returns only its known outputs (no
+/// residuals); the unknown call recomputes what it needs from the call's
+/// operands, which become the residuals of the enclosing split instead of
+/// the callee's intermediates.
+fn split_checkpoint(
+    p: &Primitive,
+    sub: &ClosedJaxpr,
+    ins: &[Atom],
+    in_unk: &[bool],
+) -> Result<SplitEqn> {
+    let n_out = sub.jaxpr.outvars.len();
+    let split = partial_eval_jaxpr(sub, in_unk, &vec![false; n_out])?;
+    let n_known = split
+        .known
+        .jaxpr
+        .outvars
+        .len()
+        .saturating_sub(split.num_res);
+    let known = crate::ir::rewire::select_outputs(&split.known, &(0..n_known).collect::<Vec<_>>())?;
+    let unknown_outs: Vec<usize> = (0..n_out)
+        .filter(|k| split.out_unknowns.get(*k).copied().unwrap_or(false))
+        .collect();
+    let unknown = crate::ir::rewire::select_outputs(sub, &unknown_outs)?;
+    let wrap = |j: ClosedJaxpr| -> Result<Primitive> {
+        p.with_callee(Arc::new(dce_closed(&j)?), "")
+            .ok_or_else(|| Error::InvalidArgument("checkpoint: not a call primitive".into()))
+    };
+    Ok(SplitEqn {
+        known: Some((
+            wrap(known)?,
+            ins.iter()
+                .zip(in_unk)
+                .filter(|(_, u)| !**u)
+                .map(|(a, _)| a.clone())
+                .collect(),
+        )),
+        residuals: Vec::new(),
+        out_unknowns: split.out_unknowns,
+        unknown: (
+            wrap(unknown)?,
+            ins.iter().cloned().map(SplitInput::Atom).collect(),
+        ),
+        unknown_emits_all: false,
+    })
 }
 
 /// `pjit`: a known call returning its known outputs and the callee's

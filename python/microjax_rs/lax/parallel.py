@@ -1,0 +1,198 @@
+"""Named-axis collectives (`jax.lax.psum`, `all_gather`, `axis_index`, ...).
+
+A collective names an axis bound by an enclosing `vmap(..., axis_name=...)`
+or `pmap`; values are per example, as in JAX. Naming an axis no enclosing
+map binds raises `NameError` when the collective is called (also under
+`jit`). The Rust batch rules turn each collective into array code over the
+batch dim of the map that binds its axis."""
+from .. import core
+from ..core import Primitive
+from ..interpreters.batching import axis_env
+from ..tree_util import tree_flatten, tree_map, tree_unflatten
+
+psum_p = Primitive("psum")
+pmax_p = Primitive("pmax")
+pmin_p = Primitive("pmin")
+all_gather_p = Primitive("all_gather")
+reduce_scatter_p = Primitive("reduce_scatter")
+all_to_all_p = Primitive("all_to_all")
+axis_index_p = Primitive("axis_index")
+ppermute_p = Primitive("ppermute")
+
+
+def _names(axis_name):
+    names = axis_name if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"axis names must be strings in microjax_rs, got {n!r}")
+    return tuple(names)
+
+
+def _axis_sizes(names):
+    """Size of each named axis, innermost binding first; NameError if unbound."""
+    env = axis_env()
+    sizes = []
+    for n in names:
+        if n not in env:
+            raise NameError(
+                f"unbound axis name: {n}. The following axis names (e.g. defined by pmap) are "
+                f"available to collective operations: {sorted(env)}")
+        sizes.append(env[n])
+    return sizes
+
+
+def _no_groups(axis_index_groups, fname):
+    if axis_index_groups is not None:
+        raise NotImplementedError(f"{fname}: axis_index_groups is not supported by microjax_rs")
+
+
+def _leaf(x):
+    return x if isinstance(x, (core.ArrayImpl, core.Tracer)) else core.to_array(x)
+
+
+def _all_reduce(p, x, axis_name, axis_index_groups):
+    _no_groups(axis_index_groups, p.name)
+    names = _names(axis_name)
+    _axis_sizes(names)
+    leaves, tree = tree_flatten(x)
+    leaves = [_leaf(v) for v in leaves]
+    if p is psum_p:
+        # As JAX: booleans are summed as integers.
+        from .. import numpy as jnp
+        leaves = [jnp.asarray(v, jnp.int32) if core.get_aval(v).dtype_name == "bool" else v
+                  for v in leaves]
+    if not leaves:
+        return x
+    outs = p.bind(*leaves, axes=names, axis_index_groups=None)
+    return tree_unflatten(tree, outs)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """All-reduce sum of `x` (a pytree) over the named axis or axes."""
+    return _all_reduce(psum_p, x, axis_name, axis_index_groups)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    """All-reduce maximum of `x` over the named axis or axes."""
+    return _all_reduce(pmax_p, x, axis_name, axis_index_groups)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    """All-reduce minimum of `x` over the named axis or axes."""
+    return _all_reduce(pmin_p, x, axis_name, axis_index_groups)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """All-reduce mean: `psum(x) / (size of the named axes)`."""
+    _no_groups(axis_index_groups, "pmean")
+    n = 1
+    for s in _axis_sizes(_names(axis_name)):
+        n *= s
+    return tree_map(lambda v: v / n, psum(x, axis_name))
+
+
+def _one_name(axis_name, fname):
+    names = _names(axis_name)
+    if len(names) != 1:
+        raise NotImplementedError(f"{fname} over several axes at once is not supported, got {axis_name!r}")
+    return names[0], _axis_sizes(names)[0]
+
+
+def _canon(axis, rank, fname):
+    if not -rank <= axis < rank:
+        raise ValueError(f"{fname}: axis {axis} is out of bounds for rank {rank}")
+    return axis % rank
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+    """Gathers `x` from every example of the named axis: stacked along `axis`
+    (a new axis), or concatenated along it when `tiled`."""
+    _no_groups(axis_index_groups, "all_gather")
+    name, size = _one_name(axis_name, "all_gather")
+
+    def gather(v):
+        v = _leaf(v)
+        rank = core.get_aval(v).ndim
+        d = _canon(axis, rank if tiled else rank + 1, "all_gather")
+        return all_gather_p.bind(v, all_gather_dimension=d, axis_name=name, axis_index_groups=None,
+                                 axis_size=size, tiled=bool(tiled))
+
+    return tree_map(gather, x)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """`psum`, then example `j` keeps block `j` of `scatter_dimension`."""
+    _no_groups(axis_index_groups, "psum_scatter")
+    name, size = _one_name(axis_name, "psum_scatter")
+
+    def scatter(v):
+        v = _leaf(v)
+        aval = core.get_aval(v)
+        d = _canon(scatter_dimension, aval.ndim, "psum_scatter")
+        if not tiled and aval.shape[d] != size:
+            raise ValueError(f"psum_scatter: the scatter dimension {d} of shape {aval.shape} must "
+                             f"have the axis size {size}")
+        if tiled and aval.shape[d] % size:
+            raise ValueError(f"psum_scatter: the scatter dimension {d} of shape {aval.shape} must "
+                             f"be a multiple of the axis size {size}")
+        return reduce_scatter_p.bind(v, scatter_dimension=d, axis_name=name, axis_index_groups=None,
+                                     axis_size=size, tiled=bool(tiled))
+
+    return tree_map(scatter, x)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Example `j` receives block `j` of `split_axis` from every example, in
+    example order along `concat_axis` (a new axis of the axis size unless
+    `tiled`, which concatenates instead)."""
+    _no_groups(axis_index_groups, "all_to_all")
+    name, size = _one_name(axis_name, "all_to_all")
+    from . import expand_dims, squeeze
+
+    def exchange(v):
+        v = _leaf(v)
+        aval = core.get_aval(v)
+        split = _canon(split_axis, aval.ndim, "all_to_all")
+        concat = _canon(concat_axis, aval.ndim, "all_to_all")
+        if tiled:
+            if aval.shape[split] % size:
+                raise ValueError(f"all_to_all: split axis {split} of shape {aval.shape} must be a "
+                                 f"multiple of the axis size {size}")
+            return all_to_all_p.bind(v, split_axis=split, concat_axis=concat, axis_name=name,
+                                     axis_index_groups=None, axis_size=size)
+        if aval.shape[split] != size:
+            raise ValueError(f"all_to_all: split axis {split} of shape {aval.shape} must equal the "
+                             f"axis size {size}")
+        # A size-1 axis placed so that, once the split axis (now of size 1) is
+        # squeezed, the gathered axis sits at `concat_axis` of the result.
+        c = concat if concat <= split else concat + 1
+        s = split + 1 if c <= split else split
+        y = all_to_all_p.bind(expand_dims(v, (c,)), split_axis=s, concat_axis=c, axis_name=name,
+                              axis_index_groups=None, axis_size=size)
+        return squeeze(y, (s,))
+
+    return tree_map(exchange, x)
+
+
+def axis_index(axis_name):
+    """The index of the current example along the named axis (int32)."""
+    name, _ = _one_name(axis_name, "axis_index")
+    return axis_index_p.bind(axis_name=name)
+
+
+def ppermute(x, axis_name, perm):
+    """Example `dst` receives example `src`'s `x` for each `(src, dst)` in
+    `perm`; examples that receive nothing get zeros."""
+    name, size = _one_name(axis_name, "ppermute")
+    perm = tuple((int(s), int(d)) for s, d in perm)
+    for s, d in perm:
+        if not (0 <= s < size and 0 <= d < size):
+            raise ValueError(f"ppermute: pair {(s, d)} is out of range for an axis of size {size}")
+    if len({s for s, _ in perm}) != len(perm) or len({d for _, d in perm}) != len(perm):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}")
+    return tree_map(lambda v: ppermute_p.bind(_leaf(v), axis_name=name, perm=perm), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """`ppermute` with `perm[j]` the source of example `j`."""
+    return ppermute(x, axis_name, [(s, d) for d, s in enumerate(perm)])
