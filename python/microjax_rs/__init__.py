@@ -62,6 +62,7 @@ from ._vmap import vmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
+from . import random  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -71,5 +72,5 @@ __all__ = [
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
-    "linear_transpose", "checkpoint", "remat",
+    "linear_transpose", "checkpoint", "remat", "random",
 ]

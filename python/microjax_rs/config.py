@@ -27,6 +27,7 @@ class Config:
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
             "jax_default_prng_impl": "threefry2x32",
+            "jax_threefry_partitionable": True,
         }
 
     def update(self, name, value):

@@ -173,7 +173,7 @@ def to_array(x, dtype=None, weak_type=None):
 
 
 _MULTIPLE_RESULTS = frozenset(("pjit", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-                               "cond", "while", "scan"))
+                               "cond", "while", "scan", "threefry2x32"))
 
 
 class Primitive:

@@ -52,6 +52,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Pjit { .. } => pjit,
         Primitive::Custom(_) => super::custom::batch_rule,
         Primitive::Control(_) => control,
+        Primitive::Threefry2x32 => super::random::batch,
     })
 }
 

@@ -175,6 +175,7 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         Primitive::Pjit { jaxpr, .. } => return pjit(jaxpr, args, multi),
         Primitive::Custom(c) => return custom_call(c, args, multi),
         Primitive::Control(c) => return control_call(c, args, multi),
+        Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,

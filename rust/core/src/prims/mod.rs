@@ -18,6 +18,7 @@ pub mod custom;
 pub mod jvp;
 pub mod kernel;
 pub mod params;
+pub mod random;
 pub mod rules;
 pub mod shape;
 pub mod transpose;
@@ -329,6 +330,8 @@ pub enum Primitive {
     Custom(custom::CustomCall),
     /// Control flow (`cond`, `while`, `scan`).
     Control(control::ControlFlow),
+    /// The Threefry-2x32 hash (`prims::random`): two outputs.
+    Threefry2x32,
 }
 
 impl Primitive {
@@ -363,6 +366,7 @@ impl Primitive {
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
             Primitive::Control(c) => c.name(),
+            Primitive::Threefry2x32 => "threefry2x32",
         }
     }
 
@@ -380,7 +384,10 @@ impl Primitive {
     pub fn multiple_results(&self) -> bool {
         matches!(
             self,
-            Primitive::Pjit { .. } | Primitive::Custom(_) | Primitive::Control(_)
+            Primitive::Pjit { .. }
+                | Primitive::Custom(_)
+                | Primitive::Control(_)
+                | Primitive::Threefry2x32
         )
     }
 
@@ -421,6 +428,7 @@ impl Primitive {
             "cond",
             "while",
             "scan",
+            "threefry2x32",
         ]);
         names
     }
@@ -522,6 +530,7 @@ impl Primitive {
             }),
         ]);
         out.extend(control::examples().into_iter().map(Primitive::Control));
+        out.push(Primitive::Threefry2x32);
         out
     }
 }

@@ -59,6 +59,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Pjit { .. } => t_pjit,
         Primitive::Custom(_) => super::custom::transpose_rule,
         Primitive::Control(_) => t_control,
+        Primitive::Threefry2x32 => not_linear,
     })
 }
 
