@@ -490,3 +490,26 @@ def test_shape_and_dtype_errors():
         random.bernoulli(K42, jnp.asarray(1))
     with pytest.raises(TypeError, match="Shapes must be 1D sequences"):
         random.uniform(K42, (2.5,))
+
+
+# ----------------------------------------------------------------------------
+# Against JAX itself, when it is installed (an optional extra; skipped otherwise)
+
+
+def test_against_installed_jax():
+    real = pytest.importorskip("jax")
+    rk = real.random.PRNGKey(42)
+    np.testing.assert_array_equal(np.asarray(real.random.split(rk, 3)),
+                                  np.asarray(random.split(K42, 3)))
+    np.testing.assert_array_equal(np.asarray(real.random.fold_in(rk, 7)),
+                                  np.asarray(random.fold_in(K42, 7)))
+    np.testing.assert_array_equal(np.asarray(real.random.bits(rk, (9,))),
+                                  np.asarray(random.bits(K42, (9,))))
+    np.testing.assert_array_equal(np.asarray(real.random.uniform(rk, (2, 5))),
+                                  np.asarray(random.uniform(K42, (2, 5))))
+    np.testing.assert_array_equal(np.asarray(real.random.randint(rk, (7,), -3, 11)),
+                                  np.asarray(random.randint(K42, (7,), -3, 11)))
+    np.testing.assert_array_equal(np.asarray(real.random.permutation(rk, 20)),
+                                  np.asarray(random.permutation(K42, 20)))
+    np.testing.assert_allclose(np.asarray(real.random.normal(rk, (50,))),
+                               np.asarray(random.normal(K42, (50,))), rtol=1e-6, atol=1e-7)
