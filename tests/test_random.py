@@ -513,3 +513,20 @@ def test_against_installed_jax():
                                   np.asarray(random.permutation(K42, 20)))
     np.testing.assert_allclose(np.asarray(real.random.normal(rk, (50,))),
                                np.asarray(random.normal(K42, (50,))), rtol=1e-6, atol=1e-7)
+
+
+def test_grad_matches_finite_differences(x64):
+    k = random.PRNGKey(3)
+
+    def f(lo):
+        t = random.truncated_normal(k, lo, 2.0, (4,), dtype=jnp.float64)
+        u = random.uniform(k, (4,), dtype=jnp.float64, minval=lo, maxval=3.0)
+        return jnp.sum(t * t) + jnp.sum(u * u * u)
+
+    eps = 1e-5
+    for x in (-1.0, -0.3):
+        fd1 = (float(f(x + eps)) - float(f(x - eps))) / (2 * eps)
+        assert float(jax.grad(f)(x)) == pytest.approx(fd1, rel=1e-6)
+        g = jax.grad(f)
+        fd2 = (float(g(x + eps)) - float(g(x - eps))) / (2 * eps)
+        assert float(jax.grad(jax.grad(f))(x)) == pytest.approx(fd2, rel=1e-5)

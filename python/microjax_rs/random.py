@@ -26,7 +26,7 @@ __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
     "normal", "randint", "bernoulli", "categorical", "choice", "permutation", "shuffle",
     "truncated_normal", "gumbel", "exponential", "multivariate_normal", "threefry2x32_p",
-    "threefry_2x32", "PRNGKeyArray",
+    "threefry_2x32", "PRNGKeyArray", "key_impl",
 ]
 
 threefry2x32_p = Primitive("threefry2x32")
