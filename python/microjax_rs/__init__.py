@@ -67,6 +67,7 @@ from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
+from . import random  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -78,4 +79,5 @@ __all__ = [
     "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index",
+    "linear_transpose", "checkpoint", "remat", "random",
 ]

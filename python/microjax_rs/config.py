@@ -30,6 +30,7 @@ class Config:
             # CPU devices `jax.devices()` lists (-1: XLA_FLAGS'
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,
+            "jax_threefry_partitionable": True,
         }
 
     def update(self, name, value):

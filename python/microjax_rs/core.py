@@ -173,7 +173,8 @@ def to_array(x, dtype=None, weak_type=None):
 
 
 _MULTIPLE_RESULTS = frozenset(("pjit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-                               "cond", "while", "scan", "sort", "top_k", "psum", "pmax", "pmin"))
+                               "cond", "while", "scan", "sort", "top_k", "psum", "pmax", "pmin",
+                               "threefry2x32"))
 
 
 class Primitive:

@@ -359,6 +359,8 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         // dynamic_slice(x, i), dynamic_update_slice(x, u, i)
         vec![av(&[2], d), av(&[], DType::I32)],
         vec![av(&[2], d), av(&[1], d), av(&[], DType::I32)],
+        // threefry2x32(key0, key1, x0, x1)
+        vec![av(&[2], d), av(&[], d), av(&[2], d), av(&[2], d)],
     ]
 }
 

@@ -54,6 +54,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Control(_) => control,
         Primitive::Sort(_) => super::sort::batch_rule,
         Primitive::Collective(_) => super::collective::batch_rule,
+        Primitive::Threefry2x32 => super::random::batch,
     })
 }
 

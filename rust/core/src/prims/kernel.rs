@@ -181,6 +181,7 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
         Primitive::Collective(c) => return super::collective::eval(c),
+        Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,

@@ -19,6 +19,7 @@ pub mod custom;
 pub mod jvp;
 pub mod kernel;
 pub mod params;
+pub mod random;
 pub mod rules;
 pub mod shape;
 pub mod sort;
@@ -341,6 +342,8 @@ pub enum Primitive {
     Sort(sort::SortOp),
     /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
     Collective(collective::Collective),
+    /// The Threefry-2x32 hash (`prims::random`): two outputs.
+    Threefry2x32,
 }
 
 impl Primitive {
@@ -378,6 +381,7 @@ impl Primitive {
             Primitive::Control(c) => c.name(),
             Primitive::Sort(op) => op.name(),
             Primitive::Collective(c) => c.name(),
+            Primitive::Threefry2x32 => "threefry2x32",
         }
     }
 
@@ -429,6 +433,7 @@ impl Primitive {
                 | Primitive::Checkpoint { .. }
                 | Primitive::Custom(_)
                 | Primitive::Control(_)
+                | Primitive::Threefry2x32
         ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
             || matches!(self, Primitive::Collective(c) if c.multiple_results())
     }
@@ -471,6 +476,7 @@ impl Primitive {
             "cond",
             "while",
             "scan",
+            "threefry2x32",
         ]);
         names.extend(sort::SortOp::NAMES);
         names.extend(collective::NAMES);
@@ -584,6 +590,7 @@ impl Primitive {
                 .into_iter()
                 .map(Primitive::Collective),
         );
+        out.push(Primitive::Threefry2x32);
         out
     }
 }

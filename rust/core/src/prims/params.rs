@@ -138,6 +138,7 @@ impl Primitive {
                 vec![("slice_sizes", ints(slice_sizes))]
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
+            Primitive::Threefry2x32 => Vec::new(),
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
             Primitive::Sort(op) => op.params(),
@@ -274,6 +275,7 @@ impl Primitive {
                 slice_sizes: p.dims("slice_sizes")?,
             },
             "dynamic_update_slice" => Primitive::DynamicUpdateSlice,
+            "threefry2x32" => Primitive::Threefry2x32,
             "custom_jvp_call" => Primitive::Custom(super::custom::CustomCall::Jvp {
                 call: p.jaxpr("call_jaxpr")?,
                 jvp: match p.get("jvp_jaxpr_fun") {

@@ -1,0 +1,714 @@
+"""`jax.random`: JAX's default PRNG (Threefry-2x32), bit for bit.
+
+Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
+(`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
+typed keys pass through `jit`, `vmap` and `grad` like any pytree. Every draw
+is built on the Rust `threefry2x32` primitive and follows JAX's algorithms
+under JAX's current defaults (`jax_threefry_partitionable=True`: counters are
+the row-major element index as a 64-bit number split into two words); the
+older scheme is kept behind that flag, as in JAX.
+"""
+import math
+import operator
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import core, dtypes, lax
+from . import numpy as jnp
+from .config import config
+from .core import Primitive
+from .errors import ConcretizationTypeError
+from .tree_util import register_pytree_node
+
+__all__ = [
+    "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
+    "normal", "randint", "bernoulli", "categorical", "choice", "permutation", "shuffle",
+    "truncated_normal", "gumbel", "exponential", "multivariate_normal", "threefry2x32_p",
+    "threefry_2x32", "PRNGKeyArray", "key_impl",
+]
+
+threefry2x32_p = Primitive("threefry2x32")
+
+_UINT = {8: "uint8", 16: "uint16", 32: "uint32", 64: "uint64"}
+# (bits, explicit mantissa bits) of each float dtype.
+_FLOAT_BITS = {"float16": (16, 10), "bfloat16": (16, 7), "float32": (32, 23), "float64": (64, 52)}
+
+
+# ----------------------------------------------------------------------------
+# Typed keys
+
+
+class KeyDType:
+    """The dtype of typed Threefry keys (`key<fry>`)."""
+
+    name = "key<fry>"
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        return isinstance(other, KeyDType) or other == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+_KEY_DTYPE = KeyDType()
+
+
+class PRNGKeyArray:
+    """A typed key array: shape `data.shape[:-1]`, dtype `key<fry>`."""
+
+    __slots__ = ("_base",)
+
+    def __init__(self, base):
+        self._base = base
+
+    @property
+    def shape(self):
+        return tuple(jnp.shape(self._base)[:-1])
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    @property
+    def dtype(self):
+        return _KEY_DTYPE
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __getitem__(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if any(i is Ellipsis for i in idx):
+            raise IndexError("indexing typed PRNG keys with an ellipsis is not supported")
+        return PRNGKeyArray(self._base[idx + (slice(None),)])
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return PRNGKeyArray(jnp.reshape(self._base, tuple(shape) + (2,)))
+
+    def __repr__(self):
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base}"
+
+
+register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, xs: PRNGKeyArray(xs[0]))
+
+
+def _is_typed(k):
+    return isinstance(k, PRNGKeyArray)
+
+
+def _check_key_data(data):
+    """JAX's checks of raw key data (`random_wrap`)."""
+    shape = jnp.shape(data)
+    if len(shape) < 1:
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
+                        f"got ndim={len(shape)}")
+    if shape[-1:] != (2,):
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
+                        f"with (2,); got shape={shape} for impl=threefry2x32")
+    name = core.get_aval(data).dtype_name
+    if name != "uint32":
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
+                        f"got dtype={name}")
+
+
+def _check_prng_key(name, k, allow_batched=False):
+    """The raw data of a key (typed or raw) and whether it was raw."""
+    if _is_typed(k):
+        data, raw = k._base, False
+    elif isinstance(k, (core.ArrayImpl, core.Tracer, np.ndarray, np.generic, list, tuple)):
+        data, raw = jnp.asarray(k), True
+        _check_key_data(data)
+    else:
+        raise TypeError(f"unexpected PRNG key type {type(k)}")
+    kshape = tuple(jnp.shape(data)[:-1])
+    if kshape and not allow_batched:
+        raise TypeError(f"{name} accepts a single key, but was given a key array of shape "
+                        f"{kshape} != (). Use jax.vmap for batching.")
+    return data, raw
+
+
+def _return_keys(raw, data):
+    return data if raw else PRNGKeyArray(data)
+
+
+# ----------------------------------------------------------------------------
+# The hash and the key operations (JAX's `prng.py`)
+
+
+def threefry_2x32(keypair, count):
+    """The Threefry-2x32 hash of every element of the uint32 array `count`,
+    pairing the first half of its elements with the second (JAX's
+    `threefry_2x32`: an odd count is padded with one zero)."""
+    k0, k1 = keypair[0], keypair[1]
+    count = jnp.asarray(count)
+    names = [core.get_aval(x).dtype_name for x in (k0, k1, count)]
+    if any(n != "uint32" for n in names):
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {names}")
+    flat = jnp.ravel(count)
+    n = jnp.shape(flat)[0]
+    if n % 2:
+        flat = jnp.concatenate([flat, jnp.zeros((1,), "uint32")])
+    half = jnp.shape(flat)[0] // 2
+    y0, y1 = threefry2x32_p.bind(k0, k1, flat[:half], flat[half:])
+    out = jnp.concatenate([y0, y1])
+    return jnp.reshape(out[:n], jnp.shape(count))
+
+
+def _iota_2x32(shape):
+    """Row-major element index of `shape` as (high word, low word)."""
+    size = math.prod(shape)
+    if size > 2 ** 32:
+        raise NotImplementedError("random bits array of size exceeding 2 ** 32")
+    lo = jnp.reshape(lax.iota("uint32", size), shape)
+    return jnp.zeros(shape, "uint32"), lo
+
+
+def _hash_shape(data, shape):
+    k0, k1 = data[0], data[1]
+    hi, lo = _iota_2x32(shape)
+    return threefry2x32_p.bind(k0, k1, hi, lo)
+
+
+def _split_data(data, shape):
+    if config.read("jax_threefry_partitionable"):
+        b0, b1 = _hash_shape(data, shape)
+        return jnp.stack([b0, b1], axis=len(shape))
+    num = math.prod(shape)
+    counts = lax.iota("uint32", num * 2)
+    return jnp.reshape(threefry_2x32(data, counts), (*shape, 2))
+
+
+def _fold_in_data(data, x):
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        x = np.uint32(int(x) & 0xFFFFFFFF)
+    x = lax.convert_element_type(jnp.asarray(x), "uint32")
+    # JAX hashes the seed key (0, x) of `x` as a count array.
+    return threefry_2x32(data, jnp.stack([jnp.zeros((), "uint32"), x]))
+
+
+def _random_bits(data, bit_width, shape):
+    """Uniform random bits of `bit_width` (8/16/32/64) and `shape` (JAX's
+    `threefry_random_bits`)."""
+    dtype = _UINT[bit_width]
+    if config.read("jax_threefry_partitionable"):
+        b0, b1 = _hash_shape(data, shape)
+        if bit_width == 64:
+            hi = lax.convert_element_type(b0, dtype)
+            lo = lax.convert_element_type(b1, dtype)
+            return lax.bitwise_or(lax.shift_left(hi, jnp.asarray(32, dtype)), lo)
+        out = lax.bitwise_xor(b0, b1)
+        return out if bit_width == 32 else lax.convert_element_type(out, dtype)
+    return _random_bits_original(data, bit_width, shape)
+
+
+def _random_bits_original(data, bit_width, shape):
+    size = math.prod(shape)
+    max_count = -(-bit_width * size // 32)
+    if max_count >= np.iinfo(np.uint32).max:
+        raise NotImplementedError("random bits arrays this large need the partitionable scheme")
+    words = threefry_2x32(data, lax.iota("uint32", max_count))
+    dtype = _UINT[bit_width]
+    if bit_width == 64:
+        hi, lo = (lax.convert_element_type(w, dtype) for w in jnp.split(words, 2))
+        words = lax.bitwise_or(lax.shift_left(hi, jnp.asarray(32, dtype)), lo)
+    elif bit_width in (8, 16):
+        # Each word holds 32 // bit_width values, lowest bits first.
+        per = 32 // bit_width
+        shifts = jnp.asarray(np.arange(per, dtype=np.uint32) * bit_width)
+        parts = lax.shift_right_logical(jnp.reshape(words, (max_count, 1)),
+                                        jnp.broadcast_to(shifts, (max_count, per)))
+        parts = lax.bitwise_and(parts, jnp.asarray(np.iinfo(dtype).max, "uint32"))
+        words = lax.convert_element_type(jnp.ravel(parts), dtype)[:size]
+    return jnp.reshape(words, shape)
+
+
+# ----------------------------------------------------------------------------
+# Keys
+
+
+def _seed_words(seed, name):
+    """(high, low) uint32 words of an integer seed, as JAX's `threefry_seed`:
+    64-bit seeds (under x64) keep their high word; 32-bit ones get zero."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if config.read("jax_enable_x64"):
+            s = int(np.int64(seed)) if not isinstance(seed, np.unsignedinteger) else int(seed)
+            s &= 0xFFFFFFFFFFFFFFFF
+            return jnp.asarray(np.array([s >> 32, s & 0xFFFFFFFF], np.uint32))
+        s = int(np.int64(seed)) & 0xFFFFFFFF if not isinstance(seed, np.unsignedinteger) \
+            else int(seed) & 0xFFFFFFFF
+        return jnp.asarray(np.array([0, s], np.uint32))
+    seed = jnp.asarray(seed)
+    if jnp.ndim(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{jnp.shape(seed)} != (). Use jax.vmap for batching")
+    dname = core.get_aval(seed).dtype_name
+    if not dtypes.is_int_name(dname):
+        raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    width = np.dtype(dname).itemsize * 8
+    if width == 64:
+        hi = lax.convert_element_type(
+            lax.shift_right_logical(seed, jnp.asarray(32, dname)), "uint32")
+    else:
+        hi = jnp.zeros((), "uint32")
+    lo = lax.convert_element_type(seed, "uint32")
+    return jnp.stack([hi, lo])
+
+
+def _check_seed(seed, name):
+    if isinstance(seed, PRNGKeyArray):
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key")
+    if np.ndim(seed) if not isinstance(seed, (core.ArrayImpl, core.Tracer)) else jnp.ndim(seed):
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
+                        f"{jnp.shape(seed)} != (). Use jax.vmap for batching")
+
+
+def PRNGKey(seed, *, impl=None):
+    """A raw key: `uint32[2]` data `(0, seed)` (a 64-bit seed under x64 keeps
+    its high word)."""
+    _check_impl(impl)
+    _check_seed(seed, "PRNGKey")
+    return _seed_words(seed, "PRNGKey")
+
+
+def key(seed, *, impl=None):
+    """A typed key (dtype `key<fry>`, shape `()`)."""
+    _check_impl(impl)
+    _check_seed(seed, "key")
+    return PRNGKeyArray(_seed_words(seed, "key"))
+
+
+def _check_impl(impl):
+    if impl not in (None, "threefry2x32"):
+        raise ValueError(f"unrecognized PRNG implementation {impl!r}; only 'threefry2x32' "
+                         "is available")
+
+
+def key_data(keys):
+    """The raw `uint32[..., 2]` data of typed (or raw) keys."""
+    data, _ = _check_prng_key("key_data", keys, allow_batched=True)
+    return data
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Typed keys over raw key data `uint32[..., 2]`."""
+    _check_impl(impl)
+    data = jnp.asarray(key_bits_array)
+    _check_key_data(data)
+    return PRNGKeyArray(data)
+
+
+def key_impl(keys):
+    _check_prng_key("key_impl", keys, allow_batched=True)
+    return "threefry2x32"
+
+
+def split(key, num=2):
+    """`num` (an int or a shape) new keys from one key."""
+    data, raw = _check_prng_key("split", key)
+    shape = tuple(operator.index(n) for n in num) if isinstance(num, Sequence) \
+        else (operator.index(num),)
+    return _return_keys(raw, _split_data(data, shape))
+
+
+def fold_in(key, data):
+    """A new key from `key` and the integer `data`."""
+    kdata, raw = _check_prng_key("fold_in", key)
+    if np.ndim(data) if not isinstance(data, (core.ArrayImpl, core.Tracer)) else jnp.ndim(data):
+        raise TypeError("fold_in accepts a scalar, but was given an array of"
+                        f"shape {jnp.shape(data)} != (). Use jax.vmap for batching.")
+    return _return_keys(raw, _fold_in_data(kdata, data))
+
+
+def _split2(data):
+    ks = _split_data(data, (2,))
+    return ks[0], ks[1]
+
+
+# ----------------------------------------------------------------------------
+# Samplers (JAX's `random.py`)
+
+
+def _canonical_shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        return tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {shape}.") from None
+
+
+def _check_shape(name, shape, *param_shapes):
+    if param_shapes:
+        try:
+            shape_ = tuple(np.broadcast_shapes(shape, *param_shapes))
+        except ValueError:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes="
+                             f"{[shape, *param_shapes]}") from None
+        if shape != shape_:
+            raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
+                             "argument, and the result of broadcasting the shapes must equal "
+                             f"the shape argument, but got result {shape_} for shape argument "
+                             f"{shape}.")
+
+
+def _float_dtype(name, dtype):
+    dname = dtypes.dtype_name(dtype)
+    if not dtypes.is_float_name(dname):
+        raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dname}")
+    return dtypes.canonical_name(dname)
+
+
+def bits(key, shape=(), dtype=None):
+    """Uniform random unsigned integers (default uint32, uint64 under x64)."""
+    data, _ = _check_prng_key("bits", key)
+    dname = dtypes.canonical_name(dtypes.dtype_name(dtype if dtype is not None else "uint64"))
+    if not dname.startswith("uint"):
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dname}")
+    return _random_bits(data, np.dtype(dname).itemsize * 8, _canonical_shape(shape))
+
+
+def uniform(key, shape=(), dtype=float, minval=0., maxval=1.):
+    """Uniform floats in `[minval, maxval)`."""
+    data, _ = _check_prng_key("uniform", key)
+    dname = _float_dtype("uniform", dtype)
+    return _uniform(data, _canonical_shape(shape), dname, minval, maxval)
+
+
+def _uniform(data, shape, dname, minval, maxval):
+    minval = lax.convert_element_type(minval, dname)
+    maxval = lax.convert_element_type(maxval, dname)
+    nbits, nmant = _FLOAT_BITS[dname]
+    rng_bits = nbits if nmant >= 8 else 8
+    words = _random_bits(data, rng_bits, shape)
+    if rng_bits != nbits:
+        words = lax.convert_element_type(words, _UINT[nbits])
+    # JAX sets the exponent of 1.0 under the top `nmant` bits and subtracts 1:
+    # exactly the integer mantissa times 2**-nmant, computed here without a bitcast.
+    mant = lax.shift_right_logical(words, jnp.asarray(rng_bits - nmant, _UINT[nbits]))
+    floats = lax.mul(lax.convert_element_type(mant, dname), jnp.asarray(2.0 ** -nmant, dname))
+    out = jnp.reshape(floats * (maxval - minval) + minval, shape)
+    return jnp.maximum(minval, out)
+
+
+def normal(key, shape=(), dtype=float):
+    """Standard normal floats: `sqrt(2) * erf_inv(u)`, `u` uniform in (-1, 1)."""
+    data, _ = _check_prng_key("normal", key)
+    dname = _float_dtype("normal", dtype)
+    return _normal(data, _canonical_shape(shape), dname)
+
+
+def _normal(data, shape, dname):
+    npd = dtypes.np_dtype(dname)
+    lo = np.nextafter(np.array(-1.0, npd), np.array(0.0, npd))
+    u = _uniform(data, shape, dname, jnp.asarray(lo, dname), 1.0)
+    return lax.mul(jnp.asarray(np.sqrt(2), dname), lax.erf_inv(u))
+
+
+def _int_dtype_name(dtype):
+    return dtypes.canonical_name(dtypes.dtype_name(dtype))
+
+
+def _convert_and_clip_integer(val, dname):
+    vname = core.get_aval(val).dtype_name
+    if vname != dname:
+        vi, di = np.iinfo(vname), np.iinfo(dname)
+        lo, hi = max(vi.min, di.min), min(vi.max, di.max)
+        val = jnp.clip(val, jnp.asarray(lo, vname), jnp.asarray(hi, vname))
+    return lax.convert_element_type(val, dname)
+
+
+def randint(key, shape, minval, maxval, dtype=int):
+    """Uniform integers in `[minval, maxval)` (JAX's double-width remainder)."""
+    data, _ = _check_prng_key("randint", key)
+    shape = _canonical_shape(shape)
+    dname = _int_dtype_name(dtype)
+    if not dtypes.is_int_name(dname):
+        raise TypeError(f"randint only accepts integer dtypes, got {dname}")
+    _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
+    if not dtypes.is_int_name(core.get_aval(minval).dtype_name):
+        minval = minval.astype(int)
+    if not dtypes.is_int_name(core.get_aval(maxval).dtype_name):
+        maxval = maxval.astype(int)
+    mname = core.get_aval(maxval).dtype_name
+    top = _convert_and_clip_integer(jnp.asarray(np.iinfo(dname).max, dname), mname)
+    maxval_out_of_range = maxval > top
+    minval = _convert_and_clip_integer(minval, dname)
+    maxval = _convert_and_clip_integer(maxval, dname)
+    nbits = np.iinfo(dname).bits
+    uname = _UINT[nbits]
+    k1, k2 = _split2(data)
+    higher, lower = _random_bits(k1, nbits, shape), _random_bits(k2, nbits, shape)
+    span = lax.convert_element_type(maxval - minval, uname)
+    one = jnp.asarray(1, uname)
+    span = jnp.where(maxval <= minval, one, span)
+    span = jnp.where(maxval_out_of_range & (maxval > minval), span + one, span)
+    # (hi * 2**nbits + lo) % span, with 2**nbits % span = (2**(nbits/2) % span)**2 % span.
+    span, higher, lower = jnp.broadcast_arrays(span, higher, lower)
+    multiplier = lax.rem(jnp.full(jnp.shape(span), 2 ** (nbits // 2), uname), span)
+    multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
+    offset = lax.add(lax.mul(lax.rem(higher, span), multiplier), lax.rem(lower, span))
+    offset = lax.rem(offset, span)
+    return minval + lax.convert_element_type(offset, dname)
+
+
+def bernoulli(key, p=np.float32(0.5), shape=None):
+    """Booleans that are True with probability `p`."""
+    data, _ = _check_prng_key("bernoulli", key)
+    p = jnp.asarray(p) if not isinstance(p, float) else p
+    pname = dtypes.canonical_name(
+        dtypes.default_float_name() if isinstance(p, float) else core.get_aval(p).dtype_name)
+    if not dtypes.is_float_name(pname):
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {pname}.")
+    p = lax.convert_element_type(p, pname)
+    if shape is None:
+        shape = jnp.shape(p)
+    else:
+        shape = _canonical_shape(shape)
+        _check_shape("bernoulli", shape, jnp.shape(p))
+    return _uniform(data, shape, pname, 0.0, 1.0) < p
+
+
+def gumbel(key, shape=(), dtype=float):
+    """Standard Gumbel floats: `-log(-log(u))`."""
+    data, _ = _check_prng_key("gumbel", key)
+    dname = _float_dtype("gumbel", dtype)
+    return _gumbel(data, _canonical_shape(shape), dname)
+
+
+def _gumbel(data, shape, dname):
+    tiny = jnp.finfo(dname).tiny
+    u = _uniform(data, shape, dname, jnp.asarray(tiny, dname), 1.0)
+    return -jnp.log(-jnp.log(u))
+
+
+def exponential(key, shape=(), dtype=float):
+    """Standard exponential floats: `-log1p(-u)`."""
+    data, _ = _check_prng_key("exponential", key)
+    dname = _float_dtype("exponential", dtype)
+    u = _uniform(data, _canonical_shape(shape), dname, 0.0, 1.0)
+    return lax.neg(lax.log1p(lax.neg(u)))
+
+
+def categorical(key, logits, axis=-1, shape=None):
+    """Indices drawn from `softmax(logits, axis)` (Gumbel-max)."""
+    data, _ = _check_prng_key("categorical", key)
+    logits = jnp.asarray(logits)
+    lshape = jnp.shape(logits)
+    if axis >= 0:
+        axis -= len(lshape)
+    batch_shape = tuple(np.delete(np.array(lshape, dtype=np.int64), axis).tolist())
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _canonical_shape(shape)
+        _check_shape("categorical", shape, batch_shape)
+    prefix = shape[:len(shape) - len(batch_shape)]
+    gshape = list(shape[len(shape) - len(batch_shape):])
+    gshape.insert(axis % len(lshape), lshape[axis])
+    dname = core.get_aval(logits).dtype_name
+    g = _gumbel(data, (*prefix, *gshape), dname)
+    expanded = jnp.reshape(logits, (1,) * len(prefix) + lshape)
+    return jnp.argmax(g + expanded, axis=axis)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=float):
+    """Standard normal floats conditioned on `lower < x < upper`."""
+    data, _ = _check_prng_key("truncated_normal", key)
+    dname = _float_dtype("truncated_normal", dtype)
+    if shape is None:
+        shape = tuple(np.broadcast_shapes(jnp.shape(lower), jnp.shape(upper)))
+    else:
+        shape = _canonical_shape(shape)
+        _check_shape("truncated_normal", shape, jnp.shape(lower), jnp.shape(upper))
+    sqrt2 = jnp.asarray(np.sqrt(2), dname)
+    lower = lax.convert_element_type(lower, dname)
+    upper = lax.convert_element_type(upper, dname)
+    a = lax.erf(lower / sqrt2)
+    b = lax.erf(upper / sqrt2)
+    u = _uniform(data, shape, dname, a, b)
+    out = sqrt2 * lax.erf_inv(u)
+    inf = jnp.asarray(np.inf, dname)
+    lo = lax.nextafter(lax.stop_gradient(lower), inf)
+    hi = lax.nextafter(lax.stop_gradient(upper), -inf)
+    return jnp.clip(out, lo, hi)
+
+
+def _take_along(x, idx, axis):
+    """`x` reordered along `axis` by `idx` (same shape as `x`), one row at a time."""
+    from ._vmap import vmap
+    xm, im = jnp.moveaxis(x, axis, -1), jnp.moveaxis(idx, axis, -1)
+    lead = jnp.shape(xm)[:-1]
+    n = jnp.shape(xm)[-1]
+    rows = vmap(lambda r, i: jnp.take(r, i))(jnp.reshape(xm, (-1, n)), jnp.reshape(im, (-1, n)))
+    return jnp.moveaxis(jnp.reshape(rows, (*lead, n)), -1, axis)
+
+
+def _shuffle(data, x, axis):
+    # JAX sorts by fresh random 32-bit keys, enough rounds that all keys are
+    # distinct with high probability; a stable argsort reproduces its order.
+    x = jnp.asarray(x)
+    size = int(np.prod(jnp.shape(x)))
+    rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        data, sub = _split2(data)
+        sort_keys = _random_bits(sub, 32, jnp.shape(x))
+        order = jnp.argsort(sort_keys, axis=axis, stable=True)
+        x = jnp.take(x, order, axis=0) if jnp.ndim(x) == 1 else _take_along(x, order, axis)
+    return x
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of `arange(x)` or of `x` along `axis`."""
+    data, _ = _check_prng_key("permutation", key)
+    if isinstance(x, (int, np.integer)) or not jnp.ndim(x):
+        xa = jnp.asarray(x)
+        if not dtypes.is_int_name(core.get_aval(xa).dtype_name):
+            raise TypeError("x must be an integer or at least 1-dimensional")
+        if isinstance(x, core.Tracer):
+            raise ConcretizationTypeError(
+                "argument x of jax.random.permutation() must be a concrete integer")
+        return _shuffle(data, jnp.arange(int(x)), 0)
+    x = jnp.asarray(x)
+    ndim = jnp.ndim(x)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    axis %= ndim
+    if independent or ndim == 1:
+        return _shuffle(data, x, axis)
+    ind = _shuffle(data, jnp.arange(jnp.shape(x)[axis]), 0)
+    return jnp.take(x, ind, axis=axis)
+
+
+def shuffle(key, x, axis=0):
+    """Deprecated in JAX: `permutation(key, x, axis, independent=True)`."""
+    warnings.warn("jax.random.shuffle is deprecated and will be removed in a future release. "
+                  "Use jax.random.permutation with independent=True.", FutureWarning,
+                  stacklevel=2)
+    data, _ = _check_prng_key("shuffle", key)
+    return _shuffle(data, x, axis % max(jnp.ndim(x), 1))
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    """A random sample of `a` (or `arange(a)`)."""
+    data, raw = _check_prng_key("choice", key)
+    if not isinstance(shape, Sequence):
+        raise TypeError("shape argument of jax.random.choice must be a sequence, "
+                        f"got {shape}")
+    shape = _canonical_shape(shape)
+    arr = jnp.asarray(a)
+    if jnp.ndim(arr) == 0:
+        if isinstance(a, core.Tracer):
+            raise ConcretizationTypeError("argument a of jax.random.choice() must be a concrete "
+                                          "integer. The error occurred in jax.random.choice()")
+        n_inputs = int(a)
+    else:
+        axis %= jnp.ndim(arr)
+        n_inputs = jnp.shape(arr)[axis]
+    n_draws = math.prod(shape)
+    if n_draws == 0:
+        return jnp.zeros(shape, dtype=core.get_aval(arr).dtype_name)
+    if n_inputs <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and n_draws > n_inputs:
+        raise ValueError(f"Cannot take a larger sample (size {n_draws}) than "
+                         f"population (size {n_inputs}) when 'replace=False'")
+    k = _return_keys(raw, data)
+    if p is None:
+        if replace:
+            ind = randint(k, shape, 0, n_inputs)
+            result = ind if jnp.ndim(arr) == 0 else jnp.take(arr, ind, axis=axis)
+        else:
+            perm = permutation(k, n_inputs if jnp.ndim(arr) == 0 else arr, axis)
+            result = lax.slice_in_dim(perm, 0, n_draws, axis=axis if jnp.ndim(arr) else 0)
+    else:
+        p_arr = jnp.asarray(p)
+        if not dtypes.is_float_name(core.get_aval(p_arr).dtype_name):
+            p_arr = p_arr.astype(float)
+        if jnp.shape(p_arr) != (n_inputs,):
+            raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
+                             f"p has shape {jnp.shape(p_arr)} and a.shape[axis] is {n_inputs}.")
+        pname = core.get_aval(p_arr).dtype_name
+        if replace:
+            p_cuml = jnp.cumsum(p_arr)
+            r = p_cuml[-1] * (1 - _uniform(data, shape, pname, 0.0, 1.0))
+            ind = jnp.searchsorted(p_cuml, r).astype(int)
+        else:
+            g = -_gumbel(data, (n_inputs,), pname) - jnp.log(p_arr)
+            ind = jnp.argsort(g)[:n_draws]
+        result = ind if jnp.ndim(arr) == 0 else jnp.take(arr, ind, axis=axis)
+    out_shape = shape if jnp.ndim(arr) == 0 else \
+        jnp.shape(arr)[:axis] + tuple(shape) + jnp.shape(arr)[axis + 1:]
+    return jnp.reshape(result, out_shape)
+
+
+def _cholesky(a):
+    """Lower Cholesky factor of the last two axes (unrolled; small n only)."""
+    n = jnp.shape(a)[-1]
+    cols = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            s = a[..., i, j]
+            for k in range(j):
+                s = s - cols[i][k] * cols[j][k]
+            cols[i][j] = jnp.sqrt(s) if i == j else s / cols[j][j]
+    zero = jnp.zeros_like(a[..., 0, 0])
+    rows = [jnp.stack([cols[i][j] if j <= i else zero for j in range(n)], axis=-1)
+            for i in range(n)]
+    return jnp.stack(rows, axis=-2)
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """`mean + L @ z`, `L` the Cholesky factor of `cov` (method 'cholesky' only)."""
+    data, _ = _check_prng_key("multivariate_normal", key)
+    if method not in {"svd", "eigh", "cholesky"}:
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    if method != "cholesky":
+        raise NotImplementedError(f"multivariate_normal(method={method!r}) needs jnp.linalg."
+                                  f"{method}, which microjax_rs does not have yet")
+    mean, cov = jnp.asarray(mean), jnp.asarray(cov)
+    name = dtypes.promote([(core.get_aval(mean).dtype_name, False),
+                           (core.get_aval(cov).dtype_name, False)])[0]
+    if not dtypes.is_float_name(name):
+        name = dtypes.default_float_name()
+    mean, cov = mean.astype(name), cov.astype(name)
+    dname = name if dtype is None else _float_dtype("multivariate_normal", dtype)
+    if jnp.ndim(mean) < 1:
+        raise ValueError("multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
+                         f"{jnp.ndim(mean)}")
+    if jnp.ndim(cov) < 2:
+        raise ValueError("multivariate_normal requires cov.ndim >= 2, got cov.ndim == "
+                         f"{jnp.ndim(cov)}")
+    n = jnp.shape(mean)[-1]
+    if jnp.shape(cov)[-2:] != (n, n):
+        raise ValueError(f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, "
+                         f"but got cov.shape == {jnp.shape(cov)}.")
+    if shape is None:
+        shape = tuple(np.broadcast_shapes(jnp.shape(mean)[:-1], jnp.shape(cov)[:-2]))
+    else:
+        shape = _canonical_shape(shape)
+        _check_shape("normal", shape, jnp.shape(mean)[:-1], jnp.shape(cov)[:-2])
+    factor = _cholesky(cov)
+    z = _normal(data, shape + (n,), dname)
+    # factor @ z over the last axes, broadcasting the batch axes.
+    return mean + jnp.sum(factor * jnp.expand_dims(z, -2), axis=-1)
