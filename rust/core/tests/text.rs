@@ -359,6 +359,9 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         // dynamic_slice(x, i), dynamic_update_slice(x, u, i)
         vec![av(&[2], d), av(&[], DType::I32)],
         vec![av(&[2], d), av(&[1], d), av(&[], DType::I32)],
+        // gather(x, idx), scatter*(x, idx, u)
+        vec![av(&[2], d), av(&[2, 1], DType::I32)],
+        vec![av(&[3], d), av(&[2, 1], DType::I32), av(&[2], d)],
     ]
 }
 

@@ -59,6 +59,8 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
         Primitive::Pjit { .. } => jvp_pjit,
         Primitive::Custom(_) => super::custom::jvp_rule,
+        Primitive::Gather(_) => super::gather::jvp_gather,
+        Primitive::Scatter(_) => super::gather::jvp_scatter,
     })
 }
 

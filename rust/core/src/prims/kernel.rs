@@ -24,6 +24,8 @@ mod common;
 mod dot;
 #[path = "kernels/elementwise.rs"]
 mod elementwise;
+#[path = "kernels/gather.rs"]
+mod gather;
 #[path = "kernels/math.rs"]
 pub mod math;
 #[path = "kernels/reduce.rs"]
@@ -166,6 +168,20 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
                 return Err(Error::Arity {
                     prim: name,
                     expected: 2,
+                    got: args.len(),
+                })
+            }
+        },
+        Primitive::Gather(g) => {
+            let (x, i) = two(name, args)?;
+            gather::gather(g, x, i, &out_shape(name, &aval)?)?
+        }
+        Primitive::Scatter(s) => match args {
+            [x, i, u] => gather::scatter(s, x, i, u)?,
+            _ => {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 3,
                     got: args.len(),
                 })
             }

@@ -14,6 +14,7 @@
 
 pub mod batch;
 pub mod custom;
+pub mod gather;
 pub mod jvp;
 pub mod kernel;
 pub mod params;
@@ -319,6 +320,10 @@ pub enum Primitive {
     /// `dynamic_update_slice(operand, update, *start_indices)`: `update`
     /// written at run-time (clamped) start indices.
     DynamicUpdateSlice,
+    /// `gather` (params and rules in [`gather`]).
+    Gather(Box<gather::GatherParams>),
+    /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
+    Scatter(Box<gather::ScatterParams>),
     /// A call of a closed sub-jaxpr (nested `jit`).
     Pjit {
         jaxpr: Arc<ClosedJaxpr>,
@@ -357,6 +362,8 @@ impl Primitive {
             Primitive::Pad { .. } => "pad",
             Primitive::DynamicSlice { .. } => "dynamic_slice",
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
+            Primitive::Gather(_) => "gather",
+            Primitive::Scatter(s) => s.op.name(),
             Primitive::Pjit { .. } => "pjit",
             Primitive::Custom(c) => c.name(),
         }
@@ -397,6 +404,12 @@ impl Primitive {
             "pad",
             "dynamic_slice",
             "dynamic_update_slice",
+            "gather",
+            "scatter",
+            "scatter-add",
+            "scatter-mul",
+            "scatter-min",
+            "scatter-max",
             "pjit",
             "custom_jvp_call",
             "custom_vjp_call",
@@ -481,6 +494,7 @@ impl Primitive {
                 name: String::new(),
             },
         ]);
+        out.extend(gather::examples());
         let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
         out.extend([
             Primitive::Custom(custom::CustomCall::Jvp {

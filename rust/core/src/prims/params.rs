@@ -138,6 +138,8 @@ impl Primitive {
                 vec![("slice_sizes", ints(slice_sizes))]
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
+            Primitive::Gather(g) => super::gather::gather_params(g),
+            Primitive::Scatter(s) => super::gather::scatter_params(s),
             Primitive::Custom(c) => c.params(),
             Primitive::Pjit { jaxpr, name } => vec![
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
@@ -151,6 +153,9 @@ impl Primitive {
     /// params JAX has but we ignore (`precision`, `sharding`, ...) may be given.
     pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Primitive> {
         let p = Lookup { name, params };
+        if let Some(prim) = super::gather::from_params(name, params) {
+            return prim;
+        }
         if let Some(op) = UnaryOp::from_name(name) {
             return Ok(Primitive::Unary(op));
         }

@@ -306,6 +306,8 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
             Ok(vec![x.clone()])
         }
         Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
+        Primitive::Gather(g) => super::gather::gather_shape(g, ins),
+        Primitive::Scatter(s) => super::gather::scatter_shape(s, ins),
         Primitive::Pjit { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {

@@ -58,6 +58,8 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
         Primitive::Pjit { .. } => t_pjit,
         Primitive::Custom(_) => super::custom::transpose_rule,
+        Primitive::Gather(_) => super::gather::t_gather,
+        Primitive::Scatter(_) => super::gather::t_scatter,
     })
 }
 
