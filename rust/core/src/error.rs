@@ -70,6 +70,10 @@ pub enum Error {
     /// Feature outside microjax_rs's scope (complex dtypes, ...): maps to `TypeError`.
     #[error("{0}")]
     Unsupported(String),
+    /// A rule JAX also leaves undefined for some params (scatter-mul
+    /// gradients with repeated indices, ...): maps to `NotImplementedError`.
+    #[error("{0}")]
+    NotImplemented(String),
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),

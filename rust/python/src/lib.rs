@@ -38,7 +38,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Parse { .. }
         | E::UnboundVar(_)
         | E::Limit(_) => PyValueError::new_err(msg),
-        E::RuleMissing { .. } => PyNotImplementedError::new_err(msg),
+        E::RuleMissing { .. } | E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
     }
 }
 

@@ -520,7 +520,15 @@ pub fn gather_shape(g: &GatherParams, ins: &[Aval]) -> Result<Vec<Aval>> {
     let d = &g.dims;
     let shapes: [&[usize]; 2] = [&x.shape, &idx.shape];
     check(
-        g.slice_sizes.len() == x.ndim() && g.slice_sizes.iter().zip(&x.shape).all(|(s, n)| s <= n),
+        g.slice_sizes.len() == x.ndim()
+            && g.slice_sizes
+                .iter()
+                .zip(&x.shape)
+                .enumerate()
+                .all(|(a, (s, n))| {
+                    // A batching dim of size 0 (vmap over no examples) keeps slice size 1.
+                    s <= n || (*s <= 1 && d.operand_batching_dims.contains(&a))
+                }),
         prim,
         &shapes,
         format!(
@@ -830,7 +838,7 @@ pub fn jvp_scatter(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
             }
             if let Some(tu) = tu {
                 if !s.unique_indices {
-                    return Err(Error::Unsupported(
+                    return Err(Error::NotImplemented(
                         "scatter-mul gradients with respect to the updates are only implemented \
                          if unique_indices=True"
                             .into(),
@@ -1062,7 +1070,7 @@ pub fn t_scatter(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Op
         }
         ScatterOp::Set => {
             if !s.unique_indices {
-                return Err(Error::Unsupported(
+                return Err(Error::NotImplemented(
                     "scatter transpose is only implemented where unique_indices=True".into(),
                 ));
             }
