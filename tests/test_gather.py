@@ -89,9 +89,11 @@ def test_scatter_set_gradient_follows_the_winning_update():
 def test_params_round_trip_through_bind():
     x = jnp.arange(6.0).reshape(2, 3)
     closed = jax.make_jaxpr(lambda x, i: x.at[i].max(2.0)[i])(x, jnp.array([1, 0]))
+    views = {"gather": lax.GatherDimensionNumbers, "scatter-max": lax.ScatterDimensionNumbers}
     for eqn in closed.jaxpr.eqns:
-        if eqn.primitive.name in ("gather", "scatter-max"):
-            assert "dimension_numbers" in eqn.params and "mode" in eqn.params
+        if eqn.primitive.name in views:
+            assert isinstance(eqn.params["dimension_numbers"], views[eqn.primitive.name])
+            assert eqn.params["mode"] is lax.GatherScatterMode.FILL_OR_DROP
     (gather_eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "gather"]
     out = lax.gather_p.bind(x, jnp.array([[1], [0]]), **gather_eqn.params)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(x)[[1, 0]])

@@ -567,6 +567,19 @@ def _scatter(p):
     return op
 
 
+def _gather_scatter_params(dims_cls):
+    def view(params):
+        params["dimension_numbers"] = dims_cls(*params["dimension_numbers"])
+        params["mode"] = GatherScatterMode(params["mode"])
+        return params
+
+    return view
+
+
+core._PARAM_VIEWS["gather"] = _gather_scatter_params(GatherDimensionNumbers)
+for _name in ("scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"):
+    core._PARAM_VIEWS[_name] = _gather_scatter_params(ScatterDimensionNumbers)
+
 scatter = _scatter(scatter_p)
 scatter_add = _scatter(scatter_add_p)
 scatter_mul = _scatter(scatter_mul_p)

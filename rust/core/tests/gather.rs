@@ -595,3 +595,24 @@ fn dynamic_slices_with_batched_starts_become_gather_and_scatter() {
     );
     assert!(!names.contains(&"select_n"), "{names:?}");
 }
+
+// ------------------------------------------------------------- printing
+
+#[test]
+fn display_shows_dimension_numbers_and_mode_as_jax() {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![4, 3], DType::F32)).unwrap());
+    let i = Atom::Var(b.add_input(Aval::new(vec![2, 1], DType::I32)).unwrap());
+    let y = b.add_eqn1(take_rows(3, Mode::Clip), vec![x, i]).unwrap();
+    let j = b.build(vec![y]).unwrap();
+    let text = microjax::ir::display::display(&j);
+    assert!(
+        text.contains(
+            "dimension_numbers=GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), \
+             start_index_map=(0,), operand_batching_dims=(), start_indices_batching_dims=())"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("mode=GatherScatterMode.CLIP"), "{text}");
+    assert!(text.contains("slice_sizes=(1, 3)"), "{text}");
+}

@@ -208,6 +208,67 @@ pub fn scatter_params(s: &ScatterParams) -> ParamList {
     ]
 }
 
+fn py_tuple(v: &[usize]) -> String {
+    match v {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = v.iter().map(|d| d.to_string()).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Clip => "GatherScatterMode.CLIP",
+        Mode::FillOrDrop => "GatherScatterMode.FILL_OR_DROP",
+        Mode::PromiseInBounds => "GatherScatterMode.PROMISE_IN_BOUNDS",
+    }
+}
+
+/// The display printer's params: dimension numbers and mode as JAX prints
+/// them (`GatherDimensionNumbers(offset_dims=(1,), ...)`,
+/// `GatherScatterMode.CLIP`); other primitives unchanged.
+pub fn display_params(prim: &Primitive, params: &mut ParamList) {
+    let (dims, mode) = match prim {
+        Primitive::Gather(g) => {
+            let d = &g.dims;
+            let text = format!(
+                "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, \
+                 operand_batching_dims={}, start_indices_batching_dims={})",
+                py_tuple(&d.offset_dims),
+                py_tuple(&d.collapsed_slice_dims),
+                py_tuple(&d.start_index_map),
+                py_tuple(&d.operand_batching_dims),
+                py_tuple(&d.start_indices_batching_dims)
+            );
+            (text, g.mode)
+        }
+        Primitive::Scatter(s) => {
+            let d = &s.dims;
+            let text = format!(
+                "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
+                 scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
+                 scatter_indices_batching_dims={})",
+                py_tuple(&d.update_window_dims),
+                py_tuple(&d.inserted_window_dims),
+                py_tuple(&d.scatter_dims_to_operand_dims),
+                py_tuple(&d.operand_batching_dims),
+                py_tuple(&d.scatter_indices_batching_dims)
+            );
+            (text, s.mode)
+        }
+        _ => return,
+    };
+    for (k, v) in params.iter_mut() {
+        match *k {
+            "dimension_numbers" => *v = Param::Str(dims.clone()),
+            "mode" => *v = Param::Str(mode_name(mode).to_string()),
+            _ => {}
+        }
+    }
+}
+
 fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
     params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }

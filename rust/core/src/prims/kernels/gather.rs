@@ -9,7 +9,7 @@
 
 use super::common::{for_each_dtype, typed, BufElem, FloatElem, HalfElem};
 use super::structural::{assemble, for_each_index, offset, row_major_strides};
-use crate::array::{Buffer, HostArray};
+use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Scalar;
@@ -56,8 +56,8 @@ struct Walk<'a> {
     window_axes: Vec<usize>,
     /// Window extent per operand axis (1 for collapsed/inserted/batching).
     extent: Vec<usize>,
-    /// Indices batch shape strides, the index vector length and values.
-    batch_strides: Vec<usize>,
+    /// Indices batch shape, the index vector length and values.
+    batch_shape: &'a [usize],
     k: usize,
     index: Vec<i64>,
     index_map: &'a [usize],
@@ -67,22 +67,27 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// The operand element offset of walked position `pos`, or `None` when
-    /// its window is out of bounds and the mode fills/drops it.
-    fn target(&self, pos: &[usize]) -> Result<Option<usize>> {
-        let mut batch: Vec<usize> = Vec::with_capacity(pos.len());
-        let mut window = Vec::with_capacity(self.window_pos.len());
-        for (p, &v) in pos.iter().enumerate() {
-            if self.window_pos.contains(&p) {
-                window.push(v);
-            } else {
-                batch.push(v);
-            }
-        }
-        let row = offset(batch.iter().copied(), &self.batch_strides)
-            .checked_mul(self.k)
-            .ok_or_else(|| internal(self.prim, "index row"))?;
+    /// The operand offset of the window start of every indices batch
+    /// position (row-major), `None` where the window is out of bounds and
+    /// the mode fills/drops it.
+    fn bases(&self) -> Result<Vec<Option<usize>>> {
+        let mut out = Vec::with_capacity(checked_size(self.batch_shape)?);
+        let mut row = 0usize;
         let mut start = vec![0usize; self.shape.len()];
+        for_each_index(self.batch_shape, |g| {
+            out.push(self.base(g, row, &mut start)?);
+            row = row.wrapping_add(self.k);
+            Ok(())
+        })?;
+        // A rank-0 batch shape still has one position.
+        if self.batch_shape.is_empty() && out.is_empty() {
+            out.push(self.base(&[], 0, &mut start)?);
+        }
+        Ok(out)
+    }
+
+    fn base(&self, g: &[usize], row: usize, start: &mut [usize]) -> Result<Option<usize>> {
+        start.fill(0);
         for (j, &axis) in self.index_map.iter().enumerate() {
             let raw = *self
                 .index
@@ -91,7 +96,7 @@ impl Walk<'_> {
             let n = self.shape.get(axis).copied().unwrap_or(0);
             let hi = n.saturating_sub(self.extent.get(axis).copied().unwrap_or(0));
             let hi_i = i64::try_from(hi).unwrap_or(i64::MAX);
-            let s = if self.clamp {
+            let v = if self.clamp {
                 raw.clamp(0, hi_i)
             } else if raw < 0 || raw > hi_i {
                 return Ok(None);
@@ -99,20 +104,80 @@ impl Walk<'_> {
                 raw
             };
             if let Some(slot) = start.get_mut(axis) {
-                *slot = usize::try_from(s).unwrap_or(0);
+                *slot = usize::try_from(v).unwrap_or(0);
             }
         }
         for (&axis, &ib) in self.operand_batching.iter().zip(self.indices_batching) {
-            if let (Some(slot), Some(&g)) = (start.get_mut(axis), batch.get(ib)) {
-                *slot = g;
+            if let (Some(slot), Some(&v)) = (start.get_mut(axis), g.get(ib)) {
+                *slot = v;
             }
         }
-        for (&axis, &w) in self.window_axes.iter().zip(&window) {
-            if let Some(slot) = start.get_mut(axis) {
-                *slot = slot.wrapping_add(w);
-            }
+        Ok(Some(offset(start.iter().copied(), &self.strides)))
+    }
+
+    /// The operand offset of every window position (row-major over the
+    /// window extents in `window_axes` order).
+    fn window_offsets(&self, window_shape: &[usize]) -> Result<Vec<usize>> {
+        let wstrides: Vec<usize> = self
+            .window_axes
+            .iter()
+            .map(|&a| self.strides.get(a).copied().unwrap_or(0))
+            .collect();
+        let mut out = Vec::with_capacity(checked_size(window_shape)?);
+        for_each_index(window_shape, |w| {
+            out.push(offset(w.iter().copied(), &wstrides));
+            Ok(())
+        })?;
+        if window_shape.is_empty() && out.is_empty() {
+            out.push(0);
         }
-        Ok(Some(offset(start.into_iter(), &self.strides)))
+        Ok(out)
+    }
+
+    /// Calls `f(walk position linear index, operand offset or None)` for
+    /// every position of the walked space of `shape`.
+    fn for_each(
+        &self,
+        shape: &[usize],
+        mut f: impl FnMut(usize, Option<usize>) -> Result<()>,
+    ) -> Result<()> {
+        let window_shape: Vec<usize> = self
+            .window_pos
+            .iter()
+            .map(|&p| shape.get(p).copied().unwrap_or(0))
+            .collect();
+        let bases = self.bases()?;
+        let woffs = self.window_offsets(&window_shape)?;
+        // Per walked axis: its stride in the batch or the window space.
+        let bstrides = row_major_strides(self.batch_shape)?;
+        let wstrides = row_major_strides(&window_shape)?;
+        let (mut bi, mut wi) = (bstrides.iter(), wstrides.iter());
+        let split: Vec<(bool, usize)> = (0..shape.len())
+            .map(|p| {
+                if self.window_pos.contains(&p) {
+                    (true, wi.next().copied().unwrap_or(0))
+                } else {
+                    (false, bi.next().copied().unwrap_or(0))
+                }
+            })
+            .collect();
+        let mut k = 0usize;
+        for_each_index(shape, |pos| {
+            let (mut g, mut w) = (0usize, 0usize);
+            for (&i, &(is_window, stride)) in pos.iter().zip(&split) {
+                let t = i.wrapping_mul(stride);
+                if is_window {
+                    w = w.wrapping_add(t);
+                } else {
+                    g = g.wrapping_add(t);
+                }
+            }
+            let base = *bases.get(g).ok_or_else(|| internal(self.prim, "batch"))?;
+            let woff = *woffs.get(w).ok_or_else(|| internal(self.prim, "window"))?;
+            f(k, base.map(|b| b.wrapping_add(woff)))?;
+            k = k.wrapping_add(1);
+            Ok(())
+        })
     }
 }
 
@@ -155,7 +220,7 @@ pub fn gather(
         window_pos: &d.offset_dims,
         window_axes: window_axes(x.ndim(), &d.collapsed_slice_dims, &d.operand_batching_dims),
         extent: g.slice_sizes.clone(),
-        batch_strides: row_major_strides(batch_shape)?,
+        batch_shape,
         k: idx.shape().last().copied().unwrap_or(0),
         index: index_values(prim, idx)?,
         index_map: &d.start_index_map,
@@ -163,9 +228,9 @@ pub fn gather(
         indices_batching: &d.start_indices_batching_dims,
         clamp: gather_clamps(g),
     };
-    let mut picks = Vec::with_capacity(crate::array::checked_size(out_shape)?);
-    for_each_index(out_shape, |pos| {
-        picks.push(match walk.target(pos)? {
+    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    walk.for_each(out_shape, |_, off| {
+        picks.push(match off {
             Some(off) => (0, off),
             None => (1, 0),
         });
@@ -200,7 +265,7 @@ fn scatter_targets(
         window_pos: &d.update_window_dims,
         window_axes: axes,
         extent,
-        batch_strides: row_major_strides(batch_shape)?,
+        batch_shape,
         k: idx.shape().last().copied().unwrap_or(0),
         index: index_values(prim, idx)?,
         index_map: &d.scatter_dims_to_operand_dims,
@@ -209,12 +274,10 @@ fn scatter_targets(
         clamp: scatter_clamps(s),
     };
     let mut out = Vec::with_capacity(u.size());
-    let mut k = 0usize;
-    for_each_index(u.shape(), |pos| {
-        if let Some(t) = walk.target(pos)? {
+    walk.for_each(u.shape(), |k, off| {
+        if let Some(t) = off {
             out.push((k, t));
         }
-        k = k.wrapping_add(1);
         Ok(())
     })?;
     Ok(out)
