@@ -124,3 +124,21 @@ def test_errors_name_shapes_and_modes():
         lax.gather(x, jnp.zeros((2, 1), jnp.int32), dn, (1, 4), mode="wrap")
     with pytest.raises(NotImplementedError, match="unique_indices"):
         jax.grad(lambda u: jnp.ones(3).at[jnp.array([0, 0])].multiply(u).sum())(jnp.ones(2))
+
+
+def test_at_with_traced_indices_and_unit_step_slices():
+    x = np.arange(20.0, dtype=np.float32).reshape(4, 5)
+    i = np.array([2, 0, 2], np.int32)
+    v = np.arange(9.0, dtype=np.float32).reshape(3, 3)
+    got = jax.jit(lambda x, i, v: x.at[i, 1:4].add(v))(x, i, v)
+    want = x.copy()
+    np.add.at(want, (i, slice(1, 4)), v)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    got = jax.jit(lambda x, i: x.at[1:3, i].set(-1.0))(x, i)
+    want = x.copy()
+    want[1:3, i] = -1.0
+    np.testing.assert_array_equal(np.asarray(got), want)
+    g = jax.grad(lambda v: jnp.asarray(x).at[jnp.asarray(i), 1:4].add(v).sum())(v)
+    np.testing.assert_array_equal(np.asarray(g), np.ones((3, 3)))
+    with pytest.raises(NotImplementedError, match="step 1"):
+        jax.jit(lambda x, i: x.at[i, ::2].set(0.0))(x, i)

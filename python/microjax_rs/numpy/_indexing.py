@@ -191,9 +191,11 @@ def _index_array(it, n, d, check_static, normalize=True):
 
 
 class _GatherPlan:
-    """NumPy's advanced-indexing layout for items aligned with x's axes (full
-    slices and advanced indices only): the index array (broadcast shape B plus
-    the index vector axis), the advanced axes, and where B lands."""
+    """NumPy's advanced-indexing layout for items aligned with x's axes
+    (unit-step slices and advanced indices): the index array (broadcast shape
+    B plus the index vector axis), the advanced axes, and where B lands. A
+    partial slice is a window whose static start is one more index vector
+    component (its axis in `index_map`, not collapsed)."""
 
     def __init__(self, x, items, check_static, contiguous=None, normalize=True):
         jnp = _jnp()
@@ -213,13 +215,23 @@ class _GatherPlan:
             a = jnp.lax.convert_element_type(a, name)
             dims = tuple(range(nb - len(sh), nb))
             cols.append(jnp.lax.broadcast_in_dim(a, self.batch + (1,), dims))
+        self.index_map = list(self.adv)
+        sizes = list(shape)
+        for k, it in enumerate(items):
+            if isinstance(it, slice) and it != slice(None):
+                start, stop, step = it.indices(shape[k])
+                if step != 1:
+                    raise NotImplementedError("x.at[idx] with traced indices supports slices of step 1 only")
+                sizes[k] = builtins.max(stop - start, 0)
+                cols.append(jnp.lax.broadcast_in_dim(_jnp()._const(start, name), self.batch + (1,), ()))
+                self.index_map.append(k)
         self.indices = cols[0] if len(cols) == 1 else jnp.lax.concatenate(cols, nb)
         if contiguous is None:
             contiguous = self.adv == list(range(self.adv[0], self.adv[-1] + 1))
         self.window = [k for k in range(len(shape)) if k not in self.adv]
         first = self.adv[0] if contiguous else 0
         self.offset_dims = tuple(j if j < first else j + nb for j in range(len(self.window)))
-        self.slice_sizes = tuple(1 if k in self.adv else shape[k] for k in range(len(shape)))
+        self.slice_sizes = tuple(1 if k in self.adv else sizes[k] for k in range(len(shape)))
 
 
 def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices, normalize=True):
@@ -245,7 +257,7 @@ def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices
     plan = _GatherPlan(x, aligned, check_static=mode is None, normalize=normalize)
     dnums = lax.GatherDimensionNumbers(
         offset_dims=plan.offset_dims, collapsed_slice_dims=tuple(plan.adv),
-        start_index_map=tuple(plan.adv))
+        start_index_map=tuple(plan.index_map))
     return lax.gather(x, plan.indices, dnums, plan.slice_sizes, mode=mode, fill_value=fill_value,
                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
 
@@ -390,11 +402,6 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         return lax.reshape(out, av.shape)
     items = _normalize(idx, av.ndim)
     kept = [it for it in items if it is not None]
-    for k, it in enumerate(kept):
-        if isinstance(it, slice) and it != slice(None):
-            raise NotImplementedError(
-                "x.at[idx] with traced indices supports integers, integer arrays, None, `...` and full "
-                "slices `:`; got a partial slice")
     contiguous = _advanced_contiguous(items)
     plan = _GatherPlan(x, kept, check_static=mode is None, contiguous=contiguous)
     # x[idx]'s shape (None axes included), which values broadcast to.
@@ -403,7 +410,7 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
     upd = jnp.reshape(_broadcast_values(vals, full_shape), tuple(size for size, new in layout if not new))
     dnums = lax.ScatterDimensionNumbers(update_window_dims=plan.offset_dims,
                                         inserted_window_dims=tuple(plan.adv),
-                                        scatter_dims_to_operand_dims=tuple(plan.adv))
+                                        scatter_dims_to_operand_dims=tuple(plan.index_map))
     return op(x, plan.indices, upd, dnums, mode=mode, unique_indices=unique_indices,
               indices_are_sorted=indices_are_sorted)
 
@@ -426,7 +433,7 @@ def _result_layout(items, shape, batch, contiguous):
             out.append((1, True))
             continue
         if isinstance(it, slice):
-            out.append((shape[axis], False))
+            out.append((len(range(*it.indices(shape[axis]))), False))
         elif not placed:
             out.extend((b, False) for b in batch)
             placed = True
