@@ -1509,6 +1509,16 @@ def _extended_records():
 OP_RECORDS = OP_RECORDS + _extended_records()
 
 
+# Records of the gather/scatter family live in op_table_gather.py.
+def _gather_records():
+    from op_table_gather import GATHER_RECORDS
+
+    return tuple(GATHER_RECORDS)
+
+
+OP_RECORDS = OP_RECORDS + _gather_records()
+
+
 def all_cases(records=OP_RECORDS):
     """Every (record, dtype name, case) triple, in table order."""
     for rec in records:

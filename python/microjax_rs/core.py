@@ -248,7 +248,12 @@ def _params_to_rust(params):
     return out
 
 
-def _params_from_rust(params):
+# Per-primitive views of params (e.g. gather's dimension numbers as a
+# `GatherDimensionNumbers`), registered by the modules defining those types.
+_PARAM_VIEWS = {}
+
+
+def _params_from_rust(params, name=None):
     out = {}
     for k, v in params.items():
         if isinstance(v, _core.ClosedJaxpr):
@@ -256,7 +261,8 @@ def _params_from_rust(params):
         elif type(v) is tuple and v and isinstance(v[0], _core.ClosedJaxpr):
             v = tuple(ClosedJaxpr(j) for j in v)  # cond's branches
         out[k] = v
-    return out
+    view = _PARAM_VIEWS.get(name)
+    return view(out) if view is not None else out
 
 
 # ----------------------------------------------------------------------------
@@ -633,7 +639,7 @@ class Jaxpr:
                 [atom(a) for a in ins],
                 [vars_[o] for o in outs],
                 Primitive(prim.name),
-                _params_from_rust(prim.params()),
+                _params_from_rust(prim.params(), prim.name),
                 set() if effect == "none" else {effect},
                 src,
             )

@@ -3,13 +3,16 @@
 lax functions follow jax.lax: operands of binary ops must share a dtype and
 shape (rank-0 operands combine with arrays); Python scalars are weakly typed
 and take the dtype of the array they meet."""
+import enum as _enum
+from typing import NamedTuple as _NamedTuple
+
 import numpy as np
 
 from .. import core, dtypes
 from ..core import Primitive, ArrayImpl, Tracer
 
 _P = {name: Primitive(name) for name in core._BUILTIN_NAMES}
-globals().update({f"{name}_p": p for name, p in _P.items()})
+globals().update({f"{name.replace('-', '_')}_p": p for name, p in _P.items()})  # scatter-add -> scatter_add_p
 
 _SCALARS = (bool, int, float)
 
@@ -525,6 +528,118 @@ def bitcast_convert_type(operand, new_dtype):
     trailing axis of the width ratio; a wider one consumes it)."""
     name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
     return bitcast_convert_type_p.bind(_arr(operand), new_dtype=dtypes.np_dtype(name))
+
+# -- gather / scatter -------------------------------------------------------------
+
+
+class GatherDimensionNumbers(_NamedTuple):
+    """`lax.GatherDimensionNumbers`; the index vector is the last axis of the indices."""
+
+    offset_dims: tuple
+    collapsed_slice_dims: tuple
+    start_index_map: tuple
+    operand_batching_dims: tuple = ()
+    start_indices_batching_dims: tuple = ()
+
+
+class ScatterDimensionNumbers(_NamedTuple):
+    """`lax.ScatterDimensionNumbers`; the index vector is the last axis of the indices."""
+
+    update_window_dims: tuple
+    inserted_window_dims: tuple
+    scatter_dims_to_operand_dims: tuple
+    operand_batching_dims: tuple = ()
+    scatter_indices_batching_dims: tuple = ()
+
+
+class GatherScatterMode(_enum.IntEnum):
+    """How out-of-bounds start indices behave (JAX's enum values).
+
+    CLIP clamps start indices so the whole window is in bounds; FILL_OR_DROP
+    fills a gathered window that is not entirely in bounds with the fill value
+    and drops such a scattered window; PROMISE_IN_BOUNDS clamps gathers and
+    drops scatters."""
+
+    CLIP = 1
+    FILL_OR_DROP = 2
+    PROMISE_IN_BOUNDS = 3
+
+    @staticmethod
+    def from_any(s):
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s == "clip":
+            return GatherScatterMode.CLIP
+        if s is None or s == "fill" or s == "drop":
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        raise ValueError(f'Unknown gather mode "{s}"')
+
+
+def _dims_tuple(cls, dimension_numbers):
+    if not isinstance(dimension_numbers, tuple) or len(dimension_numbers) not in (3, 5):
+        raise TypeError(f"dimension_numbers must be a {cls.__name__}, got {dimension_numbers!r}")
+    return cls(*(tuple(int(d) for d in part) for part in dimension_numbers))
+
+
+def _static_fill(fill_value):
+    if fill_value is None:
+        return None
+    if isinstance(fill_value, (ArrayImpl, np.ndarray, np.generic)) and np.ndim(fill_value) == 0:
+        fill_value = np.asarray(fill_value).item()
+    if isinstance(fill_value, Tracer) or not isinstance(fill_value, (bool, int, float)):
+        raise TypeError(f"fill_value must be a concrete scalar, got {fill_value!r}")
+    return fill_value
+
+
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
+           indices_are_sorted=False, mode=None, fill_value=None):
+    """XLA's gather; see `GatherDimensionNumbers` and `GatherScatterMode`."""
+    dnums = _dims_tuple(GatherDimensionNumbers, dimension_numbers)
+    return gather_p.bind(
+        _arr(operand), _arr(start_indices), dimension_numbers=dnums,
+        slice_sizes=tuple(int(s) for s in slice_sizes),
+        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+        mode=GatherScatterMode.from_any(mode), fill_value=_static_fill(fill_value))
+
+
+def _scatter(p):
+    def op(operand, scatter_indices, updates, dimension_numbers, *, indices_are_sorted=False,
+           unique_indices=False, mode=None):
+        operand = _arr(operand)
+        if type(updates) in _SCALARS:
+            updates = _weak_like(updates, operand)
+        dnums = _dims_tuple(ScatterDimensionNumbers, dimension_numbers)
+        return p.bind(
+            operand, _arr(scatter_indices), _arr(updates), dimension_numbers=dnums,
+            indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+            mode=GatherScatterMode.from_any(mode), update_jaxpr=None, update_consts=())
+
+    op.__name__ = p.name.replace("-", "_")
+    op.__doc__ = f"XLA's scatter combining updates with `{p.name}` (jax.lax.{op.__name__})."
+    return op
+
+
+def _gather_scatter_params(dims_cls):
+    def view(params):
+        params["dimension_numbers"] = dims_cls(*params["dimension_numbers"])
+        params["mode"] = GatherScatterMode(params["mode"])
+        return params
+
+    return view
+
+
+core._PARAM_VIEWS["gather"] = _gather_scatter_params(GatherDimensionNumbers)
+for _name in ("scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"):
+    core._PARAM_VIEWS[_name] = _gather_scatter_params(ScatterDimensionNumbers)
+
+scatter = _scatter(scatter_p)
+scatter_add = _scatter(scatter_add_p)
+scatter_mul = _scatter(scatter_mul_p)
+scatter_min = _scatter(scatter_min_p)
+scatter_max = _scatter(scatter_max_p)
+
 
 from ._control_flow import (  # noqa: E402
     associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p,

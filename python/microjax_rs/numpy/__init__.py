@@ -1636,9 +1636,8 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 
 # -- static selection along an axis -------------------------------------------------
 # `_take_static(x, axis, idx)` = x[..., idx, ...] for a static list of valid
-# indices. With lax.slice/rev/concatenate it is a concatenation of contiguous
-# runs; until those primitives exist it is an exact one-hot selection
-# (select + reduce over a constant mask), which also transposes and batches.
+# indices: a concatenation of contiguous runs (slice/rev) when there are few
+# runs, else one gather.
 
 def _runs(idx):
     """Splits idx into maximal runs of step +1 or -1: (start, stop, step)."""
@@ -1677,10 +1676,7 @@ def _take_static(x, axis, idx):
         shape[axis] = 0
         return lax.broadcast_in_dim(_const(0, av.dtype_name), tuple(shape), ())
     runs = _runs(idx)
-    # Few runs: slices + concatenate. Many runs: a one-hot selection while it
-    # stays small (gather replaces both once lax has it).
-    small_onehot = len(idx) * n <= (1 << 22)
-    if _has("slice") and _has("concatenate") and (len(runs) <= 64 or not small_onehot):
+    if len(runs) <= 8:
         if builtins.all(r[2] == 1 for r in runs) or _has("rev"):
             pieces = []
             for first, last, step in runs:
@@ -1690,62 +1686,25 @@ def _take_static(x, axis, idx):
                     p = lax.rev(p, (axis,))
                 pieces.append(p)
             return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, axis)
-    return _take_onehot(x, axis, _np.asarray(idx, dtype=_np.int64))
+    return _take_gather(x, axis, idx)
 
 
-def _take_onehot(x, axis, idx):
-    """x[..., idx, ...] via a (L, n) one-hot mask: exact for every dtype."""
-    av = _aval(x)
-    n = av.shape[axis]
-    L = idx.shape[0]
-    mask = idx[:, None] == _np.arange(n)[None, :]
-    # x moved so that `axis` is last, then a new axis of size L before it.
-    perm = [i for i in range(av.ndim) if i != axis] + [axis]
-    xt = lax.transpose(x, perm)
-    lead = tuple(av.shape[i] for i in perm[:-1])
-    xb = lax.broadcast_in_dim(xt, lead + (L, n), tuple(range(len(lead))) + (len(lead) + 1,))
-    mb = lax.broadcast_in_dim(core.to_array(mask), lead + (L, n), (len(lead), len(lead) + 1))
-    if _is_bool(x):
-        picked = lax.reduce_max(_and(mb, xb), (len(lead) + 1,))
-    else:
-        zero = _broadcast_to_shape(_const(0, av.dtype_name), lead + (L, n))
-        picked = lax.reduce_sum(lax.select_n(mb, zero, xb), (len(lead) + 1,))
-    # back: the new axis (position len(lead)) goes to `axis`.
-    inv = list(range(len(lead)))
-    inv.insert(axis, len(lead))
-    return lax.transpose(picked, inv)
+def _take_gather(x, axis, idx):
+    """x[..., idx, ...] for a static list of valid indices: one gather."""
+    return _take_dynamic(x, axis, asarray(_np.asarray(idx, dtype=_np.int32)))
 
 
 def _take_dynamic(x, axis, idx):
-    """x[..., idx, ...] for a run-time integer array `idx` (clamped into
-    range): gather when available, else an exact one-hot selection."""
+    """x[..., idx, ...] for an integer array `idx` clamped into range: one gather."""
     x = _arr(x)
     idx = _arr(idx)
-    av = _aval(x)
-    n = av.shape[axis]
-    iv = _aval(idx)
-    name = iv.dtype_name if _dt.is_int_name(iv.dtype_name) else "int32"
+    name = _aval(idx).dtype_name if _dt.is_int_name(_aval(idx).dtype_name) else "int32"
+    n = _aval(x).shape[axis]
     idx = lax.convert_element_type(idx, name)
     idx = lax.max(lax.min(idx, _const(builtins.max(n - 1, 0), name)), _const(0, name))
-    ishape = iv.shape
-    pre, post = av.shape[:axis], av.shape[axis + 1:]
-    perm = [i for i in range(av.ndim) if i != axis] + [axis]
-    xt = lax.transpose(x, perm)
-    k = av.ndim - 1
-    full_shape = pre + post + ishape + (n,)
-    xb = lax.broadcast_in_dim(xt, full_shape, tuple(range(k)) + (len(full_shape) - 1,))
-    ib = lax.broadcast_in_dim(idx, full_shape, tuple(range(k, k + len(ishape))))
-    hit = lax.eq(ib, lax.broadcasted_iota(name, full_shape, len(full_shape) - 1))
-    last = (len(full_shape) - 1,)
-    if _is_bool(x):
-        picked = lax.reduce_max(_and(hit, xb), last)
-    else:
-        zero = _broadcast_to_shape(_const(0, av.dtype_name), full_shape)
-        picked = lax.reduce_sum(lax.select_n(hit, zero, xb), last)
-    # (pre, post, I) -> (pre, I, post)
-    npre, npost, ni = len(pre), len(post), len(ishape)
-    order = list(range(npre)) + list(range(npre + npost, npre + npost + ni)) + list(range(npre, npre + npost))
-    return lax.transpose(picked, order)
+    ndim = _aval(x).ndim
+    items = [slice(None)] * axis + [idx] + [slice(None)] * (ndim - axis - 1)
+    return _indexing._gather_items(x, items, "clip", None, False, False)
 
 
 def _slice_axis(x, axis, start, stop, step=1):
@@ -1789,7 +1748,7 @@ def _concat(xs, axis):
         if k == 0:
             continue
         idx = _np.clip(pos - off, 0, k - 1)
-        piece = _take_onehot(x, axis, idx)
+        piece = _take_gather(x, axis, idx)
         if out is None:
             out = piece
         else:
@@ -2134,10 +2093,6 @@ def _roll_dynamic(a, shift, axis):
         n_c = _const(n, "int32")
         start = lax.sub(n_c, remainder(s, n_c))
         start = remainder(start, n_c)
-        if not _has("dynamic_slice") or _indexing._under_vmap():
-            src = remainder(lax.add(lax.iota("int32", n), start), n_c)
-            a = _take_dynamic(a, ax, src)
-            continue
         doubled = _concat([a, a], ax)
         starts = [_const(0, "int32")] * nd
         starts[ax] = start
@@ -2349,8 +2304,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     av = _aval(a)
     axis = _canon_axis(axis, av.ndim)
     if isinstance(indices, Tracer):
-        from . import _indexing
-        return _indexing.take_traced(a, indices, axis, mode)
+        return _indexing.take_traced(a, indices, axis, mode, fill_value, unique_indices, indices_are_sorted)
     idx = _np.asarray(indices)
     n = av.shape[axis]
     if mode == "clip":
@@ -2377,8 +2331,62 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     return lax.reshape(out, new_shape)
 
 
+def _along_axis_items(arr, indices, axis, name):
+    """Advanced indices selecting `indices` along `axis` and every other axis
+    elementwise (index and array broadcast against each other off `axis`)."""
+    arr, indices = _arr(arr), _arr(indices)
+    av, iv = _aval(arr), _aval(indices)
+    if not _dt.is_int_name(iv.dtype_name):
+        raise TypeError(f"{name} indices must be of integer type, got {iv.dtype_name}")
+    if av.ndim != iv.ndim:
+        raise ValueError(f"indices and arr must have the same number of dimensions; "
+                         f"{iv.ndim} vs. {av.ndim}")
+    axis = _canon_axis(axis, av.ndim)
+    shape = []
+    for d, (n, m) in enumerate(zip(av.shape, iv.shape)):
+        if d == axis:
+            shape.append(m)
+        elif n == m or n == 1 or m == 1:
+            shape.append(builtins.max(n, m) if n and m else 0)
+        else:
+            raise ValueError(f"{name}: arr shape {av.shape} and indices shape {iv.shape} do not broadcast "
+                             f"off axis {axis}")
+    arr_shape = tuple(av.shape[axis] if d == axis else s for d, s in enumerate(shape))
+    arr = broadcast_to(arr, arr_shape)
+    indices = broadcast_to(indices, tuple(shape))
+    items = []
+    for d in range(av.ndim):
+        if d == axis:
+            items.append(indices)
+        else:
+            r = [1] * av.ndim
+            r[d] = shape[d]
+            items.append(_np.arange(shape[d], dtype=_np.int32).reshape(r))
+    return arr, items
+
+
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    raise NotImplementedError("take_along_axis needs the gather primitive")
+    """`arr` at `indices` along `axis` (one gather; out-of-bounds indices
+    `fill` by default, as JAX)."""
+    if axis is None:
+        arr, axis = ravel(arr), 0
+        indices = ravel(indices)
+    arr, items = _along_axis_items(arr, indices, axis, "take_along_axis")
+    return _indexing._gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False)
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
+    """`arr` with `values` written at `indices` along `axis` (one scatter).
+    JAX arrays are immutable: `inplace=False` is required, as in JAX."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place; pass inplace=False")
+    if axis is None:
+        shape = _aval(_arr(arr)).shape
+        out = put_along_axis(ravel(arr), ravel(indices), ravel(values), 0, inplace=False, mode=mode)
+        return reshape(out, shape)
+    arr = _arr(arr)
+    _, items = _along_axis_items(arr, indices, axis, "put_along_axis")
+    return _indexing._update(arr, tuple(items), values, "scatter", mode)
 
 
 # -- creation -----------------------------------------------------------------

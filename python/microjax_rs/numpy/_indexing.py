@@ -1,16 +1,16 @@
 """Indexing (`x[idx]`, `x.at[idx].set/add/...`), built on lax.
 
-Concrete arrays outside any trace index through NumPy (exact, fast). Under a
-trace (or with traced indices) indexing lowers to lax: static ints and
-slices become static slices (`_slice_axis`), `None` adds an axis, a traced
-scalar index becomes a dynamic slice (or a one-hot selection until that
-primitive exists), and one advanced (array) index becomes a static or
-dynamic take along its axis. Several adjacent advanced indices are merged
-into one flat index. Out-of-range traced indices are clamped, as in JAX.
+Concrete arrays outside any trace index through NumPy (exact, fast; static
+out-of-bounds indices raise IndexError). Under a trace (or with traced
+indices) indexing lowers to lax: with only ints, slices, `None` and `...`,
+static entries become static slices and a traced scalar index a clamped
+`dynamic_slice` (as JAX); any integer-array index makes the whole selection
+one `gather` (NumPy's advanced-index layout; out-of-bounds entries are
+filled, JAX's default mode).
 
-`.at[...]` with static indices lowers every update to exact selects over the
-flattened array (duplicates in `add`/`multiply`/`min`/`max` accumulate
-layer by layer); traced indices there need the scatter primitive.
+`.at[...]` updates are one scatter each: static indices through NumPy's flat
+position map of the raveled array, traced ones through the advanced-index
+layout; out-of-bounds updates are dropped by default, as JAX.
 """
 import builtins
 
@@ -30,9 +30,17 @@ def _is_traced(v):
     return isinstance(v, core.Tracer)
 
 
+def _is_dynamic(v):
+    """Tracers and jax Arrays of integers: indices that follow JAX's
+    out-of-bounds modes (eager and jit agree) rather than NumPy's errors."""
+    if _is_traced(v):
+        return True
+    return type(v) is core.ArrayImpl and core.get_aval(v).dtype_name != "bool"
+
+
 def _has_tracer(idx):
     items = idx if isinstance(idx, tuple) else (idx,)
-    return builtins.any(_is_traced(i) for i in items)
+    return builtins.any(_is_dynamic(i) for i in items)
 
 
 def getitem(x, idx):
@@ -71,7 +79,7 @@ def _normalize(idx, ndim):
     for it in items:
         if isinstance(it, list):
             it = np.asarray(it)
-        if type(it) is core.ArrayImpl and not (core.get_aval(it).ndim == 0 and _is_scalar_int(it)):
+        if type(it) is core.ArrayImpl and core.get_aval(it).dtype_name == "bool":
             it = np.asarray(it)
         if _is_traced(it) and it.aval.dtype_name == "bool":
             raise NonConcreteBooleanIndexError(
@@ -111,21 +119,16 @@ def _normalize(idx, ndim):
 def _is_advanced(it):
     if isinstance(it, np.ndarray):
         return True
-    return _is_traced(it) and it.aval.ndim > 0
+    return _is_dynamic(it) and core.get_aval(it).ndim > 0
 
 
-def _getitem_lax(x, idx):
+def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
     jnp = _jnp()
     x = jnp._arr(x)
     av = core.get_aval(x)
     items = _normalize(idx, av.ndim)
-    adv = [k for k, it in enumerate(items) if _is_advanced(it)]
-    if len(adv) > 1:
-        if adv != list(range(adv[0], adv[-1] + 1)):
-            if builtins.all(isinstance(items[k], np.ndarray) for k in adv):
-                return _getitem_positions(x, idx)
-            raise NotImplementedError("non-adjacent traced advanced indices are not supported")
-        x, items = _merge_advanced(x, items, adv)
+    if builtins.any(_is_advanced(it) for it in items) or mode is not None or fill_value is not None:
+        return _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices)
     d = 0
     for it in items:
         if it is None:
@@ -134,38 +137,15 @@ def _getitem_lax(x, idx):
             continue
         n = core.get_aval(x).shape[d]
         if isinstance(it, slice):
-            start, stop, step = (_static(v, "slice bound") for v in (it.start, it.stop, it.step))
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            x = jnp._slice_axis(x, d, start, stop, 1 if step is None else step)
+            x = _apply_slice(x, d, it)
             d += 1
         elif _is_scalar_int(it) and not _is_traced(it) and type(it) is not core.ArrayImpl:
-            i = int(it)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
-            i %= n
+            i = _static_int_index(it, n, d)
             x = jnp.lax.squeeze(jnp._slice_axis(x, d, i, i + 1), (d,))
         elif _is_scalar_int(it):
-            i = _wrap_negative(it, n)
-            if jnp._has("dynamic_slice") and not _under_vmap():
-                x = jnp.lax.squeeze(jnp.lax.dynamic_slice_in_dim(x, i, 1, d), (d,))
-            else:
-                x = jnp._take_dynamic(x, d, i)
-        elif isinstance(it, np.ndarray):
-            if not np.issubdtype(it.dtype, np.integer):
-                raise IndexError(f"Indexer must have integer or boolean type, got indexer with type {it.dtype}")
-            if it.size and (it.min() < -n or it.max() >= n):
-                raise IndexError(f"index is out of bounds for axis {d} with size {n}")
-            flat = np.where(it < 0, it + n, it).ravel()
-            t = jnp._take_static(x, d, flat.tolist())
-            sh = core.get_aval(t).shape
-            x = jnp.lax.reshape(t, sh[:d] + it.shape + sh[d + 1:])
-            d += it.ndim
-        elif _is_traced(it):
-            if not (it.aval.dtype_name.startswith("int") or it.aval.dtype_name.startswith("uint")):
-                raise IndexError(f"Indexer must have integer or boolean type, got {it.aval.str_short()}")
-            x = jnp._take_dynamic(x, d, _wrap_negative(it, n))
-            d += it.aval.ndim
+            # A traced scalar: a clamped dynamic slice, as JAX (under vmap its
+            # batching rule makes it one gather).
+            x = jnp.lax.squeeze(jnp.lax.dynamic_slice_in_dim(x, _wrap_negative(it, n), 1, d), (d,))
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
@@ -173,13 +153,113 @@ def _getitem_lax(x, idx):
     return x
 
 
-def _under_vmap():
-    """Whether a vmap trace is active: dynamic_slice has no rule for batched
-    start indices yet (it needs gather), so traced scalar indices then use the
-    one-hot selection."""
-    from ..interpreters.batching import BatchTrace
+def _apply_slice(x, d, it):
+    start, stop, step = (_static(v, "slice bound") for v in (it.start, it.stop, it.step))
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    return _jnp()._slice_axis(x, d, start, stop, 1 if step is None else step)
 
-    return builtins.any(isinstance(t, BatchTrace) for t in core._state.stack)
+
+def _static_int_index(i, n, d):
+    i = int(i)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+    return i % n
+
+
+def _index_dtype(sizes):
+    return "int64" if builtins.any(n >= 2 ** 31 for n in sizes) else "int32"
+
+
+def _index_array(it, n, d, check_static, normalize=True):
+    """One advanced index (static or traced) as an integer array, negative
+    entries counted from the end when `normalize` (as JAX's indexing)."""
+    jnp = _jnp()
+    if isinstance(it, np.ndarray) or (not _is_traced(it) and type(it) is not core.ArrayImpl):
+        a = np.asarray(it)
+        if not np.issubdtype(a.dtype, np.integer):
+            raise IndexError(f"Indexer must have integer or boolean type, got indexer with type {a.dtype}")
+        if check_static and a.size and (a.min() < -n or a.max() >= n):
+            bad = a.min() if a.min() < -n else a.max()
+            raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
+        a = np.where(a < 0, a + n, a) if normalize else a
+        return jnp.asarray(a.astype(np.int64 if n >= 2 ** 31 else np.int32))
+    name = core.get_aval(it).dtype_name
+    if not (name.startswith("int") or name.startswith("uint")):
+        raise IndexError(f"Indexer must have integer or boolean type, got {core.get_aval(it).str_short()}")
+    return _wrap_negative(it, n) if normalize else it
+
+
+class _GatherPlan:
+    """NumPy's advanced-indexing layout for items aligned with x's axes
+    (unit-step slices and advanced indices): the index array (broadcast shape
+    B plus the index vector axis), the advanced axes, and where B lands. A
+    partial slice is a window whose static start is one more index vector
+    component (its axis in `index_map`, not collapsed)."""
+
+    def __init__(self, x, items, check_static, contiguous=None, normalize=True):
+        jnp = _jnp()
+        shape = core.get_aval(x).shape
+        self.adv = [k for k, it in enumerate(items) if not isinstance(it, slice)]
+        arrays = [_index_array(items[k], shape[k], k, check_static, normalize) for k in self.adv]
+        shapes = [core.get_aval(a).shape for a in arrays]
+        try:
+            self.batch = tuple(np.broadcast_shapes(*shapes))
+        except ValueError:
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                             + " ".join(str(s) for s in shapes)) from None
+        name = _index_dtype([shape[k] for k in self.adv])
+        nb = len(self.batch)
+        cols = []
+        for a, sh in zip(arrays, shapes):
+            a = jnp.lax.convert_element_type(a, name)
+            dims = tuple(range(nb - len(sh), nb))
+            cols.append(jnp.lax.broadcast_in_dim(a, self.batch + (1,), dims))
+        self.index_map = list(self.adv)
+        sizes = list(shape)
+        for k, it in enumerate(items):
+            if isinstance(it, slice) and it != slice(None):
+                start, stop, step = it.indices(shape[k])
+                if step != 1:
+                    raise NotImplementedError("x.at[idx] with traced indices supports slices of step 1 only")
+                sizes[k] = builtins.max(stop - start, 0)
+                cols.append(jnp.lax.broadcast_in_dim(_jnp()._const(start, name), self.batch + (1,), ()))
+                self.index_map.append(k)
+        self.indices = cols[0] if len(cols) == 1 else jnp.lax.concatenate(cols, nb)
+        if contiguous is None:
+            contiguous = self.adv == list(range(self.adv[0], self.adv[-1] + 1))
+        self.window = [k for k in range(len(shape)) if k not in self.adv]
+        first = self.adv[0] if contiguous else 0
+        self.offset_dims = tuple(j if j < first else j + nb for j in range(len(self.window)))
+        self.slice_sizes = tuple(1 if k in self.adv else sizes[k] for k in range(len(shape)))
+
+
+def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices, normalize=True):
+    """x[items] as one gather: static slices and None are applied to x first
+    (they only select), then every advanced index (ints and arrays) becomes a
+    component of the index vector."""
+    jnp = _jnp()
+    lax = jnp.lax
+    aligned = []
+    d = 0
+    for it in items:
+        if it is None:
+            x = jnp.expand_dims(x, d)
+            aligned.append(slice(None))
+        elif isinstance(it, slice):
+            x = _apply_slice(x, d, it)
+            aligned.append(slice(None))
+        else:
+            aligned.append(it)
+        d += 1
+    if not builtins.any(not isinstance(it, slice) for it in aligned):
+        return x
+    plan = _GatherPlan(x, aligned, check_static=mode is None, normalize=normalize)
+    dnums = lax.GatherDimensionNumbers(
+        offset_dims=plan.offset_dims, collapsed_slice_dims=tuple(plan.adv),
+        start_index_map=tuple(plan.index_map))
+    return lax.gather(x, plan.indices, dnums, plan.slice_sizes, mode=mode, fill_value=fill_value,
+                      indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
 
 
 def _static(v, what):
@@ -198,70 +278,22 @@ def _wrap_negative(i, n):
     return jnp.where(jnp.less(i, 0), jnp.add(i, n), i)
 
 
-def _merge_advanced(x, items, adv):
-    """Adjacent advanced indices on dims adv[0]..adv[-1]: one flat index on the merged dim."""
-    jnp = _jnp()
-    # Position of the first advanced dim in x (None entries before it add no x dims).
-    d0 = builtins.sum(1 for it in items[:adv[0]] if it is not None)
-    shape = core.get_aval(x).shape
-    sizes = [shape[d0 + j] for j in range(len(adv))]
-    total = int(np.prod(sizes)) if sizes else 1
-    x = jnp.lax.reshape(x, shape[:d0] + (total,) + shape[d0 + len(adv):])
-    idxs = [items[k] for k in adv]
-    if builtins.all(isinstance(i, np.ndarray) for i in idxs):
-        for i, n in zip(idxs, sizes):
-            if i.size and (i.min() < -n or i.max() >= n):
-                raise IndexError(f"index is out of bounds for an axis with size {n}")
-        b = np.broadcast_arrays(*[np.where(i < 0, i + n, i) for i, n in zip(idxs, sizes)])
-        flat = np.ravel_multi_index(tuple(b), sizes) if b[0].size else np.zeros(b[0].shape, np.int64)
-    else:
-        parts = [_wrap_negative(jnp.asarray(i) if isinstance(i, np.ndarray) else i, n) for i, n in zip(idxs, sizes)]
-        parts = [jnp.clip(p, 0, n - 1) for p, n in zip(parts, sizes)]
-        parts = jnp.broadcast_arrays(*parts)
-        flat = None
-        stride = 1
-        for p, n in zip(reversed(parts), reversed(sizes)):
-            term = jnp.multiply(p, stride)
-            flat = term if flat is None else jnp.add(flat, term)
-            stride *= n
-    new_items = items[:adv[0]] + [flat] + items[adv[-1] + 1:]
-    return x, new_items
-
-
-def _getitem_positions(x, idx):
-    """Static NumPy indexing of any kind through a static map of flat positions."""
-    jnp = _jnp()
-    av = core.get_aval(x)
-    pos = np.arange(av.size).reshape(av.shape)[_concrete_index(idx)]
-    flat = jnp.ravel(x)
-    out = jnp._take_static(flat, 0, np.asarray(pos).ravel().tolist())
-    return jnp.lax.reshape(out, np.shape(pos))
-
-
-def take_traced(a, indices, axis, mode=None):
+def take_traced(a, indices, axis, mode=None, fill_value=None, unique_indices=False,
+                indices_are_sorted=False):
+    """jnp.take with traced indices: one gather (`fill` by default, as JAX)."""
     jnp = _jnp()
     n = core.get_aval(a).shape[axis]
     idx = jnp._arr(indices)
     if mode == "wrap":
-        idx = jnp.remainder(idx, n)
-    elif mode in (None, "fill"):
-        valid = jnp.logical_and(jnp.greater_equal(idx, -n), jnp.less(idx, n))
-        out = jnp._take_dynamic(a, axis, _wrap_negative(idx, n))
-        name = core.get_aval(a).dtype_name
-        if jnp._dt.is_float_name(name):
-            fill = np.nan
-        elif name == "bool":
-            fill = True
-        else:
-            info = np.iinfo(np.dtype(name))
-            fill = int(info.min) if name.startswith("int") else int(info.max)
-        oshape = core.get_aval(out).shape
-        ish = core.get_aval(idx).shape
-        vb = jnp.lax.broadcast_in_dim(valid, oshape, tuple(range(axis, axis + len(ish))))
-        return jnp.where(vb, out, jnp._const(fill, name))
-    else:
-        idx = _wrap_negative(idx, n)
-    return jnp._take_dynamic(a, axis, idx)
+        idx, mode = jnp.remainder(idx, n), "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    elif mode is None:
+        mode = "fill"
+    items = [slice(None)] * axis + [idx] + [slice(None)] * (core.get_aval(a).ndim - axis - 1)
+    # As JAX: only `fill` counts negative indices from the end.
+    return _gather_items(a, items, mode, fill_value, indices_are_sorted, unique_indices,
+                         normalize=mode == "fill")
 
 
 # -- x.at[idx] ------------------------------------------------------------------
@@ -276,109 +308,134 @@ class AtIndexer:
 
 
 class _AtRef:
+    """`x.at[idx]`: every update is one scatter (static indices through a
+    flat position map, traced ones through NumPy's advanced-index layout);
+    scatters drop out-of-bounds updates by default (mode `drop`), as JAX."""
+
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
     def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
-        return getitem(self.x, self.idx)
+        if mode is None and fill_value is None:
+            return getitem(self.x, self.idx)
+        return _getitem_lax(self.x, self.idx, mode, fill_value, indices_are_sorted, unique_indices)
+
+    def _scatter(self, name, values, indices_are_sorted, unique_indices, mode, x=None):
+        return _update(self.x if x is None else x, self.idx, values, name, mode, indices_are_sorted,
+                       unique_indices)
 
     def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, values, "set")
+        return self._scatter("scatter", values, indices_are_sorted, unique_indices, mode)
 
     def add(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, values, "add")
+        return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode)
 
     def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, _jnp().negative(values), "add")
+        return self._scatter("scatter_add", _jnp().negative(values), indices_are_sorted, unique_indices, mode)
 
     def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, values, "mul")
+        return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode)
 
     mul = multiply
 
     def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`x / scatter_mul(ones, idx, values)`, as JAX."""
         jnp = _jnp()
-        return _update(self.x, self.idx, jnp.divide(1, values), "mul") if jnp._is_float(self.x) else \
-            _update(self.x, self.idx, values, "div")
+        ones = jnp.ones_like(self.x)
+        return jnp.divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
+                                                mode, x=ones))
 
     def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, values, "pow")
+        """`x ** scatter_mul(ones, idx, values)`, as JAX."""
+        jnp = _jnp()
+        ones = jnp.ones_like(self.x)
+        return jnp.power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
+                                               mode, x=ones))
 
     def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, values, "min")
+        return self._scatter("scatter_min", values, indices_are_sorted, unique_indices, mode)
 
     def max(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return _update(self.x, self.idx, values, "max")
+        return self._scatter("scatter_max", values, indices_are_sorted, unique_indices, mode)
+
+    def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None):
+        """`func` applied at the indexed positions (once per position, as a
+        gather + `func` + scatter of the results)."""
+        got = self.get(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                       mode="clip" if mode is None else mode)
+        return self.set(func(got), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                        mode=mode)
 
 
-def _update(x, idx, values, op):
-    jnp = _jnp()
-    x = jnp._arr(x)
-    if _has_tracer(idx):
-        raise NotImplementedError(
-            "x.at[idx] with traced indices needs the scatter primitive; use jnp.where with a mask "
-            "(or static indices) instead")
-    av = core.get_aval(x)
-    name = av.dtype_name
-    pos = np.arange(av.size).reshape(av.shape)[_concrete_index(idx)]
-    pos = np.asarray(pos)
-    vals = jnp._arr(values)
-    if core.get_aval(vals).dtype_name != name:
-        vals = jnp.lax.convert_element_type(vals, name)
+def _broadcast_values(vals, shape):
     vshape = core.get_aval(vals).shape
     try:
-        np.broadcast_shapes(vshape, pos.shape)
+        np.broadcast_shapes(vshape, shape)
+        if len(vshape) > len(shape) or np.broadcast_shapes(vshape, shape) != tuple(shape):
+            raise ValueError
     except ValueError:
         raise ValueError(f"shape mismatch: value array of shape {vshape} could not be broadcast to "
-                         f"indexing result of shape {pos.shape}") from None
-    flat_x = jnp.ravel(x)
-    pflat = pos.ravel()
-    scalar = vshape == () or int(np.prod(vshape)) == 1
-    if scalar:
-        v = jnp.reshape(vals, ())
-        vflat = None
-    else:
-        vflat = jnp.ravel(jnp.broadcast_to(vals, pos.shape))
-    # Layers of unique positions: occurrence c of each position goes to layer c.
-    order = np.argsort(pflat, kind="stable")
-    sorted_p = pflat[order]
-    occ = np.zeros(pflat.size, np.int64)
-    if pflat.size:
-        starts = np.r_[True, sorted_p[1:] != sorted_p[:-1]]
-        grp = np.cumsum(starts) - 1
-        first = np.flatnonzero(starts)
-        occ[order] = np.arange(pflat.size) - first[grp]
-    out = flat_x
-    n = av.size
-    for layer in range(int(occ.max()) + 1 if pflat.size else 0):
-        ks = np.flatnonzero(occ == layer)
-        ps = pflat[ks]
-        mask = np.zeros(n, bool)
-        mask[ps] = True
-        if scalar:
-            upd = jnp.lax.broadcast_in_dim(v, (n,), ())
-        else:
-            src = np.zeros(n, np.int64)
-            src[ps] = ks
-            # Unmasked positions copy their left neighbour's source (long runs, fewer slices).
-            filled = np.maximum.accumulate(np.where(mask, np.arange(n), -1))
-            src = np.where(filled >= 0, src[np.maximum(filled, 0)], src[ps[0]] if ps.size else 0)
-            upd = jnp._take_static(vflat, 0, src.tolist())
-        m = jnp.lax.broadcast_in_dim(core.to_array(mask), (n,), (0,))
-        if op == "set":
-            new = upd
-        elif op == "add":
-            new = jnp.add(out, upd)
-        elif op == "mul":
-            new = jnp.multiply(out, upd)
-        elif op == "div":
-            new = jnp.lax.div(out, upd)
-        elif op == "pow":
-            new = jnp.power(out, upd)
-        elif op == "min":
-            new = jnp.minimum(out, upd)
-        else:
-            new = jnp.maximum(out, upd)
-        new = jnp.lax.convert_element_type(new, name) if core.get_aval(new).dtype_name != name else new
-        out = jnp.lax.select_n(m, out, new)
-    return jnp.lax.reshape(out, av.shape)
+                         f"indexing result of shape {tuple(shape)}") from None
+    return _jnp().broadcast_to(vals, tuple(shape))
+
+
+def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False):
+    jnp = _jnp()
+    lax = jnp.lax
+    x = jnp._arr(x)
+    av = core.get_aval(x)
+    vals = jnp._arr(values)
+    if core.get_aval(vals).dtype_name != av.dtype_name:
+        vals = lax.convert_element_type(vals, av.dtype_name)
+    op = getattr(lax, name)
+    if not _has_tracer(idx):
+        # Static indices: NumPy itself gives the flat position of every
+        # indexed element (all index kinds, exact bounds errors).
+        pos = np.asarray(np.arange(av.size).reshape(av.shape)[_concrete_index(idx)])
+        upd = jnp.reshape(_broadcast_values(vals, pos.shape), (pos.size,))
+        flat = pos.reshape(-1, 1).astype(np.int64 if av.size >= 2 ** 31 else np.int32)
+        unique = unique_indices or np.unique(flat).size == flat.size
+        dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                            scatter_dims_to_operand_dims=(0,))
+        out = op(jnp.ravel(x), jnp.asarray(flat), upd, dnums, mode=mode, unique_indices=unique,
+                 indices_are_sorted=indices_are_sorted or bool(np.all(np.diff(flat[:, 0]) > 0)))
+        return lax.reshape(out, av.shape)
+    items = _normalize(idx, av.ndim)
+    kept = [it for it in items if it is not None]
+    contiguous = _advanced_contiguous(items)
+    plan = _GatherPlan(x, kept, check_static=mode is None, contiguous=contiguous)
+    # x[idx]'s shape (None axes included), which values broadcast to.
+    layout = _result_layout(items, av.shape, plan.batch, contiguous)
+    full_shape = tuple(size for size, _ in layout)
+    upd = jnp.reshape(_broadcast_values(vals, full_shape), tuple(size for size, new in layout if not new))
+    dnums = lax.ScatterDimensionNumbers(update_window_dims=plan.offset_dims,
+                                        inserted_window_dims=tuple(plan.adv),
+                                        scatter_dims_to_operand_dims=tuple(plan.index_map))
+    return op(x, plan.indices, upd, dnums, mode=mode, unique_indices=unique_indices,
+              indices_are_sorted=indices_are_sorted)
+
+
+def _advanced_contiguous(items):
+    """NumPy's rule: advanced indices separated by a slice or None put the
+    broadcast axes first."""
+    adv = [k for k, it in enumerate(items) if it is not None and not isinstance(it, slice)]
+    return not adv or adv == list(range(adv[0], adv[-1] + 1))
+
+
+def _result_layout(items, shape, batch, contiguous):
+    """(size, inserted by None) per axis of x[items], items aligned with x's
+    axes except for None."""
+    out = [] if contiguous else [(b, False) for b in batch]
+    axis = 0
+    placed = not contiguous
+    for it in items:
+        if it is None:
+            out.append((1, True))
+            continue
+        if isinstance(it, slice):
+            out.append((len(range(*it.indices(shape[axis]))), False))
+        elif not placed:
+            out.extend((b, False) for b in batch)
+            placed = True
+        axis += 1
+    return out

@@ -76,6 +76,10 @@ pub enum Error {
     /// A collective names an axis no enclosing map binds (maps to `NameError`).
     #[error("unbound axis name: {axis} (in {prim}); collectives need an enclosing vmap or pmap with that axis_name")]
     UnboundAxis { prim: &'static str, axis: String },
+    /// A rule JAX also leaves undefined for some params (scatter-mul
+    /// gradients with repeated indices, ...): maps to `NotImplementedError`.
+    #[error("{0}")]
+    NotImplemented(String),
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),

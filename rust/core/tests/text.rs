@@ -361,6 +361,9 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         vec![av(&[2], d), av(&[1], d), av(&[], DType::I32)],
         // threefry2x32(key0, key1, x0, x1)
         vec![av(&[2], d), av(&[], d), av(&[2], d), av(&[2], d)],
+        // gather(x, idx), scatter*(x, idx, u)
+        vec![av(&[2], d), av(&[2, 1], DType::I32)],
+        vec![av(&[3], d), av(&[2, 1], DType::I32), av(&[2], d)],
     ]
 }
 

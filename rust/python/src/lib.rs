@@ -39,7 +39,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Format { .. }
         | E::UnboundVar(_)
         | E::Limit(_) => PyValueError::new_err(msg),
-        E::RuleMissing { .. } => PyNotImplementedError::new_err(msg),
+        E::RuleMissing { .. } | E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
     }
 }

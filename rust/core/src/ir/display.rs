@@ -183,6 +183,7 @@ fn fmt_tuple(items: &[String]) -> String {
 /// `name` and `jaxpr` first (JAX's pjit rule).
 fn display_params(prim: &Primitive) -> Vec<(&'static str, Param)> {
     let mut params = prim.params();
+    crate::prims::gather::display_params(prim, &mut params);
     params.sort_by(|a, b| a.0.cmp(b.0));
     if matches!(prim, Primitive::Pjit { .. }) {
         let rank = |k: &str| match k {

@@ -55,6 +55,8 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Sort(_) => super::sort::batch_rule,
         Primitive::Collective(_) => super::collective::batch_rule,
         Primitive::Threefry2x32 => super::random::batch,
+        Primitive::Gather(_) => super::gather::batch_gather,
+        Primitive::Scatter(_) => super::gather::batch_scatter,
     })
 }
 
@@ -773,65 +775,9 @@ fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
     Ok(Builder::lit(dtype, 0.0))
 }
 
-/// A batched start index (`[n]`, mapped axis 0, or unbatched rank 0 made
-/// `[n]`) clamped into `[0, hi]` and converted to int32.
-fn clamped_index(b: &mut Builder, i: &Atom, d: Option<usize>, hi: usize, n: usize) -> Result<Atom> {
-    let i = match d {
-        Some(_) => i.clone(),
-        None => add_batch_axis(b, i.clone(), n, 0)?,
-    };
-    let dtype = b.aval(&i)?.dtype;
-    let hi = u32::try_from(hi).map_err(|_| Error::Overflow {
-        what: "start index",
-        detail: format!("{hi}"),
-    })?;
-    let c = b.add_eqn1(
-        Primitive::Clamp,
-        vec![
-            Builder::lit(dtype, 0.0),
-            i,
-            Builder::lit(dtype, f64::from(hi)),
-        ],
-    )?;
-    if dtype == DType::I32 {
-        return Ok(c);
-    }
-    b.add_eqn1(
-        Primitive::ConvertElementType {
-            new_dtype: DType::I32,
-            weak_type: false,
-        },
-        vec![c],
-    )
-}
-
-/// `select_n(start, *cases)` with the `[n]` int32 `start` broadcast over the
-/// (mapped-axis-first) cases.
-fn select_by_start(b: &mut Builder, start: Atom, cases: Vec<Atom>) -> Result<Atom> {
-    let Some(first) = cases.first() else {
-        return Err(Error::InvalidArgument(
-            "vmap: no cases to select from".into(),
-        ));
-    };
-    if cases.len() == 1 {
-        return Ok(first.clone());
-    }
-    let shape = b.aval(first)?.shape;
-    let pred = b.add_eqn1(
-        Primitive::BroadcastInDim {
-            shape,
-            broadcast_dimensions: vec![0],
-        },
-        vec![start],
-    )?;
-    let mut ins = vec![pred];
-    ins.extend(cases);
-    b.add_eqn1(Primitive::SelectN, ins)
-}
-
-/// Per-example start indices without `gather`: each axis with batched
-/// indices selects among the static windows `k..k + size` (one `slice` per
-/// possible clamped start), the other axes are sliced dynamically first.
+/// `dynamic_slice`: unbatched start indices prepend a zero index for the
+/// mapped axis; batched ones become one `gather` with a batching dim pair
+/// (as JAX), whose clip mode clamps like `dynamic_slice`.
 fn dynamic_slice(
     p: &Primitive,
     b: &mut Builder,
@@ -859,93 +805,13 @@ fn dynamic_slice(
         return emit1(prim, b, new_ins, Some(d));
     }
     let xb = batch_first(b, x, *dx, n)?;
-    let shape = b.aval(&xb)?.shape;
-    // 1. Unbatched-index axes: one dynamic_slice (batched-index axes whole).
-    let mut first_ins = vec![xb];
-    let mut sizes = vec![n];
-    first_ins.push(zero_index(b, idx)?);
-    for (j, ((i, di), &s)) in idx.iter().zip(didx).zip(slice_sizes).enumerate() {
-        let full = shape.get(j.saturating_add(1)).copied().unwrap_or(0);
-        match di {
-            None => {
-                first_ins.push(i.clone());
-                sizes.push(s);
-            }
-            Some(_) => {
-                first_ins.push(zero_index(b, idx)?);
-                sizes.push(full);
-            }
-        }
-    }
-    let mut cur = b.add_eqn1(Primitive::DynamicSlice { slice_sizes: sizes }, first_ins)?;
-    // 2. Each batched-index axis: select among the static windows.
-    for (j, ((i, di), &s)) in idx.iter().zip(didx).zip(slice_sizes).enumerate() {
-        if di.is_none() {
-            continue;
-        }
-        let axis = j.saturating_add(1);
-        let cshape = b.aval(&cur)?.shape;
-        let full = cshape.get(axis).copied().unwrap_or(0);
-        let hi = full.saturating_sub(s);
-        let start = clamped_index(b, i, *di, hi, n)?;
-        let mut cases = Vec::with_capacity(hi.saturating_add(1));
-        for k in 0..=hi {
-            let mut lo = vec![0usize; cshape.len()];
-            let mut lim = cshape.clone();
-            if let (Some(l), Some(m)) = (lo.get_mut(axis), lim.get_mut(axis)) {
-                *l = k;
-                *m = k.saturating_add(s);
-            }
-            cases.push(b.add_eqn1(
-                Primitive::Slice {
-                    start_indices: lo,
-                    limit_indices: lim,
-                    strides: None,
-                },
-                vec![cur.clone()],
-            )?);
-        }
-        cur = select_by_start(b, start, cases)?;
-    }
-    Ok((vec![cur], vec![Some(0)]))
-}
-
-/// Moves `v` (mapped axis first, size `u` along `axis`) to each possible
-/// clamped start `k` of an axis of size `full` by padding with `fill`, and
-/// selects per example.
-fn shift_into(
-    b: &mut Builder,
-    v: Atom,
-    fill: Atom,
-    axis: usize,
-    full: usize,
-    start: Atom,
-) -> Result<Atom> {
-    let shape = b.aval(&v)?.shape;
-    let u = shape.get(axis).copied().unwrap_or(0);
-    let hi = full.saturating_sub(u);
-    let mut cases = Vec::with_capacity(hi.saturating_add(1));
-    for k in 0..=hi {
-        let mut config = vec![(0i64, 0i64, 0i64); shape.len()];
-        if let Some(c) = config.get_mut(axis) {
-            let lo = i64::try_from(k).unwrap_or(i64::MAX);
-            let rest = i64::try_from(hi.saturating_sub(k)).unwrap_or(i64::MAX);
-            *c = (lo, rest, 0);
-        }
-        cases.push(b.add_eqn1(
-            Primitive::Pad {
-                padding_config: config,
-            },
-            vec![v.clone(), fill.clone()],
-        )?);
-    }
-    select_by_start(b, start, cases)
+    let starts = super::gather::stacked_starts(b, idx, didx, n)?;
+    let prim = super::gather::dynamic_slice_gather(slice_sizes);
+    emit1(prim, b, vec![xb, starts], Some(0))
 }
 
 /// `dynamic_update_slice`: unbatched start indices prepend a zero index;
-/// batched ones place the update (and a mask of where it lands) at every
-/// possible clamped start per axis, select per example, and select the
-/// placed update over the operand.
+/// batched ones become one `scatter` with a batching dim pair (as JAX).
 fn dynamic_update_slice(
     p: &Primitive,
     b: &mut Builder,
@@ -970,35 +836,9 @@ fn dynamic_update_slice(
         new_ins.extend(idx.iter().cloned());
         return emit1(p.clone(), b, new_ins, Some(0));
     }
-    let xshape = b.aval(&xb)?.shape;
-    let ua = b.aval(&ub)?;
-    let dtype = ua.dtype;
-    let truth = Atom::Lit(Literal::new(Scalar::Bool(true), DType::Bool, false));
-    let lie = Atom::Lit(Literal::new(Scalar::Bool(false), DType::Bool, false));
-    let mut placed = ub;
-    let mut mask = b.add_eqn1(
-        Primitive::BroadcastInDim {
-            shape: ua.shape.clone(),
-            broadcast_dimensions: Vec::new(),
-        },
-        vec![truth],
-    )?;
-    for (j, (i, di)) in idx.iter().zip(didx).enumerate() {
-        let axis = j.saturating_add(1);
-        let full = xshape.get(axis).copied().unwrap_or(0);
-        let usize_ = ua.shape.get(axis).copied().unwrap_or(0);
-        let start = clamped_index(b, i, *di, full.saturating_sub(usize_), n)?;
-        placed = shift_into(
-            b,
-            placed,
-            Builder::lit(dtype, 0.0),
-            axis,
-            full,
-            start.clone(),
-        )?;
-        mask = shift_into(b, mask, lie.clone(), axis, full, start)?;
-    }
-    emit1(Primitive::SelectN, b, vec![mask, xb, placed], Some(0))
+    let starts = super::gather::stacked_starts(b, idx, didx, n)?;
+    let prim = super::gather::dynamic_update_slice_scatter(idx.len());
+    emit1(prim, b, vec![xb, starts, ub], Some(0))
 }
 
 /// Control flow: the rules live with the primitives

@@ -63,6 +63,8 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         Primitive::Sort(_) => super::sort::jvp_rule,
         Primitive::Collective(_) => super::collective::jvp_rule,
         Primitive::Threefry2x32 => jvp_zero,
+        Primitive::Gather(_) => super::gather::jvp_gather,
+        Primitive::Scatter(_) => super::gather::jvp_scatter,
     })
 }
 

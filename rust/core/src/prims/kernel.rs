@@ -24,6 +24,8 @@ mod common;
 mod dot;
 #[path = "kernels/elementwise.rs"]
 mod elementwise;
+#[path = "kernels/gather.rs"]
+mod gather;
 #[path = "kernels/math.rs"]
 pub mod math;
 #[path = "kernels/reduce.rs"]
@@ -175,6 +177,20 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             return pjit(jaxpr, args, multi)
         }
+        Primitive::Gather(g) => {
+            let (x, i) = two(name, args)?;
+            gather::gather(g, x, i, &out_shape(name, &aval)?)?
+        }
+        Primitive::Scatter(s) => match args {
+            [x, i, u] => gather::scatter(s, x, i, u)?,
+            _ => {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 3,
+                    got: args.len(),
+                })
+            }
+        },
         Primitive::Custom(c) => return custom_call(c, args, multi),
         Primitive::Control(c) => return control_call(c, args, multi),
         Primitive::Sort(op) => {

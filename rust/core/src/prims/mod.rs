@@ -16,6 +16,7 @@ pub mod batch;
 pub mod collective;
 pub mod control;
 pub mod custom;
+pub mod gather;
 pub mod jvp;
 pub mod kernel;
 pub mod params;
@@ -323,6 +324,10 @@ pub enum Primitive {
     /// `dynamic_update_slice(operand, update, *start_indices)`: `update`
     /// written at run-time (clamped) start indices.
     DynamicUpdateSlice,
+    /// `gather` (params and rules in [`gather`]).
+    Gather(Box<gather::GatherParams>),
+    /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
+    Scatter(Box<gather::ScatterParams>),
     /// A call of a closed sub-jaxpr (nested `jit`).
     Pjit {
         jaxpr: Arc<ClosedJaxpr>,
@@ -375,6 +380,8 @@ impl Primitive {
             Primitive::Pad { .. } => "pad",
             Primitive::DynamicSlice { .. } => "dynamic_slice",
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
+            Primitive::Gather(_) => "gather",
+            Primitive::Scatter(s) => s.op.name(),
             Primitive::Pjit { .. } => "pjit",
             Primitive::Checkpoint { .. } => "checkpoint",
             Primitive::Custom(c) => c.name(),
@@ -468,6 +475,12 @@ impl Primitive {
             "pad",
             "dynamic_slice",
             "dynamic_update_slice",
+            "gather",
+            "scatter",
+            "scatter-add",
+            "scatter-mul",
+            "scatter-min",
+            "scatter-max",
             "pjit",
             "checkpoint",
             "custom_jvp_call",
@@ -563,6 +576,7 @@ impl Primitive {
                 prevent_cse: true,
             },
         ]);
+        out.extend(gather::examples());
         let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
         out.extend([
             Primitive::Custom(custom::CustomCall::Jvp {

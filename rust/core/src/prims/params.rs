@@ -139,6 +139,8 @@ impl Primitive {
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Threefry2x32 => Vec::new(),
+            Primitive::Gather(g) => super::gather::gather_params(g),
+            Primitive::Scatter(s) => super::gather::scatter_params(s),
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
             Primitive::Sort(op) => op.params(),
@@ -161,6 +163,9 @@ impl Primitive {
     /// params JAX has but we ignore (`precision`, `sharding`, ...) may be given.
     pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Primitive> {
         let p = Lookup { name, params };
+        if let Some(prim) = super::gather::from_params(name, params) {
+            return prim;
+        }
         if let Some(op) = UnaryOp::from_name(name) {
             return Ok(Primitive::Unary(op));
         }

@@ -310,6 +310,8 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
         Primitive::Sort(op) => super::sort::abstract_eval(op, ins),
         Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
         Primitive::Threefry2x32 => super::random::abstract_eval(ins),
+        Primitive::Gather(g) => super::gather::gather_shape(g, ins),
+        Primitive::Scatter(s) => super::gather::scatter_shape(s, ins),
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {

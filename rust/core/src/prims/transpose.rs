@@ -62,6 +62,8 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Sort(_) => super::sort::transpose_rule,
         Primitive::Collective(_) => super::collective::transpose_rule,
         Primitive::Threefry2x32 => not_linear,
+        Primitive::Gather(_) => super::gather::t_gather,
+        Primitive::Scatter(_) => super::gather::t_scatter,
     })
 }
 

@@ -245,7 +245,10 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
 }
 
 /// Calls `f` with every multi-index of `shape`, in row-major order.
-fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
+pub(super) fn for_each_index(
+    shape: &[usize],
+    mut f: impl FnMut(&[usize]) -> Result<()>,
+) -> Result<()> {
     if shape.contains(&0) {
         return Ok(());
     }
@@ -269,7 +272,11 @@ fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>) ->
 
 /// An output whose element `k` is element `picks[k].1` of `srcs[picks[k].0]`
 /// (every source has one dtype), for every dtype.
-fn assemble(prim: &'static str, srcs: &[&Buffer], picks: &[(usize, usize)]) -> Result<Buffer> {
+pub(super) fn assemble(
+    prim: &'static str,
+    srcs: &[&Buffer],
+    picks: &[(usize, usize)],
+) -> Result<Buffer> {
     let dtype = srcs
         .first()
         .map(|b| b.dtype())
@@ -311,7 +318,7 @@ fn assemble(prim: &'static str, srcs: &[&Buffer], picks: &[(usize, usize)]) -> R
 }
 
 /// Flat row-major offset of `idx` given `strides`.
-fn offset(idx: impl Iterator<Item = usize>, strides: &[usize]) -> usize {
+pub(super) fn offset(idx: impl Iterator<Item = usize>, strides: &[usize]) -> usize {
     idx.zip(strides)
         .fold(0usize, |acc, (i, &s)| acc.wrapping_add(i.wrapping_mul(s)))
 }

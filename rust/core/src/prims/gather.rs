@@ -1,0 +1,1407 @@
+//! The gather/scatter family: `gather`, `scatter`, `scatter-add`,
+//! `scatter-mul`, `scatter-min`, `scatter-max`, with JAX's params and XLA's
+//! semantics (the index vector is always the last axis of the indices).
+//!
+//! Every rule kind of the family lives here; the central matches dispatch to
+//! it with one arm each. Kernels are in `kernels/gather.rs`.
+//!
+//! Modes (`GatherScatterMode`, JAX's enum values): `CLIP` (1) clamps start
+//! indices so the whole window is in bounds; `FILL_OR_DROP` (2) fills a
+//! gathered window that is not entirely in bounds with `fill_value` (NaN,
+//! the dtype's minimum for signed and maximum for unsigned integers, true for
+//! bool when `None`) and drops such a scattered window; `PROMISE_IN_BOUNDS`
+//! (3) clamps gathers and drops scatters (what XLA does).
+
+use super::params::{Param, ParamList};
+use super::rules::Operand;
+use super::{CmpOp, Primitive};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Scalar};
+
+/// `lax.GatherDimensionNumbers`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct GatherDims {
+    pub offset_dims: Vec<usize>,
+    pub collapsed_slice_dims: Vec<usize>,
+    pub start_index_map: Vec<usize>,
+    pub operand_batching_dims: Vec<usize>,
+    pub start_indices_batching_dims: Vec<usize>,
+}
+
+/// `lax.ScatterDimensionNumbers`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ScatterDims {
+    pub update_window_dims: Vec<usize>,
+    pub inserted_window_dims: Vec<usize>,
+    pub scatter_dims_to_operand_dims: Vec<usize>,
+    pub operand_batching_dims: Vec<usize>,
+    pub scatter_indices_batching_dims: Vec<usize>,
+}
+
+/// `lax.GatherScatterMode` (JAX's enum values 1, 2, 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Clip,
+    FillOrDrop,
+    PromiseInBounds,
+}
+
+impl Mode {
+    pub fn code(self) -> i64 {
+        match self {
+            Mode::Clip => 1,
+            Mode::FillOrDrop => 2,
+            Mode::PromiseInBounds => 3,
+        }
+    }
+
+    /// JAX's enum value, or its `from_any` string (`"clip"`, `"fill"`,
+    /// `"drop"`, `"promise_in_bounds"`, also the enum member names).
+    pub fn from_param(prim: &'static str, p: Option<&Param>) -> Result<Mode> {
+        match p {
+            None | Some(Param::None) => Ok(Mode::FillOrDrop),
+            Some(Param::Int(1)) => Ok(Mode::Clip),
+            Some(Param::Int(2)) => Ok(Mode::FillOrDrop),
+            Some(Param::Int(3)) => Ok(Mode::PromiseInBounds),
+            Some(Param::Str(s)) => match s.to_ascii_lowercase().as_str() {
+                "clip" => Ok(Mode::Clip),
+                "fill" | "drop" | "fill_or_drop" => Ok(Mode::FillOrDrop),
+                "promise_in_bounds" => Ok(Mode::PromiseInBounds),
+                _ => Err(Error::param(prim, "mode", format!("unknown mode {s:?}"))),
+            },
+            Some(other) => Err(Error::param(
+                prim,
+                "mode",
+                format!("expected a GatherScatterMode, got {other:?}"),
+            )),
+        }
+    }
+
+    /// Whether start indices are clamped (otherwise out-of-bounds windows are
+    /// filled / dropped).
+    fn clamps(self, gather: bool) -> bool {
+        match self {
+            Mode::Clip => true,
+            Mode::FillOrDrop => false,
+            Mode::PromiseInBounds => gather,
+        }
+    }
+}
+
+/// Params of `gather`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GatherParams {
+    pub dims: GatherDims,
+    pub slice_sizes: Vec<usize>,
+    pub indices_are_sorted: bool,
+    pub unique_indices: bool,
+    pub mode: Mode,
+    pub fill_value: Option<Scalar>,
+}
+
+/// How a scatter combines an update with the operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScatterOp {
+    Set,
+    Add,
+    Mul,
+    Min,
+    Max,
+}
+
+impl ScatterOp {
+    pub const ALL: &'static [ScatterOp] = &[
+        ScatterOp::Set,
+        ScatterOp::Add,
+        ScatterOp::Mul,
+        ScatterOp::Min,
+        ScatterOp::Max,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterOp::Set => "scatter",
+            ScatterOp::Add => "scatter-add",
+            ScatterOp::Mul => "scatter-mul",
+            ScatterOp::Min => "scatter-min",
+            ScatterOp::Max => "scatter-max",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ScatterOp> {
+        ScatterOp::ALL.iter().copied().find(|o| o.name() == s)
+    }
+}
+
+/// Params of the scatter primitives.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ScatterParams {
+    pub op: ScatterOp,
+    pub dims: ScatterDims,
+    pub indices_are_sorted: bool,
+    pub unique_indices: bool,
+    pub mode: Mode,
+}
+
+// ---------------------------------------------------------------------------
+// params
+
+fn ints(v: &[usize]) -> Param {
+    Param::Ints(
+        v.iter()
+            .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+            .collect(),
+    )
+}
+
+fn scalar_param(s: Option<Scalar>) -> Param {
+    match s {
+        None => Param::None,
+        Some(Scalar::Bool(b)) => Param::Bool(b),
+        Some(Scalar::Int(i)) => Param::Int(i),
+        Some(Scalar::UInt(u)) => i64::try_from(u).map_or(Param::Float(u as f64), Param::Int),
+        Some(Scalar::Float(f)) => Param::Float(f),
+    }
+}
+
+pub fn gather_params(g: &GatherParams) -> ParamList {
+    let d = &g.dims;
+    vec![
+        (
+            "dimension_numbers",
+            Param::Tuple(vec![
+                ints(&d.offset_dims),
+                ints(&d.collapsed_slice_dims),
+                ints(&d.start_index_map),
+                ints(&d.operand_batching_dims),
+                ints(&d.start_indices_batching_dims),
+            ]),
+        ),
+        ("fill_value", scalar_param(g.fill_value)),
+        ("indices_are_sorted", Param::Bool(g.indices_are_sorted)),
+        ("mode", Param::Int(g.mode.code())),
+        ("slice_sizes", ints(&g.slice_sizes)),
+        ("unique_indices", Param::Bool(g.unique_indices)),
+    ]
+}
+
+pub fn scatter_params(s: &ScatterParams) -> ParamList {
+    let d = &s.dims;
+    vec![
+        (
+            "dimension_numbers",
+            Param::Tuple(vec![
+                ints(&d.update_window_dims),
+                ints(&d.inserted_window_dims),
+                ints(&d.scatter_dims_to_operand_dims),
+                ints(&d.operand_batching_dims),
+                ints(&d.scatter_indices_batching_dims),
+            ]),
+        ),
+        ("indices_are_sorted", Param::Bool(s.indices_are_sorted)),
+        ("mode", Param::Int(s.mode.code())),
+        ("unique_indices", Param::Bool(s.unique_indices)),
+        ("update_consts", Param::Ints(Vec::new())),
+        ("update_jaxpr", Param::None),
+    ]
+}
+
+fn py_tuple(v: &[usize]) -> String {
+    match v {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = v.iter().map(|d| d.to_string()).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Clip => "GatherScatterMode.CLIP",
+        Mode::FillOrDrop => "GatherScatterMode.FILL_OR_DROP",
+        Mode::PromiseInBounds => "GatherScatterMode.PROMISE_IN_BOUNDS",
+    }
+}
+
+/// The display printer's params: dimension numbers and mode as JAX prints
+/// them (`GatherDimensionNumbers(offset_dims=(1,), ...)`,
+/// `GatherScatterMode.CLIP`); other primitives unchanged.
+pub fn display_params(prim: &Primitive, params: &mut ParamList) {
+    let (dims, mode) = match prim {
+        Primitive::Gather(g) => {
+            let d = &g.dims;
+            let text = format!(
+                "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, \
+                 operand_batching_dims={}, start_indices_batching_dims={})",
+                py_tuple(&d.offset_dims),
+                py_tuple(&d.collapsed_slice_dims),
+                py_tuple(&d.start_index_map),
+                py_tuple(&d.operand_batching_dims),
+                py_tuple(&d.start_indices_batching_dims)
+            );
+            (text, g.mode)
+        }
+        Primitive::Scatter(s) => {
+            let d = &s.dims;
+            let text = format!(
+                "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
+                 scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
+                 scatter_indices_batching_dims={})",
+                py_tuple(&d.update_window_dims),
+                py_tuple(&d.inserted_window_dims),
+                py_tuple(&d.scatter_dims_to_operand_dims),
+                py_tuple(&d.operand_batching_dims),
+                py_tuple(&d.scatter_indices_batching_dims)
+            );
+            (text, s.mode)
+        }
+        _ => return,
+    };
+    for (k, v) in params.iter_mut() {
+        match *k {
+            "dimension_numbers" => *v = Param::Str(dims.clone()),
+            "mode" => *v = Param::Str(mode_name(mode).to_string()),
+            _ => {}
+        }
+    }
+}
+
+fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
+    params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+fn to_dims(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize>> {
+    let bad = || Error::param(prim, key, format!("expected a tuple of ints, got {p:?}"));
+    let list: Vec<i64> = match p {
+        Param::Ints(v) => v.clone(),
+        Param::Tuple(v) => v
+            .iter()
+            .map(|x| match x {
+                Param::Int(i) => Ok(*i),
+                _ => Err(bad()),
+            })
+            .collect::<Result<_>>()?,
+        _ => return Err(bad()),
+    };
+    list.into_iter()
+        .map(|i| {
+            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
+        })
+        .collect()
+}
+
+fn opt_bool(prim: &'static str, params: &[(String, Param)], key: &'static str) -> Result<bool> {
+    match get(params, key) {
+        None | Some(Param::None) => Ok(false),
+        Some(Param::Bool(b)) => Ok(*b),
+        Some(Param::Int(i)) => Ok(*i != 0),
+        Some(other) => Err(Error::param(
+            prim,
+            key,
+            format!("expected a bool, got {other:?}"),
+        )),
+    }
+}
+
+/// The five tuples of a dimension-numbers param (the last two optional, as
+/// JAX's NamedTuple defaults).
+fn five_dims(prim: &'static str, params: &[(String, Param)]) -> Result<[Vec<usize>; 5]> {
+    let key = "dimension_numbers";
+    let p = get(params, key).ok_or_else(|| Error::param(prim, key, "missing"))?;
+    let parts: Vec<Param> = match p {
+        Param::Tuple(v) => v.clone(),
+        Param::Ints(v) if v.is_empty() => Vec::new(),
+        other => {
+            return Err(Error::param(
+                prim,
+                key,
+                format!("expected a tuple of dimension tuples, got {other:?}"),
+            ))
+        }
+    };
+    if parts.len() != 3 && parts.len() != 5 {
+        return Err(Error::param(
+            prim,
+            key,
+            format!("expected 3 or 5 dimension tuples, got {}", parts.len()),
+        ));
+    }
+    let mut out: [Vec<usize>; 5] = Default::default();
+    for (slot, part) in out.iter_mut().zip(&parts) {
+        *slot = to_dims(prim, key, part)?;
+    }
+    Ok(out)
+}
+
+/// `gather` / `scatter*` from their params, `None` for other names.
+pub fn from_params(name: &str, params: &[(String, Param)]) -> Option<Result<Primitive>> {
+    if name == "gather" {
+        return Some(gather_from_params(params));
+    }
+    let op = ScatterOp::from_name(name)?;
+    Some(scatter_from_params(op, params))
+}
+
+fn gather_from_params(params: &[(String, Param)]) -> Result<Primitive> {
+    let prim = "gather";
+    let [offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims, start_indices_batching_dims] =
+        five_dims(prim, params)?;
+    let slice_sizes = match get(params, "slice_sizes") {
+        Some(p) => to_dims(prim, "slice_sizes", p)?,
+        None => return Err(Error::param(prim, "slice_sizes", "missing")),
+    };
+    let fill_value = match get(params, "fill_value") {
+        None | Some(Param::None) => None,
+        Some(Param::Bool(b)) => Some(Scalar::Bool(*b)),
+        Some(Param::Int(i)) => Some(Scalar::Int(*i)),
+        Some(Param::Float(f)) => Some(Scalar::Float(*f)),
+        Some(other) => {
+            return Err(Error::param(
+                prim,
+                "fill_value",
+                format!("expected a scalar, got {other:?}"),
+            ))
+        }
+    };
+    Ok(Primitive::Gather(Box::new(GatherParams {
+        dims: GatherDims {
+            offset_dims,
+            collapsed_slice_dims,
+            start_index_map,
+            operand_batching_dims,
+            start_indices_batching_dims,
+        },
+        slice_sizes,
+        indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
+        unique_indices: opt_bool(prim, params, "unique_indices")?,
+        mode: Mode::from_param(prim, get(params, "mode"))?,
+        fill_value,
+    })))
+}
+
+fn scatter_from_params(op: ScatterOp, params: &[(String, Param)]) -> Result<Primitive> {
+    let prim = op.name();
+    let [update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims] =
+        five_dims(prim, params)?;
+    Ok(Primitive::Scatter(Box::new(ScatterParams {
+        op,
+        dims: ScatterDims {
+            update_window_dims,
+            inserted_window_dims,
+            scatter_dims_to_operand_dims,
+            operand_batching_dims,
+            scatter_indices_batching_dims,
+        },
+        indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
+        unique_indices: opt_bool(prim, params, "unique_indices")?,
+        mode: Mode::from_param(prim, get(params, "mode"))?,
+    })))
+}
+
+/// One example of each primitive of the family (for coverage listings).
+pub fn examples() -> Vec<Primitive> {
+    let mut out = vec![Primitive::Gather(Box::new(GatherParams {
+        dims: GatherDims {
+            offset_dims: vec![],
+            collapsed_slice_dims: vec![0],
+            start_index_map: vec![0],
+            operand_batching_dims: vec![],
+            start_indices_batching_dims: vec![],
+        },
+        slice_sizes: vec![1],
+        indices_are_sorted: false,
+        unique_indices: false,
+        mode: Mode::FillOrDrop,
+        fill_value: Some(Scalar::Float(0.5)),
+    }))];
+    out.extend(ScatterOp::ALL.iter().map(|&op| {
+        Primitive::Scatter(Box::new(ScatterParams {
+            op,
+            dims: ScatterDims {
+                update_window_dims: vec![],
+                inserted_window_dims: vec![0],
+                scatter_dims_to_operand_dims: vec![0],
+                operand_batching_dims: vec![],
+                scatter_indices_batching_dims: vec![],
+            },
+            indices_are_sorted: false,
+            unique_indices: false,
+            mode: Mode::FillOrDrop,
+        }))
+    }));
+    out
+}
+
+// ---------------------------------------------------------------------------
+// shape rules
+
+fn strictly_sorted(v: &[usize]) -> bool {
+    v.windows(2).all(|w| matches!(w, [a, b] if a < b))
+}
+
+fn distinct(v: &[usize]) -> bool {
+    v.iter()
+        .enumerate()
+        .all(|(i, x)| !v.iter().skip(i.saturating_add(1)).any(|y| y == x))
+}
+
+fn check(
+    ok: bool,
+    prim: &'static str,
+    shapes: &[&[usize]],
+    reason: impl Into<String>,
+) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::shape(prim, shapes, reason))
+    }
+}
+
+/// Checks the indices operand: integer dtype, rank >= 1; returns its batch
+/// shape (every axis but the last) and the index vector length.
+fn index_parts<'a>(prim: &'static str, x: &Aval, idx: &'a Aval) -> Result<(&'a [usize], usize)> {
+    if !idx.dtype.is_int() {
+        return Err(Error::dtype(
+            prim,
+            &[x.dtype, idx.dtype],
+            "indices must have an integer dtype",
+        ));
+    }
+    match idx.shape.split_last() {
+        Some((&k, batch)) => Ok((batch, k)),
+        None => Err(Error::shape(
+            prim,
+            &[&x.shape, &idx.shape],
+            "indices must have rank >= 1 (the last axis is the index vector)",
+        )),
+    }
+}
+
+/// Operand dims that are neither collapsed/inserted nor batching (the window
+/// dims), after checking both lists.
+fn window_dims(
+    prim: &'static str,
+    x: &Aval,
+    idx: &Aval,
+    (removed_name, removed): (&str, &[usize]),
+    batching: &[usize],
+    idx_batching: &[usize],
+    batch_shape: &[usize],
+) -> Result<Vec<usize>> {
+    let shapes: [&[usize]; 2] = [&x.shape, &idx.shape];
+    let n = x.ndim();
+    check(
+        strictly_sorted(removed) && removed.iter().all(|&d| d < n),
+        prim,
+        &shapes,
+        format!("{removed_name} {removed:?} must be sorted, distinct and < the operand rank {n}"),
+    )?;
+    check(
+        strictly_sorted(batching) && batching.iter().all(|&d| d < n),
+        prim,
+        &shapes,
+        format!("operand_batching_dims {batching:?} must be sorted, distinct and < the operand rank {n}"),
+    )?;
+    check(
+        !removed.iter().any(|d| batching.contains(d)),
+        prim,
+        &shapes,
+        format!(
+            "{removed_name} {removed:?} and operand_batching_dims {batching:?} must be disjoint"
+        ),
+    )?;
+    check(
+        idx_batching.len() == batching.len()
+            && distinct(idx_batching)
+            && idx_batching.iter().all(|&d| d < batch_shape.len()),
+        prim,
+        &shapes,
+        format!(
+            "the indices batching dims {idx_batching:?} must be distinct axes of the indices other \
+             than the last, one per operand batching dim {batching:?}"
+        ),
+    )?;
+    for (&od, &id) in batching.iter().zip(idx_batching) {
+        check(
+            x.shape.get(od) == batch_shape.get(id),
+            prim,
+            &shapes,
+            format!(
+                "operand batching dim {od} and indices batching dim {id} must have equal sizes"
+            ),
+        )?;
+    }
+    Ok((0..n)
+        .filter(|d| !removed.contains(d) && !batching.contains(d))
+        .collect())
+}
+
+fn check_index_map(
+    prim: &'static str,
+    x: &Aval,
+    idx: &Aval,
+    map: &[usize],
+    k: usize,
+    batching: &[usize],
+) -> Result<()> {
+    check(
+        map.len() == k,
+        prim,
+        &[&x.shape, &idx.shape],
+        format!("the index map {map:?} must have one entry per index vector element ({k})"),
+    )?;
+    check(
+        distinct(map) && map.iter().all(|&d| d < x.ndim() && !batching.contains(&d)),
+        prim,
+        &[&x.shape, &idx.shape],
+        format!("the index map {map:?} must name distinct non-batching operand axes"),
+    )
+}
+
+fn two_avals<'a>(prim: &'static str, ins: &'a [Aval]) -> Result<(&'a Aval, &'a Aval)> {
+    match ins {
+        [x, i] => Ok((x, i)),
+        _ => Err(Error::Arity {
+            prim,
+            expected: 2,
+            got: ins.len(),
+        }),
+    }
+}
+
+/// Output shape of a gather.
+pub fn gather_shape(g: &GatherParams, ins: &[Aval]) -> Result<Vec<Aval>> {
+    let prim = "gather";
+    let (x, idx) = two_avals(prim, ins)?;
+    let (batch_shape, k) = index_parts(prim, x, idx)?;
+    let d = &g.dims;
+    let shapes: [&[usize]; 2] = [&x.shape, &idx.shape];
+    check(
+        g.slice_sizes.len() == x.ndim()
+            && g.slice_sizes
+                .iter()
+                .zip(&x.shape)
+                .enumerate()
+                .all(|(a, (s, n))| {
+                    // A batching dim of size 0 (vmap over no examples) keeps slice size 1.
+                    s <= n || (*s <= 1 && d.operand_batching_dims.contains(&a))
+                }),
+        prim,
+        &shapes,
+        format!(
+            "slice_sizes {:?} must have one entry per operand axis, each at most the axis size",
+            g.slice_sizes
+        ),
+    )?;
+    let window = window_dims(
+        prim,
+        x,
+        idx,
+        ("collapsed_slice_dims", &d.collapsed_slice_dims),
+        &d.operand_batching_dims,
+        &d.start_indices_batching_dims,
+        batch_shape,
+    )?;
+    check_index_map(
+        prim,
+        x,
+        idx,
+        &d.start_index_map,
+        k,
+        &d.operand_batching_dims,
+    )?;
+    let unit = d
+        .collapsed_slice_dims
+        .iter()
+        .chain(&d.operand_batching_dims)
+        .all(|&a| g.slice_sizes.get(a).is_some_and(|&s| s <= 1));
+    check(
+        unit,
+        prim,
+        &shapes,
+        "slice_sizes of collapsed and batching dims must be 1",
+    )?;
+    let rank = batch_shape.len().saturating_add(d.offset_dims.len());
+    check(
+        d.offset_dims.len() == window.len()
+            && strictly_sorted(&d.offset_dims)
+            && d.offset_dims.iter().all(|&o| o < rank),
+        prim,
+        &shapes,
+        format!(
+            "offset_dims {:?} must be sorted output axes, one per window dim {window:?}",
+            d.offset_dims
+        ),
+    )?;
+    let mut sizes = window.iter().map(|&w| g.slice_sizes.get(w).copied());
+    let mut batch = batch_shape.iter().copied();
+    let mut out = Vec::with_capacity(rank);
+    for o in 0..rank {
+        let next = if d.offset_dims.contains(&o) {
+            sizes.next().flatten()
+        } else {
+            batch.next()
+        };
+        out.push(
+            next.ok_or_else(|| Error::shape(prim, &shapes, "inconsistent dimension numbers"))?,
+        );
+    }
+    Ok(vec![Aval::weak(out, x.dtype, x.weak_type)])
+}
+
+/// Checks a scatter's operands; the output is the operand's aval.
+pub fn scatter_shape(s: &ScatterParams, ins: &[Aval]) -> Result<Vec<Aval>> {
+    let prim = s.op.name();
+    let [x, idx, u] = ins else {
+        return Err(Error::Arity {
+            prim,
+            expected: 3,
+            got: ins.len(),
+        });
+    };
+    if x.dtype != u.dtype {
+        return Err(Error::dtype(
+            prim,
+            &[x.dtype, u.dtype],
+            "operand and updates must have the same dtype",
+        ));
+    }
+    if s.op != ScatterOp::Set && matches!(x.dtype, DType::Key | DType::Float0) {
+        return Err(Error::dtype(
+            prim,
+            &[x.dtype],
+            "expected a numeric or bool operand",
+        ));
+    }
+    let (batch_shape, k) = index_parts(prim, x, idx)?;
+    let d = &s.dims;
+    let shapes: [&[usize]; 3] = [&x.shape, &idx.shape, &u.shape];
+    let window = window_dims(
+        prim,
+        x,
+        idx,
+        ("inserted_window_dims", &d.inserted_window_dims),
+        &d.operand_batching_dims,
+        &d.scatter_indices_batching_dims,
+        batch_shape,
+    )?;
+    check_index_map(
+        prim,
+        x,
+        idx,
+        &d.scatter_dims_to_operand_dims,
+        k,
+        &d.operand_batching_dims,
+    )?;
+    check(
+        u.ndim() == d.update_window_dims.len().saturating_add(batch_shape.len())
+            && strictly_sorted(&d.update_window_dims)
+            && d.update_window_dims.iter().all(|&w| w < u.ndim())
+            && d.update_window_dims.len() == window.len(),
+        prim,
+        &shapes,
+        format!(
+            "update_window_dims {:?} must be sorted updates axes, one per operand window dim \
+             {window:?}, the other updates axes matching the indices batch axes",
+            d.update_window_dims
+        ),
+    )?;
+    for (&ud, &od) in d.update_window_dims.iter().zip(&window) {
+        check(
+            u.shape.get(ud) <= x.shape.get(od),
+            prim,
+            &shapes,
+            format!("updates window axis {ud} is larger than operand axis {od}"),
+        )?;
+    }
+    let scatter_sizes: Vec<usize> = (0..u.ndim())
+        .filter(|a| !d.update_window_dims.contains(a))
+        .filter_map(|a| u.shape.get(a).copied())
+        .collect();
+    check(
+        scatter_sizes == batch_shape,
+        prim,
+        &shapes,
+        "the updates scatter axes must match the indices batch axes",
+    )?;
+    Ok(vec![x.clone()])
+}
+
+// ---------------------------------------------------------------------------
+// builder helpers
+
+fn emit(b: &mut Builder, p: Primitive, ins: Vec<Atom>) -> Result<Atom> {
+    b.add_eqn1(p, ins)
+}
+
+fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
+    Ok(b.aval(a)?.dtype.is_float())
+}
+
+fn zeros_like(b: &mut Builder, a: &Atom) -> Result<Atom> {
+    let av = b.aval(a)?;
+    b.zeros(&Aval::new(av.shape, av.dtype))
+}
+
+fn select(b: &mut Builder, pred: Atom, on_false: Atom, on_true: Atom) -> Result<Atom> {
+    emit(b, Primitive::SelectN, vec![pred, on_false, on_true])
+}
+
+fn eq(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
+    emit(b, Primitive::Compare(CmpOp::Eq), vec![x, y])
+}
+
+fn mask_to(b: &mut Builder, pred: Atom, like: &Atom) -> Result<Atom> {
+    let av = b.aval(like)?;
+    let one = b.full(&Aval::new(av.shape.clone(), av.dtype), 1.0)?;
+    let zero = b.zeros(&Aval::new(av.shape, av.dtype))?;
+    select(b, pred, zero, one)
+}
+
+fn with_op(s: &ScatterParams, op: ScatterOp) -> Primitive {
+    let mut s = s.clone();
+    s.op = op;
+    Primitive::Scatter(Box::new(s))
+}
+
+/// The gather that reads back, for every update element, the operand
+/// element a scatter with `s` writes it to (the transpose of scatter-add).
+fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> Primitive {
+    let d = &s.dims;
+    let mut window = d.update_window_dims.iter();
+    let slice_sizes = (0..x.ndim())
+        .map(|a| {
+            if d.inserted_window_dims.contains(&a) || d.operand_batching_dims.contains(&a) {
+                1
+            } else {
+                window
+                    .next()
+                    .and_then(|&w| u.shape.get(w).copied())
+                    .unwrap_or(1)
+            }
+        })
+        .collect();
+    Primitive::Gather(Box::new(GatherParams {
+        dims: GatherDims {
+            offset_dims: d.update_window_dims.clone(),
+            collapsed_slice_dims: d.inserted_window_dims.clone(),
+            start_index_map: d.scatter_dims_to_operand_dims.clone(),
+            operand_batching_dims: d.operand_batching_dims.clone(),
+            start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
+        },
+        slice_sizes,
+        indices_are_sorted: s.indices_are_sorted,
+        unique_indices: s.unique_indices,
+        mode: s.mode,
+        fill_value: Some(Scalar::Float(0.0)),
+    }))
+}
+
+/// The scatter-add that accumulates a gather's cotangent into the operand.
+fn inverse_scatter_add(g: &GatherParams) -> Primitive {
+    let d = &g.dims;
+    Primitive::Scatter(Box::new(ScatterParams {
+        op: ScatterOp::Add,
+        dims: ScatterDims {
+            update_window_dims: d.offset_dims.clone(),
+            inserted_window_dims: d.collapsed_slice_dims.clone(),
+            scatter_dims_to_operand_dims: d.start_index_map.clone(),
+            operand_batching_dims: d.operand_batching_dims.clone(),
+            scatter_indices_batching_dims: d.start_indices_batching_dims.clone(),
+        },
+        indices_are_sorted: g.indices_are_sorted,
+        unique_indices: g.unique_indices,
+        mode: g.mode,
+    }))
+}
+
+type JvpOut = Result<(Vec<Atom>, Vec<Option<Atom>>)>;
+
+fn three<T: Clone>(p: &Primitive, xs: &[T]) -> Result<(T, T, T)> {
+    match xs {
+        [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
+        _ => Err(Error::Arity {
+            prim: p.name(),
+            expected: 3,
+            got: xs.len(),
+        }),
+    }
+}
+
+fn wrong_rule(p: &Primitive) -> Error {
+    Error::InvalidArgument(format!(
+        "{}: dispatched to the gather family's rule",
+        p.name()
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// jvp
+
+/// `gather` is linear in the operand; the tangent of a filled window is 0.
+pub fn jvp_gather(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Gather(g) = p else {
+        return Err(wrong_rule(p));
+    };
+    let ([x, i], [tx, _]) = (xs, ts) else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: xs.len(),
+        });
+    };
+    let z = emit(b, p.clone(), vec![x.clone(), i.clone()])?;
+    let Some(tx) = tx.clone().filter(|_| is_float(b, &z).unwrap_or(false)) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let mut gt = (**g).clone();
+    gt.fill_value = Some(Scalar::Float(0.0));
+    let t = emit(b, Primitive::Gather(Box::new(gt)), vec![tx, i.clone()])?;
+    Ok((vec![z], vec![Some(t)]))
+}
+
+/// Tangents of the scatter family (as JAX defines them): scatter-add is
+/// linear; scatter with unique indices is linear, otherwise the winning
+/// update of each position is found by scattering ids and its tangent is
+/// added where it won; scatter-mul is linear in the operand and (unique
+/// indices only) `x * scatter_add(0, t_u)` in the updates; scatter-min/max
+/// average the tangents of every value equal to the result.
+pub fn jvp_scatter(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Scatter(s) = p else {
+        return Err(wrong_rule(p));
+    };
+    let (x, i, u) = three(p, xs)?;
+    let (tx, _, tu) = three(p, ts)?;
+    let z = emit(b, p.clone(), vec![x.clone(), i.clone(), u.clone()])?;
+    if !is_float(b, &z)? || (tx.is_none() && tu.is_none()) {
+        return Ok((vec![z], vec![None]));
+    }
+    let t = match s.op {
+        ScatterOp::Add => {
+            let tx = tangent_or_zeros(b, tx, &x)?;
+            let tu = tangent_or_zeros(b, tu, &u)?;
+            emit(b, p.clone(), vec![tx, i, tu])?
+        }
+        ScatterOp::Set if s.unique_indices => {
+            let tx = tangent_or_zeros(b, tx, &x)?;
+            let tu = tangent_or_zeros(b, tu, &u)?;
+            emit(b, p.clone(), vec![tx, i, tu])?
+        }
+        ScatterOp::Set => jvp_scatter_set(s, b, &x, &i, &u, tx, tu)?,
+        ScatterOp::Mul => {
+            let mut t = None;
+            if let Some(tx) = tx {
+                t = Some(emit(b, p.clone(), vec![tx, i.clone(), u.clone()])?);
+            }
+            if let Some(tu) = tu {
+                if !s.unique_indices {
+                    return Err(Error::NotImplemented(
+                        "scatter-mul gradients with respect to the updates are only implemented \
+                         if unique_indices=True"
+                            .into(),
+                    ));
+                }
+                let zx = zeros_like(b, &x)?;
+                let spread = emit(b, with_op(s, ScatterOp::Add), vec![zx, i, tu])?;
+                let tu_out = b.binary(super::BinaryOp::Mul, x, spread)?;
+                t = super::jvp::add_opt(b, t, Some(tu_out))?;
+            }
+            t.ok_or_else(|| wrong_rule(p))?
+        }
+        ScatterOp::Min | ScatterOp::Max => jvp_scatter_extremal(s, b, &x, &i, &u, &z, tx, tu)?,
+    };
+    Ok((vec![z], vec![Some(t)]))
+}
+
+fn tangent_or_zeros(b: &mut Builder, t: Option<Atom>, like: &Atom) -> Result<Atom> {
+    match t {
+        Some(t) => Ok(t),
+        None => zeros_like(b, like),
+    }
+}
+
+/// scatter with possibly repeated indices: the tangent of a position is the
+/// tangent of the update that won it (the kernel lets the last update in
+/// row-major order win), found by scattering update ids and gathering them
+/// back; untouched positions keep the operand's tangent.
+fn jvp_scatter_set(
+    s: &ScatterParams,
+    b: &mut Builder,
+    x: &Atom,
+    i: &Atom,
+    u: &Atom,
+    tx: Option<Atom>,
+    tu: Option<Atom>,
+) -> Result<Atom> {
+    let xa = b.aval(x)?;
+    let ua = b.aval(u)?;
+    let ids_shape: Vec<usize> = ua
+        .shape
+        .iter()
+        .enumerate()
+        .map(|(a, &n)| {
+            if s.dims.update_window_dims.contains(&a) {
+                1
+            } else {
+                n
+            }
+        })
+        .collect();
+    let num_ids = crate::array::checked_size(&ids_shape)?;
+    if i32::try_from(num_ids).is_err() {
+        return Err(Error::Overflow {
+            what: "scatter jvp",
+            detail: format!("{num_ids} update positions"),
+        });
+    }
+    let iota = emit(
+        b,
+        Primitive::Iota {
+            dtype: DType::I32,
+            shape: vec![num_ids],
+            dimension: 0,
+        },
+        vec![],
+    )?;
+    let ids = emit(
+        b,
+        Primitive::Reshape {
+            new_sizes: ids_shape.clone(),
+        },
+        vec![iota],
+    )?;
+    let ids = b.binary(super::BinaryOp::Add, ids, Builder::lit(DType::I32, 1.0))?;
+    let ids = emit(
+        b,
+        Primitive::BroadcastInDim {
+            shape: ua.shape.clone(),
+            broadcast_dimensions: (0..ua.ndim()).collect(),
+        },
+        vec![ids],
+    )?;
+    let zero_ids = b.zeros(&Aval::new(xa.shape.clone(), DType::I32))?;
+    let scattered = emit(
+        b,
+        with_op(s, ScatterOp::Set),
+        vec![zero_ids, i.clone(), ids.clone()],
+    )?;
+    let back = emit(
+        b,
+        inverse_gather(s, &xa, &ua),
+        vec![scattered.clone(), i.clone()],
+    )?;
+    let untouched = eq(b, scattered, Builder::lit(DType::I32, 0.0))?;
+    let won = eq(b, ids, back)?;
+    let tx = tangent_or_zeros(b, tx, x)?;
+    let tu = tangent_or_zeros(b, tu, u)?;
+    let zx = zeros_like(b, x)?;
+    let zu = zeros_like(b, u)?;
+    let kept = select(b, untouched, zx, tx)?;
+    let winners = select(b, won, zu, tu)?;
+    emit(
+        b,
+        with_op(s, ScatterOp::Add),
+        vec![kept, i.clone(), winners],
+    )
+}
+
+/// scatter-min/max: at each position, the tangents of the operand and of
+/// every update equal to the result, averaged.
+#[allow(clippy::too_many_arguments)]
+fn jvp_scatter_extremal(
+    s: &ScatterParams,
+    b: &mut Builder,
+    x: &Atom,
+    i: &Atom,
+    u: &Atom,
+    z: &Atom,
+    tx: Option<Atom>,
+    tu: Option<Atom>,
+) -> Result<Atom> {
+    let xa = b.aval(x)?;
+    let ua = b.aval(u)?;
+    let at_target = emit(b, inverse_gather(s, &xa, &ua), vec![z.clone(), i.clone()])?;
+    let won = eq(b, u.clone(), at_target)?;
+    let won = mask_to(b, won, u)?;
+    let kept = eq(b, x.clone(), z.clone())?;
+    let kept = mask_to(b, kept, x)?;
+    let add = with_op(s, ScatterOp::Add);
+    let count = emit(b, add.clone(), vec![kept.clone(), i.clone(), won.clone()])?;
+    let tx = tangent_or_zeros(b, tx, x)?;
+    let tu = tangent_or_zeros(b, tu, u)?;
+    let tx = b.binary(super::BinaryOp::Mul, kept, tx)?;
+    let tu = b.binary(super::BinaryOp::Mul, won, tu)?;
+    let total = emit(b, add, vec![tx, i.clone(), tu])?;
+    b.binary(super::BinaryOp::Div, total, count)
+}
+
+// ---------------------------------------------------------------------------
+// transpose
+
+type TOut = Result<Vec<Option<Atom>>>;
+
+fn known_indices(p: &Primitive, op: &Operand) -> Result<Atom> {
+    match op {
+        Operand::Known(a) => Ok(a.clone()),
+        Operand::Linear(_) => Err(super::transpose::not_linear_error(
+            p.name(),
+            "the indices are not linear",
+        )),
+    }
+}
+
+fn single(p: &Primitive, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    match cts {
+        [c] => Ok(c.clone()),
+        _ => Err(Error::Arity {
+            prim: p.name(),
+            expected: 1,
+            got: cts.len(),
+        }),
+    }
+}
+
+fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
+    match op {
+        Operand::Linear(a) => Ok(a.clone()),
+        Operand::Known(x) => b.aval(x),
+    }
+}
+
+/// `gather`ᵀ: scatter-add of the cotangent into zeros.
+pub fn t_gather(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Gather(g) = p else {
+        return Err(wrong_rule(p));
+    };
+    let [x, i] = ops else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ops.len(),
+        });
+    };
+    let i = known_indices(p, i)?;
+    let Some(ct) = single(p, cts)? else {
+        return Ok(vec![None, None]);
+    };
+    if !x.is_linear() {
+        return Ok(vec![None, None]);
+    }
+    let xa = operand_aval(b, x)?;
+    let zeros = b.zeros(&Aval::new(xa.shape, xa.dtype))?;
+    let r = emit(b, inverse_scatter_add(g), vec![zeros, i, ct])?;
+    Ok(vec![Some(r), None])
+}
+
+/// Transposes of the linear scatters: scatter-add (identity for the
+/// operand, a gather for the updates), scatter with unique indices (the
+/// operand keeps the cotangent where nothing was written), scatter-mul in
+/// its operand.
+pub fn t_scatter(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
+    let Primitive::Scatter(s) = p else {
+        return Err(wrong_rule(p));
+    };
+    let (x, i, u) = three(p, ops)?;
+    let i = known_indices(p, &i)?;
+    let Some(ct) = single(p, cts)? else {
+        return Ok(vec![None, None, None]);
+    };
+    let xa = operand_aval(b, &x)?;
+    let ua = operand_aval(b, &u)?;
+    let gather_u = |b: &mut Builder, ct: Atom| -> Result<Option<Atom>> {
+        if u.is_linear() {
+            Ok(Some(emit(
+                b,
+                inverse_gather(s, &xa, &ua),
+                vec![ct, i.clone()],
+            )?))
+        } else {
+            Ok(None)
+        }
+    };
+    match s.op {
+        ScatterOp::Add => {
+            let cu = gather_u(b, ct.clone())?;
+            let cx = x.is_linear().then_some(ct);
+            Ok(vec![cx, None, cu])
+        }
+        ScatterOp::Set => {
+            if !s.unique_indices {
+                return Err(Error::NotImplemented(
+                    "scatter transpose is only implemented where unique_indices=True".into(),
+                ));
+            }
+            let cu = gather_u(b, ct.clone())?;
+            let cx = if x.is_linear() {
+                let zu = b.zeros(&Aval::new(ua.shape.clone(), ua.dtype))?;
+                Some(emit(b, p.clone(), vec![ct, i.clone(), zu])?)
+            } else {
+                None
+            };
+            Ok(vec![cx, None, cu])
+        }
+        ScatterOp::Mul => {
+            let Operand::Known(uk) = &u else {
+                return Err(super::transpose::not_linear_error(
+                    p.name(),
+                    "scatter-mul is not linear in its updates",
+                ));
+            };
+            let cx = if x.is_linear() {
+                Some(emit(b, p.clone(), vec![ct, i.clone(), uk.clone()])?)
+            } else {
+                None
+            };
+            Ok(vec![cx, None, None])
+        }
+        ScatterOp::Min | ScatterOp::Max => Err(super::transpose::not_linear_error(
+            p.name(),
+            "min/max scatters are not linear",
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// batch
+
+type Batched = (Vec<Atom>, Vec<Option<usize>>);
+
+fn bump(v: &[usize]) -> Vec<usize> {
+    v.iter().map(|d| d.saturating_add(1)).collect()
+}
+
+fn front(v: &[usize]) -> Vec<usize> {
+    let mut out = vec![0];
+    out.extend(bump(v));
+    out
+}
+
+fn to_front(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
+    match d {
+        Some(d) => super::batch::move_axis(b, x.clone(), d, 0),
+        None => super::batch::add_batch_axis(b, x.clone(), n, 0),
+    }
+}
+
+/// `gather` under vmap: a batched operand alone gains a leading window dim
+/// of the full batch size; batched indices alone gain a leading batch dim;
+/// both batched become a pair of batching dims.
+pub fn batch_gather(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Gather(g) = p else {
+        return Err(wrong_rule(p));
+    };
+    let ([x, i], [dx, di]) = (ins, dims) else {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    let d = &g.dims;
+    let mut ng = (**g).clone();
+    let (x, i) = match (dx, di) {
+        (None, None) => {
+            let out = emit(b, p.clone(), ins.to_vec())?;
+            return Ok((vec![out], vec![None]));
+        }
+        (Some(_), None) => {
+            ng.dims = GatherDims {
+                offset_dims: front(&d.offset_dims),
+                collapsed_slice_dims: bump(&d.collapsed_slice_dims),
+                start_index_map: bump(&d.start_index_map),
+                operand_batching_dims: bump(&d.operand_batching_dims),
+                start_indices_batching_dims: d.start_indices_batching_dims.clone(),
+            };
+            ng.slice_sizes.insert(0, n);
+            (to_front(b, x, *dx, n)?, i.clone())
+        }
+        (None, Some(_)) => {
+            ng.dims = GatherDims {
+                offset_dims: bump(&d.offset_dims),
+                collapsed_slice_dims: d.collapsed_slice_dims.clone(),
+                start_index_map: d.start_index_map.clone(),
+                operand_batching_dims: d.operand_batching_dims.clone(),
+                start_indices_batching_dims: bump(&d.start_indices_batching_dims),
+            };
+            (x.clone(), to_front(b, i, *di, n)?)
+        }
+        (Some(_), Some(_)) => {
+            ng.dims = GatherDims {
+                offset_dims: bump(&d.offset_dims),
+                collapsed_slice_dims: bump(&d.collapsed_slice_dims),
+                start_index_map: bump(&d.start_index_map),
+                operand_batching_dims: front(&d.operand_batching_dims),
+                start_indices_batching_dims: front(&d.start_indices_batching_dims),
+            };
+            ng.slice_sizes.insert(0, 1);
+            (to_front(b, x, *dx, n)?, to_front(b, i, *di, n)?)
+        }
+    };
+    let out = emit(b, Primitive::Gather(Box::new(ng)), vec![x, i])?;
+    Ok((vec![out], vec![Some(0)]))
+}
+
+/// The scatters under vmap: the operand (and updates) carry the mapped axis
+/// first; unbatched indices make it a leading window dim, batched indices a
+/// pair of batching dims.
+pub fn batch_scatter(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Scatter(s) = p else {
+        return Err(wrong_rule(p));
+    };
+    let (x, i, u) = three(p, ins)?;
+    let (dx, di, du) = three(p, dims)?;
+    if dx.is_none() && di.is_none() && du.is_none() {
+        let out = emit(b, p.clone(), ins.to_vec())?;
+        return Ok((vec![out], vec![None]));
+    }
+    let d = &s.dims;
+    let mut ns = (**s).clone();
+    let x = to_front(b, &x, dx, n)?;
+    let u = to_front(b, &u, du, n)?;
+    let i = match di {
+        None => {
+            ns.dims = ScatterDims {
+                update_window_dims: front(&d.update_window_dims),
+                inserted_window_dims: bump(&d.inserted_window_dims),
+                scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
+                operand_batching_dims: bump(&d.operand_batching_dims),
+                scatter_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
+            };
+            i
+        }
+        Some(_) => {
+            ns.dims = ScatterDims {
+                update_window_dims: bump(&d.update_window_dims),
+                inserted_window_dims: bump(&d.inserted_window_dims),
+                scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
+                operand_batching_dims: front(&d.operand_batching_dims),
+                scatter_indices_batching_dims: front(&d.scatter_indices_batching_dims),
+            };
+            to_front(b, &i, di, n)?
+        }
+    };
+    let out = emit(b, Primitive::Scatter(Box::new(ns)), vec![x, i, u])?;
+    Ok((vec![out], vec![Some(0)]))
+}
+
+/// Per-example start indices of `dynamic_slice` / `dynamic_update_slice`
+/// (the operand mapped axis first): one `[n, rank]` index array of the
+/// first index's dtype.
+pub(crate) fn stacked_starts(
+    b: &mut Builder,
+    idx: &[Atom],
+    didx: &[Option<usize>],
+    n: usize,
+) -> Result<Atom> {
+    let dtype = match idx.first() {
+        Some(a) => b.aval(a)?.dtype,
+        None => DType::I32,
+    };
+    let mut cols = Vec::with_capacity(idx.len());
+    for (a, d) in idx.iter().zip(didx) {
+        let mut a = a.clone();
+        if b.aval(&a)?.dtype != dtype {
+            a = emit(
+                b,
+                Primitive::ConvertElementType {
+                    new_dtype: dtype,
+                    weak_type: false,
+                },
+                vec![a],
+            )?;
+        }
+        let col = match d {
+            Some(_) => emit(
+                b,
+                Primitive::BroadcastInDim {
+                    shape: vec![n, 1],
+                    broadcast_dimensions: vec![0],
+                },
+                vec![a],
+            )?,
+            None => emit(
+                b,
+                Primitive::BroadcastInDim {
+                    shape: vec![n, 1],
+                    broadcast_dimensions: vec![],
+                },
+                vec![a],
+            )?,
+        };
+        cols.push(col);
+    }
+    if cols.is_empty() {
+        return b.zeros(&Aval::new(vec![n, 0], dtype));
+    }
+    if cols.len() == 1 {
+        return cols
+            .pop()
+            .ok_or_else(|| Error::InvalidArgument("no start index".into()));
+    }
+    emit(b, Primitive::Concatenate { dimension: 1 }, cols)
+}
+
+/// The gather that `dynamic_slice` with per-example starts becomes: operand
+/// `[n, ...]`, indices `[n, rank]`, one batching dim pair, clamped starts.
+pub(crate) fn dynamic_slice_gather(slice_sizes: &[usize]) -> Primitive {
+    let rank = slice_sizes.len();
+    let mut sizes = vec![1];
+    sizes.extend_from_slice(slice_sizes);
+    Primitive::Gather(Box::new(GatherParams {
+        dims: GatherDims {
+            offset_dims: (1..=rank).collect(),
+            collapsed_slice_dims: vec![],
+            start_index_map: (1..=rank).collect(),
+            operand_batching_dims: vec![0],
+            start_indices_batching_dims: vec![0],
+        },
+        slice_sizes: sizes,
+        indices_are_sorted: true,
+        unique_indices: true,
+        mode: Mode::Clip,
+        fill_value: None,
+    }))
+}
+
+/// The scatter that `dynamic_update_slice` with per-example starts becomes.
+pub(crate) fn dynamic_update_slice_scatter(rank: usize) -> Primitive {
+    Primitive::Scatter(Box::new(ScatterParams {
+        op: ScatterOp::Set,
+        dims: ScatterDims {
+            update_window_dims: (1..=rank).collect(),
+            inserted_window_dims: vec![],
+            scatter_dims_to_operand_dims: (1..=rank).collect(),
+            operand_batching_dims: vec![0],
+            scatter_indices_batching_dims: vec![0],
+        },
+        indices_are_sorted: true,
+        unique_indices: true,
+        mode: Mode::Clip,
+    }))
+}
+
+/// Used by the kernel: whether the mode clamps starts for a gather.
+pub(crate) fn gather_clamps(g: &GatherParams) -> bool {
+    g.mode.clamps(true)
+}
+
+/// Used by the kernel: whether the mode clamps starts for a scatter.
+pub(crate) fn scatter_clamps(s: &ScatterParams) -> bool {
+    s.mode.clamps(false)
+}
