@@ -336,3 +336,14 @@ def test_tracer_isinstance_array_and_unhashable():
 def test_invalid_argument_type():
     with pytest.raises(TypeError, match="not a valid JAX type"):
         jax.jit(lambda x: x)("hello")
+
+
+def test_jit_outputs_with_none_and_empty_containers_hit_the_fast_path_twice():
+    import microjax_rs as jax
+    import microjax_rs.numpy as jnp
+
+    f = jax.jit(lambda x: (x, (), None, [x], {"a": ()}))
+    for _ in range(3):
+        out = f(jnp.ones(2))
+        assert out[1] == () and out[2] is None and out[4] == {"a": ()}
+        assert float(out[3][0][0]) == 1.0

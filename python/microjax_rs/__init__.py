@@ -65,6 +65,8 @@ from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
+from . import debug, experimental  # noqa: E402
+from ._callback import pure_callback  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
 from . import random  # noqa: E402
@@ -78,6 +80,5 @@ __all__ = [
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
     "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
-    "process_index",
-    "linear_transpose", "checkpoint", "remat", "random",
+    "process_index", "random", "pure_callback", "debug", "experimental", "export",
 ]

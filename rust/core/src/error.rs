@@ -58,6 +58,10 @@ pub enum Error {
         col: usize,
         msg: String,
     },
+    /// A host callback failed (the binding re-raises the callback's own
+    /// exception).
+    #[error("host callback failed: {0}")]
+    HostCallback(String),
     /// The bytes of an exported program are malformed (`offset` into them).
     #[error("malformed exported program at byte {offset}: {msg}")]
     Format { offset: usize, msg: String },

@@ -236,6 +236,13 @@ impl Program {
         determinism: Determinism,
         metadata: &str,
     ) -> Result<Vec<u8>> {
+        if crate::prims::callback::holds_callback(&prog.jaxpr) {
+            return Err(Error::Unsupported(
+                "export: the program calls back into the host (pure_callback, io_callback or \
+                 debug.print); such programs cannot be exported"
+                    .into(),
+            ));
+        }
         let len = |n: usize| -> Result<[u8; 8]> {
             u64::try_from(n)
                 .map(u64::to_le_bytes)

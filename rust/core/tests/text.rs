@@ -383,6 +383,16 @@ fn canonical_round_trip_every_primitive() {
     let mut covered: Vec<&str> = Vec::new();
     let mut count = 0;
     for prim in Primitive::examples() {
+        if matches!(prim, Primitive::Callback(_)) {
+            // Host functions have no text form: printing works, parsing refuses.
+            let mut b = Builder::new();
+            let outs = b.add_eqn(prim.clone(), Vec::new(), None).unwrap();
+            let j = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+            let text = microjax::ir::canonical::canonical(&j);
+            assert!(microjax::ir::canonical::parse(&text, &Default::default()).is_err());
+            covered.push(prim.name());
+            continue;
+        }
         for &d in &dtypes {
             let Some(ins) = candidate_operands(d)
                 .into_iter()

@@ -9,6 +9,7 @@
 //! errors go through [`to_pyerr`].
 
 mod array;
+mod callback;
 mod dtypes;
 mod globals;
 mod ir;
@@ -41,6 +42,9 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Limit(_) => PyValueError::new_err(msg),
         E::RuleMissing { .. } | E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
+        // The callback's own exception, unchanged, when it raised one.
+        E::HostCallback(_) => callback::take_pending_error()
+            .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(msg)),
     }
 }
 
@@ -63,6 +67,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ir::PyBuilder>()?;
     m.add_class::<ir::PyClosedJaxpr>()?;
     m.add_class::<jit::JitFunction>()?;
+    m.add_class::<callback::PyHostCallback>()?;
     m.add_function(wrap_pyfunction!(array::from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(array::scalar, m)?)?;
     m.add_function(wrap_pyfunction!(array::full, m)?)?;

@@ -73,6 +73,9 @@ pub(crate) fn py_to_param(obj: &Bound<'_, PyAny>) -> PyResult<Param> {
     if let Some(j) = jaxpr_handle(obj) {
         return Ok(Param::Jaxpr(j));
     }
+    if let Ok(c) = obj.cast::<crate::callback::PyHostCallback>() {
+        return Ok(Param::Callback(c.get().inner.clone()));
+    }
     let py = obj.py();
     if obj.is_instance(np_dtype_type(py)?)? || is_type_object(obj) {
         return Ok(Param::DType(dtype_from_py(obj)?));
@@ -112,6 +115,9 @@ pub(crate) fn param_to_py<'py>(py: Python<'py>, p: &Param) -> PyResult<Bound<'py
             PyTuple::new(py, items)?.into_any()
         }
         Param::Jaxpr(j) => Bound::new(py, PyClosedJaxpr { inner: j.clone() })?.into_any(),
+        Param::Callback(c) => {
+            Bound::new(py, crate::callback::PyHostCallback { inner: c.clone() })?.into_any()
+        }
     })
 }
 

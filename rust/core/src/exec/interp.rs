@@ -178,6 +178,10 @@ fn run(
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
                 crate::prims::control::eval(c, &ins)?
             }
+            Primitive::Callback(c) => {
+                let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
+                crate::prims::callback::eval(c, &ins)?
+            }
             prim => {
                 let c = &mut cursor;
                 let raw = match eqn.inputs.as_slice() {

@@ -253,6 +253,10 @@ fn write_param(out: &mut String, p: &Param, indent: usize) {
             }
             out.push(']');
         }
+        // Not representable as text: the parser rejects the word.
+        Param::Callback(c) => {
+            let _ = write!(out, "host_callback_{:?}", c.0.name());
+        }
         Param::Jaxpr(cj) => {
             write_jaxpr(out, &cj.jaxpr, indent);
             if !cj.consts.is_empty() {

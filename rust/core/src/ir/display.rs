@@ -302,6 +302,7 @@ fn fmt_param(
             fmt_tuple(&items)
         }
         Param::Jaxpr(j) => fmt_jaxpr(&j.jaxpr, namer, indent, col),
+        Param::Callback(c) => format!("<function {}>", c.0.name()),
     }
 }
 

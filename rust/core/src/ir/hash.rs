@@ -291,5 +291,10 @@ fn hash_param(h: &mut Fnv64, p: &Param) {
             h.u8(8);
             hash_closed(h, cj, None);
         }
+        // Host functions are equal by identity: hash their address.
+        Param::Callback(c) => {
+            h.u8(9);
+            h.u64(std::sync::Arc::as_ptr(&c.0).cast::<u8>() as usize as u64);
+        }
     }
 }

@@ -52,6 +52,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => call,
         Primitive::Custom(_) => super::custom::batch_rule,
         Primitive::Control(_) => control,
+        Primitive::Callback(_) => callback,
         Primitive::Sort(_) => super::sort::batch_rule,
         Primitive::Collective(_) => super::collective::batch_rule,
         Primitive::Threefry2x32 => super::random::batch,
@@ -854,4 +855,18 @@ fn control(
         return Err(bad(p, "wrong rule"));
     };
     super::control::batching::batch(c, b, ins, dims, n)
+}
+
+/// Host callbacks (`prims::callback`).
+fn callback(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let Primitive::Callback(c) = p else {
+        return Err(bad(p, "wrong rule"));
+    };
+    super::callback::batch(c, b, ins, dims, n)
 }

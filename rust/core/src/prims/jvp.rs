@@ -60,6 +60,7 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => jvp_call,
         Primitive::Custom(_) => super::custom::jvp_rule,
         Primitive::Control(_) => jvp_control,
+        Primitive::Callback(_) => jvp_callback,
         Primitive::Sort(_) => super::sort::jvp_rule,
         Primitive::Collective(_) => super::collective::jvp_rule,
         Primitive::Threefry2x32 => jvp_zero,
@@ -939,4 +940,12 @@ fn jvp_control(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>])
         return Err(wrong_rule(p));
     };
     super::control::ad::jvp(c, b, xs, ts)
+}
+
+/// Host callbacks (`prims::callback`).
+fn jvp_callback(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::Callback(c) = p else {
+        return Err(wrong_rule(p));
+    };
+    super::callback::jvp(c, b, xs, ts)
 }

@@ -193,6 +193,13 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         },
         Primitive::Custom(c) => return custom_call(c, args, multi),
         Primitive::Control(c) => return control_call(c, args, multi),
+        Primitive::Callback(c) => {
+            let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
+            return super::callback::eval(c, &owned)?
+                .into_iter()
+                .map(|a| Ok(Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone())))
+                .collect();
+        }
         Primitive::Sort(op) => {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }

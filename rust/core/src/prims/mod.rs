@@ -13,6 +13,7 @@
 //! binding all share.
 
 pub mod batch;
+pub mod callback;
 pub mod collective;
 pub mod control;
 pub mod custom;
@@ -343,6 +344,8 @@ pub enum Primitive {
     Custom(custom::CustomCall),
     /// Control flow (`cond`, `while`, `scan`).
     Control(control::ControlFlow),
+    /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`).
+    Callback(callback::Callback),
     /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
     Sort(sort::SortOp),
     /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
@@ -389,6 +392,7 @@ impl Primitive {
             Primitive::Sort(op) => op.name(),
             Primitive::Collective(c) => c.name(),
             Primitive::Threefry2x32 => "threefry2x32",
+            Primitive::Callback(c) => c.name(),
         }
     }
 
@@ -428,6 +432,7 @@ impl Primitive {
                 jaxpr.jaxpr.effect()
             }
             Primitive::Control(c) => c.effect(),
+            Primitive::Callback(c) => c.effect(),
             _ => crate::ir::Effect::None,
         }
     }
@@ -440,6 +445,7 @@ impl Primitive {
                 | Primitive::Checkpoint { .. }
                 | Primitive::Custom(_)
                 | Primitive::Control(_)
+                | Primitive::Callback(_)
                 | Primitive::Threefry2x32
         ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
             || matches!(self, Primitive::Collective(c) if c.multiple_results())
@@ -489,6 +495,9 @@ impl Primitive {
             "cond",
             "while",
             "scan",
+            "pure_callback",
+            "io_callback",
+            "debug_callback",
             "threefry2x32",
         ]);
         names.extend(sort::SortOp::NAMES);
@@ -598,6 +607,7 @@ impl Primitive {
             }),
         ]);
         out.extend(control::examples().into_iter().map(Primitive::Control));
+        out.extend(callback::examples().into_iter().map(Primitive::Callback));
         out.extend(sort::SortOp::examples());
         out.extend(
             collective::Collective::examples()

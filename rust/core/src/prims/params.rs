@@ -22,6 +22,8 @@ pub enum Param {
     Ints(Vec<i64>),
     Tuple(Vec<Param>),
     Jaxpr(Arc<ClosedJaxpr>),
+    /// A host function (`pure_callback`'s `callback`); not printable as text.
+    Callback(super::callback::HostCallback),
 }
 
 fn ints(v: &[usize]) -> Param {
@@ -143,6 +145,7 @@ impl Primitive {
             Primitive::Scatter(s) => super::gather::scatter_params(s),
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
+            Primitive::Callback(c) => c.params(),
             Primitive::Sort(op) => op.params(),
             Primitive::Collective(c) => c.params(),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
@@ -198,6 +201,9 @@ impl Primitive {
         }
         if let Some(c) = super::control::ControlFlow::from_params(name, &p)? {
             return Ok(Primitive::Control(c));
+        }
+        if let Some(c) = super::callback::Callback::from_params(name, &p)? {
+            return Ok(Primitive::Callback(c));
         }
         if let Some(prim) = super::sort::from_params(name, params)? {
             return Ok(prim);

@@ -307,6 +307,7 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
         }
         Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
         Primitive::Control(c) => super::control::abstract_eval(c, ins),
+        Primitive::Callback(c) => super::callback::abstract_eval(c, ins),
         Primitive::Sort(op) => super::sort::abstract_eval(op, ins),
         Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
         Primitive::Threefry2x32 => super::random::abstract_eval(ins),

@@ -59,6 +59,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => t_call,
         Primitive::Custom(_) => super::custom::transpose_rule,
         Primitive::Control(_) => t_control,
+        Primitive::Callback(_) => not_linear,
         Primitive::Sort(_) => super::sort::transpose_rule,
         Primitive::Collective(_) => super::collective::transpose_rule,
         Primitive::Threefry2x32 => not_linear,
