@@ -40,3 +40,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "full" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def x64():
+    """64-bit mode for one test (float64 finite-difference checks)."""
+    import microjax_rs as jax
+
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", False)

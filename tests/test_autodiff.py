@@ -1,31 +1,12 @@
 """Differentiation API against analytic derivatives and finite differences."""
 import numpy as np
 import pytest
+from fd import num_grad
 
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import core, lax
 from microjax_rs.errors import ConcretizationTypeError
-
-
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
-def num_grad(f, x, eps=1e-6):
-    x = np.asarray(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    it = np.nditer(x, flags=["multi_index"])
-    for _ in it:
-        i = it.multi_index
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (float(f(xp)) - float(f(xm))) / (2 * eps)
-    return g
 
 
 def test_seed_polynomial_first_and_second_derivative():

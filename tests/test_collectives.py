@@ -11,13 +11,6 @@ rng = np.random.default_rng(1)
 
 
 @pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
-@pytest.fixture
 def four_devices():
     jax.config.update("jax_num_cpu_devices", 4)
     yield

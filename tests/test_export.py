@@ -119,3 +119,26 @@ def test_rust_example_runs_an_exported_program(tmp_path):
     assert "output 0: f32[1,1]" in res.stdout
     assert f"{want[0, 0]:.4f}"[:5] in res.stdout
     assert "output 1: f32[1,2] = F32([8.0, -16.0])" in res.stdout
+
+
+@jax.jit
+def _module_level_jitted(x):
+    return x * 3
+
+
+def _plain(x):
+    return x + 1
+
+
+def test_jitted_functions_pickle_by_reference_or_by_value():
+    g = pickle.loads(pickle.dumps(_module_level_jitted))
+    assert g is _module_level_jitted
+    h = pickle.loads(pickle.dumps(jax.jit(_plain)))
+    np.testing.assert_allclose(np.asarray(h(jnp.ones(2))), [2.0, 2.0])
+    s = pickle.loads(pickle.dumps(jax.jit(_scaled, static_argnums=1)))
+    np.testing.assert_allclose(np.asarray(s(jnp.ones(2), 4)), [4.0, 4.0])
+    assert s._impl.static_argnums == (1,)
+
+
+def _scaled(x, n):
+    return x * n

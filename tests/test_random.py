@@ -100,13 +100,6 @@ def original_scheme():
     jax.config.update("jax_threefry_partitionable", True)
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 # ----------------------------------------------------------------------------
 # The primitive
 

@@ -326,6 +326,28 @@ class _Lowered:
         return self
 
 
+def _reduce_jitted(wrapped):
+    """`JitFunction.__reduce__`: the global name when the module attribute of
+    the function's qualified name is this very object (a decorated
+    module-level function), else a rebuild from the wrapped function."""
+    import sys
+
+    impl = wrapped._impl
+    name = getattr(impl.fun, "__qualname__", None)
+    obj = sys.modules.get(getattr(impl.fun, "__module__", None) or "")
+    for part in (name or "<lambda>").split("."):
+        obj = getattr(obj, part, None)
+    if obj is wrapped:
+        return name
+    return (_rebuild_jit, (impl.fun, impl.static_argnums, tuple(sorted(impl.static_argnames)),
+                           impl.donate_argnums))
+
+
+def _rebuild_jit(fun, static_argnums, static_argnames, donate_argnums):
+    return jit(fun, static_argnums=static_argnums or None, static_argnames=static_argnames or None,
+               donate_argnums=donate_argnums or None)
+
+
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False,
         in_shardings=None, out_shardings=None, abstracted_axes=None):

@@ -372,6 +372,15 @@ impl JitFunction {
         }
     }
 
+    /// Pickling: by reference for a module-level jitted function, else by
+    /// value (`jit(fun, ...)` again; `cloudpickle` handles lambdas).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("microjax_rs.api")?
+            .getattr("_reduce_jitted")?
+            .call1((slf,))
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let name = slf
             .getattr("__name__")

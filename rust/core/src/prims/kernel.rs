@@ -41,7 +41,7 @@ use super::{shape, Primitive};
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ir::{Aval, ClosedJaxpr};
+use crate::ir::Aval;
 use std::sync::Arc;
 
 /// Evaluates `prim` on concrete operands.
@@ -175,7 +175,9 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
             }
         },
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
-            return pjit(jaxpr, args, multi)
+            return shared_call(name, args, multi, |a| {
+                crate::exec::interp::eval_closed(jaxpr, a)
+            })
         }
         Primitive::Gather(g) => {
             let (x, i) = two(name, args)?;
@@ -191,14 +193,14 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
                 })
             }
         },
-        Primitive::Custom(c) => return custom_call(c, args, multi),
-        Primitive::Control(c) => return control_call(c, args, multi),
+        Primitive::Custom(c) => {
+            return shared_call(name, args, multi, |a| super::custom::eval(c, a))
+        }
+        Primitive::Control(c) => {
+            return shared_call(name, args, multi, |a| super::control::eval(c, a))
+        }
         Primitive::Callback(c) => {
-            let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
-            return super::callback::eval(c, &owned)?
-                .into_iter()
-                .map(|a| Ok(Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone())))
-                .collect();
+            return shared_call(name, args, multi, |a| super::callback::eval(c, a))
         }
         Primitive::Sort(op) => {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
@@ -298,19 +300,21 @@ fn two<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<(&'a HostArray,
     }
 }
 
-/// A nested call: runs the sub-jaxpr through the reference interpreter.
-/// (The interpreter itself calls `eval_closed` directly for `pjit`
-/// equations, sharing operands instead of copying them.)
-fn custom_call(
-    c: &super::custom::CustomCall,
+/// A primitive evaluated on shared values (a nested call, control flow, a
+/// host callback): the operands are shared, the results unwrapped and
+/// checked against the shape rule's avals. (The interpreter shares operands
+/// directly for these equations; this is the single-primitive path.)
+fn shared_call(
+    name: &'static str,
     args: &[&HostArray],
     out_avals: Vec<Aval>,
+    run: impl FnOnce(&[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>,
 ) -> Result<Vec<HostArray>> {
     let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
-    let outs = super::custom::eval(c, &owned)?;
+    let outs = run(&owned)?;
     if outs.len() != out_avals.len() {
         return Err(Error::Arity {
-            prim: c.name(),
+            prim: name,
             expected: out_avals.len(),
             got: outs.len(),
         });
@@ -319,50 +323,7 @@ fn custom_call(
         .zip(out_avals)
         .map(|(a, aval)| {
             let arr = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
-            finish(c.name(), aval, arr.into_buffer())
-        })
-        .collect()
-}
-
-/// Control flow through its native evaluation (`prims::control`).
-fn control_call(
-    c: &super::control::ControlFlow,
-    args: &[&HostArray],
-    out_avals: Vec<Aval>,
-) -> Result<Vec<HostArray>> {
-    let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
-    let outs = super::control::eval(c, &owned)?;
-    if outs.len() != out_avals.len() {
-        return Err(Error::Arity {
-            prim: c.name(),
-            expected: out_avals.len(),
-            got: outs.len(),
-        });
-    }
-    outs.into_iter()
-        .zip(out_avals)
-        .map(|(a, aval)| {
-            let arr = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
-            finish(c.name(), aval, arr.into_buffer())
-        })
-        .collect()
-}
-
-fn pjit(jaxpr: &ClosedJaxpr, args: &[&HostArray], out_avals: Vec<Aval>) -> Result<Vec<HostArray>> {
-    let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
-    let outs = crate::exec::interp::eval_closed(jaxpr, &owned)?;
-    if outs.len() != out_avals.len() {
-        return Err(Error::Arity {
-            prim: "pjit",
-            expected: out_avals.len(),
-            got: outs.len(),
-        });
-    }
-    outs.into_iter()
-        .zip(out_avals)
-        .map(|(a, aval)| {
-            let arr = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
-            finish("pjit", aval, arr.into_buffer())
+            finish(name, aval, arr.into_buffer())
         })
         .collect()
 }
