@@ -270,7 +270,13 @@ def _unary(lax_fn, inexact=True, name=None):
         return lax_fn(a)
 
     fn.__name__ = name or lax_fn.__name__
-    return fn
+    fast = _core.FastUnary(handle, inexact, fn)
+    fast.__name__ = fast.__qualname__ = fn.__name__
+    fast.__doc__ = f"Elementwise `{fn.__name__}` (jax.numpy.{fn.__name__}); Rust fast path for eager arrays."
+    fast.__module__ = __name__
+    fast.__wrapped__ = fn
+    fast._slow = fn
+    return fast
 
 
 sin = _unary(lax.sin)

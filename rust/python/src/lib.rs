@@ -68,6 +68,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ir::PyClosedJaxpr>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<callback::PyHostCallback>()?;
+    m.add_class::<prim::FastUnary>()?;
     m.add_function(wrap_pyfunction!(array::from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(array::scalar, m)?)?;
     m.add_function(wrap_pyfunction!(array::full, m)?)?;

@@ -328,3 +328,59 @@ impl Prim {
 pub(crate) fn primitive_names() -> Vec<&'static str> {
     Primitive::all_names()
 }
+
+/// A jnp unary function (`jnp.sin`) with its eager fast path in Rust: an
+/// `ArrayImpl` operand of an accepted dtype, with no trace active, goes
+/// straight to the kernel; anything else calls the Python function (which
+/// promotes, traces, raises). Saves the Python frame of the common case.
+#[pyclass(frozen, dict, name = "FastUnary", module = "microjax_rs")]
+pub(crate) struct FastUnary {
+    prim: Primitive,
+    float_only: bool,
+    fallback: Py<PyAny>,
+}
+
+#[pymethods]
+impl FastUnary {
+    #[new]
+    fn py_new(prim: PyRef<'_, Prim>, float_only: bool, fallback: Py<PyAny>) -> PyResult<FastUnary> {
+        if !matches!(prim.prim, Primitive::Unary(_)) {
+            return Err(PyValueError::new_err(format!(
+                "FastUnary needs an elementwise unary primitive, got {}",
+                prim.prim.name()
+            )));
+        }
+        Ok(FastUnary {
+            prim: prim.prim.clone(),
+            float_only,
+            fallback,
+        })
+    }
+
+    #[pyo3(signature = (x, /))]
+    fn __call__(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if crate::globals::no_trace() {
+            if let Ok(a) = x.cast_exact::<ArrayImpl>() {
+                let a = a.get();
+                let dtype = a.arr.dtype();
+                let accepted = if self.float_only {
+                    dtype.is_float()
+                } else {
+                    matches!(&self.prim, Primitive::Unary(op) if op.accepts(dtype))
+                };
+                if accepted && a.arr.size() <= DETACH_ELEMS {
+                    let mut outs = kernel::eval(&self.prim, &[a.arr.as_ref()]).py()?;
+                    if let (Some(h), true) = (outs.pop(), outs.is_empty()) {
+                        let out = ArrayImpl::new(Arc::new(h), a.weak);
+                        return Ok(Bound::new(py, out)?.into_any().unbind());
+                    }
+                }
+            }
+        }
+        self.fallback.call1(py, (x,))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<function {}>", self.prim.name())
+    }
+}
