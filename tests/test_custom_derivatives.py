@@ -182,3 +182,46 @@ def test_custom_gradient():
 
     assert float(jax.grad(f)(3.0)) == 10.0
     assert float(f(3.0)) == 9.0
+
+
+def test_linear_call_forward_transpose_and_transforms():
+    from fd import num_grad
+    from microjax_rs.custom_derivatives import linear_call
+
+    # y = A @ x with a hand-written transpose that counts its calls.
+    A = jnp.asarray([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    calls = []
+
+    def f(a, x):
+        return a @ x
+
+    def f_t(a, ct):
+        calls.append(1)
+        return a.T @ ct
+
+    x = jnp.asarray([0.3, -0.2, 1.0])
+    y = linear_call(f, f_t, A, x)
+    np.testing.assert_allclose(np.asarray(y), np.asarray(A) @ np.asarray(x), rtol=1e-6)
+    assert "linear_call" in str(jax.make_jaxpr(lambda x: linear_call(f, f_t, A, x))(x))
+    # reverse mode uses the transpose; forward mode applies f to tangents
+    loss = lambda x: jnp.sum(jnp.sin(linear_call(f, f_t, A, x)))
+    g = jax.grad(loss)(x)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(A).T @ np.cos(np.asarray(A) @ np.asarray(x)), rtol=1e-5)
+    assert calls, "the transpose rule was not used"
+    _, t = jax.jvp(lambda x: linear_call(f, f_t, A, x), (x,), (jnp.ones(3),))
+    np.testing.assert_allclose(np.asarray(t), np.asarray(A) @ np.ones(3), rtol=1e-6)
+    # linear_transpose gives f_t; transposing twice gives f back
+    ft = jax.linear_transpose(lambda x: linear_call(f, f_t, A, x), x)
+    ct = jnp.asarray([1.0, -2.0])
+    np.testing.assert_allclose(np.asarray(ft(ct)[0]), np.asarray(A).T @ np.asarray(ct), rtol=1e-6)
+    ftt = jax.linear_transpose(lambda c: ft(c)[0], ct)
+    np.testing.assert_allclose(np.asarray(ftt(x)[0]), np.asarray(A) @ np.asarray(x), rtol=1e-6)
+    # jit and vmap over the linear argument
+    xs = jnp.stack([x, 2 * x])
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(lambda v: linear_call(f, f_t, A, v)))(xs)),
+                               np.asarray(xs) @ np.asarray(A).T, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(loss))(xs)[1]),
+                               np.asarray(jax.grad(loss)(2 * x)), rtol=1e-5)
+    # a transpose of the wrong type is rejected
+    with pytest.raises(TypeError, match="fun_transpose"):
+        linear_call(f, lambda a, ct: ct, A, x)

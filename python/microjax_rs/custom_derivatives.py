@@ -429,3 +429,40 @@ def closure_convert(fun, *example_args):
         return tree_unflatten(out_tree, outs)
 
     return converted, list(captures)
+
+
+def linear_call(fun, fun_transpose, residual_args, linear_args):
+    """`fun(residual_args, linear_args)`, linear in `linear_args`, whose
+    transpose is `fun_transpose(residual_args, cotangent)` (JAX's
+    `custom_derivatives.linear_call`). One `linear_call` equation: forward
+    mode applies `fun` to the tangents, reverse mode and `linear_transpose`
+    call `fun_transpose`, and transposing twice gives `fun` back."""
+    from .api import ShapeDtypeStruct
+
+    res_leaves, _ = tree_flatten(residual_args)
+    lin_leaves, lin_tree = tree_flatten(linear_args)
+    leaves, in_tree = tree_flatten(((residual_args, linear_args), {}))
+    callee, out_tree, captures = trace_to_jaxpr(fun, leaves, in_tree, getattr(fun, "__name__", "linear_call"))
+    if captures:
+        raise ValueError("linear_call: `fun` must not close over traced values; pass them as residual_args")
+    outs = [ShapeDtypeStruct(s, n, w) for s, n, w in callee.out_avals()]
+    out_struct = tree_unflatten(out_tree, outs)
+    t_leaves, t_in_tree = tree_flatten(((residual_args, out_struct), {}))
+    transpose, t_out_tree, t_captures = trace_to_jaxpr(
+        fun_transpose, t_leaves, t_in_tree, getattr(fun_transpose, "__name__", "linear_call_transpose"))
+    if t_captures:
+        raise ValueError("linear_call: `fun_transpose` must not close over traced values")
+    if t_out_tree != lin_tree:
+        raise TypeError(
+            f"linear_call: fun_transpose must return the structure of linear_args ({lin_tree}), "
+            f"got {t_out_tree}")
+    want = [core.get_aval(x) for x in lin_leaves]
+    for k, ((shape, name, _), w) in enumerate(zip(transpose.out_avals(), want)):
+        if tuple(shape) != tuple(w.shape) or name != w.dtype_name:
+            raise TypeError(
+                f"linear_call: fun_transpose output {k} has type {name}{list(shape)} but the linear "
+                f"argument has type {w.dtype_name}{list(w.shape)}")
+    res = Primitive("linear_call").bind(
+        *res_leaves, *lin_leaves, callee=ClosedJaxpr(callee), transpose=ClosedJaxpr(transpose),
+        num_res=len(res_leaves), num_callee_consts=0, num_transpose_consts=0)
+    return tree_unflatten(out_tree, res)

@@ -43,6 +43,14 @@ pub enum CustomCall {
         num_res: usize,
         name: String,
     },
+    /// `linear_call(callee, transpose)(residuals..., linear...)`: evaluates
+    /// `callee`, linear in the non-residual operands; its transpose is the
+    /// same primitive with `callee` and `transpose` swapped.
+    LinearCall {
+        callee: Arc<ClosedJaxpr>,
+        transpose: Arc<ClosedJaxpr>,
+        num_res: usize,
+    },
 }
 
 const FORWARD_MODE_ERROR: &str =
@@ -54,6 +62,7 @@ impl CustomCall {
             CustomCall::Jvp { .. } => "custom_jvp_call",
             CustomCall::Vjp { .. } => "custom_vjp_call",
             CustomCall::Lin { .. } => "custom_lin",
+            CustomCall::LinearCall { .. } => "linear_call",
         }
     }
 }
@@ -85,6 +94,10 @@ pub fn abstract_eval(c: &CustomCall, ins: &[Aval]) -> Result<Vec<Aval>> {
             check_inputs(c.name(), &call.in_avals()?, ins)?;
             call.out_avals()
         }
+        CustomCall::LinearCall { callee, .. } => {
+            check_inputs("linear_call", &callee.in_avals()?, ins)?;
+            callee.out_avals()
+        }
         CustomCall::Lin { bwd, num_res, .. } => {
             // bwd: (residuals..., cotangents of the outputs...) -> input cotangents
             let bwd_in = bwd.in_avals()?;
@@ -107,6 +120,7 @@ pub fn eval(c: &CustomCall, args: &[Arc<crate::HostArray>]) -> Result<Vec<Arc<cr
         CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
             crate::exec::interp::eval_closed(call, args)
         }
+        CustomCall::LinearCall { callee, .. } => crate::exec::interp::eval_closed(callee, args),
         CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
     }
 }
@@ -182,6 +196,36 @@ pub fn jvp(
             let touts = b.add_eqn(lin, ins, None)?;
             Ok((p, touts.into_iter().map(|v| Some(Atom::Var(v))).collect()))
         }
+        CustomCall::LinearCall {
+            callee, num_res, ..
+        } => {
+            let emit = |b: &mut Builder, ins: Vec<Atom>| -> Result<Vec<Atom>> {
+                Ok(b.add_eqn(Primitive::Custom(c.clone()), ins, None)?
+                    .into_iter()
+                    .map(Atom::Var)
+                    .collect())
+            };
+            if ts.iter().take(*num_res).any(Option::is_some) {
+                return Err(Error::Unsupported(
+                    "linear_call: the residual arguments cannot be differentiated".into(),
+                ));
+            }
+            let prim = emit(b, xs.to_vec())?;
+            let lin_t = ts.get(*num_res..).unwrap_or_default();
+            if lin_t.iter().all(Option::is_none) {
+                let n = prim.len();
+                return Ok((prim, vec![None; n]));
+            }
+            let in_avals = callee.in_avals()?;
+            let mut ins: Vec<Atom> = xs.get(..*num_res).unwrap_or_default().to_vec();
+            ins.extend(instantiate(
+                b,
+                lin_t,
+                in_avals.get(*num_res..).unwrap_or_default(),
+            )?);
+            let tans = emit(b, ins)?;
+            Ok((prim, tans.into_iter().map(Some).collect()))
+        }
         CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
     }
 }
@@ -193,6 +237,14 @@ pub fn transpose(
     cts: &[Option<Atom>],
     ops: &[Operand],
 ) -> Result<Vec<Option<Atom>>> {
+    if let CustomCall::LinearCall {
+        callee,
+        transpose,
+        num_res,
+    } = c
+    {
+        return transpose_linear_call(callee, transpose, *num_res, b, cts, ops);
+    }
     let CustomCall::Lin { bwd, num_res, .. } = c else {
         return Err(Error::Typecheck(format!(
             "cannot transpose {}: it is not linear",
@@ -221,6 +273,44 @@ pub fn transpose(
     let outs = splice(b, bwd, &ins)?;
     let mut result: Vec<Option<Atom>> = vec![None; *num_res];
     result.extend(outs.into_iter().map(Some));
+    Ok(result)
+}
+
+/// `linear_call`'s transpose: the same primitive with callee and transpose
+/// swapped, applied to the residuals and the output cotangents.
+fn transpose_linear_call(
+    callee: &Arc<ClosedJaxpr>,
+    transpose: &Arc<ClosedJaxpr>,
+    num_res: usize,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> Result<Vec<Option<Atom>>> {
+    let mut ins: Vec<Atom> = Vec::with_capacity(num_res.saturating_add(cts.len()));
+    for op in ops.iter().take(num_res) {
+        match op {
+            Operand::Known(a) => ins.push(a.clone()),
+            Operand::Linear(_) => {
+                return Err(Error::Typecheck(
+                    "linear_call: residual operands must be known".into(),
+                ))
+            }
+        }
+    }
+    for (ct, aval) in cts.iter().zip(callee.out_avals()?) {
+        ins.push(match ct {
+            Some(c) => c.clone(),
+            None => b.zeros(&aval)?,
+        });
+    }
+    let swapped = Primitive::Custom(CustomCall::LinearCall {
+        callee: transpose.clone(),
+        transpose: callee.clone(),
+        num_res,
+    });
+    let outs = b.add_eqn(swapped, ins, None)?;
+    let mut result: Vec<Option<Atom>> = vec![None; num_res];
+    result.extend(outs.into_iter().map(|v| Some(Atom::Var(v))));
     Ok(result)
 }
 
@@ -294,6 +384,23 @@ pub fn batch(
             });
             (prim, all_in_front(b, ins, dims, n)?)
         }
+        CustomCall::LinearCall {
+            callee,
+            transpose,
+            num_res,
+        } => {
+            let nin = ins.len();
+            let nout = callee.out_avals()?.len();
+            let bcallee = batch_jaxpr(callee, &at0(nin), n, &at0(nout))?;
+            let nlin = nin.saturating_sub(*num_res);
+            let btrans = batch_jaxpr(transpose, &at0(num_res.saturating_add(nout)), n, &at0(nlin))?;
+            let prim = Primitive::Custom(CustomCall::LinearCall {
+                callee: Arc::new(bcallee),
+                transpose: Arc::new(btrans),
+                num_res: *num_res,
+            });
+            (prim, all_in_front(b, ins, dims, n)?)
+        }
         CustomCall::Lin { bwd, num_res, name } => {
             let nct = bwd.in_avals()?.len();
             let nin = bwd.out_avals()?.len();
@@ -358,6 +465,17 @@ impl CustomCall {
                 ("bwd_jaxpr", Param::Jaxpr(bwd.clone())),
                 ("num_res", num(*num_res)),
                 ("name", Param::Str(name.clone())),
+            ],
+            CustomCall::LinearCall {
+                callee,
+                transpose,
+                num_res,
+            } => vec![
+                ("callee", Param::Jaxpr(callee.clone())),
+                ("num_callee_consts", Param::Int(0)),
+                ("num_res", num(*num_res)),
+                ("num_transpose_consts", Param::Int(0)),
+                ("transpose", Param::Jaxpr(transpose.clone())),
             ],
             CustomCall::Lin { bwd, num_res, name } => vec![
                 ("bwd_jaxpr", Param::Jaxpr(bwd.clone())),

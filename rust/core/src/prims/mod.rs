@@ -492,6 +492,7 @@ impl Primitive {
             "custom_jvp_call",
             "custom_vjp_call",
             "custom_lin",
+            "linear_call",
             "cond",
             "while",
             "scan",
@@ -601,9 +602,14 @@ impl Primitive {
                 name: String::new(),
             }),
             Primitive::Custom(custom::CustomCall::Lin {
-                bwd: empty,
+                bwd: empty.clone(),
                 num_res: 0,
                 name: String::new(),
+            }),
+            Primitive::Custom(custom::CustomCall::LinearCall {
+                callee: empty.clone(),
+                transpose: empty,
+                num_res: 0,
             }),
         ]);
         out.extend(control::examples().into_iter().map(Primitive::Control));

@@ -302,6 +302,11 @@ impl Primitive {
                 num_res: p.dim("num_res")?,
                 name: p.opt_str("name")?.unwrap_or_default(),
             }),
+            "linear_call" => Primitive::Custom(super::custom::CustomCall::LinearCall {
+                callee: p.jaxpr("callee")?,
+                transpose: p.jaxpr("transpose")?,
+                num_res: p.dim("num_res")?,
+            }),
             "custom_lin" => Primitive::Custom(super::custom::CustomCall::Lin {
                 bwd: p.jaxpr("bwd_jaxpr")?,
                 num_res: p.dim("num_res")?,
