@@ -95,6 +95,7 @@ class ADTrace(StagingTrace):
         v = t._var
         if v in known:
             return known[v]
+        return _evaluate_known(self, v, _no_equation)
         todo = [v]
         while todo:
             cur = todo[-1]
@@ -257,34 +258,13 @@ class RuleTrace(ADTrace):
         return outs
 
     def known_value(self, t):
-        known = self.known
-        todo = [t._var]
-        while todo:
-            cur = todo[-1]
-            if cur in known:
-                todo.pop()
-                continue
-            if cur in self.lazy:
-                known[cur] = self.lazy[cur]()
-                todo.pop()
-                continue
-            rec = self.eqn_of.get(cur)
-            if rec is None:
-                raise _NoKnownValue()
-            prim, params, args, outvars = rec
-            missing = [a._var for a in args
-                       if type(a) is Tracer and a._trace is self and a._var not in known]
-            if missing:
-                todo.extend(missing)
-                continue
-            low = [known[a._var] if (type(a) is Tracer and a._trace is self) else a for a in args]
-            res = bind_at(self.parent, prim, low, params)
-            if not prim.multiple_results:
-                res = [res]
-            for ov, r in zip(outvars, res):
-                known[ov] = r
-            todo.pop()
-        return known[t._var]
+        return _evaluate_known(self, t._var, self._leaf_value)
+
+    def _leaf_value(self, cur):
+        """A variable with no recorded equation: a lazily given input."""
+        if cur in self.lazy:
+            return self.lazy[cur]()
+        raise _NoKnownValue()
 
     def concrete_value(self, tracer, what, error):
         try:
@@ -301,3 +281,41 @@ class RuleTrace(ADTrace):
 
 class _NoKnownValue(Exception):
     pass
+
+
+def _no_equation(var):
+    """Every perturbed tracer of an ADTrace comes from a recorded equation."""
+    raise KeyError(f"no equation records variable {var}")
+
+
+def _evaluate_known(trace, v, leaf):
+    """Known value of variable `v` of an AD-mode trace: evaluates the recorded
+    equations it depends on one level down, each at most once (memoized in
+    `trace.known`), iteratively (deep programs do not recurse). `leaf(var)`
+    gives the value of a variable without a recorded equation."""
+    known = trace.known
+    todo = [v]
+    while todo:
+        cur = todo[-1]
+        if cur in known:
+            todo.pop()
+            continue
+        rec = trace.eqn_of.get(cur)
+        if rec is None:
+            known[cur] = leaf(cur)
+            todo.pop()
+            continue
+        prim, params, args, outvars = rec
+        missing = [a._var for a in args
+                   if type(a) is Tracer and a._trace is trace and a._var not in known]
+        if missing:
+            todo.extend(missing)
+            continue
+        low = [known[a._var] if (type(a) is Tracer and a._trace is trace) else a for a in args]
+        res = bind_at(trace.parent, prim, low, params)
+        if not prim.multiple_results:
+            res = [res]
+        for ov, r in zip(outvars, res):
+            known[ov] = r
+        todo.pop()
+    return known[v]
