@@ -28,7 +28,7 @@
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::exec::interp::Prepared;
+use crate::exec::compiled::Compiled;
 use crate::ir::canonical::{
     buffer_from_le, buffer_to_le, canonical, parse_with_consts, ParseLimits,
 };
@@ -76,7 +76,7 @@ impl Default for Limits {
 /// A loaded program, ready to run.
 #[derive(Debug)]
 pub struct Program {
-    plan: Prepared,
+    plan: Compiled,
     in_avals: Vec<Aval>,
     out_avals: Vec<Aval>,
     determinism: Determinism,
@@ -349,7 +349,7 @@ impl Program {
         let in_avals = prog.in_avals()?;
         let out_avals = prog.out_avals()?;
         let program = Program {
-            plan: Prepared::new(Arc::new(prog))?,
+            plan: Compiled::new(Arc::new(prog))?,
             in_avals,
             out_avals,
             determinism,

@@ -9,7 +9,7 @@ use crate::globals::{epoch, no_trace};
 use crate::prim::{jaxpr_handle, DETACH_ELEMS};
 use crate::CoreResultExt;
 use microjax::dtype::ALL_DTYPES;
-use microjax::exec::interp;
+use microjax::exec::compiled::Compiled;
 use microjax::{DType, HostArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -168,7 +168,7 @@ impl Iterator for LeafIter<'_> {
 struct Entry {
     /// The program with its literals materialized once (steady-state runs
     /// allocate only what the kernels return).
-    plan: Arc<interp::Prepared>,
+    plan: Arc<Compiled>,
     out_weak: Vec<bool>,
     spec: OutSpec,
 }
@@ -331,7 +331,7 @@ impl JitFunction {
             push_arg_key(&mut key, a);
         }
         let entry = Arc::new(Entry {
-            plan: Arc::new(interp::Prepared::new(prog).py()?),
+            plan: Arc::new(Compiled::new(prog).py()?),
             out_weak: out_avals.iter().map(|a| a.weak_type).collect(),
             spec,
         });

@@ -1,5 +1,24 @@
-//! Executors: the reference interpreter (the oracle) and, later, the
-//! compiled CPU and CUDA executors.
+//! Executors: the reference interpreter (the oracle) and the compiled CPU
+//! executor (`jit`, exported programs and control-flow bodies run on it).
 
+pub mod compiled;
 pub mod interp;
 pub mod limits;
+
+use crate::array::HostArray;
+use crate::error::Result;
+use std::sync::Arc;
+
+/// Something that runs a closed program on shared values: the reference
+/// interpreter's [`interp::Prepared`] or a [`compiled::Compiled`] plan.
+/// Control-flow primitives run their bodies through it.
+pub trait Runner: Send + Sync {
+    /// Runs the program on `args`, returning its outputs.
+    fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>;
+}
+
+impl Runner for interp::Prepared {
+    fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        interp::Prepared::run(self, args)
+    }
+}

@@ -24,7 +24,8 @@ use super::params::{Lookup, Param, ParamList};
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::exec::interp::{eval_closed, Prepared};
+use crate::exec::interp::Prepared;
+use crate::exec::Runner;
 use crate::ir::{Aval, ClosedJaxpr, Effect, Scalar};
 use std::sync::Arc;
 
@@ -65,9 +66,9 @@ impl ControlFlow {
         }
     }
 
-    /// The sub-jaxprs' effects lift to the equation.
-    pub fn effect(&self) -> Effect {
-        let subs: Vec<&Arc<ClosedJaxpr>> = match self {
+    /// The sub-jaxprs: the branches; cond then body; the body.
+    pub fn sub_jaxprs(&self) -> Vec<&Arc<ClosedJaxpr>> {
+        match self {
             ControlFlow::Cond { branches } => branches.iter().collect(),
             ControlFlow::While {
                 cond_jaxpr,
@@ -75,8 +76,16 @@ impl ControlFlow {
                 ..
             } => vec![cond_jaxpr, body_jaxpr],
             ControlFlow::Scan(s) => vec![&s.jaxpr],
-        };
-        if subs.iter().any(|j| j.jaxpr.effect() != Effect::None) {
+        }
+    }
+
+    /// The sub-jaxprs' effects lift to the equation.
+    pub fn effect(&self) -> Effect {
+        if self
+            .sub_jaxprs()
+            .iter()
+            .any(|j| j.jaxpr.effect() != Effect::None)
+        {
             Effect::OrderedIo
         } else {
             Effect::None
@@ -341,8 +350,31 @@ fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
 
 /// Native evaluation; operands are shared, not copied.
 pub fn eval(c: &ControlFlow, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+    let bodies = c
+        .sub_jaxprs()
+        .into_iter()
+        .map(|j| Prepared::new(j.clone()))
+        .collect::<Result<Vec<_>>>()?;
+    let runners: Vec<&dyn Runner> = bodies.iter().map(|p| p as &dyn Runner).collect();
+    eval_with(c, args, &runners)
+}
+
+/// Runs `c` with its sub-jaxprs executed by `bodies`, in the order of
+/// [`ControlFlow::sub_jaxprs`] (the branches; cond then body; the body).
+pub fn eval_with(
+    c: &ControlFlow,
+    args: &[Arc<HostArray>],
+    bodies: &[&dyn Runner],
+) -> Result<Vec<Arc<HostArray>>> {
     let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
     let out_avals = abstract_eval(c, &avals)?;
+    let body = |k: usize| -> Result<&dyn Runner> {
+        bodies.get(k).copied().ok_or(Error::Arity {
+            prim: c.name(),
+            expected: k.saturating_add(1),
+            got: bodies.len(),
+        })
+    };
     match c {
         ControlFlow::Cond { branches } => {
             let (index, ops) = args.split_first().ok_or(Error::Arity {
@@ -351,20 +383,14 @@ pub fn eval(c: &ControlFlow, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArra
                 got: 0,
             })?;
             let k = clamp_index(index, branches.len())?;
-            let branch = branches.get(k).ok_or(Error::Arity {
-                prim: "cond",
-                expected: k,
-                got: branches.len(),
-            })?;
-            eval_closed(branch, ops)
+            body(k)?.run(ops)
         }
         ControlFlow::While {
-            cond_jaxpr,
-            body_jaxpr,
             cond_nconsts,
             body_nconsts,
-        } => run_while(cond_jaxpr, body_jaxpr, *cond_nconsts, *body_nconsts, args),
-        ControlFlow::Scan(s) => run_scan(s, args, &out_avals),
+            ..
+        } => run_while(body(0)?, body(1)?, *cond_nconsts, *body_nconsts, args),
+        ControlFlow::Scan(s) => run_scan(s, body(0)?, args, &out_avals),
     }
 }
 
@@ -384,15 +410,13 @@ fn truth(pred: &HostArray) -> Result<bool> {
 }
 
 fn run_while(
-    cond: &Arc<ClosedJaxpr>,
-    body: &Arc<ClosedJaxpr>,
+    cond: &dyn Runner,
+    body: &dyn Runner,
     cc: usize,
     bc: usize,
     args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let (cconsts, bconsts, init) = split3("while", args, cc, bc)?;
-    let cond = Prepared::new(cond.clone())?;
-    let body = Prepared::new(body.clone())?;
     let mut cin: Vec<Arc<HostArray>> = cconsts.to_vec();
     let mut bin: Vec<Arc<HostArray>> = bconsts.to_vec();
     let mut carry: Vec<Arc<HostArray>> = init.to_vec();
@@ -414,9 +438,13 @@ fn run_while(
     }
 }
 
-fn run_scan(s: &Scan, args: &[Arc<HostArray>], out_avals: &[Aval]) -> Result<Vec<Arc<HostArray>>> {
+fn run_scan(
+    s: &Scan,
+    body: &dyn Runner,
+    args: &[Arc<HostArray>],
+    out_avals: &[Aval],
+) -> Result<Vec<Arc<HostArray>>> {
     let (consts, init, xs) = split3("scan", args, s.num_consts, s.num_carry)?;
-    let body = Prepared::new(s.jaxpr.clone())?;
     let y_avals = out_avals.get(s.num_carry..).unwrap_or_default();
     let mut ys: Vec<Buffer> = y_avals
         .iter()

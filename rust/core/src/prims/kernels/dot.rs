@@ -16,7 +16,7 @@
 //! for `int8 x int8 -> int32` or `bf16 x bf16 -> f32`. Otherwise the product
 //! is computed in the operand type and converted.
 
-use super::common::{bad_dtype, simd, FloatElem, HalfElem, IntElem, SIMD_MIN};
+use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
 use super::structural::strided_gather;
 use crate::array::{Buffer, HostArray};
@@ -358,27 +358,110 @@ fn loop_matmul<T: Copy>(
     if l.len() != b.saturating_mul(mk) || r.len() != b.saturating_mul(kn) {
         return Err(internal("operand length"));
     }
-    let run = |out: &mut [T]| {
-        for ((ob, lb), rb) in out
-            .chunks_exact_mut(mn)
-            .zip(l.chunks_exact(mk))
-            .zip(r.chunks_exact(kn))
-        {
-            for (orow, lrow) in ob.chunks_exact_mut(n).zip(lb.chunks_exact(k)) {
-                for (&a, rrow) in lrow.iter().zip(rb.chunks_exact(n)) {
-                    for (o, &x) in orow.iter_mut().zip(rrow) {
+    if total < SIMD_MIN {
+        batches_times(&mut out, l, r, sz, zero, &fma);
+    } else {
+        pulp::Arch::new().dispatch(Matmul {
+            out: &mut out,
+            l,
+            r,
+            sz,
+            zero,
+            fma: &fma,
+        });
+    }
+    Ok(out)
+}
+
+/// [`batches_times`] as a `pulp` operation: `with_simd` is instantiated
+/// inside each target-feature context and the kernel inlined into it (a
+/// closure would be compiled once, for the baseline instruction set).
+struct Matmul<'a, T, F> {
+    out: &'a mut [T],
+    l: &'a [T],
+    r: &'a [T],
+    sz: Sizes,
+    zero: T,
+    fma: &'a F,
+}
+
+impl<T: Copy, F: Fn(T, T, T) -> T> pulp::WithSimd for Matmul<'_, T, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        batches_times(self.out, self.l, self.r, self.sz, self.zero, self.fma);
+    }
+}
+
+/// Output columns accumulated in registers at a time.
+const NB: usize = 32;
+
+/// Every batch of `out = l @ r` (validated contiguous operands).
+#[inline(always)]
+fn batches_times<T: Copy>(
+    out: &mut [T],
+    l: &[T],
+    r: &[T],
+    sz: Sizes,
+    zero: T,
+    fma: &impl Fn(T, T, T) -> T,
+) {
+    let Sizes { m, k, n, .. } = sz;
+    let (mn, mk, kn) = (m.wrapping_mul(n), m.wrapping_mul(k), k.wrapping_mul(n));
+    for ((ob, lb), rb) in out
+        .chunks_exact_mut(mn)
+        .zip(l.chunks_exact(mk))
+        .zip(r.chunks_exact(kn))
+    {
+        for (orow, lrow) in ob.chunks_exact_mut(n).zip(lb.chunks_exact(k)) {
+            row_times(orow, lrow, rb, n, zero, fma);
+        }
+    }
+}
+
+/// `orow = lrow @ rb` with `rb` a contiguous `(k, n)` matrix. Blocks of
+/// [`NB`] outputs stay in registers over the whole `k` loop; each output
+/// still accumulates `k = 0, 1, ...` in order from zero (the i-k-j order),
+/// so the bits do not depend on the blocking.
+#[inline(always)]
+fn row_times<T: Copy>(
+    orow: &mut [T],
+    lrow: &[T],
+    rb: &[T],
+    n: usize,
+    zero: T,
+    fma: &impl Fn(T, T, T) -> T,
+) {
+    let mut j0 = 0usize;
+    for oblk in orow.chunks_mut(NB) {
+        let w = oblk.len();
+        let mut acc = [zero; NB];
+        if let Ok(full) = <&mut [T; NB]>::try_from(&mut *oblk) {
+            for (kk, &a) in lrow.iter().enumerate() {
+                let start = kk.wrapping_mul(n).wrapping_add(j0);
+                let rr = rb.get(start..start.wrapping_add(NB));
+                if let Some(Ok(rr)) = rr.map(<&[T; NB]>::try_from) {
+                    for (o, &x) in acc.iter_mut().zip(rr) {
                         *o = fma(*o, a, x);
                     }
                 }
             }
+            *full = acc;
+        } else {
+            for (kk, &a) in lrow.iter().enumerate() {
+                let start = kk.wrapping_mul(n).wrapping_add(j0);
+                if let Some(rr) = rb.get(start..start.wrapping_add(w)) {
+                    for (o, &x) in acc.iter_mut().zip(rr) {
+                        *o = fma(*o, a, x);
+                    }
+                }
+            }
+            for (o, a) in oblk.iter_mut().zip(acc) {
+                *o = a;
+            }
         }
-    };
-    if total < SIMD_MIN {
-        run(&mut out);
-    } else {
-        simd(|| run(&mut out));
+        j0 = j0.wrapping_add(w);
     }
-    Ok(out)
 }
 
 fn int_matmul<T: IntElem>(

@@ -1,0 +1,387 @@
+//! Running a fusion group: one pass over the group's elements in chunks of
+//! [`CHUNK`], every member evaluated on the chunk by the reference kernel
+//! (so a fused group computes bit for bit what the unfused equations do),
+//! the chunk's intermediates staying in cache. Large groups split their
+//! chunks over threads; chunk boundaries are fixed by the size alone, so
+//! results do not depend on the thread count.
+
+use super::fusion::{broadcast_access, Access, Group};
+use crate::array::{checked_size, Buffer, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::{Atom, Jaxpr, Var};
+use crate::prims::{kernel, Primitive};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Elements per chunk: a few registers of this many f32 fit in L1/L2.
+pub const CHUNK: usize = 4096;
+/// Groups of at least this many elements use several threads.
+pub const PAR_MIN: usize = 1 << 16;
+
+/// A member's operand.
+#[derive(Debug, Clone, Copy)]
+enum Arg {
+    /// Value of an earlier member.
+    Reg(usize),
+    /// An outside value read through its access pattern.
+    Input(usize),
+    /// A rank-0 outside value, passed whole.
+    Scalar(usize),
+    /// A literal (index into `lits`).
+    Lit(usize),
+}
+
+#[derive(Debug, Clone)]
+struct Instr {
+    prim: Primitive,
+    args: Vec<Arg>,
+    dst: usize,
+}
+
+/// A compiled fusion group.
+#[derive(Debug, Clone)]
+pub struct Fused {
+    shape: Vec<usize>,
+    len: usize,
+    /// Outside values read per element, with their access pattern.
+    inputs: Vec<(Var, Access)>,
+    /// Rank-0 outside values.
+    scalars: Vec<Var>,
+    lits: Vec<HostArray>,
+    instrs: Vec<Instr>,
+    nregs: usize,
+    /// What each group output is, its variable and dtype.
+    outputs: Vec<(Arg, Var, DType)>,
+}
+
+fn internal(what: &str) -> Error {
+    Error::InvalidArgument(format!("fused group: {what}"))
+}
+
+impl Fused {
+    /// Builds the pass for `group` of `jx`; `escapes[v]` says whether
+    /// variable `v` is read outside the group (or is a program output).
+    pub fn new(jx: &Jaxpr, group: &Group, escapes: &[bool]) -> Result<Fused> {
+        let len = checked_size(&group.shape)?;
+        let mut f = Fused {
+            shape: group.shape.clone(),
+            len,
+            inputs: Vec::new(),
+            scalars: Vec::new(),
+            lits: Vec::new(),
+            instrs: Vec::new(),
+            nregs: 0,
+            outputs: Vec::new(),
+        };
+        // What each variable produced or read so far maps to.
+        let mut bound: Vec<Option<Arg>> = vec![None; jx.avals.len()];
+        for &i in &group.members {
+            let eqn = jx
+                .eqns
+                .get(i)
+                .ok_or_else(|| internal("member out of range"))?;
+            let [out] = eqn.outputs.as_slice() else {
+                return Err(internal("member with several outputs"));
+            };
+            let arg = match &eqn.prim {
+                Primitive::BroadcastInDim {
+                    shape,
+                    broadcast_dimensions,
+                } => {
+                    let [Atom::Var(x)] = eqn.inputs.as_slice() else {
+                        return Err(internal("broadcast of a literal"));
+                    };
+                    let xs = &jx.aval(*x)?.shape;
+                    let access = broadcast_access(xs, shape, broadcast_dimensions)
+                        .ok_or_else(|| internal("unsupported broadcast"))?;
+                    f.input(*x, access)
+                }
+                prim => {
+                    let args = eqn
+                        .inputs
+                        .iter()
+                        .map(|a| f.operand(jx, &bound, a))
+                        .collect::<Result<Vec<_>>>()?;
+                    let dst = f.nregs;
+                    f.nregs = f.nregs.saturating_add(1);
+                    f.instrs.push(Instr {
+                        prim: prim.clone(),
+                        args,
+                        dst,
+                    });
+                    Arg::Reg(dst)
+                }
+            };
+            if let Some(slot) = bound.get_mut(out.index()) {
+                *slot = Some(arg);
+            }
+            if escapes.get(out.index()).copied().unwrap_or(true) {
+                f.outputs.push((arg, *out, jx.aval(*out)?.dtype));
+            }
+        }
+        Ok(f)
+    }
+
+    fn input(&mut self, v: Var, access: Access) -> Arg {
+        let k = match self.inputs.iter().position(|&(w, a)| w == v && a == access) {
+            Some(k) => k,
+            None => {
+                self.inputs.push((v, access));
+                self.inputs.len().saturating_sub(1)
+            }
+        };
+        Arg::Input(k)
+    }
+
+    fn operand(&mut self, jx: &Jaxpr, bound: &[Option<Arg>], a: &Atom) -> Result<Arg> {
+        match a {
+            Atom::Lit(l) => {
+                self.lits.push(l.to_array()?);
+                Ok(Arg::Lit(self.lits.len().saturating_sub(1)))
+            }
+            Atom::Var(v) => {
+                if let Some(Some(arg)) = bound.get(v.index()) {
+                    return Ok(*arg);
+                }
+                let aval = jx.aval(*v)?;
+                if aval.shape.is_empty() && !self.shape.is_empty() {
+                    let k = match self.scalars.iter().position(|w| w == v) {
+                        Some(k) => k,
+                        None => {
+                            self.scalars.push(*v);
+                            self.scalars.len().saturating_sub(1)
+                        }
+                    };
+                    Ok(Arg::Scalar(k))
+                } else {
+                    Ok(self.input(
+                        *v,
+                        Access {
+                            inner: 1,
+                            size: self.len,
+                        },
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Outside variables the group reads (per-element inputs, then scalars).
+    pub fn reads(&self) -> impl Iterator<Item = Var> + '_ {
+        self.inputs
+            .iter()
+            .map(|(v, _)| *v)
+            .chain(self.scalars.iter().copied())
+    }
+
+    /// Variables the group defines for the rest of the program.
+    pub fn writes(&self) -> impl Iterator<Item = Var> + '_ {
+        self.outputs.iter().map(|(_, v, _)| *v)
+    }
+
+    /// Runs the group on the values of [`Fused::reads`], in order; returns
+    /// the values of [`Fused::writes`].
+    pub fn run(&self, reads: &[&HostArray]) -> Result<Vec<Arc<HostArray>>> {
+        if reads.len() != self.inputs.len().saturating_add(self.scalars.len()) {
+            return Err(internal("operand count"));
+        }
+        let (inputs, scalars) = reads.split_at(self.inputs.len());
+        if self.len <= CHUNK {
+            let outs = self.eval_chunk(inputs, scalars, 0, self.len, true)?;
+            return outs.into_iter().map(|h| Ok(Arc::new(h))).collect();
+        }
+        let mut bufs = self
+            .outputs
+            .iter()
+            .map(|&(_, _, d)| Buffer::zeros(d, self.len))
+            .collect::<Result<Vec<_>>>()?;
+        let nchunks = self.len.div_ceil(CHUNK);
+        let threads = if self.len >= PAR_MIN {
+            rayon::current_num_threads().clamp(1, nchunks)
+        } else {
+            1
+        };
+        // Whole chunks per thread, so a chunk never straddles two spans.
+        let span = nchunks.div_ceil(threads).saturating_mul(CHUNK);
+        let mut per_span: Vec<Vec<PartMut<'_>>> = Vec::new();
+        for buf in bufs.iter_mut() {
+            for (t, part) in split(buf, span)?.into_iter().enumerate() {
+                if per_span.len() <= t {
+                    per_span.push(Vec::new());
+                }
+                if let Some(s) = per_span.get_mut(t) {
+                    s.push(part);
+                }
+            }
+        }
+        let run_span = |(t, mut parts): (usize, Vec<PartMut<'_>>)| -> Result<()> {
+            let start = t.saturating_mul(span);
+            let end = start.saturating_add(span).min(self.len);
+            let mut s = start;
+            while s < end {
+                let e = s.saturating_add(CHUNK).min(end);
+                let outs = self.eval_chunk(inputs, scalars, s, e, false)?;
+                for (part, h) in parts.iter_mut().zip(&outs) {
+                    part.write(s.saturating_sub(start), h.buffer())?;
+                }
+                s = e;
+            }
+            Ok(())
+        };
+        if threads > 1 {
+            per_span
+                .into_par_iter()
+                .enumerate()
+                .try_for_each(run_span)?;
+        } else {
+            per_span.into_iter().enumerate().try_for_each(run_span)?;
+        }
+        bufs.into_iter()
+            .map(|b| HostArray::new(self.shape.clone(), b).map(Arc::new))
+            .collect()
+    }
+
+    /// Elements `s..e` of every group output. `whole`: the chunk is the
+    /// whole group, so full-shape inputs are used in place and the results
+    /// have the group's shape.
+    fn eval_chunk(
+        &self,
+        inputs: &[&HostArray],
+        scalars: &[&HostArray],
+        s: usize,
+        e: usize,
+        whole: bool,
+    ) -> Result<Vec<HostArray>> {
+        let loaded: Vec<Option<HostArray>> = self
+            .inputs
+            .iter()
+            .zip(inputs)
+            .map(|(&(_, access), x)| {
+                let in_place =
+                    access.inner == 1 && access.size == self.len && x.shape() == self.shape;
+                if whole && in_place {
+                    Ok(None)
+                } else {
+                    load(x, access, s, e, whole.then_some(&self.shape)).map(Some)
+                }
+            })
+            .collect::<Result<_>>()?;
+        let mut regs: Vec<Option<HostArray>> = vec![None; self.nregs];
+        for ins in &self.instrs {
+            let args = ins
+                .args
+                .iter()
+                .map(|a| self.arg(a, &regs, &loaded, inputs, scalars))
+                .collect::<Result<Vec<&HostArray>>>()?;
+            let mut out = kernel::eval(&ins.prim, &args)?;
+            let value = out.pop().ok_or_else(|| internal("no kernel output"))?;
+            if let Some(slot) = regs.get_mut(ins.dst) {
+                *slot = Some(value);
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|(a, _, _)| self.arg(a, &regs, &loaded, inputs, scalars).cloned())
+            .collect()
+    }
+
+    /// The value of `a` in the current chunk.
+    fn arg<'s>(
+        &'s self,
+        a: &Arg,
+        regs: &'s [Option<HostArray>],
+        loaded: &'s [Option<HostArray>],
+        inputs: &'s [&'s HostArray],
+        scalars: &'s [&'s HostArray],
+    ) -> Result<&'s HostArray> {
+        match *a {
+            Arg::Reg(r) => regs
+                .get(r)
+                .and_then(Option::as_ref)
+                .ok_or_else(|| internal("register read before write")),
+            Arg::Input(k) => match loaded.get(k) {
+                Some(Some(h)) => Ok(h),
+                Some(None) => inputs.get(k).copied().ok_or_else(|| internal("input")),
+                None => Err(internal("input index")),
+            },
+            Arg::Scalar(k) => scalars.get(k).copied().ok_or_else(|| internal("scalar")),
+            Arg::Lit(k) => self.lits.get(k).ok_or_else(|| internal("literal")),
+        }
+    }
+}
+
+/// Elements `s..e` of the group as read from `x` through `access`, shaped
+/// `shape` (the whole group) or as a vector.
+fn load(
+    x: &HostArray,
+    access: Access,
+    s: usize,
+    e: usize,
+    shape: Option<&Vec<usize>>,
+) -> Result<HostArray> {
+    let n = e.saturating_sub(s);
+    let size = access.size.max(1);
+    let inner = access.inner.max(1);
+    let buf = crate::with_buffer!(x.buffer(), v => {
+        let mut out = Vec::with_capacity(n);
+        if inner == 1 && size >= e {
+            out.extend_from_slice(v.get(s..e).ok_or_else(|| internal("input too short"))?);
+        } else {
+            for i in s..e {
+                let j = i.checked_div(inner).and_then(|q| q.checked_rem(size)).unwrap_or(0);
+                out.push(*v.get(j).ok_or_else(|| internal("input too short"))?);
+            }
+        }
+        Buffer::from(out)
+    }, _ => return Err(internal("input of an opaque type")));
+    let shape = shape.cloned().unwrap_or_else(|| vec![n]);
+    HostArray::new(shape, buf)
+}
+
+/// A typed mutable window of an output buffer.
+enum PartMut<'a> {
+    Bool(&'a mut [bool]),
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+    U8(&'a mut [u8]),
+    U16(&'a mut [u16]),
+    U32(&'a mut [u32]),
+    U64(&'a mut [u64]),
+    F16(&'a mut [half::f16]),
+    BF16(&'a mut [half::bf16]),
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+}
+
+macro_rules! for_parts {
+    ($($var:ident),*) => {
+        /// `buf` cut into windows of `span` elements.
+        fn split(buf: &mut Buffer, span: usize) -> Result<Vec<PartMut<'_>>> {
+            let span = span.max(1);
+            Ok(match buf {
+                $(Buffer::$var(v) => v.chunks_mut(span).map(PartMut::$var).collect(),)*
+                Buffer::Float0(_) | Buffer::Key(_) => return Err(internal("opaque output")),
+            })
+        }
+
+        impl PartMut<'_> {
+            /// Copies `src` into the window at offset `at`.
+            fn write(&mut self, at: usize, src: &Buffer) -> Result<()> {
+                match (self, src) {
+                    $((PartMut::$var(d), Buffer::$var(v)) => {
+                        let end = at.checked_add(v.len()).ok_or_else(|| internal("offset"))?;
+                        d.get_mut(at..end)
+                            .ok_or_else(|| internal("chunk past its window"))?
+                            .copy_from_slice(v);
+                        Ok(())
+                    })*
+                    _ => Err(internal("chunk of another dtype")),
+                }
+            }
+        }
+    };
+}
+for_parts!(Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64);

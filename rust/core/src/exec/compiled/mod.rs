@@ -1,0 +1,382 @@
+//! The compiled CPU executor.
+//!
+//! [`Compiled::new`] turns a closed jaxpr into a plan once:
+//!
+//! 1. [`simplify`](simplify::simplify): calls inlined, common
+//!    subexpressions shared, exact identities dropped, scalar literal
+//!    arithmetic folded, dead code removed;
+//! 2. [`fusion`]: maximal groups of same-shape elementwise equations (and
+//!    the broadcasts feeding them), each run as one chunked pass
+//!    ([`fused::Fused`]);
+//! 3. control-flow bodies compiled recursively, once;
+//! 4. a last-use table, so every value is freed right after its last
+//!    reader and peak memory is what the program needs live.
+//!
+//! [`Compiled::run`] then walks the steps. Results are bit-identical to the
+//! reference interpreter (every value is computed by the same kernels) and
+//! do not depend on the thread count (chunking depends on sizes only).
+
+pub mod fused;
+pub mod fusion;
+pub mod simplify;
+
+use super::Runner;
+use crate::array::HostArray;
+use crate::error::{Error, Result};
+use crate::ir::{Atom, ClosedJaxpr, Jaxpr, Var};
+use crate::prims::{kernel, Primitive};
+use fused::Fused;
+use std::sync::Arc;
+
+/// An equation operand: a variable, or a literal materialized at compile
+/// time.
+#[derive(Debug)]
+enum Src {
+    Var(Var),
+    Lit(Arc<HostArray>),
+}
+
+#[derive(Debug)]
+enum Step {
+    /// One equation run by its kernel; control flow carries its compiled
+    /// bodies.
+    Eqn {
+        index: usize,
+        ins: Vec<Src>,
+        bodies: Vec<Compiled>,
+    },
+    /// A fusion group.
+    Fused(Box<Fused>),
+}
+
+/// Counts of what compilation did (tests and the debug API report them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Equations of the program as given (calls counted as one).
+    pub eqns_in: usize,
+    /// Equations after simplification.
+    pub eqns_simplified: usize,
+    /// Fusion groups and the equations inside them.
+    pub groups: usize,
+    pub fused_eqns: usize,
+    /// Steps the run walks.
+    pub steps: usize,
+}
+
+/// A compiled program.
+#[derive(Debug)]
+pub struct Compiled {
+    original: Arc<ClosedJaxpr>,
+    prog: ClosedJaxpr,
+    steps: Vec<Step>,
+    /// Per step, the variables whose last reader it is.
+    frees: Vec<Vec<Var>>,
+    stats: PlanStats,
+}
+
+impl Compiled {
+    /// Compiles `prog`.
+    pub fn new(prog: Arc<ClosedJaxpr>) -> Result<Compiled> {
+        let simple = simplify::simplify(&prog)?;
+        let jx = &simple.jaxpr;
+        let groups = fusion::find_groups(jx)?;
+        let escapes = escaping(jx, &groups);
+        // The group each equation belongs to, and whether it is the last.
+        let mut owner: Vec<Option<(usize, bool)>> = vec![None; jx.eqns.len()];
+        for (g, group) in groups.iter().enumerate() {
+            let last = group.members.last().copied();
+            for &m in &group.members {
+                if let Some(slot) = owner.get_mut(m) {
+                    *slot = Some((g, Some(m) == last));
+                }
+            }
+        }
+        let mut steps = Vec::new();
+        for (i, eqn) in jx.eqns.iter().enumerate() {
+            match owner.get(i).copied().flatten() {
+                Some((g, true)) => {
+                    let group = groups.get(g).ok_or_else(|| internal("group index"))?;
+                    steps.push(Step::Fused(Box::new(Fused::new(jx, group, &escapes)?)));
+                }
+                Some((_, false)) => {}
+                None => {
+                    let ins = eqn
+                        .inputs
+                        .iter()
+                        .map(|a| match a {
+                            Atom::Var(v) => Ok(Src::Var(*v)),
+                            Atom::Lit(l) => Ok(Src::Lit(Arc::new(l.to_array()?))),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let bodies = match &eqn.prim {
+                        Primitive::Control(c) => c
+                            .sub_jaxprs()
+                            .into_iter()
+                            .map(|j| Compiled::new(j.clone()))
+                            .collect::<Result<Vec<_>>>()?,
+                        _ => Vec::new(),
+                    };
+                    steps.push(Step::Eqn {
+                        index: i,
+                        ins,
+                        bodies,
+                    });
+                }
+            }
+        }
+        let frees = last_uses(jx, &steps);
+        let stats = PlanStats {
+            eqns_in: prog.jaxpr.eqns.len(),
+            eqns_simplified: jx.eqns.len(),
+            groups: groups.len(),
+            fused_eqns: groups.iter().map(|g| g.members.len()).sum(),
+            steps: steps.len(),
+        };
+        Ok(Compiled {
+            original: prog,
+            prog: simple,
+            steps,
+            frees,
+            stats,
+        })
+    }
+
+    /// The program as given to [`Compiled::new`].
+    pub fn program(&self) -> &Arc<ClosedJaxpr> {
+        &self.original
+    }
+
+    /// The simplified program the plan runs.
+    pub fn simplified(&self) -> &ClosedJaxpr {
+        &self.prog
+    }
+
+    /// What compilation did.
+    pub fn stats(&self) -> &PlanStats {
+        &self.stats
+    }
+
+    /// Runs the plan on `args`.
+    pub fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        let jx = &self.prog.jaxpr;
+        if args.len() != jx.invars.len() {
+            return Err(Error::Arity {
+                prim: "compiled program",
+                expected: jx.invars.len(),
+                got: args.len(),
+            });
+        }
+        for (v, a) in jx.invars.iter().zip(args) {
+            let want = jx.aval(*v)?;
+            if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
+                return Err(Error::Typecheck(format!(
+                    "compiled program: argument {} does not match parameter {}",
+                    a.aval().short(),
+                    want.short()
+                )));
+            }
+        }
+        let mut env: Vec<Option<Arc<HostArray>>> = vec![None; jx.avals.len()];
+        let bound = jx
+            .constvars
+            .iter()
+            .zip(&self.prog.consts)
+            .chain(jx.invars.iter().zip(args));
+        for (v, val) in bound {
+            *slot(&mut env, *v)? = Some(val.clone());
+        }
+        for (step, frees) in self.steps.iter().zip(&self.frees) {
+            match step {
+                Step::Eqn { index, ins, bodies } => {
+                    let eqn = jx
+                        .eqns
+                        .get(*index)
+                        .ok_or_else(|| internal("equation index"))?;
+                    let outs = run_eqn(&eqn.prim, ins, bodies, &env)?;
+                    if outs.len() != eqn.outputs.len() {
+                        return Err(Error::Arity {
+                            prim: eqn.prim.name(),
+                            expected: eqn.outputs.len(),
+                            got: outs.len(),
+                        });
+                    }
+                    for (v, val) in eqn.outputs.iter().zip(outs) {
+                        *slot(&mut env, *v)? = Some(val);
+                    }
+                }
+                Step::Fused(f) => {
+                    let reads = f
+                        .reads()
+                        .map(|v| read(&env, v))
+                        .collect::<Result<Vec<&HostArray>>>()?;
+                    let outs = f.run(&reads)?;
+                    for (v, val) in f.writes().zip(outs) {
+                        *slot(&mut env, v)? = Some(val);
+                    }
+                }
+            }
+            for v in frees {
+                *slot(&mut env, *v)? = None;
+            }
+        }
+        jx.outvars
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) => env
+                    .get(v.index())
+                    .and_then(|s| s.clone())
+                    .ok_or_else(|| unbound(*v)),
+                Atom::Lit(l) => Ok(Arc::new(l.to_array()?)),
+            })
+            .collect()
+    }
+}
+
+impl Runner for Compiled {
+    fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        Compiled::run(self, args)
+    }
+}
+
+fn internal(what: &str) -> Error {
+    Error::InvalidArgument(format!("compiled plan: {what}"))
+}
+
+fn unbound(v: Var) -> Error {
+    Error::UnboundVar(format!("#{}", v.0))
+}
+
+fn slot(env: &mut [Option<Arc<HostArray>>], v: Var) -> Result<&mut Option<Arc<HostArray>>> {
+    env.get_mut(v.index()).ok_or_else(|| unbound(v))
+}
+
+fn read(env: &[Option<Arc<HostArray>>], v: Var) -> Result<&HostArray> {
+    env.get(v.index())
+        .and_then(|s| s.as_deref())
+        .ok_or_else(|| unbound(v))
+}
+
+/// One unfused equation.
+fn run_eqn(
+    prim: &Primitive,
+    ins: &[Src],
+    bodies: &[Compiled],
+    env: &[Option<Arc<HostArray>>],
+) -> Result<Vec<Arc<HostArray>>> {
+    let shared = || -> Result<Vec<Arc<HostArray>>> {
+        ins.iter()
+            .map(|s| match s {
+                Src::Var(v) => env
+                    .get(v.index())
+                    .and_then(|s| s.clone())
+                    .ok_or_else(|| unbound(*v)),
+                Src::Lit(h) => Ok(h.clone()),
+            })
+            .collect()
+    };
+    match prim {
+        Primitive::Control(c) => {
+            let runners: Vec<&dyn Runner> = bodies.iter().map(|b| b as &dyn Runner).collect();
+            crate::prims::control::eval_with(c, &shared()?, &runners)
+        }
+        Primitive::Callback(c) => crate::prims::callback::eval(c, &shared()?),
+        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
+            super::interp::eval_closed(jaxpr, &shared()?)
+        }
+        prim => {
+            let refs = ins
+                .iter()
+                .map(|s| match s {
+                    Src::Var(v) => read(env, *v),
+                    Src::Lit(h) => Ok(&**h),
+                })
+                .collect::<Result<Vec<&HostArray>>>()?;
+            Ok(kernel::eval(prim, &refs)?
+                .into_iter()
+                .map(Arc::new)
+                .collect())
+        }
+    }
+}
+
+/// Whether each variable is read outside the fusion group that defines it
+/// (by an unfused equation, another group, or as a program output).
+fn escaping(jx: &Jaxpr, groups: &[fusion::Group]) -> Vec<bool> {
+    let mut owner: Vec<Option<usize>> = vec![None; jx.eqns.len()];
+    for (g, group) in groups.iter().enumerate() {
+        for &m in &group.members {
+            if let Some(slot) = owner.get_mut(m) {
+                *slot = Some(g);
+            }
+        }
+    }
+    let mut defined_in: Vec<Option<usize>> = vec![None; jx.avals.len()];
+    for (i, eqn) in jx.eqns.iter().enumerate() {
+        for v in &eqn.outputs {
+            if let Some(slot) = defined_in.get_mut(v.index()) {
+                *slot = owner.get(i).copied().flatten();
+            }
+        }
+    }
+    let mut esc = vec![false; jx.avals.len()];
+    for (i, eqn) in jx.eqns.iter().enumerate() {
+        let reader = owner.get(i).copied().flatten();
+        for a in &eqn.inputs {
+            if let Atom::Var(v) = a {
+                let def = defined_in.get(v.index()).copied().flatten();
+                if def.is_some() && def != reader {
+                    if let Some(e) = esc.get_mut(v.index()) {
+                        *e = true;
+                    }
+                }
+            }
+        }
+    }
+    for a in &jx.outvars {
+        if let Atom::Var(v) = a {
+            if let Some(e) = esc.get_mut(v.index()) {
+                *e = true;
+            }
+        }
+    }
+    esc
+}
+
+/// Per step, the variables it reads for the last time (program outputs are
+/// never freed).
+fn last_uses(jx: &Jaxpr, steps: &[Step]) -> Vec<Vec<Var>> {
+    let mut last: Vec<Option<usize>> = vec![None; jx.avals.len()];
+    for (i, step) in steps.iter().enumerate() {
+        let reads: Vec<Var> = match step {
+            Step::Eqn { ins, .. } => ins
+                .iter()
+                .filter_map(|s| match s {
+                    Src::Var(v) => Some(*v),
+                    Src::Lit(_) => None,
+                })
+                .collect(),
+            Step::Fused(f) => f.reads().collect(),
+        };
+        for v in reads {
+            if let Some(slot) = last.get_mut(v.index()) {
+                *slot = Some(i);
+            }
+        }
+    }
+    for a in &jx.outvars {
+        if let Atom::Var(v) = a {
+            if let Some(slot) = last.get_mut(v.index()) {
+                *slot = None;
+            }
+        }
+    }
+    let mut frees: Vec<Vec<Var>> = (0..steps.len()).map(|_| Vec::new()).collect();
+    for (v, l) in last.iter().enumerate() {
+        if let (Some(i), Ok(v32)) = (l, u32::try_from(v)) {
+            if let Some(f) = frees.get_mut(*i) {
+                f.push(Var(v32));
+            }
+        }
+    }
+    frees
+}

@@ -1,0 +1,217 @@
+//! Compile-time rewrites of a closed jaxpr: calls inlined, common
+//! subexpressions shared, exact identities removed, scalar literal
+//! arithmetic folded, dead code dropped.
+//!
+//! Every rewrite is exact in floating point (no reassociation): the
+//! simplified program computes bit for bit what the original computes.
+
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::splice::splice;
+use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
+use crate::prims::{kernel, BinaryOp, Primitive, UnaryOp};
+use crate::transforms::dce::dce_closed;
+use std::collections::HashMap;
+
+/// Calls (`pjit`, `checkpoint`) nested deeper than this stay calls: the
+/// inliner recurses once per level.
+const MAX_INLINE_DEPTH: usize = 64;
+
+/// The simplified program (same signature as `prog`).
+pub fn simplify(prog: &ClosedJaxpr) -> Result<ClosedJaxpr> {
+    let inlined = rewrite(prog, 0)?;
+    dce_closed(&inlined)
+}
+
+fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
+    let jx = &prog.jaxpr;
+    let mut b = Builder::new();
+    let mut env: Vec<Option<Atom>> = vec![None; jx.avals.len()];
+    for (v, c) in jx.constvars.iter().zip(&prog.consts) {
+        let nv = b.add_const(c.clone(), jx.aval(*v)?.weak_type)?;
+        bind(&mut env, *v, Atom::Var(nv))?;
+    }
+    for v in &jx.invars {
+        let nv = b.add_input(jx.aval(*v)?.clone())?;
+        bind(&mut env, *v, Atom::Var(nv))?;
+    }
+    let mut seen: HashMap<(Primitive, Vec<Atom>), Vec<Var>> = HashMap::new();
+    for eqn in &jx.eqns {
+        let ins = eqn
+            .inputs
+            .iter()
+            .map(|a| lookup(&env, a))
+            .collect::<Result<Vec<_>>>()?;
+        let outs = emit(&mut b, &mut seen, eqn, ins, depth)?;
+        if outs.len() != eqn.outputs.len() {
+            return Err(Error::Arity {
+                prim: eqn.prim.name(),
+                expected: eqn.outputs.len(),
+                got: outs.len(),
+            });
+        }
+        for (old, new) in eqn.outputs.iter().zip(outs) {
+            bind(&mut env, *old, new)?;
+        }
+    }
+    let outs = jx
+        .outvars
+        .iter()
+        .map(|a| lookup(&env, a))
+        .collect::<Result<Vec<_>>>()?;
+    b.build(outs)
+}
+
+/// Emits one equation (or what replaces it) and returns its outputs.
+fn emit(
+    b: &mut Builder,
+    seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
+    eqn: &Eqn,
+    ins: Vec<Atom>,
+    depth: usize,
+) -> Result<Vec<Atom>> {
+    match &eqn.prim {
+        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. }
+            if depth < MAX_INLINE_DEPTH =>
+        {
+            let body = rewrite(jaxpr, depth.saturating_add(1))?;
+            return splice(b, &body, &ins);
+        }
+        _ => {}
+    }
+    if let Some(same) = identity(b, &eqn.prim, &ins)? {
+        return Ok(vec![same]);
+    }
+    if let Some(lit) = fold_scalar(&eqn.prim, &ins)? {
+        return Ok(vec![Atom::Lit(lit)]);
+    }
+    let shareable = eqn.effect == Effect::None && !matches!(eqn.prim, Primitive::Callback(_));
+    let key = (eqn.prim.clone(), ins);
+    if shareable {
+        if let Some(outs) = seen.get(&key) {
+            return Ok(outs.iter().map(|v| Atom::Var(*v)).collect());
+        }
+    }
+    let outs = b.add_eqn(key.0.clone(), key.1.clone(), eqn.source.0.clone())?;
+    if shareable {
+        seen.insert(key, outs.clone());
+    }
+    Ok(outs.into_iter().map(Atom::Var).collect())
+}
+
+/// The operand an equation returns unchanged (bit for bit, same shape and
+/// dtype; only the weak-type flag may differ): `x * 1` for floats, converts
+/// and reshapes to the operand's own type, identity transposes, squeezes
+/// and broadcasts.
+fn identity(b: &Builder, prim: &Primitive, ins: &[Atom]) -> Result<Option<Atom>> {
+    let [x, rest @ ..] = ins else {
+        return Ok(None);
+    };
+    let xa = b.aval(x)?;
+    let keep = match prim {
+        Primitive::Binary(BinaryOp::Mul) => match rest {
+            [y] if is_one(y) && xa.dtype.is_float() => {
+                let ya = b.aval(y)?;
+                ya.dtype == xa.dtype && ya.shape.is_empty()
+            }
+            _ => false,
+        },
+        Primitive::ConvertElementType { new_dtype, .. } => *new_dtype == xa.dtype,
+        Primitive::Reshape { new_sizes } => *new_sizes == xa.shape,
+        Primitive::BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        } => {
+            *shape == xa.shape
+                && broadcast_dimensions
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &d)| i == d)
+        }
+        Primitive::Transpose { permutation } => {
+            permutation.iter().enumerate().all(|(i, &p)| i == p)
+        }
+        Primitive::Squeeze { dimensions } => dimensions.is_empty(),
+        _ => false,
+    };
+    Ok(keep.then(|| x.clone()))
+}
+
+fn is_one(a: &Atom) -> bool {
+    matches!(a, Atom::Lit(Literal { val: Scalar::Float(f), .. }) if *f == 1.0)
+}
+
+/// Elementwise arithmetic on scalar literals only, evaluated now by the
+/// reference kernel (so the result is what running it would give).
+fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
+    let elementwise = matches!(
+        prim,
+        Primitive::Unary(_)
+            | Primitive::Binary(_)
+            | Primitive::Compare(_)
+            | Primitive::IntegerPow { .. }
+            | Primitive::ConvertElementType { .. }
+            | Primitive::SelectN
+    );
+    if !elementwise || ins.is_empty() {
+        return Ok(None);
+    }
+    // Literal operands only; folding `rng`-like or effectful ops never
+    // applies (none is elementwise).
+    let lits: Vec<&Literal> = ins
+        .iter()
+        .filter_map(|a| match a {
+            Atom::Lit(l) => Some(l),
+            Atom::Var(_) => None,
+        })
+        .collect();
+    if lits.len() != ins.len() {
+        return Ok(None);
+    }
+    // Special functions on literals are rare; keep the fold to ops whose
+    // kernels are cheap and exact to reproduce.
+    if let Primitive::Unary(op) = prim {
+        if !matches!(
+            op,
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Square
+        ) {
+            return Ok(None);
+        }
+    }
+    let arrays = lits
+        .iter()
+        .map(|l| l.to_array())
+        .collect::<Result<Vec<_>>>()?;
+    let refs: Vec<&crate::array::HostArray> = arrays.iter().collect();
+    let in_avals: Vec<Aval> = lits.iter().map(|l| l.aval.clone()).collect();
+    let out_aval = match crate::prims::shape::abstract_eval(prim, &in_avals)?.as_slice() {
+        [a] => a.clone(),
+        _ => return Ok(None),
+    };
+    let out = kernel::eval(prim, &refs)?;
+    let Some(value) = out.first().and_then(|h| Scalar::from_buffer(h.buffer(), 0)) else {
+        return Ok(None);
+    };
+    Ok(Some(Literal {
+        val: value,
+        aval: out_aval,
+    }))
+}
+
+fn bind(env: &mut [Option<Atom>], v: Var, a: Atom) -> Result<()> {
+    let slot = env
+        .get_mut(v.index())
+        .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
+    *slot = Some(a);
+    Ok(())
+}
+
+fn lookup(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
+    match a {
+        Atom::Lit(_) => Ok(a.clone()),
+        Atom::Var(v) => env
+            .get(v.index())
+            .and_then(|s| s.clone())
+            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
+    }
+}

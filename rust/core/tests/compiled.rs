@@ -1,0 +1,285 @@
+//! The compiled CPU executor against the reference interpreter: same bits
+//! on fused, multi-chunk, threaded, broadcast-reading, control-flow and
+//! call-containing programs; what the compile passes do (CSE, inlining,
+//! identities, fusion groups); thread-count independence.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+
+use microjax::exec::compiled::Compiled;
+use microjax::exec::interp::eval_closed;
+use microjax::prims::control::{ControlFlow, Scan};
+use microjax::{
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
+    Primitive, ReduceOp, Scalar, UnaryOp,
+};
+use std::sync::Arc;
+
+fn f32v(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F32)
+}
+
+fn lit(v: f64) -> Atom {
+    Atom::Lit(Literal::new(Scalar::Float(v), DType::F32, true))
+}
+
+/// Deterministic pseudo-random f32 values in about [-3, 3].
+fn data(shape: &[usize], seed: u32) -> Arc<HostArray> {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    let v = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s as f32 / u32::MAX as f32) * 6.0 - 3.0
+        })
+        .collect();
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+}
+
+fn bits(a: &HostArray) -> Vec<u32> {
+    match a.buffer() {
+        Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+        other => panic!("expected f32, got {:?}", other.dtype()),
+    }
+}
+
+/// Compiled and interpreted runs agree bit for bit; returns the plan.
+fn check(prog: ClosedJaxpr, args: &[Arc<HostArray>]) -> Compiled {
+    let want = eval_closed(&prog, args).unwrap();
+    let plan = Compiled::new(Arc::new(prog)).unwrap();
+    for _ in 0..2 {
+        let got = plan.run(args).unwrap();
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.shape(), w.shape());
+            assert_eq!(g.buffer(), w.buffer());
+        }
+    }
+    plan
+}
+
+/// `tanh(x*2+1)*sin(x) - exp(-x*x)` on f32[n].
+fn elementwise(n: usize) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[n])).unwrap());
+    let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
+    let x21 = b.binary(BinaryOp::Add, x2, lit(1.0)).unwrap();
+    let t = b.unary(UnaryOp::Tanh, x21).unwrap();
+    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let ts = b.binary(BinaryOp::Mul, t, s).unwrap();
+    let nx = b.unary(UnaryOp::Neg, x.clone()).unwrap();
+    let nxx = b.binary(BinaryOp::Mul, nx, x).unwrap();
+    let e = b.unary(UnaryOp::Exp, nxx).unwrap();
+    let out = b.binary(BinaryOp::Sub, ts, e).unwrap();
+    b.build(vec![out]).unwrap()
+}
+
+#[test]
+fn elementwise_chain_is_one_group_at_every_size() {
+    for n in [0usize, 1, 7, 4096, 4097, 10_000, 70_001] {
+        let plan = check(elementwise(n), &[data(&[n], 3)]);
+        let st = plan.stats();
+        assert_eq!((st.groups, st.fused_eqns, st.steps), (1, 9, 1), "n = {n}");
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let prog = Arc::new(elementwise(200_003));
+    let x = data(&[200_003], 9);
+    let plan = Compiled::new(prog).unwrap();
+    let run_with = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| plan.run(std::slice::from_ref(&x)).unwrap())
+    };
+    let one = run_with(1);
+    let two = run_with(2);
+    let four = run_with(4);
+    assert_eq!(bits(&one[0]), bits(&two[0]));
+    assert_eq!(bits(&one[0]), bits(&four[0]));
+}
+
+/// `tanh(x @ w + b)` with `b` broadcast along rows, plus `x * c[:, None]`.
+#[test]
+fn broadcasts_of_rows_and_columns_are_read_in_place() {
+    let (m, k, n) = (37, 19, 300);
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[m, k])).unwrap());
+    let w = Atom::Var(b.add_input(f32v(&[k, n])).unwrap());
+    let bias = Atom::Var(b.add_input(f32v(&[n])).unwrap());
+    let col = Atom::Var(b.add_input(f32v(&[m])).unwrap());
+    let dims = DotDims {
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    let xw = b
+        .add_eqn1(
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type: None,
+            },
+            vec![x, w],
+        )
+        .unwrap();
+    let bb = b
+        .add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: vec![m, n],
+                broadcast_dimensions: vec![1],
+            },
+            vec![bias],
+        )
+        .unwrap();
+    let cb = b
+        .add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: vec![m, n],
+                broadcast_dimensions: vec![0],
+            },
+            vec![col],
+        )
+        .unwrap();
+    let y = b.binary(BinaryOp::Add, xw, bb).unwrap();
+    let t = b.unary(UnaryOp::Tanh, y).unwrap();
+    let z = b.binary(BinaryOp::Mul, t, cb).unwrap();
+    let prog = b.build(vec![z]).unwrap();
+    let args = [
+        data(&[m, k], 1),
+        data(&[k, n], 2),
+        data(&[n], 3),
+        data(&[m], 4),
+    ];
+    let plan = check(prog, &args);
+    // dot, then one group of the two broadcasts, add, tanh and mul.
+    assert_eq!(plan.stats().groups, 1);
+    assert_eq!(plan.stats().fused_eqns, 5);
+    assert_eq!(plan.stats().steps, 2);
+}
+
+/// An intermediate read both inside its group and by a reduction is kept,
+/// and the group closes before the reduction reads it.
+#[test]
+fn escaping_intermediates_are_materialized() {
+    let n = 9000;
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[n])).unwrap());
+    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
+    let total = b
+        .add_eqn1(
+            Primitive::Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![0],
+            },
+            vec![c.clone()],
+        )
+        .unwrap();
+    let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
+    let again = b.binary(BinaryOp::Add, later, s).unwrap();
+    let prog = b.build(vec![total, again]).unwrap();
+    let plan = check(prog, &[data(&[n], 5)]);
+    // {sin, cos} closes when reduce_sum reads cos; {mul, add} is a second
+    // group reading both.
+    assert_eq!(plan.stats().groups, 2);
+}
+
+#[test]
+fn common_subexpressions_and_identities_are_removed() {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[5])).unwrap());
+    let s1 = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let s2 = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let one = b.binary(BinaryOp::Mul, s2, lit(1.0)).unwrap();
+    let conv = b
+        .add_eqn1(
+            Primitive::ConvertElementType {
+                new_dtype: DType::F32,
+                weak_type: false,
+            },
+            vec![one],
+        )
+        .unwrap();
+    let sum = b.binary(BinaryOp::Add, s1, conv).unwrap();
+    let prog = b.build(vec![sum]).unwrap();
+    let plan = check(prog, &[data(&[5], 6)]);
+    assert_eq!(plan.stats().eqns_simplified, 2, "{:?}", plan.simplified());
+}
+
+#[test]
+fn calls_are_inlined_and_fused_across_the_boundary() {
+    let inner = elementwise(64);
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[64])).unwrap());
+    let nx = b.unary(UnaryOp::Neg, x).unwrap();
+    let call = Primitive::Pjit {
+        jaxpr: Arc::new(inner),
+        name: "inner".into(),
+    };
+    let outs = b.add_eqn(call, vec![nx], None).unwrap();
+    let y = b.unary(UnaryOp::Abs, Atom::Var(outs[0])).unwrap();
+    let prog = b.build(vec![y]).unwrap();
+    let plan = check(prog, &[data(&[64], 7)]);
+    assert_eq!(plan.stats().eqns_in, 3);
+    assert_eq!(plan.stats().steps, 1);
+    assert_eq!(plan.stats().fused_eqns, 11);
+}
+
+#[test]
+fn scan_bodies_are_compiled_once_and_agree() {
+    let d = 16;
+    // body (w ; c) -> (tanh(c @ w) ; c)
+    let mut bb = Builder::new();
+    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let dims = DotDims {
+        lhs_contract: vec![0],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    let cw = bb
+        .add_eqn1(
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type: None,
+            },
+            vec![c.clone(), w],
+        )
+        .unwrap();
+    let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
+    let body = bb.build(vec![t, c]).unwrap();
+    let mut b = Builder::new();
+    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: 50,
+        reverse: false,
+        num_consts: 1,
+        num_carry: 1,
+        linear: vec![false, false],
+        unroll: 1,
+    }));
+    let outs = b.add_eqn(scan, vec![w, c0], None).unwrap();
+    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    check(prog, &[data(&[d, d], 8), data(&[d], 9)]);
+}
+
+#[test]
+fn wrong_arity_is_an_error_not_a_panic() {
+    let plan = Compiled::new(Arc::new(elementwise(3))).unwrap();
+    assert!(plan.run(&[]).is_err());
+    let wrong = data(&[4], 1);
+    assert!(plan.run(&[wrong]).is_err());
+}
