@@ -283,3 +283,46 @@ fn wrong_arity_is_an_error_not_a_panic() {
     let wrong = data(&[4], 1);
     assert!(plan.run(&[wrong]).is_err());
 }
+
+/// Broadcasts across unit axes (`[a, b] -> [a, 1, b]`) and reshapes join
+/// the group of their element count.
+#[test]
+fn unit_axis_broadcasts_and_reshapes_fuse() {
+    let (a, c) = (30, 40);
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[a, c])).unwrap());
+    let row = Atom::Var(b.add_input(f32v(&[1, c])).unwrap());
+    let t = b.unary(UnaryOp::Tanh, x).unwrap();
+    let t3 = b
+        .add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: vec![a, 1, c],
+                broadcast_dimensions: vec![0, 2],
+            },
+            vec![t],
+        )
+        .unwrap();
+    let r3 = b
+        .add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: vec![a, 1, c],
+                broadcast_dimensions: vec![1, 2],
+            },
+            vec![row],
+        )
+        .unwrap();
+    let m = b.binary(BinaryOp::Mul, t3, r3).unwrap();
+    let back = b
+        .add_eqn1(
+            Primitive::Reshape {
+                new_sizes: vec![a, c],
+            },
+            vec![m],
+        )
+        .unwrap();
+    let out = b.unary(UnaryOp::Neg, back).unwrap();
+    let prog = b.build(vec![out]).unwrap();
+    let plan = check(prog, &[data(&[a, c], 11), data(&[1, c], 12)]);
+    assert_eq!(plan.stats().groups, 1);
+    assert_eq!(plan.stats().fused_eqns, 6);
+}

@@ -20,7 +20,7 @@ pub const CHUNK: usize = 4096;
 pub const PAR_MIN: usize = 1 << 16;
 
 /// A member's operand.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Arg {
     /// Value of an earlier member.
     Reg(usize),
@@ -51,8 +51,16 @@ pub struct Fused {
     lits: Vec<HostArray>,
     instrs: Vec<Instr>,
     nregs: usize,
-    /// What each group output is, its variable and dtype.
-    outputs: Vec<(Arg, Var, DType)>,
+    outputs: Vec<Output>,
+}
+
+/// A value the group hands to the rest of the program.
+#[derive(Debug, Clone)]
+struct Output {
+    arg: Arg,
+    var: Var,
+    dtype: DType,
+    shape: Vec<usize>,
 }
 
 fn internal(what: &str) -> Error {
@@ -92,10 +100,23 @@ impl Fused {
                     let [Atom::Var(x)] = eqn.inputs.as_slice() else {
                         return Err(internal("broadcast of a literal"));
                     };
-                    let xs = &jx.aval(*x)?.shape;
-                    let access = broadcast_access(xs, shape, broadcast_dimensions)
-                        .ok_or_else(|| internal("unsupported broadcast"))?;
-                    f.input(*x, access)
+                    match bound.get(x.index()).copied().flatten() {
+                        // A member's value of the same element count: the
+                        // broadcast only adds unit axes.
+                        Some(arg) => arg,
+                        None => {
+                            let xs = &jx.aval(*x)?.shape;
+                            let access = broadcast_access(xs, shape, broadcast_dimensions)
+                                .ok_or_else(|| internal("unsupported broadcast"))?;
+                            f.input(*x, access)
+                        }
+                    }
+                }
+                Primitive::Reshape { .. } | Primitive::Squeeze { .. } => {
+                    match eqn.inputs.as_slice() {
+                        [a] => f.operand(jx, &bound, a)?,
+                        _ => return Err(internal("reshape arity")),
+                    }
                 }
                 prim => {
                     let args = eqn
@@ -117,7 +138,13 @@ impl Fused {
                 *slot = Some(arg);
             }
             if escapes.get(out.index()).copied().unwrap_or(true) {
-                f.outputs.push((arg, *out, jx.aval(*out)?.dtype));
+                let aval = jx.aval(*out)?;
+                f.outputs.push(Output {
+                    arg,
+                    var: *out,
+                    dtype: aval.dtype,
+                    shape: aval.shape.clone(),
+                });
             }
         }
         Ok(f)
@@ -177,7 +204,7 @@ impl Fused {
 
     /// Variables the group defines for the rest of the program.
     pub fn writes(&self) -> impl Iterator<Item = Var> + '_ {
-        self.outputs.iter().map(|(_, v, _)| *v)
+        self.outputs.iter().map(|o| o.var)
     }
 
     /// Runs the group on the values of [`Fused::reads`], in order; returns
@@ -189,12 +216,16 @@ impl Fused {
         let (inputs, scalars) = reads.split_at(self.inputs.len());
         if self.len <= CHUNK {
             let outs = self.eval_chunk(inputs, scalars, 0, self.len, true)?;
-            return outs.into_iter().map(|h| Ok(Arc::new(h))).collect();
+            return outs
+                .into_iter()
+                .zip(&self.outputs)
+                .map(|(h, o)| HostArray::new(o.shape.clone(), h.into_buffer()).map(Arc::new))
+                .collect();
         }
         let mut bufs = self
             .outputs
             .iter()
-            .map(|&(_, _, d)| Buffer::zeros(d, self.len))
+            .map(|o| Buffer::zeros(o.dtype, self.len))
             .collect::<Result<Vec<_>>>()?;
         let nchunks = self.len.div_ceil(CHUNK);
         let threads = if self.len >= PAR_MIN {
@@ -238,7 +269,8 @@ impl Fused {
             per_span.into_iter().enumerate().try_for_each(run_span)?;
         }
         bufs.into_iter()
-            .map(|b| HostArray::new(self.shape.clone(), b).map(Arc::new))
+            .zip(&self.outputs)
+            .map(|(b, o)| HostArray::new(o.shape.clone(), b).map(Arc::new))
             .collect()
     }
 
@@ -280,10 +312,27 @@ impl Fused {
                 *slot = Some(value);
             }
         }
-        self.outputs
-            .iter()
-            .map(|(a, _, _)| self.arg(a, &regs, &loaded, inputs, scalars).cloned())
-            .collect()
+        // Registers are moved out (no copy) unless an output repeats one.
+        let mut outs = Vec::with_capacity(self.outputs.len());
+        for o in &self.outputs {
+            let taken = match o.arg {
+                Arg::Reg(r) => regs.get_mut(r).and_then(Option::take),
+                _ => None,
+            };
+            match taken {
+                Some(h) => outs.push(h),
+                None => {
+                    let prev = self.outputs.iter().zip(&outs).find(|(p, _)| p.arg == o.arg);
+                    match prev {
+                        Some((_, h)) => outs.push(h.clone()),
+                        None => {
+                            outs.push(self.arg(&o.arg, &regs, &loaded, inputs, scalars)?.clone())
+                        }
+                    }
+                }
+            }
+        }
+        Ok(outs)
     }
 
     /// The value of `a` in the current chunk.

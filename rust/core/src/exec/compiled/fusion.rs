@@ -2,12 +2,14 @@
 //!
 //! A group is a set of elementwise equations (unary, binary, comparisons,
 //! `integer_pow`, `select_n`, converts, `clamp`, `is_finite`, `round`) and
-//! broadcasts of outside values, all producing the same shape. Its members
+//! broadcasts of outside values and reshapes, all producing the same
+//! number of elements (row-major, so element `i` is element `i` of every
+//! member). Its members
 //! run at the position of its last member, chunk by chunk, so the
 //! intermediate values never leave the cache.
 //!
 //! Equations are visited in program order. A fusable equation joins the
-//! open groups of its shape that produce its operands (merging them), or
+//! open groups of its size that produce its operands (merging them), or
 //! starts a group. A group *closes* as soon as an equation outside it reads
 //! one of its values: that reader runs before the group's later members
 //! would, so nothing may join afterwards. Moving pure members later past
@@ -32,15 +34,16 @@ pub struct Access {
 }
 
 /// Equations fused into one pass (indices into the program's equations,
-/// in program order).
+/// in program order). Members agree on the element count; `shape` is the
+/// first member's output shape (reshapes inside a group only rename it).
 #[derive(Debug, Clone)]
 pub struct Group {
     pub shape: Vec<usize>,
     pub members: Vec<usize>,
 }
 
-/// The shape an equation contributes to a group, when it can be fused.
-fn fusable_shape(jx: &Jaxpr, eqn: &Eqn) -> Option<Vec<usize>> {
+/// The output aval of an equation that can join a group.
+fn fusable_output<'a>(jx: &'a Jaxpr, eqn: &Eqn) -> Option<&'a Aval> {
     let [out] = eqn.outputs.as_slice() else {
         return None;
     };
@@ -65,24 +68,26 @@ fn fusable_shape(jx: &Jaxpr, eqn: &Eqn) -> Option<Vec<usize>> {
             Some(x) => plain_dtype(x.dtype) && (x.shape == aval.shape || x.shape.is_empty()),
             None => false,
         })
-    } else if let Primitive::BroadcastInDim {
-        shape,
-        broadcast_dimensions,
-    } = &eqn.prim
-    {
-        match eqn.inputs.as_slice() {
+    } else {
+        match (&eqn.prim, eqn.inputs.as_slice()) {
             // A broadcast literal stays a kernel (the group reads outside
             // values through variables).
-            [a @ Atom::Var(_)] => operand_aval(jx, a).is_some_and(|x| {
+            (
+                Primitive::BroadcastInDim {
+                    shape,
+                    broadcast_dimensions,
+                },
+                [a @ Atom::Var(_)],
+            ) => operand_aval(jx, a).is_some_and(|x| {
                 plain_dtype(x.dtype)
                     && broadcast_access(&x.shape, shape, broadcast_dimensions).is_some()
             }),
+            // Same elements in the same order: an alias inside the group.
+            (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(_)]) => true,
             _ => false,
         }
-    } else {
-        false
     };
-    ok.then(|| aval.shape.clone())
+    ok.then_some(aval)
 }
 
 fn operand_aval<'a>(jx: &'a Jaxpr, a: &'a Atom) -> Option<&'a Aval> {
@@ -97,39 +102,50 @@ fn plain_dtype(d: DType) -> bool {
     !matches!(d, DType::Float0 | DType::Key)
 }
 
-/// The access pattern of `broadcast_in_dim(x, shape, dims)` when its kept
-/// (non-unit) operand axes map onto one contiguous run of output axes in
-/// order; `None` for other broadcasts (they run as ordinary kernels).
+/// The access pattern of `broadcast_in_dim(x, shape, dims)` when the
+/// operand's non-unit axes land on one contiguous run of output axes (unit
+/// output axes ignored), in order; `None` for other broadcasts (they run as
+/// ordinary kernels).
 pub fn broadcast_access(x: &[usize], shape: &[usize], dims: &[usize]) -> Option<Access> {
     if x.len() != dims.len() || dims.windows(2).any(|w| matches!(w, [a, b] if a >= b)) {
         return None;
     }
-    let kept: Vec<usize> = x
-        .iter()
-        .zip(dims)
-        .filter(|(&d, _)| d != 1)
-        .map(|(_, &o)| o)
-        .collect();
     let size = x.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
-    let (Some(&first), Some(&last)) = (kept.first(), kept.last()) else {
-        // Every operand axis has size 1: a scalar fill.
+    // Output axes of size > 1, each marked kept (read from the operand) or
+    // broadcast.
+    let axes: Vec<(usize, bool)> = shape
+        .iter()
+        .enumerate()
+        .filter(|(_, &d)| d != 1)
+        .map(|(o, &d)| {
+            let kept = dims
+                .iter()
+                .position(|&p| p == o)
+                .and_then(|k| x.get(k))
+                .is_some_and(|&xd| xd != 1);
+            (d, kept)
+        })
+        .collect();
+    let first = axes.iter().position(|&(_, k)| k);
+    let last = axes.iter().rposition(|&(_, k)| k);
+    let (Some(first), Some(last)) = (first, last) else {
+        // Nothing read along any axis: a scalar fill.
         return Some(Access { inner: 1, size: 1 });
     };
-    let end = last.checked_add(1)?;
-    if end.checked_sub(first)? != kept.len() {
+    let run = axes.get(first..=last)?;
+    if run.iter().any(|&(_, k)| !k) {
         return None;
     }
-    let run = shape
-        .get(first..end)?
+    let run_size = run
         .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
-    if run != size {
+        .try_fold(1usize, |acc, &(d, _)| acc.checked_mul(d))?;
+    if run_size != size {
         return None;
     }
-    let inner = shape
-        .get(end..)?
+    let inner = axes
+        .get(last.checked_add(1)?..)?
         .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
+        .try_fold(1usize, |acc, &(d, _)| acc.checked_mul(d))?;
     Some(Access { inner, size })
 }
 
@@ -160,13 +176,14 @@ fn find(parent: &mut [usize], g: usize) -> usize {
 pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
     // Per group id: its shape, members, whether it is still open.
     let mut shapes: Vec<Vec<usize>> = Vec::new();
+    let mut sizes: Vec<usize> = Vec::new();
     let mut members: Vec<Vec<usize>> = Vec::new();
     let mut open: Vec<bool> = Vec::new();
     let mut parent: Vec<usize> = Vec::new();
     // Group id that produced each variable.
     let mut producer: Vec<Option<usize>> = vec![None; jx.avals.len()];
     for (i, eqn) in jx.eqns.iter().enumerate() {
-        let shape = fusable_shape(jx, eqn);
+        let out = fusable_output(jx, eqn);
         // Groups whose values this equation reads.
         let mut read: Vec<usize> = Vec::new();
         for a in &eqn.inputs {
@@ -179,7 +196,7 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
                 }
             }
         }
-        let Some(shape) = shape else {
+        let Some(out) = out else {
             for g in read {
                 if let Some(o) = open.get_mut(g) {
                     *o = false;
@@ -187,9 +204,10 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
             }
             continue;
         };
+        let size = out.size()?;
         let mut join: Vec<usize> = Vec::new();
         for &g in &read {
-            let fits = open.get(g).copied().unwrap_or(false) && shapes.get(g) == Some(&shape);
+            let fits = open.get(g).copied().unwrap_or(false) && sizes.get(g) == Some(&size);
             if fits {
                 join.push(g);
             } else if let Some(o) = open.get_mut(g) {
@@ -211,7 +229,8 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
             }
             None => {
                 let id = shapes.len();
-                shapes.push(shape);
+                shapes.push(out.shape.clone());
+                sizes.push(size);
                 members.push(Vec::new());
                 open.push(true);
                 parent.push(id);
