@@ -473,7 +473,7 @@ fn cholesky(a: &Mat) -> Result<Mat> {
         for k in 0..j {
             s -= l.at(j, k) * l.at(j, k);
         }
-        if !(s > 0.0) {
+        if s.is_nan() || s <= 0.0 {
             // Not positive definite (or NaN): LAPACK fails, JAX returns NaNs.
             return Mat::full(n, n, f64::NAN);
         }
@@ -653,11 +653,17 @@ fn eigh(a: &Mat, lower: bool, sort: bool) -> Result<(Mat, Vec<f64>)> {
     }
     let mut v = Mat::eye(n, n)?;
     for _ in 0..MAX_SWEEPS {
-        let total: f64 = s.d.iter().map(|x| x * x).sum();
+        // Summed separately: `total - diagonal` cancels to zero long before
+        // the off-diagonal part is negligible.
         let diag: f64 = (0..n).map(|i| s.at(i, i) * s.at(i, i)).sum();
-        let off = total - diag;
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .filter(|(i, j)| i != j)
+            .map(|(i, j)| s.at(i, j) * s.at(i, j))
+            .sum();
+        let total = diag + off;
         // NaN anywhere ends the iteration (the result stays NaN).
-        if !(off > f64::EPSILON * f64::EPSILON * total) {
+        if off.is_nan() || off <= f64::EPSILON * f64::EPSILON * total {
             break;
         }
         for p in 0..n {
@@ -1236,7 +1242,12 @@ fn jvp_triangular_solve(op: LinalgOp, b: &mut Builder, xs: &[Atom], ts: &[Option
     if let Some(Some(ta)) = ts.first() {
         // x = op(a)⁻¹ b  =>  ẋ = -op(a)⁻¹ op(ȧ) x (left), -x op(ȧ) op(a)⁻¹ (right).
         let k = i64::from(unit_diagonal);
-        let g = tri(b, ta.clone(), lower, if lower { -k } else { k })?;
+        let g = tri(
+            b,
+            ta.clone(),
+            lower,
+            if lower { k.saturating_neg() } else { k },
+        )?;
         let g = b.unary(super::UnaryOp::Neg, g)?;
         let g = if transpose_a { mt(b, g)? } else { g };
         let prod = if left_side {
