@@ -624,3 +624,52 @@ fn op_outputs(op: LinalgOp) -> usize {
         LinalgOp::Lu | LinalgOp::Svd { .. } => 3,
     }
 }
+
+#[test]
+fn non_finite_and_empty_inputs_give_values_not_errors() {
+    let ops = [
+        CHOL,
+        LinalgOp::Lu,
+        LinalgOp::Qr {
+            full_matrices: true,
+        },
+        LinalgOp::Eigh {
+            lower: true,
+            sort_eigenvalues: true,
+        },
+        LinalgOp::Svd {
+            full_matrices: true,
+            compute_uv: true,
+        },
+    ];
+    for op in ops {
+        let square = matches!(op, LinalgOp::Cholesky | LinalgOp::Eigh { .. });
+        for v in [f64::NAN, f64::INFINITY] {
+            let outs = run(op, &[host(&[3, 3], vec![v; 9])]);
+            assert!(!outs.is_empty());
+        }
+        let shapes: &[&[usize]] = if square {
+            &[&[0, 0], &[0, 2, 2], &[2, 0, 0]]
+        } else {
+            &[&[0, 0], &[0, 3], &[3, 0], &[0, 2, 3]]
+        };
+        for &shape in shapes {
+            let aval = Aval::new(shape.to_vec(), DType::F32);
+            let want =
+                microjax::prims::shape::abstract_eval(&Primitive::Linalg(op), &[aval]).unwrap();
+            let outs = run(op, &[host(shape, Vec::<f32>::new())]);
+            let got: Vec<&[usize]> = outs.iter().map(|o| o.shape()).collect();
+            let want: Vec<&[usize]> = want.iter().map(|a| a.shape.as_slice()).collect();
+            assert_eq!(got, want, "{op:?} {shape:?}");
+        }
+    }
+    // A singular triangular system gives infinities, as LAPACK's trsm.
+    let x = run(
+        ts(true, true, false, false),
+        &[
+            host(&[2, 2], vec![0.0, 0.0, 1.0, 1.0]),
+            host(&[2, 1], vec![1.0, 1.0]),
+        ],
+    );
+    assert!(f64s(&x[0])[0].is_infinite());
+}

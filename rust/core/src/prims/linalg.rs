@@ -1226,7 +1226,7 @@ fn jvp_triangular_solve(op: LinalgOp, b: &mut Builder, xs: &[Atom], ts: &[Option
             "linalg: not triangular_solve".into(),
         ));
     };
-    let [a, rhs] = xs else {
+    let [a, _] = xs else {
         return Err(Error::Arity {
             prim: "triangular_solve",
             expected: 2,
@@ -1258,7 +1258,6 @@ fn jvp_triangular_solve(op: LinalgOp, b: &mut Builder, xs: &[Atom], ts: &[Option
         let ta_part = solve_with(b, prod)?;
         tout = super::jvp::add_opt(b, tout, Some(ta_part))?;
     }
-    let _ = rhs;
     Ok((vec![out], vec![tout]))
 }
 
