@@ -108,8 +108,10 @@ def test_svd_identity_and_conventions(x64):
 def test_solve_inv_det_slogdet_values(x64):
     rng = np.random.default_rng(5)
     a = _dom(rng, 4, 4, (2,))
-    b = rng.standard_normal((2, 4))
-    np.testing.assert_allclose(jnp.linalg.solve(a, b), np.linalg.solve(a, b[..., None])[..., 0], rtol=1e-10)
+    b = rng.standard_normal((2, 4, 3))
+    np.testing.assert_allclose(jnp.linalg.solve(a, b), np.linalg.solve(a, b), rtol=1e-10)
+    # A 1-D b is one right-hand side for every matrix of the batch.
+    np.testing.assert_allclose(jnp.linalg.solve(a, b[0, :, 0]), np.linalg.solve(a, b[0, :, :1])[..., 0], rtol=1e-10)
     np.testing.assert_allclose(jnp.linalg.inv(a), np.linalg.inv(a), rtol=1e-10)
     np.testing.assert_allclose(jnp.linalg.det(a), np.linalg.det(a), rtol=1e-10)
     perm = np.array([[0.0, 1.0], [1.0, 0.0]])

@@ -255,7 +255,7 @@ def solve(a, b):
     a = _matrices(a, "solve", square=True)
     (a, b) = _promote_dtypes_inexact(a, _arr(b))
     sa, sb = _aval(a).shape, _aval(b).shape
-    vector = len(sb) == 1 or len(sb) == len(sa) - 1
+    vector = len(sb) == 1  # (N,): one right-hand side; otherwise (..., N, M), as JAX
     if len(sb) == 0 or sb[-1 if vector else -2] != sa[-1]:
         raise ValueError(f"solve: incompatible shapes a {sa} and b {sb}")
     a, b = _broadcast_batch(a, b, vector)
