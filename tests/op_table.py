@@ -1519,6 +1519,16 @@ def _gather_records():
 OP_RECORDS = OP_RECORDS + _gather_records()
 
 
+# Records of the linear-algebra family live in op_table_linalg.py.
+def _linalg_records():
+    from op_table_linalg import LINALG_RECORDS
+
+    return tuple(LINALG_RECORDS)
+
+
+OP_RECORDS = OP_RECORDS + _linalg_records()
+
+
 def all_cases(records=OP_RECORDS):
     """Every (record, dtype name, case) triple, in table order."""
     for rec in records:

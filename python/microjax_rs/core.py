@@ -175,7 +175,8 @@ def to_array(x, dtype=None, weak_type=None):
 _MULTIPLE_RESULTS = frozenset(("pjit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_lin",
                                "linear_call",
                                "cond", "while", "scan", "sort", "top_k", "psum", "pmax", "pmin",
-                               "threefry2x32", "pure_callback", "io_callback", "debug_callback"))
+                               "threefry2x32", "pure_callback", "io_callback", "debug_callback",
+                               "lu", "qr", "eigh", "svd"))
 
 
 class Primitive:

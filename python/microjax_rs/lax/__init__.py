@@ -668,3 +668,5 @@ from .parallel import (  # noqa: E402
     pshuffle,
     reduce_scatter_p,
 )
+
+from . import linalg  # noqa: E402,F401

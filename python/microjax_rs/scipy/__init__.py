@@ -1,2 +1,2 @@
-"""`jax.scipy` (the subset microjax_rs covers: `special`)."""
-from . import special  # noqa: F401
+"""`jax.scipy` (the subset microjax_rs covers: `special`, `linalg`)."""
+from . import linalg, special  # noqa: F401

@@ -364,6 +364,9 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         // gather(x, idx), scatter*(x, idx, u)
         vec![av(&[2], d), av(&[2, 1], DType::I32)],
         vec![av(&[3], d), av(&[2, 1], DType::I32), av(&[2], d)],
+        // cholesky / eigh (square), triangular_solve(a, b)
+        vec![av(&[2, 2], d)],
+        vec![av(&[2, 2], d), av(&[2, 3], d)],
     ]
 }
 

@@ -54,6 +54,7 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Control(_) => control,
         Primitive::Callback(_) => callback,
         Primitive::Sort(_) => super::sort::batch_rule,
+        Primitive::Linalg(_) => super::linalg::batch_rule,
         Primitive::Collective(_) => super::collective::batch_rule,
         Primitive::Threefry2x32 => super::random::batch,
         Primitive::Gather(_) => super::gather::batch_gather,

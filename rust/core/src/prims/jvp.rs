@@ -62,6 +62,7 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         Primitive::Control(_) => jvp_control,
         Primitive::Callback(_) => jvp_callback,
         Primitive::Sort(_) => super::sort::jvp_rule,
+        Primitive::Linalg(_) => super::linalg::jvp_rule,
         Primitive::Collective(_) => super::collective::jvp_rule,
         Primitive::Threefry2x32 => jvp_zero,
         Primitive::Gather(_) => super::gather::jvp_gather,

@@ -205,6 +205,9 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
         Primitive::Sort(op) => {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
+        Primitive::Linalg(op) => {
+            return super::linalg::kernel(op, args, aval.into_iter().chain(multi).collect())
+        }
         Primitive::Collective(c) => return super::collective::eval(c),
         Primitive::Threefry2x32 => return super::random::eval(args),
     };

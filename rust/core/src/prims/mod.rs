@@ -20,6 +20,7 @@ pub mod custom;
 pub mod gather;
 pub mod jvp;
 pub mod kernel;
+pub mod linalg;
 pub mod params;
 pub mod random;
 pub mod rules;
@@ -348,6 +349,8 @@ pub enum Primitive {
     Callback(callback::Callback),
     /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
     Sort(sort::SortOp),
+    /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
+    Linalg(linalg::LinalgOp),
     /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
     Collective(collective::Collective),
     /// The Threefry-2x32 hash (`prims::random`): two outputs.
@@ -390,6 +393,7 @@ impl Primitive {
             Primitive::Custom(c) => c.name(),
             Primitive::Control(c) => c.name(),
             Primitive::Sort(op) => op.name(),
+            Primitive::Linalg(op) => op.name(),
             Primitive::Collective(c) => c.name(),
             Primitive::Threefry2x32 => "threefry2x32",
             Primitive::Callback(c) => c.name(),
@@ -448,6 +452,7 @@ impl Primitive {
                 | Primitive::Callback(_)
                 | Primitive::Threefry2x32
         ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
+            || matches!(self, Primitive::Linalg(op) if op.multiple_results())
             || matches!(self, Primitive::Collective(c) if c.multiple_results())
     }
 
@@ -502,6 +507,7 @@ impl Primitive {
             "threefry2x32",
         ]);
         names.extend(sort::SortOp::NAMES);
+        names.extend(linalg::LinalgOp::NAMES);
         names.extend(collective::NAMES);
         names
     }
@@ -615,6 +621,7 @@ impl Primitive {
         out.extend(control::examples().into_iter().map(Primitive::Control));
         out.extend(callback::examples().into_iter().map(Primitive::Callback));
         out.extend(sort::SortOp::examples());
+        out.extend(linalg::LinalgOp::examples());
         out.extend(
             collective::Collective::examples()
                 .into_iter()

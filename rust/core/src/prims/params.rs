@@ -147,6 +147,7 @@ impl Primitive {
             Primitive::Control(c) => c.params(),
             Primitive::Callback(c) => c.params(),
             Primitive::Sort(op) => op.params(),
+            Primitive::Linalg(op) => op.params(),
             Primitive::Collective(c) => c.params(),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
                 ("differentiated", Param::Bool(false)),
@@ -204,6 +205,9 @@ impl Primitive {
         }
         if let Some(c) = super::callback::Callback::from_params(name, &p)? {
             return Ok(Primitive::Callback(c));
+        }
+        if let Some(op) = super::linalg::from_params(name, &p)? {
+            return Ok(Primitive::Linalg(op));
         }
         if let Some(prim) = super::sort::from_params(name, params)? {
             return Ok(prim);

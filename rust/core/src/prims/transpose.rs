@@ -61,6 +61,7 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Control(_) => t_control,
         Primitive::Callback(_) => not_linear,
         Primitive::Sort(_) => super::sort::transpose_rule,
+        Primitive::Linalg(_) => super::linalg::transpose_rule,
         Primitive::Collective(_) => super::collective::transpose_rule,
         Primitive::Threefry2x32 => not_linear,
         Primitive::Gather(_) => super::gather::t_gather,
