@@ -1519,6 +1519,16 @@ def _gather_records():
 OP_RECORDS = OP_RECORDS + _gather_records()
 
 
+# Records of convolutions and windowed reductions live in op_table_conv.py.
+def _conv_records():
+    from op_table_conv import CONV_RECORDS
+
+    return tuple(CONV_RECORDS)
+
+
+OP_RECORDS = OP_RECORDS + _conv_records()
+
+
 def all_cases(records=OP_RECORDS):
     """Every (record, dtype name, case) triple, in table order."""
     for rec in records:

@@ -3445,3 +3445,53 @@ def isrealobj(x):
     return True
 
 
+
+
+# -- convolution ------------------------------------------------------------------
+
+
+def _conv1d(op, a, v, mode, precision, preferred_element_type):
+    """`convolve` / `correlate` of 1-d arrays as one `conv_general_dilated`
+    (the longer operand is the lhs; convolve flips the kernel, and a
+    correlation whose operands were swapped is reversed)."""
+    a, v = _arr(a), _arr(v)
+    if _aval(a).ndim != 1 or _aval(v).ndim != 1:
+        raise ValueError(f"{op}() only support 1-dimensional inputs.")
+    if preferred_element_type is None:
+        a, v = _promote_dtypes_inexact(a, v)
+    else:
+        a, v = _promote_dtypes(a, v)
+    na, nv = _aval(a).shape[0], _aval(v).shape[0]
+    if na == 0 or nv == 0:
+        raise ValueError(f"{op}: inputs cannot be empty, got shapes {tuple(_aval(a).shape)} "
+                         f"and {tuple(_aval(v).shape)}.")
+    reverse_out = False
+    if na < nv:
+        a, v = v, a
+        na, nv = nv, na
+        reverse_out = op == "correlate"
+    if op == "convolve":
+        v = _rev(v, (0,))
+    if mode == "valid":
+        padding = [(0, 0)]
+    elif mode == "same":
+        padding = [(nv // 2, nv - nv // 2 - 1)]
+    elif mode == "full":
+        padding = [(nv - 1, nv - 1)]
+    else:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    out = lax.conv_general_dilated(
+        lax.reshape(a, (1, 1, na)), lax.reshape(v, (1, 1, nv)), (1,), padding,
+        precision=precision, preferred_element_type=preferred_element_type)
+    out = lax.reshape(out, (_aval(out).shape[2],))
+    return _rev(out, (0,)) if reverse_out else out
+
+
+def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
+    """Discrete linear convolution of two 1-d arrays (numpy.convolve)."""
+    return _conv1d("convolve", a, v, mode, precision, preferred_element_type)
+
+
+def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
+    """Cross-correlation of two 1-d arrays (numpy.correlate)."""
+    return _conv1d("correlate", a, v, mode, precision, preferred_element_type)

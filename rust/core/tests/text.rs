@@ -364,6 +364,9 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         // gather(x, idx), scatter*(x, idx, u)
         vec![av(&[2], d), av(&[2, 1], DType::I32)],
         vec![av(&[3], d), av(&[2, 1], DType::I32), av(&[2], d)],
+        // conv_general_dilated(lhs, rhs), select_and_scatter_add(source, operand)
+        vec![av(&[1, 1, 2], d), av(&[1, 1, 1], d)],
+        vec![av(&[1], d), av(&[2], d)],
     ]
 }
 
