@@ -13,6 +13,7 @@ import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import lax
 
+import op_table  # noqa: F401  (op_table imports op_table_conv at its end)
 from op_table_conv import conv_ref, window_ref
 
 
@@ -75,7 +76,7 @@ def test_nested_transforms_match_loops(x64):
         np.testing.assert_allclose(gx[i], ex, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gw[i], ew, rtol=1e-12, atol=1e-12)
     # grad of grad (a Hessian-vector product) through both transposes
-    hv = jax.grad(lambda w: jnp.sum(jax.grad(f)(xs[0], w) * w))(w)
+    hv = jax.grad(lambda w: jnp.sum(jax.grad(f, argnums=1)(xs[0], w) * w))(w)
     eps = 1e-6
     fd = (jax.grad(f, argnums=1)(xs[0], w + eps * w) - jax.grad(f, argnums=1)(xs[0], w - eps * w))
     gw = jax.grad(f, argnums=1)(xs[0], w)

@@ -145,7 +145,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
             raise ValueError("padding argument to conv_general_dilated should be a string or a "
                              f"sequence of (low, high) pairs, got {padding}") from e
     if preferred_element_type is not None:
-        preferred_element_type = np.dtype(dtypes.canonicalize_dtype(preferred_element_type))
+        preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=tuple(int(s) for s in window_strides),
         padding=tuple((int(lo), int(hi)) for lo, hi in padding),

@@ -3312,50 +3312,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return where(lax.gt(x, xpn), hi, out)
 
 
-def _conv_full(a, v):
-    """Full 1-D convolution as a matmul with a static Toeplitz selection of v."""
-    n, m = _aval(a).shape[0], _aval(v).shape[0]
-    L = n + m - 1
-    # T[k, j] = v[k - j] when 0 <= k - j < m, else 0.
-    k = _np.arange(L)[:, None]
-    j = _np.arange(n)[None, :]
-    src = k - j
-    valid = (src >= 0) & (src < m)
-    vt = _take_static(v, 0, _np.clip(src, 0, m - 1).ravel().tolist())
-    vt = lax.reshape(vt, (L, n))
-    vt = lax.select_n(core.to_array(valid), zeros_like(vt), vt)
-    return lax.dot_general(vt, a, (((1,), (0,)), ((), ())))
-
-
-def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
-    a, v = _promote_dtypes(_arr(a), _arr(v))
-    if _aval(a).ndim != 1 or _aval(v).ndim != 1:
-        raise ValueError("convolve() only supports 1-dimensional inputs.")
-    n, m = _aval(a).shape[0], _aval(v).shape[0]
-    if n == 0 or m == 0:
-        raise ValueError("convolve: inputs cannot be empty")
-    if _is_bool(a):
-        raise TypeError("convolve of boolean arrays is not supported")
-    full_ = _conv_full(a, v) if n >= m else _conv_full(v, a)
-    L = n + m - 1
-    if mode == "full":
-        return full_
-    if mode == "same":
-        size = builtins.max(n, m)
-        start = (L - size) // 2
-        return _slice_axis(full_, 0, start, start + size)
-    if mode == "valid":
-        size = builtins.max(n, m) - builtins.min(n, m) + 1
-        start = builtins.min(n, m) - 1
-        return _slice_axis(full_, 0, start, start + size)
-    raise ValueError(f"mode must be one of 'full', 'same' or 'valid', got {mode!r}")
-
-
-def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    v = _arr(v)
-    return convolve(a, flip(v), mode=mode)
-
-
 def bincount(x, weights=None, minlength=0, *, length=None):
     x = _arr(x)
     if not _is_int(x):
