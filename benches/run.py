@@ -490,7 +490,11 @@ def run_case(case, fws, args):
             continue
         a = [_to_np(t) for t in (v if isinstance(v, tuple) else (v,))]
         r = [_to_np(t) for t in (ref if isinstance(ref, tuple) else (ref,))]
-        ok = len(a) == len(r) and all(np.allclose(p, q, rtol=1e-4, atol=1e-5) for p, q in zip(a, r))
+        # atol scales with the output's magnitude: long float32 reductions (a
+        # convolution's weight gradient sums 32k terms) differ by ~1e-7 of it.
+        ok = len(a) == len(r) and all(
+            np.allclose(p, q, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(q).max(initial=0))))
+            for p, q in zip(a, r))
         if not ok and "error" not in results.get(name, {}):
             results[name]["mismatch"] = True
             print(f"[{key}] {name}: result differs from reference", file=sys.stderr)

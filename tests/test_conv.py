@@ -56,6 +56,7 @@ def test_jaxpr_params_are_jaxs():
     assert p["padding"] == ((1, 1), (1, 1)) and p["window_strides"] == (1, 1)
     assert isinstance(p["dimension_numbers"], lax.ConvDimensionNumbers)
     assert p["feature_group_count"] == 1 and p["batch_group_count"] == 1
+    assert "dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2, 3)" in str(jaxpr)
     # user interpreters re-bind with eqn.params
     y = eqn.primitive.bind(jnp.asarray(x), jnp.asarray(w), **p)
     np.testing.assert_allclose(y, lax.conv(x, w, (1, 1), "SAME"), rtol=1e-6)

@@ -647,3 +647,38 @@ fn window_errors() {
     .unwrap_err();
     assert!(matches!(e, Error::Shape { .. }), "{e}");
 }
+
+#[test]
+fn display_and_canonical_text_of_conv_and_windows() {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(aval(&[1, 2, 5])).unwrap());
+    let w = Atom::Var(b.add_input(aval(&[3, 2, 2])).unwrap());
+    let mut c = ConvParams::simple(1);
+    c.padding = vec![(-1, 2)];
+    let y = b.add_eqn1(conv_p(c), vec![x, w]).unwrap();
+    let g = geometry(
+        &[1, 2, 2],
+        &[1, 1, 2],
+        &[(0, 0), (0, 0), (1, 0)],
+        &[1, 1, 1],
+        &[1, 1, 1],
+    );
+    let z = b.add_eqn1(win(WindowReduce::Max, g), vec![y]).unwrap();
+    let j = b.build(vec![z]).unwrap();
+    let text = microjax::ir::display::display(&j);
+    assert!(
+        text.contains(
+            "dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), \
+             out_spec=(0, 1, 2))"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("padding=((-1, 2),)"), "{text}");
+    assert!(
+        text.contains("reduce_window_max[base_dilation=(1, 1, 1)"),
+        "{text}"
+    );
+    let canon = microjax::ir::canonical::canonical(&j);
+    let back = microjax::ir::canonical::parse(&canon, &Default::default()).unwrap();
+    assert_eq!(back, j);
+}

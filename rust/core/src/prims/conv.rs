@@ -129,6 +129,37 @@ pub fn params(p: &ConvParams) -> ParamList {
     ]
 }
 
+fn py_tuple(v: &[usize]) -> String {
+    match v {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = v.iter().map(|d| d.to_string()).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+/// The display printer's params: `dimension_numbers` as JAX prints it
+/// (`ConvDimensionNumbers(lhs_spec=(0, 1, 2), ...)`); other primitives
+/// unchanged.
+pub fn display_params(prim: &Primitive, params: &mut ParamList) {
+    let Primitive::Conv(c) = prim else {
+        return;
+    };
+    let d = &c.dims;
+    let text = format!(
+        "ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
+        py_tuple(&d.lhs_spec),
+        py_tuple(&d.rhs_spec),
+        py_tuple(&d.out_spec)
+    );
+    for (k, v) in params.iter_mut() {
+        if *k == "dimension_numbers" {
+            *v = Param::Str(text.clone());
+        }
+    }
+}
+
 fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
     params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
@@ -630,6 +661,46 @@ struct Groups {
     og: usize,
 }
 
+/// A run of consecutive output positions reading consecutive lhs elements
+/// from `off` (or padding, `HOLE`).
+#[derive(Clone, Copy)]
+struct Run {
+    off: usize,
+    len: usize,
+}
+
+/// `offs` as maximal runs, so rows are copied slice by slice.
+fn runs(offs: &[usize]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    for &o in offs {
+        if let Some(last) = out.last_mut() {
+            let next = if last.off == HOLE {
+                HOLE
+            } else {
+                last.off.saturating_add(last.len)
+            };
+            if (o == HOLE && last.off == HOLE) || (o != HOLE && o == next) {
+                last.len = last.len.saturating_add(1);
+                continue;
+            }
+        }
+        out.push(Run { off: o, len: 1 });
+    }
+    out
+}
+
+/// Appends `run` of `src` from `base` (zeros for padding).
+fn copy_run<T: Copy + Default>(col: &mut Vec<T>, src: &[T], base: usize, run: Run) {
+    let start = base.saturating_add(run.off);
+    match (run.off != HOLE)
+        .then(|| src.get(start..start.saturating_add(run.len)))
+        .flatten()
+    {
+        Some(s) => col.extend_from_slice(s),
+        None => col.extend(std::iter::repeat_n(T::default(), run.len)),
+    }
+}
+
 /// The column matrix `(groups, cg * kn, nb * pn)`.
 #[allow(clippy::too_many_arguments)]
 fn im2col<T: Copy + Default>(
@@ -642,27 +713,29 @@ fn im2col<T: Copy + Default>(
     table: &[usize],
 ) -> Result<Vec<T>> {
     let len = checked_size(&[g.count, g.cg, kn, g.nb, pn])?;
+    let rows: Vec<Vec<Run>> = (0..kn)
+        .map(|kk| {
+            runs(
+                table
+                    .get(kk.saturating_mul(pn)..kk.saturating_add(1).saturating_mul(pn))
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
     let mut col: Vec<T> = Vec::with_capacity(len);
     for gi in 0..g.count {
         let (gf, gb) = if g.feature { (gi, 0) } else { (0, gi) };
         for c in 0..g.cg {
             let ch = gf.saturating_mul(g.cg).saturating_add(c);
-            for kk in 0..kn {
-                let offs = table
-                    .get(kk.saturating_mul(pn)..kk.saturating_add(1).saturating_mul(pn))
-                    .unwrap_or_default();
+            for row_runs in &rows {
                 for n in 0..g.nb {
                     let row = gb.saturating_mul(g.nb).saturating_add(n);
                     let base = row
                         .saturating_mul(stride_n)
                         .saturating_add(ch.saturating_mul(stride_c));
-                    col.extend(offs.iter().map(|&o| {
-                        if o == HOLE {
-                            T::default()
-                        } else {
-                            src.get(base.saturating_add(o)).copied().unwrap_or_default()
-                        }
-                    }));
+                    for &run in row_runs {
+                        copy_run(&mut col, src, base, run);
+                    }
                 }
             }
         }
@@ -705,15 +778,22 @@ fn scatter_out<T: Copy + Default>(
 ) -> Vec<T> {
     let (o_total, nb, pn) = rows;
     let mut out = vec![T::default(); len];
-    let mut it = res.iter();
+    let out_runs = runs(poffs);
+    let mut chunks = res.chunks(pn.max(1));
     for o in 0..o_total {
         for n in 0..nb {
             let base = n
                 .saturating_mul(stride_n)
                 .saturating_add(o.saturating_mul(stride_o));
-            for (&p, v) in poffs.iter().zip(it.by_ref().take(pn)) {
-                if let Some(slot) = out.get_mut(base.saturating_add(p)) {
-                    *slot = *v;
+            let Some(mut row) = chunks.next() else {
+                return out;
+            };
+            for run in &out_runs {
+                let (head, tail) = row.split_at(run.len.min(row.len()));
+                row = tail;
+                let start = base.saturating_add(run.off);
+                if let Some(dst) = out.get_mut(start..start.saturating_add(head.len())) {
+                    dst.copy_from_slice(head);
                 }
             }
         }
