@@ -892,6 +892,18 @@ pub fn kernel(p: &ConvParams, lhs: &HostArray, rhs: &HostArray, out: &Aval) -> R
     HostArray::new(os.to_vec(), buf)
 }
 
+/// `kernel` for the evaluator: operands checked, the promised output aval.
+pub fn eval(p: &ConvParams, args: &[&HostArray], out: Option<&Aval>) -> Result<Buffer> {
+    let ([l, r], Some(out)) = (args, out) else {
+        return Err(Error::Arity {
+            prim: NAME,
+            expected: 2,
+            got: args.len(),
+        });
+    };
+    Ok(kernel(p, l, r, out)?.into_buffer())
+}
+
 // ----------------------------------------------------------------- rules
 
 fn params_of(p: &Primitive) -> Result<&ConvParams> {

@@ -206,23 +206,8 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
         Primitive::Collective(c) => return super::collective::eval(c),
-        Primitive::Conv(c) => {
-            let (l, r) = two(name, args)?;
-            let a = aval.clone().ok_or(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: 0,
-            })?;
-            super::conv::kernel(c, l, r, &a)?.into_buffer()
-        }
-        Primitive::Window(op) => {
-            let a = aval.clone().ok_or(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: 0,
-            })?;
-            super::window::kernel(op, args, a)?.into_buffer()
-        }
+        Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
+        Primitive::Window(op) => super::window::eval(op, args, aval.as_ref())?,
         Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {

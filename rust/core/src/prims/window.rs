@@ -753,6 +753,16 @@ pub fn kernel(op: &WindowOp, args: &[&HostArray], out: Aval) -> Result<HostArray
     HostArray::new(out.shape.clone(), compute(op, args, &out)?)
 }
 
+/// `kernel` for the evaluator, given the shape rule's output aval.
+pub fn eval(op: &WindowOp, args: &[&HostArray], out: Option<&Aval>) -> Result<Buffer> {
+    let out = out.cloned().ok_or(Error::Arity {
+        prim: op.name(),
+        expected: 1,
+        got: 0,
+    })?;
+    Ok(kernel(op, args, out)?.into_buffer())
+}
+
 // ----------------------------------------------------------------- rules
 
 fn family(p: &Primitive) -> Result<&WindowOp> {
