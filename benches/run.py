@@ -480,6 +480,68 @@ def setup_hessian_jit(name, fw):
             return np.diag((6 * t - 12 * t**3) * (1 - t * t))
 
         return {"h": h, "x": x}, "h(x)"
+def _conv_data():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((32, 64, 32, 32)).astype(np.float32)
+    w = (rng.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32)
+    return x, w
+
+
+def _np_conv_same_3x3(x, w):
+    """NumPy reference: padded sliding windows contracted with the kernel."""
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # n c h w i j
+    return np.tensordot(win, w, axes=((1, 4, 5), (1, 2, 3))).transpose(0, 3, 1, 2)
+
+
+def setup_conv_fwd(name, fw):
+    """jit 3x3 SAME conv, NCHW x f32[32,64,32,32], OIHW w f32[64,64,3,3]."""
+    x, w = _conv_data()
+    if name in ("microjax", "jax"):
+        lax, jnp = fw.lax, fw.numpy
+        f = fw.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME"))
+        ns = {"f": f, "x": jnp.asarray(x), "w": jnp.asarray(w)}
+        return ns, "f(x, w)" if name == "microjax" else "f(x, w).block_until_ready()"
+    if name == "numpy":
+        return {"f": _np_conv_same_3x3, "x": x, "w": w}, "f(x, w)"
+    if name == "torch":
+        torch = fw
+        f = lambda x, w: torch.nn.functional.conv2d(x, w, padding=1)  # noqa: E731
+        return {"f": f, "x": torch.from_numpy(x), "w": torch.from_numpy(w), "torch": torch}, "f(x, w)"
+    return None
+
+
+def setup_conv_bwd(name, fw):
+    """jit grad of sum(conv(x, w)**2) w.r.t. x and w (both transposes)."""
+    x, w = _conv_data()
+    if name in ("microjax", "jax"):
+        lax, jnp = fw.lax, fw.numpy
+
+        def loss(x, w):
+            return jnp.sum(lax.conv_general_dilated(x, w, (1, 1), "SAME") ** 2)
+
+        f = fw.jit(fw.grad(loss, argnums=(0, 1)))
+        ns = {"f": f, "x": jnp.asarray(x), "w": jnp.asarray(w), "jax": fw}
+        return ns, "f(x, w)" if name == "microjax" else "jax.block_until_ready(f(x, w))"
+    if name == "torch":
+        torch = fw
+        xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+
+        def f(x, w):
+            y = torch.nn.functional.conv2d(x, w, padding=1)
+            return torch.autograd.grad((y * y).sum(), (x, w))
+
+        return {"f": f, "x": xt, "w": wt}, "f(x, w)"
+    if name == "numpy":
+        def f(x, w):
+            gy = 2 * _np_conv_same_3x3(x, w)
+            xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+            win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+            gw = np.tensordot(gy, win, axes=((0, 2, 3), (0, 2, 3)))
+            gx = _np_conv_same_3x3(gy, w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+            return gx, gw
+
+        return {"f": f, "x": x, "w": w}, "f(x, w)"
     return None
 
 
@@ -576,6 +638,20 @@ CASES = [
         lambda mj, ref: mj <= 100e-6,
         setup_hessian_jit,
         1,
+        "conv3x3_fwd",
+        "jit 3x3 SAME conv, NCHW f32[32,64,32,32] x OIHW f32[64,64,3,3]; NumPy: sliding windows + tensordot",
+        "<= NumPy",
+        lambda mj, ref: ref is not None and mj <= ref,
+        setup_conv_fwd,
+        5,
+    ),
+    (
+        "conv3x3_bwd",
+        "jit `grad(sum(conv(x, w)**2), argnums=(0, 1))` of that conv (forward + both transposes)",
+        "<= NumPy (hand-written gradient)",
+        lambda mj, ref: ref is not None and mj <= ref,
+        setup_conv_bwd,
+        5,
     ),
 ]
 
@@ -608,6 +684,13 @@ def run_case(case, fws, args):
             p.shape == q.shape and np.allclose(p, q, rtol=1e-4, atol=1e-5 + 1e-5 * float(np.abs(q).max(initial=0)))
             for p, q in zip(a, r)
         )
+        a = [_to_np(t) for t in (v if isinstance(v, tuple) else (v,))]
+        r = [_to_np(t) for t in (ref if isinstance(ref, tuple) else (ref,))]
+        # atol scales with the output's magnitude: long float32 reductions (a
+        # convolution's weight gradient sums 32k terms) differ by ~1e-7 of it.
+        ok = len(a) == len(r) and all(
+            np.allclose(p, q, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(q).max(initial=0))))
+            for p, q in zip(a, r))
         if not ok and "error" not in results.get(name, {}):
             results[name]["mismatch"] = True
             print(f"[{key}] {name}: result differs from reference", file=sys.stderr)

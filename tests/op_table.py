@@ -1527,6 +1527,14 @@ def _linalg_records():
 
 
 OP_RECORDS = OP_RECORDS + _linalg_records()
+# Records of convolutions and windowed reductions live in op_table_conv.py.
+def _conv_records():
+    from op_table_conv import CONV_RECORDS
+
+    return tuple(CONV_RECORDS)
+
+
+OP_RECORDS = OP_RECORDS + _conv_records()
 
 
 def all_cases(records=OP_RECORDS):

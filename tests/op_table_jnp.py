@@ -1079,7 +1079,7 @@ JNP_RECORDS = JNP_RECORDS + (
     OpRecord(name="numpy.interp", path="_jnp_table_adapters.interp", ref=NPA.interp, args_maker=uniform(-1, 6),
              dtypes=F32_F64,
              cases=_cases((((9,), (4,)), {"xp": (0.0, 1.0, 3.0, 5.0)}), (((2, 3), (3,)), {"xp": (-0.5, 2.0, 2.5)}))),
-    OpRecord(name="numpy.convolve", ref=np.convolve, args_maker=uniform(), dtypes=FI,
+    OpRecord(name="numpy.convolve", ref=np.convolve, args_maker=uniform(), dtypes=FI, out_dtype=_inexact_out,
              cases=_cases((((5,), (3,)), {}), (((3,), (5,)), {"mode": "same"}), (((6,), (3,)), {"mode": "valid"}),
                           (((1,), (4,)), {})),
              tol=ACCUM_TOL),

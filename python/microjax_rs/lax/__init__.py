@@ -645,6 +645,11 @@ from ._control_flow import (  # noqa: E402
     associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p,
 )
 
+from ._convolution import (  # noqa: E402
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+    conv_with_general_padding, padtype_to_pads, reduce_window,
+)
+
 __all__ = [n for n in dir() if not n.startswith("_")]
 
 

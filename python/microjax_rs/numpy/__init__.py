@@ -3312,50 +3312,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return where(lax.gt(x, xpn), hi, out)
 
 
-def _conv_full(a, v):
-    """Full 1-D convolution as a matmul with a static Toeplitz selection of v."""
-    n, m = _aval(a).shape[0], _aval(v).shape[0]
-    L = n + m - 1
-    # T[k, j] = v[k - j] when 0 <= k - j < m, else 0.
-    k = _np.arange(L)[:, None]
-    j = _np.arange(n)[None, :]
-    src = k - j
-    valid = (src >= 0) & (src < m)
-    vt = _take_static(v, 0, _np.clip(src, 0, m - 1).ravel().tolist())
-    vt = lax.reshape(vt, (L, n))
-    vt = lax.select_n(core.to_array(valid), zeros_like(vt), vt)
-    return lax.dot_general(vt, a, (((1,), (0,)), ((), ())))
-
-
-def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
-    a, v = _promote_dtypes(_arr(a), _arr(v))
-    if _aval(a).ndim != 1 or _aval(v).ndim != 1:
-        raise ValueError("convolve() only supports 1-dimensional inputs.")
-    n, m = _aval(a).shape[0], _aval(v).shape[0]
-    if n == 0 or m == 0:
-        raise ValueError("convolve: inputs cannot be empty")
-    if _is_bool(a):
-        raise TypeError("convolve of boolean arrays is not supported")
-    full_ = _conv_full(a, v) if n >= m else _conv_full(v, a)
-    L = n + m - 1
-    if mode == "full":
-        return full_
-    if mode == "same":
-        size = builtins.max(n, m)
-        start = (L - size) // 2
-        return _slice_axis(full_, 0, start, start + size)
-    if mode == "valid":
-        size = builtins.max(n, m) - builtins.min(n, m) + 1
-        start = builtins.min(n, m) - 1
-        return _slice_axis(full_, 0, start, start + size)
-    raise ValueError(f"mode must be one of 'full', 'same' or 'valid', got {mode!r}")
-
-
-def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    v = _arr(v)
-    return convolve(a, flip(v), mode=mode)
-
-
 def bincount(x, weights=None, minlength=0, *, length=None):
     x = _arr(x)
     if not _is_int(x):
@@ -3445,3 +3401,53 @@ def isrealobj(x):
     return True
 
 
+
+
+# -- convolution ------------------------------------------------------------------
+
+
+def _conv1d(op, a, v, mode, precision, preferred_element_type):
+    """`convolve` / `correlate` of 1-d arrays as one `conv_general_dilated`
+    (the longer operand is the lhs; convolve flips the kernel, and a
+    correlation whose operands were swapped is reversed)."""
+    a, v = _arr(a), _arr(v)
+    if _aval(a).ndim != 1 or _aval(v).ndim != 1:
+        raise ValueError(f"{op}() only support 1-dimensional inputs.")
+    if preferred_element_type is None:
+        a, v = _promote_dtypes_inexact(a, v)
+    else:
+        a, v = _promote_dtypes(a, v)
+    na, nv = _aval(a).shape[0], _aval(v).shape[0]
+    if na == 0 or nv == 0:
+        raise ValueError(f"{op}: inputs cannot be empty, got shapes {tuple(_aval(a).shape)} "
+                         f"and {tuple(_aval(v).shape)}.")
+    reverse_out = False
+    if na < nv:
+        a, v = v, a
+        na, nv = nv, na
+        reverse_out = op == "correlate"
+    if op == "convolve":
+        v = _rev(v, (0,))
+    if mode == "valid":
+        padding = [(0, 0)]
+    elif mode == "same":
+        padding = [(nv // 2, nv - nv // 2 - 1)]
+    elif mode == "full":
+        padding = [(nv - 1, nv - 1)]
+    else:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    out = lax.conv_general_dilated(
+        lax.reshape(a, (1, 1, na)), lax.reshape(v, (1, 1, nv)), (1,), padding,
+        precision=precision, preferred_element_type=preferred_element_type)
+    out = lax.reshape(out, (_aval(out).shape[2],))
+    return _rev(out, (0,)) if reverse_out else out
+
+
+def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
+    """Discrete linear convolution of two 1-d arrays (numpy.convolve)."""
+    return _conv1d("convolve", a, v, mode, precision, preferred_element_type)
+
+
+def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
+    """Cross-correlation of two 1-d arrays (numpy.correlate)."""
+    return _conv1d("correlate", a, v, mode, precision, preferred_element_type)

@@ -367,6 +367,9 @@ fn candidate_operands(d: DType) -> Vec<Vec<Aval>> {
         // cholesky / eigh (square), triangular_solve(a, b)
         vec![av(&[2, 2], d)],
         vec![av(&[2, 2], d), av(&[2, 3], d)],
+        // conv_general_dilated(lhs, rhs), select_and_scatter_add(source, operand)
+        vec![av(&[1, 1, 2], d), av(&[1, 1, 1], d)],
+        vec![av(&[1], d), av(&[2], d)],
     ]
 }
 

@@ -184,6 +184,7 @@ fn fmt_tuple(items: &[String]) -> String {
 fn display_params(prim: &Primitive) -> Vec<(&'static str, Param)> {
     let mut params = prim.params();
     crate::prims::gather::display_params(prim, &mut params);
+    crate::prims::conv::display_params(prim, &mut params);
     params.sort_by(|a, b| a.0.cmp(b.0));
     if matches!(prim, Primitive::Pjit { .. }) {
         let rank = |k: &str| match k {

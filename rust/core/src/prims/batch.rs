@@ -59,6 +59,8 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Threefry2x32 => super::random::batch,
         Primitive::Gather(_) => super::gather::batch_gather,
         Primitive::Scatter(_) => super::gather::batch_scatter,
+        Primitive::Conv(_) => super::conv::batch_rule,
+        Primitive::Window(_) => super::window::batch_rule,
     })
 }
 

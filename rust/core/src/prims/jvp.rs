@@ -67,6 +67,8 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         Primitive::Threefry2x32 => jvp_zero,
         Primitive::Gather(_) => super::gather::jvp_gather,
         Primitive::Scatter(_) => super::gather::jvp_scatter,
+        Primitive::Conv(_) => super::conv::jvp_rule,
+        Primitive::Window(_) => super::window::jvp_rule,
     })
 }
 

@@ -209,6 +209,8 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
             return super::linalg::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
         Primitive::Collective(c) => return super::collective::eval(c),
+        Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
+        Primitive::Window(op) => super::window::eval(op, args, aval.as_ref())?,
         Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {

@@ -16,6 +16,7 @@ pub mod batch;
 pub mod callback;
 pub mod collective;
 pub mod control;
+pub mod conv;
 pub mod custom;
 pub mod gather;
 pub mod jvp;
@@ -27,6 +28,7 @@ pub mod rules;
 pub mod shape;
 pub mod sort;
 pub mod transpose;
+pub mod window;
 
 use crate::dtype::DType;
 use crate::ir::ClosedJaxpr;
@@ -355,6 +357,10 @@ pub enum Primitive {
     Collective(collective::Collective),
     /// The Threefry-2x32 hash (`prims::random`): two outputs.
     Threefry2x32,
+    /// `conv_general_dilated` (`prims/conv.rs`).
+    Conv(Box<conv::ConvParams>),
+    /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
+    Window(Box<window::WindowOp>),
 }
 
 impl Primitive {
@@ -397,6 +403,8 @@ impl Primitive {
             Primitive::Collective(c) => c.name(),
             Primitive::Threefry2x32 => "threefry2x32",
             Primitive::Callback(c) => c.name(),
+            Primitive::Conv(_) => "conv_general_dilated",
+            Primitive::Window(op) => op.name(),
         }
     }
 
@@ -509,6 +517,8 @@ impl Primitive {
         names.extend(sort::SortOp::NAMES);
         names.extend(linalg::LinalgOp::NAMES);
         names.extend(collective::NAMES);
+        names.push("conv_general_dilated");
+        names.extend(window::NAMES);
         names
     }
 
@@ -628,6 +638,8 @@ impl Primitive {
                 .map(Primitive::Collective),
         );
         out.push(Primitive::Threefry2x32);
+        out.extend(conv::examples());
+        out.extend(window::WindowOp::examples());
         out
     }
 }

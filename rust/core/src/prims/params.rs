@@ -148,6 +148,8 @@ impl Primitive {
             Primitive::Callback(c) => c.params(),
             Primitive::Sort(op) => op.params(),
             Primitive::Linalg(op) => op.params(),
+            Primitive::Conv(c) => super::conv::params(c),
+            Primitive::Window(op) => op.params(),
             Primitive::Collective(c) => c.params(),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
                 ("differentiated", Param::Bool(false)),
@@ -210,6 +212,12 @@ impl Primitive {
             return Ok(Primitive::Linalg(op));
         }
         if let Some(prim) = super::sort::from_params(name, params)? {
+            return Ok(prim);
+        }
+        if let Some(prim) = super::conv::from_params(name, params)? {
+            return Ok(prim);
+        }
+        if let Some(prim) = super::window::from_params(name, params)? {
             return Ok(prim);
         }
         if let Some(op) = CumOp::from_name(name) {

@@ -310,6 +310,8 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
         Primitive::Callback(c) => super::callback::abstract_eval(c, ins),
         Primitive::Sort(op) => super::sort::abstract_eval(op, ins),
         Primitive::Linalg(op) => super::linalg::abstract_eval(op, ins),
+        Primitive::Conv(c) => super::conv::abstract_eval(c, ins),
+        Primitive::Window(op) => super::window::abstract_eval(op, ins),
         Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
         Primitive::Threefry2x32 => super::random::abstract_eval(ins),
         Primitive::Gather(g) => super::gather::gather_shape(g, ins),

@@ -66,6 +66,8 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Threefry2x32 => not_linear,
         Primitive::Gather(_) => super::gather::t_gather,
         Primitive::Scatter(_) => super::gather::t_scatter,
+        Primitive::Conv(_) => super::conv::transpose_rule,
+        Primitive::Window(_) => super::window::transpose_rule,
     })
 }
 

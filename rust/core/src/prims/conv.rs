@@ -1,0 +1,1294 @@
+//! `conv_general_dilated`: params, shape rule, CPU kernel and the
+//! transformation rules.
+//!
+//! * Layouts: `dimension_numbers` holds JAX's `ConvDimensionNumbers` specs
+//!   (`lhs_spec = (batch, feature, spatial...)`, `rhs_spec = (out feature,
+//!   in feature, spatial...)`, `out_spec = (batch, feature, spatial...)`),
+//!   any spatial rank.
+//! * Kernel: im2col + one batched `dot_general` (the GEMM kernel). The
+//!   column matrix is `(groups, C/G * K, N/B * P)` (K window positions, P
+//!   output positions) read through the lhs strides in place, so no operand
+//!   is transposed first; the weights become `(groups, O/groups, C/G * K)`.
+//! * AD: bilinear JVP; both transposes are convolutions with swapped
+//!   dimension numbers (lhs: flipped kernel, `lhs_dilation = strides`; rhs:
+//!   lhs with the cotangent as kernel), feature groups of one becoming batch
+//!   groups of the other, as in JAX.
+//! * vmap folds the mapped axis into the batch or feature dimension (JAX's
+//!   scheme); cases JAX handles with extra reshapes broadcast the unbatched
+//!   operand and fold both.
+
+use super::params::{Param, ParamList};
+use super::rules::Operand;
+use super::Primitive;
+use crate::array::{checked_size, Buffer, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval};
+
+const NAME: &str = "conv_general_dilated";
+
+/// `ConvDimensionNumbers(lhs_spec, rhs_spec, out_spec)`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConvDims {
+    pub lhs_spec: Vec<usize>,
+    pub rhs_spec: Vec<usize>,
+    pub out_spec: Vec<usize>,
+}
+
+impl ConvDims {
+    /// `NCH...`, `OIH...`, `NCH...` for rank `n`.
+    pub fn identity(n: usize) -> ConvDims {
+        let s: Vec<usize> = (0..n).collect();
+        ConvDims {
+            lhs_spec: s.clone(),
+            rhs_spec: s.clone(),
+            out_spec: s,
+        }
+    }
+}
+
+/// Params of `conv_general_dilated`, as JAX's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConvParams {
+    pub window_strides: Vec<usize>,
+    pub padding: Vec<(i64, i64)>,
+    pub lhs_dilation: Vec<usize>,
+    pub rhs_dilation: Vec<usize>,
+    pub dims: ConvDims,
+    pub feature_group_count: usize,
+    pub batch_group_count: usize,
+    pub preferred_element_type: Option<DType>,
+}
+
+impl ConvParams {
+    /// A plain convolution of spatial rank `n` (strides 1, no padding).
+    pub fn simple(n: usize) -> ConvParams {
+        ConvParams {
+            window_strides: vec![1; n],
+            padding: vec![(0, 0); n],
+            lhs_dilation: vec![1; n],
+            rhs_dilation: vec![1; n],
+            dims: ConvDims::identity(n.saturating_add(2)),
+            feature_group_count: 1,
+            batch_group_count: 1,
+            preferred_element_type: None,
+        }
+    }
+}
+
+/// One example primitive (for coverage listings).
+pub fn examples() -> Vec<Primitive> {
+    vec![Primitive::Conv(Box::new(ConvParams::simple(1)))]
+}
+
+// ----------------------------------------------------------------- params
+
+fn int(n: usize) -> Param {
+    Param::Int(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+fn ints(v: &[usize]) -> Param {
+    Param::Ints(
+        v.iter()
+            .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+            .collect(),
+    )
+}
+
+/// Params as Python sees them, in JAX's order.
+pub fn params(p: &ConvParams) -> ParamList {
+    vec![
+        ("window_strides", ints(&p.window_strides)),
+        (
+            "padding",
+            Param::Tuple(
+                p.padding
+                    .iter()
+                    .map(|&(lo, hi)| Param::Ints(vec![lo, hi]))
+                    .collect(),
+            ),
+        ),
+        ("lhs_dilation", ints(&p.lhs_dilation)),
+        ("rhs_dilation", ints(&p.rhs_dilation)),
+        (
+            "dimension_numbers",
+            Param::Tuple(vec![
+                ints(&p.dims.lhs_spec),
+                ints(&p.dims.rhs_spec),
+                ints(&p.dims.out_spec),
+            ]),
+        ),
+        ("feature_group_count", int(p.feature_group_count)),
+        ("batch_group_count", int(p.batch_group_count)),
+        ("precision", Param::None),
+        (
+            "preferred_element_type",
+            p.preferred_element_type.map_or(Param::None, Param::DType),
+        ),
+    ]
+}
+
+fn py_tuple(v: &[usize]) -> String {
+    match v {
+        [one] => format!("({one},)"),
+        _ => {
+            let parts: Vec<String> = v.iter().map(|d| d.to_string()).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+/// The display printer's params: `dimension_numbers` as JAX prints it
+/// (`ConvDimensionNumbers(lhs_spec=(0, 1, 2), ...)`); other primitives
+/// unchanged.
+pub fn display_params(prim: &Primitive, params: &mut ParamList) {
+    let Primitive::Conv(c) = prim else {
+        return;
+    };
+    let d = &c.dims;
+    let text = format!(
+        "ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
+        py_tuple(&d.lhs_spec),
+        py_tuple(&d.rhs_spec),
+        py_tuple(&d.out_spec)
+    );
+    for (k, v) in params.iter_mut() {
+        if *k == "dimension_numbers" {
+            *v = Param::Str(text.clone());
+        }
+    }
+}
+
+fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
+    params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+fn bad(key: &'static str, want: &str, got: &Param) -> Error {
+    Error::param(NAME, key, format!("expected {want}, got {got:?}"))
+}
+
+/// Signed ints of a tuple param (`Ints`, or a `Tuple` of `Int`s).
+pub(crate) fn signed_list(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<i64>> {
+    match p {
+        Param::Ints(v) => Ok(v.clone()),
+        Param::Tuple(v) => v
+            .iter()
+            .map(|x| match x {
+                Param::Int(i) => Ok(*i),
+                other => Err(Error::param(
+                    prim,
+                    key,
+                    format!("expected a tuple of ints, got {other:?}"),
+                )),
+            })
+            .collect(),
+        other => Err(Error::param(
+            prim,
+            key,
+            format!("expected a tuple of ints, got {other:?}"),
+        )),
+    }
+}
+
+/// Non-negative ints of a tuple param.
+pub(crate) fn usize_list(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize>> {
+    signed_list(prim, key, p)?
+        .into_iter()
+        .map(|i| {
+            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
+        })
+        .collect()
+}
+
+/// `((lo, hi), ...)` pairs.
+pub(crate) fn pairs(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<(i64, i64)>> {
+    let entries: &[Param] = match p {
+        Param::Tuple(v) => v,
+        Param::Ints(v) if v.is_empty() => &[],
+        other => {
+            return Err(Error::param(
+                prim,
+                key,
+                format!("expected a tuple of (lo, hi) pairs, got {other:?}"),
+            ))
+        }
+    };
+    entries
+        .iter()
+        .map(|e| match signed_list(prim, key, e)?.as_slice() {
+            [lo, hi] => Ok((*lo, *hi)),
+            _ => Err(Error::param(
+                prim,
+                key,
+                format!("expected a (lo, hi) pair, got {e:?}"),
+            )),
+        })
+        .collect()
+}
+
+fn need<'a>(params: &'a [(String, Param)], key: &'static str) -> Result<&'a Param> {
+    get(params, key).ok_or_else(|| Error::param(NAME, key, "missing"))
+}
+
+fn count(params: &[(String, Param)], key: &'static str) -> Result<usize> {
+    match get(params, key) {
+        None | Some(Param::None) => Ok(1),
+        Some(Param::Int(i)) => usize::try_from(*i)
+            .map_err(|_| Error::param(NAME, key, format!("must be a positive integer, got {i}"))),
+        Some(other) => Err(bad(key, "an int", other)),
+    }
+}
+
+fn spec_triple(p: &Param) -> Result<ConvDims> {
+    let key = "dimension_numbers";
+    match p {
+        Param::Tuple(v) => match v.as_slice() {
+            [l, r, o] => Ok(ConvDims {
+                lhs_spec: usize_list(NAME, key, l)?,
+                rhs_spec: usize_list(NAME, key, r)?,
+                out_spec: usize_list(NAME, key, o)?,
+            }),
+            _ => Err(bad(key, "(lhs_spec, rhs_spec, out_spec)", p)),
+        },
+        other => Err(bad(key, "(lhs_spec, rhs_spec, out_spec)", other)),
+    }
+}
+
+/// Rebuilds the primitive from its params (`None` for other names).
+pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Option<Primitive>> {
+    if name != NAME {
+        return Ok(None);
+    }
+    let dtype = match get(params, "preferred_element_type") {
+        None | Some(Param::None) => None,
+        Some(Param::DType(d)) => Some(*d),
+        Some(Param::Str(s)) => Some(DType::from_name(s)?),
+        Some(other) => return Err(bad("preferred_element_type", "a dtype", other)),
+    };
+    let p = ConvParams {
+        window_strides: usize_list(NAME, "window_strides", need(params, "window_strides")?)?,
+        padding: pairs(NAME, "padding", need(params, "padding")?)?,
+        lhs_dilation: usize_list(NAME, "lhs_dilation", need(params, "lhs_dilation")?)?,
+        rhs_dilation: usize_list(NAME, "rhs_dilation", need(params, "rhs_dilation")?)?,
+        dims: spec_triple(need(params, "dimension_numbers")?)?,
+        feature_group_count: count(params, "feature_group_count")?,
+        batch_group_count: count(params, "batch_group_count")?,
+        preferred_element_type: dtype,
+    };
+    Ok(Some(Primitive::Conv(Box::new(p))))
+}
+
+// ----------------------------------------------------------------- shape
+
+/// Size of a dilated axis: `(s - 1) * d + 1`, 0 for an empty axis.
+pub(crate) fn dilate(s: usize, d: usize) -> Result<usize> {
+    if s == 0 {
+        return Ok(0);
+    }
+    s.saturating_sub(1)
+        .checked_mul(d)
+        .and_then(|x| x.checked_add(1))
+        .ok_or_else(|| Error::Overflow {
+            what: "dilation",
+            detail: format!("{s} * {d}"),
+        })
+}
+
+fn to_i64(v: usize) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::Overflow {
+        what: NAME,
+        detail: format!("{v}"),
+    })
+}
+
+/// Output size of one windowed axis: `floor((in + lo + hi - window) /
+/// stride) + 1`, or 0 when the window does not fit.
+pub(crate) fn window_out_size(
+    dilated_in: usize,
+    (lo, hi): (i64, i64),
+    dilated_window: usize,
+    stride: usize,
+) -> Result<usize> {
+    let padded = to_i64(dilated_in)?
+        .checked_add(lo)
+        .and_then(|x| x.checked_add(hi))
+        .ok_or_else(|| Error::Overflow {
+            what: NAME,
+            detail: "padding".into(),
+        })?;
+    let span = padded.saturating_sub(to_i64(dilated_window)?);
+    if span < 0 || stride == 0 {
+        return Ok(0);
+    }
+    let span = usize::try_from(span).unwrap_or(0);
+    Ok(span.checked_div(stride).unwrap_or(0).saturating_add(1))
+}
+
+fn is_permutation(spec: &[usize], n: usize) -> bool {
+    let mut seen = vec![false; n];
+    spec.len() == n
+        && spec.iter().all(|&d| match seen.get_mut(d) {
+            Some(s) if !*s => {
+                *s = true;
+                true
+            }
+            _ => false,
+        })
+}
+
+fn at(shape: &[usize], spec: &[usize], k: usize) -> usize {
+    spec.get(k)
+        .and_then(|&d| shape.get(d))
+        .copied()
+        .unwrap_or(0)
+}
+
+fn spatial(shape: &[usize], spec: &[usize]) -> Vec<usize> {
+    spec.iter()
+        .skip(2)
+        .map(|&d| shape.get(d).copied().unwrap_or(0))
+        .collect()
+}
+
+fn check_lengths(p: &ConvParams, ns: usize) -> Result<()> {
+    let lists: [(&'static str, usize); 4] = [
+        ("window_strides", p.window_strides.len()),
+        ("padding", p.padding.len()),
+        ("lhs_dilation", p.lhs_dilation.len()),
+        ("rhs_dilation", p.rhs_dilation.len()),
+    ];
+    for (key, len) in lists {
+        if len != ns {
+            return Err(Error::param(
+                NAME,
+                key,
+                format!("must have one entry per spatial dimension ({ns}), got {len}"),
+            ));
+        }
+    }
+    for (key, v) in [
+        ("window_strides", &p.window_strides),
+        ("lhs_dilation", &p.lhs_dilation),
+        ("rhs_dilation", &p.rhs_dilation),
+    ] {
+        if v.contains(&0) {
+            return Err(Error::param(
+                NAME,
+                key,
+                format!("entries must be positive, got {v:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// JAX's group-count checks (messages as JAX's).
+fn check_groups(p: &ConvParams, lhs: &[usize], rhs: &[usize]) -> Result<()> {
+    let (g, bg) = (p.feature_group_count, p.batch_group_count);
+    let d = &p.dims;
+    let (lhs_b, lhs_f) = (at(lhs, &d.lhs_spec, 0), at(lhs, &d.lhs_spec, 1));
+    let (rhs_o, rhs_i) = (at(rhs, &d.rhs_spec, 0), at(rhs, &d.rhs_spec, 1));
+    if g == 0 {
+        return Err(Error::param(
+            NAME,
+            "feature_group_count",
+            format!("conv_general_dilated feature_group_count must be a positive integer, got {g}"),
+        ));
+    }
+    if bg == 0 {
+        return Err(Error::param(
+            NAME,
+            "batch_group_count",
+            format!("conv_general_dilated batch_group_count must be a positive integer, got {bg}"),
+        ));
+    }
+    if g > 1 && bg > 1 {
+        return Err(Error::param(
+            NAME,
+            "batch_group_count",
+            format!(
+                "At most one of batch_group_count and feature_group_count may be > 1, \
+                 got batch_group_count={bg} and feature_group_count={g}"
+            ),
+        ));
+    }
+    if lhs_f.checked_rem(g) != Some(0) {
+        return Err(Error::param(
+            NAME,
+            "feature_group_count",
+            format!(
+                "conv_general_dilated feature_group_count must divide lhs feature dimension \
+                 size, but {g} does not divide {lhs_f} (lhs shape {}, rhs shape {})",
+                crate::error::format_shape(lhs),
+                crate::error::format_shape(rhs)
+            ),
+        ));
+    }
+    if lhs_f.checked_div(g) != Some(rhs_i) {
+        return Err(Error::param(
+            NAME,
+            "feature_group_count",
+            format!(
+                "conv_general_dilated lhs feature dimension size divided by feature_group_count \
+                 must equal the rhs input feature dimension size, but {lhs_f} // {g} != {rhs_i} \
+                 (lhs shape {}, rhs shape {})",
+                crate::error::format_shape(lhs),
+                crate::error::format_shape(rhs)
+            ),
+        ));
+    }
+    if rhs_o.checked_rem(g) != Some(0) {
+        return Err(Error::param(
+            NAME,
+            "feature_group_count",
+            format!(
+                "conv_general_dilated rhs output feature dimension size must be a multiple of \
+                 feature_group_count, but {rhs_o} is not a multiple of {g} (rhs shape {})",
+                crate::error::format_shape(rhs)
+            ),
+        ));
+    }
+    if lhs_b.checked_rem(bg) != Some(0) {
+        return Err(Error::param(
+            NAME,
+            "batch_group_count",
+            format!(
+                "conv_general_dilated batch_group_count must divide lhs batch dimension size, \
+                 but {bg} does not divide {lhs_b} (lhs shape {})",
+                crate::error::format_shape(lhs)
+            ),
+        ));
+    }
+    if rhs_o.checked_rem(bg) != Some(0) {
+        return Err(Error::param(
+            NAME,
+            "batch_group_count",
+            format!(
+                "conv_general_dilated rhs output feature dimension size must be a multiple of \
+                 batch_group_count, but {rhs_o} is not a multiple of {bg} (rhs shape {})",
+                crate::error::format_shape(rhs)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Output shape of the convolution of `lhs` and `rhs` shapes.
+pub fn out_shape(p: &ConvParams, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
+    let n = lhs.len();
+    if rhs.len() != n {
+        return Err(Error::shape(
+            NAME,
+            &[lhs, rhs],
+            "conv_general_dilated lhs and rhs must have the same number of dimensions",
+        ));
+    }
+    if n < 2 {
+        return Err(Error::shape(
+            NAME,
+            &[lhs, rhs],
+            "conv_general_dilated operands must have rank >= 2",
+        ));
+    }
+    let d = &p.dims;
+    for (key, spec) in [("lhs_spec", &d.lhs_spec), ("rhs_spec", &d.rhs_spec)]
+        .into_iter()
+        .chain([("out_spec", &d.out_spec)])
+    {
+        if !is_permutation(spec, n) {
+            return Err(Error::param(
+                NAME,
+                "dimension_numbers",
+                format!("{key} {spec:?} is not a permutation of the {n} operand dimensions"),
+            ));
+        }
+    }
+    check_lengths(p, n.saturating_sub(2))?;
+    check_groups(p, lhs, rhs)?;
+    let mut out = vec![0usize; n];
+    let batch = at(lhs, &d.lhs_spec, 0)
+        .checked_div(p.batch_group_count)
+        .unwrap_or(0);
+    let set = |out: &mut Vec<usize>, k: usize, v: usize| {
+        if let Some(slot) = d.out_spec.get(k).and_then(|&i| out.get_mut(i)) {
+            *slot = v;
+        }
+    };
+    set(&mut out, 0, batch);
+    set(&mut out, 1, at(rhs, &d.rhs_spec, 0));
+    let (ls, rs) = (spatial(lhs, &d.lhs_spec), spatial(rhs, &d.rhs_spec));
+    for (i, (&s, &k)) in ls.iter().zip(&rs).enumerate() {
+        let get = |v: &[usize]| v.get(i).copied().unwrap_or(1);
+        let size = window_out_size(
+            dilate(s, get(&p.lhs_dilation))?,
+            p.padding.get(i).copied().unwrap_or((0, 0)),
+            dilate(k, get(&p.rhs_dilation))?,
+            get(&p.window_strides),
+        )?;
+        set(&mut out, i.saturating_add(2), size);
+    }
+    Ok(out)
+}
+
+/// Output aval.
+pub fn abstract_eval(p: &ConvParams, ins: &[Aval]) -> Result<Vec<Aval>> {
+    let [l, r] = ins else {
+        return Err(Error::Arity {
+            prim: NAME,
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    if l.dtype != r.dtype {
+        return Err(Error::dtype(
+            NAME,
+            &[l.dtype, r.dtype],
+            "conv_general_dilated requires lhs and rhs of the same dtype",
+        ));
+    }
+    if !l.dtype.is_numeric() {
+        return Err(Error::dtype(
+            NAME,
+            &[l.dtype],
+            "conv_general_dilated requires numeric operands",
+        ));
+    }
+    if let Some(t) = p.preferred_element_type {
+        if !t.is_numeric() || t.is_float() != l.dtype.is_float() {
+            return Err(Error::dtype(
+                NAME,
+                &[l.dtype, t],
+                "preferred_element_type must be of the operands' kind (float or integer)",
+            ));
+        }
+    }
+    let shape = out_shape(p, &l.shape, &r.shape)?;
+    let dtype = p.preferred_element_type.unwrap_or(l.dtype);
+    Ok(vec![Aval::new(shape, dtype)])
+}
+
+// ----------------------------------------------------------------- kernel
+
+/// Marks a window position that reads padding or a dilation hole.
+const HOLE: usize = usize::MAX;
+
+/// Odometer over a multi-index of `dims` (row-major order).
+fn multi_indices(dims: &[usize]) -> Result<Vec<Vec<usize>>> {
+    let total = checked_size(dims)?;
+    let mut out = Vec::with_capacity(total);
+    let mut cur = vec![0usize; dims.len()];
+    for _ in 0..total {
+        out.push(cur.clone());
+        for (c, &d) in cur.iter_mut().zip(dims).rev() {
+            *c = c.saturating_add(1);
+            if *c < d {
+                break;
+            }
+            *c = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// Geometry of one spatial axis.
+struct Axis {
+    size: usize,
+    window: usize,
+    out: usize,
+    stride: usize,
+    lo: i64,
+    lhs_dil: usize,
+    rhs_dil: usize,
+    /// Element stride of the axis in the lhs.
+    lhs_stride: usize,
+}
+
+impl Axis {
+    /// Offset (in lhs elements) read by window position `k` at output `o`.
+    fn offset(&self, o: usize, k: usize) -> usize {
+        let pos = i64::try_from(o.saturating_mul(self.stride))
+            .unwrap_or(i64::MAX)
+            .saturating_add(i64::try_from(k.saturating_mul(self.rhs_dil)).unwrap_or(i64::MAX))
+            .saturating_sub(self.lo);
+        let Ok(pos) = usize::try_from(pos) else {
+            return HOLE;
+        };
+        if pos.checked_rem(self.lhs_dil) != Some(0) {
+            return HOLE;
+        }
+        let i = pos.checked_div(self.lhs_dil).unwrap_or(usize::MAX);
+        if i >= self.size {
+            return HOLE;
+        }
+        i.saturating_mul(self.lhs_stride)
+    }
+}
+
+/// For every window position `kk` and output position `pp` (both flat,
+/// row-major over the spatial axes), the lhs offset read, or `HOLE`.
+fn window_table(axes: &[Axis]) -> Result<(usize, usize, Vec<usize>)> {
+    let ks: Vec<usize> = axes.iter().map(|a| a.window).collect();
+    let ps: Vec<usize> = axes.iter().map(|a| a.out).collect();
+    let (kidx, pidx) = (multi_indices(&ks)?, multi_indices(&ps)?);
+    let (kn, pn) = (kidx.len(), pidx.len());
+    let mut table = Vec::with_capacity(kn.saturating_mul(pn));
+    for kk in &kidx {
+        for pp in &pidx {
+            let mut off = 0usize;
+            for ((a, &k), &o) in axes.iter().zip(kk).zip(pp) {
+                let d = a.offset(o, k);
+                if d == HOLE {
+                    off = HOLE;
+                    break;
+                }
+                off = off.saturating_add(d);
+            }
+            table.push(off);
+        }
+    }
+    Ok((kn, pn, table))
+}
+
+/// Sizes of the grouped problem.
+struct Groups {
+    /// Number of groups (`feature_group_count * batch_group_count`).
+    count: usize,
+    feature: bool,
+    /// Lhs channels per group, lhs batch rows per group, outputs per group.
+    cg: usize,
+    nb: usize,
+    og: usize,
+}
+
+/// A run of consecutive output positions reading consecutive lhs elements
+/// from `off` (or padding, `HOLE`).
+#[derive(Clone, Copy)]
+struct Run {
+    off: usize,
+    len: usize,
+}
+
+/// `offs` as maximal runs, so rows are copied slice by slice.
+fn runs(offs: &[usize]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    for &o in offs {
+        if let Some(last) = out.last_mut() {
+            let next = if last.off == HOLE {
+                HOLE
+            } else {
+                last.off.saturating_add(last.len)
+            };
+            if (o == HOLE && last.off == HOLE) || (o != HOLE && o == next) {
+                last.len = last.len.saturating_add(1);
+                continue;
+            }
+        }
+        out.push(Run { off: o, len: 1 });
+    }
+    out
+}
+
+/// Appends `run` of `src` from `base` (zeros for padding).
+fn copy_run<T: Copy + Default>(col: &mut Vec<T>, src: &[T], base: usize, run: Run) {
+    let start = base.saturating_add(run.off);
+    match (run.off != HOLE)
+        .then(|| src.get(start..start.saturating_add(run.len)))
+        .flatten()
+    {
+        Some(s) => col.extend_from_slice(s),
+        None => col.extend(std::iter::repeat_n(T::default(), run.len)),
+    }
+}
+
+/// The column matrix `(groups, cg * kn, nb * pn)`.
+#[allow(clippy::too_many_arguments)]
+fn im2col<T: Copy + Default>(
+    src: &[T],
+    g: &Groups,
+    stride_n: usize,
+    stride_c: usize,
+    kn: usize,
+    pn: usize,
+    table: &[usize],
+) -> Result<Vec<T>> {
+    let len = checked_size(&[g.count, g.cg, kn, g.nb, pn])?;
+    let rows: Vec<Vec<Run>> = (0..kn)
+        .map(|kk| {
+            runs(
+                table
+                    .get(kk.saturating_mul(pn)..kk.saturating_add(1).saturating_mul(pn))
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut col: Vec<T> = Vec::with_capacity(len);
+    for gi in 0..g.count {
+        let (gf, gb) = if g.feature { (gi, 0) } else { (0, gi) };
+        for c in 0..g.cg {
+            let ch = gf.saturating_mul(g.cg).saturating_add(c);
+            for row_runs in &rows {
+                for n in 0..g.nb {
+                    let row = gb.saturating_mul(g.nb).saturating_add(n);
+                    let base = row
+                        .saturating_mul(stride_n)
+                        .saturating_add(ch.saturating_mul(stride_c));
+                    for &run in row_runs {
+                        copy_run(&mut col, src, base, run);
+                    }
+                }
+            }
+        }
+    }
+    Ok(col)
+}
+
+/// The weights `(groups, og, cg * kn)` from the rhs in any layout.
+fn weights<T: Copy + Default>(
+    src: &[T],
+    g: &Groups,
+    stride_o: usize,
+    stride_i: usize,
+    koffs: &[usize],
+) -> Vec<T> {
+    let mut w = Vec::with_capacity(g.count.saturating_mul(g.og).saturating_mul(g.cg));
+    for o in 0..g.count.saturating_mul(g.og) {
+        for c in 0..g.cg {
+            let base = o
+                .saturating_mul(stride_o)
+                .saturating_add(c.saturating_mul(stride_i));
+            w.extend(
+                koffs
+                    .iter()
+                    .map(|&k| src.get(base.saturating_add(k)).copied().unwrap_or_default()),
+            );
+        }
+    }
+    w
+}
+
+/// Writes `res` `(groups * og, nb, pn)` into the output layout.
+fn scatter_out<T: Copy + Default>(
+    res: &[T],
+    len: usize,
+    rows: (usize, usize, usize),
+    stride_n: usize,
+    stride_o: usize,
+    poffs: &[usize],
+) -> Vec<T> {
+    let (o_total, nb, pn) = rows;
+    let mut out = vec![T::default(); len];
+    let out_runs = runs(poffs);
+    let mut chunks = res.chunks(pn.max(1));
+    for o in 0..o_total {
+        for n in 0..nb {
+            let base = n
+                .saturating_mul(stride_n)
+                .saturating_add(o.saturating_mul(stride_o));
+            let Some(mut row) = chunks.next() else {
+                return out;
+            };
+            for run in &out_runs {
+                let (head, tail) = row.split_at(run.len.min(row.len()));
+                row = tail;
+                let start = base.saturating_add(run.off);
+                if let Some(dst) = out.get_mut(start..start.saturating_add(head.len())) {
+                    dst.copy_from_slice(head);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Offsets of every multi-index of `dims` under `strides`.
+fn flat_offsets(dims: &[usize], strides: &[usize]) -> Result<Vec<usize>> {
+    Ok(multi_indices(dims)?
+        .into_iter()
+        .map(|ix| {
+            ix.iter()
+                .zip(strides)
+                .fold(0usize, |a, (&i, &s)| a.saturating_add(i.saturating_mul(s)))
+        })
+        .collect())
+}
+
+fn pick(strides: &[usize], spec: &[usize], k: usize) -> usize {
+    at(strides, spec, k)
+}
+
+fn spatial_strides(strides: &[usize], spec: &[usize]) -> Vec<usize> {
+    spatial(strides, spec)
+}
+
+/// Evaluates the convolution.
+pub fn kernel(p: &ConvParams, lhs: &HostArray, rhs: &HostArray, out: &Aval) -> Result<HostArray> {
+    let d = &p.dims;
+    let (ls, rs, os) = (lhs.shape(), rhs.shape(), out.shape.as_slice());
+    let lstr = super::kernel::row_major_strides(ls)?;
+    let rstr = super::kernel::row_major_strides(rs)?;
+    let ostr = super::kernel::row_major_strides(os)?;
+    let lsp = spatial(ls, &d.lhs_spec);
+    let (rsp, osp) = (spatial(rs, &d.rhs_spec), spatial(os, &d.out_spec));
+    let lss = spatial_strides(&lstr, &d.lhs_spec);
+    let axes: Vec<Axis> = (0..lsp.len())
+        .map(|i| {
+            let get = |v: &[usize]| v.get(i).copied().unwrap_or(1);
+            Axis {
+                size: get(&lsp),
+                window: get(&rsp),
+                out: get(&osp),
+                stride: get(&p.window_strides),
+                lo: p.padding.get(i).map_or(0, |x| x.0),
+                lhs_dil: get(&p.lhs_dilation),
+                rhs_dil: get(&p.rhs_dilation),
+                lhs_stride: get(&lss),
+            }
+        })
+        .collect();
+    let (kn, pn, table) = window_table(&axes)?;
+    let (fg, bg) = (p.feature_group_count.max(1), p.batch_group_count.max(1));
+    let count = fg.saturating_mul(bg);
+    let g = Groups {
+        count,
+        feature: fg > 1,
+        cg: at(ls, &d.lhs_spec, 1).checked_div(fg).unwrap_or(0),
+        nb: at(ls, &d.lhs_spec, 0).checked_div(bg).unwrap_or(0),
+        og: at(rs, &d.rhs_spec, 0).checked_div(count).unwrap_or(0),
+    };
+    let koffs = flat_offsets(&rsp, &spatial_strides(&rstr, &d.rhs_spec))?;
+    let poffs = flat_offsets(&osp, &spatial_strides(&ostr, &d.out_spec))?;
+    let (sln, slc) = (pick(&lstr, &d.lhs_spec, 0), pick(&lstr, &d.lhs_spec, 1));
+    let (sro, sri) = (pick(&rstr, &d.rhs_spec, 0), pick(&rstr, &d.rhs_spec, 1));
+    let dtype_err = || Error::dtype(NAME, &[lhs.dtype()], "unsupported operand dtype");
+    let col = crate::with_buffer!(lhs.buffer(),
+        v => Buffer::from(im2col(v, &g, sln, slc, kn, pn, &table)?),
+        _ => return Err(dtype_err()));
+    let w = crate::with_buffer!(rhs.buffer(),
+        v => Buffer::from(weights(v, &g, sro, sri, &koffs)),
+        _ => return Err(dtype_err()));
+    let ck = g.cg.saturating_mul(kn);
+    let col = HostArray::new(vec![count, ck, g.nb.saturating_mul(pn)], col)?;
+    let w = HostArray::new(vec![count, g.og, ck], w)?;
+    let dot = Primitive::DotGeneral {
+        dims: super::DotDims {
+            lhs_contract: vec![2],
+            rhs_contract: vec![1],
+            lhs_batch: vec![0],
+            rhs_batch: vec![0],
+        },
+        preferred_element_type: p.preferred_element_type,
+    };
+    let res = super::kernel::eval(&dot, &[&w, &col])?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot produced no result")))?;
+    let len = checked_size(os)?;
+    let rows = (count.saturating_mul(g.og), g.nb, pn);
+    let (son, soo) = (pick(&ostr, &d.out_spec, 0), pick(&ostr, &d.out_spec, 1));
+    let buf = crate::with_buffer!(res.buffer(),
+        v => Buffer::from(scatter_out(v, len, rows, son, soo, &poffs)),
+        _ => return Err(dtype_err()));
+    HostArray::new(os.to_vec(), buf)
+}
+
+/// `kernel` for the evaluator: operands checked, the promised output aval.
+pub fn eval(p: &ConvParams, args: &[&HostArray], out: Option<&Aval>) -> Result<Buffer> {
+    let ([l, r], Some(out)) = (args, out) else {
+        return Err(Error::Arity {
+            prim: NAME,
+            expected: 2,
+            got: args.len(),
+        });
+    };
+    Ok(kernel(p, l, r, out)?.into_buffer())
+}
+
+// ----------------------------------------------------------------- rules
+
+fn params_of(p: &Primitive) -> Result<&ConvParams> {
+    match p {
+        Primitive::Conv(c) => Ok(c),
+        other => Err(Error::InvalidArgument(format!(
+            "conv rule applied to {}",
+            other.name()
+        ))),
+    }
+}
+
+fn conv(b: &mut Builder, p: ConvParams, lhs: Atom, rhs: Atom) -> Result<Atom> {
+    b.add_eqn1(Primitive::Conv(Box::new(p)), vec![lhs, rhs])
+}
+
+pub(crate) fn jvp_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    xs: &[Atom],
+    ts: &[Option<Atom>],
+) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
+    let c = params_of(p)?;
+    let ([x, y], [tx, ty]) = (xs, ts) else {
+        return Err(Error::Arity {
+            prim: NAME,
+            expected: 2,
+            got: xs.len(),
+        });
+    };
+    let z = conv(b, c.clone(), x.clone(), y.clone())?;
+    if !b.aval(&z)?.dtype.is_float() {
+        return Ok((vec![z], vec![None]));
+    }
+    let l = match tx {
+        Some(t) => Some(conv(b, c.clone(), t.clone(), y.clone())?),
+        None => None,
+    };
+    let r = match ty {
+        Some(t) => Some(conv(b, c.clone(), x.clone(), t.clone())?),
+        None => None,
+    };
+    Ok((vec![z], vec![super::jvp::add_opt(b, l, r)?]))
+}
+
+/// Moves axis `src` of `x` next to axis `dst` (an index once `src` is
+/// removed) and merges them, `src` as the major part.
+pub(crate) fn reshape_axis_into(b: &mut Builder, src: usize, dst: usize, x: Atom) -> Result<Atom> {
+    let shape = b.aval(&x)?.shape;
+    let mut perm: Vec<usize> = (0..shape.len()).filter(|&i| i != src).collect();
+    if dst > perm.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{NAME}: axis {dst} out of range for {shape:?}"
+        )));
+    }
+    perm.insert(dst, src);
+    let mut new_shape = super::batch::remove_axis(&shape, src);
+    let s = shape.get(src).copied().unwrap_or(1);
+    if let Some(slot) = new_shape.get_mut(dst) {
+        *slot = slot.saturating_mul(s);
+    }
+    let moved = if perm.iter().enumerate().all(|(i, &q)| i == q) {
+        x
+    } else {
+        b.add_eqn1(Primitive::Transpose { permutation: perm }, vec![x])?
+    };
+    b.add_eqn1(
+        Primitive::Reshape {
+            new_sizes: new_shape,
+        },
+        vec![moved],
+    )
+}
+
+/// Splits axis `src` of `x` into `(size1, rest)`.
+pub(crate) fn reshape_axis_out_of(
+    b: &mut Builder,
+    src: usize,
+    size1: usize,
+    x: Atom,
+) -> Result<Atom> {
+    let mut shape = b.aval(&x)?.shape;
+    let s = shape.get(src).copied().unwrap_or(0);
+    let rest = s.checked_div(size1).unwrap_or(0);
+    if let Some(slot) = shape.get_mut(src) {
+        *slot = rest;
+    }
+    shape.insert(src.min(shape.len()), size1);
+    b.add_eqn1(Primitive::Reshape { new_sizes: shape }, vec![x])
+}
+
+fn swap01(spec: &[usize]) -> Vec<usize> {
+    let mut s = spec.to_vec();
+    if s.len() >= 2 {
+        s.swap(0, 1);
+    }
+    s
+}
+
+fn spec_get(spec: &[usize], k: usize) -> usize {
+    spec.get(k).copied().unwrap_or(0)
+}
+
+/// Padding of the lhs-transpose convolution (also reduce_window_sum's
+/// transpose): per axis `(window' - lo - 1, in' + window' - 1 - out' -
+/// before)` over dilated sizes.
+pub(crate) fn vjp_lhs_padding(
+    in_shape: &[usize],
+    window: &[usize],
+    strides: &[usize],
+    out_shape: &[usize],
+    padding: &[(i64, i64)],
+    lhs_dil: &[usize],
+    rhs_dil: &[usize],
+) -> Result<Vec<(i64, i64)>> {
+    let mut out = Vec::with_capacity(in_shape.len());
+    for i in 0..in_shape.len() {
+        let g = |v: &[usize], dflt: usize| v.get(i).copied().unwrap_or(dflt);
+        let ld = to_i64(dilate(g(in_shape, 0), g(lhs_dil, 1))?)?;
+        let rd = to_i64(dilate(g(window, 0), g(rhs_dil, 1))?)?;
+        let od = to_i64(dilate(g(out_shape, 0), g(strides, 1))?)?;
+        let lo = padding.get(i).map_or(0, |x| x.0);
+        let before = rd.saturating_sub(lo).saturating_sub(1);
+        let after = ld
+            .saturating_add(rd)
+            .saturating_sub(1)
+            .saturating_sub(od)
+            .saturating_sub(before);
+        out.push((before, after));
+    }
+    Ok(out)
+}
+
+fn vjp_rhs_padding(
+    in_shape: &[usize],
+    window: &[usize],
+    strides: &[usize],
+    out_shape: &[usize],
+    padding: &[(i64, i64)],
+    lhs_dil: &[usize],
+    rhs_dil: &[usize],
+) -> Result<Vec<(i64, i64)>> {
+    let mut out = Vec::with_capacity(in_shape.len());
+    for i in 0..in_shape.len() {
+        let g = |v: &[usize], dflt: usize| v.get(i).copied().unwrap_or(dflt);
+        let ld = to_i64(dilate(g(in_shape, 0), g(lhs_dil, 1))?)?;
+        let rd = to_i64(dilate(g(window, 0), g(rhs_dil, 1))?)?;
+        let od = to_i64(dilate(g(out_shape, 0), g(strides, 1))?)?;
+        let lo = padding.get(i).map_or(0, |x| x.0);
+        let hi = od
+            .saturating_sub(ld)
+            .saturating_add(rd.saturating_sub(lo).saturating_sub(1));
+        out.push((lo, hi));
+    }
+    Ok(out)
+}
+
+/// A cotangent in the operands' dtype (the result may be a preferred wider type).
+fn ct_as(b: &mut Builder, ct: Atom, dtype: DType) -> Result<Atom> {
+    if b.aval(&ct)?.dtype == dtype {
+        return Ok(ct);
+    }
+    b.add_eqn1(
+        Primitive::ConvertElementType {
+            new_dtype: dtype,
+            weak_type: false,
+        },
+        vec![ct],
+    )
+}
+
+fn transpose_lhs(
+    b: &mut Builder,
+    c: &ConvParams,
+    ct: Atom,
+    rhs: Atom,
+    lhs_shape: &[usize],
+) -> Result<Atom> {
+    let d = &c.dims;
+    let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
+    let rhs_shape = b.aval(&rhs)?.shape;
+    let ct_shape = b.aval(&ct)?.shape;
+    let (fg, bg) = (c.feature_group_count, c.batch_group_count);
+    let mut groups = fg;
+    let mut rhs = rhs;
+    if fg > 1 || bg > 1 {
+        let n = fg.max(bg);
+        rhs = reshape_axis_out_of(b, spec_get(rs, 0), n, rhs)?;
+        rhs = reshape_axis_into(b, spec_get(rs, 0), spec_get(rs, 1), rhs)?;
+        groups = n;
+    }
+    let padding = vjp_lhs_padding(
+        &spatial(lhs_shape, ls),
+        &spatial(&rhs_shape, rs),
+        &c.window_strides,
+        &spatial(&ct_shape, os),
+        &c.padding,
+        &c.lhs_dilation,
+        &c.rhs_dilation,
+    )?;
+    let rev = b.add_eqn1(
+        Primitive::Rev {
+            dimensions: rs.iter().skip(2).copied().collect(),
+        },
+        vec![rhs],
+    )?;
+    let t = ConvParams {
+        window_strides: c.lhs_dilation.clone(),
+        padding,
+        lhs_dilation: c.window_strides.clone(),
+        rhs_dilation: c.rhs_dilation.clone(),
+        dims: ConvDims {
+            lhs_spec: os.clone(),
+            rhs_spec: swap01(rs),
+            out_spec: ls.clone(),
+        },
+        feature_group_count: groups,
+        batch_group_count: 1,
+        preferred_element_type: None,
+    };
+    let mut out = conv(b, t, ct, rev)?;
+    if bg > 1 {
+        out = reshape_axis_out_of(b, spec_get(ls, 1), bg, out)?;
+        out = reshape_axis_into(b, spec_get(ls, 1), spec_get(ls, 0), out)?;
+    }
+    Ok(out)
+}
+
+fn transpose_rhs(
+    b: &mut Builder,
+    c: &ConvParams,
+    ct: Atom,
+    lhs: Atom,
+    rhs_aval: &Aval,
+) -> Result<Atom> {
+    let d = &c.dims;
+    let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
+    let lhs_shape = b.aval(&lhs)?.shape;
+    let ct_shape = b.aval(&ct)?.shape;
+    if ct_shape.contains(&0) {
+        return b.zeros(rhs_aval);
+    }
+    let (fg, bg) = if c.batch_group_count > 1 {
+        (c.batch_group_count, 1)
+    } else {
+        (1, c.feature_group_count)
+    };
+    let padding = vjp_rhs_padding(
+        &spatial(&lhs_shape, ls),
+        &spatial(&rhs_aval.shape, rs),
+        &c.window_strides,
+        &spatial(&ct_shape, os),
+        &c.padding,
+        &c.lhs_dilation,
+        &c.rhs_dilation,
+    )?;
+    let t = ConvParams {
+        window_strides: c.rhs_dilation.clone(),
+        padding,
+        lhs_dilation: c.lhs_dilation.clone(),
+        rhs_dilation: c.window_strides.clone(),
+        dims: ConvDims {
+            lhs_spec: swap01(ls),
+            rhs_spec: swap01(os),
+            out_spec: swap01(rs),
+        },
+        feature_group_count: fg,
+        batch_group_count: bg,
+        preferred_element_type: None,
+    };
+    conv(b, t, lhs, ct)
+}
+
+pub(crate) fn transpose_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> Result<Vec<Option<Atom>>> {
+    let c = params_of(p)?;
+    let Some(Some(ct)) = cts.first() else {
+        return Ok(vec![None; ops.len()]);
+    };
+    match ops {
+        [Operand::Linear(la), Operand::Known(rhs)] => {
+            let ct = ct_as(b, ct.clone(), la.dtype)?;
+            let t = transpose_lhs(b, c, ct, rhs.clone(), &la.shape)?;
+            Ok(vec![Some(t), None])
+        }
+        [Operand::Known(lhs), Operand::Linear(ra)] => {
+            let ct = ct_as(b, ct.clone(), ra.dtype)?;
+            let t = transpose_rhs(b, c, ct, lhs.clone(), ra)?;
+            Ok(vec![None, Some(t)])
+        }
+        _ => Err(super::transpose::not_linear_error(
+            NAME,
+            " (both operands are linear, or neither is)",
+        )),
+    }
+}
+
+pub(crate) fn batch_rule(
+    p: &Primitive,
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
+    let c = params_of(p)?;
+    let ([lhs, rhs], [ld, rd]) = (ins, dims) else {
+        return Err(Error::Arity {
+            prim: NAME,
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    let d = &c.dims;
+    let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
+    let (fg, bg) = (c.feature_group_count, c.batch_group_count);
+    if n == 0 && (ld.is_some() || rd.is_some()) {
+        return empty_batch(b, c, ins, dims);
+    }
+    match (ld, rd) {
+        (None, None) => Ok((
+            vec![conv(b, c.clone(), lhs.clone(), rhs.clone())?],
+            vec![None],
+        )),
+        (Some(l), None) if bg == 1 => {
+            let new_lhs = reshape_axis_into(b, *l, spec_get(ls, 0), lhs.clone())?;
+            let out = conv(b, c.clone(), new_lhs, rhs.clone())?;
+            let out = reshape_axis_out_of(b, spec_get(os, 0), n, out)?;
+            Ok((vec![out], vec![Some(spec_get(os, 0))]))
+        }
+        (None, Some(r)) if fg == 1 && bg == 1 => {
+            let new_rhs = reshape_axis_into(b, *r, spec_get(rs, 0), rhs.clone())?;
+            let out = conv(b, c.clone(), lhs.clone(), new_rhs)?;
+            let out = reshape_axis_out_of(b, spec_get(os, 1), n, out)?;
+            Ok((vec![out], vec![Some(spec_get(os, 1))]))
+        }
+        _ => {
+            // Both mapped (an unmapped one is broadcast first): the map
+            // index becomes the major part of the groups.
+            let (lhs, l) = match ld {
+                Some(l) => (lhs.clone(), *l),
+                None => (super::batch::add_batch_axis(b, lhs.clone(), n, 0)?, 0),
+            };
+            let (rhs, r) = match rd {
+                Some(r) => (rhs.clone(), *r),
+                None => (super::batch::add_batch_axis(b, rhs.clone(), n, 0)?, 0),
+            };
+            let mut t = c.clone();
+            let new_lhs = if bg > 1 {
+                t.batch_group_count = bg.saturating_mul(n);
+                reshape_axis_into(b, l, spec_get(ls, 0), lhs)?
+            } else {
+                t.feature_group_count = fg.saturating_mul(n);
+                reshape_axis_into(b, l, spec_get(ls, 1), lhs)?
+            };
+            let new_rhs = reshape_axis_into(b, r, spec_get(rs, 0), rhs)?;
+            let out = conv(b, t, new_lhs, new_rhs)?;
+            let out = reshape_axis_out_of(b, spec_get(os, 1), n, out)?;
+            Ok((vec![out], vec![Some(spec_get(os, 1))]))
+        }
+    }
+}
+
+/// A map of size 0: zeros of the per-example result with an empty axis in front.
+fn empty_batch(
+    b: &mut Builder,
+    c: &ConvParams,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
+    let mut avals = Vec::with_capacity(ins.len());
+    for (x, d) in ins.iter().zip(dims) {
+        let mut a = b.aval(x)?;
+        if let Some(d) = d {
+            a.shape = super::batch::remove_axis(&a.shape, *d);
+        }
+        avals.push(a);
+    }
+    let mut out = abstract_eval(c, &avals)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: no output aval")))?;
+    out.shape.insert(0, 0);
+    Ok((vec![b.zeros(&out)?], vec![Some(0)]))
+}

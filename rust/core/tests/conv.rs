@@ -1,0 +1,684 @@
+//! `conv_general_dilated` and the windowed reductions: kernel values against
+//! naive loops written here (strides, padding, both dilations, feature and
+//! batch groups, layouts), shape errors, JVP against central differences,
+//! VJP against JVP (both transposes), and vmap against a per-example loop.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::too_many_arguments
+)]
+
+use microjax::exec::interp::eval_closed;
+use microjax::ir::typecheck::typecheck;
+use microjax::prims::conv::{ConvDims, ConvParams};
+use microjax::prims::kernel::eval;
+use microjax::prims::window::{Select, WindowOp, WindowParams, WindowReduce};
+use microjax::transforms::batch::batch_jaxpr;
+use microjax::transforms::{jvp_jaxpr, vjp_jaxpr};
+use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
+use std::sync::Arc;
+
+fn f64a(shape: &[usize], v: Vec<f64>) -> HostArray {
+    HostArray::new(shape.to_vec(), Buffer::F64(v)).unwrap()
+}
+
+fn f64s(a: &HostArray) -> Vec<f64> {
+    match a.buffer() {
+        Buffer::F64(v) => v.clone(),
+        other => panic!("expected f64, got {:?}", other.dtype()),
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn f64s(&mut self, shape: &[usize]) -> Arc<HostArray> {
+        let n = shape.iter().product();
+        Arc::new(f64a(
+            shape,
+            (0..n).map(|_| self.next() * 2.0 - 1.0).collect(),
+        ))
+    }
+}
+
+fn conv_p(c: ConvParams) -> Primitive {
+    Primitive::Conv(Box::new(c))
+}
+
+fn params(
+    n: usize,
+    strides: &[usize],
+    padding: &[(i64, i64)],
+    lhs_dil: &[usize],
+    rhs_dil: &[usize],
+    fg: usize,
+    bg: usize,
+) -> ConvParams {
+    let mut c = ConvParams::simple(n);
+    c.window_strides = strides.to_vec();
+    c.padding = padding.to_vec();
+    c.lhs_dilation = lhs_dil.to_vec();
+    c.rhs_dilation = rhs_dil.to_vec();
+    c.feature_group_count = fg;
+    c.batch_group_count = bg;
+    c
+}
+
+fn multi(dims: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = vec![vec![]];
+    for &d in dims {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..d).map(move |i| {
+                    let mut q = p.clone();
+                    q.push(i);
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+fn flat(ix: &[usize], shape: &[usize]) -> usize {
+    ix.iter().zip(shape).fold(0, |a, (&i, &s)| a * s + i)
+}
+
+/// Direct definition of the convolution in NC.../OI.../NC... layouts.
+fn naive_conv(c: &ConvParams, x: &HostArray, w: &HostArray, out_shape: &[usize]) -> Vec<f64> {
+    let (xs, ws) = (x.shape(), w.shape());
+    let (xv, wv) = (f64s(x), f64s(w));
+    let (fg, bg) = (c.feature_group_count, c.batch_group_count);
+    let (n_out, o_total) = (out_shape[0], out_shape[1]);
+    let cin = ws[1];
+    let og = o_total / (fg * bg);
+    let mut out = vec![0.0; out_shape.iter().product()];
+    for n in 0..n_out {
+        for o in 0..o_total {
+            let g = o / og;
+            let (gf, gb) = if fg > 1 { (g, 0) } else { (0, g) };
+            for p in multi(&out_shape[2..]) {
+                let mut acc = 0.0;
+                for ci in 0..cin {
+                    for k in multi(&ws[2..]) {
+                        let mut ix = vec![gb * n_out + n, gf * cin + ci];
+                        let mut ok = true;
+                        for d in 0..k.len() {
+                            let pos = (p[d] * c.window_strides[d] + k[d] * c.rhs_dilation[d])
+                                as i64
+                                - c.padding[d].0;
+                            let ld = c.lhs_dilation[d] as i64;
+                            if pos < 0 || pos % ld != 0 || pos / ld >= xs[d + 2] as i64 {
+                                ok = false;
+                                break;
+                            }
+                            ix.push((pos / ld) as usize);
+                        }
+                        if ok {
+                            let mut wi = vec![o, ci];
+                            wi.extend(&k);
+                            acc += xv[flat(&ix, xs)] * wv[flat(&wi, ws)];
+                        }
+                    }
+                }
+                let mut oi = vec![n, o];
+                oi.extend(&p);
+                out[flat(&oi, out_shape)] = acc;
+            }
+        }
+    }
+    out
+}
+
+/// (params, lhs shape, rhs shape) configurations covering the geometry.
+fn configs() -> Vec<(ConvParams, Vec<usize>, Vec<usize>)> {
+    vec![
+        (
+            params(1, &[1], &[(0, 0)], &[1], &[1], 1, 1),
+            vec![2, 3, 7],
+            vec![4, 3, 3],
+        ),
+        (
+            params(1, &[2], &[(2, 1)], &[1], &[2], 1, 1),
+            vec![2, 2, 9],
+            vec![3, 2, 3],
+        ),
+        (
+            params(1, &[1], &[(-1, 2)], &[2], &[1], 1, 1),
+            vec![1, 2, 5],
+            vec![2, 2, 2],
+        ),
+        (
+            params(2, &[1, 2], &[(1, 1), (0, 1)], &[1, 1], &[1, 1], 1, 1),
+            vec![2, 3, 5, 6],
+            vec![4, 3, 3, 2],
+        ),
+        (
+            params(2, &[2, 1], &[(0, 0), (1, 0)], &[1, 2], &[2, 1], 1, 1),
+            vec![1, 2, 6, 4],
+            vec![2, 2, 2, 3],
+        ),
+        (
+            params(2, &[1, 1], &[(1, 1), (1, 1)], &[1, 1], &[1, 1], 2, 1),
+            vec![2, 4, 4, 4],
+            vec![6, 2, 3, 3],
+        ),
+        (
+            params(1, &[1], &[(1, 0)], &[1], &[1], 3, 1),
+            vec![2, 3, 5],
+            vec![3, 1, 2],
+        ),
+        (
+            params(1, &[1], &[(0, 1)], &[1], &[1], 1, 2),
+            vec![4, 3, 5],
+            vec![4, 3, 2],
+        ),
+        (
+            params(2, &[1, 1], &[(0, 0), (0, 0)], &[1, 1], &[1, 1], 1, 3),
+            vec![3, 2, 3, 3],
+            vec![3, 2, 2, 2],
+        ),
+    ]
+}
+
+fn aval(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F64)
+}
+
+#[test]
+fn conv_matches_the_direct_definition() {
+    let mut rng = Rng(7);
+    for (c, ls, rs) in configs() {
+        let (x, w) = (rng.f64s(&ls), rng.f64s(&rs));
+        let p = conv_p(c.clone());
+        let got = eval(&p, &[&x, &w]).unwrap().pop().unwrap();
+        let want = naive_conv(&c, &x, &w, got.shape());
+        for (g, w) in f64s(&got).iter().zip(&want) {
+            assert!((g - w).abs() < 1e-12, "{c:?}: {g} vs {w}");
+        }
+    }
+}
+
+#[test]
+fn conv_output_shapes_follow_jax() {
+    // 3x3 SAME-style padding, stride 2: 32 -> 16; window larger than input: 0.
+    let c = params(2, &[2, 2], &[(0, 1), (0, 1)], &[1, 1], &[1, 1], 1, 1);
+    let out =
+        microjax::prims::conv::abstract_eval(&c, &[aval(&[2, 3, 32, 32]), aval(&[8, 3, 3, 3])]);
+    assert_eq!(out.unwrap()[0].shape, vec![2, 8, 16, 16]);
+    let c = params(1, &[1], &[(0, 0)], &[1], &[1], 1, 1);
+    let out = microjax::prims::conv::abstract_eval(&c, &[aval(&[1, 1, 2]), aval(&[1, 1, 3])]);
+    assert_eq!(out.unwrap()[0].shape, vec![1, 1, 0]);
+}
+
+#[test]
+fn conv_layouts_permute_the_same_values() {
+    // NHWC / HWIO / NHWC against NCHW / OIHW / NCHW on transposed data.
+    let mut rng = Rng(11);
+    let c = params(2, &[1, 2], &[(1, 0), (1, 1)], &[1, 1], &[1, 1], 1, 1);
+    let (x, w) = (rng.f64s(&[2, 3, 5, 4]), rng.f64s(&[4, 3, 2, 3]));
+    let base = eval(&conv_p(c.clone()), &[&x, &w]).unwrap().pop().unwrap();
+    let tr = |a: &HostArray, perm: Vec<usize>| {
+        eval(&Primitive::Transpose { permutation: perm }, &[a])
+            .unwrap()
+            .pop()
+            .unwrap()
+    };
+    let (xt, wt) = (tr(&x, vec![0, 2, 3, 1]), tr(&w, vec![2, 3, 1, 0]));
+    let mut c2 = c.clone();
+    c2.dims = ConvDims {
+        lhs_spec: vec![0, 3, 1, 2],
+        rhs_spec: vec![3, 2, 0, 1],
+        out_spec: vec![0, 3, 1, 2],
+    };
+    let got = eval(&conv_p(c2), &[&xt, &wt]).unwrap().pop().unwrap();
+    assert_eq!(f64s(&got), f64s(&tr(&base, vec![0, 2, 3, 1])));
+}
+
+#[test]
+fn conv_f32_and_int_dtypes() {
+    let x = HostArray::new(vec![1, 1, 4], Buffer::F32(vec![1.0, 2.0, 3.0, 4.0])).unwrap();
+    let w = HostArray::new(vec![1, 1, 2], Buffer::F32(vec![1.0, -1.0])).unwrap();
+    let p = conv_p(ConvParams::simple(1));
+    let got = eval(&p, &[&x, &w]).unwrap().pop().unwrap();
+    assert_eq!(got.buffer(), &Buffer::F32(vec![-1.0, -1.0, -1.0]));
+    let x = HostArray::new(vec![1, 1, 3], Buffer::I32(vec![1, 2, 3])).unwrap();
+    let w = HostArray::new(vec![1, 1, 2], Buffer::I32(vec![2, 1])).unwrap();
+    let got = eval(&p, &[&x, &w]).unwrap().pop().unwrap();
+    assert_eq!(got.buffer(), &Buffer::I32(vec![4, 7]));
+}
+
+#[test]
+fn conv_shape_errors_name_the_shapes() {
+    let c = ConvParams::simple(1);
+    let e = microjax::prims::conv::abstract_eval(&c, &[aval(&[1, 4, 5]), aval(&[2, 3, 2])])
+        .unwrap_err();
+    assert!(matches!(e, Error::Param { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("4 // 1 != 3") && msg.contains("(1, 4, 5)"),
+        "{msg}"
+    );
+    let mut g = c.clone();
+    g.feature_group_count = 3;
+    let e = microjax::prims::conv::abstract_eval(&g, &[aval(&[1, 4, 5]), aval(&[3, 1, 2])])
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("must divide lhs feature dimension"),
+        "{e}"
+    );
+    let e =
+        microjax::prims::conv::abstract_eval(&c, &[aval(&[1, 4, 5]), aval(&[2, 4])]).unwrap_err();
+    assert!(matches!(e, Error::Shape { .. }), "{e}");
+    let f32a = Aval::new(vec![1, 1, 2], DType::F32);
+    let e = microjax::prims::conv::abstract_eval(&c, &[f32a, aval(&[1, 1, 2])]).unwrap_err();
+    assert!(matches!(e, Error::DType { .. }), "{e}");
+}
+
+fn single(p: &Primitive, avals: &[Aval]) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let xs: Vec<Atom> = avals
+        .iter()
+        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
+        .collect();
+    let y = b.add_eqn1(p.clone(), xs).unwrap();
+    // Square so that the VJP has residuals and both operands matter.
+    let y2 = b.binary(microjax::BinaryOp::Mul, y.clone(), y).unwrap();
+    let j = b.build(vec![y2]).unwrap();
+    typecheck(&j).unwrap();
+    j
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// JVP vs central differences, then VJP vs JVP (`<c, J t> = <J^T c, t>`),
+/// differentiating the inputs marked in `nz`.
+fn check_ad(f: &ClosedJaxpr, xs: &[Arc<HostArray>], nz: &[bool], seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let ts: Vec<Arc<HostArray>> = xs
+        .iter()
+        .zip(nz)
+        .filter(|(_, &z)| z)
+        .map(|(x, _)| rng.f64s(x.shape()))
+        .collect();
+    let (jf, _) = jvp_jaxpr(f, nz, true).unwrap();
+    typecheck(&jf).unwrap();
+    let mut args = xs.to_vec();
+    args.extend(ts.iter().cloned());
+    let outs = eval_closed(&jf, &args).unwrap();
+    let tan = f64s(&outs[1]);
+    let h = 1e-6;
+    let shifted = |s: f64| -> Vec<Arc<HostArray>> {
+        let mut k = 0;
+        xs.iter()
+            .zip(nz)
+            .map(|(x, &z)| {
+                if !z {
+                    return x.clone();
+                }
+                let t = f64s(&ts[k]);
+                k += 1;
+                let v = f64s(x).iter().zip(&t).map(|(a, b)| a + s * b).collect();
+                Arc::new(f64a(x.shape(), v))
+            })
+            .collect()
+    };
+    let fp = f64s(&eval_closed(f, &shifted(h)).unwrap()[0]);
+    let fm = f64s(&eval_closed(f, &shifted(-h)).unwrap()[0]);
+    for (k, (t, (a, b))) in tan.iter().zip(fp.iter().zip(&fm)).enumerate() {
+        let fd = (a - b) / (2.0 * h);
+        assert!(
+            (t - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
+            "jvp[{k}] {t} vs fd {fd}"
+        );
+    }
+    let v = vjp_jaxpr(f, nz).unwrap();
+    typecheck(&v.bwd).unwrap();
+    let fouts = eval_closed(&v.fwd, xs).unwrap();
+    let c = rng.f64s(outs[1].shape());
+    let mut bargs: Vec<_> = fouts[1..].to_vec();
+    bargs.push(c.clone());
+    let cts = eval_closed(&v.bwd, &bargs).unwrap();
+    let lhs = dot(&f64s(&c), &tan);
+    let rhs: f64 = cts
+        .iter()
+        .zip(&ts)
+        .map(|(ct, t)| dot(&f64s(ct), &f64s(t)))
+        .sum();
+    assert!(
+        (lhs - rhs).abs() <= 1e-10 * (1.0 + lhs.abs()),
+        "<c, J t> = {lhs} but <J^T c, t> = {rhs}"
+    );
+}
+
+#[test]
+fn conv_jvp_and_both_transposes() {
+    let mut rng = Rng(3);
+    for (i, (c, ls, rs)) in configs().into_iter().enumerate() {
+        let f = single(&conv_p(c), &[aval(&ls), aval(&rs)]);
+        let xs = vec![rng.f64s(&ls), rng.f64s(&rs)];
+        for nz in [[true, true], [true, false], [false, true]] {
+            check_ad(&f, &xs, &nz, 17 + i as u64);
+        }
+    }
+}
+
+/// Slice `k` of `a` along axis 0.
+fn row(a: &HostArray, k: usize) -> HostArray {
+    let shape = a.shape()[1..].to_vec();
+    let n: usize = shape.iter().product();
+    f64a(&shape, f64s(a)[k * n..(k + 1) * n].to_vec())
+}
+
+/// vmap over axis 0 of the inputs marked `batched` vs a per-example loop.
+fn check_vmap(p: &Primitive, args: &[HostArray], batched: &[bool], n: usize) {
+    let avals: Vec<Aval> = args
+        .iter()
+        .zip(batched)
+        .map(|(a, &bt)| aval(if bt { &a.shape()[1..] } else { a.shape() }))
+        .collect();
+    let mut b = Builder::new();
+    let xs: Vec<Atom> = avals
+        .iter()
+        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
+        .collect();
+    let y = b.add_eqn1(p.clone(), xs).unwrap();
+    let prog = b.build(vec![y]).unwrap();
+    let in_dims: Vec<Option<usize>> = batched.iter().map(|&bt| bt.then_some(0)).collect();
+    let bj = batch_jaxpr(&prog, &in_dims, n, &[Some(0)]).unwrap();
+    typecheck(&bj).unwrap();
+    let shared: Vec<Arc<HostArray>> = args.iter().cloned().map(Arc::new).collect();
+    let got = f64s(&eval_closed(&bj, &shared).unwrap()[0]);
+    let mut want = Vec::new();
+    for k in 0..n {
+        let ex: Vec<Arc<HostArray>> = args
+            .iter()
+            .zip(batched)
+            .map(|(a, &bt)| Arc::new(if bt { row(a, k) } else { a.clone() }))
+            .collect();
+        want.extend(f64s(&eval_closed(&prog, &ex).unwrap()[0]));
+    }
+    assert_eq!(got.len(), want.len(), "{p:?} batched {batched:?}");
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() < 1e-12,
+            "{p:?} batched {batched:?}: {g} vs {w}"
+        );
+    }
+}
+
+fn stacked(rng: &mut Rng, n: usize, shape: &[usize]) -> HostArray {
+    let mut s = vec![n];
+    s.extend(shape);
+    (*rng.f64s(&s)).clone()
+}
+
+#[test]
+fn conv_vmap_every_batching_combination() {
+    let mut rng = Rng(5);
+    for (c, ls, rs) in configs() {
+        let p = conv_p(c);
+        for n in [0, 1, 3] {
+            for batched in [[true, true], [true, false], [false, true]] {
+                let l = if batched[0] {
+                    stacked(&mut rng, n, &ls)
+                } else {
+                    (*rng.f64s(&ls)).clone()
+                };
+                let r = if batched[1] {
+                    stacked(&mut rng, n, &rs)
+                } else {
+                    (*rng.f64s(&rs)).clone()
+                };
+                check_vmap(&p, &[l, r], &batched, n);
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------- windows
+
+fn win(op: WindowReduce, w: WindowParams) -> Primitive {
+    Primitive::Window(Box::new(WindowOp::Reduce { op, w }))
+}
+
+fn geometry(
+    window: &[usize],
+    strides: &[usize],
+    padding: &[(i64, i64)],
+    base: &[usize],
+    wdil: &[usize],
+) -> WindowParams {
+    WindowParams {
+        window_dimensions: window.to_vec(),
+        window_strides: strides.to_vec(),
+        padding: padding.to_vec(),
+        base_dilation: base.to_vec(),
+        window_dilation: wdil.to_vec(),
+    }
+}
+
+/// Direct windowed reduction (padding and holes read `init`).
+fn naive_window(w: &WindowParams, x: &HostArray, out: &[usize], op: WindowReduce) -> Vec<f64> {
+    let (xs, xv) = (x.shape(), f64s(x));
+    let init = match op {
+        WindowReduce::Sum => 0.0,
+        WindowReduce::Max => f64::NEG_INFINITY,
+        WindowReduce::Min => f64::INFINITY,
+    };
+    multi(out)
+        .into_iter()
+        .map(|p| {
+            let mut acc = init;
+            for k in multi(&w.window_dimensions) {
+                let mut ix = Vec::new();
+                for d in 0..k.len() {
+                    let pos = (p[d] * w.window_strides[d] + k[d] * w.window_dilation[d]) as i64
+                        - w.padding[d].0;
+                    let bd = w.base_dilation[d] as i64;
+                    if pos < 0 || pos % bd != 0 || pos / bd >= xs[d] as i64 {
+                        break;
+                    }
+                    ix.push((pos / bd) as usize);
+                }
+                let v = if ix.len() == k.len() {
+                    xv[flat(&ix, xs)]
+                } else {
+                    init
+                };
+                acc = match op {
+                    WindowReduce::Sum => acc + v,
+                    WindowReduce::Max => acc.max(v),
+                    WindowReduce::Min => acc.min(v),
+                };
+            }
+            acc
+        })
+        .collect()
+}
+
+fn window_configs() -> Vec<(WindowParams, Vec<usize>)> {
+    vec![
+        (geometry(&[2], &[1], &[(0, 0)], &[1], &[1]), vec![6]),
+        (geometry(&[3], &[2], &[(1, 2)], &[1], &[1]), vec![7]),
+        (
+            geometry(
+                &[1, 2, 2],
+                &[1, 2, 2],
+                &[(0, 0), (0, 0), (0, 0)],
+                &[1, 1, 1],
+                &[1, 1, 1],
+            ),
+            vec![2, 4, 6],
+        ),
+        (
+            geometry(&[2, 3], &[1, 1], &[(1, 0), (1, 1)], &[1, 1], &[1, 1]),
+            vec![3, 4],
+        ),
+        (
+            geometry(&[2, 2], &[1, 2], &[(0, 1), (1, 0)], &[2, 1], &[1, 2]),
+            vec![3, 5],
+        ),
+    ]
+}
+
+#[test]
+fn reduce_windows_match_the_direct_definition() {
+    let mut rng = Rng(9);
+    for (w, shape) in window_configs() {
+        let x = rng.f64s(&shape);
+        for op in [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Min] {
+            let got = eval(&win(op, w.clone()), &[&x]).unwrap().pop().unwrap();
+            let want = naive_window(&w, &x, got.shape(), op);
+            for (g, e) in f64s(&got).iter().zip(&want) {
+                assert!((g - e).abs() < 1e-12, "{op:?} {w:?}: {g} vs {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_window_ad_and_vmap() {
+    let mut rng = Rng(13);
+    for (i, (w, shape)) in window_configs().into_iter().enumerate() {
+        let undilated = w
+            .base_dilation
+            .iter()
+            .chain(&w.window_dilation)
+            .all(|&d| d == 1);
+        for op in [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Min] {
+            let p = win(op, w.clone());
+            let f = single(&p, &[aval(&shape)]);
+            if op == WindowReduce::Sum || undilated {
+                check_ad(&f, &[rng.f64s(&shape)], &[true], 29 + i as u64);
+            }
+            for n in [0, 2] {
+                check_vmap(&p, &[stacked(&mut rng, n, &shape)], &[true], n);
+            }
+        }
+    }
+}
+
+#[test]
+fn max_pool_gradient_goes_to_the_first_maximum() {
+    // Windows of 2 with stride 1 over [1, 3, 3, 2]: the tie in window 1
+    // selects the first 3.
+    let x = Arc::new(f64a(&[4], vec![1.0, 3.0, 3.0, 2.0]));
+    let w = geometry(&[2], &[1], &[(0, 0)], &[1], &[1]);
+    let s = Primitive::Window(Box::new(WindowOp::SelectAndScatterAdd {
+        select: Select::Ge,
+        w: w.clone(),
+    }));
+    let src = f64a(&[3], vec![1.0, 10.0, 100.0]);
+    let got = eval(&s, &[&src, &x]).unwrap().pop().unwrap();
+    assert_eq!(f64s(&got), vec![0.0, 11.0, 100.0, 0.0]);
+    let g = Primitive::Window(Box::new(WindowOp::SelectAndGatherAdd {
+        select: Select::Le,
+        w,
+    }));
+    let t = f64a(&[4], vec![1.0, 2.0, 3.0, 4.0]);
+    let got = eval(&g, &[&t, &x]).unwrap().pop().unwrap();
+    assert_eq!(f64s(&got), vec![1.0, 2.0, 4.0]);
+}
+
+#[test]
+fn select_and_scatter_add_rules() {
+    let mut rng = Rng(21);
+    let w = geometry(&[2, 2], &[2, 1], &[(0, 1), (1, 0)], &[1, 1], &[1, 1]);
+    let x = rng.f64s(&[4, 3]);
+    let out = microjax::prims::window::reduced_shape("t", &w, &[4, 3]).unwrap();
+    let s = Primitive::Window(Box::new(WindowOp::SelectAndScatterAdd {
+        select: Select::Ge,
+        w,
+    }));
+    let f = single(&s, &[aval(&out), aval(&[4, 3])]);
+    check_ad(&f, &[rng.f64s(&out), x.clone()], &[true, false], 5);
+    for batched in [[true, true], [true, false], [false, true]] {
+        let a = if batched[0] {
+            stacked(&mut rng, 2, &out)
+        } else {
+            (*rng.f64s(&out)).clone()
+        };
+        let b = if batched[1] {
+            stacked(&mut rng, 2, &[4, 3])
+        } else {
+            (*rng.f64s(&[4, 3])).clone()
+        };
+        check_vmap(&s, &[a, b], &batched, 2);
+    }
+}
+
+#[test]
+fn window_errors() {
+    let w = geometry(&[2], &[1], &[(0, 0)], &[1], &[1]);
+    let e = microjax::prims::window::abstract_eval(
+        &WindowOp::Reduce {
+            op: WindowReduce::Max,
+            w: w.clone(),
+        },
+        &[aval(&[2, 3])],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, Error::Param { .. }) && e.to_string().contains("(2, 3)"),
+        "{e}"
+    );
+    let e = microjax::prims::window::abstract_eval(
+        &WindowOp::Reduce {
+            op: WindowReduce::Sum,
+            w: geometry(&[4], &[1], &[(0, 0)], &[1], &[1]),
+        },
+        &[aval(&[2])],
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Shape { .. }), "{e}");
+}
+
+#[test]
+fn display_and_canonical_text_of_conv_and_windows() {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(aval(&[1, 2, 5])).unwrap());
+    let w = Atom::Var(b.add_input(aval(&[3, 2, 2])).unwrap());
+    let mut c = ConvParams::simple(1);
+    c.padding = vec![(-1, 2)];
+    let y = b.add_eqn1(conv_p(c), vec![x, w]).unwrap();
+    let g = geometry(
+        &[1, 2, 2],
+        &[1, 1, 2],
+        &[(0, 0), (0, 0), (1, 0)],
+        &[1, 1, 1],
+        &[1, 1, 1],
+    );
+    let z = b.add_eqn1(win(WindowReduce::Max, g), vec![y]).unwrap();
+    let j = b.build(vec![z]).unwrap();
+    let text = microjax::ir::display::display(&j);
+    assert!(
+        text.contains(
+            "dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), \
+             out_spec=(0, 1, 2))"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("padding=((-1, 2),)"), "{text}");
+    assert!(
+        text.contains("reduce_window_max[base_dilation=(1, 1, 1)"),
+        "{text}"
+    );
+    let canon = microjax::ir::canonical::canonical(&j);
+    let back = microjax::ir::canonical::parse(&canon, &Default::default()).unwrap();
+    assert_eq!(back, j);
+}
