@@ -63,6 +63,45 @@ pub struct PlanStats {
     pub steps: usize,
 }
 
+/// Memory a run held (the debug API reports it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Most bytes held at once by the values the plan keeps (arguments,
+    /// constants, intermediates, outputs), counting each buffer once,
+    /// measured after every step before its dead values are freed.
+    pub peak_bytes: usize,
+    /// Bytes of the arguments and of the outputs.
+    pub arg_bytes: usize,
+    pub out_bytes: usize,
+}
+
+/// Bytes of a value's elements.
+pub fn value_bytes(h: &HostArray) -> usize {
+    use crate::array::Buffer;
+    let width = match h.buffer() {
+        Buffer::Bool(_) | Buffer::I8(_) | Buffer::U8(_) => 1,
+        Buffer::I16(_) | Buffer::U16(_) | Buffer::F16(_) | Buffer::BF16(_) => 2,
+        Buffer::I32(_) | Buffer::U32(_) | Buffer::F32(_) => 4,
+        Buffer::I64(_) | Buffer::U64(_) | Buffer::F64(_) | Buffer::Key(_) => 8,
+        Buffer::Float0(_) => 0,
+    };
+    h.size().saturating_mul(width)
+}
+
+/// Bytes held by the live values of `env`, each buffer counted once.
+fn live_bytes(env: &[Option<Arc<HostArray>>]) -> usize {
+    let mut seen: Vec<*const HostArray> = Vec::new();
+    let mut total = 0usize;
+    for h in env.iter().flatten() {
+        let p = Arc::as_ptr(h);
+        if !seen.contains(&p) {
+            seen.push(p);
+            total = total.saturating_add(value_bytes(h));
+        }
+    }
+    total
+}
+
 /// A compiled program.
 #[derive(Debug)]
 pub struct Compiled {
@@ -158,6 +197,24 @@ impl Compiled {
 
     /// Runs the plan on `args`.
     pub fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        self.run_tracked(args, None)
+    }
+
+    /// Runs the plan and reports the memory it held (slower: it sums the
+    /// live values after every step).
+    pub fn run_profiled(&self, args: &[Arc<HostArray>]) -> Result<(Vec<Arc<HostArray>>, RunStats)> {
+        let mut stats = RunStats::default();
+        let outs = self.run_tracked(args, Some(&mut stats))?;
+        stats.arg_bytes = args.iter().map(|a| value_bytes(a)).sum();
+        stats.out_bytes = outs.iter().map(|a| value_bytes(a)).sum();
+        Ok((outs, stats))
+    }
+
+    fn run_tracked(
+        &self,
+        args: &[Arc<HostArray>],
+        mut track: Option<&mut RunStats>,
+    ) -> Result<Vec<Arc<HostArray>>> {
         let jx = &self.prog.jaxpr;
         if args.len() != jx.invars.len() {
             return Err(Error::Arity {
@@ -214,6 +271,9 @@ impl Compiled {
                         *slot(&mut env, v)? = Some(val);
                     }
                 }
+            }
+            if let Some(t) = track.as_deref_mut() {
+                t.peak_bytes = t.peak_bytes.max(live_bytes(&env));
             }
             for v in frees {
                 *slot(&mut env, *v)? = None;
