@@ -58,6 +58,7 @@
 
 use crate::prims::UnaryOp;
 use std::cell::Cell;
+use std::marker::PhantomData;
 
 // ------------------------------------------------------------ SIMD level
 
@@ -114,31 +115,40 @@ pub fn with_simd_level<R>(level: SimdLevel, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Runs `f` compiled for the current [`simd_level`].
+/// Runs `op` compiled for the current [`simd_level`]. The slice loops are
+/// `WithSimd` structs with an `#[inline(always)]` body: a closure may stay
+/// un-inlined when it is large, i.e. compiled without the target features.
 #[inline(always)]
-fn run<R>(f: impl FnOnce() -> R) -> R {
+fn run<Op: pulp::WithSimd>(op: Op) -> Op::Output {
     #[cfg(target_arch = "x86_64")]
     {
         let level = simd_level();
         if level == SimdLevel::Avx512 {
             if let Some(s) = pulp::x86::V4::try_new() {
-                return s.vectorize(f);
+                return pulp::Simd::vectorize(s, op);
             }
         }
         if level != SimdLevel::Scalar {
             if let Some(s) = pulp::x86::V3::try_new() {
-                return s.vectorize(f);
+                return pulp::Simd::vectorize(s, op);
             }
         }
     }
-    f()
+    op.with_simd(pulp::Scalar)
 }
 
 // ---------------------------------------------------------- slice drivers
 
-/// Where a per-element function is applied: `x → out` or in place.
+/// A per-element function as a type: `eval` is `#[inline(always)]`, so it
+/// is inlined into the loop compiled with the target features (a function
+/// pointer or a closure may be called out of line, unvectorized).
+trait Kernel<T> {
+    fn eval(x: T) -> T;
+}
+
+/// Where a kernel is applied: `x → out` or in place.
 trait Apply<T> {
-    fn apply(self, f: impl Fn(T) -> T);
+    fn apply<K: Kernel<T>>(self);
 }
 
 struct MapInto<'a, T> {
@@ -148,28 +158,101 @@ struct MapInto<'a, T> {
 
 struct InPlace<'a, T>(&'a mut [T]);
 
+/// `out[i] = K(x[i])` over the common prefix.
+struct MapIntoLoop<'a, T, K> {
+    x: &'a [T],
+    out: &'a mut [T],
+    kernel: PhantomData<K>,
+}
+
+impl<T: Copy, K: Kernel<T>> pulp::WithSimd for MapIntoLoop<'_, T, K> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for (o, &v) in self.out.iter_mut().zip(self.x) {
+            *o = K::eval(v);
+        }
+    }
+}
+
+/// `v[i] = K(v[i])`.
+struct InPlaceLoop<'a, T, K> {
+    v: &'a mut [T],
+    kernel: PhantomData<K>,
+}
+
+impl<T: Copy, K: Kernel<T>> pulp::WithSimd for InPlaceLoop<'_, T, K> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for e in self.v.iter_mut() {
+            *e = K::eval(*e);
+        }
+    }
+}
+
 impl<T: Copy> Apply<T> for MapInto<'_, T> {
     #[inline(always)]
-    fn apply(self, f: impl Fn(T) -> T) {
+    fn apply<K: Kernel<T>>(self) {
         let MapInto { x, out } = self;
-        run(|| {
-            for (o, &v) in out.iter_mut().zip(x) {
-                *o = f(v);
-            }
+        run(MapIntoLoop::<T, K> {
+            x,
+            out,
+            kernel: PhantomData,
         });
     }
 }
 
 impl<T: Copy> Apply<T> for InPlace<'_, T> {
     #[inline(always)]
-    fn apply(self, f: impl Fn(T) -> T) {
-        let v = self.0;
-        run(|| {
-            for e in v.iter_mut() {
-                *e = f(*e);
-            }
+    fn apply<K: Kernel<T>>(self) {
+        run(InPlaceLoop::<T, K> {
+            v: self.0,
+            kernel: PhantomData,
         });
     }
+}
+
+macro_rules! kernels {
+    ($($(#[$doc:meta])* $k:ident => |$x:ident| $f32:expr, $f64:expr;)*) => {$(
+        $(#[$doc])*
+        struct $k;
+        impl Kernel<f32> for $k {
+            #[inline(always)]
+            fn eval($x: f32) -> f32 {
+                $f32
+            }
+        }
+        impl Kernel<f64> for $k {
+            #[inline(always)]
+            fn eval($x: f64) -> f64 {
+                $f64
+            }
+        }
+    )*};
+}
+
+kernels! {
+    NegK => |x| -x, -x;
+    AbsK => |x| x.abs(), x.abs();
+    SqrtK => |x| x.sqrt(), x.sqrt();
+    RsqrtK => |x| 1.0 / x.sqrt(), 1.0 / x.sqrt();
+    SquareK => |x| x * x, x * x;
+    FloorK => |x| x.floor(), x.floor();
+    CeilK => |x| x.ceil(), x.ceil();
+    SignK => |x| sign_f32(x), sign_f64(x);
+    ExpK => |x| exp_f32(x), exp_f64(x);
+    Exp2K => |x| exp2_f32(x), exp2_f64(x);
+    Expm1K => |x| expm1_f32(x), expm1_f64(x);
+    LogK => |x| log_f32(x), log_f64(x);
+    Log1pK => |x| log1p_f32(x), log1p_f64(x);
+    /// First pass of `sin`; see [`patch_trig`].
+    SinK => |x| sin_fast_f32(x), sin_fast_f64(x);
+    /// First pass of `cos`; see [`patch_trig`].
+    CosK => |x| cos_fast_f32(x), cos_fast_f64(x);
+    TanhK => |x| tanh_f32(x), tanh_f64(x);
+    LogisticK => |x| logistic_f32(x), logistic_f64(x);
+    ErfK => |x| erf_f32(x), erf_f64(x);
 }
 
 /// Lanes with |x| above this take the libm path in `sin`/`cos`.
@@ -187,11 +270,28 @@ fn patch_trig<T: Copy>(v: &mut [T], big: impl Fn(T) -> Option<T>) {
 }
 
 macro_rules! unary_table {
-    ($name:ident, $t:ty, $($op:ident => $f:expr),* $(,)?) => {
+    ($name:ident, $t:ty) => {
         /// Applies `op` through `a`; false when `op` has no vector version.
         fn $name(op: UnaryOp, a: impl Apply<$t>) -> bool {
             match op {
-                $(UnaryOp::$op => a.apply($f),)*
+                UnaryOp::Neg => a.apply::<NegK>(),
+                UnaryOp::Abs => a.apply::<AbsK>(),
+                UnaryOp::Sqrt => a.apply::<SqrtK>(),
+                UnaryOp::Rsqrt => a.apply::<RsqrtK>(),
+                UnaryOp::Square => a.apply::<SquareK>(),
+                UnaryOp::Floor => a.apply::<FloorK>(),
+                UnaryOp::Ceil => a.apply::<CeilK>(),
+                UnaryOp::Sign => a.apply::<SignK>(),
+                UnaryOp::Exp => a.apply::<ExpK>(),
+                UnaryOp::Exp2 => a.apply::<Exp2K>(),
+                UnaryOp::Expm1 => a.apply::<Expm1K>(),
+                UnaryOp::Log => a.apply::<LogK>(),
+                UnaryOp::Log1p => a.apply::<Log1pK>(),
+                UnaryOp::Sin => a.apply::<SinK>(),
+                UnaryOp::Cos => a.apply::<CosK>(),
+                UnaryOp::Tanh => a.apply::<TanhK>(),
+                UnaryOp::Logistic => a.apply::<LogisticK>(),
+                UnaryOp::Erf => a.apply::<ErfK>(),
                 _ => return false,
             }
             true
@@ -199,47 +299,8 @@ macro_rules! unary_table {
     };
 }
 
-unary_table!(table_f32, f32,
-    Neg => |x: f32| -x,
-    Abs => f32::abs,
-    Sqrt => f32::sqrt,
-    Rsqrt => |x: f32| 1.0 / x.sqrt(),
-    Square => |x: f32| x * x,
-    Floor => f32::floor,
-    Ceil => f32::ceil,
-    Sign => sign_f32,
-    Exp => exp_f32,
-    Exp2 => exp2_f32,
-    Expm1 => expm1_f32,
-    Log => log_f32,
-    Log1p => log1p_f32,
-    Sin => sin_fast_f32,
-    Cos => cos_fast_f32,
-    Tanh => tanh_f32,
-    Logistic => logistic_f32,
-    Erf => erf_f32,
-);
-
-unary_table!(table_f64, f64,
-    Neg => |x: f64| -x,
-    Abs => f64::abs,
-    Sqrt => f64::sqrt,
-    Rsqrt => |x: f64| 1.0 / x.sqrt(),
-    Square => |x: f64| x * x,
-    Floor => f64::floor,
-    Ceil => f64::ceil,
-    Sign => sign_f64,
-    Exp => exp_f64,
-    Exp2 => exp2_f64,
-    Expm1 => expm1_f64,
-    Log => log_f64,
-    Log1p => log1p_f64,
-    Sin => sin_fast_f64,
-    Cos => cos_fast_f64,
-    Tanh => tanh_f64,
-    Logistic => logistic_f64,
-    Erf => erf_f64,
-);
+unary_table!(table_f32, f32);
+unary_table!(table_f64, f64);
 
 fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
     match op {
@@ -337,11 +398,24 @@ pub fn supports(op: UnaryOp) -> bool {
 /// `x**y` elementwise (C `powf` semantics, computed in f64 and rounded
 /// once). Slices of different lengths: the common prefix is written.
 pub fn pow_f32(x: &[f32], y: &[f32], out: &mut [f32]) {
-    run(|| {
-        for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+    run(PowLoop { x, y, out });
+}
+
+/// `out[i] = pow_f32_scalar(x[i], y[i])`.
+struct PowLoop<'a> {
+    x: &'a [f32],
+    y: &'a [f32],
+    out: &'a mut [f32],
+}
+
+impl pulp::WithSimd for PowLoop<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for ((o, &a), &b) in self.out.iter_mut().zip(self.x).zip(self.y) {
             *o = pow_f32_scalar(a, b);
         }
-    });
+    }
 }
 
 /// `x**y` elementwise: libm `pow` per element (not vectorized).
@@ -867,32 +941,23 @@ fn cos_fast<const N: usize, const M: usize>(x: f64, s: &[f64; N], c: &[f64; M]) 
 // -------------------------------------------------------------------- erf
 
 /// `erf(x)`: `x·P(x²)` for |x| < 1; `1 - e^{-x²}·G(|x|)` above, with
-/// `G = erfc·e^{x²}` fitted on [1, 2), [2, 3.5), [3.5, 6] (coefficients
-/// selected per lane) and `x²` exact as a double-double.
+/// `G = erfc·e^{x²}` fitted on [1, 2), [2, 3.5), [3.5, 6] and `x²` exact
+/// as a double-double.
 #[inline(always)]
 fn erf_core(x: f64) -> f64 {
     let small = x * horner(x * x, &ERF_SMALL);
     let a = x.abs().clamp(1.0, 6.0);
-    let p0 = a < 2.0;
-    let p1 = a < 3.5;
-    let pick = |k: (&f64, (&f64, &f64))| {
-        let (&c0, (&c1, &c2)) = k;
-        if p0 {
-            c0
-        } else if p1 {
-            c1
-        } else {
-            c2
-        }
-    };
     let [m0, m1, m2] = ERFCX_MID;
-    let u = a - pick((&m0, (&m1, &m2)));
-    let [g0, g1, g2] = &ERFCX;
-    let mut coefs = g0.iter().zip(g1.iter().zip(g2.iter())).rev();
-    let mut g = coefs.next().map(pick).unwrap_or(0.0);
-    for k in coefs {
-        g = g * u + pick(k);
-    }
+    let [c0, c1, c2] = &ERFCX;
+    // All three pieces are evaluated and one is selected (branch-free).
+    let (g0, g1, g2) = (horner(a - m0, c0), horner(a - m1, c1), horner(a - m2, c2));
+    let g = if a < 2.0 {
+        g0
+    } else if a < 3.5 {
+        g1
+    } else {
+        g2
+    };
     let (hi, lo) = two_prod(a, a);
     let erfc = exp_core(-hi, &EXPM1_F64) * g * (1.0 - lo);
     let large = copysign(1.0 - erfc, x);
