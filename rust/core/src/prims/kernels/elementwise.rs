@@ -280,7 +280,8 @@ fn vector_pow<T: Copy + Default>(
     b: &[T],
     kernel: fn(&[T], &[T], &mut [T]),
 ) -> Option<Vec<T>> {
-    let n = a.len().max(b.len());
+    // As `zip_map`: a one-element operand takes the other's length (also 0).
+    let n = if a.len() == 1 { b.len() } else { a.len() };
     let (a, b) = (broadcast(a, n)?, broadcast(b, n)?);
     let mut out = vec![T::default(); n];
     kernel(&a, &b, &mut out);
