@@ -318,9 +318,10 @@ fn trig_patch_f64(op: UnaryOp, v: &mut [f64]) {
     }
 }
 
+/// |x| > [`TRIG_BIG`], or x not finite (NaN included).
 #[inline(always)]
 fn big_f64(x: f64) -> bool {
-    !(x.abs() <= TRIG_BIG)
+    x.abs() > TRIG_BIG || x.is_nan()
 }
 
 #[inline(always)]
