@@ -127,6 +127,23 @@ def setup_eager_sin(name, fw):
         return {"a": fw.from_numpy(a), "sin": fw.sin}, "sin(a)"
 
 
+def _setup_eager_unary_1m(fn_name):
+    """Eager `jnp.<fn_name>(a)` on f32[10^6] (the `vmath` SIMD kernels)."""
+
+    def setup(name, fw):
+        a = np.random.default_rng(4).uniform(-5, 5, 1_000_000).astype(np.float32)
+        if name == "microjax":
+            return {"a": fw.numpy.asarray(a), "f": getattr(fw.numpy, fn_name)}, "f(a)"
+        if name == "numpy":
+            return {"a": a, "f": getattr(np, fn_name)}, "f(a)"
+        if name == "jax":
+            return {"a": fw.numpy.asarray(a), "f": getattr(fw.numpy, fn_name)}, "f(a).block_until_ready()"
+        if name == "torch":
+            return {"a": fw.from_numpy(a), "f": getattr(fw, fn_name)}, "f(a)"
+
+    return setup
+
+
 def setup_jit_identity(name, fw):
     a, b, c = _vec8(4), _vec8(5), _vec8(6)
     if name == "microjax":
@@ -549,6 +566,8 @@ CASES = [
     # (key, description, target text, target check(mj_s, np_s), setup, min_time scale)
     ("eager_add_8", "eager `a + b`, two f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_add, 1),
     ("eager_sin_8", "eager `jnp.sin(a)`, f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_sin, 1),
+    ("eager_exp_1m", "eager `jnp.exp(a)`, f32[10^6]", "<= 2 ms", lambda mj, ref: mj <= 2.0e-3, _setup_eager_unary_1m("exp"), 1),
+    ("eager_tanh_1m", "eager `jnp.tanh(a)`, f32[10^6]", "<= 2 ms", lambda mj, ref: mj <= 2.0e-3, _setup_eager_unary_1m("tanh"), 1),
     ("jit_identity_3", "jit dispatch, 3-arg identity, f32[8]", "<= 2 µs", lambda mj, ref: mj <= 2.0e-6, setup_jit_identity, 1),
     (
         "jit_mlp_steady",

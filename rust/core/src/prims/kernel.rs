@@ -34,6 +34,8 @@ mod reduce;
 pub mod rows;
 #[path = "kernels/structural.rs"]
 mod structural;
+#[path = "kernels/vmath.rs"]
+pub mod vmath;
 
 pub use structural::{row_major_strides, strided_gather};
 

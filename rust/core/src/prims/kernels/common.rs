@@ -335,7 +335,7 @@ macro_rules! impl_float {
         }
     };
 }
-impl_float!(f32, super::math::tanh_f32);
+impl_float!(f32, super::vmath::tanh_f32);
 impl_float!(f64, f64::tanh);
 
 /// f16 and bf16: stored narrow, computed in f32.

@@ -12,6 +12,8 @@ use crate::error::{Error, Result};
 use crate::prims::{BinaryOp, CmpOp, RoundingMethod, UnaryOp};
 
 use super::math;
+use super::vmath;
+use std::borrow::Cow;
 
 fn len_err(prim: &'static str) -> Error {
     Error::shape(prim, &[], "operand lengths disagree inside the kernel")
@@ -22,8 +24,10 @@ fn len_err(prim: &'static str) -> Error {
 pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
     let bad = || bad_dtype(op.name(), &[x.dtype()]);
     Ok(match x {
-        Buffer::F32(v) => Buffer::F32(float_unary(op, v)),
-        Buffer::F64(v) => Buffer::F64(float_unary(op, v)),
+        Buffer::F32(v) => Buffer::F32(f32_unary(op, v)),
+        Buffer::F64(v) => {
+            Buffer::F64(vector_unary(op, v, vmath::unary_f64).unwrap_or_else(|| float_unary(op, v)))
+        }
         Buffer::F16(v) => Buffer::F16(half_unary(op, v)),
         Buffer::BF16(v) => Buffer::BF16(half_unary(op, v)),
         Buffer::I8(v) => Buffer::I8(int_unary(op, v).ok_or_else(bad)?),
@@ -37,6 +41,24 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         Buffer::Bool(v) if op == UnaryOp::Not => Buffer::Bool(map(v, |b| !b)),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => return Err(bad()),
     })
+}
+
+/// The `vmath` slice kernel for `op`, if it has one.
+fn vector_unary<T: Copy + Default>(
+    op: UnaryOp,
+    v: &[T],
+    kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
+) -> Option<Vec<T>> {
+    if !vmath::supports(op) {
+        return None;
+    }
+    let mut out = vec![T::default(); v.len()];
+    kernel(op, v, &mut out).then_some(out)
+}
+
+/// f32 (and widened f16/bf16) unary ops: `vmath` where it covers `op`.
+fn f32_unary(op: UnaryOp, v: &[f32]) -> Vec<f32> {
+    vector_unary(op, v, vmath::unary_f32).unwrap_or_else(|| float_unary(op, v))
 }
 
 /// A special function evaluated in f64 and rounded once.
@@ -85,7 +107,7 @@ fn float_unary<T: FloatElem>(op: UnaryOp, v: &[T]) -> Vec<T> {
 }
 
 fn half_unary<H: HalfElem>(op: UnaryOp, v: &[H]) -> Vec<H> {
-    H::narrow(&float_unary(op, &H::widen(v)))
+    H::narrow(&f32_unary(op, &H::widen(v)))
 }
 
 fn int_unary<T: IntElem>(op: UnaryOp, v: &[T]) -> Option<Vec<T>> {
@@ -220,6 +242,12 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
         };
     }
     Ok(match (x, y) {
+        (Buffer::F32(a), Buffer::F32(b)) if op == BinaryOp::Pow => {
+            Buffer::F32(vector_pow(a, b, vmath::pow_f32).ok_or_else(|| len_err(name))?)
+        }
+        (Buffer::F64(a), Buffer::F64(b)) if op == BinaryOp::Pow => {
+            Buffer::F64(vector_pow(a, b, vmath::pow_f64).ok_or_else(|| len_err(name))?)
+        }
         (Buffer::F32(a), Buffer::F32(b)) => float_arm!(F32, float_binary, a, b),
         (Buffer::F64(a), Buffer::F64(b)) => float_arm!(F64, float_binary, a, b),
         (Buffer::F16(a), Buffer::F16(b)) => float_arm!(F16, half_binary, a, b),
@@ -243,6 +271,30 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
         }
         _ => return Err(bad()),
     })
+}
+
+/// `pow` through the `vmath` slice kernel; a one-element operand is
+/// broadcast first. `None` when the lengths are incompatible.
+fn vector_pow<T: Copy + Default>(
+    a: &[T],
+    b: &[T],
+    kernel: fn(&[T], &[T], &mut [T]),
+) -> Option<Vec<T>> {
+    // As `zip_map`: a one-element operand takes the other's length (also 0).
+    let n = if a.len() == 1 { b.len() } else { a.len() };
+    let (a, b) = (broadcast(a, n)?, broadcast(b, n)?);
+    let mut out = vec![T::default(); n];
+    kernel(&a, &b, &mut out);
+    Some(out)
+}
+
+/// `s` at length `n`: itself, or its one element repeated.
+fn broadcast<T: Copy>(s: &[T], n: usize) -> Option<Cow<'_, [T]>> {
+    match s {
+        _ if s.len() == n => Some(Cow::Borrowed(s)),
+        [v] => Some(Cow::Owned(vec![*v; n])),
+        _ => None,
+    }
 }
 
 /// Outer `None`: op not defined on floats; inner `None`: bad lengths.

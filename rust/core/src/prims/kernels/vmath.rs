@@ -1,0 +1,1122 @@
+//! SIMD slice math for f32 and f64 (`vmath`).
+//!
+//! Every function is a branch-free per-element kernel (Cody–Waite range
+//! reduction, polynomials fitted for this module, selects instead of
+//! branches) applied by one plain loop that runs inside a `pulp` dispatch,
+//! so LLVM vectorizes it at the widest width the CPU has (AVX-512, AVX2) in
+//! a portable binary.
+//!
+//! # Contract
+//!
+//! * **Same polynomial everywhere.** A slice is processed by one loop calling
+//!   the same per-element function for every element: there is no separate
+//!   scalar tail and no level-specific code, no explicit FMA (Rust never
+//!   contracts mul+add). Results therefore do not depend on the slice
+//!   length, the chunk boundaries or the [`SimdLevel`]: Scalar, AVX2 and
+//!   AVX-512 are bit-identical (tested). The public scalar functions
+//!   (`exp_f32`, ...) are those same per-element functions. The one
+//!   exception is the bits of a NaN result (payload, quiet bit), which Rust
+//!   leaves unspecified: a signaling NaN may come out quieted or not.
+//! * f32 functions compute in f64 with lower-degree polynomials and round
+//!   once; f64 functions use full-degree polynomials.
+//! * Special values as C libm: NaN propagates, ±inf, -0.0 kept where libm
+//!   keeps it, overflow → inf, underflow → denormal/0, `log` of a negative
+//!   → NaN, `log(0) = -inf`.
+//! * `sin`/`cos` reduce with a three-part π/2 for |x| ≤ 65536; larger or
+//!   non-finite lanes are patched with the `libm` crate's result in a
+//!   second pass (the first pass leaves `x` in those lanes, which the second
+//!   pass recognises by `|v| > 65536`), so results are right for any input.
+//! * `pow_f64` is not vectorized: it is `libm` `pow` per element (a
+//!   double-double `log` would be needed to stay within 2 ulp).
+//! * Slices of different lengths: the common prefix is processed, the rest
+//!   of `out` is left untouched (no panic).
+//!
+//! # Accuracy (max ulp error measured by the tests in `vmath_tests.rs`)
+//!
+//! Against the f64 libm result rounded to f32 (f32) and against libm /
+//! `erf` of the `libm` crate (f64), over dense grids of the whole range plus
+//! special values. The tests use these bounds as tolerances.
+//!
+//! | function  | f32 | f64 |
+//! |-----------|-----|-----|
+//! | exp       | 1   | 1   |
+//! | exp2      | 1   | 1   |
+//! | expm1     | 1   | 2   |
+//! | log       | 1   | 1   |
+//! | log1p     | 1   | 2   |
+//! | sin, cos  | 1   | 1   |
+//! | tanh      | 1   | 2   |
+//! | logistic  | 1   | 2   |
+//! | erf       | 1   | 2   |
+//! | pow       | 1   | libm |
+//!
+//! # Speed (10^6-element slices, ns/element, release build)
+//!
+//! On the shared 2-vCPU AVX-512 Xeon (load ≈ 3.7 while measuring), AVX-512:
+//! f32 exp 1.8, log 2.5, sin 3.9, tanh 2.1, erf 14.5, pow 7.2; f64 exp 2.8,
+//! log 3.3, sin 4.5, tanh 5.1 (glibc scalar: f32 exp 4.1, tanh 22; f64 exp
+//! 7.9, sin 12.4). Full table in `docs/DESIGN-NOTES.md` ("SIMD math");
+//! the ignored test `vmath_tests::bench_ns_per_element` prints them.
+//! The f32 functions compute in f64 (8 lanes per AVX-512 vector), so they
+//! stay above the ~1 ns goal; native-f32 kernels would double the width.
+#![allow(clippy::approx_constant, clippy::excessive_precision)]
+
+use crate::prims::UnaryOp;
+use std::cell::Cell;
+use std::marker::PhantomData;
+
+// ------------------------------------------------------------ SIMD level
+
+/// The instruction set the slice loops are compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SimdLevel {
+    /// The baseline target (SSE2 on x86-64).
+    Scalar,
+    /// x86-64-v3 (AVX2, FMA, F16C).
+    Avx2,
+    /// x86-64-v4 (AVX-512 F/BW/CD/DQ/VL).
+    Avx512,
+}
+
+thread_local! {
+    static FORCED: Cell<Option<SimdLevel>> = const { Cell::new(None) };
+}
+
+/// The best level this CPU supports.
+fn detected_level() -> SimdLevel {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if pulp::x86::V4::try_new().is_some() {
+            return SimdLevel::Avx512;
+        }
+        if pulp::x86::V3::try_new().is_some() {
+            return SimdLevel::Avx2;
+        }
+    }
+    SimdLevel::Scalar
+}
+
+/// The SIMD level the slice functions use on this thread: the one forced by
+/// [`with_simd_level`], else the best the CPU supports.
+pub fn simd_level() -> SimdLevel {
+    FORCED.with(Cell::get).unwrap_or_else(detected_level)
+}
+
+/// Restores the previous forced level, also when `f` panics.
+struct Restore(Option<SimdLevel>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        FORCED.with(|c| c.set(self.0));
+    }
+}
+
+/// Runs `f` with the slice functions forced to `level` on this thread (a
+/// level the CPU lacks falls back to the best lower one it has). Results
+/// are the same at every level; this exists for tests and for pinning the
+/// code path.
+pub fn with_simd_level<R>(level: SimdLevel, f: impl FnOnce() -> R) -> R {
+    let _restore = Restore(FORCED.with(|c| c.replace(Some(level))));
+    f()
+}
+
+/// Runs `op` compiled for the current [`simd_level`]. The slice loops are
+/// `WithSimd` structs with an `#[inline(always)]` body: a closure may stay
+/// un-inlined when it is large, i.e. compiled without the target features.
+#[inline(always)]
+fn run<Op: pulp::WithSimd>(op: Op) -> Op::Output {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let level = simd_level();
+        if level == SimdLevel::Avx512 {
+            if let Some(s) = pulp::x86::V4::try_new() {
+                return pulp::Simd::vectorize(s, op);
+            }
+        }
+        if level != SimdLevel::Scalar {
+            if let Some(s) = pulp::x86::V3::try_new() {
+                return pulp::Simd::vectorize(s, op);
+            }
+        }
+    }
+    op.with_simd(pulp::Scalar)
+}
+
+// ---------------------------------------------------------- slice drivers
+
+/// A per-element function as a type: `eval` is `#[inline(always)]`, so it
+/// is inlined into the loop compiled with the target features (a function
+/// pointer or a closure may be called out of line, unvectorized).
+trait Kernel<T> {
+    fn eval(x: T) -> T;
+}
+
+/// Where a kernel is applied: `x → out` or in place.
+trait Apply<T> {
+    fn apply<K: Kernel<T>>(self);
+}
+
+struct MapInto<'a, T> {
+    x: &'a [T],
+    out: &'a mut [T],
+}
+
+struct InPlace<'a, T>(&'a mut [T]);
+
+/// `out[i] = K(x[i])` over the common prefix.
+struct MapIntoLoop<'a, T, K> {
+    x: &'a [T],
+    out: &'a mut [T],
+    kernel: PhantomData<K>,
+}
+
+impl<T: Copy, K: Kernel<T>> pulp::WithSimd for MapIntoLoop<'_, T, K> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for (o, &v) in self.out.iter_mut().zip(self.x) {
+            *o = K::eval(v);
+        }
+    }
+}
+
+/// `v[i] = K(v[i])`.
+struct InPlaceLoop<'a, T, K> {
+    v: &'a mut [T],
+    kernel: PhantomData<K>,
+}
+
+impl<T: Copy, K: Kernel<T>> pulp::WithSimd for InPlaceLoop<'_, T, K> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for e in self.v.iter_mut() {
+            *e = K::eval(*e);
+        }
+    }
+}
+
+impl<T: Copy> Apply<T> for MapInto<'_, T> {
+    #[inline(always)]
+    fn apply<K: Kernel<T>>(self) {
+        let MapInto { x, out } = self;
+        run(MapIntoLoop::<T, K> {
+            x,
+            out,
+            kernel: PhantomData,
+        });
+    }
+}
+
+impl<T: Copy> Apply<T> for InPlace<'_, T> {
+    #[inline(always)]
+    fn apply<K: Kernel<T>>(self) {
+        run(InPlaceLoop::<T, K> {
+            v: self.0,
+            kernel: PhantomData,
+        });
+    }
+}
+
+macro_rules! kernels {
+    ($($(#[$doc:meta])* $k:ident => |$x:ident| $f32:expr, $f64:expr;)*) => {$(
+        $(#[$doc])*
+        struct $k;
+        impl Kernel<f32> for $k {
+            #[inline(always)]
+            fn eval($x: f32) -> f32 {
+                $f32
+            }
+        }
+        impl Kernel<f64> for $k {
+            #[inline(always)]
+            fn eval($x: f64) -> f64 {
+                $f64
+            }
+        }
+    )*};
+}
+
+kernels! {
+    NegK => |x| -x, -x;
+    AbsK => |x| x.abs(), x.abs();
+    SqrtK => |x| x.sqrt(), x.sqrt();
+    RsqrtK => |x| 1.0 / x.sqrt(), 1.0 / x.sqrt();
+    SquareK => |x| x * x, x * x;
+    FloorK => |x| x.floor(), x.floor();
+    CeilK => |x| x.ceil(), x.ceil();
+    SignK => |x| sign_f32(x), sign_f64(x);
+    ExpK => |x| exp_f32(x), exp_f64(x);
+    Exp2K => |x| exp2_f32(x), exp2_f64(x);
+    Expm1K => |x| expm1_f32(x), expm1_f64(x);
+    LogK => |x| log_f32(x), log_f64(x);
+    Log1pK => |x| log1p_f32(x), log1p_f64(x);
+    /// First pass of `sin`; see [`patch_trig`].
+    SinK => |x| sin_fast_f32(x), sin_fast_f64(x);
+    /// First pass of `cos`; see [`patch_trig`].
+    CosK => |x| cos_fast_f32(x), cos_fast_f64(x);
+    TanhK => |x| tanh_f32(x), tanh_f64(x);
+    LogisticK => |x| logistic_f32(x), logistic_f64(x);
+    ErfK => |x| erf_f32(x), erf_f64(x);
+}
+
+/// Lanes with |x| above this take the libm path in `sin`/`cos`.
+const TRIG_BIG: f64 = 65536.0;
+
+/// Second pass of `sin`/`cos`: the first left `x` itself in the lanes
+/// beyond [`TRIG_BIG`] (and non-finite ones); every computed lane has
+/// |v| ≤ 1.
+fn patch_trig<T: Copy>(v: &mut [T], big: impl Fn(T) -> Option<T>) {
+    for e in v.iter_mut() {
+        if let Some(r) = big(*e) {
+            *e = r;
+        }
+    }
+}
+
+macro_rules! unary_table {
+    ($name:ident, $t:ty) => {
+        /// Applies `op` through `a`; false when `op` has no vector version.
+        fn $name(op: UnaryOp, a: impl Apply<$t>) -> bool {
+            match op {
+                UnaryOp::Neg => a.apply::<NegK>(),
+                UnaryOp::Abs => a.apply::<AbsK>(),
+                UnaryOp::Sqrt => a.apply::<SqrtK>(),
+                UnaryOp::Rsqrt => a.apply::<RsqrtK>(),
+                UnaryOp::Square => a.apply::<SquareK>(),
+                UnaryOp::Floor => a.apply::<FloorK>(),
+                UnaryOp::Ceil => a.apply::<CeilK>(),
+                UnaryOp::Sign => a.apply::<SignK>(),
+                UnaryOp::Exp => a.apply::<ExpK>(),
+                UnaryOp::Exp2 => a.apply::<Exp2K>(),
+                UnaryOp::Expm1 => a.apply::<Expm1K>(),
+                UnaryOp::Log => a.apply::<LogK>(),
+                UnaryOp::Log1p => a.apply::<Log1pK>(),
+                UnaryOp::Sin => a.apply::<SinK>(),
+                UnaryOp::Cos => a.apply::<CosK>(),
+                UnaryOp::Tanh => a.apply::<TanhK>(),
+                UnaryOp::Logistic => a.apply::<LogisticK>(),
+                UnaryOp::Erf => a.apply::<ErfK>(),
+                _ => return false,
+            }
+            true
+        }
+    };
+}
+
+unary_table!(table_f32, f32);
+unary_table!(table_f64, f64);
+
+fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
+    match op {
+        UnaryOp::Sin => patch_trig(v, |e| big_f32(e).then(|| libm::sin(f64::from(e)) as f32)),
+        UnaryOp::Cos => patch_trig(v, |e| big_f32(e).then(|| libm::cos(f64::from(e)) as f32)),
+        _ => {}
+    }
+}
+
+fn trig_patch_f64(op: UnaryOp, v: &mut [f64]) {
+    match op {
+        UnaryOp::Sin => patch_trig(v, |e| big_f64(e).then(|| libm::sin(e))),
+        UnaryOp::Cos => patch_trig(v, |e| big_f64(e).then(|| libm::cos(e))),
+        _ => {}
+    }
+}
+
+/// |x| > [`TRIG_BIG`], or x not finite (NaN included).
+#[inline(always)]
+fn big_f64(x: f64) -> bool {
+    x.abs() > TRIG_BIG || x.is_nan()
+}
+
+#[inline(always)]
+fn big_f32(x: f32) -> bool {
+    big_f64(f64::from(x))
+}
+
+// ------------------------------------------------------------ public API
+
+/// Applies `op` elementwise to `x` into `out`; returns false (and leaves
+/// `out` untouched) when `op` has no vector implementation. Slices of
+/// different lengths: only the common prefix is written.
+pub fn unary_f32(op: UnaryOp, x: &[f32], out: &mut [f32]) -> bool {
+    if !table_f32(op, MapInto { x, out: &mut *out }) {
+        return false;
+    }
+    let n = x.len().min(out.len());
+    trig_patch_f32(op, out.get_mut(..n).unwrap_or_default());
+    true
+}
+
+/// [`unary_f32`] for f64.
+pub fn unary_f64(op: UnaryOp, x: &[f64], out: &mut [f64]) -> bool {
+    if !table_f64(op, MapInto { x, out: &mut *out }) {
+        return false;
+    }
+    let n = x.len().min(out.len());
+    trig_patch_f64(op, out.get_mut(..n).unwrap_or_default());
+    true
+}
+
+/// In-place [`unary_f32`] (bit-identical results).
+pub fn unary_f32_inplace(op: UnaryOp, v: &mut [f32]) -> bool {
+    if !table_f32(op, InPlace(&mut *v)) {
+        return false;
+    }
+    trig_patch_f32(op, v);
+    true
+}
+
+/// In-place [`unary_f64`] (bit-identical results).
+pub fn unary_f64_inplace(op: UnaryOp, v: &mut [f64]) -> bool {
+    if !table_f64(op, InPlace(&mut *v)) {
+        return false;
+    }
+    trig_patch_f64(op, v);
+    true
+}
+
+/// Whether `op` has a vector implementation (for f32 and f64 alike).
+pub fn supports(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Square
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Sign
+            | UnaryOp::Exp
+            | UnaryOp::Exp2
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log1p
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tanh
+            | UnaryOp::Logistic
+            | UnaryOp::Erf
+    )
+}
+
+/// `x**y` elementwise (C `powf` semantics, computed in f64 and rounded
+/// once). Slices of different lengths: the common prefix is written.
+pub fn pow_f32(x: &[f32], y: &[f32], out: &mut [f32]) {
+    run(PowLoop { x, y, out });
+}
+
+/// `out[i] = pow_f32_scalar(x[i], y[i])`.
+struct PowLoop<'a> {
+    x: &'a [f32],
+    y: &'a [f32],
+    out: &'a mut [f32],
+}
+
+impl pulp::WithSimd for PowLoop<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for ((o, &a), &b) in self.out.iter_mut().zip(self.x).zip(self.y) {
+            *o = pow_f32_scalar(a, b);
+        }
+    }
+}
+
+/// `x**y` elementwise: libm `pow` per element (not vectorized).
+pub fn pow_f64(x: &[f64], y: &[f64], out: &mut [f64]) {
+    for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+        *o = pow_f64_scalar(a, b);
+    }
+}
+
+// -------------------------------------------------------------- constants
+
+/// ln 2 split: `LN2_HI` has 32 significant bits, so `k·LN2_HI` is exact for
+/// |k| < 2^21.
+const LN2_HI: f64 = 0.6931471803691238;
+const LN2_LO: f64 = 1.9082149292705877e-10;
+const INV_LN2: f64 = 1.4426950408889634;
+/// π/2 in three parts; the first two have 33 significant bits, so
+/// `k·PIO2_1` and `k·PIO2_2` are exact for |k| < 2^20.
+const PIO2_1: f64 = 1.5707963267341256;
+const PIO2_2: f64 = 6.077100506303966e-11;
+const PIO2_3: f64 = 2.0222662487959506e-21;
+const TWO_OVER_PI: f64 = 0.6366197723675814;
+const SQRT2: f64 = std::f64::consts::SQRT_2;
+/// 1.5·2^52: adding it rounds an |x| < 2^51 to an integer (to nearest even)
+/// and leaves that integer in the low mantissa bits.
+const ROUND_MAGIC: f64 = 6755399441055744.0;
+/// 2^54, to bring subnormals into the normal range.
+const TWO54: f64 = 18014398509481984.0;
+
+// Polynomials fitted for this module (Chebyshev interpolation in 160-bit
+// arithmetic, converted to the monomial basis), lowest degree first.
+
+/// `(e^r - 1)/r` on |r| ≤ ln2/2 (degree 11, fit error 2.5e-19).
+const EXPM1_F64: [f64; 12] = [
+    1.0,
+    0.5,
+    0.16666666666666682,
+    0.04166666666666668,
+    0.008333333333319442,
+    0.001388888888887897,
+    0.00019841269890471088,
+    2.480158733672408e-05,
+    2.755724046539405e-06,
+    2.7557262977857477e-07,
+    2.5110205054885565e-08,
+    2.0918249029237566e-09,
+];
+/// `(2^r - 1)/r` on |r| ≤ 1/2 (degree 11, fit error 1.7e-19).
+const EXP2M1_F64: [f64; 12] = [
+    0.6931471805599453,
+    0.24022650695910072,
+    0.055504108664821625,
+    0.00961812910762848,
+    0.001333355814640647,
+    0.00015403530393370734,
+    1.5252733841556773e-05,
+    1.3215486808705563e-06,
+    1.0178057087733941e-07,
+    7.0548973041554995e-09,
+    4.4558179083360645e-10,
+    2.5729324177362305e-11,
+];
+/// `(e^r - 1)/r` on |r| ≤ ln2/2 (degree 6, fit error 2.5e-10).
+const EXPM1_F32: [f64; 7] = [
+    1.0,
+    0.5000000047527411,
+    0.16666666719452422,
+    0.041666351080179596,
+    0.0083332982820304,
+    0.0013941259468770698,
+    0.00019899441673222872,
+];
+/// `(2^r - 1)/r` on |r| ≤ 1/2 (degree 6, fit error 1.7e-10).
+const EXP2M1_F32: [f64; 7] = [
+    0.6931471805599453,
+    0.24022650922288757,
+    0.055504108839096185,
+    0.009618056678524637,
+    0.001333350238616277,
+    0.0001546144469856913,
+    1.5297323760701075e-05,
+];
+/// `(2·atanh(s)/s - 2)/s²` in `z = s²` on s ≤ (√2-1)/(√2+1) (degree 7, fit error 2.1e-18).
+const LOG_F64: [f64; 8] = [
+    0.6666666666666666,
+    0.4000000000000088,
+    0.2857142857080323,
+    0.2222222239180047,
+    0.18181795630884753,
+    0.15386240205813478,
+    0.13268759668560612,
+    0.13086767009948175,
+];
+/// `(2·atanh(s)/s - 2)/s²` in `z = s²` on s ≤ (√2-1)/(√2+1) (degree 3, fit error 1.2e-9).
+const LOG_F32: [f64; 4] = [
+    0.6666666655445165,
+    0.40000121876972,
+    0.2855081659971155,
+    0.23330581938241893,
+];
+/// `(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4 (degree 6, fit error 1.2e-20).
+const SIN_F64: [f64; 7] = [
+    -0.16666666666666666,
+    0.008333333333333331,
+    -0.00019841269841265003,
+    2.7557319219291695e-06,
+    -2.5052106215978872e-08,
+    1.6058529011960858e-10,
+    -7.586543634101903e-13,
+];
+/// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 6, fit error 6.6e-22).
+const COS_F64: [f64; 7] = [
+    0.041666666666666664,
+    -0.0013888888888888887,
+    2.480158730158461e-05,
+    -2.7557319221376434e-07,
+    2.08767557819242e-09,
+    -1.1470459438155826e-11,
+    4.7457865678652127e-14,
+];
+/// `(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 2.8e-11).
+const SIN_F32: [f64; 4] = [
+    -0.16666666663826582,
+    0.008333331863560767,
+    -0.00019840080719912243,
+    2.724914679681317e-06,
+];
+/// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 2.4e-12).
+const COS_F32: [f64; 4] = [
+    0.04166666666429725,
+    -0.0013888887662711772,
+    2.4800595356594502e-05,
+    -2.730030902052222e-07,
+];
+/// `erf(x)/x` as a polynomial in `x²` on `|x| < 1` (Chebyshev fit, max rel. error 1.3e-19).
+const ERF_SMALL: [f64; 13] = [
+    1.1283791670955126,
+    -0.3761263890318375,
+    0.11283791670954879,
+    -0.026866170645076792,
+    0.0052239776248180145,
+    -0.000854832698083379,
+    0.0001205533111164271,
+    -1.4925595266831182e-05,
+    1.6461000484121368e-06,
+    -1.6350312701054695e-07,
+    1.4659775274047436e-08,
+    -1.1372848856791674e-09,
+    5.957176147748911e-11,
+];
+/// `erfc(x)·exp(x²)` as polynomials in `x - mid` on [1, 2), [2, 3.5), [3.5, 6] (Chebyshev fits).
+const ERFCX_MID: [f64; 3] = [1.5, 2.75, 4.75];
+// piece (1, 2) rel err 4.5e-22
+// piece (2, 3.5) rel err 7.9e-21
+// piece (3.5, 6) rel err 2.4e-19
+const ERFCX: [[f64; 20]; 3] = [
+    [
+        0.3215854164543175,
+        -0.16362291773256007,
+        0.0761510398554774,
+        -0.03293090529956264,
+        0.013377340953066709,
+        -0.005145957547985023,
+        0.0018861348770302729,
+        -0.000661930066411685,
+        0.0002233099443389221,
+        -7.265892219254739e-05,
+        2.2864312423194544e-05,
+        -6.9749916653834805e-06,
+        2.066968881634488e-06,
+        -5.960819078215798e-07,
+        1.6756034844048246e-07,
+        -4.5970329037492514e-08,
+        1.2288470192463931e-08,
+        -3.2242266939179187e-09,
+        8.979502147040172e-10,
+        -2.2549271605029615e-10,
+    ],
+    [
+        0.1936620962790687,
+        -0.06323763756063484,
+        0.019758592987322864,
+        -0.005934337896997976,
+        0.0017195818852891926,
+        -0.0004821950849810505,
+        0.0001311818005309317,
+        -3.469860957791415e-05,
+        8.940156042164191e-06,
+        -2.247373431338624e-06,
+        5.51975859423307e-07,
+        -1.3262544811606156e-07,
+        3.120915823995016e-08,
+        -7.199944438245702e-09,
+        1.6302885466903558e-09,
+        -3.624386671648688e-10,
+        7.861255559494564e-11,
+        -1.690102521144733e-11,
+        4.060469459829758e-12,
+        -8.426711677587091e-13,
+    ],
+    [
+        0.11630270721024731,
+        -0.02350344859816315,
+        0.004661326368972343,
+        -0.0009080988970296908,
+        0.0001739283040406064,
+        -3.277578113462419e-05,
+        6.08111455078227e-06,
+        -1.1115677201483395e-06,
+        2.002919683441791e-07,
+        -3.559574699373066e-08,
+        6.242438035376163e-09,
+        -1.0807615553487736e-09,
+        1.8479759770409932e-10,
+        -3.12214957291069e-11,
+        5.21891018757171e-12,
+        -8.616561594719681e-13,
+        1.3788567789968384e-13,
+        -2.2296939163216056e-14,
+        4.418116067216368e-15,
+        -6.967058483586665e-16,
+    ],
+];
+
+/// `(tanh(x) - x)/x³` in `z = x²` on |x| ≤ 0.625 (degree 12, fit error 1.5e-19).
+const TANH_F64: [f64; 13] = [
+    -0.3333333333333333,
+    0.13333333333333322,
+    -0.05396825396823587,
+    0.02186948853513144,
+    -0.008863235499755191,
+    0.0035921275068775014,
+    -0.0014558283927967684,
+    0.0005899817708467141,
+    -0.00023888925486753107,
+    9.604055445315617e-05,
+    -3.708011585593858e-05,
+    1.220895156262908e-05,
+    -2.438400399388769e-06,
+];
+
+// ------------------------------------------------------- building blocks
+
+/// Horner evaluation of `c[0] + c[1]·x + ...`.
+#[inline(always)]
+fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let mut it = c.iter().rev();
+    let mut acc = it.next().copied().unwrap_or(0.0);
+    for &k in it {
+        acc = acc * x + k;
+    }
+    acc
+}
+
+/// `x` rounded to the nearest integer (ties to even), as f64 and as i64;
+/// for |x| < 2^51 (other inputs give garbage, never a panic).
+#[inline(always)]
+fn round_int(x: f64) -> (f64, i64) {
+    let t = x + ROUND_MAGIC;
+    let k = (t.to_bits() as i64).wrapping_sub(ROUND_MAGIC.to_bits() as i64);
+    (t - ROUND_MAGIC, k)
+}
+
+/// `k` as f64 for |k| < 2^51, with integer vector ops only (AVX2 has no
+/// i64 → f64 conversion).
+#[inline(always)]
+fn i64_to_f64(k: i64) -> f64 {
+    f64::from_bits((ROUND_MAGIC.to_bits() as i64).wrapping_add(k) as u64) - ROUND_MAGIC
+}
+
+/// 2^k for -1022 ≤ k ≤ 1023.
+#[inline(always)]
+fn pow2i(k: i64) -> f64 {
+    f64::from_bits((k.wrapping_add(1023) as u64).wrapping_shl(52))
+}
+
+/// `p·2^k` for |k| ≤ 2000 with one rounding (the two half-scalings are
+/// exact unless the result overflows or is subnormal).
+#[inline(always)]
+fn scale(p: f64, k: i64) -> f64 {
+    let k1 = k.wrapping_shr(1);
+    let k2 = k.wrapping_sub(k1);
+    p * pow2i(k1) * pow2i(k2)
+}
+
+/// Splits `v` into a 26-bit high part and the rest (Veltkamp).
+#[inline(always)]
+fn split26(v: f64) -> (f64, f64) {
+    let t = v * 134217729.0;
+    let hi = t - (t - v);
+    (hi, v - hi)
+}
+
+/// `a·b = p + e` exactly (Dekker's product, no FMA); finite inputs.
+#[inline(always)]
+fn two_prod(a: f64, b: f64) -> (f64, f64) {
+    let p = a * b;
+    let ((ah, al), (bh, bl)) = (split26(a), split26(b));
+    (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
+}
+
+/// `x` with the sign of `s` (NaN keeps its payload).
+#[inline(always)]
+fn copysign(x: f64, s: f64) -> f64 {
+    x.copysign(s)
+}
+
+// ----------------------------------------------------------- exp family
+
+/// `e^x` with the polynomial `c` for `(e^r - 1)/r`.
+#[inline(always)]
+fn exp_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    // Beyond these, the result is inf / 0 anyway; the clamp keeps NaN.
+    let xc = x.clamp(-746.0, 710.0);
+    let (kf, k) = round_int(xc * INV_LN2);
+    let r = (xc - kf * LN2_HI) - kf * LN2_LO;
+    scale(1.0 + r * horner(r, c), k)
+}
+
+/// `2^x` with the polynomial `c` for `(2^r - 1)/r`.
+#[inline(always)]
+fn exp2_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let xc = x.clamp(-1076.0, 1025.0);
+    let (kf, k) = round_int(xc);
+    let r = xc - kf;
+    scale(1.0 + r * horner(r, c), k)
+}
+
+/// `e^x - 1` for |x| ≤ 40 (the caller clamps): `2^k·(e^r - 1) + (2^k - 1)`
+/// keeps the relative accuracy of `e^r - 1` for small |x|.
+#[inline(always)]
+fn expm1_small<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let (kf, k) = round_int(x * INV_LN2);
+    let r = (x - kf * LN2_HI) - kf * LN2_LO;
+    let em = r * horner(r, c);
+    let s = pow2i(k);
+    s * em + (s - 1.0)
+}
+
+/// `e^x - 1`; above 40 it is `e^x` to the last bit.
+#[inline(always)]
+fn expm1_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let small = expm1_small(x.clamp(-40.0, 40.0), c);
+    let r = if x > 40.0 { exp_core(x, c) } else { small };
+    // -0.0 (and +0.0) unchanged.
+    if x == 0.0 {
+        x
+    } else {
+        r
+    }
+}
+
+/// `tanh(x) = t/(t+2)` with `t = e^{2|x|} - 1`; |x| is clamped at 20,
+/// where tanh is 1 in f64. With a nonempty `small` (f64), |x| < 0.625 uses
+/// `x + x³·P(x²)` instead: there the quotient amplifies the error of `t`.
+#[inline(always)]
+fn tanh_core<const N: usize, const M: usize>(x: f64, c: &[f64; N], small: &[f64; M]) -> f64 {
+    let a = x.abs();
+    let a = if a > 20.0 { 20.0 } else { a };
+    let t = expm1_small(2.0 * a, c);
+    let r = t / (t + 2.0);
+    let r = if M > 0 && a < 0.625 {
+        let z = a * a;
+        a + (a * z) * horner(z, small)
+    } else {
+        r
+    };
+    // tanh(±0) = ±0 (r is +0 there).
+    copysign(r, x)
+}
+
+/// `1/(1+e^-x)` without overflow: `e = e^{-|x|}`, then `num/(1+e)` with
+/// `num = 1` for x ≥ 0 and `e` below. `1+e` is kept exactly as `h + l` and
+/// the quotient gets one correction step (Dekker product for the
+/// remainder), so only the error of `e` remains.
+#[inline(always)]
+fn logistic_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let e = exp_core(-x.abs(), c);
+    let num = if x >= 0.0 { 1.0 } else { e };
+    let h = 1.0 + e;
+    let l = (1.0 - h) + e;
+    let inv = 1.0 / h;
+    let q = num * inv;
+    let (p, pe) = two_prod(q, h);
+    q + (((num - p) - pe) - q * l) * inv
+}
+
+// ----------------------------------------------------------- log family
+
+/// `log(x)` for finite x > 0 (other inputs give garbage; `log_core` fixes
+/// them up): `x = 2^k·m`, m in [√½, √2), `f = m - 1`, `s = f/(2+f)`,
+/// `log(1+f) = f - f²/2 + s·(f²/2 + R(s²))`.
+#[inline(always)]
+fn log_finite<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let tiny = x < f64::MIN_POSITIVE;
+    let xs = if tiny { x * TWO54 } else { x };
+    let bits = xs.to_bits();
+    let e = (bits.wrapping_shr(52) as i64).wrapping_sub(if tiny { 1023 + 54 } else { 1023 });
+    let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let big = m > SQRT2;
+    let m = if big { m * 0.5 } else { m };
+    let k = i64_to_f64(e.wrapping_add(i64::from(big)));
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = z * horner(z, c);
+    let hfsq = 0.5 * f * f;
+    k * LN2_HI - ((hfsq - (s * (hfsq + r) + k * LN2_LO)) - f)
+}
+
+/// `log(x)` with libm's special values.
+#[inline(always)]
+fn log_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let r = log_finite(x, c);
+    let r = if x == f64::INFINITY { x } else { r };
+    let r = if x == 0.0 { f64::NEG_INFINITY } else { r };
+    let r = if x < 0.0 { f64::NAN } else { r };
+    if x.is_nan() {
+        x
+    } else {
+        r
+    }
+}
+
+/// `log(1+x)`: `u = 1+x` rounded, then `log(u) + (x - (u-1))/u` corrects
+/// for the rounding of `u`.
+#[inline(always)]
+fn log1p_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
+    let u = 1.0 + x;
+    let corr = (x - (u - 1.0)) / u;
+    let corr = if u > 0.0 && u < f64::INFINITY {
+        corr
+    } else {
+        0.0
+    };
+    let r = log_core(u, c) + corr;
+    // ±0 unchanged (and NaN payloads kept).
+    if x == 0.0 || x.is_nan() {
+        x
+    } else {
+        r
+    }
+}
+
+// ------------------------------------------------------------- sin, cos
+
+/// Quadrant `k` and `x - k·π/2 = r + tail` (|r| ≲ π/4, |tail| ≲ ulp(r))
+/// for |x| ≤ [`TRIG_BIG`]. `x - k·PIO2_1` and `k·PIO2_2` are exact; the
+/// rounding error of the one inexact subtraction is carried in `tail`.
+#[inline(always)]
+fn trig_reduce(x: f64) -> (f64, f64, i64) {
+    let (kf, k) = round_int(x * TWO_OVER_PI);
+    let r1 = x - kf * PIO2_1;
+    let t = kf * PIO2_2;
+    let r = r1 - t;
+    // Exact error of `r1 - t` (Fast2Sum: |r1| ≥ |t| or the subtraction
+    // was exact).
+    let err = (r1 - r) - t;
+    (r, err - kf * PIO2_3, k)
+}
+
+/// `sin(r + tail) ≈ r + (r³·S(r²) + tail·(1 - r²/2))`.
+#[inline(always)]
+fn sin_poly<const N: usize>(r: f64, tail: f64, c: &[f64; N]) -> f64 {
+    let z = r * r;
+    r + ((r * z) * horner(z, c) + (tail - 0.5 * z * tail))
+}
+
+/// `cos(r + tail) ≈ 1 - z/2 + z²·C(z) - r·tail`, with the rounding error of
+/// `1 - z/2` added back.
+#[inline(always)]
+fn cos_poly<const N: usize>(r: f64, tail: f64, c: &[f64; N]) -> f64 {
+    let z = r * r;
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    w + ((((1.0 - w) - hz) + (z * z) * horner(z, c)) - r * tail)
+}
+
+/// `sin(x)` where `x = r + tail + k·π/2`.
+#[inline(always)]
+fn quadrant<const N: usize, const M: usize>(
+    r: f64,
+    tail: f64,
+    k: i64,
+    s: &[f64; N],
+    c: &[f64; M],
+) -> f64 {
+    let sv = sin_poly(r, tail, s);
+    let cv = cos_poly(r, tail, c);
+    let v = if k & 1 != 0 { cv } else { sv };
+    if k & 2 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// `sin(x)` for |x| ≤ [`TRIG_BIG`]; `x` itself in the other lanes.
+#[inline(always)]
+fn sin_fast<const N: usize, const M: usize>(x: f64, s: &[f64; N], c: &[f64; M]) -> f64 {
+    let (r, tail, k) = trig_reduce(x);
+    let v = quadrant(r, tail, k, s, c);
+    // sin(±0) = ±0; big and non-finite lanes keep x for the second pass.
+    if x == 0.0 || big_f64(x) {
+        x
+    } else {
+        v
+    }
+}
+
+/// `cos(x)` for |x| ≤ [`TRIG_BIG`]; `x` itself in the other lanes.
+#[inline(always)]
+fn cos_fast<const N: usize, const M: usize>(x: f64, s: &[f64; N], c: &[f64; M]) -> f64 {
+    let (r, tail, k) = trig_reduce(x);
+    let v = quadrant(r, tail, k.wrapping_add(1), s, c);
+    if big_f64(x) {
+        x
+    } else {
+        v
+    }
+}
+
+// -------------------------------------------------------------------- erf
+
+/// `erf(x)`: `x·P(x²)` for |x| < 1; `1 - e^{-x²}·G(|x|)` above, with
+/// `G = erfc·e^{x²}` fitted on [1, 2), [2, 3.5), [3.5, 6] and `x²` exact
+/// as a double-double.
+#[inline(always)]
+fn erf_core(x: f64) -> f64 {
+    let small = x * horner(x * x, &ERF_SMALL);
+    let a = x.abs().clamp(1.0, 6.0);
+    let [m0, m1, m2] = ERFCX_MID;
+    let [c0, c1, c2] = &ERFCX;
+    // All three pieces are evaluated and one is selected (branch-free).
+    let (g0, g1, g2) = (horner(a - m0, c0), horner(a - m1, c1), horner(a - m2, c2));
+    let g = if a < 2.0 {
+        g0
+    } else if a < 3.5 {
+        g1
+    } else {
+        g2
+    };
+    let (hi, lo) = two_prod(a, a);
+    let erfc = exp_core(-hi, &EXPM1_F64) * g * (1.0 - lo);
+    let large = copysign(1.0 - erfc, x);
+    if x.abs() < 1.0 {
+        small
+    } else {
+        large
+    }
+}
+
+// ------------------------------------------------------------------- pow
+
+/// C `pow` special cases around `|x|^y = e^{y·log|x|}` (`mag`).
+#[inline(always)]
+fn pow_fixup(x: f64, y: f64, mag: f64) -> f64 {
+    let y_int = y.floor() == y;
+    let half = y * 0.5;
+    let y_odd = y_int && half.floor() != half;
+    let neg = x.is_sign_negative();
+    let r = if neg && y_odd { -mag } else { mag };
+    // A finite negative base with a finite non-integer exponent.
+    let r = if x < 0.0 && x > f64::NEG_INFINITY && y.is_finite() && !y_int {
+        f64::NAN
+    } else {
+        r
+    };
+    // pow(1, y) = 1 and pow(x, ±0) = 1, even for NaN; pow(-1, ±inf) = 1.
+    let r = if x == 1.0 || y == 0.0 { 1.0 } else { r };
+    if x == -1.0 && y.is_infinite() {
+        1.0
+    } else {
+        r
+    }
+}
+
+/// f32 `x**y` in f64: the exponent `y·log|x|` is ≤ ~150 in magnitude for
+/// finite f32 results, so its f64 error stays far below an f32 ulp.
+#[inline(always)]
+pub fn pow_f32_scalar(x: f32, y: f32) -> f32 {
+    let (x, y) = (f64::from(x), f64::from(y));
+    let mag = exp_core(y * log_core(x.abs(), &LOG_F64), &EXPM1_F64);
+    pow_fixup(x, y, mag) as f32
+}
+
+/// f64 `x**y` (libm).
+#[inline(always)]
+pub fn pow_f64_scalar(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
+}
+
+// ------------------------------------------------- per-element functions
+
+/// ±1 for nonzero numbers; ±0 and NaN map to themselves.
+#[inline(always)]
+fn sign_f64(x: f64) -> f64 {
+    if x == 0.0 || x.is_nan() {
+        x
+    } else {
+        1.0f64.copysign(x)
+    }
+}
+
+#[inline(always)]
+fn sign_f32(x: f32) -> f32 {
+    if x == 0.0 || x.is_nan() {
+        x
+    } else {
+        1.0f32.copysign(x)
+    }
+}
+
+macro_rules! per_element {
+    ($($(#[$doc:meta])* $f32:ident, $f64:ident => |$x:ident, $c:ident| $body:expr, $c32:expr, $c64:expr;)*) => {
+        $(
+            $(#[$doc])*
+            #[inline(always)]
+            pub fn $f32(v: f32) -> f32 {
+                let ($x, $c) = (f64::from(v), &$c32);
+                ($body) as f32
+            }
+            $(#[$doc])*
+            #[inline(always)]
+            pub fn $f64(v: f64) -> f64 {
+                let ($x, $c) = (v, &$c64);
+                $body
+            }
+        )*
+    };
+}
+
+per_element! {
+    /// `e^x`.
+    exp_f32, exp_f64 => |x, c| exp_core(x, c), EXPM1_F32, EXPM1_F64;
+    /// `2^x`.
+    exp2_f32, exp2_f64 => |x, c| exp2_core(x, c), EXP2M1_F32, EXP2M1_F64;
+    /// `e^x - 1`.
+    expm1_f32, expm1_f64 => |x, c| expm1_core(x, c), EXPM1_F32, EXPM1_F64;
+    /// `tanh(x)`.
+    tanh_f32, tanh_f64 => |x, c| tanh_core(x, &c.0, &c.1), (EXPM1_F32, [0.0; 0]), (EXPM1_F64, TANH_F64);
+    /// `1/(1+e^-x)`.
+    logistic_f32, logistic_f64 => |x, c| logistic_core(x, c), EXPM1_F32, EXPM1_F64;
+    /// Natural logarithm.
+    log_f32, log_f64 => |x, c| log_core(x, c), LOG_F32, LOG_F64;
+    /// `log(1+x)`.
+    log1p_f32, log1p_f64 => |x, c| log1p_core(x, c), LOG_F32, LOG_F64;
+    /// `sin(x)` for |x| ≤ 65536, else `x` (see `sin_f32`).
+    sin_fast_f32, sin_fast_f64 => |x, c| sin_fast(x, &c.0, &c.1), (SIN_F32, COS_F32), (SIN_F64, COS_F64);
+    /// `cos(x)` for |x| ≤ 65536, else `x` (see `cos_f32`).
+    cos_fast_f32, cos_fast_f64 => |x, c| cos_fast(x, &c.0, &c.1), (SIN_F32, COS_F32), (SIN_F64, COS_F64);
+    /// `erf(x)`.
+    erf_f32, erf_f64 => |x, c| { let _ = c; erf_core(x) }, (), ();
+}
+
+/// `sin(x)` for any x (the libm path above |x| = 65536).
+#[inline(always)]
+pub fn sin_f64(x: f64) -> f64 {
+    if big_f64(x) {
+        libm::sin(x)
+    } else {
+        sin_fast_f64(x)
+    }
+}
+
+/// `cos(x)` for any x.
+#[inline(always)]
+pub fn cos_f64(x: f64) -> f64 {
+    if big_f64(x) {
+        libm::cos(x)
+    } else {
+        cos_fast_f64(x)
+    }
+}
+
+/// `sin(x)` for any x.
+#[inline(always)]
+pub fn sin_f32(x: f32) -> f32 {
+    if big_f32(x) {
+        libm::sin(f64::from(x)) as f32
+    } else {
+        sin_fast_f32(x)
+    }
+}
+
+/// `cos(x)` for any x.
+#[inline(always)]
+pub fn cos_f32(x: f32) -> f32 {
+    if big_f32(x) {
+        libm::cos(f64::from(x)) as f32
+    } else {
+        cos_fast_f32(x)
+    }
+}
+
+#[cfg(test)]
+#[path = "vmath_tests.rs"]
+mod tests;
