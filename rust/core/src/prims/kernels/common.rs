@@ -39,13 +39,30 @@ fn map_loop<A: Copy, O>(a: &[A], f: &impl Fn(A) -> O) -> Vec<O> {
     a.iter().map(|&x| f(x)).collect()
 }
 
+/// [`map_loop`] as a `pulp` operation. `with_simd` is instantiated inside
+/// each target-feature context with the loop inlined into it; a closure
+/// handed to `dispatch` may be compiled once, out of line, for the baseline
+/// instruction set (its loop then runs SSE-only).
+struct MapLoop<'a, A, F> {
+    a: &'a [A],
+    f: F,
+}
+
+impl<A: Copy, O, F: Fn(A) -> O> pulp::WithSimd for MapLoop<'_, A, F> {
+    type Output = Vec<O>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<O> {
+        map_loop(self.a, &self.f)
+    }
+}
+
 /// Applies `f` to every element.
 #[inline(always)]
 pub fn map<A: Copy, O>(a: &[A], f: impl Fn(A) -> O) -> Vec<O> {
     if a.len() < SIMD_MIN {
         map_loop(a, &f)
     } else {
-        simd(|| map_loop(a, &f))
+        pulp::Arch::new().dispatch(MapLoop { a, f })
     }
 }
 
@@ -75,7 +92,22 @@ pub fn zip_map<A: Copy, B: Copy, O>(a: &[A], b: &[B], f: impl Fn(A, B) -> O) -> 
     if a.len().max(b.len()) < SIMD_MIN {
         zip_loop(a, b, &f)
     } else {
-        simd(|| zip_loop(a, b, &f))
+        pulp::Arch::new().dispatch(ZipLoop { a, b, f })
+    }
+}
+
+/// [`zip_loop`] as a `pulp` operation (see [`MapLoop`]).
+struct ZipLoop<'a, A, B, F> {
+    a: &'a [A],
+    b: &'a [B],
+    f: F,
+}
+
+impl<A: Copy, B: Copy, O, F: Fn(A, B) -> O> pulp::WithSimd for ZipLoop<'_, A, B, F> {
+    type Output = Option<Vec<O>>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Option<Vec<O>> {
+        zip_loop(self.a, self.b, &self.f)
     }
 }
 
