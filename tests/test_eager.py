@@ -91,3 +91,19 @@ def test_complex_is_a_clear_type_error():
 def test_float64_canonicalized_without_x64():
     assert jnp.asarray(np.ones(2)).dtype == np.float32
     assert jnp.asarray(np.ones(2, dtype=np.int64)).dtype == np.int32
+
+
+def test_plan_stats_reports_fusion_and_peak_memory():
+    import microjax_rs as jax
+    import microjax_rs.numpy as jnp
+
+    x = jnp.asarray(np.linspace(-2, 2, 10_000, dtype=np.float32))
+    st = jax.debug.plan_stats(lambda x: jnp.tanh(x * 2 + 1) * jnp.sin(x) - jnp.exp(-x * x), x)
+    assert st["fusion_groups"] == 1 and st["fused_eqns"] == st["eqns_simplified"] == 9
+    assert st["steps"] == 1
+    assert st["arg_bytes"] == st["out_bytes"] == 40_000
+    # The input and the output are the only arrays alive at once.
+    assert st["peak_bytes"] == 80_000
+    # CSE: the same product twice is computed once.
+    st2 = jax.debug.plan_stats(lambda x: jnp.sin(x * 3) + jnp.sin(x * 3), x)
+    assert st2["eqns"] == 5 and st2["eqns_simplified"] == 3

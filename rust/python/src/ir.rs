@@ -354,6 +354,35 @@ impl PyClosedJaxpr {
         (avals, constvars, invars, eqns, outvars).into_pyobject(py)
     }
 
+    /// Compiles the program, runs it once on `args` (GIL released) and
+    /// returns what the plan is and the memory the run held, as a dict.
+    fn plan_stats<'py>(
+        &self,
+        py: Python<'py>,
+        args: Vec<PyRef<'_, ArrayImpl>>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
+        drop(args);
+        let prog = self.inner.clone();
+        let (plan, run) = py
+            .detach(move || {
+                let plan = microjax::exec::compiled::Compiled::new(prog)?;
+                let (_, run) = plan.run_profiled(&arrs)?;
+                Ok::<_, microjax::Error>((plan.stats().clone(), run))
+            })
+            .py()?;
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("eqns", plan.eqns_in)?;
+        d.set_item("eqns_simplified", plan.eqns_simplified)?;
+        d.set_item("fusion_groups", plan.groups)?;
+        d.set_item("fused_eqns", plan.fused_eqns)?;
+        d.set_item("steps", plan.steps)?;
+        d.set_item("peak_bytes", run.peak_bytes)?;
+        d.set_item("arg_bytes", run.arg_bytes)?;
+        d.set_item("out_bytes", run.out_bytes)?;
+        Ok(d)
+    }
+
     /// Evaluates the program on `args` with the GIL released.
     fn run(&self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>) -> PyResult<Vec<ArrayImpl>> {
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();

@@ -393,9 +393,6 @@ impl<T: Copy, F: Fn(T, T, T) -> T> pulp::WithSimd for Matmul<'_, T, F> {
     }
 }
 
-/// Output columns accumulated in registers at a time.
-const NB: usize = 32;
-
 /// Every batch of `out = l @ r` (validated contiguous operands).
 #[inline(always)]
 fn batches_times<T: Copy>(
@@ -419,10 +416,10 @@ fn batches_times<T: Copy>(
     }
 }
 
-/// `orow = lrow @ rb` with `rb` a contiguous `(k, n)` matrix. Blocks of
-/// [`NB`] outputs stay in registers over the whole `k` loop; each output
-/// still accumulates `k = 0, 1, ...` in order from zero (the i-k-j order),
-/// so the bits do not depend on the blocking.
+/// `orow = lrow @ rb` with `rb` a contiguous `(k, n)` matrix, in i-k-j
+/// order: the row stays in L1 and the loop over it vectorizes (the loop
+/// vectorizer handles it reliably; a register-blocked form was left scalar
+/// by the release build's SLP pass).
 #[inline(always)]
 fn row_times<T: Copy>(
     orow: &mut [T],
@@ -432,35 +429,11 @@ fn row_times<T: Copy>(
     zero: T,
     fma: &impl Fn(T, T, T) -> T,
 ) {
-    let mut j0 = 0usize;
-    for oblk in orow.chunks_mut(NB) {
-        let w = oblk.len();
-        let mut acc = [zero; NB];
-        if let Ok(full) = <&mut [T; NB]>::try_from(&mut *oblk) {
-            for (kk, &a) in lrow.iter().enumerate() {
-                let start = kk.wrapping_mul(n).wrapping_add(j0);
-                let rr = rb.get(start..start.wrapping_add(NB));
-                if let Some(Ok(rr)) = rr.map(<&[T; NB]>::try_from) {
-                    for (o, &x) in acc.iter_mut().zip(rr) {
-                        *o = fma(*o, a, x);
-                    }
-                }
-            }
-            *full = acc;
-        } else {
-            for (kk, &a) in lrow.iter().enumerate() {
-                let start = kk.wrapping_mul(n).wrapping_add(j0);
-                if let Some(rr) = rb.get(start..start.wrapping_add(w)) {
-                    for (o, &x) in acc.iter_mut().zip(rr) {
-                        *o = fma(*o, a, x);
-                    }
-                }
-            }
-            for (o, a) in oblk.iter_mut().zip(acc) {
-                *o = a;
-            }
+    orow.fill(zero);
+    for (&a, rrow) in lrow.iter().zip(rb.chunks_exact(n.max(1))) {
+        for (o, &x) in orow.iter_mut().zip(rrow) {
+            *o = fma(*o, a, x);
         }
-        j0 = j0.wrapping_add(w);
     }
 }
 
