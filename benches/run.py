@@ -657,6 +657,8 @@ CASES = [
         lambda mj, ref: mj <= 100e-6,
         setup_hessian_jit,
         1,
+    ),
+    (
         "conv3x3_fwd",
         "jit 3x3 SAME conv, NCHW f32[32,64,32,32] x OIHW f32[64,64,3,3]; NumPy: sliding windows + tensordot",
         "<= NumPy",
@@ -697,19 +699,14 @@ def run_case(case, fws, args):
             continue
         a = [_to_np(t) for t in _leaves(v)]
         r = [_to_np(t) for t in _leaves(ref)]
-        # Absolute slack scaled by the result's magnitude: long f32 sums
-        # (a 1024-term dot product) round differently in every library.
+        # Absolute slack scaled by the result's magnitude: long f32 sums (a
+        # 1024-term dot product, a convolution's weight gradient over 32k
+        # terms) round differently in every library.
         ok = len(a) == len(r) and all(
-            p.shape == q.shape and np.allclose(p, q, rtol=1e-4, atol=1e-5 + 1e-5 * float(np.abs(q).max(initial=0)))
+            p.shape == q.shape
+            and np.allclose(p, q, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(q).max(initial=0))))
             for p, q in zip(a, r)
         )
-        a = [_to_np(t) for t in (v if isinstance(v, tuple) else (v,))]
-        r = [_to_np(t) for t in (ref if isinstance(ref, tuple) else (ref,))]
-        # atol scales with the output's magnitude: long float32 reductions (a
-        # convolution's weight gradient sums 32k terms) differ by ~1e-7 of it.
-        ok = len(a) == len(r) and all(
-            np.allclose(p, q, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(q).max(initial=0))))
-            for p, q in zip(a, r))
         if not ok and "error" not in results.get(name, {}):
             results[name]["mismatch"] = True
             print(f"[{key}] {name}: result differs from reference", file=sys.stderr)
@@ -811,10 +808,11 @@ def render(all_results, fws, info):
         "  - 10^7 elementwise: one fused pass over 2 threads; sin/tanh/exp cost 2-4 ns per",
         "    element because the f32 vmath kernels compute in f64 lanes (half the vector width),",
         "    and the fresh 40 MB output page-faults (no buffer pool yet).",
-        "  - jitted hessian: 6 steps (two iotas, three fusion groups, a transpose); the",
-        "    10,000-element group runs its 25 members chunk by chunk through the reference",
-        "    kernels, each allocating its chunk.",
-        "  - matmul 1024^3: the `gemm` crate against NumPy's OpenBLAS, both on the 2 cores.",
+        "  - MLP train step (1.14x NumPy): 17 fusion groups over 72 equations; the rest is",
+        "    GEMM (gemm crate), the explicit transposes the backward pass feeds its matmuls",
+        "    (about 7%: not yet folded into dot_general's dimension numbers) and page faults of",
+        "    fresh buffers (no pool). Peak live bytes of one step (debug.plan_stats): 4.86 MB",
+        "    against 3.66 MB of arguments and results (1.33x).",
         "",
     ]
     return "\n".join(lines)

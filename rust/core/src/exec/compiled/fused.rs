@@ -374,12 +374,28 @@ fn load(
     let inner = access.inner.max(1);
     let buf = crate::with_buffer!(x.buffer(), v => {
         let mut out = Vec::with_capacity(n);
-        if inner == 1 && size >= e {
-            out.extend_from_slice(v.get(s..e).ok_or_else(|| internal("input too short"))?);
-        } else {
-            for i in s..e {
-                let j = i.checked_div(inner).and_then(|q| q.checked_rem(size)).unwrap_or(0);
-                out.push(*v.get(j).ok_or_else(|| internal("input too short"))?);
+        // Runs of consecutive operand elements (inner == 1) or of one
+        // repeated element (inner > 1), copied a run at a time.
+        let mut i = s;
+        while i < e {
+            let left = e.saturating_sub(i);
+            let q = i.checked_div(inner).unwrap_or(0);
+            let j = q.checked_rem(size).unwrap_or(0);
+            if inner == 1 {
+                let take = size.saturating_sub(j).min(left).max(1);
+                let run = v
+                    .get(j..j.saturating_add(take))
+                    .ok_or_else(|| internal("input too short"))?;
+                out.extend_from_slice(run);
+                i = i.saturating_add(take);
+            } else {
+                let take = inner
+                    .saturating_sub(i.checked_rem(inner).unwrap_or(0))
+                    .min(left)
+                    .max(1);
+                let x = *v.get(j).ok_or_else(|| internal("input too short"))?;
+                out.extend(std::iter::repeat_n(x, take));
+                i = i.saturating_add(take);
             }
         }
         Buffer::from(out)
