@@ -50,7 +50,8 @@ pub fn splice(b: &mut Builder, j: &ClosedJaxpr, inputs: &[Atom]) -> Result<Vec<A
     jaxpr.outvars.iter().map(|a| lookup(&env, a)).collect()
 }
 
-fn bind(env: &mut [Option<Atom>], v: Var, a: Atom) -> Result<()> {
+/// Binds `v` to `a` in a variable-to-atom environment.
+pub(crate) fn bind(env: &mut [Option<Atom>], v: Var, a: Atom) -> Result<()> {
     let slot = env
         .get_mut(v.index())
         .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
@@ -58,7 +59,8 @@ fn bind(env: &mut [Option<Atom>], v: Var, a: Atom) -> Result<()> {
     Ok(())
 }
 
-fn lookup(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
+/// What `a` stands for in a variable-to-atom environment.
+pub(crate) fn lookup(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
     match a {
         Atom::Lit(_) => Ok(a.clone()),
         Atom::Var(v) => env

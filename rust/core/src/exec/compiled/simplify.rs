@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::splice::splice;
+use crate::ir::splice::{bind, lookup, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
 use crate::prims::{kernel, BinaryOp, Primitive, UnaryOp};
 use crate::transforms::dce::dce_closed;
@@ -196,22 +196,4 @@ fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
         val: value,
         aval: out_aval,
     }))
-}
-
-fn bind(env: &mut [Option<Atom>], v: Var, a: Atom) -> Result<()> {
-    let slot = env
-        .get_mut(v.index())
-        .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
-    *slot = Some(a);
-    Ok(())
-}
-
-fn lookup(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
-    match a {
-        Atom::Lit(_) => Ok(a.clone()),
-        Atom::Var(v) => env
-            .get(v.index())
-            .and_then(|s| s.clone())
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
-    }
 }
