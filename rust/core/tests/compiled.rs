@@ -326,3 +326,42 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
     assert_eq!(plan.stats().groups, 1);
     assert_eq!(plan.stats().fused_eqns, 6);
 }
+
+/// `x.T @ y` and `x @ y.T` read `x` / `y` in place: the transposes are
+/// folded into the dimension numbers and dropped.
+#[test]
+fn transposes_feeding_a_matmul_are_folded() {
+    let (m, k, n) = (40, 30, 20);
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[k, m])).unwrap());
+    let y = Atom::Var(b.add_input(f32v(&[n, k])).unwrap());
+    let tr = |b: &mut Builder, a: Atom| {
+        b.add_eqn1(
+            Primitive::Transpose {
+                permutation: vec![1, 0],
+            },
+            vec![a],
+        )
+        .unwrap()
+    };
+    let xt = tr(&mut b, x);
+    let yt = tr(&mut b, y);
+    let dims = DotDims {
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    let out = b
+        .add_eqn1(
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type: None,
+            },
+            vec![xt, yt],
+        )
+        .unwrap();
+    let prog = b.build(vec![out]).unwrap();
+    let plan = check(prog, &[data(&[k, m], 13), data(&[n, k], 14)]);
+    assert_eq!(plan.stats().eqns_simplified, 1, "{:?}", plan.simplified());
+}

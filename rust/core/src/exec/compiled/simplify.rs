@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::splice::{bind, lookup, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
-use crate::prims::{kernel, BinaryOp, Primitive, UnaryOp};
+use crate::prims::{kernel, BinaryOp, DotDims, Primitive, UnaryOp};
 use crate::transforms::dce::dce_closed;
 use std::collections::HashMap;
 
@@ -36,13 +36,14 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
         bind(&mut env, *v, Atom::Var(nv))?;
     }
     let mut seen: HashMap<(Primitive, Vec<Atom>), Vec<Var>> = HashMap::new();
+    let mut transposes: Transposes = HashMap::new();
     for eqn in &jx.eqns {
         let ins = eqn
             .inputs
             .iter()
             .map(|a| lookup(&env, a))
             .collect::<Result<Vec<_>>>()?;
-        let outs = emit(&mut b, &mut seen, eqn, ins, depth)?;
+        let outs = emit(&mut b, &mut seen, &mut transposes, eqn, ins, depth)?;
         if outs.len() != eqn.outputs.len() {
             return Err(Error::Arity {
                 prim: eqn.prim.name(),
@@ -63,14 +64,90 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
 }
 
 /// Emits one equation (or what replaces it) and returns its outputs.
+/// The transposes emitted so far: output variable → (operand, permutation).
+type Transposes = HashMap<Var, (Atom, Vec<usize>)>;
+
 fn emit(
     b: &mut Builder,
     seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
+    transposes: &mut Transposes,
     eqn: &Eqn,
     ins: Vec<Atom>,
     depth: usize,
 ) -> Result<Vec<Atom>> {
-    match &eqn.prim {
+    let (prim, ins) = match &eqn.prim {
+        Primitive::DotGeneral {
+            dims,
+            preferred_element_type,
+        } => {
+            let (dims, ins) = fold_transposes(dims, ins, transposes);
+            let prim = Primitive::DotGeneral {
+                dims,
+                preferred_element_type: *preferred_element_type,
+            };
+            (prim, ins)
+        }
+        prim => (prim.clone(), ins),
+    };
+    let operand = ins.first().cloned();
+    let outs = emit_simplified(b, seen, eqn, prim, ins, depth)?;
+    if let (Primitive::Transpose { permutation }, [Atom::Var(out)], Some(x)) =
+        (&eqn.prim, outs.as_slice(), operand)
+    {
+        transposes.insert(*out, (x, permutation.clone()));
+    }
+    Ok(outs)
+}
+
+/// `dot_general` reading a transposed operand reads the transpose's operand
+/// instead, with its contracting and batch axes renamed, when the operand's
+/// free axes keep their order (so the result's axes do not move). The
+/// kernel reads strided operands in place.
+fn fold_transposes(
+    dims: &DotDims,
+    ins: Vec<Atom>,
+    transposes: &Transposes,
+) -> (DotDims, Vec<Atom>) {
+    let [lhs, rhs] = ins.as_slice() else {
+        return (dims.clone(), ins);
+    };
+    let mut dims = dims.clone();
+    let fold = |a: &Atom, contract: &mut Vec<usize>, batch: &mut Vec<usize>| -> Atom {
+        let Atom::Var(v) = a else {
+            return a.clone();
+        };
+        let Some((src, perm)) = transposes.get(v) else {
+            return a.clone();
+        };
+        let map = |axes: &[usize]| -> Option<Vec<usize>> {
+            axes.iter().map(|&d| perm.get(d).copied()).collect()
+        };
+        let free: Vec<usize> = (0..perm.len())
+            .filter(|d| !contract.contains(d) && !batch.contains(d))
+            .collect();
+        match (map(contract), map(batch), map(&free)) {
+            (Some(c), Some(bt), Some(f)) if f.windows(2).all(|w| matches!(w, [x, y] if x < y)) => {
+                *contract = c;
+                *batch = bt;
+                src.clone()
+            }
+            _ => a.clone(),
+        }
+    };
+    let new_lhs = fold(lhs, &mut dims.lhs_contract, &mut dims.lhs_batch);
+    let new_rhs = fold(rhs, &mut dims.rhs_contract, &mut dims.rhs_batch);
+    (dims, vec![new_lhs, new_rhs])
+}
+
+fn emit_simplified(
+    b: &mut Builder,
+    seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
+    eqn: &Eqn,
+    prim: Primitive,
+    ins: Vec<Atom>,
+    depth: usize,
+) -> Result<Vec<Atom>> {
+    match &prim {
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. }
             if depth < MAX_INLINE_DEPTH =>
         {
@@ -79,14 +156,14 @@ fn emit(
         }
         _ => {}
     }
-    if let Some(same) = identity(b, &eqn.prim, &ins)? {
+    if let Some(same) = identity(b, &prim, &ins)? {
         return Ok(vec![same]);
     }
-    if let Some(lit) = fold_scalar(&eqn.prim, &ins)? {
+    if let Some(lit) = fold_scalar(&prim, &ins)? {
         return Ok(vec![Atom::Lit(lit)]);
     }
-    let shareable = eqn.effect == Effect::None && !matches!(eqn.prim, Primitive::Callback(_));
-    let key = (eqn.prim.clone(), ins);
+    let shareable = eqn.effect == Effect::None && !matches!(prim, Primitive::Callback(_));
+    let key = (prim, ins);
     if shareable {
         if let Some(outs) = seen.get(&key) {
             return Ok(outs.iter().map(|v| Atom::Var(*v)).collect());
