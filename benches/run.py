@@ -808,11 +808,12 @@ def render(all_results, fws, info):
         "  - 10^7 elementwise: one fused pass over 2 threads; sin/tanh/exp cost 2-4 ns per",
         "    element because the f32 vmath kernels compute in f64 lanes (half the vector width),",
         "    and the fresh 40 MB output page-faults (no buffer pool yet).",
-        "  - MLP train step (1.14x NumPy): 17 fusion groups over 72 equations; the rest is",
-        "    GEMM (gemm crate), the explicit transposes the backward pass feeds its matmuls",
-        "    (about 7%: not yet folded into dot_general's dimension numbers) and page faults of",
-        "    fresh buffers (no pool). Peak live bytes of one step (debug.plan_stats): 4.86 MB",
-        "    against 3.66 MB of arguments and results (1.33x).",
+        "  - MLP train step and the small `tanh(x @ w + b)`: at parity with NumPy, on either",
+        "    side of it from run to run on this shared machine (train step 0.84x here, 1.14x in",
+        "    the previous run, before transposes feeding matmuls were folded into",
+        "    dot_general). GEMM (gemm crate) dominates; fresh buffers page-fault (no pool). Peak",
+        "    live bytes of one train step (debug.plan_stats): 4.86 MB against 3.66 MB of",
+        "    arguments and results (1.33x).",
         "",
     ]
     return "\n".join(lines)
