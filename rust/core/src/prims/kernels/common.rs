@@ -24,15 +24,11 @@ pub fn dtypes_of(bufs: &[&Buffer]) -> Vec<DType> {
 /// (its feature check costs more than the loop).
 pub const SIMD_MIN: usize = 64;
 
-/// Runs `f` compiled for the best instruction set this CPU has (AVX2,
-/// AVX-512; detected at run time), so the slice loops inlined into it
-/// vectorize at full width in a portable binary. Elementwise results are
-/// the same on every path: only the vector width changes, never the
-/// operations or their order.
-#[inline(always)]
-pub fn simd<R>(f: impl FnOnce() -> R) -> R {
-    pulp::Arch::new().dispatch(f)
-}
+// Loops above `SIMD_MIN` elements run inside `pulp::Arch::dispatch`,
+// compiled for the best instruction set this CPU has (AVX2, AVX-512;
+// detected at run time), so they vectorize at full width in a portable
+// binary. Elementwise results are the same on every path: only the vector
+// width changes, never the operations or their order.
 
 #[inline(always)]
 fn map_loop<A: Copy, O>(a: &[A], f: &impl Fn(A) -> O) -> Vec<O> {

@@ -6,7 +6,7 @@
 //! elementwise into a row of accumulators); an odometer walks the outer
 //! groups. Both inner loops are slice loops that vectorize.
 
-use super::common::{bad_dtype, simd, FloatElem, HalfElem, IntElem, SIMD_MIN};
+use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -70,13 +70,52 @@ fn reduce_with<T: Copy, R: Reducer<T>>(
             s = s.checked_mul(n).ok_or_else(|| internal(prim))?;
         }
     }
-    let walk = |acc: &mut [T]| walk_runs(prim, src, acc, inner_n, inner_red, outer, &ostrides, r);
     if src.len() < SIMD_MIN {
-        walk(&mut acc)?;
+        walk_runs(prim, src, &mut acc, inner_n, inner_red, outer, &ostrides, r)?;
     } else {
-        simd(|| walk(&mut acc))?;
+        pulp::Arch::new().dispatch(Walk {
+            prim,
+            src,
+            acc: &mut acc,
+            inner_n,
+            inner_red,
+            outer,
+            ostrides: &ostrides,
+            r,
+        })?;
     }
     Ok(acc)
+}
+
+/// [`walk_runs`] as a `pulp` operation: `with_simd` is instantiated inside
+/// each target-feature context with the walk inlined (a closure handed to
+/// `dispatch` may be compiled once, out of line, for the baseline ISA).
+struct Walk<'a, T, R> {
+    prim: &'static str,
+    src: &'a [T],
+    acc: &'a mut [T],
+    inner_n: usize,
+    inner_red: bool,
+    outer: &'a [(usize, bool)],
+    ostrides: &'a [usize],
+    r: &'a R,
+}
+
+impl<T: Copy, R: Reducer<T>> pulp::WithSimd for Walk<'_, T, R> {
+    type Output = Result<()>;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Result<()> {
+        walk_runs(
+            self.prim,
+            self.src,
+            self.acc,
+            self.inner_n,
+            self.inner_red,
+            self.outer,
+            self.ostrides,
+            self.r,
+        )
+    }
 }
 
 /// The odometer walk of [`reduce_with`] over contiguous runs of `inner_n`.
