@@ -367,14 +367,26 @@ fn check_lengths(p: &ConvParams, ns: usize) -> Result<()> {
             ));
         }
     }
-    for (key, v) in [
-        ("window_strides", &p.window_strides),
-        ("lhs_dilation", &p.lhs_dilation),
-        ("rhs_dilation", &p.rhs_dilation),
-    ] {
+    check_positive(
+        NAME,
+        &[
+            ("window_strides", &p.window_strides),
+            ("lhs_dilation", &p.lhs_dilation),
+            ("rhs_dilation", &p.rhs_dilation),
+        ],
+    )
+}
+
+/// Every entry of each named param is positive (strides, dilations,
+/// window sizes of convolutions and windowed reductions).
+pub(crate) fn check_positive(
+    prim: &'static str,
+    params: &[(&'static str, &Vec<usize>)],
+) -> Result<()> {
+    for (key, v) in params {
         if v.contains(&0) {
             return Err(Error::param(
-                NAME,
+                prim,
                 key,
                 format!("entries must be positive, got {v:?}"),
             ));
@@ -1007,6 +1019,25 @@ fn spec_get(spec: &[usize], k: usize) -> usize {
     spec.get(k).copied().unwrap_or(0)
 }
 
+/// Axis `i`'s dilated input, window and output sizes (output dilated by
+/// the strides), shared by both transposes' padding rules.
+fn dilated_sizes(
+    i: usize,
+    in_shape: &[usize],
+    window: &[usize],
+    strides: &[usize],
+    out_shape: &[usize],
+    lhs_dil: &[usize],
+    rhs_dil: &[usize],
+) -> Result<(i64, i64, i64)> {
+    let g = |v: &[usize], dflt: usize| v.get(i).copied().unwrap_or(dflt);
+    Ok((
+        to_i64(dilate(g(in_shape, 0), g(lhs_dil, 1))?)?,
+        to_i64(dilate(g(window, 0), g(rhs_dil, 1))?)?,
+        to_i64(dilate(g(out_shape, 0), g(strides, 1))?)?,
+    ))
+}
+
 /// Padding of the lhs-transpose convolution (also reduce_window_sum's
 /// transpose): per axis `(window' - lo - 1, in' + window' - 1 - out' -
 /// before)` over dilated sizes.
@@ -1021,10 +1052,8 @@ pub(crate) fn vjp_lhs_padding(
 ) -> Result<Vec<(i64, i64)>> {
     let mut out = Vec::with_capacity(in_shape.len());
     for i in 0..in_shape.len() {
-        let g = |v: &[usize], dflt: usize| v.get(i).copied().unwrap_or(dflt);
-        let ld = to_i64(dilate(g(in_shape, 0), g(lhs_dil, 1))?)?;
-        let rd = to_i64(dilate(g(window, 0), g(rhs_dil, 1))?)?;
-        let od = to_i64(dilate(g(out_shape, 0), g(strides, 1))?)?;
+        let (ld, rd, od) =
+            dilated_sizes(i, in_shape, window, strides, out_shape, lhs_dil, rhs_dil)?;
         let lo = padding.get(i).map_or(0, |x| x.0);
         let before = rd.saturating_sub(lo).saturating_sub(1);
         let after = ld
@@ -1048,10 +1077,8 @@ fn vjp_rhs_padding(
 ) -> Result<Vec<(i64, i64)>> {
     let mut out = Vec::with_capacity(in_shape.len());
     for i in 0..in_shape.len() {
-        let g = |v: &[usize], dflt: usize| v.get(i).copied().unwrap_or(dflt);
-        let ld = to_i64(dilate(g(in_shape, 0), g(lhs_dil, 1))?)?;
-        let rd = to_i64(dilate(g(window, 0), g(rhs_dil, 1))?)?;
-        let od = to_i64(dilate(g(out_shape, 0), g(strides, 1))?)?;
+        let (ld, rd, od) =
+            dilated_sizes(i, in_shape, window, strides, out_shape, lhs_dil, rhs_dil)?;
         let lo = padding.get(i).map_or(0, |x| x.0);
         let hi = od
             .saturating_sub(ld)

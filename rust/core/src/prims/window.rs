@@ -321,21 +321,15 @@ fn check_geometry(prim: &'static str, w: &WindowParams, shape: &[usize]) -> Resu
             ));
         }
     }
-    for (key, v) in [
-        ("window_dimensions", &w.window_dimensions),
-        ("window_strides", &w.window_strides),
-        ("base_dilation", &w.base_dilation),
-        ("window_dilation", &w.window_dilation),
-    ] {
-        if v.contains(&0) {
-            return Err(Error::param(
-                prim,
-                key,
-                format!("entries must be positive, got {v:?}"),
-            ));
-        }
-    }
-    Ok(())
+    super::conv::check_positive(
+        prim,
+        &[
+            ("window_dimensions", &w.window_dimensions),
+            ("window_strides", &w.window_strides),
+            ("base_dilation", &w.base_dilation),
+            ("window_dilation", &w.window_dilation),
+        ],
+    )
 }
 
 /// Shape of the windowed reduction of an operand of `shape`.
