@@ -101,9 +101,16 @@ def test_plan_stats_reports_fusion_and_peak_memory():
     st = jax.debug.plan_stats(lambda x: jnp.tanh(x * 2 + 1) * jnp.sin(x) - jnp.exp(-x * x), x)
     assert st["fusion_groups"] == 1 and st["fused_eqns"] == st["eqns_simplified"] == 9
     assert st["steps"] == 1
+    assert st["typed_groups"] == 1
     assert st["arg_bytes"] == st["out_bytes"] == 40_000
     # The input and the output are the only arrays alive at once.
     assert st["peak_bytes"] == 80_000
     # CSE: the same product twice is computed once.
     st2 = jax.debug.plan_stats(lambda x: jnp.sin(x * 3) + jnp.sin(x * 3), x)
     assert st2["eqns"] == 5 and st2["eqns_simplified"] == 3
+    # A group mixing dtypes (a comparison feeding a select) takes the
+    # generic pass, with the same results as eager evaluation.
+    relu_grad = lambda x: jnp.where(x > 0, x * 2.0, 0.0)
+    st3 = jax.debug.plan_stats(relu_grad, x)
+    assert st3["fusion_groups"] == 1 and st3["typed_groups"] == 0
+    np.testing.assert_array_equal(np.asarray(jax.jit(relu_grad)(x)), np.asarray(relu_grad(x)))

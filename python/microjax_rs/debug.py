@@ -22,7 +22,9 @@ def plan_stats(fun, *args, **kwargs):
     * `eqns`, `eqns_simplified`: equations before and after inlining, CSE,
       identity removal and DCE;
     * `fusion_groups`, `fused_eqns`: elementwise groups run as one pass, and
-      the equations inside them; `steps`: what a run walks;
+      the equations inside them; `typed_groups`: groups whose members are
+      all float32 (or all float64) ops with slice kernels, run without any
+      per-chunk allocation; `steps`: what a run walks;
     * `peak_bytes`: most bytes of arrays the run held at once (arguments,
       intermediates and outputs, each buffer once); `arg_bytes`,
       `out_bytes`: bytes of the arguments and of the results.

@@ -86,6 +86,7 @@ fn elementwise_chain_is_one_group_at_every_size() {
         let plan = check(elementwise(n), &[data(&[n], 3)]);
         let st = plan.stats();
         assert_eq!((st.groups, st.fused_eqns, st.steps), (1, 9, 1), "n = {n}");
+        assert_eq!(st.typed_groups, 1, "n = {n}");
     }
 }
 
@@ -364,4 +365,77 @@ fn transposes_feeding_a_matmul_are_folded() {
     let prog = b.build(vec![out]).unwrap();
     let plan = check(prog, &[data(&[k, m], 13), data(&[n, k], 14)]);
     assert_eq!(plan.stats().eqns_simplified, 1, "{:?}", plan.simplified());
+}
+
+fn f64v(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F64)
+}
+
+fn as_f64(a: &HostArray) -> Arc<HostArray> {
+    let v = match a.buffer() {
+        Buffer::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        other => panic!("expected f32, got {:?}", other.dtype()),
+    };
+    Arc::new(HostArray::new(a.shape().to_vec(), Buffer::F64(v)).unwrap())
+}
+
+/// The typed pass on f64: a rank-0 operand, a row broadcast, max/min,
+/// `integer_pow` (positive, negative, zero), a literal, two outputs (one
+/// also read inside the group), across chunks and threads.
+#[test]
+fn typed_pass_matches_the_interpreter_on_f64() {
+    for (m, n) in [(3usize, 5usize), (61, 4099), (3, 70_001)] {
+        let mut b = Builder::new();
+        let x = Atom::Var(b.add_input(f64v(&[m, n])).unwrap());
+        let row = Atom::Var(b.add_input(f64v(&[n])).unwrap());
+        let s = Atom::Var(b.add_input(f64v(&[])).unwrap());
+        let rb = b
+            .add_eqn1(
+                Primitive::BroadcastInDim {
+                    shape: vec![m, n],
+                    broadcast_dimensions: vec![1],
+                },
+                vec![row],
+            )
+            .unwrap();
+        let half = Atom::Lit(Literal::new(Scalar::Float(0.5), DType::F64, true));
+        let xs = b.binary(BinaryOp::Mul, x.clone(), s).unwrap();
+        let hi = b.binary(BinaryOp::Max, xs.clone(), rb.clone()).unwrap();
+        let lo = b.binary(BinaryOp::Min, hi.clone(), half).unwrap();
+        let p3 = b
+            .add_eqn1(Primitive::IntegerPow { y: 3 }, vec![lo.clone()])
+            .unwrap();
+        let pm2 = b
+            .add_eqn1(Primitive::IntegerPow { y: -2 }, vec![rb])
+            .unwrap();
+        let p0 = b.add_eqn1(Primitive::IntegerPow { y: 0 }, vec![x]).unwrap();
+        let t = b.unary(UnaryOp::Tanh, p3).unwrap();
+        let d = b.binary(BinaryOp::Div, t, pm2).unwrap();
+        let e = b.binary(BinaryOp::Sub, d, p0).unwrap();
+        let prog = b.build(vec![e, hi]).unwrap();
+        let x = as_f64(&data(&[m, n], 5));
+        let row = as_f64(&data(&[n], 6));
+        let s = Arc::new(HostArray::new(vec![], Buffer::F64(vec![1.75])).unwrap());
+        let plan = check(prog, &[x, row, s]);
+        let st = plan.stats();
+        assert_eq!((st.groups, st.typed_groups), (1, 1), "({m}, {n})");
+    }
+}
+
+/// A group mixing dtypes (compare → select) keeps the generic pass.
+#[test]
+fn mixed_dtype_groups_take_the_generic_pass() {
+    let n = 10_000;
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[n])).unwrap());
+    let pos = b
+        .add_eqn1(
+            Primitive::Compare(microjax::CmpOp::Gt),
+            vec![x.clone(), lit(0.0)],
+        )
+        .unwrap();
+    let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
+    let y = b.add_eqn1(Primitive::SelectN, vec![pos, x, x2]).unwrap();
+    let plan = check(b.build(vec![y]).unwrap(), &[data(&[n], 8)]);
+    assert_eq!((plan.stats().groups, plan.stats().typed_groups), (1, 0));
 }

@@ -376,6 +376,7 @@ impl PyClosedJaxpr {
         d.set_item("eqns_simplified", plan.eqns_simplified)?;
         d.set_item("fusion_groups", plan.groups)?;
         d.set_item("fused_eqns", plan.fused_eqns)?;
+        d.set_item("typed_groups", plan.typed_groups)?;
         d.set_item("steps", plan.steps)?;
         d.set_item("peak_bytes", run.peak_bytes)?;
         d.set_item("arg_bytes", run.arg_bytes)?;

@@ -32,6 +32,8 @@ pub mod math;
 mod reduce;
 #[path = "kernels/rows.rs"]
 pub mod rows;
+#[path = "kernels/slices.rs"]
+pub mod slices;
 #[path = "kernels/structural.rs"]
 mod structural;
 #[path = "kernels/vmath.rs"]

@@ -14,6 +14,8 @@ use crate::prims::{kernel, Primitive};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+mod typed;
+
 /// Elements per chunk: a few registers of this many f32 fit in L1/L2.
 pub const CHUNK: usize = 4096;
 /// Groups of at least this many elements use several threads.
@@ -37,6 +39,8 @@ struct Instr {
     prim: Primitive,
     args: Vec<Arg>,
     dst: usize,
+    /// The member's output dtype.
+    dtype: DType,
 }
 
 /// A compiled fusion group.
@@ -46,12 +50,16 @@ pub struct Fused {
     len: usize,
     /// Outside values read per element, with their access pattern.
     inputs: Vec<(Var, Access)>,
+    input_dtypes: Vec<DType>,
     /// Rank-0 outside values.
     scalars: Vec<Var>,
+    scalar_dtypes: Vec<DType>,
     lits: Vec<HostArray>,
     instrs: Vec<Instr>,
     nregs: usize,
     outputs: Vec<Output>,
+    /// The allocation-free pass, when the group qualifies.
+    typed: Option<typed::Typed>,
 }
 
 /// A value the group hands to the rest of the program.
@@ -76,11 +84,14 @@ impl Fused {
             shape: group.shape.clone(),
             len,
             inputs: Vec::new(),
+            input_dtypes: Vec::new(),
             scalars: Vec::new(),
+            scalar_dtypes: Vec::new(),
             lits: Vec::new(),
             instrs: Vec::new(),
             nregs: 0,
             outputs: Vec::new(),
+            typed: None,
         };
         // What each variable produced or read so far maps to.
         let mut bound: Vec<Option<Arg>> = vec![None; jx.avals.len()];
@@ -108,7 +119,7 @@ impl Fused {
                             let xs = &jx.aval(*x)?.shape;
                             let access = broadcast_access(xs, shape, broadcast_dimensions)
                                 .ok_or_else(|| internal("unsupported broadcast"))?;
-                            f.input(*x, access)
+                            f.input(*x, access, jx.aval(*x)?.dtype)
                         }
                     }
                 }
@@ -130,6 +141,7 @@ impl Fused {
                         prim: prim.clone(),
                         args,
                         dst,
+                        dtype: jx.aval(*out)?.dtype,
                     });
                     Arg::Reg(dst)
                 }
@@ -147,14 +159,16 @@ impl Fused {
                 });
             }
         }
+        f.typed = typed::Typed::build(&f);
         Ok(f)
     }
 
-    fn input(&mut self, v: Var, access: Access) -> Arg {
+    fn input(&mut self, v: Var, access: Access, dtype: DType) -> Arg {
         let k = match self.inputs.iter().position(|&(w, a)| w == v && a == access) {
             Some(k) => k,
             None => {
                 self.inputs.push((v, access));
+                self.input_dtypes.push(dtype);
                 self.inputs.len().saturating_sub(1)
             }
         };
@@ -177,6 +191,7 @@ impl Fused {
                         Some(k) => k,
                         None => {
                             self.scalars.push(*v);
+                            self.scalar_dtypes.push(aval.dtype);
                             self.scalars.len().saturating_sub(1)
                         }
                     };
@@ -188,10 +203,16 @@ impl Fused {
                             inner: 1,
                             size: self.len,
                         },
+                        aval.dtype,
                     ))
                 }
             }
         }
+    }
+
+    /// Whether the group runs by its typed pass.
+    pub fn is_typed(&self) -> bool {
+        self.typed.is_some()
     }
 
     /// Outside variables the group reads (per-element inputs, then scalars).
@@ -214,6 +235,9 @@ impl Fused {
             return Err(internal("operand count"));
         }
         let (inputs, scalars) = reads.split_at(self.inputs.len());
+        if let Some(t) = &self.typed {
+            return t.run(self, inputs, scalars);
+        }
         if self.len <= CHUNK {
             let outs = self.eval_chunk(inputs, scalars, 0, self.len, true)?;
             return outs
@@ -370,38 +394,51 @@ fn load(
     shape: Option<&Vec<usize>>,
 ) -> Result<HostArray> {
     let n = e.saturating_sub(s);
-    let size = access.size.max(1);
-    let inner = access.inner.max(1);
     let buf = crate::with_buffer!(x.buffer(), v => {
         let mut out = Vec::with_capacity(n);
-        // Runs of consecutive operand elements (inner == 1) or of one
-        // repeated element (inner > 1), copied a run at a time.
-        let mut i = s;
-        while i < e {
-            let left = e.saturating_sub(i);
-            let q = i.checked_div(inner).unwrap_or(0);
-            let j = q.checked_rem(size).unwrap_or(0);
-            if inner == 1 {
-                let take = size.saturating_sub(j).min(left).max(1);
-                let run = v
-                    .get(j..j.saturating_add(take))
-                    .ok_or_else(|| internal("input too short"))?;
-                out.extend_from_slice(run);
-                i = i.saturating_add(take);
-            } else {
-                let take = inner
-                    .saturating_sub(i.checked_rem(inner).unwrap_or(0))
-                    .min(left)
-                    .max(1);
-                let x = *v.get(j).ok_or_else(|| internal("input too short"))?;
-                out.extend(std::iter::repeat_n(x, take));
-                i = i.saturating_add(take);
-            }
-        }
+        gather_into(v, access, s, e, &mut out)?;
         Buffer::from(out)
     }, _ => return Err(internal("input of an opaque type")));
     let shape = shape.cloned().unwrap_or_else(|| vec![n]);
     HostArray::new(shape, buf)
+}
+
+/// Appends elements `s..e` of the group as read from `v` through
+/// `access` to `out`.
+fn gather_into<T: Copy>(
+    v: &[T],
+    access: Access,
+    s: usize,
+    e: usize,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let size = access.size.max(1);
+    let inner = access.inner.max(1);
+    // Runs of consecutive operand elements (inner == 1) or of one repeated
+    // element (inner > 1), copied a run at a time.
+    let mut i = s;
+    while i < e {
+        let left = e.saturating_sub(i);
+        let q = i.checked_div(inner).unwrap_or(0);
+        let j = q.checked_rem(size).unwrap_or(0);
+        if inner == 1 {
+            let take = size.saturating_sub(j).min(left).max(1);
+            let run = v
+                .get(j..j.saturating_add(take))
+                .ok_or_else(|| internal("input too short"))?;
+            out.extend_from_slice(run);
+            i = i.saturating_add(take);
+        } else {
+            let take = inner
+                .saturating_sub(i.checked_rem(inner).unwrap_or(0))
+                .min(left)
+                .max(1);
+            let x = *v.get(j).ok_or_else(|| internal("input too short"))?;
+            out.extend(std::iter::repeat_n(x, take));
+            i = i.saturating_add(take);
+        }
+    }
+    Ok(())
 }
 
 /// A typed mutable window of an output buffer.

@@ -59,6 +59,9 @@ pub struct PlanStats {
     /// Fusion groups and the equations inside them.
     pub groups: usize,
     pub fused_eqns: usize,
+    /// Groups run by the typed, allocation-free pass (all-f32 or all-f64
+    /// members with slice kernels).
+    pub typed_groups: usize,
     /// Steps the run walks.
     pub steps: usize,
 }
@@ -169,6 +172,10 @@ impl Compiled {
             eqns_simplified: jx.eqns.len(),
             groups: groups.len(),
             fused_eqns: groups.iter().map(|g| g.members.len()).sum(),
+            typed_groups: steps
+                .iter()
+                .filter(|s| matches!(s, Step::Fused(f) if f.is_typed()))
+                .count(),
             steps: steps.len(),
         };
         Ok(Compiled {

@@ -474,7 +474,7 @@ pub fn integer_pow(y: i32, x: &Buffer) -> Result<Buffer> {
 /// `x^|y|` by repeated squaring (JAX's expansion), then the reciprocal for
 /// negative `y`.
 #[inline(always)]
-fn powi_sq<T: FloatElem>(x: T, y: i32) -> T {
+pub(super) fn powi_sq<T: FloatElem>(x: T, y: i32) -> T {
     let mut e = y.unsigned_abs();
     let mut base = x;
     let mut acc: Option<T> = None;

@@ -124,7 +124,7 @@ pub fn with_simd_level<R>(level: SimdLevel, f: impl FnOnce() -> R) -> R {
 /// `WithSimd` structs with an `#[inline(always)]` body: a closure may stay
 /// un-inlined when it is large, i.e. compiled without the target features.
 #[inline(always)]
-fn run<Op: pulp::WithSimd>(op: Op) -> Op::Output {
+pub(super) fn run<Op: pulp::WithSimd>(op: Op) -> Op::Output {
     #[cfg(target_arch = "x86_64")]
     {
         let level = simd_level();

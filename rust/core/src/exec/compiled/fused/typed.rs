@@ -1,0 +1,450 @@
+//! The typed pass of a fusion group: when every member is an f32 (or every
+//! member an f64) `vmath` unary op, add/sub/mul/div/max/min or
+//! `integer_pow`, the group runs on per-thread scratch registers of one
+//! chunk each, reused by liveness, writing straight into the output
+//! buffers: no allocation or kernel dispatch per member and chunk.
+//!
+//! Each element is computed by the reference kernels' own per-element
+//! functions ([`slices`]), so results are bit-identical to the generic pass
+//! and to the interpreter, at any chunk size or thread count.
+
+use super::{internal, Arg, Fused, Instr, CHUNK, PAR_MIN};
+use crate::array::{Buffer, HostArray};
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::prims::kernel::slices::{self, Lane, Operand};
+use crate::prims::{BinaryOp, Primitive, UnaryOp};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// What a typed member computes.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Ipow(i32),
+}
+
+/// A typed member: `regs[dst] = kind(args)`, registers already mapped to
+/// physical scratch slots.
+#[derive(Debug, Clone)]
+struct Op {
+    kind: Kind,
+    args: Vec<Src>,
+    dst: usize,
+}
+
+/// Where a typed operand comes from.
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    /// A scratch slot.
+    Slot(usize),
+    /// A per-element outside input.
+    Input(usize),
+    /// A rank-0 outside value.
+    Scalar(usize),
+    /// A literal of the group.
+    Lit(usize),
+}
+
+/// The element types with a typed pass.
+pub trait Elem: Lane {
+    const DTYPE: DType;
+    fn slice(b: &Buffer) -> Option<&[Self]>;
+    fn slice_mut(b: &mut Buffer) -> Option<&mut [Self]>;
+}
+
+impl Elem for f32 {
+    const DTYPE: DType = DType::F32;
+    fn slice(b: &Buffer) -> Option<&[f32]> {
+        match b {
+            Buffer::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn slice_mut(b: &mut Buffer) -> Option<&mut [f32]> {
+        match b {
+            Buffer::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl Elem for f64 {
+    const DTYPE: DType = DType::F64;
+    fn slice(b: &Buffer) -> Option<&[f64]> {
+        match b {
+            Buffer::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn slice_mut(b: &mut Buffer) -> Option<&mut [f64]> {
+        match b {
+            Buffer::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// A group's typed pass (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Typed {
+    dtype: DType,
+    ops: Vec<Op>,
+    slots: usize,
+    /// Per group output, where its value is at the end of a chunk.
+    outs: Vec<Src>,
+}
+
+impl Typed {
+    /// The typed pass of `f`, if every member and value qualifies.
+    pub fn build(f: &Fused) -> Option<Typed> {
+        let dtype = f.instrs.first()?.dtype;
+        if !matches!(dtype, DType::F32 | DType::F64) {
+            return None;
+        }
+        let same = |d: DType| d == dtype;
+        if !f.instrs.iter().all(|i| same(i.dtype) && kind(i).is_some())
+            || !f
+                .input_dtypes
+                .iter()
+                .chain(&f.scalar_dtypes)
+                .copied()
+                .all(same)
+            || !f.lits.iter().all(|l| same(l.dtype()))
+            || !f.outputs.iter().all(|o| same(o.dtype))
+        {
+            return None;
+        }
+        let mut alloc = Slots::new(f);
+        let mut ops = Vec::with_capacity(f.instrs.len());
+        for (n, ins) in f.instrs.iter().enumerate() {
+            let args = ins
+                .args
+                .iter()
+                .map(|a| alloc.src(*a))
+                .collect::<Option<Vec<_>>>()?;
+            let dst = alloc.define(ins.dst)?;
+            alloc.release_after(n);
+            ops.push(Op {
+                kind: kind(ins)?,
+                args,
+                dst,
+            });
+        }
+        let outs = f
+            .outputs
+            .iter()
+            .map(|o| alloc.src(o.arg))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Typed {
+            dtype,
+            ops,
+            slots: alloc.count,
+            outs,
+        })
+    }
+
+    /// Runs the group (see [`Fused::run`]).
+    pub fn run(
+        &self,
+        f: &Fused,
+        inputs: &[&HostArray],
+        scalars: &[&HostArray],
+    ) -> Result<Vec<Arc<HostArray>>> {
+        match self.dtype {
+            DType::F32 => self.run_as::<f32>(f, inputs, scalars),
+            _ => self.run_as::<f64>(f, inputs, scalars),
+        }
+    }
+
+    fn run_as<T: Elem>(
+        &self,
+        f: &Fused,
+        inputs: &[&HostArray],
+        scalars: &[&HostArray],
+    ) -> Result<Vec<Arc<HostArray>>> {
+        let ins = inputs
+            .iter()
+            .map(|h| T::slice(h.buffer()))
+            .collect::<Option<Vec<&[T]>>>()
+            .ok_or_else(|| internal("typed input of another dtype"))?;
+        let svals = scalars
+            .iter()
+            .map(|h| T::slice(h.buffer()).and_then(|s| s.first().copied()))
+            .collect::<Option<Vec<T>>>()
+            .ok_or_else(|| internal("typed scalar"))?;
+        let lits = f
+            .lits
+            .iter()
+            .map(|h| T::slice(h.buffer()).and_then(|s| s.first().copied()))
+            .collect::<Option<Vec<T>>>()
+            .ok_or_else(|| internal("typed literal"))?;
+        let env = Env {
+            f,
+            ins,
+            svals,
+            lits,
+        };
+        let len = f.len;
+        let mut bufs = f
+            .outputs
+            .iter()
+            .map(|_| Buffer::zeros(T::DTYPE, len))
+            .collect::<Result<Vec<_>>>()?;
+        let nchunks = len.div_ceil(CHUNK).max(1);
+        let threads = if len >= PAR_MIN {
+            rayon::current_num_threads().clamp(1, nchunks)
+        } else {
+            1
+        };
+        // Whole chunks per thread.
+        let span = nchunks.div_ceil(threads).saturating_mul(CHUNK).max(1);
+        let mut per_span: Vec<Vec<&mut [T]>> = Vec::new();
+        for buf in bufs.iter_mut() {
+            let whole = T::slice_mut(buf).ok_or_else(|| internal("typed output"))?;
+            for (t, part) in whole.chunks_mut(span).enumerate() {
+                if per_span.len() <= t {
+                    per_span.push(Vec::new());
+                }
+                if let Some(s) = per_span.get_mut(t) {
+                    s.push(part);
+                }
+            }
+        }
+        let run_span = |(t, parts): (usize, Vec<&mut [T]>)| -> Result<()> {
+            let start = t.saturating_mul(span);
+            let end = start.saturating_add(span).min(len);
+            let mut scratch = Scratch::new(
+                self.slots,
+                env.ins.len(),
+                CHUNK.min(end.saturating_sub(start)),
+            );
+            self.run_range(&env, start, end, parts, &mut scratch)
+        };
+        if threads > 1 {
+            per_span
+                .into_par_iter()
+                .enumerate()
+                .try_for_each(run_span)?;
+        } else {
+            per_span.into_iter().enumerate().try_for_each(run_span)?;
+        }
+        bufs.into_iter()
+            .zip(&f.outputs)
+            .map(|(b, o)| HostArray::new(o.shape.clone(), b).map(Arc::new))
+            .collect()
+    }
+
+    /// Elements `start..end` chunk by chunk into `parts` (the outputs'
+    /// windows starting at `start`).
+    fn run_range<T: Elem>(
+        &self,
+        env: &Env<'_, T>,
+        start: usize,
+        end: usize,
+        mut parts: Vec<&mut [T]>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<()> {
+        let mut s = start;
+        while s < end {
+            let e = s.saturating_add(CHUNK).min(end);
+            let n = e.saturating_sub(s);
+            scratch.load(env, s, e)?;
+            for op in &self.ops {
+                let mut dst = std::mem::take(
+                    scratch
+                        .slots
+                        .get_mut(op.dst)
+                        .ok_or_else(|| internal("slot"))?,
+                );
+                let out = dst.get_mut(..n).ok_or_else(|| internal("slot length"))?;
+                let arg = |k: usize| -> Result<Operand<'_, T>> {
+                    let src = op.args.get(k).ok_or_else(|| internal("operand"))?;
+                    scratch.operand(env, *src, s, e)
+                };
+                let done = match op.kind {
+                    Kind::Unary(u) => slices::unary(u, arg(0)?, out),
+                    Kind::Binary(b) => slices::binary(b, arg(0)?, arg(1)?, out),
+                    Kind::Ipow(y) => {
+                        slices::integer_pow(y, arg(0)?, out);
+                        true
+                    }
+                };
+                if !done {
+                    return Err(internal("typed op without a slice kernel"));
+                }
+                if let Some(slot) = scratch.slots.get_mut(op.dst) {
+                    *slot = dst;
+                }
+            }
+            let at = s.saturating_sub(start);
+            for (part, src) in parts.iter_mut().zip(&self.outs) {
+                let window = part
+                    .get_mut(at..at.saturating_add(n))
+                    .ok_or_else(|| internal("chunk past its window"))?;
+                match scratch.operand(env, *src, s, e)? {
+                    Operand::Slice(v) => window.copy_from_slice(v.get(..n).unwrap_or_default()),
+                    Operand::Splat(v) => window.fill(v),
+                }
+            }
+            s = e;
+        }
+        Ok(())
+    }
+}
+
+/// The member kind of `ins`, if the typed pass has a kernel for it.
+fn kind(ins: &Instr) -> Option<Kind> {
+    match &ins.prim {
+        Primitive::Unary(u) if slices::supports_unary(*u) && ins.args.len() == 1 => {
+            Some(Kind::Unary(*u))
+        }
+        Primitive::Binary(b) if slices::supports_binary(*b) && ins.args.len() == 2 => {
+            Some(Kind::Binary(*b))
+        }
+        Primitive::IntegerPow { y } if ins.args.len() == 1 => Some(Kind::Ipow(*y)),
+        _ => None,
+    }
+}
+
+/// Register → scratch-slot mapping by liveness: a register's slot is
+/// released after its last reading member (group outputs are never
+/// released), and a member's destination is taken before its operands are
+/// released, so no kernel writes a slot it reads.
+struct Slots {
+    map: Vec<Option<usize>>,
+    /// Per register, the last member reading it (`None`: an output or
+    /// unread).
+    last: Vec<Option<usize>>,
+    free: Vec<usize>,
+    count: usize,
+}
+
+impl Slots {
+    fn new(f: &Fused) -> Slots {
+        let mut last: Vec<Option<usize>> = vec![None; f.nregs];
+        for (n, ins) in f.instrs.iter().enumerate() {
+            for a in &ins.args {
+                if let Arg::Reg(r) = a {
+                    if let Some(l) = last.get_mut(*r) {
+                        *l = Some(n);
+                    }
+                }
+            }
+        }
+        for o in &f.outputs {
+            if let Arg::Reg(r) = o.arg {
+                if let Some(l) = last.get_mut(r) {
+                    *l = None;
+                }
+            }
+        }
+        Slots {
+            map: vec![None; f.nregs],
+            last,
+            free: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn define(&mut self, reg: usize) -> Option<usize> {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.count = self.count.checked_add(1)?;
+                self.count.checked_sub(1)?
+            }
+        };
+        *self.map.get_mut(reg)? = Some(slot);
+        Some(slot)
+    }
+
+    fn release_after(&mut self, member: usize) {
+        for (reg, l) in self.last.iter().enumerate() {
+            if *l == Some(member) {
+                if let Some(Some(slot)) = self.map.get(reg) {
+                    self.free.push(*slot);
+                }
+            }
+        }
+    }
+
+    fn src(&self, a: Arg) -> Option<Src> {
+        Some(match a {
+            Arg::Reg(r) => Src::Slot((*self.map.get(r)?)?),
+            Arg::Input(k) => Src::Input(k),
+            Arg::Scalar(k) => Src::Scalar(k),
+            Arg::Lit(k) => Src::Lit(k),
+        })
+    }
+}
+
+/// The values one run reads.
+struct Env<'a, T> {
+    f: &'a Fused,
+    ins: Vec<&'a [T]>,
+    svals: Vec<T>,
+    lits: Vec<T>,
+}
+
+/// One thread's chunk buffers: the scratch slots, and the gathered chunk
+/// of every input not read in place.
+struct Scratch<T> {
+    slots: Vec<Vec<T>>,
+    loaded: Vec<Vec<T>>,
+}
+
+impl<T: Elem> Scratch<T> {
+    fn new(slots: usize, inputs: usize, chunk: usize) -> Scratch<T> {
+        Scratch {
+            slots: (0..slots).map(|_| vec![T::default(); chunk]).collect(),
+            loaded: (0..inputs).map(|_| Vec::with_capacity(chunk)).collect(),
+        }
+    }
+
+    /// Gathers elements `s..e` of the inputs read through a broadcast.
+    fn load(&mut self, env: &Env<'_, T>, s: usize, e: usize) -> Result<()> {
+        for (((_, access), x), buf) in env.f.inputs.iter().zip(&env.ins).zip(&mut self.loaded) {
+            if !in_place(access, env.f.len) {
+                buf.clear();
+                super::gather_into(x, *access, s, e, buf)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn operand<'s>(
+        &'s self,
+        env: &'s Env<'_, T>,
+        src: Src,
+        s: usize,
+        e: usize,
+    ) -> Result<Operand<'s, T>> {
+        let n = e.saturating_sub(s);
+        Ok(match src {
+            Src::Slot(k) => Operand::Slice(
+                self.slots
+                    .get(k)
+                    .and_then(|v| v.get(..n))
+                    .ok_or_else(|| internal("slot read"))?,
+            ),
+            Src::Input(k) => {
+                let (_, access) = env.f.inputs.get(k).ok_or_else(|| internal("input"))?;
+                let v = if in_place(access, env.f.len) {
+                    env.ins.get(k).and_then(|x| x.get(s..e))
+                } else {
+                    self.loaded.get(k).and_then(|x| x.get(..n))
+                };
+                Operand::Slice(v.ok_or_else(|| internal("input too short"))?)
+            }
+            Src::Scalar(k) => Operand::Splat(*env.svals.get(k).ok_or_else(|| internal("scalar"))?),
+            Src::Lit(k) => Operand::Splat(*env.lits.get(k).ok_or_else(|| internal("literal"))?),
+        })
+    }
+}
+
+/// Whether an input with `access` is read element for element.
+fn in_place(access: &super::Access, len: usize) -> bool {
+    access.inner == 1 && access.size == len
+}
