@@ -1560,12 +1560,9 @@ OP_RECORDS = OP_RECORDS + _conv_records()
 # Records completing the public surface (aliases, random, the rest of numpy /
 # lax / linalg), and the bad inputs of records by name, live in op_table_surface.py.
 def _surface_records(existing):
-    from op_table_surface import ERRORS, surface_records
+    from op_table_surface import surface_records, with_errors
 
-    records = existing + surface_records(existing)
-    unknown = set(ERRORS) - {rec.name for rec in records}
-    assert not unknown, f"ERRORS names records that do not exist: {sorted(unknown)}"
-    return tuple(dataclasses.replace(rec, errors=rec.errors + ERRORS.get(rec.name, ())) for rec in records)
+    return with_errors(existing + surface_records(existing))
 
 
 OP_RECORDS = _surface_records(OP_RECORDS)

@@ -28,6 +28,8 @@ from microjax_rs import lax
 
 from op_table import (
     ACCUM_TOL,
+    BINARY_SHAPES,
+    BROADCAST_SHAPES,
     DEFAULT_TOL,
     DTYPE,
     F32_F64,
@@ -39,7 +41,9 @@ from op_table import (
     _rand,
     canonicalize_dtype,
     cases_from_shapes,
+    is_float,
     no_args,
+    np_dtype,
     uniform,
     x64_enabled,
 )
@@ -670,3 +674,44 @@ ERRORS = {
     "random.randint": _err([_KEY0], TypeError, "randint only accepts integer dtypes, got float32",
                            shape=(3,), minval=0, maxval=5, dtype=np.float32),
 }
+
+
+# Bad inputs generated per family (checked like ERRORS): shape mismatches of
+# elementwise binaries, integer operands of float-only lax functions, and an
+# out-of-range `axis` for jnp functions that take one.
+_BINARY = {c for c in BINARY_SHAPES}
+_BROADCAST = set(BROADCAST_SHAPES)
+_UNARY = {(s,) for s in UNARY_SHAPES}
+# nn.glu indexes x.shape[axis] first: an IndexError, as JAX
+_AXIS_ERROR_EXCLUDED = {"nn.glu"}
+
+
+def _plain(rec):
+    return bool(rec.dtypes) and bool(rec.cases) and not rec.cases[0].args and not rec.cases[0].kwargs
+
+
+def _family_errors(rec):
+    shapes = {c.shapes for c in rec.cases}
+    dt = np_dtype(rec.dtypes[0]) if rec.dtypes else None
+    if _plain(rec) and rec.dotted.startswith("lax.") and len(shapes) > 3 and shapes <= _BINARY:
+        return _err([np.ones(3, dt), np.ones(4, dt)], TypeError, "incompatible shapes")
+    if _plain(rec) and rec.name.startswith(("numpy.", "scipy.special.", "nn.")) and len(shapes) > 3 \
+            and shapes <= _BROADCAST and all(len(s) == 2 for s in shapes):
+        return _err([np.ones(3, dt), np.ones(4, dt)], ValueError, "Incompatible shapes for broadcasting")
+    if _plain(rec) and rec.dotted.startswith("lax.") and shapes <= _UNARY \
+            and all(is_float(np_dtype(d)) for d in rec.dtypes):
+        return _err([_i32(3)], TypeError, "requires a floating operand")
+    axis_cases = [c for c in rec.cases if "axis" in c.kwargs and len(c.shapes) == 1 and len(c.shapes[0]) == 2]
+    if axis_cases and rec.path is None and rec.name.startswith(("numpy.", "nn.", "scipy.special.")) \
+            and rec.name not in _AXIS_ERROR_EXCLUDED:
+        case = axis_cases[0]
+        return (OpErr((np.ones((3, 4), dt),), {**case.kwargs, "axis": 2}, ValueError, _AXIS2, args=case.args),)
+    return ()
+
+
+def with_errors(records):
+    """`records` with their ERRORS entries and family errors attached."""
+    unknown = set(ERRORS) - {rec.name for rec in records}
+    assert not unknown, f"ERRORS names records that do not exist: {sorted(unknown)}"
+    return tuple(dataclasses.replace(rec, errors=rec.errors + ERRORS.get(rec.name, ()) + _family_errors(rec))
+                 for rec in records)
