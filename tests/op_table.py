@@ -217,6 +217,21 @@ def cases_from_shapes(shapes: Sequence[tuple], *args, **kwargs) -> tuple:
 
 
 @dataclasses.dataclass(frozen=True)
+class OpErr:
+    """A bad input: `fn(*arrays, *args, **kwargs)` raises `exc` with `match`
+    in its message, eagerly and under jit (the arrays are traced there)."""
+
+    arrays: tuple
+    kwargs: dict
+    exc: type
+    match: str
+    args: tuple = ()
+    # Where it is checked: eagerly and/or under jit (a data-dependent output
+    # shape is only an error when traced).
+    modes: tuple = ("eager", "jit")
+
+
+@dataclasses.dataclass(frozen=True)
 class OpRecord:
     name: str  # also the dotted path on microjax_rs unless `path` is given
     ref: Callable
@@ -236,6 +251,11 @@ class OpRecord:
     # Adapts the resolved function to take the arrays positionally (e.g.
     # `lax.concatenate`, which takes a list).
     adapt: Optional[Callable[[Callable], Callable]] = None
+    # Bad inputs and the exception each raises (tests/test_op_table.py: test_errors).
+    errors: tuple = ()
+    # For results with no NumPy reference (random draws): a predicate on the
+    # values (raises AssertionError); `ref` then only gives shape and dtype.
+    check: Optional[Callable[[np.ndarray], None]] = None
 
     @property
     def dotted(self) -> str:
@@ -1537,10 +1557,46 @@ def _conv_records():
 OP_RECORDS = OP_RECORDS + _conv_records()
 
 
+# Records completing the public surface (aliases, random, the rest of numpy /
+# lax / linalg), and the bad inputs of records by name, live in op_table_surface.py.
+def _surface_records(existing):
+    from op_table_surface import surface_records, with_errors
+
+    return with_errors(existing + surface_records(existing))
+
+
+OP_RECORDS = _surface_records(OP_RECORDS)
+
+
 def all_cases(records=OP_RECORDS):
     """Every (record, dtype name, case) triple, in table order."""
     for rec in records:
         for dt in rec.dtypes:
+            for case in rec.cases:
+                yield rec, dt, case
+
+
+def dtype_class(name: str) -> str:
+    """float / int / uint / bool / complex: the tiers keep one dtype of each."""
+    dt = np_dtype(name)
+    if is_float(dt):
+        return "float"
+    return {"i": "int", "u": "uint", "b": "bool", "c": "complex"}[dt.kind]
+
+
+def tier_dtypes(rec: OpRecord) -> tuple:
+    """One dtype per class in the record's dtypes, float32 / int32 preferred."""
+    chosen = {}
+    for dt in sorted(rec.dtypes, key=lambda d: d not in ("float32", "int32", "uint32")):
+        chosen.setdefault(dtype_class(dt), dt)
+    return tuple(dt for dt in rec.dtypes if dt in chosen.values())
+
+
+def tier_cases(full: bool, records=OP_RECORDS):
+    """All (record, dtype, case) triples (full tier), or each record's cases
+    for one dtype per dtype class (the CI tier)."""
+    for rec in records:
+        for dt in (rec.dtypes if full else tier_dtypes(rec)):
             for case in rec.cases:
                 yield rec, dt, case
 

@@ -167,7 +167,7 @@ def broadcast(operand, sizes):
 def broadcast_to_rank(x, rank):
     aval = _aval(x)
     if aval.ndim >= rank:
-        return x
+        return _arr(x)  # an Array even when no axis is added, as JAX
     return broadcast(x, (1,) * (rank - aval.ndim))
 
 
@@ -201,7 +201,12 @@ def squeeze(array, dimensions):
 def expand_dims(array, dimensions):
     aval = _aval(array)
     ndim_out = aval.ndim + len(dimensions)
+    for d in dimensions:
+        if not -ndim_out <= d < ndim_out:
+            raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim_out}")
     dims = sorted(d % ndim_out for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in expand_dims: {tuple(dimensions)}")
     shape = list(aval.shape)
     for d in dims:
         shape.insert(d, 1)

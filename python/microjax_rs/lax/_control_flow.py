@@ -480,6 +480,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     leaves, tree = tree_flatten(elems)
     if not leaves:
         return elems
+    leaves = [jnp.asarray(x) for x in leaves]  # Arrays out even when there is nothing to combine
     ndim = core.get_aval(leaves[0]).ndim
     axis = axis + ndim if axis < 0 else axis
     n = core.get_aval(leaves[0]).shape[axis]

@@ -2298,7 +2298,8 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     if av.ndim != 2:
         raise ValueError("fill_diagonal: only 2D arrays are supported")
     mask = lax.eq(lax.broadcasted_iota("int32", av.shape, 0), lax.broadcasted_iota("int32", av.shape, 1))
-    return where(mask, astype(val, av.dtype_name) if not isinstance(val, _SCALARS) else val, a)
+    # val takes the array's dtype (a Python float must not promote an int array)
+    return where(mask, astype(val, av.dtype_name), a)
 
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
@@ -2856,7 +2857,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     a, b = _promote_dtypes(_arr(x1), _arr(x2))
     a = moveaxis(a, axis, -1)
     b = moveaxis(b, axis, -1)
-    return sum(multiply(a, b), axis=-1)
+    # the operands' dtype, as a dot product (sum alone widens int32 to int64 under x64)
+    return sum(multiply(a, b), axis=-1, dtype=a.dtype)
 
 
 from . import linalg  # noqa: E402

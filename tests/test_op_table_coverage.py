@@ -1,0 +1,150 @@
+"""The operator table covers the public surface: every public callable of the
+array modules and every primitive has a record (tests/op_table*.py), or an
+entry in EXEMPT saying why the table does not apply. EXEMPT itself must name
+things that exist, so it cannot outlive the API it excuses.
+
+Run this file directly (``python tests/test_op_table_coverage.py``) to print
+the records x checks figures quoted in the README's testing section.
+"""
+import importlib
+import types
+
+import microjax_rs
+import op_table as ot
+import test_op_table as top
+
+# The modules whose public callables need records, as dotted paths on microjax_rs.
+MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "scipy.special", "scipy.linalg", "random")
+
+
+def _exempt(reason, *names):
+    return {name: reason for name in names}
+
+
+_DTYPE_CLASSES = tuple(f"numpy.{n}" for n in (
+    "bfloat16", "bool_", "complexfloating", "dtype", "float16", "float32", "float64", "float_", "floating",
+    "generic", "inexact", "int16", "int32", "int64", "int8", "int_", "integer", "number", "signedinteger",
+    "uint16", "uint32", "uint64", "uint8", "unsignedinteger"))
+
+# public name -> why it has no operator-table record
+EXEMPT = {
+    **_exempt("dtype / scalar type object, not an array function (tests/test_numpy_surface.py)", *_DTYPE_CLASSES),
+    **_exempt("array type (isinstance target), not a function", "numpy.ndarray", "numpy.ArrayImpl", "numpy.Tracer",
+              "lax.ArrayImpl", "lax.Tracer", "random.PRNGKeyArray"),
+    **_exempt("dtype query returning a Python value, not an array (tests/test_numpy_surface.py)",
+              "numpy.can_cast", "numpy.finfo", "numpy.iinfo", "numpy.isdtype", "numpy.issubdtype",
+              "numpy.promote_types", "numpy.result_type", "numpy.iscomplexobj", "numpy.isrealobj",
+              "numpy.isscalar"),
+    **_exempt("shape query returning Python ints / tuples, not an array",
+              "numpy.ndim", "numpy.shape", "numpy.size", "numpy.broadcast_shapes", "numpy.einsum_path",
+              "lax.padtype_to_pads", "lax.conv_dimension_numbers"),
+    **_exempt("internal alias of jnp.where for functions whose where= keyword shadows it (not JAX API)",
+              "numpy.where_"),
+    **_exempt("NamedTuple result type of a linalg function, not a function",
+              "numpy.linalg.EighResult", "numpy.linalg.QRResult", "numpy.linalg.SVDResult",
+              "numpy.linalg.SlogdetResult"),
+    **_exempt("parameter class (dimension numbers / enum) consumed by a recorded primitive",
+              "lax.ConvDimensionNumbers", "lax.GatherDimensionNumbers", "lax.GatherScatterMode",
+              "lax.ScatterDimensionNumbers", "lax.RoundingMethod"),
+    **_exempt("the primitive class itself (tests/test_tracing.py)", "lax.Primitive"),
+    **_exempt("higher-order control flow taking Python callables (tests/test_control_flow.py)",
+              "lax.cond", "lax.fori_loop", "lax.map", "lax.scan", "lax.switch", "lax.while_loop"),
+    **_exempt("returns the key implementation object, not an array (tests/test_random.py)", "random.key_impl"),
+}
+
+# primitive -> the public function whose record exercises it (when the names differ)
+PRIMITIVE_RECORDS = {
+    "and": "lax.bitwise_and", "or": "lax.bitwise_or", "xor": "lax.bitwise_xor", "not": "lax.bitwise_not",
+    "reduce_window_max": "lax.reduce_window", "reduce_window_min": "lax.reduce_window",
+    "reduce_window_sum": "lax.reduce_window",
+    # the JVP and transpose of reduce_window_max: run by that record's grad checks
+    "select_and_gather_add": "lax.reduce_window", "select_and_scatter_add": "lax.reduce_window",
+    "threefry2x32": "random.threefry_2x32", "scatter-add": "lax.scatter_add", "scatter-mul": "lax.scatter_mul",
+    "scatter-min": "lax.scatter_min", "scatter-max": "lax.scatter_max",
+}
+
+# primitive -> why it has no record
+EXEMPT_PRIMITIVES = {
+    **_exempt("collective over a named axis, needs pmap/vmap axis_name (tests/test_collectives.py)",
+              "all_gather", "all_to_all", "axis_index", "pmax", "pmin", "ppermute", "psum", "reduce_scatter"),
+    **_exempt("higher-order control flow (tests/test_control_flow.py)", "cond", "scan", "while"),
+    **_exempt("custom-derivative machinery (tests/test_custom_derivatives.py)",
+              "custom_jvp_call", "custom_vjp_call", "custom_lin", "linear_call"),
+    **_exempt("host callback (tests/test_callbacks.py)", "debug_callback", "io_callback", "pure_callback"),
+    "pjit": "nested jit: every record's jit check traces through it (tests/test_tracing.py)",
+    "checkpoint": "remat wrapper (tests/test_autodiff.py)",
+}
+
+
+def public_callables():
+    """Dotted names ("numpy.sin") of the public callables of MODULES."""
+    names = set()
+    for dotted in MODULES:
+        mod = importlib.import_module(f"microjax_rs.{dotted}")
+        public = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
+        for name in public:
+            obj = getattr(mod, name, None)
+            if callable(obj) and not isinstance(obj, types.ModuleType):
+                names.add(f"{dotted}.{name}")
+    return names
+
+
+def covered_names():
+    """Public names with a record: the record's path, and its name without the `[variant]`."""
+    return {rec.dotted for rec in ot.OP_RECORDS} | {rec.name.split("[")[0] for rec in ot.OP_RECORDS}
+
+
+def test_every_public_callable_has_a_record():
+    missing = sorted(public_callables() - covered_names() - set(EXEMPT))
+    assert not missing, f"public functions without an operator-table record (or EXEMPT entry): {missing}"
+
+
+def test_every_primitive_has_a_record():
+    covered = covered_names()
+    missing = []
+    for prim in microjax_rs._core.primitive_names():
+        candidates = {f"lax.{prim}", f"lax.{prim.replace('-', '_')}", f"lax.linalg.{prim}",
+                      PRIMITIVE_RECORDS.get(prim)}
+        if not candidates & covered and prim not in EXEMPT_PRIMITIVES:
+            missing.append(prim)
+    assert not missing, f"primitives without an operator-table record (or EXEMPT_PRIMITIVES entry): {missing}"
+
+
+def test_exemptions_name_existing_things():
+    stale = sorted(set(EXEMPT) - public_callables())
+    assert not stale, f"EXEMPT names no public callable (remove them): {stale}"
+    prims = set(microjax_rs._core.primitive_names())
+    stale = sorted(set(EXEMPT_PRIMITIVES) - prims) + sorted(set(PRIMITIVE_RECORDS) - prims)
+    assert not stale, f"primitive exemptions / mappings name no primitive: {stale}"
+    unmapped = sorted(v for v in PRIMITIVE_RECORDS.values() if v not in covered_names())
+    assert not unmapped, f"PRIMITIVE_RECORDS points at names without records: {unmapped}"
+
+
+def test_exemptions_are_not_also_recorded():
+    both = sorted(set(EXEMPT) & covered_names())
+    assert not both, f"exempt names that have records (drop the exemption): {both}"
+
+
+# ----------------------------------------------------------------- records x checks
+
+
+def table_figures():
+    """Records, cases and generated checks of each tier (for the README)."""
+    recs = ot.OP_RECORDS
+    prims = microjax_rs._core.primitive_names()
+    figures = {"records": len(recs), "public callables with records": len(public_callables() - set(EXEMPT)),
+               "public callables exempt": len(EXEMPT),
+               "primitives with records": len(set(prims) - set(EXEMPT_PRIMITIVES)),
+               "primitives exempt": len(EXEMPT_PRIMITIVES),
+               "error checks (bad input x eager/jit)": len(top.ERROR_CASES)}
+    for tier, full in (("ci", False), ("full", True)):
+        cases = list(ot.tier_cases(full=full))
+        # eager, jit and one test per transform hook for every (record, dtype, case)
+        figures[f"{tier}: record x dtype x case"] = len(cases)
+        figures[f"{tier}: checks"] = len(cases) * (2 + len(top.TRANSFORM_CHECKS)) + len(top.ERROR_CASES)
+    return figures
+
+
+if __name__ == "__main__":
+    for key, value in table_figures().items():
+        print(f"{key}: {value}")
