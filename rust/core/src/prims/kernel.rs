@@ -34,6 +34,8 @@ mod reduce;
 pub mod rows;
 #[path = "kernels/slices.rs"]
 pub mod slices;
+#[path = "kernels/small_matmul.rs"]
+mod small_matmul;
 #[path = "kernels/structural.rs"]
 mod structural;
 #[path = "kernels/vmath.rs"]
@@ -50,9 +52,18 @@ use std::sync::Arc;
 
 /// Evaluates `prim` on concrete operands.
 pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
+    let (aval, multi) = out_avals(prim, args)?;
+    eval_known(prim, args, aval, multi)
+}
+
+/// What [`eval_known`] needs to know of the outputs: the aval of a
+/// single-output primitive, or every aval of a multiple-results one.
+pub type OutAvals = (Option<Aval>, Vec<Aval>);
+
+/// The output avals of `prim` on `args`, from its shape rule.
+pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
     let name = prim.name();
-    // Output aval of a single-output primitive, or all avals of pjit.
-    let (aval, multi) = match fast_aval(prim, args) {
+    Ok(match fast_aval(prim, args) {
         Some(a) => (Some(a), Vec::new()),
         None => {
             let in_avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
@@ -72,7 +83,20 @@ pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
                 }
             }
         }
-    };
+    })
+}
+
+/// [`eval`] with the output avals already known, as the compiled
+/// executor knows them from the typechecked program: the shape rule is not
+/// run again. Kernels still check their operands (a mismatch is an error,
+/// never a panic) and every output is checked against its aval.
+pub fn eval_known(
+    prim: &Primitive,
+    args: &[&HostArray],
+    aval: Option<Aval>,
+    multi: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
+    let name = prim.name();
     let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
     let buf = match prim {
         Primitive::Unary(op) => elementwise::unary(*op, one(name, args)?.buffer())?,

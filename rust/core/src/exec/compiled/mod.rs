@@ -23,7 +23,7 @@ pub mod simplify;
 use super::Runner;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
-use crate::ir::{Atom, ClosedJaxpr, Jaxpr, Var};
+use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
 use crate::prims::{kernel, Primitive};
 use fused::Fused;
 use std::sync::Arc;
@@ -44,6 +44,9 @@ enum Step {
         index: usize,
         ins: Vec<Src>,
         bodies: Vec<Compiled>,
+        /// The output aval of a single-output kernel equation (known from
+        /// the typechecked program, so the shape rule is not rerun).
+        out: Option<Aval>,
     },
     /// A fusion group.
     Fused(Box<Fused>),
@@ -158,10 +161,16 @@ impl Compiled {
                             .collect::<Result<Vec<_>>>()?,
                         _ => Vec::new(),
                     };
+                    let out = match (&eqn.prim, eqn.outputs.as_slice()) {
+                        (Primitive::Control(_) | Primitive::Callback(_), _) => None,
+                        (p, [v]) if !p.multiple_results() => Some(jx.aval(*v)?.clone()),
+                        _ => None,
+                    };
                     steps.push(Step::Eqn {
                         index: i,
                         ins,
                         bodies,
+                        out,
                     });
                 }
             }
@@ -251,12 +260,17 @@ impl Compiled {
         }
         for (step, frees) in self.steps.iter().zip(&self.frees) {
             match step {
-                Step::Eqn { index, ins, bodies } => {
+                Step::Eqn {
+                    index,
+                    ins,
+                    bodies,
+                    out,
+                } => {
                     let eqn = jx
                         .eqns
                         .get(*index)
                         .ok_or_else(|| internal("equation index"))?;
-                    let outs = run_eqn(&eqn.prim, ins, bodies, &env)?;
+                    let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), &env)?;
                     if outs.len() != eqn.outputs.len() {
                         return Err(Error::Arity {
                             prim: eqn.prim.name(),
@@ -328,6 +342,7 @@ fn run_eqn(
     prim: &Primitive,
     ins: &[Src],
     bodies: &[Compiled],
+    out: Option<&Aval>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let shared = || -> Result<Vec<Arc<HostArray>>> {
@@ -358,10 +373,11 @@ fn run_eqn(
                     Src::Lit(h) => Ok(&**h),
                 })
                 .collect::<Result<Vec<&HostArray>>>()?;
-            Ok(kernel::eval(prim, &refs)?
-                .into_iter()
-                .map(Arc::new)
-                .collect())
+            let outs = match out {
+                Some(a) => kernel::eval_known(prim, &refs, Some(a.clone()), Vec::new())?,
+                None => kernel::eval(prim, &refs)?,
+            };
+            Ok(outs.into_iter().map(Arc::new).collect())
         }
     }
 }

@@ -18,6 +18,7 @@
 
 use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
+use super::small_matmul::{self, SmallMatmul};
 use super::structural::strided_gather;
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
@@ -55,6 +56,31 @@ impl<'a> Axes<'a> {
                 .flat_map(|(a, b, n)| (0..n).filter(move |x| !a.contains(x) && !b.contains(x))),
         )
     }
+}
+
+/// Axes 0 and 1 as `'static` one-axis lists, for [`Layout::matrix`].
+const AXIS: [[usize; 1]; 2] = [[0], [1]];
+
+/// `(rows, cols)` axes of both operands when the product is a plain
+/// rank ≤ 2 matrix product (no batch axes, one contracted axis each).
+type MatrixAxes = (
+    (Option<usize>, Option<usize>),
+    (Option<usize>, Option<usize>),
+);
+
+fn matrix_axes(dims: &DotDims, lrank: usize, rrank: usize) -> Option<MatrixAxes> {
+    if !dims.lhs_batch.is_empty() || !dims.rhs_batch.is_empty() || lrank > 2 || rrank > 2 {
+        return None;
+    }
+    let (&[lc], &[rc]) = (dims.lhs_contract.as_slice(), dims.rhs_contract.as_slice()) else {
+        return None;
+    };
+    if lc >= lrank || rc >= rrank {
+        return None;
+    }
+    // The other axis of a rank-2 operand (1 - c, as c is 0 or 1).
+    let free = |rank: usize, c: usize| (rank == 2).then_some(usize::from(c == 0));
+    Some(((free(lrank, lc), Some(lc)), (Some(rc), free(rrank, rc))))
 }
 
 /// One operand seen as `(batch, rows, cols)`.
@@ -100,6 +126,28 @@ impl<'a> Layout<'a> {
             groups,
             flat,
             sizes,
+        }
+    }
+
+    /// What [`Layout::new`] computes for a rank ≤ 2 operand with no batch
+    /// axis, rows on axis `rows` and columns on axis `cols` (`None`: no
+    /// such axis), without its general walk over axis lists (which costs
+    /// more than a small matvec).
+    fn matrix(shape: &'a [usize], rows: Option<usize>, cols: Option<usize>) -> Layout<'a> {
+        let group = |a: Option<usize>| match a {
+            Some(a) => Axes::List(AXIS.get(a).map_or(&[][..], |x| &x[..])),
+            None => Axes::List(&[]),
+        };
+        let dim = |a: Option<usize>| a.map_or(1, |a| shape.get(a).copied().unwrap_or(0));
+        let flat = |a: Option<usize>| match a {
+            Some(a) => flatten(std::iter::once((dim(Some(a)), stride_of(shape, a)))),
+            None => Some((1, 0)),
+        };
+        Layout {
+            shape,
+            groups: [Axes::List(&[]), group(rows), group(cols)],
+            flat: flat(rows).zip(flat(cols)).map(|(r, c)| [(1, 0), r, c]),
+            sizes: [1, dim(rows), dim(cols)],
         }
     }
 
@@ -199,22 +247,13 @@ pub fn dot_general(
     dims: &DotDims,
     pref: Option<DType>,
 ) -> Result<Buffer> {
-    let lay_l = Layout::new(
-        l.shape(),
-        [
-            Axes::List(&dims.lhs_batch),
-            Axes::Rest(&dims.lhs_batch, &dims.lhs_contract, l.ndim()),
-            Axes::List(&dims.lhs_contract),
-        ],
-    );
-    let lay_r = Layout::new(
-        r.shape(),
-        [
-            Axes::List(&dims.rhs_batch),
-            Axes::List(&dims.rhs_contract),
-            Axes::Rest(&dims.rhs_batch, &dims.rhs_contract, r.ndim()),
-        ],
-    );
+    let (lay_l, lay_r) = match matrix_axes(dims, l.ndim(), r.ndim()) {
+        Some(((lr, lc), (rr, rc))) => (
+            Layout::matrix(l.shape(), lr, lc),
+            Layout::matrix(r.shape(), rr, rc),
+        ),
+        None => general_layouts(l, r, dims),
+    };
     let [b, m, k] = lay_l.sizes;
     let sz = Sizes {
         b,
@@ -247,6 +286,30 @@ pub fn dot_general(
         Some(p) if p != out.dtype() => convert(&out, p),
         _ => Ok(out),
     }
+}
+
+fn general_layouts<'a>(
+    l: &'a HostArray,
+    r: &'a HostArray,
+    dims: &'a DotDims,
+) -> (Layout<'a>, Layout<'a>) {
+    let lay_l = Layout::new(
+        l.shape(),
+        [
+            Axes::List(&dims.lhs_batch),
+            Axes::Rest(&dims.lhs_batch, &dims.lhs_contract, l.ndim()),
+            Axes::List(&dims.lhs_contract),
+        ],
+    );
+    let lay_r = Layout::new(
+        r.shape(),
+        [
+            Axes::List(&dims.rhs_batch),
+            Axes::List(&dims.rhs_contract),
+            Axes::Rest(&dims.rhs_batch, &dims.rhs_contract, r.ndim()),
+        ],
+    );
+    (lay_l, lay_r)
 }
 
 /// Whether computing in `to` loses nothing relative to `from`.
@@ -491,7 +554,7 @@ fn half_matmul<H: HalfElem>(
     )?))
 }
 
-fn float_matmul<T: FloatElem + ffi::GemmElem>(
+fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul>(
     l: &[T],
     r: &[T],
     ll: &Layout<'_>,
@@ -502,6 +565,15 @@ fn float_matmul<T: FloatElem + ffi::GemmElem>(
     let zero = <T as FloatElem>::ZERO;
     let fma = |acc: T, a: T, x: T| acc.add(a.mul(x));
     let flops = sz.flops();
+    // The kernel is chosen by the sizes alone (packing first when needed),
+    // so a transposed operand read in place gives the same bits as its
+    // materialized transpose.
+    if flops <= REGISTER_FLOPS && m > 0 && n > 0 && k > 0 && b > 0 {
+        if flops <= SMALL_FLOPS && !(ll.is_packed() && lr.is_packed()) {
+            return plain_matmul(l, r, ll, lr, sz, zero, fma);
+        }
+        return register_matmul(&ll.contiguous(l)?, &lr.contiguous(r)?, sz);
+    }
     if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {
         return plain_matmul(l, r, ll, lr, sz, zero, fma);
     }
@@ -544,6 +616,26 @@ fn float_matmul<T: FloatElem + ffi::GemmElem>(
             parallel,
         )?;
     }
+    Ok(out)
+}
+
+/// Up to this many multiply-adds, packed float operands take the
+/// register-blocked kernel (no `gemm` set-up, no packing).
+const REGISTER_FLOPS: usize = 64 * 64 * 64;
+
+/// [`small_matmul`] on packed operands (lengths checked here).
+fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    let size = |x: usize, y: usize| {
+        b.checked_mul(x)
+            .and_then(|v| v.checked_mul(y))
+            .ok_or_else(|| internal("operand size"))
+    };
+    if l.len() != size(m, k)? || r.len() != size(k, n)? {
+        return Err(internal("operand length"));
+    }
+    let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
+    small_matmul::matmul_into(&mut out, l, r, m, k, n);
     Ok(out)
 }
 
@@ -655,5 +747,96 @@ mod ffi {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation
+)]
+mod tests {
+    use super::*;
+
+    /// The register-blocked kernel equals a naive k-ordered dot product bit
+    /// for bit, on full blocks, partial blocks and tails, f32 and f64.
+    #[test]
+    fn register_kernel_matches_the_k_ordered_loop() {
+        let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
+        for (bt, m, k, n) in [
+            (1, 1, 64, 64),
+            (2, 3, 7, 130),
+            (1, 2, 1, 65),
+            (1, 1, 33, 200),
+            (3, 1, 5, 5),
+        ] {
+            let l: Vec<f64> = (0..bt * m * k).map(val).collect();
+            let r: Vec<f64> = (0..bt * k * n).map(|i| val(i + 99)).collect();
+            let sz = Sizes { b: bt, m, k, n };
+            let got64 = register_matmul(&l, &r, sz).unwrap();
+            let l32: Vec<f32> = l.iter().map(|&x| x as f32).collect();
+            let r32: Vec<f32> = r.iter().map(|&x| x as f32).collect();
+            let got32 = register_matmul(&l32, &r32, sz).unwrap();
+            for bi in 0..bt {
+                for i in 0..m {
+                    for j in 0..n {
+                        let (mut a64, mut a32) = (0.0f64, 0.0f32);
+                        for kk in 0..k {
+                            let (x, y) = (bi * m * k + i * k + kk, bi * k * n + kk * n + j);
+                            a64 += l[x] * r[y];
+                            a32 += l32[x] * r32[y];
+                        }
+                        let o = bi * m * n + i * n + j;
+                        assert_eq!(got64[o].to_bits(), a64.to_bits(), "{bt} {m} {k} {n}");
+                        assert_eq!(got32[o].to_bits(), a32.to_bits(), "{bt} {m} {k} {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The shortcut layouts equal the general ones on every rank ≤ 2
+    /// matrix product, including zero and unit dimensions.
+    #[test]
+    fn matrix_layouts_match_the_general_walk() {
+        let dimsizes = [0usize, 1, 2, 5];
+        let mut shapes: Vec<Vec<usize>> = dimsizes.iter().map(|&a| vec![a]).collect();
+        for &a in &dimsizes {
+            for &b in &dimsizes {
+                shapes.push(vec![a, b]);
+            }
+        }
+        for ls in &shapes {
+            for rs in &shapes {
+                for lc in 0..ls.len() {
+                    for rc in 0..rs.len() {
+                        let dims = DotDims {
+                            lhs_contract: vec![lc],
+                            rhs_contract: vec![rc],
+                            lhs_batch: vec![],
+                            rhs_batch: vec![],
+                        };
+                        let l = HostArray::zeros(ls.clone(), DType::F32).unwrap();
+                        let r = HostArray::zeros(rs.clone(), DType::F32).unwrap();
+                        let (gl, gr) = general_layouts(&l, &r, &dims);
+                        let ((lr, lcol), (rr, rcol)) =
+                            matrix_axes(&dims, ls.len(), rs.len()).unwrap();
+                        let (ml, mr) = (Layout::matrix(ls, lr, lcol), Layout::matrix(rs, rr, rcol));
+                        for (g, m) in [(&gl, &ml), (&gr, &mr)] {
+                            assert_eq!(g.sizes, m.sizes, "{ls:?} {rs:?} {lc} {rc}");
+                            assert_eq!(g.flat, m.flat, "{ls:?} {rs:?} {lc} {rc}");
+                            for k in 0..3 {
+                                let ga: Vec<usize> = g.groups[k].iter().collect();
+                                let ma: Vec<usize> = m.groups[k].iter().collect();
+                                assert_eq!(ga, ma);
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,127 @@
+//! Register-blocked f32/f64 matmul for small products (a 64×64 matvec
+//! inside a scan must cost tens of nanoseconds, not a `gemm` set-up).
+//!
+//! Each output row is computed in blocks of four SIMD vectors held in
+//! registers across the whole k loop; the columns left over (fewer than
+//! four vectors) run the i-k-j loop on the row itself. Every output
+//! element is `0 + a0*x0 + a1*x1 + ...` added in k order with separate
+//! multiplies and adds (no FMA), exactly like the generic loop kernel, so
+//! the result is bit-identical to it at every SIMD width.
+
+use pulp::Simd;
+
+/// f32 and f64: the types with a register-blocked row kernel.
+pub trait SmallMatmul: Copy + Default {
+    /// `orow = lrow @ rb` for a contiguous `(k, n)` matrix `rb`.
+    fn row<S: Simd>(simd: S, orow: &mut [Self], lrow: &[Self], rb: &[Self], n: usize);
+}
+
+macro_rules! impl_small {
+    ($t:ty, $vt:ident, $splat:ident, $add:ident, $mul:ident, $split:ident, $split_mut:ident) => {
+        impl SmallMatmul for $t {
+            #[inline(always)]
+            fn row<S: Simd>(simd: S, orow: &mut [$t], lrow: &[$t], rb: &[$t], n: usize) {
+                let n = n.max(1);
+                let lanes = core::mem::size_of::<S::$vt>()
+                    .checked_div(core::mem::size_of::<$t>())
+                    .unwrap_or(1)
+                    .max(1);
+                let block = lanes.saturating_mul(4);
+                let (vecs, _) = S::$split_mut(orow);
+                let full = vecs.len() & !3;
+                let mut v0 = 0usize;
+                while v0 < full {
+                    let zero = simd.$splat(0.0);
+                    let (mut a0, mut a1, mut a2, mut a3) = (zero, zero, zero, zero);
+                    let col = v0.saturating_mul(lanes);
+                    for (&a, rrow) in lrow.iter().zip(rb.chunks_exact(n)) {
+                        let Some(x) = rrow.get(col..col.saturating_add(block)) else {
+                            break;
+                        };
+                        let (xv, _) = S::$split(x);
+                        if let [x0, x1, x2, x3, ..] = xv {
+                            let va = simd.$splat(a);
+                            a0 = simd.$add(a0, simd.$mul(va, *x0));
+                            a1 = simd.$add(a1, simd.$mul(va, *x1));
+                            a2 = simd.$add(a2, simd.$mul(va, *x2));
+                            a3 = simd.$add(a3, simd.$mul(va, *x3));
+                        }
+                    }
+                    if let Some([o0, o1, o2, o3]) = vecs.get_mut(v0..v0.saturating_add(4)) {
+                        (*o0, *o1, *o2, *o3) = (a0, a1, a2, a3);
+                    }
+                    v0 = v0.saturating_add(4);
+                }
+                // The columns after the full blocks: i-k-j on the row.
+                let done = full.saturating_mul(lanes);
+                let tail = orow.get_mut(done..).unwrap_or_default();
+                tail.fill(0.0);
+                for (&a, rrow) in lrow.iter().zip(rb.chunks_exact(n)) {
+                    for (o, &x) in tail.iter_mut().zip(rrow.get(done..).unwrap_or_default()) {
+                        *o += a * x;
+                    }
+                }
+            }
+        }
+    };
+}
+
+impl_small!(
+    f32,
+    f32s,
+    splat_f32s,
+    add_f32s,
+    mul_f32s,
+    as_simd_f32s,
+    as_mut_simd_f32s
+);
+impl_small!(
+    f64,
+    f64s,
+    splat_f64s,
+    add_f64s,
+    mul_f64s,
+    as_simd_f64s,
+    as_mut_simd_f64s
+);
+
+/// `out = l @ r` per batch for contiguous `(b, m, k)` and `(b, k, n)`
+/// operands (lengths validated by the caller).
+struct Rows<'a, T> {
+    out: &'a mut [T],
+    l: &'a [T],
+    r: &'a [T],
+    m: usize,
+    k: usize,
+    n: usize,
+}
+
+impl<T: SmallMatmul> pulp::WithSimd for Rows<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Rows { out, l, r, m, k, n } = self;
+        let (mn, mk, kn) = (
+            m.saturating_mul(n),
+            m.saturating_mul(k),
+            k.saturating_mul(n),
+        );
+        if mn == 0 || mk == 0 || kn == 0 {
+            return;
+        }
+        for ((ob, lb), rb) in out
+            .chunks_exact_mut(mn)
+            .zip(l.chunks_exact(mk))
+            .zip(r.chunks_exact(kn))
+        {
+            for (orow, lrow) in ob.chunks_exact_mut(n.max(1)).zip(lb.chunks_exact(k)) {
+                T::row(simd, orow, lrow, rb, n);
+            }
+        }
+    }
+}
+
+/// Fills `out` (`b*m*n` zeros on entry) with the batched product.
+pub fn matmul_into<T: SmallMatmul>(out: &mut [T], l: &[T], r: &[T], m: usize, k: usize, n: usize) {
+    pulp::Arch::new().dispatch(Rows { out, l, r, m, k, n });
+}
