@@ -1,9 +1,9 @@
 //! A mutation fuzzer for exported programs (stable Rust, no extra crates).
 //!
 //! ```text
-//! cargo run --release -p microjax --example fuzz_program -- \
+//! cargo run --profile ci -p microjax --example fuzz_program -- \
 //!     [--corpus DIR] [--iterations N | --seconds S] [--seed X] [--out DIR] [--timeout S]
-//! cargo run --release -p microjax --example fuzz_program -- --make-corpus DIR
+//! cargo run --profile ci -p microjax --example fuzz_program -- --make-corpus DIR
 //! ```
 //!
 //! Reads the seed programs in `--corpus` (default `rust/core/fuzz/corpus`),
@@ -22,6 +22,9 @@
 //! corpus give the same cases. `--make-corpus DIR` writes the built-in seed
 //! programs (the committed corpus was made this way plus programs exported
 //! from Python).
+//!
+//! The `ci` profile keeps overflow checks and debug assertions, so an
+//! arithmetic overflow is a caught panic rather than a wrapped value.
 //!
 //! `cargo afl` (afl.rs) would drive the same `fuzz_case` function with
 //! coverage feedback for longer campaigns; it is not installable on the
@@ -461,7 +464,9 @@ fn main() -> Res<()> {
     );
     let mut rng = Rng(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let start = Instant::now();
-    let deadline = args.seconds.map(|s| start + Duration::from_secs(s));
+    let deadline = args
+        .seconds
+        .and_then(|s| start.checked_add(Duration::from_secs(s)));
     let mut stats = Stats::default();
     let cases = AtomicU64::new(0);
     loop {
