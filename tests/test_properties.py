@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import assume, given  # noqa: E402
+from hypothesis import assume, example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
@@ -200,6 +200,11 @@ def mask_cases(draw):
 
 
 @given(case=mask_cases(), seed=seeds)
+# regressions found by this test: an empty mask over a size-0 axis (no
+# gather fits), and a mask before `...` (compared to Ellipsis with `==`)
+@example(case=((0,), np.zeros(0, bool)), seed=0)
+@example(case=((0, 0), (np.zeros(0, bool), Ellipsis)), seed=0)
+@example(case=((2, 3), (np.array([True, False]), Ellipsis)), seed=0)
 def test_boolean_masks_match_numpy(case, seed):
     shape, idx = case
     x = _values(shape, seed)

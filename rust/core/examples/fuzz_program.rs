@@ -149,7 +149,7 @@ const TOKENS: &[&str] = &[
 /// One random mutation of `m` (`seeds` feed splices).
 fn mutate_once(m: &mut Vec<u8>, seeds: &[Vec<u8>], rng: &mut Rng) {
     let len = m.len();
-    match rng.below(10) {
+    match rng.below(12) {
         0 => {
             let i = rng.below(len);
             let bit = rng.below(8);
@@ -203,7 +203,8 @@ fn mutate_once(m: &mut Vec<u8>, seeds: &[Vec<u8>], rng: &mut Rng) {
         }
         7 => text_token_swap(m, rng),
         8 => text_token_replace(m, rng),
-        _ => text_number(m, rng),
+        9 => text_number(m, rng),
+        _ => text_substitute_all(m, rng),
     }
 }
 
@@ -273,6 +274,33 @@ fn text_token_replace(m: &mut Vec<u8>, rng: &mut Rng) {
     t.extend_from_slice(tok.as_bytes());
     t.extend_from_slice(m.get(e..range.end).unwrap_or(&[]));
     set_text(m, t);
+}
+
+/// Substitutions applied to the whole text: programs that stay well formed
+/// but change dtype or sizes everywhere (0-size axes, half floats, ints).
+const SUBSTITUTIONS: &[(&str, &str)] = &[
+    ("f32", "f64"),
+    ("f32", "i32"),
+    ("f32", "f16"),
+    ("f32", "bf16"),
+    ("f32", "bool"),
+    ("i32", "u8"),
+    ("[4", "[0"),
+    ("[3", "[0"),
+    ("[2", "[1"),
+    (",4]", ",0]"),
+    ("3,", "1,"),
+    ("True", "False"),
+    ("False", "True"),
+];
+
+fn text_substitute_all(m: &mut Vec<u8>, rng: &mut Rng) {
+    let Some(range) = text_range(m) else { return };
+    let Some(&(from, to)) = rng.pick(SUBSTITUTIONS) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(m.get(range).unwrap_or(&[])).replace(from, to);
+    set_text(m, text.into_bytes());
 }
 
 /// Replaces a run of digits in the text with an interesting number.
