@@ -5,7 +5,8 @@
 //!   reduce, dot, select, cumsum, convert chains over random shapes, 0-size
 //!   axes included) always build, typecheck, print/parse back to an equal
 //!   program with the same text, and run to the same bits in the compiled
-//!   executor and the reference interpreter;
+//!   executor, the reference interpreter and as an exported program loaded
+//!   back from bytes;
 //! * random (mostly ill-typed) equations over every primitive family are
 //!   accepted or rejected by the builder with a typed `Err`, never a panic;
 //!   what the builder accepts also typechecks, round-trips and runs (or errs);
@@ -25,6 +26,7 @@
 use microjax::dtype::ALL_DTYPES;
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
+use microjax::export::{Determinism, Program};
 use microjax::ir::canonical::{canonical, parse_with_consts, ParseLimits};
 use microjax::ir::display::display;
 use microjax::ir::typecheck::typecheck;
@@ -277,6 +279,12 @@ proptest! {
         same_bits(&plan.run(&args).unwrap(), &want);
         // and again: buffers reused from the pool give the same bits
         same_bits(&plan.run(&args).unwrap(), &want);
+        // exported and loaded back: the same program and bits
+        let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
+        let loaded = Program::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(&**loaded.jaxpr(), &prog);
+        let outs = loaded.run(&[(*args[0]).clone()]).unwrap();
+        same_bits(&outs.into_iter().map(Arc::new).collect::<Vec<_>>(), &want);
     }
 }
 
