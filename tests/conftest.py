@@ -18,6 +18,24 @@ sys.path.insert(0, os.path.dirname(__file__))  # `import op_table` from any root
 
 FULL = os.environ.get("MICROJAX_FULL", "").strip().lower() in ("1", "true", "yes", "on")
 
+# Hypothesis profiles (tests/test_properties.py). "ci" (the default) is
+# derandomized so every run draws the same examples; HYPOTHESIS_PROFILE=dev
+# draws more, with a fresh seed each run.
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "ci", derandomize=True, deadline=None, max_examples=60, database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    settings.register_profile(
+        "dev", deadline=None, max_examples=1000,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # property tests skip themselves without hypothesis
+    pass
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "full: slow test, runs only with MICROJAX_FULL=1")

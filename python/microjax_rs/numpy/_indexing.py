@@ -102,7 +102,8 @@ def _normalize(idx, ndim):
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if n_ell:
-        k = out.index(Ellipsis)
+        # by identity: `list.index` would compare arrays with `==`
+        k = next(i for i, it in enumerate(out) if it is Ellipsis)
         out = out[:k] + [slice(None)] * (ndim - consumed) + out[k + 1:]
     else:
         out = out + [slice(None)] * (ndim - consumed)
@@ -255,11 +256,27 @@ def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices
     if not builtins.any(not isinstance(it, slice) for it in aligned):
         return x
     plan = _GatherPlan(x, aligned, check_static=mode is None, normalize=normalize)
+    if builtins.any(s > n for s, n in zip(plan.slice_sizes, x.shape)):
+        # An advanced index into a size-0 axis (`zeros(0)[mask]`): no gather
+        # fits, and an empty index selects nothing (as JAX, which skips the
+        # gather for an empty result).
+        if 0 in plan.batch:
+            return jnp.zeros(_gather_result_shape(plan), x.dtype)
     dnums = lax.GatherDimensionNumbers(
         offset_dims=plan.offset_dims, collapsed_slice_dims=tuple(plan.adv),
         start_index_map=tuple(plan.index_map))
     return lax.gather(x, plan.indices, dnums, plan.slice_sizes, mode=mode, fill_value=fill_value,
                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+
+
+def _gather_result_shape(plan):
+    """The shape `x[items]` has: the index batch, with the window sizes at
+    the offset dims."""
+    out = [None] * (len(plan.batch) + len(plan.window))
+    for j, k in zip(plan.offset_dims, plan.window):
+        out[j] = plan.slice_sizes[k]
+    batch = iter(plan.batch)
+    return tuple(next(batch) if s is None else s for s in out)
 
 
 def _static(v, what):

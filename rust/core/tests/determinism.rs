@@ -1,0 +1,378 @@
+//! Determinism (DESIGN.md "Determinism"): the same binary on the same CPU
+//! gives bit-identical results at any thread count. Each program of the
+//! suite (an MLP train step, a large elementwise chain, reductions, a scan,
+//! a convolution, linear algebra) runs through the compiled executor and
+//! the reference interpreter inside rayon pools of 1, 2 and 4 threads, twice
+//! each; every run must give the same bits as the first. Sizes are above the
+//! threading thresholds (65,536 elements for fused groups, 128³ flops for
+//! GEMM) so the threaded paths run.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+
+use microjax::exec::compiled::Compiled;
+use microjax::exec::interp::eval_closed;
+use microjax::prims::control::{ControlFlow, Scan};
+use microjax::prims::conv::ConvParams;
+use microjax::prims::linalg::LinalgOp;
+use microjax::transforms::vjp_jaxpr;
+use microjax::{
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive,
+    ReduceOp, UnaryOp,
+};
+use std::sync::Arc;
+
+fn f32v(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F32)
+}
+
+fn lit(v: f64) -> Atom {
+    Builder::lit(DType::F32, v)
+}
+
+/// Deterministic f32 data in about [-scale, scale].
+fn data(shape: &[usize], seed: u32, scale: f32) -> Arc<HostArray> {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
+    let v = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            ((s as f32 / u32::MAX as f32) * 2.0 - 1.0) * scale
+        })
+        .collect();
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+}
+
+fn input(b: &mut Builder, shape: &[usize]) -> Atom {
+    Atom::Var(b.add_input(f32v(shape)).unwrap())
+}
+
+fn matmul(b: &mut Builder, x: Atom, w: Atom, rank: usize) -> Atom {
+    b.add_eqn1(
+        Primitive::DotGeneral {
+            dims: DotDims {
+                lhs_contract: vec![rank - 1],
+                rhs_contract: vec![0],
+                lhs_batch: vec![],
+                rhs_batch: vec![],
+            },
+            preferred_element_type: None,
+        },
+        vec![x, w],
+    )
+    .unwrap()
+}
+
+fn reduce(b: &mut Builder, op: ReduceOp, x: Atom, axes: Vec<usize>) -> Atom {
+    b.add_eqn1(Primitive::Reduce { op, axes }, vec![x]).unwrap()
+}
+
+fn call(b: &mut Builder, prog: ClosedJaxpr, args: Vec<Atom>) -> Vec<Atom> {
+    let p = Primitive::Pjit {
+        jaxpr: Arc::new(prog),
+        name: "f".into(),
+    };
+    let outs = b.add_eqn(p, args, None).unwrap();
+    outs.into_iter().map(Atom::Var).collect()
+}
+
+/// `(w1, w2, x, y) -> sum((tanh(x @ w1) @ w2 - y)^2)`.
+fn mlp_loss(n: usize, d: usize, h: usize, o: usize) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let w1 = input(&mut b, &[d, h]);
+    let w2 = input(&mut b, &[h, o]);
+    let x = input(&mut b, &[n, d]);
+    let y = input(&mut b, &[n, o]);
+    let z = matmul(&mut b, x, w1, 2);
+    let a = b.unary(UnaryOp::Tanh, z).unwrap();
+    let p = matmul(&mut b, a, w2, 2);
+    let r = b.binary(BinaryOp::Sub, p, y).unwrap();
+    let r2 = b.binary(BinaryOp::Mul, r.clone(), r).unwrap();
+    let l = reduce(&mut b, ReduceOp::Sum, r2, vec![0, 1]);
+    b.build(vec![l]).unwrap()
+}
+
+/// One SGD step of the MLP: `(w1, w2, x, y) -> (loss, w1 - lr*g1, w2 - lr*g2)`,
+/// the forward and backward programs of `vjp` called as `pjit`s.
+fn mlp_train_step() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let (n, d, h, o) = (256, 128, 256, 16);
+    let loss = mlp_loss(n, d, h, o);
+    let vjp = vjp_jaxpr(&loss, &[true, true, false, false]).unwrap();
+    let mut b = Builder::new();
+    let ins: Vec<Atom> = [[d, h], [h, o], [n, d], [n, o]]
+        .iter()
+        .map(|s| input(&mut b, s))
+        .collect();
+    let fwd = call(&mut b, vjp.fwd.clone(), ins.clone());
+    let mut bargs = fwd[1..].to_vec();
+    bargs.push(lit(1.0));
+    let grads = call(&mut b, vjp.bwd.clone(), bargs);
+    let mut outs = vec![fwd[0].clone()];
+    for (w, g) in ins.iter().zip(&grads) {
+        let step = b.binary(BinaryOp::Mul, g.clone(), lit(0.01)).unwrap();
+        outs.push(b.binary(BinaryOp::Sub, w.clone(), step).unwrap());
+    }
+    let args = vec![
+        data(&[d, h], 1, 0.1),
+        data(&[h, o], 2, 0.1),
+        data(&[n, d], 3, 1.0),
+        data(&[n, o], 4, 1.0),
+    ];
+    (b.build(outs).unwrap(), args)
+}
+
+/// `tanh(x*2+1)*sin(x) - exp(-x*x)` plus a broadcast row, on f32[m, k].
+fn big_elementwise() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let (m, k) = (301, 1003);
+    let mut b = Builder::new();
+    let x = input(&mut b, &[m, k]);
+    let row = input(&mut b, &[k]);
+    let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
+    let x21 = b.binary(BinaryOp::Add, x2, lit(1.0)).unwrap();
+    let t = b.unary(UnaryOp::Tanh, x21).unwrap();
+    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let ts = b.binary(BinaryOp::Mul, t, s).unwrap();
+    let nx = b.unary(UnaryOp::Neg, x.clone()).unwrap();
+    let nxx = b.binary(BinaryOp::Mul, nx, x).unwrap();
+    let e = b.unary(UnaryOp::Exp, nxx).unwrap();
+    let d = b.binary(BinaryOp::Sub, ts, e).unwrap();
+    let r = b
+        .add_eqn1(
+            Primitive::BroadcastInDim {
+                shape: vec![m, k],
+                broadcast_dimensions: vec![1],
+            },
+            vec![row],
+        )
+        .unwrap();
+    let out = b.binary(BinaryOp::Add, d, r).unwrap();
+    let args = vec![data(&[m, k], 5, 3.0), data(&[k], 6, 1.0)];
+    (b.build(vec![out]).unwrap(), args)
+}
+
+/// Sums, maxima and a mean-of-squares over every axis combination of a
+/// large f32 array, and a cumulative sum.
+fn reductions() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let shape = [97, 65, 33];
+    let mut b = Builder::new();
+    let x = input(&mut b, &shape);
+    let mut outs = Vec::new();
+    for axes in [vec![0, 1, 2], vec![0], vec![1], vec![2], vec![0, 2]] {
+        outs.push(reduce(&mut b, ReduceOp::Sum, x.clone(), axes.clone()));
+        outs.push(reduce(&mut b, ReduceOp::Max, x.clone(), axes));
+    }
+    let sq = b.binary(BinaryOp::Mul, x.clone(), x.clone()).unwrap();
+    let ss = reduce(&mut b, ReduceOp::Sum, sq, vec![0, 1, 2]);
+    outs.push(b.binary(BinaryOp::Div, ss, lit(208_065.0)).unwrap());
+    outs.push(
+        b.add_eqn1(
+            Primitive::Cumulative {
+                op: microjax::prims::CumOp::Sum,
+                axis: 0,
+                reverse: false,
+            },
+            vec![x],
+        )
+        .unwrap(),
+    );
+    (b.build(outs).unwrap(), vec![data(&shape, 7, 2.0)])
+}
+
+/// A scan of 16 steps with a large carry: `c -> sin(c) * x_t + c`, ys = c.
+fn scan() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let (t, n) = (16, 70_000);
+    let mut body = Builder::new();
+    let c = input(&mut body, &[n]);
+    let x = input(&mut body, &[n]);
+    let s = body.unary(UnaryOp::Sin, c.clone()).unwrap();
+    let sx = body.binary(BinaryOp::Mul, s, x).unwrap();
+    let c2 = body.binary(BinaryOp::Add, sx, c).unwrap();
+    let total = reduce(&mut body, ReduceOp::Sum, c2.clone(), vec![0]);
+    let body = body.build(vec![c2, total]).unwrap();
+    let mut b = Builder::new();
+    let c0 = input(&mut b, &[n]);
+    let xs = input(&mut b, &[t, n]);
+    let p = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: t,
+        reverse: false,
+        num_consts: 0,
+        num_carry: 1,
+        linear: vec![false, false],
+        unroll: 1,
+    }));
+    let outs = b.add_eqn(p, vec![c0, xs], None).unwrap();
+    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    (prog, vec![data(&[n], 8, 1.0), data(&[t, n], 9, 0.5)])
+}
+
+/// A 2-D convolution (im2col + GEMM) followed by tanh and its sum.
+fn conv() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let (lhs, rhs) = ([8, 16, 34, 34], [32, 16, 3, 3]);
+    let mut b = Builder::new();
+    let x = input(&mut b, &lhs);
+    let w = input(&mut b, &rhs);
+    let mut p = ConvParams::simple(2);
+    p.padding = vec![(1, 1), (0, 0)];
+    let y = b
+        .add_eqn1(Primitive::Conv(Box::new(p)), vec![x, w])
+        .unwrap();
+    let t = b.unary(UnaryOp::Tanh, y.clone()).unwrap();
+    let s = reduce(&mut b, ReduceOp::Sum, t, vec![0, 1, 2, 3]);
+    let args = vec![data(&lhs, 10, 1.0), data(&rhs, 11, 0.2)];
+    (b.build(vec![y, s]).unwrap(), args)
+}
+
+/// Cholesky of `a aᵀ + n I`, a triangular solve with it, QR and eigh.
+fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let n = 48;
+    let mut b = Builder::new();
+    let a = input(&mut b, &[n, n]);
+    let at = b
+        .add_eqn1(
+            Primitive::Transpose {
+                permutation: vec![1, 0],
+            },
+            vec![a.clone()],
+        )
+        .unwrap();
+    let aat = matmul(&mut b, a.clone(), at, 2);
+    let iota = |b: &mut Builder, dimension| {
+        b.add_eqn1(
+            Primitive::Iota {
+                dtype: DType::I32,
+                shape: vec![n, n],
+                dimension,
+            },
+            vec![],
+        )
+        .unwrap()
+    };
+    let (r, c) = (iota(&mut b, 0), iota(&mut b, 1));
+    let eye_b = b
+        .add_eqn1(Primitive::Compare(microjax::CmpOp::Eq), vec![r, c])
+        .unwrap();
+    let eye = b
+        .add_eqn1(
+            Primitive::ConvertElementType {
+                new_dtype: DType::F32,
+                weak_type: false,
+            },
+            vec![eye_b],
+        )
+        .unwrap();
+    let ne = b.binary(BinaryOp::Mul, eye, lit(n as f64)).unwrap();
+    let spd = b.binary(BinaryOp::Add, aat, ne).unwrap();
+    let l = b
+        .add_eqn1(Primitive::Linalg(LinalgOp::Cholesky), vec![spd.clone()])
+        .unwrap();
+    let solve = LinalgOp::TriangularSolve {
+        left_side: true,
+        lower: true,
+        transpose_a: false,
+        conjugate_a: false,
+        unit_diagonal: false,
+    };
+    let x = b
+        .add_eqn1(Primitive::Linalg(solve), vec![l.clone(), a.clone()])
+        .unwrap();
+    let mut outs = vec![l, x];
+    for op in [
+        LinalgOp::Qr {
+            full_matrices: false,
+        },
+        LinalgOp::Eigh {
+            lower: true,
+            sort_eigenvalues: true,
+        },
+    ] {
+        let arg = if matches!(op, LinalgOp::Qr { .. }) {
+            a.clone()
+        } else {
+            spd.clone()
+        };
+        let o = b.add_eqn(Primitive::Linalg(op), vec![arg], None).unwrap();
+        outs.extend(o.into_iter().map(Atom::Var));
+    }
+    (b.build(outs).unwrap(), vec![data(&[n, n], 12, 1.0)])
+}
+
+/// The outputs' bits (buffers compare bitwise for floats).
+type Bits = Vec<(Vec<usize>, Buffer)>;
+
+fn bits(outs: Vec<Arc<HostArray>>) -> Bits {
+    outs.iter()
+        .map(|a| (a.shape().to_vec(), a.buffer().clone()))
+        .collect()
+}
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+/// Runs `prog` compiled and interpreted with 1, 2 and 4 threads, twice
+/// each, and asserts every run gives the bits of the first.
+fn assert_deterministic(name: &str, (prog, args): (ClosedJaxpr, Vec<Arc<HostArray>>)) {
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    let mut first: Option<Bits> = None;
+    for threads in [1usize, 2, 4] {
+        for run in 0..2 {
+            let compiled = bits(in_pool(threads, || plan.run(&args).unwrap()));
+            let interp = bits(in_pool(threads, || eval_closed(&prog, &args).unwrap()));
+            for (how, got) in [("compiled", compiled), ("interpreted", interp)] {
+                match &first {
+                    None => first = Some(got),
+                    Some(want) => {
+                        for (k, (g, w)) in got.iter().zip(want).enumerate() {
+                            assert!(
+                                g == w,
+                                "{name}: output {k} of the {how} run {run} with {threads} \
+                                 threads differs from the first run (1 thread, compiled)"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn mlp_train_step_is_bit_identical_at_any_thread_count() {
+    assert_deterministic("mlp train step", mlp_train_step());
+}
+
+#[test]
+fn large_elementwise_is_bit_identical_at_any_thread_count() {
+    assert_deterministic("elementwise", big_elementwise());
+}
+
+#[test]
+fn reductions_are_bit_identical_at_any_thread_count() {
+    assert_deterministic("reductions", reductions());
+}
+
+#[test]
+fn scan_is_bit_identical_at_any_thread_count() {
+    assert_deterministic("scan", scan());
+}
+
+#[test]
+fn conv_is_bit_identical_at_any_thread_count() {
+    assert_deterministic("conv", conv());
+}
+
+#[test]
+fn linalg_is_bit_identical_at_any_thread_count() {
+    assert_deterministic("linalg", linalg());
+}
