@@ -568,7 +568,8 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul>(
     // The kernel is chosen by the sizes alone (packing first when needed),
     // so a transposed operand read in place gives the same bits as its
     // materialized transpose.
-    if flops <= REGISTER_FLOPS && m > 0 && n > 0 && k > 0 && b > 0 {
+    let register = flops <= SMALL_FLOPS || (flops <= REGISTER_FLOPS && m <= 16 && n >= 64);
+    if register && m > 0 && n > 0 && k > 0 && b > 0 {
         if flops <= SMALL_FLOPS && !(ll.is_packed() && lr.is_packed()) {
             return plain_matmul(l, r, ll, lr, sz, zero, fma);
         }
@@ -619,8 +620,11 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul>(
     Ok(out)
 }
 
-/// Up to this many multiply-adds, packed float operands take the
-/// register-blocked kernel (no `gemm` set-up, no packing).
+/// Up to this many multiply-adds, products of few rows (at most 16) and
+/// wide rows (at least 64 columns: whole vector blocks) take the
+/// register-blocked kernel (no `gemm` set-up); every product of at most
+/// [`SMALL_FLOPS`] does. Tall-thin products (a matrix times a vector)
+/// stay with `gemm`, whose kernels vectorize along the rows.
 const REGISTER_FLOPS: usize = 64 * 64 * 64;
 
 /// [`small_matmul`] on packed operands (lengths checked here).
