@@ -164,7 +164,7 @@ fn loaded_programs_with_absurd_outputs_are_errors() {
     let bytes = Program::to_bytes(&broadcast_program(&[7, 9]), Determinism::Default, "").unwrap();
     let ok = Program::from_bytes(&bytes).unwrap();
     let x = HostArray::new(vec![], Buffer::F32(vec![1.0])).unwrap();
-    assert_eq!(ok.run(&[x.clone()]).unwrap()[0].shape(), &[7, 9]);
+    assert_eq!(ok.run(&[x]).unwrap()[0].shape(), &[7, 9]);
     let huge = with_text(&bytes, |t| {
         t.replace("7,9", "1048576,1048576")
             .replace("(7, 9)", "(1048576, 1048576)")

@@ -82,7 +82,7 @@ pub fn set_max_buffer_bytes(bytes: Option<u64>) -> Result<()> {
 pub fn bytes_of(elements: usize, dtype: DType) -> u128 {
     let n = u128::try_from(elements).unwrap_or(u128::MAX);
     let width = u128::try_from(dtype.itemsize()).unwrap_or(u128::MAX);
-    n.checked_mul(width).unwrap_or(u128::MAX)
+    n.saturating_mul(width)
 }
 
 fn too_large(what: &str, shape: String, dtype: DType, bytes: u128) -> Error {
