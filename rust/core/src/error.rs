@@ -87,7 +87,7 @@ pub enum Error {
     /// A buffer larger than the allocation budget
     /// ([`crate::exec::budget`]), or one the allocator refused (maps to
     /// `MemoryError`).
-    #[error("{what}: RESOURCE_EXHAUSTED: a {dtype}{shape} buffer needs {bytes} bytes, over the max buffer budget of {budget} bytes (config option microjax_max_buffer_bytes)")]
+    #[error("{what}: RESOURCE_EXHAUSTED: cannot allocate a {dtype}{shape} buffer of {bytes} bytes (max buffer budget: {budget} bytes, config option microjax_max_buffer_bytes)")]
     AllocationTooLarge {
         what: String,
         shape: String,

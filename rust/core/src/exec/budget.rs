@@ -129,15 +129,27 @@ pub fn check_avals<'a>(what: &str, avals: impl IntoIterator<Item = &'a Aval>) ->
     avals.into_iter().try_for_each(|a| check_aval(what, a))
 }
 
-/// A vector of `n` copies of `value`, checked against the budget and
-/// reserved fallibly (the central buffer constructors use it).
+/// Buffers from this size on ask the allocator fallibly first (below it a
+/// refusal means the process is out of memory anyway).
+const PROBE_BYTES: u128 = 1 << 20;
+
+/// A vector of `n` copies of `value`, checked against the budget (the
+/// central buffer constructors use it).
+///
+/// A large buffer is first reserved with `try_reserve_exact` and released,
+/// so an allocation the OS refuses is an error, not an abort; the vector
+/// itself is then built with `vec!`, which takes zero values from `calloc`
+/// (fresh pages, zeroed lazily by the OS) instead of writing every byte.
 pub fn filled<T: Clone>(what: &str, dtype: DType, value: T, n: usize) -> Result<Vec<T>> {
     check_elements(what, n, dtype, || format!("({n},)"))?;
-    let mut v: Vec<T> = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| too_large(what, format!("({n},)"), dtype, bytes_of(n, dtype)))?;
-    v.resize(n, value);
-    Ok(v)
+    let bytes = bytes_of(n, dtype);
+    if bytes >= PROBE_BYTES {
+        let mut probe: Vec<T> = Vec::new();
+        probe
+            .try_reserve_exact(n)
+            .map_err(|_| too_large(what, format!("({n},)"), dtype, bytes))?;
+    }
+    Ok(vec![value; n])
 }
 
 #[cfg(test)]
