@@ -6,9 +6,10 @@
 //! instead of an allocator abort. The checks sit at the central points: the
 //! output avals of every eager kernel ([`crate::prims::kernel::eval`]), every
 //! equation the reference interpreter runs, every value a compiled plan names
-//! (once, when the plan is built), and the buffer constructors, which also
-//! reserve with `try_reserve_exact` so an allocation the OS refuses is an
-//! error too.
+//! (once, when the plan is built), the buffer constructors (which also probe
+//! large allocations with `try_reserve_exact`, so an allocation the OS
+//! refuses is an error too), loaded constants, and the conv and
+//! reduce_window index tables, which outgrow their outputs.
 //!
 //! The budget is process-wide. Its default is the machine's physical memory
 //! (`MemTotal` of `/proc/meminfo`), or 2^40 bytes where that is unreadable;
