@@ -72,7 +72,12 @@ def _check_roundtrip(closed):
     text = closed.canonical()
     if "host_callback_" in text:
         return  # host functions have no text form
-    back = _core.parse(text, closed.consts())
+    try:
+        back = _core.parse(text, closed.consts())
+    except ValueError as e:
+        if str(e).startswith("limit exceeded"):
+            return  # over the parser's size limits (absurd shapes): no loadable text form
+        raise
     if back != closed:
         raise AssertionError(f"canonical round trip changed the jaxpr:\n{text}")
 
@@ -238,6 +243,11 @@ class _Jitted:
         argnums = set(_as_tuple(static_argnums))
         argnames = set(_as_tuple(static_argnames))
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if sig is not None and not any(p.kind == p.VAR_POSITIONAL for p in params):
+            n = len(positional)
+            if any(not -n <= i < n for i in argnums):
+                raise ValueError(f"Jitted function has static_argnums={tuple(sorted(argnums))}, but only "
+                                 f"accepts {n} positional arguments.")
         # As JAX: static_argnums imply their names and vice versa.
         for i in list(argnums):
             if 0 <= i < len(positional):

@@ -18,6 +18,19 @@ def _env_flag(*names):
     return False
 
 
+def _set_max_buffer_bytes(value):
+    if value is None:
+        _core.set_max_buffer_bytes(None)
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_max_buffer_bytes must be an int or None, got {type(value).__name__}")
+    if value <= 0 or value >= 2 ** 64:
+        raise ValueError(
+            f"microjax_max_buffer_bytes must be a positive number of bytes below 2**64, got {value}")
+    _core.set_max_buffer_bytes(value)
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -31,11 +44,16 @@ class Config:
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,
             "jax_threefry_partitionable": True,
+            # Most bytes one buffer may take (None: the machine's physical
+            # memory); a larger shape raises MemoryError before allocating.
+            "microjax_max_buffer_bytes": None,
         }
 
     def update(self, name, value):
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
+        if name == "microjax_max_buffer_bytes":
+            _set_max_buffer_bytes(value)
         self._values[name] = value
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))

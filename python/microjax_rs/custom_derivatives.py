@@ -238,6 +238,12 @@ class custom_jvp(_CustomFunction):
                         raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
                                         f"corresponding shapes, but got {a.str_short()} and "
                                         f"{ta.str_short()}.")
+                for t, a in zip(t_leaves, out_avals):
+                    ta, want = core.get_aval(t), _tangent_aval(a)
+                    if ta.dtype_name != want.dtype_name and want.dtype_name != "float0":
+                        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                                        f"corresponding shapes and dtypes. Expected {want.str_short()} "
+                                        f"(tangent type of {a.str_short()}) but got {ta.str_short()}.")
                 t_leaves = [t if core.get_aval(t).dtype_name == _tangent_aval(a).dtype_name
                             else _astype(t, _tangent_aval(a).dtype_name)
                             for t, a in zip(t_leaves, out_avals)]
@@ -325,6 +331,12 @@ class custom_vjp(_CustomFunction):
                 raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
                                 f"produce a primal output with the structure of the function's output: "
                                 f"{o_tree} vs {out_tree}.")
+            for o, a in zip(o_leaves, out_avals):
+                oa = core.get_aval(o)
+                if oa.shape != a.shape or oa.dtype_name != a.dtype_name:
+                    raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
+                                    f"produce a primal output with the shapes/dtypes of the function's "
+                                    f"output: got {oa.str_short()}, expected {a.str_short()}.")
             r_leaves, r_tree = tree_flatten(residuals)
             r_leaves = [x if isinstance(x, Tracer) else core.to_array(x) for x in r_leaves]
             fwd = _build_rule(ftrace, list(o_leaves) + r_leaves)

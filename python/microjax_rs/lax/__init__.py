@@ -191,8 +191,11 @@ def transpose(operand, permutation):
 
 def squeeze(array, dimensions):
     array = _arr(array)
-    ndim = _aval(array).ndim
-    dims = tuple(sorted(int(d) % ndim if ndim else int(d) for d in dimensions))
+    shape = _aval(array).shape
+    dims = tuple(sorted(_canon_axis(int(d), len(shape)) for d in dimensions))
+    if any(d >= len(shape) or shape[d] != 1 for d in dims):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to "
+                         f"one, got shape={shape} and dimensions={tuple(dimensions)}")
     if not dims:
         return array
     return squeeze_p.bind(array, dimensions=dims)

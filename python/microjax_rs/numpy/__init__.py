@@ -359,10 +359,26 @@ def array(object, dtype=None, copy=True, ndmin=0):
     return out
 
 
+def _shape_dim(d, shape):
+    """One dimension of a shape argument: integers only (`__index__`), as JAX."""
+    if hasattr(d, "__index__") and not isinstance(d, (float, _np.floating)):
+        return _op.index(d)  # a tracer raises its concretization error here
+    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
+
+
 def _shape_tuple(shape):
-    if isinstance(shape, int) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
-        return (int(shape),)
-    return tuple(int(d) for d in shape)
+    if isinstance(shape, (int, _np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
+        return (_shape_dim(shape, shape),)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
+    return tuple(_shape_dim(d, shape) for d in shape)
+
+
+def _creation_shape(shape):
+    shape = _shape_tuple(shape)
+    if builtins.any(d < 0 for d in shape):
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {shape}.")
+    return shape
 
 
 def _creation_dtype(dtype):
@@ -370,11 +386,11 @@ def _creation_dtype(dtype):
 
 
 def zeros(shape, dtype=None):
-    return _core.full(_shape_tuple(shape), 0, _creation_dtype(dtype), False)
+    return _core.full(_creation_shape(shape), 0, _creation_dtype(dtype), False)
 
 
 def ones(shape, dtype=None):
-    return _core.full(_shape_tuple(shape), 1, _creation_dtype(dtype), False)
+    return _core.full(_creation_shape(shape), 1, _creation_dtype(dtype), False)
 
 
 def full(shape, fill_value, dtype=None):
@@ -383,7 +399,7 @@ def full(shape, fill_value, dtype=None):
         if isinstance(fv, Tracer) or fv.ndim:
             return broadcast_to(fv, _shape_tuple(shape))
         av = _aval(fv)
-        return _core.full(_shape_tuple(shape), fv.item(), av.dtype_name, av.weak_type)
+        return _core.full(_creation_shape(shape), fv.item(), av.dtype_name, av.weak_type)
     return lax.full(_shape_tuple(shape), fill_value, _name(dtype))
 
 
@@ -2050,8 +2066,10 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         if m >= total_repeat_length:
             out = _slice_axis(out, axis, 0, total_repeat_length)
         else:
-            idx = list(range(m)) + [m - 1] * (total_repeat_length - m)
-            out = _take_static(out, axis, idx)
+            # Pad with the last element by a broadcast (no Python list of
+            # total_repeat_length indices: an absurd length is a budget error).
+            last = _slice_axis(out, axis, m - 1, m)
+            out = concatenate([out, repeat(last, total_repeat_length - m, axis=axis)], axis=axis)
     return out
 
 

@@ -129,22 +129,24 @@ impl Buffer {
             what: "zeros",
             detail: format!("{n} key elements"),
         })?;
+        use crate::exec::budget::filled;
+        let w = "zeros";
         Ok(match dtype {
-            DType::Bool => Buffer::Bool(vec![false; n]),
-            DType::I8 => Buffer::I8(vec![0; n]),
-            DType::I16 => Buffer::I16(vec![0; n]),
-            DType::I32 => Buffer::I32(vec![0; n]),
-            DType::I64 => Buffer::I64(vec![0; n]),
-            DType::U8 => Buffer::U8(vec![0; n]),
-            DType::U16 => Buffer::U16(vec![0; n]),
-            DType::U32 => Buffer::U32(vec![0; n]),
-            DType::U64 => Buffer::U64(vec![0; n]),
-            DType::F16 => Buffer::F16(vec![f16::ZERO; n]),
-            DType::BF16 => Buffer::BF16(vec![bf16::ZERO; n]),
-            DType::F32 => Buffer::F32(vec![0.0; n]),
-            DType::F64 => Buffer::F64(vec![0.0; n]),
+            DType::Bool => Buffer::Bool(filled(w, dtype, false, n)?),
+            DType::I8 => Buffer::I8(filled(w, dtype, 0, n)?),
+            DType::I16 => Buffer::I16(filled(w, dtype, 0, n)?),
+            DType::I32 => Buffer::I32(filled(w, dtype, 0, n)?),
+            DType::I64 => Buffer::I64(filled(w, dtype, 0, n)?),
+            DType::U8 => Buffer::U8(filled(w, dtype, 0, n)?),
+            DType::U16 => Buffer::U16(filled(w, dtype, 0, n)?),
+            DType::U32 => Buffer::U32(filled(w, dtype, 0, n)?),
+            DType::U64 => Buffer::U64(filled(w, dtype, 0, n)?),
+            DType::F16 => Buffer::F16(filled(w, dtype, f16::ZERO, n)?),
+            DType::BF16 => Buffer::BF16(filled(w, dtype, bf16::ZERO, n)?),
+            DType::F32 => Buffer::F32(filled(w, dtype, 0.0, n)?),
+            DType::F64 => Buffer::F64(filled(w, dtype, 0.0, n)?),
             DType::Float0 => Buffer::Float0(n),
-            DType::Key => Buffer::Key(vec![0; words]),
+            DType::Key => Buffer::Key(filled(w, DType::U32, 0, words)?),
         })
     }
 }

@@ -84,6 +84,17 @@ pub enum Error {
     /// gradients with repeated indices, ...): maps to `NotImplementedError`.
     #[error("{0}")]
     NotImplemented(String),
+    /// A buffer larger than the allocation budget
+    /// ([`crate::exec::budget`]), or one the allocator refused (maps to
+    /// `MemoryError`).
+    #[error("{what}: RESOURCE_EXHAUSTED: cannot allocate a {dtype}{shape} buffer of {bytes} bytes (max buffer budget: {budget} bytes, config option microjax_max_buffer_bytes)")]
+    AllocationTooLarge {
+        what: String,
+        shape: String,
+        dtype: &'static str,
+        bytes: u128,
+        budget: u64,
+    },
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),

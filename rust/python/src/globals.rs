@@ -64,6 +64,21 @@ pub(crate) fn get_x64() -> bool {
     x64()
 }
 
+/// Sets the per-buffer allocation budget in bytes (`None`: the default,
+/// the machine's physical memory).
+#[pyfunction]
+#[pyo3(signature = (nbytes=None))]
+pub(crate) fn set_max_buffer_bytes(nbytes: Option<u64>) -> PyResult<()> {
+    use crate::CoreResultExt;
+    microjax::exec::budget::set_max_buffer_bytes(nbytes).py()
+}
+
+/// The per-buffer allocation budget in bytes now in force.
+#[pyfunction]
+pub(crate) fn get_max_buffer_bytes() -> u64 {
+    microjax::exec::budget::max_buffer_bytes()
+}
+
 #[pyfunction]
 pub(crate) fn config_epoch() -> u64 {
     epoch()

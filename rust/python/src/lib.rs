@@ -42,6 +42,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Limit(_) => PyValueError::new_err(msg),
         E::RuleMissing { .. } | E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
+        E::AllocationTooLarge { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
         // The callback's own exception, unchanged, when it raised one.
         E::HostCallback(_) => callback::take_pending_error()
             .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(msg)),
@@ -80,6 +81,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(globals::set_x64, m)?)?;
     m.add_function(wrap_pyfunction!(globals::get_x64, m)?)?;
     m.add_function(wrap_pyfunction!(globals::config_epoch, m)?)?;
+    m.add_function(wrap_pyfunction!(globals::set_max_buffer_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(globals::get_max_buffer_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(globals::bump_epoch, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::result_type, m)?)?;
     m.add_function(wrap_pyfunction!(prim::primitive_names, m)?)?;

@@ -166,6 +166,11 @@ fn run(
     }
     let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
+        let out_avals = eqn
+            .outputs
+            .iter()
+            .filter_map(|v| jaxpr.avals.get(v.index()));
+        crate::exec::budget::check_avals(eqn.prim.name(), out_avals)?;
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
             Primitive::Pjit { jaxpr: sub, .. } | Primitive::Checkpoint { jaxpr: sub, .. } => {

@@ -1,6 +1,7 @@
 //! Executors: the reference interpreter (the oracle) and the compiled CPU
 //! executor (`jit`, exported programs and control-flow bodies run on it).
 
+pub mod budget;
 pub mod compiled;
 pub mod interp;
 pub mod limits;

@@ -642,6 +642,12 @@ impl Axis {
 fn window_table(axes: &[Axis]) -> Result<(usize, usize, Vec<usize>)> {
     let ks: Vec<usize> = axes.iter().map(|a| a.window).collect();
     let ps: Vec<usize> = axes.iter().map(|a| a.out).collect();
+    let table_shape = [checked_size(&ks)?, checked_size(&ps)?];
+    crate::exec::budget::check_shape(
+        "conv_general_dilated (window table)",
+        &table_shape,
+        DType::U64,
+    )?;
     let (kidx, pidx) = (multi_indices(&ks)?, multi_indices(&ps)?);
     let (kn, pn) = (kidx.len(), pidx.len());
     let mut table = Vec::with_capacity(kn.saturating_mul(pn));
@@ -873,6 +879,8 @@ pub fn kernel(p: &ConvParams, lhs: &HostArray, rhs: &HostArray, out: &Aval) -> R
     let (sln, slc) = (pick(&lstr, &d.lhs_spec, 0), pick(&lstr, &d.lhs_spec, 1));
     let (sro, sri) = (pick(&rstr, &d.rhs_spec, 0), pick(&rstr, &d.rhs_spec, 1));
     let dtype_err = || Error::dtype(NAME, &[lhs.dtype()], "unsupported operand dtype");
+    let col_shape = [count, g.cg, kn, g.nb, pn];
+    crate::exec::budget::check_shape("conv_general_dilated (im2col)", &col_shape, lhs.dtype())?;
     let col = crate::with_buffer!(lhs.buffer(),
         v => Buffer::from(im2col(v, &g, sln, slc, kn, pn, &table)?),
         _ => return Err(dtype_err()));

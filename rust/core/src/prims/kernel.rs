@@ -97,6 +97,7 @@ pub fn eval_known(
     multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     let name = prim.name();
+    crate::exec::budget::check_avals(name, aval.iter().chain(&multi))?;
     let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
     let buf = match prim {
         Primitive::Unary(op) => elementwise::unary(*op, one(name, args)?.buffer())?,

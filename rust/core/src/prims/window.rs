@@ -445,6 +445,7 @@ fn window_table(w: &WindowParams, shape: &[usize], out: &[usize]) -> Result<(usi
     let strides = super::kernel::row_major_strides(shape)?;
     let kn = checked_size(&w.window_dimensions)?;
     let pn = checked_size(out)?;
+    crate::exec::budget::check_shape("reduce_window (window table)", &[pn, kn], DType::U64)?;
     let mut table = vec![
         0usize;
         pn.checked_mul(kn).ok_or_else(|| Error::Overflow {
@@ -525,7 +526,6 @@ int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
 macro_rules! float_elem {
     ($($t:ty),*) => {$(
         impl Elem for $t {
-            #[allow(clippy::arithmetic_side_effects)]
             fn plus(self, o: Self) -> Self { self + o }
             fn lowest() -> Self { <$t>::NEG_INFINITY }
             fn highest() -> Self { <$t>::INFINITY }

@@ -123,6 +123,7 @@ impl Compiled {
     /// Compiles `prog`.
     pub fn new(prog: Arc<ClosedJaxpr>) -> Result<Compiled> {
         let simple = simplify::simplify(&prog)?;
+        super::budget::check_avals("compiled program", &simple.jaxpr.avals)?;
         let jx = &simple.jaxpr;
         let groups = fusion::find_groups(jx)?;
         let escapes = escaping(jx, &groups);

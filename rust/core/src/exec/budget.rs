@@ -1,0 +1,189 @@
+//! The allocation budget: the most bytes one buffer may take.
+//!
+//! A shape is checked *before* anything is allocated (checked arithmetic for
+//! elements × item size), so an absurd shape (`zeros((10**12,))`,
+//! `broadcast_to(x, (10**7, 10**7))`) is a typed [`Error::AllocationTooLarge`]
+//! instead of an allocator abort. The checks sit at the central points: the
+//! output avals of every eager kernel ([`crate::prims::kernel::eval`]), every
+//! equation the reference interpreter runs, every value a compiled plan names
+//! (once, when the plan is built), the buffer constructors (which also probe
+//! large allocations with `try_reserve_exact`, so an allocation the OS
+//! refuses is an error too), loaded constants, and the conv and
+//! reduce_window index tables, which outgrow their outputs.
+//!
+//! The budget is process-wide. Its default is the machine's physical memory
+//! (`MemTotal` of `/proc/meminfo`), or 2^40 bytes where that is unreadable;
+//! [`set_max_buffer_bytes`] changes it (Python:
+//! `config.update("microjax_max_buffer_bytes", n)`).
+
+use crate::dtype::DType;
+use crate::error::{format_shape, Error, Result};
+use crate::ir::Aval;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// Budget used when physical memory cannot be read.
+pub const FALLBACK_BUDGET: u64 = 1 << 40;
+
+/// The budget set by [`set_max_buffer_bytes`]; 0 means "the default".
+static OVERRIDE: AtomicU64 = AtomicU64::new(0);
+
+/// The default, read once.
+static DEFAULT: OnceLock<u64> = OnceLock::new();
+
+/// `MemTotal` of `/proc/meminfo` in bytes, when readable.
+fn physical_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let value: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => value.checked_mul(1024),
+        None => Some(value),
+        Some(_) => None,
+    }
+}
+
+/// The default budget: physical memory, else [`FALLBACK_BUDGET`].
+pub fn default_max_buffer_bytes() -> u64 {
+    *DEFAULT.get_or_init(|| {
+        physical_memory()
+            .filter(|&b| b > 0)
+            .unwrap_or(FALLBACK_BUDGET)
+    })
+}
+
+/// The current budget in bytes.
+pub fn max_buffer_bytes() -> u64 {
+    match OVERRIDE.load(Ordering::Relaxed) {
+        0 => default_max_buffer_bytes(),
+        n => n,
+    }
+}
+
+/// Sets the budget (`None` restores the default). A zero budget is an
+/// `InvalidArgument` error: no rank-0 value would fit.
+pub fn set_max_buffer_bytes(bytes: Option<u64>) -> Result<()> {
+    match bytes {
+        Some(0) => Err(Error::InvalidArgument(
+            "the max buffer budget must be a positive number of bytes".into(),
+        )),
+        Some(n) => {
+            OVERRIDE.store(n, Ordering::Relaxed);
+            Ok(())
+        }
+        None => {
+            OVERRIDE.store(0, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+}
+
+/// Bytes of `elements` values of `dtype` (no overflow: computed in u128).
+pub fn bytes_of(elements: usize, dtype: DType) -> u128 {
+    let n = u128::try_from(elements).unwrap_or(u128::MAX);
+    let width = u128::try_from(dtype.itemsize()).unwrap_or(u128::MAX);
+    n.saturating_mul(width)
+}
+
+fn too_large(what: &str, shape: String, dtype: DType, bytes: u128) -> Error {
+    Error::AllocationTooLarge {
+        what: what.to_string(),
+        shape,
+        dtype: dtype.name(),
+        bytes,
+        budget: max_buffer_bytes(),
+    }
+}
+
+/// Checks that `elements` values of `dtype` fit the budget (`shape` is only
+/// for the message, computed on failure).
+pub fn check_elements(
+    what: &str,
+    elements: usize,
+    dtype: DType,
+    shape: impl FnOnce() -> String,
+) -> Result<()> {
+    let bytes = bytes_of(elements, dtype);
+    if bytes > u128::from(max_buffer_bytes()) {
+        return Err(too_large(what, shape(), dtype, bytes));
+    }
+    Ok(())
+}
+
+/// Checks a buffer of `shape` and `dtype` against the budget; a shape whose
+/// element count overflows is [`Error::Overflow`].
+pub fn check_shape(what: &str, shape: &[usize], dtype: DType) -> Result<()> {
+    let n = crate::array::checked_size(shape)?;
+    check_elements(what, n, dtype, || format_shape(shape))
+}
+
+/// Checks a value of type `aval` against the budget.
+#[inline]
+pub fn check_aval(what: &str, aval: &Aval) -> Result<()> {
+    check_shape(what, &aval.shape, aval.dtype)
+}
+
+/// Checks every aval of `avals` (a program's value table, an equation's
+/// outputs) against the budget.
+pub fn check_avals<'a>(what: &str, avals: impl IntoIterator<Item = &'a Aval>) -> Result<()> {
+    avals.into_iter().try_for_each(|a| check_aval(what, a))
+}
+
+/// Buffers from this size on ask the allocator fallibly first (below it a
+/// refusal means the process is out of memory anyway).
+const PROBE_BYTES: u128 = 1 << 20;
+
+/// A vector of `n` copies of `value`, checked against the budget (the
+/// central buffer constructors use it).
+///
+/// A large buffer is first reserved with `try_reserve_exact` and released,
+/// so an allocation the OS refuses is an error, not an abort; the vector
+/// itself is then built with `vec!`, which takes zero values from `calloc`
+/// (fresh pages, zeroed lazily by the OS) instead of writing every byte.
+pub fn filled<T: Clone>(what: &str, dtype: DType, value: T, n: usize) -> Result<Vec<T>> {
+    check_elements(what, n, dtype, || format!("({n},)"))?;
+    let bytes = bytes_of(n, dtype);
+    if bytes >= PROBE_BYTES {
+        let mut probe: Vec<T> = Vec::new();
+        probe
+            .try_reserve_exact(n)
+            .map_err(|_| too_large(what, format!("({n},)"), dtype, bytes))?;
+    }
+    Ok(vec![value; n])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_never_overflow() {
+        assert_eq!(bytes_of(3, DType::F32), 12);
+        assert_eq!(bytes_of(usize::MAX, DType::F64), u128::from(u64::MAX) * 8);
+        assert_eq!(bytes_of(usize::MAX, DType::Float0), 0);
+    }
+
+    #[test]
+    fn default_is_positive() {
+        assert!(default_max_buffer_bytes() > 0);
+        assert!(set_max_buffer_bytes(Some(0)).is_err());
+    }
+
+    #[test]
+    fn absurd_shapes_are_errors() {
+        assert!(matches!(
+            check_shape("zeros", &[1 << 40, 1 << 40], DType::F32),
+            Err(Error::Overflow { .. })
+        ));
+        assert!(matches!(
+            check_shape("zeros", &[1 << 62], DType::F32),
+            Err(Error::AllocationTooLarge { .. })
+        ));
+        assert!(check_shape("zeros", &[0, usize::MAX], DType::F32).is_ok());
+        assert!(matches!(
+            filled("zeros", DType::F64, 0.0f64, usize::MAX),
+            Err(Error::AllocationTooLarge { .. })
+        ));
+    }
+}

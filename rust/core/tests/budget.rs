@@ -1,0 +1,209 @@
+//! The allocation budget: an absurd shape is a typed
+//! `Error::AllocationTooLarge` (or `Error::Overflow`) from eager kernels, the
+//! interpreter, compiled plans, buffer constructors and loaded programs,
+//! never an allocator abort.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+
+use microjax::exec::budget;
+use microjax::exec::compiled::Compiled;
+use microjax::exec::interp::eval_closed;
+use microjax::export::{Determinism, Limits, Program};
+use microjax::prims::kernel;
+use microjax::{
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive, Scalar,
+};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The budget is process-wide: tests that change it (or rely on the
+/// default) run one at a time.
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// 2^20 × 2^20 f32: 4 TiB, over any machine's physical memory here.
+const ABSURD: [usize; 2] = [1 << 20, 1 << 20];
+
+fn too_large<T: std::fmt::Debug>(r: microjax::Result<T>) -> Error {
+    match r {
+        Err(e @ Error::AllocationTooLarge { .. }) => e,
+        other => panic!("expected AllocationTooLarge, got {other:?}"),
+    }
+}
+
+fn broadcast(shape: &[usize]) -> Primitive {
+    Primitive::BroadcastInDim {
+        shape: shape.to_vec(),
+        broadcast_dimensions: vec![],
+    }
+}
+
+/// `x:f32[] -> broadcast(x, shape) + 1`.
+fn broadcast_program(shape: &[usize]) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![], DType::F32)).unwrap());
+    let big = b.add_eqn1(broadcast(shape), vec![x]).unwrap();
+    let y = b
+        .binary(BinaryOp::Add, big, Builder::lit(DType::F32, 1.0))
+        .unwrap();
+    b.build(vec![y]).unwrap()
+}
+
+fn scalar_arg() -> Arc<HostArray> {
+    Arc::new(HostArray::new(vec![], Buffer::F32(vec![2.0])).unwrap())
+}
+
+#[test]
+fn eager_kernels_check_output_avals_before_running() {
+    let _g = serial();
+    let x = HostArray::new(vec![], Buffer::F32(vec![1.0])).unwrap();
+    let e = too_large(kernel::eval(&broadcast(&ABSURD), &[&x]));
+    let msg = e.to_string();
+    assert!(
+        msg.contains("broadcast_in_dim") && msg.contains("RESOURCE_EXHAUSTED"),
+        "{msg}"
+    );
+    assert!(msg.contains("(1048576, 1048576)"), "{msg}");
+    let iota = Primitive::Iota {
+        dtype: DType::I32,
+        shape: ABSURD.to_vec(),
+        dimension: 0,
+    };
+    too_large(kernel::eval(&iota, &[]));
+    // An element count that overflows usize is an Overflow error.
+    let r = kernel::eval(&broadcast(&[usize::MAX, 4]), &[&x]);
+    assert!(
+        matches!(r, Err(Error::Overflow { .. }) | Err(Error::Shape { .. })),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn buffer_constructors_are_fallible() {
+    let _g = serial();
+    too_large(Buffer::zeros(DType::F64, 1 << 50));
+    too_large(Scalar::Float(1.0).to_buffer(DType::F32, 1 << 50));
+    too_large(HostArray::zeros(ABSURD.to_vec(), DType::U8));
+    assert!(matches!(
+        HostArray::zeros(vec![usize::MAX, 2], DType::F32),
+        Err(Error::Overflow { .. })
+    ));
+    // Float0 holds no data: any length fits.
+    assert_eq!(
+        Buffer::zeros(DType::Float0, 1 << 50).unwrap().len(),
+        1 << 50
+    );
+}
+
+#[test]
+fn interpreter_and_compiled_plans_reject_absurd_values() {
+    let _g = serial();
+    let prog = Arc::new(broadcast_program(&ABSURD));
+    too_large(eval_closed(&prog, &[scalar_arg()]));
+    too_large(Compiled::new(prog));
+    // A plan of sane sizes still runs.
+    let small = Compiled::new(Arc::new(broadcast_program(&[2, 3]))).unwrap();
+    let out = small.run(&[scalar_arg()]).unwrap();
+    assert_eq!(out[0].shape(), &[2, 3]);
+}
+
+#[test]
+fn the_budget_is_settable_and_restorable() {
+    let _g = serial();
+    let default = budget::default_max_buffer_bytes();
+    assert!(default > 0);
+    assert!(matches!(
+        budget::set_max_buffer_bytes(Some(0)),
+        Err(Error::InvalidArgument(_))
+    ));
+    budget::set_max_buffer_bytes(Some(4000)).unwrap();
+    assert_eq!(budget::max_buffer_bytes(), 4000);
+    let prog = Arc::new(broadcast_program(&[1000]));
+    assert!(eval_closed(&prog, &[scalar_arg()]).is_ok());
+    let e = too_large(eval_closed(
+        &Arc::new(broadcast_program(&[1001])),
+        &[scalar_arg()],
+    ));
+    assert!(e.to_string().contains("4004 bytes"), "{e}");
+    assert!(matches!(
+        e,
+        Error::AllocationTooLarge {
+            bytes: 4004,
+            budget: 4000,
+            ..
+        }
+    ));
+    budget::set_max_buffer_bytes(None).unwrap();
+    assert_eq!(budget::max_buffer_bytes(), default);
+    assert!(eval_closed(&Arc::new(broadcast_program(&[1001])), &[scalar_arg()]).is_ok());
+}
+
+/// The serialized program with the canonical text edited (section length
+/// fixed): header 16 bytes, u64 text length, text, rest.
+fn with_text(bytes: &[u8], edit: impl Fn(&str) -> String) -> Vec<u8> {
+    let n = u64::from_le_bytes(bytes[16..24].try_into().unwrap()) as usize;
+    let text = std::str::from_utf8(&bytes[24..24 + n]).unwrap();
+    let new = edit(text);
+    let mut out = bytes[..16].to_vec();
+    out.extend_from_slice(&(new.len() as u64).to_le_bytes());
+    out.extend_from_slice(new.as_bytes());
+    out.extend_from_slice(&bytes[24 + n..]);
+    out
+}
+
+#[test]
+fn loaded_programs_with_absurd_outputs_are_errors() {
+    let _g = serial();
+    let bytes = Program::to_bytes(&broadcast_program(&[7, 9]), Determinism::Default, "").unwrap();
+    let ok = Program::from_bytes(&bytes).unwrap();
+    let x = HostArray::new(vec![], Buffer::F32(vec![1.0])).unwrap();
+    assert_eq!(ok.run(&[x]).unwrap()[0].shape(), &[7, 9]);
+    let huge = with_text(&bytes, |t| {
+        t.replace("7,9", "1048576,1048576")
+            .replace("(7, 9)", "(1048576, 1048576)")
+    });
+    // Under the default limits the static bound or the budget refuses it.
+    let r = Program::from_bytes(&huge);
+    assert!(
+        matches!(
+            r,
+            Err(Error::AllocationTooLarge { .. }) | Err(Error::Limit(_))
+        ),
+        "{r:?}"
+    );
+    // With unlimited program limits the budget still refuses it.
+    let unlimited = Limits {
+        max_bytes: usize::MAX,
+        ..Limits::default()
+    };
+    let parse = microjax::ir::canonical::ParseLimits::default();
+    too_large(Program::from_bytes_with(&huge, &parse, unlimited));
+}
+
+#[test]
+fn loaded_program_constants_are_checked_against_the_budget() {
+    let _g = serial();
+    let mut b = Builder::new();
+    let k = b
+        .add_const(
+            Arc::new(HostArray::new(vec![1000], Buffer::F32(vec![0.5; 1000])).unwrap()),
+            false,
+        )
+        .unwrap();
+    let x = Atom::Var(b.add_input(Aval::new(vec![1000], DType::F32)).unwrap());
+    let y = b.binary(BinaryOp::Mul, x, Atom::Var(k)).unwrap();
+    let bytes = Program::to_bytes(&b.build(vec![y]).unwrap(), Determinism::Default, "").unwrap();
+    assert!(Program::from_bytes(&bytes).is_ok());
+    budget::set_max_buffer_bytes(Some(1000)).unwrap();
+    let r = Program::from_bytes(&bytes);
+    budget::set_max_buffer_bytes(None).unwrap();
+    let e = too_large(r);
+    assert!(e.to_string().contains("exported const"), "{e}");
+}
