@@ -251,25 +251,11 @@ impl Fused {
             .iter()
             .map(|o| Buffer::zeros(o.dtype, self.len))
             .collect::<Result<Vec<_>>>()?;
-        let nchunks = self.len.div_ceil(CHUNK);
-        let threads = if self.len >= PAR_MIN {
-            rayon::current_num_threads().clamp(1, nchunks)
-        } else {
-            1
-        };
-        // Whole chunks per thread, so a chunk never straddles two spans.
-        let span = nchunks.div_ceil(threads).saturating_mul(CHUNK);
-        let mut per_span: Vec<Vec<PartMut<'_>>> = Vec::new();
-        for buf in bufs.iter_mut() {
-            for (t, part) in split(buf, span)?.into_iter().enumerate() {
-                if per_span.len() <= t {
-                    per_span.push(Vec::new());
-                }
-                if let Some(s) = per_span.get_mut(t) {
-                    s.push(part);
-                }
-            }
-        }
+        let (threads, span) = span_plan(self.len);
+        let per_output = bufs
+            .iter_mut()
+            .map(|b| split(b, span))
+            .collect::<Result<Vec<_>>>()?;
         let run_span = |(t, mut parts): (usize, Vec<PartMut<'_>>)| -> Result<()> {
             let start = t.saturating_mul(span);
             let end = start.saturating_add(span).min(self.len);
@@ -284,14 +270,7 @@ impl Fused {
             }
             Ok(())
         };
-        if threads > 1 {
-            per_span
-                .into_par_iter()
-                .enumerate()
-                .try_for_each(run_span)?;
-        } else {
-            per_span.into_iter().enumerate().try_for_each(run_span)?;
-        }
+        run_spans(threads, per_output, run_span)?;
         bufs.into_iter()
             .zip(&self.outputs)
             .map(|(b, o)| HostArray::new(o.shape.clone(), b).map(Arc::new))
@@ -381,6 +360,48 @@ impl Fused {
             Arg::Scalar(k) => scalars.get(k).copied().ok_or_else(|| internal("scalar")),
             Arg::Lit(k) => self.lits.get(k).ok_or_else(|| internal("literal")),
         }
+    }
+}
+
+/// The threads and the span (in elements, whole chunks, so a chunk never
+/// straddles two spans) a group of `len` elements runs with. Both depend
+/// on the size and the pool only; the chunk boundaries on the size alone.
+fn span_plan(len: usize) -> (usize, usize) {
+    let nchunks = len.div_ceil(CHUNK).max(1);
+    let threads = if len >= PAR_MIN {
+        rayon::current_num_threads().clamp(1, nchunks)
+    } else {
+        1
+    };
+    (
+        threads,
+        nchunks.div_ceil(threads).saturating_mul(CHUNK).max(1),
+    )
+}
+
+/// Regroups each output's span windows into one list per span and runs
+/// `run((span index, windows))` on every span, over threads when
+/// `threads > 1`.
+fn run_spans<P: Send>(
+    threads: usize,
+    per_output: Vec<Vec<P>>,
+    run: impl Fn((usize, Vec<P>)) -> Result<()> + Sync + Send,
+) -> Result<()> {
+    let mut per_span: Vec<Vec<P>> = Vec::new();
+    for windows in per_output {
+        for (t, part) in windows.into_iter().enumerate() {
+            if per_span.len() <= t {
+                per_span.push(Vec::new());
+            }
+            if let Some(s) = per_span.get_mut(t) {
+                s.push(part);
+            }
+        }
+    }
+    if threads > 1 {
+        per_span.into_par_iter().enumerate().try_for_each(run)
+    } else {
+        per_span.into_iter().enumerate().try_for_each(run)
     }
 }
 

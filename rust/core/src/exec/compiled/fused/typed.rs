@@ -8,13 +8,12 @@
 //! functions ([`slices`]), so results are bit-identical to the generic pass
 //! and to the interpreter, at any chunk size or thread count.
 
-use super::{internal, Arg, Fused, Instr, CHUNK, PAR_MIN};
+use super::{internal, Arg, Fused, Instr, CHUNK};
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::prims::kernel::slices::{self, Lane, Operand};
 use crate::prims::{BinaryOp, Primitive, UnaryOp};
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// What a typed member computes.
@@ -192,26 +191,15 @@ impl Typed {
             .iter()
             .map(|_| Buffer::zeros(T::DTYPE, len))
             .collect::<Result<Vec<_>>>()?;
-        let nchunks = len.div_ceil(CHUNK).max(1);
-        let threads = if len >= PAR_MIN {
-            rayon::current_num_threads().clamp(1, nchunks)
-        } else {
-            1
-        };
-        // Whole chunks per thread.
-        let span = nchunks.div_ceil(threads).saturating_mul(CHUNK).max(1);
-        let mut per_span: Vec<Vec<&mut [T]>> = Vec::new();
-        for buf in bufs.iter_mut() {
-            let whole = T::slice_mut(buf).ok_or_else(|| internal("typed output"))?;
-            for (t, part) in whole.chunks_mut(span).enumerate() {
-                if per_span.len() <= t {
-                    per_span.push(Vec::new());
-                }
-                if let Some(s) = per_span.get_mut(t) {
-                    s.push(part);
-                }
-            }
-        }
+        let (threads, span) = super::span_plan(len);
+        let per_output = bufs
+            .iter_mut()
+            .map(|b| {
+                T::slice_mut(b)
+                    .map(|w| w.chunks_mut(span).collect::<Vec<_>>())
+                    .ok_or_else(|| internal("typed output"))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let run_span = |(t, parts): (usize, Vec<&mut [T]>)| -> Result<()> {
             let start = t.saturating_mul(span);
             let end = start.saturating_add(span).min(len);
@@ -222,14 +210,7 @@ impl Typed {
             );
             self.run_range(&env, start, end, parts, &mut scratch)
         };
-        if threads > 1 {
-            per_span
-                .into_par_iter()
-                .enumerate()
-                .try_for_each(run_span)?;
-        } else {
-            per_span.into_iter().enumerate().try_for_each(run_span)?;
-        }
+        super::run_spans(threads, per_output, run_span)?;
         bufs.into_iter()
             .zip(&f.outputs)
             .map(|(b, o)| HostArray::new(o.shape.clone(), b).map(Arc::new))
