@@ -19,28 +19,8 @@ use microjax::{
 };
 use std::sync::Arc;
 
-fn f32v(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F32)
-}
-
-fn lit(v: f64) -> Atom {
-    Atom::Lit(Literal::new(Scalar::Float(v), DType::F32, true))
-}
-
-/// Deterministic pseudo-random f32 values in about [-3, 3].
-fn data(shape: &[usize], seed: u32) -> Arc<HostArray> {
-    let n: usize = shape.iter().product();
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    let v = (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s as f32 / u32::MAX as f32) * 6.0 - 3.0
-        })
-        .collect();
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
-}
+mod common;
+use common::*;
 
 fn bits(a: &HostArray) -> Vec<u32> {
     match a.buffer() {
@@ -67,16 +47,8 @@ fn check(prog: ClosedJaxpr, args: &[Arc<HostArray>]) -> Compiled {
 /// `tanh(x*2+1)*sin(x) - exp(-x*x)` on f32[n].
 fn elementwise(n: usize) -> ClosedJaxpr {
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[n])).unwrap());
-    let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
-    let x21 = b.binary(BinaryOp::Add, x2, lit(1.0)).unwrap();
-    let t = b.unary(UnaryOp::Tanh, x21).unwrap();
-    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
-    let ts = b.binary(BinaryOp::Mul, t, s).unwrap();
-    let nx = b.unary(UnaryOp::Neg, x.clone()).unwrap();
-    let nxx = b.binary(BinaryOp::Mul, nx, x).unwrap();
-    let e = b.unary(UnaryOp::Exp, nxx).unwrap();
-    let out = b.binary(BinaryOp::Sub, ts, e).unwrap();
+    let x = input(&mut b, &[n]);
+    let out = tanh_sin_exp(&mut b, x);
     b.build(vec![out]).unwrap()
 }
 

@@ -21,37 +21,13 @@ use microjax::prims::conv::ConvParams;
 use microjax::prims::linalg::LinalgOp;
 use microjax::transforms::vjp_jaxpr;
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive,
-    ReduceOp, UnaryOp,
+    Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive, ReduceOp,
+    UnaryOp,
 };
 use std::sync::Arc;
 
-fn f32v(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F32)
-}
-
-fn lit(v: f64) -> Atom {
-    Builder::lit(DType::F32, v)
-}
-
-/// Deterministic f32 data in about [-scale, scale].
-fn data(shape: &[usize], seed: u32, scale: f32) -> Arc<HostArray> {
-    let n: usize = shape.iter().product();
-    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
-    let v = (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            ((s as f32 / u32::MAX as f32) * 2.0 - 1.0) * scale
-        })
-        .collect();
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
-}
-
-fn input(b: &mut Builder, shape: &[usize]) -> Atom {
-    Atom::Var(b.add_input(f32v(shape)).unwrap())
-}
+mod common;
+use common::*;
 
 fn matmul(b: &mut Builder, x: Atom, w: Atom, rank: usize) -> Atom {
     b.add_eqn1(
@@ -119,10 +95,10 @@ fn mlp_train_step() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
         outs.push(b.binary(BinaryOp::Sub, w.clone(), step).unwrap());
     }
     let args = vec![
-        data(&[d, h], 1, 0.1),
-        data(&[h, o], 2, 0.1),
-        data(&[n, d], 3, 1.0),
-        data(&[n, o], 4, 1.0),
+        data_in(&[d, h], 1, 0.1),
+        data_in(&[h, o], 2, 0.1),
+        data_in(&[n, d], 3, 1.0),
+        data_in(&[n, o], 4, 1.0),
     ];
     (b.build(outs).unwrap(), args)
 }
@@ -133,15 +109,7 @@ fn big_elementwise() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let mut b = Builder::new();
     let x = input(&mut b, &[m, k]);
     let row = input(&mut b, &[k]);
-    let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
-    let x21 = b.binary(BinaryOp::Add, x2, lit(1.0)).unwrap();
-    let t = b.unary(UnaryOp::Tanh, x21).unwrap();
-    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
-    let ts = b.binary(BinaryOp::Mul, t, s).unwrap();
-    let nx = b.unary(UnaryOp::Neg, x.clone()).unwrap();
-    let nxx = b.binary(BinaryOp::Mul, nx, x).unwrap();
-    let e = b.unary(UnaryOp::Exp, nxx).unwrap();
-    let d = b.binary(BinaryOp::Sub, ts, e).unwrap();
+    let d = tanh_sin_exp(&mut b, x);
     let r = b
         .add_eqn1(
             Primitive::BroadcastInDim {
@@ -152,7 +120,7 @@ fn big_elementwise() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
         )
         .unwrap();
     let out = b.binary(BinaryOp::Add, d, r).unwrap();
-    let args = vec![data(&[m, k], 5, 3.0), data(&[k], 6, 1.0)];
+    let args = vec![data_in(&[m, k], 5, 3.0), data_in(&[k], 6, 1.0)];
     (b.build(vec![out]).unwrap(), args)
 }
 
@@ -181,7 +149,7 @@ fn reductions() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
         )
         .unwrap(),
     );
-    (b.build(outs).unwrap(), vec![data(&shape, 7, 2.0)])
+    (b.build(outs).unwrap(), vec![data_in(&shape, 7, 2.0)])
 }
 
 /// A scan of 16 steps with a large carry: `c -> sin(c) * x_t + c`, ys = c.
@@ -209,7 +177,7 @@ fn scan() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     }));
     let outs = b.add_eqn(p, vec![c0, xs], None).unwrap();
     let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
-    (prog, vec![data(&[n], 8, 1.0), data(&[t, n], 9, 0.5)])
+    (prog, vec![data_in(&[n], 8, 1.0), data_in(&[t, n], 9, 0.5)])
 }
 
 /// A 2-D convolution (im2col + GEMM) followed by tanh and its sum.
@@ -225,7 +193,7 @@ fn conv() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
         .unwrap();
     let t = b.unary(UnaryOp::Tanh, y.clone()).unwrap();
     let s = reduce(&mut b, ReduceOp::Sum, t, vec![0, 1, 2, 3]);
-    let args = vec![data(&lhs, 10, 1.0), data(&rhs, 11, 0.2)];
+    let args = vec![data_in(&lhs, 10, 1.0), data_in(&rhs, 11, 0.2)];
     (b.build(vec![y, s]).unwrap(), args)
 }
 
@@ -300,7 +268,7 @@ fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
         let o = b.add_eqn(Primitive::Linalg(op), vec![arg], None).unwrap();
         outs.extend(o.into_iter().map(Atom::Var));
     }
-    (b.build(outs).unwrap(), vec![data(&[n, n], 12, 1.0)])
+    (b.build(outs).unwrap(), vec![data_in(&[n, n], 12, 1.0)])
 }
 
 /// The outputs' bits (buffers compare bitwise for floats).

@@ -32,12 +32,15 @@ use microjax::ir::display::display;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::CumOp;
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, Error, HostArray,
-    Primitive, ReduceOp, UnaryOp, Var,
+    Atom, Aval, BinaryOp, Builder, ClosedJaxpr, CmpOp, DType, DotDims, Error, HostArray, Primitive,
+    ReduceOp, UnaryOp, Var,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use std::sync::Arc;
+
+mod common;
+use common::*;
 
 /// Fixed seed, no regression files, `cases` unless `PROPTEST_CASES` says
 /// otherwise.
@@ -52,25 +55,6 @@ fn config(cases: u32) -> Config {
         failure_persistence: None,
         ..Config::default()
     }
-}
-
-fn f32v(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F32)
-}
-
-/// Deterministic f32 data in about [-3, 3].
-fn data(shape: &[usize], seed: u32) -> Arc<HostArray> {
-    let n: usize = shape.iter().product();
-    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
-    let v = (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s as f32 / u32::MAX as f32) * 6.0 - 3.0
-        })
-        .collect();
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
 }
 
 // ------------------------------------------------ well-typed random programs

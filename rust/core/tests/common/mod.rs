@@ -1,0 +1,62 @@
+//! Helpers shared by the integration tests (each test crate uses a subset).
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::arithmetic_side_effects,
+    clippy::cast_precision_loss
+)]
+
+use microjax::{Atom, Aval, BinaryOp, Buffer, Builder, DType, HostArray, Literal, Scalar, UnaryOp};
+use std::sync::Arc;
+
+pub fn f32v(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F32)
+}
+
+/// A weakly typed f32 scalar literal.
+pub fn lit(v: f64) -> Atom {
+    Atom::Lit(Literal::new(Scalar::Float(v), DType::F32, true))
+}
+
+/// An f32 input of `shape`.
+pub fn input(b: &mut Builder, shape: &[usize]) -> Atom {
+    Atom::Var(b.add_input(f32v(shape)).unwrap())
+}
+
+/// Deterministic pseudo-random f32 values in about [-3, 3] (xorshift).
+pub fn data(shape: &[usize], seed: u32) -> Arc<HostArray> {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
+    let v = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s as f32 / u32::MAX as f32) * 6.0 - 3.0
+        })
+        .collect();
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+}
+
+/// [`data`] rescaled to about [-scale, scale].
+pub fn data_in(shape: &[usize], seed: u32, scale: f32) -> Arc<HostArray> {
+    let base = data(shape, seed);
+    let v = match base.buffer() {
+        Buffer::F32(v) => v.iter().map(|x| x / 3.0 * scale).collect(),
+        _ => Vec::new(),
+    };
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+}
+
+/// `tanh(x*2+1)*sin(x) - exp(-x*x)`: the suite's fusion benchmark chain.
+pub fn tanh_sin_exp(b: &mut Builder, x: Atom) -> Atom {
+    let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
+    let x21 = b.binary(BinaryOp::Add, x2, lit(1.0)).unwrap();
+    let t = b.unary(UnaryOp::Tanh, x21).unwrap();
+    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
+    let ts = b.binary(BinaryOp::Mul, t, s).unwrap();
+    let nx = b.unary(UnaryOp::Neg, x.clone()).unwrap();
+    let nxx = b.binary(BinaryOp::Mul, nx, x).unwrap();
+    let e = b.unary(UnaryOp::Exp, nxx).unwrap();
+    b.binary(BinaryOp::Sub, ts, e).unwrap()
+}
