@@ -271,6 +271,11 @@ impl Fused {
             Ok(())
         };
         run_spans(threads, per_output, run_span)?;
+        self.wrap_outputs(bufs)
+    }
+
+    /// The output buffers as the group's output arrays.
+    fn wrap_outputs(&self, bufs: Vec<Buffer>) -> Result<Vec<Arc<HostArray>>> {
         bufs.into_iter()
             .zip(&self.outputs)
             .map(|(b, o)| HostArray::new(o.shape.clone(), b).map(Arc::new))

@@ -192,6 +192,16 @@ impl Typed {
             .map(|_| Buffer::zeros(T::DTYPE, len))
             .collect::<Result<Vec<_>>>()?;
         let (threads, span) = super::span_plan(len);
+        if threads == 1 {
+            // One span: the outputs' whole buffers, no regrouping.
+            let parts = bufs
+                .iter_mut()
+                .map(|b| T::slice_mut(b).ok_or_else(|| internal("typed output")))
+                .collect::<Result<Vec<_>>>()?;
+            let mut scratch = Scratch::new(self.slots, env.ins.len(), CHUNK.min(len));
+            self.run_range(&env, 0, len, parts, &mut scratch)?;
+            return f.wrap_outputs(bufs);
+        }
         let per_output = bufs
             .iter_mut()
             .map(|b| {
@@ -211,10 +221,7 @@ impl Typed {
             self.run_range(&env, start, end, parts, &mut scratch)
         };
         super::run_spans(threads, per_output, run_span)?;
-        bufs.into_iter()
-            .zip(&f.outputs)
-            .map(|(b, o)| HostArray::new(o.shape.clone(), b).map(Arc::new))
-            .collect()
+        f.wrap_outputs(bufs)
     }
 
     /// Elements `start..end` chunk by chunk into `parts` (the outputs'
@@ -380,7 +387,9 @@ impl<T: Elem> Scratch<T> {
     fn new(slots: usize, inputs: usize, chunk: usize) -> Scratch<T> {
         Scratch {
             slots: (0..slots).map(|_| vec![T::default(); chunk]).collect(),
-            loaded: (0..inputs).map(|_| Vec::with_capacity(chunk)).collect(),
+            // Filled (and grown once) only for inputs read through a
+            // broadcast; inputs read in place never allocate.
+            loaded: (0..inputs).map(|_| Vec::new()).collect(),
         }
     }
 
