@@ -105,24 +105,8 @@ fn broadcasts_of_rows_and_columns_are_read_in_place() {
             vec![x, w],
         )
         .unwrap();
-    let bb = b
-        .add_eqn1(
-            Primitive::BroadcastInDim {
-                shape: vec![m, n],
-                broadcast_dimensions: vec![1],
-            },
-            vec![bias],
-        )
-        .unwrap();
-    let cb = b
-        .add_eqn1(
-            Primitive::BroadcastInDim {
-                shape: vec![m, n],
-                broadcast_dimensions: vec![0],
-            },
-            vec![col],
-        )
-        .unwrap();
+    let bb = broadcast(&mut b, bias, vec![m, n], vec![1]);
+    let cb = broadcast(&mut b, col, vec![m, n], vec![0]);
     let y = b.binary(BinaryOp::Add, xw, bb).unwrap();
     let t = b.unary(UnaryOp::Tanh, y).unwrap();
     let z = b.binary(BinaryOp::Mul, t, cb).unwrap();
@@ -266,24 +250,8 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
     let x = Atom::Var(b.add_input(f32v(&[a, c])).unwrap());
     let row = Atom::Var(b.add_input(f32v(&[1, c])).unwrap());
     let t = b.unary(UnaryOp::Tanh, x).unwrap();
-    let t3 = b
-        .add_eqn1(
-            Primitive::BroadcastInDim {
-                shape: vec![a, 1, c],
-                broadcast_dimensions: vec![0, 2],
-            },
-            vec![t],
-        )
-        .unwrap();
-    let r3 = b
-        .add_eqn1(
-            Primitive::BroadcastInDim {
-                shape: vec![a, 1, c],
-                broadcast_dimensions: vec![1, 2],
-            },
-            vec![row],
-        )
-        .unwrap();
+    let t3 = broadcast(&mut b, t, vec![a, 1, c], vec![0, 2]);
+    let r3 = broadcast(&mut b, row, vec![a, 1, c], vec![1, 2]);
     let m = b.binary(BinaryOp::Mul, t3, r3).unwrap();
     let back = b
         .add_eqn1(
@@ -361,15 +329,7 @@ fn typed_pass_matches_the_interpreter_on_f64() {
         let x = Atom::Var(b.add_input(f64v(&[m, n])).unwrap());
         let row = Atom::Var(b.add_input(f64v(&[n])).unwrap());
         let s = Atom::Var(b.add_input(f64v(&[])).unwrap());
-        let rb = b
-            .add_eqn1(
-                Primitive::BroadcastInDim {
-                    shape: vec![m, n],
-                    broadcast_dimensions: vec![1],
-                },
-                vec![row],
-            )
-            .unwrap();
+        let rb = broadcast(&mut b, row, vec![m, n], vec![1]);
         let half = Atom::Lit(Literal::new(Scalar::Float(0.5), DType::F64, true));
         let xs = b.binary(BinaryOp::Mul, x.clone(), s).unwrap();
         let hi = b.binary(BinaryOp::Max, xs.clone(), rb.clone()).unwrap();

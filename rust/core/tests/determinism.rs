@@ -110,15 +110,7 @@ fn big_elementwise() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let x = input(&mut b, &[m, k]);
     let row = input(&mut b, &[k]);
     let d = tanh_sin_exp(&mut b, x);
-    let r = b
-        .add_eqn1(
-            Primitive::BroadcastInDim {
-                shape: vec![m, k],
-                broadcast_dimensions: vec![1],
-            },
-            vec![row],
-        )
-        .unwrap();
+    let r = broadcast(&mut b, row, vec![m, k], vec![1]);
     let out = b.binary(BinaryOp::Add, d, r).unwrap();
     let args = vec![data_in(&[m, k], 5, 3.0), data_in(&[k], 6, 1.0)];
     (b.build(vec![out]).unwrap(), args)

@@ -6,7 +6,9 @@
     clippy::cast_precision_loss
 )]
 
-use microjax::{Atom, Aval, BinaryOp, Buffer, Builder, DType, HostArray, Literal, Scalar, UnaryOp};
+use microjax::{
+    Atom, Aval, BinaryOp, Buffer, Builder, DType, HostArray, Literal, Primitive, Scalar, UnaryOp,
+};
 use std::sync::Arc;
 
 pub fn f32v(shape: &[usize]) -> Aval {
@@ -59,4 +61,16 @@ pub fn tanh_sin_exp(b: &mut Builder, x: Atom) -> Atom {
     let nxx = b.binary(BinaryOp::Mul, nx, x).unwrap();
     let e = b.unary(UnaryOp::Exp, nxx).unwrap();
     b.binary(BinaryOp::Sub, ts, e).unwrap()
+}
+
+/// `broadcast_in_dim(x, shape, dims)`.
+pub fn broadcast(b: &mut Builder, x: Atom, shape: Vec<usize>, dims: Vec<usize>) -> Atom {
+    b.add_eqn1(
+        Primitive::BroadcastInDim {
+            shape,
+            broadcast_dimensions: dims,
+        },
+        vec![x],
+    )
+    .unwrap()
 }
