@@ -208,6 +208,28 @@ impl HostArray {
         self.buf
     }
 
+    /// The elements, writable (the shape cannot change through this).
+    pub(crate) fn buffer_mut(&mut self) -> &mut Buffer {
+        &mut self.buf
+    }
+
+    /// Gives the array `shape`, which must hold as many elements; reuses
+    /// the shape's allocation (the compiled executor recycles arrays).
+    pub(crate) fn set_shape(&mut self, shape: &[usize]) -> Result<()> {
+        if checked_size(shape)? != self.buf.len() {
+            return Err(Error::InvalidArgument(format!(
+                "buffer of {} elements does not fit shape {}",
+                self.buf.len(),
+                crate::error::format_shape(shape)
+            )));
+        }
+        if self.shape != shape {
+            self.shape.clear();
+            self.shape.extend_from_slice(shape);
+        }
+        Ok(())
+    }
+
     pub fn size(&self) -> usize {
         self.buf.len()
     }

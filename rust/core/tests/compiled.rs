@@ -371,3 +371,91 @@ fn mixed_dtype_groups_take_the_generic_pass() {
     let plan = check(b.build(vec![y]).unwrap(), &[data(&[n], 8)]);
     assert_eq!((plan.stats().groups, plan.stats().typed_groups), (1, 0));
 }
+
+/// `scan` of `c = tanh(c @ w)` over `steps`, w f32[d, d]; outputs the last
+/// carry and the stacked carries.
+fn matvec_scan(d: usize, steps: usize) -> ClosedJaxpr {
+    let mut bb = Builder::new();
+    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let dims = DotDims {
+        lhs_contract: vec![0],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    let dot = Primitive::DotGeneral {
+        dims,
+        preferred_element_type: None,
+    };
+    let cw = bb.add_eqn1(dot, vec![c, w]).unwrap();
+    let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
+    let body = bb.build(vec![t.clone(), t]).unwrap();
+    let mut b = Builder::new();
+    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: steps,
+        reverse: false,
+        num_consts: 1,
+        num_carry: 1,
+        linear: vec![false, false],
+        unroll: 1,
+    }));
+    let outs = b.add_eqn(scan, vec![w, c0], None).unwrap();
+    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+}
+
+/// Loop bodies reuse the arrays of the previous iteration (the recycling
+/// bin fills up), yet every run equals the interpreter and arrays already
+/// handed to the caller are never written again.
+#[test]
+fn recycled_arrays_never_leak_into_results() {
+    use microjax::exec::compiled::recycle;
+    recycle::clear();
+    let d = 64;
+    let plan = Compiled::new(Arc::new(matvec_scan(d, 20))).unwrap();
+    let w = data_in(&[d, d], 4, 0.125);
+    let first_in = data(&[d], 5);
+    let first = plan.run(&[w.clone(), first_in.clone()]).unwrap();
+    let kept: Vec<HostArray> = first.iter().map(|a| (**a).clone()).collect();
+    assert!(recycle::held() > 0, "the scan body recycled nothing");
+    for seed in 6..10 {
+        let c0 = data(&[d], seed);
+        let want = eval_closed(plan.program(), &[w.clone(), c0.clone()]).unwrap();
+        let got = plan.run(&[w.clone(), c0]).unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.buffer(), w.buffer(), "seed {seed}");
+        }
+    }
+    for (a, k) in first.iter().zip(&kept) {
+        assert_eq!(**a, *k, "an output changed after later runs");
+    }
+}
+
+#[test]
+fn recycle_bin_keeps_only_unshared_small_arrays() {
+    use microjax::exec::compiled::recycle;
+    recycle::clear();
+    let shared = data(&[8], 1);
+    let _other = shared.clone();
+    recycle::give(shared);
+    assert_eq!(recycle::held(), 0, "a shared array was kept");
+    recycle::give(data(&[recycle::MAX_BYTES / 4 + 1], 2));
+    assert_eq!(recycle::held(), 0, "an array over the size limit was kept");
+    recycle::give(data(&[2, 3], 3));
+    assert_eq!(recycle::held(), 1);
+    assert!(
+        recycle::take(DType::F64, &[6]).is_none(),
+        "wrong dtype taken"
+    );
+    let h = recycle::take(DType::F32, &[3, 2]).unwrap();
+    assert_eq!(h.shape(), &[3, 2]);
+    assert_eq!(recycle::held(), 0);
+    for k in 0..2 * recycle::CAPACITY {
+        recycle::give(data(&[4], k as u32));
+    }
+    assert_eq!(recycle::held(), recycle::CAPACITY);
+    recycle::clear();
+}

@@ -22,6 +22,7 @@
 mod common;
 #[path = "kernels/dot.rs"]
 mod dot;
+pub use dot::dot_general_into;
 #[path = "kernels/elementwise.rs"]
 mod elementwise;
 #[path = "kernels/gather.rs"]

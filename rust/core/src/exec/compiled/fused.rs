@@ -275,6 +275,15 @@ impl Fused {
     }
 
     /// The output buffers as the group's output arrays.
+    /// An array for output `o` whose every element the caller overwrites:
+    /// a recycled one when the thread's bin has one, else zeros.
+    fn output_array(&self, o: &Output) -> Result<Arc<HostArray>> {
+        match super::recycle::take(o.dtype, &o.shape) {
+            Some(h) => Ok(h),
+            None => HostArray::zeros(o.shape.clone(), o.dtype).map(Arc::new),
+        }
+    }
+
     fn wrap_outputs(&self, bufs: Vec<Buffer>) -> Result<Vec<Arc<HostArray>>> {
         bufs.into_iter()
             .zip(&self.outputs)

@@ -18,6 +18,7 @@
 
 pub mod fused;
 pub mod fusion;
+pub mod recycle;
 pub mod simplify;
 
 use super::Runner;
@@ -250,7 +251,7 @@ impl Compiled {
                 )));
             }
         }
-        let mut env: Vec<Option<Arc<HostArray>>> = vec![None; jx.avals.len()];
+        let mut env = recycle::Env::acquire(jx.avals.len());
         let bound = jx
             .constvars
             .iter()
@@ -298,7 +299,9 @@ impl Compiled {
                 t.peak_bytes = t.peak_bytes.max(live_bytes(&env));
             }
             for v in frees {
-                *slot(&mut env, *v)? = None;
+                if let Some(h) = slot(&mut env, *v)?.take() {
+                    recycle::give(h);
+                }
             }
         }
         jx.outvars
@@ -338,6 +341,14 @@ fn read(env: &[Option<Arc<HostArray>>], v: Var) -> Result<&HostArray> {
         .ok_or_else(|| unbound(v))
 }
 
+/// An operand's value.
+fn src<'a>(env: &'a [Option<Arc<HostArray>>], s: &'a Src) -> Result<&'a HostArray> {
+    match s {
+        Src::Var(v) => read(env, *v),
+        Src::Lit(h) => Ok(h),
+    }
+}
+
 /// One unfused equation.
 fn run_eqn(
     prim: &Primitive,
@@ -366,21 +377,62 @@ fn run_eqn(
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             super::interp::eval_closed(jaxpr, &shared()?)
         }
-        prim => {
-            let refs = ins
-                .iter()
-                .map(|s| match s {
-                    Src::Var(v) => read(env, *v),
-                    Src::Lit(h) => Ok(&**h),
-                })
-                .collect::<Result<Vec<&HostArray>>>()?;
-            let outs = match out {
-                Some(a) => kernel::eval_known(prim, &refs, Some(a.clone()), Vec::new())?,
-                None => kernel::eval(prim, &refs)?,
+        Primitive::DotGeneral {
+            dims,
+            preferred_element_type,
+        } if out.is_some() => {
+            let (Some(a), [l, r]) = (out, ins) else {
+                return run_kernel(prim, ins, out, env);
             };
-            Ok(outs.into_iter().map(Arc::new).collect())
+            match dot_into_recycled(src(env, l)?, src(env, r)?, dims, *preferred_element_type, a)? {
+                Some(h) => Ok(vec![h]),
+                None => run_kernel(prim, ins, out, env),
+            }
         }
+        prim => run_kernel(prim, ins, out, env),
     }
+}
+
+/// An equation run by its kernel into fresh arrays.
+fn run_kernel(
+    prim: &Primitive,
+    ins: &[Src],
+    out: Option<&Aval>,
+    env: &[Option<Arc<HostArray>>],
+) -> Result<Vec<Arc<HostArray>>> {
+    let refs = ins
+        .iter()
+        .map(|s| src(env, s))
+        .collect::<Result<Vec<&HostArray>>>()?;
+    let outs = match out {
+        Some(a) => kernel::eval_known(prim, &refs, Some(a.clone()), Vec::new())?,
+        None => kernel::eval(prim, &refs)?,
+    };
+    Ok(outs.into_iter().map(Arc::new).collect())
+}
+
+/// A small float product written into a recycled array of its type, when
+/// the bin has one and the register kernel applies (`None`: take the
+/// kernel's allocating path).
+fn dot_into_recycled(
+    l: &HostArray,
+    r: &HostArray,
+    dims: &crate::prims::DotDims,
+    pref: Option<crate::dtype::DType>,
+    out: &Aval,
+) -> Result<Option<Arc<HostArray>>> {
+    let Some(mut dst) = recycle::take(out.dtype, &out.shape) else {
+        return Ok(None);
+    };
+    let written = match Arc::get_mut(&mut dst) {
+        Some(h) => kernel::dot_general_into(l, r, dims, pref, h.buffer_mut())?,
+        None => false,
+    };
+    if written {
+        return Ok(Some(dst));
+    }
+    recycle::give(dst);
+    Ok(None)
 }
 
 /// Whether each variable is read outside the fusion group that defines it

@@ -432,11 +432,13 @@ fn run_while(
             return Ok(carry);
         }
         crate::exec::limits::take_while_iteration()?;
-        bin.truncate(bc);
+        bin.drain(bc..).for_each(recycle::give);
         bin.append(&mut carry);
         carry = body.run(&bin)?;
     }
 }
+
+use crate::exec::compiled::recycle;
 
 fn run_scan(
     s: &Scan,
@@ -458,7 +460,9 @@ fn run_scan(
         } else {
             step
         };
-        ins.clear();
+        // Last step's carries and rows are dead: the compiled body reuses
+        // their buffers for this step's values.
+        ins.drain(..).for_each(recycle::give);
         ins.extend(consts.iter().cloned());
         ins.append(&mut carry);
         for x in xs {

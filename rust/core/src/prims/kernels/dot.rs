@@ -241,12 +241,13 @@ struct Strides {
     cs: usize,
 }
 
-pub fn dot_general(
-    l: &HostArray,
-    r: &HostArray,
-    dims: &DotDims,
-    pref: Option<DType>,
-) -> Result<Buffer> {
+/// The operands' `[batch, rows, contracted]` / `[batch, contracted, cols]`
+/// layouts and the product's sizes (output size checked).
+fn plan<'a>(
+    l: &'a HostArray,
+    r: &'a HostArray,
+    dims: &'a DotDims,
+) -> Result<(Layout<'a>, Layout<'a>, Sizes)> {
     let (lay_l, lay_r) = match matrix_axes(dims, l.ndim(), r.ndim()) {
         Some(((lr, lc), (rr, rc))) => (
             Layout::matrix(l.shape(), lr, lc),
@@ -267,6 +268,73 @@ pub fn dot_general(
             what: NAME,
             detail: "output size".into(),
         })?;
+    Ok((lay_l, lay_r, sz))
+}
+
+/// [`dot_general`] of two f32 (or two f64) operands written into `out`
+/// (the output's buffer, stale contents allowed), when the product takes
+/// the register-blocked kernel and needs no conversion. Returns `false`,
+/// leaving `out` untouched, for every other product: the caller then takes
+/// the allocating path. The kernel is the one [`dot_general`] picks, so the
+/// bits are the same.
+pub fn dot_general_into(
+    l: &HostArray,
+    r: &HostArray,
+    dims: &DotDims,
+    pref: Option<DType>,
+    out: &mut Buffer,
+) -> Result<bool> {
+    if pref.is_some_and(|p| p != l.dtype()) {
+        return Ok(false);
+    }
+    let (ll, lr, sz) = plan(l, r, dims)?;
+    match (l.buffer(), r.buffer(), out) {
+        (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => register_into(a, b, &ll, &lr, sz, o),
+        (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => register_into(a, b, &ll, &lr, sz, o),
+        _ => Ok(false),
+    }
+}
+
+fn register_into<T: FloatElem + SmallMatmul>(
+    l: &[T],
+    r: &[T],
+    ll: &Layout<'_>,
+    lr: &Layout<'_>,
+    sz: Sizes,
+    out: &mut [T],
+) -> Result<bool> {
+    if !takes_register(ll, lr, sz) {
+        return Ok(false);
+    }
+    let (lc, rc) = (ll.contiguous(l)?, lr.contiguous(r)?);
+    let Sizes { b, m, k, n } = sz;
+    let size = |x: usize, y: usize| b.checked_mul(x).and_then(|v| v.checked_mul(y));
+    if Some(lc.len()) != size(m, k) || Some(rc.len()) != size(k, n) || Some(out.len()) != size(m, n)
+    {
+        return Err(internal("operand length"));
+    }
+    // The kernel accumulates into zeros.
+    out.fill(<T as FloatElem>::ZERO);
+    small_matmul::matmul_into(out, &lc, &rc, m, k, n);
+    Ok(true)
+}
+
+/// Whether [`float_matmul`] runs the product on the register-blocked kernel.
+fn takes_register(ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes) -> bool {
+    let Sizes { b, m, k, n } = sz;
+    let flops = sz.flops();
+    let register = flops <= SMALL_FLOPS || (flops <= REGISTER_FLOPS && m <= 16 && n >= 64);
+    let nonempty = m > 0 && n > 0 && k > 0 && b > 0;
+    register && nonempty && !(flops <= SMALL_FLOPS && !(ll.is_packed() && lr.is_packed()))
+}
+
+pub fn dot_general(
+    l: &HostArray,
+    r: &HostArray,
+    dims: &DotDims,
+    pref: Option<DType>,
+) -> Result<Buffer> {
+    let (lay_l, lay_r, sz) = plan(l, r, dims)?;
 
     let op_dtype = l.dtype();
     let compute = match pref {
@@ -568,11 +636,7 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul>(
     // The kernel is chosen by the sizes alone (packing first when needed),
     // so a transposed operand read in place gives the same bits as its
     // materialized transpose.
-    let register = flops <= SMALL_FLOPS || (flops <= REGISTER_FLOPS && m <= 16 && n >= 64);
-    if register && m > 0 && n > 0 && k > 0 && b > 0 {
-        if flops <= SMALL_FLOPS && !(ll.is_packed() && lr.is_packed()) {
-            return plain_matmul(l, r, ll, lr, sz, zero, fma);
-        }
+    if takes_register(ll, lr, sz) {
         return register_matmul(&ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
     if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {

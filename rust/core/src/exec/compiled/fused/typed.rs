@@ -14,6 +14,7 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::prims::kernel::slices::{self, Lane, Operand};
 use crate::prims::{BinaryOp, Primitive, UnaryOp};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// What a typed member computes.
@@ -48,13 +49,11 @@ enum Src {
 
 /// The element types with a typed pass.
 pub trait Elem: Lane {
-    const DTYPE: DType;
     fn slice(b: &Buffer) -> Option<&[Self]>;
     fn slice_mut(b: &mut Buffer) -> Option<&mut [Self]>;
 }
 
 impl Elem for f32 {
-    const DTYPE: DType = DType::F32;
     fn slice(b: &Buffer) -> Option<&[f32]> {
         match b {
             Buffer::F32(v) => Some(v),
@@ -70,7 +69,6 @@ impl Elem for f32 {
 }
 
 impl Elem for f64 {
-    const DTYPE: DType = DType::F64;
     fn slice(b: &Buffer) -> Option<&[f64]> {
         match b {
             Buffer::F64(v) => Some(v),
@@ -157,7 +155,7 @@ impl Typed {
         }
     }
 
-    fn run_as<T: Elem>(
+    fn run_as<T: Pooled>(
         &self,
         f: &Fused,
         inputs: &[&HostArray],
@@ -186,42 +184,48 @@ impl Typed {
             lits,
         };
         let len = f.len;
-        let mut bufs = f
+        // Every element of every output is written below, so a recycled
+        // array (stale contents) serves as well as a fresh one.
+        let mut outs = f
             .outputs
             .iter()
-            .map(|_| Buffer::zeros(T::DTYPE, len))
+            .map(|o| f.output_array(o))
             .collect::<Result<Vec<_>>>()?;
+        let mut bufs = outs
+            .iter_mut()
+            .map(|h| {
+                Arc::get_mut(h)
+                    .and_then(|h| T::slice_mut(h.buffer_mut()))
+                    .ok_or_else(|| internal("typed output"))
+            })
+            .collect::<Result<Vec<&mut [T]>>>()?;
         let (threads, span) = super::span_plan(len);
         if threads == 1 {
             // One span: the outputs' whole buffers, no regrouping.
-            let parts = bufs
-                .iter_mut()
-                .map(|b| T::slice_mut(b).ok_or_else(|| internal("typed output")))
-                .collect::<Result<Vec<_>>>()?;
-            let mut scratch = Scratch::new(self.slots, env.ins.len(), CHUNK.min(len));
-            self.run_range(&env, 0, len, parts, &mut scratch)?;
-            return f.wrap_outputs(bufs);
+            let mut scratch = T::acquire(self.slots, env.ins.len(), CHUNK.min(len));
+            let ran = self.run_range(&env, 0, len, bufs, &mut scratch);
+            T::release(scratch);
+            ran?;
+            return Ok(outs);
         }
         let per_output = bufs
             .iter_mut()
-            .map(|b| {
-                T::slice_mut(b)
-                    .map(|w| w.chunks_mut(span).collect::<Vec<_>>())
-                    .ok_or_else(|| internal("typed output"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .map(|w| w.chunks_mut(span).collect::<Vec<_>>())
+            .collect::<Vec<_>>();
         let run_span = |(t, parts): (usize, Vec<&mut [T]>)| -> Result<()> {
             let start = t.saturating_mul(span);
             let end = start.saturating_add(span).min(len);
-            let mut scratch = Scratch::new(
+            let mut scratch = T::acquire(
                 self.slots,
                 env.ins.len(),
                 CHUNK.min(end.saturating_sub(start)),
             );
-            self.run_range(&env, start, end, parts, &mut scratch)
+            let ran = self.run_range(&env, start, end, parts, &mut scratch);
+            T::release(scratch);
+            ran
         };
         super::run_spans(threads, per_output, run_span)?;
-        f.wrap_outputs(bufs)
+        Ok(outs)
     }
 
     /// Elements `start..end` chunk by chunk into `parts` (the outputs'
@@ -378,21 +382,72 @@ struct Env<'a, T> {
 
 /// One thread's chunk buffers: the scratch slots, and the gathered chunk
 /// of every input not read in place.
-struct Scratch<T> {
+pub struct Scratch<T> {
     slots: Vec<Vec<T>>,
     loaded: Vec<Vec<T>>,
 }
 
-impl<T: Elem> Scratch<T> {
-    fn new(slots: usize, inputs: usize, chunk: usize) -> Scratch<T> {
-        Scratch {
-            slots: (0..slots).map(|_| vec![T::default(); chunk]).collect(),
-            // Filled (and grown once) only for inputs read through a
-            // broadcast; inputs read in place never allocate.
-            loaded: (0..inputs).map(|_| Vec::new()).collect(),
+/// Per-thread spare scratch, so a group run thousands of times (a loop
+/// body) does not allocate its chunk buffers each time. Slots are always
+/// written before they are read and gathered inputs are cleared before they
+/// are filled, so stale contents never matter.
+pub trait Pooled: Elem {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Scratch<Self>>>>;
+
+    /// Scratch with `slots` slots of at least `chunk` elements.
+    fn acquire(slots: usize, inputs: usize, chunk: usize) -> Scratch<Self> {
+        let spare = Self::pool()
+            .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+            .ok()
+            .flatten();
+        let mut s = spare.unwrap_or(Scratch {
+            slots: Vec::new(),
+            loaded: Vec::new(),
+        });
+        s.slots.truncate(slots);
+        s.slots.resize_with(slots, Vec::new);
+        for v in &mut s.slots {
+            if v.len() < chunk {
+                v.resize(chunk, Self::default());
+            }
         }
+        // Filled (and grown once) only for inputs read through a broadcast;
+        // inputs read in place never allocate.
+        s.loaded.truncate(inputs);
+        s.loaded.resize_with(inputs, Vec::new);
+        s
     }
 
+    /// Returns scratch to this thread's pool (a few are kept).
+    fn release(s: Scratch<Self>) {
+        let _ = Self::pool().try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() < 4 {
+                    p.push(s);
+                }
+            }
+        });
+    }
+}
+
+thread_local! {
+    static SCRATCH_F32: RefCell<Vec<Scratch<f32>>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH_F64: RefCell<Vec<Scratch<f64>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Pooled for f32 {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Scratch<f32>>>> {
+        &SCRATCH_F32
+    }
+}
+
+impl Pooled for f64 {
+    fn pool() -> &'static std::thread::LocalKey<RefCell<Vec<Scratch<f64>>>> {
+        &SCRATCH_F64
+    }
+}
+
+impl<T: Elem> Scratch<T> {
     /// Gathers elements `s..e` of the inputs read through a broadcast.
     fn load(&mut self, env: &Env<'_, T>, s: usize, e: usize) -> Result<()> {
         for (((_, access), x), buf) in env.f.inputs.iter().zip(&env.ins).zip(&mut self.loaded) {

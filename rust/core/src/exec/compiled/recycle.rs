@@ -1,0 +1,133 @@
+//! Recycling of small arrays inside the compiled executor.
+//!
+//! A loop body (a `scan` or `while` step) allocates the same few small
+//! arrays every iteration; on a 1000-step scan of a 64-element carry the
+//! allocator costs more than the arithmetic. When a plan frees a value that
+//! nobody else holds (the `Arc` is unique: not an argument, an output handed
+//! to the caller or a constant), the array goes into a per-thread bin; a
+//! step producing a value of the same dtype and element count takes it back
+//! and overwrites every element. Results are unchanged: a recycled array is
+//! only ever handed to a writer that fills all of it (zeroing first when
+//! the writer accumulates).
+//!
+//! The bin is small and per thread (no locking, bounded memory): at most
+//! [`CAPACITY`] arrays of at most [`MAX_BYTES`] each. Larger arrays are
+//! left to the allocator, whose cost is amortized by the work on them.
+
+use super::value_bytes;
+use crate::array::HostArray;
+use crate::dtype::DType;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// Largest array kept, in bytes.
+pub const MAX_BYTES: usize = 64 * 1024;
+/// Most arrays kept per thread.
+pub const CAPACITY: usize = 16;
+
+thread_local! {
+    static BIN: RefCell<Vec<Arc<HostArray>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Keeps `h` for reuse when nobody else holds it and it is small; drops it
+/// otherwise.
+pub fn give(mut h: Arc<HostArray>) {
+    // The plain count load first: most values given here are shared (loop
+    // constants), and `get_mut`'s atomic exchange costs more than the check.
+    if Arc::strong_count(&h) != 1 || value_bytes(&h) > MAX_BYTES || Arc::get_mut(&mut h).is_none() {
+        return;
+    }
+    // `try_with`: during thread teardown the bin may be gone; dropping is
+    // then the right thing.
+    let _ = BIN.try_with(|bin| {
+        if let Ok(mut bin) = bin.try_borrow_mut() {
+            if bin.len() < CAPACITY {
+                bin.push(h);
+            }
+        }
+    });
+}
+
+/// A uniquely held array of `dtype` and `shape` from the bin, if one of
+/// that element count is there. Its contents are stale: the caller must
+/// overwrite every element.
+pub fn take(dtype: DType, shape: &[usize]) -> Option<Arc<HostArray>> {
+    let size = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+    let mut h = BIN
+        .try_with(|bin| {
+            let mut bin = bin.try_borrow_mut().ok()?;
+            let at = bin
+                .iter()
+                .position(|h| h.dtype() == dtype && h.size() == size)?;
+            Some(bin.swap_remove(at))
+        })
+        .ok()
+        .flatten()?;
+    Arc::get_mut(&mut h)?.set_shape(shape).ok()?;
+    Some(h)
+}
+
+/// Arrays in this thread's bin (tests).
+pub fn held() -> usize {
+    BIN.try_with(|b| b.try_borrow().map(|b| b.len()).unwrap_or(0))
+        .unwrap_or(0)
+}
+
+/// Empties this thread's bin (tests).
+pub fn clear() {
+    let _ = BIN.try_with(|b| {
+        if let Ok(mut b) = b.try_borrow_mut() {
+            b.clear();
+        }
+    });
+}
+
+type Slots = Vec<Option<Arc<HostArray>>>;
+
+thread_local! {
+    static ENVS: RefCell<Vec<Slots>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A plan run's value table, taken from (and returned to) a per-thread pool
+/// so a loop body run thousands of times does not allocate it each time.
+pub struct Env(Slots);
+
+impl Env {
+    /// `n` empty slots.
+    pub fn acquire(n: usize) -> Env {
+        let mut slots = ENVS
+            .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        slots.resize(n, None);
+        Env(slots)
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let mut slots = std::mem::take(&mut self.0);
+        slots.clear();
+        let _ = ENVS.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() < 8 {
+                    p.push(slots);
+                }
+            }
+        });
+    }
+}
+
+impl std::ops::Deref for Env {
+    type Target = Slots;
+    fn deref(&self) -> &Slots {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Env {
+    fn deref_mut(&mut self) -> &mut Slots {
+        &mut self.0
+    }
+}
