@@ -3,18 +3,32 @@ the same bits with 1 and 2 threads. The binding has no thread setting; the
 executor's threads are rayon's global pool, sized by RAYON_NUM_THREADS when
 the process starts, so each thread count runs in its own interpreter.
 The Rust side (rust/core/tests/determinism.rs) covers 1, 2 and 4 threads
-per program in one process."""
+per program in one process.
+
+Portable mode (`config.update("microjax_determinism", "portable")`) must also
+give the same bits when the SIMD loops are capped to AVX2 or to the scalar
+baseline (`MICROJAX_SIMD_LEVEL`, the code paths of other x86-64 CPUs), and
+an exported portable program must run to the Python bits from Rust."""
 import hashlib
 import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+from microjax_rs import export, nn
+
 SCRIPT = r"""
-import hashlib, sys
+import hashlib, os, sys
 import numpy as np
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import lax
+
+jax.config.update("microjax_determinism", os.environ.get("MJ_TEST_DETERMINISM", "default"))
 
 rng = np.random.default_rng(0)
 f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
@@ -48,8 +62,11 @@ print(h.hexdigest())
 """
 
 
-def _digest(threads):
-    env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+def _digest(threads, mode="default", level=None):
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads), MJ_TEST_DETERMINISM=mode)
+    env.pop("MICROJAX_SIMD_LEVEL", None)
+    if level is not None:
+        env["MICROJAX_SIMD_LEVEL"] = level
     r = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
@@ -59,3 +76,83 @@ def test_programs_give_the_same_bits_with_one_and_two_threads():
     one, two = _digest(1), _digest(2)
     assert len(one) == len(hashlib.sha256().hexdigest())
     assert one == two
+
+
+def test_portable_programs_give_the_same_bits_at_every_simd_level_and_thread_count():
+    want = _digest(1, "portable")
+    for threads, level in [(2, None), (1, "avx2"), (2, "scalar")]:
+        assert _digest(threads, "portable", level) == want, (threads, level)
+
+
+@pytest.fixture
+def portable():
+    jax.config.update("microjax_determinism", "portable")
+    yield
+    jax.config.update("microjax_determinism", "default")
+
+
+def _mlp_inputs():
+    rng = np.random.default_rng(1)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    return f32(192, 160) * 0.1, f32(160, 24) * 0.1, f32(200, 192)
+
+
+def _mlp(w1, w2, x):
+    h = jnp.tanh(x @ w1)
+    return jnp.sum(jnp.exp(-(h @ w2) ** 2), axis=0), nn.logsumexp(h, axis=1)
+
+
+def _bits(outs):
+    return [np.ascontiguousarray(np.asarray(o)).tobytes() for o in outs]
+
+
+def test_the_determinism_option_is_validated_and_reaches_rust(portable):
+    from microjax_rs import _core
+
+    assert _core.get_determinism() == "portable"
+    with pytest.raises(ValueError, match="microjax_determinism must be 'default' or 'portable', got 'fast'"):
+        jax.config.update("microjax_determinism", "fast")
+    assert _core.get_determinism() == "portable"
+
+
+def test_export_records_the_mode_and_call_runs_in_it(portable):
+    args = _mlp_inputs()
+    f = jax.jit(_mlp)
+    f(*args)
+    want = _bits(f(*args))  # compiled, portable
+    exp = export.export(f)(*args)
+    assert exp.determinism == "portable"
+    back = export.deserialize(exp.serialize())
+    assert back.determinism == "portable"
+    jax.config.update("microjax_determinism", "default")
+    assert export.export(f)(*args).determinism == "default"
+    # Called with the default mode active, the program still runs portable.
+    assert _bits(back.call(*args)) == want
+
+
+def _cargo():
+    from shutil import which
+
+    return which("cargo")
+
+
+@pytest.mark.skipif(_cargo() is None, reason="cargo not available")
+def test_an_exported_portable_program_gives_the_python_bits_in_rust(portable, tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    args = _mlp_inputs()
+    f = jax.jit(_mlp)
+    exp = export.export(f)(*args)
+    want = _bits(exp.call(*args))
+    prog = tmp_path / "prog.mjx"
+    prog.write_bytes(exp.serialize())
+    paths = []
+    for k, a in enumerate(args):
+        paths.append(str(tmp_path / f"in{k}.npy"))
+        np.save(paths[-1], a)
+    res = subprocess.run(
+        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--example", "run_exported", "--",
+         "--raw", str(tmp_path), str(prog), *paths],
+        cwd=root, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr
+    got = [(tmp_path / f"output{k}.bin").read_bytes() for k in range(len(want))]
+    assert got == want

@@ -32,8 +32,10 @@ numpy.ndarray = Array
 from . import tree  # noqa: E402
 from .api import (  # noqa: E402
     ShapeDtypeStruct,
+    Device,
     block_until_ready,
     default_backend,
+    default_device,
     device_count,
     device_get,
     device_put,
@@ -81,4 +83,5 @@ __all__ = [
     "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
+    "Device", "default_backend", "default_device",
 ]

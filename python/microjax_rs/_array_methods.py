@@ -136,7 +136,22 @@ _PROPERTIES = {
 }
 
 
+def _host_device(x):
+    from ._devices import CpuDevice
+
+    return CpuDevice(0)
+
+
+# Placement queries of concrete arrays only (a tracer has no device).
+_ARRAY_ONLY = {
+    "devices": lambda self: lambda: {_host_device(self)},
+    "device": _host_device,
+}
+
+
 def get_attribute(x, name):
+    if name in _ARRAY_ONLY and isinstance(x, _core.ArrayImpl):
+        return _ARRAY_ONLY[name](x)
     prop = _PROPERTIES.get(name)
     if prop is not None:
         return prop(x)

@@ -1,11 +1,11 @@
 """`pmap` (JAX's signature and semantics) on the vmap machinery.
 
-The mapped axis must fit the available devices (`jax.device_count()`), as
+The mapped axis must fit the available devices (the CPU devices, `jax.devices("cpu")`), as
 in JAX; the whole map then runs as one jitted, vmapped program on the host.
 Multi-device execution comes with the GPU executors."""
 import functools
 
-from .api import device_count, jit
+from .api import _num_cpu_devices, jit
 from ._vmap import mapped_axis_size, vmap
 
 
@@ -56,7 +56,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                                  f"{len(axes)} for {len(args)}")
             axes = tuple(a for i, a in enumerate(axes) if i not in statics)
         size = mapped_axis_size(axes, dyn, kwargs, axis_size)
-        available = len(devices) if devices is not None else device_count()
+        available = len(devices) if devices is not None else _num_cpu_devices()  # pmap runs on the host
         if size > available:
             raise ValueError(f"compiling computation that requires {size} logical devices, but only "
                              f"{available} XLA devices are available (num_replicas={size})")

@@ -382,53 +382,22 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     return wrapped
 
 
-def device_get(x):
-    return tree_map(lambda a: np.asarray(a) if isinstance(a, ArrayImpl) else a, x)
-
-
-def device_put(x, device=None):
-    return tree_map(lambda a: core.to_array(a) if isinstance(a, (np.ndarray, np.generic, bool, int, float)) else a, x)
-
-
-def block_until_ready(x):
-    return x
-
-
-def _num_cpu_devices():
-    n = config.jax_num_cpu_devices
-    if n is not None and int(n) > 0:
-        return int(n)
-    for flag in os.environ.get("XLA_FLAGS", "").split():
-        if flag.startswith("--xla_force_host_platform_device_count="):
-            try:
-                return max(1, int(flag.split("=", 1)[1]))
-            except ValueError:
-                pass
-    return 1
-
-
-def _check_backend(backend):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend!r}: microjax_rs runs on 'cpu'")
-
-
-def devices(backend=None):
-    """The CPU devices (one unless `jax_num_cpu_devices` or XLA_FLAGS asks for more)."""
-    _check_backend(backend)
-    return [CpuDevice(i) for i in range(_num_cpu_devices())]
-
-
-def device_count(backend=None):
-    _check_backend(backend)
-    return _num_cpu_devices()
-
-
-def local_devices(process_index=None, backend=None):
-    return devices(backend)
-
-
-def local_device_count(backend=None):
-    return device_count(backend)
+from ._devices import (  # noqa: E402  (device API; see _devices.py)
+    CpuDevice,
+    CudaDevice,
+    Device,
+    GpuArray,
+    _num_cpu_devices,
+    block_until_ready,
+    default_backend,
+    default_device,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
+)
 
 
 def process_index(backend=None):
@@ -437,31 +406,6 @@ def process_index(backend=None):
 
 def process_count(backend=None):
     return 1
-
-
-def default_backend():
-    return "cpu"
-
-
-class CpuDevice:
-    """A CPU device (JAX's `CpuDevice`): every map runs on the host."""
-
-    platform = "cpu"
-    device_kind = "cpu"
-    process_index = 0
-    client = None
-
-    def __init__(self, id=0):
-        self.id = id
-
-    def __repr__(self):
-        return f"CpuDevice(id={self.id})"
-
-    def __eq__(self, other):
-        return type(other) is CpuDevice and other.id == self.id
-
-    def __hash__(self):
-        return hash(("cpu", self.id))
 
 
 _CpuDevice = CpuDevice

@@ -31,6 +31,22 @@ def _set_max_buffer_bytes(value):
     _core.set_max_buffer_bytes(value)
 
 
+def _set_determinism(value):
+    if value not in ("default", "portable"):
+        raise ValueError(
+            f"microjax_determinism must be 'default' or 'portable', got {value!r}")
+    _core.set_determinism(value)
+
+
+def _check_default_device(value):
+    from ._devices import Device
+
+    if value is not None and not isinstance(value, (str, Device)):
+        raise TypeError(
+            f"jax_default_device must be a Device, a platform name or None, got "
+            f"{type(value).__name__}")
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -47,6 +63,13 @@ class Config:
             # Most bytes one buffer may take (None: the machine's physical
             # memory); a larger shape raises MemoryError before allocating.
             "microjax_max_buffer_bytes": None,
+            # The device `device_put(x)` and computations use (None: the
+            # first device of the default platform; see _devices.py).
+            "jax_default_device": None,
+            # "portable": fixed SIMD width (AVX2 at most), our own k-ordered
+            # matmul instead of gemm, so results match across x86-64 CPUs
+            # (rust/core/src/exec/determinism.rs); exported programs record it.
+            "microjax_determinism": "default",
         }
 
     def update(self, name, value):
@@ -54,6 +77,10 @@ class Config:
             raise AttributeError(f"Unrecognized config option: {name}")
         if name == "microjax_max_buffer_bytes":
             _set_max_buffer_bytes(value)
+        elif name == "microjax_determinism":
+            _set_determinism(value)
+        elif name == "jax_default_device":
+            _check_default_device(value)
         self._values[name] = value
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))

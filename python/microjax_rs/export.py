@@ -9,10 +9,16 @@ Python or, with no Python at all, from Rust (`microjax::export::Program`).
 The bytes hold the canonical jaxpr text, the constants in a little-endian
 binary section, the determinism mode and the pytree structure of the
 arguments and results (standard containers only: tuple, list, dict, None).
+
+`export` records the active `microjax_determinism` mode ("default" or
+"portable"); `Exported.call` (eagerly) and Rust's `Program::run` run the
+program in it. Under a trace the program is staged into the enclosing
+computation and runs in that computation's mode.
 """
 import json
 
 from . import _core, core
+from .config import config
 from .core import ClosedJaxpr, ShapedArray, Tracer
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -128,7 +134,7 @@ class Exported:
             outs = core.Primitive("pjit").bind(*leaves, jaxpr=self.jaxpr, name=self.fun_name)
         else:
             vals = [core.to_array(x, want.dtype) for x, want in zip(leaves, self.in_avals)]
-            outs = self._closed.run(vals)
+            outs = self._closed.run(vals, self.determinism)
         return tree_unflatten(self.out_tree, outs)
 
     def __reduce__(self):
@@ -163,7 +169,8 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
         if captures:
             raise ValueError("export: the function closes over values of an enclosing "
                              "transformation; export it outside of jit/grad/vmap")
-        exp = Exported(impl.name, closed, in_tree, out_tree)
+        exp = Exported(impl.name, closed, in_tree, out_tree,
+                       config.read("microjax_determinism"))
         _encode_tree(in_tree)  # fail now, not at serialize(), on unsupported pytrees
         _encode_tree(out_tree)
         return exp

@@ -1,12 +1,15 @@
 //! Runs a program exported from Python (`microjax_rs.export`) with no
 //! Python: `cargo run --release -p microjax --example run_exported --
-//! PROGRAM INPUT.npy...` prints every output's type and values.
+//! [--raw DIR] PROGRAM INPUT.npy...` prints every output's type and values
+//! (with `--raw`, also writes each output's little-endian bytes to
+//! `DIR/output{k}.bin`). The program runs in the determinism mode it was
+//! exported with.
 //!
 //! Inputs are NumPy `.npy` files (C order, little-endian; bool, int8-64,
 //! uint8-64, float16/32/64).
 
 use microjax::export::Program;
-use microjax::ir::canonical::buffer_from_le;
+use microjax::ir::canonical::{buffer_from_le, buffer_to_le};
 use microjax::{checked_size, DType, HostArray};
 use std::error::Error;
 
@@ -85,9 +88,18 @@ fn read_npy(path: &str) -> Res<HostArray> {
 }
 
 fn main() -> Res<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `--raw DIR` also writes output k's little-endian bytes to DIR/output{k}.bin.
+    let raw_dir = match args.first().map(String::as_str) {
+        Some("--raw") if args.len() >= 2 => {
+            let dir = args.remove(1);
+            args.remove(0);
+            Some(dir)
+        }
+        _ => None,
+    };
     let Some((program, inputs)) = args.split_first() else {
-        return Err("usage: run_exported PROGRAM [INPUT.npy...]".into());
+        return Err("usage: run_exported [--raw DIR] PROGRAM [INPUT.npy...]".into());
     };
     let prog = Program::from_bytes(&std::fs::read(program)?)?;
     let inputs = inputs
@@ -97,6 +109,10 @@ fn main() -> Res<()> {
     let outs = prog.run(&inputs)?;
     for (k, out) in outs.iter().enumerate() {
         println!("output {k}: {} = {:?}", out.aval().short(), out.buffer());
+        if let Some(dir) = &raw_dir {
+            let path = std::path::Path::new(dir).join(format!("output{k}.bin"));
+            std::fs::write(path, buffer_to_le(out.buffer()))?;
+        }
     }
     Ok(())
 }

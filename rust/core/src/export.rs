@@ -43,14 +43,8 @@ pub const MAJOR: u16 = 1;
 pub const MINOR: u16 = 0;
 
 /// The determinism mode the program was exported with (DESIGN.md,
-/// "Determinism").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Determinism {
-    /// Bit-identical for the same binary and CPU model.
-    Default,
-    /// Fixed blocking, reduction order and SIMD width across CPUs.
-    Portable,
-}
+/// "Determinism"); [`Program::run`] runs in it.
+pub use crate::exec::Determinism;
 
 /// Resource limits of a loaded program.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -386,7 +380,8 @@ impl Program {
         Ok(self)
     }
 
-    /// Runs the program. Inputs must have the exported shapes and dtypes.
+    /// Runs the program in its recorded [`Determinism`] mode. Inputs must
+    /// have the exported shapes and dtypes.
     pub fn run(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
         if inputs.len() != self.in_avals.len() {
             return Err(Error::Arity {
@@ -406,7 +401,7 @@ impl Program {
         }
         let args: Vec<Arc<HostArray>> = inputs.iter().cloned().map(Arc::new).collect();
         let _budget = crate::exec::limits::WhileBudget::set(self.limits.max_while_iterations);
-        let outs = self.plan.run(&args)?;
+        let outs = crate::exec::with_determinism(self.determinism, || self.plan.run(&args))?;
         Ok(outs
             .into_iter()
             .map(|a| Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone()))

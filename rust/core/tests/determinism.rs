@@ -6,6 +6,12 @@
 //! each; every run must give the same bits as the first. Sizes are above the
 //! threading thresholds (65,536 elements for fused groups, 128³ flops for
 //! GEMM) so the threaded paths run.
+//!
+//! `Determinism::Portable` (the `portable_*` tests): the same programs give
+//! the same bits at 1, 2 and 4 threads and at every SIMD level the loops can
+//! be pinned to (the native one capped at AVX2, forced AVX2, forced Scalar:
+//! the code paths of other x86-64 CPUs); its matmul is the k-ordered sum;
+//! an exported portable program runs in that mode from `Program::run`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -16,8 +22,11 @@
 
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
+use microjax::exec::{with_determinism, Determinism};
+use microjax::export::Program;
 use microjax::prims::control::{ControlFlow, Scan};
 use microjax::prims::conv::ConvParams;
+use microjax::prims::kernel::vmath::{with_simd_level, SimdLevel};
 use microjax::prims::linalg::LinalgOp;
 use microjax::transforms::vjp_jaxpr;
 use microjax::{
@@ -335,4 +344,140 @@ fn conv_is_bit_identical_at_any_thread_count() {
 #[test]
 fn linalg_is_bit_identical_at_any_thread_count() {
     assert_deterministic("linalg", linalg());
+}
+
+/// Runs `prog` (compiled or interpreted) in portable mode inside a pool of
+/// `threads`, with the SIMD level forced to `level` (None: the native one).
+fn portable_run(
+    prog: &ClosedJaxpr,
+    plan: &Compiled,
+    args: &[Arc<HostArray>],
+    threads: usize,
+    level: Option<SimdLevel>,
+    compiled: bool,
+) -> Bits {
+    let run = || {
+        if compiled {
+            plan.run(args).unwrap()
+        } else {
+            eval_closed(prog, args).unwrap()
+        }
+    };
+    bits(in_pool(threads, || {
+        with_determinism(Determinism::Portable, || match level {
+            Some(l) => with_simd_level(l, run),
+            None => run(),
+        })
+    }))
+}
+
+/// Portable mode: compiled and interpreted runs at 1, 2 and 4 threads and
+/// at the native (capped), AVX2 and Scalar levels give the bits of the
+/// first; an exported portable program run by `Program::run` (outside any
+/// mode scope) gives them too.
+fn assert_portable(name: &str, (prog, args): (ClosedJaxpr, Vec<Arc<HostArray>>)) {
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    let want = portable_run(&prog, &plan, &args, 1, None, true);
+    let cases = [
+        (1, Some(SimdLevel::Avx2), true),
+        (2, None, true),
+        (2, Some(SimdLevel::Avx2), false),
+        (4, Some(SimdLevel::Scalar), true),
+        (1, None, false),
+    ];
+    for (threads, level, compiled) in cases {
+        let got = portable_run(&prog, &plan, &args, threads, level, compiled);
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                g == w,
+                "{name}: portable output {k} with {threads} threads, level {level:?}, \
+                 compiled {compiled} differs from the native 1-thread compiled run"
+            );
+        }
+    }
+    let bytes = Program::to_bytes(&prog, Determinism::Portable, "").unwrap();
+    let loaded = Program::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.determinism(), Determinism::Portable);
+    let inputs: Vec<HostArray> = args.iter().map(|a| (**a).clone()).collect();
+    let outs = in_pool(2, || loaded.run(&inputs).unwrap());
+    let got = bits(outs.into_iter().map(Arc::new).collect());
+    assert!(got == want, "{name}: the exported portable program differs");
+}
+
+#[test]
+fn portable_mlp_train_step_is_the_same_at_every_level_and_thread_count() {
+    assert_portable("mlp train step", mlp_train_step());
+}
+
+#[test]
+fn portable_elementwise_is_the_same_at_every_level_and_thread_count() {
+    assert_portable("elementwise", big_elementwise());
+}
+
+#[test]
+fn portable_reductions_are_the_same_at_every_level_and_thread_count() {
+    assert_portable("reductions", reductions());
+}
+
+#[test]
+fn portable_scan_is_the_same_at_every_level_and_thread_count() {
+    assert_portable("scan", scan());
+}
+
+#[test]
+fn portable_conv_is_the_same_at_every_level_and_thread_count() {
+    assert_portable("conv", conv());
+}
+
+#[test]
+fn portable_linalg_is_the_same_at_every_level_and_thread_count() {
+    assert_portable("linalg", linalg());
+}
+
+/// The portable matmul is the k-ordered sum `0 + a0*x0 + a1*x1 + ...` with
+/// separate multiplies and adds (what any x86-64 CPU computes the same), on
+/// sizes that default mode sends to `gemm`, with a batch axis and a
+/// partial column panel.
+#[test]
+fn portable_matmul_is_the_k_ordered_sum() {
+    let (bt, m, k, n) = (2usize, 70usize, 300usize, 261usize);
+    let mut b = Builder::new();
+    let x = input(&mut b, &[bt, m, k]);
+    let w = input(&mut b, &[bt, k, n]);
+    let dims = DotDims {
+        lhs_contract: vec![2],
+        rhs_contract: vec![1],
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+    };
+    let p = Primitive::DotGeneral {
+        dims,
+        preferred_element_type: None,
+    };
+    let out = b.add_eqn1(p, vec![x, w]).unwrap();
+    let prog = b.build(vec![out]).unwrap();
+    let args = vec![data_in(&[bt, m, k], 21, 1.0), data_in(&[bt, k, n], 22, 1.0)];
+    let (Buffer::F32(l), Buffer::F32(r)) = (args[0].buffer(), args[1].buffer()) else {
+        panic!("f32 inputs")
+    };
+    let mut want = vec![0f32; bt * m * n];
+    for bi in 0..bt {
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0f32;
+                for kk in 0..k {
+                    acc += l[(bi * m + i) * k + kk] * r[(bi * k + kk) * n + j];
+                }
+                want[(bi * m + i) * n + j] = acc;
+            }
+        }
+    }
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    for threads in [1, 2] {
+        let got = portable_run(&prog, &plan, &args, threads, None, true);
+        assert!(
+            got[0].1 == Buffer::F32(want.clone()),
+            "{threads} threads: not the k-ordered sum"
+        );
+    }
 }

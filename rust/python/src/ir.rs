@@ -5,7 +5,7 @@ use crate::array::{py_to_scalar, scalar_to_py, ArrayImpl};
 use crate::dtypes::dtype_from_name;
 use crate::prim::Prim;
 use crate::CoreResultExt;
-use microjax::exec::interp;
+use microjax::exec::{self, interp};
 use microjax::export::{Determinism, Program};
 use microjax::ir::canonical::{self, ParseLimits};
 use microjax::ir::display;
@@ -384,12 +384,30 @@ impl PyClosedJaxpr {
         Ok(d)
     }
 
-    /// Evaluates the program on `args` with the GIL released.
-    fn run(&self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>) -> PyResult<Vec<ArrayImpl>> {
+    /// Evaluates the program on `args` with the GIL released, in the
+    /// determinism mode named (`"default"`/`"portable"`; None: the
+    /// process-wide one).
+    #[pyo3(signature = (args, determinism=None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        args: Vec<PyRef<'_, ArrayImpl>>,
+        determinism: Option<&str>,
+    ) -> PyResult<Vec<ArrayImpl>> {
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
         drop(args);
         let out_avals = self.inner.out_avals().py()?;
-        let outs = run_detached(py, &self.inner, arrs)?;
+        let outs = match determinism {
+            None => run_detached(py, &self.inner, arrs)?,
+            Some(name) => {
+                let mode = determinism_from_name(name)?;
+                let prog = self.inner.clone();
+                py.detach(move || {
+                    exec::with_determinism(mode, || interp::eval_closed(&prog, &arrs))
+                })
+                .py()?
+            }
+        };
         wrap_outputs(outs, &out_avals)
     }
 
@@ -458,6 +476,20 @@ fn determinism_name(d: Determinism) -> &'static str {
         Determinism::Default => "default",
         Determinism::Portable => "portable",
     }
+}
+
+/// Sets the process-wide determinism mode (`config.update(
+/// "microjax_determinism", ...)`): `"default"` or `"portable"`.
+#[pyfunction]
+pub(crate) fn set_determinism(mode: &str) -> PyResult<()> {
+    exec::set_default_determinism(determinism_from_name(mode)?);
+    Ok(())
+}
+
+/// The determinism mode in force on the calling thread.
+#[pyfunction]
+pub(crate) fn get_determinism() -> &'static str {
+    determinism_name(exec::determinism())
 }
 
 /// Serializes a closed program in the export format (`microjax::export`).

@@ -89,6 +89,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ir::parse, m)?)?;
     m.add_function(wrap_pyfunction!(ir::export_program, m)?)?;
     m.add_function(wrap_pyfunction!(ir::load_program, m)?)?;
+    m.add_function(wrap_pyfunction!(ir::set_determinism, m)?)?;
+    m.add_function(wrap_pyfunction!(ir::get_determinism, m)?)?;
     transforms::register(m)?;
     Ok(())
 }

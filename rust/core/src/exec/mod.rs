@@ -3,8 +3,11 @@
 
 pub mod budget;
 pub mod compiled;
+pub mod determinism;
 pub mod interp;
 pub mod limits;
+
+pub use determinism::{determinism, set_default_determinism, with_determinism, Determinism};
 
 use crate::array::HostArray;
 use crate::error::Result;

@@ -413,7 +413,12 @@ fn run_spans<P: Send>(
         }
     }
     if threads > 1 {
-        per_span.into_par_iter().enumerate().try_for_each(run)
+        // Workers run in the caller's determinism mode and SIMD level.
+        let scope = crate::exec::determinism::ModeScope::current();
+        per_span
+            .into_par_iter()
+            .enumerate()
+            .try_for_each(|span| scope.enter(|| run(span)))
     } else {
         per_span.into_iter().enumerate().try_for_each(run)
     }

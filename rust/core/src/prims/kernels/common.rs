@@ -24,9 +24,9 @@ pub fn dtypes_of(bufs: &[&Buffer]) -> Vec<DType> {
 /// (its feature check costs more than the loop).
 pub const SIMD_MIN: usize = 64;
 
-// Loops above `SIMD_MIN` elements run inside `pulp::Arch::dispatch`,
+// Loops above `SIMD_MIN` elements run inside `vmath::run`'s dispatch,
 // compiled for the best instruction set this CPU has (AVX2, AVX-512;
-// detected at run time), so they vectorize at full width in a portable
+// detected at run time; AVX2 at most under `Determinism::Portable`), so they vectorize at full width in a portable
 // binary. Elementwise results are the same on every path: only the vector
 // width changes, never the operations or their order.
 
@@ -58,7 +58,7 @@ pub fn map<A: Copy, O>(a: &[A], f: impl Fn(A) -> O) -> Vec<O> {
     if a.len() < SIMD_MIN {
         map_loop(a, &f)
     } else {
-        pulp::Arch::new().dispatch(MapLoop { a, f })
+        super::vmath::run(MapLoop { a, f })
     }
 }
 
@@ -88,7 +88,7 @@ pub fn zip_map<A: Copy, B: Copy, O>(a: &[A], b: &[B], f: impl Fn(A, B) -> O) -> 
     if a.len().max(b.len()) < SIMD_MIN {
         zip_loop(a, b, &f)
     } else {
-        pulp::Arch::new().dispatch(ZipLoop { a, b, f })
+        super::vmath::run(ZipLoop { a, b, f })
     }
 }
 

@@ -492,7 +492,7 @@ fn loop_matmul<T: Copy>(
     if total < SIMD_MIN {
         batches_times(&mut out, l, r, sz, zero, &fma);
     } else {
-        pulp::Arch::new().dispatch(Matmul {
+        super::vmath::run(Matmul {
             out: &mut out,
             l,
             r,
@@ -622,7 +622,7 @@ fn half_matmul<H: HalfElem>(
     )?))
 }
 
-fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul>(
+fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
     l: &[T],
     r: &[T],
     ll: &Layout<'_>,
@@ -641,6 +641,11 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul>(
     }
     if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {
         return plain_matmul(l, r, ll, lr, sz, zero, fma);
+    }
+    if crate::exec::determinism() == crate::exec::Determinism::Portable {
+        // Our own k-ordered kernel instead of gemm (FMA, cache-dependent
+        // blocking): the bits of the register kernel on every x86-64 CPU.
+        return portable_matmul(&ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
     // In place when the axes flatten to single strides, else packed copies.
     let (lhs, lv): (Cow<'_, [T]>, Strides) = match ll.strides() {
@@ -704,6 +709,27 @@ fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> R
     }
     let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
     small_matmul::matmul_into(&mut out, l, r, m, k, n);
+    Ok(out)
+}
+
+/// [`small_matmul::matmul_portable_into`] on packed operands (lengths
+/// checked here), over threads from [`PAR_FLOPS`].
+fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
+    l: &[T],
+    r: &[T],
+    sz: Sizes,
+) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    let size = |x: usize, y: usize| {
+        b.checked_mul(x)
+            .and_then(|v| v.checked_mul(y))
+            .ok_or_else(|| internal("operand size"))
+    };
+    if l.len() != size(m, k)? || r.len() != size(k, n)? {
+        return Err(internal("operand length"));
+    }
+    let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
+    small_matmul::matmul_portable_into(&mut out, l, r, (m, k, n), sz.flops() >= PAR_FLOPS);
     Ok(out)
 }
 

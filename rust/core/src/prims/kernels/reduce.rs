@@ -73,7 +73,7 @@ fn reduce_with<T: Copy, R: Reducer<T>>(
     if src.len() < SIMD_MIN {
         walk_runs(prim, src, &mut acc, inner_n, inner_red, outer, &ostrides, r)?;
     } else {
-        pulp::Arch::new().dispatch(Walk {
+        super::vmath::run(Walk {
             prim,
             src,
             acc: &mut acc,

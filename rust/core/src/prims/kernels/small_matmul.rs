@@ -123,5 +123,123 @@ impl<T: SmallMatmul> pulp::WithSimd for Rows<'_, T> {
 
 /// Fills `out` (`b*m*n` zeros on entry) with the batched product.
 pub fn matmul_into<T: SmallMatmul>(out: &mut [T], l: &[T], r: &[T], m: usize, k: usize, n: usize) {
-    pulp::Arch::new().dispatch(Rows { out, l, r, m, k, n });
+    super::vmath::run(Rows { out, l, r, m, k, n });
+}
+
+/// Columns per packed panel of the portable kernel: a `k × PANEL` panel of
+/// the right operand stays in L2 while every row of the left one streams
+/// over it. A multiple of four vectors at every SIMD width.
+const PANEL: usize = 256;
+
+/// Rows `l` times a packed `(k, w)` panel into the matching `w`-column
+/// windows `outs` of the output rows.
+struct PanelRows<'a, 'o, T> {
+    outs: Vec<&'o mut [T]>,
+    l: &'a [T],
+    panel: &'a [T],
+    k: usize,
+    w: usize,
+}
+
+impl<T: SmallMatmul> pulp::WithSimd for PanelRows<'_, '_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let PanelRows {
+            outs,
+            l,
+            panel,
+            k,
+            w,
+        } = self;
+        for (orow, lrow) in outs.into_iter().zip(l.chunks_exact(k.max(1))) {
+            T::row(simd, orow, lrow, panel, w);
+        }
+    }
+}
+
+/// The portable (`Determinism::Portable`) product for any size: `out = l @ r`
+/// per batch for contiguous `(b, m, k)` and `(b, k, n)` operands, `out`
+/// holding `b*m*n` zeros on entry (lengths validated by the caller). Every
+/// element is the row kernel's k-ordered sum, so the bits are those of
+/// [`matmul_into`] whatever the panel, the thread count or the SIMD width;
+/// rows are split over rayon threads when `parallel`.
+pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
+    out: &mut [T],
+    l: &[T],
+    r: &[T],
+    (m, k, n): (usize, usize, usize),
+    parallel: bool,
+) {
+    use rayon::prelude::*;
+    let (mn, mk, kn) = (
+        m.saturating_mul(n),
+        m.saturating_mul(k),
+        k.saturating_mul(n),
+    );
+    if mn == 0 || mk == 0 || kn == 0 {
+        return;
+    }
+    let scope = crate::exec::determinism::ModeScope::current();
+    let threads = if parallel {
+        rayon::current_num_threads().clamp(1, m)
+    } else {
+        1
+    };
+    let rows_per_task = m.div_ceil(threads).max(1);
+    let mut panel: Vec<T> = Vec::new();
+    for ((ob, lb), rb) in out
+        .chunks_exact_mut(mn)
+        .zip(l.chunks_exact(mk))
+        .zip(r.chunks_exact(kn))
+    {
+        let mut c0 = 0usize;
+        while c0 < n {
+            let c1 = c0.saturating_add(PANEL).min(n);
+            let w = c1.saturating_sub(c0);
+            panel.clear();
+            for rrow in rb.chunks_exact(n) {
+                panel.extend_from_slice(rrow.get(c0..c1).unwrap_or_default());
+            }
+            let windows: Vec<&mut [T]> = ob
+                .chunks_exact_mut(n)
+                .filter_map(|row| row.get_mut(c0..c1))
+                .collect();
+            let tasks = split_rows(windows, rows_per_task, lb, k);
+            let job = |(outs, l): (Vec<&mut [T]>, &[T])| {
+                scope.enter(|| {
+                    super::vmath::run(PanelRows {
+                        outs,
+                        l,
+                        panel: &panel,
+                        k,
+                        w,
+                    })
+                })
+            };
+            if threads > 1 {
+                tasks.into_par_iter().for_each(job);
+            } else {
+                tasks.into_iter().for_each(job);
+            }
+            c0 = c1;
+        }
+    }
+}
+
+/// Groups of `per` output windows with the left rows they read.
+fn split_rows<'o, 'a, T>(
+    windows: Vec<&'o mut [T]>,
+    per: usize,
+    l: &'a [T],
+    k: usize,
+) -> Vec<(Vec<&'o mut [T]>, &'a [T])> {
+    let mut tasks = Vec::new();
+    let mut it = windows.into_iter().peekable();
+    let mut lrows = l.chunks(per.saturating_mul(k).max(1));
+    while it.peek().is_some() {
+        let group: Vec<&mut [T]> = it.by_ref().take(per).collect();
+        tasks.push((group, lrows.next().unwrap_or_default()));
+    }
+    tasks
 }

@@ -83,7 +83,7 @@ thread_local! {
 }
 
 /// The best level this CPU supports.
-fn detected_level() -> SimdLevel {
+fn cpu_level() -> SimdLevel {
     #[cfg(target_arch = "x86_64")]
     {
         if pulp::x86::V4::try_new().is_some() {
@@ -96,10 +96,48 @@ fn detected_level() -> SimdLevel {
     SimdLevel::Scalar
 }
 
+/// The level used when none is forced: the CPU's best, capped by the
+/// environment variable `MICROJAX_SIMD_LEVEL` (`scalar`, `avx2`, `avx512`;
+/// read once) so a process can run the code paths of a smaller CPU (the
+/// determinism tests compare them).
+fn detected_level() -> SimdLevel {
+    static LEVEL: std::sync::OnceLock<SimdLevel> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let cap = match std::env::var("MICROJAX_SIMD_LEVEL").as_deref() {
+            Ok("scalar") => SimdLevel::Scalar,
+            Ok("avx2") => SimdLevel::Avx2,
+            _ => SimdLevel::Avx512,
+        };
+        cpu_level().at_most(cap)
+    })
+}
+
 /// The SIMD level the slice functions use on this thread: the one forced by
-/// [`with_simd_level`], else the best the CPU supports.
+/// [`with_simd_level`], else the best the CPU supports; at most AVX2 while
+/// [`Determinism::Portable`](crate::exec::Determinism) is in force.
 pub fn simd_level() -> SimdLevel {
-    FORCED.with(Cell::get).unwrap_or_else(detected_level)
+    let level = FORCED.with(Cell::get).unwrap_or_else(detected_level);
+    if crate::exec::determinism() == crate::exec::Determinism::Portable {
+        level.at_most(SimdLevel::Avx2)
+    } else {
+        level
+    }
+}
+
+impl SimdLevel {
+    /// The lower of `self` and `cap` (Scalar < Avx2 < Avx512).
+    pub fn at_most(self, cap: SimdLevel) -> SimdLevel {
+        let rank = |l: SimdLevel| match l {
+            SimdLevel::Scalar => 0u8,
+            SimdLevel::Avx2 => 1,
+            SimdLevel::Avx512 => 2,
+        };
+        if rank(self) <= rank(cap) {
+            self
+        } else {
+            cap
+        }
+    }
 }
 
 /// Restores the previous forced level, also when `f` panics.

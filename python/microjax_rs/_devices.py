@@ -1,0 +1,351 @@
+"""Devices and platform selection (JAX's `jax.devices`, `device_put`, ...).
+
+Two platforms: "cpu" (always built in: every array is an `ArrayImpl` in host
+memory) and "gpu" (CUDA), present when the binding reports GPUs through
+`_core.gpu_device_count()`. The GPU entry points of the binding are looked
+up by name, so this module works with a binding built without them (no GPU).
+
+Which platforms are used, in priority order: `config.update("jax_platforms",
+"cpu")`, else the environment variable `MICROJAX_PLATFORM`, else JAX's
+`JAX_PLATFORMS` (a comma-separated list of "cpu", "gpu", "cuda"), else every
+present platform with the GPU first (as JAX). The default device is the
+`jax.default_device(...)` context's, else `config.jax_default_device`, else
+the first device of the first platform.
+"""
+import contextlib
+import os
+import threading
+
+import numpy as np
+
+from . import _core, core
+from .config import config
+from .core import ArrayImpl, Tracer
+from .tree_util import tree_map
+
+_GPU_NAMES = ("gpu", "cuda")
+
+
+def _binding(name):
+    """A GPU entry point of the binding, or None when it was built without."""
+    return getattr(_core, name, None)
+
+
+class Device:
+    """Base class of the device objects (`jax.Device`)."""
+
+    platform = None
+    device_kind = None
+    process_index = 0
+    client = None
+
+    def __init__(self, id=0):
+        self.id = id
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.id == self.id
+
+    def __hash__(self):
+        return hash((self.platform, self.id))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(id={self.id})"
+
+
+class CpuDevice(Device):
+    """A CPU device (JAX's `CpuDevice`): host memory, every map runs here."""
+
+    platform = "cpu"
+    device_kind = "cpu"
+
+
+class CudaDevice(Device):
+    """A CUDA GPU (JAX's `CudaDevice`): platform "gpu", `device_kind` the
+    GPU's name, `compute_capability` as "major.minor"."""
+
+    platform = "gpu"
+
+    def __init__(self, id, info):
+        super().__init__(id)
+        self.device_kind = str(info.get("name", "gpu"))
+        cc = info.get("compute_capability")
+        self.compute_capability = ".".join(map(str, cc)) if isinstance(cc, (tuple, list)) else cc
+        self._memory_bytes = info.get("memory_bytes")
+
+    def memory_stats(self):
+        return {"bytes_limit": self._memory_bytes}
+
+
+# --------------------------------------------------------------- platforms
+
+
+def gpu_count():
+    """GPUs the binding can use (0 without a GPU build, driver or device)."""
+    f = _binding("gpu_device_count")
+    return int(f()) if f is not None else 0
+
+
+_GPU_DEVICES = {}
+
+
+def _gpu_devices():
+    n = gpu_count()
+    for i in range(n):
+        if i not in _GPU_DEVICES:
+            _GPU_DEVICES[i] = CudaDevice(i, dict(_binding("gpu_device_info")(i)))
+    return [_GPU_DEVICES[i] for i in range(n)]
+
+
+def _num_cpu_devices():
+    n = config.jax_num_cpu_devices
+    if n is not None and int(n) > 0:
+        return int(n)
+    for flag in os.environ.get("XLA_FLAGS", "").split():
+        if flag.startswith("--xla_force_host_platform_device_count="):
+            try:
+                return max(1, int(flag.split("=", 1)[1]))
+            except ValueError:
+                pass
+    return 1
+
+
+def _requested_platforms():
+    """The platform list the user asked for (canonical names), or None."""
+    spec = config.jax_platforms
+    if spec is None:
+        spec = os.environ.get("MICROJAX_PLATFORM") or os.environ.get("JAX_PLATFORMS")
+    if not spec:
+        return None
+    out = []
+    for name in str(spec).split(","):
+        name = name.strip().lower()
+        name = "gpu" if name in _GPU_NAMES else name
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _platforms():
+    """The platforms in use, highest priority first."""
+    requested = _requested_platforms()
+    if requested is None:
+        return (["gpu"] if gpu_count() > 0 else []) + ["cpu"]
+    for name in requested:
+        if name == "gpu" and gpu_count() == 0:
+            raise RuntimeError(
+                "Unable to initialize backend 'gpu': no CUDA device is present "
+                "(set JAX_PLATFORMS='' or MICROJAX_PLATFORM=cpu to use the CPU)")
+        if name not in ("cpu", "gpu"):
+            raise RuntimeError(
+                f"Unable to initialize backend '{name}': unknown platform "
+                "(microjax_rs has 'cpu' and 'gpu')")
+    return requested
+
+
+def _platform_devices(platform):
+    if platform == "gpu":
+        return _gpu_devices()
+    return [CpuDevice(i) for i in range(_num_cpu_devices())]
+
+
+def _resolve_backend(backend):
+    """The canonical platform for `backend` (None: the default one)."""
+    present = _platforms()
+    if backend is None:
+        return present[0]
+    if not isinstance(backend, str):
+        backend = getattr(backend, "platform", backend)
+    name = str(backend).lower()
+    if name in _GPU_NAMES:
+        if "gpu" not in present:
+            raise RuntimeError(
+                f"Unknown backend: '{backend}' requested, but no platforms that are instances "
+                f"of {backend} are present. Platforms present are: " + ",".join(present))
+        return "gpu"
+    if name not in present:
+        raise RuntimeError(f"Unknown backend {backend}")
+    return name
+
+
+def devices(backend=None):
+    """The devices of `backend` ("cpu", "gpu"/"cuda"; None: the default
+    platform). CPU: one device unless `jax_num_cpu_devices` or XLA_FLAGS asks
+    for more."""
+    return _platform_devices(_resolve_backend(backend))
+
+
+def device_count(backend=None):
+    return len(devices(backend))
+
+
+def local_devices(process_index=None, backend=None):
+    return devices(backend)
+
+
+def local_device_count(backend=None):
+    return device_count(backend)
+
+
+def default_backend():
+    """The platform of the default device: "gpu" when a GPU is present and
+    not excluded, else "cpu"."""
+    return _resolve_backend(None)
+
+
+# ------------------------------------------------------------ default device
+
+_LOCAL = threading.local()
+
+
+def _check_device(device, what):
+    if not isinstance(device, Device):
+        raise TypeError(f"{what}: expected a Device, got {type(device).__name__}: {device!r}")
+
+
+def _configured_default():
+    stack = getattr(_LOCAL, "stack", None)
+    if stack:
+        return stack[-1]
+    return config.jax_default_device
+
+
+def default_device_object():
+    """The device computations and `device_put(x)` use by default."""
+    dev = _configured_default()
+    if dev is None:
+        return devices()[0]
+    if isinstance(dev, str):
+        return devices(dev)[0]
+    return dev
+
+
+@contextlib.contextmanager
+def default_device(device):
+    """`with jax.default_device(d):` makes `d` (a Device, a platform name,
+    or None for the usual choice) the default device on this thread."""
+    if device is not None and not isinstance(device, str):
+        _check_device(device, "default_device")
+    stack = getattr(_LOCAL, "stack", None)
+    if stack is None:
+        stack = _LOCAL.stack = []
+    stack.append(device)
+    _core.bump_epoch()
+    try:
+        yield
+    finally:
+        stack.pop()
+        _core.bump_epoch()
+
+
+# ------------------------------------------------------------- GPU arrays
+
+
+class GpuArray:
+    """An array resident in one GPU's memory (wraps the binding's
+    `GpuBuffer`). `np.asarray` and `device_get` copy it back to the host;
+    `device_put(x, cpu_device)` gives a host `Array`. jnp functions read it
+    through `__array__`, i.e. on the host."""
+
+    def __init__(self, buf, device):
+        self._buf = buf
+        self._device = device
+
+    @property
+    def shape(self):
+        return tuple(self._buf.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._buf.dtype)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def device(self):
+        return self._device
+
+    def devices(self):
+        return {self._device}
+
+    def block_until_ready(self):
+        return self
+
+    def to_host(self):
+        """The array copied to host memory (an `Array`)."""
+        return self._buf.to_host()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = np.asarray(self.to_host())
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __repr__(self):
+        return f"GpuArray({np.asarray(self)!r}, device={self._device!r})"
+
+
+# ------------------------------------------------------------ device_put/get
+
+
+def _to_host(x):
+    if isinstance(x, GpuArray):
+        return x.to_host()
+    if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+        return core.to_array(x)
+    return x
+
+
+def _to_gpu(x, device):
+    if isinstance(x, GpuArray) and x.device == device:
+        return x
+    host = _to_host(x)
+    if not isinstance(host, ArrayImpl):
+        raise TypeError(f"device_put: {type(x).__name__} is not an array type")
+    return GpuArray(_binding("gpu_put")(host, device.id), device)
+
+
+def device_put(x, device=None):
+    """Places every leaf of `x` on `device` (None: the default device). On
+    the CPU a leaf becomes an `Array`; on a GPU a `GpuArray`. Tracers are
+    returned unchanged (inside a trace placement is the executor's choice)."""
+    if device is None:
+        device = default_device_object()
+    elif isinstance(device, str):
+        device = devices(device)[0]
+    _check_device(device, "device_put")
+
+    def put(leaf):
+        if isinstance(leaf, Tracer):
+            return leaf
+        if device.platform == "gpu":
+            return _to_gpu(leaf, device)
+        return _to_host(leaf)
+
+    return tree_map(put, x)
+
+
+def device_get(x):
+    """Every array leaf of `x` as a NumPy array in host memory."""
+    def get(leaf):
+        if isinstance(leaf, (ArrayImpl, GpuArray)):
+            return np.asarray(leaf)
+        return leaf
+
+    return tree_map(get, x)
+
+
+def block_until_ready(x):
+    """Waits for every array leaf of `x` (host arrays are always ready);
+    returns `x`."""
+    def wait(leaf):
+        f = getattr(leaf, "block_until_ready", None)
+        if f is not None and not isinstance(leaf, Tracer):
+            f()
+        return leaf
+
+    tree_map(wait, x)
+    return x
