@@ -223,6 +223,58 @@ def test_typed_keys():
     assert v.shape == (3,)
 
 
+def test_key_dtype_is_a_prng_key_subdtype():
+    k = random.key(0)
+    assert jnp.issubdtype(k.dtype, jax.dtypes.prng_key)
+    assert jnp.issubdtype(k.dtype, jax.dtypes.extended)
+    assert jnp.issubdtype(k, jax.dtypes.prng_key)
+    assert not jnp.issubdtype(k.dtype, jnp.floating)
+    assert not jnp.issubdtype(jnp.float32, jax.dtypes.prng_key)
+    assert not jnp.issubdtype(np.dtype("uint32"), jax.dtypes.prng_key)
+
+
+def _kd(k):
+    return np.asarray(random.key_data(k))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_key_arrays_stack_concatenate_where(jit):
+    ks = random.split(random.key(42), 4)
+    other = random.split(random.key(7), 4)
+    wrap = jax.jit if jit else (lambda f: f)
+    s = wrap(lambda a, b: jnp.stack([a, b], axis=1))(ks, other)
+    assert s.shape == (4, 2) and str(s.dtype) == "key<fry>"
+    np.testing.assert_array_equal(_kd(s), np.stack([_kd(ks), _kd(other)], axis=1))
+    c = wrap(lambda a, b: jnp.concatenate([a, b[:2]]))(ks, other)
+    assert c.shape == (6,)
+    np.testing.assert_array_equal(_kd(c), np.concatenate([_kd(ks), _kd(other)[:2]]))
+    pick = jnp.array([True, False, True, False])
+    w = wrap(lambda p, a, b: jnp.where(p, a, b))(pick, ks, other)
+    want = np.where(np.asarray(pick)[:, None], _kd(ks), _kd(other))
+    np.testing.assert_array_equal(_kd(w), want)
+    # The stacked keys draw what each key draws alone.
+    draws = jax.vmap(lambda k: random.uniform(k))(c)
+    np.testing.assert_array_equal(np.asarray(draws[4]), np.asarray(random.uniform(other[0])))
+
+
+def test_key_array_shape_methods():
+    ks = random.split(random.key(1), 6).reshape(2, 3)
+    np.testing.assert_array_equal(_kd(ks.T), np.swapaxes(_kd(ks), 0, 1))
+    np.testing.assert_array_equal(_kd(ks.ravel()), _kd(ks).reshape(6, 2))
+    assert ks.reshape(1, 6).squeeze().shape == (6,)
+    assert ks.reshape(1, 6).squeeze(0).shape == (6,)
+
+
+def test_key_arrays_do_not_mix_with_plain_arrays():
+    k = random.key(0)
+    with pytest.raises(TypeError, match="cannot mix typed PRNG key arrays"):
+        jnp.stack([k, jnp.zeros(2, jnp.uint32)])
+    with pytest.raises(TypeError, match="cannot mix typed PRNG key arrays"):
+        jnp.where(True, k, jnp.zeros(2, jnp.uint32))
+    with pytest.raises(ValueError, match="Zero-dimensional arrays cannot be concatenated"):
+        jnp.concatenate([k, k])
+
+
 def test_key_data_errors():
     with pytest.raises(TypeError, match="key_data.shape to end with"):
         random.uniform(jnp.zeros(3, "uint32"))

@@ -14,6 +14,14 @@ except Exception:  # pragma: no cover - optional dependency
 
 float0 = np.dtype([("float0", np.void, 0)])
 
+
+class extended:
+    """Abstract base of dtypes outside NumPy's lattice (JAX's `dtypes.extended`)."""
+
+
+class prng_key(extended):
+    """Abstract dtype of typed PRNG keys: `jnp.issubdtype(key.dtype, dtypes.prng_key)`."""
+
 _SUPPORTED = {
     "float0", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
     "uint64", "float16", "bfloat16", "float32", "float64",

@@ -44,6 +44,9 @@ class KeyDType:
     """The dtype of typed Threefry keys (`key<fry>`)."""
 
     name = "key<fry>"
+    type = dtypes.prng_key
+    kind = "V"
+    itemsize = 8
 
     def __repr__(self):
         return self.name
@@ -104,11 +107,70 @@ class PRNGKeyArray:
             shape = tuple(shape[0])
         return PRNGKeyArray(jnp.reshape(self._base, tuple(shape) + (2,)))
 
+    def ravel(self):
+        return self.reshape((self.size,))
+
+    flatten = ravel
+
+    def squeeze(self, axis=None):
+        shape = self.shape
+        axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else \
+            tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
+        return PRNGKeyArray(jnp.squeeze(self._base, axes))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        axes = axes or tuple(reversed(range(self.ndim)))
+        return PRNGKeyArray(jnp.transpose(self._base, tuple(a % self.ndim for a in axes)
+                                          + (self.ndim,)))
+
+    @property
+    def T(self):
+        return self.transpose()
+
     def __repr__(self):
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base}"
 
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, xs: PRNGKeyArray(xs[0]))
+
+
+def _key_axis(axis, ndim):
+    """A key-shape axis as an axis of the raw data (whose last axis is the pair)."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for key array of dimension {ndim}")
+    return axis % ndim
+
+
+def _only_keys(arrays, what):
+    arrays = list(arrays)
+    if not all(_is_typed(a) for a in arrays):
+        raise TypeError(f"jnp.{what}: cannot mix typed PRNG key arrays with other arrays")
+    return [a._base for a in arrays]
+
+
+def concatenate_keys(arrays, axis=0):
+    """`jnp.concatenate` of typed key arrays (along a key axis)."""
+    bases = _only_keys(arrays, "concatenate")
+    nd = arrays[0].ndim
+    if nd == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    return PRNGKeyArray(jnp.concatenate(bases, axis=_key_axis(axis, nd)))
+
+
+def stack_keys(arrays, axis=0):
+    """`jnp.stack` of typed key arrays: a new key axis."""
+    bases = _only_keys(arrays, "stack")
+    return PRNGKeyArray(jnp.stack(bases, axis=_key_axis(axis, arrays[0].ndim + 1)))
+
+
+def where_keys(condition, x, y):
+    """`jnp.where(c, keys1, keys2)`: keys chosen per element of `c` (broadcast
+    against the key shape, never the pair axis)."""
+    bx, by = _only_keys((x, y), "where")
+    c = jnp.expand_dims(jnp.asarray(condition), -1)
+    return PRNGKeyArray(jnp.where(c, bx, by))
 
 
 def _is_typed(k):

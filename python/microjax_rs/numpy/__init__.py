@@ -568,6 +568,15 @@ def matmul(a, b, precision=None, preferred_element_type=None):
     if la.ndim == 0 or lb.ndim == 0:
         raise ValueError("matmul: input operand does not have enough dimensions (rank-0 operand)")
     a_vec, b_vec = la.ndim == 1, lb.ndim == 1
+    if a_vec or b_vec:
+        # A vector operand contracts directly (one dot_general, as JAX emits):
+        # its axis against the other's contracting axis, no batch axes.
+        ca = 0 if a_vec else la.ndim - 1
+        cb = 0 if b_vec else lb.ndim - 2
+        if la.shape[ca] != lb.shape[cb]:
+            raise TypeError(f"matmul: contracting dimensions differ: {la.shape} @ {lb.shape}")
+        return lax.dot_general(a, b, (((ca,), (cb,)), ((), ())),
+                               preferred_element_type=preferred_element_type)
     if a_vec:
         a = lax.reshape(a, (1,) + la.shape)
     if b_vec:
@@ -641,6 +650,9 @@ def _dtype_arg(x):
         return _dt.np_dtype(_aval(x).dtype_name)
     if isinstance(x, _ScalarType):
         return x.dtype
+    dt = getattr(x, "dtype", None)
+    if isinstance(getattr(dt, "type", None), type) and issubclass(dt.type, _dt.extended):
+        return dt  # a typed key array
     return x
 
 
@@ -669,6 +681,10 @@ def issubdtype(arg1, arg2):
     a1, a2 = _dtype_arg(arg1), _dtype_arg(arg2)
     if a1 is None:
         return False
+    if isinstance(a2, type) and issubclass(a2, _dt.extended):
+        return isinstance(getattr(a1, "type", None), type) and issubclass(a1.type, a2)
+    if isinstance(getattr(a1, "type", None), type) and issubclass(a1.type, _dt.extended):
+        return a1 == a2
     if isinstance(a2, type) and issubclass(a2, _np.generic) and a2 in (
             _np.generic, _np.number, _np.inexact, _np.floating, _np.integer, _np.signedinteger,
             _np.unsignedinteger, _np.bool_, _np.complexfloating):
@@ -1912,7 +1928,15 @@ def _concat_prep(arrays, what):
     return _promote_dtypes(*arrs)
 
 
+def _typed_keys(*xs):
+    """The random module when one of `xs` is a typed PRNG key array."""
+    from .. import random as _random
+    return _random if builtins.any(isinstance(x, _random.PRNGKeyArray) for x in xs) else None
+
+
 def concatenate(arrays, axis=0, dtype=None):
+    if isinstance(arrays, (list, tuple)) and (keys := _typed_keys(*arrays)):
+        return keys.concatenate_keys(arrays, axis)
     arrs = _concat_prep(arrays, "concatenate")
     if dtype is not None:
         arrs = [astype(a, dtype) for a in arrs]
@@ -1938,6 +1962,8 @@ concat = concatenate
 
 
 def stack(arrays, axis=0, out=None, dtype=None):
+    if isinstance(arrays, (list, tuple)) and (keys := _typed_keys(*arrays)):
+        return keys.stack_keys(arrays, axis)
     arrs = _concat_prep(arrays, "stack")
     shape0 = _aval(arrs[0]).shape
     for a in arrs[1:]:
@@ -2941,6 +2967,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where")
+    if keys := _typed_keys(x, y):
+        return keys.where_keys(condition, x, y)
     return _where_three(condition, x, y)
 
 
