@@ -470,6 +470,23 @@ def setup_mlp_train(name, fw):
         return {"step": step, "p": tp, "x": tx, "y": ty}, "step(p, x, y)"
 
 
+def mlp_peak_memory(fw):
+    """Peak bytes one compiled MLP train step holds (`debug.plan_stats`:
+    every buffer once, measured after each step of the plan) against the
+    bytes the step cannot do without: the parameters, the batch (x and y),
+    one gradient per parameter, and the activations the backward pass
+    reads (the hidden layer's pre-activation and the logits, f32[128,512]
+    and f32[128,10]). New parameters are not counted: they could take the
+    gradients' buffers."""
+    params, x, y = _mlp_train_data()
+    jnp = fw.numpy
+    p = tuple(jnp.asarray(t) for t in params)
+    st = fw.debug.plan_stats(_mlp_train_step(fw), p, jnp.asarray(x), jnp.asarray(y))
+    activations = (128 * 512 + 128 * 10) * 4
+    need = 2 * sum(t.nbytes for t in params) + x.nbytes + y.nbytes + activations
+    return {"peak_bytes": st["peak_bytes"], "need_bytes": need, "ratio": st["peak_bytes"] / need}
+
+
 def setup_mlp_train_first_call(name, fw):
     """A fresh `jit` of the MLP train step: trace + transform + compile + one run."""
     if name not in ("microjax", "jax"):
@@ -787,6 +804,11 @@ def render(all_results, fws, info):
         "|" + "|".join("---" for _ in head) + "|",
     ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
+    mem = all_results.get("mlp_train_step", {}).get("microjax_memory")
+    mem_line = ("    live bytes of one train step (debug.plan_stats): "
+                f"{mem['peak_bytes'] / 1e6:.2f} MB against {mem['need_bytes'] / 1e6:.2f} MB the step "
+                f"needs ({mem['ratio']:.2f}x, target <= 1.5x)" if mem else
+                "    live bytes of one train step: not measured in this run")
     lines += [
         "",
         "Notes:",
@@ -814,9 +836,11 @@ def render(all_results, fws, info):
         "  - MLP train step and the small `tanh(x @ w + b)`: at parity with NumPy, on either",
         "    side of it from run to run on this shared machine (train step between 0.98x and",
         "    1.32x over this session's full runs, 1.00x and 1.11x in two reruns of that row",
-        "    alone). GEMM (gemm crate) dominates; fresh buffers page-fault (no pool). Peak",
-        "    live bytes of one train step (debug.plan_stats): 4.86 MB against 3.66 MB of",
-        "    arguments and results (1.33x).",
+        "    alone). GEMM (gemm crate) dominates. Peak",
+        mem_line + ": parameters, batch, one",
+        "    gradient per parameter and the activations the backward pass reads",
+        "    (f32[128,512] and f32[128,10]); new parameters not counted (they could take",
+        "    the gradients' buffers).",
         "  - jitted hessian: 92-128 µs from run to run (84-93 µs in a quiet A/B of this build",
         "    against the session's starting build: no regression); at the 100 µs line.",
         "",
@@ -844,6 +868,11 @@ def main(argv=None):
             continue
         all_results[case[0]] = run_case(case, fws, args)
         print(f"{case[0]}: " + ", ".join(f"{n}={_us(r)}" for n, r in all_results[case[0]].items()), flush=True)
+        if case[0] == "mlp_train_step" and "microjax" in fws:
+            mem = mlp_peak_memory(fws["microjax"])
+            all_results[case[0]]["microjax_memory"] = mem
+            print(f"mlp_train_step peak memory: {mem['peak_bytes'] / 1e6:.2f} MB against "
+                  f"{mem['need_bytes'] / 1e6:.2f} MB needed ({mem['ratio']:.2f}x, target <= 1.5x)")
     info["load_end"] = _loadavg()
     text = render(all_results, fws, info)
     print()

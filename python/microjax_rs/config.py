@@ -31,6 +31,24 @@ def _set_max_buffer_bytes(value):
     _core.set_max_buffer_bytes(value)
 
 
+def _set_compile_cache_size(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_compile_cache_size must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"microjax_compile_cache_size must be >= 0, got {value}")
+    _core.set_compile_cache_size(value)
+
+
+def _set_buffer_pool_bytes(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_buffer_pool_bytes must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"microjax_buffer_pool_bytes must be >= 0, got {value}")
+    _core.set_buffer_pool_bytes(value)
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -47,6 +65,12 @@ class Config:
             # Most bytes one buffer may take (None: the machine's physical
             # memory); a larger shape raises MemoryError before allocating.
             "microjax_max_buffer_bytes": None,
+            # Entries of the structural compile cache the un-jitted
+            # transforms run through (0 turns it off: always interpreted).
+            "microjax_compile_cache_size": 512,
+            # Most bytes the host buffer pool keeps for reuse by the
+            # compiled executor (0 turns it off).
+            "microjax_buffer_pool_bytes": 256 << 20,
         }
 
     def update(self, name, value):
@@ -54,6 +78,10 @@ class Config:
             raise AttributeError(f"Unrecognized config option: {name}")
         if name == "microjax_max_buffer_bytes":
             _set_max_buffer_bytes(value)
+        if name == "microjax_compile_cache_size":
+            _set_compile_cache_size(value)
+        if name == "microjax_buffer_pool_bytes":
+            _set_buffer_pool_bytes(value)
         self._values[name] = value
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))

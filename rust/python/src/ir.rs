@@ -5,7 +5,6 @@ use crate::array::{py_to_scalar, scalar_to_py, ArrayImpl};
 use crate::dtypes::dtype_from_name;
 use crate::prim::Prim;
 use crate::CoreResultExt;
-use microjax::exec::interp;
 use microjax::export::{Determinism, Program};
 use microjax::ir::canonical::{self, ParseLimits};
 use microjax::ir::display;
@@ -200,14 +199,18 @@ pub struct PyClosedJaxpr {
     pub(crate) inner: Arc<microjax::ClosedJaxpr>,
 }
 
-/// Runs a closed jaxpr on host arrays with the GIL released.
+/// Runs a closed jaxpr on host arrays with the GIL released, through the
+/// structural compile cache (interpreted first, compiled from the second
+/// sighting; `exec::cache`).
 pub(crate) fn run_detached(
     py: Python<'_>,
     prog: &Arc<microjax::ClosedJaxpr>,
     args: Vec<Arc<HostArray>>,
 ) -> PyResult<Vec<Arc<HostArray>>> {
     let prog = prog.clone();
-    py.detach(move || interp::eval_closed(&prog, &args)).py()
+    let epoch = crate::globals::epoch();
+    py.detach(move || microjax::exec::cache::global().run(&prog, &args, epoch))
+        .py()
 }
 
 /// Pairs program outputs with the weak flags of the output avals.
@@ -386,6 +389,9 @@ impl PyClosedJaxpr {
 
     /// Evaluates the program on `args` with the GIL released.
     fn run(&self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>) -> PyResult<Vec<ArrayImpl>> {
+        for a in &args {
+            a.check_live()?;
+        }
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
         drop(args);
         let out_avals = self.inner.out_avals().py()?;

@@ -14,6 +14,7 @@ mod dtypes;
 mod globals;
 mod ir;
 mod jit;
+mod memory;
 mod ops;
 mod prim;
 mod transforms;
@@ -90,5 +91,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ir::export_program, m)?)?;
     m.add_function(wrap_pyfunction!(ir::load_program, m)?)?;
     transforms::register(m)?;
+    memory::register(m)?;
     Ok(())
 }

@@ -2,9 +2,11 @@
 //! executor (`jit`, exported programs and control-flow bodies run on it).
 
 pub mod budget;
+pub mod cache;
 pub mod compiled;
 pub mod interp;
 pub mod limits;
+pub mod pool;
 
 use crate::array::HostArray;
 use crate::error::Result;

@@ -249,7 +249,7 @@ impl Fused {
         let mut bufs = self
             .outputs
             .iter()
-            .map(|o| Buffer::zeros(o.dtype, self.len))
+            .map(|o| crate::exec::pool::take(o.dtype, self.len))
             .collect::<Result<Vec<_>>>()?;
         let (threads, span) = span_plan(self.len);
         let per_output = bufs

@@ -189,7 +189,7 @@ impl Typed {
         let mut bufs = f
             .outputs
             .iter()
-            .map(|_| Buffer::zeros(T::DTYPE, len))
+            .map(|_| crate::exec::pool::take(T::DTYPE, len))
             .collect::<Result<Vec<_>>>()?;
         let (threads, span) = super::span_plan(len);
         if threads == 1 {
