@@ -143,6 +143,23 @@ def test_pool_results_bitwise_equal_with_and_without():
     np.testing.assert_array_equal(g_pool, g_plain)
 
 
+def test_pool_results_bitwise_equal_under_vmap():
+    xs = jnp.asarray(np.random.default_rng(1).standard_normal((4, N)).astype(np.float32))
+    f = jax.jit(jax.vmap(_chain))
+    debug.buffer_pool_clear()
+    got = [np.asarray(f(xs)) for _ in range(3)]
+    assert debug.buffer_pool_stats()["hits"] >= 1
+    config.update("microjax_buffer_pool_bytes", 0)
+    try:
+        plain = np.asarray(f(xs))
+    finally:
+        config.update("microjax_buffer_pool_bytes", 256 << 20)
+    per_row = np.stack([np.asarray(jax.jit(_chain)(r)) for r in xs])
+    for g in got:
+        np.testing.assert_array_equal(g, plain)
+        np.testing.assert_array_equal(g, per_row)
+
+
 def test_pool_is_bounded():
     config.update("microjax_buffer_pool_bytes", 3 * N * 4)
     try:

@@ -102,10 +102,12 @@ fn bytes_of(dtype: DType, n: usize) -> usize {
 pub fn take(dtype: DType, n: usize) -> Result<Buffer> {
     if ENABLED.load(Ordering::Relaxed) {
         let mut s = state();
+        // The most recently returned buffer of the class: its pages are
+        // the likeliest still in cache.
         let found = s
             .free
             .iter()
-            .position(|(d, len, _)| *d == dtype && *len == n);
+            .rposition(|(d, len, _)| *d == dtype && *len == n);
         if let Some((_, _, buf)) = found.and_then(|i| s.free.remove(i)) {
             s.held = s.held.saturating_sub(buffer_bytes(&buf));
             s.stats.hits = s.stats.hits.saturating_add(1);
