@@ -9,10 +9,13 @@
 //!   memory on rounding.
 //! * Only buffers of at least [`MIN_POOLED_BYTES`] are kept: smaller ones
 //!   come from malloc's own free lists at no page-fault cost.
-//! * Only classes a pass has asked for are kept: a request the pool cannot
-//!   serve records its class (the last [`WANTED_CLASSES`] are remembered),
-//!   and a returned buffer of any other class is freed at once, so eager
-//!   code that never runs a fused pass never fills the pool.
+//! * Closed loop: only buffers the pool itself handed out ([`take`]
+//!   records their addresses) come back; any other buffer is freed to the
+//!   allocator as usual. Taking in every large freed buffer (matmul
+//!   outputs, eager results) made the MLP train step 1.2x slower: the pool
+//!   hoarded what glibc's free lists would have handed to the next
+//!   allocation, so those allocations page-faulted fresh memory. Eager code
+//!   that never runs a fused pass never fills the pool.
 //! * Bounded: at most `cap` bytes held (default [`DEFAULT_CAP_BYTES`]);
 //!   a buffer that does not fit evicts the oldest held ones first. Cap 0
 //!   turns the pool off.
@@ -21,17 +24,16 @@
 //!   user's values): only passes that overwrite every element call it.
 //!   Nothing that needs zeros is served from the pool.
 //!
-//! Buffers come back through [`give`]: the compiled plan gives each
-//! intermediate it frees when it holds the only reference, and a
-//! [`crate::array::HostArray`] at least [`MIN_POOLED_BYTES`] large gives its
-//! buffer when dropped (the last reference to it is gone, so no one can
-//! observe the reuse; that covers outputs handed to a user once the user
-//! drops them).
+//! Buffers come back through [`give`]: a [`crate::array::HostArray`] at
+//! least [`MIN_POOLED_BYTES`] large offers its buffer when dropped (the last
+//! reference to it is gone, so no one can observe the reuse): plan
+//! intermediates freed after their last use, and outputs handed to a user
+//! once the user drops them.
 
 use crate::array::Buffer;
 use crate::dtype::DType;
 use crate::error::Result;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -39,8 +41,10 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 pub const MIN_POOLED_BYTES: usize = 256 << 10;
 /// Bytes held at most by default.
 pub const DEFAULT_CAP_BYTES: usize = 256 << 20;
-/// Size classes remembered as wanted.
-pub const WANTED_CLASSES: usize = 64;
+/// Addresses of lent buffers remembered at most (a lent buffer freed
+/// without coming back, e.g. while the pool was off, leaves a stale
+/// address; past this many the record starts over).
+pub const MAX_LENT: usize = 4096;
 
 /// Counters the tests and the debug API read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,8 +67,9 @@ struct State {
     held: usize,
     /// Oldest first.
     free: VecDeque<(DType, usize, Buffer)>,
-    /// Classes requested and not served, most recent last.
-    wanted: VecDeque<(DType, usize)>,
+    /// Data addresses of the buffers [`take`] handed out and not yet
+    /// given back.
+    lent: HashSet<usize>,
     stats: PoolStats,
 }
 
@@ -80,7 +85,7 @@ fn state() -> MutexGuard<'static, State> {
                 cap: DEFAULT_CAP_BYTES,
                 held: 0,
                 free: VecDeque::new(),
-                wanted: VecDeque::new(),
+                lent: HashSet::new(),
                 stats: PoolStats::default(),
             })
         })
@@ -97,6 +102,22 @@ fn bytes_of(dtype: DType, n: usize) -> usize {
     n.saturating_mul(dtype.itemsize())
 }
 
+/// The address of a buffer's elements (0 for float0 and key buffers,
+/// which are never pooled).
+fn addr(b: &Buffer) -> usize {
+    crate::with_buffer!(b, v => v.as_ptr() as usize, _ => 0)
+}
+
+impl State {
+    /// Records a buffer as handed out by the pool.
+    fn lend(&mut self, buf: &Buffer) {
+        if self.lent.len() >= MAX_LENT {
+            self.lent.clear();
+        }
+        self.lent.insert(addr(buf));
+    }
+}
+
 /// A buffer of `n` elements of `dtype` whose contents are unspecified
 /// (a pooled buffer's old values, or zeros when freshly allocated).
 pub fn take(dtype: DType, n: usize) -> Result<Buffer> {
@@ -111,28 +132,29 @@ pub fn take(dtype: DType, n: usize) -> Result<Buffer> {
         if let Some((_, _, buf)) = found.and_then(|i| s.free.remove(i)) {
             s.held = s.held.saturating_sub(buffer_bytes(&buf));
             s.stats.hits = s.stats.hits.saturating_add(1);
+            s.lend(&buf);
             return Ok(buf);
         }
         s.stats.misses = s.stats.misses.saturating_add(1);
-        if bytes_of(dtype, n) >= MIN_POOLED_BYTES && !s.wanted.contains(&(dtype, n)) {
-            if s.wanted.len() >= WANTED_CLASSES {
-                s.wanted.pop_front();
-            }
-            s.wanted.push_back((dtype, n));
+        if bytes_of(dtype, n) >= MIN_POOLED_BYTES {
+            drop(s);
+            let buf = Buffer::zeros(dtype, n)?;
+            state().lend(&buf);
+            return Ok(buf);
         }
     }
     Buffer::zeros(dtype, n)
 }
 
-/// Offers a buffer no one else references to the pool (dropped when too
-/// small, when the pool is off, or when it is larger than the cap).
+/// Offers a buffer no one else references to the pool: kept when the pool
+/// lent it, is on and has room for it; otherwise freed.
 pub fn give(buf: Buffer) {
     let bytes = buffer_bytes(&buf);
     if bytes < MIN_POOLED_BYTES || !ENABLED.load(Ordering::Relaxed) {
         return;
     }
     let mut s = state();
-    if bytes > s.cap || !s.wanted.contains(&(buf.dtype(), buf.len())) {
+    if !s.lent.remove(&addr(&buf)) || bytes > s.cap {
         return;
     }
     while s.held.saturating_add(bytes) > s.cap {
@@ -160,6 +182,9 @@ pub fn set_cap_bytes(cap: usize) {
     let mut s = state();
     s.cap = cap;
     ENABLED.store(cap > 0, Ordering::Relaxed);
+    if cap == 0 {
+        s.lent.clear();
+    }
     while s.held > s.cap {
         match s.free.pop_front() {
             Some((_, _, old)) => s.held = s.held.saturating_sub(buffer_bytes(&old)),
@@ -172,7 +197,7 @@ pub fn set_cap_bytes(cap: usize) {
 pub fn clear() {
     let mut s = state();
     s.free.clear();
-    s.wanted.clear();
+    s.lent.clear();
     s.held = 0;
     s.stats = PoolStats::default();
 }
