@@ -232,7 +232,7 @@ class _Jitted:
     signature cache and binding `pjit` under an enclosing trace. The Rust
     `JitFunction` in front of it serves repeated calls with array arguments."""
 
-    def __init__(self, fun, static_argnums, static_argnames, donate_argnums):
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames=None):
         self.fun = fun
         self.name = _fun_name(fun)
         try:
@@ -258,6 +258,15 @@ class _Jitted:
         self.static_argnums = tuple(sorted(argnums))
         self.static_argnames = frozenset(argnames)
         self.donate_argnums = _as_tuple(donate_argnums)
+        # As JAX: donated names imply their positions and vice versa.
+        dnums, dnames = set(self.donate_argnums), set(_as_tuple(donate_argnames))
+        for i in list(dnums):
+            if 0 <= i < len(positional):
+                dnames.add(positional[i])
+        for nm in list(dnames):
+            if nm in positional:
+                dnums.add(positional.index(nm))
+        self._donated = (frozenset(dnums), frozenset(dnames))
         self.cache = {}
         self.rust = None  # set by jit()
 
@@ -302,7 +311,11 @@ class _Jitted:
             return tree_unflatten(out_tree, outs)
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
         outs = closed.run(vals)
-        if (self.rust is not None and not kwargs and not statics
+        if self._donated[0] or self._donated[1]:
+            # Donating calls stay on this path (the Rust fast path does not
+            # donate), so every call marks its donated arrays.
+            _donate(self._donated, args, kwargs, outs)
+        elif (self.rust is not None and not kwargs and not statics
                 and all(type(a) is ArrayImpl for a in args) and len(leaves) == len(args)):
             spec = _spec_of(out_tree, len(outs))
             if spec is not None:
@@ -311,6 +324,40 @@ class _Jitted:
 
     def lower(self, *args, **kwargs):
         return _Lowered(self, args, kwargs)
+
+
+_DONATION_FAQ = "See an explanation at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation."
+
+
+def _donate(donated, args, kwargs, outs):
+    """Marks the donated arrays of a call deleted, as JAX does: each donated
+    `Array` leaf is matched, in order, with a not yet matched output of the
+    same shape and dtype (the output that may take over its buffer) and
+    deleted; donated arrays no output can take stay alive and are named in
+    JAX's "Some donated buffers were not usable" warning. Leaves that are
+    not arrays (Python scalars, NumPy arrays) are ignored, as in JAX."""
+    import warnings
+
+    from .tree_util import tree_leaves
+
+    nums, names = donated
+    leaves = [x for i, a in enumerate(args) if i in nums for x in tree_leaves(a)]
+    leaves += [x for k, v in kwargs.items() if k in names for x in tree_leaves(v)]
+    free = [(tuple(o.shape), o.dtype_name) for o in outs if type(o) is ArrayImpl]
+    unusable, seen = [], set()
+    for x in leaves:
+        if type(x) is not ArrayImpl or id(x) in seen or x.is_deleted():
+            continue
+        seen.add(id(x))
+        sig = (tuple(x.shape), x.dtype_name)
+        if sig in free:
+            free.remove(sig)
+            x.delete()
+        else:
+            unusable.append(f"ShapedArray({x.dtype_name}[{','.join(map(str, x.shape))}])")
+    if unusable:
+        warnings.warn(f"Some donated buffers were not usable: {', '.join(unusable)}.\n{_DONATION_FAQ}",
+                      UserWarning, stacklevel=3)
 
 
 def _hashable(v):
@@ -367,10 +414,10 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     Rust. Under an enclosing trace it binds the `pjit` primitive."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums)
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
-    impl = _Jitted(fun, static_argnums, static_argnames, donate_argnums)
+    impl = _Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
     wrapped = _core.JitFunction(impl)
     impl.rust = wrapped
     try:

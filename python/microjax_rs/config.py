@@ -47,6 +47,24 @@ def _check_default_device(value):
             f"{type(value).__name__}")
 
 
+def _set_compile_cache_size(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_compile_cache_size must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"microjax_compile_cache_size must be >= 0, got {value}")
+    _core.set_compile_cache_size(value)
+
+
+def _set_buffer_pool_bytes(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_buffer_pool_bytes must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"microjax_buffer_pool_bytes must be >= 0, got {value}")
+    _core.set_buffer_pool_bytes(value)
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -70,6 +88,12 @@ class Config:
             # matmul instead of gemm, so results match across x86-64 CPUs
             # (rust/core/src/exec/determinism.rs); exported programs record it.
             "microjax_determinism": "default",
+            # Entries of the structural compile cache the un-jitted
+            # transforms run through (0 turns it off: always interpreted).
+            "microjax_compile_cache_size": 512,
+            # Most bytes the host buffer pool keeps for reuse by the
+            # compiled executor (0 turns it off).
+            "microjax_buffer_pool_bytes": 256 << 20,
         }
 
     def update(self, name, value):
@@ -81,6 +105,10 @@ class Config:
             _set_determinism(value)
         elif name == "jax_default_device":
             _check_default_device(value)
+        elif name == "microjax_compile_cache_size":
+            _set_compile_cache_size(value)
+        elif name == "microjax_buffer_pool_bytes":
+            _set_buffer_pool_bytes(value)
         self._values[name] = value
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))

@@ -37,4 +37,40 @@ def plan_stats(fun, *args, **kwargs):
     return dict(closed._handle.plan_stats(leaves))
 
 
-__all__ = ["callback", "plan_stats", "print"]
+def compile_cache_stats():
+    """Counters of the structural compile cache the un-jitted transforms
+    run their programs through (a microjax_rs extension): `hits`, `misses`,
+    `compiles`, `compile_failures`, `evictions`, `interpreted_runs`,
+    `compiled_runs`, `entries`, `capacity`. The first sighting of a program
+    (and input signature and config) is interpreted, the second compiles."""
+    from . import _core
+
+    return dict(_core.compile_cache_stats())
+
+
+def compile_cache_clear():
+    """Empties the structural compile cache and zeroes its counters."""
+    from . import _core
+
+    _core.compile_cache_clear()
+
+
+def buffer_pool_stats():
+    """Counters of the host buffer pool (a microjax_rs extension): `hits`,
+    `misses` (fused-pass outputs served from the pool or freshly
+    allocated), `returned`, `evicted`, `held_bytes`, `held_buffers`,
+    `cap_bytes`, `min_pooled_bytes`."""
+    from . import _core
+
+    return dict(_core.buffer_pool_stats())
+
+
+def buffer_pool_clear():
+    """Frees what the host buffer pool holds and zeroes its counters."""
+    from . import _core
+
+    _core.buffer_pool_clear()
+
+
+__all__ = ["buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
+           "compile_cache_stats", "plan_stats", "print"]

@@ -204,8 +204,8 @@ impl HostArray {
         &self.buf
     }
 
-    pub fn into_buffer(self) -> Buffer {
-        self.buf
+    pub fn into_buffer(mut self) -> Buffer {
+        std::mem::replace(&mut self.buf, Buffer::Float0(0))
     }
 
     /// The elements, writable (the shape cannot change through this).
@@ -240,7 +240,7 @@ impl HostArray {
 
     /// Same data, new shape of equal size.
     pub fn reshaped(self, shape: Vec<usize>) -> Result<HostArray> {
-        HostArray::new(shape, self.buf)
+        HostArray::new(shape, self.into_buffer())
     }
 
     /// The abstract value (weak_type false: weakness lives on the Python
@@ -251,6 +251,16 @@ impl HostArray {
 
     pub fn shared(self) -> Arc<HostArray> {
         Arc::new(self)
+    }
+}
+
+/// A large buffer goes back to the host buffer pool when its last
+/// reference is dropped (`exec::pool`): no one can observe its reuse.
+impl Drop for HostArray {
+    fn drop(&mut self) {
+        if crate::exec::pool::wants(crate::exec::pool::buffer_bytes(&self.buf)) {
+            crate::exec::pool::give(std::mem::replace(&mut self.buf, Buffer::Float0(0)));
+        }
     }
 }
 

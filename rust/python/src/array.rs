@@ -11,9 +11,12 @@ use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{
     Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
 };
-use pyo3::exceptions::{PyAttributeError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyAttributeError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyBool, PyFloat, PyInt, PyString, PyTuple};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A concrete microjax array: an immutable shared host buffer plus JAX's
@@ -23,11 +26,37 @@ use std::sync::Arc;
 pub struct ArrayImpl {
     pub(crate) arr: Arc<HostArray>,
     pub(crate) weak: bool,
+    /// Set by `delete()` and by a `jit` call that donated this array: every
+    /// later use of the values raises (shape and dtype stay readable).
+    deleted: AtomicBool,
 }
 
 impl ArrayImpl {
     pub(crate) fn new(arr: Arc<HostArray>, weak: bool) -> ArrayImpl {
-        ArrayImpl { arr, weak }
+        ArrayImpl {
+            arr,
+            weak,
+            deleted: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the array was deleted (donated or `delete()`d).
+    #[inline]
+    pub(crate) fn deleted(&self) -> bool {
+        self.deleted.load(Ordering::Relaxed)
+    }
+
+    /// JAX's error for using a deleted array.
+    pub(crate) fn check_live(&self) -> PyResult<()> {
+        if self.deleted() {
+            let dims: Vec<String> = self.arr.shape().iter().map(|d| d.to_string()).collect();
+            return Err(PyRuntimeError::new_err(format!(
+                "Array has been deleted with shape={}[{}].",
+                self.arr.dtype().name(),
+                dims.join(",")
+            )));
+        }
+        Ok(())
     }
 
     pub(crate) fn into_pyany(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -35,6 +64,7 @@ impl ArrayImpl {
     }
 
     fn scalar_value(&self, what: &str) -> PyResult<Scalar> {
+        self.check_live()?;
         if self.arr.size() != 1 {
             return Err(PyTypeError::new_err(format!(
                 "only size-1 arrays can be converted to Python {what}s (got shape {})",
@@ -360,6 +390,7 @@ impl ArrayImpl {
         copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = copy;
+        self.check_live()?;
         let out = to_numpy(py, &self.arr)?;
         match dtype {
             Some(d) if !d.is_none() => out.call_method1("astype", (d,)),
@@ -368,10 +399,12 @@ impl ArrayImpl {
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.check_live()?;
         to_numpy(py, &self.arr)?.call_method0("tolist")
     }
 
     fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.check_live()?;
         if self.arr.size() != 1 {
             return Err(PyValueError::new_err(
                 "can only convert an array of size 1 to a Python scalar",
@@ -381,6 +414,7 @@ impl ArrayImpl {
     }
 
     fn __bool__(&self) -> PyResult<bool> {
+        self.check_live()?;
         match self.arr.size() {
             1 => Ok(first_scalar(&self.arr)?.as_bool()),
             0 => Err(PyValueError::new_err(
@@ -403,6 +437,7 @@ impl ArrayImpl {
     }
 
     fn __index__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.check_live()?;
         if self.arr.ndim() != 0 || !self.arr.dtype().is_int() {
             return Err(PyTypeError::new_err(
                 "only integer scalar arrays can be converted to a scalar index",
@@ -419,25 +454,41 @@ impl ArrayImpl {
             .ok_or_else(|| PyTypeError::new_err("len() of unsized object"))
     }
 
-    fn block_until_ready(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
+    fn block_until_ready(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.get().check_live()?;
+        Ok(slf)
     }
 
-    fn copy(&self) -> ArrayImpl {
-        ArrayImpl::new(Arc::new(HostArray::clone(&self.arr)), self.weak)
+    /// Marks the array deleted (as JAX's `Array.delete()`): later uses of
+    /// its values raise `RuntimeError`.
+    fn delete(&self) {
+        self.deleted.store(true, Ordering::Relaxed);
     }
 
-    fn __copy__(&self) -> ArrayImpl {
+    fn is_deleted(&self) -> bool {
+        self.deleted()
+    }
+
+    fn copy(&self) -> PyResult<ArrayImpl> {
+        self.check_live()?;
+        Ok(ArrayImpl::new(
+            Arc::new(HostArray::clone(&self.arr)),
+            self.weak,
+        ))
+    }
+
+    fn __copy__(&self) -> PyResult<ArrayImpl> {
         self.copy()
     }
 
-    fn __deepcopy__(&self, memo: &Bound<'_, PyAny>) -> ArrayImpl {
+    fn __deepcopy__(&self, memo: &Bound<'_, PyAny>) -> PyResult<ArrayImpl> {
         let _ = memo;
         self.copy()
     }
 
     /// Pickles as `from_numpy(np_array, weak_type)`.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.check_live()?;
         let f = py.import("microjax_rs._core")?.getattr("from_numpy")?;
         let args = (to_numpy(py, &self.arr)?, self.weak).into_pyobject(py)?;
         PyTuple::new(py, [f, args.into_any()])
@@ -445,6 +496,7 @@ impl ArrayImpl {
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        slf.get().check_live()?;
         match hook(py, Hook::Repr) {
             Some(f) => Ok(f.call1((slf,))?.unbind()),
             None => Ok(PyString::new(py, &fallback_repr(slf)?).into_any().unbind()),
@@ -453,6 +505,7 @@ impl ArrayImpl {
 
     fn __str__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        slf.get().check_live()?;
         match hook(py, Hook::Str) {
             Some(f) => Ok(f.call1((slf,))?.unbind()),
             None => match to_numpy(py, &slf.get().arr) {

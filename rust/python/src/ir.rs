@@ -200,14 +200,18 @@ pub struct PyClosedJaxpr {
     pub(crate) inner: Arc<microjax::ClosedJaxpr>,
 }
 
-/// Runs a closed jaxpr on host arrays with the GIL released.
+/// Runs a closed jaxpr on host arrays with the GIL released, through the
+/// structural compile cache (interpreted first, compiled from the second
+/// sighting; `exec::cache`).
 pub(crate) fn run_detached(
     py: Python<'_>,
     prog: &Arc<microjax::ClosedJaxpr>,
     args: Vec<Arc<HostArray>>,
 ) -> PyResult<Vec<Arc<HostArray>>> {
     let prog = prog.clone();
-    py.detach(move || interp::eval_closed(&prog, &args)).py()
+    let epoch = crate::globals::epoch();
+    py.detach(move || microjax::exec::cache::global().run(&prog, &args, epoch))
+        .py()
 }
 
 /// Pairs program outputs with the weak flags of the output avals.
@@ -394,6 +398,9 @@ impl PyClosedJaxpr {
         args: Vec<PyRef<'_, ArrayImpl>>,
         determinism: Option<&str>,
     ) -> PyResult<Vec<ArrayImpl>> {
+        for a in &args {
+            a.check_live()?;
+        }
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
         drop(args);
         let out_avals = self.inner.out_avals().py()?;

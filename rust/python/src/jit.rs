@@ -228,6 +228,9 @@ impl JitFunction {
                 return Ok(None);
             };
             let arr = arr.get();
+            if arr.deleted() {
+                return Ok(None);
+            }
             push_arg_key(&mut key, arr);
             total = total.saturating_add(arr.arr.size());
             arrs.push(arr.arr.clone());
@@ -330,8 +333,17 @@ impl JitFunction {
         for a in args.iter() {
             push_arg_key(&mut key, a);
         }
+        // The plan comes from the structural compile cache, so fresh `jit`
+        // wrappers of one function (and un-jitted runs) share it.
+        let sig = args
+            .iter()
+            .map(|a| (a.arr.shape().to_vec(), a.arr.dtype()))
+            .collect();
+        let plan = microjax::exec::cache::global()
+            .plan(&prog, sig, epoch())
+            .py()?;
         let entry = Arc::new(Entry {
-            plan: Arc::new(Compiled::new(prog).py()?),
+            plan,
             out_weak: out_avals.iter().map(|a| a.weak_type).collect(),
             spec,
         });

@@ -14,6 +14,7 @@ mod dtypes;
 mod globals;
 mod ir;
 mod jit;
+mod memory;
 mod ops;
 mod prim;
 mod transforms;
@@ -92,5 +93,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ir::set_determinism, m)?)?;
     m.add_function(wrap_pyfunction!(ir::get_determinism, m)?)?;
     transforms::register(m)?;
+    memory::register(m)?;
     Ok(())
 }

@@ -166,7 +166,8 @@ impl Mat<'_> {
 #[inline]
 fn classify<'a>(other: &'a Bound<'_, PyAny>) -> Option<Operand<'a>> {
     if let Ok(a) = other.cast::<ArrayImpl>() {
-        return Some(Operand::Arr(a.get()));
+        // A deleted array takes the slow path, which raises.
+        return (!a.get().deleted()).then(|| Operand::Arr(a.get()));
     }
     if let Ok(f) = other.cast_exact::<PyFloat>() {
         let d = if x64() { DType::F64 } else { DType::F32 };
@@ -277,7 +278,7 @@ fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
 
 fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> Fast {
     let kind = op.kind();
-    if matches!(kind, Kind::HookOnly) {
+    if matches!(kind, Kind::HookOnly) || slf.deleted() {
         return Fast::Skip;
     }
     let Some(other_op) = classify(other) else {
@@ -395,7 +396,7 @@ pub(crate) fn binary(
 
 fn fast_unary(slf: &ArrayImpl, op: UnOp) -> Fast {
     let d = slf.arr.dtype();
-    if !d.is_numeric() {
+    if !d.is_numeric() || slf.deleted() {
         return Fast::Skip;
     }
     let prim = match op {

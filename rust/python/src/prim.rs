@@ -218,6 +218,9 @@ impl Prim {
     /// Runs the primitive's kernel on concrete arrays (GIL released for
     /// large inputs). Output weak types follow abstract evaluation.
     fn apply(&self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>) -> PyResult<Vec<ArrayImpl>> {
+        for a in &args {
+            a.check_live()?;
+        }
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
         let in_avals: Vec<Aval> = args
             .iter()
@@ -271,6 +274,7 @@ impl Prim {
                 .pop()
                 .ok_or_else(|| PyValueError::new_err(format!("{}: no output", self.prim.name())));
         }
+        x.check_live()?;
         let (arr, weak) = (x.arr.clone(), x.weak);
         drop(x);
         let prim = &self.prim;
@@ -362,6 +366,7 @@ impl FastUnary {
         if crate::globals::no_trace() {
             if let Ok(a) = x.cast_exact::<ArrayImpl>() {
                 let a = a.get();
+                a.check_live()?;
                 let dtype = a.arr.dtype();
                 let accepted = if self.float_only {
                     dtype.is_float()

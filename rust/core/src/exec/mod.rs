@@ -2,10 +2,12 @@
 //! executor (`jit`, exported programs and control-flow bodies run on it).
 
 pub mod budget;
+pub mod cache;
 pub mod compiled;
 pub mod determinism;
 pub mod interp;
 pub mod limits;
+pub mod pool;
 
 pub use determinism::{determinism, set_default_determinism, with_determinism, Determinism};
 

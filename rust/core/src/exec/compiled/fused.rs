@@ -249,7 +249,7 @@ impl Fused {
         let mut bufs = self
             .outputs
             .iter()
-            .map(|o| Buffer::zeros(o.dtype, self.len))
+            .map(|o| crate::exec::pool::take(o.dtype, self.len))
             .collect::<Result<Vec<_>>>()?;
         let (threads, span) = span_plan(self.len);
         let per_output = bufs
@@ -280,7 +280,10 @@ impl Fused {
     fn output_array(&self, o: &Output) -> Result<Arc<HostArray>> {
         match super::recycle::take(o.dtype, &o.shape) {
             Some(h) => Ok(h),
-            None => HostArray::zeros(o.shape.clone(), o.dtype).map(Arc::new),
+            // Large outputs come from the host buffer pool (stale contents
+            // too: every element is written).
+            None => HostArray::new(o.shape.clone(), crate::exec::pool::take(o.dtype, self.len)?)
+                .map(Arc::new),
         }
     }
 
