@@ -331,7 +331,7 @@ fn big_f64(x: f64) -> bool {
 
 #[inline(always)]
 fn big_f32(x: f32) -> bool {
-    big_f64(f64::from(x))
+    x.abs() > TRIG_BIG as f32 || x.is_nan()
 }
 
 // ------------------------------------------------------------ public API
@@ -541,20 +541,6 @@ const COS_F64: [f64; 7] = [
     2.08767557819242e-09,
     -1.1470459438155826e-11,
     4.7457865678652127e-14,
-];
-/// `(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 2.8e-11).
-const SIN_F32: [f64; 4] = [
-    -0.16666666663826582,
-    0.008333331863560767,
-    -0.00019840080719912243,
-    2.724914679681317e-06,
-];
-/// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 2.4e-12).
-const COS_F32: [f64; 4] = [
-    0.04166666666429725,
-    -0.0013888887662711772,
-    2.4800595356594502e-05,
-    -2.730030902052222e-07,
 ];
 /// `erf(x)/x` as a polynomial in `x²` on `|x| < 1` (Chebyshev fit, max rel. error 1.3e-19).
 const ERF_SMALL: [f64; 13] = [
@@ -1014,6 +1000,188 @@ pub fn pow_f64_scalar(x: f64, y: f64) -> f64 {
     libm::pow(x, y)
 }
 
+// ------------------------------------------------------------ native f32
+//
+// `exp`, `tanh`, `logistic`, `sin` and `cos` for f32 compute in f32 (16
+// lanes per AVX-512 vector instead of 8), with polynomials fitted by
+// `rust/core/tools/fit_vmath32.py` (Chebyshev interpolation in long double,
+// rounded to f32). `sin`/`cos` still reduce the argument in f64, where one
+// reduction is exact enough for every |x| ≤ 65536.
+
+/// 1.5·2^23: adding it rounds an |x| < 2^22 to an integer (ties to even)
+/// and leaves that integer in the low mantissa bits.
+const ROUND_MAGIC_F32: f32 = 12582912.0;
+const INV_LN2_F32: f32 = 1.442_695;
+/// ln 2 split: `LN2_HI_F32` has 15 significant bits, so `k·LN2_HI_F32` is
+/// exact for |k| < 2^9.
+const LN2_HI_F32: f32 = 0.693_145_75;
+const LN2_LO_F32: f32 = 1.428_606_8e-6;
+
+/// `(e^r - 1 - r)/r²` on |r| ≤ ln2/2 (degree 4, fit error 1.3e-7).
+const EXP_F32: [f32; 5] = [
+    5e-01,
+    1.6666576e-01,
+    4.1666556e-02,
+    8.36319e-03,
+    1.3926198e-03,
+];
+/// `(tanh(a) - a)/a³` in `z = a²` on |a| ≤ 0.625 (degree 5, fit error 4.8e-9).
+const TANH_F32: [f32; 6] = [
+    -3.3333334e-01,
+    1.3333304e-01,
+    -5.3959258e-02,
+    2.1768918e-02,
+    -8.343945e-03,
+    2.2927448e-03,
+];
+/// `(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 1.7e-10).
+const SIN_F32: [f32; 4] = [-1.6666667e-01, 8.333332e-03, -1.9840081e-04, 2.7249146e-06];
+/// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 6.4e-10).
+const COS_F32: [f32; 4] = [4.1666668e-02, -1.3888888e-03, 2.4800594e-05, -2.7300308e-07];
+
+/// [`horner`] in f32.
+#[inline(always)]
+fn horner32<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
+    let mut it = c.iter().rev();
+    let mut acc = it.next().copied().unwrap_or(0.0);
+    for &k in it {
+        acc = acc * x + k;
+    }
+    acc
+}
+
+/// `x` rounded to the nearest integer, as f32 and i32; for |x| < 2^22.
+#[inline(always)]
+fn round_int32(x: f32) -> (f32, i32) {
+    let t = x + ROUND_MAGIC_F32;
+    let k = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC_F32.to_bits() as i32);
+    (t - ROUND_MAGIC_F32, k)
+}
+
+/// 2^k for -126 ≤ k ≤ 127.
+#[inline(always)]
+fn pow2i32(k: i32) -> f32 {
+    f32::from_bits((k.wrapping_add(127) as u32).wrapping_shl(23))
+}
+
+/// `e^x = p·2^k` for |x| ≤ 104 (p in [√½, √2] up to rounding).
+#[inline(always)]
+fn exp_parts32(x: f32) -> (f32, i32) {
+    let (kf, k) = round_int32(x * INV_LN2_F32);
+    // `kf·LN2_HI_F32` is exact and the subtraction too (Sterbenz).
+    let r = (x - kf * LN2_HI_F32) - kf * LN2_LO_F32;
+    (1.0 + (r + (r * r) * horner32(r, &EXP_F32)), k)
+}
+
+/// `e^x` in f32 arithmetic.
+#[inline(always)]
+fn exp32(x: f32) -> f32 {
+    // Beyond these the result is 0 / inf anyway; the clamp keeps NaN.
+    let (p, k) = exp_parts32(x.clamp(-104.0, 89.0));
+    // Two exact half-scalings: 2^k alone leaves the normal range.
+    let k1 = k.wrapping_shr(1);
+    p * pow2i32(k1) * pow2i32(k.wrapping_sub(k1))
+}
+
+/// `tanh(x)`: `a + a³·T(a²)` for `a = |x| < 0.625`, above `1 - 2/(e^{2a}+1)`
+/// (at least 0.55, so the errors of `e^{2a}` and of the quotient are below
+/// an ulp of the result); |x| is clamped at 10, where tanh is 1 in f32.
+#[inline(always)]
+fn tanh32(x: f32) -> f32 {
+    let a = x.abs();
+    let a = if a > 10.0 { 10.0 } else { a };
+    let z = a * a;
+    let small = a + (a * z) * horner32(z, &TANH_F32);
+    let (p, k) = exp_parts32(a + a);
+    let large = 1.0 - 2.0 / (p * pow2i32(k) + 1.0);
+    // tanh(±0) = ±0 (small is +0 there); NaN stays NaN.
+    (if a < 0.625 { small } else { large }).copysign(x)
+}
+
+/// `1/(1+e^-x)` as `num/(1+e)` with `e = e^{-|x|}` and `num = 1` for
+/// x ≥ 0, `e` below (no overflow, subnormal results for x < -87).
+#[inline(always)]
+fn logistic32(x: f32) -> f32 {
+    let e = exp32(-x.abs());
+    let num = if x >= 0.0 { 1.0 } else { e };
+    num / (1.0 + e)
+}
+
+/// Quadrant `k` and `x - k·π/2 = r + tail` in f32 (|tail| ≤ ulp(r)/2) for
+/// |x| ≤ [`TRIG_BIG`], reduced in f64: `x - k·PIO2_1` is exact, and the two
+/// later roundings are relative to the reduced value itself, so `r + tail`
+/// is right to ~2^-52 even next to a multiple of π/2.
+#[inline(always)]
+fn trig_reduce32(x: f32) -> (f32, f32, i32) {
+    let x = f64::from(x);
+    let (kf, k) = round_int(x * TWO_OVER_PI);
+    let rd = ((x - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
+    let r = rd as f32;
+    (r, (rd - f64::from(r)) as f32, k as i32)
+}
+
+/// `sin(x)` with `x = r + tail + k·π/2` in f32 (the f64 `quadrant`'s
+/// polynomials, fitted for f32).
+#[inline(always)]
+fn quadrant32(r: f32, tail: f32, k: i32) -> f32 {
+    let z = r * r;
+    let sv = r + ((r * z) * horner32(z, &SIN_F32) + (tail - 0.5 * z * tail));
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    let cv = w + ((((1.0 - w) - hz) + (z * z) * horner32(z, &COS_F32)) - r * tail);
+    let v = if k & 1 != 0 { cv } else { sv };
+    if k & 2 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// `sin(x)` for |x| ≤ [`TRIG_BIG`], `x` itself in the other lanes (see
+/// [`sin_f32`]).
+#[inline(always)]
+pub fn sin_fast_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce32(x);
+    let v = quadrant32(r, tail, k);
+    // sin(±0) = ±0; big and non-finite lanes keep x for the second pass.
+    if x == 0.0 || big_f32(x) {
+        x
+    } else {
+        v
+    }
+}
+
+/// `cos(x)` for |x| ≤ [`TRIG_BIG`], `x` itself in the other lanes (see
+/// [`cos_f32`]).
+#[inline(always)]
+pub fn cos_fast_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce32(x);
+    let v = quadrant32(r, tail, k.wrapping_add(1));
+    if big_f32(x) {
+        x
+    } else {
+        v
+    }
+}
+
+/// `e^x`.
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    exp32(x)
+}
+
+/// `tanh(x)`.
+#[inline(always)]
+pub fn tanh_f32(x: f32) -> f32 {
+    tanh32(x)
+}
+
+/// `1/(1+e^-x)`.
+#[inline(always)]
+pub fn logistic_f32(x: f32) -> f32 {
+    logistic32(x)
+}
+
 // ------------------------------------------------- per-element functions
 
 /// ±1 for nonzero numbers; ±0 and NaN map to themselves.
@@ -1055,26 +1223,46 @@ macro_rules! per_element {
 }
 
 per_element! {
-    /// `e^x`.
-    exp_f32, exp_f64 => |x, c| exp_core(x, c), EXPM1_F32, EXPM1_F64;
     /// `2^x`.
     exp2_f32, exp2_f64 => |x, c| exp2_core(x, c), EXP2M1_F32, EXP2M1_F64;
     /// `e^x - 1`.
     expm1_f32, expm1_f64 => |x, c| expm1_core(x, c), EXPM1_F32, EXPM1_F64;
-    /// `tanh(x)`.
-    tanh_f32, tanh_f64 => |x, c| tanh_core(x, &c.0, &c.1), (EXPM1_F32, [0.0; 0]), (EXPM1_F64, TANH_F64);
-    /// `1/(1+e^-x)`.
-    logistic_f32, logistic_f64 => |x, c| logistic_core(x, c), EXPM1_F32, EXPM1_F64;
     /// Natural logarithm.
     log_f32, log_f64 => |x, c| log_core(x, c), LOG_F32, LOG_F64;
     /// `log(1+x)`.
     log1p_f32, log1p_f64 => |x, c| log1p_core(x, c), LOG_F32, LOG_F64;
-    /// `sin(x)` for |x| ≤ 65536, else `x` (see `sin_f32`).
-    sin_fast_f32, sin_fast_f64 => |x, c| sin_fast(x, &c.0, &c.1), (SIN_F32, COS_F32), (SIN_F64, COS_F64);
-    /// `cos(x)` for |x| ≤ 65536, else `x` (see `cos_f32`).
-    cos_fast_f32, cos_fast_f64 => |x, c| cos_fast(x, &c.0, &c.1), (SIN_F32, COS_F32), (SIN_F64, COS_F64);
     /// `erf(x)`.
     erf_f32, erf_f64 => |x, c| { let _ = c; erf_core(x) }, (), ();
+}
+
+/// `e^x`.
+#[inline(always)]
+pub fn exp_f64(x: f64) -> f64 {
+    exp_core(x, &EXPM1_F64)
+}
+
+/// `tanh(x)`.
+#[inline(always)]
+pub fn tanh_f64(x: f64) -> f64 {
+    tanh_core(x, &EXPM1_F64, &TANH_F64)
+}
+
+/// `1/(1+e^-x)`.
+#[inline(always)]
+pub fn logistic_f64(x: f64) -> f64 {
+    logistic_core(x, &EXPM1_F64)
+}
+
+/// `sin(x)` for |x| ≤ 65536, else `x` (see `sin_f64`).
+#[inline(always)]
+pub fn sin_fast_f64(x: f64) -> f64 {
+    sin_fast(x, &SIN_F64, &COS_F64)
+}
+
+/// `cos(x)` for |x| ≤ 65536, else `x` (see `cos_f64`).
+#[inline(always)]
+pub fn cos_fast_f64(x: f64) -> f64 {
+    cos_fast(x, &SIN_F64, &COS_F64)
 }
 
 /// `sin(x)` for any x (the libm path above |x| = 65536).
