@@ -1,18 +1,22 @@
 """Fits the native-f32 polynomials of `prims/kernels/vmath.rs` and checks
 the kernels in simulated f32 arithmetic.
 
-    .venv/bin/python rust/core/tools/fit_vmath32.py [--check]
+    .venv/bin/python rust/core/tools/fit_vmath32.py [--check] [--reduction]
 
-Each polynomial is a near-minimax fit of the *relative* error (iteratively
-reweighted least squares at Chebyshev nodes, in f64, which is far more
-precise than the f32 targets need), rounded to f32. The printed arrays are
+Each polynomial interpolates its function at the Chebyshev nodes of the
+interval (near-minimax; the function evaluated in 80-bit long double, far
+more precise than the f32 targets need) and is rounded to f32. The printed arrays are
 pasted into vmath.rs. `--check` runs numpy float32 models of the kernels
 (IEEE f32 operations, no FMA: the same operation sequence as the Rust code)
 over dense grids and prints the max ulp error against the f64 function
 rounded to f32; the Rust tests (`vmath_tests.rs`) measure the real bounds.
+`--reduction` prints the parts of π/2 for the f32 sin/cos reduction and the
+closest approach of an f32 to a multiple of π/2.
 """
 
+import math
 import sys
+from fractions import Fraction
 
 import numpy as np
 
@@ -69,6 +73,12 @@ def coefficients():
     c["SIN_F32"] = show("SIN_F32", q, e, "`(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4")
     q, e = fit(lambda z: (np.cos(np.sqrt(z)) - 1 + z / 2) / z**2, 0, PIO4Z, 3)
     c["COS_F32"] = show("COS_F32", q, e, "`(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4")
+    # log(1+f) = 2s + s·z·L(z), s = f/(2+f) ≤ (√2-1)/(√2+1), z = s².
+    sz = ((np.sqrt(2) - 1) / (np.sqrt(2) + 1) + 1e-4) ** 2
+    q, e = fit(lambda z: (2 * np.arctanh(np.sqrt(z)) - 2 * np.sqrt(z)) / z**1.5, 0, sz, 3)
+    c["LOG_R_F32"] = show(
+        "LOG_R_F32", q, e, "`(2·atanh(s)/s - 2)/s²` in `z = s²` on s ≤ (√2-1)/(√2+1)"
+    )
     return c
 
 
@@ -139,7 +149,42 @@ def check(c):
             print(f"{name}: max {e[i]} ulp at {x[i]!r}")
 
 
+PI = Fraction(
+    "3.14159265358979323846264338327950288419716939937510582097494459230781640628620899862803482534211706798"
+)
+
+
+def pio2_parts():
+    """π/2 as three parts of 15 significant bits (`k·part` exact in f32 for
+    |k| < 2^9) plus an f32 rest: `PIO2_A_F32` ... `PIO2_D_F32`."""
+    rem, parts = PI / 2, []
+    for _ in range(3):
+        q = Fraction(2) ** (math.floor(math.log2(rem)) - 14)
+        parts.append(Fraction(math.floor(rem / q)) * q)
+        rem -= parts[-1]
+    parts.append(Fraction(float(F(float(rem)))))
+    for name, p in zip("ABCD", parts):
+        print(f"const PIO2_{name}_F32: f32 = {np.format_float_scientific(F(float(p)), unique=True)};")
+
+
+def reduction_worst_case():
+    """The f32 closest to a nonzero multiple of π/2 for |x| ≤ 65536 (the
+    distance bounds the cancellation in the sin/cos argument reduction)."""
+    lo, hi = F(0.7).view(np.uint32), F(65536).view(np.uint32)
+    x = np.arange(lo, hi + 1, dtype=np.uint32).view(F).astype(np.float64)
+    k = np.rint(x * (2 / np.pi))
+    # x - k·PIO2_1 is exact in f64; the rest in 80-bit long double.
+    pio2_1, pio2_2, pio2_3 = 1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21
+    L = np.longdouble
+    r = ((x - k * pio2_1).astype(L) - k.astype(L) * L(pio2_2)) - k.astype(L) * L(pio2_3)
+    i = int(np.argmin(np.abs(r)))
+    print(f"min |x - k·π/2| = 2^{np.log2(float(abs(r[i]))):.1f} at x = {x[i]!r}")
+
+
 if __name__ == "__main__":
     coef = coefficients()
     if "--check" in sys.argv:
         check(coef)
+    if "--reduction" in sys.argv:
+        pio2_parts()
+        reduction_worst_case()

@@ -264,8 +264,8 @@ kernels! {
 const TRIG_BIG: f64 = 65536.0;
 
 /// Second pass of `sin`/`cos`: the first left `x` itself in the lanes
-/// beyond [`TRIG_BIG`] (and non-finite ones); every computed lane has
-/// |v| ≤ 1.
+/// beyond [`TRIG_BIG`] (f64) / [`TRIG_MID_F32`] (f32) and in non-finite
+/// ones; every computed lane has |v| ≤ 1.
 fn patch_trig<T: Copy>(v: &mut [T], big: impl Fn(T) -> Option<T>) {
     for e in v.iter_mut() {
         if let Some(r) = big(*e) {
@@ -309,8 +309,8 @@ unary_table!(table_f64, f64);
 
 fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
     match op {
-        UnaryOp::Sin => patch_trig(v, |e| big_f32(e).then(|| libm::sin(f64::from(e)) as f32)),
-        UnaryOp::Cos => patch_trig(v, |e| big_f32(e).then(|| libm::cos(f64::from(e)) as f32)),
+        UnaryOp::Sin => patch_trig(v, |e| mid_f32(e).then(|| sin_slow_f32(e))),
+        UnaryOp::Cos => patch_trig(v, |e| mid_f32(e).then(|| cos_slow_f32(e))),
         _ => {}
     }
 }
@@ -1002,11 +1002,11 @@ pub fn pow_f64_scalar(x: f64, y: f64) -> f64 {
 
 // ------------------------------------------------------------ native f32
 //
-// `exp`, `tanh`, `logistic`, `sin` and `cos` for f32 compute in f32 (16
+// `exp`, `tanh`, `logistic`, `sin`, `cos` and `log` for f32 compute in f32 (16
 // lanes per AVX-512 vector instead of 8), with polynomials fitted by
 // `rust/core/tools/fit_vmath32.py` (Chebyshev interpolation in long double,
-// rounded to f32). `sin`/`cos` still reduce the argument in f64, where one
-// reduction is exact enough for every |x| ≤ 65536.
+// rounded to f32). `sin`/`cos` reduce the argument in f32 for
+// |x| ≤ 512 and leave larger lanes to the second pass, which reduces in f64.
 
 /// 1.5·2^23: adding it rounds an |x| < 2^22 to an integer (ties to even)
 /// and leaves that integer in the low mantissa bits.
@@ -1038,6 +1038,22 @@ const TANH_F32: [f32; 6] = [
 const SIN_F32: [f32; 4] = [-1.6666667e-01, 8.333332e-03, -1.9840081e-04, 2.7249146e-06];
 /// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 6.4e-10).
 const COS_F32: [f32; 4] = [4.1666668e-02, -1.3888888e-03, 2.4800594e-05, -2.7300308e-07];
+
+/// `(2·atanh(s)/s - 2)/s²` in `z = s²` on s ≤ (√2-1)/(√2+1) (degree 3, fit error 1.7e-9).
+const LOG_R_F32: [f32; 4] = [6.666667e-01, 4.0000123e-01, 2.855077e-01, 2.3331805e-01];
+/// 2^25: scales a subnormal f32 into the normal range.
+const TWO25_F32: f32 = 33554432.0;
+/// π/2 = `PIO2_A_F32 + PIO2_B_F32 + PIO2_C_F32 + PIO2_D_F32` (to 2^-72):
+/// the first three have ≤ 15 significant bits, so `k·part` is exact for
+/// |k| < 2^9, i.e. for |x| ≤ [`TRIG_MID_F32`].
+const PIO2_A_F32: f32 = 1.570_739_7;
+const PIO2_B_F32: f32 = 5.657_971e-5;
+const PIO2_C_F32: f32 = 9.920_882e-10;
+const PIO2_D_F32: f32 = 5.390_303e-15;
+const TWO_OVER_PI_F32: f32 = 0.636_619_77;
+/// f32 lanes with |x| above this leave `sin`/`cos` to the second pass
+/// ([`trig_patch_f32`]), which reduces in f64.
+const TRIG_MID_F32: f32 = 512.0;
 
 /// [`horner`] in f32.
 #[inline(always)]
@@ -1107,6 +1123,67 @@ fn logistic32(x: f32) -> f32 {
     num / (1.0 + e)
 }
 
+/// `log(x)` for finite x > 0 in f32 ([`log_finite`]'s algorithm; other
+/// inputs give garbage, [`log32`] fixes them up). `k·LN2_HI_F32` is exact
+/// for the |k| ≤ 150 of f32.
+#[inline(always)]
+fn log_finite32(x: f32) -> f32 {
+    let tiny = x < f32::MIN_POSITIVE;
+    let xs = if tiny { x * TWO25_F32 } else { x };
+    let bits = xs.to_bits();
+    let e = (bits.wrapping_shr(23) as i32).wrapping_sub(if tiny { 127 + 25 } else { 127 });
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
+    let big = m > std::f32::consts::SQRT_2;
+    let m = if big { m * 0.5 } else { m };
+    let k = e.wrapping_add(i32::from(big)) as f32;
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = z * horner32(z, &LOG_R_F32);
+    let hfsq = 0.5 * f * f;
+    k * LN2_HI_F32 - ((hfsq - (s * (hfsq + r) + k * LN2_LO_F32)) - f)
+}
+
+/// `log(x)` in f32 arithmetic, with libm's special values.
+#[inline(always)]
+fn log32(x: f32) -> f32 {
+    let r = log_finite32(x);
+    let r = if x == f32::INFINITY { x } else { r };
+    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
+    let r = if x < 0.0 { f32::NAN } else { r };
+    if x.is_nan() {
+        x
+    } else {
+        r
+    }
+}
+
+/// `a + b = s + e` exactly (Knuth's TwoSum).
+#[inline(always)]
+fn two_sum32(a: f32, b: f32) -> (f32, f32) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// Quadrant `k` and `x - k·π/2 = r + tail` (|tail| ≤ ulp(r)/2) for
+/// |x| ≤ [`TRIG_MID_F32`], in f32: `x - k·PIO2_A_F32` is exact (Sterbenz),
+/// the next two parts are subtracted exactly (TwoSum) and only the tiny
+/// errors are rounded. The error of `r + tail` is below 2^-58, and no f32
+/// of |x| ≤ 65536 lies closer than 2^-27.8 to a multiple of π/2
+/// (`rust/core/tools/fit_vmath32.py --reduction`), so `r + tail` keeps
+/// about 30 correct bits even there.
+#[inline(always)]
+fn trig_reduce_f32(x: f32) -> (f32, f32, i32) {
+    let (kf, k) = round_int32(x * TWO_OVER_PI_F32);
+    let r1 = x - kf * PIO2_A_F32;
+    let (s1, e1) = two_sum32(r1, -(kf * PIO2_B_F32));
+    let (s2, e2) = two_sum32(s1, -(kf * PIO2_C_F32));
+    let t = (e1 + e2) - kf * PIO2_D_F32;
+    let (r, tail) = two_sum32(s2, t);
+    (r, tail, k)
+}
+
 /// Quadrant `k` and `x - k·π/2 = r + tail` in f32 (|tail| ≤ ulp(r)/2) for
 /// |x| ≤ [`TRIG_BIG`], reduced in f64: `x - k·PIO2_1` is exact, and the two
 /// later roundings are relative to the reduced value itself, so `r + tail`
@@ -1137,30 +1214,59 @@ fn quadrant32(r: f32, tail: f32, k: i32) -> f32 {
     }
 }
 
-/// `sin(x)` for |x| ≤ [`TRIG_BIG`], `x` itself in the other lanes (see
-/// [`sin_f32`]).
+/// |x| > [`TRIG_MID_F32`], or x NaN.
+#[inline(always)]
+fn mid_f32(x: f32) -> bool {
+    x.abs() > TRIG_MID_F32 || x.is_nan()
+}
+
+/// `sin(x)` for |x| ≤ [`TRIG_MID_F32`], `x` itself in the other lanes
+/// (see [`sin_f32`]).
 #[inline(always)]
 pub fn sin_fast_f32(x: f32) -> f32 {
-    let (r, tail, k) = trig_reduce32(x);
+    let (r, tail, k) = trig_reduce_f32(x);
     let v = quadrant32(r, tail, k);
-    // sin(±0) = ±0; big and non-finite lanes keep x for the second pass.
-    if x == 0.0 || big_f32(x) {
+    // sin(±0) = ±0; other lanes keep x for the second pass.
+    if x == 0.0 || mid_f32(x) {
         x
     } else {
         v
     }
 }
 
-/// `cos(x)` for |x| ≤ [`TRIG_BIG`], `x` itself in the other lanes (see
-/// [`cos_f32`]).
+/// `cos(x)` for |x| ≤ [`TRIG_MID_F32`], `x` itself in the other lanes
+/// (see [`cos_f32`]).
 #[inline(always)]
 pub fn cos_fast_f32(x: f32) -> f32 {
-    let (r, tail, k) = trig_reduce32(x);
+    let (r, tail, k) = trig_reduce_f32(x);
     let v = quadrant32(r, tail, k.wrapping_add(1));
-    if big_f32(x) {
+    if mid_f32(x) {
         x
     } else {
         v
+    }
+}
+
+/// `sin(x)` for |x| > [`TRIG_MID_F32`] (and NaN): reduced in f64 up to
+/// [`TRIG_BIG`], libm above.
+#[inline(always)]
+fn sin_slow_f32(x: f32) -> f32 {
+    if big_f32(x) {
+        libm::sin(f64::from(x)) as f32
+    } else {
+        let (r, tail, k) = trig_reduce32(x);
+        quadrant32(r, tail, k)
+    }
+}
+
+/// `cos(x)` for |x| > [`TRIG_MID_F32`] (and NaN).
+#[inline(always)]
+fn cos_slow_f32(x: f32) -> f32 {
+    if big_f32(x) {
+        libm::cos(f64::from(x)) as f32
+    } else {
+        let (r, tail, k) = trig_reduce32(x);
+        quadrant32(r, tail, k.wrapping_add(1))
     }
 }
 
@@ -1180,6 +1286,12 @@ pub fn tanh_f32(x: f32) -> f32 {
 #[inline(always)]
 pub fn logistic_f32(x: f32) -> f32 {
     logistic32(x)
+}
+
+/// Natural logarithm.
+#[inline(always)]
+pub fn log_f32(x: f32) -> f32 {
+    log32(x)
 }
 
 // ------------------------------------------------- per-element functions
@@ -1227,8 +1339,6 @@ per_element! {
     exp2_f32, exp2_f64 => |x, c| exp2_core(x, c), EXP2M1_F32, EXP2M1_F64;
     /// `e^x - 1`.
     expm1_f32, expm1_f64 => |x, c| expm1_core(x, c), EXPM1_F32, EXPM1_F64;
-    /// Natural logarithm.
-    log_f32, log_f64 => |x, c| log_core(x, c), LOG_F32, LOG_F64;
     /// `log(1+x)`.
     log1p_f32, log1p_f64 => |x, c| log1p_core(x, c), LOG_F32, LOG_F64;
     /// `erf(x)`.
@@ -1239,6 +1349,12 @@ per_element! {
 #[inline(always)]
 pub fn exp_f64(x: f64) -> f64 {
     exp_core(x, &EXPM1_F64)
+}
+
+/// Natural logarithm.
+#[inline(always)]
+pub fn log_f64(x: f64) -> f64 {
+    log_core(x, &LOG_F64)
 }
 
 /// `tanh(x)`.
@@ -1288,8 +1404,8 @@ pub fn cos_f64(x: f64) -> f64 {
 /// `sin(x)` for any x.
 #[inline(always)]
 pub fn sin_f32(x: f32) -> f32 {
-    if big_f32(x) {
-        libm::sin(f64::from(x)) as f32
+    if mid_f32(x) {
+        sin_slow_f32(x)
     } else {
         sin_fast_f32(x)
     }
@@ -1298,8 +1414,8 @@ pub fn sin_f32(x: f32) -> f32 {
 /// `cos(x)` for any x.
 #[inline(always)]
 pub fn cos_f32(x: f32) -> f32 {
-    if big_f32(x) {
-        libm::cos(f64::from(x)) as f32
+    if mid_f32(x) {
+        cos_slow_f32(x)
     } else {
         cos_fast_f32(x)
     }

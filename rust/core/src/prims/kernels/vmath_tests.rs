@@ -234,6 +234,30 @@ fn trig_near_multiples_of_half_pi_and_large() {
     }
 }
 
+/// Every 7th f32 of 2^-12 ≤ |x| < 2^17: both reductions of `sin`/`cos`
+/// (f32 up to [`TRIG_MID_F32`], f64 above) and the libm lanes, densely.
+#[test]
+fn f32_sin_cos_dense_up_to_trig_big() {
+    let (lo, hi) = (2f32.powi(-12).to_bits(), 131_072f32.to_bits());
+    let pos = (lo..hi).step_by(7).map(f32::from_bits);
+    let x: Vec<f32> = pos.clone().chain(pos.map(|v| -v)).collect();
+    for (op, reference) in [
+        (UnaryOp::Sin, f64::sin as fn(f64) -> f64),
+        (UnaryOp::Cos, f64::cos),
+    ] {
+        let got = apply32(op, &x);
+        let (mut worst, mut at) = (0, 0.0f32);
+        for (&xi, &g) in x.iter().zip(&got) {
+            let d = ulp32(g, reference(f64::from(xi)) as f32);
+            if d > worst {
+                (worst, at) = (d, xi);
+            }
+        }
+        println!("f32 {op:?} dense: max {worst} ulp at {at:e}");
+        assert!(worst <= 1, "f32 {op:?}: {worst} ulp at x = {at:e}");
+    }
+}
+
 #[test]
 fn pow_within_documented_ulp() {
     let bases: Vec<f32> = (0..600)
@@ -531,6 +555,7 @@ mod legacy {
         LogisticL => |x| logistic_core(f64::from(x), &EXPM1_F32) as f32, x;
         SinL => |x| sin_fast(f64::from(x), &SIN, &COS) as f32, x;
         CosL => |x| cos_fast(f64::from(x), &SIN, &COS) as f32, x;
+        LogL => |x| log_core(f64::from(x), &LOG_F32) as f32, x;
     }
 
     /// `out = op(x)` with the legacy kernel; false when there is none.
@@ -542,6 +567,7 @@ mod legacy {
             UnaryOp::Logistic => a.apply::<LogisticL>(),
             UnaryOp::Sin => a.apply::<SinL>(),
             UnaryOp::Cos => a.apply::<CosL>(),
+            UnaryOp::Log => a.apply::<LogL>(),
             _ => return false,
         }
         trig_patch_f32(op, out);
