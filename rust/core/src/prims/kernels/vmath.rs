@@ -307,7 +307,47 @@ macro_rules! unary_table {
 unary_table!(table_f32, f32);
 unary_table!(table_f64, f64);
 
+/// Vector pass of f32 `sin` over the lanes the first pass left with
+/// |x| ≤ [`TRIG_BIG`] (the f64 reduction, as [`sin_slow_f32`]).
+struct SinMidK;
+impl Kernel<f32> for SinMidK {
+    #[inline(always)]
+    fn eval(x: f32) -> f32 {
+        let v = sin_mid_f32(x);
+        if mid_f32(x) && !big_f32(x) {
+            v
+        } else {
+            x
+        }
+    }
+}
+
+/// [`SinMidK`] for `cos`.
+struct CosMidK;
+impl Kernel<f32> for CosMidK {
+    #[inline(always)]
+    fn eval(x: f32) -> f32 {
+        let v = cos_mid_f32(x);
+        if mid_f32(x) && !big_f32(x) {
+            v
+        } else {
+            x
+        }
+    }
+}
+
+/// Second pass of f32 `sin`/`cos`. When more than 1/16 of the lanes were
+/// left (|x| > [`TRIG_MID_F32`]), a vector pass computes those up to
+/// [`TRIG_BIG`] first (the same per-element function, so the same bits).
 fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
+    let trig = matches!(op, UnaryOp::Sin | UnaryOp::Cos);
+    if trig && v.iter().filter(|&&e| mid_f32(e)).count() > v.len() / 16 {
+        if op == UnaryOp::Sin {
+            InPlace(&mut *v).apply::<SinMidK>();
+        } else {
+            InPlace(&mut *v).apply::<CosMidK>();
+        }
+    }
     match op {
         UnaryOp::Sin => patch_trig(v, |e| mid_f32(e).then(|| sin_slow_f32(e))),
         UnaryOp::Cos => patch_trig(v, |e| mid_f32(e).then(|| cos_slow_f32(e))),
@@ -1247,6 +1287,20 @@ pub fn cos_fast_f32(x: f32) -> f32 {
     }
 }
 
+/// `sin(x)` for |x| ≤ [`TRIG_BIG`], reduced in f64.
+#[inline(always)]
+fn sin_mid_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce32(x);
+    quadrant32(r, tail, k)
+}
+
+/// `cos(x)` for |x| ≤ [`TRIG_BIG`], reduced in f64.
+#[inline(always)]
+fn cos_mid_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce32(x);
+    quadrant32(r, tail, k.wrapping_add(1))
+}
+
 /// `sin(x)` for |x| > [`TRIG_MID_F32`] (and NaN): reduced in f64 up to
 /// [`TRIG_BIG`], libm above.
 #[inline(always)]
@@ -1254,8 +1308,7 @@ fn sin_slow_f32(x: f32) -> f32 {
     if big_f32(x) {
         libm::sin(f64::from(x)) as f32
     } else {
-        let (r, tail, k) = trig_reduce32(x);
-        quadrant32(r, tail, k)
+        sin_mid_f32(x)
     }
 }
 
@@ -1265,8 +1318,7 @@ fn cos_slow_f32(x: f32) -> f32 {
     if big_f32(x) {
         libm::cos(f64::from(x)) as f32
     } else {
-        let (r, tail, k) = trig_reduce32(x);
-        quadrant32(r, tail, k.wrapping_add(1))
+        cos_mid_f32(x)
     }
 }
 

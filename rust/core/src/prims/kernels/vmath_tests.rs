@@ -255,6 +255,18 @@ fn f32_sin_cos_dense_up_to_trig_big() {
         }
         println!("f32 {op:?} dense: max {worst} ulp at {at:e}");
         assert!(worst <= 1, "f32 {op:?}: {worst} ulp at x = {at:e}");
+        // A few wide lanes (scalar second pass) give the bits of many
+        // (vector second pass).
+        let few: Vec<f32> = (0..64)
+            .map(|i| i as f32 * 0.1 + 1000.0 * (i % 30 == 5) as u8 as f32)
+            .collect();
+        for (&xi, &g) in few.iter().zip(&apply32(op, &few)) {
+            let many = apply32(op, &[xi; 32]);
+            assert!(
+                many.iter().all(|m| m.to_bits() == g.to_bits()),
+                "{op:?}({xi:e})"
+            );
+        }
     }
 }
 
@@ -524,6 +536,13 @@ fn bench_ns_per_element() {
                  (std scalar f64 {c:.2} ns)"
             );
         }
+        let wide: Vec<f32> = x32.iter().map(|v| v * 200.0).collect();
+        let w = with_simd_level(level, || {
+            time(&mut || {
+                unary_f32(UnaryOp::Sin, &wide, &mut o32);
+            })
+        });
+        println!("{level:?} Sin on [-2000, 2000]: f32 {w:.2} ns");
         let pa: Vec<f32> = x32.iter().map(|v| v.abs()).collect();
         let p = with_simd_level(level, || time(&mut || pow_f32(&pa, &x32, &mut o32)));
         println!("{level:?} pow: f32 {p:.2} ns");
