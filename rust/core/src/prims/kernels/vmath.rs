@@ -1216,10 +1216,10 @@ fn two_sum32(a: f32, b: f32) -> (f32, f32) {
 /// Quadrant `k` and `x - k·π/2 = r + tail` (|tail| ≤ ulp(r)/2) for
 /// |x| ≤ [`TRIG_MID_F32`], in f32: `x - k·PIO2_A_F32` is exact (Sterbenz),
 /// the next two parts are subtracted exactly (TwoSum) and only the tiny
-/// errors are rounded. The error of `r + tail` is below 2^-58, and no f32
-/// of |x| ≤ 65536 lies closer than 2^-27.8 to a multiple of π/2
-/// (`rust/core/tools/fit_vmath32.py --reduction`), so `r + tail` keeps
-/// about 30 correct bits even there.
+/// errors are rounded: π/2 is represented to 2^-72, and the roundings
+/// are relative to `r` or below 2^-62. No f32 of |x| ≤ 65536 lies closer
+/// than 2^-27.8 to a multiple of π/2 (`rust/core/tools/fit_vmath32.py
+/// --reduction`), so `r + tail` keeps over 30 correct bits even there.
 #[inline(always)]
 fn trig_reduce_f32(x: f32) -> (f32, f32, i32) {
     let (kf, k) = round_int32(x * TWO_OVER_PI_F32);

@@ -214,6 +214,12 @@ fn trig_near_multiples_of_half_pi_and_large() {
         .collect();
     x.extend((0..1000).map(|k| k as f64 * std::f64::consts::PI));
     x.extend([65535.9, 65536.0, 65536.1, 1e6, 1e22, -1e300, 3.0e38]);
+    // The f32 closest to a multiple of π/2 below 65536 (2^-27.8 away) and
+    // the closest below 128 (`fit_vmath32.py --reduction`), with neighbours.
+    // 252.89821 and 4.712389.
+    for b in [0x437c_e5f1u32, 0x4096_cbe4] {
+        x.extend((b - 3..=b + 3).map(|i| f64::from(f32::from_bits(i))));
+    }
     for (op, reference) in [
         (UnaryOp::Sin, f64::sin as fn(f64) -> f64),
         (UnaryOp::Cos, f64::cos),
