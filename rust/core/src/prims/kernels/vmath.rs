@@ -302,8 +302,8 @@ kernels! {
 const TRIG_BIG: f64 = 65536.0;
 
 /// Second pass of `sin`/`cos`: the first left `x` itself in the lanes
-/// beyond [`TRIG_BIG`] (and non-finite ones); every computed lane has
-/// |v| ≤ 1.
+/// beyond [`TRIG_BIG`] (f64) / [`TRIG_MID_F32`] (f32) and in non-finite
+/// ones; every computed lane has |v| ≤ 1.
 fn patch_trig<T: Copy>(v: &mut [T], big: impl Fn(T) -> Option<T>) {
     for e in v.iter_mut() {
         if let Some(r) = big(*e) {
@@ -345,10 +345,57 @@ macro_rules! unary_table {
 unary_table!(table_f32, f32);
 unary_table!(table_f64, f64);
 
+/// Vector pass of f32 `sin` over the lanes the first pass left with
+/// |x| ≤ [`TRIG_BIG`] (the f64 reduction, as [`sin_slow_f32`]).
+struct SinMidK;
+impl Kernel<f32> for SinMidK {
+    #[inline(always)]
+    fn eval(x: f32) -> f32 {
+        let v = sin_mid_f32(x);
+        if mid_f32(x) && !big_f32(x) {
+            v
+        } else {
+            x
+        }
+    }
+}
+
+/// [`SinMidK`] for `cos`.
+struct CosMidK;
+impl Kernel<f32> for CosMidK {
+    #[inline(always)]
+    fn eval(x: f32) -> f32 {
+        let v = cos_mid_f32(x);
+        if mid_f32(x) && !big_f32(x) {
+            v
+        } else {
+            x
+        }
+    }
+}
+
+/// Second pass of f32 `sin`/`cos`, skipped when the first left no lane
+/// (|x| > [`TRIG_MID_F32`]). When more than 1/16 of the lanes were left, a
+/// vector pass computes those up to [`TRIG_BIG`] first (the same
+/// per-element function, so the same bits).
 fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
+    if !matches!(op, UnaryOp::Sin | UnaryOp::Cos) {
+        return;
+    }
+    let left = v.iter().filter(|&&e| mid_f32(e)).count();
+    if left == 0 {
+        return;
+    }
+    if left > v.len() / 16 {
+        if op == UnaryOp::Sin {
+            InPlace(&mut *v).apply::<SinMidK>();
+        } else {
+            InPlace(&mut *v).apply::<CosMidK>();
+        }
+    }
     match op {
-        UnaryOp::Sin => patch_trig(v, |e| big_f32(e).then(|| libm::sin(f64::from(e)) as f32)),
-        UnaryOp::Cos => patch_trig(v, |e| big_f32(e).then(|| libm::cos(f64::from(e)) as f32)),
+        UnaryOp::Sin => patch_trig(v, |e| mid_f32(e).then(|| sin_slow_f32(e))),
+        UnaryOp::Cos => patch_trig(v, |e| mid_f32(e).then(|| cos_slow_f32(e))),
         _ => {}
     }
 }
@@ -369,7 +416,7 @@ fn big_f64(x: f64) -> bool {
 
 #[inline(always)]
 fn big_f32(x: f32) -> bool {
-    big_f64(f64::from(x))
+    x.abs() > TRIG_BIG as f32 || x.is_nan()
 }
 
 // ------------------------------------------------------------ public API
@@ -579,20 +626,6 @@ const COS_F64: [f64; 7] = [
     2.08767557819242e-09,
     -1.1470459438155826e-11,
     4.7457865678652127e-14,
-];
-/// `(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 2.8e-11).
-const SIN_F32: [f64; 4] = [
-    -0.16666666663826582,
-    0.008333331863560767,
-    -0.00019840080719912243,
-    2.724914679681317e-06,
-];
-/// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 2.4e-12).
-const COS_F32: [f64; 4] = [
-    0.04166666666429725,
-    -0.0013888887662711772,
-    2.4800595356594502e-05,
-    -2.730030902052222e-07,
 ];
 /// `erf(x)/x` as a polynomial in `x²` on `|x| < 1` (Chebyshev fit, max rel. error 1.3e-19).
 const ERF_SMALL: [f64; 13] = [
@@ -1052,6 +1085,314 @@ pub fn pow_f64_scalar(x: f64, y: f64) -> f64 {
     libm::pow(x, y)
 }
 
+// ------------------------------------------------------------ native f32
+//
+// `exp`, `tanh`, `logistic`, `sin`, `cos` and `log` for f32 compute in f32 (16
+// lanes per AVX-512 vector instead of 8), with polynomials fitted by
+// `rust/core/tools/fit_vmath32.py` (Chebyshev interpolation in long double,
+// rounded to f32). `sin`/`cos` reduce the argument in f32 for
+// |x| ≤ 512 and leave larger lanes to the second pass, which reduces in f64.
+
+/// 1.5·2^23: adding it rounds an |x| < 2^22 to an integer (ties to even)
+/// and leaves that integer in the low mantissa bits.
+const ROUND_MAGIC_F32: f32 = 12582912.0;
+const INV_LN2_F32: f32 = 1.442_695;
+/// ln 2 split: `LN2_HI_F32` has 15 significant bits, so `k·LN2_HI_F32` is
+/// exact for |k| < 2^9.
+const LN2_HI_F32: f32 = 0.693_145_75;
+const LN2_LO_F32: f32 = 1.428_606_8e-6;
+
+/// `(e^r - 1 - r)/r²` on |r| ≤ ln2/2 (degree 4, fit error 1.3e-7).
+const EXP_F32: [f32; 5] = [
+    5e-01,
+    1.6666576e-01,
+    4.1666556e-02,
+    8.36319e-03,
+    1.3926198e-03,
+];
+/// `(tanh(a) - a)/a³` in `z = a²` on |a| ≤ 0.625 (degree 5, fit error 4.8e-9).
+const TANH_F32: [f32; 6] = [
+    -3.3333334e-01,
+    1.3333304e-01,
+    -5.3959258e-02,
+    2.1768918e-02,
+    -8.343945e-03,
+    2.2927448e-03,
+];
+/// `(sin(r) - r)/r³` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 1.7e-10).
+const SIN_F32: [f32; 4] = [-1.6666667e-01, 8.333332e-03, -1.9840081e-04, 2.7249146e-06];
+/// `(cos(r) - 1 + r²/2)/r⁴` in `z = r²` on |r| ≤ π/4 (degree 3, fit error 6.4e-10).
+const COS_F32: [f32; 4] = [4.1666668e-02, -1.3888888e-03, 2.4800594e-05, -2.7300308e-07];
+
+/// `(2·atanh(s)/s - 2)/s²` in `z = s²` on s ≤ (√2-1)/(√2+1) (degree 3, fit error 1.7e-9).
+const LOG_R_F32: [f32; 4] = [6.666667e-01, 4.0000123e-01, 2.855077e-01, 2.3331805e-01];
+/// 2^25: scales a subnormal f32 into the normal range.
+const TWO25_F32: f32 = 33554432.0;
+/// π/2 = `PIO2_A_F32 + PIO2_B_F32 + PIO2_C_F32 + PIO2_D_F32` (to 2^-72):
+/// the first three have ≤ 15 significant bits, so `k·part` is exact for
+/// |k| < 2^9, i.e. for |x| ≤ [`TRIG_MID_F32`].
+const PIO2_A_F32: f32 = 1.570_739_7;
+const PIO2_B_F32: f32 = 5.657_971e-5;
+const PIO2_C_F32: f32 = 9.920_882e-10;
+const PIO2_D_F32: f32 = 5.390_303e-15;
+const TWO_OVER_PI_F32: f32 = 0.636_619_77;
+/// f32 lanes with |x| above this leave `sin`/`cos` to the second pass
+/// ([`trig_patch_f32`]), which reduces in f64.
+const TRIG_MID_F32: f32 = 512.0;
+
+/// [`horner`] in f32.
+#[inline(always)]
+fn horner32<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
+    let mut it = c.iter().rev();
+    let mut acc = it.next().copied().unwrap_or(0.0);
+    for &k in it {
+        acc = acc * x + k;
+    }
+    acc
+}
+
+/// `x` rounded to the nearest integer, as f32 and i32; for |x| < 2^22.
+#[inline(always)]
+fn round_int32(x: f32) -> (f32, i32) {
+    let t = x + ROUND_MAGIC_F32;
+    let k = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC_F32.to_bits() as i32);
+    (t - ROUND_MAGIC_F32, k)
+}
+
+/// 2^k for -126 ≤ k ≤ 127.
+#[inline(always)]
+fn pow2i32(k: i32) -> f32 {
+    f32::from_bits((k.wrapping_add(127) as u32).wrapping_shl(23))
+}
+
+/// `e^x = p·2^k` for |x| ≤ 104 (p in [√½, √2] up to rounding).
+#[inline(always)]
+fn exp_parts32(x: f32) -> (f32, i32) {
+    let (kf, k) = round_int32(x * INV_LN2_F32);
+    // `kf·LN2_HI_F32` is exact and the subtraction too (Sterbenz).
+    let r = (x - kf * LN2_HI_F32) - kf * LN2_LO_F32;
+    (1.0 + (r + (r * r) * horner32(r, &EXP_F32)), k)
+}
+
+/// `e^x` in f32 arithmetic.
+#[inline(always)]
+fn exp32(x: f32) -> f32 {
+    // Beyond these the result is 0 / inf anyway; the clamp keeps NaN.
+    let (p, k) = exp_parts32(x.clamp(-104.0, 89.0));
+    // Two exact half-scalings: 2^k alone leaves the normal range.
+    let k1 = k.wrapping_shr(1);
+    p * pow2i32(k1) * pow2i32(k.wrapping_sub(k1))
+}
+
+/// `tanh(x)`: `a + a³·T(a²)` for `a = |x| < 0.625`, above `1 - 2/(e^{2a}+1)`
+/// (at least 0.55, so the errors of `e^{2a}` and of the quotient are below
+/// an ulp of the result); |x| is clamped at 10, where tanh is 1 in f32.
+#[inline(always)]
+fn tanh32(x: f32) -> f32 {
+    let a = x.abs();
+    let a = if a > 10.0 { 10.0 } else { a };
+    let z = a * a;
+    let small = a + (a * z) * horner32(z, &TANH_F32);
+    let (p, k) = exp_parts32(a + a);
+    let large = 1.0 - 2.0 / (p * pow2i32(k) + 1.0);
+    // tanh(±0) = ±0 (small is +0 there); NaN stays NaN.
+    (if a < 0.625 { small } else { large }).copysign(x)
+}
+
+/// `1/(1+e^-x)` as `num/(1+e)` with `e = e^{-|x|}` and `num = 1` for
+/// x ≥ 0, `e` below (no overflow, subnormal results for x < -87).
+#[inline(always)]
+fn logistic32(x: f32) -> f32 {
+    let e = exp32(-x.abs());
+    let num = if x >= 0.0 { 1.0 } else { e };
+    num / (1.0 + e)
+}
+
+/// `log(x)` for finite x > 0 in f32 ([`log_finite`]'s algorithm; other
+/// inputs give garbage, [`log32`] fixes them up). `k·LN2_HI_F32` is exact
+/// for the |k| ≤ 150 of f32.
+#[inline(always)]
+fn log_finite32(x: f32) -> f32 {
+    let tiny = x < f32::MIN_POSITIVE;
+    let xs = if tiny { x * TWO25_F32 } else { x };
+    let bits = xs.to_bits();
+    let e = (bits.wrapping_shr(23) as i32).wrapping_sub(if tiny { 127 + 25 } else { 127 });
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
+    let big = m > std::f32::consts::SQRT_2;
+    let m = if big { m * 0.5 } else { m };
+    let k = e.wrapping_add(i32::from(big)) as f32;
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = z * horner32(z, &LOG_R_F32);
+    let hfsq = 0.5 * f * f;
+    k * LN2_HI_F32 - ((hfsq - (s * (hfsq + r) + k * LN2_LO_F32)) - f)
+}
+
+/// `log(x)` in f32 arithmetic, with libm's special values.
+#[inline(always)]
+fn log32(x: f32) -> f32 {
+    let r = log_finite32(x);
+    let r = if x == f32::INFINITY { x } else { r };
+    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
+    let r = if x < 0.0 { f32::NAN } else { r };
+    if x.is_nan() {
+        x
+    } else {
+        r
+    }
+}
+
+/// `a + b = s + e` exactly (Knuth's TwoSum).
+#[inline(always)]
+fn two_sum32(a: f32, b: f32) -> (f32, f32) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// Quadrant `k` and `x - k·π/2 = r + tail` (|tail| ≤ ulp(r)/2) for
+/// |x| ≤ [`TRIG_MID_F32`], in f32: `x - k·PIO2_A_F32` is exact (Sterbenz),
+/// the next two parts are subtracted exactly (TwoSum) and only the tiny
+/// errors are rounded: π/2 is represented to 2^-72, and the roundings
+/// are relative to `r` or below 2^-62. No f32 of |x| ≤ 65536 lies closer
+/// than 2^-27.8 to a multiple of π/2 (`rust/core/tools/fit_vmath32.py
+/// --reduction`), so `r + tail` keeps over 30 correct bits even there.
+#[inline(always)]
+fn trig_reduce_f32(x: f32) -> (f32, f32, i32) {
+    let (kf, k) = round_int32(x * TWO_OVER_PI_F32);
+    let r1 = x - kf * PIO2_A_F32;
+    let (s1, e1) = two_sum32(r1, -(kf * PIO2_B_F32));
+    let (s2, e2) = two_sum32(s1, -(kf * PIO2_C_F32));
+    let t = (e1 + e2) - kf * PIO2_D_F32;
+    let (r, tail) = two_sum32(s2, t);
+    (r, tail, k)
+}
+
+/// Quadrant `k` and `x - k·π/2 = r + tail` in f32 (|tail| ≤ ulp(r)/2) for
+/// |x| ≤ [`TRIG_BIG`], reduced in f64: `x - k·PIO2_1` is exact, and the two
+/// later roundings are relative to the reduced value itself, so `r + tail`
+/// is right to ~2^-52 even next to a multiple of π/2.
+#[inline(always)]
+fn trig_reduce32(x: f32) -> (f32, f32, i32) {
+    let x = f64::from(x);
+    let (kf, k) = round_int(x * TWO_OVER_PI);
+    let rd = ((x - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
+    let r = rd as f32;
+    (r, (rd - f64::from(r)) as f32, k as i32)
+}
+
+/// `sin(x)` with `x = r + tail + k·π/2` in f32 (the f64 `quadrant`'s
+/// polynomials, fitted for f32).
+#[inline(always)]
+fn quadrant32(r: f32, tail: f32, k: i32) -> f32 {
+    let z = r * r;
+    let sv = r + ((r * z) * horner32(z, &SIN_F32) + (tail - 0.5 * z * tail));
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    let cv = w + ((((1.0 - w) - hz) + (z * z) * horner32(z, &COS_F32)) - r * tail);
+    let v = if k & 1 != 0 { cv } else { sv };
+    if k & 2 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// |x| > [`TRIG_MID_F32`], or x NaN (one compare, so the count in
+/// [`trig_patch_f32`] vectorizes).
+#[inline(always)]
+fn mid_f32(x: f32) -> bool {
+    let within = x.abs() <= TRIG_MID_F32;
+    !within
+}
+
+/// `sin(x)` for |x| ≤ [`TRIG_MID_F32`], `x` itself in the other lanes
+/// (see [`sin_f32`]).
+#[inline(always)]
+pub fn sin_fast_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce_f32(x);
+    let v = quadrant32(r, tail, k);
+    // sin(±0) = ±0; other lanes keep x for the second pass.
+    if x == 0.0 || mid_f32(x) {
+        x
+    } else {
+        v
+    }
+}
+
+/// `cos(x)` for |x| ≤ [`TRIG_MID_F32`], `x` itself in the other lanes
+/// (see [`cos_f32`]).
+#[inline(always)]
+pub fn cos_fast_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce_f32(x);
+    let v = quadrant32(r, tail, k.wrapping_add(1));
+    if mid_f32(x) {
+        x
+    } else {
+        v
+    }
+}
+
+/// `sin(x)` for |x| ≤ [`TRIG_BIG`], reduced in f64.
+#[inline(always)]
+fn sin_mid_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce32(x);
+    quadrant32(r, tail, k)
+}
+
+/// `cos(x)` for |x| ≤ [`TRIG_BIG`], reduced in f64.
+#[inline(always)]
+fn cos_mid_f32(x: f32) -> f32 {
+    let (r, tail, k) = trig_reduce32(x);
+    quadrant32(r, tail, k.wrapping_add(1))
+}
+
+/// `sin(x)` for |x| > [`TRIG_MID_F32`] (and NaN): reduced in f64 up to
+/// [`TRIG_BIG`], libm above.
+#[inline(always)]
+fn sin_slow_f32(x: f32) -> f32 {
+    if big_f32(x) {
+        libm::sin(f64::from(x)) as f32
+    } else {
+        sin_mid_f32(x)
+    }
+}
+
+/// `cos(x)` for |x| > [`TRIG_MID_F32`] (and NaN).
+#[inline(always)]
+fn cos_slow_f32(x: f32) -> f32 {
+    if big_f32(x) {
+        libm::cos(f64::from(x)) as f32
+    } else {
+        cos_mid_f32(x)
+    }
+}
+
+/// `e^x`.
+#[inline(always)]
+pub fn exp_f32(x: f32) -> f32 {
+    exp32(x)
+}
+
+/// `tanh(x)`.
+#[inline(always)]
+pub fn tanh_f32(x: f32) -> f32 {
+    tanh32(x)
+}
+
+/// `1/(1+e^-x)`.
+#[inline(always)]
+pub fn logistic_f32(x: f32) -> f32 {
+    logistic32(x)
+}
+
+/// Natural logarithm.
+#[inline(always)]
+pub fn log_f32(x: f32) -> f32 {
+    log32(x)
+}
+
 // ------------------------------------------------- per-element functions
 
 /// ±1 for nonzero numbers; ±0 and NaN map to themselves.
@@ -1093,26 +1434,50 @@ macro_rules! per_element {
 }
 
 per_element! {
-    /// `e^x`.
-    exp_f32, exp_f64 => |x, c| exp_core(x, c), EXPM1_F32, EXPM1_F64;
     /// `2^x`.
     exp2_f32, exp2_f64 => |x, c| exp2_core(x, c), EXP2M1_F32, EXP2M1_F64;
     /// `e^x - 1`.
     expm1_f32, expm1_f64 => |x, c| expm1_core(x, c), EXPM1_F32, EXPM1_F64;
-    /// `tanh(x)`.
-    tanh_f32, tanh_f64 => |x, c| tanh_core(x, &c.0, &c.1), (EXPM1_F32, [0.0; 0]), (EXPM1_F64, TANH_F64);
-    /// `1/(1+e^-x)`.
-    logistic_f32, logistic_f64 => |x, c| logistic_core(x, c), EXPM1_F32, EXPM1_F64;
-    /// Natural logarithm.
-    log_f32, log_f64 => |x, c| log_core(x, c), LOG_F32, LOG_F64;
     /// `log(1+x)`.
     log1p_f32, log1p_f64 => |x, c| log1p_core(x, c), LOG_F32, LOG_F64;
-    /// `sin(x)` for |x| ≤ 65536, else `x` (see `sin_f32`).
-    sin_fast_f32, sin_fast_f64 => |x, c| sin_fast(x, &c.0, &c.1), (SIN_F32, COS_F32), (SIN_F64, COS_F64);
-    /// `cos(x)` for |x| ≤ 65536, else `x` (see `cos_f32`).
-    cos_fast_f32, cos_fast_f64 => |x, c| cos_fast(x, &c.0, &c.1), (SIN_F32, COS_F32), (SIN_F64, COS_F64);
     /// `erf(x)`.
     erf_f32, erf_f64 => |x, c| { let _ = c; erf_core(x) }, (), ();
+}
+
+/// `e^x`.
+#[inline(always)]
+pub fn exp_f64(x: f64) -> f64 {
+    exp_core(x, &EXPM1_F64)
+}
+
+/// Natural logarithm.
+#[inline(always)]
+pub fn log_f64(x: f64) -> f64 {
+    log_core(x, &LOG_F64)
+}
+
+/// `tanh(x)`.
+#[inline(always)]
+pub fn tanh_f64(x: f64) -> f64 {
+    tanh_core(x, &EXPM1_F64, &TANH_F64)
+}
+
+/// `1/(1+e^-x)`.
+#[inline(always)]
+pub fn logistic_f64(x: f64) -> f64 {
+    logistic_core(x, &EXPM1_F64)
+}
+
+/// `sin(x)` for |x| ≤ 65536, else `x` (see `sin_f64`).
+#[inline(always)]
+pub fn sin_fast_f64(x: f64) -> f64 {
+    sin_fast(x, &SIN_F64, &COS_F64)
+}
+
+/// `cos(x)` for |x| ≤ 65536, else `x` (see `cos_f64`).
+#[inline(always)]
+pub fn cos_fast_f64(x: f64) -> f64 {
+    cos_fast(x, &SIN_F64, &COS_F64)
 }
 
 /// `sin(x)` for any x (the libm path above |x| = 65536).
@@ -1138,8 +1503,8 @@ pub fn cos_f64(x: f64) -> f64 {
 /// `sin(x)` for any x.
 #[inline(always)]
 pub fn sin_f32(x: f32) -> f32 {
-    if big_f32(x) {
-        libm::sin(f64::from(x)) as f32
+    if mid_f32(x) {
+        sin_slow_f32(x)
     } else {
         sin_fast_f32(x)
     }
@@ -1148,8 +1513,8 @@ pub fn sin_f32(x: f32) -> f32 {
 /// `cos(x)` for any x.
 #[inline(always)]
 pub fn cos_f32(x: f32) -> f32 {
-    if big_f32(x) {
-        libm::cos(f64::from(x)) as f32
+    if mid_f32(x) {
+        cos_slow_f32(x)
     } else {
         cos_fast_f32(x)
     }

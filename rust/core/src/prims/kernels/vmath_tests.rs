@@ -145,7 +145,7 @@ fn cases() -> Vec<(UnaryOp, fn(f64) -> f64, u64, u64)> {
         (UnaryOp::Sin, f64::sin, 1, 1),
         (UnaryOp::Cos, f64::cos, 1, 1),
         (UnaryOp::Tanh, f64::tanh, 1, 2),
-        (UnaryOp::Logistic, logistic_ref, 1, 2),
+        (UnaryOp::Logistic, logistic_ref, 2, 2),
         (UnaryOp::Erf, libm::erf, 1, 2),
         (UnaryOp::Sqrt, f64::sqrt, 0, 0),
         (UnaryOp::Rsqrt, |x| 1.0 / x.sqrt(), 1, 1),
@@ -214,6 +214,12 @@ fn trig_near_multiples_of_half_pi_and_large() {
         .collect();
     x.extend((0..1000).map(|k| k as f64 * std::f64::consts::PI));
     x.extend([65535.9, 65536.0, 65536.1, 1e6, 1e22, -1e300, 3.0e38]);
+    // The f32 closest to a multiple of π/2 below 65536 (2^-27.8 away) and
+    // the closest below 128 (`fit_vmath32.py --reduction`), with neighbours.
+    // 252.89821 and 4.712389.
+    for b in [0x437c_e5f1u32, 0x4096_cbe4] {
+        x.extend((b - 3..=b + 3).map(|i| f64::from(f32::from_bits(i))));
+    }
     for (op, reference) in [
         (UnaryOp::Sin, f64::sin as fn(f64) -> f64),
         (UnaryOp::Cos, f64::cos),
@@ -230,6 +236,42 @@ fn trig_near_multiples_of_half_pi_and_large() {
         for (&xi, &g) in x32.iter().zip(&got) {
             let want = reference(f64::from(xi)) as f32;
             assert!(ulp32(g, want) <= 1, "{op:?}({xi:e}) = {g:e}, want {want:e}");
+        }
+    }
+}
+
+/// Every 7th f32 of 2^-12 ≤ |x| < 2^17: both reductions of `sin`/`cos`
+/// (f32 up to [`TRIG_MID_F32`], f64 above) and the libm lanes, densely.
+#[test]
+fn f32_sin_cos_dense_up_to_trig_big() {
+    let (lo, hi) = (2f32.powi(-12).to_bits(), 131_072f32.to_bits());
+    let pos = (lo..hi).step_by(7).map(f32::from_bits);
+    let x: Vec<f32> = pos.clone().chain(pos.map(|v| -v)).collect();
+    for (op, reference) in [
+        (UnaryOp::Sin, f64::sin as fn(f64) -> f64),
+        (UnaryOp::Cos, f64::cos),
+    ] {
+        let got = apply32(op, &x);
+        let (mut worst, mut at) = (0, 0.0f32);
+        for (&xi, &g) in x.iter().zip(&got) {
+            let d = ulp32(g, reference(f64::from(xi)) as f32);
+            if d > worst {
+                (worst, at) = (d, xi);
+            }
+        }
+        println!("f32 {op:?} dense: max {worst} ulp at {at:e}");
+        assert!(worst <= 1, "f32 {op:?}: {worst} ulp at x = {at:e}");
+        // A few wide lanes (scalar second pass) give the bits of many
+        // (vector second pass).
+        let few: Vec<f32> = (0..64)
+            .map(|i| i as f32 * 0.1 + 1000.0 * (i % 30 == 5) as u8 as f32)
+            .collect();
+        for (&xi, &g) in few.iter().zip(&apply32(op, &few)) {
+            let many = apply32(op, &[xi; 32]);
+            assert!(
+                many.iter().all(|m| m.to_bits() == g.to_bits()),
+                "{op:?}({xi:e})"
+            );
         }
     }
 }
@@ -477,7 +519,7 @@ fn bench_ns_per_element() {
     };
     for level in levels() {
         for op in ops {
-            let (a, b, c) = with_simd_level(level, || {
+            let (a, b, c, d) = with_simd_level(level, || {
                 let a = time(&mut || {
                     unary_f32(op, &x32, &mut o32);
                 });
@@ -490,13 +532,71 @@ fn bench_ns_per_element() {
                         *o = reference(v);
                     }
                 });
-                (a, b, c)
+                let d = time(&mut || {
+                    legacy::unary(op, &x32, &mut o32);
+                });
+                (a, b, c, d)
             });
-            println!("{level:?} {op:?}: f32 {a:.2} ns, f64 {b:.2} ns (std scalar f64 {c:.2} ns)");
+            println!(
+                "{level:?} {op:?}: f32 {a:.2} ns (f64-lane f32 {d:.2} ns), f64 {b:.2} ns \
+                 (std scalar f64 {c:.2} ns)"
+            );
         }
+        let wide: Vec<f32> = x32.iter().map(|v| v * 200.0).collect();
+        let w = with_simd_level(level, || {
+            time(&mut || {
+                unary_f32(UnaryOp::Sin, &wide, &mut o32);
+            })
+        });
+        println!("{level:?} Sin on [-2000, 2000]: f32 {w:.2} ns");
         let pa: Vec<f32> = x32.iter().map(|v| v.abs()).collect();
         let p = with_simd_level(level, || time(&mut || pow_f32(&pa, &x32, &mut o32)));
         println!("{level:?} pow: f32 {p:.2} ns");
+    }
+}
+
+/// The f32 kernels as they were before the native-f32 versions (f64
+/// lanes, lower-degree polynomials, one rounding), for the before/after
+/// numbers of `bench_ns_per_element`.
+mod legacy {
+    use super::super::*;
+
+    const SIN: [f64; 4] = [
+        -0.16666666663826582,
+        0.008333331863560767,
+        -0.00019840080719912243,
+        2.724914679681317e-06,
+    ];
+    const COS: [f64; 4] = [
+        0.04166666666429725,
+        -0.0013888887662711772,
+        2.4800595356594502e-05,
+        -2.730030902052222e-07,
+    ];
+
+    kernels! {
+        ExpL => |x| exp_core(f64::from(x), &EXPM1_F32) as f32, x;
+        TanhL => |x| tanh_core(f64::from(x), &EXPM1_F32, &[0.0; 0]) as f32, x;
+        LogisticL => |x| logistic_core(f64::from(x), &EXPM1_F32) as f32, x;
+        SinL => |x| sin_fast(f64::from(x), &SIN, &COS) as f32, x;
+        CosL => |x| cos_fast(f64::from(x), &SIN, &COS) as f32, x;
+        LogL => |x| log_core(f64::from(x), &LOG_F32) as f32, x;
+    }
+
+    /// `out = op(x)` with the legacy kernel; false when there is none.
+    pub fn unary(op: UnaryOp, x: &[f32], out: &mut [f32]) -> bool {
+        let a = MapInto { x, out: &mut *out };
+        match op {
+            UnaryOp::Exp => a.apply::<ExpL>(),
+            UnaryOp::Tanh => a.apply::<TanhL>(),
+            UnaryOp::Logistic => a.apply::<LogisticL>(),
+            UnaryOp::Sin => a.apply::<SinL>(),
+            UnaryOp::Cos => a.apply::<CosL>(),
+            UnaryOp::Log => a.apply::<LogL>(),
+            _ => return false,
+        }
+        trig_patch_f32(op, out);
+        true
     }
 }
 
