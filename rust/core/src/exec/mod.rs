@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod compiled;
+pub mod cuda;
 pub mod interp;
 pub mod limits;
 
