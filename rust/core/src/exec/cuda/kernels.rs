@@ -216,7 +216,9 @@ pub fn cumulative_kernel(
         .try_fold(1usize, |acc, &s| acc.checked_mul(s))
         .ok_or_else(|| unsupported("size overflow".into()))?;
     let lines = size.checked_div(n_axis).unwrap_or(0);
-    let line_len = n_axis.checked_mul(inner).unwrap_or(usize::MAX);
+    let line_len = n_axis
+        .checked_mul(inner)
+        .ok_or_else(|| unsupported("size overflow".into()))?;
     let mut body = String::new();
     let _ = writeln!(
         body,
