@@ -15,11 +15,13 @@ use microjax::exec::cuda::bytes;
 use microjax::exec::cuda::codegen::{lowering, Lowering};
 use microjax::exec::cuda::steps::gemm_spec;
 use microjax::exec::cuda::{device_count, device_plan, kernel_sources, DeviceStep, GemmSpec};
+use microjax::prims::control::ControlFlow;
 use microjax::prims::{CmpOp, CumOp, RoundingMethod};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive,
     ReduceOp, UnaryOp,
 };
+use std::sync::Arc;
 
 mod common;
 use common::*;
@@ -435,6 +437,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
             DeviceStep::Kernel { .. } => "kernel",
             DeviceStep::Gemm { .. } => "gemm",
             DeviceStep::Alias { .. } => "alias",
+            DeviceStep::While { .. } => "while",
             DeviceStep::Host { .. } => "host",
         })
         .collect();
@@ -493,6 +496,54 @@ fn no_device_without_a_gpu() {
             assert!(n >= 1 && info.memory_bytes > 0);
         }
     }
+}
+
+/// `(x: f32[4], limit: i32[]) -> (i, x * 2^i)` doubling while `i < limit`.
+fn while_program() -> ClosedJaxpr {
+    let mut cb = Builder::new();
+    let lim = Atom::Var(cb.add_input(Aval::new(vec![], DType::I32)).unwrap());
+    let i = Atom::Var(cb.add_input(Aval::new(vec![], DType::I32)).unwrap());
+    let _x = input(&mut cb, &[4]);
+    let lt = cb
+        .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![i, lim])
+        .unwrap();
+    let cond = cb.build(vec![lt]).unwrap();
+    let mut bb = Builder::new();
+    let i = Atom::Var(bb.add_input(Aval::new(vec![], DType::I32)).unwrap());
+    let x = input(&mut bb, &[4]);
+    let i1 = bb
+        .binary(BinaryOp::Add, i, Builder::lit(DType::I32, 1.0))
+        .unwrap();
+    let x2 = bb.binary(BinaryOp::Mul, x, lit(2.0)).unwrap();
+    let body = bb.build(vec![i1, x2]).unwrap();
+    let mut b = Builder::new();
+    let x = input(&mut b, &[4]);
+    let lim = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
+    let w = Primitive::Control(ControlFlow::While {
+        cond_jaxpr: Arc::new(cond),
+        body_jaxpr: Arc::new(body),
+        cond_nconsts: 1,
+        body_nconsts: 0,
+    });
+    let outs = b
+        .add_eqn(w, vec![lim, Builder::lit(DType::I32, 0.0), x], None)
+        .unwrap();
+    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+}
+
+#[test]
+fn while_loops_stay_on_the_device_with_their_bodies_planned() {
+    let prog = while_program();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        matches!(steps.as_slice(), [DeviceStep::While { eqn: 0 }]),
+        "{steps:?}"
+    );
+    // The body's elementwise ops are kernels of their own plan.
+    let Primitive::Control(ControlFlow::While { body_jaxpr, .. }) = &prog.jaxpr.eqns[0].prim else {
+        unreachable!()
+    };
+    assert_eq!(sources(body_jaxpr).len(), 2);
 }
 
 /// Every golden kernel and every lowered elementwise kernel compiles to PTX

@@ -10,6 +10,7 @@
 
 use super::bytes;
 use super::codegen::KernelSource;
+use super::control::DeviceWhile;
 use super::launch;
 use super::runtime::{self, Device, DeviceBuffer};
 use super::steps::{self, DeviceStep, GemmSpec};
@@ -17,6 +18,8 @@ use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::exec::compiled::Compiled;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
+use crate::prims::control::ControlFlow;
+use crate::prims::Primitive;
 use cudarc::driver::CudaFunction;
 use std::sync::Arc;
 
@@ -88,6 +91,11 @@ enum Step {
         input: Var,
         out: Var,
     },
+    While {
+        looped: DeviceWhile,
+        ins: Vec<Atom>,
+        outs: Vec<Var>,
+    },
     Host {
         plan: Compiled,
         ins: Vec<Var>,
@@ -101,6 +109,13 @@ impl Step {
             Step::Kernel { kernel, .. } => kernel.inputs.iter().map(|(v, _)| *v).collect(),
             Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
             Step::Alias { input, .. } => vec![*input],
+            Step::While { ins, .. } => ins
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Var(v) => Some(*v),
+                    Atom::Lit(_) => None,
+                })
+                .collect(),
             Step::Host { ins, .. } => ins.clone(),
         }
     }
@@ -188,6 +203,7 @@ impl CudaPlan {
                     }
                 }
                 DeviceStep::Alias { input, out, .. } => Step::Alias { input, out },
+                DeviceStep::While { eqn } => while_step(&jx, eqn, ordinal)?,
                 DeviceStep::Host { eqn, .. } => {
                     host_steps = host_steps.saturating_add(1);
                     let (sub, ins, outs) = host_program(&jx, eqn)?;
@@ -343,6 +359,22 @@ impl CudaPlan {
                 let a = read(env, *input)?.with_aval(jx.aval(*out)?.clone());
                 *slot(env, *out)? = Some(a);
             }
+            Step::While { looped, ins, outs } => {
+                let operands = ins
+                    .iter()
+                    .map(|a| match a {
+                        Atom::Var(v) => read(env, *v).cloned(),
+                        Atom::Lit(l) => upload(&self.device, &l.to_array()?),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let results = looped.run(&operands)?;
+                if results.len() != outs.len() {
+                    return Err(internal("while output count"));
+                }
+                for (v, a) in outs.iter().zip(results) {
+                    *slot(env, *v)? = Some(a);
+                }
+            }
             Step::Host { plan, ins, outs } => {
                 let host = ins
                     .iter()
@@ -359,6 +391,32 @@ impl CudaPlan {
         }
         Ok(())
     }
+}
+
+/// The loop step of `while` equation `i`, its cond and body planned for the
+/// same device.
+fn while_step(jx: &Jaxpr, i: usize, ordinal: usize) -> Result<Step> {
+    let eqn = jx.eqns.get(i).ok_or_else(|| internal("while index"))?;
+    let Primitive::Control(ControlFlow::While {
+        cond_jaxpr,
+        body_jaxpr,
+        cond_nconsts,
+        body_nconsts,
+    }) = &eqn.prim
+    else {
+        return Err(internal("while step of another primitive"));
+    };
+    Ok(Step::While {
+        looped: DeviceWhile::new(
+            cond_jaxpr,
+            body_jaxpr,
+            *cond_nconsts,
+            *body_nconsts,
+            ordinal,
+        )?,
+        ins: eqn.inputs.clone(),
+        outs: eqn.outputs.clone(),
+    })
 }
 
 fn slot(env: &mut [Option<DeviceArray>], v: Var) -> Result<&mut Option<DeviceArray>> {

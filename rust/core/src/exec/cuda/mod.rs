@@ -13,6 +13,8 @@ pub mod kernels;
 pub mod steps;
 
 #[cfg(feature = "cuda")]
+mod control;
+#[cfg(feature = "cuda")]
 mod exec;
 #[cfg(feature = "cuda")]
 mod launch;

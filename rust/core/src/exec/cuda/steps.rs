@@ -9,6 +9,7 @@
 //! * `dot_general` of f32/f64 whose batch axes lead and whose contracting
 //!   axes are one contiguous run on each side → cuBLAS ([`GemmSpec`]);
 //! * standalone reshapes/squeezes → a new view of the same buffer;
+//! * `while` → a host-driven loop over device plans of cond and body;
 //! * everything else (control flow, gather/scatter, sorts, linear algebra,
 //!   f16/bf16 elements, ...) → the host: inputs copied back, the equation run
 //!   by the compiled CPU executor, outputs copied up (correct, slow).
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Group};
 use crate::exec::compiled::simplify;
 use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
+use crate::prims::control::ControlFlow;
 use crate::prims::{DotDims, Primitive};
 
 /// One step of a device plan.
@@ -32,6 +34,9 @@ pub enum DeviceStep {
     },
     /// A cuBLAS (strided batched) GEMM for equation `eqn`.
     Gemm { eqn: usize, spec: GemmSpec },
+    /// A `while` loop driven from the host: its cond and body run as
+    /// device plans of their own, the carries stay on the device.
+    While { eqn: usize },
     /// `out` is `input`'s buffer under a new shape.
     Alias { eqn: usize, input: Var, out: Var },
     /// Equation `eqn` runs on the host.
@@ -198,6 +203,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             }
             _ => host("dot_general of a literal"),
         },
+        (Primitive::Control(ControlFlow::While { .. }), _, _) => Ok(DeviceStep::While { eqn: i }),
         (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(x)], Some((o, _))) => {
             Ok(DeviceStep::Alias {
                 eqn: i,
