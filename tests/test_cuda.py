@@ -193,6 +193,20 @@ def test_gpu_scan():
 
 
 @needs_gpu
+def test_gpu_while_loop_keeps_carries_on_device():
+    x = rng(10).standard_normal((6, 5)).astype(np.float32)
+
+    def f(x):
+        def body(ic):
+            i, c = ic
+            return i + 1, jnp.sin(c) * 1.5 + i
+
+        return lax.while_loop(lambda ic: ic[0] < 7, body, (0, x))
+
+    gpu_vs_cpu(f, x)
+
+
+@needs_gpu
 def test_gpu_mlp_step():
     r = rng(9)
     w1 = r.standard_normal((8, 16)).astype(np.float32) * 0.3
