@@ -84,6 +84,17 @@ def test_threefry_bits_kernel():
     assert any("0x1BD11BDAu" in s for s in srcs)
 
 
+def test_while_loop_lists_its_cond_and_body_kernels():
+    x = jnp.asarray(np.ones((6, 5), np.float32))
+
+    def f(x):
+        return lax.while_loop(lambda c: c[0, 0] < 10.0, lambda c: jnp.sin(c) * 1.5 + 2.0, x)
+
+    srcs = kernels(f, x)
+    assert any("sinf(" in s for s in srcs)
+    assert any(" < " in s for s in srcs)
+
+
 def test_host_fallback_has_no_kernel():
     x = jnp.asarray(np.arange(6.0, dtype=np.float32))
     assert kernels(lambda x: jnp.sort(x), x) == []

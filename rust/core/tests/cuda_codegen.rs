@@ -544,6 +544,11 @@ fn while_loops_stay_on_the_device_with_their_bodies_planned() {
         unreachable!()
     };
     assert_eq!(sources(body_jaxpr).len(), 2);
+    // The program's sources list the cond's kernel, then the body's.
+    let all = sources(&prog);
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert!(all[0].contains(" < "), "{}", all[0]);
+    assert_eq!(all[1..], sources(body_jaxpr)[..]);
 }
 
 /// Every golden kernel and every lowered elementwise kernel compiles to PTX
@@ -564,6 +569,7 @@ fn nvrtc_compiles_every_generated_kernel() {
         cumsum_rev(),
         iota(),
         threefry(),
+        while_program(),
     ]
     .iter()
     .flat_map(sources)

@@ -348,14 +348,28 @@ pub fn plan_program(prog: &ClosedJaxpr) -> Result<(ClosedJaxpr, Vec<DeviceStep>)
 }
 
 /// The sources of every generated kernel of `prog`'s device plan, in plan
-/// order (`_core.cuda_kernel_sources`).
+/// order, a `while` loop's cond then body kernels at its position
+/// (`_core.cuda_kernel_sources`).
 pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
-    let (_, steps) = plan_program(prog)?;
-    Ok(steps
-        .into_iter()
-        .filter_map(|s| match s {
-            DeviceStep::Kernel { kernel, .. } => Some(kernel),
-            _ => None,
-        })
-        .collect())
+    let (simple, steps) = plan_program(prog)?;
+    let mut out = Vec::new();
+    for step in steps {
+        match step {
+            DeviceStep::Kernel { kernel, .. } => out.push(kernel),
+            DeviceStep::While { eqn } => {
+                let prim = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim);
+                if let Some(Primitive::Control(ControlFlow::While {
+                    cond_jaxpr,
+                    body_jaxpr,
+                    ..
+                })) = prim
+                {
+                    out.extend(kernel_sources(cond_jaxpr)?);
+                    out.extend(kernel_sources(body_jaxpr)?);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
 }
