@@ -86,8 +86,10 @@ lint: clippy fmt-check
 
 # The binding crate is an abi3 cdylib that only links inside a Python
 # process, so its behaviour is tested by pytest; clippy covers both crates.
+# `--features cuda`: the extension's microjax build (no second compile), and the
+# GPU-free CUDA tests (NVRTC compilation skips without libnvrtc) run.
 cargo-test: venv
-	$(call stage,cargo-test,cargo test -p microjax --profile ci $(CARGO_J))
+	$(call stage,cargo-test,cargo test -p microjax --features cuda --profile ci $(CARGO_J))
 
 # Exit code 5 (no tests collected) fails like any other non-zero status.
 pytest: venv

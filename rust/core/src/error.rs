@@ -98,6 +98,10 @@ pub enum Error {
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),
+    /// A CUDA device operation failed, or there is no CUDA device (names the
+    /// operation; maps to `RuntimeError`).
+    #[error("{0}")]
+    Device(String),
 }
 
 impl Error {

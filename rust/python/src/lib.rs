@@ -12,6 +12,7 @@ mod array;
 mod callback;
 mod dtypes;
 mod globals;
+mod gpu;
 mod ir;
 mod jit;
 mod memory;
@@ -44,6 +45,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         E::RuleMissing { .. } | E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
         E::AllocationTooLarge { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
+        E::Device(_) => pyo3::exceptions::PyRuntimeError::new_err(msg),
         // The callback's own exception, unchanged, when it raised one.
         E::HostCallback(_) => callback::take_pending_error()
             .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(msg)),
@@ -94,5 +96,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ir::get_determinism, m)?)?;
     transforms::register(m)?;
     memory::register(m)?;
+    gpu::register(m)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod cache;
 pub mod compiled;
+pub mod cuda;
 pub mod determinism;
 pub mod interp;
 pub mod limits;

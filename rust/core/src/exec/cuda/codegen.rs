@@ -1,0 +1,492 @@
+//! CUDA C source for the compiled plan's fusion groups (no CUDA types: this
+//! module is compiled and tested everywhere).
+//!
+//! Contract: one `extern "C" __global__` kernel per fusion group of
+//! [`fusion::find_groups`] over the simplified program, a grid-stride loop
+//! with 64-bit indices over the group's element count; parameters are the
+//! outside inputs in first-read order (`in0, in1, ...`, each read at
+//! `(i / inner) % size`, see [`Access`]), then the escaping outputs in
+//! member order (`out0, ...`), then `n`. The text depends only on the
+//! program, and the kernel is named `mj_<16 hex digits>` from an FNV-1a
+//! hash of the text with the name left out, so the same plan gives the same
+//! bytes and the same name. Members without a device lowering
+//! ([`lowering`]) make the whole group a host fallback.
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::compiled::fusion::{self, broadcast_access, Access, Group};
+use crate::exec::compiled::simplify;
+use crate::ir::{Atom, ClosedJaxpr, Jaxpr, Scalar, Var};
+use crate::prims::{BinaryOp, CmpOp, Primitive, RoundingMethod, UnaryOp};
+use std::fmt::Write;
+
+/// How an equation runs on the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lowering {
+    /// Emitted into a generated elementwise kernel.
+    Kernel,
+    /// Copied to the host and run by the CPU kernel; the reason is
+    /// documented in docs/DESIGN-NOTES.md ("CUDA executor").
+    HostFallback(&'static str),
+}
+
+/// One generated kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelSource {
+    pub name: String,
+    pub source: String,
+    /// Outside inputs (variables of the simplified program) and how each is
+    /// read.
+    pub inputs: Vec<(Var, Access)>,
+    /// Escaping member outputs, in parameter order.
+    pub outputs: Vec<Var>,
+    pub len: usize,
+}
+
+fn unsupported(what: String) -> Error {
+    Error::Unsupported(format!("cuda codegen: {what}"))
+}
+
+/// The C type of a dtype's elements, `None` for dtypes without a device
+/// lowering (f16/bf16, float0, keys).
+pub fn c_type(d: DType) -> Option<&'static str> {
+    Some(match d {
+        DType::Bool => "bool",
+        DType::I8 => "signed char",
+        DType::I16 => "short",
+        DType::I32 => "int",
+        DType::I64 => "long long",
+        DType::U8 => "unsigned char",
+        DType::U16 => "unsigned short",
+        DType::U32 => "unsigned int",
+        DType::U64 => "unsigned long long",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::F16 | DType::BF16 | DType::Float0 | DType::Key => return None,
+    })
+}
+
+/// CUDA's name of a float math function for `d` (`expf` / `exp`).
+fn math(name: &str, d: DType) -> String {
+    if d == DType::F32 {
+        format!("{name}f")
+    } else {
+        name.to_string()
+    }
+}
+
+/// Whether `prim` on operands of dtype `d` (the first operand's) producing
+/// `out` is emitted into a kernel.
+pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
+    if c_type(d).is_none() || c_type(out).is_none() {
+        return Lowering::HostFallback("f16/bf16/float0/key elements stay on the host");
+    }
+    match prim {
+        Primitive::Unary(op) => match op {
+            UnaryOp::Digamma => Lowering::HostFallback("digamma has no CUDA math function"),
+            UnaryOp::PopulationCount | UnaryOp::Clz
+                if !matches!(d, DType::I32 | DType::U32 | DType::I64 | DType::U64) =>
+            {
+                Lowering::HostFallback("popc/clz of 8/16-bit integers")
+            }
+            _ => Lowering::Kernel,
+        },
+        Primitive::Binary(op) => match op {
+            BinaryOp::Polygamma => Lowering::HostFallback("polygamma has no CUDA math function"),
+            BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => {
+                Lowering::HostFallback("out-of-range shift counts are undefined in C")
+            }
+            BinaryOp::Div | BinaryOp::Rem if !d.is_float() => {
+                Lowering::HostFallback("integer division by zero is undefined in C")
+            }
+            BinaryOp::Pow if !d.is_float() => Lowering::HostFallback("integer pow"),
+            _ => Lowering::Kernel,
+        },
+        Primitive::ConvertElementType { .. }
+            if d.is_float() && !out.is_float() && out != DType::Bool =>
+        {
+            Lowering::HostFallback("float to integer of NaN/out-of-range values is undefined in C")
+        }
+        // The product is unrolled into the kernel text (a squaring per
+        // bit), so huge exponents would make huge sources.
+        Primitive::IntegerPow { y } if y.unsigned_abs() > 64 => {
+            Lowering::HostFallback("integer_pow with |y| > 64")
+        }
+        Primitive::Compare(_)
+        | Primitive::IntegerPow { .. }
+        | Primitive::SelectN
+        | Primitive::ConvertElementType { .. }
+        | Primitive::Clamp
+        | Primitive::IsFinite
+        | Primitive::Round { .. }
+        | Primitive::BroadcastInDim { .. }
+        | Primitive::Reshape { .. }
+        | Primitive::Squeeze { .. } => Lowering::Kernel,
+        _ => Lowering::HostFallback("not an elementwise primitive"),
+    }
+}
+
+/// A C literal of `v` in dtype `d`.
+pub(super) fn c_literal(v: Scalar, d: DType) -> Result<String> {
+    let ty = c_type(d).ok_or_else(|| unsupported(format!("literal of {d:?}")))?;
+    Ok(match v {
+        Scalar::Bool(b) => format!("(({ty}){})", u8::from(b)),
+        Scalar::Int(i) => format!("(({ty}){i}LL)"),
+        Scalar::UInt(u) => format!("(({ty}){u}ULL)"),
+        Scalar::Float(f) if f.is_nan() => {
+            format!("(({ty})__longlong_as_double(0x7ff8000000000000LL))")
+        }
+        Scalar::Float(f) if f.is_infinite() => {
+            let sign = if f < 0.0 { "-" } else { "" };
+            format!("(({ty}){sign}__longlong_as_double(0x7ff0000000000000LL))")
+        }
+        // `{:e}` prints the shortest text that reads back to the same f64.
+        Scalar::Float(f) => format!("(({ty}){f:e})"),
+    })
+}
+
+/// The C expression of one unary op.
+fn unary_expr(op: UnaryOp, d: DType, x: &str) -> String {
+    let f = |n: &str| format!("{}({x})", math(n, d));
+    match op {
+        UnaryOp::Neg => format!("(-{x})"),
+        UnaryOp::Square => format!("({x} * {x})"),
+        UnaryOp::Abs if d.is_float() => f("fabs"),
+        UnaryOp::Abs => format!("({x} < 0 ? -{x} : {x})"),
+        UnaryOp::Sign if d.is_float() => {
+            format!("({x} != {x} ? {x} : ({x} > 0 ? 1 : ({x} < 0 ? -1 : {x})))")
+        }
+        UnaryOp::Sign => format!("(({x} > 0) - ({x} < 0))"),
+        UnaryOp::Not if d == DType::Bool => format!("(!{x})"),
+        UnaryOp::Not => format!("(~{x})"),
+        UnaryOp::Logistic => format!("(1 / (1 + {}(-{x})))", math("exp", d)),
+        UnaryOp::ErfInv => f("erfinv"),
+        UnaryOp::PopulationCount if matches!(d, DType::I64 | DType::U64) => {
+            format!("__popcll({x})")
+        }
+        UnaryOp::PopulationCount => format!("__popc({x})"),
+        UnaryOp::Clz if matches!(d, DType::I64 | DType::U64) => format!("__clzll({x})"),
+        UnaryOp::Clz => format!("__clz({x})"),
+        // Every other unary op has a CUDA math function of its own name.
+        _ => f(op.name()),
+    }
+}
+
+pub(super) fn binary_expr(op: BinaryOp, d: DType, x: &str, y: &str) -> String {
+    let nan_first = |pick: &str| {
+        if d.is_float() {
+            format!("({x} != {x} ? {x} : ({y} != {y} ? {y} : ({x} {pick} {y} ? {x} : {y})))")
+        } else {
+            format!("({x} {pick} {y} ? {x} : {y})")
+        }
+    };
+    match op {
+        BinaryOp::Add => format!("({x} + {y})"),
+        BinaryOp::Sub => format!("({x} - {y})"),
+        BinaryOp::Mul => format!("({x} * {y})"),
+        BinaryOp::Div => format!("({x} / {y})"),
+        BinaryOp::Max => nan_first(">"),
+        BinaryOp::Min => nan_first("<"),
+        BinaryOp::And => format!("({x} & {y})"),
+        BinaryOp::Or => format!("({x} | {y})"),
+        BinaryOp::Xor => format!("({x} ^ {y})"),
+        BinaryOp::Rem => format!("{}({x}, {y})", math("fmod", d)),
+        _ => format!("{}({x}, {y})", math(op.name(), d)),
+    }
+}
+
+fn compare_op(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    }
+}
+
+/// Kernel sources for every fusion group of `prog` (simplified first, as the
+/// compiled CPU plan does), in program order; groups with a host-fallback
+/// member are left out.
+pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
+    let simple = simplify::simplify(prog)?;
+    let jx = &simple.jaxpr;
+    let groups = fusion::find_groups(jx)?;
+    let mut out = Vec::new();
+    for g in &groups {
+        if let Some(k) = group_kernel(jx, g)? {
+            out.push(k);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `v` is read outside the group's members or is a program output.
+fn escapes(jx: &Jaxpr, group: &Group, v: Var) -> bool {
+    let read_outside = jx.eqns.iter().enumerate().any(|(i, e)| {
+        !group.members.contains(&i)
+            && e.inputs
+                .iter()
+                .any(|a| matches!(a, Atom::Var(w) if *w == v))
+    });
+    read_outside
+        || jx
+            .outvars
+            .iter()
+            .any(|a| matches!(a, Atom::Var(w) if *w == v))
+}
+
+/// Emitter state for one group.
+#[derive(Default)]
+struct Emit {
+    body: String,
+    params: Vec<String>,
+    inputs: Vec<(Var, Access)>,
+    /// C expression of each variable bound so far.
+    bound: Vec<(Var, String)>,
+    /// The group's element count: an input of exactly that many elements
+    /// read in order is indexed by `i` alone.
+    len: usize,
+}
+
+impl Emit {
+    fn lookup(&self, v: Var) -> Option<&str> {
+        self.bound
+            .iter()
+            .find(|(w, _)| *w == v)
+            .map(|(_, s)| s.as_str())
+    }
+
+    /// The expression reading outside value `v` through `access`.
+    fn input(&mut self, v: Var, d: DType, access: Access) -> Result<String> {
+        let ty = c_type(d).ok_or_else(|| unsupported(format!("input of {d:?}")))?;
+        let k = self.inputs.len();
+        self.params.push(format!("const {ty}* __restrict__ in{k}"));
+        self.inputs.push((v, access));
+        let name = format!("a{k}");
+        let index = match access {
+            Access { size: 1, .. } => "0".to_string(),
+            Access { inner: 1, size } if size == self.len => "i".to_string(),
+            Access { inner: 1, size } => format!("i % {size}LL"),
+            Access { inner, size } => format!("(i / {inner}LL) % {size}LL"),
+        };
+        let _ = writeln!(self.body, "    const {ty} {name} = in{k}[{index}];");
+        Ok(name)
+    }
+
+    fn operand(&mut self, jx: &Jaxpr, a: &Atom, len: usize) -> Result<String> {
+        match a {
+            Atom::Lit(l) => c_literal(l.val, l.aval.dtype),
+            Atom::Var(v) => {
+                if let Some(s) = self.lookup(*v) {
+                    return Ok(s.to_string());
+                }
+                let aval = jx.aval(*v)?;
+                let size = aval.size()?;
+                let access = if size == len {
+                    Access { inner: 1, size }
+                } else if size == 1 {
+                    Access { inner: 1, size: 1 }
+                } else {
+                    return Err(unsupported(format!(
+                        "operand of {size} elements in a group of {len}"
+                    )));
+                };
+                let e = self.input(*v, aval.dtype, access)?;
+                self.bound.push((*v, e.clone()));
+                Ok(e)
+            }
+        }
+    }
+}
+
+/// The kernel of one group, `None` when a member has no device lowering.
+pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
+    let len = crate::array::checked_size(&group.shape)?;
+    let mut em = Emit {
+        len,
+        ..Emit::default()
+    };
+    let mut outputs = Vec::new();
+    let mut stores = String::new();
+    for (m, &i) in group.members.iter().enumerate() {
+        let eqn = jx
+            .eqns
+            .get(i)
+            .ok_or_else(|| unsupported("member index".into()))?;
+        let [out] = eqn.outputs.as_slice() else {
+            return Err(unsupported(format!(
+                "{} with several outputs",
+                eqn.prim.name()
+            )));
+        };
+        let out_aval = jx.aval(*out)?;
+        let in_dtype = match eqn.inputs.last() {
+            Some(a) => match a {
+                Atom::Var(v) => jx.aval(*v)?.dtype,
+                Atom::Lit(l) => l.aval.dtype,
+            },
+            None => out_aval.dtype,
+        };
+        if let Lowering::HostFallback(_) = lowering(&eqn.prim, in_dtype, out_aval.dtype) {
+            return Ok(None);
+        }
+        let expr = match &eqn.prim {
+            Primitive::BroadcastInDim {
+                shape,
+                broadcast_dimensions,
+            } => {
+                let [Atom::Var(x)] = eqn.inputs.as_slice() else {
+                    return Ok(None);
+                };
+                match em.lookup(*x) {
+                    Some(s) => s.to_string(),
+                    None => {
+                        let xa = jx.aval(*x)?;
+                        let Some(access) = broadcast_access(&xa.shape, shape, broadcast_dimensions)
+                        else {
+                            return Ok(None);
+                        };
+                        em.input(*x, xa.dtype, access)?
+                    }
+                }
+            }
+            Primitive::Reshape { .. } | Primitive::Squeeze { .. } => {
+                let [a] = eqn.inputs.as_slice() else {
+                    return Ok(None);
+                };
+                em.operand(jx, a, len)?
+            }
+            prim => {
+                let mut args = Vec::with_capacity(eqn.inputs.len());
+                for a in &eqn.inputs {
+                    args.push(em.operand(jx, a, len)?);
+                }
+                match member_expr(prim, in_dtype, out_aval.dtype, &args)? {
+                    Some(e) => e,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let ty = c_type(out_aval.dtype).ok_or_else(|| unsupported("output dtype".into()))?;
+        let name = format!("v{m}");
+        let _ = writeln!(em.body, "    const {ty} {name} = {expr};");
+        em.bound.push((*out, name.clone()));
+        if escapes(jx, group, *out) {
+            let k = outputs.len();
+            outputs.push(*out);
+            em.params.push(format!("{ty}* __restrict__ out{k}"));
+            let _ = writeln!(stores, "    out{k}[i] = {name};");
+        }
+    }
+    em.body.push_str(&stores);
+    Ok(Some(finish(em.params, &em.body, em.inputs, outputs, len)))
+}
+
+/// Names the kernel from the hash of its text (with the name left out) and
+/// packages it.
+pub(super) fn finish(
+    mut params: Vec<String>,
+    body: &str,
+    inputs: Vec<(Var, Access)>,
+    outputs: Vec<Var>,
+    len: usize,
+) -> KernelSource {
+    params.push("long long n".to_string());
+    let name = format!(
+        "mj_{:016x}",
+        fnv1a(kernel_text("KERNEL", &params, body).as_bytes())
+    );
+    KernelSource {
+        source: kernel_text(&name, &params, body),
+        name,
+        inputs,
+        outputs,
+        len,
+    }
+}
+
+/// A grid-stride kernel over `i in 0..n` (64-bit indices) running `body`
+/// (lines indented by four spaces) for each `i`.
+pub(super) fn kernel_text(name: &str, params: &[String], body: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "extern \"C\" __global__ void {name}({}) {{",
+        params.join(", ")
+    );
+    s.push_str("  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;\n");
+    s.push_str("       i += (long long)blockDim.x * gridDim.x) {\n");
+    s.push_str(body);
+    s.push_str("  }\n}\n");
+    s
+}
+
+/// The expression of an elementwise member.
+fn member_expr(prim: &Primitive, d: DType, out: DType, args: &[String]) -> Result<Option<String>> {
+    let out_ty = c_type(out).ok_or_else(|| unsupported("output dtype".into()))?;
+    let e = match (prim, args) {
+        (Primitive::Unary(op), [x]) => format!("({out_ty}){}", unary_expr(*op, d, x)),
+        (Primitive::Binary(op), [x, y]) => format!("({out_ty}){}", binary_expr(*op, d, x, y)),
+        (Primitive::Compare(op), [x, y]) => format!("({x} {} {y})", compare_op(*op)),
+        (Primitive::IntegerPow { y }, [x]) => integer_pow(x, *y, out_ty),
+        (Primitive::SelectN, [p, cases @ ..]) => {
+            let mut e = cases
+                .last()
+                .cloned()
+                .ok_or_else(|| unsupported("select_n without cases".into()))?;
+            for (k, c) in cases.iter().enumerate().rev().skip(1) {
+                e = format!("({p} == {k} ? {c} : {e})");
+            }
+            e
+        }
+        (Primitive::ConvertElementType { .. }, [x]) if out == DType::Bool => format!("({x} != 0)"),
+        (Primitive::ConvertElementType { .. }, [x]) => format!("({out_ty}){x}"),
+        (Primitive::Clamp, [lo, x, hi]) => {
+            format!("({x} < {lo} ? {lo} : ({x} > {hi} ? {hi} : {x}))")
+        }
+        (Primitive::IsFinite, [x]) => format!("isfinite({x})"),
+        (Primitive::Round { rounding_method }, [x]) => match rounding_method {
+            RoundingMethod::AwayFromZero => format!("{}({x})", math("round", d)),
+            RoundingMethod::ToNearestEven => format!("{}({x})", math("rint", d)),
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(e))
+}
+
+/// `x ** y` by square-and-multiply unrolled at generation time (the same
+/// multiplication order as the CPU kernel's loop is not promised: GPU
+/// results are compared at tolerance).
+fn integer_pow(x: &str, y: i32, ty: &str) -> String {
+    let mut n = y.unsigned_abs();
+    let mut acc: Option<String> = None;
+    let mut base = x.to_string();
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = Some(match acc {
+                Some(a) => format!("({a} * {base})"),
+                None => base.clone(),
+            });
+        }
+        n >>= 1;
+        if n > 0 {
+            base = format!("({base} * {base})");
+        }
+    }
+    let p = acc.unwrap_or_else(|| format!("(({ty})1)"));
+    if y < 0 {
+        format!("(({ty})1 / {p})")
+    } else {
+        format!("(({ty}){p})")
+    }
+}
+
+/// 64-bit FNV-1a: a stable hash (the std hasher is not stable across
+/// releases).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

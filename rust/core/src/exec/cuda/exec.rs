@@ -1,0 +1,459 @@
+//! Device arrays and the CUDA plan (feature `cuda`).
+//!
+//! [`CudaPlan::new`] simplifies the program as the compiled CPU plan does,
+//! asks [`super::steps::device_plan`] what each equation becomes, loads the
+//! generated kernels (NVRTC, cached) and compiles a CPU plan for every
+//! equation that runs on the host. [`CudaPlan::run`] keeps every value on
+//! the device; a host step copies its inputs down, runs, and copies its
+//! outputs up. Values are dropped (their memory back to the allocator)
+//! after their last reader.
+
+use super::bytes;
+use super::codegen::KernelSource;
+use super::control::DeviceWhile;
+use super::launch;
+use super::runtime::{self, Device, DeviceBuffer};
+use super::steps::{self, DeviceStep, GemmSpec};
+use crate::array::HostArray;
+use crate::error::{Error, Result};
+use crate::exec::compiled::Compiled;
+use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
+use crate::prims::control::ControlFlow;
+use crate::prims::Primitive;
+use cudarc::driver::CudaFunction;
+use std::sync::Arc;
+
+/// An array resident in one device's memory: a shared buffer and its aval.
+#[derive(Debug, Clone)]
+pub struct DeviceArray {
+    buf: Arc<DeviceBuffer>,
+    aval: Aval,
+}
+
+impl DeviceArray {
+    pub fn shape(&self) -> &[usize] {
+        &self.aval.shape
+    }
+
+    pub fn dtype(&self) -> crate::DType {
+        self.aval.dtype
+    }
+
+    pub fn aval(&self) -> &Aval {
+        &self.aval
+    }
+
+    /// The device ordinal holding the array.
+    pub fn ordinal(&self) -> usize {
+        self.buf.device.ordinal
+    }
+
+    /// The array copied to host memory.
+    pub fn to_host(&self) -> Result<HostArray> {
+        let raw = self.buf.device.download(&self.buf)?;
+        bytes::array_from_bytes(self.aval.shape.clone(), self.aval.dtype, &raw)
+    }
+
+    fn with_aval(&self, aval: Aval) -> DeviceArray {
+        DeviceArray {
+            buf: self.buf.clone(),
+            aval,
+        }
+    }
+}
+
+/// `h` copied to device `ordinal`.
+pub fn to_device(h: &HostArray, ordinal: usize) -> Result<DeviceArray> {
+    upload(&runtime::device(ordinal)?, h)
+}
+
+fn upload(dev: &Arc<Device>, h: &HostArray) -> Result<DeviceArray> {
+    let buf = dev.upload(&bytes::to_bytes(h.buffer()))?;
+    Ok(DeviceArray {
+        buf: Arc::new(buf),
+        aval: h.aval(),
+    })
+}
+
+/// A step with its loaded kernel or compiled host plan.
+enum Step {
+    Kernel {
+        kernel: KernelSource,
+        func: CudaFunction,
+    },
+    Gemm {
+        spec: GemmSpec,
+        lhs: Var,
+        rhs: Var,
+        out: Var,
+    },
+    Alias {
+        input: Var,
+        out: Var,
+    },
+    While {
+        looped: DeviceWhile,
+        ins: Vec<Atom>,
+        outs: Vec<Var>,
+    },
+    Host {
+        plan: Compiled,
+        ins: Vec<Var>,
+        outs: Vec<Var>,
+    },
+}
+
+impl Step {
+    fn reads(&self) -> Vec<Var> {
+        match self {
+            Step::Kernel { kernel, .. } => kernel.inputs.iter().map(|(v, _)| *v).collect(),
+            Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
+            Step::Alias { input, .. } => vec![*input],
+            Step::While { ins, .. } => ins
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Var(v) => Some(*v),
+                    Atom::Lit(_) => None,
+                })
+                .collect(),
+            Step::Host { ins, .. } => ins.clone(),
+        }
+    }
+}
+
+/// A program compiled for one CUDA device.
+pub struct CudaPlan {
+    original: Arc<ClosedJaxpr>,
+    prog: ClosedJaxpr,
+    device: Arc<Device>,
+    consts: Vec<DeviceArray>,
+    steps: Vec<Step>,
+    /// Per step, the values whose last reader it is.
+    frees: Vec<Vec<Var>>,
+    host_steps: usize,
+}
+
+impl std::fmt::Debug for CudaPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CudaPlan({} steps, {} on the host, {:?})",
+            self.steps.len(),
+            self.host_steps,
+            self.device
+        )
+    }
+}
+
+fn internal(what: &str) -> Error {
+    Error::InvalidArgument(format!("cuda plan: {what}"))
+}
+
+/// A one-equation program running equation `i` of `jx` (same variable
+/// numbering), its operands as parameters.
+fn host_program(jx: &Jaxpr, i: usize) -> Result<(ClosedJaxpr, Vec<Var>, Vec<Var>)> {
+    let eqn = jx.eqns.get(i).ok_or_else(|| internal("equation index"))?;
+    let mut ins: Vec<Var> = Vec::new();
+    for a in &eqn.inputs {
+        if let Atom::Var(v) = a {
+            if !ins.contains(v) {
+                ins.push(*v);
+            }
+        }
+    }
+    let outs = eqn.outputs.clone();
+    let sub = Jaxpr {
+        avals: jx.avals.clone(),
+        constvars: Vec::new(),
+        invars: ins.clone(),
+        eqns: vec![eqn.clone()],
+        outvars: outs.iter().map(|v| Atom::Var(*v)).collect(),
+    };
+    let closed = ClosedJaxpr {
+        jaxpr: Arc::new(sub),
+        consts: Vec::new(),
+    };
+    Ok((closed, ins, outs))
+}
+
+impl CudaPlan {
+    /// Compiles `prog` for device `ordinal`.
+    pub fn new(prog: Arc<ClosedJaxpr>, ordinal: usize) -> Result<CudaPlan> {
+        let device = runtime::device(ordinal)?;
+        let (simple, plan) = steps::plan_program(&prog)?;
+        let jx = simple.jaxpr.clone();
+        let mut out = Vec::with_capacity(plan.len());
+        let mut host_steps = 0usize;
+        for step in plan {
+            out.push(match step {
+                DeviceStep::Kernel { kernel, .. } => {
+                    let func = device.function(&kernel)?;
+                    Step::Kernel { kernel, func }
+                }
+                DeviceStep::Gemm { eqn, spec } => {
+                    let e = jx.eqns.get(eqn).ok_or_else(|| internal("gemm index"))?;
+                    match (e.inputs.as_slice(), e.outputs.as_slice()) {
+                        ([Atom::Var(lhs), Atom::Var(rhs)], [o]) => Step::Gemm {
+                            spec,
+                            lhs: *lhs,
+                            rhs: *rhs,
+                            out: *o,
+                        },
+                        _ => return Err(internal("gemm operands")),
+                    }
+                }
+                DeviceStep::Alias { input, out, .. } => Step::Alias { input, out },
+                DeviceStep::While { eqn } => while_step(&jx, eqn, ordinal)?,
+                DeviceStep::Host { eqn, .. } => {
+                    host_steps = host_steps.saturating_add(1);
+                    let (sub, ins, outs) = host_program(&jx, eqn)?;
+                    Step::Host {
+                        plan: Compiled::new(Arc::new(sub))?,
+                        ins,
+                        outs,
+                    }
+                }
+            });
+        }
+        let consts = simple
+            .consts
+            .iter()
+            .map(|c| upload(&device, c))
+            .collect::<Result<Vec<_>>>()?;
+        let frees = last_uses(&jx, &out);
+        Ok(CudaPlan {
+            original: prog,
+            prog: simple,
+            device,
+            consts,
+            steps: out,
+            frees,
+            host_steps,
+        })
+    }
+
+    /// The program as given.
+    pub fn program(&self) -> &Arc<ClosedJaxpr> {
+        &self.original
+    }
+
+    /// Equations that run on the host.
+    pub fn host_steps(&self) -> usize {
+        self.host_steps
+    }
+
+    /// The device ordinal the plan runs on.
+    pub fn ordinal(&self) -> usize {
+        self.device.ordinal
+    }
+
+    /// Runs the plan on device arrays of its device; outputs stay there.
+    pub fn run(&self, args: &[DeviceArray]) -> Result<Vec<DeviceArray>> {
+        let jx = &self.prog.jaxpr;
+        self.check_args(jx, args)?;
+        let mut env: Vec<Option<DeviceArray>> = vec![None; jx.avals.len()];
+        let bound = jx
+            .constvars
+            .iter()
+            .zip(&self.consts)
+            .chain(jx.invars.iter().zip(args));
+        for (v, val) in bound {
+            *slot(&mut env, *v)? = Some(val.clone());
+        }
+        for (step, frees) in self.steps.iter().zip(&self.frees) {
+            self.run_step(jx, step, &mut env)?;
+            for v in frees {
+                *slot(&mut env, *v)? = None;
+            }
+        }
+        jx.outvars
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) => read(&env, *v).cloned(),
+                Atom::Lit(l) => upload(&self.device, &l.to_array()?),
+            })
+            .collect()
+    }
+
+    fn check_args(&self, jx: &Jaxpr, args: &[DeviceArray]) -> Result<()> {
+        if args.len() != jx.invars.len() {
+            return Err(Error::Arity {
+                prim: "cuda program",
+                expected: jx.invars.len(),
+                got: args.len(),
+            });
+        }
+        for (v, a) in jx.invars.iter().zip(args) {
+            let want = jx.aval(*v)?;
+            if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
+                return Err(Error::Typecheck(format!(
+                    "cuda program: argument {} does not match parameter {}",
+                    a.aval.short(),
+                    want.short()
+                )));
+            }
+            if a.ordinal() != self.device.ordinal {
+                return Err(Error::Device(format!(
+                    "cuda program compiled for device {} given an array on device {}",
+                    self.device.ordinal,
+                    a.ordinal()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn new_array(&self, jx: &Jaxpr, v: Var) -> Result<DeviceArray> {
+        let aval = jx.aval(v)?.clone();
+        let n = bytes::nbytes(aval.dtype, aval.size()?)?;
+        Ok(DeviceArray {
+            buf: Arc::new(self.device.alloc(n)?),
+            aval,
+        })
+    }
+
+    fn run_step(&self, jx: &Jaxpr, step: &Step, env: &mut [Option<DeviceArray>]) -> Result<()> {
+        match step {
+            Step::Kernel { kernel, func } => {
+                let outs = kernel
+                    .outputs
+                    .iter()
+                    .map(|v| self.new_array(jx, *v))
+                    .collect::<Result<Vec<_>>>()?;
+                {
+                    let ins = kernel
+                        .inputs
+                        .iter()
+                        .map(|(v, _)| read(env, *v).and_then(|a| a.buf.slice()))
+                        .collect::<Result<Vec<_>>>()?;
+                    let out_slices = outs
+                        .iter()
+                        .map(|a| a.buf.slice())
+                        .collect::<Result<Vec<_>>>()?;
+                    launch::launch_kernel(&self.device.stream, func, kernel, &ins, &out_slices)?;
+                }
+                for (v, a) in kernel.outputs.iter().zip(outs) {
+                    *slot(env, *v)? = Some(a);
+                }
+            }
+            Step::Gemm {
+                spec,
+                lhs,
+                rhs,
+                out,
+            } => {
+                let aval = jx.aval(*out)?.clone();
+                let n = bytes::nbytes(aval.dtype, aval.size()?)?;
+                let mut buf = self.device.alloc(n)?;
+                {
+                    let l = read(env, *lhs)?.buf.slice()?;
+                    let r = read(env, *rhs)?.buf.slice()?;
+                    launch::gemm(&self.device.blas, spec, l, r, buf.slice_mut()?)?;
+                }
+                *slot(env, *out)? = Some(DeviceArray {
+                    buf: Arc::new(buf),
+                    aval,
+                });
+            }
+            Step::Alias { input, out } => {
+                let a = read(env, *input)?.with_aval(jx.aval(*out)?.clone());
+                *slot(env, *out)? = Some(a);
+            }
+            Step::While { looped, ins, outs } => {
+                let operands = ins
+                    .iter()
+                    .map(|a| match a {
+                        Atom::Var(v) => read(env, *v).cloned(),
+                        Atom::Lit(l) => upload(&self.device, &l.to_array()?),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let results = looped.run(&operands)?;
+                if results.len() != outs.len() {
+                    return Err(internal("while output count"));
+                }
+                for (v, a) in outs.iter().zip(results) {
+                    *slot(env, *v)? = Some(a);
+                }
+            }
+            Step::Host { plan, ins, outs } => {
+                let host = ins
+                    .iter()
+                    .map(|v| read(env, *v).and_then(|a| a.to_host()).map(Arc::new))
+                    .collect::<Result<Vec<_>>>()?;
+                let results = plan.run(&host)?;
+                if results.len() != outs.len() {
+                    return Err(internal("host step output count"));
+                }
+                for (v, h) in outs.iter().zip(results) {
+                    *slot(env, *v)? = Some(upload(&self.device, &h)?);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The loop step of `while` equation `i`, its cond and body planned for the
+/// same device.
+fn while_step(jx: &Jaxpr, i: usize, ordinal: usize) -> Result<Step> {
+    let eqn = jx.eqns.get(i).ok_or_else(|| internal("while index"))?;
+    let Primitive::Control(ControlFlow::While {
+        cond_jaxpr,
+        body_jaxpr,
+        cond_nconsts,
+        body_nconsts,
+    }) = &eqn.prim
+    else {
+        return Err(internal("while step of another primitive"));
+    };
+    Ok(Step::While {
+        looped: DeviceWhile::new(
+            cond_jaxpr,
+            body_jaxpr,
+            *cond_nconsts,
+            *body_nconsts,
+            ordinal,
+        )?,
+        ins: eqn.inputs.clone(),
+        outs: eqn.outputs.clone(),
+    })
+}
+
+fn slot(env: &mut [Option<DeviceArray>], v: Var) -> Result<&mut Option<DeviceArray>> {
+    env.get_mut(v.index())
+        .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))
+}
+
+fn read(env: &[Option<DeviceArray>], v: Var) -> Result<&DeviceArray> {
+    env.get(v.index())
+        .and_then(Option::as_ref)
+        .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))
+}
+
+/// Per step, the variables it reads last (program outputs are never freed).
+fn last_uses(jx: &Jaxpr, steps: &[Step]) -> Vec<Vec<Var>> {
+    let mut last: Vec<Option<usize>> = vec![None; jx.avals.len()];
+    for (i, s) in steps.iter().enumerate() {
+        for v in s.reads() {
+            if let Some(slot) = last.get_mut(v.index()) {
+                *slot = Some(i);
+            }
+        }
+    }
+    for a in &jx.outvars {
+        if let Atom::Var(v) = a {
+            if let Some(slot) = last.get_mut(v.index()) {
+                *slot = None;
+            }
+        }
+    }
+    let mut frees = vec![Vec::new(); steps.len()];
+    for (v, l) in last.iter().enumerate() {
+        if let (Some(i), Ok(idx)) = (l, u32::try_from(v)) {
+            if let Some(f) = frees.get_mut(*i) {
+                f.push(Var(idx));
+            }
+        }
+    }
+    frees
+}

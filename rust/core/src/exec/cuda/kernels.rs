@@ -1,0 +1,314 @@
+//! CUDA C source for the non-elementwise device kernels: reductions,
+//! cumulative ops, `iota` and `threefry2x32`. Same contract as the fused
+//! kernels ([`super::codegen`]): a grid-stride loop over `n` work items,
+//! parameters `in0.., out0.., n`, a name hashed from the text.
+//!
+//! Determinism: a reduction or scan runs one thread per output element (or
+//! per scanned line) and combines the elements in row-major order of the
+//! reduced axes, one after the other, so the order never depends on the
+//! launch configuration.
+
+use super::codegen::{binary_expr, c_literal, c_type, finish, KernelSource};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::compiled::fusion::Access;
+use crate::ir::{Scalar, Var};
+use crate::prims::{BinaryOp, CumOp, ReduceOp};
+use std::fmt::Write;
+
+fn unsupported(what: String) -> Error {
+    Error::Unsupported(format!("cuda codegen: {what}"))
+}
+
+fn c_ty(d: DType) -> Result<&'static str> {
+    c_type(d).ok_or_else(|| unsupported(format!("elements of {}", d.name())))
+}
+
+/// Row-major strides of `shape`.
+fn strides(shape: &[usize]) -> Result<Vec<usize>> {
+    let mut out = vec![0usize; shape.len()];
+    let mut acc = 1usize;
+    for (s, &d) in out.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc = acc
+            .checked_mul(d)
+            .ok_or_else(|| unsupported("size overflow".into()))?;
+    }
+    Ok(out)
+}
+
+/// The C expression of the input offset of element `idx` of a row-major walk
+/// over `axes` (each `(size, input stride)`): `sum ((idx / div) % size) *
+/// stride`.
+fn offset_expr(idx: &str, axes: &[(usize, usize)]) -> Result<String> {
+    let mut terms = Vec::new();
+    let mut div = 1usize;
+    for &(size, stride) in axes.iter().rev() {
+        if size != 1 {
+            let q = if div == 1 {
+                idx.to_string()
+            } else {
+                format!("({idx} / {div}LL)")
+            };
+            terms.push(format!("({q} % {size}LL) * {stride}LL"));
+        }
+        div = div
+            .checked_mul(size)
+            .ok_or_else(|| unsupported("size overflow".into()))?;
+    }
+    if terms.is_empty() {
+        return Ok("0LL".to_string());
+    }
+    terms.reverse();
+    Ok(terms.join(" + "))
+}
+
+/// The identity of a reduction (its value over no elements).
+fn reduce_init(op: ReduceOp, d: DType) -> Result<String> {
+    let ty = c_ty(d)?;
+    Ok(match op {
+        ReduceOp::Sum => c_literal(Scalar::Int(0), d)?,
+        ReduceOp::Prod => c_literal(Scalar::Int(1), d)?,
+        ReduceOp::Max => extreme(d, false)?,
+        ReduceOp::Min => extreme(d, true)?,
+        ReduceOp::And if d == DType::Bool => "true".to_string(),
+        ReduceOp::And => format!("(({ty})~0ULL)"),
+        ReduceOp::Or if d == DType::Bool => "false".to_string(),
+        ReduceOp::Or => format!("(({ty})0)"),
+    })
+}
+
+/// The largest (`max`) or smallest value of `d`: infinities for floats.
+fn extreme(d: DType, max: bool) -> Result<String> {
+    let ty = c_ty(d)?;
+    Ok(match (d, max) {
+        (DType::F32 | DType::F64, true) => c_literal(Scalar::Float(f64::INFINITY), d)?,
+        (DType::F32 | DType::F64, false) => c_literal(Scalar::Float(f64::NEG_INFINITY), d)?,
+        (DType::Bool, m) => m.to_string(),
+        (DType::U8 | DType::U16 | DType::U32 | DType::U64, true) => format!("(({ty})~0ULL)"),
+        (DType::U8 | DType::U16 | DType::U32 | DType::U64, false) => format!("(({ty})0)"),
+        (_, m) => {
+            // Two's complement: the max has every bit but the sign set.
+            let bits = d.itemsize().saturating_mul(8).saturating_sub(1);
+            let max_v = u32::try_from(bits)
+                .ok()
+                .filter(|&b| b < 63)
+                .and_then(|b| 1i64.checked_shl(b))
+                .map_or(i64::MAX, |p| p.saturating_sub(1));
+            if m {
+                format!("(({ty}){max_v}LL)")
+            } else {
+                format!("(({ty})(-{max_v}LL - 1))")
+            }
+        }
+    })
+}
+
+/// `acc op x` for a reduction.
+fn reduce_combine(op: ReduceOp, d: DType, acc: &str, x: &str) -> String {
+    let bin = |b: BinaryOp| binary_expr(b, d, acc, x);
+    match (op, d) {
+        (ReduceOp::Sum, _) => bin(BinaryOp::Add),
+        (ReduceOp::Prod, _) => bin(BinaryOp::Mul),
+        (ReduceOp::Max | ReduceOp::Or, DType::Bool) => format!("({acc} || {x})"),
+        (ReduceOp::Min | ReduceOp::And, DType::Bool) => format!("({acc} && {x})"),
+        (ReduceOp::Max, _) => bin(BinaryOp::Max),
+        (ReduceOp::Min, _) => bin(BinaryOp::Min),
+        (ReduceOp::And, _) => bin(BinaryOp::And),
+        (ReduceOp::Or, _) => bin(BinaryOp::Or),
+    }
+}
+
+/// `reduce_<op>(x, axes)` of an input `x` of `shape` and dtype `d`: one
+/// thread per output element, the reduced elements combined in row-major
+/// order.
+pub fn reduce_kernel(
+    op: ReduceOp,
+    d: DType,
+    shape: &[usize],
+    axes: &[usize],
+    x: Var,
+    out: Var,
+) -> Result<KernelSource> {
+    let ty = c_ty(d)?;
+    let st = strides(shape)?;
+    let mut kept = Vec::new();
+    let mut reduced = Vec::new();
+    for (a, (&size, &stride)) in shape.iter().zip(&st).enumerate() {
+        if axes.contains(&a) {
+            reduced.push((size, stride));
+        } else {
+            kept.push((size, stride));
+        }
+    }
+    let len = kept
+        .iter()
+        .try_fold(1usize, |acc, &(s, _)| acc.checked_mul(s))
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let count = reduced
+        .iter()
+        .try_fold(1usize, |acc, &(s, _)| acc.checked_mul(s))
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "    const long long base = {};",
+        offset_expr("i", &kept)?
+    );
+    let _ = writeln!(body, "    {ty} acc = {};", reduce_init(op, d)?);
+    let _ = writeln!(body, "    for (long long r = 0; r < {count}LL; ++r) {{");
+    let _ = writeln!(
+        body,
+        "      const {ty} x = in0[base + {}];",
+        offset_expr("r", &reduced)?
+    );
+    let _ = writeln!(
+        body,
+        "      acc = r == 0 ? x : ({ty}){};",
+        reduce_combine(op, d, "acc", "x")
+    );
+    body.push_str("    }\n");
+    body.push_str("    out0[i] = acc;\n");
+    let params = vec![
+        format!("const {ty}* __restrict__ in0"),
+        format!("{ty}* __restrict__ out0"),
+    ];
+    let access = Access {
+        inner: 1,
+        size: crate::array::checked_size(shape)?,
+    };
+    Ok(finish(params, &body, vec![(x, access)], vec![out], len))
+}
+
+/// Whether a cumulative op has a device kernel (`cumlogsumexp` runs on the
+/// host).
+pub fn cumulative_lowers(op: CumOp, d: DType) -> bool {
+    c_type(d).is_some() && d != DType::Bool && op != CumOp::Logsumexp
+}
+
+/// `cum<op>(x, axis, reverse)`: one thread per line along `axis`, the
+/// running value updated element by element.
+pub fn cumulative_kernel(
+    op: CumOp,
+    d: DType,
+    shape: &[usize],
+    axis: usize,
+    reverse: bool,
+    x: Var,
+    out: Var,
+) -> Result<KernelSource> {
+    let ty = c_ty(d)?;
+    let bin = match op {
+        CumOp::Sum => BinaryOp::Add,
+        CumOp::Prod => BinaryOp::Mul,
+        CumOp::Max => BinaryOp::Max,
+        CumOp::Min => BinaryOp::Min,
+        CumOp::Logsumexp => return Err(unsupported("cumlogsumexp".into())),
+    };
+    let size = crate::array::checked_size(shape)?;
+    let n_axis = *shape
+        .get(axis)
+        .ok_or_else(|| unsupported(format!("axis {axis} of shape {shape:?}")))?;
+    let inner = shape
+        .get(axis.saturating_add(1)..)
+        .unwrap_or_default()
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let lines = size.checked_div(n_axis).unwrap_or(0);
+    let line_len = n_axis
+        .checked_mul(inner)
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "    const long long base = (i / {inner}LL) * {line_len}LL + i % {inner}LL;"
+    );
+    let _ = writeln!(body, "    {ty} acc = ({ty})0;");
+    let _ = writeln!(body, "    for (long long j = 0; j < {n_axis}LL; ++j) {{");
+    let pos = if reverse {
+        format!("({}LL - 1 - j)", n_axis)
+    } else {
+        "j".to_string()
+    };
+    let _ = writeln!(body, "      const long long k = base + {pos} * {inner}LL;");
+    let _ = writeln!(body, "      const {ty} x = in0[k];");
+    let _ = writeln!(
+        body,
+        "      acc = j == 0 ? x : ({ty}){};",
+        binary_expr(bin, d, "acc", "x")
+    );
+    body.push_str("      out0[k] = acc;\n    }\n");
+    let params = vec![
+        format!("const {ty}* __restrict__ in0"),
+        format!("{ty}* __restrict__ out0"),
+    ];
+    let access = Access { inner: 1, size };
+    Ok(finish(params, &body, vec![(x, access)], vec![out], lines))
+}
+
+/// `iota(dtype, shape, dimension)`: element `i` is its coordinate along
+/// `dimension`.
+pub fn iota_kernel(d: DType, shape: &[usize], dimension: usize, out: Var) -> Result<KernelSource> {
+    let ty = c_ty(d)?;
+    let len = crate::array::checked_size(shape)?;
+    let size = *shape
+        .get(dimension)
+        .ok_or_else(|| unsupported(format!("iota dimension {dimension} of {shape:?}")))?;
+    let inner = shape
+        .get(dimension.saturating_add(1)..)
+        .unwrap_or_default()
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let mut body = String::new();
+    let _ = writeln!(body, "    out0[i] = ({ty})((i / {inner}LL) % {size}LL);");
+    let params = vec![format!("{ty}* __restrict__ out0")];
+    Ok(finish(params, &body, Vec::new(), vec![out], len))
+}
+
+/// Threefry-2x32 rotation constants, alternating every four rounds
+/// (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3").
+const ROTATIONS: [[u32; 4]; 2] = [[13, 15, 26, 6], [17, 29, 16, 24]];
+
+/// `threefry2x32(k0, k1, x0, x1)`: four uint32 inputs (each `len` elements
+/// or one), two outputs, twenty rounds unrolled at generation time.
+pub fn threefry_kernel(inputs: [(Var, usize); 4], outs: [Var; 2], len: usize) -> KernelSource {
+    let mut body = String::new();
+    let mut params = Vec::new();
+    let mut ins = Vec::new();
+    for (k, (v, size)) in inputs.iter().enumerate() {
+        params.push(format!("const unsigned int* __restrict__ in{k}"));
+        let index = if *size == 1 { "0" } else { "i" };
+        let _ = writeln!(body, "    const unsigned int a{k} = in{k}[{index}];");
+        ins.push((
+            *v,
+            Access {
+                inner: 1,
+                size: *size,
+            },
+        ));
+    }
+    params.push("unsigned int* __restrict__ out0".to_string());
+    params.push("unsigned int* __restrict__ out1".to_string());
+    body.push_str("    const unsigned int ks[3] = {a0, a1, a0 ^ a1 ^ 0x1BD11BDAu};\n");
+    body.push_str("    unsigned int x0 = a2 + ks[0];\n    unsigned int x1 = a3 + ks[1];\n");
+    for group in 1u32..=5 {
+        let rot = ROTATIONS
+            .get(usize::from(group % 2 == 0))
+            .copied()
+            .unwrap_or_default();
+        for r in rot {
+            let back = 32u32.saturating_sub(r);
+            let _ = writeln!(
+                body,
+                "    x0 += x1; x1 = ((x1 << {r}) | (x1 >> {back})) ^ x0;"
+            );
+        }
+        let a = group % 3;
+        let b = group.wrapping_add(1) % 3;
+        let _ = writeln!(body, "    x0 += ks[{a}]; x1 += ks[{b}] + {group}u;");
+    }
+    body.push_str("    out0[i] = x0;\n    out1[i] = x1;\n");
+    finish(params, &body, ins, outs.to_vec(), len)
+}

@@ -1,0 +1,170 @@
+//! The only `unsafe` of the CUDA runtime: uninitialized allocation, kernel
+//! launches and cuBLAS calls. Each function checks sizes first so that the
+//! device never reads or writes outside a buffer it was given.
+
+#![allow(unsafe_code)]
+
+use super::codegen::KernelSource;
+use super::probe::device_error;
+use super::steps::GemmSpec;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+};
+use std::sync::Arc;
+
+/// `class` bytes of uninitialized device memory.
+pub(super) fn alloc_bytes(
+    stream: &Arc<CudaStream>,
+    class: usize,
+) -> std::result::Result<CudaSlice<u8>, DriverError> {
+    // SAFETY: the memory is uninitialized; every kernel writes each output
+    // element before it is read, and host copies read only the bytes a
+    // producer wrote (`DeviceBuffer::bytes`).
+    unsafe { stream.alloc::<u8>(class) }
+}
+
+/// Threads per block of every generated kernel.
+const BLOCK: u32 = 256;
+/// At most this many blocks; the grid-stride loop covers the rest.
+const MAX_BLOCKS: usize = 1 << 16;
+
+/// Launches generated kernel `k` (`f`) over its `k.len` work items with
+/// `ins` and `outs` (in parameter order), each holding the bytes the kernel
+/// reads or writes.
+pub(super) fn launch_kernel(
+    stream: &Arc<CudaStream>,
+    f: &CudaFunction,
+    k: &KernelSource,
+    ins: &[&CudaSlice<u8>],
+    outs: &[&CudaSlice<u8>],
+) -> Result<()> {
+    if ins.len() != k.inputs.len() || outs.len() != k.outputs.len() {
+        return Err(Error::Device(format!(
+            "kernel {}: {} inputs and {} outputs given for {} and {}",
+            k.name,
+            ins.len(),
+            outs.len(),
+            k.inputs.len(),
+            k.outputs.len()
+        )));
+    }
+    if k.len == 0 {
+        return Ok(());
+    }
+    let n = i64::try_from(k.len)
+        .map_err(|_| Error::Device(format!("kernel {}: {} work items", k.name, k.len)))?;
+    let blocks = k.len.div_ceil(BLOCK as usize).clamp(1, MAX_BLOCKS);
+    let cfg = LaunchConfig {
+        grid_dim: (u32::try_from(blocks).unwrap_or(1), 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut b = stream.launch_builder(f);
+    for s in ins.iter().chain(outs) {
+        b.arg(*s);
+    }
+    b.arg(&n);
+    // SAFETY: the parameter list matches the generated signature (inputs,
+    // outputs, `long long n`), and the caller sized every buffer for the
+    // elements the kernel indexes (`runtime::DeviceBuffer::bytes`).
+    unsafe { b.launch(cfg) }.map_err(|e| device_error(&format!("launch of {}", k.name), e))?;
+    Ok(())
+}
+
+fn op(transposed: bool) -> cublasOperation_t {
+    if transposed {
+        cublasOperation_t::CUBLAS_OP_T
+    } else {
+        cublasOperation_t::CUBLAS_OP_N
+    }
+}
+
+fn c_int(v: usize) -> Result<i32> {
+    i32::try_from(v).map_err(|_| Error::Device(format!("cuBLAS dimension {v} exceeds i32")))
+}
+
+fn c_long(a: usize, b: usize) -> Result<i64> {
+    a.checked_mul(b)
+        .and_then(|p| i64::try_from(p).ok())
+        .ok_or_else(|| Error::Device("cuBLAS stride overflows".into()))
+}
+
+/// The cuBLAS configuration of a row-major product: cuBLAS is column-major,
+/// so it computes `outᵀ = rhsᵀ · lhsᵀ` (operands swapped, `m` and `n`
+/// exchanged); a row-major `k×n` rhs is a column-major `n×k` matrix as is.
+fn strided_config<T>(s: &GemmSpec, one: T, zero: T) -> Result<StridedBatchedConfig<T>> {
+    let (m, n, k) = (c_int(s.m)?, c_int(s.n)?, c_int(s.k)?);
+    Ok(StridedBatchedConfig {
+        gemm: GemmConfig {
+            transa: op(s.rhs_transposed),
+            transb: op(s.lhs_transposed),
+            m: n,
+            n: m,
+            k,
+            alpha: one,
+            lda: if s.rhs_transposed { k } else { n },
+            ldb: if s.lhs_transposed { m } else { k },
+            beta: zero,
+            ldc: n,
+        },
+        batch_size: c_int(s.batch)?,
+        stride_a: c_long(s.k, s.n)?,
+        stride_b: c_long(s.m, s.k)?,
+        stride_c: c_long(s.m, s.n)?,
+    })
+}
+
+/// `out := lhs · rhs` by cuBLAS (strided batched), f32 or f64.
+pub(super) fn gemm(
+    blas: &CudaBlas,
+    s: &GemmSpec,
+    lhs: &CudaSlice<u8>,
+    rhs: &CudaSlice<u8>,
+    out: &mut CudaSlice<u8>,
+) -> Result<()> {
+    let count = |a: usize, b: usize| {
+        a.checked_mul(b)
+            .and_then(|x| x.checked_mul(s.batch))
+            .ok_or_else(|| Error::Device("cuBLAS operand size overflows".into()))
+    };
+    let (nl, nr, no) = (count(s.m, s.k)?, count(s.k, s.n)?, count(s.m, s.n)?);
+    if no == 0 {
+        return Ok(());
+    }
+    let short = || Error::Device("cuBLAS operand shorter than its matrix".into());
+    match s.dtype {
+        DType::F32 => {
+            let cfg = strided_config(s, 1.0f32, 0.0f32)?;
+            // SAFETY: f32 is valid for any bit pattern; each view covers
+            // exactly the elements of its batched matrix (checked by
+            // `transmute`, which returns None when the buffer is shorter).
+            unsafe {
+                let a = rhs.transmute::<f32>(nr).ok_or_else(short)?;
+                let b = lhs.transmute::<f32>(nl).ok_or_else(short)?;
+                let mut c = out.transmute_mut::<f32>(no).ok_or_else(short)?;
+                blas.gemm_strided_batched(cfg, &a, &b, &mut c)
+            }
+        }
+        DType::F64 => {
+            let cfg = strided_config(s, 1.0f64, 0.0f64)?;
+            // SAFETY: as for f32.
+            unsafe {
+                let a = rhs.transmute::<f64>(nr).ok_or_else(short)?;
+                let b = lhs.transmute::<f64>(nl).ok_or_else(short)?;
+                let mut c = out.transmute_mut::<f64>(no).ok_or_else(short)?;
+                blas.gemm_strided_batched(cfg, &a, &b, &mut c)
+            }
+        }
+        other => {
+            return Err(Error::Device(format!(
+                "cuBLAS GEMM of {} elements",
+                other.name()
+            )))
+        }
+    }
+    .map_err(|e| device_error("cuBLAS gemm", e))
+}

@@ -1,0 +1,375 @@
+//! The device plan: what each equation of a simplified program becomes on a
+//! GPU. Pure (no CUDA types), so the whole decision is tested everywhere;
+//! the runtime (`exec`, feature `cuda`) only carries it out.
+//!
+//! * fusion groups of the compiled CPU plan, and single elementwise
+//!   equations, → generated kernels ([`super::codegen`]);
+//! * reductions, cumulative ops, `iota`, `threefry2x32` → generated kernels
+//!   ([`super::kernels`]);
+//! * `dot_general` of f32/f64 whose batch axes lead and whose contracting
+//!   axes are one contiguous run on each side → cuBLAS ([`GemmSpec`]);
+//! * standalone reshapes/squeezes → a new view of the same buffer;
+//! * `while` → a host-driven loop over device plans of cond and body;
+//! * everything else (control flow, gather/scatter, sorts, linear algebra,
+//!   f16/bf16 elements, ...) → the host: inputs copied back, the equation run
+//!   by the compiled CPU executor, outputs copied up (correct, slow).
+
+use super::codegen::{self, c_type, group_kernel, KernelSource, Lowering};
+use super::kernels;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::compiled::fusion::{self, broadcast_access, Group};
+use crate::exec::compiled::simplify;
+use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
+use crate::prims::control::ControlFlow;
+use crate::prims::{DotDims, Primitive};
+
+/// One step of a device plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceStep {
+    /// A generated kernel (`eqns`: the equations it computes).
+    Kernel {
+        eqns: Vec<usize>,
+        kernel: KernelSource,
+    },
+    /// A cuBLAS (strided batched) GEMM for equation `eqn`.
+    Gemm { eqn: usize, spec: GemmSpec },
+    /// A `while` loop driven from the host: its cond and body run as
+    /// device plans of their own, the carries stay on the device.
+    While { eqn: usize },
+    /// `out` is `input`'s buffer under a new shape.
+    Alias { eqn: usize, input: Var, out: Var },
+    /// Equation `eqn` runs on the host.
+    Host { eqn: usize, reason: &'static str },
+}
+
+/// A row-major batched matrix product `out[b] = lhs[b] · rhs[b]` with `lhs[b]`
+/// stored `m×k` (or `k×m` when `lhs_transposed`) and `rhs[b]` stored `k×n`
+/// (or `n×k` when `rhs_transposed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GemmSpec {
+    pub dtype: DType,
+    pub batch: usize,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub lhs_transposed: bool,
+    pub rhs_transposed: bool,
+}
+
+/// Product of `shape[range]`.
+fn prod(shape: &[usize], from: usize, to: usize) -> Option<usize> {
+    shape
+        .get(from..to)?
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+}
+
+/// Whether `axes` is `start, start+1, ...`.
+fn is_run(axes: &[usize], start: usize) -> bool {
+    axes.iter()
+        .enumerate()
+        .all(|(j, &a)| start.checked_add(j) == Some(a))
+}
+
+/// The free axes and the contracting run of one operand: `Some(transposed)`
+/// when the contracting axes are the trailing run (`false`: `[.., free,
+/// contract]`) or the run right after the batch axes (`true`).
+fn operand_layout(rank: usize, nb: usize, contract: &[usize]) -> Option<bool> {
+    let nc = contract.len();
+    if is_run(contract, rank.checked_sub(nc)?) {
+        Some(false)
+    } else if is_run(contract, nb) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// The cuBLAS form of a `dot_general`, `None` when it has none.
+pub fn gemm_spec(
+    dims: &DotDims,
+    lhs: &[usize],
+    rhs: &[usize],
+    dtypes: [DType; 3],
+) -> Option<GemmSpec> {
+    let [dl, dr, dout] = dtypes;
+    if dl != dr || dl != dout || !matches!(dl, DType::F32 | DType::F64) {
+        return None;
+    }
+    let nb = dims.lhs_batch.len();
+    if !is_run(&dims.lhs_batch, 0) || !is_run(&dims.rhs_batch, 0) || dims.rhs_batch.len() != nb {
+        return None;
+    }
+    if dims.lhs_contract.len() != dims.rhs_contract.len() {
+        return None;
+    }
+    // `Some(false)`: contracting axes trailing ([.., free, k]).
+    let lhs_k_first = operand_layout(lhs.len(), nb, &dims.lhs_contract)?;
+    // The rhs prefers `[.., k, n]` (not transposed) when both layouts fit
+    // (a vector, or a single free element).
+    let rhs_k_first =
+        is_run(&dims.rhs_contract, nb) || operand_layout(rhs.len(), nb, &dims.rhs_contract)?;
+    let batch = prod(lhs, 0, nb)?;
+    let k = dims
+        .lhs_contract
+        .iter()
+        .try_fold(1usize, |acc, &ax| acc.checked_mul(*lhs.get(ax)?))?;
+    let free = |shape: &[usize], contract: &[usize]| {
+        (nb..shape.len())
+            .filter(|ax| !contract.contains(ax))
+            .try_fold(1usize, |acc, ax| acc.checked_mul(*shape.get(ax)?))
+    };
+    let m = free(lhs, &dims.lhs_contract)?;
+    let n = free(rhs, &dims.rhs_contract)?;
+    // An empty contraction is a fill with zeros: left to the host.
+    if k == 0 {
+        return None;
+    }
+    let ok_i32 = |v: usize| i32::try_from(v).is_ok();
+    if ![batch, m, n, k].into_iter().all(ok_i32) {
+        return None;
+    }
+    Some(GemmSpec {
+        dtype: dl,
+        batch,
+        m,
+        n,
+        k,
+        lhs_transposed: lhs_k_first,
+        rhs_transposed: !rhs_k_first,
+    })
+}
+
+/// How an equation outside any fusion group runs.
+fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
+    let host = |reason| Ok(DeviceStep::Host { eqn: i, reason });
+    let var_aval = |a: &Atom| match a {
+        Atom::Var(v) => jx.aval(*v).ok().map(|x| (*v, x)),
+        Atom::Lit(_) => None,
+    };
+    let out = match eqn.outputs.as_slice() {
+        [o] => Some((*o, jx.aval(*o)?)),
+        _ => None,
+    };
+    match (&eqn.prim, eqn.inputs.as_slice(), out) {
+        (Primitive::Reduce { op, axes }, [x], Some((o, oa))) => match var_aval(x) {
+            Some((v, xa)) if c_type(xa.dtype).is_some() && xa.dtype == oa.dtype => {
+                let kernel = kernels::reduce_kernel(*op, xa.dtype, &xa.shape, axes, v, o)?;
+                Ok(DeviceStep::Kernel {
+                    eqns: vec![i],
+                    kernel,
+                })
+            }
+            _ => host("reduction of a literal or of f16/bf16 elements"),
+        },
+        (Primitive::Cumulative { op, axis, reverse }, [x], Some((o, _))) => match var_aval(x) {
+            Some((v, xa)) if kernels::cumulative_lowers(*op, xa.dtype) => {
+                let kernel =
+                    kernels::cumulative_kernel(*op, xa.dtype, &xa.shape, *axis, *reverse, v, o)?;
+                Ok(DeviceStep::Kernel {
+                    eqns: vec![i],
+                    kernel,
+                })
+            }
+            _ => host("cumlogsumexp, or f16/bf16/bool elements"),
+        },
+        (
+            Primitive::Iota {
+                dtype,
+                shape,
+                dimension,
+            },
+            [],
+            Some((o, _)),
+        ) if c_type(*dtype).is_some() => Ok(DeviceStep::Kernel {
+            eqns: vec![i],
+            kernel: kernels::iota_kernel(*dtype, shape, *dimension, o)?,
+        }),
+        (Primitive::Threefry2x32, [a, b, c, d], None) => threefry_step(jx, i, eqn, [a, b, c, d]),
+        (
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type: _,
+            },
+            [x, y],
+            Some((_, oa)),
+        ) => match (var_aval(x), var_aval(y)) {
+            (Some((_, xa)), Some((_, ya))) => {
+                match gemm_spec(dims, &xa.shape, &ya.shape, [xa.dtype, ya.dtype, oa.dtype]) {
+                    Some(spec) => Ok(DeviceStep::Gemm { eqn: i, spec }),
+                    None => host("dot_general that is not a batched f32/f64 GEMM"),
+                }
+            }
+            _ => host("dot_general of a literal"),
+        },
+        (Primitive::Control(ControlFlow::While { .. }), _, _) => Ok(DeviceStep::While { eqn: i }),
+        (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(x)], Some((o, _))) => {
+            Ok(DeviceStep::Alias {
+                eqn: i,
+                input: *x,
+                out: o,
+            })
+        }
+        _ => match singleton_group(jx, i, eqn)? {
+            Some(g) => group_step(jx, &g),
+            None => host("no device lowering"),
+        },
+    }
+}
+
+fn threefry_step(jx: &Jaxpr, i: usize, eqn: &Eqn, ins: [&Atom; 4]) -> Result<DeviceStep> {
+    let [o0, o1] = eqn.outputs.as_slice() else {
+        return Ok(DeviceStep::Host {
+            eqn: i,
+            reason: "threefry2x32 output count",
+        });
+    };
+    let len = jx.aval(*o0)?.size()?;
+    let mut vars = Vec::with_capacity(4);
+    for a in ins {
+        let Atom::Var(v) = a else {
+            return Ok(DeviceStep::Host {
+                eqn: i,
+                reason: "threefry2x32 of a literal",
+            });
+        };
+        vars.push((*v, jx.aval(*v)?.size()?));
+    }
+    let [a, b, c, d] = vars.as_slice() else {
+        return Err(Error::InvalidArgument("threefry2x32 operands".into()));
+    };
+    Ok(DeviceStep::Kernel {
+        eqns: vec![i],
+        kernel: kernels::threefry_kernel([*a, *b, *c, *d], [*o0, *o1], len),
+    })
+}
+
+/// A one-member group for an elementwise equation the CPU fusion left alone
+/// (its operands full-shape or scalars, or a lowerable broadcast).
+fn singleton_group(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<Option<Group>> {
+    let [o] = eqn.outputs.as_slice() else {
+        return Ok(None);
+    };
+    let oa = jx.aval(*o)?;
+    let in_dtype = match eqn.inputs.last() {
+        Some(Atom::Var(v)) => jx.aval(*v)?.dtype,
+        Some(Atom::Lit(l)) => l.aval.dtype,
+        None => return Ok(None),
+    };
+    if codegen::lowering(&eqn.prim, in_dtype, oa.dtype) != Lowering::Kernel {
+        return Ok(None);
+    }
+    let fits = match (&eqn.prim, eqn.inputs.as_slice()) {
+        (
+            Primitive::BroadcastInDim {
+                shape,
+                broadcast_dimensions,
+            },
+            [Atom::Var(x)],
+        ) => broadcast_access(&jx.aval(*x)?.shape, shape, broadcast_dimensions).is_some(),
+        (
+            Primitive::BroadcastInDim { .. }
+            | Primitive::Reshape { .. }
+            | Primitive::Squeeze { .. },
+            _,
+        ) => false,
+        (_, ins) => ins.iter().all(|a| match a {
+            Atom::Var(v) => jx
+                .aval(*v)
+                .is_ok_and(|x| x.shape == oa.shape || x.shape.is_empty()),
+            Atom::Lit(_) => true,
+        }),
+    };
+    Ok(fits.then(|| Group {
+        shape: oa.shape.clone(),
+        members: vec![i],
+    }))
+}
+
+/// A group's kernel step, or host steps for its members when a member has
+/// no lowering.
+fn group_step(jx: &Jaxpr, g: &Group) -> Result<DeviceStep> {
+    match group_kernel(jx, g) {
+        Ok(Some(kernel)) => Ok(DeviceStep::Kernel {
+            eqns: g.members.clone(),
+            kernel,
+        }),
+        Ok(None) | Err(Error::Unsupported(_)) => Ok(DeviceStep::Host {
+            eqn: g.members.first().copied().unwrap_or(0),
+            reason: "elementwise member without a device lowering",
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// The device plan of a simplified program, in execution order (a group
+/// runs at its last member's position, as in the CPU plan).
+pub fn device_plan(jx: &Jaxpr) -> Result<Vec<DeviceStep>> {
+    let groups = fusion::find_groups(jx)?;
+    let mut owner: Vec<Option<(usize, bool)>> = vec![None; jx.eqns.len()];
+    for (g, group) in groups.iter().enumerate() {
+        let last = group.members.last().copied();
+        for &m in &group.members {
+            if let Some(slot) = owner.get_mut(m) {
+                *slot = Some((g, Some(m) == last));
+            }
+        }
+    }
+    let mut steps = Vec::new();
+    for (i, eqn) in jx.eqns.iter().enumerate() {
+        match owner.get(i).copied().flatten() {
+            Some((g, true)) => {
+                let group = groups
+                    .get(g)
+                    .ok_or_else(|| Error::InvalidArgument("cuda plan: group index".into()))?;
+                match group_step(jx, group)? {
+                    DeviceStep::Host { reason, .. } => {
+                        // Every member on the host, in program order.
+                        for &m in &group.members {
+                            steps.push(DeviceStep::Host { eqn: m, reason });
+                        }
+                    }
+                    step => steps.push(step),
+                }
+            }
+            Some((_, false)) => {}
+            None => steps.push(single_step(jx, i, eqn)?),
+        }
+    }
+    Ok(steps)
+}
+
+/// The simplified program and its device plan.
+pub fn plan_program(prog: &ClosedJaxpr) -> Result<(ClosedJaxpr, Vec<DeviceStep>)> {
+    let simple = simplify::simplify(prog)?;
+    let steps = device_plan(&simple.jaxpr)?;
+    Ok((simple, steps))
+}
+
+/// The sources of every generated kernel of `prog`'s device plan, in plan
+/// order, a `while` loop's cond then body kernels at its position
+/// (`_core.cuda_kernel_sources`).
+pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
+    let (simple, steps) = plan_program(prog)?;
+    let mut out = Vec::new();
+    for step in steps {
+        match step {
+            DeviceStep::Kernel { kernel, .. } => out.push(kernel),
+            DeviceStep::While { eqn } => {
+                let prim = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim);
+                if let Some(Primitive::Control(ControlFlow::While {
+                    cond_jaxpr,
+                    body_jaxpr,
+                    ..
+                })) = prim
+                {
+                    out.extend(kernel_sources(cond_jaxpr)?);
+                    out.extend(kernel_sources(body_jaxpr)?);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}

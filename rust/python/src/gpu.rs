@@ -1,0 +1,143 @@
+//! CUDA entry points of the binding: device probe, host↔device copies,
+//! running a closed jaxpr on a device, and the generated kernel sources.
+//! Conversion and dispatch only; device work runs with the GIL released.
+//! Without a GPU (or a driver), `gpu_device_count()` is 0 and every device
+//! operation raises `RuntimeError("no CUDA device ...")`.
+
+use crate::array::ArrayImpl;
+use crate::ir::PyClosedJaxpr;
+use crate::CoreResultExt;
+use microjax::exec::cuda::{self, CudaPlan, DeviceArray};
+use microjax::ClosedJaxpr;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::sync::{Arc, Mutex};
+
+/// An array in one GPU's memory.
+#[pyclass(frozen, name = "GpuBuffer", module = "microjax_rs")]
+pub struct GpuBuffer {
+    arr: DeviceArray,
+}
+
+#[pymethods]
+impl GpuBuffer {
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.arr.shape().iter().copied())
+    }
+
+    /// The dtype's name (`"float32"`, ...), as `ArrayImpl.dtype_name`.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.arr.dtype().name()
+    }
+
+    #[getter]
+    fn ordinal(&self) -> usize {
+        self.arr.ordinal()
+    }
+
+    /// The array copied back to host memory.
+    fn to_host(&self, py: Python<'_>) -> PyResult<ArrayImpl> {
+        let arr = self.arr.clone();
+        let h = py.detach(move || arr.to_host()).py()?;
+        Ok(ArrayImpl::new(Arc::new(h), false))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "GpuBuffer(shape={:?}, dtype={}, ordinal={})",
+            self.arr.shape(),
+            self.arr.dtype().name(),
+            self.arr.ordinal()
+        )
+    }
+}
+
+/// Usable CUDA devices (0 without a driver or a device; never raises).
+#[pyfunction]
+pub fn gpu_device_count(py: Python<'_>) -> usize {
+    py.detach(cuda::device_count)
+}
+
+/// `{"name", "compute_capability": (major, minor), "memory_bytes",
+/// "ordinal"}` of device `ordinal`.
+#[pyfunction]
+pub fn gpu_device_info(py: Python<'_>, ordinal: usize) -> PyResult<Bound<'_, PyDict>> {
+    let info = py.detach(move || cuda::device_info(ordinal)).py()?;
+    let d = PyDict::new(py);
+    d.set_item("name", info.name)?;
+    d.set_item("compute_capability", info.compute_capability)?;
+    d.set_item("memory_bytes", info.memory_bytes)?;
+    d.set_item("ordinal", info.ordinal)?;
+    Ok(d)
+}
+
+/// `x` copied to device `ordinal`.
+#[pyfunction]
+pub fn gpu_put(py: Python<'_>, x: PyRef<'_, ArrayImpl>, ordinal: usize) -> PyResult<GpuBuffer> {
+    let h = x.arr.clone();
+    let arr = py.detach(move || cuda::to_device(&h, ordinal)).py()?;
+    Ok(GpuBuffer { arr })
+}
+
+type PlanCache = Vec<(Arc<ClosedJaxpr>, usize, Arc<CudaPlan>)>;
+
+/// Plans of recently run programs (keyed by program identity and device).
+static PLANS: Mutex<PlanCache> = Mutex::new(Vec::new());
+const PLAN_CACHE_SIZE: usize = 64;
+
+fn plan_for(prog: &Arc<ClosedJaxpr>, ordinal: usize) -> microjax::Result<Arc<CudaPlan>> {
+    let poisoned = || microjax::Error::Device("CUDA plan cache lock poisoned".into());
+    {
+        let cache = PLANS.lock().map_err(|_| poisoned())?;
+        if let Some((_, _, p)) = cache
+            .iter()
+            .find(|(q, o, _)| Arc::ptr_eq(q, prog) && *o == ordinal)
+        {
+            return Ok(p.clone());
+        }
+    }
+    let plan = Arc::new(CudaPlan::new(prog.clone(), ordinal)?);
+    let mut cache = PLANS.lock().map_err(|_| poisoned())?;
+    if cache.len() >= PLAN_CACHE_SIZE {
+        cache.remove(0);
+    }
+    cache.push((prog.clone(), ordinal, plan.clone()));
+    Ok(plan)
+}
+
+/// Runs `prog` on device `ordinal` with arguments already there; the
+/// results stay on the device.
+#[pyfunction]
+pub fn gpu_run(
+    py: Python<'_>,
+    prog: PyRef<'_, PyClosedJaxpr>,
+    args: Vec<PyRef<'_, GpuBuffer>>,
+    ordinal: usize,
+) -> PyResult<Vec<GpuBuffer>> {
+    let prog = prog.inner.clone();
+    let args: Vec<DeviceArray> = args.iter().map(|b| b.arr.clone()).collect();
+    let outs = py
+        .detach(move || plan_for(&prog, ordinal)?.run(&args))
+        .py()?;
+    Ok(outs.into_iter().map(|arr| GpuBuffer { arr }).collect())
+}
+
+/// The CUDA C source of every kernel the device plan of `prog` generates
+/// (no GPU needed).
+#[pyfunction]
+pub fn cuda_kernel_sources(prog: PyRef<'_, PyClosedJaxpr>) -> PyResult<Vec<String>> {
+    let ks = cuda::kernel_sources(&prog.inner).py()?;
+    Ok(ks.into_iter().map(|k| k.source).collect())
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<GpuBuffer>()?;
+    m.add_function(wrap_pyfunction!(gpu_device_count, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_device_info, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_put, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_run, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_kernel_sources, m)?)?;
+    Ok(())
+}

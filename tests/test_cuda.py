@@ -1,0 +1,243 @@
+"""The CUDA executor through the binding.
+
+Code generation (`_core.cuda_kernel_sources`) runs everywhere. Device tests
+compare GPU results with the CPU (jit) at per-dtype tolerances and skip when
+`_core.gpu_device_count() == 0`.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+from microjax_rs import _core, lax
+
+HAS_GPU = _core.gpu_device_count() > 0
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA device")
+RTOL = {np.dtype("float32"): 2e-5, np.dtype("float64"): 1e-12}
+
+
+def kernels(f, *args):
+    return _core.cuda_kernel_sources(jax.make_jaxpr(f)(*args)._handle)
+
+
+def kernel_names(srcs):
+    return [re.search(r"void (mj_[0-9a-f]{16})\(", s).group(1) for s in srcs]
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# -- code generation (no GPU needed) -------------------------------------------
+
+
+def test_fused_chain_is_one_grid_stride_kernel():
+    x = jnp.asarray(rng().standard_normal((4, 8)).astype(np.float32))
+    (src,) = kernels(lambda x: jnp.tanh(x * 2.0 + 1.0) * jnp.sin(x) - jnp.exp(-x * x), x)
+    assert src.startswith('extern "C" __global__ void mj_')
+    assert "i += (long long)blockDim.x * gridDim.x" in src
+    for fn in ("tanhf(", "sinf(", "expf("):
+        assert fn in src
+    # One input, one output, the element count last.
+    assert "const float* __restrict__ in0, float* __restrict__ out0, long long n)" in src
+
+
+def test_sources_are_deterministic_and_names_follow_text():
+    x = jnp.asarray(np.ones((3, 5), np.float32))
+    a = kernels(lambda x: jnp.cos(x) + 1.0, x)
+    b = kernels(lambda x: jnp.cos(x) + 1.0, x)
+    c = kernels(lambda x: jnp.sin(x) + 1.0, x)
+    assert a == b
+    assert kernel_names(a) != kernel_names(c)
+    assert len(kernel_names(a)) == 1
+
+
+def test_bias_broadcast_reads_through_index_arithmetic():
+    x = jnp.asarray(np.ones((4, 3), np.float32))
+    b = jnp.asarray(np.ones((3,), np.float32))
+    (src,) = kernels(lambda x, b: jnp.maximum(x + b, 0.0), x, b)
+    # The bias (read first, by the broadcast) repeats every row; x is read
+    # in order.
+    assert "in0[i % 3LL]" in src and "in1[i]" in src
+
+
+def test_reduction_runs_one_thread_per_output_in_order():
+    x = jnp.asarray(np.ones((4, 3), np.float32))
+    (src,) = kernels(lambda x: jnp.sum(x, axis=1), x)
+    assert "for (long long r = 0; r < 3LL; ++r)" in src
+    assert "acc = r == 0 ? x : (float)(acc + x);" in src
+
+
+def test_matmul_goes_to_cublas_and_bias_tanh_to_a_kernel():
+    x = jnp.asarray(np.ones((2, 3), np.float32))
+    w = jnp.asarray(np.ones((3, 4), np.float32))
+    b = jnp.asarray(np.ones((4,), np.float32))
+    assert kernels(lambda x, w: x @ w, x, w) == []
+    (src,) = kernels(lambda x, w, b: jnp.tanh(x @ w + b), x, w, b)
+    assert "tanhf(" in src
+
+
+def test_threefry_bits_kernel():
+    srcs = kernels(lambda k: jax.random.bits(k, (16,)), jax.random.PRNGKey(0))
+    assert any("0x1BD11BDAu" in s for s in srcs)
+
+
+def test_while_loop_lists_its_cond_and_body_kernels():
+    x = jnp.asarray(np.ones((6, 5), np.float32))
+
+    def f(x):
+        return lax.while_loop(lambda c: c[0, 0] < 10.0, lambda c: jnp.sin(c) * 1.5 + 2.0, x)
+
+    srcs = kernels(f, x)
+    assert any("sinf(" in s for s in srcs)
+    assert any(" < " in s for s in srcs)
+
+
+def test_host_fallback_has_no_kernel():
+    x = jnp.asarray(np.arange(6.0, dtype=np.float32))
+    assert kernels(lambda x: jnp.sort(x), x) == []
+
+
+def test_float64_uses_double_math():
+    with _x64():
+        x = jnp.asarray(np.ones((5,), np.float64))
+        (src,) = kernels(lambda x: jnp.exp(x) * 2.0 + 1.0, x)
+    assert "exp(" in src and "expf(" not in src
+    assert "const double* __restrict__ in0" in src
+
+
+class _x64:
+    def __enter__(self):
+        self.old = jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", True)
+
+    def __exit__(self, *exc):
+        jax.config.update("jax_enable_x64", self.old)
+
+
+# -- no device -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(HAS_GPU, reason="a CUDA device is present")
+def test_without_a_gpu_device_ops_raise_runtime_error():
+    assert _core.gpu_device_count() == 0
+    x = jnp.asarray(np.ones((2,), np.float32))
+    with pytest.raises(RuntimeError, match="no CUDA device 0"):
+        _core.gpu_put(x, 0)
+    with pytest.raises(RuntimeError, match="no CUDA device 0"):
+        _core.gpu_device_info(0)
+
+
+# -- on a GPU ------------------------------------------------------------------
+
+
+def gpu_vs_cpu(f, *args, rtol=None, atol=1e-6):
+    cj = jax.make_jaxpr(f)(*args)
+    bufs = [_core.gpu_put(jnp.asarray(a), 0) for a in args]
+    outs = _core.gpu_run(cj._handle, bufs, 0)
+    want = jax.jit(f)(*args)
+    want = want if isinstance(want, (tuple, list)) else [want]
+    assert len(outs) == len(want)
+    for g, w in zip(outs, want):
+        w = np.asarray(w)
+        g = np.asarray(g.to_host())
+        assert g.shape == w.shape and g.dtype == w.dtype
+        tol = rtol if rtol is not None else RTOL.get(w.dtype, 0)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=atol if tol else 0)
+
+
+@needs_gpu
+def test_gpu_device_info():
+    info = _core.gpu_device_info(0)
+    assert info["memory_bytes"] > 0 and len(info["compute_capability"]) == 2
+
+
+@needs_gpu
+def test_gpu_put_roundtrip_every_dtype():
+    for dt in ("bool", "int8", "int32", "uint32", "int64", "float16", "float32", "float64"):
+        a = (rng(1).standard_normal((3, 7)) * 10).astype(dt)
+        buf = _core.gpu_put(jnp.asarray(a), 0)
+        assert buf.shape == (3, 7) and buf.ordinal == 0
+        np.testing.assert_array_equal(np.asarray(buf.to_host()), np.asarray(jnp.asarray(a)))
+
+
+@needs_gpu
+def test_gpu_fused_elementwise():
+    x = rng(2).standard_normal((1000, 37)).astype(np.float32)
+    gpu_vs_cpu(lambda x: jnp.tanh(x * 2.0 + 1.0) * jnp.sin(x) - jnp.exp(-x * x), x)
+    gpu_vs_cpu(lambda x: jnp.where(x > 0, jnp.sqrt(jnp.abs(x)), x ** 3), x)
+
+
+@needs_gpu
+def test_gpu_matmul_and_batched():
+    a = rng(3).standard_normal((64, 48)).astype(np.float32)
+    b = rng(4).standard_normal((48, 80)).astype(np.float32)
+    gpu_vs_cpu(lambda a, b: a @ b, a, b, rtol=1e-4, atol=1e-4)
+    gpu_vs_cpu(lambda a, b: a.T @ b.T.T, a.T.copy(), b, rtol=1e-4, atol=1e-4)
+    p = rng(5).standard_normal((5, 16, 8)).astype(np.float32)
+    q = rng(6).standard_normal((5, 8, 12)).astype(np.float32)
+    gpu_vs_cpu(lambda p, q: jnp.einsum("bij,bjk->bik", p, q), p, q, rtol=1e-4, atol=1e-4)
+
+
+@needs_gpu
+def test_gpu_reductions_and_cumsum():
+    x = rng(7).standard_normal((33, 17, 5)).astype(np.float32)
+    gpu_vs_cpu(lambda x: jnp.sum(x, axis=(0, 2)), x, rtol=1e-4, atol=1e-4)
+    gpu_vs_cpu(lambda x: (jnp.max(x, axis=1), jnp.min(x), jnp.prod(x[:3, :3, 0])), x)
+    gpu_vs_cpu(lambda x: jnp.cumsum(x, axis=1), x, rtol=1e-4, atol=1e-4)
+
+
+@needs_gpu
+def test_gpu_scan():
+    x = rng(8).standard_normal((20, 4)).astype(np.float32)
+
+    def f(x):
+        def body(c, xi):
+            c = jnp.tanh(c * 0.5 + xi)
+            return c, c.sum()
+
+        return lax.scan(body, jnp.zeros(4, np.float32), x)
+
+    gpu_vs_cpu(f, x, rtol=1e-5)
+
+
+@needs_gpu
+def test_gpu_while_loop_keeps_carries_on_device():
+    x = rng(10).standard_normal((6, 5)).astype(np.float32)
+
+    def f(x):
+        def body(ic):
+            i, c = ic
+            return i + 1, jnp.sin(c) * 1.5 + i
+
+        return lax.while_loop(lambda ic: ic[0] < 7, body, (0, x))
+
+    gpu_vs_cpu(f, x)
+
+
+@needs_gpu
+def test_gpu_mlp_step():
+    r = rng(9)
+    w1 = r.standard_normal((8, 16)).astype(np.float32) * 0.3
+    w2 = r.standard_normal((16, 1)).astype(np.float32) * 0.3
+    x = r.standard_normal((32, 8)).astype(np.float32)
+    y = r.standard_normal((32, 1)).astype(np.float32)
+
+    def loss(w1, w2, x, y):
+        return jnp.mean((jnp.tanh(x @ w1) @ w2 - y) ** 2)
+
+    def step(w1, w2, x, y):
+        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2, x, y)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    gpu_vs_cpu(step, w1, w2, x, y, rtol=1e-4, atol=1e-5)
+
+
+@needs_gpu
+def test_gpu_random_bits_match_cpu_exactly():
+    key = jax.random.PRNGKey(42)
+    cj = jax.make_jaxpr(lambda k: jax.random.bits(k, (1000,)))(key)
+    (out,) = _core.gpu_run(cj._handle, [_core.gpu_put(jnp.asarray(key), 0)], 0)
+    np.testing.assert_array_equal(np.asarray(out.to_host()), np.asarray(jax.random.bits(key, (1000,))))
