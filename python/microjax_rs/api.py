@@ -141,6 +141,17 @@ def eval_shape(fun, *args, **kwargs):
     return tree_unflatten(out_tree, out)
 
 
+def _link_nums_and_names(nums, names, positional):
+    """Adds to the sets `nums` and `names` the position of every named
+    positional parameter and the name of every numbered one."""
+    for i in list(nums):
+        if 0 <= i < len(positional):
+            names.add(positional[i])
+    for nm in list(names):
+        if nm in positional:
+            nums.add(positional.index(nm))
+
+
 def _as_tuple(x):
     if x is None:
         return ()
@@ -249,23 +260,13 @@ class _Jitted:
                 raise ValueError(f"Jitted function has static_argnums={tuple(sorted(argnums))}, but only "
                                  f"accepts {n} positional arguments.")
         # As JAX: static_argnums imply their names and vice versa.
-        for i in list(argnums):
-            if 0 <= i < len(positional):
-                argnames.add(positional[i])
-        for nm in list(argnames):
-            if nm in positional:
-                argnums.add(positional.index(nm))
+        _link_nums_and_names(argnums, argnames, positional)
         self.static_argnums = tuple(sorted(argnums))
         self.static_argnames = frozenset(argnames)
         self.donate_argnums = _as_tuple(donate_argnums)
         # As JAX: donated names imply their positions and vice versa.
         dnums, dnames = set(self.donate_argnums), set(_as_tuple(donate_argnames))
-        for i in list(dnums):
-            if 0 <= i < len(positional):
-                dnames.add(positional[i])
-        for nm in list(dnames):
-            if nm in positional:
-                dnums.add(positional.index(nm))
+        _link_nums_and_names(dnums, dnames, positional)
         self._donated = (frozenset(dnums), frozenset(dnames))
         self.cache = {}
         self.rust = None  # set by jit()

@@ -173,6 +173,21 @@ fn find(parent: &mut [usize], g: usize) -> usize {
 }
 
 /// The fusion groups of `jx` with at least two members.
+/// For each of `n_eqns` equations, the group holding it and whether it is
+/// that group's last member (where the group runs); `None` outside groups.
+pub fn group_owners(n_eqns: usize, groups: &[Group]) -> Vec<Option<(usize, bool)>> {
+    let mut owner: Vec<Option<(usize, bool)>> = vec![None; n_eqns];
+    for (g, group) in groups.iter().enumerate() {
+        let last = group.members.last().copied();
+        for &m in &group.members {
+            if let Some(slot) = owner.get_mut(m) {
+                *slot = Some((g, Some(m) == last));
+            }
+        }
+    }
+    owner
+}
+
 pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
     // Per group id: its shape, members, whether it is still open.
     let mut shapes: Vec<Vec<usize>> = Vec::new();

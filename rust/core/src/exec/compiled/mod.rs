@@ -128,16 +128,7 @@ impl Compiled {
         let jx = &simple.jaxpr;
         let groups = fusion::find_groups(jx)?;
         let escapes = escaping(jx, &groups);
-        // The group each equation belongs to, and whether it is the last.
-        let mut owner: Vec<Option<(usize, bool)>> = vec![None; jx.eqns.len()];
-        for (g, group) in groups.iter().enumerate() {
-            let last = group.members.last().copied();
-            for &m in &group.members {
-                if let Some(slot) = owner.get_mut(m) {
-                    *slot = Some((g, Some(m) == last));
-                }
-            }
-        }
+        let owner = fusion::group_owners(jx.eqns.len(), &groups);
         let mut steps = Vec::new();
         for (i, eqn) in jx.eqns.iter().enumerate() {
             match owner.get(i).copied().flatten() {

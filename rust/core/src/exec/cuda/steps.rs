@@ -307,15 +307,7 @@ fn group_step(jx: &Jaxpr, g: &Group) -> Result<DeviceStep> {
 /// runs at its last member's position, as in the CPU plan).
 pub fn device_plan(jx: &Jaxpr) -> Result<Vec<DeviceStep>> {
     let groups = fusion::find_groups(jx)?;
-    let mut owner: Vec<Option<(usize, bool)>> = vec![None; jx.eqns.len()];
-    for (g, group) in groups.iter().enumerate() {
-        let last = group.members.last().copied();
-        for &m in &group.members {
-            if let Some(slot) = owner.get_mut(m) {
-                *slot = Some((g, Some(m) == last));
-            }
-        }
-    }
+    let owner = fusion::group_owners(jx.eqns.len(), &groups);
     let mut steps = Vec::new();
     for (i, eqn) in jx.eqns.iter().enumerate() {
         match owner.get(i).copied().flatten() {
