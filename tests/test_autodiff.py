@@ -248,7 +248,28 @@ def test_checkpoint_recomputes_instead_of_saving(x64):
 def test_transform_cache_shared_across_literal_values():
     from microjax_rs.interpreters import ad
 
-    ad._vjp_cache.clear()
+    ad._vg_cache.clear()
     for t in (1.5, 2.5, 3.5):
         assert float(jax.grad(lambda x: jnp.sin(x) * t)(0.0)) == t
+    assert len(ad._vg_cache) == 1
+    ad._vjp_cache.clear()
+    for t in (1.5, 2.5, 3.5):
+        assert float(jax.vjp(lambda x: jnp.sin(x) * t, 0.0)[1](1.0)[0]) == t
     assert len(ad._vjp_cache) == 1
+
+
+def test_inner_program_under_grad_keeps_unperturbed_part_concrete():
+    # The inner value_and_grad program runs at the outer grad's level: the
+    # output reading no perturbed value (d/db = sin(2)) is concrete there, and
+    # bool() of a perturbed output evaluates the spliced program's known value.
+    c = 2.0
+
+    def g(x):
+        v, dv = jax.value_and_grad(lambda a, b: jnp.sin(a) * b, argnums=1)(c, x)
+        assert not isinstance(dv, core.Tracer)
+        return v * dv if v > 0 else -v * dv
+
+    s2 = np.sin(2.0) ** 2
+    assert float(jax.grad(g)(1.5)) == pytest.approx(s2, rel=1e-6)
+    assert float(jax.grad(g)(-1.5)) == pytest.approx(-s2, rel=1e-6)
+    np.testing.assert_allclose(float(jax.grad(jax.grad(g))(1.5)), 0.0, atol=1e-6)

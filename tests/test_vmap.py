@@ -110,3 +110,31 @@ def test_vmap_of_custom_interpreter():
     closed = jax.make_jaxpr(lambda x: jnp.exp(jnp.tanh(x)))(1.0)
     out = jax.vmap(lambda x: eval_jaxpr(closed.jaxpr, closed.literals, x)[0])(jnp.asarray([0.1, 0.2]))
     np.testing.assert_allclose(np.asarray(out), np.exp(np.tanh([0.1, 0.2])), rtol=1e-6)
+
+
+def test_transformed_program_under_vmap_runs_unbatched_part_concretely():
+    # The jvp program runs at the batch trace's level: its part that reads no
+    # batched value (the primal sin(0.5)) runs eagerly and stays a concrete
+    # array, so Python control flow on it works, as in JAX.
+    from microjax_rs import core
+
+    def f(t):
+        y, dy = jax.jvp(jnp.sin, (jnp.float32(0.5),), (t,))
+        assert not isinstance(y, core.Tracer)
+        return dy if y > 0 else -dy
+
+    ts = np.arange(4.0, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(jax.vmap(f)(jnp.asarray(ts))), np.cos(0.5) * ts, rtol=1e-6)
+
+
+def test_transformed_program_under_vmap_with_collective_over_the_axis():
+    # A program naming the vmapped axis is replayed whole under the trace.
+    def f(x):
+        return jax.grad(lambda y: jnp.sum(y * lax.psum(y, "i")))(x)
+
+    x = jnp.asarray(rng.standard_normal((3, 2)).astype(np.float32))
+    got = jax.vmap(f, axis_name="i")(x)
+    # Per example L_i = y_i . S with S = psum(y): the direct term gives S and
+    # psum's transpose (a psum of the cotangents y_j, as in JAX) another S.
+    want = np.broadcast_to(2 * np.sum(np.asarray(x), axis=0), x.shape)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)

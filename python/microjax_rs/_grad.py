@@ -72,12 +72,6 @@ def _zeros_like(x):
     return jnp.zeros_like(x)
 
 
-def _ones_like(x):
-    from . import numpy as jnp
-
-    return jnp.ones_like(x)
-
-
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """Function returning `(fun(*args), gradient of fun w.r.t. args[argnums])`."""
     if holomorphic:
@@ -105,11 +99,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name)
         nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
-        fwd, bwd, num_res, lits = ad.vjp_program(closed, nonzeros)
-        res = ad.run_at(level, fwd, lits + inputs)
-        value, residuals = res[0], res[1:]
-        ct = _ones_like(value)
-        cts = ad.run_at(level, bwd, list(residuals) + [ct])
+        prog, lits = ad.value_and_grad_program(closed, nonzeros)
+        res = ad.run_at(level, prog, lits + inputs)
+        value, cts = res[0], res[1:]
         grads = _fill_int_grads(leaves, nonzeros, cts)
         g = tree_unflatten(tree, grads)
         g = g[0] if single else g

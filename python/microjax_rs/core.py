@@ -428,6 +428,10 @@ class StagingTrace:
         outs = self.builder.splice(closed, atoms)
         return [self._out_tracer(o) for o in outs]
 
+    def run_program(self, closed, inputs):
+        """Runs a closed jaxpr handle at this level (see `ad.run_at`)."""
+        return self.splice(closed, inputs)
+
     def _out_tracer(self, out):
         if isinstance(out, tuple) and len(out) == 4:
             v, s, n, w = out

@@ -16,7 +16,7 @@ builder in one call under `jit`/`make_jaxpr`, and bound equation by equation
 under another AD or batch trace (so their modes apply).
 """
 from .. import _core, core, dtypes
-from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer
+from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _shaped, _state, source_info
 
 # Primitives whose outputs are never perturbed: bool/int results, and
 # stop_gradient (its value is taken one level down, which cuts the path).
@@ -72,22 +72,26 @@ class ADTrace(StagingTrace):
         return var
 
     def process_primitive(self, prim, args, params):
-        mine = False
+        # The hot path of every traced operation under grad/jvp: the staging
+        # of StagingTrace.process_primitive is inlined here.
         for a in args:
             if type(a) is Tracer and a._trace is self:
-                mine = True
                 break
-        if not mine:
+        else:
             return bind_at(self.parent, prim, args, params)
-        if _nondiff_output(prim, params) or not prim._builtin:
+        if prim.name in _NONDIFF_PRIMS or not prim._builtin or (
+                prim.name == "convert_element_type" and _nondiff_output(prim, params)):
             low = [self.known_value(a) if (type(a) is Tracer and a._trace is self) else a for a in args]
             return bind_at(self.parent, prim, low, params)
-        outs = super().process_primitive(prim, args, params)
-        outs_list = outs if prim.multiple_results else [outs]
-        record = (prim, params, tuple(args), [o._var for o in outs_list])
-        for o in outs_list:
-            self.eqn_of[o._var] = record
-        return outs
+        inputs = [a._var if (type(a) is Tracer and a._trace is self) else self.to_atom(a) for a in args]
+        src = _state.source
+        outs = self.builder.add_eqn(prim.handle(params), inputs, src if src is not None else source_info())
+        tracers = [Tracer(self, v, _shaped(s, n, w)) for v, s, n, w in outs]
+        record = (prim, params, tuple(args), [t._var for t in tracers])
+        eqn_of = self.eqn_of
+        for t in tracers:
+            eqn_of[t._var] = record
+        return tracers if prim.multiple_results else tracers[0]
 
     def known_value(self, t):
         """The value of a perturbed tracer one level down (memoized)."""
@@ -96,26 +100,21 @@ class ADTrace(StagingTrace):
         if v in known:
             return known[v]
         return _evaluate_known(self, v, _no_equation)
-        todo = [v]
-        while todo:
-            cur = todo[-1]
-            if cur in known:
-                todo.pop()
-                continue
-            prim, params, args, outvars = self.eqn_of[cur]
-            missing = [a._var for a in args
-                       if type(a) is Tracer and a._trace is self and a._var not in known]
-            if missing:
-                todo.extend(missing)
-                continue
-            low = [known[a._var] if (type(a) is Tracer and a._trace is self) else a for a in args]
-            res = bind_at(self.parent, prim, low, params)
-            if not prim.multiple_results:
-                res = [res]
-            for ov, r in zip(outvars, res):
-                known[ov] = r
-            todo.pop()
-        return known[v]
+
+    def run_program(self, closed, inputs):
+        """Runs a whole program at this level: the part that depends on no
+        perturbed input runs one level down (its outputs stay concrete, as
+        if its equations had been bound one by one), the rest is spliced in
+        one call and recorded as one step for lazily known values."""
+        def splice(unknown, args):
+            outs = self.splice(unknown, args)
+            record = (_Program(unknown), None, tuple(args), [o._var for o in outs if type(o) is Tracer])
+            for o in outs:
+                if type(o) is Tracer:
+                    self.eqn_of[o._var] = record
+            return outs
+
+        return run_split(self, closed, inputs, splice)
 
     def lower(self, x):
         """`x` with this trace's tracers replaced by their known values."""
@@ -138,10 +137,48 @@ def run_at(level, closed, inputs):
     if level is None:
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs]
         return closed.run(vals)
-    if type(level) is StagingTrace:
-        return level.splice(closed, inputs)
+    return level.run_program(closed, inputs)
+
+
+def replay(closed, inputs):
+    """Binds a program's equations one by one in the current trace."""
     cj = _view(closed)
     return core.eval_jaxpr(cj.jaxpr, cj.consts, *inputs)
+
+
+class _Program:
+    """Stands for a spliced program in an AD trace's equation records."""
+
+    __slots__ = ("closed",)
+    multiple_results = True
+
+    def __init__(self, closed):
+        self.closed = closed
+
+
+_split_cache = {}
+
+
+def run_split(level, closed, inputs, splice):
+    """Runs `closed` at a mode trace `level` (AD or batch), which records only
+    equations reading one of its own tracers: partial evaluation (Rust, cached
+    per program and input pattern) splits the program into the part that
+    reads none — run one level down, so its outputs are values of that level
+    — and the rest, which `splice(unknown, residuals + own inputs)` appends
+    to the trace in one call. Programs with ordered effects are replayed
+    equation by equation instead, so their effects keep their order."""
+    mine = tuple([type(x) is Tracer and x._trace is level for x in inputs])
+    if True not in mine:
+        return run_at(level.parent, closed, inputs)
+    known, unknown, out_unknowns, num_res, effectful = _cached(
+        _split_cache, (closed, mine), lambda: _core.partial_eval_jaxpr(closed, list(mine)))
+    if effectful:
+        return replay(closed, inputs)
+    kouts = run_at(level.parent, known, [x for x, m in zip(inputs, mine) if not m])
+    nk = len(kouts) - num_res
+    uouts = iter(splice(unknown, list(kouts[nk:]) + [x for x, m in zip(inputs, mine) if m]))
+    kit = iter(kouts[:nk])
+    return [next(uouts) if u else next(kit) for u in out_unknowns]
 
 
 _views = {}  # id(handle) -> (handle, its ClosedJaxpr view)
@@ -188,6 +225,7 @@ def _lower_tree(trace, tree):
 
 _CACHE_LIMIT = 512
 _vjp_cache = {}
+_vg_cache = {}
 _jvp_cache = {}
 _lin_cache = {}
 
@@ -215,6 +253,14 @@ def vjp_program(closed, nonzeros):
     return fwd, bwd, num_res, lits
 
 
+def value_and_grad_program(closed, nonzeros):
+    """(program, lits): run it on `lits + inputs` for (output, cotangents of
+    the nonzero inputs), the backward pass seeded with ones."""
+    lifted, lits, nz = _lifted(closed, nonzeros)
+    prog = _cached(_vg_cache, (lifted, nz), lambda: _core.value_and_grad_jaxpr(lifted, list(nz)))
+    return prog, lits
+
+
 def jvp_program(closed, nonzeros):
     """(jvp program, lits): run it on `lits + primals + tangents`."""
     lifted, lits, nz = _lifted(closed, nonzeros)
@@ -240,6 +286,10 @@ class RuleTrace(ADTrace):
     def __init__(self, fun_name, parent):
         super().__init__(fun_name, parent)
         self.lazy = {}
+
+    def run_program(self, closed, inputs):
+        # Every equation of a rule is recorded, so nothing may run below.
+        return replay(closed, inputs)
 
     def new_rule_input(self, aval, known=None):
         t = self.new_arg(aval)
@@ -312,7 +362,10 @@ def _evaluate_known(trace, v, leaf):
             todo.extend(missing)
             continue
         low = [known[a._var] if (type(a) is Tracer and a._trace is trace) else a for a in args]
-        res = bind_at(trace.parent, prim, low, params)
+        if type(prim) is _Program:
+            res = run_at(trace.parent, prim.closed, low)
+        else:
+            res = bind_at(trace.parent, prim, low, params)
         if not prim.multiple_results:
             res = [res]
         for ov, r in zip(outvars, res):

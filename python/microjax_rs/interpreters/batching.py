@@ -7,7 +7,7 @@ avals; Rust's `batch_jaxpr` adds the batch axis to the recorded program and
 the result runs one level down (see `ad.run_at`)."""
 from .. import _core, core
 from ..core import ClosedJaxpr, StagingTrace, Tracer
-from .ad import bind_at
+from .ad import bind_at, replay, run_split
 
 # Collectives and the params holding their axis names.
 _AXIS_PARAMS = {"psum": "axes", "pmax": "axes", "pmin": "axes", "all_gather": "axis_name",
@@ -60,6 +60,15 @@ class BatchTrace(StagingTrace):
         if self.axis_name is not None and names_axis(prim, params, self.axis_name):
             return super().process_primitive(prim, args, params)
         return bind_at(self.parent, prim, args, params)
+
+    def run_program(self, closed, inputs):
+        """Only the part of the program that reads a batched value is
+        recorded (see `ad.run_split`); a program using a collective over this
+        trace's axis is replayed, since those equations are batched even
+        without a batched operand."""
+        if self.axis_name is not None and self.axis_name in _core.jaxpr_axis_names(closed):
+            return replay(closed, inputs)
+        return run_split(self, closed, inputs, self.splice)
 
     def __repr__(self):
         return f"BatchTrace({self.fun_name}, axis_size={self.axis_size})"

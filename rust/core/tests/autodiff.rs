@@ -16,10 +16,13 @@
 
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
-use microjax::transforms::{dce_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr};
+use microjax::transforms::{
+    dce_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, value_and_grad_jaxpr, vjp_jaxpr,
+};
+use microjax::Error;
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, HostArray,
-    Primitive, ReduceOp, UnaryOp,
+    Primitive, ReduceOp, Scalar, UnaryOp,
 };
 use std::sync::Arc;
 
@@ -292,6 +295,42 @@ fn check_vjp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
         close(lhs, rhs, 1e-10),
         "<c, J t> = {lhs} but <J^T c, t> = {rhs}"
     );
+    check_value_and_grad(f, xs, &nz, &fouts[m..], &v.bwd);
+}
+
+/// `value_and_grad_jaxpr` of a one-output program equals its fwd program's
+/// output and the bwd program seeded with ones; other programs are rejected.
+fn check_value_and_grad(
+    f: &ClosedJaxpr,
+    xs: &[Arc<HostArray>],
+    nz: &[bool],
+    residuals: &[Arc<HostArray>],
+    bwd: &ClosedJaxpr,
+) {
+    let m = f.jaxpr.outvars.len();
+    let vg = value_and_grad_jaxpr(f, nz);
+    if m != 1 {
+        assert!(matches!(vg, Err(Error::InvalidArgument(_))), "{m} outputs");
+        return;
+    }
+    let out_aval = &f.jaxpr.out_avals().unwrap()[0];
+    if out_aval.dtype != DType::F64 {
+        return;
+    }
+    let vg = vg.unwrap();
+    typecheck(&vg).unwrap();
+    let got = run(&vg, xs);
+    let n = out_aval.shape.iter().product();
+    let ones = Scalar::Float(1.0).to_buffer(DType::F64, n).unwrap();
+    let ones = Arc::new(HostArray::new(out_aval.shape.clone(), ones).unwrap());
+    let mut bargs = residuals.to_vec();
+    bargs.push(ones);
+    let want_cts = run(bwd, &bargs);
+    assert_eq!(got.len(), 1 + want_cts.len());
+    assert_close_vec(&f64s(&got[0]), &f64s(&run(f, xs)[0]), 0.0, "value");
+    for (g, w) in got[1..].iter().zip(&want_cts) {
+        assert_close_vec(&f64s(g), &f64s(w), 1e-12, "grad vs bwd(ones)");
+    }
 }
 
 /// First and second order checks of `f` at `xs`.

@@ -71,6 +71,21 @@ pub(crate) fn vjp_jaxpr(
     Ok((wrap(v.fwd), wrap(v.bwd), v.num_res))
 }
 
+/// One program `inputs -> (output, cotangents of the nonzero inputs)` for
+/// a one-output program (see `microjax::transforms::value_and_grad_jaxpr`).
+#[pyfunction]
+pub(crate) fn value_and_grad_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    nonzeros: Vec<bool>,
+) -> PyResult<PyClosedJaxpr> {
+    let j = closed.inner.clone();
+    let out = py
+        .detach(move || transforms::value_and_grad_jaxpr(&j, &nonzeros))
+        .py()?;
+    Ok(wrap(out))
+}
+
 /// `(program, used_inputs)` keeping the outputs with `used_outputs[j]`.
 #[pyfunction]
 pub(crate) fn dce_jaxpr(
@@ -105,6 +120,37 @@ pub(crate) fn batch_jaxpr(
     Ok(wrap(out))
 }
 
+/// `(known, unknown, out_unknowns, num_res, effectful)`: `known` maps the
+/// known inputs to (known outputs..., residuals...), `unknown` maps
+/// (residuals..., unknown inputs...) to the unknown outputs; `effectful` says
+/// whether the program has ordered effects (splitting would reorder them).
+#[pyfunction]
+pub(crate) fn partial_eval_jaxpr(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    unknowns: Vec<bool>,
+) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, Vec<bool>, usize, bool)> {
+    let j = closed.inner.clone();
+    let effectful = j
+        .jaxpr
+        .eqns
+        .iter()
+        .any(|e| e.effect != microjax::ir::Effect::None);
+    let pe = py
+        .detach(move || {
+            let instantiate = vec![false; j.jaxpr.outvars.len()];
+            transforms::partial_eval::partial_eval_jaxpr(&j, &unknowns, &instantiate)
+        })
+        .py()?;
+    Ok((
+        wrap(pe.known),
+        wrap(pe.unknown),
+        pe.out_unknowns,
+        pe.num_res,
+        effectful,
+    ))
+}
+
 /// The axis names the collectives of a program (and its sub-programs) use.
 #[pyfunction]
 pub(crate) fn jaxpr_axis_names(closed: PyRef<'_, PyClosedJaxpr>) -> Vec<String> {
@@ -117,7 +163,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linearize_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(transpose_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(vjp_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(value_and_grad_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(batch_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(dce_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(partial_eval_jaxpr, m)?)?;
     Ok(())
 }

@@ -15,7 +15,7 @@ pub use jvp::jvp_jaxpr;
 pub use linearize::{linearize_jaxpr, Linearized};
 pub use partial_eval::{partial_eval_jaxpr, PartialEval};
 pub use transpose::transpose_jaxpr;
-pub use vjp::{vjp_jaxpr, Vjp};
+pub use vjp::{value_and_grad_jaxpr, vjp_jaxpr, Vjp};
 
 /// In debug builds, typechecks a transform's result (a failure is a bug in
 /// the transform, reported as the typecheck error).
