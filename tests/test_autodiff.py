@@ -273,3 +273,17 @@ def test_inner_program_under_grad_keeps_unperturbed_part_concrete():
     assert float(jax.grad(g)(1.5)) == pytest.approx(s2, rel=1e-6)
     assert float(jax.grad(g)(-1.5)) == pytest.approx(-s2, rel=1e-6)
     np.testing.assert_allclose(float(jax.grad(jax.grad(g))(1.5)), 0.0, atol=1e-6)
+
+
+def test_jacobian_basis_cache_survives_a_deleted_result_and_jit():
+    f = lambda x: x * 1.0  # noqa: E731
+    x = jnp.arange(3.0)
+    j1 = jax.jacfwd(f)(x)
+    np.testing.assert_array_equal(np.asarray(j1), np.eye(3))
+    j1.delete()
+    np.testing.assert_array_equal(np.asarray(jax.jacfwd(lambda x: x)(x)), np.eye(3))
+    np.testing.assert_array_equal(np.asarray(jax.jacrev(f)(x)), np.eye(3))
+    # Under jit the identity rows are staged (iota), not captured as a constant.
+    text = str(jax.make_jaxpr(jax.jacfwd(f))(x))
+    assert "iota" in text
+    np.testing.assert_array_equal(np.asarray(jax.jit(jax.jacfwd(f))(x)), np.eye(3))

@@ -60,13 +60,28 @@ def unary_hook(op, a):
     return getattr(_jnp(), _UNARY[op])(a)
 
 
+# Operators that, on two float tracers of one aval, are exactly one
+# primitive (no promotion, no broadcasting): bound directly (the hot path of
+# traced arithmetic under grad/jit/vmap).
+_DIRECT = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div"}
+_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64"))
+
+
 def tracer_operators():
     """Dunder methods for Tracer, built from the same tables."""
+    from .core import Primitive, Tracer, _state
+
     ops = {}
     for op in _BINARY:
         name = {"truediv": "truediv", "floordiv": "floordiv"}.get(op, op)
+        prim = Primitive(_DIRECT[op]) if op in _DIRECT else None
 
-        def fwd(self, other, _op=op):
+        def fwd(self, other, _op=op, _p=prim):
+            if (_p is not None and type(other) is Tracer and other.aval is self.aval
+                    and self.aval.dtype_name in _FLOATS):
+                stack = _state.stack
+                if stack:
+                    return stack[-1].process_primitive(_p, (self, other), {})
             return binary_hook(_op, self, other, False)
 
         def rev(self, other, _op=op):

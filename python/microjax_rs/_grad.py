@@ -10,6 +10,7 @@ import numpy as np
 from . import core, dtypes
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
+from .interpreters.batching import BatchTrace
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 
@@ -278,11 +279,41 @@ def vjp(fun, *primals, has_aux=False):
 
 # -- Jacobians -------------------------------------------------------------------
 
+_BASIS_CACHE = {}  # (shape, dtype name) -> eager identity rows
+_BASIS_CACHE_ELEMENTS = 1 << 20  # largest n*n cached
+
+
 def _std_basis(x):
-    """Identity rows for leaf `x`: shape (size, *x.shape), x's dtype."""
+    """Identity rows for leaf `x`: shape (size, *x.shape), x's dtype.
+
+    When the rows come out concrete (no trace in the stack records
+    operand-free equations), they are cached per aval: jacfwd/jacrev/hessian
+    called again and again on one shape rebuild nothing."""
+    aval = core.get_aval(x)
+    key = (aval.shape, aval.dtype_name)
+    hit = _BASIS_CACHE.get(key)
+    if hit is not None and not hit.is_deleted() and _operand_free_ops_run_eagerly():
+        return hit
+    basis = _make_std_basis(aval)
+    if type(basis) is ArrayImpl and aval.size ** 2 <= _BASIS_CACHE_ELEMENTS:
+        if len(_BASIS_CACHE) >= 64:
+            _BASIS_CACHE.pop(next(iter(_BASIS_CACHE)))
+        _BASIS_CACHE[key] = basis
+    return basis
+
+
+def _operand_free_ops_run_eagerly():
+    """Whether an equation with no traced operand runs eagerly: every active
+    trace is an AD or batch trace, which pass such equations down."""
+    for t in core._state.stack:
+        if type(t) not in (ad.ADTrace, BatchTrace):
+            return False
+    return True
+
+
+def _make_std_basis(aval):
     from . import lax
 
-    aval = core.get_aval(x)
     n = aval.size
     eye = lax.convert_element_type(
         lax.eq(lax.broadcasted_iota("int32", (n, n), 0), lax.broadcasted_iota("int32", (n, n), 1)),

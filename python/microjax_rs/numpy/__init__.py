@@ -265,7 +265,10 @@ def _unary(lax_fn, inexact=True, name=None):
                 ok_dtypes is None or x.dtype_name in ok_dtypes):
             return handle.apply1(x)
         if tx is Tracer and x.aval.dtype_name in _FLOAT_NAMES:
-            return lax_fn(x)  # nothing to promote
+            stack = core._state.stack
+            if stack:  # nothing to promote: bind in the innermost trace
+                return stack[-1].process_primitive(prim, (x,), {})
+            return lax_fn(x)
         (a,) = (_promote_inexact if inexact else _promote)(x)
         return lax_fn(a)
 
