@@ -81,10 +81,15 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        leaves, tree, rebuild = _split_args(args, nums)
-        for x in leaves:
-            _check_input_dtype(x, "grad", allow_int)
+        leaf = _one_float_leaf(args, argnums)
+        if leaf is not None:  # the common case: no pytree work
+            single, tree, leaves = True, None, [leaf]
+            rebuild = _rebuild_one(args, argnums % len(args))
+        else:
+            single, nums = _argnums_tuple(argnums, len(args))
+            leaves, tree, rebuild = _split_args(args, nums)
+            for x in leaves:
+                _check_input_dtype(x, "grad", allow_int)
 
         def flat(tracers):
             out = fun(*rebuild(tracers), **kwargs)
@@ -103,12 +108,40 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         prog, lits = ad.value_and_grad_program(closed, nonzeros)
         res = ad.run_at(level, prog, lits + inputs)
         value, cts = res[0], res[1:]
-        grads = _fill_int_grads(leaves, nonzeros, cts)
-        g = tree_unflatten(tree, grads)
-        g = g[0] if single else g
+        if tree is None:
+            g = cts[0]
+        else:
+            g = tree_unflatten(tree, _fill_int_grads(leaves, nonzeros, cts))
+            g = g[0] if single else g
         return ((value, aux), g) if has_aux else (value, g)
 
     return value_and_grad_f
+
+
+_FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
+
+
+def _one_float_leaf(args, argnums):
+    """`args[argnums]` when `argnums` is an int and that argument is one
+    float array or tracer (a pytree of one leaf, always differentiable)."""
+    if type(argnums) is not int or not -len(args) <= argnums < len(args):
+        return None
+    x = args[argnums]
+    t = type(x)
+    if t is ArrayImpl:
+        return x if x.dtype_name in _FLOAT_NAMES else None
+    if t is Tracer:
+        return x if x.aval.dtype_name in _FLOAT_NAMES else None
+    return None
+
+
+def _rebuild_one(args, i):
+    def rebuild(tracers):
+        new_args = list(args)
+        new_args[i] = tracers[0]
+        return new_args
+
+    return rebuild
 
 
 def _fill_int_grads(leaves, nonzeros, cts):

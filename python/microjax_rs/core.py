@@ -122,7 +122,7 @@ def get_aval(x):
     """Abstract value of any array-like argument."""
     t = type(x)
     if t is ArrayImpl:
-        return ShapedArray(x.shape, x.dtype_name, x.weak_type)
+        return _shaped(x.shape, x.dtype_name, x.weak_type)
     if isinstance(x, Tracer):
         return x.aval
     if t in (bool, int, float):
@@ -330,14 +330,20 @@ _INTERNAL_CODE = {}  # code object -> defined inside this package
 _SOURCE_TEXT = {}  # (code object, instruction offset) -> "file:line (function)"
 
 
-def source_info():
-    """`file:line (function)` of the innermost frame outside this package.
+def source_info(depth=1):
+    """`file:line (function)` of the innermost frame outside this package,
+    looking from `depth` frames up (a caller that knows the frames between
+    it and the user are ours skips them: from Python 3.11 every frame looked
+    at is materialized, which costs more than the lookups below).
 
     Both steps are cached: whether a code object is ours (per code object)
     and the text of a user call site (per code object and bytecode offset),
     so a traced equation costs a few dict lookups, not a line-table decode
     and a string format."""
-    f = sys._getframe(1)
+    try:
+        f = sys._getframe(depth)
+    except ValueError:  # fewer frames than `depth`: start from the caller
+        f = sys._getframe(1)
     internal = _INTERNAL_CODE
     while f is not None:
         code = f.f_code
@@ -444,11 +450,10 @@ class StagingTrace:
             if prim._impl is not None and prim._abstract_eval is None:
                 return prim._impl(*args, **params)
             raise NotImplementedError(f"staging user-defined primitive {prim.name} is not supported")
-        inputs = [a._var if (type(a) is Tracer and a._trace is self) else self.to_atom(a) for a in args]
         src = _state.source
-        outs = self.builder.add_eqn(prim.handle(params), inputs, src if src is not None else source_info())
-        tracers = [Tracer(self, v, _shaped(s, n, w)) for v, s, n, w in outs]
-        return tracers if prim.multiple_results else tracers[0]
+        # Frames 1 and 2 up are this method and its caller, always ours.
+        return self.builder.stage(self, prim.handle(params), args,
+                                  src if src is not None else source_info(3), prim.multiple_results)
 
     def __repr__(self):
         return f"StagingTrace({self.fun_name})"
@@ -550,6 +555,9 @@ class Tracer:
             "JAX arrays are immutable and do not support in-place item assignment. "
             "Use x = x.at[idx].set(y) instead."
         )
+
+
+_core.register_tracer(Tracer, _shaped)  # Builder.stage makes Tracers of ShapedArrays
 
 
 def _install_tracer_operators():

@@ -16,7 +16,7 @@ builder in one call under `jit`/`make_jaxpr`, and bound equation by equation
 under another AD or batch trace (so their modes apply).
 """
 from .. import _core, core, dtypes
-from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _shaped, _state, source_info
+from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, source_info
 
 # Primitives whose outputs are never perturbed: bool/int results, and
 # stop_gradient (its value is taken one level down, which cuts the path).
@@ -83,15 +83,11 @@ class ADTrace(StagingTrace):
                 prim.name == "convert_element_type" and _nondiff_output(prim, params)):
             low = [self.known_value(a) if (type(a) is Tracer and a._trace is self) else a for a in args]
             return bind_at(self.parent, prim, low, params)
-        inputs = [a._var if (type(a) is Tracer and a._trace is self) else self.to_atom(a) for a in args]
         src = _state.source
-        outs = self.builder.add_eqn(prim.handle(params), inputs, src if src is not None else source_info())
-        tracers = [Tracer(self, v, _shaped(s, n, w)) for v, s, n, w in outs]
-        record = (prim, params, tuple(args), [t._var for t in tracers])
-        eqn_of = self.eqn_of
-        for t in tracers:
-            eqn_of[t._var] = record
-        return tracers if prim.multiple_results else tracers[0]
+        # Frames 1 and 2 up are this method and its caller, always ours.
+        return self.builder.stage(self, prim.handle(params), args,
+                                  src if src is not None else source_info(3), prim.multiple_results,
+                                  (self.eqn_of, prim, params))
 
     def known_value(self, t):
         """The value of a perturbed tracer one level down (memoized)."""

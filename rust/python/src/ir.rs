@@ -12,7 +12,7 @@ use microjax::ir::display;
 use microjax::{Atom, Aval, Effect, HostArray, Literal, Var};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -40,7 +40,7 @@ fn var_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Var> {
 
 /// An equation input or output: an int var id, or a literal
 /// `(value, dtype_name, weak)` with a Python bool/int/float value.
-fn atom_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Atom> {
+pub(crate) fn atom_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Atom> {
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
         return var_from_py(obj).map(Atom::Var);
     }
@@ -83,7 +83,7 @@ pub struct PyBuilder {
 }
 
 impl PyBuilder {
-    fn lock(&self) -> PyResult<MutexGuard<'_, microjax::Builder>> {
+    pub(crate) fn lock(&self) -> PyResult<MutexGuard<'_, microjax::Builder>> {
         self.inner
             .lock()
             .map_err(|_| PyValueError::new_err("builder state poisoned"))
@@ -136,6 +136,25 @@ impl PyBuilder {
                 (v.0, shape, a.dtype.name(), a.weak_type).into_pyobject(py)
             })
             .collect()
+    }
+
+    /// Stages `outs = prim args` in `trace` (whose builder this is) and
+    /// returns its output tracer (a list of them when `multiple`). With
+    /// `record = (eqn_of, prim, params)`, every output variable maps to
+    /// `(prim, params, args, output vars)` in `eqn_of` (AD traces evaluate
+    /// known values from these records). See `staging.rs`.
+    #[pyo3(signature = (trace, prim, args, source, multiple, record = None))]
+    #[allow(clippy::type_complexity)]
+    fn stage<'py>(
+        &self,
+        trace: &Bound<'py, PyAny>,
+        prim: PyRef<'_, Prim>,
+        args: &Bound<'py, PyAny>,
+        source: Option<&Bound<'py, PyString>>,
+        multiple: bool,
+        record: Option<(Bound<'py, PyDict>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::staging::stage(self, trace, prim, args, source, multiple, record)
     }
 
     /// `(shape, dtype_name, weak)` of a variable.

@@ -18,6 +18,7 @@ mod jit;
 mod memory;
 mod ops;
 mod prim;
+mod staging;
 mod transforms;
 
 use pyo3::exceptions::{PyNameError, PyNotImplementedError, PyTypeError, PyValueError};
@@ -94,6 +95,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ir::load_program, m)?)?;
     m.add_function(wrap_pyfunction!(ir::set_determinism, m)?)?;
     m.add_function(wrap_pyfunction!(ir::get_determinism, m)?)?;
+    m.add_function(wrap_pyfunction!(staging::register_tracer, m)?)?;
     transforms::register(m)?;
     memory::register(m)?;
     gpu::register(m)?;

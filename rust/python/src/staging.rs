@@ -1,0 +1,169 @@
+//! The hot path of staging one equation into a trace (`Builder.stage`):
+//! operand conversion, the equation, the output tracers and, for AD traces,
+//! the record of the equation for lazily known values — one call instead of
+//! a Python loop per operand and per output. It calls back into Python only
+//! for operands that are not tracers of the trace (`trace.to_atom`) and for
+//! an aval object not seen before.
+
+use crate::ir::{atom_from_py, PyBuilder};
+use crate::prim::Prim;
+use crate::CoreResultExt;
+use microjax::{Atom, Aval};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// `core.Tracer` and `core._shaped`, registered once at import.
+struct TracerHooks {
+    tracer: Py<PyType>,
+    shaped: Py<PyAny>,
+}
+
+static HOOKS: PyOnceLock<TracerHooks> = PyOnceLock::new();
+
+/// Aval -> its shared Python `ShapedArray` (avals are immutable).
+static AVALS: Mutex<Option<HashMap<Aval, Py<PyAny>>>> = Mutex::new(None);
+
+/// Source text (by the address of the Python string, kept alive here) ->
+/// the shared Rust copy: call sites repeat, and the Python side hands the
+/// same string object for one site.
+type SourceCache = HashMap<usize, (Py<PyString>, Arc<str>)>;
+static SOURCES: Mutex<Option<SourceCache>> = Mutex::new(None);
+
+const CACHE_LIMIT: usize = 4096;
+
+/// Registers the tracer class and the aval constructor `shaped(shape, dtype
+/// name, weak)` that `Builder.stage` uses.
+#[pyfunction]
+pub(crate) fn register_tracer(
+    py: Python<'_>,
+    tracer: Bound<'_, PyType>,
+    shaped: Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let hooks = TracerHooks {
+        tracer: tracer.unbind(),
+        shaped: shaped.unbind(),
+    };
+    HOOKS
+        .set(py, hooks)
+        .map_err(|_| PyRuntimeError::new_err("the tracer class is already registered"))
+}
+
+fn hooks(py: Python<'_>) -> PyResult<&TracerHooks> {
+    HOOKS
+        .get(py)
+        .ok_or_else(|| PyRuntimeError::new_err("the tracer class is not registered"))
+}
+
+fn aval_object<'py>(py: Python<'py>, hooks: &TracerHooks, a: &Aval) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(guard) = AVALS.lock() {
+        if let Some(hit) = guard.as_ref().and_then(|m| m.get(a)) {
+            return Ok(hit.bind(py).clone());
+        }
+    }
+    let shape = PyTuple::new(py, a.shape.iter().copied())?;
+    let obj = hooks
+        .shaped
+        .bind(py)
+        .call1((shape, a.dtype.name(), a.weak_type))?;
+    if let Ok(mut guard) = AVALS.lock() {
+        let map = guard.get_or_insert_with(HashMap::new);
+        if map.len() < CACHE_LIMIT {
+            map.insert(a.clone(), obj.clone().unbind());
+        }
+    }
+    Ok(obj)
+}
+
+fn source_text(s: &Bound<'_, PyString>) -> PyResult<Arc<str>> {
+    let key = s.as_ptr() as usize;
+    if let Ok(guard) = SOURCES.lock() {
+        if let Some((_, text)) = guard.as_ref().and_then(|m| m.get(&key)) {
+            return Ok(text.clone());
+        }
+    }
+    let text: Arc<str> = Arc::from(s.to_cow()?.as_ref());
+    if let Ok(mut guard) = SOURCES.lock() {
+        let map = guard.get_or_insert_with(HashMap::new);
+        if map.len() >= CACHE_LIMIT {
+            map.clear();
+        }
+        map.insert(key, (s.clone().unbind(), text.clone()));
+    }
+    Ok(text)
+}
+
+/// The operand as an atom of `trace`'s builder: a tracer of the trace is its
+/// variable; anything else goes through `trace.to_atom`.
+fn operand_atom(
+    trace: &Bound<'_, PyAny>,
+    tracer: &Bound<'_, PyType>,
+    x: &Bound<'_, PyAny>,
+) -> PyResult<Atom> {
+    let py = x.py();
+    if x.get_type().is(tracer) && x.getattr(intern!(py, "_trace"))?.is(trace) {
+        let id: u32 = x.getattr(intern!(py, "_var"))?.extract()?;
+        return Ok(Atom::Var(microjax::Var(id)));
+    }
+    atom_from_py(&trace.call_method1(intern!(py, "to_atom"), (x,))?)
+}
+
+/// `Builder.stage` (see its docstring in ir.rs).
+pub(crate) fn stage<'py>(
+    builder: &PyBuilder,
+    trace: &Bound<'py, PyAny>,
+    prim: PyRef<'_, Prim>,
+    args: &Bound<'py, PyAny>,
+    source: Option<&Bound<'py, PyString>>,
+    multiple: bool,
+    record: Option<(Bound<'py, PyDict>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = trace.py();
+    let hooks = hooks(py)?;
+    let tracer = hooks.tracer.bind(py);
+    let args = match args.cast::<PyTuple>() {
+        Ok(t) => t.clone(),
+        Err(_) => PyTuple::new(py, args.try_iter()?.collect::<PyResult<Vec<_>>>()?)?,
+    };
+    let atoms = args
+        .iter()
+        .map(|x| operand_atom(trace, tracer, &x))
+        .collect::<PyResult<Vec<Atom>>>()?;
+    let src = source.map(source_text).transpose()?;
+    let (vars, avals) = {
+        let mut b = builder.lock()?;
+        let vars = b.add_eqn(prim.prim.clone(), atoms, src).py()?;
+        let avals = vars
+            .iter()
+            .map(|v| b.aval(&Atom::Var(*v)))
+            .collect::<microjax::Result<Vec<Aval>>>()
+            .py()?;
+        (vars, avals)
+    };
+    let tracers = vars
+        .iter()
+        .zip(&avals)
+        .map(|(v, a)| tracer.call1((trace, v.0, aval_object(py, hooks, a)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    if let Some((eqn_of, rprim, rparams)) = record {
+        let outvars = PyList::new(py, vars.iter().map(|v| v.0))?;
+        let rec = PyTuple::new(py, [rprim, rparams, args.into_any(), outvars.into_any()])?;
+        for v in &vars {
+            eqn_of.set_item(v.0, &rec)?;
+        }
+    }
+    if multiple {
+        return Ok(PyList::new(py, tracers)?.into_any());
+    }
+    match <[Bound<'py, PyAny>; 1]>::try_from(tracers) {
+        Ok([t]) => Ok(t),
+        Err(ts) => Err(PyRuntimeError::new_err(format!(
+            "a single-result primitive staged {} outputs",
+            ts.len()
+        ))),
+    }
+}
