@@ -248,9 +248,15 @@ def test_checkpoint_recomputes_instead_of_saving(x64):
 def test_transform_cache_shared_across_literal_values():
     from microjax_rs.interpreters import ad
 
-    ad._vg_cache.clear()
+    from microjax_rs import _core
+
+    _core.value_and_grad_cache_clear()  # eager grad: the Rust-side cache
     for t in (1.5, 2.5, 3.5):
         assert float(jax.grad(lambda x: jnp.sin(x) * t)(0.0)) == t
+    assert _core.value_and_grad_cache_size() == 1
+    ad._vg_cache.clear()  # grad under a trace: the Python-side cache
+    for t in (1.5, 2.5, 3.5):
+        assert float(jax.jit(jax.grad(lambda x: jnp.sin(x) * t))(0.0)) == t
     assert len(ad._vg_cache) == 1
     ad._vjp_cache.clear()
     for t in (1.5, 2.5, 3.5):

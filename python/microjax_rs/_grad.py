@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 
-from . import core, dtypes
+from . import _core, core, dtypes
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
 from .interpreters.batching import BatchTrace
@@ -105,8 +105,12 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name)
         nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
-        prog, lits = ad.value_and_grad_program(closed, nonzeros)
-        res = ad.run_at(level, prog, lits + inputs)
+        if level is None:  # eager: lift, transform (cached) and run in one Rust call
+            res = _core.value_and_grad_run(
+                closed, nonzeros, [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs])
+        else:
+            prog, lits = ad.value_and_grad_program(closed, nonzeros)
+            res = ad.run_at(level, prog, lits + inputs)
         value, cts = res[0], res[1:]
         if tree is None:
             g = cts[0]

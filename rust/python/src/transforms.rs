@@ -2,11 +2,16 @@
 //! DCE), exposed on `ClosedJaxpr` handles. Rules live in the core; this only
 //! converts arguments and releases the GIL around the transform.
 
-use crate::ir::PyClosedJaxpr;
+use crate::array::ArrayImpl;
+use crate::ir::{run_detached, wrap_outputs, PyClosedJaxpr};
 use crate::CoreResultExt;
 use microjax::transforms;
+use microjax::{ClosedJaxpr, HostArray};
 use pyo3::prelude::*;
-use std::sync::Arc;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
 
 fn wrap(j: microjax::ClosedJaxpr) -> PyClosedJaxpr {
     PyClosedJaxpr { inner: Arc::new(j) }
@@ -84,6 +89,90 @@ pub(crate) fn value_and_grad_jaxpr(
         .detach(move || transforms::value_and_grad_jaxpr(&j, &nonzeros))
         .py()?;
     Ok(wrap(out))
+}
+
+/// A lifted program and its nonzeros -> its `value_and_grad` program.
+type GradCache = HashMap<u64, Vec<(Arc<ClosedJaxpr>, Vec<bool>, Arc<ClosedJaxpr>)>>;
+static GRAD_CACHE: Mutex<Option<GradCache>> = Mutex::new(None);
+const GRAD_CACHE_LIMIT: usize = 512;
+
+/// The `value_and_grad` program of `lifted` (literals already inputs) for
+/// `nonzeros`, from the cache (keyed by structure, confirmed by equality) or
+/// made and cached.
+fn grad_program(lifted: ClosedJaxpr, nonzeros: Vec<bool>) -> microjax::Result<Arc<ClosedJaxpr>> {
+    let mut h = DefaultHasher::new();
+    lifted.hash(&mut h);
+    nonzeros.hash(&mut h);
+    let key = h.finish();
+    if let Ok(guard) = GRAD_CACHE.lock() {
+        let hit = guard.as_ref().and_then(|m| m.get(&key)).and_then(|bucket| {
+            bucket
+                .iter()
+                .find(|(j, nz, _)| **j == lifted && *nz == nonzeros)
+                .map(|(_, _, p)| p.clone())
+        });
+        if let Some(p) = hit {
+            return Ok(p);
+        }
+    }
+    let prog = Arc::new(transforms::value_and_grad_jaxpr(&lifted, &nonzeros)?);
+    if let Ok(mut guard) = GRAD_CACHE.lock() {
+        let map = guard.get_or_insert_with(HashMap::new);
+        if map.len() >= GRAD_CACHE_LIMIT {
+            map.clear();
+        }
+        map.entry(key)
+            .or_default()
+            .push((Arc::new(lifted), nonzeros, prog.clone()));
+    }
+    Ok(prog)
+}
+
+/// `grad` at the eager level in one call: lifts the traced program's float
+/// literals into inputs (so programs differing only in literal values share
+/// one transform and one compiled plan), finds or makes its
+/// `value_and_grad` program and runs it on the literals and `inputs`.
+/// Returns (output, cotangents of the nonzero inputs...).
+#[pyfunction]
+pub(crate) fn value_and_grad_run(
+    py: Python<'_>,
+    closed: PyRef<'_, PyClosedJaxpr>,
+    nonzeros: Vec<bool>,
+    inputs: Vec<PyRef<'_, ArrayImpl>>,
+) -> PyResult<Vec<ArrayImpl>> {
+    for a in &inputs {
+        a.check_live()?;
+    }
+    let (lifted, lits) = microjax::ir::hash::lift_literals(&closed.inner);
+    let mut args: Vec<Arc<HostArray>> = Vec::with_capacity(lits.len().saturating_add(inputs.len()));
+    for l in &lits {
+        args.push(Arc::new(l.to_array().py()?));
+    }
+    args.extend(inputs.iter().map(|a| a.arr.clone()));
+    drop(inputs);
+    let mut nz = vec![false; lits.len()];
+    nz.extend(nonzeros);
+    let prog = py.detach(move || grad_program(lifted, nz)).py()?;
+    let out_avals = prog.out_avals().py()?;
+    let outs = run_detached(py, &prog, args)?;
+    wrap_outputs(outs, &out_avals)
+}
+
+/// Entries of `value_and_grad_run`'s program cache.
+#[pyfunction]
+pub(crate) fn value_and_grad_cache_size() -> usize {
+    GRAD_CACHE
+        .lock()
+        .map(|g| g.as_ref().map_or(0, |m| m.values().map(Vec::len).sum()))
+        .unwrap_or(0)
+}
+
+/// Empties `value_and_grad_run`'s program cache.
+#[pyfunction]
+pub(crate) fn value_and_grad_cache_clear() {
+    if let Ok(mut g) = GRAD_CACHE.lock() {
+        *g = None;
+    }
 }
 
 /// `(program, used_inputs)` keeping the outputs with `used_outputs[j]`.
@@ -164,6 +253,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transpose_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(vjp_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(value_and_grad_jaxpr, m)?)?;
+    m.add_function(wrap_pyfunction!(value_and_grad_run, m)?)?;
+    m.add_function(wrap_pyfunction!(value_and_grad_cache_size, m)?)?;
+    m.add_function(wrap_pyfunction!(value_and_grad_cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(batch_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(dce_jaxpr, m)?)?;
     m.add_function(wrap_pyfunction!(partial_eval_jaxpr, m)?)?;
