@@ -123,6 +123,93 @@ impl Buffer {
         self.len() == 0
     }
 
+    /// The elements as little-endian bytes (bool as one 0/1 byte, a key
+    /// element as two u32 words, float0 as nothing): the layout of exported
+    /// constants and of device memory.
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        fn flat<const N: usize, T: Copy>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            v.iter().flat_map(|&x| f(x)).collect()
+        }
+        match self {
+            Buffer::Bool(v) => v.iter().map(|&x| u8::from(x)).collect(),
+            Buffer::I8(v) => flat(v, i8::to_le_bytes),
+            Buffer::I16(v) => flat(v, i16::to_le_bytes),
+            Buffer::I32(v) => flat(v, i32::to_le_bytes),
+            Buffer::I64(v) => flat(v, i64::to_le_bytes),
+            Buffer::U8(v) => v.clone(),
+            Buffer::U16(v) => flat(v, u16::to_le_bytes),
+            Buffer::U32(v) | Buffer::Key(v) => flat(v, u32::to_le_bytes),
+            Buffer::U64(v) => flat(v, u64::to_le_bytes),
+            Buffer::F16(v) => flat(v, |x: f16| x.to_bits().to_le_bytes()),
+            Buffer::BF16(v) => flat(v, |x: bf16| x.to_bits().to_le_bytes()),
+            Buffer::F32(v) => flat(v, |x: f32| x.to_bits().to_le_bytes()),
+            Buffer::F64(v) => flat(v, |x: f64| x.to_bits().to_le_bytes()),
+            Buffer::Float0(_) => Vec::new(),
+        }
+    }
+
+    /// A buffer of `n` elements of `dtype` from exactly the bytes
+    /// [`Buffer::to_le_bytes`] writes. `strict_bool` rejects bool bytes other
+    /// than 0 and 1 (a loaded program); otherwise any non-zero byte is true
+    /// (device memory). `what` names the data in errors.
+    pub fn from_le_bytes(
+        what: &'static str,
+        dtype: DType,
+        n: usize,
+        bytes: &[u8],
+        strict_bool: bool,
+    ) -> Result<Buffer> {
+        let want = n
+            .checked_mul(dtype.itemsize())
+            .ok_or_else(|| Error::Overflow {
+                what,
+                detail: format!("{n} elements of {dtype}"),
+            })?;
+        if bytes.len() != want {
+            return Err(Error::InvalidArgument(format!(
+                "{what} of {} bytes for {n} elements of {dtype} (need {want})",
+                bytes.len()
+            )));
+        }
+        fn words<const N: usize, T>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+            bytes
+                .chunks_exact(N)
+                .map(|c| {
+                    let mut a = [0u8; N];
+                    a.copy_from_slice(c);
+                    f(a)
+                })
+                .collect()
+        }
+        Ok(match dtype {
+            DType::Bool => Buffer::Bool(
+                bytes
+                    .iter()
+                    .map(|&b| match b {
+                        0 => Ok(false),
+                        1 => Ok(true),
+                        _ if !strict_bool => Ok(true),
+                        _ => Err(Error::InvalidArgument(format!("{what}: bool byte {b}"))),
+                    })
+                    .collect::<Result<_>>()?,
+            ),
+            DType::I8 => Buffer::I8(words(bytes, i8::from_le_bytes)),
+            DType::I16 => Buffer::I16(words(bytes, i16::from_le_bytes)),
+            DType::I32 => Buffer::I32(words(bytes, i32::from_le_bytes)),
+            DType::I64 => Buffer::I64(words(bytes, i64::from_le_bytes)),
+            DType::U8 => Buffer::U8(bytes.to_vec()),
+            DType::U16 => Buffer::U16(words(bytes, u16::from_le_bytes)),
+            DType::U32 => Buffer::U32(words(bytes, u32::from_le_bytes)),
+            DType::U64 => Buffer::U64(words(bytes, u64::from_le_bytes)),
+            DType::F16 => Buffer::F16(words(bytes, |a| f16::from_bits(u16::from_le_bytes(a)))),
+            DType::BF16 => Buffer::BF16(words(bytes, |a| bf16::from_bits(u16::from_le_bytes(a)))),
+            DType::F32 => Buffer::F32(words(bytes, |a| f32::from_bits(u32::from_le_bytes(a)))),
+            DType::F64 => Buffer::F64(words(bytes, |a| f64::from_bits(u64::from_le_bytes(a)))),
+            DType::Float0 => Buffer::Float0(n),
+            DType::Key => Buffer::Key(words(bytes, u32::from_le_bytes)),
+        })
+    }
+
     /// A buffer of `n` zeros (false, 0, +0.0) of `dtype`.
     pub fn zeros(dtype: DType, n: usize) -> Result<Buffer> {
         let words = n.checked_mul(2).ok_or_else(|| Error::Overflow {

@@ -29,3 +29,32 @@ impl Runner for interp::Prepared {
         interp::Prepared::run(self, args)
     }
 }
+
+/// Checks a program's arguments, given as (shape, dtype) each, against its
+/// inputs: the count, then each shape and dtype. `what` names the program
+/// kind in the error.
+pub(crate) fn check_program_args<'a>(
+    what: &'static str,
+    jx: &crate::ir::Jaxpr,
+    args: impl ExactSizeIterator<Item = (&'a [usize], crate::dtype::DType)>,
+) -> Result<()> {
+    if args.len() != jx.invars.len() {
+        return Err(crate::error::Error::Arity {
+            prim: what,
+            expected: jx.invars.len(),
+            got: args.len(),
+        });
+    }
+    for (v, (shape, dtype)) in jx.invars.iter().zip(args) {
+        let want = jx.aval(*v)?;
+        if shape != want.shape.as_slice() || dtype != want.dtype {
+            let got = crate::ir::Aval::new(shape.to_vec(), dtype);
+            return Err(crate::error::Error::Typecheck(format!(
+                "{what}: argument {} does not match parameter {}",
+                got.short(),
+                want.short()
+            )));
+        }
+    }
+    Ok(())
+}

@@ -362,79 +362,13 @@ fn unsigned_fits(u: u64, d: DType) -> bool {
 
 /// Little-endian bytes of a buffer (bool as 0/1, keys as u32 words).
 pub fn buffer_to_le(b: &Buffer) -> Vec<u8> {
-    fn flat<const N: usize, T: Copy>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-        v.iter().flat_map(|&x| f(x)).collect()
-    }
-    match b {
-        Buffer::Bool(v) => v.iter().map(|&x| u8::from(x)).collect(),
-        Buffer::I8(v) => flat(v, i8::to_le_bytes),
-        Buffer::I16(v) => flat(v, i16::to_le_bytes),
-        Buffer::I32(v) => flat(v, i32::to_le_bytes),
-        Buffer::I64(v) => flat(v, i64::to_le_bytes),
-        Buffer::U8(v) => v.clone(),
-        Buffer::U16(v) => flat(v, u16::to_le_bytes),
-        Buffer::U32(v) => flat(v, u32::to_le_bytes),
-        Buffer::U64(v) => flat(v, u64::to_le_bytes),
-        Buffer::F16(v) => flat(v, |x: f16| x.to_bits().to_le_bytes()),
-        Buffer::BF16(v) => flat(v, |x: bf16| x.to_bits().to_le_bytes()),
-        Buffer::F32(v) => flat(v, |x: f32| x.to_bits().to_le_bytes()),
-        Buffer::F64(v) => flat(v, |x: f64| x.to_bits().to_le_bytes()),
-        Buffer::Float0(_) => Vec::new(),
-        Buffer::Key(v) => flat(v, u32::to_le_bytes),
-    }
+    b.to_le_bytes()
 }
 
 /// A buffer of `n` elements of `dtype` from little-endian bytes (the exact
 /// length required; bools must be 0 or 1).
 pub fn buffer_from_le(dtype: DType, n: usize, bytes: &[u8]) -> Result<Buffer> {
-    let want = n
-        .checked_mul(dtype.itemsize())
-        .ok_or_else(|| Error::Overflow {
-            what: "const data",
-            detail: format!("{n} elements of {dtype}"),
-        })?;
-    if bytes.len() != want {
-        return Err(Error::InvalidArgument(format!(
-            "const data of {} bytes for {n} elements of {dtype} (need {want})",
-            bytes.len()
-        )));
-    }
-    fn words<const N: usize, T>(bytes: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-        bytes
-            .chunks_exact(N)
-            .map(|c| {
-                let mut a = [0u8; N];
-                a.copy_from_slice(c);
-                f(a)
-            })
-            .collect()
-    }
-    Ok(match dtype {
-        DType::Bool => Buffer::Bool(
-            bytes
-                .iter()
-                .map(|&b| match b {
-                    0 => Ok(false),
-                    1 => Ok(true),
-                    _ => Err(Error::InvalidArgument(format!("bool byte {b}"))),
-                })
-                .collect::<Result<_>>()?,
-        ),
-        DType::I8 => Buffer::I8(words(bytes, i8::from_le_bytes)),
-        DType::I16 => Buffer::I16(words(bytes, i16::from_le_bytes)),
-        DType::I32 => Buffer::I32(words(bytes, i32::from_le_bytes)),
-        DType::I64 => Buffer::I64(words(bytes, i64::from_le_bytes)),
-        DType::U8 => Buffer::U8(bytes.to_vec()),
-        DType::U16 => Buffer::U16(words(bytes, u16::from_le_bytes)),
-        DType::U32 => Buffer::U32(words(bytes, u32::from_le_bytes)),
-        DType::U64 => Buffer::U64(words(bytes, u64::from_le_bytes)),
-        DType::F16 => Buffer::F16(words(bytes, |a| f16::from_bits(u16::from_le_bytes(a)))),
-        DType::BF16 => Buffer::BF16(words(bytes, |a| bf16::from_bits(u16::from_le_bytes(a)))),
-        DType::F32 => Buffer::F32(words(bytes, |a| f32::from_bits(u32::from_le_bytes(a)))),
-        DType::F64 => Buffer::F64(words(bytes, |a| f64::from_bits(u64::from_le_bytes(a)))),
-        DType::Float0 => Buffer::Float0(n),
-        DType::Key => Buffer::Key(words(bytes, u32::from_le_bytes)),
-    })
+    Buffer::from_le_bytes("const data", dtype, n, bytes, true)
 }
 
 // ---------------------------------------------------------------- parser

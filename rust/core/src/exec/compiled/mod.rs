@@ -225,23 +225,11 @@ impl Compiled {
         mut track: Option<&mut RunStats>,
     ) -> Result<Vec<Arc<HostArray>>> {
         let jx = &self.prog.jaxpr;
-        if args.len() != jx.invars.len() {
-            return Err(Error::Arity {
-                prim: "compiled program",
-                expected: jx.invars.len(),
-                got: args.len(),
-            });
-        }
-        for (v, a) in jx.invars.iter().zip(args) {
-            let want = jx.aval(*v)?;
-            if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
-                return Err(Error::Typecheck(format!(
-                    "compiled program: argument {} does not match parameter {}",
-                    a.aval().short(),
-                    want.short()
-                )));
-            }
-        }
+        super::check_program_args(
+            "compiled program",
+            jx,
+            args.iter().map(|a| (a.shape(), a.dtype())),
+        )?;
         let mut env = recycle::Env::acquire(jx.avals.len());
         let bound = jx
             .constvars

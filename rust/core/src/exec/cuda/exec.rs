@@ -276,22 +276,12 @@ impl CudaPlan {
     }
 
     fn check_args(&self, jx: &Jaxpr, args: &[DeviceArray]) -> Result<()> {
-        if args.len() != jx.invars.len() {
-            return Err(Error::Arity {
-                prim: "cuda program",
-                expected: jx.invars.len(),
-                got: args.len(),
-            });
-        }
-        for (v, a) in jx.invars.iter().zip(args) {
-            let want = jx.aval(*v)?;
-            if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
-                return Err(Error::Typecheck(format!(
-                    "cuda program: argument {} does not match parameter {}",
-                    a.aval.short(),
-                    want.short()
-                )));
-            }
+        crate::exec::check_program_args(
+            "cuda program",
+            jx,
+            args.iter().map(|a| (a.shape(), a.dtype())),
+        )?;
+        for a in args {
             if a.ordinal() != self.device.ordinal {
                 return Err(Error::Device(format!(
                     "cuda program compiled for device {} given an array on device {}",
