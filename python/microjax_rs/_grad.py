@@ -102,7 +102,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             _check_scalar_output(out)
             return [out], aux
 
-        trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name)
+        trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name, private=True)
         nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
         if level is None:  # eager: lift, transform (cached) and run in one Rust call
@@ -222,7 +222,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         flat.out_tree = tree
         return leaves, aux
 
-    trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
+    trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name, private=True)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
     jclosed, lits = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
     tans = [t for t, nz in zip(tleaves, nonzeros) if nz]

@@ -52,6 +52,7 @@ class ADTrace(StagingTrace):
         self.parent = parent
         self.known = {}   # var id -> value one level down
         self.eqn_of = {}  # out var id -> (prim, params, args, out var ids)
+        self.record_source = True  # see trace_ad
 
     def new_input(self, value):
         """A perturbed input whose known value is `value` (one level down)."""
@@ -84,9 +85,9 @@ class ADTrace(StagingTrace):
             low = [self.known_value(a) if (type(a) is Tracer and a._trace is self) else a for a in args]
             return bind_at(self.parent, prim, low, params)
         src = _state.source
-        # Frames 1 and 2 up are this method and its caller, always ours.
-        return self.builder.stage(self, prim.handle(params), args,
-                                  src if src is not None else source_info(3), prim.multiple_results,
+        if src is None and self.record_source:
+            src = source_info(3)  # frames 1 and 2 up are this method and its caller, always ours
+        return self.builder.stage(self, prim.handle(params), args, src, prim.multiple_results,
                                   (self.eqn_of, prim, params))
 
     def known_value(self, t):
@@ -194,13 +195,17 @@ def _view(closed):
     return cj
 
 
-def trace_ad(flat_fun, primals, name):
+def trace_ad(flat_fun, primals, name, private=False):
     """Traces `flat_fun(list of tracers) -> (out leaves, aux)` in AD mode.
 
     Returns (trace, closed jaxpr handle, out leaves, lowered aux, inputs) where
-    `inputs` = primals + captured values, the jaxpr's input order."""
+    `inputs` = primals + captured values, the jaxpr's input order. `private`:
+    the caller runs the transformed program at once and never hands it out,
+    so at the eager level its equations need no source lines (finding the
+    user's frame is a good part of staging an equation)."""
     parent = core.current_trace()
     trace = ADTrace(name, parent)
+    trace.record_source = not (private and parent is None)
     with core.new_trace(trace):
         tracers = [trace.new_input(p) for p in primals]
         outs, aux = flat_fun(tracers)
