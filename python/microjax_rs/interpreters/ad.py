@@ -12,8 +12,9 @@ Known values of recorded variables are computed lazily (only when `bool`,
 equation at most once per trace. The recorded program goes to Rust for the
 transform (JVP, linearize, VJP) and the result runs one level down: through
 the executor when the level below is eager, spliced into the enclosing
-builder in one call under `jit`/`make_jaxpr`, and bound equation by equation
-under another AD or batch trace (so their modes apply).
+builder in one call under `jit`/`make_jaxpr`, and split by partial
+evaluation under another AD or batch trace (`run_split`): the part reading
+none of that trace's tracers runs below it, the rest is spliced into it.
 """
 from .. import _core, core, dtypes
 from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, source_info
@@ -73,8 +74,8 @@ class ADTrace(StagingTrace):
         return var
 
     def process_primitive(self, prim, args, params):
-        # The hot path of every traced operation under grad/jvp: the staging
-        # of StagingTrace.process_primitive is inlined here.
+        # The hot path of every traced operation under grad/jvp: the checks
+        # here, then one Rust call stages the equation and records it.
         for a in args:
             if type(a) is Tracer and a._trace is self:
                 break
