@@ -293,3 +293,20 @@ def test_jacobian_basis_cache_survives_a_deleted_result_and_jit():
     text = str(jax.make_jaxpr(jax.jacfwd(f))(x))
     assert "iota" in text
     np.testing.assert_array_equal(np.asarray(jax.jit(jax.jacfwd(f))(x)), np.eye(3))
+
+
+def test_integer_outputs_of_an_inner_program_under_grad_are_concrete():
+    # vmap's batched program runs at grad's level: its int outputs (argmax)
+    # are values, not perturbed tracers, exactly as a bool/int equation bound
+    # under grad; a literal output of the spliced part is handled too.
+    def f(x):
+        idx = jax.vmap(jnp.argmax)(x * 2.0)
+        assert not isinstance(idx, core.Tracer)
+        rows = np.asarray(idx)  # a value, so NumPy conversion works
+        return jnp.sum(x[np.arange(x.shape[0]), rows] ** 2)
+
+    x = np.array([[1.0, 3.0, 2.0], [4.0, 0.0, 1.0]], dtype=np.float32)
+    g = np.asarray(jax.grad(f)(jnp.asarray(x)))
+    want = np.zeros_like(x)
+    want[0, 1], want[1, 0] = 6.0, 8.0
+    np.testing.assert_allclose(g, want)

@@ -29,6 +29,9 @@ _NONDIFF_PRIMS = frozenset((
 ))
 
 
+_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64"))
+
+
 def _nondiff_output(prim, params):
     """Primitives whose outputs are never perturbed (bool/int results)."""
     if prim.name in _NONDIFF_PRIMS:
@@ -103,14 +106,18 @@ class ADTrace(StagingTrace):
         """Runs a whole program at this level: the part that depends on no
         perturbed input runs one level down (its outputs stay concrete, as
         if its equations had been bound one by one), the rest is spliced in
-        one call and recorded as one step for lazily known values."""
+        one call and recorded as one step for lazily known values. Its
+        bool/int outputs are never perturbed: like a bool/int equation bound
+        here, they are values one level down (their known values)."""
         def splice(unknown, args):
             outs = self.splice(unknown, args)
-            record = (_Program(unknown), None, tuple(args), [o._var for o in outs if type(o) is Tracer])
+            record = (_Program(unknown), None, tuple(args),
+                      [o._var if type(o) is Tracer else None for o in outs])
             for o in outs:
                 if type(o) is Tracer:
                     self.eqn_of[o._var] = record
-            return outs
+            return [self.known_value(o) if type(o) is Tracer and o.aval.dtype_name not in _FLOATS
+                    else o for o in outs]
 
         return run_split(self, closed, inputs, splice)
 
@@ -371,6 +378,7 @@ def _evaluate_known(trace, v, leaf):
         if not prim.multiple_results:
             res = [res]
         for ov, r in zip(outvars, res):
-            known[ov] = r
+            if ov is not None:  # None: a literal output of a spliced program
+                known[ov] = r
         todo.pop()
     return known[v]
