@@ -141,3 +141,23 @@ def test_io_callback_ordered_and_export_refuses_callbacks():
     assert log == [3.0, 4.0]
     with pytest.raises(TypeError, match="cannot be exported"):
         export.export(f)(1.0).serialize()
+
+
+def test_effects_keep_their_order_in_programs_run_under_vmap_and_grad():
+    # A transformed program with ordered effects run under a mode trace is
+    # replayed equation by equation (not split by partial evaluation), so a
+    # callback on an unbatched value still runs before one on a batched value.
+    seen = []
+
+    def f(c, t):
+        def g(x):
+            jax.debug.callback(lambda v: seen.append(("first", float(v))), c)
+            jax.debug.callback(lambda v: seen.append(("second", np.asarray(v).shape)), x)
+            return jnp.sin(x) * c
+
+        return jax.jvp(g, (t,), (t,))[1]
+
+    out = jax.vmap(f, in_axes=(None, 0))(2.0, jnp.asarray([0.0, 1.0]))
+    np.testing.assert_allclose(np.asarray(out), 2.0 * np.cos([0.0, 1.0]) * [0.0, 1.0], rtol=1e-6)
+    # The unbatched callback runs once, the batched one once per example.
+    assert [k for k, _ in seen] == ["first", "second", "second"]
