@@ -143,10 +143,10 @@ def test_io_callback_ordered_and_export_refuses_callbacks():
         export.export(f)(1.0).serialize()
 
 
-def test_effects_keep_their_order_in_programs_run_under_vmap_and_grad():
+def test_callbacks_in_a_jvp_program_run_under_vmap():
     # A transformed program with ordered effects run under a mode trace is
-    # replayed equation by equation (not split by partial evaluation), so a
-    # callback on an unbatched value still runs before one on a batched value.
+    # replayed equation by equation (not split by partial evaluation): the
+    # callback on the unbatched value runs once, the batched one per example.
     seen = []
 
     def f(c, t):
