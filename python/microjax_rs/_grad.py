@@ -103,7 +103,10 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             return [out], aux
 
         trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name, private=True)
-        nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
+        if tree is None:  # one float leaf
+            nonzeros = [True] + [False] * len(trace.captures)
+        else:
+            nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
         if level is None:  # eager: lift, transform (cached) and run in one Rust call
             res = _core.value_and_grad_run(
