@@ -310,3 +310,15 @@ def test_integer_outputs_of_an_inner_program_under_grad_are_concrete():
     want = np.zeros_like(x)
     want[0, 1], want[1, 0] = 6.0, 8.0
     np.testing.assert_allclose(g, want)
+
+
+def test_inner_program_passing_an_input_through_under_grad():
+    # The jvp program returns its inputs unchanged; spliced into grad's
+    # trace, the tangent output is the variable of `x * 1.0`, which keeps its
+    # own record (bool() of it evaluates that record, not the splice).
+    def g(x):
+        y, ty = jax.jvp(lambda a: a, (x,), (x * 1.0,))
+        return y * ty if ty > 0 else -y
+
+    assert float(jax.grad(g)(2.0)) == 4.0
+    assert float(jax.grad(g)(-2.0)) == -1.0

@@ -110,12 +110,16 @@ class ADTrace(StagingTrace):
         bool/int outputs are never perturbed: like a bool/int equation bound
         here, they are values one level down (their known values)."""
         def splice(unknown, args):
+            known, eqn_of = self.known, self.eqn_of
             outs = self.splice(unknown, args)
-            record = (_Program(unknown), None, tuple(args),
-                      [o._var if type(o) is Tracer else None for o in outs])
-            for o in outs:
-                if type(o) is Tracer:
-                    self.eqn_of[o._var] = record
+            # Only variables the splice created: an output that is one of
+            # its inputs passed through keeps its own record.
+            fresh = [o._var if type(o) is Tracer and o._var not in eqn_of and o._var not in known
+                     else None for o in outs]
+            record = (_Program(unknown), None, tuple(args), fresh)
+            for v in fresh:
+                if v is not None:
+                    eqn_of[v] = record
             return [self.known_value(o) if type(o) is Tracer and o.aval.dtype_name not in _FLOATS
                     else o for o in outs]
 
