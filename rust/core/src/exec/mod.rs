@@ -22,6 +22,59 @@ use std::sync::Arc;
 pub trait Runner: Send + Sync {
     /// Runs the program on `args`, returning its outputs.
     fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>;
+
+    /// The compiled plan behind this runner, if it is one (loops run it
+    /// through [`compiled::Looped`]).
+    fn as_compiled(&self) -> Option<&compiled::Compiled> {
+        None
+    }
+}
+
+/// A loop body (`scan`, `while`) run many times with the same leading
+/// (loop-invariant) operands: a compiled plan binds them once
+/// ([`compiled::Looped`]); any other runner is called with them prepended.
+pub enum LoopBody<'a> {
+    Plan(compiled::Looped<'a>),
+    Runner {
+        runner: &'a dyn Runner,
+        /// The fixed operands, then the last run's varying ones.
+        ins: Vec<Arc<HostArray>>,
+        fixed: usize,
+    },
+}
+
+impl<'a> LoopBody<'a> {
+    pub fn new(runner: &'a dyn Runner, fixed: &[Arc<HostArray>]) -> Result<LoopBody<'a>> {
+        Ok(match runner.as_compiled() {
+            Some(plan) => LoopBody::Plan(plan.looped(fixed)?),
+            None => LoopBody::Runner {
+                runner,
+                ins: fixed.to_vec(),
+                fixed: fixed.len(),
+            },
+        })
+    }
+
+    /// Runs the body on the fixed operands followed by `vary` (drained),
+    /// appending its results to `outs`.
+    pub fn run(
+        &mut self,
+        vary: &mut Vec<Arc<HostArray>>,
+        outs: &mut Vec<Arc<HostArray>>,
+    ) -> Result<()> {
+        match self {
+            LoopBody::Plan(p) => p.run(vary, outs),
+            LoopBody::Runner { runner, ins, fixed } => {
+                ins.append(vary);
+                let ran = runner.run(ins);
+                // The varying operands are dead once the body has run: a
+                // compiled body reuses their buffers.
+                ins.drain(*fixed..).for_each(compiled::recycle::give);
+                outs.extend(ran?);
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Runner for interp::Prepared {

@@ -222,7 +222,7 @@ impl Compiled {
     fn run_tracked(
         &self,
         args: &[Arc<HostArray>],
-        mut track: Option<&mut RunStats>,
+        track: Option<&mut RunStats>,
     ) -> Result<Vec<Arc<HostArray>>> {
         let jx = &self.prog.jaxpr;
         if args.len() != jx.invars.len() {
@@ -233,14 +233,7 @@ impl Compiled {
             });
         }
         for (v, a) in jx.invars.iter().zip(args) {
-            let want = jx.aval(*v)?;
-            if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
-                return Err(Error::Typecheck(format!(
-                    "compiled program: argument {} does not match parameter {}",
-                    a.aval().short(),
-                    want.short()
-                )));
-            }
+            self.check_arg(*v, a)?;
         }
         let mut env = recycle::Env::acquire(jx.avals.len());
         let bound = jx
@@ -251,50 +244,7 @@ impl Compiled {
         for (v, val) in bound {
             *slot(&mut env, *v)? = Some(val.clone());
         }
-        for (step, frees) in self.steps.iter().zip(&self.frees) {
-            match step {
-                Step::Eqn {
-                    index,
-                    ins,
-                    bodies,
-                    out,
-                } => {
-                    let eqn = jx
-                        .eqns
-                        .get(*index)
-                        .ok_or_else(|| internal("equation index"))?;
-                    let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), &env)?;
-                    if outs.len() != eqn.outputs.len() {
-                        return Err(Error::Arity {
-                            prim: eqn.prim.name(),
-                            expected: eqn.outputs.len(),
-                            got: outs.len(),
-                        });
-                    }
-                    for (v, val) in eqn.outputs.iter().zip(outs) {
-                        *slot(&mut env, *v)? = Some(val);
-                    }
-                }
-                Step::Fused(f) => {
-                    let reads = f
-                        .reads()
-                        .map(|v| read(&env, v))
-                        .collect::<Result<Vec<&HostArray>>>()?;
-                    let outs = f.run(&reads)?;
-                    for (v, val) in f.writes().zip(outs) {
-                        *slot(&mut env, v)? = Some(val);
-                    }
-                }
-            }
-            if let Some(t) = track.as_deref_mut() {
-                t.peak_bytes = t.peak_bytes.max(live_bytes(&env));
-            }
-            for v in frees {
-                if let Some(h) = slot(&mut env, *v)?.take() {
-                    recycle::give(h);
-                }
-            }
-        }
+        self.run_steps(&mut env, &self.frees, track)?;
         jx.outvars
             .iter()
             .map(|a| match a {
@@ -308,9 +258,237 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// Walks the plan on `env` (parameters bound), freeing after each step
+    /// the values `frees` lists for it.
+    fn run_steps(
+        &self,
+        env: &mut [Option<Arc<HostArray>>],
+        frees: &[Vec<Var>],
+        mut track: Option<&mut RunStats>,
+    ) -> Result<()> {
+        let jx = &self.prog.jaxpr;
+        for (step, frees) in self.steps.iter().zip(frees) {
+            match step {
+                Step::Eqn {
+                    index,
+                    ins,
+                    bodies,
+                    out,
+                } => {
+                    let eqn = jx
+                        .eqns
+                        .get(*index)
+                        .ok_or_else(|| internal("equation index"))?;
+                    match (out, eqn.outputs.as_slice()) {
+                        // One output: no list of results built per step.
+                        (Some(aval), [v]) => {
+                            let val = run_single(&eqn.prim, ins, aval, env)?;
+                            *slot(env, *v)? = Some(val);
+                        }
+                        _ => {
+                            let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), env)?;
+                            if outs.len() != eqn.outputs.len() {
+                                return Err(Error::Arity {
+                                    prim: eqn.prim.name(),
+                                    expected: eqn.outputs.len(),
+                                    got: outs.len(),
+                                });
+                            }
+                            for (v, val) in eqn.outputs.iter().zip(outs) {
+                                *slot(env, *v)? = Some(val);
+                            }
+                        }
+                    }
+                }
+                Step::Fused(f) => {
+                    let outs = {
+                        let reads = f
+                            .reads()
+                            .map(|v| read(env, v))
+                            .collect::<Result<Vec<&HostArray>>>()?;
+                        f.run(&reads)?
+                    };
+                    for (v, val) in f.writes().zip(outs) {
+                        *slot(env, v)? = Some(val);
+                    }
+                }
+            }
+            if let Some(t) = track.as_deref_mut() {
+                t.peak_bytes = t.peak_bytes.max(live_bytes(env));
+            }
+            for v in frees {
+                if let Some(h) = slot(env, *v)?.take() {
+                    recycle::give(h);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks argument `a` against parameter `v`.
+    fn check_arg(&self, v: Var, a: &HostArray) -> Result<()> {
+        let want = self.prog.jaxpr.aval(v)?;
+        if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
+            return Err(Error::Typecheck(format!(
+                "compiled program: argument {} does not match parameter {}",
+                a.aval().short(),
+                want.short()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The plan as a loop body whose first `fixed.len()` parameters keep
+    /// the values `fixed` on every run (see [`Looped`]).
+    pub fn looped(&self, fixed: &[Arc<HostArray>]) -> Result<Looped<'_>> {
+        let jx = &self.prog.jaxpr;
+        let (params, varying) = jx
+            .invars
+            .split_at_checked(fixed.len())
+            .ok_or(Error::Arity {
+                prim: "compiled program",
+                expected: jx.invars.len(),
+                got: fixed.len(),
+            })?;
+        let mut env = recycle::Env::acquire(jx.avals.len());
+        let mut is_fixed = vec![false; jx.avals.len()];
+        for (v, a) in params.iter().zip(fixed) {
+            self.check_arg(*v, a)?;
+        }
+        let bound = jx
+            .constvars
+            .iter()
+            .zip(&self.prog.consts)
+            .chain(params.iter().zip(fixed));
+        for (v, val) in bound {
+            *slot(&mut env, *v)? = Some(val.clone());
+            if let Some(f) = is_fixed.get_mut(v.index()) {
+                *f = true;
+            }
+        }
+        let keep = |v: &&Var| !is_fixed.get(v.index()).copied().unwrap_or(false);
+        let frees = self
+            .frees
+            .iter()
+            .map(|f| f.iter().filter(keep).copied().collect())
+            .collect();
+        let results = jx
+            .outvars
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) if !is_fixed.get(v.index()).copied().unwrap_or(false) => {
+                    Ok(BodyOut::Run(*v))
+                }
+                Atom::Var(v) => Ok(BodyOut::Fixed(*v)),
+                Atom::Lit(l) => Ok(BodyOut::Lit(Arc::new(l.to_array()?))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Looped {
+            plan: self,
+            env,
+            frees,
+            varying,
+            results,
+        })
+    }
+}
+
+/// Where a loop body's result comes from.
+#[derive(Debug)]
+enum BodyOut {
+    /// A value of this run (unbound once handed out).
+    Run(Var),
+    /// A loop-invariant value (a fixed parameter or a constant).
+    Fixed(Var),
+    /// A literal.
+    Lit(Arc<HostArray>),
+}
+
+/// A plan run as a loop body (`scan`, `while`): the loop-invariant
+/// parameters (the loop's consts) and the plan's constants are bound once,
+/// the value table is kept across runs, and each run binds only the varying
+/// parameters (carries, rows of `xs`), checks them, walks the steps and
+/// moves the results out. Values are freed after their last reader as in
+/// [`Compiled::run`], so a carry given to a run is recycled as soon as the
+/// run has read it, and its buffer holds a result of the same run.
+pub struct Looped<'p> {
+    plan: &'p Compiled,
+    env: recycle::Env,
+    /// Per step, the values to free (never a fixed one).
+    frees: Vec<Vec<Var>>,
+    varying: &'p [Var],
+    results: Vec<BodyOut>,
+}
+
+impl Looped<'_> {
+    /// Runs the body with `vary` (drained) as its varying parameters,
+    /// appending the results to `outs`.
+    pub fn run(
+        &mut self,
+        vary: &mut Vec<Arc<HostArray>>,
+        outs: &mut Vec<Arc<HostArray>>,
+    ) -> Result<()> {
+        let ran = self.run_once(vary, outs);
+        self.unbind();
+        ran
+    }
+
+    fn run_once(
+        &mut self,
+        vary: &mut Vec<Arc<HostArray>>,
+        outs: &mut Vec<Arc<HostArray>>,
+    ) -> Result<()> {
+        let varying = self.varying;
+        if vary.len() != varying.len() {
+            return Err(Error::Arity {
+                prim: "compiled program",
+                expected: varying.len(),
+                got: vary.len(),
+            });
+        }
+        for (v, a) in varying.iter().zip(vary.drain(..)) {
+            self.plan.check_arg(*v, &a)?;
+            *slot(&mut self.env, *v)? = Some(a);
+        }
+        self.plan.run_steps(&mut self.env, &self.frees, None)?;
+        for r in &self.results {
+            outs.push(match r {
+                // Cloned, not taken: a value may be returned twice.
+                BodyOut::Run(v) | BodyOut::Fixed(v) => self
+                    .env
+                    .get(v.index())
+                    .and_then(|s| s.clone())
+                    .ok_or_else(|| unbound(*v))?,
+                BodyOut::Lit(h) => h.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Unbinds what the last run left bound (parameters no step read,
+    /// results handed out), also after an error, so the results are the
+    /// caller's alone.
+    fn unbind(&mut self) {
+        let run_vars = self.results.iter().filter_map(|r| match r {
+            BodyOut::Run(v) => Some(v),
+            _ => None,
+        });
+        for v in self.varying.iter().chain(run_vars) {
+            if let Some(s) = self.env.get_mut(v.index()) {
+                *s = None;
+            }
+        }
+    }
+}
+
 impl Runner for Compiled {
     fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         Compiled::run(self, args)
+    }
+
+    fn as_compiled(&self) -> Option<&Compiled> {
+        Some(self)
     }
 }
 
@@ -368,20 +546,82 @@ fn run_eqn(
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             super::interp::eval_closed(jaxpr, &shared()?)
         }
-        Primitive::DotGeneral {
-            dims,
-            preferred_element_type,
-        } if out.is_some() => {
-            let (Some(a), [l, r]) = (out, ins) else {
-                return run_kernel(prim, ins, out, env);
-            };
-            match dot_into_recycled(src(env, l)?, src(env, r)?, dims, *preferred_element_type, a)? {
-                Some(h) => Ok(vec![h]),
-                None => run_kernel(prim, ins, out, env),
-            }
-        }
         prim => run_kernel(prim, ins, out, env),
     }
+}
+
+/// A single-output kernel equation: small float products and unary ops
+/// write into a recycled array when the bin has one, the rest run their
+/// kernel.
+fn run_single(
+    prim: &Primitive,
+    ins: &[Src],
+    out: &Aval,
+    env: &[Option<Arc<HostArray>>],
+) -> Result<Arc<HostArray>> {
+    let recycled = match (prim, ins) {
+        (
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type,
+            },
+            [l, r],
+        ) => dot_into_recycled(
+            src(env, l)?,
+            src(env, r)?,
+            dims,
+            *preferred_element_type,
+            out,
+        )?,
+        (Primitive::Unary(op), [x]) => unary_into_recycled(*op, src(env, x)?, out),
+        _ => None,
+    };
+    if let Some(h) = recycled {
+        return Ok(h);
+    }
+    let mut outs = run_eqn(prim, ins, &[], Some(out), env)?;
+    match (outs.pop(), outs.is_empty()) {
+        (Some(h), true) => Ok(h),
+        _ => Err(Error::Arity {
+            prim: prim.name(),
+            expected: 1,
+            got: outs.len().saturating_add(1),
+        }),
+    }
+}
+
+/// `op(x)` written into a recycled array, when `op` has a `vmath` kernel,
+/// `x` is f32 or f64 of the output's type, and the bin has an array of
+/// that size (`None`: take the kernel's allocating path). The kernel
+/// computes these ops with the same `vmath` function, so the bits are the
+/// same.
+fn unary_into_recycled(
+    op: crate::prims::UnaryOp,
+    x: &HostArray,
+    out: &Aval,
+) -> Option<Arc<HostArray>> {
+    use crate::array::Buffer;
+    use crate::prims::kernel::slices::{self, Operand};
+    if !slices::supports_unary(op) || x.dtype() != out.dtype || x.shape() != out.shape.as_slice() {
+        return None;
+    }
+    if !matches!(x.buffer(), Buffer::F32(_) | Buffer::F64(_)) {
+        return None;
+    }
+    let mut dst = recycle::take(out.dtype, &out.shape)?;
+    let written = match (
+        x.buffer(),
+        Arc::get_mut(&mut dst).map(HostArray::buffer_mut),
+    ) {
+        (Buffer::F32(v), Some(Buffer::F32(o))) => slices::unary(op, Operand::Slice(v), o),
+        (Buffer::F64(v), Some(Buffer::F64(o))) => slices::unary(op, Operand::Slice(v), o),
+        _ => false,
+    };
+    if written {
+        return Some(dst);
+    }
+    recycle::give(dst);
+    None
 }
 
 /// An equation run by its kernel into fresh arrays.

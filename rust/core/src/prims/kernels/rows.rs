@@ -58,6 +58,34 @@ pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
     HostArray::new(shape, buf)
 }
 
+/// Copies `x[i]` along the leading axis into `dst` (a buffer of one row's
+/// size); `false` (and `dst` untouched) for a dtype other than `x`'s or an
+/// opaque one.
+pub fn read_row_into(x: &HostArray, i: usize, dst: &mut Buffer) -> Result<bool> {
+    fn copy<T: Copy>(src: &[T], i: usize, dst: &mut [T]) -> Result<bool> {
+        let n = dst.len();
+        let start = i.checked_mul(n).ok_or(Error::Overflow {
+            what: "take_row",
+            detail: format!("{i} * {n}"),
+        })?;
+        let r = range(start, n, src.len(), "take_row")?;
+        dst.copy_from_slice(src.get(r).unwrap_or_default());
+        Ok(true)
+    }
+    if row_len(x.shape())? != dst.len() {
+        return Ok(false);
+    }
+    match (x.buffer(), dst) {
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, i, d),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, i, d),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, i, d),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, i, d),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, i, d),
+        (Buffer::Bool(s), Buffer::Bool(d)) => copy(s, i, d),
+        _ => Ok(false),
+    }
+}
+
 fn copy_into<T: Copy>(dst: &mut [T], start: usize, src: &[T]) -> Result<()> {
     let r = range(start, src.len(), dst.len(), "write_row")?;
     dst.get_mut(r)
