@@ -22,7 +22,7 @@
 mod common;
 #[path = "kernels/dot.rs"]
 mod dot;
-pub use dot::dot_general_into;
+pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
 mod elementwise;
 #[path = "kernels/gather.rs"]

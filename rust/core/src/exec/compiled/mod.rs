@@ -48,6 +48,8 @@ enum Step {
         /// The output aval of a single-output kernel equation (known from
         /// the typechecked program, so the shape rule is not rerun).
         out: Option<Aval>,
+        /// A small float product's kernel plan, made once.
+        dot: Option<kernel::PackedDot>,
     },
     /// A fusion group.
     Fused(Box<Fused>),
@@ -159,11 +161,13 @@ impl Compiled {
                         (p, [v]) if !p.multiple_results() => Some(jx.aval(*v)?.clone()),
                         _ => None,
                     };
+                    let dot = packed_dot(jx, eqn, out.as_ref())?;
                     steps.push(Step::Eqn {
                         index: i,
                         ins,
                         bodies,
                         out,
+                        dot,
                     });
                 }
             }
@@ -275,6 +279,7 @@ impl Compiled {
                     ins,
                     bodies,
                     out,
+                    dot,
                 } => {
                     let eqn = jx
                         .eqns
@@ -283,7 +288,7 @@ impl Compiled {
                     match (out, eqn.outputs.as_slice()) {
                         // One output: no list of results built per step.
                         (Some(aval), [v]) => {
-                            let val = run_single(&eqn.prim, ins, aval, env)?;
+                            let val = run_single(&eqn.prim, ins, aval, dot.as_ref(), env)?;
                             *slot(env, *v)? = Some(val);
                         }
                         _ => {
@@ -550,80 +555,6 @@ fn run_eqn(
     }
 }
 
-/// A single-output kernel equation: small float products and unary ops
-/// write into a recycled array when the bin has one, the rest run their
-/// kernel.
-fn run_single(
-    prim: &Primitive,
-    ins: &[Src],
-    out: &Aval,
-    env: &[Option<Arc<HostArray>>],
-) -> Result<Arc<HostArray>> {
-    let recycled = match (prim, ins) {
-        (
-            Primitive::DotGeneral {
-                dims,
-                preferred_element_type,
-            },
-            [l, r],
-        ) => dot_into_recycled(
-            src(env, l)?,
-            src(env, r)?,
-            dims,
-            *preferred_element_type,
-            out,
-        )?,
-        (Primitive::Unary(op), [x]) => unary_into_recycled(*op, src(env, x)?, out),
-        _ => None,
-    };
-    if let Some(h) = recycled {
-        return Ok(h);
-    }
-    let mut outs = run_eqn(prim, ins, &[], Some(out), env)?;
-    match (outs.pop(), outs.is_empty()) {
-        (Some(h), true) => Ok(h),
-        _ => Err(Error::Arity {
-            prim: prim.name(),
-            expected: 1,
-            got: outs.len().saturating_add(1),
-        }),
-    }
-}
-
-/// `op(x)` written into a recycled array, when `op` has a `vmath` kernel,
-/// `x` is f32 or f64 of the output's type, and the bin has an array of
-/// that size (`None`: take the kernel's allocating path). The kernel
-/// computes these ops with the same `vmath` function, so the bits are the
-/// same.
-fn unary_into_recycled(
-    op: crate::prims::UnaryOp,
-    x: &HostArray,
-    out: &Aval,
-) -> Option<Arc<HostArray>> {
-    use crate::array::Buffer;
-    use crate::prims::kernel::slices::{self, Operand};
-    if !slices::supports_unary(op) || x.dtype() != out.dtype || x.shape() != out.shape.as_slice() {
-        return None;
-    }
-    if !matches!(x.buffer(), Buffer::F32(_) | Buffer::F64(_)) {
-        return None;
-    }
-    let mut dst = recycle::take(out.dtype, &out.shape)?;
-    let written = match (
-        x.buffer(),
-        Arc::get_mut(&mut dst).map(HostArray::buffer_mut),
-    ) {
-        (Buffer::F32(v), Some(Buffer::F32(o))) => slices::unary(op, Operand::Slice(v), o),
-        (Buffer::F64(v), Some(Buffer::F64(o))) => slices::unary(op, Operand::Slice(v), o),
-        _ => false,
-    };
-    if written {
-        return Some(dst);
-    }
-    recycle::give(dst);
-    None
-}
-
 /// An equation run by its kernel into fresh arrays.
 fn run_kernel(
     prim: &Primitive,
@@ -642,21 +573,73 @@ fn run_kernel(
     Ok(outs.into_iter().map(Arc::new).collect())
 }
 
-/// A small float product written into a recycled array of its type, when
-/// the bin has one and the register kernel applies (`None`: take the
-/// kernel's allocating path).
-fn dot_into_recycled(
-    l: &HostArray,
-    r: &HostArray,
-    dims: &crate::prims::DotDims,
-    pref: Option<crate::dtype::DType>,
+/// A single-output kernel equation: small float products and unary ops
+/// write into a recycled array when the bin has one, the rest run their
+/// kernel.
+fn run_single(
+    prim: &Primitive,
+    ins: &[Src],
     out: &Aval,
+    dot: Option<&kernel::PackedDot>,
+    env: &[Option<Arc<HostArray>>],
+) -> Result<Arc<HostArray>> {
+    let recycled = match (prim, ins) {
+        (Primitive::DotGeneral { .. }, [l, r]) if dot.is_some() => {
+            let (l, r) = (src(env, l)?, src(env, r)?);
+            into_recycled(out, |buf| match dot {
+                Some(d) => d.run_into(l, r, buf),
+                None => Ok(false),
+            })?
+        }
+        (
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type,
+            },
+            [l, r],
+        ) => {
+            let (l, r) = (src(env, l)?, src(env, r)?);
+            into_recycled(out, |buf| {
+                kernel::dot_general_into(l, r, dims, *preferred_element_type, buf)
+            })?
+        }
+        (Primitive::Unary(op), [x]) => {
+            let x = src(env, x)?;
+            if unary_fits(*op, x, out) {
+                into_recycled(out, |buf| Ok(unary_into(*op, x, buf)))?
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    if let Some(h) = recycled {
+        return Ok(h);
+    }
+    let mut outs = run_eqn(prim, ins, &[], Some(out), env)?;
+    match (outs.pop(), outs.is_empty()) {
+        (Some(h), true) => Ok(h),
+        _ => Err(Error::Arity {
+            prim: prim.name(),
+            expected: 1,
+            got: outs.len().saturating_add(1),
+        }),
+    }
+}
+
+/// A value of type `out` written by `write` into a recycled array, when the
+/// bin has one of its size and `write` applies (it returns `false`, leaving
+/// the buffer untouched, when it does not). `None`: the caller takes the
+/// kernel's allocating path.
+fn into_recycled(
+    out: &Aval,
+    write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
 ) -> Result<Option<Arc<HostArray>>> {
     let Some(mut dst) = recycle::take(out.dtype, &out.shape) else {
         return Ok(None);
     };
     let written = match Arc::get_mut(&mut dst) {
-        Some(h) => kernel::dot_general_into(l, r, dims, pref, h.buffer_mut())?,
+        Some(h) => write(h.buffer_mut())?,
         None => false,
     };
     if written {
@@ -664,6 +647,62 @@ fn dot_into_recycled(
     }
     recycle::give(dst);
     Ok(None)
+}
+
+/// Whether `op(x)` of type `out` runs on a `vmath` kernel: f32 or f64 `x`
+/// of the output's type and shape. The reference kernel computes these ops
+/// with the same `vmath` function, so the bits are the same.
+fn unary_fits(op: crate::prims::UnaryOp, x: &HostArray, out: &Aval) -> bool {
+    use crate::prims::kernel::slices;
+    slices::supports_unary(op)
+        && matches!(
+            out.dtype,
+            crate::dtype::DType::F32 | crate::dtype::DType::F64
+        )
+        && x.dtype() == out.dtype
+        && x.shape() == out.shape.as_slice()
+}
+
+/// `out = op(x)` by the `vmath` kernel; `false` when it does not apply.
+fn unary_into(op: crate::prims::UnaryOp, x: &HostArray, out: &mut crate::array::Buffer) -> bool {
+    use crate::array::Buffer;
+    use crate::prims::kernel::slices::{self, Operand};
+    match (x.buffer(), out) {
+        (Buffer::F32(v), Buffer::F32(o)) => slices::unary(op, Operand::Slice(v), o),
+        (Buffer::F64(v), Buffer::F64(o)) => slices::unary(op, Operand::Slice(v), o),
+        _ => false,
+    }
+}
+
+/// The register-kernel plan of a float `dot_general` equation computed in
+/// the operands' type, when its operands are used in place.
+fn packed_dot(
+    jx: &Jaxpr,
+    eqn: &crate::ir::Eqn,
+    out: Option<&Aval>,
+) -> Result<Option<kernel::PackedDot>> {
+    let (
+        Primitive::DotGeneral {
+            dims,
+            preferred_element_type,
+        },
+        [l, r],
+        Some(out),
+    ) = (&eqn.prim, eqn.inputs.as_slice(), out)
+    else {
+        return Ok(None);
+    };
+    let (la, ra) = (jx.atom_aval(l)?, jx.atom_aval(r)?);
+    let float = matches!(
+        out.dtype,
+        crate::dtype::DType::F32 | crate::dtype::DType::F64
+    );
+    let same = la.dtype == out.dtype
+        && ra.dtype == out.dtype
+        && preferred_element_type.is_none_or(|p| p == out.dtype);
+    Ok((float && same)
+        .then(|| kernel::PackedDot::new(&la.shape, &ra.shape, dims))
+        .flatten())
 }
 
 /// Whether each variable is read outside the fusion group that defines it
