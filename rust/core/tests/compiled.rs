@@ -624,3 +624,52 @@ fn planned_products_equal_the_kernel() {
         assert_eq!(keep, Buffer::F32(vec![1.0; want.size()]));
     }
 }
+
+/// Unfused single binary and unary equations inside a loop body (a literal
+/// splatted, full-length operands, an `i32` counter) write into recycled
+/// arrays with the interpreter's bits.
+#[test]
+fn single_elementwise_steps_in_loops_agree() {
+    let d = 24;
+    let i32s = Aval::new(vec![], DType::I32);
+    let mut bb = Builder::new();
+    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
+    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let two = Atom::Lit(Literal::new(Scalar::Int(2), DType::I32, false));
+    let i2 = bb.binary(BinaryOp::Mul, i, two).unwrap();
+    let u = bb.add_eqn1(dot_c_w(), vec![c, w.clone()]).unwrap();
+    let v = bb.binary(BinaryOp::Mul, u, lit(0.5)).unwrap();
+    let z = bb.add_eqn1(dot_c_w(), vec![v, w.clone()]).unwrap();
+    let t = bb.binary(BinaryOp::Sub, z, x).unwrap();
+    let q = bb.add_eqn1(dot_c_w(), vec![t, w]).unwrap();
+    let r = bb.unary(UnaryOp::Sin, q).unwrap();
+    let body = bb.build(vec![i2, r]).unwrap();
+    let mut b = Builder::new();
+    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let i0 = Atom::Var(b.add_input(i32s).unwrap());
+    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let xs = Atom::Var(b.add_input(f32v(&[9, d])).unwrap());
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: 9,
+        reverse: false,
+        num_consts: 1,
+        num_carry: 2,
+        linear: vec![false; 4],
+        unroll: 1,
+    }));
+    let outs = b.add_eqn(scan, vec![w, i0, c0, xs], None).unwrap();
+    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let one = Arc::new(HostArray::new(vec![], Buffer::I32(vec![3])).unwrap());
+    let args = [
+        data_in(&[d, d], 4, 0.3),
+        one,
+        data(&[d], 5),
+        data(&[9, d], 6),
+    ];
+    let plan = check(prog, &args);
+    let out = plan.run(&args).unwrap();
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![3 << 9]));
+}

@@ -25,6 +25,7 @@ mod dot;
 pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
 mod elementwise;
+pub use elementwise::int_binary_into;
 #[path = "kernels/gather.rs"]
 mod gather;
 #[path = "kernels/math.rs"]

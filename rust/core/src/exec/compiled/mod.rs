@@ -334,7 +334,7 @@ impl Compiled {
     /// Checks argument `a` against parameter `v`.
     fn check_arg(&self, v: Var, a: &HostArray) -> Result<()> {
         let want = self.prog.jaxpr.aval(v)?;
-        if a.shape() != want.shape.as_slice() || a.dtype() != want.dtype {
+        if a.dtype() != want.dtype || !same_shape(a.shape(), &want.shape) {
             return Err(Error::Typecheck(format!(
                 "compiled program: argument {} does not match parameter {}",
                 a.aval().short(),
@@ -603,6 +603,14 @@ fn run_single(
                 kernel::dot_general_into(l, r, dims, *preferred_element_type, buf)
             })?
         }
+        (Primitive::Binary(op), [a, b]) => {
+            let (a, b) = (src(env, a)?, src(env, b)?);
+            if binary_fits(a, b, out) {
+                into_recycled(out, |buf| Ok(binary_into(*op, a, b, buf)))?
+            } else {
+                None
+            }
+        }
         (Primitive::Unary(op), [x]) => {
             let x = src(env, x)?;
             if unary_fits(*op, x, out) {
@@ -660,7 +668,56 @@ fn unary_fits(op: crate::prims::UnaryOp, x: &HostArray, out: &Aval) -> bool {
             crate::dtype::DType::F32 | crate::dtype::DType::F64
         )
         && x.dtype() == out.dtype
-        && x.shape() == out.shape.as_slice()
+        && same_shape(x.shape(), &out.shape)
+}
+
+/// Whether `a op b` of type `out` has an in-place path: operands of the
+/// output's dtype (f32, f64, i32 or i64), each of the output's shape or a
+/// scalar.
+fn binary_fits(a: &HostArray, b: &HostArray, out: &Aval) -> bool {
+    use crate::dtype::DType;
+    let fits = |x: &HostArray| {
+        x.dtype() == out.dtype && (x.shape().is_empty() || same_shape(x.shape(), &out.shape))
+    };
+    matches!(out.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64) && fits(a) && fits(b)
+}
+
+/// `out = a op b` by the slice kernels (floats: the reference kernels'
+/// per-element functions) or the integer kernel; `false` when `op` has no
+/// such path.
+fn binary_into(
+    op: crate::prims::BinaryOp,
+    a: &HostArray,
+    b: &HostArray,
+    out: &mut crate::array::Buffer,
+) -> bool {
+    use crate::array::Buffer;
+    use crate::prims::kernel::slices::{self, Lane, Operand};
+    /// A full-length operand read in place, a one-element one splatted.
+    fn operand<T: Lane>(v: &[T], n: usize) -> Option<Operand<'_, T>> {
+        match v {
+            [x] if n != 1 => Some(Operand::Splat(*x)),
+            _ if v.len() == n => Some(Operand::Slice(v)),
+            _ => None,
+        }
+    }
+    fn floats<T: Lane>(op: crate::prims::BinaryOp, a: &[T], b: &[T], o: &mut [T]) -> bool {
+        match (operand(a, o.len()), operand(b, o.len())) {
+            (Some(a), Some(b)) => slices::binary(op, a, b, o),
+            _ => false,
+        }
+    }
+    match (a.buffer(), b.buffer(), out) {
+        (Buffer::F32(x), Buffer::F32(y), Buffer::F32(o)) => floats(op, x, y, o),
+        (Buffer::F64(x), Buffer::F64(y), Buffer::F64(o)) => floats(op, x, y, o),
+        (x, y, o) => kernel::int_binary_into(op, x, y, o),
+    }
+}
+
+/// Shape equality by a plain loop (a `memcmp` call costs more on the few
+/// axes of a loop body's values).
+fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// `out = op(x)` by the `vmath` kernel; `false` when it does not apply.
