@@ -15,7 +15,7 @@ fn range(
     total: usize,
     what: &'static str,
 ) -> Result<std::ops::Range<usize>> {
-    let end = start.checked_add(len).ok_or(Error::Overflow {
+    let end = start.checked_add(len).ok_or_else(|| Error::Overflow {
         what,
         detail: format!("{start} + {len}"),
     })?;
@@ -30,7 +30,7 @@ fn range(
 /// `x[i]` along the leading axis.
 pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
     let n = row_len(x.shape())?;
-    let start = i.checked_mul(n).ok_or(Error::Overflow {
+    let start = i.checked_mul(n).ok_or_else(|| Error::Overflow {
         what: "take_row",
         detail: format!("{i} * {n}"),
     })?;
@@ -42,7 +42,7 @@ pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
         }
         Buffer::Key(v) => {
             let words = |k: usize| {
-                k.checked_mul(2).ok_or(Error::Overflow {
+                k.checked_mul(2).ok_or_else(|| Error::Overflow {
                     what: "take_row",
                     detail: format!("2 * {k}"),
                 })
@@ -64,7 +64,7 @@ pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
 pub fn read_row_into(x: &HostArray, i: usize, dst: &mut Buffer) -> Result<bool> {
     fn copy<T: Copy>(src: &[T], i: usize, dst: &mut [T]) -> Result<bool> {
         let n = dst.len();
-        let start = i.checked_mul(n).ok_or(Error::Overflow {
+        let start = i.checked_mul(n).ok_or_else(|| Error::Overflow {
             what: "take_row",
             detail: format!("{i} * {n}"),
         })?;
@@ -98,7 +98,7 @@ fn copy_into<T: Copy>(dst: &mut [T], start: usize, src: &[T]) -> Result<()> {
 /// size and dtype).
 pub fn write_row(dst: &mut Buffer, i: usize, row: &HostArray) -> Result<()> {
     let n = row.size();
-    let start = i.checked_mul(n).ok_or(Error::Overflow {
+    let start = i.checked_mul(n).ok_or_else(|| Error::Overflow {
         what: "write_row",
         detail: format!("{i} * {n}"),
     })?;
@@ -117,7 +117,7 @@ pub fn write_row(dst: &mut Buffer, i: usize, row: &HostArray) -> Result<()> {
         (Buffer::F32(d), Buffer::F32(s)) => copy_into(d, start, s),
         (Buffer::F64(d), Buffer::F64(s)) => copy_into(d, start, s),
         (Buffer::Key(d), Buffer::Key(s)) => {
-            let words = start.checked_mul(2).ok_or(Error::Overflow {
+            let words = start.checked_mul(2).ok_or_else(|| Error::Overflow {
                 what: "write_row",
                 detail: format!("2 * {start}"),
             })?;
