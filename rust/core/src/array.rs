@@ -310,7 +310,11 @@ impl HostArray {
                 crate::error::format_shape(shape)
             )));
         }
-        if self.shape != shape {
+        // A plain loop: a `memcmp` call costs more on a few axes (recycled
+        // arrays of loop bodies are reshaped every step).
+        let same =
+            self.shape.len() == shape.len() && self.shape.iter().zip(shape).all(|(a, b)| a == b);
+        if !same {
             self.shape.clear();
             self.shape.extend_from_slice(shape);
         }

@@ -459,3 +459,217 @@ fn recycle_bin_keeps_only_unshared_small_arrays() {
     assert_eq!(recycle::held(), recycle::CAPACITY);
     recycle::clear();
 }
+
+fn dot_c_w() -> Primitive {
+    Primitive::DotGeneral {
+        dims: DotDims {
+            lhs_contract: vec![0],
+            rhs_contract: vec![0],
+            lhs_batch: vec![],
+            rhs_batch: vec![],
+        },
+        preferred_element_type: None,
+    }
+}
+
+/// A scan whose body exercises every way a loop body binds and returns
+/// values: a const (`w`) and a body constant (`b0`) bound once, a carry
+/// returned unchanged (`k' = c`), a result returned twice, a const and a
+/// literal returned as `ys`, an `xs` operand the body never reads, and a
+/// fused add→tanh group, run forwards and in reverse.
+fn loop_body_scan(d: usize, steps: usize, reverse: bool) -> ClosedJaxpr {
+    let mut bb = Builder::new();
+    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let _k = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let _unread = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let b0 = Atom::Var(bb.add_const(data_in(&[d], 3, 0.5), false).unwrap());
+    let cw = bb.add_eqn1(dot_c_w(), vec![c.clone(), w.clone()]).unwrap();
+    let s = bb.binary(BinaryOp::Add, cw, x).unwrap();
+    let s = bb.binary(BinaryOp::Add, s, b0).unwrap();
+    let t = bb.unary(UnaryOp::Tanh, s).unwrap();
+    let e = bb.unary(UnaryOp::Exp, t.clone()).unwrap();
+    let body = bb.build(vec![t.clone(), c, t, e, w, lit(2.0)]).unwrap();
+    let mut b = Builder::new();
+    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let k0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let xs = Atom::Var(b.add_input(f32v(&[steps, d])).unwrap());
+    let us = Atom::Var(b.add_input(f32v(&[steps, d])).unwrap());
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: steps,
+        reverse,
+        num_consts: 1,
+        num_carry: 2,
+        linear: vec![false; 5],
+        unroll: 1,
+    }));
+    let outs = b.add_eqn(scan, vec![w, c0, k0, xs, us], None).unwrap();
+    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+}
+
+/// Compiled loop bodies (consts bound once, carries moved in, results moved
+/// out, recycled buffers) give the interpreter's bits on every kind of body
+/// operand and result, with the recycling bin empty or primed.
+#[test]
+fn loop_bodies_agree_with_the_interpreter() {
+    use microjax::exec::compiled::recycle;
+    let (d, steps) = (32, 7);
+    for reverse in [false, true] {
+        let args = [
+            data_in(&[d, d], 4, 0.2),
+            data(&[d], 5),
+            data(&[d], 6),
+            data(&[steps, d], 7),
+            data(&[steps, d], 8),
+        ];
+        recycle::clear();
+        let plan = check(loop_body_scan(d, steps, reverse), &args);
+        assert!(recycle::held() > 0, "the loop body recycled nothing");
+        // Primed bin, and the inputs unchanged by the runs.
+        check(loop_body_scan(d, steps, reverse), &args);
+        assert_eq!(args[1].buffer(), data(&[d], 5).buffer());
+        assert_eq!(plan.stats().steps, 1);
+    }
+}
+
+/// `while i < n: (i, c) = (i + 1, tanh(c @ w))` with a compiled cond and
+/// body equals the interpreter, and stops after `n` iterations.
+#[test]
+fn while_bodies_run_compiled_and_agree() {
+    use microjax::CmpOp;
+    let d = 64;
+    let i32s = Aval::new(vec![], DType::I32);
+    let int = |v: i64| Atom::Lit(Literal::new(Scalar::Int(v), DType::I32, false));
+    let mut cb = Builder::new();
+    let n = Atom::Var(cb.add_input(i32s.clone()).unwrap());
+    let i = Atom::Var(cb.add_input(i32s.clone()).unwrap());
+    let _c = Atom::Var(cb.add_input(f32v(&[d])).unwrap());
+    let p = cb
+        .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![i, n])
+        .unwrap();
+    let cond = cb.build(vec![p]).unwrap();
+    let mut bb = Builder::new();
+    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
+    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let i1 = bb.binary(BinaryOp::Add, i, int(1)).unwrap();
+    let cw = bb.add_eqn1(dot_c_w(), vec![c, w]).unwrap();
+    let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
+    let body = bb.build(vec![i1, t]).unwrap();
+    let mut b = Builder::new();
+    let n = Atom::Var(b.add_input(i32s.clone()).unwrap());
+    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let wl = Primitive::Control(ControlFlow::While {
+        cond_jaxpr: Arc::new(cond),
+        body_jaxpr: Arc::new(body),
+        cond_nconsts: 1,
+        body_nconsts: 1,
+    });
+    let outs = b.add_eqn(wl, vec![n, w, int(0), c0], None).unwrap();
+    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let steps = Arc::new(HostArray::new(vec![], Buffer::I32(vec![25])).unwrap());
+    let args = [steps, data_in(&[d, d], 4, 0.125), data(&[d], 5)];
+    let plan = check(prog, &args);
+    let out = plan.run(&args).unwrap();
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![25]));
+}
+
+/// The planned register product (`PackedDot`) is the kernel's product, for
+/// a matvec, a vector-matrix product, a small matmul and a batched one;
+/// operands of other shapes are declined, not misread.
+#[test]
+fn planned_products_equal_the_kernel() {
+    use microjax::prims::kernel::{self, PackedDot};
+    let plain = |lc: usize, rc: usize| DotDims {
+        lhs_contract: vec![lc],
+        rhs_contract: vec![rc],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    let batched = DotDims {
+        lhs_contract: vec![2],
+        rhs_contract: vec![1],
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+    };
+    let cases: Vec<(Vec<usize>, Vec<usize>, DotDims)> = vec![
+        (vec![64], vec![64, 64], plain(0, 0)),
+        (vec![48, 40], vec![40], plain(1, 0)),
+        (vec![8, 24], vec![24, 72], plain(1, 0)),
+        (vec![3, 5, 7], vec![3, 7, 9], batched),
+    ];
+    for (ls, rs, dims) in cases {
+        let (l, r) = (data(&ls, 1), data(&rs, 2));
+        let want = kernel::eval(
+            &Primitive::DotGeneral {
+                dims: dims.clone(),
+                preferred_element_type: None,
+            },
+            &[&l, &r],
+        )
+        .unwrap()
+        .remove(0);
+        let plan = PackedDot::new(&ls, &rs, &dims).expect("a register product");
+        let mut out = Buffer::F32(vec![f32::NAN; want.size()]);
+        assert!(plan.run_into(&l, &r, &mut out).unwrap());
+        assert_eq!(&out, want.buffer(), "{ls:?} x {rs:?}");
+        // Another shape than planned: declined, buffer untouched.
+        let other = data(&[ls[0] + 1], 3);
+        let mut keep = Buffer::F32(vec![1.0; want.size()]);
+        assert!(!plan.run_into(&other, &r, &mut keep).unwrap());
+        assert_eq!(keep, Buffer::F32(vec![1.0; want.size()]));
+    }
+}
+
+/// Unfused single binary and unary equations inside a loop body (a literal
+/// splatted, full-length operands, an `i32` counter) write into recycled
+/// arrays with the interpreter's bits.
+#[test]
+fn single_elementwise_steps_in_loops_agree() {
+    let d = 24;
+    let i32s = Aval::new(vec![], DType::I32);
+    let mut bb = Builder::new();
+    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
+    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let two = Atom::Lit(Literal::new(Scalar::Int(2), DType::I32, false));
+    let i2 = bb.binary(BinaryOp::Mul, i, two).unwrap();
+    let u = bb.add_eqn1(dot_c_w(), vec![c, w.clone()]).unwrap();
+    let v = bb.binary(BinaryOp::Mul, u, lit(0.5)).unwrap();
+    let z = bb.add_eqn1(dot_c_w(), vec![v, w.clone()]).unwrap();
+    let t = bb.binary(BinaryOp::Sub, z, x).unwrap();
+    let q = bb.add_eqn1(dot_c_w(), vec![t, w]).unwrap();
+    let r = bb.unary(UnaryOp::Sin, q).unwrap();
+    let body = bb.build(vec![i2, r]).unwrap();
+    let mut b = Builder::new();
+    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let i0 = Atom::Var(b.add_input(i32s).unwrap());
+    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let xs = Atom::Var(b.add_input(f32v(&[9, d])).unwrap());
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: 9,
+        reverse: false,
+        num_consts: 1,
+        num_carry: 2,
+        linear: vec![false; 4],
+        unroll: 1,
+    }));
+    let outs = b.add_eqn(scan, vec![w, i0, c0, xs], None).unwrap();
+    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let one = Arc::new(HostArray::new(vec![], Buffer::I32(vec![3])).unwrap());
+    let args = [
+        data_in(&[d, d], 4, 0.3),
+        one,
+        data(&[d], 5),
+        data(&[9, d], 6),
+    ];
+    let plan = check(prog, &args);
+    let out = plan.run(&args).unwrap();
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![3 << 9]));
+}

@@ -22,6 +22,59 @@ use std::sync::Arc;
 pub trait Runner: Send + Sync {
     /// Runs the program on `args`, returning its outputs.
     fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>;
+
+    /// The compiled plan behind this runner, if it is one (loops run it
+    /// through [`compiled::Looped`]).
+    fn as_compiled(&self) -> Option<&compiled::Compiled> {
+        None
+    }
+}
+
+/// A loop body (`scan`, `while`) run many times with the same leading
+/// (loop-invariant) operands: a compiled plan binds them once
+/// ([`compiled::Looped`]); any other runner is called with them prepended.
+pub enum LoopBody<'a> {
+    Plan(compiled::Looped<'a>),
+    Runner {
+        runner: &'a dyn Runner,
+        /// The fixed operands, then the last run's varying ones.
+        ins: Vec<Arc<HostArray>>,
+        fixed: usize,
+    },
+}
+
+impl<'a> LoopBody<'a> {
+    pub fn new(runner: &'a dyn Runner, fixed: &[Arc<HostArray>]) -> Result<LoopBody<'a>> {
+        Ok(match runner.as_compiled() {
+            Some(plan) => LoopBody::Plan(plan.looped(fixed)?),
+            None => LoopBody::Runner {
+                runner,
+                ins: fixed.to_vec(),
+                fixed: fixed.len(),
+            },
+        })
+    }
+
+    /// Runs the body on the fixed operands followed by `vary` (drained),
+    /// appending its results to `outs`.
+    pub fn run(
+        &mut self,
+        vary: &mut Vec<Arc<HostArray>>,
+        outs: &mut Vec<Arc<HostArray>>,
+    ) -> Result<()> {
+        match self {
+            LoopBody::Plan(p) => p.run(vary, outs),
+            LoopBody::Runner { runner, ins, fixed } => {
+                ins.append(vary);
+                let ran = runner.run(ins);
+                // The varying operands are dead once the body has run: a
+                // compiled body reuses their buffers.
+                ins.drain(*fixed..).for_each(compiled::recycle::give);
+                outs.extend(ran?);
+                Ok(())
+            }
+        }
+    }
 }
 
 impl Runner for interp::Prepared {
@@ -46,15 +99,33 @@ pub(crate) fn check_program_args<'a>(
         });
     }
     for (v, (shape, dtype)) in jx.invars.iter().zip(args) {
-        let want = jx.aval(*v)?;
-        if shape != want.shape.as_slice() || dtype != want.dtype {
-            let got = crate::ir::Aval::new(shape.to_vec(), dtype);
-            return Err(crate::error::Error::Typecheck(format!(
-                "{what}: argument {} does not match parameter {}",
-                got.short(),
-                want.short()
-            )));
-        }
+        check_program_arg(what, jx.aval(*v)?, shape, dtype)?;
+    }
+    Ok(())
+}
+
+/// Shape equality by a plain loop (a `memcmp` call costs more on the few
+/// axes of a loop body's values, which are checked every step).
+#[inline]
+pub(crate) fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Checks one argument (shape, dtype) against its parameter's aval.
+#[inline]
+pub(crate) fn check_program_arg(
+    what: &'static str,
+    want: &crate::ir::Aval,
+    shape: &[usize],
+    dtype: crate::dtype::DType,
+) -> Result<()> {
+    if dtype != want.dtype || !same_shape(shape, &want.shape) {
+        let got = crate::ir::Aval::new(shape.to_vec(), dtype);
+        return Err(crate::error::Error::Typecheck(format!(
+            "{what}: argument {} does not match parameter {}",
+            got.short(),
+            want.short()
+        )));
     }
     Ok(())
 }

@@ -22,9 +22,10 @@
 mod common;
 #[path = "kernels/dot.rs"]
 mod dot;
-pub use dot::dot_general_into;
+pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
 mod elementwise;
+pub use elementwise::int_binary_into;
 #[path = "kernels/gather.rs"]
 mod gather;
 #[path = "kernels/math.rs"]

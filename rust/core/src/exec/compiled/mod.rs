@@ -21,7 +21,7 @@ pub mod fusion;
 pub mod recycle;
 pub mod simplify;
 
-use super::Runner;
+use super::{same_shape, Runner};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
@@ -48,6 +48,8 @@ enum Step {
         /// The output aval of a single-output kernel equation (known from
         /// the typechecked program, so the shape rule is not rerun).
         out: Option<Aval>,
+        /// A small float product's kernel plan, made once.
+        dot: Option<kernel::PackedDot>,
     },
     /// A fusion group.
     Fused(Box<Fused>),
@@ -159,11 +161,13 @@ impl Compiled {
                         (p, [v]) if !p.multiple_results() => Some(jx.aval(*v)?.clone()),
                         _ => None,
                     };
+                    let dot = packed_dot(jx, eqn, out.as_ref())?;
                     steps.push(Step::Eqn {
                         index: i,
                         ins,
                         bodies,
                         out,
+                        dot,
                     });
                 }
             }
@@ -222,7 +226,7 @@ impl Compiled {
     fn run_tracked(
         &self,
         args: &[Arc<HostArray>],
-        mut track: Option<&mut RunStats>,
+        track: Option<&mut RunStats>,
     ) -> Result<Vec<Arc<HostArray>>> {
         let jx = &self.prog.jaxpr;
         super::check_program_args(
@@ -239,50 +243,7 @@ impl Compiled {
         for (v, val) in bound {
             *slot(&mut env, *v)? = Some(val.clone());
         }
-        for (step, frees) in self.steps.iter().zip(&self.frees) {
-            match step {
-                Step::Eqn {
-                    index,
-                    ins,
-                    bodies,
-                    out,
-                } => {
-                    let eqn = jx
-                        .eqns
-                        .get(*index)
-                        .ok_or_else(|| internal("equation index"))?;
-                    let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), &env)?;
-                    if outs.len() != eqn.outputs.len() {
-                        return Err(Error::Arity {
-                            prim: eqn.prim.name(),
-                            expected: eqn.outputs.len(),
-                            got: outs.len(),
-                        });
-                    }
-                    for (v, val) in eqn.outputs.iter().zip(outs) {
-                        *slot(&mut env, *v)? = Some(val);
-                    }
-                }
-                Step::Fused(f) => {
-                    let reads = f
-                        .reads()
-                        .map(|v| read(&env, v))
-                        .collect::<Result<Vec<&HostArray>>>()?;
-                    let outs = f.run(&reads)?;
-                    for (v, val) in f.writes().zip(outs) {
-                        *slot(&mut env, v)? = Some(val);
-                    }
-                }
-            }
-            if let Some(t) = track.as_deref_mut() {
-                t.peak_bytes = t.peak_bytes.max(live_bytes(&env));
-            }
-            for v in frees {
-                if let Some(h) = slot(&mut env, *v)?.take() {
-                    recycle::give(h);
-                }
-            }
-        }
+        self.run_steps(&mut env, &self.frees, track)?;
         jx.outvars
             .iter()
             .map(|a| match a {
@@ -296,9 +257,231 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// Walks the plan on `env` (parameters bound), freeing after each step
+    /// the values `frees` lists for it.
+    fn run_steps(
+        &self,
+        env: &mut [Option<Arc<HostArray>>],
+        frees: &[Vec<Var>],
+        mut track: Option<&mut RunStats>,
+    ) -> Result<()> {
+        let jx = &self.prog.jaxpr;
+        for (step, frees) in self.steps.iter().zip(frees) {
+            match step {
+                Step::Eqn {
+                    index,
+                    ins,
+                    bodies,
+                    out,
+                    dot,
+                } => {
+                    let eqn = jx
+                        .eqns
+                        .get(*index)
+                        .ok_or_else(|| internal("equation index"))?;
+                    match (out, eqn.outputs.as_slice()) {
+                        // One output: no list of results built per step.
+                        (Some(aval), [v]) => {
+                            let val = run_single(&eqn.prim, ins, aval, dot.as_ref(), env)?;
+                            *slot(env, *v)? = Some(val);
+                        }
+                        _ => {
+                            let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), env)?;
+                            if outs.len() != eqn.outputs.len() {
+                                return Err(Error::Arity {
+                                    prim: eqn.prim.name(),
+                                    expected: eqn.outputs.len(),
+                                    got: outs.len(),
+                                });
+                            }
+                            for (v, val) in eqn.outputs.iter().zip(outs) {
+                                *slot(env, *v)? = Some(val);
+                            }
+                        }
+                    }
+                }
+                Step::Fused(f) => {
+                    let outs = {
+                        let reads = f
+                            .reads()
+                            .map(|v| read(env, v))
+                            .collect::<Result<Vec<&HostArray>>>()?;
+                        f.run(&reads)?
+                    };
+                    for (v, val) in f.writes().zip(outs) {
+                        *slot(env, v)? = Some(val);
+                    }
+                }
+            }
+            if let Some(t) = track.as_deref_mut() {
+                t.peak_bytes = t.peak_bytes.max(live_bytes(env));
+            }
+            for v in frees {
+                if let Some(h) = slot(env, *v)?.take() {
+                    recycle::give(h);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks argument `a` against parameter `v`.
+    fn check_arg(&self, v: Var, a: &HostArray) -> Result<()> {
+        let want = self.prog.jaxpr.aval(v)?;
+        super::check_program_arg("compiled program", want, a.shape(), a.dtype())
+    }
+
+    /// The plan as a loop body whose first `fixed.len()` parameters keep
+    /// the values `fixed` on every run (see [`Looped`]).
+    pub fn looped(&self, fixed: &[Arc<HostArray>]) -> Result<Looped<'_>> {
+        let jx = &self.prog.jaxpr;
+        let (params, varying) = jx
+            .invars
+            .split_at_checked(fixed.len())
+            .ok_or(Error::Arity {
+                prim: "compiled program",
+                expected: jx.invars.len(),
+                got: fixed.len(),
+            })?;
+        let mut env = recycle::Env::acquire(jx.avals.len());
+        let mut is_fixed = vec![false; jx.avals.len()];
+        for (v, a) in params.iter().zip(fixed) {
+            self.check_arg(*v, a)?;
+        }
+        let bound = jx
+            .constvars
+            .iter()
+            .zip(&self.prog.consts)
+            .chain(params.iter().zip(fixed));
+        for (v, val) in bound {
+            *slot(&mut env, *v)? = Some(val.clone());
+            if let Some(f) = is_fixed.get_mut(v.index()) {
+                *f = true;
+            }
+        }
+        let keep = |v: &&Var| !is_fixed.get(v.index()).copied().unwrap_or(false);
+        let frees = self
+            .frees
+            .iter()
+            .map(|f| f.iter().filter(keep).copied().collect())
+            .collect();
+        let results = jx
+            .outvars
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) if !is_fixed.get(v.index()).copied().unwrap_or(false) => {
+                    Ok(BodyOut::Run(*v))
+                }
+                Atom::Var(v) => Ok(BodyOut::Fixed(*v)),
+                Atom::Lit(l) => Ok(BodyOut::Lit(Arc::new(l.to_array()?))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Looped {
+            plan: self,
+            env,
+            frees,
+            varying,
+            results,
+        })
+    }
+}
+
+/// Where a loop body's result comes from.
+#[derive(Debug)]
+enum BodyOut {
+    /// A value of this run (unbound once handed out).
+    Run(Var),
+    /// A loop-invariant value (a fixed parameter or a constant).
+    Fixed(Var),
+    /// A literal.
+    Lit(Arc<HostArray>),
+}
+
+/// A plan run as a loop body (`scan`, `while`): the loop-invariant
+/// parameters (the loop's consts) and the plan's constants are bound once,
+/// the value table is kept across runs, and each run binds only the varying
+/// parameters (carries, rows of `xs`), checks them, walks the steps and
+/// moves the results out. Values are freed after their last reader as in
+/// [`Compiled::run`], so a carry given to a run is recycled as soon as the
+/// run has read it, and its buffer holds a result of the same run.
+pub struct Looped<'p> {
+    plan: &'p Compiled,
+    env: recycle::Env,
+    /// Per step, the values to free (never a fixed one).
+    frees: Vec<Vec<Var>>,
+    varying: &'p [Var],
+    results: Vec<BodyOut>,
+}
+
+impl Looped<'_> {
+    /// Runs the body with `vary` (drained) as its varying parameters,
+    /// appending the results to `outs`.
+    pub fn run(
+        &mut self,
+        vary: &mut Vec<Arc<HostArray>>,
+        outs: &mut Vec<Arc<HostArray>>,
+    ) -> Result<()> {
+        let ran = self.run_once(vary, outs);
+        self.unbind();
+        ran
+    }
+
+    fn run_once(
+        &mut self,
+        vary: &mut Vec<Arc<HostArray>>,
+        outs: &mut Vec<Arc<HostArray>>,
+    ) -> Result<()> {
+        let varying = self.varying;
+        if vary.len() != varying.len() {
+            return Err(Error::Arity {
+                prim: "compiled program",
+                expected: varying.len(),
+                got: vary.len(),
+            });
+        }
+        for (v, a) in varying.iter().zip(vary.drain(..)) {
+            self.plan.check_arg(*v, &a)?;
+            *slot(&mut self.env, *v)? = Some(a);
+        }
+        self.plan.run_steps(&mut self.env, &self.frees, None)?;
+        for r in &self.results {
+            outs.push(match r {
+                // Cloned, not taken: a value may be returned twice.
+                BodyOut::Run(v) | BodyOut::Fixed(v) => self
+                    .env
+                    .get(v.index())
+                    .and_then(|s| s.clone())
+                    .ok_or_else(|| unbound(*v))?,
+                BodyOut::Lit(h) => h.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Unbinds what the last run left bound (parameters no step read,
+    /// results handed out), also after an error, so the results are the
+    /// caller's alone.
+    fn unbind(&mut self) {
+        let run_vars = self.results.iter().filter_map(|r| match r {
+            BodyOut::Run(v) => Some(v),
+            _ => None,
+        });
+        for v in self.varying.iter().chain(run_vars) {
+            if let Some(s) = self.env.get_mut(v.index()) {
+                *s = None;
+            }
+        }
+    }
+}
+
 impl Runner for Compiled {
     fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         Compiled::run(self, args)
+    }
+
+    fn as_compiled(&self) -> Option<&Compiled> {
+        Some(self)
     }
 }
 
@@ -356,18 +539,6 @@ fn run_eqn(
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             super::interp::eval_closed(jaxpr, &shared()?)
         }
-        Primitive::DotGeneral {
-            dims,
-            preferred_element_type,
-        } if out.is_some() => {
-            let (Some(a), [l, r]) = (out, ins) else {
-                return run_kernel(prim, ins, out, env);
-            };
-            match dot_into_recycled(src(env, l)?, src(env, r)?, dims, *preferred_element_type, a)? {
-                Some(h) => Ok(vec![h]),
-                None => run_kernel(prim, ins, out, env),
-            }
-        }
         prim => run_kernel(prim, ins, out, env),
     }
 }
@@ -390,21 +561,81 @@ fn run_kernel(
     Ok(outs.into_iter().map(Arc::new).collect())
 }
 
-/// A small float product written into a recycled array of its type, when
-/// the bin has one and the register kernel applies (`None`: take the
-/// kernel's allocating path).
-fn dot_into_recycled(
-    l: &HostArray,
-    r: &HostArray,
-    dims: &crate::prims::DotDims,
-    pref: Option<crate::dtype::DType>,
+/// A single-output kernel equation: small float products and unary ops
+/// write into a recycled array when the bin has one, the rest run their
+/// kernel.
+fn run_single(
+    prim: &Primitive,
+    ins: &[Src],
     out: &Aval,
+    dot: Option<&kernel::PackedDot>,
+    env: &[Option<Arc<HostArray>>],
+) -> Result<Arc<HostArray>> {
+    let recycled = match (prim, ins) {
+        (Primitive::DotGeneral { .. }, [l, r]) if dot.is_some() => {
+            let (l, r) = (src(env, l)?, src(env, r)?);
+            into_recycled(out, |buf| match dot {
+                Some(d) => d.run_into(l, r, buf),
+                None => Ok(false),
+            })?
+        }
+        (
+            Primitive::DotGeneral {
+                dims,
+                preferred_element_type,
+            },
+            [l, r],
+        ) => {
+            let (l, r) = (src(env, l)?, src(env, r)?);
+            into_recycled(out, |buf| {
+                kernel::dot_general_into(l, r, dims, *preferred_element_type, buf)
+            })?
+        }
+        (Primitive::Binary(op), [a, b]) => {
+            let (a, b) = (src(env, a)?, src(env, b)?);
+            if binary_fits(a, b, out) {
+                into_recycled(out, |buf| Ok(binary_into(*op, a, b, buf)))?
+            } else {
+                None
+            }
+        }
+        (Primitive::Unary(op), [x]) => {
+            let x = src(env, x)?;
+            if unary_fits(*op, x, out) {
+                into_recycled(out, |buf| Ok(unary_into(*op, x, buf)))?
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    if let Some(h) = recycled {
+        return Ok(h);
+    }
+    let mut outs = run_eqn(prim, ins, &[], Some(out), env)?;
+    match (outs.pop(), outs.is_empty()) {
+        (Some(h), true) => Ok(h),
+        _ => Err(Error::Arity {
+            prim: prim.name(),
+            expected: 1,
+            got: outs.len().saturating_add(1),
+        }),
+    }
+}
+
+/// A value of type `out` written by `write` into a recycled array, when the
+/// bin has one of its size and `write` applies (it returns `false`, leaving
+/// the buffer untouched, when it does not). `None`: the caller takes the
+/// kernel's allocating path.
+fn into_recycled(
+    out: &Aval,
+    write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
 ) -> Result<Option<Arc<HostArray>>> {
     let Some(mut dst) = recycle::take(out.dtype, &out.shape) else {
         return Ok(None);
     };
     let written = match Arc::get_mut(&mut dst) {
-        Some(h) => kernel::dot_general_into(l, r, dims, pref, h.buffer_mut())?,
+        Some(h) => write(h.buffer_mut())?,
         None => false,
     };
     if written {
@@ -412,6 +643,106 @@ fn dot_into_recycled(
     }
     recycle::give(dst);
     Ok(None)
+}
+
+/// Whether `op(x)` of type `out` runs on a `vmath` kernel: f32 or f64 `x`
+/// of the output's type and shape. The reference kernel computes these ops
+/// with the same `vmath` function, so the bits are the same.
+fn unary_fits(op: crate::prims::UnaryOp, x: &HostArray, out: &Aval) -> bool {
+    use crate::prims::kernel::slices;
+    slices::supports_unary(op)
+        && matches!(
+            out.dtype,
+            crate::dtype::DType::F32 | crate::dtype::DType::F64
+        )
+        && x.dtype() == out.dtype
+        && same_shape(x.shape(), &out.shape)
+}
+
+/// Whether `a op b` of type `out` has an in-place path: operands of the
+/// output's dtype (f32, f64, i32 or i64), each of the output's shape or a
+/// scalar.
+fn binary_fits(a: &HostArray, b: &HostArray, out: &Aval) -> bool {
+    use crate::dtype::DType;
+    let fits = |x: &HostArray| {
+        x.dtype() == out.dtype && (x.shape().is_empty() || same_shape(x.shape(), &out.shape))
+    };
+    matches!(out.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64) && fits(a) && fits(b)
+}
+
+/// `out = a op b` by the slice kernels (floats: the reference kernels'
+/// per-element functions) or the integer kernel; `false` when `op` has no
+/// such path.
+fn binary_into(
+    op: crate::prims::BinaryOp,
+    a: &HostArray,
+    b: &HostArray,
+    out: &mut crate::array::Buffer,
+) -> bool {
+    use crate::array::Buffer;
+    use crate::prims::kernel::slices::{self, Lane, Operand};
+    /// A full-length operand read in place, a one-element one splatted.
+    fn operand<T: Lane>(v: &[T], n: usize) -> Option<Operand<'_, T>> {
+        match v {
+            [x] if n != 1 => Some(Operand::Splat(*x)),
+            _ if v.len() == n => Some(Operand::Slice(v)),
+            _ => None,
+        }
+    }
+    fn floats<T: Lane>(op: crate::prims::BinaryOp, a: &[T], b: &[T], o: &mut [T]) -> bool {
+        match (operand(a, o.len()), operand(b, o.len())) {
+            (Some(a), Some(b)) => slices::binary(op, a, b, o),
+            _ => false,
+        }
+    }
+    match (a.buffer(), b.buffer(), out) {
+        (Buffer::F32(x), Buffer::F32(y), Buffer::F32(o)) => floats(op, x, y, o),
+        (Buffer::F64(x), Buffer::F64(y), Buffer::F64(o)) => floats(op, x, y, o),
+        (x, y, o) => kernel::int_binary_into(op, x, y, o),
+    }
+}
+
+
+/// `out = op(x)` by the `vmath` kernel; `false` when it does not apply.
+fn unary_into(op: crate::prims::UnaryOp, x: &HostArray, out: &mut crate::array::Buffer) -> bool {
+    use crate::array::Buffer;
+    use crate::prims::kernel::slices::{self, Operand};
+    match (x.buffer(), out) {
+        (Buffer::F32(v), Buffer::F32(o)) => slices::unary(op, Operand::Slice(v), o),
+        (Buffer::F64(v), Buffer::F64(o)) => slices::unary(op, Operand::Slice(v), o),
+        _ => false,
+    }
+}
+
+/// The register-kernel plan of a float `dot_general` equation computed in
+/// the operands' type, when its operands are used in place.
+fn packed_dot(
+    jx: &Jaxpr,
+    eqn: &crate::ir::Eqn,
+    out: Option<&Aval>,
+) -> Result<Option<kernel::PackedDot>> {
+    let (
+        Primitive::DotGeneral {
+            dims,
+            preferred_element_type,
+        },
+        [l, r],
+        Some(out),
+    ) = (&eqn.prim, eqn.inputs.as_slice(), out)
+    else {
+        return Ok(None);
+    };
+    let (la, ra) = (jx.atom_aval(l)?, jx.atom_aval(r)?);
+    let float = matches!(
+        out.dtype,
+        crate::dtype::DType::F32 | crate::dtype::DType::F64
+    );
+    let same = la.dtype == out.dtype
+        && ra.dtype == out.dtype
+        && preferred_element_type.is_none_or(|p| p == out.dtype);
+    Ok((float && same)
+        .then(|| kernel::PackedDot::new(&la.shape, &ra.shape, dims))
+        .flatten())
 }
 
 /// Whether each variable is read outside the fusion group that defines it

@@ -25,7 +25,7 @@ use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::interp::Prepared;
-use crate::exec::Runner;
+use crate::exec::{LoopBody, Runner};
 use crate::ir::{Aval, ClosedJaxpr, Effect, Scalar};
 use std::sync::Arc;
 
@@ -417,13 +417,15 @@ fn run_while(
     args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let (cconsts, bconsts, init) = split3("while", args, cc, bc)?;
-    let mut cin: Vec<Arc<HostArray>> = cconsts.to_vec();
-    let mut bin: Vec<Arc<HostArray>> = bconsts.to_vec();
+    let mut cond = LoopBody::new(cond, cconsts)?;
+    let mut body = LoopBody::new(body, bconsts)?;
     let mut carry: Vec<Arc<HostArray>> = init.to_vec();
+    let mut vary: Vec<Arc<HostArray>> = Vec::with_capacity(carry.len());
+    let mut pred: Vec<Arc<HostArray>> = Vec::with_capacity(1);
     loop {
-        cin.truncate(cc);
-        cin.extend(carry.iter().cloned());
-        let pred = cond.run(&cin)?;
+        vary.extend(carry.iter().cloned());
+        pred.clear();
+        cond.run(&mut vary, &mut pred)?;
         if !truth(pred.first().ok_or(Error::Arity {
             prim: "while",
             expected: 1,
@@ -432,9 +434,10 @@ fn run_while(
             return Ok(carry);
         }
         crate::exec::limits::take_while_iteration()?;
-        bin.drain(bc..).for_each(recycle::give);
-        bin.append(&mut carry);
-        carry = body.run(&bin)?;
+        // The carry moves into the body (its buffers are recycled once
+        // read) and the body's results become the next carry.
+        vary.append(&mut carry);
+        body.run(&mut vary, &mut carry)?;
     }
 }
 
@@ -452,34 +455,53 @@ fn run_scan(
         .iter()
         .map(|a| Buffer::zeros(a.dtype, a.size()?))
         .collect::<Result<_>>()?;
+    let mut body = LoopBody::new(body, consts)?;
     let mut carry: Vec<Arc<HostArray>> = init.to_vec();
-    let mut ins: Vec<Arc<HostArray>> = Vec::with_capacity(args.len());
+    let mut vary: Vec<Arc<HostArray>> = Vec::with_capacity(init.len().saturating_add(xs.len()));
+    let mut outs: Vec<Arc<HostArray>> = Vec::with_capacity(out_avals.len());
     for step in 0..s.length {
         let i = if s.reverse {
             s.length.saturating_sub(1).saturating_sub(step)
         } else {
             step
         };
-        // Last step's carries and rows are dead: the compiled body reuses
-        // their buffers for this step's values.
-        ins.drain(..).for_each(recycle::give);
-        ins.extend(consts.iter().cloned());
-        ins.append(&mut carry);
+        // The carry moves into the body: a compiled body recycles its
+        // buffers once read, for this step's values.
+        vary.append(&mut carry);
         for x in xs {
-            ins.push(Arc::new(super::kernel::rows::take_row(x, i)?));
+            vary.push(row_of(x, i)?);
         }
-        let mut outs = body.run(&ins)?;
-        let rest = outs.split_off(s.num_carry.min(outs.len()));
-        carry = outs;
-        for (buf, y) in ys.iter_mut().zip(&rest) {
+        body.run(&mut vary, &mut outs)?;
+        let nc = s.num_carry.min(outs.len());
+        for (buf, y) in ys.iter_mut().zip(outs.get(nc..).unwrap_or_default()) {
             super::kernel::rows::write_row(buf, i, y)?;
         }
+        // Rows written: their buffers serve the next step.
+        outs.drain(nc..).for_each(recycle::give);
+        carry.append(&mut outs);
     }
     let mut result = carry;
     for (buf, aval) in ys.into_iter().zip(y_avals) {
         result.push(Arc::new(HostArray::new(aval.shape.clone(), buf)?));
     }
     Ok(result)
+}
+
+/// `x[i]` along the leading axis, copied into a recycled array when the
+/// bin has one of its type and size.
+fn row_of(x: &HostArray, i: usize) -> Result<Arc<HostArray>> {
+    let shape = x.shape().get(1..).unwrap_or_default();
+    if let Some(mut h) = recycle::take(x.dtype(), shape) {
+        let read = match Arc::get_mut(&mut h) {
+            Some(dst) => super::kernel::rows::read_row_into(x, i, dst.buffer_mut())?,
+            None => false,
+        };
+        if read {
+            return Ok(h);
+        }
+        recycle::give(h);
+    }
+    Ok(Arc::new(super::kernel::rows::take_row(x, i)?))
 }
 
 /// Representative instances for the rule listings and the text round trip:

@@ -273,6 +273,49 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
     })
 }
 
+/// [`binary`] of two `i32` (or two `i64`) operands written into `out` (the
+/// output's buffer, stale contents allowed), each operand as long as `out`
+/// or of one element, for the wrapping arithmetic and `max`/`min` — a loop
+/// counter's step inside a compiled loop body. The per-element functions
+/// are [`binary`]'s. `false`, leaving `out` untouched, for anything else.
+pub fn int_binary_into(op: BinaryOp, x: &Buffer, y: &Buffer, out: &mut Buffer) -> bool {
+    match (x, y, out) {
+        (Buffer::I32(a), Buffer::I32(b), Buffer::I32(o)) => int_into(op, a, b, o),
+        (Buffer::I64(a), Buffer::I64(b), Buffer::I64(o)) => int_into(op, a, b, o),
+        _ => false,
+    }
+}
+
+fn int_into<T: IntElem>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) -> bool {
+    let f: fn(T, T) -> T = match op {
+        BinaryOp::Add => T::wadd,
+        BinaryOp::Sub => T::wsub,
+        BinaryOp::Mul => T::wmul,
+        BinaryOp::Max => Ord::max,
+        BinaryOp::Min => Ord::min,
+        _ => return false,
+    };
+    let n = out.len();
+    let fits = |v: &[T]| v.len() == n || v.len() == 1;
+    if !fits(a) || !fits(b) {
+        return false;
+    }
+    // Element `i` of an operand, the single one when it has one element.
+    fn at<T: Copy>(v: &[T], i: usize) -> Option<T> {
+        if v.len() == 1 {
+            v.first().copied()
+        } else {
+            v.get(i).copied()
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        if let (Some(p), Some(q)) = (at(a, i), at(b, i)) {
+            *o = f(p, q);
+        }
+    }
+    true
+}
+
 /// `pow` through the `vmath` slice kernel; a one-element operand is
 /// broadcast first. `None` when the lengths are incompatible.
 fn vector_pow<T: Copy + Default>(

@@ -15,7 +15,7 @@ fn range(
     total: usize,
     what: &'static str,
 ) -> Result<std::ops::Range<usize>> {
-    let end = start.checked_add(len).ok_or(Error::Overflow {
+    let end = start.checked_add(len).ok_or_else(|| Error::Overflow {
         what,
         detail: format!("{start} + {len}"),
     })?;
@@ -30,7 +30,7 @@ fn range(
 /// `x[i]` along the leading axis.
 pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
     let n = row_len(x.shape())?;
-    let start = i.checked_mul(n).ok_or(Error::Overflow {
+    let start = i.checked_mul(n).ok_or_else(|| Error::Overflow {
         what: "take_row",
         detail: format!("{i} * {n}"),
     })?;
@@ -42,7 +42,7 @@ pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
         }
         Buffer::Key(v) => {
             let words = |k: usize| {
-                k.checked_mul(2).ok_or(Error::Overflow {
+                k.checked_mul(2).ok_or_else(|| Error::Overflow {
                     what: "take_row",
                     detail: format!("2 * {k}"),
                 })
@@ -58,6 +58,34 @@ pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
     HostArray::new(shape, buf)
 }
 
+/// Copies `x[i]` along the leading axis into `dst` (a buffer of one row's
+/// size); `false` (and `dst` untouched) for a dtype other than `x`'s or an
+/// opaque one.
+pub fn read_row_into(x: &HostArray, i: usize, dst: &mut Buffer) -> Result<bool> {
+    fn copy<T: Copy>(src: &[T], i: usize, dst: &mut [T]) -> Result<bool> {
+        let n = dst.len();
+        let start = i.checked_mul(n).ok_or_else(|| Error::Overflow {
+            what: "take_row",
+            detail: format!("{i} * {n}"),
+        })?;
+        let r = range(start, n, src.len(), "take_row")?;
+        dst.copy_from_slice(src.get(r).unwrap_or_default());
+        Ok(true)
+    }
+    if row_len(x.shape())? != dst.len() {
+        return Ok(false);
+    }
+    match (x.buffer(), dst) {
+        (Buffer::F32(s), Buffer::F32(d)) => copy(s, i, d),
+        (Buffer::F64(s), Buffer::F64(d)) => copy(s, i, d),
+        (Buffer::I32(s), Buffer::I32(d)) => copy(s, i, d),
+        (Buffer::I64(s), Buffer::I64(d)) => copy(s, i, d),
+        (Buffer::U32(s), Buffer::U32(d)) => copy(s, i, d),
+        (Buffer::Bool(s), Buffer::Bool(d)) => copy(s, i, d),
+        _ => Ok(false),
+    }
+}
+
 fn copy_into<T: Copy>(dst: &mut [T], start: usize, src: &[T]) -> Result<()> {
     let r = range(start, src.len(), dst.len(), "write_row")?;
     dst.get_mut(r)
@@ -70,7 +98,7 @@ fn copy_into<T: Copy>(dst: &mut [T], start: usize, src: &[T]) -> Result<()> {
 /// size and dtype).
 pub fn write_row(dst: &mut Buffer, i: usize, row: &HostArray) -> Result<()> {
     let n = row.size();
-    let start = i.checked_mul(n).ok_or(Error::Overflow {
+    let start = i.checked_mul(n).ok_or_else(|| Error::Overflow {
         what: "write_row",
         detail: format!("{i} * {n}"),
     })?;
@@ -89,7 +117,7 @@ pub fn write_row(dst: &mut Buffer, i: usize, row: &HostArray) -> Result<()> {
         (Buffer::F32(d), Buffer::F32(s)) => copy_into(d, start, s),
         (Buffer::F64(d), Buffer::F64(s)) => copy_into(d, start, s),
         (Buffer::Key(d), Buffer::Key(s)) => {
-            let words = start.checked_mul(2).ok_or(Error::Overflow {
+            let words = start.checked_mul(2).ok_or_else(|| Error::Overflow {
                 what: "write_row",
                 detail: format!("2 * {start}"),
             })?;

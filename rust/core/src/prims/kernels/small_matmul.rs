@@ -121,7 +121,9 @@ impl<T: SmallMatmul> pulp::WithSimd for Rows<'_, T> {
     }
 }
 
-/// Fills `out` (`b*m*n` zeros on entry) with the batched product.
+/// Fills `out` (`b*m*n` elements) with the batched product. Every element
+/// is written (full blocks are stored from registers, the leftover columns
+/// zeroed before they accumulate), so the contents on entry do not matter.
 pub fn matmul_into<T: SmallMatmul>(out: &mut [T], l: &[T], r: &[T], m: usize, k: usize, n: usize) {
     super::vmath::run(Rows { out, l, r, m, k, n });
 }

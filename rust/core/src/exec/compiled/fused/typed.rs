@@ -161,27 +161,12 @@ impl Typed {
         inputs: &[&HostArray],
         scalars: &[&HostArray],
     ) -> Result<Vec<Arc<HostArray>>> {
-        let ins = inputs
-            .iter()
-            .map(|h| T::slice(h.buffer()))
-            .collect::<Option<Vec<&[T]>>>()
-            .ok_or_else(|| internal("typed input of another dtype"))?;
-        let svals = scalars
-            .iter()
-            .map(|h| T::slice(h.buffer()).and_then(|s| s.first().copied()))
-            .collect::<Option<Vec<T>>>()
-            .ok_or_else(|| internal("typed scalar"))?;
-        let lits = f
-            .lits
-            .iter()
-            .map(|h| T::slice(h.buffer()).and_then(|s| s.first().copied()))
-            .collect::<Option<Vec<T>>>()
-            .ok_or_else(|| internal("typed literal"))?;
+        // Inputs, scalars and literals are read as slices when used (no
+        // per-run lists: a loop body runs its groups thousands of times).
         let env = Env {
             f,
-            ins,
-            svals,
-            lits,
+            ins: inputs,
+            scalars,
         };
         let len = f.len;
         // Every element of every output is written below, so a recycled
@@ -191,6 +176,15 @@ impl Typed {
             .iter()
             .map(|o| f.output_array(o))
             .collect::<Result<Vec<_>>>()?;
+        let (threads, span) = super::span_plan(len);
+        if threads == 1 {
+            // One span: the outputs' whole buffers, no window lists.
+            let mut scratch = T::acquire(self.slots, f.inputs.len(), CHUNK.min(len));
+            let ran = self.run_range(&env, 0, len, &mut Whole(&mut outs), &mut scratch);
+            T::release(scratch);
+            ran?;
+            return Ok(outs);
+        }
         let mut bufs = outs
             .iter_mut()
             .map(|h| {
@@ -199,28 +193,19 @@ impl Typed {
                     .ok_or_else(|| internal("typed output"))
             })
             .collect::<Result<Vec<&mut [T]>>>()?;
-        let (threads, span) = super::span_plan(len);
-        if threads == 1 {
-            // One span: the outputs' whole buffers, no regrouping.
-            let mut scratch = T::acquire(self.slots, env.ins.len(), CHUNK.min(len));
-            let ran = self.run_range(&env, 0, len, bufs, &mut scratch);
-            T::release(scratch);
-            ran?;
-            return Ok(outs);
-        }
         let per_output = bufs
             .iter_mut()
             .map(|w| w.chunks_mut(span).collect::<Vec<_>>())
             .collect::<Vec<_>>();
-        let run_span = |(t, parts): (usize, Vec<&mut [T]>)| -> Result<()> {
+        let run_span = |(t, mut parts): (usize, Vec<&mut [T]>)| -> Result<()> {
             let start = t.saturating_mul(span);
             let end = start.saturating_add(span).min(len);
             let mut scratch = T::acquire(
                 self.slots,
-                env.ins.len(),
+                f.inputs.len(),
                 CHUNK.min(end.saturating_sub(start)),
             );
-            let ran = self.run_range(&env, start, end, parts, &mut scratch);
+            let ran = self.run_range(&env, start, end, &mut parts, &mut scratch);
             T::release(scratch);
             ran
         };
@@ -232,10 +217,10 @@ impl Typed {
     /// windows starting at `start`).
     fn run_range<T: Elem>(
         &self,
-        env: &Env<'_, T>,
+        env: &Env<'_>,
         start: usize,
         end: usize,
-        mut parts: Vec<&mut [T]>,
+        parts: &mut impl Windows<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<()> {
         let mut s = start;
@@ -271,9 +256,9 @@ impl Typed {
                 }
             }
             let at = s.saturating_sub(start);
-            for (part, src) in parts.iter_mut().zip(&self.outs) {
-                let window = part
-                    .get_mut(at..at.saturating_add(n))
+            for (j, src) in self.outs.iter().enumerate() {
+                let window = parts
+                    .window(j, at, n)
                     .ok_or_else(|| internal("chunk past its window"))?;
                 match scratch.operand(env, *src, s, e)? {
                     Operand::Slice(v) => window.copy_from_slice(v.get(..n).unwrap_or_default()),
@@ -373,11 +358,59 @@ impl Slots {
 }
 
 /// The values one run reads.
-struct Env<'a, T> {
+struct Env<'a> {
     f: &'a Fused,
-    ins: Vec<&'a [T]>,
-    svals: Vec<T>,
-    lits: Vec<T>,
+    ins: &'a [&'a HostArray],
+    scalars: &'a [&'a HostArray],
+}
+
+impl<'a> Env<'a> {
+    fn input<T: Elem>(&self, k: usize) -> Result<&'a [T]> {
+        self.ins
+            .get(k)
+            .and_then(|h| T::slice(h.buffer()))
+            .ok_or_else(|| internal("typed input of another dtype"))
+    }
+
+    fn scalar<T: Elem>(&self, k: usize) -> Result<T> {
+        self.scalars
+            .get(k)
+            .and_then(|h| T::slice(h.buffer()))
+            .and_then(|v| v.first().copied())
+            .ok_or_else(|| internal("typed scalar"))
+    }
+
+    fn lit<T: Elem>(&self, k: usize) -> Result<T> {
+        self.f
+            .lits
+            .get(k)
+            .and_then(|h| T::slice(h.buffer()))
+            .and_then(|v| v.first().copied())
+            .ok_or_else(|| internal("typed literal"))
+    }
+}
+
+/// The output windows a range of chunks is written to.
+trait Windows<T> {
+    /// Elements `at..at + n` of output `j`'s window.
+    fn window(&mut self, j: usize, at: usize, n: usize) -> Option<&mut [T]>;
+}
+
+/// One span's windows of the outputs (threaded runs).
+impl<T> Windows<T> for Vec<&mut [T]> {
+    fn window(&mut self, j: usize, at: usize, n: usize) -> Option<&mut [T]> {
+        self.get_mut(j)?.get_mut(at..at.checked_add(n)?)
+    }
+}
+
+/// The outputs' whole buffers (one span).
+struct Whole<'o>(&'o mut [Arc<HostArray>]);
+
+impl<T: Elem> Windows<T> for Whole<'_> {
+    fn window(&mut self, j: usize, at: usize, n: usize) -> Option<&mut [T]> {
+        let h = Arc::get_mut(self.0.get_mut(j)?)?;
+        T::slice_mut(h.buffer_mut())?.get_mut(at..at.checked_add(n)?)
+    }
 }
 
 /// One thread's chunk buffers: the scratch slots, and the gathered chunk
@@ -449,11 +482,11 @@ impl Pooled for f64 {
 
 impl<T: Elem> Scratch<T> {
     /// Gathers elements `s..e` of the inputs read through a broadcast.
-    fn load(&mut self, env: &Env<'_, T>, s: usize, e: usize) -> Result<()> {
-        for (((_, access), x), buf) in env.f.inputs.iter().zip(&env.ins).zip(&mut self.loaded) {
+    fn load(&mut self, env: &Env<'_>, s: usize, e: usize) -> Result<()> {
+        for (k, ((_, access), buf)) in env.f.inputs.iter().zip(&mut self.loaded).enumerate() {
             if !in_place(access, env.f.len) {
                 buf.clear();
-                super::gather_into(x, *access, s, e, buf)?;
+                super::gather_into(env.input::<T>(k)?, *access, s, e, buf)?;
             }
         }
         Ok(())
@@ -461,7 +494,7 @@ impl<T: Elem> Scratch<T> {
 
     fn operand<'s>(
         &'s self,
-        env: &'s Env<'_, T>,
+        env: &'s Env<'_>,
         src: Src,
         s: usize,
         e: usize,
@@ -477,14 +510,14 @@ impl<T: Elem> Scratch<T> {
             Src::Input(k) => {
                 let (_, access) = env.f.inputs.get(k).ok_or_else(|| internal("input"))?;
                 let v = if in_place(access, env.f.len) {
-                    env.ins.get(k).and_then(|x| x.get(s..e))
+                    env.input::<T>(k)?.get(s..e)
                 } else {
                     self.loaded.get(k).and_then(|x| x.get(..n))
                 };
                 Operand::Slice(v.ok_or_else(|| internal("input too short"))?)
             }
-            Src::Scalar(k) => Operand::Splat(*env.svals.get(k).ok_or_else(|| internal("scalar"))?),
-            Src::Lit(k) => Operand::Splat(*env.lits.get(k).ok_or_else(|| internal("literal"))?),
+            Src::Scalar(k) => Operand::Splat(env.scalar(k)?),
+            Src::Lit(k) => Operand::Splat(env.lit(k)?),
         })
     }
 }
