@@ -702,7 +702,6 @@ fn binary_into(
     }
 }
 
-
 /// `out = op(x)` by the `vmath` kernel; `false` when it does not apply.
 fn unary_into(op: crate::prims::UnaryOp, x: &HostArray, out: &mut crate::array::Buffer) -> bool {
     use crate::array::Buffer;
