@@ -563,14 +563,8 @@ fn while_bodies_run_compiled_and_agree() {
     let n = Atom::Var(b.add_input(i32s.clone()).unwrap());
     let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
     let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
-    let wl = Primitive::Control(ControlFlow::While {
-        cond_jaxpr: Arc::new(cond),
-        body_jaxpr: Arc::new(body),
-        cond_nconsts: 1,
-        body_nconsts: 1,
-    });
-    let outs = b.add_eqn(wl, vec![n, w, int(0), c0], None).unwrap();
-    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let outs = while_loop(&mut b, cond, body, (1, 1), vec![n, w, int(0), c0]);
+    let prog = b.build(outs).unwrap();
     let steps = Arc::new(HostArray::new(vec![], Buffer::I32(vec![25])).unwrap());
     let args = [steps, data_in(&[d, d], 4, 0.125), data(&[d], 5)];
     let plan = check(prog, &args);

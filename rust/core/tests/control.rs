@@ -10,6 +10,7 @@
     clippy::arithmetic_side_effects
 )]
 
+mod common;
 use microjax::exec::interp::eval_closed;
 use microjax::ir::canonical::{canonical, parse, ParseLimits};
 use microjax::prims::control::{ControlFlow, Scan};
@@ -183,16 +184,14 @@ fn while_program() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(f64v(&[])).unwrap());
     let lim = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let w = Primitive::Control(ControlFlow::While {
-        cond_jaxpr: Arc::new(cond),
-        body_jaxpr: Arc::new(body),
-        cond_nconsts: 1,
-        body_nconsts: 0,
-    });
-    let outs = b
-        .add_eqn(w, vec![lim, Builder::lit(DType::I32, 0.0), x], None)
-        .unwrap();
-    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+    let outs = common::while_loop(
+        &mut b,
+        cond,
+        body,
+        (1, 0),
+        vec![lim, Builder::lit(DType::I32, 0.0), x],
+    );
+    b.build(outs).unwrap()
 }
 
 #[test]

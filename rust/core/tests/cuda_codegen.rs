@@ -21,7 +21,6 @@ use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive,
     ReduceOp, UnaryOp,
 };
-use std::sync::Arc;
 
 mod common;
 use common::*;
@@ -519,16 +518,14 @@ fn while_program() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = input(&mut b, &[4]);
     let lim = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let w = Primitive::Control(ControlFlow::While {
-        cond_jaxpr: Arc::new(cond),
-        body_jaxpr: Arc::new(body),
-        cond_nconsts: 1,
-        body_nconsts: 0,
-    });
-    let outs = b
-        .add_eqn(w, vec![lim, Builder::lit(DType::I32, 0.0), x], None)
-        .unwrap();
-    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+    let outs = while_loop(
+        &mut b,
+        cond,
+        body,
+        (1, 0),
+        vec![lim, Builder::lit(DType::I32, 0.0), x],
+    );
+    b.build(outs).unwrap()
 }
 
 #[test]

@@ -9,6 +9,7 @@
     clippy::arithmetic_side_effects
 )]
 
+mod common;
 use microjax::export::{Determinism, Limits, Program};
 use microjax::prims::control::{ControlFlow, Scan};
 use microjax::{
@@ -71,16 +72,14 @@ fn while_program() -> ClosedJaxpr {
     let body = bb.build(vec![y]).unwrap();
     let mut b = Builder::new();
     let n = Atom::Var(b.add_input(f32v(&[])).unwrap());
-    let w = Primitive::Control(ControlFlow::While {
-        cond_jaxpr: Arc::new(cond),
-        body_jaxpr: Arc::new(body),
-        cond_nconsts: 1,
-        body_nconsts: 0,
-    });
-    let outs = b
-        .add_eqn(w, vec![n, Builder::lit(DType::F32, 1.0)], None)
-        .unwrap();
-    b.build(vec![Atom::Var(outs[0])]).unwrap()
+    let outs = common::while_loop(
+        &mut b,
+        cond,
+        body,
+        (1, 0),
+        vec![n, Builder::lit(DType::F32, 1.0)],
+    );
+    b.build(vec![outs[0].clone()]).unwrap()
 }
 
 fn f32s(a: &HostArray) -> Vec<f32> {

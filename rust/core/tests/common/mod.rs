@@ -74,3 +74,22 @@ pub fn broadcast(b: &mut Builder, x: Atom, shape: Vec<usize>, dims: Vec<usize>) 
     )
     .unwrap()
 }
+
+/// Appends `while` (cond/body taking `cond_nconsts`/`body_nconsts` leading
+/// consts from `operands`, then the carries) and returns its outputs.
+pub fn while_loop(
+    b: &mut Builder,
+    cond: microjax::ClosedJaxpr,
+    body: microjax::ClosedJaxpr,
+    (cond_nconsts, body_nconsts): (usize, usize),
+    operands: Vec<Atom>,
+) -> Vec<Atom> {
+    let w = Primitive::Control(microjax::prims::control::ControlFlow::While {
+        cond_jaxpr: Arc::new(cond),
+        body_jaxpr: Arc::new(body),
+        cond_nconsts,
+        body_nconsts,
+    });
+    let outs = b.add_eqn(w, operands, None).unwrap();
+    outs.into_iter().map(Atom::Var).collect()
+}
