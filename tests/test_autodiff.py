@@ -322,3 +322,145 @@ def test_inner_program_passing_an_input_through_under_grad():
 
     assert float(jax.grad(g)(2.0)) == 4.0
     assert float(jax.grad(g)(-2.0)) == -1.0
+
+
+def _native_and_python_programs(f, x):
+    """The program eager grad records for `f` natively and through Python."""
+    from microjax_rs.interpreters import ad
+
+    flat = lambda ts: ([f(ts[0])], None)  # noqa: E731
+    _, native, *_ = ad.trace_ad(flat, [x], "f", private=True)
+    _, python, *_ = ad.trace_ad(flat, [x], "f", private=False)
+    return str(core.ClosedJaxpr(native)), str(core.ClosedJaxpr(python))
+
+
+_VEC = np.array([0.5, 1.5, 2.5], dtype=np.float32)
+
+
+@pytest.mark.parametrize("f,x", [
+    (lambda x: jnp.sin(x) * jnp.exp(x) + jnp.tanh(x), 0.5),
+    (lambda x: (x - jnp.cos(x)) / (x * x + 1.0), 1.5),
+    (lambda x: 2.0 * x - x / 3.0 + jnp.log(x) * jnp.sqrt(x), 2.5),
+    (lambda x: jnp.sum(jnp.abs(-x) * x[None, :] + x), _VEC),  # broadcasting: Python path
+    (lambda x: jnp.sum(x * x[::-1] - jnp.tanh(x) / x), _VEC),
+])
+def test_native_staging_records_the_python_program(f, x):
+    # Eager grad stages float arithmetic in Rust (tracer.rs); the program
+    # must be the one the Python path stages, equation for equation.
+    x = jnp.asarray(x, dtype=jnp.float32)
+    native, python = _native_and_python_programs(f, x)
+    assert native == python
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(x)), np.asarray(jax.jit(jax.grad(f))(x)),
+                               rtol=1e-6)
+
+
+def test_native_staging_keeps_known_values_for_control_flow():
+    # Records made by the native path give known values to bool().
+    def f(x):
+        y = jnp.sin(x) * x
+        return y * 3.0 if y > 0.2 else y - x
+
+    for x, want in ((1.0, 3 * (np.cos(1.0) + np.sin(1.0))), (0.1, 0.1 * np.cos(0.1) + np.sin(0.1) - 1)):
+        assert float(jax.grad(f)(x)) == pytest.approx(want, rel=1e-5)
+
+
+def test_eager_grad_leaves_no_tracer_alive():
+    # A tracer refers to its trace and the trace's records to its tracers:
+    # the collector must see both edges, or every grad call leaks its trace.
+    import gc
+    import weakref
+
+    seen = []
+
+    def f(x):
+        y = jnp.sin(x) * x
+        seen.append(weakref.ref(y))
+        return y
+
+    g = jax.grad(f)
+    for _ in range(3):
+        g(1.0)
+    gc.collect()
+    assert seen and all(r() is None for r in seen)
+
+
+def test_eager_grad_in_threads_matches_one_thread():
+    # The native staging contexts are per thread.
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = jax.grad(lambda x: jnp.sin(x) * jnp.exp(x) + jnp.tanh(x) * x)
+    xs = [0.1 * i for i in range(40)]
+    want = [float(f(x)) for x in xs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: float(f(x)), xs))
+    assert got == want
+
+
+def test_value_and_grad_cache_tells_programs_apart():
+    # The eager grad cache keys programs with float literals' values left
+    # out: programs differing in anything else must not share an entry.
+    from microjax_rs import _core
+
+    _core.value_and_grad_cache_clear()
+    cases = [
+        (lambda x: jnp.sin(x) * 2.0, 2 * np.cos(0.3)),
+        (lambda x: jnp.cos(x) * 2.0, -2 * np.sin(0.3)),
+        (lambda x: 2.0 * jnp.sin(x), 2 * np.cos(0.3)),
+        (lambda x: jnp.sin(x) * jnp.float32(2.0) + x, 2 * np.cos(0.3) + 1),
+        (lambda x: x ** 2, 0.6),
+        (lambda x: x ** 3, 3 * 0.09),  # integer exponents stay in the key
+    ]
+    for f, want in cases:
+        assert float(jax.grad(f)(0.3)) == pytest.approx(want, rel=1e-5)
+    for f, want in cases:  # again, from the cache
+        assert float(jax.grad(f)(0.3)) == pytest.approx(want, rel=1e-5)
+
+
+def test_grad_function_fast_path_matches_python_path():
+    # grad/value_and_grad with an int argnums run eager calls on one float
+    # array in Rust (grad.rs); every other call takes the Python path.
+    from microjax_rs import _grad
+
+    def f(a, x, s=1.0):
+        return jnp.sin(x) * a + jnp.exp(x) * s
+
+    g, vg = jax.grad(f, argnums=1), jax.value_and_grad(f, argnums=-1)
+    assert type(g).__name__ == "GradFunction" and g.__name__ == "f" and g.__wrapped__ is f
+    a, x = jnp.float32(2.0), jnp.float32(0.7)
+    want = 2.0 * np.cos(0.7) + np.exp(0.7)
+    assert float(g(a, x)) == pytest.approx(want, rel=1e-6)
+    v, d = vg(a, x)
+    assert float(v) == pytest.approx(2.0 * np.sin(0.7) + np.exp(0.7), rel=1e-6)
+    assert float(d) == pytest.approx(want, rel=1e-6)
+    # Python scalars, kwargs, and a jit around it take the Python path.
+    assert float(g(2.0, 0.7)) == pytest.approx(want, rel=1e-6)
+    assert float(g(a, x, s=3.0)) == pytest.approx(2.0 * np.cos(0.7) + 3 * np.exp(0.7), rel=1e-6)
+    assert float(jax.jit(g)(a, x)) == pytest.approx(want, rel=1e-6)
+    # The fast path's output is the Python path's, dtype and weak type too.
+    slow = _grad.value_and_grad(f, argnums=(1,))  # tuple argnums: Python only
+    (sv, (sd,)), (fv, fd) = slow(a, x), vg(a, x)
+    assert (sv.dtype, sv.weak_type, float(sv)) == (fv.dtype, fv.weak_type, float(fv))
+    assert (sd.dtype, sd.weak_type, float(sd)) == (fd.dtype, fd.weak_type, float(fd))
+    # Constant outputs and outputs that do not depend on x.
+    assert float(jax.grad(lambda x: 3.0)(x)) == 0.0
+    assert float(jax.grad(lambda x: a * 2.0)(x)) == 0.0
+
+
+def test_grad_function_errors_leave_no_trace_behind():
+    x = jnp.ones(3, dtype=jnp.float32)
+    with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions. "
+                                        r"Output had shape: \(3,\)"):
+        jax.grad(lambda x: jnp.sin(x))(x)
+    with pytest.raises(TypeError, match="grad requires real-valued outputs"):
+        jax.grad(lambda x: jnp.sum(x).astype(jnp.int32))(x)
+
+    def boom(x):
+        jnp.sin(x) * x
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        jax.grad(boom)(jnp.float32(1.0))
+    assert core._state.stack == [] and core._core.trace_depth() == 0
+    assert float(jax.grad(lambda x: x * x)(jnp.float32(3.0))) == 6.0
+    with pytest.raises(TypeError, match="argnums"):
+        jax.grad(lambda x: x, argnums=2)(jnp.float32(1.0))

@@ -122,7 +122,32 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             g = g[0] if single else g
         return ((value, aux), g) if has_aux else (value, g)
 
-    return value_and_grad_f
+    return _fast_grad(fun, value_and_grad_f, argnums, has_aux, True, name)
+
+
+def _fast_grad(fun, python_f, argnums, has_aux, with_value, name):
+    """`python_f`, or for an int `argnums` without `has_aux` a Rust
+    `GradFunction` that runs eager calls on one float array itself and
+    hands every other call to `python_f` (rust/python/src/grad.rs)."""
+    if has_aux or type(argnums) is not int:
+        return python_f
+    fast = _core.GradFunction(fun, python_f, argnums, with_value, str(name))
+    try:
+        functools.update_wrapper(fast, fun)
+    except (AttributeError, TypeError):
+        pass
+    return fast
+
+
+def _output_atom(trace, out):
+    """The atom of an eager grad's output that is not a rank-0 float tracer
+    of `trace`: checked as `value_and_grad` checks it (GradFunction's slow
+    step)."""
+    _check_scalar_output(out)
+    return trace.to_atom(out)
+
+
+_core.register_grad_hooks(ad.ADTrace, core._state, _output_atom)
 
 
 _FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
@@ -165,6 +190,10 @@ def _fill_int_grads(leaves, nonzeros, cts):
 
 
 def _check_scalar_output(out):
+    if type(out) is Tracer:  # the common case
+        a = out.aval
+        if a.shape == () and a.dtype_name in _FLOAT_NAMES:
+            return
     if not isinstance(out, (ArrayImpl, Tracer, float, int, np.ndarray, np.generic)):
         raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out!r}.")
     aval = core.get_aval(out)
@@ -187,7 +216,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
             return g, aux
         return vg(*args, **kwargs)[1]
 
-    return grad_f
+    return _fast_grad(fun, grad_f, argnums, has_aux, False, _fun_name(fun))
 
 
 def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):

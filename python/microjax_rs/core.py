@@ -291,16 +291,22 @@ class _TraceContext:
         self.trace = trace
 
     def __enter__(self):
-        _state.stack.append(self.trace)
-        _core.trace_enter()
-        return self.trace
+        trace = self.trace
+        _state.stack.append(trace)
+        # A trace's native staging context (see StagingTrace._native) is
+        # used by Rust while this trace is the innermost one.
+        _core.trace_enter(getattr(trace, "_native", None))
+        return trace
 
     def __exit__(self, *exc):
+        trace = self.trace
         stack = _state.stack
-        if stack and stack[-1] is self.trace:
+        if stack and stack[-1] is trace:
             stack.pop()
         _core.trace_exit()
-        self.trace.alive = False
+        trace.alive = False
+        if getattr(trace, "_native", None) is not None:
+            trace._native = None  # it refers back to the trace
         return False
 
 
@@ -371,6 +377,11 @@ class StagingTrace:
     """Records every bound primitive into a Rust builder (jit, make_jaxpr,
     eval_shape). Values from outside become literals or constvars; tracers of
     an enclosing live trace become captured inputs."""
+
+    # Native staging context (`_core.StageCtx`) for traces that record no
+    # source lines: Rust then stages float arithmetic on this trace's tracers
+    # without calling `process_primitive` (rust/python/src/tracer.rs).
+    _native = None
 
     def __init__(self, fun_name="<function>"):
         self.builder = _core.Builder()
@@ -483,16 +494,11 @@ def _concretization_message(tracer, what):
     )
 
 
-class Tracer:
-    """A value inside a trace: its trace, its Rust var id and its aval."""
+class _TracerMethods:
+    """The Python methods of `Tracer` (a Rust class holding `_trace`, `_var`
+    and `aval`, see rust/python/src/tracer.rs): attached to it below."""
 
-    __slots__ = ("_trace", "_var", "aval", "__weakref__")
     __array_priority__ = 1000
-
-    def __init__(self, trace, var, aval):
-        self._trace = trace
-        self._var = var
-        self.aval = aval
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -557,13 +563,30 @@ class Tracer:
         )
 
 
-_core.register_tracer(Tracer, _shaped)  # Builder.stage makes Tracers of ShapedArrays
+Tracer = _core.Tracer
+for _name, _member in list(vars(_TracerMethods).items()):
+    if _name not in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
+        setattr(Tracer, _name, _member)
+del _name, _member
+_core.register_tracer(_shaped)  # staging makes Tracers of shared ShapedArrays
+
+
+# Operators Rust defines on Tracer (a native path for two float tracers of
+# the innermost native trace); these Python functions are their fallbacks.
+_NATIVE_OPERATORS = ("add", "sub", "mul", "truediv")
 
 
 def _install_tracer_operators():
     from . import _array_methods
 
-    for dunder, fn in _array_methods.tracer_operators().items():
+    ops = _array_methods.tracer_operators()
+    fallbacks = {}
+    for op in _NATIVE_OPERATORS:
+        for dunder in (f"__{op}__", f"__r{op}__"):
+            fallbacks[dunder] = ops.pop(dunder)
+    prims = {p: (Primitive(p), Primitive(p).handle({})) for p in ("add", "sub", "mul", "div")}
+    _core.register_tracer_operators(prims, fallbacks)
+    for dunder, fn in ops.items():
         setattr(Tracer, dunder, fn)
 
 

@@ -60,9 +60,12 @@ class ADTrace(StagingTrace):
 
     def new_input(self, value):
         """A perturbed input whose known value is `value` (one level down)."""
-        if type(value) in (bool, int, float) or not isinstance(value, (ArrayImpl, Tracer)):
-            value = core.to_array(value)
-        t = self.new_arg(core.get_aval(value))
+        if type(value) is ArrayImpl:
+            t = self.builder.input_tracer(self, value)
+        else:
+            if type(value) in (bool, int, float) or not isinstance(value, (ArrayImpl, Tracer)):
+                value = core.to_array(value)
+            t = self.new_arg(core.get_aval(value))
         self.known[t._var] = value
         return t
 
@@ -217,7 +220,8 @@ def trace_ad(flat_fun, primals, name, private=False):
     user's frame is a good part of staging an equation)."""
     parent = core.current_trace()
     trace = ADTrace(name, parent)
-    trace.record_source = not (private and parent is None)
+    if private and parent is None:
+        return _trace_eager(trace, flat_fun, primals)
     with core.new_trace(trace):
         tracers = [trace.new_input(p) for p in primals]
         outs, aux = flat_fun(tracers)
@@ -225,6 +229,34 @@ def trace_ad(flat_fun, primals, name, private=False):
         closed = trace.builder.build(atoms)
         aux = _lower_tree(trace, aux)
     inputs = [trace.known[t._var] for t in tracers] + list(trace.captures)
+    return trace, closed, outs, aux, inputs
+
+
+def _trace_eager(trace, flat_fun, primals):
+    """`trace_ad` for a private trace at the eager level: no source lines,
+    and a native staging context, so float arithmetic on its tracers is
+    staged by Rust (rust/python/src/tracer.rs). The trace is entered inline
+    (what `core.new_trace` does) since this runs on every eager `grad`."""
+    trace.record_source = False
+    ctx = trace._native = _core.StageCtx(trace, trace.builder, trace.eqn_of)
+    stack = core._state.stack
+    stack.append(trace)
+    _core.trace_enter(ctx)
+    try:
+        tracers = [trace.new_input(p) for p in primals]
+        outs, aux = flat_fun(tracers)
+        closed = trace.builder.build([trace.to_atom(o) for o in outs])
+        aux = _lower_tree(trace, aux)
+    finally:
+        if stack and stack[-1] is trace:
+            stack.pop()
+        _core.trace_exit()
+        trace.alive = False
+        trace._native = None
+    known = trace.known
+    inputs = [known[t._var] for t in tracers]
+    if trace.captures:
+        inputs += trace.captures
     return trace, closed, outs, aux, inputs
 
 

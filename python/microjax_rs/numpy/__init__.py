@@ -273,7 +273,7 @@ def _unary(lax_fn, inexact=True, name=None):
         return lax_fn(a)
 
     fn.__name__ = name or lax_fn.__name__
-    fast = _core.FastUnary(handle, inexact, fn)
+    fast = _core.FastUnary(handle, inexact, fn, prim)
     fast.__name__ = fast.__qualname__ = fn.__name__
     fast.__doc__ = f"Elementwise `{fn.__name__}` (jax.numpy.{fn.__name__}); Rust fast path for eager arrays."
     fast.__module__ = __name__

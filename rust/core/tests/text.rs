@@ -11,7 +11,9 @@
 
 use microjax::ir::canonical::{canonical, parse, parse_with_consts, ParseLimits};
 use microjax::ir::display::display;
-use microjax::ir::hash::{lift_literals, structural_hash, structural_key, Fnv64};
+use microjax::ir::hash::{
+    lift_literals, lifted_key, same_lifted, structural_hash, structural_key, Fnv64,
+};
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::shape::abstract_eval;
 use microjax::{
@@ -1198,6 +1200,57 @@ fn hash_ignores_float_literal_values_only() {
     // Source info does not take part; a parsed copy hashes the same.
     let back = parse(&canonical(&a), &ParseLimits::default()).unwrap();
     assert_eq!(structural_key(&back).0, ka);
+}
+
+#[test]
+fn lifted_key_agrees_with_lifting() {
+    // `lifted_key`/`same_lifted` (the eager grad cache) must say "same"
+    // exactly when the lifted programs are equal, with the literals of
+    // `lift_literals` in its order.
+    let a = affine(2.0, 1.0, DType::F32);
+    let b = affine(-0.5, f64::NAN, DType::F32);
+    let (ka, la) = lifted_key(&a);
+    let (kb, lb) = lifted_key(&b);
+    assert_eq!(ka, kb);
+    assert!(same_lifted(&a, &b) && same_lifted(&b, &a) && same_lifted(&a, &a));
+    assert_eq!(la, lift_literals(&a).1);
+    assert_eq!(lb.len(), 3);
+    let back = parse(&canonical(&a), &ParseLimits::default()).unwrap();
+    assert!(same_lifted(&a, &back));
+    assert_eq!(lifted_key(&back).0, ka);
+
+    let mut variants = vec![affine(2.0, 1.0, DType::F16)];
+    let mut sub = affine(2.0, 1.0, DType::F32);
+    Arc::make_mut(&mut sub.jaxpr).eqns[0].prim = bin(BinaryOp::Sub);
+    variants.push(sub);
+    let mut io = affine(2.0, 1.0, DType::F32);
+    Arc::make_mut(&mut io.jaxpr).eqns[0].effect = Effect::OrderedIo;
+    variants.push(io);
+    let mut weak = affine(2.0, 1.0, DType::F32);
+    Arc::make_mut(&mut weak.jaxpr).avals[0].weak_type = true;
+    variants.push(weak);
+    let mut swapped = affine(2.0, 1.0, DType::F32);
+    Arc::make_mut(&mut swapped.jaxpr).eqns[0].inputs.reverse();
+    variants.push(swapped);
+    for v in &variants {
+        assert!(!same_lifted(&a, v) && !same_lifted(v, &a), "{v}");
+        assert_ne!(lifted_key(v).0, ka, "{v}");
+        assert_ne!(lift_literals(v).0, lift_literals(&a).0);
+    }
+    // A non-float literal is not lifted: its value stays in the key.
+    let int_prog = |k: i64| {
+        let mut b = Builder::new();
+        let x = b.add_input(av(&[2], DType::I32)).unwrap();
+        let k = Atom::Lit(Literal::new(Scalar::Int(k), DType::I32, true));
+        let y = b
+            .add_eqn1(bin(BinaryOp::Add), vec![Atom::Var(x), k])
+            .unwrap();
+        b.build(vec![y]).unwrap()
+    };
+    assert!(same_lifted(&int_prog(3), &int_prog(3)));
+    assert!(!same_lifted(&int_prog(3), &int_prog(4)));
+    assert_ne!(lifted_key(&int_prog(3)).0, lifted_key(&int_prog(4)).0);
+    assert!(lifted_key(&int_prog(3)).1.is_empty());
 }
 
 #[test]

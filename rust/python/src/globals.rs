@@ -27,16 +27,20 @@ pub(crate) fn epoch() -> u64 {
     EPOCH.load(Ordering::Relaxed)
 }
 
-/// Marks a trace as active: the Rust fast paths step aside until the
-/// matching `trace_exit`.
+/// Marks a trace as active: the eager fast paths step aside until the
+/// matching `trace_exit`. `ctx`: the trace's native staging context, used
+/// while it is the innermost trace (see `tracer.rs`).
 #[pyfunction]
-pub(crate) fn trace_enter() -> usize {
+#[pyo3(signature = (ctx = None))]
+pub(crate) fn trace_enter(ctx: Option<Py<crate::tracer::StageCtx>>) -> usize {
+    crate::tracer::push_context(ctx);
     TRACE_DEPTH.fetch_add(1, Ordering::SeqCst).saturating_add(1)
 }
 
 /// Ends one `trace_enter`; never goes below zero.
 #[pyfunction]
 pub(crate) fn trace_exit() -> usize {
+    drop(crate::tracer::pop_context());
     let prev = TRACE_DEPTH
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |d| {
             Some(d.saturating_sub(1))

@@ -106,6 +106,15 @@ impl PyBuilder {
         Ok(self.lock()?.add_input(aval).py()?.0)
     }
 
+    /// A new input variable for the array `value` and its tracer of `trace`.
+    fn input_tracer<'py>(
+        &self,
+        trace: &Bound<'py, PyAny>,
+        value: PyRef<'py, ArrayImpl>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::staging::input_tracer(self, trace, &value)
+    }
+
     /// A new constvar holding the array's value (and its weak type).
     fn add_const(&self, value: PyRef<'_, ArrayImpl>) -> PyResult<u32> {
         let (arr, weak) = (value.arr.clone(), value.weak);

@@ -10,6 +10,7 @@ use crate::prim::{jaxpr_handle, DETACH_ELEMS};
 use crate::CoreResultExt;
 use microjax::dtype::ALL_DTYPES;
 use microjax::exec::compiled::Compiled;
+use microjax::ir::hash::FastHasher;
 use microjax::{DType, HostArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -18,36 +19,12 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 
-/// FxHash-style hasher: the keys are short vectors of small integers.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    #[inline]
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 type Key = Vec<u64>;
-type Map = HashMap<Key, Arc<Entry>, BuildHasherDefault<FxHasher>>;
+/// The keys are short vectors of small integers: a word-at-a-time hash.
+type Map = HashMap<Key, Arc<Entry>, BuildHasherDefault<FastHasher>>;
 
 /// How program outputs are arranged into the Python result.
 enum OutSpec {

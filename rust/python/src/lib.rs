@@ -13,12 +13,14 @@ mod callback;
 mod dtypes;
 mod globals;
 mod gpu;
+mod grad;
 mod ir;
 mod jit;
 mod memory;
 mod ops;
 mod prim;
 mod staging;
+mod tracer;
 mod transforms;
 
 use pyo3::exceptions::{PyNameError, PyNotImplementedError, PyTypeError, PyValueError};
@@ -96,6 +98,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ir::set_determinism, m)?)?;
     m.add_function(wrap_pyfunction!(ir::get_determinism, m)?)?;
     m.add_function(wrap_pyfunction!(staging::register_tracer, m)?)?;
+    tracer::register(m)?;
+    grad::register(m)?;
     transforms::register(m)?;
     memory::register(m)?;
     gpu::register(m)?;

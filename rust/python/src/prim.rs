@@ -342,12 +342,19 @@ pub(crate) struct FastUnary {
     prim: Primitive,
     float_only: bool,
     fallback: Py<PyAny>,
+    /// The `lax` primitive object, for the native AD staging path.
+    lax_prim: Py<PyAny>,
 }
 
 #[pymethods]
 impl FastUnary {
     #[new]
-    fn py_new(prim: PyRef<'_, Prim>, float_only: bool, fallback: Py<PyAny>) -> PyResult<FastUnary> {
+    fn py_new(
+        prim: PyRef<'_, Prim>,
+        float_only: bool,
+        fallback: Py<PyAny>,
+        lax_prim: Py<PyAny>,
+    ) -> PyResult<FastUnary> {
         if !matches!(prim.prim, Primitive::Unary(_)) {
             return Err(PyValueError::new_err(format!(
                 "FastUnary needs an elementwise unary primitive, got {}",
@@ -358,6 +365,7 @@ impl FastUnary {
             prim: prim.prim.clone(),
             float_only,
             fallback,
+            lax_prim,
         })
     }
 
@@ -381,6 +389,8 @@ impl FastUnary {
                     }
                 }
             }
+        } else if let Some(out) = crate::tracer::stage_unary(x, &self.prim, &self.lax_prim)? {
+            return Ok(out.unbind());
         }
         self.fallback.call1(py, (x,))
     }

@@ -3,27 +3,24 @@
 //! the record of the equation for lazily known values — one call instead of
 //! a Python loop per operand and per output. It calls back into Python only
 //! for operands that are not tracers of the trace (`trace.to_atom`) and for
-//! an aval object not seen before.
+//! an aval object not seen before. The tracers are `tracer::Tracer`s.
 
+use crate::array::ArrayImpl;
 use crate::ir::{atom_from_py, PyBuilder};
 use crate::prim::Prim;
+use crate::tracer::Tracer;
 use crate::CoreResultExt;
-use microjax::{Atom, Aval};
+use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// `core.Tracer` and `core._shaped`, registered once at import.
-struct TracerHooks {
-    tracer: Py<PyType>,
-    shaped: Py<PyAny>,
-}
-
-static HOOKS: PyOnceLock<TracerHooks> = PyOnceLock::new();
+/// `core._shaped`, registered once at import.
+static SHAPED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Aval -> its shared Python `ShapedArray` (avals are immutable).
 static AVALS: Mutex<Option<HashMap<Aval, Py<PyAny>>>> = Mutex::new(None);
@@ -36,38 +33,27 @@ static SOURCES: Mutex<Option<SourceCache>> = Mutex::new(None);
 
 const CACHE_LIMIT: usize = 4096;
 
-/// Registers the tracer class and the aval constructor `shaped(shape, dtype
-/// name, weak)` that `Builder.stage` uses.
+/// Registers the aval constructor `shaped(shape, dtype name, weak)` that
+/// staging uses for avals not seen before.
 #[pyfunction]
-pub(crate) fn register_tracer(
-    py: Python<'_>,
-    tracer: Bound<'_, PyType>,
-    shaped: Bound<'_, PyAny>,
-) -> PyResult<()> {
-    let hooks = TracerHooks {
-        tracer: tracer.unbind(),
-        shaped: shaped.unbind(),
-    };
-    HOOKS
-        .set(py, hooks)
-        .map_err(|_| PyRuntimeError::new_err("the tracer class is already registered"))
+pub(crate) fn register_tracer(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
+    SHAPED
+        .set(py, shaped.unbind())
+        .map_err(|_| PyRuntimeError::new_err("the aval constructor is already registered"))
 }
 
-fn hooks(py: Python<'_>) -> PyResult<&TracerHooks> {
-    HOOKS
-        .get(py)
-        .ok_or_else(|| PyRuntimeError::new_err("the tracer class is not registered"))
-}
-
-fn aval_object<'py>(py: Python<'py>, hooks: &TracerHooks, a: &Aval) -> PyResult<Bound<'py, PyAny>> {
+/// The shared Python `ShapedArray` of `a`.
+pub(crate) fn aval_object<'py>(py: Python<'py>, a: &Aval) -> PyResult<Bound<'py, PyAny>> {
     if let Ok(guard) = AVALS.lock() {
         if let Some(hit) = guard.as_ref().and_then(|m| m.get(a)) {
             return Ok(hit.bind(py).clone());
         }
     }
     let shape = PyTuple::new(py, a.shape.iter().copied())?;
-    let obj = hooks
-        .shaped
+    let shaped = SHAPED
+        .get(py)
+        .ok_or_else(|| PyRuntimeError::new_err("the aval constructor is not registered"))?;
+    let obj = shaped
         .bind(py)
         .call1((shape, a.dtype.name(), a.weak_type))?;
     if let Ok(mut guard) = AVALS.lock() {
@@ -99,17 +85,28 @@ fn source_text(s: &Bound<'_, PyString>) -> PyResult<Arc<str>> {
 
 /// The operand as an atom of `trace`'s builder: a tracer of the trace is its
 /// variable; anything else goes through `trace.to_atom`.
-fn operand_atom(
-    trace: &Bound<'_, PyAny>,
-    tracer: &Bound<'_, PyType>,
-    x: &Bound<'_, PyAny>,
-) -> PyResult<Atom> {
-    let py = x.py();
-    if x.get_type().is(tracer) && x.getattr(intern!(py, "_trace"))?.is(trace) {
-        let id: u32 = x.getattr(intern!(py, "_var"))?.extract()?;
-        return Ok(Atom::Var(microjax::Var(id)));
+fn operand_atom(trace: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<Atom> {
+    if let Some(v) = Tracer::var_of(x, trace) {
+        return Ok(Atom::Var(v));
     }
-    atom_from_py(&trace.call_method1(intern!(py, "to_atom"), (x,))?)
+    atom_from_py(&trace.call_method1(intern!(x.py(), "to_atom"), (x,))?)
+}
+
+/// Appends `prim atoms` to the builder; its output variables and avals.
+pub(crate) fn add_eqn(
+    builder: &PyBuilder,
+    prim: Primitive,
+    atoms: Vec<Atom>,
+    src: Option<Arc<str>>,
+) -> PyResult<(Vec<Var>, Vec<Aval>)> {
+    let mut b = builder.lock()?;
+    let vars = b.add_eqn(prim, atoms, src).py()?;
+    let avals = vars
+        .iter()
+        .map(|v| b.aval(&Atom::Var(*v)))
+        .collect::<microjax::Result<Vec<Aval>>>()
+        .py()?;
+    Ok((vars, avals))
 }
 
 /// `Builder.stage` (see its docstring in ir.rs).
@@ -123,31 +120,20 @@ pub(crate) fn stage<'py>(
     record: Option<(Bound<'py, PyDict>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = trace.py();
-    let hooks = hooks(py)?;
-    let tracer = hooks.tracer.bind(py);
     let args = match args.cast::<PyTuple>() {
         Ok(t) => t.clone(),
         Err(_) => PyTuple::new(py, args.try_iter()?.collect::<PyResult<Vec<_>>>()?)?,
     };
     let atoms = args
         .iter()
-        .map(|x| operand_atom(trace, tracer, &x))
+        .map(|x| operand_atom(trace, &x))
         .collect::<PyResult<Vec<Atom>>>()?;
     let src = source.map(source_text).transpose()?;
-    let (vars, avals) = {
-        let mut b = builder.lock()?;
-        let vars = b.add_eqn(prim.prim.clone(), atoms, src).py()?;
-        let avals = vars
-            .iter()
-            .map(|v| b.aval(&Atom::Var(*v)))
-            .collect::<microjax::Result<Vec<Aval>>>()
-            .py()?;
-        (vars, avals)
-    };
+    let (vars, avals) = add_eqn(builder, prim.prim.clone(), atoms, src)?;
     let tracers = vars
         .iter()
         .zip(&avals)
-        .map(|(v, a)| tracer.call1((trace, v.0, aval_object(py, hooks, a)?)))
+        .map(|(v, a)| Tracer::new_bound(py, trace, *v, aval_object(py, a)?, a))
         .collect::<PyResult<Vec<_>>>()?;
     if let Some((eqn_of, rprim, rparams)) = record {
         let outvars = PyList::new(py, vars.iter().map(|v| v.0))?;
@@ -166,4 +152,18 @@ pub(crate) fn stage<'py>(
             ts.len()
         ))),
     }
+}
+
+/// A new input variable of `builder` for the array `value`, and its tracer
+/// of `trace` (the AD traces' inputs, without a Python aval round trip).
+pub(crate) fn input_tracer<'py>(
+    builder: &PyBuilder,
+    trace: &Bound<'py, PyAny>,
+    value: &ArrayImpl,
+) -> PyResult<Bound<'py, PyAny>> {
+    value.check_live()?;
+    let aval = Aval::weak(value.arr.shape().to_vec(), value.arr.dtype(), value.weak);
+    let var = builder.lock()?.add_input(aval.clone()).py()?;
+    let py = trace.py();
+    Tracer::new_bound(py, trace, var, aval_object(py, &aval)?, &aval)
 }

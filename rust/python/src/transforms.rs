@@ -3,14 +3,12 @@
 //! converts arguments and releases the GIL around the transform.
 
 use crate::array::ArrayImpl;
-use crate::ir::{run_detached, wrap_outputs, PyClosedJaxpr};
+use crate::ir::{wrap_outputs, PyClosedJaxpr};
 use crate::CoreResultExt;
 use microjax::transforms;
 use microjax::{ClosedJaxpr, HostArray};
 use pyo3::prelude::*;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 fn wrap(j: microjax::ClosedJaxpr) -> PyClosedJaxpr {
@@ -91,31 +89,40 @@ pub(crate) fn value_and_grad_jaxpr(
     Ok(wrap(out))
 }
 
-/// A lifted program and its nonzeros -> its `value_and_grad` program.
+/// Traced programs (keyed by `lifted_key`, confirmed by `same_lifted`) and
+/// their nonzeros -> the `value_and_grad` program of the lifted form.
 type GradCache = HashMap<u64, Vec<(Arc<ClosedJaxpr>, Vec<bool>, Arc<ClosedJaxpr>)>>;
 static GRAD_CACHE: Mutex<Option<GradCache>> = Mutex::new(None);
 const GRAD_CACHE_LIMIT: usize = 512;
 
-/// The `value_and_grad` program of `lifted` (literals already inputs) for
-/// `nonzeros`, from the cache (keyed by structure, confirmed by equality) or
-/// made and cached.
-fn grad_program(lifted: ClosedJaxpr, nonzeros: Vec<bool>) -> microjax::Result<Arc<ClosedJaxpr>> {
-    let mut h = DefaultHasher::new();
-    lifted.hash(&mut h);
-    nonzeros.hash(&mut h);
-    let key = h.finish();
+/// The `value_and_grad` program of `closed` with its liftable literals
+/// lifted into leading inputs, for `nonzeros` (of `closed`'s own inputs),
+/// and those literals. Probed on every un-jitted `grad` call, so a hit
+/// neither copies the program nor hashes it twice.
+fn grad_program(
+    closed: &Arc<ClosedJaxpr>,
+    nonzeros: Vec<bool>,
+) -> microjax::Result<(Arc<ClosedJaxpr>, Vec<microjax::Literal>)> {
+    use microjax::ir::hash::{lift_literals, lifted_key, same_lifted};
+    let (mut key, lits) = lifted_key(closed);
+    for &nz in &nonzeros {
+        key = key.rotate_left(1) ^ u64::from(nz);
+    }
     if let Ok(guard) = GRAD_CACHE.lock() {
         let hit = guard.as_ref().and_then(|m| m.get(&key)).and_then(|bucket| {
             bucket
                 .iter()
-                .find(|(j, nz, _)| **j == lifted && *nz == nonzeros)
+                .find(|(j, nz, _)| *nz == nonzeros && same_lifted(j, closed))
                 .map(|(_, _, p)| p.clone())
         });
         if let Some(p) = hit {
-            return Ok(p);
+            return Ok((p, lits));
         }
     }
-    let prog = Arc::new(transforms::value_and_grad_jaxpr(&lifted, &nonzeros)?);
+    let (lifted, _) = lift_literals(closed);
+    let mut nz = vec![false; lits.len()];
+    nz.extend(nonzeros.iter().copied());
+    let prog = Arc::new(transforms::value_and_grad_jaxpr(&lifted, &nz)?);
     if let Ok(mut guard) = GRAD_CACHE.lock() {
         let map = guard.get_or_insert_with(HashMap::new);
         if map.len() >= GRAD_CACHE_LIMIT {
@@ -123,9 +130,9 @@ fn grad_program(lifted: ClosedJaxpr, nonzeros: Vec<bool>) -> microjax::Result<Ar
         }
         map.entry(key)
             .or_default()
-            .push((Arc::new(lifted), nonzeros, prog.clone()));
+            .push((closed.clone(), nonzeros, prog.clone()));
     }
-    Ok(prog)
+    Ok((prog, lits))
 }
 
 /// `grad` at the eager level in one call: lifts the traced program's float
@@ -143,18 +150,32 @@ pub(crate) fn value_and_grad_run(
     for a in &inputs {
         a.check_live()?;
     }
-    let (lifted, lits) = microjax::ir::hash::lift_literals(&closed.inner);
-    let mut args: Vec<Arc<HostArray>> = Vec::with_capacity(lits.len().saturating_add(inputs.len()));
-    for l in &lits {
-        args.push(Arc::new(l.to_array().py()?));
-    }
-    args.extend(inputs.iter().map(|a| a.arr.clone()));
-    drop(inputs);
-    let mut nz = vec![false; lits.len()];
-    nz.extend(nonzeros);
-    let prog = py.detach(move || grad_program(lifted, nz)).py()?;
-    let out_avals = prog.out_avals().py()?;
-    let outs = run_detached(py, &prog, args)?;
+    let inputs: Vec<Arc<HostArray>> = inputs.iter().map(|a| a.arr.clone()).collect();
+    run_value_and_grad(py, closed.inner.clone(), nonzeros, inputs)
+}
+
+/// `value_and_grad_run` on core values (also the eager `GradFunction`'s
+/// last step): the cache probe, the lifted literals and the run happen in
+/// one GIL release.
+pub(crate) fn run_value_and_grad(
+    py: Python<'_>,
+    closed: Arc<ClosedJaxpr>,
+    nonzeros: Vec<bool>,
+    inputs: Vec<Arc<HostArray>>,
+) -> PyResult<Vec<ArrayImpl>> {
+    let epoch = crate::globals::epoch();
+    let (outs, out_avals) = py
+        .detach(move || -> microjax::Result<_> {
+            let (prog, lits) = grad_program(&closed, nonzeros)?;
+            let mut args = Vec::with_capacity(lits.len().saturating_add(inputs.len()));
+            for l in &lits {
+                args.push(Arc::new(l.to_array()?));
+            }
+            args.extend(inputs);
+            let outs = microjax::exec::cache::global().run(&prog, &args, epoch)?;
+            Ok((outs, prog.out_avals()?))
+        })
+        .py()?;
     wrap_outputs(outs, &out_avals)
 }
 

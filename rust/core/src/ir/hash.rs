@@ -298,3 +298,116 @@ fn hash_param(h: &mut Fnv64, p: &Param) {
         }
     }
 }
+
+/// Multiply-rotate hasher for in-memory cache keys: a word at a time, so
+/// much faster than FNV's byte loop, but not stable across builds (never
+/// persist its values).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(Self::K);
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            for (d, s) in word.iter_mut().zip(chunk) {
+                *d = *s;
+            }
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, x: u8) {
+        self.add(u64::from(x));
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.add(u64::from(x));
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// In-process key of `j` with its liftable literals' values left out, and
+/// those literals in [`lift_literals`]' order: programs with equal keys
+/// that are [`same_lifted`] have equal lifted forms. One pass and no copy
+/// of the program, for caches probed on every call (un-jitted `grad`).
+pub fn lifted_key(j: &ClosedJaxpr) -> (u64, Vec<Literal>) {
+    use std::hash::{Hash, Hasher};
+    let mut h = FastHasher::default();
+    let mut lits = Vec::new();
+    let src = &j.jaxpr;
+    src.avals.hash(&mut h);
+    src.constvars.hash(&mut h);
+    src.invars.hash(&mut h);
+    let mut atom = |h: &mut FastHasher, a: &Atom| match a {
+        Atom::Lit(l) if is_liftable(l) => {
+            h.write_u8(b'p');
+            l.aval.hash(h);
+            lits.push(l.clone());
+        }
+        other => other.hash(h),
+    };
+    h.write_usize(src.eqns.len());
+    for e in &src.eqns {
+        e.prim.hash(&mut h);
+        h.write_usize(e.inputs.len());
+        for a in &e.inputs {
+            atom(&mut h, a);
+        }
+        e.outputs.hash(&mut h);
+        e.effect.hash(&mut h);
+    }
+    h.write_usize(src.outvars.len());
+    for a in &src.outvars {
+        atom(&mut h, a);
+    }
+    for c in &j.consts {
+        c.shape().hash(&mut h);
+        c.dtype().hash(&mut h);
+    }
+    (h.finish(), lits)
+}
+
+/// Whether `a` and `b` have equal [`lift_literals`] forms: equal programs
+/// except for the values of liftable literals (and source lines).
+pub fn same_lifted(a: &ClosedJaxpr, b: &ClosedJaxpr) -> bool {
+    let atom_eq = |x: &Atom, y: &Atom| match (x, y) {
+        (Atom::Lit(l), Atom::Lit(m)) if is_liftable(l) => l.aval == m.aval,
+        _ => x == y,
+    };
+    let atoms_eq = |xs: &[Atom], ys: &[Atom]| {
+        xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| atom_eq(x, y))
+    };
+    let (x, y) = (&*a.jaxpr, &*b.jaxpr);
+    let jaxpr_eq = Arc::ptr_eq(&a.jaxpr, &b.jaxpr)
+        || (x.avals == y.avals
+            && x.constvars == y.constvars
+            && x.invars == y.invars
+            && x.eqns.len() == y.eqns.len()
+            && x.eqns.iter().zip(&y.eqns).all(|(e, f)| {
+                e.prim == f.prim
+                    && e.outputs == f.outputs
+                    && e.effect == f.effect
+                    && atoms_eq(&e.inputs, &f.inputs)
+            })
+            && atoms_eq(&x.outvars, &y.outvars));
+    jaxpr_eq && a.consts == b.consts
+}

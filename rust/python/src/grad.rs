@@ -1,0 +1,287 @@
+//! `GradFunction`: the call path of `grad(f)` / `value_and_grad(f)` with an
+//! int `argnums` and no `has_aux`. A call at the eager level whose
+//! differentiated argument is one float array runs here: the AD trace is
+//! entered, `f` is called on a tracer (its float arithmetic staged natively,
+//! see `tracer.rs`), the trace is left and the recorded program goes to
+//! `value_and_grad_run`'s cache and executor — with Python entered only for
+//! `f` itself and the trace object. Every other call goes to the Python
+//! function (`_grad.py`), which is the reference; its checks and error
+//! messages apply to anything unusual (a non-scalar output, say).
+
+use crate::array::ArrayImpl;
+use crate::globals::no_trace;
+use crate::ir::PyBuilder;
+use crate::tracer::{StageCtx, Tracer};
+use crate::CoreResultExt;
+use microjax::{Atom, HostArray};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::{intern, PyTraverseError};
+use std::sync::Arc;
+
+/// `interpreters.ad.ADTrace`, `core._state` and `_grad._output_atom`.
+struct GradHooks {
+    ad_trace: Py<PyAny>,
+    state: Py<PyAny>,
+    output_atom: Py<PyAny>,
+}
+
+static HOOKS: PyOnceLock<GradHooks> = PyOnceLock::new();
+
+/// Registers what the eager path needs of Python: the AD trace class, the
+/// trace-state object (its `stack` is the trace stack) and
+/// `output_atom(trace, out)`, which checks an unusual output as the Python
+/// path does and returns its atom.
+#[pyfunction]
+pub(crate) fn register_grad_hooks(
+    py: Python<'_>,
+    ad_trace: Py<PyAny>,
+    state: Py<PyAny>,
+    output_atom: Py<PyAny>,
+) -> PyResult<()> {
+    let hooks = GradHooks {
+        ad_trace,
+        state,
+        output_atom,
+    };
+    HOOKS
+        .set(py, hooks)
+        .map_err(|_| PyRuntimeError::new_err("the grad hooks are already registered"))
+}
+
+fn hooks(py: Python<'_>) -> PyResult<&GradHooks> {
+    HOOKS
+        .get(py)
+        .ok_or_else(|| PyRuntimeError::new_err("the grad hooks are not registered"))
+}
+
+#[pyclass(frozen, dict, weakref, name = "GradFunction", module = "microjax_rs")]
+pub struct GradFunction {
+    fun: Py<PyAny>,
+    fallback: Py<PyAny>,
+    argnum: isize,
+    /// `value_and_grad` (returns `(value, grad)`) rather than `grad`.
+    with_value: bool,
+    name: Py<PyString>,
+}
+
+/// A trace entered by the eager path; leaving it (on every exit, errors
+/// included) restores the trace stack and marks the trace dead.
+struct Entered<'py> {
+    trace: Bound<'py, PyAny>,
+    stack: Bound<'py, PyList>,
+}
+
+impl<'py> Entered<'py> {
+    fn enter(
+        trace: Bound<'py, PyAny>,
+        stack: Bound<'py, PyList>,
+        ctx: Py<StageCtx>,
+    ) -> PyResult<Self> {
+        stack.append(&trace)?;
+        crate::globals::trace_enter(Some(ctx));
+        Ok(Entered { trace, stack })
+    }
+
+    fn leave(self) -> PyResult<()> {
+        let n = self.stack.len();
+        let top = n
+            .checked_sub(1)
+            .map(|i| self.stack.get_item(i))
+            .transpose()?;
+        if top.is_some_and(|t| t.is(&self.trace)) {
+            self.stack.del_item(n.saturating_sub(1))?;
+        }
+        crate::globals::trace_exit();
+        self.trace.setattr(intern!(self.trace.py(), "alive"), false)
+    }
+}
+
+impl GradFunction {
+    /// The differentiated argument when the eager path applies to it.
+    fn eager_arg<'py>(&self, args: &Bound<'py, PyTuple>) -> Option<(usize, Bound<'py, ArrayImpl>)> {
+        let n = isize::try_from(args.len()).ok()?;
+        let i = if self.argnum < 0 {
+            self.argnum.checked_add(n)?
+        } else {
+            self.argnum
+        };
+        let i = usize::try_from(i).ok().filter(|&i| i < args.len())?;
+        let a = args.get_item(i).ok()?.cast_into_exact::<ArrayImpl>().ok()?;
+        let arr = a.get();
+        (!arr.deleted() && arr.arr.dtype().is_float()).then_some((i, a))
+    }
+
+    fn run_eager<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        i: usize,
+        x: Bound<'py, ArrayImpl>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hooks = hooks(py)?;
+        let trace = hooks
+            .ad_trace
+            .bind(py)
+            .call1((self.name.bind(py), py.None()))?;
+        trace.setattr(intern!(py, "record_source"), false)?;
+        let builder = trace
+            .getattr(intern!(py, "builder"))?
+            .cast_into::<PyBuilder>()?;
+        let eqn_of = trace
+            .getattr(intern!(py, "eqn_of"))?
+            .cast_into::<PyDict>()?;
+        let known = trace.getattr(intern!(py, "known"))?.cast_into::<PyDict>()?;
+        let stack = hooks
+            .state
+            .bind(py)
+            .getattr(intern!(py, "stack"))?
+            .cast_into::<PyList>()?;
+        let ctx = Py::new(
+            py,
+            StageCtx::new(
+                trace.clone().unbind(),
+                builder.clone().unbind(),
+                eqn_of.unbind(),
+            ),
+        )?;
+        let entered = Entered::enter(trace.clone(), stack, ctx)?;
+        let called = (|| -> PyResult<Bound<'py, PyAny>> {
+            let tracer = crate::staging::input_tracer(builder.get(), &trace, x.get())?;
+            known.set_item(tracer.getattr(intern!(py, "_var"))?, &x)?;
+            let items = args
+                .iter()
+                .enumerate()
+                .map(|(j, a)| if j == i { tracer.clone() } else { a });
+            self.fun.bind(py).call1(PyTuple::new(py, items)?)
+        })();
+        entered.leave()?;
+        let out = called?;
+        let atom = match scalar_float_var(&out, &trace, builder.get())? {
+            Some(v) => Atom::Var(v),
+            None => crate::ir::atom_from_py(&hooks.output_atom.bind(py).call1((&trace, &out))?)?,
+        };
+        let closed = Arc::new(builder.get().lock()?.build(vec![atom]).py()?);
+        let mut inputs: Vec<Arc<HostArray>> = vec![x.get().arr.clone()];
+        let mut nonzeros = vec![true];
+        // Values captured from enclosing traces (none at the eager level,
+        // but the program's inputs must match whatever the trace recorded).
+        for c in trace.getattr(intern!(py, "captures"))?.try_iter()? {
+            let c = c?;
+            let a = c.cast::<ArrayImpl>().map_err(|_| {
+                PyTypeError::new_err("grad: a captured value of the eager trace is not an array")
+            })?;
+            inputs.push(a.get().arr.clone());
+            nonzeros.push(false);
+        }
+        let mut res =
+            crate::transforms::run_value_and_grad(py, closed, nonzeros, inputs)?.into_iter();
+        let (Some(value), Some(grad)) = (res.next(), res.next()) else {
+            return Err(PyRuntimeError::new_err(
+                "grad: the program gave too few outputs",
+            ));
+        };
+        let grad = Bound::new(py, grad)?.into_any();
+        if self.with_value {
+            Ok(PyTuple::new(py, [Bound::new(py, value)?.into_any(), grad])?.into_any())
+        } else {
+            Ok(grad)
+        }
+    }
+}
+
+/// `out`'s variable when it is a rank-0 float tracer of `trace` (the
+/// output a scalar loss normally is).
+fn scalar_float_var(
+    out: &Bound<'_, PyAny>,
+    trace: &Bound<'_, PyAny>,
+    builder: &PyBuilder,
+) -> PyResult<Option<microjax::Var>> {
+    let Some(v) = Tracer::var_of(out, trace) else {
+        return Ok(None);
+    };
+    let aval = builder.lock()?.aval(&Atom::Var(v)).py()?;
+    Ok((aval.shape.is_empty() && aval.dtype.is_float()).then_some(v))
+}
+
+static PARTIAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+#[pymethods]
+impl GradFunction {
+    /// `fallback(*args, **kwargs)` is the Python `grad_f`/`value_and_grad_f`
+    /// of the same function; `argnum` an int `argnums`.
+    #[new]
+    fn py_new(
+        fun: Py<PyAny>,
+        fallback: Py<PyAny>,
+        argnum: isize,
+        with_value: bool,
+        name: Py<PyString>,
+    ) -> GradFunction {
+        GradFunction {
+            fun,
+            fallback,
+            argnum,
+            with_value,
+            name,
+        }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if kwargs.is_none_or(|k| k.is_empty()) && no_trace() {
+            if let Some((i, x)) = self.eager_arg(args) {
+                return self.run_eager(py, args, i, x);
+            }
+        }
+        self.fallback.bind(py).call(args, kwargs)
+    }
+
+    /// Method binding: `obj.f` is `functools.partial(f, obj)`.
+    fn __get__<'py>(
+        slf: &Bound<'py, Self>,
+        obj: Option<&Bound<'py, PyAny>>,
+        objtype: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = objtype;
+        let py = slf.py();
+        match obj {
+            Some(o) if !o.is_none() => {
+                let partial = PARTIAL.get_or_try_init(py, || {
+                    Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
+                })?;
+                partial.bind(py).call1((slf, o))
+            }
+            _ => Ok(slf.clone().into_any()),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let kind = if self.with_value {
+            "value_and_grad"
+        } else {
+            "grad"
+        };
+        format!("<{kind} of {}>", self.name.bind(py))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.fun)?;
+        visit.call(&self.fallback)?;
+        visit.call(&self.name)
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<GradFunction>()?;
+    m.add_function(wrap_pyfunction!(register_grad_hooks, m)?)?;
+    Ok(())
+}
