@@ -247,3 +247,109 @@ def test_environment_selects_the_cpu_over_a_present_gpu():
     r = _run({"MICROJAX_PLATFORM": "cpu"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == "cpu [CpuDevice(id=0)]"
+
+
+# ------------------------------------------------------- jit on the GPU
+
+
+@needs_gpu
+def test_jit_runs_on_the_default_gpu_and_keeps_results_there():
+    d = jax.devices("gpu")[0]
+    f = jax.jit(lambda x, w: jnp.tanh(x @ w + 1.0))
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    w = np.linspace(0, 1, 8, dtype=np.float32).reshape(4, 2)
+    out = f(x, w)
+    assert isinstance(out, GpuArray) and out.device == d
+    want = np.tanh(x @ w + 1.0)
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(f(out @ w.T[:2, :2], w[:2])), np.tanh(
+        np.asarray(out) @ w.T[:2, :2] @ w[:2] + 1.0), rtol=1e-5, atol=1e-6)
+    g = jax.device_put(x, d)
+    np.testing.assert_allclose(np.asarray(g + g * 2.0), 3 * x, rtol=1e-6)
+    with jax.default_device(jax.devices("cpu")[0]):
+        assert type(f(x, w)) is _core.ArrayImpl
+
+
+class _FakeBuffer:
+    """A stand-in for the binding's GpuBuffer: host memory, same interface."""
+
+    def __init__(self, host, ordinal):
+        self.host, self.ordinal = host, ordinal
+
+    shape = property(lambda self: self.host.shape)
+    dtype = property(lambda self: self.host.dtype_name)
+
+    def to_host(self):
+        return self.host
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """One fake GPU: the binding's device entry points replaced by host
+    stand-ins that record the programs run, so the routing to the GPU
+    (which device, which program, what stays on the device) is checked on
+    any machine; the real entry points are tested by the needs_gpu tests
+    and tests/test_cuda.py."""
+    from microjax_rs import _devices
+
+    runs = []
+
+    def gpu_run(closed, bufs, ordinal):
+        assert all(type(b) is _FakeBuffer and b.ordinal == ordinal for b in bufs)
+        runs.append(closed)
+        return [_FakeBuffer(h, ordinal) for h in closed.run([b.host for b in bufs])]
+
+    fake = {
+        "gpu_device_count": lambda: 1,
+        "gpu_device_info": lambda i: {"name": "Fake GPU", "compute_capability": (9, 0),
+                                      "memory_bytes": 1 << 30, "ordinal": i},
+        "gpu_put": lambda host, ordinal: _FakeBuffer(host, ordinal),
+        "gpu_run": gpu_run,
+    }
+    monkeypatch.setattr(_devices, "_binding", lambda name: fake.get(name))
+    monkeypatch.setattr(_devices, "_GPU_COUNT", [])
+    monkeypatch.setattr(_devices, "_GPU_DEVICES", {})
+    _core.bump_epoch()
+    yield runs
+    _core.bump_epoch()
+
+
+def test_jit_routes_to_the_default_gpu(fake_gpu, restore_config):
+    runs = fake_gpu
+    (d,) = jax.devices("gpu")
+    assert jax.default_backend() == "gpu" and d.device_kind == "Fake GPU"
+    f = jax.jit(lambda x, y: {"s": jnp.sin(x) * y, "t": x.sum()})
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for call in range(3):  # never served by the CPU fast path while the GPU is default
+        out = f(x, 2.0)
+        assert isinstance(out["s"], GpuArray) and out["s"].device == d
+        assert len(runs) == call + 1
+    np.testing.assert_allclose(np.asarray(out["s"]), np.sin(x) * 2.0, rtol=1e-6)
+    assert float(np.asarray(out["t"])) == 15.0
+    # Results fed back stay on the device; their operators run there too.
+    again = f(out["s"], 1.0)
+    assert isinstance(again["s"], GpuArray) and len(runs) == 4
+    total = out["s"] + out["s"] * 2.0
+    assert isinstance(total, GpuArray) and len(runs) == 6
+    np.testing.assert_allclose(np.asarray(total), 3 * np.sin(x) * 2.0, rtol=1e-6)
+    assert isinstance(-out["s"], GpuArray) and isinstance(out["s"].sum(), GpuArray)
+    np.testing.assert_allclose(np.asarray(out["s"].T), (np.sin(x) * 2.0).T, rtol=1e-6)
+    # The CPU as default device: host arrays, no device runs.
+    n = len(runs)
+    with jax.default_device(jax.devices("cpu")[0]):
+        host = f(x, 2.0)
+        assert type(host["s"]) is _core.ArrayImpl and len(runs) == n
+        # ... unless an argument lives on the GPU.
+        assert isinstance(f(out["s"], 1.0)["s"], GpuArray) and len(runs) == n + 1
+    jax.config.update("jax_platforms", "cpu")
+    assert type(f(x, 2.0)["s"]) is _core.ArrayImpl and len(runs) == n + 1
+
+
+def test_grad_inside_jit_runs_on_the_gpu(fake_gpu):
+    runs = fake_gpu
+    f = jax.jit(jax.grad(lambda x: jnp.sum(jnp.tanh(x) ** 2)))
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    g = f(x)
+    assert isinstance(g, GpuArray) and len(runs) == 1
+    t = np.tanh(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * t * (1 - t * t), rtol=1e-5)

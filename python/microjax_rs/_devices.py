@@ -79,10 +79,15 @@ class CudaDevice(Device):
 # --------------------------------------------------------------- platforms
 
 
+_GPU_COUNT = []  # probed once: the probe looks for the CUDA libraries (ms)
+
+
 def gpu_count():
     """GPUs the binding can use (0 without a GPU build, driver or device)."""
-    f = _binding("gpu_device_count")
-    return int(f()) if f is not None else 0
+    if not _GPU_COUNT:
+        f = _binding("gpu_device_count")
+        _GPU_COUNT.append(int(f()) if f is not None else 0)
+    return _GPU_COUNT[0]
 
 
 _GPU_DEVICES = {}
@@ -286,6 +291,105 @@ class GpuArray:
 
     def __repr__(self):
         return f"GpuArray({np.asarray(self)!r}, device={self._device!r})"
+
+    __array_priority__ = 1000
+
+    def astype(self, dtype):
+        return _gpu_method("astype", dtype)(self)
+
+    def sum(self, axis=None):
+        return _gpu_method("sum", axis)(self)
+
+    def mean(self, axis=None):
+        return _gpu_method("mean", axis)(self)
+
+    def reshape(self, *shape):
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return _gpu_method("reshape", shape)(self)
+
+    @property
+    def T(self):
+        return _gpu_method("transpose", None)(self)
+
+
+# Operators of GpuArray: each a jitted function, so it runs where `jit` runs
+# a call with a GpuArray argument (on its device). Plain jnp functions
+# called eagerly on a GpuArray read it on the host (`__array__`).
+_GPU_OPS = {}
+
+
+def _gpu_op(name, reflected):
+    key = (name, reflected)
+    fn = _GPU_OPS.get(key)
+    if fn is None:
+        import operator
+
+        from . import api
+
+        op = getattr(operator, name)
+        fn = _GPU_OPS[key] = api.jit((lambda a, b: op(b, a)) if reflected else op)
+    return fn
+
+
+def _gpu_method(name, arg):
+    key = (name, arg)
+    fn = _GPU_OPS.get(key)
+    if fn is None:
+        from . import api
+        from . import numpy as jnp
+
+        f = getattr(jnp, name)
+        fn = _GPU_OPS[key] = api.jit(lambda a: f(a, arg))
+    return fn
+
+
+def _install_gpu_operators():
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                 "lt", "le", "gt", "ge", "eq", "ne", "and_", "or_", "xor"):
+        dunder = name.rstrip("_")
+        setattr(GpuArray, f"__{dunder}__", lambda a, b, _n=name: _gpu_op(_n, False)(a, b))
+        if name not in ("lt", "le", "gt", "ge", "eq", "ne"):
+            setattr(GpuArray, f"__r{dunder}__", lambda a, b, _n=name: _gpu_op(_n, True)(a, b))
+    for name in ("neg", "pos", "abs", "invert"):
+        setattr(GpuArray, f"__{name}__", lambda a, _n=name: _gpu_op1(_n)(a))
+    GpuArray.__hash__ = None
+
+
+def _gpu_op1(name):
+    key = (name, None, 1)
+    fn = _GPU_OPS.get(key)
+    if fn is None:
+        import operator
+
+        from . import api
+
+        fn = _GPU_OPS[key] = api.jit(getattr(operator, name))
+    return fn
+
+
+_install_gpu_operators()
+
+
+# ------------------------------------------------------------ jit on a GPU
+
+
+def gpu_target(leaves):
+    """The GPU a jitted call runs on: the device of its first `GpuArray`
+    argument, else the default device when that is a GPU; None: the CPU."""
+    for x in leaves:
+        if type(x) is GpuArray:
+            return x.device
+    if gpu_count() == 0:
+        return None
+    dev = default_device_object()
+    return dev if dev.platform == "gpu" else None
+
+
+def run_on_gpu(closed, leaves, device):
+    """Runs the program handle `closed` on `device`: arguments are copied
+    there (those already on it stay), results stay there as GpuArrays."""
+    bufs = [_to_gpu(x, device)._buf for x in leaves]
+    return [GpuArray(b, device) for b in _binding("gpu_run")(closed, bufs, device.id)]
 
 
 # ------------------------------------------------------------ device_put/get

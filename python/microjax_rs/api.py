@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from . import _core, core, dtypes
+from . import _core, _devices, core, dtypes
 from .core import ArrayImpl, ClosedJaxpr, ShapedArray, StagingTrace, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten, tree_map
@@ -51,7 +51,8 @@ def _leaf_aval(x):
 
 
 def _check_leaf(x):
-    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float)):
+    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float,
+                      _devices.GpuArray)):
         return
     raise TypeError(
         f"Argument {x!r} of type {type(x)} is not a valid JAX type: arguments of "
@@ -310,6 +311,9 @@ class _Jitted:
         if core.current_trace() is not None or captures or any(isinstance(x, Tracer) for x in leaves):
             outs = core.Primitive("pjit").bind(*leaves, *captures, jaxpr=ClosedJaxpr(closed), name=self.name)
             return tree_unflatten(out_tree, outs)
+        device = _devices.gpu_target(leaves)
+        if device is not None:  # the default device, or the arguments', is a GPU
+            return tree_unflatten(out_tree, _devices.run_on_gpu(closed, leaves, device))
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
         outs = closed.run(vals)
         if self._donated[0] or self._donated[1]:

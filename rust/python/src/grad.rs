@@ -207,8 +207,6 @@ fn scalar_float_var(
     Ok((aval.shape.is_empty() && aval.dtype.is_float()).then_some(v))
 }
 
-static PARTIAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
 #[pymethods]
 impl GradFunction {
     /// `fallback(*args, **kwargs)` is the Python `grad_f`/`value_and_grad_f`
@@ -252,16 +250,7 @@ impl GradFunction {
         objtype: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = objtype;
-        let py = slf.py();
-        match obj {
-            Some(o) if !o.is_none() => {
-                let partial = PARTIAL.get_or_try_init(py, || {
-                    Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
-                })?;
-                partial.bind(py).call1((slf, o))
-            }
-            _ => Ok(slf.clone().into_any()),
-        }
+        crate::jit::bind_method(slf.as_any(), obj)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -237,6 +237,25 @@ impl JitFunction {
 
 static PARTIAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// `__get__` of a callable Rust wrapper (`jit`, `grad`): accessed through
+/// an instance, `obj.f` is `functools.partial(f, obj)`, as a Python
+/// function would bind; through the class, the wrapper itself.
+pub(crate) fn bind_method<'py>(
+    slf: &Bound<'py, PyAny>,
+    obj: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    match obj {
+        Some(o) if !o.is_none() => {
+            let partial = PARTIAL.get_or_try_init(py, || {
+                Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
+            })?;
+            partial.bind(py).call1((slf, o))
+        }
+        _ => Ok(slf.clone()),
+    }
+}
+
 #[pymethods]
 impl JitFunction {
     #[new]
@@ -349,16 +368,7 @@ impl JitFunction {
         objtype: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = objtype;
-        let py = slf.py();
-        match obj {
-            Some(o) if !o.is_none() => {
-                let partial = PARTIAL.get_or_try_init(py, || {
-                    Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
-                })?;
-                partial.bind(py).call1((slf, o))
-            }
-            _ => Ok(slf.clone().into_any()),
-        }
+        crate::jit::bind_method(slf.as_any(), obj)
     }
 
     /// Pickling: by reference for a module-level jitted function, else by

@@ -217,13 +217,7 @@ fn run(
                 raw.into_iter().map(Arc::new).collect()
             }
         };
-        if outs.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: outs.len(),
-            });
-        }
+        super::check_output_count(eqn, outs.len())?;
         for (v, val) in eqn.outputs.iter().zip(outs) {
             let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
             *slot = Some(val);

@@ -83,6 +83,18 @@ impl Runner for interp::Prepared {
     }
 }
 
+/// Checks that an equation's rule gave one value per output variable.
+pub(crate) fn check_output_count(eqn: &crate::Eqn, got: usize) -> Result<()> {
+    if got == eqn.outputs.len() {
+        return Ok(());
+    }
+    Err(crate::error::Error::Arity {
+        prim: eqn.prim.name(),
+        expected: eqn.outputs.len(),
+        got,
+    })
+}
+
 /// Checks a program's arguments, given as (shape, dtype) each, against its
 /// inputs: the count, then each shape and dtype. `what` names the program
 /// kind in the error.

@@ -288,13 +288,7 @@ impl Compiled {
                         }
                         _ => {
                             let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), env)?;
-                            if outs.len() != eqn.outputs.len() {
-                                return Err(Error::Arity {
-                                    prim: eqn.prim.name(),
-                                    expected: eqn.outputs.len(),
-                                    got: outs.len(),
-                                });
-                            }
+                            crate::exec::check_output_count(eqn, outs.len())?;
                             for (v, val) in eqn.outputs.iter().zip(outs) {
                                 *slot(env, *v)? = Some(val);
                             }
