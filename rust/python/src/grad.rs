@@ -87,6 +87,8 @@ impl<'py> Entered<'py> {
     }
 
     fn leave(self) -> PyResult<()> {
+        // First, so no failure below can leave the fast paths switched off.
+        crate::globals::trace_exit();
         let n = self.stack.len();
         let top = n
             .checked_sub(1)
@@ -95,7 +97,6 @@ impl<'py> Entered<'py> {
         if top.is_some_and(|t| t.is(&self.trace)) {
             self.stack.del_item(n.saturating_sub(1))?;
         }
-        crate::globals::trace_exit();
         self.trace.setattr(intern!(self.trace.py(), "alive"), false)
     }
 }
