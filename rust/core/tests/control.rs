@@ -16,7 +16,7 @@ use microjax::ir::canonical::{canonical, parse, ParseLimits};
 use microjax::prims::control::{ControlFlow, Scan};
 use microjax::transforms::{batch_jaxpr, jvp_jaxpr, vjp_jaxpr};
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, HostArray, Primitive, UnaryOp,
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, UnaryOp,
 };
 use std::sync::Arc;
 
@@ -163,35 +163,7 @@ fn scan_jvp_matches_finite_differences_and_vjp_matches_jvp() {
 
 /// `(x: f64[], limit: i32[]) -> (i, x * 2^i)` doubling while `i < limit`.
 fn while_program() -> ClosedJaxpr {
-    let mut cb = Builder::new();
-    let lim = Atom::Var(cb.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let i = Atom::Var(cb.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let _x = cb.add_input(f64v(&[])).unwrap();
-    let lt = cb
-        .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![i, lim])
-        .unwrap();
-    let cond = cb.build(vec![lt]).unwrap();
-    let mut bb = Builder::new();
-    let i = Atom::Var(bb.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let x = Atom::Var(bb.add_input(f64v(&[])).unwrap());
-    let i1 = bb
-        .binary(BinaryOp::Add, i, Builder::lit(DType::I32, 1.0))
-        .unwrap();
-    let x2 = bb
-        .binary(BinaryOp::Mul, x, Builder::lit(DType::F64, 2.0))
-        .unwrap();
-    let body = bb.build(vec![i1, x2]).unwrap();
-    let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f64v(&[])).unwrap());
-    let lim = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let outs = common::while_loop(
-        &mut b,
-        cond,
-        body,
-        (1, 0),
-        vec![lim, Builder::lit(DType::I32, 0.0), x],
-    );
-    b.build(outs).unwrap()
+    common::doubling_while(f64v(&[]))
 }
 
 #[test]

@@ -499,33 +499,7 @@ fn no_device_without_a_gpu() {
 
 /// `(x: f32[4], limit: i32[]) -> (i, x * 2^i)` doubling while `i < limit`.
 fn while_program() -> ClosedJaxpr {
-    let mut cb = Builder::new();
-    let lim = Atom::Var(cb.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let i = Atom::Var(cb.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let _x = input(&mut cb, &[4]);
-    let lt = cb
-        .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![i, lim])
-        .unwrap();
-    let cond = cb.build(vec![lt]).unwrap();
-    let mut bb = Builder::new();
-    let i = Atom::Var(bb.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let x = input(&mut bb, &[4]);
-    let i1 = bb
-        .binary(BinaryOp::Add, i, Builder::lit(DType::I32, 1.0))
-        .unwrap();
-    let x2 = bb.binary(BinaryOp::Mul, x, lit(2.0)).unwrap();
-    let body = bb.build(vec![i1, x2]).unwrap();
-    let mut b = Builder::new();
-    let x = input(&mut b, &[4]);
-    let lim = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
-    let outs = while_loop(
-        &mut b,
-        cond,
-        body,
-        (1, 0),
-        vec![lim, Builder::lit(DType::I32, 0.0), x],
-    );
-    b.build(outs).unwrap()
+    doubling_while(f32v(&[4]))
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! the kernels return. Operands reach the kernels as borrows of the
 //! environment (no per-equation operand vectors for arity ≤ 3).
 
+use super::unbound;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr};
@@ -86,10 +87,6 @@ fn literal_operands(jaxpr: &Jaxpr) -> Result<Vec<HostArray>> {
         .collect()
 }
 
-fn unbound(v: crate::ir::Var) -> Error {
-    Error::UnboundVar(format!("#{}", v.0))
-}
-
 /// The array an equation operand refers to: a live variable of `env`, or the
 /// next entry of `lits` (`cursor` counts the literals consumed so far).
 #[inline]
@@ -124,10 +121,7 @@ fn shared_operands(
     inputs
         .iter()
         .map(|a| match a {
-            Atom::Var(v) => env
-                .get(v.index())
-                .and_then(|s| s.clone())
-                .ok_or_else(|| unbound(*v)),
+            Atom::Var(v) => super::bound_value(env, *v),
             Atom::Lit(_) => Ok(Arc::new(operand(env, lits, cursor, a)?.clone())),
         })
         .collect()
@@ -261,10 +255,7 @@ fn last_uses(jaxpr: &Jaxpr) -> Vec<Option<usize>> {
 
 fn read(env: &[Option<Arc<HostArray>>], a: &Atom) -> Result<Arc<HostArray>> {
     match a {
-        Atom::Var(v) => env
-            .get(v.index())
-            .and_then(|s| s.clone())
-            .ok_or_else(|| unbound(*v)),
+        Atom::Var(v) => super::bound_value(env, *v),
         Atom::Lit(l) => Ok(Arc::new(l.to_array()?)),
     }
 }

@@ -83,6 +83,18 @@ impl Runner for interp::Prepared {
     }
 }
 
+/// The error of reading a variable no step has bound.
+pub(crate) fn unbound(v: crate::Var) -> crate::error::Error {
+    crate::error::Error::UnboundVar(format!("#{}", v.0))
+}
+
+/// The value of `v` in an executor's value table (indexed by variable).
+pub(crate) fn bound_value(env: &[Option<Arc<HostArray>>], v: crate::Var) -> Result<Arc<HostArray>> {
+    env.get(v.index())
+        .and_then(|s| s.clone())
+        .ok_or_else(|| unbound(v))
+}
+
 /// Checks that an equation's rule gave one value per output variable.
 pub(crate) fn check_output_count(eqn: &crate::Eqn, got: usize) -> Result<()> {
     if got == eqn.outputs.len() {

@@ -93,3 +93,38 @@ pub fn while_loop(
     let outs = b.add_eqn(w, operands, None).unwrap();
     outs.into_iter().map(Atom::Var).collect()
 }
+
+/// `(x, limit: i32[]) -> (i, x * 2^i)` doubling `x` (of aval `x_aval`, a
+/// float) while `i < limit`.
+pub fn doubling_while(x_aval: Aval) -> microjax::ClosedJaxpr {
+    let i32s = || Aval::new(vec![], DType::I32);
+    let mut cb = Builder::new();
+    let lim = Atom::Var(cb.add_input(i32s()).unwrap());
+    let i = Atom::Var(cb.add_input(i32s()).unwrap());
+    cb.add_input(x_aval.clone()).unwrap();
+    let lt = cb
+        .add_eqn1(Primitive::Compare(microjax::CmpOp::Lt), vec![i, lim])
+        .unwrap();
+    let cond = cb.build(vec![lt]).unwrap();
+    let mut bb = Builder::new();
+    let i = Atom::Var(bb.add_input(i32s()).unwrap());
+    let x = Atom::Var(bb.add_input(x_aval.clone()).unwrap());
+    let i1 = bb
+        .binary(BinaryOp::Add, i, Builder::lit(DType::I32, 1.0))
+        .unwrap();
+    let x2 = bb
+        .binary(BinaryOp::Mul, x, Builder::lit(x_aval.dtype, 2.0))
+        .unwrap();
+    let body = bb.build(vec![i1, x2]).unwrap();
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(x_aval).unwrap());
+    let lim = Atom::Var(b.add_input(i32s()).unwrap());
+    let outs = while_loop(
+        &mut b,
+        cond,
+        body,
+        (1, 0),
+        vec![lim, Builder::lit(DType::I32, 0.0), x],
+    );
+    b.build(outs).unwrap()
+}

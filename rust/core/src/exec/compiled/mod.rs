@@ -21,7 +21,7 @@ pub mod fusion;
 pub mod recycle;
 pub mod simplify;
 
-use super::{same_shape, Runner};
+use super::{same_shape, unbound, Runner};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
@@ -247,10 +247,7 @@ impl Compiled {
         jx.outvars
             .iter()
             .map(|a| match a {
-                Atom::Var(v) => env
-                    .get(v.index())
-                    .and_then(|s| s.clone())
-                    .ok_or_else(|| unbound(*v)),
+                Atom::Var(v) => crate::exec::bound_value(&env, *v),
                 Atom::Lit(l) => Ok(Arc::new(l.to_array()?)),
             })
             .collect()
@@ -442,11 +439,7 @@ impl Looped<'_> {
         for r in &self.results {
             outs.push(match r {
                 // Cloned, not taken: a value may be returned twice.
-                BodyOut::Run(v) | BodyOut::Fixed(v) => self
-                    .env
-                    .get(v.index())
-                    .and_then(|s| s.clone())
-                    .ok_or_else(|| unbound(*v))?,
+                BodyOut::Run(v) | BodyOut::Fixed(v) => crate::exec::bound_value(&self.env, *v)?,
                 BodyOut::Lit(h) => h.clone(),
             });
         }
@@ -483,10 +476,6 @@ fn internal(what: &str) -> Error {
     Error::InvalidArgument(format!("compiled plan: {what}"))
 }
 
-fn unbound(v: Var) -> Error {
-    Error::UnboundVar(format!("#{}", v.0))
-}
-
 fn slot(env: &mut [Option<Arc<HostArray>>], v: Var) -> Result<&mut Option<Arc<HostArray>>> {
     env.get_mut(v.index()).ok_or_else(|| unbound(v))
 }
@@ -516,10 +505,7 @@ fn run_eqn(
     let shared = || -> Result<Vec<Arc<HostArray>>> {
         ins.iter()
             .map(|s| match s {
-                Src::Var(v) => env
-                    .get(v.index())
-                    .and_then(|s| s.clone())
-                    .ok_or_else(|| unbound(*v)),
+                Src::Var(v) => crate::exec::bound_value(env, *v),
                 Src::Lit(h) => Ok(h.clone()),
             })
             .collect()
