@@ -221,7 +221,11 @@ def trace_ad(flat_fun, primals, name, private=False):
     parent = core.current_trace()
     trace = ADTrace(name, parent)
     if private and parent is None:
-        return _trace_eager(trace, flat_fun, primals)
+        # No source lines, and a native staging context: float arithmetic
+        # on this trace's tracers is staged by Rust (tracer.rs). The
+        # common case of eager `grad` does all of this in Rust (grad.rs).
+        trace.record_source = False
+        trace._native = _core.StageCtx(trace, trace.builder, trace.eqn_of)
     with core.new_trace(trace):
         tracers = [trace.new_input(p) for p in primals]
         outs, aux = flat_fun(tracers)
@@ -229,34 +233,6 @@ def trace_ad(flat_fun, primals, name, private=False):
         closed = trace.builder.build(atoms)
         aux = _lower_tree(trace, aux)
     inputs = [trace.known[t._var] for t in tracers] + list(trace.captures)
-    return trace, closed, outs, aux, inputs
-
-
-def _trace_eager(trace, flat_fun, primals):
-    """`trace_ad` for a private trace at the eager level: no source lines,
-    and a native staging context, so float arithmetic on its tracers is
-    staged by Rust (rust/python/src/tracer.rs). The trace is entered inline
-    (what `core.new_trace` does) since this runs on every eager `grad`."""
-    trace.record_source = False
-    ctx = trace._native = _core.StageCtx(trace, trace.builder, trace.eqn_of)
-    stack = core._state.stack
-    stack.append(trace)
-    _core.trace_enter(ctx)
-    try:
-        tracers = [trace.new_input(p) for p in primals]
-        outs, aux = flat_fun(tracers)
-        closed = trace.builder.build([trace.to_atom(o) for o in outs])
-        aux = _lower_tree(trace, aux)
-    finally:
-        if stack and stack[-1] is trace:
-            stack.pop()
-        _core.trace_exit()
-        trace.alive = False
-        trace._native = None
-    known = trace.known
-    inputs = [known[t._var] for t in tracers]
-    if trace.captures:
-        inputs += trace.captures
     return trace, closed, outs, aux, inputs
 
 
