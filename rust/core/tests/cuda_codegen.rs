@@ -22,6 +22,8 @@ use microjax::{
     ReduceOp, UnaryOp,
 };
 
+use std::sync::Arc;
+
 mod common;
 use common::*;
 
@@ -436,7 +438,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
             DeviceStep::Kernel { .. } => "kernel",
             DeviceStep::Gemm { .. } => "gemm",
             DeviceStep::Alias { .. } => "alias",
-            DeviceStep::While { .. } => "while",
+            DeviceStep::Control { .. } => "control",
             DeviceStep::Host { .. } => "host",
         })
         .collect();
@@ -507,7 +509,7 @@ fn while_loops_stay_on_the_device_with_their_bodies_planned() {
     let prog = while_program();
     let steps = device_plan(&prog.jaxpr).unwrap();
     assert!(
-        matches!(steps.as_slice(), [DeviceStep::While { eqn: 0 }]),
+        matches!(steps.as_slice(), [DeviceStep::Control { eqn: 0 }]),
         "{steps:?}"
     );
     // The body's elementwise ops are kernels of their own plan.
@@ -520,6 +522,79 @@ fn while_loops_stay_on_the_device_with_their_bodies_planned() {
     assert_eq!(all.len(), 3, "{all:?}");
     assert!(all[0].contains(" < "), "{}", all[0]);
     assert_eq!(all[1..], sources(body_jaxpr)[..]);
+}
+
+/// `(i: i32[], x: f32[3], xs: f32[5, 3]) -> (cond(i, sin | cos)(x),
+/// scan(carry + x_t, ys = carry * 2))`: both planned as control steps whose
+/// branch and body kernels are listed at their position.
+fn cond_and_scan_program() -> ClosedJaxpr {
+    use microjax::prims::control::Scan;
+    let branch = |op| {
+        let mut b = Builder::new();
+        let x = input(&mut b, &[3]);
+        let y = b.unary(op, x).unwrap();
+        Arc::new(b.build(vec![y]).unwrap())
+    };
+    let mut body = Builder::new();
+    let carry = input(&mut body, &[3]);
+    let x = input(&mut body, &[3]);
+    let next = body.binary(BinaryOp::Add, carry.clone(), x).unwrap();
+    let y = body.binary(BinaryOp::Mul, carry, lit(2.0)).unwrap();
+    let body = Arc::new(body.build(vec![next, y]).unwrap());
+    let mut b = Builder::new();
+    let i = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
+    let x = input(&mut b, &[3]);
+    let xs = input(&mut b, &[5, 3]);
+    let picked = b
+        .add_eqn(
+            Primitive::Control(ControlFlow::Cond {
+                branches: vec![branch(UnaryOp::Sin), branch(UnaryOp::Cos)],
+            }),
+            vec![i, x.clone()],
+            None,
+        )
+        .unwrap();
+    let scanned = b
+        .add_eqn(
+            Primitive::Control(ControlFlow::Scan(Scan {
+                jaxpr: body,
+                length: 5,
+                reverse: true,
+                num_consts: 0,
+                num_carry: 1,
+                linear: vec![false; 2],
+                unroll: 1,
+            })),
+            vec![x, xs],
+            None,
+        )
+        .unwrap();
+    let outs = picked.into_iter().chain(scanned).map(Atom::Var).collect();
+    b.build(outs).unwrap()
+}
+
+#[test]
+fn cond_and_scan_stay_on_the_device_with_their_sub_programs_planned() {
+    let prog = cond_and_scan_program();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        matches!(
+            steps.as_slice(),
+            [
+                DeviceStep::Control { eqn: 0 },
+                DeviceStep::Control { eqn: 1 }
+            ]
+        ),
+        "{steps:?}"
+    );
+    // sin, cos (the branches), then the scan body's add and mul.
+    let all = sources(&prog);
+    assert_eq!(all.len(), 4, "{all:?}");
+    assert!(
+        all[0].contains("sinf(") && all[1].contains("cosf("),
+        "{all:?}"
+    );
+    assert!(all[2].contains(" + ") && all[3].contains(" * "), "{all:?}");
 }
 
 /// Every golden kernel and every lowered elementwise kernel compiles to PTX
@@ -541,6 +616,7 @@ fn nvrtc_compiles_every_generated_kernel() {
         iota(),
         threefry(),
         while_program(),
+        cond_and_scan_program(),
     ]
     .iter()
     .flat_map(sources)

@@ -1,75 +1,117 @@
-//! Control flow on the device (feature `cuda`): the host drives the loop,
-//! the values stay in device memory. A `while` runs its cond and body as
-//! nested [`CudaPlan`]s; each iteration copies only the one-byte predicate
-//! to the host. (`cond` and `scan` are host fallbacks: see
-//! docs/DESIGN-NOTES.md, "CUDA executor".)
+//! Control flow on the device (feature `cuda`): the host drives the loop
+//! ([`super::driver`]), the values stay in device memory. Sub-programs
+//! (branches, cond and body) are nested [`CudaPlan`]s. Per iteration only a
+//! scalar crosses to the host: a `while` predicate, a `cond` index; a
+//! `scan` reads its `xs` rows and writes its `ys` rows with device-to-device
+//! copies.
 
+use super::driver::{self, LoopMemory};
 use super::exec::{CudaPlan, DeviceArray};
-use crate::array::Buffer;
+use super::runtime::Device;
 use crate::error::{Error, Result};
-use crate::ir::ClosedJaxpr;
+use crate::ir::{Aval, Scalar};
+use crate::prims::control::{self, ControlFlow, Scan};
 use std::sync::Arc;
 
-/// A `while` loop whose carries live on the device.
-pub(super) struct DeviceWhile {
-    cond: CudaPlan,
-    body: CudaPlan,
-    cond_nconsts: usize,
-    body_nconsts: usize,
+/// A control-flow equation planned for one device.
+pub(super) enum DeviceControl {
+    Cond(Vec<CudaPlan>),
+    While {
+        cond: CudaPlan,
+        body: CudaPlan,
+        nconsts: (usize, usize),
+    },
+    Scan {
+        scan: Scan,
+        body: CudaPlan,
+        y_avals: Vec<Aval>,
+    },
 }
 
-impl DeviceWhile {
-    pub(super) fn new(
-        cond: &Arc<ClosedJaxpr>,
-        body: &Arc<ClosedJaxpr>,
-        cond_nconsts: usize,
-        body_nconsts: usize,
-        ordinal: usize,
-    ) -> Result<DeviceWhile> {
-        Ok(DeviceWhile {
-            cond: CudaPlan::new(cond.clone(), ordinal)?,
-            body: CudaPlan::new(body.clone(), ordinal)?,
-            cond_nconsts,
-            body_nconsts,
+impl DeviceControl {
+    /// Plans `c` (its operands of `in_avals`) for device `ordinal`.
+    pub(super) fn new(c: &ControlFlow, in_avals: &[Aval], ordinal: usize) -> Result<DeviceControl> {
+        let plan = |j: &Arc<crate::ir::ClosedJaxpr>| CudaPlan::new(j.clone(), ordinal);
+        Ok(match c {
+            ControlFlow::Cond { branches } => {
+                DeviceControl::Cond(branches.iter().map(plan).collect::<Result<_>>()?)
+            }
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => DeviceControl::While {
+                cond: plan(cond_jaxpr)?,
+                body: plan(body_jaxpr)?,
+                nconsts: (*cond_nconsts, *body_nconsts),
+            },
+            ControlFlow::Scan(s) => {
+                let outs = control::abstract_eval(c, in_avals)?;
+                DeviceControl::Scan {
+                    scan: s.clone(),
+                    body: plan(&s.jaxpr)?,
+                    y_avals: outs.get(s.num_carry..).unwrap_or_default().to_vec(),
+                }
+            }
         })
     }
 
-    /// Runs the loop on `operands` (cond consts, body consts, initial
-    /// carries) and returns the final carries.
-    pub(super) fn run(&self, operands: &[DeviceArray]) -> Result<Vec<DeviceArray>> {
-        let split = |from: usize, n: usize| {
-            from.checked_add(n)
-                .and_then(|to| operands.get(from..to))
-                .ok_or_else(|| Error::InvalidArgument("while: operand count".into()))
-        };
-        let cond_consts = split(0, self.cond_nconsts)?;
-        let body_consts = split(self.cond_nconsts, self.body_nconsts)?;
-        let first = self.cond_nconsts.saturating_add(self.body_nconsts);
-        let mut carries: Vec<DeviceArray> = operands.get(first..).unwrap_or_default().to_vec();
-        loop {
-            let args: Vec<DeviceArray> = cond_consts.iter().chain(&carries).cloned().collect();
-            if !predicate(&self.cond.run(&args)?)? {
-                return Ok(carries);
-            }
-            let args: Vec<DeviceArray> = body_consts.iter().chain(&carries).cloned().collect();
-            carries = self.body.run(&args)?;
+    /// Runs the equation on `operands` (on `device`), results on the device.
+    pub(super) fn run(
+        &self,
+        device: &Arc<Device>,
+        operands: &[DeviceArray],
+    ) -> Result<Vec<DeviceArray>> {
+        let mem = DeviceMemory { device };
+        match self {
+            DeviceControl::Cond(branches) => driver::run_cond(&mem, branches, operands),
+            DeviceControl::While {
+                cond,
+                body,
+                nconsts,
+            } => driver::run_while(&mem, cond, body, *nconsts, operands),
+            DeviceControl::Scan {
+                scan,
+                body,
+                y_avals,
+            } => driver::run_scan(&mem, scan, body, y_avals, operands),
         }
     }
 }
 
-/// The boolean scalar the cond program produced (copied to the host).
-fn predicate(outs: &[DeviceArray]) -> Result<bool> {
-    let [p] = outs else {
-        return Err(Error::InvalidArgument(format!(
-            "while: cond returned {} values",
-            outs.len()
-        )));
-    };
-    match p.to_host()?.buffer() {
-        Buffer::Bool(v) if v.len() == 1 => Ok(v.first().copied().unwrap_or(false)),
-        _ => Err(Error::InvalidArgument(format!(
-            "while: cond returned {}, not a bool scalar",
-            p.aval().short()
-        ))),
+/// Device memory as the drivers see it.
+struct DeviceMemory<'a> {
+    device: &'a Arc<Device>,
+}
+
+impl LoopMemory for DeviceMemory<'_> {
+    type Value = DeviceArray;
+    type Plan = CudaPlan;
+
+    fn run(&self, plan: &CudaPlan, args: &[DeviceArray]) -> Result<Vec<DeviceArray>> {
+        plan.run(args)
+    }
+
+    fn scalar(&self, v: &DeviceArray) -> Result<Scalar> {
+        let host = v.to_host()?;
+        Scalar::from_buffer(host.buffer(), 0).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "control flow: {} where a scalar was expected",
+                v.aval().short()
+            ))
+        })
+    }
+
+    fn row(&self, x: &DeviceArray, i: usize) -> Result<DeviceArray> {
+        x.row(self.device, i)
+    }
+
+    fn alloc(&self, aval: &Aval) -> Result<DeviceArray> {
+        DeviceArray::alloc(self.device, aval.clone())
+    }
+
+    fn write_row(&self, dst: &mut DeviceArray, i: usize, y: &DeviceArray) -> Result<()> {
+        dst.write_row(self.device, i, y)
     }
 }

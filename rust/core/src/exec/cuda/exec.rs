@@ -10,7 +10,7 @@
 
 use super::bytes;
 use super::codegen::KernelSource;
-use super::control::DeviceWhile;
+use super::control::DeviceControl;
 use super::launch;
 use super::runtime::{self, Device, DeviceBuffer};
 use super::steps::{self, DeviceStep, GemmSpec};
@@ -18,7 +18,6 @@ use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::exec::compiled::Compiled;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
-use crate::prims::control::ControlFlow;
 use crate::prims::Primitive;
 use cudarc::driver::CudaFunction;
 use std::sync::Arc;
@@ -52,6 +51,64 @@ impl DeviceArray {
     pub fn to_host(&self) -> Result<HostArray> {
         let raw = self.buf.device.download(&self.buf)?;
         bytes::array_from_bytes(self.aval.shape.clone(), self.aval.dtype, &raw)
+    }
+
+    /// A new array of `aval` on `device` (contents undefined until written).
+    pub(super) fn alloc(device: &Arc<Device>, aval: Aval) -> Result<DeviceArray> {
+        let n = bytes::nbytes(aval.dtype, aval.size()?)?;
+        Ok(DeviceArray {
+            buf: Arc::new(device.alloc(n)?),
+            aval,
+        })
+    }
+
+    /// The aval of one row along the leading axis, the row count and the
+    /// bytes per row.
+    fn row_layout(&self) -> Result<(Aval, usize, usize)> {
+        let (&rows, rest) = self.aval.shape.split_first().ok_or_else(|| {
+            Error::InvalidArgument(format!("row of a scalar {}", self.aval.short()))
+        })?;
+        let row = Aval::weak(rest.to_vec(), self.aval.dtype, self.aval.weak_type);
+        let per = bytes::nbytes(row.dtype, row.size()?)?;
+        Ok((row, rows, per))
+    }
+
+    fn row_offset(&self, i: usize, rows: usize, per: usize) -> Result<usize> {
+        i.checked_mul(per)
+            .filter(|_| i < rows)
+            .ok_or_else(|| Error::InvalidArgument(format!("row {i} of {}", self.aval.short())))
+    }
+
+    /// Row `i` along the leading axis, copied into a new array.
+    pub(super) fn row(&self, device: &Arc<Device>, i: usize) -> Result<DeviceArray> {
+        let (row, rows, per) = self.row_layout()?;
+        let at = self.row_offset(i, rows, per)?;
+        let mut out = DeviceArray::alloc(device, row)?;
+        let dst = Arc::get_mut(&mut out.buf).ok_or_else(|| internal("fresh row shared"))?;
+        device.copy(&self.buf, at, dst, 0, per)?;
+        Ok(out)
+    }
+
+    /// Overwrites row `i` with `y` (this array's buffer must not be shared:
+    /// a `scan`'s `ys` while the loop fills them).
+    pub(super) fn write_row(
+        &mut self,
+        device: &Arc<Device>,
+        i: usize,
+        y: &DeviceArray,
+    ) -> Result<()> {
+        let (row, rows, per) = self.row_layout()?;
+        if row.shape != y.aval.shape || row.dtype != y.aval.dtype {
+            return Err(Error::InvalidArgument(format!(
+                "row of {} written with {}",
+                self.aval.short(),
+                y.aval.short()
+            )));
+        }
+        let at = self.row_offset(i, rows, per)?;
+        let dst = Arc::get_mut(&mut self.buf)
+            .ok_or_else(|| internal("rows written into a shared buffer"))?;
+        device.copy(&y.buf, 0, dst, at, per)
     }
 
     fn with_aval(&self, aval: Aval) -> DeviceArray {
@@ -91,8 +148,8 @@ enum Step {
         input: Var,
         out: Var,
     },
-    While {
-        looped: DeviceWhile,
+    Control {
+        control: DeviceControl,
         ins: Vec<Atom>,
         outs: Vec<Var>,
     },
@@ -109,7 +166,7 @@ impl Step {
             Step::Kernel { kernel, .. } => kernel.inputs.iter().map(|(v, _)| *v).collect(),
             Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
             Step::Alias { input, .. } => vec![*input],
-            Step::While { ins, .. } => ins
+            Step::Control { ins, .. } => ins
                 .iter()
                 .filter_map(|a| match a {
                     Atom::Var(v) => Some(*v),
@@ -203,7 +260,7 @@ impl CudaPlan {
                     }
                 }
                 DeviceStep::Alias { input, out, .. } => Step::Alias { input, out },
-                DeviceStep::While { eqn } => while_step(&jx, eqn, ordinal)?,
+                DeviceStep::Control { eqn } => control_step(&jx, eqn, ordinal)?,
                 DeviceStep::Host { eqn, .. } => {
                     host_steps = host_steps.saturating_add(1);
                     let (sub, ins, outs) = host_program(&jx, eqn)?;
@@ -294,12 +351,7 @@ impl CudaPlan {
     }
 
     fn new_array(&self, jx: &Jaxpr, v: Var) -> Result<DeviceArray> {
-        let aval = jx.aval(v)?.clone();
-        let n = bytes::nbytes(aval.dtype, aval.size()?)?;
-        Ok(DeviceArray {
-            buf: Arc::new(self.device.alloc(n)?),
-            aval,
-        })
+        DeviceArray::alloc(&self.device, jx.aval(v)?.clone())
     }
 
     fn run_step(&self, jx: &Jaxpr, step: &Step, env: &mut [Option<DeviceArray>]) -> Result<()> {
@@ -349,7 +401,7 @@ impl CudaPlan {
                 let a = read(env, *input)?.with_aval(jx.aval(*out)?.clone());
                 *slot(env, *out)? = Some(a);
             }
-            Step::While { looped, ins, outs } => {
+            Step::Control { control, ins, outs } => {
                 let operands = ins
                     .iter()
                     .map(|a| match a {
@@ -357,9 +409,9 @@ impl CudaPlan {
                         Atom::Lit(l) => upload(&self.device, &l.to_array()?),
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let results = looped.run(&operands)?;
+                let results = control.run(&self.device, &operands)?;
                 if results.len() != outs.len() {
-                    return Err(internal("while output count"));
+                    return Err(internal("control flow output count"));
                 }
                 for (v, a) in outs.iter().zip(results) {
                     *slot(env, *v)? = Some(a);
@@ -383,27 +435,23 @@ impl CudaPlan {
     }
 }
 
-/// The loop step of `while` equation `i`, its cond and body planned for the
-/// same device.
-fn while_step(jx: &Jaxpr, i: usize, ordinal: usize) -> Result<Step> {
-    let eqn = jx.eqns.get(i).ok_or_else(|| internal("while index"))?;
-    let Primitive::Control(ControlFlow::While {
-        cond_jaxpr,
-        body_jaxpr,
-        cond_nconsts,
-        body_nconsts,
-    }) = &eqn.prim
-    else {
-        return Err(internal("while step of another primitive"));
+/// The step of control-flow equation `i` (`cond`, `while`, `scan`), its
+/// sub-programs planned for the same device.
+fn control_step(jx: &Jaxpr, i: usize, ordinal: usize) -> Result<Step> {
+    let eqn = jx.eqns.get(i).ok_or_else(|| internal("control index"))?;
+    let Primitive::Control(c) = &eqn.prim else {
+        return Err(internal("control step of another primitive"));
     };
-    Ok(Step::While {
-        looped: DeviceWhile::new(
-            cond_jaxpr,
-            body_jaxpr,
-            *cond_nconsts,
-            *body_nconsts,
-            ordinal,
-        )?,
+    let in_avals = eqn
+        .inputs
+        .iter()
+        .map(|a| match a {
+            Atom::Var(v) => jx.aval(*v).cloned(),
+            Atom::Lit(l) => Ok(l.aval.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Step::Control {
+        control: DeviceControl::new(c, &in_avals, ordinal)?,
         ins: eqn.inputs.clone(),
         outs: eqn.outputs.clone(),
     })

@@ -9,6 +9,7 @@
 
 pub mod bytes;
 pub mod codegen;
+pub mod driver;
 pub mod kernels;
 pub mod steps;
 

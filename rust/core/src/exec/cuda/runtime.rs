@@ -148,6 +148,39 @@ impl Device {
         Ok(buf)
     }
 
+    /// Copies `n` bytes from `src` at byte `from` to `dst` at byte `to`, on
+    /// the stream (device to device). Both ranges are checked against the
+    /// bytes in use first: cudarc asserts on a short destination.
+    pub(super) fn copy(
+        &self,
+        src: &DeviceBuffer,
+        from: usize,
+        dst: &mut DeviceBuffer,
+        to: usize,
+        n: usize,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let range = |at: usize, len: usize| {
+            at.checked_add(n)
+                .filter(|end| *end <= len)
+                .map(|end| at..end)
+                .ok_or_else(|| {
+                    Error::Device(format!(
+                        "device copy of {n} bytes at {at} outside a buffer of {len}"
+                    ))
+                })
+        };
+        let (rs, rd) = (range(from, src.bytes)?, range(to, dst.bytes)?);
+        let outside = || Error::Device("device copy outside its allocation".into());
+        let s = src.slice()?.try_slice(rs).ok_or_else(outside)?;
+        let mut d = dst.slice_mut()?.try_slice_mut(rd).ok_or_else(outside)?;
+        self.stream
+            .memcpy_dtod(&s, &mut d)
+            .map_err(|e| device_error("device-to-device copy", e))
+    }
+
     /// The contents of `buf` on the host (waits for the stream).
     pub(super) fn download(&self, buf: &DeviceBuffer) -> Result<Vec<u8>> {
         if buf.bytes == 0 {

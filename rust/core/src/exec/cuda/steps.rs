@@ -21,7 +21,6 @@ use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Group};
 use crate::exec::compiled::simplify;
 use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
-use crate::prims::control::ControlFlow;
 use crate::prims::{DotDims, Primitive};
 
 /// One step of a device plan.
@@ -34,9 +33,9 @@ pub enum DeviceStep {
     },
     /// A cuBLAS (strided batched) GEMM for equation `eqn`.
     Gemm { eqn: usize, spec: GemmSpec },
-    /// A `while` loop driven from the host: its cond and body run as
-    /// device plans of their own, the carries stay on the device.
-    While { eqn: usize },
+    /// A `cond`, `while` or `scan` driven from the host: its sub-programs
+    /// run as device plans of their own, its values stay on the device.
+    Control { eqn: usize },
     /// `out` is `input`'s buffer under a new shape.
     Alias { eqn: usize, input: Var, out: Var },
     /// Equation `eqn` runs on the host.
@@ -203,7 +202,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             }
             _ => host("dot_general of a literal"),
         },
-        (Primitive::Control(ControlFlow::While { .. }), _, _) => Ok(DeviceStep::While { eqn: i }),
+        (Primitive::Control(_), _, _) => Ok(DeviceStep::Control { eqn: i }),
         (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(x)], Some((o, _))) => {
             Ok(DeviceStep::Alias {
                 eqn: i,
@@ -340,24 +339,19 @@ pub fn plan_program(prog: &ClosedJaxpr) -> Result<(ClosedJaxpr, Vec<DeviceStep>)
 }
 
 /// The sources of every generated kernel of `prog`'s device plan, in plan
-/// order, a `while` loop's cond then body kernels at its position
-/// (`_core.cuda_kernel_sources`).
+/// order, a control-flow equation's sub-program kernels at its position
+/// (the branches; cond then body; the body) (`_core.cuda_kernel_sources`).
 pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
     let (simple, steps) = plan_program(prog)?;
     let mut out = Vec::new();
     for step in steps {
         match step {
             DeviceStep::Kernel { kernel, .. } => out.push(kernel),
-            DeviceStep::While { eqn } => {
-                let prim = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim);
-                if let Some(Primitive::Control(ControlFlow::While {
-                    cond_jaxpr,
-                    body_jaxpr,
-                    ..
-                })) = prim
-                {
-                    out.extend(kernel_sources(cond_jaxpr)?);
-                    out.extend(kernel_sources(body_jaxpr)?);
+            DeviceStep::Control { eqn } => {
+                if let Some(Primitive::Control(c)) = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim) {
+                    for sub in c.sub_jaxprs() {
+                        out.extend(kernel_sources(sub)?);
+                    }
                 }
             }
             _ => {}
