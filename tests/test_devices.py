@@ -353,3 +353,61 @@ def test_grad_inside_jit_runs_on_the_gpu(fake_gpu):
     assert isinstance(g, GpuArray) and len(runs) == 1
     t = np.tanh(x)
     np.testing.assert_allclose(np.asarray(g), 2 * t * (1 - t * t), rtol=1e-5)
+
+
+# Eager jnp / lax / nn functions of a GpuArray: every primitive runs on the
+# (fake) GPU, results stay there, values as on the CPU.
+EAGER_ON_GPU = {
+    "sin": jnp.sin,
+    "add_scalar": lambda a: jnp.add(a, 1.5),
+    "add_host": lambda a: a + np.arange(3, dtype=np.float32),
+    "sum_axis": lambda a: jnp.sum(a, axis=1),
+    "mean": jnp.mean,
+    "where": lambda a: jnp.where(a > 0, a, 0.0),
+    "matmul": lambda a: a @ a.T,
+    "concatenate": lambda a: jnp.concatenate([a, a], axis=1),
+    "softmax": lambda a: jax.nn.softmax(a, axis=-1),
+    "cumsum": lambda a: jnp.cumsum(a, axis=0),
+    "sort": lambda a: jnp.sort(a, axis=1),
+    "take": lambda a: jnp.take(a, jnp.array([2, 0]), axis=1),
+    "einsum": lambda a: jnp.einsum("ij,kj->ik", a, a),
+    "norm": jnp.linalg.norm,
+    "asarray_int": lambda a: jnp.asarray(a * 4, jnp.int32),
+    "method_max": lambda a: a.max(axis=0),
+    "property_T": lambda a: a.T,
+    "getitem": lambda a: a[1, ::-1],
+    "at_add": lambda a: a.at[:, 0].add(10.0),
+    "iterate": lambda a: jnp.stack(list(a)),
+    "cond": lambda a: jax.lax.cond(a.sum() > 0, jnp.sin, jnp.cos, a),
+    "fori_loop": lambda a: jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EAGER_ON_GPU))
+def test_eager_functions_of_a_gpu_array_run_on_the_gpu(fake_gpu, name):
+    runs = fake_gpu
+    f = EAGER_ON_GPU[name]
+    host = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    with jax.default_device(jax.devices("cpu")[0]):
+        want = np.asarray(f(jnp.asarray(host)))
+        assert not runs  # the reference ran on the host
+    x = jax.device_put(host, jax.devices("gpu")[0])
+    out = f(x)
+    assert isinstance(out, GpuArray), type(out)
+    assert runs, "nothing ran on the GPU"
+    assert np.asarray(out).dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6, atol=1e-6)
+
+
+def test_gpu_array_python_protocols(fake_gpu):
+    x = jax.device_put(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    assert isinstance(x, GpuArray) and len(x) == 2
+    assert float(x.sum()) == 10.0 and int(x[1, 1]) == 4 and bool(x[0, 0])
+    assert jnp.asarray(x) is x and x.weak_type is False
+    assert [1, 2, 3][jax.device_put(np.int32(2))] == 3
+    with pytest.raises(TypeError, match="length-1"):
+        float(x)
+    with pytest.raises(TypeError, match="integer arrays"):
+        [0][x[0, 0]]
+    with pytest.raises(AttributeError, match="no attribute 'frobnicate'"):
+        x.frobnicate

@@ -72,6 +72,7 @@ from ._callback import pure_callback  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
 from . import random  # noqa: E402
+from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
 
 __version__ = "0.1.0"
 
@@ -83,5 +84,5 @@ __all__ = [
     "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
-    "Device", "default_backend", "default_device",
+    "Device", "default_backend", "default_device", "nn",
 ]

@@ -248,8 +248,8 @@ def default_device(device):
 class GpuArray:
     """An array resident in one GPU's memory (wraps the binding's
     `GpuBuffer`). `np.asarray` and `device_get` copy it back to the host;
-    `device_put(x, cpu_device)` gives a host `Array`. jnp functions read it
-    through `__array__`, i.e. on the host."""
+    `device_put(x, cpu_device)` gives a host `Array`. Its operators and
+    eager jnp/lax functions of it run on its GPU, results staying there."""
 
     def __init__(self, buf, device):
         self._buf = buf
@@ -293,28 +293,56 @@ class GpuArray:
         return f"GpuArray({np.asarray(self)!r}, device={self._device!r})"
 
     __array_priority__ = 1000
+    weak_type = False
 
-    def astype(self, dtype):
-        return _gpu_method("astype", dtype)(self)
+    def __getattr__(self, name):
+        # The jnp array methods and properties (x.max(), x.T, x.at[...]),
+        # run eagerly: each primitive on the array's GPU.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from . import _array_methods
 
-    def sum(self, axis=None):
-        return _gpu_method("sum", axis)(self)
+        return _array_methods.get_attribute(self, name)
 
-    def mean(self, axis=None):
-        return _gpu_method("mean", axis)(self)
+    def __getitem__(self, idx):
+        from . import _array_methods
 
-    def reshape(self, *shape):
-        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return _gpu_method("reshape", shape)(self)
+        return _array_methods.getitem_hook(self, idx)
 
-    @property
-    def T(self):
-        return _gpu_method("transpose", None)(self)
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        from . import _array_methods
+
+        return _array_methods.iter_hook(self)
+
+    def _scalar(self):
+        if self.size != 1:
+            raise TypeError("only length-1 arrays can be converted to Python scalars")
+        return np.asarray(self).reshape(())[()]
+
+    def __float__(self):
+        return float(self._scalar())
+
+    def __int__(self):
+        return int(self._scalar())
+
+    def __bool__(self):
+        return bool(self._scalar())
+
+    def __index__(self):
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._scalar())
 
 
 # Operators of GpuArray: each a jitted function, so it runs where `jit` runs
-# a call with a GpuArray argument (on its device). Plain jnp functions
-# called eagerly on a GpuArray read it on the host (`__array__`).
+# a call with a GpuArray argument (on its device). Eager jnp functions on a
+# GpuArray reach `core.eval_primitive`, which runs each primitive on the
+# device (`_eval_on_gpu`).
 _GPU_OPS = {}
 
 
@@ -328,18 +356,6 @@ def _gpu_op(name, reflected):
 
         op = getattr(operator, name)
         fn = _GPU_OPS[key] = api.jit((lambda a, b: op(b, a)) if reflected else op)
-    return fn
-
-
-def _gpu_method(name, arg):
-    key = (name, arg)
-    fn = _GPU_OPS.get(key)
-    if fn is None:
-        from . import api
-        from . import numpy as jnp
-
-        f = getattr(jnp, name)
-        fn = _GPU_OPS[key] = api.jit(lambda a: f(a, arg))
     return fn
 
 
@@ -368,6 +384,33 @@ def _gpu_op1(name):
 
 
 _install_gpu_operators()
+
+
+# ------------------------------------------------------ eager ops on a GPU
+
+_EAGER = {}  # (primitive, params) -> jitted function of that one primitive
+
+
+def _eval_on_gpu(prim, args, params):
+    """An eager primitive with a `GpuArray` operand: the primitive alone,
+    jitted, so it runs on that array's GPU (host operands are copied there)
+    and its results stay there. One jitted function per primitive and
+    params (the jit cache then keys on the operand types)."""
+    try:
+        key = (prim, tuple(sorted(params.items())))
+        fn = _EAGER.get(key)
+    except TypeError:  # unhashable params: not cached
+        key, fn = None, None
+    if fn is None:
+        from . import api
+
+        fn = api.jit(lambda *xs: prim.bind(*xs, **params))
+        if key is not None and len(_EAGER) < 4096:
+            _EAGER[key] = fn
+    return fn(*args)
+
+
+core.register_device_array(GpuArray, _eval_on_gpu)
 
 
 # ------------------------------------------------------------ jit on a GPU

@@ -322,12 +322,36 @@ def bind(prim, args, params):
     return eval_primitive(prim, args, params)
 
 
+# Array types that live on a device (`_devices.GpuArray`) -> the function
+# that evaluates a primitive eagerly where they are (`register_device_array`).
+_DEVICE_EVAL = {}
+
+
+class _OnDevice(Exception):
+    """An eager operand lives on a device (internal signal)."""
+
+
+def register_device_array(array_type, evaluate):
+    """Eager primitives with an operand of `array_type` run through
+    `evaluate(prim, args, params)` instead of on the host."""
+    _DEVICE_EVAL[array_type] = evaluate
+
+
+def _host_operand(a):
+    if type(a) in _DEVICE_EVAL:
+        raise _OnDevice(type(a))
+    return to_array(a)
+
+
 def eval_primitive(prim, args, params):
     if not prim._builtin:
         if prim._impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
         return prim._impl(*args, **params)
-    vals = [a if type(a) is ArrayImpl else to_array(a) for a in args]
+    try:
+        vals = [a if type(a) is ArrayImpl else _host_operand(a) for a in args]
+    except _OnDevice as where:
+        return _DEVICE_EVAL[where.args[0]](prim, args, params)
     outs = prim.handle(params).apply(vals)
     return outs if prim.multiple_results else outs[0]
 
