@@ -438,6 +438,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
             DeviceStep::Kernel { .. } => "kernel",
             DeviceStep::Gemm { .. } => "gemm",
             DeviceStep::Alias { .. } => "alias",
+            DeviceStep::Scatter { .. } => "scatter",
             DeviceStep::Control { .. } => "control",
             DeviceStep::Host { .. } => "host",
         })
@@ -597,6 +598,98 @@ fn cond_and_scan_stay_on_the_device_with_their_sub_programs_planned() {
     assert!(all[2].contains(" + ") && all[3].contains(" * "), "{all:?}");
 }
 
+/// `x[idx]` rows of an f32 table and the scatter-add of rows back
+/// (`idx`: i32 or u64), as `jnp` indexing and its gradient produce.
+fn gather_scatter_program(index: DType) -> ClosedJaxpr {
+    use microjax::prims::gather::{
+        GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
+    };
+    let mut b = Builder::new();
+    let x = input(&mut b, &[5, 3]);
+    let i = Atom::Var(b.add_input(Aval::new(vec![4, 1], index)).unwrap());
+    let rows = b
+        .add_eqn1(
+            Primitive::Gather(Box::new(GatherParams {
+                dims: GatherDims {
+                    offset_dims: vec![1],
+                    collapsed_slice_dims: vec![0],
+                    start_index_map: vec![0],
+                    operand_batching_dims: vec![],
+                    start_indices_batching_dims: vec![],
+                },
+                slice_sizes: vec![1, 3],
+                indices_are_sorted: false,
+                unique_indices: false,
+                mode: Mode::FillOrDrop,
+                fill_value: None,
+            })),
+            vec![x.clone(), i.clone()],
+        )
+        .unwrap();
+    let back = b
+        .add_eqn1(
+            Primitive::Scatter(Box::new(ScatterParams {
+                op: ScatterOp::Add,
+                dims: ScatterDims {
+                    update_window_dims: vec![1],
+                    inserted_window_dims: vec![0],
+                    scatter_dims_to_operand_dims: vec![0],
+                    operand_batching_dims: vec![],
+                    scatter_indices_batching_dims: vec![],
+                },
+                indices_are_sorted: false,
+                unique_indices: false,
+                mode: Mode::Clip,
+            })),
+            vec![x, i, rows.clone()],
+        )
+        .unwrap();
+    b.build(vec![rows, back]).unwrap()
+}
+
+#[test]
+fn gather_and_scatter_add_lower_to_kernels() {
+    let prog = gather_scatter_program(DType::I32);
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        matches!(
+            steps.as_slice(),
+            [DeviceStep::Kernel { .. }, DeviceStep::Scatter { .. }]
+        ),
+        "{steps:?}"
+    );
+    let all = sources(&prog);
+    assert_eq!(all.len(), 2);
+    // The gather fills out-of-bounds rows with NaN; the scatter clamps and
+    // loops over the 4 index rows in order inside each thread.
+    assert!(all[0].contains("ok ? in_x[off] :"), "{}", all[0]);
+    assert!(
+        all[1].contains("for (long long g = 0; g < 4LL; ++g)"),
+        "{}",
+        all[1]
+    );
+    assert!(
+        all[1].contains("s = s < 0 ? 0 : (s > 4LL ? 4LL : s);"),
+        "{}",
+        all[1]
+    );
+    // f16 tables stay on the host.
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![5, 3], DType::F16)).unwrap());
+    let i = Atom::Var(b.add_input(Aval::new(vec![4, 1], DType::I32)).unwrap());
+    let Primitive::Gather(g) = &prog.jaxpr.eqns[0].prim else {
+        unreachable!()
+    };
+    let y = b
+        .add_eqn1(Primitive::Gather(g.clone()), vec![x, i])
+        .unwrap();
+    let half = b.build(vec![y]).unwrap();
+    assert!(matches!(
+        device_plan(&half.jaxpr).unwrap().as_slice(),
+        [DeviceStep::Host { .. }]
+    ));
+}
+
 /// Every golden kernel and every lowered elementwise kernel compiles to PTX
 /// with NVRTC (feature `cuda`; skipped when the library is not on the
 /// loader path, e.g. `LD_LIBRARY_PATH=<site-packages>/nvidia/cu13/lib`).
@@ -617,6 +710,8 @@ fn nvrtc_compiles_every_generated_kernel() {
         threefry(),
         while_program(),
         cond_and_scan_program(),
+        gather_scatter_program(DType::I32),
+        gather_scatter_program(DType::U64),
     ]
     .iter()
     .flat_map(sources)

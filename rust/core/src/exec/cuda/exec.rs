@@ -138,6 +138,11 @@ enum Step {
         kernel: KernelSource,
         func: CudaFunction,
     },
+    Scatter {
+        operand: Var,
+        kernel: KernelSource,
+        func: CudaFunction,
+    },
     Gemm {
         spec: GemmSpec,
         lhs: Var,
@@ -164,6 +169,11 @@ impl Step {
     fn reads(&self) -> Vec<Var> {
         match self {
             Step::Kernel { kernel, .. } => kernel.inputs.iter().map(|(v, _)| *v).collect(),
+            Step::Scatter {
+                operand, kernel, ..
+            } => std::iter::once(*operand)
+                .chain(kernel.inputs.iter().map(|(v, _)| *v))
+                .collect(),
             Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
             Step::Alias { input, .. } => vec![*input],
             Step::Control { ins, .. } => ins
@@ -246,6 +256,16 @@ impl CudaPlan {
                 DeviceStep::Kernel { kernel, .. } => {
                     let func = device.function(&kernel)?;
                     Step::Kernel { kernel, func }
+                }
+                DeviceStep::Scatter {
+                    operand, kernel, ..
+                } => {
+                    let func = device.function(&kernel)?;
+                    Step::Scatter {
+                        operand,
+                        kernel,
+                        func,
+                    }
                 }
                 DeviceStep::Gemm { eqn, spec } => {
                     let e = jx.eqns.get(eqn).ok_or_else(|| internal("gemm index"))?;
@@ -377,6 +397,35 @@ impl CudaPlan {
                 for (v, a) in kernel.outputs.iter().zip(outs) {
                     *slot(env, *v)? = Some(a);
                 }
+            }
+            Step::Scatter {
+                operand,
+                kernel,
+                func,
+            } => {
+                let [o] = kernel.outputs.as_slice() else {
+                    return Err(internal("scatter output count"));
+                };
+                let mut out = self.new_array(jx, *o)?;
+                {
+                    let x = read(env, *operand)?;
+                    let dst = Arc::get_mut(&mut out.buf)
+                        .ok_or_else(|| internal("fresh scatter output shared"))?;
+                    self.device.copy(&x.buf, 0, dst, 0, x.buf.bytes)?;
+                    let ins = kernel
+                        .inputs
+                        .iter()
+                        .map(|(v, _)| read(env, *v).and_then(|a| a.buf.slice()))
+                        .collect::<Result<Vec<_>>>()?;
+                    launch::launch_kernel(
+                        &self.device.stream,
+                        func,
+                        kernel,
+                        &ins,
+                        &[out.buf.slice()?],
+                    )?;
+                }
+                *slot(env, *o)? = Some(out);
             }
             Step::Gemm {
                 spec,

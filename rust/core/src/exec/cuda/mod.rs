@@ -10,6 +10,7 @@
 pub mod bytes;
 pub mod codegen;
 pub mod driver;
+pub mod indexing;
 pub mod kernels;
 pub mod steps;
 

@@ -9,12 +9,16 @@
 //! * `dot_general` of f32/f64 whose batch axes lead and whose contracting
 //!   axes are one contiguous run on each side → cuBLAS ([`GemmSpec`]);
 //! * standalone reshapes/squeezes → a new view of the same buffer;
-//! * `while` → a host-driven loop over device plans of cond and body;
-//! * everything else (control flow, gather/scatter, sorts, linear algebra,
-//!   f16/bf16 elements, ...) → the host: inputs copied back, the equation run
+//! * `gather`, and scatters whose windows cannot overlap → generated
+//!   kernels ([`super::indexing`]);
+//! * `cond`, `while`, `scan` → driven from the host over device plans of
+//!   their sub-programs ([`super::driver`]);
+//! * everything else (other scatters, sorts, linear algebra, f16/bf16
+//!   elements, ...) → the host: inputs copied back, the equation run
 //!   by the compiled CPU executor, outputs copied up (correct, slow).
 
 use super::codegen::{self, c_type, group_kernel, KernelSource, Lowering};
+use super::indexing::{self, IndexedShapes};
 use super::kernels;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -36,6 +40,13 @@ pub enum DeviceStep {
     /// A `cond`, `while` or `scan` driven from the host: its sub-programs
     /// run as device plans of their own, its values stay on the device.
     Control { eqn: usize },
+    /// A scatter: `out` starts as a device copy of `operand`, then `kernel`
+    /// combines the updates into it.
+    Scatter {
+        eqn: usize,
+        operand: Var,
+        kernel: KernelSource,
+    },
     /// `out` is `input`'s buffer under a new shape.
     Alias { eqn: usize, input: Var, out: Var },
     /// Equation `eqn` runs on the host.
@@ -186,6 +197,44 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             kernel: kernels::iota_kernel(*dtype, shape, *dimension, o)?,
         }),
         (Primitive::Threefry2x32, [a, b, c, d], None) => threefry_step(jx, i, eqn, [a, b, c, d]),
+        (Primitive::Gather(g), [Atom::Var(x), Atom::Var(idx)], Some((o, oa))) => {
+            let (xa, ia) = (jx.aval(*x)?, jx.aval(*idx)?);
+            if !device_indexable(xa.dtype, ia.dtype) {
+                return host("gather of f16/bf16/key elements or non-integer indices");
+            }
+            let shapes = IndexedShapes {
+                operand: &xa.shape,
+                dtype: xa.dtype,
+                indices: &ia.shape,
+                index_dtype: ia.dtype,
+                other: &oa.shape,
+            };
+            Ok(DeviceStep::Kernel {
+                eqns: vec![i],
+                kernel: indexing::gather_kernel(g, &shapes, [*x, *idx, o])?,
+            })
+        }
+        (Primitive::Scatter(sp), [Atom::Var(x), Atom::Var(idx), Atom::Var(u)], Some((o, _))) => {
+            let (xa, ia, ua) = (jx.aval(*x)?, jx.aval(*idx)?, jx.aval(*u)?);
+            if !device_indexable(xa.dtype, ia.dtype) {
+                return host("scatter of f16/bf16/key elements or non-integer indices");
+            }
+            if !indexing::scatter_lowers(sp, xa.ndim(), &ua.shape) {
+                return host("scatter whose windows can overlap (an indexed axis with a window)");
+            }
+            let shapes = IndexedShapes {
+                operand: &xa.shape,
+                dtype: xa.dtype,
+                indices: &ia.shape,
+                index_dtype: ia.dtype,
+                other: &ua.shape,
+            };
+            Ok(DeviceStep::Scatter {
+                eqn: i,
+                operand: *x,
+                kernel: indexing::scatter_kernel(sp, &shapes, [*idx, *u, o])?,
+            })
+        }
         (
             Primitive::DotGeneral {
                 dims,
@@ -215,6 +264,11 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             None => host("no device lowering"),
         },
     }
+}
+
+/// Whether gather/scatter elements and indices have device types.
+fn device_indexable(elements: DType, indices: DType) -> bool {
+    c_type(elements).is_some() && indices.is_int() && c_type(indices).is_some()
 }
 
 fn threefry_step(jx: &Jaxpr, i: usize, eqn: &Eqn, ins: [&Atom; 4]) -> Result<DeviceStep> {
@@ -346,7 +400,9 @@ pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
     let mut out = Vec::new();
     for step in steps {
         match step {
-            DeviceStep::Kernel { kernel, .. } => out.push(kernel),
+            DeviceStep::Kernel { kernel, .. } | DeviceStep::Scatter { kernel, .. } => {
+                out.push(kernel)
+            }
             DeviceStep::Control { eqn } => {
                 if let Some(Primitive::Control(c)) = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim) {
                     for sub in c.sub_jaxprs() {

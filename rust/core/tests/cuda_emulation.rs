@@ -1,0 +1,520 @@
+//! The generated CUDA kernels run on the host: g++ compiles a kernel's text
+//! with a prelude standing in for CUDA's built-ins (one block of one
+//! thread, so the grid-stride loop visits every work item in order) and a
+//! `main` that reads the parameter buffers from files and writes the
+//! outputs back. Results are compared with the CPU executor on the same
+//! program. This checks the index arithmetic of the generated code on a
+//! machine without a GPU (it cannot see races: the kernels are race-free
+//! by construction, each output element written by one thread). Skipped
+//! when no `g++` is on the PATH.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects
+)]
+
+use microjax::exec::cuda::bytes;
+use microjax::exec::cuda::codegen::KernelSource;
+use microjax::exec::cuda::{device_plan, DeviceStep};
+use microjax::exec::interp::eval_closed;
+use microjax::prims::gather::{
+    GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
+};
+use microjax::{
+    Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar, Var,
+};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+
+const PRELUDE: &str = r#"#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+using namespace std;
+struct Dim3 { long long x; };
+static const Dim3 blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
+#define __global__
+static inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v, 8); return d; }
+"#;
+
+fn have_gxx() -> bool {
+    Command::new("g++").arg("--version").output().is_ok()
+}
+
+/// The C parameter types of a kernel, read from its signature.
+fn param_types(k: &KernelSource) -> Vec<String> {
+    let open = k.source.find('(').unwrap();
+    let close = k.source.find(')').unwrap();
+    k.source[open + 1..close]
+        .split(", ")
+        .map(|p| {
+            let p = p.replace("__restrict__", "");
+            let name_at = p.trim_end().rfind(' ').unwrap();
+            p[..name_at].trim().to_string()
+        })
+        .collect()
+}
+
+/// Runs `k` on the host over `buffers` (its pointer parameters in order,
+/// inputs then outputs; outputs hold their initial bytes) and returns the
+/// buffers afterwards.
+fn emulate(k: &KernelSource, buffers: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let types = param_types(k);
+    assert_eq!(types.len(), buffers.len() + 1, "{types:?}");
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("mj_emul_{}_{}", std::process::id(), k.name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut main = String::from(PRELUDE);
+    main.push_str(&k.source);
+    main.push_str(
+        "static vector<char> load(const char* p) {\n  FILE* f = fopen(p, \"rb\");\n  vector<char> v;\n  \
+         int c;\n  while ((c = fgetc(f)) != EOF) v.push_back((char)c);\n  fclose(f);\n  v.resize(v.size() + 16);\n  return v;\n}\n",
+    );
+    main.push_str("int main(int argc, char** argv) {\n  vector<vector<char>> b;\n");
+    main.push_str("  for (int j = 1; j < argc; ++j) b.push_back(load(argv[j]));\n");
+    let args: Vec<String> = types[..buffers.len()]
+        .iter()
+        .enumerate()
+        .map(|(j, t)| format!("({t})b[{j}].data()"))
+        .collect();
+    main.push_str(&format!(
+        "  {}({}, {}LL);\n",
+        k.name,
+        args.join(", "),
+        k.len
+    ));
+    main.push_str(
+        "  for (int j = 1; j < argc; ++j) {\n    FILE* f = fopen(argv[j], \"wb\");\n    \
+         fwrite(b[j - 1].data(), 1, b[j - 1].size() - 16, f);\n    fclose(f);\n  }\n  return 0;\n}\n",
+    );
+    let src = dir.join("k.cpp");
+    std::fs::write(&src, &main).unwrap();
+    let exe = dir.join("k");
+    let out = Command::new("g++")
+        .args(["-O0", "-std=c++17", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{main}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<PathBuf> = (0..buffers.len())
+        .map(|j| dir.join(format!("b{j}")))
+        .collect();
+    for (f, b) in files.iter().zip(buffers) {
+        std::fs::write(f, b).unwrap();
+    }
+    let run = Command::new(&exe).args(&files).output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let result = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Runs `prog`'s device plan with every kernel [`emulate`]d (kernels,
+/// scatters and aliases only: a plan with cuBLAS, host or control steps
+/// panics) and returns its outputs.
+fn run_emulated(prog: &ClosedJaxpr, args: &[HostArray]) -> Vec<HostArray> {
+    let jx = &prog.jaxpr;
+    assert!(jx.constvars.is_empty());
+    let mut env: Vec<Option<Vec<u8>>> = vec![None; jx.avals.len()];
+    for (v, a) in jx.invars.iter().zip(args) {
+        env[v.index()] = Some(bytes::to_bytes(a.buffer()));
+    }
+    let nbytes = |v: Var| {
+        let a = jx.aval(v).unwrap();
+        bytes::nbytes(a.dtype, a.size().unwrap()).unwrap()
+    };
+    for step in device_plan(jx).unwrap() {
+        let (kernel, mut bufs) = match &step {
+            DeviceStep::Kernel { kernel, .. } => {
+                let mut bufs: Vec<Vec<u8>> = kernel
+                    .inputs
+                    .iter()
+                    .map(|(v, _)| env[v.index()].clone().unwrap())
+                    .collect();
+                bufs.extend(kernel.outputs.iter().map(|&o| vec![0u8; nbytes(o)]));
+                (kernel, bufs)
+            }
+            // The output starts as the operand (the runtime's device copy).
+            DeviceStep::Scatter {
+                kernel, operand, ..
+            } => {
+                let mut bufs: Vec<Vec<u8>> = kernel
+                    .inputs
+                    .iter()
+                    .map(|(v, _)| env[v.index()].clone().unwrap())
+                    .collect();
+                bufs.push(env[operand.index()].clone().unwrap());
+                (kernel, bufs)
+            }
+            DeviceStep::Alias { input, out, .. } => {
+                env[out.index()] = env[input.index()].clone();
+                continue;
+            }
+            other => panic!("not emulated: {other:?}"),
+        };
+        let outs = emulate(kernel, &bufs);
+        let first = kernel.inputs.len();
+        for (o, b) in kernel.outputs.iter().zip(&outs[first..]) {
+            env[o.index()] = Some(b.clone());
+        }
+        bufs.clear();
+    }
+    jx.outvars
+        .iter()
+        .map(|a| {
+            let Atom::Var(v) = a else {
+                panic!("literal output")
+            };
+            let aval = jx.aval(*v).unwrap();
+            bytes::array_from_bytes(
+                aval.shape.clone(),
+                aval.dtype,
+                env[v.index()].as_ref().unwrap(),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+/// `prog`'s emulated device run against the CPU: bit for bit, or within
+/// `rtol` for floats when `rtol > 0` (device and host math libraries
+/// differ).
+fn check_program(prog: &ClosedJaxpr, args: &[HostArray], rtol: f64) {
+    let shared: Vec<Arc<HostArray>> = args.iter().cloned().map(Arc::new).collect();
+    let want = eval_closed(prog, &shared).unwrap();
+    let got = run_emulated(prog, args);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.shape(), w.shape());
+        if rtol > 0.0 && g.dtype().is_float() {
+            let f = |a: &HostArray, i| Scalar::from_buffer(a.buffer(), i).unwrap().as_f64();
+            for (x, y) in (0..g.size()).map(|i| (f(g, i), f(w, i))) {
+                assert!((x - y).abs() <= rtol * (1.0 + y.abs()), "{x} vs {y}");
+            }
+        } else {
+            // Bytes, so that NaNs compare.
+            assert_eq!(
+                bytes::to_bytes(g.buffer()),
+                bytes::to_bytes(w.buffer()),
+                "{:?} vs {:?}",
+                g.buffer(),
+                w.buffer()
+            );
+        }
+    }
+}
+
+/// One-equation program of `prim` over `args`, run by [`check_program`];
+/// returns its device step.
+fn check_one(prim: Primitive, args: &[HostArray]) -> DeviceStep {
+    let mut b = Builder::new();
+    let ins: Vec<Atom> = args
+        .iter()
+        .map(|a| Atom::Var(b.add_input(a.aval()).unwrap()))
+        .collect();
+    let outs = b.add_eqn(prim, ins, None).unwrap();
+    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    let [step] = steps.as_slice() else {
+        panic!("{steps:?}")
+    };
+    if matches!(step, DeviceStep::Kernel { .. } | DeviceStep::Scatter { .. }) {
+        check_program(&prog, args, 0.0);
+    }
+    step.clone()
+}
+
+/// [`check_one`] of an equation that must lower to a generated kernel.
+fn check_kernel(prim: Primitive, args: &[HostArray]) {
+    let step = check_one(prim, args);
+    assert!(matches!(step, DeviceStep::Kernel { .. }), "{step:?}");
+}
+
+/// [`check_one`] of a scatter that must lower to a device scatter.
+fn check_scatter(prim: Primitive, args: &[HostArray]) {
+    let step = check_one(prim, args);
+    assert!(matches!(step, DeviceStep::Scatter { .. }), "{step:?}");
+}
+
+fn f32a(shape: &[usize], v: Vec<f32>) -> HostArray {
+    HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap()
+}
+
+fn ramp(shape: &[usize]) -> HostArray {
+    let n: usize = shape.iter().product();
+    f32a(shape, (0..n).map(|k| k as f32 * 0.5 - 2.0).collect())
+}
+
+fn idx(shape: &[usize], v: Vec<i32>) -> HostArray {
+    HostArray::new(shape.to_vec(), Buffer::I32(v)).unwrap()
+}
+
+struct G<'a> {
+    offset: &'a [usize],
+    collapsed: &'a [usize],
+    map: &'a [usize],
+    obatch: &'a [usize],
+    ibatch: &'a [usize],
+    sizes: &'a [usize],
+}
+
+fn gather(g: &G, mode: Mode, fill: Option<f64>) -> Primitive {
+    Primitive::Gather(Box::new(GatherParams {
+        dims: GatherDims {
+            offset_dims: g.offset.to_vec(),
+            collapsed_slice_dims: g.collapsed.to_vec(),
+            start_index_map: g.map.to_vec(),
+            operand_batching_dims: g.obatch.to_vec(),
+            start_indices_batching_dims: g.ibatch.to_vec(),
+        },
+        slice_sizes: g.sizes.to_vec(),
+        indices_are_sorted: false,
+        unique_indices: false,
+        mode,
+        fill_value: fill.map(Scalar::Float),
+    }))
+}
+
+const MODES: [Mode; 3] = [Mode::Clip, Mode::FillOrDrop, Mode::PromiseInBounds];
+
+#[test]
+fn gathers_match_the_cpu() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    // Rows of a table (an embedding lookup), one index out of bounds.
+    let rows = G {
+        offset: &[1],
+        collapsed: &[0],
+        map: &[0],
+        obatch: &[],
+        ibatch: &[],
+        sizes: &[1, 3],
+    };
+    // A 3x2 window at a 2-d start (dynamic_slice), no batch axes.
+    let window = G {
+        offset: &[0, 1],
+        collapsed: &[],
+        map: &[0, 1],
+        obatch: &[],
+        ibatch: &[],
+        sizes: &[3, 2],
+    };
+    // Per-example rows (a vmapped lookup): batching axes on both sides.
+    let batched = G {
+        offset: &[1],
+        collapsed: &[1],
+        map: &[1],
+        obatch: &[0],
+        ibatch: &[0],
+        sizes: &[1, 1, 3],
+    };
+    for mode in MODES {
+        for fill in [None, Some(-7.5)] {
+            let idx_rows = idx(&[2, 2, 1], vec![4, 0, 2, 9]);
+            check_kernel(gather(&rows, mode, fill), &[ramp(&[5, 3]), idx_rows]);
+            check_kernel(
+                gather(&window, mode, fill),
+                &[ramp(&[6, 5]), idx(&[2], vec![4, -1])],
+            );
+            let idx_b = idx(&[2, 1], vec![3, 1]);
+            check_kernel(gather(&batched, mode, fill), &[ramp(&[2, 4, 3]), idx_b]);
+        }
+    }
+    // Integer elements and 64-bit unsigned indices (one above i64::MAX).
+    let ints = HostArray::new(
+        vec![4, 2],
+        Buffer::I64((0..8).map(|k| k * 10 - 30).collect()),
+    )
+    .unwrap();
+    let u = HostArray::new(vec![3, 1], Buffer::U64(vec![1, u64::MAX, 3])).unwrap();
+    let rows2 = G {
+        sizes: &[1, 2],
+        ..rows
+    };
+    for mode in MODES {
+        check_kernel(gather(&rows2, mode, None), &[ints.clone(), u.clone()]);
+    }
+}
+
+fn scatter(
+    op: ScatterOp,
+    window: &[usize],
+    inserted: &[usize],
+    map: &[usize],
+    mode: Mode,
+) -> Primitive {
+    Primitive::Scatter(Box::new(ScatterParams {
+        op,
+        dims: ScatterDims {
+            update_window_dims: window.to_vec(),
+            inserted_window_dims: inserted.to_vec(),
+            scatter_dims_to_operand_dims: map.to_vec(),
+            operand_batching_dims: Vec::new(),
+            scatter_indices_batching_dims: Vec::new(),
+        },
+        indices_are_sorted: false,
+        unique_indices: false,
+        mode,
+    }))
+}
+
+#[test]
+fn scatters_match_the_cpu_with_repeated_and_dropped_indices() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let ops = [
+        ScatterOp::Set,
+        ScatterOp::Add,
+        ScatterOp::Mul,
+        ScatterOp::Min,
+        ScatterOp::Max,
+    ];
+    for op in ops {
+        for mode in MODES {
+            // Rows into a table (an embedding gradient): index 1 repeats,
+            // 9 is out of bounds.
+            let p = scatter(op, &[1], &[0], &[0], mode);
+            let i = idx(&[4, 1], vec![1, 3, 1, 9]);
+            check_scatter(p, &[ramp(&[5, 3]), i, ramp(&[4, 3])]);
+            // Single elements of a vector (`x.at[i].add(v)`), with NaN.
+            let p = scatter(op, &[], &[0], &[0], mode);
+            let mut v: Vec<f32> = (0..5).map(|k| k as f32 - 1.5).collect();
+            v[2] = f32::NAN;
+            let u = f32a(&[5], v);
+            check_scatter(p, &[ramp(&[6]), idx(&[5, 1], vec![5, 0, 5, -2, 2]), u]);
+            // Integer and bool elements.
+            let xi = HostArray::new(vec![4], Buffer::I32(vec![5, -3, i32::MAX, 0])).unwrap();
+            let ui = HostArray::new(vec![3], Buffer::I32(vec![7, i32::MAX, -9])).unwrap();
+            check_scatter(
+                scatter(op, &[], &[0], &[0], mode),
+                &[xi, idx(&[3, 1], vec![2, 2, 0]), ui],
+            );
+            let xb = HostArray::new(vec![3], Buffer::Bool(vec![true, false, false])).unwrap();
+            let ub = HostArray::new(vec![2], Buffer::Bool(vec![false, true])).unwrap();
+            check_scatter(
+                scatter(op, &[], &[0], &[0], mode),
+                &[xb, idx(&[2, 1], vec![0, 1]), ub],
+            );
+        }
+    }
+}
+
+#[test]
+fn scatters_whose_windows_can_overlap_run_on_the_host() {
+    // A 2-row window at an indexed start: two updates can cover one
+    // element from different window rows.
+    let p = scatter(ScatterOp::Add, &[1, 2], &[], &[0], Mode::FillOrDrop);
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![5, 3], DType::F32)).unwrap());
+    let i = Atom::Var(b.add_input(Aval::new(vec![2, 1], DType::I32)).unwrap());
+    let u = Atom::Var(b.add_input(Aval::new(vec![2, 2, 3], DType::F32)).unwrap());
+    let out = b.add_eqn1(p, vec![x, i, u]).unwrap();
+    let prog: ClosedJaxpr = b.build(vec![out]).unwrap();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        matches!(steps.as_slice(), [DeviceStep::Host { reason, .. }] if reason.contains("overlap")),
+        "{steps:?}"
+    );
+}
+
+mod common;
+use common::{broadcast, data, input, lit, tanh_sin_exp};
+use microjax::prims::CumOp;
+use microjax::{BinaryOp, ReduceOp};
+
+fn u32a(shape: &[usize], seed: u32) -> HostArray {
+    let n: usize = shape.iter().product();
+    let v = (0..n as u32)
+        .map(|k| k.wrapping_mul(2_654_435_761) ^ seed)
+        .collect();
+    HostArray::new(shape.to_vec(), Buffer::U32(v)).unwrap()
+}
+
+#[test]
+fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    // A fused elementwise chain, and a broadcast bias + relu.
+    let mut b = Builder::new();
+    let x = input(&mut b, &[4, 8]);
+    let y = tanh_sin_exp(&mut b, x);
+    check_program(
+        &b.build(vec![y]).unwrap(),
+        &[(*data(&[4, 8], 1)).clone()],
+        1e-5,
+    );
+    let mut b = Builder::new();
+    let x = input(&mut b, &[4, 3]);
+    let bias = input(&mut b, &[3]);
+    let bb = broadcast(&mut b, bias, vec![4, 3], vec![1]);
+    let s = b.binary(BinaryOp::Add, x, bb).unwrap();
+    let r = b.binary(BinaryOp::Max, s, lit(0.0)).unwrap();
+    let args = [(*data(&[4, 3], 2)).clone(), (*data(&[3], 3)).clone()];
+    check_program(&b.build(vec![r]).unwrap(), &args, 0.0);
+    // Reductions over leading, trailing, middle and all axes.
+    let x = data(&[3, 4, 5], 4);
+    let xi = HostArray::new(
+        vec![3, 4, 5],
+        Buffer::I32((0..60).map(|k| (k * 7919) % 61 - 30).collect()),
+    )
+    .unwrap();
+    for op in ReduceOp::ALL {
+        for axes in [vec![0], vec![2], vec![1], vec![0, 2], vec![0, 1, 2]] {
+            let p = Primitive::Reduce { op: *op, axes };
+            if matches!(op, ReduceOp::And | ReduceOp::Or) {
+                check_kernel(p, std::slice::from_ref(&xi));
+                continue;
+            }
+            let mut b = Builder::new();
+            let a = input(&mut b, &[3, 4, 5]);
+            let s = b.add_eqn1(p.clone(), vec![a]).unwrap();
+            check_program(&b.build(vec![s]).unwrap(), &[(*x).clone()], 1e-5);
+            check_kernel(p, std::slice::from_ref(&xi));
+        }
+    }
+    // Cumulative ops along each axis, both directions.
+    for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Min] {
+        for (axis, reverse) in [(0, false), (1, true), (2, false), (2, true)] {
+            check_kernel(
+                Primitive::Cumulative { op, axis, reverse },
+                std::slice::from_ref(&xi),
+            );
+        }
+    }
+    // iota along each dimension.
+    for dimension in 0..3 {
+        let p = Primitive::Iota {
+            dtype: DType::I32,
+            shape: vec![2, 3, 4],
+            dimension,
+        };
+        check_kernel(p, &[]);
+    }
+    // threefry2x32: the random bits bit for bit, scalar keys and full.
+    check_kernel(
+        Primitive::Threefry2x32,
+        &[u32a(&[], 1), u32a(&[], 2), u32a(&[7], 3), u32a(&[7], 4)],
+    );
+    check_kernel(
+        Primitive::Threefry2x32,
+        &[u32a(&[5], 5), u32a(&[5], 6), u32a(&[5], 7), u32a(&[5], 8)],
+    );
+}
