@@ -2,7 +2,8 @@
 #
 #   make run     set up .venv, build the extension (release), run examples/quickstart.py
 #   make test    set up .venv, build the extension (cargo profile `ci`), clippy, rustfmt,
-#                cargo tests, pytest — each stage prints its wall time
+#                cargo tests, pytest (also with a stand-in GPU) — each stage prints
+#                its wall time
 #   make bench   release build, then benches/run.py (rewrites benches/RESULTS.md)
 #
 # Everything is installed from requirements-dev.txt (pinned, PyPI) into .venv;
@@ -44,7 +45,7 @@ define stage
 echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s$$( [ $$rc -eq 0 ] || echo " FAILED (exit $$rc)")"; exit $$rc
 endef
 
-.PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest bench fmt wheel clean-venv
+.PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest pytest-fake-gpu bench fmt wheel clean-venv
 
 help:
 	@echo "make run | make test | make bench | make build | make build-ci | make lint | make wheel"
@@ -95,8 +96,13 @@ cargo-test: venv
 pytest: venv
 	$(call stage,pytest,$(VPY) -m pytest -q tests)
 
+# The suite again with a stand-in GPU as the default device (tests/fake_gpu.py):
+# every jit and eager op routes through the GPU paths, programs run on the host.
+pytest-fake-gpu: venv
+	$(call stage,pytest-fake-gpu,MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q tests)
+
 # Prerequisites run left to right (.NOTPARALLEL).
-test: venv build-ci lint cargo-test pytest
+test: venv build-ci lint cargo-test pytest pytest-fake-gpu
 	@echo "==> make test: all stages passed"
 
 # ---------------------------------------------------------------- benchmarks

@@ -16,6 +16,14 @@ os.environ.setdefault("MICROJAX_CHECK_ROUNDTRIP", "1")
 
 sys.path.insert(0, os.path.dirname(__file__))  # `import op_table` from any rootdir
 
+# MICROJAX_FAKE_GPU=1: the whole suite with a stand-in GPU as the default
+# device (tests/fake_gpu.py; programs run on the host), which checks that
+# everything routes through the GPU paths and comes back as on a real one.
+if os.environ.get("MICROJAX_FAKE_GPU", "").strip() in ("1", "true", "yes", "on"):
+    import fake_gpu
+
+    fake_gpu.install(setattr, [])
+
 FULL = os.environ.get("MICROJAX_FULL", "").strip().lower() in ("1", "true", "yes", "on")
 
 # Hypothesis profiles (tests/test_properties.py). "ci" (the default) is

@@ -12,9 +12,13 @@ rng = np.random.default_rng(1)
 
 @pytest.fixture
 def four_devices():
+    """Four CPU devices, the CPU the only platform (pmap maps over the
+    default platform's devices, and a GPU, when present, would be first)."""
     jax.config.update("jax_num_cpu_devices", 4)
+    jax.config.update("jax_platforms", "cpu")
     yield
     jax.config.update("jax_num_cpu_devices", -1)
+    jax.config.update("jax_platforms", None)
 
 
 def f32(*shape):
@@ -291,11 +295,11 @@ def test_vmap_api_errors():
 
 
 def test_devices():
-    devs = jax.devices()
-    assert len(devs) == jax.device_count() == jax.local_device_count() == 1
+    devs = jax.devices("cpu")
+    assert len(devs) == jax.device_count("cpu") == jax.local_device_count("cpu") == 1
     assert devs[0].platform == "cpu" and devs[0].id == 0
     assert repr(devs[0]) == "CpuDevice(id=0)"
-    assert jax.local_devices() == devs
+    assert jax.local_devices(backend="cpu") == devs
 
 
 def test_pmap_equals_vmap(four_devices):

@@ -14,9 +14,12 @@ import microjax_rs.numpy as jnp
 from microjax_rs import _core
 from microjax_rs._devices import CpuDevice, CudaDevice, GpuArray, gpu_count
 
-HAS_GPU = gpu_count() > 0
+import fake_gpu as fake_gpu_module
+
+HAS_GPU = gpu_count() > 0  # a stand-in GPU counts (MICROJAX_FAKE_GPU=1)
+REAL_GPU = _core.gpu_device_count() > 0 if hasattr(_core, "gpu_device_count") else False
 no_gpu = pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU paths")
-needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no GPU (gpu_device_count() is 0)")
+needs_gpu = pytest.mark.skipif(not REAL_GPU, reason="no GPU (gpu_device_count() is 0)")
 
 NO_GPU_MSG = ("Unknown backend: '{0}' requested, but no platforms that are instances of {0} "
               "are present. Platforms present are: cpu")
@@ -173,6 +176,7 @@ def test_device_put_over_a_pytree():
     assert jax.device_put(tree, "cpu")["a"].device == CpuDevice(0)
 
 
+@no_gpu
 def test_device_put_keeps_arrays_and_rejects_bad_devices():
     x = jnp.arange(4.0)
     assert jax.device_put(x) is x
@@ -270,46 +274,14 @@ def test_jit_runs_on_the_default_gpu_and_keeps_results_there():
         assert type(f(x, w)) is _core.ArrayImpl
 
 
-class _FakeBuffer:
-    """A stand-in for the binding's GpuBuffer: host memory, same interface."""
-
-    def __init__(self, host, ordinal):
-        self.host, self.ordinal = host, ordinal
-
-    shape = property(lambda self: self.host.shape)
-    dtype = property(lambda self: self.host.dtype_name)
-
-    def to_host(self):
-        return self.host
-
-
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    """One fake GPU: the binding's device entry points replaced by host
-    stand-ins that record the programs run, so the routing to the GPU
-    (which device, which program, what stays on the device) is checked on
-    any machine; the real entry points are tested by the needs_gpu tests
-    and tests/test_cuda.py."""
-    from microjax_rs import _devices
-
+    """One fake GPU (tests/fake_gpu.py): the routing to the GPU (which
+    device, which program, what stays on the device) is checked on any
+    machine; the real entry points are tested by the needs_gpu tests and
+    tests/test_cuda.py. Yields the list of programs run."""
     runs = []
-
-    def gpu_run(closed, bufs, ordinal):
-        assert all(type(b) is _FakeBuffer and b.ordinal == ordinal for b in bufs)
-        runs.append(closed)
-        return [_FakeBuffer(h, ordinal) for h in closed.run([b.host for b in bufs])]
-
-    fake = {
-        "gpu_device_count": lambda: 1,
-        "gpu_device_info": lambda i: {"name": "Fake GPU", "compute_capability": (9, 0),
-                                      "memory_bytes": 1 << 30, "ordinal": i},
-        "gpu_put": lambda host, ordinal: _FakeBuffer(host, ordinal),
-        "gpu_run": gpu_run,
-    }
-    monkeypatch.setattr(_devices, "_binding", lambda name: fake.get(name))
-    monkeypatch.setattr(_devices, "_GPU_COUNT", [])
-    monkeypatch.setattr(_devices, "_GPU_DEVICES", {})
-    _core.bump_epoch()
+    fake_gpu_module.install(monkeypatch.setattr, runs)
     yield runs
     _core.bump_epoch()
 

@@ -15,11 +15,16 @@ from .core import Tracer as _Tracer
 
 
 class Array(_abc.ABC):
-    """The array type (`isinstance(x, jax.Array)` holds for concrete arrays and tracers)."""
+    """The array type (`isinstance(x, jax.Array)` holds for concrete arrays,
+    on any device, and tracers)."""
 
 
 Array.register(_core.ArrayImpl)
 Array.register(_Tracer)
+
+from ._devices import GpuArray as _GpuArray  # noqa: E402
+
+Array.register(_GpuArray)  # an array on a GPU is a jax.Array too
 
 from . import _array_methods  # noqa: E402
 

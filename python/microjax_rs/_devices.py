@@ -254,14 +254,23 @@ class GpuArray:
     def __init__(self, buf, device):
         self._buf = buf
         self._device = device
+        self._aval = (tuple(buf.shape), str(buf.dtype), bool(getattr(buf, "weak_type", False)))
 
     @property
     def shape(self):
-        return tuple(self._buf.shape)
+        return self._aval[0]
 
     @property
     def dtype(self):
-        return np.dtype(self._buf.dtype)
+        return np.dtype(self._aval[1])
+
+    @property
+    def dtype_name(self):
+        return self._aval[1]
+
+    @property
+    def weak_type(self):
+        return self._aval[2]
 
     @property
     def ndim(self):
@@ -281,9 +290,23 @@ class GpuArray:
     def block_until_ready(self):
         return self
 
+    def delete(self):
+        """Frees the device memory (as `jit` donation does); later reads
+        raise, shape and dtype stay readable."""
+        self._buf = None
+
+    def is_deleted(self):
+        return self._buf is None
+
+    def _live(self):
+        if self._buf is None:
+            dims = ",".join(map(str, self.shape))
+            raise RuntimeError(f"Array has been deleted with shape={self.dtype_name}[{dims}].")
+        return self._buf
+
     def to_host(self):
         """The array copied to host memory (an `Array`)."""
-        return self._buf.to_host()
+        return self._live().to_host()
 
     def __array__(self, dtype=None, copy=None):
         arr = np.asarray(self.to_host())
@@ -293,7 +316,6 @@ class GpuArray:
         return f"GpuArray({np.asarray(self)!r}, device={self._device!r})"
 
     __array_priority__ = 1000
-    weak_type = False
 
     def __getattr__(self, name):
         # The jnp array methods and properties (x.max(), x.T, x.at[...]),
@@ -431,7 +453,7 @@ def gpu_target(leaves):
 def run_on_gpu(closed, leaves, device):
     """Runs the program handle `closed` on `device`: arguments are copied
     there (those already on it stay), results stay there as GpuArrays."""
-    bufs = [_to_gpu(x, device)._buf for x in leaves]
+    bufs = [_to_gpu(x, device)._live() for x in leaves]
     return [GpuArray(b, device) for b in _binding("gpu_run")(closed, bufs, device.id)]
 
 

@@ -313,7 +313,10 @@ class _Jitted:
             return tree_unflatten(out_tree, outs)
         device = _devices.gpu_target(leaves)
         if device is not None:  # the default device, or the arguments', is a GPU
-            return tree_unflatten(out_tree, _devices.run_on_gpu(closed, leaves, device))
+            outs = _devices.run_on_gpu(closed, leaves, device)
+            if self._donated[0] or self._donated[1]:
+                _donate(self._donated, args, kwargs, outs)
+            return tree_unflatten(out_tree, outs)
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
         outs = closed.run(vals)
         if self._donated[0] or self._donated[1]:
@@ -338,7 +341,7 @@ def _donate(donated, args, kwargs, outs):
     """Marks the donated arrays of a call deleted, as JAX does: each donated
     `Array` leaf is matched, in order, with a not yet matched output of the
     same shape and dtype (the output that may take over its buffer) and
-    deleted; donated arrays no output can take stay alive and are named in
+    deleted (a `GpuArray` frees its device memory); donated arrays no output can take stay alive and are named in
     JAX's "Some donated buffers were not usable" warning. Leaves that are
     not arrays (Python scalars, NumPy arrays) are ignored, as in JAX."""
     import warnings
@@ -348,10 +351,11 @@ def _donate(donated, args, kwargs, outs):
     nums, names = donated
     leaves = [x for i, a in enumerate(args) if i in nums for x in tree_leaves(a)]
     leaves += [x for k, v in kwargs.items() if k in names for x in tree_leaves(v)]
-    free = [(tuple(o.shape), o.dtype_name) for o in outs if type(o) is ArrayImpl]
+    arrays = (ArrayImpl, _devices.GpuArray)
+    free = [(tuple(o.shape), o.dtype_name) for o in outs if type(o) in arrays]
     unusable, seen = [], set()
     for x in leaves:
-        if type(x) is not ArrayImpl or id(x) in seen or x.is_deleted():
+        if type(x) not in arrays or id(x) in seen or x.is_deleted():
             continue
         seen.add(id(x))
         sig = (tuple(x.shape), x.dtype_name)

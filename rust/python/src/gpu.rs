@@ -17,6 +17,8 @@ use std::sync::{Arc, Mutex};
 #[pyclass(frozen, name = "GpuBuffer", module = "microjax_rs")]
 pub struct GpuBuffer {
     arr: DeviceArray,
+    /// JAX's weak type flag, carried as `ArrayImpl` carries it.
+    weak: bool,
 }
 
 #[pymethods]
@@ -33,6 +35,11 @@ impl GpuBuffer {
     }
 
     #[getter]
+    fn weak_type(&self) -> bool {
+        self.weak
+    }
+
+    #[getter]
     fn ordinal(&self) -> usize {
         self.arr.ordinal()
     }
@@ -41,7 +48,7 @@ impl GpuBuffer {
     fn to_host(&self, py: Python<'_>) -> PyResult<ArrayImpl> {
         let arr = self.arr.clone();
         let h = py.detach(move || arr.to_host()).py()?;
-        Ok(ArrayImpl::new(Arc::new(h), false))
+        Ok(ArrayImpl::new(Arc::new(h), self.weak))
     }
 
     fn __repr__(&self) -> String {
@@ -76,9 +83,10 @@ pub fn gpu_device_info(py: Python<'_>, ordinal: usize) -> PyResult<Bound<'_, PyD
 /// `x` copied to device `ordinal`.
 #[pyfunction]
 pub fn gpu_put(py: Python<'_>, x: PyRef<'_, ArrayImpl>, ordinal: usize) -> PyResult<GpuBuffer> {
-    let h = x.arr.clone();
+    x.check_live()?;
+    let (h, weak) = (x.arr.clone(), x.weak);
     let arr = py.detach(move || cuda::to_device(&h, ordinal)).py()?;
-    Ok(GpuBuffer { arr })
+    Ok(GpuBuffer { arr, weak })
 }
 
 type PlanCache = Vec<(Arc<ClosedJaxpr>, usize, Arc<CudaPlan>)>;
@@ -121,7 +129,13 @@ pub fn gpu_run(
     let outs = py
         .detach(move || plan_for(&prog, ordinal)?.run(&args))
         .py()?;
-    Ok(outs.into_iter().map(|arr| GpuBuffer { arr }).collect())
+    Ok(outs
+        .into_iter()
+        .map(|arr| GpuBuffer {
+            weak: arr.aval().weak_type,
+            arr,
+        })
+        .collect())
 }
 
 /// The CUDA C source of every kernel the device plan of `prog` generates

@@ -1,0 +1,50 @@
+"""A stand-in GPU for the Python routing: the binding's device entry points
+replaced by host functions that record the programs they run. Used by the
+`fake_gpu` fixture (tests/test_devices.py) and, for a whole-suite run with
+the GPU as the default device on a machine without one, by
+`MICROJAX_FAKE_GPU=1 pytest` (tests/conftest.py)."""
+import numpy as np
+
+from microjax_rs import _core, _devices
+
+
+class FakeBuffer:
+    """The binding's GpuBuffer interface over a host array."""
+
+    def __init__(self, host, ordinal):
+        self.host, self.ordinal = host, ordinal
+
+    shape = property(lambda self: self.host.shape)
+    dtype = property(lambda self: self.host.dtype_name)
+    weak_type = property(lambda self: self.host.weak_type)
+
+    def to_host(self):
+        return self.host
+
+
+def entry_points(runs):
+    """The fake binding: one GPU; `gpu_run` appends each program to `runs`."""
+
+    def gpu_run(closed, bufs, ordinal):
+        assert all(type(b) is FakeBuffer and b.ordinal == ordinal for b in bufs)
+        runs.append(closed)
+        return [FakeBuffer(h, ordinal) for h in closed.run([b.host for b in bufs])]
+
+    return {
+        "gpu_device_count": lambda: 1,
+        "gpu_device_info": lambda i: {"name": "Fake GPU", "compute_capability": (9, 0),
+                                      "memory_bytes": 1 << 30, "ordinal": i},
+        # np.asarray: a deleted (donated) array raises, as the binding does.
+        "gpu_put": lambda host, ordinal: np.asarray(host) is None or FakeBuffer(host, ordinal),
+        "gpu_run": gpu_run,
+    }
+
+
+def install(setattr, runs):
+    """Installs the fake binding through `setattr(obj, name, value)`
+    (pytest's monkeypatch.setattr, or the builtin for a whole session)."""
+    fake = entry_points(runs)
+    setattr(_devices, "_binding", lambda name: fake.get(name))
+    setattr(_devices, "_GPU_COUNT", [])
+    setattr(_devices, "_GPU_DEVICES", {})
+    _core.bump_epoch()
