@@ -38,6 +38,10 @@ using namespace std;
 struct Dim3 { long long x; };
 static const Dim3 blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 #define __global__
+#define __device__
+#define __forceinline__ inline
+static inline float __uint_as_float(unsigned int v) { float f; memcpy(&f, &v, 4); return f; }
+static inline unsigned int __float_as_uint(float f) { unsigned int v; memcpy(&v, &f, 4); return v; }
 static inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v, 8); return d; }
 "#;
 
@@ -47,9 +51,10 @@ fn have_gxx() -> bool {
 
 /// The C parameter types of a kernel, read from its signature.
 fn param_types(k: &KernelSource) -> Vec<String> {
-    let open = k.source.find('(').unwrap();
-    let close = k.source.find(')').unwrap();
-    k.source[open + 1..close]
+    let sig = &k.source[k.source.find("extern \"C\"").unwrap()..];
+    let open = sig.find('(').unwrap();
+    let close = sig.find(')').unwrap();
+    sig[open + 1..close]
         .split(", ")
         .map(|p| {
             let p = p.replace("__restrict__", "");
@@ -204,14 +209,15 @@ fn check_program(prog: &ClosedJaxpr, args: &[HostArray], rtol: f64) {
                 assert!((x - y).abs() <= rtol * (1.0 + y.abs()), "{x} vs {y}");
             }
         } else {
-            // Bytes, so that NaNs compare.
-            assert_eq!(
-                bytes::to_bytes(g.buffer()),
-                bytes::to_bytes(w.buffer()),
-                "{:?} vs {:?}",
-                g.buffer(),
-                w.buffer()
-            );
+            // Bitwise, so that NaNs compare; the first difference shown.
+            let (gb, wb) = (bytes::to_bytes(g.buffer()), bytes::to_bytes(w.buffer()));
+            let size = g.dtype().itemsize().max(1);
+            if let Some(k) =
+                (0..g.size()).find(|k| gb[k * size..][..size] != wb[k * size..][..size])
+            {
+                let at = |a: &HostArray| Scalar::from_buffer(a.buffer(), k);
+                panic!("element {k}: {:?} vs {:?} (of {})", at(g), at(w), g.size());
+            }
         }
     }
 }
@@ -517,4 +523,108 @@ fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
         Primitive::Threefry2x32,
         &[u32a(&[5], 5), u32a(&[5], 6), u32a(&[5], 7), u32a(&[5], 8)],
     );
+}
+
+/// Every f16/bf16 bit pattern's f32 value, and f32 values around every
+/// rounding boundary, converted by the generated helpers exactly as the
+/// CPU converts them.
+#[test]
+fn half_conversions_are_bit_exact() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let convert = |from: DType, to: DType, x: HostArray| {
+        let p = Primitive::ConvertElementType {
+            new_dtype: to,
+            weak_type: false,
+        };
+        assert_eq!(x.dtype(), from);
+        check_kernel(p, &[x]);
+    };
+    let all: Vec<u16> = (0..=u16::MAX).collect();
+    let f16s = all.iter().map(|&b| half::f16::from_bits(b)).collect();
+    let bf16s = all.iter().map(|&b| half::bf16::from_bits(b)).collect();
+    convert(
+        DType::F16,
+        DType::F32,
+        HostArray::new(vec![65536], Buffer::F16(f16s)).unwrap(),
+    );
+    convert(
+        DType::BF16,
+        DType::F32,
+        HostArray::new(vec![65536], Buffer::BF16(bf16s)).unwrap(),
+    );
+    // f32 values: every f16 value, the midpoints between neighbours and
+    // their neighbours (ties and near-ties), subnormals, overflow, NaNs.
+    let mut v: Vec<f32> = Vec::new();
+    for b in 0..=u16::MAX {
+        let h = half::f16::from_bits(b).to_f32();
+        let next = half::f16::from_bits(b.wrapping_add(1)).to_f32();
+        v.push(h);
+        if h.is_finite() && next.is_finite() {
+            let mid = (h + next) / 2.0;
+            v.extend([
+                mid,
+                f32::from_bits(mid.to_bits() + 1),
+                f32::from_bits(mid.to_bits() - 1),
+            ]);
+        }
+    }
+    v.extend([
+        65504.0,
+        65519.99,
+        65520.0,
+        1e10,
+        -1e-10,
+        f32::MIN_POSITIVE,
+        1e-45,
+    ]);
+    v.extend([
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7f80_0001),
+        f32::INFINITY,
+    ]);
+    for b in (0..u32::MAX).step_by(65_537) {
+        v.push(f32::from_bits(b));
+    }
+    let x = f32a(&[v.len()], v);
+    convert(DType::F32, DType::F16, x.clone());
+    convert(DType::F32, DType::BF16, x);
+}
+
+#[test]
+fn half_elementwise_chains_round_every_op() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    for d in [DType::F16, DType::BF16] {
+        // tanh(x * 2 + 1) * sin(x) - exp(-x * x), all in d, and a compare.
+        let mut b = Builder::new();
+        let x = Atom::Var(b.add_input(Aval::new(vec![64], d)).unwrap());
+        let two = microjax::Builder::lit(d, 2.0);
+        let x2 = b.binary(BinaryOp::Mul, x.clone(), two).unwrap();
+        let y = b
+            .add_eqn1(Primitive::Unary(microjax::UnaryOp::Tanh), vec![x2])
+            .unwrap();
+        let s = b
+            .add_eqn1(Primitive::Unary(microjax::UnaryOp::Sin), vec![x.clone()])
+            .unwrap();
+        let ys = b.binary(BinaryOp::Mul, y, s).unwrap();
+        let gt = b
+            .add_eqn1(Primitive::Compare(microjax::CmpOp::Gt), vec![ys.clone(), x])
+            .unwrap();
+        let prog = b.build(vec![ys, gt]).unwrap();
+        let vals: Vec<f32> = (0..64).map(|k| (k as f32 - 32.0) / 9.0).collect();
+        let buf = match d {
+            DType::F16 => Buffer::F16(vals.iter().map(|&f| half::f16::from_f32(f)).collect()),
+            _ => Buffer::BF16(vals.iter().map(|&f| half::bf16::from_f32(f)).collect()),
+        };
+        // One 16-bit ulp: the device's float tanh/sin may round the other
+        // way from the CPU's before the result is rounded to 16 bits.
+        let ulp = if d == DType::F16 { 1e-3 } else { 8e-3 };
+        check_program(&prog, &[HostArray::new(vec![64], buf).unwrap()], ulp);
+    }
 }

@@ -66,9 +66,78 @@ pub fn c_type(d: DType) -> Option<&'static str> {
     })
 }
 
+/// Whether `d` is a 16-bit float: stored as its bits (`unsigned short`),
+/// computed in `float`, every result rounded back to 16 bits (to nearest,
+/// ties to even), as the CPU kernels round each op.
+fn is_half(d: DType) -> bool {
+    matches!(d, DType::F16 | DType::BF16)
+}
+
+/// The C type an elementwise kernel computes `d` in.
+fn compute_type(d: DType) -> Option<&'static str> {
+    if is_half(d) {
+        Some("float")
+    } else {
+        c_type(d)
+    }
+}
+
+/// The C type `d` is stored as in device memory.
+fn storage_type(d: DType) -> Option<&'static str> {
+    if is_half(d) {
+        Some("unsigned short")
+    } else {
+        c_type(d)
+    }
+}
+
+/// `float` ↔ f16/bf16 bits (to nearest, ties to even; NaNs become quiet
+/// NaNs with their top payload bits, as the CPU converts, infinities and overflow give infinities),
+/// plain integer arithmetic so that no CUDA header is needed. Put in front
+/// of a kernel that uses them.
+pub(super) const HALF_HELPERS: &str = r#"__device__ __forceinline__ float mj_f16_to_f32(unsigned short h) {
+  unsigned int s = ((unsigned int)h & 0x8000u) << 16;
+  unsigned int e = ((unsigned int)h >> 10) & 0x1fu;
+  unsigned int m = (unsigned int)h & 0x3ffu;
+  if (e == 0u) {
+    float f = (float)m * 5.9604644775390625e-8f;
+    return s ? -f : f;
+  }
+  if (e == 31u) return __uint_as_float(s | (m ? 0x7fc00000u : 0x7f800000u) | (m << 13));
+  return __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
+}
+__device__ __forceinline__ unsigned short mj_f32_to_f16(float f) {
+  unsigned int x = __float_as_uint(f);
+  unsigned int s = (x >> 16) & 0x8000u;
+  unsigned int a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return (unsigned short)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
+  if (a >= 0x477ff000u) return (unsigned short)(s | 0x7c00u);
+  if (a < 0x38800000u) return (unsigned short)(s | (unsigned int)rintf(__uint_as_float(a) * 16777216.0f));
+  return (unsigned short)(s | ((a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13));
+}
+__device__ __forceinline__ float mj_bf16_to_f32(unsigned short h) {
+  unsigned int x = (unsigned int)h << 16;
+  return __uint_as_float((x & 0x7fffffffu) > 0x7f800000u ? (x | 0x400000u) : x);
+}
+__device__ __forceinline__ unsigned short mj_f32_to_bf16(float f) {
+  unsigned int x = __float_as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);
+  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+"#;
+
+/// `(load, store)` function names of a 16-bit float.
+fn half_fns(d: DType) -> (&'static str, &'static str) {
+    if d == DType::BF16 {
+        ("mj_bf16_to_f32", "mj_f32_to_bf16")
+    } else {
+        ("mj_f16_to_f32", "mj_f32_to_f16")
+    }
+}
+
 /// CUDA's name of a float math function for `d` (`expf` / `exp`).
 fn math(name: &str, d: DType) -> String {
-    if d == DType::F32 {
+    if d == DType::F32 || is_half(d) {
         format!("{name}f")
     } else {
         name.to_string()
@@ -78,8 +147,12 @@ fn math(name: &str, d: DType) -> String {
 /// Whether `prim` on operands of dtype `d` (the first operand's) producing
 /// `out` is emitted into a kernel.
 pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
-    if c_type(d).is_none() || c_type(out).is_none() {
-        return Lowering::HostFallback("f16/bf16/float0/key elements stay on the host");
+    if compute_type(d).is_none() || compute_type(out).is_none() {
+        return Lowering::HostFallback("float0/key elements stay on the host");
+    }
+    if is_half(out) && d == DType::F64 {
+        // Through float would round twice.
+        return Lowering::HostFallback("f64 to f16/bf16 converts");
     }
     match prim {
         Primitive::Unary(op) => match op {
@@ -100,6 +173,9 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
                 Lowering::HostFallback("integer division by zero is undefined in C")
             }
             BinaryOp::Pow if !d.is_float() => Lowering::HostFallback("integer pow"),
+            BinaryOp::Nextafter if is_half(d) => {
+                Lowering::HostFallback("nextafter of f16/bf16 (steps of 16-bit ulps)")
+            }
             _ => Lowering::Kernel,
         },
         Primitive::ConvertElementType { .. }
@@ -128,7 +204,7 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
 
 /// A C literal of `v` in dtype `d`.
 pub(super) fn c_literal(v: Scalar, d: DType) -> Result<String> {
-    let ty = c_type(d).ok_or_else(|| unsupported(format!("literal of {d:?}")))?;
+    let ty = compute_type(d).ok_or_else(|| unsupported(format!("literal of {d:?}")))?;
     Ok(match v {
         Scalar::Bool(b) => format!("(({ty}){})", u8::from(b)),
         Scalar::Int(i) => format!("(({ty}){i}LL)"),
@@ -260,9 +336,11 @@ impl Emit {
 
     /// The expression reading outside value `v` through `access`.
     fn input(&mut self, v: Var, d: DType, access: Access) -> Result<String> {
-        let ty = c_type(d).ok_or_else(|| unsupported(format!("input of {d:?}")))?;
+        let ty = compute_type(d).ok_or_else(|| unsupported(format!("input of {d:?}")))?;
+        let stored = storage_type(d).ok_or_else(|| unsupported(format!("input of {d:?}")))?;
         let k = self.inputs.len();
-        self.params.push(format!("const {ty}* __restrict__ in{k}"));
+        self.params
+            .push(format!("const {stored}* __restrict__ in{k}"));
         self.inputs.push((v, access));
         let name = format!("a{k}");
         let index = match access {
@@ -271,7 +349,13 @@ impl Emit {
             Access { inner: 1, size } => format!("i % {size}LL"),
             Access { inner, size } => format!("(i / {inner}LL) % {size}LL"),
         };
-        let _ = writeln!(self.body, "    const {ty} {name} = in{k}[{index}];");
+        let load = format!("in{k}[{index}]");
+        let load = if is_half(d) {
+            format!("{}({load})", half_fns(d).0)
+        } else {
+            load
+        };
+        let _ = writeln!(self.body, "    const {ty} {name} = {load};");
         Ok(name)
     }
 
@@ -369,15 +453,28 @@ pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
                 }
             }
         };
-        let ty = c_type(out_aval.dtype).ok_or_else(|| unsupported("output dtype".into()))?;
+        let od = out_aval.dtype;
+        let ty = compute_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
+        let stored = storage_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
         let name = format!("v{m}");
-        let _ = writeln!(em.body, "    const {ty} {name} = {expr};");
+        if is_half(od) {
+            // Rounded to 16 bits now, as the CPU rounds each op's result.
+            let (load, store) = half_fns(od);
+            let _ = writeln!(em.body, "    const {ty} {name} = {load}({store}({expr}));");
+        } else {
+            let _ = writeln!(em.body, "    const {ty} {name} = {expr};");
+        }
         em.bound.push((*out, name.clone()));
         if escapes(jx, group, *out) {
             let k = outputs.len();
             outputs.push(*out);
-            em.params.push(format!("{ty}* __restrict__ out{k}"));
-            let _ = writeln!(stores, "    out{k}[i] = {name};");
+            em.params.push(format!("{stored}* __restrict__ out{k}"));
+            let value = if is_half(od) {
+                format!("{}({name})", half_fns(od).1)
+            } else {
+                name.clone()
+            };
+            let _ = writeln!(stores, "    out{k}[i] = {value};");
         }
     }
     em.body.push_str(&stores);
@@ -411,6 +508,9 @@ pub(super) fn finish(
 /// (lines indented by four spaces) for each `i`.
 pub(super) fn kernel_text(name: &str, params: &[String], body: &str) -> String {
     let mut s = String::new();
+    if body.contains("mj_f16_") || body.contains("mj_bf16_") || body.contains("mj_f32_to_") {
+        s.push_str(HALF_HELPERS);
+    }
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void {name}({}) {{",
@@ -425,7 +525,7 @@ pub(super) fn kernel_text(name: &str, params: &[String], body: &str) -> String {
 
 /// The expression of an elementwise member.
 fn member_expr(prim: &Primitive, d: DType, out: DType, args: &[String]) -> Result<Option<String>> {
-    let out_ty = c_type(out).ok_or_else(|| unsupported("output dtype".into()))?;
+    let out_ty = compute_type(out).ok_or_else(|| unsupported("output dtype".into()))?;
     let e = match (prim, args) {
         (Primitive::Unary(op), [x]) => format!("({out_ty}){}", unary_expr(*op, d, x)),
         (Primitive::Binary(op), [x, y]) => format!("({out_ty}){}", binary_expr(*op, d, x, y)),
