@@ -741,6 +741,8 @@ fn nvrtc_compiles_every_generated_kernel() {
             DType::U8,
             DType::Bool,
             DType::I64,
+            DType::F16,
+            DType::BF16,
         ] {
             if let Some(p) = one_eqn(
                 Primitive::Reduce {

@@ -628,3 +628,47 @@ fn half_elementwise_chains_round_every_op() {
         check_program(&prog, &[HostArray::new(vec![64], buf).unwrap()], ulp);
     }
 }
+
+#[test]
+fn half_reductions_and_scans_accumulate_in_f32() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let vals: Vec<f32> = (0..60)
+        .map(|k| ((k * 37) % 23) as f32 / 7.0 - 1.5)
+        .collect();
+    for d in [DType::F16, DType::BF16] {
+        let buf = match d {
+            DType::F16 => Buffer::F16(vals.iter().map(|&f| half::f16::from_f32(f)).collect()),
+            _ => Buffer::BF16(vals.iter().map(|&f| half::bf16::from_f32(f)).collect()),
+        };
+        let x = HostArray::new(vec![3, 4, 5], buf).unwrap();
+        let ulp = if d == DType::F16 { 1e-3 } else { 8e-3 };
+        let mut prims: Vec<Primitive> = Vec::new();
+        for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
+            for axes in [vec![0], vec![1, 2]] {
+                prims.push(Primitive::Reduce { op, axes });
+            }
+        }
+        for op in [CumOp::Sum, CumOp::Max] {
+            prims.push(Primitive::Cumulative {
+                op,
+                axis: 1,
+                reverse: true,
+            });
+        }
+        for p in prims {
+            let mut b = Builder::new();
+            let a = Atom::Var(b.add_input(x.aval()).unwrap());
+            let y = b.add_eqn1(p, vec![a]).unwrap();
+            let prog = b.build(vec![y]).unwrap();
+            let steps = device_plan(&prog.jaxpr).unwrap();
+            assert!(
+                matches!(steps.as_slice(), [DeviceStep::Kernel { .. }]),
+                "{steps:?}"
+            );
+            check_program(&prog, std::slice::from_ref(&x), ulp);
+        }
+    }
+}

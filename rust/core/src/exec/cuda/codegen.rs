@@ -69,7 +69,7 @@ pub fn c_type(d: DType) -> Option<&'static str> {
 /// Whether `d` is a 16-bit float: stored as its bits (`unsigned short`),
 /// computed in `float`, every result rounded back to 16 bits (to nearest,
 /// ties to even), as the CPU kernels round each op.
-fn is_half(d: DType) -> bool {
+pub(super) fn is_half(d: DType) -> bool {
     matches!(d, DType::F16 | DType::BF16)
 }
 
@@ -127,7 +127,7 @@ __device__ __forceinline__ unsigned short mj_f32_to_bf16(float f) {
 "#;
 
 /// `(load, store)` function names of a 16-bit float.
-fn half_fns(d: DType) -> (&'static str, &'static str) {
+pub(super) fn half_fns(d: DType) -> (&'static str, &'static str) {
     if d == DType::BF16 {
         ("mj_bf16_to_f32", "mj_f32_to_bf16")
     } else {

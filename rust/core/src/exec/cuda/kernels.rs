@@ -8,7 +8,7 @@
 //! reduced axes, one after the other, so the order never depends on the
 //! launch configuration.
 
-use super::codegen::{binary_expr, c_literal, c_type, finish, KernelSource};
+use super::codegen::{binary_expr, c_literal, c_type, finish, half_fns, is_half, KernelSource};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::Access;
@@ -22,6 +22,59 @@ fn unsupported(what: String) -> Error {
 
 fn c_ty(d: DType) -> Result<&'static str> {
     c_type(d).ok_or_else(|| unsupported(format!("elements of {}", d.name())))
+}
+
+/// How a reduction or scan kernel reads and writes elements of `d`: the
+/// dtype it computes in (f16/bf16 in f32, as the CPU kernels accumulate),
+/// the stored C type, and the load and store wrappers.
+struct Elements {
+    compute: DType,
+    storage: &'static str,
+    load: &'static str,
+    store: &'static str,
+}
+
+fn elements(d: DType) -> Result<Elements> {
+    if is_half(d) {
+        let (load, store) = half_fns(d);
+        return Ok(Elements {
+            compute: DType::F32,
+            storage: "unsigned short",
+            load,
+            store,
+        });
+    }
+    Ok(Elements {
+        compute: d,
+        storage: c_ty(d)?,
+        load: "",
+        store: "",
+    })
+}
+
+impl Elements {
+    /// `e` read from memory (converted to the compute type).
+    fn loaded(&self, e: &str) -> String {
+        wrap(self.load, e)
+    }
+
+    /// `e` as stored.
+    fn stored(&self, e: &str) -> String {
+        wrap(self.store, e)
+    }
+}
+
+fn wrap(f: &str, e: &str) -> String {
+    if f.is_empty() {
+        e.to_string()
+    } else {
+        format!("{f}({e})")
+    }
+}
+
+/// Whether reductions and scans of `d` have device kernels.
+pub fn accumulates_on_device(d: DType) -> bool {
+    is_half(d) || c_type(d).is_some()
 }
 
 /// Row-major strides of `shape`.
@@ -130,7 +183,8 @@ pub fn reduce_kernel(
     x: Var,
     out: Var,
 ) -> Result<KernelSource> {
-    let ty = c_ty(d)?;
+    let el = elements(d)?;
+    let (d, ty, stored) = (el.compute, c_ty(el.compute)?, el.storage);
     let st = strides(shape)?;
     let mut kept = Vec::new();
     let mut reduced = Vec::new();
@@ -159,8 +213,8 @@ pub fn reduce_kernel(
     let _ = writeln!(body, "    for (long long r = 0; r < {count}LL; ++r) {{");
     let _ = writeln!(
         body,
-        "      const {ty} x = in0[base + {}];",
-        offset_expr("r", &reduced)?
+        "      const {ty} x = {};",
+        el.loaded(&format!("in0[base + {}]", offset_expr("r", &reduced)?))
     );
     let _ = writeln!(
         body,
@@ -168,10 +222,10 @@ pub fn reduce_kernel(
         reduce_combine(op, d, "acc", "x")
     );
     body.push_str("    }\n");
-    body.push_str("    out0[i] = acc;\n");
+    let _ = writeln!(body, "    out0[i] = {};", el.stored("acc"));
     let params = vec![
-        format!("const {ty}* __restrict__ in0"),
-        format!("{ty}* __restrict__ out0"),
+        format!("const {stored}* __restrict__ in0"),
+        format!("{stored}* __restrict__ out0"),
     ];
     let access = Access {
         inner: 1,
@@ -183,7 +237,7 @@ pub fn reduce_kernel(
 /// Whether a cumulative op has a device kernel (`cumlogsumexp` runs on the
 /// host).
 pub fn cumulative_lowers(op: CumOp, d: DType) -> bool {
-    c_type(d).is_some() && d != DType::Bool && op != CumOp::Logsumexp
+    accumulates_on_device(d) && d != DType::Bool && op != CumOp::Logsumexp
 }
 
 /// `cum<op>(x, axis, reverse)`: one thread per line along `axis`, the
@@ -197,7 +251,8 @@ pub fn cumulative_kernel(
     x: Var,
     out: Var,
 ) -> Result<KernelSource> {
-    let ty = c_ty(d)?;
+    let el = elements(d)?;
+    let (d, ty, stored) = (el.compute, c_ty(el.compute)?, el.storage);
     let bin = match op {
         CumOp::Sum => BinaryOp::Add,
         CumOp::Prod => BinaryOp::Mul,
@@ -232,16 +287,16 @@ pub fn cumulative_kernel(
         "j".to_string()
     };
     let _ = writeln!(body, "      const long long k = base + {pos} * {inner}LL;");
-    let _ = writeln!(body, "      const {ty} x = in0[k];");
+    let _ = writeln!(body, "      const {ty} x = {};", el.loaded("in0[k]"));
     let _ = writeln!(
         body,
         "      acc = j == 0 ? x : ({ty}){};",
         binary_expr(bin, d, "acc", "x")
     );
-    body.push_str("      out0[k] = acc;\n    }\n");
+    let _ = writeln!(body, "      out0[k] = {};\n    }}", el.stored("acc"));
     let params = vec![
-        format!("const {ty}* __restrict__ in0"),
-        format!("{ty}* __restrict__ out0"),
+        format!("const {stored}* __restrict__ in0"),
+        format!("{stored}* __restrict__ out0"),
     ];
     let access = Access { inner: 1, size };
     Ok(finish(params, &body, vec![(x, access)], vec![out], lines))

@@ -164,14 +164,14 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
     };
     match (&eqn.prim, eqn.inputs.as_slice(), out) {
         (Primitive::Reduce { op, axes }, [x], Some((o, oa))) => match var_aval(x) {
-            Some((v, xa)) if c_type(xa.dtype).is_some() && xa.dtype == oa.dtype => {
+            Some((v, xa)) if kernels::accumulates_on_device(xa.dtype) && xa.dtype == oa.dtype => {
                 let kernel = kernels::reduce_kernel(*op, xa.dtype, &xa.shape, axes, v, o)?;
                 Ok(DeviceStep::Kernel {
                     eqns: vec![i],
                     kernel,
                 })
             }
-            _ => host("reduction of a literal or of f16/bf16 elements"),
+            _ => host("reduction of a literal"),
         },
         (Primitive::Cumulative { op, axis, reverse }, [x], Some((o, _))) => match var_aval(x) {
             Some((v, xa)) if kernels::cumulative_lowers(*op, xa.dtype) => {
@@ -182,7 +182,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
                     kernel,
                 })
             }
-            _ => host("cumlogsumexp, or f16/bf16/bool elements"),
+            _ => host("cumlogsumexp, or bool elements"),
         },
         (
             Primitive::Iota {
