@@ -95,6 +95,24 @@ def test_while_loop_lists_its_cond_and_body_kernels():
     assert any(" < " in s for s in srcs)
 
 
+def test_gather_and_scatter_add_are_kernels():
+    table = jnp.asarray(np.ones((10, 4), np.float32))
+    idx = jnp.asarray(np.array([3, 1, 3], np.int32))
+    srcs = kernels(lambda t, i: jax.grad(lambda t: jnp.sum(t[i] ** 2))(t), table, idx)
+    gathers = [s for s in srcs if "ok ? in_x[off]" in s]
+    scatters = [s for s in srcs if "for (long long g = 0; g < 3LL; ++g)" in s]
+    assert len(gathers) == 1 and len(scatters) == 1, srcs
+
+
+def test_half_precision_kernels_carry_their_conversions():
+    x = jnp.asarray(np.ones((8,), np.float16))
+    (src,) = kernels(lambda x: jnp.exp(x) * x, x)
+    assert "mj_f16_to_f32(in0[i])" in src and "out0[i] = mj_f32_to_f16(" in src
+    assert src.index("mj_f32_to_f16(float f)") < src.index('extern "C"')
+    (src,) = kernels(lambda x: jnp.sum(x), jnp.asarray(np.ones((8,), jnp.bfloat16)))
+    assert "mj_bf16_to_f32(" in src and "float acc" in src
+
+
 def test_host_fallback_has_no_kernel():
     x = jnp.asarray(np.arange(6.0, dtype=np.float32))
     assert kernels(lambda x: jnp.sort(x), x) == []
@@ -137,7 +155,8 @@ def gpu_vs_cpu(f, *args, rtol=None, atol=1e-6):
     cj = jax.make_jaxpr(f)(*args)
     bufs = [_core.gpu_put(jnp.asarray(a), 0) for a in args]
     outs = _core.gpu_run(cj._handle, bufs, 0)
-    want = jax.jit(f)(*args)
+    with jax.default_device(jax.devices("cpu")[0]):  # the reference on the CPU
+        want = jax.jit(f)(*args)
     want = want if isinstance(want, (tuple, list)) else [want]
     assert len(outs) == len(want)
     for g, w in zip(outs, want):
@@ -241,3 +260,59 @@ def test_gpu_random_bits_match_cpu_exactly():
     cj = jax.make_jaxpr(lambda k: jax.random.bits(k, (1000,)))(key)
     (out,) = _core.gpu_run(cj._handle, [_core.gpu_put(jnp.asarray(key), 0)], 0)
     np.testing.assert_array_equal(np.asarray(out.to_host()), np.asarray(jax.random.bits(key, (1000,))))
+
+
+@needs_gpu
+def test_gpu_cond_switch_and_fori():
+    x = rng(11).standard_normal((7, 3)).astype(np.float32)
+    for k in (0, 1, 2, 5):
+        gpu_vs_cpu(lambda x, k: lax.switch(k, [jnp.sin, jnp.cos, lambda v: v * 2.0], x), x, np.int32(k))
+    gpu_vs_cpu(lambda x: lax.fori_loop(0, 4, lambda i, c: c * 0.5 + i, x), x)
+
+
+@needs_gpu
+def test_gpu_gather_scatter_and_their_gradients():
+    table = rng(12).standard_normal((50, 8)).astype(np.float32)
+    idx = np.array([3, 7, 3, 49, 0, 7], np.int32)
+    gpu_vs_cpu(lambda t, i: t[i], table, idx)
+    gpu_vs_cpu(lambda t, i: jax.grad(lambda t: jnp.sum(jnp.tanh(t[i]) ** 2))(t), table, idx,
+               rtol=1e-5)
+    gpu_vs_cpu(lambda t, i: t.at[i].set(0.0).at[i, 2].add(5.0), table, idx)
+    gpu_vs_cpu(lambda t, i: jnp.take_along_axis(t, i[:, None] % 8, axis=1), table[:6], idx)
+
+
+@needs_gpu
+def test_gpu_half_precision():
+    x = rng(13).standard_normal((300, 7)).astype(np.float32)
+    for dt in (np.float16, jnp.bfloat16):
+        tol = 1e-2 if dt is np.float16 else 8e-2
+        xh = x.astype(dt)
+        gpu_vs_cpu(lambda v: jnp.tanh(v * 2.0) * jnp.sin(v), xh, rtol=tol, atol=tol)
+        gpu_vs_cpu(lambda v: (jnp.sum(v, axis=0), jnp.max(v), jnp.cumsum(v, axis=1)), xh,
+                   rtol=tol, atol=tol)
+        gpu_vs_cpu(lambda v: v.astype(np.float32) * 3.0, xh)
+
+
+@needs_gpu
+def test_gpu_repeated_runs_are_bit_identical():
+    x = rng(14).standard_normal((513, 129)).astype(np.float32)
+    f = jax.jit(lambda x: (jnp.sum(jnp.tanh(x) * x, axis=0), x @ x.T, jnp.cumsum(x, axis=0)))
+    g = jax.device_put(x, jax.devices("gpu")[0])
+    first = [np.asarray(o) for o in f(g)]
+    for _ in range(3):
+        for a, b in zip(first, f(g)):
+            np.testing.assert_array_equal(a, np.asarray(b))
+
+
+@needs_gpu
+def test_gpu_eager_ops_stay_on_the_device():
+    from microjax_rs._devices import GpuArray
+
+    x = rng(15).standard_normal((64, 32)).astype(np.float32)
+    g = jax.device_put(x, jax.devices("gpu")[0])
+    out = jax.nn.softmax(jnp.tanh(g) @ g.T, axis=-1)[::2].sum(axis=0)
+    assert isinstance(out, GpuArray)
+    t = np.tanh(x) @ x.T
+    e = np.exp(t - t.max(axis=-1, keepdims=True))
+    want = (e / e.sum(axis=-1, keepdims=True))[::2].sum(axis=0)
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-5)
