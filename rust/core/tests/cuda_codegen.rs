@@ -702,6 +702,87 @@ fn gather_and_scatter_add_lower_to_kernels() {
     ));
 }
 
+/// Every data-movement primitive once, on f32 and on f16 (moved as bits).
+fn data_movement_program(d: DType) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![4, 6], d)).unwrap());
+    let i = Atom::Var(b.add_input(Aval::new(vec![], DType::I32)).unwrap());
+    let mut outs = Vec::new();
+    let mut add = |b: &mut Builder, p: Primitive, ins: Vec<Atom>| {
+        outs.push(b.add_eqn1(p, ins).unwrap());
+    };
+    add(
+        &mut b,
+        Primitive::Transpose {
+            permutation: vec![1, 0],
+        },
+        vec![x.clone()],
+    );
+    add(
+        &mut b,
+        Primitive::Slice {
+            start_indices: vec![1, 0],
+            limit_indices: vec![4, 6],
+            strides: Some(vec![2, 3]),
+        },
+        vec![x.clone()],
+    );
+    add(
+        &mut b,
+        Primitive::Rev {
+            dimensions: vec![1],
+        },
+        vec![x.clone()],
+    );
+    add(
+        &mut b,
+        Primitive::Pad {
+            padding_config: vec![(1, -1, 1), (0, 2, 0)],
+        },
+        vec![x.clone(), Builder::lit(d, 0.0)],
+    );
+    add(
+        &mut b,
+        Primitive::Concatenate { dimension: 0 },
+        vec![x.clone(), x.clone()],
+    );
+    add(
+        &mut b,
+        Primitive::DynamicSlice {
+            slice_sizes: vec![2, 3],
+        },
+        vec![x.clone(), i.clone(), Builder::lit(DType::I32, 1.0)],
+    );
+    add(
+        &mut b,
+        Primitive::DynamicUpdateSlice,
+        vec![x.clone(), x.clone(), i.clone(), i],
+    );
+    b.build(outs).unwrap()
+}
+
+#[test]
+fn data_movement_lowers_to_kernels() {
+    for d in [DType::F32, DType::F16] {
+        let prog = data_movement_program(d);
+        let steps = device_plan(&prog.jaxpr).unwrap();
+        assert_eq!(steps.len(), 7);
+        assert!(
+            steps.iter().all(|s| matches!(s, DeviceStep::Kernel { .. })),
+            "{steps:?}"
+        );
+    }
+    let srcs = sources(&data_movement_program(DType::F16));
+    // f16 is moved as bits: no conversion helpers.
+    assert!(srcs
+        .iter()
+        .all(|s| s.contains("unsigned short* __restrict__ out0")));
+    assert!(
+        srcs.iter().all(|s| !s.contains("mj_f16_to_f32")),
+        "{srcs:?}"
+    );
+}
+
 /// Every golden kernel and every lowered elementwise kernel compiles to PTX
 /// with NVRTC (feature `cuda`; skipped when the library is not on the
 /// loader path, e.g. `LD_LIBRARY_PATH=<site-packages>/nvidia/cu13/lib`).
@@ -724,6 +805,8 @@ fn nvrtc_compiles_every_generated_kernel() {
         cond_and_scan_program(),
         gather_scatter_program(DType::I32),
         gather_scatter_program(DType::U64),
+        data_movement_program(DType::F32),
+        data_movement_program(DType::BF16),
     ]
     .iter()
     .flat_map(sources)

@@ -672,3 +672,102 @@ fn half_reductions_and_scans_accumulate_in_f32() {
         }
     }
 }
+
+fn i32s(shape: &[usize], v: Vec<i32>) -> HostArray {
+    HostArray::new(shape.to_vec(), Buffer::I32(v)).unwrap()
+}
+
+fn scalar_i32(v: i32) -> HostArray {
+    i32s(&[], vec![v])
+}
+
+#[test]
+fn data_movement_kernels_match_the_cpu() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    let x = ramp(&[3, 4, 5]);
+    let half = HostArray::new(
+        vec![3, 4, 5],
+        Buffer::F16(
+            (0..60)
+                .map(|k| half::f16::from_f32(k as f32 - 7.25))
+                .collect(),
+        ),
+    )
+    .unwrap();
+    let flags = HostArray::new(
+        vec![3, 4, 5],
+        Buffer::Bool((0..60).map(|k| k % 3 == 0).collect()),
+    )
+    .unwrap();
+    for arr in [&x, &half, &flags] {
+        for permutation in [vec![2, 0, 1], vec![1, 0, 2], vec![0, 1, 2]] {
+            check_kernel(
+                Primitive::Transpose { permutation },
+                std::slice::from_ref(arr),
+            );
+        }
+        let slice = Primitive::Slice {
+            start_indices: vec![1, 0, 1],
+            limit_indices: vec![3, 4, 5],
+            strides: Some(vec![1, 3, 2]),
+        };
+        check_kernel(slice, std::slice::from_ref(arr));
+        let rev = Primitive::Rev {
+            dimensions: vec![0, 2],
+        };
+        check_kernel(rev, std::slice::from_ref(arr));
+        let cat = Primitive::Concatenate { dimension: 1 };
+        let parts = [arr.clone(), arr.clone(), arr.clone()];
+        check_kernel(cat, &parts);
+    }
+    // pad: negative low/high, interior padding, the value an operand.
+    let pad = Primitive::Pad {
+        padding_config: vec![(1, -1, 0), (-1, 2, 1), (2, 0, 2)],
+    };
+    check_kernel(pad.clone(), &[x.clone(), f32a(&[], vec![-9.5])]);
+    let hpad = HostArray::new(vec![], Buffer::F16(vec![half::f16::from_f32(3.5)])).unwrap();
+    check_kernel(pad, &[half.clone(), hpad]);
+    // dynamic_slice / dynamic_update_slice: starts clamped into range.
+    let u = ramp(&[2, 2, 3]);
+    for starts in [[0, 0, 0], [2, 3, 4], [-5, 1, 9], [1, -1, 1]] {
+        let mut args = vec![x.clone()];
+        args.extend(starts.iter().map(|&s| scalar_i32(s)));
+        let ds = Primitive::DynamicSlice {
+            slice_sizes: vec![2, 2, 3],
+        };
+        check_kernel(ds, &args);
+        let mut args = vec![x.clone(), u.clone()];
+        args.extend(starts.iter().map(|&s| scalar_i32(s)));
+        check_kernel(Primitive::DynamicUpdateSlice, &args);
+    }
+    // Literal starts and a literal padding value are folded into the text.
+    let mut b = Builder::new();
+    let a = Atom::Var(b.add_input(x.aval()).unwrap());
+    let lit_i = |v: f64| microjax::Builder::lit(DType::I32, v);
+    let ds = b
+        .add_eqn1(
+            Primitive::DynamicSlice {
+                slice_sizes: vec![1, 4, 2],
+            },
+            vec![a.clone(), lit_i(2.0), lit_i(0.0), lit_i(7.0)],
+        )
+        .unwrap();
+    let padded = b
+        .add_eqn1(
+            Primitive::Pad {
+                padding_config: vec![(0, 0, 0), (1, 1, 0), (0, 0, 0)],
+            },
+            vec![a, microjax::Builder::lit(DType::F32, 0.25)],
+        )
+        .unwrap();
+    let prog = b.build(vec![ds, padded]).unwrap();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        steps.iter().all(|s| matches!(s, DeviceStep::Kernel { .. })),
+        "{steps:?}"
+    );
+    check_program(&prog, &[x], 0.0);
+}

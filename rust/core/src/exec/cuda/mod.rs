@@ -13,6 +13,7 @@ pub mod driver;
 pub mod indexing;
 pub mod kernels;
 pub mod steps;
+pub mod structural;
 
 #[cfg(feature = "cuda")]
 mod control;

@@ -9,6 +9,8 @@
 //! * `dot_general` of f32/f64 whose batch axes lead and whose contracting
 //!   axes are one contiguous run on each side → cuBLAS ([`GemmSpec`]);
 //! * standalone reshapes/squeezes → a new view of the same buffer;
+//! * `transpose`, `slice`, `rev`, `pad`, `concatenate`, `dynamic_slice`,
+//!   `dynamic_update_slice` → generated kernels ([`super::structural`]);
 //! * `gather`, and scatters whose windows cannot overlap → generated
 //!   kernels ([`super::indexing`]);
 //! * `cond`, `while`, `scan` → driven from the host over device plans of
@@ -20,6 +22,7 @@
 use super::codegen::{self, c_type, group_kernel, KernelSource, Lowering};
 use super::indexing::{self, IndexedShapes};
 use super::kernels;
+use super::structural;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Group};
@@ -252,6 +255,26 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             _ => host("dot_general of a literal"),
         },
         (Primitive::Control(_), _, _) => Ok(DeviceStep::Control { eqn: i }),
+        (
+            Primitive::Transpose { .. }
+            | Primitive::Slice { .. }
+            | Primitive::Rev { .. }
+            | Primitive::Pad { .. }
+            | Primitive::Concatenate { .. }
+            | Primitive::DynamicSlice { .. }
+            | Primitive::DynamicUpdateSlice,
+            ins,
+            Some((o, _)),
+        ) => match structural::structural_kernel(jx, &eqn.prim, ins, o) {
+            Ok(Some(kernel)) => Ok(DeviceStep::Kernel {
+                eqns: vec![i],
+                kernel,
+            }),
+            Ok(None) | Err(Error::Unsupported(_)) => {
+                host("data movement of keys/float0, or of a literal array")
+            }
+            Err(e) => Err(e),
+        },
         (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(x)], Some((o, _))) => {
             Ok(DeviceStep::Alias {
                 eqn: i,
