@@ -113,6 +113,48 @@ def test_half_precision_kernels_carry_their_conversions():
     assert "mj_bf16_to_f32(" in src and "float acc" in src
 
 
+def host_steps(f, *args):
+    return _core.cuda_host_steps(jax.make_jaxpr(f)(*args)._handle)
+
+
+def test_training_programs_run_entirely_on_the_device():
+    r = rng(20)
+    w1 = jnp.asarray(r.standard_normal((8, 16)).astype(np.float32))
+    w2 = jnp.asarray(r.standard_normal((16, 4)).astype(np.float32))
+    x = jnp.asarray(r.standard_normal((32, 8)).astype(np.float32))
+    labels = jnp.asarray(r.integers(0, 4, 32).astype(np.int32))
+    emb = jnp.asarray(r.standard_normal((100, 8)).astype(np.float32))
+
+    def loss(w1, w2, x, labels):
+        logits = jnp.tanh(x @ w1) @ w2
+        logp = jax.nn.log_softmax(logits)
+        return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
+
+    def step(w1, w2, x, labels):
+        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2, x, labels)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    assert host_steps(step, w1, w2, x, labels) == []
+    # Embedding lookups and their gradient (gather, scatter-add), slicing,
+    # padding, concatenation, a scan.
+    ids = jnp.asarray(r.integers(0, 100, (6, 5)).astype(np.int32))
+
+    def seq_loss(emb, ids):
+        e = emb[ids]                                   # (6, 5, 8)
+        e = jnp.concatenate([e[:, ::-1], jnp.pad(e[:, 1:], ((0, 0), (0, 1), (0, 0)))], axis=2)
+        h, _ = lax.scan(lambda c, v: (jnp.tanh(c + v), None), jnp.zeros((6, 16)), e.transpose(1, 0, 2))
+        return jnp.sum(h ** 2)
+
+    assert host_steps(jax.grad(seq_loss), emb, ids) == []
+
+
+def test_host_steps_name_the_primitive_and_why():
+    x = jnp.asarray(np.arange(6.0, dtype=np.float32))
+    assert host_steps(lambda x: jnp.sort(x) + 1.0, x) == ["sort: no device lowering"]
+    assert host_steps(lambda x: lax.fori_loop(0, 2, lambda i, c: jnp.sort(c), x), x) == [
+        "sort: no device lowering"]
+
+
 def test_host_fallback_has_no_kernel():
     x = jnp.asarray(np.arange(6.0, dtype=np.float32))
     assert kernels(lambda x: jnp.sort(x), x) == []

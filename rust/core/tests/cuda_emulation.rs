@@ -771,3 +771,42 @@ fn data_movement_kernels_match_the_cpu() {
     );
     check_program(&prog, &[x], 0.0);
 }
+
+#[test]
+fn broadcasts_the_fused_kernels_cannot_read_match_the_cpu() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    // Kept axes that are not one run, and a unit axis broadcast.
+    let bcast = |shape: Vec<usize>, dims: Vec<usize>| Primitive::BroadcastInDim {
+        shape,
+        broadcast_dimensions: dims,
+    };
+    check_kernel(bcast(vec![3, 4, 5], vec![0, 2]), &[ramp(&[3, 5])]);
+    check_kernel(bcast(vec![2, 3, 4], vec![0, 1]), &[ramp(&[2, 1])]);
+    let flags = HostArray::new(vec![4], Buffer::Bool(vec![true, false, false, true])).unwrap();
+    check_kernel(bcast(vec![4, 3, 2], vec![0]), &[flags]);
+    // A literal broadcast (a fill), and unit axes only (an alias).
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![3, 1], DType::F32)).unwrap());
+    let fill = b
+        .add_eqn1(
+            bcast(vec![3, 2], vec![]),
+            vec![microjax::Builder::lit(DType::F32, 0.5)],
+        )
+        .unwrap();
+    let unit = b
+        .add_eqn1(bcast(vec![3, 1, 1], vec![0, 1]), vec![x])
+        .unwrap();
+    let prog = b.build(vec![fill, unit]).unwrap();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        matches!(
+            steps.as_slice(),
+            [DeviceStep::Kernel { .. }, DeviceStep::Alias { .. }]
+        ),
+        "{steps:?}"
+    );
+    check_program(&prog, &[ramp(&[3, 1])], 0.0);
+}

@@ -146,6 +146,14 @@ pub fn cuda_kernel_sources(prog: PyRef<'_, PyClosedJaxpr>) -> PyResult<Vec<Strin
     Ok(ks.into_iter().map(|k| k.source).collect())
 }
 
+/// Every equation of `prog`'s device plan that would run on the host (also
+/// inside `cond`/`while`/`scan` bodies), as `"<primitive>: <reason>"` (no
+/// GPU needed).
+#[pyfunction]
+pub fn cuda_host_steps(prog: PyRef<'_, PyClosedJaxpr>) -> PyResult<Vec<String>> {
+    cuda::host_steps(&prog.inner).py()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GpuBuffer>()?;
     m.add_function(wrap_pyfunction!(gpu_device_count, m)?)?;
@@ -153,5 +161,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_put, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_run, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_kernel_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(cuda_host_steps, m)?)?;
     Ok(())
 }

@@ -32,7 +32,7 @@ pub use exec::{to_device, CudaPlan, DeviceArray};
 pub use probe::nvrtc_present;
 #[cfg(feature = "cuda")]
 pub use runtime::{cache_path, compile as nvrtc_compile, nvrtc_options, size_class};
-pub use steps::{device_plan, kernel_sources, DeviceStep, GemmSpec};
+pub use steps::{device_plan, host_steps, kernel_sources, DeviceStep, GemmSpec};
 
 use crate::error::{Error, Result};
 

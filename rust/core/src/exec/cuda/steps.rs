@@ -275,13 +275,39 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             }
             Err(e) => Err(e),
         },
-        (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(x)], Some((o, _))) => {
+        (
+            Primitive::Reshape { .. } | Primitive::Squeeze { .. } | Primitive::StopGradient,
+            [Atom::Var(x)],
+            Some((o, _)),
+        ) => Ok(DeviceStep::Alias {
+            eqn: i,
+            input: *x,
+            out: o,
+        }),
+        // A broadcast that only adds unit axes is a reshape.
+        (Primitive::BroadcastInDim { .. }, [Atom::Var(x)], Some((o, oa)))
+            if jx.aval(*x)?.size()? == oa.size()? =>
+        {
             Ok(DeviceStep::Alias {
                 eqn: i,
                 input: *x,
                 out: o,
             })
         }
+        // Other broadcasts: fused-style when the input is read through a
+        // simple access, else an index-mapping kernel.
+        (Primitive::BroadcastInDim { .. }, ins, Some((o, _))) => match singleton_group(jx, i, eqn)?
+        {
+            Some(g) => group_step(jx, &g),
+            None => match structural::structural_kernel(jx, &eqn.prim, ins, o) {
+                Ok(Some(kernel)) => Ok(DeviceStep::Kernel {
+                    eqns: vec![i],
+                    kernel,
+                }),
+                Ok(None) | Err(Error::Unsupported(_)) => host("broadcast of keys/float0"),
+                Err(e) => Err(e),
+            },
+        },
         _ => match singleton_group(jx, i, eqn)? {
             Some(g) => group_step(jx, &g),
             None => host("no device lowering"),
@@ -430,6 +456,32 @@ pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
                 if let Some(Primitive::Control(c)) = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim) {
                     for sub in c.sub_jaxprs() {
                         out.extend(kernel_sources(sub)?);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// Every equation of `prog`'s device plan that runs on the host, also
+/// inside control-flow sub-programs, as `"<primitive>: <reason>"` in plan
+/// order (`_core.cuda_host_steps`: why a program is slow on a GPU).
+pub fn host_steps(prog: &ClosedJaxpr) -> Result<Vec<String>> {
+    let (simple, steps) = plan_program(prog)?;
+    let mut out = Vec::new();
+    for step in steps {
+        let prim = |eqn: usize| simple.jaxpr.eqns.get(eqn).map(|e| &e.prim);
+        match step {
+            DeviceStep::Host { eqn, reason } => {
+                let name = prim(eqn).map_or("?", Primitive::name);
+                out.push(format!("{name}: {reason}"));
+            }
+            DeviceStep::Control { eqn } => {
+                if let Some(Primitive::Control(c)) = prim(eqn) {
+                    for sub in c.sub_jaxprs() {
+                        out.extend(host_steps(sub)?);
                     }
                 }
             }

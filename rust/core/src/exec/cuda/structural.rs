@@ -1,5 +1,7 @@
 //! CUDA C for the data-movement primitives: `transpose`, `slice`, `rev`,
-//! `pad`, `concatenate`, `dynamic_slice`, `dynamic_update_slice`. Each is
+//! `pad`, `concatenate`, `dynamic_slice`, `dynamic_update_slice`, and the
+//! broadcasts the fused kernels cannot read (a literal, or kept axes that
+//! are not one run). Each is
 //! one thread per output element reading the input element its
 //! coordinates map to (every shape and stride a constant of the text).
 //! Elements are moved, never computed, so every dtype with a device
@@ -197,6 +199,27 @@ pub fn structural_kernel(
             }
             em.element(x, &sum(&terms))?
         }
+        (
+            Primitive::BroadcastInDim {
+                broadcast_dimensions,
+                ..
+            },
+            [x],
+        ) => match x {
+            Atom::Lit(l) => moved_literal(l.val, oa.dtype)?,
+            Atom::Var(_) => {
+                let xa = aval_of(jx, x)?;
+                let st = strides(&xa.shape)?;
+                let mut terms = Vec::new();
+                for ((&n, &stride), &p) in xa.shape.iter().zip(&st).zip(broadcast_dimensions) {
+                    // A unit input axis is broadcast: always its element 0.
+                    if n != 1 {
+                        terms.push(format!("c{p} * {stride}LL"));
+                    }
+                }
+                em.element(x, &sum(&terms))?
+            }
+        },
         (Primitive::Pad { padding_config }, [x, pad]) => {
             pad_value(&mut em, x, pad, padding_config)?
         }
