@@ -838,6 +838,14 @@ fn nvrtc_compiles_every_generated_kernel() {
             }
         }
     }
+    for d in [DType::F32, DType::F16, DType::I32, DType::Bool] {
+        let p = Primitive::Arg {
+            op: microjax::prims::ArgOp::Argmax,
+            axis: 0,
+            index_dtype: DType::I32,
+        };
+        srcs.extend(sources(&one_eqn(p, &[d]).unwrap()));
+    }
     assert!(srcs.len() > 60, "{}", srcs.len());
     for s in &srcs {
         let ptx = nvrtc_compile(s, (9, 0)).unwrap_or_else(|e| panic!("{e}\n{s}"));

@@ -810,3 +810,46 @@ fn broadcasts_the_fused_kernels_cannot_read_match_the_cpu() {
     );
     check_program(&prog, &[ramp(&[3, 1])], 0.0);
 }
+
+#[test]
+fn argmax_and_argmin_match_the_cpu_with_ties_and_nans() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    use microjax::prims::ArgOp;
+    let mut v: Vec<f32> = (0..60).map(|k| ((k * 7) % 5) as f32).collect();
+    v[13] = f32::NAN;
+    v[41] = f32::NAN;
+    let x = f32a(&[3, 4, 5], v.clone());
+    let ints = i32s(
+        &[3, 4, 5],
+        v.iter()
+            .map(|&f| if f.is_nan() { -1 } else { f as i32 })
+            .collect(),
+    );
+    let flags = HostArray::new(
+        vec![3, 4, 5],
+        Buffer::Bool((0..60).map(|k| k % 7 == 3).collect()),
+    )
+    .unwrap();
+    let halves = HostArray::new(
+        vec![3, 4, 5],
+        Buffer::BF16(v.iter().map(|&f| half::bf16::from_f32(f)).collect()),
+    )
+    .unwrap();
+    for op in [ArgOp::Argmax, ArgOp::Argmin] {
+        for axis in 0..3 {
+            for index_dtype in [DType::I32, DType::I64] {
+                let p = Primitive::Arg {
+                    op,
+                    axis,
+                    index_dtype,
+                };
+                for arr in [&x, &ints, &flags, &halves] {
+                    check_kernel(p.clone(), std::slice::from_ref(arr));
+                }
+            }
+        }
+    }
+}

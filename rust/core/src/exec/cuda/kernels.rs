@@ -13,7 +13,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::Access;
 use crate::ir::{Scalar, Var};
-use crate::prims::{BinaryOp, CumOp, ReduceOp};
+use crate::prims::{ArgOp, BinaryOp, CumOp, ReduceOp};
 use std::fmt::Write;
 
 fn unsupported(what: String) -> Error {
@@ -300,6 +300,85 @@ pub fn cumulative_kernel(
     ];
     let access = Access { inner: 1, size };
     Ok(finish(params, &body, vec![(x, access)], vec![out], lines))
+}
+
+/// `argmax`/`argmin(x, axis)` into `index` integers: one thread per line,
+/// the first extreme element wins and the first NaN beats everything, as
+/// on the CPU.
+pub fn arg_kernel(
+    op: ArgOp,
+    d: DType,
+    shape: &[usize],
+    axis: usize,
+    index: DType,
+    vars: (Var, Var),
+) -> Result<KernelSource> {
+    let el = elements(d)?;
+    let ty = c_ty(el.compute)?;
+    let ity = c_ty(index)?;
+    if !index.is_int() {
+        return Err(unsupported(format!("argmax indices of {}", index.name())));
+    }
+    let size = crate::array::checked_size(shape)?;
+    let n = *shape
+        .get(axis)
+        .ok_or_else(|| unsupported(format!("axis {axis} of shape {shape:?}")))?;
+    let inner = shape
+        .get(axis.saturating_add(1)..)
+        .unwrap_or_default()
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let line = n
+        .checked_mul(inner)
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let outer = size.checked_div(line).unwrap_or(0);
+    let len = if n == 0 {
+        // No elements along the axis: every index is 0.
+        shape
+            .iter()
+            .enumerate()
+            .filter(|(a, _)| *a != axis)
+            .try_fold(1usize, |acc, (_, &s)| acc.checked_mul(s))
+            .ok_or_else(|| unsupported("size overflow".into()))?
+    } else {
+        outer
+            .checked_mul(inner)
+            .ok_or_else(|| unsupported("size overflow".into()))?
+    };
+    let better = if op == ArgOp::Argmax { ">" } else { "<" };
+    let mut body = String::new();
+    if n == 0 {
+        let _ = writeln!(body, "    out0[i] = ({ity})0;");
+    } else {
+        let at = |k: &str| el.loaded(&format!("in0[base + {k} * {inner}LL]"));
+        let _ = writeln!(
+            body,
+            "    const long long base = (i / {inner}LL) * {line}LL + i % {inner}LL;"
+        );
+        let _ = writeln!(body, "    {ty} best = {};", at("0LL"));
+        let _ = writeln!(body, "    long long bi = 0;");
+        let _ = writeln!(body, "    if (best == best) {{");
+        let _ = writeln!(body, "      for (long long k = 1; k < {n}LL; ++k) {{");
+        let _ = writeln!(body, "        const {ty} v = {};", at("k"));
+        let _ = writeln!(body, "        if (v != v) {{ bi = k; break; }}");
+        let _ = writeln!(body, "        if (v {better} best) {{ best = v; bi = k; }}");
+        let _ = writeln!(body, "      }}");
+        let _ = writeln!(body, "    }}");
+        let _ = writeln!(body, "    out0[i] = ({ity})bi;");
+    }
+    let params = vec![
+        format!("const {}* __restrict__ in0", el.storage),
+        format!("{ity}* __restrict__ out0"),
+    ];
+    let (x, out) = vars;
+    Ok(finish(
+        params,
+        &body,
+        vec![(x, Access { inner: 1, size })],
+        vec![out],
+        len,
+    ))
 }
 
 /// `iota(dtype, shape, dimension)`: element `i` is its coordinate along

@@ -188,6 +188,21 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             _ => host("cumlogsumexp, or bool elements"),
         },
         (
+            Primitive::Arg {
+                op,
+                axis,
+                index_dtype,
+            },
+            [x],
+            Some((o, _)),
+        ) => match var_aval(x) {
+            Some((v, xa)) if kernels::accumulates_on_device(xa.dtype) => Ok(DeviceStep::Kernel {
+                eqns: vec![i],
+                kernel: kernels::arg_kernel(*op, xa.dtype, &xa.shape, *axis, *index_dtype, (v, o))?,
+            }),
+            _ => host("argmax/argmin of a literal"),
+        },
+        (
             Primitive::Iota {
                 dtype,
                 shape,
