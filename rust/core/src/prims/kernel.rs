@@ -28,6 +28,7 @@ mod elementwise;
 pub use elementwise::int_binary_into;
 #[path = "kernels/gather.rs"]
 mod gather;
+pub(crate) use gather::default_fill as gather_default_fill;
 #[path = "kernels/math.rs"]
 pub mod math;
 #[path = "kernels/reduce.rs"]

@@ -15,34 +15,15 @@
 //!   from the same window element, i.e. in the same thread, in the CPU's
 //!   order — deterministic, no atomics. Other scatters run on the host.
 
-use super::codegen::{c_literal, c_type, finish, KernelSource};
+use super::codegen::{c_literal, finish, KernelSource};
+use super::kernels::{c_ty, strides, unsupported};
 use crate::array::checked_size;
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::compiled::fusion::Access;
-use crate::ir::{Scalar, Var};
+use crate::ir::Var;
 use crate::prims::gather::{GatherParams, ScatterOp, ScatterParams};
 use std::fmt::Write;
-
-fn unsupported(what: String) -> Error {
-    Error::Unsupported(format!("cuda codegen: {what}"))
-}
-
-fn c_ty(d: DType) -> Result<&'static str> {
-    c_type(d).ok_or_else(|| unsupported(format!("elements of {}", d.name())))
-}
-
-fn strides(shape: &[usize]) -> Result<Vec<usize>> {
-    let mut out = vec![0usize; shape.len()];
-    let mut acc = 1usize;
-    for (s, &d) in out.iter_mut().zip(shape).rev() {
-        *s = acc;
-        acc = acc
-            .checked_mul(d)
-            .ok_or_else(|| unsupported("size overflow".into()))?;
-    }
-    Ok(out)
-}
 
 /// Operand axes a window moves along: not removed (collapsed / inserted)
 /// and not batching axes, in order.
@@ -142,22 +123,6 @@ fn coords(body: &mut String, pad: &str, name: &str, pos: &str, shape: &[usize]) 
     Ok(())
 }
 
-/// The value a filled gather element holds (as the CPU kernel).
-fn default_fill(dtype: DType) -> Scalar {
-    match dtype {
-        DType::Bool => Scalar::Bool(true),
-        DType::I8 => Scalar::Int(i64::from(i8::MIN)),
-        DType::I16 => Scalar::Int(i64::from(i16::MIN)),
-        DType::I32 => Scalar::Int(i64::from(i32::MIN)),
-        DType::I64 => Scalar::Int(i64::MIN),
-        DType::U8 => Scalar::UInt(u64::from(u8::MAX)),
-        DType::U16 => Scalar::UInt(u64::from(u16::MAX)),
-        DType::U32 => Scalar::UInt(u64::from(u32::MAX)),
-        DType::U64 => Scalar::UInt(u64::MAX),
-        _ => Scalar::Float(f64::NAN),
-    }
-}
-
 /// Shapes and dtypes of a gather or scatter equation.
 pub struct IndexedShapes<'a> {
     pub operand: &'a [usize],
@@ -218,7 +183,8 @@ pub fn gather_kernel(g: &GatherParams, s: &IndexedShapes, vars: [Var; 3]) -> Res
         let _ = writeln!(body, "    off += c{p} * {}LL;", walk.operand_stride(axis)?);
     }
     let fill = c_literal(
-        g.fill_value.unwrap_or_else(|| default_fill(s.dtype)),
+        g.fill_value
+            .unwrap_or_else(|| crate::prims::kernel::gather_default_fill(s.dtype)),
         s.dtype,
     )?;
     let _ = writeln!(body, "    out0[i] = ok ? in_x[off] : {fill};");

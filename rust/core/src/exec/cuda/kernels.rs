@@ -16,11 +16,12 @@ use crate::ir::{Scalar, Var};
 use crate::prims::{ArgOp, BinaryOp, CumOp, ReduceOp};
 use std::fmt::Write;
 
-fn unsupported(what: String) -> Error {
+pub(super) fn unsupported(what: String) -> Error {
     Error::Unsupported(format!("cuda codegen: {what}"))
 }
 
-fn c_ty(d: DType) -> Result<&'static str> {
+/// The C type of `d`, an `Unsupported` error for dtypes without one.
+pub(super) fn c_ty(d: DType) -> Result<&'static str> {
     c_type(d).ok_or_else(|| unsupported(format!("elements of {}", d.name())))
 }
 
@@ -78,7 +79,7 @@ pub fn accumulates_on_device(d: DType) -> bool {
 }
 
 /// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> Result<Vec<usize>> {
+pub(super) fn strides(shape: &[usize]) -> Result<Vec<usize>> {
     let mut out = vec![0usize; shape.len()];
     let mut acc = 1usize;
     for (s, &d) in out.iter_mut().zip(shape).rev() {
@@ -88,6 +89,20 @@ fn strides(shape: &[usize]) -> Result<Vec<usize>> {
             .ok_or_else(|| unsupported("size overflow".into()))?;
     }
     Ok(out)
+}
+
+/// The extent of `axis` and the elements after it (the stride of `axis`).
+fn axis_layout(shape: &[usize], axis: usize) -> Result<(usize, usize)> {
+    let n = *shape
+        .get(axis)
+        .ok_or_else(|| unsupported(format!("axis {axis} of shape {shape:?}")))?;
+    let inner = shape
+        .get(axis.saturating_add(1)..)
+        .unwrap_or_default()
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .ok_or_else(|| unsupported("size overflow".into()))?;
+    Ok((n, inner))
 }
 
 /// The C expression of the input offset of element `idx` of a row-major walk
@@ -261,15 +276,7 @@ pub fn cumulative_kernel(
         CumOp::Logsumexp => return Err(unsupported("cumlogsumexp".into())),
     };
     let size = crate::array::checked_size(shape)?;
-    let n_axis = *shape
-        .get(axis)
-        .ok_or_else(|| unsupported(format!("axis {axis} of shape {shape:?}")))?;
-    let inner = shape
-        .get(axis.saturating_add(1)..)
-        .unwrap_or_default()
-        .iter()
-        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
-        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let (n_axis, inner) = axis_layout(shape, axis)?;
     let lines = size.checked_div(n_axis).unwrap_or(0);
     let line_len = n_axis
         .checked_mul(inner)
@@ -320,15 +327,7 @@ pub fn arg_kernel(
         return Err(unsupported(format!("argmax indices of {}", index.name())));
     }
     let size = crate::array::checked_size(shape)?;
-    let n = *shape
-        .get(axis)
-        .ok_or_else(|| unsupported(format!("axis {axis} of shape {shape:?}")))?;
-    let inner = shape
-        .get(axis.saturating_add(1)..)
-        .unwrap_or_default()
-        .iter()
-        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
-        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let (n, inner) = axis_layout(shape, axis)?;
     let line = n
         .checked_mul(inner)
         .ok_or_else(|| unsupported("size overflow".into()))?;

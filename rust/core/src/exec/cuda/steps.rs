@@ -280,16 +280,13 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             | Primitive::DynamicUpdateSlice,
             ins,
             Some((o, _)),
-        ) => match structural::structural_kernel(jx, &eqn.prim, ins, o) {
-            Ok(Some(kernel)) => Ok(DeviceStep::Kernel {
-                eqns: vec![i],
-                kernel,
-            }),
-            Ok(None) | Err(Error::Unsupported(_)) => {
-                host("data movement of keys/float0, or of a literal array")
-            }
-            Err(e) => Err(e),
-        },
+        ) => structural_step(
+            jx,
+            i,
+            ins,
+            o,
+            "data movement of keys/float0, or of a literal array",
+        ),
         (
             Primitive::Reshape { .. } | Primitive::Squeeze { .. } | Primitive::StopGradient,
             [Atom::Var(x)],
@@ -314,19 +311,35 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         (Primitive::BroadcastInDim { .. }, ins, Some((o, _))) => match singleton_group(jx, i, eqn)?
         {
             Some(g) => group_step(jx, &g),
-            None => match structural::structural_kernel(jx, &eqn.prim, ins, o) {
-                Ok(Some(kernel)) => Ok(DeviceStep::Kernel {
-                    eqns: vec![i],
-                    kernel,
-                }),
-                Ok(None) | Err(Error::Unsupported(_)) => host("broadcast of keys/float0"),
-                Err(e) => Err(e),
-            },
+            None => structural_step(jx, i, ins, o, "broadcast of keys/float0"),
         },
         _ => match singleton_group(jx, i, eqn)? {
             Some(g) => group_step(jx, &g),
             None => host("no device lowering"),
         },
+    }
+}
+
+/// The index-mapping kernel of data-movement equation `i`, or a host step
+/// for `reason` when it has none.
+fn structural_step(
+    jx: &Jaxpr,
+    i: usize,
+    ins: &[Atom],
+    out: Var,
+    reason: &'static str,
+) -> Result<DeviceStep> {
+    let eqn = jx
+        .eqns
+        .get(i)
+        .ok_or_else(|| Error::InvalidArgument("cuda plan: equation index".into()))?;
+    match structural::structural_kernel(jx, &eqn.prim, ins, out) {
+        Ok(Some(kernel)) => Ok(DeviceStep::Kernel {
+            eqns: vec![i],
+            kernel,
+        }),
+        Ok(None) | Err(Error::Unsupported(_)) => Ok(DeviceStep::Host { eqn: i, reason }),
+        Err(e) => Err(e),
     }
 }
 

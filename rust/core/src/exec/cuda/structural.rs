@@ -10,17 +10,14 @@
 //! clamped so the window fits.
 
 use super::codegen::{c_literal, c_type, finish, KernelSource};
+use super::kernels::{strides, unsupported};
 use crate::array::checked_size;
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::compiled::fusion::Access;
 use crate::ir::{Atom, Aval, Jaxpr, Scalar, Var};
 use crate::prims::Primitive;
 use std::fmt::Write;
-
-fn unsupported(what: String) -> Error {
-    Error::Unsupported(format!("cuda codegen: {what}"))
-}
 
 /// The C type elements of `d` are moved as (f16/bf16 as their bits).
 fn moved_type(d: DType) -> Option<&'static str> {
@@ -38,18 +35,6 @@ fn moved_literal(v: Scalar, d: DType) -> Result<String> {
         DType::BF16 => Ok(bits(half::bf16::from_f64(v.as_f64()).to_bits())),
         _ => c_literal(v, d),
     }
-}
-
-fn strides(shape: &[usize]) -> Result<Vec<usize>> {
-    let mut out = vec![0usize; shape.len()];
-    let mut acc = 1usize;
-    for (s, &d) in out.iter_mut().zip(shape).rev() {
-        *s = acc;
-        acc = acc
-            .checked_mul(d)
-            .ok_or_else(|| unsupported("size overflow".into()))?;
-    }
-    Ok(out)
 }
 
 fn to_i64(v: usize) -> Result<i64> {

@@ -187,8 +187,8 @@ fn window_axes(n: usize, removed: &[usize], batching: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// The value a filled gather window holds.
-fn default_fill(dtype: DType) -> Scalar {
+/// The value a filled gather window holds (also the CUDA kernels').
+pub(crate) fn default_fill(dtype: DType) -> Scalar {
     match dtype {
         DType::Bool => Scalar::Bool(true),
         DType::I8 => Scalar::Int(i64::from(i8::MIN)),
