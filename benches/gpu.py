@@ -5,7 +5,8 @@
 * fused elementwise chain over 10^8 float32 vs a device-to-device copy of
   the same bytes (the bandwidth bound: the chain reads and writes once);
 * float32 matmul 8192^3 (cuBLAS), and PyTorch's when importable;
-* one MLP training step (grad + update) on the device.
+* one MLP training step (grad + update) on the device, and JAX's on the
+  same GPU when `jax` is importable.
 
 Prints "no GPU" and exits 0 on a machine without a CUDA device.
 """
@@ -91,9 +92,29 @@ def bench_mlp(batch=4096, width=1024):
         g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2, x, y)
         return w1 - 0.1 * g1, w2 - 0.1 * g2
 
+    host = _core.cuda_host_steps(jax.make_jaxpr(step)(w1, w2, x, y)._handle)
     go, _ = run(step, w1, w2, x, y)
     t = timed(lambda: sync(go()))
-    print(f"MLP step batch {batch} width {width}: {t * 1e3:.2f} ms")
+    print(f"MLP step batch {batch} width {width}: {t * 1e3:.2f} ms "
+          f"({len(host)} equations on the host)")
+    try:  # JAX on the same GPU, when installed
+        import jax as real_jax
+        import jax.numpy as rjnp
+    except ImportError:
+        print("  jax not importable: no comparison")
+        return
+
+    def rloss(w1, w2, x, y):
+        return rjnp.mean((rjnp.tanh(x @ w1) @ w2 - y) ** 2)
+
+    @real_jax.jit
+    def rstep(w1, w2, x, y):
+        g1, g2 = real_jax.grad(rloss, argnums=(0, 1))(w1, w2, x, y)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2
+
+    args = [real_jax.device_put(a) for a in (w1, w2, x, y)]
+    tj = timed(lambda: real_jax.block_until_ready(rstep(*args)))
+    print(f"  jax: {tj * 1e3:.2f} ms (microjax_rs / jax = {t / tj:.2f})")
 
 
 def main():
