@@ -102,16 +102,18 @@ def _make_rules():
 
 def test_makefile_targets():
     rules = _make_rules()
-    for target in ("run", "test", "bench", "build", "build-ci", "venv", "lint", "cargo-test", "pytest"):
+    for target in ("run", "test", "bench", "build", "build-ci", "venv", "lint", "cargo-test", "pytest",
+                   "pytest-fake-gpu"):
         assert target in rules, f"Makefile lacks `{target}`"
     # `make test` runs every stage, in this order.
-    assert rules["test"] == ["venv", "build-ci", "lint", "cargo-test", "pytest"]
+    assert rules["test"] == ["venv", "build-ci", "lint", "cargo-test", "pytest", "pytest-fake-gpu"]
     assert "build" in rules["run"]
     mk = _read("Makefile")
     assert "clippy --workspace --all-targets" in mk and "-D warnings" in mk
     assert "fmt --all --check" in mk
     assert "maturin develop --release" in mk
     assert "-m pytest" in mk
+    assert "MICROJAX_FAKE_GPU=1 $(VPY) -m pytest" in mk
 
 
 def test_ci_script_runs_make_test():
