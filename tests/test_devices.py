@@ -352,6 +352,16 @@ EAGER_ON_GPU = {
     "iterate": lambda a: jnp.stack(list(a)),
     "cond": lambda a: jax.lax.cond(a.sum() > 0, jnp.sin, jnp.cos, a),
     "fori_loop": lambda a: jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, a),
+    # Un-jitted transforms: their programs run where the GpuArray is.
+    "grad": jax.grad(lambda a: jnp.sum(jnp.sin(a) * a)),
+    "value_and_grad": lambda a: jax.value_and_grad(lambda z: jnp.sum(jnp.tanh(z)))(a)[1],
+    "vmap": jax.vmap(lambda r: r @ r + jnp.max(r)),
+    "jvp": lambda a: jax.jvp(jnp.tanh, (a,), (a * 0.5,))[1],
+    "vjp": lambda a: jax.vjp(jnp.sin, a)[1](a)[0],
+    "jacrev": lambda a: jax.jacrev(lambda r: jnp.tanh(r) * 2.0)(a[0]),
+    "jacfwd": lambda a: jax.jacfwd(lambda r: jnp.sin(r) * r)(a[1]),
+    "hessian": lambda a: jax.hessian(lambda r: jnp.sum(r ** 3))(a[1]),
+    "closure": lambda a: jax.grad(lambda w: jnp.sum(jnp.tanh(w * a)))(jnp.ones(3)),
 }
 
 

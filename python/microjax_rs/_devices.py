@@ -273,6 +273,10 @@ class GpuArray:
         return self._aval[2]
 
     @property
+    def aval(self):
+        return core.ShapedArray(self.shape, self.dtype_name, self.weak_type)
+
+    @property
     def ndim(self):
         return len(self.shape)
 

@@ -108,7 +108,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         else:
             nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
-        if level is None:  # eager: lift, transform (cached) and run in one Rust call
+        if level is None and not any(type(x) in core._DEVICE_EVAL for x in inputs):
+            # eager, on the host: lift, transform (cached) and run in one Rust call
             res = _core.value_and_grad_run(
                 closed, nonzeros, [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs])
         else:
@@ -147,7 +148,14 @@ def _output_atom(trace, out):
     return trace.to_atom(out)
 
 
-_core.register_grad_hooks(ad.ADTrace, core._state, _output_atom)
+def _run_value_and_grad(closed, nonzeros, inputs):
+    """The eager value-and-grad program of `closed` run on `inputs` where
+    they are (a captured GpuArray: on its device); `[value, *cotangents]`."""
+    prog, lits = ad.value_and_grad_program(closed, nonzeros)
+    return ad.run_at(None, prog, lits + list(inputs))
+
+
+_core.register_grad_hooks(ad.ADTrace, core._state, _output_atom, _run_value_and_grad)
 
 
 _FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))

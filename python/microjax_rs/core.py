@@ -439,7 +439,15 @@ class StagingTrace:
             return (x, name, dtypes.is_weak_scalar(x))
         if isinstance(x, Tracer):
             return self.to_atom(x)
+        if t in _DEVICE_EVAL and self.captures_device_arrays:
+            return self._capture(x)
         return self.to_atom(to_array(x))
+
+    # Whether a device array (GpuArray) used in this trace becomes an input
+    # of the program (so the program runs on its device) rather than a
+    # host constant. Eager transforms (AD, vmap) run their program once,
+    # right away; `jit` keeps constants, so its cached program stays valid.
+    captures_device_arrays = False
 
     def _capture(self, x):
         var = self._capture_vars.get(id(x))

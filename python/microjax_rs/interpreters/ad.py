@@ -51,6 +51,8 @@ def bind_at(level, prim, args, params):
 class ADTrace(StagingTrace):
     """Staging trace whose values are all perturbed, with lazily known values."""
 
+    captures_device_arrays = True  # its programs run where a GpuArray is
+
     def __init__(self, fun_name, parent):
         super().__init__(fun_name)
         self.parent = parent
@@ -63,8 +65,9 @@ class ADTrace(StagingTrace):
         if type(value) is ArrayImpl:
             t = self.builder.input_tracer(self, value)
         else:
-            if type(value) in (bool, int, float) or not isinstance(value, (ArrayImpl, Tracer)):
-                value = core.to_array(value)
+            if type(value) in (bool, int, float) or not (
+                    isinstance(value, (ArrayImpl, Tracer)) or type(value) in core._DEVICE_EVAL):
+                value = core.to_array(value)  # a device array stays where it is
             t = self.new_arg(core.get_aval(value))
         self.known[t._var] = value
         return t
@@ -145,8 +148,14 @@ class ADTrace(StagingTrace):
 
 
 def run_at(level, closed, inputs):
-    """Runs a closed jaxpr handle at trace `level` (None = eager)."""
+    """Runs a closed jaxpr handle at trace `level` (None = eager: on the GPU
+    of a `GpuArray` input, results staying there, else on the host)."""
     if level is None:
+        for x in inputs:
+            if type(x) in core._DEVICE_EVAL:
+                from .. import _devices
+
+                return _devices.run_on_gpu(closed, inputs, x.device)
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs]
         return closed.run(vals)
     return level.run_program(closed, inputs)

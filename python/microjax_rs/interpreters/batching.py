@@ -47,6 +47,8 @@ def names_axis(prim, params, name):
 
 
 class BatchTrace(StagingTrace):
+    captures_device_arrays = True  # its program runs where a GpuArray is
+
     def __init__(self, fun_name, parent, axis_size, axis_name):
         super().__init__(fun_name)
         self.parent = parent

@@ -10,11 +10,11 @@
 
 use crate::array::ArrayImpl;
 use crate::globals::no_trace;
-use crate::ir::PyBuilder;
+use crate::ir::{PyBuilder, PyClosedJaxpr};
 use crate::tracer::{StageCtx, Tracer};
 use crate::CoreResultExt;
 use microjax::{Atom, HostArray};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -22,11 +22,13 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{intern, PyTraverseError};
 use std::sync::Arc;
 
-/// `interpreters.ad.ADTrace`, `core._state` and `_grad._output_atom`.
+/// `interpreters.ad.ADTrace`, `core._state`, `_grad._output_atom` and
+/// `_grad._run_value_and_grad`.
 struct GradHooks {
     ad_trace: Py<PyAny>,
     state: Py<PyAny>,
     output_atom: Py<PyAny>,
+    run_elsewhere: Py<PyAny>,
 }
 
 static HOOKS: PyOnceLock<GradHooks> = PyOnceLock::new();
@@ -34,18 +36,22 @@ static HOOKS: PyOnceLock<GradHooks> = PyOnceLock::new();
 /// Registers what the eager path needs of Python: the AD trace class, the
 /// trace-state object (its `stack` is the trace stack) and
 /// `output_atom(trace, out)`, which checks an unusual output as the Python
-/// path does and returns its atom.
+/// path does and returns its atom, and `run_elsewhere(closed, nonzeros,
+/// inputs)`, which runs the value-and-grad program when a captured value
+/// is not a host array (a `GpuArray`: the program runs on its device).
 #[pyfunction]
 pub(crate) fn register_grad_hooks(
     py: Python<'_>,
     ad_trace: Py<PyAny>,
     state: Py<PyAny>,
     output_atom: Py<PyAny>,
+    run_elsewhere: Py<PyAny>,
 ) -> PyResult<()> {
     let hooks = GradHooks {
         ad_trace,
         state,
         output_atom,
+        run_elsewhere,
     };
     HOOKS
         .set(py, hooks)
@@ -166,32 +172,58 @@ impl GradFunction {
             None => crate::ir::atom_from_py(&hooks.output_atom.bind(py).call1((&trace, &out))?)?,
         };
         let closed = Arc::new(builder.get().lock()?.build(vec![atom]).py()?);
-        let mut inputs: Vec<Arc<HostArray>> = vec![x.get().arr.clone()];
-        let mut nonzeros = vec![true];
-        // Values captured from enclosing traces (none at the eager level,
-        // but the program's inputs must match whatever the trace recorded).
-        for c in trace.getattr(intern!(py, "captures"))?.try_iter()? {
-            let c = c?;
-            let a = c.cast::<ArrayImpl>().map_err(|_| {
-                PyTypeError::new_err("grad: a captured value of the eager trace is not an array")
-            })?;
-            inputs.push(a.get().arr.clone());
-            nonzeros.push(false);
-        }
-        let mut res =
-            crate::transforms::run_value_and_grad(py, closed, nonzeros, inputs)?.into_iter();
-        let (Some(value), Some(grad)) = (res.next(), res.next()) else {
-            return Err(PyRuntimeError::new_err(
-                "grad: the program gave too few outputs",
-            ));
+        // Values captured from enclosing traces or device arrays: the
+        // program's inputs after `x`, never differentiated.
+        let captures: Vec<Bound<'py, PyAny>> = trace
+            .getattr(intern!(py, "captures"))?
+            .try_iter()?
+            .collect::<PyResult<_>>()?;
+        let nonzeros: Vec<bool> = std::iter::once(true)
+            .chain(captures.iter().map(|_| false))
+            .collect();
+        let on_host: Option<Vec<Arc<HostArray>>> = std::iter::once(Some(x.get().arr.clone()))
+            .chain(
+                captures
+                    .iter()
+                    .map(|c| c.cast::<ArrayImpl>().ok().map(|a| a.get().arr.clone())),
+            )
+            .collect();
+        let (value, grad) = match on_host {
+            Some(inputs) => {
+                let mut res = crate::transforms::run_value_and_grad(py, closed, nonzeros, inputs)?
+                    .into_iter();
+                match (res.next(), res.next()) {
+                    (Some(v), Some(g)) => {
+                        (Bound::new(py, v)?.into_any(), Bound::new(py, g)?.into_any())
+                    }
+                    _ => return Err(too_few_outputs()),
+                }
+            }
+            None => {
+                let inputs = std::iter::once(x.into_any()).chain(captures);
+                let handle = Bound::new(py, PyClosedJaxpr { inner: closed })?;
+                let res = hooks.run_elsewhere.bind(py).call1((
+                    handle,
+                    nonzeros,
+                    PyList::new(py, inputs)?,
+                ))?;
+                let mut res = res.try_iter()?;
+                match (res.next(), res.next()) {
+                    (Some(v), Some(g)) => (v?, g?),
+                    _ => return Err(too_few_outputs()),
+                }
+            }
         };
-        let grad = Bound::new(py, grad)?.into_any();
         if self.with_value {
-            Ok(PyTuple::new(py, [Bound::new(py, value)?.into_any(), grad])?.into_any())
+            Ok(PyTuple::new(py, [value, grad])?.into_any())
         } else {
             Ok(grad)
         }
     }
+}
+
+fn too_few_outputs() -> PyErr {
+    PyRuntimeError::new_err("grad: the program gave too few outputs")
 }
 
 /// `out`'s variable when it is a rank-0 float tracer of `trace` (the
