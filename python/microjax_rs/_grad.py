@@ -108,7 +108,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         else:
             nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
-        if level is None and not any(type(x) in core._DEVICE_EVAL for x in inputs):
+        if level is None and not any(map(core.on_device, inputs)):
             # eager, on the host: lift, transform (cached) and run in one Rust call
             res = _core.value_and_grad_run(
                 closed, nonzeros, [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs])

@@ -57,7 +57,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 aval = core.get_aval(x)
                 per_example = aval.shape[:a] + aval.shape[a + 1:]
                 traced.append(trace.new_arg(core.ShapedArray(per_example, aval.dtype_name, aval.weak_type)))
-                keep = isinstance(x, (ArrayImpl, Tracer)) or type(x) in core._DEVICE_EVAL
+                keep = isinstance(x, (ArrayImpl, Tracer)) or core.on_device(x)
                 mapped.append(x if keep else core.to_array(x))  # a GpuArray stays on its GPU
             a2, k2 = tree_unflatten(in_tree, traced)
             out = fun(*a2, **k2)

@@ -337,6 +337,11 @@ def register_device_array(array_type, evaluate):
     _DEVICE_EVAL[array_type] = evaluate
 
 
+def on_device(x):
+    """Whether `x` is an array living on a device (a `GpuArray`)."""
+    return type(x) in _DEVICE_EVAL
+
+
 def _host_operand(a):
     if type(a) in _DEVICE_EVAL:
         raise _OnDevice(type(a))

@@ -66,7 +66,7 @@ class ADTrace(StagingTrace):
             t = self.builder.input_tracer(self, value)
         else:
             if type(value) in (bool, int, float) or not (
-                    isinstance(value, (ArrayImpl, Tracer)) or type(value) in core._DEVICE_EVAL):
+                    isinstance(value, (ArrayImpl, Tracer)) or core.on_device(value)):
                 value = core.to_array(value)  # a device array stays where it is
             t = self.new_arg(core.get_aval(value))
         self.known[t._var] = value
@@ -152,7 +152,7 @@ def run_at(level, closed, inputs):
     of a `GpuArray` input, results staying there, else on the host)."""
     if level is None:
         for x in inputs:
-            if type(x) in core._DEVICE_EVAL:
+            if core.on_device(x):
                 from .. import _devices
 
                 return _devices.run_on_gpu(closed, inputs, x.device)

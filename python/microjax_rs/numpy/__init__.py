@@ -333,7 +333,7 @@ def asarray(a, dtype=None, copy=None):
         return a if dtype is None else astype(a, dtype)
     if type(a) is ArrayImpl and dtype is None:
         return a
-    if type(a) in core._DEVICE_EVAL:  # a GpuArray stays on its device
+    if core.on_device(a):  # a GpuArray stays on its device
         return a if dtype is None else astype(a, dtype)
     if isinstance(a, (list, tuple)) and builtins.any(isinstance(e, Tracer) for e in _flat(a)):
         return stack([asarray(e) for e in a]) if dtype is None else astype(stack([asarray(e) for e in a]), dtype)
