@@ -13,6 +13,7 @@ present platform with the GPU first (as JAX). The default device is the
 the first device of the first platform.
 """
 import contextlib
+import operator
 import os
 import threading
 
@@ -369,44 +370,37 @@ class GpuArray:
 # a call with a GpuArray argument (on its device). Eager jnp functions on a
 # GpuArray reach `core.eval_primitive`, which runs each primitive on the
 # device (`_eval_on_gpu`).
-_GPU_OPS = {}
+_JITTED = {}  # key -> jitted function (operators, single primitives)
 
 
-def _gpu_op(name, reflected):
-    key = (name, reflected)
-    fn = _GPU_OPS.get(key)
+def _jitted(key, make):
+    """The jitted `make()` cached under `key` (None: not cached)."""
+    fn = _JITTED.get(key) if key is not None else None
     if fn is None:
-        import operator
-
         from . import api
 
-        op = getattr(operator, name)
-        fn = _GPU_OPS[key] = api.jit((lambda a, b: op(b, a)) if reflected else op)
+        fn = api.jit(make())
+        if key is not None and len(_JITTED) < 4096:
+            _JITTED[key] = fn
     return fn
+
+
+def _operator(name, reflected=False):
+    op = getattr(operator, name)
+    return _jitted(("operator", name, reflected),
+                   lambda: (lambda a, b: op(b, a)) if reflected else op)
 
 
 def _install_gpu_operators():
     for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
                  "lt", "le", "gt", "ge", "eq", "ne", "and_", "or_", "xor"):
         dunder = name.rstrip("_")
-        setattr(GpuArray, f"__{dunder}__", lambda a, b, _n=name: _gpu_op(_n, False)(a, b))
+        setattr(GpuArray, f"__{dunder}__", lambda a, b, _n=name: _operator(_n)(a, b))
         if name not in ("lt", "le", "gt", "ge", "eq", "ne"):
-            setattr(GpuArray, f"__r{dunder}__", lambda a, b, _n=name: _gpu_op(_n, True)(a, b))
+            setattr(GpuArray, f"__r{dunder}__", lambda a, b, _n=name: _operator(_n, True)(a, b))
     for name in ("neg", "pos", "abs", "invert"):
-        setattr(GpuArray, f"__{name}__", lambda a, _n=name: _gpu_op1(_n)(a))
+        setattr(GpuArray, f"__{name}__", lambda a, _n=name: _operator(_n)(a))
     GpuArray.__hash__ = None
-
-
-def _gpu_op1(name):
-    key = (name, None, 1)
-    fn = _GPU_OPS.get(key)
-    if fn is None:
-        import operator
-
-        from . import api
-
-        fn = _GPU_OPS[key] = api.jit(getattr(operator, name))
-    return fn
 
 
 _install_gpu_operators()
@@ -414,26 +408,18 @@ _install_gpu_operators()
 
 # ------------------------------------------------------ eager ops on a GPU
 
-_EAGER = {}  # (primitive, params) -> jitted function of that one primitive
-
 
 def _eval_on_gpu(prim, args, params):
     """An eager primitive with a `GpuArray` operand: the primitive alone,
     jitted, so it runs on that array's GPU (host operands are copied there)
     and its results stay there. One jitted function per primitive and
     params (the jit cache then keys on the operand types)."""
+    key = ("primitive", prim, tuple(sorted(params.items())))
     try:
-        key = (prim, tuple(sorted(params.items())))
-        fn = _EAGER.get(key)
+        hash(key)
     except TypeError:  # unhashable params: not cached
-        key, fn = None, None
-    if fn is None:
-        from . import api
-
-        fn = api.jit(lambda *xs: prim.bind(*xs, **params))
-        if key is not None and len(_EAGER) < 4096:
-            _EAGER[key] = fn
-    return fn(*args)
+        key = None
+    return _jitted(key, lambda: lambda *xs: prim.bind(*xs, **params))(*args)
 
 
 core.register_device_array(GpuArray, _eval_on_gpu)

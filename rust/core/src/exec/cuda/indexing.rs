@@ -15,13 +15,13 @@
 //!   from the same window element, i.e. in the same thread, in the CPU's
 //!   order — deterministic, no atomics. Other scatters run on the host.
 
-use super::codegen::{c_literal, finish, KernelSource};
+use super::codegen::{c_literal, c_type, finish, KernelSource};
 use super::kernels::{c_ty, strides, unsupported};
 use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::exec::compiled::fusion::Access;
-use crate::ir::Var;
+use crate::ir::{Aval, Var};
 use crate::prims::gather::{GatherParams, ScatterOp, ScatterParams};
 use std::fmt::Write;
 
@@ -131,6 +131,24 @@ pub struct IndexedShapes<'a> {
     pub index_dtype: DType,
     /// The gather's output, or the scatter's updates.
     pub other: &'a [usize],
+}
+
+impl<'a> IndexedShapes<'a> {
+    /// The shapes of an equation over `operand` and `indices`, `None` when
+    /// the device cannot run it (f16/bf16/key elements, non-integer
+    /// indices).
+    pub fn of(operand: &'a Aval, indices: &'a Aval, other: &'a [usize]) -> Option<Self> {
+        let lowers = c_type(operand.dtype).is_some()
+            && indices.dtype.is_int()
+            && c_type(indices.dtype).is_some();
+        lowers.then_some(IndexedShapes {
+            operand: &operand.shape,
+            dtype: operand.dtype,
+            indices: &indices.shape,
+            index_dtype: indices.dtype,
+            other,
+        })
+    }
 }
 
 /// The kernel of `gather(x, idx)` (`vars`: operand, indices, output).

@@ -216,16 +216,8 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         }),
         (Primitive::Threefry2x32, [a, b, c, d], None) => threefry_step(jx, i, eqn, [a, b, c, d]),
         (Primitive::Gather(g), [Atom::Var(x), Atom::Var(idx)], Some((o, oa))) => {
-            let (xa, ia) = (jx.aval(*x)?, jx.aval(*idx)?);
-            if !device_indexable(xa.dtype, ia.dtype) {
+            let Some(shapes) = IndexedShapes::of(jx.aval(*x)?, jx.aval(*idx)?, &oa.shape) else {
                 return host("gather of f16/bf16/key elements or non-integer indices");
-            }
-            let shapes = IndexedShapes {
-                operand: &xa.shape,
-                dtype: xa.dtype,
-                indices: &ia.shape,
-                index_dtype: ia.dtype,
-                other: &oa.shape,
             };
             Ok(DeviceStep::Kernel {
                 eqns: vec![i],
@@ -233,20 +225,13 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             })
         }
         (Primitive::Scatter(sp), [Atom::Var(x), Atom::Var(idx), Atom::Var(u)], Some((o, _))) => {
-            let (xa, ia, ua) = (jx.aval(*x)?, jx.aval(*idx)?, jx.aval(*u)?);
-            if !device_indexable(xa.dtype, ia.dtype) {
+            let ua = jx.aval(*u)?;
+            let Some(shapes) = IndexedShapes::of(jx.aval(*x)?, jx.aval(*idx)?, &ua.shape) else {
                 return host("scatter of f16/bf16/key elements or non-integer indices");
-            }
-            if !indexing::scatter_lowers(sp, xa.ndim(), &ua.shape) {
+            };
+            if !indexing::scatter_lowers(sp, shapes.operand.len(), &ua.shape) {
                 return host("scatter whose windows can overlap (an indexed axis with a window)");
             }
-            let shapes = IndexedShapes {
-                operand: &xa.shape,
-                dtype: xa.dtype,
-                indices: &ia.shape,
-                index_dtype: ia.dtype,
-                other: &ua.shape,
-            };
             Ok(DeviceStep::Scatter {
                 eqn: i,
                 operand: *x,
@@ -341,11 +326,6 @@ fn structural_step(
         Ok(None) | Err(Error::Unsupported(_)) => Ok(DeviceStep::Host { eqn: i, reason }),
         Err(e) => Err(e),
     }
-}
-
-/// Whether gather/scatter elements and indices have device types.
-fn device_indexable(elements: DType, indices: DType) -> bool {
-    c_type(elements).is_some() && indices.is_int() && c_type(indices).is_some()
 }
 
 fn threefry_step(jx: &Jaxpr, i: usize, eqn: &Eqn, ins: [&Atom; 4]) -> Result<DeviceStep> {
