@@ -39,12 +39,6 @@ pub enum Error {
         expected: usize,
         got: usize,
     },
-    /// A rule of a primitive that is not written yet.
-    #[error("{prim}: no {rule} rule yet")]
-    RuleMissing {
-        prim: &'static str,
-        rule: &'static str,
-    },
     /// Unknown primitive name (from Python `bind` or a parsed program).
     #[error("unknown primitive {0:?}")]
     UnknownPrimitive(String),

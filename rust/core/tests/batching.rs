@@ -1362,15 +1362,6 @@ fn custom_vjp_call_batches_with_its_rules() {
 }
 
 #[test]
-fn no_batch_rule_is_missing() {
-    let missing: Vec<_> = microjax::prims::rules::missing_rules()
-        .into_iter()
-        .filter(|(_, r)| *r == "batch")
-        .collect();
-    assert!(missing.is_empty(), "{missing:?}");
-}
-
-#[test]
 fn collectives_display_as_jax() {
     let prog = single(psum_over(&["i", "j"]), &[f32a(&[3])]);
     let text = microjax::ir::display::display(&prog);

@@ -625,7 +625,7 @@ fn select_and_scatter_add_rules() {
 #[test]
 fn window_errors() {
     let w = geometry(&[2], &[1], &[(0, 0)], &[1], &[1]);
-    let e = microjax::prims::window::abstract_eval(
+    let e = microjax::prims::Family::abstract_eval(
         &WindowOp::Reduce {
             op: WindowReduce::Max,
             w: w.clone(),
@@ -637,7 +637,7 @@ fn window_errors() {
         matches!(e, Error::Param { .. }) && e.to_string().contains("(2, 3)"),
         "{e}"
     );
-    let e = microjax::prims::window::abstract_eval(
+    let e = microjax::prims::Family::abstract_eval(
         &WindowOp::Reduce {
             op: WindowReduce::Sum,
             w: geometry(&[4], &[1], &[(0, 0)], &[1], &[1]),

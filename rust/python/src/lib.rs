@@ -45,7 +45,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Format { .. }
         | E::UnboundVar(_)
         | E::Limit(_) => PyValueError::new_err(msg),
-        E::RuleMissing { .. } | E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
+        E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
         E::AllocationTooLarge { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
         E::Device(_) => pyo3::exceptions::PyRuntimeError::new_err(msg),

@@ -182,9 +182,7 @@ fn fmt_tuple(items: &[String]) -> String {
 /// Params in display order: sorted by key (JAX's default); pjit shows
 /// `name` and `jaxpr` first (JAX's pjit rule).
 fn display_params(prim: &Primitive) -> Vec<(&'static str, Param)> {
-    let mut params = prim.params();
-    crate::prims::gather::display_params(prim, &mut params);
-    crate::prims::conv::display_params(prim, &mut params);
+    let mut params = prim.display_params();
     params.sort_by(|a, b| a.0.cmp(b.0));
     if matches!(prim, Primitive::Pjit { .. }) {
         let rank = |k: &str| match k {

@@ -22,8 +22,15 @@ use crate::DType;
 use std::sync::Arc;
 
 /// The batching rule of a primitive.
-pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
-    Ok(match p {
+/// The batch rule of a core primitive (families dispatch to their impl).
+pub(super) fn core_batch(
+    p: &Primitive,
+    b: &mut Builder,
+    xs: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Batched> {
+    let rule: BatchRule = match p {
         Primitive::Unary(_)
         | Primitive::Binary(_)
         | Primitive::Compare(_)
@@ -60,8 +67,9 @@ pub fn batch_rule(p: &Primitive) -> Result<BatchRule> {
         Primitive::Gather(_) => super::gather::batch_gather,
         Primitive::Scatter(_) => super::gather::batch_scatter,
         Primitive::Conv(_) => super::conv::batch_rule,
-        Primitive::Window(_) => super::window::batch_rule,
-    })
+        Primitive::Window(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+    };
+    rule(p, b, xs, dims, n)
 }
 
 type Batched = (Vec<Atom>, Vec<Option<usize>>);

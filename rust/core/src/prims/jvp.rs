@@ -17,8 +17,9 @@ use crate::ir::Atom;
 use std::sync::Arc;
 
 /// The JVP rule of a primitive.
-pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
-    Ok(match p {
+/// The JVP rule of a core primitive (families dispatch to their impl).
+pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let rule: JvpRule = match p {
         Primitive::Unary(_) => jvp_unary,
         Primitive::Binary(_) => jvp_binary,
         Primitive::Compare(_) | Primitive::Iota { .. } => jvp_zero,
@@ -68,8 +69,9 @@ pub fn jvp_rule(p: &Primitive) -> Result<JvpRule> {
         Primitive::Gather(_) => super::gather::jvp_gather,
         Primitive::Scatter(_) => super::gather::jvp_scatter,
         Primitive::Conv(_) => super::conv::jvp_rule,
-        Primitive::Window(_) => super::window::jvp_rule,
-    })
+        Primitive::Window(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+    };
+    rule(p, b, xs, ts)
 }
 
 type JvpOut = Result<(Vec<Atom>, Vec<Option<Atom>>)>;

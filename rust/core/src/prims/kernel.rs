@@ -102,6 +102,11 @@ pub fn eval_known(
     let name = prim.name();
     crate::exec::budget::check_avals(name, aval.iter().chain(&multi))?;
     let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
+    if prim.is_family() {
+        let avals: Vec<Aval> = aval.into_iter().chain(multi).collect();
+        let outs = prim.family_kernel(args, avals.clone())?;
+        return checked_outputs(name, outs, avals);
+    }
     let buf = match prim {
         Primitive::Unary(op) => elementwise::unary(*op, one(name, args)?.buffer())?,
         Primitive::Binary(op) => {
@@ -242,7 +247,11 @@ pub fn eval_known(
         }
         Primitive::Collective(c) => return super::collective::eval(c),
         Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
-        Primitive::Window(op) => super::window::eval(op, args, aval.as_ref())?,
+        Primitive::Window(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
+        }
         Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {
@@ -292,6 +301,31 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
         }
         _ => None,
     }
+}
+
+/// A family kernel's results, checked against the shape rule's avals.
+fn checked_outputs(
+    name: &'static str,
+    outs: Vec<HostArray>,
+    avals: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
+    if outs.len() != avals.len() {
+        return Err(Error::Arity {
+            prim: name,
+            expected: avals.len(),
+            got: outs.len(),
+        });
+    }
+    for (o, a) in outs.iter().zip(&avals) {
+        if o.dtype() != a.dtype || o.shape() != a.shape.as_slice() {
+            return Err(Error::dtype(
+                name,
+                &[o.dtype(), a.dtype],
+                "kernel produced an output other than its shape rule's",
+            ));
+        }
+    }
+    Ok(outs)
 }
 
 /// Wraps a kernel's buffer as the array the shape rule promised.

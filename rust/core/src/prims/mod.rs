@@ -18,6 +18,7 @@ pub mod collective;
 pub mod control;
 pub mod conv;
 pub mod custom;
+pub mod family;
 pub mod gather;
 pub mod jvp;
 pub mod kernel;
@@ -34,6 +35,7 @@ use crate::dtype::DType;
 use crate::ir::ClosedJaxpr;
 use std::sync::Arc;
 
+pub use family::{Family, Operand};
 pub use params::Param;
 
 /// Declares an op table: the enum, its JAX names, and the list of all ops.
@@ -237,9 +239,191 @@ pub struct DotDims {
     pub rhs_batch: Vec<usize>,
 }
 
-/// A primitive with its params. Names and params follow `jax.lax`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Primitive {
+/// Declares [`Primitive`] from one list and generates its dispatch.
+///
+/// `families` are variants holding a [`family::Family`] (boxed when large):
+/// their names, params, display, effect and every rule dispatch to the
+/// family's impl, so adding one is one line here plus the family's file.
+/// `core` are the primitives whose rules still live per rule kind
+/// (`shape`, `kernel`, `jvp`, `transpose`, `batch`, `params`): each of those
+/// files holds one exhaustive `match` over them.
+macro_rules! primitives {
+    (
+        families { $($(#[$fm:meta])* $F:ident($FT:ty),)* }
+        core { $($core:tt)* }
+    ) => {
+        /// A primitive with its params. Names and params follow `jax.lax`.
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub enum Primitive {
+            $($(#[$fm])* $F($FT),)*
+            $($core)*
+        }
+
+        $(
+            impl From<$FT> for Primitive {
+                fn from(f: $FT) -> Primitive {
+                    Primitive::$F(f)
+                }
+            }
+        )*
+
+        impl Primitive {
+            /// The `jax.lax` name (`add`, `reduce_sum`, `pjit`).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Primitive::$F(f) => family::Family::name(f),)*
+                    core => core.core_name(),
+                }
+            }
+
+            /// Whether `bind` returns a list (JAX's `multiple_results`).
+            pub fn multiple_results(&self) -> bool {
+                match self {
+                    $(Primitive::$F(f) => family::Family::multiple_results(f),)*
+                    core => core.core_multiple_results(),
+                }
+            }
+
+            /// The effect an equation of this primitive has (a sub-jaxpr's
+            /// effects lift to its caller).
+            pub fn effect(&self) -> crate::ir::Effect {
+                match self {
+                    $(Primitive::$F(f) => family::Family::effect(f),)*
+                    core => core.core_effect(),
+                }
+            }
+
+            /// The params JAX shows for this primitive, in JAX's order.
+            pub fn params(&self) -> params::ParamList {
+                match self {
+                    $(Primitive::$F(f) => family::Family::params(f),)*
+                    core => core.core_params(),
+                }
+            }
+
+            /// The params as the human-readable printer shows them.
+            pub fn display_params(&self) -> params::ParamList {
+                let mut params = self.params();
+                match self {
+                    $(Primitive::$F(f) => family::Family::display_params(f, &mut params),)*
+                    core => core.core_display_params(&mut params),
+                }
+                params
+            }
+
+            /// Rebuilds a primitive from its name and params (what
+            /// `bind(**params)` and the parser provide). Unknown names and
+            /// ill-typed params are errors; params JAX has but we ignore
+            /// (`precision`, `sharding`, ...) may be given.
+            pub fn from_params(name: &str, params: &[(String, Param)]) -> crate::error::Result<Primitive> {
+                let lookup = params::Lookup::new(name, params);
+                $(
+                    if let Some(f) = <$FT as family::Family>::from_params(name, &lookup)? {
+                        return Ok(Primitive::$F(f));
+                    }
+                )*
+                Primitive::core_from_params(name, &lookup)
+            }
+
+            /// Every primitive name of the set, for Python's `*_p` objects
+            /// and the coverage test.
+            pub fn all_names() -> Vec<&'static str> {
+                let mut names: Vec<&'static str> = Vec::new();
+                $(names.extend_from_slice(<$FT as family::Family>::NAMES);)*
+                names.extend(Primitive::core_names());
+                names
+            }
+
+            /// One representative instance per primitive (params arbitrary
+            /// but valid), for rule-coverage listings.
+            pub fn examples() -> Vec<Primitive> {
+                let mut out: Vec<Primitive> = Vec::new();
+                $(out.extend(<$FT as family::Family>::examples().into_iter().map(Primitive::$F));)*
+                out.extend(Primitive::core_examples());
+                out
+            }
+
+            /// Output avals of this primitive applied to operands of avals
+            /// `ins` (its shape rule).
+            pub fn abstract_eval(&self, ins: &[crate::ir::Aval]) -> crate::error::Result<Vec<crate::ir::Aval>> {
+                match self {
+                    $(Primitive::$F(f) => family::Family::abstract_eval(f, ins),)*
+                    core => shape::core_abstract_eval(core, ins),
+                }
+            }
+
+            /// The JVP rule.
+            pub fn jvp(
+                &self,
+                b: &mut crate::ir::builder::Builder,
+                primals: &[crate::ir::Atom],
+                tangents: &[Option<crate::ir::Atom>],
+            ) -> family::JvpOut {
+                match self {
+                    $(Primitive::$F(f) => family::Family::jvp(f, b, primals, tangents),)*
+                    core => jvp::core_jvp(core, b, primals, tangents),
+                }
+            }
+
+            /// The transpose rule.
+            pub fn transpose(
+                &self,
+                b: &mut crate::ir::builder::Builder,
+                cts: &[Option<crate::ir::Atom>],
+                operands: &[family::Operand],
+            ) -> family::TransposeOut {
+                match self {
+                    $(Primitive::$F(f) => family::Family::transpose(f, b, cts, operands),)*
+                    core => transpose::core_transpose(core, b, cts, operands),
+                }
+            }
+
+            /// The batch rule.
+            pub fn batch(
+                &self,
+                b: &mut crate::ir::builder::Builder,
+                operands: &[crate::ir::Atom],
+                dims: &[Option<usize>],
+                size: usize,
+            ) -> family::BatchOut {
+                match self {
+                    $(Primitive::$F(f) => family::Family::batch(f, b, operands, dims, size),)*
+                    core => batch::core_batch(core, b, operands, dims, size),
+                }
+            }
+
+            /// Whether the primitive's rules come from a [`family::Family`]
+            /// impl (the others' are in the per-rule-kind files).
+            pub fn is_family(&self) -> bool {
+                matches!(self, $(Primitive::$F(_))|*)
+            }
+
+            /// The kernel of a family primitive (core primitives' kernels
+            /// are in `kernel::eval_known`).
+            pub(crate) fn family_kernel(
+                &self,
+                args: &[&crate::array::HostArray],
+                outs: Vec<crate::ir::Aval>,
+            ) -> crate::error::Result<Vec<crate::array::HostArray>> {
+                match self {
+                    $(Primitive::$F(f) => family::Family::kernel(f, args, outs),)*
+                    core => Err(crate::error::Error::Unsupported(format!(
+                        "{}: a core primitive's kernel is not a family kernel",
+                        core.name()
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+primitives! {
+    families {
+        /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
+        Window(Box<window::WindowOp>),
+    }
+    core {
+
     Unary(UnaryOp),
     Binary(BinaryOp),
     Compare(CmpOp),
@@ -359,13 +543,12 @@ pub enum Primitive {
     Threefry2x32,
     /// `conv_general_dilated` (`prims/conv.rs`).
     Conv(Box<conv::ConvParams>),
-    /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
-    Window(Box<window::WindowOp>),
+    }
 }
 
 impl Primitive {
-    /// The `jax.lax` name (`add`, `reduce_sum`, `pjit`).
-    pub fn name(&self) -> &'static str {
+    /// The name of a core primitive (families answer through their impl).
+    fn core_name(&self) -> &'static str {
         match self {
             Primitive::Unary(op) => op.name(),
             Primitive::Binary(op) => op.name(),
@@ -404,7 +587,7 @@ impl Primitive {
             Primitive::Threefry2x32 => "threefry2x32",
             Primitive::Callback(c) => c.name(),
             Primitive::Conv(_) => "conv_general_dilated",
-            Primitive::Window(op) => op.name(),
+            Primitive::Window(f) => family::Family::name(f),
         }
     }
 
@@ -436,9 +619,7 @@ impl Primitive {
         }
     }
 
-    /// The effect an equation of this primitive has (a sub-jaxpr's effects
-    /// lift to its caller).
-    pub fn effect(&self) -> crate::ir::Effect {
+    fn core_effect(&self) -> crate::ir::Effect {
         match self {
             Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
                 jaxpr.jaxpr.effect()
@@ -449,8 +630,7 @@ impl Primitive {
         }
     }
 
-    /// Whether `bind` returns a list (JAX's `multiple_results`).
-    pub fn multiple_results(&self) -> bool {
+    fn core_multiple_results(&self) -> bool {
         matches!(
             self,
             Primitive::Pjit { .. }
@@ -464,9 +644,7 @@ impl Primitive {
             || matches!(self, Primitive::Collective(c) if c.multiple_results())
     }
 
-    /// Every primitive name of the set, for Python's `*_p` objects and the
-    /// coverage test.
-    pub fn all_names() -> Vec<&'static str> {
+    fn core_names() -> Vec<&'static str> {
         let mut names: Vec<&'static str> = Vec::new();
         names.extend(UnaryOp::ALL.iter().map(|o| o.name()));
         names.extend(BinaryOp::ALL.iter().map(|o| o.name()));
@@ -518,13 +696,10 @@ impl Primitive {
         names.extend(linalg::LinalgOp::NAMES);
         names.extend(collective::NAMES);
         names.push("conv_general_dilated");
-        names.extend(window::NAMES);
         names
     }
 
-    /// One representative instance per primitive (params arbitrary but
-    /// valid), for rule-coverage listings.
-    pub fn examples() -> Vec<Primitive> {
+    fn core_examples() -> Vec<Primitive> {
         let mut out: Vec<Primitive> = Vec::new();
         out.extend(UnaryOp::ALL.iter().map(|&o| Primitive::Unary(o)));
         out.extend(BinaryOp::ALL.iter().map(|&o| Primitive::Binary(o)));
@@ -639,7 +814,6 @@ impl Primitive {
         );
         out.push(Primitive::Threefry2x32);
         out.extend(conv::examples());
-        out.extend(window::WindowOp::examples());
         out
     }
 }

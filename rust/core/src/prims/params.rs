@@ -38,8 +38,14 @@ fn ints(v: &[usize]) -> Param {
 pub type ParamList = Vec<(&'static str, Param)>;
 
 impl Primitive {
-    /// The params JAX shows for this primitive, in JAX's order.
-    pub fn params(&self) -> ParamList {
+    /// Display adjustments of core primitives' params.
+    pub(super) fn core_display_params(&self, params: &mut ParamList) {
+        super::gather::display_params(self, params);
+        super::conv::display_params(self, params);
+    }
+
+    /// The params of a core primitive (families answer through their impl).
+    pub(super) fn core_params(&self) -> ParamList {
         match self {
             Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => Vec::new(),
             Primitive::SelectN
@@ -149,7 +155,7 @@ impl Primitive {
             Primitive::Sort(op) => op.params(),
             Primitive::Linalg(op) => op.params(),
             Primitive::Conv(c) => super::conv::params(c),
-            Primitive::Window(op) => op.params(),
+            Primitive::Window(f) => super::Family::params(f),
             Primitive::Collective(c) => c.params(),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
                 ("differentiated", Param::Bool(false)),
@@ -164,11 +170,10 @@ impl Primitive {
         }
     }
 
-    /// Rebuilds a primitive from its name and params (what `bind(**params)`
-    /// and the parser provide). Unknown names and ill-typed params are errors;
-    /// params JAX has but we ignore (`precision`, `sharding`, ...) may be given.
-    pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Primitive> {
-        let p = Lookup { name, params };
+    /// Rebuilds a core primitive from its name and params (families are
+    /// tried first, by [`Primitive::from_params`]).
+    pub(super) fn core_from_params(name: &str, p: &Lookup<'_>) -> Result<Primitive> {
+        let params = p.params;
         if let Some(prim) = super::gather::from_params(name, params) {
             return prim;
         }
@@ -202,22 +207,19 @@ impl Primitive {
                 index_dtype: p.dtype("index_dtype")?,
             });
         }
-        if let Some(c) = super::control::ControlFlow::from_params(name, &p)? {
+        if let Some(c) = super::control::ControlFlow::from_params(name, p)? {
             return Ok(Primitive::Control(c));
         }
-        if let Some(c) = super::callback::Callback::from_params(name, &p)? {
+        if let Some(c) = super::callback::Callback::from_params(name, p)? {
             return Ok(Primitive::Callback(c));
         }
-        if let Some(op) = super::linalg::from_params(name, &p)? {
+        if let Some(op) = super::linalg::from_params(name, p)? {
             return Ok(Primitive::Linalg(op));
         }
         if let Some(prim) = super::sort::from_params(name, params)? {
             return Ok(prim);
         }
         if let Some(prim) = super::conv::from_params(name, params)? {
-            return Ok(prim);
-        }
-        if let Some(prim) = super::window::from_params(name, params)? {
             return Ok(prim);
         }
         if let Some(op) = CumOp::from_name(name) {
@@ -338,12 +340,22 @@ impl Primitive {
 }
 
 /// Typed access to a param list, with errors naming the primitive.
-pub(crate) struct Lookup<'a> {
+pub struct Lookup<'a> {
     name: &'a str,
     params: &'a [(String, Param)],
 }
 
-impl Lookup<'_> {
+impl<'a> Lookup<'a> {
+    /// The params given for primitive `name`.
+    pub fn new(name: &'a str, params: &'a [(String, Param)]) -> Lookup<'a> {
+        Lookup { name, params }
+    }
+
+    /// The raw list.
+    pub fn list(&self) -> &'a [(String, Param)] {
+        self.params
+    }
+
     fn prim(&self) -> &'static str {
         Primitive::all_names()
             .into_iter()

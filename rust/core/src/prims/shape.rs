@@ -7,8 +7,14 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
 
-/// Output avals of `prim` applied to operands of avals `ins`.
+/// Output avals of `prim` applied to operands of avals `ins` (its shape
+/// rule; the same as [`Primitive::abstract_eval`]).
 pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
+    prim.abstract_eval(ins)
+}
+
+/// The shape rule of a core primitive (families dispatch to their impl).
+pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
     let name = prim.name();
     match prim {
         Primitive::Unary(op) => {
@@ -311,7 +317,7 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
         Primitive::Sort(op) => super::sort::abstract_eval(op, ins),
         Primitive::Linalg(op) => super::linalg::abstract_eval(op, ins),
         Primitive::Conv(c) => super::conv::abstract_eval(c, ins),
-        Primitive::Window(op) => super::window::abstract_eval(op, ins),
+        Primitive::Window(f) => super::Family::abstract_eval(f, ins),
         Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
         Primitive::Threefry2x32 => super::random::abstract_eval(ins),
         Primitive::Gather(g) => super::gather::gather_shape(g, ins),

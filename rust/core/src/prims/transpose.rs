@@ -15,8 +15,14 @@ use crate::ir::{Atom, Aval};
 use std::sync::Arc;
 
 /// The transpose rule of a primitive that can be linear.
-pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
-    Ok(match p {
+/// The transpose rule of a core primitive (families dispatch to their impl).
+pub(super) fn core_transpose(
+    p: &Primitive,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> TOut {
+    let rule: TransposeRule = match p {
         Primitive::Unary(UnaryOp::Neg) => t_neg,
         Primitive::Binary(BinaryOp::Add) => t_add,
         Primitive::Binary(BinaryOp::Sub) => t_sub,
@@ -67,8 +73,9 @@ pub fn transpose_rule(p: &Primitive) -> Result<TransposeRule> {
         Primitive::Gather(_) => super::gather::t_gather,
         Primitive::Scatter(_) => super::gather::t_scatter,
         Primitive::Conv(_) => super::conv::transpose_rule,
-        Primitive::Window(_) => super::window::transpose_rule,
-    })
+        Primitive::Window(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+    };
+    rule(p, b, cts, ops)
 }
 
 type TOut = Result<Vec<Option<Atom>>>;

@@ -20,14 +20,15 @@
 //!   other (only without dilation, as JAX). vmap adds a leading unit window.
 
 use super::conv::{dilate, pairs, usize_list, vjp_lhs_padding, window_out_size};
+use super::family::{arity_error, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::params::Lookup;
 use super::params::{Param, ParamList};
-use super::rules::Operand;
 use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval};
+use crate::ir::{Atom, Aval, Effect};
 
 /// The monoid of a windowed reduction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -127,83 +128,12 @@ pub const NAMES: [&str; 5] = [
 ];
 
 impl WindowOp {
-    pub fn name(&self) -> &'static str {
-        match self {
-            WindowOp::Reduce {
-                op: WindowReduce::Sum,
-                ..
-            } => "reduce_window_sum",
-            WindowOp::Reduce {
-                op: WindowReduce::Max,
-                ..
-            } => "reduce_window_max",
-            WindowOp::Reduce {
-                op: WindowReduce::Min,
-                ..
-            } => "reduce_window_min",
-            WindowOp::SelectAndGatherAdd { .. } => "select_and_gather_add",
-            WindowOp::SelectAndScatterAdd { .. } => "select_and_scatter_add",
-        }
-    }
-
     fn geometry(&self) -> &WindowParams {
         match self {
             WindowOp::Reduce { w, .. }
             | WindowOp::SelectAndGatherAdd { w, .. }
             | WindowOp::SelectAndScatterAdd { w, .. } => w,
         }
-    }
-
-    /// One example per primitive.
-    pub fn examples() -> Vec<Primitive> {
-        let w = WindowParams::simple(vec![2], vec![1]);
-        let mut out: Vec<Primitive> = [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Min]
-            .into_iter()
-            .map(|op| Primitive::Window(Box::new(WindowOp::Reduce { op, w: w.clone() })))
-            .collect();
-        out.push(Primitive::Window(Box::new(WindowOp::SelectAndGatherAdd {
-            select: Select::Ge,
-            w: w.clone(),
-        })));
-        out.push(Primitive::Window(Box::new(WindowOp::SelectAndScatterAdd {
-            select: Select::Ge,
-            w,
-        })));
-        out
-    }
-
-    /// Params as Python sees them, in JAX's order.
-    pub fn params(&self) -> ParamList {
-        let w = self.geometry();
-        let ints = |v: &[usize]| {
-            Param::Ints(
-                v.iter()
-                    .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
-                    .collect(),
-            )
-        };
-        let padding = Param::Tuple(
-            w.padding
-                .iter()
-                .map(|&(lo, hi)| Param::Ints(vec![lo, hi]))
-                .collect(),
-        );
-        let mut out: ParamList = Vec::new();
-        match self {
-            WindowOp::SelectAndGatherAdd { select, .. }
-            | WindowOp::SelectAndScatterAdd { select, .. } => {
-                out.push(("select_prim", Param::Str(select.name().into())));
-            }
-            WindowOp::Reduce { .. } => {}
-        }
-        out.push(("window_dimensions", ints(&w.window_dimensions)));
-        out.push(("window_strides", ints(&w.window_strides)));
-        out.push(("padding", padding));
-        if !matches!(self, WindowOp::SelectAndScatterAdd { .. }) {
-            out.push(("base_dilation", ints(&w.base_dilation)));
-            out.push(("window_dilation", ints(&w.window_dilation)));
-        }
-        out
     }
 }
 
@@ -264,37 +194,6 @@ fn select_param(prim: &'static str, params: &[(String, Param)]) -> Result<Select
             format!("expected 'ge' or 'le', got {other:?}"),
         )),
     }
-}
-
-/// Rebuilds a primitive of this family (`None` for other names).
-pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Option<Primitive>> {
-    let Some(prim) = NAMES.iter().copied().find(|n| *n == name) else {
-        return Ok(None);
-    };
-    let w = geometry(prim, params)?;
-    let op = match prim {
-        "reduce_window_sum" => WindowOp::Reduce {
-            op: WindowReduce::Sum,
-            w,
-        },
-        "reduce_window_max" => WindowOp::Reduce {
-            op: WindowReduce::Max,
-            w,
-        },
-        "reduce_window_min" => WindowOp::Reduce {
-            op: WindowReduce::Min,
-            w,
-        },
-        "select_and_gather_add" => WindowOp::SelectAndGatherAdd {
-            select: select_param(prim, params)?,
-            w,
-        },
-        _ => WindowOp::SelectAndScatterAdd {
-            select: select_param(prim, params)?,
-            w,
-        },
-    };
-    Ok(Some(Primitive::Window(Box::new(op))))
 }
 
 // ----------------------------------------------------------------- shape
@@ -375,63 +274,6 @@ fn numeric(prim: &'static str, a: &Aval) -> Result<()> {
         Ok(())
     } else {
         Err(Error::dtype(prim, &[a.dtype], "requires a numeric operand"))
-    }
-}
-
-/// Output avals.
-pub fn abstract_eval(op: &WindowOp, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let prim = op.name();
-    match (op, ins) {
-        (WindowOp::Reduce { w, .. }, [x]) => {
-            numeric(prim, x)?;
-            let shape = reduced_shape(prim, w, &x.shape)?;
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
-        (WindowOp::SelectAndGatherAdd { w, .. }, [t, x]) => {
-            numeric(prim, x)?;
-            if t.dtype != x.dtype || t.shape != x.shape {
-                return Err(Error::shape(
-                    prim,
-                    &[&t.shape, &x.shape],
-                    format!(
-                        "tangents and operand must have one shape and dtype; got dtypes {} and {}",
-                        t.dtype, x.dtype
-                    ),
-                ));
-            }
-            Ok(vec![Aval::new(reduced_shape(prim, w, &x.shape)?, x.dtype)])
-        }
-        (WindowOp::SelectAndScatterAdd { w, .. }, [s, x]) => {
-            numeric(prim, x)?;
-            if !w.undilated() {
-                return Err(Error::param(
-                    prim,
-                    "window_dilation",
-                    "select_and_scatter_add takes no dilation",
-                ));
-            }
-            let want = reduced_shape(prim, w, &x.shape)?;
-            if s.dtype != x.dtype || s.shape != want {
-                return Err(Error::shape(
-                    prim,
-                    &[&s.shape, &x.shape],
-                    format!(
-                        "source must have the operand's dtype and its windowed shape {}",
-                        crate::error::format_shape(&want)
-                    ),
-                ));
-            }
-            Ok(vec![Aval::new(x.shape.clone(), x.dtype)])
-        }
-        _ => Err(Error::Arity {
-            prim,
-            expected: if matches!(op, WindowOp::Reduce { .. }) {
-                1
-            } else {
-                2
-            },
-            got: ins.len(),
-        }),
     }
 }
 
@@ -732,96 +574,10 @@ fn compute(op: &WindowOp, args: &[&HostArray], out: &Aval) -> Result<Buffer> {
     })
 }
 
-/// Evaluates the primitive (half floats compute in f32 and round once).
-pub fn kernel(op: &WindowOp, args: &[&HostArray], out: Aval) -> Result<HostArray> {
-    if matches!(out.dtype, DType::F16 | DType::BF16) {
-        let wide: Vec<HostArray> = args
-            .iter()
-            .map(|a| convert(a, DType::F32))
-            .collect::<Result<_>>()?;
-        let refs: Vec<&HostArray> = wide.iter().collect();
-        let wide_out = Aval::new(out.shape.clone(), DType::F32);
-        let r = HostArray::new(out.shape.clone(), compute(op, &refs, &wide_out)?)?;
-        return convert(&r, out.dtype);
-    }
-    HostArray::new(out.shape.clone(), compute(op, args, &out)?)
-}
-
-/// `kernel` for the evaluator, given the shape rule's output aval.
-pub fn eval(op: &WindowOp, args: &[&HostArray], out: Option<&Aval>) -> Result<Buffer> {
-    let out = out.cloned().ok_or(Error::Arity {
-        prim: op.name(),
-        expected: 1,
-        got: 0,
-    })?;
-    Ok(kernel(op, args, out)?.into_buffer())
-}
-
 // ----------------------------------------------------------------- rules
-
-fn family(p: &Primitive) -> Result<&WindowOp> {
-    match p {
-        Primitive::Window(op) => Ok(op),
-        other => Err(Error::InvalidArgument(format!(
-            "window rule applied to {}",
-            other.name()
-        ))),
-    }
-}
 
 fn emit(b: &mut Builder, op: WindowOp, ins: Vec<Atom>) -> Result<Atom> {
     b.add_eqn1(Primitive::Window(Box::new(op)), ins)
-}
-
-fn arity(p: &Primitive, n: usize, got: usize) -> Error {
-    Error::Arity {
-        prim: p.name(),
-        expected: n,
-        got,
-    }
-}
-
-pub(crate) fn jvp_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    let op = family(p)?.clone();
-    let z = emit(b, op.clone(), xs.to_vec())?;
-    if !b.aval(&z)?.dtype.is_float() {
-        return Ok((vec![z], vec![None]));
-    }
-    let t = match (&op, xs, ts) {
-        (WindowOp::Reduce { op: r, w }, [x], [t]) => match (r, t) {
-            (_, None) => None,
-            (WindowReduce::Sum, Some(t)) => Some(emit(b, op.clone(), vec![t.clone()])?),
-            (WindowReduce::Max | WindowReduce::Min, Some(t)) => {
-                let select = if *r == WindowReduce::Max {
-                    Select::Ge
-                } else {
-                    Select::Le
-                };
-                let g = WindowOp::SelectAndGatherAdd {
-                    select,
-                    w: w.clone(),
-                };
-                Some(emit(b, g, vec![t.clone(), x.clone()])?)
-            }
-        },
-        // Linear in the first operand; the selection is piecewise constant
-        // in the operand.
-        (
-            WindowOp::SelectAndGatherAdd { .. } | WindowOp::SelectAndScatterAdd { .. },
-            [_, x],
-            [t, _],
-        ) => match t {
-            Some(t) => Some(emit(b, op.clone(), vec![t.clone(), x.clone()])?),
-            None => None,
-        },
-        _ => return Err(arity(p, xs.len(), ts.len())),
-    };
-    Ok((vec![z], vec![t]))
 }
 
 fn t_reduce_window_sum(b: &mut Builder, w: &WindowParams, ct: Atom, x: &Aval) -> Result<Atom> {
@@ -856,80 +612,302 @@ fn t_reduce_window_sum(b: &mut Builder, w: &WindowParams, ct: Atom, x: &Aval) ->
     emit(b, op, vec![padded])
 }
 
-pub(crate) fn transpose_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    let op = family(p)?;
-    let Some(Some(ct)) = cts.first() else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let name = op.name();
-    match (op, ops) {
-        (
+impl Family for WindowOp {
+    const NAMES: &'static [&'static str] = &NAMES;
+
+    fn name(&self) -> &'static str {
+        match self {
             WindowOp::Reduce {
+                op: WindowReduce::Sum,
+                ..
+            } => "reduce_window_sum",
+            WindowOp::Reduce {
+                op: WindowReduce::Max,
+                ..
+            } => "reduce_window_max",
+            WindowOp::Reduce {
+                op: WindowReduce::Min,
+                ..
+            } => "reduce_window_min",
+            WindowOp::SelectAndGatherAdd { .. } => "select_and_gather_add",
+            WindowOp::SelectAndScatterAdd { .. } => "select_and_scatter_add",
+        }
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        let w = self.geometry();
+        let ints = |v: &[usize]| {
+            Param::Ints(
+                v.iter()
+                    .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+                    .collect(),
+            )
+        };
+        let padding = Param::Tuple(
+            w.padding
+                .iter()
+                .map(|&(lo, hi)| Param::Ints(vec![lo, hi]))
+                .collect(),
+        );
+        let mut out: ParamList = Vec::new();
+        match self {
+            WindowOp::SelectAndGatherAdd { select, .. }
+            | WindowOp::SelectAndScatterAdd { select, .. } => {
+                out.push(("select_prim", Param::Str(select.name().into())));
+            }
+            WindowOp::Reduce { .. } => {}
+        }
+        out.push(("window_dimensions", ints(&w.window_dimensions)));
+        out.push(("window_strides", ints(&w.window_strides)));
+        out.push(("padding", padding));
+        if !matches!(self, WindowOp::SelectAndScatterAdd { .. }) {
+            out.push(("base_dilation", ints(&w.base_dilation)));
+            out.push(("window_dilation", ints(&w.window_dilation)));
+        }
+        out
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<WindowOp>> {
+        let params = params.list();
+        let Some(prim) = NAMES.iter().copied().find(|n| *n == name) else {
+            return Ok(None);
+        };
+        let w = geometry(prim, params)?;
+        let op = match prim {
+            "reduce_window_sum" => WindowOp::Reduce {
                 op: WindowReduce::Sum,
                 w,
             },
-            [Operand::Linear(x)],
-        ) => Ok(vec![Some(t_reduce_window_sum(b, w, ct.clone(), x)?)]),
-        (WindowOp::SelectAndGatherAdd { select, w }, [Operand::Linear(_), Operand::Known(x)]) => {
-            if !w.undilated() {
-                return Err(Error::NotImplemented(format!(
-                    "{name}: transposing a dilated select_and_gather_add (the gradient of a \
-                     dilated max/min reduce_window) is not implemented"
-                )));
-            }
-            let s = WindowOp::SelectAndScatterAdd {
-                select: *select,
-                w: w.clone(),
-            };
-            Ok(vec![Some(emit(b, s, vec![ct.clone(), x.clone()])?), None])
-        }
-        (WindowOp::SelectAndScatterAdd { select, w }, [Operand::Linear(_), Operand::Known(x)]) => {
-            let g = WindowOp::SelectAndGatherAdd {
-                select: *select,
-                w: w.clone(),
-            };
-            Ok(vec![Some(emit(b, g, vec![ct.clone(), x.clone()])?), None])
-        }
-        _ => Err(super::transpose::not_linear_error(name, "")),
+            "reduce_window_max" => WindowOp::Reduce {
+                op: WindowReduce::Max,
+                w,
+            },
+            "reduce_window_min" => WindowOp::Reduce {
+                op: WindowReduce::Min,
+                w,
+            },
+            "select_and_gather_add" => WindowOp::SelectAndGatherAdd {
+                select: select_param(prim, params)?,
+                w,
+            },
+            _ => WindowOp::SelectAndScatterAdd {
+                select: select_param(prim, params)?,
+                w,
+            },
+        };
+        Ok(Some(op))
     }
-}
 
-pub(crate) fn batch_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    let op = family(p)?;
-    if dims.iter().all(Option::is_none) {
-        return Ok((vec![emit(b, op.clone(), ins.to_vec())?], vec![None]));
-    }
-    let mut front = Vec::with_capacity(ins.len());
-    for (x, d) in ins.iter().zip(dims) {
-        front.push(match d {
-            Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
-            None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<WindowOp> {
+        let w = WindowParams::simple(vec![2], vec![1]);
+        let mut out: Vec<WindowOp> = [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Min]
+            .into_iter()
+            .map(|op| WindowOp::Reduce { op, w: w.clone() })
+            .collect();
+        out.push(WindowOp::SelectAndGatherAdd {
+            select: Select::Ge,
+            w: w.clone(),
         });
+        out.push(WindowOp::SelectAndScatterAdd {
+            select: Select::Ge,
+            w,
+        });
+        out
     }
-    let lifted = match op {
-        WindowOp::Reduce { op, w } => WindowOp::Reduce {
-            op: *op,
-            w: w.with_leading_axis(),
-        },
-        WindowOp::SelectAndGatherAdd { select, w } => WindowOp::SelectAndGatherAdd {
-            select: *select,
-            w: w.with_leading_axis(),
-        },
-        WindowOp::SelectAndScatterAdd { select, w } => WindowOp::SelectAndScatterAdd {
-            select: *select,
-            w: w.with_leading_axis(),
-        },
-    };
-    Ok((vec![emit(b, lifted, front)?], vec![Some(0)]))
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let prim = self.name();
+        match (self, ins) {
+            (WindowOp::Reduce { w, .. }, [x]) => {
+                numeric(prim, x)?;
+                let shape = reduced_shape(prim, w, &x.shape)?;
+                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+            }
+            (WindowOp::SelectAndGatherAdd { w, .. }, [t, x]) => {
+                numeric(prim, x)?;
+                if t.dtype != x.dtype || t.shape != x.shape {
+                    return Err(Error::shape(
+                        prim,
+                        &[&t.shape, &x.shape],
+                        format!(
+                            "tangents and operand must have one shape and dtype; got dtypes {} and {}",
+                            t.dtype, x.dtype
+                        ),
+                    ));
+                }
+                Ok(vec![Aval::new(reduced_shape(prim, w, &x.shape)?, x.dtype)])
+            }
+            (WindowOp::SelectAndScatterAdd { w, .. }, [s, x]) => {
+                numeric(prim, x)?;
+                if !w.undilated() {
+                    return Err(Error::param(
+                        prim,
+                        "window_dilation",
+                        "select_and_scatter_add takes no dilation",
+                    ));
+                }
+                let want = reduced_shape(prim, w, &x.shape)?;
+                if s.dtype != x.dtype || s.shape != want {
+                    return Err(Error::shape(
+                        prim,
+                        &[&s.shape, &x.shape],
+                        format!(
+                            "source must have the operand's dtype and its windowed shape {}",
+                            crate::error::format_shape(&want)
+                        ),
+                    ));
+                }
+                Ok(vec![Aval::new(x.shape.clone(), x.dtype)])
+            }
+            _ => Err(Error::Arity {
+                prim,
+                expected: if matches!(self, WindowOp::Reduce { .. }) {
+                    1
+                } else {
+                    2
+                },
+                got: ins.len(),
+            }),
+        }
+    }
+
+    /// Half floats compute in f32 and round once.
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let out = single_out(self.name(), outs)?;
+        if matches!(out.dtype, DType::F16 | DType::BF16) {
+            let wide: Vec<HostArray> = args
+                .iter()
+                .map(|a| convert(a, DType::F32))
+                .collect::<Result<_>>()?;
+            let refs: Vec<&HostArray> = wide.iter().collect();
+            let wide_out = Aval::new(out.shape.clone(), DType::F32);
+            let r = HostArray::new(out.shape.clone(), compute(self, &refs, &wide_out)?)?;
+            return Ok(vec![convert(&r, out.dtype)?]);
+        }
+        Ok(vec![HostArray::new(
+            out.shape.clone(),
+            compute(self, args, &out)?,
+        )?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let op = self.clone();
+        let z = emit(b, op.clone(), xs.to_vec())?;
+        if !b.aval(&z)?.dtype.is_float() {
+            return Ok((vec![z], vec![None]));
+        }
+        let t = match (&op, xs, ts) {
+            (WindowOp::Reduce { op: r, w }, [x], [t]) => match (r, t) {
+                (_, None) => None,
+                (WindowReduce::Sum, Some(t)) => Some(emit(b, op.clone(), vec![t.clone()])?),
+                (WindowReduce::Max | WindowReduce::Min, Some(t)) => {
+                    let select = if *r == WindowReduce::Max {
+                        Select::Ge
+                    } else {
+                        Select::Le
+                    };
+                    let g = WindowOp::SelectAndGatherAdd {
+                        select,
+                        w: w.clone(),
+                    };
+                    Some(emit(b, g, vec![t.clone(), x.clone()])?)
+                }
+            },
+            // Linear in the first operand; the selection is piecewise constant
+            // in the operand.
+            (
+                WindowOp::SelectAndGatherAdd { .. } | WindowOp::SelectAndScatterAdd { .. },
+                [_, x],
+                [t, _],
+            ) => match t {
+                Some(t) => Some(emit(b, op.clone(), vec![t.clone(), x.clone()])?),
+                None => None,
+            },
+            _ => return Err(arity_error(self.name(), xs.len(), ts.len())),
+        };
+        Ok((vec![z], vec![t]))
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let op = self;
+        let Some(Some(ct)) = cts.first() else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let name = op.name();
+        match (op, ops) {
+            (
+                WindowOp::Reduce {
+                    op: WindowReduce::Sum,
+                    w,
+                },
+                [Operand::Linear(x)],
+            ) => Ok(vec![Some(t_reduce_window_sum(b, w, ct.clone(), x)?)]),
+            (
+                WindowOp::SelectAndGatherAdd { select, w },
+                [Operand::Linear(_), Operand::Known(x)],
+            ) => {
+                if !w.undilated() {
+                    return Err(Error::NotImplemented(format!(
+                        "{name}: transposing a dilated select_and_gather_add (the gradient of a \
+                         dilated max/min reduce_window) is not implemented"
+                    )));
+                }
+                let s = WindowOp::SelectAndScatterAdd {
+                    select: *select,
+                    w: w.clone(),
+                };
+                Ok(vec![Some(emit(b, s, vec![ct.clone(), x.clone()])?), None])
+            }
+            (
+                WindowOp::SelectAndScatterAdd { select, w },
+                [Operand::Linear(_), Operand::Known(x)],
+            ) => {
+                let g = WindowOp::SelectAndGatherAdd {
+                    select: *select,
+                    w: w.clone(),
+                };
+                Ok(vec![Some(emit(b, g, vec![ct.clone(), x.clone()])?), None])
+            }
+            _ => Err(super::transpose::not_linear_error(name, "")),
+        }
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let op = self;
+        if dims.iter().all(Option::is_none) {
+            return Ok((vec![emit(b, op.clone(), ins.to_vec())?], vec![None]));
+        }
+        let mut front = Vec::with_capacity(ins.len());
+        for (x, d) in ins.iter().zip(dims) {
+            front.push(match d {
+                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
+                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
+            });
+        }
+        let lifted = match op {
+            WindowOp::Reduce { op, w } => WindowOp::Reduce {
+                op: *op,
+                w: w.with_leading_axis(),
+            },
+            WindowOp::SelectAndGatherAdd { select, w } => WindowOp::SelectAndGatherAdd {
+                select: *select,
+                w: w.with_leading_axis(),
+            },
+            WindowOp::SelectAndScatterAdd { select, w } => WindowOp::SelectAndScatterAdd {
+                select: *select,
+                w: w.with_leading_axis(),
+            },
+        };
+        Ok((vec![emit(b, lifted, front)?], vec![Some(0)]))
+    }
 }

@@ -5,7 +5,7 @@
 //! `axis_size`, at `d`), `None` otherwise. Unbatched values stay unbatched
 //! (no broadcast unless a rule needs one), equations with no batched operand
 //! are copied unchanged, batched ones go through the primitive's batching
-//! rule ([`crate::prims::batch::batch_rule`]), which moves batch dims only
+//! rule ([`crate::prims::Primitive::batch`]), which moves batch dims only
 //! where it must. Outputs are moved (or broadcast) to the requested dims at
 //! the end. Consts stay consts.
 //!
@@ -20,7 +20,7 @@
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, ClosedJaxpr};
-use crate::prims::batch::{add_batch_axis, batch_rule, insert_axis, move_axis};
+use crate::prims::batch::{add_batch_axis, insert_axis, move_axis};
 use crate::prims::collective::mentions_axis;
 use std::cell::RefCell;
 
@@ -205,8 +205,7 @@ fn batch_impl(
             (vs.into_iter().map(Atom::Var).collect(), vec![None; n])
         } else {
             let start = b.num_eqns();
-            let rule = batch_rule(&eqn.prim)?;
-            let r = rule(&eqn.prim, &mut b, &ins, &dims, axis_size)?;
+            let r = eqn.prim.batch(&mut b, &ins, &dims, axis_size)?;
             b.set_source_since(start, &eqn.source.0);
             r
         };

@@ -11,7 +11,6 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Var};
-use crate::prims::jvp::jvp_rule;
 
 /// The type of the tangent of a value of type `aval`: the same for floats,
 /// float0 (no data) for integer, bool and float0 values.
@@ -112,8 +111,7 @@ pub fn jvp_jaxpr(
             }
             continue;
         }
-        let rule = jvp_rule(&eqn.prim)?;
-        let (pouts, touts) = rule(&eqn.prim, &mut b, &ins, &ts)?;
+        let (pouts, touts) = eqn.prim.jvp(&mut b, &ins, &ts)?;
         if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
             return Err(Error::Arity {
                 prim: eqn.prim.name(),

@@ -14,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, ClosedJaxpr, Eqn, Var};
 use crate::prims::rules::Operand;
-use crate::prims::transpose::transpose_rule;
 use crate::prims::BinaryOp;
 
 fn slot<T>(env: &mut [T], v: Var) -> Result<&mut T> {
@@ -132,8 +131,7 @@ pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> 
                 _ => Ok(Operand::Known(read(&fwd, a)?)),
             })
             .collect::<Result<Vec<_>>>()?;
-        let rule = transpose_rule(&eqn.prim)?;
-        let res = rule(&eqn.prim, &mut b, &cts, &ops)?;
+        let res = eqn.prim.transpose(&mut b, &cts, &ops)?;
         if res.len() != eqn.inputs.len() {
             return Err(Error::Arity {
                 prim: eqn.prim.name(),

@@ -1,0 +1,226 @@
+//! The one trait a primitive family implements.
+//!
+//! A family is a params type (an op table such as [`super::window::WindowOp`]
+//! or a params struct such as [`super::gather::GatherParams`]) that knows
+//! everything about its primitives, in the family's own file: names, params
+//! to and from the generic [`Param`] tree, display, the shape rule, the CPU
+//! kernel and the three transformation rules. Every method is required, so a
+//! family without a rule does not compile. Rules receive the family's own
+//! params (`&self`), never the whole [`Primitive`]: there is nothing to
+//! re-match and no "wrong rule" case.
+//!
+//! The [`Primitive`] enum and its dispatch are generated from one list
+//! (`primitives!` in `prims/mod.rs`); a boxed family (`Box<GatherParams>`,
+//! kept small in the enum) forwards through the blanket impl below.
+
+use super::params::{Lookup, ParamList};
+use super::Primitive;
+use crate::array::HostArray;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
+
+/// What a JVP rule returns: primal outputs and their tangents (`None`: a
+/// symbolic zero).
+pub type JvpOut = Result<(Vec<Atom>, Vec<Option<Atom>>)>;
+
+/// What a transpose rule returns: one entry per operand, the cotangent of a
+/// linear operand (`None`: zero) or `None` for a known operand.
+pub type TransposeOut = Result<Vec<Option<Atom>>>;
+
+/// What a batch rule returns: outputs and their batch dims (`None`:
+/// unbatched).
+pub type BatchOut = Result<(Vec<Atom>, Vec<Option<usize>>)>;
+
+/// An operand of an equation being transposed: a known (non-linear) value,
+/// or a linear one of which only the type is known.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    Known(Atom),
+    Linear(Aval),
+}
+
+impl Operand {
+    pub fn is_linear(&self) -> bool {
+        matches!(self, Operand::Linear(_))
+    }
+}
+
+/// A primitive family: its params and every rule of its primitives.
+pub trait Family: Sized {
+    /// The `jax.lax` name of every primitive of the family.
+    const NAMES: &'static [&'static str];
+
+    /// The name of this primitive.
+    fn name(&self) -> &'static str;
+
+    /// Whether `bind` returns a list (JAX's `multiple_results`).
+    fn multiple_results(&self) -> bool;
+
+    /// The effect an equation of this primitive has.
+    fn effect(&self) -> Effect;
+
+    /// The params JAX shows, in JAX's order.
+    fn params(&self) -> ParamList;
+
+    /// Rebuilds a primitive of this family from its name and params; `None`
+    /// for a name of another family.
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Self>>;
+
+    /// Adjusts the params for the human-readable printer (JAX prints some
+    /// params in a form other than their value, e.g. dimension numbers).
+    fn display_params(&self, params: &mut ParamList);
+
+    /// One representative instance per primitive (params arbitrary but
+    /// valid), for coverage listings.
+    fn examples() -> Vec<Self>;
+
+    /// Shape rule: output avals for operands of avals `ins`, rejecting bad
+    /// operands with an error naming the primitive.
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>>;
+
+    /// Reference CPU kernel. `outs` are the avals the shape rule gave (the
+    /// caller checks the results against them).
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>>;
+
+    /// JVP rule: emit primal and tangent outputs for primal operands and
+    /// their tangents (`None`: symbolic zero).
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut;
+
+    /// Transpose rule: given output cotangents (`None`: zero; at least one
+    /// present) and the operands, the cotangent of each linear operand.
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut;
+
+    /// Batch rule: emit the batched equation(s) for operands with batch dims
+    /// `dims` (`None`: unbatched) of mapped size `size`.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        size: usize,
+    ) -> BatchOut;
+}
+
+/// A boxed family is the family (the enum boxes large params).
+impl<F: Family> Family for Box<F> {
+    const NAMES: &'static [&'static str] = F::NAMES;
+    fn name(&self) -> &'static str {
+        F::name(self)
+    }
+    fn multiple_results(&self) -> bool {
+        F::multiple_results(self)
+    }
+    fn effect(&self) -> Effect {
+        F::effect(self)
+    }
+    fn params(&self) -> ParamList {
+        F::params(self)
+    }
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Self>> {
+        Ok(F::from_params(name, params)?.map(Box::new))
+    }
+    fn display_params(&self, params: &mut ParamList) {
+        F::display_params(self, params)
+    }
+    fn examples() -> Vec<Self> {
+        F::examples().into_iter().map(Box::new).collect()
+    }
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        F::abstract_eval(self, ins)
+    }
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        F::kernel(self, args, outs)
+    }
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        F::jvp(self, b, primals, tangents)
+    }
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut {
+        F::transpose(self, b, cts, operands)
+    }
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        size: usize,
+    ) -> BatchOut {
+        F::batch(self, b, operands, dims, size)
+    }
+}
+
+// ------------------------------------------------------------ shared helpers
+// The `deflinear`/`defbroadcasting` equivalents families build their rules
+// from.
+
+/// `Error::Arity` for primitive `prim`.
+pub fn arity_error(prim: &'static str, expected: usize, got: usize) -> Error {
+    Error::Arity {
+        prim,
+        expected,
+        got,
+    }
+}
+
+/// The operands as a fixed-size array, or `Error::Arity`.
+pub fn operands<'a, T, const N: usize>(prim: &'static str, xs: &'a [T]) -> Result<&'a [T; N]> {
+    xs.try_into().map_err(|_| arity_error(prim, N, xs.len()))
+}
+
+/// The single output of a kernel whose shape rule gave one aval.
+pub fn single_out(prim: &'static str, outs: Vec<Aval>) -> Result<Aval> {
+    let n = outs.len();
+    let mut it = outs.into_iter();
+    match (it.next(), it.next()) {
+        (Some(a), None) => Ok(a),
+        _ => Err(arity_error(prim, 1, n)),
+    }
+}
+
+/// Emits one equation of `family` and returns its single output.
+pub fn emit1<F: Family>(b: &mut Builder, family: F, ins: Vec<Atom>) -> Result<Atom>
+where
+    Primitive: From<F>,
+{
+    b.add_eqn1(Primitive::from(family), ins)
+}
+
+/// Emits one equation of `family` and returns its outputs.
+pub fn emit<F: Family>(b: &mut Builder, family: F, ins: Vec<Atom>) -> Result<Vec<Atom>>
+where
+    Primitive: From<F>,
+{
+    let outs = b.add_eqn(Primitive::from(family), ins, None)?;
+    Ok(outs.into_iter().map(Atom::Var).collect())
+}
+
+/// JVP of a primitive with a zero derivative (integer results, indices,
+/// piecewise-constant functions): the primal outputs with zero tangents.
+pub fn jvp_zero<F: Family + Clone>(
+    family: &F,
+    b: &mut Builder,
+    primals: &[Atom],
+    _tangents: &[Option<Atom>],
+) -> JvpOut
+where
+    Primitive: From<F>,
+{
+    let outs = emit(b, family.clone(), primals.to_vec())?;
+    let zeros = vec![None; outs.len()];
+    Ok((outs, zeros))
+}
+
+/// Transpose rule of a primitive that is never linear in any operand.
+pub fn transpose_not_linear(prim: &'static str) -> TransposeOut {
+    Err(super::transpose::not_linear_error(prim, ""))
+}
