@@ -191,8 +191,8 @@ def test_jit_matches_eager(rec, dtype, case):
 
 
 # ----------------------------------------------------------------- transform hooks
-# Each hook receives (record, dtype, case) and either checks or skips. Later
-# issues replace the placeholder bodies; a hook must never pass vacuously.
+# Each hook receives (record, dtype, case) and either checks or skips (saying
+# why); a hook must never pass vacuously.
 
 
 def _fd_close(got, want, what, rtol=1e-5, atol=1e-7):

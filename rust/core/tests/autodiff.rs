@@ -1266,7 +1266,7 @@ fn transformed_programs_round_trip_through_canonical_text() {
     rt(&v.bwd);
 }
 
-// ------------------------------------------------- issue 3: new primitives
+// ------------ stop_gradient, products at zeros, scans, reductions, clamp
 
 #[test]
 fn stop_gradient_has_zero_derivative() {
@@ -1331,7 +1331,7 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
 }
 
 #[test]
-fn new_differentiable_primitives_full_check() {
+fn scans_prod_min_and_clamp_full_check() {
     use microjax::prims::CumOp;
     let mut rng = Rng::new(901);
     for op in [

@@ -1023,10 +1023,10 @@ fn source_info_is_kept() {
     }
 }
 
-// ------------------------------------------------- issue 3: new primitives
+// -------------------- arg, scans, stop_gradient, is_finite, round, clamp
 
 #[test]
-fn new_primitives_batch() {
+fn arg_scans_rounding_and_clamp_batch() {
     use microjax::prims::{ArgOp, CumOp, RoundingMethod};
     for axis in [0, 1] {
         for op in [ArgOp::Argmax, ArgOp::Argmin] {

@@ -1362,10 +1362,10 @@ fn bf16_and_f16_bitwise_sanity() {
     );
 }
 
-// ------------------------------------------------- issue 3: new primitives
+// ------------ integer ops, rounding, nextafter, clamp, scans, reductions
 
 #[test]
-fn new_integer_ops_follow_xla() {
+fn integer_ops_follow_xla() {
     use microjax::prims::ArgOp;
     // rem: truncated, x % 0 = x, MIN % -1 = 0.
     let x = arr(&[5], vec![7i8, -7, 7, 5, i8::MIN]);
@@ -1414,7 +1414,7 @@ fn new_integer_ops_follow_xla() {
 }
 
 #[test]
-fn new_float_ops_values() {
+fn rounding_clamp_scan_and_reduction_values() {
     use microjax::prims::{CumOp, RoundingMethod};
     let x = arr(&[4], vec![-2.5f32, -0.5, 0.5, 2.5]);
     let away = run(
@@ -1482,7 +1482,7 @@ fn new_float_ops_values() {
     assert_eq!(scan(CumOp::Prod, false), vec![1.0, 3.0, 6.0, 4.0, 0.0, 0.0]);
     let lse = scan(CumOp::Logsumexp, false);
     assert!((lse[1] - (1f32.exp() + 3f32.exp()).ln()).abs() < 1e-6);
-    // reductions of the new kinds.
+    // prod, min and bitwise-and reductions.
     let red = |op| run(Primitive::Reduce { op, axes: vec![1] }, &[&m]);
     assert_eq!(f32s(&red(ReduceOp::Prod)), vec![6.0, 0.0]);
     assert_eq!(f32s(&red(ReduceOp::Min)), vec![1.0, 0.0]);
