@@ -203,7 +203,7 @@ def setup_first_call(name, fw):
     return ns, "fresh()(x, w, b)"
 
 
-# -- transformations (issues 4 and 5) -----------------------------------------
+# -- transformations -----------------------------------------------------------
 
 
 def _sincos_f(np_like):
@@ -301,7 +301,7 @@ def setup_per_example_grads(name, fw):
         return ns, "f(w, xs, ys)"
 
 
-# -- control flow (issue 6) -----------------------------------------------------
+# -- control flow ---------------------------------------------------------------
 
 
 def _scan_data():
@@ -354,7 +354,7 @@ def setup_scan_compile(name, fw):
     return ns, "fresh()(w, c)"
 
 
-# -- compiled executor (issue 7) ----------------------------------------------
+# -- compiled executor ----------------------------------------------------------
 
 
 def _ew_f(np_like):
@@ -821,13 +821,14 @@ def render(all_results, fws, info):
         "  eager grad stages without source lines (finding the user's frame materializes",
         "  Python frames), and the traced program is lifted, transformed (cached by",
         "  structure) and run as one forward+backward `value_and_grad` program in one Rust",
-        "  call. Session 8: 88-150 µs -> 35-60 µs. Session 9: `Tracer` is a Rust class;",
-        "  float arithmetic on the tracers of an eager AD trace (jnp unary functions,",
+        "  call (this staging took the row from 88-150 µs to 35-60 µs). `Tracer` is a Rust",
+        "  class; float arithmetic on the tracers of an eager AD trace (jnp unary functions,",
         "  `+ - * /` of one aval) is staged and recorded in Rust with no Python frame; `grad`",
         "  with an int argnums is a Rust `GradFunction` that enters the trace, calls `f`,",
         "  builds and runs the program itself; the transform cache is probed by a one-pass",
-        "  key with no copy of the program; a tracer<->trace reference cycle the collector",
-        "  could not see (a leak of every eager trace) is fixed. 35-60 µs -> 16-23 µs.",
+        "  key with no copy of the program; eager traces hold no tracer<->trace reference",
+        "  cycle (one the collector could not see leaked every trace). With the tracer in",
+        "  Rust the row went from 35-60 µs to 16-23 µs.",
         "- Un-jitted hessian: the programs nested transforms produce run under the outer",
         "  batch/AD trace by partial evaluation (the part reading none of its tracers runs",
         "  below, the rest is spliced in one call) instead of being replayed equation by",
@@ -857,7 +858,7 @@ def render(all_results, fws, info):
         "    per-chunk gathers of the inputs: not yet profiled after the native-f32 kernels.",
         "  - MLP train step and the small `tanh(x @ w + b)`: at parity with NumPy, on either",
         "    side of it from run to run on this shared machine (train step between 0.98x and",
-        "    1.32x over this session's full runs, 1.00x and 1.11x in two reruns of that row",
+        "    1.32x over several full runs, 1.00x and 1.11x in two reruns of that row",
         "    alone). GEMM (gemm crate) dominates; the buffer pool is neutral here (2.80 -> 2.75",
         "    and 4.14 -> 4.15 ms off/on; glibc already reuses freed blocks under 32 MiB). Peak",
         *mem_lines,

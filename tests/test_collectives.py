@@ -40,7 +40,7 @@ def test_reductions_over_the_axis(n):
     close(vm(lambda v: lax.pmean(v, "i")), np.broadcast_to(x.mean(0), x.shape))
     close(vm(lambda v: lax.pmax(v, "i")), np.broadcast_to(x.max(0), x.shape))
     close(vm(lambda v: lax.pmin(v, "i")), np.broadcast_to(x.min(0), x.shape))
-    # The example: x / psum(x).
+    # Normalizing over the axis: x / psum(x).
     close(vm(lambda v: v / lax.psum(v, "i")), x / x.sum(0))
 
 

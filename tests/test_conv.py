@@ -1,5 +1,5 @@
 """Convolutions and windowed reductions beyond the operator table
-(tests/op_table_conv.py holds the value / jit / grad / vmap records):
+(tests/op_table/conv.py holds the value / jit / grad / vmap records):
 SAME shapes for every stride, layouts and dimension numbers, nested
 transforms, max-pool tie-breaking, preferred_element_type, errors with
 JAX's exception types, and the CNN example's loss going down."""
@@ -13,8 +13,7 @@ import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import lax
 
-import op_table  # noqa: F401  (op_table imports op_table_conv at its end)
-from op_table_conv import conv_ref, window_ref
+from op_table.conv import conv_ref, window_ref
 
 
 def _rand(*shape, seed=0, dtype=np.float32):

@@ -2,7 +2,7 @@
 indexing lowers to (one gather / one scatter, also under vmap), gradients with
 repeated indices, JAX's default modes, the params round trip through
 `eqn.params`, and errors. Values, jit, FD gradients and vmap of every record
-are in tests/op_table_gather.py."""
+are in tests/op_table/gather.py."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
 """The operator table covers the public surface: every public callable of the
-array modules and every primitive has a record (tests/op_table*.py), or an
+array modules and every primitive has a record (tests/op_table/), or an
 entry in EXEMPT saying why the table does not apply. EXEMPT itself must name
 things that exist, so it cannot outlive the API it excuses.
 
@@ -91,7 +91,7 @@ def public_callables():
 
 def covered_names():
     """Public names with a record: the record's path, and its name without the `[variant]`."""
-    return {rec.dotted for rec in ot.OP_RECORDS} | {rec.name.split("[")[0] for rec in ot.OP_RECORDS}
+    return {rec.dotted for rec in ot.RECORDS} | {rec.name.split("[")[0] for rec in ot.RECORDS}
 
 
 def test_every_public_callable_has_a_record():
@@ -130,7 +130,7 @@ def test_exemptions_are_not_also_recorded():
 
 def table_figures():
     """Records, cases and generated checks of each tier (for the README)."""
-    recs = ot.OP_RECORDS
+    recs = ot.RECORDS
     prims = microjax_rs._core.primitive_names()
     figures = {"records": len(recs), "public callables with records": len(public_callables() - set(EXEMPT)),
                "public callables exempt": len(EXEMPT),

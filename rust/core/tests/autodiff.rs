@@ -21,49 +21,19 @@ use microjax::transforms::{
 };
 use microjax::Error;
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, HostArray,
-    Primitive, ReduceOp, Scalar, UnaryOp,
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, HostArray, Primitive,
+    ReduceOp, Scalar, UnaryOp,
 };
 use std::sync::Arc;
 
+mod common;
+use common::{build, dot_general, f64_arc, f64s, f64v, inner, Rng};
+
 // ------------------------------------------------------------- helpers
-
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> f64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-    fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
-    }
-}
-
-fn arr(shape: &[usize], v: Vec<f64>) -> Arc<HostArray> {
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F64(v)).unwrap())
-}
 
 fn rand_arr(rng: &mut Rng, shape: &[usize], lo: f64, hi: f64) -> Arc<HostArray> {
     let n = shape.iter().product();
-    arr(shape, rng.vec(n, lo, hi))
-}
-
-fn f64s(a: &HostArray) -> Vec<f64> {
-    match a.buffer() {
-        Buffer::F64(v) => v.clone(),
-        other => panic!("expected f64, got {:?}", other.dtype()),
-    }
+    f64_arc(shape, rng.vec(n, lo, hi))
 }
 
 fn is_f64(a: &HostArray) -> bool {
@@ -72,23 +42,6 @@ fn is_f64(a: &HostArray) -> bool {
 
 fn run(j: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Vec<Arc<HostArray>> {
     eval_closed(j, args).unwrap()
-}
-
-fn f64_aval(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F64)
-}
-
-/// Builds a program from input avals and a body.
-fn build(ins: &[Aval], f: impl FnOnce(&mut Builder, &[Atom]) -> Vec<Atom>) -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let xs: Vec<Atom> = ins
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
-        .collect();
-    let outs = f(&mut b, &xs);
-    let j = b.build(outs).unwrap();
-    typecheck(&j).unwrap();
-    j
 }
 
 fn un(b: &mut Builder, op: UnaryOp, x: &Atom) -> Atom {
@@ -130,14 +83,10 @@ fn axpy(x: &Arc<HostArray>, t: Option<&Arc<HostArray>>, h: f64) -> Arc<HostArray
                 .zip(f64s(t))
                 .map(|(a, b)| a + h * b)
                 .collect();
-            arr(x.shape(), v)
+            f64_arc(x.shape(), v)
         }
         None => x.clone(),
     }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 fn close(a: f64, b: f64, rtol: f64) -> bool {
@@ -283,13 +232,13 @@ fn check_vjp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
     let mut lhs = 0.0;
     for k in 0..m {
         if let Some(t) = &tans[k] {
-            lhs += dot(&f64s(&cs[k]), t);
+            lhs += inner(&f64s(&cs[k]), t);
         }
     }
     let mut rhs = 0.0;
     for (ct, t) in cts.iter().zip(ts.iter().flatten()) {
         assert_eq!(ct.shape(), t.shape());
-        rhs += dot(&f64s(ct), &f64s(t));
+        rhs += inner(&f64s(ct), &f64s(t));
     }
     assert!(
         close(lhs, rhs, 1e-10),
@@ -365,7 +314,7 @@ fn unary_primitives() {
         if !op.accepts(DType::F64) {
             continue;
         }
-        let f = build(&[f64_aval(&[4])], |b, x| vec![un(b, op, &x[0])]);
+        let f = build(&[f64v(&[4])], |b, x| vec![un(b, op, &x[0])]);
         let mut rng = Rng::new(100 + i as u64);
         // Inside each op's domain: positive and away from 0 (log, sqrt, and
         // the kinks of abs/sign), below 1 for asin/acos/atanh/erf_inv, above
@@ -404,7 +353,7 @@ fn unary_primitives() {
             v[1] = -v[1];
             v[3] = -v[3];
         }
-        check_all(&f, &[arr(&[4], v)], 7 + i as u64);
+        check_all(&f, &[f64_arc(&[4], v)], 7 + i as u64);
     }
 }
 
@@ -426,11 +375,11 @@ fn unary_derivative_values() {
         (UnaryOp::Sign, 0.0),
     ];
     for (op, want) in cases {
-        let f = build(&[f64_aval(&[])], |b, xs| vec![un(b, op, &xs[0])]);
+        let f = build(&[f64v(&[])], |b, xs| vec![un(b, op, &xs[0])]);
         let v = vjp_jaxpr(&f, &[true]).unwrap();
-        let outs = run(&v.fwd, &[arr(&[], vec![x])]);
+        let outs = run(&v.fwd, &[f64_arc(&[], vec![x])]);
         let mut bargs = outs[1..].to_vec();
-        bargs.push(arr(&[], vec![1.0]));
+        bargs.push(f64_arc(&[], vec![1.0]));
         let g = run(&v.bwd, &bargs);
         assert!(close(f64s(&g[0])[0], want, 1e-14), "{op:?}");
     }
@@ -445,26 +394,24 @@ fn binary_primitives() {
         }
         let mut rng = Rng::new(200 + i as u64);
         // Same shapes.
-        let f = build(&[f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+        let f = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
             vec![bin(b, op, &x[0], &x[1])]
         });
-        let x = arr(&[3], rng.vec(3, 0.5, 1.5));
-        let y = arr(&[3], rng.vec(3, 0.5, 1.5));
+        let x = f64_arc(&[3], rng.vec(3, 0.5, 1.5));
+        let y = f64_arc(&[3], rng.vec(3, 0.5, 1.5));
         check_all(&f, &[x.clone(), y.clone()], 11 + i as u64);
         // Rank-0 operand against an array, on either side.
-        let s = arr(&[], vec![rng.uniform(0.5, 1.5)]);
-        let f = build(&[f64_aval(&[]), f64_aval(&[3])], |b, x| {
+        let s = f64_arc(&[], vec![rng.uniform(0.5, 1.5)]);
+        let f = build(&[f64v(&[]), f64v(&[3])], |b, x| {
             vec![bin(b, op, &x[0], &x[1])]
         });
         check_all(&f, &[s.clone(), y.clone()], 21 + i as u64);
-        let f = build(&[f64_aval(&[3]), f64_aval(&[])], |b, x| {
+        let f = build(&[f64v(&[3]), f64v(&[])], |b, x| {
             vec![bin(b, op, &x[0], &x[1])]
         });
         check_all(&f, &[x.clone(), s.clone()], 31 + i as u64);
         // One operand a literal.
-        let f = build(&[f64_aval(&[3])], |b, x| {
-            vec![bin(b, op, &x[0], &lit(1.25))]
-        });
+        let f = build(&[f64v(&[3])], |b, x| vec![bin(b, op, &x[0], &lit(1.25))]);
         check_all(&f, &[x.clone()], 41 + i as u64);
     }
 }
@@ -472,14 +419,14 @@ fn binary_primitives() {
 #[test]
 fn max_min_ties_share_equally() {
     for op in [BinaryOp::Max, BinaryOp::Min] {
-        let f = build(&[f64_aval(&[2]), f64_aval(&[2])], |b, x| {
+        let f = build(&[f64v(&[2]), f64v(&[2])], |b, x| {
             vec![bin(b, op, &x[0], &x[1])]
         });
         let (jf, _) = jvp_jaxpr(&f, &[true, true], false).unwrap();
-        let x = arr(&[2], vec![1.0, 2.0]);
-        let y = arr(&[2], vec![1.0, 3.0]);
-        let tx = arr(&[2], vec![1.0, 10.0]);
-        let ty = arr(&[2], vec![3.0, 100.0]);
+        let x = f64_arc(&[2], vec![1.0, 2.0]);
+        let y = f64_arc(&[2], vec![1.0, 3.0]);
+        let tx = f64_arc(&[2], vec![1.0, 10.0]);
+        let ty = f64_arc(&[2], vec![3.0, 100.0]);
         let out = run(&jf, &[x, y, tx, ty]);
         let want = if op == BinaryOp::Max {
             [2.0, 100.0]
@@ -493,14 +440,14 @@ fn max_min_ties_share_equally() {
 #[test]
 fn pow_special_cases() {
     // d/dx x^0 = 0 (not NaN at x = 0); d/dy 0^y uses log(1) = 0.
-    let f = build(&[f64_aval(&[2]), f64_aval(&[2])], |b, x| {
+    let f = build(&[f64v(&[2]), f64v(&[2])], |b, x| {
         vec![bin(b, BinaryOp::Pow, &x[0], &x[1])]
     });
     let (jf, _) = jvp_jaxpr(&f, &[true, true], false).unwrap();
-    let x = arr(&[2], vec![0.0, 2.0]);
-    let y = arr(&[2], vec![0.0, 3.0]);
-    let tx = arr(&[2], vec![1.0, 1.0]);
-    let ty = arr(&[2], vec![0.0, 1.0]);
+    let x = f64_arc(&[2], vec![0.0, 2.0]);
+    let y = f64_arc(&[2], vec![0.0, 3.0]);
+    let tx = f64_arc(&[2], vec![1.0, 1.0]);
+    let ty = f64_arc(&[2], vec![0.0, 1.0]);
     let out = run(&jf, &[x, y, tx, ty]);
     let t = f64s(&out[1]);
     assert_eq!(t[0], 0.0);
@@ -510,15 +457,15 @@ fn pow_special_cases() {
 #[test]
 fn comparisons_and_select_n() {
     for (i, &op) in CmpOp::ALL.iter().enumerate() {
-        let f = build(&[f64_aval(&[4]), f64_aval(&[4])], |b, x| {
+        let f = build(&[f64v(&[4]), f64v(&[4])], |b, x| {
             let p = eqn(b, Primitive::Compare(op), &[x[0].clone(), x[1].clone()]);
             let s = un(b, UnaryOp::Sin, &x[0]);
             let c = bin(b, BinaryOp::Mul, &x[0], &x[1]);
             vec![eqn(b, Primitive::SelectN, &[p.clone(), s, c]), p]
         });
         // Distinct values: finite differences must not cross a tie.
-        let x = arr(&[4], vec![0.1, 0.7, -0.4, 1.3]);
-        let y = arr(&[4], vec![0.5, 0.2, -0.3, 1.2]);
+        let x = f64_arc(&[4], vec![0.1, 0.7, -0.4, 1.3]);
+        let y = f64_arc(&[4], vec![0.5, 0.2, -0.3, 1.2]);
         check_all(&f, &[x, y], 300 + i as u64);
         // The bool output gets no tangent.
         let (_, nz) = jvp_jaxpr(&f, &[true, true], false).unwrap();
@@ -530,11 +477,7 @@ fn comparisons_and_select_n() {
 fn select_n_int_predicate_and_scalar_predicate() {
     // int32 predicate (an integer input) selecting among three cases.
     let f = build(
-        &[
-            Aval::new(vec![4], DType::I32),
-            f64_aval(&[4]),
-            f64_aval(&[4]),
-        ],
+        &[Aval::new(vec![4], DType::I32), f64v(&[4]), f64v(&[4])],
         |b, x| {
             let e = un(b, UnaryOp::Exp, &x[1]);
             vec![eqn(
@@ -556,9 +499,9 @@ fn select_n_int_predicate_and_scalar_predicate() {
         5,
     );
     // Scalar bool predicate; only the second case is differentiated.
-    let f = build(&[f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3])], |b, x| {
         let p = eqn(b, Primitive::Compare(CmpOp::Gt), &[lit(1.0), lit(0.0)]);
-        let z = b.zeros(&f64_aval(&[3])).unwrap();
+        let z = b.zeros(&f64v(&[3])).unwrap();
         vec![eqn(b, Primitive::SelectN, &[p, z, x[0].clone()])]
     });
     check_all(&f, &[rand_arr(&mut rng, &[3], -1.0, 1.0)], 6);
@@ -567,10 +510,10 @@ fn select_n_int_predicate_and_scalar_predicate() {
 #[test]
 fn integer_pow() {
     for (i, y) in [-2, 0, 1, 2, 3, 5].into_iter().enumerate() {
-        let f = build(&[f64_aval(&[3])], |b, x| {
+        let f = build(&[f64v(&[3])], |b, x| {
             vec![eqn(b, Primitive::IntegerPow { y }, &[x[0].clone()])]
         });
-        let x = arr(&[3], vec![0.7, -1.2, 1.5]);
+        let x = f64_arc(&[3], vec![0.7, -1.2, 1.5]);
         check_all(&f, &[x], 400 + i as u64);
     }
 }
@@ -578,7 +521,7 @@ fn integer_pow() {
 #[test]
 fn convert_element_type() {
     // float -> int -> float has a zero derivative; float -> float is linear.
-    let f = build(&[f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3])], |b, x| {
         let i = eqn(
             b,
             Primitive::ConvertElementType {
@@ -598,14 +541,14 @@ fn convert_element_type() {
         let y = bin(b, BinaryOp::Mul, &x[0], &back);
         vec![y, i]
     });
-    let x = arr(&[3], vec![1.3, 2.6, -0.4]);
+    let x = f64_arc(&[3], vec![1.3, 2.6, -0.4]);
     check_all(&f, &[x], 9);
     let (jf, nz) = jvp_jaxpr(&f, &[true], false).unwrap();
     assert_eq!(nz, vec![true, false]);
     typecheck(&jf).unwrap();
 
     // f64 -> f32 -> f64: tangent goes through the same conversion.
-    let f = build(&[f64_aval(&[2])], |b, x| {
+    let f = build(&[f64v(&[2])], |b, x| {
         let s = eqn(
             b,
             Primitive::ConvertElementType {
@@ -627,15 +570,18 @@ fn convert_element_type() {
     let (jf, _) = jvp_jaxpr(&f, &[true], false).unwrap();
     let out = run(
         &jf,
-        &[arr(&[2], vec![0.25, 1.0]), arr(&[2], vec![1.0, 2.0])],
+        &[
+            f64_arc(&[2], vec![0.25, 1.0]),
+            f64_arc(&[2], vec![1.0, 2.0]),
+        ],
     );
     let t = f64s(&out[1]);
     assert!((t[0] - 0.25f64.cos()).abs() < 1e-6);
     assert!((t[1] - 2.0 * 1.0f64.cos()).abs() < 1e-6);
     let v = vjp_jaxpr(&f, &[true]).unwrap();
-    let fo = run(&v.fwd, &[arr(&[2], vec![0.25, 1.0])]);
+    let fo = run(&v.fwd, &[f64_arc(&[2], vec![0.25, 1.0])]);
     let mut bargs = fo[1..].to_vec();
-    bargs.push(arr(&[2], vec![1.0, 2.0]));
+    bargs.push(f64_arc(&[2], vec![1.0, 2.0]));
     let g = f64s(&run(&v.bwd, &bargs)[0]);
     assert!((g[0] - 0.25f64.cos()).abs() < 1e-6);
     assert!((g[1] - 2.0 * 1.0f64.cos()).abs() < 1e-6);
@@ -716,7 +662,7 @@ fn structural_primitives() {
     ];
     for (i, (shape, p)) in cases.into_iter().enumerate() {
         // Square the result so the VJP has a non-trivial residual.
-        let f = build(&[f64_aval(&shape)], |b, x| {
+        let f = build(&[f64v(&shape)], |b, x| {
             let y = eqn(b, p.clone(), &[x[0].clone()]);
             vec![bin(b, BinaryOp::Mul, &y, &y)]
         });
@@ -728,7 +674,7 @@ fn structural_primitives() {
 #[test]
 fn broadcast_and_reduce_transposes() {
     // Transpose of broadcast_in_dim sums over the new and expanded axes.
-    let f = build(&[f64_aval(&[3, 1])], |b, x| {
+    let f = build(&[f64v(&[3, 1])], |b, x| {
         vec![eqn(
             b,
             Primitive::BroadcastInDim {
@@ -740,7 +686,7 @@ fn broadcast_and_reduce_transposes() {
     });
     let t = transpose_jaxpr(&f, &[true]).unwrap();
     let ct: Vec<f64> = (0..24).map(|i| i as f64).collect();
-    let out = f64s(&run(&t, &[arr(&[2, 3, 4], ct.clone())])[0]);
+    let out = f64s(&run(&t, &[f64_arc(&[2, 3, 4], ct.clone())])[0]);
     let mut want = vec![0.0; 3];
     for i in 0..2 {
         for j in 0..3 {
@@ -752,7 +698,7 @@ fn broadcast_and_reduce_transposes() {
     assert_eq!(out, want);
     assert_eq!(t.out_avals().unwrap()[0].shape, vec![3, 1]);
     // Transpose of reduce_sum broadcasts back.
-    let f = build(&[f64_aval(&[2, 3])], |b, x| {
+    let f = build(&[f64v(&[2, 3])], |b, x| {
         vec![eqn(
             b,
             Primitive::Reduce {
@@ -763,13 +709,13 @@ fn broadcast_and_reduce_transposes() {
         )]
     });
     let t = transpose_jaxpr(&f, &[true]).unwrap();
-    let out = f64s(&run(&t, &[arr(&[2], vec![5.0, 7.0])])[0]);
+    let out = f64s(&run(&t, &[f64_arc(&[2], vec![5.0, 7.0])])[0]);
     assert_eq!(out, vec![5.0, 5.0, 5.0, 7.0, 7.0, 7.0]);
 }
 
 #[test]
 fn reduce_max_ties_share_equally() {
-    let f = build(&[f64_aval(&[4])], |b, x| {
+    let f = build(&[f64v(&[4])], |b, x| {
         vec![eqn(
             b,
             Primitive::Reduce {
@@ -780,22 +726,10 @@ fn reduce_max_ties_share_equally() {
         )]
     });
     let v = vjp_jaxpr(&f, &[true]).unwrap();
-    let fo = run(&v.fwd, &[arr(&[4], vec![1.0, 3.0, 3.0, 2.0])]);
+    let fo = run(&v.fwd, &[f64_arc(&[4], vec![1.0, 3.0, 3.0, 2.0])]);
     let mut bargs = fo[1..].to_vec();
-    bargs.push(arr(&[], vec![1.0]));
+    bargs.push(f64_arc(&[], vec![1.0]));
     assert_eq!(f64s(&run(&v.bwd, &bargs)[0]), vec![0.0, 0.5, 0.5, 0.0]);
-}
-
-fn dot_p(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Primitive {
-    Primitive::DotGeneral {
-        dims: DotDims {
-            lhs_contract: lc.to_vec(),
-            rhs_contract: rc.to_vec(),
-            lhs_batch: lb.to_vec(),
-            rhs_batch: rb.to_vec(),
-        },
-        preferred_element_type: None,
-    }
 }
 
 #[test]
@@ -803,23 +737,27 @@ fn dot_general_variants() {
     let mut rng = Rng::new(88);
     let cases: Vec<(Vec<usize>, Vec<usize>, Primitive)> = vec![
         // matmul
-        (vec![2, 3], vec![3, 4], dot_p(&[1], &[0], &[], &[])),
+        (vec![2, 3], vec![3, 4], dot_general(&[1], &[0], &[], &[])),
         // matvec, vecvec, outer product
-        (vec![2, 3], vec![3], dot_p(&[1], &[0], &[], &[])),
-        (vec![3], vec![3], dot_p(&[0], &[0], &[], &[])),
-        (vec![2], vec![3], dot_p(&[], &[], &[], &[])),
+        (vec![2, 3], vec![3], dot_general(&[1], &[0], &[], &[])),
+        (vec![3], vec![3], dot_general(&[0], &[0], &[], &[])),
+        (vec![2], vec![3], dot_general(&[], &[], &[], &[])),
         // contraction over the first lhs axis and the last rhs axis
-        (vec![3, 2], vec![4, 3], dot_p(&[0], &[1], &[], &[])),
+        (vec![3, 2], vec![4, 3], dot_general(&[0], &[1], &[], &[])),
         // batch dims (not leading, unsorted) and two contracting dims
         (
             vec![3, 2, 4, 5],
             vec![5, 4, 2, 3, 6],
-            dot_p(&[2, 3], &[1, 0], &[1, 0], &[2, 3]),
+            dot_general(&[2, 3], &[1, 0], &[1, 0], &[2, 3]),
         ),
-        (vec![2, 3, 4], vec![2, 4, 5], dot_p(&[2], &[1], &[0], &[0])),
+        (
+            vec![2, 3, 4],
+            vec![2, 4, 5],
+            dot_general(&[2], &[1], &[0], &[0]),
+        ),
     ];
     for (i, (ls, rs, p)) in cases.into_iter().enumerate() {
-        let f = build(&[f64_aval(&ls), f64_aval(&rs)], |b, x| {
+        let f = build(&[f64v(&ls), f64v(&rs)], |b, x| {
             let y = eqn(b, p.clone(), &[x[0].clone(), x[1].clone()]);
             vec![un(b, UnaryOp::Tanh, &y)]
         });
@@ -832,8 +770,11 @@ fn dot_general_variants() {
 #[test]
 fn iota_and_consts() {
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f64_aval(&[3])).unwrap());
-    let c = Atom::Var(b.add_const(arr(&[3], vec![0.5, -1.0, 2.0]), false).unwrap());
+    let x = Atom::Var(b.add_input(f64v(&[3])).unwrap());
+    let c = Atom::Var(
+        b.add_const(f64_arc(&[3], vec![0.5, -1.0, 2.0]), false)
+            .unwrap(),
+    );
     let io = eqn(
         &mut b,
         Primitive::Iota {
@@ -847,14 +788,14 @@ fn iota_and_consts() {
     let y = bin(&mut b, BinaryOp::Mul, &y, &c);
     let y = un(&mut b, UnaryOp::Sin, &y);
     let f = b.build(vec![y]).unwrap();
-    check_all(&f, &[arr(&[3], vec![0.3, 0.6, 0.9])], 12);
+    check_all(&f, &[f64_arc(&[3], vec![0.3, 0.6, 0.9])], 12);
     // The gradient: cos(x*i*c) * i * c.
     let v = vjp_jaxpr(&f, &[true]).unwrap();
     let xv = [0.3, 0.6, 0.9];
     let cv = [0.5, -1.0, 2.0];
-    let fo = run(&v.fwd, &[arr(&[3], xv.to_vec())]);
+    let fo = run(&v.fwd, &[f64_arc(&[3], xv.to_vec())]);
     let mut bargs = fo[1..].to_vec();
-    bargs.push(arr(&[3], vec![1.0; 3]));
+    bargs.push(f64_arc(&[3], vec![1.0; 3]));
     let g = f64s(&run(&v.bwd, &bargs)[0]);
     for k in 0..3 {
         let a = k as f64 * cv[k];
@@ -864,18 +805,18 @@ fn iota_and_consts() {
 
 #[test]
 fn pjit_nesting() {
-    let inner = build(&[f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let inner = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         let s = un(b, UnaryOp::Sin, &x[0]);
         let p = bin(b, BinaryOp::Mul, &s, &x[1]);
         vec![p, x[0].clone()]
     });
-    let middle = build(&[f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let middle = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         let e = un(b, UnaryOp::Exp, &x[1]);
         let outs = pjit(b, inner.clone(), &[x[0].clone(), e]);
         let t = un(b, UnaryOp::Tanh, &outs[0]);
         vec![t, outs[1].clone()]
     });
-    let f = build(&[f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         let outs = pjit(b, middle.clone(), &[x[0].clone(), x[1].clone()]);
         let s = bin(b, BinaryOp::Add, &outs[0], &x[1]);
         let r = eqn(
@@ -912,7 +853,7 @@ fn pjit_nesting() {
 
 /// f(x) = 3x^3 + 2x^2 + 2x
 fn cubic() -> ClosedJaxpr {
-    build(&[f64_aval(&[])], |b, x| {
+    build(&[f64v(&[])], |b, x| {
         let x3 = eqn(b, Primitive::IntegerPow { y: 3 }, &[x[0].clone()]);
         let a = bin(b, BinaryOp::Mul, &lit(3.0), &x3);
         let x2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[x[0].clone()]);
@@ -926,7 +867,7 @@ fn cubic() -> ClosedJaxpr {
 /// grad f as one program: fwd and bwd as pjits with a unit cotangent.
 fn grad_program(f: &ClosedJaxpr) -> ClosedJaxpr {
     let v = vjp_jaxpr(f, &[true]).unwrap();
-    build(&[f64_aval(&[])], |b, x| {
+    build(&[f64v(&[])], |b, x| {
         let outs = pjit(b, v.fwd.clone(), &[x[0].clone()]);
         let mut ins = outs[1..].to_vec();
         ins.push(lit(1.0));
@@ -938,11 +879,11 @@ fn grad_program(f: &ClosedJaxpr) -> ClosedJaxpr {
 fn grad_and_second_derivative_of_cubic() {
     let f = cubic();
     let g = grad_program(&f);
-    let two = arr(&[], vec![2.0]);
+    let two = f64_arc(&[], vec![2.0]);
     assert_eq!(f64s(&run(&g, &[two.clone()])[0]), vec![46.0]);
     let (jg, nz) = jvp_jaxpr(&g, &[true], false).unwrap();
     assert_eq!(nz, vec![true]);
-    let out = run(&jg, &[two.clone(), arr(&[], vec![1.0])]);
+    let out = run(&jg, &[two.clone(), f64_arc(&[], vec![1.0])]);
     assert_eq!(f64s(&out[0]), vec![46.0]);
     assert_eq!(f64s(&out[1]), vec![40.0]);
     // grad of grad (reverse over reverse) agrees.
@@ -956,7 +897,7 @@ fn grad_and_second_derivative_of_cubic() {
 #[test]
 fn symbolic_zeros() {
     // The output does not depend on y.
-    let f = build(&[f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         vec![un(b, UnaryOp::Sin, &x[0])]
     });
     // JVP in y only: no tangent, and no tangent equations.
@@ -970,17 +911,20 @@ fn symbolic_zeros() {
     let out = run(
         &jf,
         &[
-            arr(&[3], vec![1.0; 3]),
-            arr(&[3], vec![1.0; 3]),
-            arr(&[3], vec![1.0; 3]),
+            f64_arc(&[3], vec![1.0; 3]),
+            f64_arc(&[3], vec![1.0; 3]),
+            f64_arc(&[3], vec![1.0; 3]),
         ],
     );
     assert_eq!(f64s(&out[1]), vec![0.0; 3]);
     // VJP: the cotangent of y is an instantiated zero that reads nothing.
     let v = vjp_jaxpr(&f, &[true, true]).unwrap();
-    let fo = run(&v.fwd, &[arr(&[3], vec![0.5; 3]), arr(&[3], vec![2.0; 3])]);
+    let fo = run(
+        &v.fwd,
+        &[f64_arc(&[3], vec![0.5; 3]), f64_arc(&[3], vec![2.0; 3])],
+    );
     let mut bargs = fo[1..].to_vec();
-    bargs.push(arr(&[3], vec![1.0; 3]));
+    bargs.push(f64_arc(&[3], vec![1.0; 3]));
     let cts = run(&v.bwd, &bargs);
     assert_eq!(f64s(&cts[1]), vec![0.0; 3]);
     assert!(close(f64s(&cts[0])[0], 0.5f64.cos(), 1e-15));
@@ -997,13 +941,16 @@ fn symbolic_zeros() {
     assert!(matches!(producer.inputs[0], Atom::Lit(_)));
     // A linear map independent of its input: transpose gives zeros.
     let t = transpose_jaxpr(&f, &[false, true]).unwrap();
-    let out = run(&t, &[arr(&[3], vec![1.0; 3]), arr(&[3], vec![1.0; 3])]);
+    let out = run(
+        &t,
+        &[f64_arc(&[3], vec![1.0; 3]), f64_arc(&[3], vec![1.0; 3])],
+    );
     assert_eq!(f64s(&out[0]), vec![0.0; 3]);
 }
 
 #[test]
 fn dce_removes_unused_equations() {
-    let f = build(&[f64_aval(&[3]), f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3]), f64v(&[3]), f64v(&[3])], |b, x| {
         let a = un(b, UnaryOp::Sin, &x[0]);
         let _dead = un(b, UnaryOp::Exp, &a);
         let c = un(b, UnaryOp::Cos, &x[1]);
@@ -1018,10 +965,10 @@ fn dce_removes_unused_equations() {
     let (g, used) = dce_jaxpr(&f, &[true, false]).unwrap();
     assert_eq!(g.jaxpr.eqns.len(), 2);
     assert_eq!(used, vec![true, false, false]);
-    let out = run(&g, &[arr(&[3], vec![0.5; 3])]);
+    let out = run(&g, &[f64_arc(&[3], vec![0.5; 3])]);
     assert_eq!(f64s(&out[0]), vec![2.0 * 0.5f64.sin(); 3]);
     // DCE prunes inside pjit too.
-    let outer = build(&[f64_aval(&[3]), f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let outer = build(&[f64v(&[3]), f64v(&[3]), f64v(&[3])], |b, x| {
         let outs = pjit(b, f.clone(), x);
         vec![outs[0].clone()]
     });
@@ -1037,7 +984,7 @@ fn dce_removes_unused_equations() {
 #[test]
 fn int_inputs() {
     // f(x, n) = x * convert(n) + sin(x)
-    let f = build(&[f64_aval(&[3]), Aval::new(vec![3], DType::I32)], |b, x| {
+    let f = build(&[f64v(&[3]), Aval::new(vec![3], DType::I32)], |b, x| {
         let nf = eqn(
             b,
             Primitive::ConvertElementType {
@@ -1051,7 +998,7 @@ fn int_inputs() {
         vec![bin(b, BinaryOp::Add, &p, &s), x[1].clone()]
     });
     let n = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![1, -2, 3])).unwrap());
-    let x = arr(&[3], vec![0.1, 0.2, 0.3]);
+    let x = f64_arc(&[3], vec![0.1, 0.2, 0.3]);
     check_all(&f, &[x.clone(), n.clone()], 15);
     // Asking for a tangent of the int input: a float0 tangent input and a
     // float0 cotangent output.
@@ -1066,7 +1013,7 @@ fn int_inputs() {
     assert_eq!(outs[1].dtype, DType::Float0);
     let fo = run(&v.fwd, &[x, n]);
     let mut bargs = fo[2..].to_vec();
-    bargs.push(arr(&[3], vec![1.0; 3]));
+    bargs.push(f64_arc(&[3], vec![1.0; 3]));
     bargs.push(Arc::new(HostArray::zeros(vec![3], DType::Float0).unwrap()));
     let cts = run(&v.bwd, &bargs);
     let g = f64s(&cts[0]);
@@ -1093,26 +1040,29 @@ fn half_precision_tangents_keep_their_dtype() {
 
 #[test]
 fn transposing_nonlinear_programs_is_an_error() {
-    let f = build(&[f64_aval(&[3])], |b, x| vec![un(b, UnaryOp::Sin, &x[0])]);
+    let f = build(&[f64v(&[3])], |b, x| vec![un(b, UnaryOp::Sin, &x[0])]);
     let e = transpose_jaxpr(&f, &[true]).unwrap_err();
     assert!(e.to_string().contains("sin"), "{e}");
-    let f = build(&[f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3])], |b, x| {
         vec![bin(b, BinaryOp::Mul, &x[0], &x[0])]
     });
     assert!(transpose_jaxpr(&f, &[true]).is_err());
     // Linear in one input, the other known: fine.
-    let f = build(&[f64_aval(&[3]), f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         let s = un(b, UnaryOp::Sin, &x[0]);
         vec![bin(b, BinaryOp::Mul, &s, &x[1])]
     });
     let t = transpose_jaxpr(&f, &[false, true]).unwrap();
-    let out = run(&t, &[arr(&[3], vec![0.5; 3]), arr(&[3], vec![2.0; 3])]);
+    let out = run(
+        &t,
+        &[f64_arc(&[3], vec![0.5; 3]), f64_arc(&[3], vec![2.0; 3])],
+    );
     assert_eq!(f64s(&out[0]), vec![2.0 * 0.5f64.sin(); 3]);
 }
 
 #[test]
 fn bad_arguments_are_errors() {
-    let f = build(&[f64_aval(&[3])], |b, x| vec![un(b, UnaryOp::Sin, &x[0])]);
+    let f = build(&[f64v(&[3])], |b, x| vec![un(b, UnaryOp::Sin, &x[0])]);
     assert!(jvp_jaxpr(&f, &[true, true], false).is_err());
     assert!(vjp_jaxpr(&f, &[]).is_err());
     assert!(transpose_jaxpr(&f, &[]).is_err());
@@ -1122,44 +1072,41 @@ fn bad_arguments_are_errors() {
 #[test]
 fn composite_mlp_layer() {
     // loss(W, x, b) = sum(tanh(x @ W + b)^2) / max(x)
-    let f = build(
-        &[f64_aval(&[3, 4]), f64_aval(&[2, 3]), f64_aval(&[4])],
-        |b, x| {
-            let h = eqn(
-                b,
-                dot_p(&[1], &[0], &[], &[]),
-                &[x[1].clone(), x[0].clone()],
-            );
-            let bb = eqn(
-                b,
-                Primitive::BroadcastInDim {
-                    shape: vec![2, 4],
-                    broadcast_dimensions: vec![1],
-                },
-                &[x[2].clone()],
-            );
-            let h = bin(b, BinaryOp::Add, &h, &bb);
-            let a = un(b, UnaryOp::Tanh, &h);
-            let a2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[a]);
-            let s = eqn(
-                b,
-                Primitive::Reduce {
-                    op: ReduceOp::Sum,
-                    axes: vec![0, 1],
-                },
-                &[a2],
-            );
-            let m = eqn(
-                b,
-                Primitive::Reduce {
-                    op: ReduceOp::Max,
-                    axes: vec![0, 1],
-                },
-                &[x[1].clone()],
-            );
-            vec![bin(b, BinaryOp::Div, &s, &m)]
-        },
-    );
+    let f = build(&[f64v(&[3, 4]), f64v(&[2, 3]), f64v(&[4])], |b, x| {
+        let h = eqn(
+            b,
+            dot_general(&[1], &[0], &[], &[]),
+            &[x[1].clone(), x[0].clone()],
+        );
+        let bb = eqn(
+            b,
+            Primitive::BroadcastInDim {
+                shape: vec![2, 4],
+                broadcast_dimensions: vec![1],
+            },
+            &[x[2].clone()],
+        );
+        let h = bin(b, BinaryOp::Add, &h, &bb);
+        let a = un(b, UnaryOp::Tanh, &h);
+        let a2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[a]);
+        let s = eqn(
+            b,
+            Primitive::Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![0, 1],
+            },
+            &[a2],
+        );
+        let m = eqn(
+            b,
+            Primitive::Reduce {
+                op: ReduceOp::Max,
+                axes: vec![0, 1],
+            },
+            &[x[1].clone()],
+        );
+        vec![bin(b, BinaryOp::Div, &s, &m)]
+    });
     let mut rng = Rng::new(42);
     let w = rand_arr(&mut rng, &[3, 4], -1.0, 1.0);
     let x = rand_arr(&mut rng, &[2, 3], 0.2, 1.0);
@@ -1178,13 +1125,13 @@ fn prim_names(j: &ClosedJaxpr, out: &mut Vec<&'static str>) {
 }
 
 fn mlp_like() -> ClosedJaxpr {
-    build(&[f64_aval(&[3, 4]), f64_aval(&[2, 3])], |b, x| {
+    build(&[f64v(&[3, 4]), f64v(&[2, 3])], |b, x| {
         let h = eqn(
             b,
-            dot_p(&[1], &[0], &[], &[]),
+            dot_general(&[1], &[0], &[], &[]),
             &[x[1].clone(), x[0].clone()],
         );
-        let inner = build(&[f64_aval(&[2, 4])], |b, y| {
+        let inner = build(&[f64v(&[2, 4])], |b, y| {
             let t = un(b, UnaryOp::Tanh, &y[0]);
             let m = eqn(
                 b,
@@ -1257,7 +1204,7 @@ fn transformed_programs_round_trip_through_canonical_text() {
     rt(&v.fwd);
     rt(&v.bwd);
     // float0 zeros for an integer output.
-    let g = build(&[f64_aval(&[3]), Aval::new(vec![3], DType::I32)], |b, x| {
+    let g = build(&[f64v(&[3]), Aval::new(vec![3], DType::I32)], |b, x| {
         vec![un(b, UnaryOp::Sin, &x[0]), x[1].clone()]
     });
     let (jg, _) = jvp_jaxpr(&g, &[true, false], true).unwrap();
@@ -1266,17 +1213,17 @@ fn transformed_programs_round_trip_through_canonical_text() {
     rt(&v.bwd);
 }
 
-// ------------------------------------------------- issue 3: new primitives
+// ------------ stop_gradient, products at zeros, scans, reductions, clamp
 
 #[test]
 fn stop_gradient_has_zero_derivative() {
-    let f = build(&[f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3])], |b, x| {
         let s = eqn(b, Primitive::StopGradient, &[x[0].clone()]);
         vec![bin(b, BinaryOp::Mul, &s, &x[0])]
     });
     let (jf, _) = jvp_jaxpr(&f, &[true], false).unwrap();
-    let x = arr(&[3], vec![1.0, 2.0, -3.0]);
-    let t = arr(&[3], vec![1.0, 1.0, 1.0]);
+    let x = f64_arc(&[3], vec![1.0, 2.0, -3.0]);
+    let t = f64_arc(&[3], vec![1.0, 1.0, 1.0]);
     let out = run(&jf, &[x, t]);
     // d/dx [stop(x) * x] = stop(x)
     assert_eq!(f64s(&out[1]), vec![1.0, 2.0, -3.0]);
@@ -1287,7 +1234,7 @@ fn stop_gradient_has_zero_derivative() {
 fn reduce_prod_and_cumprod_exact_at_zeros() {
     use microjax::prims::CumOp;
     // d/dx_i prod(x) = prod of the others, including at zeros.
-    let f = build(&[f64_aval(&[4])], |b, x| {
+    let f = build(&[f64v(&[4])], |b, x| {
         vec![eqn(
             b,
             Primitive::Reduce {
@@ -1303,14 +1250,14 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
         (vec![2.0, 0.0, 0.0, 5.0], vec![0.0, 0.0, 0.0, 0.0]),
         (vec![2.0, 3.0, 4.0, 5.0], vec![60.0, 40.0, 30.0, 24.0]),
     ] {
-        let outs = run(&v.fwd, &[arr(&[4], xs)]);
+        let outs = run(&v.fwd, &[f64_arc(&[4], xs)]);
         let mut bargs = outs[1..].to_vec();
-        bargs.push(arr(&[], vec![1.0]));
+        bargs.push(f64_arc(&[], vec![1.0]));
         let g = run(&v.bwd, &bargs);
         assert_close_vec(&f64s(&g[0]), &want, 1e-14, "reduce_prod grad");
     }
     // cumprod: J[i][j] = prod_{k<=i, k!=j} x_k; check J^T 1 at a zero.
-    let f = build(&[f64_aval(&[3])], |b, x| {
+    let f = build(&[f64v(&[3])], |b, x| {
         vec![eqn(
             b,
             Primitive::Cumulative {
@@ -1322,16 +1269,16 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
         )]
     });
     let v = vjp_jaxpr(&f, &[true]).unwrap();
-    let outs = run(&v.fwd, &[arr(&[3], vec![2.0, 0.0, 3.0])]);
+    let outs = run(&v.fwd, &[f64_arc(&[3], vec![2.0, 0.0, 3.0])]);
     let mut bargs = outs[1..].to_vec();
-    bargs.push(arr(&[3], vec![1.0, 1.0, 1.0]));
+    bargs.push(f64_arc(&[3], vec![1.0, 1.0, 1.0]));
     let g = run(&v.bwd, &bargs);
     // y = (x0, x0 x1, x0 x1 x2): grads (1 + x1 + x1 x2, x0 + x0 x2, x0 x1)
     assert_close_vec(&f64s(&g[0]), &[1.0, 8.0, 0.0], 1e-14, "cumprod grad");
 }
 
 #[test]
-fn new_differentiable_primitives_full_check() {
+fn scans_prod_min_and_clamp_full_check() {
     use microjax::prims::CumOp;
     let mut rng = Rng::new(901);
     for op in [
@@ -1342,7 +1289,7 @@ fn new_differentiable_primitives_full_check() {
         CumOp::Logsumexp,
     ] {
         for reverse in [false, true] {
-            let f = build(&[f64_aval(&[2, 4])], |b, x| {
+            let f = build(&[f64v(&[2, 4])], |b, x| {
                 vec![eqn(
                     b,
                     Primitive::Cumulative {
@@ -1357,7 +1304,7 @@ fn new_differentiable_primitives_full_check() {
         }
     }
     for op in [ReduceOp::Prod, ReduceOp::Min] {
-        let f = build(&[f64_aval(&[3, 4])], |b, x| {
+        let f = build(&[f64v(&[3, 4])], |b, x| {
             vec![eqn(
                 b,
                 Primitive::Reduce { op, axes: vec![0] },
@@ -1367,13 +1314,13 @@ fn new_differentiable_primitives_full_check() {
         check_all(&f, &[rand_arr(&mut rng, &[3, 4], 0.5, 2.0)], 78);
     }
     // clamp with a scalar lower bound and an array upper bound.
-    let f = build(&[f64_aval(&[]), f64_aval(&[6]), f64_aval(&[6])], |b, x| {
+    let f = build(&[f64v(&[]), f64v(&[6]), f64v(&[6])], |b, x| {
         vec![eqn(b, Primitive::Clamp, x)]
     });
     let xs = [
-        arr(&[], vec![-0.5]),
-        arr(&[6], vec![-1.0, -0.2, 0.3, 0.9, 1.7, 0.1]),
-        arr(&[6], vec![0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
+        f64_arc(&[], vec![-0.5]),
+        f64_arc(&[6], vec![-1.0, -0.2, 0.3, 0.9, 1.7, 0.1]),
+        f64_arc(&[6], vec![0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
     ];
     check_all(&f, &xs, 79);
 }

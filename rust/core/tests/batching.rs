@@ -16,10 +16,13 @@ use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
 use microjax::transforms::batch_jaxpr;
 use microjax::{
-    with_buffer, Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, Error,
+    with_buffer, Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Error,
     HostArray, Literal, Primitive, ReduceOp, Scalar, UnaryOp,
 };
 use std::sync::Arc;
+
+mod common;
+use common::{dot_general, f32s, f32v};
 
 // ------------------------------------------------------------- array helpers
 
@@ -267,10 +270,6 @@ fn check_sizes(prog: &ClosedJaxpr, gens: &[Gen], sizes: &[usize]) {
 
 // ------------------------------------------------------------- program builders
 
-fn f32a(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F32)
-}
-
 fn i32a(shape: &[usize]) -> Aval {
     Aval::new(shape.to_vec(), DType::I32)
 }
@@ -311,8 +310,8 @@ fn unary_f32_and_i32() {
             _ => ANY,
         };
         if op.accepts(DType::F32) {
-            check(&single(Primitive::Unary(op), &[f32a(&[2, 3])]), &[g]);
-            check(&single(Primitive::Unary(op), &[f32a(&[])]), &[g]);
+            check(&single(Primitive::Unary(op), &[f32v(&[2, 3])]), &[g]);
+            check(&single(Primitive::Unary(op), &[f32v(&[])]), &[g]);
         }
         if op.accepts(DType::I32) {
             check(&single(Primitive::Unary(op), &[i32a(&[4])]), &[INT]);
@@ -330,11 +329,11 @@ fn binary_f32_and_i32() {
         };
         let p = Primitive::Binary(op);
         if op.accepts(DType::F32) {
-            check(&single(p.clone(), &[f32a(&[2, 3]), f32a(&[2, 3])]), &[g, g]);
+            check(&single(p.clone(), &[f32v(&[2, 3]), f32v(&[2, 3])]), &[g, g]);
             // rank-0 operands against arrays, on either side
-            check(&single(p.clone(), &[f32a(&[]), f32a(&[2, 3])]), &[g, g]);
-            check(&single(p.clone(), &[f32a(&[3]), f32a(&[])]), &[g, g]);
-            check(&single(p.clone(), &[f32a(&[]), f32a(&[])]), &[g, g]);
+            check(&single(p.clone(), &[f32v(&[]), f32v(&[2, 3])]), &[g, g]);
+            check(&single(p.clone(), &[f32v(&[3]), f32v(&[])]), &[g, g]);
+            check(&single(p.clone(), &[f32v(&[]), f32v(&[])]), &[g, g]);
         }
         if op.accepts(DType::I32) {
             check(&single(p, &[i32a(&[2, 3]), i32a(&[2, 3])]), &[INT, INT]);
@@ -345,7 +344,7 @@ fn binary_f32_and_i32() {
 #[test]
 fn binary_with_literal_operand() {
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[2, 3])).unwrap();
+    let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b
         .add_eqn1(
             Primitive::Binary(BinaryOp::Mul),
@@ -368,10 +367,10 @@ fn compare_f32_and_i32() {
     for &op in CmpOp::ALL {
         let p = Primitive::Compare(op);
         check(
-            &single(p.clone(), &[f32a(&[2, 3]), f32a(&[2, 3])]),
+            &single(p.clone(), &[f32v(&[2, 3]), f32v(&[2, 3])]),
             &[ANY, ANY],
         );
-        check(&single(p.clone(), &[f32a(&[]), f32a(&[4])]), &[ANY, ANY]);
+        check(&single(p.clone(), &[f32v(&[]), f32v(&[4])]), &[ANY, ANY]);
         check(&single(p, &[i32a(&[3, 2]), i32a(&[3, 2])]), &[INT, INT]);
     }
 }
@@ -380,7 +379,7 @@ fn compare_f32_and_i32() {
 fn integer_pow() {
     for y in [2, 3, -2, 0] {
         check(
-            &single(Primitive::IntegerPow { y }, &[f32a(&[2, 3])]),
+            &single(Primitive::IntegerPow { y }, &[f32v(&[2, 3])]),
             &[POS],
         );
     }
@@ -398,8 +397,8 @@ fn select_n() {
             Primitive::SelectN,
             &[
                 Aval::new(vec![2, 3], DType::Bool),
-                f32a(&[2, 3]),
-                f32a(&[2, 3]),
+                f32v(&[2, 3]),
+                f32v(&[2, 3]),
             ],
         ),
         &cases2,
@@ -408,7 +407,7 @@ fn select_n() {
     check(
         &single(
             Primitive::SelectN,
-            &[Aval::new(vec![], DType::Bool), f32a(&[2, 3]), f32a(&[2, 3])],
+            &[Aval::new(vec![], DType::Bool), f32v(&[2, 3]), f32v(&[2, 3])],
         ),
         &cases2,
     );
@@ -436,9 +435,9 @@ fn convert_element_type() {
         new_dtype,
         weak_type: false,
     };
-    check(&single(cv(DType::I32), &[f32a(&[2, 3])]), &[ANY]);
+    check(&single(cv(DType::I32), &[f32v(&[2, 3])]), &[ANY]);
     check(&single(cv(DType::F32), &[i32a(&[3])]), &[INT]);
-    check(&single(cv(DType::Bool), &[f32a(&[])]), &[ANY]);
+    check(&single(cv(DType::Bool), &[f32v(&[])]), &[ANY]);
 }
 
 // ------------------------------------------------------------- structural
@@ -449,16 +448,16 @@ fn broadcast_in_dim() {
         shape: shape.to_vec(),
         broadcast_dimensions: bd.to_vec(),
     };
-    check(&single(bid(&[2, 3], &[1]), &[f32a(&[3])]), &[ANY]);
-    check(&single(bid(&[3, 4], &[0, 1]), &[f32a(&[3, 1])]), &[ANY]);
-    check(&single(bid(&[2, 2], &[]), &[f32a(&[])]), &[ANY]);
+    check(&single(bid(&[2, 3], &[1]), &[f32v(&[3])]), &[ANY]);
+    check(&single(bid(&[3, 4], &[0, 1]), &[f32v(&[3, 1])]), &[ANY]);
+    check(&single(bid(&[2, 2], &[]), &[f32v(&[])]), &[ANY]);
     check(&single(bid(&[2, 4, 3], &[0, 2]), &[i32a(&[2, 3])]), &[INT]);
     check(
-        &single(bid(&[5, 2, 4, 3], &[1, 3]), &[f32a(&[2, 3])]),
+        &single(bid(&[5, 2, 4, 3], &[1, 3]), &[f32v(&[2, 3])]),
         &[ANY],
     );
     // in_dim in the middle
-    let prog = single(bid(&[2, 4, 3], &[0, 2]), &[f32a(&[2, 3])]);
+    let prog = single(bid(&[2, 4, 3], &[0, 2]), &[f32v(&[2, 3])]);
     for n in [0, 1, 5] {
         check_config(&prog, &[ANY], &[Some(1)], n, &[Some(2)], &mut Rng(7));
     }
@@ -469,10 +468,10 @@ fn reshape() {
     let rs = |s: &[usize]| Primitive::Reshape {
         new_sizes: s.to_vec(),
     };
-    check(&single(rs(&[3, 2]), &[f32a(&[2, 3])]), &[ANY]);
+    check(&single(rs(&[3, 2]), &[f32v(&[2, 3])]), &[ANY]);
     check(&single(rs(&[6]), &[i32a(&[2, 3])]), &[INT]);
-    check(&single(rs(&[1, 1]), &[f32a(&[])]), &[ANY]);
-    check(&single(rs(&[2, 2, 3]), &[f32a(&[4, 3])]), &[ANY]);
+    check(&single(rs(&[1, 1]), &[f32v(&[])]), &[ANY]);
+    check(&single(rs(&[2, 2, 3]), &[f32v(&[4, 3])]), &[ANY]);
 }
 
 #[test]
@@ -480,9 +479,9 @@ fn transpose() {
     let tr = |p: &[usize]| Primitive::Transpose {
         permutation: p.to_vec(),
     };
-    check(&single(tr(&[2, 0, 1]), &[f32a(&[2, 3, 4])]), &[ANY]);
+    check(&single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]), &[ANY]);
     check(&single(tr(&[1, 0]), &[i32a(&[2, 3])]), &[INT]);
-    let prog = single(tr(&[2, 0, 1]), &[f32a(&[2, 3, 4])]);
+    let prog = single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]);
     for n in [1, 5] {
         check_config(&prog, &[ANY], &[Some(2)], n, &[Some(3)], &mut Rng(3));
     }
@@ -493,10 +492,10 @@ fn squeeze() {
     let sq = |d: &[usize]| Primitive::Squeeze {
         dimensions: d.to_vec(),
     };
-    check(&single(sq(&[1, 3]), &[f32a(&[2, 1, 3, 1])]), &[ANY]);
-    check(&single(sq(&[3]), &[f32a(&[2, 1, 3, 1])]), &[ANY]);
+    check(&single(sq(&[1, 3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
+    check(&single(sq(&[3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
     check(&single(sq(&[0]), &[i32a(&[1])]), &[INT]);
-    let prog = single(sq(&[0, 2]), &[f32a(&[1, 3, 1])]);
+    let prog = single(sq(&[0, 2]), &[f32v(&[1, 3, 1])]);
     for n in [1, 5] {
         check_config(&prog, &[ANY], &[Some(2)], n, &[Some(0)], &mut Rng(3));
     }
@@ -517,11 +516,11 @@ fn reductions() {
                 op,
                 axes: axes.clone(),
             };
-            check(&single(p.clone(), &[f32a(&[2, 3, 4])]), &[ANY]);
+            check(&single(p.clone(), &[f32v(&[2, 3, 4])]), &[ANY]);
             check(&single(p.clone(), &[i32a(&[2, 3, 4])]), &[INT]);
             for d in 1..3 {
                 check_config(
-                    &single(p.clone(), &[f32a(&[2, 3, 4])]),
+                    &single(p.clone(), &[f32v(&[2, 3, 4])]),
                     &[ANY],
                     &[Some(d)],
                     5,
@@ -535,47 +534,47 @@ fn reductions() {
 
 // ------------------------------------------------------------- dot_general
 
-fn dot(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Primitive {
-    Primitive::DotGeneral {
-        dims: DotDims {
-            lhs_contract: lc.to_vec(),
-            rhs_contract: rc.to_vec(),
-            lhs_batch: lb.to_vec(),
-            rhs_batch: rb.to_vec(),
-        },
-        preferred_element_type: None,
-    }
-}
-
 #[test]
 fn dot_general_matmul_and_friends() {
     // matmul
     check(
-        &single(dot(&[1], &[0], &[], &[]), &[f32a(&[2, 3]), f32a(&[3, 4])]),
+        &single(
+            dot_general(&[1], &[0], &[], &[]),
+            &[f32v(&[2, 3]), f32v(&[3, 4])],
+        ),
         &[ANY, ANY],
     );
     check(
-        &single(dot(&[1], &[0], &[], &[]), &[i32a(&[2, 3]), i32a(&[3, 4])]),
+        &single(
+            dot_general(&[1], &[0], &[], &[]),
+            &[i32a(&[2, 3]), i32a(&[3, 4])],
+        ),
         &[INT, INT],
     );
     // transposed contraction: lhs [3,2] contract 0, rhs [4,3] contract 1
     check(
-        &single(dot(&[0], &[1], &[], &[]), &[f32a(&[3, 2]), f32a(&[4, 3])]),
+        &single(
+            dot_general(&[0], &[1], &[], &[]),
+            &[f32v(&[3, 2]), f32v(&[4, 3])],
+        ),
         &[ANY, ANY],
     );
     // vector dot
     check(
-        &single(dot(&[0], &[0], &[], &[]), &[f32a(&[3]), f32a(&[3])]),
+        &single(dot_general(&[0], &[0], &[], &[]), &[f32v(&[3]), f32v(&[3])]),
         &[ANY, ANY],
     );
     // outer product
     check(
-        &single(dot(&[], &[], &[], &[]), &[f32a(&[2]), f32a(&[3])]),
+        &single(dot_general(&[], &[], &[], &[]), &[f32v(&[2]), f32v(&[3])]),
         &[ANY, ANY],
     );
     // matrix-vector
     check(
-        &single(dot(&[1], &[0], &[], &[]), &[f32a(&[2, 3]), f32a(&[3])]),
+        &single(
+            dot_general(&[1], &[0], &[], &[]),
+            &[f32v(&[2, 3]), f32v(&[3])],
+        ),
         &[ANY, ANY],
     );
 }
@@ -584,22 +583,22 @@ fn dot_general_matmul_and_friends() {
 fn dot_general_with_existing_batch_dims() {
     check(
         &single(
-            dot(&[2], &[1], &[0], &[0]),
-            &[f32a(&[4, 2, 3]), f32a(&[4, 3, 5])],
+            dot_general(&[2], &[1], &[0], &[0]),
+            &[f32v(&[4, 2, 3]), f32v(&[4, 3, 5])],
         ),
         &[ANY, ANY],
     );
     // batch dims not leading, two contracting dims
     check(
         &single(
-            dot(&[0, 3], &[2, 0], &[2], &[1]),
-            &[f32a(&[2, 3, 4, 5]), f32a(&[5, 4, 2, 6])],
+            dot_general(&[0, 3], &[2, 0], &[2], &[1]),
+            &[f32v(&[2, 3, 4, 5]), f32v(&[5, 4, 2, 6])],
         ),
         &[ANY, ANY],
     );
     check(
         &single(
-            dot(&[2], &[1], &[0], &[0]),
+            dot_general(&[2], &[1], &[0], &[0]),
             &[i32a(&[2, 2, 3]), i32a(&[2, 3, 2])],
         ),
         &[INT, INT],
@@ -609,7 +608,10 @@ fn dot_general_with_existing_batch_dims() {
 #[test]
 fn dot_general_one_side_batched_is_a_free_dim() {
     // only one side batched: a single dot_general, no loops, no broadcast
-    let prog = single(dot(&[1], &[0], &[], &[]), &[f32a(&[2, 3]), f32a(&[3, 4])]);
+    let prog = single(
+        dot_general(&[1], &[0], &[], &[]),
+        &[f32v(&[2, 3]), f32v(&[3, 4])],
+    );
     for (in_dims, natural) in [
         ([Some(0), None], 0),
         ([Some(2), None], 1),
@@ -693,8 +695,8 @@ fn iota_is_never_batched() {
 /// `sin(x) * y, y + 1` as a closed jaxpr.
 fn sub_program() -> ClosedJaxpr {
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[2, 3])).unwrap();
-    let y = b.add_input(f32a(&[2, 3])).unwrap();
+    let x = b.add_input(f32v(&[2, 3])).unwrap();
+    let y = b.add_input(f32v(&[2, 3])).unwrap();
     let s = b
         .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])
         .unwrap();
@@ -729,8 +731,8 @@ fn call(b: &mut Builder, sub: ClosedJaxpr, ins: Vec<Atom>) -> Vec<Atom> {
 fn pjit_and_nested_pjit() {
     // outer(x, y) = pjit(sub)(transpose(x), y) then reduce_sum of the first output
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[3, 2])).unwrap();
-    let y = b.add_input(f32a(&[2, 3])).unwrap();
+    let x = b.add_input(f32v(&[3, 2])).unwrap();
+    let y = b.add_input(f32v(&[2, 3])).unwrap();
     let xt = b
         .add_eqn1(
             Primitive::Transpose {
@@ -765,8 +767,8 @@ fn pjit_and_nested_pjit() {
 
     // nested: outer2(a, b) = pjit(level1)(a, b) with a mul afterwards
     let mut b = Builder::new();
-    let a = b.add_input(f32a(&[3, 2])).unwrap();
-    let c = b.add_input(f32a(&[2, 3])).unwrap();
+    let a = b.add_input(f32v(&[3, 2])).unwrap();
+    let c = b.add_input(f32v(&[2, 3])).unwrap();
     let outs = call(&mut b, level1, vec![Atom::Var(a), Atom::Var(c)]);
     let m = b
         .add_eqn1(
@@ -787,7 +789,7 @@ fn consts_stay_consts() {
             false,
         )
         .unwrap();
-    let x = b.add_input(f32a(&[2, 3])).unwrap();
+    let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b
         .add_eqn1(
             Primitive::Binary(BinaryOp::Mul),
@@ -816,8 +818,8 @@ fn consts_stay_consts() {
 /// `(sin x + y, cos y)`: the second output does not depend on x.
 fn two_outputs() -> ClosedJaxpr {
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[2, 3])).unwrap();
-    let y = b.add_input(f32a(&[2, 3])).unwrap();
+    let x = b.add_input(f32v(&[2, 3])).unwrap();
+    let y = b.add_input(f32v(&[2, 3])).unwrap();
     let s = b
         .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])
         .unwrap();
@@ -837,7 +839,7 @@ fn unbatched_output_broadcast_or_kept() {
     let x = Arc::new(Rng(1).array(ANY, &[5, 2, 3]));
     let y = Arc::new(Rng(2).array(ANY, &[2, 3]));
     let base_cos = eval_closed(
-        &single(Primitive::Unary(UnaryOp::Cos), &[f32a(&[2, 3])]),
+        &single(Primitive::Unary(UnaryOp::Cos), &[f32v(&[2, 3])]),
         std::slice::from_ref(&y),
     )
     .unwrap()
@@ -847,7 +849,7 @@ fn unbatched_output_broadcast_or_kept() {
     for od in [0, 1, 2] {
         let batched = batch_jaxpr(&prog, &[Some(0), None], 5, &[Some(0), Some(od)]).unwrap();
         let out = eval_closed(&batched, &[x.clone(), y.clone()]).unwrap();
-        let want = stack(&vec![base_cos.clone(); 5], od, &f32a(&[2, 3]));
+        let want = stack(&vec![base_cos.clone(); 5], od, &f32v(&[2, 3]));
         assert_close(&out[1], &want, "broadcast output");
     }
 
@@ -876,7 +878,7 @@ fn unbatched_output_broadcast_or_kept() {
 
     // An input passed straight through, and a literal output.
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[2])).unwrap();
+    let x = b.add_input(f32v(&[2])).unwrap();
     let prog = b.build(vec![Atom::Var(x), lit_f32(2.5)]).unwrap();
     let batched = batch_jaxpr(&prog, &[Some(0)], 3, &[Some(1), Some(0)]).unwrap();
     let xs = Arc::new(Rng(4).array(ANY, &[3, 2]));
@@ -894,7 +896,7 @@ fn unbatched_output_broadcast_or_kept() {
 
 fn take_t(a: &HostArray) -> HostArray {
     let parts: Vec<Arc<HostArray>> = (0..a.shape()[0]).map(|k| Arc::new(take(a, 0, k))).collect();
-    stack(&parts, 1, &f32a(&a.shape()[1..]))
+    stack(&parts, 1, &f32v(&a.shape()[1..]))
 }
 
 #[test]
@@ -945,9 +947,9 @@ fn mixed_program() {
     // f(x, y, s) = reduce_max(reshape(transpose(x) * y, (6, 2)) + s, axes 1)
     //              , dot(x, y) squeezed
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[3, 4])).unwrap();
-    let y = b.add_input(f32a(&[4, 3])).unwrap();
-    let s = b.add_input(f32a(&[])).unwrap();
+    let x = b.add_input(f32v(&[3, 4])).unwrap();
+    let y = b.add_input(f32v(&[4, 3])).unwrap();
+    let s = b.add_input(f32v(&[])).unwrap();
     let xt = b
         .add_eqn1(
             Primitive::Transpose {
@@ -980,7 +982,10 @@ fn mixed_program() {
         )
         .unwrap();
     let d = b
-        .add_eqn1(dot(&[1], &[0], &[], &[]), vec![Atom::Var(x), Atom::Var(y)])
+        .add_eqn1(
+            dot_general(&[1], &[0], &[], &[]),
+            vec![Atom::Var(x), Atom::Var(y)],
+        )
         .unwrap();
     let d1 = b
         .add_eqn1(
@@ -1005,8 +1010,8 @@ fn mixed_program() {
 #[test]
 fn source_info_is_kept() {
     let mut b = Builder::new();
-    let x = b.add_input(f32a(&[2, 3])).unwrap();
-    let y = b.add_input(f32a(&[2, 3])).unwrap();
+    let x = b.add_input(f32v(&[2, 3])).unwrap();
+    let y = b.add_input(f32v(&[2, 3])).unwrap();
     let z = b
         .add_eqn(
             Primitive::Binary(BinaryOp::Add),
@@ -1023,10 +1028,10 @@ fn source_info_is_kept() {
     }
 }
 
-// ------------------------------------------------- issue 3: new primitives
+// -------------------- arg, scans, stop_gradient, is_finite, round, clamp
 
 #[test]
-fn new_primitives_batch() {
+fn arg_scans_rounding_and_clamp_batch() {
     use microjax::prims::{ArgOp, CumOp, RoundingMethod};
     for axis in [0, 1] {
         for op in [ArgOp::Argmax, ArgOp::Argmin] {
@@ -1035,36 +1040,36 @@ fn new_primitives_batch() {
                 axis,
                 index_dtype: DType::I32,
             };
-            check(&single(p, &[f32a(&[2, 3])]), &[ANY]);
+            check(&single(p, &[f32v(&[2, 3])]), &[ANY]);
         }
         for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Logsumexp] {
             for reverse in [false, true] {
                 let p = Primitive::Cumulative { op, axis, reverse };
-                check(&single(p, &[f32a(&[2, 3])]), &[ANY]);
+                check(&single(p, &[f32v(&[2, 3])]), &[ANY]);
             }
         }
     }
-    check(&single(Primitive::StopGradient, &[f32a(&[2, 3])]), &[ANY]);
-    check(&single(Primitive::IsFinite, &[f32a(&[4])]), &[ANY]);
+    check(&single(Primitive::StopGradient, &[f32v(&[2, 3])]), &[ANY]);
+    check(&single(Primitive::IsFinite, &[f32v(&[4])]), &[ANY]);
     check(
         &single(
             Primitive::Round {
                 rounding_method: RoundingMethod::ToNearestEven,
             },
-            &[f32a(&[4])],
+            &[f32v(&[4])],
         ),
         &[ANY],
     );
     check(
-        &single(Primitive::Clamp, &[f32a(&[]), f32a(&[2, 3]), f32a(&[])]),
+        &single(Primitive::Clamp, &[f32v(&[]), f32v(&[2, 3]), f32v(&[])]),
         &[ANY, ANY, ANY],
     );
     check(
-        &single(Primitive::Clamp, &[f32a(&[3]), f32a(&[3]), f32a(&[])]),
+        &single(Primitive::Clamp, &[f32v(&[3]), f32v(&[3]), f32v(&[])]),
         &[ANY, ANY, ANY],
     );
     check(
-        &single(Primitive::Clamp, &[f32a(&[]), f32a(&[]), f32a(&[])]),
+        &single(Primitive::Clamp, &[f32v(&[]), f32v(&[]), f32v(&[])]),
         &[ANY, ANY, ANY],
     );
 }
@@ -1083,13 +1088,6 @@ fn psum_over(axes: &[&str]) -> Primitive {
         op: AllReduceOp::Sum,
         axes: axes.iter().map(|s| s.to_string()).collect(),
     })
-}
-
-fn f32s(a: &HostArray) -> Vec<f32> {
-    match a.buffer() {
-        Buffer::F32(v) => v.clone(),
-        other => panic!("expected f32, got {other:?}"),
-    }
 }
 
 fn arange(shape: &[usize]) -> Arc<HostArray> {
@@ -1133,7 +1131,7 @@ fn reductions_over_the_named_axis() {
             op,
             axes: vec!["i".into()],
         });
-        let got = f32s(&run_named(&single(prim, &[f32a(&[3])]), x.clone(), n)[0]);
+        let got = f32s(&run_named(&single(prim, &[f32v(&[3])]), x.clone(), n)[0]);
         for c in 0..3 {
             let want = (1..n).fold(xs[c], |acc, k| f(acc, xs[k * 3 + c]));
             for k in 0..n {
@@ -1155,7 +1153,7 @@ fn gathers_and_index_over_the_named_axis() {
             axis_size: n,
             tiled,
         });
-        let out = &run_named(&single(prim, &[f32a(&[2])]), x.clone(), n)[0];
+        let out = &run_named(&single(prim, &[f32v(&[2])]), x.clone(), n)[0];
         let want_shape = if tiled { vec![n, n * 2] } else { vec![n, n, 2] };
         assert_eq!(out.shape(), want_shape.as_slice());
         let got = f32s(out);
@@ -1190,7 +1188,7 @@ fn scatter_all_to_all_and_ppermute_over_the_named_axis() {
         axis_size: n,
         tiled: false,
     });
-    let got = f32s(&run_named(&single(prim, &[f32a(&[n, 2])]), x.clone(), n)[0]);
+    let got = f32s(&run_named(&single(prim, &[f32v(&[n, 2])]), x.clone(), n)[0]);
     for j in 0..n {
         for c in 0..2 {
             let want: f32 = (0..n).map(|k| xs[(k * n + j) * 2 + c]).sum();
@@ -1204,7 +1202,7 @@ fn scatter_all_to_all_and_ppermute_over_the_named_axis() {
         concat_axis: 1,
         axis_size: n,
     });
-    let out = &run_named(&single(prim, &[f32a(&[n, 2])]), x.clone(), n)[0];
+    let out = &run_named(&single(prim, &[f32v(&[n, 2])]), x.clone(), n)[0];
     assert_eq!(out.shape(), &[n, 1, n * 2]);
     let got = f32s(out);
     for j in 0..n {
@@ -1222,14 +1220,14 @@ fn scatter_all_to_all_and_ppermute_over_the_named_axis() {
     });
     let y = arange(&[n, 2]);
     let ys = f32s(&y);
-    let got = f32s(&run_named(&single(prim, &[f32a(&[2])]), y, n)[0]);
+    let got = f32s(&run_named(&single(prim, &[f32v(&[2])]), y, n)[0]);
     assert_eq!(&got[0..2], &[0.0, 0.0]);
     assert_eq!(&got[2..], &ys[..(n - 1) * 2]);
 }
 
 #[test]
 fn collectives_over_another_axis_are_kept_and_unbound_axes_error() {
-    let prog = single(psum_over(&["j"]), &[f32a(&[3])]);
+    let prog = single(psum_over(&["j"]), &[f32v(&[3])]);
     let batched = batch_jaxpr_named(&prog, &[Some(1)], 4, Some("i"), &[Some(0)]).unwrap();
     typecheck(&batched).unwrap();
     assert!(batched.jaxpr.eqns.iter().any(|e| e.prim.name() == "psum"));
@@ -1239,7 +1237,7 @@ fn collectives_over_another_axis_are_kept_and_unbound_axes_error() {
         "{err}"
     );
     // psum over ("i", "j") batched over "i": reduced here, kept for "j".
-    let prog = single(psum_over(&["i", "j"]), &[f32a(&[3])]);
+    let prog = single(psum_over(&["i", "j"]), &[f32v(&[3])]);
     let batched = batch_jaxpr_named(&prog, &[Some(0)], 4, Some("i"), &[Some(0)]).unwrap();
     let kept: Vec<_> = batched
         .jaxpr
@@ -1277,13 +1275,13 @@ fn collectives_over_another_axis_are_kept_and_unbound_axes_error() {
 #[test]
 fn grad_through_psum_under_named_vmap() {
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32a(&[])).unwrap());
+    let x = Atom::Var(b.add_input(f32v(&[])).unwrap());
     let s = b.add_eqn1(psum_over(&["i"]), vec![x.clone()]).unwrap();
     let q = b.binary(BinaryOp::Div, x.clone(), s).unwrap();
     let ratio = b.build(vec![q]).unwrap();
 
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32a(&[])).unwrap());
+    let x = Atom::Var(b.add_input(f32v(&[])).unwrap());
     let sq = b.binary(BinaryOp::Mul, x.clone(), x.clone()).unwrap();
     let s2 = b.add_eqn1(psum_over(&["i"]), vec![sq]).unwrap();
     let sx = b.unary(UnaryOp::Sin, x).unwrap();
@@ -1303,7 +1301,7 @@ fn grad_through_psum_under_named_vmap() {
         let vjp = vjp_jaxpr(&prog, &[true]).unwrap();
         // grad(x) = bwd(residuals(x), 1.0)
         let mut b = Builder::new();
-        let xv = Atom::Var(b.add_input(f32a(&[])).unwrap());
+        let xv = Atom::Var(b.add_input(f32v(&[])).unwrap());
         let fo = call(&mut b, vjp.fwd.clone(), vec![xv]);
         let mut bwd_in: Vec<Atom> = fo[1..].to_vec();
         bwd_in.push(lit_f32(1.0));
@@ -1320,14 +1318,14 @@ fn grad_through_psum_under_named_vmap() {
 /// a deliberately different rule), batched against the per-example oracle.
 fn custom_vjp_sin() -> ClosedJaxpr {
     use microjax::prims::custom::CustomCall;
-    let call_j = single(Primitive::Unary(UnaryOp::Sin), &[f32a(&[3])]);
+    let call_j = single(Primitive::Unary(UnaryOp::Sin), &[f32v(&[3])]);
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32a(&[3])).unwrap());
+    let x = Atom::Var(b.add_input(f32v(&[3])).unwrap());
     let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
     let fwd = b.build(vec![s, x]).unwrap();
     let mut b = Builder::new();
-    let r = Atom::Var(b.add_input(f32a(&[3])).unwrap());
-    let ct = Atom::Var(b.add_input(f32a(&[3])).unwrap());
+    let r = Atom::Var(b.add_input(f32v(&[3])).unwrap());
+    let ct = Atom::Var(b.add_input(f32v(&[3])).unwrap());
     let t = b.binary(BinaryOp::Mul, r, ct).unwrap();
     let t2 = b.binary(BinaryOp::Add, t.clone(), t).unwrap();
     let bwd = b.build(vec![t2]).unwrap();
@@ -1339,7 +1337,7 @@ fn custom_vjp_sin() -> ClosedJaxpr {
             num_res: 1,
             name: "f".into(),
         }),
-        &[f32a(&[3])],
+        &[f32v(&[3])],
     )
 }
 
@@ -1363,7 +1361,7 @@ fn custom_vjp_call_batches_with_its_rules() {
 
 #[test]
 fn collectives_display_as_jax() {
-    let prog = single(psum_over(&["i", "j"]), &[f32a(&[3])]);
+    let prog = single(psum_over(&["i", "j"]), &[f32v(&[3])]);
     let text = microjax::ir::display::display(&prog);
     assert!(
         text.contains("psum[axes=('i', 'j') axis_index_groups=None] a"),

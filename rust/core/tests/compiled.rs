@@ -90,20 +90,8 @@ fn broadcasts_of_rows_and_columns_are_read_in_place() {
     let w = Atom::Var(b.add_input(f32v(&[k, n])).unwrap());
     let bias = Atom::Var(b.add_input(f32v(&[n])).unwrap());
     let col = Atom::Var(b.add_input(f32v(&[m])).unwrap());
-    let dims = DotDims {
-        lhs_contract: vec![1],
-        rhs_contract: vec![0],
-        lhs_batch: vec![],
-        rhs_batch: vec![],
-    };
     let xw = b
-        .add_eqn1(
-            Primitive::DotGeneral {
-                dims,
-                preferred_element_type: None,
-            },
-            vec![x, w],
-        )
+        .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![x, w])
         .unwrap();
     let bb = broadcast(&mut b, bias, vec![m, n], vec![1]);
     let cb = broadcast(&mut b, col, vec![m, n], vec![0]);
@@ -199,20 +187,8 @@ fn scan_bodies_are_compiled_once_and_agree() {
     let mut bb = Builder::new();
     let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
     let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
-    let dims = DotDims {
-        lhs_contract: vec![0],
-        rhs_contract: vec![0],
-        lhs_batch: vec![],
-        rhs_batch: vec![],
-    };
     let cw = bb
-        .add_eqn1(
-            Primitive::DotGeneral {
-                dims,
-                preferred_element_type: None,
-            },
-            vec![c.clone(), w],
-        )
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c.clone(), w])
         .unwrap();
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![t, c]).unwrap();
@@ -287,28 +263,12 @@ fn transposes_feeding_a_matmul_are_folded() {
     };
     let xt = tr(&mut b, x);
     let yt = tr(&mut b, y);
-    let dims = DotDims {
-        lhs_contract: vec![1],
-        rhs_contract: vec![0],
-        lhs_batch: vec![],
-        rhs_batch: vec![],
-    };
     let out = b
-        .add_eqn1(
-            Primitive::DotGeneral {
-                dims,
-                preferred_element_type: None,
-            },
-            vec![xt, yt],
-        )
+        .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![xt, yt])
         .unwrap();
     let prog = b.build(vec![out]).unwrap();
     let plan = check(prog, &[data(&[k, m], 13), data(&[n, k], 14)]);
     assert_eq!(plan.stats().eqns_simplified, 1, "{:?}", plan.simplified());
-}
-
-fn f64v(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F64)
 }
 
 fn as_f64(a: &HostArray) -> Arc<HostArray> {
@@ -378,17 +338,9 @@ fn matvec_scan(d: usize, steps: usize) -> ClosedJaxpr {
     let mut bb = Builder::new();
     let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
     let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
-    let dims = DotDims {
-        lhs_contract: vec![0],
-        rhs_contract: vec![0],
-        lhs_batch: vec![],
-        rhs_batch: vec![],
-    };
-    let dot = Primitive::DotGeneral {
-        dims,
-        preferred_element_type: None,
-    };
-    let cw = bb.add_eqn1(dot, vec![c, w]).unwrap();
+    let cw = bb
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
+        .unwrap();
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![t.clone(), t]).unwrap();
     let mut b = Builder::new();
@@ -460,18 +412,6 @@ fn recycle_bin_keeps_only_unshared_small_arrays() {
     recycle::clear();
 }
 
-fn dot_c_w() -> Primitive {
-    Primitive::DotGeneral {
-        dims: DotDims {
-            lhs_contract: vec![0],
-            rhs_contract: vec![0],
-            lhs_batch: vec![],
-            rhs_batch: vec![],
-        },
-        preferred_element_type: None,
-    }
-}
-
 /// A scan whose body exercises every way a loop body binds and returns
 /// values: a const (`w`) and a body constant (`b0`) bound once, a carry
 /// returned unchanged (`k' = c`), a result returned twice, a const and a
@@ -485,7 +425,12 @@ fn loop_body_scan(d: usize, steps: usize, reverse: bool) -> ClosedJaxpr {
     let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
     let _unread = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
     let b0 = Atom::Var(bb.add_const(data_in(&[d], 3, 0.5), false).unwrap());
-    let cw = bb.add_eqn1(dot_c_w(), vec![c.clone(), w.clone()]).unwrap();
+    let cw = bb
+        .add_eqn1(
+            dot_general(&[0], &[0], &[], &[]),
+            vec![c.clone(), w.clone()],
+        )
+        .unwrap();
     let s = bb.binary(BinaryOp::Add, cw, x).unwrap();
     let s = bb.binary(BinaryOp::Add, s, b0).unwrap();
     let t = bb.unary(UnaryOp::Tanh, s).unwrap();
@@ -556,7 +501,9 @@ fn while_bodies_run_compiled_and_agree() {
     let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
     let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
     let i1 = bb.binary(BinaryOp::Add, i, int(1)).unwrap();
-    let cw = bb.add_eqn1(dot_c_w(), vec![c, w]).unwrap();
+    let cw = bb
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
+        .unwrap();
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![i1, t]).unwrap();
     let mut b = Builder::new();
@@ -578,18 +525,8 @@ fn while_bodies_run_compiled_and_agree() {
 #[test]
 fn planned_products_equal_the_kernel() {
     use microjax::prims::kernel::{self, PackedDot};
-    let plain = |lc: usize, rc: usize| DotDims {
-        lhs_contract: vec![lc],
-        rhs_contract: vec![rc],
-        lhs_batch: vec![],
-        rhs_batch: vec![],
-    };
-    let batched = DotDims {
-        lhs_contract: vec![2],
-        rhs_contract: vec![1],
-        lhs_batch: vec![0],
-        rhs_batch: vec![0],
-    };
+    let plain = |lc: usize, rc: usize| dot_dims(&[lc], &[rc], &[], &[]);
+    let batched = dot_dims(&[2], &[1], &[0], &[0]);
     let cases: Vec<(Vec<usize>, Vec<usize>, DotDims)> = vec![
         (vec![64], vec![64, 64], plain(0, 0)),
         (vec![48, 40], vec![40], plain(1, 0)),
@@ -633,11 +570,17 @@ fn single_elementwise_steps_in_loops_agree() {
     let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
     let two = Atom::Lit(Literal::new(Scalar::Int(2), DType::I32, false));
     let i2 = bb.binary(BinaryOp::Mul, i, two).unwrap();
-    let u = bb.add_eqn1(dot_c_w(), vec![c, w.clone()]).unwrap();
+    let u = bb
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w.clone()])
+        .unwrap();
     let v = bb.binary(BinaryOp::Mul, u, lit(0.5)).unwrap();
-    let z = bb.add_eqn1(dot_c_w(), vec![v, w.clone()]).unwrap();
+    let z = bb
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![v, w.clone()])
+        .unwrap();
     let t = bb.binary(BinaryOp::Sub, z, x).unwrap();
-    let q = bb.add_eqn1(dot_c_w(), vec![t, w]).unwrap();
+    let q = bb
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![t, w])
+        .unwrap();
     let r = bb.unary(UnaryOp::Sin, q).unwrap();
     let body = bb.build(vec![i2, r]).unwrap();
     let mut b = Builder::new();

@@ -10,7 +10,6 @@
     clippy::arithmetic_side_effects
 )]
 
-mod common;
 use microjax::exec::interp::eval_closed;
 use microjax::ir::canonical::{canonical, parse, ParseLimits};
 use microjax::prims::control::{ControlFlow, Scan};
@@ -20,23 +19,11 @@ use microjax::{
 };
 use std::sync::Arc;
 
-fn arr(shape: &[usize], v: Vec<f64>) -> Arc<HostArray> {
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F64(v)).unwrap())
-}
+mod common;
+use common::{doubling_while, f64_arc, f64s, f64v};
 
 fn scalar_i32(v: i32) -> Arc<HostArray> {
     Arc::new(HostArray::new(vec![], Buffer::I32(vec![v])).unwrap())
-}
-
-fn f64s(a: &HostArray) -> Vec<f64> {
-    match a.buffer() {
-        Buffer::F64(v) => v.clone(),
-        other => panic!("expected f64, got {:?}", other.dtype()),
-    }
-}
-
-fn f64v(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F64)
 }
 
 /// Body `(w ; c ; x) -> (sin(c * w) + x ; c * x)` of a scan over `[n]`.
@@ -88,9 +75,9 @@ fn scan_runs_natively_and_round_trips_as_text() {
     let out = eval_closed(
         &prog,
         &[
-            arr(&[], vec![0.7]),
-            arr(&[], vec![1.2]),
-            arr(&[4], xs.clone()),
+            f64_arc(&[], vec![0.7]),
+            f64_arc(&[], vec![1.2]),
+            f64_arc(&[4], xs.clone()),
         ],
     )
     .unwrap();
@@ -114,16 +101,22 @@ fn scan_jvp_matches_finite_differences_and_vjp_matches_jvp() {
     let prog = scan_program(n);
     let (w, c0) = (0.7, 1.2);
     let xs = vec![0.5, -1.0, 2.0, 0.25];
-    let args = || vec![arr(&[], vec![w]), arr(&[], vec![c0]), arr(&[n], xs.clone())];
+    let args = || {
+        vec![
+            f64_arc(&[], vec![w]),
+            f64_arc(&[], vec![c0]),
+            f64_arc(&[n], xs.clone()),
+        ]
+    };
     let (jj, out_nz) = jvp_jaxpr(&prog, &[true, true, true], false).unwrap();
     assert_eq!(out_nz, vec![true, true]);
     let (tw, tc) = (0.3, -0.8);
     let txs = vec![0.1, 0.2, -0.3, 0.4];
     let mut ins = args();
     ins.extend([
-        arr(&[], vec![tw]),
-        arr(&[], vec![tc]),
-        arr(&[n], txs.clone()),
+        f64_arc(&[], vec![tw]),
+        f64_arc(&[], vec![tc]),
+        f64_arc(&[n], txs.clone()),
     ]);
     let out = eval_closed(&jj, &ins).unwrap();
     let eps = 1e-6;
@@ -147,7 +140,7 @@ fn scan_jvp_matches_finite_differences_and_vjp_matches_jvp() {
     let fwd = eval_closed(&vjp.fwd, &args()).unwrap();
     let (ct_c, ct_y) = (0.9, vec![1.0, -2.0, 0.5, 3.0]);
     let mut bins: Vec<Arc<HostArray>> = fwd[2..].to_vec();
-    bins.extend([arr(&[], vec![ct_c]), arr(&[n], ct_y.clone())]);
+    bins.extend([f64_arc(&[], vec![ct_c]), f64_arc(&[n], ct_y.clone())]);
     let g = eval_closed(&vjp.bwd, &bins).unwrap();
     let lhs = ct_c * f64s(&out[2])[0]
         + ct_y
@@ -163,19 +156,23 @@ fn scan_jvp_matches_finite_differences_and_vjp_matches_jvp() {
 
 /// `(x: f64[], limit: i32[]) -> (i, x * 2^i)` doubling while `i < limit`.
 fn while_program() -> ClosedJaxpr {
-    common::doubling_while(f64v(&[]))
+    doubling_while(f64v(&[]))
 }
 
 #[test]
 fn while_runs_differentiates_forward_and_batches_a_per_member_predicate() {
     let prog = while_program();
-    let out = eval_closed(&prog, &[arr(&[], vec![1.5]), scalar_i32(3)]).unwrap();
+    let out = eval_closed(&prog, &[f64_arc(&[], vec![1.5]), scalar_i32(3)]).unwrap();
     assert_eq!(f64s(&out[1]), vec![12.0]);
     let (jj, nz) = jvp_jaxpr(&prog, &[true, false], false).unwrap();
     assert_eq!(nz, vec![false, true]);
     let out = eval_closed(
         &jj,
-        &[arr(&[], vec![1.5]), scalar_i32(3), arr(&[], vec![1.0])],
+        &[
+            f64_arc(&[], vec![1.5]),
+            scalar_i32(3),
+            f64_arc(&[], vec![1.0]),
+        ],
     )
     .unwrap();
     assert_eq!(f64s(out.last().unwrap()), vec![8.0]);
@@ -188,7 +185,7 @@ fn while_runs_differentiates_forward_and_batches_a_per_member_predicate() {
     // batched limit: members stop after different trip counts
     let batched = batch_jaxpr(&prog, &[Some(0), Some(0)], 3, &[Some(0), Some(0)]).unwrap();
     let lims = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![0, 2, 5])).unwrap());
-    let out = eval_closed(&batched, &[arr(&[3], vec![1.0, 1.0, 0.5]), lims]).unwrap();
+    let out = eval_closed(&batched, &[f64_arc(&[3], vec![1.0, 1.0, 0.5]), lims]).unwrap();
     assert_eq!(f64s(&out[1]), vec![1.0, 4.0, 16.0]);
 }
 
@@ -224,7 +221,7 @@ fn cond_program() -> ClosedJaxpr {
 #[test]
 fn cond_selects_clamps_differentiates_and_batches() {
     let prog = cond_program();
-    let x = || arr(&[2], vec![3.0, -2.0]);
+    let x = || f64_arc(&[2], vec![3.0, -2.0]);
     let run = |k: i32| f64s(&eval_closed(&prog, &[scalar_i32(k), x()]).unwrap()[0]);
     assert_eq!(run(0), vec![4.0, -1.0]);
     assert_eq!(run(1), vec![9.0, 4.0]);
@@ -234,13 +231,13 @@ fn cond_selects_clamps_differentiates_and_batches() {
     let vjp = vjp_jaxpr(&prog, &[false, true]).unwrap();
     let fwd = eval_closed(&vjp.fwd, &[scalar_i32(1), x()]).unwrap();
     let mut bins: Vec<Arc<HostArray>> = fwd[1..].to_vec();
-    bins.push(arr(&[2], vec![1.0, 1.0]));
+    bins.push(f64_arc(&[2], vec![1.0, 1.0]));
     let g = eval_closed(&vjp.bwd, &bins).unwrap();
     assert_eq!(f64s(g.last().unwrap()), vec![6.0, -4.0]);
     // a per-member index runs every branch and selects
     let batched = batch_jaxpr(&prog, &[Some(0), Some(0)], 3, &[Some(0)]).unwrap();
     let ks = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![2, 0, 1])).unwrap());
-    let xs = arr(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let xs = f64_arc(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let out = eval_closed(&batched, &[ks, xs]).unwrap();
     assert_eq!(f64s(&out[0]), vec![-1.0, -2.0, 4.0, 5.0, 25.0, 36.0]);
 }
@@ -249,7 +246,7 @@ fn cond_selects_clamps_differentiates_and_batches() {
 fn malformed_control_flow_is_a_typed_error() {
     let prog = cond_program();
     // operand of the wrong shape
-    let err = eval_closed(&prog, &[scalar_i32(0), arr(&[3], vec![0.0; 3])]);
+    let err = eval_closed(&prog, &[scalar_i32(0), f64_arc(&[3], vec![0.0; 3])]);
     assert!(err.is_err());
     // a scan whose xs are shorter than its length
     let mut b = Builder::new();

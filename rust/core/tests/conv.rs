@@ -21,36 +21,8 @@ use microjax::transforms::{jvp_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
 use std::sync::Arc;
 
-fn f64a(shape: &[usize], v: Vec<f64>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::F64(v)).unwrap()
-}
-
-fn f64s(a: &HostArray) -> Vec<f64> {
-    match a.buffer() {
-        Buffer::F64(v) => v.clone(),
-        other => panic!("expected f64, got {:?}", other.dtype()),
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn f64s(&mut self, shape: &[usize]) -> Arc<HostArray> {
-        let n = shape.iter().product();
-        Arc::new(f64a(
-            shape,
-            (0..n).map(|_| self.next() * 2.0 - 1.0).collect(),
-        ))
-    }
-}
+mod common;
+use common::{f64a, f64s, f64v, inner, squared, Rng};
 
 fn conv_p(c: ConvParams) -> Primitive {
     Primitive::Conv(Box::new(c))
@@ -193,10 +165,6 @@ fn configs() -> Vec<(ConvParams, Vec<usize>, Vec<usize>)> {
     ]
 }
 
-fn aval(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F64)
-}
-
 #[test]
 fn conv_matches_the_direct_definition() {
     let mut rng = Rng(7);
@@ -216,10 +184,10 @@ fn conv_output_shapes_follow_jax() {
     // 3x3 SAME-style padding, stride 2: 32 -> 16; window larger than input: 0.
     let c = params(2, &[2, 2], &[(0, 1), (0, 1)], &[1, 1], &[1, 1], 1, 1);
     let out =
-        microjax::prims::conv::abstract_eval(&c, &[aval(&[2, 3, 32, 32]), aval(&[8, 3, 3, 3])]);
+        microjax::prims::conv::abstract_eval(&c, &[f64v(&[2, 3, 32, 32]), f64v(&[8, 3, 3, 3])]);
     assert_eq!(out.unwrap()[0].shape, vec![2, 8, 16, 16]);
     let c = params(1, &[1], &[(0, 0)], &[1], &[1], 1, 1);
-    let out = microjax::prims::conv::abstract_eval(&c, &[aval(&[1, 1, 2]), aval(&[1, 1, 3])]);
+    let out = microjax::prims::conv::abstract_eval(&c, &[f64v(&[1, 1, 2]), f64v(&[1, 1, 3])]);
     assert_eq!(out.unwrap()[0].shape, vec![1, 1, 0]);
 }
 
@@ -263,7 +231,7 @@ fn conv_f32_and_int_dtypes() {
 #[test]
 fn conv_shape_errors_name_the_shapes() {
     let c = ConvParams::simple(1);
-    let e = microjax::prims::conv::abstract_eval(&c, &[aval(&[1, 4, 5]), aval(&[2, 3, 2])])
+    let e = microjax::prims::conv::abstract_eval(&c, &[f64v(&[1, 4, 5]), f64v(&[2, 3, 2])])
         .unwrap_err();
     assert!(matches!(e, Error::Param { .. }), "{e}");
     let msg = e.to_string();
@@ -273,36 +241,18 @@ fn conv_shape_errors_name_the_shapes() {
     );
     let mut g = c.clone();
     g.feature_group_count = 3;
-    let e = microjax::prims::conv::abstract_eval(&g, &[aval(&[1, 4, 5]), aval(&[3, 1, 2])])
+    let e = microjax::prims::conv::abstract_eval(&g, &[f64v(&[1, 4, 5]), f64v(&[3, 1, 2])])
         .unwrap_err();
     assert!(
         e.to_string().contains("must divide lhs feature dimension"),
         "{e}"
     );
     let e =
-        microjax::prims::conv::abstract_eval(&c, &[aval(&[1, 4, 5]), aval(&[2, 4])]).unwrap_err();
+        microjax::prims::conv::abstract_eval(&c, &[f64v(&[1, 4, 5]), f64v(&[2, 4])]).unwrap_err();
     assert!(matches!(e, Error::Shape { .. }), "{e}");
     let f32a = Aval::new(vec![1, 1, 2], DType::F32);
-    let e = microjax::prims::conv::abstract_eval(&c, &[f32a, aval(&[1, 1, 2])]).unwrap_err();
+    let e = microjax::prims::conv::abstract_eval(&c, &[f32a, f64v(&[1, 1, 2])]).unwrap_err();
     assert!(matches!(e, Error::DType { .. }), "{e}");
-}
-
-fn single(p: &Primitive, avals: &[Aval]) -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let xs: Vec<Atom> = avals
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
-        .collect();
-    let y = b.add_eqn1(p.clone(), xs).unwrap();
-    // Square so that the VJP has residuals and both operands matter.
-    let y2 = b.binary(microjax::BinaryOp::Mul, y.clone(), y).unwrap();
-    let j = b.build(vec![y2]).unwrap();
-    typecheck(&j).unwrap();
-    j
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// JVP vs central differences, then VJP vs JVP (`<c, J t> = <J^T c, t>`),
@@ -353,11 +303,11 @@ fn check_ad(f: &ClosedJaxpr, xs: &[Arc<HostArray>], nz: &[bool], seed: u64) {
     let mut bargs: Vec<_> = fouts[1..].to_vec();
     bargs.push(c.clone());
     let cts = eval_closed(&v.bwd, &bargs).unwrap();
-    let lhs = dot(&f64s(&c), &tan);
+    let lhs = inner(&f64s(&c), &tan);
     let rhs: f64 = cts
         .iter()
         .zip(&ts)
-        .map(|(ct, t)| dot(&f64s(ct), &f64s(t)))
+        .map(|(ct, t)| inner(&f64s(ct), &f64s(t)))
         .sum();
     assert!(
         (lhs - rhs).abs() <= 1e-10 * (1.0 + lhs.abs()),
@@ -369,7 +319,7 @@ fn check_ad(f: &ClosedJaxpr, xs: &[Arc<HostArray>], nz: &[bool], seed: u64) {
 fn conv_jvp_and_both_transposes() {
     let mut rng = Rng(3);
     for (i, (c, ls, rs)) in configs().into_iter().enumerate() {
-        let f = single(&conv_p(c), &[aval(&ls), aval(&rs)]);
+        let f = squared(&conv_p(c), &[f64v(&ls), f64v(&rs)]);
         let xs = vec![rng.f64s(&ls), rng.f64s(&rs)];
         for nz in [[true, true], [true, false], [false, true]] {
             check_ad(&f, &xs, &nz, 17 + i as u64);
@@ -389,7 +339,7 @@ fn check_vmap(p: &Primitive, args: &[HostArray], batched: &[bool], n: usize) {
     let avals: Vec<Aval> = args
         .iter()
         .zip(batched)
-        .map(|(a, &bt)| aval(if bt { &a.shape()[1..] } else { a.shape() }))
+        .map(|(a, &bt)| f64v(if bt { &a.shape()[1..] } else { a.shape() }))
         .collect();
     let mut b = Builder::new();
     let xs: Vec<Atom> = avals
@@ -562,7 +512,7 @@ fn reduce_window_ad_and_vmap() {
             .all(|&d| d == 1);
         for op in [WindowReduce::Sum, WindowReduce::Max, WindowReduce::Min] {
             let p = win(op, w.clone());
-            let f = single(&p, &[aval(&shape)]);
+            let f = squared(&p, &[f64v(&shape)]);
             if op == WindowReduce::Sum || undilated {
                 check_ad(&f, &[rng.f64s(&shape)], &[true], 29 + i as u64);
             }
@@ -605,7 +555,7 @@ fn select_and_scatter_add_rules() {
         select: Select::Ge,
         w,
     }));
-    let f = single(&s, &[aval(&out), aval(&[4, 3])]);
+    let f = squared(&s, &[f64v(&out), f64v(&[4, 3])]);
     check_ad(&f, &[rng.f64s(&out), x.clone()], &[true, false], 5);
     for batched in [[true, true], [true, false], [false, true]] {
         let a = if batched[0] {
@@ -630,7 +580,7 @@ fn window_errors() {
             op: WindowReduce::Max,
             w: w.clone(),
         },
-        &[aval(&[2, 3])],
+        &[f64v(&[2, 3])],
     )
     .unwrap_err();
     assert!(
@@ -642,7 +592,7 @@ fn window_errors() {
             op: WindowReduce::Sum,
             w: geometry(&[4], &[1], &[(0, 0)], &[1], &[1]),
         },
-        &[aval(&[2])],
+        &[f64v(&[2])],
     )
     .unwrap_err();
     assert!(matches!(e, Error::Shape { .. }), "{e}");
@@ -651,8 +601,8 @@ fn window_errors() {
 #[test]
 fn display_and_canonical_text_of_conv_and_windows() {
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(aval(&[1, 2, 5])).unwrap());
-    let w = Atom::Var(b.add_input(aval(&[3, 2, 2])).unwrap());
+    let x = Atom::Var(b.add_input(f64v(&[1, 2, 5])).unwrap());
+    let w = Atom::Var(b.add_input(f64v(&[3, 2, 2])).unwrap());
     let mut c = ConvParams::simple(1);
     c.padding = vec![(-1, 2)];
     let y = b.add_eqn1(conv_p(c), vec![x, w]).unwrap();

@@ -18,8 +18,8 @@ use microjax::exec::cuda::{device_count, device_plan, kernel_sources, DeviceStep
 use microjax::prims::control::ControlFlow;
 use microjax::prims::{CmpOp, CumOp, RoundingMethod};
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive,
-    ReduceOp, UnaryOp,
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp,
+    UnaryOp,
 };
 
 use std::sync::Arc;
@@ -338,15 +338,6 @@ fn every_elementwise_primitive_lowers_or_is_a_documented_fallback() {
     assert_eq!(fallbacks, HOST_FALLBACKS);
 }
 
-fn dot(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> DotDims {
-    DotDims {
-        lhs_contract: lc.to_vec(),
-        rhs_contract: rc.to_vec(),
-        lhs_batch: lb.to_vec(),
-        rhs_batch: rb.to_vec(),
-    }
-}
-
 #[test]
 fn gemm_specs_of_row_major_products() {
     let f = [DType::F32; 3];
@@ -361,34 +352,39 @@ fn gemm_specs_of_row_major_products() {
     };
     // [m,k]·[k,n], [k,m]ᵀ·[k,n], [m,k]·[n,k]ᵀ, batched, matvec.
     assert_eq!(
-        gemm_spec(&dot(&[1], &[0], &[], &[]), &[2, 3], &[3, 4], f),
+        gemm_spec(&dot_dims(&[1], &[0], &[], &[]), &[2, 3], &[3, 4], f),
         Some(spec(2, 4, 3, false, false, 1))
     );
     assert_eq!(
-        gemm_spec(&dot(&[0], &[0], &[], &[]), &[3, 2], &[3, 4], f),
+        gemm_spec(&dot_dims(&[0], &[0], &[], &[]), &[3, 2], &[3, 4], f),
         Some(spec(2, 4, 3, true, false, 1))
     );
     assert_eq!(
-        gemm_spec(&dot(&[1], &[1], &[], &[]), &[2, 3], &[4, 3], f),
+        gemm_spec(&dot_dims(&[1], &[1], &[], &[]), &[2, 3], &[4, 3], f),
         Some(spec(2, 4, 3, false, true, 1))
     );
     assert_eq!(
-        gemm_spec(&dot(&[2], &[1], &[0], &[0]), &[5, 2, 3], &[5, 3, 4], f),
+        gemm_spec(&dot_dims(&[2], &[1], &[0], &[0]), &[5, 2, 3], &[5, 3, 4], f),
         Some(spec(2, 4, 3, false, false, 5))
     );
     assert_eq!(
-        gemm_spec(&dot(&[1], &[0], &[], &[]), &[2, 3], &[3], f),
+        gemm_spec(&dot_dims(&[1], &[0], &[], &[]), &[2, 3], &[3], f),
         Some(spec(2, 1, 3, false, false, 1))
     );
     // Two contracting axes as one run; [m,k1,k2]·[k1,k2,n].
     assert_eq!(
-        gemm_spec(&dot(&[1, 2], &[0, 1], &[], &[]), &[2, 3, 5], &[3, 5, 4], f),
+        gemm_spec(
+            &dot_dims(&[1, 2], &[0, 1], &[], &[]),
+            &[2, 3, 5],
+            &[3, 5, 4],
+            f
+        ),
         Some(spec(2, 4, 15, false, false, 1))
     );
     // Not GEMMs: ints, mixed dtypes, batch axes not leading, an empty k.
     assert_eq!(
         gemm_spec(
-            &dot(&[1], &[0], &[], &[]),
+            &dot_dims(&[1], &[0], &[], &[]),
             &[2, 3],
             &[3, 4],
             [DType::I32; 3]
@@ -397,7 +393,7 @@ fn gemm_specs_of_row_major_products() {
     );
     assert_eq!(
         gemm_spec(
-            &dot(&[1], &[0], &[], &[]),
+            &dot_dims(&[1], &[0], &[], &[]),
             &[2, 3],
             &[3, 4],
             [DType::F32, DType::F32, DType::F64]
@@ -405,11 +401,11 @@ fn gemm_specs_of_row_major_products() {
         None
     );
     assert_eq!(
-        gemm_spec(&dot(&[2], &[1], &[1], &[0]), &[2, 5, 3], &[5, 3, 4], f),
+        gemm_spec(&dot_dims(&[2], &[1], &[1], &[0]), &[2, 5, 3], &[5, 3, 4], f),
         None
     );
     assert_eq!(
-        gemm_spec(&dot(&[1], &[0], &[], &[]), &[2, 0], &[0, 4], f),
+        gemm_spec(&dot_dims(&[1], &[0], &[], &[]), &[2, 0], &[0, 4], f),
         None
     );
 }
@@ -423,7 +419,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
     let h = b
         .add_eqn1(
             Primitive::DotGeneral {
-                dims: dot(&[1], &[0], &[], &[]),
+                dims: dot_dims(&[1], &[0], &[], &[]),
                 preferred_element_type: None,
             },
             vec![x, w],

@@ -30,8 +30,7 @@ use microjax::prims::kernel::vmath::{with_simd_level, SimdLevel};
 use microjax::prims::linalg::LinalgOp;
 use microjax::transforms::vjp_jaxpr;
 use microjax::{
-    Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Primitive, ReduceOp,
-    UnaryOp,
+    Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp, UnaryOp,
 };
 use std::sync::Arc;
 
@@ -39,19 +38,8 @@ mod common;
 use common::*;
 
 fn matmul(b: &mut Builder, x: Atom, w: Atom, rank: usize) -> Atom {
-    b.add_eqn1(
-        Primitive::DotGeneral {
-            dims: DotDims {
-                lhs_contract: vec![rank - 1],
-                rhs_contract: vec![0],
-                lhs_batch: vec![],
-                rhs_batch: vec![],
-            },
-            preferred_element_type: None,
-        },
-        vec![x, w],
-    )
-    .unwrap()
+    b.add_eqn1(dot_general(&[rank - 1], &[0], &[], &[]), vec![x, w])
+        .unwrap()
 }
 
 fn reduce(b: &mut Builder, op: ReduceOp, x: Atom, axes: Vec<usize>) -> Atom {
@@ -444,17 +432,9 @@ fn portable_matmul_is_the_k_ordered_sum() {
     let mut b = Builder::new();
     let x = input(&mut b, &[bt, m, k]);
     let w = input(&mut b, &[bt, k, n]);
-    let dims = DotDims {
-        lhs_contract: vec![2],
-        rhs_contract: vec![1],
-        lhs_batch: vec![0],
-        rhs_batch: vec![0],
-    };
-    let p = Primitive::DotGeneral {
-        dims,
-        preferred_element_type: None,
-    };
-    let out = b.add_eqn1(p, vec![x, w]).unwrap();
+    let out = b
+        .add_eqn1(dot_general(&[2], &[1], &[0], &[0]), vec![x, w])
+        .unwrap();
     let prog = b.build(vec![out]).unwrap();
     let args = vec![data_in(&[bt, m, k], 21, 1.0), data_in(&[bt, k, n], 22, 1.0)];
     let (Buffer::F32(l), Buffer::F32(r)) = (args[0].buffer(), args[1].buffer()) else {

@@ -9,18 +9,16 @@
     clippy::arithmetic_side_effects
 )]
 
-mod common;
 use microjax::export::{Determinism, Limits, Program};
 use microjax::prims::control::{ControlFlow, Scan};
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Error, HostArray, Primitive,
+    Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Error, HostArray, Primitive,
     UnaryOp,
 };
 use std::sync::Arc;
 
-fn f32v(shape: &[usize]) -> Aval {
-    Aval::new(shape.to_vec(), DType::F32)
-}
+mod common;
+use common::{f32s, f32v, while_loop};
 
 /// `x -> sin(x) * c + sum-scan(x)` with a const `c` and a scan.
 fn program() -> ClosedJaxpr {
@@ -72,7 +70,7 @@ fn while_program() -> ClosedJaxpr {
     let body = bb.build(vec![y]).unwrap();
     let mut b = Builder::new();
     let n = Atom::Var(b.add_input(f32v(&[])).unwrap());
-    let outs = common::while_loop(
+    let outs = while_loop(
         &mut b,
         cond,
         body,
@@ -80,13 +78,6 @@ fn while_program() -> ClosedJaxpr {
         vec![n, Builder::lit(DType::F32, 1.0)],
     );
     b.build(vec![outs[0].clone()]).unwrap()
-}
-
-fn f32s(a: &HostArray) -> Vec<f32> {
-    match a.buffer() {
-        Buffer::F32(v) => v.clone(),
-        _ => panic!("not f32"),
-    }
 }
 
 #[test]

@@ -20,21 +20,13 @@ use microjax::transforms::{batch_jaxpr, jvp_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar};
 use std::sync::Arc;
 
-// ------------------------------------------------------------- helpers
+mod common;
+use common::{f64a, f64s, inner, squared, Rng};
 
-fn f64a(shape: &[usize], v: Vec<f64>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::F64(v)).unwrap()
-}
+// ------------------------------------------------------------- helpers
 
 fn i32a(shape: &[usize], v: Vec<i32>) -> HostArray {
     HostArray::new(shape.to_vec(), Buffer::I32(v)).unwrap()
-}
-
-fn f64s(a: &HostArray) -> Vec<f64> {
-    match a.buffer() {
-        Buffer::F64(v) => v.clone(),
-        other => panic!("expected f64, got {:?}", other.dtype()),
-    }
 }
 
 fn gather_p(
@@ -102,44 +94,6 @@ fn run1(p: Primitive, args: &[&HostArray]) -> HostArray {
     eval(&p, args).unwrap().pop().unwrap()
 }
 
-fn single(p: &Primitive, avals: &[Aval]) -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let xs: Vec<Atom> = avals
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
-        .collect();
-    let y = b.add_eqn1(p.clone(), xs).unwrap();
-    // Square so that the VJP has a residual and second order is non-trivial.
-    let y2 = b.binary(microjax::BinaryOp::Mul, y.clone(), y).unwrap();
-    let j = b.build(vec![y2]).unwrap();
-    typecheck(&j).unwrap();
-    j
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn f64s(&mut self, shape: &[usize]) -> Arc<HostArray> {
-        let n = shape.iter().product();
-        Arc::new(f64a(
-            shape,
-            (0..n).map(|_| self.next() * 2.0 - 1.0).collect(),
-        ))
-    }
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
 /// JVP vs central differences and VJP vs JVP for `f(x, idx, [u])`, where
 /// the f64 inputs are differentiated.
 fn check_ad(f: &ClosedJaxpr, xs: &[Arc<HostArray>], seed: u64) {
@@ -189,11 +143,11 @@ fn check_ad(f: &ClosedJaxpr, xs: &[Arc<HostArray>], seed: u64) {
     let mut bargs: Vec<_> = fouts[1..].to_vec();
     bargs.push(c.clone());
     let cts = eval_closed(&v.bwd, &bargs).unwrap();
-    let lhs = dot(&f64s(&c), &tan);
+    let lhs = inner(&f64s(&c), &tan);
     let rhs: f64 = cts
         .iter()
         .zip(&ts)
-        .map(|(ct, t)| dot(&f64s(ct), &f64s(t)))
+        .map(|(ct, t)| inner(&f64s(ct), &f64s(t)))
         .sum();
     assert!(
         (lhs - rhs).abs() <= 1e-10 * (1.0 + lhs.abs()),
@@ -434,7 +388,7 @@ fn gather_jvp_and_transpose() {
     let idx = Arc::new(i32a(&[4, 1], vec![2, 0, 2, 5]));
     for mode in [Mode::FillOrDrop, Mode::Clip] {
         let p = take_rows(3, mode);
-        let f = single(
+        let f = squared(
             &p,
             &[
                 Aval::new(vec![3, 3], DType::F64),
@@ -451,7 +405,7 @@ fn gather_jvp_and_transpose() {
         }
     }
     let p = gather_p(&[], &[1], &[1], &[0], &[0], &[1, 1], Mode::Clip);
-    let f = single(
+    let f = squared(
         &p,
         &[
             Aval::new(vec![2, 3], DType::F64),
@@ -484,7 +438,7 @@ fn scatter_jvps_and_transposes() {
     .enumerate()
     {
         for mode in [Mode::FillOrDrop, Mode::Clip] {
-            let f = single(&scatter_1d(op, mode), &avals);
+            let f = squared(&scatter_1d(op, mode), &avals);
             check_ad(
                 &f,
                 &[rng.f64s(&[4]), idx.clone(), rng.f64s(&[4])],
@@ -502,14 +456,14 @@ fn scatter_jvps_and_transposes() {
     ];
     for op in [ScatterOp::Set, ScatterOp::Mul] {
         let p = scatter_p(op, &[], &[0], &[0], &[], &[], Mode::FillOrDrop, true);
-        let f = single(&p, &avals);
+        let f = squared(&p, &avals);
         check_ad(&f, &[rng.f64s(&[4]), unique.clone(), rng.f64s(&[3])], 40);
     }
 }
 
 #[test]
 fn scatter_mul_updates_gradient_needs_unique_indices() {
-    let f = single(
+    let f = squared(
         &scatter_1d(ScatterOp::Mul, Mode::FillOrDrop),
         &[
             Aval::new(vec![4], DType::F64),

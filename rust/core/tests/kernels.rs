@@ -21,6 +21,11 @@ use microjax::{
 };
 use std::sync::Arc;
 
+mod common;
+use common::{
+    bf16s, bools, dot_dims, dot_general, f16s, f32s, f64s, i32s, i64s, i8s, keys, u32s, u8s,
+};
+
 // ------------------------------------------------------------- helpers
 
 fn arr<T>(shape: &[usize], v: Vec<T>) -> HostArray
@@ -54,28 +59,6 @@ fn bin(op: BinaryOp, x: &HostArray, y: &HostArray) -> HostArray {
 fn cmp(op: CmpOp, x: &HostArray, y: &HostArray) -> Vec<bool> {
     bools(&run(Primitive::Compare(op), &[x, y]))
 }
-
-macro_rules! getter {
-    ($name:ident, $t:ty, $var:ident) => {
-        fn $name(a: &HostArray) -> Vec<$t> {
-            match a.buffer() {
-                Buffer::$var(v) => v.clone(),
-                other => panic!("expected {}, got {:?}", stringify!($var), other.dtype()),
-            }
-        }
-    };
-}
-getter!(f32s, f32, F32);
-getter!(f64s, f64, F64);
-getter!(f16s, f16, F16);
-getter!(bf16s, bf16, BF16);
-getter!(i8s, i8, I8);
-getter!(i32s, i32, I32);
-getter!(i64s, i64, I64);
-getter!(u8s, u8, U8);
-getter!(u32s, u32, U32);
-getter!(bools, bool, Bool);
-getter!(keys, u32, Key);
 
 fn close(a: &[f32], b: &[f32], tol: f32) {
     assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
@@ -999,15 +982,6 @@ fn dot(l: &HostArray, r: &HostArray, dims: DotDims, pref: Option<DType>) -> Host
     )
 }
 
-fn dd(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> DotDims {
-    DotDims {
-        lhs_contract: lc.to_vec(),
-        rhs_contract: rc.to_vec(),
-        lhs_batch: lb.to_vec(),
-        rhs_batch: rb.to_vec(),
-    }
-}
-
 fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0; shape.len()];
     for d in (0..shape.len()).rev() {
@@ -1081,35 +1055,51 @@ fn data(n: usize, seed: usize) -> Vec<f64> {
 fn dot_general_matches_naive_loop() {
     let cases: Vec<(Vec<usize>, Vec<usize>, DotDims)> = vec![
         // Plain matmul, small and gemm-sized.
-        (vec![2, 3], vec![3, 4], dd(&[1], &[0], &[], &[])),
-        (vec![40, 50], vec![50, 30], dd(&[1], &[0], &[], &[])),
+        (vec![2, 3], vec![3, 4], dot_dims(&[1], &[0], &[], &[])),
+        (vec![40, 50], vec![50, 30], dot_dims(&[1], &[0], &[], &[])),
         // Transposed operands (contraction on lhs axis 0 / rhs axis 1).
-        (vec![50, 40], vec![30, 50], dd(&[0], &[1], &[], &[])),
-        (vec![3, 2], vec![4, 3], dd(&[0], &[1], &[], &[])),
+        (vec![50, 40], vec![30, 50], dot_dims(&[0], &[1], &[], &[])),
+        (vec![3, 2], vec![4, 3], dot_dims(&[0], &[1], &[], &[])),
         // Batch dims first (bmm) and in non-standard positions.
-        (vec![5, 20, 30], vec![5, 30, 25], dd(&[2], &[1], &[0], &[0])),
-        (vec![20, 5, 30], vec![30, 25, 5], dd(&[2], &[0], &[1], &[2])),
-        (vec![3, 4, 2], vec![2, 5, 4], dd(&[1], &[2], &[2], &[0])),
+        (
+            vec![5, 20, 30],
+            vec![5, 30, 25],
+            dot_dims(&[2], &[1], &[0], &[0]),
+        ),
+        (
+            vec![20, 5, 30],
+            vec![30, 25, 5],
+            dot_dims(&[2], &[0], &[1], &[2]),
+        ),
+        (
+            vec![3, 4, 2],
+            vec![2, 5, 4],
+            dot_dims(&[1], &[2], &[2], &[0]),
+        ),
         // Two contracting dims, in swapped order on the rhs.
-        (vec![4, 3, 5], vec![5, 6, 3], dd(&[1, 2], &[2, 0], &[], &[])),
+        (
+            vec![4, 3, 5],
+            vec![5, 6, 3],
+            dot_dims(&[1, 2], &[2, 0], &[], &[]),
+        ),
         (
             vec![20, 7, 30],
             vec![30, 7, 24],
-            dd(&[2, 1], &[0, 1], &[], &[]),
+            dot_dims(&[2, 1], &[0, 1], &[], &[]),
         ),
         // Two batch dims, multiple free dims.
         (
             vec![2, 3, 4, 5],
             vec![3, 2, 5, 6],
-            dd(&[3], &[2], &[0, 1], &[1, 0]),
+            dot_dims(&[3], &[2], &[0, 1], &[1, 0]),
         ),
         // Vector dot, outer product, matrix-vector.
-        (vec![7], vec![7], dd(&[0], &[0], &[], &[])),
-        (vec![3], vec![4], dd(&[], &[], &[], &[])),
-        (vec![64, 70], vec![70], dd(&[1], &[0], &[], &[])),
+        (vec![7], vec![7], dot_dims(&[0], &[0], &[], &[])),
+        (vec![3], vec![4], dot_dims(&[], &[], &[], &[])),
+        (vec![64, 70], vec![70], dot_dims(&[1], &[0], &[], &[])),
         // Empty contraction and empty free dims.
-        (vec![2, 0], vec![0, 3], dd(&[1], &[0], &[], &[])),
-        (vec![0, 4], vec![4, 3], dd(&[1], &[0], &[], &[])),
+        (vec![2, 0], vec![0, 3], dot_dims(&[1], &[0], &[], &[])),
+        (vec![0, 4], vec![4, 3], dot_dims(&[1], &[0], &[], &[])),
     ];
     for (i, (ls, rs, d)) in cases.into_iter().enumerate() {
         let ln: usize = ls.iter().product();
@@ -1149,7 +1139,7 @@ fn dot_general_float_values_not_exact_integers() {
     let (m, k, n) = (70, 80, 60);
     let lv: Vec<f64> = (0..m * k).map(|i| ((i as f64) * 0.37).sin()).collect();
     let rv: Vec<f64> = (0..k * n).map(|i| ((i as f64) * 0.11).cos()).collect();
-    let d = dd(&[1], &[0], &[], &[]);
+    let d = dot_dims(&[1], &[0], &[], &[]);
     let (_, want) = naive_dot(&lv, &[m, k], &rv, &[k, n], &d);
     let l32: Vec<f32> = lv.iter().map(|&x| x as f32).collect();
     let r32: Vec<f32> = rv.iter().map(|&x| x as f32).collect();
@@ -1163,7 +1153,7 @@ fn dot_general_float_values_not_exact_integers() {
 fn dot_general_integer_wrap_and_preferred_type() {
     let l = arr(&[1, 2], vec![100i8, 100]);
     let r = arr(&[2, 1], vec![2i8, 1]);
-    let d = dd(&[1], &[0], &[], &[]);
+    let d = dot_dims(&[1], &[0], &[], &[]);
     // In int8 the sum wraps: 300 mod 256 = 44.
     assert_eq!(i8s(&dot(&l, &r, d.clone(), None)), vec![44]);
     // preferred int32 accumulates in int32.
@@ -1192,24 +1182,11 @@ fn dot_general_rejects_bad_operands() {
     let l = arr(&[2, 3], vec![0.0f32; 6]);
     let r = arr(&[4, 2], vec![0.0f32; 8]);
     assert!(matches!(
-        eval(
-            &Primitive::DotGeneral {
-                dims: dd(&[1], &[0], &[], &[]),
-                preferred_element_type: None
-            },
-            &[&l, &r]
-        ),
+        eval(&dot_general(&[1], &[0], &[], &[]), &[&l, &r]),
         Err(Error::Shape { .. })
     ));
     let b = arr(&[2], vec![true, false]);
-    assert!(eval(
-        &Primitive::DotGeneral {
-            dims: dd(&[0], &[0], &[], &[]),
-            preferred_element_type: None
-        },
-        &[&b, &b]
-    )
-    .is_err());
+    assert!(eval(&dot_general(&[0], &[0], &[], &[]), &[&b, &b]).is_err());
 }
 
 // --------------------------------------------------- programs and pjit
@@ -1362,10 +1339,10 @@ fn bf16_and_f16_bitwise_sanity() {
     );
 }
 
-// ------------------------------------------------- issue 3: new primitives
+// ------------ integer ops, rounding, nextafter, clamp, scans, reductions
 
 #[test]
-fn new_integer_ops_follow_xla() {
+fn integer_ops_follow_xla() {
     use microjax::prims::ArgOp;
     // rem: truncated, x % 0 = x, MIN % -1 = 0.
     let x = arr(&[5], vec![7i8, -7, 7, 5, i8::MIN]);
@@ -1414,7 +1391,7 @@ fn new_integer_ops_follow_xla() {
 }
 
 #[test]
-fn new_float_ops_values() {
+fn rounding_clamp_scan_and_reduction_values() {
     use microjax::prims::{CumOp, RoundingMethod};
     let x = arr(&[4], vec![-2.5f32, -0.5, 0.5, 2.5]);
     let away = run(
@@ -1442,7 +1419,7 @@ fn new_float_ops_values() {
         &arr(&[2], vec![-7.5f64, 7.5]),
         &arr(&[2], vec![2.0f64, -2.0]),
     );
-    assert_eq!(f64s_k(&r), vec![-1.5, 1.5]);
+    assert_eq!(f64s(&r), vec![-1.5, 1.5]);
     // nextafter in f16 steps by one f16 ulp, not an f32 one.
     let h = arr(&[2], vec![f16::from_f32(1.0), f16::from_f32(0.0)]);
     let t = arr(&[2], vec![f16::from_f32(2.0), f16::from_f32(-1.0)]);
@@ -1482,7 +1459,7 @@ fn new_float_ops_values() {
     assert_eq!(scan(CumOp::Prod, false), vec![1.0, 3.0, 6.0, 4.0, 0.0, 0.0]);
     let lse = scan(CumOp::Logsumexp, false);
     assert!((lse[1] - (1f32.exp() + 3f32.exp()).ln()).abs() < 1e-6);
-    // reductions of the new kinds.
+    // prod, min and bitwise-and reductions.
     let red = |op| run(Primitive::Reduce { op, axes: vec![1] }, &[&m]);
     assert_eq!(f32s(&red(ReduceOp::Prod)), vec![6.0, 0.0]);
     assert_eq!(f32s(&red(ReduceOp::Min)), vec![1.0, 0.0]);
@@ -1504,11 +1481,4 @@ fn new_float_ops_values() {
         &[&empty],
     );
     assert_eq!(i32s(&and0), vec![-1]);
-}
-
-fn f64s_k(a: &HostArray) -> Vec<f64> {
-    match a.buffer() {
-        Buffer::F64(v) => v.clone(),
-        other => panic!("{other:?}"),
-    }
 }

@@ -12,17 +12,15 @@
 )]
 
 use microjax::exec::interp::eval_closed;
-use microjax::ir::typecheck::typecheck;
 use microjax::prims::kernel::eval;
 use microjax::prims::linalg::LinalgOp;
 use microjax::transforms::batch::batch_jaxpr;
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr};
-use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
+use microjax::{Atom, Aval, Buffer, ClosedJaxpr, DType, Error, HostArray, Primitive};
 use std::sync::Arc;
 
-fn host(shape: &[usize], buf: impl Into<Buffer>) -> HostArray {
-    HostArray::new(shape.to_vec(), buf.into()).unwrap()
-}
+mod common;
+use common::{arc, build, f64v, host, i32s};
 
 fn run(op: LinalgOp, args: &[HostArray]) -> Vec<HostArray> {
     let refs: Vec<&HostArray> = args.iter().collect();
@@ -34,13 +32,6 @@ fn f64s(a: &HostArray) -> Vec<f64> {
         Buffer::F64(v) => v.clone(),
         Buffer::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         other => panic!("expected a float, got {:?}", other.dtype()),
-    }
-}
-
-fn i32s(a: &HostArray) -> Vec<i32> {
-    match a.buffer() {
-        Buffer::I32(v) => v.clone(),
-        other => panic!("expected i32, got {:?}", other.dtype()),
     }
 }
 
@@ -359,22 +350,6 @@ fn shape_and_dtype_errors() {
 
 // ------------------------------------------------------------- AD rules
 
-fn arc(a: HostArray) -> Arc<HostArray> {
-    Arc::new(a)
-}
-
-fn build(ins: &[Aval], f: impl FnOnce(&mut Builder, &[Atom]) -> Vec<Atom>) -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let xs: Vec<Atom> = ins
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
-        .collect();
-    let outs = f(&mut b, &xs);
-    let j = b.build(outs).unwrap();
-    typecheck(&j).unwrap();
-    j
-}
-
 /// A program applying `op` to its inputs and returning outputs `keep`.
 fn single(op: LinalgOp, ins: &[Aval], keep: &[usize]) -> ClosedJaxpr {
     build(ins, |b, xs| {
@@ -423,10 +398,6 @@ fn check_jvp(f: &ClosedJaxpr, xs: &[(Vec<usize>, Vec<f64>)], ts: &[Vec<f64>], to
     }
 }
 
-fn av(s: &[usize]) -> Aval {
-    Aval::new(s.to_vec(), DType::F64)
-}
-
 #[test]
 fn jvps_match_finite_differences() {
     let a = spd(3, 2);
@@ -434,7 +405,7 @@ fn jvps_match_finite_differences() {
     // The Cholesky JVP assumes a symmetric tangent (the input symmetrized).
     let tsym: Vec<f64> = (0..9).map(|i| t[i] + t[(i % 3) * 3 + i / 3]).collect();
     check_jvp(
-        &single(CHOL, &[av(&[3, 3])], &[0]),
+        &single(CHOL, &[f64v(&[3, 3])], &[0]),
         &[(vec![3, 3], a.clone())],
         std::slice::from_ref(&tsym),
         1e-6,
@@ -445,7 +416,7 @@ fn jvps_match_finite_differences() {
                 lower: true,
                 sort_eigenvalues: true,
             },
-            &[av(&[3, 3])],
+            &[f64v(&[3, 3])],
             &[1],
         ),
         &[(vec![3, 3], a)],
@@ -462,7 +433,7 @@ fn jvps_match_finite_differences() {
         check_jvp(
             &single(
                 ts(left, lower, trans, unit),
-                &[av(&[2, 3, 3]), av(&bshape)],
+                &[f64v(&[2, 3, 3]), f64v(&bshape)],
                 &[0],
             ),
             &[
@@ -475,7 +446,7 @@ fn jvps_match_finite_differences() {
     }
     for (m, n) in [(3, 3), (4, 3), (3, 4)] {
         check_jvp(
-            &single(LinalgOp::Lu, &[av(&[m, n])], &[0]),
+            &single(LinalgOp::Lu, &[f64v(&[m, n])], &[0]),
             &[(vec![m, n], sample(m, n, 6))],
             &[sample(m, n, 7)],
             1e-6,
@@ -486,7 +457,7 @@ fn jvps_match_finite_differences() {
                     full_matrices: false,
                     compute_uv: false,
                 },
-                &[av(&[m, n])],
+                &[f64v(&[m, n])],
                 &[0],
             ),
             &[(vec![m, n], sample(m, n, 6))],
@@ -499,7 +470,7 @@ fn jvps_match_finite_differences() {
             LinalgOp::Qr {
                 full_matrices: false,
             },
-            &[av(&[4, 3])],
+            &[f64v(&[4, 3])],
             &[0, 1],
         ),
         &[(vec![4, 3], sample(4, 3, 6))],
@@ -514,7 +485,7 @@ fn unsupported_jvps_are_not_implemented() {
         LinalgOp::Qr {
             full_matrices: false,
         },
-        &[av(&[2, 3])],
+        &[f64v(&[2, 3])],
         &[0],
     );
     assert!(matches!(
@@ -526,7 +497,7 @@ fn unsupported_jvps_are_not_implemented() {
             full_matrices: true,
             compute_uv: true,
         },
-        &[av(&[3, 2])],
+        &[f64v(&[3, 2])],
         &[0],
     );
     assert!(matches!(
@@ -541,7 +512,7 @@ fn triangular_solve_transpose_is_its_adjoint() {
         let bshape = if left { vec![3, 2] } else { vec![2, 3] };
         let f = single(
             ts(left, lower, trans, unit),
-            &[av(&[3, 3]), av(&bshape)],
+            &[f64v(&[3, 3]), f64v(&bshape)],
             &[0],
         );
         let a = sample(3, 3, 1);
@@ -592,7 +563,7 @@ fn batched_ops_match_per_example() {
         let n: usize = shape.iter().product();
         let xs = [spd(3, 1)[..n].to_vec(), spd(3, 4)[..n].to_vec()];
         let nout = op_outputs(op);
-        let f = single(op, &[av(&shape)], &(0..nout).collect::<Vec<_>>());
+        let f = single(op, &[f64v(&shape)], &(0..nout).collect::<Vec<_>>());
         // Batched along the last axis.
         let stacked: Vec<f64> = (0..n).flat_map(|i| [xs[0][i], xs[1][i]]).collect();
         let mut bshape = shape.clone();

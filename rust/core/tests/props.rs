@@ -32,7 +32,7 @@ use microjax::ir::display::display;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::CumOp;
 use microjax::{
-    Atom, Aval, BinaryOp, Builder, ClosedJaxpr, CmpOp, DType, DotDims, Error, HostArray, Primitive,
+    Atom, Aval, BinaryOp, Builder, ClosedJaxpr, CmpOp, DType, Error, HostArray, Primitive,
     ReduceOp, UnaryOp, Var,
 };
 use proptest::prelude::*;
@@ -136,15 +136,7 @@ fn step(b: &mut Builder, x: Atom, shape: &mut Vec<usize>, (kind, k): Step) -> At
             let w = b.add_const(data(&[m, p], u32::from(k)), false).unwrap();
             shape[rank - 1] = p;
             b.add_eqn1(
-                Primitive::DotGeneral {
-                    dims: DotDims {
-                        lhs_contract: vec![rank - 1],
-                        rhs_contract: vec![0],
-                        lhs_batch: vec![],
-                        rhs_batch: vec![],
-                    },
-                    preferred_element_type: None,
-                },
+                dot_general(&[rank - 1], &[0], &[], &[]),
                 vec![x, Atom::Var(w)],
             )
             .unwrap()
@@ -323,15 +315,7 @@ fn prim_strategy() -> impl Strategy<Value = Primitive> {
             small_vec(1, 3),
             small_vec(1, 3)
         )
-            .prop_map(|(lc, rc, lb, rb)| Primitive::DotGeneral {
-                dims: DotDims {
-                    lhs_contract: lc,
-                    rhs_contract: rc,
-                    lhs_batch: lb,
-                    rhs_batch: rb
-                },
-                preferred_element_type: None,
-            }),
+            .prop_map(|(lc, rc, lb, rb)| dot_general(&lc, &rc, &lb, &rb)),
         (
             small_vec(3, 4),
             small_vec(3, 5),

@@ -12,13 +12,14 @@
 )]
 
 use microjax::exec::interp::eval_closed;
-use microjax::ir::typecheck::typecheck;
 use microjax::prims::kernel::eval;
 use microjax::prims::sort::SortOp;
 use microjax::transforms::batch::batch_jaxpr;
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
-use std::sync::Arc;
+
+mod common;
+use common::{arc, build, f32s, f64s, host, i32s, inner};
 
 fn sort_p(dimension: usize, num_keys: usize) -> Primitive {
     Primitive::Sort(SortOp::Sort {
@@ -36,34 +37,9 @@ fn bitcast_p(new_dtype: DType) -> Primitive {
     Primitive::Sort(SortOp::BitcastConvertType { new_dtype })
 }
 
-fn host(shape: &[usize], buf: impl Into<Buffer>) -> HostArray {
-    HostArray::new(shape.to_vec(), buf.into()).unwrap()
-}
-
 fn run(p: &Primitive, args: &[HostArray]) -> Vec<HostArray> {
     let refs: Vec<&HostArray> = args.iter().collect();
     eval(p, &refs).unwrap()
-}
-
-fn f32s(a: &HostArray) -> Vec<f32> {
-    match a.buffer() {
-        Buffer::F32(v) => v.clone(),
-        other => panic!("expected f32, got {:?}", other.dtype()),
-    }
-}
-
-fn f64s(a: &HostArray) -> Vec<f64> {
-    match a.buffer() {
-        Buffer::F64(v) => v.clone(),
-        other => panic!("expected f64, got {:?}", other.dtype()),
-    }
-}
-
-fn i32s(a: &HostArray) -> Vec<i32> {
-    match a.buffer() {
-        Buffer::I32(v) => v.clone(),
-        other => panic!("expected i32, got {:?}", other.dtype()),
-    }
 }
 
 #[test]
@@ -276,32 +252,12 @@ fn bitcast_all_width_combinations() {
 
 // ------------------------------------------------------------- AD rules
 
-fn arc(a: HostArray) -> Arc<HostArray> {
-    Arc::new(a)
-}
-
-fn build(ins: &[Aval], f: impl FnOnce(&mut Builder, &[Atom]) -> Vec<Atom>) -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let xs: Vec<Atom> = ins
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
-        .collect();
-    let outs = f(&mut b, &xs);
-    let j = b.build(outs).unwrap();
-    typecheck(&j).unwrap();
-    j
-}
-
 fn multi(b: &mut Builder, p: Primitive, ins: &[Atom]) -> Vec<Atom> {
     b.add_eqn(p, ins.to_vec(), None)
         .unwrap()
         .into_iter()
         .map(Atom::Var)
         .collect()
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[test]
@@ -332,7 +288,7 @@ fn transpose_of_sort_payload_is_its_adjoint() {
     )
     .unwrap();
     let ftct = f64s(out.last().unwrap());
-    assert!((dot(&ct, &fx) - dot(&ftct, &x)).abs() < 1e-12);
+    assert!((inner(&ct, &fx) - inner(&ftct, &x)).abs() < 1e-12);
 }
 
 /// `<J^T c, t>` from the VJP equals `<c, J t>` from the JVP.
@@ -350,7 +306,7 @@ fn check_vjp_against_jvp(f: &ClosedJaxpr, x: &[f64], shape: &[usize], t: &[f64],
     let mut bargs = fo[1..].to_vec();
     bargs.push(arc(host(&out_shape, c.to_vec())));
     let g = f64s(&eval_closed(&v.bwd, &bargs).unwrap()[0]);
-    assert!((dot(&g, t) - dot(c, &jt)).abs() < 1e-12, "{g:?} {jt:?}");
+    assert!((inner(&g, t) - inner(c, &jt)).abs() < 1e-12, "{g:?} {jt:?}");
 }
 
 #[test]

@@ -17,10 +17,13 @@ use microjax::ir::hash::{
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::shape::abstract_eval;
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, Effect, Error,
-    HostArray, Jaxpr, Literal, Primitive, ReduceOp, Scalar, UnaryOp, Var,
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Effect, Error, HostArray,
+    Jaxpr, Literal, Primitive, ReduceOp, Scalar, UnaryOp, Var,
 };
 use std::sync::Arc;
+
+mod common;
+use common::{dot_dims, dot_general};
 
 // ------------------------------------------------------------------ helpers
 
@@ -253,12 +256,7 @@ fn display_param_families() {
     let d = b
         .add_eqn1(
             Primitive::DotGeneral {
-                dims: DotDims {
-                    lhs_contract: vec![1],
-                    rhs_contract: vec![0],
-                    lhs_batch: vec![],
-                    rhs_batch: vec![],
-                },
+                dims: dot_dims(&[1], &[0], &[], &[]),
                 preferred_element_type: Some(DType::F32),
             },
             vec![Atom::Var(x), Atom::Var(y)],
@@ -870,18 +868,7 @@ fn fuzz_corpus() -> Vec<String> {
     let m = b.add_input(av(&[2, 3], DType::F32)).unwrap();
     let p = b.add_eqn1(pjit(sub, "f\"\\g"), vec![Atom::Var(x)]).unwrap();
     let d = b
-        .add_eqn1(
-            Primitive::DotGeneral {
-                dims: DotDims {
-                    lhs_contract: vec![0],
-                    rhs_contract: vec![0],
-                    lhs_batch: vec![],
-                    rhs_batch: vec![],
-                },
-                preferred_element_type: None,
-            },
-            vec![p, Atom::Var(m)],
-        )
+        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![p, Atom::Var(m)])
         .unwrap();
     let r = b.add_eqn1(reduce_sum(&[0]), vec![d]).unwrap();
     let c = b

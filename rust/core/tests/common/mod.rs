@@ -1,18 +1,157 @@
 //! Helpers shared by the integration tests (each test crate uses a subset).
 #![allow(
     dead_code,
+    unused_macros,
     clippy::unwrap_used,
+    clippy::panic,
     clippy::arithmetic_side_effects,
     clippy::cast_precision_loss
 )]
 
+use microjax::ir::typecheck::typecheck;
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, DType, HostArray, Literal, Primitive, Scalar, UnaryOp,
+    Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
+    Primitive, Scalar, UnaryOp,
 };
 use std::sync::Arc;
 
+// ------------------------------------------------------------- avals and arrays
+
+/// An f32 aval of `shape`.
 pub fn f32v(shape: &[usize]) -> Aval {
     Aval::new(shape.to_vec(), DType::F32)
+}
+
+/// An f64 aval of `shape`.
+pub fn f64v(shape: &[usize]) -> Aval {
+    Aval::new(shape.to_vec(), DType::F64)
+}
+
+/// A host array of `shape` holding `buf`.
+pub fn host(shape: &[usize], buf: impl Into<Buffer>) -> HostArray {
+    HostArray::new(shape.to_vec(), buf.into()).unwrap()
+}
+
+pub fn arc(a: HostArray) -> Arc<HostArray> {
+    Arc::new(a)
+}
+
+/// An f64 array of `shape`.
+pub fn f64a(shape: &[usize], v: Vec<f64>) -> HostArray {
+    host(shape, v)
+}
+
+/// [`f64a`], shared.
+pub fn f64_arc(shape: &[usize], v: Vec<f64>) -> Arc<HostArray> {
+    arc(f64a(shape, v))
+}
+
+/// The values of an array of one dtype (panics on another).
+macro_rules! getter {
+    ($name:ident, $t:ty, $var:ident) => {
+        pub fn $name(a: &HostArray) -> Vec<$t> {
+            match a.buffer() {
+                Buffer::$var(v) => v.clone(),
+                other => panic!("expected {}, got {:?}", stringify!($var), other.dtype()),
+            }
+        }
+    };
+}
+getter!(f32s, f32, F32);
+getter!(f64s, f64, F64);
+getter!(f16s, half::f16, F16);
+getter!(bf16s, half::bf16, BF16);
+getter!(i8s, i8, I8);
+getter!(i32s, i32, I32);
+getter!(i64s, i64, I64);
+getter!(u8s, u8, U8);
+getter!(u32s, u32, U32);
+getter!(bools, bool, Bool);
+getter!(keys, u32, Key);
+
+/// Deterministic uniform draws (xorshift64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A generator seeded from `seed` (any value, zero included).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next draw in [0, 1).
+    pub fn next(&mut self) -> f64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+
+    pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
+        (0..n).map(|_| self.uniform(lo, hi)).collect()
+    }
+
+    /// An f64 array of `shape` uniform in [-1, 1).
+    pub fn f64s(&mut self, shape: &[usize]) -> Arc<HostArray> {
+        let n = shape.iter().product();
+        arc(f64a(
+            shape,
+            (0..n).map(|_| self.next() * 2.0 - 1.0).collect(),
+        ))
+    }
+}
+
+/// The inner product of two equally long vectors.
+pub fn inner(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+// ------------------------------------------------------------- programs
+
+/// A typechecked program of inputs `ins` and the outputs `f` appends.
+pub fn build(ins: &[Aval], f: impl FnOnce(&mut Builder, &[Atom]) -> Vec<Atom>) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let xs: Vec<Atom> = ins
+        .iter()
+        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
+        .collect();
+    let outs = f(&mut b, &xs);
+    let j = b.build(outs).unwrap();
+    typecheck(&j).unwrap();
+    j
+}
+
+/// `p(xs) ** 2` over inputs `avals` (squared so that the VJP has residuals
+/// and second order is non-trivial).
+pub fn squared(p: &Primitive, avals: &[Aval]) -> ClosedJaxpr {
+    build(avals, |b, xs| {
+        let y = b.add_eqn1(p.clone(), xs.to_vec()).unwrap();
+        vec![b.binary(BinaryOp::Mul, y.clone(), y).unwrap()]
+    })
+}
+
+/// `dot_general` dimension numbers: contracting axes `lc` / `rc`, batch
+/// axes `lb` / `rb`.
+pub fn dot_dims(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> DotDims {
+    DotDims {
+        lhs_contract: lc.to_vec(),
+        rhs_contract: rc.to_vec(),
+        lhs_batch: lb.to_vec(),
+        rhs_batch: rb.to_vec(),
+    }
+}
+
+/// `dot_general` with [`dot_dims`] and no preferred element type.
+pub fn dot_general(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Primitive {
+    Primitive::DotGeneral {
+        dims: dot_dims(lc, rc, lb, rb),
+        preferred_element_type: None,
+    }
 }
 
 /// A weakly typed f32 scalar literal.

@@ -1,7 +1,6 @@
 """Operator-table records for linear algebra: the `jax.lax.linalg` primitive
 wrappers (`cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd`), the
-`jnp.linalg` functions built on them and `jax.scipy.linalg` (imported by
-op_table.py at its end).
+`jnp.linalg` functions built on them and `jax.scipy.linalg`.
 
 Functions returning several arrays are reached through adapters on
 ``microjax_rs._linalg_table_adapters`` that pick one output; eigenvectors
@@ -21,15 +20,11 @@ from microjax_rs import lax
 import microjax_rs.numpy as jnp
 import microjax_rs.scipy.linalg as jsl
 
-from op_table import Case, OpRecord
+from ._record import OpRecord, case_triples, default_int_out
 
 F = ("float32", "float64")
 LINALG_TOL = {"float32": (2e-4, 2e-4), "float64": (1e-9, 1e-9)}
 EXACT = {}
-
-
-def _cases(*items):
-    return tuple(Case(tuple(s), tuple(a), dict(kw)) for s, a, kw in items)
 
 
 # ----------------------------------------------------------------- arg makers
@@ -278,10 +273,6 @@ def _i32(dt, x64):
     return np.dtype("int32")
 
 
-def _int(dt, x64):
-    return np.dtype("int64" if x64 else "int32")
-
-
 def _np_lstsq_x(a, b):
     return np.linalg.lstsq(a, b, rcond=None)[0]
 
@@ -294,17 +285,17 @@ def _np_lstsq_resid(a, b):
 
 # ----------------------------------------------------------------- records
 
-_SQ = _cases((((3, 3),), (), {}), (((2, 4, 4),), (), {}), (((1, 1),), (), {}))
-_RECT = _cases((((3, 3),), (), {}), (((4, 2),), (), {}), (((2, 5),), (), {}), (((2, 3, 4),), (), {}))
+_SQ = case_triples((((3, 3),), (), {}), (((2, 4, 4),), (), {}), (((1, 1),), (), {}))
+_RECT = case_triples((((3, 3),), (), {}), (((4, 2),), (), {}), (((2, 5),), (), {}), (((2, 3, 4),), (), {}))
 
-LINALG_RECORDS = (
+RECORDS = (
     # -- jax.lax.linalg
     OpRecord(name="lax.linalg.cholesky", path=_A + "cholesky",
              ref=lambda x: np.linalg.cholesky((x + np.swapaxes(x, -1, -2)) / 2),
              args_maker=spd, dtypes=F, cases=_SQ, tol=LINALG_TOL),
     OpRecord(name="lax.linalg.triangular_solve", path=_A + "triangular_solve", ref=_np_triangular_solve,
              args_maker=first_dominant, dtypes=F, tol=LINALG_TOL,
-             cases=_cases(
+             cases=case_triples(
                  (((3, 3), (3, 2)), (), {"left_side": True, "lower": True}),
                  (((3, 3), (2, 3)), (), {"left_side": False, "lower": False}),
                  (((3, 3), (3, 4)), (), {"left_side": True, "lower": False, "transpose_a": True}),
@@ -313,46 +304,46 @@ LINALG_RECORDS = (
                  (((2, 4, 4), (2, 4, 3)), (), {"left_side": True, "lower": True, "unit_diagonal": True}),
              )),
     OpRecord(name="lax.linalg.lu", path=_A + "lu_k", ref=_np_lu, args_maker=dominant, dtypes=F,
-             tol=LINALG_TOL, cases=_cases((((3, 3),), (), {}), (((4, 3),), (), {}), (((3, 4),), (), {}),
-                                          (((2, 3, 3),), (), {}))),
+             tol=LINALG_TOL, cases=case_triples((((3, 3),), (), {}), (((4, 3),), (), {}), (((3, 4),), (), {}),
+                                                (((2, 3, 3),), (), {}))),
     OpRecord(name="lax.linalg.lu[pivots]", path=_A + "lu_k", ref=_np_lu, args_maker=lambda r, s, d: [
         r.uniform(-1, 1, size=tuple(x)).astype(d) for x in s], dtypes=F, tol=EXACT, out_dtype=_i32,
              differentiable=False,
-             cases=_cases((((4, 4),), (), {"k": 1}), (((4, 4),), (), {"k": 2}), (((2, 5, 3),), (), {"k": 1}),
-                          (((2, 3, 5),), (), {"k": 2}))),
+             cases=case_triples((((4, 4),), (), {"k": 1}), (((4, 4),), (), {"k": 2}), (((2, 5, 3),), (), {"k": 1}),
+                                (((2, 3, 5),), (), {"k": 2}))),
     OpRecord(name="lax.linalg.qr", path=_A + "qr_k", ref=_np_qr, args_maker=dominant, dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((4, 3),), (), {"k": 0}), (((4, 3),), (), {"k": 1}), (((3, 3),), (), {"k": 0}),
-                          (((2, 3, 3),), (), {"k": 1}), (((3, 3),), (), {"k": 0, "full_matrices": True}))),
+             cases=case_triples((((4, 3),), (), {"k": 0}), (((4, 3),), (), {"k": 1}), (((3, 3),), (), {"k": 0}),
+                                (((2, 3, 3),), (), {"k": 1}), (((3, 3),), (), {"k": 0, "full_matrices": True}))),
     OpRecord(name="lax.linalg.qr[complete]", path=_A + "qr_k", ref=_np_qr, args_maker=dominant, dtypes=F,
              tol=LINALG_TOL, differentiable=False,  # JAX: no derivative for full_matrices with m != n
-             cases=_cases((((4, 2),), (), {"k": 0, "full_matrices": True}),
-                          (((4, 2),), (), {"k": 1, "full_matrices": True}),
-                          (((2, 4),), (), {"k": 0}), (((2, 4),), (), {"k": 1}))),
+             cases=case_triples((((4, 2),), (), {"k": 0, "full_matrices": True}),
+                                (((4, 2),), (), {"k": 1, "full_matrices": True}),
+                                (((2, 4),), (), {"k": 0}), (((2, 4),), (), {"k": 1}))),
     OpRecord(name="lax.linalg.eigh[w]", path=_A + "eigh_w", ref=np.linalg.eigvalsh, args_maker=spd, dtypes=F,
              tol=LINALG_TOL, cases=_SQ),
     OpRecord(name="lax.linalg.eigh[v]", path=_A + "eigh_v", ref=_np_eigh_v, args_maker=spd, dtypes=F,
-             tol=LINALG_TOL, cases=_cases((((3, 3),), (), {}), (((2, 4, 4),), (), {}))),
+             tol=LINALG_TOL, cases=case_triples((((3, 3),), (), {}), (((2, 4, 4),), (), {}))),
     OpRecord(name="lax.linalg.svd", path=_A + "svd_k", ref=_np_svd, args_maker=dominant, dtypes=F,
              tol=LINALG_TOL,
-             cases=_cases((((3, 3),), (), {"k": 0}), (((4, 2),), (), {"k": 1}), (((4, 2),), (), {"k": 2}),
-                          (((2, 4),), (), {"k": 1}), (((2, 4),), (), {"k": 2}), (((2, 3, 3),), (), {"k": 2}),
-                          (((3, 5),), (), {"k": 0}))),
+             cases=case_triples((((3, 3),), (), {"k": 0}), (((4, 2),), (), {"k": 1}), (((4, 2),), (), {"k": 2}),
+                                (((2, 4),), (), {"k": 1}), (((2, 4),), (), {"k": 2}), (((2, 3, 3),), (), {"k": 2}),
+                                (((3, 5),), (), {"k": 0}))),
     # -- jax.numpy.linalg
     OpRecord(name="numpy.linalg.solve", ref=np.linalg.solve, args_maker=first_dominant, dtypes=F,
-             tol=LINALG_TOL, cases=_cases((((3, 3), (3,)), (), {}), (((3, 3), (3, 2)), (), {}),
-                                          (((2, 4, 4), (2, 4, 1)), (), {}))),
+             tol=LINALG_TOL, cases=case_triples((((3, 3), (3,)), (), {}), (((3, 3), (3, 2)), (), {}),
+                                                (((2, 4, 4), (2, 4, 1)), (), {}))),
     OpRecord(name="numpy.linalg.inv", ref=np.linalg.inv, args_maker=dominant, dtypes=F, tol=LINALG_TOL,
              cases=_SQ),
     OpRecord(name="numpy.linalg.det", ref=np.linalg.det, args_maker=dominant, dtypes=F, tol=LINALG_TOL,
              cases=_SQ),
     OpRecord(name="numpy.linalg.slogdet", path=_A + "slogdet_k", ref=_np_slogdet, args_maker=first_dominant,
              dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((3, 3),), (), {"k": 1}), (((2, 4, 4),), (), {"k": 1}), (((3, 3),), (), {"k": 0}))),
+             cases=case_triples((((3, 3),), (), {"k": 1}), (((2, 4, 4),), (), {"k": 1}), (((3, 3),), (), {"k": 0}))),
     OpRecord(name="numpy.linalg.cholesky", ref=np.linalg.cholesky, args_maker=spd, dtypes=F, tol=LINALG_TOL,
              cases=_SQ),
     OpRecord(name="numpy.linalg.qr", path=_A + "jnp_qr_k", ref=lambda a, k=0, mode="reduced":
              np.linalg.qr(a, mode=mode)[k], args_maker=dominant, dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((4, 3),), (), {"k": 0}), (((4, 3),), (), {"k": 1}), (((3, 3),), (), {"mode": "complete"}))),
+             cases=case_triples((((4, 3),), (), {"k": 0}), (((4, 3),), (), {"k": 1}), (((3, 3),), (), {"mode": "complete"}))),
     OpRecord(name="numpy.linalg.eigh", path=_A + "jnp_eigh_w", ref=np.linalg.eigvalsh, args_maker=spd,
              dtypes=F, tol=LINALG_TOL, cases=_SQ),
     OpRecord(name="numpy.linalg.eigvalsh", ref=np.linalg.eigvalsh, args_maker=spd, dtypes=F, tol=LINALG_TOL,
@@ -362,38 +353,38 @@ LINALG_RECORDS = (
     OpRecord(name="numpy.linalg.pinv", ref=np.linalg.pinv, args_maker=dominant, dtypes=F, tol=LINALG_TOL,
              cases=_RECT),
     OpRecord(name="numpy.linalg.lstsq", path=_A + "lstsq_x", ref=_np_lstsq_x, args_maker=first_dominant,
-             dtypes=F, tol=LINALG_TOL, cases=_cases((((4, 2), (4,)), (), {}), (((5, 3), (5, 2)), (), {}))),
+             dtypes=F, tol=LINALG_TOL, cases=case_triples((((4, 2), (4,)), (), {}), (((5, 3), (5, 2)), (), {}))),
     OpRecord(name="numpy.linalg.lstsq[resid]", path=_A + "lstsq_resid", ref=_np_lstsq_resid,
-             args_maker=first_dominant, dtypes=F, tol=LINALG_TOL, cases=_cases((((5, 3), (5, 2)), (), {}))),
+             args_maker=first_dominant, dtypes=F, tol=LINALG_TOL, cases=case_triples((((5, 3), (5, 2)), (), {}))),
     OpRecord(name="numpy.linalg.matrix_power[negative]", path="numpy.linalg.matrix_power",
              ref=np.linalg.matrix_power, args_maker=dominant, dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((3, 3),), (-2,), {}), (((2, 3, 3),), (-1,), {}))),
+             cases=case_triples((((3, 3),), (-2,), {}), (((2, 3, 3),), (-1,), {}))),
     OpRecord(name="numpy.linalg.norm[svd]", path="numpy.linalg.norm", ref=np.linalg.norm, args_maker=dominant,
              dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((3, 4),), (2,), {}), (((3, 4),), ("nuc",), {}), (((4, 3),), (-2,), {}))),
+             cases=case_triples((((3, 4),), (2,), {}), (((3, 4),), ("nuc",), {}), (((4, 3),), (-2,), {}))),
     OpRecord(name="numpy.linalg.matrix_rank", ref=np.linalg.matrix_rank, args_maker=dominant, dtypes=F,
-             tol=EXACT, out_dtype=_int, differentiable=False, cases=_RECT),
+             tol=EXACT, out_dtype=default_int_out, differentiable=False, cases=_RECT),
     # -- jax.scipy.linalg
     OpRecord(name="scipy.linalg.solve_triangular",
              ref=lambda a, b, trans=0, lower=False, unit_diagonal=False: _np_triangular_solve(
                  a, b, left_side=True, lower=lower, transpose_a=trans in (1, "T"), unit_diagonal=unit_diagonal),
              args_maker=first_dominant, dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((3, 3), (3,)), (), {"lower": True}), (((3, 3), (3, 2)), (), {"trans": 1}),
-                          (((4, 4), (4, 2)), (), {"trans": "T", "lower": True, "unit_diagonal": True}))),
+             cases=case_triples((((3, 3), (3,)), (), {"lower": True}), (((3, 3), (3, 2)), (), {"trans": 1}),
+                                (((4, 4), (4, 2)), (), {"trans": "T", "lower": True, "unit_diagonal": True}))),
     OpRecord(name="scipy.linalg.cho_solve", path=_A + "cho_solve", ref=_np_cho_solve, args_maker=spd, dtypes=F,
-             tol=LINALG_TOL, cases=_cases((((3, 3), (3, 3)), (), {}), (((3, 3), (3, 3)), (), {"lower": True}))),
+             tol=LINALG_TOL, cases=case_triples((((3, 3), (3, 3)), (), {}), (((3, 3), (3, 3)), (), {"lower": True}))),
     OpRecord(name="scipy.linalg.lu", path=_A + "scipy_lu_k", ref=_np_scipy_lu, args_maker=dominant, dtypes=F,
-             tol=LINALG_TOL, cases=_cases((((3, 3),), (), {"k": 1}), (((4, 3),), (), {"k": 2}),
-                                          (((3, 4),), (), {"k": 0}))),
+             tol=LINALG_TOL, cases=case_triples((((3, 3),), (), {"k": 1}), (((4, 3),), (), {"k": 2}),
+                                                (((3, 4),), (), {"k": 0}))),
     OpRecord(name="scipy.linalg.lu_factor", path=_A + "lu_factor_k",
              ref=_keep_dtype(lambda a, k=0: _np_getrf(a)[k]), args_maker=lambda r, s, d: [
                  r.uniform(-1, 1, size=tuple(x)).astype(d) for x in s], dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((4, 4),), (), {"k": 0}),)),
+             cases=case_triples((((4, 4),), (), {"k": 0}),)),
     OpRecord(name="scipy.linalg.lu_solve", path=_A + "lu_solve",
              ref=lambda a, b, trans=0: np.linalg.solve(a.T if trans else a, b), args_maker=first_dominant,
              dtypes=F, tol=LINALG_TOL,
-             cases=_cases((((4, 4), (4,)), (), {}), (((4, 4), (4, 2)), (), {"trans": 1}))),
+             cases=case_triples((((4, 4), (4,)), (), {}), (((4, 4), (4, 2)), (), {"trans": 1}))),
     OpRecord(name="scipy.linalg.expm", ref=_np_expm, args_maker=small_norm, dtypes=F,
              tol={"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10)},
-             cases=_cases((((3, 3),), (), {}), (((4, 4),), (), {}), (((1, 1),), (), {}))),
+             cases=case_triples((((3, 3),), (), {}), (((4, 4),), (), {}), (((1, 1),), (), {}))),
 )

@@ -3,8 +3,7 @@
 dilations, feature and batch groups, layout strings, spatial rank 1-3),
 `lax.conv`, `lax.conv_with_general_padding`, `lax.reduce_window` (add / max /
 min, lax and jnp computations, base and window dilation) and
-`jnp.convolve` / `jnp.correlate` (every mode). Imported by op_table.py at
-its end.
+`jnp.convolve` / `jnp.correlate` (every mode).
 
 The NumPy references below are written from the definitions (dilate with
 holes, pad, slide a window), independent of the kernels.
@@ -16,7 +15,7 @@ import numpy as np
 import microjax_rs.numpy as jnp
 from microjax_rs import lax
 
-from op_table import Case, OpRecord
+from ._record import Case, OpRecord, _rand
 
 CONV_DTYPES = ("float32", "float64", "float16", "int32")
 CONV_TOL = {"float16": (1e-2, 1e-1), "float32": (1e-5, 1e-4), "float64": (1e-12, 1e-12)}
@@ -202,7 +201,6 @@ def _conv_records():
 
 
 def _uniform(rng, shapes, dtype):
-    from op_table import _rand
     return [_rand(rng, s, dtype, -3.0, 3.0) for s in shapes]
 
 
@@ -266,4 +264,4 @@ def _conv1d_records():
     return recs
 
 
-CONV_RECORDS = tuple(_conv_records()) + tuple(_window_records()) + tuple(_conv1d_records())
+RECORDS = tuple(_conv_records()) + tuple(_window_records()) + tuple(_conv1d_records())

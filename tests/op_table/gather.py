@@ -1,7 +1,7 @@
 """Operator-table records for the gather/scatter family: `lax.gather`, the
 `lax.scatter*` functions, and jnp indexing / `x.at[...]` / `take` /
 `take_along_axis` / `put_along_axis` with index *array arguments* (traced
-under jit, batched under vmap). Imported by op_table.py at its end.
+under jit, batched under vmap).
 
 The NumPy references below are loops written from XLA's definition of the
 operations (index vector = last axis of the indices), independent of the
@@ -16,7 +16,7 @@ import microjax_rs
 import microjax_rs.numpy as jnp
 from microjax_rs import lax
 
-from op_table import Case, OpRecord, _rand
+from ._record import Case, OpRecord, _rand
 
 SLICE_DTYPES = ("float32", "float64", "float16", "int32", "uint8", "bool")
 ARITH_DTYPES = ("float32", "float64", "int32", "uint8")
@@ -464,4 +464,4 @@ def _put_along_args(rng, shapes, dtype):
     return [a, i, v]
 
 
-GATHER_RECORDS = _gather_records() + _scatter_records() + _jnp_records()
+RECORDS = _gather_records() + _scatter_records() + _jnp_records()

@@ -1,5 +1,5 @@
 """Operator-table records for the `jax.numpy` / `jax.nn` / `jax.scipy.special`
-surface beyond the Foundation slice (imported by op_table.py at its end).
+surface beyond the basic records of the other families.
 
 Functions that take a list of arrays or return a list (concatenate, split,
 einsum, meshgrid, ...) are reached through small adapters registered on
@@ -16,7 +16,7 @@ import microjax_rs.nn  # noqa: F401  (records resolve names on it)
 import microjax_rs.numpy as jnp
 import microjax_rs.scipy.special  # noqa: F401
 
-from op_table import (
+from ._record import (
     ACCUM_TOL,
     BROADCAST_SHAPES,
     DEFAULT_TOL,
@@ -28,8 +28,10 @@ from op_table import (
     OpRecord,
     _inexact_out,
     _rand,
+    canonical_out,
     canonicalize_dtype,
     cases_from_shapes,
+    default_int_out,
     is_float,
     no_args,
     nonzero,
@@ -385,21 +387,12 @@ def _sinc(x):
     return np.sinc(x)
 
 
-def _int_out(dt, x64):
-    """Integer-valued results (argmax, count_nonzero): the default int."""
-    return np.dtype("int64") if x64 else np.dtype("int32")
-
-
-def _same(dt, x64):
-    return canonicalize_dtype(dt, x64)
-
-
 def _sum_like(dt, x64):
     dt = np.dtype(dt)
     if dt == np.bool_ or (np.issubdtype(dt, np.integer) and dt.itemsize < (8 if x64 else 4)):
         if np.issubdtype(dt, np.unsignedinteger):
             return np.dtype("uint64" if x64 else "uint32")
-        return _int_out(dt, x64)
+        return default_int_out(dt, x64)
     return canonicalize_dtype(dt, x64)
 
 
@@ -447,7 +440,7 @@ EMPTY_OK_CASES = REDUCE_CASES + _cases((((0,),), {}), (((0, 3),), {"axis": 0}))
 
 T = TRANSCENDENTAL_TOL
 
-JNP_RECORDS = (
+_BASIC_RECORDS = (
     # ---- elementwise unary, inexact results
     _u("numpy.exp2", np.exp2),
     _u("numpy.expm1", np.expm1, maker=uniform(-2, 2)),
@@ -533,7 +526,7 @@ JNP_RECORDS = (
     _b("numpy.fmax", np.fmax, maker=some_nans(), dtypes=FI),
     _b("numpy.fmin", np.fmin, maker=some_nans(), dtypes=FI),
     _b("numpy.float_power", np.float_power, maker=positive(0.5, 2.0), dtypes=F32_F64,
-       out_dtype=_same, tol=T),
+       out_dtype=canonical_out, tol=T),
     _b("numpy.power", np.power, maker=int_power_args, dtypes=("float32", "float64", "int32", "int8"), tol=T),
     _b("numpy.copysign", np.copysign, maker=nonzero(), dtypes=F32_F64),
     _b("numpy.floor_divide", np.floor_divide, maker=nonzero_second(), dtypes=("int32", "int8", "uint8"),
@@ -641,14 +634,14 @@ JNP_RECORDS = (
     OpRecord(name="numpy.argmax", ref=np.argmax, args_maker=some_nans(), dtypes=FI16 + ("uint8", "bool"),
              cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": -1}),
                           (((2, 3, 4),), {"axis": 1, "keepdims": True}), (((5,),), {}), (((),), {})),
-             out_dtype=_int_out, differentiable=False),
+             out_dtype=default_int_out, differentiable=False),
     OpRecord(name="numpy.argmin", ref=np.argmin, args_maker=uniform(), dtypes=FI16 + ("int8",),
              cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1, "keepdims": True}),
                           (((5,),), {})),
-             out_dtype=_int_out, differentiable=False),
+             out_dtype=default_int_out, differentiable=False),
     OpRecord(name="numpy.argmax[ties]", path="numpy.argmax", ref=np.argmax,
              args_maker=uniform(-1, 1), dtypes=("int32", "int8"),
-             cases=_cases((((4, 6),), {"axis": 1}), (((4, 6),), {"axis": 0})), out_dtype=_int_out),
+             cases=_cases((((4, 6),), {"axis": 1}), (((4, 6),), {"axis": 0})), out_dtype=default_int_out),
     OpRecord(name="numpy.any", ref=np.any, args_maker=uniform(-1, 1), dtypes=("bool", "int32", "float32"),
              cases=EMPTY_OK_CASES, out_dtype=None),
     OpRecord(name="numpy.all", ref=np.all, args_maker=uniform(0, 2), dtypes=("bool", "int32", "float32"),
@@ -656,7 +649,7 @@ JNP_RECORDS = (
     OpRecord(name="numpy.count_nonzero", ref=np.count_nonzero, args_maker=uniform(-1, 1),
              dtypes=("bool", "int32", "float32"),
              cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1, "keepdims": True})),
-             out_dtype=_int_out),
+             out_dtype=default_int_out),
     OpRecord(name="numpy.average", path="_jnp_table_adapters.average", ref=lambda a, w, **kw: np.average(a, weights=w, **kw),
              args_maker=weights_second, dtypes=("float32", "float64"),
              cases=_cases((((3, 4), (3, 4)), {}), (((3, 4), (3, 4)), {"axis": 0}), (((3, 4), (4,)), {"axis": 1}),
@@ -678,7 +671,7 @@ JNP_RECORDS = (
     OpRecord(name="numpy.nanvar", ref=np.nanvar, args_maker=some_nans(), dtypes=F32_F64,
              cases=REDUCE_CASES[:4], tol=ACCUM_TOL),
     OpRecord(name="numpy.nanargmax", ref=np.nanargmax, args_maker=some_nans(), dtypes=("float32",),
-             cases=_cases((((3, 4),), {"axis": 1}), (((5,),), {})), out_dtype=_int_out),
+             cases=_cases((((3, 4),), {"axis": 1}), (((5,),), {})), out_dtype=default_int_out),
     OpRecord(name="numpy.cumsum", ref=np.cumsum, args_maker=uniform(), dtypes=FI + ("int8", "bool"),
              cases=_cases((((3, 4),), {}), (((3, 4),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((5,),), {}),
                           (((0,),), {}), (((2, 3, 4),), {"axis": -2})),
@@ -892,7 +885,8 @@ JNP_RECORDS = (
 )
 
 
-# ----------------------------------------------------------------- records for the newer lax primitives
+# ----------------------------------------------------------------- rounding, integer operators, special functions
+
 
 def _erfinv_ref(y):
     """Inverse of math.erf by Newton iterations in float64."""
@@ -944,7 +938,7 @@ def _shift_args(rng, shapes, dtype):
     return [_rand(rng, shapes[0], dtype, -100, 100), _rand(rng, shapes[1], dtype, 0, bits - 1)]
 
 
-JNP_RECORDS = JNP_RECORDS + (
+_ROUNDING_AND_SPECIAL_RECORDS = (
     _u("numpy.floor", np.floor, maker=_round_half_even_away_safe, dtypes=FI16, out_dtype=None, tol=DEFAULT_TOL,
        differentiable=False),
     _u("numpy.ceil", np.ceil, maker=_round_half_even_away_safe, dtypes=FI16, out_dtype=None, tol=DEFAULT_TOL,
@@ -981,7 +975,7 @@ JNP_RECORDS = JNP_RECORDS + (
              tol=ACCUM_TOL, out_dtype=_sum_like),
     OpRecord(name="nn.gelu[exact]", path="nn.gelu", ref=lambda x, approximate: _gelu_exact(x), args_maker=uniform(),
              dtypes=F32_F64, cases=cases_from_shapes([(s,) for s in UNARY_SHAPES], approximate=False), tol=T,
-             out_dtype=_same),
+             out_dtype=canonical_out),
     _u("scipy.special.erf", _erf_ref, dtypes=FI),
     _u("scipy.special.erfc", lambda x: 1 - _erf_ref(x), dtypes=F32_F64),
     _u("scipy.special.erfinv", _erfinv_ref, maker=uniform(-0.9, 0.9), dtypes=F32_F64),
@@ -990,8 +984,10 @@ JNP_RECORDS = JNP_RECORDS + (
 )
 
 
+# ----------------------------------------------------------------- indexing
+
 _IDX = np.array([2, 0, 2])
-JNP_RECORDS = JNP_RECORDS + (
+_INDEXING_RECORDS = (
     OpRecord(name="numpy.getitem", path="_jnp_table_adapters.getitem", ref=NPA.getitem, args_maker=uniform(),
              dtypes=FB + ("float16",),
              cases=tuple(Case(((2, 3, 4),), (), {"idx": i}) for i in (
@@ -1015,8 +1011,11 @@ JNP_RECORDS = JNP_RECORDS + (
              args_maker=uniform(-1, 1), dtypes=("int32", "bool"),
              cases=_cases((((6,),), {"size": 4}), (((3, 4),), {"size": 8, "k": 1}),
                           (((3, 4),), {"size": 3, "k": 0, "fill_value": -1})),
-             out_dtype=_int_out),
+             out_dtype=default_int_out),
 )
+
+
+# ----------------------------------------------------------------- sorting and order statistics
 
 
 def _with_ties(rng, shapes, dtype):
@@ -1035,7 +1034,7 @@ def _sorted_first(rng, shapes, dtype):
     return [a, _rand(rng, shapes[1], dtype, -4, 4)]
 
 
-JNP_RECORDS = JNP_RECORDS + (
+_SORTING_RECORDS = (
     OpRecord(name="numpy.sort", ref=np.sort, args_maker=uniform(), dtypes=FI16 + ("bool", "uint8"),
              cases=_cases((((5,),), {}), (((3, 4),), {}), (((3, 4),), {"axis": 0}), (((2, 3, 4),), {"axis": 1}),
                           (((3, 4),), {"axis": None}), (((0,),), {}))),
@@ -1044,7 +1043,7 @@ JNP_RECORDS = JNP_RECORDS + (
     OpRecord(name="numpy.argsort", ref=lambda x, **kw: np.argsort(x, kind="stable", **kw), args_maker=_with_ties,
              dtypes=("float32", "int32", "bool"),
              cases=_cases((((6,),), {}), (((3, 6),), {}), (((3, 6),), {"axis": 0}), (((3, 4),), {"axis": None})),
-             out_dtype=_int_out),
+             out_dtype=default_int_out),
     OpRecord(name="numpy.median", ref=np.median, args_maker=uniform(), dtypes=FI,
              cases=_cases((((5,),), {}), (((4,),), {}), (((3, 4),), {"axis": 1}), (((3, 4),), {"axis": 0}),
                           (((2, 3, 4),), {"axis": (0, 2), "keepdims": True})),
@@ -1062,8 +1061,11 @@ JNP_RECORDS = JNP_RECORDS + (
     OpRecord(name="numpy.searchsorted", ref=np.searchsorted, args_maker=_sorted_first,
              dtypes=("float32", "int32"),
              cases=_cases((((6,), (4,)), {}), (((6,), (2, 3)), {"side": "right"}), (((6,), ()), {})),
-             out_dtype=_int_out),
+             out_dtype=default_int_out),
 )
+
+
+# ----------------------------------------------------------------- selection, interpolation, counting
 
 
 def _indices_in(n):
@@ -1072,7 +1074,7 @@ def _indices_in(n):
     return make
 
 
-JNP_RECORDS = JNP_RECORDS + (
+_SELECTION_AND_COUNTING_RECORDS = (
     OpRecord(name="numpy.select", path="_jnp_table_adapters.select2", ref=NPA.select2, args_maker=uniform(),
              dtypes=("float32", "int32"),
              cases=_cases((((5,), (5,), (5,), (5,)), {}), (((3, 4), (4,), (3, 1), ()), {"default": -1}))),
@@ -1089,7 +1091,7 @@ JNP_RECORDS = JNP_RECORDS + (
     OpRecord(name="numpy.bincount", ref=lambda x, length: np.bincount(x, minlength=length)[:length],
              args_maker=_indices_in(5), dtypes=("int32", "uint8"),
              cases=_cases((((8,),), {"length": 5}), (((8,),), {"length": 7}), (((0,),), {"length": 3})),
-             out_dtype=_int_out),
+             out_dtype=default_int_out),
     OpRecord(name="numpy.modf", path="_jnp_table_adapters.modf_k", ref=NPA.modf_k, args_maker=uniform(),
              dtypes=F32_F64, cases=_cases((((5,),), {"k": 0}), (((3, 4),), {"k": 1}))),
     OpRecord(name="numpy.ldexp", ref=np.ldexp,
@@ -1100,8 +1102,12 @@ JNP_RECORDS = JNP_RECORDS + (
              args_maker=_indices_in(12), dtypes=("int32",),
              cases=_cases((((5,),), {"shape": (3, 4), "k": 0}), (((5,),), {"shape": (3, 4), "k": 1}),
                           (((2, 2),), {"shape": (2, 3, 2), "k": 2})),
-             out_dtype=_same),
+             out_dtype=canonical_out),
     OpRecord(name="numpy.ravel_multi_index", ref=lambda i, j, dims: np.ravel_multi_index((i, j), dims),
              path="_jnp_table_adapters.ravel_multi", args_maker=_indices_in(3), dtypes=("int32",),
-             cases=_cases((((5,), (5,)), {"dims": (3, 4)}),), out_dtype=_same),
+             cases=_cases((((5,), (5,)), {"dims": (3, 4)}),), out_dtype=canonical_out),
 )
+
+
+RECORDS = (_BASIC_RECORDS + _ROUNDING_AND_SPECIAL_RECORDS + _INDEXING_RECORDS + _SORTING_RECORDS
+           + _SELECTION_AND_COUNTING_RECORDS)

@@ -1,7 +1,7 @@
 """Operator-table records for sorting and selection: `lax.sort` (1-3
 operands, 1-2 keys), `lax.sort_key_val`, `lax.top_k`,
 `lax.bitcast_convert_type` (every width combination) and the jnp functions
-built on them (imported by op_table.py at its end).
+built on them.
 
 Functions returning several arrays are reached through adapters on
 ``microjax_rs._sort_table_adapters`` that pick output ``k``; the NumPy
@@ -16,23 +16,15 @@ import microjax_rs
 from microjax_rs import lax
 import microjax_rs.numpy as jnp
 
-from op_table import Case, OpRecord, _rand, is_float, np_dtype, uniform
+from ._record import OpRecord, _rand, case_triples, default_int_out, is_float, np_dtype, uniform
 
 F = ("float32", "float64")
 SORT_DTYPES = ("float32", "float64", "float16", "int32", "int8", "uint8", "uint32", "bool")
 EXACT = {}  # empty: every dtype compares exactly (tolerance (0, 0))
 
 
-def _int_out(dt, x64):
-    return np.dtype("int64" if x64 else "int32")
-
-
 def _i32_out(dt, x64):
     return np.dtype("int32")
-
-
-def _cases(*items):
-    return tuple(Case(tuple(s), tuple(a), dict(kw)) for s, a, kw in items)
 
 
 # ----------------------------------------------------------------- arg makers
@@ -163,22 +155,22 @@ def _np_searchsorted_sorter(a, v, side="left"):
 
 # ----------------------------------------------------------------- records
 
-_SORT1 = _cases(
+_SORT1 = case_triples(
     (((5,),), (), {}), (((3, 4),), (), {"dimension": 0}), (((3, 4),), (), {}),
     (((2, 3, 4),), (), {"dimension": 1}), (((0,),), (), {}), (((4, 0),), (), {"dimension": 0}),
 )
 
-SORT_RECORDS = (
+RECORDS = (
     OpRecord(name="lax.sort", ref=lambda x, dimension=-1: np.sort(x, axis=dimension, kind="stable"),
              args_maker=uniform(), dtypes=SORT_DTYPES, cases=_SORT1, tol=EXACT),
     OpRecord(name="lax.sort[specials]", path="lax.sort",
              ref=lambda x, dimension=-1: np.sort(x, axis=dimension, kind="stable"),
              args_maker=sort_specials, dtypes=("float32", "float16", "int32"),
-             cases=_cases((((9,),), (), {}), (((4, 6),), (), {"dimension": 0}), (((4, 6),), (), {})),
+             cases=case_triples((((9,),), (), {}), (((4, 6),), (), {"dimension": 0}), (((4, 6),), (), {})),
              tol=EXACT, differentiable=False),
     OpRecord(name="lax.sort[multi]", path="_sort_table_adapters.sort_k", ref=_np_sort_multi,
              args_maker=uniform(), dtypes=("float32", "float64", "int32"),
-             cases=_cases(
+             cases=case_triples(
                  (((6,), (6,)), (), {"k": 1}), (((6,), (6,)), (), {"k": 0}),
                  (((3, 4), (3, 4)), (), {"k": 1, "dimension": 0}),
                  (((3, 4), (3, 4), (3, 4)), (), {"k": 2, "num_keys": 2}),
@@ -186,7 +178,7 @@ SORT_RECORDS = (
              ), tol=EXACT),
     OpRecord(name="lax.sort[multi,ties]", path="_sort_table_adapters.sort_k", ref=_np_sort_multi,
              args_maker=ties_then_uniform, dtypes=("float32", "int32", "uint8", "bool"),
-             cases=_cases(
+             cases=case_triples(
                  (((8,), (8,)), (), {"k": 1}),
                  (((8,), (8,), (8,)), (), {"k": 2, "num_keys": 2}),
                  (((8,), (8,), (8,)), (), {"k": 1, "num_keys": 2}),
@@ -196,91 +188,91 @@ SORT_RECORDS = (
     OpRecord(name="lax.sort_key_val", path="_sort_table_adapters.sort_key_val_k",
              ref=lambda keys, values, k=0, dimension=-1: _np_sort_multi(keys, values, dimension=dimension, k=k),
              args_maker=uniform(), dtypes=("float32", "int32"),
-             cases=_cases((((7,), (7,)), (), {"k": 1}), (((3, 4), (3, 4)), (), {"k": 1, "dimension": 0}),
-                          (((3, 4), (3, 4)), (), {"k": 0})),
+             cases=case_triples((((7,), (7,)), (), {"k": 1}), (((3, 4), (3, 4)), (), {"k": 1, "dimension": 0}),
+                                (((3, 4), (3, 4)), (), {"k": 0})),
              tol=EXACT),
     OpRecord(name="lax.top_k", path="_sort_table_adapters.top_k_k", ref=_np_top_k, args_maker=uniform(),
              dtypes=("float32", "float64", "int32", "uint8", "float16"),
-             cases=_cases((((6,),), (3,), {}), (((3, 5),), (2,), {}), (((2, 3, 4),), (4,), {}),
-                          (((3, 4),), (0,), {}), (((4, 3),), (2,), {"axis": 0}),
-                          (((2, 5, 3),), (3,), {"axis": 1, "out": 1})),
+             cases=case_triples((((6,),), (3,), {}), (((3, 5),), (2,), {}), (((2, 3, 4),), (4,), {}),
+                                (((3, 4),), (0,), {}), (((4, 3),), (2,), {"axis": 0}),
+                                (((2, 5, 3),), (3,), {"axis": 1, "out": 1})),
              tol=EXACT),
     OpRecord(name="lax.top_k[indices]", path="_sort_table_adapters.top_k_k", ref=_np_top_k,
              args_maker=with_ties(), dtypes=("float32", "int32", "int8"),
-             cases=_cases((((8,),), (4,), {"out": 1}), (((3, 6),), (6,), {"out": 1}),
-                          (((3, 6),), (2,), {"out": 0})),
+             cases=case_triples((((8,),), (4,), {"out": 1}), (((3, 6),), (6,), {"out": 1}),
+                                (((3, 6),), (2,), {"out": 0})),
              tol=EXACT, out_dtype=None, differentiable=False),
     OpRecord(name="lax.top_k[specials]", path="_sort_table_adapters.top_k_k", ref=_np_top_k,
              args_maker=sort_specials, dtypes=("float32",),
-             cases=_cases((((9,),), (5,), {"out": 1}), (((9,),), (9,), {"out": 0})),
+             cases=case_triples((((9,),), (5,), {"out": 1}), (((9,),), (9,), {"out": 0})),
              tol=EXACT, differentiable=False),
     OpRecord(name="lax.bitcast_convert_type[32]", path="lax.bitcast_convert_type", ref=_np_bitcast,
              args_maker=uniform(-1000, 1000), dtypes=("float32", "int32", "uint32"), upcast=False,
-             cases=_cases((((3,),), ("uint8",), {}), (((2, 3),), ("int16",), {}), (((4,),), ("float32",), {}),
-                          (((),), ("int32",), {}), (((2,),), ("float16",), {}), (((0,),), ("uint16",), {})),
+             cases=case_triples((((3,),), ("uint8",), {}), (((2, 3),), ("int16",), {}), (((4,),), ("float32",), {}),
+                                (((),), ("int32",), {}), (((2,),), ("float16",), {}), (((0,),), ("uint16",), {})),
              tol=EXACT, differentiable=False),
     OpRecord(name="lax.bitcast_convert_type[8]", path="lax.bitcast_convert_type", ref=_np_bitcast,
              args_maker=uniform(0, 100), dtypes=("uint8", "int8"), upcast=False,
-             cases=_cases((((3, 4),), ("float32",), {}), (((2, 2),), ("int16",), {}), (((4,),), ("uint32",), {}),
-                          (((5,),), ("int8",), {}), (((2,),), ("bfloat16",), {})),
+             cases=case_triples((((3, 4),), ("float32",), {}), (((2, 2),), ("int16",), {}), (((4,),), ("uint32",), {}),
+                                (((5,),), ("int8",), {}), (((2,),), ("bfloat16",), {})),
              tol=EXACT, differentiable=False),
     OpRecord(name="lax.bitcast_convert_type[16]", path="lax.bitcast_convert_type", ref=_np_bitcast,
              args_maker=uniform(-50, 50), dtypes=("float16", "int16", "uint16", "bfloat16"), upcast=False,
-             cases=_cases((((3,),), ("uint8",), {}), (((3, 2),), ("float32",), {}), (((3,),), ("int16",), {}),
-                          (((2, 2),), ("uint32",), {})),
+             cases=case_triples((((3,),), ("uint8",), {}), (((3, 2),), ("float32",), {}), (((3,),), ("int16",), {}),
+                                (((2, 2),), ("uint32",), {})),
              tol=EXACT, differentiable=False),
     OpRecord(name="lax.bitcast_convert_type[64]", path="lax.bitcast_convert_type", ref=_np_bitcast,
              args_maker=uniform(-1000, 1000), dtypes=("float64", "int64", "uint64"), upcast=False,
-             cases=_cases((((3,),), ("uint32",), {}), (((2,),), ("uint8",), {}), (((2,),), ("float32",), {})),
+             cases=case_triples((((3,),), ("uint32",), {}), (((2,),), ("uint8",), {}), (((2,),), ("float32",), {})),
              tol=EXACT, differentiable=False),
     # -- jax.numpy
     OpRecord(name="numpy.sort[specials]", path="numpy.sort",
              ref=lambda x, axis=-1: np.sort(x, axis=axis, kind="stable"),
              args_maker=sort_specials, dtypes=("float32", "float64"),
-             cases=_cases((((9,),), (), {}), (((4, 5),), (), {"axis": 0}), (((3, 4),), (), {"axis": None})),
+             cases=case_triples((((9,),), (), {}), (((4, 5),), (), {"axis": 0}), (((3, 4),), (), {"axis": None})),
              tol=EXACT, differentiable=False),
     OpRecord(name="numpy.sort[descending]", path="numpy.sort",
              ref=lambda x, axis=-1, descending=True: np.flip(np.sort(x, axis=axis), axis),
              args_maker=uniform(), dtypes=("float32", "float64", "int32"),
-             cases=_cases((((6,),), (), {"descending": True}), (((3, 4),), (), {"axis": 0, "descending": True})),
+             cases=case_triples((((6,),), (), {"descending": True}), (((3, 4),), (), {"axis": 0, "descending": True})),
              tol=EXACT),
     OpRecord(name="numpy.argsort[descending]", path="numpy.argsort",
              ref=lambda x, axis=-1, descending=True: _np_desc_order(x, axis),
              args_maker=with_ties(), dtypes=("float32", "int32", "uint8"),
-             cases=_cases((((8,),), (), {"descending": True}), (((3, 6),), (), {"axis": 0, "descending": True})),
-             out_dtype=_int_out),
+             cases=case_triples((((8,),), (), {"descending": True}), (((3, 6),), (), {"axis": 0, "descending": True})),
+             out_dtype=default_int_out),
     OpRecord(name="numpy.lexsort", path="_sort_table_adapters.lexsort2", ref=_np_lexsort2,
              args_maker=with_ties(), dtypes=("float32", "int32", "bool"),
-             cases=_cases((((8,), (8,)), (), {}), (((3, 5), (3, 5)), (), {}), (((3, 5), (3, 5)), (), {"axis": 0})),
-             out_dtype=_int_out),
+             cases=case_triples((((8,), (8,)), (), {}), (((3, 5), (3, 5)), (), {}), (((3, 5), (3, 5)), (), {"axis": 0})),
+             out_dtype=default_int_out),
     OpRecord(name="numpy.searchsorted[sorter]", path="_sort_table_adapters.searchsorted_sorter",
              ref=_np_searchsorted_sorter, args_maker=with_ties(), dtypes=("float32", "int32"),
-             cases=_cases((((7,), (4,)), (), {}), (((7,), (2, 3)), (), {"side": "right"})),
-             out_dtype=_int_out),
+             cases=case_triples((((7,), (4,)), (), {}), (((7,), (2, 3)), (), {"side": "right"})),
+             out_dtype=default_int_out),
     OpRecord(name="numpy.unique[size]", path="_sort_table_adapters.unique_k", ref=_np_unique_k,
              args_maker=with_ties(), dtypes=("float32", "int32", "uint8", "bool"),
-             cases=_cases((((9,),), (5,), {"k": 0}), (((3, 4),), (7,), {"k": 0, "fill_value": 9}),
-                          (((9,),), (3,), {"k": 1}), (((3, 4),), (6,), {"k": 2}), (((9,),), (7,), {"k": 3}),
-                          (((9,),), (2,), {"k": 3})),
+             cases=case_triples((((9,),), (5,), {"k": 0}), (((3, 4),), (7,), {"k": 0, "fill_value": 9}),
+                                (((9,),), (3,), {"k": 1}), (((3, 4),), (6,), {"k": 2}), (((9,),), (7,), {"k": 3}),
+                                (((9,),), (2,), {"k": 3})),
              out_dtype=None, differentiable=False),
     OpRecord(name="numpy.unique[grad]", path="_sort_table_adapters.unique_k", ref=_np_unique_k,
-             args_maker=uniform(), dtypes=F, cases=_cases((((6,),), (6,), {"k": 0}), (((2, 3),), (8,), {"k": 0}))),
+             args_maker=uniform(), dtypes=F, cases=case_triples((((6,),), (6,), {"k": 0}), (((2, 3),), (8,), {"k": 0}))),
     OpRecord(name="numpy.nanmedian", ref=np.nanmedian, args_maker=uniform(), dtypes=F,
-             cases=_cases((((5,),), (), {}), (((3, 4),), (), {"axis": 1}), (((3, 4),), (), {"axis": 0}))),
+             cases=case_triples((((5,),), (), {}), (((3, 4),), (), {"axis": 1}), (((3, 4),), (), {"axis": 0}))),
     OpRecord(name="numpy.nanquantile[nan]", path="numpy.nanquantile", ref=np.nanquantile,
              args_maker=lambda rng, shapes, dtype: [_with_nan_rows(rng, s, dtype) for s in shapes],
-             dtypes=F, cases=_cases((((4, 5),), (0.3,), {"axis": 1}),
-                                    (((4, 5),), (np.array([0.0, 0.5, 1.0]),), {"axis": 1}),
-                                    (((4, 5),), (0.5,), {"axis": 1, "method": "lower"})),
+             dtypes=F, cases=case_triples((((4, 5),), (0.3,), {"axis": 1}),
+                                          (((4, 5),), (np.array([0.0, 0.5, 1.0]),), {"axis": 1}),
+                                          (((4, 5),), (0.5,), {"axis": 1, "method": "lower"})),
              differentiable=False),
     OpRecord(name="numpy.nanpercentile", ref=np.nanpercentile, args_maker=uniform(), dtypes=F,
-             cases=_cases((((7,),), (30.0,), {}),)),
+             cases=case_triples((((7,),), (30.0,), {}),)),
     OpRecord(name="numpy.partition", ref=lambda a, kth, axis=-1: np.sort(a, axis=axis), args_maker=with_ties(),
-             dtypes=("float32", "int32"), cases=_cases((((7,),), (3,), {}), (((3, 5),), (1,), {"axis": 0})),
+             dtypes=("float32", "int32"), cases=case_triples((((7,),), (3,), {}), (((3, 5),), (1,), {"axis": 0})),
              differentiable=False),
     OpRecord(name="numpy.argpartition", ref=lambda a, kth, axis=-1: np.argsort(a, axis=axis, kind="stable"),
              args_maker=with_ties(), dtypes=("float32", "int32"),
-             cases=_cases((((7,),), (3,), {}), (((3, 5),), (-1,), {"axis": 1})), out_dtype=_int_out),
+             cases=case_triples((((7,),), (3,), {}), (((3, 5),), (-1,), {"axis": 1})), out_dtype=default_int_out),
 )
 
 
