@@ -327,12 +327,12 @@ class GpuArray:
         # run eagerly: each primitive on the array's GPU.
         if name.startswith("__"):
             raise AttributeError(name)
-        from . import _array_methods
+        from ._src.numpy import array_methods as _array_methods
 
         return _array_methods.get_attribute(self, name)
 
     def __getitem__(self, idx):
-        from . import _array_methods
+        from ._src.numpy import array_methods as _array_methods
 
         return _array_methods.getitem_hook(self, idx)
 
@@ -342,7 +342,7 @@ class GpuArray:
         return self.shape[0]
 
     def __iter__(self):
-        from . import _array_methods
+        from ._src.numpy import array_methods as _array_methods
 
         return _array_methods.iter_hook(self)
 
