@@ -422,7 +422,6 @@ def _eval_on_gpu(prim, args, params):
     return _jitted(key, lambda: lambda *xs: prim.bind(*xs, **params))(*args)
 
 
-core.register_device_array(GpuArray, _eval_on_gpu)
 
 
 # ------------------------------------------------------------ jit on a GPU
@@ -445,6 +444,9 @@ def run_on_gpu(closed, leaves, device):
     there (those already on it stay), results stay there as GpuArrays."""
     bufs = [_to_gpu(x, device)._live() for x in leaves]
     return [GpuArray(b, device) for b in _binding("gpu_run")(closed, bufs, device.id)]
+
+
+core.register_device_array(GpuArray, _eval_on_gpu, run_on_gpu)
 
 
 # ------------------------------------------------------------ device_put/get

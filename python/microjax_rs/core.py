@@ -323,18 +323,28 @@ def bind(prim, args, params):
 
 
 # Array types that live on a device (`_devices.GpuArray`) -> the function
-# that evaluates a primitive eagerly where they are (`register_device_array`).
+# that evaluates a primitive eagerly where they are, and the one that runs a
+# whole program there (`register_device_array`).
 _DEVICE_EVAL = {}
+_DEVICE_RUN = {}
 
 
 class _OnDevice(Exception):
     """An eager operand lives on a device (internal signal)."""
 
 
-def register_device_array(array_type, evaluate):
+def register_device_array(array_type, evaluate, run):
     """Eager primitives with an operand of `array_type` run through
-    `evaluate(prim, args, params)` instead of on the host."""
+    `evaluate(prim, args, params)` instead of on the host, and eager programs
+    (transforms' closed jaxprs) through `run(closed, inputs, device)`."""
     _DEVICE_EVAL[array_type] = evaluate
+    _DEVICE_RUN[array_type] = run
+
+
+def run_on_device(closed, inputs, x):
+    """Runs the program handle `closed` on the device of the device array `x`
+    (results stay there)."""
+    return _DEVICE_RUN[type(x)](closed, inputs, x.device)
 
 
 def on_device(x):
