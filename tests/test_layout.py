@@ -25,12 +25,6 @@ LAYER_PREFIXES = (
 # the lower module calls into something that is defined above it.
 # (importing module, imported module) -> why
 UPWARD_LAZY_IMPORTS = {
-    ("microjax_rs.config", "microjax_rs._devices"):
-        "jax_default_device must be a Device; the device classes live with the device API",
-    ("microjax_rs._src.numpy.array_methods", "microjax_rs._devices"):
-        "x.device / x.devices() of a host array return the CpuDevice of the device API",
-    ("microjax_rs._src.numpy.util", "microjax_rs.random"):
-        "jnp.concatenate / stack / where of typed PRNG key arrays delegate to random",
     ("microjax_rs.lax._control_flow", "microjax_rs._vmap"):
         "lax.map(batch_size=) is defined as a scan of the vmap transform",
 }

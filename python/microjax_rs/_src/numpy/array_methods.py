@@ -3,8 +3,9 @@ and tracers, so `x.sum()`, `x.T`, `x @ y` mean the same in every mode: each
 is the jnp function of that name."""
 import numpy as np
 
-from ... import _core, core
+from ... import _core
 from ... import numpy as jnp
+from ..device_types import CpuDevice
 from ...core import Primitive, Tracer, _state
 from .indexing import AtIndexer, getitem
 
@@ -141,9 +142,6 @@ _PROPERTIES = {
 
 
 def _host_device(x):
-    # The device objects live with the device API (a layer above numpy).
-    from ..._devices import CpuDevice
-
     return CpuDevice(0)
 
 
