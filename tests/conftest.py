@@ -11,7 +11,7 @@ import sys
 import pytest
 
 # Every jaxpr traced by the suite is printed canonically, parsed back and
-# compared (parse(canonical(j)) == j); see microjax_rs/api.py.
+# compared (parse(canonical(j)) == j); see microjax_rs/interpreters/partial_eval.py.
 os.environ.setdefault("MICROJAX_CHECK_ROUNDTRIP", "1")
 
 sys.path.insert(0, os.path.dirname(__file__))  # `import op_table` from any rootdir

@@ -26,12 +26,10 @@ from ._devices import GpuArray as _GpuArray  # noqa: E402
 
 Array.register(_GpuArray)  # an array on a GPU is a jax.Array too
 
-from . import _array_methods  # noqa: E402
-
-_array_methods.install_hooks()
-core._install_tracer_operators()
-
 from . import lax, numpy  # noqa: E402
+from ._src.numpy import array_methods as _array_methods  # noqa: E402
+
+_array_methods.install_hooks()  # operators and methods of arrays and tracers
 
 numpy.ndarray = Array
 from . import tree  # noqa: E402

@@ -23,6 +23,7 @@ from . import _core, core
 from .config import config
 from .core import ArrayImpl, Tracer
 from .tree_util import tree_map
+from ._src.device_types import CpuDevice, CudaDevice, Device  # noqa: F401  (jax.Device)
 
 _GPU_NAMES = ("gpu", "cuda")
 
@@ -30,51 +31,6 @@ _GPU_NAMES = ("gpu", "cuda")
 def _binding(name):
     """A GPU entry point of the binding, or None when it was built without."""
     return getattr(_core, name, None)
-
-
-class Device:
-    """Base class of the device objects (`jax.Device`)."""
-
-    platform = None
-    device_kind = None
-    process_index = 0
-    client = None
-
-    def __init__(self, id=0):
-        self.id = id
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.id == self.id
-
-    def __hash__(self):
-        return hash((self.platform, self.id))
-
-    def __repr__(self):
-        return f"{type(self).__name__}(id={self.id})"
-
-
-class CpuDevice(Device):
-    """A CPU device (JAX's `CpuDevice`): host memory, every map runs here."""
-
-    platform = "cpu"
-    device_kind = "cpu"
-
-
-class CudaDevice(Device):
-    """A CUDA GPU (JAX's `CudaDevice`): platform "gpu", `device_kind` the
-    GPU's name, `compute_capability` as "major.minor"."""
-
-    platform = "gpu"
-
-    def __init__(self, id, info):
-        super().__init__(id)
-        self.device_kind = str(info.get("name", "gpu"))
-        cc = info.get("compute_capability")
-        self.compute_capability = ".".join(map(str, cc)) if isinstance(cc, (tuple, list)) else cc
-        self._memory_bytes = info.get("memory_bytes")
-
-    def memory_stats(self):
-        return {"bytes_limit": self._memory_bytes}
 
 
 # --------------------------------------------------------------- platforms
@@ -327,12 +283,12 @@ class GpuArray:
         # run eagerly: each primitive on the array's GPU.
         if name.startswith("__"):
             raise AttributeError(name)
-        from . import _array_methods
+        from ._src.numpy import array_methods as _array_methods
 
         return _array_methods.get_attribute(self, name)
 
     def __getitem__(self, idx):
-        from . import _array_methods
+        from ._src.numpy import array_methods as _array_methods
 
         return _array_methods.getitem_hook(self, idx)
 
@@ -342,7 +298,7 @@ class GpuArray:
         return self.shape[0]
 
     def __iter__(self):
-        from . import _array_methods
+        from ._src.numpy import array_methods as _array_methods
 
         return _array_methods.iter_hook(self)
 
@@ -422,7 +378,6 @@ def _eval_on_gpu(prim, args, params):
     return _jitted(key, lambda: lambda *xs: prim.bind(*xs, **params))(*args)
 
 
-core.register_device_array(GpuArray, _eval_on_gpu)
 
 
 # ------------------------------------------------------------ jit on a GPU
@@ -445,6 +400,9 @@ def run_on_gpu(closed, leaves, device):
     there (those already on it stay), results stay there as GpuArrays."""
     bufs = [_to_gpu(x, device)._live() for x in leaves]
     return [GpuArray(b, device) for b in _binding("gpu_run")(closed, bufs, device.id)]
+
+
+core.register_device_array(GpuArray, _eval_on_gpu, run_on_gpu)
 
 
 # ------------------------------------------------------------ device_put/get

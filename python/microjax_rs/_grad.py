@@ -488,7 +488,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
     `primals` only give shapes and dtypes (arrays or ShapeDtypeStructs)."""
     from . import _core
-    from .api import trace_to_jaxpr, _leaf_aval
+    from .interpreters.partial_eval import _leaf_aval, trace_to_jaxpr
 
     pleaves, ptree = tree_flatten(tuple(primals))
     for p in pleaves:

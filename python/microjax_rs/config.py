@@ -8,6 +8,7 @@ of every compile-cache key.
 import os
 
 from . import _core
+from ._src.device_types import Device
 
 
 def _env_flag(*names):
@@ -39,8 +40,6 @@ def _set_determinism(value):
 
 
 def _check_default_device(value):
-    from ._devices import Device
-
     if value is not None and not isinstance(value, (str, Device)):
         raise TypeError(
             f"jax_default_device must be a Device, a platform name or None, got "

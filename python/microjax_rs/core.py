@@ -323,18 +323,28 @@ def bind(prim, args, params):
 
 
 # Array types that live on a device (`_devices.GpuArray`) -> the function
-# that evaluates a primitive eagerly where they are (`register_device_array`).
+# that evaluates a primitive eagerly where they are, and the one that runs a
+# whole program there (`register_device_array`).
 _DEVICE_EVAL = {}
+_DEVICE_RUN = {}
 
 
 class _OnDevice(Exception):
     """An eager operand lives on a device (internal signal)."""
 
 
-def register_device_array(array_type, evaluate):
+def register_device_array(array_type, evaluate, run):
     """Eager primitives with an operand of `array_type` run through
-    `evaluate(prim, args, params)` instead of on the host."""
+    `evaluate(prim, args, params)` instead of on the host, and eager programs
+    (transforms' closed jaxprs) through `run(closed, inputs, device)`."""
     _DEVICE_EVAL[array_type] = evaluate
+    _DEVICE_RUN[array_type] = run
+
+
+def run_on_device(closed, inputs, x):
+    """Runs the program handle `closed` on the device of the device array `x`
+    (results stay there)."""
+    return _DEVICE_RUN[type(x)](closed, inputs, x.device)
 
 
 def on_device(x):
@@ -588,11 +598,6 @@ class _TracerMethods:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.aval.shape[0]))
 
-    def __getattr__(self, name):
-        from . import _array_methods
-
-        return _array_methods.get_attribute(self, name)
-
     def __setitem__(self, idx, value):
         raise TypeError(
             "JAX arrays are immutable and do not support in-place item assignment. "
@@ -606,25 +611,8 @@ for _name, _member in list(vars(_TracerMethods).items()):
         setattr(Tracer, _name, _member)
 del _name, _member
 _core.register_tracer(_shaped)  # staging makes Tracers of shared ShapedArrays
-
-
-# Operators Rust defines on Tracer (a native path for two float tracers of
-# the innermost native trace); these Python functions are their fallbacks.
-_NATIVE_OPERATORS = ("add", "sub", "mul", "truediv")
-
-
-def _install_tracer_operators():
-    from . import _array_methods
-
-    ops = _array_methods.tracer_operators()
-    fallbacks = {}
-    for op in _NATIVE_OPERATORS:
-        for dunder in (f"__{op}__", f"__r{op}__"):
-            fallbacks[dunder] = ops.pop(dunder)
-    prims = {p: (Primitive(p), Primitive(p).handle({})) for p in ("add", "sub", "mul", "div")}
-    _core.register_tracer_operators(prims, fallbacks)
-    for dunder, fn in ops.items():
-        setattr(Tracer, dunder, fn)
+# The operators, methods and properties of Tracer (x + y, x.sum(), x.T, x.at)
+# are the jnp functions: `_src/numpy/array_methods.install_hooks` adds them.
 
 
 # ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import inspect
 import numpy as np
 
 from . import core, dtypes
-from .api import trace_to_jaxpr
+from .interpreters.partial_eval import ShapeDtypeStruct, trace_to_jaxpr
 from .core import ArrayImpl, ClosedJaxpr, Primitive, ShapedArray, Tracer
 from .interpreters.ad import ADTrace, RuleTrace
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
@@ -449,7 +449,6 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     `custom_derivatives.linear_call`). One `linear_call` equation: forward
     mode applies `fun` to the tangents, reverse mode and `linear_transpose`
     call `fun_transpose`, and transposing twice gives `fun` back."""
-    from .api import ShapeDtypeStruct
 
     res_leaves, _ = tree_flatten(residual_args)
     lin_leaves, lin_tree = tree_flatten(linear_args)

@@ -10,6 +10,7 @@ older scheme is kept behind that flag, as in JAX.
 """
 import math
 import operator
+import types
 import warnings
 from collections.abc import Sequence
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from . import core, dtypes, lax
 from . import numpy as jnp
+from ._src.numpy import util as _jnp_util
 from .config import config
 from .core import Primitive
 from .errors import ConcretizationTypeError
@@ -171,6 +173,11 @@ def where_keys(condition, x, y):
     bx, by = _only_keys((x, y), "where")
     c = jnp.expand_dims(jnp.asarray(condition), -1)
     return PRNGKeyArray(jnp.where(c, bx, by))
+
+
+# jnp.concatenate / stack / where of typed key arrays come here.
+_jnp_util.register_key_array(PRNGKeyArray, types.SimpleNamespace(
+    concatenate_keys=concatenate_keys, stack_keys=stack_keys, where_keys=where_keys))
 
 
 def _is_typed(k):

@@ -153,9 +153,7 @@ def run_at(level, closed, inputs):
     if level is None:
         for x in inputs:
             if core.on_device(x):
-                from .. import _devices
-
-                return _devices.run_on_gpu(closed, inputs, x.device)
+                return core.run_on_device(closed, inputs, x)
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs]
         return closed.run(vals)
     return level.run_program(closed, inputs)

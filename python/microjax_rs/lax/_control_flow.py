@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import core, dtypes
 from ..core import ArrayImpl, ClosedJaxpr, Tracer
+from ..interpreters.partial_eval import ShapeDtypeStruct, jit_disabled, trace_to_jaxpr
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 cond_p = core.Primitive("cond")
@@ -25,8 +26,6 @@ def _short(aval):
 
 
 def _struct(aval):
-    from ..api import ShapeDtypeStruct
-
     return ShapeDtypeStruct(aval.shape, aval.dtype_name, aval.weak_type)
 
 
@@ -39,8 +38,6 @@ class _Traced:
     `hoisted` are the values it closes over (consts, then captured tracers)."""
 
     def __init__(self, fun, in_avals, in_tree, name):
-        from ..api import trace_to_jaxpr
-
         leaves = [_struct(a) for a in in_avals]
         closed, self.out_tree, captures = trace_to_jaxpr(fun, leaves, in_tree, name)
         nargs = len(in_avals)
@@ -58,10 +55,7 @@ def _fun_name(f):
 
 
 def _is_disabled():
-    from ..api import _disable
-    from ..config import config
-
-    return bool(_disable.depth or config.jax_disable_jit)
+    return jit_disabled()
 
 
 # -- cond / switch ----------------------------------------------------------------------
@@ -326,9 +320,7 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
             for i in range(lo, hi):
                 val = body_fun(np.dtype(idx_name).type(i), val)
             return val
-        from .. import numpy as jnp
-
-        start = jnp.asarray(lo, dtype=idx_name)
+        start = core.to_array(lo, dtypes.np_dtype(idx_name), weak_type=False)
 
         def step(carry, _):
             i, x = carry
@@ -429,9 +421,36 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             tree_unflatten(y_tree, [outs[i] for i in y_leaves]))
 
 
-def _scan_python(f, init, xs_leaves, xs_tree, length, reverse):
-    from .. import numpy as jnp
+def _as_array(x):
+    """A pytree leaf as an array (as jnp.asarray converts it)."""
+    if isinstance(x, Tracer) or type(x) is ArrayImpl or core.on_device(x):
+        return x
+    return core.to_array(x)
 
+
+def _promote_leaves(xs):
+    """Leaves converted to their common dtype as jnp promotes (JAX's lattice,
+    weak types kept)."""
+    from . import _convert_keep_weak
+
+    xs = [_as_array(x) for x in xs]
+    avals = [core.get_aval(x) for x in xs]
+    name, weak = dtypes.promote([(a.dtype_name, a.weak_type) for a in avals])
+    return [_convert_keep_weak(x, name, weak) for x in xs]
+
+
+def _stack(xs, axis=0):
+    """`jnp.stack` of leaves of one shape along a new `axis`."""
+    from . import concatenate, expand_dims
+
+    xs = _promote_leaves(xs)
+    shape = core.get_aval(xs[0]).shape
+    if any(core.get_aval(x).shape != shape for x in xs[1:]):
+        raise ValueError("All input arrays must have the same shape.")
+    return concatenate([expand_dims(x, (axis,)) for x in xs], axis)
+
+
+def _scan_python(f, init, xs_leaves, xs_tree, length, reverse):
     carry, ys = init, []
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
@@ -443,7 +462,7 @@ def _scan_python(f, init, xs_leaves, xs_tree, length, reverse):
     if not ys:
         return carry, None
     leaves0, ytree = tree_flatten(ys[0])
-    stacked = [jnp.stack([tree_flatten(y)[0][k] for y in ys]) for k in range(len(leaves0))]
+    stacked = [_stack([tree_flatten(y)[0][k] for y in ys]) for k in range(len(leaves0))]
     return carry, tree_unflatten(ytree, stacked)
 
 
@@ -453,34 +472,33 @@ def map(f, xs, *, batch_size=None):
     if batch_size is None:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs)
         return ys
-    from .. import numpy as jnp
-    from .._vmap import vmap
+    from . import concatenate, reshape
+    from .._vmap import vmap  # lax.map(batch_size=) is defined by the vmap transform (a layer above)
 
     leaves, tree = tree_flatten(xs)
     n = core.get_aval(leaves[0]).shape[0]
     batch_size = int(batch_size)
     nb, rem = divmod(n, batch_size)
-    main = [jnp.reshape(x[:nb * batch_size], (nb, batch_size) + tuple(x.shape[1:])) for x in leaves]
+    main = [reshape(x[:nb * batch_size], (nb, batch_size) + tuple(x.shape[1:])) for x in leaves]
     _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), tree_unflatten(tree, main))
     yl, ytree = tree_flatten(ys)
-    yl = [jnp.reshape(y, (nb * batch_size,) + tuple(y.shape[2:])) for y in yl]
+    yl = [reshape(y, (nb * batch_size,) + tuple(y.shape[2:])) for y in yl]
     if rem:
         tail = vmap(f)(tree_unflatten(tree, [x[nb * batch_size:] for x in leaves]))
         tl = tree_flatten(tail)[0]
-        yl = [jnp.concatenate([a, b]) for a, b in zip(yl, tl)]
+        yl = [concatenate(_promote_leaves([a, b]), 0) for a, b in zip(yl, tl)]
     return tree_unflatten(ytree, yl)
 
 
 def associative_scan(fn, elems, reverse=False, axis=0):
     """Inclusive scan of the associative `fn` along `axis` of every leaf of
     `elems`, in O(log n) levels of `fn` (odd/even recursion)."""
-    from .. import numpy as jnp
-    from . import slice_in_dim, concatenate
+    from . import concatenate, full, reshape, rev, slice_in_dim
 
     leaves, tree = tree_flatten(elems)
     if not leaves:
         return elems
-    leaves = [jnp.asarray(x) for x in leaves]  # Arrays out even when there is nothing to combine
+    leaves = [_as_array(x) for x in leaves]  # Arrays out even when there is nothing to combine
     ndim = core.get_aval(leaves[0]).ndim
     axis = axis + ndim if axis < 0 else axis
     n = core.get_aval(leaves[0]).shape[axis]
@@ -488,7 +506,7 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         if core.get_aval(x).shape[axis] != n:
             raise ValueError("Array inputs to associative_scan must have the same first dimension.")
     if reverse:
-        leaves = [jnp.flip(x, axis) for x in leaves]
+        leaves = [rev(x, (axis,)) for x in leaves]
 
     def combine(a, b):
         out = fn(tree_unflatten(tree, a), tree_unflatten(tree, b))
@@ -505,11 +523,11 @@ def associative_scan(fn, elems, reverse=False, axis=0):
             if na > nb_:
                 pad_shape = list(y.shape)
                 pad_shape[axis] = 1
-                y = concatenate([y, jnp.zeros(pad_shape, y.dtype)], axis)
-            st = jnp.stack([x, y], axis=axis + 1)
+                y = concatenate([y, full(pad_shape, 0, y.dtype)], axis)
+            st = _stack([x, y], axis + 1)
             shape = list(x.shape)
             shape[axis] = 2 * x.shape[axis]
-            st = jnp.reshape(st, shape)
+            st = reshape(st, shape)
             out.append(slice_in_dim(st, 0, na + nb_, 1, axis))
         return out
 
@@ -529,5 +547,5 @@ def associative_scan(fn, elems, reverse=False, axis=0):
 
     out = rec(leaves)
     if reverse:
-        out = [jnp.flip(x, axis) for x in out]
+        out = [rev(x, (axis,)) for x in out]
     return tree_unflatten(tree, out)

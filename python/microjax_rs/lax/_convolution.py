@@ -181,16 +181,24 @@ core._PARAM_VIEWS["conv_general_dilated"] = _conv_params_view
 # ------------------------------------------------------------------ reduce_window
 
 
+# Computations of the layers above that reduce_window treats as add / max / min
+# (jnp.add, jnp.maximum and jnp.minimum register here).
+_REGISTERED_MONOIDS = []
+
+
+def register_monoid(computation, kind):
+    """`reduce_window(..., computation)` lowers as the `kind` ('add', 'max'
+    or 'min') window."""
+    _REGISTERED_MONOIDS.append((computation, kind))
+
+
 def _monoid(computation):
     """'add' / 'max' / 'min' for the computations JAX recognizes."""
     from . import add, max as lmax, min as lmin
-    from .. import numpy as jnp
-    if computation in (add, jnp.add, operator.add):
-        return "add"
-    if computation in (lmax, jnp.maximum):
-        return "max"
-    if computation in (lmin, jnp.minimum):
-        return "min"
+    known = [(add, "add"), (operator.add, "add"), (lmax, "max"), (lmin, "min")] + _REGISTERED_MONOIDS
+    for fn, kind in known:
+        if computation is fn or computation == fn:
+            return kind
     return None
 
 

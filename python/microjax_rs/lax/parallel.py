@@ -58,8 +58,8 @@ def _all_reduce(p, x, axis_name, axis_index_groups):
     leaves = [_leaf(v) for v in leaves]
     if p is psum_p:
         # As JAX: booleans are summed as integers.
-        from .. import numpy as jnp
-        leaves = [jnp.asarray(v, jnp.int32) if core.get_aval(v).dtype_name == "bool" else v
+        from . import convert_element_type
+        leaves = [convert_element_type(v, "int32") if core.get_aval(v).dtype_name == "bool" else v
                   for v in leaves]
     if not leaves:
         return x

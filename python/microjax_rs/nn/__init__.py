@@ -5,7 +5,8 @@ import numpy as _np
 
 from .. import lax
 from .. import numpy as jnp
-from ..numpy import _arr, _aval, _promote_inexact, _has
+from .. import dtypes as _dt
+from .._src.numpy.util import _arr, _aval, _promote_inexact
 from ..scipy.special import logsumexp as _logsumexp
 
 
@@ -74,8 +75,6 @@ def gelu(x, approximate=True):
         c = _math.sqrt(2.0 / _math.pi)
         inner = lax.mul(c, lax.add(x, lax.mul(0.044715, lax.integer_pow(x, 3))))
         return lax.mul(lax.mul(0.5, x), lax.add(1.0, lax.tanh(inner)))
-    if not _has("erf"):
-        raise NotImplementedError("gelu(approximate=False) needs lax.erf")
     return lax.mul(lax.mul(0.5, x), lax.add(1.0, lax.erf(lax.mul(x, 1.0 / _math.sqrt(2.0)))))
 
 
@@ -152,14 +151,14 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     dims = tuple(i for i in range(out_nd) if i != axis)
     xb = lax.broadcast_in_dim(x, shape, dims)
     name = av.dtype_name
-    if not jnp._dt.is_int_name(name):
-        cls = lax.broadcasted_iota(name if jnp._dt.is_float_name(name) else "int32", shape, axis)
+    if not _dt.is_int_name(name):
+        cls = lax.broadcasted_iota(name if _dt.is_float_name(name) else "int32", shape, axis)
         if name == "bool":
             xb = lax.convert_element_type(xb, "int32")
     else:
         cls = lax.broadcasted_iota(name, shape, axis)
     hit = lax.eq(xb, cls)
-    return lax.convert_element_type(hit, jnp._dt.default_float_name() if dtype is None else dtype)
+    return lax.convert_element_type(hit, _dt.default_float_name() if dtype is None else dtype)
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
@@ -170,8 +169,7 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
         # E[(x - mean)^2] with the mean not differentiated twice (as JAX: mean of squares minus square of mean).
         variance = jnp.subtract(jnp.mean(jnp.square(x), axis=axis, keepdims=True, where=where),
                                 jnp.square(mean))
-    return jnp.multiply(jnp.subtract(x, mean), lax.rsqrt(jnp.add(variance, epsilon)) if _has("rsqrt")
-                        else jnp.divide(1.0, jnp.sqrt(jnp.add(variance, epsilon))))
+    return jnp.multiply(jnp.subtract(x, mean), lax.rsqrt(jnp.add(variance, epsilon)))
 
 
 normalize = standardize

@@ -6,6 +6,8 @@ from .. import lax
 from .. import numpy as jnp
 from ..lax import linalg as _ll
 from ..numpy import linalg as _jl
+from .._src.numpy import linalg as _jl_impl
+from .._src.numpy.util import _arr, _aval, _promote_dtypes_inexact
 
 
 def _trans_flags(trans):
@@ -22,9 +24,9 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
                      check_finite=True):
     """Solves `op(a) x = b` for triangular `a`; `b` of shape `[..., n]` or `[..., n, k]`."""
     transpose_a, conjugate_a = _trans_flags(trans)
-    a = _jl._matrices(a, "solve_triangular", square=True)
-    a, b = jnp._promote_dtypes_inexact(a, jnp._arr(b))
-    vector = jnp._aval(b).ndim == 1
+    a = _jl_impl._matrices(a, "solve_triangular", square=True)
+    a, b = _promote_dtypes_inexact(a, _arr(b))
+    vector = _aval(b).ndim == 1
     if vector:
         b = jnp.expand_dims(b, -1)
     out = _ll.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose_a,
@@ -45,9 +47,9 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     """Solves `a x = b` given `cho_factor(a)`."""
     c, lower = c_and_lower
-    c = _jl._matrices(c, "cho_solve", square=True)
-    c, b = jnp._promote_dtypes_inexact(c, jnp._arr(b))
-    vector = jnp._aval(b).ndim == jnp._aval(c).ndim - 1
+    c = _jl_impl._matrices(c, "cho_solve", square=True)
+    c, b = _promote_dtypes_inexact(c, _arr(b))
+    vector = _aval(b).ndim == _aval(c).ndim - 1
     if vector:
         b = jnp.expand_dims(b, -1)
     # a = L Lᵀ (lower) or Uᵀ U: two triangular solves.
@@ -58,11 +60,11 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     """`(p, l, u)` with `a = p @ l @ u`, or `(p @ l, u)` when `permute_l`."""
-    a = _jl._matrices(a, "lu")
+    a = _jl_impl._matrices(a, "lu")
     lu_, _, perm = _ll.lu(a)
-    m, n = jnp._aval(a).shape[-2:]
+    m, n = _aval(a).shape[-2:]
     k = min(m, n)
-    dtype = jnp._aval(a).dtype_name
+    dtype = _aval(a).dtype_name
     p = jnp.swapaxes(jnp.astype(jnp.equal(jnp.expand_dims(perm, -1), jnp.arange(m, dtype="int32")), dtype),
                      -1, -2)
     l = jnp.tril(lu_[..., :, :k], -1) + jnp.eye(m, k, dtype=dtype)
@@ -74,7 +76,7 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """`(lu, piv)`: LAPACK's packed factors and int32 row swaps."""
-    a = _jl._matrices(a, "lu_factor")
+    a = _jl_impl._matrices(a, "lu_factor")
     lu_, piv, _ = _ll.lu(a)
     return lu_, piv
 
@@ -82,22 +84,22 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     """Solves `op(a) x = b` given `lu_factor(a)`."""
     lu_, piv = lu_and_piv
-    lu_ = _jl._matrices(lu_, "lu_solve", square=True)
-    lu_, b = jnp._promote_dtypes_inexact(lu_, jnp._arr(b))
+    lu_ = _jl_impl._matrices(lu_, "lu_solve", square=True)
+    lu_, b = _promote_dtypes_inexact(lu_, _arr(b))
     transpose_a, _ = _trans_flags(trans)
-    m = jnp._aval(lu_).shape[-1]
+    m = _aval(lu_).shape[-1]
     perm = _ll.lu_pivots_to_permutation(piv, m)
-    vector = jnp._aval(b).ndim == jnp._aval(lu_).ndim - 1
+    vector = _aval(b).ndim == _aval(lu_).ndim - 1
     if vector:
         b = jnp.expand_dims(b, -1)
     if not transpose_a:
-        x = _jl._lu_solve_factored(lu_, perm, b)
+        x = _jl_impl._lu_solve_factored(lu_, perm, b)
     else:
         # aᵀ = Uᵀ Lᵀ P: x = Pᵀ L⁻ᵀ U⁻ᵀ b
         y = _ll.triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
         z = _ll.triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
         onehot = jnp.astype(jnp.equal(jnp.expand_dims(perm, -1), jnp.arange(m, dtype="int32")),
-                            jnp._aval(z).dtype_name)
+                            _aval(z).dtype_name)
         x = jnp.matmul(jnp.swapaxes(onehot, -1, -2), z)
     return jnp.squeeze(x, -1) if vector else x
 
@@ -116,16 +118,16 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     approximant. The number of squarings `s` is computed from the 1-norm;
     `max_squarings` squarings are always staged, the ones past `s` selected
     away, so the function is traceable and differentiable."""
-    A = _jl._matrices(A, "expm", square=True)
-    dtype = jnp._aval(A).dtype_name
-    n = jnp._aval(A).shape[-1]
+    A = _jl_impl._matrices(A, "expm", square=True)
+    dtype = _aval(A).dtype_name
+    n = _aval(A).shape[-1]
     norm1 = jnp.max(jnp.sum(jnp.abs(A), axis=-2), axis=-1)
     ratio = lax.stop_gradient(norm1) / _THETA13
     s = jnp.clip(jnp.ceil(jnp.log2(jnp.maximum(ratio, 1e-30))), 0, max_squarings)
     s = jnp.where(jnp.isfinite(s), s, 0.0)
     scale = jnp.exp2(-s)[..., None, None]
     X = A * scale
-    eye = jnp.broadcast_to(jnp.eye(n, dtype=dtype), jnp._aval(A).shape)
+    eye = jnp.broadcast_to(jnp.eye(n, dtype=dtype), _aval(A).shape)
     b = _PADE13
     X2 = jnp.matmul(X, X)
     X4 = jnp.matmul(X2, X2)
@@ -159,7 +161,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         raise NotImplementedError("qr(pivoting=True) is not supported")
     if mode not in ("full", "r", "economic"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    q, r = _ll.qr(_jl._matrices(a, "qr"), full_matrices=(mode == "full"))
+    q, r = _ll.qr(_jl_impl._matrices(a, "qr"), full_matrices=(mode == "full"))
     return (r,) if mode == "r" else (q, r)
 
 
@@ -167,7 +169,7 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
          eigvals=None, type=1, check_finite=True):
     if b is not None or eigvals is not None:
         raise NotImplementedError("eigh with b= or eigvals= is not supported")
-    v, w = _ll.eigh(_jl._matrices(a, "eigh", square=True), lower=lower)
+    v, w = _ll.eigh(_jl_impl._matrices(a, "eigh", square=True), lower=lower)
     return w if eigvals_only else (w, v)
 
 

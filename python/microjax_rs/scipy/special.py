@@ -3,7 +3,9 @@ import numpy as _np
 
 from .. import lax
 from .. import numpy as jnp
-from ..numpy import _arr, _aval, _promote_inexact, _has
+from .._src.numpy.reductions import _reduce_axes
+from .._src.numpy.ufuncs import _to_bool
+from .._src.numpy.util import _arr, _aval, _promote_inexact
 
 
 def _stop_gradient(x):
@@ -20,9 +22,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     else:
         (a,) = _promote_inexact(_arr(a))
     av = _aval(a)
-    axes = jnp._reduce_axes(av, axis)
+    axes = _reduce_axes(av, axis)
     if where is not None:
-        w = jnp._to_bool(where)
+        w = _to_bool(where)
         a = jnp.where(w, a, -_np.inf)
     amax = jnp.max(a, axis=axes, keepdims=True, initial=-_np.inf) if av.size else \
         jnp.full(tuple(1 if i in axes else d for i, d in enumerate(av.shape)), -_np.inf, av.dtype)
@@ -78,26 +80,22 @@ def entr(x):
                      jnp.where(lax.eq(x, 0.0), 0.0, lax.neg(lax.mul(x, lax.log(safe)))))
 
 
-def _lax_or_missing(name, lax_name):
+def _lax_inexact(lax_fn, name):
     def fn(x):
         (x,) = _promote_inexact(_arr(x))
-        if not _has(lax_name):
-            raise NotImplementedError(f"jax.scipy.special.{name} needs lax.{lax_name}")
-        return getattr(lax, lax_name)(x)
+        return lax_fn(x)
     fn.__name__ = name
     return fn
 
 
-erf = _lax_or_missing("erf", "erf")
-erfinv = _lax_or_missing("erfinv", "erf_inv")
-gammaln = _lax_or_missing("gammaln", "lgamma")
-digamma = _lax_or_missing("digamma", "digamma")
+erf = _lax_inexact(lax.erf, "erf")
+erfinv = _lax_inexact(lax.erf_inv, "erfinv")
+gammaln = _lax_inexact(lax.lgamma, "gammaln")
+digamma = _lax_inexact(lax.digamma, "digamma")
 
 
 def erfc(x):
     (x,) = _promote_inexact(_arr(x))
-    if _has("erfc"):
-        return lax.erfc(x)
     return lax.sub(1.0, erf(x))
 
 

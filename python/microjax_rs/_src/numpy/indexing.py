@@ -1,4 +1,5 @@
-"""Indexing (`x[idx]`, `x.at[idx].set/add/...`), built on lax.
+"""Indexing (`x[idx]`, `x.at[idx].set/add/...`) and the selection functions
+built on it (`take`, `take_along_axis`, `diagonal`, `select`, ...), on lax.
 
 Concrete arrays outside any trace index through NumPy (exact, fast; static
 out-of-bounds indices raise IndexError). Under a trace (or with traced
@@ -16,15 +17,110 @@ import builtins
 
 import numpy as np
 
-from .. import core
-from ..errors import NonConcreteBooleanIndexError
+from ... import core, dtypes as _dt, lax
+from ...core import ArrayImpl, Tracer
+from ...errors import NonConcreteBooleanIndexError
+from .lax_numpy import (asarray, astype, broadcast_to, expand_dims, full_like, moveaxis, ones_like, ravel,
+                        reshape, zeros, zeros_like)
+from .ufuncs import _where, add, clip, divide, less, multiply, negative, power, remainder
+from .util import _and, _arr, _aval, _canon_axis, _const, _is_bool, _promote_dtypes, _shape_tuple
 
 
-def _jnp():
-    from .. import numpy as jnp
+# -- static selection along an axis --------------------------------------------
 
-    return jnp
+# `_take_static(x, axis, idx)` = x[..., idx, ...] for a static list of valid
+# indices: a concatenation of contiguous runs (slice/rev) when there are few
+# runs, else one gather.
 
+def _runs(idx):
+    """Splits idx into maximal runs of step +1 or -1: (start, stop, step)."""
+    runs = []
+    i, n = 0, len(idx)
+    while i < n:
+        j = i + 1
+        step = 1
+        if j < n and idx[j] - idx[i] in (1, -1):
+            step = idx[j] - idx[i]
+            while j < n and idx[j] - idx[j - 1] == step:
+                j += 1
+        runs.append((idx[i], idx[j - 1], step))
+        i = j
+    return runs
+
+
+def _slice_prim(x, axis, lo, hi):
+    av = _aval(x)
+    start = [0] * av.ndim
+    limit = list(av.shape)
+    start[axis], limit[axis] = lo, hi
+    if lo == 0 and hi == av.shape[axis]:
+        return x
+    return lax.slice(x, start, limit)
+
+
+def _take_static(x, axis, idx):
+    av = _aval(x)
+    n = av.shape[axis]
+    idx = [int(i) for i in idx]
+    if idx == list(range(n)):
+        return x
+    if not idx:
+        shape = list(av.shape)
+        shape[axis] = 0
+        return lax.broadcast_in_dim(_const(0, av.dtype_name), tuple(shape), ())
+    runs = _runs(idx)
+    if len(runs) <= 8:
+        pieces = []
+        for first, last, step in runs:
+            lo, hi = (first, last + 1) if step == 1 else (last, first + 1)
+            p = _slice_prim(x, axis, lo, hi)
+            if step == -1:
+                p = lax.rev(p, (axis,))
+            pieces.append(p)
+        return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, axis)
+    return _take_gather(x, axis, idx)
+
+
+def _take_gather(x, axis, idx):
+    """x[..., idx, ...] for a static list of valid indices: one gather."""
+    return _take_dynamic(x, axis, asarray(np.asarray(idx, dtype=np.int32)))
+
+
+def _take_dynamic(x, axis, idx):
+    """x[..., idx, ...] for an integer array `idx` clamped into range: one gather."""
+    x = _arr(x)
+    idx = _arr(idx)
+    name = _aval(idx).dtype_name if _dt.is_int_name(_aval(idx).dtype_name) else "int32"
+    n = _aval(x).shape[axis]
+    idx = lax.convert_element_type(idx, name)
+    idx = lax.max(lax.min(idx, _const(builtins.max(n - 1, 0), name)), _const(0, name))
+    ndim = _aval(x).ndim
+    items = [slice(None)] * axis + [idx] + [slice(None)] * (ndim - axis - 1)
+    return _gather_items(x, items, "clip", None, False, False)
+
+
+def _slice_axis(x, axis, start, stop, step=1):
+    n = _aval(x).shape[axis]
+    idx = list(range(n))[slice(start, stop, step)]
+    if step == 1:
+        if not idx:
+            return _take_static(x, axis, [])
+        return _slice_prim(x, axis, idx[0], idx[-1] + 1)
+    if step != 1 and idx:
+        try:
+            av = _aval(x)
+            if step > 0:
+                s = [0] * av.ndim
+                lim = list(av.shape)
+                strides = [1] * av.ndim
+                s[axis], lim[axis], strides[axis] = idx[0], idx[-1] + 1, step
+                return lax.slice(x, s, lim, strides)
+        except TypeError:
+            pass
+    return _take_static(x, axis, idx)
+
+
+# -- x[idx] --------------------------------------------------------------------
 
 def _is_traced(v):
     return isinstance(v, core.Tracer)
@@ -84,7 +180,7 @@ def _normalize(idx, ndim):
         if _is_traced(it) and it.aval.dtype_name == "bool":
             raise NonConcreteBooleanIndexError(
                 f"Array boolean indices must be concrete; got {it.aval.str_short()}. "
-                f"Use jnp.where or the `where=` argument of reductions instead.")
+                f"Use where or the `where=` argument of reductions instead.")
         if isinstance(it, (bool, np.bool_)):
             raise IndexError("boolean scalar indices are not supported")
         out.append(it)
@@ -124,8 +220,7 @@ def _is_advanced(it):
 
 
 def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
-    jnp = _jnp()
-    x = jnp._arr(x)
+    x = _arr(x)
     av = core.get_aval(x)
     items = _normalize(idx, av.ndim)
     if builtins.any(_is_advanced(it) for it in items) or mode is not None or fill_value is not None:
@@ -133,7 +228,7 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
     d = 0
     for it in items:
         if it is None:
-            x = jnp.expand_dims(x, d)
+            x = expand_dims(x, d)
             d += 1
             continue
         n = core.get_aval(x).shape[d]
@@ -142,11 +237,11 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
             d += 1
         elif _is_scalar_int(it) and not _is_traced(it) and type(it) is not core.ArrayImpl:
             i = _static_int_index(it, n, d)
-            x = jnp.lax.squeeze(jnp._slice_axis(x, d, i, i + 1), (d,))
+            x = lax.squeeze(_slice_axis(x, d, i, i + 1), (d,))
         elif _is_scalar_int(it):
             # A traced scalar: a clamped dynamic slice, as JAX (under vmap its
             # batching rule makes it one gather).
-            x = jnp.lax.squeeze(jnp.lax.dynamic_slice_in_dim(x, _wrap_negative(it, n), 1, d), (d,))
+            x = lax.squeeze(lax.dynamic_slice_in_dim(x, _wrap_negative(it, n), 1, d), (d,))
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
@@ -158,7 +253,7 @@ def _apply_slice(x, d, it):
     start, stop, step = (_static(v, "slice bound") for v in (it.start, it.stop, it.step))
     if step == 0:
         raise ValueError("slice step cannot be zero")
-    return _jnp()._slice_axis(x, d, start, stop, 1 if step is None else step)
+    return _slice_axis(x, d, start, stop, 1 if step is None else step)
 
 
 def _static_int_index(i, n, d):
@@ -175,7 +270,6 @@ def _index_dtype(sizes):
 def _index_array(it, n, d, check_static, normalize=True):
     """One advanced index (static or traced) as an integer array, negative
     entries counted from the end when `normalize` (as JAX's indexing)."""
-    jnp = _jnp()
     if isinstance(it, np.ndarray) or (not _is_traced(it) and type(it) is not core.ArrayImpl):
         a = np.asarray(it)
         if not np.issubdtype(a.dtype, np.integer):
@@ -184,7 +278,7 @@ def _index_array(it, n, d, check_static, normalize=True):
             bad = a.min() if a.min() < -n else a.max()
             raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
         a = np.where(a < 0, a + n, a) if normalize else a
-        return jnp.asarray(a.astype(np.int64 if n >= 2 ** 31 else np.int32))
+        return asarray(a.astype(np.int64 if n >= 2 ** 31 else np.int32))
     name = core.get_aval(it).dtype_name
     if not (name.startswith("int") or name.startswith("uint")):
         raise IndexError(f"Indexer must have integer or boolean type, got {core.get_aval(it).str_short()}")
@@ -199,7 +293,6 @@ class _GatherPlan:
     component (its axis in `index_map`, not collapsed)."""
 
     def __init__(self, x, items, check_static, contiguous=None, normalize=True):
-        jnp = _jnp()
         shape = core.get_aval(x).shape
         self.adv = [k for k, it in enumerate(items) if not isinstance(it, slice)]
         arrays = [_index_array(items[k], shape[k], k, check_static, normalize) for k in self.adv]
@@ -213,9 +306,9 @@ class _GatherPlan:
         nb = len(self.batch)
         cols = []
         for a, sh in zip(arrays, shapes):
-            a = jnp.lax.convert_element_type(a, name)
+            a = lax.convert_element_type(a, name)
             dims = tuple(range(nb - len(sh), nb))
-            cols.append(jnp.lax.broadcast_in_dim(a, self.batch + (1,), dims))
+            cols.append(lax.broadcast_in_dim(a, self.batch + (1,), dims))
         self.index_map = list(self.adv)
         sizes = list(shape)
         for k, it in enumerate(items):
@@ -224,9 +317,9 @@ class _GatherPlan:
                 if step != 1:
                     raise NotImplementedError("x.at[idx] with traced indices supports slices of step 1 only")
                 sizes[k] = builtins.max(stop - start, 0)
-                cols.append(jnp.lax.broadcast_in_dim(_jnp()._const(start, name), self.batch + (1,), ()))
+                cols.append(lax.broadcast_in_dim(_const(start, name), self.batch + (1,), ()))
                 self.index_map.append(k)
-        self.indices = cols[0] if len(cols) == 1 else jnp.lax.concatenate(cols, nb)
+        self.indices = cols[0] if len(cols) == 1 else lax.concatenate(cols, nb)
         if contiguous is None:
             contiguous = self.adv == list(range(self.adv[0], self.adv[-1] + 1))
         self.window = [k for k in range(len(shape)) if k not in self.adv]
@@ -239,13 +332,11 @@ def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices
     """x[items] as one gather: static slices and None are applied to x first
     (they only select), then every advanced index (ints and arrays) becomes a
     component of the index vector."""
-    jnp = _jnp()
-    lax = jnp.lax
     aligned = []
     d = 0
     for it in items:
         if it is None:
-            x = jnp.expand_dims(x, d)
+            x = expand_dims(x, d)
             aligned.append(slice(None))
         elif isinstance(it, slice):
             x = _apply_slice(x, d, it)
@@ -261,7 +352,7 @@ def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices
         # fits, and an empty index selects nothing (as JAX, which skips the
         # gather for an empty result).
         if 0 in plan.batch:
-            return jnp.zeros(_gather_result_shape(plan), x.dtype)
+            return zeros(_gather_result_shape(plan), x.dtype)
     dnums = lax.GatherDimensionNumbers(
         offset_dims=plan.offset_dims, collapsed_slice_dims=tuple(plan.adv),
         start_index_map=tuple(plan.index_map))
@@ -290,21 +381,19 @@ def _static(v, what):
 
 
 def _wrap_negative(i, n):
-    jnp = _jnp()
-    i = jnp._arr(i)
-    return jnp.where(jnp.less(i, 0), jnp.add(i, n), i)
+    i = _arr(i)
+    return _where(less(i, 0), add(i, n), i)
 
 
 def take_traced(a, indices, axis, mode=None, fill_value=None, unique_indices=False,
                 indices_are_sorted=False):
-    """jnp.take with traced indices: one gather (`fill` by default, as JAX)."""
-    jnp = _jnp()
+    """take with traced indices: one gather (`fill` by default, as JAX)."""
     n = core.get_aval(a).shape[axis]
-    idx = jnp._arr(indices)
+    idx = _arr(indices)
     if mode == "wrap":
-        idx, mode = jnp.remainder(idx, n), "promise_in_bounds"
+        idx, mode = remainder(idx, n), "promise_in_bounds"
     elif mode == "raise":
-        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+        raise NotImplementedError("The 'raise' mode to take is not supported.")
     elif mode is None:
         mode = "fill"
     items = [slice(None)] * axis + [idx] + [slice(None)] * (core.get_aval(a).ndim - axis - 1)
@@ -348,7 +437,7 @@ class _AtRef:
         return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode)
 
     def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_add", _jnp().negative(values), indices_are_sorted, unique_indices, mode)
+        return self._scatter("scatter_add", negative(values), indices_are_sorted, unique_indices, mode)
 
     def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
         return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode)
@@ -357,16 +446,14 @@ class _AtRef:
 
     def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x / scatter_mul(ones, idx, values)`, as JAX."""
-        jnp = _jnp()
-        ones = jnp.ones_like(self.x)
-        return jnp.divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
+        ones = ones_like(self.x)
+        return divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
                                                 mode, x=ones))
 
     def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
         """`x ** scatter_mul(ones, idx, values)`, as JAX."""
-        jnp = _jnp()
-        ones = jnp.ones_like(self.x)
-        return jnp.power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
+        ones = ones_like(self.x)
+        return power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
                                                mode, x=ones))
 
     def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
@@ -393,15 +480,13 @@ def _broadcast_values(vals, shape):
     except ValueError:
         raise ValueError(f"shape mismatch: value array of shape {vshape} could not be broadcast to "
                          f"indexing result of shape {tuple(shape)}") from None
-    return _jnp().broadcast_to(vals, tuple(shape))
+    return broadcast_to(vals, tuple(shape))
 
 
 def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False):
-    jnp = _jnp()
-    lax = jnp.lax
-    x = jnp._arr(x)
+    x = _arr(x)
     av = core.get_aval(x)
-    vals = jnp._arr(values)
+    vals = _arr(values)
     if core.get_aval(vals).dtype_name != av.dtype_name:
         vals = lax.convert_element_type(vals, av.dtype_name)
     op = getattr(lax, name)
@@ -409,12 +494,12 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         # Static indices: NumPy itself gives the flat position of every
         # indexed element (all index kinds, exact bounds errors).
         pos = np.asarray(np.arange(av.size).reshape(av.shape)[_concrete_index(idx)])
-        upd = jnp.reshape(_broadcast_values(vals, pos.shape), (pos.size,))
+        upd = reshape(_broadcast_values(vals, pos.shape), (pos.size,))
         flat = pos.reshape(-1, 1).astype(np.int64 if av.size >= 2 ** 31 else np.int32)
         unique = unique_indices or np.unique(flat).size == flat.size
         dnums = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
                                             scatter_dims_to_operand_dims=(0,))
-        out = op(jnp.ravel(x), jnp.asarray(flat), upd, dnums, mode=mode, unique_indices=unique,
+        out = op(ravel(x), asarray(flat), upd, dnums, mode=mode, unique_indices=unique,
                  indices_are_sorted=indices_are_sorted or bool(np.all(np.diff(flat[:, 0]) > 0)))
         return lax.reshape(out, av.shape)
     items = _normalize(idx, av.ndim)
@@ -424,7 +509,7 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
     # x[idx]'s shape (None axes included), which values broadcast to.
     layout = _result_layout(items, av.shape, plan.batch, contiguous)
     full_shape = tuple(size for size, _ in layout)
-    upd = jnp.reshape(_broadcast_values(vals, full_shape), tuple(size for size, new in layout if not new))
+    upd = reshape(_broadcast_values(vals, full_shape), tuple(size for size, new in layout if not new))
     dnums = lax.ScatterDimensionNumbers(update_window_dims=plan.offset_dims,
                                         inserted_window_dims=tuple(plan.adv),
                                         scatter_dims_to_operand_dims=tuple(plan.index_map))
@@ -455,4 +540,249 @@ def _result_layout(items, shape, batch, contiguous):
             out.extend((b, False) for b in batch)
             placed = True
         axis += 1
+    return out
+
+
+# -- take, diagonals, select ---------------------------------------------------
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = _arr(a)
+    av = _aval(a)
+    if av.ndim < 2:
+        raise ValueError("diagonal requires an array of at least two dimensions.")
+    a1, a2 = _canon_axis(axis1, av.ndim), _canon_axis(axis2, av.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 must not be equal")
+    x = moveaxis(a, (a1, a2), (-2, -1))
+    s = _aval(x).shape
+    n, m = s[-2], s[-1]
+    k = int(offset)
+    L = builtins.max(0, builtins.min(n, m - k) if k >= 0 else builtins.min(n + k, m))
+    if L == 0:
+        return zeros(s[:-2] + (0,), av.dtype_name)
+    # Row i of the masked matrix keeps element (i, i + k): a row selection then a masked reduce.
+    rows = list(range(0, L)) if k >= 0 else list(range(-k, -k + L))
+    x = _take_static(x, len(s) - 2, rows)
+    cols = [r + k for r in rows]
+    return _take_diag_cols(x, cols)
+
+
+def _take_diag_cols(x, cols):
+    """out[..., i] = x[..., i, cols[i]] (static cols)."""
+    s = _aval(x).shape
+    L, m = s[-2], s[-1]
+    mask = np.zeros((L, m), bool)
+    mask[np.arange(L), cols] = True
+    mb = lax.broadcast_in_dim(core.to_array(mask), s, (len(s) - 2, len(s) - 1))
+    if _is_bool(x):
+        return lax.reduce_max(_and(mb, x), (len(s) - 1,))
+    return lax.reduce_sum(lax.select_n(mb, zeros_like(x), x), (len(s) - 1,))
+
+
+def diag(v, k=0):
+    v = _arr(v)
+    av = _aval(v)
+    if av.ndim == 2:
+        return diagonal(v, offset=k)
+    if av.ndim != 1:
+        raise ValueError("diag input must be 1d or 2d")
+    n = av.shape[0]
+    N = n + builtins.abs(int(k))
+    k = int(k)
+    if n == 0:
+        return zeros((N, N), av.dtype_name)
+    # out[i, j] = v[i] where j = i + k (k >= 0), v[j] where i = j - k (k < 0).
+    if k >= 0:
+        idx = [builtins.min(i, n - 1) for i in range(N)]
+        vb = lax.broadcast_in_dim(_take_static(v, 0, idx), (N, N), (0,))
+    else:
+        idx = [builtins.min(j, n - 1) for j in range(N)]
+        vb = lax.broadcast_in_dim(_take_static(v, 0, idx), (N, N), (1,))
+    mask = lax.eq(lax.add(lax.broadcasted_iota("int32", (N, N), 0), _const(k, "int32")),
+                  lax.broadcasted_iota("int32", (N, N), 1))
+    return lax.select_n(mask, zeros_like(vb), vb)
+
+
+def diagflat(v, k=0):
+    return diag(ravel(_arr(v)), k)
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    if inplace:
+        raise NotImplementedError("JAX arrays are immutable, so jnp.fill_diagonal needs inplace=False")
+    a = _arr(a)
+    av = _aval(a)
+    if av.ndim != 2:
+        raise ValueError("fill_diagonal: only 2D arrays are supported")
+    mask = lax.eq(lax.broadcasted_iota("int32", av.shape, 0), lax.broadcasted_iota("int32", av.shape, 1))
+    # val takes the array's dtype (a Python float must not promote an int array)
+    return _where(mask, astype(val, av.dtype_name), a)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+         fill_value=None):
+    a = _arr(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    av = _aval(a)
+    axis = _canon_axis(axis, av.ndim)
+    if isinstance(indices, Tracer):
+        return take_traced(a, indices, axis, mode, fill_value, unique_indices, indices_are_sorted)
+    idx = np.asarray(indices)
+    n = av.shape[axis]
+    if mode == "clip":
+        flat = np.clip(idx, 0, n - 1)
+    elif mode == "wrap":
+        flat = idx % n
+    else:
+        flat = np.where(idx < 0, idx + n, idx)
+    flat_r = np.clip(flat.ravel(), 0, builtins.max(n - 1, 0))
+    out = _take_static(a, axis, flat_r.tolist())
+    if mode in (None, "fill"):
+        oob = ((flat < 0) | (flat >= n)).ravel()
+        if oob.any():
+            fill = fill_value
+            if fill is None:
+                name = av.dtype_name
+                fill = np.nan if _dt.is_float_name(name) else (
+                    True if name == "bool" else int(np.iinfo(np.dtype(name)).min if name.startswith("int")
+                                                    else np.iinfo(np.dtype(name)).max))
+            shape = _aval(out).shape
+            m = lax.broadcast_in_dim(core.to_array(oob), shape, (axis,))
+            out = lax.select_n(m, out, broadcast_to(_const(fill, av.dtype_name), shape))
+    new_shape = av.shape[:axis] + idx.shape + av.shape[axis + 1:]
+    return lax.reshape(out, new_shape)
+
+
+def _along_axis_items(arr, indices, axis, name):
+    """Advanced indices selecting `indices` along `axis` and every other axis
+    elementwise (index and array broadcast against each other off `axis`)."""
+    arr, indices = _arr(arr), _arr(indices)
+    av, iv = _aval(arr), _aval(indices)
+    if not _dt.is_int_name(iv.dtype_name):
+        raise TypeError(f"{name} indices must be of integer type, got {iv.dtype_name}")
+    if av.ndim != iv.ndim:
+        raise ValueError(f"indices and arr must have the same number of dimensions; "
+                         f"{iv.ndim} vs. {av.ndim}")
+    axis = _canon_axis(axis, av.ndim)
+    shape = []
+    for d, (n, m) in enumerate(zip(av.shape, iv.shape)):
+        if d == axis:
+            shape.append(m)
+        elif n == m or n == 1 or m == 1:
+            shape.append(builtins.max(n, m) if n and m else 0)
+        else:
+            raise ValueError(f"{name}: arr shape {av.shape} and indices shape {iv.shape} do not broadcast "
+                             f"off axis {axis}")
+    arr_shape = tuple(av.shape[axis] if d == axis else s for d, s in enumerate(shape))
+    arr = broadcast_to(arr, arr_shape)
+    indices = broadcast_to(indices, tuple(shape))
+    items = []
+    for d in range(av.ndim):
+        if d == axis:
+            items.append(indices)
+        else:
+            r = [1] * av.ndim
+            r[d] = shape[d]
+            items.append(np.arange(shape[d], dtype=np.int32).reshape(r))
+    return arr, items
+
+
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+    """`arr` at `indices` along `axis` (one gather; out-of-bounds indices
+    `fill` by default, as JAX)."""
+    if axis is None:
+        arr, axis = ravel(arr), 0
+        indices = ravel(indices)
+    arr, items = _along_axis_items(arr, indices, axis, "take_along_axis")
+    return _gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False)
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
+    """`arr` with `values` written at `indices` along `axis` (one scatter).
+    JAX arrays are immutable: `inplace=False` is required, as in JAX."""
+    if inplace:
+        raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place; pass inplace=False")
+    if axis is None:
+        shape = _aval(_arr(arr)).shape
+        out = put_along_axis(ravel(arr), ravel(indices), ravel(values), 0, inplace=False, mode=mode)
+        return reshape(out, shape)
+    arr = _arr(arr)
+    _, items = _along_axis_items(arr, indices, axis, "put_along_axis")
+    return _update(arr, tuple(items), values, "scatter", mode)
+
+
+def select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    out = default
+    for c, v in reversed(list(zip(condlist, choicelist))):
+        c = _arr(c)
+        if not _is_bool(c):
+            raise TypeError(f"condlist entries must be boolean, got {_aval(c).dtype_name}")
+        out = _where(c, v, out)
+    return _arr(out)
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    x = _arr(x)
+    if isinstance(condlist, (ArrayImpl, Tracer)) and _aval(condlist).ndim == _aval(x).ndim:
+        condlist = [condlist]
+    condlist = list(condlist)
+    n = len(condlist)
+    if len(funclist) == n + 1:
+        otherwise = funclist[-1]
+        funclist = funclist[:-1]
+    elif len(funclist) == n:
+        otherwise = 0
+    else:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+
+    def val(f):
+        return f(x, *args, **kw) if callable(f) else full_like(x, f)
+
+    out = val(otherwise)
+    for c, f in zip(condlist, funclist):
+        out = _where(c, val(f), out)
+    return astype(out, _aval(x).dtype_name)
+
+
+def unravel_index(indices, shape):
+    idx = _arr(indices)
+    shape = _shape_tuple(shape)
+    name = _aval(idx).dtype_name
+    size = int(np.prod(shape)) if shape else 1
+    idx = _where(lax.lt(idx, _const(0, name)), lax.add(idx, _const(size, name)), idx)
+    out = []
+    rem_ = idx
+    for d in range(len(shape)):
+        st = int(np.prod(shape[d + 1:])) if d + 1 < len(shape) else 1
+        q = lax.div(rem_, _const(st, name))
+        q = lax.max(lax.min(q, _const(shape[d] - 1, name)), _const(0, name))
+        rem_ = lax.sub(rem_, lax.mul(q, _const(st, name)))
+        out.append(q)
+    return tuple(out)
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if order != "C":
+        raise NotImplementedError("ravel_multi_index: only order='C'")
+    dims = _shape_tuple(dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    parts = [_arr(m) for m in multi_index]
+    parts = _promote_dtypes(*parts)
+    out = None
+    stride = 1
+    for p, n in zip(reversed(parts), reversed(dims)):
+        if mode == "clip":
+            p = clip(p, 0, n - 1)
+        elif mode == "wrap":
+            p = remainder(p, n)
+        term = multiply(p, stride)
+        out = term if out is None else add(out, term)
+        stride *= n
     return out

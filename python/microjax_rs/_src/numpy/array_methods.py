@@ -1,14 +1,13 @@
 """Operators and methods shared by concrete arrays (through the Rust hooks)
-and tracers, so `x.sum()`, `x.T`, `x @ y` mean the same in every mode."""
+and tracers, so `x.sum()`, `x.T`, `x @ y` mean the same in every mode: each
+is the jnp function of that name."""
 import numpy as np
 
-from . import _core
-
-
-def _jnp():
-    from . import numpy as jnp
-
-    return jnp
+from ... import _core
+from ... import numpy as jnp
+from ..device_types import CpuDevice
+from ...core import Primitive, Tracer, _state
+from .indexing import AtIndexer, getitem
 
 
 # op name (as the Rust hooks report it) -> jnp function name
@@ -23,23 +22,18 @@ _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "in
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
 
 
-_OPERAND_TYPES = None
+_OPERAND_TYPES = (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float)
 _SLOW_FNS = {}
 
 
 def _is_operand(x):
-    global _OPERAND_TYPES
-    if _OPERAND_TYPES is None:
-        from .core import Tracer
-
-        _OPERAND_TYPES = (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float)
     return isinstance(x, _OPERAND_TYPES)
 
 
 def _slow_fn(op):
     fn = _SLOW_FNS.get(op)
     if fn is None:
-        fn = getattr(_jnp(), _BINARY[op], None)
+        fn = getattr(jnp, _BINARY[op], None)
         if fn is None:
             return None
         fn = _SLOW_FNS[op] = getattr(fn, "_slow", fn)  # never bounce back into the Rust fast path
@@ -57,7 +51,7 @@ def binary_hook(op, a, b, reflected):
 
 
 def unary_hook(op, a):
-    return getattr(_jnp(), _UNARY[op])(a)
+    return getattr(jnp, _UNARY[op])(a)
 
 
 # Operators that, on two float tracers of one aval, are exactly one
@@ -69,8 +63,6 @@ _FLOATS = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 def tracer_operators():
     """Dunder methods for Tracer, built from the same tables."""
-    from .core import Primitive, Tracer, _state
-
     ops = {}
     for op in _BINARY:
         name = {"truediv": "truediv", "floordiv": "floordiv"}.get(op, op)
@@ -97,9 +89,7 @@ def tracer_operators():
 
 
 def getitem_hook(x, idx):
-    from .numpy import _indexing
-
-    return _indexing.getitem(x, idx)
+    return getitem(x, idx)
 
 
 def iter_hook(x):
@@ -110,7 +100,7 @@ def iter_hook(x):
 
 def _method(name):
     def m(self, *args, **kwargs):
-        return getattr(_jnp(), name)(self, *args, **kwargs)
+        return getattr(jnp, name)(self, *args, **kwargs)
 
     m.__name__ = name
     return m
@@ -129,31 +119,29 @@ _METHODS = {
 def _reshape_method(self, *shape, **kwargs):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return _jnp().reshape(self, shape, **kwargs)
+    return jnp.reshape(self, shape, **kwargs)
 
 
 def _transpose_method(self, *axes):
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
-    return _jnp().transpose(self, axes if axes else None)
+    return jnp.transpose(self, axes if axes else None)
 
 
 _METHODS["reshape"] = _reshape_method
 _METHODS["transpose"] = _transpose_method
-_METHODS["astype"] = lambda self, dtype: _jnp().astype(self, dtype)
-_METHODS["flatten"] = lambda self: _jnp().ravel(self)
+_METHODS["astype"] = lambda self, dtype: jnp.astype(self, dtype)
+_METHODS["flatten"] = lambda self: jnp.ravel(self)
 
 _PROPERTIES = {
-    "T": lambda self: _jnp().transpose(self),
-    "mT": lambda self: _jnp().swapaxes(self, -1, -2),
+    "T": lambda self: jnp.transpose(self),
+    "mT": lambda self: jnp.swapaxes(self, -1, -2),
     "real": lambda self: self,
-    "at": lambda self: _jnp()._indexing.AtIndexer(self),
+    "at": lambda self: AtIndexer(self),
 }
 
 
 def _host_device(x):
-    from ._devices import CpuDevice
-
     return CpuDevice(0)
 
 
@@ -193,7 +181,28 @@ def array_format(x, spec):
     return format(str(np.asarray(x)), spec)
 
 
+# Operators Rust defines on Tracer (a native path for two float tracers of
+# the innermost native trace); these Python functions are their fallbacks.
+_NATIVE_OPERATORS = ("add", "sub", "mul", "truediv")
+
+
+def _install_tracer_operators():
+    ops = tracer_operators()
+    fallbacks = {}
+    for op in _NATIVE_OPERATORS:
+        for dunder in (f"__{op}__", f"__r{op}__"):
+            fallbacks[dunder] = ops.pop(dunder)
+    prims = {p: (Primitive(p), Primitive(p).handle({})) for p in ("add", "sub", "mul", "div")}
+    _core.register_tracer_operators(prims, fallbacks)
+    for name, op in ops.items():
+        setattr(Tracer, name, op)
+
+
 def install_hooks():
+    """Gives concrete arrays (through the Rust hooks) and tracers their
+    operators, methods and properties."""
+    _install_tracer_operators()
+    Tracer.__getattr__ = get_attribute
     _core.set_hooks({
         "binary": binary_hook,
         "unary": unary_hook,

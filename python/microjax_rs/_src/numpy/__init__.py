@@ -1,0 +1,13 @@
+"""The implementation of `microjax_rs.numpy` (`jax.numpy`), one module per subject.
+
+Layers, lowest first (each module imports only the ones before it):
+`util` (promotion, broadcasting, argument helpers) -> `lax_numpy` (array
+construction, shapes, joining) -> `scalar_types` (scalar types and dtype
+queries) -> `ufuncs` (elementwise functions) -> `indexing` (`x[idx]`,
+`x.at[...]`, take/select/diagonal) -> `reductions` (reductions, cumulative
+sums, differences) -> `manipulation` (split, repeat, roll, pad) -> `sorting`
+(sorting, searching, counting, order statistics) -> `setops` (unique);
+`array_creation` (linspace family), `tensor_contractions`, `einsum`, `linalg`
+and `array_methods` (the array operators and methods) sit on top. The public
+namespace `microjax_rs.numpy` only re-exports.
+"""

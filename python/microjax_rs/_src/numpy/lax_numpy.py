@@ -1,0 +1,533 @@
+"""Array construction, shapes and joining: `asarray`, the creation
+functions (`zeros`, `arange`, `eye`, ...), reshaping and axis moves,
+`concatenate`/`stack`, flips, `tile`, triangles, grids. Nothing here selects
+elements (that is `indexing`), so every other jnp module can build on it."""
+import builtins
+
+import numpy as _np
+
+from ... import _core, core, dtypes as _dt, lax
+from ...core import ArrayImpl, Tracer
+from .util import (_SCALARS, _arr, _aval, _axes_arg, _broadcast_shapes, _broadcast_to_shape, _canon_axis,
+                   _concat, _const, _name, _promote, _promote_dtypes, _rev, _shape_tuple, _typed_keys)
+
+
+# -- constants -----------------------------------------------------------------
+
+pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
+newaxis = None
+
+
+# -- array construction --------------------------------------------------------
+
+def asarray(a, dtype=None, copy=None):
+    if isinstance(a, Tracer):
+        return a if dtype is None else astype(a, dtype)
+    if type(a) is ArrayImpl and dtype is None:
+        return a
+    if core.on_device(a):  # a GpuArray stays on its device
+        return a if dtype is None else astype(a, dtype)
+    if isinstance(a, (list, tuple)) and builtins.any(isinstance(e, Tracer) for e in _flat(a)):
+        return stack([asarray(e) for e in a]) if dtype is None else astype(stack([asarray(e) for e in a]), dtype)
+    if type(a) in _SCALARS:
+        if dtype is None:
+            return core.to_array(a)
+        return core.to_array(a, _dt.np_dtype(_name(dtype)), weak_type=False)
+    if isinstance(a, (list, tuple)):
+        a = _np.asarray([_np.asarray(e) if type(e) is ArrayImpl else e for e in a] if a else a,
+                        dtype=None if dtype is None else _dt.np_dtype(_name(dtype)))
+    return core.to_array(a, None if dtype is None else _dt.np_dtype(_name(dtype)))
+
+
+def _flat(xs):
+    for x in xs:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def array(object, dtype=None, copy=True, ndmin=0):
+    out = asarray(object, dtype=dtype)
+    if ndmin and out.ndim < ndmin:
+        out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
+    return out
+
+
+def _creation_shape(shape):
+    shape = _shape_tuple(shape)
+    if builtins.any(d < 0 for d in shape):
+        raise TypeError(f"broadcast_in_dim shape must have every element be nonnegative, got {shape}.")
+    return shape
+
+
+def _creation_dtype(dtype):
+    return _dt.default_float_name() if dtype is None else _name(dtype)
+
+
+def zeros(shape, dtype=None):
+    return _core.full(_creation_shape(shape), 0, _creation_dtype(dtype), False)
+
+
+def ones(shape, dtype=None):
+    return _core.full(_creation_shape(shape), 1, _creation_dtype(dtype), False)
+
+
+def full(shape, fill_value, dtype=None):
+    if dtype is None:
+        fv = asarray(fill_value) if not isinstance(fill_value, Tracer) else fill_value
+        if isinstance(fv, Tracer) or fv.ndim:
+            return broadcast_to(fv, _shape_tuple(shape))
+        av = _aval(fv)
+        return _core.full(_creation_shape(shape), fv.item(), av.dtype_name, av.weak_type)
+    return lax.full(_shape_tuple(shape), fill_value, _name(dtype))
+
+
+def empty(shape, dtype=None):
+    return zeros(shape, dtype)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    av = _aval(a)
+    return zeros(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
+
+
+def ones_like(a, dtype=None, shape=None):
+    av = _aval(a)
+    return ones(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    av = _aval(a)
+    return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype)
+
+
+def empty_like(prototype, dtype=None, shape=None):
+    return zeros_like(prototype, dtype=dtype, shape=shape)
+
+
+def copy(a, order=None):
+    return _arr(a)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    for v in (start, stop, step):
+        if isinstance(v, Tracer):
+            raise core.ConcretizationTypeError(
+                "jnp.arange requires concrete start/stop/step (they determine the shape); "
+                "pass them as static arguments")
+    if stop is None and step is None and dtype is None and isinstance(start, int):
+        return lax.iota(_dt.default_int_name(), int(start))
+    ref = _np.arange(start, stop, step) if stop is not None or step is not None else _np.arange(start)
+    if dtype is None:
+        name = _dt.canonical_name(_dt.dtype_name(ref.dtype))
+        if _np.issubdtype(ref.dtype, _np.floating):
+            name = _dt.default_float_name()
+        elif _np.issubdtype(ref.dtype, _np.integer):
+            name = _dt.default_int_name()
+    else:
+        name = _name(dtype)
+    return core.to_array(ref.astype(_dt.np_dtype(name)))
+
+
+def astype(x, dtype):
+    return lax.convert_element_type(x, dtype)
+
+
+# -- shapes and axes -----------------------------------------------------------
+
+def shape(a):
+    return _aval(a).shape
+
+
+def ndim(a):
+    return _aval(a).ndim
+
+
+def size(a):
+    return _aval(a).size
+
+
+def reshape(a, newshape=None, order="C", *, shape=None):
+    if shape is not None:
+        newshape = shape
+    if order != "C":
+        raise NotImplementedError("only C order reshapes are supported")
+    (a,) = _promote(a) if type(a) in _SCALARS else (asarray(a) if not isinstance(a, Tracer) else a,)
+    av = _aval(a)
+    newshape = _shape_tuple(newshape)
+    if builtins.sum(1 for d in newshape if d == -1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in newshape:
+        known = 1
+        for d in newshape:
+            if d != -1:
+                known *= d
+        if known == 0 or av.size % known:
+            raise TypeError(f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {newshape}")
+        newshape = tuple(av.size // known if d == -1 else d for d in newshape)
+    total = 1
+    for d in newshape:
+        total *= d
+    if total != av.size:
+        raise TypeError(f"cannot reshape array of shape {av.shape} (size {av.size}) into shape {newshape}")
+    return lax.reshape(a, newshape)
+
+
+def ravel(a, order="C"):
+    return reshape(a, (-1,))
+
+
+def transpose(a, axes=None):
+    a = asarray(a) if not isinstance(a, Tracer) else a
+    nd = _aval(a).ndim
+    perm = tuple(reversed(range(nd))) if axes is None else tuple(_canon_axis(x, nd) for x in axes)
+    return lax.transpose(a, perm)
+
+
+def swapaxes(a, axis1, axis2):
+    nd = _aval(a).ndim
+    perm = list(range(nd))
+    i, j = _canon_axis(axis1, nd), _canon_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+def squeeze(a, axis=None):
+    av = _aval(a)
+    if axis is None:
+        dims = [i for i, d in enumerate(av.shape) if d == 1]
+    else:
+        axes = (axis,) if isinstance(axis, int) else axis
+        dims = [_canon_axis(x, av.ndim) for x in axes]
+    return lax.squeeze(a, dims)
+
+
+def expand_dims(a, axis):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return lax.expand_dims(a, axes)
+
+
+def broadcast_shapes(*shapes):
+    return _broadcast_shapes(*[tuple(s) for s in shapes])
+
+
+def broadcast_to(array, shape):
+    (a,) = _promote(array) if type(array) in _SCALARS else (asarray(array),)
+    shape = _shape_tuple(shape)
+    av = _aval(a)
+    if av.shape == ():
+        return lax.broadcast_in_dim(a, shape, ())
+    return _broadcast_to_shape(a, shape)
+
+
+def matrix_transpose(x, /):
+    x = _arr(x)
+    if _aval(x).ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={_aval(x).ndim}")
+    return swapaxes(x, -1, -2)
+
+
+def moveaxis(a, source, destination):
+    a = _arr(a)
+    nd = _aval(a).ndim
+    src = _axes_arg(source, nd)
+    dst = _axes_arg(destination, nd)
+    if len(src) != len(dst):
+        raise ValueError("Inconsistent number of elements: source and destination")
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return lax.transpose(a, perm)
+
+
+def rollaxis(a, axis, start=0):
+    a = _arr(a)
+    nd = _aval(a).ndim
+    axis = _canon_axis(axis, nd)
+    if start < 0:
+        start += nd
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+def broadcast_arrays(*args):
+    arrs = [_arr(a) for a in args]
+    shape = _broadcast_shapes(*(_aval(a).shape for a in arrs))
+    return [broadcast_to(a, shape) for a in arrs]
+
+
+def atleast_1d(*arys):
+    out = [reshape(_arr(a), (1,)) if _aval(_arr(a)).ndim == 0 else _arr(a) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = []
+    for a in arys:
+        a = _arr(a)
+        nd = _aval(a).ndim
+        out.append(reshape(a, (1,) * (2 - nd) + _aval(a).shape) if nd < 2 else a)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    out = []
+    for a in arys:
+        a = _arr(a)
+        s = _aval(a).shape
+        if len(s) == 0:
+            a = reshape(a, (1, 1, 1))
+        elif len(s) == 1:
+            a = reshape(a, (1, s[0], 1))
+        elif len(s) == 2:
+            a = reshape(a, s + (1,))
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
+# -- joining -------------------------------------------------------------------
+
+def _concat_prep(arrays, what):
+    if isinstance(arrays, (ArrayImpl, Tracer, _np.ndarray)):
+        arrs = [arrays[i] for i in range(_aval(arrays).shape[0])]
+    else:
+        arrs = list(arrays)
+    if not arrs:
+        raise ValueError(f"Need at least one array to {what}.")
+    arrs = [_arr(a) for a in arrs]
+    return _promote_dtypes(*arrs)
+
+
+def concatenate(arrays, axis=0, dtype=None):
+    if isinstance(arrays, (list, tuple)) and (keys := _typed_keys(*arrays)):
+        return keys.concatenate_keys(arrays, axis)
+    arrs = _concat_prep(arrays, "concatenate")
+    if dtype is not None:
+        arrs = [astype(a, dtype) for a in arrs]
+    if axis is None:
+        arrs = [ravel(a) for a in arrs]
+        axis = 0
+    nd = _aval(arrs[0]).ndim
+    if nd == 0:
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    axis = _canon_axis(axis, nd)
+    s0 = _aval(arrs[0]).shape
+    for a in arrs[1:]:
+        s = _aval(a).shape
+        if len(s) != nd or builtins.any(s[i] != s0[i] for i in range(nd) if i != axis):
+            raise TypeError(
+                f"Cannot concatenate arrays with shapes that differ in dimensions other than the "
+                f"one being concatenated: concatenating along dimension {axis} for shapes "
+                + ", ".join(str(_aval(b).shape) for b in arrs) + ".")
+    return _concat(arrs, axis)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0, out=None, dtype=None):
+    if isinstance(arrays, (list, tuple)) and (keys := _typed_keys(*arrays)):
+        return keys.stack_keys(arrays, axis)
+    arrs = _concat_prep(arrays, "stack")
+    shape0 = _aval(arrs[0]).shape
+    for a in arrs[1:]:
+        if _aval(a).shape != shape0:
+            raise ValueError("All input arrays must have the same shape.")
+    axis = _canon_axis(axis, len(shape0) + 1)
+    arrs = [lax.expand_dims(a, (axis,)) for a in arrs]
+    if dtype is not None:
+        arrs = [astype(a, dtype) for a in arrs]
+    return _concat(arrs, axis)
+
+
+def vstack(tup, dtype=None):
+    return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup, dtype=None):
+    arrs = [atleast_1d(a) for a in tup]
+    axis = 0 if arrs and _aval(arrs[0]).ndim == 1 else 1
+    return concatenate(arrs, axis=axis, dtype=dtype)
+
+
+def dstack(tup, dtype=None):
+    return concatenate([atleast_3d(a) for a in tup], axis=2, dtype=dtype)
+
+
+def column_stack(tup):
+    arrs = []
+    for a in tup:
+        a = _arr(a)
+        arrs.append(reshape(a, (-1, 1)) if _aval(a).ndim < 2 else a)
+    return concatenate(arrs, axis=1)
+
+
+# -- flips, rotations and tiling -----------------------------------------------
+
+def flip(m, axis=None):
+    m = _arr(m)
+    nd = _aval(m).ndim
+    axes = tuple(range(nd)) if axis is None else _axes_arg(axis, nd)
+    return _rev(m, axes)
+
+
+def fliplr(m):
+    m = _arr(m)
+    if _aval(m).ndim < 2:
+        raise ValueError("fliplr requires an array of at least 2 dimensions")
+    return _rev(m, (1,))
+
+
+def flipud(m):
+    m = _arr(m)
+    if _aval(m).ndim < 1:
+        raise ValueError("flipud requires an array of at least 1 dimension")
+    return _rev(m, (0,))
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    m = _arr(m)
+    nd = _aval(m).ndim
+    a0, a1 = _canon_axis(axes[0], nd), _canon_axis(axes[1], nd)
+    if a0 == a1:
+        raise ValueError("Axes must be different")
+    k = k % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return _rev(m, (a0, a1))
+    perm = list(range(nd))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return lax.transpose(_rev(m, (a1,)), perm)
+    return _rev(lax.transpose(m, perm), (a1,))
+
+
+def tile(A, reps):
+    a = _arr(A)
+    reps = (int(reps),) if isinstance(reps, (int, _np.integer)) else tuple(int(r) for r in reps)
+    s = _aval(a).shape
+    nd = builtins.max(len(s), len(reps))
+    s = (1,) * (nd - len(s)) + s
+    reps = (1,) * (nd - len(reps)) + reps
+    a = lax.reshape(a, s)
+    inter = []
+    for r, d in zip(reps, s):
+        inter += [r, d]
+    b = lax.broadcast_in_dim(a, tuple(inter), tuple(range(1, 2 * nd, 2)))
+    return lax.reshape(b, tuple(r * d for r, d in zip(reps, s)))
+
+
+# -- matrices and grids --------------------------------------------------------
+
+def _tri_mask(N, M, k):
+    return lax.ge(lax.add(lax.broadcasted_iota("int32", (N, M), 0), _const(int(k), "int32")),
+                  lax.broadcasted_iota("int32", (N, M), 1))
+
+
+def tri(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    name = _creation_dtype(dtype)
+    return lax.convert_element_type(_tri_mask(int(N), int(M), k), name)
+
+
+def tril(m, k=0):
+    m = _arr(m)
+    av = _aval(m)
+    if av.ndim < 2:
+        raise ValueError("Argument to jax.numpy.tril must be at least 2D")
+    mask = lax.broadcast_in_dim(_tri_mask(av.shape[-2], av.shape[-1], k), av.shape, (av.ndim - 2, av.ndim - 1))
+    return lax.select_n(mask, zeros_like(m), m)
+
+
+def triu(m, k=0):
+    m = _arr(m)
+    av = _aval(m)
+    if av.ndim < 2:
+        raise ValueError("Argument to jax.numpy.triu must be at least 2D")
+    mask = lax.broadcast_in_dim(_tri_mask(av.shape[-2], av.shape[-1], k - 1), av.shape, (av.ndim - 2, av.ndim - 1))
+    return lax.select_n(mask, m, zeros_like(m))
+
+
+def eye(N, M=None, k=0, dtype=None):
+    N = int(N)
+    M = N if M is None else int(M)
+    if N < 0 or M < 0:
+        raise ValueError(f"negative dimensions are not allowed, got N={N} and M={M}")
+    name = _creation_dtype(dtype)
+    mask = lax.eq(lax.add(lax.broadcasted_iota("int32", (N, M), 0), _const(int(k), "int32")),
+                  lax.broadcasted_iota("int32", (N, M), 1))
+    return lax.convert_element_type(mask, name)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+    args = [_arr(x) for x in xi]
+    for a in args:
+        if _aval(a).ndim != 1:
+            raise ValueError(f"Arguments to jax.numpy.meshgrid must be 1D, got shape {_aval(a).shape}")
+    shape = [_aval(a).shape[0] for a in args]
+    if indexing == "xy" and len(args) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, a in enumerate(args):
+        d = i
+        if indexing == "xy" and len(args) >= 2 and i < 2:
+            d = 1 - i
+        if sparse:
+            s = [1] * len(args)
+            s[d] = _aval(a).shape[0]
+            out.append(lax.reshape(a, s))
+        else:
+            out.append(lax.broadcast_in_dim(a, tuple(shape), (d,)))
+    return out
+
+
+def indices(dimensions, dtype=None, sparse=False):
+    dims = tuple(int(d) for d in dimensions)
+    name = _dt.default_int_name() if dtype is None else _name(dtype)
+    out = []
+    for i, d in enumerate(dims):
+        if sparse:
+            s = [1] * len(dims)
+            s[i] = d
+            out.append(lax.broadcasted_iota(name, tuple(s), i))
+        else:
+            out.append(lax.broadcasted_iota(name, dims, i))
+    return tuple(out) if sparse else stack(out) if dims else zeros((0,), name)
+
+
+def vander(x, N=None, increasing=False):
+    x = _arr(x)
+    n = _aval(x).shape[0]
+    N = n if N is None else int(N)
+    pows = [lax.integer_pow(x, p) if p else ones_like(x) for p in range(N)]
+    if not increasing:
+        pows = pows[::-1]
+    return stack(pows, axis=1) if pows else zeros((n, 0), _aval(x).dtype_name)
+
+
+# -- predicates ----------------------------------------------------------------
+
+def isscalar(element):
+    if isinstance(element, (ArrayImpl, Tracer)):
+        return _aval(element).ndim == 0
+    return _np.isscalar(element)
+
+
+def iscomplexobj(x):
+    return False
+
+
+def isrealobj(x):
+    return True

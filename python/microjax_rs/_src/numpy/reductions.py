@@ -1,0 +1,456 @@
+"""Reductions (`sum`, `max`, `mean`, `var`, ... with `axis`, `keepdims`,
+`where`, `initial`), their NaN-ignoring and arg- forms, cumulative sums and
+products, differences, `trace`, and whole-array comparisons (`allclose`,
+`array_equal`)."""
+import builtins
+
+import numpy as _np
+
+from ... import dtypes as _dt, lax
+from .indexing import _slice_axis, diagonal
+from .lax_numpy import asarray, broadcast_to, concatenate, full, ravel
+from .ufuncs import _to_bool, _where, divide, equal, isclose, isnan, multiply, not_equal, sqrt, subtract
+from .util import (_SCALARS, _and, _arr, _aval, _broadcast_shapes, _broadcast_to_shape, _canon_axis, _const, _is_bool,
+                   _is_float, _keepdims, _name, _not, _or, _promote, _promote_dtypes, _promote_dtypes_inexact,
+                   _reduce_axes, _upcast_f16)
+
+
+# -- reductions ----------------------------------------------------------------
+
+def _reduce_prep(a, axis, where_):
+    (a,) = _promote(a)
+    av = _aval(a)
+    axes = _reduce_axes(av, axis)
+    if where_ is not None:
+        where_ = _to_bool(where_)
+        _broadcast_shapes(_aval(where_).shape, av.shape)
+        if _aval(where_).shape != av.shape:
+            where_ = _broadcast_to_shape(where_, av.shape)
+    return a, av, axes, where_
+
+
+def _finish(res, av, axes, keepdims):
+    return _keepdims(res, av, axes) if keepdims else res
+
+
+def _sum_dtype(name):
+    if name == "bool" or _dt.is_int_name(name):
+        # As JAX: integer sums accumulate in the default (u)int width.
+        target = ("uint64" if _dt.x64_enabled() else "uint32") if name.startswith("uint") \
+            else _dt.default_int_name()
+        if name == "bool" or _np.dtype(name).itemsize < _np.dtype(target).itemsize:
+            return target
+    return name
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.sum is not supported.")
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    if dtype is not None:
+        a = lax.convert_element_type(a, dtype)
+    elif promote_integers:
+        target = _sum_dtype(av.dtype_name)
+        if target != av.dtype_name:
+            a = lax.convert_element_type(a, target)
+    elif av.dtype_name == "bool":
+        a = lax.convert_element_type(a, _dt.default_int_name())
+    if w is not None:
+        a = _where_zero(w, a)
+    res = lax.reduce_sum(a, axes)
+    if initial is not None:
+        res = lax.add(res, _initial(initial, res))
+    return _finish(res, av, axes, keepdims)
+
+
+def _initial(initial, like):
+    """`initial=` converted to the reduction's dtype (as JAX)."""
+    name = _aval(like).dtype_name
+    if type(initial) in _SCALARS:
+        return _const(initial, name)
+    return lax.convert_element_type(_arr(initial), name)
+
+
+def _where_zero(w, a):
+    """_where(w, a, 0) in a's dtype."""
+    return _where(w, a, 0)
+
+
+def _identity_for(name, kind):
+    """The identity of max (kind='max') or min (kind='min') for a dtype."""
+    if name == "bool":
+        return kind == "min"
+    if _dt.is_float_name(name):
+        return -_np.inf if kind == "max" else _np.inf
+    info = _np.iinfo(_np.dtype(name))
+    return int(info.min) if kind == "max" else int(info.max)
+
+
+def _minmax(kind, a, axis, keepdims, initial, where):
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    if w is not None and initial is None:
+        raise ValueError(f"reduction operation {kind} does not have an identity, so to use a "
+                         f"where mask one has to specify 'initial'")
+    if initial is None and av.size == 0 and builtins.any(av.shape[i] == 0 for i in axes):
+        raise ValueError(f"zero-size array to reduction operation {kind} which has no identity")
+    if w is not None:
+        a = _where(w, a, _const(_identity_for(av.dtype_name, kind), av.dtype_name))
+    res = lax.reduce_max(a, axes) if kind == "max" else lax.reduce_min(a, axes)
+    if initial is not None:
+        res = (lax.max if kind == "max" else lax.min)(res, _initial(initial, res))
+    return _finish(res, av, axes, keepdims)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    return _minmax("max", a, axis, keepdims, initial, where)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    return _minmax("min", a, axis, keepdims, initial, where)
+
+
+amax, amin = max, min
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    if dtype is not None:
+        a = lax.convert_element_type(a, dtype)
+    elif promote_integers:
+        target = _sum_dtype(av.dtype_name)
+        if target != av.dtype_name:
+            a = lax.convert_element_type(a, target)
+    if w is not None:
+        a = _where(w, a, _const(1, _aval(a).dtype_name))
+    res = lax.reduce_prod(a, axes)
+    if initial is not None:
+        res = lax.mul(res, _initial(initial, res))
+    return _finish(res, av, axes, keepdims)
+
+
+product = prod
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    b = _to_bool(a)
+    if w is not None:
+        b = _and(b, w)
+    res = lax.reduce_or(b, axes)
+    return _finish(res, av, axes, keepdims)
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    b = _to_bool(a)
+    if w is not None:
+        b = _or(b, _not(w))
+    return _finish(lax.reduce_and(b, axes), av, axes, keepdims)
+
+
+alltrue, sometrue = all, any
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    return sum(_to_bool(_arr(a)), axis=axis, keepdims=keepdims, dtype=_dt.default_int_name())
+
+
+def _count(av, axes, w, dtype_name):
+    if w is None:
+        n = 1
+        for i in axes:
+            n *= av.shape[i]
+        return _const(n, dtype_name)
+    return lax.reduce_sum(lax.convert_element_type(w, dtype_name), axes)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    if dtype is None:
+        name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
+    else:
+        name = _name(dtype)
+    comp = _upcast_f16(name)
+    x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
+    if w is not None:
+        x = _where_zero(w, x)
+    s = lax.reduce_sum(x, axes)
+    res = lax.div(s, _count(av, axes, w, comp))
+    res = lax.convert_element_type(res, name) if comp != name else res
+    return _finish(res, av, axes, keepdims)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    if correction is not None:
+        ddof = correction
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    if dtype is None:
+        name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
+    else:
+        name = _name(dtype)
+    comp = _upcast_f16(name)
+    x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
+    n = _count(av, axes, w, comp)
+    xs = _where_zero(w, x) if w is not None else x
+    mu = lax.div(lax.reduce_sum(xs, axes), n)
+    keep_shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+    centered = lax.sub(x, _broadcast_to_shape(lax.reshape(mu, keep_shape), av.shape))
+    sq = lax.mul(centered, centered)
+    if w is not None:
+        sq = _where_zero(w, sq)
+    res = lax.div(lax.reduce_sum(sq, axes), lax.sub(n, float(ddof)))
+    res = lax.convert_element_type(res, name) if comp != name else res
+    return _finish(res, av, axes, keepdims)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
+                    correction=correction))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        av = _aval(_arr(a))
+        axes = _reduce_axes(av, axis)
+        n = 1
+        for i in axes:
+            n *= av.shape[i]
+        wsum = full(_aval(avg).shape, n, _aval(avg).dtype)
+    else:
+        a, w = _promote_dtypes_inexact(_arr(a), _arr(weights))
+        av, wv = _aval(a), _aval(w)
+        if wv.shape != av.shape:
+            if axis is None:
+                raise ValueError("Axis must be specified when shapes of a and weights differ.")
+            if wv.ndim != 1:
+                raise TypeError("1D weights expected when shapes of a and weights differ.")
+            ax = _canon_axis(axis, av.ndim)
+            if wv.shape[0] != av.shape[ax]:
+                raise ValueError("Length of weights not compatible with specified axis.")
+            w = lax.broadcast_in_dim(w, av.shape, (ax,))
+        wsum = sum(w, axis=axis, keepdims=keepdims)
+        avg = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), wsum)
+    if returned:
+        if _aval(wsum).shape != _aval(avg).shape:
+            wsum = broadcast_to(wsum, _aval(avg).shape)
+        return avg, wsum
+    return avg
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    a = _arr(a)
+    if _is_float(a):
+        a = _where(isnan(a), 0.0, a)
+    return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    a = _arr(a)
+    if _is_float(a):
+        a = _where(isnan(a), 1.0, a)
+    return prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    a = _arr(a)
+    if not _is_float(a):
+        return max(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    res = max(_where(isnan(a), -_np.inf, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
+    all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
+    return _where(all_nan, _np.nan, res)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    a = _arr(a)
+    if not _is_float(a):
+        return min(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    res = min(_where(isnan(a), _np.inf, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
+    all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
+    return _where(all_nan, _np.nan, res)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    a = _arr(a)
+    if not _is_float(a):
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    ok = _not(isnan(a))
+    if where is not None:
+        ok = _and(ok, _to_bool(where))
+    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=ok)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    a = _arr(a)
+    if not _is_float(a):
+        return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
+    ok = _not(isnan(a))
+    if where is not None:
+        ok = _and(ok, _to_bool(where))
+    return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return sum(diagonal(a, offset=offset, axis1=axis1, axis2=axis2), axis=-1, dtype=dtype)
+
+
+# -- index of the extreme ------------------------------------------------------
+
+def _arg_reduce(kind, a, axis, keepdims):
+    a = _arr(a)
+    av = _aval(a)
+    if axis is None:
+        if keepdims:
+            res = _arg_reduce(kind, ravel(a), 0, False)
+            return lax.reshape(res, (1,) * av.ndim)
+        a = ravel(a)
+        av = _aval(a)
+        axis = 0
+    ax = _canon_axis(axis, av.ndim)
+    if av.shape[ax] == 0:
+        raise ValueError(f"attempt to get {kind} of an empty sequence")
+    idx_name = _dt.default_int_name()
+    res = getattr(lax, kind)(a, ax, _dt.np_dtype(idx_name))
+    return _finish(res, av, (ax,), keepdims)
+
+
+def argmax(a, axis=None, out=None, keepdims=None):
+    return _arg_reduce("argmax", a, axis, bool(keepdims))
+
+
+def argmin(a, axis=None, out=None, keepdims=None):
+    return _arg_reduce("argmin", a, axis, bool(keepdims))
+
+
+def nanargmax(a, axis=None, out=None, keepdims=None):
+    a = _arr(a)
+    if not _is_float(a):
+        return argmax(a, axis=axis, keepdims=keepdims)
+    return argmax(_where(isnan(a), -_np.inf, a), axis=axis, keepdims=keepdims)
+
+
+def nanargmin(a, axis=None, out=None, keepdims=None):
+    a = _arr(a)
+    if not _is_float(a):
+        return argmin(a, axis=axis, keepdims=keepdims)
+    return argmin(_where(isnan(a), _np.inf, a), axis=axis, keepdims=keepdims)
+
+
+# -- whole-array comparisons ---------------------------------------------------
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    a1, a2 = _arr(a1), _arr(a2)
+    if _aval(a1).shape != _aval(a2).shape:
+        return asarray(False)
+    a1, a2 = _promote_dtypes(a1, a2)
+    eq = lax.eq(a1, a2)
+    if equal_nan and _is_float(a1):
+        eq = _or(eq, _and(isnan(a1), isnan(a2)))
+    return all(eq)
+
+
+def array_equiv(a1, a2):
+    a1, a2 = _arr(a1), _arr(a2)
+    try:
+        _broadcast_shapes(_aval(a1).shape, _aval(a2).shape)
+    except ValueError:
+        return asarray(False)
+    return all(equal(a1, a2))
+
+
+# -- cumulative sums and products, differences ---------------------------------
+
+def _cumulative(kind, a, axis, dtype):
+    a = _arr(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    av = _aval(a)
+    axis = _canon_axis(axis, av.ndim)
+    name = av.dtype_name
+    target = _name(dtype) if dtype is not None else _sum_dtype(name)
+    if target != name:
+        a = lax.convert_element_type(a, target)
+    if av.shape[axis] == 0:
+        return a
+    return getattr(lax, kind)(a, axis=axis, reverse=False)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    return _cumulative("cumsum", a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    return _cumulative("cumprod", a, axis, dtype)
+
+
+cumulative_sum = cumsum
+cumulative_prod = cumprod
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    a = _arr(a)
+    if _is_float(a):
+        a = _where(isnan(a), 0.0, a)
+    return cumsum(a, axis=axis, dtype=dtype)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    a = _arr(a)
+    if _is_float(a):
+        a = _where(isnan(a), 1.0, a)
+    return cumprod(a, axis=axis, dtype=dtype)
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    a = _arr(a)
+    av = _aval(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    if n == 0:
+        return a
+    axis = _canon_axis(axis, av.ndim)
+    if prepend is not None or append is not None:
+        parts = []
+        for p in (prepend, a, append):
+            if p is None:
+                continue
+            p = _arr(p)
+            if _aval(p).ndim == 0:
+                shape = list(av.shape)
+                shape[axis] = 1
+                p = broadcast_to(p, tuple(shape))
+            parts.append(p)
+        a = concatenate(parts, axis=axis)
+    for _ in range(n):
+        m = _aval(a).shape[axis]
+        if m == 0:
+            break
+        hi = _slice_axis(a, axis, 1, m)
+        lo = _slice_axis(a, axis, 0, m - 1)
+        a = not_equal(hi, lo) if _is_bool(a) else subtract(hi, lo)
+    return a
+
+
+def ediff1d(ary, to_end=None, to_begin=None):
+    a = ravel(_arr(ary))
+    out = diff(a)
+    parts = []
+    if to_begin is not None:
+        parts.append(ravel(_arr(to_begin)))
+    parts.append(out)
+    if to_end is not None:
+        parts.append(ravel(_arr(to_end)))
+    return concatenate(parts) if len(parts) > 1 else out

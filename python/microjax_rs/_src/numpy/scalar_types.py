@@ -1,0 +1,141 @@
+"""The jnp scalar types (`jnp.float32(x)` makes an array; `isinstance`
+compares dtypes), NumPy's abstract scalar classes, and the dtype queries:
+`result_type`, `promote_types`, `finfo`, `iinfo`, `issubdtype`, `isdtype`,
+`can_cast`."""
+import numpy as _np
+
+from ... import dtypes as _dt
+from ...core import ArrayImpl, Tracer
+from .lax_numpy import asarray
+from .util import _SCALARS, _aval, _name, _promote_pair_names
+
+
+# -- scalar types --------------------------------------------------------------
+
+class _ScalarType(type):
+    def __repr__(cls):
+        return cls.__name__
+
+    def __instancecheck__(cls, x):
+        return getattr(x, "dtype", None) == cls.dtype
+
+
+def _make_scalar_type(name):
+    def __new__(cls, x=0):
+        return asarray(x, dtype=name)
+
+    np_d = _dt.np_dtype(name) if (name != "bfloat16" or _dt.bfloat16 is not None) else None
+    return _ScalarType(name, (), {"__new__": __new__, "dtype": np_d})
+
+
+bool_ = _make_scalar_type("bool")
+int8, int16, int32, int64 = (_make_scalar_type(n) for n in ("int8", "int16", "int32", "int64"))
+uint8, uint16, uint32, uint64 = (_make_scalar_type(n) for n in ("uint8", "uint16", "uint32", "uint64"))
+float16, float32, float64 = (_make_scalar_type(n) for n in ("float16", "float32", "float64"))
+bfloat16 = _make_scalar_type("bfloat16")
+float_ = float64
+int_ = int64
+dtype = _np.dtype
+generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
+integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
+complexfloating = _np.complexfloating
+
+
+# -- dtype queries -------------------------------------------------------------
+
+def result_type(*args):
+    """JAX's result type of mixed arrays, scalars and dtypes (weak scalars lose to arrays)."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    return _dt.np_dtype(_promote_pair_names(args)[0])
+
+
+def promote_types(a, b):
+    """Promotion of two dtypes (no weak types), JAX's lattice."""
+    name, _ = _dt.promote([(_name(a), False), (_name(b), False)])
+    return _dt.np_dtype(name)
+
+
+def _dtype_arg(x):
+    if isinstance(x, (ArrayImpl, Tracer)):
+        return _dt.np_dtype(_aval(x).dtype_name)
+    if isinstance(x, _ScalarType):
+        return x.dtype
+    dt = getattr(x, "dtype", None)
+    if isinstance(getattr(dt, "type", None), type) and issubclass(dt.type, _dt.extended):
+        return dt  # a typed key array
+    return x
+
+
+def finfo(dtype):
+    """Machine limits of a float dtype (NumPy's finfo; ml_dtypes' for bfloat16)."""
+    name = _dt.dtype_name(_dtype_arg(dtype))
+    if not _dt.is_float_name(name):
+        raise ValueError(f"finfo: data type {name!r} not inexact")
+    if name == "bfloat16":
+        return _dt._ml_dtypes.finfo(_dt.bfloat16)
+    return _np.finfo(_dt.np_dtype(name))
+
+
+def iinfo(int_type):
+    name = _dt.dtype_name(_dtype_arg(int_type))
+    if not _dt.is_int_name(name):
+        raise ValueError(f"Invalid integer data type {name!r}.")
+    return _np.iinfo(_dt.np_dtype(name))
+
+
+_ABSTRACT_FLOAT = (_np.floating, _np.inexact, _np.number, _np.generic)
+
+
+def issubdtype(arg1, arg2):
+    """As jnp.issubdtype; bfloat16 is a floating type; jnp scalar types work."""
+    a1, a2 = _dtype_arg(arg1), _dtype_arg(arg2)
+    if a1 is None:
+        return False
+    if isinstance(a2, type) and issubclass(a2, _dt.extended):
+        return isinstance(getattr(a1, "type", None), type) and issubclass(a1.type, a2)
+    if isinstance(getattr(a1, "type", None), type) and issubclass(a1.type, _dt.extended):
+        return a1 == a2
+    if isinstance(a2, type) and issubclass(a2, _np.generic) and a2 in (
+            _np.generic, _np.number, _np.inexact, _np.floating, _np.integer, _np.signedinteger,
+            _np.unsignedinteger, _np.bool_, _np.complexfloating):
+        try:
+            n1 = _dt.dtype_name(a1)
+        except TypeError:
+            return False
+        if n1 == "bfloat16":
+            return a2 in _ABSTRACT_FLOAT
+        return bool(_np.issubdtype(_dt.np_dtype(n1), a2))
+    try:
+        return _dt.dtype_name(a1) == _dt.dtype_name(a2)
+    except TypeError:
+        return False
+
+
+def isdtype(dtype, kind):
+    name = _dt.dtype_name(_dtype_arg(dtype))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            ok = {"bool": name == "bool",
+                  "signed integer": name.startswith("int"),
+                  "unsigned integer": name.startswith("uint"),
+                  "integral": _dt.is_int_name(name),
+                  "real floating": _dt.is_float_name(name),
+                  "complex floating": False,
+                  "numeric": name != "bool"}.get(k)
+            if ok is None:
+                raise ValueError(f"Unrecognized data type kind: {k!r}")
+            if ok:
+                return True
+        elif _dt.dtype_name(_dtype_arg(k)) == name:
+            return True
+    return False
+
+
+def can_cast(from_, to, casting="safe"):
+    f = _dtype_arg(from_)
+    if isinstance(f, _SCALARS):
+        f = _dt.scalar_type_name(f)
+    return bool(_np.can_cast(_dt.np_dtype(_dt.dtype_name(f)), _dt.np_dtype(_dt.dtype_name(_dtype_arg(to))),
+                             casting=casting))

@@ -1,0 +1,633 @@
+"""Elementwise functions (`jax.numpy` ufuncs): arithmetic and comparisons
+(with a Rust fast path for eager operands), transcendental functions,
+rounding, logical and bitwise operations, and the internal three-argument
+`_where` the other modules select with."""
+import operator as _op
+
+import numpy as _np
+
+from ... import _core, core, lax
+from ...core import ArrayImpl, Tracer
+from ...lax import _convolution
+from .lax_numpy import full, zeros_like
+from .scalar_types import finfo
+from .util import (_EAGER_OPERANDS, _FLOAT_NAMES, _SCALARS, _and, _arr, _aval, _broadcast_shapes,
+                   _broadcast_to_shape, _const, _inexact1, _is_bool, _is_float, _is_int, _not, _or, _promote,
+                   _promote_dtypes, _promote_inexact)
+
+
+# -- arithmetic and comparisons ------------------------------------------------
+
+def _bool_subtract(a, b):
+    raise TypeError("jnp.subtract is not defined for boolean arrays; use logical_xor or bitwise_xor")
+
+
+# add and multiply of booleans are logical or / and (as NumPy and JAX).
+_BOOL_BINARY = {"add": lambda a, b: lax.max(a, b), "multiply": lambda a, b: lax.min(a, b),
+                "subtract": _bool_subtract}
+
+
+def _binary(lax_fn, inexact=False, doc=None, operator=None):
+    """A jnp binary function. Eagerly, with concrete operands and an
+    operator the Rust fast path implements, it defers to that operator (which
+    does promotion and broadcasting in Rust and falls back to `_slow`)."""
+
+    bool_fn = _BOOL_BINARY.get(doc)
+
+    def slow(x1, x2):
+        # Under a trace: two float tracers of one aval, or a float tracer and
+        # a Python float, need no promotion or broadcasting.
+        if type(x1) is Tracer:
+            a1 = x1.aval
+            t2 = type(x2)
+            if t2 is Tracer:
+                a2 = x2.aval
+                if a1.dtype_name in _FLOAT_NAMES and (a1 is a2 or (
+                        a1.dtype_name == a2.dtype_name and a1.weak_type == a2.weak_type
+                        and a1.shape == a2.shape)):
+                    return lax_fn(x1, x2)
+            elif t2 is float and a1.dtype_name in _FLOAT_NAMES:
+                return lax_fn(x1, x2)
+        elif type(x1) is float and type(x2) is Tracer and x2.aval.dtype_name in _FLOAT_NAMES:
+            return lax_fn(x1, x2)
+        a, b = (_promote_inexact if inexact else _promote)(x1, x2)
+        if bool_fn is not None and _aval(a).dtype_name == "bool":
+            return bool_fn(a, b)
+        return lax_fn(a, b)
+
+    if operator is None:
+        fn = slow
+    else:
+        def fn(x1, x2, /):
+            if (type(x1) is ArrayImpl and type(x2) in _EAGER_OPERANDS
+                    and not core._state.stack):
+                return operator(x1, x2)
+            return slow(x1, x2)
+
+    fn.__name__ = doc or lax_fn.__name__
+    fn._slow = slow
+    return fn
+
+
+add = _binary(lax.add, doc="add", operator=_op.add)
+subtract = _binary(lax.sub, doc="subtract", operator=_op.sub)
+multiply = _binary(lax.mul, doc="multiply", operator=_op.mul)
+true_divide = divide = _binary(lax.div, inexact=True, doc="true_divide", operator=_op.truediv)
+maximum = _binary(lax.max, doc="maximum")
+minimum = _binary(lax.min, doc="minimum")
+equal = _binary(lax.eq, doc="equal", operator=_op.eq)
+not_equal = _binary(lax.ne, doc="not_equal", operator=_op.ne)
+less = _binary(lax.lt, doc="less", operator=_op.lt)
+less_equal = _binary(lax.le, doc="less_equal", operator=_op.le)
+greater = _binary(lax.gt, doc="greater", operator=_op.gt)
+greater_equal = _binary(lax.ge, doc="greater_equal", operator=_op.ge)
+
+# `lax.reduce_window` lowers these as its add / max / min windows.
+_convolution.register_monoid(add, "add")
+_convolution.register_monoid(maximum, "max")
+_convolution.register_monoid(minimum, "min")
+
+
+def _unary(lax_fn, inexact=True, name=None):
+    prim = lax._P[lax_fn.__name__]
+    handle = prim.handle({})
+    ok_dtypes = _FLOAT_NAMES if inexact else None
+
+    def fn(x, /):
+        tx = type(x)
+        if tx is ArrayImpl and not core._state.stack and (
+                ok_dtypes is None or x.dtype_name in ok_dtypes):
+            return handle.apply1(x)
+        if tx is Tracer and x.aval.dtype_name in _FLOAT_NAMES:
+            stack = core._state.stack
+            if stack:  # nothing to promote: bind in the innermost trace
+                return stack[-1].process_primitive(prim, (x,), {})
+            return lax_fn(x)
+        (a,) = (_promote_inexact if inexact else _promote)(x)
+        return lax_fn(a)
+
+    fn.__name__ = name or lax_fn.__name__
+    fast = _core.FastUnary(handle, inexact, fn, prim)
+    fast.__name__ = fast.__qualname__ = fn.__name__
+    fast.__doc__ = f"Elementwise `{fn.__name__}` (jax.numpy.{fn.__name__}); Rust fast path for eager arrays."
+    fast.__module__ = __name__
+    fast.__wrapped__ = fn
+    fast._slow = fn
+    return fast
+
+
+sin = _unary(lax.sin)
+cos = _unary(lax.cos)
+tanh = _unary(lax.tanh)
+exp = _unary(lax.exp)
+log = _unary(lax.log)
+sqrt = _unary(lax.sqrt)
+negative = _unary(lax.neg, inexact=False, name="negative")
+absolute = abs = _unary(lax.abs, inexact=False, name="absolute")
+sign = _unary(lax.sign, inexact=False, name="sign")
+
+
+def positive(x, /):
+    (a,) = _promote(x)
+    return a
+
+
+def square(x, /):
+    (a,) = _promote(x)
+    return lax.integer_pow(a, 2)
+
+
+def _where(condition, x, y, /):
+    """jnp.where(condition, x, y): promotion, broadcasting, select_n (the
+    public `where`, in `sorting`, adds the one-argument form and key arrays)."""
+    c = condition
+    if _aval(c).dtype_name != "bool":
+        c = not_equal(c, 0)
+    a, b = _promote_dtypes(x, y)
+    shape = _broadcast_shapes(*(_aval(v).shape for v in (c, a, b)))
+    # select_n needs equal case shapes; a scalar predicate may stay scalar.
+    a, b = _broadcast_to_shape(a, shape), _broadcast_to_shape(b, shape)
+    if _aval(c).shape != ():
+        c = _broadcast_to_shape(c, shape)
+    return lax.select_n(c, b, a)
+
+
+where_ = _where  # exported as jnp.where_ (an internal alias, not JAX API)
+
+
+# -- exponents, logarithms, trigonometry ---------------------------------------
+
+def _lax_inexact(lax_fn, name):
+    """The jnp function of an inexact lax unary: promotes to a float dtype, then `lax_fn`."""
+    def fn(x, /):
+        return lax_fn(_inexact1(x))
+    fn.__name__ = name
+    return fn
+
+
+_LN2 = 0.6931471805599453
+_LN10 = 2.302585092994046
+
+exp2 = _lax_inexact(lax.exp2, "exp2")
+expm1 = _lax_inexact(lax.expm1, "expm1")
+log1p = _lax_inexact(lax.log1p, "log1p")
+tan = _lax_inexact(lax.tan, "tan")
+sinh = _lax_inexact(lax.sinh, "sinh")
+cosh = _lax_inexact(lax.cosh, "cosh")
+arcsinh = _lax_inexact(lax.asinh, "arcsinh")
+arccosh = _lax_inexact(lax.acosh, "arccosh")
+arctanh = _lax_inexact(lax.atanh, "arctanh")
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+
+def _nan_like(a):
+    return lax.div(lax.sub(a, a), lax.sub(a, a))
+
+
+def log2(x, /):
+    a = _inexact1(x)
+    return lax.div(lax.log(a), _LN2)
+
+
+def log10(x, /):
+    a = _inexact1(x)
+    return lax.div(lax.log(a), _LN10)
+
+
+def cbrt(x, /):
+    return lax.cbrt(_inexact1(x))
+
+
+def reciprocal(x, /):
+    a = _inexact1(x)
+    return lax.integer_pow(a, -1)
+
+
+def deg2rad(x, /):
+    return lax.mul(_inexact1(x), _np.pi / 180)
+
+
+def rad2deg(x, /):
+    return lax.mul(_inexact1(x), 180 / _np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+# -- floating-point classification ---------------------------------------------
+
+def isnan(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return full(_aval(a).shape, False, "bool")
+    return lax.ne(a, a)
+
+
+def isinf(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return full(_aval(a).shape, False, "bool")
+    return lax.eq(lax.abs(a), _np.inf)
+
+
+def isposinf(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return full(_aval(a).shape, False, "bool")
+    return lax.eq(a, _np.inf)
+
+
+def isneginf(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return full(_aval(a).shape, False, "bool")
+    return lax.eq(a, -_np.inf)
+
+
+def isfinite(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return full(_aval(a).shape, True, "bool")
+    return lax.is_finite(a)
+
+
+def signbit(x, /):
+    a = _arr(x)
+    if _is_bool(a) or _aval(a).dtype_name.startswith("uint"):
+        return full(_aval(a).shape, False, "bool")
+    if _is_int(a):
+        return lax.lt(a, 0)
+    # -0.0 has its sign bit set: 1/-0.0 = -inf.
+    return _or(lax.lt(a, 0.0), lax.lt(lax.div(1.0, a), 0.0))
+
+
+# -- miscellaneous math --------------------------------------------------------
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
+    """jnp.clip(arr, min, max) (also the deprecated a/a_min/a_max names)."""
+    if arr is None:
+        arr = a
+    if a_min is not None:
+        min = a_min
+    if a_max is not None:
+        max = a_max
+    (x,) = _promote(arr)
+    if min is not None:
+        x = maximum(min, x)
+    if max is not None:
+        x = minimum(max, x)
+    return x
+
+
+def hypot(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    a, b = lax.abs(a), lax.abs(b)
+    big, small = lax.max(a, b), lax.min(a, b)
+    safe_big = _where(lax.eq(big, 0.0), 1.0, big)
+    r = lax.div(small, safe_big)
+    out = lax.mul(big, lax.sqrt(lax.add(1.0, lax.mul(r, r))))
+    return _where(lax.eq(big, 0.0), 0.0, _where(lax.eq(big, _np.inf), _np.inf, out))
+
+
+def logaddexp(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    amax = lax.max(a, b)
+    delta = lax.sub(a, b)
+    out = lax.add(amax, log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    # Equal infinities: delta is nan, the answer is a + b (inf or -inf).
+    return _where(lax.ne(delta, delta), lax.add(a, b), out)
+
+
+def logaddexp2(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    amax = lax.max(a, b)
+    delta = lax.sub(a, b)
+    out = lax.add(amax, lax.div(log1p(exp2(lax.neg(lax.abs(delta)))), _LN2))
+    return _where(lax.ne(delta, delta), lax.add(a, b), out)
+
+
+def sinc(x, /):
+    a = _inexact1(x)
+    is_zero = lax.eq(a, 0.0)
+    safe = _where(is_zero, 1.0, a)
+    pix = lax.mul(safe, _np.pi)
+    # At 0, the second-order Taylor polynomial (exact value 1, correct first
+    # and second derivatives under grad).
+    pia = lax.mul(a, _np.pi)
+    taylor = lax.sub(1.0, lax.div(lax.mul(pia, pia), 6.0))
+    return _where(is_zero, taylor, lax.div(lax.sin(pix), pix))
+
+
+def heaviside(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    return _where(lax.lt(a, 0.0), 0.0, _where(lax.gt(a, 0.0), 1.0, b))
+
+
+def fmax(x1, x2, /):
+    a, b = _promote(x1, x2)
+    if not _is_float(a):
+        return lax.max(a, b)
+    return _where(isnan(b), a, _where(isnan(a), b, lax.max(a, b)))
+
+
+def fmin(x1, x2, /):
+    a, b = _promote(x1, x2)
+    if not _is_float(a):
+        return lax.min(a, b)
+    return _where(isnan(b), a, _where(isnan(a), b, lax.min(a, b)))
+
+
+def float_power(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    return lax.pow(a, b)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    a = _arr(x)
+    if not _is_float(a):
+        return a
+    info = finfo(_aval(a).dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = _where(lax.ne(a, a), nan, a)
+    out = _where(lax.eq(out, _np.inf), posinf, out)
+    return _where(lax.eq(out, -_np.inf), neginf, out)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = _promote(a, b)
+    if not _is_float(a):
+        if _is_bool(a):
+            return lax.eq(a, b)
+        a, b = _promote_inexact(a, b)
+    out = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
+    # Infinities are close only to themselves.
+    both_inf = _and(isinf(a), isinf(b))
+    out = _where(_or(isinf(a), isinf(b)), _and(both_inf, lax.eq(a, b)), out)
+    if equal_nan:
+        out = _or(out, _and(isnan(a), isnan(b)))
+    return out
+
+
+# -- logic and bits ------------------------------------------------------------
+
+def logical_not(x, /):
+    a = _arr(x)
+    return _not(a if _is_bool(a) else lax.ne(a, _const(0, _aval(a).dtype_name)))
+
+
+def _to_bool(x):
+    a = _arr(x)
+    return a if _is_bool(a) else not_equal(a, 0)
+
+
+def logical_and(x1, x2, /):
+    return _and(_to_bool(x1), _to_bool(x2))
+
+
+def logical_or(x1, x2, /):
+    return _or(_to_bool(x1), _to_bool(x2))
+
+
+def logical_xor(x1, x2, /):
+    return not_equal(_to_bool(x1), _to_bool(x2))
+
+
+def _int_bitop(lax_fn, name):
+    def fn(x1, x2, /):
+        a, b = _promote(x1, x2)
+        if _is_float(a):
+            raise TypeError(f"{name} is only defined for integer and boolean types, got {_aval(a).dtype_name}")
+        return lax_fn(a, b)
+    fn.__name__ = name
+    return fn
+
+
+bitwise_and = _int_bitop(lax.bitwise_and, "bitwise_and")
+bitwise_or = _int_bitop(lax.bitwise_or, "bitwise_or")
+bitwise_xor = _int_bitop(lax.bitwise_xor, "bitwise_xor")
+
+
+def invert(x, /):
+    a = _arr(x)
+    if _is_float(a):
+        raise TypeError(f"invert is only defined for integer and boolean types, got {_aval(a).dtype_name}")
+    if _is_bool(a):
+        return _not(a)
+    return lax.bitwise_not(a)
+
+
+bitwise_not = bitwise_invert = invert
+
+
+# -- rounding, division and powers ---------------------------------------------
+
+def floor(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return a
+    return lax.floor(a)
+
+
+def ceil(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return a
+    return lax.ceil(a)
+
+
+def trunc(x, /):
+    a = _arr(x)
+    if not _is_float(a):
+        return a
+    return _where(lax.lt(a, 0.0), ceil(a), floor(a))
+
+
+fix = trunc
+
+
+def round(a, decimals=0, out=None):
+    x = _arr(a)
+    if not _is_float(x):
+        if decimals < 0:
+            raise NotImplementedError("round of integers with negative decimals")
+        return x
+
+    def _r(v):
+        return lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+    if decimals == 0:
+        return _r(x)
+    factor = 10.0 ** decimals
+    return lax.div(_r(lax.mul(x, factor)), factor)
+
+
+around = round
+
+
+def rint(x, /):
+    return round(_inexact1(x))
+
+
+def floor_divide(x1, x2, /):
+    a, b = _promote(x1, x2)
+    if _is_float(a):
+        return floor(lax.div(a, b))
+    if _is_bool(a):
+        raise TypeError("floor_divide is not defined for booleans")
+    # Integer floor division from truncating division.
+    q = lax.div(a, b)
+    r = lax.sub(a, lax.mul(q, b))
+    zero = _const(0, _aval(a).dtype_name)
+    adjust = _and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+    return _where(adjust, lax.sub(q, _const(1, _aval(a).dtype_name)), q)
+
+
+def remainder(x1, x2, /):
+    a, b = _promote(x1, x2)
+    if _is_bool(a):
+        raise TypeError("remainder is not defined for booleans")
+    if _is_float(a):
+        r = lax.rem(a, b)
+        zero = 0.0
+    else:
+        r = lax.sub(a, lax.mul(lax.div(a, b), b))
+        zero = _const(0, _aval(a).dtype_name)
+    adjust = _and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
+    return _where(adjust, lax.add(r, b), r)
+
+
+mod = remainder
+
+
+def fmod(x1, x2, /):
+    a, b = _promote(x1, x2)
+    if _is_float(a):
+        return lax.rem(a, b)
+    return lax.sub(a, lax.mul(lax.div(a, b), b))
+
+
+def divmod(x1, x2, /):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _int_power(base, exponent):
+    """Integer power with an integer array exponent: square-and-multiply over
+    the exponent's bits (unrolled; negative exponents give 0 except for ±1)."""
+    name = _aval(base).dtype_name
+    one = _const(1, name)
+    zero = _const(0, name)
+    bits = _np.dtype(name).itemsize * 8
+    acc = lax.add(lax.mul(base, zero), one)
+    acc = _broadcast_to_shape(acc, _broadcast_shapes(_aval(base).shape, _aval(exponent).shape))
+    b = base
+    e = exponent
+    two = _const(2, name)
+    for _ in range(bits):
+        bit = lax.ne(lax.sub(e, lax.mul(lax.div(e, two), two)), zero)
+        acc = _where(bit, lax.mul(acc, b), acc)
+        b = lax.mul(b, b)
+        e = lax.div(e, two)
+    neg = lax.lt(exponent, zero) if not name.startswith("uint") else None
+    if neg is not None:
+        # x ** -n: 1 for x == 1, ±1 for x == -1, 0 otherwise (as JAX).
+        minus_one = lax.neg(one)
+        odd = lax.ne(lax.sub(exponent, lax.mul(lax.div(exponent, two), two)), zero)
+        inv = _where(lax.eq(base, one), one,
+                    _where(lax.eq(base, minus_one), _where(odd, minus_one, one), zero))
+        acc = _where(neg, inv, acc)
+    return acc
+
+
+def power(x1, x2, /):
+    if type(x2) is int and not isinstance(x1, _SCALARS):
+        (a,) = _promote(x1)
+        if x2 < 0 and not _is_float(a):
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return lax.integer_pow(a, x2)
+    a, b = _promote(x1, x2)
+    if _is_float(a):
+        return lax.pow(a, b)
+    if _is_bool(a):
+        raise TypeError("power is not defined for booleans")
+    return _int_power(a, b)
+
+
+pow = power
+
+
+def copysign(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    return _where(signbit(b), lax.neg(lax.abs(a)), lax.abs(a))
+
+
+def arctan2(x1, x2, /):
+    a, b = _promote_inexact(x1, x2)
+    return lax.atan2(a, b)
+
+
+atan2 = arctan2
+
+
+def arctan(x, /):
+    return lax.atan(_inexact1(x))
+
+
+def arcsin(x, /):
+    return lax.asin(_inexact1(x))
+
+
+def arccos(x, /):
+    return lax.acos(_inexact1(x))
+
+
+atan, asin, acos = arctan, arcsin, arccos
+
+
+# -- complex parts (real dtypes only) ------------------------------------------
+
+def conjugate(x, /):
+    return _arr(x)
+
+
+conj = conjugate
+
+
+def real(x, /):
+    return _arr(x)
+
+
+def imag(x, /):
+    return zeros_like(_arr(x))
+
+
+def _left_right_shift(name):
+    def fn(x1, x2, /):
+        a, b = _promote(x1, x2)
+        if not _is_int(a):
+            raise TypeError(f"{name} is only defined for integer types")
+        if name == "left_shift":
+            lname = "shift_left"
+        else:
+            lname = "shift_right_logical" if _aval(a).dtype_name.startswith("uint") else "shift_right_arithmetic"
+        return getattr(lax, lname)(a, b)
+    fn.__name__ = name
+    return fn
+
+
+left_shift = _left_right_shift("left_shift")
+right_shift = _left_right_shift("right_shift")
+
+
+def modf(x, /):
+    a = _inexact1(x)
+    t = trunc(a)
+    return lax.sub(a, t), t
+
+
+def ldexp(x1, x2, /):
+    a = _inexact1(x1)
+    e = _arr(x2)
+    if not _is_int(e):
+        raise TypeError("ldexp: the exponent must be an integer array")
+    return multiply(a, exp2(lax.convert_element_type(e, _aval(a).dtype_name)))

@@ -1,0 +1,282 @@
+"""Helpers shared by the `jax.numpy` modules: JAX's dtype promotion (weak
+Python scalars, the lattice in Rust), NumPy broadcasting, axis and shape
+arguments, and boolean logic on lax primitives."""
+import builtins
+import operator as _op
+
+import numpy as _np
+
+from ... import core, dtypes as _dt, lax
+from ...core import ArrayImpl, Tracer
+
+
+_SCALARS = (bool, int, float)
+
+
+def _name(d):
+    return _dt.canonical_name(_dt.dtype_name(d))
+
+
+def _aval(x):
+    return core.get_aval(x)
+
+
+def _promote_pair_names(args):
+    pairs = []
+    for a in args:
+        t = type(a)
+        if t is ArrayImpl:
+            pairs.append((a.dtype_name, a.weak_type))
+        elif t is Tracer:
+            pairs.append((a.aval.dtype_name, a.aval.weak_type))
+        elif t in _SCALARS:
+            pairs.append((_dt.scalar_type_name(a), _dt.is_weak_scalar(a)))
+        elif isinstance(a, (str, type, _np.dtype)) or a is None:
+            pairs.append((_name(a), False))
+        else:
+            av = _aval(a)
+            pairs.append((av.dtype_name, av.weak_type))
+    return _dt.promote(pairs)
+
+
+def _convert(x, name, weak):
+    """x as (dtype name, weak); Python scalars become weak rank-0 arrays."""
+    t = type(x)
+    if t is ArrayImpl:
+        if x.dtype_name == name and x.weak_type == weak:
+            return x
+    elif t in _SCALARS:
+        return core.to_array(x, _dt.np_dtype(name), weak_type=weak)
+    if isinstance(x, (_np.ndarray, _np.generic)):  # lists and tuples fail _check_arg first
+        x = core.to_array(x)
+    return lax._convert_keep_weak(x, name, weak)
+
+
+def _broadcast_shapes(*shapes):
+    ndim = builtins.max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        size = 1
+        for s in shapes:
+            d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
+            if d != 1:
+                if size not in (1, d):
+                    raise ValueError(
+                        "Incompatible shapes for broadcasting: "
+                        + ", ".join(str(tuple(s)) for s in shapes))
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def _broadcast_to_shape(x, shape):
+    xs = _aval(x).shape
+    if xs == tuple(shape):
+        return x
+    nlead = len(shape) - len(xs)
+    if nlead < 0:
+        raise ValueError(f"cannot broadcast shape {xs} to {tuple(shape)}")
+    # Size-1 axes that must stretch are squeezed out and re-broadcast.
+    keep = [i for i, d in enumerate(xs) if d == shape[nlead + i]]
+    drop = [i for i, d in enumerate(xs) if d != shape[nlead + i]]
+    for i in drop:
+        if xs[i] != 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: {xs} and {tuple(shape)}")
+    if drop:
+        x = lax.reshape(x, [xs[i] for i in keep])
+    return lax.broadcast_in_dim(x, shape, [nlead + i for i in keep])
+
+
+def _promote_shapes(args):
+    """NumPy broadcasting; rank-0 operands are left for the primitive (lax
+    elementwise ops accept rank-0 operands against arrays)."""
+    shapes = [_aval(a).shape for a in args]
+    if builtins.all(s == shapes[0] for s in shapes):
+        return args
+    out_shape = _broadcast_shapes(*shapes)
+    return [a if (s == out_shape or s == ()) else _broadcast_to_shape(a, out_shape)
+            for a, s in zip(args, shapes)]
+
+
+def _promote_dtypes(*args):
+    """Promotes dtypes (JAX's lattice); shapes untouched."""
+    for a in args:
+        _check_arg(a)
+    name, weak = _promote_pair_names(args)
+    return [_convert(a, name, weak) for a in args]
+
+
+def _promote(*args):
+    """Promotes dtypes (JAX's lattice) then shapes (NumPy broadcasting)."""
+    return _promote_shapes(_promote_dtypes(*args))
+
+
+def _check_arg(a):
+    if isinstance(a, (list, tuple)):
+        raise TypeError(
+            f"microjax_rs.numpy function received a {type(a).__name__}; pass an array "
+            f"(jnp.asarray(x)) instead, as in JAX")
+    if isinstance(a, str) or a is None:
+        raise TypeError(f"{a!r} is not a valid array argument")
+
+
+def _promote_dtypes_inexact(*args):
+    """Promotes dtypes to a common inexact dtype; shapes untouched."""
+    for a in args:
+        _check_arg(a)
+    name, weak = _promote_pair_names(args)
+    if not _dt.is_float_name(name):
+        name = _dt.default_float_name()
+    return [_convert(a, name, weak) for a in args]
+
+
+def _promote_inexact(*args):
+    for a in args:
+        _check_arg(a)
+    name, weak = _promote_pair_names(args)
+    if not _dt.is_float_name(name):
+        name = _dt.default_float_name()
+    args = [_convert(a, name, weak) for a in args]
+    return _promote_shapes(args)
+
+
+_EAGER_OPERANDS = (ArrayImpl, bool, int, float)
+
+
+_FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
+
+
+def _shape_dim(d, shape):
+    """One dimension of a shape argument: integers only (`__index__`), as JAX."""
+    if hasattr(d, "__index__") and not isinstance(d, (float, _np.floating)):
+        return _op.index(d)  # a tracer raises its concretization error here
+    raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (int, _np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
+        return (_shape_dim(shape, shape),)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
+    return tuple(_shape_dim(d, shape) for d in shape)
+
+
+def _canon_axis(axis, ndim):
+    axis = int(axis)
+    if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def _reduce_axes(av, axis):
+    if axis is None:
+        return tuple(range(av.ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted(_canon_axis(x, av.ndim) for x in axes))
+
+
+def _keepdims(out, av, axes):
+    shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+    return lax.reshape(out, shape)
+
+
+def _is_float(x):
+    return _dt.is_float_name(_aval(x).dtype_name)
+
+
+def _is_int(x):
+    return _dt.is_int_name(_aval(x).dtype_name)
+
+
+def _is_bool(x):
+    return _aval(x).dtype_name == "bool"
+
+
+def _const(value, name):
+    """A rank-0, non-weak constant of dtype `name`."""
+    return core.to_array(value, _dt.np_dtype(name), weak_type=False)
+
+
+def _arr(x):
+    """Array-likes (NumPy arrays, scalars) as arrays; tracers untouched."""
+    if type(x) is ArrayImpl or isinstance(x, Tracer):
+        return x
+    _check_arg(x)
+    if core.on_device(x):  # a GpuArray stays on its device
+        return x
+    return core.to_array(x)
+
+
+# Boolean logic on lax primitives (min/max on bool are and/or).
+def _not(b):
+    return lax.bitwise_not(b)
+
+
+def _and(a, b):
+    a, b = _promote(a, b)
+    return lax.min(a, b)
+
+
+def _or(a, b):
+    a, b = _promote(a, b)
+    return lax.max(a, b)
+
+
+def _inexact1(x):
+    (a,) = _promote_inexact(x)
+    return a
+
+
+def _upcast_f16(name):
+    return "float32" if name in ("float16", "bfloat16") else name
+
+
+def _concat(xs, axis):
+    """Concatenation of same-dtype arrays along an existing axis."""
+    xs = [x for x in xs]
+    if len(xs) == 1:
+        return xs[0]
+    return lax.concatenate(xs, axis)
+
+
+def _rev(x, axes):
+    axes = tuple(axes)
+    if not axes:
+        return x
+    return lax.rev(x, axes)
+
+
+def _axes_arg(axis, nd):
+    if isinstance(axis, (tuple, list)):
+        return tuple(_canon_axis(a, nd) for a in axis)
+    return (_canon_axis(axis, nd),)
+
+
+# Typed PRNG key arrays are defined in `random`, a layer above numpy; it
+# registers their type with the functions jnp.concatenate / stack / where of
+# key arrays delegate to.
+_KEY_ARRAYS = []  # (key array type, namespace of concatenate_keys / stack_keys / where_keys)
+
+
+def register_key_array(array_type, handlers):
+    _KEY_ARRAYS[:] = [(array_type, handlers)]
+
+
+def _typed_keys(*xs):
+    """The key array handlers when one of `xs` is a typed PRNG key array, else None."""
+    for array_type, handlers in _KEY_ARRAYS:
+        if builtins.any(isinstance(x, array_type) for x in xs):
+            return handlers
+    return None
+
+
+def _static_int(v, fn, what):
+    if isinstance(v, Tracer):
+        raise core.ConcretizationTypeError(
+            f"jnp.{fn}: {what} must be a concrete integer (it determines the output shape); "
+            f"got a traced value. Mark it static (static_argnums) or pass a Python int.")
+    return int(v)
+
+
+def _nan_const(name):
+    return _const(_np.nan, name)
