@@ -58,11 +58,11 @@ def owner_of(fun, options):
         owners = _OWNERS.get(weakref.ref(fun))
     except TypeError:
         return None
-    if owners is None:
-        owners = _OWNERS[weakref.ref(fun, _function_died)] = {}
+    if owners is None:  # (setdefault: another thread may have registered it)
+        owners = _OWNERS.setdefault(weakref.ref(fun, _function_died), {})
     owner = owners.get(options)
     if owner is None:
-        owner = owners[options] = _core.trace_cache_new_owner()
+        owner = owners.setdefault(options, _core.trace_cache_new_owner())
     return owner
 
 
