@@ -15,8 +15,17 @@ import microjax_rs.numpy as jnp
 from microjax_rs import debug
 
 
-def arr(values, dtype=np.float32):
-    return jnp.asarray(np.asarray(values, dtype))
+def arr(data, dtype=np.float32):
+    return jnp.asarray(np.asarray(data, dtype))
+
+
+# The Rust fast path serves calls whose results stay on the host.
+FAST_PATH = jax.default_backend() == "cpu"
+
+
+def values(a):
+    """`a` as nested Python lists (an Array, or a GpuArray on a GPU device)."""
+    return np.asarray(a).tolist()
 
 
 @pytest.fixture
@@ -78,18 +87,18 @@ def test_changed_global_is_seen_only_after_clear_caches():
         assert float(jax.jit(_uses_global)(4.0)) == 4.0
         x = arr([1.0, 2.0])
         jf = jax.jit(_uses_global)
-        assert jf(x).tolist() == [1.0, 2.0]
-        assert jf(x).tolist() == [1.0, 2.0]  # now on the fast path
+        assert values(jf(x)) == [1.0, 2.0]
+        assert values(jf(x)) == [1.0, 2.0]  # now on the fast path
         _OFFSET = 10.0
         assert float(jax.jit(_uses_global)(5.0)) == 5.0  # the cached trace
-        assert jax.jit(_uses_global)(x).tolist() == [1.0, 2.0]
-        assert jf(x).tolist() == [1.0, 2.0]
+        assert values(jax.jit(_uses_global)(x)) == [1.0, 2.0]
+        assert values(jf(x)) == [1.0, 2.0]
         # A new input shape traces again and reads the global now.
-        assert jax.jit(_uses_global)(arr([4.0])).tolist() == [14.0]
+        assert values(jax.jit(_uses_global)(arr([4.0]))) == [14.0]
         jax.clear_caches()
         assert float(jax.jit(_uses_global)(5.0)) == 15.0
-        assert jf(x).tolist() == [11.0, 12.0]  # the fast path was emptied too
-        assert jax.jit(_uses_global)(x).tolist() == [11.0, 12.0]
+        assert values(jf(x)) == [11.0, 12.0]  # the fast path was emptied too
+        assert values(jax.jit(_uses_global)(x)) == [11.0, 12.0]
     finally:
         _OFFSET = 0.0
 
@@ -111,7 +120,7 @@ def test_entries_die_with_the_function():
     x = arr(np.linspace(0.0, 1.0, 8))
     jf(x), jf(x[:3]), jf(x=x)
     stats = debug.jit_cache_stats()
-    assert stats["entries"] == 3 and stats["fast_entries"] == 2
+    assert stats["entries"] == 3 and stats["fast_entries"] == (2 if FAST_PATH else 0)
     assert stats["functions"] == functions + 1
     np.testing.assert_allclose(np.asarray(jax.jit(f)(x)), np.sin(np.asarray(x)) * 2.0, rtol=1e-6)
     del f, jf
@@ -138,9 +147,9 @@ def test_lru_bound_evicts_least_recently_used_first(cache_size):
     jf(a)  # a fast-path hit counts as a use: b is now the oldest
     jf(c)
     assert traces == [1, 2, 3]
-    assert jf(a).tolist() == [1.0]
+    assert values(jf(a)) == [1.0]
     assert traces == [1, 2, 3]
-    assert jf(b).tolist() == [1.0, 1.0]  # evicted: traced again, evicting c
+    assert values(jf(b)) == [1.0, 1.0]  # evicted: traced again, evicting c
     assert traces == [1, 2, 3, 2]
     jf(a), jf(b)
     assert traces == [1, 2, 3, 2]
@@ -166,7 +175,7 @@ def test_lru_bound_evicts_least_recently_used_first(cache_size):
     assert debug.jit_cache_stats()["entries"] == 0
     traces.clear()
     for _ in range(3):
-        assert jf(a).tolist() == [1.0]
+        assert values(jf(a)) == [1.0]
     assert traces == [1, 1, 1]
 
 
@@ -187,11 +196,11 @@ def test_static_arguments_shapes_dtypes_and_options_still_miss():
 
     x = arr([1.0, 2.0])
     jf = jax.jit(f, static_argnums=1)
-    assert jf(x, 2).tolist() == [2.0, 4.0]
-    assert jf(x, 3).tolist() == [3.0, 6.0]
+    assert values(jf(x, 2)) == [2.0, 4.0]
+    assert values(jf(x, 3)) == [3.0, 6.0]
     assert traces == [2, 3]
-    assert jax.jit(f, static_argnums=1)(x, 2).tolist() == [2.0, 4.0]
-    assert jax.jit(f, static_argnames="n")(x, 3).tolist() == [3.0, 6.0]  # the same options
+    assert values(jax.jit(f, static_argnums=1)(x, 2)) == [2.0, 4.0]
+    assert values(jax.jit(f, static_argnames="n")(x, 3)) == [3.0, 6.0]  # the same options
     assert traces == [2, 3]
     jf(arr([1.0, 2.0, 3.0]), 2)  # shape
     jf(arr([1, 2], np.int32), 2)  # dtype
@@ -202,7 +211,7 @@ def test_static_arguments_shapes_dtypes_and_options_still_miss():
     assert traces == [2, 3, 2, 2, 2, 2]
     # Without static arguments `n` is traced: other options, other entries.
     traces.clear()
-    assert jax.jit(f)(x, arr(2.0)).tolist() == [2.0, 4.0]
+    assert values(jax.jit(f)(x, arr(2.0))) == [2.0, 4.0]
     assert len(traces) == 1 and isinstance(traces[0], jax.core.Tracer)
 
 
@@ -215,10 +224,10 @@ def test_donating_wrapper_does_not_take_a_non_donating_fast_path():
     plain(x), plain(x)
     assert not x.is_deleted()
     y = arr([3.0, 4.0])
-    assert jax.jit(f, donate_argnums=0)(y).tolist() == [6.0, 8.0]
+    assert values(jax.jit(f, donate_argnums=0)(y)) == [6.0, 8.0]
     assert y.is_deleted()
     z = arr([5.0, 6.0])
-    assert jax.jit(f, donate_argnums=0)(z).tolist() == [10.0, 12.0]
+    assert values(jax.jit(f, donate_argnums=0)(z)) == [10.0, 12.0]
     assert z.is_deleted()
 
 
@@ -241,26 +250,26 @@ def test_bound_methods_are_one_key_while_they_live():
     x = arr([1.0, 2.0])
     m = _Model(3.0)
     j1 = jax.jit(m.apply)
-    assert j1(x).tolist() == [3.0, 6.0] and m.traces == 1
+    assert values(j1(x)) == [3.0, 6.0] and m.traces == 1
     j2 = jax.jit(m.apply)  # another bound method object, equal to the first
-    assert j2(x).tolist() == [3.0, 6.0] and m.traces == 1
+    assert values(j2(x)) == [3.0, 6.0] and m.traces == 1
     other = _Model(5.0)
-    assert jax.jit(other.apply)(x).tolist() == [5.0, 10.0] and other.traces == 1
+    assert values(jax.jit(other.apply)(x)) == [5.0, 10.0] and other.traces == 1
     # The entry was keyed on j1's method object: it goes with it, and j2
     # traces again (once) under its own.
     del j1
     gc.collect()
-    assert j2(x).tolist() == [3.0, 6.0] and m.traces == 2
-    assert j2(x).tolist() == [3.0, 6.0] and j2(x=x).tolist() == [3.0, 6.0]
+    assert values(j2(x)) == [3.0, 6.0] and m.traces == 2
+    assert values(j2(x)) == [3.0, 6.0] and values(j2(x=x)) == [3.0, 6.0]
     assert m.traces == 3
 
 
 def test_jitted_methods_with_static_self():
     x = arr([1.0, 2.0])
     a, b = _Model(1.0), _Model(10.0)
-    assert a.jitted(x).tolist() == [2.0, 3.0]
-    assert a.jitted(x).tolist() == [2.0, 3.0]
-    assert b.jitted(x).tolist() == [11.0, 12.0]
+    assert values(a.jitted(x)) == [2.0, 3.0]
+    assert values(a.jitted(x)) == [2.0, 3.0]
+    assert values(b.jitted(x)) == [11.0, 12.0]
     assert (a.traces, b.traces) == (1, 1)
 
 
@@ -273,11 +282,11 @@ def test_partials_are_keyed_on_the_partial_object():
 
     x = arr([1.0, 2.0])
     p = functools.partial(scale, 2.0)
-    assert jax.jit(p)(x).tolist() == [2.0, 4.0]
-    assert jax.jit(p)(x).tolist() == [2.0, 4.0]
+    assert values(jax.jit(p)(x)) == [2.0, 4.0]
+    assert values(jax.jit(p)(x)) == [2.0, 4.0]
     assert traces == [2.0]
     q = functools.partial(scale, 2.0)  # equal arguments, another object
-    assert jax.jit(q)(x).tolist() == [2.0, 4.0]
+    assert values(jax.jit(q)(x)) == [2.0, 4.0]
     assert traces == [2.0, 2.0]
     ref = weakref.ref(p)
     del p
@@ -303,12 +312,12 @@ def test_callables_without_weak_references_key_on_the_jit_object():
     fn = _Slotted()
     x = arr([1.0, 2.0])
     j1 = jax.jit(fn)
-    assert j1(x).tolist() == [0.0, 1.0] and j1(x=x).tolist() == [0.0, 1.0]
-    assert j1(x).tolist() == [0.0, 1.0] and fn.traces == 2
+    assert values(j1(x)) == [0.0, 1.0] and values(j1(x=x)) == [0.0, 1.0]
+    assert values(j1(x)) == [0.0, 1.0] and fn.traces == 2
     j2 = jax.jit(fn)
-    assert j2(x).tolist() == [0.0, 1.0] and fn.traces == 3
+    assert values(j2(x)) == [0.0, 1.0] and fn.traces == 3
     assert debug.jit_cache_stats()["entries"] == 3
     del j1
     gc.collect()
     assert debug.jit_cache_stats()["entries"] == 1
-    assert j2(x).tolist() == [0.0, 1.0] and fn.traces == 3
+    assert values(j2(x)) == [0.0, 1.0] and fn.traces == 3
