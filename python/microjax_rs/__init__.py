@@ -37,6 +37,7 @@ from .api import (  # noqa: E402
     ShapeDtypeStruct,
     Device,
     block_until_ready,
+    clear_caches,
     default_backend,
     default_device,
     device_count,
@@ -80,7 +81,7 @@ from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "core", "device_count",
+    "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "core", "device_count",
     "device_get", "device_put", "devices", "disable_jit", "dtypes", "errors", "eval_shape",
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",

@@ -1,10 +1,11 @@
 """User-facing transformations: make_jaxpr, jit, eval_shape and friends."""
 import functools
 import inspect
+import weakref
 
 import numpy as np
 
-from . import _core, _devices, core
+from . import _core, _devices, _trace_cache, core
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten
@@ -148,8 +149,9 @@ def _spec_of(treedef, leaves_count_check):
 
 class _Jitted:
     """Python side of a jitted function: static-arg handling, tracing, the
-    signature cache and binding `pjit` under an enclosing trace. The Rust
-    `JitFunction` in front of it serves repeated calls with array arguments."""
+    trace cache lookups (`_trace_cache.py`) and binding `pjit` under an
+    enclosing trace. The Rust `JitFunction` in front of it serves repeated
+    calls with array arguments from the same cache."""
 
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames=None):
         self.fun = fun
@@ -176,8 +178,30 @@ class _Jitted:
         dnums, dnames = set(self.donate_argnums), set(_as_tuple(donate_argnames))
         _link_nums_and_names(dnums, dnames, positional)
         self._donated = (frozenset(dnums), frozenset(dnames))
-        self.cache = {}
-        self.rust = None  # set by jit()
+        # Trace cache owner: per (weakly held) function and these options;
+        # None until jit() keys it on the JitFunction when `fun` cannot be
+        # referenced weakly or hashed.
+        self._options = (self.static_argnums, self.static_argnames, self._donated)
+        self.owner = _trace_cache.owner_of(fun, self._options)
+        self._weak_key = self.owner is not None
+        self.rust = None  # jit(): a weak reference to the JitFunction (no cycle)
+
+    def _lookup(self, key):
+        """`(owner, hit)`: the trace cache owner token and the entry under
+        `key` (None on a miss). The token a wrapper was made with may be an
+        equal function's (a bound method taken again) that died since, with
+        its entries: so on a miss a weakly keyed wrapper looks its function
+        up again and moves itself and its fast path to the token found."""
+        hit = _trace_cache.lookup(self.owner, key)
+        if hit is None and self._weak_key:
+            owner = _trace_cache.owner_of(self.fun, self._options)
+            if owner != self.owner:
+                self.owner = owner
+                rust = self.rust() if self.rust is not None else None
+                if rust is not None:
+                    rust._set_owner(owner)
+                hit = _trace_cache.lookup(owner, key)
+        return self.owner, hit
 
     def _static_key(self, statics, kw_statics):
         key = (tuple(sorted(statics.items())), tuple(sorted(kw_statics.items())))
@@ -203,18 +227,19 @@ class _Jitted:
             _check_leaf(x)
         avals = tuple(_leaf_aval(x) for x in leaves)
         key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key())
-        entry = self.cache.get(key)
-        if entry is None:
+        owner, hit = self._lookup(key)
+        if hit is None:
             f = self.fun
             if statics:
                 f = _bind_static(f, statics, len(args))
             if kw_statics:
                 f = functools.partial(f, **kw_statics)
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
-            entry = (closed, out_tree, captures)
-            if not captures:
-                self.cache[key] = entry
-        closed, out_tree, captures = entry
+            # Traces closing over an enclosing trace's values are not kept.
+            entry_id = None if captures else _trace_cache.add(owner, key, (closed, out_tree))
+        else:
+            entry_id, (closed, out_tree) = hit
+            captures = []
         if core.current_trace() is not None or captures or any(isinstance(x, Tracer) for x in leaves):
             outs = core.Primitive("pjit").bind(*leaves, *captures, jaxpr=ClosedJaxpr(closed), name=self.name)
             return tree_unflatten(out_tree, outs)
@@ -230,11 +255,12 @@ class _Jitted:
             # Donating calls stay on this path (the Rust fast path does not
             # donate), so every call marks its donated arrays.
             _donate(self._donated, args, kwargs, outs)
-        elif (self.rust is not None and not kwargs and not statics
+        elif (entry_id is not None and self.rust is not None and not kwargs and not statics
                 and all(type(a) is ArrayImpl for a in args) and len(leaves) == len(args)):
             spec = _spec_of(out_tree, len(outs))
-            if spec is not None:
-                self.rust._cache_insert(list(args), closed, spec)
+            rust = self.rust()
+            if spec is not None and rust is not None:
+                rust._cache_insert(list(args), closed, spec, entry_id)
         return tree_unflatten(out_tree, outs)
 
     def lower(self, *args, **kwargs):
@@ -299,6 +325,27 @@ class _Lowered:
         return self
 
 
+def clear_caches():
+    """Clears every cache of traced and compiled programs (`jax.clear_caches`):
+    `jit`'s trace cache — the traces, and the compiled programs its Rust fast
+    path runs — the structural compile cache of the un-jitted transforms,
+    the GPU plan cache and the transformed-program caches. The next call of
+    a jitted function traces it again, so a changed global it reads is seen
+    from then on."""
+    from ._vmap import _batch_cache
+    from .interpreters import ad
+
+    _trace_cache.clear()
+    _core.compile_cache_clear()
+    _core.value_and_grad_cache_clear()
+    gpu_plans_clear = getattr(_core, "gpu_plan_cache_clear", None)  # a binding built without CUDA lacks it
+    if gpu_plans_clear is not None:
+        gpu_plans_clear()
+    for cache in (_batch_cache, ad._split_cache, ad._vjp_cache, ad._vg_cache, ad._jvp_cache,
+                  ad._lin_cache):
+        cache.clear()
+
+
 def _reduce_jitted(wrapped):
     """`JitFunction.__reduce__`: the global name when the module attribute of
     the function's qualified name is this very object (a decorated
@@ -324,18 +371,40 @@ def _rebuild_jit(fun, static_argnums, static_argnames, donate_argnums):
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False,
         in_shardings=None, out_shardings=None, abstracted_axes=None):
-    """Compiles `fun`: traces it once per input signature (pytree structure,
-    shapes, dtypes, weak types, static arguments, config) and runs the
+    """Compiles `fun`: traces it once per input signature and runs the
     compiled program. Repeated calls with array arguments are dispatched in
-    Rust. Under an enclosing trace it binds the `pjit` primitive."""
+    Rust. Under an enclosing trace it binds the `pjit` primitive.
+
+    Traces are kept in one process-wide trace cache, as JAX's, keyed on
+
+    * `fun` itself, held weakly: a fresh `jit(fun)` reuses the traces of
+      earlier ones, and they are dropped when `fun` is garbage-collected.
+      So a global `fun` reads is read when it is traced; a changed value is
+      not seen until `clear_caches()` (JAX's "pure functions" caveat).
+      Equal functions share a key (`obj.method` taken twice); a
+      `functools.partial` is keyed on the partial object; a callable that
+      cannot be weakly referenced or hashed is keyed on the returned
+      object instead;
+    * the options `static_argnums`/`static_argnames`/`donate_argnums`/
+      `donate_argnames`;
+    * the call: input pytree structure, shapes, dtypes and weak types of the
+      leaves, static argument values, config and active named axes.
+
+    The cache holds at most 4096 traces, all functions together
+    (`config.update("microjax_jit_cache_size", n)`), evicting the least
+    recently used first; `clear_caches()` empties it. Traces that close over
+    values of an enclosing transformation are not kept."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, donate_argnames=donate_argnames)
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
     impl = _Jitted(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
-    wrapped = _core.JitFunction(impl)
-    impl.rust = wrapped
+    wrapped = _core.JitFunction(impl, impl.owner)
+    impl.rust = weakref.ref(wrapped)
+    if impl.owner is None:  # keyed on the jit object: its traces go with it
+        impl.owner = wrapped._owner
+        weakref.finalize(wrapped, _trace_cache.drop_owner, impl.owner).atexit = False
     try:
         functools.update_wrapper(wrapped, fun)
     except (AttributeError, TypeError):

@@ -55,6 +55,17 @@ def _set_compile_cache_size(value):
     _core.set_compile_cache_size(value)
 
 
+def _set_jit_cache_size(value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_jit_cache_size must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"microjax_jit_cache_size must be >= 0, got {value}")
+    from . import _trace_cache
+
+    _trace_cache.set_size(value)
+
+
 def _set_buffer_pool_bytes(value):
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(
@@ -90,6 +101,9 @@ class Config:
             # Entries of the structural compile cache the un-jitted
             # transforms run through (0 turns it off: always interpreted).
             "microjax_compile_cache_size": 512,
+            # Traces `jit`'s trace cache keeps, all functions together (0
+            # turns it off: every call traces); see _trace_cache.py.
+            "microjax_jit_cache_size": 4096,
             # Most bytes the host buffer pool keeps for reuse by the
             # compiled executor (0 turns it off).
             "microjax_buffer_pool_bytes": 256 << 20,
@@ -106,6 +120,8 @@ class Config:
             _check_default_device(value)
         elif name == "microjax_compile_cache_size":
             _set_compile_cache_size(value)
+        elif name == "microjax_jit_cache_size":
+            _set_jit_cache_size(value)
         elif name == "microjax_buffer_pool_bytes":
             _set_buffer_pool_bytes(value)
         self._values[name] = value

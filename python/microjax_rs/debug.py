@@ -55,6 +55,18 @@ def compile_cache_clear():
     _core.compile_cache_clear()
 
 
+def jit_cache_stats():
+    """State of `jit`'s trace cache (a microjax_rs extension): `entries`
+    (traces held, all functions together), `fast_entries` (of those, the
+    ones a call with array arguments reaches without entering Python),
+    `capacity` (`microjax_jit_cache_size`, default 4096), `evictions`
+    (since start) and `functions` (wrapped functions the cache holds a weak
+    key for). `jax.clear_caches()` empties it."""
+    from . import _trace_cache
+
+    return _trace_cache.stats()
+
+
 def buffer_pool_stats():
     """Counters of the host buffer pool (a microjax_rs extension): `hits`,
     `misses` (fused-pass outputs served from the pool or freshly
@@ -73,4 +85,4 @@ def buffer_pool_clear():
 
 
 __all__ = ["buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
-           "compile_cache_stats", "plan_stats", "print"]
+           "compile_cache_stats", "jit_cache_stats", "plan_stats", "print"]

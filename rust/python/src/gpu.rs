@@ -138,6 +138,13 @@ pub fn gpu_run(
         .collect())
 }
 
+/// Drops every cached device plan (`clear_caches`).
+#[pyfunction]
+pub fn gpu_plan_cache_clear() {
+    let plans = PLANS.lock().map(|mut c| std::mem::take(&mut *c));
+    drop(plans);
+}
+
 /// The CUDA C source of every kernel the device plan of `prog` generates
 /// (no GPU needed).
 #[pyfunction]
@@ -160,6 +167,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpu_device_info, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_put, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_run, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_plan_cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_kernel_sources, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_host_steps, m)?)?;
     Ok(())

@@ -1,16 +1,17 @@
 //! `JitFunction`: `jit`'s call path. A call with only `ArrayImpl` positional
-//! arguments (no kwargs, no trace active) looks up `(config epoch, [(dtype,
-//! shape, weak)])` in a Rust hash map and runs the cached program; anything
-//! else (or a miss) calls the Python fallback, which traces, compiles and
-//! inserts.
+//! arguments (no kwargs, no trace active) looks up its fast key `[owner,
+//! config epoch, (dtype, weak, shape) per argument]` in `jit`'s trace cache
+//! (`trace_cache.rs`, shared by every wrapper of one function) and runs the
+//! compiled program; anything else (or a miss) calls the Python fallback,
+//! which traces, compiles and attaches the program to the cache entry.
 
 use crate::array::ArrayImpl;
 use crate::globals::{epoch, no_trace};
 use crate::prim::{jaxpr_handle, DETACH_ELEMS};
+use crate::trace_cache::{self, FastKey};
 use crate::CoreResultExt;
 use microjax::dtype::ALL_DTYPES;
 use microjax::exec::compiled::Compiled;
-use microjax::ir::hash::FastHasher;
 use microjax::{DType, HostArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
@@ -18,13 +19,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-type Key = Vec<u64>;
-/// The keys are short vectors of small integers: a word-at-a-time hash.
-type Map = HashMap<Key, Arc<Entry>, BuildHasherDefault<FastHasher>>;
 
 /// How program outputs are arranged into the Python result.
 enum OutSpec {
@@ -117,19 +113,6 @@ impl OutSpec {
             }
         }
     }
-
-    fn traverse(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-        match self {
-            OutSpec::Leaf | OutSpec::None => Ok(()),
-            OutSpec::Tuple(c) | OutSpec::List(c) => c.iter().try_for_each(|s| s.traverse(visit)),
-            OutSpec::Dict(keys, c) => {
-                for k in keys {
-                    visit.call(k)?;
-                }
-                c.iter().try_for_each(|s| s.traverse(visit))
-            }
-        }
-    }
 }
 
 /// Adapter so the recursive builder can take `&mut dyn Iterator`.
@@ -142,7 +125,8 @@ impl Iterator for LeafIter<'_> {
     }
 }
 
-struct Entry {
+/// What the fast path runs for one signature of one jitted function.
+pub(crate) struct FastEntry {
     /// The program with its literals materialized once (steady-state runs
     /// allocate only what the kernels return).
     plan: Arc<Compiled>,
@@ -157,20 +141,36 @@ fn dtype_code(d: DType) -> u64 {
         .map_or(u64::MAX, |p| p as u64)
 }
 
-/// The cache key: epoch, then per argument `dtype | weak << 8 | ndim << 16`
-/// followed by its dims.
-fn push_arg_key(key: &mut Key, a: &ArrayImpl) {
+/// The fast key after `[owner, epoch]`: per argument `dtype | weak << 8 |
+/// ndim << 16` followed by its dims.
+fn push_arg_key(key: &mut FastKey, a: &ArrayImpl) {
     let shape = a.arr.shape();
     key.push(dtype_code(a.arr.dtype()) | (u64::from(a.weak) << 8) | ((shape.len() as u64) << 16));
     key.extend(shape.iter().map(|&d| d as u64));
 }
 
-/// A jitted function: Rust cache lookup on the hot path, Python fallback on
-/// a miss. Instances have a `__dict__` so `functools.update_wrapper` works.
+/// A jitted function: trace cache lookup in Rust on the hot path, Python
+/// fallback on a miss. Instances have a `__dict__` so
+/// `functools.update_wrapper` works.
 #[pyclass(frozen, dict, weakref, name = "JitFunction", module = "microjax_rs")]
 pub struct JitFunction {
     fallback: Mutex<Option<Py<PyAny>>>,
-    cache: Mutex<Map>,
+    /// The trace cache owner token its entries are filed under (the Python
+    /// side may move it to another token: `_set_owner`).
+    owner: AtomicU64,
+    /// Whether the token was made for this object alone (no function to
+    /// key on weakly): its entries are dropped with it.
+    private_owner: bool,
+}
+
+impl Drop for JitFunction {
+    fn drop(&mut self) {
+        if self.private_owner {
+            drop(trace_cache::remove_owner(
+                self.owner.load(Ordering::Relaxed),
+            ));
+        }
+    }
 }
 
 impl JitFunction {
@@ -185,10 +185,6 @@ impl JitFunction {
         }
     }
 
-    fn lookup(&self, key: &Key) -> Option<Arc<Entry>> {
-        self.cache.lock().ok()?.get(key).cloned()
-    }
-
     /// The fast path; Ok(None) when it does not apply or misses.
     fn try_fast<'py>(
         &self,
@@ -196,7 +192,8 @@ impl JitFunction {
         args: &Bound<'py, PyTuple>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let n = args.len();
-        let mut key: Key = Vec::with_capacity(n.saturating_mul(4).saturating_add(1));
+        let mut key: FastKey = Vec::with_capacity(n.saturating_mul(4).saturating_add(2));
+        key.push(self.owner.load(Ordering::Relaxed));
         key.push(epoch());
         let mut arrs: Vec<Arc<HostArray>> = Vec::with_capacity(n);
         let mut total = 0usize;
@@ -212,7 +209,7 @@ impl JitFunction {
             total = total.saturating_add(arr.arr.size());
             arrs.push(arr.arr.clone());
         }
-        let Some(entry) = self.lookup(&key) else {
+        let Some(entry) = trace_cache::fast_hit(&key) else {
             return Ok(None);
         };
         let outs = if total > DETACH_ELEMS {
@@ -258,8 +255,11 @@ pub(crate) fn bind_method<'py>(
 
 #[pymethods]
 impl JitFunction {
+    /// `owner`: the trace cache token to file entries under (None: a
+    /// private one, dropped with this object).
     #[new]
-    fn py_new(fallback: &Bound<'_, PyAny>) -> PyResult<JitFunction> {
+    #[pyo3(signature = (fallback, owner = None))]
+    fn py_new(fallback: &Bound<'_, PyAny>, owner: Option<u64>) -> PyResult<JitFunction> {
         if !fallback.is_callable() {
             return Err(PyTypeError::new_err(
                 "JitFunction needs a callable fallback",
@@ -267,7 +267,8 @@ impl JitFunction {
         }
         Ok(JitFunction {
             fallback: Mutex::new(Some(fallback.clone().unbind())),
-            cache: Mutex::new(Map::default()),
+            owner: AtomicU64::new(owner.unwrap_or_else(trace_cache::new_owner)),
+            private_owner: owner.is_none(),
         })
     }
 
@@ -287,15 +288,19 @@ impl JitFunction {
         self.fallback(py)?.call(args, kwargs)
     }
 
-    /// Caches `exe` for calls whose arguments look like `args` (dtype, shape,
-    /// weak type; current config epoch). `out_spec` arranges the outputs:
-    /// `-1` (a leaf), `("tuple", [..])`, `("list", [..])`, `("none",)`,
-    /// `("dict", [keys], [..])`.
+    /// Serves calls whose arguments look like `args` (dtype, shape, weak
+    /// type; current config epoch) with `exe` on the fast path. `out_spec`
+    /// arranges the outputs: `-1` (a leaf), `("tuple", [..])`, `("list",
+    /// [..])`, `("none",)`, `("dict", [keys], [..])`. `entry`: the trace
+    /// cache entry (of this object's owner) to attach it to; None makes an
+    /// entry only the fast path reaches.
+    #[pyo3(signature = (args, exe, out_spec, entry = None))]
     fn _cache_insert(
         &self,
         args: Vec<PyRef<'_, ArrayImpl>>,
         exe: &Bound<'_, PyAny>,
         out_spec: &Bound<'_, PyAny>,
+        entry: Option<u64>,
     ) -> PyResult<()> {
         let prog = jaxpr_handle(exe)
             .ok_or_else(|| PyTypeError::new_err("_cache_insert needs a ClosedJaxpr"))?;
@@ -325,7 +330,7 @@ impl JitFunction {
                 )));
             }
         }
-        let mut key: Key = vec![epoch()];
+        let mut key: FastKey = vec![self.owner.load(Ordering::Relaxed), epoch()];
         for a in args.iter() {
             push_arg_key(&mut key, a);
         }
@@ -338,27 +343,43 @@ impl JitFunction {
         let plan = microjax::exec::cache::global()
             .plan(&prog, sig, epoch())
             .py()?;
-        let entry = Arc::new(Entry {
+        let fast = Arc::new(FastEntry {
             plan,
             out_weak: out_avals.iter().map(|a| a.weak_type).collect(),
             spec,
         });
-        let old = self
-            .cache
-            .lock()
-            .map_err(|_| PyValueError::new_err("jit cache poisoned"))?
-            .insert(key, entry);
-        drop(old);
+        drop(trace_cache::attach_fast(entry, key, fast));
         Ok(())
     }
 
+    /// Fast-path entries of this object's owner.
     fn _cache_size(&self) -> usize {
-        self.cache.lock().map(|c| c.len()).unwrap_or(0)
+        trace_cache::owner_fast_len(self.owner.load(Ordering::Relaxed))
     }
 
+    /// Drops every trace cache entry of this object's owner.
     fn _cache_clear(&self) {
-        let old = self.cache.lock().map(|mut c| std::mem::take(&mut *c));
-        drop(old);
+        drop(trace_cache::remove_owner(
+            self.owner.load(Ordering::Relaxed),
+        ));
+    }
+
+    /// The trace cache owner token.
+    #[getter]
+    fn _owner(&self) -> u64 {
+        self.owner.load(Ordering::Relaxed)
+    }
+
+    /// Files later entries (and looks up) under `owner`; not for an object
+    /// with a private owner.
+    fn _set_owner(&self, owner: u64) -> PyResult<()> {
+        if self.private_owner {
+            return Err(PyValueError::new_err(
+                "this jitted function keys its traces on itself",
+            ));
+        }
+        self.owner.store(owner, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Method binding: `obj.f` is `functools.partial(f, obj)`.
@@ -395,17 +416,11 @@ impl JitFunction {
                 visit.call(f)?;
             }
         }
-        if let Ok(c) = self.cache.try_lock() {
-            for e in c.values() {
-                e.spec.traverse(&visit)?;
-            }
-        }
         Ok(())
     }
 
     fn __clear__(&self) {
         let f = self.fallback.lock().map(|mut g| g.take());
-        let c = self.cache.lock().map(|mut c| std::mem::take(&mut *c));
-        drop((f, c));
+        drop(f);
     }
 }

@@ -20,6 +20,7 @@ mod memory;
 mod ops;
 mod prim;
 mod staging;
+mod trace_cache;
 mod tracer;
 mod transforms;
 
@@ -103,5 +104,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     transforms::register(m)?;
     memory::register(m)?;
     gpu::register(m)?;
+    trace_cache::register(m)?;
     Ok(())
 }
