@@ -19,12 +19,13 @@
 //! `reduce_max` (the tangent averaged over the maximal examples);
 //! `axis_index` has an integer output and no tangent.
 
-use super::params::Param;
-use super::rules::Operand;
+use super::family::{emit, emit1, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::params::{Lookup, Param, ParamList};
 use super::{BinaryOp, CmpOp, Primitive, ReduceOp};
+use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval};
+use crate::ir::{Atom, Aval, Effect};
 use crate::DType;
 
 /// The reduction of `psum` / `pmax` / `pmin`.
@@ -76,39 +77,7 @@ pub enum Collective {
     },
 }
 
-/// JAX's primitive names of the family.
-pub const NAMES: &[&str] = &[
-    "psum",
-    "pmax",
-    "pmin",
-    "all_gather",
-    "reduce_scatter",
-    "all_to_all",
-    "axis_index",
-    "ppermute",
-];
-
 impl Collective {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Collective::AllReduce { op, .. } => match op {
-                AllReduceOp::Sum => "psum",
-                AllReduceOp::Max => "pmax",
-                AllReduceOp::Min => "pmin",
-            },
-            Collective::AllGather { .. } => "all_gather",
-            Collective::ReduceScatter { .. } => "reduce_scatter",
-            Collective::AllToAll { .. } => "all_to_all",
-            Collective::AxisIndex { .. } => "axis_index",
-            Collective::Ppermute { .. } => "ppermute",
-        }
-    }
-
-    /// `psum`/`pmax`/`pmin` take and return any number of operands.
-    pub fn multiple_results(&self) -> bool {
-        matches!(self, Collective::AllReduce { .. })
-    }
-
     /// The axis names the collective reduces or exchanges over.
     pub fn axis_names(&self) -> Vec<&str> {
         match self {
@@ -119,44 +88,6 @@ impl Collective {
             | Collective::AxisIndex { axis_name }
             | Collective::Ppermute { axis_name, .. } => vec![axis_name.as_str()],
         }
-    }
-
-    /// One instance of each primitive, for rule listings.
-    pub fn examples() -> Vec<Collective> {
-        let i = || "i".to_string();
-        let mut out: Vec<Collective> = [AllReduceOp::Sum, AllReduceOp::Max, AllReduceOp::Min]
-            .into_iter()
-            .map(|op| Collective::AllReduce {
-                op,
-                axes: vec![i()],
-            })
-            .collect();
-        out.extend([
-            Collective::AllGather {
-                axis_name: i(),
-                all_gather_dimension: 0,
-                axis_size: 2,
-                tiled: false,
-            },
-            Collective::ReduceScatter {
-                axis_name: i(),
-                scatter_dimension: 0,
-                axis_size: 2,
-                tiled: false,
-            },
-            Collective::AllToAll {
-                axis_name: i(),
-                split_axis: 0,
-                concat_axis: 0,
-                axis_size: 2,
-            },
-            Collective::AxisIndex { axis_name: i() },
-            Collective::Ppermute {
-                axis_name: i(),
-                perm: vec![(0, 1), (1, 0)],
-            },
-        ]);
-        out
     }
 }
 
@@ -246,224 +177,10 @@ fn exact_div(s: usize, n: usize) -> Option<usize> {
         .flatten()
 }
 
-/// Output avals (per example).
-pub fn abstract_eval(c: &Collective, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let prim = c.name();
-    match c {
-        Collective::AllReduce { op, .. } => {
-            for a in ins {
-                let ok = match op {
-                    AllReduceOp::Sum => a.dtype.is_numeric(),
-                    AllReduceOp::Max | AllReduceOp::Min => {
-                        a.dtype.is_numeric() || a.dtype == DType::Bool
-                    }
-                };
-                if !ok {
-                    return Err(Error::dtype(prim, &[a.dtype], "expected numeric operands"));
-                }
-            }
-            Ok(ins.to_vec())
-        }
-        Collective::AllGather {
-            all_gather_dimension: d,
-            axis_size: n,
-            tiled,
-            ..
-        } => {
-            let x = one(prim, ins)?;
-            let mut shape = x.shape.clone();
-            if *tiled {
-                let s = dim_of(prim, &x.shape, *d, "all_gather_dimension")?;
-                let grown = s.checked_mul(*n).ok_or_else(|| Error::Overflow {
-                    what: "all_gather",
-                    detail: format!("{s} * {n}"),
-                })?;
-                if let Some(slot) = shape.get_mut(*d) {
-                    *slot = grown;
-                }
-            } else {
-                if *d > shape.len() {
-                    return Err(Error::shape(
-                        prim,
-                        &[&x.shape],
-                        format!("all_gather_dimension {d} is out of range"),
-                    ));
-                }
-                shape.insert(*d, *n);
-            }
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
-        Collective::ReduceScatter {
-            scatter_dimension: d,
-            axis_size: n,
-            tiled,
-            ..
-        } => {
-            let x = one(prim, ins)?;
-            if !x.dtype.is_numeric() {
-                return Err(Error::dtype(prim, &[x.dtype], "expected a numeric operand"));
-            }
-            let s = dim_of(prim, &x.shape, *d, "scatter_dimension")?;
-            let mut shape = x.shape.clone();
-            if *tiled {
-                let Some(q) = exact_div(s, *n) else {
-                    return Err(Error::shape(
-                        prim,
-                        &[&x.shape],
-                        format!(
-                            "scatter dimension size {s} must be a multiple of the axis size {n}"
-                        ),
-                    ));
-                };
-                if let Some(slot) = shape.get_mut(*d) {
-                    *slot = q;
-                }
-            } else {
-                if s != *n {
-                    return Err(Error::shape(
-                        prim,
-                        &[&x.shape],
-                        format!("scatter dimension size {s} must equal the axis size {n}"),
-                    ));
-                }
-                shape.remove(*d);
-            }
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
-        Collective::AllToAll {
-            split_axis,
-            concat_axis,
-            axis_size: n,
-            ..
-        } => {
-            let x = one(prim, ins)?;
-            let s = dim_of(prim, &x.shape, *split_axis, "split_axis")?;
-            dim_of(prim, &x.shape, *concat_axis, "concat_axis")?;
-            let Some(q) = exact_div(s, *n) else {
-                return Err(Error::shape(
-                    prim,
-                    &[&x.shape],
-                    format!("split axis size {s} must be a multiple of the axis size {n}"),
-                ));
-            };
-            let mut shape = x.shape.clone();
-            if let Some(slot) = shape.get_mut(*split_axis) {
-                *slot = q;
-            }
-            if let Some(slot) = shape.get_mut(*concat_axis) {
-                *slot = slot.checked_mul(*n).ok_or_else(|| Error::Overflow {
-                    what: "all_to_all",
-                    detail: format!("concat axis times {n}"),
-                })?;
-            }
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
-        Collective::AxisIndex { .. } => {
-            if !ins.is_empty() {
-                return Err(Error::Arity {
-                    prim,
-                    expected: 0,
-                    got: ins.len(),
-                });
-            }
-            Ok(vec![Aval::new(Vec::new(), DType::I32)])
-        }
-        Collective::Ppermute { perm, .. } => {
-            let x = one(prim, ins)?;
-            let mut srcs: Vec<usize> = perm.iter().map(|p| p.0).collect();
-            let mut dsts: Vec<usize> = perm.iter().map(|p| p.1).collect();
-            srcs.sort_unstable();
-            dsts.sort_unstable();
-            srcs.dedup();
-            dsts.dedup();
-            if srcs.len() != perm.len() || dsts.len() != perm.len() {
-                return Err(Error::param(
-                    prim,
-                    "perm",
-                    format!("sources and destinations must be unique, got {perm:?}"),
-                ));
-            }
-            Ok(vec![x.clone()])
-        }
-    }
-}
-
-/// Evaluation outside any map: the axis is unbound.
-pub fn eval(c: &Collective) -> Result<Vec<crate::HostArray>> {
-    Err(unbound(c))
-}
-
 // ---------------------------------------------------------------------------
 // Params
 
-impl Collective {
-    /// Params as JAX shows them.
-    pub fn params(&self) -> super::params::ParamList {
-        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        let names = |v: &[String]| Param::Tuple(v.iter().map(|s| Param::Str(s.clone())).collect());
-        match self {
-            Collective::AllReduce { axes, .. } => {
-                vec![("axes", names(axes)), ("axis_index_groups", Param::None)]
-            }
-            Collective::AllGather {
-                axis_name,
-                all_gather_dimension,
-                axis_size,
-                tiled,
-            } => vec![
-                ("all_gather_dimension", int(*all_gather_dimension)),
-                ("axis_name", Param::Str(axis_name.clone())),
-                ("axis_index_groups", Param::None),
-                ("axis_size", int(*axis_size)),
-                ("tiled", Param::Bool(*tiled)),
-            ],
-            Collective::ReduceScatter {
-                axis_name,
-                scatter_dimension,
-                axis_size,
-                tiled,
-            } => vec![
-                ("scatter_dimension", int(*scatter_dimension)),
-                ("axis_name", Param::Str(axis_name.clone())),
-                ("axis_index_groups", Param::None),
-                ("axis_size", int(*axis_size)),
-                ("tiled", Param::Bool(*tiled)),
-            ],
-            Collective::AllToAll {
-                axis_name,
-                split_axis,
-                concat_axis,
-                axis_size,
-            } => vec![
-                ("split_axis", int(*split_axis)),
-                ("concat_axis", int(*concat_axis)),
-                ("axis_name", Param::Str(axis_name.clone())),
-                ("axis_index_groups", Param::None),
-                ("axis_size", int(*axis_size)),
-            ],
-            Collective::AxisIndex { axis_name } => {
-                vec![("axis_name", Param::Str(axis_name.clone()))]
-            }
-            Collective::Ppermute { axis_name, perm } => vec![
-                ("axis_name", Param::Str(axis_name.clone())),
-                (
-                    "perm",
-                    Param::Tuple(
-                        perm.iter()
-                            .map(|&(s, d)| {
-                                Param::Ints(vec![
-                                    i64::try_from(s).unwrap_or(i64::MAX),
-                                    i64::try_from(d).unwrap_or(i64::MAX),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                ),
-            ],
-        }
-    }
-}
-
+/// The params of one collective being rebuilt.
 struct Args<'a> {
     prim: &'static str,
     params: &'a [(String, Param)],
@@ -559,133 +276,11 @@ impl Args<'_> {
     }
 }
 
-/// The collective named `name` with these params; `None` when `name` is not
-/// a collective.
-pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Option<Collective>> {
-    let Some(prim) = NAMES.iter().copied().find(|n| *n == name) else {
-        return Ok(None);
-    };
-    let a = Args { prim, params };
-    let reduce = |op| -> Result<Collective> {
-        a.groups_absent()?;
-        Ok(Collective::AllReduce {
-            op,
-            axes: a.names("axes")?,
-        })
-    };
-    Ok(Some(match prim {
-        "psum" => reduce(AllReduceOp::Sum)?,
-        "pmax" => reduce(AllReduceOp::Max)?,
-        "pmin" => reduce(AllReduceOp::Min)?,
-        "all_gather" => {
-            a.groups_absent()?;
-            Collective::AllGather {
-                axis_name: a.name("axis_name")?,
-                all_gather_dimension: a.usize("all_gather_dimension")?,
-                axis_size: a.usize("axis_size")?,
-                tiled: a.flag("tiled")?,
-            }
-        }
-        "reduce_scatter" => {
-            a.groups_absent()?;
-            Collective::ReduceScatter {
-                axis_name: a.name("axis_name")?,
-                scatter_dimension: a.usize("scatter_dimension")?,
-                axis_size: a.usize("axis_size")?,
-                tiled: a.flag("tiled")?,
-            }
-        }
-        "all_to_all" => {
-            a.groups_absent()?;
-            Collective::AllToAll {
-                axis_name: a.name("axis_name")?,
-                split_axis: a.usize("split_axis")?,
-                concat_axis: a.usize("concat_axis")?,
-                axis_size: a.usize("axis_size")?,
-            }
-        }
-        "axis_index" => Collective::AxisIndex {
-            axis_name: a.name("axis_name")?,
-        },
-        _ => Collective::Ppermute {
-            axis_name: a.name("axis_name")?,
-            perm: a.perm("perm")?,
-        },
-    }))
-}
-
 // ---------------------------------------------------------------------------
 // JVP and transpose
 
-fn bind(b: &mut Builder, c: Collective, ins: Vec<Atom>) -> Result<Vec<Atom>> {
-    Ok(b.add_eqn(Primitive::Collective(c), ins, None)?
-        .into_iter()
-        .map(Atom::Var)
-        .collect())
-}
-
-fn bind1(b: &mut Builder, c: Collective, x: Atom) -> Result<Atom> {
-    b.add_eqn1(Primitive::Collective(c), vec![x])
-}
-
 fn is_float(b: &Builder, x: &Atom) -> Result<bool> {
     Ok(b.aval(x)?.dtype.is_float())
-}
-
-/// JVP rule.
-pub fn jvp(
-    c: &Collective,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    if xs.len() != ts.len() {
-        return Err(Error::Arity {
-            prim: c.name(),
-            expected: xs.len(),
-            got: ts.len(),
-        });
-    }
-    let outs = bind(b, c.clone(), xs.to_vec())?;
-    let tangents = match c {
-        Collective::AxisIndex { .. } => vec![None],
-        Collective::AllReduce {
-            op: AllReduceOp::Sum,
-            ..
-        } => {
-            // One psum of the present float tangents.
-            let mut keep = Vec::new();
-            for (x, t) in xs.iter().zip(ts) {
-                keep.push(match t {
-                    Some(t) if is_float(b, x)? => Some(t.clone()),
-                    _ => None,
-                });
-            }
-            let present: Vec<Atom> = keep.iter().flatten().cloned().collect();
-            let mut summed = bind(b, c.clone(), present)?.into_iter();
-            keep.iter()
-                .map(|t| t.as_ref().and_then(|_| summed.next()))
-                .collect()
-        }
-        Collective::AllReduce { axes, .. } => {
-            let mut out = Vec::with_capacity(xs.len());
-            for ((x, t), z) in xs.iter().zip(ts).zip(&outs) {
-                out.push(match t {
-                    Some(t) if is_float(b, x)? => Some(extremum_tangent(b, axes, x, z, t)?),
-                    _ => None,
-                });
-            }
-            out
-        }
-        _ => {
-            let (x, t) = (one(c.name(), xs)?, one(c.name(), ts)?);
-            match t {
-                Some(t) if is_float(b, x)? => vec![Some(bind1(b, c.clone(), t.clone())?)],
-                _ => vec![None],
-            }
-        }
-    };
-    Ok((outs, tangents))
 }
 
 /// Tangent of `pmax`/`pmin` as `reduce_max`'s: the tangents of the examples
@@ -712,89 +307,10 @@ fn extremum_tangent(
     };
     // Two psums: the count is known (primal), the numerator linear, and
     // partial evaluation splits by equation.
-    let count = bind1(b, psum.clone(), mask.clone())?;
+    let count = emit1(b, psum.clone(), vec![mask.clone()])?;
     let tm = b.binary(BinaryOp::Mul, t.clone(), mask)?;
-    let num = bind1(b, psum, tm)?;
+    let num = emit1(b, psum, vec![tm])?;
     b.binary(BinaryOp::Div, num, count)
-}
-
-/// Transpose rule (linear collectives only).
-pub fn transpose(
-    c: &Collective,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    let t = match c {
-        Collective::AllReduce {
-            op: AllReduceOp::Sum,
-            ..
-        } => {
-            let present: Vec<Atom> = cts
-                .iter()
-                .zip(ops)
-                .filter(|(_, o)| o.is_linear())
-                .filter_map(|(ct, _)| ct.clone())
-                .collect();
-            let mut summed = bind(b, c.clone(), present)?.into_iter();
-            return Ok(cts
-                .iter()
-                .zip(ops)
-                .map(|(ct, o)| match (ct, o.is_linear()) {
-                    (Some(_), true) => summed.next(),
-                    _ => None,
-                })
-                .collect());
-        }
-        Collective::AllGather {
-            axis_name,
-            all_gather_dimension,
-            axis_size,
-            tiled,
-        } => Collective::ReduceScatter {
-            axis_name: axis_name.clone(),
-            scatter_dimension: *all_gather_dimension,
-            axis_size: *axis_size,
-            tiled: *tiled,
-        },
-        Collective::ReduceScatter {
-            axis_name,
-            scatter_dimension,
-            axis_size,
-            tiled,
-        } => Collective::AllGather {
-            axis_name: axis_name.clone(),
-            all_gather_dimension: *scatter_dimension,
-            axis_size: *axis_size,
-            tiled: *tiled,
-        },
-        Collective::AllToAll {
-            axis_name,
-            split_axis,
-            concat_axis,
-            axis_size,
-        } => Collective::AllToAll {
-            axis_name: axis_name.clone(),
-            split_axis: *concat_axis,
-            concat_axis: *split_axis,
-            axis_size: *axis_size,
-        },
-        Collective::Ppermute { axis_name, perm } => Collective::Ppermute {
-            axis_name: axis_name.clone(),
-            perm: perm.iter().map(|&(s, d)| (d, s)).collect(),
-        },
-        Collective::AllReduce { .. } | Collective::AxisIndex { .. } => {
-            return Err(Error::Typecheck(format!(
-                "cannot transpose {}: it is not linear",
-                c.name()
-            )))
-        }
-    };
-    let ct = one(c.name(), cts)?;
-    Ok(vec![match ct {
-        Some(ct) => Some(bind1(b, t, ct.clone())?),
-        None => None,
-    }])
 }
 
 // ---------------------------------------------------------------------------
@@ -856,114 +372,6 @@ fn check_size(c: &Collective, want: usize, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Batching rule. `axis` is the name of the axis being batched (`None`
-/// for an unnamed vmap): a collective over it becomes array code over the
-/// batch dim; over any other axis the collective is bound again with the
-/// batch dim kept (moved to the front where its params count axes).
-pub fn batch(
-    c: &Collective,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-    axis: Option<&str>,
-) -> Result<Batched> {
-    if ins.len() != dims.len() {
-        return Err(Error::Arity {
-            prim: c.name(),
-            expected: ins.len(),
-            got: dims.len(),
-        });
-    }
-    let here = axis.filter(|a| c.axis_names().contains(a));
-    if let Collective::AllReduce { op, axes } = c {
-        return batch_all_reduce(b, *op, axes, ins, dims, n, here);
-    }
-    if here.is_none() {
-        return batch_other_axis(c, b, ins, dims, n);
-    }
-    if let Collective::AxisIndex { .. } = c {
-        let iota = b.add_eqn1(
-            Primitive::Iota {
-                dtype: DType::I32,
-                shape: vec![n],
-                dimension: 0,
-            },
-            Vec::new(),
-        )?;
-        return Ok((vec![iota], vec![Some(0)]));
-    }
-    let x = one(c.name(), ins)?.clone();
-    let d = *one(c.name(), dims)?;
-    let (y, yd) = match c {
-        Collective::AllGather {
-            all_gather_dimension: g,
-            axis_size,
-            tiled,
-            ..
-        } => {
-            check_size(c, *axis_size, n)?;
-            // Every example sees the same stack: an unbatched result.
-            let stacked = match d {
-                Some(d) => move_axis(b, x, d, *g)?,
-                None => add_batch_axis(b, x, n, *g)?,
-            };
-            if *tiled {
-                let shape = merge_axes(&b.aval(&stacked)?.shape, *g)?;
-                (reshape(b, stacked, shape)?, None)
-            } else {
-                (stacked, None)
-            }
-        }
-        Collective::ReduceScatter {
-            scatter_dimension: s,
-            axis_size,
-            tiled,
-            ..
-        } => {
-            check_size(c, *axis_size, n)?;
-            let total = match d {
-                Some(d) => b.add_eqn1(
-                    Primitive::Reduce {
-                        op: ReduceOp::Sum,
-                        axes: vec![d],
-                    },
-                    vec![x],
-                )?,
-                None => scale(b, x, n)?,
-            };
-            // Block `j` of the scatter dimension belongs to example `j`.
-            if *tiled {
-                let shape = split_axis(&b.aval(&total)?.shape, *s, n);
-                (reshape(b, total, shape)?, Some(*s))
-            } else {
-                (total, Some(*s))
-            }
-        }
-        Collective::AllToAll {
-            split_axis: a,
-            concat_axis: k,
-            axis_size,
-            ..
-        } => {
-            check_size(c, *axis_size, n)?;
-            let x0 = batch_front(b, &x, d, n)?;
-            (all_to_all_mapped(b, x0, *a, *k, n)?, Some(0))
-        }
-        Collective::Ppermute { perm, .. } => {
-            let x0 = batch_front(b, &x, d, n)?;
-            (ppermute_mapped(b, x0, perm, n)?, Some(0))
-        }
-        Collective::AllReduce { .. } | Collective::AxisIndex { .. } => {
-            return Err(Error::InvalidArgument(format!(
-                "vmap of {}: handled above",
-                c.name()
-            )))
-        }
-    };
-    Ok((vec![y], vec![yd]))
-}
-
 /// `x * n` (psum of a value equal on every example).
 fn scale(b: &mut Builder, x: Atom, n: usize) -> Result<Atom> {
     let dtype = b.aval(&x)?.dtype;
@@ -1015,7 +423,7 @@ fn batch_all_reduce(
         .cloned()
         .collect();
     if !rest.is_empty() {
-        outs = bind(b, Collective::AllReduce { op, axes: rest }, outs)?;
+        outs = emit(b, Collective::AllReduce { op, axes: rest }, outs)?;
     }
     Ok((outs, odims))
 }
@@ -1066,7 +474,7 @@ fn batch_other_axis(
         Collective::Ppermute { .. }
         | Collective::AllReduce { .. }
         | Collective::AxisIndex { .. } => {
-            let outs = bind(b, c.clone(), ins.to_vec())?;
+            let outs = emit(b, c.clone(), ins.to_vec())?;
             let odims = if ins.is_empty() {
                 vec![None; outs.len()]
             } else {
@@ -1078,7 +486,7 @@ fn batch_other_axis(
     let x = one(c.name(), ins)?;
     let d = *one(c.name(), dims)?;
     let x0 = batch_front(b, x, d, n)?;
-    Ok((vec![bind1(b, shifted, x0)?], vec![Some(0)]))
+    Ok((vec![emit1(b, shifted, vec![x0])?], vec![Some(0)]))
 }
 
 /// `all_to_all` over the mapped axis of `x` (mapped axis in front): example
@@ -1164,45 +572,579 @@ fn ppermute_mapped(b: &mut Builder, x: Atom, perm: &[(usize, usize)], n: usize) 
     b.add_eqn1(Primitive::Concatenate { dimension: 0 }, rows)
 }
 
-/// Rule-table entry points (the signatures of `prims::rules`).
-pub(crate) fn jvp_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    match p {
-        Primitive::Collective(c) => jvp(c, b, xs, ts),
-        _ => Err(Error::Typecheck(format!("{}: not a collective", p.name()))),
-    }
-}
+impl Family for Collective {
+    const NAMES: &'static [&'static str] = &[
+        "psum",
+        "pmax",
+        "pmin",
+        "all_gather",
+        "reduce_scatter",
+        "all_to_all",
+        "axis_index",
+        "ppermute",
+    ];
 
-pub(crate) fn transpose_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    match p {
-        Primitive::Collective(c) => transpose(c, b, cts, ops),
-        _ => Err(Error::Typecheck(format!("{}: not a collective", p.name()))),
-    }
-}
-
-/// The batch rule of the rule table: the axis being batched is the one the
-/// enclosing `batch_jaxpr` call names.
-pub(crate) fn batch_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    match p {
-        Primitive::Collective(c) => {
-            let axis = crate::transforms::batch::current_axis_name();
-            batch(c, b, ins, dims, n, axis.as_deref())
+    fn name(&self) -> &'static str {
+        match self {
+            Collective::AllReduce { op, .. } => match op {
+                AllReduceOp::Sum => "psum",
+                AllReduceOp::Max => "pmax",
+                AllReduceOp::Min => "pmin",
+            },
+            Collective::AllGather { .. } => "all_gather",
+            Collective::ReduceScatter { .. } => "reduce_scatter",
+            Collective::AllToAll { .. } => "all_to_all",
+            Collective::AxisIndex { .. } => "axis_index",
+            Collective::Ppermute { .. } => "ppermute",
         }
-        _ => Err(Error::Typecheck(format!("{}: not a collective", p.name()))),
+    }
+
+    /// `psum`/`pmax`/`pmin` take and return any number of operands.
+    fn multiple_results(&self) -> bool {
+        matches!(self, Collective::AllReduce { .. })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    /// Params as JAX shows them.
+    fn params(&self) -> ParamList {
+        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        let names = |v: &[String]| Param::Tuple(v.iter().map(|s| Param::Str(s.clone())).collect());
+        match self {
+            Collective::AllReduce { axes, .. } => {
+                vec![("axes", names(axes)), ("axis_index_groups", Param::None)]
+            }
+            Collective::AllGather {
+                axis_name,
+                all_gather_dimension,
+                axis_size,
+                tiled,
+            } => vec![
+                ("all_gather_dimension", int(*all_gather_dimension)),
+                ("axis_name", Param::Str(axis_name.clone())),
+                ("axis_index_groups", Param::None),
+                ("axis_size", int(*axis_size)),
+                ("tiled", Param::Bool(*tiled)),
+            ],
+            Collective::ReduceScatter {
+                axis_name,
+                scatter_dimension,
+                axis_size,
+                tiled,
+            } => vec![
+                ("scatter_dimension", int(*scatter_dimension)),
+                ("axis_name", Param::Str(axis_name.clone())),
+                ("axis_index_groups", Param::None),
+                ("axis_size", int(*axis_size)),
+                ("tiled", Param::Bool(*tiled)),
+            ],
+            Collective::AllToAll {
+                axis_name,
+                split_axis,
+                concat_axis,
+                axis_size,
+            } => vec![
+                ("split_axis", int(*split_axis)),
+                ("concat_axis", int(*concat_axis)),
+                ("axis_name", Param::Str(axis_name.clone())),
+                ("axis_index_groups", Param::None),
+                ("axis_size", int(*axis_size)),
+            ],
+            Collective::AxisIndex { axis_name } => {
+                vec![("axis_name", Param::Str(axis_name.clone()))]
+            }
+            Collective::Ppermute { axis_name, perm } => vec![
+                ("axis_name", Param::Str(axis_name.clone())),
+                (
+                    "perm",
+                    Param::Tuple(
+                        perm.iter()
+                            .map(|&(s, d)| {
+                                Param::Ints(vec![
+                                    i64::try_from(s).unwrap_or(i64::MAX),
+                                    i64::try_from(d).unwrap_or(i64::MAX),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                ),
+            ],
+        }
+    }
+
+    /// The collective named `name` with these params; `None` when `name` is
+    /// not a collective.
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Collective>> {
+        let params = params.list();
+        let Some(prim) = Self::NAMES.iter().copied().find(|n| *n == name) else {
+            return Ok(None);
+        };
+        let a = Args { prim, params };
+        let reduce = |op| -> Result<Collective> {
+            a.groups_absent()?;
+            Ok(Collective::AllReduce {
+                op,
+                axes: a.names("axes")?,
+            })
+        };
+        Ok(Some(match prim {
+            "psum" => reduce(AllReduceOp::Sum)?,
+            "pmax" => reduce(AllReduceOp::Max)?,
+            "pmin" => reduce(AllReduceOp::Min)?,
+            "all_gather" => {
+                a.groups_absent()?;
+                Collective::AllGather {
+                    axis_name: a.name("axis_name")?,
+                    all_gather_dimension: a.usize("all_gather_dimension")?,
+                    axis_size: a.usize("axis_size")?,
+                    tiled: a.flag("tiled")?,
+                }
+            }
+            "reduce_scatter" => {
+                a.groups_absent()?;
+                Collective::ReduceScatter {
+                    axis_name: a.name("axis_name")?,
+                    scatter_dimension: a.usize("scatter_dimension")?,
+                    axis_size: a.usize("axis_size")?,
+                    tiled: a.flag("tiled")?,
+                }
+            }
+            "all_to_all" => {
+                a.groups_absent()?;
+                Collective::AllToAll {
+                    axis_name: a.name("axis_name")?,
+                    split_axis: a.usize("split_axis")?,
+                    concat_axis: a.usize("concat_axis")?,
+                    axis_size: a.usize("axis_size")?,
+                }
+            }
+            "axis_index" => Collective::AxisIndex {
+                axis_name: a.name("axis_name")?,
+            },
+            _ => Collective::Ppermute {
+                axis_name: a.name("axis_name")?,
+                perm: a.perm("perm")?,
+            },
+        }))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    /// One instance of each primitive, for rule listings.
+    fn examples() -> Vec<Collective> {
+        let i = || "i".to_string();
+        let mut out: Vec<Collective> = [AllReduceOp::Sum, AllReduceOp::Max, AllReduceOp::Min]
+            .into_iter()
+            .map(|op| Collective::AllReduce {
+                op,
+                axes: vec![i()],
+            })
+            .collect();
+        out.extend([
+            Collective::AllGather {
+                axis_name: i(),
+                all_gather_dimension: 0,
+                axis_size: 2,
+                tiled: false,
+            },
+            Collective::ReduceScatter {
+                axis_name: i(),
+                scatter_dimension: 0,
+                axis_size: 2,
+                tiled: false,
+            },
+            Collective::AllToAll {
+                axis_name: i(),
+                split_axis: 0,
+                concat_axis: 0,
+                axis_size: 2,
+            },
+            Collective::AxisIndex { axis_name: i() },
+            Collective::Ppermute {
+                axis_name: i(),
+                perm: vec![(0, 1), (1, 0)],
+            },
+        ]);
+        out
+    }
+
+    /// Output avals (per example).
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let prim = self.name();
+        match self {
+            Collective::AllReduce { op, .. } => {
+                for a in ins {
+                    let ok = match op {
+                        AllReduceOp::Sum => a.dtype.is_numeric(),
+                        AllReduceOp::Max | AllReduceOp::Min => {
+                            a.dtype.is_numeric() || a.dtype == DType::Bool
+                        }
+                    };
+                    if !ok {
+                        return Err(Error::dtype(prim, &[a.dtype], "expected numeric operands"));
+                    }
+                }
+                Ok(ins.to_vec())
+            }
+            Collective::AllGather {
+                all_gather_dimension: d,
+                axis_size: n,
+                tiled,
+                ..
+            } => {
+                let x = one(prim, ins)?;
+                let mut shape = x.shape.clone();
+                if *tiled {
+                    let s = dim_of(prim, &x.shape, *d, "all_gather_dimension")?;
+                    let grown = s.checked_mul(*n).ok_or_else(|| Error::Overflow {
+                        what: "all_gather",
+                        detail: format!("{s} * {n}"),
+                    })?;
+                    if let Some(slot) = shape.get_mut(*d) {
+                        *slot = grown;
+                    }
+                } else {
+                    if *d > shape.len() {
+                        return Err(Error::shape(
+                            prim,
+                            &[&x.shape],
+                            format!("all_gather_dimension {d} is out of range"),
+                        ));
+                    }
+                    shape.insert(*d, *n);
+                }
+                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+            }
+            Collective::ReduceScatter {
+                scatter_dimension: d,
+                axis_size: n,
+                tiled,
+                ..
+            } => {
+                let x = one(prim, ins)?;
+                if !x.dtype.is_numeric() {
+                    return Err(Error::dtype(prim, &[x.dtype], "expected a numeric operand"));
+                }
+                let s = dim_of(prim, &x.shape, *d, "scatter_dimension")?;
+                let mut shape = x.shape.clone();
+                if *tiled {
+                    let Some(q) = exact_div(s, *n) else {
+                        return Err(Error::shape(
+                            prim,
+                            &[&x.shape],
+                            format!(
+                                "scatter dimension size {s} must be a multiple of the axis size {n}"
+                            ),
+                        ));
+                    };
+                    if let Some(slot) = shape.get_mut(*d) {
+                        *slot = q;
+                    }
+                } else {
+                    if s != *n {
+                        return Err(Error::shape(
+                            prim,
+                            &[&x.shape],
+                            format!("scatter dimension size {s} must equal the axis size {n}"),
+                        ));
+                    }
+                    shape.remove(*d);
+                }
+                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+            }
+            Collective::AllToAll {
+                split_axis,
+                concat_axis,
+                axis_size: n,
+                ..
+            } => {
+                let x = one(prim, ins)?;
+                let s = dim_of(prim, &x.shape, *split_axis, "split_axis")?;
+                dim_of(prim, &x.shape, *concat_axis, "concat_axis")?;
+                let Some(q) = exact_div(s, *n) else {
+                    return Err(Error::shape(
+                        prim,
+                        &[&x.shape],
+                        format!("split axis size {s} must be a multiple of the axis size {n}"),
+                    ));
+                };
+                let mut shape = x.shape.clone();
+                if let Some(slot) = shape.get_mut(*split_axis) {
+                    *slot = q;
+                }
+                if let Some(slot) = shape.get_mut(*concat_axis) {
+                    *slot = slot.checked_mul(*n).ok_or_else(|| Error::Overflow {
+                        what: "all_to_all",
+                        detail: format!("concat axis times {n}"),
+                    })?;
+                }
+                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+            }
+            Collective::AxisIndex { .. } => {
+                if !ins.is_empty() {
+                    return Err(Error::Arity {
+                        prim,
+                        expected: 0,
+                        got: ins.len(),
+                    });
+                }
+                Ok(vec![Aval::new(Vec::new(), DType::I32)])
+            }
+            Collective::Ppermute { perm, .. } => {
+                let x = one(prim, ins)?;
+                let mut srcs: Vec<usize> = perm.iter().map(|p| p.0).collect();
+                let mut dsts: Vec<usize> = perm.iter().map(|p| p.1).collect();
+                srcs.sort_unstable();
+                dsts.sort_unstable();
+                srcs.dedup();
+                dsts.dedup();
+                if srcs.len() != perm.len() || dsts.len() != perm.len() {
+                    return Err(Error::param(
+                        prim,
+                        "perm",
+                        format!("sources and destinations must be unique, got {perm:?}"),
+                    ));
+                }
+                Ok(vec![x.clone()])
+            }
+        }
+    }
+
+    /// Evaluation outside any map: the axis is unbound.
+    fn kernel(&self, _args: &[&HostArray], _outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        Err(unbound(self))
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let c = self;
+        if xs.len() != ts.len() {
+            return Err(Error::Arity {
+                prim: c.name(),
+                expected: xs.len(),
+                got: ts.len(),
+            });
+        }
+        let outs = emit(b, c.clone(), xs.to_vec())?;
+        let tangents = match c {
+            Collective::AxisIndex { .. } => vec![None],
+            Collective::AllReduce {
+                op: AllReduceOp::Sum,
+                ..
+            } => {
+                // One psum of the present float tangents.
+                let mut keep = Vec::new();
+                for (x, t) in xs.iter().zip(ts) {
+                    keep.push(match t {
+                        Some(t) if is_float(b, x)? => Some(t.clone()),
+                        _ => None,
+                    });
+                }
+                let present: Vec<Atom> = keep.iter().flatten().cloned().collect();
+                let mut summed = emit(b, c.clone(), present)?.into_iter();
+                keep.iter()
+                    .map(|t| t.as_ref().and_then(|_| summed.next()))
+                    .collect()
+            }
+            Collective::AllReduce { axes, .. } => {
+                let mut out = Vec::with_capacity(xs.len());
+                for ((x, t), z) in xs.iter().zip(ts).zip(&outs) {
+                    out.push(match t {
+                        Some(t) if is_float(b, x)? => Some(extremum_tangent(b, axes, x, z, t)?),
+                        _ => None,
+                    });
+                }
+                out
+            }
+            _ => {
+                let (x, t) = (one(c.name(), xs)?, one(c.name(), ts)?);
+                match t {
+                    Some(t) if is_float(b, x)? => vec![Some(emit1(b, c.clone(), vec![t.clone()])?)],
+                    _ => vec![None],
+                }
+            }
+        };
+        Ok((outs, tangents))
+    }
+
+    /// Transpose rule (linear collectives only).
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let c = self;
+        let t = match c {
+            Collective::AllReduce {
+                op: AllReduceOp::Sum,
+                ..
+            } => {
+                let present: Vec<Atom> = cts
+                    .iter()
+                    .zip(ops)
+                    .filter(|(_, o)| o.is_linear())
+                    .filter_map(|(ct, _)| ct.clone())
+                    .collect();
+                let mut summed = emit(b, c.clone(), present)?.into_iter();
+                return Ok(cts
+                    .iter()
+                    .zip(ops)
+                    .map(|(ct, o)| match (ct, o.is_linear()) {
+                        (Some(_), true) => summed.next(),
+                        _ => None,
+                    })
+                    .collect());
+            }
+            Collective::AllGather {
+                axis_name,
+                all_gather_dimension,
+                axis_size,
+                tiled,
+            } => Collective::ReduceScatter {
+                axis_name: axis_name.clone(),
+                scatter_dimension: *all_gather_dimension,
+                axis_size: *axis_size,
+                tiled: *tiled,
+            },
+            Collective::ReduceScatter {
+                axis_name,
+                scatter_dimension,
+                axis_size,
+                tiled,
+            } => Collective::AllGather {
+                axis_name: axis_name.clone(),
+                all_gather_dimension: *scatter_dimension,
+                axis_size: *axis_size,
+                tiled: *tiled,
+            },
+            Collective::AllToAll {
+                axis_name,
+                split_axis,
+                concat_axis,
+                axis_size,
+            } => Collective::AllToAll {
+                axis_name: axis_name.clone(),
+                split_axis: *concat_axis,
+                concat_axis: *split_axis,
+                axis_size: *axis_size,
+            },
+            Collective::Ppermute { axis_name, perm } => Collective::Ppermute {
+                axis_name: axis_name.clone(),
+                perm: perm.iter().map(|&(s, d)| (d, s)).collect(),
+            },
+            Collective::AllReduce { .. } | Collective::AxisIndex { .. } => {
+                return Err(Error::Typecheck(format!(
+                    "cannot transpose {}: it is not linear",
+                    c.name()
+                )))
+            }
+        };
+        let ct = one(c.name(), cts)?;
+        Ok(vec![match ct {
+            Some(ct) => Some(emit1(b, t, vec![ct.clone()])?),
+            None => None,
+        }])
+    }
+
+    /// Batching rule. The axis being batched is the one the enclosing
+    /// `batch_jaxpr` call names (`None` for an unnamed vmap): a collective
+    /// over it becomes array code over the batch dim; over any other axis the
+    /// collective is bound again with the batch dim kept (moved to the front
+    /// where its params count axes).
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let c = self;
+        let axis = crate::transforms::batch::current_axis_name();
+        let axis = axis.as_deref();
+        if ins.len() != dims.len() {
+            return Err(Error::Arity {
+                prim: c.name(),
+                expected: ins.len(),
+                got: dims.len(),
+            });
+        }
+        let here = axis.filter(|a| c.axis_names().contains(a));
+        if let Collective::AllReduce { op, axes } = c {
+            return batch_all_reduce(b, *op, axes, ins, dims, n, here);
+        }
+        if here.is_none() {
+            return batch_other_axis(c, b, ins, dims, n);
+        }
+        if let Collective::AxisIndex { .. } = c {
+            let iota = b.add_eqn1(
+                Primitive::Iota {
+                    dtype: DType::I32,
+                    shape: vec![n],
+                    dimension: 0,
+                },
+                Vec::new(),
+            )?;
+            return Ok((vec![iota], vec![Some(0)]));
+        }
+        let x = one(c.name(), ins)?.clone();
+        let d = *one(c.name(), dims)?;
+        let (y, yd) = match c {
+            Collective::AllGather {
+                all_gather_dimension: g,
+                axis_size,
+                tiled,
+                ..
+            } => {
+                check_size(c, *axis_size, n)?;
+                // Every example sees the same stack: an unbatched result.
+                let stacked = match d {
+                    Some(d) => move_axis(b, x, d, *g)?,
+                    None => add_batch_axis(b, x, n, *g)?,
+                };
+                if *tiled {
+                    let shape = merge_axes(&b.aval(&stacked)?.shape, *g)?;
+                    (reshape(b, stacked, shape)?, None)
+                } else {
+                    (stacked, None)
+                }
+            }
+            Collective::ReduceScatter {
+                scatter_dimension: s,
+                axis_size,
+                tiled,
+                ..
+            } => {
+                check_size(c, *axis_size, n)?;
+                let total = match d {
+                    Some(d) => b.add_eqn1(
+                        Primitive::Reduce {
+                            op: ReduceOp::Sum,
+                            axes: vec![d],
+                        },
+                        vec![x],
+                    )?,
+                    None => scale(b, x, n)?,
+                };
+                // Block `j` of the scatter dimension belongs to example `j`.
+                if *tiled {
+                    let shape = split_axis(&b.aval(&total)?.shape, *s, n);
+                    (reshape(b, total, shape)?, Some(*s))
+                } else {
+                    (total, Some(*s))
+                }
+            }
+            Collective::AllToAll {
+                split_axis: a,
+                concat_axis: k,
+                axis_size,
+                ..
+            } => {
+                check_size(c, *axis_size, n)?;
+                let x0 = batch_front(b, &x, d, n)?;
+                (all_to_all_mapped(b, x0, *a, *k, n)?, Some(0))
+            }
+            Collective::Ppermute { perm, .. } => {
+                let x0 = batch_front(b, &x, d, n)?;
+                (ppermute_mapped(b, x0, perm, n)?, Some(0))
+            }
+            Collective::AllReduce { .. } | Collective::AxisIndex { .. } => {
+                return Err(Error::InvalidArgument(format!(
+                    "vmap of {}: handled above",
+                    c.name()
+                )))
+            }
+        };
+        Ok((vec![y], vec![yd]))
     }
 }

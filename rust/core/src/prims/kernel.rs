@@ -239,13 +239,21 @@ pub fn eval_known(
         Primitive::Callback(c) => {
             return shared_call(name, args, multi, |a| super::callback::eval(c, a))
         }
-        Primitive::Sort(op) => {
-            return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
+        Primitive::Sort(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
         }
-        Primitive::Linalg(op) => {
-            return super::linalg::kernel(op, args, aval.into_iter().chain(multi).collect())
+        Primitive::Collective(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
         }
-        Primitive::Collective(c) => return super::collective::eval(c),
+        Primitive::Linalg(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
+        }
         Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
         Primitive::Window(_) => {
             return Err(Error::Unsupported(format!(

@@ -19,14 +19,14 @@
 //! `triangular_solve` is linear in `b` and transposes to a solve with
 //! `transpose_a` flipped. Batching moves the mapped axis to the front.
 
+use super::family::{emit, emit1, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
-use super::rules::Operand;
 use super::{BinaryOp, CmpOp, DotDims, Primitive, ReduceOp};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Literal, Scalar};
+use crate::ir::{Atom, Aval, Effect, Literal, Scalar};
 
 /// The primitives of this family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,98 +56,6 @@ pub enum LinalgOp {
     },
 }
 
-impl LinalgOp {
-    pub fn name(&self) -> &'static str {
-        match self {
-            LinalgOp::Cholesky => "cholesky",
-            LinalgOp::TriangularSolve { .. } => "triangular_solve",
-            LinalgOp::Lu => "lu",
-            LinalgOp::Qr { .. } => "qr",
-            LinalgOp::Eigh { .. } => "eigh",
-            LinalgOp::Svd { .. } => "svd",
-        }
-    }
-
-    /// Everything but `cholesky` and `triangular_solve` returns a list.
-    pub fn multiple_results(&self) -> bool {
-        !matches!(self, LinalgOp::Cholesky | LinalgOp::TriangularSolve { .. })
-    }
-
-    pub const NAMES: [&'static str; 6] =
-        ["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"];
-
-    /// One example per primitive (for coverage listings).
-    pub fn examples() -> Vec<Primitive> {
-        [
-            LinalgOp::Cholesky,
-            LinalgOp::TriangularSolve {
-                left_side: true,
-                lower: true,
-                transpose_a: false,
-                conjugate_a: false,
-                unit_diagonal: false,
-            },
-            LinalgOp::Lu,
-            LinalgOp::Qr {
-                full_matrices: false,
-            },
-            LinalgOp::Eigh {
-                lower: true,
-                sort_eigenvalues: true,
-            },
-            LinalgOp::Svd {
-                full_matrices: false,
-                compute_uv: true,
-            },
-        ]
-        .into_iter()
-        .map(Primitive::Linalg)
-        .collect()
-    }
-
-    /// Params as Python sees them (`eqn.params`), JAX's names.
-    pub fn params(&self) -> ParamList {
-        match *self {
-            LinalgOp::Cholesky | LinalgOp::Lu => Vec::new(),
-            LinalgOp::TriangularSolve {
-                left_side,
-                lower,
-                transpose_a,
-                conjugate_a,
-                unit_diagonal,
-            } => vec![
-                ("conjugate_a", Param::Bool(conjugate_a)),
-                ("left_side", Param::Bool(left_side)),
-                ("lower", Param::Bool(lower)),
-                ("transpose_a", Param::Bool(transpose_a)),
-                ("unit_diagonal", Param::Bool(unit_diagonal)),
-            ],
-            LinalgOp::Qr { full_matrices } => vec![
-                ("full_matrices", Param::Bool(full_matrices)),
-                ("pivoting", Param::Bool(false)),
-                ("use_magma", Param::None),
-            ],
-            LinalgOp::Eigh {
-                lower,
-                sort_eigenvalues,
-            } => vec![
-                ("lower", Param::Bool(lower)),
-                ("sort_eigenvalues", Param::Bool(sort_eigenvalues)),
-                ("subset_by_index", Param::None),
-            ],
-            LinalgOp::Svd {
-                full_matrices,
-                compute_uv,
-            } => vec![
-                ("algorithm", Param::None),
-                ("compute_uv", Param::Bool(compute_uv)),
-                ("full_matrices", Param::Bool(full_matrices)),
-                ("subset_by_index", Param::None),
-            ],
-        }
-    }
-}
-
 // ----------------------------------------------------------------- params
 
 fn flag(p: &Lookup, key: &'static str, default: bool) -> Result<bool> {
@@ -164,44 +72,6 @@ fn only_default(prim: &'static str, p: &Lookup, key: &'static str) -> Result<()>
             format!("only the default is supported, got {other:?}"),
         )),
     }
-}
-
-/// Rebuilds a primitive of this family from its name and params (`None`
-/// for names of other families).
-pub(crate) fn from_params(name: &str, p: &Lookup) -> Result<Option<LinalgOp>> {
-    Ok(Some(match name {
-        "cholesky" => LinalgOp::Cholesky,
-        "lu" => LinalgOp::Lu,
-        "triangular_solve" => LinalgOp::TriangularSolve {
-            left_side: flag(p, "left_side", false)?,
-            lower: flag(p, "lower", false)?,
-            transpose_a: flag(p, "transpose_a", false)?,
-            conjugate_a: flag(p, "conjugate_a", false)?,
-            unit_diagonal: flag(p, "unit_diagonal", false)?,
-        },
-        "qr" => {
-            only_default("qr", p, "pivoting")?;
-            LinalgOp::Qr {
-                full_matrices: flag(p, "full_matrices", true)?,
-            }
-        }
-        "eigh" => {
-            only_default("eigh", p, "subset_by_index")?;
-            LinalgOp::Eigh {
-                lower: flag(p, "lower", true)?,
-                sort_eigenvalues: flag(p, "sort_eigenvalues", true)?,
-            }
-        }
-        "svd" => {
-            only_default("svd", p, "subset_by_index")?;
-            only_default("svd", p, "algorithm")?;
-            LinalgOp::Svd {
-                full_matrices: flag(p, "full_matrices", true)?,
-                compute_uv: flag(p, "compute_uv", true)?,
-            }
-        }
-        _ => return Ok(None),
-    }))
 }
 
 // ----------------------------------------------------------------- shape
@@ -252,85 +122,33 @@ fn one_operand<'a>(name: &'static str, ins: &'a [Aval]) -> Result<&'a Aval> {
     }
 }
 
-/// Output avals.
-pub fn abstract_eval(op: &LinalgOp, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let name = op.name();
-    if let LinalgOp::TriangularSolve { left_side, .. } = op {
-        let [a, b] = ins else {
-            return Err(Error::Arity {
-                prim: name,
-                expected: 2,
-                got: ins.len(),
-            });
-        };
-        let (a_lead, m) = square_dims(name, a)?;
-        let (b_lead, br, bc) = matrix_dims(name, b)?;
-        if a.dtype != b.dtype {
-            return Err(Error::dtype(
-                name,
-                &[a.dtype, b.dtype],
-                "a and b must have the same dtype",
-            ));
-        }
-        let solved = if *left_side { br } else { bc };
-        if a_lead != b_lead || solved != m {
-            return Err(Error::shape(
-                name,
-                &[&a.shape, &b.shape],
-                "a must be [..., m, m] and b [..., m, n] (left_side) or [..., n, m] with equal batch dimensions",
-            ));
-        }
-        return Ok(vec![Aval::new(b.shape.clone(), b.dtype)]);
+/// The output aval of `triangular_solve(a, b)`.
+fn solve_aval(name: &'static str, left_side: bool, ins: &[Aval]) -> Result<Aval> {
+    let [a, b] = ins else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    let (a_lead, m) = square_dims(name, a)?;
+    let (b_lead, br, bc) = matrix_dims(name, b)?;
+    if a.dtype != b.dtype {
+        return Err(Error::dtype(
+            name,
+            &[a.dtype, b.dtype],
+            "a and b must have the same dtype",
+        ));
     }
-    let a = one_operand(name, ins)?;
-    let dt = a.dtype;
-    Ok(match *op {
-        LinalgOp::Cholesky => {
-            square_dims(name, a)?;
-            vec![Aval::new(a.shape.clone(), dt)]
-        }
-        LinalgOp::Lu => {
-            let (lead, m, n) = matrix_dims(name, a)?;
-            vec![
-                Aval::new(a.shape.clone(), dt),
-                Aval::new(with_tail(lead, &[m.min(n)]), DType::I32),
-                Aval::new(with_tail(lead, &[m]), DType::I32),
-            ]
-        }
-        LinalgOp::Qr { full_matrices } => {
-            let (lead, m, n) = matrix_dims(name, a)?;
-            let k = if full_matrices { m } else { m.min(n) };
-            vec![
-                Aval::new(with_tail(lead, &[m, k]), dt),
-                Aval::new(with_tail(lead, &[k, n]), dt),
-            ]
-        }
-        LinalgOp::Eigh { .. } => {
-            let (lead, n) = square_dims(name, a)?;
-            vec![
-                Aval::new(a.shape.clone(), dt),
-                Aval::new(with_tail(lead, &[n]), dt),
-            ]
-        }
-        LinalgOp::Svd {
-            full_matrices,
-            compute_uv,
-        } => {
-            let (lead, m, n) = matrix_dims(name, a)?;
-            let k = m.min(n);
-            let s = Aval::new(with_tail(lead, &[k]), dt);
-            if !compute_uv {
-                return Ok(vec![s]);
-            }
-            let (uc, vr) = if full_matrices { (m, n) } else { (k, k) };
-            vec![
-                s,
-                Aval::new(with_tail(lead, &[m, uc]), dt),
-                Aval::new(with_tail(lead, &[vr, n]), dt),
-            ]
-        }
-        LinalgOp::TriangularSolve { .. } => Vec::new(),
-    })
+    let solved = if left_side { br } else { bc };
+    if a_lead != b_lead || solved != m {
+        return Err(Error::shape(
+            name,
+            &[&a.shape, &b.shape],
+            "a must be [..., m, m] and b [..., m, n] (left_side) or [..., n, m] with equal batch dimensions",
+        ));
+    }
+    Ok(Aval::new(b.shape.clone(), b.dtype))
 }
 
 // ----------------------------------------------------------------- matrices
@@ -915,45 +733,7 @@ fn eval_buffers(op: &LinalgOp, args: &[&HostArray], dtype: DType) -> Result<Vec<
     Ok(outs.into_iter().map(|v| from_f64(dtype, v)).collect())
 }
 
-/// Evaluates the primitive; `out_avals` are the shape rule's outputs.
-pub fn kernel(op: &LinalgOp, args: &[&HostArray], out_avals: Vec<Aval>) -> Result<Vec<HostArray>> {
-    let dtype = args.first().map_or(DType::F32, |a| a.dtype());
-    let bufs = eval_buffers(op, args, dtype)?;
-    if bufs.len() != out_avals.len() {
-        return Err(Error::Arity {
-            prim: op.name(),
-            expected: out_avals.len(),
-            got: bufs.len(),
-        });
-    }
-    bufs.into_iter()
-        .zip(out_avals)
-        .map(|(buf, aval)| HostArray::new(aval.shape, buf))
-        .collect()
-}
-
 // ----------------------------------------------------------------- graph helpers
-
-fn family(p: &Primitive, rule: &str) -> Result<LinalgOp> {
-    match p {
-        Primitive::Linalg(op) => Ok(*op),
-        _ => Err(Error::InvalidArgument(format!(
-            "{rule} rule of the linalg family applied to {}",
-            p.name()
-        ))),
-    }
-}
-
-fn emit(b: &mut Builder, op: LinalgOp, ins: Vec<Atom>) -> Result<Vec<Atom>> {
-    Ok(b.add_eqn(Primitive::Linalg(op), ins, None)?
-        .into_iter()
-        .map(Atom::Var)
-        .collect())
-}
-
-fn emit1(b: &mut Builder, op: LinalgOp, ins: Vec<Atom>) -> Result<Atom> {
-    b.add_eqn1(Primitive::Linalg(op), ins)
-}
 
 fn nth(outs: &[Atom], i: usize) -> Result<Atom> {
     outs.get(i)
@@ -1170,34 +950,6 @@ fn solve(
 
 // ----------------------------------------------------------------- JVP
 
-type JvpOut = Result<(Vec<Atom>, Vec<Option<Atom>>)>;
-
-pub(crate) fn jvp_rule(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let op = family(p, "jvp")?;
-    if let LinalgOp::TriangularSolve { .. } = op {
-        return jvp_triangular_solve(op, b, xs, ts);
-    }
-    let (Some(x), Some(Some(t))) = (xs.first(), ts.first()) else {
-        let outs = emit(b, op, xs.to_vec())?;
-        let none = vec![None; outs.len()];
-        return Ok((outs, none));
-    };
-    let (x, t) = (x.clone(), t.clone());
-    match op {
-        LinalgOp::Cholesky => jvp_cholesky(b, x, t),
-        LinalgOp::Lu => jvp_lu(b, x, t),
-        LinalgOp::Qr { full_matrices } => jvp_qr(b, x, t, full_matrices),
-        LinalgOp::Eigh { .. } => jvp_eigh(op, b, x, t),
-        LinalgOp::Svd {
-            full_matrices,
-            compute_uv,
-        } => jvp_svd(b, x, t, full_matrices, compute_uv),
-        LinalgOp::TriangularSolve { .. } => Err(Error::InvalidArgument(
-            "linalg: triangular_solve handled above".into(),
-        )),
-    }
-}
-
 /// `L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ)`, Φ = lower triangle with the diagonal halved.
 fn jvp_cholesky(b: &mut Builder, x: Atom, t: Atom) -> JvpOut {
     let l = emit1(b, LinalgOp::Cholesky, vec![x])?;
@@ -1213,19 +965,20 @@ fn jvp_cholesky(b: &mut Builder, x: Atom, t: Atom) -> JvpOut {
     Ok((vec![l], vec![Some(dl)]))
 }
 
-fn jvp_triangular_solve(op: LinalgOp, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let LinalgOp::TriangularSolve {
+/// `op` is the solve itself, `o` its options.
+fn jvp_triangular_solve(
+    op: LinalgOp,
+    o: SolveOpts,
+    b: &mut Builder,
+    xs: &[Atom],
+    ts: &[Option<Atom>],
+) -> JvpOut {
+    let SolveOpts {
         left_side,
         lower,
         transpose_a,
         unit_diagonal,
-        ..
-    } = op
-    else {
-        return Err(Error::InvalidArgument(
-            "linalg: not triangular_solve".into(),
-        ));
-    };
+    } = o;
     let [a, _] = xs else {
         return Err(Error::Arity {
             prim: "triangular_solve",
@@ -1461,74 +1214,308 @@ fn jvp_svd(b: &mut Builder, a: Atom, da: Atom, full_matrices: bool, compute_uv: 
     Ok((vec![s, u, vt], vec![Some(ds), Some(du), Some(dvt)]))
 }
 
-// ----------------------------------------------------------------- transpose
+impl Family for LinalgOp {
+    const NAMES: &'static [&'static str] =
+        &["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"];
 
-/// `triangular_solve` is linear in `b` (with `a` known): its transpose
-/// solves with `transpose_a` flipped.
-pub(crate) fn transpose_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    let op = family(p, "transpose")?;
-    let LinalgOp::TriangularSolve {
-        left_side,
-        lower,
-        transpose_a,
-        conjugate_a,
-        unit_diagonal,
-    } = op
-    else {
-        return Err(super::transpose::not_linear_error(p.name(), ""));
-    };
-    let (Some(Operand::Known(a)), Some(Operand::Linear(_))) = (ops.first(), ops.get(1)) else {
-        return Err(super::transpose::not_linear_error(
-            "triangular_solve",
-            " (only b may be linear)",
-        ));
-    };
-    let Some(Some(ct)) = cts.first() else {
-        return Ok(vec![None, None]);
-    };
-    let flipped = LinalgOp::TriangularSolve {
-        left_side,
-        lower,
-        transpose_a: !transpose_a,
-        conjugate_a,
-        unit_diagonal,
-    };
-    let ct_b = emit1(b, flipped, vec![a.clone(), ct.clone()])?;
-    Ok(vec![None, Some(ct_b)])
-}
-
-// ----------------------------------------------------------------- batch
-
-/// Every operand gets the mapped axis in front (the ops take leading batch
-/// dimensions; an unbatched `triangular_solve` operand is broadcast).
-pub(crate) fn batch_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    let op = family(p, "batch")?;
-    if dims.iter().all(Option::is_none) {
-        let outs = emit(b, op, ins.to_vec())?;
-        let d = vec![None; outs.len()];
-        return Ok((outs, d));
+    fn name(&self) -> &'static str {
+        match self {
+            LinalgOp::Cholesky => "cholesky",
+            LinalgOp::TriangularSolve { .. } => "triangular_solve",
+            LinalgOp::Lu => "lu",
+            LinalgOp::Qr { .. } => "qr",
+            LinalgOp::Eigh { .. } => "eigh",
+            LinalgOp::Svd { .. } => "svd",
+        }
     }
-    let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
-    for (x, d) in ins.iter().zip(dims) {
-        front.push(match d {
-            Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
-            None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
-        });
+
+    /// Everything but `cholesky` and `triangular_solve` returns a list.
+    fn multiple_results(&self) -> bool {
+        !matches!(self, LinalgOp::Cholesky | LinalgOp::TriangularSolve { .. })
     }
-    let outs = emit(b, op, front)?;
-    let d = vec![Some(0); outs.len()];
-    Ok((outs, d))
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    /// Params as Python sees them (`eqn.params`), JAX's names.
+    fn params(&self) -> ParamList {
+        match *self {
+            LinalgOp::Cholesky | LinalgOp::Lu => Vec::new(),
+            LinalgOp::TriangularSolve {
+                left_side,
+                lower,
+                transpose_a,
+                conjugate_a,
+                unit_diagonal,
+            } => vec![
+                ("conjugate_a", Param::Bool(conjugate_a)),
+                ("left_side", Param::Bool(left_side)),
+                ("lower", Param::Bool(lower)),
+                ("transpose_a", Param::Bool(transpose_a)),
+                ("unit_diagonal", Param::Bool(unit_diagonal)),
+            ],
+            LinalgOp::Qr { full_matrices } => vec![
+                ("full_matrices", Param::Bool(full_matrices)),
+                ("pivoting", Param::Bool(false)),
+                ("use_magma", Param::None),
+            ],
+            LinalgOp::Eigh {
+                lower,
+                sort_eigenvalues,
+            } => vec![
+                ("lower", Param::Bool(lower)),
+                ("sort_eigenvalues", Param::Bool(sort_eigenvalues)),
+                ("subset_by_index", Param::None),
+            ],
+            LinalgOp::Svd {
+                full_matrices,
+                compute_uv,
+            } => vec![
+                ("algorithm", Param::None),
+                ("compute_uv", Param::Bool(compute_uv)),
+                ("full_matrices", Param::Bool(full_matrices)),
+                ("subset_by_index", Param::None),
+            ],
+        }
+    }
+
+    fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<LinalgOp>> {
+        Ok(Some(match name {
+            "cholesky" => LinalgOp::Cholesky,
+            "lu" => LinalgOp::Lu,
+            "triangular_solve" => LinalgOp::TriangularSolve {
+                left_side: flag(p, "left_side", false)?,
+                lower: flag(p, "lower", false)?,
+                transpose_a: flag(p, "transpose_a", false)?,
+                conjugate_a: flag(p, "conjugate_a", false)?,
+                unit_diagonal: flag(p, "unit_diagonal", false)?,
+            },
+            "qr" => {
+                only_default("qr", p, "pivoting")?;
+                LinalgOp::Qr {
+                    full_matrices: flag(p, "full_matrices", true)?,
+                }
+            }
+            "eigh" => {
+                only_default("eigh", p, "subset_by_index")?;
+                LinalgOp::Eigh {
+                    lower: flag(p, "lower", true)?,
+                    sort_eigenvalues: flag(p, "sort_eigenvalues", true)?,
+                }
+            }
+            "svd" => {
+                only_default("svd", p, "subset_by_index")?;
+                only_default("svd", p, "algorithm")?;
+                LinalgOp::Svd {
+                    full_matrices: flag(p, "full_matrices", true)?,
+                    compute_uv: flag(p, "compute_uv", true)?,
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<LinalgOp> {
+        vec![
+            LinalgOp::Cholesky,
+            LinalgOp::TriangularSolve {
+                left_side: true,
+                lower: true,
+                transpose_a: false,
+                conjugate_a: false,
+                unit_diagonal: false,
+            },
+            LinalgOp::Lu,
+            LinalgOp::Qr {
+                full_matrices: false,
+            },
+            LinalgOp::Eigh {
+                lower: true,
+                sort_eigenvalues: true,
+            },
+            LinalgOp::Svd {
+                full_matrices: false,
+                compute_uv: true,
+            },
+        ]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        Ok(match *self {
+            LinalgOp::TriangularSolve { left_side, .. } => {
+                vec![solve_aval(name, left_side, ins)?]
+            }
+            LinalgOp::Cholesky => {
+                let a = one_operand(name, ins)?;
+                square_dims(name, a)?;
+                vec![Aval::new(a.shape.clone(), a.dtype)]
+            }
+            LinalgOp::Lu => {
+                let a = one_operand(name, ins)?;
+                let (lead, m, n) = matrix_dims(name, a)?;
+                vec![
+                    Aval::new(a.shape.clone(), a.dtype),
+                    Aval::new(with_tail(lead, &[m.min(n)]), DType::I32),
+                    Aval::new(with_tail(lead, &[m]), DType::I32),
+                ]
+            }
+            LinalgOp::Qr { full_matrices } => {
+                let a = one_operand(name, ins)?;
+                let (lead, m, n) = matrix_dims(name, a)?;
+                let k = if full_matrices { m } else { m.min(n) };
+                vec![
+                    Aval::new(with_tail(lead, &[m, k]), a.dtype),
+                    Aval::new(with_tail(lead, &[k, n]), a.dtype),
+                ]
+            }
+            LinalgOp::Eigh { .. } => {
+                let a = one_operand(name, ins)?;
+                let (lead, n) = square_dims(name, a)?;
+                vec![
+                    Aval::new(a.shape.clone(), a.dtype),
+                    Aval::new(with_tail(lead, &[n]), a.dtype),
+                ]
+            }
+            LinalgOp::Svd {
+                full_matrices,
+                compute_uv,
+            } => {
+                let a = one_operand(name, ins)?;
+                let dt = a.dtype;
+                let (lead, m, n) = matrix_dims(name, a)?;
+                let k = m.min(n);
+                let s = Aval::new(with_tail(lead, &[k]), dt);
+                if !compute_uv {
+                    return Ok(vec![s]);
+                }
+                let (uc, vr) = if full_matrices { (m, n) } else { (k, k) };
+                vec![
+                    s,
+                    Aval::new(with_tail(lead, &[m, uc]), dt),
+                    Aval::new(with_tail(lead, &[vr, n]), dt),
+                ]
+            }
+        })
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let dtype = args.first().map_or(DType::F32, |a| a.dtype());
+        let bufs = eval_buffers(self, args, dtype)?;
+        if bufs.len() != outs.len() {
+            return Err(Error::Arity {
+                prim: self.name(),
+                expected: outs.len(),
+                got: bufs.len(),
+            });
+        }
+        bufs.into_iter()
+            .zip(outs)
+            .map(|(buf, aval)| HostArray::new(aval.shape, buf))
+            .collect()
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let op = *self;
+        let primal_tangent = match (xs.first(), ts.first()) {
+            (Some(x), Some(Some(t))) => Some((x.clone(), t.clone())),
+            _ => None,
+        };
+        match (op, primal_tangent) {
+            (
+                LinalgOp::TriangularSolve {
+                    left_side,
+                    lower,
+                    transpose_a,
+                    unit_diagonal,
+                    ..
+                },
+                _,
+            ) => {
+                let o = SolveOpts {
+                    left_side,
+                    lower,
+                    transpose_a,
+                    unit_diagonal,
+                };
+                jvp_triangular_solve(op, o, b, xs, ts)
+            }
+            (_, None) => {
+                let outs = emit(b, op, xs.to_vec())?;
+                let none = vec![None; outs.len()];
+                Ok((outs, none))
+            }
+            (LinalgOp::Cholesky, Some((x, t))) => jvp_cholesky(b, x, t),
+            (LinalgOp::Lu, Some((x, t))) => jvp_lu(b, x, t),
+            (LinalgOp::Qr { full_matrices }, Some((x, t))) => jvp_qr(b, x, t, full_matrices),
+            (LinalgOp::Eigh { .. }, Some((x, t))) => jvp_eigh(op, b, x, t),
+            (
+                LinalgOp::Svd {
+                    full_matrices,
+                    compute_uv,
+                },
+                Some((x, t)),
+            ) => jvp_svd(b, x, t, full_matrices, compute_uv),
+        }
+    }
+
+    /// `triangular_solve` is linear in `b` (with `a` known): its transpose
+    /// solves with `transpose_a` flipped.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let LinalgOp::TriangularSolve {
+            left_side,
+            lower,
+            transpose_a,
+            conjugate_a,
+            unit_diagonal,
+        } = *self
+        else {
+            return super::family::transpose_not_linear(self.name());
+        };
+        let (Some(Operand::Known(a)), Some(Operand::Linear(_))) = (ops.first(), ops.get(1)) else {
+            return Err(super::transpose::not_linear_error(
+                "triangular_solve",
+                " (only b may be linear)",
+            ));
+        };
+        let Some(Some(ct)) = cts.first() else {
+            return Ok(vec![None, None]);
+        };
+        let flipped = LinalgOp::TriangularSolve {
+            left_side,
+            lower,
+            transpose_a: !transpose_a,
+            conjugate_a,
+            unit_diagonal,
+        };
+        let ct_b = emit1(b, flipped, vec![a.clone(), ct.clone()])?;
+        Ok(vec![None, Some(ct_b)])
+    }
+
+    /// Every operand gets the mapped axis in front (the ops take leading
+    /// batch dimensions; an unbatched `triangular_solve` operand is
+    /// broadcast).
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let op = *self;
+        if dims.iter().all(Option::is_none) {
+            let outs = emit(b, op, ins.to_vec())?;
+            let d = vec![None; outs.len()];
+            return Ok((outs, d));
+        }
+        let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
+        for (x, d) in ins.iter().zip(dims) {
+            front.push(match d {
+                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
+                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
+            });
+        }
+        let outs = emit(b, op, front)?;
+        let d = vec![Some(0); outs.len()];
+        Ok((outs, d))
+    }
 }
 
 #[cfg(test)]

@@ -421,6 +421,12 @@ primitives! {
     families {
         /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
         Window(Box<window::WindowOp>),
+        /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
+        Linalg(linalg::LinalgOp),
+        /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
+        Sort(sort::SortOp),
+        /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
+        Collective(collective::Collective),
     }
     core {
 
@@ -533,12 +539,6 @@ primitives! {
     Control(control::ControlFlow),
     /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`).
     Callback(callback::Callback),
-    /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
-    Sort(sort::SortOp),
-    /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
-    Linalg(linalg::LinalgOp),
-    /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
-    Collective(collective::Collective),
     /// The Threefry-2x32 hash (`prims::random`): two outputs.
     Threefry2x32,
     /// `conv_general_dilated` (`prims/conv.rs`).
@@ -581,9 +581,9 @@ impl Primitive {
             Primitive::Checkpoint { .. } => "checkpoint",
             Primitive::Custom(c) => c.name(),
             Primitive::Control(c) => c.name(),
-            Primitive::Sort(op) => op.name(),
-            Primitive::Linalg(op) => op.name(),
-            Primitive::Collective(c) => c.name(),
+            Primitive::Sort(f) => family::Family::name(f),
+            Primitive::Linalg(f) => family::Family::name(f),
+            Primitive::Collective(f) => family::Family::name(f),
             Primitive::Threefry2x32 => "threefry2x32",
             Primitive::Callback(c) => c.name(),
             Primitive::Conv(_) => "conv_general_dilated",
@@ -639,9 +639,7 @@ impl Primitive {
                 | Primitive::Control(_)
                 | Primitive::Callback(_)
                 | Primitive::Threefry2x32
-        ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
-            || matches!(self, Primitive::Linalg(op) if op.multiple_results())
-            || matches!(self, Primitive::Collective(c) if c.multiple_results())
+        )
     }
 
     fn core_names() -> Vec<&'static str> {
@@ -692,9 +690,6 @@ impl Primitive {
             "debug_callback",
             "threefry2x32",
         ]);
-        names.extend(sort::SortOp::NAMES);
-        names.extend(linalg::LinalgOp::NAMES);
-        names.extend(collective::NAMES);
         names.push("conv_general_dilated");
         names
     }
@@ -805,13 +800,6 @@ impl Primitive {
         ]);
         out.extend(control::examples().into_iter().map(Primitive::Control));
         out.extend(callback::examples().into_iter().map(Primitive::Callback));
-        out.extend(sort::SortOp::examples());
-        out.extend(linalg::LinalgOp::examples());
-        out.extend(
-            collective::Collective::examples()
-                .into_iter()
-                .map(Primitive::Collective),
-        );
         out.push(Primitive::Threefry2x32);
         out.extend(conv::examples());
         out

@@ -152,11 +152,11 @@ impl Primitive {
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
             Primitive::Callback(c) => c.params(),
-            Primitive::Sort(op) => op.params(),
-            Primitive::Linalg(op) => op.params(),
+            Primitive::Sort(f) => super::Family::params(f),
+            Primitive::Linalg(f) => super::Family::params(f),
             Primitive::Conv(c) => super::conv::params(c),
             Primitive::Window(f) => super::Family::params(f),
-            Primitive::Collective(c) => c.params(),
+            Primitive::Collective(f) => super::Family::params(f),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
                 ("differentiated", Param::Bool(false)),
                 ("jaxpr", Param::Jaxpr(jaxpr.clone())),
@@ -213,12 +213,6 @@ impl Primitive {
         if let Some(c) = super::callback::Callback::from_params(name, p)? {
             return Ok(Primitive::Callback(c));
         }
-        if let Some(op) = super::linalg::from_params(name, p)? {
-            return Ok(Primitive::Linalg(op));
-        }
-        if let Some(prim) = super::sort::from_params(name, params)? {
-            return Ok(prim);
-        }
         if let Some(prim) = super::conv::from_params(name, params)? {
             return Ok(prim);
         }
@@ -228,9 +222,6 @@ impl Primitive {
                 axis: p.dim("axis")?,
                 reverse: p.opt_bool("reverse")?.unwrap_or(false),
             });
-        }
-        if let Some(c) = super::collective::from_params(name, params)? {
-            return Ok(Primitive::Collective(c));
         }
         Ok(match name {
             "stop_gradient" => Primitive::StopGradient,

@@ -17,14 +17,14 @@
 //!   ascending sort of the reversed row, reversed, is the descending order
 //!   with ties by lower index first, which is `top_k`'s.
 
-use super::params::Param;
-use super::rules::Operand;
+use super::family::{emit, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval};
+use crate::ir::{Atom, Aval, Effect};
 use std::cmp::Ordering;
 
 /// The primitives of this family.
@@ -41,58 +41,6 @@ pub enum SortOp {
     TopK { k: usize },
     /// Reinterprets the bits of each element as `new_dtype`.
     BitcastConvertType { new_dtype: DType },
-}
-
-impl SortOp {
-    pub fn name(&self) -> &'static str {
-        match self {
-            SortOp::Sort { .. } => "sort",
-            SortOp::TopK { .. } => "top_k",
-            SortOp::BitcastConvertType { .. } => "bitcast_convert_type",
-        }
-    }
-
-    /// `sort` and `top_k` return lists.
-    pub fn multiple_results(&self) -> bool {
-        !matches!(self, SortOp::BitcastConvertType { .. })
-    }
-
-    pub const NAMES: [&'static str; 3] = ["sort", "top_k", "bitcast_convert_type"];
-
-    /// One example per primitive (for coverage listings).
-    pub fn examples() -> Vec<Primitive> {
-        vec![
-            Primitive::Sort(SortOp::Sort {
-                dimension: 0,
-                is_stable: true,
-                num_keys: 1,
-            }),
-            Primitive::Sort(SortOp::TopK { k: 1 }),
-            Primitive::Sort(SortOp::BitcastConvertType {
-                new_dtype: DType::I32,
-            }),
-        ]
-    }
-
-    /// Params as Python sees them (`eqn.params`).
-    pub fn params(&self) -> super::params::ParamList {
-        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        match self {
-            SortOp::Sort {
-                dimension,
-                is_stable,
-                num_keys,
-            } => vec![
-                ("dimension", int(*dimension)),
-                ("is_stable", Param::Bool(*is_stable)),
-                ("num_keys", int(*num_keys)),
-            ],
-            SortOp::TopK { k } => vec![("k", int(*k))],
-            SortOp::BitcastConvertType { new_dtype } => {
-                vec![("new_dtype", Param::DType(*new_dtype))]
-            }
-        }
-    }
 }
 
 // ----------------------------------------------------------------- params
@@ -121,152 +69,10 @@ fn count_param(
     }
 }
 
-/// Rebuilds a primitive of this family from its name and params (`None`
-/// for names of other families).
-pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Option<Primitive>> {
-    let op = match name {
-        "sort" => SortOp::Sort {
-            dimension: count_param("sort", params, "dimension", None)?,
-            is_stable: match get(params, "is_stable") {
-                None | Some(Param::None) => false,
-                Some(Param::Bool(b)) => *b,
-                Some(other) => {
-                    return Err(Error::param(
-                        "sort",
-                        "is_stable",
-                        format!("expected a bool, got {other:?}"),
-                    ))
-                }
-            },
-            num_keys: count_param("sort", params, "num_keys", Some(1))?,
-        },
-        "top_k" => SortOp::TopK {
-            k: count_param("top_k", params, "k", None)?,
-        },
-        "bitcast_convert_type" => SortOp::BitcastConvertType {
-            new_dtype: match get(params, "new_dtype") {
-                Some(Param::DType(d)) => *d,
-                Some(Param::Str(s)) => DType::from_name(s)?,
-                other => {
-                    return Err(Error::param(
-                        "bitcast_convert_type",
-                        "new_dtype",
-                        format!("expected a dtype, got {other:?}"),
-                    ))
-                }
-            },
-        },
-        _ => return Ok(None),
-    };
-    Ok(Some(Primitive::Sort(op)))
-}
-
 // ----------------------------------------------------------------- shape
 
 fn sortable(d: DType) -> bool {
     d.is_numeric() || d == DType::Bool
-}
-
-/// Output avals.
-pub fn abstract_eval(op: &SortOp, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let name = op.name();
-    match op {
-        SortOp::Sort {
-            dimension,
-            num_keys,
-            ..
-        } => {
-            let first = ins.first().ok_or(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: 0,
-            })?;
-            if *num_keys == 0 || *num_keys > ins.len() {
-                return Err(Error::param(
-                    name,
-                    "num_keys",
-                    format!(
-                        "must be between 1 and the number of operands ({}), got {num_keys}",
-                        ins.len()
-                    ),
-                ));
-            }
-            if let Some(bad) = ins.iter().find(|a| a.shape != first.shape) {
-                return Err(Error::shape(
-                    name,
-                    &[&first.shape, &bad.shape],
-                    "all operands must have the same shape",
-                ));
-            }
-            if *dimension >= first.ndim() {
-                return Err(Error::param(
-                    name,
-                    "dimension",
-                    format!(
-                        "{dimension} is out of range for operands of rank {}",
-                        first.ndim()
-                    ),
-                ));
-            }
-            if let Some(bad) = ins.iter().find(|a| !sortable(a.dtype)) {
-                return Err(Error::dtype(
-                    name,
-                    &[bad.dtype],
-                    "requires numeric or bool operands",
-                ));
-            }
-            Ok(ins.to_vec())
-        }
-        SortOp::TopK { k } => {
-            let [x] = ins else {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: ins.len(),
-                });
-            };
-            if !sortable(x.dtype) {
-                return Err(Error::dtype(
-                    name,
-                    &[x.dtype],
-                    "requires a numeric or bool operand",
-                ));
-            }
-            let Some((&n, lead)) = x.shape.split_last() else {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape],
-                    "top_k operand must have >= 1 dimension",
-                ));
-            };
-            if *k > n {
-                return Err(Error::param(
-                    name,
-                    "k",
-                    format!(
-                        "k argument to top_k must be no larger than minor dimension; {k} vs {}",
-                        crate::error::format_shape(&x.shape)
-                    ),
-                ));
-            }
-            let mut shape = lead.to_vec();
-            shape.push(*k);
-            Ok(vec![
-                Aval::weak(shape.clone(), x.dtype, x.weak_type),
-                Aval::new(shape, DType::I32),
-            ])
-        }
-        SortOp::BitcastConvertType { new_dtype } => {
-            let [x] = ins else {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: ins.len(),
-                });
-            };
-            Ok(vec![Aval::new(bitcast_shape(x, *new_dtype)?, *new_dtype)])
-        }
-    }
 }
 
 /// JAX's shape rule: equal widths keep the shape, a narrower target appends
@@ -568,73 +374,12 @@ fn from_le_bytes(bytes: &[u8], dtype: DType) -> Result<Buffer> {
     })
 }
 
-/// Evaluates the primitive; `out_avals` are the shape rule's outputs.
-pub fn kernel(op: &SortOp, args: &[&HostArray], out_avals: Vec<Aval>) -> Result<Vec<HostArray>> {
-    let bufs = match (op, args) {
-        (
-            SortOp::Sort {
-                dimension,
-                num_keys,
-                ..
-            },
-            _,
-        ) => sort_kernel(args, *dimension, *num_keys)?,
-        (SortOp::TopK { k }, [x]) => top_k_kernel(x, *k)?,
-        (SortOp::BitcastConvertType { new_dtype }, [x]) => {
-            vec![from_le_bytes(&le_bytes(x.buffer())?, *new_dtype)?]
-        }
-        _ => {
-            return Err(Error::Arity {
-                prim: op.name(),
-                expected: 1,
-                got: args.len(),
-            })
-        }
-    };
-    if bufs.len() != out_avals.len() {
-        return Err(Error::Arity {
-            prim: op.name(),
-            expected: out_avals.len(),
-            got: bufs.len(),
-        });
-    }
-    bufs.into_iter()
-        .zip(out_avals)
-        .map(|(buf, aval)| {
-            if buf.dtype() != aval.dtype {
-                return Err(Error::dtype(
-                    op.name(),
-                    &[buf.dtype(), aval.dtype],
-                    "kernel produced a dtype other than its shape rule's",
-                ));
-            }
-            HostArray::new(aval.shape, buf)
-        })
-        .collect()
-}
-
 // ----------------------------------------------------------------- rules
 
-fn vars(outs: Vec<crate::ir::Var>) -> Vec<Atom> {
-    outs.into_iter().map(Atom::Var).collect()
-}
-
-fn emit(b: &mut Builder, op: SortOp, ins: Vec<Atom>) -> Result<Vec<Atom>> {
-    Ok(vars(b.add_eqn(Primitive::Sort(op), ins, None)?))
-}
-
-fn wrong(p: &Primitive, rule: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "{rule} rule of the sort family applied to {}",
-        p.name()
-    ))
-}
-
-fn family(p: &Primitive, rule: &str) -> Result<SortOp> {
-    match p {
-        Primitive::Sort(op) => Ok(op.clone()),
-        _ => Err(wrong(p, rule)),
-    }
+/// A rule found no sort key or no sorted output (the shape rule rules both
+/// out: `num_keys >= 1`, one output per operand).
+fn missing_output(rule: &str) -> Error {
+    Error::InvalidArgument(format!("sort: {rule} rule: no sort key or sorted output"))
 }
 
 /// A sort of `keys` (with `num_keys = keys.len()`) carrying `payload`;
@@ -656,195 +401,414 @@ fn sort_payload(
     Ok(emit(b, op, ins)?.split_off(keys.len()))
 }
 
-pub(crate) fn jvp_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    let op = family(p, "jvp")?;
-    let outs = emit(b, op.clone(), xs.to_vec())?;
-    let mut touts: Vec<Option<Atom>> = vec![None; outs.len()];
-    match op {
-        SortOp::Sort {
-            dimension,
-            is_stable,
-            num_keys,
-        } => {
-            // Every operand moves by the same permutation, a function of the
-            // keys only: its tangent rides along as payload.
-            let mut which: Vec<usize> = Vec::new();
-            let mut payload: Vec<Atom> = Vec::new();
-            for (i, (x, t)) in xs.iter().zip(ts).enumerate() {
-                if let Some(t) = t {
-                    if b.aval(x)?.dtype.is_float() {
-                        which.push(i);
-                        payload.push(t.clone());
+impl Family for SortOp {
+    const NAMES: &'static [&'static str] = &["sort", "top_k", "bitcast_convert_type"];
+
+    fn name(&self) -> &'static str {
+        match self {
+            SortOp::Sort { .. } => "sort",
+            SortOp::TopK { .. } => "top_k",
+            SortOp::BitcastConvertType { .. } => "bitcast_convert_type",
+        }
+    }
+
+    /// `sort` and `top_k` return lists.
+    fn multiple_results(&self) -> bool {
+        !matches!(self, SortOp::BitcastConvertType { .. })
+    }
+
+    /// Params as Python sees them (`eqn.params`).
+    fn params(&self) -> ParamList {
+        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        match self {
+            SortOp::Sort {
+                dimension,
+                is_stable,
+                num_keys,
+            } => vec![
+                ("dimension", int(*dimension)),
+                ("is_stable", Param::Bool(*is_stable)),
+                ("num_keys", int(*num_keys)),
+            ],
+            SortOp::TopK { k } => vec![("k", int(*k))],
+            SortOp::BitcastConvertType { new_dtype } => {
+                vec![("new_dtype", Param::DType(*new_dtype))]
+            }
+        }
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<SortOp>> {
+        let params = params.list();
+        let op = match name {
+            "sort" => SortOp::Sort {
+                dimension: count_param("sort", params, "dimension", None)?,
+                is_stable: match get(params, "is_stable") {
+                    None | Some(Param::None) => false,
+                    Some(Param::Bool(b)) => *b,
+                    Some(other) => {
+                        return Err(Error::param(
+                            "sort",
+                            "is_stable",
+                            format!("expected a bool, got {other:?}"),
+                        ))
+                    }
+                },
+                num_keys: count_param("sort", params, "num_keys", Some(1))?,
+            },
+            "top_k" => SortOp::TopK {
+                k: count_param("top_k", params, "k", None)?,
+            },
+            "bitcast_convert_type" => SortOp::BitcastConvertType {
+                new_dtype: match get(params, "new_dtype") {
+                    Some(Param::DType(d)) => *d,
+                    Some(Param::Str(s)) => DType::from_name(s)?,
+                    other => {
+                        return Err(Error::param(
+                            "bitcast_convert_type",
+                            "new_dtype",
+                            format!("expected a dtype, got {other:?}"),
+                        ))
+                    }
+                },
+            },
+            _ => return Ok(None),
+        };
+        Ok(Some(op))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<SortOp> {
+        vec![
+            SortOp::Sort {
+                dimension: 0,
+                is_stable: true,
+                num_keys: 1,
+            },
+            SortOp::TopK { k: 1 },
+            SortOp::BitcastConvertType {
+                new_dtype: DType::I32,
+            },
+        ]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        match self {
+            SortOp::Sort {
+                dimension,
+                num_keys,
+                ..
+            } => {
+                let first = ins.first().ok_or(Error::Arity {
+                    prim: name,
+                    expected: 1,
+                    got: 0,
+                })?;
+                if *num_keys == 0 || *num_keys > ins.len() {
+                    return Err(Error::param(
+                        name,
+                        "num_keys",
+                        format!(
+                            "must be between 1 and the number of operands ({}), got {num_keys}",
+                            ins.len()
+                        ),
+                    ));
+                }
+                if let Some(bad) = ins.iter().find(|a| a.shape != first.shape) {
+                    return Err(Error::shape(
+                        name,
+                        &[&first.shape, &bad.shape],
+                        "all operands must have the same shape",
+                    ));
+                }
+                if *dimension >= first.ndim() {
+                    return Err(Error::param(
+                        name,
+                        "dimension",
+                        format!(
+                            "{dimension} is out of range for operands of rank {}",
+                            first.ndim()
+                        ),
+                    ));
+                }
+                if let Some(bad) = ins.iter().find(|a| !sortable(a.dtype)) {
+                    return Err(Error::dtype(
+                        name,
+                        &[bad.dtype],
+                        "requires numeric or bool operands",
+                    ));
+                }
+                Ok(ins.to_vec())
+            }
+            SortOp::TopK { k } => {
+                let [x] = ins else {
+                    return Err(Error::Arity {
+                        prim: name,
+                        expected: 1,
+                        got: ins.len(),
+                    });
+                };
+                if !sortable(x.dtype) {
+                    return Err(Error::dtype(
+                        name,
+                        &[x.dtype],
+                        "requires a numeric or bool operand",
+                    ));
+                }
+                let Some((&n, lead)) = x.shape.split_last() else {
+                    return Err(Error::shape(
+                        name,
+                        &[&x.shape],
+                        "top_k operand must have >= 1 dimension",
+                    ));
+                };
+                if *k > n {
+                    return Err(Error::param(
+                        name,
+                        "k",
+                        format!(
+                            "k argument to top_k must be no larger than minor dimension; {k} vs {}",
+                            crate::error::format_shape(&x.shape)
+                        ),
+                    ));
+                }
+                let mut shape = lead.to_vec();
+                shape.push(*k);
+                Ok(vec![
+                    Aval::weak(shape.clone(), x.dtype, x.weak_type),
+                    Aval::new(shape, DType::I32),
+                ])
+            }
+            SortOp::BitcastConvertType { new_dtype } => {
+                let [x] = ins else {
+                    return Err(Error::Arity {
+                        prim: name,
+                        expected: 1,
+                        got: ins.len(),
+                    });
+                };
+                Ok(vec![Aval::new(bitcast_shape(x, *new_dtype)?, *new_dtype)])
+            }
+        }
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let bufs = match (self, args) {
+            (
+                SortOp::Sort {
+                    dimension,
+                    num_keys,
+                    ..
+                },
+                _,
+            ) => sort_kernel(args, *dimension, *num_keys)?,
+            (SortOp::TopK { k }, [x]) => top_k_kernel(x, *k)?,
+            (SortOp::BitcastConvertType { new_dtype }, [x]) => {
+                vec![from_le_bytes(&le_bytes(x.buffer())?, *new_dtype)?]
+            }
+            _ => {
+                return Err(Error::Arity {
+                    prim: self.name(),
+                    expected: 1,
+                    got: args.len(),
+                })
+            }
+        };
+        if bufs.len() != outs.len() {
+            return Err(Error::Arity {
+                prim: self.name(),
+                expected: outs.len(),
+                got: bufs.len(),
+            });
+        }
+        bufs.into_iter()
+            .zip(outs)
+            .map(|(buf, aval)| HostArray::new(aval.shape, buf))
+            .collect()
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let op = self.clone();
+        let outs = emit(b, op.clone(), xs.to_vec())?;
+        let mut touts: Vec<Option<Atom>> = vec![None; outs.len()];
+        match op {
+            SortOp::Sort {
+                dimension,
+                is_stable,
+                num_keys,
+            } => {
+                // Every operand moves by the same permutation, a function of the
+                // keys only: its tangent rides along as payload.
+                let mut which: Vec<usize> = Vec::new();
+                let mut payload: Vec<Atom> = Vec::new();
+                for (i, (x, t)) in xs.iter().zip(ts).enumerate() {
+                    if let Some(t) = t {
+                        if b.aval(x)?.dtype.is_float() {
+                            which.push(i);
+                            payload.push(t.clone());
+                        }
+                    }
+                }
+                if payload.is_empty() {
+                    return Ok((outs, touts));
+                }
+                let keys = xs.get(..num_keys).unwrap_or_default();
+                let sorted = sort_payload(b, keys, payload, dimension, is_stable)?;
+                for (i, t) in which.into_iter().zip(sorted) {
+                    if let Some(slot) = touts.get_mut(i) {
+                        *slot = Some(t);
                     }
                 }
             }
-            if payload.is_empty() {
-                return Ok((outs, touts));
+            SortOp::TopK { k } => {
+                let (Some(x), Some(Some(t))) = (xs.first(), ts.first()) else {
+                    return Ok((outs, touts));
+                };
+                let aval = b.aval(x)?;
+                if !aval.dtype.is_float() {
+                    return Ok((outs, touts));
+                }
+                let last = aval.ndim().saturating_sub(1);
+                let rev = |b: &mut Builder, a: Atom| {
+                    b.add_eqn1(
+                        Primitive::Rev {
+                            dimensions: vec![last],
+                        },
+                        vec![a],
+                    )
+                };
+                let rx = rev(b, x.clone())?;
+                let rt = rev(b, t.clone())?;
+                let sorted = sort_payload(b, &[rx], vec![rt], last, true)?;
+                let st = sorted
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| missing_output("jvp"))?;
+                let n = aval.shape.get(last).copied().unwrap_or(0);
+                let mut start = vec![0; aval.ndim()];
+                if let Some(s) = start.get_mut(last) {
+                    *s = n.saturating_sub(k);
+                }
+                let tail = b.add_eqn1(
+                    Primitive::Slice {
+                        start_indices: start,
+                        limit_indices: aval.shape.clone(),
+                        strides: None,
+                    },
+                    vec![st],
+                )?;
+                if let Some(slot) = touts.first_mut() {
+                    *slot = Some(rev(b, tail)?);
+                }
             }
-            let keys = xs.get(..num_keys).unwrap_or_default();
-            let sorted = sort_payload(b, keys, payload, dimension, is_stable)?;
-            for (i, t) in which.into_iter().zip(sorted) {
-                if let Some(slot) = touts.get_mut(i) {
-                    *slot = Some(t);
+            // Bits reinterpretation: not differentiable (zero tangent).
+            SortOp::BitcastConvertType { .. } => {}
+        }
+        Ok((outs, touts))
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let SortOp::Sort {
+            dimension,
+            is_stable,
+            num_keys,
+        } = *self
+        else {
+            return super::family::transpose_not_linear(self.name());
+        };
+        let mut keys: Vec<Atom> = Vec::with_capacity(num_keys);
+        for op in ops.iter().take(num_keys) {
+            match op {
+                Operand::Known(a) => keys.push(a.clone()),
+                Operand::Linear(_) => {
+                    return Err(super::transpose::not_linear_error(
+                        "sort",
+                        " (a sort key is linear)",
+                    ))
                 }
             }
         }
-        SortOp::TopK { k } => {
-            let (Some(x), Some(Some(t))) = (xs.first(), ts.first()) else {
-                return Ok((outs, touts));
-            };
-            let aval = b.aval(x)?;
-            if !aval.dtype.is_float() {
-                return Ok((outs, touts));
-            }
-            let last = aval.ndim().saturating_sub(1);
-            let rev = |b: &mut Builder, a: Atom| {
-                b.add_eqn1(
-                    Primitive::Rev {
-                        dimensions: vec![last],
-                    },
-                    vec![a],
-                )
-            };
-            let rx = rev(b, x.clone())?;
-            let rt = rev(b, t.clone())?;
-            let sorted = sort_payload(b, &[rx], vec![rt], last, true)?;
-            let st = sorted.into_iter().next().ok_or_else(|| wrong(p, "jvp"))?;
-            let n = aval.shape.get(last).copied().unwrap_or(0);
-            let mut start = vec![0; aval.ndim()];
-            if let Some(s) = start.get_mut(last) {
-                *s = n.saturating_sub(k);
-            }
-            let tail = b.add_eqn1(
-                Primitive::Slice {
-                    start_indices: start,
-                    limit_indices: aval.shape.clone(),
-                    strides: None,
-                },
-                vec![st],
-            )?;
-            if let Some(slot) = touts.first_mut() {
-                *slot = Some(rev(b, tail)?);
+        let mut result: Vec<Option<Atom>> = vec![None; ops.len()];
+        let mut which: Vec<usize> = Vec::new();
+        let mut payload: Vec<Atom> = Vec::new();
+        for (i, (op, ct)) in ops.iter().zip(cts).enumerate().skip(num_keys) {
+            if let (Operand::Linear(_), Some(ct)) = (op, ct) {
+                which.push(i);
+                payload.push(ct.clone());
             }
         }
-        // Bits reinterpretation: not differentiable (zero tangent).
-        SortOp::BitcastConvertType { .. } => {}
+        if payload.is_empty() {
+            return Ok(result);
+        }
+        let shape = b
+            .aval(keys.first().ok_or_else(|| missing_output("transpose"))?)?
+            .shape;
+        let n = shape.get(dimension).copied().unwrap_or(0);
+        let dtype = if i32::try_from(n).is_ok() {
+            DType::I32
+        } else {
+            DType::I64
+        };
+        let iota = b.add_eqn1(
+            Primitive::Iota {
+                dtype,
+                shape,
+                dimension,
+            },
+            vec![],
+        )?;
+        // perm[j] = the source position of output j; sorting by perm sends
+        // output j's cotangent back to position perm[j].
+        let perm = sort_payload(b, &keys, vec![iota], dimension, is_stable)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| missing_output("transpose"))?;
+        let back = sort_payload(b, &[perm], payload, dimension, true)?;
+        for (i, c) in which.into_iter().zip(back) {
+            if let Some(slot) = result.get_mut(i) {
+                *slot = Some(c);
+            }
+        }
+        Ok(result)
     }
-    Ok((outs, touts))
-}
 
-pub(crate) fn transpose_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    let SortOp::Sort {
-        dimension,
-        is_stable,
-        num_keys,
-    } = family(p, "transpose")?
-    else {
-        return Err(super::transpose::not_linear_error(p.name(), ""));
-    };
-    let mut keys: Vec<Atom> = Vec::with_capacity(num_keys);
-    for op in ops.iter().take(num_keys) {
-        match op {
-            Operand::Known(a) => keys.push(a.clone()),
-            Operand::Linear(_) => {
-                return Err(super::transpose::not_linear_error(
-                    "sort",
-                    " (a sort key is linear)",
-                ))
-            }
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let op = self.clone();
+        if dims.iter().all(Option::is_none) {
+            let outs = emit(b, op, ins.to_vec())?;
+            let d = vec![None; outs.len()];
+            return Ok((outs, d));
         }
-    }
-    let mut result: Vec<Option<Atom>> = vec![None; ops.len()];
-    let mut which: Vec<usize> = Vec::new();
-    let mut payload: Vec<Atom> = Vec::new();
-    for (i, (op, ct)) in ops.iter().zip(cts).enumerate().skip(num_keys) {
-        if let (Operand::Linear(_), Some(ct)) = (op, ct) {
-            which.push(i);
-            payload.push(ct.clone());
+        // Every operand gets the mapped axis in front (sort needs equal shapes;
+        // top_k and bitcast act on trailing axes, which stay trailing).
+        let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
+        for (x, d) in ins.iter().zip(dims) {
+            front.push(match d {
+                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
+                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
+            });
         }
+        let op = match op {
+            SortOp::Sort {
+                dimension,
+                is_stable,
+                num_keys,
+            } => SortOp::Sort {
+                dimension: dimension.saturating_add(1),
+                is_stable,
+                num_keys,
+            },
+            other => other,
+        };
+        let outs = emit(b, op, front)?;
+        let d = vec![Some(0); outs.len()];
+        Ok((outs, d))
     }
-    if payload.is_empty() {
-        return Ok(result);
-    }
-    let shape = b
-        .aval(keys.first().ok_or_else(|| wrong(p, "transpose"))?)?
-        .shape;
-    let n = shape.get(dimension).copied().unwrap_or(0);
-    let dtype = if i32::try_from(n).is_ok() {
-        DType::I32
-    } else {
-        DType::I64
-    };
-    let iota = b.add_eqn1(
-        Primitive::Iota {
-            dtype,
-            shape,
-            dimension,
-        },
-        vec![],
-    )?;
-    // perm[j] = the source position of output j; sorting by perm sends
-    // output j's cotangent back to position perm[j].
-    let perm = sort_payload(b, &keys, vec![iota], dimension, is_stable)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| wrong(p, "transpose"))?;
-    let back = sort_payload(b, &[perm], payload, dimension, true)?;
-    for (i, c) in which.into_iter().zip(back) {
-        if let Some(slot) = result.get_mut(i) {
-            *slot = Some(c);
-        }
-    }
-    Ok(result)
-}
-
-pub(crate) fn batch_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    let op = family(p, "batch")?;
-    if dims.iter().all(Option::is_none) {
-        let outs = emit(b, op, ins.to_vec())?;
-        let d = vec![None; outs.len()];
-        return Ok((outs, d));
-    }
-    // Every operand gets the mapped axis in front (sort needs equal shapes;
-    // top_k and bitcast act on trailing axes, which stay trailing).
-    let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
-    for (x, d) in ins.iter().zip(dims) {
-        front.push(match d {
-            Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
-            None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
-        });
-    }
-    let op = match op {
-        SortOp::Sort {
-            dimension,
-            is_stable,
-            num_keys,
-        } => SortOp::Sort {
-            dimension: dimension.saturating_add(1),
-            is_stable,
-            num_keys,
-        },
-        other => other,
-    };
-    let outs = emit(b, op, front)?;
-    let d = vec![Some(0); outs.len()];
-    Ok((outs, d))
 }
 
 #[cfg(test)]
