@@ -31,14 +31,14 @@ pub(super) fn core_batch(
     n: usize,
 ) -> Result<Batched> {
     let rule: BatchRule = match p {
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
+        Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
+            |p, b, xs, dims, n| p.batch(b, xs, dims, n)
+        }
+        Primitive::IntegerPow { .. }
         | Primitive::ConvertElementType { .. }
         | Primitive::StopGradient
         | Primitive::IsFinite
-        | Primitive::Round { .. } => elementwise,
+        | Primitive::Round { .. } => elementwise_rule,
         Primitive::Clamp => clamp,
         Primitive::Arg { .. } => arg,
         Primitive::Cumulative { .. } => cumulative,
@@ -187,7 +187,9 @@ fn all_unbatched(dims: &[Option<usize>]) -> bool {
 
 /// Elementwise primitives (unary, binary, compare, integer_pow,
 /// convert_element_type): every rank-0 operand may stay as it is.
-fn elementwise(
+/// The batch rule of elementwise primitives (operands brought to one
+/// batched shape).
+pub(super) fn elementwise_rule(
     p: &Primitive,
     b: &mut Builder,
     ins: &[Atom],

@@ -24,7 +24,7 @@ mod common;
 mod dot;
 pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
-mod elementwise;
+pub(super) mod elementwise;
 pub use elementwise::int_binary_into;
 #[path = "kernels/gather.rs"]
 mod gather;
@@ -108,15 +108,6 @@ pub fn eval_known(
         return checked_outputs(name, outs, avals);
     }
     let buf = match prim {
-        Primitive::Unary(op) => elementwise::unary(*op, one(name, args)?.buffer())?,
-        Primitive::Binary(op) => {
-            let (x, y) = two(name, args)?;
-            elementwise::binary(*op, x.buffer(), y.buffer())?
-        }
-        Primitive::Compare(op) => {
-            let (x, y) = two(name, args)?;
-            elementwise::compare(*op, x.buffer(), y.buffer(), out_len()?)?
-        }
         Primitive::IntegerPow { y } => elementwise::integer_pow(*y, one(name, args)?.buffer())?,
         Primitive::SelectN => {
             let (pred, cases) = args.split_first().ok_or(Error::Arity {
@@ -255,7 +246,10 @@ pub fn eval_known(
             )))
         }
         Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
-        Primitive::Window(_) => {
+        Primitive::Unary(_)
+        | Primitive::Binary(_)
+        | Primitive::Compare(_)
+        | Primitive::Window(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))

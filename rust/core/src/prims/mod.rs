@@ -18,6 +18,7 @@ pub mod collective;
 pub mod control;
 pub mod conv;
 pub mod custom;
+pub mod elementwise;
 pub mod family;
 pub mod gather;
 pub mod jvp;
@@ -47,6 +48,8 @@ macro_rules! op_table {
         impl $name {
             /// Every op of the table.
             pub const ALL: &'static [$name] = &[$($name::$var),*];
+            /// The `jax.lax` name of every op of the table.
+            pub const NAMES: &'static [&'static str] = &[$($s),*];
             /// The `jax.lax` primitive name.
             pub fn name(self) -> &'static str {
                 match self { $($name::$var => $s),* }
@@ -419,6 +422,12 @@ macro_rules! primitives {
 
 primitives! {
     families {
+        /// Elementwise ops of one operand (`prims/elementwise.rs`).
+        Unary(UnaryOp),
+        /// Elementwise ops of two operands (`prims/elementwise.rs`).
+        Binary(BinaryOp),
+        /// Elementwise comparisons (`prims/elementwise.rs`).
+        Compare(CmpOp),
         /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
         Window(Box<window::WindowOp>),
         /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
@@ -430,9 +439,6 @@ primitives! {
     }
     core {
 
-    Unary(UnaryOp),
-    Binary(BinaryOp),
-    Compare(CmpOp),
     /// `x ** y` for a static integer `y`.
     IntegerPow {
         y: i32,
@@ -644,9 +650,6 @@ impl Primitive {
 
     fn core_names() -> Vec<&'static str> {
         let mut names: Vec<&'static str> = Vec::new();
-        names.extend(UnaryOp::ALL.iter().map(|o| o.name()));
-        names.extend(BinaryOp::ALL.iter().map(|o| o.name()));
-        names.extend(CmpOp::ALL.iter().map(|o| o.name()));
         names.extend(ReduceOp::ALL.iter().map(|o| o.name()));
         names.extend(ArgOp::ALL.iter().map(|o| o.name()));
         names.extend(CumOp::ALL.iter().map(|o| o.name()));
@@ -696,9 +699,6 @@ impl Primitive {
 
     fn core_examples() -> Vec<Primitive> {
         let mut out: Vec<Primitive> = Vec::new();
-        out.extend(UnaryOp::ALL.iter().map(|&o| Primitive::Unary(o)));
-        out.extend(BinaryOp::ALL.iter().map(|&o| Primitive::Binary(o)));
-        out.extend(CmpOp::ALL.iter().map(|&o| Primitive::Compare(o)));
         out.extend(
             ReduceOp::ALL
                 .iter()

@@ -3,7 +3,7 @@
 //! structural hash and the Python binding all go through here, so a new
 //! param is written once.
 
-use super::{ArgOp, BinaryOp, CmpOp, CumOp, DotDims, Primitive, ReduceOp, RoundingMethod, UnaryOp};
+use super::{ArgOp, CumOp, DotDims, Primitive, ReduceOp, RoundingMethod};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::ClosedJaxpr;
@@ -176,15 +176,6 @@ impl Primitive {
         let params = p.params;
         if let Some(prim) = super::gather::from_params(name, params) {
             return prim;
-        }
-        if let Some(op) = UnaryOp::from_name(name) {
-            return Ok(Primitive::Unary(op));
-        }
-        if let Some(op) = BinaryOp::from_name(name) {
-            return Ok(Primitive::Binary(op));
-        }
-        if let Some(op) = CmpOp::from_name(name) {
-            return Ok(Primitive::Compare(op));
         }
         if let Some(op) = ReduceOp::from_name(name) {
             return Ok(Primitive::Reduce {

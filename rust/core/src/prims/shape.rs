@@ -1,7 +1,7 @@
 //! Shape rules: output avals of every primitive, and the operand checks that
 //! reject bad input with an error naming the primitive and the shapes.
 
-use super::{BinaryOp, DotDims, Primitive, UnaryOp};
+use super::{BinaryOp, DotDims, Family, Primitive, UnaryOp};
 use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -17,23 +17,9 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
 pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
     let name = prim.name();
     match prim {
-        Primitive::Unary(op) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_unary_dtype(*op, x)?;
-            Ok(vec![x.clone()])
-        }
-        Primitive::Binary(op) => {
-            let [x, y] = arity::<2>(name, ins)?;
-            check_binary_dtype(*op, x, y)?;
-            let shape = elementwise_shape(name, &[x, y])?;
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
-        }
-        Primitive::Compare(_) => {
-            let [x, y] = arity::<2>(name, ins)?;
-            same_dtype(name, &[x, y])?;
-            let shape = elementwise_shape(name, &[x, y])?;
-            Ok(vec![Aval::new(shape, DType::Bool)])
-        }
+        Primitive::Unary(f) => f.abstract_eval(ins),
+        Primitive::Binary(f) => f.abstract_eval(ins),
+        Primitive::Compare(f) => f.abstract_eval(ins),
         Primitive::IntegerPow { y } => {
             let [x] = arity::<1>(name, ins)?;
             if !x.dtype.is_numeric() {
@@ -346,7 +332,10 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
 }
 
 /// Destructures exactly `N` operands.
-fn arity<'a, const N: usize>(prim: &'static str, ins: &'a [Aval]) -> Result<[&'a Aval; N]> {
+pub(super) fn arity<'a, const N: usize>(
+    prim: &'static str,
+    ins: &'a [Aval],
+) -> Result<[&'a Aval; N]> {
     let refs: Vec<&Aval> = ins.iter().collect();
     refs.try_into().map_err(|_| Error::Arity {
         prim,
@@ -355,7 +344,7 @@ fn arity<'a, const N: usize>(prim: &'static str, ins: &'a [Aval]) -> Result<[&'a
     })
 }
 
-fn check_unary_dtype(op: UnaryOp, x: &Aval) -> Result<()> {
+pub(super) fn check_unary_dtype(op: UnaryOp, x: &Aval) -> Result<()> {
     if op.accepts(x.dtype) {
         Ok(())
     } else {
@@ -367,7 +356,7 @@ fn check_unary_dtype(op: UnaryOp, x: &Aval) -> Result<()> {
     }
 }
 
-fn check_binary_dtype(op: BinaryOp, x: &Aval, y: &Aval) -> Result<()> {
+pub(super) fn check_binary_dtype(op: BinaryOp, x: &Aval, y: &Aval) -> Result<()> {
     same_dtype(op.name(), &[x, y])?;
     if op.accepts(x.dtype) {
         Ok(())
@@ -381,7 +370,7 @@ fn check_binary_dtype(op: BinaryOp, x: &Aval, y: &Aval) -> Result<()> {
 }
 
 /// Operands must share one dtype (jnp promotes before binding).
-fn same_dtype(prim: &'static str, ins: &[&Aval]) -> Result<()> {
+pub(super) fn same_dtype(prim: &'static str, ins: &[&Aval]) -> Result<()> {
     match ins.split_first() {
         Some((first, rest)) if rest.iter().any(|a| a.dtype != first.dtype) => {
             let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();

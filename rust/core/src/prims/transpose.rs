@@ -8,7 +8,7 @@
 //! rule-coverage listing stays about missing work, not about non-linearity.
 
 use super::rules::{Operand, TransposeRule};
-use super::{BinaryOp, CumOp, DotDims, Primitive, ReduceOp, UnaryOp};
+use super::{BinaryOp, CumOp, DotDims, Primitive, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
@@ -23,15 +23,10 @@ pub(super) fn core_transpose(
     ops: &[Operand],
 ) -> TOut {
     let rule: TransposeRule = match p {
-        Primitive::Unary(UnaryOp::Neg) => t_neg,
-        Primitive::Binary(BinaryOp::Add) => t_add,
-        Primitive::Binary(BinaryOp::Sub) => t_sub,
-        Primitive::Binary(BinaryOp::Mul) => t_mul,
-        Primitive::Binary(BinaryOp::Div) => t_div,
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
+        Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
+            |p, b, cts, ops| p.transpose(b, cts, ops)
+        }
+        Primitive::IntegerPow { .. }
         | Primitive::Iota { .. }
         | Primitive::Reduce {
             op: ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod | ReduceOp::And | ReduceOp::Or,
@@ -99,7 +94,7 @@ fn wrong_rule(p: &Primitive) -> Error {
 }
 
 /// The single output cotangent (None = zero).
-fn single_ct(p: &Primitive, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+pub(super) fn single_ct(p: &Primitive, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
     match cts {
         [c] => Ok(c.clone()),
         _ => Err(Error::Arity {
@@ -118,7 +113,7 @@ fn op_aval(b: &Builder, op: &Operand) -> Result<Aval> {
 }
 
 /// Sums a cotangent of an elementwise output back to a rank-0 operand's shape.
-fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom> {
+pub(super) fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom> {
     let cs = b.aval(&ct)?.shape;
     if cs == aval.shape {
         return Ok(ct);
@@ -147,84 +142,6 @@ fn two_ops<'a>(p: &Primitive, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Op
             expected: 2,
             got: ops.len(),
         }),
-    }
-}
-
-fn t_neg(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    Ok(vec![Some(b.unary(UnaryOp::Neg, ct)?)])
-}
-
-fn t_add(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    t_add_sub(p, b, cts, ops, false)
-}
-
-fn t_sub(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    t_add_sub(p, b, cts, ops, true)
-}
-
-fn t_add_sub(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-    negate_rhs: bool,
-) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let (x, y) = two_ops(p, ops)?;
-    let cx = match x {
-        Operand::Linear(a) => Some(unbroadcast(b, ct.clone(), a)?),
-        Operand::Known(_) => None,
-    };
-    let cy = match y {
-        Operand::Linear(a) => {
-            let c = if negate_rhs {
-                b.unary(UnaryOp::Neg, ct)?
-            } else {
-                ct
-            };
-            Some(unbroadcast(b, c, a)?)
-        }
-        Operand::Known(_) => None,
-    };
-    Ok(vec![cx, cy])
-}
-
-fn t_mul(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    match two_ops(p, ops)? {
-        (Operand::Linear(a), Operand::Known(y)) => {
-            let c = b.binary(BinaryOp::Mul, ct, y.clone())?;
-            Ok(vec![Some(unbroadcast(b, c, a)?), None])
-        }
-        (Operand::Known(x), Operand::Linear(a)) => {
-            let c = b.binary(BinaryOp::Mul, x.clone(), ct)?;
-            Ok(vec![None, Some(unbroadcast(b, c, a)?)])
-        }
-        (Operand::Linear(_), Operand::Linear(_)) => {
-            Err(not_linear_error("mul", " (both operands are linear)"))
-        }
-        (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
-    }
-}
-
-fn t_div(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    match two_ops(p, ops)? {
-        (Operand::Linear(a), Operand::Known(y)) => {
-            let c = b.binary(BinaryOp::Div, ct, y.clone())?;
-            Ok(vec![Some(unbroadcast(b, c, a)?), None])
-        }
-        (_, Operand::Linear(_)) => Err(not_linear_error("div", " (the divisor is linear)")),
-        (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
     }
 }
 

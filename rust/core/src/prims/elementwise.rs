@@ -1,0 +1,606 @@
+//! The elementwise families whose ops come from op tables: `UnaryOp`
+//! (`neg`, `exp`, `sin`, ...), `BinaryOp` (`add`, `mul`, `pow`, ...) and
+//! `CmpOp` (`eq`, `lt`, ...). Shape: operands of one dtype (per the op's
+//! [`DTypeClass`](super::DTypeClass)), rank-0 operands broadcast. Kernels
+//! are in `kernels/elementwise.rs` (SIMD loops in `kernels/vmath.rs`). AD as
+//! JAX's `lax.py`: each op's derivative written with other primitives; `neg`,
+//! `add`, `sub` and `mul`/`div` by a known operand are linear. vmap: the
+//! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
+
+use super::batch::elementwise_rule;
+use super::family::{jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::jvp::{add_opt, broadcast_to, convert, mul};
+use super::kernel::elementwise as kernels;
+use super::params::{Lookup, ParamList};
+use super::shape::{arity, check_binary_dtype, check_unary_dtype, elementwise_shape, same_dtype};
+use super::transpose::{not_linear_error, unbroadcast};
+use super::{BinaryOp, CmpOp, Primitive, UnaryOp};
+use crate::array::HostArray;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
+
+/// The single output cotangent (`None`: zero).
+fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    let [ct] = operands::<_, 1>(name, cts)?;
+    Ok(ct.clone())
+}
+
+fn two_ops<'a>(name: &'static str, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Operand)> {
+    let [x, y] = operands::<_, 2>(name, ops)?;
+    Ok((x, y))
+}
+
+/// `add`/`sub`: each linear operand gets the cotangent (negated for the
+/// subtrahend), summed back to its shape when it was broadcast.
+fn transpose_add_sub(
+    name: &'static str,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+    negate_rhs: bool,
+) -> TransposeOut {
+    let Some(ct) = single_ct(name, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let (x, y) = two_ops(name, ops)?;
+    let cx = match x {
+        Operand::Linear(a) => Some(unbroadcast(b, ct.clone(), a)?),
+        Operand::Known(_) => None,
+    };
+    let cy = match y {
+        Operand::Linear(a) => {
+            let c = if negate_rhs {
+                b.unary(UnaryOp::Neg, ct)?
+            } else {
+                ct
+            };
+            Some(unbroadcast(b, c, a)?)
+        }
+        Operand::Known(_) => None,
+    };
+    Ok(vec![cx, cy])
+}
+
+/// JAX's balanced equality weight for max/min: 1 where `x` alone attains the
+/// result `z`, 1/2 where `x` and `y` tie, 0 elsewhere.
+fn balanced_eq(b: &mut Builder, x: &Atom, z: &Atom, y: &Atom) -> Result<Atom> {
+    let dtype = b.aval(z)?.dtype;
+    let ex = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), z.clone()])?;
+    let ex = convert(b, ex, dtype)?;
+    let ey = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![y.clone(), z.clone()])?;
+    let ey = convert(b, ey, dtype)?;
+    let half_ey = mul(b, ey, Builder::lit(dtype, 0.5))?;
+    let w = b.binary(BinaryOp::Sub, Builder::lit(dtype, 1.0), half_ey)?;
+    mul(b, ex, w)
+}
+
+impl Family for UnaryOp {
+    const NAMES: &'static [&'static str] = UnaryOp::NAMES;
+
+    fn name(&self) -> &'static str {
+        UnaryOp::name(*self)
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        Vec::new()
+    }
+
+    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<UnaryOp>> {
+        Ok(UnaryOp::from_name(name))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<UnaryOp> {
+        UnaryOp::ALL.to_vec()
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let [x] = arity::<1>(self.name(), ins)?;
+        check_unary_dtype(*self, x)?;
+        Ok(vec![x.clone()])
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let [x] = operands::<_, 1>(self.name(), args)?;
+        let out = single_out(self.name(), outs)?;
+        Ok(vec![HostArray::new(
+            out.shape,
+            kernels::unary(*self, x.buffer())?,
+        )?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let op = *self;
+        let [x] = operands::<_, 1>(op.name(), xs)?.clone();
+        let [t] = operands::<_, 1>(op.name(), ts)?.clone();
+        let y = b.add_eqn1(Primitive::Unary(op), xs.to_vec())?;
+        let Some(t) = t else {
+            return Ok((vec![y], vec![None]));
+        };
+        let dtype = b.aval(&x)?.dtype;
+        if !dtype.is_float() {
+            return Ok((vec![y], vec![None]));
+        }
+        let lit = |v: f64| Builder::lit(dtype, v);
+        let tout = match op {
+            UnaryOp::Neg => Some(b.unary(UnaryOp::Neg, t)?),
+            UnaryOp::Exp => Some(mul(b, t, y.clone())?),
+            UnaryOp::Log => Some(b.binary(BinaryOp::Div, t, x)?),
+            UnaryOp::Sin => {
+                let c = b.unary(UnaryOp::Cos, x)?;
+                Some(mul(b, t, c)?)
+            }
+            UnaryOp::Cos => {
+                let s = b.unary(UnaryOp::Sin, x)?;
+                let ns = b.unary(UnaryOp::Neg, s)?;
+                Some(mul(b, t, ns)?)
+            }
+            UnaryOp::Tanh => {
+                // (1 + y)(1 - y) rather than 1 - y²: no cancellation where |y| ≈ 1.
+                let op = b.binary(BinaryOp::Add, lit(1.0), y.clone())?;
+                let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
+                let d = mul(b, op, om)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Logistic => {
+                let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
+                let d = mul(b, y.clone(), om)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Sqrt => {
+                let two_y = mul(b, y.clone(), lit(2.0))?;
+                Some(b.binary(BinaryOp::Div, t, two_y)?)
+            }
+            UnaryOp::Abs => {
+                let s = b.unary(UnaryOp::Sign, x)?;
+                Some(mul(b, t, s)?)
+            }
+            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil => None,
+            // Integer-only ops never have a float operand.
+            UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz => None,
+            UnaryOp::Exp2 => {
+                let d = mul(b, y.clone(), lit(std::f64::consts::LN_2))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Log1p => {
+                let d = b.binary(BinaryOp::Add, x, lit(1.0))?;
+                Some(b.binary(BinaryOp::Div, t, d)?)
+            }
+            UnaryOp::Expm1 => {
+                let d = b.binary(BinaryOp::Add, y.clone(), lit(1.0))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Tan => {
+                // 1 + tan(x)^2
+                let y2 = b.unary(UnaryOp::Square, y.clone())?;
+                let d = b.binary(BinaryOp::Add, y2, lit(1.0))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Asin | UnaryOp::Acos => {
+                // ±1 / sqrt(1 - x^2)
+                let x2 = b.unary(UnaryOp::Square, x)?;
+                let om = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
+                let d = b.unary(UnaryOp::Rsqrt, om)?;
+                let d = if op == UnaryOp::Acos {
+                    b.unary(UnaryOp::Neg, d)?
+                } else {
+                    d
+                };
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Atan => {
+                let x2 = b.unary(UnaryOp::Square, x)?;
+                let d = b.binary(BinaryOp::Add, x2, lit(1.0))?;
+                Some(b.binary(BinaryOp::Div, t, d)?)
+            }
+            UnaryOp::Sinh => {
+                let d = b.unary(UnaryOp::Cosh, x)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Cosh => {
+                let d = b.unary(UnaryOp::Sinh, x)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Asinh => {
+                let x2 = b.unary(UnaryOp::Square, x)?;
+                let s = b.binary(BinaryOp::Add, x2, lit(1.0))?;
+                let d = b.unary(UnaryOp::Rsqrt, s)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Acosh => {
+                // 1 / sqrt((x - 1)(x + 1))
+                let xm = b.binary(BinaryOp::Sub, x.clone(), lit(1.0))?;
+                let xp = b.binary(BinaryOp::Add, x, lit(1.0))?;
+                let s = mul(b, xm, xp)?;
+                let d = b.unary(UnaryOp::Rsqrt, s)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Atanh => {
+                let x2 = b.unary(UnaryOp::Square, x)?;
+                let d = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
+                Some(b.binary(BinaryOp::Div, t, d)?)
+            }
+            UnaryOp::Rsqrt => {
+                // -y / (2x)
+                let q = b.binary(BinaryOp::Div, y.clone(), x)?;
+                let d = mul(b, q, lit(-0.5))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Cbrt => {
+                // y^-2 / 3
+                let r = b.add_eqn1(Primitive::IntegerPow { y: -2 }, vec![y.clone()])?;
+                let d = mul(b, r, lit(1.0 / 3.0))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Erf => {
+                // 2/sqrt(pi) exp(-x^2)
+                let x2 = b.unary(UnaryOp::Square, x)?;
+                let n = b.unary(UnaryOp::Neg, x2)?;
+                let e = b.unary(UnaryOp::Exp, n)?;
+                let d = mul(b, e, lit(std::f64::consts::FRAC_2_SQRT_PI))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::ErfInv => {
+                // sqrt(pi)/2 exp(y^2)
+                let y2 = b.unary(UnaryOp::Square, y.clone())?;
+                let e = b.unary(UnaryOp::Exp, y2)?;
+                let d = mul(b, e, lit(std::f64::consts::PI.sqrt() / 2.0))?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Lgamma => {
+                let d = b.unary(UnaryOp::Digamma, x)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Digamma => {
+                let d = b.binary(BinaryOp::Polygamma, lit(1.0), x)?;
+                Some(mul(b, t, d)?)
+            }
+            UnaryOp::Square => {
+                let d = mul(b, x, lit(2.0))?;
+                Some(mul(b, t, d)?)
+            }
+        };
+        Ok((vec![y], vec![tout]))
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let name = self.name();
+        if *self != UnaryOp::Neg {
+            return transpose_not_linear(name);
+        }
+        let Some(ct) = single_ct(name, cts)? else {
+            return Ok(vec![None; ops.len()]);
+        };
+        Ok(vec![Some(b.unary(UnaryOp::Neg, ct)?)])
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        elementwise_rule(&Primitive::Unary(*self), b, ins, dims, n)
+    }
+}
+
+impl Family for BinaryOp {
+    const NAMES: &'static [&'static str] = BinaryOp::NAMES;
+
+    fn name(&self) -> &'static str {
+        BinaryOp::name(*self)
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        Vec::new()
+    }
+
+    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<BinaryOp>> {
+        Ok(BinaryOp::from_name(name))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<BinaryOp> {
+        BinaryOp::ALL.to_vec()
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x, y] = arity::<2>(name, ins)?;
+        check_binary_dtype(*self, x, y)?;
+        let shape = elementwise_shape(name, &[x, y])?;
+        Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let [x, y] = operands::<_, 2>(self.name(), args)?;
+        let out = single_out(self.name(), outs)?;
+        let buf = kernels::binary(*self, x.buffer(), y.buffer())?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let op = *self;
+        let [x, y] = operands::<_, 2>(op.name(), xs)?.clone();
+        let [tx, ty] = operands::<_, 2>(op.name(), ts)?.clone();
+        let z = b.add_eqn1(Primitive::Binary(op), xs.to_vec())?;
+        let zaval = b.aval(&z)?;
+        if !zaval.dtype.is_float() {
+            return Ok((vec![z], vec![None]));
+        }
+        let dtype = zaval.dtype;
+        let tout = match op {
+            BinaryOp::Add => add_opt(b, tx, ty)?,
+            BinaryOp::Sub => match (tx, ty) {
+                (Some(a), Some(c)) => Some(b.binary(BinaryOp::Sub, a, c)?),
+                (a, None) => a,
+                (None, Some(c)) => Some(b.unary(UnaryOp::Neg, c)?),
+            },
+            BinaryOp::Mul => {
+                let l = tx.map(|t| mul(b, t, y.clone())).transpose()?;
+                let r = ty.map(|t| mul(b, x.clone(), t)).transpose()?;
+                add_opt(b, l, r)?
+            }
+            BinaryOp::Div => {
+                let l = tx
+                    .map(|t| b.binary(BinaryOp::Div, t, y.clone()))
+                    .transpose()?;
+                let r = match ty {
+                    Some(t) => {
+                        let q = b.binary(BinaryOp::Div, z.clone(), y.clone())?;
+                        let nq = b.unary(UnaryOp::Neg, q)?;
+                        Some(mul(b, t, nq)?)
+                    }
+                    None => None,
+                };
+                add_opt(b, l, r)?
+            }
+            BinaryOp::Max | BinaryOp::Min => {
+                let l = match tx {
+                    Some(t) => {
+                        let w = balanced_eq(b, &x, &z, &y)?;
+                        Some(mul(b, t, w)?)
+                    }
+                    None => None,
+                };
+                let r = match ty {
+                    Some(t) => {
+                        let w = balanced_eq(b, &y, &z, &x)?;
+                        Some(mul(b, t, w)?)
+                    }
+                    None => None,
+                };
+                add_opt(b, l, r)?
+            }
+            BinaryOp::Pow => {
+                let l = match tx {
+                    Some(t) => {
+                        // d/dx x^y = y x^(y-1), and 0 where y == 0 (as JAX).
+                        let ym1 = b.binary(BinaryOp::Sub, y.clone(), Builder::lit(dtype, 1.0))?;
+                        let pw = b.binary(BinaryOp::Pow, x.clone(), ym1)?;
+                        let jac = mul(b, y.clone(), pw)?;
+                        let zeros = b.zeros(&zaval)?;
+                        let y0 = b.add_eqn1(
+                            Primitive::Compare(CmpOp::Eq),
+                            vec![y.clone(), Builder::lit(dtype, 0.0)],
+                        )?;
+                        let jac = b.add_eqn1(Primitive::SelectN, vec![y0, jac, zeros])?;
+                        Some(mul(b, t, jac)?)
+                    }
+                    None => None,
+                };
+                let r = match ty {
+                    Some(t) => {
+                        // d/dy x^y = log(x) x^y, with log(0) replaced by log(1).
+                        let xaval = b.aval(&x)?;
+                        let ones = b.full(&xaval, 1.0)?;
+                        let x0 = b.add_eqn1(
+                            Primitive::Compare(CmpOp::Eq),
+                            vec![x.clone(), Builder::lit(dtype, 0.0)],
+                        )?;
+                        let safe = b.add_eqn1(Primitive::SelectN, vec![x0, x.clone(), ones])?;
+                        let lg = b.unary(UnaryOp::Log, safe)?;
+                        let jac = mul(b, lg, z.clone())?;
+                        Some(mul(b, t, jac)?)
+                    }
+                    None => None,
+                };
+                add_opt(b, l, r)?
+            }
+            BinaryOp::Rem => {
+                // d/dx = 1, d/dy = -trunc(x / y)
+                let r = match ty {
+                    Some(t) => {
+                        let q = b.binary(BinaryOp::Div, x.clone(), y.clone())?;
+                        let a = b.unary(UnaryOp::Abs, q.clone())?;
+                        let f = b.unary(UnaryOp::Floor, a)?;
+                        let s = b.unary(UnaryOp::Sign, q)?;
+                        let tr = mul(b, s, f)?;
+                        let ntr = b.unary(UnaryOp::Neg, tr)?;
+                        Some(mul(b, t, ntr)?)
+                    }
+                    None => None,
+                };
+                add_opt(b, tx, r)?
+            }
+            BinaryOp::Atan2 => {
+                // atan2(x, y): d/dx = y / (x² + y²), d/dy = -x / (x² + y²)
+                let x2 = b.unary(UnaryOp::Square, x.clone())?;
+                let y2 = b.unary(UnaryOp::Square, y.clone())?;
+                let den = b.binary(BinaryOp::Add, x2, y2)?;
+                let l = match tx {
+                    Some(t) => {
+                        let d = b.binary(BinaryOp::Div, y.clone(), den.clone())?;
+                        Some(mul(b, t, d)?)
+                    }
+                    None => None,
+                };
+                let r = match ty {
+                    Some(t) => {
+                        let q = b.binary(BinaryOp::Div, x.clone(), den)?;
+                        let d = b.unary(UnaryOp::Neg, q)?;
+                        Some(mul(b, t, d)?)
+                    }
+                    None => None,
+                };
+                add_opt(b, l, r)?
+            }
+            BinaryOp::Polygamma => {
+                if tx.is_some() {
+                    return Err(Error::Unsupported(
+                        "polygamma: differentiation with respect to m is not supported".into(),
+                    ));
+                }
+                match ty {
+                    Some(t) => {
+                        let m1 = b.binary(BinaryOp::Add, x.clone(), Builder::lit(dtype, 1.0))?;
+                        let d = b.binary(BinaryOp::Polygamma, m1, y.clone())?;
+                        Some(mul(b, t, d)?)
+                    }
+                    None => None,
+                }
+            }
+            // As JAX: nextafter has no derivative rule.
+            BinaryOp::Nextafter => {
+                return Err(Error::Unsupported(
+                    "nextafter: differentiation is not supported".into(),
+                ))
+            }
+            // Integer-only ops.
+            BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Xor
+            | BinaryOp::ShiftLeft
+            | BinaryOp::ShiftRightLogical
+            | BinaryOp::ShiftRightArithmetic => None,
+        };
+        // A tangent of a rank-0 operand alone keeps rank 0: broadcast it.
+        let tout = match tout {
+            Some(t) => Some(broadcast_to(b, t, &zaval.shape)?),
+            None => None,
+        };
+        Ok((vec![z], vec![tout]))
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let name = self.name();
+        match self {
+            BinaryOp::Add => transpose_add_sub(name, b, cts, ops, false),
+            BinaryOp::Sub => transpose_add_sub(name, b, cts, ops, true),
+            BinaryOp::Mul => {
+                let Some(ct) = single_ct(name, cts)? else {
+                    return Ok(vec![None; ops.len()]);
+                };
+                match two_ops(name, ops)? {
+                    (Operand::Linear(a), Operand::Known(y)) => {
+                        let c = b.binary(BinaryOp::Mul, ct, y.clone())?;
+                        Ok(vec![Some(unbroadcast(b, c, a)?), None])
+                    }
+                    (Operand::Known(x), Operand::Linear(a)) => {
+                        let c = b.binary(BinaryOp::Mul, x.clone(), ct)?;
+                        Ok(vec![None, Some(unbroadcast(b, c, a)?)])
+                    }
+                    (Operand::Linear(_), Operand::Linear(_)) => {
+                        Err(not_linear_error("mul", " (both operands are linear)"))
+                    }
+                    (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
+                }
+            }
+            BinaryOp::Div => {
+                let Some(ct) = single_ct(name, cts)? else {
+                    return Ok(vec![None; ops.len()]);
+                };
+                match two_ops(name, ops)? {
+                    (Operand::Linear(a), Operand::Known(y)) => {
+                        let c = b.binary(BinaryOp::Div, ct, y.clone())?;
+                        Ok(vec![Some(unbroadcast(b, c, a)?), None])
+                    }
+                    (_, Operand::Linear(_)) => {
+                        Err(not_linear_error("div", " (the divisor is linear)"))
+                    }
+                    (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
+                }
+            }
+            _ => transpose_not_linear(name),
+        }
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        elementwise_rule(&Primitive::Binary(*self), b, ins, dims, n)
+    }
+}
+
+impl Family for CmpOp {
+    const NAMES: &'static [&'static str] = CmpOp::NAMES;
+
+    fn name(&self) -> &'static str {
+        CmpOp::name(*self)
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        Vec::new()
+    }
+
+    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<CmpOp>> {
+        Ok(CmpOp::from_name(name))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<CmpOp> {
+        CmpOp::ALL.to_vec()
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x, y] = arity::<2>(name, ins)?;
+        same_dtype(name, &[x, y])?;
+        let shape = elementwise_shape(name, &[x, y])?;
+        Ok(vec![Aval::new(shape, DType::Bool)])
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let [x, y] = operands::<_, 2>(self.name(), args)?;
+        let out = single_out(self.name(), outs)?;
+        let n = out.size()?;
+        let buf = kernels::compare(*self, x.buffer(), y.buffer(), n)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Comparisons are piecewise constant: zero tangents.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_zero(self, b, xs, ts)
+    }
+
+    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
+        transpose_not_linear(self.name())
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        elementwise_rule(&Primitive::Compare(*self), b, ins, dims, n)
+    }
+}
