@@ -421,6 +421,12 @@ primitives! {
     families {
         /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
         Window(Box<window::WindowOp>),
+        /// `gather` (params and rules in [`gather`]).
+        Gather(Box<gather::GatherParams>),
+        /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
+        Scatter(Box<gather::ScatterParams>),
+        /// `conv_general_dilated` (`prims/conv.rs`).
+        Conv(Box<conv::ConvParams>),
     }
     core {
 
@@ -512,10 +518,6 @@ primitives! {
     /// `dynamic_update_slice(operand, update, *start_indices)`: `update`
     /// written at run-time (clamped) start indices.
     DynamicUpdateSlice,
-    /// `gather` (params and rules in [`gather`]).
-    Gather(Box<gather::GatherParams>),
-    /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
-    Scatter(Box<gather::ScatterParams>),
     /// A call of a closed sub-jaxpr (nested `jit`).
     Pjit {
         jaxpr: Arc<ClosedJaxpr>,
@@ -541,8 +543,6 @@ primitives! {
     Collective(collective::Collective),
     /// The Threefry-2x32 hash (`prims::random`): two outputs.
     Threefry2x32,
-    /// `conv_general_dilated` (`prims/conv.rs`).
-    Conv(Box<conv::ConvParams>),
     }
 }
 
@@ -575,8 +575,8 @@ impl Primitive {
             Primitive::Pad { .. } => "pad",
             Primitive::DynamicSlice { .. } => "dynamic_slice",
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
-            Primitive::Gather(_) => "gather",
-            Primitive::Scatter(s) => s.op.name(),
+            Primitive::Gather(f) => family::Family::name(f),
+            Primitive::Scatter(f) => family::Family::name(f),
             Primitive::Pjit { .. } => "pjit",
             Primitive::Checkpoint { .. } => "checkpoint",
             Primitive::Custom(c) => c.name(),
@@ -586,7 +586,7 @@ impl Primitive {
             Primitive::Collective(c) => c.name(),
             Primitive::Threefry2x32 => "threefry2x32",
             Primitive::Callback(c) => c.name(),
-            Primitive::Conv(_) => "conv_general_dilated",
+            Primitive::Conv(f) => family::Family::name(f),
             Primitive::Window(f) => family::Family::name(f),
         }
     }
@@ -672,12 +672,6 @@ impl Primitive {
             "pad",
             "dynamic_slice",
             "dynamic_update_slice",
-            "gather",
-            "scatter",
-            "scatter-add",
-            "scatter-mul",
-            "scatter-min",
-            "scatter-max",
             "pjit",
             "checkpoint",
             "custom_jvp_call",
@@ -695,7 +689,6 @@ impl Primitive {
         names.extend(sort::SortOp::NAMES);
         names.extend(linalg::LinalgOp::NAMES);
         names.extend(collective::NAMES);
-        names.push("conv_general_dilated");
         names
     }
 
@@ -777,7 +770,6 @@ impl Primitive {
                 prevent_cse: true,
             },
         ]);
-        out.extend(gather::examples());
         let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
         out.extend([
             Primitive::Custom(custom::CustomCall::Jvp {
@@ -813,7 +805,6 @@ impl Primitive {
                 .map(Primitive::Collective),
         );
         out.push(Primitive::Threefry2x32);
-        out.extend(conv::examples());
         out
     }
 }
