@@ -184,10 +184,10 @@ fn conv_output_shapes_follow_jax() {
     // 3x3 SAME-style padding, stride 2: 32 -> 16; window larger than input: 0.
     let c = params(2, &[2, 2], &[(0, 1), (0, 1)], &[1, 1], &[1, 1], 1, 1);
     let out =
-        microjax::prims::conv::abstract_eval(&c, &[f64v(&[2, 3, 32, 32]), f64v(&[8, 3, 3, 3])]);
+        microjax::prims::Family::abstract_eval(&c, &[f64v(&[2, 3, 32, 32]), f64v(&[8, 3, 3, 3])]);
     assert_eq!(out.unwrap()[0].shape, vec![2, 8, 16, 16]);
     let c = params(1, &[1], &[(0, 0)], &[1], &[1], 1, 1);
-    let out = microjax::prims::conv::abstract_eval(&c, &[f64v(&[1, 1, 2]), f64v(&[1, 1, 3])]);
+    let out = microjax::prims::Family::abstract_eval(&c, &[f64v(&[1, 1, 2]), f64v(&[1, 1, 3])]);
     assert_eq!(out.unwrap()[0].shape, vec![1, 1, 0]);
 }
 
@@ -231,7 +231,7 @@ fn conv_f32_and_int_dtypes() {
 #[test]
 fn conv_shape_errors_name_the_shapes() {
     let c = ConvParams::simple(1);
-    let e = microjax::prims::conv::abstract_eval(&c, &[f64v(&[1, 4, 5]), f64v(&[2, 3, 2])])
+    let e = microjax::prims::Family::abstract_eval(&c, &[f64v(&[1, 4, 5]), f64v(&[2, 3, 2])])
         .unwrap_err();
     assert!(matches!(e, Error::Param { .. }), "{e}");
     let msg = e.to_string();
@@ -241,17 +241,17 @@ fn conv_shape_errors_name_the_shapes() {
     );
     let mut g = c.clone();
     g.feature_group_count = 3;
-    let e = microjax::prims::conv::abstract_eval(&g, &[f64v(&[1, 4, 5]), f64v(&[3, 1, 2])])
+    let e = microjax::prims::Family::abstract_eval(&g, &[f64v(&[1, 4, 5]), f64v(&[3, 1, 2])])
         .unwrap_err();
     assert!(
         e.to_string().contains("must divide lhs feature dimension"),
         "{e}"
     );
     let e =
-        microjax::prims::conv::abstract_eval(&c, &[f64v(&[1, 4, 5]), f64v(&[2, 4])]).unwrap_err();
+        microjax::prims::Family::abstract_eval(&c, &[f64v(&[1, 4, 5]), f64v(&[2, 4])]).unwrap_err();
     assert!(matches!(e, Error::Shape { .. }), "{e}");
     let f32a = Aval::new(vec![1, 1, 2], DType::F32);
-    let e = microjax::prims::conv::abstract_eval(&c, &[f32a, f64v(&[1, 1, 2])]).unwrap_err();
+    let e = microjax::prims::Family::abstract_eval(&c, &[f32a, f64v(&[1, 1, 2])]).unwrap_err();
     assert!(matches!(e, Error::DType { .. }), "{e}");
 }
 

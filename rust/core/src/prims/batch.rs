@@ -64,9 +64,9 @@ pub(super) fn core_batch(
         Primitive::Linalg(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Collective(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Threefry2x32 => super::random::batch,
-        Primitive::Gather(_) => super::gather::batch_gather,
-        Primitive::Scatter(_) => super::gather::batch_scatter,
-        Primitive::Conv(_) => super::conv::batch_rule,
+        Primitive::Gather(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Scatter(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Conv(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Window(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
     };
     rule(p, b, xs, dims, n)

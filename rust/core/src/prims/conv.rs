@@ -1,5 +1,6 @@
 //! `conv_general_dilated`: params, shape rule, CPU kernel and the
-//! transformation rules.
+//! transformation rules, all in `impl Family for ConvParams` at the end of
+//! the file (the helpers they share come first).
 //!
 //! * Layouts: `dimension_numbers` holds JAX's `ConvDimensionNumbers` specs
 //!   (`lhs_spec = (batch, feature, spatial...)`, `rhs_spec = (out feature,
@@ -17,14 +18,14 @@
 //!   scheme); cases JAX handles with extra reshapes broadcast the unbatched
 //!   operand and fold both.
 
-use super::params::{Param, ParamList};
-use super::rules::Operand;
+use super::family::{operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval};
+use crate::ir::{Atom, Aval, Effect};
 
 const NAME: &str = "conv_general_dilated";
 
@@ -77,11 +78,6 @@ impl ConvParams {
     }
 }
 
-/// One example primitive (for coverage listings).
-pub fn examples() -> Vec<Primitive> {
-    vec![Primitive::Conv(Box::new(ConvParams::simple(1)))]
-}
-
 // ----------------------------------------------------------------- params
 
 fn int(n: usize) -> Param {
@@ -96,66 +92,12 @@ fn ints(v: &[usize]) -> Param {
     )
 }
 
-/// Params as Python sees them, in JAX's order.
-pub fn params(p: &ConvParams) -> ParamList {
-    vec![
-        ("window_strides", ints(&p.window_strides)),
-        (
-            "padding",
-            Param::Tuple(
-                p.padding
-                    .iter()
-                    .map(|&(lo, hi)| Param::Ints(vec![lo, hi]))
-                    .collect(),
-            ),
-        ),
-        ("lhs_dilation", ints(&p.lhs_dilation)),
-        ("rhs_dilation", ints(&p.rhs_dilation)),
-        (
-            "dimension_numbers",
-            Param::Tuple(vec![
-                ints(&p.dims.lhs_spec),
-                ints(&p.dims.rhs_spec),
-                ints(&p.dims.out_spec),
-            ]),
-        ),
-        ("feature_group_count", int(p.feature_group_count)),
-        ("batch_group_count", int(p.batch_group_count)),
-        ("precision", Param::None),
-        (
-            "preferred_element_type",
-            p.preferred_element_type.map_or(Param::None, Param::DType),
-        ),
-    ]
-}
-
 fn py_tuple(v: &[usize]) -> String {
     match v {
         [one] => format!("({one},)"),
         _ => {
             let parts: Vec<String> = v.iter().map(|d| d.to_string()).collect();
             format!("({})", parts.join(", "))
-        }
-    }
-}
-
-/// The display printer's params: `dimension_numbers` as JAX prints it
-/// (`ConvDimensionNumbers(lhs_spec=(0, 1, 2), ...)`); other primitives
-/// unchanged.
-pub fn display_params(prim: &Primitive, params: &mut ParamList) {
-    let Primitive::Conv(c) = prim else {
-        return;
-    };
-    let d = &c.dims;
-    let text = format!(
-        "ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
-        py_tuple(&d.lhs_spec),
-        py_tuple(&d.rhs_spec),
-        py_tuple(&d.out_spec)
-    );
-    for (k, v) in params.iter_mut() {
-        if *k == "dimension_numbers" {
-            *v = Param::Str(text.clone());
         }
     }
 }
@@ -253,30 +195,6 @@ fn spec_triple(p: &Param) -> Result<ConvDims> {
         },
         other => Err(bad(key, "(lhs_spec, rhs_spec, out_spec)", other)),
     }
-}
-
-/// Rebuilds the primitive from its params (`None` for other names).
-pub fn from_params(name: &str, params: &[(String, Param)]) -> Result<Option<Primitive>> {
-    if name != NAME {
-        return Ok(None);
-    }
-    let dtype = match get(params, "preferred_element_type") {
-        None | Some(Param::None) => None,
-        Some(Param::DType(d)) => Some(*d),
-        Some(Param::Str(s)) => Some(DType::from_name(s)?),
-        Some(other) => return Err(bad("preferred_element_type", "a dtype", other)),
-    };
-    let p = ConvParams {
-        window_strides: usize_list(NAME, "window_strides", need(params, "window_strides")?)?,
-        padding: pairs(NAME, "padding", need(params, "padding")?)?,
-        lhs_dilation: usize_list(NAME, "lhs_dilation", need(params, "lhs_dilation")?)?,
-        rhs_dilation: usize_list(NAME, "rhs_dilation", need(params, "rhs_dilation")?)?,
-        dims: spec_triple(need(params, "dimension_numbers")?)?,
-        feature_group_count: count(params, "feature_group_count")?,
-        batch_group_count: count(params, "batch_group_count")?,
-        preferred_element_type: dtype,
-    };
-    Ok(Some(Primitive::Conv(Box::new(p))))
 }
 
 // ----------------------------------------------------------------- shape
@@ -543,43 +461,6 @@ pub fn out_shape(p: &ConvParams, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usi
     Ok(out)
 }
 
-/// Output aval.
-pub fn abstract_eval(p: &ConvParams, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let [l, r] = ins else {
-        return Err(Error::Arity {
-            prim: NAME,
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    if l.dtype != r.dtype {
-        return Err(Error::dtype(
-            NAME,
-            &[l.dtype, r.dtype],
-            "conv_general_dilated requires lhs and rhs of the same dtype",
-        ));
-    }
-    if !l.dtype.is_numeric() {
-        return Err(Error::dtype(
-            NAME,
-            &[l.dtype],
-            "conv_general_dilated requires numeric operands",
-        ));
-    }
-    if let Some(t) = p.preferred_element_type {
-        if !t.is_numeric() || t.is_float() != l.dtype.is_float() {
-            return Err(Error::dtype(
-                NAME,
-                &[l.dtype, t],
-                "preferred_element_type must be of the operands' kind (float or integer)",
-            ));
-        }
-    }
-    let shape = out_shape(p, &l.shape, &r.shape)?;
-    let dtype = p.preferred_element_type.unwrap_or(l.dtype);
-    Ok(vec![Aval::new(shape, dtype)])
-}
-
 // ----------------------------------------------------------------- kernel
 
 /// Marks a window position that reads padding or a dilation hole.
@@ -839,134 +720,10 @@ fn spatial_strides(strides: &[usize], spec: &[usize]) -> Vec<usize> {
     spatial(strides, spec)
 }
 
-/// Evaluates the convolution.
-pub fn kernel(p: &ConvParams, lhs: &HostArray, rhs: &HostArray, out: &Aval) -> Result<HostArray> {
-    let d = &p.dims;
-    let (ls, rs, os) = (lhs.shape(), rhs.shape(), out.shape.as_slice());
-    let lstr = super::kernel::row_major_strides(ls)?;
-    let rstr = super::kernel::row_major_strides(rs)?;
-    let ostr = super::kernel::row_major_strides(os)?;
-    let lsp = spatial(ls, &d.lhs_spec);
-    let (rsp, osp) = (spatial(rs, &d.rhs_spec), spatial(os, &d.out_spec));
-    let lss = spatial_strides(&lstr, &d.lhs_spec);
-    let axes: Vec<Axis> = (0..lsp.len())
-        .map(|i| {
-            let get = |v: &[usize]| v.get(i).copied().unwrap_or(1);
-            Axis {
-                size: get(&lsp),
-                window: get(&rsp),
-                out: get(&osp),
-                stride: get(&p.window_strides),
-                lo: p.padding.get(i).map_or(0, |x| x.0),
-                lhs_dil: get(&p.lhs_dilation),
-                rhs_dil: get(&p.rhs_dilation),
-                lhs_stride: get(&lss),
-            }
-        })
-        .collect();
-    let (kn, pn, table) = window_table(&axes)?;
-    let (fg, bg) = (p.feature_group_count.max(1), p.batch_group_count.max(1));
-    let count = fg.saturating_mul(bg);
-    let g = Groups {
-        count,
-        feature: fg > 1,
-        cg: at(ls, &d.lhs_spec, 1).checked_div(fg).unwrap_or(0),
-        nb: at(ls, &d.lhs_spec, 0).checked_div(bg).unwrap_or(0),
-        og: at(rs, &d.rhs_spec, 0).checked_div(count).unwrap_or(0),
-    };
-    let koffs = flat_offsets(&rsp, &spatial_strides(&rstr, &d.rhs_spec))?;
-    let poffs = flat_offsets(&osp, &spatial_strides(&ostr, &d.out_spec))?;
-    let (sln, slc) = (pick(&lstr, &d.lhs_spec, 0), pick(&lstr, &d.lhs_spec, 1));
-    let (sro, sri) = (pick(&rstr, &d.rhs_spec, 0), pick(&rstr, &d.rhs_spec, 1));
-    let dtype_err = || Error::dtype(NAME, &[lhs.dtype()], "unsupported operand dtype");
-    let col_shape = [count, g.cg, kn, g.nb, pn];
-    crate::exec::budget::check_shape("conv_general_dilated (im2col)", &col_shape, lhs.dtype())?;
-    let col = crate::with_buffer!(lhs.buffer(),
-        v => Buffer::from(im2col(v, &g, sln, slc, kn, pn, &table)?),
-        _ => return Err(dtype_err()));
-    let w = crate::with_buffer!(rhs.buffer(),
-        v => Buffer::from(weights(v, &g, sro, sri, &koffs)),
-        _ => return Err(dtype_err()));
-    let ck = g.cg.saturating_mul(kn);
-    let col = HostArray::new(vec![count, ck, g.nb.saturating_mul(pn)], col)?;
-    let w = HostArray::new(vec![count, g.og, ck], w)?;
-    let dot = Primitive::DotGeneral {
-        dims: super::DotDims {
-            lhs_contract: vec![2],
-            rhs_contract: vec![1],
-            lhs_batch: vec![0],
-            rhs_batch: vec![0],
-        },
-        preferred_element_type: p.preferred_element_type,
-    };
-    let res = super::kernel::eval(&dot, &[&w, &col])?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot produced no result")))?;
-    let len = checked_size(os)?;
-    let rows = (count.saturating_mul(g.og), g.nb, pn);
-    let (son, soo) = (pick(&ostr, &d.out_spec, 0), pick(&ostr, &d.out_spec, 1));
-    let buf = crate::with_buffer!(res.buffer(),
-        v => Buffer::from(scatter_out(v, len, rows, son, soo, &poffs)),
-        _ => return Err(dtype_err()));
-    HostArray::new(os.to_vec(), buf)
-}
-
-/// `kernel` for the evaluator: operands checked, the promised output aval.
-pub fn eval(p: &ConvParams, args: &[&HostArray], out: Option<&Aval>) -> Result<Buffer> {
-    let ([l, r], Some(out)) = (args, out) else {
-        return Err(Error::Arity {
-            prim: NAME,
-            expected: 2,
-            got: args.len(),
-        });
-    };
-    Ok(kernel(p, l, r, out)?.into_buffer())
-}
-
 // ----------------------------------------------------------------- rules
-
-fn params_of(p: &Primitive) -> Result<&ConvParams> {
-    match p {
-        Primitive::Conv(c) => Ok(c),
-        other => Err(Error::InvalidArgument(format!(
-            "conv rule applied to {}",
-            other.name()
-        ))),
-    }
-}
 
 fn conv(b: &mut Builder, p: ConvParams, lhs: Atom, rhs: Atom) -> Result<Atom> {
     b.add_eqn1(Primitive::Conv(Box::new(p)), vec![lhs, rhs])
-}
-
-pub(crate) fn jvp_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    let c = params_of(p)?;
-    let ([x, y], [tx, ty]) = (xs, ts) else {
-        return Err(Error::Arity {
-            prim: NAME,
-            expected: 2,
-            got: xs.len(),
-        });
-    };
-    let z = conv(b, c.clone(), x.clone(), y.clone())?;
-    if !b.aval(&z)?.dtype.is_float() {
-        return Ok((vec![z], vec![None]));
-    }
-    let l = match tx {
-        Some(t) => Some(conv(b, c.clone(), t.clone(), y.clone())?),
-        None => None,
-    };
-    let r = match ty {
-        Some(t) => Some(conv(b, c.clone(), x.clone(), t.clone())?),
-        None => None,
-    };
-    Ok((vec![z], vec![super::jvp::add_opt(b, l, r)?]))
 }
 
 /// Moves axis `src` of `x` next to axis `dst` (an index once `src` is
@@ -1212,99 +969,6 @@ fn transpose_rhs(
     conv(b, t, lhs, ct)
 }
 
-pub(crate) fn transpose_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    let c = params_of(p)?;
-    let Some(Some(ct)) = cts.first() else {
-        return Ok(vec![None; ops.len()]);
-    };
-    match ops {
-        [Operand::Linear(la), Operand::Known(rhs)] => {
-            let ct = ct_as(b, ct.clone(), la.dtype)?;
-            let t = transpose_lhs(b, c, ct, rhs.clone(), &la.shape)?;
-            Ok(vec![Some(t), None])
-        }
-        [Operand::Known(lhs), Operand::Linear(ra)] => {
-            let ct = ct_as(b, ct.clone(), ra.dtype)?;
-            let t = transpose_rhs(b, c, ct, lhs.clone(), ra)?;
-            Ok(vec![None, Some(t)])
-        }
-        _ => Err(super::transpose::not_linear_error(
-            NAME,
-            " (both operands are linear, or neither is)",
-        )),
-    }
-}
-
-pub(crate) fn batch_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    let c = params_of(p)?;
-    let ([lhs, rhs], [ld, rd]) = (ins, dims) else {
-        return Err(Error::Arity {
-            prim: NAME,
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    let d = &c.dims;
-    let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
-    let (fg, bg) = (c.feature_group_count, c.batch_group_count);
-    if n == 0 && (ld.is_some() || rd.is_some()) {
-        return empty_batch(b, c, ins, dims);
-    }
-    match (ld, rd) {
-        (None, None) => Ok((
-            vec![conv(b, c.clone(), lhs.clone(), rhs.clone())?],
-            vec![None],
-        )),
-        (Some(l), None) if bg == 1 => {
-            let new_lhs = reshape_axis_into(b, *l, spec_get(ls, 0), lhs.clone())?;
-            let out = conv(b, c.clone(), new_lhs, rhs.clone())?;
-            let out = reshape_axis_out_of(b, spec_get(os, 0), n, out)?;
-            Ok((vec![out], vec![Some(spec_get(os, 0))]))
-        }
-        (None, Some(r)) if fg == 1 && bg == 1 => {
-            let new_rhs = reshape_axis_into(b, *r, spec_get(rs, 0), rhs.clone())?;
-            let out = conv(b, c.clone(), lhs.clone(), new_rhs)?;
-            let out = reshape_axis_out_of(b, spec_get(os, 1), n, out)?;
-            Ok((vec![out], vec![Some(spec_get(os, 1))]))
-        }
-        _ => {
-            // Both mapped (an unmapped one is broadcast first): the map
-            // index becomes the major part of the groups.
-            let (lhs, l) = match ld {
-                Some(l) => (lhs.clone(), *l),
-                None => (super::batch::add_batch_axis(b, lhs.clone(), n, 0)?, 0),
-            };
-            let (rhs, r) = match rd {
-                Some(r) => (rhs.clone(), *r),
-                None => (super::batch::add_batch_axis(b, rhs.clone(), n, 0)?, 0),
-            };
-            let mut t = c.clone();
-            let new_lhs = if bg > 1 {
-                t.batch_group_count = bg.saturating_mul(n);
-                reshape_axis_into(b, l, spec_get(ls, 0), lhs)?
-            } else {
-                t.feature_group_count = fg.saturating_mul(n);
-                reshape_axis_into(b, l, spec_get(ls, 1), lhs)?
-            };
-            let new_rhs = reshape_axis_into(b, r, spec_get(rs, 0), rhs)?;
-            let out = conv(b, t, new_lhs, new_rhs)?;
-            let out = reshape_axis_out_of(b, spec_get(os, 1), n, out)?;
-            Ok((vec![out], vec![Some(spec_get(os, 1))]))
-        }
-    }
-}
-
 /// A map of size 0: zeros of the per-example result with an empty axis in front.
 fn empty_batch(
     b: &mut Builder,
@@ -1320,10 +984,326 @@ fn empty_batch(
         }
         avals.push(a);
     }
-    let mut out = abstract_eval(c, &avals)?
+    let mut out = c
+        .abstract_eval(&avals)?
         .into_iter()
         .next()
         .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: no output aval")))?;
     out.shape.insert(0, 0);
     Ok((vec![b.zeros(&out)?], vec![Some(0)]))
+}
+
+// ----------------------------------------------------------------- family
+
+impl From<ConvParams> for Primitive {
+    fn from(c: ConvParams) -> Primitive {
+        Primitive::Conv(Box::new(c))
+    }
+}
+
+impl Family for ConvParams {
+    const NAMES: &'static [&'static str] = &[NAME];
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    /// Params as Python sees them, in JAX's order.
+    fn params(&self) -> ParamList {
+        vec![
+            ("window_strides", ints(&self.window_strides)),
+            (
+                "padding",
+                Param::Tuple(
+                    self.padding
+                        .iter()
+                        .map(|&(lo, hi)| Param::Ints(vec![lo, hi]))
+                        .collect(),
+                ),
+            ),
+            ("lhs_dilation", ints(&self.lhs_dilation)),
+            ("rhs_dilation", ints(&self.rhs_dilation)),
+            (
+                "dimension_numbers",
+                Param::Tuple(vec![
+                    ints(&self.dims.lhs_spec),
+                    ints(&self.dims.rhs_spec),
+                    ints(&self.dims.out_spec),
+                ]),
+            ),
+            ("feature_group_count", int(self.feature_group_count)),
+            ("batch_group_count", int(self.batch_group_count)),
+            ("precision", Param::None),
+            (
+                "preferred_element_type",
+                self.preferred_element_type
+                    .map_or(Param::None, Param::DType),
+            ),
+        ]
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ConvParams>> {
+        if name != NAME {
+            return Ok(None);
+        }
+        let params = params.list();
+        let dtype = match get(params, "preferred_element_type") {
+            None | Some(Param::None) => None,
+            Some(Param::DType(d)) => Some(*d),
+            Some(Param::Str(s)) => Some(DType::from_name(s)?),
+            Some(other) => return Err(bad("preferred_element_type", "a dtype", other)),
+        };
+        let p = ConvParams {
+            window_strides: usize_list(NAME, "window_strides", need(params, "window_strides")?)?,
+            padding: pairs(NAME, "padding", need(params, "padding")?)?,
+            lhs_dilation: usize_list(NAME, "lhs_dilation", need(params, "lhs_dilation")?)?,
+            rhs_dilation: usize_list(NAME, "rhs_dilation", need(params, "rhs_dilation")?)?,
+            dims: spec_triple(need(params, "dimension_numbers")?)?,
+            feature_group_count: count(params, "feature_group_count")?,
+            batch_group_count: count(params, "batch_group_count")?,
+            preferred_element_type: dtype,
+        };
+        Ok(Some(p))
+    }
+
+    /// `dimension_numbers` as JAX prints it
+    /// (`ConvDimensionNumbers(lhs_spec=(0, 1, 2), ...)`).
+    fn display_params(&self, params: &mut ParamList) {
+        let d = &self.dims;
+        let text = format!(
+            "ConvDimensionNumbers(lhs_spec={}, rhs_spec={}, out_spec={})",
+            py_tuple(&d.lhs_spec),
+            py_tuple(&d.rhs_spec),
+            py_tuple(&d.out_spec)
+        );
+        for (k, v) in params.iter_mut() {
+            if *k == "dimension_numbers" {
+                *v = Param::Str(text.clone());
+            }
+        }
+    }
+
+    fn examples() -> Vec<ConvParams> {
+        vec![ConvParams::simple(1)]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let [l, r] = operands::<_, 2>(NAME, ins)?;
+        if l.dtype != r.dtype {
+            return Err(Error::dtype(
+                NAME,
+                &[l.dtype, r.dtype],
+                "conv_general_dilated requires lhs and rhs of the same dtype",
+            ));
+        }
+        if !l.dtype.is_numeric() {
+            return Err(Error::dtype(
+                NAME,
+                &[l.dtype],
+                "conv_general_dilated requires numeric operands",
+            ));
+        }
+        if let Some(t) = self.preferred_element_type {
+            if !t.is_numeric() || t.is_float() != l.dtype.is_float() {
+                return Err(Error::dtype(
+                    NAME,
+                    &[l.dtype, t],
+                    "preferred_element_type must be of the operands' kind (float or integer)",
+                ));
+            }
+        }
+        let shape = out_shape(self, &l.shape, &r.shape)?;
+        let dtype = self.preferred_element_type.unwrap_or(l.dtype);
+        Ok(vec![Aval::new(shape, dtype)])
+    }
+
+    /// im2col + one batched `dot_general`.
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let [lhs, rhs] = operands::<_, 2>(NAME, args)?;
+        let out = single_out(NAME, outs)?;
+        let d = &self.dims;
+        let (ls, rs, os) = (lhs.shape(), rhs.shape(), out.shape.as_slice());
+        let lstr = super::kernel::row_major_strides(ls)?;
+        let rstr = super::kernel::row_major_strides(rs)?;
+        let ostr = super::kernel::row_major_strides(os)?;
+        let lsp = spatial(ls, &d.lhs_spec);
+        let (rsp, osp) = (spatial(rs, &d.rhs_spec), spatial(os, &d.out_spec));
+        let lss = spatial_strides(&lstr, &d.lhs_spec);
+        let axes: Vec<Axis> = (0..lsp.len())
+            .map(|i| {
+                let get = |v: &[usize]| v.get(i).copied().unwrap_or(1);
+                Axis {
+                    size: get(&lsp),
+                    window: get(&rsp),
+                    out: get(&osp),
+                    stride: get(&self.window_strides),
+                    lo: self.padding.get(i).map_or(0, |x| x.0),
+                    lhs_dil: get(&self.lhs_dilation),
+                    rhs_dil: get(&self.rhs_dilation),
+                    lhs_stride: get(&lss),
+                }
+            })
+            .collect();
+        let (kn, pn, table) = window_table(&axes)?;
+        let (fg, bg) = (
+            self.feature_group_count.max(1),
+            self.batch_group_count.max(1),
+        );
+        let count = fg.saturating_mul(bg);
+        let g = Groups {
+            count,
+            feature: fg > 1,
+            cg: at(ls, &d.lhs_spec, 1).checked_div(fg).unwrap_or(0),
+            nb: at(ls, &d.lhs_spec, 0).checked_div(bg).unwrap_or(0),
+            og: at(rs, &d.rhs_spec, 0).checked_div(count).unwrap_or(0),
+        };
+        let koffs = flat_offsets(&rsp, &spatial_strides(&rstr, &d.rhs_spec))?;
+        let poffs = flat_offsets(&osp, &spatial_strides(&ostr, &d.out_spec))?;
+        let (sln, slc) = (pick(&lstr, &d.lhs_spec, 0), pick(&lstr, &d.lhs_spec, 1));
+        let (sro, sri) = (pick(&rstr, &d.rhs_spec, 0), pick(&rstr, &d.rhs_spec, 1));
+        let dtype_err = || Error::dtype(NAME, &[lhs.dtype()], "unsupported operand dtype");
+        let col_shape = [count, g.cg, kn, g.nb, pn];
+        crate::exec::budget::check_shape("conv_general_dilated (im2col)", &col_shape, lhs.dtype())?;
+        let col = crate::with_buffer!(lhs.buffer(),
+            v => Buffer::from(im2col(v, &g, sln, slc, kn, pn, &table)?),
+            _ => return Err(dtype_err()));
+        let w = crate::with_buffer!(rhs.buffer(),
+            v => Buffer::from(weights(v, &g, sro, sri, &koffs)),
+            _ => return Err(dtype_err()));
+        let ck = g.cg.saturating_mul(kn);
+        let col = HostArray::new(vec![count, ck, g.nb.saturating_mul(pn)], col)?;
+        let w = HostArray::new(vec![count, g.og, ck], w)?;
+        let dot = Primitive::DotGeneral {
+            dims: super::DotDims {
+                lhs_contract: vec![2],
+                rhs_contract: vec![1],
+                lhs_batch: vec![0],
+                rhs_batch: vec![0],
+            },
+            preferred_element_type: self.preferred_element_type,
+        };
+        let res = super::kernel::eval(&dot, &[&w, &col])?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot produced no result")))?;
+        let len = checked_size(os)?;
+        let rows = (count.saturating_mul(g.og), g.nb, pn);
+        let (son, soo) = (pick(&ostr, &d.out_spec, 0), pick(&ostr, &d.out_spec, 1));
+        let buf = crate::with_buffer!(res.buffer(),
+            v => Buffer::from(scatter_out(v, len, rows, son, soo, &poffs)),
+            _ => return Err(dtype_err()));
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Bilinear: `conv(t_lhs, rhs) + conv(lhs, t_rhs)`.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let ([x, y], [tx, ty]) = (xs, ts) else {
+            return Err(Error::Arity {
+                prim: NAME,
+                expected: 2,
+                got: xs.len(),
+            });
+        };
+        let z = conv(b, self.clone(), x.clone(), y.clone())?;
+        if !b.aval(&z)?.dtype.is_float() {
+            return Ok((vec![z], vec![None]));
+        }
+        let l = match tx {
+            Some(t) => Some(conv(b, self.clone(), t.clone(), y.clone())?),
+            None => None,
+        };
+        let r = match ty {
+            Some(t) => Some(conv(b, self.clone(), x.clone(), t.clone())?),
+            None => None,
+        };
+        Ok((vec![z], vec![super::jvp::add_opt(b, l, r)?]))
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let Some(Some(ct)) = cts.first() else {
+            return Ok(vec![None; ops.len()]);
+        };
+        match ops {
+            [Operand::Linear(la), Operand::Known(rhs)] => {
+                let ct = ct_as(b, ct.clone(), la.dtype)?;
+                let t = transpose_lhs(b, self, ct, rhs.clone(), &la.shape)?;
+                Ok(vec![Some(t), None])
+            }
+            [Operand::Known(lhs), Operand::Linear(ra)] => {
+                let ct = ct_as(b, ct.clone(), ra.dtype)?;
+                let t = transpose_rhs(b, self, ct, lhs.clone(), ra)?;
+                Ok(vec![None, Some(t)])
+            }
+            _ => Err(super::transpose::not_linear_error(
+                NAME,
+                " (both operands are linear, or neither is)",
+            )),
+        }
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let ([lhs, rhs], [ld, rd]) = (ins, dims) else {
+            return Err(Error::Arity {
+                prim: NAME,
+                expected: 2,
+                got: ins.len(),
+            });
+        };
+        let d = &self.dims;
+        let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
+        let (fg, bg) = (self.feature_group_count, self.batch_group_count);
+        if n == 0 && (ld.is_some() || rd.is_some()) {
+            return empty_batch(b, self, ins, dims);
+        }
+        match (ld, rd) {
+            (None, None) => Ok((
+                vec![conv(b, self.clone(), lhs.clone(), rhs.clone())?],
+                vec![None],
+            )),
+            (Some(l), None) if bg == 1 => {
+                let new_lhs = reshape_axis_into(b, *l, spec_get(ls, 0), lhs.clone())?;
+                let out = conv(b, self.clone(), new_lhs, rhs.clone())?;
+                let out = reshape_axis_out_of(b, spec_get(os, 0), n, out)?;
+                Ok((vec![out], vec![Some(spec_get(os, 0))]))
+            }
+            (None, Some(r)) if fg == 1 && bg == 1 => {
+                let new_rhs = reshape_axis_into(b, *r, spec_get(rs, 0), rhs.clone())?;
+                let out = conv(b, self.clone(), lhs.clone(), new_rhs)?;
+                let out = reshape_axis_out_of(b, spec_get(os, 1), n, out)?;
+                Ok((vec![out], vec![Some(spec_get(os, 1))]))
+            }
+            _ => {
+                // Both mapped (an unmapped one is broadcast first): the map
+                // index becomes the major part of the groups.
+                let (lhs, l) = match ld {
+                    Some(l) => (lhs.clone(), *l),
+                    None => (super::batch::add_batch_axis(b, lhs.clone(), n, 0)?, 0),
+                };
+                let (rhs, r) = match rd {
+                    Some(r) => (rhs.clone(), *r),
+                    None => (super::batch::add_batch_axis(b, rhs.clone(), n, 0)?, 0),
+                };
+                let mut t = self.clone();
+                let new_lhs = if bg > 1 {
+                    t.batch_group_count = bg.saturating_mul(n);
+                    reshape_axis_into(b, l, spec_get(ls, 0), lhs)?
+                } else {
+                    t.feature_group_count = fg.saturating_mul(n);
+                    reshape_axis_into(b, l, spec_get(ls, 1), lhs)?
+                };
+                let new_rhs = reshape_axis_into(b, r, spec_get(rs, 0), rhs)?;
+                let out = conv(b, t, new_lhs, new_rhs)?;
+                let out = reshape_axis_out_of(b, spec_get(os, 1), n, out)?;
+                Ok((vec![out], vec![Some(spec_get(os, 1))]))
+            }
+        }
+    }
 }

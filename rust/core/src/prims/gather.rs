@@ -2,8 +2,9 @@
 //! `scatter-mul`, `scatter-min`, `scatter-max`, with JAX's params and XLA's
 //! semantics (the index vector is always the last axis of the indices).
 //!
-//! Every rule kind of the family lives here; the central matches dispatch to
-//! it with one arm each. Kernels are in `kernels/gather.rs`.
+//! Two families share this file and its helpers: `impl Family for
+//! GatherParams` and `impl Family for ScatterParams` hold every rule of
+//! their primitives. The kernels are in `kernels/gather.rs`.
 //!
 //! Modes (`GatherScatterMode`, JAX's enum values): `CLIP` (1) clamps start
 //! indices so the whole window is in bounds; `FILL_OR_DROP` (2) fills a
@@ -12,13 +13,16 @@
 //! bool when `None`) and drops such a scattered window; `PROMISE_IN_BOUNDS`
 //! (3) clamps gathers and drops scatters (what XLA does).
 
-use super::params::{Param, ParamList};
-use super::rules::Operand;
+use super::family::{
+    arity_error, emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut,
+};
+use super::params::{Lookup, Param, ParamList};
 use super::{CmpOp, Primitive};
+use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Scalar};
+use crate::ir::{Atom, Aval, Effect, Scalar};
 
 /// `lax.GatherDimensionNumbers`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -166,48 +170,6 @@ fn scalar_param(s: Option<Scalar>) -> Param {
     }
 }
 
-pub fn gather_params(g: &GatherParams) -> ParamList {
-    let d = &g.dims;
-    vec![
-        (
-            "dimension_numbers",
-            Param::Tuple(vec![
-                ints(&d.offset_dims),
-                ints(&d.collapsed_slice_dims),
-                ints(&d.start_index_map),
-                ints(&d.operand_batching_dims),
-                ints(&d.start_indices_batching_dims),
-            ]),
-        ),
-        ("fill_value", scalar_param(g.fill_value)),
-        ("indices_are_sorted", Param::Bool(g.indices_are_sorted)),
-        ("mode", Param::Int(g.mode.code())),
-        ("slice_sizes", ints(&g.slice_sizes)),
-        ("unique_indices", Param::Bool(g.unique_indices)),
-    ]
-}
-
-pub fn scatter_params(s: &ScatterParams) -> ParamList {
-    let d = &s.dims;
-    vec![
-        (
-            "dimension_numbers",
-            Param::Tuple(vec![
-                ints(&d.update_window_dims),
-                ints(&d.inserted_window_dims),
-                ints(&d.scatter_dims_to_operand_dims),
-                ints(&d.operand_batching_dims),
-                ints(&d.scatter_indices_batching_dims),
-            ]),
-        ),
-        ("indices_are_sorted", Param::Bool(s.indices_are_sorted)),
-        ("mode", Param::Int(s.mode.code())),
-        ("unique_indices", Param::Bool(s.unique_indices)),
-        ("update_consts", Param::Ints(Vec::new())),
-        ("update_jaxpr", Param::None),
-    ]
-}
-
 fn py_tuple(v: &[usize]) -> String {
     match v {
         [one] => format!("({one},)"),
@@ -223,49 +185,6 @@ fn mode_name(m: Mode) -> &'static str {
         Mode::Clip => "GatherScatterMode.CLIP",
         Mode::FillOrDrop => "GatherScatterMode.FILL_OR_DROP",
         Mode::PromiseInBounds => "GatherScatterMode.PROMISE_IN_BOUNDS",
-    }
-}
-
-/// The display printer's params: dimension numbers and mode as JAX prints
-/// them (`GatherDimensionNumbers(offset_dims=(1,), ...)`,
-/// `GatherScatterMode.CLIP`); other primitives unchanged.
-pub fn display_params(prim: &Primitive, params: &mut ParamList) {
-    let (dims, mode) = match prim {
-        Primitive::Gather(g) => {
-            let d = &g.dims;
-            let text = format!(
-                "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, \
-                 operand_batching_dims={}, start_indices_batching_dims={})",
-                py_tuple(&d.offset_dims),
-                py_tuple(&d.collapsed_slice_dims),
-                py_tuple(&d.start_index_map),
-                py_tuple(&d.operand_batching_dims),
-                py_tuple(&d.start_indices_batching_dims)
-            );
-            (text, g.mode)
-        }
-        Primitive::Scatter(s) => {
-            let d = &s.dims;
-            let text = format!(
-                "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
-                 scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
-                 scatter_indices_batching_dims={})",
-                py_tuple(&d.update_window_dims),
-                py_tuple(&d.inserted_window_dims),
-                py_tuple(&d.scatter_dims_to_operand_dims),
-                py_tuple(&d.operand_batching_dims),
-                py_tuple(&d.scatter_indices_batching_dims)
-            );
-            (text, s.mode)
-        }
-        _ => return,
-    };
-    for (k, v) in params.iter_mut() {
-        match *k {
-            "dimension_numbers" => *v = Param::Str(dims.clone()),
-            "mode" => *v = Param::Str(mode_name(mode).to_string()),
-            _ => {}
-        }
     }
 }
 
@@ -334,105 +253,6 @@ fn five_dims(prim: &'static str, params: &[(String, Param)]) -> Result<[Vec<usiz
         *slot = to_dims(prim, key, part)?;
     }
     Ok(out)
-}
-
-/// `gather` / `scatter*` from their params, `None` for other names.
-pub fn from_params(name: &str, params: &[(String, Param)]) -> Option<Result<Primitive>> {
-    if name == "gather" {
-        return Some(gather_from_params(params));
-    }
-    let op = ScatterOp::from_name(name)?;
-    Some(scatter_from_params(op, params))
-}
-
-fn gather_from_params(params: &[(String, Param)]) -> Result<Primitive> {
-    let prim = "gather";
-    let [offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims, start_indices_batching_dims] =
-        five_dims(prim, params)?;
-    let slice_sizes = match get(params, "slice_sizes") {
-        Some(p) => to_dims(prim, "slice_sizes", p)?,
-        None => return Err(Error::param(prim, "slice_sizes", "missing")),
-    };
-    let fill_value = match get(params, "fill_value") {
-        None | Some(Param::None) => None,
-        Some(Param::Bool(b)) => Some(Scalar::Bool(*b)),
-        Some(Param::Int(i)) => Some(Scalar::Int(*i)),
-        Some(Param::Float(f)) => Some(Scalar::Float(*f)),
-        Some(other) => {
-            return Err(Error::param(
-                prim,
-                "fill_value",
-                format!("expected a scalar, got {other:?}"),
-            ))
-        }
-    };
-    Ok(Primitive::Gather(Box::new(GatherParams {
-        dims: GatherDims {
-            offset_dims,
-            collapsed_slice_dims,
-            start_index_map,
-            operand_batching_dims,
-            start_indices_batching_dims,
-        },
-        slice_sizes,
-        indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
-        unique_indices: opt_bool(prim, params, "unique_indices")?,
-        mode: Mode::from_param(prim, get(params, "mode"))?,
-        fill_value,
-    })))
-}
-
-fn scatter_from_params(op: ScatterOp, params: &[(String, Param)]) -> Result<Primitive> {
-    let prim = op.name();
-    let [update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims] =
-        five_dims(prim, params)?;
-    Ok(Primitive::Scatter(Box::new(ScatterParams {
-        op,
-        dims: ScatterDims {
-            update_window_dims,
-            inserted_window_dims,
-            scatter_dims_to_operand_dims,
-            operand_batching_dims,
-            scatter_indices_batching_dims,
-        },
-        indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
-        unique_indices: opt_bool(prim, params, "unique_indices")?,
-        mode: Mode::from_param(prim, get(params, "mode"))?,
-    })))
-}
-
-/// One example of each primitive of the family (for coverage listings).
-pub fn examples() -> Vec<Primitive> {
-    let mut out = vec![Primitive::Gather(Box::new(GatherParams {
-        dims: GatherDims {
-            offset_dims: vec![],
-            collapsed_slice_dims: vec![0],
-            start_index_map: vec![0],
-            operand_batching_dims: vec![],
-            start_indices_batching_dims: vec![],
-        },
-        slice_sizes: vec![1],
-        indices_are_sorted: false,
-        unique_indices: false,
-        mode: Mode::FillOrDrop,
-        fill_value: Some(Scalar::Float(0.5)),
-    }))];
-    out.extend(ScatterOp::ALL.iter().map(|&op| {
-        Primitive::Scatter(Box::new(ScatterParams {
-            op,
-            dims: ScatterDims {
-                update_window_dims: vec![],
-                inserted_window_dims: vec![0],
-                scatter_dims_to_operand_dims: vec![0],
-                operand_batching_dims: vec![],
-                scatter_indices_batching_dims: vec![],
-            },
-            indices_are_sorted: false,
-            unique_indices: false,
-            mode: Mode::FillOrDrop,
-        }))
-    }));
-    out
 }
 
 // ---------------------------------------------------------------------------
@@ -562,175 +382,6 @@ fn check_index_map(
     )
 }
 
-fn two_avals<'a>(prim: &'static str, ins: &'a [Aval]) -> Result<(&'a Aval, &'a Aval)> {
-    match ins {
-        [x, i] => Ok((x, i)),
-        _ => Err(Error::Arity {
-            prim,
-            expected: 2,
-            got: ins.len(),
-        }),
-    }
-}
-
-/// Output shape of a gather.
-pub fn gather_shape(g: &GatherParams, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let prim = "gather";
-    let (x, idx) = two_avals(prim, ins)?;
-    let (batch_shape, k) = index_parts(prim, x, idx)?;
-    let d = &g.dims;
-    let shapes: [&[usize]; 2] = [&x.shape, &idx.shape];
-    check(
-        g.slice_sizes.len() == x.ndim()
-            && g.slice_sizes
-                .iter()
-                .zip(&x.shape)
-                .enumerate()
-                .all(|(a, (s, n))| {
-                    // A batching dim of size 0 (vmap over no examples) keeps slice size 1.
-                    s <= n || (*s <= 1 && d.operand_batching_dims.contains(&a))
-                }),
-        prim,
-        &shapes,
-        format!(
-            "slice_sizes {:?} must have one entry per operand axis, each at most the axis size",
-            g.slice_sizes
-        ),
-    )?;
-    let window = window_dims(
-        prim,
-        x,
-        idx,
-        ("collapsed_slice_dims", &d.collapsed_slice_dims),
-        &d.operand_batching_dims,
-        &d.start_indices_batching_dims,
-        batch_shape,
-    )?;
-    check_index_map(
-        prim,
-        x,
-        idx,
-        &d.start_index_map,
-        k,
-        &d.operand_batching_dims,
-    )?;
-    let unit = d
-        .collapsed_slice_dims
-        .iter()
-        .chain(&d.operand_batching_dims)
-        .all(|&a| g.slice_sizes.get(a).is_some_and(|&s| s <= 1));
-    check(
-        unit,
-        prim,
-        &shapes,
-        "slice_sizes of collapsed and batching dims must be 1",
-    )?;
-    let rank = batch_shape.len().saturating_add(d.offset_dims.len());
-    check(
-        d.offset_dims.len() == window.len()
-            && strictly_sorted(&d.offset_dims)
-            && d.offset_dims.iter().all(|&o| o < rank),
-        prim,
-        &shapes,
-        format!(
-            "offset_dims {:?} must be sorted output axes, one per window dim {window:?}",
-            d.offset_dims
-        ),
-    )?;
-    let mut sizes = window.iter().map(|&w| g.slice_sizes.get(w).copied());
-    let mut batch = batch_shape.iter().copied();
-    let mut out = Vec::with_capacity(rank);
-    for o in 0..rank {
-        let next = if d.offset_dims.contains(&o) {
-            sizes.next().flatten()
-        } else {
-            batch.next()
-        };
-        out.push(
-            next.ok_or_else(|| Error::shape(prim, &shapes, "inconsistent dimension numbers"))?,
-        );
-    }
-    Ok(vec![Aval::weak(out, x.dtype, x.weak_type)])
-}
-
-/// Checks a scatter's operands; the output is the operand's aval.
-pub fn scatter_shape(s: &ScatterParams, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let prim = s.op.name();
-    let [x, idx, u] = ins else {
-        return Err(Error::Arity {
-            prim,
-            expected: 3,
-            got: ins.len(),
-        });
-    };
-    if x.dtype != u.dtype {
-        return Err(Error::dtype(
-            prim,
-            &[x.dtype, u.dtype],
-            "operand and updates must have the same dtype",
-        ));
-    }
-    if s.op != ScatterOp::Set && matches!(x.dtype, DType::Key | DType::Float0) {
-        return Err(Error::dtype(
-            prim,
-            &[x.dtype],
-            "expected a numeric or bool operand",
-        ));
-    }
-    let (batch_shape, k) = index_parts(prim, x, idx)?;
-    let d = &s.dims;
-    let shapes: [&[usize]; 3] = [&x.shape, &idx.shape, &u.shape];
-    let window = window_dims(
-        prim,
-        x,
-        idx,
-        ("inserted_window_dims", &d.inserted_window_dims),
-        &d.operand_batching_dims,
-        &d.scatter_indices_batching_dims,
-        batch_shape,
-    )?;
-    check_index_map(
-        prim,
-        x,
-        idx,
-        &d.scatter_dims_to_operand_dims,
-        k,
-        &d.operand_batching_dims,
-    )?;
-    check(
-        u.ndim() == d.update_window_dims.len().saturating_add(batch_shape.len())
-            && strictly_sorted(&d.update_window_dims)
-            && d.update_window_dims.iter().all(|&w| w < u.ndim())
-            && d.update_window_dims.len() == window.len(),
-        prim,
-        &shapes,
-        format!(
-            "update_window_dims {:?} must be sorted updates axes, one per operand window dim \
-             {window:?}, the other updates axes matching the indices batch axes",
-            d.update_window_dims
-        ),
-    )?;
-    for (&ud, &od) in d.update_window_dims.iter().zip(&window) {
-        check(
-            u.shape.get(ud) <= x.shape.get(od),
-            prim,
-            &shapes,
-            format!("updates window axis {ud} is larger than operand axis {od}"),
-        )?;
-    }
-    let scatter_sizes: Vec<usize> = (0..u.ndim())
-        .filter(|a| !d.update_window_dims.contains(a))
-        .filter_map(|a| u.shape.get(a).copied())
-        .collect();
-    check(
-        scatter_sizes == batch_shape,
-        prim,
-        &shapes,
-        "the updates scatter axes must match the indices batch axes",
-    )?;
-    Ok(vec![x.clone()])
-}
-
 // ---------------------------------------------------------------------------
 // builder helpers
 
@@ -762,15 +413,15 @@ fn mask_to(b: &mut Builder, pred: Atom, like: &Atom) -> Result<Atom> {
     select(b, pred, zero, one)
 }
 
-fn with_op(s: &ScatterParams, op: ScatterOp) -> Primitive {
+fn with_op(s: &ScatterParams, op: ScatterOp) -> ScatterParams {
     let mut s = s.clone();
     s.op = op;
-    Primitive::Scatter(Box::new(s))
+    s
 }
 
 /// The gather that reads back, for every update element, the operand
 /// element a scatter with `s` writes it to (the transpose of scatter-add).
-fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> Primitive {
+fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> GatherParams {
     let d = &s.dims;
     let mut window = d.update_window_dims.iter();
     let slice_sizes = (0..x.ndim())
@@ -785,7 +436,7 @@ fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> Primitive {
             }
         })
         .collect();
-    Primitive::Gather(Box::new(GatherParams {
+    GatherParams {
         dims: GatherDims {
             offset_dims: d.update_window_dims.clone(),
             collapsed_slice_dims: d.inserted_window_dims.clone(),
@@ -798,13 +449,13 @@ fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> Primitive {
         unique_indices: s.unique_indices,
         mode: s.mode,
         fill_value: Some(Scalar::Float(0.0)),
-    }))
+    }
 }
 
 /// The scatter-add that accumulates a gather's cotangent into the operand.
-fn inverse_scatter_add(g: &GatherParams) -> Primitive {
+fn inverse_scatter_add(g: &GatherParams) -> ScatterParams {
     let d = &g.dims;
-    Primitive::Scatter(Box::new(ScatterParams {
+    ScatterParams {
         op: ScatterOp::Add,
         dims: ScatterDims {
             update_window_dims: d.offset_dims.clone(),
@@ -816,106 +467,11 @@ fn inverse_scatter_add(g: &GatherParams) -> Primitive {
         indices_are_sorted: g.indices_are_sorted,
         unique_indices: g.unique_indices,
         mode: g.mode,
-    }))
-}
-
-type JvpOut = Result<(Vec<Atom>, Vec<Option<Atom>>)>;
-
-fn three<T: Clone>(p: &Primitive, xs: &[T]) -> Result<(T, T, T)> {
-    match xs {
-        [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
-        _ => Err(Error::Arity {
-            prim: p.name(),
-            expected: 3,
-            got: xs.len(),
-        }),
     }
-}
-
-fn wrong_rule(p: &Primitive) -> Error {
-    Error::InvalidArgument(format!(
-        "{}: dispatched to the gather family's rule",
-        p.name()
-    ))
 }
 
 // ---------------------------------------------------------------------------
-// jvp
-
-/// `gather` is linear in the operand; the tangent of a filled window is 0.
-pub fn jvp_gather(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Gather(g) = p else {
-        return Err(wrong_rule(p));
-    };
-    let ([x, i], [tx, _]) = (xs, ts) else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: xs.len(),
-        });
-    };
-    let z = emit(b, p.clone(), vec![x.clone(), i.clone()])?;
-    let Some(tx) = tx.clone().filter(|_| is_float(b, &z).unwrap_or(false)) else {
-        return Ok((vec![z], vec![None]));
-    };
-    let mut gt = (**g).clone();
-    gt.fill_value = Some(Scalar::Float(0.0));
-    let t = emit(b, Primitive::Gather(Box::new(gt)), vec![tx, i.clone()])?;
-    Ok((vec![z], vec![Some(t)]))
-}
-
-/// Tangents of the scatter family (as JAX defines them): scatter-add is
-/// linear; scatter with unique indices is linear, otherwise the winning
-/// update of each position is found by scattering ids and its tangent is
-/// added where it won; scatter-mul is linear in the operand and (unique
-/// indices only) `x * scatter_add(0, t_u)` in the updates; scatter-min/max
-/// average the tangents of every value equal to the result.
-pub fn jvp_scatter(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Scatter(s) = p else {
-        return Err(wrong_rule(p));
-    };
-    let (x, i, u) = three(p, xs)?;
-    let (tx, _, tu) = three(p, ts)?;
-    let z = emit(b, p.clone(), vec![x.clone(), i.clone(), u.clone()])?;
-    if !is_float(b, &z)? || (tx.is_none() && tu.is_none()) {
-        return Ok((vec![z], vec![None]));
-    }
-    let t = match s.op {
-        ScatterOp::Add => {
-            let tx = tangent_or_zeros(b, tx, &x)?;
-            let tu = tangent_or_zeros(b, tu, &u)?;
-            emit(b, p.clone(), vec![tx, i, tu])?
-        }
-        ScatterOp::Set if s.unique_indices => {
-            let tx = tangent_or_zeros(b, tx, &x)?;
-            let tu = tangent_or_zeros(b, tu, &u)?;
-            emit(b, p.clone(), vec![tx, i, tu])?
-        }
-        ScatterOp::Set => jvp_scatter_set(s, b, &x, &i, &u, tx, tu)?,
-        ScatterOp::Mul => {
-            let mut t = None;
-            if let Some(tx) = tx {
-                t = Some(emit(b, p.clone(), vec![tx, i.clone(), u.clone()])?);
-            }
-            if let Some(tu) = tu {
-                if !s.unique_indices {
-                    return Err(Error::NotImplemented(
-                        "scatter-mul gradients with respect to the updates are only implemented \
-                         if unique_indices=True"
-                            .into(),
-                    ));
-                }
-                let zx = zeros_like(b, &x)?;
-                let spread = emit(b, with_op(s, ScatterOp::Add), vec![zx, i, tu])?;
-                let tu_out = b.binary(super::BinaryOp::Mul, x, spread)?;
-                t = super::jvp::add_opt(b, t, Some(tu_out))?;
-            }
-            t.ok_or_else(|| wrong_rule(p))?
-        }
-        ScatterOp::Min | ScatterOp::Max => jvp_scatter_extremal(s, b, &x, &i, &u, &z, tx, tu)?,
-    };
-    Ok((vec![z], vec![Some(t)]))
-}
+// jvp helpers
 
 fn tangent_or_zeros(b: &mut Builder, t: Option<Atom>, like: &Atom) -> Result<Atom> {
     match t {
@@ -984,12 +540,12 @@ fn jvp_scatter_set(
         vec![ids],
     )?;
     let zero_ids = b.zeros(&Aval::new(xa.shape.clone(), DType::I32))?;
-    let scattered = emit(
+    let scattered = emit1(
         b,
         with_op(s, ScatterOp::Set),
         vec![zero_ids, i.clone(), ids.clone()],
     )?;
-    let back = emit(
+    let back = emit1(
         b,
         inverse_gather(s, &xa, &ua),
         vec![scattered.clone(), i.clone()],
@@ -1002,7 +558,7 @@ fn jvp_scatter_set(
     let zu = zeros_like(b, u)?;
     let kept = select(b, untouched, zx, tx)?;
     let winners = select(b, won, zu, tu)?;
-    emit(
+    emit1(
         b,
         with_op(s, ScatterOp::Add),
         vec![kept, i.clone(), winners],
@@ -1024,44 +580,45 @@ fn jvp_scatter_extremal(
 ) -> Result<Atom> {
     let xa = b.aval(x)?;
     let ua = b.aval(u)?;
-    let at_target = emit(b, inverse_gather(s, &xa, &ua), vec![z.clone(), i.clone()])?;
+    let at_target = emit1(b, inverse_gather(s, &xa, &ua), vec![z.clone(), i.clone()])?;
     let won = eq(b, u.clone(), at_target)?;
     let won = mask_to(b, won, u)?;
     let kept = eq(b, x.clone(), z.clone())?;
     let kept = mask_to(b, kept, x)?;
     let add = with_op(s, ScatterOp::Add);
-    let count = emit(b, add.clone(), vec![kept.clone(), i.clone(), won.clone()])?;
+    let count = emit1(b, add.clone(), vec![kept.clone(), i.clone(), won.clone()])?;
     let tx = tangent_or_zeros(b, tx, x)?;
     let tu = tangent_or_zeros(b, tu, u)?;
     let tx = b.binary(super::BinaryOp::Mul, kept, tx)?;
     let tu = b.binary(super::BinaryOp::Mul, won, tu)?;
-    let total = emit(b, add, vec![tx, i.clone(), tu])?;
+    let total = emit1(b, add, vec![tx, i.clone(), tu])?;
     b.binary(super::BinaryOp::Div, total, count)
 }
 
 // ---------------------------------------------------------------------------
-// transpose
+// transpose helpers
 
-type TOut = Result<Vec<Option<Atom>>>;
-
-fn known_indices(p: &Primitive, op: &Operand) -> Result<Atom> {
+fn known_indices(prim: &'static str, op: &Operand) -> Result<Atom> {
     match op {
         Operand::Known(a) => Ok(a.clone()),
         Operand::Linear(_) => Err(super::transpose::not_linear_error(
-            p.name(),
+            prim,
             "the indices are not linear",
         )),
     }
 }
 
-fn single(p: &Primitive, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+fn single(prim: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
     match cts {
         [c] => Ok(c.clone()),
-        _ => Err(Error::Arity {
-            prim: p.name(),
-            expected: 1,
-            got: cts.len(),
-        }),
+        _ => Err(arity_error(prim, 1, cts.len())),
+    }
+}
+
+fn three<T: Clone>(prim: &'static str, xs: &[T]) -> Result<(T, T, T)> {
+    match xs {
+        [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
+        _ => Err(arity_error(prim, 3, xs.len())),
     }
 }
 
@@ -1072,103 +629,8 @@ fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
     }
 }
 
-/// `gather`ᵀ: scatter-add of the cotangent into zeros.
-pub fn t_gather(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Gather(g) = p else {
-        return Err(wrong_rule(p));
-    };
-    let [x, i] = ops else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ops.len(),
-        });
-    };
-    let i = known_indices(p, i)?;
-    let Some(ct) = single(p, cts)? else {
-        return Ok(vec![None, None]);
-    };
-    if !x.is_linear() {
-        return Ok(vec![None, None]);
-    }
-    let xa = operand_aval(b, x)?;
-    let zeros = b.zeros(&Aval::new(xa.shape, xa.dtype))?;
-    let r = emit(b, inverse_scatter_add(g), vec![zeros, i, ct])?;
-    Ok(vec![Some(r), None])
-}
-
-/// Transposes of the linear scatters: scatter-add (identity for the
-/// operand, a gather for the updates), scatter with unique indices (the
-/// operand keeps the cotangent where nothing was written), scatter-mul in
-/// its operand.
-pub fn t_scatter(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Scatter(s) = p else {
-        return Err(wrong_rule(p));
-    };
-    let (x, i, u) = three(p, ops)?;
-    let i = known_indices(p, &i)?;
-    let Some(ct) = single(p, cts)? else {
-        return Ok(vec![None, None, None]);
-    };
-    let xa = operand_aval(b, &x)?;
-    let ua = operand_aval(b, &u)?;
-    let gather_u = |b: &mut Builder, ct: Atom| -> Result<Option<Atom>> {
-        if u.is_linear() {
-            Ok(Some(emit(
-                b,
-                inverse_gather(s, &xa, &ua),
-                vec![ct, i.clone()],
-            )?))
-        } else {
-            Ok(None)
-        }
-    };
-    match s.op {
-        ScatterOp::Add => {
-            let cu = gather_u(b, ct.clone())?;
-            let cx = x.is_linear().then_some(ct);
-            Ok(vec![cx, None, cu])
-        }
-        ScatterOp::Set => {
-            if !s.unique_indices {
-                return Err(Error::NotImplemented(
-                    "scatter transpose is only implemented where unique_indices=True".into(),
-                ));
-            }
-            let cu = gather_u(b, ct.clone())?;
-            let cx = if x.is_linear() {
-                let zu = b.zeros(&Aval::new(ua.shape.clone(), ua.dtype))?;
-                Some(emit(b, p.clone(), vec![ct, i.clone(), zu])?)
-            } else {
-                None
-            };
-            Ok(vec![cx, None, cu])
-        }
-        ScatterOp::Mul => {
-            let Operand::Known(uk) = &u else {
-                return Err(super::transpose::not_linear_error(
-                    p.name(),
-                    "scatter-mul is not linear in its updates",
-                ));
-            };
-            let cx = if x.is_linear() {
-                Some(emit(b, p.clone(), vec![ct, i.clone(), uk.clone()])?)
-            } else {
-                None
-            };
-            Ok(vec![cx, None, None])
-        }
-        ScatterOp::Min | ScatterOp::Max => Err(super::transpose::not_linear_error(
-            p.name(),
-            "min/max scatters are not linear",
-        )),
-    }
-}
-
 // ---------------------------------------------------------------------------
-// batch
-
-type Batched = (Vec<Atom>, Vec<Option<usize>>);
+// batch helpers
 
 fn bump(v: &[usize]) -> Vec<usize> {
     v.iter().map(|d| d.saturating_add(1)).collect()
@@ -1187,118 +649,660 @@ fn to_front(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Ato
     }
 }
 
-/// `gather` under vmap: a batched operand alone gains a leading window dim
-/// of the full batch size; batched indices alone gain a leading batch dim;
-/// both batched become a pair of batching dims.
-pub fn batch_gather(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Gather(g) = p else {
-        return Err(wrong_rule(p));
-    };
-    let ([x, i], [dx, di]) = (ins, dims) else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    let d = &g.dims;
-    let mut ng = (**g).clone();
-    let (x, i) = match (dx, di) {
-        (None, None) => {
-            let out = emit(b, p.clone(), ins.to_vec())?;
-            return Ok((vec![out], vec![None]));
+/// The display printer's `dimension_numbers` and `mode` as JAX prints them
+/// (`GatherDimensionNumbers(offset_dims=(1,), ...)`, `GatherScatterMode.CLIP`).
+fn display_dims_and_mode(params: &mut ParamList, dims: String, mode: Mode) {
+    for (k, v) in params.iter_mut() {
+        match *k {
+            "dimension_numbers" => *v = Param::Str(dims.clone()),
+            "mode" => *v = Param::Str(mode_name(mode).to_string()),
+            _ => {}
         }
-        (Some(_), None) => {
-            ng.dims = GatherDims {
-                offset_dims: front(&d.offset_dims),
-                collapsed_slice_dims: bump(&d.collapsed_slice_dims),
-                start_index_map: bump(&d.start_index_map),
-                operand_batching_dims: bump(&d.operand_batching_dims),
-                start_indices_batching_dims: d.start_indices_batching_dims.clone(),
-            };
-            ng.slice_sizes.insert(0, n);
-            (to_front(b, x, *dx, n)?, i.clone())
-        }
-        (None, Some(_)) => {
-            ng.dims = GatherDims {
-                offset_dims: bump(&d.offset_dims),
-                collapsed_slice_dims: d.collapsed_slice_dims.clone(),
-                start_index_map: d.start_index_map.clone(),
-                operand_batching_dims: d.operand_batching_dims.clone(),
-                start_indices_batching_dims: bump(&d.start_indices_batching_dims),
-            };
-            (x.clone(), to_front(b, i, *di, n)?)
-        }
-        (Some(_), Some(_)) => {
-            ng.dims = GatherDims {
-                offset_dims: bump(&d.offset_dims),
-                collapsed_slice_dims: bump(&d.collapsed_slice_dims),
-                start_index_map: bump(&d.start_index_map),
-                operand_batching_dims: front(&d.operand_batching_dims),
-                start_indices_batching_dims: front(&d.start_indices_batching_dims),
-            };
-            ng.slice_sizes.insert(0, 1);
-            (to_front(b, x, *dx, n)?, to_front(b, i, *di, n)?)
-        }
-    };
-    let out = emit(b, Primitive::Gather(Box::new(ng)), vec![x, i])?;
-    Ok((vec![out], vec![Some(0)]))
+    }
 }
 
-/// The scatters under vmap: the operand (and updates) carry the mapped axis
-/// first; unbatched indices make it a leading window dim, batched indices a
-/// pair of batching dims.
-pub fn batch_scatter(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Scatter(s) = p else {
-        return Err(wrong_rule(p));
-    };
-    let (x, i, u) = three(p, ins)?;
-    let (dx, di, du) = three(p, dims)?;
-    if dx.is_none() && di.is_none() && du.is_none() {
-        let out = emit(b, p.clone(), ins.to_vec())?;
-        return Ok((vec![out], vec![None]));
+impl From<GatherParams> for Primitive {
+    fn from(g: GatherParams) -> Primitive {
+        Primitive::Gather(Box::new(g))
     }
-    let d = &s.dims;
-    let mut ns = (**s).clone();
-    let x = to_front(b, &x, dx, n)?;
-    let u = to_front(b, &u, du, n)?;
-    let i = match di {
-        None => {
-            ns.dims = ScatterDims {
-                update_window_dims: front(&d.update_window_dims),
-                inserted_window_dims: bump(&d.inserted_window_dims),
-                scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
-                operand_batching_dims: bump(&d.operand_batching_dims),
-                scatter_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-            };
-            i
-        }
-        Some(_) => {
-            ns.dims = ScatterDims {
-                update_window_dims: bump(&d.update_window_dims),
-                inserted_window_dims: bump(&d.inserted_window_dims),
-                scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
-                operand_batching_dims: front(&d.operand_batching_dims),
-                scatter_indices_batching_dims: front(&d.scatter_indices_batching_dims),
-            };
-            to_front(b, &i, di, n)?
-        }
-    };
-    let out = emit(b, Primitive::Scatter(Box::new(ns)), vec![x, i, u])?;
-    Ok((vec![out], vec![Some(0)]))
 }
+
+impl From<ScatterParams> for Primitive {
+    fn from(s: ScatterParams) -> Primitive {
+        Primitive::Scatter(Box::new(s))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// gather
+
+impl Family for GatherParams {
+    const NAMES: &'static [&'static str] = &["gather"];
+
+    fn name(&self) -> &'static str {
+        "gather"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        let d = &self.dims;
+        vec![
+            (
+                "dimension_numbers",
+                Param::Tuple(vec![
+                    ints(&d.offset_dims),
+                    ints(&d.collapsed_slice_dims),
+                    ints(&d.start_index_map),
+                    ints(&d.operand_batching_dims),
+                    ints(&d.start_indices_batching_dims),
+                ]),
+            ),
+            ("fill_value", scalar_param(self.fill_value)),
+            ("indices_are_sorted", Param::Bool(self.indices_are_sorted)),
+            ("mode", Param::Int(self.mode.code())),
+            ("slice_sizes", ints(&self.slice_sizes)),
+            ("unique_indices", Param::Bool(self.unique_indices)),
+        ]
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<GatherParams>> {
+        if name != "gather" {
+            return Ok(None);
+        }
+        let prim = "gather";
+        let params = params.list();
+        let [offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims, start_indices_batching_dims] =
+            five_dims(prim, params)?;
+        let slice_sizes = match get(params, "slice_sizes") {
+            Some(p) => to_dims(prim, "slice_sizes", p)?,
+            None => return Err(Error::param(prim, "slice_sizes", "missing")),
+        };
+        let fill_value = match get(params, "fill_value") {
+            None | Some(Param::None) => None,
+            Some(Param::Bool(b)) => Some(Scalar::Bool(*b)),
+            Some(Param::Int(i)) => Some(Scalar::Int(*i)),
+            Some(Param::Float(f)) => Some(Scalar::Float(*f)),
+            Some(other) => {
+                return Err(Error::param(
+                    prim,
+                    "fill_value",
+                    format!("expected a scalar, got {other:?}"),
+                ))
+            }
+        };
+        Ok(Some(GatherParams {
+            dims: GatherDims {
+                offset_dims,
+                collapsed_slice_dims,
+                start_index_map,
+                operand_batching_dims,
+                start_indices_batching_dims,
+            },
+            slice_sizes,
+            indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
+            unique_indices: opt_bool(prim, params, "unique_indices")?,
+            mode: Mode::from_param(prim, get(params, "mode"))?,
+            fill_value,
+        }))
+    }
+
+    fn display_params(&self, params: &mut ParamList) {
+        let d = &self.dims;
+        let text = format!(
+            "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, \
+             operand_batching_dims={}, start_indices_batching_dims={})",
+            py_tuple(&d.offset_dims),
+            py_tuple(&d.collapsed_slice_dims),
+            py_tuple(&d.start_index_map),
+            py_tuple(&d.operand_batching_dims),
+            py_tuple(&d.start_indices_batching_dims)
+        );
+        display_dims_and_mode(params, text, self.mode);
+    }
+
+    fn examples() -> Vec<GatherParams> {
+        vec![GatherParams {
+            dims: GatherDims {
+                offset_dims: vec![],
+                collapsed_slice_dims: vec![0],
+                start_index_map: vec![0],
+                operand_batching_dims: vec![],
+                start_indices_batching_dims: vec![],
+            },
+            slice_sizes: vec![1],
+            indices_are_sorted: false,
+            unique_indices: false,
+            mode: Mode::FillOrDrop,
+            fill_value: Some(Scalar::Float(0.5)),
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let prim = "gather";
+        let [x, idx] = operands::<_, 2>(prim, ins)?;
+        let (batch_shape, k) = index_parts(prim, x, idx)?;
+        let d = &self.dims;
+        let shapes: [&[usize]; 2] = [&x.shape, &idx.shape];
+        check(
+            self.slice_sizes.len() == x.ndim()
+                && self
+                    .slice_sizes
+                    .iter()
+                    .zip(&x.shape)
+                    .enumerate()
+                    .all(|(a, (s, n))| {
+                        // A batching dim of size 0 (vmap over no examples) keeps slice size 1.
+                        s <= n || (*s <= 1 && d.operand_batching_dims.contains(&a))
+                    }),
+            prim,
+            &shapes,
+            format!(
+                "slice_sizes {:?} must have one entry per operand axis, each at most the axis size",
+                self.slice_sizes
+            ),
+        )?;
+        let window = window_dims(
+            prim,
+            x,
+            idx,
+            ("collapsed_slice_dims", &d.collapsed_slice_dims),
+            &d.operand_batching_dims,
+            &d.start_indices_batching_dims,
+            batch_shape,
+        )?;
+        check_index_map(
+            prim,
+            x,
+            idx,
+            &d.start_index_map,
+            k,
+            &d.operand_batching_dims,
+        )?;
+        let unit = d
+            .collapsed_slice_dims
+            .iter()
+            .chain(&d.operand_batching_dims)
+            .all(|&a| self.slice_sizes.get(a).is_some_and(|&s| s <= 1));
+        check(
+            unit,
+            prim,
+            &shapes,
+            "slice_sizes of collapsed and batching dims must be 1",
+        )?;
+        let rank = batch_shape.len().saturating_add(d.offset_dims.len());
+        check(
+            d.offset_dims.len() == window.len()
+                && strictly_sorted(&d.offset_dims)
+                && d.offset_dims.iter().all(|&o| o < rank),
+            prim,
+            &shapes,
+            format!(
+                "offset_dims {:?} must be sorted output axes, one per window dim {window:?}",
+                d.offset_dims
+            ),
+        )?;
+        let mut sizes = window.iter().map(|&w| self.slice_sizes.get(w).copied());
+        let mut batch = batch_shape.iter().copied();
+        let mut out = Vec::with_capacity(rank);
+        for o in 0..rank {
+            let next = if d.offset_dims.contains(&o) {
+                sizes.next().flatten()
+            } else {
+                batch.next()
+            };
+            out.push(
+                next.ok_or_else(|| Error::shape(prim, &shapes, "inconsistent dimension numbers"))?,
+            );
+        }
+        Ok(vec![Aval::weak(out, x.dtype, x.weak_type)])
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let prim = "gather";
+        let [x, i] = operands::<_, 2>(prim, args)?;
+        let out = single_out(prim, outs)?;
+        let buf = super::kernel::gather::gather(self, x, i, &out.shape)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Linear in the operand; the tangent of a filled window is 0.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let ([x, i], [tx, _]) = (xs, ts) else {
+            return Err(arity_error("gather", 2, xs.len()));
+        };
+        let z = emit1(b, self.clone(), vec![x.clone(), i.clone()])?;
+        let Some(tx) = tx.clone().filter(|_| is_float(b, &z).unwrap_or(false)) else {
+            return Ok((vec![z], vec![None]));
+        };
+        let mut gt = self.clone();
+        gt.fill_value = Some(Scalar::Float(0.0));
+        let t = emit1(b, gt, vec![tx, i.clone()])?;
+        Ok((vec![z], vec![Some(t)]))
+    }
+
+    /// Scatter-add of the cotangent into zeros.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let prim = "gather";
+        let [x, i] = ops else {
+            return Err(arity_error(prim, 2, ops.len()));
+        };
+        let i = known_indices(prim, i)?;
+        let Some(ct) = single(prim, cts)? else {
+            return Ok(vec![None, None]);
+        };
+        if !x.is_linear() {
+            return Ok(vec![None, None]);
+        }
+        let xa = operand_aval(b, x)?;
+        let zeros = b.zeros(&Aval::new(xa.shape, xa.dtype))?;
+        let r = emit1(b, inverse_scatter_add(self), vec![zeros, i, ct])?;
+        Ok(vec![Some(r), None])
+    }
+
+    /// A batched operand alone gains a leading window dim of the full batch
+    /// size; batched indices alone gain a leading batch dim; both batched
+    /// become a pair of batching dims.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let ([x, i], [dx, di]) = (ins, dims) else {
+            return Err(arity_error("gather", 2, ins.len()));
+        };
+        let d = &self.dims;
+        let mut ng = self.clone();
+        let (x, i) = match (dx, di) {
+            (None, None) => {
+                let out = emit1(b, self.clone(), ins.to_vec())?;
+                return Ok((vec![out], vec![None]));
+            }
+            (Some(_), None) => {
+                ng.dims = GatherDims {
+                    offset_dims: front(&d.offset_dims),
+                    collapsed_slice_dims: bump(&d.collapsed_slice_dims),
+                    start_index_map: bump(&d.start_index_map),
+                    operand_batching_dims: bump(&d.operand_batching_dims),
+                    start_indices_batching_dims: d.start_indices_batching_dims.clone(),
+                };
+                ng.slice_sizes.insert(0, n);
+                (to_front(b, x, *dx, n)?, i.clone())
+            }
+            (None, Some(_)) => {
+                ng.dims = GatherDims {
+                    offset_dims: bump(&d.offset_dims),
+                    collapsed_slice_dims: d.collapsed_slice_dims.clone(),
+                    start_index_map: d.start_index_map.clone(),
+                    operand_batching_dims: d.operand_batching_dims.clone(),
+                    start_indices_batching_dims: bump(&d.start_indices_batching_dims),
+                };
+                (x.clone(), to_front(b, i, *di, n)?)
+            }
+            (Some(_), Some(_)) => {
+                ng.dims = GatherDims {
+                    offset_dims: bump(&d.offset_dims),
+                    collapsed_slice_dims: bump(&d.collapsed_slice_dims),
+                    start_index_map: bump(&d.start_index_map),
+                    operand_batching_dims: front(&d.operand_batching_dims),
+                    start_indices_batching_dims: front(&d.start_indices_batching_dims),
+                };
+                ng.slice_sizes.insert(0, 1);
+                (to_front(b, x, *dx, n)?, to_front(b, i, *di, n)?)
+            }
+        };
+        let out = emit1(b, ng, vec![x, i])?;
+        Ok((vec![out], vec![Some(0)]))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// scatter
+
+impl Family for ScatterParams {
+    const NAMES: &'static [&'static str] = &[
+        "scatter",
+        "scatter-add",
+        "scatter-mul",
+        "scatter-min",
+        "scatter-max",
+    ];
+
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        let d = &self.dims;
+        vec![
+            (
+                "dimension_numbers",
+                Param::Tuple(vec![
+                    ints(&d.update_window_dims),
+                    ints(&d.inserted_window_dims),
+                    ints(&d.scatter_dims_to_operand_dims),
+                    ints(&d.operand_batching_dims),
+                    ints(&d.scatter_indices_batching_dims),
+                ]),
+            ),
+            ("indices_are_sorted", Param::Bool(self.indices_are_sorted)),
+            ("mode", Param::Int(self.mode.code())),
+            ("unique_indices", Param::Bool(self.unique_indices)),
+            ("update_consts", Param::Ints(Vec::new())),
+            ("update_jaxpr", Param::None),
+        ]
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ScatterParams>> {
+        let Some(op) = ScatterOp::from_name(name) else {
+            return Ok(None);
+        };
+        let prim = op.name();
+        let params = params.list();
+        let [update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims] =
+            five_dims(prim, params)?;
+        Ok(Some(ScatterParams {
+            op,
+            dims: ScatterDims {
+                update_window_dims,
+                inserted_window_dims,
+                scatter_dims_to_operand_dims,
+                operand_batching_dims,
+                scatter_indices_batching_dims,
+            },
+            indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
+            unique_indices: opt_bool(prim, params, "unique_indices")?,
+            mode: Mode::from_param(prim, get(params, "mode"))?,
+        }))
+    }
+
+    fn display_params(&self, params: &mut ParamList) {
+        let d = &self.dims;
+        let text = format!(
+            "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
+             scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
+             scatter_indices_batching_dims={})",
+            py_tuple(&d.update_window_dims),
+            py_tuple(&d.inserted_window_dims),
+            py_tuple(&d.scatter_dims_to_operand_dims),
+            py_tuple(&d.operand_batching_dims),
+            py_tuple(&d.scatter_indices_batching_dims)
+        );
+        display_dims_and_mode(params, text, self.mode);
+    }
+
+    fn examples() -> Vec<ScatterParams> {
+        ScatterOp::ALL
+            .iter()
+            .map(|&op| ScatterParams {
+                op,
+                dims: ScatterDims {
+                    update_window_dims: vec![],
+                    inserted_window_dims: vec![0],
+                    scatter_dims_to_operand_dims: vec![0],
+                    operand_batching_dims: vec![],
+                    scatter_indices_batching_dims: vec![],
+                },
+                indices_are_sorted: false,
+                unique_indices: false,
+                mode: Mode::FillOrDrop,
+            })
+            .collect()
+    }
+
+    /// Checks a scatter's operands; the output is the operand's aval.
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let prim = self.op.name();
+        let [x, idx, u] = operands::<_, 3>(prim, ins)?;
+        if x.dtype != u.dtype {
+            return Err(Error::dtype(
+                prim,
+                &[x.dtype, u.dtype],
+                "operand and updates must have the same dtype",
+            ));
+        }
+        if self.op != ScatterOp::Set && matches!(x.dtype, DType::Key | DType::Float0) {
+            return Err(Error::dtype(
+                prim,
+                &[x.dtype],
+                "expected a numeric or bool operand",
+            ));
+        }
+        let (batch_shape, k) = index_parts(prim, x, idx)?;
+        let d = &self.dims;
+        let shapes: [&[usize]; 3] = [&x.shape, &idx.shape, &u.shape];
+        let window = window_dims(
+            prim,
+            x,
+            idx,
+            ("inserted_window_dims", &d.inserted_window_dims),
+            &d.operand_batching_dims,
+            &d.scatter_indices_batching_dims,
+            batch_shape,
+        )?;
+        check_index_map(
+            prim,
+            x,
+            idx,
+            &d.scatter_dims_to_operand_dims,
+            k,
+            &d.operand_batching_dims,
+        )?;
+        check(
+            u.ndim() == d.update_window_dims.len().saturating_add(batch_shape.len())
+                && strictly_sorted(&d.update_window_dims)
+                && d.update_window_dims.iter().all(|&w| w < u.ndim())
+                && d.update_window_dims.len() == window.len(),
+            prim,
+            &shapes,
+            format!(
+                "update_window_dims {:?} must be sorted updates axes, one per operand window dim \
+                 {window:?}, the other updates axes matching the indices batch axes",
+                d.update_window_dims
+            ),
+        )?;
+        for (&ud, &od) in d.update_window_dims.iter().zip(&window) {
+            check(
+                u.shape.get(ud) <= x.shape.get(od),
+                prim,
+                &shapes,
+                format!("updates window axis {ud} is larger than operand axis {od}"),
+            )?;
+        }
+        let scatter_sizes: Vec<usize> = (0..u.ndim())
+            .filter(|a| !d.update_window_dims.contains(a))
+            .filter_map(|a| u.shape.get(a).copied())
+            .collect();
+        check(
+            scatter_sizes == batch_shape,
+            prim,
+            &shapes,
+            "the updates scatter axes must match the indices batch axes",
+        )?;
+        Ok(vec![x.clone()])
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let prim = self.op.name();
+        let [x, i, u] = operands::<_, 3>(prim, args)?;
+        let out = single_out(prim, outs)?;
+        let buf = super::kernel::gather::scatter(self, x, i, u)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Tangents as JAX defines them: scatter-add is linear; scatter with
+    /// unique indices is linear, otherwise the winning update of each
+    /// position is found by scattering ids and its tangent is added where it
+    /// won; scatter-mul is linear in the operand and (unique indices only)
+    /// `x * scatter_add(0, t_u)` in the updates; scatter-min/max average the
+    /// tangents of every value equal to the result.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let prim = self.op.name();
+        let (x, i, u) = three(prim, xs)?;
+        let (tx, _, tu) = three(prim, ts)?;
+        let z = emit1(b, self.clone(), vec![x.clone(), i.clone(), u.clone()])?;
+        if !is_float(b, &z)? || (tx.is_none() && tu.is_none()) {
+            return Ok((vec![z], vec![None]));
+        }
+        let t = match self.op {
+            ScatterOp::Add => {
+                let tx = tangent_or_zeros(b, tx, &x)?;
+                let tu = tangent_or_zeros(b, tu, &u)?;
+                emit1(b, self.clone(), vec![tx, i, tu])?
+            }
+            ScatterOp::Set if self.unique_indices => {
+                let tx = tangent_or_zeros(b, tx, &x)?;
+                let tu = tangent_or_zeros(b, tu, &u)?;
+                emit1(b, self.clone(), vec![tx, i, tu])?
+            }
+            ScatterOp::Set => jvp_scatter_set(self, b, &x, &i, &u, tx, tu)?,
+            ScatterOp::Mul => {
+                let mut t = None;
+                if let Some(tx) = tx {
+                    t = Some(emit1(b, self.clone(), vec![tx, i.clone(), u.clone()])?);
+                }
+                if let Some(tu) = tu {
+                    if !self.unique_indices {
+                        return Err(Error::NotImplemented(
+                            "scatter-mul gradients with respect to the updates are only \
+                             implemented if unique_indices=True"
+                                .into(),
+                        ));
+                    }
+                    let zx = zeros_like(b, &x)?;
+                    let spread = emit1(b, with_op(self, ScatterOp::Add), vec![zx, i, tu])?;
+                    let tu_out = b.binary(super::BinaryOp::Mul, x, spread)?;
+                    t = super::jvp::add_opt(b, t, Some(tu_out))?;
+                }
+                t.ok_or_else(|| Error::InvalidArgument(format!("{prim}: no tangent to propagate")))?
+            }
+            ScatterOp::Min | ScatterOp::Max => {
+                jvp_scatter_extremal(self, b, &x, &i, &u, &z, tx, tu)?
+            }
+        };
+        Ok((vec![z], vec![Some(t)]))
+    }
+
+    /// Transposes of the linear scatters: scatter-add (identity for the
+    /// operand, a gather for the updates), scatter with unique indices (the
+    /// operand keeps the cotangent where nothing was written), scatter-mul
+    /// in its operand.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let prim = self.op.name();
+        let (x, i, u) = three(prim, ops)?;
+        let i = known_indices(prim, &i)?;
+        let Some(ct) = single(prim, cts)? else {
+            return Ok(vec![None, None, None]);
+        };
+        let xa = operand_aval(b, &x)?;
+        let ua = operand_aval(b, &u)?;
+        let gather_u = |b: &mut Builder, ct: Atom| -> Result<Option<Atom>> {
+            if u.is_linear() {
+                Ok(Some(emit1(
+                    b,
+                    inverse_gather(self, &xa, &ua),
+                    vec![ct, i.clone()],
+                )?))
+            } else {
+                Ok(None)
+            }
+        };
+        match self.op {
+            ScatterOp::Add => {
+                let cu = gather_u(b, ct.clone())?;
+                let cx = x.is_linear().then_some(ct);
+                Ok(vec![cx, None, cu])
+            }
+            ScatterOp::Set => {
+                if !self.unique_indices {
+                    return Err(Error::NotImplemented(
+                        "scatter transpose is only implemented where unique_indices=True".into(),
+                    ));
+                }
+                let cu = gather_u(b, ct.clone())?;
+                let cx = if x.is_linear() {
+                    let zu = b.zeros(&Aval::new(ua.shape.clone(), ua.dtype))?;
+                    Some(emit1(b, self.clone(), vec![ct, i.clone(), zu])?)
+                } else {
+                    None
+                };
+                Ok(vec![cx, None, cu])
+            }
+            ScatterOp::Mul => {
+                let Operand::Known(uk) = &u else {
+                    return Err(super::transpose::not_linear_error(
+                        prim,
+                        "scatter-mul is not linear in its updates",
+                    ));
+                };
+                let cx = if x.is_linear() {
+                    Some(emit1(b, self.clone(), vec![ct, i.clone(), uk.clone()])?)
+                } else {
+                    None
+                };
+                Ok(vec![cx, None, None])
+            }
+            ScatterOp::Min | ScatterOp::Max => Err(super::transpose::not_linear_error(
+                prim,
+                "min/max scatters are not linear",
+            )),
+        }
+    }
+
+    /// The operand (and updates) carry the mapped axis first; unbatched
+    /// indices make it a leading window dim, batched indices a pair of
+    /// batching dims.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let prim = self.op.name();
+        let (x, i, u) = three(prim, ins)?;
+        let (dx, di, du) = three(prim, dims)?;
+        if dx.is_none() && di.is_none() && du.is_none() {
+            let out = emit1(b, self.clone(), ins.to_vec())?;
+            return Ok((vec![out], vec![None]));
+        }
+        let d = &self.dims;
+        let mut ns = self.clone();
+        let x = to_front(b, &x, dx, n)?;
+        let u = to_front(b, &u, du, n)?;
+        let i = match di {
+            None => {
+                ns.dims = ScatterDims {
+                    update_window_dims: front(&d.update_window_dims),
+                    inserted_window_dims: bump(&d.inserted_window_dims),
+                    scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
+                    operand_batching_dims: bump(&d.operand_batching_dims),
+                    scatter_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
+                };
+                i
+            }
+            Some(_) => {
+                ns.dims = ScatterDims {
+                    update_window_dims: bump(&d.update_window_dims),
+                    inserted_window_dims: bump(&d.inserted_window_dims),
+                    scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
+                    operand_batching_dims: front(&d.operand_batching_dims),
+                    scatter_indices_batching_dims: front(&d.scatter_indices_batching_dims),
+                };
+                to_front(b, &i, di, n)?
+            }
+        };
+        let out = emit1(b, ns, vec![x, i, u])?;
+        Ok((vec![out], vec![Some(0)]))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// dynamic slices under vmap
 
 /// Per-example start indices of `dynamic_slice` / `dynamic_update_slice`
 /// (the operand mapped axis first): one `[n, rank]` index array of the

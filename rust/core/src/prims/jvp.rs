@@ -67,9 +67,9 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         Primitive::Linalg(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Collective(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Threefry2x32 => jvp_zero,
-        Primitive::Gather(_) => super::gather::jvp_gather,
-        Primitive::Scatter(_) => super::gather::jvp_scatter,
-        Primitive::Conv(_) => super::conv::jvp_rule,
+        Primitive::Gather(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Scatter(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Conv(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Window(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
     };
     rule(p, b, xs, ts)

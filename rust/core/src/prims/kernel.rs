@@ -27,7 +27,7 @@ pub use dot::{dot_general_into, PackedDot};
 pub(super) mod elementwise;
 pub use elementwise::int_binary_into;
 #[path = "kernels/gather.rs"]
-mod gather;
+pub(crate) mod gather;
 pub(crate) use gather::default_fill as gather_default_fill;
 #[path = "kernels/math.rs"]
 pub mod math;
@@ -207,20 +207,11 @@ pub fn eval_known(
                 crate::exec::interp::eval_closed(jaxpr, a)
             })
         }
-        Primitive::Gather(g) => {
-            let (x, i) = two(name, args)?;
-            gather::gather(g, x, i, &out_shape(name, &aval)?)?
+        Primitive::Gather(_) | Primitive::Scatter(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
         }
-        Primitive::Scatter(s) => match args {
-            [x, i, u] => gather::scatter(s, x, i, u)?,
-            _ => {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 3,
-                    got: args.len(),
-                })
-            }
-        },
         Primitive::Custom(c) => {
             return shared_call(name, args, multi, |a| super::custom::eval(c, a))
         }
@@ -245,10 +236,10 @@ pub fn eval_known(
                 "{name}: a family primitive has no core kernel"
             )))
         }
-        Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
         Primitive::Unary(_)
         | Primitive::Binary(_)
         | Primitive::Compare(_)
+        | Primitive::Conv(_)
         | Primitive::Window(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"

@@ -436,6 +436,12 @@ primitives! {
         Sort(sort::SortOp),
         /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
         Collective(collective::Collective),
+        /// `gather` (params and rules in [`gather`]).
+        Gather(Box<gather::GatherParams>),
+        /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
+        Scatter(Box<gather::ScatterParams>),
+        /// `conv_general_dilated` (`prims/conv.rs`).
+        Conv(Box<conv::ConvParams>),
     }
     core {
 
@@ -524,10 +530,6 @@ primitives! {
     /// `dynamic_update_slice(operand, update, *start_indices)`: `update`
     /// written at run-time (clamped) start indices.
     DynamicUpdateSlice,
-    /// `gather` (params and rules in [`gather`]).
-    Gather(Box<gather::GatherParams>),
-    /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
-    Scatter(Box<gather::ScatterParams>),
     /// A call of a closed sub-jaxpr (nested `jit`).
     Pjit {
         jaxpr: Arc<ClosedJaxpr>,
@@ -547,8 +549,6 @@ primitives! {
     Callback(callback::Callback),
     /// The Threefry-2x32 hash (`prims::random`): two outputs.
     Threefry2x32,
-    /// `conv_general_dilated` (`prims/conv.rs`).
-    Conv(Box<conv::ConvParams>),
     }
 }
 
@@ -581,8 +581,8 @@ impl Primitive {
             Primitive::Pad { .. } => "pad",
             Primitive::DynamicSlice { .. } => "dynamic_slice",
             Primitive::DynamicUpdateSlice => "dynamic_update_slice",
-            Primitive::Gather(_) => "gather",
-            Primitive::Scatter(s) => s.op.name(),
+            Primitive::Gather(f) => family::Family::name(f),
+            Primitive::Scatter(f) => family::Family::name(f),
             Primitive::Pjit { .. } => "pjit",
             Primitive::Checkpoint { .. } => "checkpoint",
             Primitive::Custom(c) => c.name(),
@@ -592,7 +592,7 @@ impl Primitive {
             Primitive::Collective(f) => family::Family::name(f),
             Primitive::Threefry2x32 => "threefry2x32",
             Primitive::Callback(c) => c.name(),
-            Primitive::Conv(_) => "conv_general_dilated",
+            Primitive::Conv(f) => family::Family::name(f),
             Primitive::Window(f) => family::Family::name(f),
         }
     }
@@ -673,12 +673,6 @@ impl Primitive {
             "pad",
             "dynamic_slice",
             "dynamic_update_slice",
-            "gather",
-            "scatter",
-            "scatter-add",
-            "scatter-mul",
-            "scatter-min",
-            "scatter-max",
             "pjit",
             "checkpoint",
             "custom_jvp_call",
@@ -693,7 +687,6 @@ impl Primitive {
             "debug_callback",
             "threefry2x32",
         ]);
-        names.push("conv_general_dilated");
         names
     }
 
@@ -772,7 +765,6 @@ impl Primitive {
                 prevent_cse: true,
             },
         ]);
-        out.extend(gather::examples());
         let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
         out.extend([
             Primitive::Custom(custom::CustomCall::Jvp {
@@ -801,7 +793,6 @@ impl Primitive {
         out.extend(control::examples().into_iter().map(Primitive::Control));
         out.extend(callback::examples().into_iter().map(Primitive::Callback));
         out.push(Primitive::Threefry2x32);
-        out.extend(conv::examples());
         out
     }
 }

@@ -38,11 +38,9 @@ fn ints(v: &[usize]) -> Param {
 pub type ParamList = Vec<(&'static str, Param)>;
 
 impl Primitive {
-    /// Display adjustments of core primitives' params.
-    pub(super) fn core_display_params(&self, params: &mut ParamList) {
-        super::gather::display_params(self, params);
-        super::conv::display_params(self, params);
-    }
+    /// Display adjustments of core primitives' params (none: the families
+    /// that print params differently answer through their impl).
+    pub(super) fn core_display_params(&self, _params: &mut ParamList) {}
 
     /// The params of a core primitive (families answer through their impl).
     pub(super) fn core_params(&self) -> ParamList {
@@ -147,14 +145,14 @@ impl Primitive {
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
             Primitive::Threefry2x32 => Vec::new(),
-            Primitive::Gather(g) => super::gather::gather_params(g),
-            Primitive::Scatter(s) => super::gather::scatter_params(s),
+            Primitive::Gather(f) => super::Family::params(f),
+            Primitive::Scatter(f) => super::Family::params(f),
             Primitive::Custom(c) => c.params(),
             Primitive::Control(c) => c.params(),
             Primitive::Callback(c) => c.params(),
             Primitive::Sort(f) => super::Family::params(f),
             Primitive::Linalg(f) => super::Family::params(f),
-            Primitive::Conv(c) => super::conv::params(c),
+            Primitive::Conv(f) => super::Family::params(f),
             Primitive::Window(f) => super::Family::params(f),
             Primitive::Collective(f) => super::Family::params(f),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
@@ -173,10 +171,6 @@ impl Primitive {
     /// Rebuilds a core primitive from its name and params (families are
     /// tried first, by [`Primitive::from_params`]).
     pub(super) fn core_from_params(name: &str, p: &Lookup<'_>) -> Result<Primitive> {
-        let params = p.params;
-        if let Some(prim) = super::gather::from_params(name, params) {
-            return prim;
-        }
         if let Some(op) = ReduceOp::from_name(name) {
             return Ok(Primitive::Reduce {
                 op,
@@ -203,9 +197,6 @@ impl Primitive {
         }
         if let Some(c) = super::callback::Callback::from_params(name, p)? {
             return Ok(Primitive::Callback(c));
-        }
-        if let Some(prim) = super::conv::from_params(name, params)? {
-            return Ok(prim);
         }
         if let Some(op) = CumOp::from_name(name) {
             return Ok(Primitive::Cumulative {

@@ -302,12 +302,12 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Callback(c) => super::callback::abstract_eval(c, ins),
         Primitive::Sort(f) => super::Family::abstract_eval(f, ins),
         Primitive::Linalg(f) => super::Family::abstract_eval(f, ins),
-        Primitive::Conv(c) => super::conv::abstract_eval(c, ins),
+        Primitive::Conv(f) => super::Family::abstract_eval(f, ins),
         Primitive::Window(f) => super::Family::abstract_eval(f, ins),
         Primitive::Collective(f) => super::Family::abstract_eval(f, ins),
         Primitive::Threefry2x32 => super::random::abstract_eval(ins),
-        Primitive::Gather(g) => super::gather::gather_shape(g, ins),
-        Primitive::Scatter(s) => super::gather::scatter_shape(s, ins),
+        Primitive::Gather(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Scatter(f) => super::Family::abstract_eval(f, ins),
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {

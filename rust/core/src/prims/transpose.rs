@@ -65,9 +65,9 @@ pub(super) fn core_transpose(
         Primitive::Linalg(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Collective(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Threefry2x32 => not_linear,
-        Primitive::Gather(_) => super::gather::t_gather,
-        Primitive::Scatter(_) => super::gather::t_scatter,
-        Primitive::Conv(_) => super::conv::transpose_rule,
+        Primitive::Gather(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Scatter(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Conv(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Window(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
     };
     rule(p, b, cts, ops)
