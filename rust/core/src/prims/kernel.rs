@@ -230,15 +230,6 @@ pub fn eval_known(
                 })
             }
         },
-        Primitive::Custom(c) => {
-            return shared_call(name, args, multi, |a| super::custom::eval(c, a))
-        }
-        Primitive::Control(c) => {
-            return shared_call(name, args, multi, |a| super::control::eval(c, a))
-        }
-        Primitive::Callback(c) => {
-            return shared_call(name, args, multi, |a| super::callback::eval(c, a))
-        }
         Primitive::Sort(op) => {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
@@ -247,12 +238,15 @@ pub fn eval_known(
         }
         Primitive::Collective(c) => return super::collective::eval(c),
         Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
-        Primitive::Window(_) => {
+        Primitive::Window(_)
+        | Primitive::Custom(_)
+        | Primitive::Control(_)
+        | Primitive::Callback(_)
+        | Primitive::Threefry2x32(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))
         }
-        Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,
@@ -375,7 +369,7 @@ fn two<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<(&'a HostArray,
 /// host callback): the operands are shared, the results unwrapped and
 /// checked against the shape rule's avals. (The interpreter shares operands
 /// directly for these equations; this is the single-primitive path.)
-fn shared_call(
+pub(crate) fn shared_call(
     name: &'static str,
     args: &[&HostArray],
     out_avals: Vec<Aval>,

@@ -421,6 +421,15 @@ primitives! {
     families {
         /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
         Window(Box<window::WindowOp>),
+        /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`, `linear_call`)
+        /// (`prims/custom.rs`).
+        Custom(custom::CustomCall),
+        /// Control flow (`cond`, `while`, `scan`) (`prims/control/`).
+        Control(control::ControlFlow),
+        /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`) (`prims/callback.rs`).
+        Callback(callback::Callback),
+        /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
+        Threefry2x32(random::Threefry2x32),
     }
     core {
 
@@ -527,20 +536,12 @@ primitives! {
         jaxpr: Arc<ClosedJaxpr>,
         prevent_cse: bool,
     },
-    /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
-    Custom(custom::CustomCall),
-    /// Control flow (`cond`, `while`, `scan`).
-    Control(control::ControlFlow),
-    /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`).
-    Callback(callback::Callback),
     /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
     Sort(sort::SortOp),
     /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
     Linalg(linalg::LinalgOp),
     /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
     Collective(collective::Collective),
-    /// The Threefry-2x32 hash (`prims::random`): two outputs.
-    Threefry2x32,
     /// `conv_general_dilated` (`prims/conv.rs`).
     Conv(Box<conv::ConvParams>),
     }
@@ -579,13 +580,13 @@ impl Primitive {
             Primitive::Scatter(s) => s.op.name(),
             Primitive::Pjit { .. } => "pjit",
             Primitive::Checkpoint { .. } => "checkpoint",
-            Primitive::Custom(c) => c.name(),
-            Primitive::Control(c) => c.name(),
+            Primitive::Custom(f) => family::Family::name(f),
+            Primitive::Control(f) => family::Family::name(f),
             Primitive::Sort(op) => op.name(),
             Primitive::Linalg(op) => op.name(),
             Primitive::Collective(c) => c.name(),
-            Primitive::Threefry2x32 => "threefry2x32",
-            Primitive::Callback(c) => c.name(),
+            Primitive::Threefry2x32(f) => family::Family::name(f),
+            Primitive::Callback(f) => family::Family::name(f),
             Primitive::Conv(_) => "conv_general_dilated",
             Primitive::Window(f) => family::Family::name(f),
         }
@@ -624,22 +625,13 @@ impl Primitive {
             Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
                 jaxpr.jaxpr.effect()
             }
-            Primitive::Control(c) => c.effect(),
-            Primitive::Callback(c) => c.effect(),
             _ => crate::ir::Effect::None,
         }
     }
 
     fn core_multiple_results(&self) -> bool {
-        matches!(
-            self,
-            Primitive::Pjit { .. }
-                | Primitive::Checkpoint { .. }
-                | Primitive::Custom(_)
-                | Primitive::Control(_)
-                | Primitive::Callback(_)
-                | Primitive::Threefry2x32
-        ) || matches!(self, Primitive::Sort(op) if op.multiple_results())
+        matches!(self, Primitive::Pjit { .. } | Primitive::Checkpoint { .. })
+            || matches!(self, Primitive::Sort(op) if op.multiple_results())
             || matches!(self, Primitive::Linalg(op) if op.multiple_results())
             || matches!(self, Primitive::Collective(c) if c.multiple_results())
     }
@@ -680,17 +672,6 @@ impl Primitive {
             "scatter-max",
             "pjit",
             "checkpoint",
-            "custom_jvp_call",
-            "custom_vjp_call",
-            "custom_lin",
-            "linear_call",
-            "cond",
-            "while",
-            "scan",
-            "pure_callback",
-            "io_callback",
-            "debug_callback",
-            "threefry2x32",
         ]);
         names.extend(sort::SortOp::NAMES);
         names.extend(linalg::LinalgOp::NAMES);
@@ -778,33 +759,6 @@ impl Primitive {
             },
         ]);
         out.extend(gather::examples());
-        let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
-        out.extend([
-            Primitive::Custom(custom::CustomCall::Jvp {
-                call: empty.clone(),
-                jvp: Some(empty.clone()),
-                name: String::new(),
-            }),
-            Primitive::Custom(custom::CustomCall::Vjp {
-                call: empty.clone(),
-                fwd: empty.clone(),
-                bwd: empty.clone(),
-                num_res: 0,
-                name: String::new(),
-            }),
-            Primitive::Custom(custom::CustomCall::Lin {
-                bwd: empty.clone(),
-                num_res: 0,
-                name: String::new(),
-            }),
-            Primitive::Custom(custom::CustomCall::LinearCall {
-                callee: empty.clone(),
-                transpose: empty,
-                num_res: 0,
-            }),
-        ]);
-        out.extend(control::examples().into_iter().map(Primitive::Control));
-        out.extend(callback::examples().into_iter().map(Primitive::Callback));
         out.extend(sort::SortOp::examples());
         out.extend(linalg::LinalgOp::examples());
         out.extend(
@@ -812,7 +766,6 @@ impl Primitive {
                 .into_iter()
                 .map(Primitive::Collective),
         );
-        out.push(Primitive::Threefry2x32);
         out.extend(conv::examples());
         out
     }

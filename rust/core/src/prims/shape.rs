@@ -311,15 +311,15 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
-        Primitive::Control(c) => super::control::abstract_eval(c, ins),
-        Primitive::Callback(c) => super::callback::abstract_eval(c, ins),
+        Primitive::Custom(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Control(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Callback(f) => super::Family::abstract_eval(f, ins),
         Primitive::Sort(op) => super::sort::abstract_eval(op, ins),
         Primitive::Linalg(op) => super::linalg::abstract_eval(op, ins),
         Primitive::Conv(c) => super::conv::abstract_eval(c, ins),
         Primitive::Window(f) => super::Family::abstract_eval(f, ins),
         Primitive::Collective(c) => super::collective::abstract_eval(c, ins),
-        Primitive::Threefry2x32 => super::random::abstract_eval(ins),
+        Primitive::Threefry2x32(f) => super::Family::abstract_eval(f, ins),
         Primitive::Gather(g) => super::gather::gather_shape(g, ins),
         Primitive::Scatter(s) => super::gather::scatter_shape(s, ins),
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
