@@ -230,6 +230,11 @@ pub fn eval_known(
                 })
             }
         },
+        Primitive::Custom(_) | Primitive::Control(_) | Primitive::Callback(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
+        }
         Primitive::Sort(op) => {
             return super::sort::kernel(op, args, aval.into_iter().chain(multi).collect())
         }
@@ -238,11 +243,12 @@ pub fn eval_known(
         }
         Primitive::Collective(c) => return super::collective::eval(c),
         Primitive::Conv(c) => super::conv::eval(c, args, aval.as_ref())?,
-        Primitive::Window(_)
-        | Primitive::Custom(_)
-        | Primitive::Control(_)
-        | Primitive::Callback(_)
-        | Primitive::Threefry2x32(_) => {
+        Primitive::Window(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
+        }
+        Primitive::Threefry2x32(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))
