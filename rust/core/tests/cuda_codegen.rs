@@ -16,6 +16,7 @@ use microjax::exec::cuda::codegen::{lowering, Lowering};
 use microjax::exec::cuda::steps::gemm_spec;
 use microjax::exec::cuda::{device_count, device_plan, kernel_sources, DeviceStep, GemmSpec};
 use microjax::prims::control::ControlFlow;
+use microjax::prims::random::Threefry2x32;
 use microjax::prims::{CmpOp, CumOp, RoundingMethod};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp,
@@ -108,7 +109,11 @@ fn threefry() -> ClosedJaxpr {
     let x0 = u(&mut b, &[6]);
     let x1 = u(&mut b, &[6]);
     let outs = b
-        .add_eqn(Primitive::Threefry2x32, vec![k0, k1, x0, x1], None)
+        .add_eqn(
+            Primitive::Threefry2x32(Threefry2x32),
+            vec![k0, k1, x0, x1],
+            None,
+        )
         .unwrap();
     b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
 }

@@ -441,6 +441,7 @@ fn scatters_whose_windows_can_overlap_run_on_the_host() {
 
 mod common;
 use common::{broadcast, data, input, lit, tanh_sin_exp};
+use microjax::prims::random::Threefry2x32;
 use microjax::prims::CumOp;
 use microjax::{BinaryOp, ReduceOp};
 
@@ -516,11 +517,11 @@ fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
     }
     // threefry2x32: the random bits bit for bit, scalar keys and full.
     check_kernel(
-        Primitive::Threefry2x32,
+        Primitive::Threefry2x32(Threefry2x32),
         &[u32a(&[], 1), u32a(&[], 2), u32a(&[7], 3), u32a(&[7], 4)],
     );
     check_kernel(
-        Primitive::Threefry2x32,
+        Primitive::Threefry2x32(Threefry2x32),
         &[u32a(&[5], 5), u32a(&[5], 6), u32a(&[5], 7), u32a(&[5], 8)],
     );
 }

@@ -10,6 +10,7 @@
 
 use microjax::exec::interp::eval_closed;
 use microjax::prims::kernel::eval;
+use microjax::prims::random::Threefry2x32;
 use microjax::transforms::batch_jaxpr;
 use microjax::{Atom, Aval, Buffer, Builder, DType, HostArray, Primitive};
 use std::sync::Arc;
@@ -32,13 +33,17 @@ fn known_answers_through_the_kernel() {
     let k1 = u32s(&[3], vec![0, u32::MAX, 0x0370_7344]);
     let x0 = u32s(&[3], vec![0, u32::MAX, 0x243f_6a88]);
     let x1 = u32s(&[3], vec![0, u32::MAX, 0x85a3_08d3]);
-    let out = eval(&Primitive::Threefry2x32, &[&k, &k1, &x0, &x1]).unwrap();
+    let out = eval(&Primitive::Threefry2x32(Threefry2x32), &[&k, &k1, &x0, &x1]).unwrap();
     assert_eq!(out.len(), 2);
     assert_eq!(words(&out[0]), vec![0x6b20_0159, 0x1cb9_96fc, 0xc492_3a9c]);
     assert_eq!(words(&out[1]), vec![0x99ba_4efe, 0xbb00_2be7, 0x483d_f7a0]);
     let zero = u32s(&[], vec![0]);
     let ctr = u32s(&[2], vec![0, 0]);
-    let out = eval(&Primitive::Threefry2x32, &[&zero, &zero, &ctr, &ctr]).unwrap();
+    let out = eval(
+        &Primitive::Threefry2x32(Threefry2x32),
+        &[&zero, &zero, &ctr, &ctr],
+    )
+    .unwrap();
     assert_eq!(words(&out[0]), vec![0x6b20_0159; 2]);
     assert_eq!(out[1].shape(), &[2]);
 }
@@ -46,7 +51,7 @@ fn known_answers_through_the_kernel() {
 #[test]
 fn shape_rule_rejects_bad_operands() {
     let u = Aval::new(vec![2], DType::U32);
-    let p = Primitive::Threefry2x32;
+    let p = Primitive::Threefry2x32(Threefry2x32);
     let abs = |ins: &[Aval]| microjax::prims::shape::abstract_eval(&p, ins);
     assert_eq!(
         abs(&[u.clone(), u.clone(), u.clone(), u.clone()])
@@ -77,7 +82,7 @@ fn vmap_matches_a_loop() {
     let x1 = b.add_input(Aval::new(vec![3], DType::U32)).unwrap();
     let outs = b
         .add_eqn(
-            Primitive::Threefry2x32,
+            Primitive::Threefry2x32(Threefry2x32),
             vec![Atom::Var(k0), Atom::Var(k1), Atom::Var(x0), Atom::Var(x1)],
             None,
         )
@@ -98,7 +103,7 @@ fn vmap_matches_a_loop() {
     for (e, &key) in keys.iter().enumerate() {
         let col: Vec<u32> = (0..3).map(|r| x1s[r * n + e]).collect();
         let want = eval(
-            &Primitive::Threefry2x32,
+            &Primitive::Threefry2x32(Threefry2x32),
             &[
                 &u32s(&[], vec![key]),
                 &u32s(&[], vec![9]),

@@ -57,13 +57,13 @@ pub(super) fn core_batch(
         Primitive::DynamicSlice { .. } => dynamic_slice,
         Primitive::DynamicUpdateSlice => dynamic_update_slice,
         Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => call,
-        Primitive::Custom(_) => super::custom::batch_rule,
-        Primitive::Control(_) => control,
-        Primitive::Callback(_) => callback,
+        Primitive::Custom(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Control(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Callback(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Sort(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Linalg(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Collective(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
-        Primitive::Threefry2x32 => super::random::batch,
+        Primitive::Threefry2x32(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Gather(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Scatter(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Conv(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
@@ -853,33 +853,4 @@ fn dynamic_update_slice(
     let starts = super::gather::stacked_starts(b, idx, didx, n)?;
     let prim = super::gather::dynamic_update_slice_scatter(idx.len());
     emit1(prim, b, vec![xb, starts, ub], Some(0))
-}
-
-/// Control flow: the rules live with the primitives
-/// (`prims::control::batching`).
-fn control(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Control(c) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    super::control::batching::batch(c, b, ins, dims, n)
-}
-
-/// Host callbacks (`prims::callback`).
-fn callback(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Callback(c) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    super::callback::batch(c, b, ins, dims, n)
 }

@@ -19,6 +19,9 @@
 //! Programs holding a callback cannot be exported or printed canonically.
 
 use super::control::{ControlFlow, Scan};
+use super::family::{emit, transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::kernel::shared_call;
+use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
@@ -55,24 +58,6 @@ impl HostFn for ZerosHostFn {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
-}
-
-/// One instance of each callback primitive (for rule listings).
-pub fn examples() -> Vec<Callback> {
-    let f = HostCallback(Arc::new(ZerosHostFn(Vec::new())));
-    vec![
-        Callback::Pure {
-            callback: f.clone(),
-            result_avals: Vec::new(),
-            vmap_method: Some(VmapMethod::Sequential),
-        },
-        Callback::Io {
-            callback: f.clone(),
-            result_avals: Vec::new(),
-            ordered: true,
-        },
-        Callback::Debug { callback: f },
-    ]
 }
 
 /// A shared host function; equal (and hashed) by identity.
@@ -143,14 +128,6 @@ pub enum Callback {
 }
 
 impl Callback {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Callback::Pure { .. } => "pure_callback",
-            Callback::Io { .. } => "io_callback",
-            Callback::Debug { .. } => "debug_callback",
-        }
-    }
-
     fn callback(&self) -> &HostCallback {
         match self {
             Callback::Pure { callback, .. }
@@ -165,8 +142,49 @@ impl Callback {
             Callback::Debug { .. } => &[],
         }
     }
+}
 
-    pub fn effect(&self) -> Effect {
+/// Calls the host function and checks its results.
+pub fn eval(c: &Callback, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+    let outs = c.callback().0.call(args)?;
+    let want = c.result_avals();
+    if outs.len() != want.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{}: the callback returned {} values, {} were declared",
+            c.name(),
+            outs.len(),
+            want.len()
+        )));
+    }
+    for (k, (o, w)) in outs.iter().zip(want).enumerate() {
+        if o.shape() != w.shape.as_slice() || o.dtype() != w.dtype {
+            return Err(Error::InvalidArgument(format!(
+                "{}: result {k} of the callback is {} but {} was declared",
+                c.name(),
+                o.aval().short(),
+                w.short()
+            )));
+        }
+    }
+    Ok(outs.into_iter().map(Arc::new).collect())
+}
+
+impl Family for Callback {
+    const NAMES: &'static [&'static str] = &["pure_callback", "io_callback", "debug_callback"];
+
+    fn name(&self) -> &'static str {
+        match self {
+            Callback::Pure { .. } => "pure_callback",
+            Callback::Io { .. } => "io_callback",
+            Callback::Debug { .. } => "debug_callback",
+        }
+    }
+
+    fn multiple_results(&self) -> bool {
+        true
+    }
+
+    fn effect(&self) -> Effect {
         match self {
             Callback::Pure { .. } => Effect::None,
             Callback::Io { .. } | Callback::Debug { .. } => Effect::OrderedIo,
@@ -174,8 +192,7 @@ impl Callback {
     }
 
     /// Params as JAX shows them.
-    pub fn params(&self) -> super::params::ParamList {
-        use super::params::Param;
+    fn params(&self) -> ParamList {
         let avals = |v: &[Aval]| {
             Param::Tuple(
                 v.iter()
@@ -221,11 +238,7 @@ impl Callback {
     }
 
     /// Rebuilds a callback primitive from params (`None` for other names).
-    pub(crate) fn from_params(
-        name: &str,
-        p: &super::params::Lookup<'_>,
-    ) -> Result<Option<Callback>> {
-        use super::params::Param;
+    fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<Callback>> {
         let callback = || match p.get("callback") {
             Some(Param::Callback(c)) => Ok(c.clone()),
             _ => Err(Error::param(
@@ -281,104 +294,93 @@ impl Callback {
             _ => return Ok(None),
         }))
     }
-}
 
-/// Output avals (the declared result types).
-pub fn abstract_eval(c: &Callback, _ins: &[Aval]) -> Result<Vec<Aval>> {
-    Ok(c.result_avals().to_vec())
-}
+    fn display_params(&self, _params: &mut ParamList) {}
 
-/// Calls the host function and checks its results.
-pub fn eval(c: &Callback, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-    let outs = c.callback().0.call(args)?;
-    let want = c.result_avals();
-    if outs.len() != want.len() {
-        return Err(Error::InvalidArgument(format!(
-            "{}: the callback returned {} values, {} were declared",
-            c.name(),
-            outs.len(),
-            want.len()
-        )));
+    /// One instance of each callback primitive (for rule listings).
+    fn examples() -> Vec<Callback> {
+        let f = HostCallback(Arc::new(ZerosHostFn(Vec::new())));
+        vec![
+            Callback::Pure {
+                callback: f.clone(),
+                result_avals: Vec::new(),
+                vmap_method: Some(VmapMethod::Sequential),
+            },
+            Callback::Io {
+                callback: f.clone(),
+                result_avals: Vec::new(),
+                ordered: true,
+            },
+            Callback::Debug { callback: f },
+        ]
     }
-    for (k, (o, w)) in outs.iter().zip(want).enumerate() {
-        if o.shape() != w.shape.as_slice() || o.dtype() != w.dtype {
-            return Err(Error::InvalidArgument(format!(
-                "{}: result {k} of the callback is {} but {} was declared",
-                c.name(),
-                o.aval().short(),
-                w.short()
-            )));
-        }
-    }
-    Ok(outs.into_iter().map(Arc::new).collect())
-}
 
-/// JVP: a pure callback has none (JAX's error); I/O and debug callbacks run
-/// on the primal values and their results have zero tangents.
-pub fn jvp(
-    c: &Callback,
-    b: &mut Builder,
-    xs: &[Atom],
-    _ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    if let Callback::Pure { .. } = c {
-        return Err(Error::Unsupported(
-            "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks \
-             while taking gradients."
-                .into(),
-        ));
+    /// The declared result types.
+    fn abstract_eval(&self, _ins: &[Aval]) -> Result<Vec<Aval>> {
+        Ok(self.result_avals().to_vec())
     }
-    let outs: Vec<Atom> = b
-        .add_eqn(Primitive::Callback(c.clone()), xs.to_vec(), None)?
-        .into_iter()
-        .map(Atom::Var)
-        .collect();
-    let n = outs.len();
-    Ok((outs, vec![None; n]))
-}
 
-/// vmap rule.
-pub fn batch(
-    c: &Callback,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    let method = match c {
-        Callback::Pure { vmap_method, .. } => vmap_method.ok_or_else(|| {
-            Error::Unsupported(
-                "vmap of pure_callback requires the `vmap_method` argument ('sequential', \
-                 'expand_dims' or 'broadcast_all')"
+    /// Calls the host function (checking its results).
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        shared_call(self.name(), args, outs, |args| eval(self, args))
+    }
+
+    /// A pure callback has none (JAX's error); I/O and debug callbacks run
+    /// on the primal values and their results have zero tangents.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], _ts: &[Option<Atom>]) -> JvpOut {
+        if let Callback::Pure { .. } = self {
+            return Err(Error::Unsupported(
+                "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks \
+                 while taking gradients."
                     .into(),
-            )
-        })?,
-        Callback::Io { .. } | Callback::Debug { .. } => VmapMethod::Sequential,
-    };
-    let nout = c.result_avals().len();
-    match method {
-        VmapMethod::Sequential => sequential(c, b, ins, dims, n),
-        VmapMethod::ExpandDims | VmapMethod::BroadcastAll => {
-            let mut args = Vec::with_capacity(ins.len());
-            for (x, d) in ins.iter().zip(dims) {
-                args.push(match (d, method) {
-                    (Some(d), _) => move_axis(b, x.clone(), *d, 0)?,
-                    (None, VmapMethod::ExpandDims) => add_batch_axis(b, x.clone(), 1, 0)?,
-                    (None, _) => add_batch_axis(b, x.clone(), n, 0)?,
+            ));
+        }
+        let outs = emit(b, self.clone(), xs.to_vec())?;
+        let n = outs.len();
+        Ok((outs, vec![None; n]))
+    }
+
+    /// Callbacks are never linear.
+    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
+        transpose_not_linear(self.name())
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let method = match self {
+            Callback::Pure { vmap_method, .. } => vmap_method.ok_or_else(|| {
+                Error::Unsupported(
+                    "vmap of pure_callback requires the `vmap_method` argument ('sequential', \
+                 'expand_dims' or 'broadcast_all')"
+                        .into(),
+                )
+            })?,
+            Callback::Io { .. } | Callback::Debug { .. } => VmapMethod::Sequential,
+        };
+        let nout = self.result_avals().len();
+        match method {
+            VmapMethod::Sequential => sequential(self, b, ins, dims, n),
+            VmapMethod::ExpandDims | VmapMethod::BroadcastAll => {
+                let mut args = Vec::with_capacity(ins.len());
+                for (x, d) in ins.iter().zip(dims) {
+                    args.push(match (d, method) {
+                        (Some(d), _) => move_axis(b, x.clone(), *d, 0)?,
+                        (None, VmapMethod::ExpandDims) => add_batch_axis(b, x.clone(), 1, 0)?,
+                        (None, _) => add_batch_axis(b, x.clone(), n, 0)?,
+                    });
+                }
+                let batched = batched_avals(self.result_avals(), n);
+                let prim = Primitive::Callback(Callback::Pure {
+                    callback: self.callback().clone(),
+                    result_avals: batched,
+                    vmap_method: Some(method),
                 });
+                let outs = b
+                    .add_eqn(prim, args, None)?
+                    .into_iter()
+                    .map(Atom::Var)
+                    .collect();
+                Ok((outs, vec![Some(0); nout]))
             }
-            let batched = batched_avals(c.result_avals(), n);
-            let prim = Primitive::Callback(Callback::Pure {
-                callback: c.callback().clone(),
-                result_avals: batched,
-                vmap_method: Some(method),
-            });
-            let outs = b
-                .add_eqn(prim, args, None)?
-                .into_iter()
-                .map(Atom::Var)
-                .collect();
-            Ok((outs, vec![Some(0); nout]))
         }
     }
 }

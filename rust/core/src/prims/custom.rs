@@ -12,12 +12,15 @@
 //!   transpose is `bwd_jaxpr(residuals..., cotangents...)`. Evaluating it in
 //!   forward mode is JAX's "can't apply forward-mode autodiff" error.
 
+use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::kernel::shared_call;
+use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
+use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
-use crate::ir::{Atom, Aval, ClosedJaxpr};
-use crate::prims::rules::Operand;
+use crate::ir::{Atom, Aval, ClosedJaxpr, Effect};
 use crate::transforms::jvp::tangent_aval;
 use std::sync::Arc;
 
@@ -56,17 +59,6 @@ pub enum CustomCall {
 const FORWARD_MODE_ERROR: &str =
     "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
 
-impl CustomCall {
-    pub fn name(&self) -> &'static str {
-        match self {
-            CustomCall::Jvp { .. } => "custom_jvp_call",
-            CustomCall::Vjp { .. } => "custom_vjp_call",
-            CustomCall::Lin { .. } => "custom_lin",
-            CustomCall::LinearCall { .. } => "linear_call",
-        }
-    }
-}
-
 fn check_inputs(prim: &'static str, want: &[Aval], ins: &[Aval]) -> Result<()> {
     if want.len() != ins.len() {
         return Err(Error::Arity {
@@ -85,44 +77,6 @@ fn check_inputs(prim: &'static str, want: &[Aval], ins: &[Aval]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Output avals.
-pub fn abstract_eval(c: &CustomCall, ins: &[Aval]) -> Result<Vec<Aval>> {
-    match c {
-        CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
-            check_inputs(c.name(), &call.in_avals()?, ins)?;
-            call.out_avals()
-        }
-        CustomCall::LinearCall { callee, .. } => {
-            check_inputs("linear_call", &callee.in_avals()?, ins)?;
-            callee.out_avals()
-        }
-        CustomCall::Lin { bwd, num_res, .. } => {
-            // bwd: (residuals..., cotangents of the outputs...) -> input cotangents
-            let bwd_in = bwd.in_avals()?;
-            let res = bwd_in
-                .get(..*num_res)
-                .ok_or_else(|| Error::param("custom_lin", "num_res", "exceeds bwd inputs"))?;
-            let outs = bwd_in.get(*num_res..).unwrap_or_default().to_vec();
-            let tangents_in = bwd.out_avals()?;
-            let mut want: Vec<Aval> = res.to_vec();
-            want.extend(tangents_in);
-            check_inputs("custom_lin", &want, ins)?;
-            Ok(outs)
-        }
-    }
-}
-
-/// Evaluation: the primal function (forward-mode use of `custom_lin` errs).
-pub fn eval(c: &CustomCall, args: &[Arc<crate::HostArray>]) -> Result<Vec<Arc<crate::HostArray>>> {
-    match c {
-        CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
-            crate::exec::interp::eval_closed(call, args)
-        }
-        CustomCall::LinearCall { callee, .. } => crate::exec::interp::eval_closed(callee, args),
-        CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
-    }
 }
 
 /// Tangents with symbolic zeros instantiated at the tangent avals of `avals`.
@@ -147,133 +101,6 @@ fn split_outs(outs: Vec<Atom>, n: usize, what: &'static str) -> Result<(Vec<Atom
     let mut first = outs;
     let second = first.split_off(n);
     Ok((first, second))
-}
-
-/// JVP rule.
-pub fn jvp(
-    c: &CustomCall,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    match c {
-        CustomCall::Jvp { call, jvp, name } => {
-            let Some(rule) = jvp else {
-                return Err(Error::Unsupported(format!(
-                    "the custom_jvp rule of {name} could not be traced without concrete primal values \
-                     (it converts a traced value to a Python value); differentiate outside jit"
-                )));
-            };
-            let in_avals = call.in_avals()?;
-            let mut ins = xs.to_vec();
-            ins.extend(instantiate(b, ts, &in_avals)?);
-            let outs = splice(b, rule, &ins)?;
-            let n = call.out_avals()?.len();
-            let (p, t) = split_outs(outs, n, "custom_jvp_call")?;
-            Ok((p, t.into_iter().map(Some).collect()))
-        }
-        CustomCall::Vjp {
-            call,
-            fwd,
-            bwd,
-            num_res,
-            name,
-        } => {
-            let outs = splice(b, fwd, xs)?;
-            let n = call.out_avals()?.len();
-            let (p, res) = split_outs(outs, n, "custom_vjp_call")?;
-            if ts.iter().all(Option::is_none) {
-                return Ok((p, vec![None; n]));
-            }
-            let in_avals = call.in_avals()?;
-            let mut ins = res;
-            ins.extend(instantiate(b, ts, &in_avals)?);
-            let lin = Primitive::Custom(CustomCall::Lin {
-                bwd: bwd.clone(),
-                num_res: *num_res,
-                name: name.clone(),
-            });
-            let touts = b.add_eqn(lin, ins, None)?;
-            Ok((p, touts.into_iter().map(|v| Some(Atom::Var(v))).collect()))
-        }
-        CustomCall::LinearCall {
-            callee, num_res, ..
-        } => {
-            let emit = |b: &mut Builder, ins: Vec<Atom>| -> Result<Vec<Atom>> {
-                Ok(b.add_eqn(Primitive::Custom(c.clone()), ins, None)?
-                    .into_iter()
-                    .map(Atom::Var)
-                    .collect())
-            };
-            if ts.iter().take(*num_res).any(Option::is_some) {
-                return Err(Error::Unsupported(
-                    "linear_call: the residual arguments cannot be differentiated".into(),
-                ));
-            }
-            let prim = emit(b, xs.to_vec())?;
-            let lin_t = ts.get(*num_res..).unwrap_or_default();
-            if lin_t.iter().all(Option::is_none) {
-                let n = prim.len();
-                return Ok((prim, vec![None; n]));
-            }
-            let in_avals = callee.in_avals()?;
-            let mut ins: Vec<Atom> = xs.get(..*num_res).unwrap_or_default().to_vec();
-            ins.extend(instantiate(
-                b,
-                lin_t,
-                in_avals.get(*num_res..).unwrap_or_default(),
-            )?);
-            let tans = emit(b, ins)?;
-            Ok((prim, tans.into_iter().map(Some).collect()))
-        }
-        CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
-    }
-}
-
-/// Transpose rule: only `custom_lin` is linear; its transpose is `bwd`.
-pub fn transpose(
-    c: &CustomCall,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    if let CustomCall::LinearCall {
-        callee,
-        transpose,
-        num_res,
-    } = c
-    {
-        return transpose_linear_call(callee, transpose, *num_res, b, cts, ops);
-    }
-    let CustomCall::Lin { bwd, num_res, .. } = c else {
-        return Err(Error::Typecheck(format!(
-            "cannot transpose {}: it is not linear",
-            c.name()
-        )));
-    };
-    let bwd_in = bwd.in_avals()?;
-    let mut ins: Vec<Atom> = Vec::with_capacity(bwd_in.len());
-    for op in ops.iter().take(*num_res) {
-        match op {
-            Operand::Known(a) => ins.push(a.clone()),
-            Operand::Linear(_) => {
-                return Err(Error::Typecheck(
-                    "custom_lin: residual operands must be known".into(),
-                ))
-            }
-        }
-    }
-    let ct_avals = bwd_in.get(*num_res..).unwrap_or_default();
-    for (ct, aval) in cts.iter().zip(ct_avals) {
-        ins.push(match ct {
-            Some(c) => c.clone(),
-            None => b.zeros(aval)?,
-        });
-    }
-    let outs = splice(b, bwd, &ins)?;
-    let mut result: Vec<Option<Atom>> = vec![None; *num_res];
-    result.extend(outs.into_iter().map(Some));
-    Ok(result)
 }
 
 /// `linear_call`'s transpose: the same primitive with callee and transpose
@@ -314,114 +141,6 @@ fn transpose_linear_call(
     Ok(result)
 }
 
-/// Batching rule. `custom_jvp_call` batches its function and its rule
-/// together (outputs at axis 0). `custom_vjp_call` and `custom_lin` batch
-/// with every operand's mapped axis in front (unbatched operands broadcast):
-/// the function, `fwd` (outputs and residuals at axis 0) and `bwd`
-/// (residuals, cotangents and input cotangents at axis 0) are batched with
-/// those matching dims, so the batched rules still fit each other.
-pub fn batch(
-    c: &CustomCall,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    let p = Primitive::Custom(c.clone());
-    if dims.iter().all(Option::is_none) && !crate::transforms::batch::names_current_axis(&p) {
-        let outs: Vec<Atom> = b
-            .add_eqn(p, ins.to_vec(), None)?
-            .into_iter()
-            .map(Atom::Var)
-            .collect();
-        let d = vec![None; outs.len()];
-        return Ok((outs, d));
-    }
-    use crate::transforms::batch::batch_jaxpr;
-    let at0 = |k: usize| vec![Some(0); k];
-    let (prim, ins) = match c {
-        CustomCall::Jvp { call, jvp, name } => {
-            let nout = call.out_avals()?.len();
-            let bcall = batch_jaxpr(call, dims, n, &at0(nout))?;
-            let bjvp = match jvp {
-                Some(rule) => {
-                    let mut rdims = dims.to_vec();
-                    rdims.extend_from_slice(dims);
-                    Some(Arc::new(batch_jaxpr(
-                        rule,
-                        &rdims,
-                        n,
-                        &at0(nout.saturating_mul(2)),
-                    )?))
-                }
-                None => None,
-            };
-            let prim = Primitive::Custom(CustomCall::Jvp {
-                call: Arc::new(bcall),
-                jvp: bjvp,
-                name: name.clone(),
-            });
-            (prim, ins.to_vec())
-        }
-        CustomCall::Vjp {
-            call,
-            fwd,
-            bwd,
-            num_res,
-            name,
-        } => {
-            let nin = ins.len();
-            let nout = call.out_avals()?.len();
-            let bcall = batch_jaxpr(call, &at0(nin), n, &at0(nout))?;
-            let bfwd = batch_jaxpr(fwd, &at0(nin), n, &at0(nout.saturating_add(*num_res)))?;
-            let bbwd = batch_jaxpr(bwd, &at0(num_res.saturating_add(nout)), n, &at0(nin))?;
-            let prim = Primitive::Custom(CustomCall::Vjp {
-                call: Arc::new(bcall),
-                fwd: Arc::new(bfwd),
-                bwd: Arc::new(bbwd),
-                num_res: *num_res,
-                name: name.clone(),
-            });
-            (prim, all_in_front(b, ins, dims, n)?)
-        }
-        CustomCall::LinearCall {
-            callee,
-            transpose,
-            num_res,
-        } => {
-            let nin = ins.len();
-            let nout = callee.out_avals()?.len();
-            let bcallee = batch_jaxpr(callee, &at0(nin), n, &at0(nout))?;
-            let nlin = nin.saturating_sub(*num_res);
-            let btrans = batch_jaxpr(transpose, &at0(num_res.saturating_add(nout)), n, &at0(nlin))?;
-            let prim = Primitive::Custom(CustomCall::LinearCall {
-                callee: Arc::new(bcallee),
-                transpose: Arc::new(btrans),
-                num_res: *num_res,
-            });
-            (prim, all_in_front(b, ins, dims, n)?)
-        }
-        CustomCall::Lin { bwd, num_res, name } => {
-            let nct = bwd.in_avals()?.len();
-            let nin = bwd.out_avals()?.len();
-            let bbwd = batch_jaxpr(bwd, &at0(nct), n, &at0(nin))?;
-            let prim = Primitive::Custom(CustomCall::Lin {
-                bwd: Arc::new(bbwd),
-                num_res: *num_res,
-                name: name.clone(),
-            });
-            (prim, all_in_front(b, ins, dims, n)?)
-        }
-    };
-    let outs: Vec<Atom> = b
-        .add_eqn(prim, ins, None)?
-        .into_iter()
-        .map(Atom::Var)
-        .collect();
-    let d = vec![Some(0); outs.len()];
-    Ok((outs, d))
-}
-
 /// Every operand with its mapped axis at 0 (unbatched ones broadcast).
 fn all_in_front(
     b: &mut Builder,
@@ -439,10 +158,33 @@ fn all_in_front(
         .collect()
 }
 
-impl CustomCall {
+impl Family for CustomCall {
+    const NAMES: &'static [&'static str] = &[
+        "custom_jvp_call",
+        "custom_vjp_call",
+        "custom_lin",
+        "linear_call",
+    ];
+
+    fn name(&self) -> &'static str {
+        match self {
+            CustomCall::Jvp { .. } => "custom_jvp_call",
+            CustomCall::Vjp { .. } => "custom_vjp_call",
+            CustomCall::Lin { .. } => "custom_lin",
+            CustomCall::LinearCall { .. } => "linear_call",
+        }
+    }
+
+    fn multiple_results(&self) -> bool {
+        true
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
     /// Params as Python sees them (`eqn.params`).
-    pub fn params(&self) -> super::params::ParamList {
-        use super::params::Param;
+    fn params(&self) -> ParamList {
         let num = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
         match self {
             CustomCall::Jvp { call, jvp, name } => vec![
@@ -484,42 +226,325 @@ impl CustomCall {
             ],
         }
     }
-}
 
-/// Rule-table entry points (the signatures of `prims::rules`).
-pub(crate) fn jvp_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    match p {
-        Primitive::Custom(c) => jvp(c, b, xs, ts),
-        _ => Err(Error::Typecheck(format!("{}: not a custom call", p.name()))),
+    fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<CustomCall>> {
+        Ok(Some(match name {
+            "custom_jvp_call" => CustomCall::Jvp {
+                call: p.jaxpr("call_jaxpr")?,
+                jvp: match p.get("jvp_jaxpr_fun") {
+                    None | Some(Param::None) => None,
+                    Some(_) => Some(p.jaxpr("jvp_jaxpr_fun")?),
+                },
+                name: p.opt_str("name")?.unwrap_or_default(),
+            },
+            "custom_vjp_call" => CustomCall::Vjp {
+                call: p.jaxpr("call_jaxpr")?,
+                fwd: p.jaxpr("fwd_jaxpr")?,
+                bwd: p.jaxpr("bwd_jaxpr")?,
+                num_res: p.dim("num_res")?,
+                name: p.opt_str("name")?.unwrap_or_default(),
+            },
+            "linear_call" => CustomCall::LinearCall {
+                callee: p.jaxpr("callee")?,
+                transpose: p.jaxpr("transpose")?,
+                num_res: p.dim("num_res")?,
+            },
+            "custom_lin" => CustomCall::Lin {
+                bwd: p.jaxpr("bwd_jaxpr")?,
+                num_res: p.dim("num_res")?,
+                name: p.opt_str("name")?.unwrap_or_default(),
+            },
+            _ => return Ok(None),
+        }))
     }
-}
 
-pub(crate) fn transpose_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    match p {
-        Primitive::Custom(c) => transpose(c, b, cts, ops),
-        _ => Err(Error::Typecheck(format!("{}: not a custom call", p.name()))),
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<CustomCall> {
+        let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
+        vec![
+            CustomCall::Jvp {
+                call: empty.clone(),
+                jvp: Some(empty.clone()),
+                name: String::new(),
+            },
+            CustomCall::Vjp {
+                call: empty.clone(),
+                fwd: empty.clone(),
+                bwd: empty.clone(),
+                num_res: 0,
+                name: String::new(),
+            },
+            CustomCall::Lin {
+                bwd: empty.clone(),
+                num_res: 0,
+                name: String::new(),
+            },
+            CustomCall::LinearCall {
+                callee: empty.clone(),
+                transpose: empty,
+                num_res: 0,
+            },
+        ]
     }
-}
 
-pub(crate) fn batch_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    match p {
-        Primitive::Custom(c) => batch(c, b, ins, dims, n),
-        _ => Err(Error::Typecheck(format!("{}: not a custom call", p.name()))),
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        match self {
+            CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
+                check_inputs(self.name(), &call.in_avals()?, ins)?;
+                call.out_avals()
+            }
+            CustomCall::LinearCall { callee, .. } => {
+                check_inputs("linear_call", &callee.in_avals()?, ins)?;
+                callee.out_avals()
+            }
+            CustomCall::Lin { bwd, num_res, .. } => {
+                // bwd: (residuals..., cotangents of the outputs...) -> input cotangents
+                let bwd_in = bwd.in_avals()?;
+                let res = bwd_in
+                    .get(..*num_res)
+                    .ok_or_else(|| Error::param("custom_lin", "num_res", "exceeds bwd inputs"))?;
+                let outs = bwd_in.get(*num_res..).unwrap_or_default().to_vec();
+                let tangents_in = bwd.out_avals()?;
+                let mut want: Vec<Aval> = res.to_vec();
+                want.extend(tangents_in);
+                check_inputs("custom_lin", &want, ins)?;
+                Ok(outs)
+            }
+        }
+    }
+
+    /// The primal function (forward-mode use of `custom_lin` errs).
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        shared_call(self.name(), args, outs, |args| match self {
+            CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
+                crate::exec::interp::eval_closed(call, args)
+            }
+            CustomCall::LinearCall { callee, .. } => crate::exec::interp::eval_closed(callee, args),
+            CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
+        })
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let c = self;
+        match c {
+            CustomCall::Jvp { call, jvp, name } => {
+                let Some(rule) = jvp else {
+                    return Err(Error::Unsupported(format!(
+                    "the custom_jvp rule of {name} could not be traced without concrete primal values \
+                     (it converts a traced value to a Python value); differentiate outside jit"
+                )));
+                };
+                let in_avals = call.in_avals()?;
+                let mut ins = xs.to_vec();
+                ins.extend(instantiate(b, ts, &in_avals)?);
+                let outs = splice(b, rule, &ins)?;
+                let n = call.out_avals()?.len();
+                let (p, t) = split_outs(outs, n, "custom_jvp_call")?;
+                Ok((p, t.into_iter().map(Some).collect()))
+            }
+            CustomCall::Vjp {
+                call,
+                fwd,
+                bwd,
+                num_res,
+                name,
+            } => {
+                let outs = splice(b, fwd, xs)?;
+                let n = call.out_avals()?.len();
+                let (p, res) = split_outs(outs, n, "custom_vjp_call")?;
+                if ts.iter().all(Option::is_none) {
+                    return Ok((p, vec![None; n]));
+                }
+                let in_avals = call.in_avals()?;
+                let mut ins = res;
+                ins.extend(instantiate(b, ts, &in_avals)?);
+                let lin = Primitive::Custom(CustomCall::Lin {
+                    bwd: bwd.clone(),
+                    num_res: *num_res,
+                    name: name.clone(),
+                });
+                let touts = b.add_eqn(lin, ins, None)?;
+                Ok((p, touts.into_iter().map(|v| Some(Atom::Var(v))).collect()))
+            }
+            CustomCall::LinearCall {
+                callee, num_res, ..
+            } => {
+                let emit = |b: &mut Builder, ins: Vec<Atom>| -> Result<Vec<Atom>> {
+                    Ok(b.add_eqn(Primitive::Custom(c.clone()), ins, None)?
+                        .into_iter()
+                        .map(Atom::Var)
+                        .collect())
+                };
+                if ts.iter().take(*num_res).any(Option::is_some) {
+                    return Err(Error::Unsupported(
+                        "linear_call: the residual arguments cannot be differentiated".into(),
+                    ));
+                }
+                let prim = emit(b, xs.to_vec())?;
+                let lin_t = ts.get(*num_res..).unwrap_or_default();
+                if lin_t.iter().all(Option::is_none) {
+                    let n = prim.len();
+                    return Ok((prim, vec![None; n]));
+                }
+                let in_avals = callee.in_avals()?;
+                let mut ins: Vec<Atom> = xs.get(..*num_res).unwrap_or_default().to_vec();
+                ins.extend(instantiate(
+                    b,
+                    lin_t,
+                    in_avals.get(*num_res..).unwrap_or_default(),
+                )?);
+                let tans = emit(b, ins)?;
+                Ok((prim, tans.into_iter().map(Some).collect()))
+            }
+            CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
+        }
+    }
+
+    /// Only `custom_lin` and `linear_call` are linear; `custom_lin`'s
+    /// transpose is `bwd`.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let c = self;
+        if let CustomCall::LinearCall {
+            callee,
+            transpose,
+            num_res,
+        } = c
+        {
+            return transpose_linear_call(callee, transpose, *num_res, b, cts, ops);
+        }
+        let CustomCall::Lin { bwd, num_res, .. } = c else {
+            return Err(Error::Typecheck(format!(
+                "cannot transpose {}: it is not linear",
+                c.name()
+            )));
+        };
+        let bwd_in = bwd.in_avals()?;
+        let mut ins: Vec<Atom> = Vec::with_capacity(bwd_in.len());
+        for op in ops.iter().take(*num_res) {
+            match op {
+                Operand::Known(a) => ins.push(a.clone()),
+                Operand::Linear(_) => {
+                    return Err(Error::Typecheck(
+                        "custom_lin: residual operands must be known".into(),
+                    ))
+                }
+            }
+        }
+        let ct_avals = bwd_in.get(*num_res..).unwrap_or_default();
+        for (ct, aval) in cts.iter().zip(ct_avals) {
+            ins.push(match ct {
+                Some(c) => c.clone(),
+                None => b.zeros(aval)?,
+            });
+        }
+        let outs = splice(b, bwd, &ins)?;
+        let mut result: Vec<Option<Atom>> = vec![None; *num_res];
+        result.extend(outs.into_iter().map(Some));
+        Ok(result)
+    }
+
+    /// Batching rule. `custom_jvp_call` batches its function and its rule
+    /// together (outputs at axis 0). `custom_vjp_call` and `custom_lin` batch
+    /// with every operand's mapped axis in front (unbatched operands broadcast):
+    /// the function, `fwd` (outputs and residuals at axis 0) and `bwd`
+    /// (residuals, cotangents and input cotangents at axis 0) are batched with
+    /// those matching dims, so the batched rules still fit each other.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let c = self;
+        let p = Primitive::Custom(c.clone());
+        if dims.iter().all(Option::is_none) && !crate::transforms::batch::names_current_axis(&p) {
+            let outs: Vec<Atom> = b
+                .add_eqn(p, ins.to_vec(), None)?
+                .into_iter()
+                .map(Atom::Var)
+                .collect();
+            let d = vec![None; outs.len()];
+            return Ok((outs, d));
+        }
+        use crate::transforms::batch::batch_jaxpr;
+        let at0 = |k: usize| vec![Some(0); k];
+        let (prim, ins) = match c {
+            CustomCall::Jvp { call, jvp, name } => {
+                let nout = call.out_avals()?.len();
+                let bcall = batch_jaxpr(call, dims, n, &at0(nout))?;
+                let bjvp = match jvp {
+                    Some(rule) => {
+                        let mut rdims = dims.to_vec();
+                        rdims.extend_from_slice(dims);
+                        Some(Arc::new(batch_jaxpr(
+                            rule,
+                            &rdims,
+                            n,
+                            &at0(nout.saturating_mul(2)),
+                        )?))
+                    }
+                    None => None,
+                };
+                let prim = Primitive::Custom(CustomCall::Jvp {
+                    call: Arc::new(bcall),
+                    jvp: bjvp,
+                    name: name.clone(),
+                });
+                (prim, ins.to_vec())
+            }
+            CustomCall::Vjp {
+                call,
+                fwd,
+                bwd,
+                num_res,
+                name,
+            } => {
+                let nin = ins.len();
+                let nout = call.out_avals()?.len();
+                let bcall = batch_jaxpr(call, &at0(nin), n, &at0(nout))?;
+                let bfwd = batch_jaxpr(fwd, &at0(nin), n, &at0(nout.saturating_add(*num_res)))?;
+                let bbwd = batch_jaxpr(bwd, &at0(num_res.saturating_add(nout)), n, &at0(nin))?;
+                let prim = Primitive::Custom(CustomCall::Vjp {
+                    call: Arc::new(bcall),
+                    fwd: Arc::new(bfwd),
+                    bwd: Arc::new(bbwd),
+                    num_res: *num_res,
+                    name: name.clone(),
+                });
+                (prim, all_in_front(b, ins, dims, n)?)
+            }
+            CustomCall::LinearCall {
+                callee,
+                transpose,
+                num_res,
+            } => {
+                let nin = ins.len();
+                let nout = callee.out_avals()?.len();
+                let bcallee = batch_jaxpr(callee, &at0(nin), n, &at0(nout))?;
+                let nlin = nin.saturating_sub(*num_res);
+                let btrans =
+                    batch_jaxpr(transpose, &at0(num_res.saturating_add(nout)), n, &at0(nlin))?;
+                let prim = Primitive::Custom(CustomCall::LinearCall {
+                    callee: Arc::new(bcallee),
+                    transpose: Arc::new(btrans),
+                    num_res: *num_res,
+                });
+                (prim, all_in_front(b, ins, dims, n)?)
+            }
+            CustomCall::Lin { bwd, num_res, name } => {
+                let nct = bwd.in_avals()?.len();
+                let nin = bwd.out_avals()?.len();
+                let bbwd = batch_jaxpr(bwd, &at0(nct), n, &at0(nin))?;
+                let prim = Primitive::Custom(CustomCall::Lin {
+                    bwd: Arc::new(bbwd),
+                    num_res: *num_res,
+                    name: name.clone(),
+                });
+                (prim, all_in_front(b, ins, dims, n)?)
+            }
+        };
+        let outs: Vec<Atom> = b
+            .add_eqn(prim, ins, None)?
+            .into_iter()
+            .map(Atom::Var)
+            .collect();
+        let d = vec![Some(0); outs.len()];
+        Ok((outs, d))
     }
 }

@@ -60,13 +60,13 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         | Primitive::DynamicSlice { .. }
         | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
         Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => jvp_call,
-        Primitive::Custom(_) => super::custom::jvp_rule,
-        Primitive::Control(_) => jvp_control,
-        Primitive::Callback(_) => jvp_callback,
+        Primitive::Custom(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Control(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Callback(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Sort(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Linalg(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Collective(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
-        Primitive::Threefry2x32 => jvp_zero,
+        Primitive::Threefry2x32(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Gather(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Scatter(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Conv(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
@@ -604,20 +604,4 @@ fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
     let tw = mul(b, tj, w)?;
     let tout = reduce_sum(b, tw, vec![ja])?;
     Ok((vec![y], vec![Some(tout)]))
-}
-
-/// Control flow: the rules live with the primitives (`prims::control::ad`).
-fn jvp_control(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Control(c) = p else {
-        return Err(wrong_rule(p));
-    };
-    super::control::ad::jvp(c, b, xs, ts)
-}
-
-/// Host callbacks (`prims::callback`).
-fn jvp_callback(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Callback(c) = p else {
-        return Err(wrong_rule(p));
-    };
-    super::callback::jvp(c, b, xs, ts)
 }

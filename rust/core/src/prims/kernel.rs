@@ -207,45 +207,26 @@ pub fn eval_known(
                 crate::exec::interp::eval_closed(jaxpr, a)
             })
         }
-        Primitive::Gather(_) | Primitive::Scatter(_) => {
-            return Err(Error::Unsupported(format!(
-                "{name}: a family primitive has no core kernel"
-            )))
-        }
-        Primitive::Custom(c) => {
-            return shared_call(name, args, multi, |a| super::custom::eval(c, a))
-        }
-        Primitive::Control(c) => {
-            return shared_call(name, args, multi, |a| super::control::eval(c, a))
-        }
-        Primitive::Callback(c) => {
-            return shared_call(name, args, multi, |a| super::callback::eval(c, a))
-        }
-        Primitive::Sort(_) => {
-            return Err(Error::Unsupported(format!(
-                "{name}: a family primitive has no core kernel"
-            )))
-        }
-        Primitive::Collective(_) => {
-            return Err(Error::Unsupported(format!(
-                "{name}: a family primitive has no core kernel"
-            )))
-        }
-        Primitive::Linalg(_) => {
-            return Err(Error::Unsupported(format!(
-                "{name}: a family primitive has no core kernel"
-            )))
-        }
+        // Families run their own kernel (`Family::kernel`, reached above
+        // through `is_family`).
         Primitive::Unary(_)
         | Primitive::Binary(_)
         | Primitive::Compare(_)
+        | Primitive::Gather(_)
+        | Primitive::Scatter(_)
+        | Primitive::Custom(_)
+        | Primitive::Control(_)
+        | Primitive::Callback(_)
+        | Primitive::Sort(_)
+        | Primitive::Linalg(_)
+        | Primitive::Collective(_)
+        | Primitive::Threefry2x32(_)
         | Primitive::Conv(_)
         | Primitive::Window(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))
         }
-        Primitive::Threefry2x32 => return super::random::eval(args),
     };
     let aval = aval.ok_or(Error::Arity {
         prim: name,
@@ -368,7 +349,7 @@ fn two<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<(&'a HostArray,
 /// host callback): the operands are shared, the results unwrapped and
 /// checked against the shape rule's avals. (The interpreter shares operands
 /// directly for these equations; this is the single-primitive path.)
-fn shared_call(
+pub(crate) fn shared_call(
     name: &'static str,
     args: &[&HostArray],
     out_avals: Vec<Aval>,

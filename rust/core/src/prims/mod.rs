@@ -442,6 +442,15 @@ primitives! {
         Scatter(Box<gather::ScatterParams>),
         /// `conv_general_dilated` (`prims/conv.rs`).
         Conv(Box<conv::ConvParams>),
+        /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`, `linear_call`)
+        /// (`prims/custom.rs`).
+        Custom(custom::CustomCall),
+        /// Control flow (`cond`, `while`, `scan`) (`prims/control/`).
+        Control(control::ControlFlow),
+        /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`) (`prims/callback.rs`).
+        Callback(callback::Callback),
+        /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
+        Threefry2x32(random::Threefry2x32),
     }
     core {
 
@@ -541,14 +550,6 @@ primitives! {
         jaxpr: Arc<ClosedJaxpr>,
         prevent_cse: bool,
     },
-    /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`).
-    Custom(custom::CustomCall),
-    /// Control flow (`cond`, `while`, `scan`).
-    Control(control::ControlFlow),
-    /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`).
-    Callback(callback::Callback),
-    /// The Threefry-2x32 hash (`prims::random`): two outputs.
-    Threefry2x32,
     }
 }
 
@@ -585,13 +586,13 @@ impl Primitive {
             Primitive::Scatter(f) => family::Family::name(f),
             Primitive::Pjit { .. } => "pjit",
             Primitive::Checkpoint { .. } => "checkpoint",
-            Primitive::Custom(c) => c.name(),
-            Primitive::Control(c) => c.name(),
+            Primitive::Custom(f) => family::Family::name(f),
+            Primitive::Control(f) => family::Family::name(f),
             Primitive::Sort(f) => family::Family::name(f),
             Primitive::Linalg(f) => family::Family::name(f),
             Primitive::Collective(f) => family::Family::name(f),
-            Primitive::Threefry2x32 => "threefry2x32",
-            Primitive::Callback(c) => c.name(),
+            Primitive::Threefry2x32(f) => family::Family::name(f),
+            Primitive::Callback(f) => family::Family::name(f),
             Primitive::Conv(f) => family::Family::name(f),
             Primitive::Window(f) => family::Family::name(f),
         }
@@ -630,22 +631,12 @@ impl Primitive {
             Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
                 jaxpr.jaxpr.effect()
             }
-            Primitive::Control(c) => c.effect(),
-            Primitive::Callback(c) => c.effect(),
             _ => crate::ir::Effect::None,
         }
     }
 
     fn core_multiple_results(&self) -> bool {
-        matches!(
-            self,
-            Primitive::Pjit { .. }
-                | Primitive::Checkpoint { .. }
-                | Primitive::Custom(_)
-                | Primitive::Control(_)
-                | Primitive::Callback(_)
-                | Primitive::Threefry2x32
-        )
+        matches!(self, Primitive::Pjit { .. } | Primitive::Checkpoint { .. })
     }
 
     fn core_names() -> Vec<&'static str> {
@@ -675,17 +666,6 @@ impl Primitive {
             "dynamic_update_slice",
             "pjit",
             "checkpoint",
-            "custom_jvp_call",
-            "custom_vjp_call",
-            "custom_lin",
-            "linear_call",
-            "cond",
-            "while",
-            "scan",
-            "pure_callback",
-            "io_callback",
-            "debug_callback",
-            "threefry2x32",
         ]);
         names
     }
@@ -765,34 +745,6 @@ impl Primitive {
                 prevent_cse: true,
             },
         ]);
-        let empty = Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new()));
-        out.extend([
-            Primitive::Custom(custom::CustomCall::Jvp {
-                call: empty.clone(),
-                jvp: Some(empty.clone()),
-                name: String::new(),
-            }),
-            Primitive::Custom(custom::CustomCall::Vjp {
-                call: empty.clone(),
-                fwd: empty.clone(),
-                bwd: empty.clone(),
-                num_res: 0,
-                name: String::new(),
-            }),
-            Primitive::Custom(custom::CustomCall::Lin {
-                bwd: empty.clone(),
-                num_res: 0,
-                name: String::new(),
-            }),
-            Primitive::Custom(custom::CustomCall::LinearCall {
-                callee: empty.clone(),
-                transpose: empty,
-                num_res: 0,
-            }),
-        ]);
-        out.extend(control::examples().into_iter().map(Primitive::Control));
-        out.extend(callback::examples().into_iter().map(Primitive::Callback));
-        out.push(Primitive::Threefry2x32);
         out
     }
 }

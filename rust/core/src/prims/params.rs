@@ -144,12 +144,12 @@ impl Primitive {
                 vec![("slice_sizes", ints(slice_sizes))]
             }
             Primitive::DynamicUpdateSlice => Vec::new(),
-            Primitive::Threefry2x32 => Vec::new(),
+            Primitive::Threefry2x32(f) => super::Family::params(f),
             Primitive::Gather(f) => super::Family::params(f),
             Primitive::Scatter(f) => super::Family::params(f),
-            Primitive::Custom(c) => c.params(),
-            Primitive::Control(c) => c.params(),
-            Primitive::Callback(c) => c.params(),
+            Primitive::Custom(f) => super::Family::params(f),
+            Primitive::Control(f) => super::Family::params(f),
+            Primitive::Callback(f) => super::Family::params(f),
             Primitive::Sort(f) => super::Family::params(f),
             Primitive::Linalg(f) => super::Family::params(f),
             Primitive::Conv(f) => super::Family::params(f),
@@ -191,12 +191,6 @@ impl Primitive {
                 axis: *axis,
                 index_dtype: p.dtype("index_dtype")?,
             });
-        }
-        if let Some(c) = super::control::ControlFlow::from_params(name, p)? {
-            return Ok(Primitive::Control(c));
-        }
-        if let Some(c) = super::callback::Callback::from_params(name, p)? {
-            return Ok(Primitive::Callback(c));
         }
         if let Some(op) = CumOp::from_name(name) {
             return Ok(Primitive::Cumulative {
@@ -273,32 +267,6 @@ impl Primitive {
                 slice_sizes: p.dims("slice_sizes")?,
             },
             "dynamic_update_slice" => Primitive::DynamicUpdateSlice,
-            "threefry2x32" => Primitive::Threefry2x32,
-            "custom_jvp_call" => Primitive::Custom(super::custom::CustomCall::Jvp {
-                call: p.jaxpr("call_jaxpr")?,
-                jvp: match p.get("jvp_jaxpr_fun") {
-                    None | Some(Param::None) => None,
-                    Some(_) => Some(p.jaxpr("jvp_jaxpr_fun")?),
-                },
-                name: p.opt_str("name")?.unwrap_or_default(),
-            }),
-            "custom_vjp_call" => Primitive::Custom(super::custom::CustomCall::Vjp {
-                call: p.jaxpr("call_jaxpr")?,
-                fwd: p.jaxpr("fwd_jaxpr")?,
-                bwd: p.jaxpr("bwd_jaxpr")?,
-                num_res: p.dim("num_res")?,
-                name: p.opt_str("name")?.unwrap_or_default(),
-            }),
-            "linear_call" => Primitive::Custom(super::custom::CustomCall::LinearCall {
-                callee: p.jaxpr("callee")?,
-                transpose: p.jaxpr("transpose")?,
-                num_res: p.dim("num_res")?,
-            }),
-            "custom_lin" => Primitive::Custom(super::custom::CustomCall::Lin {
-                bwd: p.jaxpr("bwd_jaxpr")?,
-                num_res: p.dim("num_res")?,
-                name: p.opt_str("name")?.unwrap_or_default(),
-            }),
             "checkpoint" => Primitive::Checkpoint {
                 jaxpr: p.jaxpr("jaxpr")?,
                 prevent_cse: p.opt_bool("prevent_cse")?.unwrap_or(true),

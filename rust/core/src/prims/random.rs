@@ -8,13 +8,17 @@
 //! `jax.random` (Python) builds keys, splitting and sampling on it.
 
 use super::batch::{add_batch_axis, move_axis};
+use super::family::{
+    emit, jvp_zero, transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut,
+};
+use super::params::{Lookup, ParamList};
 use super::shape::elementwise_shape;
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval};
+use crate::ir::{Atom, Aval, Effect};
 
 const NAME: &str = "threefry2x32";
 
@@ -46,123 +50,157 @@ pub fn threefry2x32(key: [u32; 2], counter: [u32; 2]) -> [u32; 2] {
     x
 }
 
-/// Output avals: two `uint32` arrays of the operands' elementwise shape.
-pub fn abstract_eval(ins: &[Aval]) -> Result<Vec<Aval>> {
-    if ins.len() != 4 {
-        return Err(Error::Arity {
-            prim: NAME,
-            expected: 4,
-            got: ins.len(),
-        });
-    }
-    if ins.iter().any(|a| a.dtype != DType::U32) {
-        let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();
-        return Err(Error::dtype(NAME, &ds, "arguments must have uint32 type"));
-    }
-    let refs: Vec<&Aval> = ins.iter().collect();
-    let shape = elementwise_shape(NAME, &refs)?;
-    let out = Aval::new(shape, DType::U32);
-    Ok(vec![out.clone(), out])
-}
+/// The `threefry2x32` primitive (no params).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Threefry2x32;
 
-/// The reference kernel: the hash of every element (rank-0 operands
-/// broadcast against the others).
-pub fn eval(args: &[&HostArray]) -> Result<Vec<HostArray>> {
-    let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
-    let shape = abstract_eval(&avals)?
-        .into_iter()
-        .next()
-        .map(|a| a.shape)
-        .unwrap_or_default();
-    let n = crate::array::checked_size(&shape)?;
-    let words = args
-        .iter()
-        .map(|a| match a.buffer() {
-            Buffer::U32(v) => Ok(v.as_slice()),
-            other => Err(Error::dtype(NAME, &[other.dtype()], "expected uint32")),
-        })
-        .collect::<Result<Vec<&[u32]>>>()?;
-    // Element i of an operand: itself if it has n elements, else its one value.
-    let at = |w: &[u32], i: usize| -> u32 {
-        if w.len() == n {
-            w.get(i).copied().unwrap_or(0)
-        } else {
-            w.first().copied().unwrap_or(0)
+impl Family for Threefry2x32 {
+    const NAMES: &'static [&'static str] = &[NAME];
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn multiple_results(&self) -> bool {
+        true
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        Vec::new()
+    }
+
+    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<Threefry2x32>> {
+        Ok((name == NAME).then_some(Threefry2x32))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Threefry2x32> {
+        vec![Threefry2x32]
+    }
+
+    /// Two `uint32` arrays of the operands' elementwise shape.
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        if ins.len() != 4 {
+            return Err(Error::Arity {
+                prim: NAME,
+                expected: 4,
+                got: ins.len(),
+            });
         }
-    };
-    let [k0, k1, x0, x1] = words.as_slice() else {
-        return Err(Error::Arity {
-            prim: NAME,
-            expected: 4,
-            got: words.len(),
-        });
-    };
-    let (mut y0, mut y1) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    for i in 0..n {
-        let [a, b] = threefry2x32([at(k0, i), at(k1, i)], [at(x0, i), at(x1, i)]);
-        y0.push(a);
-        y1.push(b);
+        if ins.iter().any(|a| a.dtype != DType::U32) {
+            let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();
+            return Err(Error::dtype(NAME, &ds, "arguments must have uint32 type"));
+        }
+        let refs: Vec<&Aval> = ins.iter().collect();
+        let shape = elementwise_shape(NAME, &refs)?;
+        let out = Aval::new(shape, DType::U32);
+        Ok(vec![out.clone(), out])
     }
-    Ok(vec![
-        HostArray::new(shape.clone(), Buffer::U32(y0))?,
-        HostArray::new(shape, Buffer::U32(y1))?,
-    ])
-}
 
-/// vmap: the elementwise rule. Batched operands move their mapped axis to
-/// the front; unbatched full-rank operands are broadcast along it; rank-0
-/// unbatched operands stay as they are (the primitive takes them as is).
-pub fn batch(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
-    if ins.len() != dims.len() {
-        return Err(Error::InvalidArgument(format!(
-            "vmap of {NAME}: one batch dim per operand expected"
-        )));
+    /// The hash of every element (rank-0 operands broadcast against the
+    /// others). The operands are checked by the shape rule.
+    fn kernel(&self, args: &[&HostArray], _outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
+        let shape = self
+            .abstract_eval(&avals)?
+            .into_iter()
+            .next()
+            .map(|a| a.shape)
+            .unwrap_or_default();
+        let n = crate::array::checked_size(&shape)?;
+        let words = args
+            .iter()
+            .map(|a| match a.buffer() {
+                Buffer::U32(v) => Ok(v.as_slice()),
+                other => Err(Error::dtype(NAME, &[other.dtype()], "expected uint32")),
+            })
+            .collect::<Result<Vec<&[u32]>>>()?;
+        // Element i of an operand: itself if it has n elements, else its one value.
+        let at = |w: &[u32], i: usize| -> u32 {
+            if w.len() == n {
+                w.get(i).copied().unwrap_or(0)
+            } else {
+                w.first().copied().unwrap_or(0)
+            }
+        };
+        let [k0, k1, x0, x1] = words.as_slice() else {
+            return Err(Error::Arity {
+                prim: NAME,
+                expected: 4,
+                got: words.len(),
+            });
+        };
+        let (mut y0, mut y1) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for i in 0..n {
+            let [a, b] = threefry2x32([at(k0, i), at(k1, i)], [at(x0, i), at(x1, i)]);
+            y0.push(a);
+            y1.push(b);
+        }
+        Ok(vec![
+            HostArray::new(shape.clone(), Buffer::U32(y0))?,
+            HostArray::new(shape, Buffer::U32(y1))?,
+        ])
     }
-    // The per-example shape: that of the highest-rank operand.
-    let mut shape: Vec<usize> = Vec::new();
-    for (x, d) in ins.iter().zip(dims) {
-        let mut s = b.aval(x)?.shape;
-        if let Some(d) = d {
-            if *d < s.len() {
-                s.remove(*d);
+
+    /// Integer outputs: zero tangents.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_zero(self, b, xs, ts)
+    }
+
+    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
+        transpose_not_linear(NAME)
+    }
+
+    /// The elementwise rule. Batched operands move their mapped axis to the
+    /// front; unbatched full-rank operands are broadcast along it; rank-0
+    /// unbatched operands stay as they are (the primitive takes them as is).
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        if ins.len() != dims.len() {
+            return Err(Error::InvalidArgument(format!(
+                "vmap of {NAME}: one batch dim per operand expected"
+            )));
+        }
+        // The per-example shape: that of the highest-rank operand.
+        let mut shape: Vec<usize> = Vec::new();
+        for (x, d) in ins.iter().zip(dims) {
+            let mut s = b.aval(x)?.shape;
+            if let Some(d) = d {
+                if *d < s.len() {
+                    s.remove(*d);
+                }
+            }
+            if s.len() > shape.len() {
+                shape = s;
             }
         }
-        if s.len() > shape.len() {
-            shape = s;
+        let mut full = vec![n];
+        full.extend_from_slice(&shape);
+        let mut new_ins = Vec::with_capacity(ins.len());
+        for (x, d) in ins.iter().zip(dims) {
+            let rank = b.aval(x)?.ndim();
+            let y = match d {
+                Some(d) if rank == full.len() => move_axis(b, x.clone(), *d, 0)?,
+                Some(_) => b.add_eqn1(
+                    Primitive::BroadcastInDim {
+                        shape: full.clone(),
+                        broadcast_dimensions: vec![0],
+                    },
+                    vec![x.clone()],
+                )?,
+                None if rank == 0 => x.clone(),
+                None => add_batch_axis(b, x.clone(), n, 0)?,
+            };
+            new_ins.push(y);
         }
+        let outs = emit(b, *self, new_ins)?;
+        let out_dims = vec![Some(0); outs.len()];
+        Ok((outs, out_dims))
     }
-    let mut full = vec![n];
-    full.extend_from_slice(&shape);
-    let mut new_ins = Vec::with_capacity(ins.len());
-    for (x, d) in ins.iter().zip(dims) {
-        let rank = b.aval(x)?.ndim();
-        let y = match d {
-            Some(d) if rank == full.len() => move_axis(b, x.clone(), *d, 0)?,
-            Some(_) => b.add_eqn1(
-                Primitive::BroadcastInDim {
-                    shape: full.clone(),
-                    broadcast_dimensions: vec![0],
-                },
-                vec![x.clone()],
-            )?,
-            None if rank == 0 => x.clone(),
-            None => add_batch_axis(b, x.clone(), n, 0)?,
-        };
-        new_ins.push(y);
-    }
-    let outs: Vec<Atom> = b
-        .add_eqn(p.clone(), new_ins, None)?
-        .into_iter()
-        .map(Atom::Var)
-        .collect();
-    let out_dims = vec![Some(0); outs.len()];
-    Ok((outs, out_dims))
 }
 
 #[cfg(test)]

@@ -297,15 +297,15 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Custom(c) => super::custom::abstract_eval(c, ins),
-        Primitive::Control(c) => super::control::abstract_eval(c, ins),
-        Primitive::Callback(c) => super::callback::abstract_eval(c, ins),
+        Primitive::Custom(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Control(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Callback(f) => super::Family::abstract_eval(f, ins),
         Primitive::Sort(f) => super::Family::abstract_eval(f, ins),
         Primitive::Linalg(f) => super::Family::abstract_eval(f, ins),
         Primitive::Conv(f) => super::Family::abstract_eval(f, ins),
         Primitive::Window(f) => super::Family::abstract_eval(f, ins),
         Primitive::Collective(f) => super::Family::abstract_eval(f, ins),
-        Primitive::Threefry2x32 => super::random::abstract_eval(ins),
+        Primitive::Threefry2x32(f) => super::Family::abstract_eval(f, ins),
         Primitive::Gather(f) => super::Family::abstract_eval(f, ins),
         Primitive::Scatter(f) => super::Family::abstract_eval(f, ins),
         Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {

@@ -58,13 +58,13 @@ pub(super) fn core_transpose(
         Primitive::DynamicSlice { .. } => t_dynamic_slice,
         Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
         Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => t_call,
-        Primitive::Custom(_) => super::custom::transpose_rule,
-        Primitive::Control(_) => t_control,
-        Primitive::Callback(_) => not_linear,
+        Primitive::Custom(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Control(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Callback(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Sort(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Linalg(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Collective(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
-        Primitive::Threefry2x32 => not_linear,
+        Primitive::Threefry2x32(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Gather(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Scatter(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Conv(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
@@ -778,12 +778,4 @@ fn t_dynamic_update_slice(
     let mut out = vec![c_x, c_u];
     out.extend(idx.iter().map(|_| None));
     Ok(out)
-}
-
-/// Control flow: the rules live with the primitives (`prims::control::ad`).
-fn t_control(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Control(c) = p else {
-        return Err(wrong_rule(p));
-    };
-    super::control::ad::transpose(c, b, cts, ops)
 }

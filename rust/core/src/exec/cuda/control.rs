@@ -10,7 +10,8 @@ use super::exec::{CudaPlan, DeviceArray};
 use super::runtime::Device;
 use crate::error::{Error, Result};
 use crate::ir::{Aval, Scalar};
-use crate::prims::control::{self, ControlFlow, Scan};
+use crate::prims::control::{ControlFlow, Scan};
+use crate::prims::Family;
 use std::sync::Arc;
 
 /// A control-flow equation planned for one device.
@@ -47,7 +48,7 @@ impl DeviceControl {
                 nconsts: (*cond_nconsts, *body_nconsts),
             },
             ControlFlow::Scan(s) => {
-                let outs = control::abstract_eval(c, in_avals)?;
+                let outs = Family::abstract_eval(c, in_avals)?;
                 DeviceControl::Scan {
                     scan: s.clone(),
                     body: plan(&s.jaxpr)?,

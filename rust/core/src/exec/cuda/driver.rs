@@ -160,7 +160,7 @@ mod tests {
     use crate::ir::{Atom, ClosedJaxpr};
     use crate::prims::control::{self, ControlFlow};
     use crate::prims::kernel::rows;
-    use crate::prims::{BinaryOp, CmpOp, Primitive};
+    use crate::prims::{BinaryOp, CmpOp, Family, Primitive};
     use crate::DType;
     use std::sync::Arc;
 
@@ -269,7 +269,7 @@ mod tests {
             ];
             let c = ControlFlow::Scan(s.clone());
             let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
-            let out_avals = control::abstract_eval(&c, &avals).unwrap();
+            let out_avals = Family::abstract_eval(&c, &avals).unwrap();
             let ours = run_scan(&Host, &s, &plan, &out_avals[1..], &args).unwrap();
             let cpu = control::eval(&c, &args).unwrap();
             assert_eq!(

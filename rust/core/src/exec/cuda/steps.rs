@@ -214,7 +214,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             eqns: vec![i],
             kernel: kernels::iota_kernel(*dtype, shape, *dimension, o)?,
         }),
-        (Primitive::Threefry2x32, [a, b, c, d], None) => threefry_step(jx, i, eqn, [a, b, c, d]),
+        (Primitive::Threefry2x32(_), [a, b, c, d], None) => threefry_step(jx, i, eqn, [a, b, c, d]),
         (Primitive::Gather(g), [Atom::Var(x), Atom::Var(idx)], Some((o, oa))) => {
             let Some(shapes) = IndexedShapes::of(jx.aval(*x)?, jx.aval(*idx)?, &oa.shape) else {
                 return host("gather of f16/bf16/key elements or non-integer indices");

@@ -28,7 +28,8 @@ use crate::transforms::partial_eval::{partial_eval_jaxpr, SplitEqn, SplitInput};
 use crate::transforms::transpose::transpose_jaxpr;
 use std::sync::Arc;
 
-const WHILE_REVERSE_ERROR: &str = "Reverse-mode differentiation does not work for lax.while_loop \
+pub(super) const WHILE_REVERSE_ERROR: &str =
+    "Reverse-mode differentiation does not work for lax.while_loop \
      or lax.fori_loop with dynamic start/stop values. Try using lax.scan, or using fori_loop with \
      static start/stop.";
 
@@ -152,36 +153,7 @@ fn spread(nz: &[bool], tans: Vec<Atom>) -> Vec<Option<Atom>> {
 
 // ---------------------------------------------------------------- JVP
 
-pub fn jvp(
-    c: &ControlFlow,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
-    if xs.len() != ts.len() {
-        return Err(arity(c.name(), xs.len(), ts.len()));
-    }
-    match c {
-        ControlFlow::Cond { branches } => jvp_cond(branches, b, xs, ts),
-        ControlFlow::While {
-            cond_jaxpr,
-            body_jaxpr,
-            cond_nconsts,
-            body_nconsts,
-        } => jvp_while(
-            cond_jaxpr,
-            body_jaxpr,
-            *cond_nconsts,
-            *body_nconsts,
-            b,
-            xs,
-            ts,
-        ),
-        ControlFlow::Scan(s) => jvp_scan(s, b, xs, ts),
-    }
-}
-
-fn jvp_cond(
+pub(super) fn jvp_cond(
     branches: &[Arc<ClosedJaxpr>],
     b: &mut Builder,
     xs: &[Atom],
@@ -244,7 +216,7 @@ fn carry_fixpoint(
     ))
 }
 
-fn jvp_while(
+pub(super) fn jvp_while(
     cond: &Arc<ClosedJaxpr>,
     body: &ClosedJaxpr,
     cc: usize,
@@ -308,7 +280,7 @@ fn jvp_while(
     Ok((prim_outs, spread(&carry_nz, tans)))
 }
 
-fn jvp_scan(
+pub(super) fn jvp_scan(
     s: &Scan,
     b: &mut Builder,
     xs: &[Atom],
@@ -736,19 +708,6 @@ fn split_while(
 
 // ---------------------------------------------------------------- transpose
 
-pub fn transpose(
-    c: &ControlFlow,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> Result<Vec<Option<Atom>>> {
-    match c {
-        ControlFlow::Cond { branches } => transpose_cond(branches, b, cts, ops),
-        ControlFlow::While { .. } => Err(Error::InvalidArgument(WHILE_REVERSE_ERROR.into())),
-        ControlFlow::Scan(s) => transpose_scan(s, b, cts, ops),
-    }
-}
-
 fn known_atoms(ops: &[Operand]) -> Vec<Atom> {
     ops.iter()
         .filter_map(|o| match o {
@@ -772,7 +731,7 @@ fn cts_or_zeros(b: &mut Builder, cts: &[Option<Atom>], avals: &[Aval]) -> Result
         .collect()
 }
 
-fn transpose_cond(
+pub(super) fn transpose_cond(
     branches: &[Arc<ClosedJaxpr>],
     b: &mut Builder,
     cts: &[Option<Atom>],
@@ -805,7 +764,7 @@ fn transpose_cond(
     Ok(result)
 }
 
-fn transpose_scan(
+pub(super) fn transpose_scan(
     s: &Scan,
     b: &mut Builder,
     cts: &[Option<Atom>],

@@ -62,38 +62,7 @@ fn emit(b: &mut Builder, c: ControlFlow, ins: Vec<Atom>) -> Result<Vec<Atom>> {
         .collect())
 }
 
-pub fn batch(
-    c: &ControlFlow,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    if ins.len() != dims.len() {
-        return Err(arity(c.name(), ins.len(), dims.len()));
-    }
-    match c {
-        ControlFlow::Cond { branches } => batch_cond(branches, b, ins, dims, n),
-        ControlFlow::While {
-            cond_jaxpr,
-            body_jaxpr,
-            cond_nconsts,
-            body_nconsts,
-        } => batch_while(
-            cond_jaxpr,
-            body_jaxpr,
-            *cond_nconsts,
-            *body_nconsts,
-            b,
-            ins,
-            dims,
-            n,
-        ),
-        ControlFlow::Scan(s) => batch_scan(s, b, ins, dims, n),
-    }
-}
-
-fn batch_cond(
+pub(super) fn batch_cond(
     branches: &[Arc<ClosedJaxpr>],
     b: &mut Builder,
     ins: &[Atom],
@@ -228,7 +197,7 @@ fn carry_batched(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn batch_while(
+pub(super) fn batch_while(
     cond: &ClosedJaxpr,
     body: &ClosedJaxpr,
     cc: usize,
@@ -359,7 +328,7 @@ fn masked_loop(
     Ok((any_cond, bb.build(outs)?))
 }
 
-fn batch_scan(
+pub(super) fn batch_scan(
     s: &Scan,
     b: &mut Builder,
     ins: &[Atom],

@@ -14,19 +14,24 @@
 //!
 //! Sub-jaxprs take their consts as leading operands (Python hoists closed-over
 //! values), so every rule sees one flat operand list. This module holds the
-//! shape rule, params and the native evaluation; `ad` holds JVP, partial
-//! evaluation and transposition, `batching` the vmap rules.
+//! family's [`Family`] impl (params, shape rule, kernel, and the dispatch of
+//! the transformation rules) and the native evaluation on shared operands
+//! ([`eval`], [`eval_with`], which the executors call); `ad` holds the JVP,
+//! partial evaluation and transposition rules, `batching` the vmap rules.
 
 pub mod ad;
 pub mod batching;
 
+use super::family::{arity_error, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::kernel::shared_call;
 use super::params::{Lookup, Param, ParamList};
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::interp::Prepared;
 use crate::exec::{LoopBody, Runner};
-use crate::ir::{Aval, ClosedJaxpr, Effect, Scalar};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Scalar};
 use std::sync::Arc;
 
 /// The control-flow primitives.
@@ -58,14 +63,6 @@ pub struct Scan {
 }
 
 impl ControlFlow {
-    pub fn name(&self) -> &'static str {
-        match self {
-            ControlFlow::Cond { .. } => "cond",
-            ControlFlow::While { .. } => "while",
-            ControlFlow::Scan(_) => "scan",
-        }
-    }
-
     /// The sub-jaxprs: the branches; cond then body; the body.
     pub fn sub_jaxprs(&self) -> Vec<&Arc<ClosedJaxpr>> {
         match self {
@@ -77,84 +74,6 @@ impl ControlFlow {
             } => vec![cond_jaxpr, body_jaxpr],
             ControlFlow::Scan(s) => vec![&s.jaxpr],
         }
-    }
-
-    /// The sub-jaxprs' effects lift to the equation.
-    pub fn effect(&self) -> Effect {
-        if self
-            .sub_jaxprs()
-            .iter()
-            .any(|j| j.jaxpr.effect() != Effect::None)
-        {
-            Effect::OrderedIo
-        } else {
-            Effect::None
-        }
-    }
-
-    /// Params as JAX shows them.
-    pub fn params(&self) -> ParamList {
-        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
-        match self {
-            ControlFlow::Cond { branches } => vec![(
-                "branches",
-                Param::Tuple(branches.iter().cloned().map(Param::Jaxpr).collect()),
-            )],
-            ControlFlow::While {
-                cond_jaxpr,
-                body_jaxpr,
-                cond_nconsts,
-                body_nconsts,
-            } => vec![
-                ("body_jaxpr", Param::Jaxpr(body_jaxpr.clone())),
-                ("body_nconsts", int(*body_nconsts)),
-                ("cond_jaxpr", Param::Jaxpr(cond_jaxpr.clone())),
-                ("cond_nconsts", int(*cond_nconsts)),
-            ],
-            ControlFlow::Scan(s) => vec![
-                ("_split_transpose", Param::Bool(false)),
-                ("jaxpr", Param::Jaxpr(s.jaxpr.clone())),
-                ("length", int(s.length)),
-                (
-                    "linear",
-                    Param::Tuple(s.linear.iter().map(|b| Param::Bool(*b)).collect()),
-                ),
-                ("num_carry", int(s.num_carry)),
-                ("num_consts", int(s.num_consts)),
-                ("reverse", Param::Bool(s.reverse)),
-                ("unroll", int(s.unroll)),
-            ],
-        }
-    }
-
-    /// Rebuilds a control-flow primitive from its params (`None` for other
-    /// names).
-    pub(crate) fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<ControlFlow>> {
-        Ok(Some(match name {
-            "cond" => ControlFlow::Cond {
-                branches: p.jaxprs("branches")?,
-            },
-            "while" => ControlFlow::While {
-                cond_jaxpr: p.jaxpr("cond_jaxpr")?,
-                body_jaxpr: p.jaxpr("body_jaxpr")?,
-                cond_nconsts: p.dim("cond_nconsts")?,
-                body_nconsts: p.dim("body_nconsts")?,
-            },
-            "scan" => ControlFlow::Scan(Scan {
-                jaxpr: p.jaxpr("jaxpr")?,
-                length: p.dim("length")?,
-                reverse: p.opt_bool("reverse")?.unwrap_or(false),
-                num_consts: p.dim("num_consts")?,
-                num_carry: p.dim("num_carry")?,
-                linear: p.opt_bools("linear")?.unwrap_or_default(),
-                unroll: match p.get("unroll") {
-                    None | Some(Param::None) => 1,
-                    Some(Param::Bool(b)) => usize::from(*b),
-                    Some(_) => p.dim("unroll")?,
-                },
-            }),
-            _ => return Ok(None),
-        }))
     }
 }
 
@@ -215,38 +134,6 @@ fn check_carry(prim: &'static str, what: &str, carry: &[Aval], out: &[Aval]) -> 
         }
     }
     Ok(())
-}
-
-/// Output avals.
-pub fn abstract_eval(c: &ControlFlow, ins: &[Aval]) -> Result<Vec<Aval>> {
-    match c {
-        ControlFlow::Cond { branches } => cond_avals(branches, ins),
-        ControlFlow::While {
-            cond_jaxpr,
-            body_jaxpr,
-            cond_nconsts,
-            body_nconsts,
-        } => {
-            let (cc, bc, carry) = split3("while", ins, *cond_nconsts, *body_nconsts)?;
-            let mut cin = cc.to_vec();
-            cin.extend_from_slice(carry);
-            check_operands("while", "cond_jaxpr", &cond_jaxpr.in_avals()?, &cin)?;
-            let pred = cond_jaxpr.out_avals()?;
-            if !matches!(pred.as_slice(), [p] if p.dtype == DType::Bool && p.shape.is_empty()) {
-                let got: Vec<String> = pred.iter().map(Aval::short).collect();
-                return Err(Error::Typecheck(format!(
-                    "while: cond_jaxpr must return a single boolean scalar, got ({})",
-                    got.join(", ")
-                )));
-            }
-            let mut bin = bc.to_vec();
-            bin.extend_from_slice(carry);
-            check_operands("while", "body_jaxpr", &body_jaxpr.in_avals()?, &bin)?;
-            check_carry("while", "body_jaxpr", carry, &body_jaxpr.out_avals()?)?;
-            Ok(carry.to_vec())
-        }
-        ControlFlow::Scan(s) => scan_avals(s, ins),
-    }
 }
 
 fn cond_avals(branches: &[Arc<ClosedJaxpr>], ins: &[Aval]) -> Result<Vec<Aval>> {
@@ -367,7 +254,7 @@ pub fn eval_with(
     bodies: &[&dyn Runner],
 ) -> Result<Vec<Arc<HostArray>>> {
     let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
-    let out_avals = abstract_eval(c, &avals)?;
+    let out_avals = c.abstract_eval(&avals)?;
     let body = |k: usize| -> Result<&dyn Runner> {
         bodies.get(k).copied().ok_or(Error::Arity {
             prim: c.name(),
@@ -504,41 +391,232 @@ fn row_of(x: &HostArray, i: usize) -> Result<Arc<HostArray>> {
     Ok(Arc::new(super::kernel::rows::take_row(x, i)?))
 }
 
-/// Representative instances for the rule listings and the text round trip:
-/// trivial sub-jaxprs (no operands; the while predicate is the literal
-/// `false`).
-pub fn examples() -> Vec<ControlFlow> {
-    use crate::ir::{Atom, Jaxpr, Literal};
-    let empty = Arc::new(ClosedJaxpr::new(Jaxpr::default(), Vec::new()));
-    let never = Arc::new(ClosedJaxpr::new(
-        Jaxpr {
-            outvars: vec![Atom::Lit(Literal::new(
-                Scalar::Bool(false),
-                DType::Bool,
-                false,
-            ))],
-            ..Jaxpr::default()
-        },
-        Vec::new(),
-    ));
-    vec![
-        ControlFlow::Cond {
-            branches: vec![empty.clone(), empty.clone()],
-        },
-        ControlFlow::While {
-            cond_jaxpr: never,
-            body_jaxpr: empty.clone(),
-            cond_nconsts: 0,
-            body_nconsts: 0,
-        },
-        ControlFlow::Scan(Scan {
-            jaxpr: empty,
-            length: 2,
-            reverse: false,
-            num_consts: 0,
-            num_carry: 0,
-            linear: Vec::new(),
-            unroll: 1,
-        }),
-    ]
+impl Family for ControlFlow {
+    const NAMES: &'static [&'static str] = &["cond", "while", "scan"];
+
+    fn name(&self) -> &'static str {
+        match self {
+            ControlFlow::Cond { .. } => "cond",
+            ControlFlow::While { .. } => "while",
+            ControlFlow::Scan(_) => "scan",
+        }
+    }
+
+    fn multiple_results(&self) -> bool {
+        true
+    }
+
+    /// The sub-jaxprs' effects lift to the equation.
+    fn effect(&self) -> Effect {
+        if self
+            .sub_jaxprs()
+            .iter()
+            .any(|j| j.jaxpr.effect() != Effect::None)
+        {
+            Effect::OrderedIo
+        } else {
+            Effect::None
+        }
+    }
+
+    /// Params as JAX shows them.
+    fn params(&self) -> ParamList {
+        let int = |n: usize| Param::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        match self {
+            ControlFlow::Cond { branches } => vec![(
+                "branches",
+                Param::Tuple(branches.iter().cloned().map(Param::Jaxpr).collect()),
+            )],
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => vec![
+                ("body_jaxpr", Param::Jaxpr(body_jaxpr.clone())),
+                ("body_nconsts", int(*body_nconsts)),
+                ("cond_jaxpr", Param::Jaxpr(cond_jaxpr.clone())),
+                ("cond_nconsts", int(*cond_nconsts)),
+            ],
+            ControlFlow::Scan(s) => vec![
+                ("_split_transpose", Param::Bool(false)),
+                ("jaxpr", Param::Jaxpr(s.jaxpr.clone())),
+                ("length", int(s.length)),
+                (
+                    "linear",
+                    Param::Tuple(s.linear.iter().map(|b| Param::Bool(*b)).collect()),
+                ),
+                ("num_carry", int(s.num_carry)),
+                ("num_consts", int(s.num_consts)),
+                ("reverse", Param::Bool(s.reverse)),
+                ("unroll", int(s.unroll)),
+            ],
+        }
+    }
+
+    /// Rebuilds a control-flow primitive from its params (`None` for other
+    /// names).
+    fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<ControlFlow>> {
+        Ok(Some(match name {
+            "cond" => ControlFlow::Cond {
+                branches: p.jaxprs("branches")?,
+            },
+            "while" => ControlFlow::While {
+                cond_jaxpr: p.jaxpr("cond_jaxpr")?,
+                body_jaxpr: p.jaxpr("body_jaxpr")?,
+                cond_nconsts: p.dim("cond_nconsts")?,
+                body_nconsts: p.dim("body_nconsts")?,
+            },
+            "scan" => ControlFlow::Scan(Scan {
+                jaxpr: p.jaxpr("jaxpr")?,
+                length: p.dim("length")?,
+                reverse: p.opt_bool("reverse")?.unwrap_or(false),
+                num_consts: p.dim("num_consts")?,
+                num_carry: p.dim("num_carry")?,
+                linear: p.opt_bools("linear")?.unwrap_or_default(),
+                unroll: match p.get("unroll") {
+                    None | Some(Param::None) => 1,
+                    Some(Param::Bool(b)) => usize::from(*b),
+                    Some(_) => p.dim("unroll")?,
+                },
+            }),
+            _ => return Ok(None),
+        }))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    /// Representative instances for the rule listings and the text round trip:
+    /// trivial sub-jaxprs (no operands; the while predicate is the literal
+    /// `false`).
+    fn examples() -> Vec<ControlFlow> {
+        use crate::ir::{Jaxpr, Literal};
+        let empty = Arc::new(ClosedJaxpr::new(Jaxpr::default(), Vec::new()));
+        let never = Arc::new(ClosedJaxpr::new(
+            Jaxpr {
+                outvars: vec![Atom::Lit(Literal::new(
+                    Scalar::Bool(false),
+                    DType::Bool,
+                    false,
+                ))],
+                ..Jaxpr::default()
+            },
+            Vec::new(),
+        ));
+        vec![
+            ControlFlow::Cond {
+                branches: vec![empty.clone(), empty.clone()],
+            },
+            ControlFlow::While {
+                cond_jaxpr: never,
+                body_jaxpr: empty.clone(),
+                cond_nconsts: 0,
+                body_nconsts: 0,
+            },
+            ControlFlow::Scan(Scan {
+                jaxpr: empty,
+                length: 2,
+                reverse: false,
+                num_consts: 0,
+                num_carry: 0,
+                linear: Vec::new(),
+                unroll: 1,
+            }),
+        ]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        match self {
+            ControlFlow::Cond { branches } => cond_avals(branches, ins),
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => {
+                let (cc, bc, carry) = split3("while", ins, *cond_nconsts, *body_nconsts)?;
+                let mut cin = cc.to_vec();
+                cin.extend_from_slice(carry);
+                check_operands("while", "cond_jaxpr", &cond_jaxpr.in_avals()?, &cin)?;
+                let pred = cond_jaxpr.out_avals()?;
+                if !matches!(pred.as_slice(), [p] if p.dtype == DType::Bool && p.shape.is_empty()) {
+                    let got: Vec<String> = pred.iter().map(Aval::short).collect();
+                    return Err(Error::Typecheck(format!(
+                        "while: cond_jaxpr must return a single boolean scalar, got ({})",
+                        got.join(", ")
+                    )));
+                }
+                let mut bin = bc.to_vec();
+                bin.extend_from_slice(carry);
+                check_operands("while", "body_jaxpr", &body_jaxpr.in_avals()?, &bin)?;
+                check_carry("while", "body_jaxpr", carry, &body_jaxpr.out_avals()?)?;
+                Ok(carry.to_vec())
+            }
+            ControlFlow::Scan(s) => scan_avals(s, ins),
+        }
+    }
+
+    /// Runs the primitive on shared copies of the operands ([`eval`]).
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        shared_call(self.name(), args, outs, |args| eval(self, args))
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        if xs.len() != ts.len() {
+            return Err(arity_error(self.name(), xs.len(), ts.len()));
+        }
+        match self {
+            ControlFlow::Cond { branches } => ad::jvp_cond(branches, b, xs, ts),
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => ad::jvp_while(
+                cond_jaxpr,
+                body_jaxpr,
+                *cond_nconsts,
+                *body_nconsts,
+                b,
+                xs,
+                ts,
+            ),
+            ControlFlow::Scan(s) => ad::jvp_scan(s, b, xs, ts),
+        }
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        match self {
+            ControlFlow::Cond { branches } => ad::transpose_cond(branches, b, cts, ops),
+            ControlFlow::While { .. } => {
+                Err(Error::InvalidArgument(ad::WHILE_REVERSE_ERROR.into()))
+            }
+            ControlFlow::Scan(s) => ad::transpose_scan(s, b, cts, ops),
+        }
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        if ins.len() != dims.len() {
+            return Err(arity_error(self.name(), ins.len(), dims.len()));
+        }
+        match self {
+            ControlFlow::Cond { branches } => batching::batch_cond(branches, b, ins, dims, n),
+            ControlFlow::While {
+                cond_jaxpr,
+                body_jaxpr,
+                cond_nconsts,
+                body_nconsts,
+            } => batching::batch_while(
+                cond_jaxpr,
+                body_jaxpr,
+                *cond_nconsts,
+                *body_nconsts,
+                b,
+                ins,
+                dims,
+                n,
+            ),
+            ControlFlow::Scan(s) => batching::batch_scan(s, b, ins, dims, n),
+        }
+    }
 }
