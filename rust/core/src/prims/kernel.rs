@@ -103,9 +103,32 @@ pub fn eval_known(
     crate::exec::budget::check_avals(name, aval.iter().chain(&multi))?;
     let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
     if prim.is_family() {
-        let avals: Vec<Aval> = aval.into_iter().chain(multi).collect();
-        let outs = prim.family_kernel(args, avals.clone())?;
-        return checked_outputs(name, outs, avals);
+        return match aval {
+            // One output (the hot eager case): the aval moves into the
+            // kernel, which builds its result with that shape; dtype, rank
+            // and size are kept for the check.
+            Some(a) => {
+                let want = (a.dtype, a.ndim(), a.size()?);
+                let outs = prim.family_kernel(args, vec![a])?;
+                match outs.as_slice() {
+                    [o] if (o.dtype(), o.ndim(), o.size()) == want => Ok(outs),
+                    [o] => Err(Error::dtype(
+                        name,
+                        &[o.dtype(), want.0],
+                        "kernel produced an output other than its shape rule's",
+                    )),
+                    _ => Err(Error::Arity {
+                        prim: name,
+                        expected: 1,
+                        got: outs.len(),
+                    }),
+                }
+            }
+            None => {
+                let outs = prim.family_kernel(args, multi.clone())?;
+                checked_outputs(name, outs, &multi)
+            }
+        };
     }
     let buf = match prim {
         Primitive::IntegerPow { y } => elementwise::integer_pow(*y, one(name, args)?.buffer())?,
@@ -281,7 +304,7 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
 fn checked_outputs(
     name: &'static str,
     outs: Vec<HostArray>,
-    avals: Vec<Aval>,
+    avals: &[Aval],
 ) -> Result<Vec<HostArray>> {
     if outs.len() != avals.len() {
         return Err(Error::Arity {
@@ -290,7 +313,7 @@ fn checked_outputs(
             got: outs.len(),
         });
     }
-    for (o, a) in outs.iter().zip(&avals) {
+    for (o, a) in outs.iter().zip(avals) {
         if o.dtype() != a.dtype || o.shape() != a.shape.as_slice() {
             return Err(Error::dtype(
                 name,
