@@ -313,7 +313,7 @@ kernels! {
 const TRIG_BIG: f64 = 65536.0;
 
 /// Second pass of `sin`/`cos`: the first left `x` itself in the lanes
-/// beyond [`TRIG_BIG`] (f64) / [`TRIG_MID_F32`] (f32) and in non-finite
+/// beyond [`TRIG_BIG`] (f64) / [`TRIG_MID_F32`](scalar::TRIG_MID_F32) (f32) and in non-finite
 /// ones; every computed lane has |v| ≤ 1.
 fn patch_trig<T: Copy>(v: &mut [T], big: impl Fn(T) -> Option<T>) {
     for e in v.iter_mut() {
@@ -386,7 +386,7 @@ impl Kernel<f32> for CosMidK {
 }
 
 /// Second pass of f32 `sin`/`cos`, skipped when the first left no lane
-/// (|x| > [`TRIG_MID_F32`]). When more than 1/16 of the lanes were left, a
+/// (|x| > [`TRIG_MID_F32`](scalar::TRIG_MID_F32)). When more than 1/16 of the lanes were left, a
 /// vector pass computes those up to [`TRIG_BIG`] first (the same
 /// per-element function, so the same bits).
 fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {

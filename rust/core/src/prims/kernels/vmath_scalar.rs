@@ -434,7 +434,7 @@ fn log1p_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
 // ------------------------------------------------------------- sin, cos
 
 /// Quadrant `k` and `x - k·π/2 = r + tail` (|r| ≲ π/4, |tail| ≲ ulp(r))
-/// for |x| ≤ [`TRIG_BIG`]. `x - k·PIO2_1` and `k·PIO2_2` are exact; the
+/// for |x| ≤ [`TRIG_BIG`](super::TRIG_BIG). `x - k·PIO2_1` and `k·PIO2_2` are exact; the
 /// rounding error of the one inexact subtraction is carried in `tail`.
 #[inline(always)]
 fn trig_reduce(x: f64) -> (f64, f64, i64) {
@@ -484,7 +484,7 @@ fn quadrant<const N: usize, const M: usize>(
     }
 }
 
-/// `sin(x)` for |x| ≤ [`TRIG_BIG`]; `x` itself in the other lanes.
+/// `sin(x)` for |x| ≤ [`TRIG_BIG`](super::TRIG_BIG); `x` itself in the other lanes.
 #[inline(always)]
 pub(super) fn sin_fast<const N: usize, const M: usize>(x: f64, s: &[f64; N], c: &[f64; M]) -> f64 {
     let (r, tail, k) = trig_reduce(x);
@@ -497,7 +497,7 @@ pub(super) fn sin_fast<const N: usize, const M: usize>(x: f64, s: &[f64; N], c: 
     }
 }
 
-/// `cos(x)` for |x| ≤ [`TRIG_BIG`]; `x` itself in the other lanes.
+/// `cos(x)` for |x| ≤ [`TRIG_BIG`](super::TRIG_BIG); `x` itself in the other lanes.
 #[inline(always)]
 pub(super) fn cos_fast<const N: usize, const M: usize>(x: f64, s: &[f64; N], c: &[f64; M]) -> f64 {
     let (r, tail, k) = trig_reduce(x);
@@ -631,7 +631,7 @@ const PIO2_C_F32: f32 = 9.920_882e-10;
 const PIO2_D_F32: f32 = 5.390_303e-15;
 const TWO_OVER_PI_F32: f32 = 0.636_619_77;
 /// f32 lanes with |x| above this leave `sin`/`cos` to the second pass
-/// ([`trig_patch_f32`]), which reduces in f64.
+/// ([`trig_patch_f32`](super::trig_patch_f32)), which reduces in f64.
 const TRIG_MID_F32: f32 = 512.0;
 
 /// [`horner`] in f32.
@@ -764,7 +764,7 @@ fn trig_reduce_f32(x: f32) -> (f32, f32, i32) {
 }
 
 /// Quadrant `k` and `x - k·π/2 = r + tail` in f32 (|tail| ≤ ulp(r)/2) for
-/// |x| ≤ [`TRIG_BIG`], reduced in f64: `x - k·PIO2_1` is exact, and the two
+/// |x| ≤ [`TRIG_BIG`](super::TRIG_BIG), reduced in f64: `x - k·PIO2_1` is exact, and the two
 /// later roundings are relative to the reduced value itself, so `r + tail`
 /// is right to ~2^-52 even next to a multiple of π/2.
 #[inline(always)]
@@ -794,7 +794,7 @@ fn quadrant32(r: f32, tail: f32, k: i32) -> f32 {
 }
 
 /// |x| > [`TRIG_MID_F32`], or x NaN (one compare, so the count in
-/// [`trig_patch_f32`] vectorizes).
+/// [`trig_patch_f32`](super::trig_patch_f32) vectorizes).
 #[inline(always)]
 pub(super) fn mid_f32(x: f32) -> bool {
     let within = x.abs() <= TRIG_MID_F32;
@@ -828,14 +828,14 @@ pub fn cos_fast_f32(x: f32) -> f32 {
     }
 }
 
-/// `sin(x)` for |x| ≤ [`TRIG_BIG`], reduced in f64.
+/// `sin(x)` for |x| ≤ [`TRIG_BIG`](super::TRIG_BIG), reduced in f64.
 #[inline(always)]
 pub(super) fn sin_mid_f32(x: f32) -> f32 {
     let (r, tail, k) = trig_reduce32(x);
     quadrant32(r, tail, k)
 }
 
-/// `cos(x)` for |x| ≤ [`TRIG_BIG`], reduced in f64.
+/// `cos(x)` for |x| ≤ [`TRIG_BIG`](super::TRIG_BIG), reduced in f64.
 #[inline(always)]
 pub(super) fn cos_mid_f32(x: f32) -> f32 {
     let (r, tail, k) = trig_reduce32(x);
@@ -843,7 +843,7 @@ pub(super) fn cos_mid_f32(x: f32) -> f32 {
 }
 
 /// `sin(x)` for |x| > [`TRIG_MID_F32`] (and NaN): reduced in f64 up to
-/// [`TRIG_BIG`], libm above.
+/// [`TRIG_BIG`](super::TRIG_BIG), libm above.
 #[inline(always)]
 pub(super) fn sin_slow_f32(x: f32) -> f32 {
     if big_f32(x) {
