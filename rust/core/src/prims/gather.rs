@@ -2,9 +2,10 @@
 //! `scatter-mul`, `scatter-min`, `scatter-max`, with JAX's params and XLA's
 //! semantics (the index vector is always the last axis of the indices).
 //!
-//! Two families share this file and its helpers: `impl Family for
-//! GatherParams` and `impl Family for ScatterParams` hold every rule of
-//! their primitives. The kernels are in `kernels/gather.rs`.
+//! This file holds `impl Family for GatherParams` and the helpers shared
+//! with the scatter family, whose params and `impl Family for ScatterParams`
+//! are in `scatter.rs` (re-exported here). The kernels are in
+//! `kernels/gather.rs`.
 //!
 //! Modes (`GatherScatterMode`, JAX's enum values): `CLIP` (1) clamps start
 //! indices so the whole window is in bounds; `FILL_OR_DROP` (2) fills a
@@ -17,12 +18,15 @@ use super::family::{
     arity_error, emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
 use super::params::{Lookup, Param, ParamList};
-use super::{CmpOp, Primitive};
+use super::Primitive;
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect, Scalar};
+
+pub(crate) use super::scatter::scatter_clamps;
+pub use super::scatter::{ScatterDims, ScatterOp, ScatterParams};
 
 /// `lax.GatherDimensionNumbers`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -32,16 +36,6 @@ pub struct GatherDims {
     pub start_index_map: Vec<usize>,
     pub operand_batching_dims: Vec<usize>,
     pub start_indices_batching_dims: Vec<usize>,
-}
-
-/// `lax.ScatterDimensionNumbers`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct ScatterDims {
-    pub update_window_dims: Vec<usize>,
-    pub inserted_window_dims: Vec<usize>,
-    pub scatter_dims_to_operand_dims: Vec<usize>,
-    pub operand_batching_dims: Vec<usize>,
-    pub scatter_indices_batching_dims: Vec<usize>,
 }
 
 /// `lax.GatherScatterMode` (JAX's enum values 1, 2, 3).
@@ -85,7 +79,7 @@ impl Mode {
 
     /// Whether start indices are clamped (otherwise out-of-bounds windows are
     /// filled / dropped).
-    fn clamps(self, gather: bool) -> bool {
+    pub(super) fn clamps(self, gather: bool) -> bool {
         match self {
             Mode::Clip => true,
             Mode::FillOrDrop => false,
@@ -105,54 +99,10 @@ pub struct GatherParams {
     pub fill_value: Option<Scalar>,
 }
 
-/// How a scatter combines an update with the operand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScatterOp {
-    Set,
-    Add,
-    Mul,
-    Min,
-    Max,
-}
-
-impl ScatterOp {
-    pub const ALL: &'static [ScatterOp] = &[
-        ScatterOp::Set,
-        ScatterOp::Add,
-        ScatterOp::Mul,
-        ScatterOp::Min,
-        ScatterOp::Max,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ScatterOp::Set => "scatter",
-            ScatterOp::Add => "scatter-add",
-            ScatterOp::Mul => "scatter-mul",
-            ScatterOp::Min => "scatter-min",
-            ScatterOp::Max => "scatter-max",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<ScatterOp> {
-        ScatterOp::ALL.iter().copied().find(|o| o.name() == s)
-    }
-}
-
-/// Params of the scatter primitives.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ScatterParams {
-    pub op: ScatterOp,
-    pub dims: ScatterDims,
-    pub indices_are_sorted: bool,
-    pub unique_indices: bool,
-    pub mode: Mode,
-}
-
 // ---------------------------------------------------------------------------
 // params
 
-fn ints(v: &[usize]) -> Param {
+pub(super) fn ints(v: &[usize]) -> Param {
     Param::Ints(
         v.iter()
             .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
@@ -170,7 +120,7 @@ fn scalar_param(s: Option<Scalar>) -> Param {
     }
 }
 
-fn py_tuple(v: &[usize]) -> String {
+pub(super) fn py_tuple(v: &[usize]) -> String {
     match v {
         [one] => format!("({one},)"),
         _ => {
@@ -188,7 +138,7 @@ fn mode_name(m: Mode) -> &'static str {
     }
 }
 
-fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
+pub(super) fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
     params.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
@@ -212,7 +162,11 @@ fn to_dims(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize
         .collect()
 }
 
-fn opt_bool(prim: &'static str, params: &[(String, Param)], key: &'static str) -> Result<bool> {
+pub(super) fn opt_bool(
+    prim: &'static str,
+    params: &[(String, Param)],
+    key: &'static str,
+) -> Result<bool> {
     match get(params, key) {
         None | Some(Param::None) => Ok(false),
         Some(Param::Bool(b)) => Ok(*b),
@@ -227,7 +181,7 @@ fn opt_bool(prim: &'static str, params: &[(String, Param)], key: &'static str) -
 
 /// The five tuples of a dimension-numbers param (the last two optional, as
 /// JAX's NamedTuple defaults).
-fn five_dims(prim: &'static str, params: &[(String, Param)]) -> Result<[Vec<usize>; 5]> {
+pub(super) fn five_dims(prim: &'static str, params: &[(String, Param)]) -> Result<[Vec<usize>; 5]> {
     let key = "dimension_numbers";
     let p = get(params, key).ok_or_else(|| Error::param(prim, key, "missing"))?;
     let parts: Vec<Param> = match p {
@@ -258,7 +212,7 @@ fn five_dims(prim: &'static str, params: &[(String, Param)]) -> Result<[Vec<usiz
 // ---------------------------------------------------------------------------
 // shape rules
 
-fn strictly_sorted(v: &[usize]) -> bool {
+pub(super) fn strictly_sorted(v: &[usize]) -> bool {
     v.windows(2).all(|w| matches!(w, [a, b] if a < b))
 }
 
@@ -268,7 +222,7 @@ fn distinct(v: &[usize]) -> bool {
         .all(|(i, x)| !v.iter().skip(i.saturating_add(1)).any(|y| y == x))
 }
 
-fn check(
+pub(super) fn check(
     ok: bool,
     prim: &'static str,
     shapes: &[&[usize]],
@@ -283,7 +237,11 @@ fn check(
 
 /// Checks the indices operand: integer dtype, rank >= 1; returns its batch
 /// shape (every axis but the last) and the index vector length.
-fn index_parts<'a>(prim: &'static str, x: &Aval, idx: &'a Aval) -> Result<(&'a [usize], usize)> {
+pub(super) fn index_parts<'a>(
+    prim: &'static str,
+    x: &Aval,
+    idx: &'a Aval,
+) -> Result<(&'a [usize], usize)> {
     if !idx.dtype.is_int() {
         return Err(Error::dtype(
             prim,
@@ -303,7 +261,7 @@ fn index_parts<'a>(prim: &'static str, x: &Aval, idx: &'a Aval) -> Result<(&'a [
 
 /// Operand dims that are neither collapsed/inserted nor batching (the window
 /// dims), after checking both lists.
-fn window_dims(
+pub(super) fn window_dims(
     prim: &'static str,
     x: &Aval,
     idx: &Aval,
@@ -360,7 +318,7 @@ fn window_dims(
         .collect())
 }
 
-fn check_index_map(
+pub(super) fn check_index_map(
     prim: &'static str,
     x: &Aval,
     idx: &Aval,
@@ -385,71 +343,12 @@ fn check_index_map(
 // ---------------------------------------------------------------------------
 // builder helpers
 
-fn emit(b: &mut Builder, p: Primitive, ins: Vec<Atom>) -> Result<Atom> {
+pub(super) fn emit(b: &mut Builder, p: Primitive, ins: Vec<Atom>) -> Result<Atom> {
     b.add_eqn1(p, ins)
 }
 
-fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
+pub(super) fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
     Ok(b.aval(a)?.dtype.is_float())
-}
-
-fn zeros_like(b: &mut Builder, a: &Atom) -> Result<Atom> {
-    let av = b.aval(a)?;
-    b.zeros(&Aval::new(av.shape, av.dtype))
-}
-
-fn select(b: &mut Builder, pred: Atom, on_false: Atom, on_true: Atom) -> Result<Atom> {
-    emit(b, Primitive::SelectN, vec![pred, on_false, on_true])
-}
-
-fn eq(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
-    emit(b, Primitive::Compare(CmpOp::Eq), vec![x, y])
-}
-
-fn mask_to(b: &mut Builder, pred: Atom, like: &Atom) -> Result<Atom> {
-    let av = b.aval(like)?;
-    let one = b.full(&Aval::new(av.shape.clone(), av.dtype), 1.0)?;
-    let zero = b.zeros(&Aval::new(av.shape, av.dtype))?;
-    select(b, pred, zero, one)
-}
-
-fn with_op(s: &ScatterParams, op: ScatterOp) -> ScatterParams {
-    let mut s = s.clone();
-    s.op = op;
-    s
-}
-
-/// The gather that reads back, for every update element, the operand
-/// element a scatter with `s` writes it to (the transpose of scatter-add).
-fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> GatherParams {
-    let d = &s.dims;
-    let mut window = d.update_window_dims.iter();
-    let slice_sizes = (0..x.ndim())
-        .map(|a| {
-            if d.inserted_window_dims.contains(&a) || d.operand_batching_dims.contains(&a) {
-                1
-            } else {
-                window
-                    .next()
-                    .and_then(|&w| u.shape.get(w).copied())
-                    .unwrap_or(1)
-            }
-        })
-        .collect();
-    GatherParams {
-        dims: GatherDims {
-            offset_dims: d.update_window_dims.clone(),
-            collapsed_slice_dims: d.inserted_window_dims.clone(),
-            start_index_map: d.scatter_dims_to_operand_dims.clone(),
-            operand_batching_dims: d.operand_batching_dims.clone(),
-            start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-        },
-        slice_sizes,
-        indices_are_sorted: s.indices_are_sorted,
-        unique_indices: s.unique_indices,
-        mode: s.mode,
-        fill_value: Some(Scalar::Float(0.0)),
-    }
 }
 
 /// The scatter-add that accumulates a gather's cotangent into the operand.
@@ -471,134 +370,9 @@ fn inverse_scatter_add(g: &GatherParams) -> ScatterParams {
 }
 
 // ---------------------------------------------------------------------------
-// jvp helpers
-
-fn tangent_or_zeros(b: &mut Builder, t: Option<Atom>, like: &Atom) -> Result<Atom> {
-    match t {
-        Some(t) => Ok(t),
-        None => zeros_like(b, like),
-    }
-}
-
-/// scatter with possibly repeated indices: the tangent of a position is the
-/// tangent of the update that won it (the kernel lets the last update in
-/// row-major order win), found by scattering update ids and gathering them
-/// back; untouched positions keep the operand's tangent.
-fn jvp_scatter_set(
-    s: &ScatterParams,
-    b: &mut Builder,
-    x: &Atom,
-    i: &Atom,
-    u: &Atom,
-    tx: Option<Atom>,
-    tu: Option<Atom>,
-) -> Result<Atom> {
-    let xa = b.aval(x)?;
-    let ua = b.aval(u)?;
-    let ids_shape: Vec<usize> = ua
-        .shape
-        .iter()
-        .enumerate()
-        .map(|(a, &n)| {
-            if s.dims.update_window_dims.contains(&a) {
-                1
-            } else {
-                n
-            }
-        })
-        .collect();
-    let num_ids = crate::array::checked_size(&ids_shape)?;
-    if i32::try_from(num_ids).is_err() {
-        return Err(Error::Overflow {
-            what: "scatter jvp",
-            detail: format!("{num_ids} update positions"),
-        });
-    }
-    let iota = emit(
-        b,
-        Primitive::Iota {
-            dtype: DType::I32,
-            shape: vec![num_ids],
-            dimension: 0,
-        },
-        vec![],
-    )?;
-    let ids = emit(
-        b,
-        Primitive::Reshape {
-            new_sizes: ids_shape.clone(),
-        },
-        vec![iota],
-    )?;
-    let ids = b.binary(super::BinaryOp::Add, ids, Builder::lit(DType::I32, 1.0))?;
-    let ids = emit(
-        b,
-        Primitive::BroadcastInDim {
-            shape: ua.shape.clone(),
-            broadcast_dimensions: (0..ua.ndim()).collect(),
-        },
-        vec![ids],
-    )?;
-    let zero_ids = b.zeros(&Aval::new(xa.shape.clone(), DType::I32))?;
-    let scattered = emit1(
-        b,
-        with_op(s, ScatterOp::Set),
-        vec![zero_ids, i.clone(), ids.clone()],
-    )?;
-    let back = emit1(
-        b,
-        inverse_gather(s, &xa, &ua),
-        vec![scattered.clone(), i.clone()],
-    )?;
-    let untouched = eq(b, scattered, Builder::lit(DType::I32, 0.0))?;
-    let won = eq(b, ids, back)?;
-    let tx = tangent_or_zeros(b, tx, x)?;
-    let tu = tangent_or_zeros(b, tu, u)?;
-    let zx = zeros_like(b, x)?;
-    let zu = zeros_like(b, u)?;
-    let kept = select(b, untouched, zx, tx)?;
-    let winners = select(b, won, zu, tu)?;
-    emit1(
-        b,
-        with_op(s, ScatterOp::Add),
-        vec![kept, i.clone(), winners],
-    )
-}
-
-/// scatter-min/max: at each position, the tangents of the operand and of
-/// every update equal to the result, averaged.
-#[allow(clippy::too_many_arguments)]
-fn jvp_scatter_extremal(
-    s: &ScatterParams,
-    b: &mut Builder,
-    x: &Atom,
-    i: &Atom,
-    u: &Atom,
-    z: &Atom,
-    tx: Option<Atom>,
-    tu: Option<Atom>,
-) -> Result<Atom> {
-    let xa = b.aval(x)?;
-    let ua = b.aval(u)?;
-    let at_target = emit1(b, inverse_gather(s, &xa, &ua), vec![z.clone(), i.clone()])?;
-    let won = eq(b, u.clone(), at_target)?;
-    let won = mask_to(b, won, u)?;
-    let kept = eq(b, x.clone(), z.clone())?;
-    let kept = mask_to(b, kept, x)?;
-    let add = with_op(s, ScatterOp::Add);
-    let count = emit1(b, add.clone(), vec![kept.clone(), i.clone(), won.clone()])?;
-    let tx = tangent_or_zeros(b, tx, x)?;
-    let tu = tangent_or_zeros(b, tu, u)?;
-    let tx = b.binary(super::BinaryOp::Mul, kept, tx)?;
-    let tu = b.binary(super::BinaryOp::Mul, won, tu)?;
-    let total = emit1(b, add, vec![tx, i.clone(), tu])?;
-    b.binary(super::BinaryOp::Div, total, count)
-}
-
-// ---------------------------------------------------------------------------
 // transpose helpers
 
-fn known_indices(prim: &'static str, op: &Operand) -> Result<Atom> {
+pub(super) fn known_indices(prim: &'static str, op: &Operand) -> Result<Atom> {
     match op {
         Operand::Known(a) => Ok(a.clone()),
         Operand::Linear(_) => Err(super::transpose::not_linear_error(
@@ -608,21 +382,21 @@ fn known_indices(prim: &'static str, op: &Operand) -> Result<Atom> {
     }
 }
 
-fn single(prim: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+pub(super) fn single(prim: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
     match cts {
         [c] => Ok(c.clone()),
         _ => Err(arity_error(prim, 1, cts.len())),
     }
 }
 
-fn three<T: Clone>(prim: &'static str, xs: &[T]) -> Result<(T, T, T)> {
+pub(super) fn three<T: Clone>(prim: &'static str, xs: &[T]) -> Result<(T, T, T)> {
     match xs {
         [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
         _ => Err(arity_error(prim, 3, xs.len())),
     }
 }
 
-fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
+pub(super) fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
     match op {
         Operand::Linear(a) => Ok(a.clone()),
         Operand::Known(x) => b.aval(x),
@@ -632,17 +406,17 @@ fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
 // ---------------------------------------------------------------------------
 // batch helpers
 
-fn bump(v: &[usize]) -> Vec<usize> {
+pub(super) fn bump(v: &[usize]) -> Vec<usize> {
     v.iter().map(|d| d.saturating_add(1)).collect()
 }
 
-fn front(v: &[usize]) -> Vec<usize> {
+pub(super) fn front(v: &[usize]) -> Vec<usize> {
     let mut out = vec![0];
     out.extend(bump(v));
     out
 }
 
-fn to_front(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
+pub(super) fn to_front(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
     match d {
         Some(d) => super::batch::move_axis(b, x.clone(), d, 0),
         None => super::batch::add_batch_axis(b, x.clone(), n, 0),
@@ -651,7 +425,7 @@ fn to_front(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Ato
 
 /// The display printer's `dimension_numbers` and `mode` as JAX prints them
 /// (`GatherDimensionNumbers(offset_dims=(1,), ...)`, `GatherScatterMode.CLIP`).
-fn display_dims_and_mode(params: &mut ParamList, dims: String, mode: Mode) {
+pub(super) fn display_dims_and_mode(params: &mut ParamList, dims: String, mode: Mode) {
     for (k, v) in params.iter_mut() {
         match *k {
             "dimension_numbers" => *v = Param::Str(dims.clone()),
@@ -666,13 +440,6 @@ impl From<GatherParams> for Primitive {
         Primitive::Gather(Box::new(g))
     }
 }
-
-impl From<ScatterParams> for Primitive {
-    fn from(s: ScatterParams) -> Primitive {
-        Primitive::Scatter(Box::new(s))
-    }
-}
-
 // ---------------------------------------------------------------------------
 // gather
 
@@ -959,349 +726,6 @@ impl Family for GatherParams {
 }
 
 // ---------------------------------------------------------------------------
-// scatter
-
-impl Family for ScatterParams {
-    const NAMES: &'static [&'static str] = &[
-        "scatter",
-        "scatter-add",
-        "scatter-mul",
-        "scatter-min",
-        "scatter-max",
-    ];
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        let d = &self.dims;
-        vec![
-            (
-                "dimension_numbers",
-                Param::Tuple(vec![
-                    ints(&d.update_window_dims),
-                    ints(&d.inserted_window_dims),
-                    ints(&d.scatter_dims_to_operand_dims),
-                    ints(&d.operand_batching_dims),
-                    ints(&d.scatter_indices_batching_dims),
-                ]),
-            ),
-            ("indices_are_sorted", Param::Bool(self.indices_are_sorted)),
-            ("mode", Param::Int(self.mode.code())),
-            ("unique_indices", Param::Bool(self.unique_indices)),
-            ("update_consts", Param::Ints(Vec::new())),
-            ("update_jaxpr", Param::None),
-        ]
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ScatterParams>> {
-        let Some(op) = ScatterOp::from_name(name) else {
-            return Ok(None);
-        };
-        let prim = op.name();
-        let params = params.list();
-        let [update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims] =
-            five_dims(prim, params)?;
-        Ok(Some(ScatterParams {
-            op,
-            dims: ScatterDims {
-                update_window_dims,
-                inserted_window_dims,
-                scatter_dims_to_operand_dims,
-                operand_batching_dims,
-                scatter_indices_batching_dims,
-            },
-            indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
-            unique_indices: opt_bool(prim, params, "unique_indices")?,
-            mode: Mode::from_param(prim, get(params, "mode"))?,
-        }))
-    }
-
-    fn display_params(&self, params: &mut ParamList) {
-        let d = &self.dims;
-        let text = format!(
-            "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
-             scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
-             scatter_indices_batching_dims={})",
-            py_tuple(&d.update_window_dims),
-            py_tuple(&d.inserted_window_dims),
-            py_tuple(&d.scatter_dims_to_operand_dims),
-            py_tuple(&d.operand_batching_dims),
-            py_tuple(&d.scatter_indices_batching_dims)
-        );
-        display_dims_and_mode(params, text, self.mode);
-    }
-
-    fn examples() -> Vec<ScatterParams> {
-        ScatterOp::ALL
-            .iter()
-            .map(|&op| ScatterParams {
-                op,
-                dims: ScatterDims {
-                    update_window_dims: vec![],
-                    inserted_window_dims: vec![0],
-                    scatter_dims_to_operand_dims: vec![0],
-                    operand_batching_dims: vec![],
-                    scatter_indices_batching_dims: vec![],
-                },
-                indices_are_sorted: false,
-                unique_indices: false,
-                mode: Mode::FillOrDrop,
-            })
-            .collect()
-    }
-
-    /// Checks a scatter's operands; the output is the operand's aval.
-    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        let prim = self.op.name();
-        let [x, idx, u] = operands::<_, 3>(prim, ins)?;
-        if x.dtype != u.dtype {
-            return Err(Error::dtype(
-                prim,
-                &[x.dtype, u.dtype],
-                "operand and updates must have the same dtype",
-            ));
-        }
-        if self.op != ScatterOp::Set && matches!(x.dtype, DType::Key | DType::Float0) {
-            return Err(Error::dtype(
-                prim,
-                &[x.dtype],
-                "expected a numeric or bool operand",
-            ));
-        }
-        let (batch_shape, k) = index_parts(prim, x, idx)?;
-        let d = &self.dims;
-        let shapes: [&[usize]; 3] = [&x.shape, &idx.shape, &u.shape];
-        let window = window_dims(
-            prim,
-            x,
-            idx,
-            ("inserted_window_dims", &d.inserted_window_dims),
-            &d.operand_batching_dims,
-            &d.scatter_indices_batching_dims,
-            batch_shape,
-        )?;
-        check_index_map(
-            prim,
-            x,
-            idx,
-            &d.scatter_dims_to_operand_dims,
-            k,
-            &d.operand_batching_dims,
-        )?;
-        check(
-            u.ndim() == d.update_window_dims.len().saturating_add(batch_shape.len())
-                && strictly_sorted(&d.update_window_dims)
-                && d.update_window_dims.iter().all(|&w| w < u.ndim())
-                && d.update_window_dims.len() == window.len(),
-            prim,
-            &shapes,
-            format!(
-                "update_window_dims {:?} must be sorted updates axes, one per operand window dim \
-                 {window:?}, the other updates axes matching the indices batch axes",
-                d.update_window_dims
-            ),
-        )?;
-        for (&ud, &od) in d.update_window_dims.iter().zip(&window) {
-            check(
-                u.shape.get(ud) <= x.shape.get(od),
-                prim,
-                &shapes,
-                format!("updates window axis {ud} is larger than operand axis {od}"),
-            )?;
-        }
-        let scatter_sizes: Vec<usize> = (0..u.ndim())
-            .filter(|a| !d.update_window_dims.contains(a))
-            .filter_map(|a| u.shape.get(a).copied())
-            .collect();
-        check(
-            scatter_sizes == batch_shape,
-            prim,
-            &shapes,
-            "the updates scatter axes must match the indices batch axes",
-        )?;
-        Ok(vec![x.clone()])
-    }
-
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
-        let prim = self.op.name();
-        let [x, i, u] = operands::<_, 3>(prim, args)?;
-        let out = single_out(prim, outs)?;
-        let buf = super::kernel::gather::scatter(self, x, i, u)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
-    }
-
-    /// Tangents as JAX defines them: scatter-add is linear; scatter with
-    /// unique indices is linear, otherwise the winning update of each
-    /// position is found by scattering ids and its tangent is added where it
-    /// won; scatter-mul is linear in the operand and (unique indices only)
-    /// `x * scatter_add(0, t_u)` in the updates; scatter-min/max average the
-    /// tangents of every value equal to the result.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        let prim = self.op.name();
-        let (x, i, u) = three(prim, xs)?;
-        let (tx, _, tu) = three(prim, ts)?;
-        let z = emit1(b, self.clone(), vec![x.clone(), i.clone(), u.clone()])?;
-        if !is_float(b, &z)? || (tx.is_none() && tu.is_none()) {
-            return Ok((vec![z], vec![None]));
-        }
-        let t = match self.op {
-            ScatterOp::Add => {
-                let tx = tangent_or_zeros(b, tx, &x)?;
-                let tu = tangent_or_zeros(b, tu, &u)?;
-                emit1(b, self.clone(), vec![tx, i, tu])?
-            }
-            ScatterOp::Set if self.unique_indices => {
-                let tx = tangent_or_zeros(b, tx, &x)?;
-                let tu = tangent_or_zeros(b, tu, &u)?;
-                emit1(b, self.clone(), vec![tx, i, tu])?
-            }
-            ScatterOp::Set => jvp_scatter_set(self, b, &x, &i, &u, tx, tu)?,
-            ScatterOp::Mul => {
-                let mut t = None;
-                if let Some(tx) = tx {
-                    t = Some(emit1(b, self.clone(), vec![tx, i.clone(), u.clone()])?);
-                }
-                if let Some(tu) = tu {
-                    if !self.unique_indices {
-                        return Err(Error::NotImplemented(
-                            "scatter-mul gradients with respect to the updates are only \
-                             implemented if unique_indices=True"
-                                .into(),
-                        ));
-                    }
-                    let zx = zeros_like(b, &x)?;
-                    let spread = emit1(b, with_op(self, ScatterOp::Add), vec![zx, i, tu])?;
-                    let tu_out = b.binary(super::BinaryOp::Mul, x, spread)?;
-                    t = super::jvp::add_opt(b, t, Some(tu_out))?;
-                }
-                t.ok_or_else(|| Error::InvalidArgument(format!("{prim}: no tangent to propagate")))?
-            }
-            ScatterOp::Min | ScatterOp::Max => {
-                jvp_scatter_extremal(self, b, &x, &i, &u, &z, tx, tu)?
-            }
-        };
-        Ok((vec![z], vec![Some(t)]))
-    }
-
-    /// Transposes of the linear scatters: scatter-add (identity for the
-    /// operand, a gather for the updates), scatter with unique indices (the
-    /// operand keeps the cotangent where nothing was written), scatter-mul
-    /// in its operand.
-    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
-        let prim = self.op.name();
-        let (x, i, u) = three(prim, ops)?;
-        let i = known_indices(prim, &i)?;
-        let Some(ct) = single(prim, cts)? else {
-            return Ok(vec![None, None, None]);
-        };
-        let xa = operand_aval(b, &x)?;
-        let ua = operand_aval(b, &u)?;
-        let gather_u = |b: &mut Builder, ct: Atom| -> Result<Option<Atom>> {
-            if u.is_linear() {
-                Ok(Some(emit1(
-                    b,
-                    inverse_gather(self, &xa, &ua),
-                    vec![ct, i.clone()],
-                )?))
-            } else {
-                Ok(None)
-            }
-        };
-        match self.op {
-            ScatterOp::Add => {
-                let cu = gather_u(b, ct.clone())?;
-                let cx = x.is_linear().then_some(ct);
-                Ok(vec![cx, None, cu])
-            }
-            ScatterOp::Set => {
-                if !self.unique_indices {
-                    return Err(Error::NotImplemented(
-                        "scatter transpose is only implemented where unique_indices=True".into(),
-                    ));
-                }
-                let cu = gather_u(b, ct.clone())?;
-                let cx = if x.is_linear() {
-                    let zu = b.zeros(&Aval::new(ua.shape.clone(), ua.dtype))?;
-                    Some(emit1(b, self.clone(), vec![ct, i.clone(), zu])?)
-                } else {
-                    None
-                };
-                Ok(vec![cx, None, cu])
-            }
-            ScatterOp::Mul => {
-                let Operand::Known(uk) = &u else {
-                    return Err(super::transpose::not_linear_error(
-                        prim,
-                        "scatter-mul is not linear in its updates",
-                    ));
-                };
-                let cx = if x.is_linear() {
-                    Some(emit1(b, self.clone(), vec![ct, i.clone(), uk.clone()])?)
-                } else {
-                    None
-                };
-                Ok(vec![cx, None, None])
-            }
-            ScatterOp::Min | ScatterOp::Max => Err(super::transpose::not_linear_error(
-                prim,
-                "min/max scatters are not linear",
-            )),
-        }
-    }
-
-    /// The operand (and updates) carry the mapped axis first; unbatched
-    /// indices make it a leading window dim, batched indices a pair of
-    /// batching dims.
-    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
-        let prim = self.op.name();
-        let (x, i, u) = three(prim, ins)?;
-        let (dx, di, du) = three(prim, dims)?;
-        if dx.is_none() && di.is_none() && du.is_none() {
-            let out = emit1(b, self.clone(), ins.to_vec())?;
-            return Ok((vec![out], vec![None]));
-        }
-        let d = &self.dims;
-        let mut ns = self.clone();
-        let x = to_front(b, &x, dx, n)?;
-        let u = to_front(b, &u, du, n)?;
-        let i = match di {
-            None => {
-                ns.dims = ScatterDims {
-                    update_window_dims: front(&d.update_window_dims),
-                    inserted_window_dims: bump(&d.inserted_window_dims),
-                    scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
-                    operand_batching_dims: bump(&d.operand_batching_dims),
-                    scatter_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-                };
-                i
-            }
-            Some(_) => {
-                ns.dims = ScatterDims {
-                    update_window_dims: bump(&d.update_window_dims),
-                    inserted_window_dims: bump(&d.inserted_window_dims),
-                    scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
-                    operand_batching_dims: front(&d.operand_batching_dims),
-                    scatter_indices_batching_dims: front(&d.scatter_indices_batching_dims),
-                };
-                to_front(b, &i, di, n)?
-            }
-        };
-        let out = emit1(b, ns, vec![x, i, u])?;
-        Ok((vec![out], vec![Some(0)]))
-    }
-}
-
-// ---------------------------------------------------------------------------
 // dynamic slices under vmap
 
 /// Per-example start indices of `dynamic_slice` / `dynamic_update_slice`
@@ -1403,9 +827,4 @@ pub(crate) fn dynamic_update_slice_scatter(rank: usize) -> Primitive {
 /// Used by the kernel: whether the mode clamps starts for a gather.
 pub(crate) fn gather_clamps(g: &GatherParams) -> bool {
     g.mode.clamps(true)
-}
-
-/// Used by the kernel: whether the mode clamps starts for a scatter.
-pub(crate) fn scatter_clamps(s: &ScatterParams) -> bool {
-    s.mode.clamps(false)
 }

@@ -27,6 +27,7 @@ pub mod linalg;
 pub mod params;
 pub mod random;
 pub mod rules;
+pub mod scatter;
 pub mod shape;
 pub mod sort;
 pub mod transpose;

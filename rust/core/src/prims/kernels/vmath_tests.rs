@@ -559,6 +559,9 @@ fn bench_ns_per_element() {
 /// lanes, lower-degree polynomials, one rounding), for the before/after
 /// numbers of `bench_ns_per_element`.
 mod legacy {
+    use super::super::scalar::{
+        cos_fast, exp_core, log_core, logistic_core, sin_fast, tanh_core, EXPM1_F32, LOG_F32,
+    };
     use super::super::*;
 
     const SIN: [f64; 4] = [

@@ -1,0 +1,267 @@
+//! CPU kernel helpers of `conv_general_dilated`: window tables, im2col
+//! column matrices, weight layout and the scatter of GEMM results into the
+//! output.
+
+use super::{at, spatial};
+use crate::array::checked_size;
+use crate::dtype::DType;
+use crate::error::Result;
+
+// ----------------------------------------------------------------- kernel
+
+/// Marks a window position that reads padding or a dilation hole.
+const HOLE: usize = usize::MAX;
+
+/// Odometer over a multi-index of `dims` (row-major order).
+fn multi_indices(dims: &[usize]) -> Result<Vec<Vec<usize>>> {
+    let total = checked_size(dims)?;
+    let mut out = Vec::with_capacity(total);
+    let mut cur = vec![0usize; dims.len()];
+    for _ in 0..total {
+        out.push(cur.clone());
+        for (c, &d) in cur.iter_mut().zip(dims).rev() {
+            *c = c.saturating_add(1);
+            if *c < d {
+                break;
+            }
+            *c = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// Geometry of one spatial axis.
+pub(super) struct Axis {
+    pub(super) size: usize,
+    pub(super) window: usize,
+    pub(super) out: usize,
+    pub(super) stride: usize,
+    pub(super) lo: i64,
+    pub(super) lhs_dil: usize,
+    pub(super) rhs_dil: usize,
+    /// Element stride of the axis in the lhs.
+    pub(super) lhs_stride: usize,
+}
+
+impl Axis {
+    /// Offset (in lhs elements) read by window position `k` at output `o`.
+    fn offset(&self, o: usize, k: usize) -> usize {
+        let pos = i64::try_from(o.saturating_mul(self.stride))
+            .unwrap_or(i64::MAX)
+            .saturating_add(i64::try_from(k.saturating_mul(self.rhs_dil)).unwrap_or(i64::MAX))
+            .saturating_sub(self.lo);
+        let Ok(pos) = usize::try_from(pos) else {
+            return HOLE;
+        };
+        if pos.checked_rem(self.lhs_dil) != Some(0) {
+            return HOLE;
+        }
+        let i = pos.checked_div(self.lhs_dil).unwrap_or(usize::MAX);
+        if i >= self.size {
+            return HOLE;
+        }
+        i.saturating_mul(self.lhs_stride)
+    }
+}
+
+/// For every window position `kk` and output position `pp` (both flat,
+/// row-major over the spatial axes), the lhs offset read, or `HOLE`.
+pub(super) fn window_table(axes: &[Axis]) -> Result<(usize, usize, Vec<usize>)> {
+    let ks: Vec<usize> = axes.iter().map(|a| a.window).collect();
+    let ps: Vec<usize> = axes.iter().map(|a| a.out).collect();
+    let table_shape = [checked_size(&ks)?, checked_size(&ps)?];
+    crate::exec::budget::check_shape(
+        "conv_general_dilated (window table)",
+        &table_shape,
+        DType::U64,
+    )?;
+    let (kidx, pidx) = (multi_indices(&ks)?, multi_indices(&ps)?);
+    let (kn, pn) = (kidx.len(), pidx.len());
+    let mut table = Vec::with_capacity(kn.saturating_mul(pn));
+    for kk in &kidx {
+        for pp in &pidx {
+            let mut off = 0usize;
+            for ((a, &k), &o) in axes.iter().zip(kk).zip(pp) {
+                let d = a.offset(o, k);
+                if d == HOLE {
+                    off = HOLE;
+                    break;
+                }
+                off = off.saturating_add(d);
+            }
+            table.push(off);
+        }
+    }
+    Ok((kn, pn, table))
+}
+
+/// Sizes of the grouped problem.
+pub(super) struct Groups {
+    /// Number of groups (`feature_group_count * batch_group_count`).
+    pub(super) count: usize,
+    pub(super) feature: bool,
+    /// Lhs channels per group, lhs batch rows per group, outputs per group.
+    pub(super) cg: usize,
+    pub(super) nb: usize,
+    pub(super) og: usize,
+}
+
+/// A run of consecutive output positions reading consecutive lhs elements
+/// from `off` (or padding, `HOLE`).
+#[derive(Clone, Copy)]
+struct Run {
+    off: usize,
+    len: usize,
+}
+
+/// `offs` as maximal runs, so rows are copied slice by slice.
+fn runs(offs: &[usize]) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::new();
+    for &o in offs {
+        if let Some(last) = out.last_mut() {
+            let next = if last.off == HOLE {
+                HOLE
+            } else {
+                last.off.saturating_add(last.len)
+            };
+            if (o == HOLE && last.off == HOLE) || (o != HOLE && o == next) {
+                last.len = last.len.saturating_add(1);
+                continue;
+            }
+        }
+        out.push(Run { off: o, len: 1 });
+    }
+    out
+}
+
+/// Appends `run` of `src` from `base` (zeros for padding).
+fn copy_run<T: Copy + Default>(col: &mut Vec<T>, src: &[T], base: usize, run: Run) {
+    let start = base.saturating_add(run.off);
+    match (run.off != HOLE)
+        .then(|| src.get(start..start.saturating_add(run.len)))
+        .flatten()
+    {
+        Some(s) => col.extend_from_slice(s),
+        None => col.extend(std::iter::repeat_n(T::default(), run.len)),
+    }
+}
+
+/// The column matrix `(groups, cg * kn, nb * pn)`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn im2col<T: Copy + Default>(
+    src: &[T],
+    g: &Groups,
+    stride_n: usize,
+    stride_c: usize,
+    kn: usize,
+    pn: usize,
+    table: &[usize],
+) -> Result<Vec<T>> {
+    let len = checked_size(&[g.count, g.cg, kn, g.nb, pn])?;
+    let rows: Vec<Vec<Run>> = (0..kn)
+        .map(|kk| {
+            runs(
+                table
+                    .get(kk.saturating_mul(pn)..kk.saturating_add(1).saturating_mul(pn))
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut col: Vec<T> = Vec::with_capacity(len);
+    for gi in 0..g.count {
+        let (gf, gb) = if g.feature { (gi, 0) } else { (0, gi) };
+        for c in 0..g.cg {
+            let ch = gf.saturating_mul(g.cg).saturating_add(c);
+            for row_runs in &rows {
+                for n in 0..g.nb {
+                    let row = gb.saturating_mul(g.nb).saturating_add(n);
+                    let base = row
+                        .saturating_mul(stride_n)
+                        .saturating_add(ch.saturating_mul(stride_c));
+                    for &run in row_runs {
+                        copy_run(&mut col, src, base, run);
+                    }
+                }
+            }
+        }
+    }
+    Ok(col)
+}
+
+/// The weights `(groups, og, cg * kn)` from the rhs in any layout.
+pub(super) fn weights<T: Copy + Default>(
+    src: &[T],
+    g: &Groups,
+    stride_o: usize,
+    stride_i: usize,
+    koffs: &[usize],
+) -> Vec<T> {
+    let mut w = Vec::with_capacity(g.count.saturating_mul(g.og).saturating_mul(g.cg));
+    for o in 0..g.count.saturating_mul(g.og) {
+        for c in 0..g.cg {
+            let base = o
+                .saturating_mul(stride_o)
+                .saturating_add(c.saturating_mul(stride_i));
+            w.extend(
+                koffs
+                    .iter()
+                    .map(|&k| src.get(base.saturating_add(k)).copied().unwrap_or_default()),
+            );
+        }
+    }
+    w
+}
+
+/// Writes `res` `(groups * og, nb, pn)` into the output layout.
+pub(super) fn scatter_out<T: Copy + Default>(
+    res: &[T],
+    len: usize,
+    rows: (usize, usize, usize),
+    stride_n: usize,
+    stride_o: usize,
+    poffs: &[usize],
+) -> Vec<T> {
+    let (o_total, nb, pn) = rows;
+    let mut out = vec![T::default(); len];
+    let out_runs = runs(poffs);
+    let mut chunks = res.chunks(pn.max(1));
+    for o in 0..o_total {
+        for n in 0..nb {
+            let base = n
+                .saturating_mul(stride_n)
+                .saturating_add(o.saturating_mul(stride_o));
+            let Some(mut row) = chunks.next() else {
+                return out;
+            };
+            for run in &out_runs {
+                let (head, tail) = row.split_at(run.len.min(row.len()));
+                row = tail;
+                let start = base.saturating_add(run.off);
+                if let Some(dst) = out.get_mut(start..start.saturating_add(head.len())) {
+                    dst.copy_from_slice(head);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Offsets of every multi-index of `dims` under `strides`.
+pub(super) fn flat_offsets(dims: &[usize], strides: &[usize]) -> Result<Vec<usize>> {
+    Ok(multi_indices(dims)?
+        .into_iter()
+        .map(|ix| {
+            ix.iter()
+                .zip(strides)
+                .fold(0usize, |a, (&i, &s)| a.saturating_add(i.saturating_mul(s)))
+        })
+        .collect())
+}
+
+pub(super) fn pick(strides: &[usize], spec: &[usize], k: usize) -> usize {
+    at(strides, spec, k)
+}
+
+pub(super) fn spatial_strides(strides: &[usize], spec: &[usize]) -> Vec<usize> {
+    spatial(strides, spec)
+}

@@ -1,0 +1,461 @@
+//! Dense linear algebra with `jax.lax.linalg`'s primitives, names, params and
+//! output conventions: `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh` and
+//! `svd` (shape, kernel, params and transformation rules).
+//!
+//! Every operand is a stack of matrices `[..., m, n]` (leading batch
+//! dimensions), float32 or float64. The kernels are plain deterministic
+//! algorithms evaluated in f64 (float32 inputs are widened and the results
+//! rounded once): Cholesky–Banachiewicz, LAPACK-style partial-pivot LU
+//! (`getrf`: first largest pivot, zero pivots leave the column unscaled),
+//! Householder QR with LAPACK's reflector convention (`geqrf`/`orgqr`), cyclic
+//! Jacobi for `eigh` and one-sided (Hestenes) Jacobi for `svd`. Failures
+//! follow LAPACK/JAX: a matrix that is not positive definite gives a Cholesky
+//! factor of NaNs, a singular triangular solve gives infinities/NaNs; nothing
+//! is an error except shapes and dtypes.
+//!
+//! JVP rules follow JAX's derivations and are emitted with existing
+//! primitives (`dot_general`, `triangular_solve`, masks from `iota`), so their
+//! tangent parts are linear and transpose with the existing rules;
+//! `triangular_solve` is linear in `b` and transposes to a solve with
+//! `transpose_a` flipped. Batching moves the mapped axis to the front.
+
+use super::family::{emit, emit1, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::params::{Lookup, Param, ParamList};
+use crate::array::HostArray;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
+
+mod kernels;
+mod rules;
+
+use kernels::{eval_buffers, SolveOpts};
+use rules::{jvp_cholesky, jvp_eigh, jvp_lu, jvp_qr, jvp_svd, jvp_triangular_solve};
+
+/// The primitives of this family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinalgOp {
+    /// `cholesky(a) -> l`: lower factor of `a` (only its lower triangle is read).
+    Cholesky,
+    /// `triangular_solve(a, b) -> x` with `op(a) x = b` (left side) or
+    /// `x op(a) = b`; only the `lower` (or upper) triangle of `a` is read.
+    TriangularSolve {
+        left_side: bool,
+        lower: bool,
+        transpose_a: bool,
+        conjugate_a: bool,
+        unit_diagonal: bool,
+    },
+    /// `lu(a) -> (lu, pivots int32[..., min(m, n)], permutation int32[..., m])`.
+    Lu,
+    /// `qr(a) -> (q, r)`.
+    Qr { full_matrices: bool },
+    /// `eigh(a) -> (v, w)`: eigenvectors in columns, eigenvalues ascending
+    /// when `sort_eigenvalues`.
+    Eigh { lower: bool, sort_eigenvalues: bool },
+    /// `svd(a) -> (s, u, vt)`, or `(s,)` without `compute_uv`.
+    Svd {
+        full_matrices: bool,
+        compute_uv: bool,
+    },
+}
+
+// ----------------------------------------------------------------- params
+
+fn flag(p: &Lookup, key: &'static str, default: bool) -> Result<bool> {
+    Ok(p.opt_bool(key)?.unwrap_or(default))
+}
+
+/// Params JAX has that we accept only at their default (`None`/`False`).
+fn only_default(prim: &'static str, p: &Lookup, key: &'static str) -> Result<()> {
+    match p.get(key) {
+        None | Some(Param::None) | Some(Param::Bool(false)) => Ok(()),
+        Some(other) => Err(Error::param(
+            prim,
+            key,
+            format!("only the default is supported, got {other:?}"),
+        )),
+    }
+}
+
+// ----------------------------------------------------------------- shape
+
+/// `(batch dims, rows, cols)` of a float32/float64 operand of rank >= 2.
+fn matrix_dims<'a>(name: &'static str, a: &'a Aval) -> Result<(&'a [usize], usize, usize)> {
+    if !matches!(a.dtype, DType::F32 | DType::F64) {
+        return Err(Error::dtype(
+            name,
+            &[a.dtype],
+            "requires a float32 or float64 operand",
+        ));
+    }
+    match a.shape.as_slice() {
+        [lead @ .., m, n] => Ok((lead, *m, *n)),
+        _ => Err(Error::shape(
+            name,
+            &[&a.shape],
+            "requires an operand of rank >= 2 (a stack of matrices)",
+        )),
+    }
+}
+
+fn square_dims<'a>(name: &'static str, a: &'a Aval) -> Result<(&'a [usize], usize)> {
+    let (lead, m, n) = matrix_dims(name, a)?;
+    if m != n {
+        return Err(Error::shape(
+            name,
+            &[&a.shape],
+            "requires square matrices in the last two dimensions",
+        ));
+    }
+    Ok((lead, n))
+}
+
+fn with_tail(lead: &[usize], tail: &[usize]) -> Vec<usize> {
+    lead.iter().chain(tail).copied().collect()
+}
+
+fn one_operand<'a>(name: &'static str, ins: &'a [Aval]) -> Result<&'a Aval> {
+    match ins {
+        [a] => Ok(a),
+        _ => Err(Error::Arity {
+            prim: name,
+            expected: 1,
+            got: ins.len(),
+        }),
+    }
+}
+
+/// The output aval of `triangular_solve(a, b)`.
+fn solve_aval(name: &'static str, left_side: bool, ins: &[Aval]) -> Result<Aval> {
+    let [a, b] = ins else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 2,
+            got: ins.len(),
+        });
+    };
+    let (a_lead, m) = square_dims(name, a)?;
+    let (b_lead, br, bc) = matrix_dims(name, b)?;
+    if a.dtype != b.dtype {
+        return Err(Error::dtype(
+            name,
+            &[a.dtype, b.dtype],
+            "a and b must have the same dtype",
+        ));
+    }
+    let solved = if left_side { br } else { bc };
+    if a_lead != b_lead || solved != m {
+        return Err(Error::shape(
+            name,
+            &[&a.shape, &b.shape],
+            "a must be [..., m, m] and b [..., m, n] (left_side) or [..., n, m] with equal batch dimensions",
+        ));
+    }
+    Ok(Aval::new(b.shape.clone(), b.dtype))
+}
+
+impl Family for LinalgOp {
+    const NAMES: &'static [&'static str] =
+        &["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"];
+
+    fn name(&self) -> &'static str {
+        match self {
+            LinalgOp::Cholesky => "cholesky",
+            LinalgOp::TriangularSolve { .. } => "triangular_solve",
+            LinalgOp::Lu => "lu",
+            LinalgOp::Qr { .. } => "qr",
+            LinalgOp::Eigh { .. } => "eigh",
+            LinalgOp::Svd { .. } => "svd",
+        }
+    }
+
+    /// Everything but `cholesky` and `triangular_solve` returns a list.
+    fn multiple_results(&self) -> bool {
+        !matches!(self, LinalgOp::Cholesky | LinalgOp::TriangularSolve { .. })
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    /// Params as Python sees them (`eqn.params`), JAX's names.
+    fn params(&self) -> ParamList {
+        match *self {
+            LinalgOp::Cholesky | LinalgOp::Lu => Vec::new(),
+            LinalgOp::TriangularSolve {
+                left_side,
+                lower,
+                transpose_a,
+                conjugate_a,
+                unit_diagonal,
+            } => vec![
+                ("conjugate_a", Param::Bool(conjugate_a)),
+                ("left_side", Param::Bool(left_side)),
+                ("lower", Param::Bool(lower)),
+                ("transpose_a", Param::Bool(transpose_a)),
+                ("unit_diagonal", Param::Bool(unit_diagonal)),
+            ],
+            LinalgOp::Qr { full_matrices } => vec![
+                ("full_matrices", Param::Bool(full_matrices)),
+                ("pivoting", Param::Bool(false)),
+                ("use_magma", Param::None),
+            ],
+            LinalgOp::Eigh {
+                lower,
+                sort_eigenvalues,
+            } => vec![
+                ("lower", Param::Bool(lower)),
+                ("sort_eigenvalues", Param::Bool(sort_eigenvalues)),
+                ("subset_by_index", Param::None),
+            ],
+            LinalgOp::Svd {
+                full_matrices,
+                compute_uv,
+            } => vec![
+                ("algorithm", Param::None),
+                ("compute_uv", Param::Bool(compute_uv)),
+                ("full_matrices", Param::Bool(full_matrices)),
+                ("subset_by_index", Param::None),
+            ],
+        }
+    }
+
+    fn from_params(name: &str, p: &Lookup<'_>) -> Result<Option<LinalgOp>> {
+        Ok(Some(match name {
+            "cholesky" => LinalgOp::Cholesky,
+            "lu" => LinalgOp::Lu,
+            "triangular_solve" => LinalgOp::TriangularSolve {
+                left_side: flag(p, "left_side", false)?,
+                lower: flag(p, "lower", false)?,
+                transpose_a: flag(p, "transpose_a", false)?,
+                conjugate_a: flag(p, "conjugate_a", false)?,
+                unit_diagonal: flag(p, "unit_diagonal", false)?,
+            },
+            "qr" => {
+                only_default("qr", p, "pivoting")?;
+                LinalgOp::Qr {
+                    full_matrices: flag(p, "full_matrices", true)?,
+                }
+            }
+            "eigh" => {
+                only_default("eigh", p, "subset_by_index")?;
+                LinalgOp::Eigh {
+                    lower: flag(p, "lower", true)?,
+                    sort_eigenvalues: flag(p, "sort_eigenvalues", true)?,
+                }
+            }
+            "svd" => {
+                only_default("svd", p, "subset_by_index")?;
+                only_default("svd", p, "algorithm")?;
+                LinalgOp::Svd {
+                    full_matrices: flag(p, "full_matrices", true)?,
+                    compute_uv: flag(p, "compute_uv", true)?,
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<LinalgOp> {
+        vec![
+            LinalgOp::Cholesky,
+            LinalgOp::TriangularSolve {
+                left_side: true,
+                lower: true,
+                transpose_a: false,
+                conjugate_a: false,
+                unit_diagonal: false,
+            },
+            LinalgOp::Lu,
+            LinalgOp::Qr {
+                full_matrices: false,
+            },
+            LinalgOp::Eigh {
+                lower: true,
+                sort_eigenvalues: true,
+            },
+            LinalgOp::Svd {
+                full_matrices: false,
+                compute_uv: true,
+            },
+        ]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        Ok(match *self {
+            LinalgOp::TriangularSolve { left_side, .. } => {
+                vec![solve_aval(name, left_side, ins)?]
+            }
+            LinalgOp::Cholesky => {
+                let a = one_operand(name, ins)?;
+                square_dims(name, a)?;
+                vec![Aval::new(a.shape.clone(), a.dtype)]
+            }
+            LinalgOp::Lu => {
+                let a = one_operand(name, ins)?;
+                let (lead, m, n) = matrix_dims(name, a)?;
+                vec![
+                    Aval::new(a.shape.clone(), a.dtype),
+                    Aval::new(with_tail(lead, &[m.min(n)]), DType::I32),
+                    Aval::new(with_tail(lead, &[m]), DType::I32),
+                ]
+            }
+            LinalgOp::Qr { full_matrices } => {
+                let a = one_operand(name, ins)?;
+                let (lead, m, n) = matrix_dims(name, a)?;
+                let k = if full_matrices { m } else { m.min(n) };
+                vec![
+                    Aval::new(with_tail(lead, &[m, k]), a.dtype),
+                    Aval::new(with_tail(lead, &[k, n]), a.dtype),
+                ]
+            }
+            LinalgOp::Eigh { .. } => {
+                let a = one_operand(name, ins)?;
+                let (lead, n) = square_dims(name, a)?;
+                vec![
+                    Aval::new(a.shape.clone(), a.dtype),
+                    Aval::new(with_tail(lead, &[n]), a.dtype),
+                ]
+            }
+            LinalgOp::Svd {
+                full_matrices,
+                compute_uv,
+            } => {
+                let a = one_operand(name, ins)?;
+                let dt = a.dtype;
+                let (lead, m, n) = matrix_dims(name, a)?;
+                let k = m.min(n);
+                let s = Aval::new(with_tail(lead, &[k]), dt);
+                if !compute_uv {
+                    return Ok(vec![s]);
+                }
+                let (uc, vr) = if full_matrices { (m, n) } else { (k, k) };
+                vec![
+                    s,
+                    Aval::new(with_tail(lead, &[m, uc]), dt),
+                    Aval::new(with_tail(lead, &[vr, n]), dt),
+                ]
+            }
+        })
+    }
+
+    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+        let dtype = args.first().map_or(DType::F32, |a| a.dtype());
+        let bufs = eval_buffers(self, args, dtype)?;
+        if bufs.len() != outs.len() {
+            return Err(Error::Arity {
+                prim: self.name(),
+                expected: outs.len(),
+                got: bufs.len(),
+            });
+        }
+        bufs.into_iter()
+            .zip(outs)
+            .map(|(buf, aval)| HostArray::new(aval.shape, buf))
+            .collect()
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let op = *self;
+        let primal_tangent = match (xs.first(), ts.first()) {
+            (Some(x), Some(Some(t))) => Some((x.clone(), t.clone())),
+            _ => None,
+        };
+        match (op, primal_tangent) {
+            (
+                LinalgOp::TriangularSolve {
+                    left_side,
+                    lower,
+                    transpose_a,
+                    unit_diagonal,
+                    ..
+                },
+                _,
+            ) => {
+                let o = SolveOpts {
+                    left_side,
+                    lower,
+                    transpose_a,
+                    unit_diagonal,
+                };
+                jvp_triangular_solve(op, o, b, xs, ts)
+            }
+            (_, None) => {
+                let outs = emit(b, op, xs.to_vec())?;
+                let none = vec![None; outs.len()];
+                Ok((outs, none))
+            }
+            (LinalgOp::Cholesky, Some((x, t))) => jvp_cholesky(b, x, t),
+            (LinalgOp::Lu, Some((x, t))) => jvp_lu(b, x, t),
+            (LinalgOp::Qr { full_matrices }, Some((x, t))) => jvp_qr(b, x, t, full_matrices),
+            (LinalgOp::Eigh { .. }, Some((x, t))) => jvp_eigh(op, b, x, t),
+            (
+                LinalgOp::Svd {
+                    full_matrices,
+                    compute_uv,
+                },
+                Some((x, t)),
+            ) => jvp_svd(b, x, t, full_matrices, compute_uv),
+        }
+    }
+
+    /// `triangular_solve` is linear in `b` (with `a` known): its transpose
+    /// solves with `transpose_a` flipped.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let LinalgOp::TriangularSolve {
+            left_side,
+            lower,
+            transpose_a,
+            conjugate_a,
+            unit_diagonal,
+        } = *self
+        else {
+            return super::family::transpose_not_linear(self.name());
+        };
+        let (Some(Operand::Known(a)), Some(Operand::Linear(_))) = (ops.first(), ops.get(1)) else {
+            return Err(super::transpose::not_linear_error(
+                "triangular_solve",
+                " (only b may be linear)",
+            ));
+        };
+        let Some(Some(ct)) = cts.first() else {
+            return Ok(vec![None, None]);
+        };
+        let flipped = LinalgOp::TriangularSolve {
+            left_side,
+            lower,
+            transpose_a: !transpose_a,
+            conjugate_a,
+            unit_diagonal,
+        };
+        let ct_b = emit1(b, flipped, vec![a.clone(), ct.clone()])?;
+        Ok(vec![None, Some(ct_b)])
+    }
+
+    /// Every operand gets the mapped axis in front (the ops take leading
+    /// batch dimensions; an unbatched `triangular_solve` operand is
+    /// broadcast).
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let op = *self;
+        if dims.iter().all(Option::is_none) {
+            let outs = emit(b, op, ins.to_vec())?;
+            let d = vec![None; outs.len()];
+            return Ok((outs, d));
+        }
+        let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
+        for (x, d) in ins.iter().zip(dims) {
+            front.push(match d {
+                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
+                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
+            });
+        }
+        let outs = emit(b, op, front)?;
+        let d = vec![Some(0); outs.len()];
+        Ok((outs, d))
+    }
+}
