@@ -79,7 +79,7 @@ pub enum Error {
     #[error("{0}")]
     NotImplemented(String),
     /// A buffer larger than the allocation budget
-    /// ([`crate::exec::budget`]), or one the allocator refused (maps to
+    /// ([`crate::array::budget`]), or one the allocator refused (maps to
     /// `MemoryError`).
     #[error("{what}: RESOURCE_EXHAUSTED: cannot allocate a {dtype}{shape} buffer of {bytes} bytes (max buffer budget: {budget} bytes, config option microjax_max_buffer_bytes)")]
     AllocationTooLarge {

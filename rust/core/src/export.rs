@@ -172,7 +172,7 @@ fn read_const(r: &mut Reader<'_>, limits: &ParseLimits) -> Result<Arc<HostArray>
             limits.max_elements
         )));
     }
-    crate::exec::budget::check_shape("exported const", &shape, dtype)?;
+    crate::array::budget::check_shape("exported const", &shape, dtype)?;
     let len = r.len64("const data length")?;
     let data = r.take(len, "const data")?;
     let buf = buffer_from_le(dtype, n, data).map_err(|e| format_err(at, e.to_string()))?;

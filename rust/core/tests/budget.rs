@@ -10,7 +10,7 @@
     clippy::arithmetic_side_effects
 )]
 
-use microjax::exec::budget;
+use microjax::array::budget;
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
 use microjax::export::{Determinism, Limits, Program};

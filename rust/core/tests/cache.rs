@@ -1,7 +1,7 @@
 //! The structural compile cache (`exec::cache`): tiering (first sighting
 //! interpreted, second compiled), hits confirmed by structure (an equal
 //! program in another `Arc` hits), signature and config epoch in the key,
-//! LRU eviction, capacity 0 = off; and the host buffer pool (`exec::pool`):
+//! LRU eviction, capacity 0 = off; and the host buffer pool (`array::pool`):
 //! bounded, and results bit for bit the same with and without it.
 #![allow(
     clippy::unwrap_used,
@@ -11,10 +11,10 @@
     clippy::arithmetic_side_effects
 )]
 
+use microjax::array::pool;
 use microjax::exec::cache::{CacheStats, CompileCache};
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
-use microjax::exec::pool;
 use microjax::{BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray};
 use std::sync::Arc;
 

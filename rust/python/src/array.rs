@@ -304,7 +304,7 @@ pub(crate) fn full(
     let s = py_to_scalar(value)?;
     let d = dtype_from_name(dtype_name)?;
     let n = checked_size(&shape).py()?;
-    microjax::exec::budget::check_shape("full", &shape, d).py()?;
+    microjax::array::budget::check_shape("full", &shape, d).py()?;
     let h = HostArray::new(shape, s.to_buffer(d, n).py()?).py()?;
     Ok(ArrayImpl::new(Arc::new(h), weak_type))
 }

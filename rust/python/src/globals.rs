@@ -74,13 +74,13 @@ pub(crate) fn get_x64() -> bool {
 #[pyo3(signature = (nbytes=None))]
 pub(crate) fn set_max_buffer_bytes(nbytes: Option<u64>) -> PyResult<()> {
     use crate::CoreResultExt;
-    microjax::exec::budget::set_max_buffer_bytes(nbytes).py()
+    microjax::array::budget::set_max_buffer_bytes(nbytes).py()
 }
 
 /// The per-buffer allocation budget in bytes now in force.
 #[pyfunction]
 pub(crate) fn get_max_buffer_bytes() -> u64 {
-    microjax::exec::budget::max_buffer_bytes()
+    microjax::array::budget::max_buffer_bytes()
 }
 
 #[pyfunction]

@@ -1,6 +1,6 @@
 //! The executor's process-wide memory and compile state as seen from
 //! Python: the structural compile cache (`exec::cache`) and the host
-//! buffer pool (`exec::pool`). Conversion only.
+//! buffer pool (`array::pool`). Conversion only.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -38,13 +38,13 @@ fn compile_cache_clear() {
 /// Sets the most bytes the host buffer pool keeps (0 turns it off).
 #[pyfunction]
 fn set_buffer_pool_bytes(nbytes: usize) {
-    microjax::exec::pool::set_cap_bytes(nbytes);
+    microjax::array::pool::set_cap_bytes(nbytes);
 }
 
 /// The host buffer pool's counters as a dict.
 #[pyfunction]
 fn buffer_pool_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let s = microjax::exec::pool::stats();
+    let s = microjax::array::pool::stats();
     let d = PyDict::new(py);
     d.set_item("hits", s.hits)?;
     d.set_item("misses", s.misses)?;
@@ -53,14 +53,14 @@ fn buffer_pool_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("held_bytes", s.held_bytes)?;
     d.set_item("held_buffers", s.held_buffers)?;
     d.set_item("cap_bytes", s.cap_bytes)?;
-    d.set_item("min_pooled_bytes", microjax::exec::pool::MIN_POOLED_BYTES)?;
+    d.set_item("min_pooled_bytes", microjax::array::pool::MIN_POOLED_BYTES)?;
     Ok(d)
 }
 
 /// Frees what the host buffer pool holds and zeroes its counters.
 #[pyfunction]
 fn buffer_pool_clear() {
-    microjax::exec::pool::clear();
+    microjax::array::pool::clear();
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -164,7 +164,7 @@ fn run(
             .outputs
             .iter()
             .filter_map(|v| jaxpr.avals.get(v.index()));
-        crate::exec::budget::check_avals(eqn.prim.name(), out_avals)?;
+        crate::array::budget::check_avals(eqn.prim.name(), out_avals)?;
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
             Primitive::Pjit { jaxpr: sub, .. } | Primitive::Checkpoint { jaxpr: sub, .. } => {

@@ -1,14 +1,12 @@
 //! Executors: the reference interpreter (the oracle) and the compiled CPU
 //! executor (`jit`, exported programs and control-flow bodies run on it).
 
-pub mod budget;
 pub mod cache;
 pub mod compiled;
 pub mod cuda;
 pub mod determinism;
 pub mod interp;
 pub mod limits;
-pub mod pool;
 
 pub use determinism::{determinism, set_default_determinism, with_determinism, Determinism};
 

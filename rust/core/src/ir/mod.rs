@@ -172,7 +172,7 @@ impl Scalar {
 
     /// A buffer of `n` copies of this value converted to `dtype`.
     pub fn to_buffer(self, dtype: DType, n: usize) -> Result<Buffer> {
-        use crate::exec::budget::filled;
+        use crate::array::budget::filled;
         let w = "full";
         Ok(match dtype {
             DType::Bool => Buffer::Bool(filled(w, dtype, self.as_bool(), n)?),

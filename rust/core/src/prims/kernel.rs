@@ -100,7 +100,7 @@ pub fn eval_known(
     multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     let name = prim.name();
-    crate::exec::budget::check_avals(name, aval.iter().chain(&multi))?;
+    crate::array::budget::check_avals(name, aval.iter().chain(&multi))?;
     let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
     if prim.is_family() {
         return match aval {

@@ -287,7 +287,7 @@ fn window_table(w: &WindowParams, shape: &[usize], out: &[usize]) -> Result<(usi
     let strides = super::kernel::row_major_strides(shape)?;
     let kn = checked_size(&w.window_dimensions)?;
     let pn = checked_size(out)?;
-    crate::exec::budget::check_shape("reduce_window (window table)", &[pn, kn], DType::U64)?;
+    crate::array::budget::check_shape("reduce_window (window table)", &[pn, kn], DType::U64)?;
     let mut table = vec![
         0usize;
         pn.checked_mul(kn).ok_or_else(|| Error::Overflow {

@@ -249,7 +249,7 @@ impl Fused {
         let mut bufs = self
             .outputs
             .iter()
-            .map(|o| crate::exec::pool::take(o.dtype, self.len))
+            .map(|o| crate::array::pool::take(o.dtype, self.len))
             .collect::<Result<Vec<_>>>()?;
         let (threads, span) = span_plan(self.len);
         let per_output = bufs
@@ -282,8 +282,11 @@ impl Fused {
             Some(h) => Ok(h),
             // Large outputs come from the host buffer pool (stale contents
             // too: every element is written).
-            None => HostArray::new(o.shape.clone(), crate::exec::pool::take(o.dtype, self.len)?)
-                .map(Arc::new),
+            None => HostArray::new(
+                o.shape.clone(),
+                crate::array::pool::take(o.dtype, self.len)?,
+            )
+            .map(Arc::new),
         }
     }
 

@@ -126,7 +126,7 @@ impl Compiled {
     /// Compiles `prog`.
     pub fn new(prog: Arc<ClosedJaxpr>) -> Result<Compiled> {
         let simple = simplify::simplify(&prog)?;
-        super::budget::check_avals("compiled program", &simple.jaxpr.avals)?;
+        crate::array::budget::check_avals("compiled program", &simple.jaxpr.avals)?;
         let jx = &simple.jaxpr;
         let groups = fusion::find_groups(jx)?;
         let escapes = escaping(jx, &groups);

@@ -70,7 +70,7 @@ pub(super) fn window_table(axes: &[Axis]) -> Result<(usize, usize, Vec<usize>)> 
     let ks: Vec<usize> = axes.iter().map(|a| a.window).collect();
     let ps: Vec<usize> = axes.iter().map(|a| a.out).collect();
     let table_shape = [checked_size(&ks)?, checked_size(&ps)?];
-    crate::exec::budget::check_shape(
+    crate::array::budget::check_shape(
         "conv_general_dilated (window table)",
         &table_shape,
         DType::U64,

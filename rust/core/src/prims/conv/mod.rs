@@ -653,7 +653,11 @@ impl Family for ConvParams {
         let (sro, sri) = (pick(&rstr, &d.rhs_spec, 0), pick(&rstr, &d.rhs_spec, 1));
         let dtype_err = || Error::dtype(NAME, &[lhs.dtype()], "unsupported operand dtype");
         let col_shape = [count, g.cg, kn, g.nb, pn];
-        crate::exec::budget::check_shape("conv_general_dilated (im2col)", &col_shape, lhs.dtype())?;
+        crate::array::budget::check_shape(
+            "conv_general_dilated (im2col)",
+            &col_shape,
+            lhs.dtype(),
+        )?;
         let col = crate::with_buffer!(lhs.buffer(),
             v => Buffer::from(im2col(v, &g, sln, slc, kn, pn, &table)?),
             _ => return Err(dtype_err()));

@@ -1,6 +1,13 @@
 //! Host arrays: a shape plus one typed buffer. Values flow through the
 //! interpreter and the Python binding as `Arc<HostArray>` (cheap to share,
 //! never mutated once shared).
+//!
+//! The storage layer also owns the allocation budget ([`budget`]: the most
+//! bytes one buffer may take, checked before allocating) and the host buffer
+//! pool ([`pool`]), so `array` and `ir` never reach into the executors.
+
+pub mod budget;
+pub mod pool;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -216,7 +223,7 @@ impl Buffer {
             what: "zeros",
             detail: format!("{n} key elements"),
         })?;
-        use crate::exec::budget::filled;
+        use crate::array::budget::filled;
         let w = "zeros";
         Ok(match dtype {
             DType::Bool => Buffer::Bool(filled(w, dtype, false, n)?),
@@ -346,11 +353,11 @@ impl HostArray {
 }
 
 /// A large buffer goes back to the host buffer pool when its last
-/// reference is dropped (`exec::pool`): no one can observe its reuse.
+/// reference is dropped (`array::pool`): no one can observe its reuse.
 impl Drop for HostArray {
     fn drop(&mut self) {
-        if crate::exec::pool::wants(crate::exec::pool::buffer_bytes(&self.buf)) {
-            crate::exec::pool::give(std::mem::replace(&mut self.buf, Buffer::Float0(0)));
+        if crate::array::pool::wants(crate::array::pool::buffer_bytes(&self.buf)) {
+            crate::array::pool::give(std::mem::replace(&mut self.buf, Buffer::Float0(0)));
         }
     }
 }
