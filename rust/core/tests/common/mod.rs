@@ -15,6 +15,11 @@ use microjax::{
 };
 use std::sync::Arc;
 
+pub mod autodiff;
+pub mod batching;
+pub mod kernels;
+pub mod text;
+
 // ------------------------------------------------------------- avals and arrays
 
 /// An f32 aval of `shape`.

@@ -1,0 +1,33 @@
+//! Array and evaluation helpers shared by the kernel test files.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::type_complexity,
+    clippy::needless_range_loop
+)]
+
+use microjax::prims::kernel::eval;
+use microjax::{Buffer, HostArray, Primitive};
+
+pub fn arr<T>(shape: &[usize], v: Vec<T>) -> HostArray
+where
+    Vec<T>: Into<Buffer>,
+{
+    HostArray::new(shape.to_vec(), v.into()).unwrap()
+}
+
+pub fn scalar<T>(v: T) -> HostArray
+where
+    Vec<T>: Into<Buffer>,
+{
+    arr(&[], vec![v])
+}
+
+pub fn run(p: Primitive, args: &[&HostArray]) -> HostArray {
+    let mut outs = eval(&p, args).unwrap_or_else(|e| panic!("{p}: {e}"));
+    assert_eq!(outs.len(), 1);
+    outs.pop().unwrap()
+}
