@@ -1,6 +1,6 @@
 //! Jaxpr text and identity: the display printer (JAX's grammar), the
-//! canonical printer and parser (exact round trip, limits, robustness), the
-//! typechecker and the structural hash.
+//! canonical printer and parser (exact round trip), the typechecker and the
+//! structural hash. Parse errors, limits and fuzzing: `text_parser_errors.rs`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
