@@ -77,34 +77,43 @@ fn balanced_eq(b: &mut Builder, x: &Atom, z: &Atom, y: &Atom) -> Result<Atom> {
     mul(b, ex, w)
 }
 
+/// The identity methods of a family that is an op table (`UnaryOp`,
+/// `BinaryOp`, `CmpOp`): names from the table, no params, no effect, one
+/// output, every op an example.
+macro_rules! op_table_identity {
+    ($t:ident) => {
+        const NAMES: &'static [&'static str] = $t::NAMES;
+
+        fn name(&self) -> &'static str {
+            $t::name(*self)
+        }
+
+        fn multiple_results(&self) -> bool {
+            false
+        }
+
+        fn effect(&self) -> Effect {
+            Effect::None
+        }
+
+        fn params(&self) -> ParamList {
+            Vec::new()
+        }
+
+        fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<$t>> {
+            Ok($t::from_name(name))
+        }
+
+        fn display_params(&self, _params: &mut ParamList) {}
+
+        fn examples() -> Vec<$t> {
+            $t::ALL.to_vec()
+        }
+    };
+}
+
 impl Family for UnaryOp {
-    const NAMES: &'static [&'static str] = UnaryOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        UnaryOp::name(*self)
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        Vec::new()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<UnaryOp>> {
-        Ok(UnaryOp::from_name(name))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<UnaryOp> {
-        UnaryOp::ALL.to_vec()
-    }
+    op_table_identity!(UnaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = arity::<1>(self.name(), ins)?;
@@ -292,33 +301,7 @@ impl Family for UnaryOp {
 }
 
 impl Family for BinaryOp {
-    const NAMES: &'static [&'static str] = BinaryOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        BinaryOp::name(*self)
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        Vec::new()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<BinaryOp>> {
-        Ok(BinaryOp::from_name(name))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<BinaryOp> {
-        BinaryOp::ALL.to_vec()
-    }
+    op_table_identity!(BinaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -547,33 +530,7 @@ impl Family for BinaryOp {
 }
 
 impl Family for CmpOp {
-    const NAMES: &'static [&'static str] = CmpOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        CmpOp::name(*self)
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        Vec::new()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<CmpOp>> {
-        Ok(CmpOp::from_name(name))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<CmpOp> {
-        CmpOp::ALL.to_vec()
-    }
+    op_table_identity!(CmpOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
