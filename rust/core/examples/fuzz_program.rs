@@ -33,6 +33,7 @@
 use microjax::export::{Determinism, Limits, Program};
 use microjax::ir::canonical::ParseLimits;
 use microjax::prims::control::{ControlFlow, Scan};
+use microjax::prims::{DotGeneral, Pjit, Reduce};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, HostArray,
     Primitive, ReduceOp, UnaryOp,
@@ -624,7 +625,7 @@ fn mlp_program() -> microjax::Result<ClosedJaxpr> {
     let mut inner = Builder::new();
     let x = var(&mut inner, f32v(&[3, 4]))?;
     let w = var(&mut inner, f32v(&[4, 2]))?;
-    let dot = Primitive::DotGeneral {
+    let dot = Primitive::DotGeneral(DotGeneral {
         dims: DotDims {
             lhs_contract: vec![1],
             rhs_contract: vec![0],
@@ -632,24 +633,24 @@ fn mlp_program() -> microjax::Result<ClosedJaxpr> {
             rhs_batch: vec![],
         },
         preferred_element_type: None,
-    };
+    });
     let z = inner.add_eqn1(dot, vec![x, w])?;
     let t = inner.unary(UnaryOp::Tanh, z)?;
     let s = inner.add_eqn1(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Sum,
             axes: vec![0],
-        },
+        }),
         vec![t],
     )?;
     let inner = inner.build(vec![s])?;
     let mut b = Builder::new();
     let x = var(&mut b, f32v(&[3, 4]))?;
     let w = var(&mut b, f32v(&[4, 2]))?;
-    let p = Primitive::Pjit {
+    let p = Primitive::Pjit(Pjit {
         jaxpr: Arc::new(inner),
         name: "mlp".into(),
-    };
+    });
     let outs = b.add_eqn(p, vec![x, w], None)?;
     b.build(outs.into_iter().map(Atom::Var).collect())
 }

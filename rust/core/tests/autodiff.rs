@@ -15,6 +15,10 @@
 )]
 
 use microjax::ir::typecheck::typecheck;
+use microjax::prims::{
+    BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, Pjit, Reduce, Reshape,
+    SelectN, Squeeze, StopGradient, Transpose,
+};
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, HostArray, Primitive,
@@ -183,7 +187,7 @@ fn comparisons_and_select_n() {
             let p = eqn(b, Primitive::Compare(op), &[x[0].clone(), x[1].clone()]);
             let s = un(b, UnaryOp::Sin, &x[0]);
             let c = bin(b, BinaryOp::Mul, &x[0], &x[1]);
-            vec![eqn(b, Primitive::SelectN, &[p.clone(), s, c]), p]
+            vec![eqn(b, Primitive::SelectN(SelectN), &[p.clone(), s, c]), p]
         });
         // Distinct values: finite differences must not cross a tie.
         let x = f64_arc(&[4], vec![0.1, 0.7, -0.4, 1.3]);
@@ -204,7 +208,7 @@ fn select_n_int_predicate_and_scalar_predicate() {
             let e = un(b, UnaryOp::Exp, &x[1]);
             vec![eqn(
                 b,
-                Primitive::SelectN,
+                Primitive::SelectN(SelectN),
                 &[x[0].clone(), x[1].clone(), e, x[2].clone()],
             )]
         },
@@ -224,7 +228,7 @@ fn select_n_int_predicate_and_scalar_predicate() {
     let f = build(&[f64v(&[3])], |b, x| {
         let p = eqn(b, Primitive::Compare(CmpOp::Gt), &[lit(1.0), lit(0.0)]);
         let z = b.zeros(&f64v(&[3])).unwrap();
-        vec![eqn(b, Primitive::SelectN, &[p, z, x[0].clone()])]
+        vec![eqn(b, Primitive::SelectN(SelectN), &[p, z, x[0].clone()])]
     });
     check_all(&f, &[rand_arr(&mut rng, &[3], -1.0, 1.0)], 6);
 }
@@ -233,7 +237,11 @@ fn select_n_int_predicate_and_scalar_predicate() {
 fn integer_pow() {
     for (i, y) in [-2, 0, 1, 2, 3, 5].into_iter().enumerate() {
         let f = build(&[f64v(&[3])], |b, x| {
-            vec![eqn(b, Primitive::IntegerPow { y }, &[x[0].clone()])]
+            vec![eqn(
+                b,
+                Primitive::IntegerPow(IntegerPow { y }),
+                &[x[0].clone()],
+            )]
         });
         let x = f64_arc(&[3], vec![0.7, -1.2, 1.5]);
         check_all(&f, &[x], 400 + i as u64);
@@ -246,18 +254,18 @@ fn convert_element_type() {
     let f = build(&[f64v(&[3])], |b, x| {
         let i = eqn(
             b,
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::I32,
                 weak_type: false,
-            },
+            }),
             &[x[0].clone()],
         );
         let back = eqn(
             b,
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F64,
                 weak_type: false,
-            },
+            }),
             &[i.clone()],
         );
         let y = bin(b, BinaryOp::Mul, &x[0], &back);
@@ -273,19 +281,19 @@ fn convert_element_type() {
     let f = build(&[f64v(&[2])], |b, x| {
         let s = eqn(
             b,
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F32,
                 weak_type: false,
-            },
+            }),
             &[x[0].clone()],
         );
         let s = un(b, UnaryOp::Sin, &s);
         vec![eqn(
             b,
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F64,
                 weak_type: false,
-            },
+            }),
             &[s],
         )]
     });
@@ -315,71 +323,74 @@ fn structural_primitives() {
     let cases: Vec<(Vec<usize>, Primitive)> = vec![
         (
             vec![3, 1],
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![2, 3, 4],
                 broadcast_dimensions: vec![1, 2],
-            },
+            }),
         ),
         (
             vec![],
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![2, 2],
                 broadcast_dimensions: vec![],
-            },
+            }),
         ),
         (
             vec![1, 3],
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![1, 3],
                 broadcast_dimensions: vec![0, 1],
-            },
+            }),
         ),
         (
             vec![2, 3],
-            Primitive::Reshape {
+            Primitive::Reshape(Reshape {
                 new_sizes: vec![3, 2],
-            },
+            }),
         ),
-        (vec![2, 3], Primitive::Reshape { new_sizes: vec![6] }),
+        (
+            vec![2, 3],
+            Primitive::Reshape(Reshape { new_sizes: vec![6] }),
+        ),
         (
             vec![2, 3, 4],
-            Primitive::Transpose {
+            Primitive::Transpose(Transpose {
                 permutation: vec![2, 0, 1],
-            },
+            }),
         ),
         (
             vec![2, 1, 3, 1],
-            Primitive::Squeeze {
+            Primitive::Squeeze(Squeeze {
                 dimensions: vec![1, 3],
-            },
+            }),
         ),
         (
             vec![2, 3, 4],
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![0, 2],
-            },
+            }),
         ),
         (
             vec![2, 3],
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![],
-            },
+            }),
         ),
         (
             vec![3, 4],
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![1],
-            },
+            }),
         ),
         (
             vec![3, 4],
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![0, 1],
-            },
+            }),
         ),
     ];
     for (i, (shape, p)) in cases.into_iter().enumerate() {
@@ -399,10 +410,10 @@ fn broadcast_and_reduce_transposes() {
     let f = build(&[f64v(&[3, 1])], |b, x| {
         vec![eqn(
             b,
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![2, 3, 4],
                 broadcast_dimensions: vec![1, 2],
-            },
+            }),
             &[x[0].clone()],
         )]
     });
@@ -423,10 +434,10 @@ fn broadcast_and_reduce_transposes() {
     let f = build(&[f64v(&[2, 3])], |b, x| {
         vec![eqn(
             b,
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![1],
-            },
+            }),
             &[x[0].clone()],
         )]
     });
@@ -440,10 +451,10 @@ fn reduce_max_ties_share_equally() {
     let f = build(&[f64v(&[4])], |b, x| {
         vec![eqn(
             b,
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![0],
-            },
+            }),
             &[x[0].clone()],
         )]
     });
@@ -499,11 +510,11 @@ fn iota_and_consts() {
     );
     let io = eqn(
         &mut b,
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::F64,
             shape: vec![3],
             dimension: 0,
-        },
+        }),
         &[],
     );
     let y = bin(&mut b, BinaryOp::Mul, &x, &io);
@@ -543,10 +554,10 @@ fn pjit_nesting() {
         let s = bin(b, BinaryOp::Add, &outs[0], &x[1]);
         let r = eqn(
             b,
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![0],
-            },
+            }),
             &[s],
         );
         vec![r, outs[1].clone()]
@@ -561,7 +572,7 @@ fn pjit_nesting() {
         j.jaxpr
             .eqns
             .iter()
-            .any(|e| matches!(e.prim, Primitive::Pjit { .. }))
+            .any(|e| matches!(e.prim, Primitive::Pjit(Pjit { .. })))
     };
     assert!(has_pjit(&v.fwd));
     assert!(has_pjit(&v.bwd));
@@ -576,7 +587,7 @@ fn pjit_nesting() {
 #[test]
 fn stop_gradient_has_zero_derivative() {
     let f = build(&[f64v(&[3])], |b, x| {
-        let s = eqn(b, Primitive::StopGradient, &[x[0].clone()]);
+        let s = eqn(b, Primitive::StopGradient(StopGradient), &[x[0].clone()]);
         vec![bin(b, BinaryOp::Mul, &s, &x[0])]
     });
     let (jf, _) = jvp_jaxpr(&f, &[true], false).unwrap();
@@ -595,10 +606,10 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
     let f = build(&[f64v(&[4])], |b, x| {
         vec![eqn(
             b,
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Prod,
                 axes: vec![0],
-            },
+            }),
             &[x[0].clone()],
         )]
     });
@@ -618,11 +629,11 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
     let f = build(&[f64v(&[3])], |b, x| {
         vec![eqn(
             b,
-            Primitive::Cumulative {
+            Primitive::Cumulative(Cumulative {
                 op: CumOp::Prod,
                 axis: 0,
                 reverse: false,
-            },
+            }),
             &[x[0].clone()],
         )]
     });
@@ -650,11 +661,11 @@ fn scans_prod_min_and_clamp_full_check() {
             let f = build(&[f64v(&[2, 4])], |b, x| {
                 vec![eqn(
                     b,
-                    Primitive::Cumulative {
+                    Primitive::Cumulative(Cumulative {
                         op,
                         axis: 1,
                         reverse,
-                    },
+                    }),
                     &[x[0].clone()],
                 )]
             });
@@ -665,7 +676,7 @@ fn scans_prod_min_and_clamp_full_check() {
         let f = build(&[f64v(&[3, 4])], |b, x| {
             vec![eqn(
                 b,
-                Primitive::Reduce { op, axes: vec![0] },
+                Primitive::Reduce(Reduce { op, axes: vec![0] }),
                 &[x[0].clone()],
             )]
         });
@@ -673,7 +684,7 @@ fn scans_prod_min_and_clamp_full_check() {
     }
     // clamp with a scalar lower bound and an array upper bound.
     let f = build(&[f64v(&[]), f64v(&[6]), f64v(&[6])], |b, x| {
-        vec![eqn(b, Primitive::Clamp, x)]
+        vec![eqn(b, Primitive::Clamp(Clamp), x)]
     });
     let xs = [
         f64_arc(&[], vec![-0.5]),

@@ -10,6 +10,7 @@
     clippy::cloned_ref_to_slice_refs
 )]
 
+use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow, Pjit, Reduce};
 use microjax::transforms::{dce_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp,
@@ -26,9 +27,17 @@ use common::{build, dot_general, f64_arc, f64s, f64v, Rng};
 /// f(x) = 3x^3 + 2x^2 + 2x
 fn cubic() -> ClosedJaxpr {
     build(&[f64v(&[])], |b, x| {
-        let x3 = eqn(b, Primitive::IntegerPow { y: 3 }, &[x[0].clone()]);
+        let x3 = eqn(
+            b,
+            Primitive::IntegerPow(IntegerPow { y: 3 }),
+            &[x[0].clone()],
+        );
         let a = bin(b, BinaryOp::Mul, &lit(3.0), &x3);
-        let x2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[x[0].clone()]);
+        let x2 = eqn(
+            b,
+            Primitive::IntegerPow(IntegerPow { y: 2 }),
+            &[x[0].clone()],
+        );
         let c = bin(b, BinaryOp::Mul, &x2, &lit(2.0));
         let d = bin(b, BinaryOp::Mul, &lit(2.0), &x[0]);
         let s = bin(b, BinaryOp::Add, &a, &c);
@@ -109,7 +118,10 @@ fn symbolic_zeros() {
         .iter()
         .find(|e| Some(&Atom::Var(e.outputs[0])) == Some(y_out))
         .unwrap();
-    assert!(matches!(producer.prim, Primitive::BroadcastInDim { .. }));
+    assert!(matches!(
+        producer.prim,
+        Primitive::BroadcastInDim(BroadcastInDim { .. })
+    ));
     assert!(matches!(producer.inputs[0], Atom::Lit(_)));
     // A linear map independent of its input: transpose gives zeros.
     let t = transpose_jaxpr(&f, &[false, true]).unwrap();
@@ -146,7 +158,7 @@ fn dce_removes_unused_equations() {
     });
     let (g, used) = dce_jaxpr(&outer, &[true]).unwrap();
     assert_eq!(used, vec![true, false, false]);
-    let Primitive::Pjit { jaxpr, .. } = &g.jaxpr.eqns[0].prim else {
+    let Primitive::Pjit(Pjit { jaxpr, .. }) = &g.jaxpr.eqns[0].prim else {
         panic!()
     };
     assert_eq!(jaxpr.jaxpr.eqns.len(), 2);
@@ -159,10 +171,10 @@ fn int_inputs() {
     let f = build(&[f64v(&[3]), Aval::new(vec![3], DType::I32)], |b, x| {
         let nf = eqn(
             b,
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F64,
                 weak_type: false,
-            },
+            }),
             &[x[1].clone()],
         );
         let p = bin(b, BinaryOp::Mul, &x[0], &nf);
@@ -252,29 +264,29 @@ fn composite_mlp_layer() {
         );
         let bb = eqn(
             b,
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![2, 4],
                 broadcast_dimensions: vec![1],
-            },
+            }),
             &[x[2].clone()],
         );
         let h = bin(b, BinaryOp::Add, &h, &bb);
         let a = un(b, UnaryOp::Tanh, &h);
-        let a2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[a]);
+        let a2 = eqn(b, Primitive::IntegerPow(IntegerPow { y: 2 }), &[a]);
         let s = eqn(
             b,
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![0, 1],
-            },
+            }),
             &[a2],
         );
         let m = eqn(
             b,
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![0, 1],
-            },
+            }),
             &[x[1].clone()],
         );
         vec![bin(b, BinaryOp::Div, &s, &m)]
@@ -290,7 +302,7 @@ fn composite_mlp_layer() {
 fn prim_names(j: &ClosedJaxpr, out: &mut Vec<&'static str>) {
     for e in &j.jaxpr.eqns {
         out.push(e.prim.name());
-        if let Primitive::Pjit { jaxpr, .. } = &e.prim {
+        if let Primitive::Pjit(Pjit { jaxpr, .. }) = &e.prim {
             prim_names(jaxpr, out);
         }
     }
@@ -307,10 +319,10 @@ fn mlp_like() -> ClosedJaxpr {
             let t = un(b, UnaryOp::Tanh, &y[0]);
             let m = eqn(
                 b,
-                Primitive::Reduce {
+                Primitive::Reduce(Reduce {
                     op: ReduceOp::Max,
                     axes: vec![1],
-                },
+                }),
                 &[t.clone()],
             );
             let e = un(b, UnaryOp::Exp, &m);

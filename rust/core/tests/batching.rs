@@ -14,6 +14,10 @@
 
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
+use microjax::prims::{
+    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, IsFinite,
+    Reduce, Reshape, Round, SelectN, Squeeze, StopGradient, Transpose,
+};
 use microjax::transforms::{batch_jaxpr, vjp_jaxpr};
 use microjax::{
     with_buffer, Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Error,
@@ -360,12 +364,12 @@ fn compare_f32_and_i32() {
 fn integer_pow() {
     for y in [2, 3, -2, 0] {
         check(
-            &single(Primitive::IntegerPow { y }, &[f32v(&[2, 3])]),
+            &single(Primitive::IntegerPow(IntegerPow { y }), &[f32v(&[2, 3])]),
             &[POS],
         );
     }
     check(
-        &single(Primitive::IntegerPow { y: 3 }, &[i32a(&[4])]),
+        &single(Primitive::IntegerPow(IntegerPow { y: 3 }), &[i32a(&[4])]),
         &[INT],
     );
 }
@@ -375,7 +379,7 @@ fn select_n() {
     let cases2 = [Gen::B, ANY, ANY];
     check(
         &single(
-            Primitive::SelectN,
+            Primitive::SelectN(SelectN),
             &[
                 Aval::new(vec![2, 3], DType::Bool),
                 f32v(&[2, 3]),
@@ -387,7 +391,7 @@ fn select_n() {
     // scalar predicate against array cases
     check(
         &single(
-            Primitive::SelectN,
+            Primitive::SelectN(SelectN),
             &[Aval::new(vec![], DType::Bool), f32v(&[2, 3]), f32v(&[2, 3])],
         ),
         &cases2,
@@ -395,7 +399,7 @@ fn select_n() {
     // all scalars
     check(
         &single(
-            Primitive::SelectN,
+            Primitive::SelectN(SelectN),
             &[Aval::new(vec![], DType::Bool), i32a(&[]), i32a(&[])],
         ),
         &[Gen::B, INT, INT],
@@ -403,7 +407,7 @@ fn select_n() {
     // int32 predicate, three cases
     check(
         &single(
-            Primitive::SelectN,
+            Primitive::SelectN(SelectN),
             &[i32a(&[4]), i32a(&[4]), i32a(&[4]), i32a(&[4])],
         ),
         &[Gen::I(0, 2), INT, INT, INT],
@@ -412,9 +416,11 @@ fn select_n() {
 
 #[test]
 fn convert_element_type() {
-    let cv = |new_dtype| Primitive::ConvertElementType {
-        new_dtype,
-        weak_type: false,
+    let cv = |new_dtype| {
+        Primitive::ConvertElementType(ConvertElementType {
+            new_dtype,
+            weak_type: false,
+        })
     };
     check(&single(cv(DType::I32), &[f32v(&[2, 3])]), &[ANY]);
     check(&single(cv(DType::F32), &[i32a(&[3])]), &[INT]);
@@ -425,9 +431,11 @@ fn convert_element_type() {
 
 #[test]
 fn broadcast_in_dim() {
-    let bid = |shape: &[usize], bd: &[usize]| Primitive::BroadcastInDim {
-        shape: shape.to_vec(),
-        broadcast_dimensions: bd.to_vec(),
+    let bid = |shape: &[usize], bd: &[usize]| {
+        Primitive::BroadcastInDim(BroadcastInDim {
+            shape: shape.to_vec(),
+            broadcast_dimensions: bd.to_vec(),
+        })
     };
     check(&single(bid(&[2, 3], &[1]), &[f32v(&[3])]), &[ANY]);
     check(&single(bid(&[3, 4], &[0, 1]), &[f32v(&[3, 1])]), &[ANY]);
@@ -446,8 +454,10 @@ fn broadcast_in_dim() {
 
 #[test]
 fn reshape() {
-    let rs = |s: &[usize]| Primitive::Reshape {
-        new_sizes: s.to_vec(),
+    let rs = |s: &[usize]| {
+        Primitive::Reshape(Reshape {
+            new_sizes: s.to_vec(),
+        })
     };
     check(&single(rs(&[3, 2]), &[f32v(&[2, 3])]), &[ANY]);
     check(&single(rs(&[6]), &[i32a(&[2, 3])]), &[INT]);
@@ -457,8 +467,10 @@ fn reshape() {
 
 #[test]
 fn transpose() {
-    let tr = |p: &[usize]| Primitive::Transpose {
-        permutation: p.to_vec(),
+    let tr = |p: &[usize]| {
+        Primitive::Transpose(Transpose {
+            permutation: p.to_vec(),
+        })
     };
     check(&single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]), &[ANY]);
     check(&single(tr(&[1, 0]), &[i32a(&[2, 3])]), &[INT]);
@@ -470,8 +482,10 @@ fn transpose() {
 
 #[test]
 fn squeeze() {
-    let sq = |d: &[usize]| Primitive::Squeeze {
-        dimensions: d.to_vec(),
+    let sq = |d: &[usize]| {
+        Primitive::Squeeze(Squeeze {
+            dimensions: d.to_vec(),
+        })
     };
     check(&single(sq(&[1, 3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
     check(&single(sq(&[3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
@@ -493,10 +507,10 @@ fn reductions() {
             vec![],
             vec![0, 1, 2],
         ] {
-            let p = Primitive::Reduce {
+            let p = Primitive::Reduce(Reduce {
                 op,
                 axes: axes.clone(),
-            };
+            });
             check(&single(p.clone(), &[f32v(&[2, 3, 4])]), &[ANY]);
             check(&single(p.clone(), &[i32a(&[2, 3, 4])]), &[INT]);
             for d in 1..3 {
@@ -630,11 +644,11 @@ fn iota_is_never_batched() {
     let x = b.add_input(i32a(&[3])).unwrap();
     let io = b
         .add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![3],
                 dimension: 0,
-            },
+            }),
             vec![],
         )
         .unwrap();
@@ -656,11 +670,11 @@ fn iota_is_never_batched() {
 
     // A program of no inputs: its output is broadcast along the mapped axis.
     let prog = single(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::F32,
             shape: vec![2, 3],
             dimension: 1,
-        },
+        }),
         &[],
     );
     for (od, shape) in [(0, vec![4, 2, 3]), (1, vec![2, 4, 3]), (2, vec![2, 3, 4])] {
@@ -701,19 +715,19 @@ fn pjit_and_nested_pjit() {
     let y = b.add_input(f32v(&[2, 3])).unwrap();
     let xt = b
         .add_eqn1(
-            Primitive::Transpose {
+            Primitive::Transpose(Transpose {
                 permutation: vec![1, 0],
-            },
+            }),
             vec![Atom::Var(x)],
         )
         .unwrap();
     let outs = call(&mut b, sub_program(), vec![xt, Atom::Var(y)]);
     let r = b
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![1],
-            },
+            }),
             vec![outs[0].clone()],
         )
         .unwrap();
@@ -764,10 +778,10 @@ fn consts_stay_consts() {
         .unwrap();
     let cb = b
         .add_eqn1(
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![2, 3],
                 broadcast_dimensions: vec![1],
-            },
+            }),
             vec![Atom::Var(c)],
         )
         .unwrap();
@@ -918,9 +932,9 @@ fn mixed_program() {
     let s = b.add_input(f32v(&[])).unwrap();
     let xt = b
         .add_eqn1(
-            Primitive::Transpose {
+            Primitive::Transpose(Transpose {
                 permutation: vec![1, 0],
-            },
+            }),
             vec![Atom::Var(x)],
         )
         .unwrap();
@@ -929,9 +943,9 @@ fn mixed_program() {
         .unwrap();
     let r = b
         .add_eqn1(
-            Primitive::Reshape {
+            Primitive::Reshape(Reshape {
                 new_sizes: vec![6, 2],
-            },
+            }),
             vec![p],
         )
         .unwrap();
@@ -940,10 +954,10 @@ fn mixed_program() {
         .unwrap();
     let m = b
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![1],
-            },
+            }),
             vec![a],
         )
         .unwrap();
@@ -955,17 +969,17 @@ fn mixed_program() {
         .unwrap();
     let d1 = b
         .add_eqn1(
-            Primitive::Reshape {
+            Primitive::Reshape(Reshape {
                 new_sizes: vec![1, 9],
-            },
+            }),
             vec![d],
         )
         .unwrap();
     let sq = b
         .add_eqn1(
-            Primitive::Squeeze {
+            Primitive::Squeeze(Squeeze {
                 dimensions: vec![0],
-            },
+            }),
             vec![d1],
         )
         .unwrap();
@@ -1001,41 +1015,53 @@ fn arg_scans_rounding_and_clamp_batch() {
     use microjax::prims::{ArgOp, CumOp, RoundingMethod};
     for axis in [0, 1] {
         for op in [ArgOp::Argmax, ArgOp::Argmin] {
-            let p = Primitive::Arg {
+            let p = Primitive::Arg(ArgReduce {
                 op,
                 axis,
                 index_dtype: DType::I32,
-            };
+            });
             check(&single(p, &[f32v(&[2, 3])]), &[ANY]);
         }
         for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Logsumexp] {
             for reverse in [false, true] {
-                let p = Primitive::Cumulative { op, axis, reverse };
+                let p = Primitive::Cumulative(Cumulative { op, axis, reverse });
                 check(&single(p, &[f32v(&[2, 3])]), &[ANY]);
             }
         }
     }
-    check(&single(Primitive::StopGradient, &[f32v(&[2, 3])]), &[ANY]);
-    check(&single(Primitive::IsFinite, &[f32v(&[4])]), &[ANY]);
+    check(
+        &single(Primitive::StopGradient(StopGradient), &[f32v(&[2, 3])]),
+        &[ANY],
+    );
+    check(
+        &single(Primitive::IsFinite(IsFinite), &[f32v(&[4])]),
+        &[ANY],
+    );
     check(
         &single(
-            Primitive::Round {
+            Primitive::Round(Round {
                 rounding_method: RoundingMethod::ToNearestEven,
-            },
+            }),
             &[f32v(&[4])],
         ),
         &[ANY],
     );
     check(
-        &single(Primitive::Clamp, &[f32v(&[]), f32v(&[2, 3]), f32v(&[])]),
+        &single(
+            Primitive::Clamp(Clamp),
+            &[f32v(&[]), f32v(&[2, 3]), f32v(&[])],
+        ),
         &[ANY, ANY, ANY],
     );
     check(
-        &single(Primitive::Clamp, &[f32v(&[3]), f32v(&[3]), f32v(&[])]),
+        &single(
+            Primitive::Clamp(Clamp),
+            &[f32v(&[3]), f32v(&[3]), f32v(&[])],
+        ),
         &[ANY, ANY, ANY],
     );
     check(
-        &single(Primitive::Clamp, &[f32v(&[]), f32v(&[]), f32v(&[])]),
+        &single(Primitive::Clamp(Clamp), &[f32v(&[]), f32v(&[]), f32v(&[])]),
         &[ANY, ANY, ANY],
     );
 }

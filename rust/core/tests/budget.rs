@@ -15,6 +15,7 @@ use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
 use microjax::export::{Determinism, Limits, Program};
 use microjax::prims::kernel;
+use microjax::prims::{BroadcastInDim, Iota};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive, Scalar,
 };
@@ -39,10 +40,10 @@ fn too_large<T: std::fmt::Debug>(r: microjax::Result<T>) -> Error {
 }
 
 fn broadcast(shape: &[usize]) -> Primitive {
-    Primitive::BroadcastInDim {
+    Primitive::BroadcastInDim(BroadcastInDim {
         shape: shape.to_vec(),
         broadcast_dimensions: vec![],
-    }
+    })
 }
 
 /// `x:f32[] -> broadcast(x, shape) + 1`.
@@ -71,11 +72,11 @@ fn eager_kernels_check_output_avals_before_running() {
         "{msg}"
     );
     assert!(msg.contains("(1048576, 1048576)"), "{msg}");
-    let iota = Primitive::Iota {
+    let iota = Primitive::Iota(Iota {
         dtype: DType::I32,
         shape: ABSURD.to_vec(),
         dimension: 0,
-    };
+    });
     too_large(kernel::eval(&iota, &[]));
     // An element count that overflows usize is an Overflow error.
     let r = kernel::eval(&broadcast(&[usize::MAX, 4]), &[&x]);

@@ -13,6 +13,9 @@
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
 use microjax::prims::control::{ControlFlow, Scan};
+use microjax::prims::{
+    ConvertElementType, DotGeneral, IntegerPow, Pjit, Reduce, Reshape, SelectN, Transpose,
+};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
     Primitive, ReduceOp, Scalar, UnaryOp,
@@ -123,10 +126,10 @@ fn escaping_intermediates_are_materialized() {
     let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
     let total = b
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![0],
-            },
+            }),
             vec![c.clone()],
         )
         .unwrap();
@@ -148,10 +151,10 @@ fn common_subexpressions_and_identities_are_removed() {
     let one = b.binary(BinaryOp::Mul, s2, lit(1.0)).unwrap();
     let conv = b
         .add_eqn1(
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F32,
                 weak_type: false,
-            },
+            }),
             vec![one],
         )
         .unwrap();
@@ -167,10 +170,10 @@ fn calls_are_inlined_and_fused_across_the_boundary() {
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(f32v(&[64])).unwrap());
     let nx = b.unary(UnaryOp::Neg, x).unwrap();
-    let call = Primitive::Pjit {
+    let call = Primitive::Pjit(Pjit {
         jaxpr: Arc::new(inner),
         name: "inner".into(),
-    };
+    });
     let outs = b.add_eqn(call, vec![nx], None).unwrap();
     let y = b.unary(UnaryOp::Abs, Atom::Var(outs[0])).unwrap();
     let prog = b.build(vec![y]).unwrap();
@@ -231,9 +234,9 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
     let m = b.binary(BinaryOp::Mul, t3, r3).unwrap();
     let back = b
         .add_eqn1(
-            Primitive::Reshape {
+            Primitive::Reshape(Reshape {
                 new_sizes: vec![a, c],
-            },
+            }),
             vec![m],
         )
         .unwrap();
@@ -254,9 +257,9 @@ fn transposes_feeding_a_matmul_are_folded() {
     let y = Atom::Var(b.add_input(f32v(&[n, k])).unwrap());
     let tr = |b: &mut Builder, a: Atom| {
         b.add_eqn1(
-            Primitive::Transpose {
+            Primitive::Transpose(Transpose {
                 permutation: vec![1, 0],
-            },
+            }),
             vec![a],
         )
         .unwrap()
@@ -295,12 +298,14 @@ fn typed_pass_matches_the_interpreter_on_f64() {
         let hi = b.binary(BinaryOp::Max, xs.clone(), rb.clone()).unwrap();
         let lo = b.binary(BinaryOp::Min, hi.clone(), half).unwrap();
         let p3 = b
-            .add_eqn1(Primitive::IntegerPow { y: 3 }, vec![lo.clone()])
+            .add_eqn1(Primitive::IntegerPow(IntegerPow { y: 3 }), vec![lo.clone()])
             .unwrap();
         let pm2 = b
-            .add_eqn1(Primitive::IntegerPow { y: -2 }, vec![rb])
+            .add_eqn1(Primitive::IntegerPow(IntegerPow { y: -2 }), vec![rb])
             .unwrap();
-        let p0 = b.add_eqn1(Primitive::IntegerPow { y: 0 }, vec![x]).unwrap();
+        let p0 = b
+            .add_eqn1(Primitive::IntegerPow(IntegerPow { y: 0 }), vec![x])
+            .unwrap();
         let t = b.unary(UnaryOp::Tanh, p3).unwrap();
         let d = b.binary(BinaryOp::Div, t, pm2).unwrap();
         let e = b.binary(BinaryOp::Sub, d, p0).unwrap();
@@ -327,7 +332,9 @@ fn mixed_dtype_groups_take_the_generic_pass() {
         )
         .unwrap();
     let x2 = b.binary(BinaryOp::Mul, x.clone(), lit(2.0)).unwrap();
-    let y = b.add_eqn1(Primitive::SelectN, vec![pos, x, x2]).unwrap();
+    let y = b
+        .add_eqn1(Primitive::SelectN(SelectN), vec![pos, x, x2])
+        .unwrap();
     let plan = check(b.build(vec![y]).unwrap(), &[data(&[n], 8)]);
     assert_eq!((plan.stats().groups, plan.stats().typed_groups), (1, 0));
 }
@@ -536,10 +543,10 @@ fn planned_products_equal_the_kernel() {
     for (ls, rs, dims) in cases {
         let (l, r) = (data(&ls, 1), data(&rs, 2));
         let want = kernel::eval(
-            &Primitive::DotGeneral {
+            &Primitive::DotGeneral(DotGeneral {
                 dims: dims.clone(),
                 preferred_element_type: None,
-            },
+            }),
             &[&l, &r],
         )
         .unwrap()

@@ -16,6 +16,7 @@ use microjax::ir::typecheck::typecheck;
 use microjax::prims::conv::{ConvDims, ConvParams};
 use microjax::prims::kernel::eval;
 use microjax::prims::window::{Select, WindowOp, WindowParams, WindowReduce};
+use microjax::prims::Transpose;
 use microjax::transforms::batch::batch_jaxpr;
 use microjax::transforms::{jvp_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
@@ -199,7 +200,7 @@ fn conv_layouts_permute_the_same_values() {
     let (x, w) = (rng.f64s(&[2, 3, 5, 4]), rng.f64s(&[4, 3, 2, 3]));
     let base = eval(&conv_p(c.clone()), &[&x, &w]).unwrap().pop().unwrap();
     let tr = |a: &HostArray, perm: Vec<usize>| {
-        eval(&Primitive::Transpose { permutation: perm }, &[a])
+        eval(&Primitive::Transpose(Transpose { permutation: perm }), &[a])
             .unwrap()
             .pop()
             .unwrap()

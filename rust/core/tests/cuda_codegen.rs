@@ -17,6 +17,11 @@ use microjax::exec::cuda::steps::gemm_spec;
 use microjax::exec::cuda::{device_count, device_plan, kernel_sources, DeviceStep, GemmSpec};
 use microjax::prims::control::ControlFlow;
 use microjax::prims::random::Threefry2x32;
+use microjax::prims::{
+    ArgReduce, Clamp, Concatenate, ConvertElementType, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Reduce, Rev, Round, SelectN, Slice,
+    Transpose,
+};
 use microjax::prims::{CmpOp, CumOp, RoundingMethod};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp,
@@ -58,10 +63,10 @@ fn row_sum() -> ClosedJaxpr {
     let x = input(&mut b, &[4, 3]);
     let s = b
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![1],
-            },
+            }),
             vec![x],
         )
         .unwrap();
@@ -73,11 +78,11 @@ fn cumsum_rev() -> ClosedJaxpr {
     let x = input(&mut b, &[2, 5, 3]);
     let s = b
         .add_eqn1(
-            Primitive::Cumulative {
+            Primitive::Cumulative(Cumulative {
                 op: CumOp::Sum,
                 axis: 1,
                 reverse: true,
-            },
+            }),
             vec![x],
         )
         .unwrap();
@@ -88,11 +93,11 @@ fn iota() -> ClosedJaxpr {
     let mut b = Builder::new();
     let s = b
         .add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![3, 4],
                 dimension: 0,
-            },
+            }),
             vec![],
         )
         .unwrap();
@@ -261,12 +266,12 @@ fn elementwise_cases() -> Vec<(Primitive, Vec<DType>)> {
     for &op in CmpOp::ALL {
         cases.push((Primitive::Compare(op), vec![F64, F64]));
     }
-    cases.push((Primitive::IntegerPow { y: -3 }, vec![F32]));
-    cases.push((Primitive::SelectN, vec![Bool, F32, F32]));
-    cases.push((Primitive::Clamp, vec![F32, F32, F32]));
-    cases.push((Primitive::IsFinite, vec![F32]));
+    cases.push((Primitive::IntegerPow(IntegerPow { y: -3 }), vec![F32]));
+    cases.push((Primitive::SelectN(SelectN), vec![Bool, F32, F32]));
+    cases.push((Primitive::Clamp(Clamp), vec![F32, F32, F32]));
+    cases.push((Primitive::IsFinite(IsFinite), vec![F32]));
     for m in [RoundingMethod::AwayFromZero, RoundingMethod::ToNearestEven] {
-        cases.push((Primitive::Round { rounding_method: m }, vec![F32]));
+        cases.push((Primitive::Round(Round { rounding_method: m }), vec![F32]));
     }
     for (from, to) in [
         (F32, I32),
@@ -277,10 +282,10 @@ fn elementwise_cases() -> Vec<(Primitive, Vec<DType>)> {
         (F64, DType::BF16),
         (I32, DType::BF16),
     ] {
-        let p = Primitive::ConvertElementType {
+        let p = Primitive::ConvertElementType(ConvertElementType {
             new_dtype: to,
             weak_type: false,
-        };
+        });
         cases.push((p, vec![from]));
     }
     cases.push((Primitive::Unary(UnaryOp::Exp), vec![DType::BF16]));
@@ -320,7 +325,10 @@ fn every_elementwise_primitive_lowers_or_is_a_documented_fallback() {
         let out = jx.aval(jx.eqns[0].outputs[0]).unwrap().dtype;
         let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
         let mut label = format!("{}({})", prim.name(), names.join(","));
-        if matches!(prim, Primitive::ConvertElementType { .. }) {
+        if matches!(
+            prim,
+            Primitive::ConvertElementType(ConvertElementType { .. })
+        ) {
             label = format!("{label}->{}", out.name());
         }
         let want = lowering(&prim, *dtypes.last().unwrap(), out);
@@ -423,10 +431,10 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
     let bias = input(&mut b, &[16]);
     let h = b
         .add_eqn1(
-            Primitive::DotGeneral {
+            Primitive::DotGeneral(DotGeneral {
                 dims: dot_dims(&[1], &[0], &[], &[]),
                 preferred_element_type: None,
-            },
+            }),
             vec![x, w],
         )
         .unwrap();
@@ -435,10 +443,10 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
     let t = b.unary(UnaryOp::Tanh, hb).unwrap();
     let s = b
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![0, 1],
-            },
+            }),
             vec![t.clone()],
         )
         .unwrap();
@@ -714,49 +722,49 @@ fn data_movement_program(d: DType) -> ClosedJaxpr {
     };
     add(
         &mut b,
-        Primitive::Transpose {
+        Primitive::Transpose(Transpose {
             permutation: vec![1, 0],
-        },
+        }),
         vec![x.clone()],
     );
     add(
         &mut b,
-        Primitive::Slice {
+        Primitive::Slice(Slice {
             start_indices: vec![1, 0],
             limit_indices: vec![4, 6],
             strides: Some(vec![2, 3]),
-        },
+        }),
         vec![x.clone()],
     );
     add(
         &mut b,
-        Primitive::Rev {
+        Primitive::Rev(Rev {
             dimensions: vec![1],
-        },
+        }),
         vec![x.clone()],
     );
     add(
         &mut b,
-        Primitive::Pad {
+        Primitive::Pad(Pad {
             padding_config: vec![(1, -1, 1), (0, 2, 0)],
-        },
+        }),
         vec![x.clone(), Builder::lit(d, 0.0)],
     );
     add(
         &mut b,
-        Primitive::Concatenate { dimension: 0 },
+        Primitive::Concatenate(Concatenate { dimension: 0 }),
         vec![x.clone(), x.clone()],
     );
     add(
         &mut b,
-        Primitive::DynamicSlice {
+        Primitive::DynamicSlice(DynamicSlice {
             slice_sizes: vec![2, 3],
-        },
+        }),
         vec![x.clone(), i.clone(), Builder::lit(DType::I32, 1.0)],
     );
     add(
         &mut b,
-        Primitive::DynamicUpdateSlice,
+        Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
         vec![x.clone(), x.clone(), i.clone(), i],
     );
     b.build(outs).unwrap()
@@ -829,10 +837,10 @@ fn nvrtc_compiles_every_generated_kernel() {
             DType::BF16,
         ] {
             if let Some(p) = one_eqn(
-                Primitive::Reduce {
+                Primitive::Reduce(Reduce {
                     op: *op,
                     axes: vec![0],
-                },
+                }),
                 &[d],
             ) {
                 srcs.extend(sources(&p));
@@ -840,11 +848,11 @@ fn nvrtc_compiles_every_generated_kernel() {
         }
     }
     for d in [DType::F32, DType::F16, DType::I32, DType::Bool] {
-        let p = Primitive::Arg {
+        let p = Primitive::Arg(ArgReduce {
             op: microjax::prims::ArgOp::Argmax,
             axis: 0,
             index_dtype: DType::I32,
-        };
+        });
         srcs.extend(sources(&one_eqn(p, &[d]).unwrap()));
     }
     assert!(srcs.len() > 60, "{}", srcs.len());

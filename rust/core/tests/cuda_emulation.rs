@@ -22,6 +22,10 @@ use microjax::exec::interp::eval_closed;
 use microjax::prims::gather::{
     GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
 };
+use microjax::prims::{
+    ArgReduce, BroadcastInDim, Concatenate, ConvertElementType, Cumulative, DynamicSlice,
+    DynamicUpdateSlice, Iota, Pad, Reduce, Rev, Slice, Transpose,
+};
 use microjax::{
     Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar, Var,
 };
@@ -485,7 +489,7 @@ fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
     .unwrap();
     for op in ReduceOp::ALL {
         for axes in [vec![0], vec![2], vec![1], vec![0, 2], vec![0, 1, 2]] {
-            let p = Primitive::Reduce { op: *op, axes };
+            let p = Primitive::Reduce(Reduce { op: *op, axes });
             if matches!(op, ReduceOp::And | ReduceOp::Or) {
                 check_kernel(p, std::slice::from_ref(&xi));
                 continue;
@@ -501,18 +505,18 @@ fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
     for op in [CumOp::Sum, CumOp::Prod, CumOp::Max, CumOp::Min] {
         for (axis, reverse) in [(0, false), (1, true), (2, false), (2, true)] {
             check_kernel(
-                Primitive::Cumulative { op, axis, reverse },
+                Primitive::Cumulative(Cumulative { op, axis, reverse }),
                 std::slice::from_ref(&xi),
             );
         }
     }
     // iota along each dimension.
     for dimension in 0..3 {
-        let p = Primitive::Iota {
+        let p = Primitive::Iota(Iota {
             dtype: DType::I32,
             shape: vec![2, 3, 4],
             dimension,
-        };
+        });
         check_kernel(p, &[]);
     }
     // threefry2x32: the random bits bit for bit, scalar keys and full.
@@ -536,10 +540,10 @@ fn half_conversions_are_bit_exact() {
         return;
     }
     let convert = |from: DType, to: DType, x: HostArray| {
-        let p = Primitive::ConvertElementType {
+        let p = Primitive::ConvertElementType(ConvertElementType {
             new_dtype: to,
             weak_type: false,
-        };
+        });
         assert_eq!(x.dtype(), from);
         check_kernel(p, &[x]);
     };
@@ -649,15 +653,15 @@ fn half_reductions_and_scans_accumulate_in_f32() {
         let mut prims: Vec<Primitive> = Vec::new();
         for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod] {
             for axes in [vec![0], vec![1, 2]] {
-                prims.push(Primitive::Reduce { op, axes });
+                prims.push(Primitive::Reduce(Reduce { op, axes }));
             }
         }
         for op in [CumOp::Sum, CumOp::Max] {
-            prims.push(Primitive::Cumulative {
+            prims.push(Primitive::Cumulative(Cumulative {
                 op,
                 axis: 1,
                 reverse: true,
-            });
+            }));
         }
         for p in prims {
             let mut b = Builder::new();
@@ -706,28 +710,28 @@ fn data_movement_kernels_match_the_cpu() {
     for arr in [&x, &half, &flags] {
         for permutation in [vec![2, 0, 1], vec![1, 0, 2], vec![0, 1, 2]] {
             check_kernel(
-                Primitive::Transpose { permutation },
+                Primitive::Transpose(Transpose { permutation }),
                 std::slice::from_ref(arr),
             );
         }
-        let slice = Primitive::Slice {
+        let slice = Primitive::Slice(Slice {
             start_indices: vec![1, 0, 1],
             limit_indices: vec![3, 4, 5],
             strides: Some(vec![1, 3, 2]),
-        };
+        });
         check_kernel(slice, std::slice::from_ref(arr));
-        let rev = Primitive::Rev {
+        let rev = Primitive::Rev(Rev {
             dimensions: vec![0, 2],
-        };
+        });
         check_kernel(rev, std::slice::from_ref(arr));
-        let cat = Primitive::Concatenate { dimension: 1 };
+        let cat = Primitive::Concatenate(Concatenate { dimension: 1 });
         let parts = [arr.clone(), arr.clone(), arr.clone()];
         check_kernel(cat, &parts);
     }
     // pad: negative low/high, interior padding, the value an operand.
-    let pad = Primitive::Pad {
+    let pad = Primitive::Pad(Pad {
         padding_config: vec![(1, -1, 0), (-1, 2, 1), (2, 0, 2)],
-    };
+    });
     check_kernel(pad.clone(), &[x.clone(), f32a(&[], vec![-9.5])]);
     let hpad = HostArray::new(vec![], Buffer::F16(vec![half::f16::from_f32(3.5)])).unwrap();
     check_kernel(pad, &[half.clone(), hpad]);
@@ -736,13 +740,13 @@ fn data_movement_kernels_match_the_cpu() {
     for starts in [[0, 0, 0], [2, 3, 4], [-5, 1, 9], [1, -1, 1]] {
         let mut args = vec![x.clone()];
         args.extend(starts.iter().map(|&s| scalar_i32(s)));
-        let ds = Primitive::DynamicSlice {
+        let ds = Primitive::DynamicSlice(DynamicSlice {
             slice_sizes: vec![2, 2, 3],
-        };
+        });
         check_kernel(ds, &args);
         let mut args = vec![x.clone(), u.clone()];
         args.extend(starts.iter().map(|&s| scalar_i32(s)));
-        check_kernel(Primitive::DynamicUpdateSlice, &args);
+        check_kernel(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), &args);
     }
     // Literal starts and a literal padding value are folded into the text.
     let mut b = Builder::new();
@@ -750,17 +754,17 @@ fn data_movement_kernels_match_the_cpu() {
     let lit_i = |v: f64| microjax::Builder::lit(DType::I32, v);
     let ds = b
         .add_eqn1(
-            Primitive::DynamicSlice {
+            Primitive::DynamicSlice(DynamicSlice {
                 slice_sizes: vec![1, 4, 2],
-            },
+            }),
             vec![a.clone(), lit_i(2.0), lit_i(0.0), lit_i(7.0)],
         )
         .unwrap();
     let padded = b
         .add_eqn1(
-            Primitive::Pad {
+            Primitive::Pad(Pad {
                 padding_config: vec![(0, 0, 0), (1, 1, 0), (0, 0, 0)],
-            },
+            }),
             vec![a, microjax::Builder::lit(DType::F32, 0.25)],
         )
         .unwrap();
@@ -780,9 +784,11 @@ fn broadcasts_the_fused_kernels_cannot_read_match_the_cpu() {
         return;
     }
     // Kept axes that are not one run, and a unit axis broadcast.
-    let bcast = |shape: Vec<usize>, dims: Vec<usize>| Primitive::BroadcastInDim {
-        shape,
-        broadcast_dimensions: dims,
+    let bcast = |shape: Vec<usize>, dims: Vec<usize>| {
+        Primitive::BroadcastInDim(BroadcastInDim {
+            shape,
+            broadcast_dimensions: dims,
+        })
     };
     check_kernel(bcast(vec![3, 4, 5], vec![0, 2]), &[ramp(&[3, 5])]);
     check_kernel(bcast(vec![2, 3, 4], vec![0, 1]), &[ramp(&[2, 1])]);
@@ -842,11 +848,11 @@ fn argmax_and_argmin_match_the_cpu_with_ties_and_nans() {
     for op in [ArgOp::Argmax, ArgOp::Argmin] {
         for axis in 0..3 {
             for index_dtype in [DType::I32, DType::I64] {
-                let p = Primitive::Arg {
+                let p = Primitive::Arg(ArgReduce {
                     op,
                     axis,
                     index_dtype,
-                };
+                });
                 for arr in [&x, &ints, &flags, &halves] {
                     check_kernel(p.clone(), std::slice::from_ref(arr));
                 }

@@ -28,6 +28,7 @@ use microjax::prims::control::{ControlFlow, Scan};
 use microjax::prims::conv::ConvParams;
 use microjax::prims::kernel::vmath::{with_simd_level, SimdLevel};
 use microjax::prims::linalg::LinalgOp;
+use microjax::prims::{ConvertElementType, Cumulative, Iota, Pjit, Reduce, Transpose};
 use microjax::transforms::vjp_jaxpr;
 use microjax::{
     Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp, UnaryOp,
@@ -43,14 +44,15 @@ fn matmul(b: &mut Builder, x: Atom, w: Atom, rank: usize) -> Atom {
 }
 
 fn reduce(b: &mut Builder, op: ReduceOp, x: Atom, axes: Vec<usize>) -> Atom {
-    b.add_eqn1(Primitive::Reduce { op, axes }, vec![x]).unwrap()
+    b.add_eqn1(Primitive::Reduce(Reduce { op, axes }), vec![x])
+        .unwrap()
 }
 
 fn call(b: &mut Builder, prog: ClosedJaxpr, args: Vec<Atom>) -> Vec<Atom> {
-    let p = Primitive::Pjit {
+    let p = Primitive::Pjit(Pjit {
         jaxpr: Arc::new(prog),
         name: "f".into(),
-    };
+    });
     let outs = b.add_eqn(p, args, None).unwrap();
     outs.into_iter().map(Atom::Var).collect()
 }
@@ -129,11 +131,11 @@ fn reductions() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     outs.push(b.binary(BinaryOp::Div, ss, lit(208_065.0)).unwrap());
     outs.push(
         b.add_eqn1(
-            Primitive::Cumulative {
+            Primitive::Cumulative(Cumulative {
                 op: microjax::prims::CumOp::Sum,
                 axis: 0,
                 reverse: false,
-            },
+            }),
             vec![x],
         )
         .unwrap(),
@@ -193,20 +195,20 @@ fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let a = input(&mut b, &[n, n]);
     let at = b
         .add_eqn1(
-            Primitive::Transpose {
+            Primitive::Transpose(Transpose {
                 permutation: vec![1, 0],
-            },
+            }),
             vec![a.clone()],
         )
         .unwrap();
     let aat = matmul(&mut b, a.clone(), at, 2);
     let iota = |b: &mut Builder, dimension| {
         b.add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![n, n],
                 dimension,
-            },
+            }),
             vec![],
         )
         .unwrap()
@@ -217,10 +219,10 @@ fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
         .unwrap();
     let eye = b
         .add_eqn1(
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F32,
                 weak_type: false,
-            },
+            }),
             vec![eye_b],
         )
         .unwrap();

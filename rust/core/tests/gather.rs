@@ -16,6 +16,7 @@ use microjax::prims::gather::{
     GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
 };
 use microjax::prims::kernel::eval;
+use microjax::prims::{DynamicSlice, DynamicUpdateSlice};
 use microjax::transforms::{batch_jaxpr, jvp_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar};
 use std::sync::Arc;
@@ -522,14 +523,14 @@ fn dynamic_slices_with_batched_starts_become_gather_and_scatter() {
     let n = 3;
     let xb = iota_f64(&[n, 5]);
     let ib = i32a(&[n], vec![-2, 2, 9]);
-    let p = Primitive::DynamicSlice {
+    let p = Primitive::DynamicSlice(DynamicSlice {
         slice_sizes: vec![2],
-    };
+    });
     check_vmap(&p, &[xb.clone(), ib.clone()], &[true, true], n);
     check_vmap(&p, &[iota_f64(&[5]), ib.clone()], &[false, true], n);
     let ub = f64a(&[n, 2], vec![-1., -2., -3., -4., -5., -6.]);
     check_vmap(
-        &Primitive::DynamicUpdateSlice,
+        &Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
         &[xb, ub, ib.clone()],
         &[true, true, true],
         n,

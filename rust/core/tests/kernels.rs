@@ -15,6 +15,10 @@
 use half::{bf16, f16};
 use microjax::exec::interp::eval_closed;
 use microjax::prims::kernel::eval;
+use microjax::prims::{
+    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, IsFinite,
+    Pjit, Reduce, Reshape, Round, SelectN, Squeeze, Transpose,
+};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, CmpOp, DType, Error, HostArray, Literal, Primitive,
     ReduceOp, Scalar, UnaryOp,
@@ -385,7 +389,7 @@ fn comparisons_of_keys_and_float0() {
 // ---------------------------------------------------------- integer_pow
 
 fn ipow(y: i32, x: &HostArray) -> HostArray {
-    run(Primitive::IntegerPow { y }, &[x])
+    run(Primitive::IntegerPow(IntegerPow { y }), &[x])
 }
 
 #[test]
@@ -417,10 +421,13 @@ fn integer_pow_ints_wrap_and_reject_negative_exponents() {
     assert_eq!(i32s(&ipow(2, &x)), vec![4, 9, 0, 0]);
     assert_eq!(i32s(&ipow(0, &x)), vec![1, 1, 1, 1]);
     assert_eq!(u8s(&ipow(2, &arr(&[2], vec![16u8, 3]))), vec![0, 9]);
-    let e = eval(&Primitive::IntegerPow { y: -1 }, &[&x]).unwrap_err();
+    let e = eval(&Primitive::IntegerPow(IntegerPow { y: -1 }), &[&x]).unwrap_err();
     assert!(matches!(e, Error::Param { param: "y", .. }), "{e}");
     assert!(matches!(
-        eval(&Primitive::IntegerPow { y: 2 }, &[&arr(&[1], vec![true])]),
+        eval(
+            &Primitive::IntegerPow(IntegerPow { y: 2 }),
+            &[&arr(&[1], vec![true])]
+        ),
         Err(Error::DType { .. })
     ));
 }
@@ -433,32 +440,38 @@ fn select_n_bool_and_int_predicates() {
     let c1 = arr(&[4], vec![10.0f32, 11.0, 12.0, 13.0]);
     let c2 = arr(&[4], vec![20.0f32, 21.0, 22.0, 23.0]);
     let p = arr(&[4], vec![true, false, false, true]);
-    let r = run(Primitive::SelectN, &[&p, &c0, &c1]);
+    let r = run(Primitive::SelectN(SelectN), &[&p, &c0, &c1]);
     assert_eq!(f32s(&r), vec![10.0, 1.0, 2.0, 13.0]);
     // Scalar predicate picks a whole case.
     assert_eq!(
-        f32s(&run(Primitive::SelectN, &[&scalar(true), &c0, &c1])),
+        f32s(&run(
+            Primitive::SelectN(SelectN),
+            &[&scalar(true), &c0, &c1]
+        )),
         f32s(&c1)
     );
     assert_eq!(
-        f32s(&run(Primitive::SelectN, &[&scalar(2i32), &c0, &c1, &c2])),
+        f32s(&run(
+            Primitive::SelectN(SelectN),
+            &[&scalar(2i32), &c0, &c1, &c2]
+        )),
         f32s(&c2)
     );
     // Int predicate, out-of-range values clamp to [0, n-1].
     let ip = arr(&[4], vec![2i32, -5, 1, 9]);
-    let r = run(Primitive::SelectN, &[&ip, &c0, &c1, &c2]);
+    let r = run(Primitive::SelectN(SelectN), &[&ip, &c0, &c1, &c2]);
     assert_eq!(f32s(&r), vec![20.0, 1.0, 12.0, 23.0]);
     let ip2 = arr(&[4], vec![1i32, 0, 7, -1]);
     assert_eq!(
-        f32s(&run(Primitive::SelectN, &[&ip2, &c0, &c1])),
+        f32s(&run(Primitive::SelectN(SelectN), &[&ip2, &c0, &c1])),
         vec![10.0, 1.0, 12.0, 3.0]
     );
     assert_eq!(
-        f32s(&run(Primitive::SelectN, &[&ip2, &c0])),
+        f32s(&run(Primitive::SelectN(SelectN), &[&ip2, &c0])),
         vec![0.0, 1.0, 2.0, 3.0]
     );
     let ii = run(
-        Primitive::SelectN,
+        Primitive::SelectN(SelectN),
         &[
             &p,
             &arr(&[4], vec![1i64, 2, 3, 4]),
@@ -467,8 +480,8 @@ fn select_n_bool_and_int_predicates() {
     );
     assert_eq!(i64s(&ii), vec![-1, 2, 3, -4]);
     // Too many cases for a bool predicate, mismatched case shapes.
-    assert!(eval(&Primitive::SelectN, &[&p, &c0, &c1, &c2]).is_err());
-    assert!(eval(&Primitive::SelectN, &[&p, &c0, &scalar(1.0f32)]).is_err());
+    assert!(eval(&Primitive::SelectN(SelectN), &[&p, &c0, &c1, &c2]).is_err());
+    assert!(eval(&Primitive::SelectN(SelectN), &[&p, &c0, &scalar(1.0f32)]).is_err());
 }
 
 #[test]
@@ -476,10 +489,10 @@ fn select_n_keys_and_float0() {
     let k0 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
     let k1 = HostArray::new(vec![2], Buffer::Key(vec![5, 6, 7, 8])).unwrap();
     let p = arr(&[2], vec![true, false]);
-    let r = run(Primitive::SelectN, &[&p, &k0, &k1]);
+    let r = run(Primitive::SelectN(SelectN), &[&p, &k0, &k1]);
     assert_eq!(keys(&r), vec![5, 6, 3, 4]);
     let z = HostArray::new(vec![2], Buffer::Float0(2)).unwrap();
-    let r = run(Primitive::SelectN, &[&p, &z, &z]);
+    let r = run(Primitive::SelectN(SelectN), &[&p, &z, &z]);
     assert_eq!(r.buffer(), &Buffer::Float0(2));
 }
 
@@ -487,10 +500,10 @@ fn select_n_keys_and_float0() {
 
 fn convert(x: &HostArray, to: DType) -> HostArray {
     run(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: to,
             weak_type: false,
-        },
+        }),
         &[x],
     )
 }
@@ -585,10 +598,10 @@ fn convert_to_float0_and_same_dtype() {
     let same = convert(&x, DType::I32);
     assert_eq!(same, x);
     assert!(eval(
-        &Primitive::ConvertElementType {
+        &Primitive::ConvertElementType(ConvertElementType {
             new_dtype: DType::Key,
             weak_type: false
-        },
+        }),
         &[&x]
     )
     .is_err());
@@ -601,10 +614,10 @@ fn broadcast_in_dim_cases() {
     let x = arr(&[3], vec![1i32, 2, 3]);
     let b = |x: &HostArray, shape: &[usize], bd: &[usize]| {
         run(
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: shape.to_vec(),
                 broadcast_dimensions: bd.to_vec(),
-            },
+            }),
             &[x],
         )
     };
@@ -630,10 +643,10 @@ fn broadcast_in_dim_cases() {
     assert_eq!(b(&z, &[3, 2], &[1]).buffer(), &Buffer::Float0(6));
     // Decreasing broadcast_dimensions are rejected by the shape rule.
     assert!(eval(
-        &Primitive::BroadcastInDim {
+        &Primitive::BroadcastInDim(BroadcastInDim {
             shape: vec![3, 3],
             broadcast_dimensions: vec![1, 0],
-        },
+        }),
         &[&arr(&[3, 3], vec![0i32; 9])]
     )
     .is_err());
@@ -643,34 +656,34 @@ fn broadcast_in_dim_cases() {
 fn reshape_and_squeeze() {
     let x = arr(&[2, 1, 3], vec![1i32, 2, 3, 4, 5, 6]);
     let r = run(
-        Primitive::Reshape {
+        Primitive::Reshape(Reshape {
             new_sizes: vec![3, 2],
-        },
+        }),
         &[&x],
     );
     assert_eq!(r.shape(), &[3, 2]);
     assert_eq!(i32s(&r), vec![1, 2, 3, 4, 5, 6]);
     let s = run(
-        Primitive::Squeeze {
+        Primitive::Squeeze(Squeeze {
             dimensions: vec![1],
-        },
+        }),
         &[&x],
     );
     assert_eq!(s.shape(), &[2, 3]);
     assert_eq!(i32s(&s), vec![1, 2, 3, 4, 5, 6]);
-    assert!(eval(&Primitive::Reshape { new_sizes: vec![4] }, &[&x]).is_err());
+    assert!(eval(&Primitive::Reshape(Reshape { new_sizes: vec![4] }), &[&x]).is_err());
     assert!(eval(
-        &Primitive::Squeeze {
+        &Primitive::Squeeze(Squeeze {
             dimensions: vec![0]
-        },
+        }),
         &[&x]
     )
     .is_err());
     let k = HostArray::new(vec![1, 2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
     let s = run(
-        Primitive::Squeeze {
+        Primitive::Squeeze(Squeeze {
             dimensions: vec![0],
-        },
+        }),
         &[&k],
     );
     assert_eq!(s.shape(), &[2]);
@@ -716,9 +729,9 @@ fn transpose_3d_all_permutations() {
         [2, 1, 0],
     ];
     for perm in perms {
-        let p = Primitive::Transpose {
+        let p = Primitive::Transpose(Transpose {
             permutation: perm.to_vec(),
-        };
+        });
         let r = run(p.clone(), &[&x]);
         let want_shape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
         assert_eq!(r.shape(), want_shape.as_slice());
@@ -729,25 +742,25 @@ fn transpose_3d_all_permutations() {
     let shape = [37usize, 1, 45];
     let v: Vec<u8> = (0..37 * 45).map(|i| (i % 251) as u8).collect();
     let r = run(
-        Primitive::Transpose {
+        Primitive::Transpose(Transpose {
             permutation: vec![2, 1, 0],
-        },
+        }),
         &[&arr(&shape, v.clone())],
     );
     assert_eq!(u8s(&r), naive_transpose(&v, &shape, &[2, 1, 0]));
     // Keys move as whole elements.
     let k = HostArray::new(vec![2, 2], Buffer::Key((0..8).collect())).unwrap();
     let r = run(
-        Primitive::Transpose {
+        Primitive::Transpose(Transpose {
             permutation: vec![1, 0],
-        },
+        }),
         &[&k],
     );
     assert_eq!(keys(&r), vec![0, 1, 4, 5, 2, 3, 6, 7]);
     assert!(eval(
-        &Primitive::Transpose {
+        &Primitive::Transpose(Transpose {
             permutation: vec![0, 0, 1]
-        },
+        }),
         &[&x]
     )
     .is_err());
@@ -756,47 +769,47 @@ fn transpose_3d_all_permutations() {
 #[test]
 fn iota_values() {
     let r = run(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::I32,
             shape: vec![2, 3],
             dimension: 1,
-        },
+        }),
         &[],
     );
     assert_eq!(i32s(&r), vec![0, 1, 2, 0, 1, 2]);
     let r = run(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::F32,
             shape: vec![3, 2],
             dimension: 0,
-        },
+        }),
         &[],
     );
     assert_eq!(f32s(&r), vec![0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
     let r = run(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::U8,
             shape: vec![300],
             dimension: 0,
-        },
+        }),
         &[],
     );
     assert_eq!(u8s(&r)[299], 43); // wraps like a convert from int
     let r = run(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::BF16,
             shape: vec![2, 2, 2],
             dimension: 2,
-        },
+        }),
         &[],
     );
     assert_eq!(bf16s(&r), [bf16::ZERO, bf16::ONE].repeat(4));
     let r = run(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::I64,
             shape: vec![0, 4],
             dimension: 1,
-        },
+        }),
         &[],
     );
     assert_eq!(r.size(), 0);
@@ -830,10 +843,10 @@ fn builder_program_with_nested_pjit() {
         .unwrap();
     let outs = mb
         .add_eqn(
-            Primitive::Pjit {
+            Primitive::Pjit(Pjit {
                 jaxpr: inner.clone(),
                 name: "inner".into(),
-            },
+            }),
             vec![Atom::Var(x), Atom::Var(x)],
             None,
         )
@@ -851,20 +864,20 @@ fn builder_program_with_nested_pjit() {
     let x = ob.add_input(Aval::new(vec![3], DType::F32)).unwrap();
     let outs = ob
         .add_eqn(
-            Primitive::Pjit {
+            Primitive::Pjit(Pjit {
                 jaxpr: middle.clone(),
                 name: "middle".into(),
-            },
+            }),
             vec![Atom::Var(x)],
             None,
         )
         .unwrap();
     let total = ob
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: vec![0],
-            },
+            }),
             vec![Atom::Var(outs[0])],
         )
         .unwrap();
@@ -886,10 +899,10 @@ fn builder_program_with_nested_pjit() {
 
     // The pjit kernel called directly gives the same as the interpreter.
     let direct = eval(
-        &Primitive::Pjit {
+        &Primitive::Pjit(Pjit {
             jaxpr: middle,
             name: "middle".into(),
-        },
+        }),
         &[&input],
     )
     .unwrap();
@@ -903,10 +916,10 @@ fn builder_program_with_nested_pjit() {
     // A mistyped operand is rejected before anything runs.
     let bad = arr(&[2], vec![1.0f32, 2.0]);
     assert!(eval(
-        &Primitive::Pjit {
+        &Primitive::Pjit(Pjit {
             jaxpr: inner,
             name: "inner".into(),
-        },
+        }),
         &[&bad, &bad]
     )
     .is_err());
@@ -933,7 +946,10 @@ fn interpreter_frees_and_reuses_values_correctly() {
         .add_eqn1(Primitive::Compare(CmpOp::Gt), vec![z.clone(), Atom::Var(x)])
         .unwrap();
     let s = b
-        .add_eqn1(Primitive::SelectN, vec![w, Atom::Var(x), z.clone()])
+        .add_eqn1(
+            Primitive::SelectN(SelectN),
+            vec![w, Atom::Var(x), z.clone()],
+        )
         .unwrap();
     let prog = b.build(vec![s, y, z]).unwrap();
     let res = eval_closed(&prog, &[Arc::new(arr(&[4], vec![-2i32, 0, 1, 3]))]).unwrap();
@@ -983,21 +999,21 @@ fn integer_ops_follow_xla() {
     // argmax: the first maximum; a NaN wins.
     let v = arr(&[2, 3], vec![1.0f32, 3.0, 3.0, 2.0, f32::NAN, f32::NAN]);
     let am = run(
-        Primitive::Arg {
+        Primitive::Arg(ArgReduce {
             op: ArgOp::Argmax,
             axis: 1,
             index_dtype: DType::I32,
-        },
+        }),
         &[&v],
     );
     assert_eq!(i32s(&am), vec![1, 1]);
     let zero_axis = arr(&[0], Vec::<f32>::new());
     assert!(eval(
-        &Primitive::Arg {
+        &Primitive::Arg(ArgReduce {
             op: ArgOp::Argmin,
             axis: 0,
             index_dtype: DType::I32
-        },
+        }),
         &[&zero_axis]
     )
     .is_err());
@@ -1008,22 +1024,22 @@ fn rounding_clamp_scan_and_reduction_values() {
     use microjax::prims::{CumOp, RoundingMethod};
     let x = arr(&[4], vec![-2.5f32, -0.5, 0.5, 2.5]);
     let away = run(
-        Primitive::Round {
+        Primitive::Round(Round {
             rounding_method: RoundingMethod::AwayFromZero,
-        },
+        }),
         &[&x],
     );
     assert_eq!(f32s(&away), vec![-3.0, -1.0, 1.0, 3.0]);
     let even = run(
-        Primitive::Round {
+        Primitive::Round(Round {
             rounding_method: RoundingMethod::ToNearestEven,
-        },
+        }),
         &[&x],
     );
     assert_eq!(f32s(&even), vec![-2.0, -0.0, 0.0, 2.0]);
     let s = arr(&[3], vec![1.0f32, f32::INFINITY, f32::NAN]);
     assert_eq!(
-        bools(&run(Primitive::IsFinite, &[&s])),
+        bools(&run(Primitive::IsFinite(IsFinite), &[&s])),
         vec![true, false, false]
     );
     // fmod keeps the dividend's sign.
@@ -1044,7 +1060,7 @@ fn rounding_clamp_scan_and_reduction_values() {
     assert_eq!(nv[1].to_bits(), 0x8001);
     // clamp with scalar bounds; NaN propagates.
     let c = run(
-        Primitive::Clamp,
+        Primitive::Clamp(Clamp),
         &[
             &scalar(0.0f32),
             &arr(&[4], vec![-1.0f32, 0.5, 2.0, f32::NAN]),
@@ -1058,11 +1074,11 @@ fn rounding_clamp_scan_and_reduction_values() {
     let m = arr(&[2, 3], vec![1.0f32, 3.0, 2.0, 4.0, 0.0, 5.0]);
     let scan = |op, reverse| {
         f32s(&run(
-            Primitive::Cumulative {
+            Primitive::Cumulative(Cumulative {
                 op,
                 axis: 1,
                 reverse,
-            },
+            }),
             &[&m],
         ))
     };
@@ -1073,24 +1089,24 @@ fn rounding_clamp_scan_and_reduction_values() {
     let lse = scan(CumOp::Logsumexp, false);
     assert!((lse[1] - (1f32.exp() + 3f32.exp()).ln()).abs() < 1e-6);
     // prod, min and bitwise-and reductions.
-    let red = |op| run(Primitive::Reduce { op, axes: vec![1] }, &[&m]);
+    let red = |op| run(Primitive::Reduce(Reduce { op, axes: vec![1] }), &[&m]);
     assert_eq!(f32s(&red(ReduceOp::Prod)), vec![6.0, 0.0]);
     assert_eq!(f32s(&red(ReduceOp::Min)), vec![1.0, 0.0]);
     let bi = arr(&[2, 2], vec![0b110i32, 0b011, -1, 0]);
     let and = run(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::And,
             axes: vec![1],
-        },
+        }),
         &[&bi],
     );
     assert_eq!(i32s(&and), vec![0b010, 0]);
     let empty = arr(&[0], Vec::<i32>::new());
     let and0 = run(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::And,
             axes: vec![0],
-        },
+        }),
         &[&empty],
     );
     assert_eq!(i32s(&and0), vec![-1]);

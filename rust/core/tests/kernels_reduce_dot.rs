@@ -11,6 +11,7 @@
 
 use half::{bf16, f16};
 use microjax::prims::kernel::eval;
+use microjax::prims::{DotGeneral, Reduce};
 use microjax::{DType, DotDims, Error, HostArray, Primitive, ReduceOp};
 
 mod common;
@@ -21,10 +22,10 @@ use common::{bf16s, bools, dot_dims, dot_general, f16s, f32s, f64s, i32s, i8s, u
 
 fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> HostArray {
     run(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op,
             axes: axes.to_vec(),
-        },
+        }),
         &[x],
     )
 }
@@ -140,10 +141,10 @@ fn reduce_edge_cases() {
     let bb = arr(&[2, 2], vec![false, true, false, false]);
     assert_eq!(bools(&reduce(ReduceOp::Max, &bb, &[1])), vec![true, false]);
     assert!(eval(
-        &Primitive::Reduce {
+        &Primitive::Reduce(Reduce {
             op: ReduceOp::Sum,
             axes: vec![0]
-        },
+        }),
         &[&bb]
     )
     .is_err());
@@ -168,10 +169,10 @@ fn reduce_edge_cases() {
 
 fn dot(l: &HostArray, r: &HostArray, dims: DotDims, pref: Option<DType>) -> HostArray {
     run(
-        Primitive::DotGeneral {
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type: pref,
-        },
+        }),
         &[l, r],
     )
 }

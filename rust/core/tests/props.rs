@@ -31,6 +31,10 @@ use microjax::ir::canonical::{canonical, parse_with_consts, ParseLimits};
 use microjax::ir::display::display;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::CumOp;
+use microjax::prims::{
+    BroadcastInDim, Concatenate, ConvertElementType, Cumulative, DynamicSlice, IntegerPow, Iota,
+    Pad, Reduce, Reshape, Rev, SelectN, Slice, Squeeze, Transpose,
+};
 use microjax::{
     Atom, Aval, BinaryOp, Builder, ClosedJaxpr, CmpOp, DType, Error, HostArray, Primitive,
     ReduceOp, UnaryOp, Var,
@@ -94,10 +98,10 @@ fn step(b: &mut Builder, x: Atom, shape: &mut Vec<usize>, (kind, k): Step) -> At
             new.extend_from_slice(shape);
             let y = b
                 .add_eqn1(
-                    Primitive::BroadcastInDim {
+                    Primitive::BroadcastInDim(BroadcastInDim {
                         shape: new.clone(),
                         broadcast_dimensions: (1..=rank).collect(),
-                    },
+                    }),
                     vec![x],
                 )
                 .unwrap();
@@ -108,14 +112,14 @@ fn step(b: &mut Builder, x: Atom, shape: &mut Vec<usize>, (kind, k): Step) -> At
             let n: usize = shape.iter().product();
             let new = if rank == 1 { vec![n, 1] } else { vec![n] };
             *shape = new.clone();
-            b.add_eqn1(Primitive::Reshape { new_sizes: new }, vec![x])
+            b.add_eqn1(Primitive::Reshape(Reshape { new_sizes: new }), vec![x])
                 .unwrap()
         }
         5 => {
             let permutation: Vec<usize> = (0..rank).rev().collect();
             let new = permutation.iter().map(|&p| shape[p]).collect();
             *shape = new;
-            b.add_eqn1(Primitive::Transpose { permutation }, vec![x])
+            b.add_eqn1(Primitive::Transpose(Transpose { permutation }), vec![x])
                 .unwrap()
         }
         6 if rank > 0 => {
@@ -123,10 +127,10 @@ fn step(b: &mut Builder, x: Atom, shape: &mut Vec<usize>, (kind, k): Step) -> At
             let axis = ku % rank;
             shape.remove(axis);
             b.add_eqn1(
-                Primitive::Reduce {
+                Primitive::Reduce(Reduce {
                     op: ops[ku % 3],
                     axes: vec![axis],
-                },
+                }),
                 vec![x],
             )
             .unwrap()
@@ -146,33 +150,34 @@ fn step(b: &mut Builder, x: Atom, shape: &mut Vec<usize>, (kind, k): Step) -> At
                 .add_eqn1(Primitive::Compare(CmpOp::Gt), vec![x.clone(), lit(0.0)])
                 .unwrap();
             let n = b.unary(UnaryOp::Neg, x.clone()).unwrap();
-            b.add_eqn1(Primitive::SelectN, vec![p, x, n]).unwrap()
+            b.add_eqn1(Primitive::SelectN(SelectN), vec![p, x, n])
+                .unwrap()
         }
         9 if rank > 0 => b
             .add_eqn1(
-                Primitive::Cumulative {
+                Primitive::Cumulative(Cumulative {
                     op: [CumOp::Sum, CumOp::Max][ku % 2],
                     axis: ku % rank,
                     reverse: k & 4 != 0,
-                },
+                }),
                 vec![x],
             )
             .unwrap(),
         10 => {
             let i = b
                 .add_eqn1(
-                    Primitive::ConvertElementType {
+                    Primitive::ConvertElementType(ConvertElementType {
                         new_dtype: DType::I32,
                         weak_type: false,
-                    },
+                    }),
                     vec![x],
                 )
                 .unwrap();
             b.add_eqn1(
-                Primitive::ConvertElementType {
+                Primitive::ConvertElementType(ConvertElementType {
                     new_dtype: DType::F32,
                     weak_type: false,
-                },
+                }),
                 vec![i],
             )
             .unwrap()
@@ -184,10 +189,10 @@ fn step(b: &mut Builder, x: Atom, shape: &mut Vec<usize>, (kind, k): Step) -> At
                 .unwrap();
             let r = b
                 .add_eqn1(
-                    Primitive::BroadcastInDim {
+                    Primitive::BroadcastInDim(BroadcastInDim {
                         shape: shape.clone(),
                         broadcast_dimensions: vec![rank - 1],
-                    },
+                    }),
                     vec![Atom::Var(row)],
                 )
                 .unwrap();
@@ -295,19 +300,21 @@ fn prim_strategy() -> impl Strategy<Value = Primitive> {
     let n = examples.len();
     prop_oneof![
         (0..n).prop_map(move |i| examples[i].clone()),
-        (small_vec(3, 4), 0..ReduceOp::ALL.len()).prop_map(|(axes, op)| Primitive::Reduce {
-            op: ReduceOp::ALL[op],
-            axes
-        }),
-        small_vec(4, 5).prop_map(|new_sizes| Primitive::Reshape { new_sizes }),
-        small_vec(4, 4).prop_map(|permutation| Primitive::Transpose { permutation }),
-        small_vec(3, 4).prop_map(|dimensions| Primitive::Squeeze { dimensions }),
-        small_vec(3, 4).prop_map(|dimensions| Primitive::Rev { dimensions }),
+        (small_vec(3, 4), 0..ReduceOp::ALL.len()).prop_map(|(axes, op)| Primitive::Reduce(
+            Reduce {
+                op: ReduceOp::ALL[op],
+                axes
+            }
+        )),
+        small_vec(4, 5).prop_map(|new_sizes| Primitive::Reshape(Reshape { new_sizes })),
+        small_vec(4, 4).prop_map(|permutation| Primitive::Transpose(Transpose { permutation })),
+        small_vec(3, 4).prop_map(|dimensions| Primitive::Squeeze(Squeeze { dimensions })),
+        small_vec(3, 4).prop_map(|dimensions| Primitive::Rev(Rev { dimensions })),
         (small_vec(4, 4), small_vec(3, 4)).prop_map(|(shape, broadcast_dimensions)| {
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape,
                 broadcast_dimensions,
-            }
+            })
         }),
         (
             small_vec(2, 3),
@@ -321,28 +328,31 @@ fn prim_strategy() -> impl Strategy<Value = Primitive> {
             small_vec(3, 5),
             prop::option::of(small_vec(3, 3))
         )
-            .prop_map(|(start_indices, limit_indices, strides)| Primitive::Slice {
-                start_indices,
-                limit_indices,
-                strides
-            }),
+            .prop_map(
+                |(start_indices, limit_indices, strides)| Primitive::Slice(Slice {
+                    start_indices,
+                    limit_indices,
+                    strides
+                })
+            ),
         prop::collection::vec((-3i64..3, -3i64..3, -1i64..3), 0..=3)
-            .prop_map(|padding_config| Primitive::Pad { padding_config }),
-        (0usize..4).prop_map(|dimension| Primitive::Concatenate { dimension }),
-        (0usize..4, any::<bool>()).prop_map(|(axis, reverse)| Primitive::Cumulative {
+            .prop_map(|padding_config| Primitive::Pad(Pad { padding_config })),
+        (0usize..4).prop_map(|dimension| Primitive::Concatenate(Concatenate { dimension })),
+        (0usize..4, any::<bool>()).prop_map(|(axis, reverse)| Primitive::Cumulative(Cumulative {
             op: CumOp::Sum,
             axis,
             reverse
-        }),
-        small_vec(3, 4).prop_map(|slice_sizes| Primitive::DynamicSlice { slice_sizes }),
+        })),
+        small_vec(3, 4)
+            .prop_map(|slice_sizes| Primitive::DynamicSlice(DynamicSlice { slice_sizes })),
         (small_vec(3, 4), 0usize..4, 0..ALL_DTYPES.len()).prop_map(|(shape, dimension, d)| {
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: ALL_DTYPES[d],
                 shape,
                 dimension,
-            }
+            })
         }),
-        (-3i32..4).prop_map(|y| Primitive::IntegerPow { y }),
+        (-3i32..4).prop_map(|y| Primitive::IntegerPow(IntegerPow { y })),
     ]
 }
 

@@ -16,6 +16,10 @@ use microjax::ir::hash::{
 };
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::shape::abstract_eval;
+use microjax::prims::{
+    BroadcastInDim, ConvertElementType, DotGeneral, IntegerPow, Iota, Reduce, Reshape, SelectN,
+    Squeeze, Transpose,
+};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Effect, Error, HostArray,
     Jaxpr, Literal, Primitive, ReduceOp, Scalar, UnaryOp, Var,
@@ -114,7 +118,10 @@ fn display_literals() {
     let h = b.add_input(av(&[], DType::F16)).unwrap();
     let p = Atom::Lit(Literal::new(Scalar::Bool(true), DType::Bool, false));
     let y = b
-        .add_eqn1(Primitive::SelectN, vec![p, Atom::Var(x), Atom::Var(x)])
+        .add_eqn1(
+            Primitive::SelectN(SelectN),
+            vec![p, Atom::Var(x), Atom::Var(x)],
+        )
         .unwrap();
     let k = b
         .add_eqn1(
@@ -164,72 +171,72 @@ fn display_param_families() {
     let y = b.add_input(av(&[2, 4], DType::F32)).unwrap();
     let c = b
         .add_eqn1(
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F16,
                 weak_type: false,
-            },
+            }),
             vec![Atom::Var(x)],
         )
         .unwrap();
     let t = b
         .add_eqn1(
-            Primitive::Transpose {
+            Primitive::Transpose(Transpose {
                 permutation: vec![1, 0],
-            },
+            }),
             vec![Atom::Var(x)],
         )
         .unwrap();
     let r = b
-        .add_eqn1(Primitive::Reshape { new_sizes: vec![6] }, vec![t])
+        .add_eqn1(Primitive::Reshape(Reshape { new_sizes: vec![6] }), vec![t])
         .unwrap();
     let bc = b
         .add_eqn1(
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![1, 6],
                 broadcast_dimensions: vec![1],
-            },
+            }),
             vec![r],
         )
         .unwrap();
     let sq = b
         .add_eqn1(
-            Primitive::Squeeze {
+            Primitive::Squeeze(Squeeze {
                 dimensions: vec![0],
-            },
+            }),
             vec![bc],
         )
         .unwrap();
     let d = b
         .add_eqn1(
-            Primitive::DotGeneral {
+            Primitive::DotGeneral(DotGeneral {
                 dims: dot_dims(&[1], &[0], &[], &[]),
                 preferred_element_type: Some(DType::F32),
-            },
+            }),
             vec![Atom::Var(x), Atom::Var(y)],
         )
         .unwrap();
     let io = b
         .add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![3],
                 dimension: 0,
-            },
+            }),
             vec![],
         )
         .unwrap();
     let p = b
-        .add_eqn1(Primitive::IntegerPow { y: 2 }, vec![sq])
+        .add_eqn1(Primitive::IntegerPow(IntegerPow { y: 2 }), vec![sq])
         .unwrap();
     let lt = b
         .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![p, lit(0.5, DType::F32)])
         .unwrap();
     let mx = b
         .add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Max,
                 axes: vec![0],
-            },
+            }),
             vec![d],
         )
         .unwrap();

@@ -10,6 +10,7 @@
 use microjax::ir::canonical::{canonical, parse, ParseLimits};
 use microjax::ir::display::display;
 use microjax::ir::typecheck::typecheck;
+use microjax::prims::Iota;
 use microjax::{
     Atom, Aval, BinaryOp, Builder, CmpOp, DType, Error, Literal, Primitive, Scalar, UnaryOp, Var,
 };
@@ -222,11 +223,11 @@ fn fuzz_corpus() -> Vec<String> {
         .unwrap();
     let i = b
         .add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![3],
                 dimension: 0,
-            },
+            }),
             vec![],
         )
         .unwrap();

@@ -8,6 +8,7 @@ use crate::dtypes::{defaults, promote2};
 use crate::globals::{hook, no_trace, x64, Hook};
 use crate::to_pyerr;
 use microjax::prims::kernel;
+use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow};
 use microjax::{BinaryOp, CmpOp, DType, HostArray, Primitive, Scalar, UnaryOp};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
@@ -207,10 +208,10 @@ fn int_fits(v: i64, d: DType) -> bool {
 }
 
 fn convert(a: &HostArray, d: DType) -> microjax::Result<HostArray> {
-    let prim = Primitive::ConvertElementType {
+    let prim = Primitive::ConvertElementType(ConvertElementType {
         new_dtype: d,
         weak_type: false,
-    };
+    });
     single(kernel::eval(&prim, &[a])?, "convert_element_type")
 }
 
@@ -269,10 +270,10 @@ fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
     let a = m.get();
     let offset = shape.len().saturating_sub(a.ndim());
-    let prim = Primitive::BroadcastInDim {
+    let prim = Primitive::BroadcastInDim(BroadcastInDim {
         shape: shape.to_vec(),
         broadcast_dimensions: (offset..shape.len()).collect(),
-    };
+    });
     single(kernel::eval(&prim, &[a])?, "broadcast_in_dim")
 }
 
@@ -361,7 +362,7 @@ fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
     if !ok_dtype {
         return Fast::Skip;
     }
-    let prim = Primitive::IntegerPow { y };
+    let prim = Primitive::IntegerPow(IntegerPow { y });
     match kernel::eval(&prim, &[&slf.arr]).and_then(|o| single(o, "integer_pow")) {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
         Err(e) => Fast::Err(e),

@@ -6,6 +6,7 @@ use crate::array::ArrayImpl;
 use crate::dtypes::{dtype_from_py, dtype_obj, is_type_object, np_dtype_type};
 use crate::ir::{aval_to_py, py_to_aval, PyClosedJaxpr};
 use crate::CoreResultExt;
+use microjax::prims::IntegerPow;
 use microjax::prims::{kernel, shape};
 use microjax::{Aval, HostArray, Param, Primitive};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -267,7 +268,7 @@ impl Prim {
     fn apply1(&self, py: Python<'_>, x: PyRef<'_, ArrayImpl>) -> PyResult<ArrayImpl> {
         if !matches!(
             self.prim,
-            Primitive::Unary(_) | Primitive::IntegerPow { .. }
+            Primitive::Unary(_) | Primitive::IntegerPow(IntegerPow { .. })
         ) {
             let mut outs = self.apply(py, vec![x])?;
             return outs

@@ -16,6 +16,7 @@ use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr};
 use crate::prims::{kernel, shape, Primitive};
+use crate::prims::{Checkpoint, Pjit};
 use std::sync::Arc;
 
 /// Runs `jaxpr` on `consts` and `args`, returning its outputs.
@@ -167,7 +168,8 @@ fn run(
         crate::array::budget::check_avals(eqn.prim.name(), out_avals)?;
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
-            Primitive::Pjit { jaxpr: sub, .. } | Primitive::Checkpoint { jaxpr: sub, .. } => {
+            Primitive::Pjit(Pjit { jaxpr: sub, .. })
+            | Primitive::Checkpoint(Checkpoint { jaxpr: sub, .. }) => {
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
                 let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
                 shape::abstract_eval(&eqn.prim, &avals)?;

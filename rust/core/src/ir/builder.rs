@@ -8,6 +8,7 @@ use super::{
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::prims::BroadcastInDim;
 use crate::prims::{shape, BinaryOp, Primitive, UnaryOp};
 use std::sync::Arc;
 
@@ -122,10 +123,10 @@ impl Builder {
             return Ok(l);
         }
         self.add_eqn1(
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: aval.shape.clone(),
                 broadcast_dimensions: Vec::new(),
-            },
+            }),
             vec![l],
         )
     }

@@ -25,6 +25,7 @@
 
 use super::{Atom, ClosedJaxpr, Eqn, Jaxpr, Literal, Scalar, Var};
 use crate::dtype::DType;
+use crate::prims::Pjit;
 use crate::prims::{Param, Primitive};
 use half::{bf16, f16};
 use std::collections::HashMap;
@@ -184,7 +185,7 @@ fn fmt_tuple(items: &[String]) -> String {
 fn display_params(prim: &Primitive) -> Vec<(&'static str, Param)> {
     let mut params = prim.display_params();
     params.sort_by(|a, b| a.0.cmp(b.0));
-    if matches!(prim, Primitive::Pjit { .. }) {
+    if matches!(prim, Primitive::Pjit(Pjit { .. })) {
         let rank = |k: &str| match k {
             "name" => 0,
             "jaxpr" => 1,

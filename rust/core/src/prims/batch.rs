@@ -18,6 +18,11 @@ use super::{DotDims, Primitive};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Literal, Scalar};
+use crate::prims::{
+    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
+    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
+    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+};
 use crate::DType;
 use std::sync::Arc;
 
@@ -34,29 +39,29 @@ pub(super) fn core_batch(
         Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
             |p, b, xs, dims, n| p.batch(b, xs, dims, n)
         }
-        Primitive::IntegerPow { .. }
-        | Primitive::ConvertElementType { .. }
-        | Primitive::StopGradient
-        | Primitive::IsFinite
-        | Primitive::Round { .. } => elementwise_rule,
-        Primitive::Clamp => clamp,
-        Primitive::Arg { .. } => arg,
-        Primitive::Cumulative { .. } => cumulative,
-        Primitive::SelectN => select_n,
-        Primitive::BroadcastInDim { .. } => broadcast_in_dim,
-        Primitive::Reshape { .. } => reshape,
-        Primitive::Transpose { .. } => transpose,
-        Primitive::Squeeze { .. } => squeeze,
-        Primitive::Reduce { .. } => reduce,
-        Primitive::DotGeneral { .. } => dot_general,
-        Primitive::Iota { .. } => unbatched,
-        Primitive::Rev { .. } => rev,
-        Primitive::Slice { .. } => slice,
-        Primitive::Concatenate { .. } => concatenate,
-        Primitive::Pad { .. } => pad,
-        Primitive::DynamicSlice { .. } => dynamic_slice,
-        Primitive::DynamicUpdateSlice => dynamic_update_slice,
-        Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => call,
+        Primitive::IntegerPow(IntegerPow { .. })
+        | Primitive::ConvertElementType(ConvertElementType { .. })
+        | Primitive::StopGradient(StopGradient)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. }) => elementwise_rule,
+        Primitive::Clamp(Clamp) => clamp,
+        Primitive::Arg(ArgReduce { .. }) => arg,
+        Primitive::Cumulative(Cumulative { .. }) => cumulative,
+        Primitive::SelectN(SelectN) => select_n,
+        Primitive::BroadcastInDim(BroadcastInDim { .. }) => broadcast_in_dim,
+        Primitive::Reshape(Reshape { .. }) => reshape,
+        Primitive::Transpose(Transpose { .. }) => transpose,
+        Primitive::Squeeze(Squeeze { .. }) => squeeze,
+        Primitive::Reduce(Reduce { .. }) => reduce,
+        Primitive::DotGeneral(DotGeneral { .. }) => dot_general,
+        Primitive::Iota(Iota { .. }) => unbatched,
+        Primitive::Rev(Rev { .. }) => rev,
+        Primitive::Slice(Slice { .. }) => slice,
+        Primitive::Concatenate(Concatenate { .. }) => concatenate,
+        Primitive::Pad(Pad { .. }) => pad,
+        Primitive::DynamicSlice(DynamicSlice { .. }) => dynamic_slice,
+        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => dynamic_update_slice,
+        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => call,
         Primitive::Custom(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Control(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Callback(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
@@ -122,7 +127,10 @@ pub(crate) fn move_axis(b: &mut Builder, x: Atom, from: usize, to: usize) -> Res
     }
     let mut perm: Vec<usize> = (0..n).filter(|&i| i != from).collect();
     perm.insert(to, from);
-    b.add_eqn1(Primitive::Transpose { permutation: perm }, vec![x])
+    b.add_eqn1(
+        Primitive::Transpose(Transpose { permutation: perm }),
+        vec![x],
+    )
 }
 
 /// Broadcasts an unbatched `x` to carry a mapped axis of size `n` at `d`.
@@ -137,10 +145,10 @@ pub(crate) fn add_batch_axis(b: &mut Builder, x: Atom, n: usize, d: usize) -> Re
     let shape = insert_axis(&aval.shape, d, n);
     let broadcast_dimensions = (0..aval.ndim()).map(|k| shift(k, d)).collect();
     b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
-        },
+        }),
         vec![x],
     )
 }
@@ -258,20 +266,20 @@ fn elementwise_impl(
             Some(d) if full_rank => move_axis(b, x.clone(), *d, target)?,
             // A batched scalar against arrays: `[n]` broadcast to the full shape.
             Some(_) => b.add_eqn1(
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape: full.clone(),
                     broadcast_dimensions: vec![target],
-                },
+                }),
                 vec![x.clone()],
             )?,
             None if s.is_empty() && scalar_ok(i) => x.clone(),
             None if full_rank => add_batch_axis(b, x.clone(), n, target)?,
             // An unbatched scalar case of select_n against array cases.
             None => b.add_eqn1(
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape: full.clone(),
                     broadcast_dimensions: Vec::new(),
-                },
+                }),
                 vec![x.clone()],
             )?,
         };
@@ -290,10 +298,10 @@ fn broadcast_in_dim(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::BroadcastInDim {
+    let Primitive::BroadcastInDim(BroadcastInDim {
         shape,
         broadcast_dimensions,
-    } = p
+    }) = p
     else {
         return Err(bad(p, "wrong rule"));
     };
@@ -313,10 +321,10 @@ fn broadcast_in_dim(
         .map(|&o| shift(o, out_d))
         .collect();
     bdims.insert(d.min(bdims.len()), out_d);
-    let prim = Primitive::BroadcastInDim {
+    let prim = Primitive::BroadcastInDim(BroadcastInDim {
         shape: insert_axis(shape, out_d, n),
         broadcast_dimensions: bdims,
-    };
+    });
     emit1(prim, b, vec![x.clone()], Some(out_d))
 }
 
@@ -328,7 +336,7 @@ fn reshape(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Reshape { new_sizes } = p else {
+    let Primitive::Reshape(Reshape { new_sizes }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -336,9 +344,9 @@ fn reshape(
     }
     let (x, d) = one(p, ins, dims)?;
     let x = move_axis(b, x.clone(), d, 0)?;
-    let prim = Primitive::Reshape {
+    let prim = Primitive::Reshape(Reshape {
         new_sizes: insert_axis(new_sizes, 0, n),
-    };
+    });
     emit1(prim, b, vec![x], Some(0))
 }
 
@@ -351,7 +359,7 @@ fn transpose(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Transpose { permutation } = p else {
+    let Primitive::Transpose(Transpose { permutation }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -361,7 +369,7 @@ fn transpose(
     let mut perm: Vec<usize> = permutation.iter().map(|&k| shift(k, d)).collect();
     perm.insert(d.min(perm.len()), d);
     emit1(
-        Primitive::Transpose { permutation: perm },
+        Primitive::Transpose(Transpose { permutation: perm }),
         b,
         vec![x.clone()],
         Some(d),
@@ -384,7 +392,7 @@ fn squeeze(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Squeeze { dimensions } = p else {
+    let Primitive::Squeeze(Squeeze { dimensions }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -393,7 +401,7 @@ fn squeeze(
     let (x, d) = one(p, ins, dims)?;
     let (dimensions, out_d) = axes_around(dimensions, d);
     emit1(
-        Primitive::Squeeze { dimensions },
+        Primitive::Squeeze(Squeeze { dimensions }),
         b,
         vec![x.clone()],
         Some(out_d),
@@ -408,7 +416,7 @@ fn reduce(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Reduce { op, axes } = p else {
+    let Primitive::Reduce(Reduce { op, axes }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -417,7 +425,7 @@ fn reduce(
     let (x, d) = one(p, ins, dims)?;
     let (axes, out_d) = axes_around(axes, d);
     emit1(
-        Primitive::Reduce { op: *op, axes },
+        Primitive::Reduce(Reduce { op: *op, axes }),
         b,
         vec![x.clone()],
         Some(out_d),
@@ -435,10 +443,10 @@ fn dot_general(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::DotGeneral {
+    let Primitive::DotGeneral(DotGeneral {
         dims: dn,
         preferred_element_type,
-    } = p
+    }) = p
     else {
         return Err(bad(p, "wrong rule"));
     };
@@ -494,10 +502,10 @@ fn dot_general(
             nbatch.saturating_add(lfree).saturating_add(pos)
         }
     };
-    let prim = Primitive::DotGeneral {
+    let prim = Primitive::DotGeneral(DotGeneral {
         dims: nd,
         preferred_element_type: *preferred_element_type,
-    };
+    });
     emit1(prim, b, vec![l.clone(), r.clone()], Some(out_d))
 }
 
@@ -559,11 +567,11 @@ fn arg(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Arg {
+    let Primitive::Arg(ArgReduce {
         op,
         axis,
         index_dtype,
-    } = p
+    }) = p
     else {
         return Err(bad(p, "wrong rule"));
     };
@@ -574,11 +582,11 @@ fn arg(
     let (axes, out_d) = axes_around(&[*axis], d);
     let axis = axes.first().copied().ok_or_else(|| bad(p, "no axis"))?;
     emit1(
-        Primitive::Arg {
+        Primitive::Arg(ArgReduce {
             op: *op,
             axis,
             index_dtype: *index_dtype,
-        },
+        }),
         b,
         vec![x.clone()],
         Some(out_d),
@@ -593,7 +601,7 @@ fn cumulative(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Cumulative { op, axis, reverse } = p else {
+    let Primitive::Cumulative(Cumulative { op, axis, reverse }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -601,11 +609,11 @@ fn cumulative(
     }
     let (x, d) = one(p, ins, dims)?;
     emit1(
-        Primitive::Cumulative {
+        Primitive::Cumulative(Cumulative {
             op: *op,
             axis: shift(*axis, d),
             reverse: *reverse,
-        },
+        }),
         b,
         vec![x.clone()],
         Some(d),
@@ -620,7 +628,7 @@ fn rev(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Rev { dimensions } = p else {
+    let Primitive::Rev(Rev { dimensions }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -628,7 +636,12 @@ fn rev(
     }
     let (x, d) = one(p, ins, dims)?;
     let dimensions = dimensions.iter().map(|&k| shift(k, d)).collect();
-    emit1(Primitive::Rev { dimensions }, b, vec![x.clone()], Some(d))
+    emit1(
+        Primitive::Rev(Rev { dimensions }),
+        b,
+        vec![x.clone()],
+        Some(d),
+    )
 }
 
 /// `slice`: the mapped axis is taken whole.
@@ -639,11 +652,11 @@ fn slice(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Slice {
+    let Primitive::Slice(Slice {
         start_indices,
         limit_indices,
         strides,
-    } = p
+    }) = p
     else {
         return Err(bad(p, "wrong rule"));
     };
@@ -651,11 +664,11 @@ fn slice(
         return unbatched(p, b, ins, dims, n);
     }
     let (x, d) = one(p, ins, dims)?;
-    let prim = Primitive::Slice {
+    let prim = Primitive::Slice(Slice {
         start_indices: insert_axis(start_indices, d, 0),
         limit_indices: insert_axis(limit_indices, d, n),
         strides: strides.as_ref().map(|s| insert_axis(s, d, 1)),
-    };
+    });
     emit1(prim, b, vec![x.clone()], Some(d))
 }
 
@@ -675,7 +688,7 @@ fn concatenate(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Concatenate { dimension } = p else {
+    let Primitive::Concatenate(Concatenate { dimension }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -686,9 +699,9 @@ fn concatenate(
         .zip(dims)
         .map(|(x, d)| batch_first(b, x, *d, n))
         .collect::<Result<Vec<_>>>()?;
-    let prim = Primitive::Concatenate {
+    let prim = Primitive::Concatenate(Concatenate {
         dimension: dimension.saturating_add(1),
-    };
+    });
     emit1(prim, b, xs, Some(0))
 }
 
@@ -701,7 +714,7 @@ fn pad(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::Pad { padding_config } = p else {
+    let Primitive::Pad(Pad { padding_config }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     let ([x, pv], [dx, dpv]) = (ins, dims) else {
@@ -716,9 +729,9 @@ fn pad(
         (Some(d), None) => {
             let mut config = padding_config.clone();
             config.insert((*d).min(config.len()), (0, 0, 0));
-            let prim = Primitive::Pad {
+            let prim = Primitive::Pad(Pad {
                 padding_config: config,
-            };
+            });
             emit1(prim, b, vec![x.clone(), pv.clone()], Some(*d))
         }
         (_, Some(dp)) => {
@@ -732,9 +745,9 @@ fn pad(
             config.insert(0, (0, 0, 0));
             let zero = Builder::lit(xa.dtype, 0.0);
             let padded = b.add_eqn1(
-                Primitive::Pad {
+                Primitive::Pad(Pad {
                     padding_config: config,
-                },
+                }),
                 vec![xb, zero],
             )?;
             let out_shape = b.aval(&padded)?.shape;
@@ -743,39 +756,44 @@ fn pad(
                 lie
             } else {
                 b.add_eqn1(
-                    Primitive::BroadcastInDim {
+                    Primitive::BroadcastInDim(BroadcastInDim {
                         shape: xshape,
                         broadcast_dimensions: Vec::new(),
-                    },
+                    }),
                     vec![lie],
                 )?
             };
             let truth = Atom::Lit(Literal::new(Scalar::Bool(true), DType::Bool, false));
             let mask = b.add_eqn1(
-                Primitive::Pad {
+                Primitive::Pad(Pad {
                     padding_config: padding_config.clone(),
-                },
+                }),
                 vec![falses, truth],
             )?;
             let rank = out_shape.len();
             let mask = b.add_eqn1(
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape: out_shape.clone(),
                     broadcast_dimensions: (1..rank).collect(),
-                },
+                }),
                 vec![mask],
             )?;
             if *dp != 0 {
                 return Err(bad(p, "a batched scalar has its mapped axis at 0"));
             }
             let pvb = b.add_eqn1(
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape: out_shape,
                     broadcast_dimensions: vec![0],
-                },
+                }),
                 vec![pv.clone()],
             )?;
-            emit1(Primitive::SelectN, b, vec![mask, padded, pvb], Some(0))
+            emit1(
+                Primitive::SelectN(SelectN),
+                b,
+                vec![mask, padded, pvb],
+                Some(0),
+            )
         }
     }
 }
@@ -799,7 +817,7 @@ fn dynamic_slice(
     dims: &[Option<usize>],
     n: usize,
 ) -> Result<Batched> {
-    let Primitive::DynamicSlice { slice_sizes } = p else {
+    let Primitive::DynamicSlice(DynamicSlice { slice_sizes }) = p else {
         return Err(bad(p, "wrong rule"));
     };
     if all_unbatched(dims) {
@@ -813,9 +831,9 @@ fn dynamic_slice(
         let mut new_ins = vec![x.clone()];
         new_ins.extend(idx.iter().cloned());
         new_ins.insert(d.saturating_add(1).min(new_ins.len()), zero_index(b, idx)?);
-        let prim = Primitive::DynamicSlice {
+        let prim = Primitive::DynamicSlice(DynamicSlice {
             slice_sizes: insert_axis(slice_sizes, d, n),
-        };
+        });
         return emit1(prim, b, new_ins, Some(d));
     }
     let xb = batch_first(b, x, *dx, n)?;

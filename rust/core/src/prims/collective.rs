@@ -26,6 +26,7 @@ use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
+use crate::prims::{Concatenate, ConvertElementType, Iota, Reduce, Reshape, Slice, Transpose};
 use crate::DType;
 
 /// The reduction of `psum` / `pmax` / `pmin`.
@@ -295,10 +296,10 @@ fn extremum_tangent(
     let dtype = b.aval(x)?.dtype;
     let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), z.clone()])?;
     let mask = b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: dtype,
             weak_type: false,
-        },
+        }),
         vec![eq],
     )?;
     let psum = Collective::AllReduce {
@@ -329,7 +330,7 @@ fn batch_front(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<
 }
 
 fn reshape(b: &mut Builder, x: Atom, new_sizes: Vec<usize>) -> Result<Atom> {
-    b.add_eqn1(Primitive::Reshape { new_sizes }, vec![x])
+    b.add_eqn1(Primitive::Reshape(Reshape { new_sizes }), vec![x])
 }
 
 /// `shape` with axes `k` and `k + 1` merged.
@@ -401,10 +402,10 @@ fn batch_all_reduce(
                     AllReduceOp::Min => ReduceOp::Min,
                 };
                 let r = b.add_eqn1(
-                    Primitive::Reduce {
+                    Primitive::Reduce(Reduce {
                         op: rop,
                         axes: vec![*d],
-                    },
+                    }),
                     vec![x.clone()],
                 )?;
                 (r, None)
@@ -522,9 +523,9 @@ fn all_to_all_mapped(
         perm.push(pos(i));
     }
     let moved = b.add_eqn1(
-        Primitive::Transpose {
+        Primitive::Transpose(Transpose {
             permutation: perm.clone(),
-        },
+        }),
         vec![y],
     )?;
     let moved_shape: Vec<usize> = perm
@@ -554,11 +555,11 @@ fn ppermute_mapped(b: &mut Builder, x: Atom, perm: &[(usize, usize)], n: usize) 
                     *l = src.saturating_add(1);
                 }
                 b.add_eqn1(
-                    Primitive::Slice {
+                    Primitive::Slice(Slice {
                         start_indices: start,
                         limit_indices: limit,
                         strides: None,
-                    },
+                    }),
                     vec![x.clone()],
                 )?
             }
@@ -569,7 +570,7 @@ fn ppermute_mapped(b: &mut Builder, x: Atom, perm: &[(usize, usize)], n: usize) 
     if rows.is_empty() {
         return Ok(x);
     }
-    b.add_eqn1(Primitive::Concatenate { dimension: 0 }, rows)
+    b.add_eqn1(Primitive::Concatenate(Concatenate { dimension: 0 }), rows)
 }
 
 impl Family for Collective {
@@ -1068,11 +1069,11 @@ impl Family for Collective {
         }
         if let Collective::AxisIndex { .. } = c {
             let iota = b.add_eqn1(
-                Primitive::Iota {
+                Primitive::Iota(Iota {
                     dtype: DType::I32,
                     shape: vec![n],
                     dimension: 0,
-                },
+                }),
                 Vec::new(),
             )?;
             return Ok((vec![iota], vec![Some(0)]));
@@ -1108,10 +1109,10 @@ impl Family for Collective {
                 check_size(c, *axis_size, n)?;
                 let total = match d {
                     Some(d) => b.add_eqn1(
-                        Primitive::Reduce {
+                        Primitive::Reduce(Reduce {
                             op: ReduceOp::Sum,
                             axes: vec![d],
-                        },
+                        }),
                         vec![x],
                     )?,
                     None => scale(b, x, n)?,

@@ -21,6 +21,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
+use crate::prims::{IntegerPow, SelectN};
 
 /// The single output cotangent (`None`: zero).
 fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
@@ -249,7 +250,7 @@ impl Family for UnaryOp {
             }
             UnaryOp::Cbrt => {
                 // y^-2 / 3
-                let r = b.add_eqn1(Primitive::IntegerPow { y: -2 }, vec![y.clone()])?;
+                let r = b.add_eqn1(Primitive::IntegerPow(IntegerPow { y: -2 }), vec![y.clone()])?;
                 let d = mul(b, r, lit(1.0 / 3.0))?;
                 Some(mul(b, t, d)?)
             }
@@ -383,7 +384,7 @@ impl Family for BinaryOp {
                             Primitive::Compare(CmpOp::Eq),
                             vec![y.clone(), Builder::lit(dtype, 0.0)],
                         )?;
-                        let jac = b.add_eqn1(Primitive::SelectN, vec![y0, jac, zeros])?;
+                        let jac = b.add_eqn1(Primitive::SelectN(SelectN), vec![y0, jac, zeros])?;
                         Some(mul(b, t, jac)?)
                     }
                     None => None,
@@ -397,7 +398,8 @@ impl Family for BinaryOp {
                             Primitive::Compare(CmpOp::Eq),
                             vec![x.clone(), Builder::lit(dtype, 0.0)],
                         )?;
-                        let safe = b.add_eqn1(Primitive::SelectN, vec![x0, x.clone(), ones])?;
+                        let safe =
+                            b.add_eqn1(Primitive::SelectN(SelectN), vec![x0, x.clone(), ones])?;
                         let lg = b.unary(UnaryOp::Log, safe)?;
                         let jac = mul(b, lg, z.clone())?;
                         Some(mul(b, t, jac)?)

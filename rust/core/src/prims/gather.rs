@@ -24,6 +24,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect, Scalar};
+use crate::prims::{BroadcastInDim, Concatenate, ConvertElementType};
 
 pub(crate) use super::scatter::scatter_clamps;
 pub use super::scatter::{ScatterDims, ScatterOp, ScatterParams};
@@ -747,28 +748,28 @@ pub(crate) fn stacked_starts(
         if b.aval(&a)?.dtype != dtype {
             a = emit(
                 b,
-                Primitive::ConvertElementType {
+                Primitive::ConvertElementType(ConvertElementType {
                     new_dtype: dtype,
                     weak_type: false,
-                },
+                }),
                 vec![a],
             )?;
         }
         let col = match d {
             Some(_) => emit(
                 b,
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape: vec![n, 1],
                     broadcast_dimensions: vec![0],
-                },
+                }),
                 vec![a],
             )?,
             None => emit(
                 b,
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape: vec![n, 1],
                     broadcast_dimensions: vec![],
-                },
+                }),
                 vec![a],
             )?,
         };
@@ -782,7 +783,11 @@ pub(crate) fn stacked_starts(
             .pop()
             .ok_or_else(|| Error::InvalidArgument("no start index".into()));
     }
-    emit(b, Primitive::Concatenate { dimension: 1 }, cols)
+    emit(
+        b,
+        Primitive::Concatenate(Concatenate { dimension: 1 }),
+        cols,
+    )
 }
 
 /// The gather that `dynamic_slice` with per-example starts becomes: operand

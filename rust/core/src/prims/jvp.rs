@@ -14,6 +14,11 @@ use super::{BinaryOp, CmpOp, CumOp, Primitive, ReduceOp, UnaryOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::Atom;
+use crate::prims::{
+    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
+    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
+    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+};
 use std::sync::Arc;
 
 /// The JVP rule of a primitive.
@@ -23,43 +28,43 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
             |p, b, xs, ts| p.jvp(b, xs, ts)
         }
-        Primitive::Iota { .. } => jvp_zero,
-        Primitive::IntegerPow { .. } => jvp_integer_pow,
-        Primitive::SelectN => jvp_select_n,
-        Primitive::ConvertElementType { .. } => jvp_convert,
-        Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Transpose { .. }
-        | Primitive::Squeeze { .. }
-        | Primitive::Reduce {
+        Primitive::Iota(Iota { .. }) => jvp_zero,
+        Primitive::IntegerPow(IntegerPow { .. }) => jvp_integer_pow,
+        Primitive::SelectN(SelectN) => jvp_select_n,
+        Primitive::ConvertElementType(ConvertElementType { .. }) => jvp_convert,
+        Primitive::BroadcastInDim(BroadcastInDim { .. })
+        | Primitive::Reshape(Reshape { .. })
+        | Primitive::Transpose(Transpose { .. })
+        | Primitive::Squeeze(Squeeze { .. })
+        | Primitive::Reduce(Reduce {
             op: ReduceOp::Sum, ..
-        } => jvp_structural,
-        Primitive::Reduce {
+        }) => jvp_structural,
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Max | ReduceOp::Min,
             ..
-        } => jvp_reduce_max,
-        Primitive::Reduce {
+        }) => jvp_reduce_max,
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Prod, ..
-        } => jvp_reduce_prod,
-        Primitive::Reduce {
+        }) => jvp_reduce_prod,
+        Primitive::Reduce(Reduce {
             op: ReduceOp::And | ReduceOp::Or,
             ..
-        }
-        | Primitive::StopGradient
-        | Primitive::IsFinite
-        | Primitive::Round { .. }
-        | Primitive::Arg { .. } => jvp_zero,
-        Primitive::Clamp => jvp_clamp,
-        Primitive::Cumulative { op: CumOp::Sum, .. } => jvp_structural,
-        Primitive::Cumulative { .. } => jvp_cumulative,
-        Primitive::DotGeneral { .. } => jvp_dot_general,
-        Primitive::Rev { .. }
-        | Primitive::Slice { .. }
-        | Primitive::Concatenate { .. }
-        | Primitive::Pad { .. }
-        | Primitive::DynamicSlice { .. }
-        | Primitive::DynamicUpdateSlice => jvp_linear_prefix,
-        Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => jvp_call,
+        })
+        | Primitive::StopGradient(StopGradient)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. })
+        | Primitive::Arg(ArgReduce { .. }) => jvp_zero,
+        Primitive::Clamp(Clamp) => jvp_clamp,
+        Primitive::Cumulative(Cumulative { op: CumOp::Sum, .. }) => jvp_structural,
+        Primitive::Cumulative(Cumulative { .. }) => jvp_cumulative,
+        Primitive::DotGeneral(DotGeneral { .. }) => jvp_dot_general,
+        Primitive::Rev(Rev { .. })
+        | Primitive::Slice(Slice { .. })
+        | Primitive::Concatenate(Concatenate { .. })
+        | Primitive::Pad(Pad { .. })
+        | Primitive::DynamicSlice(DynamicSlice { .. })
+        | Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => jvp_linear_prefix,
+        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => jvp_call,
         Primitive::Custom(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Control(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Callback(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
@@ -137,10 +142,10 @@ pub(crate) fn broadcast_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<
         ));
     }
     b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape: shape.to_vec(),
             broadcast_dimensions: Vec::new(),
-        },
+        }),
         vec![x],
     )
 }
@@ -161,10 +166,10 @@ pub(super) fn mul(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
 /// `convert_element_type(x, dtype)` (non-weak).
 pub(super) fn convert(b: &mut Builder, x: Atom, dtype: crate::DType) -> Result<Atom> {
     b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: dtype,
             weak_type: false,
-        },
+        }),
         vec![x],
     )
 }
@@ -177,7 +182,7 @@ fn jvp_zero(p: &Primitive, b: &mut Builder, x: &[Atom], _t: &[Option<Atom>]) -> 
 }
 
 fn jvp_integer_pow(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::IntegerPow { y } = p else {
+    let Primitive::IntegerPow(IntegerPow { y }) = p else {
         return Err(wrong_rule(p));
     };
     let x = one(p, xs)?;
@@ -199,7 +204,7 @@ fn jvp_integer_pow(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
     let pw = if ym1 == 1 {
         x
     } else {
-        b.add_eqn1(Primitive::IntegerPow { y: ym1 }, vec![x])?
+        b.add_eqn1(Primitive::IntegerPow(IntegerPow { y: ym1 }), vec![x])?
     };
     let coef = mul(b, Builder::lit(dtype, f64::from(*y)), pw)?;
     Ok((vec![z], vec![Some(mul(b, t, coef)?)]))
@@ -230,7 +235,7 @@ fn jvp_select_n(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]
         };
         ins.push(t);
     }
-    let tz = b.add_eqn1(Primitive::SelectN, ins)?;
+    let tz = b.add_eqn1(Primitive::SelectN(SelectN), ins)?;
     Ok((vec![z], vec![Some(tz)]))
 }
 
@@ -264,8 +269,8 @@ fn jvp_structural(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
 /// missing ones and the primal trailing operands.
 fn jvp_linear_prefix(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
     let k = match p {
-        Primitive::Concatenate { .. } => xs.len(),
-        Primitive::Pad { .. } | Primitive::DynamicUpdateSlice => 2,
+        Primitive::Concatenate(Concatenate { .. }) => xs.len(),
+        Primitive::Pad(Pad { .. }) | Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => 2,
         _ => 1,
     };
     if xs.len() < k || ts.len() != xs.len() {
@@ -294,7 +299,7 @@ fn jvp_linear_prefix(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<A
 /// `reduce_max`: the tangent averages the tangents at the positions that
 /// attain the maximum (ties share equally, as JAX).
 fn jvp_reduce_max(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Reduce { axes, .. } = p else {
+    let Primitive::Reduce(Reduce { axes, .. }) = p else {
         return Err(wrong_rule(p));
     };
     let x = one(p, xs)?;
@@ -306,20 +311,20 @@ fn jvp_reduce_max(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
     };
     let kept: Vec<usize> = (0..xaval.ndim()).filter(|d| !axes.contains(d)).collect();
     let zb = b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape: xaval.shape.clone(),
             broadcast_dimensions: kept,
-        },
+        }),
         vec![z.clone()],
     )?;
     let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x, zb])?;
     let mask = convert(b, eq, xaval.dtype)?;
     let sum = |b: &mut Builder, a: Atom| {
         b.add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes: axes.clone(),
-            },
+            }),
             vec![a],
         )
     };
@@ -380,10 +385,10 @@ fn jvp_call(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) ->
 fn unreduce(b: &mut Builder, x: Atom, shape: &[usize], axes: &[usize]) -> Result<Atom> {
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
     b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape: shape.to_vec(),
             broadcast_dimensions: kept,
-        },
+        }),
         vec![x],
     )
 }
@@ -393,15 +398,15 @@ pub(super) fn eq(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
 }
 
 pub(super) fn select(b: &mut Builder, pred: Atom, on_false: Atom, on_true: Atom) -> Result<Atom> {
-    b.add_eqn1(Primitive::SelectN, vec![pred, on_false, on_true])
+    b.add_eqn1(Primitive::SelectN(SelectN), vec![pred, on_false, on_true])
 }
 
 fn reduce_sum(b: &mut Builder, x: Atom, axes: Vec<usize>) -> Result<Atom> {
     b.add_eqn1(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Sum,
             axes,
-        },
+        }),
         vec![x],
     )
 }
@@ -435,7 +440,7 @@ fn split_zeros(b: &mut Builder, x: &Atom) -> Result<(Atom, Atom)> {
 
 /// `reduce_prod`: `Σ t_i Π_{j≠i} x_j`, exact where factors are zero.
 fn jvp_reduce_prod(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Reduce { axes, .. } = p else {
+    let Primitive::Reduce(Reduce { axes, .. }) = p else {
         return Err(wrong_rule(p));
     };
     let x = one(p, xs)?;
@@ -504,7 +509,7 @@ fn jvp_clamp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -
 ///
 /// O(n²) in the scanned length: the reference rule, not a fast one.
 fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Cumulative { op, axis, reverse } = p else {
+    let Primitive::Cumulative(Cumulative { op, axis, reverse }) = p else {
         return Err(wrong_rule(p));
     };
     let x = one(p, xs)?;
@@ -533,27 +538,27 @@ fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
         .collect();
     let bcast = |b: &mut Builder, v: Atom, dims: &[usize]| {
         b.add_eqn1(
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: pshape.clone(),
                 broadcast_dimensions: dims.to_vec(),
-            },
+            }),
             vec![v],
         )
     };
     let ii = b.add_eqn1(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: crate::DType::I32,
             shape: pshape.clone(),
             dimension: a,
-        },
+        }),
         vec![],
     )?;
     let jj = b.add_eqn1(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: crate::DType::I32,
             shape: pshape.clone(),
             dimension: ja,
-        },
+        }),
         vec![],
     )?;
     let cmp = if *reverse { CmpOp::Ge } else { CmpOp::Le };
@@ -582,11 +587,11 @@ fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
             let (x_safe, zf) = split_zeros(b, &x)?;
             let scan = |b: &mut Builder, op: CumOp, v: Atom| {
                 b.add_eqn1(
-                    Primitive::Cumulative {
+                    Primitive::Cumulative(Cumulative {
                         op,
                         axis: a,
                         reverse: *reverse,
-                    },
+                    }),
                     vec![v],
                 )
             };

@@ -51,6 +51,11 @@ use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
+use crate::prims::{
+    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
+    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
+    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+};
 use std::sync::Arc;
 
 /// Evaluates `prim` on concrete operands.
@@ -131,8 +136,10 @@ pub fn eval_known(
         };
     }
     let buf = match prim {
-        Primitive::IntegerPow { y } => elementwise::integer_pow(*y, one(name, args)?.buffer())?,
-        Primitive::SelectN => {
+        Primitive::IntegerPow(IntegerPow { y }) => {
+            elementwise::integer_pow(*y, one(name, args)?.buffer())?
+        }
+        Primitive::SelectN(SelectN) => {
             let (pred, cases) = args.split_first().ok_or(Error::Arity {
                 prim: name,
                 expected: 2,
@@ -141,37 +148,39 @@ pub fn eval_known(
             let cases: Vec<&Buffer> = cases.iter().map(|c| c.buffer()).collect();
             elementwise::select_n(pred.buffer(), &cases, out_len()?)?
         }
-        Primitive::ConvertElementType { new_dtype, .. } => {
+        Primitive::ConvertElementType(ConvertElementType { new_dtype, .. }) => {
             elementwise::convert(one(name, args)?.buffer(), *new_dtype)?
         }
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
-        } => structural::broadcast_in_dim(one(name, args)?, shape, broadcast_dimensions)?,
+        }) => structural::broadcast_in_dim(one(name, args)?, shape, broadcast_dimensions)?,
         // Same elements in the same order; only the shape changes.
-        Primitive::Reshape { .. } | Primitive::Squeeze { .. } => one(name, args)?.buffer().clone(),
-        Primitive::Transpose { permutation } => {
+        Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
+            one(name, args)?.buffer().clone()
+        }
+        Primitive::Transpose(Transpose { permutation }) => {
             structural::transpose(one(name, args)?, permutation)?
         }
-        Primitive::Reduce { op, axes } => reduce::reduce(*op, one(name, args)?, axes)?,
-        Primitive::DotGeneral {
+        Primitive::Reduce(Reduce { op, axes }) => reduce::reduce(*op, one(name, args)?, axes)?,
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type,
-        } => {
+        }) => {
             let (l, r) = two(name, args)?;
             dot::dot_general(l, r, dims, *preferred_element_type)?
         }
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype,
             shape,
             dimension,
-        } => structural::iota(*dtype, shape, *dimension)?,
-        Primitive::StopGradient => one(name, args)?.buffer().clone(),
-        Primitive::IsFinite => elementwise::is_finite(one(name, args)?.buffer())?,
-        Primitive::Round { rounding_method } => {
+        }) => structural::iota(*dtype, shape, *dimension)?,
+        Primitive::StopGradient(StopGradient) => one(name, args)?.buffer().clone(),
+        Primitive::IsFinite(IsFinite) => elementwise::is_finite(one(name, args)?.buffer())?,
+        Primitive::Round(Round { rounding_method }) => {
             elementwise::round(one(name, args)?.buffer(), *rounding_method)?
         }
-        Primitive::Clamp => match args {
+        Primitive::Clamp(Clamp) => match args {
             [lo, x, hi] => elementwise::clamp(lo.buffer(), x.buffer(), hi.buffer())?,
             _ => {
                 return Err(Error::Arity {
@@ -181,33 +190,33 @@ pub fn eval_known(
                 })
             }
         },
-        Primitive::Arg {
+        Primitive::Arg(ArgReduce {
             op,
             axis,
             index_dtype,
-        } => reduce::arg(*op, one(name, args)?, *axis, *index_dtype)?,
-        Primitive::Cumulative { op, axis, reverse } => {
+        }) => reduce::arg(*op, one(name, args)?, *axis, *index_dtype)?,
+        Primitive::Cumulative(Cumulative { op, axis, reverse }) => {
             reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
         }
-        Primitive::Rev { dimensions } => structural::rev(one(name, args)?, dimensions)?,
-        Primitive::Slice {
+        Primitive::Rev(Rev { dimensions }) => structural::rev(one(name, args)?, dimensions)?,
+        Primitive::Slice(Slice {
             start_indices,
             strides,
             ..
-        } => structural::slice(
+        }) => structural::slice(
             one(name, args)?,
             start_indices,
             strides.as_deref(),
             &out_shape(name, &aval)?,
         )?,
-        Primitive::Concatenate { dimension } => {
+        Primitive::Concatenate(Concatenate { dimension }) => {
             structural::concatenate(args, *dimension, &out_shape(name, &aval)?)?
         }
-        Primitive::Pad { padding_config } => {
+        Primitive::Pad(Pad { padding_config }) => {
             let (x, pv) = two(name, args)?;
             structural::pad(x, pv, padding_config, &out_shape(name, &aval)?)?
         }
-        Primitive::DynamicSlice { slice_sizes } => {
+        Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
             let (x, idx) = args.split_first().ok_or(Error::Arity {
                 prim: name,
                 expected: 1,
@@ -215,7 +224,7 @@ pub fn eval_known(
             })?;
             structural::dynamic_slice(x, idx, slice_sizes)?
         }
-        Primitive::DynamicUpdateSlice => match args {
+        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => match args {
             [x, u, idx @ ..] => structural::dynamic_update_slice(x, u, idx)?,
             _ => {
                 return Err(Error::Arity {
@@ -225,7 +234,7 @@ pub fn eval_known(
                 })
             }
         },
-        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
+        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
             return shared_call(name, args, multi, |a| {
                 crate::exec::interp::eval_closed(jaxpr, a)
             })

@@ -13,23 +13,31 @@
 //! binding all share.
 
 pub mod batch;
+pub mod call;
 pub mod callback;
 pub mod collective;
 pub mod control;
 pub mod conv;
+pub mod convert;
 pub mod custom;
+pub mod dot;
 pub mod elementwise;
 pub mod family;
 pub mod gather;
 pub mod jvp;
 pub mod kernel;
 pub mod linalg;
+pub mod numeric;
 pub mod params;
 pub mod random;
+pub mod reduce;
 pub mod rules;
 pub mod scatter;
+pub mod select;
 pub mod shape;
+pub mod slicing;
 pub mod sort;
+pub mod structural;
 pub mod transpose;
 pub mod window;
 
@@ -37,8 +45,16 @@ use crate::dtype::DType;
 use crate::ir::ClosedJaxpr;
 use std::sync::Arc;
 
+pub use call::{Checkpoint, Pjit};
+pub use convert::{ConvertElementType, StopGradient};
+pub use dot::DotGeneral;
 pub use family::{Family, Operand};
+pub use numeric::{IntegerPow, IsFinite, Round};
 pub use params::Param;
+pub use reduce::{ArgReduce, Cumulative, Reduce};
+pub use select::{Clamp, SelectN};
+pub use slicing::{DynamicSlice, DynamicUpdateSlice, Slice};
+pub use structural::{BroadcastInDim, Concatenate, Iota, Pad, Reshape, Rev, Squeeze, Transpose};
 
 /// Declares an op table: the enum, its JAX names, and the list of all ops.
 macro_rules! op_table {
@@ -454,103 +470,54 @@ primitives! {
         Threefry2x32(random::Threefry2x32),
     }
     core {
-
-    /// `x ** y` for a static integer `y`.
-    IntegerPow {
-        y: i32,
-    },
-    /// `select_n(pred, *cases)`: case `pred` of each element (bool pred picks
-    /// `cases[1]` where true).
-    SelectN,
-    ConvertElementType {
-        new_dtype: DType,
-        weak_type: bool,
-    },
-    BroadcastInDim {
-        shape: Vec<usize>,
-        broadcast_dimensions: Vec<usize>,
-    },
-    Reshape {
-        new_sizes: Vec<usize>,
-    },
-    Transpose {
-        permutation: Vec<usize>,
-    },
-    Squeeze {
-        dimensions: Vec<usize>,
-    },
-    Reduce {
-        op: ReduceOp,
-        axes: Vec<usize>,
-    },
-    DotGeneral {
-        dims: DotDims,
-        preferred_element_type: Option<DType>,
-    },
-    Iota {
-        dtype: DType,
-        shape: Vec<usize>,
-        dimension: usize,
-    },
-    /// Identity on values with a zero derivative.
-    StopGradient,
-    /// `isfinite`, producing bool.
-    IsFinite,
-    Round {
-        rounding_method: RoundingMethod,
-    },
-    /// `clamp(min, x, max)`; `min`/`max` are rank 0 or shaped like `x`.
-    Clamp,
-    /// `argmax` / `argmin` along one axis (`axes=(axis,)`).
-    Arg {
-        op: ArgOp,
-        axis: usize,
-        index_dtype: DType,
-    },
-    /// Inclusive scan along `axis` (from the end when `reverse`).
-    Cumulative {
-        op: CumOp,
-        axis: usize,
-        reverse: bool,
-    },
-    /// Reverses the order of elements along `dimensions`.
-    Rev {
-        dimensions: Vec<usize>,
-    },
-    /// Static slice `[start, limit)` with optional `strides` per axis.
-    Slice {
-        start_indices: Vec<usize>,
-        limit_indices: Vec<usize>,
-        strides: Option<Vec<usize>>,
-    },
-    /// Joins N operands along `dimension`.
-    Concatenate {
-        dimension: usize,
-    },
-    /// `pad(operand, padding_value)` with `(lo, hi, interior)` per axis;
-    /// negative `lo`/`hi` remove elements.
-    Pad {
-        padding_config: Vec<(i64, i64, i64)>,
-    },
-    /// `dynamic_slice(operand, *start_indices)`: a `slice_sizes` window at
-    /// run-time (clamped) start indices.
-    DynamicSlice {
-        slice_sizes: Vec<usize>,
-    },
-    /// `dynamic_update_slice(operand, update, *start_indices)`: `update`
-    /// written at run-time (clamped) start indices.
-    DynamicUpdateSlice,
-    /// A call of a closed sub-jaxpr (nested `jit`).
-    Pjit {
-        jaxpr: Arc<ClosedJaxpr>,
-        name: String,
-    },
-    /// `jax.checkpoint`: a call whose intermediate values are recomputed in
-    /// the backward pass instead of being saved as residuals.
-    Checkpoint {
-        jaxpr: Arc<ClosedJaxpr>,
-        prevent_cse: bool,
-    },
+        /// `integer_pow` (`prims/numeric.rs`).
+        IntegerPow(numeric::IntegerPow),
+        /// `select_n` (`prims/select.rs`).
+        SelectN(select::SelectN),
+        /// `convert_element_type` (`prims/convert.rs`).
+        ConvertElementType(convert::ConvertElementType),
+        /// `broadcast_in_dim` (`prims/structural.rs`).
+        BroadcastInDim(structural::BroadcastInDim),
+        /// `reshape` (`prims/structural.rs`).
+        Reshape(structural::Reshape),
+        /// `transpose` (`prims/structural.rs`).
+        Transpose(structural::Transpose),
+        /// `squeeze` (`prims/structural.rs`).
+        Squeeze(structural::Squeeze),
+        /// `reduce_sum`, `reduce_max`, ... (`prims/reduce.rs`).
+        Reduce(reduce::Reduce),
+        /// `dot_general` (`prims/dot.rs`).
+        DotGeneral(dot::DotGeneral),
+        /// `iota` (`prims/structural.rs`).
+        Iota(structural::Iota),
+        /// `stop_gradient` (`prims/convert.rs`).
+        StopGradient(convert::StopGradient),
+        /// `is_finite` (`prims/numeric.rs`).
+        IsFinite(numeric::IsFinite),
+        /// `round` (`prims/numeric.rs`).
+        Round(numeric::Round),
+        /// `clamp` (`prims/select.rs`).
+        Clamp(select::Clamp),
+        /// `argmax`, `argmin` (`prims/reduce.rs`).
+        Arg(reduce::ArgReduce),
+        /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
+        Cumulative(reduce::Cumulative),
+        /// `rev` (`prims/structural.rs`).
+        Rev(structural::Rev),
+        /// `slice` (`prims/slicing.rs`).
+        Slice(slicing::Slice),
+        /// `concatenate` (`prims/structural.rs`).
+        Concatenate(structural::Concatenate),
+        /// `pad` (`prims/structural.rs`).
+        Pad(structural::Pad),
+        /// `dynamic_slice` (`prims/slicing.rs`).
+        DynamicSlice(slicing::DynamicSlice),
+        /// `dynamic_update_slice` (`prims/slicing.rs`).
+        DynamicUpdateSlice(slicing::DynamicUpdateSlice),
+        /// `pjit`, a nested `jit` (`prims/call.rs`).
+        Pjit(call::Pjit),
+        /// `checkpoint` (`prims/call.rs`).
+        Checkpoint(call::Checkpoint),
     }
 }
 
@@ -561,32 +528,32 @@ impl Primitive {
             Primitive::Unary(op) => op.name(),
             Primitive::Binary(op) => op.name(),
             Primitive::Compare(op) => op.name(),
-            Primitive::IntegerPow { .. } => "integer_pow",
-            Primitive::SelectN => "select_n",
-            Primitive::ConvertElementType { .. } => "convert_element_type",
-            Primitive::BroadcastInDim { .. } => "broadcast_in_dim",
-            Primitive::Reshape { .. } => "reshape",
-            Primitive::Transpose { .. } => "transpose",
-            Primitive::Squeeze { .. } => "squeeze",
-            Primitive::Reduce { op, .. } => op.name(),
-            Primitive::DotGeneral { .. } => "dot_general",
-            Primitive::Iota { .. } => "iota",
-            Primitive::StopGradient => "stop_gradient",
-            Primitive::IsFinite => "is_finite",
-            Primitive::Round { .. } => "round",
-            Primitive::Clamp => "clamp",
-            Primitive::Arg { op, .. } => op.name(),
-            Primitive::Cumulative { op, .. } => op.name(),
-            Primitive::Rev { .. } => "rev",
-            Primitive::Slice { .. } => "slice",
-            Primitive::Concatenate { .. } => "concatenate",
-            Primitive::Pad { .. } => "pad",
-            Primitive::DynamicSlice { .. } => "dynamic_slice",
-            Primitive::DynamicUpdateSlice => "dynamic_update_slice",
+            Primitive::IntegerPow(IntegerPow { .. }) => "integer_pow",
+            Primitive::SelectN(SelectN) => "select_n",
+            Primitive::ConvertElementType(ConvertElementType { .. }) => "convert_element_type",
+            Primitive::BroadcastInDim(BroadcastInDim { .. }) => "broadcast_in_dim",
+            Primitive::Reshape(Reshape { .. }) => "reshape",
+            Primitive::Transpose(Transpose { .. }) => "transpose",
+            Primitive::Squeeze(Squeeze { .. }) => "squeeze",
+            Primitive::Reduce(Reduce { op, .. }) => op.name(),
+            Primitive::DotGeneral(DotGeneral { .. }) => "dot_general",
+            Primitive::Iota(Iota { .. }) => "iota",
+            Primitive::StopGradient(StopGradient) => "stop_gradient",
+            Primitive::IsFinite(IsFinite) => "is_finite",
+            Primitive::Round(Round { .. }) => "round",
+            Primitive::Clamp(Clamp) => "clamp",
+            Primitive::Arg(ArgReduce { op, .. }) => op.name(),
+            Primitive::Cumulative(Cumulative { op, .. }) => op.name(),
+            Primitive::Rev(Rev { .. }) => "rev",
+            Primitive::Slice(Slice { .. }) => "slice",
+            Primitive::Concatenate(Concatenate { .. }) => "concatenate",
+            Primitive::Pad(Pad { .. }) => "pad",
+            Primitive::DynamicSlice(DynamicSlice { .. }) => "dynamic_slice",
+            Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => "dynamic_update_slice",
             Primitive::Gather(f) => family::Family::name(f),
             Primitive::Scatter(f) => family::Family::name(f),
-            Primitive::Pjit { .. } => "pjit",
-            Primitive::Checkpoint { .. } => "checkpoint",
+            Primitive::Pjit(Pjit { .. }) => "pjit",
+            Primitive::Checkpoint(Checkpoint { .. }) => "checkpoint",
             Primitive::Custom(f) => family::Family::name(f),
             Primitive::Control(f) => family::Family::name(f),
             Primitive::Sort(f) => family::Family::name(f),
@@ -602,7 +569,8 @@ impl Primitive {
     /// The callee of a call primitive (`pjit`, `checkpoint`).
     pub fn call_jaxpr(&self) -> Option<&Arc<ClosedJaxpr>> {
         match self {
-            Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => Some(jaxpr),
+            Primitive::Pjit(Pjit { jaxpr, .. })
+            | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => Some(jaxpr),
             _ => None,
         }
     }
@@ -611,33 +579,37 @@ impl Primitive {
     /// records the transform (`jvp(f)`) when `transform` is not empty.
     pub fn with_callee(&self, jaxpr: Arc<ClosedJaxpr>, transform: &str) -> Option<Primitive> {
         match self {
-            Primitive::Pjit { name, .. } => Some(Primitive::Pjit {
+            Primitive::Pjit(Pjit { name, .. }) => Some(Primitive::Pjit(Pjit {
                 jaxpr,
                 name: if transform.is_empty() {
                     name.clone()
                 } else {
                     format!("{transform}({name})")
                 },
-            }),
-            Primitive::Checkpoint { prevent_cse, .. } => Some(Primitive::Checkpoint {
-                jaxpr,
-                prevent_cse: *prevent_cse,
-            }),
+            })),
+            Primitive::Checkpoint(Checkpoint { prevent_cse, .. }) => {
+                Some(Primitive::Checkpoint(Checkpoint {
+                    jaxpr,
+                    prevent_cse: *prevent_cse,
+                }))
+            }
             _ => None,
         }
     }
 
     fn core_effect(&self) -> crate::ir::Effect {
         match self {
-            Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
-                jaxpr.jaxpr.effect()
-            }
+            Primitive::Pjit(Pjit { jaxpr, .. })
+            | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => jaxpr.jaxpr.effect(),
             _ => crate::ir::Effect::None,
         }
     }
 
     fn core_multiple_results(&self) -> bool {
-        matches!(self, Primitive::Pjit { .. } | Primitive::Checkpoint { .. })
+        matches!(
+            self,
+            Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. })
+        )
     }
 
     fn core_names() -> Vec<&'static str> {
@@ -676,75 +648,79 @@ impl Primitive {
         out.extend(
             ReduceOp::ALL
                 .iter()
-                .map(|&op| Primitive::Reduce { op, axes: vec![0] }),
+                .map(|&op| Primitive::Reduce(Reduce { op, axes: vec![0] })),
         );
-        out.extend(ArgOp::ALL.iter().map(|&op| Primitive::Arg {
-            op,
-            axis: 0,
-            index_dtype: DType::I32,
+        out.extend(ArgOp::ALL.iter().map(|&op| {
+            Primitive::Arg(ArgReduce {
+                op,
+                axis: 0,
+                index_dtype: DType::I32,
+            })
         }));
-        out.extend(CumOp::ALL.iter().map(|&op| Primitive::Cumulative {
-            op,
-            axis: 0,
-            reverse: false,
+        out.extend(CumOp::ALL.iter().map(|&op| {
+            Primitive::Cumulative(Cumulative {
+                op,
+                axis: 0,
+                reverse: false,
+            })
         }));
         out.extend([
-            Primitive::StopGradient,
-            Primitive::IsFinite,
-            Primitive::Round {
+            Primitive::StopGradient(StopGradient),
+            Primitive::IsFinite(IsFinite),
+            Primitive::Round(Round {
                 rounding_method: RoundingMethod::AwayFromZero,
-            },
-            Primitive::Clamp,
-            Primitive::IntegerPow { y: 2 },
-            Primitive::SelectN,
-            Primitive::ConvertElementType {
+            }),
+            Primitive::Clamp(Clamp),
+            Primitive::IntegerPow(IntegerPow { y: 2 }),
+            Primitive::SelectN(SelectN),
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::F32,
                 weak_type: false,
-            },
-            Primitive::BroadcastInDim {
+            }),
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![1],
                 broadcast_dimensions: vec![],
-            },
-            Primitive::Reshape { new_sizes: vec![1] },
-            Primitive::Transpose {
+            }),
+            Primitive::Reshape(Reshape { new_sizes: vec![1] }),
+            Primitive::Transpose(Transpose {
                 permutation: vec![0],
-            },
-            Primitive::Squeeze {
+            }),
+            Primitive::Squeeze(Squeeze {
                 dimensions: vec![0],
-            },
-            Primitive::DotGeneral {
+            }),
+            Primitive::DotGeneral(DotGeneral {
                 dims: DotDims::default(),
                 preferred_element_type: None,
-            },
-            Primitive::Iota {
+            }),
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![1],
                 dimension: 0,
-            },
-            Primitive::Rev {
+            }),
+            Primitive::Rev(Rev {
                 dimensions: vec![0],
-            },
-            Primitive::Slice {
+            }),
+            Primitive::Slice(Slice {
                 start_indices: vec![0],
                 limit_indices: vec![1],
                 strides: None,
-            },
-            Primitive::Concatenate { dimension: 0 },
-            Primitive::Pad {
+            }),
+            Primitive::Concatenate(Concatenate { dimension: 0 }),
+            Primitive::Pad(Pad {
                 padding_config: vec![(1, 0, 0)],
-            },
-            Primitive::DynamicSlice {
+            }),
+            Primitive::DynamicSlice(DynamicSlice {
                 slice_sizes: vec![1],
-            },
-            Primitive::DynamicUpdateSlice,
-            Primitive::Pjit {
+            }),
+            Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
+            Primitive::Pjit(Pjit {
                 jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
                 name: String::new(),
-            },
-            Primitive::Checkpoint {
+            }),
+            Primitive::Checkpoint(Checkpoint {
                 jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
                 prevent_cse: true,
-            },
+            }),
         ]);
         out
     }

@@ -3,7 +3,7 @@
 //! structural hash and the Python binding all go through here, so a new
 //! param is written once.
 
-use super::{ArgOp, CumOp, DotDims, Primitive, ReduceOp, RoundingMethod};
+use super::{DotDims, Primitive, RoundingMethod};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::ClosedJaxpr;
@@ -45,105 +45,33 @@ impl Primitive {
     /// The params of a core primitive (families answer through their impl).
     pub(super) fn core_params(&self) -> ParamList {
         match self {
-            Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => Vec::new(),
-            Primitive::SelectN
-            | Primitive::StopGradient
-            | Primitive::IsFinite
-            | Primitive::Clamp => Vec::new(),
-            Primitive::Round { rounding_method } => vec![(
-                "rounding_method",
-                Param::Int(match rounding_method {
-                    RoundingMethod::AwayFromZero => 0,
-                    RoundingMethod::ToNearestEven => 1,
-                }),
-            )],
-            Primitive::Arg {
-                axis, index_dtype, ..
-            } => vec![
-                ("axes", ints(&[*axis])),
-                ("index_dtype", Param::DType(*index_dtype)),
-            ],
-            Primitive::Cumulative { axis, reverse, .. } => vec![
-                ("axis", Param::Int(i64::try_from(*axis).unwrap_or(i64::MAX))),
-                ("reverse", Param::Bool(*reverse)),
-            ],
-            Primitive::IntegerPow { y } => vec![("y", Param::Int(i64::from(*y)))],
-            Primitive::ConvertElementType {
-                new_dtype,
-                weak_type,
-            } => vec![
-                ("new_dtype", Param::DType(*new_dtype)),
-                ("weak_type", Param::Bool(*weak_type)),
-            ],
-            Primitive::BroadcastInDim {
-                shape,
-                broadcast_dimensions,
-            } => vec![
-                ("shape", ints(shape)),
-                ("broadcast_dimensions", ints(broadcast_dimensions)),
-            ],
-            Primitive::Reshape { new_sizes } => {
-                vec![("new_sizes", ints(new_sizes)), ("dimensions", Param::None)]
-            }
-            Primitive::Transpose { permutation } => vec![("permutation", ints(permutation))],
-            Primitive::Squeeze { dimensions } => vec![("dimensions", ints(dimensions))],
-            Primitive::Reduce { axes, .. } => vec![("axes", ints(axes))],
-            Primitive::DotGeneral {
-                dims,
-                preferred_element_type,
-            } => vec![
-                (
-                    "dimension_numbers",
-                    Param::Tuple(vec![
-                        Param::Tuple(vec![ints(&dims.lhs_contract), ints(&dims.rhs_contract)]),
-                        Param::Tuple(vec![ints(&dims.lhs_batch), ints(&dims.rhs_batch)]),
-                    ]),
-                ),
-                ("precision", Param::None),
-                (
-                    "preferred_element_type",
-                    preferred_element_type.map_or(Param::None, Param::DType),
-                ),
-            ],
-            Primitive::Iota {
-                dtype,
-                shape,
-                dimension,
-            } => vec![
-                ("dtype", Param::DType(*dtype)),
-                ("shape", ints(shape)),
-                (
-                    "dimension",
-                    Param::Int(i64::try_from(*dimension).unwrap_or(i64::MAX)),
-                ),
-            ],
-            Primitive::Rev { dimensions } => vec![("dimensions", ints(dimensions))],
-            Primitive::Slice {
-                start_indices,
-                limit_indices,
-                strides,
-            } => vec![
-                ("start_indices", ints(start_indices)),
-                ("limit_indices", ints(limit_indices)),
-                ("strides", strides.as_ref().map_or(Param::None, |s| ints(s))),
-            ],
-            Primitive::Concatenate { dimension } => vec![(
-                "dimension",
-                Param::Int(i64::try_from(*dimension).unwrap_or(i64::MAX)),
-            )],
-            Primitive::Pad { padding_config } => vec![(
-                "padding_config",
-                Param::Tuple(
-                    padding_config
-                        .iter()
-                        .map(|&(lo, hi, int)| Param::Ints(vec![lo, hi, int]))
-                        .collect(),
-                ),
-            )],
-            Primitive::DynamicSlice { slice_sizes } => {
-                vec![("slice_sizes", ints(slice_sizes))]
-            }
-            Primitive::DynamicUpdateSlice => Vec::new(),
+            Primitive::IntegerPow(p) => p.to_params(),
+            Primitive::SelectN(p) => p.to_params(),
+            Primitive::ConvertElementType(p) => p.to_params(),
+            Primitive::BroadcastInDim(p) => p.to_params(),
+            Primitive::Reshape(p) => p.to_params(),
+            Primitive::Transpose(p) => p.to_params(),
+            Primitive::Squeeze(p) => p.to_params(),
+            Primitive::Reduce(p) => p.to_params(),
+            Primitive::DotGeneral(p) => p.to_params(),
+            Primitive::Iota(p) => p.to_params(),
+            Primitive::StopGradient(p) => p.to_params(),
+            Primitive::IsFinite(p) => p.to_params(),
+            Primitive::Round(p) => p.to_params(),
+            Primitive::Clamp(p) => p.to_params(),
+            Primitive::Arg(p) => p.to_params(),
+            Primitive::Cumulative(p) => p.to_params(),
+            Primitive::Rev(p) => p.to_params(),
+            Primitive::Slice(p) => p.to_params(),
+            Primitive::Concatenate(p) => p.to_params(),
+            Primitive::Pad(p) => p.to_params(),
+            Primitive::DynamicSlice(p) => p.to_params(),
+            Primitive::DynamicUpdateSlice(p) => p.to_params(),
+            Primitive::Pjit(p) => p.to_params(),
+            Primitive::Checkpoint(p) => p.to_params(),
+            Primitive::Unary(f) => super::Family::params(f),
+            Primitive::Binary(f) => super::Family::params(f),
+            Primitive::Compare(f) => super::Family::params(f),
             Primitive::Threefry2x32(f) => super::Family::params(f),
             Primitive::Gather(f) => super::Family::params(f),
             Primitive::Scatter(f) => super::Family::params(f),
@@ -155,129 +83,274 @@ impl Primitive {
             Primitive::Conv(f) => super::Family::params(f),
             Primitive::Window(f) => super::Family::params(f),
             Primitive::Collective(f) => super::Family::params(f),
-            Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
-                ("differentiated", Param::Bool(false)),
-                ("jaxpr", Param::Jaxpr(jaxpr.clone())),
-                ("policy", Param::None),
-                ("prevent_cse", Param::Bool(*prevent_cse)),
-            ],
-            Primitive::Pjit { jaxpr, name } => vec![
-                ("jaxpr", Param::Jaxpr(jaxpr.clone())),
-                ("name", Param::Str(name.clone())),
-            ],
         }
     }
 
     /// Rebuilds a core primitive from its name and params (families are
     /// tried first, by [`Primitive::from_params`]).
     pub(super) fn core_from_params(name: &str, p: &Lookup<'_>) -> Result<Primitive> {
-        if let Some(op) = ReduceOp::from_name(name) {
-            return Ok(Primitive::Reduce {
-                op,
-                axes: p.dims("axes")?,
-            });
+        use super::*;
+        if ReduceOp::from_name(name).is_some() {
+            return Ok(Primitive::Reduce(Reduce::read(p)?));
         }
-        if let Some(op) = ArgOp::from_name(name) {
-            let axes = p.dims("axes")?;
-            let [axis] = axes.as_slice() else {
-                return Err(Error::param(
-                    op.name(),
-                    "axes",
-                    format!("expected exactly one axis, got {axes:?}"),
-                ));
-            };
-            return Ok(Primitive::Arg {
-                op,
-                axis: *axis,
-                index_dtype: p.dtype("index_dtype")?,
-            });
+        if ArgOp::from_name(name).is_some() {
+            return Ok(Primitive::Arg(ArgReduce::read(p)?));
         }
-        if let Some(op) = CumOp::from_name(name) {
-            return Ok(Primitive::Cumulative {
-                op,
-                axis: p.dim("axis")?,
-                reverse: p.opt_bool("reverse")?.unwrap_or(false),
-            });
+        if CumOp::from_name(name).is_some() {
+            return Ok(Primitive::Cumulative(Cumulative::read(p)?));
         }
         Ok(match name {
-            "stop_gradient" => Primitive::StopGradient,
-            "is_finite" => Primitive::IsFinite,
-            "clamp" => Primitive::Clamp,
-            "round" => Primitive::Round {
-                rounding_method: match p.get("rounding_method") {
-                    None | Some(Param::None) => RoundingMethod::AwayFromZero,
-                    Some(Param::Int(0)) => RoundingMethod::AwayFromZero,
-                    Some(Param::Int(1)) => RoundingMethod::ToNearestEven,
-                    Some(other) => return Err(p.bad("rounding_method", "0 or 1", other)),
-                },
-            },
-            "integer_pow" => {
-                let y = p.int("y")?;
-                Primitive::IntegerPow {
-                    y: i32::try_from(y).map_err(|_| {
-                        Error::param("integer_pow", "y", format!("{y} out of range"))
-                    })?,
-                }
-            }
-            "select_n" => Primitive::SelectN,
-            "convert_element_type" => Primitive::ConvertElementType {
-                new_dtype: p.dtype("new_dtype")?,
-                weak_type: p.opt_bool("weak_type")?.unwrap_or(false),
-            },
-            "broadcast_in_dim" => Primitive::BroadcastInDim {
-                shape: p.dims("shape")?,
-                broadcast_dimensions: p.dims("broadcast_dimensions")?,
-            },
-            "reshape" => Primitive::Reshape {
-                new_sizes: p.dims("new_sizes")?,
-            },
-            "transpose" => Primitive::Transpose {
-                permutation: p.dims("permutation")?,
-            },
-            "squeeze" => Primitive::Squeeze {
-                dimensions: p.dims("dimensions")?,
-            },
-            "dot_general" => Primitive::DotGeneral {
-                dims: p.dot_dims("dimension_numbers")?,
-                preferred_element_type: p.opt_dtype("preferred_element_type")?,
-            },
-            "iota" => Primitive::Iota {
-                dtype: p.dtype("dtype")?,
-                shape: p.dims("shape")?,
-                dimension: p.dim("dimension")?,
-            },
-            "rev" => Primitive::Rev {
-                dimensions: p.dims("dimensions")?,
-            },
-            "slice" => Primitive::Slice {
-                start_indices: p.dims("start_indices")?,
-                limit_indices: p.dims("limit_indices")?,
-                strides: match p.get("strides") {
-                    None | Some(Param::None) => None,
-                    Some(_) => Some(p.dims("strides")?),
-                },
-            },
-            "concatenate" => Primitive::Concatenate {
-                dimension: p.dim("dimension")?,
-            },
-            "pad" => Primitive::Pad {
-                padding_config: p.padding_config("padding_config")?,
-            },
-            "dynamic_slice" => Primitive::DynamicSlice {
-                slice_sizes: p.dims("slice_sizes")?,
-            },
-            "dynamic_update_slice" => Primitive::DynamicUpdateSlice,
-            "checkpoint" => Primitive::Checkpoint {
-                jaxpr: p.jaxpr("jaxpr")?,
-                prevent_cse: p.opt_bool("prevent_cse")?.unwrap_or(true),
-            },
-            "pjit" => Primitive::Pjit {
-                jaxpr: p.jaxpr("jaxpr")?,
-                name: p.opt_str("name")?.unwrap_or_default(),
-            },
+            "stop_gradient" => Primitive::StopGradient(StopGradient),
+            "is_finite" => Primitive::IsFinite(IsFinite),
+            "clamp" => Primitive::Clamp(Clamp),
+            "round" => Primitive::Round(Round::read(p)?),
+            "integer_pow" => Primitive::IntegerPow(IntegerPow::read(p)?),
+            "select_n" => Primitive::SelectN(SelectN),
+            "convert_element_type" => Primitive::ConvertElementType(ConvertElementType::read(p)?),
+            "broadcast_in_dim" => Primitive::BroadcastInDim(BroadcastInDim::read(p)?),
+            "reshape" => Primitive::Reshape(Reshape::read(p)?),
+            "transpose" => Primitive::Transpose(Transpose::read(p)?),
+            "squeeze" => Primitive::Squeeze(Squeeze::read(p)?),
+            "dot_general" => Primitive::DotGeneral(DotGeneral::read(p)?),
+            "iota" => Primitive::Iota(Iota::read(p)?),
+            "rev" => Primitive::Rev(Rev::read(p)?),
+            "slice" => Primitive::Slice(Slice::read(p)?),
+            "concatenate" => Primitive::Concatenate(Concatenate::read(p)?),
+            "pad" => Primitive::Pad(Pad::read(p)?),
+            "dynamic_slice" => Primitive::DynamicSlice(DynamicSlice::read(p)?),
+            "dynamic_update_slice" => Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
+            "checkpoint" => Primitive::Checkpoint(Checkpoint::read(p)?),
+            "pjit" => Primitive::Pjit(Pjit::read(p)?),
             other => return Err(Error::UnknownPrimitive(other.to_string())),
         })
     }
+}
+
+/// A value a declared param struct field may hold ([`declare_params!`]):
+/// how it shows as a [`Param`] and how it is read back from one.
+pub trait ParamField: Sized {
+    /// The value as Python and the printers see it.
+    fn to_param(&self) -> Param;
+    /// Reads `key` (which must be present) from `p`.
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<Self>;
+}
+
+impl ParamField for usize {
+    fn to_param(&self) -> Param {
+        Param::Int(i64::try_from(*self).unwrap_or(i64::MAX))
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<usize> {
+        p.dim(key)
+    }
+}
+
+impl ParamField for i32 {
+    fn to_param(&self) -> Param {
+        Param::Int(i64::from(*self))
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<i32> {
+        let v = p.int(key)?;
+        i32::try_from(v).map_err(|_| Error::param(p.prim(), key, format!("{v} out of range")))
+    }
+}
+
+impl ParamField for bool {
+    fn to_param(&self) -> Param {
+        Param::Bool(*self)
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<bool> {
+        match p.need(key)? {
+            Param::Bool(b) => Ok(*b),
+            other => Err(p.bad(key, "a bool", other)),
+        }
+    }
+}
+
+impl ParamField for String {
+    fn to_param(&self) -> Param {
+        Param::Str(self.clone())
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<String> {
+        match p.need(key)? {
+            Param::Str(s) => Ok(s.clone()),
+            other => Err(p.bad(key, "a string", other)),
+        }
+    }
+}
+
+impl ParamField for DType {
+    fn to_param(&self) -> Param {
+        Param::DType(*self)
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<DType> {
+        p.dtype(key)
+    }
+}
+
+impl ParamField for Vec<usize> {
+    fn to_param(&self) -> Param {
+        ints(self)
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<Vec<usize>> {
+        p.dims(key)
+    }
+}
+
+/// `pad`'s `((lo, hi, interior), ...)`.
+impl ParamField for Vec<(i64, i64, i64)> {
+    fn to_param(&self) -> Param {
+        Param::Tuple(
+            self.iter()
+                .map(|&(lo, hi, int)| Param::Ints(vec![lo, hi, int]))
+                .collect(),
+        )
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<Vec<(i64, i64, i64)>> {
+        p.padding_config(key)
+    }
+}
+
+/// `dot_general`'s `((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))`.
+impl ParamField for DotDims {
+    fn to_param(&self) -> Param {
+        Param::Tuple(vec![
+            Param::Tuple(vec![ints(&self.lhs_contract), ints(&self.rhs_contract)]),
+            Param::Tuple(vec![ints(&self.lhs_batch), ints(&self.rhs_batch)]),
+        ])
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<DotDims> {
+        p.dot_dims(key)
+    }
+}
+
+/// `lax.RoundingMethod` as its integer value.
+impl ParamField for RoundingMethod {
+    fn to_param(&self) -> Param {
+        Param::Int(match self {
+            RoundingMethod::AwayFromZero => 0,
+            RoundingMethod::ToNearestEven => 1,
+        })
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<RoundingMethod> {
+        match p.need(key)? {
+            Param::Int(0) => Ok(RoundingMethod::AwayFromZero),
+            Param::Int(1) => Ok(RoundingMethod::ToNearestEven),
+            other => Err(p.bad(key, "0 or 1", other)),
+        }
+    }
+}
+
+impl ParamField for Arc<ClosedJaxpr> {
+    fn to_param(&self) -> Param {
+        Param::Jaxpr(self.clone())
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<Arc<ClosedJaxpr>> {
+        p.jaxpr(key)
+    }
+}
+
+/// Absent and `None` read as `None`.
+impl<T: ParamField> ParamField for Option<T> {
+    fn to_param(&self) -> Param {
+        self.as_ref().map_or(Param::None, ParamField::to_param)
+    }
+    fn read(p: &Lookup<'_>, key: &'static str) -> Result<Option<T>> {
+        match p.get(key) {
+            None | Some(Param::None) => Ok(None),
+            Some(_) => T::read(p, key).map(Some),
+        }
+    }
+}
+
+/// Reads `key`, or `default` when it is absent or `None`.
+pub fn read_or<T: ParamField>(p: &Lookup<'_>, key: &'static str, default: T) -> Result<T> {
+    match p.get(key) {
+        None | Some(Param::None) => Ok(default),
+        Some(_) => T::read(p, key),
+    }
+}
+
+/// Declares a primitive's param struct once; the declaration gives it
+/// `Debug`/`Clone`/`Eq`/`Hash` (the structural hash and equality of
+/// equations), `to_params` (what Python, the printers and the exporter see,
+/// in the declared order) and `read` (what `bind(**params)` and the parser
+/// give back). Entries, in JAX's param order:
+///
+/// * `field: Type,` — a param named like the field, required;
+/// * `field: Type = default,` — absent or `None` reads as `default`;
+/// * `field: Type as key,` — a required param named `key`;
+/// * `const name = value,` — a param JAX shows that this primitive fixes
+///   (`precision=None`); shown, accepted and ignored when read;
+/// * `@name field: Op,` — not a param: the op of a family that shares
+///   params across names (`reduce_sum`/`reduce_max`), read from the
+///   primitive's name with `Op::from_name`.
+#[macro_export]
+macro_rules! declare_params {
+    ($(#[$m:meta])* pub struct $S:ident { $($body:tt)* }) => {
+        $crate::declare_params!(@parse [$(#[$m])*] $S [] [] $($body)*);
+    };
+    (@parse $attrs:tt $S:ident [$($fields:tt)*] [$($entries:tt)*]
+        const $k:ident = $v:expr, $($rest:tt)*) => {
+        $crate::declare_params!(@parse $attrs $S [$($fields)*] [$($entries)* (const $k $v)] $($rest)*);
+    };
+    (@parse $attrs:tt $S:ident [$($fields:tt)*] [$($entries:tt)*]
+        @name $(#[$fm:meta])* $f:ident : $t:ty, $($rest:tt)*) => {
+        $crate::declare_params!(@parse $attrs $S
+            [$($fields)* ([$(#[$fm])*] $f [name] $t)] [$($entries)*] $($rest)*);
+    };
+    (@parse $attrs:tt $S:ident [$($fields:tt)*] [$($entries:tt)*]
+        $(#[$fm:meta])* $f:ident : $t:ty as $k:ident, $($rest:tt)*) => {
+        $crate::declare_params!(@parse $attrs $S
+            [$($fields)* ([$(#[$fm])*] $f [required $k] $t)] [$($entries)* (field $f $k)] $($rest)*);
+    };
+    (@parse $attrs:tt $S:ident [$($fields:tt)*] [$($entries:tt)*]
+        $(#[$fm:meta])* $f:ident : $t:ty = $d:expr, $($rest:tt)*) => {
+        $crate::declare_params!(@parse $attrs $S
+            [$($fields)* ([$(#[$fm])*] $f [default $f $d] $t)] [$($entries)* (field $f $f)] $($rest)*);
+    };
+    (@parse $attrs:tt $S:ident [$($fields:tt)*] [$($entries:tt)*]
+        $(#[$fm:meta])* $f:ident : $t:ty, $($rest:tt)*) => {
+        $crate::declare_params!(@parse $attrs $S
+            [$($fields)* ([$(#[$fm])*] $f [required $f] $t)] [$($entries)* (field $f $f)] $($rest)*);
+    };
+    (@parse [$($attrs:tt)*] $S:ident [$(([$($fm:tt)*] $f:ident $how:tt $t:ty))*] [$($entries:tt)*]) => {
+        $($attrs)*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        pub struct $S {
+            $($($fm)* pub $f: $t,)*
+        }
+
+        impl $S {
+            /// The params JAX shows, in JAX's order.
+            pub fn to_params(&self) -> $crate::prims::params::ParamList {
+                vec![$($crate::declare_params!(@emit self $entries)),*]
+            }
+
+            /// Reads the params `p` gives (the op, if any, from its name).
+            pub fn read(p: &$crate::prims::params::Lookup<'_>) -> $crate::error::Result<$S> {
+                Ok($S {
+                    $($f: $crate::declare_params!(@read p $f $t $how),)*
+                })
+            }
+        }
+    };
+    (@emit $self:ident (const $k:ident $v:expr)) => {
+        (stringify!($k), $v)
+    };
+    (@emit $self:ident (field $f:ident $k:ident)) => {
+        (stringify!($k), $crate::prims::params::ParamField::to_param(&$self.$f))
+    };
+    (@read $p:ident $f:ident $t:ty [required $k:ident]) => {
+        <$t as $crate::prims::params::ParamField>::read($p, stringify!($k))?
+    };
+    (@read $p:ident $f:ident $t:ty [default $k:ident $d:expr]) => {
+        $crate::prims::params::read_or::<$t>($p, stringify!($k), $d)?
+    };
+    (@read $p:ident $f:ident $t:ty [name]) => {
+        <$t>::from_name($p.name()).ok_or_else(|| {
+            $crate::error::Error::UnknownPrimitive($p.name().to_string())
+        })?
+    };
 }
 
 /// Typed access to a param list, with errors naming the primitive.
@@ -292,12 +365,17 @@ impl<'a> Lookup<'a> {
         Lookup { name, params }
     }
 
+    /// The primitive's name.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
     /// The raw list.
     pub fn list(&self) -> &'a [(String, Param)] {
         self.params
     }
 
-    fn prim(&self) -> &'static str {
+    pub(crate) fn prim(&self) -> &'static str {
         Primitive::all_names()
             .into_iter()
             .find(|n| *n == self.name)
@@ -372,13 +450,6 @@ impl<'a> Lookup<'a> {
         }
     }
 
-    pub(crate) fn opt_dtype(&self, key: &'static str) -> Result<Option<DType>> {
-        match self.get(key) {
-            None | Some(Param::None) => Ok(None),
-            Some(_) => self.dtype(key).map(Some),
-        }
-    }
-
     pub(crate) fn opt_str(&self, key: &'static str) -> Result<Option<String>> {
         match self.get(key) {
             None | Some(Param::None) => Ok(None),
@@ -437,7 +508,7 @@ impl<'a> Lookup<'a> {
     }
 
     /// `((lo, hi, interior), ...)`: signed ints, interior >= 0.
-    fn padding_config(&self, key: &'static str) -> Result<Vec<(i64, i64, i64)>> {
+    pub(crate) fn padding_config(&self, key: &'static str) -> Result<Vec<(i64, i64, i64)>> {
         let p = self.need(key)?;
         let entries: Vec<&Param> = match p {
             Param::Tuple(v) => v.iter().collect(),
@@ -466,7 +537,7 @@ impl<'a> Lookup<'a> {
             .collect()
     }
 
-    fn dot_dims(&self, key: &'static str) -> Result<DotDims> {
+    pub(crate) fn dot_dims(&self, key: &'static str) -> Result<DotDims> {
         let (contract, batch) = self.pair(key, self.need(key)?)?;
         let (lc, rc) = self.pair(key, contract)?;
         let (lb, rb) = self.pair(key, batch)?;

@@ -19,6 +19,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
+use crate::prims::BroadcastInDim;
 
 const NAME: &str = "threefry2x32";
 
@@ -186,10 +187,10 @@ impl Family for Threefry2x32 {
             let y = match d {
                 Some(d) if rank == full.len() => move_axis(b, x.clone(), *d, 0)?,
                 Some(_) => b.add_eqn1(
-                    Primitive::BroadcastInDim {
+                    Primitive::BroadcastInDim(BroadcastInDim {
                         shape: full.clone(),
                         broadcast_dimensions: vec![0],
-                    },
+                    }),
                     vec![x.clone()],
                 )?,
                 None if rank == 0 => x.clone(),

@@ -17,6 +17,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect, Scalar};
+use crate::prims::{BroadcastInDim, Iota, Reshape, SelectN};
 
 /// `lax.ScatterDimensionNumbers`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -87,7 +88,11 @@ fn zeros_like(b: &mut Builder, a: &Atom) -> Result<Atom> {
 }
 
 fn select(b: &mut Builder, pred: Atom, on_false: Atom, on_true: Atom) -> Result<Atom> {
-    emit(b, Primitive::SelectN, vec![pred, on_false, on_true])
+    emit(
+        b,
+        Primitive::SelectN(SelectN),
+        vec![pred, on_false, on_true],
+    )
 }
 
 fn eq(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
@@ -186,27 +191,27 @@ fn jvp_scatter_set(
     }
     let iota = emit(
         b,
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::I32,
             shape: vec![num_ids],
             dimension: 0,
-        },
+        }),
         vec![],
     )?;
     let ids = emit(
         b,
-        Primitive::Reshape {
+        Primitive::Reshape(Reshape {
             new_sizes: ids_shape.clone(),
-        },
+        }),
         vec![iota],
     )?;
     let ids = b.binary(super::BinaryOp::Add, ids, Builder::lit(DType::I32, 1.0))?;
     let ids = emit(
         b,
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape: ua.shape.clone(),
             broadcast_dimensions: (0..ua.ndim()).collect(),
-        },
+        }),
         vec![ids],
     )?;
     let zero_ids = b.zeros(&Aval::new(xa.shape.clone(), DType::I32))?;

@@ -6,6 +6,11 @@ use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
+use crate::prims::{
+    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
+    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
+    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+};
 
 /// Output avals of `prim` applied to operands of avals `ins` (its shape
 /// rule; the same as [`Primitive::abstract_eval`]).
@@ -20,7 +25,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Unary(f) => f.abstract_eval(ins),
         Primitive::Binary(f) => f.abstract_eval(ins),
         Primitive::Compare(f) => f.abstract_eval(ins),
-        Primitive::IntegerPow { y } => {
+        Primitive::IntegerPow(IntegerPow { y }) => {
             let [x] = arity::<1>(name, ins)?;
             if !x.dtype.is_numeric() {
                 return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
@@ -38,25 +43,25 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::SelectN => select_n(ins),
-        Primitive::ConvertElementType {
+        Primitive::SelectN(SelectN) => select_n(ins),
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype,
             weak_type,
-        } => {
+        }) => {
             let [x] = arity::<1>(name, ins)?;
             if matches!(x.dtype, DType::Key | DType::Float0) || matches!(new_dtype, DType::Key) {
                 return Err(Error::dtype(name, &[x.dtype, *new_dtype], "cannot convert"));
             }
             Ok(vec![Aval::weak(x.shape.clone(), *new_dtype, *weak_type)])
         }
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
-        } => {
+        }) => {
             let [x] = arity::<1>(name, ins)?;
             broadcast_in_dim(x, shape, broadcast_dimensions)
         }
-        Primitive::Reshape { new_sizes } => {
+        Primitive::Reshape(Reshape { new_sizes }) => {
             let [x] = arity::<1>(name, ins)?;
             if checked_size(new_sizes)? != x.size()? {
                 return Err(Error::shape(
@@ -67,7 +72,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![Aval::weak(new_sizes.clone(), x.dtype, x.weak_type)])
         }
-        Primitive::Transpose { permutation } => {
+        Primitive::Transpose(Transpose { permutation }) => {
             let [x] = arity::<1>(name, ins)?;
             if !is_permutation(permutation, x.ndim()) {
                 return Err(Error::param(
@@ -83,7 +88,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             let shape = gather_dims(&x.shape, permutation);
             Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
         }
-        Primitive::Squeeze { dimensions } => {
+        Primitive::Squeeze(Squeeze { dimensions }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "dimensions", dimensions, x.ndim())?;
             if let Some(d) = dimensions.iter().find(|&&d| x.shape.get(d) != Some(&1)) {
@@ -99,7 +104,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
                 x.weak_type,
             )])
         }
-        Primitive::Reduce { op, axes } => {
+        Primitive::Reduce(Reduce { op, axes }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "axes", axes, x.ndim())?;
             let class = op.class();
@@ -116,18 +121,18 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
                 x.weak_type,
             )])
         }
-        Primitive::DotGeneral {
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type,
-        } => {
+        }) => {
             let [l, r] = arity::<2>(name, ins)?;
             dot_general(l, r, dims, *preferred_element_type)
         }
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype,
             shape,
             dimension,
-        } => {
+        }) => {
             arity::<0>(name, ins)?;
             if *dimension >= shape.len() {
                 return Err(Error::param(
@@ -142,11 +147,11 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             checked_size(shape)?;
             Ok(vec![Aval::new(shape.clone(), *dtype)])
         }
-        Primitive::StopGradient => {
+        Primitive::StopGradient(StopGradient) => {
             let [x] = arity::<1>(name, ins)?;
             Ok(vec![x.clone()])
         }
-        Primitive::IsFinite => {
+        Primitive::IsFinite(IsFinite) => {
             let [x] = arity::<1>(name, ins)?;
             if !x.dtype.is_float() {
                 return Err(Error::dtype(
@@ -157,7 +162,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![Aval::new(x.shape.clone(), DType::Bool)])
         }
-        Primitive::Round { .. } => {
+        Primitive::Round(Round { .. }) => {
             let [x] = arity::<1>(name, ins)?;
             if !x.dtype.is_float() {
                 return Err(Error::dtype(
@@ -168,7 +173,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Clamp => {
+        Primitive::Clamp(Clamp) => {
             let [lo, x, hi] = arity::<3>(name, ins)?;
             same_dtype(name, &[lo, x, hi])?;
             if !x.dtype.is_numeric() {
@@ -189,9 +194,9 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Arg {
+        Primitive::Arg(ArgReduce {
             axis, index_dtype, ..
-        } => {
+        }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "axes", &[*axis], x.ndim())?;
             if !(x.dtype.is_numeric() || x.dtype == DType::Bool) {
@@ -213,7 +218,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![Aval::new(drop_dims(&x.shape, &[*axis]), *index_dtype)])
         }
-        Primitive::Cumulative { op, axis, .. } => {
+        Primitive::Cumulative(Cumulative { op, axis, .. }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "axis", &[*axis], x.ndim())?;
             let class = op.class();
@@ -226,22 +231,22 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Rev { dimensions } => {
+        Primitive::Rev(Rev { dimensions }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "dimensions", dimensions, x.ndim())?;
             Ok(vec![x.clone()])
         }
-        Primitive::Slice {
+        Primitive::Slice(Slice {
             start_indices,
             limit_indices,
             strides,
-        } => {
+        }) => {
             let [x] = arity::<1>(name, ins)?;
             let shape = slice_shape(x, start_indices, limit_indices, strides.as_deref())?;
             Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
         }
-        Primitive::Concatenate { dimension } => concatenate(ins, *dimension),
-        Primitive::Pad { padding_config } => {
+        Primitive::Concatenate(Concatenate { dimension }) => concatenate(ins, *dimension),
+        Primitive::Pad(Pad { padding_config }) => {
             let [x, pv] = arity::<2>(name, ins)?;
             same_dtype(name, &[x, pv])?;
             if !pv.shape.is_empty() {
@@ -254,7 +259,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             let shape = pad_shape(&x.shape, padding_config)?;
             Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
         }
-        Primitive::DynamicSlice { slice_sizes } => {
+        Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
             let Some((x, idx)) = ins.split_first() else {
                 return Err(Error::Arity {
                     prim: name,
@@ -274,7 +279,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![Aval::weak(slice_sizes.clone(), x.dtype, x.weak_type)])
         }
-        Primitive::DynamicUpdateSlice => {
+        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => {
             let (x, u, idx) = match ins {
                 [x, u, idx @ ..] => (x, u, idx),
                 _ => {
@@ -308,7 +313,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Threefry2x32(f) => super::Family::abstract_eval(f, ins),
         Primitive::Gather(f) => super::Family::abstract_eval(f, ins),
         Primitive::Scatter(f) => super::Family::abstract_eval(f, ins),
-        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
+        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
             let want = jaxpr.in_avals()?;
             if want.len() != ins.len() {
                 return Err(Error::Arity {

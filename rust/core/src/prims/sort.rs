@@ -25,6 +25,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
+use crate::prims::{Iota, Rev, Slice};
 use std::cmp::Ordering;
 
 /// The primitives of this family.
@@ -676,9 +677,9 @@ impl Family for SortOp {
                 let last = aval.ndim().saturating_sub(1);
                 let rev = |b: &mut Builder, a: Atom| {
                     b.add_eqn1(
-                        Primitive::Rev {
+                        Primitive::Rev(Rev {
                             dimensions: vec![last],
-                        },
+                        }),
                         vec![a],
                     )
                 };
@@ -695,11 +696,11 @@ impl Family for SortOp {
                     *s = n.saturating_sub(k);
                 }
                 let tail = b.add_eqn1(
-                    Primitive::Slice {
+                    Primitive::Slice(Slice {
                         start_indices: start,
                         limit_indices: aval.shape.clone(),
                         strides: None,
-                    },
+                    }),
                     vec![st],
                 )?;
                 if let Some(slot) = touts.first_mut() {
@@ -755,11 +756,11 @@ impl Family for SortOp {
             DType::I64
         };
         let iota = b.add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype,
                 shape,
                 dimension,
-            },
+            }),
             vec![],
         )?;
         // perm[j] = the source position of output j; sorting by perm sends

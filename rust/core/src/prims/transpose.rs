@@ -12,6 +12,11 @@ use super::{BinaryOp, CumOp, DotDims, Primitive, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
+use crate::prims::{
+    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
+    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
+    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+};
 use std::sync::Arc;
 
 /// The transpose rule of a primitive that can be linear.
@@ -26,38 +31,38 @@ pub(super) fn core_transpose(
         Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
             |p, b, cts, ops| p.transpose(b, cts, ops)
         }
-        Primitive::IntegerPow { .. }
-        | Primitive::Iota { .. }
-        | Primitive::Reduce {
+        Primitive::IntegerPow(IntegerPow { .. })
+        | Primitive::Iota(Iota { .. })
+        | Primitive::Reduce(Reduce {
             op: ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod | ReduceOp::And | ReduceOp::Or,
             ..
-        }
-        | Primitive::StopGradient
-        | Primitive::IsFinite
-        | Primitive::Round { .. }
-        | Primitive::Clamp
-        | Primitive::Arg { .. }
-        | Primitive::Cumulative {
+        })
+        | Primitive::StopGradient(StopGradient)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. })
+        | Primitive::Clamp(Clamp)
+        | Primitive::Arg(ArgReduce { .. })
+        | Primitive::Cumulative(Cumulative {
             op: CumOp::Prod | CumOp::Max | CumOp::Min | CumOp::Logsumexp,
             ..
-        } => not_linear,
-        Primitive::Cumulative { op: CumOp::Sum, .. } => t_cumsum,
-        Primitive::SelectN => t_select_n,
-        Primitive::ConvertElementType { .. } => t_convert,
-        Primitive::BroadcastInDim { .. } => t_broadcast_in_dim,
-        Primitive::Reshape { .. } | Primitive::Squeeze { .. } => t_reshape,
-        Primitive::Transpose { .. } => t_transpose,
-        Primitive::Reduce {
+        }) => not_linear,
+        Primitive::Cumulative(Cumulative { op: CumOp::Sum, .. }) => t_cumsum,
+        Primitive::SelectN(SelectN) => t_select_n,
+        Primitive::ConvertElementType(ConvertElementType { .. }) => t_convert,
+        Primitive::BroadcastInDim(BroadcastInDim { .. }) => t_broadcast_in_dim,
+        Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => t_reshape,
+        Primitive::Transpose(Transpose { .. }) => t_transpose,
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Sum, ..
-        } => t_reduce_sum,
-        Primitive::DotGeneral { .. } => t_dot_general,
-        Primitive::Rev { .. } => t_rev,
-        Primitive::Slice { .. } => t_slice,
-        Primitive::Concatenate { .. } => t_concatenate,
-        Primitive::Pad { .. } => t_pad,
-        Primitive::DynamicSlice { .. } => t_dynamic_slice,
-        Primitive::DynamicUpdateSlice => t_dynamic_update_slice,
-        Primitive::Pjit { .. } | Primitive::Checkpoint { .. } => t_call,
+        }) => t_reduce_sum,
+        Primitive::DotGeneral(DotGeneral { .. }) => t_dot_general,
+        Primitive::Rev(Rev { .. }) => t_rev,
+        Primitive::Slice(Slice { .. }) => t_slice,
+        Primitive::Concatenate(Concatenate { .. }) => t_concatenate,
+        Primitive::Pad(Pad { .. }) => t_pad,
+        Primitive::DynamicSlice(DynamicSlice { .. }) => t_dynamic_slice,
+        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => t_dynamic_update_slice,
+        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => t_call,
         Primitive::Custom(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Control(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Callback(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
@@ -126,10 +131,10 @@ pub(super) fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom
         ));
     }
     b.add_eqn1(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Sum,
             axes: (0..cs.len()).collect(),
-        },
+        }),
         vec![ct],
     )
 }
@@ -178,7 +183,7 @@ fn t_select_n(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Opera
         for j in 0..cases.len() {
             ins.push(if j == i { ct.clone() } else { zr.clone() });
         }
-        out.push(Some(b.add_eqn1(Primitive::SelectN, ins)?));
+        out.push(Some(b.add_eqn1(Primitive::SelectN(SelectN), ins)?));
     }
     Ok(out)
 }
@@ -199,10 +204,10 @@ fn t_convert(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operan
         return Ok(vec![Some(ct)]);
     }
     let c = b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: a.dtype,
             weak_type: a.weak_type,
-        },
+        }),
         vec![ct],
     )?;
     Ok(vec![Some(c)])
@@ -213,9 +218,9 @@ fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
         return Ok(x);
     }
     b.add_eqn1(
-        Primitive::Reshape {
+        Primitive::Reshape(Reshape {
             new_sizes: shape.to_vec(),
-        },
+        }),
         vec![x],
     )
 }
@@ -226,10 +231,10 @@ fn t_broadcast_in_dim(
     cts: &[Option<Atom>],
     ops: &[Operand],
 ) -> TOut {
-    let Primitive::BroadcastInDim {
+    let Primitive::BroadcastInDim(BroadcastInDim {
         shape,
         broadcast_dimensions,
-    } = p
+    }) = p
     else {
         return Err(wrong_rule(p));
     };
@@ -254,10 +259,10 @@ fn t_broadcast_in_dim(
         ct
     } else {
         b.add_eqn1(
-            Primitive::Reduce {
+            Primitive::Reduce(Reduce {
                 op: ReduceOp::Sum,
                 axes,
-            },
+            }),
             vec![ct],
         )?
     };
@@ -275,7 +280,7 @@ fn t_reshape(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operan
 }
 
 fn t_transpose(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Transpose { permutation } = p else {
+    let Primitive::Transpose(Transpose { permutation }) = p else {
         return Err(wrong_rule(p));
     };
     let Some(ct) = single_ct(p, cts)? else {
@@ -288,16 +293,16 @@ fn t_transpose(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Oper
         .map(|i| permutation.iter().position(|&q| q == i).unwrap_or(i))
         .collect();
     let c = b.add_eqn1(
-        Primitive::Transpose {
+        Primitive::Transpose(Transpose {
             permutation: inverse,
-        },
+        }),
         vec![ct],
     )?;
     Ok(vec![Some(c)])
 }
 
 fn t_reduce_sum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Reduce { axes, .. } = p else {
+    let Primitive::Reduce(Reduce { axes, .. }) = p else {
         return Err(wrong_rule(p));
     };
     let Some(ct) = single_ct(p, cts)? else {
@@ -308,10 +313,10 @@ fn t_reduce_sum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Ope
     };
     let kept: Vec<usize> = (0..a.ndim()).filter(|d| !axes.contains(d)).collect();
     let c = b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape: a.shape.clone(),
             broadcast_dimensions: kept,
-        },
+        }),
         vec![ct],
     )?;
     Ok(vec![Some(c)])
@@ -349,10 +354,10 @@ fn dot_transpose_side(
         ct
     } else {
         b.add_eqn1(
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: other_dtype,
                 weak_type: false,
-            },
+            }),
             vec![ct],
         )?
     };
@@ -366,10 +371,10 @@ fn dot_transpose_side(
         rhs_batch: oth.batch.to_vec(),
     };
     let r = b.add_eqn1(
-        Primitive::DotGeneral {
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type: None,
-        },
+        }),
         vec![ct, other],
     )?;
     // Which axis of this operand each result axis is.
@@ -397,11 +402,14 @@ fn dot_transpose_side(
     if perm.iter().enumerate().all(|(i, &q)| i == q) {
         return Ok(r);
     }
-    b.add_eqn1(Primitive::Transpose { permutation: perm }, vec![r])
+    b.add_eqn1(
+        Primitive::Transpose(Transpose { permutation: perm }),
+        vec![r],
+    )
 }
 
 fn t_dot_general(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::DotGeneral { dims, .. } = p else {
+    let Primitive::DotGeneral(DotGeneral { dims, .. }) = p else {
         return Err(wrong_rule(p));
     };
     let Some(ct) = single_ct(p, cts)? else {
@@ -491,7 +499,7 @@ fn t_call(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand])
 
 /// `cumsum`: the transpose is the scan in the other direction.
 fn t_cumsum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Cumulative { op, axis, reverse } = p else {
+    let Primitive::Cumulative(Cumulative { op, axis, reverse }) = p else {
         return Err(wrong_rule(p));
     };
     let Some(ct) = single_ct(p, cts)? else {
@@ -501,11 +509,11 @@ fn t_cumsum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand
         return Ok(vec![None; ops.len()]);
     };
     let c = b.add_eqn1(
-        Primitive::Cumulative {
+        Primitive::Cumulative(Cumulative {
             op: *op,
             axis: *axis,
             reverse: !*reverse,
-        },
+        }),
         vec![ct],
     )?;
     Ok(vec![Some(c)])
@@ -539,11 +547,11 @@ fn neg_i64(v: i64) -> Result<i64> {
 /// `slice`: the cotangent padded with zeros back to the operand's shape
 /// (interior padding fills the skipped strides).
 fn t_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Slice {
+    let Primitive::Slice(Slice {
         start_indices,
         strides,
         ..
-    } = p
+    }) = p
     else {
         return Err(wrong_rule(p));
     };
@@ -576,9 +584,9 @@ fn t_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]
         ));
     }
     let c = b.add_eqn1(
-        Primitive::Pad {
+        Primitive::Pad(Pad {
             padding_config: config,
-        },
+        }),
         vec![ct, Builder::lit(ca.dtype, 0.0)],
     )?;
     Ok(vec![Some(c)])
@@ -599,11 +607,11 @@ fn slice_of(
     }
     let strides = if unit { None } else { strides };
     b.add_eqn1(
-        Primitive::Slice {
+        Primitive::Slice(Slice {
             start_indices: start,
             limit_indices: limit,
             strides,
-        },
+        }),
         vec![x],
     )
 }
@@ -611,7 +619,7 @@ fn slice_of(
 /// `concatenate`: each linear operand's cotangent is its slice of the
 /// cotangent.
 fn t_concatenate(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Concatenate { dimension } = p else {
+    let Primitive::Concatenate(Concatenate { dimension }) = p else {
         return Err(wrong_rule(p));
     };
     let Some(ct) = single_ct(p, cts)? else {
@@ -645,7 +653,7 @@ fn t_concatenate(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Op
 /// removed (negative padding becomes zero padding) and strided past the
 /// interior padding; the padding value's is the sum of the rest.
 fn t_pad(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Pad { padding_config } = p else {
+    let Primitive::Pad(Pad { padding_config }) = p else {
         return Err(wrong_rule(p));
     };
     let Some(ct) = single_ct(p, cts)? else {
@@ -662,9 +670,9 @@ fn t_pad(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) 
         ct.clone()
     } else {
         b.add_eqn1(
-            Primitive::Pad {
+            Primitive::Pad(Pad {
                 padding_config: unpad,
-            },
+            }),
             vec![ct.clone(), Builder::lit(ca.dtype, 0.0)],
         )?
     };
@@ -685,10 +693,10 @@ fn t_pad(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) 
         Operand::Linear(_) => {
             let all = |b: &mut Builder, v: Atom, rank: usize| {
                 b.add_eqn1(
-                    Primitive::Reduce {
+                    Primitive::Reduce(Reduce {
                         op: ReduceOp::Sum,
                         axes: (0..rank).collect(),
-                    },
+                    }),
                     vec![v],
                 )
             };
@@ -727,7 +735,7 @@ fn t_dynamic_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[
     let zeros = b.zeros(a)?;
     let mut ins = vec![zeros, ct];
     ins.extend(idx.iter().cloned());
-    let c = b.add_eqn1(Primitive::DynamicUpdateSlice, ins)?;
+    let c = b.add_eqn1(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), ins)?;
     let mut out = vec![Some(c)];
     out.extend(idx.iter().map(|_| None));
     Ok(out)
@@ -758,7 +766,7 @@ fn t_dynamic_update_slice(
             let zeros = b.zeros(&ua)?;
             let mut ins = vec![ct.clone(), zeros];
             ins.extend(idx.iter().cloned());
-            Some(b.add_eqn1(Primitive::DynamicUpdateSlice, ins)?)
+            Some(b.add_eqn1(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), ins)?)
         }
         Operand::Known(_) => None,
     };
@@ -767,9 +775,9 @@ fn t_dynamic_update_slice(
             let mut ins = vec![ct];
             ins.extend(idx.iter().cloned());
             Some(b.add_eqn1(
-                Primitive::DynamicSlice {
+                Primitive::DynamicSlice(DynamicSlice {
                     slice_sizes: ua.shape.clone(),
-                },
+                }),
                 ins,
             )?)
         }

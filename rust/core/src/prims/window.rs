@@ -29,6 +29,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
+use crate::prims::{ConvertElementType, Pad};
 
 /// The monoid of a windowed reduction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -480,10 +481,10 @@ fn convert(x: &HostArray, dtype: DType) -> Result<HostArray> {
     if x.dtype() == dtype {
         return Ok(x.clone());
     }
-    let p = Primitive::ConvertElementType {
+    let p = Primitive::ConvertElementType(ConvertElementType {
         new_dtype: dtype,
         weak_type: false,
-    };
+    });
     super::kernel::eval(&p, &[x])?
         .into_iter()
         .next()
@@ -597,7 +598,7 @@ fn t_reduce_window_sum(b: &mut Builder, w: &WindowParams, ct: Atom, x: &Aval) ->
         .map(|(&(lo, hi), &s)| (lo, hi, i64::try_from(s.saturating_sub(1)).unwrap_or(0)))
         .collect();
     let zero = Builder::lit(x.dtype, 0.0);
-    let padded = b.add_eqn1(Primitive::Pad { padding_config }, vec![ct, zero])?;
+    let padded = b.add_eqn1(Primitive::Pad(Pad { padding_config }), vec![ct, zero])?;
     let n = x.shape.len();
     let op = WindowOp::Reduce {
         op: WindowReduce::Sum,

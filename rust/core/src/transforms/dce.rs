@@ -10,6 +10,7 @@ use super::debug_check;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
 use crate::prims::Primitive;
+use crate::prims::{Checkpoint, Pjit};
 use std::sync::Arc;
 
 /// Dead-code elimination keeping the outputs `j` with `used_outputs[j]`.
@@ -83,7 +84,10 @@ fn dce_impl(
             continue;
         }
         let eqn = match &eqn.prim {
-            Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } if pure => {
+            Primitive::Pjit(Pjit { jaxpr, .. })
+            | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
+                if pure =>
+            {
                 let (sub, used_ins) = dce_impl(jaxpr, &used_outs, true)?;
                 Eqn {
                     prim: eqn.prim.with_callee(Arc::new(sub), "").ok_or_else(|| {

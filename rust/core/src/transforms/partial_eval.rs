@@ -20,6 +20,7 @@ use super::dce::{dce_closed, dce_keep_inputs};
 use crate::error::{Error, Result};
 use crate::ir::{Atom, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
 use crate::prims::Primitive;
+use crate::prims::{Checkpoint, Pjit};
 use std::sync::Arc;
 
 /// The two parts of a partially evaluated jaxpr.
@@ -260,9 +261,11 @@ pub struct SplitEqn {
 /// primitive (the whole equation then goes to the unknown part).
 fn split_rule(eqn: &Eqn, in_unk: &[bool]) -> Result<Option<SplitEqn>> {
     match &eqn.prim {
-        Primitive::Pjit { jaxpr, name } => split_pjit(jaxpr, name, &eqn.inputs, in_unk).map(Some),
+        Primitive::Pjit(Pjit { jaxpr, name }) => {
+            split_pjit(jaxpr, name, &eqn.inputs, in_unk).map(Some)
+        }
         Primitive::Control(c) => crate::prims::control::ad::split(c, &eqn.inputs, in_unk),
-        Primitive::Checkpoint { jaxpr, .. } => {
+        Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
             split_checkpoint(&eqn.prim, jaxpr, &eqn.inputs, in_unk).map(Some)
         }
         _ => Ok(None),
@@ -418,19 +421,19 @@ fn split_pjit(sub: &ClosedJaxpr, name: &str, ins: &[Atom], in_unk: &[bool]) -> R
     unknown_ins.extend(pick(true).into_iter().map(SplitInput::Atom));
     Ok(SplitEqn {
         known: Some((
-            Primitive::Pjit {
+            Primitive::Pjit(Pjit {
                 jaxpr: Arc::new(split.known),
                 name: name.to_string(),
-            },
+            }),
             pick(false),
         )),
         residuals,
         out_unknowns: split.out_unknowns,
         unknown: (
-            Primitive::Pjit {
+            Primitive::Pjit(Pjit {
                 jaxpr: Arc::new(split.unknown),
                 name: name.to_string(),
-            },
+            }),
             unknown_ins,
         ),
         unknown_emits_all: false,

@@ -13,6 +13,7 @@
 use super::{f64_arc, f64s, inner, Rng};
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
+use microjax::prims::Pjit;
 use microjax::transforms::{jvp_jaxpr, linearize_jaxpr, value_and_grad_jaxpr, vjp_jaxpr};
 use microjax::{
     Atom, Aval, BinaryOp, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive, Scalar, UnaryOp,
@@ -50,10 +51,10 @@ pub fn lit(v: f64) -> Atom {
 
 pub fn pjit(b: &mut Builder, j: ClosedJaxpr, ins: &[Atom]) -> Vec<Atom> {
     b.add_eqn(
-        Primitive::Pjit {
+        Primitive::Pjit(Pjit {
             jaxpr: Arc::new(j),
             name: "inner".into(),
-        },
+        }),
         ins.to_vec(),
         None,
     )

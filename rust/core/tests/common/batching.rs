@@ -9,6 +9,7 @@
     clippy::needless_range_loop
 )]
 
+use microjax::prims::Pjit;
 use microjax::{
     Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Literal, Primitive, Scalar,
 };
@@ -32,10 +33,10 @@ pub fn single(prim: Primitive, avals: &[Aval]) -> ClosedJaxpr {
 
 pub fn call(b: &mut Builder, sub: ClosedJaxpr, ins: Vec<Atom>) -> Vec<Atom> {
     b.add_eqn(
-        Primitive::Pjit {
+        Primitive::Pjit(Pjit {
             jaxpr: Arc::new(sub),
             name: "f".into(),
-        },
+        }),
         ins,
         None,
     )

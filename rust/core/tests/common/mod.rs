@@ -9,6 +9,7 @@
 )]
 
 use microjax::ir::typecheck::typecheck;
+use microjax::prims::{BroadcastInDim, DotGeneral};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
     Primitive, Scalar, UnaryOp,
@@ -153,10 +154,10 @@ pub fn dot_dims(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> DotDi
 
 /// `dot_general` with [`dot_dims`] and no preferred element type.
 pub fn dot_general(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Primitive {
-    Primitive::DotGeneral {
+    Primitive::DotGeneral(DotGeneral {
         dims: dot_dims(lc, rc, lb, rb),
         preferred_element_type: None,
-    }
+    })
 }
 
 /// A weakly typed f32 scalar literal.
@@ -210,10 +211,10 @@ pub fn tanh_sin_exp(b: &mut Builder, x: Atom) -> Atom {
 /// `broadcast_in_dim(x, shape, dims)`.
 pub fn broadcast(b: &mut Builder, x: Atom, shape: Vec<usize>, dims: Vec<usize>) -> Atom {
     b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions: dims,
-        },
+        }),
         vec![x],
     )
     .unwrap()

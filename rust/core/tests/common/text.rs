@@ -10,6 +10,7 @@
 use microjax::ir::canonical::{canonical, parse_with_consts, ParseLimits};
 use microjax::ir::hash::structural_hash;
 use microjax::ir::typecheck::typecheck;
+use microjax::prims::{Pjit, Reduce};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Literal, Primitive,
     ReduceOp, Scalar, UnaryOp,
@@ -33,17 +34,17 @@ pub fn bin(op: BinaryOp) -> Primitive {
 }
 
 pub fn reduce_sum(axes: &[usize]) -> Primitive {
-    Primitive::Reduce {
+    Primitive::Reduce(Reduce {
         op: ReduceOp::Sum,
         axes: axes.to_vec(),
-    }
+    })
 }
 
 pub fn pjit(sub: ClosedJaxpr, name: &str) -> Primitive {
-    Primitive::Pjit {
+    Primitive::Pjit(Pjit {
         jaxpr: Arc::new(sub),
         name: name.to_string(),
-    }
+    })
 }
 
 pub fn f32_array(shape: &[usize], v: Vec<f32>) -> Arc<HostArray> {

@@ -11,6 +11,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Jaxpr, Var};
 use crate::prims::{kernel, Primitive};
+use crate::prims::{BroadcastInDim, Reshape, Squeeze};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -104,10 +105,10 @@ impl Fused {
                 return Err(internal("member with several outputs"));
             };
             let arg = match &eqn.prim {
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape,
                     broadcast_dimensions,
-                } => {
+                }) => {
                     let [Atom::Var(x)] = eqn.inputs.as_slice() else {
                         return Err(internal("broadcast of a literal"));
                     };
@@ -123,7 +124,7 @@ impl Fused {
                         }
                     }
                 }
-                Primitive::Reshape { .. } | Primitive::Squeeze { .. } => {
+                Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
                     match eqn.inputs.as_slice() {
                         [a] => f.operand(jx, &bound, a)?,
                         _ => return Err(internal("reshape arity")),

@@ -20,6 +20,10 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::{Atom, Aval, Eqn, Jaxpr};
 use crate::prims::Primitive;
+use crate::prims::{
+    BroadcastInDim, Clamp, ConvertElementType, IntegerPow, IsFinite, Reshape, Round, SelectN,
+    Squeeze,
+};
 
 /// How an outside value is read by the group, per element of the group's
 /// shape: element `i` reads operand element `(i / inner) % size`.
@@ -56,12 +60,12 @@ fn fusable_output<'a>(jx: &'a Jaxpr, eqn: &Eqn) -> Option<&'a Aval> {
         Primitive::Unary(_)
             | Primitive::Binary(_)
             | Primitive::Compare(_)
-            | Primitive::IntegerPow { .. }
-            | Primitive::SelectN
-            | Primitive::ConvertElementType { .. }
-            | Primitive::Clamp
-            | Primitive::IsFinite
-            | Primitive::Round { .. }
+            | Primitive::IntegerPow(IntegerPow { .. })
+            | Primitive::SelectN(SelectN)
+            | Primitive::ConvertElementType(ConvertElementType { .. })
+            | Primitive::Clamp(Clamp)
+            | Primitive::IsFinite(IsFinite)
+            | Primitive::Round(Round { .. })
     );
     let ok = if elementwise {
         eqn.inputs.iter().all(|a| match operand_aval(jx, a) {
@@ -73,17 +77,20 @@ fn fusable_output<'a>(jx: &'a Jaxpr, eqn: &Eqn) -> Option<&'a Aval> {
             // A broadcast literal stays a kernel (the group reads outside
             // values through variables).
             (
-                Primitive::BroadcastInDim {
+                Primitive::BroadcastInDim(BroadcastInDim {
                     shape,
                     broadcast_dimensions,
-                },
+                }),
                 [a @ Atom::Var(_)],
             ) => operand_aval(jx, a).is_some_and(|x| {
                 plain_dtype(x.dtype)
                     && broadcast_access(&x.shape, shape, broadcast_dimensions).is_some()
             }),
             // Same elements in the same order: an alias inside the group.
-            (Primitive::Reshape { .. } | Primitive::Squeeze { .. }, [Atom::Var(_)]) => true,
+            (
+                Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }),
+                [Atom::Var(_)],
+            ) => true,
             _ => false,
         }
     };

@@ -26,6 +26,7 @@ use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
 use crate::prims::{kernel, Primitive};
+use crate::prims::{Checkpoint, DotGeneral, Pjit};
 use fused::Fused;
 use std::sync::Arc;
 
@@ -516,7 +517,7 @@ fn run_eqn(
             crate::prims::control::eval_with(c, &shared()?, &runners)
         }
         Primitive::Callback(c) => crate::prims::callback::eval(c, &shared()?),
-        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. } => {
+        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
             super::interp::eval_closed(jaxpr, &shared()?)
         }
         prim => run_kernel(prim, ins, out, env),
@@ -552,7 +553,7 @@ fn run_single(
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Arc<HostArray>> {
     let recycled = match (prim, ins) {
-        (Primitive::DotGeneral { .. }, [l, r]) if dot.is_some() => {
+        (Primitive::DotGeneral(DotGeneral { .. }), [l, r]) if dot.is_some() => {
             let (l, r) = (src(env, l)?, src(env, r)?);
             into_recycled(out, |buf| match dot {
                 Some(d) => d.run_into(l, r, buf),
@@ -560,10 +561,10 @@ fn run_single(
             })?
         }
         (
-            Primitive::DotGeneral {
+            Primitive::DotGeneral(DotGeneral {
                 dims,
                 preferred_element_type,
-            },
+            }),
             [l, r],
         ) => {
             let (l, r) = (src(env, l)?, src(env, r)?);
@@ -701,10 +702,10 @@ fn packed_dot(
     out: Option<&Aval>,
 ) -> Result<Option<kernel::PackedDot>> {
     let (
-        Primitive::DotGeneral {
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type,
-        },
+        }),
         [l, r],
         Some(out),
     ) = (&eqn.prim, eqn.inputs.as_slice(), out)

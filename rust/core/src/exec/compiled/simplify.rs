@@ -10,6 +10,10 @@ use crate::ir::builder::Builder;
 use crate::ir::splice::{bind, lookup, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
 use crate::prims::{kernel, BinaryOp, DotDims, Primitive, UnaryOp};
+use crate::prims::{
+    BroadcastInDim, Checkpoint, ConvertElementType, DotGeneral, IntegerPow, Pjit, Reshape, SelectN,
+    Squeeze, Transpose,
+};
 use crate::transforms::dce::dce_closed;
 use std::collections::HashMap;
 
@@ -76,22 +80,22 @@ fn emit(
     depth: usize,
 ) -> Result<Vec<Atom>> {
     let (prim, ins) = match &eqn.prim {
-        Primitive::DotGeneral {
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type,
-        } => {
+        }) => {
             let (dims, ins) = fold_transposes(dims, ins, transposes);
-            let prim = Primitive::DotGeneral {
+            let prim = Primitive::DotGeneral(DotGeneral {
                 dims,
                 preferred_element_type: *preferred_element_type,
-            };
+            });
             (prim, ins)
         }
         prim => (prim.clone(), ins),
     };
     let operand = ins.first().cloned();
     let outs = emit_simplified(b, seen, eqn, prim, ins, depth)?;
-    if let (Primitive::Transpose { permutation }, [Atom::Var(out)], Some(x)) =
+    if let (Primitive::Transpose(Transpose { permutation }), [Atom::Var(out)], Some(x)) =
         (&eqn.prim, outs.as_slice(), operand)
     {
         transposes.insert(*out, (x, permutation.clone()));
@@ -148,7 +152,7 @@ fn emit_simplified(
     depth: usize,
 ) -> Result<Vec<Atom>> {
     match &prim {
-        Primitive::Pjit { jaxpr, .. } | Primitive::Checkpoint { jaxpr, .. }
+        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
             if depth < MAX_INLINE_DEPTH =>
         {
             let body = rewrite(jaxpr, depth.saturating_add(1))?;
@@ -193,22 +197,24 @@ fn identity(b: &Builder, prim: &Primitive, ins: &[Atom]) -> Result<Option<Atom>>
             }
             _ => false,
         },
-        Primitive::ConvertElementType { new_dtype, .. } => *new_dtype == xa.dtype,
-        Primitive::Reshape { new_sizes } => *new_sizes == xa.shape,
-        Primitive::BroadcastInDim {
+        Primitive::ConvertElementType(ConvertElementType { new_dtype, .. }) => {
+            *new_dtype == xa.dtype
+        }
+        Primitive::Reshape(Reshape { new_sizes }) => *new_sizes == xa.shape,
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
-        } => {
+        }) => {
             *shape == xa.shape
                 && broadcast_dimensions
                     .iter()
                     .enumerate()
                     .all(|(i, &d)| i == d)
         }
-        Primitive::Transpose { permutation } => {
+        Primitive::Transpose(Transpose { permutation }) => {
             permutation.iter().enumerate().all(|(i, &p)| i == p)
         }
-        Primitive::Squeeze { dimensions } => dimensions.is_empty(),
+        Primitive::Squeeze(Squeeze { dimensions }) => dimensions.is_empty(),
         _ => false,
     };
     Ok(keep.then(|| x.clone()))
@@ -226,9 +232,9 @@ fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
         Primitive::Unary(_)
             | Primitive::Binary(_)
             | Primitive::Compare(_)
-            | Primitive::IntegerPow { .. }
-            | Primitive::ConvertElementType { .. }
-            | Primitive::SelectN
+            | Primitive::IntegerPow(IntegerPow { .. })
+            | Primitive::ConvertElementType(ConvertElementType { .. })
+            | Primitive::SelectN(SelectN)
     );
     if !elementwise || ins.is_empty() {
         return Ok(None);

@@ -18,6 +18,10 @@ use crate::exec::compiled::fusion::{self, broadcast_access, Access, Group};
 use crate::exec::compiled::simplify;
 use crate::ir::{Atom, ClosedJaxpr, Jaxpr, Scalar, Var};
 use crate::prims::{BinaryOp, CmpOp, Primitive, RoundingMethod, UnaryOp};
+use crate::prims::{
+    BroadcastInDim, Clamp, ConvertElementType, IntegerPow, IsFinite, Reshape, Round, SelectN,
+    Squeeze,
+};
 use std::fmt::Write;
 
 /// How an equation runs on the device.
@@ -178,26 +182,26 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
             }
             _ => Lowering::Kernel,
         },
-        Primitive::ConvertElementType { .. }
+        Primitive::ConvertElementType(ConvertElementType { .. })
             if d.is_float() && !out.is_float() && out != DType::Bool =>
         {
             Lowering::HostFallback("float to integer of NaN/out-of-range values is undefined in C")
         }
         // The product is unrolled into the kernel text (a squaring per
         // bit), so huge exponents would make huge sources.
-        Primitive::IntegerPow { y } if y.unsigned_abs() > 64 => {
+        Primitive::IntegerPow(IntegerPow { y }) if y.unsigned_abs() > 64 => {
             Lowering::HostFallback("integer_pow with |y| > 64")
         }
         Primitive::Compare(_)
-        | Primitive::IntegerPow { .. }
-        | Primitive::SelectN
-        | Primitive::ConvertElementType { .. }
-        | Primitive::Clamp
-        | Primitive::IsFinite
-        | Primitive::Round { .. }
-        | Primitive::BroadcastInDim { .. }
-        | Primitive::Reshape { .. }
-        | Primitive::Squeeze { .. } => Lowering::Kernel,
+        | Primitive::IntegerPow(IntegerPow { .. })
+        | Primitive::SelectN(SelectN)
+        | Primitive::ConvertElementType(ConvertElementType { .. })
+        | Primitive::Clamp(Clamp)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. })
+        | Primitive::BroadcastInDim(BroadcastInDim { .. })
+        | Primitive::Reshape(Reshape { .. })
+        | Primitive::Squeeze(Squeeze { .. }) => Lowering::Kernel,
         _ => Lowering::HostFallback("not an elementwise primitive"),
     }
 }
@@ -417,10 +421,10 @@ pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
             return Ok(None);
         }
         let expr = match &eqn.prim {
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape,
                 broadcast_dimensions,
-            } => {
+            }) => {
                 let [Atom::Var(x)] = eqn.inputs.as_slice() else {
                     return Ok(None);
                 };
@@ -436,7 +440,7 @@ pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
                     }
                 }
             }
-            Primitive::Reshape { .. } | Primitive::Squeeze { .. } => {
+            Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
                 let [a] = eqn.inputs.as_slice() else {
                     return Ok(None);
                 };
@@ -530,8 +534,8 @@ fn member_expr(prim: &Primitive, d: DType, out: DType, args: &[String]) -> Resul
         (Primitive::Unary(op), [x]) => format!("({out_ty}){}", unary_expr(*op, d, x)),
         (Primitive::Binary(op), [x, y]) => format!("({out_ty}){}", binary_expr(*op, d, x, y)),
         (Primitive::Compare(op), [x, y]) => format!("({x} {} {y})", compare_op(*op)),
-        (Primitive::IntegerPow { y }, [x]) => integer_pow(x, *y, out_ty),
-        (Primitive::SelectN, [p, cases @ ..]) => {
+        (Primitive::IntegerPow(IntegerPow { y }), [x]) => integer_pow(x, *y, out_ty),
+        (Primitive::SelectN(SelectN), [p, cases @ ..]) => {
             let mut e = cases
                 .last()
                 .cloned()
@@ -541,13 +545,15 @@ fn member_expr(prim: &Primitive, d: DType, out: DType, args: &[String]) -> Resul
             }
             e
         }
-        (Primitive::ConvertElementType { .. }, [x]) if out == DType::Bool => format!("({x} != 0)"),
-        (Primitive::ConvertElementType { .. }, [x]) => format!("({out_ty}){x}"),
-        (Primitive::Clamp, [lo, x, hi]) => {
+        (Primitive::ConvertElementType(ConvertElementType { .. }), [x]) if out == DType::Bool => {
+            format!("({x} != 0)")
+        }
+        (Primitive::ConvertElementType(ConvertElementType { .. }), [x]) => format!("({out_ty}){x}"),
+        (Primitive::Clamp(Clamp), [lo, x, hi]) => {
             format!("({x} < {lo} ? {lo} : ({x} > {hi} ? {hi} : {x}))")
         }
-        (Primitive::IsFinite, [x]) => format!("isfinite({x})"),
-        (Primitive::Round { rounding_method }, [x]) => match rounding_method {
+        (Primitive::IsFinite(IsFinite), [x]) => format!("isfinite({x})"),
+        (Primitive::Round(Round { rounding_method }), [x]) => match rounding_method {
             RoundingMethod::AwayFromZero => format!("{}({x})", math("round", d)),
             RoundingMethod::ToNearestEven => format!("{}({x})", math("rint", d)),
         },

@@ -28,6 +28,10 @@ use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Group};
 use crate::exec::compiled::simplify;
 use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
+use crate::prims::{
+    ArgReduce, BroadcastInDim, Concatenate, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, Iota, Pad, Reduce, Reshape, Rev, Slice, Squeeze, StopGradient, Transpose,
+};
 use crate::prims::{DotDims, Primitive};
 
 /// One step of a device plan.
@@ -166,7 +170,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         _ => None,
     };
     match (&eqn.prim, eqn.inputs.as_slice(), out) {
-        (Primitive::Reduce { op, axes }, [x], Some((o, oa))) => match var_aval(x) {
+        (Primitive::Reduce(Reduce { op, axes }), [x], Some((o, oa))) => match var_aval(x) {
             Some((v, xa)) if kernels::accumulates_on_device(xa.dtype) && xa.dtype == oa.dtype => {
                 let kernel = kernels::reduce_kernel(*op, xa.dtype, &xa.shape, axes, v, o)?;
                 Ok(DeviceStep::Kernel {
@@ -176,23 +180,26 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             }
             _ => host("reduction of a literal"),
         },
-        (Primitive::Cumulative { op, axis, reverse }, [x], Some((o, _))) => match var_aval(x) {
-            Some((v, xa)) if kernels::cumulative_lowers(*op, xa.dtype) => {
-                let kernel =
-                    kernels::cumulative_kernel(*op, xa.dtype, &xa.shape, *axis, *reverse, v, o)?;
-                Ok(DeviceStep::Kernel {
-                    eqns: vec![i],
-                    kernel,
-                })
+        (Primitive::Cumulative(Cumulative { op, axis, reverse }), [x], Some((o, _))) => {
+            match var_aval(x) {
+                Some((v, xa)) if kernels::cumulative_lowers(*op, xa.dtype) => {
+                    let kernel = kernels::cumulative_kernel(
+                        *op, xa.dtype, &xa.shape, *axis, *reverse, v, o,
+                    )?;
+                    Ok(DeviceStep::Kernel {
+                        eqns: vec![i],
+                        kernel,
+                    })
+                }
+                _ => host("cumlogsumexp, or bool elements"),
             }
-            _ => host("cumlogsumexp, or bool elements"),
-        },
+        }
         (
-            Primitive::Arg {
+            Primitive::Arg(ArgReduce {
                 op,
                 axis,
                 index_dtype,
-            },
+            }),
             [x],
             Some((o, _)),
         ) => match var_aval(x) {
@@ -203,11 +210,11 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             _ => host("argmax/argmin of a literal"),
         },
         (
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype,
                 shape,
                 dimension,
-            },
+            }),
             [],
             Some((o, _)),
         ) if c_type(*dtype).is_some() => Ok(DeviceStep::Kernel {
@@ -239,10 +246,10 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             })
         }
         (
-            Primitive::DotGeneral {
+            Primitive::DotGeneral(DotGeneral {
                 dims,
                 preferred_element_type: _,
-            },
+            }),
             [x, y],
             Some((_, oa)),
         ) => match (var_aval(x), var_aval(y)) {
@@ -256,13 +263,13 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         },
         (Primitive::Control(_), _, _) => Ok(DeviceStep::Control { eqn: i }),
         (
-            Primitive::Transpose { .. }
-            | Primitive::Slice { .. }
-            | Primitive::Rev { .. }
-            | Primitive::Pad { .. }
-            | Primitive::Concatenate { .. }
-            | Primitive::DynamicSlice { .. }
-            | Primitive::DynamicUpdateSlice,
+            Primitive::Transpose(Transpose { .. })
+            | Primitive::Slice(Slice { .. })
+            | Primitive::Rev(Rev { .. })
+            | Primitive::Pad(Pad { .. })
+            | Primitive::Concatenate(Concatenate { .. })
+            | Primitive::DynamicSlice(DynamicSlice { .. })
+            | Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
             ins,
             Some((o, _)),
         ) => structural_step(
@@ -273,7 +280,9 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             "data movement of keys/float0, or of a literal array",
         ),
         (
-            Primitive::Reshape { .. } | Primitive::Squeeze { .. } | Primitive::StopGradient,
+            Primitive::Reshape(Reshape { .. })
+            | Primitive::Squeeze(Squeeze { .. })
+            | Primitive::StopGradient(StopGradient),
             [Atom::Var(x)],
             Some((o, _)),
         ) => Ok(DeviceStep::Alias {
@@ -282,7 +291,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             out: o,
         }),
         // A broadcast that only adds unit axes is a reshape.
-        (Primitive::BroadcastInDim { .. }, [Atom::Var(x)], Some((o, oa)))
+        (Primitive::BroadcastInDim(BroadcastInDim { .. }), [Atom::Var(x)], Some((o, oa)))
             if jx.aval(*x)?.size()? == oa.size()? =>
         {
             Ok(DeviceStep::Alias {
@@ -293,11 +302,12 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         }
         // Other broadcasts: fused-style when the input is read through a
         // simple access, else an index-mapping kernel.
-        (Primitive::BroadcastInDim { .. }, ins, Some((o, _))) => match singleton_group(jx, i, eqn)?
-        {
-            Some(g) => group_step(jx, &g),
-            None => structural_step(jx, i, ins, o, "broadcast of keys/float0"),
-        },
+        (Primitive::BroadcastInDim(BroadcastInDim { .. }), ins, Some((o, _))) => {
+            match singleton_group(jx, i, eqn)? {
+                Some(g) => group_step(jx, &g),
+                None => structural_step(jx, i, ins, o, "broadcast of keys/float0"),
+            }
+        }
         _ => match singleton_group(jx, i, eqn)? {
             Some(g) => group_step(jx, &g),
             None => host("no device lowering"),
@@ -372,16 +382,16 @@ fn singleton_group(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<Option<Group>> {
     }
     let fits = match (&eqn.prim, eqn.inputs.as_slice()) {
         (
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 shape,
                 broadcast_dimensions,
-            },
+            }),
             [Atom::Var(x)],
         ) => broadcast_access(&jx.aval(*x)?.shape, shape, broadcast_dimensions).is_some(),
         (
-            Primitive::BroadcastInDim { .. }
-            | Primitive::Reshape { .. }
-            | Primitive::Squeeze { .. },
+            Primitive::BroadcastInDim(BroadcastInDim { .. })
+            | Primitive::Reshape(Reshape { .. })
+            | Primitive::Squeeze(Squeeze { .. }),
             _,
         ) => false,
         (_, ins) => ins.iter().all(|a| match a {

@@ -17,6 +17,9 @@ use crate::error::Result;
 use crate::exec::compiled::fusion::Access;
 use crate::ir::{Atom, Aval, Jaxpr, Scalar, Var};
 use crate::prims::Primitive;
+use crate::prims::{
+    BroadcastInDim, Concatenate, DynamicSlice, DynamicUpdateSlice, Pad, Rev, Slice, Transpose,
+};
 use std::fmt::Write;
 
 /// The C type elements of `d` are moved as (f16/bf16 as their bits).
@@ -146,7 +149,7 @@ pub fn structural_kernel(
     };
     em.coords(&oa.shape)?;
     let value = match (prim, ins) {
-        (Primitive::Transpose { permutation }, [x]) => {
+        (Primitive::Transpose(Transpose { permutation }), [x]) => {
             let st = strides(&aval_of(jx, x)?.shape)?;
             let terms: Vec<String> = permutation
                 .iter()
@@ -156,11 +159,11 @@ pub fn structural_kernel(
             em.element(x, &sum(&terms))?
         }
         (
-            Primitive::Slice {
+            Primitive::Slice(Slice {
                 start_indices,
                 strides: steps,
                 ..
-            },
+            }),
             [x],
         ) => {
             let st = strides(&aval_of(jx, x)?.shape)?;
@@ -171,7 +174,7 @@ pub fn structural_kernel(
             }
             em.element(x, &sum(&terms))?
         }
-        (Primitive::Rev { dimensions }, [x]) => {
+        (Primitive::Rev(Rev { dimensions }), [x]) => {
             let xa = aval_of(jx, x)?;
             let st = strides(&xa.shape)?;
             let mut terms = Vec::new();
@@ -185,10 +188,10 @@ pub fn structural_kernel(
             em.element(x, &sum(&terms))?
         }
         (
-            Primitive::BroadcastInDim {
+            Primitive::BroadcastInDim(BroadcastInDim {
                 broadcast_dimensions,
                 ..
-            },
+            }),
             [x],
         ) => match x {
             Atom::Lit(l) => moved_literal(l.val, oa.dtype)?,
@@ -205,11 +208,13 @@ pub fn structural_kernel(
                 em.element(x, &sum(&terms))?
             }
         },
-        (Primitive::Pad { padding_config }, [x, pad]) => {
+        (Primitive::Pad(Pad { padding_config }), [x, pad]) => {
             pad_value(&mut em, x, pad, padding_config)?
         }
-        (Primitive::Concatenate { dimension }, parts) => concatenate(&mut em, parts, *dimension)?,
-        (Primitive::DynamicSlice { slice_sizes }, [x, starts @ ..]) => {
+        (Primitive::Concatenate(Concatenate { dimension }), parts) => {
+            concatenate(&mut em, parts, *dimension)?
+        }
+        (Primitive::DynamicSlice(DynamicSlice { slice_sizes }), [x, starts @ ..]) => {
             let xa = aval_of(jx, x)?;
             let st = strides(&xa.shape)?;
             let mut terms = Vec::new();
@@ -229,7 +234,7 @@ pub fn structural_kernel(
             }
             em.element(x, &sum(&terms))?
         }
-        (Primitive::DynamicUpdateSlice, [x, u, starts @ ..]) => {
+        (Primitive::DynamicUpdateSlice(DynamicUpdateSlice), [x, u, starts @ ..]) => {
             update_slice(&mut em, x, u, starts)?
         }
         _ => return Ok(None),

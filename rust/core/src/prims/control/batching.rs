@@ -17,6 +17,7 @@ use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
 use crate::ir::{Atom, ClosedJaxpr};
 use crate::prims::batch::{add_batch_axis, move_axis};
+use crate::prims::{BroadcastInDim, Clamp, ConvertElementType, Reduce, SelectN};
 use crate::prims::{Primitive, ReduceOp};
 use crate::transforms::batch::{batch_jaxpr, batch_jaxpr_natural};
 use std::sync::Arc;
@@ -131,16 +132,16 @@ fn member_index(b: &mut Builder, index: &Atom, d: Option<usize>, nb: usize) -> R
     let mut idx = to_axis(b, index, d, 0)?;
     if b.aval(&idx)?.dtype != DType::I32 {
         idx = b.add_eqn1(
-            Primitive::ConvertElementType {
+            Primitive::ConvertElementType(ConvertElementType {
                 new_dtype: DType::I32,
                 weak_type: false,
-            },
+            }),
             vec![idx],
         )?;
     }
     let hi = i32::try_from(nb.saturating_sub(1)).unwrap_or(i32::MAX);
     b.add_eqn1(
-        Primitive::Clamp,
+        Primitive::Clamp(Clamp),
         vec![
             Builder::lit(DType::I32, 0.0),
             idx,
@@ -158,15 +159,15 @@ fn select_members(b: &mut Builder, pred: &Atom, cases: Vec<Atom>) -> Result<Atom
     }
     let shape = b.aval(first)?.shape;
     let p = b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions: vec![0],
-        },
+        }),
         vec![pred.clone()],
     )?;
     let mut args = vec![p];
     args.extend(cases);
-    b.add_eqn1(Primitive::SelectN, args)
+    b.add_eqn1(Primitive::SelectN(SelectN), args)
 }
 
 /// Carries batched by fixpoint: a carry is batched when its init is or the
@@ -294,10 +295,10 @@ fn masked_loop(
     let pred = splice(&mut cb, cond_b, &cin)?;
     let pred = pred.first().cloned().ok_or(arity("while", 1, 0))?;
     let any = cb.add_eqn1(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Or,
             axes: vec![0],
-        },
+        }),
         vec![pred],
     )?;
     let any_cond = cb.build(vec![any])?;

@@ -27,6 +27,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
+use crate::prims::DotGeneral;
 
 mod kernels;
 mod rules;
@@ -667,7 +668,7 @@ impl Family for ConvParams {
         let ck = g.cg.saturating_mul(kn);
         let col = HostArray::new(vec![count, ck, g.nb.saturating_mul(pn)], col)?;
         let w = HostArray::new(vec![count, g.og, ck], w)?;
-        let dot = Primitive::DotGeneral {
+        let dot = Primitive::DotGeneral(DotGeneral {
             dims: super::DotDims {
                 lhs_contract: vec![2],
                 rhs_contract: vec![1],
@@ -675,7 +676,7 @@ impl Family for ConvParams {
                 rhs_batch: vec![0],
             },
             preferred_element_type: self.preferred_element_type,
-        };
+        });
         let res = super::kernel::eval(&dot, &[&w, &col])?
             .into_iter()
             .next()

@@ -9,6 +9,7 @@ use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
 use crate::prims::family::Family;
 use crate::prims::Primitive;
+use crate::prims::{ConvertElementType, Reshape, Rev, Transpose};
 
 // ----------------------------------------------------------------- rules
 
@@ -35,12 +36,15 @@ pub(crate) fn reshape_axis_into(b: &mut Builder, src: usize, dst: usize, x: Atom
     let moved = if perm.iter().enumerate().all(|(i, &q)| i == q) {
         x
     } else {
-        b.add_eqn1(Primitive::Transpose { permutation: perm }, vec![x])?
+        b.add_eqn1(
+            Primitive::Transpose(Transpose { permutation: perm }),
+            vec![x],
+        )?
     };
     b.add_eqn1(
-        Primitive::Reshape {
+        Primitive::Reshape(Reshape {
             new_sizes: new_shape,
-        },
+        }),
         vec![moved],
     )
 }
@@ -59,7 +63,7 @@ pub(crate) fn reshape_axis_out_of(
         *slot = rest;
     }
     shape.insert(src.min(shape.len()), size1);
-    b.add_eqn1(Primitive::Reshape { new_sizes: shape }, vec![x])
+    b.add_eqn1(Primitive::Reshape(Reshape { new_sizes: shape }), vec![x])
 }
 
 fn swap01(spec: &[usize]) -> Vec<usize> {
@@ -149,10 +153,10 @@ pub(super) fn ct_as(b: &mut Builder, ct: Atom, dtype: DType) -> Result<Atom> {
         return Ok(ct);
     }
     b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: dtype,
             weak_type: false,
-        },
+        }),
         vec![ct],
     )
 }
@@ -187,9 +191,9 @@ pub(super) fn transpose_lhs(
         &c.rhs_dilation,
     )?;
     let rev = b.add_eqn1(
-        Primitive::Rev {
+        Primitive::Rev(Rev {
             dimensions: rs.iter().skip(2).copied().collect(),
-        },
+        }),
         vec![rhs],
     )?;
     let t = ConvParams {

@@ -518,6 +518,7 @@ pub fn dynamic_update_slice(x: &HostArray, u: &HostArray, idx: &[&HostArray]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prims::{Concatenate, DynamicSlice, DynamicUpdateSlice, Pad, Rev, Slice};
 
     #[test]
     fn strided_gather_transposes_and_broadcasts() {
@@ -567,19 +568,19 @@ mod tests {
         use crate::prims::Primitive;
         let x = f32s(&[2, 3], vec![0., 1., 2., 3., 4., 5.]);
         let r = run(
-            Primitive::Rev {
+            Primitive::Rev(Rev {
                 dimensions: vec![1],
-            },
+            }),
             &[&x],
         )
         .unwrap();
         assert_eq!(r.buffer(), &Buffer::F32(vec![2., 1., 0., 5., 4., 3.]));
         let s = run(
-            Primitive::Slice {
+            Primitive::Slice(Slice {
                 start_indices: vec![0, 0],
                 limit_indices: vec![2, 3],
                 strides: Some(vec![1, 2]),
-            },
+            }),
             &[&x],
         )
         .unwrap();
@@ -588,16 +589,20 @@ mod tests {
         // lo = -1 crops, interior 1 between columns, hi = 1 on the columns.
         let pv = f32s(&[], vec![9.]);
         let p = run(
-            Primitive::Pad {
+            Primitive::Pad(Pad {
                 padding_config: vec![(-1, 0, 0), (0, 1, 1)],
-            },
+            }),
             &[&x, &pv],
         )
         .unwrap();
         assert_eq!(p.shape(), &[1, 6]);
         assert_eq!(p.buffer(), &Buffer::F32(vec![3., 9., 4., 9., 5., 9.]));
         let e = f32s(&[2, 0], vec![]);
-        let c = run(Primitive::Concatenate { dimension: 1 }, &[&x, &e, &x]).unwrap();
+        let c = run(
+            Primitive::Concatenate(Concatenate { dimension: 1 }),
+            &[&x, &e, &x],
+        )
+        .unwrap();
         assert_eq!(c.shape(), &[2, 6]);
         assert_eq!(
             c.buffer(),
@@ -605,15 +610,19 @@ mod tests {
         );
         // Start indices clamp into range, as XLA.
         let d = run(
-            Primitive::DynamicSlice {
+            Primitive::DynamicSlice(DynamicSlice {
                 slice_sizes: vec![1, 2],
-            },
+            }),
             &[&x, &i32s(7), &i32s(-4)],
         )
         .unwrap();
         assert_eq!(d.buffer(), &Buffer::F32(vec![3., 4.]));
         let u = f32s(&[1, 2], vec![7., 8.]);
-        let w = run(Primitive::DynamicUpdateSlice, &[&x, &u, &i32s(0), &i32s(5)]).unwrap();
+        let w = run(
+            Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
+            &[&x, &u, &i32s(0), &i32s(5)],
+        )
+        .unwrap();
         assert_eq!(w.buffer(), &Buffer::F32(vec![0., 7., 8., 3., 4., 5.]));
     }
 
@@ -623,29 +632,29 @@ mod tests {
         let x = f32s(&[2, 3], vec![0.; 6]);
         let bad = [
             (
-                Primitive::Slice {
+                Primitive::Slice(Slice {
                     start_indices: vec![0, 2],
                     limit_indices: vec![2, 1],
                     strides: None,
-                },
+                }),
                 vec![&x],
             ),
             (
-                Primitive::Pad {
+                Primitive::Pad(Pad {
                     padding_config: vec![(-3, 0, 0), (0, 0, 0)],
-                },
+                }),
                 vec![&x, &x],
             ),
             (
-                Primitive::Rev {
+                Primitive::Rev(Rev {
                     dimensions: vec![2],
-                },
+                }),
                 vec![&x],
             ),
             (
-                Primitive::DynamicSlice {
+                Primitive::DynamicSlice(DynamicSlice {
                     slice_sizes: vec![3, 1],
-                },
+                }),
                 vec![&x],
             ),
         ];
@@ -654,7 +663,11 @@ mod tests {
             assert!(err.to_string().contains(p.name()), "{err}");
         }
         let y = f32s(&[3, 3], vec![0.; 9]);
-        let err = run(Primitive::Concatenate { dimension: 1 }, &[&x, &y]).unwrap_err();
+        let err = run(
+            Primitive::Concatenate(Concatenate { dimension: 1 }),
+            &[&x, &y],
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("concatenate"), "{err}");
     }
 }

@@ -9,6 +9,9 @@ use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Literal, Scalar};
 use crate::prims::family::{emit, emit1, JvpOut};
 use crate::prims::{BinaryOp, CmpOp, DotDims, Primitive, ReduceOp};
+use crate::prims::{
+    BroadcastInDim, ConvertElementType, DotGeneral, Iota, Pad, Reduce, Slice, Transpose,
+};
 
 // ----------------------------------------------------------------- graph helpers
 
@@ -38,10 +41,10 @@ fn mm(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
         rhs_batch: batch,
     };
     b.add_eqn1(
-        Primitive::DotGeneral {
+        Primitive::DotGeneral(DotGeneral {
             dims,
             preferred_element_type: None,
-        },
+        }),
         vec![x, y],
     )
 }
@@ -51,7 +54,7 @@ fn mt(b: &mut Builder, x: Atom) -> Result<Atom> {
     let (_, nb) = stack(b, &x)?;
     let mut permutation: Vec<usize> = (0..nb).collect();
     permutation.extend([nb.saturating_add(1), nb]);
-    b.add_eqn1(Primitive::Transpose { permutation }, vec![x])
+    b.add_eqn1(Primitive::Transpose(Transpose { permutation }), vec![x])
 }
 
 fn add(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
@@ -86,11 +89,11 @@ fn mask(
     let nd = shape.len();
     let iota = |b: &mut Builder, dimension: usize| {
         b.add_eqn1(
-            Primitive::Iota {
+            Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![*m, *n],
                 dimension,
-            },
+            }),
             vec![],
         )
     };
@@ -104,17 +107,17 @@ fn mask(
         pred = b.binary(BinaryOp::And, pred, ok)?;
     }
     let f = b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: dtype,
             weak_type: false,
-        },
+        }),
         vec![pred],
     )?;
     b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape: shape.to_vec(),
             broadcast_dimensions: vec![nd.saturating_sub(2), nd.saturating_sub(1)],
-        },
+        }),
         vec![f],
     )
 }
@@ -137,10 +140,10 @@ fn diag(b: &mut Builder, x: Atom) -> Result<Atom> {
     let e = eye(b, &aval.shape, aval.dtype)?;
     let xe = mul(b, x, e)?;
     b.add_eqn1(
-        Primitive::Reduce {
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Sum,
             axes: vec![aval.ndim().saturating_sub(1)],
-        },
+        }),
         vec![xe],
     )
 }
@@ -155,10 +158,10 @@ fn spread(b: &mut Builder, v: Atom, r: usize, c: usize, row: bool) -> Result<Ato
     let mut broadcast_dimensions: Vec<usize> = (0..nb).collect();
     broadcast_dimensions.push(if row { nb.saturating_add(1) } else { nb });
     b.add_eqn1(
-        Primitive::BroadcastInDim {
+        Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
-        },
+        }),
         vec![v],
     )
 }
@@ -178,11 +181,11 @@ fn slice_last2(b: &mut Builder, x: Atom, rows: usize, cols: usize) -> Result<Ato
         *l = cols;
     }
     b.add_eqn1(
-        Primitive::Slice {
+        Primitive::Slice(Slice {
             start_indices: vec![0; aval.ndim()],
             limit_indices: limit,
             strides: None,
-        },
+        }),
         vec![x],
     )
 }
@@ -200,7 +203,7 @@ fn pad_last2(b: &mut Builder, x: Atom, rows: usize, cols: usize) -> Result<Atom>
         return Ok(x);
     }
     let zero = Builder::lit(aval.dtype, 0.0);
-    b.add_eqn1(Primitive::Pad { padding_config }, vec![x, zero])
+    b.add_eqn1(Primitive::Pad(Pad { padding_config }), vec![x, zero])
 }
 
 fn solve(
@@ -308,19 +311,19 @@ pub(super) fn jvp_lu(b: &mut Builder, a: Atom, t: Atom) -> JvpOut {
     sq.extend([m, m]);
     let pi = spread(b, perm, m, m, false)?;
     let cols = b.add_eqn1(
-        Primitive::Iota {
+        Primitive::Iota(Iota {
             dtype: DType::I32,
             shape: sq.clone(),
             dimension: nb.saturating_add(1),
-        },
+        }),
         vec![],
     )?;
     let pb = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![pi, cols])?;
     let pm = b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: dt,
             weak_type: false,
-        },
+        }),
         vec![pb],
     )?;
     let x = mm(b, pm, t)?;
@@ -451,10 +454,10 @@ pub(super) fn jvp_svd(
         vec![s.clone(), Builder::lit(dt, 0.0)],
     )?;
     let s_zeros = b.add_eqn1(
-        Primitive::ConvertElementType {
+        Primitive::ConvertElementType(ConvertElementType {
             new_dtype: dt,
             weak_type: false,
-        },
+        }),
         vec![zero_mask],
     )?;
     let s_safe = add(b, s.clone(), s_zeros.clone())?;

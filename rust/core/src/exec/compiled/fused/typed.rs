@@ -13,6 +13,7 @@ use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::prims::kernel::slices::{self, Lane, Operand};
+use crate::prims::IntegerPow;
 use crate::prims::{BinaryOp, Primitive, UnaryOp};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -280,7 +281,7 @@ fn kind(ins: &Instr) -> Option<Kind> {
         Primitive::Binary(b) if slices::supports_binary(*b) && ins.args.len() == 2 => {
             Some(Kind::Binary(*b))
         }
-        Primitive::IntegerPow { y } if ins.args.len() == 1 => Some(Kind::Ipow(*y)),
+        Primitive::IntegerPow(IntegerPow { y }) if ins.args.len() == 1 => Some(Kind::Ipow(*y)),
         _ => None,
     }
 }
