@@ -19,6 +19,7 @@ use super::{BinaryOp, CmpOp, Primitive, UnaryOp};
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 
@@ -121,7 +122,12 @@ impl Family for UnaryOp {
         Ok(vec![x.clone()])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
         Ok(vec![HostArray::new(
@@ -311,7 +317,12 @@ impl Family for BinaryOp {
         Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
         let buf = kernels::binary(*self, x.buffer(), y.buffer())?;
@@ -540,7 +551,12 @@ impl Family for CmpOp {
         Ok(vec![Aval::new(shape, DType::Bool)])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
         let n = out.size()?;
