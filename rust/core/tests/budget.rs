@@ -13,6 +13,7 @@
 use microjax::array::budget;
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
+use microjax::exec::ExecCtx;
 use microjax::export::{Determinism, Limits, Program};
 use microjax::prims::kernel;
 use microjax::prims::{BroadcastInDim, Iota};
@@ -65,7 +66,11 @@ fn scalar_arg() -> Arc<HostArray> {
 fn eager_kernels_check_output_avals_before_running() {
     let _g = serial();
     let x = HostArray::new(vec![], Buffer::F32(vec![1.0])).unwrap();
-    let e = too_large(kernel::eval(&broadcast(&ABSURD), &[&x]));
+    let e = too_large(kernel::eval(
+        &ExecCtx::default(),
+        &broadcast(&ABSURD),
+        &[&x],
+    ));
     let msg = e.to_string();
     assert!(
         msg.contains("broadcast_in_dim") && msg.contains("RESOURCE_EXHAUSTED"),
@@ -77,9 +82,9 @@ fn eager_kernels_check_output_avals_before_running() {
         shape: ABSURD.to_vec(),
         dimension: 0,
     });
-    too_large(kernel::eval(&iota, &[]));
+    too_large(kernel::eval(&ExecCtx::default(), &iota, &[]));
     // An element count that overflows usize is an Overflow error.
-    let r = kernel::eval(&broadcast(&[usize::MAX, 4]), &[&x]);
+    let r = kernel::eval(&ExecCtx::default(), &broadcast(&[usize::MAX, 4]), &[&x]);
     assert!(
         matches!(r, Err(Error::Overflow { .. }) | Err(Error::Shape { .. })),
         "{r:?}"

@@ -543,6 +543,7 @@ fn planned_products_equal_the_kernel() {
     for (ls, rs, dims) in cases {
         let (l, r) = (data(&ls, 1), data(&rs, 2));
         let want = kernel::eval(
+            &microjax::exec::ExecCtx::default(),
             &Primitive::DotGeneral(DotGeneral {
                 dims: dims.clone(),
                 preferred_element_type: None,

@@ -14,7 +14,6 @@
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::conv::{ConvDims, ConvParams};
-use microjax::prims::kernel::eval;
 use microjax::prims::window::{Select, WindowOp, WindowParams, WindowReduce};
 use microjax::prims::Transpose;
 use microjax::transforms::batch::batch_jaxpr;
@@ -23,7 +22,7 @@ use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray
 use std::sync::Arc;
 
 mod common;
-use common::{f64a, f64s, f64v, inner, squared, Rng};
+use common::{eval, f64a, f64s, f64v, inner, squared, Rng};
 
 fn conv_p(c: ConvParams) -> Primitive {
     Primitive::Conv(Box::new(c))

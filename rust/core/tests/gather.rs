@@ -15,14 +15,13 @@ use microjax::ir::typecheck::typecheck;
 use microjax::prims::gather::{
     GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
 };
-use microjax::prims::kernel::eval;
 use microjax::prims::{DynamicSlice, DynamicUpdateSlice};
 use microjax::transforms::{batch_jaxpr, jvp_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar};
 use std::sync::Arc;
 
 mod common;
-use common::{f64a, f64s, inner, squared, Rng};
+use common::{eval, f64a, f64s, inner, squared, Rng};
 
 // ------------------------------------------------------------- helpers
 

@@ -14,7 +14,6 @@
 
 use half::{bf16, f16};
 use microjax::exec::interp::eval_closed;
-use microjax::prims::kernel::eval;
 use microjax::prims::{
     ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, IsFinite,
     Pjit, Reduce, Reshape, Round, SelectN, Squeeze, Transpose,
@@ -27,7 +26,7 @@ use std::sync::Arc;
 
 mod common;
 use common::kernels::{arr, run, scalar};
-use common::{bf16s, bools, f16s, f32s, f64s, i32s, i64s, i8s, keys, u32s, u8s};
+use common::{bf16s, bools, eval, f16s, f32s, f64s, i32s, i64s, i8s, keys, u32s, u8s};
 
 // ------------------------------------------------------------- helpers
 

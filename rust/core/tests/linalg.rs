@@ -12,7 +12,6 @@
 )]
 
 use microjax::exec::interp::eval_closed;
-use microjax::prims::kernel::eval;
 use microjax::prims::linalg::LinalgOp;
 use microjax::transforms::batch::batch_jaxpr;
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr};
@@ -20,7 +19,7 @@ use microjax::{Atom, Aval, Buffer, ClosedJaxpr, DType, Error, HostArray, Primiti
 use std::sync::Arc;
 
 mod common;
-use common::{arc, build, f64v, host, i32s};
+use common::{arc, build, eval, f64v, host, i32s};
 
 fn run(op: LinalgOp, args: &[HostArray]) -> Vec<HostArray> {
     let refs: Vec<&HostArray> = args.iter().collect();

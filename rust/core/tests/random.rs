@@ -9,11 +9,13 @@
 )]
 
 use microjax::exec::interp::eval_closed;
-use microjax::prims::kernel::eval;
 use microjax::prims::random::Threefry2x32;
 use microjax::transforms::batch_jaxpr;
 use microjax::{Atom, Aval, Buffer, Builder, DType, HostArray, Primitive};
 use std::sync::Arc;
+
+mod common;
+use common::eval;
 
 fn u32s(shape: &[usize], v: Vec<u32>) -> HostArray {
     HostArray::new(shape.to_vec(), Buffer::U32(v)).unwrap()

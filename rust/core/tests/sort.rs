@@ -12,14 +12,13 @@
 )]
 
 use microjax::exec::interp::eval_closed;
-use microjax::prims::kernel::eval;
 use microjax::prims::sort::SortOp;
 use microjax::transforms::batch::batch_jaxpr;
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
 
 mod common;
-use common::{arc, build, f32s, f64s, host, i32s, inner};
+use common::{arc, build, eval, f32s, f64s, host, i32s, inner};
 
 fn sort_p(dimension: usize, num_keys: usize) -> Primitive {
     Primitive::Sort(SortOp::Sort {

@@ -7,6 +7,7 @@ use crate::array::ArrayImpl;
 use crate::dtypes::{defaults, promote2};
 use crate::globals::{hook, no_trace, x64, Hook};
 use crate::to_pyerr;
+use microjax::exec::ExecCtx;
 use microjax::prims::kernel;
 use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow};
 use microjax::{BinaryOp, CmpOp, DType, HostArray, Primitive, Scalar, UnaryOp};
@@ -212,7 +213,10 @@ fn convert(a: &HostArray, d: DType) -> microjax::Result<HostArray> {
         new_dtype: d,
         weak_type: false,
     });
-    single(kernel::eval(&prim, &[a])?, "convert_element_type")
+    single(
+        kernel::eval(&ExecCtx::current_default(), &prim, &[a])?,
+        "convert_element_type",
+    )
 }
 
 fn single(outs: Vec<HostArray>, prim: &'static str) -> microjax::Result<HostArray> {
@@ -274,7 +278,10 @@ fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
         shape: shape.to_vec(),
         broadcast_dimensions: (offset..shape.len()).collect(),
     });
-    single(kernel::eval(&prim, &[a])?, "broadcast_in_dim")
+    single(
+        kernel::eval(&ExecCtx::current_default(), &prim, &[a])?,
+        "broadcast_in_dim",
+    )
 }
 
 fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> Fast {
@@ -346,7 +353,8 @@ fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: 
         Kind::Cmp(c) => (Primitive::Compare(c), false),
         Kind::HookOnly => return Fast::Skip,
     };
-    let res = kernel::eval(&prim, &[mx.get(), my.get()]).and_then(|o| single(o, prim.name()));
+    let res = kernel::eval(&ExecCtx::current_default(), &prim, &[mx.get(), my.get()])
+        .and_then(|o| single(o, prim.name()));
     match res {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), out_weak)),
         Err(e) => Fast::Err(e),
@@ -363,7 +371,9 @@ fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
         return Fast::Skip;
     }
     let prim = Primitive::IntegerPow(IntegerPow { y });
-    match kernel::eval(&prim, &[&slf.arr]).and_then(|o| single(o, "integer_pow")) {
+    match kernel::eval(&ExecCtx::current_default(), &prim, &[&slf.arr])
+        .and_then(|o| single(o, "integer_pow"))
+    {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
         Err(e) => Fast::Err(e),
     }
@@ -406,7 +416,9 @@ fn fast_unary(slf: &ArrayImpl, op: UnOp) -> Fast {
         UnOp::Abs => Primitive::Unary(UnaryOp::Abs),
         UnOp::Invert => return Fast::Skip,
     };
-    match kernel::eval(&prim, &[&slf.arr]).and_then(|o| single(o, prim.name())) {
+    match kernel::eval(&ExecCtx::current_default(), &prim, &[&slf.arr])
+        .and_then(|o| single(o, prim.name()))
+    {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
         Err(e) => Fast::Err(e),
     }

@@ -6,6 +6,7 @@ use crate::array::ArrayImpl;
 use crate::dtypes::{dtype_from_py, dtype_obj, is_type_object, np_dtype_type};
 use crate::ir::{aval_to_py, py_to_aval, PyClosedJaxpr};
 use crate::CoreResultExt;
+use microjax::exec::ExecCtx;
 use microjax::prims::IntegerPow;
 use microjax::prims::{kernel, shape};
 use microjax::{Aval, HostArray, Param, Primitive};
@@ -239,7 +240,7 @@ impl Prim {
         let prim = &self.prim;
         let run = || {
             let refs: Vec<&HostArray> = arrs.iter().map(|a| a.as_ref()).collect();
-            kernel::eval(prim, &refs)
+            kernel::eval(&ExecCtx::current_default(), prim, &refs)
         };
         let outs = if total > DETACH_ELEMS {
             py.detach(run)
@@ -279,7 +280,7 @@ impl Prim {
         let (arr, weak) = (x.arr.clone(), x.weak);
         drop(x);
         let prim = &self.prim;
-        let run = || kernel::eval(prim, &[arr.as_ref()]);
+        let run = || kernel::eval(&ExecCtx::current_default(), prim, &[arr.as_ref()]);
         let mut outs = if arr.size() > DETACH_ELEMS {
             py.detach(run)
         } else {
@@ -383,7 +384,9 @@ impl FastUnary {
                     matches!(&self.prim, Primitive::Unary(op) if op.accepts(dtype))
                 };
                 if accepted && a.arr.size() <= DETACH_ELEMS {
-                    let mut outs = kernel::eval(&self.prim, &[a.arr.as_ref()]).py()?;
+                    let mut outs =
+                        kernel::eval(&ExecCtx::current_default(), &self.prim, &[a.arr.as_ref()])
+                            .py()?;
                     if let (Some(h), true) = (outs.pop(), outs.is_empty()) {
                         let out = ArrayImpl::new(Arc::new(h), a.weak);
                         return Ok(Bound::new(py, out)?.into_any().unbind());

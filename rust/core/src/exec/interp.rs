@@ -159,6 +159,7 @@ fn run(
         let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
         *slot = Some(val.clone());
     }
+    let ctx = crate::exec::ExecCtx::current_default();
     let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
         let out_avals = eqn
@@ -186,28 +187,28 @@ fn run(
             prim => {
                 let c = &mut cursor;
                 let raw = match eqn.inputs.as_slice() {
-                    [] => kernel::eval(prim, &[])?,
+                    [] => kernel::eval(&ctx, prim, &[])?,
                     [a] => {
                         let x = operand(&env, lits, c, a)?;
-                        kernel::eval(prim, &[x])?
+                        kernel::eval(&ctx, prim, &[x])?
                     }
                     [a, b] => {
                         let x = operand(&env, lits, c, a)?;
                         let y = operand(&env, lits, c, b)?;
-                        kernel::eval(prim, &[x, y])?
+                        kernel::eval(&ctx, prim, &[x, y])?
                     }
                     [a, b, d] => {
                         let x = operand(&env, lits, c, a)?;
                         let y = operand(&env, lits, c, b)?;
                         let z = operand(&env, lits, c, d)?;
-                        kernel::eval(prim, &[x, y, z])?
+                        kernel::eval(&ctx, prim, &[x, y, z])?
                     }
                     all => {
                         let refs = all
                             .iter()
                             .map(|a| operand(&env, lits, c, a))
                             .collect::<Result<Vec<&HostArray>>>()?;
-                        kernel::eval(prim, &refs)?
+                        kernel::eval(&ctx, prim, &refs)?
                     }
                 };
                 raw.into_iter().map(Arc::new).collect()

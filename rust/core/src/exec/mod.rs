@@ -3,11 +3,13 @@
 
 pub mod cache;
 pub mod compiled;
+pub mod ctx;
 pub mod cuda;
 pub mod determinism;
 pub mod interp;
 pub mod limits;
 
+pub use ctx::ExecCtx;
 pub use determinism::{determinism, set_default_determinism, with_determinism, Determinism};
 
 use crate::array::HostArray;

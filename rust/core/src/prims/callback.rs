@@ -25,6 +25,7 @@ use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::batch::{add_batch_axis, move_axis};
@@ -321,7 +322,12 @@ impl Family for Callback {
     }
 
     /// Calls the host function (checking its results).
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| eval(self, args))
     }
 

@@ -24,6 +24,7 @@ use super::params::{Lookup, Param, ParamList};
 use super::{BinaryOp, CmpOp, Primitive, ReduceOp};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::{Concatenate, ConvertElementType, Iota, Reduce, Reshape, Slice, Transpose};
@@ -914,7 +915,12 @@ impl Family for Collective {
     }
 
     /// Evaluation outside any map: the axis is unbound.
-    fn kernel(&self, _args: &[&HostArray], _outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        _args: &[&HostArray],
+        _outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         Err(unbound(self))
     }
 

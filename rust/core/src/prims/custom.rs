@@ -18,6 +18,7 @@ use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect};
@@ -315,7 +316,12 @@ impl Family for CustomCall {
     }
 
     /// The primal function (forward-mode use of `custom_lin` errs).
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| match self {
             CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
                 crate::exec::interp::eval_closed(call, args)

@@ -19,6 +19,7 @@ use super::{BinaryOp, CmpOp, Primitive, UnaryOp};
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::{IntegerPow, SelectN};
@@ -122,7 +123,12 @@ impl Family for UnaryOp {
         Ok(vec![x.clone()])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
         Ok(vec![HostArray::new(
@@ -312,7 +318,12 @@ impl Family for BinaryOp {
         Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
         let buf = kernels::binary(*self, x.buffer(), y.buffer())?;
@@ -542,7 +553,12 @@ impl Family for CmpOp {
         Ok(vec![Aval::new(shape, DType::Bool)])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
         let n = out.size()?;

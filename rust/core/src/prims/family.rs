@@ -17,6 +17,7 @@ use super::params::{Lookup, ParamList};
 use super::Primitive;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 
@@ -80,8 +81,10 @@ pub trait Family: Sized {
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>>;
 
     /// Reference CPU kernel. `outs` are the avals the shape rule gave (the
-    /// caller checks the results against them).
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>>;
+    /// caller checks the results against them); `ctx` is the run's
+    /// execution context (pass it on to nested evaluations).
+    fn kernel(&self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>)
+        -> Result<Vec<HostArray>>;
 
     /// JVP rule: emit primal and tangent outputs for primal operands and
     /// their tangents (`None`: symbolic zero).
@@ -134,8 +137,13 @@ impl<F: Family> Family for Box<F> {
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         F::abstract_eval(self, ins)
     }
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
-        F::kernel(self, args, outs)
+    fn kernel(
+        &self,
+        ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        F::kernel(self, ctx, args, outs)
     }
     fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
         F::jvp(self, b, primals, tangents)

@@ -22,6 +22,7 @@ use super::Primitive;
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect, Scalar};
 use crate::prims::{BroadcastInDim, Concatenate, ConvertElementType};
@@ -632,7 +633,12 @@ impl Family for GatherParams {
         Ok(vec![Aval::weak(out, x.dtype, x.weak_type)])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let prim = "gather";
         let [x, i] = operands::<_, 2>(prim, args)?;
         let out = single_out(prim, outs)?;

@@ -50,6 +50,7 @@ use super::{shape, Primitive};
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::Aval;
 use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
@@ -58,10 +59,10 @@ use crate::prims::{
 };
 use std::sync::Arc;
 
-/// Evaluates `prim` on concrete operands.
-pub fn eval(prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
+/// Evaluates `prim` on concrete operands in the execution context `ctx`.
+pub fn eval(ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray]) -> Result<Vec<HostArray>> {
     let (aval, multi) = out_avals(prim, args)?;
-    eval_known(prim, args, aval, multi)
+    eval_known(ctx, prim, args, aval, multi)
 }
 
 /// What [`eval_known`] needs to know of the outputs: the aval of a
@@ -99,6 +100,7 @@ pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
 /// run again. Kernels still check their operands (a mismatch is an error,
 /// never a panic) and every output is checked against its aval.
 pub fn eval_known(
+    ctx: &ExecCtx,
     prim: &Primitive,
     args: &[&HostArray],
     aval: Option<Aval>,
@@ -114,7 +116,7 @@ pub fn eval_known(
             // and size are kept for the check.
             Some(a) => {
                 let want = (a.dtype, a.ndim(), a.size()?);
-                let outs = prim.family_kernel(args, vec![a])?;
+                let outs = prim.family_kernel(ctx, args, vec![a])?;
                 match outs.as_slice() {
                     [o] if (o.dtype(), o.ndim(), o.size()) == want => Ok(outs),
                     [o] => Err(Error::dtype(
@@ -130,7 +132,7 @@ pub fn eval_known(
                 }
             }
             None => {
-                let outs = prim.family_kernel(args, multi.clone())?;
+                let outs = prim.family_kernel(ctx, args, multi.clone())?;
                 checked_outputs(name, outs, &multi)
             }
         };

@@ -422,11 +422,12 @@ macro_rules! primitives {
             /// are in `kernel::eval_known`).
             pub(crate) fn family_kernel(
                 &self,
+                ctx: &crate::exec::ExecCtx,
                 args: &[&crate::array::HostArray],
                 outs: Vec<crate::ir::Aval>,
             ) -> crate::error::Result<Vec<crate::array::HostArray>> {
                 match self {
-                    $(Primitive::$F(f) => family::Family::kernel(f, args, outs),)*
+                    $(Primitive::$F(f) => family::Family::kernel(f, ctx, args, outs),)*
                     core => Err(crate::error::Error::Unsupported(format!(
                         "{}: a core primitive's kernel is not a family kernel",
                         core.name()

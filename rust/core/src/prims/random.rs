@@ -17,6 +17,7 @@ use super::Primitive;
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::BroadcastInDim;
@@ -105,7 +106,12 @@ impl Family for Threefry2x32 {
 
     /// The hash of every element (rank-0 operands broadcast against the
     /// others). The operands are checked by the shape rule.
-    fn kernel(&self, args: &[&HostArray], _outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        _outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
         let shape = self
             .abstract_eval(&avals)?

@@ -15,6 +15,7 @@ use super::{CmpOp, Primitive};
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect, Scalar};
 use crate::prims::{BroadcastInDim, Iota, Reshape, SelectN};
@@ -444,7 +445,12 @@ impl Family for ScatterParams {
         Ok(vec![x.clone()])
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let prim = self.op.name();
         let [x, i, u] = operands::<_, 3>(prim, args)?;
         let out = single_out(prim, outs)?;

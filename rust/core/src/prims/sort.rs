@@ -23,6 +23,7 @@ use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::{Iota, Rev, Slice};
@@ -598,7 +599,12 @@ impl Family for SortOp {
         }
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let bufs = match (self, args) {
             (
                 SortOp::Sort {

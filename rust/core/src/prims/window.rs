@@ -27,6 +27,7 @@ use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::{ConvertElementType, Pad};
@@ -477,7 +478,7 @@ fn scatter_add<T: Elem>(s: &[T], x: &[T], kn: usize, table: &[usize], select: Se
     out
 }
 
-fn convert(x: &HostArray, dtype: DType) -> Result<HostArray> {
+fn convert(ctx: &ExecCtx, x: &HostArray, dtype: DType) -> Result<HostArray> {
     if x.dtype() == dtype {
         return Ok(x.clone());
     }
@@ -485,7 +486,7 @@ fn convert(x: &HostArray, dtype: DType) -> Result<HostArray> {
         new_dtype: dtype,
         weak_type: false,
     });
-    super::kernel::eval(&p, &[x])?
+    super::kernel::eval(ctx, &p, &[x])?
         .into_iter()
         .next()
         .ok_or_else(|| Error::InvalidArgument("convert produced no result".into()))
@@ -783,17 +784,22 @@ impl Family for WindowOp {
     }
 
     /// Half floats compute in f32 and round once.
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         if matches!(out.dtype, DType::F16 | DType::BF16) {
             let wide: Vec<HostArray> = args
                 .iter()
-                .map(|a| convert(a, DType::F32))
+                .map(|a| convert(ctx, a, DType::F32))
                 .collect::<Result<_>>()?;
             let refs: Vec<&HostArray> = wide.iter().collect();
             let wide_out = Aval::new(out.shape.clone(), DType::F32);
             let r = HostArray::new(out.shape.clone(), compute(self, &refs, &wide_out)?)?;
-            return Ok(vec![convert(&r, out.dtype)?]);
+            return Ok(vec![convert(ctx, &r, out.dtype)?]);
         }
         Ok(vec![HostArray::new(
             out.shape.clone(),

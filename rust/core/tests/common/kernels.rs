@@ -9,7 +9,7 @@
     clippy::needless_range_loop
 )]
 
-use microjax::prims::kernel::eval;
+use super::eval;
 use microjax::{Buffer, HostArray, Primitive};
 
 pub fn arr<T>(shape: &[usize], v: Vec<T>) -> HostArray

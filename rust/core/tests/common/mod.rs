@@ -273,3 +273,9 @@ pub fn doubling_while(x_aval: Aval) -> microjax::ClosedJaxpr {
     );
     b.build(outs).unwrap()
 }
+
+/// Runs `prim`'s kernel on `args` in a context with the process-wide
+/// defaults.
+pub fn eval(prim: &Primitive, args: &[&HostArray]) -> microjax::Result<Vec<HostArray>> {
+    microjax::prims::kernel::eval(&microjax::exec::ExecCtx::default(), prim, args)
+}

@@ -323,6 +323,7 @@ impl Fused {
                 }
             })
             .collect::<Result<_>>()?;
+        let ctx = crate::exec::ExecCtx::current_default();
         let mut regs: Vec<Option<HostArray>> = vec![None; self.nregs];
         for ins in &self.instrs {
             let args = ins
@@ -330,7 +331,7 @@ impl Fused {
                 .iter()
                 .map(|a| self.arg(a, &regs, &loaded, inputs, scalars))
                 .collect::<Result<Vec<&HostArray>>>()?;
-            let mut out = kernel::eval(&ins.prim, &args)?;
+            let mut out = kernel::eval(&ctx, &ins.prim, &args)?;
             let value = out.pop().ok_or_else(|| internal("no kernel output"))?;
             if let Some(slot) = regs.get_mut(ins.dst) {
                 *slot = Some(value);

@@ -535,9 +535,10 @@ fn run_kernel(
         .iter()
         .map(|s| src(env, s))
         .collect::<Result<Vec<&HostArray>>>()?;
+    let ctx = crate::exec::ExecCtx::current_default();
     let outs = match out {
-        Some(a) => kernel::eval_known(prim, &refs, Some(a.clone()), Vec::new())?,
-        None => kernel::eval(prim, &refs)?,
+        Some(a) => kernel::eval_known(&ctx, prim, &refs, Some(a.clone()), Vec::new())?,
+        None => kernel::eval(&ctx, prim, &refs)?,
     };
     Ok(outs.into_iter().map(Arc::new).collect())
 }

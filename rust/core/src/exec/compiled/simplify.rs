@@ -271,7 +271,7 @@ fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
         [a] => a.clone(),
         _ => return Ok(None),
     };
-    let out = kernel::eval(prim, &refs)?;
+    let out = kernel::eval(&crate::exec::ExecCtx::current_default(), prim, &refs)?;
     let Some(value) = out.first().and_then(|h| Scalar::from_buffer(h.buffer(), 0)) else {
         return Ok(None);
     };

@@ -29,6 +29,7 @@ use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::interp::Prepared;
+use crate::exec::ExecCtx;
 use crate::exec::{LoopBody, Runner};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Scalar};
@@ -557,7 +558,12 @@ impl Family for ControlFlow {
     }
 
     /// Runs the primitive on shared copies of the operands ([`eval`]).
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| eval(self, args))
     }
 

@@ -25,6 +25,7 @@ use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::DotGeneral;
@@ -609,7 +610,12 @@ impl Family for ConvParams {
     }
 
     /// im2col + one batched `dot_general`.
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let [lhs, rhs] = operands::<_, 2>(NAME, args)?;
         let out = single_out(NAME, outs)?;
         let d = &self.dims;
@@ -677,7 +683,7 @@ impl Family for ConvParams {
             },
             preferred_element_type: self.preferred_element_type,
         });
-        let res = super::kernel::eval(&dot, &[&w, &col])?
+        let res = super::kernel::eval(ctx, &dot, &[&w, &col])?
             .into_iter()
             .next()
             .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot produced no result")))?;

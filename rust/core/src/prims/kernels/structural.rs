@@ -560,7 +560,8 @@ mod tests {
     }
 
     fn run(p: crate::prims::Primitive, args: &[&HostArray]) -> crate::error::Result<HostArray> {
-        crate::prims::kernel::eval(&p, args).map(|mut v| v.remove(0))
+        crate::prims::kernel::eval(&crate::exec::ExecCtx::default(), &p, args)
+            .map(|mut v| v.remove(0))
     }
 
     #[test]

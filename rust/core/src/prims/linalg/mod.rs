@@ -24,6 +24,7 @@ use super::params::{Lookup, Param, ParamList};
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 
@@ -344,7 +345,12 @@ impl Family for LinalgOp {
         })
     }
 
-    fn kernel(&self, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
         let bufs = eval_buffers(self, args, dtype)?;
         if bufs.len() != outs.len() {
