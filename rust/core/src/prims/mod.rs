@@ -18,6 +18,7 @@ pub mod collective;
 pub mod control;
 pub mod conv;
 pub mod custom;
+pub mod dynamic;
 pub mod elementwise;
 pub mod family;
 pub mod gather;
@@ -452,6 +453,8 @@ primitives! {
         Callback(callback::Callback),
         /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
         Threefry2x32(random::Threefry2x32),
+        /// Primitives whose rules a provider gives at run time (`prims/dynamic.rs`).
+        Dynamic(dynamic::DynamicPrim),
     }
     core {
 
@@ -596,6 +599,7 @@ impl Primitive {
             Primitive::Callback(f) => family::Family::name(f),
             Primitive::Conv(f) => family::Family::name(f),
             Primitive::Window(f) => family::Family::name(f),
+            Primitive::Dynamic(f) => family::Family::name(f),
         }
     }
 

@@ -154,6 +154,7 @@ impl Primitive {
             Primitive::Linalg(f) => super::Family::params(f),
             Primitive::Conv(f) => super::Family::params(f),
             Primitive::Window(f) => super::Family::params(f),
+            Primitive::Dynamic(f) => super::Family::params(f),
             Primitive::Collective(f) => super::Family::params(f),
             Primitive::Checkpoint { jaxpr, prevent_cse } => vec![
                 ("differentiated", Param::Bool(false)),
