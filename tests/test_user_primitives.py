@@ -270,3 +270,28 @@ def test_programs_holding_one_do_not_serialize():
     closed = jax.make_jaxpr(multiply_add)(x, y, z)
     with pytest.raises(ValueError, match='unknown primitive "multiply_add"'):
         jax.core._core.parse(closed.canonical(), list(closed.consts))
+
+
+def test_rules_are_traced_once_per_pattern_and_replacing_one_takes_effect():
+    p = Primitive("user_double")
+    p.def_impl(lambda x: np.asarray(x) * 2)
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    traced = []
+
+    def jvp(primals, tangents):
+        traced.append(primals[0].shape)
+        return p.bind(*primals), p.bind(*tangents)
+
+    ad.primitive_jvps[p] = jvp
+    x = np.arange(3, dtype=np.float32)
+    t = np.ones(3, np.float32)
+    for _ in range(3):
+        _, tout = jax.jvp(p.bind, (x,), (t,))
+        np.testing.assert_allclose(np.asarray(tout), 2 * t)
+    assert traced == [(3,)]
+    jax.jvp(p.bind, (np.ones((2, 2), np.float32),), (np.ones((2, 2), np.float32),))
+    assert traced == [(3,), (2, 2)]
+    # A new rule replaces the traced one.
+    ad.primitive_jvps[p] = lambda primals, tangents: (p.bind(*primals), -p.bind(*tangents))
+    _, tout = jax.jvp(p.bind, (x,), (t,))
+    np.testing.assert_allclose(np.asarray(tout), -2 * t)

@@ -233,11 +233,14 @@ class Primitive:
         return rule
 
     def _rules_changed(self):
-        """A rule was (re)registered: traced rules and handles are stale."""
+        """A rule was (re)registered: traced rules and handles are stale. A
+        new provider makes new handles unequal to the old ones, so no cache
+        keyed on programs holding the old ones answers for the new rules."""
         if not self._builtin:
             self._handles = {}
             if self._provider is not None:
                 self._provider.clear()
+                self._provider = None
 
     def _dynamic_handle(self, params):
         """The Rust primitive of a user-defined primitive: its rules come from

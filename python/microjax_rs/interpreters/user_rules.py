@@ -145,7 +145,7 @@ class UserRules:
         found = []
 
         def fun(*args):
-            out, out_dim = rule(list(args), list(dims), **params)
+            out, out_dim = rule(args, tuple(dims), **params)
             outs = _as_list(out, multiple, "the output of a batching rule")
             if multiple and not isinstance(out_dim, (list, tuple)):
                 out_dim = [out_dim] * len(outs)
