@@ -295,3 +295,12 @@ def test_rules_are_traced_once_per_pattern_and_replacing_one_takes_effect():
     ad.primitive_jvps[p] = lambda primals, tangents: (p.bind(*primals), -p.bind(*tangents))
     _, tout = jax.jvp(p.bind, (x,), (t,))
     np.testing.assert_allclose(np.asarray(tout), -2 * t)
+
+
+def test_a_batching_rule_giving_a_wrong_batch_dim_is_a_value_error():
+    p = Primitive("user_bad_batcher")
+    p.def_impl(lambda x: np.asarray(x) + 1)
+    p.def_abstract_eval(lambda x: ShapedArray(x.shape, x.dtype))
+    batching.primitive_batchers[p] = lambda args, dims: (p.bind(args[0]), 1)
+    with pytest.raises(ValueError, match="user_bad_batcher: the batching rule gave batch dim 1"):
+        jax.vmap(p.bind)(np.ones((2, 3), np.float32))

@@ -335,7 +335,13 @@ impl Family for DynamicPrim {
         let mut outs = splice(b, &rule, &ins)?;
         check_outs(self.name, &outs, n.saturating_mul(2))?;
         let touts = outs.split_off(n);
-        Ok((outs, touts.into_iter().map(Some).collect()))
+        // Integer and bool outputs have no tangent (a symbolic zero).
+        let touts = outs
+            .iter()
+            .zip(touts)
+            .map(|(o, t)| Ok(b.aval(o)?.dtype.is_float().then_some(t)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((outs, touts))
     }
 
     fn transpose(
@@ -393,11 +399,12 @@ impl Family for DynamicPrim {
         check_outs(self.name, &outs, rule.out_dims.len())?;
         for (o, d) in outs.iter().zip(&rule.out_dims) {
             if let Some(d) = d {
-                let rank = b.aval(o)?.ndim();
-                if *d >= rank {
+                let aval = b.aval(o)?;
+                if aval.shape.get(*d) != Some(&size) {
                     return Err(Error::InvalidArgument(format!(
-                        "{}: the batching rule gave batch dim {d} for an output of rank {rank}",
-                        self.name
+                        "{}: the batching rule gave batch dim {d} for an output of shape {:?}, \
+                         which has no axis {d} of the mapped size {size}",
+                        self.name, aval.shape
                     )));
                 }
             }
