@@ -71,6 +71,7 @@ from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
+from . import extend  # noqa: E402
 from . import debug, experimental  # noqa: E402
 from ._callback import pure_callback  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402

@@ -192,26 +192,77 @@ class Primitive:
         self.name = name
         self._handles = {}
         self._builtin = name in _BUILTIN_NAMES
+        # Whether `bind` under a trace stages an equation: built-in
+        # primitives, and user-defined ones with an abstract evaluation rule.
+        self._staged = self._builtin
         self._impl = None
         self._abstract_eval = None
-        self.multiple_results = name in _MULTIPLE_RESULTS
+        self._provider = None
+        self._multiple_results = name in _MULTIPLE_RESULTS
         cls._registry[name] = self
         return self
+
+    @property
+    def multiple_results(self):
+        return self._multiple_results
+
+    @multiple_results.setter
+    def multiple_results(self, value):
+        self._multiple_results = bool(value)
+        self._rules_changed()
 
     def bind(self, *args, **params):
         return bind(self, args, params)
 
     def def_impl(self, impl):
-        """User-defined primitives: eager implementation (staging them is not supported)."""
+        """User-defined primitives: the implementation `bind` runs on
+        concrete arrays (eagerly, and when a compiled program reaches the
+        primitive)."""
         self._impl = impl
         return impl
 
     def def_abstract_eval(self, rule):
+        """User-defined primitives: `rule(*avals, **params)` gives the output
+        `ShapedArray`(s). With it, the primitive is staged under `jit` and
+        transformed by the rules registered in `interpreters.ad` and
+        `interpreters.batching`."""
         self._abstract_eval = rule
+        if not self._builtin:
+            self._staged = True
+            self._rules_changed()
         return rule
+
+    def _rules_changed(self):
+        """A rule was (re)registered: traced rules and handles are stale. A
+        new provider makes new handles unequal to the old ones, so no cache
+        keyed on programs holding the old ones answers for the new rules."""
+        if not self._builtin:
+            self._handles = {}
+            if self._provider is not None:
+                self._provider.clear()
+                self._provider = None
+
+    def _dynamic_handle(self, params):
+        """The Rust primitive of a user-defined primitive: its rules come from
+        this object (see `interpreters/user_rules.py`)."""
+        if self._provider is None:
+            from .interpreters.user_rules import UserRules
+            self._provider = _core.RuleProvider(UserRules(self))
+        return self._provider.prim(self.name, _params_to_rust(params), self._multiple_results)
 
     def handle(self, params):
         """The Rust primitive for these params (memoized when params are hashable)."""
+        if not self._builtin:
+            try:
+                key = tuple(sorted(params.items()))
+                h = self._handles.get(key)
+            except TypeError:
+                key, h = None, None
+            if h is None:
+                h = self._dynamic_handle(params)
+                if key is not None and len(self._handles) < 4096:
+                    self._handles[key] = h
+            return h
         if not params:
             h = self._handles.get(())
             if h is not None:
@@ -504,10 +555,10 @@ class StagingTrace:
         return _core.scalar(value, name, weak)
 
     def process_primitive(self, prim, args, params):
-        if not prim._builtin:
-            if prim._impl is not None and prim._abstract_eval is None:
+        if not prim._staged:
+            if prim._impl is not None:
                 return prim._impl(*args, **params)
-            raise NotImplementedError(f"staging user-defined primitive {prim.name} is not supported")
+            raise NotImplementedError(f"Abstract evaluation for '{prim.name}' not implemented")
         src = _state.source
         # Frames 1 and 2 up are this method and its caller, always ours.
         return self.builder.stage(self, prim.handle(params), args,

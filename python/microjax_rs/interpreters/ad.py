@@ -90,7 +90,7 @@ class ADTrace(StagingTrace):
                 break
         else:
             return bind_at(self.parent, prim, args, params)
-        if prim.name in _NONDIFF_PRIMS or not prim._builtin or (
+        if prim.name in _NONDIFF_PRIMS or not prim._staged or (
                 prim.name == "convert_element_type" and _nondiff_output(prim, params)):
             low = [self.known_value(a) if (type(a) is Tracer and a._trace is self) else a for a in args]
             return bind_at(self.parent, prim, low, params)
@@ -326,7 +326,7 @@ class RuleTrace(ADTrace):
         return t
 
     def process_primitive(self, prim, args, params):
-        if not prim._builtin:
+        if not prim._staged:
             return StagingTrace.process_primitive(self, prim, args, params)
         outs = StagingTrace.process_primitive(self, prim, args, params)
         outs_list = outs if prim.multiple_results else [outs]
@@ -401,3 +401,122 @@ def _evaluate_known(trace, v, leaf):
                 known[ov] = r
         todo.pop()
     return known[v]
+
+
+# ----------------------------------------------------------------------------
+# Rules of user-defined primitives (`core.Primitive("name")`), as JAX's
+# `ad.primitive_jvps`, `ad.primitive_transposes`, `ad.defjvp`,
+# `ad.deflinear2`. The registries are read when a program holding the
+# primitive is differentiated (`interpreters/user_rules.py` traces them).
+
+
+class _RuleRegistry(dict):
+    """Primitive -> rule; registering a rule drops the primitive's traced rules."""
+
+    def __setitem__(self, prim, rule):
+        super().__setitem__(prim, rule)
+        _rules_changed(prim)
+
+    def __delitem__(self, prim):
+        super().__delitem__(prim)
+        _rules_changed(prim)
+
+
+def _rules_changed(prim):
+    changed = getattr(prim, "_rules_changed", None)
+    if changed is not None:
+        changed()
+
+
+primitive_jvps = _RuleRegistry()
+primitive_transposes = _RuleRegistry()
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of type `aval` (JAX's `ad.Zero`)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    @staticmethod
+    def from_primal_value(x):
+        return Zero(core.get_aval(x))
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+
+class UndefinedPrimal:
+    """A linear operand of an equation being transposed (JAX's `ad.UndefinedPrimal`)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined_primal(x):
+    return type(x) is UndefinedPrimal
+
+
+def zeros_like_aval(aval):
+    """Zeros of type `aval`, staged as one broadcast of a scalar."""
+    zero = _core.scalar(0, aval.dtype_name, aval.weak_type)
+    if not aval.shape:
+        return zero
+    return core.Primitive("broadcast_in_dim").bind(
+        zero, shape=tuple(aval.shape), broadcast_dimensions=(), sharding=None)
+
+
+def instantiate_zeros(t):
+    """`t`, with a symbolic zero made an array of zeros."""
+    return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def _add_tangents(xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = core.Primitive("add").bind(out, x)
+    return out
+
+
+def defjvp(prim, *jvprules):
+    """JVP of `prim` as a sum of per-operand rules: `jvprules[i](g, *primals,
+    **params)` is the tangent contribution of operand i (None: operand i
+    has no derivative)."""
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        terms = [jvp(t, *primals, **params) for jvp, t in zip(jvprules, tangents)
+                 if jvp is not None and type(t) is not Zero]
+        if not terms:
+            return out, Zero(core.get_aval(out))
+        return out, _add_tangents(terms)
+
+    primitive_jvps[prim] = rule
+    return rule
+
+
+def _linear_jvp(prim, primals, tangents, **params):
+    out = prim.bind(*primals, **params)
+    if all(type(t) is Zero for t in tangents):
+        return out, (Zero(core.get_aval(out)) if not prim.multiple_results
+                     else [Zero(core.get_aval(o)) for o in out])
+    return out, prim.bind(*[instantiate_zeros(t) for t in tangents], **params)
+
+
+def deflinear2(prim, transpose_rule):
+    """`prim` is linear in its operands: its JVP applies it to the tangents,
+    and `transpose_rule(cotangent, *args, **params)` (args: values, or
+    `UndefinedPrimal` for the linear ones) gives the operands' cotangents."""
+    primitive_jvps[prim] = lambda primals, tangents, **params: _linear_jvp(prim, primals, tangents, **params)
+    primitive_transposes[prim] = transpose_rule
+
+
+def deflinear(prim, transpose_rule):
+    """As `deflinear2`, with `transpose_rule(cotangent, **params)`."""
+    deflinear2(prim, lambda ct, *args, **params: transpose_rule(ct, **params))

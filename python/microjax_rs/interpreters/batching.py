@@ -74,3 +74,26 @@ class BatchTrace(StagingTrace):
 
     def __repr__(self):
         return f"BatchTrace({self.fun_name}, axis_size={self.axis_size})"
+
+
+class _BatcherRegistry(dict):
+    """Primitive -> batching rule; registering drops its traced rules."""
+
+    def __setitem__(self, prim, rule):
+        super().__setitem__(prim, rule)
+        changed = getattr(prim, "_rules_changed", None)
+        if changed is not None:
+            changed()
+
+    def __delitem__(self, prim):
+        super().__delitem__(prim)
+        changed = getattr(prim, "_rules_changed", None)
+        if changed is not None:
+            changed()
+
+
+# Batching rules of user-defined primitives (JAX's `batching.primitive_batchers`):
+# `rule(batched_args, batch_dims, **params) -> (out, out_dim)`, a batch dim
+# being an int or `not_mapped`.
+primitive_batchers = _BatcherRegistry()
+not_mapped = None

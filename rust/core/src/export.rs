@@ -238,6 +238,14 @@ impl Program {
                     .into(),
             ));
         }
+        let dynamic = crate::prims::dynamic::dynamic_names(&prog.jaxpr);
+        if !dynamic.is_empty() {
+            return Err(Error::Unsupported(format!(
+                "export: the program holds primitives whose rules are given at run time ({}); \
+                 such programs cannot be exported",
+                dynamic.join(", ")
+            )));
+        }
         let len = |n: usize| -> Result<[u8; 8]> {
             u64::try_from(n)
                 .map(u64::to_le_bytes)

@@ -23,7 +23,9 @@ pub(crate) fn take_pending_error() -> Option<PyErr> {
     PENDING.with(|p| p.borrow_mut().take())
 }
 
-fn fail(e: PyErr) -> Error {
+/// Keeps a Python exception for re-raising once the core's error reaches
+/// the binding (callbacks and Python-written primitive rules).
+pub(crate) fn fail(e: PyErr) -> Error {
     let msg = e.to_string();
     PENDING.with(|p| *p.borrow_mut() = Some(e));
     Error::HostCallback(msg)

@@ -11,6 +11,7 @@
 mod array;
 mod callback;
 mod dtypes;
+mod dynamic;
 mod globals;
 mod gpu;
 mod grad;
@@ -105,5 +106,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memory::register(m)?;
     gpu::register(m)?;
     trace_cache::register(m)?;
+    dynamic::register(m)?;
     Ok(())
 }

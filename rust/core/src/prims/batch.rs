@@ -73,6 +73,7 @@ pub(super) fn core_batch(
         Primitive::Scatter(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Conv(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Window(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Dynamic(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
     };
     rule(p, b, xs, dims, n)
 }

@@ -76,6 +76,7 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         Primitive::Scatter(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Conv(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Window(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Dynamic(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
     };
     rule(p, b, xs, ts)
 }

@@ -256,7 +256,8 @@ pub fn eval_known(
         | Primitive::Collective(_)
         | Primitive::Threefry2x32(_)
         | Primitive::Conv(_)
-        | Primitive::Window(_) => {
+        | Primitive::Window(_)
+        | Primitive::Dynamic(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))

@@ -21,6 +21,7 @@ pub mod conv;
 pub mod convert;
 pub mod custom;
 pub mod dot;
+pub mod dynamic;
 pub mod elementwise;
 pub mod family;
 pub mod gather;
@@ -469,6 +470,8 @@ primitives! {
         Callback(callback::Callback),
         /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
         Threefry2x32(random::Threefry2x32),
+        /// Primitives whose rules a provider gives at run time (`prims/dynamic.rs`).
+        Dynamic(dynamic::DynamicPrim),
     }
     core {
         /// `integer_pow` (`prims/numeric.rs`).
@@ -564,6 +567,7 @@ impl Primitive {
             Primitive::Callback(f) => family::Family::name(f),
             Primitive::Conv(f) => family::Family::name(f),
             Primitive::Window(f) => family::Family::name(f),
+            Primitive::Dynamic(f) => family::Family::name(f),
         }
     }
 

@@ -82,6 +82,7 @@ impl Primitive {
             Primitive::Linalg(f) => super::Family::params(f),
             Primitive::Conv(f) => super::Family::params(f),
             Primitive::Window(f) => super::Family::params(f),
+            Primitive::Dynamic(f) => super::Family::params(f),
             Primitive::Collective(f) => super::Family::params(f),
         }
     }

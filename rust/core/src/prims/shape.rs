@@ -309,6 +309,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Linalg(f) => super::Family::abstract_eval(f, ins),
         Primitive::Conv(f) => super::Family::abstract_eval(f, ins),
         Primitive::Window(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Dynamic(f) => super::Family::abstract_eval(f, ins),
         Primitive::Collective(f) => super::Family::abstract_eval(f, ins),
         Primitive::Threefry2x32(f) => super::Family::abstract_eval(f, ins),
         Primitive::Gather(f) => super::Family::abstract_eval(f, ins),

@@ -74,6 +74,7 @@ pub(super) fn core_transpose(
         Primitive::Scatter(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Conv(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Window(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Dynamic(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
     };
     rule(p, b, cts, ops)
 }
