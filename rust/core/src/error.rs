@@ -92,6 +92,10 @@ pub enum Error {
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),
+    /// The run was cancelled through its [`crate::exec::CancelToken`]
+    /// (maps to `RuntimeError`).
+    #[error("the run was cancelled")]
+    Cancelled,
     /// A CUDA device operation failed, or there is no CUDA device (names the
     /// operation; maps to `RuntimeError`).
     #[error("{0}")]

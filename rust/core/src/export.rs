@@ -408,8 +408,10 @@ impl Program {
             }
         }
         let args: Vec<Arc<HostArray>> = inputs.iter().cloned().map(Arc::new).collect();
-        let _budget = crate::exec::limits::WhileBudget::set(self.limits.max_while_iterations);
-        let outs = crate::exec::with_determinism(self.determinism, || self.plan.run(&args))?;
+        let ctx = crate::exec::ExecCtx::current_default()
+            .with_determinism(self.determinism)
+            .with_max_while_iterations(self.limits.max_while_iterations);
+        let outs = self.plan.run_in(&ctx, &args)?;
         Ok(outs
             .into_iter()
             .map(|a| Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone()))

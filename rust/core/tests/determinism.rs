@@ -21,8 +21,8 @@
 )]
 
 use microjax::exec::compiled::Compiled;
-use microjax::exec::interp::eval_closed;
-use microjax::exec::{with_determinism, Determinism};
+use microjax::exec::interp::{eval_closed, eval_closed_in};
+use microjax::exec::{Determinism, ExecCtx};
 use microjax::export::Program;
 use microjax::prims::control::{ControlFlow, Scan};
 use microjax::prims::conv::ConvParams;
@@ -347,17 +347,16 @@ fn portable_run(
     compiled: bool,
 ) -> Bits {
     let run = || {
+        let ctx = ExecCtx::current_default().with_determinism(Determinism::Portable);
         if compiled {
-            plan.run(args).unwrap()
+            plan.run_in(&ctx, args).unwrap()
         } else {
-            eval_closed(prog, args).unwrap()
+            eval_closed_in(&ctx, prog, args).unwrap()
         }
     };
-    bits(in_pool(threads, || {
-        with_determinism(Determinism::Portable, || match level {
-            Some(l) => with_simd_level(l, run),
-            None => run(),
-        })
+    bits(in_pool(threads, || match level {
+        Some(l) => with_simd_level(l, run),
+        None => run(),
     }))
 }
 

@@ -438,7 +438,8 @@ impl PyClosedJaxpr {
                 let mode = determinism_from_name(name)?;
                 let prog = self.inner.clone();
                 py.detach(move || {
-                    exec::with_determinism(mode, || interp::eval_closed(&prog, &arrs))
+                    let ctx = exec::ExecCtx::current_default().with_determinism(mode);
+                    interp::eval_closed_in(&ctx, &prog, &arrs)
                 })
                 .py()?
             }
@@ -521,10 +522,11 @@ pub(crate) fn set_determinism(mode: &str) -> PyResult<()> {
     Ok(())
 }
 
-/// The determinism mode in force on the calling thread.
+/// The process-wide default determinism mode (what a run that names none
+/// uses).
 #[pyfunction]
 pub(crate) fn get_determinism() -> &'static str {
-    determinism_name(exec::determinism())
+    determinism_name(exec::default_determinism())
 }
 
 /// Serializes a closed program in the export format (`microjax::export`).

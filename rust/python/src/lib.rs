@@ -50,7 +50,9 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
         E::AllocationTooLarge { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
-        E::Device(_) => pyo3::exceptions::PyRuntimeError::new_err(msg),
+        // A cancelled run (its `CancelToken` set) is a RuntimeError: the
+        // run stopped on request, it was not interrupted by a signal.
+        E::Device(_) | E::Cancelled => pyo3::exceptions::PyRuntimeError::new_err(msg),
         // The callback's own exception, unchanged, when it raised one.
         E::HostCallback(_) => callback::take_pending_error()
             .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(msg)),

@@ -87,12 +87,16 @@ pub fn bytes_of(elements: usize, dtype: DType) -> u128 {
 }
 
 fn too_large(what: &str, shape: String, dtype: DType, bytes: u128) -> Error {
+    too_large_for(what, shape, dtype, bytes, max_buffer_bytes())
+}
+
+fn too_large_for(what: &str, shape: String, dtype: DType, bytes: u128, budget: u64) -> Error {
     Error::AllocationTooLarge {
         what: what.to_string(),
         shape,
         dtype: dtype.name(),
         bytes,
-        budget: max_buffer_bytes(),
+        budget,
     }
 }
 
@@ -104,9 +108,20 @@ pub fn check_elements(
     dtype: DType,
     shape: impl FnOnce() -> String,
 ) -> Result<()> {
+    check_elements_within(what, elements, dtype, shape, max_buffer_bytes())
+}
+
+/// [`check_elements`] against `budget` bytes (a run's own budget).
+pub fn check_elements_within(
+    what: &str,
+    elements: usize,
+    dtype: DType,
+    shape: impl FnOnce() -> String,
+    budget: u64,
+) -> Result<()> {
     let bytes = bytes_of(elements, dtype);
-    if bytes > u128::from(max_buffer_bytes()) {
-        return Err(too_large(what, shape(), dtype, bytes));
+    if bytes > u128::from(budget) {
+        return Err(too_large_for(what, shape(), dtype, bytes, budget));
     }
     Ok(())
 }
@@ -127,7 +142,20 @@ pub fn check_aval(what: &str, aval: &Aval) -> Result<()> {
 /// Checks every aval of `avals` (a program's value table, an equation's
 /// outputs) against the budget.
 pub fn check_avals<'a>(what: &str, avals: impl IntoIterator<Item = &'a Aval>) -> Result<()> {
-    avals.into_iter().try_for_each(|a| check_aval(what, a))
+    check_avals_within(what, avals, max_buffer_bytes())
+}
+
+/// [`check_avals`] against `budget` bytes (a run's own budget, which the
+/// executors pass from their context).
+pub fn check_avals_within<'a>(
+    what: &str,
+    avals: impl IntoIterator<Item = &'a Aval>,
+    budget: u64,
+) -> Result<()> {
+    avals.into_iter().try_for_each(|a| {
+        let n = crate::array::checked_size(&a.shape)?;
+        check_elements_within(what, n, a.dtype, || format_shape(&a.shape), budget)
+    })
 }
 
 /// Buffers from this size on ask the allocator fallibly first (below it a

@@ -1,21 +1,305 @@
 //! The execution context: the run-time settings of one evaluation, passed
 //! by reference to every kernel ([`crate::prims::Family::kernel`],
-//! [`crate::prims::kernel::eval`]).
+//! [`crate::prims::kernel::eval`]) and to every nested evaluation.
 //!
-//! Entry points build one; nested evaluations (control-flow bodies, `pjit`
-//! calls, custom rules run by kernels) receive the same one, and so does
-//! work handed to other threads (`ExecCtx` is `Sync`).
+//! # Where a context is built
+//!
+//! The entry points build one: eager evaluation (the binding's calls of
+//! [`crate::prims::kernel::eval`]), [`super::interp::eval_closed`] and
+//! [`super::interp::Prepared::run`], [`super::compiled::Compiled::run`],
+//! [`crate::export::Program::run`] (from the program's recorded
+//! determinism and limits) and the CUDA executor's `run`. Each has an `_in`
+//! variant taking a context the caller built ([`ExecCtx::current_default`]
+//! plus the `with_*` builders). Nested evaluations (control-flow bodies,
+//! `pjit` and `checkpoint` calls, custom rules run by kernels, CUDA loops)
+//! receive the same context, so the `while` budget is shared by the whole
+//! run; work handed to other threads receives `&ExecCtx` (it is `Sync`).
+//!
+//! # What it holds
+//!
+//! * the [`Determinism`] mode and the SIMD level derived from it (at most
+//!   AVX2 in portable mode);
+//! * the run limits: the `while` iteration budget (a counter shared by all
+//!   loops of the run) and the most bytes one buffer may take (passed to the
+//!   [`crate::array::budget`] checks as a parameter, so `array` does not
+//!   know this module);
+//! * a [`CancelToken`] and an optional poll hook, checked at loop heads
+//!   (every `while`/`scan` iteration) and between plan steps
+//!   ([`ExecCtx::checkpoint`]): a cancelled run stops with
+//!   [`Error::Cancelled`], a hook's error stops it with that error;
+//! * the number of parts parallel kernels split work into (`None`: the
+//!   threads of the rayon pool the run is in, as `gemm` uses too).
+//!
+//! # The one thread-local
+//!
+//! The SIMD slice loops (`prims/kernels/vmath.rs`'s `run`, called from the
+//! innermost loops of the elementwise, reduction and small-matmul kernels,
+//! many helper layers below any kernel entry) read the level from a
+//! thread-local instead of a parameter. It is set from the context in one
+//! place, [`ExecCtx::enter`], which the kernel entry
+//! ([`crate::prims::kernel::eval_known`]), the compiled executor's run and
+//! every worker closure handed to rayon call.
 
-/// The run-time settings of one evaluation.
-#[derive(Debug, Default)]
+use super::determinism::{default_determinism, Determinism};
+use crate::error::{Error, Result};
+use crate::prims::kernel::vmath::{self, SimdLevel};
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A shared flag that stops a run: set it (from any thread) and the run
+/// returns [`Error::Cancelled`] at its next loop head or plan step.
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> CancelToken {
+        CancelToken::default()
+    }
+
+    /// Asks every run holding this token to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A function a run calls at its loop heads and between plan steps (at
+/// most every `every` of them); an error it returns stops the run.
+pub type PollHook = Arc<dyn Fn() -> Result<()> + Send + Sync>;
+
+/// The run-time settings of one evaluation (see the module docs).
 pub struct ExecCtx {
-    _settings: (),
+    determinism: Determinism,
+    /// The level the SIMD loops run at before the portable cap.
+    simd_base: SimdLevel,
+    /// The `while` budget of the run (`None`: unlimited).
+    max_while_iterations: Option<u64>,
+    /// `while` iterations taken so far by the whole run.
+    while_taken: AtomicU64,
+    max_buffer_bytes: u64,
+    cancel: Option<CancelToken>,
+    poll: Option<(PollHook, u64)>,
+    /// Checkpoints passed (for the poll hook's period).
+    ticks: AtomicU64,
+    partitions: Option<NonZeroUsize>,
+}
+
+impl fmt::Debug for ExecCtx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecCtx")
+            .field("determinism", &self.determinism)
+            .field("simd", &self.simd_level())
+            .field("max_while_iterations", &self.max_while_iterations)
+            .field("while_taken", &self.while_taken.load(Ordering::Relaxed))
+            .field("max_buffer_bytes", &self.max_buffer_bytes)
+            .field("cancel", &self.cancel)
+            .field("poll_every", &self.poll.as_ref().map(|p| p.1))
+            .field("partitions", &self.partitions)
+            .finish()
+    }
+}
+
+impl Default for ExecCtx {
+    fn default() -> ExecCtx {
+        ExecCtx::current_default()
+    }
 }
 
 impl ExecCtx {
-    /// A context with the process-wide defaults (what an evaluation that
-    /// sets nothing runs under).
+    /// A context with the process-wide defaults: the default determinism
+    /// mode (Python's `microjax_determinism`), the allocation budget
+    /// (`microjax_max_buffer_bytes`), no `while` limit, no cancellation,
+    /// the SIMD level of this thread (the CPU's best unless forced with
+    /// [`vmath::with_simd_level`]).
     pub fn current_default() -> ExecCtx {
-        ExecCtx::default()
+        ExecCtx {
+            determinism: default_determinism(),
+            simd_base: vmath::base_simd_level(),
+            max_while_iterations: None,
+            while_taken: AtomicU64::new(0),
+            max_buffer_bytes: crate::array::budget::max_buffer_bytes(),
+            cancel: None,
+            poll: None,
+            ticks: AtomicU64::new(0),
+            partitions: None,
+        }
+    }
+
+    /// This context in determinism mode `mode`.
+    #[must_use]
+    pub fn with_determinism(mut self, mode: Determinism) -> ExecCtx {
+        self.determinism = mode;
+        self
+    }
+
+    /// This context with at most `iterations` `while` iterations in the
+    /// whole run (all loops together).
+    #[must_use]
+    pub fn with_max_while_iterations(mut self, iterations: u64) -> ExecCtx {
+        self.max_while_iterations = Some(iterations);
+        self
+    }
+
+    /// This context with buffers of at most `bytes` bytes.
+    #[must_use]
+    pub fn with_max_buffer_bytes(mut self, bytes: u64) -> ExecCtx {
+        self.max_buffer_bytes = bytes;
+        self
+    }
+
+    /// This context stopped by `token`.
+    #[must_use]
+    pub fn with_cancel(mut self, token: CancelToken) -> ExecCtx {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// This context calling `hook` at every `every`-th checkpoint (the
+    /// first included; `every` 0 counts as 1).
+    #[must_use]
+    pub fn with_poll(mut self, hook: PollHook, every: u64) -> ExecCtx {
+        self.poll = Some((hook, every.max(1)));
+        self
+    }
+
+    /// This context splitting parallel kernel work into `parts` parts
+    /// (`None`: the threads of the current rayon pool).
+    #[must_use]
+    pub fn with_partitions(mut self, parts: Option<NonZeroUsize>) -> ExecCtx {
+        self.partitions = parts;
+        self
+    }
+
+    pub fn determinism(&self) -> Determinism {
+        self.determinism
+    }
+
+    pub fn is_portable(&self) -> bool {
+        self.determinism == Determinism::Portable
+    }
+
+    /// The level the SIMD loops run at: at most AVX2 in portable mode.
+    pub fn simd_level(&self) -> SimdLevel {
+        if self.is_portable() {
+            self.simd_base.at_most(SimdLevel::Avx2)
+        } else {
+            self.simd_base
+        }
+    }
+
+    /// The most bytes one buffer of this run may take.
+    pub fn max_buffer_bytes(&self) -> u64 {
+        self.max_buffer_bytes
+    }
+
+    /// The `while` budget of the run (`None`: unlimited).
+    pub fn max_while_iterations(&self) -> Option<u64> {
+        self.max_while_iterations
+    }
+
+    /// How many parts parallel work splits into, at most `cap` (at least 1).
+    pub fn partitions(&self, cap: usize) -> usize {
+        self.partitions
+            .map_or_else(rayon::current_num_threads, NonZeroUsize::get)
+            .clamp(1, cap.max(1))
+    }
+
+    /// The partition count set with [`ExecCtx::with_partitions`].
+    pub fn fixed_partitions(&self) -> Option<usize> {
+        self.partitions.map(NonZeroUsize::get)
+    }
+
+    /// Runs `f` on this thread with the SIMD loops at this context's level
+    /// (the one place the SIMD thread-local is set from a context).
+    #[inline]
+    pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        vmath::with_simd_level(self.simd_level(), f)
+    }
+
+    /// Takes one `while` iteration from the run's budget (an
+    /// [`Error::Limit`] once it is spent), then passes a checkpoint.
+    pub fn take_while_iteration(&self) -> Result<()> {
+        if let Some(max) = self.max_while_iterations {
+            let taken = self.while_taken.fetch_add(1, Ordering::Relaxed);
+            if taken >= max {
+                // Keep the counter from wrapping on a run that goes on.
+                self.while_taken.store(max, Ordering::Relaxed);
+                return Err(Error::Limit(
+                    "while loop iterations exceed the program's limit".into(),
+                ));
+            }
+        }
+        self.checkpoint()
+    }
+
+    /// A loop head or plan step: [`Error::Cancelled`] once the run's
+    /// token is set; the poll hook's error when it returns one.
+    #[inline]
+    pub fn checkpoint(&self) -> Result<()> {
+        if let Some(token) = &self.cancel {
+            if token.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+        }
+        if let Some((hook, every)) = &self.poll {
+            let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+            if tick.is_multiple_of(*every) {
+                hook()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_sync<T: Sync + Send>() {}
+
+    #[test]
+    fn ctx_is_sync_and_budget_counts_down() {
+        assert_sync::<ExecCtx>();
+        let unlimited = ExecCtx::current_default();
+        assert!(unlimited.take_while_iteration().is_ok());
+        let ctx = ExecCtx::current_default().with_max_while_iterations(2);
+        assert!(ctx.take_while_iteration().is_ok());
+        assert!(ctx.take_while_iteration().is_ok());
+        assert!(matches!(ctx.take_while_iteration(), Err(Error::Limit(_))));
+        assert!(matches!(ctx.take_while_iteration(), Err(Error::Limit(_))));
+        let fresh = ExecCtx::current_default().with_max_while_iterations(0);
+        assert!(fresh.take_while_iteration().is_err());
+    }
+
+    #[test]
+    fn cancel_and_poll_stop_at_checkpoints() {
+        let token = CancelToken::new();
+        let ctx = ExecCtx::current_default().with_cancel(token.clone());
+        assert!(ctx.checkpoint().is_ok());
+        token.cancel();
+        assert_eq!(ctx.checkpoint(), Err(Error::Cancelled));
+        let calls = Arc::new(AtomicU64::new(0));
+        let seen = calls.clone();
+        let hook: PollHook = Arc::new(move || {
+            seen.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        });
+        let ctx = ExecCtx::current_default().with_poll(hook, 3);
+        for _ in 0..7 {
+            assert!(ctx.checkpoint().is_ok());
+        }
+        assert_eq!(calls.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn portable_caps_the_simd_level() {
+        let ctx = ExecCtx::current_default().with_determinism(Determinism::Portable);
+        assert_ne!(ctx.simd_level(), SimdLevel::Avx512);
+        assert_eq!(ctx.enter(vmath::simd_level), ctx.simd_level());
     }
 }

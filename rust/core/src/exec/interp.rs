@@ -11,7 +11,7 @@
 //! the kernels return. Operands reach the kernels as borrows of the
 //! environment (no per-equation operand vectors for arity ≤ 3).
 
-use super::unbound;
+use super::{unbound, ExecCtx};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr};
@@ -19,20 +19,42 @@ use crate::prims::{kernel, shape, Primitive};
 use crate::prims::{Checkpoint, Pjit};
 use std::sync::Arc;
 
-/// Runs `jaxpr` on `consts` and `args`, returning its outputs.
+/// Runs `jaxpr` on `consts` and `args`, returning its outputs, in a
+/// context with the process-wide defaults.
 pub fn eval_jaxpr(
+    jaxpr: &Jaxpr,
+    consts: &[Arc<HostArray>],
+    args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
+    eval_jaxpr_in(&ExecCtx::current_default(), jaxpr, consts, args)
+}
+
+/// [`eval_jaxpr`] in `ctx`.
+pub fn eval_jaxpr_in(
+    ctx: &ExecCtx,
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
     args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let last_use = last_uses(jaxpr);
     let lits = literal_operands(jaxpr)?;
-    run(jaxpr, consts, args, &last_use, &lits)
+    run(ctx, jaxpr, consts, args, &last_use, &lits)
 }
 
-/// Runs a closed jaxpr on `args`.
+/// Runs a closed jaxpr on `args` in a context with the process-wide
+/// defaults.
 pub fn eval_closed(prog: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-    eval_jaxpr(&prog.jaxpr, &prog.consts, args)
+    eval_closed_in(&ExecCtx::current_default(), prog, args)
+}
+
+/// Runs a closed jaxpr on `args` in `ctx` (nested evaluations pass the
+/// enclosing run's context).
+pub fn eval_closed_in(
+    ctx: &ExecCtx,
+    prog: &ClosedJaxpr,
+    args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
+    eval_jaxpr_in(ctx, &prog.jaxpr, &prog.consts, args)
 }
 
 /// A closed jaxpr prepared for repeated runs: the literal operands of its
@@ -62,9 +84,16 @@ impl Prepared {
         &self.prog
     }
 
-    /// Runs the program on `args`.
+    /// Runs the program on `args` in a context with the process-wide
+    /// defaults.
     pub fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        self.run_in(&ExecCtx::current_default(), args)
+    }
+
+    /// Runs the program on `args` in `ctx`.
+    pub fn run_in(&self, ctx: &ExecCtx, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         run(
+            ctx,
             &self.prog.jaxpr,
             &self.prog.consts,
             args,
@@ -129,6 +158,7 @@ fn shared_operands(
 }
 
 fn run(
+    ctx: &ExecCtx,
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
     args: &[Arc<HostArray>],
@@ -159,14 +189,18 @@ fn run(
         let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
         *slot = Some(val.clone());
     }
-    let ctx = crate::exec::ExecCtx::current_default();
     let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
+        ctx.checkpoint()?;
         let out_avals = eqn
             .outputs
             .iter()
             .filter_map(|v| jaxpr.avals.get(v.index()));
-        crate::array::budget::check_avals(eqn.prim.name(), out_avals)?;
+        crate::array::budget::check_avals_within(
+            eqn.prim.name(),
+            out_avals,
+            ctx.max_buffer_bytes(),
+        )?;
         let outs: Vec<Arc<HostArray>> = match &eqn.prim {
             // Share the operands with the callee instead of copying them.
             Primitive::Pjit(Pjit { jaxpr: sub, .. })
@@ -174,11 +208,11 @@ fn run(
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
                 let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
                 shape::abstract_eval(&eqn.prim, &avals)?;
-                eval_closed(sub, &ins)?
+                eval_closed_in(ctx, sub, &ins)?
             }
             Primitive::Control(c) => {
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
-                crate::prims::control::eval(c, &ins)?
+                crate::prims::control::eval(ctx, c, &ins)?
             }
             Primitive::Callback(c) => {
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
@@ -187,28 +221,28 @@ fn run(
             prim => {
                 let c = &mut cursor;
                 let raw = match eqn.inputs.as_slice() {
-                    [] => kernel::eval(&ctx, prim, &[])?,
+                    [] => kernel::eval(ctx, prim, &[])?,
                     [a] => {
                         let x = operand(&env, lits, c, a)?;
-                        kernel::eval(&ctx, prim, &[x])?
+                        kernel::eval(ctx, prim, &[x])?
                     }
                     [a, b] => {
                         let x = operand(&env, lits, c, a)?;
                         let y = operand(&env, lits, c, b)?;
-                        kernel::eval(&ctx, prim, &[x, y])?
+                        kernel::eval(ctx, prim, &[x, y])?
                     }
                     [a, b, d] => {
                         let x = operand(&env, lits, c, a)?;
                         let y = operand(&env, lits, c, b)?;
                         let z = operand(&env, lits, c, d)?;
-                        kernel::eval(&ctx, prim, &[x, y, z])?
+                        kernel::eval(ctx, prim, &[x, y, z])?
                     }
                     all => {
                         let refs = all
                             .iter()
                             .map(|a| operand(&env, lits, c, a))
                             .collect::<Result<Vec<&HostArray>>>()?;
-                        kernel::eval(&ctx, prim, &refs)?
+                        kernel::eval(ctx, prim, &refs)?
                     }
                 };
                 raw.into_iter().map(Arc::new).collect()

@@ -7,10 +7,9 @@ pub mod ctx;
 pub mod cuda;
 pub mod determinism;
 pub mod interp;
-pub mod limits;
 
-pub use ctx::ExecCtx;
-pub use determinism::{determinism, set_default_determinism, with_determinism, Determinism};
+pub use ctx::{CancelToken, ExecCtx, PollHook};
+pub use determinism::{default_determinism, set_default_determinism, Determinism};
 
 use crate::array::HostArray;
 use crate::error::Result;
@@ -20,8 +19,9 @@ use std::sync::Arc;
 /// interpreter's [`interp::Prepared`] or a [`compiled::Compiled`] plan.
 /// Control-flow primitives run their bodies through it.
 pub trait Runner: Send + Sync {
-    /// Runs the program on `args`, returning its outputs.
-    fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>;
+    /// Runs the program on `args` in `ctx` (the enclosing run's context),
+    /// returning its outputs.
+    fn run_in(&self, ctx: &ExecCtx, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>;
 
     /// The compiled plan behind this runner, if it is one (loops run it
     /// through [`compiled::Looped`]).
@@ -59,14 +59,15 @@ impl<'a> LoopBody<'a> {
     /// appending its results to `outs`.
     pub fn run(
         &mut self,
+        ctx: &ExecCtx,
         vary: &mut Vec<Arc<HostArray>>,
         outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         match self {
-            LoopBody::Plan(p) => p.run(vary, outs),
+            LoopBody::Plan(p) => p.run(ctx, vary, outs),
             LoopBody::Runner { runner, ins, fixed } => {
                 ins.append(vary);
-                let ran = runner.run(ins);
+                let ran = runner.run_in(ctx, ins);
                 // The varying operands are dead once the body has run: a
                 // compiled body reuses their buffers.
                 ins.drain(*fixed..).for_each(compiled::recycle::give);
@@ -78,8 +79,8 @@ impl<'a> LoopBody<'a> {
 }
 
 impl Runner for interp::Prepared {
-    fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-        interp::Prepared::run(self, args)
+    fn run_in(&self, ctx: &ExecCtx, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        interp::Prepared::run_in(self, ctx, args)
     }
 }
 

@@ -318,15 +318,17 @@ impl Family for CustomCall {
     /// The primal function (forward-mode use of `custom_lin` errs).
     fn kernel(
         &self,
-        _ctx: &ExecCtx,
+        ctx: &ExecCtx,
         args: &[&HostArray],
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| match self {
             CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
-                crate::exec::interp::eval_closed(call, args)
+                crate::exec::interp::eval_closed_in(ctx, call, args)
             }
-            CustomCall::LinearCall { callee, .. } => crate::exec::interp::eval_closed(callee, args),
+            CustomCall::LinearCall { callee, .. } => {
+                crate::exec::interp::eval_closed_in(ctx, callee, args)
+            }
             CustomCall::Lin { .. } => Err(Error::Unsupported(FORWARD_MODE_ERROR.into())),
         })
     }

@@ -98,7 +98,8 @@ pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
 /// [`eval`] with the output avals already known, as the compiled
 /// executor knows them from the typechecked program: the shape rule is not
 /// run again. Kernels still check their operands (a mismatch is an error,
-/// never a panic) and every output is checked against its aval.
+/// never a panic) and every output is checked against its aval. The
+/// kernel runs inside `ctx` ([`ExecCtx::enter`]).
 pub fn eval_known(
     ctx: &ExecCtx,
     prim: &Primitive,
@@ -106,8 +107,22 @@ pub fn eval_known(
     aval: Option<Aval>,
     multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
+    ctx.enter(|| known(ctx, prim, args, aval, multi))
+}
+
+fn known(
+    ctx: &ExecCtx,
+    prim: &Primitive,
+    args: &[&HostArray],
+    aval: Option<Aval>,
+    multi: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
     let name = prim.name();
-    crate::array::budget::check_avals(name, aval.iter().chain(&multi))?;
+    crate::array::budget::check_avals_within(
+        name,
+        aval.iter().chain(&multi),
+        ctx.max_buffer_bytes(),
+    )?;
     let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
     if prim.is_family() {
         return match aval {
@@ -170,7 +185,7 @@ pub fn eval_known(
             preferred_element_type,
         }) => {
             let (l, r) = two(name, args)?;
-            dot::dot_general(l, r, dims, *preferred_element_type)?
+            dot::dot_general(ctx, l, r, dims, *preferred_element_type)?
         }
         Primitive::Iota(Iota {
             dtype,
@@ -238,7 +253,7 @@ pub fn eval_known(
         },
         Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
             return shared_call(name, args, multi, |a| {
-                crate::exec::interp::eval_closed(jaxpr, a)
+                crate::exec::interp::eval_closed_in(ctx, jaxpr, a)
             })
         }
         // Families run their own kernel (`Family::kernel`, reached above

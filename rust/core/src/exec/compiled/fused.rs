@@ -9,6 +9,7 @@ use super::fusion::{broadcast_access, Access, Group};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::{Atom, Jaxpr, Var};
 use crate::prims::{kernel, Primitive};
 use crate::prims::{BroadcastInDim, Reshape, Squeeze};
@@ -231,16 +232,16 @@ impl Fused {
 
     /// Runs the group on the values of [`Fused::reads`], in order; returns
     /// the values of [`Fused::writes`].
-    pub fn run(&self, reads: &[&HostArray]) -> Result<Vec<Arc<HostArray>>> {
+    pub fn run(&self, ctx: &ExecCtx, reads: &[&HostArray]) -> Result<Vec<Arc<HostArray>>> {
         if reads.len() != self.inputs.len().saturating_add(self.scalars.len()) {
             return Err(internal("operand count"));
         }
         let (inputs, scalars) = reads.split_at(self.inputs.len());
         if let Some(t) = &self.typed {
-            return t.run(self, inputs, scalars);
+            return t.run(ctx, self, inputs, scalars);
         }
         if self.len <= CHUNK {
-            let outs = self.eval_chunk(inputs, scalars, 0, self.len, true)?;
+            let outs = self.eval_chunk(ctx, inputs, scalars, 0, self.len, true)?;
             return outs
                 .into_iter()
                 .zip(&self.outputs)
@@ -252,7 +253,7 @@ impl Fused {
             .iter()
             .map(|o| crate::array::pool::take(o.dtype, self.len))
             .collect::<Result<Vec<_>>>()?;
-        let (threads, span) = span_plan(self.len);
+        let (threads, span) = span_plan(ctx, self.len);
         let per_output = bufs
             .iter_mut()
             .map(|b| split(b, span))
@@ -263,7 +264,7 @@ impl Fused {
             let mut s = start;
             while s < end {
                 let e = s.saturating_add(CHUNK).min(end);
-                let outs = self.eval_chunk(inputs, scalars, s, e, false)?;
+                let outs = self.eval_chunk(ctx, inputs, scalars, s, e, false)?;
                 for (part, h) in parts.iter_mut().zip(&outs) {
                     part.write(s.saturating_sub(start), h.buffer())?;
                 }
@@ -271,7 +272,7 @@ impl Fused {
             }
             Ok(())
         };
-        run_spans(threads, per_output, run_span)?;
+        run_spans(ctx, threads, per_output, run_span)?;
         self.wrap_outputs(bufs)
     }
 
@@ -303,6 +304,7 @@ impl Fused {
     /// have the group's shape.
     fn eval_chunk(
         &self,
+        ctx: &ExecCtx,
         inputs: &[&HostArray],
         scalars: &[&HostArray],
         s: usize,
@@ -323,7 +325,6 @@ impl Fused {
                 }
             })
             .collect::<Result<_>>()?;
-        let ctx = crate::exec::ExecCtx::current_default();
         let mut regs: Vec<Option<HostArray>> = vec![None; self.nregs];
         for ins in &self.instrs {
             let args = ins
@@ -331,7 +332,7 @@ impl Fused {
                 .iter()
                 .map(|a| self.arg(a, &regs, &loaded, inputs, scalars))
                 .collect::<Result<Vec<&HostArray>>>()?;
-            let mut out = kernel::eval(&ctx, &ins.prim, &args)?;
+            let mut out = kernel::eval(ctx, &ins.prim, &args)?;
             let value = out.pop().ok_or_else(|| internal("no kernel output"))?;
             if let Some(slot) = regs.get_mut(ins.dst) {
                 *slot = Some(value);
@@ -387,11 +388,12 @@ impl Fused {
 
 /// The threads and the span (in elements, whole chunks, so a chunk never
 /// straddles two spans) a group of `len` elements runs with. Both depend
-/// on the size and the pool only; the chunk boundaries on the size alone.
-fn span_plan(len: usize) -> (usize, usize) {
+/// on the size and the partition count of `ctx` only; the chunk boundaries
+/// on the size alone.
+fn span_plan(ctx: &ExecCtx, len: usize) -> (usize, usize) {
     let nchunks = len.div_ceil(CHUNK).max(1);
     let threads = if len >= PAR_MIN {
-        rayon::current_num_threads().clamp(1, nchunks)
+        ctx.partitions(nchunks)
     } else {
         1
     };
@@ -405,6 +407,7 @@ fn span_plan(len: usize) -> (usize, usize) {
 /// `run((span index, windows))` on every span, over threads when
 /// `threads > 1`.
 fn run_spans<P: Send>(
+    ctx: &ExecCtx,
     threads: usize,
     per_output: Vec<Vec<P>>,
     run: impl Fn((usize, Vec<P>)) -> Result<()> + Sync + Send,
@@ -421,12 +424,11 @@ fn run_spans<P: Send>(
         }
     }
     if threads > 1 {
-        // Workers run in the caller's determinism mode and SIMD level.
-        let scope = crate::exec::determinism::ModeScope::current();
+        // Workers run inside the caller's context (its SIMD level).
         per_span
             .into_par_iter()
             .enumerate()
-            .try_for_each(|span| scope.enter(|| run(span)))
+            .try_for_each(|span| ctx.enter(|| run(span)))
     } else {
         per_span.into_iter().enumerate().try_for_each(run)
     }

@@ -21,7 +21,7 @@ pub mod fusion;
 pub mod recycle;
 pub mod simplify;
 
-use super::{same_shape, unbound, Runner};
+use super::{same_shape, unbound, ExecCtx, Runner};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
@@ -209,16 +209,22 @@ impl Compiled {
         &self.stats
     }
 
-    /// Runs the plan on `args`.
+    /// Runs the plan on `args` in a context with the process-wide defaults.
     pub fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-        self.run_tracked(args, None)
+        self.run_in(&ExecCtx::current_default(), args)
+    }
+
+    /// Runs the plan on `args` in `ctx`.
+    pub fn run_in(&self, ctx: &ExecCtx, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        ctx.enter(|| self.run_tracked(ctx, args, None))
     }
 
     /// Runs the plan and reports the memory it held (slower: it sums the
     /// live values after every step).
     pub fn run_profiled(&self, args: &[Arc<HostArray>]) -> Result<(Vec<Arc<HostArray>>, RunStats)> {
         let mut stats = RunStats::default();
-        let outs = self.run_tracked(args, Some(&mut stats))?;
+        let ctx = ExecCtx::current_default();
+        let outs = ctx.enter(|| self.run_tracked(&ctx, args, Some(&mut stats)))?;
         stats.arg_bytes = args.iter().map(|a| value_bytes(a)).sum();
         stats.out_bytes = outs.iter().map(|a| value_bytes(a)).sum();
         Ok((outs, stats))
@@ -226,6 +232,7 @@ impl Compiled {
 
     fn run_tracked(
         &self,
+        ctx: &ExecCtx,
         args: &[Arc<HostArray>],
         track: Option<&mut RunStats>,
     ) -> Result<Vec<Arc<HostArray>>> {
@@ -244,7 +251,7 @@ impl Compiled {
         for (v, val) in bound {
             *slot(&mut env, *v)? = Some(val.clone());
         }
-        self.run_steps(&mut env, &self.frees, track)?;
+        self.run_steps(ctx, &mut env, &self.frees, track)?;
         jx.outvars
             .iter()
             .map(|a| match a {
@@ -260,12 +267,14 @@ impl Compiled {
     /// the values `frees` lists for it.
     fn run_steps(
         &self,
+        ctx: &ExecCtx,
         env: &mut [Option<Arc<HostArray>>],
         frees: &[Vec<Var>],
         mut track: Option<&mut RunStats>,
     ) -> Result<()> {
         let jx = &self.prog.jaxpr;
         for (step, frees) in self.steps.iter().zip(frees) {
+            ctx.checkpoint()?;
             match step {
                 Step::Eqn {
                     index,
@@ -281,11 +290,11 @@ impl Compiled {
                     match (out, eqn.outputs.as_slice()) {
                         // One output: no list of results built per step.
                         (Some(aval), [v]) => {
-                            let val = run_single(&eqn.prim, ins, aval, dot.as_ref(), env)?;
+                            let val = run_single(ctx, &eqn.prim, ins, aval, dot.as_ref(), env)?;
                             *slot(env, *v)? = Some(val);
                         }
                         _ => {
-                            let outs = run_eqn(&eqn.prim, ins, bodies, out.as_ref(), env)?;
+                            let outs = run_eqn(ctx, &eqn.prim, ins, bodies, out.as_ref(), env)?;
                             crate::exec::check_output_count(eqn, outs.len())?;
                             for (v, val) in eqn.outputs.iter().zip(outs) {
                                 *slot(env, *v)? = Some(val);
@@ -299,7 +308,7 @@ impl Compiled {
                             .reads()
                             .map(|v| read(env, v))
                             .collect::<Result<Vec<&HostArray>>>()?;
-                        f.run(&reads)?
+                        f.run(ctx, &reads)?
                     };
                     for (v, val) in f.writes().zip(outs) {
                         *slot(env, v)? = Some(val);
@@ -411,16 +420,18 @@ impl Looped<'_> {
     /// appending the results to `outs`.
     pub fn run(
         &mut self,
+        ctx: &ExecCtx,
         vary: &mut Vec<Arc<HostArray>>,
         outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
-        let ran = self.run_once(vary, outs);
+        let ran = self.run_once(ctx, vary, outs);
         self.unbind();
         ran
     }
 
     fn run_once(
         &mut self,
+        ctx: &ExecCtx,
         vary: &mut Vec<Arc<HostArray>>,
         outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
@@ -436,7 +447,7 @@ impl Looped<'_> {
             self.plan.check_arg(*v, &a)?;
             *slot(&mut self.env, *v)? = Some(a);
         }
-        self.plan.run_steps(&mut self.env, &self.frees, None)?;
+        self.plan.run_steps(ctx, &mut self.env, &self.frees, None)?;
         for r in &self.results {
             outs.push(match r {
                 // Cloned, not taken: a value may be returned twice.
@@ -464,8 +475,8 @@ impl Looped<'_> {
 }
 
 impl Runner for Compiled {
-    fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-        Compiled::run(self, args)
+    fn run_in(&self, ctx: &ExecCtx, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+        Compiled::run_in(self, ctx, args)
     }
 
     fn as_compiled(&self) -> Option<&Compiled> {
@@ -497,6 +508,7 @@ fn src<'a>(env: &'a [Option<Arc<HostArray>>], s: &'a Src) -> Result<&'a HostArra
 
 /// One unfused equation.
 fn run_eqn(
+    ctx: &ExecCtx,
     prim: &Primitive,
     ins: &[Src],
     bodies: &[Compiled],
@@ -514,18 +526,19 @@ fn run_eqn(
     match prim {
         Primitive::Control(c) => {
             let runners: Vec<&dyn Runner> = bodies.iter().map(|b| b as &dyn Runner).collect();
-            crate::prims::control::eval_with(c, &shared()?, &runners)
+            crate::prims::control::eval_with(ctx, c, &shared()?, &runners)
         }
         Primitive::Callback(c) => crate::prims::callback::eval(c, &shared()?),
         Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
-            super::interp::eval_closed(jaxpr, &shared()?)
+            super::interp::eval_closed_in(ctx, jaxpr, &shared()?)
         }
-        prim => run_kernel(prim, ins, out, env),
+        prim => run_kernel(ctx, prim, ins, out, env),
     }
 }
 
 /// An equation run by its kernel into fresh arrays.
 fn run_kernel(
+    ctx: &ExecCtx,
     prim: &Primitive,
     ins: &[Src],
     out: Option<&Aval>,
@@ -535,10 +548,9 @@ fn run_kernel(
         .iter()
         .map(|s| src(env, s))
         .collect::<Result<Vec<&HostArray>>>()?;
-    let ctx = crate::exec::ExecCtx::current_default();
     let outs = match out {
-        Some(a) => kernel::eval_known(&ctx, prim, &refs, Some(a.clone()), Vec::new())?,
-        None => kernel::eval(&ctx, prim, &refs)?,
+        Some(a) => kernel::eval_known(ctx, prim, &refs, Some(a.clone()), Vec::new())?,
+        None => kernel::eval(ctx, prim, &refs)?,
     };
     Ok(outs.into_iter().map(Arc::new).collect())
 }
@@ -547,6 +559,7 @@ fn run_kernel(
 /// write into a recycled array when the bin has one, the rest run their
 /// kernel.
 fn run_single(
+    ctx: &ExecCtx,
     prim: &Primitive,
     ins: &[Src],
     out: &Aval,
@@ -594,7 +607,7 @@ fn run_single(
     if let Some(h) = recycled {
         return Ok(h);
     }
-    let mut outs = run_eqn(prim, ins, &[], Some(out), env)?;
+    let mut outs = run_eqn(ctx, prim, ins, &[], Some(out), env)?;
     match (outs.pop(), outs.is_empty()) {
         (Some(h), true) => Ok(h),
         _ => Err(Error::Arity {

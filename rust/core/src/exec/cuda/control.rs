@@ -61,22 +61,23 @@ impl DeviceControl {
     /// Runs the equation on `operands` (on `device`), results on the device.
     pub(super) fn run(
         &self,
+        ctx: &crate::exec::ExecCtx,
         device: &Arc<Device>,
         operands: &[DeviceArray],
     ) -> Result<Vec<DeviceArray>> {
         let mem = DeviceMemory { device };
         match self {
-            DeviceControl::Cond(branches) => driver::run_cond(&mem, branches, operands),
+            DeviceControl::Cond(branches) => driver::run_cond(ctx, &mem, branches, operands),
             DeviceControl::While {
                 cond,
                 body,
                 nconsts,
-            } => driver::run_while(&mem, cond, body, *nconsts, operands),
+            } => driver::run_while(ctx, &mem, cond, body, *nconsts, operands),
             DeviceControl::Scan {
                 scan,
                 body,
                 y_avals,
-            } => driver::run_scan(&mem, scan, body, y_avals, operands),
+            } => driver::run_scan(ctx, &mem, scan, body, y_avals, operands),
         }
     }
 }
@@ -90,8 +91,13 @@ impl LoopMemory for DeviceMemory<'_> {
     type Value = DeviceArray;
     type Plan = CudaPlan;
 
-    fn run(&self, plan: &CudaPlan, args: &[DeviceArray]) -> Result<Vec<DeviceArray>> {
-        plan.run(args)
+    fn run(
+        &self,
+        ctx: &crate::exec::ExecCtx,
+        plan: &CudaPlan,
+        args: &[DeviceArray],
+    ) -> Result<Vec<DeviceArray>> {
+        plan.run_in(ctx, args)
     }
 
     fn scalar(&self, v: &DeviceArray) -> Result<Scalar> {

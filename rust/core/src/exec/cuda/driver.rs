@@ -6,6 +6,7 @@
 //! (`tests` below); `control.rs` implements the trait for CUDA.
 
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::ir::{Aval, Scalar};
 use crate::prims::control::Scan;
 
@@ -16,7 +17,13 @@ pub trait LoopMemory {
     /// A compiled sub-program (a branch, a loop's cond or body).
     type Plan;
 
-    fn run(&self, plan: &Self::Plan, args: &[Self::Value]) -> Result<Vec<Self::Value>>;
+    /// Runs `plan` on `args` in the enclosing run's `ctx`.
+    fn run(
+        &self,
+        ctx: &ExecCtx,
+        plan: &Self::Plan,
+        args: &[Self::Value],
+    ) -> Result<Vec<Self::Value>>;
     /// The first element of `v`, copied to the host.
     fn scalar(&self, v: &Self::Value) -> Result<Scalar>;
     /// Row `i` of `x` along its leading axis, as a new array.
@@ -40,6 +47,7 @@ fn operands<'a, V>(prim: &'static str, args: &'a [V], from: usize, n: usize) -> 
 /// `cond`: the branch the first operand selects (clamped into range, as
 /// XLA does) runs on the other operands.
 pub fn run_cond<M: LoopMemory>(
+    ctx: &ExecCtx,
     mem: &M,
     branches: &[M::Plan],
     args: &[M::Value],
@@ -61,13 +69,15 @@ pub fn run_cond<M: LoopMemory>(
         expected: k.saturating_add(1),
         got: branches.len(),
     })?;
-    mem.run(branch, ops)
+    mem.run(ctx, branch, ops)
 }
 
 /// `while`: operands are the cond's consts, the body's consts, the initial
 /// carries; the final carries come back. Each iteration counts against
-/// [`crate::exec::limits`] as on the CPU.
+/// the run's `while` budget ([`ExecCtx::take_while_iteration`]) as on the
+/// CPU.
 pub fn run_while<M: LoopMemory>(
+    ctx: &ExecCtx,
     mem: &M,
     cond: &M::Plan,
     body: &M::Plan,
@@ -83,7 +93,7 @@ pub fn run_while<M: LoopMemory>(
         .to_vec();
     loop {
         let ins: Vec<M::Value> = cond_consts.iter().chain(&carries).cloned().collect();
-        let pred = match mem.run(cond, &ins)?.as_slice() {
+        let pred = match mem.run(ctx, cond, &ins)?.as_slice() {
             [p] => mem.scalar(p)?.as_bool(),
             outs => {
                 return Err(Error::Arity {
@@ -96,15 +106,16 @@ pub fn run_while<M: LoopMemory>(
         if !pred {
             return Ok(carries);
         }
-        crate::exec::limits::take_while_iteration()?;
+        ctx.take_while_iteration()?;
         let ins: Vec<M::Value> = body_consts.iter().chain(&carries).cloned().collect();
-        carries = mem.run(body, &ins)?;
+        carries = mem.run(ctx, body, &ins)?;
     }
 }
 
 /// `scan`: operands are consts, initial carries, `xs`; results the final
 /// carries then the stacked `ys` (`y_avals`, leading axis `s.length`).
 pub fn run_scan<M: LoopMemory>(
+    ctx: &ExecCtx,
     mem: &M,
     s: &Scan,
     body: &M::Plan,
@@ -121,6 +132,7 @@ pub fn run_scan<M: LoopMemory>(
         .map(|a| mem.alloc(a))
         .collect::<Result<Vec<_>>>()?;
     for step in 0..s.length {
+        ctx.checkpoint()?;
         let i = if s.reverse {
             s.length.saturating_sub(1).saturating_sub(step)
         } else {
@@ -130,7 +142,7 @@ pub fn run_scan<M: LoopMemory>(
         for x in xs {
             ins.push(mem.row(x, i)?);
         }
-        let mut outs = mem.run(body, &ins)?;
+        let mut outs = mem.run(ctx, body, &ins)?;
         if outs.len() != s.num_carry.saturating_add(ys.len()) {
             return Err(Error::Arity {
                 prim: "scan",
@@ -170,8 +182,13 @@ mod tests {
         type Value = Arc<HostArray>;
         type Plan = Compiled;
 
-        fn run(&self, plan: &Compiled, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
-            plan.run(args)
+        fn run(
+            &self,
+            ctx: &ExecCtx,
+            plan: &Compiled,
+            args: &[Arc<HostArray>],
+        ) -> Result<Vec<Arc<HostArray>>> {
+            plan.run_in(ctx, args)
         }
 
         fn scalar(&self, v: &Arc<HostArray>) -> Result<Scalar> {
@@ -226,12 +243,12 @@ mod tests {
         for index in [-3, 0, 1, 7] {
             let idx = Arc::new(HostArray::scalar(Scalar::Int(index), DType::I32).unwrap());
             let args = [idx, a.clone(), b.clone()];
-            let ours = run_cond(&Host, &plans, &args).unwrap();
-            let cpu = control::eval(&c, &args).unwrap();
+            let ours = run_cond(&ExecCtx::default(), &Host, &plans, &args).unwrap();
+            let cpu = control::eval(&ExecCtx::default(), &c, &args).unwrap();
             assert_eq!(values(&ours), values(&cpu), "index {index}");
         }
         let idx = Arc::new(HostArray::scalar(Scalar::Int(-1), DType::I32).unwrap());
-        let out = run_cond(&Host, &plans, &[idx, a, b]).unwrap();
+        let out = run_cond(&ExecCtx::default(), &Host, &plans, &[idx, a, b]).unwrap();
         assert_eq!(values(&out), vec![Buffer::F32(vec![4.0, 6.0])]);
     }
 
@@ -270,8 +287,16 @@ mod tests {
             let c = ControlFlow::Scan(s.clone());
             let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
             let out_avals = Family::abstract_eval(&c, &avals).unwrap();
-            let ours = run_scan(&Host, &s, &plan, &out_avals[1..], &args).unwrap();
-            let cpu = control::eval(&c, &args).unwrap();
+            let ours = run_scan(
+                &ExecCtx::default(),
+                &Host,
+                &s,
+                &plan,
+                &out_avals[1..],
+                &args,
+            )
+            .unwrap();
+            let cpu = control::eval(&ExecCtx::default(), &c, &args).unwrap();
             assert_eq!(
                 values(&ours),
                 values(&cpu),
@@ -300,7 +325,15 @@ mod tests {
             f32s(&[2, 3], vec![0.0; 6]),
         ];
         let y = Aval::new(vec![2, 3], DType::F32);
-        let err = run_scan(&Host, &s, &plan, &[y.clone(), y], &args).unwrap_err();
+        let err = run_scan(
+            &ExecCtx::default(),
+            &Host,
+            &s,
+            &plan,
+            &[y.clone(), y],
+            &args,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 err,
@@ -329,9 +362,25 @@ mod tests {
         let x = input(&mut bb, &[]);
         let x2 = bb.binary(BinaryOp::Add, x.clone(), x).unwrap();
         let body = Compiled::new(Arc::new(bb.build(vec![x2]).unwrap())).unwrap();
-        let out = run_while(&Host, &cond, &body, (0, 0), &[f32s(&[], vec![1.0])]).unwrap();
+        let out = run_while(
+            &ExecCtx::default(),
+            &Host,
+            &cond,
+            &body,
+            (0, 0),
+            &[f32s(&[], vec![1.0])],
+        )
+        .unwrap();
         assert_eq!(values(&out), vec![Buffer::F32(vec![16.0])]);
-        let err = run_while(&Host, &cond, &body, (2, 0), &[f32s(&[], vec![1.0])]).unwrap_err();
+        let err = run_while(
+            &ExecCtx::default(),
+            &Host,
+            &cond,
+            &body,
+            (2, 0),
+            &[f32s(&[], vec![1.0])],
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::Arity { prim: "while", .. }), "{err:?}");
     }
 }

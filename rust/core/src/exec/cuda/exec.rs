@@ -324,8 +324,18 @@ impl CudaPlan {
         self.device.ordinal
     }
 
-    /// Runs the plan on device arrays of its device; outputs stay there.
+    /// Runs the plan on device arrays of its device (outputs stay there),
+    /// in a context with the process-wide defaults.
     pub fn run(&self, args: &[DeviceArray]) -> Result<Vec<DeviceArray>> {
+        self.run_in(&crate::exec::ExecCtx::current_default(), args)
+    }
+
+    /// Runs the plan on device arrays of its device in `ctx`.
+    pub fn run_in(
+        &self,
+        ctx: &crate::exec::ExecCtx,
+        args: &[DeviceArray],
+    ) -> Result<Vec<DeviceArray>> {
         let jx = &self.prog.jaxpr;
         self.check_args(jx, args)?;
         let mut env: Vec<Option<DeviceArray>> = vec![None; jx.avals.len()];
@@ -338,7 +348,8 @@ impl CudaPlan {
             *slot(&mut env, *v)? = Some(val.clone());
         }
         for (step, frees) in self.steps.iter().zip(&self.frees) {
-            self.run_step(jx, step, &mut env)?;
+            ctx.checkpoint()?;
+            self.run_step(ctx, jx, step, &mut env)?;
             for v in frees {
                 *slot(&mut env, *v)? = None;
             }
@@ -374,7 +385,13 @@ impl CudaPlan {
         DeviceArray::alloc(&self.device, jx.aval(v)?.clone())
     }
 
-    fn run_step(&self, jx: &Jaxpr, step: &Step, env: &mut [Option<DeviceArray>]) -> Result<()> {
+    fn run_step(
+        &self,
+        ctx: &crate::exec::ExecCtx,
+        jx: &Jaxpr,
+        step: &Step,
+        env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
         match step {
             Step::Kernel { kernel, func } => {
                 let outs = kernel
@@ -458,7 +475,7 @@ impl CudaPlan {
                         Atom::Lit(l) => upload(&self.device, &l.to_array()?),
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let results = control.run(&self.device, &operands)?;
+                let results = control.run(ctx, &self.device, &operands)?;
                 if results.len() != outs.len() {
                     return Err(internal("control flow output count"));
                 }
@@ -471,7 +488,7 @@ impl CudaPlan {
                     .iter()
                     .map(|v| read(env, *v).and_then(|a| a.to_host()).map(Arc::new))
                     .collect::<Result<Vec<_>>>()?;
-                let results = plan.run(&host)?;
+                let results = plan.run_in(ctx, &host)?;
                 if results.len() != outs.len() {
                     return Err(internal("host step output count"));
                 }

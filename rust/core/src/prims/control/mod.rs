@@ -236,20 +236,25 @@ fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
     Ok(result)
 }
 
-/// Native evaluation; operands are shared, not copied.
-pub fn eval(c: &ControlFlow, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
+/// Native evaluation in `ctx`; operands are shared, not copied.
+pub fn eval(
+    ctx: &ExecCtx,
+    c: &ControlFlow,
+    args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
     let bodies = c
         .sub_jaxprs()
         .into_iter()
         .map(|j| Prepared::new(j.clone()))
         .collect::<Result<Vec<_>>>()?;
     let runners: Vec<&dyn Runner> = bodies.iter().map(|p| p as &dyn Runner).collect();
-    eval_with(c, args, &runners)
+    eval_with(ctx, c, args, &runners)
 }
 
 /// Runs `c` with its sub-jaxprs executed by `bodies`, in the order of
 /// [`ControlFlow::sub_jaxprs`] (the branches; cond then body; the body).
 pub fn eval_with(
+    ctx: &ExecCtx,
     c: &ControlFlow,
     args: &[Arc<HostArray>],
     bodies: &[&dyn Runner],
@@ -271,14 +276,14 @@ pub fn eval_with(
                 got: 0,
             })?;
             let k = clamp_index(index, branches.len())?;
-            body(k)?.run(ops)
+            body(k)?.run_in(ctx, ops)
         }
         ControlFlow::While {
             cond_nconsts,
             body_nconsts,
             ..
-        } => run_while(body(0)?, body(1)?, *cond_nconsts, *body_nconsts, args),
-        ControlFlow::Scan(s) => run_scan(s, body(0)?, args, &out_avals),
+        } => run_while(ctx, body(0)?, body(1)?, *cond_nconsts, *body_nconsts, args),
+        ControlFlow::Scan(s) => run_scan(ctx, s, body(0)?, args, &out_avals),
     }
 }
 
@@ -298,6 +303,7 @@ fn truth(pred: &HostArray) -> Result<bool> {
 }
 
 fn run_while(
+    ctx: &ExecCtx,
     cond: &dyn Runner,
     body: &dyn Runner,
     cc: usize,
@@ -313,7 +319,7 @@ fn run_while(
     loop {
         vary.extend(carry.iter().cloned());
         pred.clear();
-        cond.run(&mut vary, &mut pred)?;
+        cond.run(ctx, &mut vary, &mut pred)?;
         if !truth(pred.first().ok_or(Error::Arity {
             prim: "while",
             expected: 1,
@@ -321,17 +327,18 @@ fn run_while(
         })?)? {
             return Ok(carry);
         }
-        crate::exec::limits::take_while_iteration()?;
+        ctx.take_while_iteration()?;
         // The carry moves into the body (its buffers are recycled once
         // read) and the body's results become the next carry.
         vary.append(&mut carry);
-        body.run(&mut vary, &mut carry)?;
+        body.run(ctx, &mut vary, &mut carry)?;
     }
 }
 
 use crate::exec::compiled::recycle;
 
 fn run_scan(
+    ctx: &ExecCtx,
     s: &Scan,
     body: &dyn Runner,
     args: &[Arc<HostArray>],
@@ -348,6 +355,7 @@ fn run_scan(
     let mut vary: Vec<Arc<HostArray>> = Vec::with_capacity(init.len().saturating_add(xs.len()));
     let mut outs: Vec<Arc<HostArray>> = Vec::with_capacity(out_avals.len());
     for step in 0..s.length {
+        ctx.checkpoint()?;
         let i = if s.reverse {
             s.length.saturating_sub(1).saturating_sub(step)
         } else {
@@ -359,7 +367,7 @@ fn run_scan(
         for x in xs {
             vary.push(row_of(x, i)?);
         }
-        body.run(&mut vary, &mut outs)?;
+        body.run(ctx, &mut vary, &mut outs)?;
         let nc = s.num_carry.min(outs.len());
         for (buf, y) in ys.iter_mut().zip(outs.get(nc..).unwrap_or_default()) {
             super::kernel::rows::write_row(buf, i, y)?;
@@ -560,11 +568,11 @@ impl Family for ControlFlow {
     /// Runs the primitive on shared copies of the operands ([`eval`]).
     fn kernel(
         &self,
-        _ctx: &ExecCtx,
+        ctx: &ExecCtx,
         args: &[&HostArray],
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        shared_call(self.name(), args, outs, |args| eval(self, args))
+        shared_call(self.name(), args, outs, |args| eval(ctx, self, args))
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

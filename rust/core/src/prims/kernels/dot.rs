@@ -23,6 +23,7 @@ use super::structural::strided_gather;
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::prims::DotDims;
 use std::borrow::Cow;
 
@@ -394,6 +395,7 @@ fn takes_register(ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes) -> bool {
 }
 
 pub fn dot_general(
+    ctx: &ExecCtx,
     l: &HostArray,
     r: &HostArray,
     dims: &DotDims,
@@ -414,7 +416,7 @@ pub fn dot_general(
             Cow::Owned(convert(r.buffer(), compute)?),
         )
     };
-    let out = matmul(&lb, &rb, &lay_l, &lay_r, sz)?;
+    let out = matmul(ctx, &lb, &rb, &lay_l, &lay_r, sz)?;
     match pref {
         Some(p) if p != out.dtype() => convert(&out, p),
         _ => Ok(out),
@@ -461,12 +463,19 @@ fn widens(from: DType, to: DType) -> bool {
     }
 }
 
-fn matmul(l: &Buffer, r: &Buffer, ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes) -> Result<Buffer> {
+fn matmul(
+    ctx: &ExecCtx,
+    l: &Buffer,
+    r: &Buffer,
+    ll: &Layout<'_>,
+    lr: &Layout<'_>,
+    sz: Sizes,
+) -> Result<Buffer> {
     Ok(match (l, r) {
-        (Buffer::F32(a), Buffer::F32(b)) => Buffer::F32(float_matmul(a, b, ll, lr, sz)?),
-        (Buffer::F64(a), Buffer::F64(b)) => Buffer::F64(float_matmul(a, b, ll, lr, sz)?),
-        (Buffer::F16(a), Buffer::F16(b)) => Buffer::F16(half_matmul(a, b, ll, lr, sz)?),
-        (Buffer::BF16(a), Buffer::BF16(b)) => Buffer::BF16(half_matmul(a, b, ll, lr, sz)?),
+        (Buffer::F32(a), Buffer::F32(b)) => Buffer::F32(float_matmul(ctx, a, b, ll, lr, sz)?),
+        (Buffer::F64(a), Buffer::F64(b)) => Buffer::F64(float_matmul(ctx, a, b, ll, lr, sz)?),
+        (Buffer::F16(a), Buffer::F16(b)) => Buffer::F16(half_matmul(ctx, a, b, ll, lr, sz)?),
+        (Buffer::BF16(a), Buffer::BF16(b)) => Buffer::BF16(half_matmul(ctx, a, b, ll, lr, sz)?),
         (Buffer::I8(a), Buffer::I8(b)) => Buffer::I8(int_matmul(a, b, ll, lr, sz)?),
         (Buffer::I16(a), Buffer::I16(b)) => Buffer::I16(int_matmul(a, b, ll, lr, sz)?),
         (Buffer::I32(a), Buffer::I32(b)) => Buffer::I32(int_matmul(a, b, ll, lr, sz)?),
@@ -672,6 +681,7 @@ fn plain_matmul<T: Copy>(
 }
 
 fn half_matmul<H: HalfElem>(
+    ctx: &ExecCtx,
     l: &[H],
     r: &[H],
     ll: &Layout<'_>,
@@ -679,6 +689,7 @@ fn half_matmul<H: HalfElem>(
     sz: Sizes,
 ) -> Result<Vec<H>> {
     Ok(H::narrow(&float_matmul(
+        ctx,
         &H::widen(l),
         &H::widen(r),
         ll,
@@ -688,6 +699,7 @@ fn half_matmul<H: HalfElem>(
 }
 
 fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
+    ctx: &ExecCtx,
     l: &[T],
     r: &[T],
     ll: &Layout<'_>,
@@ -707,10 +719,10 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
     if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {
         return plain_matmul(l, r, ll, lr, sz, zero, fma);
     }
-    if crate::exec::determinism() == crate::exec::Determinism::Portable {
+    if ctx.is_portable() {
         // Our own k-ordered kernel instead of gemm (FMA, cache-dependent
         // blocking): the bits of the register kernel on every x86-64 CPU.
-        return portable_matmul(&ll.contiguous(l)?, &lr.contiguous(r)?, sz);
+        return portable_matmul(ctx, &ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
     // In place when the axes flatten to single strides, else packed copies.
     let (lhs, lv): (Cow<'_, [T]>, Strides) = match ll.strides() {
@@ -748,7 +760,7 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
                 rs: rv.rs,
                 cs: rv.cs,
             },
-            parallel,
+            parallel.then(|| ctx.fixed_partitions().unwrap_or(0)),
         )?;
     }
     Ok(out)
@@ -780,6 +792,7 @@ fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> R
 /// [`small_matmul::matmul_portable_into`] on packed operands (lengths
 /// checked here), over threads from [`PAR_FLOPS`].
 fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
+    ctx: &ExecCtx,
     l: &[T],
     r: &[T],
     sz: Sizes,
@@ -794,7 +807,7 @@ fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
         return Err(internal("operand length"));
     }
     let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
-    small_matmul::matmul_portable_into(&mut out, l, r, (m, k, n), sz.flops() >= PAR_FLOPS);
+    small_matmul::matmul_portable_into(ctx, &mut out, l, r, (m, k, n), sz.flops() >= PAR_FLOPS);
     Ok(out)
 }
 
@@ -846,7 +859,8 @@ mod ffi {
     }
 
     /// `dst := lhs · rhs` with `dst` row-major contiguous `m x n`.
-    /// Requires `m, n, k > 0`.
+    /// Requires `m, n, k > 0`. `threads`: `None` runs on the calling
+    /// thread, `Some(n)` over `n` rayon tasks (0: the pool's threads).
     #[allow(clippy::too_many_arguments)]
     pub fn gemm<T: GemmElem>(
         m: usize,
@@ -855,7 +869,7 @@ mod ffi {
         dst: &mut [T],
         lhs: View<'_, T>,
         rhs: View<'_, T>,
-        parallel: bool,
+        threads: Option<usize>,
     ) -> Result<()> {
         if m == 0 || n == 0 || k == 0 {
             return Err(internal("empty gemm"));
@@ -868,10 +882,10 @@ mod ffi {
         let (lrs, lcs) = (istride(lhs.rs)?, istride(lhs.cs)?);
         let (rrs, rcs) = (istride(rhs.rs)?, istride(rhs.cs)?);
         let dst_rs = istride(n)?;
-        let par = if parallel {
-            gemm::Parallelism::Rayon(0)
-        } else {
-            gemm::Parallelism::None
+        // `Some(0)`: the threads of the current rayon pool.
+        let par = match threads {
+            Some(n) => gemm::Parallelism::Rayon(n),
+            None => gemm::Parallelism::None,
         };
         // SAFETY: `dst` is an exclusively borrowed, contiguous m x n buffer
         // (row stride n, column stride 1; length checked above). Every

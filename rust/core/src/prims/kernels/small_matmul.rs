@@ -165,8 +165,10 @@ impl<T: SmallMatmul> pulp::WithSimd for PanelRows<'_, '_, T> {
 /// holding `b*m*n` zeros on entry (lengths validated by the caller). Every
 /// element is the row kernel's k-ordered sum, so the bits are those of
 /// [`matmul_into`] whatever the panel, the thread count or the SIMD width;
-/// rows are split over rayon threads when `parallel`.
+/// rows are split over rayon threads when `parallel` (into `ctx`'s
+/// partition count; each worker runs inside `ctx`).
 pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
+    ctx: &crate::exec::ExecCtx,
     out: &mut [T],
     l: &[T],
     r: &[T],
@@ -182,12 +184,7 @@ pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
     if mn == 0 || mk == 0 || kn == 0 {
         return;
     }
-    let scope = crate::exec::determinism::ModeScope::current();
-    let threads = if parallel {
-        rayon::current_num_threads().clamp(1, m)
-    } else {
-        1
-    };
+    let threads = if parallel { ctx.partitions(m) } else { 1 };
     let rows_per_task = m.div_ceil(threads).max(1);
     let mut panel: Vec<T> = Vec::new();
     for ((ob, lb), rb) in out
@@ -209,7 +206,7 @@ pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
                 .collect();
             let tasks = split_rows(windows, rows_per_task, lb, k);
             let job = |(outs, l): (Vec<&mut [T]>, &[T])| {
-                scope.enter(|| {
+                ctx.enter(|| {
                     super::vmath::run(PanelRows {
                         outs,
                         l,

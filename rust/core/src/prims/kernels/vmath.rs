@@ -123,15 +123,27 @@ fn detected_level() -> SimdLevel {
     })
 }
 
-/// The SIMD level the slice functions use on this thread: the one forced by
-/// [`with_simd_level`], else the best the CPU supports; at most AVX2 while
-/// [`Determinism::Portable`](crate::exec::Determinism) is in force.
+/// The level this thread would run at before any determinism cap: the one
+/// forced by [`with_simd_level`] (which [`crate::exec::ExecCtx::enter`]
+/// uses), else the best the CPU supports.
+pub fn base_simd_level() -> SimdLevel {
+    FORCED.with(Cell::get).unwrap_or_else(detected_level)
+}
+
+/// The SIMD level the slice functions use on this thread: the one set by
+/// the running context ([`crate::exec::ExecCtx::enter`]) or forced by
+/// [`with_simd_level`], else the CPU's best, at most AVX2 while the
+/// process-wide default mode is [`Determinism::Portable`](crate::exec::Determinism).
+///
+/// A thread-local, not a parameter: the slice loops that read it are many
+/// helper layers below any kernel entry (see `exec/ctx.rs`).
 pub fn simd_level() -> SimdLevel {
-    let level = FORCED.with(Cell::get).unwrap_or_else(detected_level);
-    if crate::exec::determinism() == crate::exec::Determinism::Portable {
-        level.at_most(SimdLevel::Avx2)
-    } else {
-        level
+    match FORCED.with(Cell::get) {
+        Some(level) => level,
+        None if crate::exec::default_determinism() == crate::exec::Determinism::Portable => {
+            detected_level().at_most(SimdLevel::Avx2)
+        }
+        None => detected_level(),
     }
 }
 

@@ -12,6 +12,7 @@ use super::{internal, Arg, Fused, Instr, CHUNK};
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::Result;
+use crate::exec::ExecCtx;
 use crate::prims::kernel::slices::{self, Lane, Operand};
 use crate::prims::IntegerPow;
 use crate::prims::{BinaryOp, Primitive, UnaryOp};
@@ -146,18 +147,20 @@ impl Typed {
     /// Runs the group (see [`Fused::run`]).
     pub fn run(
         &self,
+        ctx: &ExecCtx,
         f: &Fused,
         inputs: &[&HostArray],
         scalars: &[&HostArray],
     ) -> Result<Vec<Arc<HostArray>>> {
         match self.dtype {
-            DType::F32 => self.run_as::<f32>(f, inputs, scalars),
-            _ => self.run_as::<f64>(f, inputs, scalars),
+            DType::F32 => self.run_as::<f32>(ctx, f, inputs, scalars),
+            _ => self.run_as::<f64>(ctx, f, inputs, scalars),
         }
     }
 
     fn run_as<T: Pooled>(
         &self,
+        ctx: &ExecCtx,
         f: &Fused,
         inputs: &[&HostArray],
         scalars: &[&HostArray],
@@ -177,7 +180,7 @@ impl Typed {
             .iter()
             .map(|o| f.output_array(o))
             .collect::<Result<Vec<_>>>()?;
-        let (threads, span) = super::span_plan(len);
+        let (threads, span) = super::span_plan(ctx, len);
         if threads == 1 {
             // One span: the outputs' whole buffers, no window lists.
             let mut scratch = T::acquire(self.slots, f.inputs.len(), CHUNK.min(len));
@@ -210,7 +213,7 @@ impl Typed {
             T::release(scratch);
             ran
         };
-        super::run_spans(threads, per_output, run_span)?;
+        super::run_spans(ctx, threads, per_output, run_span)?;
         Ok(outs)
     }
 

@@ -1,0 +1,222 @@
+//! The execution context (`exec::ExecCtx`): the `while` budget shared by
+//! the nested loops of one run, cancellation, the poll hook, portable
+//! determinism through the context, and the context on rayon workers.
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    clippy::cast_precision_loss
+)]
+
+mod common;
+
+use common::autodiff::pjit;
+use common::{doubling_while, f64s, f64v, host, i32s};
+use microjax::exec::compiled::Compiled;
+use microjax::exec::interp::eval_closed_in;
+use microjax::exec::{CancelToken, Determinism, ExecCtx, PollHook};
+use microjax::prims::kernel;
+use microjax::{Aval, Buffer, ClosedJaxpr, DType, Error, HostArray};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn scalar_i32(v: i32) -> Arc<HostArray> {
+    Arc::new(host(&[], vec![v]))
+}
+
+/// `(x, lim) -> (lim, x * 4^lim)`: two `pjit` calls of [`doubling_while`]
+/// (each a `while` of `lim` iterations), `2 * lim` iterations in all.
+fn two_nested_whiles() -> ClosedJaxpr {
+    let x_aval = f64v(&[]);
+    let inner = doubling_while(x_aval.clone());
+    common::build(&[x_aval, Aval::new(vec![], DType::I32)], |b, xs| {
+        let first = pjit(b, inner.clone(), &[xs[0].clone(), xs[1].clone()]);
+        let second = pjit(b, inner.clone(), &[first[1].clone(), xs[1].clone()]);
+        vec![second[0].clone(), second[1].clone()]
+    })
+}
+
+fn args(x: f64, lim: i32) -> Vec<Arc<HostArray>> {
+    vec![Arc::new(host(&[], vec![x])), scalar_i32(lim)]
+}
+
+fn budget(n: u64) -> ExecCtx {
+    ExecCtx::current_default().with_max_while_iterations(n)
+}
+
+#[test]
+fn while_budget_is_shared_by_nested_loops_of_one_run() {
+    let prog = two_nested_whiles();
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    type Run<'a> =
+        Box<dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a>;
+    let runs: Vec<(&str, Run<'_>)> = vec![
+        ("compiled", Box::new(|c, a| plan.run_in(c, a))),
+        ("interpreted", Box::new(|c, a| eval_closed_in(c, &prog, a))),
+    ];
+    for (what, run) in &runs {
+        // Both loops together take 2 * 5 iterations: exactly the budget.
+        let out = run(&budget(10), &args(1.5, 5)).unwrap();
+        assert_eq!(i32s(&out[0]), vec![5], "{what}");
+        assert_eq!(f64s(&out[1]), vec![1.5 * 1024.0], "{what}");
+        // One iteration fewer fails in the second loop.
+        let e = run(&budget(9), &args(1.5, 5)).unwrap_err();
+        assert!(matches!(e, Error::Limit(_)), "{what}: {e}");
+        // The counter belongs to the run's context: a second run with a
+        // fresh context has the whole budget again, a reused one does not.
+        let ctx = budget(10);
+        assert!(run(&ctx, &args(1.5, 5)).is_ok(), "{what}");
+        assert!(run(&budget(10), &args(1.5, 5)).is_ok(), "{what}");
+        assert!(
+            matches!(run(&ctx, &args(1.5, 1)), Err(Error::Limit(_))),
+            "{what}"
+        );
+        // Without a limit the loops run as long as they need.
+        assert!(
+            run(&ExecCtx::current_default(), &args(1.0, 200)).is_ok(),
+            "{what}"
+        );
+    }
+}
+
+/// A `while` that never ends (`lim` far beyond any test's patience).
+fn long_while() -> (Compiled, ClosedJaxpr) {
+    let prog = doubling_while(f64v(&[]));
+    (Compiled::new(Arc::new(prog.clone())).unwrap(), prog)
+}
+
+fn long_args() -> Vec<Arc<HostArray>> {
+    vec![Arc::new(host(&[], vec![0.0f64])), scalar_i32(i32::MAX)]
+}
+
+#[test]
+fn a_cancelled_token_stops_a_run_before_and_while_it_runs() {
+    let (plan, prog) = long_while();
+    // Set before the run: the first loop head stops it.
+    let token = CancelToken::new();
+    token.cancel();
+    let ctx = ExecCtx::current_default().with_cancel(token);
+    assert_eq!(
+        plan.run_in(&ctx, &long_args()).unwrap_err(),
+        Error::Cancelled
+    );
+    assert_eq!(
+        eval_closed_in(&ctx, &prog, &long_args()).unwrap_err(),
+        Error::Cancelled
+    );
+    // Set from another thread while the loop runs.
+    let token = CancelToken::new();
+    let ctx = ExecCtx::current_default().with_cancel(token.clone());
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        token.cancel();
+    });
+    assert_eq!(
+        plan.run_in(&ctx, &long_args()).unwrap_err(),
+        Error::Cancelled
+    );
+    canceller.join().unwrap();
+}
+
+#[test]
+fn a_poll_hook_error_stops_a_run() {
+    let (plan, prog) = long_while();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let hook: PollHook = Arc::new(move || {
+        if seen.fetch_add(1, Ordering::Relaxed) >= 3 {
+            Err(Error::InvalidArgument(
+                "interrupted by the poll hook".into(),
+            ))
+        } else {
+            Ok(())
+        }
+    });
+    let ctx = ExecCtx::current_default().with_poll(hook.clone(), 100);
+    let e = plan.run_in(&ctx, &long_args()).unwrap_err();
+    assert_eq!(
+        e,
+        Error::InvalidArgument("interrupted by the poll hook".into())
+    );
+    // Called at the first checkpoint and then every 100th: 4 calls.
+    assert_eq!(calls.load(Ordering::Relaxed), 4);
+    let ctx = ExecCtx::current_default().with_poll(hook, 1);
+    assert!(matches!(
+        eval_closed_in(&ctx, &prog, &long_args()),
+        Err(Error::InvalidArgument(_))
+    ));
+    // A hook that never fails changes nothing.
+    let ok: PollHook = Arc::new(|| Ok(()));
+    let ctx = ExecCtx::current_default().with_poll(ok, 1);
+    let out = plan.run_in(&ctx, &args(1.0, 3)).unwrap();
+    assert_eq!(f64s(&out[1]), vec![8.0]);
+}
+
+fn matrix(shape: &[usize], seed: u64) -> HostArray {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap()
+}
+
+fn bits(h: &HostArray) -> Vec<u32> {
+    match h.buffer() {
+        Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+        other => panic!("expected f32, got {:?}", other.dtype()),
+    }
+}
+
+/// `x @ w` for a product large enough to be split over rayon workers.
+fn matmul_in(ctx: &ExecCtx, x: &HostArray, w: &HostArray) -> Vec<u32> {
+    let out = kernel::eval(ctx, &common::dot_general(&[1], &[0], &[], &[]), &[x, w]).unwrap();
+    bits(&out[0])
+}
+
+#[test]
+fn portable_mode_through_the_context_is_the_same_on_rayon_workers() {
+    let (x, w) = (matrix(&[256, 192], 1), matrix(&[192, 160], 2));
+    let portable = || ExecCtx::current_default().with_determinism(Determinism::Portable);
+    // Serial: one partition; parallel: four, on a pool of four threads.
+    let serial = matmul_in(
+        &portable().with_partitions(std::num::NonZeroUsize::new(1)),
+        &x,
+        &w,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let parallel = pool.install(|| {
+        matmul_in(
+            &portable().with_partitions(std::num::NonZeroUsize::new(4)),
+            &x,
+            &w,
+        )
+    });
+    assert_eq!(serial, parallel);
+    // The pool's own thread count when no partition count is set.
+    let pooled = pool.install(|| matmul_in(&portable(), &x, &w));
+    assert_eq!(serial, pooled);
+    // Portable products are `0 + x0·w0 + x1·w1 + …` in k order with
+    // separate multiplies and adds: the plain loop's bits.
+    let (xv, wv) = match (x.buffer(), w.buffer()) {
+        (Buffer::F32(a), Buffer::F32(b)) => (a.clone(), b.clone()),
+        _ => unreachable!(),
+    };
+    for (idx, got) in serial.iter().enumerate().step_by(997) {
+        let (i, j) = (idx / 160, idx % 160);
+        let mut acc = 0.0f32;
+        for k in 0..192 {
+            acc += xv[i * 192 + k] * wv[k * 160 + j];
+        }
+        assert_eq!(*got, acc.to_bits(), "element ({i}, {j})");
+    }
+}
