@@ -95,10 +95,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             out = fun(*rebuild(tracers), **kwargs)
             aux = None
             if has_aux:
-                if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                    raise TypeError("value_and_grad with has_aux=True requires the function to return "
-                                    "a pair (output, auxiliary_data)")
-                out, aux = out
+                out, aux = _aux_pair(out, "value_and_grad")
             _check_scalar_output(out)
             return [out], aux
 
@@ -243,6 +240,30 @@ def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):
                             f"{pa.dtype_name}, but got tangent dtype {ta.dtype_name} instead.")
 
 
+def _aux_pair(out, api):
+    """`(output, aux)` of a `has_aux` function's result, checked to be a pair."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{api} with has_aux=True requires the function to return a pair "
+                        "(output, auxiliary_data)")
+    return out
+
+
+def _flat_over_tree(fun, ptree, has_aux, pair_check=None):
+    """`fun` over the leaves of `ptree`: returns (output leaves, aux) and records
+    the output tree as `.out_tree`. `pair_check`: the API name under which a
+    `has_aux` result that is not a pair is reported (unchecked when None)."""
+    def flat(tracers):
+        out = fun(*tree_unflatten(ptree, tracers))
+        aux = None
+        if has_aux:
+            out, aux = out if pair_check is None else _aux_pair(out, pair_check)
+        leaves, tree = tree_flatten(out)
+        flat.out_tree = tree
+        return leaves, aux
+
+    return flat
+
+
 def jvp(fun, primals, tangents, has_aux=False):
     """`(fun(*primals), J·tangents)` (forward mode)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -253,15 +274,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     _check_tangents(pleaves, tleaves, ptree, ttree)
     name = _fun_name(fun)
 
-    def flat(tracers):
-        out = fun(*tree_unflatten(ptree, tracers))
-        aux = None
-        if has_aux:
-            out, aux = out
-        leaves, tree = tree_flatten(out)
-        flat.out_tree = tree
-        return leaves, aux
-
+    flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name, private=True)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
     jclosed, lits = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
@@ -278,15 +291,7 @@ def linearize(fun, *primals, has_aux=False):
     pleaves, ptree = tree_flatten(tuple(primals))
     name = _fun_name(fun)
 
-    def flat(tracers):
-        out = fun(*tree_unflatten(ptree, tracers))
-        aux = None
-        if has_aux:
-            out, aux = out
-        leaves, tree = tree_flatten(out)
-        flat.out_tree = tree
-        return leaves, aux
-
+    flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
     primal_prog, tangent_prog, num_res, lits = ad.linearize_program(
@@ -311,18 +316,7 @@ def vjp(fun, *primals, has_aux=False):
     pleaves, ptree = tree_flatten(tuple(primals))
     name = _fun_name(fun)
 
-    def flat(tracers):
-        out = fun(*tree_unflatten(ptree, tracers))
-        aux = None
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("vjp with has_aux=True requires the function to return a pair "
-                                "(output, auxiliary_data)")
-            out, aux = out
-        leaves, tree = tree_flatten(out)
-        flat.out_tree = tree
-        return leaves, aux
-
+    flat = _flat_over_tree(fun, ptree, has_aux, pair_check="vjp")
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves] + [False] * len(trace.captures)
     fwd, bwd, num_res, lits = ad.vjp_program(closed, nonzeros)

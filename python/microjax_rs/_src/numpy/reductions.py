@@ -8,7 +8,7 @@ import numpy as _np
 
 from ... import dtypes as _dt, lax
 from .indexing import _slice_axis, diagonal
-from .lax_numpy import asarray, broadcast_to, concatenate, full, ravel
+from .lax_numpy import _ravel_unless_axis, asarray, broadcast_to, concatenate, full, ravel
 from .ufuncs import _to_bool, _where, divide, equal, isclose, isnan, multiply, not_equal, sqrt, subtract
 from .util import (_SCALARS, _and, _arr, _aval, _broadcast_shapes, _broadcast_to_shape, _canon_axis, _const, _is_bool,
                    _is_float, _keepdims, _name, _not, _or, _promote, _promote_dtypes, _promote_dtypes_inexact,
@@ -256,41 +256,44 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     return prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
+    """`reduce` (max or min) skipping NaNs (`nan_fill` stands in for them); NaN where all are NaN."""
     a = _arr(a)
     if not _is_float(a):
-        return max(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
-    res = max(_where(isnan(a), -_np.inf, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
+        return reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    res = reduce(_where(isnan(a), nan_fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
     all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
     return _where(all_nan, _np.nan, res)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    return _nan_extremum(max, -_np.inf, a, axis, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    a = _arr(a)
-    if not _is_float(a):
-        return min(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
-    res = min(_where(isnan(a), _np.inf, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
-    all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, _np.nan, res)
+    return _nan_extremum(min, _np.inf, a, axis, keepdims, initial, where)
+
+
+def _not_nan(a, where):
+    """Where `a` is not NaN (and `where` holds, if given)."""
+    ok = _not(isnan(a))
+    if where is not None:
+        ok = _and(ok, _to_bool(where))
+    return ok
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     a = _arr(a)
     if not _is_float(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    ok = _not(isnan(a))
-    if where is not None:
-        ok = _and(ok, _to_bool(where))
-    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=ok)
+    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=_not_nan(a, where))
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     a = _arr(a)
     if not _is_float(a):
         return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
-    ok = _not(isnan(a))
-    if where is not None:
-        ok = _and(ok, _to_bool(where))
+    ok = _not_nan(a, where)
     return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok)
 
 
@@ -373,12 +376,7 @@ def array_equiv(a1, a2):
 # -- cumulative sums and products, differences ---------------------------------
 
 def _cumulative(kind, a, axis, dtype):
-    a = _arr(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    av = _aval(a)
-    axis = _canon_axis(axis, av.ndim)
+    a, av, axis = _ravel_unless_axis(a, axis)
     name = av.dtype_name
     target = _name(dtype) if dtype is not None else _sum_dtype(name)
     if target != name:
