@@ -392,6 +392,21 @@ def _make_std_basis(aval):
     return lax.reshape(eye, (n,) + aval.shape)
 
 
+def _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int):
+    """`(single, leaves, tree, f_flat)` for a Jacobian of `fun` at `args` with
+    respect to `argnums`: `f_flat(*leaves)` returns `(output, aux or None)`."""
+    single, nums = _argnums_tuple(argnums, len(args))
+    leaves, tree, rebuild = _split_args(args, nums)
+    for x in leaves:
+        _check_input_dtype(x, api, allow_int)
+
+    def f_flat(*ls):
+        out = fun(*rebuild(list(ls)), **kwargs)
+        return out if has_aux else (out, None)
+
+    return single, leaves, tree, f_flat
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode: vmapped `jvp` over the standard basis."""
     from ._vmap import vmap
@@ -399,15 +414,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        leaves, tree, rebuild = _split_args(args, nums)
-        for x in leaves:
-            _check_input_dtype(x, "jacfwd", False)
-
-        def f_flat(*ls):
-            out = fun(*rebuild(list(ls)), **kwargs)
-            return out if has_aux else (out, None)
-
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False)
         per_leaf = []
         aux = None
         out_struct = None
@@ -440,15 +447,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        leaves, tree, rebuild = _split_args(args, nums)
-        for x in leaves:
-            _check_input_dtype(x, "jacrev", allow_int)
-
-        def f_flat(*ls):
-            out = fun(*rebuild(list(ls)), **kwargs)
-            return out if has_aux else (out, None)
-
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int)
         out, pullback, aux = vjp(f_flat, *leaves, has_aux=True)
         out_leaves, out_struct = tree_flatten(out)
         rows = []

@@ -49,8 +49,8 @@ INTS = ("int32", "int8", "uint8", "int16", "uint32")
 # ----------------------------------------------------------------- arg makers
 
 
-def with_specials(base=None):
-    """`base`'s arrays with some entries replaced by nan, inf and -inf (floats)."""
+def _with_some(values, base):
+    """`base`'s float arrays (default: uniform) with `len(values)` random entries replaced by `values`."""
     base = base or uniform()
 
     def make(rng, shapes, dtype):
@@ -60,33 +60,23 @@ def with_specials(base=None):
         res = []
         for a in out:
             a = np.array(a)
-            if a.size >= 3:
+            if a.size >= len(values):
                 flat = a.reshape(-1)
-                pos = rng.permutation(a.size)[:3]
-                flat[pos] = np.array([np.nan, np.inf, -np.inf]).astype(dtype)
+                pos = rng.permutation(a.size)[:len(values)]
+                flat[pos] = np.array(values).astype(dtype)
             res.append(a)
         return res
 
     return make
+
+
+def with_specials(base=None):
+    """`base`'s arrays with some entries replaced by nan, inf and -inf (floats)."""
+    return _with_some([np.nan, np.inf, -np.inf], base)
 
 
 def some_nans(base=None):
-    base = base or uniform()
-
-    def make(rng, shapes, dtype):
-        out = base(rng, shapes, dtype)
-        if not is_float(dtype):
-            return out
-        res = []
-        for a in out:
-            a = np.array(a)
-            if a.size >= 2:
-                flat = a.reshape(-1)
-                flat[rng.permutation(a.size)[:2]] = np.nan
-            res.append(a)
-        return res
-
-    return make
+    return _with_some([np.nan, np.nan], base)
 
 
 def int_power_args(rng, shapes, dtype):

@@ -139,16 +139,7 @@ RECORDS: tuple = (
         ref=_reduce_sum,
         args_maker=uniform(),
         dtypes=NUM,
-        cases=(
-            Case(((3, 4),), (), {"axes": (0,)}),
-            Case(((3, 4),), (), {"axes": (1,)}),
-            Case(((3, 4),), (), {"axes": (0, 1)}),
-            Case(((2, 3, 4),), (), {"axes": (0, 2)}),
-            Case(((5,),), (), {"axes": (0,)}),
-            Case(((),), (), {"axes": ()}),
-            Case(((0,),), (), {"axes": (0,)}),
-            Case(((3, 4),), (), {"axes": ()}),
-        ),
+        cases=_RED_CASES + (Case(((3, 4),), (), {"axes": ()}),),
         tol=ACCUM_TOL,
     ),
     OpRecord(

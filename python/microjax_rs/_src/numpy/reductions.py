@@ -43,18 +43,25 @@ def _sum_dtype(name):
     return name
 
 
+def _accumulation_operand(a, name, dtype, promote_integers, bool_as_int=False):
+    """`a` (of dtype `name`) in the dtype a sum or product accumulates in: `dtype` if
+    given, else the promoted integer type (`promote_integers`), else bool as the
+    default int (`bool_as_int`), else its own."""
+    if dtype is not None:
+        return lax.convert_element_type(a, dtype)
+    if promote_integers:
+        target = _sum_dtype(name)
+        return a if target == name else lax.convert_element_type(a, target)
+    if bool_as_int and name == "bool":
+        return lax.convert_element_type(a, _dt.default_int_name())
+    return a
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.sum is not supported.")
     a, av, axes, w = _reduce_prep(a, axis, where)
-    if dtype is not None:
-        a = lax.convert_element_type(a, dtype)
-    elif promote_integers:
-        target = _sum_dtype(av.dtype_name)
-        if target != av.dtype_name:
-            a = lax.convert_element_type(a, target)
-    elif av.dtype_name == "bool":
-        a = lax.convert_element_type(a, _dt.default_int_name())
+    a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers, bool_as_int=True)
     if w is not None:
         a = _where_zero(w, a)
     res = lax.reduce_sum(a, axes)
@@ -118,12 +125,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     a, av, axes, w = _reduce_prep(a, axis, where)
-    if dtype is not None:
-        a = lax.convert_element_type(a, dtype)
-    elif promote_integers:
-        target = _sum_dtype(av.dtype_name)
-        if target != av.dtype_name:
-            a = lax.convert_element_type(a, target)
+    a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers)
     if w is not None:
         a = _where(w, a, _const(1, _aval(a).dtype_name))
     res = lax.reduce_prod(a, axes)
