@@ -8,10 +8,7 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop,
-    clippy::cloned_ref_to_slice_refs
+    clippy::arithmetic_side_effects
 )]
 
 use microjax::ir::typecheck::typecheck;
@@ -26,7 +23,7 @@ mod common;
 use common::autodiff::{
     assert_close_vec, bin, check_all, close, eqn, lit, pjit, rand_arr, run, un,
 };
-use common::{build, dot_general, f64_arc, f64s, f64v, Rng};
+use common::{build, dot_general, f64_arc, f64s, f64v, iota, Rng};
 
 // ------------------------------------------------------- per primitive
 
@@ -134,7 +131,7 @@ fn binary_primitives() {
         check_all(&f, &[x.clone(), s.clone()], 31 + i as u64);
         // One operand a literal.
         let f = build(&[f64v(&[3])], |b, x| vec![bin(b, op, &x[0], &lit(1.25))]);
-        check_all(&f, &[x.clone()], 41 + i as u64);
+        check_all(&f, std::slice::from_ref(&x), 41 + i as u64);
     }
 }
 
@@ -258,7 +255,7 @@ fn convert_element_type() {
                 new_dtype: DType::F64,
                 weak_type: false,
             },
-            &[i.clone()],
+            std::slice::from_ref(&i),
         );
         let y = bin(b, BinaryOp::Mul, &x[0], &back);
         vec![y, i]
@@ -497,15 +494,7 @@ fn iota_and_consts() {
         b.add_const(f64_arc(&[3], vec![0.5, -1.0, 2.0]), false)
             .unwrap(),
     );
-    let io = eqn(
-        &mut b,
-        Primitive::Iota {
-            dtype: DType::F64,
-            shape: vec![3],
-            dimension: 0,
-        },
-        &[],
-    );
+    let io = eqn(&mut b, iota(DType::F64, &[3], 0), &[]);
     let y = bin(&mut b, BinaryOp::Mul, &x, &io);
     let y = bin(&mut b, BinaryOp::Mul, &y, &c);
     let y = un(&mut b, UnaryOp::Sin, &y);

@@ -4,10 +4,7 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop,
-    clippy::cloned_ref_to_slice_refs
+    clippy::arithmetic_side_effects
 )]
 
 use microjax::transforms::{dce_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr};
@@ -52,7 +49,7 @@ fn grad_and_second_derivative_of_cubic() {
     let f = cubic();
     let g = grad_program(&f);
     let two = f64_arc(&[], vec![2.0]);
-    assert_eq!(f64s(&run(&g, &[two.clone()])[0]), vec![46.0]);
+    assert_eq!(f64s(&run(&g, std::slice::from_ref(&two))[0]), vec![46.0]);
     let (jg, nz) = jvp_jaxpr(&g, &[true], false).unwrap();
     assert_eq!(nz, vec![true]);
     let out = run(&jg, &[two.clone(), f64_arc(&[], vec![1.0])]);
@@ -60,7 +57,7 @@ fn grad_and_second_derivative_of_cubic() {
     assert_eq!(f64s(&out[1]), vec![40.0]);
     // grad of grad (reverse over reverse) agrees.
     let gg = grad_program(&g);
-    assert_eq!(f64s(&run(&gg, &[two.clone()])[0]), vec![40.0]);
+    assert_eq!(f64s(&run(&gg, std::slice::from_ref(&two))[0]), vec![40.0]);
     // Third derivative: 18.
     let ggg = grad_program(&gg);
     assert_eq!(f64s(&run(&ggg, &[two])[0]), vec![18.0]);
@@ -311,7 +308,7 @@ fn mlp_like() -> ClosedJaxpr {
                     op: ReduceOp::Max,
                     axes: vec![1],
                 },
-                &[t.clone()],
+                std::slice::from_ref(&t),
             );
             let e = un(b, UnaryOp::Exp, &m);
             vec![e, t]

@@ -7,9 +7,7 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
+    clippy::arithmetic_side_effects
 )]
 
 use microjax::exec::interp::eval_closed;
@@ -23,7 +21,7 @@ use std::sync::Arc;
 
 mod common;
 use common::batching::{arange, call, lit_f32, single};
-use common::{dot_general, f32s, f32v};
+use common::{dot_general, f32s, f32v, iota};
 
 // ------------------------------------------------------------- array helpers
 
@@ -326,15 +324,8 @@ fn binary_f32_and_i32() {
 fn binary_with_literal_operand() {
     let mut b = Builder::new();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![Atom::Var(x), lit_f32(3.0)],
-        )
-        .unwrap();
-    let z = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Sub), vec![lit_f32(1.0), y])
-        .unwrap();
+    let y = b.binary(BinaryOp::Mul, Atom::Var(x), lit_f32(3.0)).unwrap();
+    let z = b.binary(BinaryOp::Sub, lit_f32(1.0), y).unwrap();
     let prog = b.build(vec![z]).unwrap();
     check(&prog, &[ANY]);
     // The literal stays a literal: no broadcast in the batched program.
@@ -628,22 +619,8 @@ fn dot_general_one_side_batched_is_a_free_dim() {
 fn iota_is_never_batched() {
     let mut b = Builder::new();
     let x = b.add_input(i32a(&[3])).unwrap();
-    let io = b
-        .add_eqn1(
-            Primitive::Iota {
-                dtype: DType::I32,
-                shape: vec![3],
-                dimension: 0,
-            },
-            vec![],
-        )
-        .unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(x), io.clone()],
-        )
-        .unwrap();
+    let io = b.add_eqn1(iota(DType::I32, &[3], 0), vec![]).unwrap();
+    let y = b.binary(BinaryOp::Add, Atom::Var(x), io.clone()).unwrap();
     let prog = b.build(vec![y]).unwrap();
     check(&prog, &[INT]);
     let batched = batch_jaxpr(&prog, &[Some(0)], 5, &[Some(0)]).unwrap();
@@ -655,14 +632,7 @@ fn iota_is_never_batched() {
     );
 
     // A program of no inputs: its output is broadcast along the mapped axis.
-    let prog = single(
-        Primitive::Iota {
-            dtype: DType::F32,
-            shape: vec![2, 3],
-            dimension: 1,
-        },
-        &[],
-    );
+    let prog = single(iota(DType::F32, &[2, 3], 1), &[]);
     for (od, shape) in [(0, vec![4, 2, 3]), (1, vec![2, 4, 3]), (2, vec![2, 3, 4])] {
         let batched = batch_jaxpr(&prog, &[], 4, &[Some(od)]).unwrap();
         let out = eval_closed(&batched, &[]).unwrap();
@@ -678,18 +648,9 @@ fn sub_program() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b.add_input(f32v(&[2, 3])).unwrap();
-    let s = b
-        .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])
-        .unwrap();
-    let m = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![s, Atom::Var(y)])
-        .unwrap();
-    let z = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(y), lit_f32(1.0)],
-        )
-        .unwrap();
+    let s = b.unary(UnaryOp::Sin, Atom::Var(x)).unwrap();
+    let m = b.binary(BinaryOp::Mul, s, Atom::Var(y)).unwrap();
+    let z = b.binary(BinaryOp::Add, Atom::Var(y), lit_f32(1.0)).unwrap();
     b.build(vec![m, z]).unwrap()
 }
 
@@ -737,10 +698,7 @@ fn pjit_and_nested_pjit() {
     let c = b.add_input(f32v(&[2, 3])).unwrap();
     let outs = call(&mut b, level1, vec![Atom::Var(a), Atom::Var(c)]);
     let m = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![outs[1].clone(), outs[1].clone()],
-        )
+        .binary(BinaryOp::Mul, outs[1].clone(), outs[1].clone())
         .unwrap();
     let level2 = b.build(vec![outs[0].clone(), m]).unwrap();
     check(&level2, &[ANY, ANY]);
@@ -756,12 +714,7 @@ fn consts_stay_consts() {
         )
         .unwrap();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![Atom::Var(x), Atom::Var(x)],
-        )
-        .unwrap();
+    let y = b.binary(BinaryOp::Mul, Atom::Var(x), Atom::Var(x)).unwrap();
     let cb = b
         .add_eqn1(
             Primitive::BroadcastInDim {
@@ -771,9 +724,7 @@ fn consts_stay_consts() {
             vec![Atom::Var(c)],
         )
         .unwrap();
-    let z = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![y, cb])
-        .unwrap();
+    let z = b.binary(BinaryOp::Add, y, cb).unwrap();
     let prog = b.build(vec![z]).unwrap();
     check(&prog, &[ANY]);
     let batched = batch_jaxpr(&prog, &[Some(0)], 5, &[Some(0)]).unwrap();
@@ -786,15 +737,9 @@ fn two_outputs() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b.add_input(f32v(&[2, 3])).unwrap();
-    let s = b
-        .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])
-        .unwrap();
-    let cy = b
-        .add_eqn1(Primitive::Unary(UnaryOp::Cos), vec![Atom::Var(y)])
-        .unwrap();
-    let z = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![s, Atom::Var(y)])
-        .unwrap();
+    let s = b.unary(UnaryOp::Sin, Atom::Var(x)).unwrap();
+    let cy = b.unary(UnaryOp::Cos, Atom::Var(y)).unwrap();
+    let z = b.binary(BinaryOp::Add, s, Atom::Var(y)).unwrap();
     b.build(vec![z, cy]).unwrap()
 }
 
@@ -924,9 +869,7 @@ fn mixed_program() {
             vec![Atom::Var(x)],
         )
         .unwrap();
-    let p = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![xt, Atom::Var(y)])
-        .unwrap();
+    let p = b.binary(BinaryOp::Mul, xt, Atom::Var(y)).unwrap();
     let r = b
         .add_eqn1(
             Primitive::Reshape {
@@ -935,9 +878,7 @@ fn mixed_program() {
             vec![p],
         )
         .unwrap();
-    let a = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![r, Atom::Var(s)])
-        .unwrap();
+    let a = b.binary(BinaryOp::Add, r, Atom::Var(s)).unwrap();
     let m = b
         .add_eqn1(
             Primitive::Reduce {

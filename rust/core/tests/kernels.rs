@@ -7,9 +7,7 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
+    clippy::arithmetic_side_effects
 )]
 
 use half::{bf16, f16};
@@ -23,7 +21,7 @@ use std::sync::Arc;
 
 mod common;
 use common::kernels::{arr, run, scalar};
-use common::{bf16s, bools, f16s, f32s, f64s, i32s, i64s, i8s, keys, u32s, u8s};
+use common::{bf16s, bools, f16s, f32s, f64s, i32s, i64s, i8s, iota, keys, u32s, u8s, unravel};
 
 // ------------------------------------------------------------- helpers
 
@@ -58,6 +56,7 @@ fn bits_eq(a: &[f32], b: &[f32]) {
 // ---------------------------------------------------------------- unary
 
 #[test]
+#[allow(clippy::type_complexity)]
 fn unary_f32_values() {
     let x = arr(&[5], vec![-2.0f32, -0.5, 0.0, 0.5, 3.0]);
     let xs = f32s(&x);
@@ -683,13 +682,7 @@ fn naive_transpose<T: Copy>(v: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> 
     let n: usize = shape.iter().product();
     let mut out = Vec::with_capacity(n);
     for flat in 0..n {
-        // Out multi-index.
-        let mut rem = flat;
-        let mut idx = vec![0; out_shape.len()];
-        for d in (0..out_shape.len()).rev() {
-            idx[d] = rem % out_shape[d];
-            rem /= out_shape[d];
-        }
+        let idx = unravel(flat, &out_shape);
         let mut src = 0;
         for (ax, &len) in shape.iter().enumerate() {
             let j = perm.iter().position(|&p| p == ax).unwrap();
@@ -755,50 +748,15 @@ fn transpose_3d_all_permutations() {
 
 #[test]
 fn iota_values() {
-    let r = run(
-        Primitive::Iota {
-            dtype: DType::I32,
-            shape: vec![2, 3],
-            dimension: 1,
-        },
-        &[],
-    );
+    let r = run(iota(DType::I32, &[2, 3], 1), &[]);
     assert_eq!(i32s(&r), vec![0, 1, 2, 0, 1, 2]);
-    let r = run(
-        Primitive::Iota {
-            dtype: DType::F32,
-            shape: vec![3, 2],
-            dimension: 0,
-        },
-        &[],
-    );
+    let r = run(iota(DType::F32, &[3, 2], 0), &[]);
     assert_eq!(f32s(&r), vec![0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
-    let r = run(
-        Primitive::Iota {
-            dtype: DType::U8,
-            shape: vec![300],
-            dimension: 0,
-        },
-        &[],
-    );
+    let r = run(iota(DType::U8, &[300], 0), &[]);
     assert_eq!(u8s(&r)[299], 43); // wraps like a convert from int
-    let r = run(
-        Primitive::Iota {
-            dtype: DType::BF16,
-            shape: vec![2, 2, 2],
-            dimension: 2,
-        },
-        &[],
-    );
+    let r = run(iota(DType::BF16, &[2, 2, 2], 2), &[]);
     assert_eq!(bf16s(&r), [bf16::ZERO, bf16::ONE].repeat(4));
-    let r = run(
-        Primitive::Iota {
-            dtype: DType::I64,
-            shape: vec![0, 4],
-            dimension: 1,
-        },
-        &[],
-    );
+    let r = run(iota(DType::I64, &[0, 4], 1), &[]);
     assert_eq!(r.size(), 0);
 }
 
@@ -810,16 +768,10 @@ fn builder_program_with_nested_pjit() {
     let mut ib = Builder::new();
     let a = ib.add_input(Aval::new(vec![3], DType::F32)).unwrap();
     let bb = ib.add_input(Aval::new(vec![3], DType::F32)).unwrap();
-    let s = ib
-        .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(a)])
-        .unwrap();
-    let m = ib
-        .add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![s, Atom::Var(bb)])
-        .unwrap();
+    let s = ib.unary(UnaryOp::Sin, Atom::Var(a)).unwrap();
+    let m = ib.binary(BinaryOp::Mul, s, Atom::Var(bb)).unwrap();
     let two = Builder::literal(Literal::new(Scalar::Float(2.0), DType::F32, true));
-    let o = ib
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![m, two])
-        .unwrap();
+    let o = ib.binary(BinaryOp::Add, m, two).unwrap();
     let inner = Arc::new(ib.build(vec![o.clone(), Atom::Var(a)]).unwrap());
 
     // middle(x) = pjit(inner)(x, x) with a const c added to the first output
@@ -839,10 +791,7 @@ fn builder_program_with_nested_pjit() {
         )
         .unwrap();
     let y = mb
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(outs[0]), Atom::Var(c)],
-        )
+        .binary(BinaryOp::Add, Atom::Var(outs[0]), Atom::Var(c))
         .unwrap();
     let middle = Arc::new(mb.build(vec![y, Atom::Var(outs[1])]).unwrap());
 
@@ -917,18 +866,8 @@ fn interpreter_frees_and_reuses_values_correctly() {
     // x used by several equations after intermediate values are dropped.
     let mut b = Builder::new();
     let x = b.add_input(Aval::new(vec![4], DType::I32)).unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![Atom::Var(x), Atom::Var(x)],
-        )
-        .unwrap();
-    let z = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Sub),
-            vec![y.clone(), Atom::Var(x)],
-        )
-        .unwrap();
+    let y = b.binary(BinaryOp::Mul, Atom::Var(x), Atom::Var(x)).unwrap();
+    let z = b.binary(BinaryOp::Sub, y.clone(), Atom::Var(x)).unwrap();
     let w = b
         .add_eqn1(Primitive::Compare(CmpOp::Gt), vec![z.clone(), Atom::Var(x)])
         .unwrap();

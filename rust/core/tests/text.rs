@@ -23,8 +23,8 @@ use microjax::{
 use std::sync::Arc;
 
 mod common;
-use common::dot_dims;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
+use common::{dot_dims, iota};
 
 // ------------------------------------------------------------------ display
 
@@ -208,16 +208,7 @@ fn display_param_families() {
             vec![Atom::Var(x), Atom::Var(y)],
         )
         .unwrap();
-    let io = b
-        .add_eqn1(
-            Primitive::Iota {
-                dtype: DType::I32,
-                shape: vec![3],
-                dimension: 0,
-            },
-            vec![],
-        )
-        .unwrap();
+    let io = b.add_eqn1(iota(DType::I32, &[3], 0), vec![]).unwrap();
     let p = b
         .add_eqn1(Primitive::IntegerPow { y: 2 }, vec![sq])
         .unwrap();

@@ -1,9 +1,12 @@
 //! Helpers shared by the integration tests (each test crate uses a subset).
+// (This covers the submodules below too.)
 #![allow(
     dead_code,
     unused_macros,
     clippy::unwrap_used,
+    clippy::expect_used,
     clippy::panic,
+    clippy::indexing_slicing,
     clippy::arithmetic_side_effects,
     clippy::cast_precision_loss
 )]
@@ -18,6 +21,7 @@ use std::sync::Arc;
 pub mod autodiff;
 pub mod batching;
 pub mod kernels;
+pub mod rules;
 pub mod text;
 
 // ------------------------------------------------------------- avals and arrays
@@ -111,6 +115,17 @@ impl Rng {
     }
 }
 
+/// The multi-index of row-major position `flat` in `shape`.
+pub fn unravel(flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut rem = flat;
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+    }
+    idx
+}
+
 /// The inner product of two equally long vectors.
 pub fn inner(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -156,6 +171,15 @@ pub fn dot_general(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Pr
     Primitive::DotGeneral {
         dims: dot_dims(lc, rc, lb, rb),
         preferred_element_type: None,
+    }
+}
+
+/// `iota` of `dtype` and `shape`, counting along `dimension`.
+pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Primitive {
+    Primitive::Iota {
+        dtype,
+        shape: shape.to_vec(),
+        dimension,
     }
 }
 

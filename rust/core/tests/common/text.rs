@@ -1,12 +1,4 @@
 //! Aval, literal, primitive and program helpers shared by the jaxpr text test files.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects
-)]
-
 use microjax::ir::canonical::{canonical, parse_with_consts, ParseLimits};
 use microjax::ir::hash::structural_hash;
 use microjax::ir::typecheck::typecheck;
