@@ -506,75 +506,35 @@ fn reductions() {
 
 // ------------------------------------------------------------- dot_general
 
+/// `check` of `dot_general(lc, rc, lb, rb)` over `[lhs, rhs]`, both drawn from `gen`.
+fn check_dot(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize], ins: [Aval; 2], gen: Gen) {
+    check(&single(dot_general(lc, rc, lb, rb), &ins), &[gen, gen]);
+}
+
 #[test]
 fn dot_general_matmul_and_friends() {
     // matmul
-    check(
-        &single(
-            dot_general(&[1], &[0], &[], &[]),
-            &[f32v(&[2, 3]), f32v(&[3, 4])],
-        ),
-        &[ANY, ANY],
-    );
-    check(
-        &single(
-            dot_general(&[1], &[0], &[], &[]),
-            &[i32a(&[2, 3]), i32a(&[3, 4])],
-        ),
-        &[INT, INT],
-    );
+    check_dot(&[1], &[0], &[], &[], [f32v(&[2, 3]), f32v(&[3, 4])], ANY);
+    check_dot(&[1], &[0], &[], &[], [i32a(&[2, 3]), i32a(&[3, 4])], INT);
     // transposed contraction: lhs [3,2] contract 0, rhs [4,3] contract 1
-    check(
-        &single(
-            dot_general(&[0], &[1], &[], &[]),
-            &[f32v(&[3, 2]), f32v(&[4, 3])],
-        ),
-        &[ANY, ANY],
-    );
+    check_dot(&[0], &[1], &[], &[], [f32v(&[3, 2]), f32v(&[4, 3])], ANY);
     // vector dot
-    check(
-        &single(dot_general(&[0], &[0], &[], &[]), &[f32v(&[3]), f32v(&[3])]),
-        &[ANY, ANY],
-    );
+    check_dot(&[0], &[0], &[], &[], [f32v(&[3]), f32v(&[3])], ANY);
     // outer product
-    check(
-        &single(dot_general(&[], &[], &[], &[]), &[f32v(&[2]), f32v(&[3])]),
-        &[ANY, ANY],
-    );
+    check_dot(&[], &[], &[], &[], [f32v(&[2]), f32v(&[3])], ANY);
     // matrix-vector
-    check(
-        &single(
-            dot_general(&[1], &[0], &[], &[]),
-            &[f32v(&[2, 3]), f32v(&[3])],
-        ),
-        &[ANY, ANY],
-    );
+    check_dot(&[1], &[0], &[], &[], [f32v(&[2, 3]), f32v(&[3])], ANY);
 }
 
 #[test]
 fn dot_general_with_existing_batch_dims() {
-    check(
-        &single(
-            dot_general(&[2], &[1], &[0], &[0]),
-            &[f32v(&[4, 2, 3]), f32v(&[4, 3, 5])],
-        ),
-        &[ANY, ANY],
-    );
+    let ins = [f32v(&[4, 2, 3]), f32v(&[4, 3, 5])];
+    check_dot(&[2], &[1], &[0], &[0], ins, ANY);
     // batch dims not leading, two contracting dims
-    check(
-        &single(
-            dot_general(&[0, 3], &[2, 0], &[2], &[1]),
-            &[f32v(&[2, 3, 4, 5]), f32v(&[5, 4, 2, 6])],
-        ),
-        &[ANY, ANY],
-    );
-    check(
-        &single(
-            dot_general(&[2], &[1], &[0], &[0]),
-            &[i32a(&[2, 2, 3]), i32a(&[2, 3, 2])],
-        ),
-        &[INT, INT],
-    );
+    let ins = [f32v(&[2, 3, 4, 5]), f32v(&[5, 4, 2, 6])];
+    check_dot(&[0, 3], &[2, 0], &[2], &[1], ins, ANY);
+    let ins = [i32a(&[2, 2, 3]), i32a(&[2, 3, 2])];
+    check_dot(&[2], &[1], &[0], &[0], ins, INT);
 }
 
 #[test]

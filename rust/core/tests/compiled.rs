@@ -107,9 +107,8 @@ fn broadcasts_of_rows_and_columns_are_read_in_place() {
     ];
     let plan = check(prog, &args);
     // dot, then one group of the two broadcasts, add, tanh and mul.
-    assert_eq!(plan.stats().groups, 1);
-    assert_eq!(plan.stats().fused_eqns, 5);
-    assert_eq!(plan.stats().steps, 2);
+    let st = plan.stats();
+    assert_eq!((st.groups, st.fused_eqns, st.steps), (1, 5, 2));
 }
 
 /// An intermediate read both inside its group and by a reduction is kept,
@@ -175,9 +174,8 @@ fn calls_are_inlined_and_fused_across_the_boundary() {
     let y = b.unary(UnaryOp::Abs, Atom::Var(outs[0])).unwrap();
     let prog = b.build(vec![y]).unwrap();
     let plan = check(prog, &[data(&[64], 7)]);
-    assert_eq!(plan.stats().eqns_in, 3);
-    assert_eq!(plan.stats().steps, 1);
-    assert_eq!(plan.stats().fused_eqns, 11);
+    let st = plan.stats();
+    assert_eq!((st.eqns_in, st.steps, st.fused_eqns), (3, 1, 11));
 }
 
 #[test]
@@ -240,8 +238,8 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
     let out = b.unary(UnaryOp::Neg, back).unwrap();
     let prog = b.build(vec![out]).unwrap();
     let plan = check(prog, &[data(&[a, c], 11), data(&[1, c], 12)]);
-    assert_eq!(plan.stats().groups, 1);
-    assert_eq!(plan.stats().fused_eqns, 6);
+    let st = plan.stats();
+    assert_eq!((st.groups, st.fused_eqns), (1, 6));
 }
 
 /// `x.T @ y` and `x @ y.T` read `x` / `y` in place: the transposes are

@@ -170,7 +170,10 @@ def _count(av, axes, w, dtype_name):
     return lax.reduce_sum(lax.convert_element_type(w, dtype_name), axes)
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+def _moment_prep(a, axis, dtype, where):
+    """`_reduce_prep` for mean and var: `(x, aval, axes, where mask, result dtype name,
+    computation dtype name)`; the result dtype is `dtype`, else `a`'s float dtype or the
+    default float, and `x` is `a` in the computation dtype."""
     a, av, axes, w = _reduce_prep(a, axis, where)
     if dtype is None:
         name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
@@ -178,6 +181,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         name = _name(dtype)
     comp = _upcast_f16(name)
     x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
+    return x, av, axes, w, name, comp
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     if w is not None:
         x = _where_zero(w, x)
     s = lax.reduce_sum(x, axes)
@@ -189,13 +197,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
     if correction is not None:
         ddof = correction
-    a, av, axes, w = _reduce_prep(a, axis, where)
-    if dtype is None:
-        name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
-    else:
-        name = _name(dtype)
-    comp = _upcast_f16(name)
-    x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
+    x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     n = _count(av, axes, w, comp)
     xs = _where_zero(w, x) if w is not None else x
     mu = lax.div(lax.reduce_sum(xs, axes), n)

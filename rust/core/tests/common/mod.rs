@@ -87,14 +87,24 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    /// The next draw in [0, 1).
-    pub fn next(&mut self) -> f64 {
+    /// The next raw 64-bit state.
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         self.0 = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
+        x
+    }
+
+    /// The next draw in [0, 1).
+    pub fn next(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A draw in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
     pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
