@@ -23,7 +23,9 @@ mod common;
 use common::autodiff::{
     assert_close_vec, bin, check_all, close, eqn, lit, pjit, rand_arr, run, un,
 };
-use common::{build, dot_general, f64_arc, f64s, f64v, iota, Rng};
+use common::{
+    build, dot_general, f64_arc, f64s, f64v, iota, reduce, reshape, squeeze, transpose, Rng,
+};
 
 // ------------------------------------------------------- per primitive
 
@@ -331,53 +333,14 @@ fn structural_primitives() {
                 broadcast_dimensions: vec![0, 1],
             },
         ),
-        (
-            vec![2, 3],
-            Primitive::Reshape {
-                new_sizes: vec![3, 2],
-            },
-        ),
-        (vec![2, 3], Primitive::Reshape { new_sizes: vec![6] }),
-        (
-            vec![2, 3, 4],
-            Primitive::Transpose {
-                permutation: vec![2, 0, 1],
-            },
-        ),
-        (
-            vec![2, 1, 3, 1],
-            Primitive::Squeeze {
-                dimensions: vec![1, 3],
-            },
-        ),
-        (
-            vec![2, 3, 4],
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0, 2],
-            },
-        ),
-        (
-            vec![2, 3],
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![],
-            },
-        ),
-        (
-            vec![3, 4],
-            Primitive::Reduce {
-                op: ReduceOp::Max,
-                axes: vec![1],
-            },
-        ),
-        (
-            vec![3, 4],
-            Primitive::Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0, 1],
-            },
-        ),
+        (vec![2, 3], reshape(&[3, 2])),
+        (vec![2, 3], reshape(&[6])),
+        (vec![2, 3, 4], transpose(&[2, 0, 1])),
+        (vec![2, 1, 3, 1], squeeze(&[1, 3])),
+        (vec![2, 3, 4], reduce(ReduceOp::Sum, &[0, 2])),
+        (vec![2, 3], reduce(ReduceOp::Sum, &[])),
+        (vec![3, 4], reduce(ReduceOp::Max, &[1])),
+        (vec![3, 4], reduce(ReduceOp::Max, &[0, 1])),
     ];
     for (i, (shape, p)) in cases.into_iter().enumerate() {
         // Square the result so the VJP has a non-trivial residual.
@@ -418,14 +381,7 @@ fn broadcast_and_reduce_transposes() {
     assert_eq!(t.out_avals().unwrap()[0].shape, vec![3, 1]);
     // Transpose of reduce_sum broadcasts back.
     let f = build(&[f64v(&[2, 3])], |b, x| {
-        vec![eqn(
-            b,
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![1],
-            },
-            &[x[0].clone()],
-        )]
+        vec![eqn(b, reduce(ReduceOp::Sum, &[1]), &[x[0].clone()])]
     });
     let t = transpose_jaxpr(&f, &[true]).unwrap();
     let out = f64s(&run(&t, &[f64_arc(&[2], vec![5.0, 7.0])])[0]);
@@ -435,14 +391,7 @@ fn broadcast_and_reduce_transposes() {
 #[test]
 fn reduce_max_ties_share_equally() {
     let f = build(&[f64v(&[4])], |b, x| {
-        vec![eqn(
-            b,
-            Primitive::Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0],
-            },
-            &[x[0].clone()],
-        )]
+        vec![eqn(b, reduce(ReduceOp::Max, &[0]), &[x[0].clone()])]
     });
     let v = vjp_jaxpr(&f, &[true]).unwrap();
     let fo = run(&v.fwd, &[f64_arc(&[4], vec![1.0, 3.0, 3.0, 2.0])]);
@@ -530,14 +479,7 @@ fn pjit_nesting() {
     let f = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         let outs = pjit(b, middle.clone(), &[x[0].clone(), x[1].clone()]);
         let s = bin(b, BinaryOp::Add, &outs[0], &x[1]);
-        let r = eqn(
-            b,
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0],
-            },
-            &[s],
-        );
+        let r = eqn(b, reduce(ReduceOp::Sum, &[0]), &[s]);
         vec![r, outs[1].clone()]
     });
     let mut rng = Rng::new(3);
@@ -582,14 +524,7 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
     use microjax::prims::CumOp;
     // d/dx_i prod(x) = prod of the others, including at zeros.
     let f = build(&[f64v(&[4])], |b, x| {
-        vec![eqn(
-            b,
-            Primitive::Reduce {
-                op: ReduceOp::Prod,
-                axes: vec![0],
-            },
-            &[x[0].clone()],
-        )]
+        vec![eqn(b, reduce(ReduceOp::Prod, &[0]), &[x[0].clone()])]
     });
     let v = vjp_jaxpr(&f, &[true]).unwrap();
     for (xs, want) in [

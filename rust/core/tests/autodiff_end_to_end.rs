@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 mod common;
 use common::autodiff::{bin, check_all, close, eqn, lit, pjit, rand_arr, run, un};
-use common::{build, dot_general, f64_arc, f64s, f64v, Rng};
+use common::{build, dot_general, f64_arc, f64s, f64v, reduce, Rng};
 
 // ----------------------------------------------------------- end to end
 
@@ -258,22 +258,8 @@ fn composite_mlp_layer() {
         let h = bin(b, BinaryOp::Add, &h, &bb);
         let a = un(b, UnaryOp::Tanh, &h);
         let a2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[a]);
-        let s = eqn(
-            b,
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0, 1],
-            },
-            &[a2],
-        );
-        let m = eqn(
-            b,
-            Primitive::Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0, 1],
-            },
-            &[x[1].clone()],
-        );
+        let s = eqn(b, reduce(ReduceOp::Sum, &[0, 1]), &[a2]);
+        let m = eqn(b, reduce(ReduceOp::Max, &[0, 1]), &[x[1].clone()]);
         vec![bin(b, BinaryOp::Div, &s, &m)]
     });
     let mut rng = Rng::new(42);
@@ -302,14 +288,7 @@ fn mlp_like() -> ClosedJaxpr {
         );
         let inner = build(&[f64v(&[2, 4])], |b, y| {
             let t = un(b, UnaryOp::Tanh, &y[0]);
-            let m = eqn(
-                b,
-                Primitive::Reduce {
-                    op: ReduceOp::Max,
-                    axes: vec![1],
-                },
-                std::slice::from_ref(&t),
-            );
+            let m = eqn(b, reduce(ReduceOp::Max, &[1]), std::slice::from_ref(&t));
             let e = un(b, UnaryOp::Exp, &m);
             vec![e, t]
         });

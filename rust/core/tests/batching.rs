@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 mod common;
 use common::batching::{arange, call, lit_f32, single};
-use common::{dot_general, f32s, f32v, iota};
+use common::{dot_general, f32s, f32v, iota, reduce};
 
 // ------------------------------------------------------------- array helpers
 
@@ -630,13 +630,7 @@ fn pjit_and_nested_pjit() {
         .unwrap();
     let outs = call(&mut b, sub_program(), vec![xt, Atom::Var(y)]);
     let r = b
-        .add_eqn1(
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![1],
-            },
-            vec![outs[0].clone()],
-        )
+        .add_eqn1(reduce(ReduceOp::Sum, &[1]), vec![outs[0].clone()])
         .unwrap();
     let level1 = b.build(vec![r, outs[1].clone()]).unwrap();
     check(&level1, &[ANY, ANY]);
@@ -839,15 +833,7 @@ fn mixed_program() {
         )
         .unwrap();
     let a = b.binary(BinaryOp::Add, r, Atom::Var(s)).unwrap();
-    let m = b
-        .add_eqn1(
-            Primitive::Reduce {
-                op: ReduceOp::Max,
-                axes: vec![1],
-            },
-            vec![a],
-        )
-        .unwrap();
+    let m = b.add_eqn1(reduce(ReduceOp::Max, &[1]), vec![a]).unwrap();
     let d = b
         .add_eqn1(
             dot_general(&[1], &[0], &[], &[]),

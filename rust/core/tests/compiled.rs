@@ -121,13 +121,7 @@ fn escaping_intermediates_are_materialized() {
     let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
     let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
     let total = b
-        .add_eqn1(
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0],
-            },
-            vec![c.clone()],
-        )
+        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![c.clone()])
         .unwrap();
     let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
     let again = b.binary(BinaryOp::Add, later, s).unwrap();
@@ -227,14 +221,7 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
     let t3 = broadcast(&mut b, t, vec![a, 1, c], vec![0, 2]);
     let r3 = broadcast(&mut b, row, vec![a, 1, c], vec![1, 2]);
     let m = b.binary(BinaryOp::Mul, t3, r3).unwrap();
-    let back = b
-        .add_eqn1(
-            Primitive::Reshape {
-                new_sizes: vec![a, c],
-            },
-            vec![m],
-        )
-        .unwrap();
+    let back = b.add_eqn1(reshape(&[a, c]), vec![m]).unwrap();
     let out = b.unary(UnaryOp::Neg, back).unwrap();
     let prog = b.build(vec![out]).unwrap();
     let plan = check(prog, &[data(&[a, c], 11), data(&[1, c], 12)]);
@@ -250,15 +237,7 @@ fn transposes_feeding_a_matmul_are_folded() {
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(f32v(&[k, m])).unwrap());
     let y = Atom::Var(b.add_input(f32v(&[n, k])).unwrap());
-    let tr = |b: &mut Builder, a: Atom| {
-        b.add_eqn1(
-            Primitive::Transpose {
-                permutation: vec![1, 0],
-            },
-            vec![a],
-        )
-        .unwrap()
-    };
+    let tr = |b: &mut Builder, a: Atom| b.add_eqn1(transpose(&[1, 0]), vec![a]).unwrap();
     let xt = tr(&mut b, x);
     let yt = tr(&mut b, y);
     let out = b

@@ -35,6 +35,7 @@ use microjax::{
 use std::sync::Arc;
 
 mod common;
+use common::transpose;
 use common::*;
 
 fn matmul(b: &mut Builder, x: Atom, w: Atom, rank: usize) -> Atom {
@@ -191,14 +192,7 @@ fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let n = 48;
     let mut b = Builder::new();
     let a = input(&mut b, &[n, n]);
-    let at = b
-        .add_eqn1(
-            Primitive::Transpose {
-                permutation: vec![1, 0],
-            },
-            vec![a.clone()],
-        )
-        .unwrap();
+    let at = b.add_eqn1(transpose(&[1, 0]), vec![a.clone()]).unwrap();
     let aat = matmul(&mut b, a.clone(), at, 2);
     let iota = |b: &mut Builder, dimension| {
         b.add_eqn1(

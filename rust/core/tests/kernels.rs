@@ -21,7 +21,10 @@ use std::sync::Arc;
 
 mod common;
 use common::kernels::{arr, run, scalar};
-use common::{bf16s, bools, f16s, f32s, f64s, i32s, i64s, i8s, iota, keys, u32s, u8s, unravel};
+use common::{
+    bf16s, bools, broadcast_in_dim, f16s, f32s, f64s, i32s, i64s, i8s, iota, keys, reduce, reshape,
+    squeeze, u32s, u8s, unravel,
+};
 
 // ------------------------------------------------------------- helpers
 
@@ -629,10 +632,7 @@ fn broadcast_in_dim_cases() {
     assert_eq!(b(&z, &[3, 2], &[1]).buffer(), &Buffer::Float0(6));
     // Decreasing broadcast_dimensions are rejected by the shape rule.
     assert!(eval(
-        &Primitive::BroadcastInDim {
-            shape: vec![3, 3],
-            broadcast_dimensions: vec![1, 0],
-        },
+        &broadcast_in_dim(&[3, 3], &[1, 0]),
         &[&arr(&[3, 3], vec![0i32; 9])]
     )
     .is_err());
@@ -641,37 +641,16 @@ fn broadcast_in_dim_cases() {
 #[test]
 fn reshape_and_squeeze() {
     let x = arr(&[2, 1, 3], vec![1i32, 2, 3, 4, 5, 6]);
-    let r = run(
-        Primitive::Reshape {
-            new_sizes: vec![3, 2],
-        },
-        &[&x],
-    );
+    let r = run(reshape(&[3, 2]), &[&x]);
     assert_eq!(r.shape(), &[3, 2]);
     assert_eq!(i32s(&r), vec![1, 2, 3, 4, 5, 6]);
-    let s = run(
-        Primitive::Squeeze {
-            dimensions: vec![1],
-        },
-        &[&x],
-    );
+    let s = run(squeeze(&[1]), &[&x]);
     assert_eq!(s.shape(), &[2, 3]);
     assert_eq!(i32s(&s), vec![1, 2, 3, 4, 5, 6]);
-    assert!(eval(&Primitive::Reshape { new_sizes: vec![4] }, &[&x]).is_err());
-    assert!(eval(
-        &Primitive::Squeeze {
-            dimensions: vec![0]
-        },
-        &[&x]
-    )
-    .is_err());
+    assert!(eval(&reshape(&[4]), &[&x]).is_err());
+    assert!(eval(&squeeze(&[0]), &[&x]).is_err());
     let k = HostArray::new(vec![1, 2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
-    let s = run(
-        Primitive::Squeeze {
-            dimensions: vec![0],
-        },
-        &[&k],
-    );
+    let s = run(squeeze(&[0]), &[&k]);
     assert_eq!(s.shape(), &[2]);
     assert_eq!(keys(&s), vec![1, 2, 3, 4]);
 }
@@ -809,13 +788,7 @@ fn builder_program_with_nested_pjit() {
         )
         .unwrap();
     let total = ob
-        .add_eqn1(
-            Primitive::Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0],
-            },
-            vec![Atom::Var(outs[0])],
-        )
+        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![Atom::Var(outs[0])])
         .unwrap();
     let prog = ob.build(vec![total, Atom::Var(outs[1])]).unwrap();
 
@@ -1016,21 +989,9 @@ fn rounding_clamp_scan_and_reduction_values() {
     assert_eq!(f32s(&red(ReduceOp::Prod)), vec![6.0, 0.0]);
     assert_eq!(f32s(&red(ReduceOp::Min)), vec![1.0, 0.0]);
     let bi = arr(&[2, 2], vec![0b110i32, 0b011, -1, 0]);
-    let and = run(
-        Primitive::Reduce {
-            op: ReduceOp::And,
-            axes: vec![1],
-        },
-        &[&bi],
-    );
+    let and = run(reduce(ReduceOp::And, &[1]), &[&bi]);
     assert_eq!(i32s(&and), vec![0b010, 0]);
     let empty = arr(&[0], Vec::<i32>::new());
-    let and0 = run(
-        Primitive::Reduce {
-            op: ReduceOp::And,
-            axes: vec![0],
-        },
-        &[&empty],
-    );
+    let and0 = run(reduce(ReduceOp::And, &[0]), &[&empty]);
     assert_eq!(i32s(&and0), vec![-1]);
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 mod common;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
-use common::{dot_dims, iota};
+use common::{dot_dims, iota, reduce};
 
 // ------------------------------------------------------------------ display
 
@@ -215,15 +215,7 @@ fn display_param_families() {
     let lt = b
         .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![p, lit(0.5, DType::F32)])
         .unwrap();
-    let mx = b
-        .add_eqn1(
-            Primitive::Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0],
-            },
-            vec![d],
-        )
-        .unwrap();
+    let mx = b.add_eqn1(reduce(ReduceOp::Max, &[0]), vec![d]).unwrap();
     let j = b.build(vec![c, lt, mx, io]).unwrap();
     let want = "\
 { lambda ; a:f32[3,2] b:f32[2,4]. let

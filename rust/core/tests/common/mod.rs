@@ -14,7 +14,7 @@
 use microjax::ir::typecheck::typecheck;
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
-    Primitive, Scalar, UnaryOp,
+    Primitive, ReduceOp, Scalar, UnaryOp,
 };
 use std::sync::Arc;
 
@@ -181,6 +181,43 @@ pub fn dot_general(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Pr
     Primitive::DotGeneral {
         dims: dot_dims(lc, rc, lb, rb),
         preferred_element_type: None,
+    }
+}
+
+/// `reduce` by `op` over `axes`.
+pub fn reduce(op: ReduceOp, axes: &[usize]) -> Primitive {
+    Primitive::Reduce {
+        op,
+        axes: axes.to_vec(),
+    }
+}
+
+/// `reshape` to `sizes`.
+pub fn reshape(sizes: &[usize]) -> Primitive {
+    Primitive::Reshape {
+        new_sizes: sizes.to_vec(),
+    }
+}
+
+/// `squeeze` of the size-1 `dimensions`.
+pub fn squeeze(dimensions: &[usize]) -> Primitive {
+    Primitive::Squeeze {
+        dimensions: dimensions.to_vec(),
+    }
+}
+
+/// `transpose` by `permutation`.
+pub fn transpose(permutation: &[usize]) -> Primitive {
+    Primitive::Transpose {
+        permutation: permutation.to_vec(),
+    }
+}
+
+/// `broadcast_in_dim` to `shape`, operand axis `i` going to `dims[i]`.
+pub fn broadcast_in_dim(shape: &[usize], dims: &[usize]) -> Primitive {
+    Primitive::BroadcastInDim {
+        shape: shape.to_vec(),
+        broadcast_dimensions: dims.to_vec(),
     }
 }
 

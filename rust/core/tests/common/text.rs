@@ -25,10 +25,7 @@ pub fn bin(op: BinaryOp) -> Primitive {
 }
 
 pub fn reduce_sum(axes: &[usize]) -> Primitive {
-    Primitive::Reduce {
-        op: ReduceOp::Sum,
-        axes: axes.to_vec(),
-    }
+    super::reduce(ReduceOp::Sum, axes)
 }
 
 pub fn pjit(sub: ClosedJaxpr, name: &str) -> Primitive {
