@@ -24,7 +24,8 @@ use common::autodiff::{
     assert_close_vec, bin, check_all, close, eqn, lit, pjit, rand_arr, run, un,
 };
 use common::{
-    build, dot_general, f64_arc, f64s, f64v, iota, reduce, reshape, squeeze, transpose, Rng,
+    broadcast_in_dim, build, dot_general, f64_arc, f64s, f64v, iota, reduce, reshape, squeeze,
+    transpose, Rng,
 };
 
 // ------------------------------------------------------- per primitive
@@ -312,27 +313,9 @@ fn convert_element_type() {
 fn structural_primitives() {
     let mut rng = Rng::new(77);
     let cases: Vec<(Vec<usize>, Primitive)> = vec![
-        (
-            vec![3, 1],
-            Primitive::BroadcastInDim {
-                shape: vec![2, 3, 4],
-                broadcast_dimensions: vec![1, 2],
-            },
-        ),
-        (
-            vec![],
-            Primitive::BroadcastInDim {
-                shape: vec![2, 2],
-                broadcast_dimensions: vec![],
-            },
-        ),
-        (
-            vec![1, 3],
-            Primitive::BroadcastInDim {
-                shape: vec![1, 3],
-                broadcast_dimensions: vec![0, 1],
-            },
-        ),
+        (vec![3, 1], broadcast_in_dim(&[2, 3, 4], &[1, 2])),
+        (vec![], broadcast_in_dim(&[2, 2], &[])),
+        (vec![1, 3], broadcast_in_dim(&[1, 3], &[0, 1])),
         (vec![2, 3], reshape(&[3, 2])),
         (vec![2, 3], reshape(&[6])),
         (vec![2, 3, 4], transpose(&[2, 0, 1])),
@@ -359,10 +342,7 @@ fn broadcast_and_reduce_transposes() {
     let f = build(&[f64v(&[3, 1])], |b, x| {
         vec![eqn(
             b,
-            Primitive::BroadcastInDim {
-                shape: vec![2, 3, 4],
-                broadcast_dimensions: vec![1, 2],
-            },
+            broadcast_in_dim(&[2, 3, 4], &[1, 2]),
             &[x[0].clone()],
         )]
     });

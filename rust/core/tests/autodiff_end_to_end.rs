@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 mod common;
 use common::autodiff::{bin, check_all, close, eqn, lit, pjit, rand_arr, run, un};
-use common::{build, dot_general, f64_arc, f64s, f64v, reduce, Rng};
+use common::{broadcast_in_dim, build, dot_general, f64_arc, f64s, f64v, reduce, Rng};
 
 // ----------------------------------------------------------- end to end
 
@@ -247,14 +247,7 @@ fn composite_mlp_layer() {
             dot_general(&[1], &[0], &[], &[]),
             &[x[1].clone(), x[0].clone()],
         );
-        let bb = eqn(
-            b,
-            Primitive::BroadcastInDim {
-                shape: vec![2, 4],
-                broadcast_dimensions: vec![1],
-            },
-            &[x[2].clone()],
-        );
+        let bb = eqn(b, broadcast_in_dim(&[2, 4], &[1]), &[x[2].clone()]);
         let h = bin(b, BinaryOp::Add, &h, &bb);
         let a = un(b, UnaryOp::Tanh, &h);
         let a2 = eqn(b, Primitive::IntegerPow { y: 2 }, &[a]);

@@ -23,7 +23,7 @@ mod common;
 use common::kernels::{arr, run, scalar};
 use common::{
     bf16s, bools, broadcast_in_dim, f16s, f32s, f64s, i32s, i64s, i8s, iota, keys, reduce, reshape,
-    squeeze, u32s, u8s, unravel,
+    squeeze, transpose, u32s, u8s, unravel,
 };
 
 // ------------------------------------------------------------- helpers
@@ -700,29 +700,13 @@ fn transpose_3d_all_permutations() {
     // A larger one that takes the tiled path, with a size-1 axis.
     let shape = [37usize, 1, 45];
     let v: Vec<u8> = (0..37 * 45).map(|i| (i % 251) as u8).collect();
-    let r = run(
-        Primitive::Transpose {
-            permutation: vec![2, 1, 0],
-        },
-        &[&arr(&shape, v.clone())],
-    );
+    let r = run(transpose(&[2, 1, 0]), &[&arr(&shape, v.clone())]);
     assert_eq!(u8s(&r), naive_transpose(&v, &shape, &[2, 1, 0]));
     // Keys move as whole elements.
     let k = HostArray::new(vec![2, 2], Buffer::Key((0..8).collect())).unwrap();
-    let r = run(
-        Primitive::Transpose {
-            permutation: vec![1, 0],
-        },
-        &[&k],
-    );
+    let r = run(transpose(&[1, 0]), &[&k]);
     assert_eq!(keys(&r), vec![0, 1, 4, 5, 2, 3, 6, 7]);
-    assert!(eval(
-        &Primitive::Transpose {
-            permutation: vec![0, 0, 1]
-        },
-        &[&x]
-    )
-    .is_err());
+    assert!(eval(&transpose(&[0, 0, 1]), &[&x]).is_err());
 }
 
 #[test]

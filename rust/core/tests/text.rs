@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 mod common;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
-use common::{dot_dims, iota, reduce};
+use common::{broadcast_in_dim, dot_dims, iota, reduce, reshape, squeeze, transpose};
 
 // ------------------------------------------------------------------ display
 
@@ -171,34 +171,12 @@ fn display_param_families() {
             vec![Atom::Var(x)],
         )
         .unwrap();
-    let t = b
-        .add_eqn1(
-            Primitive::Transpose {
-                permutation: vec![1, 0],
-            },
-            vec![Atom::Var(x)],
-        )
-        .unwrap();
-    let r = b
-        .add_eqn1(Primitive::Reshape { new_sizes: vec![6] }, vec![t])
-        .unwrap();
+    let t = b.add_eqn1(transpose(&[1, 0]), vec![Atom::Var(x)]).unwrap();
+    let r = b.add_eqn1(reshape(&[6]), vec![t]).unwrap();
     let bc = b
-        .add_eqn1(
-            Primitive::BroadcastInDim {
-                shape: vec![1, 6],
-                broadcast_dimensions: vec![1],
-            },
-            vec![r],
-        )
+        .add_eqn1(broadcast_in_dim(&[1, 6], &[1]), vec![r])
         .unwrap();
-    let sq = b
-        .add_eqn1(
-            Primitive::Squeeze {
-                dimensions: vec![0],
-            },
-            vec![bc],
-        )
-        .unwrap();
+    let sq = b.add_eqn1(squeeze(&[0]), vec![bc]).unwrap();
     let d = b
         .add_eqn1(
             Primitive::DotGeneral {
