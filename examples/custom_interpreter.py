@@ -16,8 +16,9 @@ def f(x):
     return jnp.exp(jnp.tanh(x))
 
 
-def eval_jaxpr(jaxpr, consts, *args):
-    """The default interpreter: computes what the traced function computed."""
+def environment():
+    """`read(var)` and `write(var, val)` over a fresh variable -> value map
+    (a literal reads as its value)."""
     env = {}
 
     def read(var):
@@ -28,6 +29,12 @@ def eval_jaxpr(jaxpr, consts, *args):
     def write(var, val):
         env[var] = val
 
+    return read, write
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """The default interpreter: computes what the traced function computed."""
+    read, write = environment()
     safe_map(write, jaxpr.invars, args)
     safe_map(write, jaxpr.constvars, consts)
     for eqn in jaxpr.eqns:
@@ -48,16 +55,7 @@ inverse_registry = {
 
 def inverse_jaxpr(jaxpr, consts, *args):
     """Walks the jaxpr backwards, applying each primitive's inverse."""
-    env = {}
-
-    def read(var):
-        if type(var) is core.Literal:
-            return var.val
-        return env[var]
-
-    def write(var, val):
-        env[var] = val
-
+    read, write = environment()
     safe_map(write, jaxpr.outvars, args)
     safe_map(write, jaxpr.constvars, consts)
     for eqn in jaxpr.eqns[::-1]:

@@ -33,24 +33,23 @@ def hooks():
         C.set_hooks(saved)
 
 
-@pytest.fixture
-def x64():
+def _x64_set_to(on):
     prev = C.get_x64()
-    C.set_x64(True)
+    C.set_x64(on)
     try:
         yield
     finally:
         C.set_x64(prev)
+
+
+@pytest.fixture
+def x64():
+    yield from _x64_set_to(True)
 
 
 @pytest.fixture
 def no_x64():
-    prev = C.get_x64()
-    C.set_x64(False)
-    try:
-        yield
-    finally:
-        C.set_x64(prev)
+    yield from _x64_set_to(False)
 
 
 class Recorder:

@@ -3,9 +3,6 @@
 SAME shapes for every stride, layouts and dimension numbers, nested
 transforms, max-pool tie-breaking, preferred_element_type, errors with
 JAX's exception types, and the CNN example's loss going down."""
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
@@ -13,6 +10,7 @@ import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import lax
 
+from example_modules import load_example
 from op_table.conv import conv_ref, window_ref
 
 
@@ -192,10 +190,6 @@ def test_convolve_correlate_errors():
 
 
 def test_cnn_example_loss_decreases():
-    path = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "cnn.py")
-    spec = importlib.util.spec_from_file_location("cnn_example", path)
-    cnn = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cnn)
-    losses = cnn.train(steps=25)
+    losses = load_example("cnn").train(steps=25)
     assert all(np.isfinite(losses))
     assert losses[-1] < 0.7 * losses[0], losses

@@ -47,6 +47,14 @@ def _same(got, want):
 
 seeds = st.integers(0, 2**32 - 1)
 
+
+def _static_index_matches(x, idx):
+    """`x[idx]` eager and under jit (the index static) against NumPy's."""
+    want = x[idx]
+    _same(jnp.asarray(x)[idx], want)
+    _same(jax.jit(lambda a: a[idx])(x), want)
+    return want
+
 # ---------------------------------------------------------------------------
 # Broadcasting of binary operations
 # ---------------------------------------------------------------------------
@@ -116,10 +124,7 @@ def basic_cases(draw):
 @given(case=basic_cases(), seed=seeds)
 def test_basic_indexing_matches_numpy(case, seed):
     shape, idx = case
-    x = _values(shape, seed)
-    want = x[idx]
-    _same(jnp.asarray(x)[idx], want)
-    _same(jax.jit(lambda a: a[idx])(x), want)
+    _static_index_matches(_values(shape, seed), idx)
 
 
 # ---------------------------------------------------------------------------
@@ -176,10 +181,8 @@ def _split_arrays(idx):
 def test_advanced_indexing_matches_numpy(case, seed):
     shape, idx = case
     x = _values(shape, seed)
-    want = x[idx]
     # static NumPy index arrays, eager and jit
-    _same(jnp.asarray(x)[idx], want)
-    _same(jax.jit(lambda a: a[idx])(x), want)
+    want = _static_index_matches(x, idx)
     # traced index arrays (jax Arrays: a gather), eager and jit
     arrays, rebuild = _split_arrays(idx)
     _same(jnp.asarray(x)[rebuild([jnp.asarray(i) for i in arrays])], want)
@@ -207,11 +210,8 @@ def mask_cases(draw):
 @example(case=((2, 3), (np.array([True, False]), Ellipsis)), seed=0)
 def test_boolean_masks_match_numpy(case, seed):
     shape, idx = case
-    x = _values(shape, seed)
-    want = x[idx]
-    _same(jnp.asarray(x)[idx], want)
     # a NumPy mask is static, so its result shape is known under jit
-    _same(jax.jit(lambda a: a[idx])(x), want)
+    _static_index_matches(_values(shape, seed), idx)
 
 
 # ---------------------------------------------------------------------------

@@ -1,34 +1,16 @@
-"""Programs from the seed documents (../shared/seeds), with JAX's results."""
-from functools import wraps
-
+"""Programs from the seed documents (../shared/seeds), with JAX's results.
+The custom interpreters and the blog's `deriv` are those of examples/, so
+these tests run the examples' code."""
 import numpy as np
 
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
-from microjax_rs import core, lax
-from microjax_rs._src.util import safe_map
+from example_modules import load_example
 
-
-def eval_jaxpr(jaxpr, consts, *args):
-    env = {}
-
-    def read(var):
-        if type(var) is core.Literal:
-            return var.val
-        return env[var]
-
-    def write(var, val):
-        env[var] = val
-
-    safe_map(write, jaxpr.invars, args)
-    safe_map(write, jaxpr.constvars, consts)
-    for eqn in jaxpr.eqns:
-        invals = safe_map(read, eqn.invars)
-        outvals = eqn.primitive.bind(*invals, **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outvals = [outvals]
-        safe_map(write, eqn.outvars, outvals)
-    return safe_map(read, jaxpr.outvars)
+_interpreter = load_example("custom_interpreter")
+eval_jaxpr = _interpreter.eval_jaxpr
+inverse = _interpreter.inverse
+deriv = load_example("microjax_blog").deriv
 
 
 def test_custom_interpreter_eval_jaxpr_matches_function():
@@ -60,41 +42,6 @@ def test_eval_jaxpr_handles_pjit_and_consts_and_is_traceable():
     assert [e.primitive.name for e in staged.jaxpr.eqns] == [e.primitive.name for e in closed.jaxpr.eqns]
 
 
-inverse_registry = {lax.exp_p: jnp.log, lax.tanh_p: jnp.arctanh}
-
-
-def inverse(fun):
-    @wraps(fun)
-    def wrapped(*args, **kwargs):
-        closed_jaxpr = jax.make_jaxpr(fun)(*args, **kwargs)
-        out = inverse_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.literals, *args)
-        return out[0]
-
-    return wrapped
-
-
-def inverse_jaxpr(jaxpr, consts, *args):
-    env = {}
-
-    def read(var):
-        if type(var) is core.Literal:
-            return var.val
-        return env[var]
-
-    def write(var, val):
-        env[var] = val
-
-    safe_map(write, jaxpr.outvars, args)
-    safe_map(write, jaxpr.constvars, consts)
-    for eqn in jaxpr.eqns[::-1]:
-        invals = safe_map(read, eqn.outvars)
-        if eqn.primitive not in inverse_registry:
-            raise NotImplementedError(f"{eqn.primitive} does not have registered inverse.")
-        outval = inverse_registry[eqn.primitive](*invals)
-        safe_map(write, eqn.invars, [outval])
-    return safe_map(read, jaxpr.invars)
-
-
 def test_inverse_interpreter_seed():
     def f(x):
         return jnp.exp(jnp.tanh(x))
@@ -118,13 +65,6 @@ def test_foo_seed():
 
 
 # -- the MicroJax blog's programs ----------------------------------------------
-
-def deriv(function):
-    def jvp_forward(x):
-        return jax.jvp(function, (x,), (jnp.ones_like(jnp.asarray(x)),))[1]
-
-    return jvp_forward
-
 
 def test_blog_jvp_and_repeated_derivatives():
     y, y_dot = jax.jvp(lambda x: jnp.sin(x) + jnp.exp(x), (3.14,), (1.0,))

@@ -95,10 +95,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             out = fun(*rebuild(tracers), **kwargs)
             aux = None
             if has_aux:
-                if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                    raise TypeError("value_and_grad with has_aux=True requires the function to return "
-                                    "a pair (output, auxiliary_data)")
-                out, aux = out
+                out, aux = _aux_pair(out, "value_and_grad")
             _check_scalar_output(out)
             return [out], aux
 
@@ -243,6 +240,30 @@ def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):
                             f"{pa.dtype_name}, but got tangent dtype {ta.dtype_name} instead.")
 
 
+def _aux_pair(out, api):
+    """`(output, aux)` of a `has_aux` function's result, checked to be a pair."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{api} with has_aux=True requires the function to return a pair "
+                        "(output, auxiliary_data)")
+    return out
+
+
+def _flat_over_tree(fun, ptree, has_aux, pair_check=None):
+    """`fun` over the leaves of `ptree`: returns (output leaves, aux) and records
+    the output tree as `.out_tree`. `pair_check`: the API name under which a
+    `has_aux` result that is not a pair is reported (unchecked when None)."""
+    def flat(tracers):
+        out = fun(*tree_unflatten(ptree, tracers))
+        aux = None
+        if has_aux:
+            out, aux = out if pair_check is None else _aux_pair(out, pair_check)
+        leaves, tree = tree_flatten(out)
+        flat.out_tree = tree
+        return leaves, aux
+
+    return flat
+
+
 def jvp(fun, primals, tangents, has_aux=False):
     """`(fun(*primals), J·tangents)` (forward mode)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -253,15 +274,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     _check_tangents(pleaves, tleaves, ptree, ttree)
     name = _fun_name(fun)
 
-    def flat(tracers):
-        out = fun(*tree_unflatten(ptree, tracers))
-        aux = None
-        if has_aux:
-            out, aux = out
-        leaves, tree = tree_flatten(out)
-        flat.out_tree = tree
-        return leaves, aux
-
+    flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name, private=True)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
     jclosed, lits = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
@@ -278,15 +291,7 @@ def linearize(fun, *primals, has_aux=False):
     pleaves, ptree = tree_flatten(tuple(primals))
     name = _fun_name(fun)
 
-    def flat(tracers):
-        out = fun(*tree_unflatten(ptree, tracers))
-        aux = None
-        if has_aux:
-            out, aux = out
-        leaves, tree = tree_flatten(out)
-        flat.out_tree = tree
-        return leaves, aux
-
+    flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
     primal_prog, tangent_prog, num_res, lits = ad.linearize_program(
@@ -311,18 +316,7 @@ def vjp(fun, *primals, has_aux=False):
     pleaves, ptree = tree_flatten(tuple(primals))
     name = _fun_name(fun)
 
-    def flat(tracers):
-        out = fun(*tree_unflatten(ptree, tracers))
-        aux = None
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError("vjp with has_aux=True requires the function to return a pair "
-                                "(output, auxiliary_data)")
-            out, aux = out
-        leaves, tree = tree_flatten(out)
-        flat.out_tree = tree
-        return leaves, aux
-
+    flat = _flat_over_tree(fun, ptree, has_aux, pair_check="vjp")
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
     nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves] + [False] * len(trace.captures)
     fwd, bwd, num_res, lits = ad.vjp_program(closed, nonzeros)
@@ -398,6 +392,21 @@ def _make_std_basis(aval):
     return lax.reshape(eye, (n,) + aval.shape)
 
 
+def _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int):
+    """`(single, leaves, tree, f_flat)` for a Jacobian of `fun` at `args` with
+    respect to `argnums`: `f_flat(*leaves)` returns `(output, aux or None)`."""
+    single, nums = _argnums_tuple(argnums, len(args))
+    leaves, tree, rebuild = _split_args(args, nums)
+    for x in leaves:
+        _check_input_dtype(x, api, allow_int)
+
+    def f_flat(*ls):
+        out = fun(*rebuild(list(ls)), **kwargs)
+        return out if has_aux else (out, None)
+
+    return single, leaves, tree, f_flat
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode: vmapped `jvp` over the standard basis."""
     from ._vmap import vmap
@@ -405,15 +414,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        leaves, tree, rebuild = _split_args(args, nums)
-        for x in leaves:
-            _check_input_dtype(x, "jacfwd", False)
-
-        def f_flat(*ls):
-            out = fun(*rebuild(list(ls)), **kwargs)
-            return out if has_aux else (out, None)
-
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False)
         per_leaf = []
         aux = None
         out_struct = None
@@ -446,15 +447,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args))
-        leaves, tree, rebuild = _split_args(args, nums)
-        for x in leaves:
-            _check_input_dtype(x, "jacrev", allow_int)
-
-        def f_flat(*ls):
-            out = fun(*rebuild(list(ls)), **kwargs)
-            return out if has_aux else (out, None)
-
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int)
         out, pullback, aux = vjp(f_flat, *leaves, has_aux=True)
         out_leaves, out_struct = tree_flatten(out)
         rows = []

@@ -202,9 +202,9 @@ def shift_args(rng, shapes, dtype):
 # ----------------------------------------------------------------- records
 
 
-def _unary_lax(name, ref, maker=None, dtypes=F, tol=TRANSCENDENTAL_TOL, **kw):
+def _unary(full_name, ref, maker, dtypes, tol, **kw):
     return OpRecord(
-        name=f"lax.{name}",
+        name=full_name,
         ref=ref,
         args_maker=maker or uniform(),
         dtypes=dtypes,
@@ -212,6 +212,10 @@ def _unary_lax(name, ref, maker=None, dtypes=F, tol=TRANSCENDENTAL_TOL, **kw):
         tol=tol,
         **kw,
     )
+
+
+def _unary_lax(name, ref, maker=None, dtypes=F, tol=TRANSCENDENTAL_TOL, **kw):
+    return _unary(f"lax.{name}", ref, maker, dtypes, tol, **kw)
 
 
 def _binary_lax(name, ref, maker=None, dtypes=NUM, **kw):
@@ -226,16 +230,7 @@ def _binary_lax(name, ref, maker=None, dtypes=NUM, **kw):
 
 
 def _unary_jnp(name, ref, maker=None, dtypes=("float32", "float64", "float16", "int32"), **kw):
-    return OpRecord(
-        name=f"numpy.{name}",
-        ref=ref,
-        args_maker=maker or uniform(),
-        dtypes=dtypes,
-        cases=cases_from_shapes([(s,) for s in UNARY_SHAPES]),
-        tol=TRANSCENDENTAL_TOL,
-        out_dtype=_inexact_out,
-        **kw,
-    )
+    return _unary(f"numpy.{name}", ref, maker, dtypes, TRANSCENDENTAL_TOL, out_dtype=_inexact_out, **kw)
 
 
 RECORDS: tuple = (

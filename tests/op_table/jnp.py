@@ -49,8 +49,8 @@ INTS = ("int32", "int8", "uint8", "int16", "uint32")
 # ----------------------------------------------------------------- arg makers
 
 
-def with_specials(base=None):
-    """`base`'s arrays with some entries replaced by nan, inf and -inf (floats)."""
+def _with_some(values, base):
+    """`base`'s float arrays (default: uniform) with `len(values)` random entries replaced by `values`."""
     base = base or uniform()
 
     def make(rng, shapes, dtype):
@@ -60,33 +60,23 @@ def with_specials(base=None):
         res = []
         for a in out:
             a = np.array(a)
-            if a.size >= 3:
+            if a.size >= len(values):
                 flat = a.reshape(-1)
-                pos = rng.permutation(a.size)[:3]
-                flat[pos] = np.array([np.nan, np.inf, -np.inf]).astype(dtype)
+                pos = rng.permutation(a.size)[:len(values)]
+                flat[pos] = np.array(values).astype(dtype)
             res.append(a)
         return res
 
     return make
+
+
+def with_specials(base=None):
+    """`base`'s arrays with some entries replaced by nan, inf and -inf (floats)."""
+    return _with_some([np.nan, np.inf, -np.inf], base)
 
 
 def some_nans(base=None):
-    base = base or uniform()
-
-    def make(rng, shapes, dtype):
-        out = base(rng, shapes, dtype)
-        if not is_float(dtype):
-            return out
-        res = []
-        for a in out:
-            a = np.array(a)
-            if a.size >= 2:
-                flat = a.reshape(-1)
-                flat[rng.permutation(a.size)[:2]] = np.nan
-            res.append(a)
-        return res
-
-    return make
+    return _with_some([np.nan, np.nan], base)
 
 
 def int_power_args(rng, shapes, dtype):
@@ -121,49 +111,63 @@ def weights_second(rng, shapes, dtype):
 # ----------------------------------------------------------------- adapters
 
 
-def _adapters():
+def _module_adapters(m):
+    """The adapters whose `jax.numpy` and NumPy forms differ only in the module `m`."""
     def concatenate(*arrays, axis=0):
-        return jnp.concatenate(arrays, axis=axis)
+        return m.concatenate(arrays, axis=axis)
 
     def stack(*arrays, axis=0):
-        return jnp.stack(arrays, axis=axis)
+        return m.stack(arrays, axis=axis)
 
     def hstack(*arrays):
-        return jnp.hstack(arrays)
+        return m.hstack(arrays)
 
     def vstack(*arrays):
-        return jnp.vstack(arrays)
+        return m.vstack(arrays)
 
     def dstack(*arrays):
-        return jnp.dstack(arrays)
+        return m.dstack(arrays)
 
     def column_stack(*arrays):
-        return jnp.column_stack(arrays)
+        return m.column_stack(arrays)
 
     def split(x, sections, axis=0, k=0):
-        return jnp.split(x, sections, axis=axis)[k]
+        return m.split(x, sections, axis=axis)[k]
 
     def array_split(x, sections, axis=0, k=0):
-        return jnp.array_split(x, sections, axis=axis)[k]
+        return m.array_split(x, sections, axis=axis)[k]
 
     def einsum(*operands, subscripts):
-        return jnp.einsum(subscripts, *operands)
+        return m.einsum(subscripts, *operands)
 
     def meshgrid(*xs, k=0, indexing="xy"):
-        return jnp.meshgrid(*xs, indexing=indexing)[k]
+        return m.meshgrid(*xs, indexing=indexing)[k]
 
     def broadcast_arrays(*xs, k=0):
-        return jnp.broadcast_arrays(*xs)[k]
+        return m.broadcast_arrays(*xs)[k]
 
     def linspace_arr(start, stop, num=5, endpoint=True, axis=0):
-        return jnp.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+        return m.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
 
     def average_returned(a, w, axis=None, k=0):
-        return jnp.average(a, axis=axis, weights=w, returned=True)[k]
+        return m.average(a, axis=axis, weights=w, returned=True)[k]
 
     def divmod_k(a, b, k=0):
-        return jnp.divmod(a, b)[k]
+        return m.divmod(a, b)[k]
 
+    def select2(c1, c2, a, b, default=0):
+        return m.select([c1 > 0, c2 > 0], [a, b], default)
+
+    def modf_k(x, k=0):
+        return m.modf(x)[k]
+
+    def unravel_k(i, shape, k=0):
+        return m.unravel_index(i, shape)[k]
+
+    return {k: v for k, v in locals().items() if callable(v)}
+
+
+def _adapters():
     def sum_where(a, m, **kw):
         return jnp.sum(a, where=m, **kw)
 
@@ -194,70 +198,20 @@ def _adapters():
     def nonzero_k(x, size, k=0, fill_value=None):
         return jnp.nonzero(x, size=size, fill_value=fill_value)[k]
 
-    def select2(c1, c2, a, b, default=0):
-        return jnp.select([c1 > 0, c2 > 0], [a, b], default)
-
     def interp(x, fp, xp=None):
         return jnp.interp(x, jnp.asarray(np.asarray(xp), dtype=fp.dtype), fp)
-
-    def modf_k(x, k=0):
-        return jnp.modf(x)[k]
-
-    def unravel_k(i, shape, k=0):
-        return jnp.unravel_index(i, shape)[k]
 
     def ravel_multi(i, j, dims):
         return jnp.ravel_multi_index((i, j), dims)
 
-    return types.SimpleNamespace(**{k: v for k, v in locals().items() if callable(v)})
+    own = {k: v for k, v in locals().items() if callable(v)}
+    return types.SimpleNamespace(**_module_adapters(jnp), **own)
 
 
 microjax_rs._jnp_table_adapters = _adapters()
 
 
 def _np_adapters():
-    def concatenate(*arrays, axis=0):
-        return np.concatenate(arrays, axis=axis)
-
-    def stack(*arrays, axis=0):
-        return np.stack(arrays, axis=axis)
-
-    def hstack(*arrays):
-        return np.hstack(arrays)
-
-    def vstack(*arrays):
-        return np.vstack(arrays)
-
-    def dstack(*arrays):
-        return np.dstack(arrays)
-
-    def column_stack(*arrays):
-        return np.column_stack(arrays)
-
-    def split(x, sections, axis=0, k=0):
-        return np.split(x, sections, axis=axis)[k]
-
-    def array_split(x, sections, axis=0, k=0):
-        return np.array_split(x, sections, axis=axis)[k]
-
-    def einsum(*operands, subscripts):
-        return np.einsum(subscripts, *operands)
-
-    def meshgrid(*xs, k=0, indexing="xy"):
-        return np.meshgrid(*xs, indexing=indexing)[k]
-
-    def broadcast_arrays(*xs, k=0):
-        return np.broadcast_arrays(*xs)[k]
-
-    def linspace_arr(start, stop, num=5, endpoint=True, axis=0):
-        return np.linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
-
-    def average_returned(a, w, axis=None, k=0):
-        return np.average(a, axis=axis, weights=w, returned=True)[k]
-
-    def divmod_k(a, b, k=0):
-        return np.divmod(a, b)[k]
-
     def getitem(x, idx):
         return x[idx]
 
@@ -276,24 +230,16 @@ def _np_adapters():
         np.maximum.at(x, idx, v)
         return x
 
-    def select2(c1, c2, a, b, default=0):
-        return np.select([c1 > 0, c2 > 0], [a, b], default)
-
     def interp(x, fp, xp=None):
         return np.interp(x, np.asarray(xp, np.asarray(fp).dtype), fp).astype(np.asarray(fp).dtype)
-
-    def modf_k(x, k=0):
-        return np.modf(x)[k]
-
-    def unravel_k(i, shape, k=0):
-        return np.unravel_index(i, shape)[k]
 
     def nonzero_k(x, size, k=0, fill_value=None):
         idx = np.nonzero(x)[k][:size]
         fill = 0 if fill_value is None else fill_value
         return np.concatenate([idx, np.full(size - idx.size, fill, idx.dtype)])
 
-    return types.SimpleNamespace(**{k: v for k, v in locals().items() if callable(v)})
+    own = {k: v for k, v in locals().items() if callable(v)}
+    return types.SimpleNamespace(**_module_adapters(np), **own)
 
 
 NPA = _np_adapters()

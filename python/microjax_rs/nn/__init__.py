@@ -109,19 +109,9 @@ def glu(x, axis=-1):
     return lax.mul(a, sigmoid(b))
 
 
-def softmax(x, axis=-1, where=None, initial=None):
-    x = _inexact(x)
-    if where is not None:
-        x = jnp.where(where, x, -_np.inf)
-    m = jnp.max(x, axis=axis, keepdims=True, initial=-_np.inf)
-    m = lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0.0))
-    e = jnp.exp(jnp.subtract(x, m))
-    if where is not None:
-        e = jnp.where(where, e, 0.0)
-    return jnp.divide(e, jnp.sum(e, axis=axis, keepdims=True))
-
-
-def log_softmax(x, axis=-1, where=None, initial=None):
+def _shifted_exp(x, axis, where):
+    """`(x - max, exp(x - max))` over `axis`, masked out of `where` (the max
+    constant under differentiation; 0 where there is no finite max)."""
     x = _inexact(x)
     if where is not None:
         x = jnp.where(where, x, -_np.inf)
@@ -131,6 +121,16 @@ def log_softmax(x, axis=-1, where=None, initial=None):
     e = jnp.exp(shifted)
     if where is not None:
         e = jnp.where(where, e, 0.0)
+    return shifted, e
+
+
+def softmax(x, axis=-1, where=None, initial=None):
+    _, e = _shifted_exp(x, axis, where)
+    return jnp.divide(e, jnp.sum(e, axis=axis, keepdims=True))
+
+
+def log_softmax(x, axis=-1, where=None, initial=None):
+    shifted, e = _shifted_exp(x, axis, where)
     out = jnp.subtract(shifted, jnp.log(jnp.sum(e, axis=axis, keepdims=True)))
     if where is not None:
         out = jnp.where(where, out, -_np.inf)

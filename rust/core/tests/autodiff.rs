@@ -8,16 +8,12 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop,
-    clippy::cloned_ref_to_slice_refs
+    clippy::arithmetic_side_effects
 )]
 
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::{
-    BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, Pjit, Reduce, Reshape,
-    SelectN, Squeeze, StopGradient, Transpose,
+    Clamp, ConvertElementType, Cumulative, IntegerPow, Pjit, Reduce, SelectN, StopGradient,
 };
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{
@@ -30,7 +26,10 @@ mod common;
 use common::autodiff::{
     assert_close_vec, bin, check_all, close, eqn, lit, pjit, rand_arr, run, un,
 };
-use common::{build, dot_general, f64_arc, f64s, f64v, Rng};
+use common::{
+    broadcast_in_dim, build, dot_general, f64_arc, f64s, f64v, iota, reduce, reshape, squeeze,
+    transpose, Rng,
+};
 
 // ------------------------------------------------------- per primitive
 
@@ -138,7 +137,7 @@ fn binary_primitives() {
         check_all(&f, &[x.clone(), s.clone()], 31 + i as u64);
         // One operand a literal.
         let f = build(&[f64v(&[3])], |b, x| vec![bin(b, op, &x[0], &lit(1.25))]);
-        check_all(&f, &[x.clone()], 41 + i as u64);
+        check_all(&f, std::slice::from_ref(&x), 41 + i as u64);
     }
 }
 
@@ -266,7 +265,7 @@ fn convert_element_type() {
                 new_dtype: DType::F64,
                 weak_type: false,
             }),
-            &[i.clone()],
+            std::slice::from_ref(&i),
         );
         let y = bin(b, BinaryOp::Mul, &x[0], &back);
         vec![y, i]
@@ -321,77 +320,17 @@ fn convert_element_type() {
 fn structural_primitives() {
     let mut rng = Rng::new(77);
     let cases: Vec<(Vec<usize>, Primitive)> = vec![
-        (
-            vec![3, 1],
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![2, 3, 4],
-                broadcast_dimensions: vec![1, 2],
-            }),
-        ),
-        (
-            vec![],
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![2, 2],
-                broadcast_dimensions: vec![],
-            }),
-        ),
-        (
-            vec![1, 3],
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![1, 3],
-                broadcast_dimensions: vec![0, 1],
-            }),
-        ),
-        (
-            vec![2, 3],
-            Primitive::Reshape(Reshape {
-                new_sizes: vec![3, 2],
-            }),
-        ),
-        (
-            vec![2, 3],
-            Primitive::Reshape(Reshape { new_sizes: vec![6] }),
-        ),
-        (
-            vec![2, 3, 4],
-            Primitive::Transpose(Transpose {
-                permutation: vec![2, 0, 1],
-            }),
-        ),
-        (
-            vec![2, 1, 3, 1],
-            Primitive::Squeeze(Squeeze {
-                dimensions: vec![1, 3],
-            }),
-        ),
-        (
-            vec![2, 3, 4],
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0, 2],
-            }),
-        ),
-        (
-            vec![2, 3],
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![],
-            }),
-        ),
-        (
-            vec![3, 4],
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![1],
-            }),
-        ),
-        (
-            vec![3, 4],
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0, 1],
-            }),
-        ),
+        (vec![3, 1], broadcast_in_dim(&[2, 3, 4], &[1, 2])),
+        (vec![], broadcast_in_dim(&[2, 2], &[])),
+        (vec![1, 3], broadcast_in_dim(&[1, 3], &[0, 1])),
+        (vec![2, 3], reshape(&[3, 2])),
+        (vec![2, 3], reshape(&[6])),
+        (vec![2, 3, 4], transpose(&[2, 0, 1])),
+        (vec![2, 1, 3, 1], squeeze(&[1, 3])),
+        (vec![2, 3, 4], reduce(ReduceOp::Sum, &[0, 2])),
+        (vec![2, 3], reduce(ReduceOp::Sum, &[])),
+        (vec![3, 4], reduce(ReduceOp::Max, &[1])),
+        (vec![3, 4], reduce(ReduceOp::Max, &[0, 1])),
     ];
     for (i, (shape, p)) in cases.into_iter().enumerate() {
         // Square the result so the VJP has a non-trivial residual.
@@ -410,10 +349,7 @@ fn broadcast_and_reduce_transposes() {
     let f = build(&[f64v(&[3, 1])], |b, x| {
         vec![eqn(
             b,
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![2, 3, 4],
-                broadcast_dimensions: vec![1, 2],
-            }),
+            broadcast_in_dim(&[2, 3, 4], &[1, 2]),
             &[x[0].clone()],
         )]
     });
@@ -432,14 +368,7 @@ fn broadcast_and_reduce_transposes() {
     assert_eq!(t.out_avals().unwrap()[0].shape, vec![3, 1]);
     // Transpose of reduce_sum broadcasts back.
     let f = build(&[f64v(&[2, 3])], |b, x| {
-        vec![eqn(
-            b,
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![1],
-            }),
-            &[x[0].clone()],
-        )]
+        vec![eqn(b, reduce(ReduceOp::Sum, &[1]), &[x[0].clone()])]
     });
     let t = transpose_jaxpr(&f, &[true]).unwrap();
     let out = f64s(&run(&t, &[f64_arc(&[2], vec![5.0, 7.0])])[0]);
@@ -449,14 +378,7 @@ fn broadcast_and_reduce_transposes() {
 #[test]
 fn reduce_max_ties_share_equally() {
     let f = build(&[f64v(&[4])], |b, x| {
-        vec![eqn(
-            b,
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0],
-            }),
-            &[x[0].clone()],
-        )]
+        vec![eqn(b, reduce(ReduceOp::Max, &[0]), &[x[0].clone()])]
     });
     let v = vjp_jaxpr(&f, &[true]).unwrap();
     let fo = run(&v.fwd, &[f64_arc(&[4], vec![1.0, 3.0, 3.0, 2.0])]);
@@ -508,15 +430,7 @@ fn iota_and_consts() {
         b.add_const(f64_arc(&[3], vec![0.5, -1.0, 2.0]), false)
             .unwrap(),
     );
-    let io = eqn(
-        &mut b,
-        Primitive::Iota(Iota {
-            dtype: DType::F64,
-            shape: vec![3],
-            dimension: 0,
-        }),
-        &[],
-    );
+    let io = eqn(&mut b, iota(DType::F64, &[3], 0), &[]);
     let y = bin(&mut b, BinaryOp::Mul, &x, &io);
     let y = bin(&mut b, BinaryOp::Mul, &y, &c);
     let y = un(&mut b, UnaryOp::Sin, &y);
@@ -552,14 +466,7 @@ fn pjit_nesting() {
     let f = build(&[f64v(&[3]), f64v(&[3])], |b, x| {
         let outs = pjit(b, middle.clone(), &[x[0].clone(), x[1].clone()]);
         let s = bin(b, BinaryOp::Add, &outs[0], &x[1]);
-        let r = eqn(
-            b,
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0],
-            }),
-            &[s],
-        );
+        let r = eqn(b, reduce(ReduceOp::Sum, &[0]), &[s]);
         vec![r, outs[1].clone()]
     });
     let mut rng = Rng::new(3);
@@ -604,14 +511,7 @@ fn reduce_prod_and_cumprod_exact_at_zeros() {
     use microjax::prims::CumOp;
     // d/dx_i prod(x) = prod of the others, including at zeros.
     let f = build(&[f64v(&[4])], |b, x| {
-        vec![eqn(
-            b,
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Prod,
-                axes: vec![0],
-            }),
-            &[x[0].clone()],
-        )]
+        vec![eqn(b, reduce(ReduceOp::Prod, &[0]), &[x[0].clone()])]
     });
     let v = vjp_jaxpr(&f, &[true]).unwrap();
     for (xs, want) in [

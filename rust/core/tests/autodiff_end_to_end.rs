@@ -4,13 +4,10 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop,
-    clippy::cloned_ref_to_slice_refs
+    clippy::arithmetic_side_effects
 )]
 
-use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow, Pjit, Reduce};
+use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow, Pjit};
 use microjax::transforms::{dce_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp,
@@ -20,7 +17,7 @@ use std::sync::Arc;
 
 mod common;
 use common::autodiff::{bin, check_all, close, eqn, lit, pjit, rand_arr, run, un};
-use common::{build, dot_general, f64_arc, f64s, f64v, Rng};
+use common::{broadcast_in_dim, build, dot_general, f64_arc, f64s, f64v, reduce, Rng};
 
 // ----------------------------------------------------------- end to end
 
@@ -61,7 +58,7 @@ fn grad_and_second_derivative_of_cubic() {
     let f = cubic();
     let g = grad_program(&f);
     let two = f64_arc(&[], vec![2.0]);
-    assert_eq!(f64s(&run(&g, &[two.clone()])[0]), vec![46.0]);
+    assert_eq!(f64s(&run(&g, std::slice::from_ref(&two))[0]), vec![46.0]);
     let (jg, nz) = jvp_jaxpr(&g, &[true], false).unwrap();
     assert_eq!(nz, vec![true]);
     let out = run(&jg, &[two.clone(), f64_arc(&[], vec![1.0])]);
@@ -69,7 +66,7 @@ fn grad_and_second_derivative_of_cubic() {
     assert_eq!(f64s(&out[1]), vec![40.0]);
     // grad of grad (reverse over reverse) agrees.
     let gg = grad_program(&g);
-    assert_eq!(f64s(&run(&gg, &[two.clone()])[0]), vec![40.0]);
+    assert_eq!(f64s(&run(&gg, std::slice::from_ref(&two))[0]), vec![40.0]);
     // Third derivative: 18.
     let ggg = grad_program(&gg);
     assert_eq!(f64s(&run(&ggg, &[two])[0]), vec![18.0]);
@@ -262,33 +259,12 @@ fn composite_mlp_layer() {
             dot_general(&[1], &[0], &[], &[]),
             &[x[1].clone(), x[0].clone()],
         );
-        let bb = eqn(
-            b,
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![2, 4],
-                broadcast_dimensions: vec![1],
-            }),
-            &[x[2].clone()],
-        );
+        let bb = eqn(b, broadcast_in_dim(&[2, 4], &[1]), &[x[2].clone()]);
         let h = bin(b, BinaryOp::Add, &h, &bb);
         let a = un(b, UnaryOp::Tanh, &h);
         let a2 = eqn(b, Primitive::IntegerPow(IntegerPow { y: 2 }), &[a]);
-        let s = eqn(
-            b,
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0, 1],
-            }),
-            &[a2],
-        );
-        let m = eqn(
-            b,
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0, 1],
-            }),
-            &[x[1].clone()],
-        );
+        let s = eqn(b, reduce(ReduceOp::Sum, &[0, 1]), &[a2]);
+        let m = eqn(b, reduce(ReduceOp::Max, &[0, 1]), &[x[1].clone()]);
         vec![bin(b, BinaryOp::Div, &s, &m)]
     });
     let mut rng = Rng::new(42);
@@ -317,14 +293,7 @@ fn mlp_like() -> ClosedJaxpr {
         );
         let inner = build(&[f64v(&[2, 4])], |b, y| {
             let t = un(b, UnaryOp::Tanh, &y[0]);
-            let m = eqn(
-                b,
-                Primitive::Reduce(Reduce {
-                    op: ReduceOp::Max,
-                    axes: vec![1],
-                }),
-                &[t.clone()],
-            );
+            let m = eqn(b, reduce(ReduceOp::Max, &[1]), std::slice::from_ref(&t));
             let e = un(b, UnaryOp::Exp, &m);
             vec![e, t]
         });

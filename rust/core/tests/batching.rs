@@ -7,16 +7,14 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
+    clippy::arithmetic_side_effects
 )]
 
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::{
-    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, IsFinite,
-    Reduce, Reshape, Round, SelectN, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, IsFinite, Reduce,
+    Reshape, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 use microjax::transforms::{batch_jaxpr, vjp_jaxpr};
 use microjax::{
@@ -27,7 +25,7 @@ use std::sync::Arc;
 
 mod common;
 use common::batching::{arange, call, lit_f32, single};
-use common::{dot_general, f32s, f32v};
+use common::{dot_general, f32s, f32v, iota, reduce};
 
 // ------------------------------------------------------------- array helpers
 
@@ -330,15 +328,8 @@ fn binary_f32_and_i32() {
 fn binary_with_literal_operand() {
     let mut b = Builder::new();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![Atom::Var(x), lit_f32(3.0)],
-        )
-        .unwrap();
-    let z = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Sub), vec![lit_f32(1.0), y])
-        .unwrap();
+    let y = b.binary(BinaryOp::Mul, Atom::Var(x), lit_f32(3.0)).unwrap();
+    let z = b.binary(BinaryOp::Sub, lit_f32(1.0), y).unwrap();
     let prog = b.build(vec![z]).unwrap();
     check(&prog, &[ANY]);
     // The literal stays a literal: no broadcast in the batched program.
@@ -529,75 +520,35 @@ fn reductions() {
 
 // ------------------------------------------------------------- dot_general
 
+/// `check` of `dot_general(lc, rc, lb, rb)` over `[lhs, rhs]`, both drawn from `gen`.
+fn check_dot(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize], ins: [Aval; 2], gen: Gen) {
+    check(&single(dot_general(lc, rc, lb, rb), &ins), &[gen, gen]);
+}
+
 #[test]
 fn dot_general_matmul_and_friends() {
     // matmul
-    check(
-        &single(
-            dot_general(&[1], &[0], &[], &[]),
-            &[f32v(&[2, 3]), f32v(&[3, 4])],
-        ),
-        &[ANY, ANY],
-    );
-    check(
-        &single(
-            dot_general(&[1], &[0], &[], &[]),
-            &[i32a(&[2, 3]), i32a(&[3, 4])],
-        ),
-        &[INT, INT],
-    );
+    check_dot(&[1], &[0], &[], &[], [f32v(&[2, 3]), f32v(&[3, 4])], ANY);
+    check_dot(&[1], &[0], &[], &[], [i32a(&[2, 3]), i32a(&[3, 4])], INT);
     // transposed contraction: lhs [3,2] contract 0, rhs [4,3] contract 1
-    check(
-        &single(
-            dot_general(&[0], &[1], &[], &[]),
-            &[f32v(&[3, 2]), f32v(&[4, 3])],
-        ),
-        &[ANY, ANY],
-    );
+    check_dot(&[0], &[1], &[], &[], [f32v(&[3, 2]), f32v(&[4, 3])], ANY);
     // vector dot
-    check(
-        &single(dot_general(&[0], &[0], &[], &[]), &[f32v(&[3]), f32v(&[3])]),
-        &[ANY, ANY],
-    );
+    check_dot(&[0], &[0], &[], &[], [f32v(&[3]), f32v(&[3])], ANY);
     // outer product
-    check(
-        &single(dot_general(&[], &[], &[], &[]), &[f32v(&[2]), f32v(&[3])]),
-        &[ANY, ANY],
-    );
+    check_dot(&[], &[], &[], &[], [f32v(&[2]), f32v(&[3])], ANY);
     // matrix-vector
-    check(
-        &single(
-            dot_general(&[1], &[0], &[], &[]),
-            &[f32v(&[2, 3]), f32v(&[3])],
-        ),
-        &[ANY, ANY],
-    );
+    check_dot(&[1], &[0], &[], &[], [f32v(&[2, 3]), f32v(&[3])], ANY);
 }
 
 #[test]
 fn dot_general_with_existing_batch_dims() {
-    check(
-        &single(
-            dot_general(&[2], &[1], &[0], &[0]),
-            &[f32v(&[4, 2, 3]), f32v(&[4, 3, 5])],
-        ),
-        &[ANY, ANY],
-    );
+    let ins = [f32v(&[4, 2, 3]), f32v(&[4, 3, 5])];
+    check_dot(&[2], &[1], &[0], &[0], ins, ANY);
     // batch dims not leading, two contracting dims
-    check(
-        &single(
-            dot_general(&[0, 3], &[2, 0], &[2], &[1]),
-            &[f32v(&[2, 3, 4, 5]), f32v(&[5, 4, 2, 6])],
-        ),
-        &[ANY, ANY],
-    );
-    check(
-        &single(
-            dot_general(&[2], &[1], &[0], &[0]),
-            &[i32a(&[2, 2, 3]), i32a(&[2, 3, 2])],
-        ),
-        &[INT, INT],
-    );
+    let ins = [f32v(&[2, 3, 4, 5]), f32v(&[5, 4, 2, 6])];
+    check_dot(&[0, 3], &[2, 0], &[2], &[1], ins, ANY);
+    let ins = [i32a(&[2, 2, 3]), i32a(&[2, 3, 2])];
+    check_dot(&[2], &[1], &[0], &[0], ins, INT);
 }
 
 #[test]
@@ -642,22 +593,8 @@ fn dot_general_one_side_batched_is_a_free_dim() {
 fn iota_is_never_batched() {
     let mut b = Builder::new();
     let x = b.add_input(i32a(&[3])).unwrap();
-    let io = b
-        .add_eqn1(
-            Primitive::Iota(Iota {
-                dtype: DType::I32,
-                shape: vec![3],
-                dimension: 0,
-            }),
-            vec![],
-        )
-        .unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(x), io.clone()],
-        )
-        .unwrap();
+    let io = b.add_eqn1(iota(DType::I32, &[3], 0), vec![]).unwrap();
+    let y = b.binary(BinaryOp::Add, Atom::Var(x), io.clone()).unwrap();
     let prog = b.build(vec![y]).unwrap();
     check(&prog, &[INT]);
     let batched = batch_jaxpr(&prog, &[Some(0)], 5, &[Some(0)]).unwrap();
@@ -669,14 +606,7 @@ fn iota_is_never_batched() {
     );
 
     // A program of no inputs: its output is broadcast along the mapped axis.
-    let prog = single(
-        Primitive::Iota(Iota {
-            dtype: DType::F32,
-            shape: vec![2, 3],
-            dimension: 1,
-        }),
-        &[],
-    );
+    let prog = single(iota(DType::F32, &[2, 3], 1), &[]);
     for (od, shape) in [(0, vec![4, 2, 3]), (1, vec![2, 4, 3]), (2, vec![2, 3, 4])] {
         let batched = batch_jaxpr(&prog, &[], 4, &[Some(od)]).unwrap();
         let out = eval_closed(&batched, &[]).unwrap();
@@ -692,18 +622,9 @@ fn sub_program() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b.add_input(f32v(&[2, 3])).unwrap();
-    let s = b
-        .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])
-        .unwrap();
-    let m = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![s, Atom::Var(y)])
-        .unwrap();
-    let z = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(y), lit_f32(1.0)],
-        )
-        .unwrap();
+    let s = b.unary(UnaryOp::Sin, Atom::Var(x)).unwrap();
+    let m = b.binary(BinaryOp::Mul, s, Atom::Var(y)).unwrap();
+    let z = b.binary(BinaryOp::Add, Atom::Var(y), lit_f32(1.0)).unwrap();
     b.build(vec![m, z]).unwrap()
 }
 
@@ -723,13 +644,7 @@ fn pjit_and_nested_pjit() {
         .unwrap();
     let outs = call(&mut b, sub_program(), vec![xt, Atom::Var(y)]);
     let r = b
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![1],
-            }),
-            vec![outs[0].clone()],
-        )
+        .add_eqn1(reduce(ReduceOp::Sum, &[1]), vec![outs[0].clone()])
         .unwrap();
     let level1 = b.build(vec![r, outs[1].clone()]).unwrap();
     check(&level1, &[ANY, ANY]);
@@ -751,10 +666,7 @@ fn pjit_and_nested_pjit() {
     let c = b.add_input(f32v(&[2, 3])).unwrap();
     let outs = call(&mut b, level1, vec![Atom::Var(a), Atom::Var(c)]);
     let m = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![outs[1].clone(), outs[1].clone()],
-        )
+        .binary(BinaryOp::Mul, outs[1].clone(), outs[1].clone())
         .unwrap();
     let level2 = b.build(vec![outs[0].clone(), m]).unwrap();
     check(&level2, &[ANY, ANY]);
@@ -770,12 +682,7 @@ fn consts_stay_consts() {
         )
         .unwrap();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![Atom::Var(x), Atom::Var(x)],
-        )
-        .unwrap();
+    let y = b.binary(BinaryOp::Mul, Atom::Var(x), Atom::Var(x)).unwrap();
     let cb = b
         .add_eqn1(
             Primitive::BroadcastInDim(BroadcastInDim {
@@ -785,9 +692,7 @@ fn consts_stay_consts() {
             vec![Atom::Var(c)],
         )
         .unwrap();
-    let z = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![y, cb])
-        .unwrap();
+    let z = b.binary(BinaryOp::Add, y, cb).unwrap();
     let prog = b.build(vec![z]).unwrap();
     check(&prog, &[ANY]);
     let batched = batch_jaxpr(&prog, &[Some(0)], 5, &[Some(0)]).unwrap();
@@ -800,15 +705,9 @@ fn two_outputs() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b.add_input(f32v(&[2, 3])).unwrap();
-    let s = b
-        .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])
-        .unwrap();
-    let cy = b
-        .add_eqn1(Primitive::Unary(UnaryOp::Cos), vec![Atom::Var(y)])
-        .unwrap();
-    let z = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![s, Atom::Var(y)])
-        .unwrap();
+    let s = b.unary(UnaryOp::Sin, Atom::Var(x)).unwrap();
+    let cy = b.unary(UnaryOp::Cos, Atom::Var(y)).unwrap();
+    let z = b.binary(BinaryOp::Add, s, Atom::Var(y)).unwrap();
     b.build(vec![z, cy]).unwrap()
 }
 
@@ -938,9 +837,7 @@ fn mixed_program() {
             vec![Atom::Var(x)],
         )
         .unwrap();
-    let p = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![xt, Atom::Var(y)])
-        .unwrap();
+    let p = b.binary(BinaryOp::Mul, xt, Atom::Var(y)).unwrap();
     let r = b
         .add_eqn1(
             Primitive::Reshape(Reshape {
@@ -949,18 +846,8 @@ fn mixed_program() {
             vec![p],
         )
         .unwrap();
-    let a = b
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![r, Atom::Var(s)])
-        .unwrap();
-    let m = b
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![1],
-            }),
-            vec![a],
-        )
-        .unwrap();
+    let a = b.binary(BinaryOp::Add, r, Atom::Var(s)).unwrap();
+    let m = b.add_eqn1(reduce(ReduceOp::Max, &[1]), vec![a]).unwrap();
     let d = b
         .add_eqn1(
             dot_general(&[1], &[0], &[], &[]),

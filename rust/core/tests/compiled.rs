@@ -13,9 +13,7 @@
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
 use microjax::prims::control::{ControlFlow, Scan};
-use microjax::prims::{
-    ConvertElementType, DotGeneral, IntegerPow, Pjit, Reduce, Reshape, SelectN, Transpose,
-};
+use microjax::prims::{ConvertElementType, DotGeneral, IntegerPow, Pjit, SelectN};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
     Primitive, ReduceOp, Scalar, UnaryOp,
@@ -110,9 +108,8 @@ fn broadcasts_of_rows_and_columns_are_read_in_place() {
     ];
     let plan = check(prog, &args);
     // dot, then one group of the two broadcasts, add, tanh and mul.
-    assert_eq!(plan.stats().groups, 1);
-    assert_eq!(plan.stats().fused_eqns, 5);
-    assert_eq!(plan.stats().steps, 2);
+    let st = plan.stats();
+    assert_eq!((st.groups, st.fused_eqns, st.steps), (1, 5, 2));
 }
 
 /// An intermediate read both inside its group and by a reduction is kept,
@@ -125,13 +122,7 @@ fn escaping_intermediates_are_materialized() {
     let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
     let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
     let total = b
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0],
-            }),
-            vec![c.clone()],
-        )
+        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![c.clone()])
         .unwrap();
     let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
     let again = b.binary(BinaryOp::Add, later, s).unwrap();
@@ -178,9 +169,8 @@ fn calls_are_inlined_and_fused_across_the_boundary() {
     let y = b.unary(UnaryOp::Abs, Atom::Var(outs[0])).unwrap();
     let prog = b.build(vec![y]).unwrap();
     let plan = check(prog, &[data(&[64], 7)]);
-    assert_eq!(plan.stats().eqns_in, 3);
-    assert_eq!(plan.stats().steps, 1);
-    assert_eq!(plan.stats().fused_eqns, 11);
+    let st = plan.stats();
+    assert_eq!((st.eqns_in, st.steps, st.fused_eqns), (3, 1, 11));
 }
 
 #[test]
@@ -232,19 +222,12 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
     let t3 = broadcast(&mut b, t, vec![a, 1, c], vec![0, 2]);
     let r3 = broadcast(&mut b, row, vec![a, 1, c], vec![1, 2]);
     let m = b.binary(BinaryOp::Mul, t3, r3).unwrap();
-    let back = b
-        .add_eqn1(
-            Primitive::Reshape(Reshape {
-                new_sizes: vec![a, c],
-            }),
-            vec![m],
-        )
-        .unwrap();
+    let back = b.add_eqn1(reshape(&[a, c]), vec![m]).unwrap();
     let out = b.unary(UnaryOp::Neg, back).unwrap();
     let prog = b.build(vec![out]).unwrap();
     let plan = check(prog, &[data(&[a, c], 11), data(&[1, c], 12)]);
-    assert_eq!(plan.stats().groups, 1);
-    assert_eq!(plan.stats().fused_eqns, 6);
+    let st = plan.stats();
+    assert_eq!((st.groups, st.fused_eqns), (1, 6));
 }
 
 /// `x.T @ y` and `x @ y.T` read `x` / `y` in place: the transposes are
@@ -255,15 +238,7 @@ fn transposes_feeding_a_matmul_are_folded() {
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(f32v(&[k, m])).unwrap());
     let y = Atom::Var(b.add_input(f32v(&[n, k])).unwrap());
-    let tr = |b: &mut Builder, a: Atom| {
-        b.add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![a],
-        )
-        .unwrap()
-    };
+    let tr = |b: &mut Builder, a: Atom| b.add_eqn1(transpose(&[1, 0]), vec![a]).unwrap();
     let xt = tr(&mut b, x);
     let yt = tr(&mut b, y);
     let out = b

@@ -7,22 +7,18 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::too_many_arguments
+    clippy::arithmetic_side_effects
 )]
 
-use microjax::exec::interp::eval_closed;
-use microjax::ir::typecheck::typecheck;
 use microjax::prims::conv::{ConvDims, ConvParams};
 use microjax::prims::window::{Select, WindowOp, WindowParams, WindowReduce};
 use microjax::prims::Transpose;
-use microjax::transforms::batch::batch_jaxpr;
-use microjax::transforms::{jvp_jaxpr, vjp_jaxpr};
-use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
+use microjax::{Atom, Aval, Buffer, Builder, DType, Error, HostArray, Primitive};
 use std::sync::Arc;
 
 mod common;
-use common::{eval, f64a, f64s, f64v, inner, squared, Rng};
+use common::rules::{check_jvp_vjp, check_vmap};
+use common::{eval, f64a, f64s, f64v, squared, Rng};
 
 fn conv_p(c: ConvParams) -> Primitive {
     Primitive::Conv(Box::new(c))
@@ -255,66 +251,6 @@ fn conv_shape_errors_name_the_shapes() {
     assert!(matches!(e, Error::DType { .. }), "{e}");
 }
 
-/// JVP vs central differences, then VJP vs JVP (`<c, J t> = <J^T c, t>`),
-/// differentiating the inputs marked in `nz`.
-fn check_ad(f: &ClosedJaxpr, xs: &[Arc<HostArray>], nz: &[bool], seed: u64) {
-    let mut rng = Rng(seed | 1);
-    let ts: Vec<Arc<HostArray>> = xs
-        .iter()
-        .zip(nz)
-        .filter(|(_, &z)| z)
-        .map(|(x, _)| rng.f64s(x.shape()))
-        .collect();
-    let (jf, _) = jvp_jaxpr(f, nz, true).unwrap();
-    typecheck(&jf).unwrap();
-    let mut args = xs.to_vec();
-    args.extend(ts.iter().cloned());
-    let outs = eval_closed(&jf, &args).unwrap();
-    let tan = f64s(&outs[1]);
-    let h = 1e-6;
-    let shifted = |s: f64| -> Vec<Arc<HostArray>> {
-        let mut k = 0;
-        xs.iter()
-            .zip(nz)
-            .map(|(x, &z)| {
-                if !z {
-                    return x.clone();
-                }
-                let t = f64s(&ts[k]);
-                k += 1;
-                let v = f64s(x).iter().zip(&t).map(|(a, b)| a + s * b).collect();
-                Arc::new(f64a(x.shape(), v))
-            })
-            .collect()
-    };
-    let fp = f64s(&eval_closed(f, &shifted(h)).unwrap()[0]);
-    let fm = f64s(&eval_closed(f, &shifted(-h)).unwrap()[0]);
-    for (k, (t, (a, b))) in tan.iter().zip(fp.iter().zip(&fm)).enumerate() {
-        let fd = (a - b) / (2.0 * h);
-        assert!(
-            (t - fd).abs() <= 1e-5 * (1.0 + fd.abs()),
-            "jvp[{k}] {t} vs fd {fd}"
-        );
-    }
-    let v = vjp_jaxpr(f, nz).unwrap();
-    typecheck(&v.bwd).unwrap();
-    let fouts = eval_closed(&v.fwd, xs).unwrap();
-    let c = rng.f64s(outs[1].shape());
-    let mut bargs: Vec<_> = fouts[1..].to_vec();
-    bargs.push(c.clone());
-    let cts = eval_closed(&v.bwd, &bargs).unwrap();
-    let lhs = inner(&f64s(&c), &tan);
-    let rhs: f64 = cts
-        .iter()
-        .zip(&ts)
-        .map(|(ct, t)| inner(&f64s(ct), &f64s(t)))
-        .sum();
-    assert!(
-        (lhs - rhs).abs() <= 1e-10 * (1.0 + lhs.abs()),
-        "<c, J t> = {lhs} but <J^T c, t> = {rhs}"
-    );
-}
-
 #[test]
 fn conv_jvp_and_both_transposes() {
     let mut rng = Rng(3);
@@ -322,52 +258,8 @@ fn conv_jvp_and_both_transposes() {
         let f = squared(&conv_p(c), &[f64v(&ls), f64v(&rs)]);
         let xs = vec![rng.f64s(&ls), rng.f64s(&rs)];
         for nz in [[true, true], [true, false], [false, true]] {
-            check_ad(&f, &xs, &nz, 17 + i as u64);
+            check_jvp_vjp(&f, &xs, &nz, 17 + i as u64);
         }
-    }
-}
-
-/// Slice `k` of `a` along axis 0.
-fn row(a: &HostArray, k: usize) -> HostArray {
-    let shape = a.shape()[1..].to_vec();
-    let n: usize = shape.iter().product();
-    f64a(&shape, f64s(a)[k * n..(k + 1) * n].to_vec())
-}
-
-/// vmap over axis 0 of the inputs marked `batched` vs a per-example loop.
-fn check_vmap(p: &Primitive, args: &[HostArray], batched: &[bool], n: usize) {
-    let avals: Vec<Aval> = args
-        .iter()
-        .zip(batched)
-        .map(|(a, &bt)| f64v(if bt { &a.shape()[1..] } else { a.shape() }))
-        .collect();
-    let mut b = Builder::new();
-    let xs: Vec<Atom> = avals
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
-        .collect();
-    let y = b.add_eqn1(p.clone(), xs).unwrap();
-    let prog = b.build(vec![y]).unwrap();
-    let in_dims: Vec<Option<usize>> = batched.iter().map(|&bt| bt.then_some(0)).collect();
-    let bj = batch_jaxpr(&prog, &in_dims, n, &[Some(0)]).unwrap();
-    typecheck(&bj).unwrap();
-    let shared: Vec<Arc<HostArray>> = args.iter().cloned().map(Arc::new).collect();
-    let got = f64s(&eval_closed(&bj, &shared).unwrap()[0]);
-    let mut want = Vec::new();
-    for k in 0..n {
-        let ex: Vec<Arc<HostArray>> = args
-            .iter()
-            .zip(batched)
-            .map(|(a, &bt)| Arc::new(if bt { row(a, k) } else { a.clone() }))
-            .collect();
-        want.extend(f64s(&eval_closed(&prog, &ex).unwrap()[0]));
-    }
-    assert_eq!(got.len(), want.len(), "{p:?} batched {batched:?}");
-    for (g, w) in got.iter().zip(&want) {
-        assert!(
-            (g - w).abs() < 1e-12,
-            "{p:?} batched {batched:?}: {g} vs {w}"
-        );
     }
 }
 
@@ -514,7 +406,7 @@ fn reduce_window_ad_and_vmap() {
             let p = win(op, w.clone());
             let f = squared(&p, &[f64v(&shape)]);
             if op == WindowReduce::Sum || undilated {
-                check_ad(&f, &[rng.f64s(&shape)], &[true], 29 + i as u64);
+                check_jvp_vjp(&f, &[rng.f64s(&shape)], &[true], 29 + i as u64);
             }
             for n in [0, 2] {
                 check_vmap(&p, &[stacked(&mut rng, n, &shape)], &[true], n);
@@ -556,7 +448,7 @@ fn select_and_scatter_add_rules() {
         w,
     }));
     let f = squared(&s, &[f64v(&out), f64v(&[4, 3])]);
-    check_ad(&f, &[rng.f64s(&out), x.clone()], &[true, false], 5);
+    check_jvp_vjp(&f, &[rng.f64s(&out), x.clone()], &[true, false], 5);
     for batched in [[true, true], [true, false], [false, true]] {
         let a = if batched[0] {
             stacked(&mut rng, 2, &out)

@@ -20,7 +20,6 @@ use microjax::prims::random::Threefry2x32;
 use microjax::prims::{
     ArgReduce, Clamp, Concatenate, ConvertElementType, Cumulative, DotGeneral, DynamicSlice,
     DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Reduce, Rev, Round, SelectN, Slice,
-    Transpose,
 };
 use microjax::prims::{CmpOp, CumOp, RoundingMethod};
 use microjax::{
@@ -32,6 +31,7 @@ use std::sync::Arc;
 
 mod common;
 use common::*;
+use common::{reduce, transpose};
 
 fn sources(prog: &ClosedJaxpr) -> Vec<String> {
     kernel_sources(prog)
@@ -61,15 +61,7 @@ fn bias_relu() -> ClosedJaxpr {
 fn row_sum() -> ClosedJaxpr {
     let mut b = Builder::new();
     let x = input(&mut b, &[4, 3]);
-    let s = b
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![1],
-            }),
-            vec![x],
-        )
-        .unwrap();
+    let s = b.add_eqn1(reduce(ReduceOp::Sum, &[1]), vec![x]).unwrap();
     b.build(vec![s]).unwrap()
 }
 
@@ -442,13 +434,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
     let hb = b.binary(BinaryOp::Add, h, bb).unwrap();
     let t = b.unary(UnaryOp::Tanh, hb).unwrap();
     let s = b
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0, 1],
-            }),
-            vec![t.clone()],
-        )
+        .add_eqn1(reduce(ReduceOp::Max, &[0, 1]), vec![t.clone()])
         .unwrap();
     let d = b.unary(UnaryOp::Digamma, s).unwrap();
     let prog = b.build(vec![t, d]).unwrap();
@@ -720,13 +706,7 @@ fn data_movement_program(d: DType) -> ClosedJaxpr {
     let mut add = |b: &mut Builder, p: Primitive, ins: Vec<Atom>| {
         outs.push(b.add_eqn1(p, ins).unwrap());
     };
-    add(
-        &mut b,
-        Primitive::Transpose(Transpose {
-            permutation: vec![1, 0],
-        }),
-        vec![x.clone()],
-    );
+    add(&mut b, transpose(&[1, 0]), vec![x.clone()]);
     add(
         &mut b,
         Primitive::Slice(Slice {

@@ -611,12 +611,8 @@ fn half_elementwise_chains_round_every_op() {
         let x = Atom::Var(b.add_input(Aval::new(vec![64], d)).unwrap());
         let two = microjax::Builder::lit(d, 2.0);
         let x2 = b.binary(BinaryOp::Mul, x.clone(), two).unwrap();
-        let y = b
-            .add_eqn1(Primitive::Unary(microjax::UnaryOp::Tanh), vec![x2])
-            .unwrap();
-        let s = b
-            .add_eqn1(Primitive::Unary(microjax::UnaryOp::Sin), vec![x.clone()])
-            .unwrap();
+        let y = b.unary(microjax::UnaryOp::Tanh, x2).unwrap();
+        let s = b.unary(microjax::UnaryOp::Sin, x.clone()).unwrap();
         let ys = b.binary(BinaryOp::Mul, y, s).unwrap();
         let gt = b
             .add_eqn1(Primitive::Compare(microjax::CmpOp::Gt), vec![ys.clone(), x])

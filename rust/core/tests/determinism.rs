@@ -28,7 +28,7 @@ use microjax::prims::control::{ControlFlow, Scan};
 use microjax::prims::conv::ConvParams;
 use microjax::prims::kernel::vmath::{with_simd_level, SimdLevel};
 use microjax::prims::linalg::LinalgOp;
-use microjax::prims::{ConvertElementType, Cumulative, Iota, Pjit, Reduce, Transpose};
+use microjax::prims::{ConvertElementType, Cumulative, Iota, Pjit, Reduce};
 use microjax::transforms::vjp_jaxpr;
 use microjax::{
     Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp, UnaryOp,
@@ -36,6 +36,7 @@ use microjax::{
 use std::sync::Arc;
 
 mod common;
+use common::transpose;
 use common::*;
 
 fn matmul(b: &mut Builder, x: Atom, w: Atom, rank: usize) -> Atom {
@@ -193,14 +194,7 @@ fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let n = 48;
     let mut b = Builder::new();
     let a = input(&mut b, &[n, n]);
-    let at = b
-        .add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![a.clone()],
-        )
-        .unwrap();
+    let at = b.add_eqn1(transpose(&[1, 0]), vec![a.clone()]).unwrap();
     let aat = matmul(&mut b, a.clone(), at, 2);
     let iota = |b: &mut Builder, dimension| {
         b.add_eqn1(

@@ -18,7 +18,7 @@ use microjax::{
 use std::sync::Arc;
 
 mod common;
-use common::{f32s, f32v, while_loop};
+use common::{f32s, f32v, while_loop, Rng};
 
 /// `x -> sin(x) * c + sum-scan(x)` with a const `c` and a scan.
 fn program() -> ClosedJaxpr {
@@ -178,23 +178,6 @@ fn deep_nesting_is_a_typed_error_not_a_stack_overflow() {
     assert!(matches!(e, Error::Limit(_) | Error::Parse { .. }), "{e}");
 }
 
-/// xorshift, so the mutation cases are reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 fn run_zeros(p: &Program) {
     let inputs: Vec<HostArray> = p
         .in_avals()
@@ -222,6 +205,7 @@ fn mutated_programs_never_panic() {
         max_while_iterations: 1000,
         max_depth: 16,
     };
+    // xorshift, so the mutation cases are reproducible.
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut loaded, mut failed) = (0usize, 0usize);
     for _ in 0..cases {

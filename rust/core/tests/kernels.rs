@@ -7,16 +7,14 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
+    clippy::arithmetic_side_effects
 )]
 
 use half::{bf16, f16};
 use microjax::exec::interp::eval_closed;
 use microjax::prims::{
-    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, Iota, IsFinite,
-    Pjit, Reduce, Reshape, Round, SelectN, Squeeze, Transpose,
+    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, IsFinite, Pjit,
+    Reduce, Round, SelectN, Transpose,
 };
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, CmpOp, DType, Error, HostArray, Literal, Primitive,
@@ -26,7 +24,10 @@ use std::sync::Arc;
 
 mod common;
 use common::kernels::{arr, run, scalar};
-use common::{bf16s, bools, eval, f16s, f32s, f64s, i32s, i64s, i8s, keys, u32s, u8s};
+use common::{
+    bf16s, bools, broadcast_in_dim, eval, f16s, f32s, f64s, i32s, i64s, i8s, iota, keys, reduce,
+    reshape, squeeze, transpose, u32s, u8s, unravel,
+};
 
 // ------------------------------------------------------------- helpers
 
@@ -61,6 +62,7 @@ fn bits_eq(a: &[f32], b: &[f32]) {
 // ---------------------------------------------------------------- unary
 
 #[test]
+#[allow(clippy::type_complexity)]
 fn unary_f32_values() {
     let x = arr(&[5], vec![-2.0f32, -0.5, 0.0, 0.5, 3.0]);
     let xs = f32s(&x);
@@ -642,10 +644,7 @@ fn broadcast_in_dim_cases() {
     assert_eq!(b(&z, &[3, 2], &[1]).buffer(), &Buffer::Float0(6));
     // Decreasing broadcast_dimensions are rejected by the shape rule.
     assert!(eval(
-        &Primitive::BroadcastInDim(BroadcastInDim {
-            shape: vec![3, 3],
-            broadcast_dimensions: vec![1, 0],
-        }),
+        &broadcast_in_dim(&[3, 3], &[1, 0]),
         &[&arr(&[3, 3], vec![0i32; 9])]
     )
     .is_err());
@@ -654,37 +653,16 @@ fn broadcast_in_dim_cases() {
 #[test]
 fn reshape_and_squeeze() {
     let x = arr(&[2, 1, 3], vec![1i32, 2, 3, 4, 5, 6]);
-    let r = run(
-        Primitive::Reshape(Reshape {
-            new_sizes: vec![3, 2],
-        }),
-        &[&x],
-    );
+    let r = run(reshape(&[3, 2]), &[&x]);
     assert_eq!(r.shape(), &[3, 2]);
     assert_eq!(i32s(&r), vec![1, 2, 3, 4, 5, 6]);
-    let s = run(
-        Primitive::Squeeze(Squeeze {
-            dimensions: vec![1],
-        }),
-        &[&x],
-    );
+    let s = run(squeeze(&[1]), &[&x]);
     assert_eq!(s.shape(), &[2, 3]);
     assert_eq!(i32s(&s), vec![1, 2, 3, 4, 5, 6]);
-    assert!(eval(&Primitive::Reshape(Reshape { new_sizes: vec![4] }), &[&x]).is_err());
-    assert!(eval(
-        &Primitive::Squeeze(Squeeze {
-            dimensions: vec![0]
-        }),
-        &[&x]
-    )
-    .is_err());
+    assert!(eval(&reshape(&[4]), &[&x]).is_err());
+    assert!(eval(&squeeze(&[0]), &[&x]).is_err());
     let k = HostArray::new(vec![1, 2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
-    let s = run(
-        Primitive::Squeeze(Squeeze {
-            dimensions: vec![0],
-        }),
-        &[&k],
-    );
+    let s = run(squeeze(&[0]), &[&k]);
     assert_eq!(s.shape(), &[2]);
     assert_eq!(keys(&s), vec![1, 2, 3, 4]);
 }
@@ -695,13 +673,7 @@ fn naive_transpose<T: Copy>(v: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> 
     let n: usize = shape.iter().product();
     let mut out = Vec::with_capacity(n);
     for flat in 0..n {
-        // Out multi-index.
-        let mut rem = flat;
-        let mut idx = vec![0; out_shape.len()];
-        for d in (0..out_shape.len()).rev() {
-            idx[d] = rem % out_shape[d];
-            rem /= out_shape[d];
-        }
+        let idx = unravel(flat, &out_shape);
         let mut src = 0;
         for (ax, &len) in shape.iter().enumerate() {
             let j = perm.iter().position(|&p| p == ax).unwrap();
@@ -740,77 +712,26 @@ fn transpose_3d_all_permutations() {
     // A larger one that takes the tiled path, with a size-1 axis.
     let shape = [37usize, 1, 45];
     let v: Vec<u8> = (0..37 * 45).map(|i| (i % 251) as u8).collect();
-    let r = run(
-        Primitive::Transpose(Transpose {
-            permutation: vec![2, 1, 0],
-        }),
-        &[&arr(&shape, v.clone())],
-    );
+    let r = run(transpose(&[2, 1, 0]), &[&arr(&shape, v.clone())]);
     assert_eq!(u8s(&r), naive_transpose(&v, &shape, &[2, 1, 0]));
     // Keys move as whole elements.
     let k = HostArray::new(vec![2, 2], Buffer::Key((0..8).collect())).unwrap();
-    let r = run(
-        Primitive::Transpose(Transpose {
-            permutation: vec![1, 0],
-        }),
-        &[&k],
-    );
+    let r = run(transpose(&[1, 0]), &[&k]);
     assert_eq!(keys(&r), vec![0, 1, 4, 5, 2, 3, 6, 7]);
-    assert!(eval(
-        &Primitive::Transpose(Transpose {
-            permutation: vec![0, 0, 1]
-        }),
-        &[&x]
-    )
-    .is_err());
+    assert!(eval(&transpose(&[0, 0, 1]), &[&x]).is_err());
 }
 
 #[test]
 fn iota_values() {
-    let r = run(
-        Primitive::Iota(Iota {
-            dtype: DType::I32,
-            shape: vec![2, 3],
-            dimension: 1,
-        }),
-        &[],
-    );
+    let r = run(iota(DType::I32, &[2, 3], 1), &[]);
     assert_eq!(i32s(&r), vec![0, 1, 2, 0, 1, 2]);
-    let r = run(
-        Primitive::Iota(Iota {
-            dtype: DType::F32,
-            shape: vec![3, 2],
-            dimension: 0,
-        }),
-        &[],
-    );
+    let r = run(iota(DType::F32, &[3, 2], 0), &[]);
     assert_eq!(f32s(&r), vec![0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
-    let r = run(
-        Primitive::Iota(Iota {
-            dtype: DType::U8,
-            shape: vec![300],
-            dimension: 0,
-        }),
-        &[],
-    );
+    let r = run(iota(DType::U8, &[300], 0), &[]);
     assert_eq!(u8s(&r)[299], 43); // wraps like a convert from int
-    let r = run(
-        Primitive::Iota(Iota {
-            dtype: DType::BF16,
-            shape: vec![2, 2, 2],
-            dimension: 2,
-        }),
-        &[],
-    );
+    let r = run(iota(DType::BF16, &[2, 2, 2], 2), &[]);
     assert_eq!(bf16s(&r), [bf16::ZERO, bf16::ONE].repeat(4));
-    let r = run(
-        Primitive::Iota(Iota {
-            dtype: DType::I64,
-            shape: vec![0, 4],
-            dimension: 1,
-        }),
-        &[],
-    );
+    let r = run(iota(DType::I64, &[0, 4], 1), &[]);
     assert_eq!(r.size(), 0);
 }
 
@@ -822,16 +743,10 @@ fn builder_program_with_nested_pjit() {
     let mut ib = Builder::new();
     let a = ib.add_input(Aval::new(vec![3], DType::F32)).unwrap();
     let bb = ib.add_input(Aval::new(vec![3], DType::F32)).unwrap();
-    let s = ib
-        .add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(a)])
-        .unwrap();
-    let m = ib
-        .add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![s, Atom::Var(bb)])
-        .unwrap();
+    let s = ib.unary(UnaryOp::Sin, Atom::Var(a)).unwrap();
+    let m = ib.binary(BinaryOp::Mul, s, Atom::Var(bb)).unwrap();
     let two = Builder::literal(Literal::new(Scalar::Float(2.0), DType::F32, true));
-    let o = ib
-        .add_eqn1(Primitive::Binary(BinaryOp::Add), vec![m, two])
-        .unwrap();
+    let o = ib.binary(BinaryOp::Add, m, two).unwrap();
     let inner = Arc::new(ib.build(vec![o.clone(), Atom::Var(a)]).unwrap());
 
     // middle(x) = pjit(inner)(x, x) with a const c added to the first output
@@ -851,10 +766,7 @@ fn builder_program_with_nested_pjit() {
         )
         .unwrap();
     let y = mb
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(outs[0]), Atom::Var(c)],
-        )
+        .binary(BinaryOp::Add, Atom::Var(outs[0]), Atom::Var(c))
         .unwrap();
     let middle = Arc::new(mb.build(vec![y, Atom::Var(outs[1])]).unwrap());
 
@@ -872,13 +784,7 @@ fn builder_program_with_nested_pjit() {
         )
         .unwrap();
     let total = ob
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![0],
-            }),
-            vec![Atom::Var(outs[0])],
-        )
+        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![Atom::Var(outs[0])])
         .unwrap();
     let prog = ob.build(vec![total, Atom::Var(outs[1])]).unwrap();
 
@@ -929,18 +835,8 @@ fn interpreter_frees_and_reuses_values_correctly() {
     // x used by several equations after intermediate values are dropped.
     let mut b = Builder::new();
     let x = b.add_input(Aval::new(vec![4], DType::I32)).unwrap();
-    let y = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Mul),
-            vec![Atom::Var(x), Atom::Var(x)],
-        )
-        .unwrap();
-    let z = b
-        .add_eqn1(
-            Primitive::Binary(BinaryOp::Sub),
-            vec![y.clone(), Atom::Var(x)],
-        )
-        .unwrap();
+    let y = b.binary(BinaryOp::Mul, Atom::Var(x), Atom::Var(x)).unwrap();
+    let z = b.binary(BinaryOp::Sub, y.clone(), Atom::Var(x)).unwrap();
     let w = b
         .add_eqn1(Primitive::Compare(CmpOp::Gt), vec![z.clone(), Atom::Var(x)])
         .unwrap();
@@ -1092,21 +988,9 @@ fn rounding_clamp_scan_and_reduction_values() {
     assert_eq!(f32s(&red(ReduceOp::Prod)), vec![6.0, 0.0]);
     assert_eq!(f32s(&red(ReduceOp::Min)), vec![1.0, 0.0]);
     let bi = arr(&[2, 2], vec![0b110i32, 0b011, -1, 0]);
-    let and = run(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::And,
-            axes: vec![1],
-        }),
-        &[&bi],
-    );
+    let and = run(reduce(ReduceOp::And, &[1]), &[&bi]);
     assert_eq!(i32s(&and), vec![0b010, 0]);
     let empty = arr(&[0], Vec::<i32>::new());
-    let and0 = run(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::And,
-            axes: vec![0],
-        }),
-        &[&empty],
-    );
+    let and0 = run(reduce(ReduceOp::And, &[0]), &[&empty]);
     assert_eq!(i32s(&and0), vec![-1]);
 }

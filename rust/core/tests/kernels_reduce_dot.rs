@@ -4,9 +4,7 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
+    clippy::arithmetic_side_effects
 )]
 
 use half::{bf16, f16};
@@ -15,7 +13,9 @@ use microjax::{DType, DotDims, Error, HostArray, Primitive, ReduceOp};
 
 mod common;
 use common::kernels::{arr, run, scalar};
-use common::{bf16s, bools, dot_dims, dot_general, eval, f16s, f32s, f64s, i32s, i8s, u8s};
+use common::{
+    bf16s, bools, dot_dims, dot_general, eval, f16s, f32s, f64s, i32s, i8s, u8s, unravel,
+};
 
 // ----------------------------------------------------------- reductions
 
@@ -39,24 +39,15 @@ fn naive_reduce(v: &[f64], shape: &[usize], axes: &[usize], max: bool) -> Vec<f6
     let init = if max { f64::NEG_INFINITY } else { 0.0 };
     let mut out = vec![init; out_n];
     let n: usize = shape.iter().product();
-    for flat in 0..n {
-        let mut rem = flat;
-        let mut idx = vec![0; shape.len()];
-        for d in (0..shape.len()).rev() {
-            idx[d] = rem % shape[d];
-            rem /= shape[d];
-        }
+    for (flat, &x) in v[..n].iter().enumerate() {
+        let idx = unravel(flat, shape);
         let mut o = 0;
         for (d, &i) in idx.iter().enumerate() {
             if !axes.contains(&d) {
                 o = o * shape[d] + i;
             }
         }
-        out[o] = if max {
-            out[o].max(v[flat])
-        } else {
-            out[o] + v[flat]
-        };
+        out[o] = if max { out[o].max(x) } else { out[o] + x };
     }
     out
 }
@@ -174,15 +165,6 @@ fn dot(l: &HostArray, r: &HostArray, dims: DotDims, pref: Option<DType>) -> Host
         }),
         &[l, r],
     )
-}
-
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; shape.len()];
-    for d in (0..shape.len()).rev() {
-        idx[d] = flat % shape[d];
-        flat /= shape[d];
-    }
-    idx
 }
 
 fn ravel(idx: &[usize], shape: &[usize]) -> usize {

@@ -7,8 +7,7 @@
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::cloned_ref_to_slice_refs
+    clippy::arithmetic_side_effects
 )]
 
 use microjax::exec::interp::eval_closed;
@@ -207,17 +206,17 @@ fn top_k_largest_first_ties_by_lower_index() {
 fn bitcast_all_width_combinations() {
     // f32 1.0 = 0x3f800000, little-endian bytes 00 00 80 3f.
     let one = host(&[1], vec![1.0f32]);
-    let bytes = run(&bitcast_p(DType::U8), &[one.clone()]);
+    let bytes = run(&bitcast_p(DType::U8), std::slice::from_ref(&one));
     assert_eq!(bytes[0].shape(), &[1, 4]);
     assert_eq!(bytes[0].buffer(), &Buffer::U8(vec![0, 0, 0x80, 0x3f]));
     let back = run(&bitcast_p(DType::F32), &[bytes[0].clone()]);
     assert_eq!(back[0], one);
-    let same = run(&bitcast_p(DType::I32), &[one.clone()]);
+    let same = run(&bitcast_p(DType::I32), std::slice::from_ref(&one));
     assert_eq!(same[0].buffer(), &Buffer::I32(vec![0x3f80_0000]));
     let halves = run(&bitcast_p(DType::U16), &[one]);
     assert_eq!(halves[0].buffer(), &Buffer::U16(vec![0, 0x3f80]));
     let d = host(&[], vec![-2.0f64]);
-    let words = run(&bitcast_p(DType::I32), &[d.clone()]);
+    let words = run(&bitcast_p(DType::I32), std::slice::from_ref(&d));
     assert_eq!(words[0].shape(), &[2]);
     assert_eq!(run(&bitcast_p(DType::F64), &[words[0].clone()])[0], d);
     let h = run(&bitcast_p(DType::I16), &[host(&[1], vec![half::f16::ONE])]);

@@ -16,10 +16,7 @@ use microjax::ir::hash::{
 };
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::shape::abstract_eval;
-use microjax::prims::{
-    BroadcastInDim, ConvertElementType, DotGeneral, IntegerPow, Iota, Reduce, Reshape, SelectN,
-    Squeeze, Transpose,
-};
+use microjax::prims::{ConvertElementType, DotGeneral, IntegerPow, SelectN};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Effect, Error, HostArray,
     Jaxpr, Literal, Primitive, ReduceOp, Scalar, UnaryOp, Var,
@@ -27,8 +24,8 @@ use microjax::{
 use std::sync::Arc;
 
 mod common;
-use common::dot_dims;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
+use common::{broadcast_in_dim, dot_dims, iota, reduce, reshape, squeeze, transpose};
 
 // ------------------------------------------------------------------ display
 
@@ -178,34 +175,12 @@ fn display_param_families() {
             vec![Atom::Var(x)],
         )
         .unwrap();
-    let t = b
-        .add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![Atom::Var(x)],
-        )
-        .unwrap();
-    let r = b
-        .add_eqn1(Primitive::Reshape(Reshape { new_sizes: vec![6] }), vec![t])
-        .unwrap();
+    let t = b.add_eqn1(transpose(&[1, 0]), vec![Atom::Var(x)]).unwrap();
+    let r = b.add_eqn1(reshape(&[6]), vec![t]).unwrap();
     let bc = b
-        .add_eqn1(
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![1, 6],
-                broadcast_dimensions: vec![1],
-            }),
-            vec![r],
-        )
+        .add_eqn1(broadcast_in_dim(&[1, 6], &[1]), vec![r])
         .unwrap();
-    let sq = b
-        .add_eqn1(
-            Primitive::Squeeze(Squeeze {
-                dimensions: vec![0],
-            }),
-            vec![bc],
-        )
-        .unwrap();
+    let sq = b.add_eqn1(squeeze(&[0]), vec![bc]).unwrap();
     let d = b
         .add_eqn1(
             Primitive::DotGeneral(DotGeneral {
@@ -215,31 +190,14 @@ fn display_param_families() {
             vec![Atom::Var(x), Atom::Var(y)],
         )
         .unwrap();
-    let io = b
-        .add_eqn1(
-            Primitive::Iota(Iota {
-                dtype: DType::I32,
-                shape: vec![3],
-                dimension: 0,
-            }),
-            vec![],
-        )
-        .unwrap();
+    let io = b.add_eqn1(iota(DType::I32, &[3], 0), vec![]).unwrap();
     let p = b
         .add_eqn1(Primitive::IntegerPow(IntegerPow { y: 2 }), vec![sq])
         .unwrap();
     let lt = b
         .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![p, lit(0.5, DType::F32)])
         .unwrap();
-    let mx = b
-        .add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Max,
-                axes: vec![0],
-            }),
-            vec![d],
-        )
-        .unwrap();
+    let mx = b.add_eqn1(reduce(ReduceOp::Max, &[0]), vec![d]).unwrap();
     let j = b.build(vec![c, lt, mx, io]).unwrap();
     let want = "\
 { lambda ; a:f32[3,2] b:f32[2,4]. let

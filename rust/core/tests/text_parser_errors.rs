@@ -10,14 +10,13 @@
 use microjax::ir::canonical::{canonical, parse, ParseLimits};
 use microjax::ir::display::display;
 use microjax::ir::typecheck::typecheck;
-use microjax::prims::Iota;
 use microjax::{
     Atom, Aval, BinaryOp, Builder, CmpOp, DType, Error, Literal, Primitive, Scalar, UnaryOp, Var,
 };
 
 mod common;
-use common::dot_general;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
+use common::{dot_general, iota};
 
 // ------------------------------------------------------------------ parser errors and limits
 
@@ -221,16 +220,7 @@ fn fuzz_corpus() -> Vec<String> {
             vec![r.clone(), lit(f64::NAN, DType::F32)],
         )
         .unwrap();
-    let i = b
-        .add_eqn1(
-            Primitive::Iota(Iota {
-                dtype: DType::I32,
-                shape: vec![3],
-                dimension: 0,
-            }),
-            vec![],
-        )
-        .unwrap();
+    let i = b.add_eqn1(iota(DType::I32, &[3], 0), vec![]).unwrap();
     let k = b
         .add_eqn1(
             bin(BinaryOp::Add),

@@ -20,8 +20,8 @@ import numpy as np
 from ... import core, dtypes as _dt, lax
 from ...core import ArrayImpl, Tracer
 from ...errors import NonConcreteBooleanIndexError
-from .lax_numpy import (asarray, astype, broadcast_to, expand_dims, full_like, moveaxis, ones_like, ravel,
-                        reshape, zeros, zeros_like)
+from .lax_numpy import (_ravel_unless_axis, asarray, astype, broadcast_to, expand_dims, full_like, moveaxis, ones_like,
+                        ravel, reshape, zeros, zeros_like)
 from .ufuncs import _where, add, clip, divide, less, multiply, negative, power, remainder
 from .util import _and, _arr, _aval, _canon_axis, _const, _is_bool, _promote_dtypes, _shape_tuple
 
@@ -621,12 +621,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
          fill_value=None):
-    a = _arr(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    av = _aval(a)
-    axis = _canon_axis(axis, av.ndim)
+    a, av, axis = _ravel_unless_axis(a, axis)
     if isinstance(indices, Tracer):
         return take_traced(a, indices, axis, mode, fill_value, unique_indices, indices_are_sorted)
     idx = np.asarray(indices)

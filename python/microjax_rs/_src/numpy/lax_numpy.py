@@ -178,6 +178,16 @@ def ravel(a, order="C"):
     return reshape(a, (-1,))
 
 
+def _ravel_unless_axis(a, axis):
+    """`(a, its aval, canonical axis)`, `axis=None` meaning the flattened array along axis 0."""
+    a = _arr(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    av = _aval(a)
+    return a, av, _canon_axis(axis, av.ndim)
+
+
 def transpose(a, axes=None):
     a = asarray(a) if not isinstance(a, Tracer) else a
     nd = _aval(a).ndim

@@ -7,7 +7,7 @@ import numpy as _np
 from ... import core, lax
 from ...core import ArrayImpl, Tracer
 from .indexing import _slice_axis, _take_static
-from .lax_numpy import astype, broadcast_to, concatenate, ravel, reshape
+from .lax_numpy import _ravel_unless_axis, astype, broadcast_to, concatenate, ravel, reshape
 from .ufuncs import remainder
 from .util import _arr, _aval, _canon_axis, _concat, _const
 
@@ -63,12 +63,7 @@ def dsplit(ary, indices_or_sections):
 # -- repeating and rolling -----------------------------------------------------
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
-    a = _arr(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    av = _aval(a)
-    axis = _canon_axis(axis, av.ndim)
+    a, av, axis = _ravel_unless_axis(a, axis)
     n = av.shape[axis]
     if isinstance(repeats, Tracer):
         raise core.ConcretizationTypeError(

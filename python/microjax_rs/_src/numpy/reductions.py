@@ -8,7 +8,7 @@ import numpy as _np
 
 from ... import dtypes as _dt, lax
 from .indexing import _slice_axis, diagonal
-from .lax_numpy import asarray, broadcast_to, concatenate, full, ravel
+from .lax_numpy import _ravel_unless_axis, asarray, broadcast_to, concatenate, full, ravel
 from .ufuncs import _to_bool, _where, divide, equal, isclose, isnan, multiply, not_equal, sqrt, subtract
 from .util import (_SCALARS, _and, _arr, _aval, _broadcast_shapes, _broadcast_to_shape, _canon_axis, _const, _is_bool,
                    _is_float, _keepdims, _name, _not, _or, _promote, _promote_dtypes, _promote_dtypes_inexact,
@@ -43,18 +43,25 @@ def _sum_dtype(name):
     return name
 
 
+def _accumulation_operand(a, name, dtype, promote_integers, bool_as_int=False):
+    """`a` (of dtype `name`) in the dtype a sum or product accumulates in: `dtype` if
+    given, else the promoted integer type (`promote_integers`), else bool as the
+    default int (`bool_as_int`), else its own."""
+    if dtype is not None:
+        return lax.convert_element_type(a, dtype)
+    if promote_integers:
+        target = _sum_dtype(name)
+        return a if target == name else lax.convert_element_type(a, target)
+    if bool_as_int and name == "bool":
+        return lax.convert_element_type(a, _dt.default_int_name())
+    return a
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.sum is not supported.")
     a, av, axes, w = _reduce_prep(a, axis, where)
-    if dtype is not None:
-        a = lax.convert_element_type(a, dtype)
-    elif promote_integers:
-        target = _sum_dtype(av.dtype_name)
-        if target != av.dtype_name:
-            a = lax.convert_element_type(a, target)
-    elif av.dtype_name == "bool":
-        a = lax.convert_element_type(a, _dt.default_int_name())
+    a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers, bool_as_int=True)
     if w is not None:
         a = _where_zero(w, a)
     res = lax.reduce_sum(a, axes)
@@ -118,12 +125,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     a, av, axes, w = _reduce_prep(a, axis, where)
-    if dtype is not None:
-        a = lax.convert_element_type(a, dtype)
-    elif promote_integers:
-        target = _sum_dtype(av.dtype_name)
-        if target != av.dtype_name:
-            a = lax.convert_element_type(a, target)
+    a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers)
     if w is not None:
         a = _where(w, a, _const(1, _aval(a).dtype_name))
     res = lax.reduce_prod(a, axes)
@@ -168,7 +170,10 @@ def _count(av, axes, w, dtype_name):
     return lax.reduce_sum(lax.convert_element_type(w, dtype_name), axes)
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+def _moment_prep(a, axis, dtype, where):
+    """`_reduce_prep` for mean and var: `(x, aval, axes, where mask, result dtype name,
+    computation dtype name)`; the result dtype is `dtype`, else `a`'s float dtype or the
+    default float, and `x` is `a` in the computation dtype."""
     a, av, axes, w = _reduce_prep(a, axis, where)
     if dtype is None:
         name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
@@ -176,6 +181,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         name = _name(dtype)
     comp = _upcast_f16(name)
     x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
+    return x, av, axes, w, name, comp
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     if w is not None:
         x = _where_zero(w, x)
     s = lax.reduce_sum(x, axes)
@@ -187,13 +197,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
     if correction is not None:
         ddof = correction
-    a, av, axes, w = _reduce_prep(a, axis, where)
-    if dtype is None:
-        name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
-    else:
-        name = _name(dtype)
-    comp = _upcast_f16(name)
-    x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
+    x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     n = _count(av, axes, w, comp)
     xs = _where_zero(w, x) if w is not None else x
     mu = lax.div(lax.reduce_sum(xs, axes), n)
@@ -256,41 +260,44 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     return prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
-def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
+    """`reduce` (max or min) skipping NaNs (`nan_fill` stands in for them); NaN where all are NaN."""
     a = _arr(a)
     if not _is_float(a):
-        return max(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
-    res = max(_where(isnan(a), -_np.inf, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
+        return reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
+    res = reduce(_where(isnan(a), nan_fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
     all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
     return _where(all_nan, _np.nan, res)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    return _nan_extremum(max, -_np.inf, a, axis, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    a = _arr(a)
-    if not _is_float(a):
-        return min(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
-    res = min(_where(isnan(a), _np.inf, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
-    all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
-    return _where(all_nan, _np.nan, res)
+    return _nan_extremum(min, _np.inf, a, axis, keepdims, initial, where)
+
+
+def _not_nan(a, where):
+    """Where `a` is not NaN (and `where` holds, if given)."""
+    ok = _not(isnan(a))
+    if where is not None:
+        ok = _and(ok, _to_bool(where))
+    return ok
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     a = _arr(a)
     if not _is_float(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    ok = _not(isnan(a))
-    if where is not None:
-        ok = _and(ok, _to_bool(where))
-    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=ok)
+    return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=_not_nan(a, where))
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     a = _arr(a)
     if not _is_float(a):
         return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
-    ok = _not(isnan(a))
-    if where is not None:
-        ok = _and(ok, _to_bool(where))
+    ok = _not_nan(a, where)
     return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok)
 
 
@@ -373,12 +380,7 @@ def array_equiv(a1, a2):
 # -- cumulative sums and products, differences ---------------------------------
 
 def _cumulative(kind, a, axis, dtype):
-    a = _arr(a)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    av = _aval(a)
-    axis = _canon_axis(axis, av.ndim)
+    a, av, axis = _ravel_unless_axis(a, axis)
     name = av.dtype_name
     target = _name(dtype) if dtype is not None else _sum_dtype(name)
     if target != name:

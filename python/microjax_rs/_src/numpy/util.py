@@ -131,13 +131,7 @@ def _promote_dtypes_inexact(*args):
 
 
 def _promote_inexact(*args):
-    for a in args:
-        _check_arg(a)
-    name, weak = _promote_pair_names(args)
-    if not _dt.is_float_name(name):
-        name = _dt.default_float_name()
-    args = [_convert(a, name, weak) for a in args]
-    return _promote_shapes(args)
+    return _promote_shapes(_promote_dtypes_inexact(*args))
 
 
 _EAGER_OPERANDS = (ArrayImpl, bool, int, float)

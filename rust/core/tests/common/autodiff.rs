@@ -1,15 +1,4 @@
 //! Autodiff check harness: finite-difference JVP, VJP against JVP, linearize, second order.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop,
-    clippy::cloned_ref_to_slice_refs
-)]
-
 use super::{f64_arc, f64s, inner, Rng};
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;

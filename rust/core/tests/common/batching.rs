@@ -1,14 +1,4 @@
 //! Program builders shared by the batching test files.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
-)]
-
 use microjax::prims::Pjit;
 use microjax::{
     Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Literal, Primitive, Scalar,

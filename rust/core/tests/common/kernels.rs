@@ -1,14 +1,4 @@
 //! Array and evaluation helpers shared by the kernel test files.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::type_complexity,
-    clippy::needless_range_loop
-)]
-
 use super::eval;
 use microjax::{Buffer, HostArray, Primitive};
 

@@ -1,24 +1,29 @@
 //! Helpers shared by the integration tests (each test crate uses a subset).
+// (This covers the submodules below too.)
 #![allow(
     dead_code,
     unused_macros,
     clippy::unwrap_used,
+    clippy::expect_used,
     clippy::panic,
+    clippy::indexing_slicing,
     clippy::arithmetic_side_effects,
     clippy::cast_precision_loss
 )]
 
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::{BroadcastInDim, DotGeneral};
+use microjax::prims::{Iota, Reduce, Reshape, Squeeze, Transpose};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
-    Primitive, Scalar, UnaryOp,
+    Primitive, ReduceOp, Scalar, UnaryOp,
 };
 use std::sync::Arc;
 
 pub mod autodiff;
 pub mod batching;
 pub mod kernels;
+pub mod rules;
 pub mod text;
 
 // ------------------------------------------------------------- avals and arrays
@@ -84,14 +89,24 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    /// The next draw in [0, 1).
-    pub fn next(&mut self) -> f64 {
+    /// The next raw 64-bit state.
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         self.0 = x;
-        (x >> 11) as f64 / (1u64 << 53) as f64
+        x
+    }
+
+    /// The next draw in [0, 1).
+    pub fn next(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A draw in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
     pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
@@ -110,6 +125,17 @@ impl Rng {
             (0..n).map(|_| self.next() * 2.0 - 1.0).collect(),
         ))
     }
+}
+
+/// The multi-index of row-major position `flat` in `shape`.
+pub fn unravel(flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut rem = flat;
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+    }
+    idx
 }
 
 /// The inner product of two equally long vectors.
@@ -157,6 +183,52 @@ pub fn dot_general(lc: &[usize], rc: &[usize], lb: &[usize], rb: &[usize]) -> Pr
     Primitive::DotGeneral(DotGeneral {
         dims: dot_dims(lc, rc, lb, rb),
         preferred_element_type: None,
+    })
+}
+
+/// `reduce` by `op` over `axes`.
+pub fn reduce(op: ReduceOp, axes: &[usize]) -> Primitive {
+    Primitive::Reduce(Reduce {
+        op,
+        axes: axes.to_vec(),
+    })
+}
+
+/// `reshape` to `sizes`.
+pub fn reshape(sizes: &[usize]) -> Primitive {
+    Primitive::Reshape(Reshape {
+        new_sizes: sizes.to_vec(),
+    })
+}
+
+/// `squeeze` of the size-1 `dimensions`.
+pub fn squeeze(dimensions: &[usize]) -> Primitive {
+    Primitive::Squeeze(Squeeze {
+        dimensions: dimensions.to_vec(),
+    })
+}
+
+/// `transpose` by `permutation`.
+pub fn transpose(permutation: &[usize]) -> Primitive {
+    Primitive::Transpose(Transpose {
+        permutation: permutation.to_vec(),
+    })
+}
+
+/// `broadcast_in_dim` to `shape`, operand axis `i` going to `dims[i]`.
+pub fn broadcast_in_dim(shape: &[usize], dims: &[usize]) -> Primitive {
+    Primitive::BroadcastInDim(BroadcastInDim {
+        shape: shape.to_vec(),
+        broadcast_dimensions: dims.to_vec(),
+    })
+}
+
+/// `iota` of `dtype` and `shape`, counting along `dimension`.
+pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Primitive {
+    Primitive::Iota(Iota {
+        dtype,
+        shape: shape.to_vec(),
+        dimension,
     })
 }
 

@@ -1,16 +1,8 @@
 //! Aval, literal, primitive and program helpers shared by the jaxpr text test files.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects
-)]
-
 use microjax::ir::canonical::{canonical, parse_with_consts, ParseLimits};
 use microjax::ir::hash::structural_hash;
 use microjax::ir::typecheck::typecheck;
-use microjax::prims::{Pjit, Reduce};
+use microjax::prims::Pjit;
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Literal, Primitive,
     ReduceOp, Scalar, UnaryOp,
@@ -34,10 +26,7 @@ pub fn bin(op: BinaryOp) -> Primitive {
 }
 
 pub fn reduce_sum(axes: &[usize]) -> Primitive {
-    Primitive::Reduce(Reduce {
-        op: ReduceOp::Sum,
-        axes: axes.to_vec(),
-    })
+    super::reduce(ReduceOp::Sum, axes)
 }
 
 pub fn pjit(sub: ClosedJaxpr, name: &str) -> Primitive {
