@@ -574,6 +574,247 @@ fn ppermute_mapped(b: &mut Builder, x: Atom, perm: &[(usize, usize)], n: usize) 
     b.add_eqn1(Primitive::Concatenate(Concatenate { dimension: 0 }), rows)
 }
 
+/// `psum`/`pmax`/`pmin` avals: the operands' (of a numeric, or for
+/// `pmax`/`pmin` bool, dtype).
+fn all_reduce_avals(prim: &'static str, op: AllReduceOp, ins: &[Aval]) -> Result<Vec<Aval>> {
+    for a in ins {
+        let ok = match op {
+            AllReduceOp::Sum => a.dtype.is_numeric(),
+            AllReduceOp::Max | AllReduceOp::Min => a.dtype.is_numeric() || a.dtype == DType::Bool,
+        };
+        if !ok {
+            return Err(Error::dtype(prim, &[a.dtype], "expected numeric operands"));
+        }
+    }
+    Ok(ins.to_vec())
+}
+
+/// `all_gather` aval: the gathered axis of size `n` inserted at `d`, or
+/// (`tiled`) axis `d` grown `n` times.
+fn all_gather_aval(
+    prim: &'static str,
+    ins: &[Aval],
+    d: usize,
+    n: usize,
+    tiled: bool,
+) -> Result<Vec<Aval>> {
+    let x = one(prim, ins)?;
+    let mut shape = x.shape.clone();
+    if tiled {
+        let s = dim_of(prim, &x.shape, d, "all_gather_dimension")?;
+        let grown = s.checked_mul(n).ok_or_else(|| Error::Overflow {
+            what: "all_gather",
+            detail: format!("{s} * {n}"),
+        })?;
+        if let Some(slot) = shape.get_mut(d) {
+            *slot = grown;
+        }
+    } else {
+        if d > shape.len() {
+            return Err(Error::shape(
+                prim,
+                &[&x.shape],
+                format!("all_gather_dimension {d} is out of range"),
+            ));
+        }
+        shape.insert(d, n);
+    }
+    Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+}
+
+/// `reduce_scatter` aval: axis `d` (of size `n`) removed, or (`tiled`)
+/// divided by `n`.
+fn reduce_scatter_aval(
+    prim: &'static str,
+    ins: &[Aval],
+    d: usize,
+    n: usize,
+    tiled: bool,
+) -> Result<Vec<Aval>> {
+    let x = one(prim, ins)?;
+    if !x.dtype.is_numeric() {
+        return Err(Error::dtype(prim, &[x.dtype], "expected a numeric operand"));
+    }
+    let s = dim_of(prim, &x.shape, d, "scatter_dimension")?;
+    let mut shape = x.shape.clone();
+    if tiled {
+        let Some(q) = exact_div(s, n) else {
+            return Err(Error::shape(
+                prim,
+                &[&x.shape],
+                format!("scatter dimension size {s} must be a multiple of the axis size {n}"),
+            ));
+        };
+        if let Some(slot) = shape.get_mut(d) {
+            *slot = q;
+        }
+    } else {
+        if s != n {
+            return Err(Error::shape(
+                prim,
+                &[&x.shape],
+                format!("scatter dimension size {s} must equal the axis size {n}"),
+            ));
+        }
+        shape.remove(d);
+    }
+    Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+}
+
+/// `all_to_all` aval: `split_axis` divided by `n`, `concat_axis` grown `n`
+/// times.
+fn all_to_all_aval(
+    prim: &'static str,
+    ins: &[Aval],
+    split_axis: usize,
+    concat_axis: usize,
+    n: usize,
+) -> Result<Vec<Aval>> {
+    let x = one(prim, ins)?;
+    let s = dim_of(prim, &x.shape, split_axis, "split_axis")?;
+    dim_of(prim, &x.shape, concat_axis, "concat_axis")?;
+    let Some(q) = exact_div(s, n) else {
+        return Err(Error::shape(
+            prim,
+            &[&x.shape],
+            format!("split axis size {s} must be a multiple of the axis size {n}"),
+        ));
+    };
+    let mut shape = x.shape.clone();
+    if let Some(slot) = shape.get_mut(split_axis) {
+        *slot = q;
+    }
+    if let Some(slot) = shape.get_mut(concat_axis) {
+        *slot = slot.checked_mul(n).ok_or_else(|| Error::Overflow {
+            what: "all_to_all",
+            detail: format!("concat axis times {n}"),
+        })?;
+    }
+    Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+}
+
+/// `ppermute` aval: the operand's; sources and destinations must be unique.
+fn ppermute_aval(prim: &'static str, ins: &[Aval], perm: &[(usize, usize)]) -> Result<Vec<Aval>> {
+    let x = one(prim, ins)?;
+    let mut srcs: Vec<usize> = perm.iter().map(|p| p.0).collect();
+    let mut dsts: Vec<usize> = perm.iter().map(|p| p.1).collect();
+    srcs.sort_unstable();
+    dsts.sort_unstable();
+    srcs.dedup();
+    dsts.dedup();
+    if srcs.len() != perm.len() || dsts.len() != perm.len() {
+        return Err(Error::param(
+            prim,
+            "perm",
+            format!("sources and destinations must be unique, got {perm:?}"),
+        ));
+    }
+    Ok(vec![x.clone()])
+}
+
+/// vmap of `c` (not `psum`-like, not `axis_index`) over the axis it names:
+/// the collective becomes array code over the batch dim. Returns the
+/// result and its batch dim.
+fn batch_over_axis(
+    c: &Collective,
+    b: &mut Builder,
+    x: Atom,
+    d: Option<usize>,
+    n: usize,
+) -> Result<(Atom, Option<usize>)> {
+    Ok(match c {
+        Collective::AllGather {
+            all_gather_dimension: g,
+            axis_size,
+            tiled,
+            ..
+        } => {
+            check_size(c, *axis_size, n)?;
+            all_gather_mapped(b, x, d, n, *g, *tiled)?
+        }
+        Collective::ReduceScatter {
+            scatter_dimension: s,
+            axis_size,
+            tiled,
+            ..
+        } => {
+            check_size(c, *axis_size, n)?;
+            reduce_scatter_mapped(b, x, d, n, *s, *tiled)?
+        }
+        Collective::AllToAll {
+            split_axis: a,
+            concat_axis: k,
+            axis_size,
+            ..
+        } => {
+            check_size(c, *axis_size, n)?;
+            let x0 = batch_front(b, &x, d, n)?;
+            (all_to_all_mapped(b, x0, *a, *k, n)?, Some(0))
+        }
+        Collective::Ppermute { perm, .. } => {
+            let x0 = batch_front(b, &x, d, n)?;
+            (ppermute_mapped(b, x0, perm, n)?, Some(0))
+        }
+        Collective::AllReduce { .. } | Collective::AxisIndex { .. } => {
+            return Err(Error::InvalidArgument(format!(
+                "vmap of {}: handled above",
+                c.name()
+            )))
+        }
+    })
+}
+
+/// `all_gather` along dim `g` over the batch dim `d` of `x`: every example
+/// sees the same stack, an unbatched result.
+fn all_gather_mapped(
+    b: &mut Builder,
+    x: Atom,
+    d: Option<usize>,
+    n: usize,
+    g: usize,
+    tiled: bool,
+) -> Result<(Atom, Option<usize>)> {
+    let stacked = match d {
+        Some(d) => move_axis(b, x, d, g)?,
+        None => add_batch_axis(b, x, n, g)?,
+    };
+    if tiled {
+        let shape = merge_axes(&b.aval(&stacked)?.shape, g)?;
+        Ok((reshape(b, stacked, shape)?, None))
+    } else {
+        Ok((stacked, None))
+    }
+}
+
+/// `reduce_scatter` along dim `s` over the batch dim `d` of `x`: the sum
+/// over the batch, whose block `j` of the scatter dimension belongs to
+/// example `j`.
+fn reduce_scatter_mapped(
+    b: &mut Builder,
+    x: Atom,
+    d: Option<usize>,
+    n: usize,
+    s: usize,
+    tiled: bool,
+) -> Result<(Atom, Option<usize>)> {
+    let total = match d {
+        Some(d) => b.add_eqn1(
+            Primitive::Reduce(Reduce {
+                op: ReduceOp::Sum,
+                axes: vec![d],
+            }),
+            vec![x],
+        )?,
+        None => scale(b, x, n)?,
+    };
+    if tiled {
+        let shape = split_axis(&b.aval(&total)?.shape, s, n);
+        Ok((reshape(b, total, shape)?, Some(s)))
+    } else {
+        Ok((total, Some(s)))
+    }
+}
+
 impl Family for Collective {
     const NAMES: &'static [&'static str] = &[
         "psum",
@@ -776,114 +1017,25 @@ impl Family for Collective {
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let prim = self.name();
         match self {
-            Collective::AllReduce { op, .. } => {
-                for a in ins {
-                    let ok = match op {
-                        AllReduceOp::Sum => a.dtype.is_numeric(),
-                        AllReduceOp::Max | AllReduceOp::Min => {
-                            a.dtype.is_numeric() || a.dtype == DType::Bool
-                        }
-                    };
-                    if !ok {
-                        return Err(Error::dtype(prim, &[a.dtype], "expected numeric operands"));
-                    }
-                }
-                Ok(ins.to_vec())
-            }
+            Collective::AllReduce { op, .. } => all_reduce_avals(prim, *op, ins),
             Collective::AllGather {
                 all_gather_dimension: d,
                 axis_size: n,
                 tiled,
                 ..
-            } => {
-                let x = one(prim, ins)?;
-                let mut shape = x.shape.clone();
-                if *tiled {
-                    let s = dim_of(prim, &x.shape, *d, "all_gather_dimension")?;
-                    let grown = s.checked_mul(*n).ok_or_else(|| Error::Overflow {
-                        what: "all_gather",
-                        detail: format!("{s} * {n}"),
-                    })?;
-                    if let Some(slot) = shape.get_mut(*d) {
-                        *slot = grown;
-                    }
-                } else {
-                    if *d > shape.len() {
-                        return Err(Error::shape(
-                            prim,
-                            &[&x.shape],
-                            format!("all_gather_dimension {d} is out of range"),
-                        ));
-                    }
-                    shape.insert(*d, *n);
-                }
-                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-            }
+            } => all_gather_aval(prim, ins, *d, *n, *tiled),
             Collective::ReduceScatter {
                 scatter_dimension: d,
                 axis_size: n,
                 tiled,
                 ..
-            } => {
-                let x = one(prim, ins)?;
-                if !x.dtype.is_numeric() {
-                    return Err(Error::dtype(prim, &[x.dtype], "expected a numeric operand"));
-                }
-                let s = dim_of(prim, &x.shape, *d, "scatter_dimension")?;
-                let mut shape = x.shape.clone();
-                if *tiled {
-                    let Some(q) = exact_div(s, *n) else {
-                        return Err(Error::shape(
-                            prim,
-                            &[&x.shape],
-                            format!(
-                                "scatter dimension size {s} must be a multiple of the axis size {n}"
-                            ),
-                        ));
-                    };
-                    if let Some(slot) = shape.get_mut(*d) {
-                        *slot = q;
-                    }
-                } else {
-                    if s != *n {
-                        return Err(Error::shape(
-                            prim,
-                            &[&x.shape],
-                            format!("scatter dimension size {s} must equal the axis size {n}"),
-                        ));
-                    }
-                    shape.remove(*d);
-                }
-                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-            }
+            } => reduce_scatter_aval(prim, ins, *d, *n, *tiled),
             Collective::AllToAll {
                 split_axis,
                 concat_axis,
                 axis_size: n,
                 ..
-            } => {
-                let x = one(prim, ins)?;
-                let s = dim_of(prim, &x.shape, *split_axis, "split_axis")?;
-                dim_of(prim, &x.shape, *concat_axis, "concat_axis")?;
-                let Some(q) = exact_div(s, *n) else {
-                    return Err(Error::shape(
-                        prim,
-                        &[&x.shape],
-                        format!("split axis size {s} must be a multiple of the axis size {n}"),
-                    ));
-                };
-                let mut shape = x.shape.clone();
-                if let Some(slot) = shape.get_mut(*split_axis) {
-                    *slot = q;
-                }
-                if let Some(slot) = shape.get_mut(*concat_axis) {
-                    *slot = slot.checked_mul(*n).ok_or_else(|| Error::Overflow {
-                        what: "all_to_all",
-                        detail: format!("concat axis times {n}"),
-                    })?;
-                }
-                Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-            }
+            } => all_to_all_aval(prim, ins, *split_axis, *concat_axis, *n),
             Collective::AxisIndex { .. } => {
                 if !ins.is_empty() {
                     return Err(Error::Arity {
@@ -894,23 +1046,7 @@ impl Family for Collective {
                 }
                 Ok(vec![Aval::new(Vec::new(), DType::I32)])
             }
-            Collective::Ppermute { perm, .. } => {
-                let x = one(prim, ins)?;
-                let mut srcs: Vec<usize> = perm.iter().map(|p| p.0).collect();
-                let mut dsts: Vec<usize> = perm.iter().map(|p| p.1).collect();
-                srcs.sort_unstable();
-                dsts.sort_unstable();
-                srcs.dedup();
-                dsts.dedup();
-                if srcs.len() != perm.len() || dsts.len() != perm.len() {
-                    return Err(Error::param(
-                        prim,
-                        "perm",
-                        format!("sources and destinations must be unique, got {perm:?}"),
-                    ));
-                }
-                Ok(vec![x.clone()])
-            }
+            Collective::Ppermute { perm, .. } => ppermute_aval(prim, ins, perm),
         }
     }
 
@@ -1086,72 +1222,7 @@ impl Family for Collective {
         }
         let x = one(c.name(), ins)?.clone();
         let d = *one(c.name(), dims)?;
-        let (y, yd) = match c {
-            Collective::AllGather {
-                all_gather_dimension: g,
-                axis_size,
-                tiled,
-                ..
-            } => {
-                check_size(c, *axis_size, n)?;
-                // Every example sees the same stack: an unbatched result.
-                let stacked = match d {
-                    Some(d) => move_axis(b, x, d, *g)?,
-                    None => add_batch_axis(b, x, n, *g)?,
-                };
-                if *tiled {
-                    let shape = merge_axes(&b.aval(&stacked)?.shape, *g)?;
-                    (reshape(b, stacked, shape)?, None)
-                } else {
-                    (stacked, None)
-                }
-            }
-            Collective::ReduceScatter {
-                scatter_dimension: s,
-                axis_size,
-                tiled,
-                ..
-            } => {
-                check_size(c, *axis_size, n)?;
-                let total = match d {
-                    Some(d) => b.add_eqn1(
-                        Primitive::Reduce(Reduce {
-                            op: ReduceOp::Sum,
-                            axes: vec![d],
-                        }),
-                        vec![x],
-                    )?,
-                    None => scale(b, x, n)?,
-                };
-                // Block `j` of the scatter dimension belongs to example `j`.
-                if *tiled {
-                    let shape = split_axis(&b.aval(&total)?.shape, *s, n);
-                    (reshape(b, total, shape)?, Some(*s))
-                } else {
-                    (total, Some(*s))
-                }
-            }
-            Collective::AllToAll {
-                split_axis: a,
-                concat_axis: k,
-                axis_size,
-                ..
-            } => {
-                check_size(c, *axis_size, n)?;
-                let x0 = batch_front(b, &x, d, n)?;
-                (all_to_all_mapped(b, x0, *a, *k, n)?, Some(0))
-            }
-            Collective::Ppermute { perm, .. } => {
-                let x0 = batch_front(b, &x, d, n)?;
-                (ppermute_mapped(b, x0, perm, n)?, Some(0))
-            }
-            Collective::AllReduce { .. } | Collective::AxisIndex { .. } => {
-                return Err(Error::InvalidArgument(format!(
-                    "vmap of {}: handled above",
-                    c.name()
-                )))
-            }
-        };
+        let (y, yd) = batch_over_axis(c, b, x, d, n)?;
         Ok((vec![y], vec![yd]))
     }
 }

@@ -22,6 +22,7 @@ use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect};
+use crate::transforms::batch::batch_jaxpr;
 use crate::transforms::jvp::tangent_aval;
 use std::sync::Arc;
 
@@ -470,82 +471,10 @@ impl Family for CustomCall {
             let d = vec![None; outs.len()];
             return Ok((outs, d));
         }
-        use crate::transforms::batch::batch_jaxpr;
-        let at0 = |k: usize| vec![Some(0); k];
-        let (prim, ins) = match c {
-            CustomCall::Jvp { call, jvp, name } => {
-                let nout = call.out_avals()?.len();
-                let bcall = batch_jaxpr(call, dims, n, &at0(nout))?;
-                let bjvp = match jvp {
-                    Some(rule) => {
-                        let mut rdims = dims.to_vec();
-                        rdims.extend_from_slice(dims);
-                        Some(Arc::new(batch_jaxpr(
-                            rule,
-                            &rdims,
-                            n,
-                            &at0(nout.saturating_mul(2)),
-                        )?))
-                    }
-                    None => None,
-                };
-                let prim = Primitive::Custom(CustomCall::Jvp {
-                    call: Arc::new(bcall),
-                    jvp: bjvp,
-                    name: name.clone(),
-                });
-                (prim, ins.to_vec())
-            }
-            CustomCall::Vjp {
-                call,
-                fwd,
-                bwd,
-                num_res,
-                name,
-            } => {
-                let nin = ins.len();
-                let nout = call.out_avals()?.len();
-                let bcall = batch_jaxpr(call, &at0(nin), n, &at0(nout))?;
-                let bfwd = batch_jaxpr(fwd, &at0(nin), n, &at0(nout.saturating_add(*num_res)))?;
-                let bbwd = batch_jaxpr(bwd, &at0(num_res.saturating_add(nout)), n, &at0(nin))?;
-                let prim = Primitive::Custom(CustomCall::Vjp {
-                    call: Arc::new(bcall),
-                    fwd: Arc::new(bfwd),
-                    bwd: Arc::new(bbwd),
-                    num_res: *num_res,
-                    name: name.clone(),
-                });
-                (prim, all_in_front(b, ins, dims, n)?)
-            }
-            CustomCall::LinearCall {
-                callee,
-                transpose,
-                num_res,
-            } => {
-                let nin = ins.len();
-                let nout = callee.out_avals()?.len();
-                let bcallee = batch_jaxpr(callee, &at0(nin), n, &at0(nout))?;
-                let nlin = nin.saturating_sub(*num_res);
-                let btrans =
-                    batch_jaxpr(transpose, &at0(num_res.saturating_add(nout)), n, &at0(nlin))?;
-                let prim = Primitive::Custom(CustomCall::LinearCall {
-                    callee: Arc::new(bcallee),
-                    transpose: Arc::new(btrans),
-                    num_res: *num_res,
-                });
-                (prim, all_in_front(b, ins, dims, n)?)
-            }
-            CustomCall::Lin { bwd, num_res, name } => {
-                let nct = bwd.in_avals()?.len();
-                let nin = bwd.out_avals()?.len();
-                let bbwd = batch_jaxpr(bwd, &at0(nct), n, &at0(nin))?;
-                let prim = Primitive::Custom(CustomCall::Lin {
-                    bwd: Arc::new(bbwd),
-                    num_res: *num_res,
-                    name: name.clone(),
-                });
-                (prim, all_in_front(b, ins, dims, n)?)
-            }
+        let prim = Primitive::Custom(batched_call(c, dims, ins.len(), n)?);
+        let ins = match c {
+            CustomCall::Jvp { .. } => ins.to_vec(),
+            _ => all_in_front(b, ins, dims, n)?,
         };
         let outs: Vec<Atom> = b
             .add_eqn(prim, ins, None)?
@@ -555,4 +484,98 @@ impl Family for CustomCall {
         let d = vec![Some(0); outs.len()];
         Ok((outs, d))
     }
+}
+
+/// `k` batch dims, all at axis 0.
+fn at0(k: usize) -> Vec<Option<usize>> {
+    vec![Some(0); k]
+}
+
+/// `c` with its function and rules batched (see [`CustomCall`]'s `batch`):
+/// a `custom_jvp_call` with the operands' `dims`, the others with the
+/// `nin` operands' mapped axes in front.
+fn batched_call(
+    c: &CustomCall,
+    dims: &[Option<usize>],
+    nin: usize,
+    n: usize,
+) -> Result<CustomCall> {
+    Ok(match c {
+        CustomCall::Jvp { call, jvp, name } => batch_jvp_call(call, jvp.as_ref(), name, dims, n)?,
+        CustomCall::Vjp {
+            call,
+            fwd,
+            bwd,
+            num_res,
+            name,
+        } => {
+            let nout = call.out_avals()?.len();
+            let bcall = batch_jaxpr(call, &at0(nin), n, &at0(nout))?;
+            let bfwd = batch_jaxpr(fwd, &at0(nin), n, &at0(nout.saturating_add(*num_res)))?;
+            let bbwd = batch_jaxpr(bwd, &at0(num_res.saturating_add(nout)), n, &at0(nin))?;
+            CustomCall::Vjp {
+                call: Arc::new(bcall),
+                fwd: Arc::new(bfwd),
+                bwd: Arc::new(bbwd),
+                num_res: *num_res,
+                name: name.clone(),
+            }
+        }
+        CustomCall::LinearCall {
+            callee,
+            transpose,
+            num_res,
+        } => {
+            let nout = callee.out_avals()?.len();
+            let bcallee = batch_jaxpr(callee, &at0(nin), n, &at0(nout))?;
+            let nlin = nin.saturating_sub(*num_res);
+            let btrans = batch_jaxpr(transpose, &at0(num_res.saturating_add(nout)), n, &at0(nlin))?;
+            CustomCall::LinearCall {
+                callee: Arc::new(bcallee),
+                transpose: Arc::new(btrans),
+                num_res: *num_res,
+            }
+        }
+        CustomCall::Lin { bwd, num_res, name } => {
+            let nct = bwd.in_avals()?.len();
+            let nin = bwd.out_avals()?.len();
+            let bbwd = batch_jaxpr(bwd, &at0(nct), n, &at0(nin))?;
+            CustomCall::Lin {
+                bwd: Arc::new(bbwd),
+                num_res: *num_res,
+                name: name.clone(),
+            }
+        }
+    })
+}
+
+/// A `custom_jvp_call` batched: its function with the operands' `dims`,
+/// its rule with those dims for primals and tangents; outputs at axis 0.
+fn batch_jvp_call(
+    call: &ClosedJaxpr,
+    jvp: Option<&Arc<ClosedJaxpr>>,
+    name: &str,
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<CustomCall> {
+    let nout = call.out_avals()?.len();
+    let bcall = batch_jaxpr(call, dims, n, &at0(nout))?;
+    let bjvp = match jvp {
+        Some(rule) => {
+            let mut rdims = dims.to_vec();
+            rdims.extend_from_slice(dims);
+            Some(Arc::new(batch_jaxpr(
+                rule,
+                &rdims,
+                n,
+                &at0(nout.saturating_mul(2)),
+            )?))
+        }
+        None => None,
+    };
+    Ok(CustomCall::Jvp {
+        call: Arc::new(bcall),
+        jvp: bjvp,
+        name: name.to_string(),
+    })
 }

@@ -149,145 +149,7 @@ impl Family for UnaryOp {
         if !dtype.is_float() {
             return Ok((vec![y], vec![None]));
         }
-        let lit = |v: f64| Builder::lit(dtype, v);
-        let tout = match op {
-            UnaryOp::Neg => Some(b.unary(UnaryOp::Neg, t)?),
-            UnaryOp::Exp => Some(mul(b, t, y.clone())?),
-            UnaryOp::Log => Some(b.binary(BinaryOp::Div, t, x)?),
-            UnaryOp::Sin => {
-                let c = b.unary(UnaryOp::Cos, x)?;
-                Some(mul(b, t, c)?)
-            }
-            UnaryOp::Cos => {
-                let s = b.unary(UnaryOp::Sin, x)?;
-                let ns = b.unary(UnaryOp::Neg, s)?;
-                Some(mul(b, t, ns)?)
-            }
-            UnaryOp::Tanh => {
-                // (1 + y)(1 - y) rather than 1 - y²: no cancellation where |y| ≈ 1.
-                let op = b.binary(BinaryOp::Add, lit(1.0), y.clone())?;
-                let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
-                let d = mul(b, op, om)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Logistic => {
-                let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
-                let d = mul(b, y.clone(), om)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Sqrt => {
-                let two_y = mul(b, y.clone(), lit(2.0))?;
-                Some(b.binary(BinaryOp::Div, t, two_y)?)
-            }
-            UnaryOp::Abs => {
-                let s = b.unary(UnaryOp::Sign, x)?;
-                Some(mul(b, t, s)?)
-            }
-            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil => None,
-            // Integer-only ops never have a float operand.
-            UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz => None,
-            UnaryOp::Exp2 => {
-                let d = mul(b, y.clone(), lit(std::f64::consts::LN_2))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Log1p => {
-                let d = b.binary(BinaryOp::Add, x, lit(1.0))?;
-                Some(b.binary(BinaryOp::Div, t, d)?)
-            }
-            UnaryOp::Expm1 => {
-                let d = b.binary(BinaryOp::Add, y.clone(), lit(1.0))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Tan => {
-                // 1 + tan(x)^2
-                let y2 = b.unary(UnaryOp::Square, y.clone())?;
-                let d = b.binary(BinaryOp::Add, y2, lit(1.0))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Asin | UnaryOp::Acos => {
-                // ±1 / sqrt(1 - x^2)
-                let x2 = b.unary(UnaryOp::Square, x)?;
-                let om = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
-                let d = b.unary(UnaryOp::Rsqrt, om)?;
-                let d = if op == UnaryOp::Acos {
-                    b.unary(UnaryOp::Neg, d)?
-                } else {
-                    d
-                };
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Atan => {
-                let x2 = b.unary(UnaryOp::Square, x)?;
-                let d = b.binary(BinaryOp::Add, x2, lit(1.0))?;
-                Some(b.binary(BinaryOp::Div, t, d)?)
-            }
-            UnaryOp::Sinh => {
-                let d = b.unary(UnaryOp::Cosh, x)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Cosh => {
-                let d = b.unary(UnaryOp::Sinh, x)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Asinh => {
-                let x2 = b.unary(UnaryOp::Square, x)?;
-                let s = b.binary(BinaryOp::Add, x2, lit(1.0))?;
-                let d = b.unary(UnaryOp::Rsqrt, s)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Acosh => {
-                // 1 / sqrt((x - 1)(x + 1))
-                let xm = b.binary(BinaryOp::Sub, x.clone(), lit(1.0))?;
-                let xp = b.binary(BinaryOp::Add, x, lit(1.0))?;
-                let s = mul(b, xm, xp)?;
-                let d = b.unary(UnaryOp::Rsqrt, s)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Atanh => {
-                let x2 = b.unary(UnaryOp::Square, x)?;
-                let d = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
-                Some(b.binary(BinaryOp::Div, t, d)?)
-            }
-            UnaryOp::Rsqrt => {
-                // -y / (2x)
-                let q = b.binary(BinaryOp::Div, y.clone(), x)?;
-                let d = mul(b, q, lit(-0.5))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Cbrt => {
-                // y^-2 / 3
-                let r = b.add_eqn1(Primitive::IntegerPow(IntegerPow { y: -2 }), vec![y.clone()])?;
-                let d = mul(b, r, lit(1.0 / 3.0))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Erf => {
-                // 2/sqrt(pi) exp(-x^2)
-                let x2 = b.unary(UnaryOp::Square, x)?;
-                let n = b.unary(UnaryOp::Neg, x2)?;
-                let e = b.unary(UnaryOp::Exp, n)?;
-                let d = mul(b, e, lit(std::f64::consts::FRAC_2_SQRT_PI))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::ErfInv => {
-                // sqrt(pi)/2 exp(y^2)
-                let y2 = b.unary(UnaryOp::Square, y.clone())?;
-                let e = b.unary(UnaryOp::Exp, y2)?;
-                let d = mul(b, e, lit(std::f64::consts::PI.sqrt() / 2.0))?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Lgamma => {
-                let d = b.unary(UnaryOp::Digamma, x)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Digamma => {
-                let d = b.binary(BinaryOp::Polygamma, lit(1.0), x)?;
-                Some(mul(b, t, d)?)
-            }
-            UnaryOp::Square => {
-                let d = mul(b, x, lit(2.0))?;
-                Some(mul(b, t, d)?)
-            }
-        };
+        let tout = unary_tangent(b, op, x, &y, t, dtype)?;
         Ok((vec![y], vec![tout]))
     }
 
@@ -305,6 +167,231 @@ impl Family for UnaryOp {
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Unary(*self), b, ins, dims, n)
     }
+}
+
+/// The tangent of unary `op` at `x` (output `y`) for input tangent `t`;
+/// `None` where the derivative is zero. One helper per group of ops.
+fn unary_tangent(
+    b: &mut Builder,
+    op: UnaryOp,
+    x: Atom,
+    y: &Atom,
+    t: Atom,
+    dtype: DType,
+) -> Result<Option<Atom>> {
+    match op {
+        UnaryOp::Neg
+        | UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tanh
+        | UnaryOp::Logistic
+        | UnaryOp::Sqrt
+        | UnaryOp::Abs
+        | UnaryOp::Exp2
+        | UnaryOp::Log1p
+        | UnaryOp::Expm1
+        | UnaryOp::Tan
+        | UnaryOp::Square => elementary_tangent(b, op, x, y, t, dtype),
+        UnaryOp::Asin
+        | UnaryOp::Acos
+        | UnaryOp::Atan
+        | UnaryOp::Sinh
+        | UnaryOp::Cosh
+        | UnaryOp::Asinh
+        | UnaryOp::Acosh
+        | UnaryOp::Atanh => inverse_trig_hyperbolic_tangent(b, op, x, t, dtype),
+        UnaryOp::Rsqrt
+        | UnaryOp::Cbrt
+        | UnaryOp::Erf
+        | UnaryOp::ErfInv
+        | UnaryOp::Lgamma
+        | UnaryOp::Digamma => special_tangent(b, op, x, y, t, dtype),
+        UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil => Ok(None),
+        // Integer-only ops never have a float operand.
+        UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz => Ok(None),
+    }
+}
+
+/// `unary_tangent` for exp/log, trigonometric and power ops.
+fn elementary_tangent(
+    b: &mut Builder,
+    op: UnaryOp,
+    x: Atom,
+    y: &Atom,
+    t: Atom,
+    dtype: DType,
+) -> Result<Option<Atom>> {
+    let lit = |v: f64| Builder::lit(dtype, v);
+    Ok(match op {
+        UnaryOp::Neg => Some(b.unary(UnaryOp::Neg, t)?),
+        UnaryOp::Exp => Some(mul(b, t, y.clone())?),
+        UnaryOp::Log => Some(b.binary(BinaryOp::Div, t, x)?),
+        UnaryOp::Sin => {
+            let c = b.unary(UnaryOp::Cos, x)?;
+            Some(mul(b, t, c)?)
+        }
+        UnaryOp::Cos => {
+            let s = b.unary(UnaryOp::Sin, x)?;
+            let ns = b.unary(UnaryOp::Neg, s)?;
+            Some(mul(b, t, ns)?)
+        }
+        UnaryOp::Tanh => {
+            // (1 + y)(1 - y) rather than 1 - y²: no cancellation where |y| ≈ 1.
+            let op = b.binary(BinaryOp::Add, lit(1.0), y.clone())?;
+            let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
+            let d = mul(b, op, om)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Logistic => {
+            let om = b.binary(BinaryOp::Sub, lit(1.0), y.clone())?;
+            let d = mul(b, y.clone(), om)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Sqrt => {
+            let two_y = mul(b, y.clone(), lit(2.0))?;
+            Some(b.binary(BinaryOp::Div, t, two_y)?)
+        }
+        UnaryOp::Abs => {
+            let s = b.unary(UnaryOp::Sign, x)?;
+            Some(mul(b, t, s)?)
+        }
+        UnaryOp::Exp2 => {
+            let d = mul(b, y.clone(), lit(std::f64::consts::LN_2))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Log1p => {
+            let d = b.binary(BinaryOp::Add, x, lit(1.0))?;
+            Some(b.binary(BinaryOp::Div, t, d)?)
+        }
+        UnaryOp::Expm1 => {
+            let d = b.binary(BinaryOp::Add, y.clone(), lit(1.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Tan => {
+            // 1 + tan(x)^2
+            let y2 = b.unary(UnaryOp::Square, y.clone())?;
+            let d = b.binary(BinaryOp::Add, y2, lit(1.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Square => {
+            let d = mul(b, x, lit(2.0))?;
+            Some(mul(b, t, d)?)
+        }
+        // Ops of the other groups: dispatched by `unary_tangent`.
+        _ => None,
+    })
+}
+
+/// `unary_tangent` for inverse trigonometric and hyperbolic ops.
+fn inverse_trig_hyperbolic_tangent(
+    b: &mut Builder,
+    op: UnaryOp,
+    x: Atom,
+    t: Atom,
+    dtype: DType,
+) -> Result<Option<Atom>> {
+    let lit = |v: f64| Builder::lit(dtype, v);
+    Ok(match op {
+        UnaryOp::Asin | UnaryOp::Acos => {
+            // ±1 / sqrt(1 - x^2)
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let om = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
+            let d = b.unary(UnaryOp::Rsqrt, om)?;
+            let d = if op == UnaryOp::Acos {
+                b.unary(UnaryOp::Neg, d)?
+            } else {
+                d
+            };
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Atan => {
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let d = b.binary(BinaryOp::Add, x2, lit(1.0))?;
+            Some(b.binary(BinaryOp::Div, t, d)?)
+        }
+        UnaryOp::Sinh => {
+            let d = b.unary(UnaryOp::Cosh, x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Cosh => {
+            let d = b.unary(UnaryOp::Sinh, x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Asinh => {
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let s = b.binary(BinaryOp::Add, x2, lit(1.0))?;
+            let d = b.unary(UnaryOp::Rsqrt, s)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Acosh => {
+            // 1 / sqrt((x - 1)(x + 1))
+            let xm = b.binary(BinaryOp::Sub, x.clone(), lit(1.0))?;
+            let xp = b.binary(BinaryOp::Add, x, lit(1.0))?;
+            let s = mul(b, xm, xp)?;
+            let d = b.unary(UnaryOp::Rsqrt, s)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Atanh => {
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let d = b.binary(BinaryOp::Sub, lit(1.0), x2)?;
+            Some(b.binary(BinaryOp::Div, t, d)?)
+        }
+        // Ops of the other groups: dispatched by `unary_tangent`.
+        _ => None,
+    })
+}
+
+/// `unary_tangent` for `rsqrt`, `cbrt` and the special functions.
+fn special_tangent(
+    b: &mut Builder,
+    op: UnaryOp,
+    x: Atom,
+    y: &Atom,
+    t: Atom,
+    dtype: DType,
+) -> Result<Option<Atom>> {
+    let lit = |v: f64| Builder::lit(dtype, v);
+    Ok(match op {
+        UnaryOp::Rsqrt => {
+            // -y / (2x)
+            let q = b.binary(BinaryOp::Div, y.clone(), x)?;
+            let d = mul(b, q, lit(-0.5))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Cbrt => {
+            // y^-2 / 3
+            let r = b.add_eqn1(Primitive::IntegerPow(IntegerPow { y: -2 }), vec![y.clone()])?;
+            let d = mul(b, r, lit(1.0 / 3.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Erf => {
+            // 2/sqrt(pi) exp(-x^2)
+            let x2 = b.unary(UnaryOp::Square, x)?;
+            let n = b.unary(UnaryOp::Neg, x2)?;
+            let e = b.unary(UnaryOp::Exp, n)?;
+            let d = mul(b, e, lit(std::f64::consts::FRAC_2_SQRT_PI))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::ErfInv => {
+            // sqrt(pi)/2 exp(y^2)
+            let y2 = b.unary(UnaryOp::Square, y.clone())?;
+            let e = b.unary(UnaryOp::Exp, y2)?;
+            let d = mul(b, e, lit(std::f64::consts::PI.sqrt() / 2.0))?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Lgamma => {
+            let d = b.unary(UnaryOp::Digamma, x)?;
+            Some(mul(b, t, d)?)
+        }
+        UnaryOp::Digamma => {
+            let d = b.binary(BinaryOp::Polygamma, lit(1.0), x)?;
+            Some(mul(b, t, d)?)
+        }
+        // Ops of the other groups: dispatched by `unary_tangent`.
+        _ => None,
+    })
 }
 
 impl Family for BinaryOp {
@@ -339,153 +426,7 @@ impl Family for BinaryOp {
         if !zaval.dtype.is_float() {
             return Ok((vec![z], vec![None]));
         }
-        let dtype = zaval.dtype;
-        let tout = match op {
-            BinaryOp::Add => add_opt(b, tx, ty)?,
-            BinaryOp::Sub => match (tx, ty) {
-                (Some(a), Some(c)) => Some(b.binary(BinaryOp::Sub, a, c)?),
-                (a, None) => a,
-                (None, Some(c)) => Some(b.unary(UnaryOp::Neg, c)?),
-            },
-            BinaryOp::Mul => {
-                let l = tx.map(|t| mul(b, t, y.clone())).transpose()?;
-                let r = ty.map(|t| mul(b, x.clone(), t)).transpose()?;
-                add_opt(b, l, r)?
-            }
-            BinaryOp::Div => {
-                let l = tx
-                    .map(|t| b.binary(BinaryOp::Div, t, y.clone()))
-                    .transpose()?;
-                let r = match ty {
-                    Some(t) => {
-                        let q = b.binary(BinaryOp::Div, z.clone(), y.clone())?;
-                        let nq = b.unary(UnaryOp::Neg, q)?;
-                        Some(mul(b, t, nq)?)
-                    }
-                    None => None,
-                };
-                add_opt(b, l, r)?
-            }
-            BinaryOp::Max | BinaryOp::Min => {
-                let l = match tx {
-                    Some(t) => {
-                        let w = balanced_eq(b, &x, &z, &y)?;
-                        Some(mul(b, t, w)?)
-                    }
-                    None => None,
-                };
-                let r = match ty {
-                    Some(t) => {
-                        let w = balanced_eq(b, &y, &z, &x)?;
-                        Some(mul(b, t, w)?)
-                    }
-                    None => None,
-                };
-                add_opt(b, l, r)?
-            }
-            BinaryOp::Pow => {
-                let l = match tx {
-                    Some(t) => {
-                        // d/dx x^y = y x^(y-1), and 0 where y == 0 (as JAX).
-                        let ym1 = b.binary(BinaryOp::Sub, y.clone(), Builder::lit(dtype, 1.0))?;
-                        let pw = b.binary(BinaryOp::Pow, x.clone(), ym1)?;
-                        let jac = mul(b, y.clone(), pw)?;
-                        let zeros = b.zeros(&zaval)?;
-                        let y0 = b.add_eqn1(
-                            Primitive::Compare(CmpOp::Eq),
-                            vec![y.clone(), Builder::lit(dtype, 0.0)],
-                        )?;
-                        let jac = b.add_eqn1(Primitive::SelectN(SelectN), vec![y0, jac, zeros])?;
-                        Some(mul(b, t, jac)?)
-                    }
-                    None => None,
-                };
-                let r = match ty {
-                    Some(t) => {
-                        // d/dy x^y = log(x) x^y, with log(0) replaced by log(1).
-                        let xaval = b.aval(&x)?;
-                        let ones = b.full(&xaval, 1.0)?;
-                        let x0 = b.add_eqn1(
-                            Primitive::Compare(CmpOp::Eq),
-                            vec![x.clone(), Builder::lit(dtype, 0.0)],
-                        )?;
-                        let safe =
-                            b.add_eqn1(Primitive::SelectN(SelectN), vec![x0, x.clone(), ones])?;
-                        let lg = b.unary(UnaryOp::Log, safe)?;
-                        let jac = mul(b, lg, z.clone())?;
-                        Some(mul(b, t, jac)?)
-                    }
-                    None => None,
-                };
-                add_opt(b, l, r)?
-            }
-            BinaryOp::Rem => {
-                // d/dx = 1, d/dy = -trunc(x / y)
-                let r = match ty {
-                    Some(t) => {
-                        let q = b.binary(BinaryOp::Div, x.clone(), y.clone())?;
-                        let a = b.unary(UnaryOp::Abs, q.clone())?;
-                        let f = b.unary(UnaryOp::Floor, a)?;
-                        let s = b.unary(UnaryOp::Sign, q)?;
-                        let tr = mul(b, s, f)?;
-                        let ntr = b.unary(UnaryOp::Neg, tr)?;
-                        Some(mul(b, t, ntr)?)
-                    }
-                    None => None,
-                };
-                add_opt(b, tx, r)?
-            }
-            BinaryOp::Atan2 => {
-                // atan2(x, y): d/dx = y / (x² + y²), d/dy = -x / (x² + y²)
-                let x2 = b.unary(UnaryOp::Square, x.clone())?;
-                let y2 = b.unary(UnaryOp::Square, y.clone())?;
-                let den = b.binary(BinaryOp::Add, x2, y2)?;
-                let l = match tx {
-                    Some(t) => {
-                        let d = b.binary(BinaryOp::Div, y.clone(), den.clone())?;
-                        Some(mul(b, t, d)?)
-                    }
-                    None => None,
-                };
-                let r = match ty {
-                    Some(t) => {
-                        let q = b.binary(BinaryOp::Div, x.clone(), den)?;
-                        let d = b.unary(UnaryOp::Neg, q)?;
-                        Some(mul(b, t, d)?)
-                    }
-                    None => None,
-                };
-                add_opt(b, l, r)?
-            }
-            BinaryOp::Polygamma => {
-                if tx.is_some() {
-                    return Err(Error::Unsupported(
-                        "polygamma: differentiation with respect to m is not supported".into(),
-                    ));
-                }
-                match ty {
-                    Some(t) => {
-                        let m1 = b.binary(BinaryOp::Add, x.clone(), Builder::lit(dtype, 1.0))?;
-                        let d = b.binary(BinaryOp::Polygamma, m1, y.clone())?;
-                        Some(mul(b, t, d)?)
-                    }
-                    None => None,
-                }
-            }
-            // As JAX: nextafter has no derivative rule.
-            BinaryOp::Nextafter => {
-                return Err(Error::Unsupported(
-                    "nextafter: differentiation is not supported".into(),
-                ))
-            }
-            // Integer-only ops.
-            BinaryOp::And
-            | BinaryOp::Or
-            | BinaryOp::Xor
-            | BinaryOp::ShiftLeft
-            | BinaryOp::ShiftRightLogical
-            | BinaryOp::ShiftRightArithmetic => None,
-        };
+        let tout = binary_tangent(b, op, (&x, &y, &z), &zaval, tx, ty)?;
         // A tangent of a rank-0 operand alone keeps rank 0: broadcast it.
         let tout = match tout {
             Some(t) => Some(broadcast_to(b, t, &zaval.shape)?),
@@ -540,6 +481,219 @@ impl Family for BinaryOp {
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Binary(*self), b, ins, dims, n)
     }
+}
+
+/// The tangent of binary `op` at `(x, y)` (output `z` of aval `zaval`) for
+/// operand tangents `tx`, `ty`; `None` where it is zero. One helper per
+/// group of ops.
+fn binary_tangent(
+    b: &mut Builder,
+    op: BinaryOp,
+    (x, y, z): (&Atom, &Atom, &Atom),
+    zaval: &Aval,
+    tx: Option<Atom>,
+    ty: Option<Atom>,
+) -> Result<Option<Atom>> {
+    let args = (x, y, z);
+    match op {
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::Max
+        | BinaryOp::Min => arithmetic_tangent(b, op, args, tx, ty),
+        BinaryOp::Pow | BinaryOp::Rem => pow_rem_tangent(b, op, args, zaval, tx, ty),
+        BinaryOp::Atan2 | BinaryOp::Polygamma => {
+            atan2_polygamma_tangent(b, op, (x, y), zaval.dtype, tx, ty)
+        }
+        // As JAX: nextafter has no derivative rule.
+        BinaryOp::Nextafter => Err(Error::Unsupported(
+            "nextafter: differentiation is not supported".into(),
+        )),
+        // Integer-only ops.
+        BinaryOp::And
+        | BinaryOp::Or
+        | BinaryOp::Xor
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRightLogical
+        | BinaryOp::ShiftRightArithmetic => Ok(None),
+    }
+}
+
+/// `binary_tangent` for `add`, `sub`, `mul`, `div`, `max` and `min`.
+fn arithmetic_tangent(
+    b: &mut Builder,
+    op: BinaryOp,
+    (x, y, z): (&Atom, &Atom, &Atom),
+    tx: Option<Atom>,
+    ty: Option<Atom>,
+) -> Result<Option<Atom>> {
+    Ok(match op {
+        BinaryOp::Add => add_opt(b, tx, ty)?,
+        BinaryOp::Sub => match (tx, ty) {
+            (Some(a), Some(c)) => Some(b.binary(BinaryOp::Sub, a, c)?),
+            (a, None) => a,
+            (None, Some(c)) => Some(b.unary(UnaryOp::Neg, c)?),
+        },
+        BinaryOp::Mul => {
+            let l = tx.map(|t| mul(b, t, y.clone())).transpose()?;
+            let r = ty.map(|t| mul(b, x.clone(), t)).transpose()?;
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Div => {
+            let l = tx
+                .map(|t| b.binary(BinaryOp::Div, t, y.clone()))
+                .transpose()?;
+            let r = match ty {
+                Some(t) => {
+                    let q = b.binary(BinaryOp::Div, z.clone(), y.clone())?;
+                    let nq = b.unary(UnaryOp::Neg, q)?;
+                    Some(mul(b, t, nq)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Max | BinaryOp::Min => {
+            let l = match tx {
+                Some(t) => {
+                    let w = balanced_eq(b, x, z, y)?;
+                    Some(mul(b, t, w)?)
+                }
+                None => None,
+            };
+            let r = match ty {
+                Some(t) => {
+                    let w = balanced_eq(b, y, z, x)?;
+                    Some(mul(b, t, w)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        // Ops of the other groups: dispatched by `binary_tangent`.
+        _ => None,
+    })
+}
+
+/// `binary_tangent` for `pow` and `rem`.
+fn pow_rem_tangent(
+    b: &mut Builder,
+    op: BinaryOp,
+    (x, y, z): (&Atom, &Atom, &Atom),
+    zaval: &Aval,
+    tx: Option<Atom>,
+    ty: Option<Atom>,
+) -> Result<Option<Atom>> {
+    let dtype = zaval.dtype;
+    Ok(match op {
+        BinaryOp::Pow => {
+            let l = match tx {
+                Some(t) => {
+                    // d/dx x^y = y x^(y-1), and 0 where y == 0 (as JAX).
+                    let ym1 = b.binary(BinaryOp::Sub, y.clone(), Builder::lit(dtype, 1.0))?;
+                    let pw = b.binary(BinaryOp::Pow, x.clone(), ym1)?;
+                    let jac = mul(b, y.clone(), pw)?;
+                    let zeros = b.zeros(zaval)?;
+                    let y0 = b.add_eqn1(
+                        Primitive::Compare(CmpOp::Eq),
+                        vec![y.clone(), Builder::lit(dtype, 0.0)],
+                    )?;
+                    let jac = b.add_eqn1(Primitive::SelectN(SelectN), vec![y0, jac, zeros])?;
+                    Some(mul(b, t, jac)?)
+                }
+                None => None,
+            };
+            let r = match ty {
+                Some(t) => {
+                    // d/dy x^y = log(x) x^y, with log(0) replaced by log(1).
+                    let xaval = b.aval(x)?;
+                    let ones = b.full(&xaval, 1.0)?;
+                    let x0 = b.add_eqn1(
+                        Primitive::Compare(CmpOp::Eq),
+                        vec![x.clone(), Builder::lit(dtype, 0.0)],
+                    )?;
+                    let safe =
+                        b.add_eqn1(Primitive::SelectN(SelectN), vec![x0, x.clone(), ones])?;
+                    let lg = b.unary(UnaryOp::Log, safe)?;
+                    let jac = mul(b, lg, z.clone())?;
+                    Some(mul(b, t, jac)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Rem => {
+            // d/dx = 1, d/dy = -trunc(x / y)
+            let r = match ty {
+                Some(t) => {
+                    let q = b.binary(BinaryOp::Div, x.clone(), y.clone())?;
+                    let a = b.unary(UnaryOp::Abs, q.clone())?;
+                    let f = b.unary(UnaryOp::Floor, a)?;
+                    let s = b.unary(UnaryOp::Sign, q)?;
+                    let tr = mul(b, s, f)?;
+                    let ntr = b.unary(UnaryOp::Neg, tr)?;
+                    Some(mul(b, t, ntr)?)
+                }
+                None => None,
+            };
+            add_opt(b, tx, r)?
+        }
+        // Ops of the other groups: dispatched by `binary_tangent`.
+        _ => None,
+    })
+}
+
+/// `binary_tangent` for `atan2` and `polygamma`.
+fn atan2_polygamma_tangent(
+    b: &mut Builder,
+    op: BinaryOp,
+    (x, y): (&Atom, &Atom),
+    dtype: DType,
+    tx: Option<Atom>,
+    ty: Option<Atom>,
+) -> Result<Option<Atom>> {
+    Ok(match op {
+        BinaryOp::Atan2 => {
+            // atan2(x, y): d/dx = y / (x² + y²), d/dy = -x / (x² + y²)
+            let x2 = b.unary(UnaryOp::Square, x.clone())?;
+            let y2 = b.unary(UnaryOp::Square, y.clone())?;
+            let den = b.binary(BinaryOp::Add, x2, y2)?;
+            let l = match tx {
+                Some(t) => {
+                    let d = b.binary(BinaryOp::Div, y.clone(), den.clone())?;
+                    Some(mul(b, t, d)?)
+                }
+                None => None,
+            };
+            let r = match ty {
+                Some(t) => {
+                    let q = b.binary(BinaryOp::Div, x.clone(), den)?;
+                    let d = b.unary(UnaryOp::Neg, q)?;
+                    Some(mul(b, t, d)?)
+                }
+                None => None,
+            };
+            add_opt(b, l, r)?
+        }
+        BinaryOp::Polygamma => {
+            if tx.is_some() {
+                return Err(Error::Unsupported(
+                    "polygamma: differentiation with respect to m is not supported".into(),
+                ));
+            }
+            match ty {
+                Some(t) => {
+                    let m1 = b.binary(BinaryOp::Add, x.clone(), Builder::lit(dtype, 1.0))?;
+                    let d = b.binary(BinaryOp::Polygamma, m1, y.clone())?;
+                    Some(mul(b, t, d)?)
+                }
+                None => None,
+            }
+        }
+        // Ops of the other groups: dispatched by `binary_tangent`.
+        _ => None,
+    })
 }
 
 impl Family for CmpOp {

@@ -403,6 +403,97 @@ fn sort_payload(
     Ok(emit(b, op, ins)?.split_off(keys.len()))
 }
 
+/// `sort` avals: the operands' (of one shape, sortable dtypes), after
+/// checking `dimension` and `num_keys`.
+fn sort_avals(
+    name: &'static str,
+    ins: &[Aval],
+    dimension: usize,
+    num_keys: usize,
+) -> Result<Vec<Aval>> {
+    let first = ins.first().ok_or(Error::Arity {
+        prim: name,
+        expected: 1,
+        got: 0,
+    })?;
+    if num_keys == 0 || num_keys > ins.len() {
+        return Err(Error::param(
+            name,
+            "num_keys",
+            format!(
+                "must be between 1 and the number of operands ({}), got {num_keys}",
+                ins.len()
+            ),
+        ));
+    }
+    if let Some(bad) = ins.iter().find(|a| a.shape != first.shape) {
+        return Err(Error::shape(
+            name,
+            &[&first.shape, &bad.shape],
+            "all operands must have the same shape",
+        ));
+    }
+    if dimension >= first.ndim() {
+        return Err(Error::param(
+            name,
+            "dimension",
+            format!(
+                "{dimension} is out of range for operands of rank {}",
+                first.ndim()
+            ),
+        ));
+    }
+    if let Some(bad) = ins.iter().find(|a| !sortable(a.dtype)) {
+        return Err(Error::dtype(
+            name,
+            &[bad.dtype],
+            "requires numeric or bool operands",
+        ));
+    }
+    Ok(ins.to_vec())
+}
+
+/// `top_k` avals: values and `i32` indices, the last axis cut to `k`.
+fn top_k_avals(name: &'static str, ins: &[Aval], k: usize) -> Result<Vec<Aval>> {
+    let [x] = ins else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 1,
+            got: ins.len(),
+        });
+    };
+    if !sortable(x.dtype) {
+        return Err(Error::dtype(
+            name,
+            &[x.dtype],
+            "requires a numeric or bool operand",
+        ));
+    }
+    let Some((&n, lead)) = x.shape.split_last() else {
+        return Err(Error::shape(
+            name,
+            &[&x.shape],
+            "top_k operand must have >= 1 dimension",
+        ));
+    };
+    if k > n {
+        return Err(Error::param(
+            name,
+            "k",
+            format!(
+                "k argument to top_k must be no larger than minor dimension; {k} vs {}",
+                crate::error::format_shape(&x.shape)
+            ),
+        ));
+    }
+    let mut shape = lead.to_vec();
+    shape.push(k);
+    Ok(vec![
+        Aval::weak(shape.clone(), x.dtype, x.weak_type),
+        Aval::new(shape, DType::I32),
+    ])
+}
+
 impl Family for SortOp {
     const NAMES: &'static [&'static str] = &["sort", "top_k", "bitcast_convert_type"];
 
@@ -505,87 +596,8 @@ impl Family for SortOp {
                 dimension,
                 num_keys,
                 ..
-            } => {
-                let first = ins.first().ok_or(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: 0,
-                })?;
-                if *num_keys == 0 || *num_keys > ins.len() {
-                    return Err(Error::param(
-                        name,
-                        "num_keys",
-                        format!(
-                            "must be between 1 and the number of operands ({}), got {num_keys}",
-                            ins.len()
-                        ),
-                    ));
-                }
-                if let Some(bad) = ins.iter().find(|a| a.shape != first.shape) {
-                    return Err(Error::shape(
-                        name,
-                        &[&first.shape, &bad.shape],
-                        "all operands must have the same shape",
-                    ));
-                }
-                if *dimension >= first.ndim() {
-                    return Err(Error::param(
-                        name,
-                        "dimension",
-                        format!(
-                            "{dimension} is out of range for operands of rank {}",
-                            first.ndim()
-                        ),
-                    ));
-                }
-                if let Some(bad) = ins.iter().find(|a| !sortable(a.dtype)) {
-                    return Err(Error::dtype(
-                        name,
-                        &[bad.dtype],
-                        "requires numeric or bool operands",
-                    ));
-                }
-                Ok(ins.to_vec())
-            }
-            SortOp::TopK { k } => {
-                let [x] = ins else {
-                    return Err(Error::Arity {
-                        prim: name,
-                        expected: 1,
-                        got: ins.len(),
-                    });
-                };
-                if !sortable(x.dtype) {
-                    return Err(Error::dtype(
-                        name,
-                        &[x.dtype],
-                        "requires a numeric or bool operand",
-                    ));
-                }
-                let Some((&n, lead)) = x.shape.split_last() else {
-                    return Err(Error::shape(
-                        name,
-                        &[&x.shape],
-                        "top_k operand must have >= 1 dimension",
-                    ));
-                };
-                if *k > n {
-                    return Err(Error::param(
-                        name,
-                        "k",
-                        format!(
-                            "k argument to top_k must be no larger than minor dimension; {k} vs {}",
-                            crate::error::format_shape(&x.shape)
-                        ),
-                    ));
-                }
-                let mut shape = lead.to_vec();
-                shape.push(*k);
-                Ok(vec![
-                    Aval::weak(shape.clone(), x.dtype, x.weak_type),
-                    Aval::new(shape, DType::I32),
-                ])
-            }
+            } => sort_avals(name, ins, *dimension, *num_keys),
+            SortOp::TopK { k } => top_k_avals(name, ins, *k),
             SortOp::BitcastConvertType { new_dtype } => {
                 let [x] = ins else {
                     return Err(Error::Arity {

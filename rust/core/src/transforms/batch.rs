@@ -19,7 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, ClosedJaxpr};
+use crate::ir::{Atom, Aval, ClosedJaxpr, Eqn, Var};
 use crate::prims::batch::{add_batch_axis, insert_axis, move_axis};
 use crate::prims::collective::mentions_axis;
 use std::cell::RefCell;
@@ -113,6 +113,40 @@ fn batch_impl(
     axis_size: usize,
     out_dims: Option<&[Option<usize>]>,
 ) -> Result<(ClosedJaxpr, Vec<Option<usize>>)> {
+    check_batch_args(j, in_dims, out_dims)?;
+    let jaxpr = &j.jaxpr;
+    let mut b = Builder::new();
+    let mut env = BatchEnv {
+        slots: vec![None; jaxpr.avals.len()],
+    };
+    env.bind_inputs(&mut b, j, in_dims, axis_size)?;
+    for eqn in &jaxpr.eqns {
+        env.batch_eqn(&mut b, eqn, axis_size)?;
+    }
+    let mut outs = Vec::with_capacity(jaxpr.outvars.len());
+    let mut final_dims = Vec::with_capacity(jaxpr.outvars.len());
+    for (i, a) in jaxpr.outvars.iter().enumerate() {
+        let (x, d) = env.read(a)?;
+        let want = match out_dims {
+            None => d,
+            Some(od) => od.get(i).copied().flatten(),
+        };
+        let y = place_output(&mut b, i, x, d, want, out_dims.is_some(), axis_size)?;
+        outs.push(y);
+        final_dims.push(want);
+    }
+    let result = b.build(outs)?;
+    #[cfg(debug_assertions)]
+    crate::ir::typecheck::typecheck(&result)?;
+    Ok((result, final_dims))
+}
+
+/// Checks the numbers of in/out dims and of consts against the program.
+fn check_batch_args(
+    j: &ClosedJaxpr,
+    in_dims: &[Option<usize>],
+    out_dims: Option<&[Option<usize>]>,
+) -> Result<()> {
     let jaxpr = &j.jaxpr;
     if in_dims.len() != jaxpr.invars.len() {
         return Err(Error::InvalidArgument(format!(
@@ -137,65 +171,83 @@ fn batch_impl(
             jaxpr.constvars.len()
         )));
     }
+    Ok(())
+}
 
-    let mut b = Builder::new();
-    // New atom and batch dim of every variable of the source program.
-    let mut env: Vec<Option<(Atom, Option<usize>)>> = vec![None; jaxpr.avals.len()];
-    let bind = |env: &mut Vec<Option<(Atom, Option<usize>)>>,
-                v: crate::ir::Var,
-                val: (Atom, Option<usize>)|
-     -> Result<()> {
-        let slot = env
+/// New atom and batch dim of every variable of the source program.
+struct BatchEnv {
+    slots: Vec<Option<(Atom, Option<usize>)>>,
+}
+
+impl BatchEnv {
+    fn bind(&mut self, v: Var, val: (Atom, Option<usize>)) -> Result<()> {
+        let slot = self
+            .slots
             .get_mut(v.index())
             .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
         *slot = Some(val);
         Ok(())
-    };
-
-    for (v, c) in jaxpr.constvars.iter().zip(&j.consts) {
-        let weak = jaxpr.aval(*v)?.weak_type;
-        let nv = b.add_const(c.clone(), weak)?;
-        bind(&mut env, *v, (Atom::Var(nv), None))?;
-    }
-    for (i, (v, d)) in jaxpr.invars.iter().zip(in_dims).enumerate() {
-        let aval = jaxpr.aval(*v)?;
-        let new_aval = match d {
-            None => aval.clone(),
-            Some(d) => {
-                if *d > aval.ndim() {
-                    return Err(Error::InvalidArgument(format!(
-                        "vmap: in_axes {d} is out of bounds for input {i} of rank {} \
-                         (it would have rank {} with the mapped axis)",
-                        aval.ndim(),
-                        aval.ndim().saturating_add(1)
-                    )));
-                }
-                Aval::weak(
-                    insert_axis(&aval.shape, *d, axis_size),
-                    aval.dtype,
-                    aval.weak_type,
-                )
-            }
-        };
-        let nv = b.add_input(new_aval)?;
-        bind(&mut env, *v, (Atom::Var(nv), *d))?;
     }
 
-    let read = |env: &[Option<(Atom, Option<usize>)>], a: &Atom| -> Result<(Atom, Option<usize>)> {
+    fn read(&self, a: &Atom) -> Result<(Atom, Option<usize>)> {
         match a {
             Atom::Lit(l) => Ok((Atom::Lit(l.clone()), None)),
-            Atom::Var(v) => env
+            Atom::Var(v) => self
+                .slots
                 .get(v.index())
                 .and_then(|s| s.clone())
                 .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
         }
-    };
+    }
 
-    for eqn in &jaxpr.eqns {
+    /// Binds the consts (unbatched) and the inputs (with the batch axis
+    /// inserted at their in dim) of `j` to new variables of `b`.
+    fn bind_inputs(
+        &mut self,
+        b: &mut Builder,
+        j: &ClosedJaxpr,
+        in_dims: &[Option<usize>],
+        axis_size: usize,
+    ) -> Result<()> {
+        let jaxpr = &j.jaxpr;
+        for (v, c) in jaxpr.constvars.iter().zip(&j.consts) {
+            let weak = jaxpr.aval(*v)?.weak_type;
+            let nv = b.add_const(c.clone(), weak)?;
+            self.bind(*v, (Atom::Var(nv), None))?;
+        }
+        for (i, (v, d)) in jaxpr.invars.iter().zip(in_dims).enumerate() {
+            let aval = jaxpr.aval(*v)?;
+            let new_aval = match d {
+                None => aval.clone(),
+                Some(d) => {
+                    if *d > aval.ndim() {
+                        return Err(Error::InvalidArgument(format!(
+                            "vmap: in_axes {d} is out of bounds for input {i} of rank {} \
+                             (it would have rank {} with the mapped axis)",
+                            aval.ndim(),
+                            aval.ndim().saturating_add(1)
+                        )));
+                    }
+                    Aval::weak(
+                        insert_axis(&aval.shape, *d, axis_size),
+                        aval.dtype,
+                        aval.weak_type,
+                    )
+                }
+            };
+            let nv = b.add_input(new_aval)?;
+            self.bind(*v, (Atom::Var(nv), *d))?;
+        }
+        Ok(())
+    }
+
+    /// Emits `eqn` into `b`: copied when no operand is batched (and it does
+    /// not name the axis), through its primitive's batching rule otherwise.
+    fn batch_eqn(&mut self, b: &mut Builder, eqn: &Eqn, axis_size: usize) -> Result<()> {
         let mut ins = Vec::with_capacity(eqn.inputs.len());
         let mut dims = Vec::with_capacity(eqn.inputs.len());
         for a in &eqn.inputs {
-            let (x, d) = read(&env, a)?;
+            let (x, d) = self.read(a)?;
             ins.push(x);
             dims.push(d);
         }
@@ -205,7 +257,7 @@ fn batch_impl(
             (vs.into_iter().map(Atom::Var).collect(), vec![None; n])
         } else {
             let start = b.num_eqns();
-            let r = eqn.prim.batch(&mut b, &ins, &dims, axis_size)?;
+            let r = eqn.prim.batch(b, &ins, &dims, axis_size)?;
             b.set_source_since(start, &eqn.source.0);
             r
         };
@@ -217,50 +269,49 @@ fn batch_impl(
             });
         }
         for ((v, x), d) in eqn.outputs.iter().zip(outs).zip(odims) {
-            bind(&mut env, *v, (x, d))?;
+            self.bind(*v, (x, d))?;
         }
+        Ok(())
     }
+}
 
-    let mut outs = Vec::with_capacity(jaxpr.outvars.len());
-    let mut final_dims = Vec::with_capacity(jaxpr.outvars.len());
-    for (i, a) in jaxpr.outvars.iter().enumerate() {
-        let (x, d) = read(&env, a)?;
-        let want = match out_dims {
-            None => d,
-            Some(od) => od.get(i).copied().flatten(),
-        };
-        let y = match (want, d) {
-            (None, None) => x,
-            (None, Some(_)) => {
-                if out_dims.is_some() {
-                    return Err(Error::InvalidArgument(format!(
-                        "vmap has mapped output but out_axes is None (output {i})"
-                    )));
-                }
-                x
+/// Output `i` (`x`, batched at `d`) moved or broadcast to the requested dim
+/// `want`; `strict` (out dims were given): a batched output requested
+/// unbatched is an error.
+fn place_output(
+    b: &mut Builder,
+    i: usize,
+    x: Atom,
+    d: Option<usize>,
+    want: Option<usize>,
+    strict: bool,
+    axis_size: usize,
+) -> Result<Atom> {
+    Ok(match (want, d) {
+        (None, None) => x,
+        (None, Some(_)) => {
+            if strict {
+                return Err(Error::InvalidArgument(format!(
+                    "vmap has mapped output but out_axes is None (output {i})"
+                )));
             }
-            (Some(t), Some(d)) => {
-                let rank = b.aval(&x)?.ndim();
-                if t >= rank {
-                    return Err(out_of_bounds(i, t, rank));
-                }
-                move_axis(&mut b, x, d, t)?
+            x
+        }
+        (Some(t), Some(d)) => {
+            let rank = b.aval(&x)?.ndim();
+            if t >= rank {
+                return Err(out_of_bounds(i, t, rank));
             }
-            (Some(t), None) => {
-                let rank = b.aval(&x)?.ndim().saturating_add(1);
-                if t >= rank {
-                    return Err(out_of_bounds(i, t, rank));
-                }
-                add_batch_axis(&mut b, x, axis_size, t)?
+            move_axis(b, x, d, t)?
+        }
+        (Some(t), None) => {
+            let rank = b.aval(&x)?.ndim().saturating_add(1);
+            if t >= rank {
+                return Err(out_of_bounds(i, t, rank));
             }
-        };
-        outs.push(y);
-        final_dims.push(want);
-    }
-    let result = b.build(outs)?;
-    #[cfg(debug_assertions)]
-    crate::ir::typecheck::typecheck(&result)?;
-    Ok((result, final_dims))
+            add_batch_axis(b, x, axis_size, t)?
+        }
+    })
 }
 
 fn out_of_bounds(i: usize, t: usize, rank: usize) -> Error {

@@ -76,49 +76,7 @@ fn dce_impl(
     for a in &outvars {
         mark(&mut live, a);
     }
-    let mut kept: Vec<Eqn> = Vec::new();
-    for eqn in jx.eqns.iter().rev() {
-        let used_outs: Vec<bool> = eqn.outputs.iter().map(|v| is_live(&live, *v)).collect();
-        let pure = eqn.effect == Effect::None;
-        if pure && !used_outs.iter().any(|u| *u) {
-            continue;
-        }
-        let eqn = match &eqn.prim {
-            Primitive::Pjit(Pjit { jaxpr, .. })
-            | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
-                if pure =>
-            {
-                let (sub, used_ins) = dce_impl(jaxpr, &used_outs, true)?;
-                Eqn {
-                    prim: eqn.prim.with_callee(Arc::new(sub), "").ok_or_else(|| {
-                        Error::InvalidArgument("dce: not a call primitive".into())
-                    })?,
-                    inputs: eqn
-                        .inputs
-                        .iter()
-                        .zip(&used_ins)
-                        .filter(|(_, u)| **u)
-                        .map(|(a, _)| a.clone())
-                        .collect(),
-                    outputs: eqn
-                        .outputs
-                        .iter()
-                        .zip(&used_outs)
-                        .filter(|(_, u)| **u)
-                        .map(|(v, _)| *v)
-                        .collect(),
-                    effect: eqn.effect,
-                    source: eqn.source.clone(),
-                }
-            }
-            _ => eqn.clone(),
-        };
-        for a in &eqn.inputs {
-            mark(&mut live, a);
-        }
-        kept.push(eqn);
-    }
-    kept.reverse();
+    let kept = live_eqns(jx, &mut live)?;
     let used_inputs: Vec<bool> = jx.invars.iter().map(|v| is_live(&live, *v)).collect();
     let invars: Vec<Var> = if prune_inputs {
         jx.invars
@@ -139,6 +97,63 @@ fn dce_impl(
     }
     let jaxpr = compact(&jx.avals, &constvars, &invars, kept, &outvars)?;
     Ok((ClosedJaxpr::new(jaxpr, consts), used_inputs))
+}
+
+/// The live equations of `jx` in program order, found by a backward sweep
+/// from the variables already marked in `live` (marking their operands);
+/// live pure calls are pruned recursively.
+fn live_eqns(jx: &Jaxpr, live: &mut [bool]) -> Result<Vec<Eqn>> {
+    let mut kept: Vec<Eqn> = Vec::new();
+    for eqn in jx.eqns.iter().rev() {
+        let used_outs: Vec<bool> = eqn.outputs.iter().map(|v| is_live(live, *v)).collect();
+        let pure = eqn.effect == Effect::None;
+        if pure && !used_outs.iter().any(|u| *u) {
+            continue;
+        }
+        let eqn = match &eqn.prim {
+            Primitive::Pjit(Pjit { jaxpr, .. })
+            | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
+                if pure =>
+            {
+                prune_call(eqn, jaxpr, &used_outs)?
+            }
+            _ => eqn.clone(),
+        };
+        for a in &eqn.inputs {
+            mark(live, a);
+        }
+        kept.push(eqn);
+    }
+    kept.reverse();
+    Ok(kept)
+}
+
+/// A pure call equation `eqn` of callee `jaxpr` with only the outputs
+/// `used_outs`, its callee pruned and the inputs it no longer reads dropped.
+fn prune_call(eqn: &Eqn, jaxpr: &ClosedJaxpr, used_outs: &[bool]) -> Result<Eqn> {
+    let (sub, used_ins) = dce_impl(jaxpr, used_outs, true)?;
+    Ok(Eqn {
+        prim: eqn
+            .prim
+            .with_callee(Arc::new(sub), "")
+            .ok_or_else(|| Error::InvalidArgument("dce: not a call primitive".into()))?,
+        inputs: eqn
+            .inputs
+            .iter()
+            .zip(&used_ins)
+            .filter(|(_, u)| **u)
+            .map(|(a, _)| a.clone())
+            .collect(),
+        outputs: eqn
+            .outputs
+            .iter()
+            .zip(used_outs)
+            .filter(|(_, u)| **u)
+            .map(|(v, _)| *v)
+            .collect(),
+        effect: eqn.effect,
+        source: eqn.source.clone(),
+    })
 }
 
 /// Renumbers variables densely in binding order (constvars, invars,

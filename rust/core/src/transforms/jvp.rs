@@ -10,7 +10,7 @@ use super::debug_check;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, ClosedJaxpr, Var};
+use crate::ir::{Atom, Aval, ClosedJaxpr, Eqn, Jaxpr, Var};
 
 /// The type of the tangent of a value of type `aval`: the same for floats,
 /// float0 (no data) for integer, bool and float0 values.
@@ -72,66 +72,21 @@ pub fn jvp_jaxpr(
     }
     let n = jx.avals.len();
     let mut b = Builder::new();
-    let mut primal: Vec<Option<Atom>> = vec![None; n];
-    let mut tangent: Vec<Option<Atom>> = vec![None; n];
-    for (v, c) in jx.constvars.iter().zip(&j.consts) {
-        let weak = jx.aval(*v)?.weak_type;
-        let nv = b.add_const(c.clone(), weak)?;
-        *slot(&mut primal, *v)? = Some(Atom::Var(nv));
-    }
-    for v in &jx.invars {
-        let nv = b.add_input(jx.aval(*v)?.clone())?;
-        *slot(&mut primal, *v)? = Some(Atom::Var(nv));
-    }
-    for (v, nz) in jx.invars.iter().zip(nonzeros) {
-        if !nz {
-            continue;
-        }
-        let aval = jx.aval(*v)?;
-        let tv = b.add_input(tangent_aval(aval))?;
-        if aval.dtype.is_float() {
-            *slot(&mut tangent, *v)? = Some(Atom::Var(tv));
-        }
-    }
+    let mut env = JvpEnv {
+        primal: vec![None; n],
+        tangent: vec![None; n],
+    };
+    env.bind_inputs(&mut b, j, nonzeros)?;
     for eqn in &jx.eqns {
-        let ins = eqn
-            .inputs
-            .iter()
-            .map(|a| read(&primal, a))
-            .collect::<Result<Vec<_>>>()?;
-        let ts: Vec<Option<Atom>> = eqn
-            .inputs
-            .iter()
-            .map(|a| read_tangent(&tangent, a))
-            .collect();
-        if ts.iter().all(Option::is_none) {
-            let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
-            for (old, new) in eqn.outputs.iter().zip(outs) {
-                *slot(&mut primal, *old)? = Some(Atom::Var(new));
-            }
-            continue;
-        }
-        let (pouts, touts) = eqn.prim.jvp(&mut b, &ins, &ts)?;
-        if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: pouts.len(),
-            });
-        }
-        for ((old, p), t) in eqn.outputs.iter().zip(pouts).zip(touts) {
-            let float = jx.aval(*old)?.dtype.is_float();
-            *slot(&mut primal, *old)? = Some(p);
-            *slot(&mut tangent, *old)? = if float { t } else { None };
-        }
+        env.jvp_eqn(&mut b, jx, eqn)?;
     }
     let mut outs = Vec::with_capacity(jx.outvars.len().saturating_mul(2));
     for a in &jx.outvars {
-        outs.push(read(&primal, a)?);
+        outs.push(read(&env.primal, a)?);
     }
     let mut out_nz = Vec::with_capacity(jx.outvars.len());
     for a in &jx.outvars {
-        match read_tangent(&tangent, a) {
+        match read_tangent(&env.tangent, a) {
             Some(t) => {
                 outs.push(t);
                 out_nz.push(true);
@@ -147,4 +102,75 @@ pub fn jvp_jaxpr(
     let out = dce_closed(&b.build(outs)?)?;
     debug_check(&out)?;
     Ok((out, out_nz))
+}
+
+/// Per variable of the source program: its new primal atom and its tangent
+/// (`None`: zero).
+struct JvpEnv {
+    primal: Vec<Option<Atom>>,
+    tangent: Vec<Option<Atom>>,
+}
+
+impl JvpEnv {
+    /// Binds the consts, the primal inputs, then the tangent inputs (of the
+    /// inputs with `nonzeros[i]`; float0 ones count as zeros).
+    fn bind_inputs(&mut self, b: &mut Builder, j: &ClosedJaxpr, nonzeros: &[bool]) -> Result<()> {
+        let jx = &j.jaxpr;
+        for (v, c) in jx.constvars.iter().zip(&j.consts) {
+            let weak = jx.aval(*v)?.weak_type;
+            let nv = b.add_const(c.clone(), weak)?;
+            *slot(&mut self.primal, *v)? = Some(Atom::Var(nv));
+        }
+        for v in &jx.invars {
+            let nv = b.add_input(jx.aval(*v)?.clone())?;
+            *slot(&mut self.primal, *v)? = Some(Atom::Var(nv));
+        }
+        for (v, nz) in jx.invars.iter().zip(nonzeros) {
+            if !nz {
+                continue;
+            }
+            let aval = jx.aval(*v)?;
+            let tv = b.add_input(tangent_aval(aval))?;
+            if aval.dtype.is_float() {
+                *slot(&mut self.tangent, *v)? = Some(Atom::Var(tv));
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits `eqn`: copied when no operand has a tangent, through its
+    /// primitive's JVP rule otherwise.
+    fn jvp_eqn(&mut self, b: &mut Builder, jx: &Jaxpr, eqn: &Eqn) -> Result<()> {
+        let ins = eqn
+            .inputs
+            .iter()
+            .map(|a| read(&self.primal, a))
+            .collect::<Result<Vec<_>>>()?;
+        let ts: Vec<Option<Atom>> = eqn
+            .inputs
+            .iter()
+            .map(|a| read_tangent(&self.tangent, a))
+            .collect();
+        if ts.iter().all(Option::is_none) {
+            let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+            for (old, new) in eqn.outputs.iter().zip(outs) {
+                *slot(&mut self.primal, *old)? = Some(Atom::Var(new));
+            }
+            return Ok(());
+        }
+        let (pouts, touts) = eqn.prim.jvp(b, &ins, &ts)?;
+        if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
+            return Err(Error::Arity {
+                prim: eqn.prim.name(),
+                expected: eqn.outputs.len(),
+                got: pouts.len(),
+            });
+        }
+        for ((old, p), t) in eqn.outputs.iter().zip(pouts).zip(touts) {
+            let float = jx.aval(*old)?.dtype.is_float();
+            *slot(&mut self.primal, *old)? = Some(p);
+            *slot(&mut self.tangent, *old)? = if float { t } else { None };
+        }
+        Ok(())
+    }
 }

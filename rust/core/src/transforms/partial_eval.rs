@@ -18,7 +18,7 @@
 
 use super::dce::{dce_closed, dce_keep_inputs};
 use crate::error::{Error, Result};
-use crate::ir::{Atom, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
+use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
 use crate::prims::Primitive;
 use crate::prims::{Checkpoint, Pjit};
 use std::sync::Arc;
@@ -87,22 +87,55 @@ pub fn partial_eval_jaxpr(
         });
     }
     let mut avals = jx.avals.clone();
-    let n = avals.len();
-    let mut st = State {
-        unknown: vec![false; n],
-        avail: vec![false; n],
-        residuals: Vec::new(),
-    };
-    for (v, u) in jx.invars.iter().zip(unknowns) {
-        State::set(&mut st.unknown, *v, *u)?;
-        State::set(&mut st.avail, *v, *u)?;
-    }
-    for v in &jx.constvars {
-        State::set(&mut st.avail, *v, true)?;
-    }
-    let mut known_eqns: Vec<Eqn> = Vec::new();
-    let mut unknown_eqns: Vec<Eqn> = Vec::new();
+    let mut st = State::new(jx, unknowns)?;
+    let mut eqns = SplitEqns::default();
     for eqn in &jx.eqns {
+        eqns.partition(eqn, &mut st, &mut avals)?;
+    }
+    let outs = partition_outputs(jx, instantiate, &mut st)?;
+    assemble(j, unknowns, avals, st, eqns, outs)
+}
+
+/// The equations of the known and of the unknown part.
+#[derive(Default)]
+struct SplitEqns {
+    known: Vec<Eqn>,
+    unknown: Vec<Eqn>,
+}
+
+/// The outputs of the known and of the unknown part, and which of the
+/// program's outputs the unknown part computes.
+struct SplitOutputs {
+    known: Vec<Atom>,
+    unknown: Vec<Atom>,
+    out_unknowns: Vec<bool>,
+}
+
+impl State {
+    /// The state before the first equation: the unknown inputs are unknown,
+    /// they and the consts are available to the unknown part.
+    fn new(jx: &Jaxpr, unknowns: &[bool]) -> Result<State> {
+        let n = jx.avals.len();
+        let mut st = State {
+            unknown: vec![false; n],
+            avail: vec![false; n],
+            residuals: Vec::new(),
+        };
+        for (v, u) in jx.invars.iter().zip(unknowns) {
+            State::set(&mut st.unknown, *v, *u)?;
+            State::set(&mut st.avail, *v, *u)?;
+        }
+        for v in &jx.constvars {
+            State::set(&mut st.avail, *v, true)?;
+        }
+        Ok(st)
+    }
+}
+
+impl SplitEqns {
+    /// Puts `eqn` into the known part, the unknown part, both, or splits it
+    /// by its primitive's rule.
+    fn partition(&mut self, eqn: &Eqn, st: &mut State, avals: &mut Vec<Aval>) -> Result<()> {
         let vars: Vec<Var> = eqn
             .inputs
             .iter()
@@ -112,16 +145,16 @@ pub fn partial_eval_jaxpr(
             })
             .collect();
         if vars.is_empty() && eqn.effect == Effect::None {
-            known_eqns.push(eqn.clone());
-            unknown_eqns.push(eqn.clone());
+            self.known.push(eqn.clone());
+            self.unknown.push(eqn.clone());
             for o in &eqn.outputs {
                 State::set(&mut st.avail, *o, true)?;
             }
-            continue;
+            return Ok(());
         }
         if !vars.iter().any(|v| State::get(&st.unknown, *v)) {
-            known_eqns.push(eqn.clone());
-            continue;
+            self.known.push(eqn.clone());
+            return Ok(());
         }
         let in_unk: Vec<bool> = eqn
             .inputs
@@ -132,28 +165,28 @@ pub fn partial_eval_jaxpr(
             })
             .collect();
         if let Some(split) = split_rule(eqn, &in_unk)? {
-            apply_split(
-                eqn,
-                split,
-                &mut st,
-                &mut avals,
-                &mut known_eqns,
-                &mut unknown_eqns,
-            )?;
-            continue;
+            return apply_split(eqn, split, st, avals, &mut self.known, &mut self.unknown);
         }
         for v in &vars {
             st.need(*v)?;
         }
-        unknown_eqns.push(eqn.clone());
+        self.unknown.push(eqn.clone());
         for o in &eqn.outputs {
             State::set(&mut st.unknown, *o, true)?;
             State::set(&mut st.avail, *o, true)?;
         }
+        Ok(())
     }
-    let mut known_outs: Vec<Atom> = Vec::new();
-    let mut unknown_outs: Vec<Atom> = Vec::new();
-    let mut out_unknowns = Vec::with_capacity(jx.outvars.len());
+}
+
+/// Assigns each program output to the known or the unknown part (a known
+/// output with `instantiate` becomes a residual passed through).
+fn partition_outputs(jx: &Jaxpr, instantiate: &[bool], st: &mut State) -> Result<SplitOutputs> {
+    let mut outs = SplitOutputs {
+        known: Vec::new(),
+        unknown: Vec::new(),
+        out_unknowns: Vec::with_capacity(jx.outvars.len()),
+    };
     for (a, inst) in jx.outvars.iter().zip(instantiate) {
         let unk = match a {
             Atom::Var(v) if State::get(&st.unknown, *v) => true,
@@ -165,26 +198,38 @@ pub fn partial_eval_jaxpr(
             Atom::Var(_) => false,
         };
         if unk {
-            unknown_outs.push(a.clone());
+            outs.unknown.push(a.clone());
         } else {
-            known_outs.push(a.clone());
+            outs.known.push(a.clone());
         }
-        out_unknowns.push(unk);
+        outs.out_unknowns.push(unk);
     }
-    let unknown_invars: Vec<Var> = jx
-        .invars
+    Ok(outs)
+}
+
+/// The inputs of `jx` whose `unknowns` flag equals `unknown`.
+fn invars_where(jx: &Jaxpr, unknowns: &[bool], unknown: bool) -> Vec<Var> {
+    jx.invars
         .iter()
         .zip(unknowns)
-        .filter(|(_, u)| **u)
+        .filter(|(_, u)| **u == unknown)
         .map(|(v, _)| *v)
-        .collect();
-    let known_invars: Vec<Var> = jx
-        .invars
-        .iter()
-        .zip(unknowns)
-        .filter(|(_, u)| !**u)
-        .map(|(v, _)| *v)
-        .collect();
+        .collect()
+}
+
+/// Builds both parts, drops the residuals the live unknown part does not
+/// read, and compacts both by DCE.
+fn assemble(
+    j: &ClosedJaxpr,
+    unknowns: &[bool],
+    avals: Vec<Aval>,
+    st: State,
+    eqns: SplitEqns,
+    outs: SplitOutputs,
+) -> Result<PartialEval> {
+    let jx = &j.jaxpr;
+    let unknown_invars = invars_where(jx, unknowns, true);
+    let known_invars = invars_where(jx, unknowns, false);
     // Drop residuals the live unknown part does not read.
     let raw_unknown = |res: &[Var]| -> ClosedJaxpr {
         let mut invars = res.to_vec();
@@ -194,14 +239,14 @@ pub fn partial_eval_jaxpr(
                 avals: avals.clone(),
                 constvars: jx.constvars.clone(),
                 invars,
-                eqns: unknown_eqns.clone(),
-                outvars: unknown_outs.clone(),
+                eqns: eqns.unknown.clone(),
+                outvars: outs.unknown.clone(),
             },
             j.consts.clone(),
         )
     };
     let probe = raw_unknown(&st.residuals);
-    let (_, used) = dce_keep_inputs(&probe, &vec![true; unknown_outs.len()])?;
+    let (_, used) = dce_keep_inputs(&probe, &vec![true; outs.unknown.len()])?;
     let residuals: Vec<Var> = st
         .residuals
         .iter()
@@ -210,14 +255,14 @@ pub fn partial_eval_jaxpr(
         .map(|(v, _)| *v)
         .collect();
     let unknown = dce_closed(&raw_unknown(&residuals))?;
-    let mut outvars = known_outs;
+    let mut outvars = outs.known;
     outvars.extend(residuals.iter().map(|v| Atom::Var(*v)));
     let known = dce_closed(&ClosedJaxpr::new(
         Jaxpr {
             avals,
             constvars: jx.constvars.clone(),
             invars: known_invars,
-            eqns: known_eqns,
+            eqns: eqns.known,
             outvars,
         },
         j.consts.clone(),
@@ -225,7 +270,7 @@ pub fn partial_eval_jaxpr(
     Ok(PartialEval {
         known,
         unknown,
-        out_unknowns,
+        out_unknowns: outs.out_unknowns,
         num_res: residuals.len(),
     })
 }

@@ -12,7 +12,7 @@ use super::debug_check;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, ClosedJaxpr, Eqn, Var};
+use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 use crate::prims::rules::Operand;
 use crate::prims::BinaryOp;
 
@@ -66,72 +66,123 @@ pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> 
         });
     }
     let n = jx.avals.len();
-    let mut lin = vec![false; n];
-    let mut fwd: Vec<Option<Atom>> = vec![None; n];
+    let mut st = TransposeState {
+        lin: vec![false; n],
+        fwd: vec![None; n],
+        ct: vec![None; n],
+    };
     let mut b = Builder::new();
-    for (v, c) in jx.constvars.iter().zip(&j.consts) {
-        let weak = jx.aval(*v)?.weak_type;
-        let nv = b.add_const(c.clone(), weak)?;
-        *slot(&mut fwd, *v)? = Some(Atom::Var(nv));
-    }
-    for (v, l) in jx.invars.iter().zip(linear) {
-        if *l {
-            *slot(&mut lin, *v)? = true;
-        } else {
-            let nv = b.add_input(jx.aval(*v)?.clone())?;
-            *slot(&mut fwd, *v)? = Some(Atom::Var(nv));
-        }
-    }
-    let mut ct_ins = Vec::with_capacity(jx.outvars.len());
-    for aval in jx.out_avals()? {
-        ct_ins.push(Atom::Var(b.add_input(aval)?));
-    }
-    // Forward: evaluate the non-linear equations, collect the linear ones.
-    let mut linear_eqns: Vec<&Eqn> = Vec::new();
-    for eqn in &jx.eqns {
-        if eqn.inputs.iter().any(|a| is_lin(&lin, a)) {
-            for o in &eqn.outputs {
-                *slot(&mut lin, *o)? = true;
-            }
-            linear_eqns.push(eqn);
-            continue;
-        }
-        let ins = eqn
-            .inputs
-            .iter()
-            .map(|a| read(&fwd, a))
-            .collect::<Result<Vec<_>>>()?;
-        let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
-        for (o, nv) in eqn.outputs.iter().zip(outs) {
-            *slot(&mut fwd, *o)? = Some(Atom::Var(nv));
-        }
-    }
+    let ct_ins = st.bind_inputs(&mut b, j, linear)?;
+    let linear_eqns = st.forward(&mut b, jx)?;
     // Backward.
-    let mut ct: Vec<Option<Atom>> = vec![None; n];
     for (a, c) in jx.outvars.iter().zip(ct_ins) {
         if let Atom::Var(v) = a {
-            if is_lin(&lin, a) {
-                accumulate(&mut b, &mut ct, *v, c)?;
+            if is_lin(&st.lin, a) {
+                accumulate(&mut b, &mut st.ct, *v, c)?;
             }
         }
     }
     for eqn in linear_eqns.into_iter().rev() {
+        st.transpose_eqn(&mut b, jx, eqn)?;
+    }
+    let mut outs = Vec::new();
+    for (v, l) in jx.invars.iter().zip(linear) {
+        if !*l {
+            continue;
+        }
+        let c = slot(&mut st.ct, *v)?.take();
+        outs.push(match c {
+            Some(c) => c,
+            None => b.zeros(jx.aval(*v)?)?,
+        });
+    }
+    let out = dce_closed(&b.build(outs)?)?;
+    debug_check(&out)?;
+    Ok(out)
+}
+
+/// Per variable of the source program: whether it is linear, its value in
+/// the forward pass (non-linear ones) and its cotangent so far.
+struct TransposeState {
+    lin: Vec<bool>,
+    fwd: Vec<Option<Atom>>,
+    ct: Vec<Option<Atom>>,
+}
+
+impl TransposeState {
+    /// Binds the consts and the non-linear inputs, marks the linear inputs,
+    /// and returns the inputs taking the output cotangents.
+    fn bind_inputs(
+        &mut self,
+        b: &mut Builder,
+        j: &ClosedJaxpr,
+        linear: &[bool],
+    ) -> Result<Vec<Atom>> {
+        let jx = &j.jaxpr;
+        for (v, c) in jx.constvars.iter().zip(&j.consts) {
+            let weak = jx.aval(*v)?.weak_type;
+            let nv = b.add_const(c.clone(), weak)?;
+            *slot(&mut self.fwd, *v)? = Some(Atom::Var(nv));
+        }
+        for (v, l) in jx.invars.iter().zip(linear) {
+            if *l {
+                *slot(&mut self.lin, *v)? = true;
+            } else {
+                let nv = b.add_input(jx.aval(*v)?.clone())?;
+                *slot(&mut self.fwd, *v)? = Some(Atom::Var(nv));
+            }
+        }
+        let mut ct_ins = Vec::with_capacity(jx.outvars.len());
+        for aval in jx.out_avals()? {
+            ct_ins.push(Atom::Var(b.add_input(aval)?));
+        }
+        Ok(ct_ins)
+    }
+
+    /// Forward: evaluates the non-linear equations, returns the linear ones
+    /// in program order.
+    fn forward<'j>(&mut self, b: &mut Builder, jx: &'j Jaxpr) -> Result<Vec<&'j Eqn>> {
+        let mut linear_eqns: Vec<&Eqn> = Vec::new();
+        for eqn in &jx.eqns {
+            if eqn.inputs.iter().any(|a| is_lin(&self.lin, a)) {
+                for o in &eqn.outputs {
+                    *slot(&mut self.lin, *o)? = true;
+                }
+                linear_eqns.push(eqn);
+                continue;
+            }
+            let ins = eqn
+                .inputs
+                .iter()
+                .map(|a| read(&self.fwd, a))
+                .collect::<Result<Vec<_>>>()?;
+            let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+            for (o, nv) in eqn.outputs.iter().zip(outs) {
+                *slot(&mut self.fwd, *o)? = Some(Atom::Var(nv));
+            }
+        }
+        Ok(linear_eqns)
+    }
+
+    /// Backward step of one linear equation: its output cotangents through
+    /// its primitive's transpose rule into its linear operands' cotangents.
+    fn transpose_eqn(&mut self, b: &mut Builder, jx: &Jaxpr, eqn: &Eqn) -> Result<()> {
         let mut cts = Vec::with_capacity(eqn.outputs.len());
         for o in &eqn.outputs {
-            cts.push(slot(&mut ct, *o)?.take());
+            cts.push(slot(&mut self.ct, *o)?.take());
         }
         if cts.iter().all(Option::is_none) {
-            continue;
+            return Ok(());
         }
         let ops = eqn
             .inputs
             .iter()
             .map(|a| match a {
-                Atom::Var(v) if is_lin(&lin, a) => Ok(Operand::Linear(jx.aval(*v)?.clone())),
-                _ => Ok(Operand::Known(read(&fwd, a)?)),
+                Atom::Var(v) if is_lin(&self.lin, a) => Ok(Operand::Linear(jx.aval(*v)?.clone())),
+                _ => Ok(Operand::Known(read(&self.fwd, a)?)),
             })
             .collect::<Result<Vec<_>>>()?;
-        let res = eqn.prim.transpose(&mut b, &cts, &ops)?;
+        let res = eqn.prim.transpose(b, &cts, &ops)?;
         if res.len() != eqn.inputs.len() {
             return Err(Error::Arity {
                 prim: eqn.prim.name(),
@@ -141,24 +192,11 @@ pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> 
         }
         for (a, r) in eqn.inputs.iter().zip(res) {
             if let (Atom::Var(v), Some(r)) = (a, r) {
-                if is_lin(&lin, a) {
-                    accumulate(&mut b, &mut ct, *v, r)?;
+                if is_lin(&self.lin, a) {
+                    accumulate(b, &mut self.ct, *v, r)?;
                 }
             }
         }
+        Ok(())
     }
-    let mut outs = Vec::new();
-    for (v, l) in jx.invars.iter().zip(linear) {
-        if !*l {
-            continue;
-        }
-        let c = slot(&mut ct, *v)?.take();
-        outs.push(match c {
-            Some(c) => c,
-            None => b.zeros(jx.aval(*v)?)?,
-        });
-    }
-    let out = dce_closed(&b.build(outs)?)?;
-    debug_check(&out)?;
-    Ok(out)
 }

@@ -16,7 +16,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Access, Group};
 use crate::exec::compiled::simplify;
-use crate::ir::{Atom, ClosedJaxpr, Jaxpr, Scalar, Var};
+use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Scalar, Var};
 use crate::prims::{BinaryOp, CmpOp, Primitive, RoundingMethod, UnaryOp};
 use crate::prims::{
     BroadcastInDim, Clamp, ConvertElementType, IntegerPow, IsFinite, Reshape, Round, SelectN,
@@ -420,69 +420,106 @@ pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
         if let Lowering::HostFallback(_) = lowering(&eqn.prim, in_dtype, out_aval.dtype) {
             return Ok(None);
         }
-        let expr = match &eqn.prim {
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape,
-                broadcast_dimensions,
-            }) => {
-                let [Atom::Var(x)] = eqn.inputs.as_slice() else {
-                    return Ok(None);
-                };
-                match em.lookup(*x) {
-                    Some(s) => s.to_string(),
-                    None => {
-                        let xa = jx.aval(*x)?;
-                        let Some(access) = broadcast_access(&xa.shape, shape, broadcast_dimensions)
-                        else {
-                            return Ok(None);
-                        };
-                        em.input(*x, xa.dtype, access)?
-                    }
-                }
-            }
-            Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
-                let [a] = eqn.inputs.as_slice() else {
-                    return Ok(None);
-                };
-                em.operand(jx, a, len)?
-            }
-            prim => {
-                let mut args = Vec::with_capacity(eqn.inputs.len());
-                for a in &eqn.inputs {
-                    args.push(em.operand(jx, a, len)?);
-                }
-                match member_expr(prim, in_dtype, out_aval.dtype, &args)? {
-                    Some(e) => e,
-                    None => return Ok(None),
-                }
-            }
+        let Some(expr) = member_value(&mut em, jx, eqn, (in_dtype, out_aval.dtype), len)? else {
+            return Ok(None);
         };
-        let od = out_aval.dtype;
-        let ty = compute_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
-        let stored = storage_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
-        let name = format!("v{m}");
-        if is_half(od) {
-            // Rounded to 16 bits now, as the CPU rounds each op's result.
-            let (load, store) = half_fns(od);
-            let _ = writeln!(em.body, "    const {ty} {name} = {load}({store}({expr}));");
-        } else {
-            let _ = writeln!(em.body, "    const {ty} {name} = {expr};");
-        }
-        em.bound.push((*out, name.clone()));
-        if escapes(jx, group, *out) {
-            let k = outputs.len();
-            outputs.push(*out);
-            em.params.push(format!("{stored}* __restrict__ out{k}"));
-            let value = if is_half(od) {
-                format!("{}({name})", half_fns(od).1)
-            } else {
-                name.clone()
-            };
-            let _ = writeln!(stores, "    out{k}[i] = {value};");
-        }
+        store_member(
+            &mut em,
+            jx,
+            group,
+            (m, *out),
+            out_aval.dtype,
+            &expr,
+            (&mut outputs, &mut stores),
+        )?;
     }
     em.body.push_str(&stores);
     Ok(Some(finish(em.params, &em.body, em.inputs, outputs, len)))
+}
+
+/// The C expression of group member `eqn` (of input and output dtypes
+/// `in_dtype`, `out_dtype`), `None` when it has no device lowering.
+fn member_value(
+    em: &mut Emit,
+    jx: &Jaxpr,
+    eqn: &Eqn,
+    (in_dtype, out_dtype): (DType, DType),
+    len: usize,
+) -> Result<Option<String>> {
+    Ok(Some(match &eqn.prim {
+        Primitive::BroadcastInDim(BroadcastInDim {
+            shape,
+            broadcast_dimensions,
+        }) => {
+            let [Atom::Var(x)] = eqn.inputs.as_slice() else {
+                return Ok(None);
+            };
+            match em.lookup(*x) {
+                Some(s) => s.to_string(),
+                None => {
+                    let xa = jx.aval(*x)?;
+                    let Some(access) = broadcast_access(&xa.shape, shape, broadcast_dimensions)
+                    else {
+                        return Ok(None);
+                    };
+                    em.input(*x, xa.dtype, access)?
+                }
+            }
+        }
+        Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
+            let [a] = eqn.inputs.as_slice() else {
+                return Ok(None);
+            };
+            em.operand(jx, a, len)?
+        }
+        prim => {
+            let mut args = Vec::with_capacity(eqn.inputs.len());
+            for a in &eqn.inputs {
+                args.push(em.operand(jx, a, len)?);
+            }
+            match member_expr(prim, in_dtype, out_dtype, &args)? {
+                Some(e) => e,
+                None => return Ok(None),
+            }
+        }
+    }))
+}
+
+/// Binds member `m`'s output `out` (of dtype `od`) to `expr` in the kernel
+/// body and, when it escapes the group, adds its output parameter and its
+/// store (to `stores`, written after every member).
+fn store_member(
+    em: &mut Emit,
+    jx: &Jaxpr,
+    group: &Group,
+    (m, out): (usize, Var),
+    od: DType,
+    expr: &str,
+    (outputs, stores): (&mut Vec<Var>, &mut String),
+) -> Result<()> {
+    let ty = compute_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
+    let stored = storage_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
+    let name = format!("v{m}");
+    if is_half(od) {
+        // Rounded to 16 bits now, as the CPU rounds each op's result.
+        let (load, store) = half_fns(od);
+        let _ = writeln!(em.body, "    const {ty} {name} = {load}({store}({expr}));");
+    } else {
+        let _ = writeln!(em.body, "    const {ty} {name} = {expr};");
+    }
+    em.bound.push((out, name.clone()));
+    if escapes(jx, group, out) {
+        let k = outputs.len();
+        outputs.push(out);
+        em.params.push(format!("{stored}* __restrict__ out{k}"));
+        let value = if is_half(od) {
+            format!("{}({name})", half_fns(od).1)
+        } else {
+            name.clone()
+        };
+        let _ = writeln!(stores, "    out{k}[i] = {value};");
+    }
+    Ok(())
 }
 
 /// Names the kernel from the hash of its text (with the name left out) and

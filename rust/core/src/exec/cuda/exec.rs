@@ -393,109 +393,158 @@ impl CudaPlan {
         env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         match step {
-            Step::Kernel { kernel, func } => {
-                let outs = kernel
-                    .outputs
-                    .iter()
-                    .map(|v| self.new_array(jx, *v))
-                    .collect::<Result<Vec<_>>>()?;
-                {
-                    let ins = kernel
-                        .inputs
-                        .iter()
-                        .map(|(v, _)| read(env, *v).and_then(|a| a.buf.slice()))
-                        .collect::<Result<Vec<_>>>()?;
-                    let out_slices = outs
-                        .iter()
-                        .map(|a| a.buf.slice())
-                        .collect::<Result<Vec<_>>>()?;
-                    launch::launch_kernel(&self.device.stream, func, kernel, &ins, &out_slices)?;
-                }
-                for (v, a) in kernel.outputs.iter().zip(outs) {
-                    *slot(env, *v)? = Some(a);
-                }
-            }
+            Step::Kernel { kernel, func } => self.run_kernel(jx, kernel, func, env),
             Step::Scatter {
                 operand,
                 kernel,
                 func,
-            } => {
-                let [o] = kernel.outputs.as_slice() else {
-                    return Err(internal("scatter output count"));
-                };
-                let mut out = self.new_array(jx, *o)?;
-                {
-                    let x = read(env, *operand)?;
-                    let dst = Arc::get_mut(&mut out.buf)
-                        .ok_or_else(|| internal("fresh scatter output shared"))?;
-                    self.device.copy(&x.buf, 0, dst, 0, x.buf.bytes)?;
-                    let ins = kernel
-                        .inputs
-                        .iter()
-                        .map(|(v, _)| read(env, *v).and_then(|a| a.buf.slice()))
-                        .collect::<Result<Vec<_>>>()?;
-                    launch::launch_kernel(
-                        &self.device.stream,
-                        func,
-                        kernel,
-                        &ins,
-                        &[out.buf.slice()?],
-                    )?;
-                }
-                *slot(env, *o)? = Some(out);
-            }
+            } => self.run_scatter(jx, *operand, kernel, func, env),
             Step::Gemm {
                 spec,
                 lhs,
                 rhs,
                 out,
-            } => {
-                let aval = jx.aval(*out)?.clone();
-                let n = bytes::nbytes(aval.dtype, aval.size()?)?;
-                let mut buf = self.device.alloc(n)?;
-                {
-                    let l = read(env, *lhs)?.buf.slice()?;
-                    let r = read(env, *rhs)?.buf.slice()?;
-                    launch::gemm(&self.device.blas, spec, l, r, buf.slice_mut()?)?;
-                }
-                *slot(env, *out)? = Some(DeviceArray {
-                    buf: Arc::new(buf),
-                    aval,
-                });
-            }
+            } => self.run_gemm(jx, spec, (*lhs, *rhs), *out, env),
             Step::Alias { input, out } => {
                 let a = read(env, *input)?.with_aval(jx.aval(*out)?.clone());
                 *slot(env, *out)? = Some(a);
+                Ok(())
             }
-            Step::Control { control, ins, outs } => {
-                let operands = ins
-                    .iter()
-                    .map(|a| match a {
-                        Atom::Var(v) => read(env, *v).cloned(),
-                        Atom::Lit(l) => upload(&self.device, &l.to_array()?),
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let results = control.run(ctx, &self.device, &operands)?;
-                if results.len() != outs.len() {
-                    return Err(internal("control flow output count"));
-                }
-                for (v, a) in outs.iter().zip(results) {
-                    *slot(env, *v)? = Some(a);
-                }
-            }
-            Step::Host { plan, ins, outs } => {
-                let host = ins
-                    .iter()
-                    .map(|v| read(env, *v).and_then(|a| a.to_host()).map(Arc::new))
-                    .collect::<Result<Vec<_>>>()?;
-                let results = plan.run_in(ctx, &host)?;
-                if results.len() != outs.len() {
-                    return Err(internal("host step output count"));
-                }
-                for (v, h) in outs.iter().zip(results) {
-                    *slot(env, *v)? = Some(upload(&self.device, &h)?);
-                }
-            }
+            Step::Control { control, ins, outs } => self.run_control(ctx, control, ins, outs, env),
+            Step::Host { plan, ins, outs } => self.run_host(ctx, plan, ins, outs, env),
+        }
+    }
+
+    /// A generated kernel writing fresh output arrays.
+    fn run_kernel(
+        &self,
+        jx: &Jaxpr,
+        kernel: &KernelSource,
+        func: &CudaFunction,
+        env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let outs = kernel
+            .outputs
+            .iter()
+            .map(|v| self.new_array(jx, *v))
+            .collect::<Result<Vec<_>>>()?;
+        {
+            let ins = kernel
+                .inputs
+                .iter()
+                .map(|(v, _)| read(env, *v).and_then(|a| a.buf.slice()))
+                .collect::<Result<Vec<_>>>()?;
+            let out_slices = outs
+                .iter()
+                .map(|a| a.buf.slice())
+                .collect::<Result<Vec<_>>>()?;
+            launch::launch_kernel(&self.device.stream, func, kernel, &ins, &out_slices)?;
+        }
+        for (v, a) in kernel.outputs.iter().zip(outs) {
+            *slot(env, *v)? = Some(a);
+        }
+        Ok(())
+    }
+
+    /// A scatter kernel updating a fresh copy of `operand` in place.
+    fn run_scatter(
+        &self,
+        jx: &Jaxpr,
+        operand: Var,
+        kernel: &KernelSource,
+        func: &CudaFunction,
+        env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let [o] = kernel.outputs.as_slice() else {
+            return Err(internal("scatter output count"));
+        };
+        let mut out = self.new_array(jx, *o)?;
+        {
+            let x = read(env, operand)?;
+            let dst = Arc::get_mut(&mut out.buf)
+                .ok_or_else(|| internal("fresh scatter output shared"))?;
+            self.device.copy(&x.buf, 0, dst, 0, x.buf.bytes)?;
+            let ins = kernel
+                .inputs
+                .iter()
+                .map(|(v, _)| read(env, *v).and_then(|a| a.buf.slice()))
+                .collect::<Result<Vec<_>>>()?;
+            launch::launch_kernel(&self.device.stream, func, kernel, &ins, &[out.buf.slice()?])?;
+        }
+        *slot(env, *o)? = Some(out);
+        Ok(())
+    }
+
+    /// A cuBLAS GEMM of `lhs` and `rhs` into a fresh `out`.
+    fn run_gemm(
+        &self,
+        jx: &Jaxpr,
+        spec: &GemmSpec,
+        (lhs, rhs): (Var, Var),
+        out: Var,
+        env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let aval = jx.aval(out)?.clone();
+        let n = bytes::nbytes(aval.dtype, aval.size()?)?;
+        let mut buf = self.device.alloc(n)?;
+        {
+            let l = read(env, lhs)?.buf.slice()?;
+            let r = read(env, rhs)?.buf.slice()?;
+            launch::gemm(&self.device.blas, spec, l, r, buf.slice_mut()?)?;
+        }
+        *slot(env, out)? = Some(DeviceArray {
+            buf: Arc::new(buf),
+            aval,
+        });
+        Ok(())
+    }
+
+    /// A control-flow equation, driven from the host (literal operands
+    /// uploaded).
+    fn run_control(
+        &self,
+        ctx: &crate::exec::ExecCtx,
+        control: &DeviceControl,
+        ins: &[Atom],
+        outs: &[Var],
+        env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let operands = ins
+            .iter()
+            .map(|a| match a {
+                Atom::Var(v) => read(env, *v).cloned(),
+                Atom::Lit(l) => upload(&self.device, &l.to_array()?),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let results = control.run(ctx, &self.device, &operands)?;
+        if results.len() != outs.len() {
+            return Err(internal("control flow output count"));
+        }
+        for (v, a) in outs.iter().zip(results) {
+            *slot(env, *v)? = Some(a);
+        }
+        Ok(())
+    }
+
+    /// An equation run on the host: inputs copied back, outputs copied up.
+    fn run_host(
+        &self,
+        ctx: &crate::exec::ExecCtx,
+        plan: &Compiled,
+        ins: &[Var],
+        outs: &[Var],
+        env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let host = ins
+            .iter()
+            .map(|v| read(env, *v).and_then(|a| a.to_host()).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
+        let results = plan.run_in(ctx, &host)?;
+        if results.len() != outs.len() {
+            return Err(internal("host step output count"));
+        }
+        for (v, h) in outs.iter().zip(results) {
+            *slot(env, *v)? = Some(upload(&self.device, &h)?);
         }
         Ok(())
     }

@@ -282,29 +282,11 @@ pub fn scatter_lowers(sp: &ScatterParams, operand_rank: usize, updates: &[usize]
     })
 }
 
-/// The kernel of `scatter*(x, idx, u)` into an output already holding `x`
-/// (`vars`: indices, updates, output). Its work items are the update
-/// window's elements.
-pub fn scatter_kernel(
-    sp: &ScatterParams,
-    s: &IndexedShapes,
-    vars: [Var; 3],
-) -> Result<KernelSource> {
-    let ty = c_ty(s.dtype)?;
-    let ity = c_ty(s.index_dtype)?;
-    if !s.index_dtype.is_int() {
-        return Err(unsupported("scatter indices must be integers".into()));
-    }
-    if !scatter_lowers(sp, s.operand.len(), s.other) {
-        return Err(unsupported("scatter with overlapping windows".into()));
-    }
+/// The index walk of a scatter: windows of the updates' window extent on
+/// the operand axes `axes` they map to, 1 elsewhere.
+fn scatter_walk<'a>(sp: &'a ScatterParams, s: &IndexedShapes<'a>, axes: &[usize]) -> Walk<'a> {
     let d = &sp.dims;
     let (k, batch_shape) = split_indices(s.indices);
-    let axes = window_axes(
-        s.operand.len(),
-        &d.inserted_window_dims,
-        &d.operand_batching_dims,
-    );
     let updates = s.other;
     let mut extent = vec![1usize; s.operand.len()];
     for (&axis, &ud) in axes.iter().zip(&d.update_window_dims) {
@@ -312,7 +294,7 @@ pub fn scatter_kernel(
             *e = n;
         }
     }
-    let walk = Walk {
+    Walk {
         operand: s.operand,
         extent,
         batch_shape,
@@ -322,19 +304,30 @@ pub fn scatter_kernel(
         operand_batching: &d.operand_batching_dims,
         indices_batching: &d.scatter_indices_batching_dims,
         clamp: crate::prims::gather::scatter_clamps(sp),
-    };
-    let window_shape: Vec<usize> = d
-        .update_window_dims
-        .iter()
-        .map(|&p| updates.get(p).copied().unwrap_or(0))
-        .collect();
+    }
+}
+
+/// The body of the scatter kernel: each thread takes one element of the
+/// update window (`window_shape`) and combines it into the operand at every
+/// batch position, in order.
+fn scatter_body(
+    sp: &ScatterParams,
+    s: &IndexedShapes,
+    walk: &Walk,
+    axes: &[usize],
+    window_shape: &[usize],
+) -> Result<String> {
+    let d = &sp.dims;
+    let ty = c_ty(s.dtype)?;
+    let updates = s.other;
+    let batch_shape = walk.batch_shape;
     let ustrides = strides(updates)?;
     let batch_pos: Vec<usize> = (0..updates.len())
         .filter(|p| !d.update_window_dims.contains(p))
         .collect();
     let mut body = String::new();
     // This thread's window element: its operand and update offsets.
-    coords(&mut body, "    ", "w", "i", &window_shape)?;
+    coords(&mut body, "    ", "w", "i", window_shape)?;
     let mut woff = Vec::new();
     let mut uoff = Vec::new();
     for (j, (&axis, &p)) in axes.iter().zip(&d.update_window_dims).enumerate() {
@@ -372,6 +365,39 @@ pub fn scatter_kernel(
     let _ = writeln!(body, "        {}", combine(sp.op, s.dtype, ty));
     let _ = writeln!(body, "      }}");
     let _ = writeln!(body, "    }}");
+    Ok(body)
+}
+
+/// The kernel of `scatter*(x, idx, u)` into an output already holding `x`
+/// (`vars`: indices, updates, output). Its work items are the update
+/// window's elements.
+pub fn scatter_kernel(
+    sp: &ScatterParams,
+    s: &IndexedShapes,
+    vars: [Var; 3],
+) -> Result<KernelSource> {
+    let ty = c_ty(s.dtype)?;
+    let ity = c_ty(s.index_dtype)?;
+    if !s.index_dtype.is_int() {
+        return Err(unsupported("scatter indices must be integers".into()));
+    }
+    if !scatter_lowers(sp, s.operand.len(), s.other) {
+        return Err(unsupported("scatter with overlapping windows".into()));
+    }
+    let d = &sp.dims;
+    let axes = window_axes(
+        s.operand.len(),
+        &d.inserted_window_dims,
+        &d.operand_batching_dims,
+    );
+    let walk = scatter_walk(sp, s, &axes);
+    let updates = s.other;
+    let window_shape: Vec<usize> = d
+        .update_window_dims
+        .iter()
+        .map(|&p| updates.get(p).copied().unwrap_or(0))
+        .collect();
+    let body = scatter_body(sp, s, &walk, &axes, &window_shape)?;
     let params = vec![
         format!("const {ity}* __restrict__ in_idx"),
         format!("const {ty}* __restrict__ in_u"),

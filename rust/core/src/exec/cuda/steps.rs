@@ -27,7 +27,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Group};
 use crate::exec::compiled::simplify;
-use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
+use crate::ir::{Atom, Aval, ClosedJaxpr, Eqn, Jaxpr, Var};
 use crate::prims::{
     ArgReduce, BroadcastInDim, Concatenate, Cumulative, DotGeneral, DynamicSlice,
     DynamicUpdateSlice, Iota, Pad, Reduce, Reshape, Rev, Slice, Squeeze, StopGradient, Transpose,
@@ -160,17 +160,54 @@ pub fn gemm_spec(
 
 /// How an equation outside any fusion group runs.
 fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
-    let host = |reason| Ok(DeviceStep::Host { eqn: i, reason });
-    let var_aval = |a: &Atom| match a {
-        Atom::Var(v) => jx.aval(*v).ok().map(|x| (*v, x)),
-        Atom::Lit(_) => None,
-    };
     let out = match eqn.outputs.as_slice() {
         [o] => Some((*o, jx.aval(*o)?)),
         _ => None,
     };
+    match &eqn.prim {
+        Primitive::Reduce(_)
+        | Primitive::Cumulative(_)
+        | Primitive::Arg(_)
+        | Primitive::Iota(_) => reduction_step(jx, i, eqn, out),
+        Primitive::Threefry2x32(_)
+        | Primitive::Gather(_)
+        | Primitive::Scatter(_)
+        | Primitive::DotGeneral(_) => indexed_step(jx, i, eqn, out),
+        _ => movement_step(jx, i, eqn, out),
+    }
+}
+
+/// A host step of equation `i`, for `reason`.
+fn host_step(i: usize, reason: &'static str) -> Result<DeviceStep> {
+    Ok(DeviceStep::Host { eqn: i, reason })
+}
+
+/// The variable of `a` and its aval (`None` for a literal).
+fn var_aval<'a>(jx: &'a Jaxpr, a: &Atom) -> Option<(Var, &'a Aval)> {
+    match a {
+        Atom::Var(v) => jx.aval(*v).ok().map(|x| (*v, x)),
+        Atom::Lit(_) => None,
+    }
+}
+
+/// Equation `i` as a kernel of its own when it is an elementwise one, else
+/// on the host.
+fn fallback_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
+    match singleton_group(jx, i, eqn)? {
+        Some(g) => group_step(jx, &g),
+        None => host_step(i, "no device lowering"),
+    }
+}
+
+/// `single_step` of reductions, cumulative ops, arg reductions and `iota`.
+fn reduction_step(
+    jx: &Jaxpr,
+    i: usize,
+    eqn: &Eqn,
+    out: Option<(Var, &Aval)>,
+) -> Result<DeviceStep> {
     match (&eqn.prim, eqn.inputs.as_slice(), out) {
-        (Primitive::Reduce(Reduce { op, axes }), [x], Some((o, oa))) => match var_aval(x) {
+        (Primitive::Reduce(Reduce { op, axes }), [x], Some((o, oa))) => match var_aval(jx, x) {
             Some((v, xa)) if kernels::accumulates_on_device(xa.dtype) && xa.dtype == oa.dtype => {
                 let kernel = kernels::reduce_kernel(*op, xa.dtype, &xa.shape, axes, v, o)?;
                 Ok(DeviceStep::Kernel {
@@ -178,10 +215,10 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
                     kernel,
                 })
             }
-            _ => host("reduction of a literal"),
+            _ => host_step(i, "reduction of a literal"),
         },
         (Primitive::Cumulative(Cumulative { op, axis, reverse }), [x], Some((o, _))) => {
-            match var_aval(x) {
+            match var_aval(jx, x) {
                 Some((v, xa)) if kernels::cumulative_lowers(*op, xa.dtype) => {
                     let kernel = kernels::cumulative_kernel(
                         *op, xa.dtype, &xa.shape, *axis, *reverse, v, o,
@@ -191,7 +228,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
                         kernel,
                     })
                 }
-                _ => host("cumlogsumexp, or bool elements"),
+                _ => host_step(i, "cumlogsumexp, or bool elements"),
             }
         }
         (
@@ -202,12 +239,12 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             }),
             [x],
             Some((o, _)),
-        ) => match var_aval(x) {
+        ) => match var_aval(jx, x) {
             Some((v, xa)) if kernels::accumulates_on_device(xa.dtype) => Ok(DeviceStep::Kernel {
                 eqns: vec![i],
                 kernel: kernels::arg_kernel(*op, xa.dtype, &xa.shape, *axis, *index_dtype, (v, o))?,
             }),
-            _ => host("argmax/argmin of a literal"),
+            _ => host_step(i, "argmax/argmin of a literal"),
         },
         (
             Primitive::Iota(Iota {
@@ -221,10 +258,17 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             eqns: vec![i],
             kernel: kernels::iota_kernel(*dtype, shape, *dimension, o)?,
         }),
+        _ => fallback_step(jx, i, eqn),
+    }
+}
+
+/// `single_step` of `threefry2x32`, `gather`, scatters and `dot_general`.
+fn indexed_step(jx: &Jaxpr, i: usize, eqn: &Eqn, out: Option<(Var, &Aval)>) -> Result<DeviceStep> {
+    match (&eqn.prim, eqn.inputs.as_slice(), out) {
         (Primitive::Threefry2x32(_), [a, b, c, d], None) => threefry_step(jx, i, eqn, [a, b, c, d]),
         (Primitive::Gather(g), [Atom::Var(x), Atom::Var(idx)], Some((o, oa))) => {
             let Some(shapes) = IndexedShapes::of(jx.aval(*x)?, jx.aval(*idx)?, &oa.shape) else {
-                return host("gather of f16/bf16/key elements or non-integer indices");
+                return host_step(i, "gather of f16/bf16/key elements or non-integer indices");
             };
             Ok(DeviceStep::Kernel {
                 eqns: vec![i],
@@ -234,10 +278,13 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         (Primitive::Scatter(sp), [Atom::Var(x), Atom::Var(idx), Atom::Var(u)], Some((o, _))) => {
             let ua = jx.aval(*u)?;
             let Some(shapes) = IndexedShapes::of(jx.aval(*x)?, jx.aval(*idx)?, &ua.shape) else {
-                return host("scatter of f16/bf16/key elements or non-integer indices");
+                return host_step(i, "scatter of f16/bf16/key elements or non-integer indices");
             };
             if !indexing::scatter_lowers(sp, shapes.operand.len(), &ua.shape) {
-                return host("scatter whose windows can overlap (an indexed axis with a window)");
+                return host_step(
+                    i,
+                    "scatter whose windows can overlap (an indexed axis with a window)",
+                );
             }
             Ok(DeviceStep::Scatter {
                 eqn: i,
@@ -252,15 +299,23 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
             }),
             [x, y],
             Some((_, oa)),
-        ) => match (var_aval(x), var_aval(y)) {
+        ) => match (var_aval(jx, x), var_aval(jx, y)) {
             (Some((_, xa)), Some((_, ya))) => {
                 match gemm_spec(dims, &xa.shape, &ya.shape, [xa.dtype, ya.dtype, oa.dtype]) {
                     Some(spec) => Ok(DeviceStep::Gemm { eqn: i, spec }),
-                    None => host("dot_general that is not a batched f32/f64 GEMM"),
+                    None => host_step(i, "dot_general that is not a batched f32/f64 GEMM"),
                 }
             }
-            _ => host("dot_general of a literal"),
+            _ => host_step(i, "dot_general of a literal"),
         },
+        _ => fallback_step(jx, i, eqn),
+    }
+}
+
+/// `single_step` of control flow, data movement and broadcasts (and of
+/// every other primitive: `fallback_step`).
+fn movement_step(jx: &Jaxpr, i: usize, eqn: &Eqn, out: Option<(Var, &Aval)>) -> Result<DeviceStep> {
+    match (&eqn.prim, eqn.inputs.as_slice(), out) {
         (Primitive::Control(_), _, _) => Ok(DeviceStep::Control { eqn: i }),
         (
             Primitive::Transpose(Transpose { .. })
@@ -308,10 +363,7 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
                 None => structural_step(jx, i, ins, o, "broadcast of keys/float0"),
             }
         }
-        _ => match singleton_group(jx, i, eqn)? {
-            Some(g) => group_step(jx, &g),
-            None => host("no device lowering"),
-        },
+        _ => fallback_step(jx, i, eqn),
     }
 }
 

@@ -165,28 +165,8 @@ pub fn structural_kernel(
                 ..
             }),
             [x],
-        ) => {
-            let st = strides(&aval_of(jx, x)?.shape)?;
-            let mut terms = Vec::new();
-            for (a, (&start, &stride)) in start_indices.iter().zip(&st).enumerate() {
-                let step = steps.as_ref().and_then(|s| s.get(a).copied()).unwrap_or(1);
-                terms.push(format!("({start}LL + c{a} * {step}LL) * {stride}LL"));
-            }
-            em.element(x, &sum(&terms))?
-        }
-        (Primitive::Rev(Rev { dimensions }), [x]) => {
-            let xa = aval_of(jx, x)?;
-            let st = strides(&xa.shape)?;
-            let mut terms = Vec::new();
-            for (a, (&n, &stride)) in xa.shape.iter().zip(&st).enumerate() {
-                if dimensions.contains(&a) {
-                    terms.push(format!("({}LL - c{a}) * {stride}LL", n.saturating_sub(1)));
-                } else {
-                    terms.push(format!("c{a} * {stride}LL"));
-                }
-            }
-            em.element(x, &sum(&terms))?
-        }
+        ) => slice_value(&mut em, x, start_indices, steps.as_deref())?,
+        (Primitive::Rev(Rev { dimensions }), [x]) => rev_value(&mut em, x, dimensions)?,
         (
             Primitive::BroadcastInDim(BroadcastInDim {
                 broadcast_dimensions,
@@ -195,18 +175,7 @@ pub fn structural_kernel(
             [x],
         ) => match x {
             Atom::Lit(l) => moved_literal(l.val, oa.dtype)?,
-            Atom::Var(_) => {
-                let xa = aval_of(jx, x)?;
-                let st = strides(&xa.shape)?;
-                let mut terms = Vec::new();
-                for ((&n, &stride), &p) in xa.shape.iter().zip(&st).zip(broadcast_dimensions) {
-                    // A unit input axis is broadcast: always its element 0.
-                    if n != 1 {
-                        terms.push(format!("c{p} * {stride}LL"));
-                    }
-                }
-                em.element(x, &sum(&terms))?
-            }
+            Atom::Var(_) => broadcast_value(&mut em, x, broadcast_dimensions)?,
         },
         (Primitive::Pad(Pad { padding_config }), [x, pad]) => {
             pad_value(&mut em, x, pad, padding_config)?
@@ -215,24 +184,7 @@ pub fn structural_kernel(
             concatenate(&mut em, parts, *dimension)?
         }
         (Primitive::DynamicSlice(DynamicSlice { slice_sizes }), [x, starts @ ..]) => {
-            let xa = aval_of(jx, x)?;
-            let st = strides(&xa.shape)?;
-            let mut terms = Vec::new();
-            for (a, ((&n, &size), idx)) in xa.shape.iter().zip(slice_sizes).zip(starts).enumerate()
-            {
-                let hi = to_i64(n.saturating_sub(size))?;
-                let s = em.index(idx)?;
-                let _ = writeln!(em.body, "    long long s{a} = {s};");
-                let _ = writeln!(
-                    em.body,
-                    "    s{a} = s{a} < 0 ? 0 : (s{a} > {hi}LL ? {hi}LL : s{a});"
-                );
-                terms.push(format!(
-                    "(s{a} + c{a}) * {}LL",
-                    st.get(a).copied().unwrap_or(0)
-                ));
-            }
-            em.element(x, &sum(&terms))?
+            dynamic_slice_value(&mut em, x, slice_sizes, starts)?
         }
         (Primitive::DynamicUpdateSlice(DynamicUpdateSlice), [x, u, starts @ ..]) => {
             update_slice(&mut em, x, u, starts)?
@@ -243,6 +195,79 @@ pub fn structural_kernel(
     let _ = writeln!(em.body, "    out0[i] = {value};");
     let len = checked_size(&oa.shape)?;
     Ok(Some(finish(em.params, &em.body, em.inputs, vec![out], len)))
+}
+
+/// `slice`: the input element at `start + c * step` on every axis.
+fn slice_value(
+    em: &mut Emit,
+    x: &Atom,
+    start_indices: &[usize],
+    steps: Option<&[usize]>,
+) -> Result<String> {
+    let st = strides(&aval_of(em.jx, x)?.shape)?;
+    let mut terms = Vec::new();
+    for (a, (&start, &stride)) in start_indices.iter().zip(&st).enumerate() {
+        let step = steps.and_then(|s| s.get(a).copied()).unwrap_or(1);
+        terms.push(format!("({start}LL + c{a} * {step}LL) * {stride}LL"));
+    }
+    em.element(x, &sum(&terms))
+}
+
+/// `rev`: the input element at `n - 1 - c` on the reversed axes.
+fn rev_value(em: &mut Emit, x: &Atom, dimensions: &[usize]) -> Result<String> {
+    let xa = aval_of(em.jx, x)?;
+    let st = strides(&xa.shape)?;
+    let mut terms = Vec::new();
+    for (a, (&n, &stride)) in xa.shape.iter().zip(&st).enumerate() {
+        if dimensions.contains(&a) {
+            terms.push(format!("({}LL - c{a}) * {stride}LL", n.saturating_sub(1)));
+        } else {
+            terms.push(format!("c{a} * {stride}LL"));
+        }
+    }
+    em.element(x, &sum(&terms))
+}
+
+/// `broadcast_in_dim` of a variable: input axis `k` read at output
+/// coordinate `broadcast_dimensions[k]`.
+fn broadcast_value(em: &mut Emit, x: &Atom, broadcast_dimensions: &[usize]) -> Result<String> {
+    let xa = aval_of(em.jx, x)?;
+    let st = strides(&xa.shape)?;
+    let mut terms = Vec::new();
+    for ((&n, &stride), &p) in xa.shape.iter().zip(&st).zip(broadcast_dimensions) {
+        // A unit input axis is broadcast: always its element 0.
+        if n != 1 {
+            terms.push(format!("c{p} * {stride}LL"));
+        }
+    }
+    em.element(x, &sum(&terms))
+}
+
+/// `dynamic_slice`: the input element at `s + c`, each start `s` clamped
+/// so the slice stays in bounds.
+fn dynamic_slice_value(
+    em: &mut Emit,
+    x: &Atom,
+    slice_sizes: &[usize],
+    starts: &[Atom],
+) -> Result<String> {
+    let xa = aval_of(em.jx, x)?;
+    let st = strides(&xa.shape)?;
+    let mut terms = Vec::new();
+    for (a, ((&n, &size), idx)) in xa.shape.iter().zip(slice_sizes).zip(starts).enumerate() {
+        let hi = to_i64(n.saturating_sub(size))?;
+        let s = em.index(idx)?;
+        let _ = writeln!(em.body, "    long long s{a} = {s};");
+        let _ = writeln!(
+            em.body,
+            "    s{a} = s{a} < 0 ? 0 : (s{a} > {hi}LL ? {hi}LL : s{a});"
+        );
+        terms.push(format!(
+            "(s{a} + c{a}) * {}LL",
+            st.get(a).copied().unwrap_or(0)
+        ));
+    }
+    em.element(x, &sum(&terms))
 }
 
 /// `pad`: the input element at `(c - lo) / (interior + 1)` when that is a

@@ -24,7 +24,7 @@ use crate::ir::{Atom, Aval, ClosedJaxpr};
 use crate::prims::rules::Operand;
 use crate::prims::{BinaryOp, Primitive};
 use crate::transforms::jvp::{jvp_jaxpr, tangent_aval};
-use crate::transforms::partial_eval::{partial_eval_jaxpr, SplitEqn, SplitInput};
+use crate::transforms::partial_eval::{partial_eval_jaxpr, PartialEval, SplitEqn, SplitInput};
 use crate::transforms::transpose::transpose_jaxpr;
 use std::sync::Arc;
 
@@ -422,21 +422,7 @@ fn split_cond(
         known.push(Arc::new(pad_residual_outputs(
             &pe.known, pe.num_res, &res_avals, k,
         )?));
-        let mut spec = Vec::with_capacity(all_res.len());
-        let mut pos = 0usize;
-        for (j, avals) in res_avals.iter().enumerate() {
-            for a in avals {
-                spec.push(if j == k {
-                    pos = pos.saturating_add(1);
-                    InputSource::Invar(pos.saturating_sub(1))
-                } else {
-                    InputSource::Unused(a.clone())
-                });
-            }
-        }
-        let n_unk_ops = pe.unknown.jaxpr.invars.len().saturating_sub(pe.num_res);
-        spec.extend(span(pe.num_res, n_unk_ops).map(InputSource::Invar));
-        unknown.push(Arc::new(rewire_inputs(&pe.unknown, &spec)?));
+        unknown.push(Arc::new(widen_residual_inputs(pe, &res_avals, k)?));
     }
     let mut known_ins = vec![index.clone()];
     known_ins.extend(
@@ -466,6 +452,33 @@ fn split_cond(
         ),
         unknown_emits_all: false,
     }))
+}
+
+/// Branch `k`'s unknown part taking `(residuals of every branch...,
+/// unknown operands...)`, ignoring the other branches' residuals.
+fn widen_residual_inputs(
+    pe: &PartialEval,
+    res_avals: &[Vec<Aval>],
+    k: usize,
+) -> Result<ClosedJaxpr> {
+    let n_res = res_avals
+        .iter()
+        .fold(0usize, |n, r| n.saturating_add(r.len()));
+    let mut spec = Vec::with_capacity(n_res);
+    let mut pos = 0usize;
+    for (j, avals) in res_avals.iter().enumerate() {
+        for a in avals {
+            spec.push(if j == k {
+                pos = pos.saturating_add(1);
+                InputSource::Invar(pos.saturating_sub(1))
+            } else {
+                InputSource::Unused(a.clone())
+            });
+        }
+    }
+    let n_unk_ops = pe.unknown.jaxpr.invars.len().saturating_sub(pe.num_res);
+    spec.extend(span(pe.num_res, n_unk_ops).map(InputSource::Invar));
+    rewire_inputs(&pe.unknown, &spec)
 }
 
 /// Branch `k`'s known part with outputs `(known outs..., residuals of every
@@ -559,27 +572,8 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
     let known_consts = pick(consts, c_unk, false);
     let known_xs = pick(xs, x_unk, false);
     let n_kk = nk.saturating_sub(count(&k_unk));
-    let mut res_kind: Vec<Residual> = Vec::with_capacity(pe.num_res);
-    let mut stacked: Vec<usize> = Vec::new();
-    for r in 0..pe.num_res {
-        let out = n_known_outs.saturating_add(r);
-        let pos = match known_j.jaxpr.outvars.get(out) {
-            Some(Atom::Var(v)) => known_j.jaxpr.invars.iter().position(|iv| iv == v),
-            _ => None,
-        };
-        let kind = match pos {
-            Some(p) if p < n_kc => known_consts.get(p).cloned().map(Residual::Const),
-            Some(p) if p >= sum(&[n_kc, n_kk]) => known_xs
-                .get(p.saturating_sub(sum(&[n_kc, n_kk])))
-                .cloned()
-                .map(Residual::Xs),
-            _ => None,
-        };
-        res_kind.push(kind.unwrap_or_else(|| {
-            stacked.push(out);
-            Residual::Stacked(stacked.len().saturating_sub(1))
-        }));
-    }
+    let (res_kind, stacked) =
+        classify_residuals(&pe, n_known_outs, &known_consts, &known_xs, (n_kc, n_kk));
     let mut keep: Vec<usize> = (0..n_known_outs).collect();
     keep.extend(stacked.iter().copied());
     let known_body = select_outputs(known_j, &keep)?;
@@ -610,10 +604,70 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
         linear: known_linear,
         ..s.clone()
     };
+    let (unknown, unknown_ins) = unknown_scan(
+        s,
+        &pe,
+        &res_kind,
+        (consts, init, xs),
+        (c_unk, &k_unk, x_unk),
+    )?;
+    Ok(Some(SplitEqn {
+        known: Some((Primitive::Control(ControlFlow::Scan(known)), known_ins)),
+        residuals: stacked_avals,
+        out_unknowns: out_unk,
+        unknown: (Primitive::Control(ControlFlow::Scan(unknown)), unknown_ins),
+        unknown_emits_all: false,
+    }))
+}
+
+/// How each residual of the split scan body reaches the unknown loop
+/// (see [`Residual`]), and the known body outputs stacked per iteration.
+/// `n_kc`, `n_kk`: the known body's numbers of consts and carries.
+fn classify_residuals(
+    pe: &PartialEval,
+    n_known_outs: usize,
+    known_consts: &[Atom],
+    known_xs: &[Atom],
+    (n_kc, n_kk): (usize, usize),
+) -> (Vec<Residual>, Vec<usize>) {
+    let known_j = &pe.known;
+    let mut res_kind: Vec<Residual> = Vec::with_capacity(pe.num_res);
+    let mut stacked: Vec<usize> = Vec::new();
+    for r in 0..pe.num_res {
+        let out = n_known_outs.saturating_add(r);
+        let pos = match known_j.jaxpr.outvars.get(out) {
+            Some(Atom::Var(v)) => known_j.jaxpr.invars.iter().position(|iv| iv == v),
+            _ => None,
+        };
+        let kind = match pos {
+            Some(p) if p < n_kc => known_consts.get(p).cloned().map(Residual::Const),
+            Some(p) if p >= sum(&[n_kc, n_kk]) => known_xs
+                .get(p.saturating_sub(sum(&[n_kc, n_kk])))
+                .cloned()
+                .map(Residual::Xs),
+            _ => None,
+        };
+        res_kind.push(kind.unwrap_or_else(|| {
+            stacked.push(out);
+            Residual::Stacked(stacked.len().saturating_sub(1))
+        }));
+    }
+    (res_kind, stacked)
+}
+
+/// The unknown loop of a split scan and its operands: the body of `pe`
+/// with its inputs reordered to scan's (consts, carry, xs) layout.
+fn unknown_scan(
+    s: &Scan,
+    pe: &PartialEval,
+    res_kind: &[Residual],
+    (consts, init, xs): (&[Atom], &[Atom], &[Atom]),
+    (c_unk, k_unk, x_unk): (&[bool], &[bool], &[bool]),
+) -> Result<(Scan, Vec<SplitInput>)> {
     // Unknown body: (residuals..., unknown c, k, x) ->
     // (const residuals, unknown c, unknown k, per-row residuals, unknown x).
     let nr = pe.num_res;
-    let (n_uc, n_uk, n_ux) = (count(c_unk), count(&k_unk), count(x_unk));
+    let (n_uc, n_uk, n_ux) = (count(c_unk), count(k_unk), count(x_unk));
     let is_const = |k: &Residual| matches!(k, Residual::Const(_));
     let mut order: Vec<usize> = (0..nr)
         .filter(|r| res_kind.get(*r).is_some_and(is_const))
@@ -632,7 +686,7 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
         .collect();
     let n_const_res = unknown_ins.len();
     unknown_ins.extend(pick(consts, c_unk, true).into_iter().map(SplitInput::Atom));
-    unknown_ins.extend(pick(init, &k_unk, true).into_iter().map(SplitInput::Atom));
+    unknown_ins.extend(pick(init, k_unk, true).into_iter().map(SplitInput::Atom));
     unknown_ins.extend(res_kind.iter().filter_map(|k| match k {
         Residual::Const(_) => None,
         Residual::Xs(a) => Some(SplitInput::Atom(a.clone())),
@@ -646,13 +700,7 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
         linear: vec![false; unknown_ins.len()],
         ..s.clone()
     };
-    Ok(Some(SplitEqn {
-        known: Some((Primitive::Control(ControlFlow::Scan(known)), known_ins)),
-        residuals: stacked_avals,
-        out_unknowns: out_unk,
-        unknown: (Primitive::Control(ControlFlow::Scan(unknown)), unknown_ins),
-        unknown_emits_all: false,
-    }))
+    Ok((unknown, unknown_ins))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -764,6 +812,47 @@ pub(super) fn transpose_cond(
     Ok(result)
 }
 
+/// The body of a transposed scan, from the transpose `bt` of the scan
+/// body: `(known c ; acc, ct_carry ; known x, ct_y) -> (acc + ct_c,
+/// ct_carry_in ; ct_x)`. Takes the avals of the known and of the linear
+/// consts (those of the accumulators, returned back), of the carry, of the
+/// known xs and of the ys.
+fn transposed_scan_body(
+    bt: &ClosedJaxpr,
+    (kc_avals, lc_avals): (Vec<Aval>, Vec<Aval>),
+    k_avals: &[Aval],
+    (kx_avals, y_avals): (Vec<Aval>, &[Aval]),
+) -> Result<(ClosedJaxpr, Vec<Aval>)> {
+    let nk = k_avals.len();
+    let mut nb = Builder::new();
+    let mut input = |avals: Vec<Aval>| -> Result<Vec<Atom>> {
+        avals
+            .into_iter()
+            .map(|a| nb.add_input(a).map(Atom::Var))
+            .collect()
+    };
+    let kc = input(kc_avals)?;
+    let acc = input(lc_avals.clone())?;
+    let ct_k = input(k_avals.to_vec())?;
+    let kx = input(kx_avals)?;
+    let ct_y = input(y_avals.to_vec())?;
+    let mut t_in = kc;
+    t_in.extend(kx);
+    t_in.extend(ct_k);
+    t_in.extend(ct_y);
+    let t_out = splice(&mut nb, bt, &t_in)?;
+    let n_lc = lc_avals.len();
+    let (d_c, rest) = cut(t_out, n_lc, "scan")?;
+    let (d_k, d_x) = cut(rest, nk, "scan")?;
+    let mut outs = Vec::with_capacity(sum(&[n_lc, nk, d_x.len()]));
+    for (a, d) in acc.into_iter().zip(d_c) {
+        outs.push(nb.binary(BinaryOp::Add, a, d)?);
+    }
+    outs.extend(d_k);
+    outs.extend(d_x);
+    Ok((nb.build(outs)?, lc_avals))
+}
+
 pub(super) fn transpose_scan(
     s: &Scan,
     b: &mut Builder,
@@ -783,35 +872,15 @@ pub(super) fn transpose_scan(
     let body_out = s.jaxpr.out_avals()?;
     let (c_avals, k_avals, x_avals) = split3("scan", &body_in, nc, nk)?;
     let (n_lc, n_lx) = (count(&c_lin), count(&x_lin));
-    // New body: (known c ; acc, ct_carry ; known x, ct_y) ->
-    // (acc + ct_c, ct_carry_in ; ct_x).
-    let mut nb = Builder::new();
-    let mut input = |avals: Vec<Aval>| -> Result<Vec<Atom>> {
-        avals
-            .into_iter()
-            .map(|a| nb.add_input(a).map(Atom::Var))
-            .collect()
-    };
-    let kc = input(pick(c_avals, &c_lin, false))?;
-    let lc_avals = pick(c_avals, &c_lin, true);
-    let acc = input(lc_avals.clone())?;
-    let ct_k = input(k_avals.to_vec())?;
-    let kx = input(pick(x_avals, &x_lin, false))?;
-    let ct_y = input(body_out.get(nk..).unwrap_or_default().to_vec())?;
-    let mut t_in = kc;
-    t_in.extend(kx);
-    t_in.extend(ct_k);
-    t_in.extend(ct_y);
-    let t_out = splice(&mut nb, &bt, &t_in)?;
-    let (d_c, rest) = cut(t_out, n_lc, "scan")?;
-    let (d_k, d_x) = cut(rest, nk, "scan")?;
-    let mut outs = Vec::with_capacity(sum(&[n_lc, nk, n_lx]));
-    for (a, d) in acc.into_iter().zip(d_c) {
-        outs.push(nb.binary(BinaryOp::Add, a, d)?);
-    }
-    outs.extend(d_k);
-    outs.extend(d_x);
-    let body = nb.build(outs)?;
+    let (body, lc_avals) = transposed_scan_body(
+        &bt,
+        (pick(c_avals, &c_lin, false), pick(c_avals, &c_lin, true)),
+        k_avals,
+        (
+            pick(x_avals, &x_lin, false),
+            body_out.get(nk..).unwrap_or_default(),
+        ),
+    )?;
     // Operands of the transposed loop.
     let n_kc = nc.saturating_sub(n_lc);
     let n_kx = x_ops.len().saturating_sub(n_lx);

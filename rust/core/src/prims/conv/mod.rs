@@ -79,6 +79,43 @@ pub struct ConvParams {
 }
 
 impl ConvParams {
+    /// The im2col window geometry of every spatial axis, from the lhs, rhs
+    /// and output spatial sizes and the lhs spatial strides.
+    fn window_axes(&self, lsp: &[usize], rsp: &[usize], osp: &[usize], lss: &[usize]) -> Vec<Axis> {
+        (0..lsp.len())
+            .map(|i| {
+                let get = |v: &[usize]| v.get(i).copied().unwrap_or(1);
+                Axis {
+                    size: get(lsp),
+                    window: get(rsp),
+                    out: get(osp),
+                    stride: get(&self.window_strides),
+                    lo: self.padding.get(i).map_or(0, |x| x.0),
+                    lhs_dil: get(&self.lhs_dilation),
+                    rhs_dil: get(&self.rhs_dilation),
+                    lhs_stride: get(lss),
+                }
+            })
+            .collect()
+    }
+
+    /// Sizes of the grouped problem for lhs shape `ls` and rhs shape `rs`.
+    fn groups(&self, ls: &[usize], rs: &[usize]) -> Groups {
+        let d = &self.dims;
+        let (fg, bg) = (
+            self.feature_group_count.max(1),
+            self.batch_group_count.max(1),
+        );
+        let count = fg.saturating_mul(bg);
+        Groups {
+            count,
+            feature: fg > 1,
+            cg: at(ls, &d.lhs_spec, 1).checked_div(fg).unwrap_or(0),
+            nb: at(ls, &d.lhs_spec, 0).checked_div(bg).unwrap_or(0),
+            og: at(rs, &d.rhs_spec, 0).checked_div(count).unwrap_or(0),
+        }
+    }
+
     /// A plain convolution of spatial rank `n` (strides 1, no padding).
     pub fn simple(n: usize) -> ConvParams {
         ConvParams {
@@ -335,6 +372,13 @@ fn check_groups(p: &ConvParams, lhs: &[usize], rhs: &[usize]) -> Result<()> {
     let d = &p.dims;
     let (lhs_b, lhs_f) = (at(lhs, &d.lhs_spec, 0), at(lhs, &d.lhs_spec, 1));
     let (rhs_o, rhs_i) = (at(rhs, &d.rhs_spec, 0), at(rhs, &d.rhs_spec, 1));
+    check_group_counts(g, bg)?;
+    check_feature_groups(g, (lhs, rhs), (lhs_f, rhs_i, rhs_o))?;
+    check_batch_groups(bg, (lhs, rhs), (lhs_b, rhs_o))
+}
+
+/// Both group counts positive, at most one of them above 1.
+fn check_group_counts(g: usize, bg: usize) -> Result<()> {
     if g == 0 {
         return Err(Error::param(
             NAME,
@@ -359,6 +403,16 @@ fn check_groups(p: &ConvParams, lhs: &[usize], rhs: &[usize]) -> Result<()> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// `feature_group_count` `g` divides the lhs features `lhs_f` into groups of
+/// the rhs input features `rhs_i`, and the rhs output features `rhs_o`.
+fn check_feature_groups(
+    g: usize,
+    (lhs, rhs): (&[usize], &[usize]),
+    (lhs_f, rhs_i, rhs_o): (usize, usize, usize),
+) -> Result<()> {
     if lhs_f.checked_rem(g) != Some(0) {
         return Err(Error::param(
             NAME,
@@ -395,6 +449,16 @@ fn check_groups(p: &ConvParams, lhs: &[usize], rhs: &[usize]) -> Result<()> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// `batch_group_count` `bg` divides the lhs batch `lhs_b` and the rhs
+/// output features `rhs_o`.
+fn check_batch_groups(
+    bg: usize,
+    (lhs, rhs): (&[usize], &[usize]),
+    (lhs_b, rhs_o): (usize, usize),
+) -> Result<()> {
     if lhs_b.checked_rem(bg) != Some(0) {
         return Err(Error::param(
             NAME,
@@ -626,34 +690,10 @@ impl Family for ConvParams {
         let lsp = spatial(ls, &d.lhs_spec);
         let (rsp, osp) = (spatial(rs, &d.rhs_spec), spatial(os, &d.out_spec));
         let lss = spatial_strides(&lstr, &d.lhs_spec);
-        let axes: Vec<Axis> = (0..lsp.len())
-            .map(|i| {
-                let get = |v: &[usize]| v.get(i).copied().unwrap_or(1);
-                Axis {
-                    size: get(&lsp),
-                    window: get(&rsp),
-                    out: get(&osp),
-                    stride: get(&self.window_strides),
-                    lo: self.padding.get(i).map_or(0, |x| x.0),
-                    lhs_dil: get(&self.lhs_dilation),
-                    rhs_dil: get(&self.rhs_dilation),
-                    lhs_stride: get(&lss),
-                }
-            })
-            .collect();
+        let axes = self.window_axes(&lsp, &rsp, &osp, &lss);
         let (kn, pn, table) = window_table(&axes)?;
-        let (fg, bg) = (
-            self.feature_group_count.max(1),
-            self.batch_group_count.max(1),
-        );
-        let count = fg.saturating_mul(bg);
-        let g = Groups {
-            count,
-            feature: fg > 1,
-            cg: at(ls, &d.lhs_spec, 1).checked_div(fg).unwrap_or(0),
-            nb: at(ls, &d.lhs_spec, 0).checked_div(bg).unwrap_or(0),
-            og: at(rs, &d.rhs_spec, 0).checked_div(count).unwrap_or(0),
-        };
+        let g = self.groups(ls, rs);
+        let count = g.count;
         let koffs = flat_offsets(&rsp, &spatial_strides(&rstr, &d.rhs_spec))?;
         let poffs = flat_offsets(&osp, &spatial_strides(&ostr, &d.out_spec))?;
         let (sln, slc) = (pick(&lstr, &d.lhs_spec, 0), pick(&lstr, &d.lhs_spec, 1));

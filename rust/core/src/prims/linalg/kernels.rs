@@ -490,6 +490,23 @@ fn index_i32(name: &'static str, i: usize) -> Result<i32> {
     })
 }
 
+/// Output buffers of one operation under construction: output `k` gathers
+/// its values over the batch.
+#[derive(Default)]
+struct FlatOuts(Vec<Vec<f64>>);
+
+impl FlatOuts {
+    /// Appends `vals` to output `k` (creating the outputs up to `k`).
+    fn push(&mut self, k: usize, vals: Vec<f64>) {
+        while self.0.len() <= k {
+            self.0.push(Vec::new());
+        }
+        if let Some(o) = self.0.get_mut(k) {
+            o.extend(vals);
+        }
+    }
+}
+
 /// Output buffers (flat over the batch) of one operation.
 pub(super) fn eval_buffers(
     op: &LinalgOp,
@@ -497,15 +514,7 @@ pub(super) fn eval_buffers(
     dtype: DType,
 ) -> Result<Vec<Buffer>> {
     let name = op.name();
-    let mut outs: Vec<Vec<f64>> = Vec::new();
-    let mut push = |k: usize, vals: Vec<f64>| {
-        while outs.len() <= k {
-            outs.push(Vec::new());
-        }
-        if let Some(o) = outs.get_mut(k) {
-            o.extend(vals);
-        }
-    };
+    let mut outs = FlatOuts::default();
     let arg = |i: usize| {
         args.get(i).ok_or(Error::Arity {
             prim: name,
@@ -516,7 +525,7 @@ pub(super) fn eval_buffers(
     match *op {
         LinalgOp::Cholesky => {
             for a in matrices(name, arg(0)?)? {
-                push(0, cholesky(&a)?.d);
+                outs.push(0, cholesky(&a)?.d);
             }
         }
         LinalgOp::TriangularSolve {
@@ -534,64 +543,79 @@ pub(super) fn eval_buffers(
             };
             let bs = matrices(name, arg(1)?)?;
             for (a, b) in matrices(name, arg(0)?)?.iter().zip(&bs) {
-                push(0, triangular_solve(a, b, opts)?.d);
+                outs.push(0, triangular_solve(a, b, opts)?.d);
             }
         }
-        LinalgOp::Lu => {
-            let (mut piv, mut perm) = (Vec::new(), Vec::new());
-            for a in matrices(name, arg(0)?)? {
-                let (f, p, q) = lu(&a);
-                push(0, f.d);
-                for i in p {
-                    piv.push(index_i32(name, i)?);
-                }
-                for i in q {
-                    perm.push(index_i32(name, i)?);
-                }
-            }
-            let f = outs.into_iter().next().unwrap_or_default();
-            return Ok(vec![
-                from_f64(dtype, f),
-                Buffer::I32(piv),
-                Buffer::I32(perm),
-            ]);
-        }
+        LinalgOp::Lu => return eval_lu(name, arg(0)?, dtype),
         LinalgOp::Qr { full_matrices } => {
-            push(1, Vec::new());
+            outs.push(1, Vec::new());
             for a in matrices(name, arg(0)?)? {
                 let (q, r) = qr(&a, full_matrices)?;
-                push(0, q.d);
-                push(1, r.d);
+                outs.push(0, q.d);
+                outs.push(1, r.d);
             }
         }
         LinalgOp::Eigh {
             lower,
             sort_eigenvalues,
         } => {
-            push(1, Vec::new());
+            outs.push(1, Vec::new());
             for a in matrices(name, arg(0)?)? {
                 let (v, w) = eigh(&a, lower, sort_eigenvalues)?;
-                push(0, v.d);
-                push(1, w);
+                outs.push(0, v.d);
+                outs.push(1, w);
             }
         }
         LinalgOp::Svd {
             full_matrices,
             compute_uv,
-        } => {
-            push(if compute_uv { 2 } else { 0 }, Vec::new());
-            for a in matrices(name, arg(0)?)? {
-                let (s, u, vt) = svd(&a, full_matrices, compute_uv)?;
-                push(0, s);
-                if compute_uv {
-                    push(1, u.d);
-                    push(2, vt.d);
-                }
-            }
+        } => eval_svd(name, arg(0)?, full_matrices, compute_uv, &mut outs)?,
+    }
+    outs.push(0, Vec::new());
+    Ok(outs.0.into_iter().map(|v| from_f64(dtype, v)).collect())
+}
+
+/// `lu` over the batch: the packed factors, the pivots and the permutation.
+fn eval_lu(name: &'static str, x: &HostArray, dtype: DType) -> Result<Vec<Buffer>> {
+    let mut outs = FlatOuts::default();
+    let (mut piv, mut perm) = (Vec::new(), Vec::new());
+    for a in matrices(name, x)? {
+        let (f, p, q) = lu(&a);
+        outs.push(0, f.d);
+        for i in p {
+            piv.push(index_i32(name, i)?);
+        }
+        for i in q {
+            perm.push(index_i32(name, i)?);
         }
     }
-    push(0, Vec::new());
-    Ok(outs.into_iter().map(|v| from_f64(dtype, v)).collect())
+    let f = outs.0.into_iter().next().unwrap_or_default();
+    Ok(vec![
+        from_f64(dtype, f),
+        Buffer::I32(piv),
+        Buffer::I32(perm),
+    ])
+}
+
+/// `svd` over the batch: the singular values, and `u`, `vt` with
+/// `compute_uv`.
+fn eval_svd(
+    name: &'static str,
+    x: &HostArray,
+    full_matrices: bool,
+    compute_uv: bool,
+    outs: &mut FlatOuts,
+) -> Result<()> {
+    outs.push(if compute_uv { 2 } else { 0 }, Vec::new());
+    for a in matrices(name, x)? {
+        let (s, u, vt) = svd(&a, full_matrices, compute_uv)?;
+        outs.push(0, s);
+        if compute_uv {
+            outs.push(1, u.d);
+            outs.push(2, vt.d);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

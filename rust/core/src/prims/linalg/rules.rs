@@ -439,6 +439,39 @@ pub(super) fn jvp_svd(
     let mut kk = aval.shape.get(..nb).unwrap_or_default().to_vec();
     kk.extend([k, k]);
     let e = eye(b, &kk, dt)?;
+    let (f, sj, si) = svd_gap_factors(b, &s, k, &e)?;
+    let dss = mul(b, sj, ds_mat.clone())?;
+    let sds = mul(b, si, ds_mat.clone())?;
+    let s_inv_mat = safe_inverse_diag(b, &s, k, e, dt)?;
+    let ds_t = mt(b, ds_mat.clone())?;
+    let skew = sub(b, ds_mat, ds_t)?;
+    let skew = mul(b, skew, Builder::lit(dt, 0.5))?;
+    let dudv_diag = mul(b, skew, s_inv_mat)?;
+    let dss_t = mt(b, dss.clone())?;
+    let sym_u = add(b, dss, dss_t)?;
+    let fu = mul(b, f.clone(), sym_u)?;
+    let fu = add(b, fu, dudv_diag)?;
+    let mut du = mm(b, u.clone(), fu)?;
+    let sds_t = mt(b, sds.clone())?;
+    let sym_v = add(b, sds, sds_t)?;
+    let fv = mul(b, f, sym_v)?;
+    let mut dv = mm(b, v.clone(), fv)?;
+    if m > n {
+        let rest = off_subspace_term(b, da, (&u, &ut), v, &s, (m, k))?;
+        du = add(b, du, rest)?;
+    } else if n > m {
+        let dat = mt(b, da)?;
+        let rest = off_subspace_term(b, dat, (&v, &vt), u.clone(), &s, (n, k))?;
+        dv = add(b, dv, rest)?;
+    }
+    let dvt = mt(b, dv)?;
+    Ok((vec![s, u, vt], vec![Some(ds), Some(du), Some(dvt)]))
+}
+
+/// For the singular values `s` (`k` of them), with `e` the `k × k`
+/// identity: `F[i, j] = 1/(s[j]² - s[i]²)` off the diagonal and zero on
+/// it, and `s` spread along rows (`s[j]`) and columns (`s[i]`).
+fn svd_gap_factors(b: &mut Builder, s: &Atom, k: usize, e: &Atom) -> Result<(Atom, Atom, Atom)> {
     let sj = spread(b, s.clone(), k, k, true)?;
     let si = spread(b, s.clone(), k, k, false)?;
     let sum = add(b, sj.clone(), si.clone())?;
@@ -447,8 +480,11 @@ pub(super) fn jvp_svd(
     let f = add(b, s_diffs, e.clone())?;
     let f = recip(b, f)?;
     let f = sub(b, f, e.clone())?;
-    let dss = mul(b, sj, ds_mat.clone())?;
-    let sds = mul(b, si, ds_mat.clone())?;
+    Ok((f, sj, si))
+}
+
+/// `diag(1/s)` (`k × k`, `e` the identity), with zero where `s` is zero.
+fn safe_inverse_diag(b: &mut Builder, s: &Atom, k: usize, e: Atom, dt: DType) -> Result<Atom> {
     let zero_mask = b.add_eqn1(
         Primitive::Compare(CmpOp::Eq),
         vec![s.clone(), Builder::lit(dt, 0.0)],
@@ -464,38 +500,24 @@ pub(super) fn jvp_svd(
     let s_inv = recip(b, s_safe)?;
     let s_inv = sub(b, s_inv, s_zeros)?;
     let s_inv_row = spread(b, s_inv, k, k, true)?;
-    let s_inv_mat = mul(b, s_inv_row, e)?;
-    let ds_t = mt(b, ds_mat.clone())?;
-    let skew = sub(b, ds_mat, ds_t)?;
-    let skew = mul(b, skew, Builder::lit(dt, 0.5))?;
-    let dudv_diag = mul(b, skew, s_inv_mat)?;
-    let dss_t = mt(b, dss.clone())?;
-    let sym_u = add(b, dss, dss_t)?;
-    let fu = mul(b, f.clone(), sym_u)?;
-    let fu = add(b, fu, dudv_diag)?;
-    let mut du = mm(b, u.clone(), fu)?;
-    let sds_t = mt(b, sds.clone())?;
-    let sym_v = add(b, sds, sds_t)?;
-    let fv = mul(b, f, sym_v)?;
-    let mut dv = mm(b, v.clone(), fv)?;
-    if m > n {
-        let dav = mm(b, da, v)?;
-        let proj = mm(b, ut, dav.clone())?;
-        let proj = mm(b, u.clone(), proj)?;
-        let rest = sub(b, dav, proj)?;
-        let s_cols = spread(b, s.clone(), m, k, true)?;
-        let rest = b.binary(BinaryOp::Div, rest, s_cols)?;
-        du = add(b, du, rest)?;
-    } else if n > m {
-        let dat = mt(b, da)?;
-        let dahu = mm(b, dat, u.clone())?;
-        let proj = mm(b, vt.clone(), dahu.clone())?;
-        let proj = mm(b, v, proj)?;
-        let rest = sub(b, dahu, proj)?;
-        let s_cols = spread(b, s.clone(), n, k, true)?;
-        let rest = b.binary(BinaryOp::Div, rest, s_cols)?;
-        dv = add(b, dv, rest)?;
-    }
-    let dvt = mt(b, dv)?;
-    Ok((vec![s, u, vt], vec![Some(ds), Some(du), Some(dvt)]))
+    mul(b, s_inv_row, e)
+}
+
+/// The part of a thin SVD's `U̇` (or, transposed, `V̇`) outside the span of
+/// `U`: `(I - U Uᵀ) Ȧ V / s`, for `da` = `Ȧ` (or `Ȧᵀ`), `(w, wt)` = `(U, Uᵀ)`
+/// (or `(V, Vᵀ)`), `x` = `V` (or `U`), of `rows` rows and `k` columns.
+fn off_subspace_term(
+    b: &mut Builder,
+    da: Atom,
+    (w, wt): (&Atom, &Atom),
+    x: Atom,
+    s: &Atom,
+    (rows, k): (usize, usize),
+) -> Result<Atom> {
+    let dax = mm(b, da, x)?;
+    let proj = mm(b, wt.clone(), dax.clone())?;
+    let proj = mm(b, w.clone(), proj)?;
+    let rest = sub(b, dax, proj)?;
+    let s_cols = spread(b, s.clone(), rows, k, true)?;
+    b.binary(BinaryOp::Div, rest, s_cols)
 }
