@@ -19,9 +19,8 @@ use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Literal, Scalar};
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, SelectN, Slice, Squeeze, Transpose,
 };
 use crate::DType;
 use std::sync::Arc;
@@ -39,15 +38,15 @@ pub(super) fn core_batch(
         Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
             |p, b, xs, dims, n| p.batch(b, xs, dims, n)
         }
-        Primitive::IntegerPow(IntegerPow { .. })
-        | Primitive::ConvertElementType(ConvertElementType { .. })
-        | Primitive::StopGradient(StopGradient)
-        | Primitive::IsFinite(IsFinite)
-        | Primitive::Round(Round { .. }) => elementwise_rule,
-        Primitive::Clamp(Clamp) => clamp,
+        Primitive::IntegerPow(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::ConvertElementType(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::StopGradient(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::IsFinite(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Round(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Clamp(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Arg(ArgReduce { .. }) => arg,
         Primitive::Cumulative(Cumulative { .. }) => cumulative,
-        Primitive::SelectN(SelectN) => select_n,
+        Primitive::SelectN(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::BroadcastInDim(BroadcastInDim { .. }) => broadcast_in_dim,
         Primitive::Reshape(Reshape { .. }) => reshape,
         Primitive::Transpose(Transpose { .. }) => transpose,
@@ -208,25 +207,13 @@ pub(super) fn elementwise_rule(
     elementwise_impl(p, b, ins, dims, n, &|_| true)
 }
 
-/// `select_n(pred, *cases)`: the cases must have equal shapes, so only an
-/// unbatched rank-0 predicate stays as it is.
-fn select_n(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    elementwise_impl(p, b, ins, dims, n, &|i| i == 0)
-}
-
 /// Brings the operands of an elementwise primitive to one batched shape:
 /// batched operands move their mapped axis to a common position (that of
 /// the first batched full-rank operand, so the common case moves nothing);
 /// an unbatched operand is broadcast unless it is rank 0 and
 /// `scalar_ok(i)`; a batched rank-0 operand against array operands is
 /// broadcast to the full shape.
-fn elementwise_impl(
+pub(super) fn elementwise_impl(
     p: &Primitive,
     b: &mut Builder,
     ins: &[Atom],
@@ -536,28 +523,6 @@ fn call(
         .map(Atom::Var)
         .collect();
     Ok((outs, out_dims))
-}
-
-/// `clamp(lo, x, hi)`: the bounds may stay rank 0 when unbatched; the
-/// operand never does (it sets the shape).
-fn clamp(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    if ins.len() != 3 {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 3,
-            got: ins.len(),
-        });
-    }
-    // A rank-0 operand with array bounds cannot happen (the shape rule ties
-    // the bounds to the operand); with everything rank 0, a batched bound
-    // makes the operand batched too.
-    elementwise_impl(p, b, ins, dims, n, &|i| i != 1)
 }
 
 /// `argmax` / `argmin`: the axis shifts around the mapped one.

@@ -1,6 +1,24 @@
-//! `convert_element_type` and `stop_gradient`.
+//! `convert_element_type` and `stop_gradient`: one operand, kept shape.
+//!
+//! `convert_element_type` follows XLA's conversion rules (kernel in
+//! `kernels/elementwise.rs`); it is linear between floating dtypes (the
+//! tangent and the cotangent convert back and forth) and gives integer
+//! results no tangent. `stop_gradient` is the identity with a zero
+//! derivative. vmap: the shared elementwise batching rule.
 
+use super::batch::elementwise_rule;
+use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::jvp::is_float;
+use super::kernel::elementwise as kernels;
+use super::params::{Lookup, ParamList};
+use super::Primitive;
+use crate::array::HostArray;
 use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
 
 crate::declare_params! {
     /// Converts to `new_dtype` (XLA's rules: float to int truncates and
@@ -17,7 +35,182 @@ pub struct StopGradient;
 
 impl StopGradient {
     /// `stop_gradient` has no params.
-    pub fn to_params(&self) -> super::params::ParamList {
+    pub fn to_params(&self) -> ParamList {
         Vec::new()
+    }
+}
+
+const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
+const STOP_GRADIENT: &str = "stop_gradient";
+
+impl Family for ConvertElementType {
+    const NAMES: &'static [&'static str] = &[CONVERT_ELEMENT_TYPE];
+
+    fn name(&self) -> &'static str {
+        CONVERT_ELEMENT_TYPE
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ConvertElementType>> {
+        if name != CONVERT_ELEMENT_TYPE {
+            return Ok(None);
+        }
+        Ok(Some(ConvertElementType::read(params)?))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<ConvertElementType> {
+        vec![ConvertElementType {
+            new_dtype: DType::F32,
+            weak_type: false,
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let new_dtype = self.new_dtype;
+        let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, ins)?;
+        if matches!(x.dtype, DType::Key | DType::Float0) || matches!(new_dtype, DType::Key) {
+            return Err(Error::dtype(
+                CONVERT_ELEMENT_TYPE,
+                &[x.dtype, new_dtype],
+                "cannot convert",
+            ));
+        }
+        Ok(vec![Aval::weak(x.shape.clone(), new_dtype, self.weak_type)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, args)?;
+        let buf = kernels::convert(x.buffer(), self.new_dtype)?;
+        let out = single_out(CONVERT_ELEMENT_TYPE, outs)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Between floating dtypes the tangent converts as the primal; other
+    /// conversions have a zero tangent.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, xs)?;
+        let [t] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, ts)?;
+        let z = emit1(b, self.clone(), xs.to_vec())?;
+        let tz = match t {
+            Some(t) if is_float(b, x)? && is_float(b, &z)? => {
+                Some(emit1(b, self.clone(), vec![t.clone()])?)
+            }
+            _ => None,
+        };
+        Ok((vec![z], vec![tz]))
+    }
+
+    /// The cotangent converts back to the operand's dtype (integer operands
+    /// have none).
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let [ct] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, cts)?;
+        let Some(ct) = ct.clone() else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let [Operand::Linear(a)] = ops else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let cd = b.aval(&ct)?.dtype;
+        if !a.dtype.is_float() || !cd.is_float() {
+            // Integer operands have no cotangent (zero).
+            return Ok(vec![None]);
+        }
+        if cd == a.dtype {
+            return Ok(vec![Some(ct)]);
+        }
+        let back = ConvertElementType {
+            new_dtype: a.dtype,
+            weak_type: a.weak_type,
+        };
+        Ok(vec![Some(emit1(b, back, vec![ct])?)])
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        elementwise_rule(
+            &Primitive::ConvertElementType(self.clone()),
+            b,
+            ins,
+            dims,
+            n,
+        )
+    }
+}
+
+impl Family for StopGradient {
+    const NAMES: &'static [&'static str] = &[STOP_GRADIENT];
+
+    fn name(&self) -> &'static str {
+        STOP_GRADIENT
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<StopGradient>> {
+        Ok((name == STOP_GRADIENT).then_some(StopGradient))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<StopGradient> {
+        vec![StopGradient]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let [x] = operands::<_, 1>(STOP_GRADIENT, ins)?;
+        Ok(vec![x.clone()])
+    }
+
+    /// The identity (a copy of the operand).
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let [x] = operands::<_, 1>(STOP_GRADIENT, args)?;
+        let buf = x.buffer().clone();
+        let out = single_out(STOP_GRADIENT, outs)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Zero tangents: the point of the primitive.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_zero(self, b, xs, ts)
+    }
+
+    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
+        transpose_not_linear(STOP_GRADIENT)
+    }
+
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        elementwise_rule(&Primitive::StopGradient(*self), b, ins, dims, n)
     }
 }

@@ -15,9 +15,9 @@ use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::Atom;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Checkpoint, Concatenate, ConvertElementType, Cumulative, DotGeneral,
+    DynamicSlice, DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, SelectN, Slice,
+    Squeeze, Transpose,
 };
 use std::sync::Arc;
 
@@ -29,9 +29,9 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
             |p, b, xs, ts| p.jvp(b, xs, ts)
         }
         Primitive::Iota(Iota { .. }) => jvp_zero,
-        Primitive::IntegerPow(IntegerPow { .. }) => jvp_integer_pow,
-        Primitive::SelectN(SelectN) => jvp_select_n,
-        Primitive::ConvertElementType(ConvertElementType { .. }) => jvp_convert,
+        Primitive::IntegerPow(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::SelectN(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::ConvertElementType(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::BroadcastInDim(BroadcastInDim { .. })
         | Primitive::Reshape(Reshape { .. })
         | Primitive::Transpose(Transpose { .. })
@@ -50,11 +50,11 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
             op: ReduceOp::And | ReduceOp::Or,
             ..
         })
-        | Primitive::StopGradient(StopGradient)
-        | Primitive::IsFinite(IsFinite)
-        | Primitive::Round(Round { .. })
         | Primitive::Arg(ArgReduce { .. }) => jvp_zero,
-        Primitive::Clamp(Clamp) => jvp_clamp,
+        Primitive::StopGradient(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::IsFinite(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Round(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Clamp(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Cumulative(Cumulative { op: CumOp::Sum, .. }) => jvp_structural,
         Primitive::Cumulative(Cumulative { .. }) => jvp_cumulative,
         Primitive::DotGeneral(DotGeneral { .. }) => jvp_dot_general,
@@ -180,75 +180,6 @@ fn jvp_zero(p: &Primitive, b: &mut Builder, x: &[Atom], _t: &[Option<Atom>]) -> 
     let outs = primal(p, b, x)?;
     let n = outs.len();
     Ok((outs, vec![None; n]))
-}
-
-fn jvp_integer_pow(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::IntegerPow(IntegerPow { y }) = p else {
-        return Err(wrong_rule(p));
-    };
-    let x = one(p, xs)?;
-    let t = one(p, ts)?;
-    let z = primal1(p, b, xs)?;
-    let Some(t) = t else {
-        return Ok((vec![z], vec![None]));
-    };
-    let dtype = b.aval(&x)?.dtype;
-    if *y == 0 || !dtype.is_float() {
-        return Ok((vec![z], vec![None]));
-    }
-    if *y == 1 {
-        return Ok((vec![z], vec![Some(t)]));
-    }
-    let ym1 = y
-        .checked_sub(1)
-        .ok_or_else(|| Error::param("integer_pow", "y", "exponent out of range"))?;
-    let pw = if ym1 == 1 {
-        x
-    } else {
-        b.add_eqn1(Primitive::IntegerPow(IntegerPow { y: ym1 }), vec![x])?
-    };
-    let coef = mul(b, Builder::lit(dtype, f64::from(*y)), pw)?;
-    Ok((vec![z], vec![Some(mul(b, t, coef)?)]))
-}
-
-fn jvp_select_n(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let z = primal1(p, b, xs)?;
-    let zaval = b.aval(&z)?;
-    let (Some((pred, _)), Some((_, tcases))) = (xs.split_first(), ts.split_first()) else {
-        return Err(arity_err(p, 2, xs.len()));
-    };
-    if !zaval.dtype.is_float() || tcases.iter().all(Option::is_none) {
-        return Ok((vec![z], vec![None]));
-    }
-    let mut zeros: Option<Atom> = None;
-    let mut ins = vec![pred.clone()];
-    for t in tcases {
-        let t = match t {
-            Some(t) => t.clone(),
-            None => match &zeros {
-                Some(zr) => zr.clone(),
-                None => {
-                    let zr = b.zeros(&zaval)?;
-                    zeros = Some(zr.clone());
-                    zr
-                }
-            },
-        };
-        ins.push(t);
-    }
-    let tz = b.add_eqn1(Primitive::SelectN(SelectN), ins)?;
-    Ok((vec![z], vec![Some(tz)]))
-}
-
-fn jvp_convert(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let x = one(p, xs)?;
-    let t = one(p, ts)?;
-    let z = primal1(p, b, xs)?;
-    let tz = match t {
-        Some(t) if is_float(b, &x)? && is_float(b, &z)? => Some(primal1(p, b, &[t])?),
-        _ => None,
-    };
-    Ok((vec![z], vec![tz]))
 }
 
 /// Linear structural ops (and `reduce_sum`): the tangent is the same op
@@ -460,42 +391,6 @@ fn jvp_reduce_prod(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
     let td = mul(b, t, d)?;
     let tz = reduce_sum(b, td, axes.clone())?;
     Ok((vec![z], vec![Some(tz)]))
-}
-
-/// `clamp(lo, x, hi)`: the tangent of `x` where `lo < x < hi`, of `lo`
-/// where `lo > x`, of `hi` where `hi < x` (as JAX; ties pass nothing).
-fn jvp_clamp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let ([lo, x, hi], [tlo, tx, thi]) = (xs, ts) else {
-        return Err(arity_err(p, 3, xs.len()));
-    };
-    let z = primal1(p, b, xs)?;
-    let zaval = b.aval(&z)?;
-    if !zaval.dtype.is_float() {
-        return Ok((vec![z], vec![None]));
-    }
-    let zeros = b.zeros(&zaval)?;
-    let pick = |b: &mut Builder, t: &Option<Atom>, cond: Atom| -> Result<Option<Atom>> {
-        match t {
-            Some(t) => {
-                let t = broadcast_to(b, t.clone(), &zaval.shape)?;
-                Ok(Some(select(b, cond, zeros.clone(), t)?))
-            }
-            None => Ok(None),
-        }
-    };
-    let gt_lo = b.add_eqn1(Primitive::Compare(CmpOp::Gt), vec![x.clone(), lo.clone()])?;
-    let lt_hi = b.add_eqn1(Primitive::Compare(CmpOp::Lt), vec![x.clone(), hi.clone()])?;
-    let inside = b.binary(BinaryOp::And, gt_lo, lt_hi)?;
-    let inside = broadcast_to(b, inside, &zaval.shape)?;
-    let below = b.add_eqn1(Primitive::Compare(CmpOp::Gt), vec![lo.clone(), x.clone()])?;
-    let below = broadcast_to(b, below, &zaval.shape)?;
-    let above = b.add_eqn1(Primitive::Compare(CmpOp::Lt), vec![hi.clone(), x.clone()])?;
-    let above = broadcast_to(b, above, &zaval.shape)?;
-    let a = pick(b, tx, inside)?;
-    let c = pick(b, tlo, below)?;
-    let d = pick(b, thi, above)?;
-    let s = add_opt(b, a, c)?;
-    Ok((vec![z], vec![add_opt(b, s, d)?]))
 }
 
 /// The scans other than `cumsum`, through pairwise weights: with the pair

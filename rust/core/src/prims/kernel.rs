@@ -53,9 +53,8 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::Aval;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze, Transpose,
 };
 use std::sync::Arc;
 
@@ -123,7 +122,6 @@ fn known(
         aval.iter().chain(&multi),
         ctx.max_buffer_bytes(),
     )?;
-    let out_len = || aval.as_ref().map_or(Ok(0), Aval::size);
     if prim.is_family() {
         return match aval {
             // One output (the hot eager case): the aval moves into the
@@ -153,21 +151,6 @@ fn known(
         };
     }
     let buf = match prim {
-        Primitive::IntegerPow(IntegerPow { y }) => {
-            elementwise::integer_pow(*y, one(name, args)?.buffer())?
-        }
-        Primitive::SelectN(SelectN) => {
-            let (pred, cases) = args.split_first().ok_or(Error::Arity {
-                prim: name,
-                expected: 2,
-                got: 0,
-            })?;
-            let cases: Vec<&Buffer> = cases.iter().map(|c| c.buffer()).collect();
-            elementwise::select_n(pred.buffer(), &cases, out_len()?)?
-        }
-        Primitive::ConvertElementType(ConvertElementType { new_dtype, .. }) => {
-            elementwise::convert(one(name, args)?.buffer(), *new_dtype)?
-        }
         Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
@@ -192,21 +175,6 @@ fn known(
             shape,
             dimension,
         }) => structural::iota(*dtype, shape, *dimension)?,
-        Primitive::StopGradient(StopGradient) => one(name, args)?.buffer().clone(),
-        Primitive::IsFinite(IsFinite) => elementwise::is_finite(one(name, args)?.buffer())?,
-        Primitive::Round(Round { rounding_method }) => {
-            elementwise::round(one(name, args)?.buffer(), *rounding_method)?
-        }
-        Primitive::Clamp(Clamp) => match args {
-            [lo, x, hi] => elementwise::clamp(lo.buffer(), x.buffer(), hi.buffer())?,
-            _ => {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 3,
-                    got: args.len(),
-                })
-            }
-        },
         Primitive::Arg(ArgReduce {
             op,
             axis,
@@ -273,6 +241,17 @@ fn known(
         | Primitive::Conv(_)
         | Primitive::Window(_)
         | Primitive::Dynamic(_) => {
+            return Err(Error::Unsupported(format!(
+                "{name}: a family primitive has no core kernel"
+            )))
+        }
+        Primitive::IntegerPow(_)
+        | Primitive::SelectN(_)
+        | Primitive::ConvertElementType(_)
+        | Primitive::StopGradient(_)
+        | Primitive::IsFinite(_)
+        | Primitive::Round(_)
+        | Primitive::Clamp(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))

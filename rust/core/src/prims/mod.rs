@@ -447,6 +447,20 @@ primitives! {
         Binary(BinaryOp),
         /// Elementwise comparisons (`prims/elementwise.rs`).
         Compare(CmpOp),
+        /// `integer_pow` (`prims/numeric.rs`).
+        IntegerPow(numeric::IntegerPow),
+        /// `is_finite` (`prims/numeric.rs`).
+        IsFinite(numeric::IsFinite),
+        /// `round` (`prims/numeric.rs`).
+        Round(numeric::Round),
+        /// `select_n` (`prims/select.rs`).
+        SelectN(select::SelectN),
+        /// `clamp` (`prims/select.rs`).
+        Clamp(select::Clamp),
+        /// `convert_element_type` (`prims/convert.rs`).
+        ConvertElementType(convert::ConvertElementType),
+        /// `stop_gradient` (`prims/convert.rs`).
+        StopGradient(convert::StopGradient),
         /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
         Window(Box<window::WindowOp>),
         /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
@@ -474,12 +488,6 @@ primitives! {
         Dynamic(dynamic::DynamicPrim),
     }
     core {
-        /// `integer_pow` (`prims/numeric.rs`).
-        IntegerPow(numeric::IntegerPow),
-        /// `select_n` (`prims/select.rs`).
-        SelectN(select::SelectN),
-        /// `convert_element_type` (`prims/convert.rs`).
-        ConvertElementType(convert::ConvertElementType),
         /// `broadcast_in_dim` (`prims/structural.rs`).
         BroadcastInDim(structural::BroadcastInDim),
         /// `reshape` (`prims/structural.rs`).
@@ -494,14 +502,6 @@ primitives! {
         DotGeneral(dot::DotGeneral),
         /// `iota` (`prims/structural.rs`).
         Iota(structural::Iota),
-        /// `stop_gradient` (`prims/convert.rs`).
-        StopGradient(convert::StopGradient),
-        /// `is_finite` (`prims/numeric.rs`).
-        IsFinite(numeric::IsFinite),
-        /// `round` (`prims/numeric.rs`).
-        Round(numeric::Round),
-        /// `clamp` (`prims/select.rs`).
-        Clamp(select::Clamp),
         /// `argmax`, `argmin` (`prims/reduce.rs`).
         Arg(reduce::ArgReduce),
         /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
@@ -532,9 +532,9 @@ impl Primitive {
             Primitive::Unary(op) => op.name(),
             Primitive::Binary(op) => op.name(),
             Primitive::Compare(op) => op.name(),
-            Primitive::IntegerPow(IntegerPow { .. }) => "integer_pow",
-            Primitive::SelectN(SelectN) => "select_n",
-            Primitive::ConvertElementType(ConvertElementType { .. }) => "convert_element_type",
+            Primitive::IntegerPow(f) => family::Family::name(f),
+            Primitive::SelectN(f) => family::Family::name(f),
+            Primitive::ConvertElementType(f) => family::Family::name(f),
             Primitive::BroadcastInDim(BroadcastInDim { .. }) => "broadcast_in_dim",
             Primitive::Reshape(Reshape { .. }) => "reshape",
             Primitive::Transpose(Transpose { .. }) => "transpose",
@@ -542,10 +542,10 @@ impl Primitive {
             Primitive::Reduce(Reduce { op, .. }) => op.name(),
             Primitive::DotGeneral(DotGeneral { .. }) => "dot_general",
             Primitive::Iota(Iota { .. }) => "iota",
-            Primitive::StopGradient(StopGradient) => "stop_gradient",
-            Primitive::IsFinite(IsFinite) => "is_finite",
-            Primitive::Round(Round { .. }) => "round",
-            Primitive::Clamp(Clamp) => "clamp",
+            Primitive::StopGradient(f) => family::Family::name(f),
+            Primitive::IsFinite(f) => family::Family::name(f),
+            Primitive::Round(f) => family::Family::name(f),
+            Primitive::Clamp(f) => family::Family::name(f),
             Primitive::Arg(ArgReduce { op, .. }) => op.name(),
             Primitive::Cumulative(Cumulative { op, .. }) => op.name(),
             Primitive::Rev(Rev { .. }) => "rev",
@@ -623,13 +623,6 @@ impl Primitive {
         names.extend(ArgOp::ALL.iter().map(|o| o.name()));
         names.extend(CumOp::ALL.iter().map(|o| o.name()));
         names.extend([
-            "stop_gradient",
-            "is_finite",
-            "round",
-            "clamp",
-            "integer_pow",
-            "select_n",
-            "convert_element_type",
             "broadcast_in_dim",
             "reshape",
             "transpose",
@@ -670,18 +663,6 @@ impl Primitive {
             })
         }));
         out.extend([
-            Primitive::StopGradient(StopGradient),
-            Primitive::IsFinite(IsFinite),
-            Primitive::Round(Round {
-                rounding_method: RoundingMethod::AwayFromZero,
-            }),
-            Primitive::Clamp(Clamp),
-            Primitive::IntegerPow(IntegerPow { y: 2 }),
-            Primitive::SelectN(SelectN),
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: DType::F32,
-                weak_type: false,
-            }),
             Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![1],
                 broadcast_dimensions: vec![],

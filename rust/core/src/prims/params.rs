@@ -45,9 +45,9 @@ impl Primitive {
     /// The params of a core primitive (families answer through their impl).
     pub(super) fn core_params(&self) -> ParamList {
         match self {
-            Primitive::IntegerPow(p) => p.to_params(),
-            Primitive::SelectN(p) => p.to_params(),
-            Primitive::ConvertElementType(p) => p.to_params(),
+            Primitive::IntegerPow(f) => super::Family::params(f),
+            Primitive::SelectN(f) => super::Family::params(f),
+            Primitive::ConvertElementType(f) => super::Family::params(f),
             Primitive::BroadcastInDim(p) => p.to_params(),
             Primitive::Reshape(p) => p.to_params(),
             Primitive::Transpose(p) => p.to_params(),
@@ -55,10 +55,10 @@ impl Primitive {
             Primitive::Reduce(p) => p.to_params(),
             Primitive::DotGeneral(p) => p.to_params(),
             Primitive::Iota(p) => p.to_params(),
-            Primitive::StopGradient(p) => p.to_params(),
-            Primitive::IsFinite(p) => p.to_params(),
-            Primitive::Round(p) => p.to_params(),
-            Primitive::Clamp(p) => p.to_params(),
+            Primitive::StopGradient(f) => super::Family::params(f),
+            Primitive::IsFinite(f) => super::Family::params(f),
+            Primitive::Round(f) => super::Family::params(f),
+            Primitive::Clamp(f) => super::Family::params(f),
             Primitive::Arg(p) => p.to_params(),
             Primitive::Cumulative(p) => p.to_params(),
             Primitive::Rev(p) => p.to_params(),
@@ -101,13 +101,6 @@ impl Primitive {
             return Ok(Primitive::Cumulative(Cumulative::read(p)?));
         }
         Ok(match name {
-            "stop_gradient" => Primitive::StopGradient(StopGradient),
-            "is_finite" => Primitive::IsFinite(IsFinite),
-            "clamp" => Primitive::Clamp(Clamp),
-            "round" => Primitive::Round(Round::read(p)?),
-            "integer_pow" => Primitive::IntegerPow(IntegerPow::read(p)?),
-            "select_n" => Primitive::SelectN(SelectN),
-            "convert_element_type" => Primitive::ConvertElementType(ConvertElementType::read(p)?),
             "broadcast_in_dim" => Primitive::BroadcastInDim(BroadcastInDim::read(p)?),
             "reshape" => Primitive::Reshape(Reshape::read(p)?),
             "transpose" => Primitive::Transpose(Transpose::read(p)?),

@@ -7,9 +7,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze, Transpose,
 };
 
 /// Output avals of `prim` applied to operands of avals `ins` (its shape
@@ -25,35 +24,9 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Unary(f) => f.abstract_eval(ins),
         Primitive::Binary(f) => f.abstract_eval(ins),
         Primitive::Compare(f) => f.abstract_eval(ins),
-        Primitive::IntegerPow(IntegerPow { y }) => {
-            let [x] = arity::<1>(name, ins)?;
-            if !x.dtype.is_numeric() {
-                return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
-            }
-            // As JAX: integer operands need y >= 0 (x^-n is not an integer).
-            if *y < 0 && !x.dtype.is_float() {
-                return Err(Error::param(
-                    name,
-                    "y",
-                    format!(
-                        "negative exponent {y} requires a floating operand, got {}",
-                        x.dtype
-                    ),
-                ));
-            }
-            Ok(vec![x.clone()])
-        }
-        Primitive::SelectN(SelectN) => select_n(ins),
-        Primitive::ConvertElementType(ConvertElementType {
-            new_dtype,
-            weak_type,
-        }) => {
-            let [x] = arity::<1>(name, ins)?;
-            if matches!(x.dtype, DType::Key | DType::Float0) || matches!(new_dtype, DType::Key) {
-                return Err(Error::dtype(name, &[x.dtype, *new_dtype], "cannot convert"));
-            }
-            Ok(vec![Aval::weak(x.shape.clone(), *new_dtype, *weak_type)])
-        }
+        Primitive::IntegerPow(f) => super::Family::abstract_eval(f, ins),
+        Primitive::SelectN(f) => super::Family::abstract_eval(f, ins),
+        Primitive::ConvertElementType(f) => super::Family::abstract_eval(f, ins),
         Primitive::BroadcastInDim(BroadcastInDim {
             shape,
             broadcast_dimensions,
@@ -147,53 +120,10 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             checked_size(shape)?;
             Ok(vec![Aval::new(shape.clone(), *dtype)])
         }
-        Primitive::StopGradient(StopGradient) => {
-            let [x] = arity::<1>(name, ins)?;
-            Ok(vec![x.clone()])
-        }
-        Primitive::IsFinite(IsFinite) => {
-            let [x] = arity::<1>(name, ins)?;
-            if !x.dtype.is_float() {
-                return Err(Error::dtype(
-                    name,
-                    &[x.dtype],
-                    "requires a floating operand",
-                ));
-            }
-            Ok(vec![Aval::new(x.shape.clone(), DType::Bool)])
-        }
-        Primitive::Round(Round { .. }) => {
-            let [x] = arity::<1>(name, ins)?;
-            if !x.dtype.is_float() {
-                return Err(Error::dtype(
-                    name,
-                    &[x.dtype],
-                    "requires a floating operand",
-                ));
-            }
-            Ok(vec![x.clone()])
-        }
-        Primitive::Clamp(Clamp) => {
-            let [lo, x, hi] = arity::<3>(name, ins)?;
-            same_dtype(name, &[lo, x, hi])?;
-            if !x.dtype.is_numeric() {
-                return Err(Error::dtype(
-                    name,
-                    &[lo.dtype, x.dtype, hi.dtype],
-                    "requires numeric operands",
-                ));
-            }
-            for bound in [lo, hi] {
-                if !bound.shape.is_empty() && bound.shape != x.shape {
-                    return Err(Error::shape(
-                        name,
-                        &[&lo.shape, &x.shape, &hi.shape],
-                        "min and max must be scalars or have the shape of the operand",
-                    ));
-                }
-            }
-            Ok(vec![x.clone()])
-        }
+        Primitive::StopGradient(f) => super::Family::abstract_eval(f, ins),
+        Primitive::IsFinite(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Round(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Clamp(f) => super::Family::abstract_eval(f, ins),
         Primitive::Arg(ArgReduce {
             axis, index_dtype, ..
         }) => {
@@ -408,58 +338,6 @@ pub fn elementwise_shape(prim: &'static str, ins: &[&Aval]) -> Result<Vec<usize>
         }
     }
     Ok(out.cloned().unwrap_or_default())
-}
-
-fn select_n(ins: &[Aval]) -> Result<Vec<Aval>> {
-    let name = "select_n";
-    let Some((pred, cases)) = ins.split_first() else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 2,
-            got: 0,
-        });
-    };
-    let Some(first) = cases.first() else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 2,
-            got: 1,
-        });
-    };
-    if !matches!(pred.dtype, DType::Bool | DType::I32) {
-        return Err(Error::dtype(
-            name,
-            &[pred.dtype],
-            "predicate must be bool or int32",
-        ));
-    }
-    if pred.dtype == DType::Bool && cases.len() > 2 {
-        return Err(Error::param(
-            name,
-            "cases",
-            "a bool predicate selects among at most 2 cases",
-        ));
-    }
-    if let Some(bad) = cases.iter().find(|c| !c.same_type(first)) {
-        return Err(Error::shape(
-            name,
-            &[&first.shape, &bad.shape],
-            format!(
-                "cases must have equal shapes and dtypes ({} vs {})",
-                first.short(),
-                bad.short()
-            ),
-        ));
-    }
-    if !pred.shape.is_empty() && pred.shape != first.shape {
-        return Err(Error::shape(
-            name,
-            &[&pred.shape, &first.shape],
-            "predicate must be a scalar or have the shape of the cases",
-        ));
-    }
-    let weak = cases.iter().all(|c| c.weak_type);
-    Ok(vec![Aval::weak(first.shape.clone(), first.dtype, weak)])
 }
 
 /// Output shape of `slice`.

@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Checkpoint, Concatenate, ConvertElementType, Cumulative, DotGeneral,
+    DynamicSlice, DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze,
+    Transpose,
 };
 use std::sync::Arc;
 
@@ -31,24 +31,24 @@ pub(super) fn core_transpose(
         Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
             |p, b, cts, ops| p.transpose(b, cts, ops)
         }
-        Primitive::IntegerPow(IntegerPow { .. })
-        | Primitive::Iota(Iota { .. })
+        Primitive::Iota(Iota { .. })
         | Primitive::Reduce(Reduce {
             op: ReduceOp::Max | ReduceOp::Min | ReduceOp::Prod | ReduceOp::And | ReduceOp::Or,
             ..
         })
-        | Primitive::StopGradient(StopGradient)
-        | Primitive::IsFinite(IsFinite)
-        | Primitive::Round(Round { .. })
-        | Primitive::Clamp(Clamp)
         | Primitive::Arg(ArgReduce { .. })
         | Primitive::Cumulative(Cumulative {
             op: CumOp::Prod | CumOp::Max | CumOp::Min | CumOp::Logsumexp,
             ..
         }) => not_linear,
         Primitive::Cumulative(Cumulative { op: CumOp::Sum, .. }) => t_cumsum,
-        Primitive::SelectN(SelectN) => t_select_n,
-        Primitive::ConvertElementType(ConvertElementType { .. }) => t_convert,
+        Primitive::IntegerPow(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::SelectN(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::ConvertElementType(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::StopGradient(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::IsFinite(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Round(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Clamp(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::BroadcastInDim(BroadcastInDim { .. }) => t_broadcast_in_dim,
         Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => t_reshape,
         Primitive::Transpose(Transpose { .. }) => t_transpose,
@@ -149,69 +149,6 @@ fn two_ops<'a>(p: &Primitive, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Op
             got: ops.len(),
         }),
     }
-}
-
-fn t_select_n(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let Some((pred, cases)) = ops.split_first() else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: 0,
-        });
-    };
-    let Operand::Known(pred) = pred else {
-        return Err(not_linear_error("select_n", " (the predicate is linear)"));
-    };
-    let mut out = vec![None];
-    let mut zeros: Option<Atom> = None;
-    for (i, case) in cases.iter().enumerate() {
-        let Operand::Linear(aval) = case else {
-            out.push(None);
-            continue;
-        };
-        let zr = match &zeros {
-            Some(z) => z.clone(),
-            None => {
-                let z = b.zeros(aval)?;
-                zeros = Some(z.clone());
-                z
-            }
-        };
-        let mut ins = vec![pred.clone()];
-        for j in 0..cases.len() {
-            ins.push(if j == i { ct.clone() } else { zr.clone() });
-        }
-        out.push(Some(b.add_eqn1(Primitive::SelectN(SelectN), ins)?));
-    }
-    Ok(out)
-}
-
-fn t_convert(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let [Operand::Linear(a)] = ops else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let cd = b.aval(&ct)?.dtype;
-    if !a.dtype.is_float() || !cd.is_float() {
-        // Integer operands have no cotangent (zero).
-        return Ok(vec![None]);
-    }
-    if cd == a.dtype {
-        return Ok(vec![Some(ct)]);
-    }
-    let c = b.add_eqn1(
-        Primitive::ConvertElementType(ConvertElementType {
-            new_dtype: a.dtype,
-            weak_type: a.weak_type,
-        }),
-        vec![ct],
-    )?;
-    Ok(vec![Some(c)])
 }
 
 fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
