@@ -11,7 +11,7 @@
 //! the kernels return. Operands reach the kernels as borrows of the
 //! environment (no per-equation operand vectors for arity ≤ 3).
 
-use super::unbound;
+use super::{unbound, ExecCtx};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr};
@@ -25,14 +25,35 @@ pub fn eval_jaxpr(
     consts: &[Arc<HostArray>],
     args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
+    eval_jaxpr_in(&ExecCtx::current_default(), jaxpr, consts, args)
+}
+
+/// [`eval_jaxpr`] in the execution context `ctx` (a nested evaluation
+/// runs in its caller's).
+fn eval_jaxpr_in(
+    ctx: &ExecCtx,
+    jaxpr: &Jaxpr,
+    consts: &[Arc<HostArray>],
+    args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
     let last_use = last_uses(jaxpr);
     let lits = literal_operands(jaxpr)?;
-    run(jaxpr, consts, args, &last_use, &lits)
+    run(ctx, jaxpr, consts, args, &last_use, &lits)
 }
 
 /// Runs a closed jaxpr on `args`.
 pub fn eval_closed(prog: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
     eval_jaxpr(&prog.jaxpr, &prog.consts, args)
+}
+
+/// [`eval_closed`] in the execution context `ctx` (what a kernel that
+/// evaluates a sub-jaxpr passes on).
+pub fn eval_closed_in(
+    ctx: &ExecCtx,
+    prog: &ClosedJaxpr,
+    args: &[Arc<HostArray>],
+) -> Result<Vec<Arc<HostArray>>> {
+    eval_jaxpr_in(ctx, &prog.jaxpr, &prog.consts, args)
 }
 
 /// A closed jaxpr prepared for repeated runs: the literal operands of its
@@ -65,6 +86,7 @@ impl Prepared {
     /// Runs the program on `args`.
     pub fn run(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         run(
+            &ExecCtx::current_default(),
             &self.prog.jaxpr,
             &self.prog.consts,
             args,
@@ -129,6 +151,7 @@ fn shared_operands(
 }
 
 fn run(
+    ctx: &ExecCtx,
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
     args: &[Arc<HostArray>],
@@ -159,7 +182,6 @@ fn run(
         let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
         *slot = Some(val.clone());
     }
-    let ctx = crate::exec::ExecCtx::current_default();
     let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
         let out_avals = eqn
@@ -174,7 +196,7 @@ fn run(
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
                 let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
                 shape::abstract_eval(&eqn.prim, &avals)?;
-                eval_closed(sub, &ins)?
+                eval_closed_in(ctx, sub, &ins)?
             }
             Primitive::Control(c) => {
                 let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
@@ -187,28 +209,28 @@ fn run(
             prim => {
                 let c = &mut cursor;
                 let raw = match eqn.inputs.as_slice() {
-                    [] => kernel::eval(&ctx, prim, &[])?,
+                    [] => kernel::eval(ctx, prim, &[])?,
                     [a] => {
                         let x = operand(&env, lits, c, a)?;
-                        kernel::eval(&ctx, prim, &[x])?
+                        kernel::eval(ctx, prim, &[x])?
                     }
                     [a, b] => {
                         let x = operand(&env, lits, c, a)?;
                         let y = operand(&env, lits, c, b)?;
-                        kernel::eval(&ctx, prim, &[x, y])?
+                        kernel::eval(ctx, prim, &[x, y])?
                     }
                     [a, b, d] => {
                         let x = operand(&env, lits, c, a)?;
                         let y = operand(&env, lits, c, b)?;
                         let z = operand(&env, lits, c, d)?;
-                        kernel::eval(&ctx, prim, &[x, y, z])?
+                        kernel::eval(ctx, prim, &[x, y, z])?
                     }
                     all => {
                         let refs = all
                             .iter()
                             .map(|a| operand(&env, lits, c, a))
                             .collect::<Result<Vec<&HostArray>>>()?;
-                        kernel::eval(&ctx, prim, &refs)?
+                        kernel::eval(ctx, prim, &refs)?
                     }
                 };
                 raw.into_iter().map(Arc::new).collect()

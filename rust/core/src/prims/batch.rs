@@ -14,17 +14,15 @@
 //! unbatched operands (an elementwise op takes a rank-0 operand as is).
 
 use super::rules::BatchRule;
-use super::{DotDims, Primitive};
+use super::Primitive;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Literal, Scalar};
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 use crate::DType;
-use std::sync::Arc;
 
 /// The batching rule of a primitive.
 /// The batch rule of a core primitive (families dispatch to their impl).
@@ -45,23 +43,24 @@ pub(super) fn core_batch(
         | Primitive::IsFinite(IsFinite)
         | Primitive::Round(Round { .. }) => elementwise_rule,
         Primitive::Clamp(Clamp) => clamp,
-        Primitive::Arg(ArgReduce { .. }) => arg,
-        Primitive::Cumulative(Cumulative { .. }) => cumulative,
+        Primitive::Arg(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Cumulative(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::SelectN(SelectN) => select_n,
         Primitive::BroadcastInDim(BroadcastInDim { .. }) => broadcast_in_dim,
         Primitive::Reshape(Reshape { .. }) => reshape,
         Primitive::Transpose(Transpose { .. }) => transpose,
         Primitive::Squeeze(Squeeze { .. }) => squeeze,
-        Primitive::Reduce(Reduce { .. }) => reduce,
-        Primitive::DotGeneral(DotGeneral { .. }) => dot_general,
+        Primitive::Reduce(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::DotGeneral(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Iota(Iota { .. }) => unbatched,
         Primitive::Rev(Rev { .. }) => rev,
-        Primitive::Slice(Slice { .. }) => slice,
+        Primitive::Slice(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Concatenate(Concatenate { .. }) => concatenate,
         Primitive::Pad(Pad { .. }) => pad,
-        Primitive::DynamicSlice(DynamicSlice { .. }) => dynamic_slice,
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => dynamic_update_slice,
-        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => call,
+        Primitive::DynamicSlice(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::DynamicUpdateSlice(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Pjit(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Checkpoint(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Custom(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Control(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Callback(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
@@ -408,135 +407,6 @@ fn squeeze(
     )
 }
 
-/// `reduce_sum` / `reduce_max`: the reduced axes shift around the mapped one.
-fn reduce(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Reduce(Reduce { op, axes }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let (axes, out_d) = axes_around(axes, d);
-    emit1(
-        Primitive::Reduce(Reduce { op: *op, axes }),
-        b,
-        vec![x.clone()],
-        Some(out_d),
-    )
-}
-
-/// `dot_general`: with both operands batched the mapped axes become a new
-/// leading batch dimension (output axis 0); with one batched, the mapped
-/// axis is a free dimension of that operand and lands among its free axes
-/// of the output (batch axes, then lhs free, then rhs free).
-fn dot_general(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::DotGeneral(DotGeneral {
-        dims: dn,
-        preferred_element_type,
-    }) = p
-    else {
-        return Err(bad(p, "wrong rule"));
-    };
-    let ([l, r], [ld, rd]) = (ins, dims) else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    let map = |axes: &[usize], d: Option<usize>| -> Vec<usize> {
-        match d {
-            Some(d) => axes.iter().map(|&k| shift(k, d)).collect(),
-            None => axes.to_vec(),
-        }
-    };
-    let mut nd = DotDims {
-        lhs_contract: map(&dn.lhs_contract, *ld),
-        rhs_contract: map(&dn.rhs_contract, *rd),
-        lhs_batch: map(&dn.lhs_batch, *ld),
-        rhs_batch: map(&dn.rhs_batch, *rd),
-    };
-    let nbatch = nd.lhs_batch.len();
-    // Free axes of an operand of rank `rank`, in order.
-    let free = |rank: usize, batch: &[usize], contract: &[usize]| -> Vec<usize> {
-        (0..rank)
-            .filter(|k| !batch.contains(k) && !contract.contains(k))
-            .collect()
-    };
-    let out_d = match (*ld, *rd) {
-        (None, None) => return unbatched(p, b, ins, dims, n),
-        (Some(a), Some(c)) => {
-            nd.lhs_batch.insert(0, a);
-            nd.rhs_batch.insert(0, c);
-            0
-        }
-        (Some(a), None) => {
-            let rank = b.aval(l)?.ndim();
-            let pos = free(rank, &nd.lhs_batch, &nd.lhs_contract)
-                .iter()
-                .position(|&k| k == a)
-                .ok_or_else(|| bad(p, "batch dim collides with the dimension numbers"))?;
-            nbatch.saturating_add(pos)
-        }
-        (None, Some(c)) => {
-            let lrank = b.aval(l)?.ndim();
-            let lfree = free(lrank, &nd.lhs_batch, &nd.lhs_contract).len();
-            let rank = b.aval(r)?.ndim();
-            let pos = free(rank, &nd.rhs_batch, &nd.rhs_contract)
-                .iter()
-                .position(|&k| k == c)
-                .ok_or_else(|| bad(p, "batch dim collides with the dimension numbers"))?;
-            nbatch.saturating_add(lfree).saturating_add(pos)
-        }
-    };
-    let prim = Primitive::DotGeneral(DotGeneral {
-        dims: nd,
-        preferred_element_type: *preferred_element_type,
-    });
-    emit1(prim, b, vec![l.clone(), r.clone()], Some(out_d))
-}
-
-/// `pjit`: the sub-jaxpr is batched recursively and called by a new `pjit`;
-/// each output keeps the batch dim the recursion gives it (unbatched outputs
-/// stay unbatched).
-fn call(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Some(jaxpr) = p.call_jaxpr() else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) && !crate::transforms::batch::names_current_axis(p) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (sub, out_dims) = crate::transforms::batch::batch_jaxpr_natural(jaxpr, dims, n)?;
-    let prim = p
-        .with_callee(Arc::new(sub), "")
-        .ok_or_else(|| bad(p, "wrong rule"))?;
-    let outs: Vec<Atom> = b
-        .add_eqn(prim, ins.to_vec(), None)?
-        .into_iter()
-        .map(Atom::Var)
-        .collect();
-    Ok((outs, out_dims))
-}
-
 /// `clamp(lo, x, hi)`: the bounds may stay rank 0 when unbatched; the
 /// operand never does (it sets the shape).
 fn clamp(
@@ -557,67 +427,6 @@ fn clamp(
     // the bounds to the operand); with everything rank 0, a batched bound
     // makes the operand batched too.
     elementwise_impl(p, b, ins, dims, n, &|i| i != 1)
-}
-
-/// `argmax` / `argmin`: the axis shifts around the mapped one.
-fn arg(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Arg(ArgReduce {
-        op,
-        axis,
-        index_dtype,
-    }) = p
-    else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let (axes, out_d) = axes_around(&[*axis], d);
-    let axis = axes.first().copied().ok_or_else(|| bad(p, "no axis"))?;
-    emit1(
-        Primitive::Arg(ArgReduce {
-            op: *op,
-            axis,
-            index_dtype: *index_dtype,
-        }),
-        b,
-        vec![x.clone()],
-        Some(out_d),
-    )
-}
-
-/// Scans: the scanned axis shifts around the mapped one, which stays put.
-fn cumulative(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Cumulative(Cumulative { op, axis, reverse }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    emit1(
-        Primitive::Cumulative(Cumulative {
-            op: *op,
-            axis: shift(*axis, d),
-            reverse: *reverse,
-        }),
-        b,
-        vec![x.clone()],
-        Some(d),
-    )
 }
 
 /// `rev`: the reversed axes shift around the mapped one.
@@ -642,34 +451,6 @@ fn rev(
         vec![x.clone()],
         Some(d),
     )
-}
-
-/// `slice`: the mapped axis is taken whole.
-fn slice(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Slice(Slice {
-        start_indices,
-        limit_indices,
-        strides,
-    }) = p
-    else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let prim = Primitive::Slice(Slice {
-        start_indices: insert_axis(start_indices, d, 0),
-        limit_indices: insert_axis(limit_indices, d, n),
-        strides: strides.as_ref().map(|s| insert_axis(s, d, 1)),
-    });
-    emit1(prim, b, vec![x.clone()], Some(d))
 }
 
 /// Brings `x` (batched at `d` or unbatched) to carry the mapped axis first.
@@ -796,79 +577,4 @@ fn pad(
             )
         }
     }
-}
-
-/// A zero start index for a new leading axis, of the indices' dtype.
-fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
-    let dtype = match idx.first() {
-        Some(i) => b.aval(i)?.dtype,
-        None => DType::I32,
-    };
-    Ok(Builder::lit(dtype, 0.0))
-}
-
-/// `dynamic_slice`: unbatched start indices prepend a zero index for the
-/// mapped axis; batched ones become one `gather` with a batching dim pair
-/// (as JAX), whose clip mode clamps like `dynamic_slice`.
-fn dynamic_slice(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::DynamicSlice(DynamicSlice { slice_sizes }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (Some((x, idx)), Some((dx, didx))) = (ins.split_first(), dims.split_first()) else {
-        return Err(bad(p, "no operand"));
-    };
-    if didx.iter().all(Option::is_none) {
-        let d = dx.ok_or_else(|| bad(p, "the operand is not batched"))?;
-        let mut new_ins = vec![x.clone()];
-        new_ins.extend(idx.iter().cloned());
-        new_ins.insert(d.saturating_add(1).min(new_ins.len()), zero_index(b, idx)?);
-        let prim = Primitive::DynamicSlice(DynamicSlice {
-            slice_sizes: insert_axis(slice_sizes, d, n),
-        });
-        return emit1(prim, b, new_ins, Some(d));
-    }
-    let xb = batch_first(b, x, *dx, n)?;
-    let starts = super::gather::stacked_starts(b, idx, didx, n)?;
-    let prim = super::gather::dynamic_slice_gather(slice_sizes);
-    emit1(prim, b, vec![xb, starts], Some(0))
-}
-
-/// `dynamic_update_slice`: unbatched start indices prepend a zero index;
-/// batched ones become one `scatter` with a batching dim pair (as JAX).
-fn dynamic_update_slice(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let ([x, u, idx @ ..], [dx, du, didx @ ..]) = (ins, dims) else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    let xb = batch_first(b, x, *dx, n)?;
-    let ub = batch_first(b, u, *du, n)?;
-    if didx.iter().all(Option::is_none) {
-        let mut new_ins = vec![xb, ub, zero_index(b, idx)?];
-        new_ins.extend(idx.iter().cloned());
-        return emit1(p.clone(), b, new_ins, Some(0));
-    }
-    let starts = super::gather::stacked_starts(b, idx, didx, n)?;
-    let prim = super::gather::dynamic_update_slice_scatter(idx.len());
-    emit1(prim, b, vec![xb, starts, ub], Some(0))
 }

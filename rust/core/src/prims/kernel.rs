@@ -21,7 +21,7 @@
 #[path = "kernels/common.rs"]
 mod common;
 #[path = "kernels/dot.rs"]
-mod dot;
+pub(super) mod dot;
 pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
 pub(super) mod elementwise;
@@ -32,7 +32,7 @@ pub(crate) use gather::default_fill as gather_default_fill;
 #[path = "kernels/math.rs"]
 pub mod math;
 #[path = "kernels/reduce.rs"]
-mod reduce;
+pub(super) mod reduce;
 #[path = "kernels/rows.rs"]
 pub mod rows;
 #[path = "kernels/slices.rs"]
@@ -40,7 +40,7 @@ pub mod slices;
 #[path = "kernels/small_matmul.rs"]
 mod small_matmul;
 #[path = "kernels/structural.rs"]
-mod structural;
+pub(super) mod structural;
 #[path = "kernels/vmath.rs"]
 pub mod vmath;
 
@@ -53,9 +53,8 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::Aval;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 use std::sync::Arc;
 
@@ -164,14 +163,6 @@ pub fn eval_known(
         Primitive::Transpose(Transpose { permutation }) => {
             structural::transpose(one(name, args)?, permutation)?
         }
-        Primitive::Reduce(Reduce { op, axes }) => reduce::reduce(*op, one(name, args)?, axes)?,
-        Primitive::DotGeneral(DotGeneral {
-            dims,
-            preferred_element_type,
-        }) => {
-            let (l, r) = two(name, args)?;
-            dot::dot_general(l, r, dims, *preferred_element_type)?
-        }
         Primitive::Iota(Iota {
             dtype,
             shape,
@@ -192,54 +183,13 @@ pub fn eval_known(
                 })
             }
         },
-        Primitive::Arg(ArgReduce {
-            op,
-            axis,
-            index_dtype,
-        }) => reduce::arg(*op, one(name, args)?, *axis, *index_dtype)?,
-        Primitive::Cumulative(Cumulative { op, axis, reverse }) => {
-            reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
-        }
         Primitive::Rev(Rev { dimensions }) => structural::rev(one(name, args)?, dimensions)?,
-        Primitive::Slice(Slice {
-            start_indices,
-            strides,
-            ..
-        }) => structural::slice(
-            one(name, args)?,
-            start_indices,
-            strides.as_deref(),
-            &out_shape(name, &aval)?,
-        )?,
         Primitive::Concatenate(Concatenate { dimension }) => {
             structural::concatenate(args, *dimension, &out_shape(name, &aval)?)?
         }
         Primitive::Pad(Pad { padding_config }) => {
             let (x, pv) = two(name, args)?;
             structural::pad(x, pv, padding_config, &out_shape(name, &aval)?)?
-        }
-        Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
-            let (x, idx) = args.split_first().ok_or(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: 0,
-            })?;
-            structural::dynamic_slice(x, idx, slice_sizes)?
-        }
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => match args {
-            [x, u, idx @ ..] => structural::dynamic_update_slice(x, u, idx)?,
-            _ => {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 2,
-                    got: args.len(),
-                })
-            }
-        },
-        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
-            return shared_call(name, args, multi, |a| {
-                crate::exec::interp::eval_closed(jaxpr, a)
-            })
         }
         // Families run their own kernel (`Family::kernel`, reached above
         // through `is_family`).
@@ -256,7 +206,16 @@ pub fn eval_known(
         | Primitive::Collective(_)
         | Primitive::Threefry2x32(_)
         | Primitive::Conv(_)
-        | Primitive::Window(_) => {
+        | Primitive::Window(_)
+        | Primitive::Reduce(_)
+        | Primitive::DotGeneral(_)
+        | Primitive::Arg(_)
+        | Primitive::Cumulative(_)
+        | Primitive::Slice(_)
+        | Primitive::DynamicSlice(_)
+        | Primitive::DynamicUpdateSlice(_)
+        | Primitive::Pjit(_)
+        | Primitive::Checkpoint(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))

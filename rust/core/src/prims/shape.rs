@@ -1,15 +1,14 @@
 //! Shape rules: output avals of every primitive, and the operand checks that
 //! reject bad input with an error naming the primitive and the shapes.
 
-use super::{BinaryOp, DotDims, Family, Primitive, UnaryOp};
+use super::{BinaryOp, Family, Primitive, UnaryOp};
 use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 
 /// Output avals of `prim` applied to operands of avals `ins` (its shape
@@ -104,30 +103,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
                 x.weak_type,
             )])
         }
-        Primitive::Reduce(Reduce { op, axes }) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_axes(name, "axes", axes, x.ndim())?;
-            let class = op.class();
-            if !class.accepts(x.dtype) {
-                return Err(Error::dtype(
-                    name,
-                    &[x.dtype],
-                    format!("requires {} operand", class.describe()),
-                ));
-            }
-            Ok(vec![Aval::weak(
-                drop_dims(&x.shape, axes),
-                x.dtype,
-                x.weak_type,
-            )])
-        }
-        Primitive::DotGeneral(DotGeneral {
-            dims,
-            preferred_element_type,
-        }) => {
-            let [l, r] = arity::<2>(name, ins)?;
-            dot_general(l, r, dims, *preferred_element_type)
-        }
+        Primitive::Reduce(f) => super::Family::abstract_eval(f, ins),
+        Primitive::DotGeneral(f) => super::Family::abstract_eval(f, ins),
         Primitive::Iota(Iota {
             dtype,
             shape,
@@ -194,57 +171,14 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Arg(ArgReduce {
-            axis, index_dtype, ..
-        }) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_axes(name, "axes", &[*axis], x.ndim())?;
-            if !(x.dtype.is_numeric() || x.dtype == DType::Bool) {
-                return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
-            }
-            if !index_dtype.is_int() {
-                return Err(Error::dtype(
-                    name,
-                    &[*index_dtype],
-                    "index_dtype must be an integer dtype",
-                ));
-            }
-            if x.shape.get(*axis) == Some(&0) {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape],
-                    format!("cannot take the {name} of the zero-size axis {axis}"),
-                ));
-            }
-            Ok(vec![Aval::new(drop_dims(&x.shape, &[*axis]), *index_dtype)])
-        }
-        Primitive::Cumulative(Cumulative { op, axis, .. }) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_axes(name, "axis", &[*axis], x.ndim())?;
-            let class = op.class();
-            if !class.accepts(x.dtype) {
-                return Err(Error::dtype(
-                    name,
-                    &[x.dtype],
-                    format!("requires {} operand", class.describe()),
-                ));
-            }
-            Ok(vec![x.clone()])
-        }
+        Primitive::Arg(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Cumulative(f) => super::Family::abstract_eval(f, ins),
         Primitive::Rev(Rev { dimensions }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "dimensions", dimensions, x.ndim())?;
             Ok(vec![x.clone()])
         }
-        Primitive::Slice(Slice {
-            start_indices,
-            limit_indices,
-            strides,
-        }) => {
-            let [x] = arity::<1>(name, ins)?;
-            let shape = slice_shape(x, start_indices, limit_indices, strides.as_deref())?;
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
+        Primitive::Slice(f) => super::Family::abstract_eval(f, ins),
         Primitive::Concatenate(Concatenate { dimension }) => concatenate(ins, *dimension),
         Primitive::Pad(Pad { padding_config }) => {
             let [x, pv] = arity::<2>(name, ins)?;
@@ -259,49 +193,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             let shape = pad_shape(&x.shape, padding_config)?;
             Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
         }
-        Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
-            let Some((x, idx)) = ins.split_first() else {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: 0,
-                });
-            };
-            check_start_indices(name, x, idx)?;
-            let fits = slice_sizes.len() == x.ndim()
-                && slice_sizes.iter().zip(&x.shape).all(|(s, d)| s <= d);
-            if !fits {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, slice_sizes],
-                    "slice_sizes must have one entry per operand axis, each at most the axis size",
-                ));
-            }
-            Ok(vec![Aval::weak(slice_sizes.clone(), x.dtype, x.weak_type)])
-        }
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => {
-            let (x, u, idx) = match ins {
-                [x, u, idx @ ..] => (x, u, idx),
-                _ => {
-                    return Err(Error::Arity {
-                        prim: name,
-                        expected: 2,
-                        got: ins.len(),
-                    })
-                }
-            };
-            same_dtype(name, &[x, u])?;
-            check_start_indices(name, x, idx)?;
-            let fits = u.ndim() == x.ndim() && u.shape.iter().zip(&x.shape).all(|(s, d)| s <= d);
-            if !fits {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, &u.shape],
-                    "update must have the operand's rank and fit inside it",
-                ));
-            }
-            Ok(vec![x.clone()])
-        }
+        Primitive::DynamicSlice(f) => super::Family::abstract_eval(f, ins),
+        Primitive::DynamicUpdateSlice(f) => super::Family::abstract_eval(f, ins),
         Primitive::Custom(f) => super::Family::abstract_eval(f, ins),
         Primitive::Control(f) => super::Family::abstract_eval(f, ins),
         Primitive::Callback(f) => super::Family::abstract_eval(f, ins),
@@ -313,26 +206,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Threefry2x32(f) => super::Family::abstract_eval(f, ins),
         Primitive::Gather(f) => super::Family::abstract_eval(f, ins),
         Primitive::Scatter(f) => super::Family::abstract_eval(f, ins),
-        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
-            let want = jaxpr.in_avals()?;
-            if want.len() != ins.len() {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: want.len(),
-                    got: ins.len(),
-                });
-            }
-            for (w, g) in want.iter().zip(ins) {
-                if !w.same_type(g) {
-                    return Err(Error::Typecheck(format!(
-                        "{name}: operand {} does not match parameter {}",
-                        g.short(),
-                        w.short()
-                    )));
-                }
-            }
-            jaxpr.out_avals()
-        }
+        Primitive::Pjit(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Checkpoint(f) => super::Family::abstract_eval(f, ins),
     }
 }
 
@@ -461,38 +336,6 @@ fn select_n(ins: &[Aval]) -> Result<Vec<Aval>> {
     Ok(vec![Aval::weak(first.shape.clone(), first.dtype, weak)])
 }
 
-/// Output shape of `slice`.
-pub(crate) fn slice_shape(
-    x: &Aval,
-    start: &[usize],
-    limit: &[usize],
-    strides: Option<&[usize]>,
-) -> Result<Vec<usize>> {
-    let name = "slice";
-    let n = x.ndim();
-    let ones = vec![1usize; n];
-    let strides = strides.unwrap_or(&ones);
-    if start.len() != n || limit.len() != n || strides.len() != n {
-        return Err(Error::shape(
-            name,
-            &[&x.shape, start, limit, strides],
-            "start_indices, limit_indices and strides need one entry per operand axis",
-        ));
-    }
-    let mut out = Vec::with_capacity(n);
-    for (((&d, &s), &l), &st) in x.shape.iter().zip(start).zip(limit).zip(strides) {
-        if s > l || l > d || st == 0 {
-            return Err(Error::shape(
-                name,
-                &[&x.shape, start, limit, strides],
-                "need 0 <= start <= limit <= axis size and strides >= 1",
-            ));
-        }
-        out.push(l.wrapping_sub(s).div_ceil(st));
-    }
-    Ok(out)
-}
-
 /// Output shape of `pad`: `lo + hi + d + (d - 1) * interior` per axis.
 pub(crate) fn pad_shape(shape: &[usize], config: &[(i64, i64, i64)]) -> Result<Vec<usize>> {
     let name = "pad";
@@ -570,28 +413,6 @@ fn concatenate(ins: &[Aval], dimension: usize) -> Result<Vec<Aval>> {
     Ok(vec![Aval::weak(shape, first.dtype, weak)])
 }
 
-/// One rank-0 integer start index per operand axis.
-fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
-    if idx.len() != x.ndim() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: x.ndim().saturating_add(1),
-            got: idx.len().saturating_add(1),
-        });
-    }
-    if let Some(bad) = idx
-        .iter()
-        .find(|a| !a.shape.is_empty() || !a.dtype.is_int())
-    {
-        return Err(Error::shape(
-            name,
-            &[&x.shape, &bad.shape],
-            format!("start indices must be integer scalars, got {}", bad.short()),
-        ));
-    }
-    Ok(())
-}
-
 fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Aval>> {
     let name = "broadcast_in_dim";
     if bdims.len() != x.ndim() {
@@ -623,49 +444,6 @@ fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Av
     }
     checked_size(shape)?;
     Ok(vec![Aval::weak(shape.to_vec(), x.dtype, x.weak_type)])
-}
-
-fn dot_general(l: &Aval, r: &Aval, d: &DotDims, pref: Option<DType>) -> Result<Vec<Aval>> {
-    let name = "dot_general";
-    same_dtype(name, &[l, r])?;
-    if !l.dtype.is_numeric() {
-        return Err(Error::dtype(
-            name,
-            &[l.dtype, r.dtype],
-            "requires numeric operands",
-        ));
-    }
-    let shapes: [&[usize]; 2] = [&l.shape, &r.shape];
-    if d.lhs_contract.len() != d.rhs_contract.len() || d.lhs_batch.len() != d.rhs_batch.len() {
-        return Err(Error::shape(
-            name,
-            &shapes,
-            "lhs and rhs need equal numbers of contracting and batch dims",
-        ));
-    }
-    let lhs_used: Vec<usize> = d.lhs_batch.iter().chain(&d.lhs_contract).copied().collect();
-    let rhs_used: Vec<usize> = d.rhs_batch.iter().chain(&d.rhs_contract).copied().collect();
-    check_axes(name, "dimension_numbers", &lhs_used, l.ndim())?;
-    check_axes(name, "dimension_numbers", &rhs_used, r.ndim())?;
-    let pairs = d
-        .lhs_batch
-        .iter()
-        .zip(&d.rhs_batch)
-        .chain(d.lhs_contract.iter().zip(&d.rhs_contract));
-    for (&a, &b) in pairs {
-        if l.shape.get(a) != r.shape.get(b) {
-            return Err(Error::shape(
-                name,
-                &shapes,
-                format!("lhs axis {a} and rhs axis {b} differ in size"),
-            ));
-        }
-    }
-    let mut shape = gather_dims(&l.shape, &d.lhs_batch);
-    shape.extend(drop_dims(&l.shape, &lhs_used));
-    shape.extend(drop_dims(&r.shape, &rhs_used));
-    let dtype = pref.unwrap_or(l.dtype);
-    Ok(vec![Aval::weak(shape, dtype, l.weak_type && r.weak_type)])
 }
 
 /// Axes in range and without repeats.
