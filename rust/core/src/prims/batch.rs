@@ -14,16 +14,17 @@
 //! unbatched operands (an elementwise op takes a rank-0 operand as is).
 
 use super::rules::BatchRule;
-use super::{DotDims, Primitive};
+use super::Primitive;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Literal, Scalar};
 use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
     DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, SelectN, Slice, Squeeze, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 use crate::DType;
-use std::sync::Arc;
 
 /// The batching rule of a primitive.
 /// The batch rule of a core primitive (families dispatch to their impl).
@@ -47,20 +48,30 @@ pub(super) fn core_batch(
         Primitive::Arg(ArgReduce { .. }) => arg,
         Primitive::Cumulative(Cumulative { .. }) => cumulative,
         Primitive::SelectN(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::IntegerPow(IntegerPow { .. })
+        | Primitive::ConvertElementType(ConvertElementType { .. })
+        | Primitive::StopGradient(StopGradient)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. }) => elementwise_rule,
+        Primitive::Clamp(Clamp) => clamp,
+        Primitive::Arg(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Cumulative(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::SelectN(SelectN) => select_n,
         Primitive::BroadcastInDim(BroadcastInDim { .. }) => broadcast_in_dim,
         Primitive::Reshape(Reshape { .. }) => reshape,
         Primitive::Transpose(Transpose { .. }) => transpose,
         Primitive::Squeeze(Squeeze { .. }) => squeeze,
-        Primitive::Reduce(Reduce { .. }) => reduce,
-        Primitive::DotGeneral(DotGeneral { .. }) => dot_general,
+        Primitive::Reduce(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::DotGeneral(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Iota(Iota { .. }) => unbatched,
         Primitive::Rev(Rev { .. }) => rev,
-        Primitive::Slice(Slice { .. }) => slice,
+        Primitive::Slice(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Concatenate(Concatenate { .. }) => concatenate,
         Primitive::Pad(Pad { .. }) => pad,
-        Primitive::DynamicSlice(DynamicSlice { .. }) => dynamic_slice,
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => dynamic_update_slice,
-        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => call,
+        Primitive::DynamicSlice(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::DynamicUpdateSlice(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Pjit(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Checkpoint(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Custom(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Control(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Callback(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
@@ -398,6 +409,9 @@ fn squeeze(
 
 /// `reduce_sum` / `reduce_max`: the reduced axes shift around the mapped one.
 fn reduce(
+/// `clamp(lo, x, hi)`: the bounds may stay rank 0 when unbatched; the
+/// operand never does (it sets the shape).
+fn clamp(
     p: &Primitive,
     b: &mut Builder,
     ins: &[Atom],
@@ -584,6 +598,17 @@ fn cumulative(
         vec![x.clone()],
         Some(d),
     )
+    if ins.len() != 3 {
+        return Err(Error::Arity {
+            prim: p.name(),
+            expected: 3,
+            got: ins.len(),
+        });
+    }
+    // A rank-0 operand with array bounds cannot happen (the shape rule ties
+    // the bounds to the operand); with everything rank 0, a batched bound
+    // makes the operand batched too.
+    elementwise_impl(p, b, ins, dims, n, &|i| i != 1)
 }
 
 /// `rev`: the reversed axes shift around the mapped one.
@@ -608,34 +633,6 @@ fn rev(
         vec![x.clone()],
         Some(d),
     )
-}
-
-/// `slice`: the mapped axis is taken whole.
-fn slice(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Slice(Slice {
-        start_indices,
-        limit_indices,
-        strides,
-    }) = p
-    else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let prim = Primitive::Slice(Slice {
-        start_indices: insert_axis(start_indices, d, 0),
-        limit_indices: insert_axis(limit_indices, d, n),
-        strides: strides.as_ref().map(|s| insert_axis(s, d, 1)),
-    });
-    emit1(prim, b, vec![x.clone()], Some(d))
 }
 
 /// Brings `x` (batched at `d` or unbatched) to carry the mapped axis first.
@@ -762,79 +759,4 @@ fn pad(
             )
         }
     }
-}
-
-/// A zero start index for a new leading axis, of the indices' dtype.
-fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
-    let dtype = match idx.first() {
-        Some(i) => b.aval(i)?.dtype,
-        None => DType::I32,
-    };
-    Ok(Builder::lit(dtype, 0.0))
-}
-
-/// `dynamic_slice`: unbatched start indices prepend a zero index for the
-/// mapped axis; batched ones become one `gather` with a batching dim pair
-/// (as JAX), whose clip mode clamps like `dynamic_slice`.
-fn dynamic_slice(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::DynamicSlice(DynamicSlice { slice_sizes }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (Some((x, idx)), Some((dx, didx))) = (ins.split_first(), dims.split_first()) else {
-        return Err(bad(p, "no operand"));
-    };
-    if didx.iter().all(Option::is_none) {
-        let d = dx.ok_or_else(|| bad(p, "the operand is not batched"))?;
-        let mut new_ins = vec![x.clone()];
-        new_ins.extend(idx.iter().cloned());
-        new_ins.insert(d.saturating_add(1).min(new_ins.len()), zero_index(b, idx)?);
-        let prim = Primitive::DynamicSlice(DynamicSlice {
-            slice_sizes: insert_axis(slice_sizes, d, n),
-        });
-        return emit1(prim, b, new_ins, Some(d));
-    }
-    let xb = batch_first(b, x, *dx, n)?;
-    let starts = super::gather::stacked_starts(b, idx, didx, n)?;
-    let prim = super::gather::dynamic_slice_gather(slice_sizes);
-    emit1(prim, b, vec![xb, starts], Some(0))
-}
-
-/// `dynamic_update_slice`: unbatched start indices prepend a zero index;
-/// batched ones become one `scatter` with a batching dim pair (as JAX).
-fn dynamic_update_slice(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let ([x, u, idx @ ..], [dx, du, didx @ ..]) = (ins, dims) else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    let xb = batch_first(b, x, *dx, n)?;
-    let ub = batch_first(b, u, *du, n)?;
-    if didx.iter().all(Option::is_none) {
-        let mut new_ins = vec![xb, ub, zero_index(b, idx)?];
-        new_ins.extend(idx.iter().cloned());
-        return emit1(p.clone(), b, new_ins, Some(0));
-    }
-    let starts = super::gather::stacked_starts(b, idx, didx, n)?;
-    let prim = super::gather::dynamic_update_slice_scatter(idx.len());
-    emit1(prim, b, vec![xb, starts, ub], Some(0))
 }

@@ -10,7 +10,7 @@
 //! as known values. Integer, bool and float0 outputs never get a tangent.
 
 use super::rules::JvpRule;
-use super::{BinaryOp, CmpOp, CumOp, Primitive, ReduceOp, UnaryOp};
+use super::{BinaryOp, CmpOp, Primitive};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::Atom;
@@ -18,8 +18,9 @@ use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Concatenate, ConvertElementType, Cumulative, DotGeneral,
     DynamicSlice, DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, SelectN, Slice,
     Squeeze, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
-use std::sync::Arc;
 
 /// The JVP rule of a primitive.
 /// The JVP rule of a core primitive (families dispatch to their impl).
@@ -58,13 +59,23 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         Primitive::Cumulative(Cumulative { op: CumOp::Sum, .. }) => jvp_structural,
         Primitive::Cumulative(Cumulative { .. }) => jvp_cumulative,
         Primitive::DotGeneral(DotGeneral { .. }) => jvp_dot_general,
+        | Primitive::Squeeze(Squeeze { .. }) => jvp_structural,
+        Primitive::Reduce(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::StopGradient(StopGradient)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. }) => jvp_zero,
+        Primitive::Arg(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Clamp(Clamp) => jvp_clamp,
+        Primitive::Cumulative(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::DotGeneral(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Rev(Rev { .. })
-        | Primitive::Slice(Slice { .. })
         | Primitive::Concatenate(Concatenate { .. })
-        | Primitive::Pad(Pad { .. })
-        | Primitive::DynamicSlice(DynamicSlice { .. })
-        | Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => jvp_linear_prefix,
-        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => jvp_call,
+        | Primitive::Pad(Pad { .. }) => jvp_linear_prefix,
+        Primitive::Slice(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::DynamicSlice(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::DynamicUpdateSlice(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Pjit(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Checkpoint(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Custom(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Control(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::Callback(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
@@ -114,13 +125,6 @@ fn one<T: Clone>(p: &Primitive, xs: &[T]) -> Result<T> {
     match xs {
         [a] => Ok(a.clone()),
         _ => Err(arity_err(p, 1, xs.len())),
-    }
-}
-
-fn two<T: Clone>(p: &Primitive, xs: &[T]) -> Result<(T, T)> {
-    match xs {
-        [a, c] => Ok((a.clone(), c.clone())),
-        _ => Err(arity_err(p, 2, xs.len())),
     }
 }
 
@@ -184,6 +188,77 @@ fn jvp_zero(p: &Primitive, b: &mut Builder, x: &[Atom], _t: &[Option<Atom>]) -> 
 
 /// Linear structural ops (and `reduce_sum`): the tangent is the same op
 /// applied to the tangent.
+fn jvp_integer_pow(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let Primitive::IntegerPow(IntegerPow { y }) = p else {
+        return Err(wrong_rule(p));
+    };
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let Some(t) = t else {
+        return Ok((vec![z], vec![None]));
+    };
+    let dtype = b.aval(&x)?.dtype;
+    if *y == 0 || !dtype.is_float() {
+        return Ok((vec![z], vec![None]));
+    }
+    if *y == 1 {
+        return Ok((vec![z], vec![Some(t)]));
+    }
+    let ym1 = y
+        .checked_sub(1)
+        .ok_or_else(|| Error::param("integer_pow", "y", "exponent out of range"))?;
+    let pw = if ym1 == 1 {
+        x
+    } else {
+        b.add_eqn1(Primitive::IntegerPow(IntegerPow { y: ym1 }), vec![x])?
+    };
+    let coef = mul(b, Builder::lit(dtype, f64::from(*y)), pw)?;
+    Ok((vec![z], vec![Some(mul(b, t, coef)?)]))
+}
+
+fn jvp_select_n(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let z = primal1(p, b, xs)?;
+    let zaval = b.aval(&z)?;
+    let (Some((pred, _)), Some((_, tcases))) = (xs.split_first(), ts.split_first()) else {
+        return Err(arity_err(p, 2, xs.len()));
+    };
+    if !zaval.dtype.is_float() || tcases.iter().all(Option::is_none) {
+        return Ok((vec![z], vec![None]));
+    }
+    let mut zeros: Option<Atom> = None;
+    let mut ins = vec![pred.clone()];
+    for t in tcases {
+        let t = match t {
+            Some(t) => t.clone(),
+            None => match &zeros {
+                Some(zr) => zr.clone(),
+                None => {
+                    let zr = b.zeros(&zaval)?;
+                    zeros = Some(zr.clone());
+                    zr
+                }
+            },
+        };
+        ins.push(t);
+    }
+    let tz = b.add_eqn1(Primitive::SelectN(SelectN), ins)?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+fn jvp_convert(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let x = one(p, xs)?;
+    let t = one(p, ts)?;
+    let z = primal1(p, b, xs)?;
+    let tz = match t {
+        Some(t) if is_float(b, &x)? && is_float(b, &z)? => Some(primal1(p, b, &[t])?),
+        _ => None,
+    };
+    Ok((vec![z], vec![tz]))
+}
+
+/// Linear structural ops: the tangent is the same op applied to the
+/// tangent.
 fn jvp_structural(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
     let t = one(p, ts)?;
     let z = primal1(p, b, xs)?;
@@ -195,14 +270,13 @@ fn jvp_structural(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
 }
 
 /// Data-movement primitives linear in their leading operands (all of
-/// `concatenate`'s; `pad`'s operand and padding value; the operand (and
-/// update) of the dynamic slices, whose start indices have no tangent): the
-/// tangent is the same primitive applied to the tangents, with zeros for
-/// missing ones and the primal trailing operands.
+/// `concatenate`'s; `pad`'s operand and padding value): the tangent is the
+/// same primitive applied to the tangents, with zeros for missing ones and
+/// the primal trailing operands.
 fn jvp_linear_prefix(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
     let k = match p {
         Primitive::Concatenate(Concatenate { .. }) => xs.len(),
-        Primitive::Pad(Pad { .. }) | Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => 2,
+        Primitive::Pad(Pad { .. }) => 2,
         _ => 1,
     };
     if xs.len() < k || ts.len() != xs.len() {
@@ -226,103 +300,6 @@ fn jvp_linear_prefix(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<A
     ins.extend(xs.iter().skip(k).cloned());
     let tz = primal1(p, b, &ins)?;
     Ok((vec![z], vec![Some(tz)]))
-}
-
-/// `reduce_max`: the tangent averages the tangents at the positions that
-/// attain the maximum (ties share equally, as JAX).
-fn jvp_reduce_max(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Primitive::Reduce(Reduce { axes, .. }) = p else {
-        return Err(wrong_rule(p));
-    };
-    let x = one(p, xs)?;
-    let t = one(p, ts)?;
-    let z = primal1(p, b, xs)?;
-    let xaval = b.aval(&x)?;
-    let Some(t) = t.filter(|_| xaval.dtype.is_float()) else {
-        return Ok((vec![z], vec![None]));
-    };
-    let kept: Vec<usize> = (0..xaval.ndim()).filter(|d| !axes.contains(d)).collect();
-    let zb = b.add_eqn1(
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape: xaval.shape.clone(),
-            broadcast_dimensions: kept,
-        }),
-        vec![z.clone()],
-    )?;
-    let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x, zb])?;
-    let mask = convert(b, eq, xaval.dtype)?;
-    let sum = |b: &mut Builder, a: Atom| {
-        b.add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: axes.clone(),
-            }),
-            vec![a],
-        )
-    };
-    let count = sum(b, mask.clone())?;
-    let tm = mul(b, t, mask)?;
-    let ts = sum(b, tm)?;
-    let tz = b.binary(BinaryOp::Div, ts, count)?;
-    Ok((vec![z], vec![Some(tz)]))
-}
-
-fn jvp_dot_general(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let (x, y) = two(p, xs)?;
-    let (tx, ty) = two(p, ts)?;
-    let z = primal1(p, b, xs)?;
-    if !is_float(b, &z)? || !is_float(b, &x)? {
-        return Ok((vec![z], vec![None]));
-    }
-    let l = tx.map(|t| primal1(p, b, &[t, y.clone()])).transpose()?;
-    let r = ty.map(|t| primal1(p, b, &[x.clone(), t])).transpose()?;
-    Ok((vec![z], vec![add_opt(b, l, r)?]))
-}
-
-/// `pjit` / `checkpoint`: a new call of the JVP of the callee, taking the
-/// primals and the present tangents and returning the primal outputs and
-/// present tangents.
-fn jvp_call(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let Some(jaxpr) = p.call_jaxpr() else {
-        return Err(wrong_rule(p));
-    };
-    if xs.len() != ts.len() {
-        return Err(arity_err(p, xs.len(), ts.len()));
-    }
-    let nonzeros: Vec<bool> = ts.iter().map(Option::is_some).collect();
-    let (sub, out_nz) = crate::transforms::jvp::jvp_jaxpr(jaxpr, &nonzeros, false)?;
-    let mut ins = xs.to_vec();
-    ins.extend(ts.iter().flatten().cloned());
-    let call = p
-        .with_callee(Arc::new(sub), "jvp")
-        .ok_or_else(|| wrong_rule(p))?;
-    let outs = b.add_eqn(call, ins, None)?;
-    let n = out_nz.len();
-    let (prim_outs, tan_outs) = outs
-        .split_at_checked(n)
-        .ok_or(arity_err(p, n, outs.len()))?;
-    let mut tan_iter = tan_outs.iter();
-    let mut tangents = Vec::with_capacity(n);
-    for nz in out_nz {
-        tangents.push(if nz {
-            tan_iter.next().map(|v| Atom::Var(*v))
-        } else {
-            None
-        });
-    }
-    Ok((prim_outs.iter().map(|v| Atom::Var(*v)).collect(), tangents))
-}
-
-/// `x` broadcast back to `shape` along the kept (non-reduced) axes.
-fn unreduce(b: &mut Builder, x: Atom, shape: &[usize], axes: &[usize]) -> Result<Atom> {
-    let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
-    b.add_eqn1(
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape: shape.to_vec(),
-            broadcast_dimensions: kept,
-        }),
-        vec![x],
-    )
 }
 
 pub(super) fn eq(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
@@ -505,4 +482,38 @@ fn jvp_cumulative(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom
     let tw = mul(b, tj, w)?;
     let tout = reduce_sum(b, tw, vec![ja])?;
     Ok((vec![y], vec![Some(tout)]))
+/// `clamp(lo, x, hi)`: the tangent of `x` where `lo < x < hi`, of `lo`
+/// where `lo > x`, of `hi` where `hi < x` (as JAX; ties pass nothing).
+fn jvp_clamp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let ([lo, x, hi], [tlo, tx, thi]) = (xs, ts) else {
+        return Err(arity_err(p, 3, xs.len()));
+    };
+    let z = primal1(p, b, xs)?;
+    let zaval = b.aval(&z)?;
+    if !zaval.dtype.is_float() {
+        return Ok((vec![z], vec![None]));
+    }
+    let zeros = b.zeros(&zaval)?;
+    let pick = |b: &mut Builder, t: &Option<Atom>, cond: Atom| -> Result<Option<Atom>> {
+        match t {
+            Some(t) => {
+                let t = broadcast_to(b, t.clone(), &zaval.shape)?;
+                Ok(Some(select(b, cond, zeros.clone(), t)?))
+            }
+            None => Ok(None),
+        }
+    };
+    let gt_lo = b.add_eqn1(Primitive::Compare(CmpOp::Gt), vec![x.clone(), lo.clone()])?;
+    let lt_hi = b.add_eqn1(Primitive::Compare(CmpOp::Lt), vec![x.clone(), hi.clone()])?;
+    let inside = b.binary(BinaryOp::And, gt_lo, lt_hi)?;
+    let inside = broadcast_to(b, inside, &zaval.shape)?;
+    let below = b.add_eqn1(Primitive::Compare(CmpOp::Gt), vec![lo.clone(), x.clone()])?;
+    let below = broadcast_to(b, below, &zaval.shape)?;
+    let above = b.add_eqn1(Primitive::Compare(CmpOp::Lt), vec![hi.clone(), x.clone()])?;
+    let above = broadcast_to(b, above, &zaval.shape)?;
+    let a = pick(b, tx, inside)?;
+    let c = pick(b, tlo, below)?;
+    let d = pick(b, thi, above)?;
+    let s = add_opt(b, a, c)?;
+    Ok((vec![z], vec![add_opt(b, s, d)?]))
 }

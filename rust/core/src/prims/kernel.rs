@@ -21,7 +21,7 @@
 #[path = "kernels/common.rs"]
 mod common;
 #[path = "kernels/dot.rs"]
-mod dot;
+pub(super) mod dot;
 pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
 pub(super) mod elementwise;
@@ -32,7 +32,7 @@ pub(crate) use gather::default_fill as gather_default_fill;
 #[path = "kernels/math.rs"]
 pub mod math;
 #[path = "kernels/reduce.rs"]
-mod reduce;
+pub(super) mod reduce;
 #[path = "kernels/rows.rs"]
 pub mod rows;
 #[path = "kernels/slices.rs"]
@@ -40,7 +40,7 @@ pub mod slices;
 #[path = "kernels/small_matmul.rs"]
 mod small_matmul;
 #[path = "kernels/structural.rs"]
-mod structural;
+pub(super) mod structural;
 #[path = "kernels/vmath.rs"]
 pub mod vmath;
 
@@ -55,6 +55,8 @@ use crate::ir::Aval;
 use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
     DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 use std::sync::Arc;
 
@@ -183,17 +185,22 @@ fn known(
         Primitive::Cumulative(Cumulative { op, axis, reverse }) => {
             reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
         }
+        Primitive::StopGradient(StopGradient) => one(name, args)?.buffer().clone(),
+        Primitive::IsFinite(IsFinite) => elementwise::is_finite(one(name, args)?.buffer())?,
+        Primitive::Round(Round { rounding_method }) => {
+            elementwise::round(one(name, args)?.buffer(), *rounding_method)?
+        }
+        Primitive::Clamp(Clamp) => match args {
+            [lo, x, hi] => elementwise::clamp(lo.buffer(), x.buffer(), hi.buffer())?,
+            _ => {
+                return Err(Error::Arity {
+                    prim: name,
+                    expected: 3,
+                    got: args.len(),
+                })
+            }
+        },
         Primitive::Rev(Rev { dimensions }) => structural::rev(one(name, args)?, dimensions)?,
-        Primitive::Slice(Slice {
-            start_indices,
-            strides,
-            ..
-        }) => structural::slice(
-            one(name, args)?,
-            start_indices,
-            strides.as_deref(),
-            &out_shape(name, &aval)?,
-        )?,
         Primitive::Concatenate(Concatenate { dimension }) => {
             structural::concatenate(args, *dimension, &out_shape(name, &aval)?)?
         }
@@ -252,6 +259,15 @@ fn known(
         | Primitive::IsFinite(_)
         | Primitive::Round(_)
         | Primitive::Clamp(_) => {
+        | Primitive::Reduce(_)
+        | Primitive::DotGeneral(_)
+        | Primitive::Arg(_)
+        | Primitive::Cumulative(_)
+        | Primitive::Slice(_)
+        | Primitive::DynamicSlice(_)
+        | Primitive::DynamicUpdateSlice(_)
+        | Primitive::Pjit(_)
+        | Primitive::Checkpoint(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))

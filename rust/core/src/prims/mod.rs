@@ -43,8 +43,6 @@ pub mod transpose;
 pub mod window;
 
 use crate::dtype::DType;
-use crate::ir::ClosedJaxpr;
-use std::sync::Arc;
 
 pub use call::{Checkpoint, Pjit};
 pub use convert::{ConvertElementType, StopGradient};
@@ -486,6 +484,24 @@ primitives! {
         Threefry2x32(random::Threefry2x32),
         /// Primitives whose rules a provider gives at run time (`prims/dynamic.rs`).
         Dynamic(dynamic::DynamicPrim),
+        /// `reduce_sum`, `reduce_max`, ... (`prims/reduce.rs`).
+        Reduce(reduce::Reduce),
+        /// `dot_general` (`prims/dot.rs`).
+        DotGeneral(dot::DotGeneral),
+        /// `argmax`, `argmin` (`prims/reduce.rs`).
+        Arg(reduce::ArgReduce),
+        /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
+        Cumulative(reduce::Cumulative),
+        /// `slice` (`prims/slicing.rs`).
+        Slice(slicing::Slice),
+        /// `dynamic_slice` (`prims/slicing.rs`).
+        DynamicSlice(slicing::DynamicSlice),
+        /// `dynamic_update_slice` (`prims/slicing.rs`).
+        DynamicUpdateSlice(slicing::DynamicUpdateSlice),
+        /// `pjit`, a nested `jit` (`prims/call.rs`).
+        Pjit(call::Pjit),
+        /// `checkpoint` (`prims/call.rs`).
+        Checkpoint(call::Checkpoint),
     }
     core {
         /// `broadcast_in_dim` (`prims/structural.rs`).
@@ -496,32 +512,26 @@ primitives! {
         Transpose(structural::Transpose),
         /// `squeeze` (`prims/structural.rs`).
         Squeeze(structural::Squeeze),
-        /// `reduce_sum`, `reduce_max`, ... (`prims/reduce.rs`).
-        Reduce(reduce::Reduce),
-        /// `dot_general` (`prims/dot.rs`).
-        DotGeneral(dot::DotGeneral),
         /// `iota` (`prims/structural.rs`).
         Iota(structural::Iota),
         /// `argmax`, `argmin` (`prims/reduce.rs`).
         Arg(reduce::ArgReduce),
         /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
         Cumulative(reduce::Cumulative),
+        /// `stop_gradient` (`prims/convert.rs`).
+        StopGradient(convert::StopGradient),
+        /// `is_finite` (`prims/numeric.rs`).
+        IsFinite(numeric::IsFinite),
+        /// `round` (`prims/numeric.rs`).
+        Round(numeric::Round),
+        /// `clamp` (`prims/select.rs`).
+        Clamp(select::Clamp),
         /// `rev` (`prims/structural.rs`).
         Rev(structural::Rev),
-        /// `slice` (`prims/slicing.rs`).
-        Slice(slicing::Slice),
         /// `concatenate` (`prims/structural.rs`).
         Concatenate(structural::Concatenate),
         /// `pad` (`prims/structural.rs`).
         Pad(structural::Pad),
-        /// `dynamic_slice` (`prims/slicing.rs`).
-        DynamicSlice(slicing::DynamicSlice),
-        /// `dynamic_update_slice` (`prims/slicing.rs`).
-        DynamicUpdateSlice(slicing::DynamicUpdateSlice),
-        /// `pjit`, a nested `jit` (`prims/call.rs`).
-        Pjit(call::Pjit),
-        /// `checkpoint` (`prims/call.rs`).
-        Checkpoint(call::Checkpoint),
     }
 }
 
@@ -539,8 +549,8 @@ impl Primitive {
             Primitive::Reshape(Reshape { .. }) => "reshape",
             Primitive::Transpose(Transpose { .. }) => "transpose",
             Primitive::Squeeze(Squeeze { .. }) => "squeeze",
-            Primitive::Reduce(Reduce { op, .. }) => op.name(),
-            Primitive::DotGeneral(DotGeneral { .. }) => "dot_general",
+            Primitive::Reduce(f) => family::Family::name(f),
+            Primitive::DotGeneral(f) => family::Family::name(f),
             Primitive::Iota(Iota { .. }) => "iota",
             Primitive::StopGradient(f) => family::Family::name(f),
             Primitive::IsFinite(f) => family::Family::name(f),
@@ -548,16 +558,22 @@ impl Primitive {
             Primitive::Clamp(f) => family::Family::name(f),
             Primitive::Arg(ArgReduce { op, .. }) => op.name(),
             Primitive::Cumulative(Cumulative { op, .. }) => op.name(),
+            Primitive::StopGradient(StopGradient) => "stop_gradient",
+            Primitive::IsFinite(IsFinite) => "is_finite",
+            Primitive::Round(Round { .. }) => "round",
+            Primitive::Clamp(Clamp) => "clamp",
+            Primitive::Arg(f) => family::Family::name(f),
+            Primitive::Cumulative(f) => family::Family::name(f),
             Primitive::Rev(Rev { .. }) => "rev",
-            Primitive::Slice(Slice { .. }) => "slice",
+            Primitive::Slice(f) => family::Family::name(f),
             Primitive::Concatenate(Concatenate { .. }) => "concatenate",
             Primitive::Pad(Pad { .. }) => "pad",
-            Primitive::DynamicSlice(DynamicSlice { .. }) => "dynamic_slice",
-            Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => "dynamic_update_slice",
+            Primitive::DynamicSlice(f) => family::Family::name(f),
+            Primitive::DynamicUpdateSlice(f) => family::Family::name(f),
             Primitive::Gather(f) => family::Family::name(f),
             Primitive::Scatter(f) => family::Family::name(f),
-            Primitive::Pjit(Pjit { .. }) => "pjit",
-            Primitive::Checkpoint(Checkpoint { .. }) => "checkpoint",
+            Primitive::Pjit(f) => family::Family::name(f),
+            Primitive::Checkpoint(f) => family::Family::name(f),
             Primitive::Custom(f) => family::Family::name(f),
             Primitive::Control(f) => family::Family::name(f),
             Primitive::Sort(f) => family::Family::name(f),
@@ -571,97 +587,31 @@ impl Primitive {
         }
     }
 
-    /// The callee of a call primitive (`pjit`, `checkpoint`).
-    pub fn call_jaxpr(&self) -> Option<&Arc<ClosedJaxpr>> {
-        match self {
-            Primitive::Pjit(Pjit { jaxpr, .. })
-            | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => Some(jaxpr),
-            _ => None,
-        }
-    }
-
-    /// The same call primitive around another callee; a `pjit`'s name
-    /// records the transform (`jvp(f)`) when `transform` is not empty.
-    pub fn with_callee(&self, jaxpr: Arc<ClosedJaxpr>, transform: &str) -> Option<Primitive> {
-        match self {
-            Primitive::Pjit(Pjit { name, .. }) => Some(Primitive::Pjit(Pjit {
-                jaxpr,
-                name: if transform.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{transform}({name})")
-                },
-            })),
-            Primitive::Checkpoint(Checkpoint { prevent_cse, .. }) => {
-                Some(Primitive::Checkpoint(Checkpoint {
-                    jaxpr,
-                    prevent_cse: *prevent_cse,
-                }))
-            }
-            _ => None,
-        }
-    }
-
     fn core_effect(&self) -> crate::ir::Effect {
-        match self {
-            Primitive::Pjit(Pjit { jaxpr, .. })
-            | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => jaxpr.jaxpr.effect(),
-            _ => crate::ir::Effect::None,
-        }
+        crate::ir::Effect::None
     }
 
     fn core_multiple_results(&self) -> bool {
-        matches!(
-            self,
-            Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. })
-        )
+        false
     }
 
     fn core_names() -> Vec<&'static str> {
         let mut names: Vec<&'static str> = Vec::new();
-        names.extend(ReduceOp::ALL.iter().map(|o| o.name()));
-        names.extend(ArgOp::ALL.iter().map(|o| o.name()));
-        names.extend(CumOp::ALL.iter().map(|o| o.name()));
         names.extend([
             "broadcast_in_dim",
             "reshape",
             "transpose",
             "squeeze",
-            "dot_general",
             "iota",
             "rev",
-            "slice",
             "concatenate",
             "pad",
-            "dynamic_slice",
-            "dynamic_update_slice",
-            "pjit",
-            "checkpoint",
         ]);
         names
     }
 
     fn core_examples() -> Vec<Primitive> {
         let mut out: Vec<Primitive> = Vec::new();
-        out.extend(
-            ReduceOp::ALL
-                .iter()
-                .map(|&op| Primitive::Reduce(Reduce { op, axes: vec![0] })),
-        );
-        out.extend(ArgOp::ALL.iter().map(|&op| {
-            Primitive::Arg(ArgReduce {
-                op,
-                axis: 0,
-                index_dtype: DType::I32,
-            })
-        }));
-        out.extend(CumOp::ALL.iter().map(|&op| {
-            Primitive::Cumulative(Cumulative {
-                op,
-                axis: 0,
-                reverse: false,
-            })
-        }));
         out.extend([
             Primitive::BroadcastInDim(BroadcastInDim {
                 shape: vec![1],
@@ -674,10 +624,6 @@ impl Primitive {
             Primitive::Squeeze(Squeeze {
                 dimensions: vec![0],
             }),
-            Primitive::DotGeneral(DotGeneral {
-                dims: DotDims::default(),
-                preferred_element_type: None,
-            }),
             Primitive::Iota(Iota {
                 dtype: DType::I32,
                 shape: vec![1],
@@ -686,26 +632,9 @@ impl Primitive {
             Primitive::Rev(Rev {
                 dimensions: vec![0],
             }),
-            Primitive::Slice(Slice {
-                start_indices: vec![0],
-                limit_indices: vec![1],
-                strides: None,
-            }),
             Primitive::Concatenate(Concatenate { dimension: 0 }),
             Primitive::Pad(Pad {
                 padding_config: vec![(1, 0, 0)],
-            }),
-            Primitive::DynamicSlice(DynamicSlice {
-                slice_sizes: vec![1],
-            }),
-            Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
-            Primitive::Pjit(Pjit {
-                jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
-                name: String::new(),
-            }),
-            Primitive::Checkpoint(Checkpoint {
-                jaxpr: Arc::new(ClosedJaxpr::new(crate::ir::Jaxpr::default(), Vec::new())),
-                prevent_cse: true,
             }),
         ]);
         out

@@ -52,8 +52,8 @@ impl Primitive {
             Primitive::Reshape(p) => p.to_params(),
             Primitive::Transpose(p) => p.to_params(),
             Primitive::Squeeze(p) => p.to_params(),
-            Primitive::Reduce(p) => p.to_params(),
-            Primitive::DotGeneral(p) => p.to_params(),
+            Primitive::Reduce(f) => super::Family::params(f),
+            Primitive::DotGeneral(f) => super::Family::params(f),
             Primitive::Iota(p) => p.to_params(),
             Primitive::StopGradient(f) => super::Family::params(f),
             Primitive::IsFinite(f) => super::Family::params(f),
@@ -61,14 +61,20 @@ impl Primitive {
             Primitive::Clamp(f) => super::Family::params(f),
             Primitive::Arg(p) => p.to_params(),
             Primitive::Cumulative(p) => p.to_params(),
+            Primitive::StopGradient(p) => p.to_params(),
+            Primitive::IsFinite(p) => p.to_params(),
+            Primitive::Round(p) => p.to_params(),
+            Primitive::Clamp(p) => p.to_params(),
+            Primitive::Arg(f) => super::Family::params(f),
+            Primitive::Cumulative(f) => super::Family::params(f),
             Primitive::Rev(p) => p.to_params(),
-            Primitive::Slice(p) => p.to_params(),
+            Primitive::Slice(f) => super::Family::params(f),
             Primitive::Concatenate(p) => p.to_params(),
             Primitive::Pad(p) => p.to_params(),
-            Primitive::DynamicSlice(p) => p.to_params(),
-            Primitive::DynamicUpdateSlice(p) => p.to_params(),
-            Primitive::Pjit(p) => p.to_params(),
-            Primitive::Checkpoint(p) => p.to_params(),
+            Primitive::DynamicSlice(f) => super::Family::params(f),
+            Primitive::DynamicUpdateSlice(f) => super::Family::params(f),
+            Primitive::Pjit(f) => super::Family::params(f),
+            Primitive::Checkpoint(f) => super::Family::params(f),
             Primitive::Unary(f) => super::Family::params(f),
             Primitive::Binary(f) => super::Family::params(f),
             Primitive::Compare(f) => super::Family::params(f),
@@ -91,30 +97,15 @@ impl Primitive {
     /// tried first, by [`Primitive::from_params`]).
     pub(super) fn core_from_params(name: &str, p: &Lookup<'_>) -> Result<Primitive> {
         use super::*;
-        if ReduceOp::from_name(name).is_some() {
-            return Ok(Primitive::Reduce(Reduce::read(p)?));
-        }
-        if ArgOp::from_name(name).is_some() {
-            return Ok(Primitive::Arg(ArgReduce::read(p)?));
-        }
-        if CumOp::from_name(name).is_some() {
-            return Ok(Primitive::Cumulative(Cumulative::read(p)?));
-        }
         Ok(match name {
             "broadcast_in_dim" => Primitive::BroadcastInDim(BroadcastInDim::read(p)?),
             "reshape" => Primitive::Reshape(Reshape::read(p)?),
             "transpose" => Primitive::Transpose(Transpose::read(p)?),
             "squeeze" => Primitive::Squeeze(Squeeze::read(p)?),
-            "dot_general" => Primitive::DotGeneral(DotGeneral::read(p)?),
             "iota" => Primitive::Iota(Iota::read(p)?),
             "rev" => Primitive::Rev(Rev::read(p)?),
-            "slice" => Primitive::Slice(Slice::read(p)?),
             "concatenate" => Primitive::Concatenate(Concatenate::read(p)?),
             "pad" => Primitive::Pad(Pad::read(p)?),
-            "dynamic_slice" => Primitive::DynamicSlice(DynamicSlice::read(p)?),
-            "dynamic_update_slice" => Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
-            "checkpoint" => Primitive::Checkpoint(Checkpoint::read(p)?),
-            "pjit" => Primitive::Pjit(Pjit::read(p)?),
             other => return Err(Error::UnknownPrimitive(other.to_string())),
         })
     }

@@ -1,10 +1,21 @@
 //! Reductions over axes (`reduce_sum`, ...), the index of the extreme
 //! element (`argmax`, `argmin`) and inclusive scans (`cumsum`, ...).
 
+use super::batch::shift;
+use super::family::{arity_error, emit, emit1, jvp_zero, operands, single_out};
+use super::family::{transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::jvp::{convert, eq, is_float, mul, select};
+use super::kernel::reduce as kernels;
 use super::params::{Lookup, ParamField, ParamList};
-use super::{ArgOp, CumOp, ReduceOp};
+use super::shape::{check_axes, drop_dims};
+use super::{ArgOp, BinaryOp, BroadcastInDim, CmpOp, CumOp, DTypeClass, Iota, Primitive};
+use super::{ReduceOp, UnaryOp};
+use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
 
 crate::declare_params! {
     /// `op` over `axes`.
@@ -58,4 +69,617 @@ crate::declare_params! {
         axis: usize,
         reverse: bool = false,
     }
+}
+
+// ------------------------------------------------------------ shared rule helpers
+
+/// The single operand and its batch dim (`vmap of ...` errors as the other
+/// batch rules).
+fn batched_one<'a>(
+    name: &'static str,
+    ins: &'a [Atom],
+    dims: &[Option<usize>],
+) -> Result<(&'a Atom, usize)> {
+    match (ins, dims) {
+        ([x], [Some(d)]) => Ok((x, *d)),
+        ([_], [None]) => Err(Error::InvalidArgument(format!(
+            "vmap of {name}: the operand is not batched"
+        ))),
+        _ => Err(arity_error(name, 1, ins.len())),
+    }
+}
+
+/// No operand batched: the equation as is.
+fn unbatched<F: Family + Clone>(f: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    let outs = emit(b, f.clone(), ins.to_vec())?;
+    let n = outs.len();
+    Ok((outs, vec![None; n]))
+}
+
+/// Axes of an unbatched value mapped into the value batched at `d`, and
+/// where the mapped axis lands once those axes are removed.
+fn axes_around(axes: &[usize], d: usize) -> (Vec<usize>, usize) {
+    let mapped = axes.iter().map(|&k| shift(k, d)).collect();
+    let before = axes.iter().filter(|&&k| k < d).count();
+    (mapped, d.saturating_sub(before))
+}
+
+/// JVP of a scan or reduction linear in its operand (`reduce_sum`,
+/// `cumsum`): the tangent is the same primitive applied to the tangent.
+fn jvp_linear<F: Family + Clone>(f: &F, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut
+where
+    Primitive: From<F>,
+{
+    let [t] = operands::<_, 1>(f.name(), ts)?;
+    let z = emit1(b, f.clone(), xs.to_vec())?;
+    let tz = match t {
+        Some(t) if is_float(b, &z)? => Some(emit1(b, f.clone(), vec![t.clone()])?),
+        _ => None,
+    };
+    Ok((vec![z], vec![tz]))
+}
+
+/// The single output cotangent (`None`: zero).
+fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    let [ct] = operands::<_, 1>(name, cts)?;
+    Ok(ct.clone())
+}
+
+/// The shape rule of the primitives of one operand whose dtype `class`
+/// accepts.
+fn check_class(name: &'static str, class: DTypeClass, x: &Aval) -> Result<()> {
+    if class.accepts(x.dtype) {
+        Ok(())
+    } else {
+        Err(Error::dtype(
+            name,
+            &[x.dtype],
+            format!("requires {} operand", class.describe()),
+        ))
+    }
+}
+
+fn reduce_sum(b: &mut Builder, x: Atom, axes: Vec<usize>) -> Result<Atom> {
+    emit1(
+        b,
+        Reduce {
+            op: ReduceOp::Sum,
+            axes,
+        },
+        vec![x],
+    )
+}
+
+/// `x` broadcast back to `shape` along the kept (non-reduced) axes.
+fn unreduce(b: &mut Builder, x: Atom, shape: &[usize], axes: &[usize]) -> Result<Atom> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
+    b.add_eqn1(
+        Primitive::BroadcastInDim(BroadcastInDim {
+            shape: shape.to_vec(),
+            broadcast_dimensions: kept,
+        }),
+        vec![x],
+    )
+}
+
+/// The derivative of a product with respect to one factor, exact with
+/// zeros: with `nz` zeros among the factors and `p` the product of the
+/// nonzero ones, it is `p / x` when `nz = 0`, `p` at the zero when `nz = 1`,
+/// and 0 otherwise. `nz` and `p` are given broadcast against `x`.
+fn prod_others(b: &mut Builder, x: &Atom, x_safe: Atom, nz: Atom, p: Atom) -> Result<Atom> {
+    let dtype = b.aval(x)?.dtype;
+    let shape = b.aval(x)?.shape;
+    let zeros = b.zeros(&Aval::new(shape, dtype))?;
+    let none = eq(b, nz.clone(), Builder::lit(dtype, 0.0))?;
+    let one_zero = eq(b, nz, Builder::lit(dtype, 1.0))?;
+    let at_zero = eq(b, x.clone(), Builder::lit(dtype, 0.0))?;
+    let q = b.binary(BinaryOp::Div, p.clone(), x_safe)?;
+    let single = select(b, at_zero, zeros.clone(), p)?;
+    let single = select(b, one_zero, zeros, single)?;
+    select(b, none, single, q)
+}
+
+/// `x` with its zeros replaced by ones, and the zero indicator as `dtype`.
+fn split_zeros(b: &mut Builder, x: &Atom) -> Result<(Atom, Atom)> {
+    let aval = b.aval(x)?;
+    let ones = b.full(&aval, 1.0)?;
+    let is_zero = eq(b, x.clone(), Builder::lit(aval.dtype, 0.0))?;
+    let x_safe = select(b, is_zero.clone(), x.clone(), ones)?;
+    let zf = convert(b, is_zero, aval.dtype)?;
+    Ok((x_safe, zf))
+}
+
+// ------------------------------------------------------------ reductions
+
+impl Family for Reduce {
+    const NAMES: &'static [&'static str] = ReduceOp::NAMES;
+
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Reduce>> {
+        if ReduceOp::from_name(name).is_none() {
+            return Ok(None);
+        }
+        Reduce::read(params).map(Some)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Reduce> {
+        ReduceOp::ALL
+            .iter()
+            .map(|&op| Reduce { op, axes: vec![0] })
+            .collect()
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x] = operands::<_, 1>(name, ins)?;
+        check_axes(name, "axes", &self.axes, x.ndim())?;
+        check_class(name, self.op.class(), x)?;
+        Ok(vec![Aval::weak(
+            drop_dims(&x.shape, &self.axes),
+            x.dtype,
+            x.weak_type,
+        )])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let out = single_out(name, outs)?;
+        let [x] = operands::<_, 1>(name, args)?;
+        let buf = kernels::reduce(self.op, x, &self.axes)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        match self.op {
+            ReduceOp::Sum => jvp_linear(self, b, xs, ts),
+            ReduceOp::Max | ReduceOp::Min => jvp_reduce_max(self, b, xs, ts),
+            ReduceOp::Prod => jvp_reduce_prod(self, b, xs, ts),
+            ReduceOp::And | ReduceOp::Or => jvp_zero(self, b, xs, ts),
+        }
+    }
+
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        if self.op != ReduceOp::Sum {
+            return transpose_not_linear(self.name());
+        }
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let [Operand::Linear(a)] = ops else {
+            return Ok(vec![None; ops.len()]);
+        };
+        Ok(vec![Some(unreduce(b, ct, &a.shape, &self.axes)?)])
+    }
+
+    /// The reduced axes shift around the mapped one.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
+        if dims.iter().all(Option::is_none) {
+            return unbatched(self, b, ins);
+        }
+        let (x, d) = batched_one(self.name(), ins, dims)?;
+        let (axes, out_d) = axes_around(&self.axes, d);
+        let z = emit1(b, Reduce { op: self.op, axes }, vec![x.clone()])?;
+        Ok((vec![z], vec![Some(out_d)]))
+    }
+}
+
+/// `reduce_max`: the tangent averages the tangents at the positions that
+/// attain the maximum (ties share equally, as JAX).
+fn jvp_reduce_max(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let name = r.name();
+    let [x] = operands::<_, 1>(name, xs)?;
+    let [t] = operands::<_, 1>(name, ts)?;
+    let z = emit1(b, r.clone(), xs.to_vec())?;
+    let xaval = b.aval(x)?;
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let zb = unreduce(b, z.clone(), &xaval.shape, &r.axes)?;
+    let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), zb])?;
+    let mask = convert(b, eq, xaval.dtype)?;
+    let count = reduce_sum(b, mask.clone(), r.axes.clone())?;
+    let tm = mul(b, t, mask)?;
+    let ts = reduce_sum(b, tm, r.axes.clone())?;
+    let tz = b.binary(BinaryOp::Div, ts, count)?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+/// `reduce_prod`: `Σ t_i Π_{j≠i} x_j`, exact where factors are zero.
+fn jvp_reduce_prod(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let name = r.name();
+    let [x] = operands::<_, 1>(name, xs)?;
+    let [t] = operands::<_, 1>(name, ts)?;
+    let z = emit1(b, r.clone(), xs.to_vec())?;
+    let xaval = b.aval(x)?;
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let axes = &r.axes;
+    let (x_safe, zf) = split_zeros(b, x)?;
+    let nz = reduce_sum(b, zf, axes.clone())?;
+    let pnz = emit1(b, r.clone(), vec![x_safe.clone()])?;
+    let nz = unreduce(b, nz, &xaval.shape, axes)?;
+    let pnz = unreduce(b, pnz, &xaval.shape, axes)?;
+    let d = prod_others(b, x, x_safe, nz, pnz)?;
+    let td = mul(b, t, d)?;
+    let tz = reduce_sum(b, td, axes.clone())?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+// ------------------------------------------------------------ argmax / argmin
+
+impl Family for ArgReduce {
+    const NAMES: &'static [&'static str] = ArgOp::NAMES;
+
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ArgReduce>> {
+        if ArgOp::from_name(name).is_none() {
+            return Ok(None);
+        }
+        ArgReduce::read(params).map(Some)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<ArgReduce> {
+        ArgOp::ALL
+            .iter()
+            .map(|&op| ArgReduce {
+                op,
+                axis: 0,
+                index_dtype: DType::I32,
+            })
+            .collect()
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let (axis, index_dtype) = (self.axis, self.index_dtype);
+        let [x] = operands::<_, 1>(name, ins)?;
+        check_axes(name, "axes", &[axis], x.ndim())?;
+        if !(x.dtype.is_numeric() || x.dtype == DType::Bool) {
+            return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
+        }
+        if !index_dtype.is_int() {
+            return Err(Error::dtype(
+                name,
+                &[index_dtype],
+                "index_dtype must be an integer dtype",
+            ));
+        }
+        if x.shape.get(axis) == Some(&0) {
+            return Err(Error::shape(
+                name,
+                &[&x.shape],
+                format!("cannot take the {name} of the zero-size axis {axis}"),
+            ));
+        }
+        Ok(vec![Aval::new(drop_dims(&x.shape, &[axis]), index_dtype)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let out = single_out(name, outs)?;
+        let [x] = operands::<_, 1>(name, args)?;
+        let buf = kernels::arg(self.op, x, self.axis, self.index_dtype)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// Indices are piecewise constant: no tangent.
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_zero(self, b, xs, ts)
+    }
+
+    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
+        transpose_not_linear(self.name())
+    }
+
+    /// The axis shifts around the mapped one.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
+        let name = self.name();
+        if dims.iter().all(Option::is_none) {
+            return unbatched(self, b, ins);
+        }
+        let (x, d) = batched_one(name, ins, dims)?;
+        let (axes, out_d) = axes_around(&[self.axis], d);
+        let axis = axes
+            .first()
+            .copied()
+            .ok_or_else(|| Error::InvalidArgument(format!("vmap of {name}: no axis")))?;
+        let arg = ArgReduce {
+            axis,
+            ..self.clone()
+        };
+        Ok((vec![emit1(b, arg, vec![x.clone()])?], vec![Some(out_d)]))
+    }
+}
+
+// ------------------------------------------------------------ scans
+
+impl Family for Cumulative {
+    const NAMES: &'static [&'static str] = CumOp::NAMES;
+
+    fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Cumulative>> {
+        if CumOp::from_name(name).is_none() {
+            return Ok(None);
+        }
+        Cumulative::read(params).map(Some)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Cumulative> {
+        CumOp::ALL
+            .iter()
+            .map(|&op| Cumulative {
+                op,
+                axis: 0,
+                reverse: false,
+            })
+            .collect()
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x] = operands::<_, 1>(name, ins)?;
+        check_axes(name, "axis", &[self.axis], x.ndim())?;
+        check_class(name, self.op.class(), x)?;
+        Ok(vec![x.clone()])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let out = single_out(name, outs)?;
+        let [x] = operands::<_, 1>(name, args)?;
+        let buf = kernels::cumulative(self.op, x, self.axis, self.reverse)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        match self.op {
+            CumOp::Sum => jvp_linear(self, b, xs, ts),
+            _ => jvp_cumulative(self, b, xs, ts),
+        }
+    }
+
+    /// `cumsum`: the transpose is the scan in the other direction.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        if self.op != CumOp::Sum {
+            return transpose_not_linear(self.name());
+        }
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let [Operand::Linear(_)] = ops else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let flipped = Cumulative {
+            reverse: !self.reverse,
+            ..self.clone()
+        };
+        Ok(vec![Some(emit1(b, flipped, vec![ct])?)])
+    }
+
+    /// The scanned axis shifts around the mapped one, which stays put.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
+        if dims.iter().all(Option::is_none) {
+            return unbatched(self, b, ins);
+        }
+        let (x, d) = batched_one(self.name(), ins, dims)?;
+        let scan = Cumulative {
+            axis: shift(self.axis, d),
+            ..self.clone()
+        };
+        Ok((vec![emit1(b, scan, vec![x.clone()])?], vec![Some(d)]))
+    }
+}
+
+/// The pair axes of a scan's pairwise weights: operand axis `a` (the
+/// scanned one, `i`) followed by a new axis `ja` (`j`) of the same length.
+struct PairAxes {
+    /// The operand's shape with the `j` axis inserted.
+    shape: Vec<usize>,
+    /// Where operand axis `k` lands on the `i` side.
+    on_i: Vec<usize>,
+    /// Where operand axis `k` lands on the `j` side.
+    on_j: Vec<usize>,
+    ja: usize,
+}
+
+impl PairAxes {
+    fn new(name: &'static str, shape: &[usize], a: usize) -> Result<PairAxes> {
+        let n = *shape
+            .get(a)
+            .ok_or_else(|| Error::param(name, "axis", "out of range"))?;
+        let ja = a.saturating_add(1);
+        let mut pshape = shape.to_vec();
+        pshape.insert(ja, n);
+        let r = shape.len();
+        // Operand axis k lands at k (i-side) or skips the pair axis (j-side).
+        let on_i = (0..r)
+            .map(|k| if k <= a { k } else { k.saturating_add(1) })
+            .collect();
+        let on_j = (0..r)
+            .map(|k| if k < a { k } else { k.saturating_add(1) })
+            .collect();
+        Ok(PairAxes {
+            shape: pshape,
+            on_i,
+            on_j,
+            ja,
+        })
+    }
+
+    /// `v` broadcast to the pair shape along `dims`.
+    fn bcast(&self, b: &mut Builder, v: Atom, dims: &[usize]) -> Result<Atom> {
+        b.add_eqn1(
+            Primitive::BroadcastInDim(BroadcastInDim {
+                shape: self.shape.clone(),
+                broadcast_dimensions: dims.to_vec(),
+            }),
+            vec![v],
+        )
+    }
+
+    fn iota(&self, b: &mut Builder, dimension: usize) -> Result<Atom> {
+        b.add_eqn1(
+            Primitive::Iota(Iota {
+                dtype: DType::I32,
+                shape: self.shape.clone(),
+                dimension,
+            }),
+            vec![],
+        )
+    }
+}
+
+/// The scans other than `cumsum`, through pairwise weights: with the pair
+/// axis `j` inserted after the scanned axis `i`, `t_out[i] = Σ_j W[i, j]
+/// t[j]` over the prefix `j ≤ i` (suffix when `reverse`), `W` computed
+/// from primals only:
+///
+/// * `cummax`/`cummin`: the prefix positions attaining the result, ties
+///   sharing equally (as `reduce_max`);
+/// * `cumlogsumexp`: `exp(x[j] - y[i])`;
+/// * `cumprod`: the product of the other prefix factors (exact with zeros).
+///
+/// O(n²) in the scanned length: the reference rule, not a fast one.
+fn jvp_cumulative(c: &Cumulative, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+    let name = c.name();
+    let [x] = operands::<_, 1>(name, xs)?;
+    let [t] = operands::<_, 1>(name, ts)?;
+    let y = emit1(b, c.clone(), xs.to_vec())?;
+    let xaval = b.aval(x)?;
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![y], vec![None]));
+    };
+    let pa = PairAxes::new(name, &xaval.shape, c.axis)?;
+    let ii = pa.iota(b, c.axis)?;
+    let jj = pa.iota(b, pa.ja)?;
+    let cmp = if c.reverse { CmpOp::Ge } else { CmpOp::Le };
+    let tri = b.add_eqn1(Primitive::Compare(cmp), vec![jj, ii])?;
+    let w = scan_weights(c, b, &pa, x, &y, xaval.dtype, tri)?;
+    let tj = pa.bcast(b, t, &pa.on_j)?;
+    let tw = mul(b, tj, w)?;
+    let tout = reduce_sum(b, tw, vec![pa.ja])?;
+    Ok((vec![y], vec![Some(tout)]))
+}
+
+/// The weights `W[i, j]` of [`jvp_cumulative`] (zero outside the prefix
+/// mask `tri`).
+fn scan_weights(
+    c: &Cumulative,
+    b: &mut Builder,
+    pa: &PairAxes,
+    x: &Atom,
+    y: &Atom,
+    dtype: DType,
+    tri: Atom,
+) -> Result<Atom> {
+    let paval = Aval::new(pa.shape.clone(), dtype);
+    let zeros = b.zeros(&paval)?;
+    let xj = pa.bcast(b, x.clone(), &pa.on_j)?;
+    Ok(match c.op {
+        CumOp::Max | CumOp::Min => {
+            let yi = pa.bcast(b, y.clone(), &pa.on_i)?;
+            let hit = eq(b, xj, yi)?;
+            let hit = convert(b, hit, dtype)?;
+            let m = select(b, tri, zeros, hit)?;
+            let count = reduce_sum(b, m.clone(), vec![pa.ja])?;
+            let count = pa.bcast(b, count, &pa.on_i)?;
+            b.binary(BinaryOp::Div, m, count)?
+        }
+        CumOp::Logsumexp => {
+            let yi = pa.bcast(b, y.clone(), &pa.on_i)?;
+            let diff = b.binary(BinaryOp::Sub, xj, yi)?;
+            let ninf = b.full(&paval, f64::NEG_INFINITY)?;
+            let diff = select(b, tri, ninf, diff)?;
+            b.unary(UnaryOp::Exp, diff)?
+        }
+        CumOp::Prod => {
+            let (x_safe, zf) = split_zeros(b, x)?;
+            let scan = |b: &mut Builder, op: CumOp, v: Atom| {
+                emit1(b, Cumulative { op, ..c.clone() }, vec![v])
+            };
+            let nz = scan(b, CumOp::Sum, zf)?;
+            let pnz = scan(b, CumOp::Prod, x_safe.clone())?;
+            let nz = pa.bcast(b, nz, &pa.on_i)?;
+            let pnz = pa.bcast(b, pnz, &pa.on_i)?;
+            let x_safe = pa.bcast(b, x_safe, &pa.on_j)?;
+            let d = prod_others(b, &xj, x_safe, nz, pnz)?;
+            select(b, tri, zeros, d)?
+        }
+        // (`cumsum` is linear and takes the direct rule; these are its
+        // weights all the same.)
+        CumOp::Sum => {
+            let ones = b.full(&paval, 1.0)?;
+            select(b, tri, zeros, ones)?
+        }
+    })
 }

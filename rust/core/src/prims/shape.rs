@@ -1,7 +1,7 @@
 //! Shape rules: output avals of every primitive, and the operand checks that
 //! reject bad input with an error naming the primitive and the shapes.
 
-use super::{BinaryOp, DotDims, Family, Primitive, UnaryOp};
+use super::{BinaryOp, Family, Primitive, UnaryOp};
 use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -9,6 +9,8 @@ use crate::ir::Aval;
 use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
     DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze, Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
 };
 
 /// Output avals of `prim` applied to operands of avals `ins` (its shape
@@ -77,30 +79,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
                 x.weak_type,
             )])
         }
-        Primitive::Reduce(Reduce { op, axes }) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_axes(name, "axes", axes, x.ndim())?;
-            let class = op.class();
-            if !class.accepts(x.dtype) {
-                return Err(Error::dtype(
-                    name,
-                    &[x.dtype],
-                    format!("requires {} operand", class.describe()),
-                ));
-            }
-            Ok(vec![Aval::weak(
-                drop_dims(&x.shape, axes),
-                x.dtype,
-                x.weak_type,
-            )])
-        }
-        Primitive::DotGeneral(DotGeneral {
-            dims,
-            preferred_element_type,
-        }) => {
-            let [l, r] = arity::<2>(name, ins)?;
-            dot_general(l, r, dims, *preferred_element_type)
-        }
+        Primitive::Reduce(f) => super::Family::abstract_eval(f, ins),
+        Primitive::DotGeneral(f) => super::Family::abstract_eval(f, ins),
         Primitive::Iota(Iota {
             dtype,
             shape,
@@ -157,24 +137,61 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
                     name,
                     &[x.dtype],
                     format!("requires {} operand", class.describe()),
+        Primitive::StopGradient(StopGradient) => {
+            let [x] = arity::<1>(name, ins)?;
+            Ok(vec![x.clone()])
+        }
+        Primitive::IsFinite(IsFinite) => {
+            let [x] = arity::<1>(name, ins)?;
+            if !x.dtype.is_float() {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    "requires a floating operand",
+                ));
+            }
+            Ok(vec![Aval::new(x.shape.clone(), DType::Bool)])
+        }
+        Primitive::Round(Round { .. }) => {
+            let [x] = arity::<1>(name, ins)?;
+            if !x.dtype.is_float() {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype],
+                    "requires a floating operand",
                 ));
             }
             Ok(vec![x.clone()])
         }
+        Primitive::Clamp(Clamp) => {
+            let [lo, x, hi] = arity::<3>(name, ins)?;
+            same_dtype(name, &[lo, x, hi])?;
+            if !x.dtype.is_numeric() {
+                return Err(Error::dtype(
+                    name,
+                    &[lo.dtype, x.dtype, hi.dtype],
+                    "requires numeric operands",
+                ));
+            }
+            for bound in [lo, hi] {
+                if !bound.shape.is_empty() && bound.shape != x.shape {
+                    return Err(Error::shape(
+                        name,
+                        &[&lo.shape, &x.shape, &hi.shape],
+                        "min and max must be scalars or have the shape of the operand",
+                    ));
+                }
+            }
+            Ok(vec![x.clone()])
+        }
+        Primitive::Arg(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Cumulative(f) => super::Family::abstract_eval(f, ins),
         Primitive::Rev(Rev { dimensions }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "dimensions", dimensions, x.ndim())?;
             Ok(vec![x.clone()])
         }
-        Primitive::Slice(Slice {
-            start_indices,
-            limit_indices,
-            strides,
-        }) => {
-            let [x] = arity::<1>(name, ins)?;
-            let shape = slice_shape(x, start_indices, limit_indices, strides.as_deref())?;
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
+        Primitive::Slice(f) => super::Family::abstract_eval(f, ins),
         Primitive::Concatenate(Concatenate { dimension }) => concatenate(ins, *dimension),
         Primitive::Pad(Pad { padding_config }) => {
             let [x, pv] = arity::<2>(name, ins)?;
@@ -189,49 +206,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             let shape = pad_shape(&x.shape, padding_config)?;
             Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
         }
-        Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
-            let Some((x, idx)) = ins.split_first() else {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: 0,
-                });
-            };
-            check_start_indices(name, x, idx)?;
-            let fits = slice_sizes.len() == x.ndim()
-                && slice_sizes.iter().zip(&x.shape).all(|(s, d)| s <= d);
-            if !fits {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, slice_sizes],
-                    "slice_sizes must have one entry per operand axis, each at most the axis size",
-                ));
-            }
-            Ok(vec![Aval::weak(slice_sizes.clone(), x.dtype, x.weak_type)])
-        }
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => {
-            let (x, u, idx) = match ins {
-                [x, u, idx @ ..] => (x, u, idx),
-                _ => {
-                    return Err(Error::Arity {
-                        prim: name,
-                        expected: 2,
-                        got: ins.len(),
-                    })
-                }
-            };
-            same_dtype(name, &[x, u])?;
-            check_start_indices(name, x, idx)?;
-            let fits = u.ndim() == x.ndim() && u.shape.iter().zip(&x.shape).all(|(s, d)| s <= d);
-            if !fits {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, &u.shape],
-                    "update must have the operand's rank and fit inside it",
-                ));
-            }
-            Ok(vec![x.clone()])
-        }
+        Primitive::DynamicSlice(f) => super::Family::abstract_eval(f, ins),
+        Primitive::DynamicUpdateSlice(f) => super::Family::abstract_eval(f, ins),
         Primitive::Custom(f) => super::Family::abstract_eval(f, ins),
         Primitive::Control(f) => super::Family::abstract_eval(f, ins),
         Primitive::Callback(f) => super::Family::abstract_eval(f, ins),
@@ -244,26 +220,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
         Primitive::Threefry2x32(f) => super::Family::abstract_eval(f, ins),
         Primitive::Gather(f) => super::Family::abstract_eval(f, ins),
         Primitive::Scatter(f) => super::Family::abstract_eval(f, ins),
-        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
-            let want = jaxpr.in_avals()?;
-            if want.len() != ins.len() {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: want.len(),
-                    got: ins.len(),
-                });
-            }
-            for (w, g) in want.iter().zip(ins) {
-                if !w.same_type(g) {
-                    return Err(Error::Typecheck(format!(
-                        "{name}: operand {} does not match parameter {}",
-                        g.short(),
-                        w.short()
-                    )));
-                }
-            }
-            jaxpr.out_avals()
-        }
+        Primitive::Pjit(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Checkpoint(f) => super::Family::abstract_eval(f, ins),
     }
 }
 
@@ -370,6 +328,56 @@ pub(crate) fn slice_shape(
         out.push(l.wrapping_sub(s).div_ceil(st));
     }
     Ok(out)
+fn select_n(ins: &[Aval]) -> Result<Vec<Aval>> {
+    let name = "select_n";
+    let Some((pred, cases)) = ins.split_first() else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 2,
+            got: 0,
+        });
+    };
+    let Some(first) = cases.first() else {
+        return Err(Error::Arity {
+            prim: name,
+            expected: 2,
+            got: 1,
+        });
+    };
+    if !matches!(pred.dtype, DType::Bool | DType::I32) {
+        return Err(Error::dtype(
+            name,
+            &[pred.dtype],
+            "predicate must be bool or int32",
+        ));
+    }
+    if pred.dtype == DType::Bool && cases.len() > 2 {
+        return Err(Error::param(
+            name,
+            "cases",
+            "a bool predicate selects among at most 2 cases",
+        ));
+    }
+    if let Some(bad) = cases.iter().find(|c| !c.same_type(first)) {
+        return Err(Error::shape(
+            name,
+            &[&first.shape, &bad.shape],
+            format!(
+                "cases must have equal shapes and dtypes ({} vs {})",
+                first.short(),
+                bad.short()
+            ),
+        ));
+    }
+    if !pred.shape.is_empty() && pred.shape != first.shape {
+        return Err(Error::shape(
+            name,
+            &[&pred.shape, &first.shape],
+            "predicate must be a scalar or have the shape of the cases",
+        ));
+    }
+    let weak = cases.iter().all(|c| c.weak_type);
+    Ok(vec![Aval::weak(first.shape.clone(), first.dtype, weak)])
 }
 
 /// Output shape of `pad`: `lo + hi + d + (d - 1) * interior` per axis.
@@ -449,28 +457,6 @@ fn concatenate(ins: &[Aval], dimension: usize) -> Result<Vec<Aval>> {
     Ok(vec![Aval::weak(shape, first.dtype, weak)])
 }
 
-/// One rank-0 integer start index per operand axis.
-fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
-    if idx.len() != x.ndim() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: x.ndim().saturating_add(1),
-            got: idx.len().saturating_add(1),
-        });
-    }
-    if let Some(bad) = idx
-        .iter()
-        .find(|a| !a.shape.is_empty() || !a.dtype.is_int())
-    {
-        return Err(Error::shape(
-            name,
-            &[&x.shape, &bad.shape],
-            format!("start indices must be integer scalars, got {}", bad.short()),
-        ));
-    }
-    Ok(())
-}
-
 fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Aval>> {
     let name = "broadcast_in_dim";
     if bdims.len() != x.ndim() {
@@ -502,49 +488,6 @@ fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Av
     }
     checked_size(shape)?;
     Ok(vec![Aval::weak(shape.to_vec(), x.dtype, x.weak_type)])
-}
-
-fn dot_general(l: &Aval, r: &Aval, d: &DotDims, pref: Option<DType>) -> Result<Vec<Aval>> {
-    let name = "dot_general";
-    same_dtype(name, &[l, r])?;
-    if !l.dtype.is_numeric() {
-        return Err(Error::dtype(
-            name,
-            &[l.dtype, r.dtype],
-            "requires numeric operands",
-        ));
-    }
-    let shapes: [&[usize]; 2] = [&l.shape, &r.shape];
-    if d.lhs_contract.len() != d.rhs_contract.len() || d.lhs_batch.len() != d.rhs_batch.len() {
-        return Err(Error::shape(
-            name,
-            &shapes,
-            "lhs and rhs need equal numbers of contracting and batch dims",
-        ));
-    }
-    let lhs_used: Vec<usize> = d.lhs_batch.iter().chain(&d.lhs_contract).copied().collect();
-    let rhs_used: Vec<usize> = d.rhs_batch.iter().chain(&d.rhs_contract).copied().collect();
-    check_axes(name, "dimension_numbers", &lhs_used, l.ndim())?;
-    check_axes(name, "dimension_numbers", &rhs_used, r.ndim())?;
-    let pairs = d
-        .lhs_batch
-        .iter()
-        .zip(&d.rhs_batch)
-        .chain(d.lhs_contract.iter().zip(&d.rhs_contract));
-    for (&a, &b) in pairs {
-        if l.shape.get(a) != r.shape.get(b) {
-            return Err(Error::shape(
-                name,
-                &shapes,
-                format!("lhs axis {a} and rhs axis {b} differ in size"),
-            ));
-        }
-    }
-    let mut shape = gather_dims(&l.shape, &d.lhs_batch);
-    shape.extend(drop_dims(&l.shape, &lhs_used));
-    shape.extend(drop_dims(&r.shape, &rhs_used));
-    let dtype = pref.unwrap_or(l.dtype);
-    Ok(vec![Aval::weak(shape, dtype, l.weak_type && r.weak_type)])
 }
 
 /// Axes in range and without repeats.

@@ -1,5 +1,23 @@
 //! Slicing primitives: `slice` (static), `dynamic_slice` and
-//! `dynamic_update_slice` (run-time, clamped start indices).
+//! `dynamic_update_slice` (run-time, clamped start indices). Kernels are in
+//! `kernels/structural.rs`; batched start indices batch through `gather` /
+//! `scatter` ([`super::gather`]).
+
+use super::batch::{add_batch_axis, insert_axis, move_axis};
+use super::family::{arity_error, emit, emit1, operands, single_out};
+use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::jvp::is_float;
+use super::kernel::structural as kernels;
+use super::params::{Lookup, ParamList};
+use super::shape::same_dtype;
+use super::transpose::not_linear_error;
+use super::{Pad, Primitive};
+use crate::array::HostArray;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
 
 crate::declare_params! {
     /// Static slice `[start, limit)` with optional `strides` per axis.
@@ -25,7 +43,531 @@ pub struct DynamicUpdateSlice;
 
 impl DynamicUpdateSlice {
     /// `dynamic_update_slice` has no params.
-    pub fn to_params(&self) -> super::params::ParamList {
+    pub fn to_params(&self) -> ParamList {
         Vec::new()
+    }
+}
+
+// ------------------------------------------------------------ shared rule helpers
+
+/// JVP of a primitive linear in its first `k` operands (the operand, and
+/// `dynamic_update_slice`'s update; the start indices have no tangent): the
+/// tangent is the same primitive applied to the tangents, with zeros for
+/// missing ones and the primal trailing operands.
+fn jvp_linear_prefix<F: Family + Clone>(
+    f: &F,
+    k: usize,
+    b: &mut Builder,
+    xs: &[Atom],
+    ts: &[Option<Atom>],
+) -> JvpOut
+where
+    Primitive: From<F>,
+{
+    if xs.len() < k || ts.len() != xs.len() {
+        return Err(arity_error(f.name(), k, xs.len()));
+    }
+    let z = emit1(b, f.clone(), xs.to_vec())?;
+    let lin = ts.get(..k).unwrap_or(&[]);
+    if !is_float(b, &z)? || lin.iter().all(Option::is_none) {
+        return Ok((vec![z], vec![None]));
+    }
+    let mut ins = Vec::with_capacity(xs.len());
+    for (x, t) in xs.iter().zip(lin) {
+        ins.push(match t {
+            Some(t) => t.clone(),
+            None => {
+                let a = b.aval(x)?;
+                b.zeros(&a)?
+            }
+        });
+    }
+    ins.extend(xs.iter().skip(k).cloned());
+    let tz = emit1(b, f.clone(), ins)?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+/// No operand batched: the equation as is.
+fn unbatched<F: Family + Clone>(f: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    let outs = emit(b, f.clone(), ins.to_vec())?;
+    let n = outs.len();
+    Ok((outs, vec![None; n]))
+}
+
+/// A `vmap of ...` error: an inconsistency between a rule and its operands.
+fn bad(name: &'static str, msg: &str) -> Error {
+    Error::InvalidArgument(format!("vmap of {name}: {msg}"))
+}
+
+/// Brings `x` (batched at `d` or unbatched) to carry the mapped axis first.
+fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
+    match d {
+        Some(d) => move_axis(b, x.clone(), d, 0),
+        None => add_batch_axis(b, x.clone(), n, 0),
+    }
+}
+
+/// A zero start index for a new leading axis, of the indices' dtype.
+fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
+    let dtype = match idx.first() {
+        Some(i) => b.aval(i)?.dtype,
+        None => DType::I32,
+    };
+    Ok(Builder::lit(dtype, 0.0))
+}
+
+/// The single output cotangent (`None`: zero).
+fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    let [ct] = operands::<_, 1>(name, cts)?;
+    Ok(ct.clone())
+}
+
+/// The known start indices of a dynamic slice.
+fn known_indices(prim: &'static str, ops: &[Operand]) -> Result<Vec<Atom>> {
+    ops.iter()
+        .map(|o| match o {
+            Operand::Known(a) => Ok(a.clone()),
+            Operand::Linear(_) => Err(not_linear_error(prim, " (a start index is linear)")),
+        })
+        .collect()
+}
+
+/// One rank-0 integer start index per operand axis.
+fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
+    if idx.len() != x.ndim() {
+        return Err(Error::Arity {
+            prim: name,
+            expected: x.ndim().saturating_add(1),
+            got: idx.len().saturating_add(1),
+        });
+    }
+    if let Some(bad) = idx
+        .iter()
+        .find(|a| !a.shape.is_empty() || !a.dtype.is_int())
+    {
+        return Err(Error::shape(
+            name,
+            &[&x.shape, &bad.shape],
+            format!("start indices must be integer scalars, got {}", bad.short()),
+        ));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------ slice
+
+impl Family for Slice {
+    const NAMES: &'static [&'static str] = &["slice"];
+
+    fn name(&self) -> &'static str {
+        "slice"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Slice>> {
+        if name != "slice" {
+            return Ok(None);
+        }
+        Slice::read(params).map(Some)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Slice> {
+        vec![Slice {
+            start_indices: vec![0],
+            limit_indices: vec![1],
+            strides: None,
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let [x] = operands::<_, 1>(self.name(), ins)?;
+        let shape = slice_shape(
+            x,
+            &self.start_indices,
+            &self.limit_indices,
+            self.strides.as_deref(),
+        )?;
+        Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let out = single_out(self.name(), outs)?;
+        let [x] = operands::<_, 1>(self.name(), args)?;
+        let strides = self.strides.as_deref();
+        let buf = kernels::slice(x, &self.start_indices, strides, &out.shape)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_linear_prefix(self, 1, b, xs, ts)
+    }
+
+    /// The cotangent padded with zeros back to the operand's shape
+    /// (interior padding fills the skipped strides).
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let [Operand::Linear(a)] = ops else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let ca = b.aval(&ct)?;
+        let mut config = Vec::with_capacity(a.ndim());
+        for (j, (&d, &out)) in a.shape.iter().zip(&ca.shape).enumerate() {
+            let start = self.start_indices.get(j).copied().unwrap_or(0);
+            let st = self
+                .strides
+                .as_ref()
+                .and_then(|s| s.get(j).copied())
+                .unwrap_or(1);
+            let real_limit = match out.checked_sub(1) {
+                None => start,
+                Some(o1) => o1
+                    .checked_mul(st)
+                    .and_then(|x| x.checked_add(start))
+                    .and_then(|x| x.checked_add(1))
+                    .unwrap_or(d),
+            };
+            config.push((
+                to_i64(start)?,
+                to_i64(d.saturating_sub(real_limit))?,
+                to_i64(st.saturating_sub(1))?,
+            ));
+        }
+        let c = b.add_eqn1(
+            Primitive::Pad(Pad {
+                padding_config: config,
+            }),
+            vec![ct, Builder::lit(ca.dtype, 0.0)],
+        )?;
+        Ok(vec![Some(c)])
+    }
+
+    /// The mapped axis is taken whole.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let name = self.name();
+        if dims.iter().all(Option::is_none) {
+            return unbatched(self, b, ins);
+        }
+        let (x, d) = match (ins, dims) {
+            ([x], [Some(d)]) => (x, *d),
+            ([_], [None]) => return Err(bad(name, "the operand is not batched")),
+            _ => return Err(arity_error(name, 1, ins.len())),
+        };
+        let sliced = Slice {
+            start_indices: insert_axis(&self.start_indices, d, 0),
+            limit_indices: insert_axis(&self.limit_indices, d, n),
+            strides: self.strides.as_ref().map(|s| insert_axis(s, d, 1)),
+        };
+        Ok((vec![emit1(b, sliced, vec![x.clone()])?], vec![Some(d)]))
+    }
+}
+
+fn to_i64(v: usize) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::Overflow {
+        what: "padding",
+        detail: format!("{v}"),
+    })
+}
+
+/// Output shape of `slice`.
+fn slice_shape(
+    x: &Aval,
+    start: &[usize],
+    limit: &[usize],
+    strides: Option<&[usize]>,
+) -> Result<Vec<usize>> {
+    let name = "slice";
+    let n = x.ndim();
+    let ones = vec![1usize; n];
+    let strides = strides.unwrap_or(&ones);
+    if start.len() != n || limit.len() != n || strides.len() != n {
+        return Err(Error::shape(
+            name,
+            &[&x.shape, start, limit, strides],
+            "start_indices, limit_indices and strides need one entry per operand axis",
+        ));
+    }
+    let mut out = Vec::with_capacity(n);
+    for (((&d, &s), &l), &st) in x.shape.iter().zip(start).zip(limit).zip(strides) {
+        if s > l || l > d || st == 0 {
+            return Err(Error::shape(
+                name,
+                &[&x.shape, start, limit, strides],
+                "need 0 <= start <= limit <= axis size and strides >= 1",
+            ));
+        }
+        out.push(l.wrapping_sub(s).div_ceil(st));
+    }
+    Ok(out)
+}
+
+// ------------------------------------------------------------ dynamic_slice
+
+impl Family for DynamicSlice {
+    const NAMES: &'static [&'static str] = &["dynamic_slice"];
+
+    fn name(&self) -> &'static str {
+        "dynamic_slice"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<DynamicSlice>> {
+        if name != "dynamic_slice" {
+            return Ok(None);
+        }
+        DynamicSlice::read(params).map(Some)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<DynamicSlice> {
+        vec![DynamicSlice {
+            slice_sizes: vec![1],
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let slice_sizes = &self.slice_sizes;
+        let Some((x, idx)) = ins.split_first() else {
+            return Err(arity_error(name, 1, 0));
+        };
+        check_start_indices(name, x, idx)?;
+        let fits =
+            slice_sizes.len() == x.ndim() && slice_sizes.iter().zip(&x.shape).all(|(s, d)| s <= d);
+        if !fits {
+            return Err(Error::shape(
+                name,
+                &[&x.shape, slice_sizes],
+                "slice_sizes must have one entry per operand axis, each at most the axis size",
+            ));
+        }
+        Ok(vec![Aval::weak(slice_sizes.clone(), x.dtype, x.weak_type)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let out = single_out(name, outs)?;
+        let (x, idx) = args.split_first().ok_or(arity_error(name, 1, 0))?;
+        let buf = kernels::dynamic_slice(x, idx, &self.slice_sizes)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_linear_prefix(self, 1, b, xs, ts)
+    }
+
+    /// The cotangent written into zeros at the same indices.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let Some((Operand::Linear(a), idx)) = ops.split_first() else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let idx = known_indices(self.name(), idx)?;
+        let zeros = b.zeros(a)?;
+        let mut ins = vec![zeros, ct];
+        ins.extend(idx.iter().cloned());
+        let c = emit1(b, DynamicUpdateSlice, ins)?;
+        let mut out = vec![Some(c)];
+        out.extend(idx.iter().map(|_| None));
+        Ok(out)
+    }
+
+    /// Unbatched start indices prepend a zero index for the mapped axis;
+    /// batched ones become one `gather` with a batching dim pair (as JAX),
+    /// whose clip mode clamps like `dynamic_slice`.
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        let name = self.name();
+        if dims.iter().all(Option::is_none) {
+            return unbatched(self, b, ins);
+        }
+        let (Some((x, idx)), Some((dx, didx))) = (ins.split_first(), dims.split_first()) else {
+            return Err(bad(name, "no operand"));
+        };
+        if didx.iter().all(Option::is_none) {
+            let d = dx.ok_or_else(|| bad(name, "the operand is not batched"))?;
+            let mut new_ins = vec![x.clone()];
+            new_ins.extend(idx.iter().cloned());
+            new_ins.insert(d.saturating_add(1).min(new_ins.len()), zero_index(b, idx)?);
+            let sliced = DynamicSlice {
+                slice_sizes: insert_axis(&self.slice_sizes, d, n),
+            };
+            return Ok((vec![emit1(b, sliced, new_ins)?], vec![Some(d)]));
+        }
+        let xb = batch_first(b, x, *dx, n)?;
+        let starts = super::gather::stacked_starts(b, idx, didx, n)?;
+        let prim = super::gather::dynamic_slice_gather(&self.slice_sizes);
+        Ok((vec![b.add_eqn1(prim, vec![xb, starts])?], vec![Some(0)]))
+    }
+}
+
+// ------------------------------------------------------------ dynamic_update_slice
+
+impl Family for DynamicUpdateSlice {
+    const NAMES: &'static [&'static str] = &["dynamic_update_slice"];
+
+    fn name(&self) -> &'static str {
+        "dynamic_update_slice"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    /// `dynamic_update_slice` reads no params.
+    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<DynamicUpdateSlice>> {
+        Ok((name == "dynamic_update_slice").then_some(DynamicUpdateSlice))
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<DynamicUpdateSlice> {
+        vec![DynamicUpdateSlice]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x, u, idx @ ..] = ins else {
+            return Err(arity_error(name, 2, ins.len()));
+        };
+        same_dtype(name, &[x, u])?;
+        check_start_indices(name, x, idx)?;
+        let fits = u.ndim() == x.ndim() && u.shape.iter().zip(&x.shape).all(|(s, d)| s <= d);
+        if !fits {
+            return Err(Error::shape(
+                name,
+                &[&x.shape, &u.shape],
+                "update must have the operand's rank and fit inside it",
+            ));
+        }
+        Ok(vec![x.clone()])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let out = single_out(name, outs)?;
+        let [x, u, idx @ ..] = args else {
+            return Err(arity_error(name, 2, args.len()));
+        };
+        let buf = kernels::dynamic_update_slice(x, u, idx)?;
+        Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+        jvp_linear_prefix(self, 2, b, xs, ts)
+    }
+
+    /// The operand's cotangent is the cotangent with the window zeroed; the
+    /// update's is the window.
+    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
+        let name = self.name();
+        let Some(ct) = single_ct(name, cts)? else {
+            return Ok(vec![None; ops.len()]);
+        };
+        let [x, u, idx @ ..] = ops else {
+            return Err(arity_error(name, 2, ops.len()));
+        };
+        let idx = known_indices(name, idx)?;
+        let ua = match u {
+            Operand::Known(a) => b.aval(a)?,
+            Operand::Linear(a) => a.clone(),
+        };
+        let c_x = match x {
+            Operand::Linear(_) => {
+                let zeros = b.zeros(&ua)?;
+                let mut ins = vec![ct.clone(), zeros];
+                ins.extend(idx.iter().cloned());
+                Some(emit1(b, DynamicUpdateSlice, ins)?)
+            }
+            Operand::Known(_) => None,
+        };
+        let c_u = match u {
+            Operand::Linear(_) => {
+                let mut ins = vec![ct];
+                ins.extend(idx.iter().cloned());
+                let window = DynamicSlice {
+                    slice_sizes: ua.shape.clone(),
+                };
+                Some(emit1(b, window, ins)?)
+            }
+            Operand::Known(_) => None,
+        };
+        let mut out = vec![c_x, c_u];
+        out.extend(idx.iter().map(|_| None));
+        Ok(out)
+    }
+
+    /// Unbatched start indices prepend a zero index; batched ones become one
+    /// `scatter` with a batching dim pair (as JAX).
+    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
+        if dims.iter().all(Option::is_none) {
+            return unbatched(self, b, ins);
+        }
+        let ([x, u, idx @ ..], [dx, du, didx @ ..]) = (ins, dims) else {
+            return Err(arity_error(self.name(), 2, ins.len()));
+        };
+        let xb = batch_first(b, x, *dx, n)?;
+        let ub = batch_first(b, u, *du, n)?;
+        if didx.iter().all(Option::is_none) {
+            let mut new_ins = vec![xb, ub, zero_index(b, idx)?];
+            new_ins.extend(idx.iter().cloned());
+            return Ok((vec![emit1(b, *self, new_ins)?], vec![Some(0)]));
+        }
+        let starts = super::gather::stacked_starts(b, idx, didx, n)?;
+        let prim = super::gather::dynamic_update_slice_scatter(idx.len());
+        Ok((vec![b.add_eqn1(prim, vec![xb, starts, ub])?], vec![Some(0)]))
     }
 }

@@ -8,7 +8,7 @@
 //! rule-coverage listing stays about missing work, not about non-linearity.
 
 use super::rules::{Operand, TransposeRule};
-use super::{BinaryOp, CumOp, DotDims, Primitive, ReduceOp};
+use super::{BinaryOp, Primitive, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
@@ -16,8 +16,9 @@ use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Concatenate, ConvertElementType, Cumulative, DotGeneral,
     DynamicSlice, DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze,
     Transpose,
+    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
+    Reduce, Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
 };
-use std::sync::Arc;
 
 /// The transpose rule of a primitive that can be linear.
 /// The transpose rule of a core primitive (families dispatch to their impl).
@@ -49,20 +50,29 @@ pub(super) fn core_transpose(
         Primitive::IsFinite(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Round(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Clamp(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::IntegerPow(IntegerPow { .. })
+        | Primitive::Iota(Iota { .. })
+        | Primitive::StopGradient(StopGradient)
+        | Primitive::IsFinite(IsFinite)
+        | Primitive::Round(Round { .. })
+        | Primitive::Clamp(Clamp) => not_linear,
+        Primitive::Arg(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Cumulative(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::SelectN(SelectN) => t_select_n,
+        Primitive::ConvertElementType(ConvertElementType { .. }) => t_convert,
         Primitive::BroadcastInDim(BroadcastInDim { .. }) => t_broadcast_in_dim,
         Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => t_reshape,
         Primitive::Transpose(Transpose { .. }) => t_transpose,
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::Sum, ..
-        }) => t_reduce_sum,
-        Primitive::DotGeneral(DotGeneral { .. }) => t_dot_general,
+        Primitive::Reduce(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::DotGeneral(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Rev(Rev { .. }) => t_rev,
-        Primitive::Slice(Slice { .. }) => t_slice,
+        Primitive::Slice(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Concatenate(Concatenate { .. }) => t_concatenate,
         Primitive::Pad(Pad { .. }) => t_pad,
-        Primitive::DynamicSlice(DynamicSlice { .. }) => t_dynamic_slice,
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => t_dynamic_update_slice,
-        Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => t_call,
+        Primitive::DynamicSlice(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::DynamicUpdateSlice(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Pjit(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
+        Primitive::Checkpoint(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Custom(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Control(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
         Primitive::Callback(_) => |p, b, cts, ops| p.transpose(b, cts, ops),
@@ -239,224 +249,6 @@ fn t_transpose(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Oper
     Ok(vec![Some(c)])
 }
 
-fn t_reduce_sum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Reduce(Reduce { axes, .. }) = p else {
-        return Err(wrong_rule(p));
-    };
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let [Operand::Linear(a)] = ops else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let kept: Vec<usize> = (0..a.ndim()).filter(|d| !axes.contains(d)).collect();
-    let c = b.add_eqn1(
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape: a.shape.clone(),
-            broadcast_dimensions: kept,
-        }),
-        vec![ct],
-    )?;
-    Ok(vec![Some(c)])
-}
-
-/// One side of `dot_general`'s transpose. The cotangent has the output
-/// layout `(batch, lhs free, rhs free)`; contracting its `other` free axes
-/// with the other operand's free axes (batching the batch axes) gives
-/// `(batch, this free, this contracting axes in the other's order)`, which a
-/// transpose brings to this operand's layout.
-struct DotSide<'a> {
-    batch: &'a [usize],
-    contract: &'a [usize],
-    free: Vec<usize>,
-}
-
-fn free_dims(ndim: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
-    (0..ndim)
-        .filter(|d| !batch.contains(d) && !contract.contains(d))
-        .collect()
-}
-
-fn dot_transpose_side(
-    b: &mut Builder,
-    ct: Atom,
-    other: Atom,
-    this_aval: &Aval,
-    this: &DotSide,
-    oth: &DotSide,
-    other_free_start: usize,
-) -> Result<Atom> {
-    let nb = this.batch.len();
-    let other_dtype = b.aval(&other)?.dtype;
-    let ct = if b.aval(&ct)?.dtype == other_dtype {
-        ct
-    } else {
-        b.add_eqn1(
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: other_dtype,
-                weak_type: false,
-            }),
-            vec![ct],
-        )?
-    };
-    let ct_contract: Vec<usize> = (0..oth.free.len())
-        .map(|i| other_free_start.saturating_add(i))
-        .collect();
-    let dims = DotDims {
-        lhs_contract: ct_contract,
-        rhs_contract: oth.free.clone(),
-        lhs_batch: (0..nb).collect(),
-        rhs_batch: oth.batch.to_vec(),
-    };
-    let r = b.add_eqn1(
-        Primitive::DotGeneral(DotGeneral {
-            dims,
-            preferred_element_type: None,
-        }),
-        vec![ct, other],
-    )?;
-    // Which axis of this operand each result axis is.
-    let mut pos: Vec<usize> = this.batch.to_vec();
-    pos.extend(&this.free);
-    let mut oc_sorted = oth.contract.to_vec();
-    oc_sorted.sort_unstable();
-    for d in oc_sorted {
-        let k = oth
-            .contract
-            .iter()
-            .position(|&c| c == d)
-            .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
-        let td = this
-            .contract
-            .get(k)
-            .copied()
-            .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
-        pos.push(td);
-    }
-    let perm: Vec<usize> = (0..this_aval.ndim())
-        .map(|i| pos.iter().position(|&q| q == i))
-        .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad layout"))?;
-    if perm.iter().enumerate().all(|(i, &q)| i == q) {
-        return Ok(r);
-    }
-    b.add_eqn1(
-        Primitive::Transpose(Transpose { permutation: perm }),
-        vec![r],
-    )
-}
-
-fn t_dot_general(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::DotGeneral(DotGeneral { dims, .. }) = p else {
-        return Err(wrong_rule(p));
-    };
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let (x, y) = two_ops(p, ops)?;
-    let xa = op_aval(b, x)?;
-    let ya = op_aval(b, y)?;
-    let lhs = DotSide {
-        batch: &dims.lhs_batch,
-        contract: &dims.lhs_contract,
-        free: free_dims(xa.ndim(), &dims.lhs_batch, &dims.lhs_contract),
-    };
-    let rhs = DotSide {
-        batch: &dims.rhs_batch,
-        contract: &dims.rhs_contract,
-        free: free_dims(ya.ndim(), &dims.rhs_batch, &dims.rhs_contract),
-    };
-    let nb = dims.lhs_batch.len();
-    let rhs_free_start = nb.saturating_add(lhs.free.len());
-    match (x, y) {
-        (Operand::Linear(_), Operand::Known(yv)) => {
-            let c = dot_transpose_side(b, ct, yv.clone(), &xa, &lhs, &rhs, rhs_free_start)?;
-            Ok(vec![Some(c), None])
-        }
-        (Operand::Known(xv), Operand::Linear(_)) => {
-            let c = dot_transpose_side(b, ct, xv.clone(), &ya, &rhs, &lhs, nb)?;
-            Ok(vec![None, Some(c)])
-        }
-        (Operand::Linear(_), Operand::Linear(_)) => Err(not_linear_error(
-            "dot_general",
-            " (both operands are linear)",
-        )),
-        (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
-    }
-}
-
-/// `pjit` / `checkpoint`: a new call of the transposed callee, taking the known operands
-/// and the cotangent of every output, returning the linear operands'
-/// cotangents.
-fn t_call(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(jaxpr) = p.call_jaxpr() else {
-        return Err(wrong_rule(p));
-    };
-    let linear: Vec<bool> = ops.iter().map(Operand::is_linear).collect();
-    let sub = crate::transforms::transpose::transpose_jaxpr(jaxpr, &linear)?;
-    let out_avals = jaxpr.out_avals()?;
-    if out_avals.len() != cts.len() {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: out_avals.len(),
-            got: cts.len(),
-        });
-    }
-    let mut ins: Vec<Atom> = ops
-        .iter()
-        .filter_map(|o| match o {
-            Operand::Known(a) => Some(a.clone()),
-            Operand::Linear(_) => None,
-        })
-        .collect();
-    for (c, aval) in cts.iter().zip(&out_avals) {
-        ins.push(match c {
-            Some(c) => c.clone(),
-            None => b.zeros(aval)?,
-        });
-    }
-    let call = p
-        .with_callee(Arc::new(sub), "transpose")
-        .ok_or_else(|| wrong_rule(p))?;
-    let outs = b.add_eqn(call, ins, None)?;
-    let mut it = outs.into_iter();
-    let mut res = Vec::with_capacity(ops.len());
-    for o in ops {
-        res.push(if o.is_linear() {
-            Some(Atom::Var(it.next().ok_or(Error::Arity {
-                prim: "pjit",
-                expected: linear.iter().filter(|l| **l).count(),
-                got: 0,
-            })?))
-        } else {
-            None
-        });
-    }
-    Ok(res)
-}
-
-/// `cumsum`: the transpose is the scan in the other direction.
-fn t_cumsum(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Cumulative(Cumulative { op, axis, reverse }) = p else {
-        return Err(wrong_rule(p));
-    };
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let [Operand::Linear(_)] = ops else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let c = b.add_eqn1(
-        Primitive::Cumulative(Cumulative {
-            op: *op,
-            axis: *axis,
-            reverse: !*reverse,
-        }),
-        vec![ct],
-    )?;
-    Ok(vec![Some(c)])
-}
-
 /// `rev` is its own transpose.
 fn t_rev(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
     let Some(ct) = single_ct(p, cts)? else {
@@ -468,66 +260,11 @@ fn t_rev(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) 
     Ok(vec![Some(b.add_eqn1(p.clone(), vec![ct])?)])
 }
 
-fn to_i64(v: usize) -> Result<i64> {
-    i64::try_from(v).map_err(|_| Error::Overflow {
-        what: "padding",
-        detail: format!("{v}"),
-    })
-}
-
 fn neg_i64(v: i64) -> Result<i64> {
     v.checked_neg().ok_or_else(|| Error::Overflow {
         what: "padding",
         detail: format!("{v}"),
     })
-}
-
-/// `slice`: the cotangent padded with zeros back to the operand's shape
-/// (interior padding fills the skipped strides).
-fn t_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Primitive::Slice(Slice {
-        start_indices,
-        strides,
-        ..
-    }) = p
-    else {
-        return Err(wrong_rule(p));
-    };
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let [Operand::Linear(a)] = ops else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let ca = b.aval(&ct)?;
-    let mut config = Vec::with_capacity(a.ndim());
-    for (j, (&d, &out)) in a.shape.iter().zip(&ca.shape).enumerate() {
-        let start = start_indices.get(j).copied().unwrap_or(0);
-        let st = strides
-            .as_ref()
-            .and_then(|s| s.get(j).copied())
-            .unwrap_or(1);
-        let real_limit = match out.checked_sub(1) {
-            None => start,
-            Some(o1) => o1
-                .checked_mul(st)
-                .and_then(|x| x.checked_add(start))
-                .and_then(|x| x.checked_add(1))
-                .unwrap_or(d),
-        };
-        config.push((
-            to_i64(start)?,
-            to_i64(d.saturating_sub(real_limit))?,
-            to_i64(st.saturating_sub(1))?,
-        ));
-    }
-    let c = b.add_eqn1(
-        Primitive::Pad(Pad {
-            padding_config: config,
-        }),
-        vec![ct, Builder::lit(ca.dtype, 0.0)],
-    )?;
-    Ok(vec![Some(c)])
 }
 
 /// A `slice` of `x` from `start` to `limit` (no-op when it is everything).
@@ -649,79 +386,4 @@ fn t_pad(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) 
         Operand::Known(_) => None,
     };
     Ok(vec![c_x, c_pv])
-}
-
-/// The known start indices of a dynamic slice.
-fn known_indices(prim: &'static str, ops: &[Operand]) -> Result<Vec<Atom>> {
-    ops.iter()
-        .map(|o| match o {
-            Operand::Known(a) => Ok(a.clone()),
-            Operand::Linear(_) => Err(not_linear_error(prim, " (a start index is linear)")),
-        })
-        .collect()
-}
-
-/// `dynamic_slice`: the cotangent written into zeros at the same indices.
-fn t_dynamic_slice(p: &Primitive, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let Some((Operand::Linear(a), idx)) = ops.split_first() else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let idx = known_indices(p.name(), idx)?;
-    let zeros = b.zeros(a)?;
-    let mut ins = vec![zeros, ct];
-    ins.extend(idx.iter().cloned());
-    let c = b.add_eqn1(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), ins)?;
-    let mut out = vec![Some(c)];
-    out.extend(idx.iter().map(|_| None));
-    Ok(out)
-}
-
-/// `dynamic_update_slice`: the operand's cotangent is the cotangent with
-/// the window zeroed; the update's is the window.
-fn t_dynamic_update_slice(
-    p: &Primitive,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-) -> TOut {
-    let Some(ct) = single_ct(p, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let [x, u, idx @ ..] = ops else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ops.len(),
-        });
-    };
-    let idx = known_indices(p.name(), idx)?;
-    let ua = op_aval(b, u)?;
-    let c_x = match x {
-        Operand::Linear(_) => {
-            let zeros = b.zeros(&ua)?;
-            let mut ins = vec![ct.clone(), zeros];
-            ins.extend(idx.iter().cloned());
-            Some(b.add_eqn1(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), ins)?)
-        }
-        Operand::Known(_) => None,
-    };
-    let c_u = match u {
-        Operand::Linear(_) => {
-            let mut ins = vec![ct];
-            ins.extend(idx.iter().cloned());
-            Some(b.add_eqn1(
-                Primitive::DynamicSlice(DynamicSlice {
-                    slice_sizes: ua.shape.clone(),
-                }),
-                ins,
-            )?)
-        }
-        Operand::Known(_) => None,
-    };
-    let mut out = vec![c_x, c_u];
-    out.extend(idx.iter().map(|_| None));
-    Ok(out)
 }
