@@ -17,11 +17,11 @@ use super::rules::BatchRule;
 use super::{DotDims, Primitive};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Literal, Scalar};
+use crate::ir::Atom;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, BroadcastInDim, Checkpoint, Clamp, ConvertElementType, Cumulative, DotGeneral,
+    DynamicSlice, DynamicUpdateSlice, IntegerPow, IsFinite, Pjit, Reduce, Round, SelectN, Slice,
+    StopGradient, Transpose,
 };
 use crate::DType;
 use std::sync::Arc;
@@ -48,17 +48,17 @@ pub(super) fn core_batch(
         Primitive::Arg(ArgReduce { .. }) => arg,
         Primitive::Cumulative(Cumulative { .. }) => cumulative,
         Primitive::SelectN(SelectN) => select_n,
-        Primitive::BroadcastInDim(BroadcastInDim { .. }) => broadcast_in_dim,
-        Primitive::Reshape(Reshape { .. }) => reshape,
-        Primitive::Transpose(Transpose { .. }) => transpose,
-        Primitive::Squeeze(Squeeze { .. }) => squeeze,
+        Primitive::BroadcastInDim(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Reshape(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Transpose(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Squeeze(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Reduce(Reduce { .. }) => reduce,
         Primitive::DotGeneral(DotGeneral { .. }) => dot_general,
-        Primitive::Iota(Iota { .. }) => unbatched,
-        Primitive::Rev(Rev { .. }) => rev,
+        Primitive::Iota(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Rev(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::Slice(Slice { .. }) => slice,
-        Primitive::Concatenate(Concatenate { .. }) => concatenate,
-        Primitive::Pad(Pad { .. }) => pad,
+        Primitive::Concatenate(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
+        Primitive::Pad(_) => |p, b, xs, dims, n| p.batch(b, xs, dims, n),
         Primitive::DynamicSlice(DynamicSlice { .. }) => dynamic_slice,
         Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => dynamic_update_slice,
         Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => call,
@@ -288,124 +288,12 @@ fn elementwise_impl(
     emit1(p.clone(), b, new_ins, Some(target))
 }
 
-/// `broadcast_in_dim`: the mapped axis goes where it keeps
-/// `broadcast_dimensions` increasing (right after the output axis of the
-/// operand axis before it), so the operand is never transposed.
-fn broadcast_in_dim(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::BroadcastInDim(BroadcastInDim {
-        shape,
-        broadcast_dimensions,
-    }) = p
-    else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let out_d = match d.checked_sub(1) {
-        None => 0,
-        Some(prev) => broadcast_dimensions
-            .get(prev)
-            .ok_or_else(|| bad(p, "batch dim out of range"))?
-            .saturating_add(1),
-    };
-    let mut bdims: Vec<usize> = broadcast_dimensions
-        .iter()
-        .map(|&o| shift(o, out_d))
-        .collect();
-    bdims.insert(d.min(bdims.len()), out_d);
-    let prim = Primitive::BroadcastInDim(BroadcastInDim {
-        shape: insert_axis(shape, out_d, n),
-        broadcast_dimensions: bdims,
-    });
-    emit1(prim, b, vec![x.clone()], Some(out_d))
-}
-
-/// `reshape`: the mapped axis moves to the front and leads the new sizes.
-fn reshape(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Reshape(Reshape { new_sizes }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let x = move_axis(b, x.clone(), d, 0)?;
-    let prim = Primitive::Reshape(Reshape {
-        new_sizes: insert_axis(new_sizes, 0, n),
-    });
-    emit1(prim, b, vec![x], Some(0))
-}
-
-/// `transpose`: the mapped axis stays where it is; the permutation is
-/// extended around it.
-fn transpose(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Transpose(Transpose { permutation }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let mut perm: Vec<usize> = permutation.iter().map(|&k| shift(k, d)).collect();
-    perm.insert(d.min(perm.len()), d);
-    emit1(
-        Primitive::Transpose(Transpose { permutation: perm }),
-        b,
-        vec![x.clone()],
-        Some(d),
-    )
-}
-
 /// Axes of an unbatched value mapped into the value batched at `d`, and
 /// where the mapped axis lands once those axes are removed.
-fn axes_around(axes: &[usize], d: usize) -> (Vec<usize>, usize) {
+pub(super) fn axes_around(axes: &[usize], d: usize) -> (Vec<usize>, usize) {
     let mapped = axes.iter().map(|&k| shift(k, d)).collect();
     let before = axes.iter().filter(|&&k| k < d).count();
     (mapped, d.saturating_sub(before))
-}
-
-/// `squeeze`: the squeezed axes shift around the mapped one.
-fn squeeze(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Squeeze(Squeeze { dimensions }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let (dimensions, out_d) = axes_around(dimensions, d);
-    emit1(
-        Primitive::Squeeze(Squeeze { dimensions }),
-        b,
-        vec![x.clone()],
-        Some(out_d),
-    )
 }
 
 /// `reduce_sum` / `reduce_max`: the reduced axes shift around the mapped one.
@@ -620,30 +508,6 @@ fn cumulative(
     )
 }
 
-/// `rev`: the reversed axes shift around the mapped one.
-fn rev(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Rev(Rev { dimensions }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let (x, d) = one(p, ins, dims)?;
-    let dimensions = dimensions.iter().map(|&k| shift(k, d)).collect();
-    emit1(
-        Primitive::Rev(Rev { dimensions }),
-        b,
-        vec![x.clone()],
-        Some(d),
-    )
-}
-
 /// `slice`: the mapped axis is taken whole.
 fn slice(
     p: &Primitive,
@@ -673,128 +537,10 @@ fn slice(
 }
 
 /// Brings `x` (batched at `d` or unbatched) to carry the mapped axis first.
-fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
+pub(super) fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
     match d {
         Some(d) => move_axis(b, x.clone(), d, 0),
         None => add_batch_axis(b, x.clone(), n, 0),
-    }
-}
-
-/// `concatenate`: every operand carries the mapped axis first.
-fn concatenate(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Concatenate(Concatenate { dimension }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
-    }
-    let xs = ins
-        .iter()
-        .zip(dims)
-        .map(|(x, d)| batch_first(b, x, *d, n))
-        .collect::<Result<Vec<_>>>()?;
-    let prim = Primitive::Concatenate(Concatenate {
-        dimension: dimension.saturating_add(1),
-    });
-    emit1(prim, b, xs, Some(0))
-}
-
-/// `pad`: an unbatched padding value pads around the mapped axis; a
-/// batched one is selected in where a padded mask marks the padding.
-fn pad(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-) -> Result<Batched> {
-    let Primitive::Pad(Pad { padding_config }) = p else {
-        return Err(bad(p, "wrong rule"));
-    };
-    let ([x, pv], [dx, dpv]) = (ins, dims) else {
-        return Err(Error::Arity {
-            prim: p.name(),
-            expected: 2,
-            got: ins.len(),
-        });
-    };
-    match (dx, dpv) {
-        (None, None) => unbatched(p, b, ins, dims, n),
-        (Some(d), None) => {
-            let mut config = padding_config.clone();
-            config.insert((*d).min(config.len()), (0, 0, 0));
-            let prim = Primitive::Pad(Pad {
-                padding_config: config,
-            });
-            emit1(prim, b, vec![x.clone(), pv.clone()], Some(*d))
-        }
-        (_, Some(dp)) => {
-            let xb = batch_first(b, x, *dx, n)?;
-            let xa = b.aval(x)?;
-            let xshape = match dx {
-                Some(d) => remove_axis(&xa.shape, *d),
-                None => xa.shape.clone(),
-            };
-            let mut config = padding_config.clone();
-            config.insert(0, (0, 0, 0));
-            let zero = Builder::lit(xa.dtype, 0.0);
-            let padded = b.add_eqn1(
-                Primitive::Pad(Pad {
-                    padding_config: config,
-                }),
-                vec![xb, zero],
-            )?;
-            let out_shape = b.aval(&padded)?.shape;
-            let lie = Atom::Lit(Literal::new(Scalar::Bool(false), DType::Bool, false));
-            let falses = if xshape.is_empty() {
-                lie
-            } else {
-                b.add_eqn1(
-                    Primitive::BroadcastInDim(BroadcastInDim {
-                        shape: xshape,
-                        broadcast_dimensions: Vec::new(),
-                    }),
-                    vec![lie],
-                )?
-            };
-            let truth = Atom::Lit(Literal::new(Scalar::Bool(true), DType::Bool, false));
-            let mask = b.add_eqn1(
-                Primitive::Pad(Pad {
-                    padding_config: padding_config.clone(),
-                }),
-                vec![falses, truth],
-            )?;
-            let rank = out_shape.len();
-            let mask = b.add_eqn1(
-                Primitive::BroadcastInDim(BroadcastInDim {
-                    shape: out_shape.clone(),
-                    broadcast_dimensions: (1..rank).collect(),
-                }),
-                vec![mask],
-            )?;
-            if *dp != 0 {
-                return Err(bad(p, "a batched scalar has its mapped axis at 0"));
-            }
-            let pvb = b.add_eqn1(
-                Primitive::BroadcastInDim(BroadcastInDim {
-                    shape: out_shape,
-                    broadcast_dimensions: vec![0],
-                }),
-                vec![pv.clone()],
-            )?;
-            emit1(
-                Primitive::SelectN(SelectN),
-                b,
-                vec![mask, padded, pvb],
-                Some(0),
-            )
-        }
     }
 }
 

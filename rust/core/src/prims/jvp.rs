@@ -17,7 +17,7 @@ use crate::ir::Atom;
 use crate::prims::{
     ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
     DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    Round, SelectN, Slice, StopGradient,
 };
 use std::sync::Arc;
 
@@ -28,15 +28,15 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         Primitive::Unary(_) | Primitive::Binary(_) | Primitive::Compare(_) => {
             |p, b, xs, ts| p.jvp(b, xs, ts)
         }
-        Primitive::Iota(Iota { .. }) => jvp_zero,
+        Primitive::Iota(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
         Primitive::IntegerPow(IntegerPow { .. }) => jvp_integer_pow,
         Primitive::SelectN(SelectN) => jvp_select_n,
         Primitive::ConvertElementType(ConvertElementType { .. }) => jvp_convert,
-        Primitive::BroadcastInDim(BroadcastInDim { .. })
-        | Primitive::Reshape(Reshape { .. })
-        | Primitive::Transpose(Transpose { .. })
-        | Primitive::Squeeze(Squeeze { .. })
-        | Primitive::Reduce(Reduce {
+        Primitive::BroadcastInDim(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Reshape(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Transpose(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Squeeze(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Reduce(Reduce {
             op: ReduceOp::Sum, ..
         }) => jvp_structural,
         Primitive::Reduce(Reduce {
@@ -58,10 +58,10 @@ pub(super) fn core_jvp(p: &Primitive, b: &mut Builder, xs: &[Atom], ts: &[Option
         Primitive::Cumulative(Cumulative { op: CumOp::Sum, .. }) => jvp_structural,
         Primitive::Cumulative(Cumulative { .. }) => jvp_cumulative,
         Primitive::DotGeneral(DotGeneral { .. }) => jvp_dot_general,
-        Primitive::Rev(Rev { .. })
-        | Primitive::Slice(Slice { .. })
-        | Primitive::Concatenate(Concatenate { .. })
-        | Primitive::Pad(Pad { .. })
+        Primitive::Rev(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Concatenate(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Pad(_) => |p, b, xs, ts| p.jvp(b, xs, ts),
+        Primitive::Slice(Slice { .. })
         | Primitive::DynamicSlice(DynamicSlice { .. })
         | Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => jvp_linear_prefix,
         Primitive::Pjit(Pjit { .. }) | Primitive::Checkpoint(Checkpoint { .. }) => jvp_call,

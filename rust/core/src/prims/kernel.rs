@@ -40,7 +40,7 @@ pub mod slices;
 #[path = "kernels/small_matmul.rs"]
 mod small_matmul;
 #[path = "kernels/structural.rs"]
-mod structural;
+pub(super) mod structural;
 #[path = "kernels/vmath.rs"]
 pub mod vmath;
 
@@ -53,9 +53,8 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::Aval;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, Checkpoint, Clamp, ConvertElementType, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, IntegerPow, IsFinite, Pjit, Reduce, Round, SelectN, Slice, StopGradient,
 };
 use std::sync::Arc;
 
@@ -153,17 +152,6 @@ pub fn eval_known(
         Primitive::ConvertElementType(ConvertElementType { new_dtype, .. }) => {
             elementwise::convert(one(name, args)?.buffer(), *new_dtype)?
         }
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape,
-            broadcast_dimensions,
-        }) => structural::broadcast_in_dim(one(name, args)?, shape, broadcast_dimensions)?,
-        // Same elements in the same order; only the shape changes.
-        Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
-            one(name, args)?.buffer().clone()
-        }
-        Primitive::Transpose(Transpose { permutation }) => {
-            structural::transpose(one(name, args)?, permutation)?
-        }
         Primitive::Reduce(Reduce { op, axes }) => reduce::reduce(*op, one(name, args)?, axes)?,
         Primitive::DotGeneral(DotGeneral {
             dims,
@@ -172,11 +160,6 @@ pub fn eval_known(
             let (l, r) = two(name, args)?;
             dot::dot_general(l, r, dims, *preferred_element_type)?
         }
-        Primitive::Iota(Iota {
-            dtype,
-            shape,
-            dimension,
-        }) => structural::iota(*dtype, shape, *dimension)?,
         Primitive::StopGradient(StopGradient) => one(name, args)?.buffer().clone(),
         Primitive::IsFinite(IsFinite) => elementwise::is_finite(one(name, args)?.buffer())?,
         Primitive::Round(Round { rounding_method }) => {
@@ -200,7 +183,6 @@ pub fn eval_known(
         Primitive::Cumulative(Cumulative { op, axis, reverse }) => {
             reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
         }
-        Primitive::Rev(Rev { dimensions }) => structural::rev(one(name, args)?, dimensions)?,
         Primitive::Slice(Slice {
             start_indices,
             strides,
@@ -211,13 +193,6 @@ pub fn eval_known(
             strides.as_deref(),
             &out_shape(name, &aval)?,
         )?,
-        Primitive::Concatenate(Concatenate { dimension }) => {
-            structural::concatenate(args, *dimension, &out_shape(name, &aval)?)?
-        }
-        Primitive::Pad(Pad { padding_config }) => {
-            let (x, pv) = two(name, args)?;
-            structural::pad(x, pv, padding_config, &out_shape(name, &aval)?)?
-        }
         Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
             let (x, idx) = args.split_first().ok_or(Error::Arity {
                 prim: name,
@@ -256,7 +231,15 @@ pub fn eval_known(
         | Primitive::Collective(_)
         | Primitive::Threefry2x32(_)
         | Primitive::Conv(_)
-        | Primitive::Window(_) => {
+        | Primitive::Window(_)
+        | Primitive::BroadcastInDim(_)
+        | Primitive::Reshape(_)
+        | Primitive::Transpose(_)
+        | Primitive::Squeeze(_)
+        | Primitive::Iota(_)
+        | Primitive::Rev(_)
+        | Primitive::Concatenate(_)
+        | Primitive::Pad(_) => {
             return Err(Error::Unsupported(format!(
                 "{name}: a family primitive has no core kernel"
             )))

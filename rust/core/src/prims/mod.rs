@@ -448,6 +448,22 @@ primitives! {
         Compare(CmpOp),
         /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
         Window(Box<window::WindowOp>),
+        /// `broadcast_in_dim` (`prims/structural/`).
+        BroadcastInDim(structural::BroadcastInDim),
+        /// `reshape` (`prims/structural/`).
+        Reshape(structural::Reshape),
+        /// `transpose` (`prims/structural/`).
+        Transpose(structural::Transpose),
+        /// `squeeze` (`prims/structural/`).
+        Squeeze(structural::Squeeze),
+        /// `iota` (`prims/structural/`).
+        Iota(structural::Iota),
+        /// `rev` (`prims/structural/`).
+        Rev(structural::Rev),
+        /// `concatenate` (`prims/structural/`).
+        Concatenate(structural::Concatenate),
+        /// `pad` (`prims/structural/`).
+        Pad(structural::Pad),
         /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
         Linalg(linalg::LinalgOp),
         /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
@@ -477,20 +493,10 @@ primitives! {
         SelectN(select::SelectN),
         /// `convert_element_type` (`prims/convert.rs`).
         ConvertElementType(convert::ConvertElementType),
-        /// `broadcast_in_dim` (`prims/structural.rs`).
-        BroadcastInDim(structural::BroadcastInDim),
-        /// `reshape` (`prims/structural.rs`).
-        Reshape(structural::Reshape),
-        /// `transpose` (`prims/structural.rs`).
-        Transpose(structural::Transpose),
-        /// `squeeze` (`prims/structural.rs`).
-        Squeeze(structural::Squeeze),
         /// `reduce_sum`, `reduce_max`, ... (`prims/reduce.rs`).
         Reduce(reduce::Reduce),
         /// `dot_general` (`prims/dot.rs`).
         DotGeneral(dot::DotGeneral),
-        /// `iota` (`prims/structural.rs`).
-        Iota(structural::Iota),
         /// `stop_gradient` (`prims/convert.rs`).
         StopGradient(convert::StopGradient),
         /// `is_finite` (`prims/numeric.rs`).
@@ -503,14 +509,8 @@ primitives! {
         Arg(reduce::ArgReduce),
         /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
         Cumulative(reduce::Cumulative),
-        /// `rev` (`prims/structural.rs`).
-        Rev(structural::Rev),
         /// `slice` (`prims/slicing.rs`).
         Slice(slicing::Slice),
-        /// `concatenate` (`prims/structural.rs`).
-        Concatenate(structural::Concatenate),
-        /// `pad` (`prims/structural.rs`).
-        Pad(structural::Pad),
         /// `dynamic_slice` (`prims/slicing.rs`).
         DynamicSlice(slicing::DynamicSlice),
         /// `dynamic_update_slice` (`prims/slicing.rs`).
@@ -532,23 +532,23 @@ impl Primitive {
             Primitive::IntegerPow(IntegerPow { .. }) => "integer_pow",
             Primitive::SelectN(SelectN) => "select_n",
             Primitive::ConvertElementType(ConvertElementType { .. }) => "convert_element_type",
-            Primitive::BroadcastInDim(BroadcastInDim { .. }) => "broadcast_in_dim",
-            Primitive::Reshape(Reshape { .. }) => "reshape",
-            Primitive::Transpose(Transpose { .. }) => "transpose",
-            Primitive::Squeeze(Squeeze { .. }) => "squeeze",
+            Primitive::BroadcastInDim(f) => family::Family::name(f),
+            Primitive::Reshape(f) => family::Family::name(f),
+            Primitive::Transpose(f) => family::Family::name(f),
+            Primitive::Squeeze(f) => family::Family::name(f),
             Primitive::Reduce(Reduce { op, .. }) => op.name(),
             Primitive::DotGeneral(DotGeneral { .. }) => "dot_general",
-            Primitive::Iota(Iota { .. }) => "iota",
+            Primitive::Iota(f) => family::Family::name(f),
             Primitive::StopGradient(StopGradient) => "stop_gradient",
             Primitive::IsFinite(IsFinite) => "is_finite",
             Primitive::Round(Round { .. }) => "round",
             Primitive::Clamp(Clamp) => "clamp",
             Primitive::Arg(ArgReduce { op, .. }) => op.name(),
             Primitive::Cumulative(Cumulative { op, .. }) => op.name(),
-            Primitive::Rev(Rev { .. }) => "rev",
+            Primitive::Rev(f) => family::Family::name(f),
             Primitive::Slice(Slice { .. }) => "slice",
-            Primitive::Concatenate(Concatenate { .. }) => "concatenate",
-            Primitive::Pad(Pad { .. }) => "pad",
+            Primitive::Concatenate(f) => family::Family::name(f),
+            Primitive::Pad(f) => family::Family::name(f),
             Primitive::DynamicSlice(DynamicSlice { .. }) => "dynamic_slice",
             Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => "dynamic_update_slice",
             Primitive::Gather(f) => family::Family::name(f),
@@ -626,16 +626,8 @@ impl Primitive {
             "integer_pow",
             "select_n",
             "convert_element_type",
-            "broadcast_in_dim",
-            "reshape",
-            "transpose",
-            "squeeze",
             "dot_general",
-            "iota",
-            "rev",
             "slice",
-            "concatenate",
-            "pad",
             "dynamic_slice",
             "dynamic_update_slice",
             "pjit",
@@ -678,37 +670,14 @@ impl Primitive {
                 new_dtype: DType::F32,
                 weak_type: false,
             }),
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![1],
-                broadcast_dimensions: vec![],
-            }),
-            Primitive::Reshape(Reshape { new_sizes: vec![1] }),
-            Primitive::Transpose(Transpose {
-                permutation: vec![0],
-            }),
-            Primitive::Squeeze(Squeeze {
-                dimensions: vec![0],
-            }),
             Primitive::DotGeneral(DotGeneral {
                 dims: DotDims::default(),
                 preferred_element_type: None,
-            }),
-            Primitive::Iota(Iota {
-                dtype: DType::I32,
-                shape: vec![1],
-                dimension: 0,
-            }),
-            Primitive::Rev(Rev {
-                dimensions: vec![0],
             }),
             Primitive::Slice(Slice {
                 start_indices: vec![0],
                 limit_indices: vec![1],
                 strides: None,
-            }),
-            Primitive::Concatenate(Concatenate { dimension: 0 }),
-            Primitive::Pad(Pad {
-                padding_config: vec![(1, 0, 0)],
             }),
             Primitive::DynamicSlice(DynamicSlice {
                 slice_sizes: vec![1],

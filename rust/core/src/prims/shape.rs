@@ -2,14 +2,12 @@
 //! reject bad input with an error naming the primitive and the shapes.
 
 use super::{BinaryOp, DotDims, Family, Primitive, UnaryOp};
-use crate::array::checked_size;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Aval;
 use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Clamp, Concatenate, ConvertElementType, Cumulative,
-    DotGeneral, DynamicSlice, DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Pjit, Reduce,
-    Reshape, Rev, Round, SelectN, Slice, Squeeze, StopGradient, Transpose,
+    ArgReduce, Checkpoint, Clamp, ConvertElementType, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, IntegerPow, IsFinite, Pjit, Reduce, Round, SelectN, Slice, StopGradient,
 };
 
 /// Output avals of `prim` applied to operands of avals `ins` (its shape
@@ -54,56 +52,10 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![Aval::weak(x.shape.clone(), *new_dtype, *weak_type)])
         }
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape,
-            broadcast_dimensions,
-        }) => {
-            let [x] = arity::<1>(name, ins)?;
-            broadcast_in_dim(x, shape, broadcast_dimensions)
-        }
-        Primitive::Reshape(Reshape { new_sizes }) => {
-            let [x] = arity::<1>(name, ins)?;
-            if checked_size(new_sizes)? != x.size()? {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, new_sizes],
-                    "reshape must preserve the number of elements",
-                ));
-            }
-            Ok(vec![Aval::weak(new_sizes.clone(), x.dtype, x.weak_type)])
-        }
-        Primitive::Transpose(Transpose { permutation }) => {
-            let [x] = arity::<1>(name, ins)?;
-            if !is_permutation(permutation, x.ndim()) {
-                return Err(Error::param(
-                    name,
-                    "permutation",
-                    format!(
-                        "{permutation:?} is not a permutation of the {} axes of {}",
-                        x.ndim(),
-                        x.short()
-                    ),
-                ));
-            }
-            let shape = gather_dims(&x.shape, permutation);
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
-        Primitive::Squeeze(Squeeze { dimensions }) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_axes(name, "dimensions", dimensions, x.ndim())?;
-            if let Some(d) = dimensions.iter().find(|&&d| x.shape.get(d) != Some(&1)) {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape],
-                    format!("cannot squeeze axis {d} of size other than 1"),
-                ));
-            }
-            Ok(vec![Aval::weak(
-                drop_dims(&x.shape, dimensions),
-                x.dtype,
-                x.weak_type,
-            )])
-        }
+        Primitive::BroadcastInDim(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Reshape(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Transpose(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Squeeze(f) => super::Family::abstract_eval(f, ins),
         Primitive::Reduce(Reduce { op, axes }) => {
             let [x] = arity::<1>(name, ins)?;
             check_axes(name, "axes", axes, x.ndim())?;
@@ -128,25 +80,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             let [l, r] = arity::<2>(name, ins)?;
             dot_general(l, r, dims, *preferred_element_type)
         }
-        Primitive::Iota(Iota {
-            dtype,
-            shape,
-            dimension,
-        }) => {
-            arity::<0>(name, ins)?;
-            if *dimension >= shape.len() {
-                return Err(Error::param(
-                    name,
-                    "dimension",
-                    format!("{dimension} out of range for shape {shape:?}"),
-                ));
-            }
-            if !dtype.is_numeric() {
-                return Err(Error::dtype(name, &[*dtype], "requires a numeric dtype"));
-            }
-            checked_size(shape)?;
-            Ok(vec![Aval::new(shape.clone(), *dtype)])
-        }
+        Primitive::Iota(f) => super::Family::abstract_eval(f, ins),
         Primitive::StopGradient(StopGradient) => {
             let [x] = arity::<1>(name, ins)?;
             Ok(vec![x.clone()])
@@ -231,11 +165,7 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             }
             Ok(vec![x.clone()])
         }
-        Primitive::Rev(Rev { dimensions }) => {
-            let [x] = arity::<1>(name, ins)?;
-            check_axes(name, "dimensions", dimensions, x.ndim())?;
-            Ok(vec![x.clone()])
-        }
+        Primitive::Rev(f) => super::Family::abstract_eval(f, ins),
         Primitive::Slice(Slice {
             start_indices,
             limit_indices,
@@ -245,20 +175,8 @@ pub(super) fn core_abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<A
             let shape = slice_shape(x, start_indices, limit_indices, strides.as_deref())?;
             Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
         }
-        Primitive::Concatenate(Concatenate { dimension }) => concatenate(ins, *dimension),
-        Primitive::Pad(Pad { padding_config }) => {
-            let [x, pv] = arity::<2>(name, ins)?;
-            same_dtype(name, &[x, pv])?;
-            if !pv.shape.is_empty() {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, &pv.shape],
-                    "padding_value must be a scalar",
-                ));
-            }
-            let shape = pad_shape(&x.shape, padding_config)?;
-            Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
-        }
+        Primitive::Concatenate(f) => super::Family::abstract_eval(f, ins),
+        Primitive::Pad(f) => super::Family::abstract_eval(f, ins),
         Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
             let Some((x, idx)) = ins.split_first() else {
                 return Err(Error::Arity {
@@ -493,83 +411,6 @@ pub(crate) fn slice_shape(
     Ok(out)
 }
 
-/// Output shape of `pad`: `lo + hi + d + (d - 1) * interior` per axis.
-pub(crate) fn pad_shape(shape: &[usize], config: &[(i64, i64, i64)]) -> Result<Vec<usize>> {
-    let name = "pad";
-    if config.len() != shape.len() {
-        return Err(Error::shape(
-            name,
-            &[shape],
-            format!("padding_config {config:?} needs one (lo, hi, interior) per operand axis"),
-        ));
-    }
-    let mut out = Vec::with_capacity(shape.len());
-    for (&d, &(lo, hi, int)) in shape.iter().zip(config) {
-        let size = i64::try_from(d).ok().and_then(|d| {
-            let gaps = d.checked_sub(1)?.max(0).checked_mul(int)?;
-            lo.checked_add(hi)?.checked_add(d)?.checked_add(gaps)
-        });
-        match size.and_then(|s| usize::try_from(s).ok()) {
-            Some(s) if int >= 0 => out.push(s),
-            _ => {
-                return Err(Error::shape(
-                    name,
-                    &[shape],
-                    format!("padding_config {config:?} gives a negative or invalid size"),
-                ))
-            }
-        }
-    }
-    checked_size(&out)?;
-    Ok(out)
-}
-
-fn concatenate(ins: &[Aval], dimension: usize) -> Result<Vec<Aval>> {
-    let name = "concatenate";
-    let Some(first) = ins.first() else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 1,
-            got: 0,
-        });
-    };
-    let refs: Vec<&Aval> = ins.iter().collect();
-    same_dtype(name, &refs)?;
-    let shapes: Vec<&[usize]> = ins.iter().map(|a| a.shape.as_slice()).collect();
-    if dimension >= first.ndim() {
-        return Err(Error::shape(
-            name,
-            &shapes,
-            format!("dimension {dimension} out of range"),
-        ));
-    }
-    let mut total = 0usize;
-    for a in ins {
-        let same_rest = a.ndim() == first.ndim()
-            && a.shape
-                .iter()
-                .zip(&first.shape)
-                .enumerate()
-                .all(|(i, (p, q))| i == dimension || p == q);
-        if !same_rest {
-            return Err(Error::shape(
-                name,
-                &shapes,
-                format!("operands must have equal shapes except along dimension {dimension}"),
-            ));
-        }
-        total = total
-            .checked_add(a.shape.get(dimension).copied().unwrap_or(0))
-            .ok_or_else(|| Error::shape(name, &shapes, "size overflow"))?;
-    }
-    let mut shape = first.shape.clone();
-    if let Some(s) = shape.get_mut(dimension) {
-        *s = total;
-    }
-    let weak = ins.iter().all(|a| a.weak_type);
-    Ok(vec![Aval::weak(shape, first.dtype, weak)])
-}
-
 /// One rank-0 integer start index per operand axis.
 fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
     if idx.len() != x.ndim() {
@@ -590,39 +431,6 @@ fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()>
         ));
     }
     Ok(())
-}
-
-fn broadcast_in_dim(x: &Aval, shape: &[usize], bdims: &[usize]) -> Result<Vec<Aval>> {
-    let name = "broadcast_in_dim";
-    if bdims.len() != x.ndim() {
-        return Err(Error::shape(
-            name,
-            &[&x.shape, shape],
-            format!("broadcast_dimensions {bdims:?} must have one entry per operand axis"),
-        ));
-    }
-    let increasing = bdims.windows(2).all(|w| matches!(w, [a, b] if a < b));
-    if !increasing {
-        return Err(Error::param(
-            name,
-            "broadcast_dimensions",
-            format!("{bdims:?} must be strictly increasing"),
-        ));
-    }
-    for (&d, &od) in x.shape.iter().zip(bdims) {
-        match shape.get(od) {
-            Some(&t) if d == 1 || d == t => {}
-            _ => {
-                return Err(Error::shape(
-                    name,
-                    &[&x.shape, shape],
-                    format!("operand axis of size {d} cannot broadcast to output axis {od}"),
-                ))
-            }
-        }
-    }
-    checked_size(shape)?;
-    Ok(vec![Aval::weak(shape.to_vec(), x.dtype, x.weak_type)])
 }
 
 fn dot_general(l: &Aval, r: &Aval, d: &DotDims, pref: Option<DType>) -> Result<Vec<Aval>> {
