@@ -29,11 +29,8 @@ pub fn eval_jaxpr(
     eval_jaxpr_in(&ExecCtx::current_default(), jaxpr, consts, args)
 }
 
-/// [`eval_jaxpr`] in `ctx`.
+/// [`eval_jaxpr`] in `ctx` (a nested evaluation runs in its caller's).
 pub fn eval_jaxpr_in(
-/// [`eval_jaxpr`] in the execution context `ctx` (a nested evaluation
-/// runs in its caller's).
-fn eval_jaxpr_in(
     ctx: &ExecCtx,
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
@@ -52,16 +49,6 @@ pub fn eval_closed(prog: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Result<Vec<Ar
 
 /// Runs a closed jaxpr on `args` in `ctx` (nested evaluations pass the
 /// enclosing run's context).
-pub fn eval_closed_in(
-    ctx: &ExecCtx,
-    prog: &ClosedJaxpr,
-    args: &[Arc<HostArray>],
-) -> Result<Vec<Arc<HostArray>>> {
-    eval_jaxpr_in(ctx, &prog.jaxpr, &prog.consts, args)
-}
-
-/// [`eval_closed`] in the execution context `ctx` (what a kernel that
-/// evaluates a sub-jaxpr passes on).
 pub fn eval_closed_in(
     ctx: &ExecCtx,
     prog: &ClosedJaxpr,
@@ -107,7 +94,6 @@ impl Prepared {
     pub fn run_in(&self, ctx: &ExecCtx, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         run(
             ctx,
-            &ExecCtx::current_default(),
             &self.prog.jaxpr,
             &self.prog.consts,
             args,

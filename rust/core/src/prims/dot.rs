@@ -68,14 +68,14 @@ impl Family for DotGeneral {
 
     fn kernel(
         &self,
-        _ctx: &ExecCtx,
+        ctx: &ExecCtx,
         args: &[&HostArray],
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;
         let [l, r] = operands::<_, 2>(name, args)?;
-        let buf = kernels::dot_general(l, r, &self.dims, self.preferred_element_type)?;
+        let buf = kernels::dot_general(ctx, l, r, &self.dims, self.preferred_element_type)?;
         Ok(vec![HostArray::new(out.shape, buf)?])
     }
 

@@ -52,12 +52,6 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::Aval;
-use crate::prims::{
-    ArgReduce, BroadcastInDim, Checkpoint, Concatenate, Cumulative, DotGeneral, DynamicSlice,
-    DynamicUpdateSlice, Iota, Pad, Pjit, Reduce, Reshape, Rev, Slice, Squeeze, Transpose,
-    BroadcastInDim, Clamp, Concatenate, ConvertElementType, IntegerPow, Iota, IsFinite, Pad,
-    Reshape, Rev, Round, SelectN, Squeeze, StopGradient, Transpose,
-};
 use std::sync::Arc;
 
 /// Evaluates `prim` on concrete operands in the execution context `ctx`.
@@ -124,161 +118,32 @@ fn known(
         aval.iter().chain(&multi),
         ctx.max_buffer_bytes(),
     )?;
-    if prim.is_family() {
-        return match aval {
-            // One output (the hot eager case): the aval moves into the
-            // kernel, which builds its result with that shape; dtype, rank
-            // and size are kept for the check.
-            Some(a) => {
-                let want = (a.dtype, a.ndim(), a.size()?);
-                let outs = prim.family_kernel(ctx, args, vec![a])?;
-                match outs.as_slice() {
-                    [o] if (o.dtype(), o.ndim(), o.size()) == want => Ok(outs),
-                    [o] => Err(Error::dtype(
-                        name,
-                        &[o.dtype(), want.0],
-                        "kernel produced an output other than its shape rule's",
-                    )),
-                    _ => Err(Error::Arity {
-                        prim: name,
-                        expected: 1,
-                        got: outs.len(),
-                    }),
-                }
+    match aval {
+        // One output (the hot eager case): the aval moves into the kernel,
+        // which builds its result with that shape; dtype, rank and size are
+        // kept for the check.
+        Some(a) => {
+            let want = (a.dtype, a.ndim(), a.size()?);
+            let outs = prim.kernel(ctx, args, vec![a])?;
+            match outs.as_slice() {
+                [o] if (o.dtype(), o.ndim(), o.size()) == want => Ok(outs),
+                [o] => Err(Error::dtype(
+                    name,
+                    &[o.dtype(), want.0],
+                    "kernel produced an output other than its shape rule's",
+                )),
+                _ => Err(Error::Arity {
+                    prim: name,
+                    expected: 1,
+                    got: outs.len(),
+                }),
             }
-            None => {
-                let outs = prim.family_kernel(ctx, args, multi.clone())?;
-                checked_outputs(name, outs, &multi)
-            }
-        };
+        }
+        None => {
+            let outs = prim.kernel(ctx, args, multi.clone())?;
+            checked_outputs(name, outs, &multi)
+        }
     }
-    let buf = match prim {
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape,
-            broadcast_dimensions,
-        }) => structural::broadcast_in_dim(one(name, args)?, shape, broadcast_dimensions)?,
-        // Same elements in the same order; only the shape changes.
-        Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
-            one(name, args)?.buffer().clone()
-        }
-        Primitive::Transpose(Transpose { permutation }) => {
-            structural::transpose(one(name, args)?, permutation)?
-        }
-        Primitive::Reduce(Reduce { op, axes }) => reduce::reduce(*op, one(name, args)?, axes)?,
-        Primitive::DotGeneral(DotGeneral {
-            dims,
-            preferred_element_type,
-        }) => {
-            let (l, r) = two(name, args)?;
-            dot::dot_general(ctx, l, r, dims, *preferred_element_type)?
-        }
-        Primitive::Iota(Iota {
-            dtype,
-            shape,
-            dimension,
-        }) => structural::iota(*dtype, shape, *dimension)?,
-        Primitive::Arg(ArgReduce {
-            op,
-            axis,
-            index_dtype,
-        }) => reduce::arg(*op, one(name, args)?, *axis, *index_dtype)?,
-        Primitive::Cumulative(Cumulative { op, axis, reverse }) => {
-            reduce::cumulative(*op, one(name, args)?, *axis, *reverse)?
-        }
-        Primitive::StopGradient(StopGradient) => one(name, args)?.buffer().clone(),
-        Primitive::IsFinite(IsFinite) => elementwise::is_finite(one(name, args)?.buffer())?,
-        Primitive::Round(Round { rounding_method }) => {
-            elementwise::round(one(name, args)?.buffer(), *rounding_method)?
-        }
-        Primitive::Clamp(Clamp) => match args {
-            [lo, x, hi] => elementwise::clamp(lo.buffer(), x.buffer(), hi.buffer())?,
-            _ => {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 3,
-                    got: args.len(),
-                })
-            }
-        },
-        Primitive::Rev(Rev { dimensions }) => structural::rev(one(name, args)?, dimensions)?,
-        Primitive::Concatenate(Concatenate { dimension }) => {
-            structural::concatenate(args, *dimension, &out_shape(name, &aval)?)?
-        }
-        Primitive::Pad(Pad { padding_config }) => {
-            let (x, pv) = two(name, args)?;
-            structural::pad(x, pv, padding_config, &out_shape(name, &aval)?)?
-        }
-        Primitive::DynamicSlice(DynamicSlice { slice_sizes }) => {
-            let (x, idx) = args.split_first().ok_or(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: 0,
-            })?;
-            structural::dynamic_slice(x, idx, slice_sizes)?
-        }
-        Primitive::DynamicUpdateSlice(DynamicUpdateSlice) => match args {
-            [x, u, idx @ ..] => structural::dynamic_update_slice(x, u, idx)?,
-            _ => {
-                return Err(Error::Arity {
-                    prim: name,
-                    expected: 2,
-                    got: args.len(),
-                })
-            }
-        },
-        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
-            return shared_call(name, args, multi, |a| {
-                crate::exec::interp::eval_closed_in(ctx, jaxpr, a)
-            })
-        }
-        // Families run their own kernel (`Family::kernel`, reached above
-        // through `is_family`).
-        Primitive::Unary(_)
-        | Primitive::Binary(_)
-        | Primitive::Compare(_)
-        | Primitive::Gather(_)
-        | Primitive::Scatter(_)
-        | Primitive::Custom(_)
-        | Primitive::Control(_)
-        | Primitive::Callback(_)
-        | Primitive::Sort(_)
-        | Primitive::Linalg(_)
-        | Primitive::Collective(_)
-        | Primitive::Threefry2x32(_)
-        | Primitive::Conv(_)
-        | Primitive::Window(_)
-        | Primitive::Dynamic(_) => {
-            return Err(Error::Unsupported(format!(
-                "{name}: a family primitive has no core kernel"
-            )))
-        }
-        Primitive::IntegerPow(_)
-        | Primitive::SelectN(_)
-        | Primitive::ConvertElementType(_)
-        | Primitive::StopGradient(_)
-        | Primitive::IsFinite(_)
-        | Primitive::Round(_)
-        | Primitive::Clamp(_) => {
-        | Primitive::Reduce(_)
-        | Primitive::DotGeneral(_)
-        | Primitive::Arg(_)
-        | Primitive::Cumulative(_)
-        | Primitive::Slice(_)
-        | Primitive::DynamicSlice(_)
-        | Primitive::DynamicUpdateSlice(_)
-        | Primitive::Pjit(_)
-        | Primitive::Checkpoint(_) => {
-            return Err(Error::Unsupported(format!(
-                "{name}: a family primitive has no core kernel"
-            )))
-        }
-    };
-    let aval = aval.ok_or(Error::Arity {
-        prim: name,
-        expected: 1,
-        got: multi.len(),
-    })?;
-    finish(name, aval, buf).map(|a| vec![a])
 }
 
 /// The output aval of an elementwise primitive whose operands are plainly
@@ -357,37 +222,6 @@ fn finish(name: &'static str, aval: Aval, buf: Buffer) -> Result<HostArray> {
         ));
     }
     HostArray::new(aval.shape, buf)
-}
-
-/// The output shape the shape rule gave a single-output primitive.
-fn out_shape(name: &'static str, aval: &Option<Aval>) -> Result<Vec<usize>> {
-    aval.as_ref().map(|a| a.shape.clone()).ok_or(Error::Arity {
-        prim: name,
-        expected: 1,
-        got: 0,
-    })
-}
-
-fn one<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<&'a HostArray> {
-    match args {
-        [x] => Ok(x),
-        _ => Err(Error::Arity {
-            prim: name,
-            expected: 1,
-            got: args.len(),
-        }),
-    }
-}
-
-fn two<'a>(name: &'static str, args: &[&'a HostArray]) -> Result<(&'a HostArray, &'a HostArray)> {
-    match args {
-        [x, y] => Ok((x, y)),
-        _ => Err(Error::Arity {
-            prim: name,
-            expected: 2,
-            got: args.len(),
-        }),
-    }
 }
 
 /// A primitive evaluated on shared values (a nested call, control flow, a

@@ -32,7 +32,6 @@ pub mod numeric;
 pub mod params;
 pub mod random;
 pub mod reduce;
-pub mod rules;
 pub mod scatter;
 pub mod select;
 pub mod shape;
@@ -260,22 +259,15 @@ pub struct DotDims {
 
 /// Declares [`Primitive`] from one list and generates its dispatch.
 ///
-/// `families` are variants holding a [`family::Family`] (boxed when large):
-/// their names, params, display, effect and every rule dispatch to the
-/// family's impl, so adding one is one line here plus the family's file.
-/// `core` are the primitives whose rules still live per rule kind
-/// (`shape`, `kernel`, `jvp`, `transpose`, `batch`, `params`): each of those
-/// files holds one exhaustive `match` over them.
+/// Every variant holds a [`family::Family`] (boxed when large): its name,
+/// params, display, effect and every rule dispatch to the family's impl, so
+/// adding a primitive is one line here plus the family's file.
 macro_rules! primitives {
-    (
-        families { $($(#[$fm:meta])* $F:ident($FT:ty),)* }
-        core { $($core:tt)* }
-    ) => {
+    ($($(#[$fm:meta])* $F:ident($FT:ty),)*) => {
         /// A primitive with its params. Names and params follow `jax.lax`.
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum Primitive {
             $($(#[$fm])* $F($FT),)*
-            $($core)*
         }
 
         $(
@@ -291,7 +283,6 @@ macro_rules! primitives {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(Primitive::$F(f) => family::Family::name(f),)*
-                    core => core.core_name(),
                 }
             }
 
@@ -299,7 +290,6 @@ macro_rules! primitives {
             pub fn multiple_results(&self) -> bool {
                 match self {
                     $(Primitive::$F(f) => family::Family::multiple_results(f),)*
-                    core => core.core_multiple_results(),
                 }
             }
 
@@ -308,7 +298,6 @@ macro_rules! primitives {
             pub fn effect(&self) -> crate::ir::Effect {
                 match self {
                     $(Primitive::$F(f) => family::Family::effect(f),)*
-                    core => core.core_effect(),
                 }
             }
 
@@ -316,7 +305,6 @@ macro_rules! primitives {
             pub fn params(&self) -> params::ParamList {
                 match self {
                     $(Primitive::$F(f) => family::Family::params(f),)*
-                    core => core.core_params(),
                 }
             }
 
@@ -325,7 +313,6 @@ macro_rules! primitives {
                 let mut params = self.params();
                 match self {
                     $(Primitive::$F(f) => family::Family::display_params(f, &mut params),)*
-                    core => core.core_display_params(&mut params),
                 }
                 params
             }
@@ -341,7 +328,7 @@ macro_rules! primitives {
                         return Ok(Primitive::$F(f));
                     }
                 )*
-                Primitive::core_from_params(name, &lookup)
+                Err(crate::error::Error::UnknownPrimitive(name.to_string()))
             }
 
             /// Every primitive name of the set, for Python's `*_p` objects
@@ -349,7 +336,6 @@ macro_rules! primitives {
             pub fn all_names() -> Vec<&'static str> {
                 let mut names: Vec<&'static str> = Vec::new();
                 $(names.extend_from_slice(<$FT as family::Family>::NAMES);)*
-                names.extend(Primitive::core_names());
                 names
             }
 
@@ -358,7 +344,6 @@ macro_rules! primitives {
             pub fn examples() -> Vec<Primitive> {
                 let mut out: Vec<Primitive> = Vec::new();
                 $(out.extend(<$FT as family::Family>::examples().into_iter().map(Primitive::$F));)*
-                out.extend(Primitive::core_examples());
                 out
             }
 
@@ -367,7 +352,6 @@ macro_rules! primitives {
             pub fn abstract_eval(&self, ins: &[crate::ir::Aval]) -> crate::error::Result<Vec<crate::ir::Aval>> {
                 match self {
                     $(Primitive::$F(f) => family::Family::abstract_eval(f, ins),)*
-                    core => shape::core_abstract_eval(core, ins),
                 }
             }
 
@@ -380,7 +364,6 @@ macro_rules! primitives {
             ) -> family::JvpOut {
                 match self {
                     $(Primitive::$F(f) => family::Family::jvp(f, b, primals, tangents),)*
-                    core => jvp::core_jvp(core, b, primals, tangents),
                 }
             }
 
@@ -393,7 +376,6 @@ macro_rules! primitives {
             ) -> family::TransposeOut {
                 match self {
                     $(Primitive::$F(f) => family::Family::transpose(f, b, cts, operands),)*
-                    core => transpose::core_transpose(core, b, cts, operands),
                 }
             }
 
@@ -407,19 +389,13 @@ macro_rules! primitives {
             ) -> family::BatchOut {
                 match self {
                     $(Primitive::$F(f) => family::Family::batch(f, b, operands, dims, size),)*
-                    core => batch::core_batch(core, b, operands, dims, size),
                 }
             }
 
-            /// Whether the primitive's rules come from a [`family::Family`]
-            /// impl (the others' are in the per-rule-kind files).
-            pub fn is_family(&self) -> bool {
-                matches!(self, $(Primitive::$F(_))|*)
-            }
-
-            /// The kernel of a family primitive (core primitives' kernels
-            /// are in `kernel::eval_known`).
-            pub(crate) fn family_kernel(
+            /// The CPU kernel, given the output avals of the shape rule
+            /// (callers go through `kernel::eval`/`eval_known`, which check
+            /// the results against them).
+            pub(crate) fn kernel(
                 &self,
                 ctx: &crate::exec::ExecCtx,
                 args: &[&crate::array::HostArray],
@@ -427,10 +403,6 @@ macro_rules! primitives {
             ) -> crate::error::Result<Vec<crate::array::HostArray>> {
                 match self {
                     $(Primitive::$F(f) => family::Family::kernel(f, ctx, args, outs),)*
-                    core => Err(crate::error::Error::Unsupported(format!(
-                        "{}: a core primitive's kernel is not a family kernel",
-                        core.name()
-                    ))),
                 }
             }
         }
@@ -438,207 +410,85 @@ macro_rules! primitives {
 }
 
 primitives! {
-    families {
-        /// Elementwise ops of one operand (`prims/elementwise.rs`).
-        Unary(UnaryOp),
-        /// Elementwise ops of two operands (`prims/elementwise.rs`).
-        Binary(BinaryOp),
-        /// Elementwise comparisons (`prims/elementwise.rs`).
-        Compare(CmpOp),
-        /// `integer_pow` (`prims/numeric.rs`).
-        IntegerPow(numeric::IntegerPow),
-        /// `is_finite` (`prims/numeric.rs`).
-        IsFinite(numeric::IsFinite),
-        /// `round` (`prims/numeric.rs`).
-        Round(numeric::Round),
-        /// `select_n` (`prims/select.rs`).
-        SelectN(select::SelectN),
-        /// `clamp` (`prims/select.rs`).
-        Clamp(select::Clamp),
-        /// `convert_element_type` (`prims/convert.rs`).
-        ConvertElementType(convert::ConvertElementType),
-        /// `stop_gradient` (`prims/convert.rs`).
-        StopGradient(convert::StopGradient),
-        /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
-        Window(Box<window::WindowOp>),
-        /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg.rs`).
-        Linalg(linalg::LinalgOp),
-        /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
-        Sort(sort::SortOp),
-        /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...).
-        Collective(collective::Collective),
-        /// `gather` (params and rules in [`gather`]).
-        Gather(Box<gather::GatherParams>),
-        /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max`.
-        Scatter(Box<gather::ScatterParams>),
-        /// `conv_general_dilated` (`prims/conv.rs`).
-        Conv(Box<conv::ConvParams>),
-        /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`, `linear_call`)
-        /// (`prims/custom.rs`).
-        Custom(custom::CustomCall),
-        /// Control flow (`cond`, `while`, `scan`) (`prims/control/`).
-        Control(control::ControlFlow),
-        /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`) (`prims/callback.rs`).
-        Callback(callback::Callback),
-        /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
-        Threefry2x32(random::Threefry2x32),
-        /// Primitives whose rules a provider gives at run time (`prims/dynamic.rs`).
-        Dynamic(dynamic::DynamicPrim),
-        /// `reduce_sum`, `reduce_max`, ... (`prims/reduce.rs`).
-        Reduce(reduce::Reduce),
-        /// `dot_general` (`prims/dot.rs`).
-        DotGeneral(dot::DotGeneral),
-        /// `argmax`, `argmin` (`prims/reduce.rs`).
-        Arg(reduce::ArgReduce),
-        /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
-        Cumulative(reduce::Cumulative),
-        /// `slice` (`prims/slicing.rs`).
-        Slice(slicing::Slice),
-        /// `dynamic_slice` (`prims/slicing.rs`).
-        DynamicSlice(slicing::DynamicSlice),
-        /// `dynamic_update_slice` (`prims/slicing.rs`).
-        DynamicUpdateSlice(slicing::DynamicUpdateSlice),
-        /// `pjit`, a nested `jit` (`prims/call.rs`).
-        Pjit(call::Pjit),
-        /// `checkpoint` (`prims/call.rs`).
-        Checkpoint(call::Checkpoint),
-    }
-    core {
-        /// `broadcast_in_dim` (`prims/structural.rs`).
-        BroadcastInDim(structural::BroadcastInDim),
-        /// `reshape` (`prims/structural.rs`).
-        Reshape(structural::Reshape),
-        /// `transpose` (`prims/structural.rs`).
-        Transpose(structural::Transpose),
-        /// `squeeze` (`prims/structural.rs`).
-        Squeeze(structural::Squeeze),
-        /// `iota` (`prims/structural.rs`).
-        Iota(structural::Iota),
-        /// `argmax`, `argmin` (`prims/reduce.rs`).
-        Arg(reduce::ArgReduce),
-        /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
-        Cumulative(reduce::Cumulative),
-        /// `stop_gradient` (`prims/convert.rs`).
-        StopGradient(convert::StopGradient),
-        /// `is_finite` (`prims/numeric.rs`).
-        IsFinite(numeric::IsFinite),
-        /// `round` (`prims/numeric.rs`).
-        Round(numeric::Round),
-        /// `clamp` (`prims/select.rs`).
-        Clamp(select::Clamp),
-        /// `rev` (`prims/structural.rs`).
-        Rev(structural::Rev),
-        /// `concatenate` (`prims/structural.rs`).
-        Concatenate(structural::Concatenate),
-        /// `pad` (`prims/structural.rs`).
-        Pad(structural::Pad),
-    }
-}
-
-impl Primitive {
-    /// The name of a core primitive (families answer through their impl).
-    fn core_name(&self) -> &'static str {
-        match self {
-            Primitive::Unary(op) => op.name(),
-            Primitive::Binary(op) => op.name(),
-            Primitive::Compare(op) => op.name(),
-            Primitive::IntegerPow(f) => family::Family::name(f),
-            Primitive::SelectN(f) => family::Family::name(f),
-            Primitive::ConvertElementType(f) => family::Family::name(f),
-            Primitive::BroadcastInDim(BroadcastInDim { .. }) => "broadcast_in_dim",
-            Primitive::Reshape(Reshape { .. }) => "reshape",
-            Primitive::Transpose(Transpose { .. }) => "transpose",
-            Primitive::Squeeze(Squeeze { .. }) => "squeeze",
-            Primitive::Reduce(f) => family::Family::name(f),
-            Primitive::DotGeneral(f) => family::Family::name(f),
-            Primitive::Iota(Iota { .. }) => "iota",
-            Primitive::StopGradient(f) => family::Family::name(f),
-            Primitive::IsFinite(f) => family::Family::name(f),
-            Primitive::Round(f) => family::Family::name(f),
-            Primitive::Clamp(f) => family::Family::name(f),
-            Primitive::Arg(ArgReduce { op, .. }) => op.name(),
-            Primitive::Cumulative(Cumulative { op, .. }) => op.name(),
-            Primitive::StopGradient(StopGradient) => "stop_gradient",
-            Primitive::IsFinite(IsFinite) => "is_finite",
-            Primitive::Round(Round { .. }) => "round",
-            Primitive::Clamp(Clamp) => "clamp",
-            Primitive::Arg(f) => family::Family::name(f),
-            Primitive::Cumulative(f) => family::Family::name(f),
-            Primitive::Rev(Rev { .. }) => "rev",
-            Primitive::Slice(f) => family::Family::name(f),
-            Primitive::Concatenate(Concatenate { .. }) => "concatenate",
-            Primitive::Pad(Pad { .. }) => "pad",
-            Primitive::DynamicSlice(f) => family::Family::name(f),
-            Primitive::DynamicUpdateSlice(f) => family::Family::name(f),
-            Primitive::Gather(f) => family::Family::name(f),
-            Primitive::Scatter(f) => family::Family::name(f),
-            Primitive::Pjit(f) => family::Family::name(f),
-            Primitive::Checkpoint(f) => family::Family::name(f),
-            Primitive::Custom(f) => family::Family::name(f),
-            Primitive::Control(f) => family::Family::name(f),
-            Primitive::Sort(f) => family::Family::name(f),
-            Primitive::Linalg(f) => family::Family::name(f),
-            Primitive::Collective(f) => family::Family::name(f),
-            Primitive::Threefry2x32(f) => family::Family::name(f),
-            Primitive::Callback(f) => family::Family::name(f),
-            Primitive::Conv(f) => family::Family::name(f),
-            Primitive::Window(f) => family::Family::name(f),
-            Primitive::Dynamic(f) => family::Family::name(f),
-        }
-    }
-
-    fn core_effect(&self) -> crate::ir::Effect {
-        crate::ir::Effect::None
-    }
-
-    fn core_multiple_results(&self) -> bool {
-        false
-    }
-
-    fn core_names() -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = Vec::new();
-        names.extend([
-            "broadcast_in_dim",
-            "reshape",
-            "transpose",
-            "squeeze",
-            "iota",
-            "rev",
-            "concatenate",
-            "pad",
-        ]);
-        names
-    }
-
-    fn core_examples() -> Vec<Primitive> {
-        let mut out: Vec<Primitive> = Vec::new();
-        out.extend([
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![1],
-                broadcast_dimensions: vec![],
-            }),
-            Primitive::Reshape(Reshape { new_sizes: vec![1] }),
-            Primitive::Transpose(Transpose {
-                permutation: vec![0],
-            }),
-            Primitive::Squeeze(Squeeze {
-                dimensions: vec![0],
-            }),
-            Primitive::Iota(Iota {
-                dtype: DType::I32,
-                shape: vec![1],
-                dimension: 0,
-            }),
-            Primitive::Rev(Rev {
-                dimensions: vec![0],
-            }),
-            Primitive::Concatenate(Concatenate { dimension: 0 }),
-            Primitive::Pad(Pad {
-                padding_config: vec![(1, 0, 0)],
-            }),
-        ]);
-        out
-    }
+    /// Elementwise ops of one operand (`prims/elementwise.rs`).
+    Unary(UnaryOp),
+    /// Elementwise ops of two operands (`prims/elementwise.rs`).
+    Binary(BinaryOp),
+    /// Elementwise comparisons (`prims/elementwise.rs`).
+    Compare(CmpOp),
+    /// `integer_pow` (`prims/numeric.rs`).
+    IntegerPow(numeric::IntegerPow),
+    /// `is_finite` (`prims/numeric.rs`).
+    IsFinite(numeric::IsFinite),
+    /// `round` (`prims/numeric.rs`).
+    Round(numeric::Round),
+    /// `select_n` (`prims/select.rs`).
+    SelectN(select::SelectN),
+    /// `clamp` (`prims/select.rs`).
+    Clamp(select::Clamp),
+    /// `convert_element_type` (`prims/convert.rs`).
+    ConvertElementType(convert::ConvertElementType),
+    /// `stop_gradient` (`prims/convert.rs`).
+    StopGradient(convert::StopGradient),
+    /// `broadcast_in_dim` (`prims/structural/`).
+    BroadcastInDim(structural::BroadcastInDim),
+    /// `reshape` (`prims/structural/`).
+    Reshape(structural::Reshape),
+    /// `transpose` (`prims/structural/`).
+    Transpose(structural::Transpose),
+    /// `squeeze` (`prims/structural/`).
+    Squeeze(structural::Squeeze),
+    /// `iota` (`prims/structural/`).
+    Iota(structural::Iota),
+    /// `rev` (`prims/structural/`).
+    Rev(structural::Rev),
+    /// `concatenate` (`prims/structural/`).
+    Concatenate(structural::Concatenate),
+    /// `pad` (`prims/structural/`).
+    Pad(structural::Pad),
+    /// `slice` (`prims/slicing.rs`).
+    Slice(slicing::Slice),
+    /// `dynamic_slice` (`prims/slicing.rs`).
+    DynamicSlice(slicing::DynamicSlice),
+    /// `dynamic_update_slice` (`prims/slicing.rs`).
+    DynamicUpdateSlice(slicing::DynamicUpdateSlice),
+    /// `reduce_sum`, `reduce_max`, ... (`prims/reduce.rs`).
+    Reduce(reduce::Reduce),
+    /// `argmax`, `argmin` (`prims/reduce.rs`).
+    Arg(reduce::ArgReduce),
+    /// `cumsum`, `cumprod`, ... (`prims/reduce.rs`).
+    Cumulative(reduce::Cumulative),
+    /// `dot_general` (`prims/dot.rs`).
+    DotGeneral(dot::DotGeneral),
+    /// `pjit`, a nested `jit` (`prims/call.rs`).
+    Pjit(call::Pjit),
+    /// `checkpoint` (`prims/call.rs`).
+    Checkpoint(call::Checkpoint),
+    /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
+    Window(Box<window::WindowOp>),
+    /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg/`).
+    Linalg(linalg::LinalgOp),
+    /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
+    Sort(sort::SortOp),
+    /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...) (`prims/collective.rs`).
+    Collective(collective::Collective),
+    /// `gather` (`prims/gather.rs`).
+    Gather(Box<gather::GatherParams>),
+    /// `scatter`, `scatter-add`, `scatter-mul`, `scatter-min`, `scatter-max` (`prims/scatter.rs`).
+    Scatter(Box<gather::ScatterParams>),
+    /// `conv_general_dilated` (`prims/conv/`).
+    Conv(Box<conv::ConvParams>),
+    /// Custom derivatives (`custom_jvp_call`, `custom_vjp_call`, `custom_lin`, `linear_call`)
+    /// (`prims/custom.rs`).
+    Custom(custom::CustomCall),
+    /// Control flow (`cond`, `while`, `scan`) (`prims/control/`).
+    Control(control::ControlFlow),
+    /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`) (`prims/callback.rs`).
+    Callback(callback::Callback),
+    /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
+    Threefry2x32(random::Threefry2x32),
+    /// Primitives whose rules a provider gives at run time (`prims/dynamic.rs`).
+    Dynamic(dynamic::DynamicPrim),
 }
 
 impl std::fmt::Display for Primitive {

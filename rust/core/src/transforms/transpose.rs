@@ -13,8 +13,8 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
-use crate::prims::rules::Operand;
 use crate::prims::BinaryOp;
+use crate::prims::Operand;
 
 fn slot<T>(env: &mut [T], v: Var) -> Result<&mut T> {
     env.get_mut(v.index())

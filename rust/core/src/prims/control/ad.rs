@@ -21,7 +21,7 @@ use crate::ir::builder::Builder;
 use crate::ir::rewire::{permute_inputs, rewire_inputs, select_outputs, InputSource};
 use crate::ir::splice::splice;
 use crate::ir::{Atom, Aval, ClosedJaxpr};
-use crate::prims::rules::Operand;
+use crate::prims::Operand;
 use crate::prims::{BinaryOp, Primitive};
 use crate::transforms::jvp::{jvp_jaxpr, tangent_aval};
 use crate::transforms::partial_eval::{partial_eval_jaxpr, PartialEval, SplitEqn, SplitInput};

@@ -1,0 +1,375 @@
+//! Structural primitives: data movement with static shapes
+//! (`broadcast_in_dim`, `reshape`, `transpose`, `squeeze`, `rev`, `iota`,
+//! `pad`, `concatenate`), one [`Family`] impl per param struct.
+//!
+//! This file holds `iota` and `rev` and the helpers the impls share;
+//! `shape_ops.rs` holds `broadcast_in_dim`, `reshape`, `transpose` and
+//! `squeeze`, `pad_concat.rs` `pad` and `concatenate`. The CPU kernels are in
+//! `prims/kernels/structural.rs`.
+
+mod pad_concat;
+mod shape_ops;
+
+pub use pad_concat::{Concatenate, Pad};
+pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
+
+use super::batch::shift;
+use super::family::{
+    arity_error, emit, emit1, jvp_zero, operands, single_out, transpose_not_linear, BatchOut,
+    Family, JvpOut, Operand, TransposeOut,
+};
+use super::kernel::structural as kernels;
+use super::params::{Lookup, ParamList};
+use super::shape::check_axes;
+use super::Primitive;
+use crate::array::{checked_size, HostArray};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
+
+crate::declare_params! {
+    /// Reverses the order of elements along `dimensions`.
+    pub struct Rev {
+        dimensions: Vec<usize>,
+    }
+}
+
+crate::declare_params! {
+    /// `0, 1, 2, ...` along `dimension` of an array of `shape`.
+    pub struct Iota {
+        dtype: DType,
+        shape: Vec<usize>,
+        dimension: usize,
+    }
+}
+
+// ------------------------------------------------------------ shared helpers
+
+/// The params of a family named `name` read from `params`, or `None` for
+/// another name.
+fn read_named<F>(
+    name: &str,
+    want: &'static str,
+    params: &Lookup<'_>,
+    read: impl FnOnce(&Lookup<'_>) -> Result<F>,
+) -> Result<Option<F>> {
+    if name == want {
+        read(params).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// JVP of a primitive linear in its single operand: the tangent is the same
+/// primitive applied to the tangent (float outputs only).
+fn jvp_linear<F: Family + Clone>(
+    family: &F,
+    b: &mut Builder,
+    primals: &[Atom],
+    tangents: &[Option<Atom>],
+) -> JvpOut
+where
+    Primitive: From<F>,
+{
+    let [t] = operands::<_, 1>(family.name(), tangents)?;
+    let z = emit1(b, family.clone(), primals.to_vec())?;
+    let tz = match t {
+        Some(t) if b.aval(&z)?.dtype.is_float() => Some(emit1(b, family.clone(), vec![t.clone()])?),
+        _ => None,
+    };
+    Ok((vec![z], vec![tz]))
+}
+
+/// JVP of a data-movement primitive linear in its first `k` operands (all of
+/// `concatenate`'s, `pad`'s operand and padding value, `rev`'s operand): the
+/// tangent is the same primitive applied to the tangents, with zeros for
+/// missing ones and the primal trailing operands.
+fn jvp_linear_prefix<F: Family + Clone>(
+    family: &F,
+    k: usize,
+    b: &mut Builder,
+    primals: &[Atom],
+    tangents: &[Option<Atom>],
+) -> JvpOut
+where
+    Primitive: From<F>,
+{
+    if primals.len() < k || tangents.len() != primals.len() {
+        return Err(arity_error(family.name(), k, primals.len()));
+    }
+    let z = emit1(b, family.clone(), primals.to_vec())?;
+    let lin = tangents.get(..k).unwrap_or(&[]);
+    if !b.aval(&z)?.dtype.is_float() || lin.iter().all(Option::is_none) {
+        return Ok((vec![z], vec![None]));
+    }
+    let mut ins = Vec::with_capacity(primals.len());
+    for (x, t) in primals.iter().zip(lin) {
+        ins.push(match t {
+            Some(t) => t.clone(),
+            None => {
+                let a = b.aval(x)?;
+                b.zeros(&a)?
+            }
+        });
+    }
+    ins.extend(primals.iter().skip(k).cloned());
+    let tz = emit1(b, family.clone(), ins)?;
+    Ok((vec![z], vec![Some(tz)]))
+}
+
+/// The single output cotangent (`None`: zero).
+fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    let [c] = operands::<_, 1>(name, cts)?;
+    Ok(c.clone())
+}
+
+/// The aval of an operand being transposed.
+fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
+    match op {
+        Operand::Known(a) => b.aval(a),
+        Operand::Linear(a) => Ok(a.clone()),
+    }
+}
+
+/// An inconsistency between a batch rule and its operands (a driver bug or
+/// a malformed program), reported instead of panicking.
+fn batch_error(name: &'static str, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("vmap of {name}: {msg}"))
+}
+
+fn all_unbatched(dims: &[Option<usize>]) -> bool {
+    dims.iter().all(Option::is_none)
+}
+
+/// No operand batched: the equation as is (also iota's rule, which has no
+/// operands).
+fn unbatched<F: Family + Clone>(family: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    let outs = emit(b, family.clone(), ins.to_vec())?;
+    let dims = vec![None; outs.len()];
+    Ok((outs, dims))
+}
+
+/// The single operand and its batch dim.
+fn batched_one<'a>(
+    name: &'static str,
+    ins: &'a [Atom],
+    dims: &[Option<usize>],
+) -> Result<(&'a Atom, usize)> {
+    match (ins, dims) {
+        ([x], [Some(d)]) => Ok((x, *d)),
+        ([_], [None]) => Err(batch_error(name, "the operand is not batched")),
+        _ => Err(arity_error(name, 1, ins.len())),
+    }
+}
+
+/// Emits one equation of `family` whose output has batch dim `dim`.
+fn emit_batched<F: Family>(
+    b: &mut Builder,
+    family: F,
+    ins: Vec<Atom>,
+    dim: Option<usize>,
+) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    let out = emit1(b, family, ins)?;
+    Ok((vec![out], vec![dim]))
+}
+
+/// The kernel's buffer as the array the shape rule promised.
+fn finish(
+    name: &'static str,
+    outs: Vec<Aval>,
+    buf: crate::array::Buffer,
+) -> Result<Vec<HostArray>> {
+    let out = single_out(name, outs)?;
+    Ok(vec![HostArray::new(out.shape, buf)?])
+}
+
+// ------------------------------------------------------------------- iota
+
+impl Family for Iota {
+    const NAMES: &'static [&'static str] = &["iota"];
+
+    fn name(&self) -> &'static str {
+        "iota"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Iota>> {
+        read_named(name, "iota", params, Iota::read)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Iota> {
+        vec![Iota {
+            dtype: DType::I32,
+            shape: vec![1],
+            dimension: 0,
+        }]
+    }
+
+    /// No operands; a numeric array of `shape`.
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let Iota {
+            dtype,
+            shape,
+            dimension,
+        } = self;
+        operands::<_, 0>(name, ins)?;
+        if *dimension >= shape.len() {
+            return Err(Error::param(
+                name,
+                "dimension",
+                format!("{dimension} out of range for shape {shape:?}"),
+            ));
+        }
+        if !dtype.is_numeric() {
+            return Err(Error::dtype(name, &[*dtype], "requires a numeric dtype"));
+        }
+        checked_size(shape)?;
+        Ok(vec![Aval::new(shape.clone(), *dtype)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        _args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let buf = kernels::iota(self.dtype, &self.shape, self.dimension)?;
+        finish(self.name(), outs, buf)
+    }
+
+    /// Integer (index) values: zero tangents.
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        jvp_zero(self, b, primals, tangents)
+    }
+
+    fn transpose(
+        &self,
+        _b: &mut Builder,
+        _cts: &[Option<Atom>],
+        _operands: &[Operand],
+    ) -> TransposeOut {
+        transpose_not_linear(self.name())
+    }
+
+    /// No operands, so nothing is batched: the equation as is.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        _dims: &[Option<usize>],
+        _size: usize,
+    ) -> BatchOut {
+        unbatched(self, b, operands)
+    }
+}
+
+// -------------------------------------------------------------------- rev
+
+impl Family for Rev {
+    const NAMES: &'static [&'static str] = &["rev"];
+
+    fn name(&self) -> &'static str {
+        "rev"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Rev>> {
+        read_named(name, "rev", params, Rev::read)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Rev> {
+        vec![Rev {
+            dimensions: vec![0],
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x] = operands::<_, 1>(name, ins)?;
+        check_axes(name, "dimensions", &self.dimensions, x.ndim())?;
+        Ok(vec![x.clone()])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let [x] = operands::<_, 1>(self.name(), args)?;
+        let buf = kernels::rev(x, &self.dimensions)?;
+        finish(self.name(), outs, buf)
+    }
+
+    /// Linear: the tangent reversed the same way.
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        jvp_linear_prefix(self, 1, b, primals, tangents)
+    }
+
+    /// `rev` is its own transpose.
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut {
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; operands.len()]);
+        };
+        let [Operand::Linear(_)] = operands else {
+            return Ok(vec![None; operands.len()]);
+        };
+        Ok(vec![Some(emit1(b, self.clone(), vec![ct])?)])
+    }
+
+    /// The reversed axes shift around the mapped one.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        _size: usize,
+    ) -> BatchOut {
+        if all_unbatched(dims) {
+            return unbatched(self, b, operands);
+        }
+        let (x, d) = batched_one(self.name(), operands, dims)?;
+        let dimensions = self.dimensions.iter().map(|&k| shift(k, d)).collect();
+        emit_batched(b, Rev { dimensions }, vec![x.clone()], Some(d))
+    }
+}

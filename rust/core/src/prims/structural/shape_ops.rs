@@ -1,0 +1,538 @@
+//! `broadcast_in_dim`, `reshape`, `transpose` and `squeeze`: the same
+//! elements under a new shape or axis order.
+
+use super::{
+    all_unbatched, batched_one, emit_batched, finish, jvp_linear, kernels, read_named, single_ct,
+    unbatched,
+};
+use crate::array::{checked_size, HostArray};
+use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
+use crate::ir::builder::Builder;
+use crate::ir::{Atom, Aval, Effect};
+use crate::prims::batch::{axes_around, insert_axis, move_axis, shift};
+use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use crate::prims::params::{Lookup, Param, ParamList};
+use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
+use crate::prims::{Primitive, Reduce, ReduceOp};
+
+crate::declare_params! {
+    /// Broadcasts to `shape`; operand axis `i` becomes axis
+    /// `broadcast_dimensions[i]`.
+    pub struct BroadcastInDim {
+        shape: Vec<usize>,
+        broadcast_dimensions: Vec<usize>,
+    }
+}
+
+crate::declare_params! {
+    /// Same elements in row-major order, new shape.
+    pub struct Reshape {
+        new_sizes: Vec<usize>,
+        const dimensions = Param::None,
+    }
+}
+
+crate::declare_params! {
+    /// Permutes the axes: output axis `i` is operand axis `permutation[i]`.
+    pub struct Transpose {
+        permutation: Vec<usize>,
+    }
+}
+
+crate::declare_params! {
+    /// Removes the listed size-1 axes.
+    pub struct Squeeze {
+        dimensions: Vec<usize>,
+    }
+}
+
+/// `x` reshaped to `shape` (nothing when it has that shape).
+fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
+    if b.aval(&x)?.shape == shape {
+        return Ok(x);
+    }
+    emit1(
+        b,
+        Reshape {
+            new_sizes: shape.to_vec(),
+        },
+        vec![x],
+    )
+}
+
+/// Transpose of `reshape` and `squeeze`: the cotangent reshaped back to the
+/// operand's shape.
+fn transpose_reshape(
+    name: &'static str,
+    b: &mut Builder,
+    cts: &[Option<Atom>],
+    ops: &[Operand],
+) -> TransposeOut {
+    let Some(ct) = single_ct(name, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    Ok(vec![Some(reshape_to(b, ct, &a.shape)?)])
+}
+
+/// Same data, new shape: the operand's buffer as is.
+fn same_data(name: &'static str, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
+    let [x] = operands::<_, 1>(name, args)?;
+    finish(name, outs, x.buffer().clone())
+}
+
+// ------------------------------------------------------- broadcast_in_dim
+
+impl Family for BroadcastInDim {
+    const NAMES: &'static [&'static str] = &["broadcast_in_dim"];
+
+    fn name(&self) -> &'static str {
+        "broadcast_in_dim"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<BroadcastInDim>> {
+        read_named(name, "broadcast_in_dim", params, BroadcastInDim::read)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<BroadcastInDim> {
+        vec![BroadcastInDim {
+            shape: vec![1],
+            broadcast_dimensions: vec![],
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let [x] = operands::<_, 1>(name, ins)?;
+        let (shape, bdims) = (&self.shape, &self.broadcast_dimensions);
+        if bdims.len() != x.ndim() {
+            return Err(Error::shape(
+                name,
+                &[&x.shape, shape],
+                format!("broadcast_dimensions {bdims:?} must have one entry per operand axis"),
+            ));
+        }
+        let increasing = bdims.windows(2).all(|w| matches!(w, [a, b] if a < b));
+        if !increasing {
+            return Err(Error::param(
+                name,
+                "broadcast_dimensions",
+                format!("{bdims:?} must be strictly increasing"),
+            ));
+        }
+        for (&d, &od) in x.shape.iter().zip(bdims) {
+            match shape.get(od) {
+                Some(&t) if d == 1 || d == t => {}
+                _ => {
+                    return Err(Error::shape(
+                        name,
+                        &[&x.shape, shape],
+                        format!("operand axis of size {d} cannot broadcast to output axis {od}"),
+                    ))
+                }
+            }
+        }
+        checked_size(shape)?;
+        Ok(vec![Aval::weak(shape.to_vec(), x.dtype, x.weak_type)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let [x] = operands::<_, 1>(name, args)?;
+        let buf = kernels::broadcast_in_dim(x, &self.shape, &self.broadcast_dimensions)?;
+        finish(name, outs, buf)
+    }
+
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        jvp_linear(self, b, primals, tangents)
+    }
+
+    /// Sums over the new axes and over the size-1 operand axes that
+    /// expanded, then reshapes to the operand's shape.
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut {
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; operands.len()]);
+        };
+        let [Operand::Linear(a)] = operands else {
+            return Ok(vec![None; operands.len()]);
+        };
+        let (shape, bdims) = (&self.shape, &self.broadcast_dimensions);
+        let mut axes: Vec<usize> = Vec::new();
+        for d in 0..shape.len() {
+            let expanded = match bdims.iter().position(|&bd| bd == d) {
+                None => true,
+                Some(i) => a.shape.get(i) == Some(&1) && shape.get(d) != Some(&1),
+            };
+            if expanded {
+                axes.push(d);
+            }
+        }
+        let summed = if axes.is_empty() {
+            ct
+        } else {
+            let sum = Primitive::Reduce(Reduce {
+                op: ReduceOp::Sum,
+                axes,
+            });
+            b.add_eqn1(sum, vec![ct])?
+        };
+        Ok(vec![Some(reshape_to(b, summed, &a.shape)?)])
+    }
+
+    /// The mapped axis goes where it keeps `broadcast_dimensions`
+    /// increasing (right after the output axis of the operand axis before
+    /// it), so the operand is never transposed.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        size: usize,
+    ) -> BatchOut {
+        let name = self.name();
+        if all_unbatched(dims) {
+            return unbatched(self, b, operands);
+        }
+        let (x, d) = batched_one(name, operands, dims)?;
+        let out_d = match d.checked_sub(1) {
+            None => 0,
+            Some(prev) => self
+                .broadcast_dimensions
+                .get(prev)
+                .ok_or_else(|| super::batch_error(name, "batch dim out of range"))?
+                .saturating_add(1),
+        };
+        let mut bdims: Vec<usize> = self
+            .broadcast_dimensions
+            .iter()
+            .map(|&o| shift(o, out_d))
+            .collect();
+        bdims.insert(d.min(bdims.len()), out_d);
+        let prim = BroadcastInDim {
+            shape: insert_axis(&self.shape, out_d, size),
+            broadcast_dimensions: bdims,
+        };
+        emit_batched(b, prim, vec![x.clone()], Some(out_d))
+    }
+}
+
+// ---------------------------------------------------------------- reshape
+
+impl Family for Reshape {
+    const NAMES: &'static [&'static str] = &["reshape"];
+
+    fn name(&self) -> &'static str {
+        "reshape"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Reshape>> {
+        read_named(name, "reshape", params, Reshape::read)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Reshape> {
+        vec![Reshape { new_sizes: vec![1] }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let new_sizes = &self.new_sizes;
+        let [x] = operands::<_, 1>(name, ins)?;
+        if checked_size(new_sizes)? != x.size()? {
+            return Err(Error::shape(
+                name,
+                &[&x.shape, new_sizes],
+                "reshape must preserve the number of elements",
+            ));
+        }
+        Ok(vec![Aval::weak(new_sizes.clone(), x.dtype, x.weak_type)])
+    }
+
+    /// Same elements in the same order; only the shape changes.
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        same_data(self.name(), args, outs)
+    }
+
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        jvp_linear(self, b, primals, tangents)
+    }
+
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut {
+        transpose_reshape(self.name(), b, cts, operands)
+    }
+
+    /// The mapped axis moves to the front and leads the new sizes.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        size: usize,
+    ) -> BatchOut {
+        if all_unbatched(dims) {
+            return unbatched(self, b, operands);
+        }
+        let (x, d) = batched_one(self.name(), operands, dims)?;
+        let x = move_axis(b, x.clone(), d, 0)?;
+        let prim = Reshape {
+            new_sizes: insert_axis(&self.new_sizes, 0, size),
+        };
+        emit_batched(b, prim, vec![x], Some(0))
+    }
+}
+
+// -------------------------------------------------------------- transpose
+
+impl Family for Transpose {
+    const NAMES: &'static [&'static str] = &["transpose"];
+
+    fn name(&self) -> &'static str {
+        "transpose"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Transpose>> {
+        read_named(name, "transpose", params, Transpose::read)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Transpose> {
+        vec![Transpose {
+            permutation: vec![0],
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let permutation = &self.permutation;
+        let [x] = operands::<_, 1>(name, ins)?;
+        if !is_permutation(permutation, x.ndim()) {
+            return Err(Error::param(
+                name,
+                "permutation",
+                format!(
+                    "{permutation:?} is not a permutation of the {} axes of {}",
+                    x.ndim(),
+                    x.short()
+                ),
+            ));
+        }
+        let shape = gather_dims(&x.shape, permutation);
+        Ok(vec![Aval::weak(shape, x.dtype, x.weak_type)])
+    }
+
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        let name = self.name();
+        let [x] = operands::<_, 1>(name, args)?;
+        let buf = kernels::transpose(x, &self.permutation)?;
+        finish(name, outs, buf)
+    }
+
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        jvp_linear(self, b, primals, tangents)
+    }
+
+    /// The transpose by the inverse permutation.
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut {
+        let Some(ct) = single_ct(self.name(), cts)? else {
+            return Ok(vec![None; operands.len()]);
+        };
+        let [Operand::Linear(_)] = operands else {
+            return Ok(vec![None; operands.len()]);
+        };
+        let permutation = &self.permutation;
+        let inverse: Vec<usize> = (0..permutation.len())
+            .map(|i| permutation.iter().position(|&q| q == i).unwrap_or(i))
+            .collect();
+        let c = emit1(
+            b,
+            Transpose {
+                permutation: inverse,
+            },
+            vec![ct],
+        )?;
+        Ok(vec![Some(c)])
+    }
+
+    /// The mapped axis stays where it is; the permutation is extended
+    /// around it.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        _size: usize,
+    ) -> BatchOut {
+        if all_unbatched(dims) {
+            return unbatched(self, b, operands);
+        }
+        let (x, d) = batched_one(self.name(), operands, dims)?;
+        let mut perm: Vec<usize> = self.permutation.iter().map(|&k| shift(k, d)).collect();
+        perm.insert(d.min(perm.len()), d);
+        emit_batched(b, Transpose { permutation: perm }, vec![x.clone()], Some(d))
+    }
+}
+
+// ---------------------------------------------------------------- squeeze
+
+impl Family for Squeeze {
+    const NAMES: &'static [&'static str] = &["squeeze"];
+
+    fn name(&self) -> &'static str {
+        "squeeze"
+    }
+
+    fn multiple_results(&self) -> bool {
+        false
+    }
+
+    fn effect(&self) -> Effect {
+        Effect::None
+    }
+
+    fn params(&self) -> ParamList {
+        self.to_params()
+    }
+
+    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Squeeze>> {
+        read_named(name, "squeeze", params, Squeeze::read)
+    }
+
+    fn display_params(&self, _params: &mut ParamList) {}
+
+    fn examples() -> Vec<Squeeze> {
+        vec![Squeeze {
+            dimensions: vec![0],
+        }]
+    }
+
+    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let dimensions = &self.dimensions;
+        let [x] = operands::<_, 1>(name, ins)?;
+        check_axes(name, "dimensions", dimensions, x.ndim())?;
+        if let Some(d) = dimensions.iter().find(|&&d| x.shape.get(d) != Some(&1)) {
+            return Err(Error::shape(
+                name,
+                &[&x.shape],
+                format!("cannot squeeze axis {d} of size other than 1"),
+            ));
+        }
+        Ok(vec![Aval::weak(
+            drop_dims(&x.shape, dimensions),
+            x.dtype,
+            x.weak_type,
+        )])
+    }
+
+    /// Same elements in the same order; only the shape changes.
+    fn kernel(
+        &self,
+        _ctx: &ExecCtx,
+        args: &[&HostArray],
+        outs: Vec<Aval>,
+    ) -> Result<Vec<HostArray>> {
+        same_data(self.name(), args, outs)
+    }
+
+    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+        jvp_linear(self, b, primals, tangents)
+    }
+
+    fn transpose(
+        &self,
+        b: &mut Builder,
+        cts: &[Option<Atom>],
+        operands: &[Operand],
+    ) -> TransposeOut {
+        transpose_reshape(self.name(), b, cts, operands)
+    }
+
+    /// The squeezed axes shift around the mapped one.
+    fn batch(
+        &self,
+        b: &mut Builder,
+        operands: &[Atom],
+        dims: &[Option<usize>],
+        _size: usize,
+    ) -> BatchOut {
+        if all_unbatched(dims) {
+            return unbatched(self, b, operands);
+        }
+        let (x, d) = batched_one(self.name(), operands, dims)?;
+        let (dimensions, out_d) = axes_around(&self.dimensions, d);
+        emit_batched(b, Squeeze { dimensions }, vec![x.clone()], Some(out_d))
+    }
+}
