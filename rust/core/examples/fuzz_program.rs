@@ -571,7 +571,7 @@ fn scan_program() -> microjax::Result<ClosedJaxpr> {
     let k = b.add_const(
         Arc::new(HostArray::new(
             vec![4],
-            Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]),
+            Buffer::F32(vec![1.0, 2.0, 3.0, 4.0].into()),
         )?),
         false,
     )?;

@@ -89,6 +89,14 @@ pub enum Error {
         bytes: u128,
         budget: u64,
     },
+    /// A pointer handed to the storage layer is not aligned for its element
+    /// type (foreign memory; maps to `ValueError`).
+    #[error("{what}: address {addr:#x} is not aligned to {align} bytes")]
+    Misaligned {
+        what: &'static str,
+        addr: usize,
+        align: usize,
+    },
     /// A jaxpr variable was read before it was written (a malformed program).
     #[error("unbound variable {0}")]
     UnboundVar(String),

@@ -14,7 +14,7 @@
 //! let s = b.add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![Atom::Var(x)])?;
 //! let y = b.add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![s.clone(), s])?;
 //! let prog = b.build(vec![y])?;
-//! let arg = Arc::new(HostArray::new(vec![3], Buffer::F32(vec![0.0, 1.0, 2.0]))?);
+//! let arg = Arc::new(HostArray::new(vec![3], Buffer::from(vec![0.0f32, 1.0, 2.0]))?);
 //! let out = microjax::exec::interp::eval_closed(&prog, &[arg])?;
 //! assert_eq!(out.len(), 1);
 //! # Ok::<(), microjax::Error>(())

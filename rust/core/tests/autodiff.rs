@@ -212,7 +212,7 @@ fn select_n_int_predicate_and_scalar_predicate() {
             )]
         },
     );
-    let p = Arc::new(HostArray::new(vec![4], Buffer::I32(vec![0, 1, 2, 1])).unwrap());
+    let p = Arc::new(HostArray::new(vec![4], Buffer::I32(vec![0, 1, 2, 1].into())).unwrap());
     let mut rng = Rng::new(5);
     check_all(
         &f,

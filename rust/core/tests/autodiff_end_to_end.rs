@@ -178,7 +178,7 @@ fn int_inputs() {
         let s = un(b, UnaryOp::Sin, &x[0]);
         vec![bin(b, BinaryOp::Add, &p, &s), x[1].clone()]
     });
-    let n = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![1, -2, 3])).unwrap());
+    let n = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![1, -2, 3].into())).unwrap());
     let x = f64_arc(&[3], vec![0.1, 0.2, 0.3]);
     check_all(&f, &[x.clone(), n.clone()], 15);
     // Asking for a tangent of the int input: a float0 tangent input and a

@@ -57,7 +57,7 @@ fn concat(bufs: &[&Buffer], dtype: DType) -> Buffer {
                     _ => panic!("mixed buffers"),
                 }
             }
-            Buffer::$var(out)
+            Buffer::$var(out.into())
         }};
     }
     match dtype {
@@ -677,7 +677,7 @@ fn consts_stay_consts() {
     let mut b = Builder::new();
     let c = b
         .add_const(
-            Arc::new(HostArray::new(vec![3], Buffer::F32(vec![1.0, -2.0, 0.5])).unwrap()),
+            Arc::new(HostArray::new(vec![3], Buffer::F32(vec![1.0, -2.0, 0.5].into())).unwrap()),
             false,
         )
         .unwrap();
@@ -766,7 +766,7 @@ fn unbatched_output_broadcast_or_kept() {
     assert_close(&out[0], &take_t(&xs), "passthrough moved");
     assert_close(
         &out[1],
-        &HostArray::new(vec![3], Buffer::F32(vec![2.5; 3])).unwrap(),
+        &HostArray::new(vec![3], Buffer::F32(vec![2.5; 3].into())).unwrap(),
         "literal broadcast",
     );
     let batched = batch_jaxpr(&prog, &[None], 3, &[None, None]).unwrap();
@@ -993,7 +993,7 @@ fn custom_vjp_call_batches_with_its_rules() {
     let fo = eval_closed(&vjp.fwd, std::slice::from_ref(&x)).unwrap();
     let mut bwd_in = fo[1..].to_vec();
     bwd_in.push(Arc::new(
-        HostArray::new(vec![3, 4], Buffer::F32(vec![1.0; 12])).unwrap(),
+        HostArray::new(vec![3, 4], Buffer::F32(vec![1.0; 12].into())).unwrap(),
     ));
     let g = eval_closed(&vjp.bwd, &bwd_in).unwrap();
     let want: Vec<f32> = f32s(&x).iter().map(|v| 2.0 * v).collect();

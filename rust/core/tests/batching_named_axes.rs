@@ -110,7 +110,7 @@ fn gathers_and_index_over_the_named_axis() {
     );
     let batched = batch_jaxpr_named(&idx, &[], n, Some("i"), &[Some(0)]).unwrap();
     let out = eval_closed(&batched, &[]).unwrap();
-    assert_eq!(out[0].buffer(), &Buffer::I32(vec![0, 1, 2]));
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![0, 1, 2].into()));
 }
 
 #[test]
@@ -198,7 +198,7 @@ fn collectives_over_another_axis_are_kept_and_unbound_axes_error() {
     let prog = b.build(outs).unwrap();
     let batched = batch_jaxpr_named(&prog, &[], 3, Some("i"), &[Some(0)]).unwrap();
     let out = eval_closed(&batched, &[]).unwrap();
-    assert_eq!(out[0].buffer(), &Buffer::I32(vec![0, 1, 2]));
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![0, 1, 2].into()));
     // Unnamed batching leaves a collective that names nothing batched unbound.
     let err = batch_jaxpr(&prog, &[], 3, &[Some(0)])
         .and_then(|j| eval_closed(&j, &[]))
@@ -226,7 +226,7 @@ fn grad_through_psum_under_named_vmap() {
     let sin_prog = b.build(vec![y]).unwrap();
 
     let xs = [0.5f32, -1.0, 2.0, 1.5];
-    let x = Arc::new(HostArray::new(vec![4], Buffer::F32(xs.to_vec())).unwrap());
+    let x = Arc::new(HostArray::new(vec![4], Buffer::F32(xs.to_vec().into())).unwrap());
     for (prog, want) in [
         (ratio, [0.0f32; 4].to_vec()),
         (sin_prog, {

@@ -59,13 +59,13 @@ fn broadcast_program(shape: &[usize]) -> ClosedJaxpr {
 }
 
 fn scalar_arg() -> Arc<HostArray> {
-    Arc::new(HostArray::new(vec![], Buffer::F32(vec![2.0])).unwrap())
+    Arc::new(HostArray::new(vec![], Buffer::F32(vec![2.0].into())).unwrap())
 }
 
 #[test]
 fn eager_kernels_check_output_avals_before_running() {
     let _g = serial();
-    let x = HostArray::new(vec![], Buffer::F32(vec![1.0])).unwrap();
+    let x = HostArray::new(vec![], Buffer::F32(vec![1.0].into())).unwrap();
     let e = too_large(kernel::eval(
         &ExecCtx::default(),
         &broadcast(&ABSURD),
@@ -169,7 +169,7 @@ fn loaded_programs_with_absurd_outputs_are_errors() {
     let _g = serial();
     let bytes = Program::to_bytes(&broadcast_program(&[7, 9]), Determinism::Default, "").unwrap();
     let ok = Program::from_bytes(&bytes).unwrap();
-    let x = HostArray::new(vec![], Buffer::F32(vec![1.0])).unwrap();
+    let x = HostArray::new(vec![], Buffer::F32(vec![1.0].into())).unwrap();
     assert_eq!(ok.run(&[x]).unwrap()[0].shape(), &[7, 9]);
     let huge = with_text(&bytes, |t| {
         t.replace("7,9", "1048576,1048576")
@@ -199,7 +199,7 @@ fn loaded_program_constants_are_checked_against_the_budget() {
     let mut b = Builder::new();
     let k = b
         .add_const(
-            Arc::new(HostArray::new(vec![1000], Buffer::F32(vec![0.5; 1000])).unwrap()),
+            Arc::new(HostArray::new(vec![1000], Buffer::F32(vec![0.5; 1000].into())).unwrap()),
             false,
         )
         .unwrap();

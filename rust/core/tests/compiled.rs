@@ -287,7 +287,7 @@ fn typed_pass_matches_the_interpreter_on_f64() {
         let prog = b.build(vec![e, hi]).unwrap();
         let x = as_f64(&data(&[m, n], 5));
         let row = as_f64(&data(&[n], 6));
-        let s = Arc::new(HostArray::new(vec![], Buffer::F64(vec![1.75])).unwrap());
+        let s = Arc::new(HostArray::new(vec![], Buffer::F64(vec![1.75].into())).unwrap());
         let plan = check(prog, &[x, row, s]);
         let st = plan.stats();
         assert_eq!((st.groups, st.typed_groups), (1, 1), "({m}, {n})");
@@ -494,11 +494,11 @@ fn while_bodies_run_compiled_and_agree() {
     let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
     let outs = while_loop(&mut b, cond, body, (1, 1), vec![n, w, int(0), c0]);
     let prog = b.build(outs).unwrap();
-    let steps = Arc::new(HostArray::new(vec![], Buffer::I32(vec![25])).unwrap());
+    let steps = Arc::new(HostArray::new(vec![], Buffer::I32(vec![25].into())).unwrap());
     let args = [steps, data_in(&[d, d], 4, 0.125), data(&[d], 5)];
     let plan = check(prog, &args);
     let out = plan.run(&args).unwrap();
-    assert_eq!(out[0].buffer(), &Buffer::I32(vec![25]));
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![25].into()));
 }
 
 /// The planned register product (`PackedDot`) is the kernel's product, for
@@ -528,14 +528,14 @@ fn planned_products_equal_the_kernel() {
         .unwrap()
         .remove(0);
         let plan = PackedDot::new(&ls, &rs, &dims).expect("a register product");
-        let mut out = Buffer::F32(vec![f32::NAN; want.size()]);
+        let mut out = Buffer::F32(vec![f32::NAN; want.size()].into());
         assert!(plan.run_into(&l, &r, &mut out).unwrap());
         assert_eq!(&out, want.buffer(), "{ls:?} x {rs:?}");
         // Another shape than planned: declined, buffer untouched.
         let other = data(&[ls[0] + 1], 3);
-        let mut keep = Buffer::F32(vec![1.0; want.size()]);
+        let mut keep = Buffer::F32(vec![1.0; want.size()].into());
         assert!(!plan.run_into(&other, &r, &mut keep).unwrap());
-        assert_eq!(keep, Buffer::F32(vec![1.0; want.size()]));
+        assert_eq!(keep, Buffer::F32(vec![1.0; want.size()].into()));
     }
 }
 
@@ -582,7 +582,7 @@ fn single_elementwise_steps_in_loops_agree() {
     }));
     let outs = b.add_eqn(scan, vec![w, i0, c0, xs], None).unwrap();
     let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
-    let one = Arc::new(HostArray::new(vec![], Buffer::I32(vec![3])).unwrap());
+    let one = Arc::new(HostArray::new(vec![], Buffer::I32(vec![3].into())).unwrap());
     let args = [
         data_in(&[d, d], 4, 0.3),
         one,
@@ -591,5 +591,5 @@ fn single_elementwise_steps_in_loops_agree() {
     ];
     let plan = check(prog, &args);
     let out = plan.run(&args).unwrap();
-    assert_eq!(out[0].buffer(), &Buffer::I32(vec![3 << 9]));
+    assert_eq!(out[0].buffer(), &Buffer::I32(vec![3 << 9].into()));
 }

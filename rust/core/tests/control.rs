@@ -23,7 +23,7 @@ mod common;
 use common::{doubling_while, f64_arc, f64s, f64v};
 
 fn scalar_i32(v: i32) -> Arc<HostArray> {
-    Arc::new(HostArray::new(vec![], Buffer::I32(vec![v])).unwrap())
+    Arc::new(HostArray::new(vec![], Buffer::I32(vec![v].into())).unwrap())
 }
 
 /// Body `(w ; c ; x) -> (sin(c * w) + x ; c * x)` of a scan over `[n]`.
@@ -184,7 +184,7 @@ fn while_runs_differentiates_forward_and_batches_a_per_member_predicate() {
     );
     // batched limit: members stop after different trip counts
     let batched = batch_jaxpr(&prog, &[Some(0), Some(0)], 3, &[Some(0), Some(0)]).unwrap();
-    let lims = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![0, 2, 5])).unwrap());
+    let lims = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![0, 2, 5].into())).unwrap());
     let out = eval_closed(&batched, &[f64_arc(&[3], vec![1.0, 1.0, 0.5]), lims]).unwrap();
     assert_eq!(f64s(&out[1]), vec![1.0, 4.0, 16.0]);
 }
@@ -236,7 +236,7 @@ fn cond_selects_clamps_differentiates_and_batches() {
     assert_eq!(f64s(g.last().unwrap()), vec![6.0, -4.0]);
     // a per-member index runs every branch and selects
     let batched = batch_jaxpr(&prog, &[Some(0), Some(0)], 3, &[Some(0)]).unwrap();
-    let ks = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![2, 0, 1])).unwrap());
+    let ks = Arc::new(HostArray::new(vec![3], Buffer::I32(vec![2, 0, 1].into())).unwrap());
     let xs = f64_arc(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let out = eval_closed(&batched, &[ks, xs]).unwrap();
     assert_eq!(f64s(&out[0]), vec![-1.0, -2.0, 4.0, 5.0, 25.0, 36.0]);

@@ -213,15 +213,15 @@ fn conv_layouts_permute_the_same_values() {
 
 #[test]
 fn conv_f32_and_int_dtypes() {
-    let x = HostArray::new(vec![1, 1, 4], Buffer::F32(vec![1.0, 2.0, 3.0, 4.0])).unwrap();
-    let w = HostArray::new(vec![1, 1, 2], Buffer::F32(vec![1.0, -1.0])).unwrap();
+    let x = HostArray::new(vec![1, 1, 4], Buffer::F32(vec![1.0, 2.0, 3.0, 4.0].into())).unwrap();
+    let w = HostArray::new(vec![1, 1, 2], Buffer::F32(vec![1.0, -1.0].into())).unwrap();
     let p = conv_p(ConvParams::simple(1));
     let got = eval(&p, &[&x, &w]).unwrap().pop().unwrap();
-    assert_eq!(got.buffer(), &Buffer::F32(vec![-1.0, -1.0, -1.0]));
-    let x = HostArray::new(vec![1, 1, 3], Buffer::I32(vec![1, 2, 3])).unwrap();
-    let w = HostArray::new(vec![1, 1, 2], Buffer::I32(vec![2, 1])).unwrap();
+    assert_eq!(got.buffer(), &Buffer::F32(vec![-1.0, -1.0, -1.0].into()));
+    let x = HostArray::new(vec![1, 1, 3], Buffer::I32(vec![1, 2, 3].into())).unwrap();
+    let w = HostArray::new(vec![1, 1, 2], Buffer::I32(vec![2, 1].into())).unwrap();
     let got = eval(&p, &[&x, &w]).unwrap().pop().unwrap();
-    assert_eq!(got.buffer(), &Buffer::I32(vec![4, 7]));
+    assert_eq!(got.buffer(), &Buffer::I32(vec![4, 7].into()));
 }
 
 #[test]

@@ -464,19 +464,19 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
 #[test]
 fn device_bytes_roundtrip_every_dtype() {
     let arrays = [
-        Buffer::Bool(vec![true, false, true]),
-        Buffer::I8(vec![-1, 2, -128]),
-        Buffer::I16(vec![-300, 2, 7]),
-        Buffer::I32(vec![-1, i32::MAX, 0]),
-        Buffer::I64(vec![i64::MIN, 1, -2]),
-        Buffer::U8(vec![255, 0, 1]),
-        Buffer::U16(vec![65535, 1, 2]),
-        Buffer::U32(vec![u32::MAX, 3, 4]),
-        Buffer::U64(vec![u64::MAX, 5, 6]),
-        Buffer::F16(vec![half::f16::from_f32(1.5); 3]),
-        Buffer::BF16(vec![half::bf16::from_f32(-2.25); 3]),
-        Buffer::F32(vec![f32::NAN, -0.0, 1e-30]),
-        Buffer::F64(vec![f64::INFINITY, -0.0, 1e300]),
+        Buffer::Bool(vec![true, false, true].into()),
+        Buffer::I8(vec![-1, 2, -128].into()),
+        Buffer::I16(vec![-300, 2, 7].into()),
+        Buffer::I32(vec![-1, i32::MAX, 0].into()),
+        Buffer::I64(vec![i64::MIN, 1, -2].into()),
+        Buffer::U8(vec![255, 0, 1].into()),
+        Buffer::U16(vec![65535, 1, 2].into()),
+        Buffer::U32(vec![u32::MAX, 3, 4].into()),
+        Buffer::U64(vec![u64::MAX, 5, 6].into()),
+        Buffer::F16(vec![half::f16::from_f32(1.5); 3].into()),
+        Buffer::BF16(vec![half::bf16::from_f32(-2.25); 3].into()),
+        Buffer::F32(vec![f32::NAN, -0.0, 1e-30].into()),
+        Buffer::F64(vec![f64::INFINITY, -0.0, 1e300].into()),
         Buffer::Float0(3),
     ];
     for buf in arrays {
@@ -486,7 +486,10 @@ fn device_bytes_roundtrip_every_dtype() {
         let back = bytes::array_from_bytes(vec![3], d, &raw).unwrap();
         assert_eq!(back, HostArray::new(vec![3], buf).unwrap());
     }
-    assert_eq!(bytes::to_bytes(&Buffer::U32(vec![1])), vec![1, 0, 0, 0]);
+    assert_eq!(
+        bytes::to_bytes(&Buffer::U32(vec![1].into())),
+        vec![1, 0, 0, 0]
+    );
     assert!(bytes::from_bytes(DType::F32, 2, &[0; 7]).is_err());
 }
 

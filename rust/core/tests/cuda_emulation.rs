@@ -259,7 +259,7 @@ fn check_scatter(prim: Primitive, args: &[HostArray]) {
 }
 
 fn f32a(shape: &[usize], v: Vec<f32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap()
+    HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap()
 }
 
 fn ramp(shape: &[usize]) -> HostArray {
@@ -268,7 +268,7 @@ fn ramp(shape: &[usize]) -> HostArray {
 }
 
 fn idx(shape: &[usize], v: Vec<i32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::I32(v)).unwrap()
+    HostArray::new(shape.to_vec(), Buffer::I32(v.into())).unwrap()
 }
 
 struct G<'a> {
@@ -350,7 +350,7 @@ fn gathers_match_the_cpu() {
         Buffer::I64((0..8).map(|k| k * 10 - 30).collect()),
     )
     .unwrap();
-    let u = HostArray::new(vec![3, 1], Buffer::U64(vec![1, u64::MAX, 3])).unwrap();
+    let u = HostArray::new(vec![3, 1], Buffer::U64(vec![1, u64::MAX, 3].into())).unwrap();
     let rows2 = G {
         sizes: &[1, 2],
         ..rows
@@ -409,14 +409,15 @@ fn scatters_match_the_cpu_with_repeated_and_dropped_indices() {
             let u = f32a(&[5], v);
             check_scatter(p, &[ramp(&[6]), idx(&[5, 1], vec![5, 0, 5, -2, 2]), u]);
             // Integer and bool elements.
-            let xi = HostArray::new(vec![4], Buffer::I32(vec![5, -3, i32::MAX, 0])).unwrap();
-            let ui = HostArray::new(vec![3], Buffer::I32(vec![7, i32::MAX, -9])).unwrap();
+            let xi = HostArray::new(vec![4], Buffer::I32(vec![5, -3, i32::MAX, 0].into())).unwrap();
+            let ui = HostArray::new(vec![3], Buffer::I32(vec![7, i32::MAX, -9].into())).unwrap();
             check_scatter(
                 scatter(op, &[], &[0], &[0], mode),
                 &[xi, idx(&[3, 1], vec![2, 2, 0]), ui],
             );
-            let xb = HostArray::new(vec![3], Buffer::Bool(vec![true, false, false])).unwrap();
-            let ub = HostArray::new(vec![2], Buffer::Bool(vec![false, true])).unwrap();
+            let xb =
+                HostArray::new(vec![3], Buffer::Bool(vec![true, false, false].into())).unwrap();
+            let ub = HostArray::new(vec![2], Buffer::Bool(vec![false, true].into())).unwrap();
             check_scatter(
                 scatter(op, &[], &[0], &[0], mode),
                 &[xb, idx(&[2, 1], vec![0, 1]), ub],
@@ -675,7 +676,7 @@ fn half_reductions_and_scans_accumulate_in_f32() {
 }
 
 fn i32s(shape: &[usize], v: Vec<i32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::I32(v)).unwrap()
+    HostArray::new(shape.to_vec(), Buffer::I32(v.into())).unwrap()
 }
 
 fn scalar_i32(v: i32) -> HostArray {
@@ -729,7 +730,7 @@ fn data_movement_kernels_match_the_cpu() {
         padding_config: vec![(1, -1, 0), (-1, 2, 1), (2, 0, 2)],
     });
     check_kernel(pad.clone(), &[x.clone(), f32a(&[], vec![-9.5])]);
-    let hpad = HostArray::new(vec![], Buffer::F16(vec![half::f16::from_f32(3.5)])).unwrap();
+    let hpad = HostArray::new(vec![], Buffer::F16(vec![half::f16::from_f32(3.5)].into())).unwrap();
     check_kernel(pad, &[half.clone(), hpad]);
     // dynamic_slice / dynamic_update_slice: starts clamped into range.
     let u = ramp(&[2, 2, 3]);
@@ -788,7 +789,8 @@ fn broadcasts_the_fused_kernels_cannot_read_match_the_cpu() {
     };
     check_kernel(bcast(vec![3, 4, 5], vec![0, 2]), &[ramp(&[3, 5])]);
     check_kernel(bcast(vec![2, 3, 4], vec![0, 1]), &[ramp(&[2, 1])]);
-    let flags = HostArray::new(vec![4], Buffer::Bool(vec![true, false, false, true])).unwrap();
+    let flags =
+        HostArray::new(vec![4], Buffer::Bool(vec![true, false, false, true].into())).unwrap();
     check_kernel(bcast(vec![4, 3, 2], vec![0]), &[flags]);
     // A literal broadcast (a fill), and unit axes only (an alias).
     let mut b = Builder::new();

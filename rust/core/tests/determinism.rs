@@ -451,7 +451,7 @@ fn portable_matmul_is_the_k_ordered_sum() {
     for threads in [1, 2] {
         let got = portable_run(&prog, &plan, &args, threads, None, true);
         assert!(
-            got[0].1 == Buffer::F32(want.clone()),
+            got[0].1 == Buffer::F32(want.clone().into()),
             "{threads} threads: not the k-ordered sum"
         );
     }

@@ -35,13 +35,13 @@ struct Rules {
 
 fn values(a: &HostArray) -> Vec<f64> {
     match a.buffer() {
-        Buffer::F64(v) => v.clone(),
+        Buffer::F64(v) => v.to_vec(),
         other => panic!("expected f64, got {:?}", other.dtype()),
     }
 }
 
 fn f64_array(shape: &[usize], v: Vec<f64>) -> Arc<HostArray> {
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F64(v)).unwrap())
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F64(v.into())).unwrap())
 }
 
 fn prim(provider: &Arc<dyn RuleProvider>, name: &str) -> Primitive {

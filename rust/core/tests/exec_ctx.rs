@@ -164,7 +164,7 @@ fn matrix(shape: &[usize], seed: u64) -> HostArray {
             (s % 2001) as f32 / 1000.0 - 1.0
         })
         .collect();
-    HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap()
+    HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap()
 }
 
 fn bits(h: &HostArray) -> Vec<u32> {

@@ -30,7 +30,9 @@ fn program() -> ClosedJaxpr {
     let mut b = Builder::new();
     let k = b
         .add_const(
-            Arc::new(HostArray::new(vec![4], Buffer::F32(vec![1.0, 2.0, 3.0, 4.0])).unwrap()),
+            Arc::new(
+                HostArray::new(vec![4], Buffer::F32(vec![1.0, 2.0, 3.0, 4.0].into())).unwrap(),
+            ),
             false,
         )
         .unwrap();
@@ -88,13 +90,13 @@ fn round_trip_runs_with_the_same_results() {
     assert_eq!(**loaded.jaxpr(), prog);
     assert_eq!(loaded.determinism(), Determinism::Portable);
     assert_eq!(loaded.metadata(), "{\"meta\": 1}");
-    let x = HostArray::new(vec![4], Buffer::F32(vec![0.5, -1.0, 2.0, 0.0])).unwrap();
+    let x = HostArray::new(vec![4], Buffer::F32(vec![0.5, -1.0, 2.0, 0.0].into())).unwrap();
     let out = loaded.run(std::slice::from_ref(&x)).unwrap();
     let want = microjax::exec::interp::eval_closed(&prog, &[Arc::new(x)]).unwrap();
     assert_eq!(f32s(&out[0]), f32s(&want[0]));
     assert_eq!(f32s(&out[1]), vec![1.5]);
     // wrong input types are typed errors
-    let bad = HostArray::new(vec![3], Buffer::F32(vec![0.0; 3])).unwrap();
+    let bad = HostArray::new(vec![3], Buffer::F32(vec![0.0; 3].into())).unwrap();
     assert!(matches!(loaded.run(&[bad]), Err(Error::InvalidArgument(_))));
     assert!(matches!(loaded.run(&[]), Err(Error::Arity { .. })));
 }
@@ -132,7 +134,7 @@ fn limits_stop_loops_and_oversized_programs() {
     let prog = while_program();
     let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
     let loaded = Program::from_bytes(&bytes).unwrap();
-    let n = |v: f32| HostArray::new(vec![], Buffer::F32(vec![v])).unwrap();
+    let n = |v: f32| HostArray::new(vec![], Buffer::F32(vec![v].into())).unwrap();
     assert_eq!(f32s(&loaded.run(&[n(100.0)]).unwrap()[0]), vec![128.0]);
     let tight = loaded
         .with_limits(Limits {

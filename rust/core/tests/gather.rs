@@ -25,7 +25,7 @@ use common::{eval, f64a, f64s, squared, Rng};
 // ------------------------------------------------------------- helpers
 
 fn i32a(shape: &[usize], v: Vec<i32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::I32(v)).unwrap()
+    HostArray::new(shape.to_vec(), Buffer::I32(v.into())).unwrap()
 }
 
 fn gather_p(
@@ -130,7 +130,7 @@ fn gather_takes_rows_in_each_mode() {
     assert_eq!(y, vec![-1.0; 6]);
     let xi = i32a(&[3, 1], vec![4, 5, 6]);
     let yi = run1(take_rows(1, Mode::FillOrDrop), &[&xi, &oob]);
-    assert_eq!(yi.buffer(), &Buffer::I32(vec![i32::MIN, i32::MIN]));
+    assert_eq!(yi.buffer(), &Buffer::I32(vec![i32::MIN, i32::MIN].into()));
 }
 
 #[test]
@@ -195,21 +195,21 @@ fn scatters_combine_duplicates_and_drop_or_clip() {
         scatter_1d(ScatterOp::Min, Mode::FillOrDrop),
         &[&xi, &idx, &ui],
     );
-    assert_eq!(min.buffer(), &Buffer::I32(vec![5, 2, 5, 5]));
+    assert_eq!(min.buffer(), &Buffer::I32(vec![5, 2, 5, 5].into()));
     let max = run1(
         scatter_1d(ScatterOp::Max, Mode::FillOrDrop),
         &[&xi, &idx, &ui],
     );
-    assert_eq!(max.buffer(), &Buffer::I32(vec![5, 9, 5, 7]));
+    assert_eq!(max.buffer(), &Buffer::I32(vec![5, 9, 5, 7].into()));
     // Bool scatter-add is `or`.
-    let xb = HostArray::new(vec![2], Buffer::Bool(vec![false, false])).unwrap();
+    let xb = HostArray::new(vec![2], Buffer::Bool(vec![false, false].into())).unwrap();
     let ib = i32a(&[1, 1], vec![1]);
-    let ub = HostArray::new(vec![1], Buffer::Bool(vec![true])).unwrap();
+    let ub = HostArray::new(vec![1], Buffer::Bool(vec![true].into())).unwrap();
     let yb = run1(
         scatter_1d(ScatterOp::Add, Mode::FillOrDrop),
         &[&xb, &ib, &ub],
     );
-    assert_eq!(yb.buffer(), &Buffer::Bool(vec![false, true]));
+    assert_eq!(yb.buffer(), &Buffer::Bool(vec![false, true].into()));
 }
 
 #[test]

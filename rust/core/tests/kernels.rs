@@ -374,8 +374,8 @@ fn comparisons() {
 
 #[test]
 fn comparisons_of_keys_and_float0() {
-    let k1 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
-    let k2 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 5])).unwrap();
+    let k1 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4].into())).unwrap();
+    let k2 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 5].into())).unwrap();
     assert_eq!(cmp(CmpOp::Eq, &k1, &k2), vec![true, false]);
     assert_eq!(cmp(CmpOp::Ne, &k1, &k2), vec![false, true]);
     assert!(matches!(
@@ -487,8 +487,8 @@ fn select_n_bool_and_int_predicates() {
 
 #[test]
 fn select_n_keys_and_float0() {
-    let k0 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
-    let k1 = HostArray::new(vec![2], Buffer::Key(vec![5, 6, 7, 8])).unwrap();
+    let k0 = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4].into())).unwrap();
+    let k1 = HostArray::new(vec![2], Buffer::Key(vec![5, 6, 7, 8].into())).unwrap();
     let p = arr(&[2], vec![true, false]);
     let r = run(Primitive::SelectN(SelectN), &[&p, &k0, &k1]);
     assert_eq!(keys(&r), vec![5, 6, 3, 4]);
@@ -637,7 +637,7 @@ fn broadcast_in_dim_cases() {
     assert_eq!(u8s(&b(&col, &[2, 3], &[0, 1])), vec![1, 1, 1, 2, 2, 2]);
     // Empty output, keys (two words per element), float0.
     assert_eq!(b(&x, &[0, 3], &[1]).size(), 0);
-    let k = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
+    let k = HostArray::new(vec![2], Buffer::Key(vec![1, 2, 3, 4].into())).unwrap();
     assert_eq!(keys(&b(&k, &[2, 2], &[0])), vec![1, 2, 1, 2, 3, 4, 3, 4]);
     assert_eq!(keys(&b(&k, &[2, 2], &[1])), vec![1, 2, 3, 4, 1, 2, 3, 4]);
     let z = HostArray::new(vec![2], Buffer::Float0(2)).unwrap();
@@ -661,7 +661,7 @@ fn reshape_and_squeeze() {
     assert_eq!(i32s(&s), vec![1, 2, 3, 4, 5, 6]);
     assert!(eval(&reshape(&[4]), &[&x]).is_err());
     assert!(eval(&squeeze(&[0]), &[&x]).is_err());
-    let k = HostArray::new(vec![1, 2], Buffer::Key(vec![1, 2, 3, 4])).unwrap();
+    let k = HostArray::new(vec![1, 2], Buffer::Key(vec![1, 2, 3, 4].into())).unwrap();
     let s = run(squeeze(&[0]), &[&k]);
     assert_eq!(s.shape(), &[2]);
     assert_eq!(keys(&s), vec![1, 2, 3, 4]);

@@ -28,7 +28,7 @@ fn run(op: LinalgOp, args: &[HostArray]) -> Vec<HostArray> {
 
 fn f64s(a: &HostArray) -> Vec<f64> {
     match a.buffer() {
-        Buffer::F64(v) => v.clone(),
+        Buffer::F64(v) => v.to_vec(),
         Buffer::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         other => panic!("expected a float, got {:?}", other.dtype()),
     }

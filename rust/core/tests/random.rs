@@ -18,12 +18,12 @@ mod common;
 use common::eval;
 
 fn u32s(shape: &[usize], v: Vec<u32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::U32(v)).unwrap()
+    HostArray::new(shape.to_vec(), Buffer::U32(v.into())).unwrap()
 }
 
 fn words(a: &HostArray) -> Vec<u32> {
     match a.buffer() {
-        Buffer::U32(v) => v.clone(),
+        Buffer::U32(v) => v.to_vec(),
         other => panic!("expected uint32, got {:?}", other.dtype()),
     }
 }

@@ -198,7 +198,7 @@ fn top_k_largest_first_ties_by_lower_index() {
     assert_eq!(&v[1..], &[3.0, 3.0, 3.0, 2.0, 0.0]);
     assert_eq!(i32s(&outs[1]), vec![2, 1, 3, 1, 3, 2]);
     let ints = run(&top_k_p(2), &[host(&[4], vec![i8::MIN, 5, i8::MAX, 5])]);
-    assert_eq!(ints[0].buffer(), &Buffer::I8(vec![i8::MAX, 5]));
+    assert_eq!(ints[0].buffer(), &Buffer::I8(vec![i8::MAX, 5].into()));
     assert_eq!(i32s(&ints[1]), vec![2, 1]);
 }
 
@@ -208,21 +208,24 @@ fn bitcast_all_width_combinations() {
     let one = host(&[1], vec![1.0f32]);
     let bytes = run(&bitcast_p(DType::U8), std::slice::from_ref(&one));
     assert_eq!(bytes[0].shape(), &[1, 4]);
-    assert_eq!(bytes[0].buffer(), &Buffer::U8(vec![0, 0, 0x80, 0x3f]));
+    assert_eq!(
+        bytes[0].buffer(),
+        &Buffer::U8(vec![0, 0, 0x80, 0x3f].into())
+    );
     let back = run(&bitcast_p(DType::F32), &[bytes[0].clone()]);
     assert_eq!(back[0], one);
     let same = run(&bitcast_p(DType::I32), std::slice::from_ref(&one));
-    assert_eq!(same[0].buffer(), &Buffer::I32(vec![0x3f80_0000]));
+    assert_eq!(same[0].buffer(), &Buffer::I32(vec![0x3f80_0000].into()));
     let halves = run(&bitcast_p(DType::U16), &[one]);
-    assert_eq!(halves[0].buffer(), &Buffer::U16(vec![0, 0x3f80]));
+    assert_eq!(halves[0].buffer(), &Buffer::U16(vec![0, 0x3f80].into()));
     let d = host(&[], vec![-2.0f64]);
     let words = run(&bitcast_p(DType::I32), std::slice::from_ref(&d));
     assert_eq!(words[0].shape(), &[2]);
     assert_eq!(run(&bitcast_p(DType::F64), &[words[0].clone()])[0], d);
     let h = run(&bitcast_p(DType::I16), &[host(&[1], vec![half::f16::ONE])]);
-    assert_eq!(h[0].buffer(), &Buffer::I16(vec![0x3c00]));
+    assert_eq!(h[0].buffer(), &Buffer::I16(vec![0x3c00].into()));
     let b = run(&bitcast_p(DType::U16), &[host(&[1], vec![half::bf16::ONE])]);
-    assert_eq!(b[0].buffer(), &Buffer::U16(vec![0x3f80]));
+    assert_eq!(b[0].buffer(), &Buffer::U16(vec![0x3f80].into()));
     // Every pair of numeric dtypes round-trips through the shape rule.
     for from in microjax::dtype::ALL_DTYPES {
         for to in microjax::dtype::ALL_DTYPES {
@@ -349,8 +352,8 @@ fn batched_sort_and_top_k_match_per_example() {
                 let n = w.size();
                 let flat: Vec<HostArray> = vec![(**g).clone()];
                 let row = match flat[0].buffer() {
-                    Buffer::F32(v) => Buffer::F32(v[e * n..(e + 1) * n].to_vec()),
-                    Buffer::I32(v) => Buffer::I32(v[e * n..(e + 1) * n].to_vec()),
+                    Buffer::F32(v) => Buffer::F32(v[e * n..(e + 1) * n].to_vec().into()),
+                    Buffer::I32(v) => Buffer::I32(v[e * n..(e + 1) * n].to_vec().into()),
                     other => panic!("{:?}", other.dtype()),
                 };
                 assert_eq!(&row, w.buffer());

@@ -484,21 +484,27 @@ fn canonical_round_trip_structure() {
     // (No NaN const: `HostArray`'s derived `==` is IEEE, so NaN != NaN.)
     let consts: Vec<Arc<HostArray>> = vec![
         f32_array(&[2], vec![1.5, f32::NEG_INFINITY]),
-        Arc::new(HostArray::new(vec![3], Buffer::Bool(vec![true, false, true])).unwrap()),
-        Arc::new(HostArray::new(vec![2], Buffer::I64(vec![i64::MIN, 7])).unwrap()),
-        Arc::new(HostArray::new(vec![1], Buffer::U16(vec![65535])).unwrap()),
+        Arc::new(HostArray::new(vec![3], Buffer::Bool(vec![true, false, true].into())).unwrap()),
+        Arc::new(HostArray::new(vec![2], Buffer::I64(vec![i64::MIN, 7].into())).unwrap()),
+        Arc::new(HostArray::new(vec![1], Buffer::U16(vec![65535].into())).unwrap()),
         Arc::new(
             HostArray::new(
                 vec![2],
-                Buffer::F16(vec![half::f16::from_f32(0.1), half::f16::NEG_INFINITY]),
+                Buffer::F16(vec![half::f16::from_f32(0.1), half::f16::NEG_INFINITY].into()),
             )
             .unwrap(),
         ),
-        Arc::new(HostArray::new(vec![1], Buffer::BF16(vec![half::bf16::from_f32(-2.5)])).unwrap()),
-        Arc::new(HostArray::new(vec![2, 1], Buffer::F64(vec![-0.0, 1e300])).unwrap()),
-        Arc::new(HostArray::new(vec![1], Buffer::Key(vec![1, 2])).unwrap()),
+        Arc::new(
+            HostArray::new(
+                vec![1],
+                Buffer::BF16(vec![half::bf16::from_f32(-2.5)].into()),
+            )
+            .unwrap(),
+        ),
+        Arc::new(HostArray::new(vec![2, 1], Buffer::F64(vec![-0.0, 1e300].into())).unwrap()),
+        Arc::new(HostArray::new(vec![1], Buffer::Key(vec![1, 2].into())).unwrap()),
         Arc::new(HostArray::new(vec![4], Buffer::Float0(4)).unwrap()),
-        Arc::new(HostArray::new(vec![0, 3], Buffer::I8(vec![])).unwrap()),
+        Arc::new(HostArray::new(vec![0, 3], Buffer::I8(vec![].into())).unwrap()),
     ];
     let mut s = Builder::new();
     for c in &consts {

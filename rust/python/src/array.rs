@@ -153,18 +153,18 @@ fn owned_to_numpy<'py, T: Element>(
 pub(crate) fn to_numpy<'py>(py: Python<'py>, a: &HostArray) -> PyResult<Bound<'py, PyAny>> {
     let shape = a.shape();
     match a.buffer() {
-        Buffer::Bool(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::I8(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::I16(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::I32(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::I64(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::U8(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::U16(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::U32(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::U64(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::F16(v) => owned_to_numpy::<f16>(py, shape, v.clone()),
-        Buffer::F32(v) => owned_to_numpy(py, shape, v.clone()),
-        Buffer::F64(v) => owned_to_numpy(py, shape, v.clone()),
+        Buffer::Bool(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::I8(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::I16(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::I32(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::I64(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::U8(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::U16(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::U32(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::U64(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::F16(v) => owned_to_numpy::<f16>(py, shape, v.to_vec()),
+        Buffer::F32(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::F64(v) => owned_to_numpy(py, shape, v.to_vec()),
         Buffer::BF16(v) => {
             let bits: Vec<u16> = v.iter().map(|x| x.to_bits()).collect();
             let dt = dtype_obj(py, DType::BF16)?;
@@ -235,7 +235,7 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     macro_rules! rd {
         ($t:ty, $var:ident) => {{
             let (shape, v) = read_numpy::<$t>(&arr)?;
-            host(shape, Buffer::$var(v))
+            host(shape, Buffer::$var(v.into()))
         }};
     }
     match name.as_str() {

@@ -43,6 +43,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::InvalidArgument(_)
         | E::UnknownPrimitive(_)
         | E::Overflow { .. }
+        | E::Misaligned { .. }
         | E::Parse { .. }
         | E::Format { .. }
         | E::UnboundVar(_)

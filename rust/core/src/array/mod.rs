@@ -2,12 +2,21 @@
 //! interpreter and the Python binding as `Arc<HostArray>` (cheap to share,
 //! never mutated once shared).
 //!
+//! A buffer's elements are an [`Elems`]: a `Vec` this crate owns, or
+//! foreign memory (NumPy, DLPack) read in place and kept alive by its owner
+//! ([`foreign`]); writers copy foreign memory first.
+//!
 //! The storage layer also owns the allocation budget ([`budget`]: the most
 //! bytes one buffer may take, checked before allocating) and the host buffer
 //! pool ([`pool`]), so `array` and `ir` never reach into the executors.
 
 pub mod budget;
+pub mod elems;
+pub mod foreign;
 pub mod pool;
+
+pub use elems::Elems;
+pub use foreign::{ForeignOwner, OnRelease};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -15,27 +24,29 @@ use half::{bf16, f16};
 use std::sync::Arc;
 
 /// Typed, row-major element storage. `Float0` stores only its length; `Key`
-/// stores two u32 words per key element.
+/// stores two u32 words per key element. Every other variant holds its
+/// elements as an [`Elems`] (owned or foreign); a new element type is one
+/// more variant of that form.
 #[derive(Debug, Clone)]
 pub enum Buffer {
-    Bool(Vec<bool>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
-    F16(Vec<f16>),
-    BF16(Vec<bf16>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Bool(Elems<bool>),
+    I8(Elems<i8>),
+    I16(Elems<i16>),
+    I32(Elems<i32>),
+    I64(Elems<i64>),
+    U8(Elems<u8>),
+    U16(Elems<u16>),
+    U32(Elems<u32>),
+    U64(Elems<u64>),
+    F16(Elems<f16>),
+    BF16(Elems<bf16>),
+    F32(Elems<f32>),
+    F64(Elems<f64>),
     Float0(usize),
-    Key(Vec<u32>),
+    Key(Elems<u32>),
 }
 
-/// Applies `$body` with `$v` bound to the typed vector of every numeric or
+/// Applies `$body` with `$v` bound to the typed [`Elems`] of every numeric or
 /// bool variant; float0 and key buffers go to `$other`.
 #[macro_export]
 macro_rules! with_buffer {
@@ -130,6 +141,17 @@ impl Buffer {
         self.len() == 0
     }
 
+    /// Whether the elements are owned by this crate (float0 counts as
+    /// owned); foreign storage is read-only and never pooled or reused in
+    /// place.
+    pub fn is_owned(&self) -> bool {
+        match self {
+            Buffer::Float0(_) => true,
+            Buffer::Key(v) => v.is_owned(),
+            other => with_buffer!(other, v => v.is_owned(), _ => true),
+        }
+    }
+
     /// The elements as little-endian bytes (bool as one 0/1 byte, a key
     /// element as two u32 words, float0 as nothing): the layout of exported
     /// constants and of device memory.
@@ -143,7 +165,7 @@ impl Buffer {
             Buffer::I16(v) => flat(v, i16::to_le_bytes),
             Buffer::I32(v) => flat(v, i32::to_le_bytes),
             Buffer::I64(v) => flat(v, i64::to_le_bytes),
-            Buffer::U8(v) => v.clone(),
+            Buffer::U8(v) => v.to_vec(),
             Buffer::U16(v) => flat(v, u16::to_le_bytes),
             Buffer::U32(v) | Buffer::Key(v) => flat(v, u32::to_le_bytes),
             Buffer::U64(v) => flat(v, u64::to_le_bytes),
@@ -198,22 +220,31 @@ impl Buffer {
                         _ if !strict_bool => Ok(true),
                         _ => Err(Error::InvalidArgument(format!("{what}: bool byte {b}"))),
                     })
-                    .collect::<Result<_>>()?,
+                    .collect::<Result<Vec<_>>>()?
+                    .into(),
             ),
-            DType::I8 => Buffer::I8(words(bytes, i8::from_le_bytes)),
-            DType::I16 => Buffer::I16(words(bytes, i16::from_le_bytes)),
-            DType::I32 => Buffer::I32(words(bytes, i32::from_le_bytes)),
-            DType::I64 => Buffer::I64(words(bytes, i64::from_le_bytes)),
-            DType::U8 => Buffer::U8(bytes.to_vec()),
-            DType::U16 => Buffer::U16(words(bytes, u16::from_le_bytes)),
-            DType::U32 => Buffer::U32(words(bytes, u32::from_le_bytes)),
-            DType::U64 => Buffer::U64(words(bytes, u64::from_le_bytes)),
-            DType::F16 => Buffer::F16(words(bytes, |a| f16::from_bits(u16::from_le_bytes(a)))),
-            DType::BF16 => Buffer::BF16(words(bytes, |a| bf16::from_bits(u16::from_le_bytes(a)))),
-            DType::F32 => Buffer::F32(words(bytes, |a| f32::from_bits(u32::from_le_bytes(a)))),
-            DType::F64 => Buffer::F64(words(bytes, |a| f64::from_bits(u64::from_le_bytes(a)))),
+            DType::I8 => Buffer::I8(words(bytes, i8::from_le_bytes).into()),
+            DType::I16 => Buffer::I16(words(bytes, i16::from_le_bytes).into()),
+            DType::I32 => Buffer::I32(words(bytes, i32::from_le_bytes).into()),
+            DType::I64 => Buffer::I64(words(bytes, i64::from_le_bytes).into()),
+            DType::U8 => Buffer::U8(bytes.to_vec().into()),
+            DType::U16 => Buffer::U16(words(bytes, u16::from_le_bytes).into()),
+            DType::U32 => Buffer::U32(words(bytes, u32::from_le_bytes).into()),
+            DType::U64 => Buffer::U64(words(bytes, u64::from_le_bytes).into()),
+            DType::F16 => {
+                Buffer::F16(words(bytes, |a| f16::from_bits(u16::from_le_bytes(a))).into())
+            }
+            DType::BF16 => {
+                Buffer::BF16(words(bytes, |a| bf16::from_bits(u16::from_le_bytes(a))).into())
+            }
+            DType::F32 => {
+                Buffer::F32(words(bytes, |a| f32::from_bits(u32::from_le_bytes(a))).into())
+            }
+            DType::F64 => {
+                Buffer::F64(words(bytes, |a| f64::from_bits(u64::from_le_bytes(a))).into())
+            }
             DType::Float0 => Buffer::Float0(n),
-            DType::Key => Buffer::Key(words(bytes, u32::from_le_bytes)),
+            DType::Key => Buffer::Key(words(bytes, u32::from_le_bytes).into()),
         })
     }
 
@@ -223,7 +254,9 @@ impl Buffer {
             what: "zeros",
             detail: format!("{n} key elements"),
         })?;
-        use crate::array::budget::filled;
+        fn filled<T: Clone>(w: &str, dtype: DType, value: T, n: usize) -> Result<Elems<T>> {
+            crate::array::budget::filled(w, dtype, value, n).map(Elems::from)
+        }
         let w = "zeros";
         Ok(match dtype {
             DType::Bool => Buffer::Bool(filled(w, dtype, false, n)?),
@@ -365,7 +398,10 @@ impl Drop for HostArray {
 macro_rules! from_vec {
     ($($t:ty => $var:ident),*) => {$(
         impl From<Vec<$t>> for Buffer {
-            fn from(v: Vec<$t>) -> Buffer { Buffer::$var(v) }
+            fn from(v: Vec<$t>) -> Buffer { Buffer::$var(v.into()) }
+        }
+        impl From<Elems<$t>> for Buffer {
+            fn from(v: Elems<$t>) -> Buffer { Buffer::$var(v) }
         }
     )*};
 }

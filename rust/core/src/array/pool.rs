@@ -28,7 +28,8 @@
 //! least [`MIN_POOLED_BYTES`] large offers its buffer when dropped (the last
 //! reference to it is gone, so no one can observe the reuse): plan
 //! intermediates freed after their last use, and outputs handed to a user
-//! once the user drops them.
+//! once the user drops them. Only owned storage is pooled: a buffer over
+//! foreign memory ([`crate::array::foreign`]) is released to its owner.
 
 use crate::array::Buffer;
 use crate::dtype::DType;
@@ -146,11 +147,13 @@ pub fn take(dtype: DType, n: usize) -> Result<Buffer> {
     Buffer::zeros(dtype, n)
 }
 
-/// Offers a buffer no one else references to the pool: kept when the pool
-/// lent it, is on and has room for it; otherwise freed.
+/// Offers a buffer no one else references to the pool: kept when it is
+/// owned storage the pool lent, and the pool is on and has room for it;
+/// otherwise freed (foreign storage: released to its owner).
 pub fn give(buf: Buffer) {
     let bytes = buffer_bytes(&buf);
-    if bytes < MIN_POOLED_BYTES || !ENABLED.load(Ordering::Relaxed) {
+    // Foreign storage goes back to its owner, never into the pool.
+    if bytes < MIN_POOLED_BYTES || !ENABLED.load(Ordering::Relaxed) || !buf.is_owned() {
         return;
     }
     let mut s = state();

@@ -304,12 +304,12 @@ mod tests {
     use crate::{BinaryOp, Buffer, DType, Scalar, UnaryOp};
 
     fn arr(v: &[f32]) -> Arc<HostArray> {
-        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec())).unwrap())
+        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
     }
 
     fn f32s(h: &HostArray) -> Vec<f32> {
         match h.buffer() {
-            Buffer::F32(v) => v.clone(),
+            Buffer::F32(v) => v.to_vec(),
             other => panic!("expected f32, got {:?}", other.dtype()),
         }
     }

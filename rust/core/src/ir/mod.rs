@@ -175,19 +175,19 @@ impl Scalar {
         use crate::array::budget::filled;
         let w = "full";
         Ok(match dtype {
-            DType::Bool => Buffer::Bool(filled(w, dtype, self.as_bool(), n)?),
-            DType::I8 => Buffer::I8(filled(w, dtype, self.as_i64() as i8, n)?),
-            DType::I16 => Buffer::I16(filled(w, dtype, self.as_i64() as i16, n)?),
-            DType::I32 => Buffer::I32(filled(w, dtype, self.as_i64() as i32, n)?),
-            DType::I64 => Buffer::I64(filled(w, dtype, self.as_i64(), n)?),
-            DType::U8 => Buffer::U8(filled(w, dtype, self.as_u64() as u8, n)?),
-            DType::U16 => Buffer::U16(filled(w, dtype, self.as_u64() as u16, n)?),
-            DType::U32 => Buffer::U32(filled(w, dtype, self.as_u64() as u32, n)?),
-            DType::U64 => Buffer::U64(filled(w, dtype, self.as_u64(), n)?),
-            DType::F16 => Buffer::F16(filled(w, dtype, f16::from_f64(self.as_f64()), n)?),
-            DType::BF16 => Buffer::BF16(filled(w, dtype, bf16::from_f64(self.as_f64()), n)?),
-            DType::F32 => Buffer::F32(filled(w, dtype, self.as_f64() as f32, n)?),
-            DType::F64 => Buffer::F64(filled(w, dtype, self.as_f64(), n)?),
+            DType::Bool => Buffer::Bool(filled(w, dtype, self.as_bool(), n)?.into()),
+            DType::I8 => Buffer::I8(filled(w, dtype, self.as_i64() as i8, n)?.into()),
+            DType::I16 => Buffer::I16(filled(w, dtype, self.as_i64() as i16, n)?.into()),
+            DType::I32 => Buffer::I32(filled(w, dtype, self.as_i64() as i32, n)?.into()),
+            DType::I64 => Buffer::I64(filled(w, dtype, self.as_i64(), n)?.into()),
+            DType::U8 => Buffer::U8(filled(w, dtype, self.as_u64() as u8, n)?.into()),
+            DType::U16 => Buffer::U16(filled(w, dtype, self.as_u64() as u16, n)?.into()),
+            DType::U32 => Buffer::U32(filled(w, dtype, self.as_u64() as u32, n)?.into()),
+            DType::U64 => Buffer::U64(filled(w, dtype, self.as_u64(), n)?.into()),
+            DType::F16 => Buffer::F16(filled(w, dtype, f16::from_f64(self.as_f64()), n)?.into()),
+            DType::BF16 => Buffer::BF16(filled(w, dtype, bf16::from_f64(self.as_f64()), n)?.into()),
+            DType::F32 => Buffer::F32(filled(w, dtype, self.as_f64() as f32, n)?.into()),
+            DType::F64 => Buffer::F64(filled(w, dtype, self.as_f64(), n)?.into()),
             DType::Float0 => Buffer::Float0(n),
             DType::Key => {
                 return Err(Error::InvalidArgument(

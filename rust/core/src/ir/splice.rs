@@ -84,7 +84,7 @@ mod tests {
         let x = ib.add_input(Aval::new(vec![3], DType::F32)).unwrap();
         let c = ib
             .add_const(
-                Arc::new(HostArray::new(vec![3], Buffer::F32(vec![1.0, 2.0, 3.0])).unwrap()),
+                Arc::new(HostArray::new(vec![3], Buffer::F32(vec![1.0, 2.0, 3.0].into())).unwrap()),
                 false,
             )
             .unwrap();
@@ -111,7 +111,8 @@ mod tests {
         let outer = ob.build(vec![z]).unwrap();
         assert_eq!(outer.jaxpr.eqns.len(), 5);
 
-        let arg = Arc::new(HostArray::new(vec![3], Buffer::F32(vec![0.5, -1.0, 2.0])).unwrap());
+        let arg =
+            Arc::new(HostArray::new(vec![3], Buffer::F32(vec![0.5, -1.0, 2.0].into())).unwrap());
         let got = eval_closed(&outer, &[arg]).unwrap();
         let Buffer::F32(v) = got[0].buffer() else {
             panic!()

@@ -149,8 +149,8 @@ impl Family for Threefry2x32 {
             y1.push(b);
         }
         Ok(vec![
-            HostArray::new(shape.clone(), Buffer::U32(y0))?,
-            HostArray::new(shape, Buffer::U32(y1))?,
+            HostArray::new(shape.clone(), Buffer::U32(y0.into()))?,
+            HostArray::new(shape, Buffer::U32(y1.into()))?,
         ])
     }
 

@@ -166,7 +166,7 @@ fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
         Buffer::U8(v) => v.iter().map(|&x| u64::from(x)).collect(),
         Buffer::U16(v) => v.iter().map(|&x| u64::from(x)).collect(),
         Buffer::U32(v) => v.iter().map(|&x| u64::from(x)).collect(),
-        Buffer::U64(v) => v.clone(),
+        Buffer::U64(v) => v.to_vec(),
         Buffer::F16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
         Buffer::BF16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
         Buffer::F32(v) => v.iter().map(|&x| f32_key(x)).collect(),
@@ -305,7 +305,7 @@ fn top_k_kernel(x: &HostArray, k: usize) -> Result<Vec<Buffer>> {
             })?);
         }
     }
-    Ok(vec![take(x.buffer(), &src)?, Buffer::I32(idx)])
+    Ok(vec![take(x.buffer(), &src)?, Buffer::I32(idx.into())])
 }
 
 /// Little-endian bytes of every element (as NumPy's `view` on x86/ARM).
@@ -321,7 +321,7 @@ fn le_bytes(buf: &Buffer) -> Result<Vec<u8>> {
         Buffer::I16(v) => bytes!(v, |x: &i16| x.to_le_bytes()),
         Buffer::I32(v) => bytes!(v, |x: &i32| x.to_le_bytes()),
         Buffer::I64(v) => bytes!(v, |x: &i64| x.to_le_bytes()),
-        Buffer::U8(v) => v.clone(),
+        Buffer::U8(v) => v.to_vec(),
         Buffer::U16(v) => bytes!(v, |x: &u16| x.to_le_bytes()),
         Buffer::U32(v) => bytes!(v, |x: &u32| x.to_le_bytes()),
         Buffer::U64(v) => bytes!(v, |x: &u64| x.to_le_bytes()),
@@ -358,7 +358,7 @@ fn from_le_bytes(bytes: &[u8], dtype: DType) -> Result<Buffer> {
         DType::I16 => decode!(2, i16::from_le_bytes),
         DType::I32 => decode!(4, i32::from_le_bytes),
         DType::I64 => decode!(8, i64::from_le_bytes),
-        DType::U8 => Buffer::U8(bytes.to_vec()),
+        DType::U8 => Buffer::U8(bytes.to_vec().into()),
         DType::U16 => decode!(2, u16::from_le_bytes),
         DType::U32 => decode!(4, u32::from_le_bytes),
         DType::U64 => decode!(8, u64::from_le_bytes),

@@ -43,5 +43,5 @@ pub fn lit_f32(v: f64) -> Atom {
 pub fn arange(shape: &[usize]) -> Arc<HostArray> {
     let n: usize = shape.iter().product();
     let v: Vec<f32> = (0..n).map(|i| (i as f32) * 0.5 - 1.0).collect();
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap())
 }

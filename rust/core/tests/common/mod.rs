@@ -62,7 +62,7 @@ macro_rules! getter {
     ($name:ident, $t:ty, $var:ident) => {
         pub fn $name(a: &HostArray) -> Vec<$t> {
             match a.buffer() {
-                Buffer::$var(v) => v.clone(),
+                Buffer::$var(v) => v.to_vec(),
                 other => panic!("expected {}, got {:?}", stringify!($var), other.dtype()),
             }
         }
@@ -264,7 +264,7 @@ pub fn data_in(shape: &[usize], seed: u32, scale: f32) -> Arc<HostArray> {
         Buffer::F32(v) => v.iter().map(|x| x / 3.0 * scale).collect(),
         _ => Vec::new(),
     };
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap())
 }
 
 /// `tanh(x*2+1)*sin(x) - exp(-x*x)`: the suite's fusion benchmark chain.

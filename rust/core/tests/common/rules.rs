@@ -73,8 +73,8 @@ pub fn row(a: &HostArray, k: usize) -> HostArray {
     let shape = a.shape()[1..].to_vec();
     let n: usize = shape.iter().product();
     let buf = match a.buffer() {
-        Buffer::F64(v) => Buffer::F64(v[k * n..(k + 1) * n].to_vec()),
-        Buffer::I32(v) => Buffer::I32(v[k * n..(k + 1) * n].to_vec()),
+        Buffer::F64(v) => Buffer::F64(v[k * n..(k + 1) * n].to_vec().into()),
+        Buffer::I32(v) => Buffer::I32(v[k * n..(k + 1) * n].to_vec().into()),
         other => panic!("unexpected {:?}", other.dtype()),
     };
     HostArray::new(shape, buf).unwrap()

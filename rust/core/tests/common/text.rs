@@ -37,7 +37,7 @@ pub fn pjit(sub: ClosedJaxpr, name: &str) -> Primitive {
 }
 
 pub fn f32_array(shape: &[usize], v: Vec<f32>) -> Arc<HostArray> {
-    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+    Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap())
 }
 
 /// `x -> sin(x)` over `aval`.

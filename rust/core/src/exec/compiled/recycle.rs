@@ -29,12 +29,17 @@ thread_local! {
     static BIN: RefCell<Vec<Arc<HostArray>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Keeps `h` for reuse when nobody else holds it and it is small; drops it
-/// otherwise.
+/// Keeps `h` for reuse when nobody else holds it, it is small and its
+/// storage is owned (foreign memory is read-only: reusing it would copy);
+/// drops it otherwise.
 pub fn give(mut h: Arc<HostArray>) {
     // The plain count load first: most values given here are shared (loop
     // constants), and `get_mut`'s atomic exchange costs more than the check.
-    if Arc::strong_count(&h) != 1 || value_bytes(&h) > MAX_BYTES || Arc::get_mut(&mut h).is_none() {
+    if Arc::strong_count(&h) != 1
+        || value_bytes(&h) > MAX_BYTES
+        || !h.buffer().is_owned()
+        || Arc::get_mut(&mut h).is_none()
+    {
         return;
     }
     // `try_with`: during thread teardown the bin may be gone; dropping is

@@ -210,7 +210,7 @@ mod tests {
     }
 
     fn f32s(shape: &[usize], v: Vec<f32>) -> Arc<HostArray> {
-        Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap())
+        Arc::new(HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap())
     }
 
     fn input(b: &mut Builder, shape: &[usize]) -> Atom {
@@ -249,7 +249,7 @@ mod tests {
         }
         let idx = Arc::new(HostArray::scalar(Scalar::Int(-1), DType::I32).unwrap());
         let out = run_cond(&ExecCtx::default(), &Host, &plans, &[idx, a, b]).unwrap();
-        assert_eq!(values(&out), vec![Buffer::F32(vec![4.0, 6.0])]);
+        assert_eq!(values(&out), vec![Buffer::F32(vec![4.0, 6.0].into())]);
     }
 
     /// One const, one carry, one `xs`, two `ys`:
@@ -371,7 +371,7 @@ mod tests {
             &[f32s(&[], vec![1.0])],
         )
         .unwrap();
-        assert_eq!(values(&out), vec![Buffer::F32(vec![16.0])]);
+        assert_eq!(values(&out), vec![Buffer::F32(vec![16.0].into())]);
         let err = run_while(
             &ExecCtx::default(),
             &Host,

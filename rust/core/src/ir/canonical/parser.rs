@@ -892,13 +892,13 @@ mod tests {
     #[test]
     fn const_bytes_round_trip() {
         let bufs = [
-            Buffer::Bool(vec![true, false]),
-            Buffer::I16(vec![-2, 300]),
-            Buffer::U32(vec![7, u32::MAX]),
-            Buffer::U64(vec![u64::MAX, 1]),
-            Buffer::F16(vec![f16::from_f32(1.5), f16::NAN]),
-            Buffer::F64(vec![-0.0, 2.0]),
-            Buffer::Key(vec![1, 2, 3, 4]),
+            Buffer::Bool(vec![true, false].into()),
+            Buffer::I16(vec![-2, 300].into()),
+            Buffer::U32(vec![7, u32::MAX].into()),
+            Buffer::U64(vec![u64::MAX, 1].into()),
+            Buffer::F16(vec![f16::from_f32(1.5), f16::NAN].into()),
+            Buffer::F64(vec![-0.0, 2.0].into()),
+            Buffer::Key(vec![1, 2, 3, 4].into()),
         ];
         for b in bufs {
             let bytes = buffer_to_le(&b);

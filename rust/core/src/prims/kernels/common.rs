@@ -712,7 +712,7 @@ macro_rules! impl_buf_elem {
             }
             #[inline(always)]
             fn wrap(v: Vec<Self>) -> Buffer {
-                Buffer::$var(v)
+                Buffer::$var(v.into())
             }
         }
     )*};

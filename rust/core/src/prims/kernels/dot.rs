@@ -472,18 +472,24 @@ fn matmul(
     sz: Sizes,
 ) -> Result<Buffer> {
     Ok(match (l, r) {
-        (Buffer::F32(a), Buffer::F32(b)) => Buffer::F32(float_matmul(ctx, a, b, ll, lr, sz)?),
-        (Buffer::F64(a), Buffer::F64(b)) => Buffer::F64(float_matmul(ctx, a, b, ll, lr, sz)?),
-        (Buffer::F16(a), Buffer::F16(b)) => Buffer::F16(half_matmul(ctx, a, b, ll, lr, sz)?),
-        (Buffer::BF16(a), Buffer::BF16(b)) => Buffer::BF16(half_matmul(ctx, a, b, ll, lr, sz)?),
-        (Buffer::I8(a), Buffer::I8(b)) => Buffer::I8(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::I16(a), Buffer::I16(b)) => Buffer::I16(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::I32(a), Buffer::I32(b)) => Buffer::I32(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::I64(a), Buffer::I64(b)) => Buffer::I64(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::U8(a), Buffer::U8(b)) => Buffer::U8(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::U16(a), Buffer::U16(b)) => Buffer::U16(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::U32(a), Buffer::U32(b)) => Buffer::U32(int_matmul(a, b, ll, lr, sz)?),
-        (Buffer::U64(a), Buffer::U64(b)) => Buffer::U64(int_matmul(a, b, ll, lr, sz)?),
+        (Buffer::F32(a), Buffer::F32(b)) => {
+            Buffer::F32(float_matmul(ctx, a, b, ll, lr, sz)?.into())
+        }
+        (Buffer::F64(a), Buffer::F64(b)) => {
+            Buffer::F64(float_matmul(ctx, a, b, ll, lr, sz)?.into())
+        }
+        (Buffer::F16(a), Buffer::F16(b)) => Buffer::F16(half_matmul(ctx, a, b, ll, lr, sz)?.into()),
+        (Buffer::BF16(a), Buffer::BF16(b)) => {
+            Buffer::BF16(half_matmul(ctx, a, b, ll, lr, sz)?.into())
+        }
+        (Buffer::I8(a), Buffer::I8(b)) => Buffer::I8(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::I16(a), Buffer::I16(b)) => Buffer::I16(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::I32(a), Buffer::I32(b)) => Buffer::I32(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::I64(a), Buffer::I64(b)) => Buffer::I64(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::U8(a), Buffer::U8(b)) => Buffer::U8(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::U16(a), Buffer::U16(b)) => Buffer::U16(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::U32(a), Buffer::U32(b)) => Buffer::U32(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::U64(a), Buffer::U64(b)) => Buffer::U64(int_matmul(a, b, ll, lr, sz)?.into()),
         _ => return Err(bad_dtype(NAME, &[l.dtype(), r.dtype()])),
     })
 }

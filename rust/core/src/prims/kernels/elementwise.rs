@@ -24,21 +24,23 @@ fn len_err(prim: &'static str) -> Error {
 pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
     let bad = || bad_dtype(op.name(), &[x.dtype()]);
     Ok(match x {
-        Buffer::F32(v) => Buffer::F32(f32_unary(op, v)),
-        Buffer::F64(v) => {
-            Buffer::F64(vector_unary(op, v, vmath::unary_f64).unwrap_or_else(|| float_unary(op, v)))
-        }
-        Buffer::F16(v) => Buffer::F16(half_unary(op, v)),
-        Buffer::BF16(v) => Buffer::BF16(half_unary(op, v)),
-        Buffer::I8(v) => Buffer::I8(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::I16(v) => Buffer::I16(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::I32(v) => Buffer::I32(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::I64(v) => Buffer::I64(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::U8(v) => Buffer::U8(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::U16(v) => Buffer::U16(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::U32(v) => Buffer::U32(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::U64(v) => Buffer::U64(int_unary(op, v).ok_or_else(bad)?),
-        Buffer::Bool(v) if op == UnaryOp::Not => Buffer::Bool(map(v, |b| !b)),
+        Buffer::F32(v) => Buffer::F32(f32_unary(op, v).into()),
+        Buffer::F64(v) => Buffer::F64(
+            vector_unary(op, v, vmath::unary_f64)
+                .unwrap_or_else(|| float_unary(op, v))
+                .into(),
+        ),
+        Buffer::F16(v) => Buffer::F16(half_unary(op, v).into()),
+        Buffer::BF16(v) => Buffer::BF16(half_unary(op, v).into()),
+        Buffer::I8(v) => Buffer::I8(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::I16(v) => Buffer::I16(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::I32(v) => Buffer::I32(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::I64(v) => Buffer::I64(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::U8(v) => Buffer::U8(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::U16(v) => Buffer::U16(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::U32(v) => Buffer::U32(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::U64(v) => Buffer::U64(int_unary(op, v).ok_or_else(bad)?.into()),
+        Buffer::Bool(v) if op == UnaryOp::Not => Buffer::Bool(map(v, |b| !b).into()),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => return Err(bad()),
     })
 }
@@ -126,10 +128,10 @@ fn int_unary<T: IntElem>(op: UnaryOp, v: &[T]) -> Option<Vec<T>> {
 /// `is_finite`: float operands only.
 pub fn is_finite(x: &Buffer) -> Result<Buffer> {
     Ok(Buffer::Bool(match x {
-        Buffer::F32(v) => map(v, FloatElem::is_finite),
-        Buffer::F64(v) => map(v, FloatElem::is_finite),
-        Buffer::F16(v) => map(v, |h| h.is_finite()),
-        Buffer::BF16(v) => map(v, |h| h.is_finite()),
+        Buffer::F32(v) => map(v, FloatElem::is_finite).into(),
+        Buffer::F64(v) => map(v, FloatElem::is_finite).into(),
+        Buffer::F16(v) => map(v, |h| h.is_finite()).into(),
+        Buffer::BF16(v) => map(v, |h| h.is_finite()).into(),
         other => return Err(bad_dtype("is_finite", &[other.dtype()])),
     }))
 }
@@ -146,10 +148,10 @@ pub fn round(x: &Buffer, method: RoundingMethod) -> Result<Buffer> {
         H::narrow(&go(&H::widen(v), method))
     }
     Ok(match x {
-        Buffer::F32(v) => Buffer::F32(go(v, method)),
-        Buffer::F64(v) => Buffer::F64(go(v, method)),
-        Buffer::F16(v) => Buffer::F16(half(v, method)),
-        Buffer::BF16(v) => Buffer::BF16(half(v, method)),
+        Buffer::F32(v) => Buffer::F32(go(v, method).into()),
+        Buffer::F64(v) => Buffer::F64(go(v, method).into()),
+        Buffer::F16(v) => Buffer::F16(half(v, method).into()),
+        Buffer::BF16(v) => Buffer::BF16(half(v, method).into()),
         other => return Err(bad_dtype("round", &[other.dtype()])),
     })
 }
@@ -174,15 +176,23 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
     }
     macro_rules! int_arm {
         ($var:ident, $l:ident, $x:ident, $h:ident) => {
-            Buffer::$var(go($l, $x, $h, Ord::max, Ord::min).ok_or_else(|| len_err(name))?)
+            Buffer::$var(
+                go($l, $x, $h, Ord::max, Ord::min)
+                    .ok_or_else(|| len_err(name))?
+                    .into(),
+            )
         };
     }
     Ok(match (lo, x, hi) {
         (Buffer::F32(l), Buffer::F32(v), Buffer::F32(h)) => Buffer::F32(
-            go(l, v, h, FloatElem::max_nan, FloatElem::min_nan).ok_or_else(|| len_err(name))?,
+            go(l, v, h, FloatElem::max_nan, FloatElem::min_nan)
+                .ok_or_else(|| len_err(name))?
+                .into(),
         ),
         (Buffer::F64(l), Buffer::F64(v), Buffer::F64(h)) => Buffer::F64(
-            go(l, v, h, FloatElem::max_nan, FloatElem::min_nan).ok_or_else(|| len_err(name))?,
+            go(l, v, h, FloatElem::max_nan, FloatElem::min_nan)
+                .ok_or_else(|| len_err(name))?
+                .into(),
         ),
         (Buffer::F16(l), Buffer::F16(v), Buffer::F16(h)) => {
             let r = go(
@@ -193,7 +203,7 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
                 FloatElem::min_nan,
             )
             .ok_or_else(|| len_err(name))?;
-            Buffer::F16(HalfElem::narrow(&r))
+            Buffer::F16(HalfElem::narrow(&r).into())
         }
         (Buffer::BF16(l), Buffer::BF16(v), Buffer::BF16(h)) => {
             let r = go(
@@ -204,7 +214,7 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
                 FloatElem::min_nan,
             )
             .ok_or_else(|| len_err(name))?;
-            Buffer::BF16(HalfElem::narrow(&r))
+            Buffer::BF16(HalfElem::narrow(&r).into())
         }
         (Buffer::I8(l), Buffer::I8(v), Buffer::I8(h)) => int_arm!(I8, l, v, h),
         (Buffer::I16(l), Buffer::I16(v), Buffer::I16(h)) => int_arm!(I16, l, v, h),
@@ -226,28 +236,34 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
     macro_rules! int_arm {
         ($var:ident, $a:ident, $b:ident) => {
             Buffer::$var(
-                int_binary(op, $a, $b)
+                (int_binary(op, $a, $b)
                     .ok_or_else(bad)?
-                    .ok_or_else(|| len_err(name))?,
+                    .ok_or_else(|| len_err(name))?)
+                .into(),
             )
         };
     }
     macro_rules! float_arm {
         ($var:ident, $f:ident, $a:ident, $b:ident) => {
             Buffer::$var(
-                $f(op, $a, $b)
+                ($f(op, $a, $b)
                     .ok_or_else(bad)?
-                    .ok_or_else(|| len_err(name))?,
+                    .ok_or_else(|| len_err(name))?)
+                .into(),
             )
         };
     }
     Ok(match (x, y) {
-        (Buffer::F32(a), Buffer::F32(b)) if op == BinaryOp::Pow => {
-            Buffer::F32(vector_pow(a, b, vmath::pow_f32).ok_or_else(|| len_err(name))?)
-        }
-        (Buffer::F64(a), Buffer::F64(b)) if op == BinaryOp::Pow => {
-            Buffer::F64(vector_pow(a, b, vmath::pow_f64).ok_or_else(|| len_err(name))?)
-        }
+        (Buffer::F32(a), Buffer::F32(b)) if op == BinaryOp::Pow => Buffer::F32(
+            vector_pow(a, b, vmath::pow_f32)
+                .ok_or_else(|| len_err(name))?
+                .into(),
+        ),
+        (Buffer::F64(a), Buffer::F64(b)) if op == BinaryOp::Pow => Buffer::F64(
+            vector_pow(a, b, vmath::pow_f64)
+                .ok_or_else(|| len_err(name))?
+                .into(),
+        ),
         (Buffer::F32(a), Buffer::F32(b)) => float_arm!(F32, float_binary, a, b),
         (Buffer::F64(a), Buffer::F64(b)) => float_arm!(F64, float_binary, a, b),
         (Buffer::F16(a), Buffer::F16(b)) => float_arm!(F16, half_binary, a, b),
@@ -267,7 +283,7 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
                 BinaryOp::Xor => zip_map(a, b, |p, q| p ^ q),
                 _ => return Err(bad()),
             };
-            Buffer::Bool(out.ok_or_else(|| len_err(name))?)
+            Buffer::Bool(out.ok_or_else(|| len_err(name))?.into())
         }
         _ => return Err(bad()),
     })
@@ -458,7 +474,7 @@ pub fn compare(op: CmpOp, x: &Buffer, y: &Buffer, n_out: usize) -> Result<Buffer
         },
         _ => return Err(bad_dtype(name, &dtypes_of(&[x, y]))),
     };
-    Ok(Buffer::Bool(out.ok_or_else(|| len_err(name))?))
+    Ok(Buffer::Bool(out.ok_or_else(|| len_err(name))?.into()))
 }
 
 fn cmp<T: PartialOrd + Copy>(op: CmpOp, a: &[T], b: &[T]) -> Option<Vec<bool>> {
@@ -496,18 +512,18 @@ pub fn integer_pow(y: i32, x: &Buffer) -> Result<Buffer> {
         })
     };
     Ok(match x {
-        Buffer::F32(v) => Buffer::F32(float_ipow(v, y)),
-        Buffer::F64(v) => Buffer::F64(float_ipow(v, y)),
-        Buffer::F16(v) => Buffer::F16(f16_ipow(v, y)),
-        Buffer::BF16(v) => Buffer::BF16(f16_ipow(v, y)),
-        Buffer::I8(v) => Buffer::I8(int_ipow(v, int_exp()?)),
-        Buffer::I16(v) => Buffer::I16(int_ipow(v, int_exp()?)),
-        Buffer::I32(v) => Buffer::I32(int_ipow(v, int_exp()?)),
-        Buffer::I64(v) => Buffer::I64(int_ipow(v, int_exp()?)),
-        Buffer::U8(v) => Buffer::U8(int_ipow(v, int_exp()?)),
-        Buffer::U16(v) => Buffer::U16(int_ipow(v, int_exp()?)),
-        Buffer::U32(v) => Buffer::U32(int_ipow(v, int_exp()?)),
-        Buffer::U64(v) => Buffer::U64(int_ipow(v, int_exp()?)),
+        Buffer::F32(v) => Buffer::F32(float_ipow(v, y).into()),
+        Buffer::F64(v) => Buffer::F64(float_ipow(v, y).into()),
+        Buffer::F16(v) => Buffer::F16(f16_ipow(v, y).into()),
+        Buffer::BF16(v) => Buffer::BF16(f16_ipow(v, y).into()),
+        Buffer::I8(v) => Buffer::I8(int_ipow(v, int_exp()?).into()),
+        Buffer::I16(v) => Buffer::I16(int_ipow(v, int_exp()?).into()),
+        Buffer::I32(v) => Buffer::I32(int_ipow(v, int_exp()?).into()),
+        Buffer::I64(v) => Buffer::I64(int_ipow(v, int_exp()?).into()),
+        Buffer::U8(v) => Buffer::U8(int_ipow(v, int_exp()?).into()),
+        Buffer::U16(v) => Buffer::U16(int_ipow(v, int_exp()?).into()),
+        Buffer::U32(v) => Buffer::U32(int_ipow(v, int_exp()?).into()),
+        Buffer::U64(v) => Buffer::U64(int_ipow(v, int_exp()?).into()),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => {
             return Err(bad_dtype(name, &[x.dtype()]))
         }

@@ -25,7 +25,7 @@ fn index_values(prim: &'static str, idx: &HostArray) -> Result<Vec<i64>> {
         Buffer::I8(v) => v.iter().map(|&x| i64::from(x)).collect(),
         Buffer::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
         Buffer::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::I64(v) => v.clone(),
+        Buffer::I64(v) => v.to_vec(),
         Buffer::U8(v) => v.iter().map(|&x| i64::from(x)).collect(),
         Buffer::U16(v) => v.iter().map(|&x| i64::from(x)).collect(),
         Buffer::U32(v) => v.iter().map(|&x| i64::from(x)).collect(),

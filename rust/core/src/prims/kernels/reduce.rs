@@ -375,26 +375,26 @@ pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
     }
     checked_size(s)?;
     Ok(match x.buffer() {
-        Buffer::F32(v) => Buffer::F32(float_reduce(op, v, s, axes)?),
-        Buffer::F64(v) => Buffer::F64(float_reduce(op, v, s, axes)?),
-        Buffer::F16(v) => Buffer::F16(half_reduce(op, v, s, axes)?),
-        Buffer::BF16(v) => Buffer::BF16(half_reduce(op, v, s, axes)?),
-        Buffer::I8(v) => Buffer::I8(int_reduce(op, v, s, axes)?),
-        Buffer::I16(v) => Buffer::I16(int_reduce(op, v, s, axes)?),
-        Buffer::I32(v) => Buffer::I32(int_reduce(op, v, s, axes)?),
-        Buffer::I64(v) => Buffer::I64(int_reduce(op, v, s, axes)?),
-        Buffer::U8(v) => Buffer::U8(int_reduce(op, v, s, axes)?),
-        Buffer::U16(v) => Buffer::U16(int_reduce(op, v, s, axes)?),
-        Buffer::U32(v) => Buffer::U32(int_reduce(op, v, s, axes)?),
-        Buffer::U64(v) => Buffer::U64(int_reduce(op, v, s, axes)?),
+        Buffer::F32(v) => Buffer::F32(float_reduce(op, v, s, axes)?.into()),
+        Buffer::F64(v) => Buffer::F64(float_reduce(op, v, s, axes)?.into()),
+        Buffer::F16(v) => Buffer::F16(half_reduce(op, v, s, axes)?.into()),
+        Buffer::BF16(v) => Buffer::BF16(half_reduce(op, v, s, axes)?.into()),
+        Buffer::I8(v) => Buffer::I8(int_reduce(op, v, s, axes)?.into()),
+        Buffer::I16(v) => Buffer::I16(int_reduce(op, v, s, axes)?.into()),
+        Buffer::I32(v) => Buffer::I32(int_reduce(op, v, s, axes)?.into()),
+        Buffer::I64(v) => Buffer::I64(int_reduce(op, v, s, axes)?.into()),
+        Buffer::U8(v) => Buffer::U8(int_reduce(op, v, s, axes)?.into()),
+        Buffer::U16(v) => Buffer::U16(int_reduce(op, v, s, axes)?.into()),
+        Buffer::U32(v) => Buffer::U32(int_reduce(op, v, s, axes)?.into()),
+        Buffer::U64(v) => Buffer::U64(int_reduce(op, v, s, axes)?.into()),
         Buffer::Bool(v) => Buffer::Bool(match op {
-            ReduceOp::Max | ReduceOp::Or => reduce_with(op.name(), v, s, axes, &BoolMax)?,
+            ReduceOp::Max | ReduceOp::Or => reduce_with(op.name(), v, s, axes, &BoolMax)?.into(),
             ReduceOp::Min | ReduceOp::And => {
                 let r = Fold {
                     init: true,
                     f: |a: bool, b: bool| a & b,
                 };
-                reduce_with(op.name(), v, s, axes, &r)?
+                reduce_with(op.name(), v, s, axes, &r)?.into()
             }
             ReduceOp::Sum | ReduceOp::Prod => return Err(bad_dtype(op.name(), &[DType::Bool])),
         }),
@@ -504,33 +504,25 @@ pub fn cumulative(op: CumOp, x: &HostArray, axis: usize, reverse: bool) -> Resul
     let s = x.shape();
     let name = op.name();
     Ok(match x.buffer() {
-        Buffer::F32(v) => Buffer::F32(float_scan(op, v, s, axis, reverse)?),
-        Buffer::F64(v) => Buffer::F64(float_scan(op, v, s, axis, reverse)?),
-        Buffer::F16(v) => Buffer::F16(HalfElem::narrow(&float_scan(
-            op,
-            &HalfElem::widen(v),
-            s,
-            axis,
-            reverse,
-        )?)),
-        Buffer::BF16(v) => Buffer::BF16(HalfElem::narrow(&float_scan(
-            op,
-            &HalfElem::widen(v),
-            s,
-            axis,
-            reverse,
-        )?)),
-        Buffer::I8(v) => Buffer::I8(int_scan(op, v, s, axis, reverse)?),
-        Buffer::I16(v) => Buffer::I16(int_scan(op, v, s, axis, reverse)?),
-        Buffer::I32(v) => Buffer::I32(int_scan(op, v, s, axis, reverse)?),
-        Buffer::I64(v) => Buffer::I64(int_scan(op, v, s, axis, reverse)?),
-        Buffer::U8(v) => Buffer::U8(int_scan(op, v, s, axis, reverse)?),
-        Buffer::U16(v) => Buffer::U16(int_scan(op, v, s, axis, reverse)?),
-        Buffer::U32(v) => Buffer::U32(int_scan(op, v, s, axis, reverse)?),
-        Buffer::U64(v) => Buffer::U64(int_scan(op, v, s, axis, reverse)?),
+        Buffer::F32(v) => Buffer::F32(float_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::F64(v) => Buffer::F64(float_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::F16(v) => Buffer::F16(
+            HalfElem::narrow(&float_scan(op, &HalfElem::widen(v), s, axis, reverse)?).into(),
+        ),
+        Buffer::BF16(v) => Buffer::BF16(
+            HalfElem::narrow(&float_scan(op, &HalfElem::widen(v), s, axis, reverse)?).into(),
+        ),
+        Buffer::I8(v) => Buffer::I8(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::I16(v) => Buffer::I16(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::I32(v) => Buffer::I32(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::I64(v) => Buffer::I64(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::U8(v) => Buffer::U8(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::U16(v) => Buffer::U16(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::U32(v) => Buffer::U32(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::U64(v) => Buffer::U64(int_scan(op, v, s, axis, reverse)?.into()),
         Buffer::Bool(v) => Buffer::Bool(match op {
-            CumOp::Max => scan_lines(name, v, s, axis, reverse, |a, b| a | b)?,
-            CumOp::Min => scan_lines(name, v, s, axis, reverse, |a, b| a & b)?,
+            CumOp::Max => scan_lines(name, v, s, axis, reverse, |a, b| a | b)?.into(),
+            CumOp::Min => scan_lines(name, v, s, axis, reverse, |a, b| a & b)?.into(),
             _ => return Err(bad_dtype(name, &[DType::Bool])),
         }),
         other => return Err(bad_dtype(name, &[other.dtype()])),
@@ -602,5 +594,5 @@ pub fn arg(op: ArgOp, x: &HostArray, axis: usize, index_dtype: DType) -> Result<
         Buffer::Bool(v) => arg_lines(name, v, s, axis, m)?,
         other => return Err(bad_dtype(name, &[other.dtype()])),
     };
-    super::elementwise::convert(&Buffer::I64(idx), index_dtype)
+    super::elementwise::convert(&Buffer::I64(idx.into()), index_dtype)
 }

@@ -48,7 +48,7 @@ pub fn take_row(x: &HostArray, i: usize) -> Result<HostArray> {
                 })
             };
             let r = range(words(start)?, words(n)?, v.len(), "take_row")?;
-            Buffer::Key(v.get(r).unwrap_or_default().to_vec())
+            Buffer::Key(v.get(r).unwrap_or_default().to_vec().into())
         }
         other => crate::with_buffer!(other, v => {
             let r = range(start, n, v.len(), "take_row")?;
@@ -139,7 +139,7 @@ mod tests {
 
     #[test]
     fn rows_round_trip() {
-        let x = HostArray::new(vec![3, 2], Buffer::I32(vec![1, 2, 3, 4, 5, 6])).unwrap();
+        let x = HostArray::new(vec![3, 2], Buffer::I32(vec![1, 2, 3, 4, 5, 6].into())).unwrap();
         let mut out = Buffer::zeros(DType::I32, 6).unwrap();
         for i in 0..3 {
             let r = take_row(&x, i).unwrap();
@@ -148,7 +148,7 @@ mod tests {
         }
         assert!(matches!(out, Buffer::I32(ref v) if v == &[5, 6, 3, 4, 1, 2]));
         assert!(take_row(&x, 3).is_err());
-        let wrong = HostArray::new(vec![2], Buffer::F32(vec![0.0, 1.0])).unwrap();
+        let wrong = HostArray::new(vec![2], Buffer::F32(vec![0.0, 1.0].into())).unwrap();
         assert!(write_row(&mut out, 0, &wrong).is_err());
         assert!(write_row(&mut out, 3, &take_row(&x, 0).unwrap()).is_err());
     }

@@ -174,7 +174,7 @@ fn gather_buffer(
                 .map(|&s| s.checked_mul(2).ok_or_else(|| internal(prim, "key stride")))
                 .collect::<Result<_>>()?;
             st.push(1);
-            Ok(Buffer::Key(strided_gather(words, &shape, &st)?))
+            Ok(Buffer::Key(strided_gather(words, &shape, &st)?.into()))
         }
         other => Err(bad_dtype(prim, &[other.dtype()])),
     })
@@ -313,7 +313,7 @@ pub(super) fn assemble(
                 .ok_or_else(|| internal(prim, "key pick"))?;
             out.extend_from_slice(pair);
         }
-        Ok(Buffer::Key(out))
+        Ok(Buffer::Key(out.into()))
     })
 }
 
@@ -552,11 +552,11 @@ mod tests {
     }
 
     fn f32s(shape: &[usize], v: Vec<f32>) -> HostArray {
-        HostArray::new(shape.to_vec(), Buffer::F32(v)).unwrap()
+        HostArray::new(shape.to_vec(), Buffer::F32(v.into())).unwrap()
     }
 
     fn i32s(v: i32) -> HostArray {
-        HostArray::new(vec![], Buffer::I32(vec![v])).unwrap()
+        HostArray::new(vec![], Buffer::I32(vec![v].into())).unwrap()
     }
 
     fn run(p: crate::prims::Primitive, args: &[&HostArray]) -> crate::error::Result<HostArray> {
@@ -575,7 +575,10 @@ mod tests {
             &[&x],
         )
         .unwrap();
-        assert_eq!(r.buffer(), &Buffer::F32(vec![2., 1., 0., 5., 4., 3.]));
+        assert_eq!(
+            r.buffer(),
+            &Buffer::F32(vec![2., 1., 0., 5., 4., 3.].into())
+        );
         let s = run(
             Primitive::Slice(Slice {
                 start_indices: vec![0, 0],
@@ -586,7 +589,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.shape(), &[2, 2]);
-        assert_eq!(s.buffer(), &Buffer::F32(vec![0., 2., 3., 5.]));
+        assert_eq!(s.buffer(), &Buffer::F32(vec![0., 2., 3., 5.].into()));
         // lo = -1 crops, interior 1 between columns, hi = 1 on the columns.
         let pv = f32s(&[], vec![9.]);
         let p = run(
@@ -597,7 +600,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.shape(), &[1, 6]);
-        assert_eq!(p.buffer(), &Buffer::F32(vec![3., 9., 4., 9., 5., 9.]));
+        assert_eq!(
+            p.buffer(),
+            &Buffer::F32(vec![3., 9., 4., 9., 5., 9.].into())
+        );
         let e = f32s(&[2, 0], vec![]);
         let c = run(
             Primitive::Concatenate(Concatenate { dimension: 1 }),
@@ -607,7 +613,7 @@ mod tests {
         assert_eq!(c.shape(), &[2, 6]);
         assert_eq!(
             c.buffer(),
-            &Buffer::F32(vec![0., 1., 2., 0., 1., 2., 3., 4., 5., 3., 4., 5.])
+            &Buffer::F32(vec![0., 1., 2., 0., 1., 2., 3., 4., 5., 3., 4., 5.].into())
         );
         // Start indices clamp into range, as XLA.
         let d = run(
@@ -617,14 +623,17 @@ mod tests {
             &[&x, &i32s(7), &i32s(-4)],
         )
         .unwrap();
-        assert_eq!(d.buffer(), &Buffer::F32(vec![3., 4.]));
+        assert_eq!(d.buffer(), &Buffer::F32(vec![3., 4.].into()));
         let u = f32s(&[1, 2], vec![7., 8.]);
         let w = run(
             Primitive::DynamicUpdateSlice(DynamicUpdateSlice),
             &[&x, &u, &i32s(0), &i32s(5)],
         )
         .unwrap();
-        assert_eq!(w.buffer(), &Buffer::F32(vec![0., 7., 8., 3., 4., 5.]));
+        assert_eq!(
+            w.buffer(),
+            &Buffer::F32(vec![0., 7., 8., 3., 4., 5.].into())
+        );
     }
 
     #[test]

@@ -448,7 +448,7 @@ fn svd(a: &Mat, full_matrices: bool, compute_uv: bool) -> Result<(Vec<f64>, Mat,
 fn to_f64(name: &'static str, a: &HostArray) -> Result<Vec<f64>> {
     match a.buffer() {
         Buffer::F32(v) => Ok(v.iter().map(|&x| f64::from(x)).collect()),
-        Buffer::F64(v) => Ok(v.clone()),
+        Buffer::F64(v) => Ok(v.to_vec()),
         other => Err(Error::dtype(
             name,
             &[other.dtype()],
@@ -460,7 +460,7 @@ fn to_f64(name: &'static str, a: &HostArray) -> Result<Vec<f64>> {
 fn from_f64(dtype: DType, v: Vec<f64>) -> Buffer {
     match dtype {
         DType::F32 => Buffer::F32(v.into_iter().map(|x| x as f32).collect()),
-        _ => Buffer::F64(v),
+        _ => Buffer::F64(v.into()),
     }
 }
 
@@ -592,8 +592,8 @@ fn eval_lu(name: &'static str, x: &HostArray, dtype: DType) -> Result<Vec<Buffer
     let f = outs.0.into_iter().next().unwrap_or_default();
     Ok(vec![
         from_f64(dtype, f),
-        Buffer::I32(piv),
-        Buffer::I32(perm),
+        Buffer::I32(piv.into()),
+        Buffer::I32(perm.into()),
     ])
 }
 
