@@ -157,14 +157,13 @@ fn shared_operands(
         .collect()
 }
 
-fn run(
-    ctx: &ExecCtx,
+/// The environment with the constants and arguments bound (after checking
+/// their counts).
+fn bind_inputs(
     jaxpr: &Jaxpr,
     consts: &[Arc<HostArray>],
     args: &[Arc<HostArray>],
-    last_use: &[Option<usize>],
-    lits: &[HostArray],
-) -> Result<Vec<Arc<HostArray>>> {
+) -> Result<Vec<Option<Arc<HostArray>>>> {
     if consts.len() != jaxpr.constvars.len() {
         return Err(Error::Arity {
             prim: "eval_jaxpr (consts)",
@@ -189,6 +188,76 @@ fn run(
         let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;
         *slot = Some(val.clone());
     }
+    Ok(env)
+}
+
+/// The outputs of one equation. Call primitives, control flow and callbacks
+/// share their operands instead of copying them; the others run their kernel
+/// on borrowed operands (without a vector for up to three of them).
+fn eval_eqn(
+    ctx: &ExecCtx,
+    eqn: &crate::ir::Eqn,
+    env: &[Option<Arc<HostArray>>],
+    lits: &[HostArray],
+    cursor: &mut usize,
+) -> Result<Vec<Arc<HostArray>>> {
+    Ok(match &eqn.prim {
+        Primitive::Pjit(Pjit { jaxpr: sub, .. })
+        | Primitive::Checkpoint(Checkpoint { jaxpr: sub, .. }) => {
+            let ins = shared_operands(env, lits, cursor, &eqn.inputs)?;
+            let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
+            shape::abstract_eval(&eqn.prim, &avals)?;
+            eval_closed_in(ctx, sub, &ins)?
+        }
+        Primitive::Control(c) => {
+            let ins = shared_operands(env, lits, cursor, &eqn.inputs)?;
+            crate::prims::control::eval(ctx, c, &ins)?
+        }
+        Primitive::Callback(c) => {
+            let ins = shared_operands(env, lits, cursor, &eqn.inputs)?;
+            crate::prims::callback::eval(c, &ins)?
+        }
+        prim => {
+            let c = cursor;
+            let raw = match eqn.inputs.as_slice() {
+                [] => kernel::eval(ctx, prim, &[])?,
+                [a] => {
+                    let x = operand(env, lits, c, a)?;
+                    kernel::eval(ctx, prim, &[x])?
+                }
+                [a, b] => {
+                    let x = operand(env, lits, c, a)?;
+                    let y = operand(env, lits, c, b)?;
+                    kernel::eval(ctx, prim, &[x, y])?
+                }
+                [a, b, d] => {
+                    let x = operand(env, lits, c, a)?;
+                    let y = operand(env, lits, c, b)?;
+                    let z = operand(env, lits, c, d)?;
+                    kernel::eval(ctx, prim, &[x, y, z])?
+                }
+                all => {
+                    let refs = all
+                        .iter()
+                        .map(|a| operand(env, lits, c, a))
+                        .collect::<Result<Vec<&HostArray>>>()?;
+                    kernel::eval(ctx, prim, &refs)?
+                }
+            };
+            raw.into_iter().map(Arc::new).collect()
+        }
+    })
+}
+
+fn run(
+    ctx: &ExecCtx,
+    jaxpr: &Jaxpr,
+    consts: &[Arc<HostArray>],
+    args: &[Arc<HostArray>],
+    last_use: &[Option<usize>],
+    lits: &[HostArray],
+) -> Result<Vec<Arc<HostArray>>> {
+    let mut env = bind_inputs(jaxpr, consts, args)?;
     let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
         ctx.checkpoint()?;
@@ -201,53 +270,7 @@ fn run(
             out_avals,
             ctx.max_buffer_bytes(),
         )?;
-        let outs: Vec<Arc<HostArray>> = match &eqn.prim {
-            // Share the operands with the callee instead of copying them.
-            Primitive::Pjit(Pjit { jaxpr: sub, .. })
-            | Primitive::Checkpoint(Checkpoint { jaxpr: sub, .. }) => {
-                let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
-                let avals: Vec<Aval> = ins.iter().map(|a| a.aval()).collect();
-                shape::abstract_eval(&eqn.prim, &avals)?;
-                eval_closed_in(ctx, sub, &ins)?
-            }
-            Primitive::Control(c) => {
-                let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
-                crate::prims::control::eval(ctx, c, &ins)?
-            }
-            Primitive::Callback(c) => {
-                let ins = shared_operands(&env, lits, &mut cursor, &eqn.inputs)?;
-                crate::prims::callback::eval(c, &ins)?
-            }
-            prim => {
-                let c = &mut cursor;
-                let raw = match eqn.inputs.as_slice() {
-                    [] => kernel::eval(ctx, prim, &[])?,
-                    [a] => {
-                        let x = operand(&env, lits, c, a)?;
-                        kernel::eval(ctx, prim, &[x])?
-                    }
-                    [a, b] => {
-                        let x = operand(&env, lits, c, a)?;
-                        let y = operand(&env, lits, c, b)?;
-                        kernel::eval(ctx, prim, &[x, y])?
-                    }
-                    [a, b, d] => {
-                        let x = operand(&env, lits, c, a)?;
-                        let y = operand(&env, lits, c, b)?;
-                        let z = operand(&env, lits, c, d)?;
-                        kernel::eval(ctx, prim, &[x, y, z])?
-                    }
-                    all => {
-                        let refs = all
-                            .iter()
-                            .map(|a| operand(&env, lits, c, a))
-                            .collect::<Result<Vec<&HostArray>>>()?;
-                        kernel::eval(ctx, prim, &refs)?
-                    }
-                };
-                raw.into_iter().map(Arc::new).collect()
-            }
-        };
+        let outs = eval_eqn(ctx, eqn, &env, lits, &mut cursor)?;
         super::check_output_count(eqn, outs.len())?;
         for (v, val) in eqn.outputs.iter().zip(outs) {
             let slot = env.get_mut(v.index()).ok_or_else(|| unbound(*v))?;

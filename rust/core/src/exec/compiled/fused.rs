@@ -105,49 +105,7 @@ impl Fused {
             let [out] = eqn.outputs.as_slice() else {
                 return Err(internal("member with several outputs"));
             };
-            let arg = match &eqn.prim {
-                Primitive::BroadcastInDim(BroadcastInDim {
-                    shape,
-                    broadcast_dimensions,
-                }) => {
-                    let [Atom::Var(x)] = eqn.inputs.as_slice() else {
-                        return Err(internal("broadcast of a literal"));
-                    };
-                    match bound.get(x.index()).copied().flatten() {
-                        // A member's value of the same element count: the
-                        // broadcast only adds unit axes.
-                        Some(arg) => arg,
-                        None => {
-                            let xs = &jx.aval(*x)?.shape;
-                            let access = broadcast_access(xs, shape, broadcast_dimensions)
-                                .ok_or_else(|| internal("unsupported broadcast"))?;
-                            f.input(*x, access, jx.aval(*x)?.dtype)
-                        }
-                    }
-                }
-                Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
-                    match eqn.inputs.as_slice() {
-                        [a] => f.operand(jx, &bound, a)?,
-                        _ => return Err(internal("reshape arity")),
-                    }
-                }
-                prim => {
-                    let args = eqn
-                        .inputs
-                        .iter()
-                        .map(|a| f.operand(jx, &bound, a))
-                        .collect::<Result<Vec<_>>>()?;
-                    let dst = f.nregs;
-                    f.nregs = f.nregs.saturating_add(1);
-                    f.instrs.push(Instr {
-                        prim: prim.clone(),
-                        args,
-                        dst,
-                        dtype: jx.aval(*out)?.dtype,
-                    });
-                    Arg::Reg(dst)
-                }
-            };
+            let arg = f.member_arg(jx, eqn, *out, &bound)?;
             if let Some(slot) = bound.get_mut(out.index()) {
                 *slot = Some(arg);
             }
@@ -163,6 +121,61 @@ impl Fused {
         }
         f.typed = typed::Typed::build(&f);
         Ok(f)
+    }
+
+    /// What a member equation's output maps to: an input access for a
+    /// broadcast of a value from outside the group, the operand itself for a
+    /// reshape, else a new register computed by one instruction.
+    fn member_arg(
+        &mut self,
+        jx: &Jaxpr,
+        eqn: &crate::ir::Eqn,
+        out: Var,
+        bound: &[Option<Arg>],
+    ) -> Result<Arg> {
+        Ok(match &eqn.prim {
+            Primitive::BroadcastInDim(BroadcastInDim {
+                shape,
+                broadcast_dimensions,
+            }) => {
+                let [Atom::Var(x)] = eqn.inputs.as_slice() else {
+                    return Err(internal("broadcast of a literal"));
+                };
+                match bound.get(x.index()).copied().flatten() {
+                    // A member's value of the same element count: the
+                    // broadcast only adds unit axes.
+                    Some(arg) => arg,
+                    None => {
+                        let xs = &jx.aval(*x)?.shape;
+                        let access = broadcast_access(xs, shape, broadcast_dimensions)
+                            .ok_or_else(|| internal("unsupported broadcast"))?;
+                        self.input(*x, access, jx.aval(*x)?.dtype)
+                    }
+                }
+            }
+            Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
+                match eqn.inputs.as_slice() {
+                    [a] => self.operand(jx, bound, a)?,
+                    _ => return Err(internal("reshape arity")),
+                }
+            }
+            prim => {
+                let args = eqn
+                    .inputs
+                    .iter()
+                    .map(|a| self.operand(jx, bound, a))
+                    .collect::<Result<Vec<_>>>()?;
+                let dst = self.nregs;
+                self.nregs = self.nregs.saturating_add(1);
+                self.instrs.push(Instr {
+                    prim: prim.clone(),
+                    args,
+                    dst,
+                    dtype: jx.aval(out)?.dtype,
+                });
+                Arg::Reg(dst)
+            }
+        })
     }
 
     fn input(&mut self, v: Var, access: Access, dtype: DType) -> Arg {

@@ -206,18 +206,7 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
     let mut producer: Vec<Option<usize>> = vec![None; jx.avals.len()];
     for (i, eqn) in jx.eqns.iter().enumerate() {
         let out = fusable_output(jx, eqn);
-        // Groups whose values this equation reads.
-        let mut read: Vec<usize> = Vec::new();
-        for a in &eqn.inputs {
-            if let Atom::Var(v) = a {
-                if let Some(Some(g)) = producer.get(v.index()) {
-                    let r = find(&mut parent, *g);
-                    if !read.contains(&r) {
-                        read.push(r);
-                    }
-                }
-            }
-        }
+        let read = groups_read(eqn, &producer, &mut parent);
         let Some(out) = out else {
             for g in read {
                 if let Some(o) = open.get_mut(g) {
@@ -268,6 +257,32 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
             }
         }
     }
+    Ok(finished_groups(shapes, members))
+}
+
+/// The (root) groups whose values `eqn` reads, each once.
+fn groups_read(
+    eqn: &crate::ir::Eqn,
+    producer: &[Option<usize>],
+    parent: &mut [usize],
+) -> Vec<usize> {
+    let mut read: Vec<usize> = Vec::new();
+    for a in &eqn.inputs {
+        if let Atom::Var(v) = a {
+            if let Some(Some(g)) = producer.get(v.index()) {
+                let r = find(parent, *g);
+                if !read.contains(&r) {
+                    read.push(r);
+                }
+            }
+        }
+    }
+    read
+}
+
+/// The groups of two or more members, members in program order, groups in
+/// the order of their last member.
+fn finished_groups(shapes: Vec<Vec<usize>>, members: Vec<Vec<usize>>) -> Vec<Group> {
     let mut groups: Vec<Group> = shapes
         .into_iter()
         .zip(members)
@@ -278,5 +293,5 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
         })
         .collect();
     groups.sort_by_key(|g| g.members.last().copied());
-    Ok(groups)
+    groups
 }
