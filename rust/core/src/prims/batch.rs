@@ -230,6 +230,20 @@ pub(super) fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize)
     }
 }
 
+/// Every operand brought to carry the mapped axis (of size `n`) first.
+pub(super) fn all_batch_first(
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Vec<Atom>> {
+    let mut front = Vec::with_capacity(ins.len());
+    for (x, d) in ins.iter().zip(dims) {
+        front.push(batch_first(b, x, *d, n)?);
+    }
+    Ok(front)
+}
+
 /// No operand batched: the equation of `family` as is, every output
 /// unbatched (also iota's rule, which has no operands).
 pub(super) fn unbatched<F: Family + Clone>(family: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
