@@ -13,6 +13,7 @@
 //! operand is broadcast only where the primitive cannot mix batched and
 //! unbatched operands (an elementwise op takes a rank-0 operand as is).
 
+use super::family::{arity_error, emit, BatchOut, Family};
 use super::Primitive;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
@@ -24,7 +25,14 @@ type Batched = (Vec<Atom>, Vec<Option<usize>>);
 /// An inconsistency between a rule and its operands (a driver bug or a
 /// malformed program), reported instead of panicking.
 fn bad(p: &Primitive, msg: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("vmap of {}: {msg}", p.name()))
+    batch_error(p.name(), msg)
+}
+
+/// An inconsistency between the batch rule of primitive `name` and its
+/// operands (a driver bug or a malformed program), reported instead of
+/// panicking.
+pub(super) fn batch_error(name: &'static str, msg: impl std::fmt::Display) -> Error {
+    Error::InvalidArgument(format!("vmap of {name}: {msg}"))
 }
 
 /// Position of axis `k` of an unbatched value once the mapped axis is
@@ -102,7 +110,7 @@ fn emit1(p: Primitive, b: &mut Builder, ins: Vec<Atom>, dim: Option<usize>) -> R
 
 /// No operand batched: the equation as is (also iota's rule, which has no
 /// operands).
-fn unbatched(
+fn unbatched_prim(
     p: &Primitive,
     b: &mut Builder,
     ins: &[Atom],
@@ -118,7 +126,8 @@ fn unbatched(
     Ok((outs, dims))
 }
 
-fn all_unbatched(dims: &[Option<usize>]) -> bool {
+/// Whether no operand carries the mapped axis.
+pub(super) fn all_unbatched(dims: &[Option<usize>]) -> bool {
     dims.iter().all(Option::is_none)
 }
 
@@ -154,7 +163,7 @@ pub(super) fn elementwise_impl(
         return Err(bad(p, "one batch dim per operand expected"));
     }
     if all_unbatched(dims) {
-        return unbatched(p, b, ins, dims, n);
+        return unbatched_prim(p, b, ins, dims, n);
     }
     let mut shapes = Vec::with_capacity(ins.len());
     for (x, d) in ins.iter().zip(dims) {
@@ -219,4 +228,56 @@ pub(super) fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize)
         Some(d) => move_axis(b, x.clone(), d, 0),
         None => add_batch_axis(b, x.clone(), n, 0),
     }
+}
+
+/// Every operand brought to carry the mapped axis (of size `n`) first.
+pub(super) fn all_batch_first(
+    b: &mut Builder,
+    ins: &[Atom],
+    dims: &[Option<usize>],
+    n: usize,
+) -> Result<Vec<Atom>> {
+    let mut front = Vec::with_capacity(ins.len());
+    for (x, d) in ins.iter().zip(dims) {
+        front.push(batch_first(b, x, *d, n)?);
+    }
+    Ok(front)
+}
+
+/// No operand batched: the equation of `family` as is, every output
+/// unbatched (also iota's rule, which has no operands).
+pub(super) fn unbatched<F: Family + Clone>(family: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    let outs = emit(b, family.clone(), ins.to_vec())?;
+    let dims = vec![None; outs.len()];
+    Ok((outs, dims))
+}
+
+/// The single operand of primitive `name` and its batch dim.
+pub(super) fn batched_one<'a>(
+    name: &'static str,
+    ins: &'a [Atom],
+    dims: &[Option<usize>],
+) -> Result<(&'a Atom, usize)> {
+    match (ins, dims) {
+        ([x], [Some(d)]) => Ok((x, *d)),
+        ([_], [None]) => Err(batch_error(name, "the operand is not batched")),
+        _ => Err(arity_error(name, 1, ins.len())),
+    }
+}
+
+/// Emits one equation of `family` whose output has batch dim `dim`.
+pub(super) fn emit_batched<F: Family>(
+    b: &mut Builder,
+    family: F,
+    ins: Vec<Atom>,
+    dim: Option<usize>,
+) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    let out = super::family::emit1(b, family, ins)?;
+    Ok((vec![out], vec![dim]))
 }

@@ -7,7 +7,7 @@ use super::jvp::{add_opt, is_float};
 use super::kernel::dot as kernels;
 use super::params::{Lookup, Param, ParamList};
 use super::shape::{check_axes, drop_dims, gather_dims, same_dtype};
-use super::transpose::not_linear_error;
+use super::transpose::{not_linear_error, operand_aval};
 use super::{ConvertElementType, DotDims, Primitive, Transpose};
 use crate::array::HostArray;
 use crate::dtype::DType;
@@ -228,13 +228,6 @@ fn free_dims(ndim: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-fn op_aval(b: &Builder, op: &Operand) -> Result<Aval> {
-    match op {
-        Operand::Known(a) => b.aval(a),
-        Operand::Linear(a) => Ok(a.clone()),
-    }
-}
-
 /// The transpose for a present cotangent `ct`: the cotangent of the one
 /// linear operand.
 fn transpose_dot(
@@ -244,8 +237,8 @@ fn transpose_dot(
     x: &Operand,
     y: &Operand,
 ) -> TransposeOut {
-    let xa = op_aval(b, x)?;
-    let ya = op_aval(b, y)?;
+    let xa = operand_aval(b, x)?;
+    let ya = operand_aval(b, y)?;
     let lhs = DotSide {
         batch: &dims.lhs_batch,
         contract: &dims.lhs_contract,

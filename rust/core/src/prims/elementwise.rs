@@ -14,7 +14,7 @@ use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
 use super::params::{Lookup, ParamList};
 use super::shape::{arity, check_binary_dtype, check_unary_dtype, elementwise_shape, same_dtype};
-use super::transpose::{not_linear_error, unbroadcast};
+use super::transpose::{not_linear_error, single_ct, unbroadcast};
 use super::{BinaryOp, CmpOp, Primitive, UnaryOp};
 use crate::array::HostArray;
 use crate::dtype::DType;
@@ -23,12 +23,6 @@ use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 use crate::prims::{IntegerPow, SelectN};
-
-/// The single output cotangent (`None`: zero).
-fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
-    let [ct] = operands::<_, 1>(name, cts)?;
-    Ok(ct.clone())
-}
 
 fn two_ops<'a>(name: &'static str, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Operand)> {
     let [x, y] = operands::<_, 2>(name, ops)?;

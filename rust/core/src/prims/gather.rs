@@ -18,6 +18,7 @@ use super::family::{
     arity_error, emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
 use super::params::{Lookup, Param, ParamList};
+use super::transpose::operand_aval;
 use super::Primitive;
 use crate::array::HostArray;
 use crate::dtype::DType;
@@ -395,13 +396,6 @@ pub(super) fn three<T: Clone>(prim: &'static str, xs: &[T]) -> Result<(T, T, T)>
     match xs {
         [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
         _ => Err(arity_error(prim, 3, xs.len())),
-    }
-}
-
-pub(super) fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
-    match op {
-        Operand::Linear(a) => Ok(a.clone()),
-        Operand::Known(x) => b.aval(x),
     }
 }
 

@@ -1,13 +1,14 @@
 //! Reductions over axes (`reduce_sum`, ...), the index of the extreme
 //! element (`argmax`, `argmin`) and inclusive scans (`cumsum`, ...).
 
-use super::batch::shift;
-use super::family::{arity_error, emit, emit1, jvp_zero, operands, single_out};
+use super::batch::{axes_around, batched_one, shift, unbatched};
+use super::family::{emit1, jvp_zero, operands, single_out};
 use super::family::{transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
-use super::jvp::{convert, eq, is_float, mul, select};
+use super::jvp::{convert, eq, jvp_linear, mul, select};
 use super::kernel::reduce as kernels;
 use super::params::{Lookup, ParamField, ParamList};
 use super::shape::{check_axes, drop_dims};
+use super::transpose::single_ct;
 use super::{ArgOp, BinaryOp, BroadcastInDim, CmpOp, CumOp, DTypeClass, Iota, Primitive};
 use super::{ReduceOp, UnaryOp};
 use crate::array::HostArray;
@@ -72,61 +73,6 @@ crate::declare_params! {
 }
 
 // ------------------------------------------------------------ shared rule helpers
-
-/// The single operand and its batch dim (`vmap of ...` errors as the other
-/// batch rules).
-fn batched_one<'a>(
-    name: &'static str,
-    ins: &'a [Atom],
-    dims: &[Option<usize>],
-) -> Result<(&'a Atom, usize)> {
-    match (ins, dims) {
-        ([x], [Some(d)]) => Ok((x, *d)),
-        ([_], [None]) => Err(Error::InvalidArgument(format!(
-            "vmap of {name}: the operand is not batched"
-        ))),
-        _ => Err(arity_error(name, 1, ins.len())),
-    }
-}
-
-/// No operand batched: the equation as is.
-fn unbatched<F: Family + Clone>(f: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
-where
-    Primitive: From<F>,
-{
-    let outs = emit(b, f.clone(), ins.to_vec())?;
-    let n = outs.len();
-    Ok((outs, vec![None; n]))
-}
-
-/// Axes of an unbatched value mapped into the value batched at `d`, and
-/// where the mapped axis lands once those axes are removed.
-fn axes_around(axes: &[usize], d: usize) -> (Vec<usize>, usize) {
-    let mapped = axes.iter().map(|&k| shift(k, d)).collect();
-    let before = axes.iter().filter(|&&k| k < d).count();
-    (mapped, d.saturating_sub(before))
-}
-
-/// JVP of a scan or reduction linear in its operand (`reduce_sum`,
-/// `cumsum`): the tangent is the same primitive applied to the tangent.
-fn jvp_linear<F: Family + Clone>(f: &F, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut
-where
-    Primitive: From<F>,
-{
-    let [t] = operands::<_, 1>(f.name(), ts)?;
-    let z = emit1(b, f.clone(), xs.to_vec())?;
-    let tz = match t {
-        Some(t) if is_float(b, &z)? => Some(emit1(b, f.clone(), vec![t.clone()])?),
-        _ => None,
-    };
-    Ok((vec![z], vec![tz]))
-}
-
-/// The single output cotangent (`None`: zero).
-fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
-    let [ct] = operands::<_, 1>(name, cts)?;
-    Ok(ct.clone())
-}
 
 /// The shape rule of the primitives of one operand whose dtype `class`
 /// accepts.

@@ -7,10 +7,11 @@
 use super::family::{emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::gather::{
     bump, check, check_index_map, display_dims_and_mode, emit, five_dims, front, get, index_parts,
-    ints, is_float, known_indices, operand_aval, opt_bool, py_tuple, single, strictly_sorted,
-    three, to_front, window_dims, GatherDims, GatherParams, Mode,
+    ints, is_float, known_indices, opt_bool, py_tuple, single, strictly_sorted, three, to_front,
+    window_dims, GatherDims, GatherParams, Mode,
 };
 use super::params::{Lookup, Param, ParamList};
+use super::transpose::operand_aval;
 use super::{CmpOp, Primitive};
 use crate::array::HostArray;
 use crate::dtype::DType;

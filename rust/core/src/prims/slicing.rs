@@ -3,14 +3,14 @@
 //! `kernels/structural.rs`; batched start indices batch through `gather` /
 //! `scatter` ([`super::gather`]).
 
-use super::batch::{add_batch_axis, insert_axis, move_axis};
-use super::family::{arity_error, emit, emit1, operands, single_out};
+use super::batch::{batch_error, batch_first, insert_axis, unbatched};
+use super::family::{arity_error, emit1, operands, single_out};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
-use super::jvp::is_float;
+use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
 use super::params::{Lookup, ParamList};
 use super::shape::same_dtype;
-use super::transpose::not_linear_error;
+use super::transpose::{not_linear_error, single_ct};
 use super::{Pad, Primitive};
 use crate::array::HostArray;
 use crate::dtype::DType;
@@ -50,66 +50,6 @@ impl DynamicUpdateSlice {
 
 // ------------------------------------------------------------ shared rule helpers
 
-/// JVP of a primitive linear in its first `k` operands (the operand, and
-/// `dynamic_update_slice`'s update; the start indices have no tangent): the
-/// tangent is the same primitive applied to the tangents, with zeros for
-/// missing ones and the primal trailing operands.
-fn jvp_linear_prefix<F: Family + Clone>(
-    f: &F,
-    k: usize,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
-) -> JvpOut
-where
-    Primitive: From<F>,
-{
-    if xs.len() < k || ts.len() != xs.len() {
-        return Err(arity_error(f.name(), k, xs.len()));
-    }
-    let z = emit1(b, f.clone(), xs.to_vec())?;
-    let lin = ts.get(..k).unwrap_or(&[]);
-    if !is_float(b, &z)? || lin.iter().all(Option::is_none) {
-        return Ok((vec![z], vec![None]));
-    }
-    let mut ins = Vec::with_capacity(xs.len());
-    for (x, t) in xs.iter().zip(lin) {
-        ins.push(match t {
-            Some(t) => t.clone(),
-            None => {
-                let a = b.aval(x)?;
-                b.zeros(&a)?
-            }
-        });
-    }
-    ins.extend(xs.iter().skip(k).cloned());
-    let tz = emit1(b, f.clone(), ins)?;
-    Ok((vec![z], vec![Some(tz)]))
-}
-
-/// No operand batched: the equation as is.
-fn unbatched<F: Family + Clone>(f: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
-where
-    Primitive: From<F>,
-{
-    let outs = emit(b, f.clone(), ins.to_vec())?;
-    let n = outs.len();
-    Ok((outs, vec![None; n]))
-}
-
-/// A `vmap of ...` error: an inconsistency between a rule and its operands.
-fn bad(name: &'static str, msg: &str) -> Error {
-    Error::InvalidArgument(format!("vmap of {name}: {msg}"))
-}
-
-/// Brings `x` (batched at `d` or unbatched) to carry the mapped axis first.
-fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize) -> Result<Atom> {
-    match d {
-        Some(d) => move_axis(b, x.clone(), d, 0),
-        None => add_batch_axis(b, x.clone(), n, 0),
-    }
-}
-
 /// A zero start index for a new leading axis, of the indices' dtype.
 fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
     let dtype = match idx.first() {
@@ -117,12 +57,6 @@ fn zero_index(b: &Builder, idx: &[Atom]) -> Result<Atom> {
         None => DType::I32,
     };
     Ok(Builder::lit(dtype, 0.0))
-}
-
-/// The single output cotangent (`None`: zero).
-fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
-    let [ct] = operands::<_, 1>(name, cts)?;
-    Ok(ct.clone())
 }
 
 /// The known start indices of a dynamic slice.
@@ -272,7 +206,7 @@ impl Family for Slice {
         }
         let (x, d) = match (ins, dims) {
             ([x], [Some(d)]) => (x, *d),
-            ([_], [None]) => return Err(bad(name, "the operand is not batched")),
+            ([_], [None]) => return Err(batch_error(name, "the operand is not batched")),
             _ => return Err(arity_error(name, 1, ins.len())),
         };
         let sliced = Slice {
@@ -422,10 +356,10 @@ impl Family for DynamicSlice {
             return unbatched(self, b, ins);
         }
         let (Some((x, idx)), Some((dx, didx))) = (ins.split_first(), dims.split_first()) else {
-            return Err(bad(name, "no operand"));
+            return Err(batch_error(name, "no operand"));
         };
         if didx.iter().all(Option::is_none) {
-            let d = dx.ok_or_else(|| bad(name, "the operand is not batched"))?;
+            let d = dx.ok_or_else(|| batch_error(name, "the operand is not batched"))?;
             let mut new_ins = vec![x.clone()];
             new_ins.extend(idx.iter().cloned());
             new_ins.insert(d.saturating_add(1).min(new_ins.len()), zero_index(b, idx)?);

@@ -805,13 +805,7 @@ impl Family for SortOp {
         }
         // Every operand gets the mapped axis in front (sort needs equal shapes;
         // top_k and bitcast act on trailing axes, which stay trailing).
-        let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
-        for (x, d) in ins.iter().zip(dims) {
-            front.push(match d {
-                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
-                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
-            });
-        }
+        let front = super::batch::all_batch_first(b, ins, dims, n)?;
         let op = match op {
             SortOp::Sort {
                 dimension,

@@ -7,6 +7,7 @@
 //! that are never linear get a rule that reports the error, so the
 //! rule-coverage listing stays about missing work, not about non-linearity.
 
+use super::family::{operands, Operand};
 use super::{Primitive, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
@@ -40,4 +41,18 @@ pub(super) fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom
         }),
         vec![ct],
     )
+}
+
+/// The single output cotangent (`None`: zero).
+pub(crate) fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
+    let [ct] = operands::<_, 1>(name, cts)?;
+    Ok(ct.clone())
+}
+
+/// The aval of an operand being transposed.
+pub(crate) fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
+    match op {
+        Operand::Known(a) => b.aval(a),
+        Operand::Linear(a) => Ok(a.clone()),
+    }
 }

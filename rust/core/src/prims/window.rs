@@ -894,13 +894,7 @@ impl Family for WindowOp {
         if dims.iter().all(Option::is_none) {
             return Ok((vec![emit(b, op.clone(), ins.to_vec())?], vec![None]));
         }
-        let mut front = Vec::with_capacity(ins.len());
-        for (x, d) in ins.iter().zip(dims) {
-            front.push(match d {
-                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
-                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
-            });
-        }
+        let front = super::batch::all_batch_first(b, ins, dims, n)?;
         let lifted = match op {
             WindowOp::Reduce { op, w } => WindowOp::Reduce {
                 op: *op,

@@ -453,13 +453,7 @@ impl Family for LinalgOp {
             let d = vec![None; outs.len()];
             return Ok((outs, d));
         }
-        let mut front: Vec<Atom> = Vec::with_capacity(ins.len());
-        for (x, d) in ins.iter().zip(dims) {
-            front.push(match d {
-                Some(d) => super::batch::move_axis(b, x.clone(), *d, 0)?,
-                None => super::batch::add_batch_axis(b, x.clone(), n, 0)?,
-            });
-        }
+        let front = super::batch::all_batch_first(b, ins, dims, n)?;
         let outs = emit(b, op, front)?;
         let d = vec![Some(0); outs.len()];
         Ok((outs, d))

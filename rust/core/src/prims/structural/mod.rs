@@ -13,15 +13,16 @@ mod shape_ops;
 pub use pad_concat::{Concatenate, Pad};
 pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
 
-use super::batch::shift;
+use super::batch::{all_unbatched, batch_error, batched_one, emit_batched, shift, unbatched};
 use super::family::{
-    arity_error, emit, emit1, jvp_zero, operands, single_out, transpose_not_linear, BatchOut,
-    Family, JvpOut, Operand, TransposeOut,
+    emit1, jvp_zero, operands, single_out, transpose_not_linear, BatchOut, Family, JvpOut, Operand,
+    TransposeOut,
 };
+use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
 use super::params::{Lookup, ParamList};
 use super::shape::check_axes;
-use super::Primitive;
+use super::transpose::single_ct;
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -60,125 +61,6 @@ fn read_named<F>(
     } else {
         Ok(None)
     }
-}
-
-/// JVP of a primitive linear in its single operand: the tangent is the same
-/// primitive applied to the tangent (float outputs only).
-fn jvp_linear<F: Family + Clone>(
-    family: &F,
-    b: &mut Builder,
-    primals: &[Atom],
-    tangents: &[Option<Atom>],
-) -> JvpOut
-where
-    Primitive: From<F>,
-{
-    let [t] = operands::<_, 1>(family.name(), tangents)?;
-    let z = emit1(b, family.clone(), primals.to_vec())?;
-    let tz = match t {
-        Some(t) if b.aval(&z)?.dtype.is_float() => Some(emit1(b, family.clone(), vec![t.clone()])?),
-        _ => None,
-    };
-    Ok((vec![z], vec![tz]))
-}
-
-/// JVP of a data-movement primitive linear in its first `k` operands (all of
-/// `concatenate`'s, `pad`'s operand and padding value, `rev`'s operand): the
-/// tangent is the same primitive applied to the tangents, with zeros for
-/// missing ones and the primal trailing operands.
-fn jvp_linear_prefix<F: Family + Clone>(
-    family: &F,
-    k: usize,
-    b: &mut Builder,
-    primals: &[Atom],
-    tangents: &[Option<Atom>],
-) -> JvpOut
-where
-    Primitive: From<F>,
-{
-    if primals.len() < k || tangents.len() != primals.len() {
-        return Err(arity_error(family.name(), k, primals.len()));
-    }
-    let z = emit1(b, family.clone(), primals.to_vec())?;
-    let lin = tangents.get(..k).unwrap_or(&[]);
-    if !b.aval(&z)?.dtype.is_float() || lin.iter().all(Option::is_none) {
-        return Ok((vec![z], vec![None]));
-    }
-    let mut ins = Vec::with_capacity(primals.len());
-    for (x, t) in primals.iter().zip(lin) {
-        ins.push(match t {
-            Some(t) => t.clone(),
-            None => {
-                let a = b.aval(x)?;
-                b.zeros(&a)?
-            }
-        });
-    }
-    ins.extend(primals.iter().skip(k).cloned());
-    let tz = emit1(b, family.clone(), ins)?;
-    Ok((vec![z], vec![Some(tz)]))
-}
-
-/// The single output cotangent (`None`: zero).
-fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
-    let [c] = operands::<_, 1>(name, cts)?;
-    Ok(c.clone())
-}
-
-/// The aval of an operand being transposed.
-fn operand_aval(b: &Builder, op: &Operand) -> Result<Aval> {
-    match op {
-        Operand::Known(a) => b.aval(a),
-        Operand::Linear(a) => Ok(a.clone()),
-    }
-}
-
-/// An inconsistency between a batch rule and its operands (a driver bug or
-/// a malformed program), reported instead of panicking.
-fn batch_error(name: &'static str, msg: impl std::fmt::Display) -> Error {
-    Error::InvalidArgument(format!("vmap of {name}: {msg}"))
-}
-
-fn all_unbatched(dims: &[Option<usize>]) -> bool {
-    dims.iter().all(Option::is_none)
-}
-
-/// No operand batched: the equation as is (also iota's rule, which has no
-/// operands).
-fn unbatched<F: Family + Clone>(family: &F, b: &mut Builder, ins: &[Atom]) -> BatchOut
-where
-    Primitive: From<F>,
-{
-    let outs = emit(b, family.clone(), ins.to_vec())?;
-    let dims = vec![None; outs.len()];
-    Ok((outs, dims))
-}
-
-/// The single operand and its batch dim.
-fn batched_one<'a>(
-    name: &'static str,
-    ins: &'a [Atom],
-    dims: &[Option<usize>],
-) -> Result<(&'a Atom, usize)> {
-    match (ins, dims) {
-        ([x], [Some(d)]) => Ok((x, *d)),
-        ([_], [None]) => Err(batch_error(name, "the operand is not batched")),
-        _ => Err(arity_error(name, 1, ins.len())),
-    }
-}
-
-/// Emits one equation of `family` whose output has batch dim `dim`.
-fn emit_batched<F: Family>(
-    b: &mut Builder,
-    family: F,
-    ins: Vec<Atom>,
-    dim: Option<usize>,
-) -> BatchOut
-where
-    Primitive: From<F>,
-{
-    let out = emit1(b, family, ins)?;
-    Ok((vec![out], vec![dim]))
 }
 
 /// The kernel's buffer as the array the shape rule promised.

@@ -1,21 +1,20 @@
 //! `pad` and `concatenate`: arrays assembled from operands and a fill.
 
-use super::{
-    all_unbatched, emit_batched, jvp_linear_prefix, kernels, operand_aval, read_named, single_ct,
-    unbatched, BroadcastInDim,
-};
+use super::{kernels, read_named, BroadcastInDim};
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect, Literal, Scalar};
-use crate::prims::batch::{batch_first, remove_axis};
+use crate::prims::batch::{all_unbatched, batch_first, emit_batched, remove_axis, unbatched};
 use crate::prims::family::{
     arity_error, emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
+use crate::prims::jvp::jvp_linear_prefix;
 use crate::prims::params::{Lookup, ParamList};
 use crate::prims::shape::same_dtype;
+use crate::prims::transpose::{operand_aval, single_ct};
 use crate::prims::{BinaryOp, Primitive, Reduce, ReduceOp, SelectN, Slice};
 
 crate::declare_params! {

@@ -1,19 +1,19 @@
 //! `broadcast_in_dim`, `reshape`, `transpose` and `squeeze`: the same
 //! elements under a new shape or axis order.
 
-use super::{
-    all_unbatched, batched_one, emit_batched, finish, jvp_linear, kernels, read_named, single_ct,
-    unbatched,
-};
+use super::{finish, kernels, read_named};
 use crate::array::{checked_size, HostArray};
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
-use crate::prims::batch::{axes_around, insert_axis, move_axis, shift};
+use crate::prims::batch::{all_unbatched, axes_around, batched_one, emit_batched, unbatched};
+use crate::prims::batch::{insert_axis, move_axis, shift};
 use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use crate::prims::jvp::jvp_linear;
 use crate::prims::params::{Lookup, Param, ParamList};
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
+use crate::prims::transpose::single_ct;
 use crate::prims::{Primitive, Reduce, ReduceOp};
 
 crate::declare_params! {
