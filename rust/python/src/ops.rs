@@ -213,19 +213,7 @@ fn convert(a: &HostArray, d: DType) -> microjax::Result<HostArray> {
         new_dtype: d,
         weak_type: false,
     });
-    single(
-        kernel::eval(&ExecCtx::current_default(), &prim, &[a])?,
-        "convert_element_type",
-    )
-}
-
-fn single(outs: Vec<HostArray>, prim: &'static str) -> microjax::Result<HostArray> {
-    let n = outs.len();
-    outs.into_iter().next().ok_or(microjax::Error::Arity {
-        prim,
-        expected: 1,
-        got: n,
-    })
+    kernel::eval_one(&ExecCtx::current_default(), &prim, &[a])
 }
 
 /// Materializes an operand at dtype `d`. None → slow path.
@@ -278,10 +266,7 @@ fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
         shape: shape.to_vec(),
         broadcast_dimensions: (offset..shape.len()).collect(),
     });
-    single(
-        kernel::eval(&ExecCtx::current_default(), &prim, &[a])?,
-        "broadcast_in_dim",
-    )
+    kernel::eval_one(&ExecCtx::current_default(), &prim, &[a])
 }
 
 fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> Fast {
@@ -353,8 +338,7 @@ fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: 
         Kind::Cmp(c) => (Primitive::Compare(c), false),
         Kind::HookOnly => return Fast::Skip,
     };
-    let res = kernel::eval(&ExecCtx::current_default(), &prim, &[mx.get(), my.get()])
-        .and_then(|o| single(o, prim.name()));
+    let res = kernel::eval_one(&ExecCtx::current_default(), &prim, &[mx.get(), my.get()]);
     match res {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), out_weak)),
         Err(e) => Fast::Err(e),
@@ -371,9 +355,7 @@ fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
         return Fast::Skip;
     }
     let prim = Primitive::IntegerPow(IntegerPow { y });
-    match kernel::eval(&ExecCtx::current_default(), &prim, &[&slf.arr])
-        .and_then(|o| single(o, "integer_pow"))
-    {
+    match kernel::eval_one(&ExecCtx::current_default(), &prim, &[&slf.arr]) {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
         Err(e) => Fast::Err(e),
     }
@@ -416,9 +398,7 @@ fn fast_unary(slf: &ArrayImpl, op: UnOp) -> Fast {
         UnOp::Abs => Primitive::Unary(UnaryOp::Abs),
         UnOp::Invert => return Fast::Skip,
     };
-    match kernel::eval(&ExecCtx::current_default(), &prim, &[&slf.arr])
-        .and_then(|o| single(o, prim.name()))
-    {
+    match kernel::eval_one(&ExecCtx::current_default(), &prim, &[&slf.arr]) {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
         Err(e) => Fast::Err(e),
     }

@@ -280,20 +280,14 @@ impl Prim {
         let (arr, weak) = (x.arr.clone(), x.weak);
         drop(x);
         let prim = &self.prim;
-        let run = || kernel::eval(&ExecCtx::current_default(), prim, &[arr.as_ref()]);
-        let mut outs = if arr.size() > DETACH_ELEMS {
+        let run = || kernel::eval_one(&ExecCtx::current_default(), prim, &[arr.as_ref()]);
+        let h = if arr.size() > DETACH_ELEMS {
             py.detach(run)
         } else {
             run()
         }
         .py()?;
-        match (outs.pop(), outs.is_empty()) {
-            (Some(h), true) => Ok(ArrayImpl::new(Arc::new(h), weak)),
-            _ => Err(PyValueError::new_err(format!(
-                "{}: expected one output",
-                self.prim.name()
-            ))),
-        }
+        Ok(ArrayImpl::new(Arc::new(h), weak))
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -384,13 +378,14 @@ impl FastUnary {
                     matches!(&self.prim, Primitive::Unary(op) if op.accepts(dtype))
                 };
                 if accepted && a.arr.size() <= DETACH_ELEMS {
-                    let mut outs =
-                        kernel::eval(&ExecCtx::current_default(), &self.prim, &[a.arr.as_ref()])
-                            .py()?;
-                    if let (Some(h), true) = (outs.pop(), outs.is_empty()) {
-                        let out = ArrayImpl::new(Arc::new(h), a.weak);
-                        return Ok(Bound::new(py, out)?.into_any().unbind());
-                    }
+                    let h = kernel::eval_one(
+                        &ExecCtx::current_default(),
+                        &self.prim,
+                        &[a.arr.as_ref()],
+                    )
+                    .py()?;
+                    let out = ArrayImpl::new(Arc::new(h), a.weak);
+                    return Ok(Bound::new(py, out)?.into_any().unbind());
                 }
             }
         } else if let Some(out) = crate::tracer::stage_unary(x, &self.prim, &self.lax_prim)? {

@@ -216,9 +216,16 @@ impl ExecCtx {
 
     /// Runs `f` on this thread with the SIMD loops at this context's level
     /// (the one place the SIMD thread-local is set from a context).
+    /// When the thread already runs at that level (a nested evaluation, or
+    /// an eager call in the default mode) nothing is swapped.
     #[inline]
     pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
-        vmath::with_simd_level(self.simd_level(), f)
+        let level = self.simd_level();
+        if vmath::forced_simd_level() == Some(level) {
+            f()
+        } else {
+            vmath::with_simd_level(level, f)
+        }
     }
 
     /// Takes one `while` iteration from the run's budget (an

@@ -119,16 +119,17 @@ impl Family for UnaryOp {
 
     fn kernel(
         &self,
-        _ctx: &ExecCtx,
+        ctx: &ExecCtx,
         args: &[&HostArray],
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
-        Ok(vec![HostArray::new(
-            out.shape,
-            kernels::unary(*self, x.buffer())?,
-        )?])
+        Ok(vec![self.kernel_one(ctx, args, out)?])
+    }
+
+    fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
+        let [x] = operands::<_, 1>(self.name(), args)?;
+        HostArray::new(out.shape, kernels::unary(*self, x.buffer())?)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -401,14 +402,17 @@ impl Family for BinaryOp {
 
     fn kernel(
         &self,
-        _ctx: &ExecCtx,
+        ctx: &ExecCtx,
         args: &[&HostArray],
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
-        let buf = kernels::binary(*self, x.buffer(), y.buffer())?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        Ok(vec![self.kernel_one(ctx, args, out)?])
+    }
+
+    fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
+        let [x, y] = operands::<_, 2>(self.name(), args)?;
+        HostArray::new(out.shape, kernels::binary(*self, x.buffer(), y.buffer())?)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -703,15 +707,21 @@ impl Family for CmpOp {
 
     fn kernel(
         &self,
-        _ctx: &ExecCtx,
+        ctx: &ExecCtx,
         args: &[&HostArray],
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
+        Ok(vec![self.kernel_one(ctx, args, out)?])
+    }
+
+    fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
+        let [x, y] = operands::<_, 2>(self.name(), args)?;
         let n = out.size()?;
-        let buf = kernels::compare(*self, x.buffer(), y.buffer(), n)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        HostArray::new(
+            out.shape,
+            kernels::compare(*self, x.buffer(), y.buffer(), n)?,
+        )
     }
 
     /// Comparisons are piecewise constant: zero tangents.

@@ -86,6 +86,22 @@ pub trait Family: Sized {
     fn kernel(&self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>)
         -> Result<Vec<HostArray>>;
 
+    /// [`Family::kernel`] of a single-output primitive, given its one
+    /// output aval and returning its one result: the eager hot path, where
+    /// the two vectors would cost more than a small kernel. The provided
+    /// version goes through `kernel`; the elementwise families, whose
+    /// kernels are that small, implement it and build `kernel` on it.
+    fn kernel_one(&self, ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
+        let name = self.name();
+        let outs = self.kernel(ctx, args, vec![out])?;
+        let n = outs.len();
+        let mut it = outs.into_iter();
+        match (it.next(), it.next()) {
+            (Some(o), None) => Ok(o),
+            _ => Err(arity_error(name, 1, n)),
+        }
+    }
+
     /// JVP rule: emit primal and tangent outputs for primal operands and
     /// their tangents (`None`: symbolic zero).
     fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut;
@@ -144,6 +160,9 @@ impl<F: Family> Family for Box<F> {
         outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         F::kernel(self, ctx, args, outs)
+    }
+    fn kernel_one(&self, ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
+        F::kernel_one(self, ctx, args, out)
     }
     fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
         F::jvp(self, b, primals, tangents)

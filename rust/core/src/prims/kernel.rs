@@ -102,47 +102,47 @@ pub fn eval_known(
     aval: Option<Aval>,
     multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
-    ctx.enter(|| known(ctx, prim, args, aval, multi))
-}
-
-fn known(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    args: &[&HostArray],
-    aval: Option<Aval>,
-    multi: Vec<Aval>,
-) -> Result<Vec<HostArray>> {
-    let name = prim.name();
-    crate::array::budget::check_avals_within(
-        name,
-        aval.iter().chain(&multi),
-        ctx.max_buffer_bytes(),
-    )?;
     match aval {
-        // One output (the hot eager case): the aval moves into the kernel,
-        // which builds its result with that shape; dtype, rank and size are
-        // kept for the check.
-        Some(a) => {
-            let want = (a.dtype, a.ndim(), a.size()?);
-            let outs = prim.kernel(ctx, args, vec![a])?;
-            match outs.as_slice() {
-                [o] if (o.dtype(), o.ndim(), o.size()) == want => Ok(outs),
-                [o] => Err(Error::dtype(
-                    name,
-                    &[o.dtype(), want.0],
-                    "kernel produced an output other than its shape rule's",
-                )),
-                _ => Err(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: outs.len(),
-                }),
-            }
-        }
-        None => {
+        Some(a) => Ok(vec![known_one(ctx, prim, args, a)?]),
+        None => ctx.enter(|| {
+            let name = prim.name();
+            crate::array::budget::check_avals_within(name, &multi, ctx.max_buffer_bytes())?;
             let outs = prim.kernel(ctx, args, multi.clone())?;
             checked_outputs(name, outs, &multi)
-        }
+        }),
+    }
+}
+
+/// [`eval`] of a single-output primitive, returning its one result (the
+/// binding's eager operators: no vectors in or out). A primitive with
+/// several results is an arity error.
+pub fn eval_one(ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray]) -> Result<HostArray> {
+    match out_avals(prim, args)? {
+        (Some(a), _) => known_one(ctx, prim, args, a),
+        (None, multi) => Err(Error::Arity {
+            prim: prim.name(),
+            expected: 1,
+            got: multi.len(),
+        }),
+    }
+}
+
+/// One output (the hot eager case): the aval moves into the kernel, which
+/// builds its result with that shape; dtype, rank and size are kept for
+/// the check.
+fn known_one(ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray], a: Aval) -> Result<HostArray> {
+    let name = prim.name();
+    crate::array::budget::check_avals_within(name, [&a], ctx.max_buffer_bytes())?;
+    let want = (a.dtype, a.ndim(), a.size()?);
+    let o = ctx.enter(|| prim.kernel_one(ctx, args, a))?;
+    if (o.dtype(), o.ndim(), o.size()) == want {
+        Ok(o)
+    } else {
+        Err(Error::dtype(
+            name,
+            &[o.dtype(), want.0],
+            "kernel produced an output other than its shape rule's",
+        ))
     }
 }
 

@@ -405,6 +405,18 @@ macro_rules! primitives {
                     $(Primitive::$F(f) => family::Family::kernel(f, ctx, args, outs),)*
                 }
             }
+
+            /// [`family::Family::kernel_one`] of this primitive's family.
+            pub(crate) fn kernel_one(
+                &self,
+                ctx: &crate::exec::ExecCtx,
+                args: &[&crate::array::HostArray],
+                out: crate::ir::Aval,
+            ) -> crate::error::Result<crate::array::HostArray> {
+                match self {
+                    $(Primitive::$F(f) => family::Family::kernel_one(f, ctx, args, out),)*
+                }
+            }
         }
     };
 }

@@ -123,6 +123,12 @@ fn detected_level() -> SimdLevel {
     })
 }
 
+/// The level set on this thread by [`with_simd_level`] (or a context's
+/// [`crate::exec::ExecCtx::enter`]), if any.
+pub fn forced_simd_level() -> Option<SimdLevel> {
+    FORCED.with(Cell::get)
+}
+
 /// The level this thread would run at before any determinism cap: the one
 /// forced by [`with_simd_level`] (which [`crate::exec::ExecCtx::enter`]
 /// uses), else the best the CPU supports.
