@@ -17,9 +17,11 @@ use microjax::exec::cuda::steps::gemm_spec;
 use microjax::exec::cuda::{device_count, device_plan, kernel_sources, DeviceStep, GemmSpec};
 use microjax::prims::control::ControlFlow;
 use microjax::prims::random::Threefry2x32;
+#[cfg(feature = "cuda")]
+use microjax::prims::{ArgReduce, Reduce};
 use microjax::prims::{
-    ArgReduce, Clamp, Concatenate, ConvertElementType, Cumulative, DotGeneral, DynamicSlice,
-    DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Reduce, Rev, Round, SelectN, Slice,
+    Clamp, Concatenate, ConvertElementType, Cumulative, DotGeneral, DynamicSlice,
+    DynamicUpdateSlice, IntegerPow, Iota, IsFinite, Pad, Rev, Round, SelectN, Slice,
 };
 use microjax::prims::{CmpOp, CumOp, RoundingMethod};
 use microjax::{
