@@ -71,6 +71,7 @@ from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
+from . import stages  # noqa: E402
 from . import extend  # noqa: E402
 from . import debug, experimental  # noqa: E402
 from ._callback import pure_callback  # noqa: E402

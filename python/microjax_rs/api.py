@@ -215,9 +215,10 @@ class _Jitted:
                 f"The error was: unhashable type") from None
         return key
 
-    def __call__(self, *args, **kwargs):
-        if _disable.depth or config.jax_disable_jit:
-            return self.fun(*args, **kwargs)
+    def _traced(self, args, kwargs):
+        """Splits a call into dynamic and static arguments and returns the
+        trace for it from the trace cache (tracing on a miss):
+        `(closed, out_tree, captures, entry_id, leaves, in_tree, dyn, dyn_kwargs)`."""
         dyn, statics = _split_static(args, self.static_argnums)
         kw_statics = {k: v for k, v in kwargs.items() if k in self.static_argnames}
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
@@ -240,6 +241,13 @@ class _Jitted:
         else:
             entry_id, (closed, out_tree) = hit
             captures = []
+        return closed, out_tree, captures, entry_id, leaves, in_tree, dyn, dyn_kwargs
+
+    def __call__(self, *args, **kwargs):
+        if _disable.depth or config.jax_disable_jit:
+            return self.fun(*args, **kwargs)
+        closed, out_tree, captures, entry_id, leaves, _, dyn, _ = self._traced(args, kwargs)
+        statics = len(dyn) != len(args)
         if core.current_trace() is not None or captures or any(isinstance(x, Tracer) for x in leaves):
             outs = core.Primitive("pjit").bind(*leaves, *captures, jaxpr=ClosedJaxpr(closed), name=self.name)
             return tree_unflatten(out_tree, outs)
@@ -263,8 +271,36 @@ class _Jitted:
                 rust._cache_insert(list(args), closed, spec, entry_id)
         return tree_unflatten(out_tree, outs)
 
+    def trace_call(self, args, kwargs):
+        """The trace of a call for the AOT stages (`stages.specialize`):
+        `(closed, out_tree, leaves, in_tree, dyn, dyn_kwargs, donated)`, with
+        one donated flag per argument leaf."""
+        closed, out_tree, captures, _, leaves, in_tree, dyn, dyn_kwargs = self._traced(args, kwargs)
+        if captures:
+            raise TypeError(f"{self.name}: a function traced for ahead-of-time compilation cannot "
+                            f"close over values of an enclosing transformation")
+        nums, names = self._donated
+        dyn_nums = [i for i in range(len(args)) if i not in self.static_argnums]
+        donated = []
+        for pos, a in zip(dyn_nums, dyn):
+            donated += [pos in nums] * len(tree_flatten(a)[0])
+        for k, v in dyn_kwargs.items():
+            donated += [k in names] * len(tree_flatten(v)[0])
+        return closed, out_tree, leaves, in_tree, dyn, dyn_kwargs, donated
+
+    def trace(self, *args, **kwargs):
+        """`jit(f).trace(*args)`: a `jax.stages.Traced`."""
+        from . import stages
+
+        return stages.Traced(stages.specialize(self, args, kwargs))
+
     def lower(self, *args, **kwargs):
-        return _Lowered(self, args, kwargs)
+        """`jit(f).lower(*args)`: a `jax.stages.Lowered`."""
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args, **kwargs):
+        """`jit(f).eval_shape(*args)`: the outputs' `ShapeDtypeStruct`s."""
+        return self.trace(*args, **kwargs).out_info
 
 
 _DONATION_FAQ = "See an explanation at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation."
@@ -308,21 +344,6 @@ def _hashable(v):
         return True
     except TypeError:
         return False
-
-
-class _Lowered:
-    def __init__(self, jitted, args, kwargs):
-        dyn, statics = _split_static(args, jitted.static_argnums)
-        f = _bind_static(jitted.fun, statics, len(args)) if statics else jitted.fun
-        leaves, in_tree = tree_flatten((tuple(dyn), kwargs))
-        closed, self.out_tree, _ = trace_to_jaxpr(f, leaves, in_tree, jitted.name)
-        self.jaxpr = ClosedJaxpr(closed)
-
-    def as_text(self):
-        return str(self.jaxpr)
-
-    def compile(self):
-        return self
 
 
 def clear_caches():
@@ -409,7 +430,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
         functools.update_wrapper(wrapped, fun)
     except (AttributeError, TypeError):
         pass
+    wrapped.trace = impl.trace
     wrapped.lower = impl.lower
+    wrapped.eval_shape = impl.eval_shape
     wrapped._impl = impl
     return wrapped
 

@@ -593,3 +593,70 @@ fn single_elementwise_steps_in_loops_agree() {
     let out = plan.run(&args).unwrap();
     assert_eq!(out[0].buffer(), &Buffer::I32(vec![3 << 9].into()));
 }
+
+/// `tanh(a @ b)` on f32[m,k] × f32[k,n]: XLA's cost model counts the
+/// product's multiply-adds twice and tanh as transcendentals.
+#[test]
+fn cost_analysis_counts_dot_flops_and_transcendentals() {
+    let (m, k, n) = (8usize, 16usize, 4usize);
+    let prog = build(&[f32v(&[m, k]), f32v(&[k, n])], |b, x| {
+        let c = b
+            .add_eqn1(dot_general(&[1], &[0], &[], &[]), x.to_vec())
+            .unwrap();
+        vec![b
+            .add_eqn1(Primitive::Unary(UnaryOp::Tanh), vec![c])
+            .unwrap()]
+    });
+    let plan = check(prog, &[data(&[m, k], 1), data(&[k, n], 2)]);
+    let cost = plan.cost_analysis().unwrap();
+    assert_eq!(cost.flops, (2 * m * k * n) as f64);
+    assert_eq!(cost.transcendentals, (m * n) as f64);
+    assert_eq!(
+        cost.bytes_accessed,
+        (4 * (m * k + k * n + 3 * m * n)) as f64
+    );
+}
+
+/// A scan costs its length times its body.
+#[test]
+fn cost_analysis_scales_scan_bodies_by_length() {
+    let body = build(&[f32v(&[6])], |b, x| {
+        let y = b
+            .add_eqn1(
+                Primitive::Binary(BinaryOp::Mul),
+                vec![x[0].clone(), lit(2.0)],
+            )
+            .unwrap();
+        vec![y]
+    });
+    let scan = Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length: 10,
+        reverse: false,
+        num_consts: 0,
+        num_carry: 1,
+        linear: vec![false],
+        unroll: 1,
+    }));
+    let prog = build(&[f32v(&[6])], |b, x| {
+        let outs = b.add_eqn(scan, x.to_vec(), None).unwrap();
+        outs.into_iter().map(Atom::Var).collect()
+    });
+    let plan = check(prog, &[data(&[6], 3)]);
+    assert_eq!(plan.cost_analysis().unwrap().flops, 60.0);
+}
+
+/// Static memory figures: arguments and outputs exactly, the intermediate
+/// peak from the last-use table, and an upper bound of a measured run.
+#[test]
+fn memory_analysis_bounds_the_measured_peak() {
+    let n = 1000usize;
+    let plan = check(elementwise(n), &[data(&[n], 3)]);
+    let mem = plan.memory_analysis().unwrap();
+    assert_eq!(mem.argument_bytes, 4 * n);
+    assert_eq!(mem.output_bytes, 4 * n);
+    assert!(mem.temp_bytes >= 4 * n);
+    let (_, run) = plan.run_profiled(&[data(&[n], 3)]).unwrap();
+    assert!(mem.peak_bytes >= run.peak_bytes);
+    assert!(run.peak_bytes > 0);
+}

@@ -20,6 +20,7 @@ mod jit;
 mod memory;
 mod ops;
 mod prim;
+mod stages;
 mod staging;
 mod trace_cache;
 mod tracer;
@@ -78,6 +79,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<prim::Prim>()?;
     m.add_class::<ir::PyBuilder>()?;
     m.add_class::<ir::PyClosedJaxpr>()?;
+    m.add_class::<stages::CompiledProgram>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<callback::PyHostCallback>()?;
     m.add_class::<prim::FastUnary>()?;

@@ -16,6 +16,7 @@
 //! reference interpreter (every value is computed by the same kernels) and
 //! do not depend on the thread count (chunking depends on sizes only).
 
+pub mod analysis;
 pub mod fused;
 pub mod fusion;
 pub mod recycle;
