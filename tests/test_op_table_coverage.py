@@ -61,6 +61,7 @@ PRIMITIVE_RECORDS = {
     "select_and_gather_add": "lax.reduce_window", "select_and_scatter_add": "lax.reduce_window",
     "threefry2x32": "random.threefry_2x32", "scatter-add": "lax.scatter_add", "scatter-mul": "lax.scatter_mul",
     "scatter-min": "lax.scatter_min", "scatter-max": "lax.scatter_max",
+    "name": "ad_checkpoint.checkpoint_name",
 }
 
 # primitive -> why it has no record

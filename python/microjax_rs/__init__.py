@@ -72,6 +72,8 @@ from ._pmap import pmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
 from . import stages  # noqa: E402
+from . import ad_checkpoint  # noqa: E402
+from .ad_checkpoint import checkpoint_policies  # noqa: E402
 from . import extend  # noqa: E402
 from . import debug, experimental  # noqa: E402
 from ._callback import pure_callback  # noqa: E402

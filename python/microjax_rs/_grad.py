@@ -517,12 +517,15 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
     """`jax.checkpoint` / `jax.remat`: same values and derivatives as `fun`,
     but reverse mode saves only `fun`'s inputs and recomputes its
     intermediates in the backward pass (one `checkpoint` equation, whose
-    partial-evaluation rule in Rust does the recomputation). Only the default
-    policy (save nothing) exists; another `policy` raises."""
-    if policy is not None:
-        raise NotImplementedError("checkpoint policies are not supported by microjax_rs yet")
+    partial-evaluation rule in Rust does the recomputation). `policy`
+    (one of `jax.checkpoint_policies`) names intermediate values to save
+    instead of recomputing (see `ad_checkpoint.py`)."""
+    from .ad_checkpoint import _policy_param
+
+    policy_param = _policy_param(policy)
     if fun is None:
-        return functools.partial(checkpoint, prevent_cse=prevent_cse, static_argnums=static_argnums)
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy,
+                                 static_argnums=static_argnums)
     static = tuple(static_argnums) if isinstance(static_argnums, (tuple, list)) else (static_argnums,)
 
     @functools.wraps(fun)
@@ -537,7 +540,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
         closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, getattr(fun, "__name__", "remat"))
         outs = core.Primitive("checkpoint").bind(
             *leaves, *captures, jaxpr=core.ClosedJaxpr(closed), prevent_cse=bool(prevent_cse),
-            differentiated=False, policy=None)
+            differentiated=False, policy=policy_param)
         return tree_unflatten(out_tree, outs)
 
     return remat_f

@@ -282,6 +282,15 @@ RECORDS: tuple = (
     # ---- lax.stop_gradient: identity on values (its zero derivative is checked in the AD tests)
     _unary_lax("stop_gradient", lambda x: x.copy(), dtypes=NUM + ("bool",), tol=DEFAULT_TOL,
                differentiable=False),
+    # ---- ad_checkpoint.checkpoint_name: the `name` primitive, identity on values and derivatives
+    OpRecord(
+        name="ad_checkpoint.checkpoint_name",
+        ref=lambda x, name: x.copy(),
+        args_maker=uniform(),
+        dtypes=NUM,
+        cases=cases_from_shapes([(s,) for s in UNARY_SHAPES], name="hidden"),
+        tol=DEFAULT_TOL,
+    ),
     # ---- lax: rounding, transcendental and special functions
     _unary_lax("floor", np.floor, tol=DEFAULT_TOL),
     _unary_lax("ceil", np.ceil, tol=DEFAULT_TOL),

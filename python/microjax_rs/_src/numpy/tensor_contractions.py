@@ -38,25 +38,25 @@ def matmul(a, b, precision=None, preferred_element_type=None):
             raise TypeError(f"matmul: contracting dimensions differ: {la.shape} @ {lb.shape}")
         return lax.dot_general(a, b, (((ca,), (cb,)), ((), ())),
                                preferred_element_type=preferred_element_type)
-    if a_vec:
-        a = lax.reshape(a, (1,) + la.shape)
-    if b_vec:
-        b = lax.reshape(b, lb.shape + (1,))
-    sa, sb = _aval(a).shape, _aval(b).shape
+    sa, sb = la.shape, lb.shape
     if sa[-1] != sb[-2]:
         raise TypeError(f"matmul: contracting dimensions differ: {la.shape} @ {lb.shape}")
+    if lb.ndim == 2:
+        # A matrix on the right: one product without batch axes, as JAX emits.
+        return lax.dot_general(a, b, (((la.ndim - 1,), (0,)), ((), ())),
+                               preferred_element_type=preferred_element_type)
+    if la.ndim == 2:
+        # A matrix on the left: (m, batch..., n), then the batch axes lead.
+        out = lax.dot_general(a, b, (((1,), (lb.ndim - 2,)), ((), ())),
+                              preferred_element_type=preferred_element_type)
+        nb = lb.ndim - 2
+        return lax.transpose(out, tuple(range(1, nb + 1)) + (0, nb + 1))
     batch = _broadcast_shapes(sa[:-2], sb[:-2])
-    if batch:
-        a = _broadcast_to_shape(a, batch + sa[-2:])
-        b = _broadcast_to_shape(b, batch + sb[-2:])
+    a = _broadcast_to_shape(a, batch + sa[-2:])
+    b = _broadcast_to_shape(b, batch + sb[-2:])
     nb = len(batch)
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                          preferred_element_type=preferred_element_type)
-    if a_vec:
-        out = lax.squeeze(out, (nb,))
-    if b_vec:
-        out = lax.squeeze(out, (_aval(out).ndim - 1,))
-    return out
+    return lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                           preferred_element_type=preferred_element_type)
 
 
 def vdot(a, b):

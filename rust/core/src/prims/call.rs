@@ -29,7 +29,7 @@ crate::declare_params! {
     pub struct Checkpoint {
         const differentiated = Param::Bool(false),
         jaxpr: Arc<ClosedJaxpr>,
-        const policy = Param::None,
+        policy: super::remat::RematPolicy = super::remat::RematPolicy::Nothing,
         prevent_cse: bool = true,
     }
 }
@@ -69,6 +69,7 @@ impl CallOf for Checkpoint {
     fn around(&self, jaxpr: Arc<ClosedJaxpr>, _transform: &str) -> Checkpoint {
         Checkpoint {
             jaxpr,
+            policy: self.policy.clone(),
             prevent_cse: self.prevent_cse,
         }
     }
@@ -322,6 +323,7 @@ call_family!(
     "checkpoint",
     Checkpoint {
         jaxpr: empty_callee(),
+        policy: super::remat::RematPolicy::Nothing,
         prevent_cse: true,
     }
 );

@@ -32,6 +32,7 @@ pub mod numeric;
 pub mod params;
 pub mod random;
 pub mod reduce;
+pub mod remat;
 pub mod scatter;
 pub mod select;
 pub mod shape;
@@ -50,6 +51,7 @@ pub use family::{Family, Operand};
 pub use numeric::{IntegerPow, IsFinite, Round};
 pub use params::Param;
 pub use reduce::{ArgReduce, Cumulative, Reduce};
+pub use remat::{CheckpointName, RematPolicy};
 pub use select::{Clamp, SelectN};
 pub use slicing::{DynamicSlice, DynamicUpdateSlice, Slice};
 pub use structural::{BroadcastInDim, Concatenate, Iota, Pad, Reshape, Rev, Squeeze, Transpose};
@@ -476,6 +478,8 @@ primitives! {
     Pjit(call::Pjit),
     /// `checkpoint` (`prims/call.rs`).
     Checkpoint(call::Checkpoint),
+    /// `name`, the value marker of `checkpoint_name` (`prims/remat.rs`).
+    Name(remat::CheckpointName),
     /// `reduce_window_{sum,max,min}`, `select_and_{gather,scatter}_add` (`prims/window.rs`).
     Window(Box<window::WindowOp>),
     /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg/`).

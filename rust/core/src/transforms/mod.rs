@@ -7,6 +7,7 @@ pub mod dce;
 pub mod jvp;
 pub mod linearize;
 pub mod partial_eval;
+pub mod remat;
 pub mod transpose;
 pub mod vjp;
 

@@ -310,6 +310,11 @@ fn split_rule(eqn: &Eqn, in_unk: &[bool]) -> Result<Option<SplitEqn>> {
             split_pjit(jaxpr, name, &eqn.inputs, in_unk).map(Some)
         }
         Primitive::Control(c) => crate::prims::control::ad::split(c, &eqn.inputs, in_unk),
+        Primitive::Checkpoint(Checkpoint { jaxpr, policy, .. })
+            if *policy != crate::prims::RematPolicy::Nothing =>
+        {
+            super::remat::split_with_policy(&eqn.prim, jaxpr, policy, &eqn.inputs, in_unk).map(Some)
+        }
         Primitive::Checkpoint(Checkpoint { jaxpr, .. }) => {
             split_checkpoint(&eqn.prim, jaxpr, &eqn.inputs, in_unk).map(Some)
         }

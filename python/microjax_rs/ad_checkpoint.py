@@ -1,0 +1,202 @@
+"""`jax.ad_checkpoint`: rematerialization (`checkpoint`), the policies that
+say which intermediate values reverse mode saves, value names for them
+(`checkpoint_name`) and `print_saved_residuals`.
+
+A policy is passed as `jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable)`.
+The `checkpoint` equation carries it as a parameter and its partial
+evaluation in Rust (`rust/core/src/transforms/remat.rs`) saves the values
+the policy accepts (among those computable before the backward pass) and
+recomputes the others. Each policy object is also callable with JAX's
+signature `policy(prim, *avals, **params) -> bool`. Policies written as
+arbitrary Python functions are not supported (`NotImplementedError`); the
+offloading policies save on the host what they would offload (one memory
+space here).
+"""
+import types
+
+from . import core
+from ._grad import checkpoint, remat
+from .tree_util import tree_map
+
+__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "print_saved_residuals",
+           "remat", "saved_residuals"]
+
+
+class Policy:
+    """A checkpoint policy: `param` is what the `checkpoint` equation records
+    (None, a policy name, or a tuple for the name-based policies); `test`
+    decides for one equation `(primitive name, params)`."""
+
+    def __init__(self, name, param, test):
+        self.__name__ = name
+        self.param = param
+        self._test = test
+
+    def __call__(self, prim, *avals, **params):
+        return bool(self._test(getattr(prim, "name", prim), params))
+
+    def __repr__(self):
+        return f"<checkpoint policy {self.__name__}>"
+
+
+def _is_dot(name, params):
+    return name == "dot_general"
+
+
+def _dot_without_batch_dims(name, params):
+    if name != "dot_general":
+        return False
+    (_, batch) = params.get("dimension_numbers", ((), ((), ())))
+    return not tuple(batch[0])
+
+
+def _names(names):
+    if any(not isinstance(n, str) for n in names):
+        raise TypeError(f"checkpoint names must be strings, got {names!r}")
+    return tuple(names)
+
+
+def _named_in(names):
+    return lambda name, params: name == "name" and params.get("name") in names
+
+
+def save_only_these_names(*names):
+    names = _names(names)
+    return Policy("save_only_these_names", ("save_only_these_names", names), _named_in(names))
+
+
+def save_any_names_but_these(*names):
+    names = _names(names)
+    return Policy("save_any_names_but_these", ("save_any_names_but_these", names),
+                  lambda name, params: name == "name" and params.get("name") not in names)
+
+
+def save_anything_except_these_names(*names):
+    names = _names(names)
+    named = _named_in(names)
+    return Policy("save_anything_except_these_names", ("save_anything_except_these_names", names),
+                  lambda name, params: not named(name, params))
+
+
+def save_from_both_policies(policy_1, policy_2):
+    a, b = _policy_param(policy_1), _policy_param(policy_2)
+    return Policy("save_from_both_policies", ("save_from_both_policies", a, b),
+                  lambda name, params: policy_1._test(name, params) or policy_2._test(name, params))
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved, names_which_can_be_offloaded,
+                                      offload_src="device", offload_dst="pinned_host"):
+    """Saves both lists of names (offloading to host memory is saving: there
+    is one memory space)."""
+    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def offload_dot_with_no_batch_dims(offload_src="device", offload_dst="pinned_host"):
+    """Saves the products without batch dimensions (see above)."""
+    return dots_with_no_batch_dims_saveable
+
+
+everything_saveable = Policy("everything_saveable", "everything_saveable", lambda name, params: True)
+nothing_saveable = Policy("nothing_saveable", None, lambda name, params: False)
+dots_saveable = Policy("dots_saveable", "dots_saveable", _is_dot)
+dots_with_no_batch_dims_saveable = Policy("dots_with_no_batch_dims_saveable",
+                                          "dots_with_no_batch_dims_saveable", _dot_without_batch_dims)
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=everything_saveable,
+    nothing_saveable=nothing_saveable,
+    dots_saveable=dots_saveable,
+    checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_only_these_names=save_only_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_anything_except_these_names=save_anything_except_these_names,
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
+)
+
+
+def _policy_param(policy):
+    """The `checkpoint` equation's `policy` parameter for `policy`."""
+    if policy is None:
+        return None
+    if isinstance(policy, Policy):
+        return policy.param
+    raise NotImplementedError(
+        f"checkpoint policy {policy!r}: only the policies of jax.checkpoint_policies are supported "
+        f"(a policy written as a Python function is not)")
+
+
+def checkpoint_name(x, name):
+    """Names the arrays of the pytree `x` for the name-based checkpoint
+    policies (`save_only_these_names`, ...): the identity on values and
+    derivatives."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a string, got {name!r}")
+    return tree_map(lambda leaf: core.Primitive("name").bind(leaf, name=name), x)
+
+
+def _describe(jaxpr, var, arg_names):
+    """Where value `var` of `jaxpr` comes from, as JAX's
+    `print_saved_residuals` says it: an argument, or the output of an
+    equation (looked up through calls)."""
+    if var in jaxpr.invars:
+        return f"from the argument {arg_names[jaxpr.invars.index(var)]}"
+    if var in jaxpr.constvars:
+        return "from a constant"
+    for eqn in jaxpr.eqns:
+        if var in eqn.outvars:
+            callee = eqn.params.get("jaxpr")
+            if eqn.primitive.name in ("pjit", "checkpoint") and callee is not None:
+                inner = callee.jaxpr
+                out = inner.outvars[eqn.outvars.index(var)]
+                if isinstance(out, core.Var):
+                    names = [_describe(jaxpr, a, arg_names) if isinstance(a, core.Var) else "a literal"
+                             for a in eqn.invars]
+                    inner_desc = _describe(inner, out, names)
+                    return inner_desc
+            where = f" from {eqn.source_info}" if eqn.source_info else ""
+            if eqn.primitive.name == "name":
+                return f"named '{eqn.params['name']}'{where}"
+            return f"output of {eqn.primitive.name}{where}"
+    return "from an unknown place"
+
+
+def saved_residuals(f, *args, **kwargs):
+    """`[(ShapeDtypeStruct, description)]`: the values reverse mode saves for
+    the backward pass of `f` at `args` (its residuals)."""
+    import inspect
+
+    from . import _core, dtypes
+    from .api import make_jaxpr
+    from .interpreters.partial_eval import ShapeDtypeStruct
+    from .tree_util import tree_flatten_with_path, keystr
+
+    closed = make_jaxpr(lambda *a: f(*a, **kwargs))(*args)
+    try:
+        params = [p.name for p in inspect.signature(f).parameters.values()]
+    except (TypeError, ValueError):
+        params = []
+    arg_names = []
+    for i, a in enumerate(args):
+        base = params[i] if i < len(params) else f"args[{i}]"
+        arg_names += [base + keystr(p) for p, _ in tree_flatten_with_path(a)[0]]
+    nonzeros = [dtypes.is_float_name(v.aval.dtype_name) for v in closed.jaxpr.invars]
+    primal, _, num_res = _core.linearize_jaxpr(closed._handle, nonzeros)
+    prog = core.ClosedJaxpr(primal).jaxpr
+    outs = prog.outvars[len(prog.outvars) - num_res:]
+    result = []
+    for v in outs:
+        aval = ShapeDtypeStruct(v.aval.shape, v.aval.dtype, v.aval.weak_type)
+        desc = _describe(prog, v, arg_names) if isinstance(v, core.Var) else "a literal"
+        result.append((aval, desc))
+    return result
+
+
+def print_saved_residuals(f, *args, **kwargs):
+    """Prints one line per value reverse mode saves for `f` at `args`:
+    its type and where it comes from."""
+    for aval, desc in saved_residuals(f, *args, **kwargs):
+        print(f"{core.ShapedArray(aval.shape, aval.dtype, aval.weak_type).str_short()} {desc}")
