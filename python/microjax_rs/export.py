@@ -14,17 +14,130 @@ arguments and results (standard containers only: tuple, list, dict, None).
 "portable"); `Exported.call` (eagerly) and Rust's `Program::run` run the
 program in it. Under a trace the program is staged into the enclosing
 computation and runs in that computation's mode.
+
+`serialize(vjp_order=n)` also stores the VJP of the program, of the VJP, ...
+n levels deep, so `deserialize(data).vjp()` works without the Python
+function. The module text (`mlir_module()`) is microjax_rs's program text,
+not StableHLO; the only platform is `"cpu"` and programs run on one device.
+Shape polymorphism is not supported: `symbolic_shape` parses a
+specification, and exporting with symbolic dimensions raises
+`NotImplementedError`.
 """
+import base64
 import json
+import re
 
 from . import _core, core
 from .config import config
 from .core import ClosedJaxpr, ShapedArray, Tracer
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["Exported", "export", "deserialize"]
+__all__ = ["DisabledSafetyCheck", "Exported", "default_export_platform", "deserialize", "export",
+           "maximum_supported_calling_convention_version", "minimum_supported_calling_convention_version",
+           "symbolic_args_specs", "symbolic_shape"]
 
 _TREE_VERSION = 1
+
+# The calling-convention versions of JAX 0.10.2's exports (our programs carry
+# their own format version; these are reported for code that checks them).
+minimum_supported_calling_convention_version = 9
+maximum_supported_calling_convention_version = 10
+_CALLING_CONVENTION_VERSION = 10
+
+
+def default_export_platform():
+    """The platform `export` lowers for when none is given: `"cpu"`."""
+    return "cpu"
+
+
+class DisabledSafetyCheck:
+    """A safety check `export` may skip (`jax.export.DisabledSafetyCheck`);
+    kept on the `Exported` as given (the checks they name are JAX's
+    platform and custom-call checks, which have no counterpart here)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    @classmethod
+    def platform(cls):
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name):
+        return cls(f"custom_call:{target_name}")
+
+    def __eq__(self, other):
+        return isinstance(other, DisabledSafetyCheck) and other._name == self._name
+
+    def __hash__(self):
+        return hash(self._name)
+
+    def __repr__(self):
+        return f"DisabledSafetyCheck({self._name})"
+
+
+class _SymbolicDim:
+    """One dimension of a `symbolic_shape`: an expression over dimension
+    variables (kept as text; shape polymorphism is not supported)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+    def __eq__(self, other):
+        return isinstance(other, _SymbolicDim) and other.text == self.text
+
+    def __hash__(self):
+        return hash(self.text)
+
+
+_DIM_TERM = re.compile(r"^\s*(?:\d+|[A-Za-z_][A-Za-z0-9_]*|\d+\s*\*\s*[A-Za-z_][A-Za-z0-9_]*)"
+                       r"(?:\s*[-+*]\s*(?:\d+|[A-Za-z_][A-Za-z0-9_]*))*\s*$")
+
+
+def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
+    """Parses a shape specification such as `"b, 4"` or `"(b, 2*n + 1)"`:
+    integers stay integers, other dimensions become symbolic. Exporting
+    with symbolic dimensions raises `NotImplementedError` (no shape
+    polymorphism here)."""
+    if shape_spec is None:
+        raise ValueError("symbolic_shape: the shape specification must be a string, not None")
+    text = str(shape_spec).strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    if parts and parts[-1] == "":
+        parts.pop()
+    dims = []
+    for k, part in enumerate(parts):
+        if part.isdigit():
+            dims.append(int(part))
+        elif part in ("_", "..."):
+            if like is None:
+                raise ValueError(f"syntax error in symbolic shape {shape_spec!r} in dimension {k}: "
+                                 f"'{part}' needs the `like` argument")
+            dims.append(like[k])
+        elif _DIM_TERM.match(part):
+            dims.append(_SymbolicDim(" ".join(part.split())))
+        else:
+            raise ValueError(f"syntax error in symbolic shape {shape_spec!r} in dimension {k}: {part!r}")
+    return tuple(dims)
+
+
+def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
+    """`ShapeDtypeStruct`s of `args` with the shapes `shapes_specs` gives
+    (one specification, or a pytree of them)."""
+    from .interpreters.partial_eval import ShapeDtypeStruct
+    from .tree_util import tree_map
+
+    if isinstance(shapes_specs, str) or shapes_specs is None:
+        return tree_map(lambda a: ShapeDtypeStruct(symbolic_shape(shapes_specs, like=a.shape)
+                                                   if shapes_specs is not None else a.shape, a.dtype),
+                        args)
+    return tree_map(lambda a, spec: ShapeDtypeStruct(symbolic_shape(spec, like=a.shape), a.dtype),
+                    args, shapes_specs)
 
 
 class _Leaf:
@@ -85,14 +198,61 @@ class Exported:
     """A traced program with the pytree structure of its arguments and
     results (`jax.export.Exported`)."""
 
-    def __init__(self, fun_name, closed, in_tree, out_tree, determinism="default"):
+    platforms = ("cpu",)
+    nr_devices = 1
+    calling_convention_version = _CALLING_CONVENTION_VERSION
+
+    def __init__(self, fun_name, closed, in_tree, out_tree, determinism="default",
+                 disabled_safety_checks=(), vjp=None):
         self.fun_name = fun_name
         self._closed = closed  # _core.ClosedJaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.determinism = determinism
+        self.disabled_safety_checks = tuple(disabled_safety_checks)
         self.in_avals = tuple(ShapedArray.from_triple(t) for t in closed.in_avals())
         self.out_avals = tuple(ShapedArray.from_triple(t) for t in closed.out_avals())
+        # How to get the VJP: None (unavailable: deserialized without one),
+        # "trace" (differentiate the program), or an Exported already loaded.
+        self._vjp = vjp
+
+    @property
+    def in_shardings_hlo(self):
+        return (None,) * len(self.in_avals)
+
+    @property
+    def out_shardings_hlo(self):
+        return (None,) * len(self.out_avals)
+
+    @property
+    def module_kept_var_idx(self):
+        return tuple(range(len(self.in_avals)))
+
+    @property
+    def ordered_effects(self):
+        return tuple(sorted({e for e in self.jaxpr.effects if "ordered" in str(e)}))
+
+    @property
+    def unordered_effects(self):
+        return tuple(sorted({e for e in self.jaxpr.effects if "ordered" not in str(e)}))
+
+    def mlir_module(self):
+        """The program as text (microjax_rs's program text, not StableHLO)."""
+        return str(self.jaxpr)
+
+    def has_vjp(self):
+        return self._vjp is not None
+
+    def vjp(self):
+        """The `Exported` of the VJP: it takes the primal arguments and one
+        cotangent per result (flat, in that order) and returns one
+        cotangent per argument (flat)."""
+        if self._vjp is None:
+            raise ValueError("No VJP is available")
+        if isinstance(self._vjp, Exported):
+            return self._vjp
+        self._vjp = _vjp_of(self)
+        return self._vjp
 
     @property
     def jaxpr(self):
@@ -104,16 +264,20 @@ class Exported:
         return f"Exported({self.fun_name}: ({ins}) -> ({outs}))"
 
     def serialize(self, vjp_order=0):
-        """The program as bytes (see rust/core/src/export.rs for the format)."""
-        if vjp_order:
-            raise NotImplementedError("export: serializing VJPs (vjp_order > 0) is not supported")
-        meta = json.dumps({
+        """The program as bytes (see rust/core/src/export.rs for the format),
+        with its VJPs `vjp_order` levels deep."""
+        if not isinstance(vjp_order, int) or vjp_order < 0:
+            raise ValueError(f"serialize: vjp_order must be a non-negative int, got {vjp_order!r}")
+        info = {
             "version": _TREE_VERSION,
             "fun_name": self.fun_name,
             "in_tree": _encode_tree(self.in_tree),
             "out_tree": _encode_tree(self.out_tree),
-        })
-        return _core.export_program(self._closed, self.determinism, meta)
+            "disabled_checks": [c._name for c in self.disabled_safety_checks],
+        }
+        if vjp_order > 0:
+            info["vjp"] = base64.b64encode(bytes(self.vjp().serialize(vjp_order - 1))).decode("ascii")
+        return _core.export_program(self._closed, self.determinism, json.dumps(info))
 
     def call(self, *args, **kwargs):
         """Runs the program on arguments of the exported structure and types
@@ -141,6 +305,30 @@ class Exported:
         return (deserialize, (self.serialize(),))
 
 
+def _vjp_of(exp):
+    """The VJP of `exp`'s program as an `Exported` of flat arguments."""
+    from . import api
+    from ._grad import vjp
+    from .interpreters.partial_eval import ShapeDtypeStruct
+    from .tree_util import tree_leaves
+
+    n_in = len(exp.in_avals)
+    program = exp.jaxpr
+
+    def fun_vjp(*args):
+        primals, cts = args[:n_in], args[n_in:]
+
+        def run(*xs):
+            return tuple(core.Primitive("pjit").bind(*xs, jaxpr=program, name=exp.fun_name))
+
+        _, pullback = vjp(run, *primals)
+        return tuple(tree_leaves(pullback(tuple(cts))))
+
+    fun_vjp.__name__ = f"vjp_{exp.fun_name}"
+    specs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in exp.in_avals + exp.out_avals]
+    return export(api.jit(fun_vjp))(*specs)
+
+
 def export(fun_jit, *, platforms=None, disabled_checks=()):
     """`export(jit(f))(*args, **kwargs)` traces `f` for those arguments'
     shapes and dtypes (abstract `ShapeDtypeStruct`s are fine) and returns an
@@ -165,12 +353,16 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
         leaves, in_tree = tree_flatten((tuple(dyn), dyn_kwargs))
         for x in leaves:
             _check_leaf(x)
+            if any(isinstance(d, _SymbolicDim) for d in getattr(x, "shape", ())):
+                raise NotImplementedError(
+                    f"export: symbolic dimensions ({x.shape}) are not supported; microjax_rs has no "
+                    f"shape polymorphism: export for concrete shapes")
         closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, impl.name)
         if captures:
             raise ValueError("export: the function closes over values of an enclosing "
                              "transformation; export it outside of jit/grad/vmap")
         exp = Exported(impl.name, closed, in_tree, out_tree,
-                       config.read("microjax_determinism"))
+                       config.read("microjax_determinism"), disabled_checks, vjp="trace")
         _encode_tree(in_tree)  # fail now, not at serialize(), on unsupported pytrees
         _encode_tree(out_tree)
         return exp
@@ -188,6 +380,9 @@ def deserialize(blob):
         in_tree = _decode_tree(info["in_tree"])
         out_tree = _decode_tree(info["out_tree"])
         name = info.get("fun_name", "<exported>")
+        checks = tuple(DisabledSafetyCheck(c) for c in info.get("disabled_checks", ()))
+        vjp_blob = info.get("vjp")
+        vjp = deserialize(base64.b64decode(vjp_blob)) if vjp_blob is not None else None
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"export.deserialize: malformed metadata: {e}") from None
-    return Exported(name, closed, in_tree, out_tree, determinism)
+    return Exported(name, closed, in_tree, out_tree, determinism, checks, vjp)
