@@ -50,6 +50,7 @@ from .api import (  # noqa: E402
     local_device_count,
     local_devices,
     make_jaxpr,
+    named_scope,
     process_count,
     process_index,
 )
@@ -78,6 +79,10 @@ from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, cu
 from .tree_util import Partial  # noqa: E402
 from . import random  # noqa: E402
 from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
+from . import sharding, stages, typing  # noqa: E402
+from .sharding import NamedSharding, P  # noqa: E402
+from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
+from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -90,4 +95,6 @@ __all__ = [
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn",
+    "sharding", "typing", "NamedSharding", "P", "typeof",
+    "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

@@ -1,6 +1,8 @@
 """User-facing transformations: make_jaxpr, jit, eval_shape and friends."""
+import contextlib
 import functools
 import inspect
+import threading
 import weakref
 
 import numpy as np
@@ -235,6 +237,11 @@ class _Jitted:
             if kw_statics:
                 f = functools.partial(f, **kw_statics)
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
+            if not (captures or core.current_trace() is not None
+                    or any(isinstance(x, Tracer) for x in leaves)):
+                # A new program to run at top level: the backend step (which
+                # `chex.restrict_backends` wraps) comes before it is cached.
+                _compile_for_backend(closed, leaves)
             # Traces closing over an enclosing trace's values are not kept.
             entry_id = None if captures else _trace_cache.add(owner, key, (closed, out_tree))
         else:
@@ -265,6 +272,12 @@ class _Jitted:
 
     def lower(self, *args, **kwargs):
         return _Lowered(self, args, kwargs)
+
+
+def _compile_for_backend(closed, leaves):
+    from ._src import compiler, xla_bridge
+    device = _devices.gpu_target(leaves)
+    compiler.backend_compile_and_load(xla_bridge.Backend("gpu" if device is not None else "cpu"), closed)
 
 
 _DONATION_FAQ = "See an explanation at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation."
@@ -311,18 +324,54 @@ def _hashable(v):
 
 
 class _Lowered:
+    """`jit(f).lower(*args)`: the traced program for these arguments
+    (`jax.stages.Lowered`)."""
+
     def __init__(self, jitted, args, kwargs):
+        self._jitted = jitted
         dyn, statics = _split_static(args, jitted.static_argnums)
+        self._statics = statics
+        self._kw_statics = {k: v for k, v in kwargs.items() if k in jitted.static_argnames}
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in jitted.static_argnames}
         f = _bind_static(jitted.fun, statics, len(args)) if statics else jitted.fun
-        leaves, in_tree = tree_flatten((tuple(dyn), kwargs))
-        closed, self.out_tree, _ = trace_to_jaxpr(f, leaves, in_tree, jitted.name)
+        if self._kw_statics:
+            f = functools.partial(f, **self._kw_statics)
+        leaves, self.in_tree = tree_flatten((tuple(dyn), dyn_kwargs))
+        self.in_avals = tuple(_leaf_aval(x) for x in leaves)
+        closed, self.out_tree, _ = trace_to_jaxpr(f, leaves, in_tree=self.in_tree, name=jitted.name)
         self.jaxpr = ClosedJaxpr(closed)
 
     def as_text(self):
         return str(self.jaxpr)
 
-    def compile(self):
-        return self
+    def compile(self, compiler_options=None):
+        return _Compiled(self)
+
+
+class _Compiled:
+    """`jit(f).lower(*args).compile()`: callable with arguments of the
+    lowered types only (`jax.stages.Compiled`); static arguments stay bound."""
+
+    def __init__(self, lowered):
+        self._lowered = lowered
+
+    def as_text(self):
+        return self._lowered.as_text()
+
+    def __call__(self, *args, **kwargs):
+        low = self._lowered
+        leaves, in_tree = tree_flatten((tuple(args), kwargs))
+        avals = tuple(_leaf_aval(x) for x in leaves)
+        strip = lambda avs: tuple(a.strip_weak_type() for a in avs)  # noqa: E731
+        if in_tree != low.in_tree or strip(avals) != strip(low.in_avals):
+            raise TypeError(
+                "Argument types differ from the types for which this computation was compiled: "
+                f"expected {low.in_tree} with {list(low.in_avals)}, got {in_tree} with {list(avals)}")
+        full, it = [], iter(args)
+        n = len(args) + len(low._statics)
+        for i in range(n):
+            full.append(low._statics[i] if i in low._statics else next(it))
+        return low._jitted(*full, **kwargs, **low._kw_statics)
 
 
 def clear_caches():
@@ -441,3 +490,31 @@ def process_count(backend=None):
 
 
 _CpuDevice = CpuDevice
+
+
+class _NameStack(threading.local):
+    def __init__(self):
+        self.names = []
+
+
+_name_stack = _NameStack()
+
+
+@contextlib.contextmanager
+def named_scope(name):
+    """`jax.named_scope`: names the operations staged inside it (JAX keeps the
+    name in each equation's metadata for profiles and HLO dumps; microjax_rs
+    keeps the stack of names, `current_name_stack()`, which no output
+    shows)."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    _name_stack.names.append(name)
+    try:
+        yield
+    finally:
+        _name_stack.names.pop()
+
+
+def current_name_stack():
+    """The names of the enclosing `named_scope`s, outermost first, '/'-joined."""
+    return "/".join(_name_stack.names)

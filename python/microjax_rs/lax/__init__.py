@@ -80,6 +80,28 @@ for _f, _n in ((bitwise_and, "bitwise_and"), (bitwise_or, "bitwise_or"), (bitwis
     _f.__name__ = _n
 
 
+class Precision(_enum.Enum):
+    """`lax.Precision`: the accuracy asked of a matrix product's passes on
+    accelerators. microjax_rs multiplies in the operand type on every device
+    (as JAX on the CPU), so all three give the same result."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"bfloat16": cls.DEFAULT, "default": cls.DEFAULT, "fastest": cls.DEFAULT,
+                 "tensorfloat32": cls.HIGH, "high": cls.HIGH,
+                 "float32": cls.HIGHEST, "highest": cls.HIGHEST}
+        if isinstance(value, str) and value.lower() in names:
+            return names[value.lower()]
+        return None
+
+    def __str__(self):
+        return self.name
+
+
 class RoundingMethod:
     """`lax.RoundingMethod`: halfway cases away from zero (0) or to even (1)."""
 
@@ -679,6 +701,7 @@ from .parallel import (  # noqa: E402
     psum_p,
     psum_scatter,
     pshuffle,
+    pswapaxes,
     reduce_scatter_p,
 )
 

@@ -149,7 +149,13 @@ def _host_device(x):
 _ARRAY_ONLY = {
     "devices": lambda self: lambda: {_host_device(self)},
     "device": _host_device,
+    "sharding": lambda self: _single_device_sharding(_host_device(self)),
 }
+
+
+def _single_device_sharding(device):
+    from ...sharding import SingleDeviceSharding
+    return SingleDeviceSharding(device)
 
 
 def get_attribute(x, name):
