@@ -171,3 +171,15 @@ class finfo:
 
 def iinfo(dtype):
     return np.iinfo(np_dtype(dtype_name(dtype)))
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """`jax.dtypes.result_type`: JAX's promotion of arrays, scalars and dtypes
+    (weak Python scalars lose to arrays); with `return_weak_type_flag`, also
+    whether the result is weakly typed."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    from ._src.numpy.util import _promote_pair_names
+    name, weak = _promote_pair_names(args)
+    dt = np_dtype(name)
+    return (dt, bool(weak)) if return_weak_type_flag else dt

@@ -137,6 +137,7 @@ _PROPERTIES = {
     "T": lambda self: jnp.transpose(self),
     "mT": lambda self: jnp.swapaxes(self, -1, -2),
     "real": lambda self: self,
+    "imag": lambda self: jnp.imag(self),
     "at": lambda self: AtIndexer(self),
 }
 
