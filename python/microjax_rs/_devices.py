@@ -251,7 +251,7 @@ class GpuArray:
     @property
     def sharding(self):
         from .sharding import SingleDeviceSharding
-        return SingleDeviceSharding(self._device)
+        return SingleDeviceSharding(self._device, memory_kind="device")
 
     def block_until_ready(self):
         return self

@@ -34,7 +34,7 @@ def ravel_pytree(pytree):
         arr_dtype = _dtype_of(arr)
         if arr_dtype != to_dtype:
             raise TypeError(
-                f"unravel function given array of dtype {arr_dtype} but expected dtype {to_dtype}")
+                f"unravel function given array of dtype {arr_dtype}, but expected dtype {to_dtype}")
         out, start = [], 0
         for shape_i, size, dtype in zip(shapes, sizes, from_dtypes):
             chunk = lax.slice(arr, (start,), (start + size,))

@@ -43,17 +43,24 @@ class PartitionSpec(tuple):
         return obj
 
     def __repr__(self):
-        return "PartitionSpec(" + ", ".join(map(repr, self)) + ")"
+        return "P(" + ", ".join(map(repr, self)) + ")"
 
     def __reduce__(self):
         return (PartitionSpec, tuple(self))
 
     def __eq__(self, other):
+        # As JAX: entry by entry (P('x') != P('x', None)), though both hash
+        # alike (`_canon`), and a plain tuple compares by its entries.
         if isinstance(other, PartitionSpec):
-            return _canon(self) == _canon(other)
+            return (tuple(self) == tuple(other) and self.unreduced == other.unreduced
+                    and self.reduced == other.reduced)
         if isinstance(other, tuple):
-            return _canon(self) == _canon(PartitionSpec(*other))
+            return tuple(self) == other
         return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
 
     def __hash__(self):
         return hash(_canon(self))
@@ -136,8 +143,9 @@ class AbstractMesh(_BaseMesh):
         return hash((self.axis_sizes, self.axis_names, self.axis_types))
 
     def __repr__(self):
-        axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
-        return f"AbstractMesh({axes})"
+        sizes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
+        types = ", ".join(f"AxisType.{t.name}" for t in self.axis_types)
+        return f"AbstractMesh(({sizes}{',' if len(self.axis_names) == 1 else ''}), axis_types=({types}))"
 
 
 class Mesh(_BaseMesh):

@@ -133,6 +133,13 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
     _check_pred(pred)
     if not isinstance(msg, str):
         raise TypeError(f"check takes a string as msg argument, got {msg!r}")
+    from ..tree_util import tree_leaves
+    from .. import Array
+    for leaf in tree_leaves((fmt_args, fmt_kwargs)):
+        if not isinstance(leaf, (Array, np.ndarray, np.generic)):
+            raise TypeError(
+                "Formatting arguments to checkify.check need to be PyTrees of arrays, but got "
+                f"{leaf!r} of type {type(leaf)}.")
     where = _location()
 
     def record(pred, args, kwargs):

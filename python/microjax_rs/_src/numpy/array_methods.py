@@ -156,7 +156,7 @@ _ARRAY_ONLY = {
 
 def _single_device_sharding(device):
     from ...sharding import SingleDeviceSharding
-    return SingleDeviceSharding(device)
+    return SingleDeviceSharding(device, memory_kind="device")
 
 
 def get_attribute(x, name):
