@@ -343,3 +343,116 @@ def test_src_stand_ins(tmp_path):
         compiler.backend_compile_and_load = original
     assert len(calls) == 2
     assert core.is_excluded_source(core.__file__)
+
+
+# ---------------------------------------------------------------- more of jax / jax.nn / jnp
+
+def test_new_nn_functions_match_closed_forms():
+    x = np.linspace(-3, 3, 13).astype(np.float32)
+    xp = np.linspace(0.1, 3, 7).astype(np.float32)
+    softplus = np.log1p(np.exp(x))
+    np.testing.assert_allclose(jax.nn.tanh(x), np.tanh(x), rtol=1e-6)
+    np.testing.assert_allclose(jax.nn.mish(x), x * np.tanh(softplus), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jax.nn.squareplus(x), (x + np.sqrt(x * x + 4)) / 2, rtol=1e-6)
+    np.testing.assert_allclose(jax.nn.sparse_plus(x), np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4)))
+    np.testing.assert_allclose(jax.nn.sparse_sigmoid(x), np.clip((x + 1) / 2, 0, 1))
+    np.testing.assert_allclose(jax.nn.log1mexp(xp), np.log(1 - np.exp(-xp.astype(np.float64))), rtol=1e-5)
+    ref = np.log(np.mean(np.exp(x.astype(np.float64))))
+    np.testing.assert_allclose(jax.nn.logmeanexp(x), ref, rtol=1e-6)
+    np.testing.assert_allclose(jax.nn.logmeanexp(x, where=x > 0),
+                               np.log(np.mean(np.exp(x[x > 0].astype(np.float64)))), rtol=1e-6)
+    m = np.stack([x, 2 * x], axis=1)
+    np.testing.assert_allclose(jax.nn.logmeanexp(m, axis=0),
+                               np.log(np.mean(np.exp(m.astype(np.float64)), axis=0)), rtol=1e-6)
+    # sparse_plus' derivative is sparse_sigmoid
+    np.testing.assert_allclose(jax.grad(lambda t: jnp.sum(jax.nn.sparse_plus(t)))(x), jax.nn.sparse_sigmoid(x))
+
+
+def test_save_load_round_trip(tmp_path):
+    x = jnp.asarray([[1.5, -2.0], [0.25, 4.0]])
+    fn = tmp_path / "x.npy"
+    jnp.save(fn, x)
+    y = jnp.load(fn)
+    assert isinstance(y, jax.Array) and y.dtype == np.float32
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(np.load(fn), np.asarray(x))  # a plain .npy file
+    jnp.savez(tmp_path / "xs.npz", a=x, b=jnp.arange(3))
+    with jnp.load(tmp_path / "xs.npz") as z:
+        np.testing.assert_array_equal(z["b"], [0, 1, 2])
+
+
+def test_ensure_compile_time_eval():
+    seen = []
+
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            c = jnp.arange(3.0) * 2  # concrete operands: runs now, a concrete array
+            seen.append(float(jnp.sum(c)))
+            y = x + c  # a traced operand: staged
+        return y
+
+    np.testing.assert_array_equal(f(jnp.ones(3)), [1.0, 3.0, 5.0])
+    assert seen == [6.0]
+    jaxpr = str(jax.make_jaxpr(f)(jnp.ones(3)))
+    assert "iota" not in jaxpr and "mul" not in jaxpr and "add" in jaxpr
+
+
+def test_promotion_mode_contexts():
+    with jax.numpy_dtype_promotion("standard"), jax.numpy_rank_promotion("allow"):
+        assert (jnp.ones(2, jnp.int32) + 1.5).dtype == np.float32
+    with pytest.raises(NotImplementedError):
+        jax.numpy_dtype_promotion("strict")
+    with pytest.raises(NotImplementedError):
+        jax.numpy_rank_promotion("raise")
+    with pytest.raises(ValueError):
+        jax.numpy_dtype_promotion("loose")
+
+
+def test_vdot_inner_accept_precision():
+    a, b = np.arange(4.0, dtype=np.float32), np.ones(4, np.float32)
+    assert float(jnp.vdot(a, b, precision=lax.Precision.HIGHEST)) == 6.0
+    assert float(jnp.inner(a, b, precision="highest")) == 6.0
+
+
+def test_symbolic_zeros_in_custom_rules():
+    from microjax_rs.custom_derivatives import CustomVJPPrimal, SymbolicZero, zero_from_primal
+
+    @jax.custom_jvp
+    def f(x, y):
+        return x * y
+
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        out = x * y
+        if isinstance(tx, SymbolicZero) and isinstance(ty, SymbolicZero):
+            return out, SymbolicZero.from_primal_value(out)
+        return out, tx * y + x * ty
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    assert float(jax.grad(f)(2.0, 5.0)) == 5.0
+
+    seen = []
+
+    @jax.custom_vjp
+    def g(x, y):
+        return x * 3 + y
+
+    def g_fwd(x, y):
+        assert isinstance(x, CustomVJPPrimal) and isinstance(y, CustomVJPPrimal)
+        seen.append((x.perturbed, y.perturbed))
+        return g(x.value, y.value), None
+
+    def g_bwd(_, ct):
+        return 3 * ct, SymbolicZero(jax.core.ShapedArray((), np.float32))
+
+    g.defvjp(g_fwd, g_bwd, symbolic_zeros=True)
+    assert float(jax.grad(g)(2.0, 1.0)) == 3.0
+    dy = jax.grad(g, argnums=1)(2.0, 1.0)
+    assert float(dy) == 0.0  # the SymbolicZero cotangent, instantiated
+    # Eagerly, only the argument being differentiated is traced: exact flags.
+    assert seen == [(True, False), (False, True)]
+    z = zero_from_primal({"a": jnp.ones(2)}, symbolic_zeros=True)
+    assert isinstance(z["a"], SymbolicZero) and z["a"].shape == (2,)
+    np.testing.assert_array_equal(zero_from_primal(jnp.ones(2)), [0.0, 0.0])

@@ -82,6 +82,8 @@ from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
 from . import sharding, stages, typing  # noqa: E402
 from .sharding import NamedSharding, P  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
+from .core import ensure_compile_time_eval  # noqa: E402
+from .config import numpy_dtype_promotion, numpy_rank_promotion  # noqa: E402
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
 __version__ = "0.1.0"
@@ -95,6 +97,7 @@ __all__ = [
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn",
-    "sharding", "typing", "NamedSharding", "P", "typeof",
+    "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

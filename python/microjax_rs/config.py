@@ -147,3 +147,34 @@ class Config:
 config = Config()
 if _env_flag("MICROJAX_ENABLE_X64", "JAX_ENABLE_X64"):
     config.update("jax_enable_x64", True)
+
+
+class _PromotionContext:
+    """`with jax.numpy_dtype_promotion(mode)` / `jax.numpy_rank_promotion(mode)`."""
+
+    def __init__(self, option, value, allowed, implemented):
+        if value not in allowed:
+            raise ValueError(f"Invalid value {value!r} for {option}; expected one of {allowed}")
+        if value != implemented:
+            raise NotImplementedError(
+                f"{option}={value!r}: microjax_rs implements {implemented!r} only")
+        self.option, self.value = option, value
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def numpy_dtype_promotion(value):
+    """JAX's context for the dtype promotion mode: 'standard' (JAX's lattice,
+    the mode microjax_rs implements) or 'strict' (not implemented: raises
+    NotImplementedError)."""
+    return _PromotionContext("jax_numpy_dtype_promotion", value, ("standard", "strict"), "standard")
+
+
+def numpy_rank_promotion(value):
+    """JAX's context for implicit rank promotion: 'allow' (what microjax_rs
+    does); 'warn' and 'raise' are not implemented (NotImplementedError)."""
+    return _PromotionContext("jax_numpy_rank_promotion", value, ("allow", "warn", "raise"), "allow")

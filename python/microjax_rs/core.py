@@ -357,6 +357,8 @@ class _TraceState(threading.local):
         self.stack = []
         # Source info of the equation `eval_jaxpr` is re-binding (None: walk the stack).
         self.source = None
+        # Inside `ensure_compile_time_eval`: concrete-only operations run eagerly.
+        self.compile_time_eval = False
 
 
 _state = _TraceState()
@@ -399,8 +401,26 @@ def bind(prim, args, params):
     """Applies `prim` to `args` in the innermost active trace, or eagerly."""
     stack = _state.stack
     if stack:
+        if _state.compile_time_eval and not any(isinstance(a, Tracer) for a in args):
+            return eval_primitive(prim, args, params)
         return stack[-1].process_primitive(prim, args, params)
     return eval_primitive(prim, args, params)
+
+
+class ensure_compile_time_eval:
+    """`jax.ensure_compile_time_eval()`: inside it, operations whose operands
+    are all concrete run eagerly even while a function is being traced (their
+    results are concrete arrays, usable in Python control flow); operations
+    on traced values are staged as usual."""
+
+    def __enter__(self):
+        self._saved = _state.compile_time_eval
+        _state.compile_time_eval = True
+        return self
+
+    def __exit__(self, *exc):
+        _state.compile_time_eval = self._saved
+        return False
 
 
 # Array types that live on a device (`_devices.GpuArray`) -> the function
