@@ -179,7 +179,16 @@ def result_type(*args, return_weak_type_flag=False):
     whether the result is weakly typed."""
     if not args:
         raise ValueError("at least one array or dtype is required")
-    from ._src.numpy.util import _promote_pair_names
-    name, weak = _promote_pair_names(args)
+    from .core import get_aval
+    pairs = []
+    for a in args:
+        if a is None or isinstance(a, (str, type, np.dtype)):
+            pairs.append((canonical_name(dtype_name(a)), False))
+        elif type(a) in _PY_SCALARS:
+            pairs.append((scalar_type_name(a), is_weak_scalar(a)))
+        else:
+            aval = get_aval(a)
+            pairs.append((aval.dtype_name, aval.weak_type))
+    name, weak = promote(pairs)
     dt = np_dtype(name)
     return (dt, bool(weak)) if return_weak_type_flag else dt
