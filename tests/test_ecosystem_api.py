@@ -456,3 +456,22 @@ def test_symbolic_zeros_in_custom_rules():
     z = zero_from_primal({"a": jnp.ones(2)}, symbolic_zeros=True)
     assert isinstance(z["a"], SymbolicZero) and z["a"].shape == (2,)
     np.testing.assert_array_equal(zero_from_primal(jnp.ones(2)), [0.0, 0.0])
+
+
+def test_jit_signature_and_src_attributes():
+    import inspect
+
+    def foo(x, y=2):
+        return x + y
+
+    j = jax.jit(foo, static_argnums=1)
+    # JAX's jitted functions carry the wrapped function's signature, also
+    # without following __wrapped__ (chex's fake_pmap relies on it).
+    assert str(inspect.signature(j, follow_wrapped=False)) == "(x, y=2)"
+    # `jax._src.<stand-in>` is reachable as an attribute without an import, as
+    # after JAX's `import jax`.
+    import microjax_rs._src as src
+    assert src.xla_bridge._backends == {}
+    assert src.dispatch.wait_for_tokens() is None
+    with pytest.raises(AttributeError):
+        src.no_such_module

@@ -163,6 +163,7 @@ class _Jitted:
             params = list(sig.parameters.values())
         except (TypeError, ValueError):
             sig, params = None, []
+        self.signature = sig
         argnums = set(_as_tuple(static_argnums))
         argnames = set(_as_tuple(static_argnames))
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -460,6 +461,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
         pass
     wrapped.lower = impl.lower
     wrapped._impl = impl
+    if impl.signature is not None:
+        # `inspect.signature(jit(f), follow_wrapped=False)` is f's, as JAX's.
+        wrapped.__signature__ = impl.signature
     return wrapped
 
 
