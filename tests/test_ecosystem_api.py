@@ -475,3 +475,12 @@ def test_jit_signature_and_src_attributes():
     assert src.dispatch.wait_for_tokens() is None
     with pytest.raises(AttributeError):
         src.no_such_module
+
+
+def test_rademacher_same_bits_as_jax():
+    # Recorded from JAX 0.10.2 on CPU.
+    np.testing.assert_array_equal(jax.random.rademacher(jax.random.PRNGKey(0), (10,)),
+                                  [-1, -1, 1, 1, -1, 1, 1, -1, -1, 1])
+    out = jax.random.rademacher(jax.random.key(3), (2, 3), dtype=jnp.float32)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0]])
