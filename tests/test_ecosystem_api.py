@@ -484,3 +484,48 @@ def test_rademacher_same_bits_as_jax():
     out = jax.random.rademacher(jax.random.key(3), (2, 3), dtype=jnp.float32)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0]])
+
+
+def test_cond_and_switch_with_operand_none():
+    # An explicit operand=None is an operand (JAX's deprecated keyword form).
+    assert float(lax.cond(True, lambda o: 1.0 if o is None else 0.0, lambda o: 2.0, operand=None)) == 1.0
+    out = jax.jit(lambda p: lax.cond(p, lambda o: jnp.zeros(2), lambda o: jnp.ones(2), operand=None))(False)
+    np.testing.assert_array_equal(out, [1.0, 1.0])
+    assert int(lax.switch(1, [lambda o: 0, lambda o: 5 if o is None else 6], operand=None)) == 5
+    assert float(lax.cond(False, lambda: 1.0, lambda: 2.0)) == 2.0  # no operands at all
+    with pytest.raises(TypeError):
+        lax.cond(True, lambda o: o, lambda o: o, 1.0, operand=2.0)
+
+
+def test_fortran_order_reshape_ravel_and_size_axis():
+    a = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(jnp.reshape(a, (4, 6), order="F"), np.reshape(a, (4, 6), order="F"))
+    np.testing.assert_array_equal(jnp.reshape(a, (-1, 4), order="F"), np.reshape(a, (-1, 4), order="F"))
+    np.testing.assert_array_equal(jnp.ravel(a, order="F"), np.ravel(a, order="F"))
+    with pytest.raises(NotImplementedError):
+        jnp.reshape(a, (24,), order="A")
+    g = jax.grad(lambda x: jnp.sum(jnp.reshape(x, (3, 2), order="F")[0]))(jnp.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(g, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    assert jnp.size(a) == 24 and jnp.size(a, 1) == 3 and jnp.size(a, (0, 2)) == 8 and jnp.size(a, -1) == 4
+
+
+def test_lax_broadcast_shapes():
+    assert lax.broadcast_shapes((2, 1), (3,)) == (2, 3)
+    assert lax.broadcast_shapes((5,), ()) == (5,)
+    with pytest.raises(ValueError):
+        lax.broadcast_shapes((2,), (3,))
+
+
+def test_log_compiles(caplog):
+    f = jax.jit(lambda x: x * 5 - 1)
+    with caplog.at_level("WARNING", logger="jax"):
+        with jax.log_compiles():
+            assert jax.config.jax_log_compiles
+            f(jnp.ones(2))
+            f(jnp.ones(2))  # cached: no compilation
+            f(jnp.ones(3))
+        f(jnp.ones(4))  # logging off again
+    assert not jax.config.jax_log_compiles
+    finished = [r.getMessage() for r in caplog.records if "Finished" in r.getMessage()]
+    assert len(finished) == 2 and all("compilation of jit(<lambda>)" in m for m in finished)
+    assert all(r.name == "jax._src.dispatch" for r in caplog.records)

@@ -37,7 +37,7 @@ EXEMPT = {
               "numpy.isscalar"),
     **_exempt("shape query returning Python ints / tuples, not an array",
               "numpy.ndim", "numpy.shape", "numpy.size", "numpy.broadcast_shapes", "numpy.einsum_path",
-              "lax.padtype_to_pads", "lax.conv_dimension_numbers"),
+              "lax.padtype_to_pads", "lax.conv_dimension_numbers", "lax.broadcast_shapes"),
     **_exempt("internal alias of jnp.where for functions whose where= keyword shadows it (not JAX API)",
               "numpy.where_"),
     **_exempt("NamedTuple result type of a linalg function, not a function",

@@ -83,7 +83,7 @@ from . import sharding, stages, typing  # noqa: E402
 from .sharding import NamedSharding, P  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
 from .core import ensure_compile_time_eval  # noqa: E402
-from .config import numpy_dtype_promotion, numpy_rank_promotion  # noqa: E402
+from .config import log_compiles, numpy_dtype_promotion, numpy_rank_promotion  # noqa: E402
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
 __version__ = "0.1.0"
@@ -98,6 +98,6 @@ __all__ = [
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn",
     "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
-    "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

@@ -2,7 +2,9 @@
 import contextlib
 import functools
 import inspect
+import logging
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -237,12 +239,13 @@ class _Jitted:
                 f = _bind_static(f, statics, len(args))
             if kw_statics:
                 f = functools.partial(f, **kw_statics)
+            t0 = time.perf_counter()
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
             if not (captures or core.current_trace() is not None
                     or any(isinstance(x, Tracer) for x in leaves)):
                 # A new program to run at top level: the backend step (which
                 # `chex.restrict_backends` wraps) comes before it is cached.
-                _compile_for_backend(closed, leaves)
+                _compile_for_backend(closed, leaves, self.name, avals, t0)
             # Traces closing over an enclosing trace's values are not kept.
             entry_id = None if captures else _trace_cache.add(owner, key, (closed, out_tree))
         else:
@@ -275,10 +278,16 @@ class _Jitted:
         return _Lowered(self, args, kwargs)
 
 
-def _compile_for_backend(closed, leaves):
+def _compile_for_backend(closed, leaves, name, avals, t0):
     from ._src import compiler, xla_bridge
     device = _devices.gpu_target(leaves)
+    log = config.jax_log_compiles
+    if log:
+        logger = logging.getLogger("jax._src.dispatch")
+        logger.warning("Compiling %s with global shapes and types %s.", name, list(avals))
     compiler.backend_compile_and_load(xla_bridge.Backend("gpu" if device is not None else "cpu"), closed)
+    if log:
+        logger.warning("Finished microjax_rs compilation of jit(%s) in %.9f sec", name, time.perf_counter() - t0)
 
 
 _DONATION_FAQ = "See an explanation at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation."

@@ -80,6 +80,8 @@ class Config:
         self._values = {
             "jax_enable_x64": False,
             "jax_disable_jit": False,
+            # Log each new top-level jit compilation (logger "jax._src.dispatch", WARNING).
+            "jax_log_compiles": False,
             "jax_numpy_rank_promotion": "allow",
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
@@ -178,3 +180,21 @@ def numpy_rank_promotion(value):
     """JAX's context for implicit rank promotion: 'allow' (what microjax_rs
     does); 'warn' and 'raise' are not implemented (NotImplementedError)."""
     return _PromotionContext("jax_numpy_rank_promotion", value, ("allow", "warn", "raise"), "allow")
+
+
+class log_compiles:
+    """`with jax.log_compiles():` log every new top-level `jit` compilation
+    (at WARNING, logger "jax._src.dispatch", as JAX: "Compiling f with global
+    shapes and types ..." and "Finished ... compilation of jit(f) in ... sec")."""
+
+    def __init__(self, enable=True):
+        self.enable = bool(enable)
+
+    def __enter__(self):
+        self._saved = config.jax_log_compiles
+        config.update("jax_log_compiles", self.enable)
+        return self
+
+    def __exit__(self, *exc):
+        config.update("jax_log_compiles", self._saved)
+        return False

@@ -3,6 +3,7 @@
 lax functions follow jax.lax: operands of binary ops must share a dtype and
 shape (rank-0 operands combine with arrays); Python scalars are weakly typed
 and take the dtype of the array they meet."""
+import builtins as _builtins
 import enum as _enum
 from typing import NamedTuple as _NamedTuple
 
@@ -100,6 +101,23 @@ class Precision(_enum.Enum):
 
     def __str__(self):
         return self.name
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy-broadcast shape of `shapes` (tuples of ints); ValueError if
+    they are incompatible."""
+    shapes = [tuple(int(d) for d in s) for s in shapes]
+    if not shapes:
+        return ()
+    nd = _builtins.max(len(s) for s in shapes)
+    out = []
+    for i in range(-nd, 0):
+        sizes = {s[i] for s in shapes if len(s) >= -i}
+        non1 = sizes - {1}
+        if len(non1) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+        out.append(non1.pop() if non1 else 1)
+    return tuple(out)
 
 
 class RoundingMethod:
