@@ -518,6 +518,11 @@ def test_lax_broadcast_shapes():
 
 def test_log_compiles(caplog):
     f = jax.jit(lambda x: x * 5 - 1)
+    f(jnp.ones(5))
+    with caplog.at_level("WARNING", logger="jax"):
+        with jax.log_compiles():
+            f(jnp.ones(5))  # traced before: switching logging on keeps the trace
+    assert not caplog.records
     with caplog.at_level("WARNING", logger="jax"):
         with jax.log_compiles():
             assert jax.config.jax_log_compiles

@@ -75,6 +75,11 @@ def _set_buffer_pool_bytes(value):
     _core.set_buffer_pool_bytes(value)
 
 
+# Options that change nothing a trace records: updating them keeps jit's
+# cached traces (the config epoch in their keys) valid.
+_TRACE_INDEPENDENT = frozenset({"jax_log_compiles"})
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -129,7 +134,7 @@ class Config:
         self._values[name] = value
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))
-        else:
+        elif name not in _TRACE_INDEPENDENT:
             _core.bump_epoch()
 
     def read(self, name):
