@@ -534,3 +534,14 @@ def test_log_compiles(caplog):
     finished = [r.getMessage() for r in caplog.records if "Finished" in r.getMessage()]
     assert len(finished) == 2 and all("compilation of jit(<lambda>)" in m for m in finished)
     assert all(r.name == "jax._src.dispatch" for r in caplog.records)
+
+
+def test_make_mesh_and_effects_barrier():
+    m = jax.make_mesh((1,), ("x",))
+    assert repr(m) == "Mesh('x': 1, axis_types=(Explicit,))"  # as JAX 0.10.2
+    assert m.are_all_axes_explicit and m.devices.shape == (1,) and m.devices[0] == jax.devices()[0]
+    with pytest.raises(ValueError, match="must be >= the product of mesh_shape"):
+        jax.make_mesh((len(jax.devices()) + 1,), ("x",))
+    seen = []
+    jax.jit(lambda x: jax.debug.callback(seen.append, x) or x)(jnp.ones(1))
+    assert jax.effects_barrier() is None and len(seen) == 1

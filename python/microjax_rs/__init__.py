@@ -49,7 +49,9 @@ from .api import (  # noqa: E402
     jit,
     local_device_count,
     local_devices,
+    effects_barrier,
     make_jaxpr,
+    make_mesh,
     named_scope,
     process_count,
     process_index,
@@ -99,5 +101,6 @@ __all__ = [
     "Device", "default_backend", "default_device", "nn",
     "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
     "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles",
+    "effects_barrier", "make_mesh",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

@@ -531,3 +531,33 @@ def named_scope(name):
 def current_name_stack():
     """The names of the enclosing `named_scope`s, outermost first, '/'-joined."""
     return "/".join(_name_stack.names)
+
+
+def effects_barrier():
+    """`jax.effects_barrier()`: wait until every dispatched side effect
+    (callbacks, `debug.print`) has run. microjax_rs runs them synchronously in
+    the calling thread, so they all have."""
+    return None
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """`jax.make_mesh`: a `sharding.Mesh` of the first `prod(axis_shapes)`
+    devices (of `devices`, default `jax.devices()`), every axis `Explicit`
+    unless `axis_types` says otherwise (JAX 0.10's default)."""
+    import math
+
+    from .sharding import AxisType, Mesh
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"Mismatched lengths of axis_shapes {axis_shapes} and axis_names {axis_names}")
+    devs = list(devices if devices is not None else _devices.devices())
+    size = math.prod(axis_shapes)
+    if size > len(devs):
+        raise ValueError(f"Number of devices {len(devs)} must be >= the product of mesh_shape {axis_shapes}")
+    arr = np.empty(size, dtype=object)
+    for i, d in enumerate(devs[:size]):
+        arr[i] = d
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(axis_names)
+    return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)

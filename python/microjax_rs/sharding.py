@@ -196,7 +196,8 @@ class Mesh(_BaseMesh):
 
     def __repr__(self):
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
-        return f"Mesh({axes})"
+        types = ", ".join(t.name for t in self.axis_types)
+        return f"Mesh({axes}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
 
 
 class Sharding:
