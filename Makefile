@@ -6,7 +6,8 @@
 #                its wall time
 #   make bench   release build, then benches/run.py (rewrites benches/RESULTS.md)
 #
-# Everything is installed from requirements-dev.txt (pinned, PyPI) into .venv;
+# Everything is installed from requirements-dev.txt and requirements-ecosystem.txt
+# (pinned, PyPI) into .venv;
 # the only system requirements are python3 (with the venv module) and cargo.
 
 SHELL := bash
@@ -54,8 +55,12 @@ help:
 venv: $(STAMP)
 .venv: $(STAMP)
 
-$(STAMP): requirements-dev.txt
-	$(call stage,venv,(test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV)) && $(VPY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt)
+# requirements-ecosystem.txt (optax, chex, equinox and their non-JAX
+# dependencies, for tests/test_ecosystem.py) is installed with --no-deps so
+# their `jax`/`jaxlib` requirements are never pulled in: microjax_rs stands
+# in for both (microjax_rs.install_as_jax()).
+$(STAMP): requirements-dev.txt requirements-ecosystem.txt
+	$(call stage,venv,(test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV)) && $(VPY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt && $(VPY) -m pip install --disable-pip-version-check -q --no-deps -r requirements-ecosystem.txt)
 	@touch $@
 
 # ---------------------------------------------------------------- build

@@ -16,9 +16,11 @@ LAYERS = ("core", "lax", "numpy", "api")
 LAYER_PREFIXES = (
     ("core", ("microjax_rs._core", "microjax_rs._trace_cache", "microjax_rs.dtypes", "microjax_rs.errors", "microjax_rs.config",
               "microjax_rs.tree_util", "microjax_rs.tree", "microjax_rs.core", "microjax_rs.interpreters",
-              "microjax_rs._src")),
+              "microjax_rs._src", "microjax_rs.sharding")),
     ("lax", ("microjax_rs.lax",)),
     ("numpy", ("microjax_rs.numpy", "microjax_rs._src.numpy")),
+    # JAX's backend view (`jax._src.xla_bridge`) is over the devices module.
+    ("api", ("microjax_rs._src.xla_bridge",)),
 )
 
 # The only imports of an upper layer from a lower one: function-level, where
@@ -27,6 +29,8 @@ LAYER_PREFIXES = (
 UPWARD_LAZY_IMPORTS = {
     ("microjax_rs.lax._control_flow", "microjax_rs._vmap"):
         "lax.map(batch_size=) is defined as a scan of the vmap transform",
+    ("microjax_rs._src.numpy.vectorize", "microjax_rs._vmap"):
+        "jnp.vectorize is defined by the vmap transform over the loop dimensions",
 }
 
 MAX_LINES = 1500

@@ -49,7 +49,10 @@ from .api import (  # noqa: E402
     jit,
     local_device_count,
     local_devices,
+    effects_barrier,
     make_jaxpr,
+    make_mesh,
+    named_scope,
     process_count,
     process_index,
 )
@@ -71,7 +74,6 @@ from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
 from . import custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
-from . import stages  # noqa: E402
 from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint_policies  # noqa: E402
 from . import extend  # noqa: E402
@@ -81,6 +83,12 @@ from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, cu
 from .tree_util import Partial  # noqa: E402
 from . import random  # noqa: E402
 from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
+from . import sharding, stages, typing  # noqa: E402
+from .sharding import NamedSharding, P  # noqa: E402
+from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
+from .core import ensure_compile_time_eval  # noqa: E402
+from .config import log_compiles, numpy_dtype_promotion, numpy_rank_promotion  # noqa: E402
+from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -93,4 +101,8 @@ __all__ = [
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn",
+    "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles",
+    "effects_barrier", "make_mesh",
+    "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

@@ -248,6 +248,11 @@ class GpuArray:
     def devices(self):
         return {self._device}
 
+    @property
+    def sharding(self):
+        from .sharding import SingleDeviceSharding
+        return SingleDeviceSharding(self._device, memory_kind="device")
+
     def block_until_ready(self):
         return self
 

@@ -1,6 +1,10 @@
 """User-facing transformations: make_jaxpr, jit, eval_shape and friends."""
+import contextlib
 import functools
 import inspect
+import logging
+import threading
+import time
 import weakref
 
 import numpy as np
@@ -161,6 +165,7 @@ class _Jitted:
             params = list(sig.parameters.values())
         except (TypeError, ValueError):
             sig, params = None, []
+        self.signature = sig
         argnums = set(_as_tuple(static_argnums))
         argnames = set(_as_tuple(static_argnames))
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -235,7 +240,13 @@ class _Jitted:
                 f = _bind_static(f, statics, len(args))
             if kw_statics:
                 f = functools.partial(f, **kw_statics)
+            t0 = time.perf_counter()
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
+            if not (captures or core.current_trace() is not None
+                    or any(isinstance(x, Tracer) for x in leaves)):
+                # A new program to run at top level: the backend step (which
+                # `chex.restrict_backends` wraps) comes before it is cached.
+                _compile_for_backend(closed, leaves, self.name, avals, t0)
             # Traces closing over an enclosing trace's values are not kept.
             entry_id = None if captures else _trace_cache.add(owner, key, (closed, out_tree))
         else:
@@ -301,6 +312,18 @@ class _Jitted:
     def eval_shape(self, *args, **kwargs):
         """`jit(f).eval_shape(*args)`: the outputs' `ShapeDtypeStruct`s."""
         return self.trace(*args, **kwargs).out_info
+
+
+def _compile_for_backend(closed, leaves, name, avals, t0):
+    from ._src import compiler, xla_bridge
+    device = _devices.gpu_target(leaves)
+    log = config.jax_log_compiles
+    if log:
+        logger = logging.getLogger("jax._src.dispatch")
+        logger.warning("Compiling %s with global shapes and types %s.", name, list(avals))
+    compiler.backend_compile_and_load(xla_bridge.Backend("gpu" if device is not None else "cpu"), closed)
+    if log:
+        logger.warning("Finished microjax_rs compilation of jit(%s) in %.9f sec", name, time.perf_counter() - t0)
 
 
 _DONATION_FAQ = "See an explanation at https://jax.readthedocs.io/en/latest/faq.html#buffer-donation."
@@ -434,6 +457,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     wrapped.lower = impl.lower
     wrapped.eval_shape = impl.eval_shape
     wrapped._impl = impl
+    if impl.signature is not None:
+        # `inspect.signature(jit(f), follow_wrapped=False)` is f's, as JAX's.
+        wrapped.__signature__ = impl.signature
     return wrapped
 
 
@@ -464,3 +490,61 @@ def process_count(backend=None):
 
 
 _CpuDevice = CpuDevice
+
+
+class _NameStack(threading.local):
+    def __init__(self):
+        self.names = []
+
+
+_name_stack = _NameStack()
+
+
+@contextlib.contextmanager
+def named_scope(name):
+    """`jax.named_scope`: names the operations staged inside it (JAX keeps the
+    name in each equation's metadata for profiles and HLO dumps; microjax_rs
+    keeps the stack of names, `current_name_stack()`, which no output
+    shows)."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    _name_stack.names.append(name)
+    try:
+        yield
+    finally:
+        _name_stack.names.pop()
+
+
+def current_name_stack():
+    """The names of the enclosing `named_scope`s, outermost first, '/'-joined."""
+    return "/".join(_name_stack.names)
+
+
+def effects_barrier():
+    """`jax.effects_barrier()`: wait until every dispatched side effect
+    (callbacks, `debug.print`) has run. microjax_rs runs them synchronously in
+    the calling thread, so they all have."""
+    return None
+
+
+def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
+    """`jax.make_mesh`: a `sharding.Mesh` of the first `prod(axis_shapes)`
+    devices (of `devices`, default `jax.devices()`), every axis `Explicit`
+    unless `axis_types` says otherwise (JAX 0.10's default)."""
+    import math
+
+    from .sharding import AxisType, Mesh
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"Mismatched lengths of axis_shapes {axis_shapes} and axis_names {axis_names}")
+    devs = list(devices if devices is not None else _devices.devices())
+    size = math.prod(axis_shapes)
+    if size > len(devs):
+        raise ValueError(f"Number of devices {len(devs)} must be >= the product of mesh_shape {axis_shapes}")
+    arr = np.empty(size, dtype=object)
+    for i, d in enumerate(devs[:size]):
+        arr[i] = d
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(axis_names)
+    return Mesh(arr.reshape(axis_shapes), axis_names, axis_types)

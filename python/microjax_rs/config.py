@@ -75,11 +75,18 @@ def _set_buffer_pool_bytes(value):
     _core.set_buffer_pool_bytes(value)
 
 
+# Options that change nothing a trace records: updating them keeps jit's
+# cached traces (the config epoch in their keys) valid.
+_TRACE_INDEPENDENT = frozenset({"jax_log_compiles"})
+
+
 class Config:
     def __init__(self):
         self._values = {
             "jax_enable_x64": False,
             "jax_disable_jit": False,
+            # Log each new top-level jit compilation (logger "jax._src.dispatch", WARNING).
+            "jax_log_compiles": False,
             "jax_numpy_rank_promotion": "allow",
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
@@ -127,7 +134,7 @@ class Config:
         self._values[name] = value
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))
-        else:
+        elif name not in _TRACE_INDEPENDENT:
             _core.bump_epoch()
 
     def read(self, name):
@@ -147,3 +154,52 @@ class Config:
 config = Config()
 if _env_flag("MICROJAX_ENABLE_X64", "JAX_ENABLE_X64"):
     config.update("jax_enable_x64", True)
+
+
+class _PromotionContext:
+    """`with jax.numpy_dtype_promotion(mode)` / `jax.numpy_rank_promotion(mode)`."""
+
+    def __init__(self, option, value, allowed, implemented):
+        if value not in allowed:
+            raise ValueError(f"Invalid value {value!r} for {option}; expected one of {allowed}")
+        if value != implemented:
+            raise NotImplementedError(
+                f"{option}={value!r}: microjax_rs implements {implemented!r} only")
+        self.option, self.value = option, value
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def numpy_dtype_promotion(value):
+    """JAX's context for the dtype promotion mode: 'standard' (JAX's lattice,
+    the mode microjax_rs implements) or 'strict' (not implemented: raises
+    NotImplementedError)."""
+    return _PromotionContext("jax_numpy_dtype_promotion", value, ("standard", "strict"), "standard")
+
+
+def numpy_rank_promotion(value):
+    """JAX's context for implicit rank promotion: 'allow' (what microjax_rs
+    does); 'warn' and 'raise' are not implemented (NotImplementedError)."""
+    return _PromotionContext("jax_numpy_rank_promotion", value, ("allow", "warn", "raise"), "allow")
+
+
+class log_compiles:
+    """`with jax.log_compiles():` log every new top-level `jit` compilation
+    (at WARNING, logger "jax._src.dispatch", as JAX: "Compiling f with global
+    shapes and types ..." and "Finished ... compilation of jit(f) in ... sec")."""
+
+    def __init__(self, enable=True):
+        self.enable = bool(enable)
+
+    def __enter__(self):
+        self._saved = config.jax_log_compiles
+        config.update("jax_log_compiles", self.enable)
+        return self
+
+    def __exit__(self, *exc):
+        config.update("jax_log_compiles", self._saved)
+        return False

@@ -66,6 +66,13 @@ class ShapedArray:
     def triple(self):
         return (self.shape, self.dtype_name, self.weak_type)
 
+    @property
+    def sharding(self):
+        """JAX's sharding of an abstract value outside a mesh: replicated over
+        the empty abstract mesh (`jax.typeof(x).sharding`)."""
+        from .sharding import _aval_sharding
+        return _aval_sharding(len(self.shape))
+
     def str_short(self, short_dtypes=True):
         name = _SHORT.get(self.dtype_name, self.dtype_name) if short_dtypes else self.dtype_name
         return f"{name}[{','.join(map(str, self.shape))}]"
@@ -94,6 +101,29 @@ class ShapedArray:
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
+
+
+def mapped_aval(size, axis, aval):
+    """The aval of one member of `aval` mapped over `axis` (of size `size`);
+    `axis=None`: unmapped, `aval` itself."""
+    if axis is None:
+        return aval
+    shape = tuple(aval.shape)
+    axis = axis + len(shape) if axis < 0 else axis
+    if not 0 <= axis < len(shape) or shape[axis] != size:
+        raise ValueError(f"mapped_aval: axis {axis} of {aval} does not have size {size}")
+    return aval.update(shape=shape[:axis] + shape[axis + 1:])
+
+
+def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
+    """The aval of `size` stacked copies of `aval` along `axis` (None: `aval`)."""
+    if axis is None:
+        return aval
+    shape = tuple(aval.shape)
+    axis = axis + len(shape) + 1 if axis < 0 else axis
+    if not 0 <= axis <= len(shape):
+        raise ValueError(f"unmapped_aval: axis {axis} out of range for {aval}")
+    return aval.update(shape=shape[:axis] + (int(size),) + shape[axis:])
 
 
 _AVALS = {}
@@ -327,6 +357,8 @@ class _TraceState(threading.local):
         self.stack = []
         # Source info of the equation `eval_jaxpr` is re-binding (None: walk the stack).
         self.source = None
+        # Inside `ensure_compile_time_eval`: concrete-only operations run eagerly.
+        self.compile_time_eval = False
 
 
 _state = _TraceState()
@@ -369,8 +401,26 @@ def bind(prim, args, params):
     """Applies `prim` to `args` in the innermost active trace, or eagerly."""
     stack = _state.stack
     if stack:
+        if _state.compile_time_eval and not any(isinstance(a, Tracer) for a in args):
+            return eval_primitive(prim, args, params)
         return stack[-1].process_primitive(prim, args, params)
     return eval_primitive(prim, args, params)
+
+
+class ensure_compile_time_eval:
+    """`jax.ensure_compile_time_eval()`: inside it, operations whose operands
+    are all concrete run eagerly even while a function is being traced (their
+    results are concrete arrays, usable in Python control flow); operations
+    on traced values are staged as usual."""
+
+    def __enter__(self):
+        self._saved = _state.compile_time_eval
+        _state.compile_time_eval = True
+        return self
+
+    def __exit__(self, *exc):
+        _state.compile_time_eval = self._saved
+        return False
 
 
 # Array types that live on a device (`_devices.GpuArray`) -> the function
@@ -422,7 +472,24 @@ def eval_primitive(prim, args, params):
     return outs if prim.multiple_results else outs[0]
 
 
-_INTERNAL_CODE = {}  # code object -> defined inside this package
+_INTERNAL_CODE = {}  # code object -> defined inside this package (or an excluded path)
+_EXCLUDED_PATHS = (_PKG_DIR,)  # source info skips frames of files under these
+
+
+def exclude_source_path(path):
+    """Skip frames of files under `path` when attributing equations to user
+    code (`jax._src.traceback_util.register_exclusion`)."""
+    global _EXCLUDED_PATHS
+    path = str(path)
+    if path not in _EXCLUDED_PATHS:
+        _EXCLUDED_PATHS = _EXCLUDED_PATHS + (path,)
+        _INTERNAL_CODE.clear()
+        _SOURCE_TEXT.clear()
+
+
+def is_excluded_source(filename):
+    """Whether `filename` is this package's or under a registered exclusion."""
+    return filename.startswith(_EXCLUDED_PATHS)
 _SOURCE_TEXT = {}  # (code object, instruction offset) -> "file:line (function)"
 
 
@@ -445,7 +512,7 @@ def source_info(depth=1):
         code = f.f_code
         inside = internal.get(code)
         if inside is None:
-            inside = internal[code] = code.co_filename.startswith(_PKG_DIR)
+            inside = internal[code] = code.co_filename.startswith(_EXCLUDED_PATHS)
         if not inside:
             key = (code, f.f_lasti)
             text = _SOURCE_TEXT.get(key)

@@ -98,9 +98,64 @@ def _leaf_avals(leaves):
     return [core.get_aval(x) for x in leaves]
 
 
+class SymbolicZero:
+    """A zero tangent or cotangent known to be zero without its values, of
+    abstract value `aval` (rules defined with `symbolic_zeros=True` may
+    receive or return it)."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    def instantiate(self):
+        """The zeros it stands for."""
+        return _instantiate_zeros(None, self.aval)
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+    @staticmethod
+    def from_primal_value(value):
+        aval = core.get_aval(value)
+        return SymbolicZero(ShapedArray(aval.shape, _tangent_aval(aval).dtype_name))
+
+
+class CustomVJPPrimal:
+    """A `custom_vjp` fwd rule's argument under `symbolic_zeros=True`: the
+    primal `value` and whether it is `perturbed` (may have a nonzero
+    tangent)."""
+
+    def __init__(self, value, perturbed):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self):
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+    """Zero tangents for the pytree `val`: `SymbolicZero`s, or instantiated zeros."""
+    def zero(x):
+        z = SymbolicZero.from_primal_value(x)
+        return z if symbolic_zeros else z.instantiate()
+    return tree_map(zero, val)
+
+
 def _instantiate_zeros(x, aval):
     from . import numpy as jnp
 
+    if isinstance(x, SymbolicZero):
+        x = None
     if x is None:
         if aval.dtype_name == "float0":
             return np.zeros(aval.shape, dtype=dtypes.float0)
@@ -146,7 +201,13 @@ class custom_jvp(_CustomFunction):
         self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros=False):
-        """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`."""
+        """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`.
+
+        With `symbolic_zeros=True` the rule may return `SymbolicZero`s (or
+        None) for zero output tangents; the tangents it is given are always
+        dense arrays here (zeros for unperturbed inputs), which JAX's contract
+        for such rules also admits only as `SymbolicZero`s: a rule that
+        branches on `isinstance(t, SymbolicZero)` takes its general path."""
         self.jvp = jvp
         self.symbolic_zeros = symbolic_zeros
         return jvp
@@ -220,7 +281,7 @@ class custom_jvp(_CustomFunction):
                     raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
                                     f"produce primal outputs with the same container (pytree) structure "
                                     f"as the function's output: {p_tree} vs {out_tree}.")
-                t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None)
+                t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
                 if len(t_leaves) != len(p_leaves):
                     raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
                                     f"produce primal and tangent outputs with equal container (pytree) "
@@ -273,11 +334,20 @@ class custom_vjp(_CustomFunction):
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = None
         self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
-        """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`."""
+        """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`.
+
+        With `symbolic_zeros=True`, `fwd` gets each differentiable argument
+        leaf as a `CustomVJPPrimal(value, perturbed)` and `bwd` may return
+        `SymbolicZero`s (or None) for zero cotangents. `perturbed` is False for
+        a concrete (untraced) leaf and True for a traced one, which may be
+        conservative: a traced value that is not being differentiated is
+        reported perturbed. `bwd` receives dense output cotangents."""
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
         name = _fun_name(self.fun)
@@ -319,6 +389,8 @@ class custom_vjp(_CustomFunction):
         thunks = [_known_thunk(x) for x in leaves]
         with core.new_trace(ftrace):
             p_in = [ftrace.new_rule_input(a, k) for a, k in zip(avals, thunks)]
+            if self.symbolic_zeros:
+                p_in = [CustomVJPPrimal(p, isinstance(x, Tracer)) for p, x in zip(p_in, leaves)]
             primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
             res = self.fwd(*primals)
             if not (isinstance(res, (tuple, list)) and len(res) == 2):
@@ -373,7 +445,7 @@ class custom_vjp(_CustomFunction):
                 if ct_arg is None:
                     c_leaves.extend([None] * len(arg_leaves))
                     continue
-                ls, t = tree_flatten(ct_arg, is_leaf=lambda x: x is None)
+                ls, t = tree_flatten(ct_arg, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
                 if len(ls) != len(arg_leaves):
                     raise TypeError(f"Custom VJP bwd rule must produce an output with the same "
                                     f"container (pytree) structure as the args tuple of the primal "

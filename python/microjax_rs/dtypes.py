@@ -171,3 +171,24 @@ class finfo:
 
 def iinfo(dtype):
     return np.iinfo(np_dtype(dtype_name(dtype)))
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """`jax.dtypes.result_type`: JAX's promotion of arrays, scalars and dtypes
+    (weak Python scalars lose to arrays); with `return_weak_type_flag`, also
+    whether the result is weakly typed."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    from .core import get_aval
+    pairs = []
+    for a in args:
+        if a is None or isinstance(a, (str, type, np.dtype)):
+            pairs.append((canonical_name(dtype_name(a)), False))
+        elif type(a) in _PY_SCALARS:
+            pairs.append((scalar_type_name(a), is_weak_scalar(a)))
+        else:
+            aval = get_aval(a)
+            pairs.append((aval.dtype_name, aval.weak_type))
+    name, weak = promote(pairs)
+    dt = np_dtype(name)
+    return (dt, bool(weak)) if return_weak_type_flag else dt

@@ -31,3 +31,10 @@ class NonConcreteBooleanIndexError(IndexError):
 
 class KeyReuseError(RuntimeError):
     """A PRNG key was reused (only raised when key-reuse checking is on)."""
+
+
+class JaxRuntimeError(RuntimeError):
+    """JAX's error for a program that failed while running (XLA's runtime
+    error). microjax_rs lets an exception raised inside a callback propagate
+    as itself, so this type is raised only where a runtime failure has no
+    Python exception of its own."""

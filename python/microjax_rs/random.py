@@ -28,7 +28,7 @@ __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
     "normal", "randint", "bernoulli", "categorical", "choice", "permutation", "shuffle",
     "truncated_normal", "gumbel", "exponential", "multivariate_normal", "threefry2x32_p",
-    "threefry_2x32", "PRNGKeyArray", "key_impl",
+    "threefry_2x32", "PRNGKeyArray", "key_impl", "rademacher",
 ]
 
 threefry2x32_p = Primitive("threefry2x32")
@@ -556,6 +556,14 @@ def bernoulli(key, p=np.float32(0.5), shape=None):
         shape = _canonical_shape(shape)
         _check_shape("bernoulli", shape, jnp.shape(p))
     return _uniform(data, shape, pname, 0.0, 1.0) < p
+
+
+def rademacher(key, shape=(), dtype=int):
+    """-1 or +1 with equal probability (`2 * bernoulli(key, 0.5, shape) - 1`, as JAX)."""
+    _check_prng_key("rademacher", key)
+    dname = dtypes.canonical_name(dtypes.dtype_name(dtype))
+    b = bernoulli(key, 0.5, _canonical_shape(shape)).astype(dname)
+    return (2 * b - 1).astype(dname)
 
 
 def gumbel(key, shape=(), dtype=float):

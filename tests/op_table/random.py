@@ -135,6 +135,7 @@ def _random_records():
         _rand_rec("truncated_normal", {"shape": (N,)}, (N,), np.float32, _moments(0.0, 0.5398, lo=-1.0, hi=1.0),
                   args=(-1.0, 1.0)),
         _rand_rec("bernoulli", {"p": 0.3, "shape": (N,)}, (N,), np.bool_, _moments(0.3, None, tol=0.04)),
+        _rand_rec("rademacher", {"shape": (N,)}, (N,), np.int32, _moments(0.0, 1.0, lo=-1, hi=1)),
         _rand_rec("randint", {"shape": (N,), "minval": 0, "maxval": 5}, (N,), np.int32,
                   _frequencies([0.2] * 5)),
         _rand_rec("categorical", {"logits": log_p, "shape": (N,)}, (N,), np.int32, _frequencies([0.2, 0.3, 0.5])),

@@ -71,7 +71,7 @@ ALIASES = {
     "numpy.bitwise_not": "numpy.invert", "numpy.conj": "numpy.conjugate", "numpy.mod": "numpy.remainder",
     "numpy.pow": "numpy.power", "numpy.product": "numpy.prod", "numpy.fix": "numpy.trunc",
     "numpy.degrees": "numpy.rad2deg", "numpy.radians": "numpy.deg2rad", "numpy.true_divide": "numpy.divide",
-    "nn.swish": "nn.silu", "nn.normalize": "nn.standardize",
+    "nn.swish": "nn.silu", "nn.normalize": "nn.standardize", "nn.tanh": "numpy.tanh",
     "scipy.special.softmax": "nn.softmax", "scipy.special.log_softmax": "nn.log_softmax",
     "numpy.linalg.matmul": "numpy.matmul", "numpy.linalg.tensordot": "numpy.tensordot",
 }
@@ -396,7 +396,23 @@ def _spd(rng, shapes, dtype):
 
 _SQ = cases_from_shapes([((3, 3),), ((1, 1),)])
 
+def _np_logmeanexp(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    n = x.size if axis is None else x.shape[axis]
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True) / n) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
 OTHER_RECORDS = (
+    _unary("nn.mish", lambda x: x * np.tanh(np.logaddexp(0, x)), maker=uniform(-3, 3)),
+    _unary("nn.squareplus", lambda x: (x + np.sqrt(x * x + 4)) / 2, maker=uniform(-3, 3)),
+    _unary("nn.sparse_plus", lambda x: np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4)),
+           maker=uniform(-2, 2), tol=DEFAULT_TOL),
+    _unary("nn.sparse_sigmoid", lambda x: np.clip((x + 1) / 2, 0, 1), maker=uniform(-2, 2), tol=DEFAULT_TOL),
+    _unary("nn.log1mexp", lambda x: np.log(-np.expm1(-x)), maker=uniform(0.1, 3)),
+    OpRecord(name="nn.logmeanexp", ref=_np_logmeanexp, args_maker=uniform(), dtypes=F32_F64,
+             cases=case_triples((((3, 4),), (), {}), (((3, 4),), (), {"axis": 1}),
+                                (((3, 4),), (), {"axis": 0, "keepdims": True}), (((5,),), (), {})), tol=T),
     _unary("nn.hard_sigmoid", lambda x: _relu6(x + 3) / 6, maker=uniform(-5, 5), tol=DEFAULT_TOL),
     _unary("nn.hard_silu", lambda x: x * _relu6(x + 3) / 6, maker=uniform(-5, 5), tol=DEFAULT_TOL),
     _unary("nn.hard_swish", lambda x: x * _relu6(x + 3) / 6, maker=uniform(-5, 5), tol=DEFAULT_TOL),

@@ -96,4 +96,10 @@ class _BatcherRegistry(dict):
 # `rule(batched_args, batch_dims, **params) -> (out, out_dim)`, a batch dim
 # being an int or `not_mapped`.
 primitive_batchers = _BatcherRegistry()
+# Rules that also see the mapped axis (JAX's `batching.axis_primitive_batchers`):
+# `rule(axis_size, axis_name, trace_type, batched_args, batch_dims, **params)`;
+# used for a primitive with no entry in `primitive_batchers`. Here the rule is
+# traced once per pattern of operand types for any map, so it is given
+# `axis_name=None` and `trace_type=None`.
+axis_primitive_batchers = _BatcherRegistry()
 not_mapped = None

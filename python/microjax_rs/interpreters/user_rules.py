@@ -140,7 +140,12 @@ class UserRules:
         prim = self.prim
         rule = batching.primitive_batchers.get(prim)
         if rule is None:
-            return None
+            axis_rule = batching.axis_primitive_batchers.get(prim)
+            if axis_rule is None:
+                return None
+
+            def rule(args, dims, **params):
+                return axis_rule(size, None, None, args, dims, **params)
         multiple = prim.multiple_results
         found = []
 

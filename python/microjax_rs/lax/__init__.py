@@ -3,6 +3,7 @@
 lax functions follow jax.lax: operands of binary ops must share a dtype and
 shape (rank-0 operands combine with arrays); Python scalars are weakly typed
 and take the dtype of the array they meet."""
+import builtins as _builtins
 import enum as _enum
 from typing import NamedTuple as _NamedTuple
 
@@ -78,6 +79,45 @@ bitwise_not.__name__ = "bitwise_not"
 )
 for _f, _n in ((bitwise_and, "bitwise_and"), (bitwise_or, "bitwise_or"), (bitwise_xor, "bitwise_xor")):
     _f.__name__ = _n
+
+
+class Precision(_enum.Enum):
+    """`lax.Precision`: the accuracy asked of a matrix product's passes on
+    accelerators. microjax_rs multiplies in the operand type on every device
+    (as JAX on the CPU), so all three give the same result."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"bfloat16": cls.DEFAULT, "default": cls.DEFAULT, "fastest": cls.DEFAULT,
+                 "tensorfloat32": cls.HIGH, "high": cls.HIGH,
+                 "float32": cls.HIGHEST, "highest": cls.HIGHEST}
+        if isinstance(value, str) and value.lower() in names:
+            return names[value.lower()]
+        return None
+
+    def __str__(self):
+        return self.name
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy-broadcast shape of `shapes` (tuples of ints); ValueError if
+    they are incompatible."""
+    shapes = [tuple(int(d) for d in s) for s in shapes]
+    if not shapes:
+        return ()
+    nd = _builtins.max(len(s) for s in shapes)
+    out = []
+    for i in range(-nd, 0):
+        sizes = {s[i] for s in shapes if len(s) >= -i}
+        non1 = sizes - {1}
+        if len(non1) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+        out.append(non1.pop() if non1 else 1)
+    return tuple(out)
 
 
 class RoundingMethod:
@@ -679,6 +719,7 @@ from .parallel import (  # noqa: E402
     psum_p,
     psum_scatter,
     pshuffle,
+    pswapaxes,
     reduce_scatter_p,
 )
 

@@ -119,11 +119,21 @@ def _scalar_index(x, what):
     return aval
 
 
-def cond(pred, true_fun, false_fun, *operands, operand=None):
+class _NoOperand:
+    """`operand=` not given (None is a valid operand, as in JAX)."""
+
+    def __repr__(self):
+        return "<no operand>"
+
+
+_NO_OPERAND = _NoOperand()
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as one
     staged `cond` (both branches are traced; under `vmap` with a batched
     predicate both run and the results are selected)."""
-    if operand is not None:
+    if operand is not _NO_OPERAND:
         if operands:
             raise TypeError("cond: pass operands positionally or as operand=, not both")
         operands = (operand,)
@@ -143,10 +153,12 @@ def cond(pred, true_fun, false_fun, *operands, operand=None):
     return _bind_cond(index, (false_fun, true_fun), operands, ("true_fun", "false_fun"))
 
 
-def switch(index, branches, *operands, operand=None):
+def switch(index, branches, *operands, operand=_NO_OPERAND):
     """`branches[clamp(index, 0, len(branches) - 1)](*operands)` as one
     staged `cond`."""
-    if operand is not None:
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("switch: pass operands positionally or as operand=, not both")
         operands = (operand,)
     branches = tuple(branches)
     if not branches:

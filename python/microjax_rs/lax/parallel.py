@@ -196,3 +196,10 @@ def ppermute(x, axis_name, perm):
 def pshuffle(x, axis_name, perm):
     """`ppermute` with `perm[j]` the source of example `j`."""
     return ppermute(x, axis_name, [(s, d) for d, s in enumerate(perm)])
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the mapped axis `axis_name` with positional `axis` of `x`: an
+    `all_to_all` splitting and concatenating along `axis`, tiled (the axis
+    size of `x` along `axis` must equal the mapped axis size, as JAX)."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups, tiled=True)

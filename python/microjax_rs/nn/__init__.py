@@ -179,3 +179,53 @@ def identity(x):
     return _arr(x)
 
 
+
+
+def tanh(x):
+    """`jax.nn.tanh`: `jnp.tanh`."""
+    return jnp.tanh(x)
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    x = _inexact(x)
+    return jnp.multiply(x, jnp.tanh(softplus(x)))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x**2 + b)) / 2."""
+    x = _inexact(x)
+    return jnp.divide(jnp.add(x, jnp.sqrt(jnp.add(jnp.square(x), b))), 2)
+
+
+def sparse_plus(x):
+    """0 for x <= -1, x for x >= 1, (x + 1)**2 / 4 between."""
+    x = _inexact(x)
+    return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, jnp.square(x + 1.0) / 4))
+
+
+def sparse_sigmoid(x):
+    """The derivative of `sparse_plus`: clip((x + 1) / 2, 0, 1)."""
+    x = _inexact(x)
+    return jnp.multiply(0.5, jnp.clip(jnp.add(x, 1.0), 0.0, 2.0))
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)) for x > 0, through expm1 below log 2 and log1p above."""
+    x = _inexact(x)
+    c = _math.log(2.0)
+    return jnp.where(x < c, jnp.log(jnp.negative(jnp.expm1(jnp.negative(x)))),
+                     jnp.log1p(jnp.negative(jnp.exp(jnp.negative(x)))))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log(mean(exp(x))) over `axis`, stably (`logsumexp` minus log of the count)."""
+    x = _inexact(x)
+    lse = _logsumexp(x, axis=axis, keepdims=keepdims, where=where)
+    if where is None:
+        shape = _aval(x).shape
+        axes = range(len(shape)) if axis is None else ((axis,) if isinstance(axis, int) else axis)
+        count = _math.prod(shape[a] for a in axes)
+        return jnp.subtract(lse, _math.log(count) if count else -_math.inf)
+    count = jnp.sum(jnp.broadcast_to(where, _aval(x).shape), axis=axis, keepdims=keepdims)
+    return jnp.subtract(lse, jnp.log(count.astype(lse.dtype)))

@@ -63,6 +63,9 @@ from .._src.numpy.manipulation import (  # noqa: F401
 )
 
 # sorting, searching, counting, order statistics
+from .._src.numpy.vectorize import vectorize  # noqa: F401,E402
+from .._src.numpy.io import load, save, savez  # noqa: F401,E402
+
 from .._src.numpy.sorting import (  # noqa: F401
     argpartition, argsort, argwhere, bincount, flatnonzero, interp, lexsort, median, nanmedian,
     nanpercentile, nanquantile, nonzero, partition, percentile, quantile, searchsorted, sort, where,

@@ -1,2 +1,2 @@
-"""`jax.scipy` (the subset microjax_rs covers: `special`, `linalg`)."""
-from . import linalg, special  # noqa: F401
+"""`jax.scipy` (the subset microjax_rs covers: `special`, `linalg`, `stats.norm`)."""
+from . import linalg, special, stats  # noqa: F401

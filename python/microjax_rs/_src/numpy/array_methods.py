@@ -137,6 +137,7 @@ _PROPERTIES = {
     "T": lambda self: jnp.transpose(self),
     "mT": lambda self: jnp.swapaxes(self, -1, -2),
     "real": lambda self: self,
+    "imag": lambda self: jnp.imag(self),
     "at": lambda self: AtIndexer(self),
 }
 
@@ -149,7 +150,13 @@ def _host_device(x):
 _ARRAY_ONLY = {
     "devices": lambda self: lambda: {_host_device(self)},
     "device": _host_device,
+    "sharding": lambda self: _single_device_sharding(_host_device(self)),
 }
+
+
+def _single_device_sharding(device):
+    from ...sharding import SingleDeviceSharding
+    return SingleDeviceSharding(device, memory_kind="device")
 
 
 def get_attribute(x, name):

@@ -144,15 +144,30 @@ def ndim(a):
     return _aval(a).ndim
 
 
-def size(a):
-    return _aval(a).size
+def size(a, axis=None):
+    """Number of elements, or the product of the sizes along `axis` (an int or tuple)."""
+    av = _aval(a)
+    if axis is None:
+        return av.size
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = 1
+    for ax in axes:
+        n *= av.shape[_canon_axis(ax, av.ndim)]
+    return n
 
 
 def reshape(a, newshape=None, order="C", *, shape=None):
     if shape is not None:
         newshape = shape
+    if order == "F":
+        # Column-major: reverse the axes, reshape to the reversed shape, reverse back.
+        a = _arr(a)
+        newshape = _shape_tuple(newshape)
+        return transpose(reshape(transpose(a), newshape[::-1]))
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
     if order != "C":
-        raise NotImplementedError("only C order reshapes are supported")
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     (a,) = _promote(a) if type(a) in _SCALARS else (asarray(a) if not isinstance(a, Tracer) else a,)
     av = _aval(a)
     newshape = _shape_tuple(newshape)
@@ -175,7 +190,9 @@ def reshape(a, newshape=None, order="C", *, shape=None):
 
 
 def ravel(a, order="C"):
-    return reshape(a, (-1,))
+    if order == "K":
+        raise NotImplementedError("Ravel not implemented for order='K'.")
+    return reshape(a, (-1,), order=order)
 
 
 def _ravel_unless_axis(a, axis):

@@ -59,16 +59,17 @@ def matmul(a, b, precision=None, preferred_element_type=None):
                            preferred_element_type=preferred_element_type)
 
 
-def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+def vdot(a, b, *, precision=None, preferred_element_type=None):
+    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
-def inner(a, b):
+def inner(a, b, *, precision=None, preferred_element_type=None):
     a, b = _promote_dtypes(a, b)
     la, lb = _aval(a), _aval(b)
     if la.ndim == 0 or lb.ndim == 0:
         return multiply(a, b)
-    return lax.dot_general(a, b, (((la.ndim - 1,), (lb.ndim - 1,)), ((), ())))
+    return lax.dot_general(a, b, (((la.ndim - 1,), (lb.ndim - 1,)), ((), ())),
+                           preferred_element_type=preferred_element_type)
 
 
 def outer(a, b):

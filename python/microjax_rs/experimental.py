@@ -1,4 +1,0 @@
-"""`jax.experimental` pieces that exist here."""
-from ._callback import io_callback
-
-__all__ = ["io_callback"]

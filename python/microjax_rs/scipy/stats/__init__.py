@@ -1,0 +1,2 @@
+"""`jax.scipy.stats` (the subset microjax_rs covers: `norm`)."""
+from . import norm  # noqa: F401
