@@ -270,6 +270,10 @@ class _Jitted:
             return tree_unflatten(out_tree, outs)
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
         outs = closed.run(vals)
+        if config.debug_checks:
+            from ._src import nan_checks
+
+            nan_checks.check_program(closed, vals, outs, f"jit({self.name})")
         if self._donated[0] or self._donated[1]:
             # Donating calls stay on this path (the Rust fast path does not
             # donate), so every call marks its donated arrays.

@@ -77,7 +77,7 @@ def _set_buffer_pool_bytes(value):
 
 # Options that change nothing a trace records: updating them keeps jit's
 # cached traces (the config epoch in their keys) valid.
-_TRACE_INDEPENDENT = frozenset({"jax_log_compiles"})
+_TRACE_INDEPENDENT = frozenset({"jax_log_compiles", "jax_debug_nans", "jax_debug_infs"})
 
 
 class Config:
@@ -87,6 +87,10 @@ class Config:
             "jax_disable_jit": False,
             # Log each new top-level jit compilation (logger "jax._src.dispatch", WARNING).
             "jax_log_compiles": False,
+            # Check results for NaN / Inf and raise FloatingPointError naming
+            # the primitive (_src/nan_checks.py).
+            "jax_debug_nans": False,
+            "jax_debug_infs": False,
             "jax_numpy_rank_promotion": "allow",
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
@@ -132,10 +136,16 @@ class Config:
         elif name == "microjax_buffer_pool_bytes":
             _set_buffer_pool_bytes(value)
         self._values[name] = value
+        if name in ("jax_debug_nans", "jax_debug_infs"):
+            self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
+            _core.set_debug_checks(self.debug_checks)
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))
         elif name not in _TRACE_INDEPENDENT:
             _core.bump_epoch()
+
+    # Whether jax_debug_nans or jax_debug_infs is on (read on every eager call).
+    debug_checks = False
 
     def read(self, name):
         return self._values[name]
@@ -154,6 +164,12 @@ class Config:
 config = Config()
 if _env_flag("MICROJAX_ENABLE_X64", "JAX_ENABLE_X64"):
     config.update("jax_enable_x64", True)
+if _env_flag("JAX_DEBUG_NANS"):
+    config.update("jax_debug_nans", True)
+if _env_flag("JAX_DEBUG_INFS"):
+    config.update("jax_debug_infs", True)
+if _env_flag("JAX_DISABLE_JIT"):
+    config.update("jax_disable_jit", True)
 
 
 class _PromotionContext:

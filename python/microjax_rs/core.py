@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _core
 from . import dtypes
+from .config import config
 from .errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -459,7 +460,9 @@ def _host_operand(a):
     return to_array(a)
 
 
-def eval_primitive(prim, args, params):
+def eval_primitive(prim, args, params, check=True):
+    """Evaluates `prim` eagerly; with `jax_debug_nans`/`jax_debug_infs` on
+    (and `check`), its results are checked (`_src/nan_checks.py`)."""
     if not prim._builtin:
         if prim._impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
@@ -469,6 +472,10 @@ def eval_primitive(prim, args, params):
     except _OnDevice as where:
         return _DEVICE_EVAL[where.args[0]](prim, args, params)
     outs = prim.handle(params).apply(vals)
+    if check and config.debug_checks:
+        from ._src import nan_checks
+
+        nan_checks.check_eager(prim.name, outs)
     return outs if prim.multiple_results else outs[0]
 
 

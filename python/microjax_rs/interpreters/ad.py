@@ -17,6 +17,7 @@ evaluation under another AD or batch trace (`run_split`): the part reading
 none of that trace's tracers runs below it, the rest is spliced into it.
 """
 from .. import _core, core, dtypes
+from ..config import config
 from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, source_info
 
 # Primitives whose outputs are never perturbed: bool/int results, and
@@ -155,7 +156,12 @@ def run_at(level, closed, inputs):
             if core.on_device(x):
                 return core.run_on_device(closed, inputs, x)
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs]
-        return closed.run(vals)
+        outs = closed.run(vals)
+        if config.debug_checks:
+            from .._src import nan_checks
+
+            nan_checks.check_program(closed, vals, outs, "a transformed function")
+        return outs
     return level.run_program(closed, inputs)
 
 

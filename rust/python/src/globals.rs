@@ -10,11 +10,22 @@ use std::sync::RwLock;
 static TRACE_DEPTH: AtomicUsize = AtomicUsize::new(0);
 static X64: AtomicBool = AtomicBool::new(false);
 static EPOCH: AtomicU64 = AtomicU64::new(0);
+/// `jax_debug_nans` / `jax_debug_infs` is on: every eager result and every
+/// program's outputs are checked in Python (`_nan_checks.py`).
+static DEBUG_CHECKS: AtomicBool = AtomicBool::new(false);
 
-/// Whether no trace is active (the fast paths apply).
+/// Whether the eager fast paths may serve a call: no trace is active and no
+/// debug checks are requested (those run on the Python paths).
 #[inline]
-pub(crate) fn no_trace() -> bool {
-    TRACE_DEPTH.load(Ordering::Relaxed) == 0
+pub(crate) fn fast_eager() -> bool {
+    TRACE_DEPTH.load(Ordering::Relaxed) == 0 && !DEBUG_CHECKS.load(Ordering::Relaxed)
+}
+
+/// Sends every eager call and program run through the Python paths, which
+/// check results for NaN/Inf (`jax_debug_nans` / `jax_debug_infs`).
+#[pyfunction]
+pub(crate) fn set_debug_checks(enabled: bool) {
+    DEBUG_CHECKS.store(enabled, Ordering::SeqCst);
 }
 
 #[inline]

@@ -9,7 +9,7 @@
 //! messages apply to anything unusual (a non-scalar output, say).
 
 use crate::array::ArrayImpl;
-use crate::globals::no_trace;
+use crate::globals::fast_eager;
 use crate::ir::{PyBuilder, PyClosedJaxpr};
 use crate::tracer::{StageCtx, Tracer};
 use crate::CoreResultExt;
@@ -268,7 +268,7 @@ impl GradFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if kwargs.is_none_or(|k| k.is_empty()) && no_trace() {
+        if kwargs.is_none_or(|k| k.is_empty()) && fast_eager() {
             if let Some((i, x)) = self.eager_arg(args) {
                 return self.run_eager(py, args, i, x);
             }

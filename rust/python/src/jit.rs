@@ -6,7 +6,7 @@
 //! which traces, compiles and attaches the program to the cache entry.
 
 use crate::array::ArrayImpl;
-use crate::globals::{epoch, no_trace};
+use crate::globals::{epoch, fast_eager};
 use crate::prim::{jaxpr_handle, DETACH_ELEMS};
 use crate::trace_cache::{self, FastKey};
 use crate::CoreResultExt;
@@ -280,7 +280,7 @@ impl JitFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let no_kwargs = kwargs.is_none_or(|k| k.is_empty());
-        if no_kwargs && no_trace() {
+        if no_kwargs && fast_eager() {
             if let Some(out) = self.try_fast(py, args)? {
                 return Ok(out);
             }

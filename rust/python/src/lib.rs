@@ -92,6 +92,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(globals::trace_exit, m)?)?;
     m.add_function(wrap_pyfunction!(globals::trace_depth, m)?)?;
     m.add_function(wrap_pyfunction!(globals::set_x64, m)?)?;
+    m.add_function(wrap_pyfunction!(globals::set_debug_checks, m)?)?;
     m.add_function(wrap_pyfunction!(globals::get_x64, m)?)?;
     m.add_function(wrap_pyfunction!(globals::config_epoch, m)?)?;
     m.add_function(wrap_pyfunction!(globals::set_max_buffer_bytes, m)?)?;

@@ -5,7 +5,7 @@
 
 use crate::array::ArrayImpl;
 use crate::dtypes::{defaults, promote2};
-use crate::globals::{hook, no_trace, x64, Hook};
+use crate::globals::{fast_eager, hook, x64, Hook};
 use crate::to_pyerr;
 use microjax::exec::ExecCtx;
 use microjax::prims::kernel;
@@ -371,7 +371,7 @@ pub(crate) fn binary(
 ) -> PyResult<Py<PyAny>> {
     let py = slf.py();
     let mut failure: Option<microjax::Error> = None;
-    if no_trace() {
+    if fast_eager() {
         match fast_binary(slf.get(), other, op, reflected) {
             Fast::Done(a) => return a.into_pyany(py),
             Fast::Skip => {}
@@ -409,7 +409,7 @@ fn fast_unary(slf: &ArrayImpl, op: UnOp) -> Fast {
 pub(crate) fn unary(slf: &Bound<'_, ArrayImpl>, op: UnOp) -> PyResult<Py<PyAny>> {
     let py = slf.py();
     let mut failure: Option<microjax::Error> = None;
-    if no_trace() {
+    if fast_eager() {
         match fast_unary(slf.get(), op) {
             Fast::Done(a) => return a.into_pyany(py),
             Fast::Skip => {}
