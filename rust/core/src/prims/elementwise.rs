@@ -131,6 +131,11 @@ impl Family for UnaryOp {
         )?])
     }
 
+    /// The bitwise ops have integer or bool results.
+    fn differentiable(&self) -> bool {
+        !matches!(self, UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz)
+    }
+
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let op = *self;
         let [x] = operands::<_, 1>(op.name(), xs)?.clone();
@@ -409,6 +414,19 @@ impl Family for BinaryOp {
         let out = single_out(self.name(), outs)?;
         let buf = kernels::binary(*self, x.buffer(), y.buffer())?;
         Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    /// The bitwise ops and shifts have integer or bool results.
+    fn differentiable(&self) -> bool {
+        !matches!(
+            self,
+            BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Xor
+                | BinaryOp::ShiftLeft
+                | BinaryOp::ShiftRightLogical
+                | BinaryOp::ShiftRightArithmetic
+        )
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -712,6 +730,10 @@ impl Family for CmpOp {
         let n = out.size()?;
         let buf = kernels::compare(*self, x.buffer(), y.buffer(), n)?;
         Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn differentiable(&self) -> bool {
+        false
     }
 
     /// Comparisons are piecewise constant: zero tangents.
