@@ -186,7 +186,8 @@ _JAX_SUMS = {
     ("bool", "bool"): "bool", ("bool", "uint8"): "uint8", ("bool", "int"): "int32",
     ("bool", "float"): "float32", ("uint8", "int8"): "int16", ("uint8", "int"): "uint8",
     ("uint8", "float"): "float32", ("int8", "int"): "int8", ("int8", "int32"): "int32",
-    ("uint32", "uint8"): "uint32", ("int32", "float"): "float32", ("int32", "float16"): "float16",
+    ("uint32", "uint8"): "uint32", ("uint32", "int32"): "int32", ("uint32", "int8"): "int32",
+    ("int32", "float"): "float32", ("int32", "float16"): "float16",
     ("float16", "bfloat16"): "float32", ("float16", "float"): "float16", ("bfloat16", "int"): "bfloat16",
     ("bfloat16", "float"): "bfloat16", ("bfloat16", "float32"): "float32", ("float32", "int"): "float32",
 }
@@ -211,6 +212,14 @@ def test_weak_types_survive_promotion_with_python_scalars():
     assert x.dtype == jnp.float32 and x.weak_type
     y = jnp.asarray([1.0], jnp.bfloat16) * 2
     assert y.dtype == jnp.bfloat16 and not y.weak_type
+
+
+def test_promote_types_is_not_canonicalized():
+    # jnp.promote_types gives the lattice's answer; `a + b` computes in the
+    # canonical (x64-disabled) result type
+    assert jnp.promote_types(jnp.uint32, jnp.int32) == jnp.int64
+    assert jnp.promote_types(jnp.uint8, jnp.int8) == jnp.int16
+    assert jnp.result_type(jnp.uint32, jnp.int32) == jnp.int32
 
 
 def test_uint64_with_int64_promotes_to_float(x64):

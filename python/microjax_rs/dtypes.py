@@ -150,9 +150,11 @@ def is_int_name(name):
     return name in INT_NAMES
 
 
-def promote(pairs):
-    """JAX promotion over (dtype_name, weak) pairs → (dtype_name, weak)."""
-    return _core.result_type(list(pairs))
+def promote(pairs, canonical=True):
+    """JAX's `result_type` over (dtype_name, weak) pairs → (dtype_name, weak);
+    `canonical=False`: the lattice's answer without x64 canonicalization
+    (`promote_types`)."""
+    return _core.result_type(list(pairs), canonical)
 
 
 class finfo:

@@ -110,10 +110,11 @@ pub fn defaults(x64: bool) -> (DType, DType) {
     }
 }
 
-/// [`promote`] with the defaults of the x64 flag; equal dtypes short-cut
-/// (the common case of the eager fast path).
+/// JAX's `promote_types`: [`promote`] with the defaults of the x64 flag,
+/// the lattice's answer as is (`uint32` with `int32` is `int64` even with
+/// x64 disabled). Equal dtypes short-cut.
 #[inline]
-pub fn promote_pair(a: (DType, bool), b: (DType, bool), x64: bool) -> Result<(DType, bool)> {
+pub fn promote_types(a: (DType, bool), b: (DType, bool), x64: bool) -> Result<(DType, bool)> {
     if a.0 == b.0 {
         return Ok((a.0, a.1 && b.1));
     }
@@ -121,9 +122,18 @@ pub fn promote_pair(a: (DType, bool), b: (DType, bool), x64: bool) -> Result<(DT
     promote(a, b, di, df)
 }
 
-/// JAX's `result_type` over `(dtype, weak_type)` operands: [`promote_pair`]
-/// folded left to right. No operand is an error, as in JAX.
-pub fn result_type(
+/// JAX's `result_type` of two operands: [`promote_types`], canonicalized
+/// for the x64 flag (`uint32` with `int32` is `int32` with x64 disabled).
+/// What an elementwise operation computes in.
+#[inline]
+pub fn promote_pair(a: (DType, bool), b: (DType, bool), x64: bool) -> Result<(DType, bool)> {
+    let (d, w) = promote_types(a, b, x64)?;
+    Ok((d.canonicalize(x64), w))
+}
+
+/// [`promote_types`] folded left to right over `(dtype, weak_type)`
+/// operands, not canonicalized. No operand is an error, as in JAX.
+pub fn promote_all(
     items: impl IntoIterator<Item = (DType, bool)>,
     x64: bool,
 ) -> Result<(DType, bool)> {
@@ -131,10 +141,19 @@ pub fn result_type(
     for cur in items {
         acc = Some(match acc {
             None => cur,
-            Some(a) => promote_pair(a, cur, x64)?,
+            Some(a) => promote_types(a, cur, x64)?,
         });
     }
     acc.ok_or_else(|| Error::InvalidArgument("at least one array or dtype is required".into()))
+}
+
+/// JAX's `result_type`: [`promote_all`], canonicalized for the x64 flag.
+pub fn result_type(
+    items: impl IntoIterator<Item = (DType, bool)>,
+    x64: bool,
+) -> Result<(DType, bool)> {
+    let (d, w) = promote_all(items, x64)?;
+    Ok((d.canonicalize(x64), w))
 }
 
 /// NumPy's broadcast of `shapes` (aligned at their last axis; an axis of
@@ -170,9 +189,9 @@ mod tests {
     use super::*;
     use DType::*;
 
-    /// Promotion with x64 disabled (defaults i32 / f32).
+    /// The lattice with x64 disabled (defaults i32 / f32), not canonicalized.
     fn p(a: (DType, bool), b: (DType, bool)) -> (DType, bool) {
-        promote_pair(a, b, false).unwrap_or((Key, false))
+        promote_types(a, b, false).unwrap_or((Key, false))
     }
 
     const S: bool = false; // a strongly typed operand
@@ -241,6 +260,24 @@ mod tests {
         assert_eq!(r((I64, W), (F64, W)), (F64, W));
         assert_eq!(r((U64, S), (I64, S)), (F64, W));
         assert_eq!(r((Bool, S), (I64, W)), (I64, W));
+    }
+
+    #[test]
+    fn result_types_are_canonical_without_x64() {
+        // jnp.promote_types(uint32, int32) is int64; result_type (what
+        // `a + b` computes in) canonicalizes it with x64 disabled.
+        assert_eq!(promote_types((U32, S), (I32, S), false), Ok((I64, S)));
+        assert_eq!(promote_pair((U32, S), (I32, S), false), Ok((I32, S)));
+        assert_eq!(promote_pair((U32, S), (I32, S), true), Ok((I64, S)));
+        assert_eq!(
+            result_type([(U8, S), (U32, S), (I8, S)], false),
+            Ok((I32, S))
+        );
+        assert_eq!(
+            result_type([(U8, S), (U32, S), (I8, S)], true),
+            Ok((I64, S))
+        );
+        assert_eq!(promote_pair((F32, S), (F32, W), false), Ok((F32, S)));
     }
 
     #[test]

@@ -121,10 +121,15 @@ pub(crate) fn is_type_object(obj: &Bound<'_, PyAny>) -> bool {
 
 /// JAX's `result_type` ([`microjax::promote::result_type`]) over
 /// `(dtype_name, weak)` pairs with the defaults of the current x64 flag;
-/// returns `(dtype_name, weak)`.
+/// returns `(dtype_name, weak)`. `canonical=False`: the lattice's answer
+/// as is (`jnp.promote_types`, [`microjax::promote::promote_all`]).
 /// (Called on every jnp promotion: names are borrowed, not copied.)
 #[pyfunction]
-pub(crate) fn result_type(items: &Bound<'_, PyAny>) -> PyResult<(&'static str, bool)> {
+#[pyo3(signature = (items, canonical=true))]
+pub(crate) fn result_type(
+    items: &Bound<'_, PyAny>,
+    canonical: bool,
+) -> PyResult<(&'static str, bool)> {
     let mut keys: Vec<(DType, bool)> = Vec::with_capacity(4);
     for item in items.try_iter()? {
         let item = item?;
@@ -144,7 +149,12 @@ pub(crate) fn result_type(items: &Bound<'_, PyAny>) -> PyResult<(&'static str, b
             "at least one array or dtype is required",
         ));
     }
-    let (d, w) = microjax::promote::result_type(keys, x64()).py()?;
+    let (d, w) = if canonical {
+        microjax::promote::result_type(keys, x64())
+    } else {
+        microjax::promote::promote_all(keys, x64())
+    }
+    .py()?;
     Ok((d.name(), w))
 }
 
