@@ -9,6 +9,7 @@ import numpy as np
 
 from .config import config
 from . import _core, core, dtypes
+from ._src.tables import FLOAT_NAMES as _FLOAT_NAMES
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
 from .interpreters.batching import BatchTrace
@@ -154,9 +155,6 @@ def _run_value_and_grad(closed, nonzeros, inputs):
 
 
 _core.register_grad_hooks(ad.ADTrace, core._state, _output_atom, _run_value_and_grad)
-
-
-_FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
 def _one_float_leaf(args, argnums):

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _core
 from . import dtypes
+from ._src.tables import MULTIPLE_RESULTS, SHORT_NAMES
 from .config import config
 from .errors import (
     ConcretizationTypeError,
@@ -75,7 +76,7 @@ class ShapedArray:
         return _aval_sharding(len(self.shape))
 
     def str_short(self, short_dtypes=True):
-        name = _SHORT.get(self.dtype_name, self.dtype_name) if short_dtypes else self.dtype_name
+        name = SHORT_NAMES.get(self.dtype_name, self.dtype_name) if short_dtypes else self.dtype_name
         return f"{name}[{','.join(map(str, self.shape))}]"
 
     def update(self, shape=None, dtype=None, weak_type=None):
@@ -142,13 +143,6 @@ def _shaped(shape, name, weak):
     return a
 
 
-_SHORT = {
-    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-}
-
-
 def get_aval(x):
     """Abstract value of any array-like argument."""
     t = type(x)
@@ -203,13 +197,6 @@ def to_array(x, dtype=None, weak_type=None):
 # Primitives
 
 
-_MULTIPLE_RESULTS = frozenset(("pjit", "checkpoint", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-                               "linear_call",
-                               "cond", "while", "scan", "sort", "top_k", "psum", "pmax", "pmin",
-                               "threefry2x32", "pure_callback", "io_callback", "debug_callback",
-                               "lu", "qr", "eigh", "svd"))
-
-
 class Primitive:
     """A primitive operation (`lax.add_p`). One canonical object per name."""
 
@@ -229,7 +216,7 @@ class Primitive:
         self._impl = None
         self._abstract_eval = None
         self._provider = None
-        self._multiple_results = name in _MULTIPLE_RESULTS
+        self._multiple_results = name in MULTIPLE_RESULTS
         cls._registry[name] = self
         return self
 

@@ -1,8 +1,10 @@
 """dtype handling: names, canonicalization (64-bit → 32-bit unless x64),
-weak types of Python scalars, and promotion (the lattice lives in Rust)."""
+weak types of Python scalars, and promotion (the lattice lives in Rust).
+The per-dtype facts come from the Rust core (`_src.tables`)."""
 import numpy as np
 
 from . import _core
+from ._src.tables import CANONICAL_32, FLOAT_NAMES, INT_NAMES, KINDS
 
 try:  # bfloat16 comes from ml_dtypes when installed
     import ml_dtypes as _ml_dtypes
@@ -22,10 +24,8 @@ class extended:
 class prng_key(extended):
     """Abstract dtype of typed PRNG keys: `jnp.issubdtype(key.dtype, dtypes.prng_key)`."""
 
-_SUPPORTED = {
-    "float0", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-    "uint64", "float16", "bfloat16", "float32", "float64",
-}
+# Every dtype of the core but the PRNG key type (keys have no NumPy dtype).
+_SUPPORTED = frozenset(n for n, k in KINDS.items() if k != "V") | {"float0"}
 _PY_SCALARS = (bool, int, float)
 
 
@@ -85,7 +85,7 @@ def _dtype_name_slow(dtype):
 def canonical_name(name):
     """64-bit names map to 32-bit ones unless x64 is enabled."""
     if not _core.get_x64():
-        return {"int64": "int32", "uint64": "uint32", "float64": "float32"}.get(name, name)
+        return CANONICAL_32.get(name, name)
     return name
 
 
@@ -143,16 +143,18 @@ def issubdtype(a, b):
 
 
 def is_float_name(name):
-    return name in ("float16", "bfloat16", "float32", "float64")
+    return name in FLOAT_NAMES
 
 
 def is_int_name(name):
-    return name.startswith("int") or name.startswith("uint")
+    return name in INT_NAMES
 
 
-def promote(pairs):
-    """JAX promotion over (dtype_name, weak) pairs → (dtype_name, weak)."""
-    return _core.result_type(list(pairs))
+def promote(pairs, canonical=True):
+    """JAX's `result_type` over (dtype_name, weak) pairs → (dtype_name, weak);
+    `canonical=False`: the lattice's answer without x64 canonicalization
+    (`promote_types`)."""
+    return _core.result_type(list(pairs), canonical)
 
 
 class finfo:

@@ -56,7 +56,7 @@ ERRORS = {
                                 args=((1,), (7,))),),
     "lax.full": (OpErr((), {}, TypeError, "not supported by microjax_rs", args=((2,), 1, "foo")),),
     "lax.linalg.cholesky": _err([_f32(3, 4)], ValueError, "cholesky requires square matrices"),
-    "numpy.add": _err([_f32(3), _f32(4)], ValueError, "Incompatible shapes for broadcasting: (3,), (4,)"),
+    "numpy.add": _err([_f32(3), _f32(4)], TypeError, "add got incompatible shapes for broadcasting: (3,), (4,)."),
     "numpy.matmul": _err([_f32(3, 4), _f32(5, 6)], TypeError, "matmul: contracting dimensions differ: (3, 4) @ (5, 6)"),
     "numpy.dot": _err([_f32(3, 4), _f32(5, 6)], TypeError, "differ in size; got shapes (3, 4) and (5, 6)"),
     "numpy.reshape": (OpErr((_f32(3, 4),), {}, TypeError, "cannot reshape array of shape (3, 4) (size 12) into shape (5,)",
@@ -105,6 +105,14 @@ _BROADCAST = set(BROADCAST_SHAPES)
 _UNARY = {(s,) for s in UNARY_SHAPES}
 # nn.glu indexes x.shape[axis] first: an IndexError, as JAX
 _AXIS_ERROR_EXCLUDED = {"nn.glu"}
+# jnp functions that, as in JAX, leave operands of one rank to their lax
+# primitive's broadcasting: incompatible shapes are its TypeError
+# ("add got incompatible shapes for broadcasting: (3,), (4,).").
+_PRIMITIVE_BROADCAST_ERROR = {
+    "numpy.add", "numpy.subtract", "numpy.multiply", "numpy.divide", "numpy.true_divide",
+    "numpy.maximum", "numpy.minimum", "numpy.equal", "numpy.not_equal", "numpy.less",
+    "numpy.less_equal", "numpy.greater", "numpy.greater_equal", "numpy.logical_xor",
+}
 
 
 def _plain(rec):
@@ -118,6 +126,9 @@ def _family_errors(rec):
         return _err([np.ones(3, dt), np.ones(4, dt)], TypeError, "incompatible shapes")
     if _plain(rec) and rec.name.startswith(("numpy.", "scipy.special.", "nn.")) and len(shapes) > 3 \
             and shapes <= _BROADCAST and all(len(s) == 2 for s in shapes):
+        if rec.name in _PRIMITIVE_BROADCAST_ERROR:
+            return _err([np.ones(3, dt), np.ones(4, dt)], TypeError,
+                        "got incompatible shapes for broadcasting: (3,), (4,).")
         return _err([np.ones(3, dt), np.ones(4, dt)], ValueError, "Incompatible shapes for broadcasting")
     if _plain(rec) and rec.dotted.startswith("lax.") and shapes <= _UNARY \
             and all(is_float(np_dtype(d)) for d in rec.dtypes):

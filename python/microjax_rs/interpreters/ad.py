@@ -18,19 +18,11 @@ none of that trace's tracers runs below it, the rest is spliced into it.
 """
 from .. import _core, core, dtypes
 from ..config import config
+# _NONDIFF_PRIMS: primitives whose outputs are never perturbed (the core's
+# non-differentiable ones: bool/int results, and stop_gradient, whose value
+# is taken one level down, which cuts the path).
+from .._src.tables import FLOAT_NAMES as _FLOATS, NONDIFF_PRIMS as _NONDIFF_PRIMS
 from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, source_info
-
-# Primitives whose outputs are never perturbed: bool/int results, and
-# stop_gradient (its value is taken one level down, which cuts the path).
-_NONDIFF_PRIMS = frozenset((
-    "eq", "ne", "lt", "le", "gt", "ge", "iota", "is_finite", "argmax", "argmin",
-    "stop_gradient", "not", "and", "or", "xor", "shift_left", "shift_right_logical",
-    "shift_right_arithmetic", "population_count", "clz", "reduce_and", "reduce_or",
-    "bitcast_convert_type",
-))
-
-
-_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
 def _nondiff_output(prim, params):

@@ -1,4 +1,4 @@
-//! Element types, their names, and JAX's type-promotion lattice.
+//! Element types and their names (JAX's promotion lattice: [`crate::promote`]).
 
 use crate::error::{Error, Result};
 
@@ -115,6 +115,18 @@ impl DType {
         }
     }
 
+    /// NumPy's kind character: `b` bool, `i` signed, `u` unsigned, `f`
+    /// float, `V` the data-less float0 and the opaque key type.
+    pub fn kind(self) -> char {
+        match self {
+            DType::Bool => 'b',
+            d if d.is_signed_int() => 'i',
+            d if d.is_unsigned_int() => 'u',
+            d if d.is_float() => 'f',
+            _ => 'V',
+        }
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
     }
@@ -162,115 +174,9 @@ impl std::fmt::Display for DType {
     }
 }
 
-/// A node of JAX's promotion lattice: a concrete dtype, or the weak Python
-/// scalar kinds `i*` / `f*`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Node {
-    Concrete(DType),
-    WeakInt,
-    WeakFloat,
-}
-
-/// Direct successors in JAX's lattice (b1 → i* → {u8, i8}; i* → f*; …).
-fn successors(n: Node) -> &'static [Node] {
-    use DType::*;
-    use Node::*;
-    match n {
-        Concrete(Bool) => &[WeakInt],
-        WeakInt => &[Concrete(U8), Concrete(I8), WeakFloat],
-        Concrete(U8) => &[Concrete(I16), Concrete(U16)],
-        Concrete(U16) => &[Concrete(I32), Concrete(U32)],
-        Concrete(U32) => &[Concrete(I64), Concrete(U64)],
-        Concrete(U64) => &[WeakFloat],
-        Concrete(I8) => &[Concrete(I16)],
-        Concrete(I16) => &[Concrete(I32)],
-        Concrete(I32) => &[Concrete(I64)],
-        Concrete(I64) => &[WeakFloat],
-        WeakFloat => &[Concrete(BF16), Concrete(F16)],
-        Concrete(BF16) | Concrete(F16) => &[Concrete(F32)],
-        Concrete(F32) => &[Concrete(F64)],
-        Concrete(F64) | Concrete(Float0) | Concrete(Key) => &[],
-    }
-}
-
-/// All nodes reachable from `n` (including `n`), in breadth-first order.
-fn upper_bounds(n: Node) -> Vec<Node> {
-    let mut out = vec![n];
-    let mut i = 0;
-    while let Some(&cur) = out.get(i) {
-        for &s in successors(cur) {
-            if !out.contains(&s) {
-                out.push(s);
-            }
-        }
-        i = i.saturating_add(1);
-    }
-    out
-}
-
-fn node_of(dtype: DType, weak: bool) -> Node {
-    match (weak, dtype) {
-        (true, d) if d.is_int() => Node::WeakInt,
-        (true, d) if d.is_float() => Node::WeakFloat,
-        (_, d) => Node::Concrete(d),
-    }
-}
-
-/// JAX's `promote_types` on (dtype, weak_type) pairs: the least upper bound in
-/// the lattice; a weak result takes the default dtype of its kind
-/// (`default_int`/`default_float`, already canonicalized by the caller).
-pub fn promote(
-    a: (DType, bool),
-    b: (DType, bool),
-    default_int: DType,
-    default_float: DType,
-) -> Result<(DType, bool)> {
-    let na = node_of(a.0, a.1);
-    let nb = node_of(b.0, b.1);
-    if na == nb {
-        return Ok((a.0, a.1 && b.1));
-    }
-    let ua = upper_bounds(na);
-    let ub = upper_bounds(nb);
-    let common: Vec<Node> = ua.iter().copied().filter(|n| ub.contains(n)).collect();
-    // The least upper bound is the common bound every other common bound is above.
-    let lub = common.iter().copied().find(|cand| {
-        common
-            .iter()
-            .all(|other| upper_bounds(*cand).contains(other))
-    });
-    match lub {
-        Some(Node::Concrete(d)) => Ok((d, false)),
-        Some(Node::WeakInt) => Ok((default_int, true)),
-        Some(Node::WeakFloat) => Ok((default_float, true)),
-        None => Err(Error::InvalidArgument(format!(
-            "no common dtype for {} and {}",
-            a.0, b.0
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn p(a: (DType, bool), b: (DType, bool)) -> (DType, bool) {
-        promote(a, b, DType::I32, DType::F32).unwrap_or((DType::Key, false))
-    }
-
-    #[test]
-    fn lattice_matches_jax_table() {
-        use DType::*;
-        assert_eq!(p((F32, false), (F32, true)), (F32, false));
-        assert_eq!(p((I32, false), (F32, true)), (F32, true));
-        assert_eq!(p((BF16, false), (F16, false)), (F32, false));
-        assert_eq!(p((U8, false), (I8, false)), (I16, false));
-        assert_eq!(p((U64, false), (I64, false)), (F32, true));
-        assert_eq!(p((I32, true), (U8, false)), (U8, false));
-        assert_eq!(p((Bool, false), (I32, true)), (I32, true));
-        assert_eq!(p((F16, false), (F32, true)), (F16, false));
-        assert_eq!(p((I64, false), (F64, false)), (F64, false));
-    }
 
     #[test]
     fn names_round_trip() {

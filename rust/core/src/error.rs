@@ -18,6 +18,15 @@ pub enum Error {
         shapes: String,
         reason: String,
     },
+    /// Shapes that do not broadcast together ([`crate::promote::broadcast_shapes`]).
+    /// Named by an elementwise op with all ranks equal it is JAX's
+    /// `TypeError` message, otherwise `jnp.broadcast_shapes`' `ValueError`
+    /// one ([`Error::is_type_error`] tells which).
+    #[error("{}", broadcast_message(.op.as_deref(), .shapes))]
+    Broadcast {
+        op: Option<String>,
+        shapes: Vec<Vec<usize>>,
+    },
     /// Operand dtypes a primitive cannot accept (maps to `TypeError`).
     #[error("{prim}: {reason}; got dtypes {dtypes}")]
     DType {
@@ -130,6 +139,21 @@ impl Error {
         }
     }
 
+    /// Whether JAX raises this error as a `TypeError` where the variant
+    /// alone does not say (a broadcast error named by an op on shapes of
+    /// one rank).
+    pub fn is_type_error(&self) -> bool {
+        match self {
+            Error::Broadcast { op, shapes } => {
+                op.is_some()
+                    && shapes
+                        .windows(2)
+                        .all(|w| matches!(w, [a, b] if a.len() == b.len()))
+            }
+            _ => false,
+        }
+    }
+
     /// Parameter error.
     pub fn param(prim: &'static str, param: &'static str, reason: impl Into<String>) -> Self {
         Error::Param {
@@ -148,6 +172,23 @@ pub fn format_shape(shape: &[usize]) -> String {
             let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
             format!("({})", parts.join(", "))
         }
+    }
+}
+
+fn broadcast_message(op: Option<&str>, shapes: &[Vec<usize>]) -> String {
+    let parts: Vec<String> = shapes.iter().map(|s| format_shape(s)).collect();
+    let same_rank = shapes
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if a.len() == b.len()));
+    match op {
+        Some(op) if same_rank => format!(
+            "{op} got incompatible shapes for broadcasting: {}.",
+            parts.join(", ")
+        ),
+        _ => format!(
+            "Incompatible shapes for broadcasting: shapes=[{}]",
+            parts.join(", ")
+        ),
     }
 }
 

@@ -38,6 +38,7 @@ pub mod exec;
 pub mod export;
 pub mod ir;
 pub mod prims;
+pub mod promote;
 pub mod transforms;
 
 pub use array::{checked_size, Buffer, HostArray};

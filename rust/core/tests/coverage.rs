@@ -43,3 +43,65 @@ fn every_example_round_trips_through_its_params() {
         );
     }
 }
+
+/// Operand avals an example accepts, found by trying small candidates
+/// (no operand, then one to three of one dtype and shape).
+fn accepted_operands(p: &Primitive) -> Option<Vec<microjax::Aval>> {
+    use microjax::{Aval, DType};
+    if p.abstract_eval(&[]).is_ok() {
+        return Some(vec![]);
+    }
+    for n in 1..=3 {
+        for dtype in [DType::F32, DType::I32, DType::U32, DType::Bool] {
+            for shape in [vec![4], vec![], vec![2, 2]] {
+                let ins = vec![Aval::new(shape.clone(), dtype); n];
+                if p.abstract_eval(&ins).is_ok() {
+                    return Some(ins);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn non_differentiable_primitives_give_zero_tangents() {
+    use microjax::{Atom, Builder};
+    let mut checked = Vec::new();
+    for p in Primitive::examples() {
+        if p.differentiable() {
+            continue;
+        }
+        let ins = accepted_operands(&p)
+            .unwrap_or_else(|| panic!("{}: no operands found for its example", p.name()));
+        let mut b = Builder::new();
+        let mut primals = Vec::new();
+        let mut tangents = Vec::new();
+        for a in &ins {
+            let x = b.add_input(a.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let t = b.add_input(a.clone()).unwrap_or_else(|e| panic!("{e}"));
+            primals.push(Atom::Var(x));
+            tangents.push(Some(Atom::Var(t)));
+        }
+        let (outs, touts) = p
+            .jvp(&mut b, &primals, &tangents)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.name()));
+        assert!(!outs.is_empty(), "{}", p.name());
+        assert!(
+            touts.iter().all(Option::is_none),
+            "{} is declared non-differentiable but its JVP gave a tangent",
+            p.name()
+        );
+        checked.push(p.name());
+    }
+    for name in [
+        "eq",
+        "argmax",
+        "stop_gradient",
+        "iota",
+        "reduce_or",
+        "bitcast_convert_type",
+    ] {
+        assert!(checked.contains(&name), "{name} was not checked");
+    }
+}

@@ -8,31 +8,11 @@ use microjax::DType;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 
 /// Parses a core dtype name (`float32` or `f32`); complex names → TypeError.
 pub(crate) fn dtype_from_name(name: &str) -> PyResult<DType> {
     DType::from_name(name).py()
-}
-
-/// Default integer and float dtypes under the current x64 flag.
-#[inline]
-pub(crate) fn defaults() -> (DType, DType) {
-    if x64() {
-        (DType::I64, DType::F64)
-    } else {
-        (DType::I32, DType::F32)
-    }
-}
-
-/// JAX's promotion of two (dtype, weak) pairs with the current defaults.
-#[inline]
-pub(crate) fn promote2(a: (DType, bool), b: (DType, bool)) -> microjax::Result<(DType, bool)> {
-    if a.0 == b.0 {
-        return Ok((a.0, a.1 && b.1));
-    }
-    let (di, df) = defaults();
-    microjax::dtype::promote(a, b, di, df)
 }
 
 fn dtype_index(d: DType) -> usize {
@@ -139,12 +119,18 @@ pub(crate) fn is_type_object(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyType>()
 }
 
-/// Folds JAX's promotion over `(dtype_name, weak)` pairs with the defaults of
-/// the current x64 flag; returns `(dtype_name, weak)`.
+/// JAX's `result_type` ([`microjax::promote::result_type`]) over
+/// `(dtype_name, weak)` pairs with the defaults of the current x64 flag;
+/// returns `(dtype_name, weak)`. `canonical=False`: the lattice's answer
+/// as is (`jnp.promote_types`, [`microjax::promote::promote_all`]).
 /// (Called on every jnp promotion: names are borrowed, not copied.)
 #[pyfunction]
-pub(crate) fn result_type(items: &Bound<'_, PyAny>) -> PyResult<(&'static str, bool)> {
-    let mut acc: Option<(DType, bool)> = None;
+#[pyo3(signature = (items, canonical=true))]
+pub(crate) fn result_type(
+    items: &Bound<'_, PyAny>,
+    canonical: bool,
+) -> PyResult<(&'static str, bool)> {
+    let mut keys: Vec<(DType, bool)> = Vec::with_capacity(4);
     for item in items.try_iter()? {
         let item = item?;
         let pair = item.cast::<PyTuple>()?;
@@ -156,16 +142,49 @@ pub(crate) fn result_type(items: &Bound<'_, PyAny>) -> PyResult<(&'static str, b
         let name_obj = pair.get_item(0)?;
         let name = name_obj.cast::<PyString>()?.to_cow()?;
         let weak: bool = pair.get_item(1)?.extract()?;
-        let cur = (dtype_from_name(&name)?, weak);
-        acc = Some(match acc {
-            None => cur,
-            Some(a) => promote2(a, cur).py()?,
-        });
+        keys.push((dtype_from_name(&name)?, weak));
     }
-    match acc {
-        Some((d, w)) => Ok((d.name(), w)),
-        None => Err(PyValueError::new_err(
+    if keys.is_empty() {
+        return Err(PyValueError::new_err(
             "at least one array or dtype is required",
-        )),
+        ));
     }
+    let (d, w) = if canonical {
+        microjax::promote::result_type(keys, x64())
+    } else {
+        microjax::promote::promote_all(keys, x64())
+    }
+    .py()?;
+    Ok((d.name(), w))
+}
+
+/// NumPy broadcasting of `shapes` ([`microjax::promote::broadcast_shapes`]):
+/// the result shape, or JAX's error: a `TypeError` naming `op` for shapes
+/// of one rank, else a `ValueError`.
+#[pyfunction]
+#[pyo3(signature = (shapes, op=None))]
+pub(crate) fn broadcast_shapes(shapes: Vec<Vec<usize>>, op: Option<&str>) -> PyResult<Vec<usize>> {
+    let refs: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
+    microjax::promote::broadcast_shapes(op, &refs).py()
+}
+
+/// What the core knows of each dtype, by name: `(short name as jaxprs
+/// print it, NumPy kind character, the name with x64 disabled, is float)`.
+/// Python reads its dtype facts from this table.
+#[pyfunction]
+pub(crate) fn dtype_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for d in ALL_DTYPES {
+        let kind = d.kind().to_string();
+        out.set_item(
+            d.name(),
+            (
+                d.short_name(),
+                kind,
+                d.canonicalize(false).name(),
+                d.is_float(),
+            ),
+        )?;
+    }
+    Ok(out)
 }

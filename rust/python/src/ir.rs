@@ -69,7 +69,7 @@ fn atom_to_py<'py>(py: Python<'py>, a: &Atom) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
-fn effect_name(e: Effect) -> &'static str {
+pub(crate) fn effect_name(e: Effect) -> &'static str {
     match e {
         Effect::None => "none",
         Effect::OrderedIo => "ordered_io",

@@ -35,6 +35,8 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
     use microjax::Error as E;
     let msg = e.to_string();
     match e {
+        E::Broadcast { .. } if e.is_type_error() => PyTypeError::new_err(msg),
+        E::Broadcast { .. } => PyValueError::new_err(msg),
         E::Shape { .. }
         | E::DType { .. }
         | E::Arity { .. }
@@ -99,7 +101,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(globals::get_max_buffer_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(globals::bump_epoch, m)?)?;
     m.add_function(wrap_pyfunction!(dtypes::result_type, m)?)?;
+    m.add_function(wrap_pyfunction!(dtypes::broadcast_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(dtypes::dtype_table, m)?)?;
     m.add_function(wrap_pyfunction!(prim::primitive_names, m)?)?;
+    m.add_function(wrap_pyfunction!(prim::primitive_table, m)?)?;
     m.add_function(wrap_pyfunction!(ir::parse, m)?)?;
     m.add_function(wrap_pyfunction!(ir::export_program, m)?)?;
     m.add_function(wrap_pyfunction!(ir::load_program, m)?)?;

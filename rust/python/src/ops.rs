@@ -1,15 +1,16 @@
 //! Array operators. With no trace active and a plain operand (another
 //! `ArrayImpl` or an exact Python bool/int/float) they run entirely in Rust:
-//! JAX's promotion, conversion, NumPy broadcasting and one kernel call.
+//! JAX's promotion and broadcasting (`microjax::promote`, the one
+//! implementation), conversion, and one kernel call.
 //! Everything else goes to the Python `binary`/`unary` hooks.
 
 use crate::array::ArrayImpl;
-use crate::dtypes::{defaults, promote2};
 use crate::globals::{fast_eager, hook, x64, Hook};
 use crate::to_pyerr;
 use microjax::exec::ExecCtx;
 use microjax::prims::kernel;
 use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow};
+use microjax::promote::{broadcast_shapes, defaults, promote_pair};
 use microjax::{BinaryOp, CmpOp, DType, HostArray, Primitive, Scalar, UnaryOp};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
@@ -172,18 +173,13 @@ fn classify<'a>(other: &'a Bound<'_, PyAny>) -> Option<Operand<'a>> {
         return (!a.get().deleted()).then(|| Operand::Arr(a.get()));
     }
     if let Ok(f) = other.cast_exact::<PyFloat>() {
-        let d = if x64() { DType::F64 } else { DType::F32 };
+        let d = defaults(x64()).1;
         return Some(Operand::Py(Scalar::Float(f.value()), d, true));
     }
     if other.is_exact_instance_of::<PyInt>() {
         let v = other.extract::<i64>().ok()?;
-        let d = if x64() {
-            DType::I64
-        } else {
-            i32::try_from(v).ok()?;
-            DType::I32
-        };
-        return Some(Operand::Py(Scalar::Int(v), d, true));
+        let d = defaults(x64()).0;
+        return int_fits(v, d).then_some(Operand::Py(Scalar::Int(v), d, true));
     }
     if other.is_exact_instance_of::<PyBool>() {
         let b = other.extract::<bool>().ok()?;
@@ -237,28 +233,6 @@ fn materialize<'a>(op: &Operand<'a>, d: DType) -> Result<Option<Mat<'a>>, microj
     }
 }
 
-/// NumPy's broadcast of two shapes (None when incompatible).
-fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
-    let n = a.len().max(b.len());
-    let mut out: Vec<usize> = Vec::with_capacity(n);
-    let mut ia = a.iter().rev();
-    let mut ib = b.iter().rev();
-    for _ in 0..n {
-        let da = ia.next().copied().unwrap_or(1);
-        let db = ib.next().copied().unwrap_or(1);
-        let d = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            return None;
-        };
-        out.push(d);
-    }
-    out.reverse();
-    Some(out)
-}
-
 fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
     let a = m.get();
     let offset = shape.len().saturating_sub(a.ndim());
@@ -289,11 +263,12 @@ fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: 
     } else {
         (me, other_op)
     };
-    let Ok((mut dt, weak)) = promote2(x.key(), y.key()) else {
+    let x64_on = x64();
+    let Ok((mut dt, weak)) = promote_pair(x.key(), y.key(), x64_on) else {
         return Fast::Skip;
     };
     if op == BinOp::TrueDiv && !dt.is_float() {
-        dt = defaults().1;
+        dt = defaults(x64_on).1;
     }
     if op == BinOp::Pow && !dt.is_float() {
         return Fast::Skip;
@@ -308,10 +283,16 @@ fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: 
         Ok(None) => return Fast::Skip,
         Err(e) => return Fast::Err(e),
     };
+    let (prim, out_weak) = match kind {
+        Kind::Arith(b) => (Primitive::Binary(b), weak),
+        Kind::Cmp(c) => (Primitive::Compare(c), false),
+        Kind::HookOnly => return Fast::Skip,
+    };
     let (sx, sy) = (mx.get().shape(), my.get().shape());
     let (mx, my) = if sx != sy && !sx.is_empty() && !sy.is_empty() {
-        let Some(out) = broadcast_shapes(sx, sy) else {
-            return Fast::Skip;
+        let out = match broadcast_shapes(Some(prim.name()), &[sx, sy]) {
+            Ok(out) => out,
+            Err(e) => return Fast::Err(e),
         };
         let bx = if sx == out.as_slice() {
             mx
@@ -332,11 +313,6 @@ fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: 
         (bx, by)
     } else {
         (mx, my)
-    };
-    let (prim, out_weak) = match kind {
-        Kind::Arith(b) => (Primitive::Binary(b), weak),
-        Kind::Cmp(c) => (Primitive::Compare(c), false),
-        Kind::HookOnly => return Fast::Skip,
     };
     let res = kernel::eval_one(&ExecCtx::current_default(), &prim, &[mx.get(), my.get()]);
     match res {
@@ -425,19 +401,5 @@ pub(crate) fn unary(slf: &Bound<'_, ArrayImpl>, op: UnOp) -> PyResult<Py<PyAny>>
                 op.name()
             ))),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numpy_broadcasting() {
-        assert_eq!(broadcast_shapes(&[3, 1], &[4]), Some(vec![3, 4]));
-        assert_eq!(broadcast_shapes(&[2, 3], &[3]), Some(vec![2, 3]));
-        assert_eq!(broadcast_shapes(&[2, 3], &[2]), None);
-        assert_eq!(broadcast_shapes(&[1], &[5, 1, 2]), Some(vec![5, 1, 2]));
-        assert_eq!(broadcast_shapes(&[0], &[1]), Some(vec![0]));
     }
 }

@@ -329,6 +329,26 @@ pub(crate) fn primitive_names() -> Vec<&'static str> {
     Primitive::all_names()
 }
 
+/// What the core knows of each primitive, by name: `(multiple_results,
+/// differentiable, effect)` of its representative instance (the effect of
+/// the primitive itself; a sub-program's effects lift to its equation).
+/// Python reads its primitive facts from this table.
+#[pyfunction]
+pub(crate) fn primitive_table(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let out = pyo3::types::PyDict::new(py);
+    for p in Primitive::examples() {
+        out.set_item(
+            p.name(),
+            (
+                p.multiple_results(),
+                p.differentiable(),
+                crate::ir::effect_name(p.effect()),
+            ),
+        )?;
+    }
+    Ok(out)
+}
+
 /// A jnp unary function (`jnp.sin`) with its eager fast path in Rust: an
 /// `ArrayImpl` operand of an accepted dtype, with no trace active, goes
 /// straight to the kernel; anything else calls the Python function (which

@@ -34,8 +34,6 @@ pub(crate) struct Tracer {
     float: bool,
 }
 
-const FLOAT_NAMES: [&str; 4] = ["float16", "bfloat16", "float32", "float64"];
-
 impl Tracer {
     pub(crate) fn new_bound<'py>(
         py: Python<'py>,
@@ -305,7 +303,12 @@ impl Tracer {
     #[new]
     fn py_new(trace: Py<PyAny>, var: u32, aval: &Bound<'_, PyAny>) -> PyResult<Tracer> {
         let name = aval.getattr(pyo3::intern!(aval.py(), "dtype_name"))?;
-        let float = FLOAT_NAMES.iter().any(|n| name.eq(*n).unwrap_or(false));
+        let float = name
+            .cast::<pyo3::types::PyString>()
+            .ok()
+            .and_then(|n| n.to_cow().ok())
+            .and_then(|n| microjax::DType::from_name(&n).ok())
+            .is_some_and(microjax::DType::is_float);
         Ok(Tracer {
             trace,
             var,

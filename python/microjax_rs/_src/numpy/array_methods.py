@@ -6,6 +6,7 @@ import numpy as np
 from ... import _core
 from ... import numpy as jnp
 from ..device_types import CpuDevice
+from ..tables import FLOAT_NAMES as _FLOATS
 from ...core import Primitive, Tracer, _state
 from .indexing import AtIndexer, getitem
 
@@ -58,7 +59,6 @@ def unary_hook(op, a):
 # primitive (no promotion, no broadcasting): bound directly (the hot path of
 # traced arithmetic under grad/jit/vmap).
 _DIRECT = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div"}
-_FLOATS = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
 def tracer_operators():

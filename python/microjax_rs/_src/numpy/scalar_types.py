@@ -52,7 +52,7 @@ def result_type(*args):
 
 def promote_types(a, b):
     """Promotion of two dtypes (no weak types), JAX's lattice."""
-    name, _ = _dt.promote([(_name(a), False), (_name(b), False)])
+    name, _ = _dt.promote([(_name(a), False), (_name(b), False)], canonical=False)
     return _dt.np_dtype(name)
 
 

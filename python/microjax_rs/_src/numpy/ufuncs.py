@@ -34,6 +34,7 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
     does promotion and broadcasting in Rust and falls back to `_slow`)."""
 
     bool_fn = _BOOL_BINARY.get(doc)
+    prim_name = lax_fn.__name__  # names the primitive in broadcasting errors, as JAX
 
     def slow(x1, x2):
         # Under a trace: two float tracers of one aval, or a float tracer and
@@ -51,7 +52,7 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
                 return lax_fn(x1, x2)
         elif type(x1) is float and type(x2) is Tracer and x2.aval.dtype_name in _FLOAT_NAMES:
             return lax_fn(x1, x2)
-        a, b = (_promote_inexact if inexact else _promote)(x1, x2)
+        a, b = (_promote_inexact if inexact else _promote)(x1, x2, op=prim_name)
         if bool_fn is not None and _aval(a).dtype_name == "bool":
             return bool_fn(a, b)
         return lax_fn(a, b)

@@ -1,13 +1,14 @@
 """Helpers shared by the `jax.numpy` modules: JAX's dtype promotion (weak
-Python scalars, the lattice in Rust), NumPy broadcasting, axis and shape
-arguments, and boolean logic on lax primitives."""
+Python scalars) and NumPy broadcasting (both implemented once, in the Rust
+core), axis and shape arguments, and boolean logic on lax primitives."""
 import builtins
 import operator as _op
 
 import numpy as _np
 
-from ... import core, dtypes as _dt, lax
+from ... import _core, core, dtypes as _dt, lax
 from ...core import ArrayImpl, Tracer
+from ..tables import FLOAT_NAMES as _FLOAT_NAMES
 
 
 _SCALARS = (bool, int, float)
@@ -52,21 +53,11 @@ def _convert(x, name, weak):
     return lax._convert_keep_weak(x, name, weak)
 
 
-def _broadcast_shapes(*shapes):
-    ndim = builtins.max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(ndim):
-        size = 1
-        for s in shapes:
-            d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
-            if d != 1:
-                if size not in (1, d):
-                    raise ValueError(
-                        "Incompatible shapes for broadcasting: "
-                        + ", ".join(str(tuple(s)) for s in shapes))
-                size = d
-        out.append(size)
-    return tuple(out)
+def _broadcast_shapes(*shapes, op=None):
+    """NumPy broadcasting (the core's). Incompatible shapes raise JAX's
+    error: a TypeError naming `op` (an elementwise primitive) when all ranks
+    are equal, else `jnp.broadcast_shapes`' ValueError."""
+    return tuple(_core.broadcast_shapes(shapes, op))
 
 
 def _broadcast_to_shape(x, shape):
@@ -87,13 +78,14 @@ def _broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, [nlead + i for i in keep])
 
 
-def _promote_shapes(args):
+def _promote_shapes(args, op=None):
     """NumPy broadcasting; rank-0 operands are left for the primitive (lax
-    elementwise ops accept rank-0 operands against arrays)."""
+    elementwise ops accept rank-0 operands against arrays). `op` names the
+    elementwise primitive in the error for incompatible shapes."""
     shapes = [_aval(a).shape for a in args]
     if builtins.all(s == shapes[0] for s in shapes):
         return args
-    out_shape = _broadcast_shapes(*shapes)
+    out_shape = _broadcast_shapes(*shapes, op=op)
     return [a if (s == out_shape or s == ()) else _broadcast_to_shape(a, out_shape)
             for a, s in zip(args, shapes)]
 
@@ -106,9 +98,9 @@ def _promote_dtypes(*args):
     return [_convert(a, name, weak) for a in args]
 
 
-def _promote(*args):
+def _promote(*args, op=None):
     """Promotes dtypes (JAX's lattice) then shapes (NumPy broadcasting)."""
-    return _promote_shapes(_promote_dtypes(*args))
+    return _promote_shapes(_promote_dtypes(*args), op)
 
 
 def _check_arg(a):
@@ -130,14 +122,13 @@ def _promote_dtypes_inexact(*args):
     return [_convert(a, name, weak) for a in args]
 
 
-def _promote_inexact(*args):
-    return _promote_shapes(_promote_dtypes_inexact(*args))
+def _promote_inexact(*args, op=None):
+    return _promote_shapes(_promote_dtypes_inexact(*args), op)
 
 
 _EAGER_OPERANDS = (ArrayImpl, bool, int, float)
 
 
-_FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
 def _shape_dim(d, shape):

@@ -201,6 +201,10 @@ impl Family for StopGradient {
         Ok(vec![HostArray::new(out.shape, buf)?])
     }
 
+    fn differentiable(&self) -> bool {
+        false
+    }
+
     /// Zero tangents: the point of the primitive.
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         jvp_zero(self, b, xs, ts)

@@ -132,6 +132,11 @@ impl Family for UnaryOp {
         HostArray::new(out.shape, kernels::unary(*self, x.buffer())?)
     }
 
+    /// The bitwise ops have integer or bool results.
+    fn differentiable(&self) -> bool {
+        !matches!(self, UnaryOp::Not | UnaryOp::PopulationCount | UnaryOp::Clz)
+    }
+
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let op = *self;
         let [x] = operands::<_, 1>(op.name(), xs)?.clone();
@@ -413,6 +418,19 @@ impl Family for BinaryOp {
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         HostArray::new(out.shape, kernels::binary(*self, x.buffer(), y.buffer())?)
+    }
+
+    /// The bitwise ops and shifts have integer or bool results.
+    fn differentiable(&self) -> bool {
+        !matches!(
+            self,
+            BinaryOp::And
+                | BinaryOp::Or
+                | BinaryOp::Xor
+                | BinaryOp::ShiftLeft
+                | BinaryOp::ShiftRightLogical
+                | BinaryOp::ShiftRightArithmetic
+        )
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -722,6 +740,10 @@ impl Family for CmpOp {
             out.shape,
             kernels::compare(*self, x.buffer(), y.buffer(), n)?,
         )
+    }
+
+    fn differentiable(&self) -> bool {
+        false
     }
 
     /// Comparisons are piecewise constant: zero tangents.

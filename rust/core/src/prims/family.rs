@@ -4,8 +4,10 @@
 //! or a params struct such as [`super::gather::GatherParams`]) that knows
 //! everything about its primitives, in the family's own file: names, params
 //! to and from the generic [`Param`] tree, display, the shape rule, the CPU
-//! kernel and the three transformation rules. Every method is required, so a
-//! family without a rule does not compile. Rules receive the family's own
+//! kernel and the three transformation rules. Every rule is required, so a
+//! family without a rule does not compile; the one provided method,
+//! [`Family::differentiable`], is overridden by the families whose JVP
+//! rule never gives a tangent. Rules receive the family's own
 //! params (`&self`), never the whole [`Primitive`]: there is nothing to
 //! re-match and no "wrong rule" case.
 //!
@@ -102,6 +104,16 @@ pub trait Family: Sized {
         }
     }
 
+    /// Whether an output of this primitive can carry a nonzero tangent.
+    /// False when the JVP rule gives symbolic zeros whatever the operands
+    /// (bool or integer results, `stop_gradient`): tracing AD may then run
+    /// the primitive on known values instead of recording it. Decided by
+    /// the primitive alone, never its params (`convert_element_type` to an
+    /// integer dtype is differentiable here, its tangent is still zero).
+    fn differentiable(&self) -> bool {
+        true
+    }
+
     /// JVP rule: emit primal and tangent outputs for primal operands and
     /// their tangents (`None`: symbolic zero).
     fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut;
@@ -163,6 +175,9 @@ impl<F: Family> Family for Box<F> {
     }
     fn kernel_one(&self, ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         F::kernel_one(self, ctx, args, out)
+    }
+    fn differentiable(&self) -> bool {
+        F::differentiable(self)
     }
     fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
         F::jvp(self, b, primals, tangents)

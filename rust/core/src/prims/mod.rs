@@ -295,6 +295,14 @@ macro_rules! primitives {
                 }
             }
 
+            /// Whether an output can carry a nonzero tangent
+            /// ([`family::Family::differentiable`]).
+            pub fn differentiable(&self) -> bool {
+                match self {
+                    $(Primitive::$F(f) => family::Family::differentiable(f),)*
+                }
+            }
+
             /// The effect an equation of this primitive has (a sub-jaxpr's
             /// effects lift to its caller).
             pub fn effect(&self) -> crate::ir::Effect {

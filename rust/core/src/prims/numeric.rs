@@ -274,6 +274,10 @@ impl Family for IsFinite {
         Ok(vec![HostArray::new(out.shape, buf)?])
     }
 
+    fn differentiable(&self) -> bool {
+        false
+    }
+
     /// A bool result: zero tangents.
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         jvp_zero(self, b, xs, ts)

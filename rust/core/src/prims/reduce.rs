@@ -200,6 +200,11 @@ impl Family for Reduce {
         Ok(vec![HostArray::new(out.shape, buf)?])
     }
 
+    /// `reduce_and` / `reduce_or` have bool results.
+    fn differentiable(&self) -> bool {
+        !matches!(self.op, ReduceOp::And | ReduceOp::Or)
+    }
+
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         match self.op {
             ReduceOp::Sum => jvp_linear(self, b, xs, ts),
@@ -354,6 +359,10 @@ impl Family for ArgReduce {
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::arg(self.op, x, self.axis, self.index_dtype)?;
         Ok(vec![HostArray::new(out.shape, buf)?])
+    }
+
+    fn differentiable(&self) -> bool {
+        false
     }
 
     /// Indices are piecewise constant: no tangent.

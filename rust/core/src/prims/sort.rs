@@ -651,6 +651,11 @@ impl Family for SortOp {
             .collect()
     }
 
+    /// `bitcast_convert_type` reinterprets bits: zero tangents (as JAX).
+    fn differentiable(&self) -> bool {
+        !matches!(self, SortOp::BitcastConvertType { .. })
+    }
+
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let op = self.clone();
         let outs = emit(b, op.clone(), xs.to_vec())?;

@@ -141,6 +141,10 @@ impl Family for Iota {
         finish(self.name(), outs, buf)
     }
 
+    fn differentiable(&self) -> bool {
+        false
+    }
+
     /// Integer (index) values: zero tangents.
     fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
         jvp_zero(self, b, primals, tangents)
