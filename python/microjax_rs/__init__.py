@@ -87,7 +87,9 @@ from . import sharding, stages, typing  # noqa: E402
 from .sharding import NamedSharding, P  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
 from .core import ensure_compile_time_eval  # noqa: E402
-from .config import log_compiles, numpy_dtype_promotion, numpy_rank_promotion  # noqa: E402
+from .config import (  # noqa: E402
+    default_matmul_precision, enable_x64, log_compiles, numpy_dtype_promotion, numpy_rank_promotion,
+)
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
 __version__ = "0.1.0"
@@ -102,7 +104,7 @@ __all__ = [
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn",
     "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
-    "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles",
+    "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles", "enable_x64", "default_matmul_precision",
     "effects_barrier", "make_mesh",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

@@ -203,19 +203,77 @@ def numpy_rank_promotion(value):
     return _PromotionContext("jax_numpy_rank_promotion", value, ("allow", "warn", "raise"), "allow")
 
 
-class log_compiles:
+class _OptionContext:
+    """Sets config option `option` to `value` inside a `with` block (also a
+    decorator), restoring the previous value after it, as JAX's option
+    contexts do."""
+
+    option = None
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self._saved = config.read(self.option)
+        config.update(self.option, self.value)
+        return self
+
+    def __exit__(self, *exc):
+        config.update(self.option, self._saved)
+        return False
+
+    def __call__(self, fun):
+        import functools
+
+        @functools.wraps(fun)
+        def wrapped(*args, **kwargs):
+            with type(self)(self.value):
+                return fun(*args, **kwargs)
+
+        return wrapped
+
+
+class log_compiles(_OptionContext):
     """`with jax.log_compiles():` log every new top-level `jit` compilation
     (at WARNING, logger "jax._src.dispatch", as JAX: "Compiling f with global
     shapes and types ..." and "Finished ... compilation of jit(f) in ... sec")."""
 
+    option = "jax_log_compiles"
+
     def __init__(self, enable=True):
-        self.enable = bool(enable)
+        super().__init__(bool(enable))
 
-    def __enter__(self):
-        self._saved = config.jax_log_compiles
-        config.update("jax_log_compiles", self.enable)
-        return self
 
-    def __exit__(self, *exc):
-        config.update("jax_log_compiles", self._saved)
-        return False
+class enable_x64(_OptionContext):
+    """`with jax.enable_x64():` 64-bit types inside the block
+    (`jax.enable_x64(False)` turns them off), as `jax_enable_x64`. Arrays keep
+    the dtype they were made with."""
+
+    option = "jax_enable_x64"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
+
+
+def disable_x64():
+    """`jax.experimental.disable_x64()`: `enable_x64(False)`."""
+    return enable_x64(False)
+
+
+_PRECISIONS = (None, "default", "bfloat16", "tensorfloat32", "float32", "high", "highest", "fastest",
+               "ANY_F8_ANY_F8_F32", "BF16_BF16_F32", "TF32_TF32_F32", "F32_F32_F32", "F64_F64_F64")
+
+
+class default_matmul_precision(_OptionContext):
+    """`with jax.default_matmul_precision("float32"):` the precision of
+    products and convolutions that name none (`jax_default_matmul_precision`).
+    The CPU kernels compute every float product at its dtype's full
+    precision whatever the setting, as XLA's CPU backend does."""
+
+    option = "jax_default_matmul_precision"
+
+    def __init__(self, precision):
+        if precision not in _PRECISIONS:
+            raise ValueError(f"jax_default_matmul_precision: invalid value {precision!r}; "
+                             f"expected one of {_PRECISIONS}")
+        super().__init__(precision)
