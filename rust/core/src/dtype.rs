@@ -220,10 +220,7 @@ fn node_of(dtype: DType, weak: bool) -> Node {
 /// the lattice; a weak result takes the default dtype of its kind
 /// (`default_int`/`default_float`, already canonicalized by the caller).
 pub fn promote(
-    a: (DType, bool),
-    b: (DType, bool),
-    default_int: DType,
-    default_float: DType,
+    a: (DType, bool), b: (DType, bool), default_int: DType, default_float: DType,
 ) -> Result<(DType, bool)> {
     let na = node_of(a.0, a.1);
     let nb = node_of(b.0, b.1);

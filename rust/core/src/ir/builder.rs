@@ -66,10 +66,7 @@ impl Builder {
 
     /// Appends `outs = prim ins`, returning the new output variables.
     pub fn add_eqn(
-        &mut self,
-        prim: Primitive,
-        inputs: Vec<Atom>,
-        source: SourceInfo,
+        &mut self, prim: Primitive, inputs: Vec<Atom>, source: SourceInfo,
     ) -> Result<Vec<Var>> {
         let in_avals = inputs
             .iter()

@@ -117,11 +117,7 @@ fn call_abstract_eval(name: &'static str, jaxpr: &ClosedJaxpr, ins: &[Aval]) -> 
 /// The kernel: the callee evaluated (in the same execution context) on
 /// shared copies of the operands.
 fn call_kernel(
-    name: &'static str,
-    jaxpr: &ClosedJaxpr,
-    ctx: &ExecCtx,
-    args: &[&HostArray],
-    outs: Vec<Aval>,
+    name: &'static str, jaxpr: &ClosedJaxpr, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     shared_call(name, args, outs, |a| eval_closed_in(ctx, jaxpr, a))
 }
@@ -157,10 +153,7 @@ where
 /// operands and the cotangent of every output, returning the linear
 /// operands' cotangents.
 fn call_transpose<F: CallOf>(
-    f: &F,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    f: &F, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> TransposeOut
 where
     Primitive: From<F>,
@@ -207,11 +200,7 @@ where
 /// unbatched). A call naming the axis being batched is batched although no
 /// operand is.
 fn call_batch<F: CallOf>(
-    f: &F,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    f: &F, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> BatchOut
 where
     Primitive: From<F>,
@@ -269,10 +258,7 @@ macro_rules! call_family {
             }
 
             fn kernel(
-                &self,
-                ctx: &ExecCtx,
-                args: &[&HostArray],
-                outs: Vec<Aval>,
+                &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
             ) -> Result<Vec<HostArray>> {
                 call_kernel($name, &self.jaxpr, ctx, args, outs)
             }
@@ -282,20 +268,13 @@ macro_rules! call_family {
             }
 
             fn transpose(
-                &self,
-                b: &mut Builder,
-                cts: &[Option<Atom>],
-                ops: &[Operand],
+                &self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
             ) -> TransposeOut {
                 call_transpose(self, b, cts, ops)
             }
 
             fn batch(
-                &self,
-                b: &mut Builder,
-                ins: &[Atom],
-                dims: &[Option<usize>],
-                n: usize,
+                &self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
             ) -> BatchOut {
                 call_batch(self, b, ins, dims, n)
             }

@@ -323,10 +323,7 @@ impl Family for Callback {
 
     /// Calls the host function (checking its results).
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| eval(self, args))
     }
@@ -405,11 +402,7 @@ fn batched_avals(avals: &[Aval], n: usize) -> Vec<Aval> {
 /// One call per member, in order: a `scan` over the batched operands whose
 /// body is the unbatched callback.
 fn sequential(
-    c: &Callback,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    c: &Callback, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
     let mut consts = Vec::new();
     let mut xs = Vec::new();

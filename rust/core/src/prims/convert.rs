@@ -92,10 +92,7 @@ impl Family for ConvertElementType {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, args)?;
         let buf = kernels::convert(x.buffer(), self.new_dtype)?;
@@ -190,10 +187,7 @@ impl Family for StopGradient {
 
     /// The identity (a copy of the operand).
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(STOP_GRADIENT, args)?;
         let buf = x.buffer().clone();

@@ -67,10 +67,7 @@ impl Family for DotGeneral {
     }
 
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;
@@ -231,11 +228,7 @@ fn free_dims(ndim: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
 /// The transpose for a present cotangent `ct`: the cotangent of the one
 /// linear operand.
 fn transpose_dot(
-    dims: &DotDims,
-    b: &mut Builder,
-    ct: Atom,
-    x: &Operand,
-    y: &Operand,
+    dims: &DotDims, b: &mut Builder, ct: Atom, x: &Operand, y: &Operand,
 ) -> TransposeOut {
     let xa = operand_aval(b, x)?;
     let ya = operand_aval(b, y)?;
@@ -280,12 +273,7 @@ struct DotSide<'a> {
 }
 
 fn dot_transpose_side(
-    b: &mut Builder,
-    ct: Atom,
-    other: Atom,
-    this_aval: &Aval,
-    this: &DotSide,
-    oth: &DotSide,
+    b: &mut Builder, ct: Atom, other: Atom, this_aval: &Aval, this: &DotSide, oth: &DotSide,
     other_free_start: usize,
 ) -> Result<Atom> {
     let nb = this.batch.len();

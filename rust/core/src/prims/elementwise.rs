@@ -32,11 +32,7 @@ fn two_ops<'a>(name: &'static str, ops: &'a [Operand]) -> Result<(&'a Operand, &
 /// `add`/`sub`: each linear operand gets the cotangent (negated for the
 /// subtrahend), summed back to its shape when it was broadcast.
 fn transpose_add_sub(
-    name: &'static str,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-    negate_rhs: bool,
+    name: &'static str, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand], negate_rhs: bool,
 ) -> TransposeOut {
     let Some(ct) = single_ct(name, cts)? else {
         return Ok(vec![None; ops.len()]);
@@ -118,10 +114,7 @@ impl Family for UnaryOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
@@ -166,12 +159,7 @@ impl Family for UnaryOp {
 /// The tangent of unary `op` at `x` (output `y`) for input tangent `t`;
 /// `None` where the derivative is zero. One helper per group of ops.
 fn unary_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    y: &Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, y: &Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     match op {
         UnaryOp::Neg
@@ -210,12 +198,7 @@ fn unary_tangent(
 
 /// `unary_tangent` for exp/log, trigonometric and power ops.
 fn elementary_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    y: &Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, y: &Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     let lit = |v: f64| Builder::lit(dtype, v);
     Ok(match op {
@@ -280,11 +263,7 @@ fn elementary_tangent(
 
 /// `unary_tangent` for inverse trigonometric and hyperbolic ops.
 fn inverse_trig_hyperbolic_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     let lit = |v: f64| Builder::lit(dtype, v);
     Ok(match op {
@@ -339,12 +318,7 @@ fn inverse_trig_hyperbolic_tangent(
 
 /// `unary_tangent` for `rsqrt`, `cbrt` and the special functions.
 fn special_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    y: &Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, y: &Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     let lit = |v: f64| Builder::lit(dtype, v);
     Ok(match op {
@@ -400,10 +374,7 @@ impl Family for BinaryOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;
@@ -481,12 +452,8 @@ impl Family for BinaryOp {
 /// operand tangents `tx`, `ty`; `None` where it is zero. One helper per
 /// group of ops.
 fn binary_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y, z): (&Atom, &Atom, &Atom),
-    zaval: &Aval,
-    tx: Option<Atom>,
-    ty: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y, z): (&Atom, &Atom, &Atom), zaval: &Aval,
+    tx: Option<Atom>, ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     let args = (x, y, z);
     match op {
@@ -516,10 +483,7 @@ fn binary_tangent(
 
 /// `binary_tangent` for `add`, `sub`, `mul`, `div`, `max` and `min`.
 fn arithmetic_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y, z): (&Atom, &Atom, &Atom),
-    tx: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y, z): (&Atom, &Atom, &Atom), tx: Option<Atom>,
     ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     Ok(match op {
@@ -572,12 +536,8 @@ fn arithmetic_tangent(
 
 /// `binary_tangent` for `pow` and `rem`.
 fn pow_rem_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y, z): (&Atom, &Atom, &Atom),
-    zaval: &Aval,
-    tx: Option<Atom>,
-    ty: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y, z): (&Atom, &Atom, &Atom), zaval: &Aval,
+    tx: Option<Atom>, ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     let dtype = zaval.dtype;
     Ok(match op {
@@ -640,11 +600,7 @@ fn pow_rem_tangent(
 
 /// `binary_tangent` for `atan2` and `polygamma`.
 fn atan2_polygamma_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y): (&Atom, &Atom),
-    dtype: DType,
-    tx: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y): (&Atom, &Atom), dtype: DType, tx: Option<Atom>,
     ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     Ok(match op {
@@ -702,10 +658,7 @@ impl Family for CmpOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
         let out = single_out(self.name(), outs)?;

@@ -93,20 +93,13 @@ pub trait Family: Sized {
     /// Transpose rule: given output cotangents (`None`: zero; at least one
     /// present) and the operands, the cotangent of each linear operand.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut;
 
     /// Batch rule: emit the batched equation(s) for operands with batch dims
     /// `dims` (`None`: unbatched) of mapped size `size`.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut;
 }
 
@@ -138,10 +131,7 @@ impl<F: Family> Family for Box<F> {
         F::abstract_eval(self, ins)
     }
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         F::kernel(self, ctx, args, outs)
     }
@@ -149,19 +139,12 @@ impl<F: Family> Family for Box<F> {
         F::jvp(self, b, primals, tangents)
     }
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         F::transpose(self, b, cts, operands)
     }
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         F::batch(self, b, operands, dims, size)
     }
@@ -215,10 +198,7 @@ where
 /// JVP of a primitive with a zero derivative (integer results, indices,
 /// piecewise-constant functions): the primal outputs with zero tangents.
 pub fn jvp_zero<F: Family + Clone>(
-    family: &F,
-    b: &mut Builder,
-    primals: &[Atom],
-    _tangents: &[Option<Atom>],
+    family: &F, b: &mut Builder, primals: &[Atom], _tangents: &[Option<Atom>],
 ) -> JvpOut
 where
     Primitive: From<F>,

@@ -96,21 +96,13 @@ pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
 /// never a panic) and every output is checked against its aval. The
 /// kernel runs inside `ctx` ([`ExecCtx::enter`]).
 pub fn eval_known(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    args: &[&HostArray],
-    aval: Option<Aval>,
-    multi: Vec<Aval>,
+    ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray], aval: Option<Aval>, multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     ctx.enter(|| known(ctx, prim, args, aval, multi))
 }
 
 fn known(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    args: &[&HostArray],
-    aval: Option<Aval>,
-    multi: Vec<Aval>,
+    ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray], aval: Option<Aval>, multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     let name = prim.name();
     crate::array::budget::check_avals_within(
@@ -189,9 +181,7 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
 
 /// A family kernel's results, checked against the shape rule's avals.
 fn checked_outputs(
-    name: &'static str,
-    outs: Vec<HostArray>,
-    avals: &[Aval],
+    name: &'static str, outs: Vec<HostArray>, avals: &[Aval],
 ) -> Result<Vec<HostArray>> {
     if outs.len() != avals.len() {
         return Err(Error::Arity {
@@ -229,9 +219,7 @@ fn finish(name: &'static str, aval: Aval, buf: Buffer) -> Result<HostArray> {
 /// checked against the shape rule's avals. (The interpreter shares operands
 /// directly for these equations; this is the single-primitive path.)
 pub(crate) fn shared_call(
-    name: &'static str,
-    args: &[&HostArray],
-    out_avals: Vec<Aval>,
+    name: &'static str, args: &[&HostArray], out_avals: Vec<Aval>,
     run: impl FnOnce(&[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>,
 ) -> Result<Vec<HostArray>> {
     let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();

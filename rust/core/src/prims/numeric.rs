@@ -115,10 +115,7 @@ impl Family for IntegerPow {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(INTEGER_POW, args)?;
         let buf = kernels::integer_pow(self.y, x.buffer())?;
@@ -203,10 +200,7 @@ impl Family for Round {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(ROUND, args)?;
         let buf = kernels::round(x.buffer(), self.rounding_method)?;
@@ -263,10 +257,7 @@ impl Family for IsFinite {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(IS_FINITE, args)?;
         let buf = kernels::is_finite(x.buffer())?;

@@ -107,10 +107,7 @@ impl Family for Threefry2x32 {
     /// The hash of every element (rank-0 operands broadcast against the
     /// others). The operands are checked by the shape rule.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        _outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], _outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
         let shape = self

@@ -188,10 +188,7 @@ impl Family for Reduce {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;
@@ -344,10 +341,7 @@ impl Family for ArgReduce {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;
@@ -435,10 +429,7 @@ impl Family for Cumulative {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;
@@ -580,13 +571,7 @@ fn jvp_cumulative(c: &Cumulative, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
 /// The weights `W[i, j]` of [`jvp_cumulative`] (zero outside the prefix
 /// mask `tri`).
 fn scan_weights(
-    c: &Cumulative,
-    b: &mut Builder,
-    pa: &PairAxes,
-    x: &Atom,
-    y: &Atom,
-    dtype: DType,
-    tri: Atom,
+    c: &Cumulative, b: &mut Builder, pa: &PairAxes, x: &Atom, y: &Atom, dtype: DType, tri: Atom,
 ) -> Result<Atom> {
     let paval = Aval::new(pa.shape.clone(), dtype);
     let zeros = b.zeros(&paval)?;

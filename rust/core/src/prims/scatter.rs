@@ -162,12 +162,7 @@ fn tangent_or_zeros(b: &mut Builder, t: Option<Atom>, like: &Atom) -> Result<Ato
 /// row-major order win), found by scattering update ids and gathering them
 /// back; untouched positions keep the operand's tangent.
 fn jvp_scatter_set(
-    s: &ScatterParams,
-    b: &mut Builder,
-    x: &Atom,
-    i: &Atom,
-    u: &Atom,
-    tx: Option<Atom>,
+    s: &ScatterParams, b: &mut Builder, x: &Atom, i: &Atom, u: &Atom, tx: Option<Atom>,
     tu: Option<Atom>,
 ) -> Result<Atom> {
     let xa = b.aval(x)?;
@@ -246,13 +241,7 @@ fn jvp_scatter_set(
 /// every update equal to the result, averaged.
 #[allow(clippy::too_many_arguments)]
 fn jvp_scatter_extremal(
-    s: &ScatterParams,
-    b: &mut Builder,
-    x: &Atom,
-    i: &Atom,
-    u: &Atom,
-    z: &Atom,
-    tx: Option<Atom>,
+    s: &ScatterParams, b: &mut Builder, x: &Atom, i: &Atom, u: &Atom, z: &Atom, tx: Option<Atom>,
     tu: Option<Atom>,
 ) -> Result<Atom> {
     let xa = b.aval(x)?;
@@ -447,10 +436,7 @@ impl Family for ScatterParams {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let prim = self.op.name();
         let [x, i, u] = operands::<_, 3>(prim, args)?;

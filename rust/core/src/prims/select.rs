@@ -127,10 +127,7 @@ impl Family for SelectN {
 
     /// An int32 predicate is clamped to `[0, n-1]`.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let (pred, cases) = args
             .split_first()
@@ -269,10 +266,7 @@ impl Family for Clamp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [lo, x, hi] = operands::<_, 3>(CLAMP, args)?;
         let buf = kernels::clamp(lo.buffer(), x.buffer(), hi.buffer())?;

@@ -141,10 +141,7 @@ impl Family for Slice {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         let [x] = operands::<_, 1>(self.name(), args)?;
@@ -227,10 +224,7 @@ fn to_i64(v: usize) -> Result<i64> {
 
 /// Output shape of `slice`.
 fn slice_shape(
-    x: &Aval,
-    start: &[usize],
-    limit: &[usize],
-    strides: Option<&[usize]>,
+    x: &Aval, start: &[usize], limit: &[usize], strides: Option<&[usize]>,
 ) -> Result<Vec<usize>> {
     let name = "slice";
     let n = x.ndim();
@@ -313,10 +307,7 @@ impl Family for DynamicSlice {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;
@@ -426,10 +417,7 @@ impl Family for DynamicUpdateSlice {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let out = single_out(name, outs)?;

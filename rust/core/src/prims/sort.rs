@@ -52,10 +52,7 @@ fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
 }
 
 fn count_param(
-    prim: &'static str,
-    params: &[(String, Param)],
-    key: &'static str,
-    default: Option<usize>,
+    prim: &'static str, params: &[(String, Param)], key: &'static str, default: Option<usize>,
 ) -> Result<usize> {
     match (get(params, key), default) {
         (None | Some(Param::None), Some(d)) => Ok(d),
@@ -387,11 +384,7 @@ fn missing_output(rule: &str) -> Error {
 /// A sort of `keys` (with `num_keys = keys.len()`) carrying `payload`;
 /// returns the sorted payload.
 fn sort_payload(
-    b: &mut Builder,
-    keys: &[Atom],
-    payload: Vec<Atom>,
-    dimension: usize,
-    is_stable: bool,
+    b: &mut Builder, keys: &[Atom], payload: Vec<Atom>, dimension: usize, is_stable: bool,
 ) -> Result<Vec<Atom>> {
     let mut ins = keys.to_vec();
     ins.extend(payload);
@@ -406,10 +399,7 @@ fn sort_payload(
 /// `sort` avals: the operands' (of one shape, sortable dtypes), after
 /// checking `dimension` and `num_keys`.
 fn sort_avals(
-    name: &'static str,
-    ins: &[Aval],
-    dimension: usize,
-    num_keys: usize,
+    name: &'static str, ins: &[Aval], dimension: usize, num_keys: usize,
 ) -> Result<Vec<Aval>> {
     let first = ins.first().ok_or(Error::Arity {
         prim: name,
@@ -612,10 +602,7 @@ impl Family for SortOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let bufs = match (self, args) {
             (

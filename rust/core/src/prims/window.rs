@@ -146,19 +146,14 @@ fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
 }
 
 fn need<'a>(
-    prim: &'static str,
-    params: &'a [(String, Param)],
-    key: &'static str,
+    prim: &'static str, params: &'a [(String, Param)], key: &'static str,
 ) -> Result<&'a Param> {
     get(params, key).ok_or_else(|| Error::param(prim, key, "missing"))
 }
 
 /// A dilation list, all ones when absent or `None`.
 fn dilation(
-    prim: &'static str,
-    params: &[(String, Param)],
-    key: &'static str,
-    n: usize,
+    prim: &'static str, params: &[(String, Param)], key: &'static str, n: usize,
 ) -> Result<Vec<usize>> {
     match get(params, key) {
         None | Some(Param::None) => Ok(vec![1; n]),
@@ -785,10 +780,7 @@ impl Family for WindowOp {
 
     /// Half floats compute in f32 and round once.
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         if matches!(out.dtype, DType::F16 | DType::BF16) {

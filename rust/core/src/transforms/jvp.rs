@@ -55,9 +55,7 @@ fn read_tangent(env: &[Option<Atom>], a: &Atom) -> Option<Atom> {
 /// gets a tangent (zeros materialized; float0 zeros for integer and bool
 /// outputs) and `out_nonzeros` is all true.
 pub fn jvp_jaxpr(
-    j: &ClosedJaxpr,
-    nonzeros: &[bool],
-    instantiate: bool,
+    j: &ClosedJaxpr, nonzeros: &[bool], instantiate: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
     // Dead equations first: they may hold primitives whose JVP is undefined
     // (e.g. the primal call a custom rule makes of its own function).

@@ -113,10 +113,7 @@ impl TransposeState {
     /// Binds the consts and the non-linear inputs, marks the linear inputs,
     /// and returns the inputs taking the output cotangents.
     fn bind_inputs(
-        &mut self,
-        b: &mut Builder,
-        j: &ClosedJaxpr,
-        linear: &[bool],
+        &mut self, b: &mut Builder, j: &ClosedJaxpr, linear: &[bool],
     ) -> Result<Vec<Atom>> {
         let jx = &j.jaxpr;
         for (v, c) in jx.constvars.iter().zip(&j.consts) {

@@ -231,10 +231,7 @@ impl Compiled {
     }
 
     fn run_tracked(
-        &self,
-        ctx: &ExecCtx,
-        args: &[Arc<HostArray>],
-        track: Option<&mut RunStats>,
+        &self, ctx: &ExecCtx, args: &[Arc<HostArray>], track: Option<&mut RunStats>,
     ) -> Result<Vec<Arc<HostArray>>> {
         let jx = &self.prog.jaxpr;
         super::check_program_args(
@@ -266,10 +263,7 @@ impl Compiled {
     /// Walks the plan on `env` (parameters bound), freeing after each step
     /// the values `frees` lists for it.
     fn run_steps(
-        &self,
-        ctx: &ExecCtx,
-        env: &mut [Option<Arc<HostArray>>],
-        frees: &[Vec<Var>],
+        &self, ctx: &ExecCtx, env: &mut [Option<Arc<HostArray>>], frees: &[Vec<Var>],
         mut track: Option<&mut RunStats>,
     ) -> Result<()> {
         let jx = &self.prog.jaxpr;
@@ -419,10 +413,7 @@ impl Looped<'_> {
     /// Runs the body with `vary` (drained) as its varying parameters,
     /// appending the results to `outs`.
     pub fn run(
-        &mut self,
-        ctx: &ExecCtx,
-        vary: &mut Vec<Arc<HostArray>>,
-        outs: &mut Vec<Arc<HostArray>>,
+        &mut self, ctx: &ExecCtx, vary: &mut Vec<Arc<HostArray>>, outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         let ran = self.run_once(ctx, vary, outs);
         self.unbind();
@@ -430,10 +421,7 @@ impl Looped<'_> {
     }
 
     fn run_once(
-        &mut self,
-        ctx: &ExecCtx,
-        vary: &mut Vec<Arc<HostArray>>,
-        outs: &mut Vec<Arc<HostArray>>,
+        &mut self, ctx: &ExecCtx, vary: &mut Vec<Arc<HostArray>>, outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         let varying = self.varying;
         if vary.len() != varying.len() {
@@ -508,11 +496,7 @@ fn src<'a>(env: &'a [Option<Arc<HostArray>>], s: &'a Src) -> Result<&'a HostArra
 
 /// One unfused equation.
 fn run_eqn(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    ins: &[Src],
-    bodies: &[Compiled],
-    out: Option<&Aval>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], bodies: &[Compiled], out: Option<&Aval>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let shared = || -> Result<Vec<Arc<HostArray>>> {
@@ -538,10 +522,7 @@ fn run_eqn(
 
 /// An equation run by its kernel into fresh arrays.
 fn run_kernel(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    ins: &[Src],
-    out: Option<&Aval>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: Option<&Aval>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let refs = ins
@@ -559,11 +540,7 @@ fn run_kernel(
 /// write into a recycled array when the bin has one, the rest run their
 /// kernel.
 fn run_single(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    ins: &[Src],
-    out: &Aval,
-    dot: Option<&kernel::PackedDot>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: &Aval, dot: Option<&kernel::PackedDot>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Arc<HostArray>> {
     let recycled = match (prim, ins) {
@@ -623,8 +600,7 @@ fn run_single(
 /// the buffer untouched, when it does not). `None`: the caller takes the
 /// kernel's allocating path.
 fn into_recycled(
-    out: &Aval,
-    write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
+    out: &Aval, write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
 ) -> Result<Option<Arc<HostArray>>> {
     let Some(mut dst) = recycle::take(out.dtype, &out.shape) else {
         return Ok(None);
@@ -669,10 +645,7 @@ fn binary_fits(a: &HostArray, b: &HostArray, out: &Aval) -> bool {
 /// per-element functions) or the integer kernel; `false` when `op` has no
 /// such path.
 fn binary_into(
-    op: crate::prims::BinaryOp,
-    a: &HostArray,
-    b: &HostArray,
-    out: &mut crate::array::Buffer,
+    op: crate::prims::BinaryOp, a: &HostArray, b: &HostArray, out: &mut crate::array::Buffer,
 ) -> bool {
     use crate::array::Buffer;
     use crate::prims::kernel::slices::{self, Lane, Operand};
@@ -711,9 +684,7 @@ fn unary_into(op: crate::prims::UnaryOp, x: &HostArray, out: &mut crate::array::
 /// The register-kernel plan of a float `dot_general` equation computed in
 /// the operands' type, when its operands are used in place.
 fn packed_dot(
-    jx: &Jaxpr,
-    eqn: &crate::ir::Eqn,
-    out: Option<&Aval>,
+    jx: &Jaxpr, eqn: &crate::ir::Eqn, out: Option<&Aval>,
 ) -> Result<Option<kernel::PackedDot>> {
     let (
         Primitive::DotGeneral(DotGeneral {

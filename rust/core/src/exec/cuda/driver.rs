@@ -19,10 +19,7 @@ pub trait LoopMemory {
 
     /// Runs `plan` on `args` in the enclosing run's `ctx`.
     fn run(
-        &self,
-        ctx: &ExecCtx,
-        plan: &Self::Plan,
-        args: &[Self::Value],
+        &self, ctx: &ExecCtx, plan: &Self::Plan, args: &[Self::Value],
     ) -> Result<Vec<Self::Value>>;
     /// The first element of `v`, copied to the host.
     fn scalar(&self, v: &Self::Value) -> Result<Scalar>;
@@ -47,10 +44,7 @@ fn operands<'a, V>(prim: &'static str, args: &'a [V], from: usize, n: usize) -> 
 /// `cond`: the branch the first operand selects (clamped into range, as
 /// XLA does) runs on the other operands.
 pub fn run_cond<M: LoopMemory>(
-    ctx: &ExecCtx,
-    mem: &M,
-    branches: &[M::Plan],
-    args: &[M::Value],
+    ctx: &ExecCtx, mem: &M, branches: &[M::Plan], args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
     let (index, ops) = args.split_first().ok_or(Error::Arity {
         prim: "cond",
@@ -77,11 +71,7 @@ pub fn run_cond<M: LoopMemory>(
 /// the run's `while` budget ([`ExecCtx::take_while_iteration`]) as on the
 /// CPU.
 pub fn run_while<M: LoopMemory>(
-    ctx: &ExecCtx,
-    mem: &M,
-    cond: &M::Plan,
-    body: &M::Plan,
-    nconsts: (usize, usize),
+    ctx: &ExecCtx, mem: &M, cond: &M::Plan, body: &M::Plan, nconsts: (usize, usize),
     args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
     let (cc, bc) = nconsts;
@@ -115,12 +105,7 @@ pub fn run_while<M: LoopMemory>(
 /// `scan`: operands are consts, initial carries, `xs`; results the final
 /// carries then the stacked `ys` (`y_avals`, leading axis `s.length`).
 pub fn run_scan<M: LoopMemory>(
-    ctx: &ExecCtx,
-    mem: &M,
-    s: &Scan,
-    body: &M::Plan,
-    y_avals: &[Aval],
-    args: &[M::Value],
+    ctx: &ExecCtx, mem: &M, s: &Scan, body: &M::Plan, y_avals: &[Aval], args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
     let consts = operands("scan", args, 0, s.num_consts)?;
     let mut carries = operands("scan", args, s.num_consts, s.num_carry)?.to_vec();
@@ -183,10 +168,7 @@ mod tests {
         type Plan = Compiled;
 
         fn run(
-            &self,
-            ctx: &ExecCtx,
-            plan: &Compiled,
-            args: &[Arc<HostArray>],
+            &self, ctx: &ExecCtx, plan: &Compiled, args: &[Arc<HostArray>],
         ) -> Result<Vec<Arc<HostArray>>> {
             plan.run_in(ctx, args)
         }

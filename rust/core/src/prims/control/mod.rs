@@ -80,10 +80,7 @@ impl ControlFlow {
 
 /// `ins` split at `a` and `a + b` into three parts, or an arity error.
 pub(crate) fn split3<'a, T>(
-    prim: &'static str,
-    ins: &'a [T],
-    a: usize,
-    b: usize,
+    prim: &'static str, ins: &'a [T], a: usize, b: usize,
 ) -> Result<(&'a [T], &'a [T], &'a [T])> {
     let err = || Error::Arity {
         prim,
@@ -238,9 +235,7 @@ fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
 
 /// Native evaluation in `ctx`; operands are shared, not copied.
 pub fn eval(
-    ctx: &ExecCtx,
-    c: &ControlFlow,
-    args: &[Arc<HostArray>],
+    ctx: &ExecCtx, c: &ControlFlow, args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let bodies = c
         .sub_jaxprs()
@@ -254,10 +249,7 @@ pub fn eval(
 /// Runs `c` with its sub-jaxprs executed by `bodies`, in the order of
 /// [`ControlFlow::sub_jaxprs`] (the branches; cond then body; the body).
 pub fn eval_with(
-    ctx: &ExecCtx,
-    c: &ControlFlow,
-    args: &[Arc<HostArray>],
-    bodies: &[&dyn Runner],
+    ctx: &ExecCtx, c: &ControlFlow, args: &[Arc<HostArray>], bodies: &[&dyn Runner],
 ) -> Result<Vec<Arc<HostArray>>> {
     let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
     let out_avals = c.abstract_eval(&avals)?;
@@ -303,11 +295,7 @@ fn truth(pred: &HostArray) -> Result<bool> {
 }
 
 fn run_while(
-    ctx: &ExecCtx,
-    cond: &dyn Runner,
-    body: &dyn Runner,
-    cc: usize,
-    bc: usize,
+    ctx: &ExecCtx, cond: &dyn Runner, body: &dyn Runner, cc: usize, bc: usize,
     args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let (cconsts, bconsts, init) = split3("while", args, cc, bc)?;
@@ -338,11 +326,7 @@ fn run_while(
 use crate::exec::compiled::recycle;
 
 fn run_scan(
-    ctx: &ExecCtx,
-    s: &Scan,
-    body: &dyn Runner,
-    args: &[Arc<HostArray>],
-    out_avals: &[Aval],
+    ctx: &ExecCtx, s: &Scan, body: &dyn Runner, args: &[Arc<HostArray>], out_avals: &[Aval],
 ) -> Result<Vec<Arc<HostArray>>> {
     let (consts, init, xs) = split3("scan", args, s.num_consts, s.num_carry)?;
     let y_avals = out_avals.get(s.num_carry..).unwrap_or_default();
@@ -567,10 +551,7 @@ impl Family for ControlFlow {
 
     /// Runs the primitive on shared copies of the operands ([`eval`]).
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| eval(ctx, self, args))
     }

@@ -47,9 +47,7 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
 
 /// The `vmath` slice kernel for `op`, if it has one.
 fn vector_unary<T: Copy + Default>(
-    op: UnaryOp,
-    v: &[T],
-    kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
+    op: UnaryOp, v: &[T], kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
 ) -> Option<Vec<T>> {
     if !vmath::supports(op) {
         return None;
@@ -162,11 +160,7 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
     let name = "clamp";
     let bad = || bad_dtype(name, &dtypes_of(&[lo, x, hi]));
     fn go<T: Copy>(
-        lo: &[T],
-        x: &[T],
-        hi: &[T],
-        max: impl Fn(T, T) -> T,
-        min: impl Fn(T, T) -> T,
+        lo: &[T], x: &[T], hi: &[T], max: impl Fn(T, T) -> T, min: impl Fn(T, T) -> T,
     ) -> Option<Vec<T>> {
         let m = zip_map(x, lo, max)?;
         if m.len() != x.len() {
@@ -335,9 +329,7 @@ fn int_into<T: IntElem>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) -> bool {
 /// `pow` through the `vmath` slice kernel; a one-element operand is
 /// broadcast first. `None` when the lengths are incompatible.
 fn vector_pow<T: Copy + Default>(
-    a: &[T],
-    b: &[T],
-    kernel: fn(&[T], &[T], &mut [T]),
+    a: &[T], b: &[T], kernel: fn(&[T], &[T], &mut [T]),
 ) -> Option<Vec<T>> {
     // As `zip_map`: a one-element operand takes the other's length (also 0).
     let n = if a.len() == 1 { b.len() } else { a.len() };

@@ -509,9 +509,7 @@ impl FlatOuts {
 
 /// Output buffers (flat over the batch) of one operation.
 pub(super) fn eval_buffers(
-    op: &LinalgOp,
-    args: &[&HostArray],
-    dtype: DType,
+    op: &LinalgOp, args: &[&HostArray], dtype: DType,
 ) -> Result<Vec<Buffer>> {
     let name = op.name();
     let mut outs = FlatOuts::default();
@@ -600,11 +598,7 @@ fn eval_lu(name: &'static str, x: &HostArray, dtype: DType) -> Result<Vec<Buffer
 /// `svd` over the batch: the singular values, and `u`, `vt` with
 /// `compute_uv`.
 fn eval_svd(
-    name: &'static str,
-    x: &HostArray,
-    full_matrices: bool,
-    compute_uv: bool,
-    outs: &mut FlatOuts,
+    name: &'static str, x: &HostArray, full_matrices: bool, compute_uv: bool, outs: &mut FlatOuts,
 ) -> Result<()> {
     outs.push(if compute_uv { 2 } else { 0 }, Vec::new());
     for a in matrices(name, x)? {

@@ -346,10 +346,7 @@ impl Family for LinalgOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
         let bufs = eval_buffers(self, args, dtype)?;

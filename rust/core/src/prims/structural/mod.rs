@@ -51,9 +51,7 @@ crate::declare_params! {
 /// The params of a family named `name` read from `params`, or `None` for
 /// another name.
 fn read_named<F>(
-    name: &str,
-    want: &'static str,
-    params: &Lookup<'_>,
+    name: &str, want: &'static str, params: &Lookup<'_>,
     read: impl FnOnce(&Lookup<'_>) -> Result<F>,
 ) -> Result<Option<F>> {
     if name == want {
@@ -65,9 +63,7 @@ fn read_named<F>(
 
 /// The kernel's buffer as the array the shape rule promised.
 fn finish(
-    name: &'static str,
-    outs: Vec<Aval>,
-    buf: crate::array::Buffer,
+    name: &'static str, outs: Vec<Aval>, buf: crate::array::Buffer,
 ) -> Result<Vec<HostArray>> {
     let out = single_out(name, outs)?;
     Ok(vec![HostArray::new(out.shape, buf)?])
@@ -132,10 +128,7 @@ impl Family for Iota {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        _args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, _args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let buf = kernels::iota(self.dtype, &self.shape, self.dimension)?;
         finish(self.name(), outs, buf)
@@ -147,21 +140,14 @@ impl Family for Iota {
     }
 
     fn transpose(
-        &self,
-        _b: &mut Builder,
-        _cts: &[Option<Atom>],
-        _operands: &[Operand],
+        &self, _b: &mut Builder, _cts: &[Option<Atom>], _operands: &[Operand],
     ) -> TransposeOut {
         transpose_not_linear(self.name())
     }
 
     /// No operands, so nothing is batched: the equation as is.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        _dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], _dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
         unbatched(self, b, operands)
     }
@@ -208,10 +194,7 @@ impl Family for Rev {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(self.name(), args)?;
         let buf = kernels::rev(x, &self.dimensions)?;
@@ -225,10 +208,7 @@ impl Family for Rev {
 
     /// `rev` is its own transpose.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let Some(ct) = single_ct(self.name(), cts)? else {
             return Ok(vec![None; operands.len()]);
@@ -241,11 +221,7 @@ impl Family for Rev {
 
     /// The reversed axes shift around the mapped one.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
         if all_unbatched(dims) {
             return unbatched(self, b, operands);

@@ -34,11 +34,7 @@ crate::declare_params! {
 
 /// A `slice` of `x` from `start` to `limit` (no-op when it is everything).
 fn slice_of(
-    b: &mut Builder,
-    x: Atom,
-    start: Vec<usize>,
-    limit: Vec<usize>,
-    strides: Option<Vec<usize>>,
+    b: &mut Builder, x: Atom, start: Vec<usize>, limit: Vec<usize>, strides: Option<Vec<usize>>,
 ) -> Result<Atom> {
     let shape = b.aval(&x)?.shape;
     let unit = strides.as_ref().is_none_or(|s| s.iter().all(|&v| v == 1));
@@ -136,10 +132,7 @@ impl Pad {
     /// first, is padded with zeros and the padding value selected in where
     /// a padded mask marks the padding.
     fn batch_padding_value(
-        &self,
-        b: &mut Builder,
-        (x, dx): (&Atom, Option<usize>),
-        (pv, dp): (&Atom, usize),
+        &self, b: &mut Builder, (x, dx): (&Atom, Option<usize>), (pv, dp): (&Atom, usize),
         size: usize,
     ) -> BatchOut {
         let xb = batch_first(b, x, dx, size)?;
@@ -240,10 +233,7 @@ impl Family for Pad {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let [x, pv] = operands::<_, 2>(name, args)?;
@@ -260,10 +250,7 @@ impl Family for Pad {
     /// The operand's cotangent is the cotangent with the padding removed;
     /// the padding value's is the sum of the rest.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let name = self.name();
         let Some(ct) = single_ct(name, cts)? else {
@@ -300,11 +287,7 @@ impl Family for Pad {
     /// An unbatched padding value pads around the mapped axis; a batched
     /// one is selected in where a padded mask marks the padding.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         let ([x, pv], [dx, dpv]) = (operands, dims) else {
             return Err(arity_error(self.name(), 2, operands.len()));
@@ -401,10 +384,7 @@ impl Family for Concatenate {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = crate::prims::family::single_out(self.name(), outs)?;
         let buf = kernels::concatenate(args, self.dimension, &out.shape)?;
@@ -418,10 +398,7 @@ impl Family for Concatenate {
 
     /// Each linear operand's cotangent is its slice of the cotangent.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let dimension = self.dimension;
         let Some(ct) = single_ct(self.name(), cts)? else {
@@ -454,11 +431,7 @@ impl Family for Concatenate {
 
     /// Every operand carries the mapped axis first.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         if all_unbatched(dims) {
             return unbatched(self, b, operands);

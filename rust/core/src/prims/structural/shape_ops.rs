@@ -64,10 +64,7 @@ fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
 /// Transpose of `reshape` and `squeeze`: the cotangent reshaped back to the
 /// operand's shape.
 fn transpose_reshape(
-    name: &'static str,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    name: &'static str, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> TransposeOut {
     let Some(ct) = single_ct(name, cts)? else {
         return Ok(vec![None; ops.len()]);
@@ -154,10 +151,7 @@ impl Family for BroadcastInDim {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let [x] = operands::<_, 1>(name, args)?;
@@ -172,10 +166,7 @@ impl Family for BroadcastInDim {
     /// Sums over the new axes and over the size-1 operand axes that
     /// expanded, then reshapes to the operand's shape.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let Some(ct) = single_ct(self.name(), cts)? else {
             return Ok(vec![None; operands.len()]);
@@ -210,11 +201,7 @@ impl Family for BroadcastInDim {
     /// increasing (right after the output axis of the operand axis before
     /// it), so the operand is never transposed.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         let name = self.name();
         if all_unbatched(dims) {
@@ -290,10 +277,7 @@ impl Family for Reshape {
 
     /// Same elements in the same order; only the shape changes.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         same_data(self.name(), args, outs)
     }
@@ -303,21 +287,14 @@ impl Family for Reshape {
     }
 
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         transpose_reshape(self.name(), b, cts, operands)
     }
 
     /// The mapped axis moves to the front and leads the new sizes.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         if all_unbatched(dims) {
             return unbatched(self, b, operands);
@@ -384,10 +361,7 @@ impl Family for Transpose {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let [x] = operands::<_, 1>(name, args)?;
@@ -401,10 +375,7 @@ impl Family for Transpose {
 
     /// The transpose by the inverse permutation.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let Some(ct) = single_ct(self.name(), cts)? else {
             return Ok(vec![None; operands.len()]);
@@ -429,11 +400,7 @@ impl Family for Transpose {
     /// The mapped axis stays where it is; the permutation is extended
     /// around it.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
         if all_unbatched(dims) {
             return unbatched(self, b, operands);
@@ -499,10 +466,7 @@ impl Family for Squeeze {
 
     /// Same elements in the same order; only the shape changes.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         same_data(self.name(), args, outs)
     }
@@ -512,21 +476,14 @@ impl Family for Squeeze {
     }
 
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         transpose_reshape(self.name(), b, cts, operands)
     }
 
     /// The squeezed axes shift around the mapped one.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
         if all_unbatched(dims) {
             return unbatched(self, b, operands);
