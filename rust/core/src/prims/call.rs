@@ -5,7 +5,7 @@
 
 use super::family::{arity_error, emit, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::kernel::shared_call;
-use super::params::{Lookup, Param, ParamList};
+use super::params::Param;
 use super::Primitive;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
@@ -216,38 +216,17 @@ where
     Ok((outs, out_dims))
 }
 
+/// The callee's effect, which lifts to the call.
+fn callee_effect<F: CallOf>(f: &F) -> Effect {
+    f.callee().jaxpr.effect()
+}
+
 /// The [`Family`] impl of a call primitive: every rule is the shared call
 /// rule above; `$name` and `$example` are what differ.
 macro_rules! call_family {
     ($T:ident, $name:literal, $example:expr) => {
         impl Family for $T {
-            const NAMES: &'static [&'static str] = &[$name];
-
-            fn name(&self) -> &'static str {
-                $name
-            }
-
-            fn multiple_results(&self) -> bool {
-                true
-            }
-
-            /// The callee's effect lifts to the call.
-            fn effect(&self) -> Effect {
-                self.jaxpr.jaxpr.effect()
-            }
-
-            fn params(&self) -> ParamList {
-                self.to_params()
-            }
-
-            fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<$T>> {
-                if name != $name {
-                    return Ok(None);
-                }
-                $T::read(params).map(Some)
-            }
-
-            fn display_params(&self, _params: &mut ParamList) {}
+            crate::family_identity!($name, multiple_results = true, effect = callee_effect);
 
             fn examples() -> Vec<$T> {
                 vec![$example]

@@ -11,14 +11,13 @@ use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear}
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::is_float;
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::Primitive;
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Converts to `new_dtype` (XLA's rules: float to int truncates and
@@ -33,43 +32,11 @@ crate::declare_params! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StopGradient;
 
-impl StopGradient {
-    /// `stop_gradient` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
-
 const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
 const STOP_GRADIENT: &str = "stop_gradient";
 
 impl Family for ConvertElementType {
-    const NAMES: &'static [&'static str] = &[CONVERT_ELEMENT_TYPE];
-
-    fn name(&self) -> &'static str {
-        CONVERT_ELEMENT_TYPE
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ConvertElementType>> {
-        if name != CONVERT_ELEMENT_TYPE {
-            return Ok(None);
-        }
-        Ok(Some(ConvertElementType::read(params)?))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(CONVERT_ELEMENT_TYPE);
 
     fn examples() -> Vec<ConvertElementType> {
         vec![ConvertElementType {
@@ -152,29 +119,7 @@ impl Family for ConvertElementType {
 }
 
 impl Family for StopGradient {
-    const NAMES: &'static [&'static str] = &[STOP_GRADIENT];
-
-    fn name(&self) -> &'static str {
-        STOP_GRADIENT
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<StopGradient>> {
-        Ok((name == STOP_GRADIENT).then_some(StopGradient))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(unit: STOP_GRADIENT);
 
     fn examples() -> Vec<StopGradient> {
         vec![StopGradient]

@@ -5,7 +5,7 @@ use super::family::{arity_error, emit1, operands, single_out};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, is_float};
 use super::kernel::dot as kernels;
-use super::params::{Lookup, Param, ParamList};
+use super::params::Param;
 use super::shape::{check_axes, drop_dims, gather_dims, same_dtype};
 use super::transpose::{not_linear_error, operand_aval};
 use super::{ConvertElementType, DotDims, Primitive, Transpose};
@@ -14,7 +14,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Contracts `dimension_numbers`' paired axes; the output is batch axes,
@@ -27,32 +27,7 @@ crate::declare_params! {
 }
 
 impl Family for DotGeneral {
-    const NAMES: &'static [&'static str] = &["dot_general"];
-
-    fn name(&self) -> &'static str {
-        "dot_general"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<DotGeneral>> {
-        if name != "dot_general" {
-            return Ok(None);
-        }
-        DotGeneral::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("dot_general");
 
     fn examples() -> Vec<DotGeneral> {
         vec![DotGeneral {

@@ -12,7 +12,6 @@ use super::family::{jvp_zero, operands, single_out, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::{arity, check_binary_dtype, check_unary_dtype, elementwise_shape, same_dtype};
 use super::transpose::{not_linear_error, single_ct, unbroadcast};
 use super::{BinaryOp, CmpOp, Primitive, UnaryOp};
@@ -21,7 +20,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::{IntegerPow, SelectN};
 
 fn two_ops<'a>(name: &'static str, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Operand)> {
@@ -69,43 +68,8 @@ fn balanced_eq(b: &mut Builder, x: &Atom, z: &Atom, y: &Atom) -> Result<Atom> {
     mul(b, ex, w)
 }
 
-/// The identity methods of a family that is an op table (`UnaryOp`,
-/// `BinaryOp`, `CmpOp`): names from the table, no params, no effect, one
-/// output, every op an example.
-macro_rules! op_table_identity {
-    ($t:ident) => {
-        const NAMES: &'static [&'static str] = $t::NAMES;
-
-        fn name(&self) -> &'static str {
-            $t::name(*self)
-        }
-
-        fn multiple_results(&self) -> bool {
-            false
-        }
-
-        fn effect(&self) -> Effect {
-            Effect::None
-        }
-
-        fn params(&self) -> ParamList {
-            Vec::new()
-        }
-
-        fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<$t>> {
-            Ok($t::from_name(name))
-        }
-
-        fn display_params(&self, _params: &mut ParamList) {}
-
-        fn examples() -> Vec<$t> {
-            $t::ALL.to_vec()
-        }
-    };
-}
-
 impl Family for UnaryOp {
-    op_table_identity!(UnaryOp);
+    crate::family_identity!(table: UnaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = arity::<1>(self.name(), ins)?;
@@ -363,7 +327,7 @@ fn special_tangent(
 }
 
 impl Family for BinaryOp {
-    op_table_identity!(BinaryOp);
+    crate::family_identity!(table: BinaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -647,7 +611,7 @@ fn atan2_polygamma_tangent(
 }
 
 impl Family for CmpOp {
-    op_table_identity!(CmpOp);
+    crate::family_identity!(table: CmpOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();

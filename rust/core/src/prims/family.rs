@@ -212,3 +212,105 @@ where
 pub fn transpose_not_linear(prim: &'static str) -> TransposeOut {
     Err(super::transpose::not_linear_error(prim, ""))
 }
+
+/// No effect: the default of [`family_identity!`]'s `effect = ...`.
+pub fn no_effect<F>(_family: &F) -> Effect {
+    Effect::None
+}
+
+/// The identity methods of a family (`NAMES`, `name`, `multiple_results`,
+/// `effect`, `params`, `from_params`, `display_params`), written inside its
+/// `impl Family`. The forms, by where the name comes from:
+///
+/// * `family_identity!("reshape")`: one name, params from a
+///   [`declare_params!`](crate::declare_params) struct (`to_params`/`read`);
+/// * `family_identity!(op: ReduceOp)`: the names of the struct's
+///   `@name op: ReduceOp` field (`Op::NAMES`, `Op::from_name`, `op.name()`);
+/// * `family_identity!(unit: "select_n")`: one name, a unit struct with no
+///   params;
+/// * `family_identity!(table: UnaryOp)`: the family is the op table itself
+///   (no params; every op an example, so `examples` is written too).
+///
+/// Optional trailing arguments override the defaults of one output and no
+/// effect: `multiple_results = true`, `effect = path` (a function of
+/// `&Self` giving the [`Effect`]).
+#[macro_export]
+macro_rules! family_identity {
+    (@opts [$m:expr] [$e:path] multiple_results = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$v] [$e] $($($rest)*)?);
+    };
+    (@opts [$m:expr] [$e:path] effect = $v:path $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$m] [$v] $($($rest)*)?);
+    };
+    (@opts [$m:expr] [$e:path]) => {
+        fn multiple_results(&self) -> bool {
+            $m
+        }
+        fn effect(&self) -> $crate::ir::Effect {
+            $e(self)
+        }
+        fn display_params(&self, _params: &mut $crate::prims::params::ParamList) {}
+    };
+    (@read $n:ident if $skip:expr) => {
+        fn params(&self) -> $crate::prims::params::ParamList {
+            self.to_params()
+        }
+        fn from_params(
+            $n: &str, params: &$crate::prims::params::Lookup<'_>,
+        ) -> $crate::error::Result<Option<Self>> {
+            if $skip {
+                return Ok(None);
+            }
+            Self::read(params).map(Some)
+        }
+    };
+    (op: $op:ident $(, $($opt:tt)*)?) => {
+        const NAMES: &'static [&'static str] = $op::NAMES;
+        fn name(&self) -> &'static str {
+            self.op.name()
+        }
+        $crate::family_identity!(@read name if $op::from_name(name).is_none());
+        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect] $($($opt)*)?);
+    };
+    (unit: $name:tt $(, $($opt:tt)*)?) => {
+        const NAMES: &'static [&'static str] = &[$name];
+        fn name(&self) -> &'static str {
+            $name
+        }
+        fn params(&self) -> $crate::prims::params::ParamList {
+            Vec::new()
+        }
+        fn from_params(
+            name: &str, _params: &$crate::prims::params::Lookup<'_>,
+        ) -> $crate::error::Result<Option<Self>> {
+            Ok((name == $name).then_some(Self))
+        }
+        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect] $($($opt)*)?);
+    };
+    (table: $t:ident) => {
+        const NAMES: &'static [&'static str] = $t::NAMES;
+        fn name(&self) -> &'static str {
+            $t::name(*self)
+        }
+        fn params(&self) -> $crate::prims::params::ParamList {
+            Vec::new()
+        }
+        fn from_params(
+            name: &str, _params: &$crate::prims::params::Lookup<'_>,
+        ) -> $crate::error::Result<Option<$t>> {
+            Ok($t::from_name(name))
+        }
+        fn examples() -> Vec<$t> {
+            $t::ALL.to_vec()
+        }
+        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect]);
+    };
+    ($name:tt $(, $($opt:tt)*)?) => {
+        const NAMES: &'static [&'static str] = &[$name];
+        fn name(&self) -> &'static str {
+            $name
+        }
+        $crate::family_identity!(@read name if name != $name);
+        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect] $($($opt)*)?);
+    };
+}

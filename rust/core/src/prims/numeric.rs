@@ -10,14 +10,13 @@ use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear}
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::mul;
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::{Primitive, RoundingMethod};
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// `x ** y` for a static integer `y`.
@@ -37,13 +36,6 @@ crate::declare_params! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct IsFinite;
 
-impl IsFinite {
-    /// `is_finite` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
-
 const INTEGER_POW: &str = "integer_pow";
 const ROUND: &str = "round";
 const IS_FINITE: &str = "is_finite";
@@ -62,32 +54,7 @@ fn float_operand<'a>(name: &'static str, ins: &'a [Aval]) -> Result<&'a Aval> {
 }
 
 impl Family for IntegerPow {
-    const NAMES: &'static [&'static str] = &[INTEGER_POW];
-
-    fn name(&self) -> &'static str {
-        INTEGER_POW
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<IntegerPow>> {
-        if name != INTEGER_POW {
-            return Ok(None);
-        }
-        Ok(Some(IntegerPow::read(params)?))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(INTEGER_POW);
 
     fn examples() -> Vec<IntegerPow> {
         vec![IntegerPow { y: 2 }]
@@ -161,32 +128,7 @@ impl Family for IntegerPow {
 }
 
 impl Family for Round {
-    const NAMES: &'static [&'static str] = &[ROUND];
-
-    fn name(&self) -> &'static str {
-        ROUND
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Round>> {
-        if name != ROUND {
-            return Ok(None);
-        }
-        Ok(Some(Round::read(params)?))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(ROUND);
 
     fn examples() -> Vec<Round> {
         vec![Round {
@@ -223,29 +165,7 @@ impl Family for Round {
 }
 
 impl Family for IsFinite {
-    const NAMES: &'static [&'static str] = &[IS_FINITE];
-
-    fn name(&self) -> &'static str {
-        IS_FINITE
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<IsFinite>> {
-        Ok((name == IS_FINITE).then_some(IsFinite))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(unit: IS_FINITE);
 
     fn examples() -> Vec<IsFinite> {
         vec![IsFinite]

@@ -11,7 +11,6 @@ use super::batch::{add_batch_axis, move_axis};
 use super::family::{
     emit, jvp_zero, transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
-use super::params::{Lookup, ParamList};
 use super::shape::elementwise_shape;
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
@@ -19,7 +18,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::BroadcastInDim;
 
 const NAME: &str = "threefry2x32";
@@ -57,29 +56,7 @@ pub fn threefry2x32(key: [u32; 2], counter: [u32; 2]) -> [u32; 2] {
 pub struct Threefry2x32;
 
 impl Family for Threefry2x32 {
-    const NAMES: &'static [&'static str] = &[NAME];
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        Vec::new()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<Threefry2x32>> {
-        Ok((name == NAME).then_some(Threefry2x32))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(unit: NAME, multiple_results = true);
 
     fn examples() -> Vec<Threefry2x32> {
         vec![Threefry2x32]

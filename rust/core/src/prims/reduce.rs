@@ -16,7 +16,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// `op` over `axes`.
@@ -141,32 +141,7 @@ fn split_zeros(b: &mut Builder, x: &Atom) -> Result<(Atom, Atom)> {
 // ------------------------------------------------------------ reductions
 
 impl Family for Reduce {
-    const NAMES: &'static [&'static str] = ReduceOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Reduce>> {
-        if ReduceOp::from_name(name).is_none() {
-            return Ok(None);
-        }
-        Reduce::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(op: ReduceOp);
 
     fn examples() -> Vec<Reduce> {
         ReduceOp::ALL
@@ -277,32 +252,7 @@ fn jvp_reduce_prod(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]
 // ------------------------------------------------------------ argmax / argmin
 
 impl Family for ArgReduce {
-    const NAMES: &'static [&'static str] = ArgOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ArgReduce>> {
-        if ArgOp::from_name(name).is_none() {
-            return Ok(None);
-        }
-        ArgReduce::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(op: ArgOp);
 
     fn examples() -> Vec<ArgReduce> {
         ArgOp::ALL
@@ -382,32 +332,7 @@ impl Family for ArgReduce {
 // ------------------------------------------------------------ scans
 
 impl Family for Cumulative {
-    const NAMES: &'static [&'static str] = CumOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Cumulative>> {
-        if CumOp::from_name(name).is_none() {
-            return Ok(None);
-        }
-        Cumulative::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(op: CumOp);
 
     fn examples() -> Vec<Cumulative> {
         CumOp::ALL

@@ -8,7 +8,6 @@ use super::family::{arity_error, emit1, operands, single_out};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::same_dtype;
 use super::transpose::{not_linear_error, single_ct};
 use super::{Pad, Primitive};
@@ -17,7 +16,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Static slice `[start, limit)` with optional `strides` per axis.
@@ -40,13 +39,6 @@ crate::declare_params! {
 /// written at run-time (clamped) start indices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DynamicUpdateSlice;
-
-impl DynamicUpdateSlice {
-    /// `dynamic_update_slice` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
 
 // ------------------------------------------------------------ shared rule helpers
 
@@ -94,32 +86,7 @@ fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()>
 // ------------------------------------------------------------ slice
 
 impl Family for Slice {
-    const NAMES: &'static [&'static str] = &["slice"];
-
-    fn name(&self) -> &'static str {
-        "slice"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Slice>> {
-        if name != "slice" {
-            return Ok(None);
-        }
-        Slice::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("slice");
 
     fn examples() -> Vec<Slice> {
         vec![Slice {
@@ -254,32 +221,7 @@ fn slice_shape(
 // ------------------------------------------------------------ dynamic_slice
 
 impl Family for DynamicSlice {
-    const NAMES: &'static [&'static str] = &["dynamic_slice"];
-
-    fn name(&self) -> &'static str {
-        "dynamic_slice"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<DynamicSlice>> {
-        if name != "dynamic_slice" {
-            return Ok(None);
-        }
-        DynamicSlice::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("dynamic_slice");
 
     fn examples() -> Vec<DynamicSlice> {
         vec![DynamicSlice {
@@ -369,30 +311,7 @@ impl Family for DynamicSlice {
 // ------------------------------------------------------------ dynamic_update_slice
 
 impl Family for DynamicUpdateSlice {
-    const NAMES: &'static [&'static str] = &["dynamic_update_slice"];
-
-    fn name(&self) -> &'static str {
-        "dynamic_update_slice"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    /// `dynamic_update_slice` reads no params.
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<DynamicUpdateSlice>> {
-        Ok((name == "dynamic_update_slice").then_some(DynamicUpdateSlice))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(unit: "dynamic_update_slice");
 
     fn examples() -> Vec<DynamicUpdateSlice> {
         vec![DynamicUpdateSlice]

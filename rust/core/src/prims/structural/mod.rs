@@ -20,7 +20,6 @@ use super::family::{
 };
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::check_axes;
 use super::transpose::single_ct;
 use crate::array::{checked_size, HostArray};
@@ -28,7 +27,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Reverses the order of elements along `dimensions`.
@@ -48,19 +47,6 @@ crate::declare_params! {
 
 // ------------------------------------------------------------ shared helpers
 
-/// The params of a family named `name` read from `params`, or `None` for
-/// another name.
-fn read_named<F>(
-    name: &str, want: &'static str, params: &Lookup<'_>,
-    read: impl FnOnce(&Lookup<'_>) -> Result<F>,
-) -> Result<Option<F>> {
-    if name == want {
-        read(params).map(Some)
-    } else {
-        Ok(None)
-    }
-}
-
 /// The kernel's buffer as the array the shape rule promised.
 fn finish(
     name: &'static str, outs: Vec<Aval>, buf: crate::array::Buffer,
@@ -72,29 +58,7 @@ fn finish(
 // ------------------------------------------------------------------- iota
 
 impl Family for Iota {
-    const NAMES: &'static [&'static str] = &["iota"];
-
-    fn name(&self) -> &'static str {
-        "iota"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Iota>> {
-        read_named(name, "iota", params, Iota::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("iota");
 
     fn examples() -> Vec<Iota> {
         vec![Iota {
@@ -156,29 +120,7 @@ impl Family for Iota {
 // -------------------------------------------------------------------- rev
 
 impl Family for Rev {
-    const NAMES: &'static [&'static str] = &["rev"];
-
-    fn name(&self) -> &'static str {
-        "rev"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Rev>> {
-        read_named(name, "rev", params, Rev::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("rev");
 
     fn examples() -> Vec<Rev> {
         vec![Rev {

@@ -1,18 +1,17 @@
 //! `pad` and `concatenate`: arrays assembled from operands and a fill.
 
-use super::{kernels, read_named, BroadcastInDim};
+use super::{kernels, BroadcastInDim};
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect, Literal, Scalar};
+use crate::ir::{Atom, Aval, Literal, Scalar};
 use crate::prims::batch::{all_unbatched, batch_first, emit_batched, remove_axis, unbatched};
 use crate::prims::family::{
     arity_error, emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
 use crate::prims::jvp::jvp_linear_prefix;
-use crate::prims::params::{Lookup, ParamList};
 use crate::prims::shape::same_dtype;
 use crate::prims::transpose::{operand_aval, single_ct};
 use crate::prims::{BinaryOp, Primitive, Reduce, ReduceOp, SelectN, Slice};
@@ -187,29 +186,7 @@ impl Pad {
 }
 
 impl Family for Pad {
-    const NAMES: &'static [&'static str] = &["pad"];
-
-    fn name(&self) -> &'static str {
-        "pad"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Pad>> {
-        read_named(name, "pad", params, Pad::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("pad");
 
     fn examples() -> Vec<Pad> {
         vec![Pad {
@@ -310,29 +287,7 @@ impl Family for Pad {
 // ------------------------------------------------------------ concatenate
 
 impl Family for Concatenate {
-    const NAMES: &'static [&'static str] = &["concatenate"];
-
-    fn name(&self) -> &'static str {
-        "concatenate"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Concatenate>> {
-        read_named(name, "concatenate", params, Concatenate::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("concatenate");
 
     fn examples() -> Vec<Concatenate> {
         vec![Concatenate { dimension: 0 }]

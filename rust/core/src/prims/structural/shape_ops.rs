@@ -1,17 +1,17 @@
 //! `broadcast_in_dim`, `reshape`, `transpose` and `squeeze`: the same
 //! elements under a new shape or axis order.
 
-use super::{finish, kernels, read_named};
+use super::{finish, kernels};
 use crate::array::{checked_size, HostArray};
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::batch::{all_unbatched, axes_around, batched_one, emit_batched, unbatched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
 use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use crate::prims::jvp::jvp_linear;
-use crate::prims::params::{Lookup, Param, ParamList};
+use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
 use crate::prims::transpose::single_ct;
 use crate::prims::{Primitive, Reduce, ReduceOp};
@@ -84,29 +84,7 @@ fn same_data(name: &'static str, args: &[&HostArray], outs: Vec<Aval>) -> Result
 // ------------------------------------------------------- broadcast_in_dim
 
 impl Family for BroadcastInDim {
-    const NAMES: &'static [&'static str] = &["broadcast_in_dim"];
-
-    fn name(&self) -> &'static str {
-        "broadcast_in_dim"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<BroadcastInDim>> {
-        read_named(name, "broadcast_in_dim", params, BroadcastInDim::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("broadcast_in_dim");
 
     fn examples() -> Vec<BroadcastInDim> {
         vec![BroadcastInDim {
@@ -233,29 +211,7 @@ impl Family for BroadcastInDim {
 // ---------------------------------------------------------------- reshape
 
 impl Family for Reshape {
-    const NAMES: &'static [&'static str] = &["reshape"];
-
-    fn name(&self) -> &'static str {
-        "reshape"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Reshape>> {
-        read_named(name, "reshape", params, Reshape::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("reshape");
 
     fn examples() -> Vec<Reshape> {
         vec![Reshape { new_sizes: vec![1] }]
@@ -311,29 +267,7 @@ impl Family for Reshape {
 // -------------------------------------------------------------- transpose
 
 impl Family for Transpose {
-    const NAMES: &'static [&'static str] = &["transpose"];
-
-    fn name(&self) -> &'static str {
-        "transpose"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Transpose>> {
-        read_named(name, "transpose", params, Transpose::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("transpose");
 
     fn examples() -> Vec<Transpose> {
         vec![Transpose {
@@ -415,29 +349,7 @@ impl Family for Transpose {
 // ---------------------------------------------------------------- squeeze
 
 impl Family for Squeeze {
-    const NAMES: &'static [&'static str] = &["squeeze"];
-
-    fn name(&self) -> &'static str {
-        "squeeze"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Squeeze>> {
-        read_named(name, "squeeze", params, Squeeze::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!("squeeze");
 
     fn examples() -> Vec<Squeeze> {
         vec![Squeeze {
