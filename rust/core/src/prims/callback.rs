@@ -170,6 +170,15 @@ pub fn eval(c: &Callback, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>
     Ok(outs.into_iter().map(Arc::new).collect())
 }
 
+/// Pure callbacks have no effect; `io_callback` and `debug_callback` are
+/// ordered.
+fn callback_effect(c: &Callback) -> Effect {
+    match c {
+        Callback::Pure { .. } => Effect::None,
+        Callback::Io { .. } | Callback::Debug { .. } => Effect::OrderedIo,
+    }
+}
+
 impl Family for Callback {
     const NAMES: &'static [&'static str] = &["pure_callback", "io_callback", "debug_callback"];
 
@@ -181,16 +190,11 @@ impl Family for Callback {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    fn effect(&self) -> Effect {
-        match self {
-            Callback::Pure { .. } => Effect::None,
-            Callback::Io { .. } | Callback::Debug { .. } => Effect::OrderedIo,
-        }
-    }
+    crate::family_identity!(
+        custom_params,
+        multiple_results = true,
+        effect = callback_effect
+    );
 
     /// Params as JAX shows them.
     fn params(&self) -> ParamList {

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
-use crate::ir::{Atom, Aval, ClosedJaxpr, Effect};
+use crate::ir::{Atom, Aval, ClosedJaxpr};
 use crate::transforms::batch::batch_jaxpr;
 use crate::transforms::jvp::tangent_aval;
 use std::sync::Arc;
@@ -170,13 +170,7 @@ impl Family for CustomCall {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params, multiple_results = true);
 
     /// Params as Python sees them (`eqn.params`).
     fn params(&self) -> ParamList {

@@ -218,6 +218,16 @@ pub fn no_effect<F>(_family: &F) -> Effect {
     Effect::None
 }
 
+/// One output: the default of [`family_identity!`]'s `multiple_results`.
+pub fn one_output<F>(_family: &F) -> bool {
+    false
+}
+
+/// A list of outputs: [`family_identity!`]'s `multiple_results = true`.
+pub fn many_outputs<F>(_family: &F) -> bool {
+    true
+}
+
 /// The identity methods of a family (`NAMES`, `name`, `multiple_results`,
 /// `effect`, `params`, `from_params`, `display_params`), written inside its
 /// `impl Family`. The forms, by where the name comes from:
@@ -229,26 +239,39 @@ pub fn no_effect<F>(_family: &F) -> Effect {
 /// * `family_identity!(unit: "select_n")`: one name, a unit struct with no
 ///   params;
 /// * `family_identity!(table: UnaryOp)`: the family is the op table itself
-///   (no params; every op an example, so `examples` is written too).
+///   (no params; every op an example, so `examples` is written too);
+/// * `family_identity!(custom_params)`: only `multiple_results` and
+///   `effect`, for a family that writes its names and params by hand.
 ///
 /// Optional trailing arguments override the defaults of one output and no
-/// effect: `multiple_results = true`, `effect = path` (a function of
+/// effect: `multiple_results = true` or `multiple_results = path` (a
+/// function of `&Self` giving a bool), `effect = path` (a function of
 /// `&Self` giving the [`Effect`]).
 #[macro_export]
 macro_rules! family_identity {
-    (@opts [$m:expr] [$e:path] multiple_results = $v:expr $(, $($rest:tt)*)?) => {
+    (@opts [$m:path] [$e:path] multiple_results = true $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$crate::prims::family::many_outputs] [$e] $($($rest)*)?);
+    };
+    (@opts [$m:path] [$e:path] multiple_results = $v:path $(, $($rest:tt)*)?) => {
         $crate::family_identity!(@opts [$v] [$e] $($($rest)*)?);
     };
-    (@opts [$m:expr] [$e:path] effect = $v:path $(, $($rest:tt)*)?) => {
+    (@opts [$m:path] [$e:path] effect = $v:path $(, $($rest:tt)*)?) => {
         $crate::family_identity!(@opts [$m] [$v] $($($rest)*)?);
     };
-    (@opts [$m:expr] [$e:path]) => {
+    (@opts [$m:path] [$e:path]) => {
         fn multiple_results(&self) -> bool {
-            $m
+            $m(self)
         }
         fn effect(&self) -> $crate::ir::Effect {
             $e(self)
         }
+    };
+    (@defaults $($opt:tt)*) => {
+        $crate::family_identity!(
+            @opts [$crate::prims::family::one_output] [$crate::prims::family::no_effect] $($opt)*
+        );
+    };
+    (@no_display) => {
         fn display_params(&self, _params: &mut $crate::prims::params::ParamList) {}
     };
     (@read $n:ident if $skip:expr) => {
@@ -264,13 +287,17 @@ macro_rules! family_identity {
             Self::read(params).map(Some)
         }
     };
+    (custom_params $(, $($opt:tt)*)?) => {
+        $crate::family_identity!(@defaults $($($opt)*)?);
+    };
     (op: $op:ident $(, $($opt:tt)*)?) => {
         const NAMES: &'static [&'static str] = $op::NAMES;
         fn name(&self) -> &'static str {
             self.op.name()
         }
         $crate::family_identity!(@read name if $op::from_name(name).is_none());
-        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect] $($($opt)*)?);
+        $crate::family_identity!(@defaults $($($opt)*)?);
+        $crate::family_identity!(@no_display);
     };
     (unit: $name:tt $(, $($opt:tt)*)?) => {
         const NAMES: &'static [&'static str] = &[$name];
@@ -285,7 +312,8 @@ macro_rules! family_identity {
         ) -> $crate::error::Result<Option<Self>> {
             Ok((name == $name).then_some(Self))
         }
-        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect] $($($opt)*)?);
+        $crate::family_identity!(@defaults $($($opt)*)?);
+        $crate::family_identity!(@no_display);
     };
     (table: $t:ident) => {
         const NAMES: &'static [&'static str] = $t::NAMES;
@@ -303,7 +331,8 @@ macro_rules! family_identity {
         fn examples() -> Vec<$t> {
             $t::ALL.to_vec()
         }
-        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect]);
+        $crate::family_identity!(@defaults);
+        $crate::family_identity!(@no_display);
     };
     ($name:tt $(, $($opt:tt)*)?) => {
         const NAMES: &'static [&'static str] = &[$name];
@@ -311,6 +340,7 @@ macro_rules! family_identity {
             $name
         }
         $crate::family_identity!(@read name if name != $name);
-        $crate::family_identity!(@opts [false] [$crate::prims::family::no_effect] $($($opt)*)?);
+        $crate::family_identity!(@defaults $($($opt)*)?);
+        $crate::family_identity!(@no_display);
     };
 }

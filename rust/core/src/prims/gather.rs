@@ -25,7 +25,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect, Scalar};
+use crate::ir::{Atom, Aval, Scalar};
 use crate::prims::{BroadcastInDim, Concatenate, ConvertElementType};
 
 pub(crate) use super::scatter::scatter_clamps;
@@ -429,13 +429,7 @@ impl Family for GatherParams {
         "gather"
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
         let d = &self.dims;

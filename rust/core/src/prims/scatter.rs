@@ -18,7 +18,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect, Scalar};
+use crate::ir::{Atom, Aval, Scalar};
 use crate::prims::{BroadcastInDim, Iota, Reshape, SelectN};
 
 /// `lax.ScatterDimensionNumbers`.
@@ -277,13 +277,7 @@ impl Family for ScatterParams {
         self.op.name()
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
         let d = &self.dims;

@@ -29,7 +29,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::{ConvertElementType, Pad};
 
 /// The monoid of a windowed reduction.
@@ -631,13 +631,7 @@ impl Family for WindowOp {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
         let w = self.geometry();

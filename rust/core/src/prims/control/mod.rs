@@ -384,6 +384,18 @@ fn row_of(x: &HostArray, i: usize) -> Result<Arc<HostArray>> {
     Ok(Arc::new(super::kernel::rows::take_row(x, i)?))
 }
 
+/// The sub-jaxprs' effects lift to the equation.
+fn control_effect(c: &ControlFlow) -> Effect {
+    if c.sub_jaxprs()
+        .iter()
+        .any(|j| j.jaxpr.effect() != Effect::None)
+    {
+        Effect::OrderedIo
+    } else {
+        Effect::None
+    }
+}
+
 impl Family for ControlFlow {
     const NAMES: &'static [&'static str] = &["cond", "while", "scan"];
 
@@ -395,22 +407,11 @@ impl Family for ControlFlow {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    /// The sub-jaxprs' effects lift to the equation.
-    fn effect(&self) -> Effect {
-        if self
-            .sub_jaxprs()
-            .iter()
-            .any(|j| j.jaxpr.effect() != Effect::None)
-        {
-            Effect::OrderedIo
-        } else {
-            Effect::None
-        }
-    }
+    crate::family_identity!(
+        custom_params,
+        multiple_results = true,
+        effect = control_effect
+    );
 
     /// Params as JAX shows them.
     fn params(&self) -> ParamList {

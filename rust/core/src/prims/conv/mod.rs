@@ -27,7 +27,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::DotGeneral;
 
 mod kernels;
@@ -548,13 +548,7 @@ impl Family for ConvParams {
         NAME
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     /// Params as Python sees them, in JAX's order.
     fn params(&self) -> ParamList {
