@@ -130,6 +130,19 @@ impl Error {
         }
     }
 
+    /// `Ok` when `got` is `expected`, else `Error::Arity` naming `prim`.
+    pub fn check_count(prim: &'static str, expected: usize, got: usize) -> Result<()> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Error::Arity {
+                prim,
+                expected,
+                got,
+            })
+        }
+    }
+
     /// Parameter error.
     pub fn param(prim: &'static str, param: &'static str, reason: impl Into<String>) -> Self {
         Error::Param {

@@ -386,13 +386,7 @@ impl Program {
     /// Runs the program in its recorded [`Determinism`] mode. Inputs must
     /// have the exported shapes and dtypes.
     pub fn run(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
-        if inputs.len() != self.in_avals.len() {
-            return Err(Error::Arity {
-                prim: "Program::run",
-                expected: self.in_avals.len(),
-                got: inputs.len(),
-            });
-        }
+        Error::check_count("Program::run", self.in_avals.len(), inputs.len())?;
         for (k, (x, want)) in inputs.iter().zip(&self.in_avals).enumerate() {
             if x.shape() != want.shape.as_slice() || x.dtype() != want.dtype {
                 return Err(Error::InvalidArgument(format!(

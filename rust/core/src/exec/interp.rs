@@ -149,20 +149,8 @@ fn shared_operands(
 fn bind_inputs(
     jaxpr: &Jaxpr, consts: &[Arc<HostArray>], args: &[Arc<HostArray>],
 ) -> Result<Vec<Option<Arc<HostArray>>>> {
-    if consts.len() != jaxpr.constvars.len() {
-        return Err(Error::Arity {
-            prim: "eval_jaxpr (consts)",
-            expected: jaxpr.constvars.len(),
-            got: consts.len(),
-        });
-    }
-    if args.len() != jaxpr.invars.len() {
-        return Err(Error::Arity {
-            prim: "eval_jaxpr",
-            expected: jaxpr.invars.len(),
-            got: args.len(),
-        });
-    }
+    Error::check_count("eval_jaxpr (consts)", jaxpr.constvars.len(), consts.len())?;
+    Error::check_count("eval_jaxpr", jaxpr.invars.len(), args.len())?;
     let mut env: Vec<Option<Arc<HostArray>>> = vec![None; jaxpr.avals.len()];
     let bound = jaxpr
         .constvars

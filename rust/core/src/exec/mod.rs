@@ -112,13 +112,7 @@ pub(crate) fn check_program_args<'a>(
     what: &'static str, jx: &crate::ir::Jaxpr,
     args: impl ExactSizeIterator<Item = (&'a [usize], crate::dtype::DType)>,
 ) -> Result<()> {
-    if args.len() != jx.invars.len() {
-        return Err(crate::error::Error::Arity {
-            prim: what,
-            expected: jx.invars.len(),
-            got: args.len(),
-        });
-    }
+    crate::error::Error::check_count(what, jx.invars.len(), args.len())?;
     for (v, (shape, dtype)) in jx.invars.iter().zip(args) {
         check_program_arg(what, jx.aval(*v)?, shape, dtype)?;
     }

@@ -183,13 +183,7 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
 fn checked_outputs(
     name: &'static str, outs: Vec<HostArray>, avals: &[Aval],
 ) -> Result<Vec<HostArray>> {
-    if outs.len() != avals.len() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: avals.len(),
-            got: outs.len(),
-        });
-    }
+    Error::check_count(name, avals.len(), outs.len())?;
     for (o, a) in outs.iter().zip(avals) {
         if o.dtype() != a.dtype || o.shape() != a.shape.as_slice() {
             return Err(Error::dtype(
@@ -224,13 +218,7 @@ pub(crate) fn shared_call(
 ) -> Result<Vec<HostArray>> {
     let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
     let outs = run(&owned)?;
-    if outs.len() != out_avals.len() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: out_avals.len(),
-            got: outs.len(),
-        });
-    }
+    Error::check_count(name, out_avals.len(), outs.len())?;
     outs.into_iter()
         .zip(out_avals)
         .map(|(a, aval)| {

@@ -64,13 +64,7 @@ impl Family for Threefry2x32 {
 
     /// Two `uint32` arrays of the operands' elementwise shape.
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        if ins.len() != 4 {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 4,
-                got: ins.len(),
-            });
-        }
+        Error::check_count(NAME, 4, ins.len())?;
         if ins.iter().any(|a| a.dtype != DType::U32) {
             let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();
             return Err(Error::dtype(NAME, &ds, "arguments must have uint32 type"));

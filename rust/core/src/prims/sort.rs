@@ -625,13 +625,7 @@ impl Family for SortOp {
                 })
             }
         };
-        if bufs.len() != outs.len() {
-            return Err(Error::Arity {
-                prim: self.name(),
-                expected: outs.len(),
-                got: bufs.len(),
-            });
-        }
+        Error::check_count(self.name(), outs.len(), bufs.len())?;
         bufs.into_iter()
             .zip(outs)
             .map(|(buf, aval)| HostArray::new(aval.shape, buf))

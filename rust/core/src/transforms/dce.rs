@@ -55,13 +55,11 @@ fn dce_impl(
     j: &ClosedJaxpr, used_outputs: &[bool], prune_inputs: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
     let jx = &j.jaxpr;
-    if used_outputs.len() != jx.outvars.len() {
-        return Err(Error::Arity {
-            prim: "dce_jaxpr (used_outputs)",
-            expected: jx.outvars.len(),
-            got: used_outputs.len(),
-        });
-    }
+    Error::check_count(
+        "dce_jaxpr (used_outputs)",
+        jx.outvars.len(),
+        used_outputs.len(),
+    )?;
     let mut live = vec![false; jx.avals.len()];
     let outvars: Vec<Atom> = jx
         .outvars

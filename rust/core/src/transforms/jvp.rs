@@ -61,13 +61,7 @@ pub fn jvp_jaxpr(
     // (e.g. the primal call a custom rule makes of its own function).
     let j = &crate::transforms::dce::dce_closed(j)?;
     let jx = &j.jaxpr;
-    if nonzeros.len() != jx.invars.len() {
-        return Err(Error::Arity {
-            prim: "jvp_jaxpr (nonzeros)",
-            expected: jx.invars.len(),
-            got: nonzeros.len(),
-        });
-    }
+    Error::check_count("jvp_jaxpr (nonzeros)", jx.invars.len(), nonzeros.len())?;
     let n = jx.avals.len();
     let mut b = Builder::new();
     let mut env = JvpEnv {

@@ -58,13 +58,7 @@ fn accumulate(b: &mut Builder, ct: &mut [Option<Atom>], v: Var, c: Atom) -> Resu
 /// instantiated where no path exists).
 pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> {
     let jx = &j.jaxpr;
-    if linear.len() != jx.invars.len() {
-        return Err(Error::Arity {
-            prim: "transpose_jaxpr (linear)",
-            expected: jx.invars.len(),
-            got: linear.len(),
-        });
-    }
+    Error::check_count("transpose_jaxpr (linear)", jx.invars.len(), linear.len())?;
     let n = jx.avals.len();
     let mut st = TransposeState {
         lin: vec![false; n],
@@ -180,13 +174,7 @@ impl TransposeState {
             })
             .collect::<Result<Vec<_>>>()?;
         let res = eqn.prim.transpose(b, &cts, &ops)?;
-        if res.len() != eqn.inputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.inputs.len(),
-                got: res.len(),
-            });
-        }
+        Error::check_count(eqn.prim.name(), eqn.inputs.len(), res.len())?;
         for (a, r) in eqn.inputs.iter().zip(res) {
             if let (Atom::Var(v), Some(r)) = (a, r) {
                 if is_lin(&self.lin, a) {

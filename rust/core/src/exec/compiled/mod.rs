@@ -424,13 +424,7 @@ impl Looped<'_> {
         &mut self, ctx: &ExecCtx, vary: &mut Vec<Arc<HostArray>>, outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         let varying = self.varying;
-        if vary.len() != varying.len() {
-            return Err(Error::Arity {
-                prim: "compiled program",
-                expected: varying.len(),
-                got: vary.len(),
-            });
-        }
+        Error::check_count("compiled program", varying.len(), vary.len())?;
         for (v, a) in varying.iter().zip(vary.drain(..)) {
             self.plan.check_arg(*v, &a)?;
             *slot(&mut self.env, *v)? = Some(a);

@@ -48,13 +48,7 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
             .map(|a| lookup(&env, a))
             .collect::<Result<Vec<_>>>()?;
         let outs = emit(&mut b, &mut seen, &mut transposes, eqn, ins, depth)?;
-        if outs.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: outs.len(),
-            });
-        }
+        Error::check_count(eqn.prim.name(), eqn.outputs.len(), outs.len())?;
         for (old, new) in eqn.outputs.iter().zip(outs) {
             bind(&mut env, *old, new)?;
         }

@@ -128,13 +128,7 @@ pub fn run_scan<M: LoopMemory>(
             ins.push(mem.row(x, i)?);
         }
         let mut outs = mem.run(ctx, body, &ins)?;
-        if outs.len() != s.num_carry.saturating_add(ys.len()) {
-            return Err(Error::Arity {
-                prim: "scan",
-                expected: s.num_carry.saturating_add(ys.len()),
-                got: outs.len(),
-            });
-        }
+        Error::check_count("scan", s.num_carry.saturating_add(ys.len()), outs.len())?;
         let step_ys = outs.split_off(s.num_carry);
         for (dst, y) in ys.iter_mut().zip(&step_ys) {
             mem.write_row(dst, i, y)?;

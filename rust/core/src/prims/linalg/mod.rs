@@ -350,13 +350,7 @@ impl Family for LinalgOp {
     ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
         let bufs = eval_buffers(self, args, dtype)?;
-        if bufs.len() != outs.len() {
-            return Err(Error::Arity {
-                prim: self.name(),
-                expected: outs.len(),
-                got: bufs.len(),
-            });
-        }
+        Error::check_count(self.name(), outs.len(), bufs.len())?;
         bufs.into_iter()
             .zip(outs)
             .map(|(buf, aval)| HostArray::new(aval.shape, buf))
