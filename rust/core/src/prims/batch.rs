@@ -251,6 +251,22 @@ pub(super) fn batched_one<'a>(
     }
 }
 
+/// The batch rule of a one-operand family: the equation as is when the
+/// operand is unbatched, else `rule` of the operand and its batch dim.
+pub(super) fn batch_one<F: Family + Clone>(
+    family: &F, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>],
+    rule: impl FnOnce(&mut Builder, &Atom, usize) -> BatchOut,
+) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    if all_unbatched(dims) {
+        return unbatched(family, b, ins);
+    }
+    let (x, d) = batched_one(family.name(), ins, dims)?;
+    rule(b, x, d)
+}
+
 /// Emits one equation of `family` whose output has batch dim `dim`.
 pub(super) fn emit_batched<F: Family>(
     b: &mut Builder, family: F, ins: Vec<Atom>, dim: Option<usize>,

@@ -13,7 +13,7 @@ mod shape_ops;
 pub use pad_concat::{Concatenate, Pad};
 pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
 
-use super::batch::{all_unbatched, batch_error, batched_one, emit_batched, shift, unbatched};
+use super::batch::{batch_error, batch_one, emit_batched, shift, unbatched};
 use super::family::{
     emit1, jvp_zero, operands, single_out, transpose_not_linear, BatchOut, Family, JvpOut, Operand,
     TransposeOut,
@@ -165,11 +165,9 @@ impl Family for Rev {
     fn batch(
         &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let dimensions = self.dimensions.iter().map(|&k| shift(k, d)).collect();
-        emit_batched(b, Rev { dimensions }, vec![x.clone()], Some(d))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let dimensions = self.dimensions.iter().map(|&k| shift(k, d)).collect();
+            emit_batched(b, Rev { dimensions }, vec![x.clone()], Some(d))
+        })
     }
 }

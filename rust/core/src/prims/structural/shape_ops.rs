@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
-use crate::prims::batch::{all_unbatched, axes_around, batched_one, emit_batched, unbatched};
+use crate::prims::batch::{axes_around, batch_one, emit_batched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
 use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use crate::prims::jvp::jvp_linear;
@@ -73,6 +73,29 @@ fn transpose_reshape(
         return Ok(vec![None; ops.len()]);
     };
     Ok(vec![Some(reshape_to(b, ct, &a.shape)?)])
+}
+
+/// The kernel, JVP and transpose rules of a family that keeps the data and
+/// changes only the shape (`reshape`, `squeeze`): the operand's buffer as
+/// is, linear, the cotangent reshaped back.
+macro_rules! same_data_rules {
+    () => {
+        fn kernel(
+            &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
+        ) -> Result<Vec<HostArray>> {
+            same_data(self.name(), args, outs)
+        }
+
+        fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+            jvp_linear(self, b, primals, tangents)
+        }
+
+        fn transpose(
+            &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
+        ) -> TransposeOut {
+            transpose_reshape(self.name(), b, cts, operands)
+        }
+    };
 }
 
 /// Same data, new shape: the operand's buffer as is.
@@ -182,29 +205,27 @@ impl Family for BroadcastInDim {
         &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         let name = self.name();
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(name, operands, dims)?;
-        let out_d = match d.checked_sub(1) {
-            None => 0,
-            Some(prev) => self
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let out_d = match d.checked_sub(1) {
+                None => 0,
+                Some(prev) => self
+                    .broadcast_dimensions
+                    .get(prev)
+                    .ok_or_else(|| super::batch_error(name, "batch dim out of range"))?
+                    .saturating_add(1),
+            };
+            let mut bdims: Vec<usize> = self
                 .broadcast_dimensions
-                .get(prev)
-                .ok_or_else(|| super::batch_error(name, "batch dim out of range"))?
-                .saturating_add(1),
-        };
-        let mut bdims: Vec<usize> = self
-            .broadcast_dimensions
-            .iter()
-            .map(|&o| shift(o, out_d))
-            .collect();
-        bdims.insert(d.min(bdims.len()), out_d);
-        let prim = BroadcastInDim {
-            shape: insert_axis(&self.shape, out_d, size),
-            broadcast_dimensions: bdims,
-        };
-        emit_batched(b, prim, vec![x.clone()], Some(out_d))
+                .iter()
+                .map(|&o| shift(o, out_d))
+                .collect();
+            bdims.insert(d.min(bdims.len()), out_d);
+            let prim = BroadcastInDim {
+                shape: insert_axis(&self.shape, out_d, size),
+                broadcast_dimensions: bdims,
+            };
+            emit_batched(b, prim, vec![x.clone()], Some(out_d))
+        })
     }
 }
 
@@ -231,36 +252,19 @@ impl Family for Reshape {
         Ok(vec![Aval::weak(new_sizes.clone(), x.dtype, x.weak_type)])
     }
 
-    /// Same elements in the same order; only the shape changes.
-    fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        same_data(self.name(), args, outs)
-    }
-
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
-
-    fn transpose(
-        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
-    ) -> TransposeOut {
-        transpose_reshape(self.name(), b, cts, operands)
-    }
+    same_data_rules!();
 
     /// The mapped axis moves to the front and leads the new sizes.
     fn batch(
         &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let x = move_axis(b, x.clone(), d, 0)?;
-        let prim = Reshape {
-            new_sizes: insert_axis(&self.new_sizes, 0, size),
-        };
-        emit_batched(b, prim, vec![x], Some(0))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let x = move_axis(b, x.clone(), d, 0)?;
+            let prim = Reshape {
+                new_sizes: insert_axis(&self.new_sizes, 0, size),
+            };
+            emit_batched(b, prim, vec![x], Some(0))
+        })
     }
 }
 
@@ -336,13 +340,11 @@ impl Family for Transpose {
     fn batch(
         &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let mut perm: Vec<usize> = self.permutation.iter().map(|&k| shift(k, d)).collect();
-        perm.insert(d.min(perm.len()), d);
-        emit_batched(b, Transpose { permutation: perm }, vec![x.clone()], Some(d))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let mut perm: Vec<usize> = self.permutation.iter().map(|&k| shift(k, d)).collect();
+            perm.insert(d.min(perm.len()), d);
+            emit_batched(b, Transpose { permutation: perm }, vec![x.clone()], Some(d))
+        })
     }
 }
 
@@ -376,32 +378,15 @@ impl Family for Squeeze {
         )])
     }
 
-    /// Same elements in the same order; only the shape changes.
-    fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        same_data(self.name(), args, outs)
-    }
-
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
-
-    fn transpose(
-        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
-    ) -> TransposeOut {
-        transpose_reshape(self.name(), b, cts, operands)
-    }
+    same_data_rules!();
 
     /// The squeezed axes shift around the mapped one.
     fn batch(
         &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let (dimensions, out_d) = axes_around(&self.dimensions, d);
-        emit_batched(b, Squeeze { dimensions }, vec![x.clone()], Some(out_d))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let (dimensions, out_d) = axes_around(&self.dimensions, d);
+            emit_batched(b, Squeeze { dimensions }, vec![x.clone()], Some(out_d))
+        })
     }
 }
