@@ -130,16 +130,21 @@ impl Error {
         }
     }
 
+    /// Wrong number of operands (or outputs) for primitive `prim`.
+    pub fn arity(prim: &'static str, expected: usize, got: usize) -> Self {
+        Error::Arity {
+            prim,
+            expected,
+            got,
+        }
+    }
+
     /// `Ok` when `got` is `expected`, else `Error::Arity` naming `prim`.
     pub fn check_count(prim: &'static str, expected: usize, got: usize) -> Result<()> {
         if got == expected {
             Ok(())
         } else {
-            Err(Error::Arity {
-                prim,
-                expected,
-                got,
-            })
+            Err(Error::arity(prim, expected, got))
         }
     }
 

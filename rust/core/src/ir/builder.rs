@@ -94,11 +94,7 @@ impl Builder {
         let outs = self.add_eqn(prim, inputs, None)?;
         match outs.as_slice() {
             [v] => Ok(Atom::Var(*v)),
-            _ => Err(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: outs.len(),
-            }),
+            _ => Err(Error::arity(name, 1, outs.len())),
         }
     }
 

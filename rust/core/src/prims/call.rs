@@ -183,11 +183,11 @@ where
     let mut res = Vec::with_capacity(ops.len());
     for o in ops {
         res.push(if o.is_linear() {
-            Some(it.next().ok_or(Error::Arity {
-                prim: "pjit",
-                expected: linear.iter().filter(|l| **l).count(),
-                got: 0,
-            })?)
+            Some(it.next().ok_or(Error::arity(
+                "pjit",
+                linear.iter().filter(|l| **l).count(),
+                0,
+            ))?)
         } else {
             None
         });

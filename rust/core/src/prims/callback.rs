@@ -446,11 +446,9 @@ fn sequential(
         .iter()
         .map(|(is_const, k)| {
             let v = if *is_const { &cvars } else { &xvars };
-            v.get(*k).cloned().ok_or(Error::Arity {
-                prim: "callback",
-                expected: *k,
-                got: v.len(),
-            })
+            v.get(*k)
+                .cloned()
+                .ok_or(Error::arity("callback", *k, v.len()))
         })
         .collect::<Result<Vec<_>>>()?;
     let outs: Vec<Atom> = body

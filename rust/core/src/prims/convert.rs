@@ -7,7 +7,7 @@
 //! derivative. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{emit1, finish, jvp_zero, operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::is_float;
 use super::kernel::elementwise as kernels;
@@ -63,8 +63,7 @@ impl Family for ConvertElementType {
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, args)?;
         let buf = kernels::convert(x.buffer(), self.new_dtype)?;
-        let out = single_out(CONVERT_ELEMENT_TYPE, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(CONVERT_ELEMENT_TYPE, outs, buf)
     }
 
     /// Between floating dtypes the tangent converts as the primal; other
@@ -136,8 +135,7 @@ impl Family for StopGradient {
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(STOP_GRADIENT, args)?;
         let buf = x.buffer().clone();
-        let out = single_out(STOP_GRADIENT, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(STOP_GRADIENT, outs, buf)
     }
 
     /// Zero tangents: the point of the primitive.

@@ -94,11 +94,7 @@ fn instantiate(b: &mut Builder, ts: &[Option<Atom>], avals: &[Aval]) -> Result<V
 
 fn split_outs(outs: Vec<Atom>, n: usize, what: &'static str) -> Result<(Vec<Atom>, Vec<Atom>)> {
     if outs.len() < n {
-        return Err(Error::Arity {
-            prim: what,
-            expected: n,
-            got: outs.len(),
-        });
+        return Err(Error::arity(what, n, outs.len()));
     }
     let mut first = outs;
     let second = first.split_off(n);

@@ -1,7 +1,7 @@
 //! `dot_general`: contraction over paired axes with batch axes.
 
 use super::batch::shift;
-use super::family::{arity_error, emit1, operands, single_out};
+use super::family::{arity_error, emit1, finish, operands};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, is_float};
 use super::kernel::dot as kernels;
@@ -45,10 +45,9 @@ impl Family for DotGeneral {
         &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [l, r] = operands::<_, 2>(name, args)?;
         let buf = kernels::dot_general(ctx, l, r, &self.dims, self.preferred_element_type)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     /// Bilinear: `dot(tx, y) + dot(x, ty)`.

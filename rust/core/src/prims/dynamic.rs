@@ -238,11 +238,7 @@ fn check_outs(name: &'static str, outs: &[Atom], n: usize) -> Result<()> {
     if outs.len() == n {
         Ok(())
     } else {
-        Err(Error::Arity {
-            prim: name,
-            expected: n,
-            got: outs.len(),
-        })
+        Err(Error::arity(name, n, outs.len()))
     }
 }
 
@@ -284,11 +280,7 @@ impl Family for DynamicPrim {
             .abstract_eval(self, ins)?
             .ok_or_else(|| self.missing("Abstract evaluation"))?;
         if !self.multiple_results && outs.len() != 1 {
-            return Err(Error::Arity {
-                prim: self.name,
-                expected: 1,
-                got: outs.len(),
-            });
+            return Err(Error::arity(self.name, 1, outs.len()));
         }
         Ok(outs)
     }

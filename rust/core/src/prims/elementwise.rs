@@ -8,7 +8,7 @@
 //! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
 
 use super::batch::elementwise_rule;
-use super::family::{jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{finish, jvp_zero, operands, single_out, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
@@ -341,9 +341,8 @@ impl Family for BinaryOp {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
-        let out = single_out(self.name(), outs)?;
         let buf = kernels::binary(*self, x.buffer(), y.buffer())?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(self.name(), outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

@@ -178,6 +178,26 @@ pub fn single_out(prim: &'static str, outs: Vec<Aval>) -> Result<Aval> {
     }
 }
 
+/// The kernel's buffer as the single array the shape rule promised.
+pub fn finish(
+    prim: &'static str, outs: Vec<Aval>, buf: crate::array::Buffer,
+) -> Result<Vec<HostArray>> {
+    let out = single_out(prim, outs)?;
+    Ok(vec![HostArray::new(out.shape, buf)?])
+}
+
+/// The kernel's buffers as the arrays the shape rule promised, one per
+/// output aval.
+pub fn finish_all(
+    prim: &'static str, outs: Vec<Aval>, bufs: Vec<crate::array::Buffer>,
+) -> Result<Vec<HostArray>> {
+    Error::check_count(prim, outs.len(), bufs.len())?;
+    bufs.into_iter()
+        .zip(outs)
+        .map(|(buf, aval)| HostArray::new(aval.shape, buf))
+        .collect()
+}
+
 /// Emits one equation of `family` and returns its single output.
 pub fn emit1<F: Family>(b: &mut Builder, family: F, ins: Vec<Atom>) -> Result<Atom>
 where

@@ -77,13 +77,7 @@ pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
             } else {
                 match (outs.pop(), outs.is_empty()) {
                     (Some(a), true) => (Some(a), Vec::new()),
-                    _ => {
-                        return Err(Error::Arity {
-                            prim: name,
-                            expected: 1,
-                            got: outs.len().saturating_add(1),
-                        })
-                    }
+                    _ => return Err(Error::arity(name, 1, outs.len().saturating_add(1))),
                 }
             }
         }
@@ -124,11 +118,7 @@ fn known(
                     &[o.dtype(), want.0],
                     "kernel produced an output other than its shape rule's",
                 )),
-                _ => Err(Error::Arity {
-                    prim: name,
-                    expected: 1,
-                    got: outs.len(),
-                }),
+                _ => Err(Error::arity(name, 1, outs.len())),
             }
         }
         None => {

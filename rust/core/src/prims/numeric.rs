@@ -6,7 +6,7 @@
 //! tangents); none is linear. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{emit1, finish, jvp_zero, operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::mul;
 use super::kernel::elementwise as kernels;
@@ -86,8 +86,7 @@ impl Family for IntegerPow {
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(INTEGER_POW, args)?;
         let buf = kernels::integer_pow(self.y, x.buffer())?;
-        let out = single_out(INTEGER_POW, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(INTEGER_POW, outs, buf)
     }
 
     /// `y * x^(y-1) * t` (zero for `y = 0` and integer operands).
@@ -146,8 +145,7 @@ impl Family for Round {
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(ROUND, args)?;
         let buf = kernels::round(x.buffer(), self.rounding_method)?;
-        let out = single_out(ROUND, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(ROUND, outs, buf)
     }
 
     /// Piecewise constant: zero tangents.
@@ -181,8 +179,7 @@ impl Family for IsFinite {
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(IS_FINITE, args)?;
         let buf = kernels::is_finite(x.buffer())?;
-        let out = single_out(IS_FINITE, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(IS_FINITE, outs, buf)
     }
 
     /// A bool result: zero tangents.

@@ -104,11 +104,7 @@ impl Family for Threefry2x32 {
             }
         };
         let [k0, k1, x0, x1] = words.as_slice() else {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 4,
-                got: words.len(),
-            });
+            return Err(Error::arity(NAME, 4, words.len()));
         };
         let (mut y0, mut y1) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for i in 0..n {

@@ -2,7 +2,7 @@
 //! element (`argmax`, `argmin`) and inclusive scans (`cumsum`, ...).
 
 use super::batch::{axes_around, batched_one, shift, unbatched};
-use super::family::{emit1, jvp_zero, operands, single_out};
+use super::family::{emit1, finish, jvp_zero, operands};
 use super::family::{transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{convert, eq, jvp_linear, mul, select};
 use super::kernel::reduce as kernels;
@@ -166,10 +166,9 @@ impl Family for Reduce {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::reduce(self.op, x, &self.axes)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -294,10 +293,9 @@ impl Family for ArgReduce {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::arg(self.op, x, self.axis, self.index_dtype)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     /// Indices are piecewise constant: no tangent.
@@ -357,10 +355,9 @@ impl Family for Cumulative {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::cumulative(self.op, x, self.axis, self.reverse)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

@@ -4,7 +4,7 @@
 //! helpers shared with gather (params, shape checks, transpose and batch
 //! helpers) are in `gather.rs`; the kernels are in `kernels/gather.rs`.
 
-use super::family::{emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::gather::{
     bump, check, check_index_map, display_dims_and_mode, emit, five_dims, front, get, index_parts,
     ints, is_float, known_indices, opt_bool, py_tuple, single, strictly_sorted, three, to_front,
@@ -434,9 +434,8 @@ impl Family for ScatterParams {
     ) -> Result<Vec<HostArray>> {
         let prim = self.op.name();
         let [x, i, u] = operands::<_, 3>(prim, args)?;
-        let out = single_out(prim, outs)?;
         let buf = super::kernel::gather::scatter(self, x, i, u)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(prim, outs, buf)
     }
 
     /// Tangents as JAX defines them: scatter-add is linear; scatter with

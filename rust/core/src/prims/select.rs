@@ -11,7 +11,7 @@
 //! they are.
 
 use super::batch::elementwise_impl;
-use super::family::{arity_error, emit1, operands, single_out, transpose_not_linear};
+use super::family::{arity_error, emit1, finish, operands, single_out, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, select};
 use super::kernel::elementwise as kernels;
@@ -211,8 +211,7 @@ impl Family for Clamp {
     ) -> Result<Vec<HostArray>> {
         let [lo, x, hi] = operands::<_, 3>(CLAMP, args)?;
         let buf = kernels::clamp(lo.buffer(), x.buffer(), hi.buffer())?;
-        let out = single_out(CLAMP, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(CLAMP, outs, buf)
     }
 
     /// The tangent of `x` where `lo < x < hi`, of `lo` where `lo > x`, of

@@ -4,7 +4,7 @@
 //! `scatter` ([`super::gather`]).
 
 use super::batch::{batch_error, batch_first, insert_axis, unbatched};
-use super::family::{arity_error, emit1, operands, single_out};
+use super::family::{arity_error, emit1, finish, operands, single_out};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
@@ -64,11 +64,11 @@ fn known_indices(prim: &'static str, ops: &[Operand]) -> Result<Vec<Atom>> {
 /// One rank-0 integer start index per operand axis.
 fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
     if idx.len() != x.ndim() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: x.ndim().saturating_add(1),
-            got: idx.len().saturating_add(1),
-        });
+        return Err(Error::arity(
+            name,
+            x.ndim().saturating_add(1),
+            idx.len().saturating_add(1),
+        ));
     }
     if let Some(bad) = idx
         .iter()
@@ -252,10 +252,9 @@ impl Family for DynamicSlice {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let (x, idx) = args.split_first().ok_or(arity_error(name, 1, 0))?;
         let buf = kernels::dynamic_slice(x, idx, &self.slice_sizes)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -339,12 +338,11 @@ impl Family for DynamicUpdateSlice {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x, u, idx @ ..] = args else {
             return Err(arity_error(name, 2, args.len()));
         };
         let buf = kernels::dynamic_update_slice(x, u, idx)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

@@ -17,7 +17,7 @@
 //!   ascending sort of the reversed row, reversed, is the descending order
 //!   with ties by lower index first, which is `top_k`'s.
 
-use super::family::{emit, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{emit, finish_all, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
@@ -251,11 +251,7 @@ fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<
 }
 
 fn sort_kernel(args: &[&HostArray], dimension: usize, num_keys: usize) -> Result<Vec<Buffer>> {
-    let first = args.first().ok_or(Error::Arity {
-        prim: "sort",
-        expected: 1,
-        got: 0,
-    })?;
+    let first = args.first().ok_or(Error::arity("sort", 1, 0))?;
     let keys = args
         .iter()
         .take(num_keys)
@@ -401,11 +397,7 @@ fn sort_payload(
 fn sort_avals(
     name: &'static str, ins: &[Aval], dimension: usize, num_keys: usize,
 ) -> Result<Vec<Aval>> {
-    let first = ins.first().ok_or(Error::Arity {
-        prim: name,
-        expected: 1,
-        got: 0,
-    })?;
+    let first = ins.first().ok_or(Error::arity(name, 1, 0))?;
     if num_keys == 0 || num_keys > ins.len() {
         return Err(Error::param(
             name,
@@ -446,11 +438,7 @@ fn sort_avals(
 /// `top_k` avals: values and `i32` indices, the last axis cut to `k`.
 fn top_k_avals(name: &'static str, ins: &[Aval], k: usize) -> Result<Vec<Aval>> {
     let [x] = ins else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 1,
-            got: ins.len(),
-        });
+        return Err(Error::arity(name, 1, ins.len()));
     };
     if !sortable(x.dtype) {
         return Err(Error::dtype(
@@ -590,11 +578,7 @@ impl Family for SortOp {
             SortOp::TopK { k } => top_k_avals(name, ins, *k),
             SortOp::BitcastConvertType { new_dtype } => {
                 let [x] = ins else {
-                    return Err(Error::Arity {
-                        prim: name,
-                        expected: 1,
-                        got: ins.len(),
-                    });
+                    return Err(Error::arity(name, 1, ins.len()));
                 };
                 Ok(vec![Aval::new(bitcast_shape(x, *new_dtype)?, *new_dtype)])
             }
@@ -617,19 +601,9 @@ impl Family for SortOp {
             (SortOp::BitcastConvertType { new_dtype }, [x]) => {
                 vec![from_le_bytes(&le_bytes(x.buffer())?, *new_dtype)?]
             }
-            _ => {
-                return Err(Error::Arity {
-                    prim: self.name(),
-                    expected: 1,
-                    got: args.len(),
-                })
-            }
+            _ => return Err(Error::arity(self.name(), 1, args.len())),
         };
-        Error::check_count(self.name(), outs.len(), bufs.len())?;
-        bufs.into_iter()
-            .zip(outs)
-            .map(|(buf, aval)| HostArray::new(aval.shape, buf))
-            .collect()
+        finish_all(self.name(), outs, bufs)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

@@ -561,13 +561,7 @@ fn compute(op: &WindowOp, args: &[&HostArray], out: &Aval) -> Result<Buffer> {
                 _ => return Err(err()),
             }
         }
-        _ => {
-            return Err(Error::Arity {
-                prim: name,
-                expected: 2,
-                got: args.len(),
-            })
-        }
+        _ => return Err(Error::arity(name, 2, args.len())),
     })
 }
 

@@ -246,11 +246,7 @@ impl BatchEnv {
             r
         };
         if outs.len() != eqn.outputs.len() || odims.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: outs.len(),
-            });
+            return Err(Error::arity(eqn.prim.name(), eqn.outputs.len(), outs.len()));
         }
         for ((v, x), d) in eqn.outputs.iter().zip(outs).zip(odims) {
             self.bind(*v, (x, d))?;

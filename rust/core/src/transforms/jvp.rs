@@ -152,11 +152,11 @@ impl JvpEnv {
         }
         let (pouts, touts) = eqn.prim.jvp(b, &ins, &ts)?;
         if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: pouts.len(),
-            });
+            return Err(Error::arity(
+                eqn.prim.name(),
+                eqn.outputs.len(),
+                pouts.len(),
+            ));
         }
         for ((old, p), t) in eqn.outputs.iter().zip(pouts).zip(touts) {
             let float = jx.aval(*old)?.dtype.is_float();

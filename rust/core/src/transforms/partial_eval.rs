@@ -78,11 +78,11 @@ pub fn partial_eval_jaxpr(
 ) -> Result<PartialEval> {
     let jx = &j.jaxpr;
     if unknowns.len() != jx.invars.len() || instantiate.len() != jx.outvars.len() {
-        return Err(Error::Arity {
-            prim: "partial_eval_jaxpr",
-            expected: jx.invars.len(),
-            got: unknowns.len(),
-        });
+        return Err(Error::arity(
+            "partial_eval_jaxpr",
+            jx.invars.len(),
+            unknowns.len(),
+        ));
     }
     let mut avals = jx.avals.clone();
     let mut st = State::new(jx, unknowns)?;
@@ -349,11 +349,11 @@ fn apply_split(
     for s in spec {
         let a = match s {
             SplitInput::Atom(a) => a,
-            SplitInput::Residual(i) => Atom::Var(*res_vars.get(i).ok_or(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: i,
-                got: res_vars.len(),
-            })?),
+            SplitInput::Residual(i) => Atom::Var(*res_vars.get(i).ok_or(Error::arity(
+                eqn.prim.name(),
+                i,
+                res_vars.len(),
+            ))?),
         };
         if let Atom::Var(v) = &a {
             if !State::get(&st.unknown, *v) {

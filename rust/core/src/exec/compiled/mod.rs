@@ -331,14 +331,11 @@ impl Compiled {
     /// the values `fixed` on every run (see [`Looped`]).
     pub fn looped(&self, fixed: &[Arc<HostArray>]) -> Result<Looped<'_>> {
         let jx = &self.prog.jaxpr;
-        let (params, varying) = jx
-            .invars
-            .split_at_checked(fixed.len())
-            .ok_or(Error::Arity {
-                prim: "compiled program",
-                expected: jx.invars.len(),
-                got: fixed.len(),
-            })?;
+        let (params, varying) = jx.invars.split_at_checked(fixed.len()).ok_or(Error::arity(
+            "compiled program",
+            jx.invars.len(),
+            fixed.len(),
+        ))?;
         let mut env = recycle::Env::acquire(jx.avals.len());
         let mut is_fixed = vec![false; jx.avals.len()];
         for (v, a) in params.iter().zip(fixed) {
@@ -581,11 +578,7 @@ fn run_single(
     let mut outs = run_eqn(ctx, prim, ins, &[], Some(out), env)?;
     match (outs.pop(), outs.is_empty()) {
         (Some(h), true) => Ok(h),
-        _ => Err(Error::Arity {
-            prim: prim.name(),
-            expected: 1,
-            got: outs.len().saturating_add(1),
-        }),
+        _ => Err(Error::arity(prim.name(), 1, outs.len().saturating_add(1))),
     }
 }
 

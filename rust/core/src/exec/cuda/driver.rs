@@ -46,23 +46,17 @@ fn operands<'a, V>(prim: &'static str, args: &'a [V], from: usize, n: usize) -> 
 pub fn run_cond<M: LoopMemory>(
     ctx: &ExecCtx, mem: &M, branches: &[M::Plan], args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
-    let (index, ops) = args.split_first().ok_or(Error::Arity {
-        prim: "cond",
-        expected: 1,
-        got: 0,
-    })?;
+    let (index, ops) = args.split_first().ok_or(Error::arity("cond", 1, 0))?;
     let i = mem.scalar(index)?.as_i64();
-    let last = branches.len().checked_sub(1).ok_or(Error::Arity {
-        prim: "cond",
-        expected: 1,
-        got: 0,
-    })?;
+    let last = branches
+        .len()
+        .checked_sub(1)
+        .ok_or(Error::arity("cond", 1, 0))?;
     let k = usize::try_from(i.max(0)).unwrap_or(last).min(last);
-    let branch = branches.get(k).ok_or(Error::Arity {
-        prim: "cond",
-        expected: k.saturating_add(1),
-        got: branches.len(),
-    })?;
+    let branch =
+        branches
+            .get(k)
+            .ok_or(Error::arity("cond", k.saturating_add(1), branches.len()))?;
     mem.run(ctx, branch, ops)
 }
 
@@ -85,13 +79,7 @@ pub fn run_while<M: LoopMemory>(
         let ins: Vec<M::Value> = cond_consts.iter().chain(&carries).cloned().collect();
         let pred = match mem.run(ctx, cond, &ins)?.as_slice() {
             [p] => mem.scalar(p)?.as_bool(),
-            outs => {
-                return Err(Error::Arity {
-                    prim: "while",
-                    expected: 1,
-                    got: outs.len(),
-                })
-            }
+            outs => return Err(Error::arity("while", 1, outs.len())),
         };
         if !pred {
             return Ok(carries);

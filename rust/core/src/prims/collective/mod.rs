@@ -692,11 +692,7 @@ impl Family for Collective {
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let c = self;
         if xs.len() != ts.len() {
-            return Err(Error::Arity {
-                prim: c.name(),
-                expected: xs.len(),
-                got: ts.len(),
-            });
+            return Err(Error::arity(c.name(), xs.len(), ts.len()));
         }
         let outs = emit(b, c.clone(), xs.to_vec())?;
         let tangents = match c {
@@ -825,11 +821,7 @@ impl Family for Collective {
         let axis = crate::transforms::batch::current_axis_name();
         let axis = axis.as_deref();
         if ins.len() != dims.len() {
-            return Err(Error::Arity {
-                prim: c.name(),
-                expected: ins.len(),
-                got: dims.len(),
-            });
+            return Err(Error::arity(c.name(), ins.len(), dims.len()));
         }
         let here = axis.filter(|a| c.axis_names().contains(a));
         if let Collective::AllReduce { op, axes } = c {

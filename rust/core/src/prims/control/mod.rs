@@ -136,11 +136,7 @@ fn check_carry(prim: &'static str, what: &str, carry: &[Aval], out: &[Aval]) -> 
 
 fn cond_avals(branches: &[Arc<ClosedJaxpr>], ins: &[Aval]) -> Result<Vec<Aval>> {
     let Some((index, ops)) = ins.split_first() else {
-        return Err(Error::Arity {
-            prim: "cond",
-            expected: 1,
-            got: 0,
-        });
+        return Err(Error::arity("cond", 1, 0));
     };
     if !index.dtype.is_int() || !index.shape.is_empty() {
         return Err(Error::Typecheck(format!(
@@ -217,11 +213,9 @@ fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
     }
     check_operands("scan", "jaxpr", &s.jaxpr.in_avals()?, &body_in)?;
     let outs = s.jaxpr.out_avals()?;
-    let (carry_out, ys) = outs.split_at_checked(carry.len()).ok_or(Error::Arity {
-        prim: "scan",
-        expected: carry.len(),
-        got: outs.len(),
-    })?;
+    let (carry_out, ys) =
+        outs.split_at_checked(carry.len())
+            .ok_or(Error::arity("scan", carry.len(), outs.len()))?;
     check_carry("scan", "jaxpr", carry, carry_out)?;
     let mut result = carry.to_vec();
     for y in ys {
@@ -254,19 +248,14 @@ pub fn eval_with(
     let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
     let out_avals = c.abstract_eval(&avals)?;
     let body = |k: usize| -> Result<&dyn Runner> {
-        bodies.get(k).copied().ok_or(Error::Arity {
-            prim: c.name(),
-            expected: k.saturating_add(1),
-            got: bodies.len(),
-        })
+        bodies
+            .get(k)
+            .copied()
+            .ok_or(Error::arity(c.name(), k.saturating_add(1), bodies.len()))
     };
     match c {
         ControlFlow::Cond { branches } => {
-            let (index, ops) = args.split_first().ok_or(Error::Arity {
-                prim: "cond",
-                expected: 1,
-                got: 0,
-            })?;
+            let (index, ops) = args.split_first().ok_or(Error::arity("cond", 1, 0))?;
             let k = clamp_index(index, branches.len())?;
             body(k)?.run_in(ctx, ops)
         }
@@ -308,11 +297,7 @@ fn run_while(
         vary.extend(carry.iter().cloned());
         pred.clear();
         cond.run(ctx, &mut vary, &mut pred)?;
-        if !truth(pred.first().ok_or(Error::Arity {
-            prim: "while",
-            expected: 1,
-            got: 0,
-        })?)? {
+        if !truth(pred.first().ok_or(Error::arity("while", 1, 0))?)? {
             return Ok(carry);
         }
         ctx.take_while_iteration()?;

@@ -722,11 +722,7 @@ impl Family for ConvParams {
     /// Bilinear: `conv(t_lhs, rhs) + conv(lhs, t_rhs)`.
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let ([x, y], [tx, ty]) = (xs, ts) else {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 2,
-                got: xs.len(),
-            });
+            return Err(Error::arity(NAME, 2, xs.len()));
         };
         let z = conv(b, self.clone(), x.clone(), y.clone())?;
         if !b.aval(&z)?.dtype.is_float() {
@@ -767,11 +763,7 @@ impl Family for ConvParams {
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         let ([lhs, rhs], [ld, rd]) = (ins, dims) else {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 2,
-                got: ins.len(),
-            });
+            return Err(Error::arity(NAME, 2, ins.len()));
         };
         let d = &self.dims;
         let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);

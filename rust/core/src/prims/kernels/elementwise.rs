@@ -580,11 +580,7 @@ fn int_ipow<T: IntElem>(v: &[T], e: u32) -> Vec<T> {
 pub fn select_n(pred: &Buffer, cases: &[&Buffer], n_out: usize) -> Result<Buffer> {
     let name = "select_n";
     let Some(first) = cases.first() else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 2,
-            got: 1,
-        });
+        return Err(Error::arity(name, 2, 1));
     };
     let last = cases.len().saturating_sub(1);
     let pred_len = pred.len();

@@ -514,11 +514,8 @@ pub(super) fn eval_buffers(
     let name = op.name();
     let mut outs = FlatOuts::default();
     let arg = |i: usize| {
-        args.get(i).ok_or(Error::Arity {
-            prim: name,
-            expected: i.saturating_add(1),
-            got: args.len(),
-        })
+        args.get(i)
+            .ok_or(Error::arity(name, i.saturating_add(1), args.len()))
     };
     match *op {
         LinalgOp::Cholesky => {

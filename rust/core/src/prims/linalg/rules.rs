@@ -246,11 +246,7 @@ pub(super) fn jvp_triangular_solve(
         unit_diagonal,
     } = o;
     let [a, _] = xs else {
-        return Err(Error::Arity {
-            prim: "triangular_solve",
-            expected: 2,
-            got: xs.len(),
-        });
+        return Err(Error::arity("triangular_solve", 2, xs.len()));
     };
     let out = emit1(b, op, xs.to_vec())?;
     let solve_with = |b: &mut Builder, r: Atom| emit1(b, op, vec![a.clone(), r]);

@@ -15,7 +15,7 @@ pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
 
 use super::batch::{batch_error, batch_one, emit_batched, shift, unbatched};
 use super::family::{
-    emit1, jvp_zero, operands, single_out, transpose_not_linear, BatchOut, Family, JvpOut, Operand,
+    emit1, finish, jvp_zero, operands, transpose_not_linear, BatchOut, Family, JvpOut, Operand,
     TransposeOut,
 };
 use super::jvp::jvp_linear_prefix;
@@ -46,14 +46,6 @@ crate::declare_params! {
 }
 
 // ------------------------------------------------------------ shared helpers
-
-/// The kernel's buffer as the array the shape rule promised.
-fn finish(
-    name: &'static str, outs: Vec<Aval>, buf: crate::array::Buffer,
-) -> Result<Vec<HostArray>> {
-    let out = single_out(name, outs)?;
-    Ok(vec![HostArray::new(out.shape, buf)?])
-}
 
 // ------------------------------------------------------------------- iota
 

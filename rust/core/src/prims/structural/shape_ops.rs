@@ -1,7 +1,7 @@
 //! `broadcast_in_dim`, `reshape`, `transpose` and `squeeze`: the same
 //! elements under a new shape or axis order.
 
-use super::{finish, kernels};
+use super::kernels;
 use crate::array::{checked_size, HostArray};
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
@@ -9,6 +9,7 @@ use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
 use crate::prims::batch::{axes_around, batch_one, emit_batched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
+use crate::prims::family::finish;
 use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use crate::prims::jvp::jvp_linear;
 use crate::prims::params::Param;
