@@ -7,7 +7,7 @@
 //! derivative. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, finish, jvp_zero, operands, transpose_not_linear};
+use super::family::{emit1, finish, operands};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::is_float;
 use super::kernel::elementwise as kernels;
@@ -138,14 +138,8 @@ impl Family for StopGradient {
         finish(STOP_GRADIENT, outs, buf)
     }
 
-    /// Zero tangents: the point of the primitive.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(STOP_GRADIENT)
-    }
+    // Zero tangents: the point of the primitive.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::StopGradient(*self), b, ins, dims, n)

@@ -8,7 +8,7 @@
 //! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
 
 use super::batch::elementwise_rule;
-use super::family::{finish, jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{finish, operands, single_out, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
@@ -630,14 +630,8 @@ impl Family for CmpOp {
         Ok(vec![HostArray::new(out.shape, buf)?])
     }
 
-    /// Comparisons are piecewise constant: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(self.name())
-    }
+    // Comparisons are piecewise constant: zero tangents.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Compare(*self), b, ins, dims, n)

@@ -364,3 +364,25 @@ macro_rules! family_identity {
         $crate::family_identity!(@no_display);
     };
 }
+
+/// The JVP and transpose rules of a family with a zero derivative that is
+/// linear in no operand ([`jvp_zero`], [`transpose_not_linear`]), written
+/// inside its `impl Family`.
+#[macro_export]
+macro_rules! zero_derivative_rules {
+    () => {
+        fn jvp(
+            &self, b: &mut $crate::ir::builder::Builder, xs: &[$crate::ir::Atom],
+            ts: &[Option<$crate::ir::Atom>],
+        ) -> $crate::prims::family::JvpOut {
+            $crate::prims::family::jvp_zero(self, b, xs, ts)
+        }
+
+        fn transpose(
+            &self, _b: &mut $crate::ir::builder::Builder, _cts: &[Option<$crate::ir::Atom>],
+            _ops: &[$crate::prims::family::Operand],
+        ) -> $crate::prims::family::TransposeOut {
+            $crate::prims::family::transpose_not_linear(self.name())
+        }
+    };
+}

@@ -6,7 +6,7 @@
 //! tangents); none is linear. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, finish, jvp_zero, operands, transpose_not_linear};
+use super::family::{emit1, finish, operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::mul;
 use super::kernel::elementwise as kernels;
@@ -148,14 +148,8 @@ impl Family for Round {
         finish(ROUND, outs, buf)
     }
 
-    /// Piecewise constant: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(ROUND)
-    }
+    // Piecewise constant: zero tangents.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Round(self.clone()), b, ins, dims, n)
@@ -182,14 +176,8 @@ impl Family for IsFinite {
         finish(IS_FINITE, outs, buf)
     }
 
-    /// A bool result: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(IS_FINITE)
-    }
+    // A bool result: zero tangents.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::IsFinite(*self), b, ins, dims, n)

@@ -8,9 +8,7 @@
 //! `jax.random` (Python) builds keys, splitting and sampling on it.
 
 use super::batch::{add_batch_axis, move_axis};
-use super::family::{
-    emit, jvp_zero, transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut,
-};
+use super::family::{emit, BatchOut, Family};
 use super::shape::elementwise_shape;
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
@@ -118,14 +116,8 @@ impl Family for Threefry2x32 {
         ])
     }
 
-    /// Integer outputs: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(NAME)
-    }
+    // Integer outputs: zero tangents.
+    crate::zero_derivative_rules!();
 
     /// The elementwise rule. Batched operands move their mapped axis to the
     /// front; unbatched full-rank operands are broadcast along it; rank-0

@@ -298,14 +298,8 @@ impl Family for ArgReduce {
         finish(name, outs, buf)
     }
 
-    /// Indices are piecewise constant: no tangent.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(self.name())
-    }
+    // Indices are piecewise constant: no tangent.
+    crate::zero_derivative_rules!();
 
     /// The axis shifts around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {

@@ -14,10 +14,7 @@ pub use pad_concat::{Concatenate, Pad};
 pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
 
 use super::batch::{batch_error, batch_one, emit_batched, shift, unbatched};
-use super::family::{
-    emit1, finish, jvp_zero, operands, transpose_not_linear, BatchOut, Family, JvpOut, Operand,
-    TransposeOut,
-};
+use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
 use super::shape::check_axes;
@@ -90,16 +87,8 @@ impl Family for Iota {
         finish(self.name(), outs, buf)
     }
 
-    /// Integer (index) values: zero tangents.
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, primals, tangents)
-    }
-
-    fn transpose(
-        &self, _b: &mut Builder, _cts: &[Option<Atom>], _operands: &[Operand],
-    ) -> TransposeOut {
-        transpose_not_linear(self.name())
-    }
+    // Integer (index) values: zero tangents.
+    crate::zero_derivative_rules!();
 
     /// No operands, so nothing is batched: the equation as is.
     fn batch(
