@@ -1,14 +1,14 @@
 //! Reductions over axes (`reduce_sum`, ...), the index of the extreme
 //! element (`argmax`, `argmin`) and inclusive scans (`cumsum`, ...).
 
-use super::batch::{axes_around, batched_one, shift, unbatched};
+use super::batch::{axes_around, batch_one, shift};
 use super::family::{emit1, finish, jvp_zero, operands};
 use super::family::{transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{convert, eq, jvp_linear, mul, select};
 use super::kernel::reduce as kernels;
 use super::params::{Lookup, ParamField, ParamList};
 use super::shape::{check_axes, drop_dims};
-use super::transpose::single_ct;
+use super::transpose::transpose_unary;
 use super::{ArgOp, BinaryOp, BroadcastInDim, CmpOp, CumOp, DTypeClass, Iota, Primitive};
 use super::{ReduceOp, UnaryOp};
 use crate::array::HostArray;
@@ -184,68 +184,67 @@ impl Family for Reduce {
         if self.op != ReduceOp::Sum {
             return transpose_not_linear(self.name());
         }
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let [Operand::Linear(a)] = ops else {
-            return Ok(vec![None; ops.len()]);
-        };
-        Ok(vec![Some(unreduce(b, ct, &a.shape, &self.axes)?)])
+        transpose_unary(self.name(), b, cts, ops, |b, ct, a| {
+            unreduce(b, ct, &a.shape, &self.axes)
+        })
     }
 
     /// The reduced axes shift around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
-        if dims.iter().all(Option::is_none) {
-            return unbatched(self, b, ins);
-        }
-        let (x, d) = batched_one(self.name(), ins, dims)?;
-        let (axes, out_d) = axes_around(&self.axes, d);
-        let z = emit1(b, Reduce { op: self.op, axes }, vec![x.clone()])?;
-        Ok((vec![z], vec![Some(out_d)]))
+        batch_one(self, b, ins, dims, |b, x, d| {
+            let (axes, out_d) = axes_around(&self.axes, d);
+            let z = emit1(b, Reduce { op: self.op, axes }, vec![x.clone()])?;
+            Ok((vec![z], vec![Some(out_d)]))
+        })
     }
+}
+
+/// The JVP of reduction `r` whose tangent `rule` builds from the operand,
+/// its aval, its (float) tangent and the primal output; a zero tangent
+/// otherwise.
+fn reduce_jvp(
+    r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
+    rule: impl FnOnce(&mut Builder, &Atom, &Aval, Atom, &Atom) -> Result<Atom>,
+) -> JvpOut {
+    let name = r.name();
+    let [x] = operands::<_, 1>(name, xs)?;
+    let [t] = operands::<_, 1>(name, ts)?;
+    let z = emit1(b, r.clone(), xs.to_vec())?;
+    let xaval = b.aval(x)?;
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let tz = rule(b, x, &xaval, t, &z)?;
+    Ok((vec![z], vec![Some(tz)]))
 }
 
 /// `reduce_max`: the tangent averages the tangents at the positions that
 /// attain the maximum (ties share equally, as JAX).
 fn jvp_reduce_max(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let name = r.name();
-    let [x] = operands::<_, 1>(name, xs)?;
-    let [t] = operands::<_, 1>(name, ts)?;
-    let z = emit1(b, r.clone(), xs.to_vec())?;
-    let xaval = b.aval(x)?;
-    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
-        return Ok((vec![z], vec![None]));
-    };
-    let zb = unreduce(b, z.clone(), &xaval.shape, &r.axes)?;
-    let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), zb])?;
-    let mask = convert(b, eq, xaval.dtype)?;
-    let count = reduce_sum(b, mask.clone(), r.axes.clone())?;
-    let tm = mul(b, t, mask)?;
-    let ts = reduce_sum(b, tm, r.axes.clone())?;
-    let tz = b.binary(BinaryOp::Div, ts, count)?;
-    Ok((vec![z], vec![Some(tz)]))
+    reduce_jvp(r, b, xs, ts, |b, x, xaval, t, z| {
+        let zb = unreduce(b, z.clone(), &xaval.shape, &r.axes)?;
+        let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), zb])?;
+        let mask = convert(b, eq, xaval.dtype)?;
+        let count = reduce_sum(b, mask.clone(), r.axes.clone())?;
+        let tm = mul(b, t, mask)?;
+        let ts = reduce_sum(b, tm, r.axes.clone())?;
+        b.binary(BinaryOp::Div, ts, count)
+    })
 }
 
 /// `reduce_prod`: `Σ t_i Π_{j≠i} x_j`, exact where factors are zero.
 fn jvp_reduce_prod(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let name = r.name();
-    let [x] = operands::<_, 1>(name, xs)?;
-    let [t] = operands::<_, 1>(name, ts)?;
-    let z = emit1(b, r.clone(), xs.to_vec())?;
-    let xaval = b.aval(x)?;
-    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
-        return Ok((vec![z], vec![None]));
-    };
-    let axes = &r.axes;
-    let (x_safe, zf) = split_zeros(b, x)?;
-    let nz = reduce_sum(b, zf, axes.clone())?;
-    let pnz = emit1(b, r.clone(), vec![x_safe.clone()])?;
-    let nz = unreduce(b, nz, &xaval.shape, axes)?;
-    let pnz = unreduce(b, pnz, &xaval.shape, axes)?;
-    let d = prod_others(b, x, x_safe, nz, pnz)?;
-    let td = mul(b, t, d)?;
-    let tz = reduce_sum(b, td, axes.clone())?;
-    Ok((vec![z], vec![Some(tz)]))
+    reduce_jvp(r, b, xs, ts, |b, x, xaval, t, _z| {
+        let axes = &r.axes;
+        let (x_safe, zf) = split_zeros(b, x)?;
+        let nz = reduce_sum(b, zf, axes.clone())?;
+        let pnz = emit1(b, r.clone(), vec![x_safe.clone()])?;
+        let nz = unreduce(b, nz, &xaval.shape, axes)?;
+        let pnz = unreduce(b, pnz, &xaval.shape, axes)?;
+        let d = prod_others(b, x, x_safe, nz, pnz)?;
+        let td = mul(b, t, d)?;
+        reduce_sum(b, td, axes.clone())
+    })
 }
 
 // ------------------------------------------------------------ argmax / argmin
@@ -304,20 +303,18 @@ impl Family for ArgReduce {
     /// The axis shifts around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
         let name = self.name();
-        if dims.iter().all(Option::is_none) {
-            return unbatched(self, b, ins);
-        }
-        let (x, d) = batched_one(name, ins, dims)?;
-        let (axes, out_d) = axes_around(&[self.axis], d);
-        let axis = axes
-            .first()
-            .copied()
-            .ok_or_else(|| Error::InvalidArgument(format!("vmap of {name}: no axis")))?;
-        let arg = ArgReduce {
-            axis,
-            ..self.clone()
-        };
-        Ok((vec![emit1(b, arg, vec![x.clone()])?], vec![Some(out_d)]))
+        batch_one(self, b, ins, dims, |b, x, d| {
+            let (axes, out_d) = axes_around(&[self.axis], d);
+            let axis = axes
+                .first()
+                .copied()
+                .ok_or_else(|| Error::InvalidArgument(format!("vmap of {name}: no axis")))?;
+            let arg = ArgReduce {
+                axis,
+                ..self.clone()
+            };
+            Ok((vec![emit1(b, arg, vec![x.clone()])?], vec![Some(out_d)]))
+        })
     }
 }
 
@@ -366,30 +363,24 @@ impl Family for Cumulative {
         if self.op != CumOp::Sum {
             return transpose_not_linear(self.name());
         }
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let [Operand::Linear(_)] = ops else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let flipped = Cumulative {
-            reverse: !self.reverse,
-            ..self.clone()
-        };
-        Ok(vec![Some(emit1(b, flipped, vec![ct])?)])
+        transpose_unary(self.name(), b, cts, ops, |b, ct, _a| {
+            let flipped = Cumulative {
+                reverse: !self.reverse,
+                ..self.clone()
+            };
+            emit1(b, flipped, vec![ct])
+        })
     }
 
     /// The scanned axis shifts around the mapped one, which stays put.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
-        if dims.iter().all(Option::is_none) {
-            return unbatched(self, b, ins);
-        }
-        let (x, d) = batched_one(self.name(), ins, dims)?;
-        let scan = Cumulative {
-            axis: shift(self.axis, d),
-            ..self.clone()
-        };
-        Ok((vec![emit1(b, scan, vec![x.clone()])?], vec![Some(d)]))
+        batch_one(self, b, ins, dims, |b, x, d| {
+            let scan = Cumulative {
+                axis: shift(self.axis, d),
+                ..self.clone()
+            };
+            Ok((vec![emit1(b, scan, vec![x.clone()])?], vec![Some(d)]))
+        })
     }
 }
 

@@ -18,7 +18,7 @@ use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, 
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
 use super::shape::check_axes;
-use super::transpose::single_ct;
+use super::transpose::transpose_unary;
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -133,13 +133,9 @@ impl Family for Rev {
     fn transpose(
         &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; operands.len()]);
-        };
-        let [Operand::Linear(_)] = operands else {
-            return Ok(vec![None; operands.len()]);
-        };
-        Ok(vec![Some(emit1(b, self.clone(), vec![ct])?)])
+        transpose_unary(self.name(), b, cts, operands, |b, ct, _a| {
+            emit1(b, self.clone(), vec![ct])
+        })
     }
 
     /// The reversed axes shift around the mapped one.

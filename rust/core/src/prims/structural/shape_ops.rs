@@ -14,7 +14,7 @@ use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, T
 use crate::prims::jvp::jvp_linear;
 use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
-use crate::prims::transpose::single_ct;
+use crate::prims::transpose::{single_ct, transpose_unary};
 use crate::prims::{Primitive, Reduce, ReduceOp};
 
 crate::declare_params! {
@@ -67,13 +67,7 @@ fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
 fn transpose_reshape(
     name: &'static str, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> TransposeOut {
-    let Some(ct) = single_ct(name, cts)? else {
-        return Ok(vec![None; ops.len()]);
-    };
-    let [Operand::Linear(a)] = ops else {
-        return Ok(vec![None; ops.len()]);
-    };
-    Ok(vec![Some(reshape_to(b, ct, &a.shape)?)])
+    transpose_unary(name, b, cts, ops, |b, ct, a| reshape_to(b, ct, &a.shape))
 }
 
 /// The kernel, JVP and transpose rules of a family that keeps the data and
@@ -170,33 +164,29 @@ impl Family for BroadcastInDim {
     fn transpose(
         &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; operands.len()]);
-        };
-        let [Operand::Linear(a)] = operands else {
-            return Ok(vec![None; operands.len()]);
-        };
-        let (shape, bdims) = (&self.shape, &self.broadcast_dimensions);
-        let mut axes: Vec<usize> = Vec::new();
-        for d in 0..shape.len() {
-            let expanded = match bdims.iter().position(|&bd| bd == d) {
-                None => true,
-                Some(i) => a.shape.get(i) == Some(&1) && shape.get(d) != Some(&1),
-            };
-            if expanded {
-                axes.push(d);
+        transpose_unary(self.name(), b, cts, operands, |b, ct, a| {
+            let (shape, bdims) = (&self.shape, &self.broadcast_dimensions);
+            let mut axes: Vec<usize> = Vec::new();
+            for d in 0..shape.len() {
+                let expanded = match bdims.iter().position(|&bd| bd == d) {
+                    None => true,
+                    Some(i) => a.shape.get(i) == Some(&1) && shape.get(d) != Some(&1),
+                };
+                if expanded {
+                    axes.push(d);
+                }
             }
-        }
-        let summed = if axes.is_empty() {
-            ct
-        } else {
-            let sum = Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes,
-            });
-            b.add_eqn1(sum, vec![ct])?
-        };
-        Ok(vec![Some(reshape_to(b, summed, &a.shape)?)])
+            let summed = if axes.is_empty() {
+                ct
+            } else {
+                let sum = Primitive::Reduce(Reduce {
+                    op: ReduceOp::Sum,
+                    axes,
+                });
+                b.add_eqn1(sum, vec![ct])?
+            };
+            reshape_to(b, summed, &a.shape)
+        })
     }
 
     /// The mapped axis goes where it keeps `broadcast_dimensions`
