@@ -36,14 +36,13 @@ const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
 const STOP_GRADIENT: &str = "stop_gradient";
 
 impl Family for ConvertElementType {
-    crate::family_identity!(CONVERT_ELEMENT_TYPE);
-
-    fn examples() -> Vec<ConvertElementType> {
-        vec![ConvertElementType {
+    crate::family_identity!(
+        CONVERT_ELEMENT_TYPE,
+        example = ConvertElementType {
             new_dtype: DType::F32,
-            weak_type: false,
-        }]
-    }
+            weak_type: false
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let new_dtype = self.new_dtype;
@@ -119,10 +118,6 @@ impl Family for ConvertElementType {
 
 impl Family for StopGradient {
     crate::family_identity!(unit: STOP_GRADIENT);
-
-    fn examples() -> Vec<StopGradient> {
-        vec![StopGradient]
-    }
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = operands::<_, 1>(STOP_GRADIENT, ins)?;

@@ -27,14 +27,13 @@ crate::declare_params! {
 }
 
 impl Family for DotGeneral {
-    crate::family_identity!("dot_general");
-
-    fn examples() -> Vec<DotGeneral> {
-        vec![DotGeneral {
+    crate::family_identity!(
+        "dot_general",
+        example = DotGeneral {
             dims: DotDims::default(),
-            preferred_element_type: None,
-        }]
-    }
+            preferred_element_type: None
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [l, r] = operands::<_, 2>(self.name(), ins)?;

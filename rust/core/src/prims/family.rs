@@ -257,7 +257,7 @@ pub fn many_outputs<F>(_family: &F) -> bool {
 /// * `family_identity!(op: ReduceOp)`: the names of the struct's
 ///   `@name op: ReduceOp` field (`Op::NAMES`, `Op::from_name`, `op.name()`);
 /// * `family_identity!(unit: "select_n")`: one name, a unit struct with no
-///   params;
+///   params (its one example, so `examples` is written too);
 /// * `family_identity!(table: UnaryOp)`: the family is the op table itself
 ///   (no params; every op an example, so `examples` is written too);
 /// * `family_identity!(custom_params)`: only `multiple_results` and
@@ -266,29 +266,41 @@ pub fn many_outputs<F>(_family: &F) -> bool {
 /// Optional trailing arguments override the defaults of one output and no
 /// effect: `multiple_results = true` or `multiple_results = path` (a
 /// function of `&Self` giving a bool), `effect = path` (a function of
-/// `&Self` giving the [`Effect`]).
+/// `&Self` giving the [`Effect`]); `example = expr` writes `examples` for a
+/// family with one primitive (`expr`, its one example).
 #[macro_export]
 macro_rules! family_identity {
-    (@opts [$m:path] [$e:path] multiple_results = true $(, $($rest:tt)*)?) => {
-        $crate::family_identity!(@opts [$crate::prims::family::many_outputs] [$e] $($($rest)*)?);
+    (@opts [$m:path] [$e:path] [$($x:expr)?] multiple_results = true $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(
+            @opts [$crate::prims::family::many_outputs] [$e] [$($x)?] $($($rest)*)?
+        );
     };
-    (@opts [$m:path] [$e:path] multiple_results = $v:path $(, $($rest:tt)*)?) => {
-        $crate::family_identity!(@opts [$v] [$e] $($($rest)*)?);
+    (@opts [$m:path] [$e:path] [$($x:expr)?] multiple_results = $v:path $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$v] [$e] [$($x)?] $($($rest)*)?);
     };
-    (@opts [$m:path] [$e:path] effect = $v:path $(, $($rest:tt)*)?) => {
-        $crate::family_identity!(@opts [$m] [$v] $($($rest)*)?);
+    (@opts [$m:path] [$e:path] [$($x:expr)?] effect = $v:path $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$m] [$v] [$($x)?] $($($rest)*)?);
     };
-    (@opts [$m:path] [$e:path]) => {
+    (@opts [$m:path] [$e:path] [$($x:expr)?] example = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$m] [$e] [$v] $($($rest)*)?);
+    };
+    (@opts [$m:path] [$e:path] [$($x:expr)?]) => {
         fn multiple_results(&self) -> bool {
             $m(self)
         }
         fn effect(&self) -> $crate::ir::Effect {
             $e(self)
         }
+        $(
+            fn examples() -> Vec<Self> {
+                vec![$x]
+            }
+        )?
     };
     (@defaults $($opt:tt)*) => {
         $crate::family_identity!(
-            @opts [$crate::prims::family::one_output] [$crate::prims::family::no_effect] $($opt)*
+            @opts [$crate::prims::family::one_output] [$crate::prims::family::no_effect] []
+            $($opt)*
         );
     };
     (@no_display) => {
@@ -332,7 +344,7 @@ macro_rules! family_identity {
         ) -> $crate::error::Result<Option<Self>> {
             Ok((name == $name).then_some(Self))
         }
-        $crate::family_identity!(@defaults $($($opt)*)?);
+        $crate::family_identity!(@defaults example = Self $(, $($opt)*)?);
         $crate::family_identity!(@no_display);
     };
     (table: $t:ident) => {

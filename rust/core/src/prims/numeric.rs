@@ -54,11 +54,7 @@ fn float_operand<'a>(name: &'static str, ins: &'a [Aval]) -> Result<&'a Aval> {
 }
 
 impl Family for IntegerPow {
-    crate::family_identity!(INTEGER_POW);
-
-    fn examples() -> Vec<IntegerPow> {
-        vec![IntegerPow { y: 2 }]
-    }
+    crate::family_identity!(INTEGER_POW, example = IntegerPow { y: 2 });
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = INTEGER_POW;
@@ -127,13 +123,12 @@ impl Family for IntegerPow {
 }
 
 impl Family for Round {
-    crate::family_identity!(ROUND);
-
-    fn examples() -> Vec<Round> {
-        vec![Round {
-            rounding_method: RoundingMethod::AwayFromZero,
-        }]
-    }
+    crate::family_identity!(
+        ROUND,
+        example = Round {
+            rounding_method: RoundingMethod::AwayFromZero
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let x = float_operand(ROUND, ins)?;
@@ -158,10 +153,6 @@ impl Family for Round {
 
 impl Family for IsFinite {
     crate::family_identity!(unit: IS_FINITE);
-
-    fn examples() -> Vec<IsFinite> {
-        vec![IsFinite]
-    }
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let x = float_operand(IS_FINITE, ins)?;

@@ -56,10 +56,6 @@ pub struct Threefry2x32;
 impl Family for Threefry2x32 {
     crate::family_identity!(unit: NAME, multiple_results = true);
 
-    fn examples() -> Vec<Threefry2x32> {
-        vec![Threefry2x32]
-    }
-
     /// Two `uint32` arrays of the operands' elementwise shape.
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         Error::check_count(NAME, 4, ins.len())?;

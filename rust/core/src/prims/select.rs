@@ -40,10 +40,6 @@ const CLAMP: &str = "clamp";
 impl Family for SelectN {
     crate::family_identity!(unit: SELECT_N);
 
-    fn examples() -> Vec<SelectN> {
-        vec![SelectN]
-    }
-
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = SELECT_N;
         let Some((pred, cases)) = ins.split_first() else {
@@ -178,10 +174,6 @@ impl Family for SelectN {
 
 impl Family for Clamp {
     crate::family_identity!(unit: CLAMP);
-
-    fn examples() -> Vec<Clamp> {
-        vec![Clamp]
-    }
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = CLAMP;

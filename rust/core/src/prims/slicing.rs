@@ -86,15 +86,14 @@ fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()>
 // ------------------------------------------------------------ slice
 
 impl Family for Slice {
-    crate::family_identity!("slice");
-
-    fn examples() -> Vec<Slice> {
-        vec![Slice {
+    crate::family_identity!(
+        "slice",
+        example = Slice {
             start_indices: vec![0],
             limit_indices: vec![1],
-            strides: None,
-        }]
-    }
+            strides: None
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = operands::<_, 1>(self.name(), ins)?;
@@ -221,13 +220,12 @@ fn slice_shape(
 // ------------------------------------------------------------ dynamic_slice
 
 impl Family for DynamicSlice {
-    crate::family_identity!("dynamic_slice");
-
-    fn examples() -> Vec<DynamicSlice> {
-        vec![DynamicSlice {
-            slice_sizes: vec![1],
-        }]
-    }
+    crate::family_identity!(
+        "dynamic_slice",
+        example = DynamicSlice {
+            slice_sizes: vec![1]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -311,10 +309,6 @@ impl Family for DynamicSlice {
 
 impl Family for DynamicUpdateSlice {
     crate::family_identity!(unit: "dynamic_update_slice");
-
-    fn examples() -> Vec<DynamicUpdateSlice> {
-        vec![DynamicUpdateSlice]
-    }
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();

@@ -716,8 +716,9 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
 /// stay with `gemm`, whose kernels vectorize along the rows.
 const REGISTER_FLOPS: usize = 64 * 64 * 64;
 
-/// [`small_matmul`] on packed operands (lengths checked here).
-fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
+/// The zeroed output of a product of packed operands of sizes `sz`, after
+/// checking the operands' lengths.
+fn packed_out<T: FloatElem>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
     let size = |x: usize, y: usize| {
         b.checked_mul(x)
@@ -727,7 +728,13 @@ fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> R
     if l.len() != size(m, k)? || r.len() != size(k, n)? {
         return Err(internal("operand length"));
     }
-    let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
+    Ok(vec![<T as FloatElem>::ZERO; size(m, n)?])
+}
+
+/// [`small_matmul`] on packed operands (lengths checked here).
+fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
+    let Sizes { m, k, n, .. } = sz;
+    let mut out = packed_out(l, r, sz)?;
     small_matmul::matmul_into(&mut out, l, r, m, k, n);
     Ok(out)
 }
@@ -737,16 +744,8 @@ fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> R
 fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
     ctx: &ExecCtx, l: &[T], r: &[T], sz: Sizes,
 ) -> Result<Vec<T>> {
-    let Sizes { b, m, k, n } = sz;
-    let size = |x: usize, y: usize| {
-        b.checked_mul(x)
-            .and_then(|v| v.checked_mul(y))
-            .ok_or_else(|| internal("operand size"))
-    };
-    if l.len() != size(m, k)? || r.len() != size(k, n)? {
-        return Err(internal("operand length"));
-    }
-    let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
+    let Sizes { m, k, n, .. } = sz;
+    let mut out = packed_out(l, r, sz)?;
     small_matmul::matmul_portable_into(ctx, &mut out, l, r, (m, k, n), sz.flops() >= PAR_FLOPS);
     Ok(out)
 }

@@ -47,15 +47,14 @@ crate::declare_params! {
 // ------------------------------------------------------------------- iota
 
 impl Family for Iota {
-    crate::family_identity!("iota");
-
-    fn examples() -> Vec<Iota> {
-        vec![Iota {
+    crate::family_identity!(
+        "iota",
+        example = Iota {
             dtype: DType::I32,
             shape: vec![1],
-            dimension: 0,
-        }]
-    }
+            dimension: 0
+        }
+    );
 
     /// No operands; a numeric array of `shape`.
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
@@ -101,13 +100,12 @@ impl Family for Iota {
 // -------------------------------------------------------------------- rev
 
 impl Family for Rev {
-    crate::family_identity!("rev");
-
-    fn examples() -> Vec<Rev> {
-        vec![Rev {
-            dimensions: vec![0],
-        }]
-    }
+    crate::family_identity!(
+        "rev",
+        example = Rev {
+            dimensions: vec![0]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();

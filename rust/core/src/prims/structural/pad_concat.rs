@@ -186,13 +186,12 @@ impl Pad {
 }
 
 impl Family for Pad {
-    crate::family_identity!("pad");
-
-    fn examples() -> Vec<Pad> {
-        vec![Pad {
-            padding_config: vec![(1, 0, 0)],
-        }]
-    }
+    crate::family_identity!(
+        "pad",
+        example = Pad {
+            padding_config: vec![(1, 0, 0)]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -287,11 +286,7 @@ impl Family for Pad {
 // ------------------------------------------------------------ concatenate
 
 impl Family for Concatenate {
-    crate::family_identity!("concatenate");
-
-    fn examples() -> Vec<Concatenate> {
-        vec![Concatenate { dimension: 0 }]
-    }
+    crate::family_identity!("concatenate", example = Concatenate { dimension: 0 });
 
     /// Operands of one dtype and rank, of equal sizes except along
     /// `dimension`, where the output's size is their sum.

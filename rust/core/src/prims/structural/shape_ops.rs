@@ -102,14 +102,13 @@ fn same_data(name: &'static str, args: &[&HostArray], outs: Vec<Aval>) -> Result
 // ------------------------------------------------------- broadcast_in_dim
 
 impl Family for BroadcastInDim {
-    crate::family_identity!("broadcast_in_dim");
-
-    fn examples() -> Vec<BroadcastInDim> {
-        vec![BroadcastInDim {
+    crate::family_identity!(
+        "broadcast_in_dim",
+        example = BroadcastInDim {
             shape: vec![1],
-            broadcast_dimensions: vec![],
-        }]
-    }
+            broadcast_dimensions: vec![]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -223,11 +222,7 @@ impl Family for BroadcastInDim {
 // ---------------------------------------------------------------- reshape
 
 impl Family for Reshape {
-    crate::family_identity!("reshape");
-
-    fn examples() -> Vec<Reshape> {
-        vec![Reshape { new_sizes: vec![1] }]
-    }
+    crate::family_identity!("reshape", example = Reshape { new_sizes: vec![1] });
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -262,13 +257,12 @@ impl Family for Reshape {
 // -------------------------------------------------------------- transpose
 
 impl Family for Transpose {
-    crate::family_identity!("transpose");
-
-    fn examples() -> Vec<Transpose> {
-        vec![Transpose {
-            permutation: vec![0],
-        }]
-    }
+    crate::family_identity!(
+        "transpose",
+        example = Transpose {
+            permutation: vec![0]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -342,13 +336,12 @@ impl Family for Transpose {
 // ---------------------------------------------------------------- squeeze
 
 impl Family for Squeeze {
-    crate::family_identity!("squeeze");
-
-    fn examples() -> Vec<Squeeze> {
-        vec![Squeeze {
-            dimensions: vec![0],
-        }]
-    }
+    crate::family_identity!(
+        "squeeze",
+        example = Squeeze {
+            dimensions: vec![0]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
