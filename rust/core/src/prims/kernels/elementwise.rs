@@ -168,6 +168,12 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
         }
         zip_map(&m, hi, min)
     }
+    /// Half floats clamp in f32.
+    fn half<H: HalfElem>(lo: &[H], x: &[H], hi: &[H]) -> Result<Vec<H>> {
+        let (lo, x, hi) = (H::widen(lo), H::widen(x), H::widen(hi));
+        let r = go(&lo, &x, &hi, FloatElem::max_nan, FloatElem::min_nan);
+        Ok(H::narrow(&r.ok_or_else(|| len_err("clamp"))?))
+    }
     macro_rules! int_arm {
         ($var:ident, $l:ident, $x:ident, $h:ident) => {
             Buffer::$var(
@@ -188,28 +194,8 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
                 .ok_or_else(|| len_err(name))?
                 .into(),
         ),
-        (Buffer::F16(l), Buffer::F16(v), Buffer::F16(h)) => {
-            let r = go(
-                &HalfElem::widen(l),
-                &HalfElem::widen(v),
-                &HalfElem::widen(h),
-                FloatElem::max_nan,
-                FloatElem::min_nan,
-            )
-            .ok_or_else(|| len_err(name))?;
-            Buffer::F16(HalfElem::narrow(&r).into())
-        }
-        (Buffer::BF16(l), Buffer::BF16(v), Buffer::BF16(h)) => {
-            let r = go(
-                &HalfElem::widen(l),
-                &HalfElem::widen(v),
-                &HalfElem::widen(h),
-                FloatElem::max_nan,
-                FloatElem::min_nan,
-            )
-            .ok_or_else(|| len_err(name))?;
-            Buffer::BF16(HalfElem::narrow(&r).into())
-        }
+        (Buffer::F16(l), Buffer::F16(v), Buffer::F16(h)) => Buffer::F16(half(l, v, h)?.into()),
+        (Buffer::BF16(l), Buffer::BF16(v), Buffer::BF16(h)) => Buffer::BF16(half(l, v, h)?.into()),
         (Buffer::I8(l), Buffer::I8(v), Buffer::I8(h)) => int_arm!(I8, l, v, h),
         (Buffer::I16(l), Buffer::I16(v), Buffer::I16(h)) => int_arm!(I16, l, v, h),
         (Buffer::I32(l), Buffer::I32(v), Buffer::I32(h)) => int_arm!(I32, l, v, h),
