@@ -27,7 +27,8 @@ fn slot<T>(env: &mut [Option<T>], v: Var) -> Result<&mut Option<T>> {
         .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))
 }
 
-fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
+/// The atom `a` stands for in `env` (a literal stands for itself).
+pub(super) fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
     match a {
         Atom::Var(v) => env
             .get(v.index())

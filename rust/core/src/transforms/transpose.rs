@@ -9,6 +9,7 @@
 
 use super::dce::dce_closed;
 use super::debug_check;
+use super::jvp::read;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
@@ -25,17 +26,6 @@ fn is_lin(lin: &[bool], a: &Atom) -> bool {
     match a {
         Atom::Var(v) => lin.get(v.index()).copied().unwrap_or(false),
         Atom::Lit(_) => false,
-    }
-}
-
-fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
-    match a {
-        Atom::Var(v) => env
-            .get(v.index())
-            .cloned()
-            .flatten()
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
-        Atom::Lit(_) => Ok(a.clone()),
     }
 }
 
