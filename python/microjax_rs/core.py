@@ -271,27 +271,22 @@ class Primitive:
     def handle(self, params):
         """The Rust primitive for these params (memoized when params are hashable)."""
         if not self._builtin:
-            try:
-                key = tuple(sorted(params.items()))
-                h = self._handles.get(key)
-            except TypeError:
-                key, h = None, None
-            if h is None:
-                h = self._dynamic_handle(params)
-                if key is not None and len(self._handles) < 4096:
-                    self._handles[key] = h
-            return h
+            return self._memoized(params, self._dynamic_handle)
         if not params:
             h = self._handles.get(())
             if h is not None:
                 return h
+        return self._memoized(params, lambda p: _core.Prim(self.name, _params_to_rust(p)))
+
+    def _memoized(self, params, make):
+        """`make(params)`, memoized (up to 4096 entries) when params are hashable."""
         try:
             key = tuple(sorted(params.items()))
             h = self._handles.get(key)
         except TypeError:
             key, h = None, None
         if h is None:
-            h = _core.Prim(self.name, _params_to_rust(params))
+            h = make(params)
             if key is not None and len(self._handles) < 4096:
                 self._handles[key] = h
         return h

@@ -88,12 +88,14 @@ class _Kind:
         return f"<pytree kind {self.name}>"
 
 
-_K_LEAF = _Kind("leaf")
-_K_TUPLE = _Kind("tuple")
-_K_LIST = _Kind("list")
-_K_DICT = _Kind("dict")
-_K_NONE = _Kind("None")
-_K_NAMEDTUPLE = _Kind("namedtuple")
+(
+    _K_LEAF, _K_TUPLE, _K_LIST, _K_DICT, _K_NONE, _K_NAMEDTUPLE,
+) = map(
+    _Kind,
+    (
+        "leaf", "tuple", "list", "dict", "None", "namedtuple",
+    ),
+)
 
 
 class _CustomNode:

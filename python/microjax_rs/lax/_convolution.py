@@ -13,12 +13,16 @@ import numpy as np
 from .. import core, dtypes
 from ..core import Primitive
 
-conv_general_dilated_p = Primitive("conv_general_dilated")
-reduce_window_sum_p = Primitive("reduce_window_sum")
-reduce_window_max_p = Primitive("reduce_window_max")
-reduce_window_min_p = Primitive("reduce_window_min")
-select_and_scatter_add_p = Primitive("select_and_scatter_add")
-select_and_gather_add_p = Primitive("select_and_gather_add")
+(
+    conv_general_dilated_p, reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p,
+    select_and_scatter_add_p, select_and_gather_add_p,
+) = map(
+    Primitive,
+    (
+        "conv_general_dilated", "reduce_window_sum", "reduce_window_max",
+        "reduce_window_min", "select_and_scatter_add", "select_and_gather_add",
+    ),
+)
 
 
 class ConvDimensionNumbers(NamedTuple):

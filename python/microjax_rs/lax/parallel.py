@@ -10,14 +10,16 @@ from ..core import Primitive
 from ..interpreters.batching import axis_env
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
-psum_p = Primitive("psum")
-pmax_p = Primitive("pmax")
-pmin_p = Primitive("pmin")
-all_gather_p = Primitive("all_gather")
-reduce_scatter_p = Primitive("reduce_scatter")
-all_to_all_p = Primitive("all_to_all")
-axis_index_p = Primitive("axis_index")
-ppermute_p = Primitive("ppermute")
+(
+    psum_p, pmax_p, pmin_p, all_gather_p, reduce_scatter_p, all_to_all_p, axis_index_p,
+    ppermute_p,
+) = map(
+    Primitive,
+    (
+        "psum", "pmax", "pmin", "all_gather", "reduce_scatter", "all_to_all", "axis_index",
+        "ppermute",
+    ),
+)
 
 
 def _names(axis_name):

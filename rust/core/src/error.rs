@@ -154,6 +154,24 @@ impl Error {
         }
     }
 
+    /// Wrong number of operands (or outputs) for primitive `prim`.
+    pub fn arity(prim: &'static str, expected: usize, got: usize) -> Self {
+        Error::Arity {
+            prim,
+            expected,
+            got,
+        }
+    }
+
+    /// `Ok` when `got` is `expected`, else `Error::Arity` naming `prim`.
+    pub fn check_count(prim: &'static str, expected: usize, got: usize) -> Result<()> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Error::arity(prim, expected, got))
+        }
+    }
+
     /// Parameter error.
     pub fn param(prim: &'static str, param: &'static str, reason: impl Into<String>) -> Self {
         Error::Param {

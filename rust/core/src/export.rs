@@ -227,9 +227,7 @@ fn param_bound(p: &Param, depth: usize, limits: &Limits) -> Result<(usize, usize
 impl Program {
     /// Serializes a closed program.
     pub fn to_bytes(
-        prog: &ClosedJaxpr,
-        determinism: Determinism,
-        metadata: &str,
+        prog: &ClosedJaxpr, determinism: Determinism, metadata: &str,
     ) -> Result<Vec<u8>> {
         if crate::prims::callback::holds_callback(&prog.jaxpr) {
             return Err(Error::Unsupported(
@@ -343,10 +341,7 @@ impl Program {
 
     /// Wraps an in-memory program (already typechecked by its builder).
     pub fn new(
-        prog: ClosedJaxpr,
-        determinism: Determinism,
-        metadata: String,
-        limits: Limits,
+        prog: ClosedJaxpr, determinism: Determinism, metadata: String, limits: Limits,
     ) -> Result<Program> {
         let (static_bytes, depth) = resource_bound(&prog.jaxpr, 0, &limits)?;
         let in_avals = prog.in_avals()?;
@@ -391,13 +386,7 @@ impl Program {
     /// Runs the program in its recorded [`Determinism`] mode. Inputs must
     /// have the exported shapes and dtypes.
     pub fn run(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
-        if inputs.len() != self.in_avals.len() {
-            return Err(Error::Arity {
-                prim: "Program::run",
-                expected: self.in_avals.len(),
-                got: inputs.len(),
-            });
-        }
+        Error::check_count("Program::run", self.in_avals.len(), inputs.len())?;
         for (k, (x, want)) in inputs.iter().zip(&self.in_avals).enumerate() {
             if x.shape() != want.shape.as_slice() || x.dtype() != want.dtype {
                 return Err(Error::InvalidArgument(format!(

@@ -71,10 +71,7 @@ fn node_of(dtype: DType, weak: bool) -> Node {
 /// the lattice; a weak result takes the default dtype of its kind
 /// (`default_int`/`default_float`, already canonicalized by the caller).
 pub fn promote(
-    a: (DType, bool),
-    b: (DType, bool),
-    default_int: DType,
-    default_float: DType,
+    a: (DType, bool), b: (DType, bool), default_int: DType, default_float: DType,
 ) -> Result<(DType, bool)> {
     let na = node_of(a.0, a.1);
     let nb = node_of(b.0, b.1);
@@ -134,8 +131,7 @@ pub fn promote_pair(a: (DType, bool), b: (DType, bool), x64: bool) -> Result<(DT
 /// [`promote_types`] folded left to right over `(dtype, weak_type)`
 /// operands, not canonicalized. No operand is an error, as in JAX.
 pub fn promote_all(
-    items: impl IntoIterator<Item = (DType, bool)>,
-    x64: bool,
+    items: impl IntoIterator<Item = (DType, bool)>, x64: bool,
 ) -> Result<(DType, bool)> {
     let mut acc: Option<(DType, bool)> = None;
     for cur in items {
@@ -149,8 +145,7 @@ pub fn promote_all(
 
 /// JAX's `result_type`: [`promote_all`], canonicalized for the x64 flag.
 pub fn result_type(
-    items: impl IntoIterator<Item = (DType, bool)>,
-    x64: bool,
+    items: impl IntoIterator<Item = (DType, bool)>, x64: bool,
 ) -> Result<(DType, bool)> {
     let (d, w) = promote_all(items, x64)?;
     Ok((d.canonicalize(x64), w))

@@ -184,12 +184,8 @@ fn assert_close(got: &HostArray, want: &HostArray, what: &str) {
 /// Runs `prog` batched with `in_dims`/`out_dims` (all outputs mapped) and
 /// compares to per-example runs stacked.
 fn check_config(
-    prog: &ClosedJaxpr,
-    gens: &[Gen],
-    in_dims: &[Option<usize>],
-    n: usize,
-    out_dims: &[Option<usize>],
-    rng: &mut Rng,
+    prog: &ClosedJaxpr, gens: &[Gen], in_dims: &[Option<usize>], n: usize,
+    out_dims: &[Option<usize>], rng: &mut Rng,
 ) {
     let what = format!("in_dims {in_dims:?} out_dims {out_dims:?} n {n}");
     let in_avals = prog.in_avals().unwrap();

@@ -25,13 +25,8 @@ fn conv_p(c: ConvParams) -> Primitive {
 }
 
 fn params(
-    n: usize,
-    strides: &[usize],
-    padding: &[(i64, i64)],
-    lhs_dil: &[usize],
-    rhs_dil: &[usize],
-    fg: usize,
-    bg: usize,
+    n: usize, strides: &[usize], padding: &[(i64, i64)], lhs_dil: &[usize], rhs_dil: &[usize],
+    fg: usize, bg: usize,
 ) -> ConvParams {
     let mut c = ConvParams::simple(n);
     c.window_strides = strides.to_vec();
@@ -299,11 +294,7 @@ fn win(op: WindowReduce, w: WindowParams) -> Primitive {
 }
 
 fn geometry(
-    window: &[usize],
-    strides: &[usize],
-    padding: &[(i64, i64)],
-    base: &[usize],
-    wdil: &[usize],
+    window: &[usize], strides: &[usize], padding: &[(i64, i64)], base: &[usize], wdil: &[usize],
 ) -> WindowParams {
     WindowParams {
         window_dimensions: window.to_vec(),

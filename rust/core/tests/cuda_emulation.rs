@@ -361,11 +361,7 @@ fn gathers_match_the_cpu() {
 }
 
 fn scatter(
-    op: ScatterOp,
-    window: &[usize],
-    inserted: &[usize],
-    map: &[usize],
-    mode: Mode,
+    op: ScatterOp, window: &[usize], inserted: &[usize], map: &[usize], mode: Mode,
 ) -> Primitive {
     Primitive::Scatter(Box::new(ScatterParams {
         op,

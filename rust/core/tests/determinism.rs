@@ -333,12 +333,8 @@ fn linalg_is_bit_identical_at_any_thread_count() {
 /// Runs `prog` (compiled or interpreted) in portable mode inside a pool of
 /// `threads`, with the SIMD level forced to `level` (None: the native one).
 fn portable_run(
-    prog: &ClosedJaxpr,
-    plan: &Compiled,
-    args: &[Arc<HostArray>],
-    threads: usize,
-    level: Option<SimdLevel>,
-    compiled: bool,
+    prog: &ClosedJaxpr, plan: &Compiled, args: &[Arc<HostArray>], threads: usize,
+    level: Option<SimdLevel>, compiled: bool,
 ) -> Bits {
     let run = || {
         let ctx = ExecCtx::current_default().with_determinism(Determinism::Portable);

@@ -70,10 +70,7 @@ impl RuleProvider for Rules {
     }
 
     fn kernel(
-        &self,
-        p: &DynamicPrim,
-        args: &[&HostArray],
-        _outs: &[Aval],
+        &self, p: &DynamicPrim, args: &[&HostArray], _outs: &[Aval],
     ) -> Result<Option<Vec<HostArray>>, Error> {
         let out = match (p.name(), args) {
             ("cube", [x]) => values(x).iter().map(|v| v * v * v).collect(),
@@ -89,10 +86,7 @@ impl RuleProvider for Rules {
     }
 
     fn jvp(
-        &self,
-        p: &DynamicPrim,
-        primals: &[Aval],
-        tangents: &[Option<Aval>],
+        &self, p: &DynamicPrim, primals: &[Aval], tangents: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>, Error> {
         if !self.complete || p.name() != "cube" {
             return Ok(None);
@@ -117,10 +111,7 @@ impl RuleProvider for Rules {
     }
 
     fn transpose(
-        &self,
-        p: &DynamicPrim,
-        operands: &[OperandType],
-        cts: &[Option<Aval>],
+        &self, p: &DynamicPrim, operands: &[OperandType], cts: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>, Error> {
         if !self.complete || p.name() != "scale_by" {
             return Ok(None);
@@ -139,11 +130,7 @@ impl RuleProvider for Rules {
     }
 
     fn batch(
-        &self,
-        p: &DynamicPrim,
-        operands: &[Aval],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, p: &DynamicPrim, operands: &[Aval], dims: &[Option<usize>], _size: usize,
     ) -> Result<Option<BatchedRule>, Error> {
         if !self.complete || p.name() != "cube" {
             return Ok(None);

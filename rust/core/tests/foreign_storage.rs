@@ -49,9 +49,7 @@ fn foreign_f32(values: &[f32], released: &Arc<AtomicUsize>) -> (Elems<f32>, Arc<
 }
 
 fn foreign_array(
-    shape: Vec<usize>,
-    values: &[f32],
-    released: &Arc<AtomicUsize>,
+    shape: Vec<usize>, values: &[f32], released: &Arc<AtomicUsize>,
 ) -> (HostArray, Arc<Vec<f32>>) {
     let (e, data) = foreign_f32(values, released);
     (HostArray::new(shape, Buffer::F32(e)).unwrap(), data)

@@ -29,13 +29,8 @@ fn i32a(shape: &[usize], v: Vec<i32>) -> HostArray {
 }
 
 fn gather_p(
-    offset: &[usize],
-    collapsed: &[usize],
-    map: &[usize],
-    obatch: &[usize],
-    ibatch: &[usize],
-    sizes: &[usize],
-    mode: Mode,
+    offset: &[usize], collapsed: &[usize], map: &[usize], obatch: &[usize], ibatch: &[usize],
+    sizes: &[usize], mode: Mode,
 ) -> Primitive {
     Primitive::Gather(Box::new(GatherParams {
         dims: GatherDims {
@@ -55,14 +50,8 @@ fn gather_p(
 
 #[allow(clippy::too_many_arguments)]
 fn scatter_p(
-    op: ScatterOp,
-    window: &[usize],
-    inserted: &[usize],
-    map: &[usize],
-    obatch: &[usize],
-    ibatch: &[usize],
-    mode: Mode,
-    unique: bool,
+    op: ScatterOp, window: &[usize], inserted: &[usize], map: &[usize], obatch: &[usize],
+    ibatch: &[usize], mode: Mode, unique: bool,
 ) -> Primitive {
     Primitive::Scatter(Box::new(ScatterParams {
         op,

@@ -174,11 +174,7 @@ fn ravel(idx: &[usize], shape: &[usize]) -> usize {
 /// Naive dot_general over f64: loops over every output index and every
 /// contraction index.
 fn naive_dot(
-    l: &[f64],
-    ls: &[usize],
-    r: &[f64],
-    rs: &[usize],
-    d: &DotDims,
+    l: &[f64], ls: &[usize], r: &[f64], rs: &[usize], d: &DotDims,
 ) -> (Vec<usize>, Vec<f64>) {
     let lfree: Vec<usize> = (0..ls.len())
         .filter(|a| !d.lhs_batch.contains(a) && !d.lhs_contract.contains(a))

@@ -139,9 +139,7 @@ fn shape_tuple<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyT
 }
 
 fn owned_to_numpy<'py, T: Element>(
-    py: Python<'py>,
-    shape: &[usize],
-    v: Vec<T>,
+    py: Python<'py>, shape: &[usize], v: Vec<T>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let arr = ArrayD::from_shape_vec(IxDyn(shape), v)
         .map_err(|e| PyValueError::new_err(format!("cannot shape host buffer: {e}")))?;
@@ -282,9 +280,7 @@ pub(crate) fn from_numpy(array: &Bound<'_, PyAny>, weak_type: bool) -> PyResult<
 #[pyfunction]
 #[pyo3(signature = (value, dtype_name, weak_type = false))]
 pub(crate) fn scalar(
-    value: &Bound<'_, PyAny>,
-    dtype_name: &str,
-    weak_type: bool,
+    value: &Bound<'_, PyAny>, dtype_name: &str, weak_type: bool,
 ) -> PyResult<ArrayImpl> {
     let s = py_to_scalar(value)?;
     let d = dtype_from_name(dtype_name)?;
@@ -296,10 +292,7 @@ pub(crate) fn scalar(
 #[pyfunction]
 #[pyo3(signature = (shape, value, dtype_name, weak_type = false))]
 pub(crate) fn full(
-    shape: Vec<usize>,
-    value: &Bound<'_, PyAny>,
-    dtype_name: &str,
-    weak_type: bool,
+    shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype_name: &str, weak_type: bool,
 ) -> PyResult<ArrayImpl> {
     let s = py_to_scalar(value)?;
     let d = dtype_from_name(dtype_name)?;
@@ -384,10 +377,7 @@ impl ArrayImpl {
     /// A new NumPy array with a copy of the data (`astype(dtype)` if given).
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
-        &self,
-        py: Python<'py>,
-        dtype: Option<&Bound<'py, PyAny>>,
-        copy: Option<&Bound<'py, PyAny>>,
+        &self, py: Python<'py>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = copy;
         self.check_live()?;
@@ -600,9 +590,7 @@ impl ArrayImpl {
         ops::binary(slf, other, BinOp::TrueDiv, true)
     }
     fn __pow__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        modulo: &Bound<'_, PyAny>,
+        slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         if !modulo.is_none() {
             return Ok(slf.py().NotImplemented());
@@ -610,9 +598,7 @@ impl ArrayImpl {
         ops::binary(slf, other, BinOp::Pow, false)
     }
     fn __rpow__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        modulo: &Bound<'_, PyAny>,
+        slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         if !modulo.is_none() {
             return Ok(slf.py().NotImplemented());

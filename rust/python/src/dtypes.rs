@@ -127,8 +127,7 @@ pub(crate) fn is_type_object(obj: &Bound<'_, PyAny>) -> bool {
 #[pyfunction]
 #[pyo3(signature = (items, canonical=true))]
 pub(crate) fn result_type(
-    items: &Bound<'_, PyAny>,
-    canonical: bool,
+    items: &Bound<'_, PyAny>, canonical: bool,
 ) -> PyResult<(&'static str, bool)> {
     let mut keys: Vec<(DType, bool)> = Vec::with_capacity(4);
     for item in items.try_iter()? {

@@ -101,9 +101,7 @@ impl PyRuleProvider {
     /// Cached answer, or `compute` (run with no lock held) cached when it
     /// gives one.
     fn cached(
-        &self,
-        pattern: Pattern,
-        prim: &DynamicPrim,
+        &self, pattern: Pattern, prim: &DynamicPrim,
         compute: impl FnOnce(Python<'_>, Bound<'_, PyDict>) -> PyResult<Option<Answer>>,
     ) -> Result<Option<Answer>> {
         if let Some(hit) = self.lookup(&pattern, prim.params()) {
@@ -181,10 +179,7 @@ impl RuleProvider for PyRuleProvider {
     }
 
     fn kernel(
-        &self,
-        prim: &DynamicPrim,
-        args: &[&HostArray],
-        outs: &[Aval],
+        &self, prim: &DynamicPrim, args: &[&HostArray], outs: &[Aval],
     ) -> Result<Option<Vec<HostArray>>> {
         Python::attach(|py| -> PyResult<Option<Vec<HostArray>>> {
             let arrays = args
@@ -218,10 +213,7 @@ impl RuleProvider for PyRuleProvider {
     }
 
     fn jvp(
-        &self,
-        prim: &DynamicPrim,
-        primals: &[Aval],
-        tangents: &[Option<Aval>],
+        &self, prim: &DynamicPrim, primals: &[Aval], tangents: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>> {
         let pattern = Pattern::Jvp(primals.to_vec(), tangents.to_vec());
         let answer = self.cached(pattern, prim, |py, params| {
@@ -242,10 +234,7 @@ impl RuleProvider for PyRuleProvider {
     }
 
     fn transpose(
-        &self,
-        prim: &DynamicPrim,
-        operands: &[OperandType],
-        cts: &[Option<Aval>],
+        &self, prim: &DynamicPrim, operands: &[OperandType], cts: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>> {
         let pattern = Pattern::Transpose(operands.to_vec(), cts.to_vec());
         let answer = self.cached(pattern, prim, |py, params| {
@@ -278,11 +267,7 @@ impl RuleProvider for PyRuleProvider {
     }
 
     fn batch(
-        &self,
-        prim: &DynamicPrim,
-        operands: &[Aval],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, prim: &DynamicPrim, operands: &[Aval], dims: &[Option<usize>], size: usize,
     ) -> Result<Option<BatchedRule>> {
         let pattern = Pattern::Batch(operands.to_vec(), dims.to_vec(), size);
         let answer = self.cached(pattern, prim, |py, params| {
@@ -358,10 +343,7 @@ impl PyRuleProviderHandle {
     /// The primitive `name[params]` whose rules this provider gives.
     #[pyo3(signature = (name, params, multiple_results))]
     fn prim(
-        &self,
-        name: &str,
-        params: Option<&Bound<'_, PyDict>>,
-        multiple_results: bool,
+        &self, name: &str, params: Option<&Bound<'_, PyDict>>, multiple_results: bool,
     ) -> PyResult<Prim> {
         let mut list: Vec<(String, Param)> = Vec::new();
         if let Some(d) = params {

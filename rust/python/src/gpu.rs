@@ -119,10 +119,7 @@ fn plan_for(prog: &Arc<ClosedJaxpr>, ordinal: usize) -> microjax::Result<Arc<Cud
 /// results stay on the device.
 #[pyfunction]
 pub fn gpu_run(
-    py: Python<'_>,
-    prog: PyRef<'_, PyClosedJaxpr>,
-    args: Vec<PyRef<'_, GpuBuffer>>,
-    ordinal: usize,
+    py: Python<'_>, prog: PyRef<'_, PyClosedJaxpr>, args: Vec<PyRef<'_, GpuBuffer>>, ordinal: usize,
 ) -> PyResult<Vec<GpuBuffer>> {
     let prog = prog.inner.clone();
     let args: Vec<DeviceArray> = args.iter().map(|b| b.arr.clone()).collect();

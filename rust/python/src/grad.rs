@@ -41,10 +41,7 @@ static HOOKS: PyOnceLock<GradHooks> = PyOnceLock::new();
 /// is not a host array (a `GpuArray`: the program runs on its device).
 #[pyfunction]
 pub(crate) fn register_grad_hooks(
-    py: Python<'_>,
-    ad_trace: Py<PyAny>,
-    state: Py<PyAny>,
-    output_atom: Py<PyAny>,
+    py: Python<'_>, ad_trace: Py<PyAny>, state: Py<PyAny>, output_atom: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 ) -> PyResult<()> {
     let hooks = GradHooks {
@@ -83,9 +80,7 @@ struct Entered<'py> {
 
 impl<'py> Entered<'py> {
     fn enter(
-        trace: Bound<'py, PyAny>,
-        stack: Bound<'py, PyList>,
-        ctx: Py<StageCtx>,
+        trace: Bound<'py, PyAny>, stack: Bound<'py, PyList>, ctx: Py<StageCtx>,
     ) -> PyResult<Self> {
         stack.append(&trace)?;
         crate::globals::trace_enter(Some(ctx));
@@ -123,11 +118,7 @@ impl GradFunction {
     }
 
     fn run_eager<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        i: usize,
-        x: Bound<'py, ArrayImpl>,
+        &self, py: Python<'py>, args: &Bound<'py, PyTuple>, i: usize, x: Bound<'py, ArrayImpl>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let hooks = hooks(py)?;
         let trace = hooks
@@ -229,9 +220,7 @@ fn too_few_outputs() -> PyErr {
 /// `out`'s variable when it is a rank-0 float tracer of `trace` (the
 /// output a scalar loss normally is).
 fn scalar_float_var(
-    out: &Bound<'_, PyAny>,
-    trace: &Bound<'_, PyAny>,
-    builder: &PyBuilder,
+    out: &Bound<'_, PyAny>, trace: &Bound<'_, PyAny>, builder: &PyBuilder,
 ) -> PyResult<Option<microjax::Var>> {
     let Some(v) = Tracer::var_of(out, trace) else {
         return Ok(None);
@@ -246,11 +235,7 @@ impl GradFunction {
     /// of the same function; `argnum` an int `argnums`.
     #[new]
     fn py_new(
-        fun: Py<PyAny>,
-        fallback: Py<PyAny>,
-        argnum: isize,
-        with_value: bool,
-        name: Py<PyString>,
+        fun: Py<PyAny>, fallback: Py<PyAny>, argnum: isize, with_value: bool, name: Py<PyString>,
     ) -> GradFunction {
         GradFunction {
             fun,
@@ -263,10 +248,7 @@ impl GradFunction {
 
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
+        &self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if kwargs.is_none_or(|k| k.is_empty()) && fast_eager() {
             if let Some((i, x)) = self.eager_arg(args) {
@@ -278,8 +260,7 @@ impl GradFunction {
 
     /// Method binding: `obj.f` is `functools.partial(f, obj)`.
     fn __get__<'py>(
-        slf: &Bound<'py, Self>,
-        obj: Option<&Bound<'py, PyAny>>,
+        slf: &Bound<'py, Self>, obj: Option<&Bound<'py, PyAny>>,
         objtype: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = objtype;

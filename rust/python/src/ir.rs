@@ -108,9 +108,7 @@ impl PyBuilder {
 
     /// A new input variable for the array `value` and its tracer of `trace`.
     fn input_tracer<'py>(
-        &self,
-        trace: &Bound<'py, PyAny>,
-        value: PyRef<'py, ArrayImpl>,
+        &self, trace: &Bound<'py, PyAny>, value: PyRef<'py, ArrayImpl>,
     ) -> PyResult<Bound<'py, PyAny>> {
         crate::staging::input_tracer(self, trace, &value)
     }
@@ -124,10 +122,7 @@ impl PyBuilder {
     /// Appends `outs = prim inputs`; returns `[(var_id, shape, dtype_name, weak)]`.
     #[pyo3(signature = (prim, inputs, source = None))]
     fn add_eqn<'py>(
-        &self,
-        py: Python<'py>,
-        prim: PyRef<'_, Prim>,
-        inputs: &Bound<'py, PyAny>,
+        &self, py: Python<'py>, prim: PyRef<'_, Prim>, inputs: &Bound<'py, PyAny>,
         source: Option<String>,
     ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let atoms = inputs
@@ -155,12 +150,8 @@ impl PyBuilder {
     #[pyo3(signature = (trace, prim, args, source, multiple, record = None))]
     #[allow(clippy::type_complexity)]
     fn stage<'py>(
-        &self,
-        trace: &Bound<'py, PyAny>,
-        prim: PyRef<'_, Prim>,
-        args: &Bound<'py, PyAny>,
-        source: Option<&Bound<'py, PyString>>,
-        multiple: bool,
+        &self, trace: &Bound<'py, PyAny>, prim: PyRef<'_, Prim>, args: &Bound<'py, PyAny>,
+        source: Option<&Bound<'py, PyString>>, multiple: bool,
         record: Option<(Bound<'py, PyDict>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
     ) -> PyResult<Bound<'py, PyAny>> {
         crate::staging::stage(self, trace, prim, args, source, multiple, record)
@@ -168,9 +159,7 @@ impl PyBuilder {
 
     /// `(shape, dtype_name, weak)` of a variable.
     fn aval<'py>(
-        &self,
-        py: Python<'py>,
-        var_id: &Bound<'py, PyAny>,
+        &self, py: Python<'py>, var_id: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let v = var_from_py(var_id)?;
         let a = self.lock()?.aval(&Atom::Var(v)).py()?;
@@ -185,10 +174,7 @@ impl PyBuilder {
     /// returns its outputs: `(var_id, shape, dtype_name, weak)` for variables,
     /// `(value, dtype_name, weak)` for literal outputs.
     fn splice<'py>(
-        &self,
-        py: Python<'py>,
-        closed: PyRef<'_, PyClosedJaxpr>,
-        inputs: &Bound<'py, PyAny>,
+        &self, py: Python<'py>, closed: PyRef<'_, PyClosedJaxpr>, inputs: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let atoms = inputs
             .try_iter()?
@@ -232,9 +218,7 @@ pub struct PyClosedJaxpr {
 /// structural compile cache (interpreted first, compiled from the second
 /// sighting; `exec::cache`).
 pub(crate) fn run_detached(
-    py: Python<'_>,
-    prog: &Arc<microjax::ClosedJaxpr>,
-    args: Vec<Arc<HostArray>>,
+    py: Python<'_>, prog: &Arc<microjax::ClosedJaxpr>, args: Vec<Arc<HostArray>>,
 ) -> PyResult<Vec<Arc<HostArray>>> {
     let prog = prog.clone();
     let epoch = crate::globals::epoch();
@@ -244,8 +228,7 @@ pub(crate) fn run_detached(
 
 /// Pairs program outputs with the weak flags of the output avals.
 pub(crate) fn wrap_outputs(
-    outs: Vec<Arc<HostArray>>,
-    out_avals: &[Aval],
+    outs: Vec<Arc<HostArray>>, out_avals: &[Aval],
 ) -> PyResult<Vec<ArrayImpl>> {
     if outs.len() != out_avals.len() {
         return Err(PyValueError::new_err(format!(
@@ -389,9 +372,7 @@ impl PyClosedJaxpr {
     /// Compiles the program, runs it once on `args` (GIL released) and
     /// returns what the plan is and the memory the run held, as a dict.
     fn plan_stats<'py>(
-        &self,
-        py: Python<'py>,
-        args: Vec<PyRef<'_, ArrayImpl>>,
+        &self, py: Python<'py>, args: Vec<PyRef<'_, ArrayImpl>>,
     ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
         drop(args);
@@ -421,10 +402,7 @@ impl PyClosedJaxpr {
     /// process-wide one).
     #[pyo3(signature = (args, determinism=None))]
     fn run(
-        &self,
-        py: Python<'_>,
-        args: Vec<PyRef<'_, ArrayImpl>>,
-        determinism: Option<&str>,
+        &self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>, determinism: Option<&str>,
     ) -> PyResult<Vec<ArrayImpl>> {
         for a in &args {
             a.check_live()?;
@@ -481,9 +459,7 @@ impl PyClosedJaxpr {
 #[pyfunction]
 #[pyo3(signature = (text, consts = None))]
 pub(crate) fn parse(
-    py: Python<'_>,
-    text: &str,
-    consts: Option<Vec<PyRef<'_, ArrayImpl>>>,
+    py: Python<'_>, text: &str, consts: Option<Vec<PyRef<'_, ArrayImpl>>>,
 ) -> PyResult<PyClosedJaxpr> {
     let text = text.to_owned();
     let consts: Vec<Arc<HostArray>> = consts
@@ -532,10 +508,7 @@ pub(crate) fn get_determinism() -> &'static str {
 /// Serializes a closed program in the export format (`microjax::export`).
 #[pyfunction]
 pub(crate) fn export_program<'py>(
-    py: Python<'py>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    determinism: &str,
-    metadata: &str,
+    py: Python<'py>, closed: PyRef<'_, PyClosedJaxpr>, determinism: &str, metadata: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let bytes =
         Program::to_bytes(&closed.inner, determinism_from_name(determinism)?, metadata).py()?;
@@ -546,8 +519,7 @@ pub(crate) fn export_program<'py>(
 /// `(ClosedJaxpr, metadata, determinism)`.
 #[pyfunction]
 pub(crate) fn load_program(
-    py: Python<'_>,
-    data: &[u8],
+    py: Python<'_>, data: &[u8],
 ) -> PyResult<(PyClosedJaxpr, String, &'static str)> {
     let data = data.to_vec();
     let prog = py.detach(move || Program::from_bytes(&data)).py()?;

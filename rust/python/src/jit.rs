@@ -86,9 +86,7 @@ impl OutSpec {
     }
 
     fn build<'py>(
-        &self,
-        py: Python<'py>,
-        leaves: &mut impl Iterator<Item = ArrayImpl>,
+        &self, py: Python<'py>, leaves: &mut impl Iterator<Item = ArrayImpl>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let kids = |c: &[OutSpec], leaves: &mut dyn Iterator<Item = ArrayImpl>| {
             c.iter()
@@ -187,9 +185,7 @@ impl JitFunction {
 
     /// The fast path; Ok(None) when it does not apply or misses.
     fn try_fast<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
+        &self, py: Python<'py>, args: &Bound<'py, PyTuple>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let n = args.len();
         let mut key: FastKey = Vec::with_capacity(n.saturating_mul(4).saturating_add(2));
@@ -238,8 +234,7 @@ static PARTIAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// an instance, `obj.f` is `functools.partial(f, obj)`, as a Python
 /// function would bind; through the class, the wrapper itself.
 pub(crate) fn bind_method<'py>(
-    slf: &Bound<'py, PyAny>,
-    obj: Option<&Bound<'py, PyAny>>,
+    slf: &Bound<'py, PyAny>, obj: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = slf.py();
     match obj {
@@ -274,10 +269,7 @@ impl JitFunction {
 
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
+        &self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let no_kwargs = kwargs.is_none_or(|k| k.is_empty());
         if no_kwargs && fast_eager() {
@@ -296,11 +288,8 @@ impl JitFunction {
     /// entry only the fast path reaches.
     #[pyo3(signature = (args, exe, out_spec, entry = None))]
     fn _cache_insert(
-        &self,
-        args: Vec<PyRef<'_, ArrayImpl>>,
-        exe: &Bound<'_, PyAny>,
-        out_spec: &Bound<'_, PyAny>,
-        entry: Option<u64>,
+        &self, args: Vec<PyRef<'_, ArrayImpl>>, exe: &Bound<'_, PyAny>,
+        out_spec: &Bound<'_, PyAny>, entry: Option<u64>,
     ) -> PyResult<()> {
         let prog = jaxpr_handle(exe)
             .ok_or_else(|| PyTypeError::new_err("_cache_insert needs a ClosedJaxpr"))?;
@@ -384,8 +373,7 @@ impl JitFunction {
 
     /// Method binding: `obj.f` is `functools.partial(f, obj)`.
     fn __get__<'py>(
-        slf: &Bound<'py, Self>,
-        obj: Option<&Bound<'py, PyAny>>,
+        slf: &Bound<'py, Self>, obj: Option<&Bound<'py, PyAny>>,
         objtype: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = objtype;

@@ -340,10 +340,7 @@ fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
 /// A binary operator: the Rust fast path when it applies, else the Python
 /// `binary` hook `(op_name, self, other, reflected)`.
 pub(crate) fn binary(
-    slf: &Bound<'_, ArrayImpl>,
-    other: &Bound<'_, PyAny>,
-    op: BinOp,
-    reflected: bool,
+    slf: &Bound<'_, ArrayImpl>, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool,
 ) -> PyResult<Py<PyAny>> {
     let py = slf.py();
     let mut failure: Option<microjax::Error> = None;

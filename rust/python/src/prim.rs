@@ -203,9 +203,7 @@ impl Prim {
 
     /// Output avals `[(shape, dtype_name, weak)]` for input avals of the same form.
     fn abstract_eval<'py>(
-        &self,
-        py: Python<'py>,
-        avals: &Bound<'py, PyAny>,
+        &self, py: Python<'py>, avals: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let ins = avals
             .try_iter()?
@@ -366,10 +364,7 @@ pub(crate) struct FastUnary {
 impl FastUnary {
     #[new]
     fn py_new(
-        prim: PyRef<'_, Prim>,
-        float_only: bool,
-        fallback: Py<PyAny>,
-        lax_prim: Py<PyAny>,
+        prim: PyRef<'_, Prim>, float_only: bool, fallback: Py<PyAny>, lax_prim: Py<PyAny>,
     ) -> PyResult<FastUnary> {
         if !matches!(prim.prim, Primitive::Unary(_)) {
             return Err(PyValueError::new_err(format!(

@@ -94,10 +94,7 @@ fn operand_atom(trace: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<Atom
 
 /// Appends `prim atoms` to the builder; its output variables and avals.
 pub(crate) fn add_eqn(
-    builder: &PyBuilder,
-    prim: Primitive,
-    atoms: Vec<Atom>,
-    src: Option<Arc<str>>,
+    builder: &PyBuilder, prim: Primitive, atoms: Vec<Atom>, src: Option<Arc<str>>,
 ) -> PyResult<(Vec<Var>, Vec<Aval>)> {
     let mut b = builder.lock()?;
     let vars = b.add_eqn(prim, atoms, src).py()?;
@@ -111,12 +108,8 @@ pub(crate) fn add_eqn(
 
 /// `Builder.stage` (see its docstring in ir.rs).
 pub(crate) fn stage<'py>(
-    builder: &PyBuilder,
-    trace: &Bound<'py, PyAny>,
-    prim: PyRef<'_, Prim>,
-    args: &Bound<'py, PyAny>,
-    source: Option<&Bound<'py, PyString>>,
-    multiple: bool,
+    builder: &PyBuilder, trace: &Bound<'py, PyAny>, prim: PyRef<'_, Prim>,
+    args: &Bound<'py, PyAny>, source: Option<&Bound<'py, PyString>>, multiple: bool,
     record: Option<(Bound<'py, PyDict>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = trace.py();
@@ -157,9 +150,7 @@ pub(crate) fn stage<'py>(
 /// A new input variable of `builder` for the array `value`, and its tracer
 /// of `trace` (the AD traces' inputs, without a Python aval round trip).
 pub(crate) fn input_tracer<'py>(
-    builder: &PyBuilder,
-    trace: &Bound<'py, PyAny>,
-    value: &ArrayImpl,
+    builder: &PyBuilder, trace: &Bound<'py, PyAny>, value: &ArrayImpl,
 ) -> PyResult<Bound<'py, PyAny>> {
     value.check_live()?;
     let aval = Aval::weak(value.arr.shape().to_vec(), value.arr.dtype(), value.weak);

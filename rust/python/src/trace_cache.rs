@@ -301,9 +301,7 @@ fn trace_cache_new_owner() -> u64 {
 /// among them when the capacity is 0).
 #[pyfunction]
 fn trace_cache_add<'py>(
-    py: Python<'py>,
-    owner: u64,
-    key: Py<PyAny>,
+    py: Python<'py>, owner: u64, key: Py<PyAny>,
 ) -> PyResult<(u64, Bound<'py, PyList>)> {
     let mut removed = Vec::new();
     let id = {

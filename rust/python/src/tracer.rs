@@ -36,10 +36,7 @@ pub(crate) struct Tracer {
 
 impl Tracer {
     pub(crate) fn new_bound<'py>(
-        py: Python<'py>,
-        trace: &Bound<'py, PyAny>,
-        var: Var,
-        aval_obj: Bound<'py, PyAny>,
+        py: Python<'py>, trace: &Bound<'py, PyAny>, var: Var, aval_obj: Bound<'py, PyAny>,
         aval: &Aval,
     ) -> PyResult<Bound<'py, PyAny>> {
         let t = Tracer {
@@ -84,9 +81,7 @@ const OP_NAMES: [&str; 4] = ["add", "sub", "mul", "truediv"];
 /// for add/sub/mul/div, `fallbacks["__add__"]` etc. for the Python path.
 #[pyfunction]
 pub(crate) fn register_tracer_operators(
-    py: Python<'_>,
-    prims: &Bound<'_, PyDict>,
-    fallbacks: &Bound<'_, PyDict>,
+    py: Python<'_>, prims: &Bound<'_, PyDict>, fallbacks: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
     let prim_of = |name: &str| -> PyResult<(Py<PyAny>, Primitive)> {
         let key = if name == "truediv" { "div" } else { name };
@@ -189,12 +184,8 @@ fn innermost_context(py: Python<'_>, trace: &Py<PyAny>) -> Option<Py<StageCtx>> 
 /// and records it as `ADTrace.process_primitive` does:
 /// `eqn_of[out] = (lax primitive, {}, args, [out])`.
 fn stage_native<'py>(
-    py: Python<'py>,
-    ctx: &StageCtx,
-    prim: &Primitive,
-    lax_prim: &Py<PyAny>,
-    args: Bound<'py, PyTuple>,
-    vars: Vec<Var>,
+    py: Python<'py>, ctx: &StageCtx, prim: &Primitive, lax_prim: &Py<PyAny>,
+    args: Bound<'py, PyTuple>, vars: Vec<Var>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let atoms = vars.into_iter().map(Atom::Var).collect();
     let (outs, avals) = crate::staging::add_eqn(ctx.builder.get(), prim.clone(), atoms, None)?;
@@ -222,9 +213,7 @@ fn stage_native<'py>(
 
 /// The native path of a unary `jnp` function on `x`, if it applies.
 pub(crate) fn stage_unary<'py>(
-    x: &Bound<'py, PyAny>,
-    prim: &Primitive,
-    lax_prim: &Py<PyAny>,
+    x: &Bound<'py, PyAny>, prim: &Primitive, lax_prim: &Py<PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = x.py();
     let Ok(t) = x.cast_exact::<Tracer>() else {
@@ -243,10 +232,7 @@ pub(crate) fn stage_unary<'py>(
 
 impl Tracer {
     fn binary(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: BinaryOp,
-        reflected: bool,
+        slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: BinaryOp, reflected: bool,
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let table = operators(py)?;
@@ -263,10 +249,7 @@ impl Tracer {
     }
 
     fn binary_native<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        table: &OperatorTable,
-        i: usize,
+        slf: &Bound<'py, Self>, other: &Bound<'py, PyAny>, table: &OperatorTable, i: usize,
         reflected: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = slf.py();

@@ -20,10 +20,7 @@ fn wrap(j: microjax::ClosedJaxpr) -> PyClosedJaxpr {
 #[pyfunction]
 #[pyo3(signature = (closed, nonzeros, instantiate = true))]
 pub(crate) fn jvp_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    nonzeros: Vec<bool>,
-    instantiate: bool,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>, instantiate: bool,
 ) -> PyResult<(PyClosedJaxpr, Vec<bool>)> {
     let j = closed.inner.clone();
     let (out, nz) = py
@@ -35,9 +32,7 @@ pub(crate) fn jvp_jaxpr(
 /// `(primal_program, tangent_program, num_res)`.
 #[pyfunction]
 pub(crate) fn linearize_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    nonzeros: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, usize)> {
     let j = closed.inner.clone();
     let lin = py
@@ -49,9 +44,7 @@ pub(crate) fn linearize_jaxpr(
 /// The transpose of a linear program (`linear[i]` marks linear inputs).
 #[pyfunction]
 pub(crate) fn transpose_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    linear: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, linear: Vec<bool>,
 ) -> PyResult<PyClosedJaxpr> {
     let j = closed.inner.clone();
     let out = py
@@ -63,9 +56,7 @@ pub(crate) fn transpose_jaxpr(
 /// `(fwd, bwd, num_res)`.
 #[pyfunction]
 pub(crate) fn vjp_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    nonzeros: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, usize)> {
     let j = closed.inner.clone();
     let v = py
@@ -78,9 +69,7 @@ pub(crate) fn vjp_jaxpr(
 /// a one-output program (see `microjax::transforms::value_and_grad_jaxpr`).
 #[pyfunction]
 pub(crate) fn value_and_grad_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    nonzeros: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<PyClosedJaxpr> {
     let j = closed.inner.clone();
     let out = py
@@ -100,8 +89,7 @@ const GRAD_CACHE_LIMIT: usize = 512;
 /// and those literals. Probed on every un-jitted `grad` call, so a hit
 /// neither copies the program nor hashes it twice.
 fn grad_program(
-    closed: &Arc<ClosedJaxpr>,
-    nonzeros: Vec<bool>,
+    closed: &Arc<ClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> microjax::Result<(Arc<ClosedJaxpr>, Vec<microjax::Literal>)> {
     use microjax::ir::hash::{lift_literals, lifted_key, same_lifted};
     let (mut key, lits) = lifted_key(closed);
@@ -142,9 +130,7 @@ fn grad_program(
 /// Returns (output, cotangents of the nonzero inputs...).
 #[pyfunction]
 pub(crate) fn value_and_grad_run(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    nonzeros: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
     inputs: Vec<PyRef<'_, ArrayImpl>>,
 ) -> PyResult<Vec<ArrayImpl>> {
     for a in &inputs {
@@ -158,10 +144,7 @@ pub(crate) fn value_and_grad_run(
 /// last step): the cache probe, the lifted literals and the run happen in
 /// one GIL release.
 pub(crate) fn run_value_and_grad(
-    py: Python<'_>,
-    closed: Arc<ClosedJaxpr>,
-    nonzeros: Vec<bool>,
-    inputs: Vec<Arc<HostArray>>,
+    py: Python<'_>, closed: Arc<ClosedJaxpr>, nonzeros: Vec<bool>, inputs: Vec<Arc<HostArray>>,
 ) -> PyResult<Vec<ArrayImpl>> {
     let epoch = crate::globals::epoch();
     let (outs, out_avals) = py
@@ -199,9 +182,7 @@ pub(crate) fn value_and_grad_cache_clear() {
 /// `(program, used_inputs)` keeping the outputs with `used_outputs[j]`.
 #[pyfunction]
 pub(crate) fn dce_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    used_outputs: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, used_outputs: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, Vec<bool>)> {
     let j = closed.inner.clone();
     let (out, used) = py
@@ -214,12 +195,8 @@ pub(crate) fn dce_jaxpr(
 #[pyfunction]
 #[pyo3(signature = (closed, in_dims, axis_size, out_dims, axis_name=None))]
 pub(crate) fn batch_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    in_dims: Vec<Option<usize>>,
-    axis_size: usize,
-    out_dims: Vec<Option<usize>>,
-    axis_name: Option<String>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, in_dims: Vec<Option<usize>>,
+    axis_size: usize, out_dims: Vec<Option<usize>>, axis_name: Option<String>,
 ) -> PyResult<PyClosedJaxpr> {
     let j = closed.inner.clone();
     let out = py
@@ -236,9 +213,7 @@ pub(crate) fn batch_jaxpr(
 /// whether the program has ordered effects (splitting would reorder them).
 #[pyfunction]
 pub(crate) fn partial_eval_jaxpr(
-    py: Python<'_>,
-    closed: PyRef<'_, PyClosedJaxpr>,
-    unknowns: Vec<bool>,
+    py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, unknowns: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, Vec<bool>, usize, bool)> {
     let j = closed.inner.clone();
     let effectful = j

@@ -103,21 +103,14 @@ fn too_large_for(what: &str, shape: String, dtype: DType, bytes: u128, budget: u
 /// Checks that `elements` values of `dtype` fit the budget (`shape` is only
 /// for the message, computed on failure).
 pub fn check_elements(
-    what: &str,
-    elements: usize,
-    dtype: DType,
-    shape: impl FnOnce() -> String,
+    what: &str, elements: usize, dtype: DType, shape: impl FnOnce() -> String,
 ) -> Result<()> {
     check_elements_within(what, elements, dtype, shape, max_buffer_bytes())
 }
 
 /// [`check_elements`] against `budget` bytes (a run's own budget).
 pub fn check_elements_within(
-    what: &str,
-    elements: usize,
-    dtype: DType,
-    shape: impl FnOnce() -> String,
-    budget: u64,
+    what: &str, elements: usize, dtype: DType, shape: impl FnOnce() -> String, budget: u64,
 ) -> Result<()> {
     let bytes = bytes_of(elements, dtype);
     if bytes > u128::from(budget) {
@@ -148,9 +141,7 @@ pub fn check_avals<'a>(what: &str, avals: impl IntoIterator<Item = &'a Aval>) ->
 /// [`check_avals`] against `budget` bytes (a run's own budget, which the
 /// executors pass from their context).
 pub fn check_avals_within<'a>(
-    what: &str,
-    avals: impl IntoIterator<Item = &'a Aval>,
-    budget: u64,
+    what: &str, avals: impl IntoIterator<Item = &'a Aval>, budget: u64,
 ) -> Result<()> {
     avals.into_iter().try_for_each(|a| {
         let n = crate::array::checked_size(&a.shape)?;

@@ -108,9 +108,7 @@ impl<T> Elems<T> {
     /// * nothing writes that memory (microjax never does; the owner's other
     ///   users must not either) and nothing frees it.
     pub unsafe fn from_foreign(
-        ptr: *const T,
-        len: usize,
-        owner: Arc<dyn ForeignOwner>,
+        ptr: *const T, len: usize, owner: Arc<dyn ForeignOwner>,
     ) -> Result<Elems<T>> {
         let overflow = || Error::Overflow {
             what: "foreign buffer",

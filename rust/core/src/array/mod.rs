@@ -182,11 +182,7 @@ impl Buffer {
     /// than 0 and 1 (a loaded program); otherwise any non-zero byte is true
     /// (device memory). `what` names the data in errors.
     pub fn from_le_bytes(
-        what: &'static str,
-        dtype: DType,
-        n: usize,
-        bytes: &[u8],
-        strict_bool: bool,
+        what: &'static str, dtype: DType, n: usize, bytes: &[u8], strict_bool: bool,
     ) -> Result<Buffer> {
         let want = n
             .checked_mul(dtype.itemsize())

@@ -153,10 +153,7 @@ impl CompileCache {
     /// Runs `prog` on `args` under config `epoch`: interpreted on the
     /// first sighting, compiled from the second (module docs).
     pub fn run(
-        &self,
-        prog: &Arc<ClosedJaxpr>,
-        args: &[Arc<HostArray>],
-        epoch: u64,
+        &self, prog: &Arc<ClosedJaxpr>, args: &[Arc<HostArray>], epoch: u64,
     ) -> Result<Vec<Arc<HostArray>>> {
         let sig: Vec<(Vec<usize>, DType)> = args
             .iter()
@@ -200,10 +197,7 @@ impl CompileCache {
     /// it caches a signature), and kept for later runs: fresh `jit`
     /// wrappers of one function share it.
     pub fn plan(
-        &self,
-        prog: &Arc<ClosedJaxpr>,
-        sig: Vec<(Vec<usize>, DType)>,
-        epoch: u64,
+        &self, prog: &Arc<ClosedJaxpr>, sig: Vec<(Vec<usize>, DType)>, epoch: u64,
     ) -> Result<Arc<Compiled>> {
         if let Action::Run(plan) = self.lookup(prog, sig.clone(), epoch) {
             return Ok(plan);
@@ -278,11 +272,7 @@ impl State {
 
     /// Records what an entry runs on from now (if it is still held).
     fn set_tier(
-        &mut self,
-        prog: &Arc<ClosedJaxpr>,
-        sig: &[(Vec<usize>, DType)],
-        epoch: u64,
-        tier: Tier,
+        &mut self, prog: &Arc<ClosedJaxpr>, sig: &[(Vec<usize>, DType)], epoch: u64, tier: Tier,
     ) {
         let entry =
             self.buckets.values_mut().flatten().find(|e| {

@@ -22,19 +22,14 @@ use std::sync::Arc;
 /// Runs `jaxpr` on `consts` and `args`, returning its outputs, in a
 /// context with the process-wide defaults.
 pub fn eval_jaxpr(
-    jaxpr: &Jaxpr,
-    consts: &[Arc<HostArray>],
-    args: &[Arc<HostArray>],
+    jaxpr: &Jaxpr, consts: &[Arc<HostArray>], args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     eval_jaxpr_in(&ExecCtx::current_default(), jaxpr, consts, args)
 }
 
 /// [`eval_jaxpr`] in `ctx` (a nested evaluation runs in its caller's).
 pub fn eval_jaxpr_in(
-    ctx: &ExecCtx,
-    jaxpr: &Jaxpr,
-    consts: &[Arc<HostArray>],
-    args: &[Arc<HostArray>],
+    ctx: &ExecCtx, jaxpr: &Jaxpr, consts: &[Arc<HostArray>], args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let last_use = last_uses(jaxpr);
     let lits = literal_operands(jaxpr)?;
@@ -50,9 +45,7 @@ pub fn eval_closed(prog: &ClosedJaxpr, args: &[Arc<HostArray>]) -> Result<Vec<Ar
 /// Runs a closed jaxpr on `args` in `ctx` (nested evaluations pass the
 /// enclosing run's context).
 pub fn eval_closed_in(
-    ctx: &ExecCtx,
-    prog: &ClosedJaxpr,
-    args: &[Arc<HostArray>],
+    ctx: &ExecCtx, prog: &ClosedJaxpr, args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     eval_jaxpr_in(ctx, &prog.jaxpr, &prog.consts, args)
 }
@@ -121,10 +114,7 @@ fn literal_operands(jaxpr: &Jaxpr) -> Result<Vec<HostArray>> {
 /// next entry of `lits` (`cursor` counts the literals consumed so far).
 #[inline]
 fn operand<'a>(
-    env: &'a [Option<Arc<HostArray>>],
-    lits: &'a [HostArray],
-    cursor: &mut usize,
-    a: &Atom,
+    env: &'a [Option<Arc<HostArray>>], lits: &'a [HostArray], cursor: &mut usize, a: &Atom,
 ) -> Result<&'a HostArray> {
     match a {
         Atom::Var(v) => env
@@ -143,10 +133,7 @@ fn operand<'a>(
 
 /// The operands of an equation as shared values (literals materialized).
 fn shared_operands(
-    env: &[Option<Arc<HostArray>>],
-    lits: &[HostArray],
-    cursor: &mut usize,
-    inputs: &[Atom],
+    env: &[Option<Arc<HostArray>>], lits: &[HostArray], cursor: &mut usize, inputs: &[Atom],
 ) -> Result<Vec<Arc<HostArray>>> {
     inputs
         .iter()
@@ -160,24 +147,10 @@ fn shared_operands(
 /// The environment with the constants and arguments bound (after checking
 /// their counts).
 fn bind_inputs(
-    jaxpr: &Jaxpr,
-    consts: &[Arc<HostArray>],
-    args: &[Arc<HostArray>],
+    jaxpr: &Jaxpr, consts: &[Arc<HostArray>], args: &[Arc<HostArray>],
 ) -> Result<Vec<Option<Arc<HostArray>>>> {
-    if consts.len() != jaxpr.constvars.len() {
-        return Err(Error::Arity {
-            prim: "eval_jaxpr (consts)",
-            expected: jaxpr.constvars.len(),
-            got: consts.len(),
-        });
-    }
-    if args.len() != jaxpr.invars.len() {
-        return Err(Error::Arity {
-            prim: "eval_jaxpr",
-            expected: jaxpr.invars.len(),
-            got: args.len(),
-        });
-    }
+    Error::check_count("eval_jaxpr (consts)", jaxpr.constvars.len(), consts.len())?;
+    Error::check_count("eval_jaxpr", jaxpr.invars.len(), args.len())?;
     let mut env: Vec<Option<Arc<HostArray>>> = vec![None; jaxpr.avals.len()];
     let bound = jaxpr
         .constvars
@@ -195,10 +168,7 @@ fn bind_inputs(
 /// share their operands instead of copying them; the others run their kernel
 /// on borrowed operands (without a vector for up to three of them).
 fn eval_eqn(
-    ctx: &ExecCtx,
-    eqn: &crate::ir::Eqn,
-    env: &[Option<Arc<HostArray>>],
-    lits: &[HostArray],
+    ctx: &ExecCtx, eqn: &crate::ir::Eqn, env: &[Option<Arc<HostArray>>], lits: &[HostArray],
     cursor: &mut usize,
 ) -> Result<Vec<Arc<HostArray>>> {
     Ok(match &eqn.prim {
@@ -250,12 +220,8 @@ fn eval_eqn(
 }
 
 fn run(
-    ctx: &ExecCtx,
-    jaxpr: &Jaxpr,
-    consts: &[Arc<HostArray>],
-    args: &[Arc<HostArray>],
-    last_use: &[Option<usize>],
-    lits: &[HostArray],
+    ctx: &ExecCtx, jaxpr: &Jaxpr, consts: &[Arc<HostArray>], args: &[Arc<HostArray>],
+    last_use: &[Option<usize>], lits: &[HostArray],
 ) -> Result<Vec<Arc<HostArray>>> {
     let mut env = bind_inputs(jaxpr, consts, args)?;
     let mut cursor = 0usize;

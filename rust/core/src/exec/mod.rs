@@ -58,10 +58,7 @@ impl<'a> LoopBody<'a> {
     /// Runs the body on the fixed operands followed by `vary` (drained),
     /// appending its results to `outs`.
     pub fn run(
-        &mut self,
-        ctx: &ExecCtx,
-        vary: &mut Vec<Arc<HostArray>>,
-        outs: &mut Vec<Arc<HostArray>>,
+        &mut self, ctx: &ExecCtx, vary: &mut Vec<Arc<HostArray>>, outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         match self {
             LoopBody::Plan(p) => p.run(ctx, vary, outs),
@@ -112,17 +109,10 @@ pub(crate) fn check_output_count(eqn: &crate::Eqn, got: usize) -> Result<()> {
 /// inputs: the count, then each shape and dtype. `what` names the program
 /// kind in the error.
 pub(crate) fn check_program_args<'a>(
-    what: &'static str,
-    jx: &crate::ir::Jaxpr,
+    what: &'static str, jx: &crate::ir::Jaxpr,
     args: impl ExactSizeIterator<Item = (&'a [usize], crate::dtype::DType)>,
 ) -> Result<()> {
-    if args.len() != jx.invars.len() {
-        return Err(crate::error::Error::Arity {
-            prim: what,
-            expected: jx.invars.len(),
-            got: args.len(),
-        });
-    }
+    crate::error::Error::check_count(what, jx.invars.len(), args.len())?;
     for (v, (shape, dtype)) in jx.invars.iter().zip(args) {
         check_program_arg(what, jx.aval(*v)?, shape, dtype)?;
     }
@@ -139,10 +129,7 @@ pub(crate) fn same_shape(a: &[usize], b: &[usize]) -> bool {
 /// Checks one argument (shape, dtype) against its parameter's aval.
 #[inline]
 pub(crate) fn check_program_arg(
-    what: &'static str,
-    want: &crate::ir::Aval,
-    shape: &[usize],
-    dtype: crate::dtype::DType,
+    what: &'static str, want: &crate::ir::Aval, shape: &[usize], dtype: crate::dtype::DType,
 ) -> Result<()> {
     if dtype != want.dtype || !same_shape(shape, &want.shape) {
         let got = crate::ir::Aval::new(shape.to_vec(), dtype);

@@ -66,10 +66,7 @@ impl Builder {
 
     /// Appends `outs = prim ins`, returning the new output variables.
     pub fn add_eqn(
-        &mut self,
-        prim: Primitive,
-        inputs: Vec<Atom>,
-        source: SourceInfo,
+        &mut self, prim: Primitive, inputs: Vec<Atom>, source: SourceInfo,
     ) -> Result<Vec<Var>> {
         let in_avals = inputs
             .iter()
@@ -97,11 +94,7 @@ impl Builder {
         let outs = self.add_eqn(prim, inputs, None)?;
         match outs.as_slice() {
             [v] => Ok(Atom::Var(*v)),
-            _ => Err(Error::Arity {
-                prim: name,
-                expected: 1,
-                got: outs.len(),
-            }),
+            _ => Err(Error::arity(name, 1, outs.len())),
         }
     }
 

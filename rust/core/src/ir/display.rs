@@ -252,12 +252,7 @@ fn contains_jaxpr(p: &Param) -> bool {
 /// A param value as JAX shows it. `lists`: show int tuples nested in this
 /// value as Python lists (JAX's rendering of `dimension_numbers`).
 fn fmt_param(
-    p: &Param,
-    namer: &mut Namer,
-    indent: usize,
-    col: usize,
-    lists: bool,
-    nested: bool,
+    p: &Param, namer: &mut Namer, indent: usize, col: usize, lists: bool, nested: bool,
 ) -> String {
     match p {
         Param::None => "None".to_string(),

@@ -11,13 +11,7 @@ use crate::error::{Error, Result};
 /// its outputs map to (a literal output stays a literal).
 pub fn splice(b: &mut Builder, j: &ClosedJaxpr, inputs: &[Atom]) -> Result<Vec<Atom>> {
     let jaxpr = &j.jaxpr;
-    if inputs.len() != jaxpr.invars.len() {
-        return Err(Error::Arity {
-            prim: "splice",
-            expected: jaxpr.invars.len(),
-            got: inputs.len(),
-        });
-    }
+    Error::check_count("splice", jaxpr.invars.len(), inputs.len())?;
     let mut env: Vec<Option<Atom>> = vec![None; jaxpr.avals.len()];
     for (v, a) in jaxpr.invars.iter().zip(inputs) {
         let want = jaxpr.aval(*v)?;

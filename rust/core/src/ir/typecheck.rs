@@ -107,9 +107,7 @@ fn describe(eqn: &Eqn) -> String {
 }
 
 fn check_atom(
-    j: &Jaxpr,
-    a: &Atom,
-    is_bound: &dyn Fn(Var) -> bool,
+    j: &Jaxpr, a: &Atom, is_bound: &dyn Fn(Var) -> bool,
 ) -> std::result::Result<(), String> {
     match a {
         Atom::Var(v) => {
@@ -132,10 +130,7 @@ fn check_atom(
 }
 
 fn check_eqn(
-    j: &Jaxpr,
-    eqn: &Eqn,
-    is_bound: &dyn Fn(Var) -> bool,
-    what: &dyn Fn() -> String,
+    j: &Jaxpr, eqn: &Eqn, is_bound: &dyn Fn(Var) -> bool, what: &dyn Fn() -> String,
 ) -> Result<()> {
     let fail = |m: String| Error::Typecheck(format!("{}: {m}", what()));
     let mut in_avals = Vec::with_capacity(eqn.inputs.len());

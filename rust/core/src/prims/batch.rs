@@ -111,11 +111,7 @@ fn emit1(p: Primitive, b: &mut Builder, ins: Vec<Atom>, dim: Option<usize>) -> R
 /// No operand batched: the equation as is (also iota's rule, which has no
 /// operands).
 fn unbatched_prim(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    _dims: &[Option<usize>],
-    _n: usize,
+    p: &Primitive, b: &mut Builder, ins: &[Atom], _dims: &[Option<usize>], _n: usize,
 ) -> Result<Batched> {
     let outs: Vec<Atom> = b
         .add_eqn(p.clone(), ins.to_vec(), None)?
@@ -136,11 +132,7 @@ pub(super) fn all_unbatched(dims: &[Option<usize>]) -> bool {
 /// The batch rule of elementwise primitives (operands brought to one
 /// batched shape).
 pub(super) fn elementwise_rule(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    p: &Primitive, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Batched> {
     elementwise_impl(p, b, ins, dims, n, &|_| true)
 }
@@ -152,11 +144,7 @@ pub(super) fn elementwise_rule(
 /// `scalar_ok(i)`; a batched rank-0 operand against array operands is
 /// broadcast to the full shape.
 pub(super) fn elementwise_impl(
-    p: &Primitive,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    p: &Primitive, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
     scalar_ok: &dyn Fn(usize) -> bool,
 ) -> Result<Batched> {
     if ins.len() != dims.len() {
@@ -232,10 +220,7 @@ pub(super) fn batch_first(b: &mut Builder, x: &Atom, d: Option<usize>, n: usize)
 
 /// Every operand brought to carry the mapped axis (of size `n`) first.
 pub(super) fn all_batch_first(
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Vec<Atom>> {
     let mut front = Vec::with_capacity(ins.len());
     for (x, d) in ins.iter().zip(dims) {
@@ -257,9 +242,7 @@ where
 
 /// The single operand of primitive `name` and its batch dim.
 pub(super) fn batched_one<'a>(
-    name: &'static str,
-    ins: &'a [Atom],
-    dims: &[Option<usize>],
+    name: &'static str, ins: &'a [Atom], dims: &[Option<usize>],
 ) -> Result<(&'a Atom, usize)> {
     match (ins, dims) {
         ([x], [Some(d)]) => Ok((x, *d)),
@@ -268,12 +251,25 @@ pub(super) fn batched_one<'a>(
     }
 }
 
+/// The batch rule of a one-operand family: the equation as is when the
+/// operand is unbatched, else `rule` of the operand and its batch dim.
+pub(super) fn batch_one<F: Family + Clone>(
+    family: &F, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>],
+    rule: impl FnOnce(&mut Builder, &Atom, usize) -> BatchOut,
+) -> BatchOut
+where
+    Primitive: From<F>,
+{
+    if all_unbatched(dims) {
+        return unbatched(family, b, ins);
+    }
+    let (x, d) = batched_one(family.name(), ins, dims)?;
+    rule(b, x, d)
+}
+
 /// Emits one equation of `family` whose output has batch dim `dim`.
 pub(super) fn emit_batched<F: Family>(
-    b: &mut Builder,
-    family: F,
-    ins: Vec<Atom>,
-    dim: Option<usize>,
+    b: &mut Builder, family: F, ins: Vec<Atom>, dim: Option<usize>,
 ) -> BatchOut
 where
     Primitive: From<F>,

@@ -5,7 +5,7 @@
 
 use super::family::{arity_error, emit, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::kernel::shared_call;
-use super::params::{Lookup, Param, ParamList};
+use super::params::Param;
 use super::Primitive;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
@@ -118,11 +118,7 @@ fn call_abstract_eval(name: &'static str, jaxpr: &ClosedJaxpr, ins: &[Aval]) -> 
 /// The kernel: the callee evaluated (in the same execution context) on
 /// shared copies of the operands.
 fn call_kernel(
-    name: &'static str,
-    jaxpr: &ClosedJaxpr,
-    ctx: &ExecCtx,
-    args: &[&HostArray],
-    outs: Vec<Aval>,
+    name: &'static str, jaxpr: &ClosedJaxpr, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     shared_call(name, args, outs, |a| eval_closed_in(ctx, jaxpr, a))
 }
@@ -158,10 +154,7 @@ where
 /// operands and the cotangent of every output, returning the linear
 /// operands' cotangents.
 fn call_transpose<F: CallOf>(
-    f: &F,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    f: &F, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> TransposeOut
 where
     Primitive: From<F>,
@@ -191,11 +184,11 @@ where
     let mut res = Vec::with_capacity(ops.len());
     for o in ops {
         res.push(if o.is_linear() {
-            Some(it.next().ok_or(Error::Arity {
-                prim: "pjit",
-                expected: linear.iter().filter(|l| **l).count(),
-                got: 0,
-            })?)
+            Some(it.next().ok_or(Error::arity(
+                "pjit",
+                linear.iter().filter(|l| **l).count(),
+                0,
+            ))?)
         } else {
             None
         });
@@ -208,11 +201,7 @@ where
 /// unbatched). A call naming the axis being batched is batched although no
 /// operand is.
 fn call_batch<F: CallOf>(
-    f: &F,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    f: &F, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> BatchOut
 where
     Primitive: From<F>,
@@ -228,38 +217,17 @@ where
     Ok((outs, out_dims))
 }
 
+/// The callee's effect, which lifts to the call.
+fn callee_effect<F: CallOf>(f: &F) -> Effect {
+    f.callee().jaxpr.effect()
+}
+
 /// The [`Family`] impl of a call primitive: every rule is the shared call
 /// rule above; `$name` and `$example` are what differ.
 macro_rules! call_family {
     ($T:ident, $name:literal, $example:expr) => {
         impl Family for $T {
-            const NAMES: &'static [&'static str] = &[$name];
-
-            fn name(&self) -> &'static str {
-                $name
-            }
-
-            fn multiple_results(&self) -> bool {
-                true
-            }
-
-            /// The callee's effect lifts to the call.
-            fn effect(&self) -> Effect {
-                self.jaxpr.jaxpr.effect()
-            }
-
-            fn params(&self) -> ParamList {
-                self.to_params()
-            }
-
-            fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<$T>> {
-                if name != $name {
-                    return Ok(None);
-                }
-                $T::read(params).map(Some)
-            }
-
-            fn display_params(&self, _params: &mut ParamList) {}
+            crate::family_identity!($name, multiple_results = true, effect = callee_effect);
 
             fn examples() -> Vec<$T> {
                 vec![$example]
@@ -270,10 +238,7 @@ macro_rules! call_family {
             }
 
             fn kernel(
-                &self,
-                ctx: &ExecCtx,
-                args: &[&HostArray],
-                outs: Vec<Aval>,
+                &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
             ) -> Result<Vec<HostArray>> {
                 call_kernel($name, &self.jaxpr, ctx, args, outs)
             }
@@ -283,20 +248,13 @@ macro_rules! call_family {
             }
 
             fn transpose(
-                &self,
-                b: &mut Builder,
-                cts: &[Option<Atom>],
-                ops: &[Operand],
+                &self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
             ) -> TransposeOut {
                 call_transpose(self, b, cts, ops)
             }
 
             fn batch(
-                &self,
-                b: &mut Builder,
-                ins: &[Atom],
-                dims: &[Option<usize>],
-                n: usize,
+                &self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
             ) -> BatchOut {
                 call_batch(self, b, ins, dims, n)
             }

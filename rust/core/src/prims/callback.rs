@@ -170,6 +170,15 @@ pub fn eval(c: &Callback, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>
     Ok(outs.into_iter().map(Arc::new).collect())
 }
 
+/// Pure callbacks have no effect; `io_callback` and `debug_callback` are
+/// ordered.
+fn callback_effect(c: &Callback) -> Effect {
+    match c {
+        Callback::Pure { .. } => Effect::None,
+        Callback::Io { .. } | Callback::Debug { .. } => Effect::OrderedIo,
+    }
+}
+
 impl Family for Callback {
     const NAMES: &'static [&'static str] = &["pure_callback", "io_callback", "debug_callback"];
 
@@ -181,16 +190,11 @@ impl Family for Callback {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    fn effect(&self) -> Effect {
-        match self {
-            Callback::Pure { .. } => Effect::None,
-            Callback::Io { .. } | Callback::Debug { .. } => Effect::OrderedIo,
-        }
-    }
+    crate::family_identity!(
+        custom_params,
+        multiple_results = true,
+        effect = callback_effect
+    );
 
     /// Params as JAX shows them.
     fn params(&self) -> ParamList {
@@ -323,10 +327,7 @@ impl Family for Callback {
 
     /// Calls the host function (checking its results).
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| eval(self, args))
     }
@@ -405,11 +406,7 @@ fn batched_avals(avals: &[Aval], n: usize) -> Vec<Aval> {
 /// One call per member, in order: a `scan` over the batched operands whose
 /// body is the unbatched callback.
 fn sequential(
-    c: &Callback,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    c: &Callback, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
     let mut consts = Vec::new();
     let mut xs = Vec::new();
@@ -449,11 +446,9 @@ fn sequential(
         .iter()
         .map(|(is_const, k)| {
             let v = if *is_const { &cvars } else { &xvars };
-            v.get(*k).cloned().ok_or(Error::Arity {
-                prim: "callback",
-                expected: *k,
-                got: v.len(),
-            })
+            v.get(*k)
+                .cloned()
+                .ok_or(Error::arity("callback", *k, v.len()))
         })
         .collect::<Result<Vec<_>>>()?;
     let outs: Vec<Atom> = body

@@ -7,18 +7,17 @@
 //! derivative. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{emit1, finish, operands};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::is_float;
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::Primitive;
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Converts to `new_dtype` (XLA's rules: float to int truncates and
@@ -33,50 +32,17 @@ crate::declare_params! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StopGradient;
 
-impl StopGradient {
-    /// `stop_gradient` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
-
 const CONVERT_ELEMENT_TYPE: &str = "convert_element_type";
 const STOP_GRADIENT: &str = "stop_gradient";
 
 impl Family for ConvertElementType {
-    const NAMES: &'static [&'static str] = &[CONVERT_ELEMENT_TYPE];
-
-    fn name(&self) -> &'static str {
-        CONVERT_ELEMENT_TYPE
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ConvertElementType>> {
-        if name != CONVERT_ELEMENT_TYPE {
-            return Ok(None);
-        }
-        Ok(Some(ConvertElementType::read(params)?))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<ConvertElementType> {
-        vec![ConvertElementType {
+    crate::family_identity!(
+        CONVERT_ELEMENT_TYPE,
+        example = ConvertElementType {
             new_dtype: DType::F32,
-            weak_type: false,
-        }]
-    }
+            weak_type: false
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let new_dtype = self.new_dtype;
@@ -92,15 +58,11 @@ impl Family for ConvertElementType {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, args)?;
         let buf = kernels::convert(x.buffer(), self.new_dtype)?;
-        let out = single_out(CONVERT_ELEMENT_TYPE, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(CONVERT_ELEMENT_TYPE, outs, buf)
     }
 
     /// Between floating dtypes the tangent converts as the primal; other
@@ -155,33 +117,7 @@ impl Family for ConvertElementType {
 }
 
 impl Family for StopGradient {
-    const NAMES: &'static [&'static str] = &[STOP_GRADIENT];
-
-    fn name(&self) -> &'static str {
-        STOP_GRADIENT
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<StopGradient>> {
-        Ok((name == STOP_GRADIENT).then_some(StopGradient))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<StopGradient> {
-        vec![StopGradient]
-    }
+    crate::family_identity!(unit: STOP_GRADIENT);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = operands::<_, 1>(STOP_GRADIENT, ins)?;
@@ -190,29 +126,19 @@ impl Family for StopGradient {
 
     /// The identity (a copy of the operand).
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(STOP_GRADIENT, args)?;
         let buf = x.buffer().clone();
-        let out = single_out(STOP_GRADIENT, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(STOP_GRADIENT, outs, buf)
     }
 
     fn differentiable(&self) -> bool {
         false
     }
 
-    /// Zero tangents: the point of the primitive.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(STOP_GRADIENT)
-    }
+    // Zero tangents: the point of the primitive.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::StopGradient(*self), b, ins, dims, n)

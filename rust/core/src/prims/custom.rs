@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
-use crate::ir::{Atom, Aval, ClosedJaxpr, Effect};
+use crate::ir::{Atom, Aval, ClosedJaxpr};
 use crate::transforms::batch::batch_jaxpr;
 use crate::transforms::jvp::tangent_aval;
 use std::sync::Arc;
@@ -94,11 +94,7 @@ fn instantiate(b: &mut Builder, ts: &[Option<Atom>], avals: &[Aval]) -> Result<V
 
 fn split_outs(outs: Vec<Atom>, n: usize, what: &'static str) -> Result<(Vec<Atom>, Vec<Atom>)> {
     if outs.len() < n {
-        return Err(Error::Arity {
-            prim: what,
-            expected: n,
-            got: outs.len(),
-        });
+        return Err(Error::arity(what, n, outs.len()));
     }
     let mut first = outs;
     let second = first.split_off(n);
@@ -108,12 +104,8 @@ fn split_outs(outs: Vec<Atom>, n: usize, what: &'static str) -> Result<(Vec<Atom
 /// `linear_call`'s transpose: the same primitive with callee and transpose
 /// swapped, applied to the residuals and the output cotangents.
 fn transpose_linear_call(
-    callee: &Arc<ClosedJaxpr>,
-    transpose: &Arc<ClosedJaxpr>,
-    num_res: usize,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    callee: &Arc<ClosedJaxpr>, transpose: &Arc<ClosedJaxpr>, num_res: usize, b: &mut Builder,
+    cts: &[Option<Atom>], ops: &[Operand],
 ) -> Result<Vec<Option<Atom>>> {
     let mut ins: Vec<Atom> = Vec::with_capacity(num_res.saturating_add(cts.len()));
     for op in ops.iter().take(num_res) {
@@ -145,10 +137,7 @@ fn transpose_linear_call(
 
 /// Every operand with its mapped axis at 0 (unbatched ones broadcast).
 fn all_in_front(
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Vec<Atom>> {
     use crate::prims::batch::{add_batch_axis, move_axis};
     ins.iter()
@@ -177,13 +166,7 @@ impl Family for CustomCall {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params, multiple_results = true);
 
     /// Params as Python sees them (`eqn.params`).
     fn params(&self) -> ParamList {
@@ -318,10 +301,7 @@ impl Family for CustomCall {
 
     /// The primal function (forward-mode use of `custom_lin` errs).
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| match self {
             CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
@@ -495,10 +475,7 @@ fn at0(k: usize) -> Vec<Option<usize>> {
 /// a `custom_jvp_call` with the operands' `dims`, the others with the
 /// `nin` operands' mapped axes in front.
 fn batched_call(
-    c: &CustomCall,
-    dims: &[Option<usize>],
-    nin: usize,
-    n: usize,
+    c: &CustomCall, dims: &[Option<usize>], nin: usize, n: usize,
 ) -> Result<CustomCall> {
     Ok(match c {
         CustomCall::Jvp { call, jvp, name } => batch_jvp_call(call, jvp.as_ref(), name, dims, n)?,
@@ -552,10 +529,7 @@ fn batched_call(
 /// A `custom_jvp_call` batched: its function with the operands' `dims`,
 /// its rule with those dims for primals and tangents; outputs at axis 0.
 fn batch_jvp_call(
-    call: &ClosedJaxpr,
-    jvp: Option<&Arc<ClosedJaxpr>>,
-    name: &str,
-    dims: &[Option<usize>],
+    call: &ClosedJaxpr, jvp: Option<&Arc<ClosedJaxpr>>, name: &str, dims: &[Option<usize>],
     n: usize,
 ) -> Result<CustomCall> {
     let nout = call.out_avals()?.len();

@@ -1,11 +1,11 @@
 //! `dot_general`: contraction over paired axes with batch axes.
 
 use super::batch::shift;
-use super::family::{arity_error, emit1, operands, single_out};
+use super::family::{arity_error, emit1, finish, operands};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, is_float};
 use super::kernel::dot as kernels;
-use super::params::{Lookup, Param, ParamList};
+use super::params::Param;
 use super::shape::{check_axes, drop_dims, gather_dims, same_dtype};
 use super::transpose::{not_linear_error, operand_aval};
 use super::{ConvertElementType, DotDims, Primitive, Transpose};
@@ -14,7 +14,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Contracts `dimension_numbers`' paired axes; the output is batch axes,
@@ -27,39 +27,13 @@ crate::declare_params! {
 }
 
 impl Family for DotGeneral {
-    const NAMES: &'static [&'static str] = &["dot_general"];
-
-    fn name(&self) -> &'static str {
-        "dot_general"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<DotGeneral>> {
-        if name != "dot_general" {
-            return Ok(None);
-        }
-        DotGeneral::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<DotGeneral> {
-        vec![DotGeneral {
+    crate::family_identity!(
+        "dot_general",
+        example = DotGeneral {
             dims: DotDims::default(),
-            preferred_element_type: None,
-        }]
-    }
+            preferred_element_type: None
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [l, r] = operands::<_, 2>(self.name(), ins)?;
@@ -67,16 +41,12 @@ impl Family for DotGeneral {
     }
 
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [l, r] = operands::<_, 2>(name, args)?;
         let buf = kernels::dot_general(ctx, l, r, &self.dims, self.preferred_element_type)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     /// Bilinear: `dot(tx, y) + dot(x, ty)`.
@@ -231,11 +201,7 @@ fn free_dims(ndim: usize, batch: &[usize], contract: &[usize]) -> Vec<usize> {
 /// The transpose for a present cotangent `ct`: the cotangent of the one
 /// linear operand.
 fn transpose_dot(
-    dims: &DotDims,
-    b: &mut Builder,
-    ct: Atom,
-    x: &Operand,
-    y: &Operand,
+    dims: &DotDims, b: &mut Builder, ct: Atom, x: &Operand, y: &Operand,
 ) -> TransposeOut {
     let xa = operand_aval(b, x)?;
     let ya = operand_aval(b, y)?;
@@ -280,12 +246,7 @@ struct DotSide<'a> {
 }
 
 fn dot_transpose_side(
-    b: &mut Builder,
-    ct: Atom,
-    other: Atom,
-    this_aval: &Aval,
-    this: &DotSide,
-    oth: &DotSide,
+    b: &mut Builder, ct: Atom, other: Atom, this_aval: &Aval, this: &DotSide, oth: &DotSide,
     other_free_start: usize,
 ) -> Result<Atom> {
     let nb = this.batch.len();

@@ -65,38 +65,25 @@ pub trait RuleProvider: Send + Sync + std::fmt::Debug {
     /// Eager implementation; `outs` are the shape rule's avals (the caller
     /// checks the results against them).
     fn kernel(
-        &self,
-        prim: &DynamicPrim,
-        args: &[&HostArray],
-        outs: &[Aval],
+        &self, prim: &DynamicPrim, args: &[&HostArray], outs: &[Aval],
     ) -> Result<Option<Vec<HostArray>>>;
 
     /// JVP rule for primals of avals `primals` and tangents of avals
     /// `tangents` (`None`: symbolic zero).
     fn jvp(
-        &self,
-        prim: &DynamicPrim,
-        primals: &[Aval],
-        tangents: &[Option<Aval>],
+        &self, prim: &DynamicPrim, primals: &[Aval], tangents: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>>;
 
     /// Transpose rule for the operands `operands` and output cotangents of
     /// avals `cts` (`None`: zero; at least one present).
     fn transpose(
-        &self,
-        prim: &DynamicPrim,
-        operands: &[OperandType],
-        cts: &[Option<Aval>],
+        &self, prim: &DynamicPrim, operands: &[OperandType], cts: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>>;
 
     /// Batch rule for operands of avals `operands` (batched ones with their
     /// batch axis) with batch dims `dims`, mapped size `size`.
     fn batch(
-        &self,
-        prim: &DynamicPrim,
-        operands: &[Aval],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, prim: &DynamicPrim, operands: &[Aval], dims: &[Option<usize>], size: usize,
     ) -> Result<Option<BatchedRule>>;
 
     /// For a binding to recover its own provider type.
@@ -136,9 +123,7 @@ impl DynamicPrim {
     /// A dynamic primitive `name` with `params`. The name of a built-in
     /// primitive is an [`Error::InvalidArgument`] (its rules are fixed).
     pub fn new(
-        name: &str,
-        params: Vec<(String, Param)>,
-        multiple_results: bool,
+        name: &str, params: Vec<(String, Param)>, multiple_results: bool,
         provider: Arc<dyn RuleProvider>,
     ) -> Result<DynamicPrim> {
         if super::Primitive::all_names().contains(&name) {
@@ -253,11 +238,7 @@ fn check_outs(name: &'static str, outs: &[Atom], n: usize) -> Result<()> {
     if outs.len() == n {
         Ok(())
     } else {
-        Err(Error::Arity {
-            prim: name,
-            expected: n,
-            got: outs.len(),
-        })
+        Err(Error::arity(name, n, outs.len()))
     }
 }
 
@@ -299,20 +280,13 @@ impl Family for DynamicPrim {
             .abstract_eval(self, ins)?
             .ok_or_else(|| self.missing("Abstract evaluation"))?;
         if !self.multiple_results && outs.len() != 1 {
-            return Err(Error::Arity {
-                prim: self.name,
-                expected: 1,
-                got: outs.len(),
-            });
+            return Err(Error::arity(self.name, 1, outs.len()));
         }
         Ok(outs)
     }
 
     fn kernel(
-        &self,
-        _ctx: &crate::exec::ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &crate::exec::ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         self.provider
             .kernel(self, args, &outs)?
@@ -350,10 +324,7 @@ impl Family for DynamicPrim {
     }
 
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let types = operands
             .iter()
@@ -389,11 +360,7 @@ impl Family for DynamicPrim {
     }
 
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         let avals = Self::avals(b, operands)?;
         let rule = self

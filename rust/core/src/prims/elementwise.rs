@@ -8,11 +8,10 @@
 //! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
 
 use super::batch::elementwise_rule;
-use super::family::{jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{operands, single_out, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::{arity, check_binary_dtype, check_unary_dtype, elementwise_shape, same_dtype};
 use super::transpose::{not_linear_error, single_ct, unbroadcast};
 use super::{BinaryOp, CmpOp, Primitive, UnaryOp};
@@ -21,7 +20,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::{IntegerPow, SelectN};
 
 fn two_ops<'a>(name: &'static str, ops: &'a [Operand]) -> Result<(&'a Operand, &'a Operand)> {
@@ -32,11 +31,7 @@ fn two_ops<'a>(name: &'static str, ops: &'a [Operand]) -> Result<(&'a Operand, &
 /// `add`/`sub`: each linear operand gets the cotangent (negated for the
 /// subtrahend), summed back to its shape when it was broadcast.
 fn transpose_add_sub(
-    name: &'static str,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
-    negate_rhs: bool,
+    name: &'static str, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand], negate_rhs: bool,
 ) -> TransposeOut {
     let Some(ct) = single_ct(name, cts)? else {
         return Ok(vec![None; ops.len()]);
@@ -73,43 +68,8 @@ fn balanced_eq(b: &mut Builder, x: &Atom, z: &Atom, y: &Atom) -> Result<Atom> {
     mul(b, ex, w)
 }
 
-/// The identity methods of a family that is an op table (`UnaryOp`,
-/// `BinaryOp`, `CmpOp`): names from the table, no params, no effect, one
-/// output, every op an example.
-macro_rules! op_table_identity {
-    ($t:ident) => {
-        const NAMES: &'static [&'static str] = $t::NAMES;
-
-        fn name(&self) -> &'static str {
-            $t::name(*self)
-        }
-
-        fn multiple_results(&self) -> bool {
-            false
-        }
-
-        fn effect(&self) -> Effect {
-            Effect::None
-        }
-
-        fn params(&self) -> ParamList {
-            Vec::new()
-        }
-
-        fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<$t>> {
-            Ok($t::from_name(name))
-        }
-
-        fn display_params(&self, _params: &mut ParamList) {}
-
-        fn examples() -> Vec<$t> {
-            $t::ALL.to_vec()
-        }
-    };
-}
-
 impl Family for UnaryOp {
-    op_table_identity!(UnaryOp);
+    crate::family_identity!(table: UnaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = arity::<1>(self.name(), ins)?;
@@ -118,10 +78,7 @@ impl Family for UnaryOp {
     }
 
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         Ok(vec![self.kernel_one(ctx, args, out)?])
@@ -172,12 +129,7 @@ impl Family for UnaryOp {
 /// The tangent of unary `op` at `x` (output `y`) for input tangent `t`;
 /// `None` where the derivative is zero. One helper per group of ops.
 fn unary_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    y: &Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, y: &Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     match op {
         UnaryOp::Neg
@@ -216,12 +168,7 @@ fn unary_tangent(
 
 /// `unary_tangent` for exp/log, trigonometric and power ops.
 fn elementary_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    y: &Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, y: &Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     let lit = |v: f64| Builder::lit(dtype, v);
     Ok(match op {
@@ -286,11 +233,7 @@ fn elementary_tangent(
 
 /// `unary_tangent` for inverse trigonometric and hyperbolic ops.
 fn inverse_trig_hyperbolic_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     let lit = |v: f64| Builder::lit(dtype, v);
     Ok(match op {
@@ -345,12 +288,7 @@ fn inverse_trig_hyperbolic_tangent(
 
 /// `unary_tangent` for `rsqrt`, `cbrt` and the special functions.
 fn special_tangent(
-    b: &mut Builder,
-    op: UnaryOp,
-    x: Atom,
-    y: &Atom,
-    t: Atom,
-    dtype: DType,
+    b: &mut Builder, op: UnaryOp, x: Atom, y: &Atom, t: Atom, dtype: DType,
 ) -> Result<Option<Atom>> {
     let lit = |v: f64| Builder::lit(dtype, v);
     Ok(match op {
@@ -395,7 +333,7 @@ fn special_tangent(
 }
 
 impl Family for BinaryOp {
-    op_table_identity!(BinaryOp);
+    crate::family_identity!(table: BinaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -406,10 +344,7 @@ impl Family for BinaryOp {
     }
 
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         Ok(vec![self.kernel_one(ctx, args, out)?])
@@ -503,12 +438,8 @@ impl Family for BinaryOp {
 /// operand tangents `tx`, `ty`; `None` where it is zero. One helper per
 /// group of ops.
 fn binary_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y, z): (&Atom, &Atom, &Atom),
-    zaval: &Aval,
-    tx: Option<Atom>,
-    ty: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y, z): (&Atom, &Atom, &Atom), zaval: &Aval,
+    tx: Option<Atom>, ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     let args = (x, y, z);
     match op {
@@ -538,10 +469,7 @@ fn binary_tangent(
 
 /// `binary_tangent` for `add`, `sub`, `mul`, `div`, `max` and `min`.
 fn arithmetic_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y, z): (&Atom, &Atom, &Atom),
-    tx: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y, z): (&Atom, &Atom, &Atom), tx: Option<Atom>,
     ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     Ok(match op {
@@ -594,12 +522,8 @@ fn arithmetic_tangent(
 
 /// `binary_tangent` for `pow` and `rem`.
 fn pow_rem_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y, z): (&Atom, &Atom, &Atom),
-    zaval: &Aval,
-    tx: Option<Atom>,
-    ty: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y, z): (&Atom, &Atom, &Atom), zaval: &Aval,
+    tx: Option<Atom>, ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     let dtype = zaval.dtype;
     Ok(match op {
@@ -662,11 +586,7 @@ fn pow_rem_tangent(
 
 /// `binary_tangent` for `atan2` and `polygamma`.
 fn atan2_polygamma_tangent(
-    b: &mut Builder,
-    op: BinaryOp,
-    (x, y): (&Atom, &Atom),
-    dtype: DType,
-    tx: Option<Atom>,
+    b: &mut Builder, op: BinaryOp, (x, y): (&Atom, &Atom), dtype: DType, tx: Option<Atom>,
     ty: Option<Atom>,
 ) -> Result<Option<Atom>> {
     Ok(match op {
@@ -713,7 +633,7 @@ fn atan2_polygamma_tangent(
 }
 
 impl Family for CmpOp {
-    op_table_identity!(CmpOp);
+    crate::family_identity!(table: CmpOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -724,10 +644,7 @@ impl Family for CmpOp {
     }
 
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         Ok(vec![self.kernel_one(ctx, args, out)?])
@@ -746,14 +663,8 @@ impl Family for CmpOp {
         false
     }
 
-    /// Comparisons are piecewise constant: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(self.name())
-    }
+    // Comparisons are piecewise constant: zero tangents.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Compare(*self), b, ins, dims, n)

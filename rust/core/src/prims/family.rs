@@ -121,20 +121,13 @@ pub trait Family: Sized {
     /// Transpose rule: given output cotangents (`None`: zero; at least one
     /// present) and the operands, the cotangent of each linear operand.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut;
 
     /// Batch rule: emit the batched equation(s) for operands with batch dims
     /// `dims` (`None`: unbatched) of mapped size `size`.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut;
 }
 
@@ -166,10 +159,7 @@ impl<F: Family> Family for Box<F> {
         F::abstract_eval(self, ins)
     }
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         F::kernel(self, ctx, args, outs)
     }
@@ -183,19 +173,12 @@ impl<F: Family> Family for Box<F> {
         F::jvp(self, b, primals, tangents)
     }
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         F::transpose(self, b, cts, operands)
     }
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         F::batch(self, b, operands, dims, size)
     }
@@ -229,6 +212,26 @@ pub fn single_out(prim: &'static str, outs: Vec<Aval>) -> Result<Aval> {
     }
 }
 
+/// The kernel's buffer as the single array the shape rule promised.
+pub fn finish(
+    prim: &'static str, outs: Vec<Aval>, buf: crate::array::Buffer,
+) -> Result<Vec<HostArray>> {
+    let out = single_out(prim, outs)?;
+    Ok(vec![HostArray::new(out.shape, buf)?])
+}
+
+/// The kernel's buffers as the arrays the shape rule promised, one per
+/// output aval.
+pub fn finish_all(
+    prim: &'static str, outs: Vec<Aval>, bufs: Vec<crate::array::Buffer>,
+) -> Result<Vec<HostArray>> {
+    Error::check_count(prim, outs.len(), bufs.len())?;
+    bufs.into_iter()
+        .zip(outs)
+        .map(|(buf, aval)| HostArray::new(aval.shape, buf))
+        .collect()
+}
+
 /// Emits one equation of `family` and returns its single output.
 pub fn emit1<F: Family>(b: &mut Builder, family: F, ins: Vec<Atom>) -> Result<Atom>
 where
@@ -249,10 +252,7 @@ where
 /// JVP of a primitive with a zero derivative (integer results, indices,
 /// piecewise-constant functions): the primal outputs with zero tangents.
 pub fn jvp_zero<F: Family + Clone>(
-    family: &F,
-    b: &mut Builder,
-    primals: &[Atom],
-    _tangents: &[Option<Atom>],
+    family: &F, b: &mut Builder, primals: &[Atom], _tangents: &[Option<Atom>],
 ) -> JvpOut
 where
     Primitive: From<F>,
@@ -265,4 +265,170 @@ where
 /// Transpose rule of a primitive that is never linear in any operand.
 pub fn transpose_not_linear(prim: &'static str) -> TransposeOut {
     Err(super::transpose::not_linear_error(prim, ""))
+}
+
+/// No effect: the default of [`family_identity!`]'s `effect = ...`.
+pub fn no_effect<F>(_family: &F) -> Effect {
+    Effect::None
+}
+
+/// One output: the default of [`family_identity!`]'s `multiple_results`.
+pub fn one_output<F>(_family: &F) -> bool {
+    false
+}
+
+/// A list of outputs: [`family_identity!`]'s `multiple_results = true`.
+pub fn many_outputs<F>(_family: &F) -> bool {
+    true
+}
+
+/// The identity methods of a family (`NAMES`, `name`, `multiple_results`,
+/// `effect`, `params`, `from_params`, `display_params`), written inside its
+/// `impl Family`. The forms, by where the name comes from:
+///
+/// * `family_identity!("reshape")`: one name, params from a
+///   [`declare_params!`](crate::declare_params) struct (`to_params`/`read`);
+/// * `family_identity!(op: ReduceOp)`: the names of the struct's
+///   `@name op: ReduceOp` field (`Op::NAMES`, `Op::from_name`, `op.name()`);
+/// * `family_identity!(unit: "select_n")`: one name, a unit struct with no
+///   params (its one example, so `examples` is written too);
+/// * `family_identity!(table: UnaryOp)`: the family is the op table itself
+///   (no params; every op an example, so `examples` is written too);
+/// * `family_identity!(custom_params)`: only `multiple_results` and
+///   `effect`, for a family that writes its names and params by hand.
+///
+/// Optional trailing arguments override the defaults of one output and no
+/// effect: `multiple_results = true` or `multiple_results = path` (a
+/// function of `&Self` giving a bool), `effect = path` (a function of
+/// `&Self` giving the [`Effect`]); `example = expr` writes `examples` for a
+/// family with one primitive (`expr`, its one example).
+#[macro_export]
+macro_rules! family_identity {
+    (@opts [$m:path] [$e:path] [$($x:expr)?] multiple_results = true $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(
+            @opts [$crate::prims::family::many_outputs] [$e] [$($x)?] $($($rest)*)?
+        );
+    };
+    (@opts [$m:path] [$e:path] [$($x:expr)?] multiple_results = $v:path $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$v] [$e] [$($x)?] $($($rest)*)?);
+    };
+    (@opts [$m:path] [$e:path] [$($x:expr)?] effect = $v:path $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$m] [$v] [$($x)?] $($($rest)*)?);
+    };
+    (@opts [$m:path] [$e:path] [$($x:expr)?] example = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::family_identity!(@opts [$m] [$e] [$v] $($($rest)*)?);
+    };
+    (@opts [$m:path] [$e:path] [$($x:expr)?]) => {
+        fn multiple_results(&self) -> bool {
+            $m(self)
+        }
+        fn effect(&self) -> $crate::ir::Effect {
+            $e(self)
+        }
+        $(
+            fn examples() -> Vec<Self> {
+                vec![$x]
+            }
+        )?
+    };
+    (@defaults $($opt:tt)*) => {
+        $crate::family_identity!(
+            @opts [$crate::prims::family::one_output] [$crate::prims::family::no_effect] []
+            $($opt)*
+        );
+    };
+    (@no_display) => {
+        fn display_params(&self, _params: &mut $crate::prims::params::ParamList) {}
+    };
+    (@read $n:ident if $skip:expr) => {
+        fn params(&self) -> $crate::prims::params::ParamList {
+            self.to_params()
+        }
+        fn from_params(
+            $n: &str, params: &$crate::prims::params::Lookup<'_>,
+        ) -> $crate::error::Result<Option<Self>> {
+            if $skip {
+                return Ok(None);
+            }
+            Self::read(params).map(Some)
+        }
+    };
+    (custom_params $(, $($opt:tt)*)?) => {
+        $crate::family_identity!(@defaults $($($opt)*)?);
+    };
+    (op: $op:ident $(, $($opt:tt)*)?) => {
+        const NAMES: &'static [&'static str] = $op::NAMES;
+        fn name(&self) -> &'static str {
+            self.op.name()
+        }
+        $crate::family_identity!(@read name if $op::from_name(name).is_none());
+        $crate::family_identity!(@defaults $($($opt)*)?);
+        $crate::family_identity!(@no_display);
+    };
+    (unit: $name:tt $(, $($opt:tt)*)?) => {
+        const NAMES: &'static [&'static str] = &[$name];
+        fn name(&self) -> &'static str {
+            $name
+        }
+        fn params(&self) -> $crate::prims::params::ParamList {
+            Vec::new()
+        }
+        fn from_params(
+            name: &str, _params: &$crate::prims::params::Lookup<'_>,
+        ) -> $crate::error::Result<Option<Self>> {
+            Ok((name == $name).then_some(Self))
+        }
+        $crate::family_identity!(@defaults example = Self $(, $($opt)*)?);
+        $crate::family_identity!(@no_display);
+    };
+    (table: $t:ident) => {
+        const NAMES: &'static [&'static str] = $t::NAMES;
+        fn name(&self) -> &'static str {
+            $t::name(*self)
+        }
+        fn params(&self) -> $crate::prims::params::ParamList {
+            Vec::new()
+        }
+        fn from_params(
+            name: &str, _params: &$crate::prims::params::Lookup<'_>,
+        ) -> $crate::error::Result<Option<$t>> {
+            Ok($t::from_name(name))
+        }
+        fn examples() -> Vec<$t> {
+            $t::ALL.to_vec()
+        }
+        $crate::family_identity!(@defaults);
+        $crate::family_identity!(@no_display);
+    };
+    ($name:tt $(, $($opt:tt)*)?) => {
+        const NAMES: &'static [&'static str] = &[$name];
+        fn name(&self) -> &'static str {
+            $name
+        }
+        $crate::family_identity!(@read name if name != $name);
+        $crate::family_identity!(@defaults $($($opt)*)?);
+        $crate::family_identity!(@no_display);
+    };
+}
+
+/// The JVP and transpose rules of a family with a zero derivative that is
+/// linear in no operand ([`jvp_zero`], [`transpose_not_linear`]), written
+/// inside its `impl Family`.
+#[macro_export]
+macro_rules! zero_derivative_rules {
+    () => {
+        fn jvp(
+            &self, b: &mut $crate::ir::builder::Builder, xs: &[$crate::ir::Atom],
+            ts: &[Option<$crate::ir::Atom>],
+        ) -> $crate::prims::family::JvpOut {
+            $crate::prims::family::jvp_zero(self, b, xs, ts)
+        }
+
+        fn transpose(
+            &self, _b: &mut $crate::ir::builder::Builder, _cts: &[Option<$crate::ir::Atom>],
+            _ops: &[$crate::prims::family::Operand],
+        ) -> $crate::prims::family::TransposeOut {
+            $crate::prims::family::transpose_not_linear(self.name())
+        }
+    };
 }

@@ -25,7 +25,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect, Scalar};
+use crate::ir::{Atom, Aval, Scalar};
 use crate::prims::{BroadcastInDim, Concatenate, ConvertElementType};
 
 pub(crate) use super::scatter::scatter_clamps;
@@ -166,9 +166,7 @@ fn to_dims(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize
 }
 
 pub(super) fn opt_bool(
-    prim: &'static str,
-    params: &[(String, Param)],
-    key: &'static str,
+    prim: &'static str, params: &[(String, Param)], key: &'static str,
 ) -> Result<bool> {
     match get(params, key) {
         None | Some(Param::None) => Ok(false),
@@ -226,10 +224,7 @@ fn distinct(v: &[usize]) -> bool {
 }
 
 pub(super) fn check(
-    ok: bool,
-    prim: &'static str,
-    shapes: &[&[usize]],
-    reason: impl Into<String>,
+    ok: bool, prim: &'static str, shapes: &[&[usize]], reason: impl Into<String>,
 ) -> Result<()> {
     if ok {
         Ok(())
@@ -241,9 +236,7 @@ pub(super) fn check(
 /// Checks the indices operand: integer dtype, rank >= 1; returns its batch
 /// shape (every axis but the last) and the index vector length.
 pub(super) fn index_parts<'a>(
-    prim: &'static str,
-    x: &Aval,
-    idx: &'a Aval,
+    prim: &'static str, x: &Aval, idx: &'a Aval,
 ) -> Result<(&'a [usize], usize)> {
     if !idx.dtype.is_int() {
         return Err(Error::dtype(
@@ -265,13 +258,8 @@ pub(super) fn index_parts<'a>(
 /// Operand dims that are neither collapsed/inserted nor batching (the window
 /// dims), after checking both lists.
 pub(super) fn window_dims(
-    prim: &'static str,
-    x: &Aval,
-    idx: &Aval,
-    (removed_name, removed): (&str, &[usize]),
-    batching: &[usize],
-    idx_batching: &[usize],
-    batch_shape: &[usize],
+    prim: &'static str, x: &Aval, idx: &Aval, (removed_name, removed): (&str, &[usize]),
+    batching: &[usize], idx_batching: &[usize], batch_shape: &[usize],
 ) -> Result<Vec<usize>> {
     let shapes: [&[usize]; 2] = [&x.shape, &idx.shape];
     let n = x.ndim();
@@ -322,12 +310,7 @@ pub(super) fn window_dims(
 }
 
 pub(super) fn check_index_map(
-    prim: &'static str,
-    x: &Aval,
-    idx: &Aval,
-    map: &[usize],
-    k: usize,
-    batching: &[usize],
+    prim: &'static str, x: &Aval, idx: &Aval, map: &[usize], k: usize, batching: &[usize],
 ) -> Result<()> {
     check(
         map.len() == k,
@@ -446,13 +429,7 @@ impl Family for GatherParams {
         "gather"
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
         let d = &self.dims;
@@ -628,10 +605,7 @@ impl Family for GatherParams {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let prim = "gather";
         let [x, i] = operands::<_, 2>(prim, args)?;
@@ -733,10 +707,7 @@ impl Family for GatherParams {
 /// (the operand mapped axis first): one `[n, rank]` index array of the
 /// first index's dtype.
 pub(crate) fn stacked_starts(
-    b: &mut Builder,
-    idx: &[Atom],
-    didx: &[Option<usize>],
-    n: usize,
+    b: &mut Builder, idx: &[Atom], didx: &[Option<usize>], n: usize,
 ) -> Result<Atom> {
     let dtype = match idx.first() {
         Some(a) => b.aval(a)?.dtype,

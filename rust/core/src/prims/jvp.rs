@@ -79,10 +79,7 @@ pub(super) fn select(b: &mut Builder, pred: Atom, on_false: Atom, on_true: Atom)
 /// `reshape`, ...): the tangent is the same primitive applied to the tangent
 /// (float outputs only).
 pub(crate) fn jvp_linear<F: Family + Clone>(
-    family: &F,
-    b: &mut Builder,
-    primals: &[Atom],
-    tangents: &[Option<Atom>],
+    family: &F, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>],
 ) -> JvpOut
 where
     Primitive: From<F>,
@@ -103,11 +100,7 @@ where
 /// applied to the tangents, with zeros for missing ones and the primal
 /// trailing operands.
 pub(crate) fn jvp_linear_prefix<F: Family + Clone>(
-    family: &F,
-    k: usize,
-    b: &mut Builder,
-    primals: &[Atom],
-    tangents: &[Option<Atom>],
+    family: &F, k: usize, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>],
 ) -> JvpOut
 where
     Primitive: From<F>,

@@ -77,13 +77,7 @@ pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
             } else {
                 match (outs.pop(), outs.is_empty()) {
                     (Some(a), true) => (Some(a), Vec::new()),
-                    _ => {
-                        return Err(Error::Arity {
-                            prim: name,
-                            expected: 1,
-                            got: outs.len().saturating_add(1),
-                        })
-                    }
+                    _ => return Err(Error::arity(name, 1, outs.len().saturating_add(1))),
                 }
             }
         }
@@ -96,11 +90,7 @@ pub fn out_avals(prim: &Primitive, args: &[&HostArray]) -> Result<OutAvals> {
 /// never a panic) and every output is checked against its aval. The
 /// kernel runs inside `ctx` ([`ExecCtx::enter`]).
 pub fn eval_known(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    args: &[&HostArray],
-    aval: Option<Aval>,
-    multi: Vec<Aval>,
+    ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray], aval: Option<Aval>, multi: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
     match aval {
         Some(a) => Ok(vec![known_one(ctx, prim, args, a)?]),
@@ -189,17 +179,9 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
 
 /// A family kernel's results, checked against the shape rule's avals.
 fn checked_outputs(
-    name: &'static str,
-    outs: Vec<HostArray>,
-    avals: &[Aval],
+    name: &'static str, outs: Vec<HostArray>, avals: &[Aval],
 ) -> Result<Vec<HostArray>> {
-    if outs.len() != avals.len() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: avals.len(),
-            got: outs.len(),
-        });
-    }
+    Error::check_count(name, avals.len(), outs.len())?;
     for (o, a) in outs.iter().zip(avals) {
         if o.dtype() != a.dtype || o.shape() != a.shape.as_slice() {
             return Err(Error::dtype(
@@ -229,20 +211,12 @@ fn finish(name: &'static str, aval: Aval, buf: Buffer) -> Result<HostArray> {
 /// checked against the shape rule's avals. (The interpreter shares operands
 /// directly for these equations; this is the single-primitive path.)
 pub(crate) fn shared_call(
-    name: &'static str,
-    args: &[&HostArray],
-    out_avals: Vec<Aval>,
+    name: &'static str, args: &[&HostArray], out_avals: Vec<Aval>,
     run: impl FnOnce(&[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>,
 ) -> Result<Vec<HostArray>> {
     let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
     let outs = run(&owned)?;
-    if outs.len() != out_avals.len() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: out_avals.len(),
-            got: outs.len(),
-        });
-    }
+    Error::check_count(name, out_avals.len(), outs.len())?;
     outs.into_iter()
         .zip(out_avals)
         .map(|(a, aval)| {

@@ -6,18 +6,17 @@
 //! tangents); none is linear. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, jvp_zero, operands, single_out, transpose_not_linear};
+use super::family::{emit1, finish, operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::mul;
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::{Primitive, RoundingMethod};
 use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// `x ** y` for a static integer `y`.
@@ -37,13 +36,6 @@ crate::declare_params! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct IsFinite;
 
-impl IsFinite {
-    /// `is_finite` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
-
 const INTEGER_POW: &str = "integer_pow";
 const ROUND: &str = "round";
 const IS_FINITE: &str = "is_finite";
@@ -62,36 +54,7 @@ fn float_operand<'a>(name: &'static str, ins: &'a [Aval]) -> Result<&'a Aval> {
 }
 
 impl Family for IntegerPow {
-    const NAMES: &'static [&'static str] = &[INTEGER_POW];
-
-    fn name(&self) -> &'static str {
-        INTEGER_POW
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<IntegerPow>> {
-        if name != INTEGER_POW {
-            return Ok(None);
-        }
-        Ok(Some(IntegerPow::read(params)?))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<IntegerPow> {
-        vec![IntegerPow { y: 2 }]
-    }
+    crate::family_identity!(INTEGER_POW, example = IntegerPow { y: 2 });
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = INTEGER_POW;
@@ -115,15 +78,11 @@ impl Family for IntegerPow {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(INTEGER_POW, args)?;
         let buf = kernels::integer_pow(self.y, x.buffer())?;
-        let out = single_out(INTEGER_POW, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(INTEGER_POW, outs, buf)
     }
 
     /// `y * x^(y-1) * t` (zero for `y = 0` and integer operands).
@@ -164,38 +123,12 @@ impl Family for IntegerPow {
 }
 
 impl Family for Round {
-    const NAMES: &'static [&'static str] = &[ROUND];
-
-    fn name(&self) -> &'static str {
-        ROUND
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Round>> {
-        if name != ROUND {
-            return Ok(None);
+    crate::family_identity!(
+        ROUND,
+        example = Round {
+            rounding_method: RoundingMethod::AwayFromZero
         }
-        Ok(Some(Round::read(params)?))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Round> {
-        vec![Round {
-            rounding_method: RoundingMethod::AwayFromZero,
-        }]
-    }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let x = float_operand(ROUND, ins)?;
@@ -203,25 +136,15 @@ impl Family for Round {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(ROUND, args)?;
         let buf = kernels::round(x.buffer(), self.rounding_method)?;
-        let out = single_out(ROUND, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(ROUND, outs, buf)
     }
 
-    /// Piecewise constant: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(ROUND)
-    }
+    // Piecewise constant: zero tangents.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Round(self.clone()), b, ins, dims, n)
@@ -229,33 +152,7 @@ impl Family for Round {
 }
 
 impl Family for IsFinite {
-    const NAMES: &'static [&'static str] = &[IS_FINITE];
-
-    fn name(&self) -> &'static str {
-        IS_FINITE
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<IsFinite>> {
-        Ok((name == IS_FINITE).then_some(IsFinite))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<IsFinite> {
-        vec![IsFinite]
-    }
+    crate::family_identity!(unit: IS_FINITE);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let x = float_operand(IS_FINITE, ins)?;
@@ -263,29 +160,19 @@ impl Family for IsFinite {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(IS_FINITE, args)?;
         let buf = kernels::is_finite(x.buffer())?;
-        let out = single_out(IS_FINITE, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(IS_FINITE, outs, buf)
     }
 
     fn differentiable(&self) -> bool {
         false
     }
 
-    /// A bool result: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(IS_FINITE)
-    }
+    // A bool result: zero tangents.
+    crate::zero_derivative_rules!();
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::IsFinite(*self), b, ins, dims, n)

@@ -8,10 +8,7 @@
 //! `jax.random` (Python) builds keys, splitting and sampling on it.
 
 use super::batch::{add_batch_axis, move_axis};
-use super::family::{
-    emit, jvp_zero, transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut,
-};
-use super::params::{Lookup, ParamList};
+use super::family::{emit, BatchOut, Family};
 use super::shape::elementwise_shape;
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
@@ -19,7 +16,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::BroadcastInDim;
 
 const NAME: &str = "threefry2x32";
@@ -57,43 +54,11 @@ pub fn threefry2x32(key: [u32; 2], counter: [u32; 2]) -> [u32; 2] {
 pub struct Threefry2x32;
 
 impl Family for Threefry2x32 {
-    const NAMES: &'static [&'static str] = &[NAME];
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        Vec::new()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<Threefry2x32>> {
-        Ok((name == NAME).then_some(Threefry2x32))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Threefry2x32> {
-        vec![Threefry2x32]
-    }
+    crate::family_identity!(unit: NAME, multiple_results = true);
 
     /// Two `uint32` arrays of the operands' elementwise shape.
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        if ins.len() != 4 {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 4,
-                got: ins.len(),
-            });
-        }
+        Error::check_count(NAME, 4, ins.len())?;
         if ins.iter().any(|a| a.dtype != DType::U32) {
             let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();
             return Err(Error::dtype(NAME, &ds, "arguments must have uint32 type"));
@@ -107,10 +72,7 @@ impl Family for Threefry2x32 {
     /// The hash of every element (rank-0 operands broadcast against the
     /// others). The operands are checked by the shape rule.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        _outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], _outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
         let shape = self
@@ -136,11 +98,7 @@ impl Family for Threefry2x32 {
             }
         };
         let [k0, k1, x0, x1] = words.as_slice() else {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 4,
-                got: words.len(),
-            });
+            return Err(Error::arity(NAME, 4, words.len()));
         };
         let (mut y0, mut y1) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for i in 0..n {
@@ -154,14 +112,8 @@ impl Family for Threefry2x32 {
         ])
     }
 
-    /// Integer outputs: zero tangents.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(NAME)
-    }
+    // Integer outputs: zero tangents.
+    crate::zero_derivative_rules!();
 
     /// The elementwise rule. Batched operands move their mapped axis to the
     /// front; unbatched full-rank operands are broadcast along it; rank-0

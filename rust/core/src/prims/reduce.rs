@@ -1,14 +1,14 @@
 //! Reductions over axes (`reduce_sum`, ...), the index of the extreme
 //! element (`argmax`, `argmin`) and inclusive scans (`cumsum`, ...).
 
-use super::batch::{axes_around, batched_one, shift, unbatched};
-use super::family::{emit1, jvp_zero, operands, single_out};
+use super::batch::{axes_around, batch_one, shift};
+use super::family::{emit1, finish, jvp_zero, operands};
 use super::family::{transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{convert, eq, jvp_linear, mul, select};
 use super::kernel::reduce as kernels;
 use super::params::{Lookup, ParamField, ParamList};
 use super::shape::{check_axes, drop_dims};
-use super::transpose::single_ct;
+use super::transpose::transpose_unary;
 use super::{ArgOp, BinaryOp, BroadcastInDim, CmpOp, CumOp, DTypeClass, Iota, Primitive};
 use super::{ReduceOp, UnaryOp};
 use crate::array::HostArray;
@@ -16,7 +16,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// `op` over `axes`.
@@ -141,32 +141,7 @@ fn split_zeros(b: &mut Builder, x: &Atom) -> Result<(Atom, Atom)> {
 // ------------------------------------------------------------ reductions
 
 impl Family for Reduce {
-    const NAMES: &'static [&'static str] = ReduceOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Reduce>> {
-        if ReduceOp::from_name(name).is_none() {
-            return Ok(None);
-        }
-        Reduce::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(op: ReduceOp);
 
     fn examples() -> Vec<Reduce> {
         ReduceOp::ALL
@@ -188,16 +163,12 @@ impl Family for Reduce {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::reduce(self.op, x, &self.axes)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     /// `reduce_and` / `reduce_or` have bool results.
@@ -218,99 +189,73 @@ impl Family for Reduce {
         if self.op != ReduceOp::Sum {
             return transpose_not_linear(self.name());
         }
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let [Operand::Linear(a)] = ops else {
-            return Ok(vec![None; ops.len()]);
-        };
-        Ok(vec![Some(unreduce(b, ct, &a.shape, &self.axes)?)])
+        transpose_unary(self.name(), b, cts, ops, |b, ct, a| {
+            unreduce(b, ct, &a.shape, &self.axes)
+        })
     }
 
     /// The reduced axes shift around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
-        if dims.iter().all(Option::is_none) {
-            return unbatched(self, b, ins);
-        }
-        let (x, d) = batched_one(self.name(), ins, dims)?;
-        let (axes, out_d) = axes_around(&self.axes, d);
-        let z = emit1(b, Reduce { op: self.op, axes }, vec![x.clone()])?;
-        Ok((vec![z], vec![Some(out_d)]))
+        batch_one(self, b, ins, dims, |b, x, d| {
+            let (axes, out_d) = axes_around(&self.axes, d);
+            let z = emit1(b, Reduce { op: self.op, axes }, vec![x.clone()])?;
+            Ok((vec![z], vec![Some(out_d)]))
+        })
     }
+}
+
+/// The JVP of reduction `r` whose tangent `rule` builds from the operand,
+/// its aval, its (float) tangent and the primal output; a zero tangent
+/// otherwise.
+fn reduce_jvp(
+    r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
+    rule: impl FnOnce(&mut Builder, &Atom, &Aval, Atom, &Atom) -> Result<Atom>,
+) -> JvpOut {
+    let name = r.name();
+    let [x] = operands::<_, 1>(name, xs)?;
+    let [t] = operands::<_, 1>(name, ts)?;
+    let z = emit1(b, r.clone(), xs.to_vec())?;
+    let xaval = b.aval(x)?;
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+        return Ok((vec![z], vec![None]));
+    };
+    let tz = rule(b, x, &xaval, t, &z)?;
+    Ok((vec![z], vec![Some(tz)]))
 }
 
 /// `reduce_max`: the tangent averages the tangents at the positions that
 /// attain the maximum (ties share equally, as JAX).
 fn jvp_reduce_max(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let name = r.name();
-    let [x] = operands::<_, 1>(name, xs)?;
-    let [t] = operands::<_, 1>(name, ts)?;
-    let z = emit1(b, r.clone(), xs.to_vec())?;
-    let xaval = b.aval(x)?;
-    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
-        return Ok((vec![z], vec![None]));
-    };
-    let zb = unreduce(b, z.clone(), &xaval.shape, &r.axes)?;
-    let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), zb])?;
-    let mask = convert(b, eq, xaval.dtype)?;
-    let count = reduce_sum(b, mask.clone(), r.axes.clone())?;
-    let tm = mul(b, t, mask)?;
-    let ts = reduce_sum(b, tm, r.axes.clone())?;
-    let tz = b.binary(BinaryOp::Div, ts, count)?;
-    Ok((vec![z], vec![Some(tz)]))
+    reduce_jvp(r, b, xs, ts, |b, x, xaval, t, z| {
+        let zb = unreduce(b, z.clone(), &xaval.shape, &r.axes)?;
+        let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), zb])?;
+        let mask = convert(b, eq, xaval.dtype)?;
+        let count = reduce_sum(b, mask.clone(), r.axes.clone())?;
+        let tm = mul(b, t, mask)?;
+        let ts = reduce_sum(b, tm, r.axes.clone())?;
+        b.binary(BinaryOp::Div, ts, count)
+    })
 }
 
 /// `reduce_prod`: `Σ t_i Π_{j≠i} x_j`, exact where factors are zero.
 fn jvp_reduce_prod(r: &Reduce, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-    let name = r.name();
-    let [x] = operands::<_, 1>(name, xs)?;
-    let [t] = operands::<_, 1>(name, ts)?;
-    let z = emit1(b, r.clone(), xs.to_vec())?;
-    let xaval = b.aval(x)?;
-    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
-        return Ok((vec![z], vec![None]));
-    };
-    let axes = &r.axes;
-    let (x_safe, zf) = split_zeros(b, x)?;
-    let nz = reduce_sum(b, zf, axes.clone())?;
-    let pnz = emit1(b, r.clone(), vec![x_safe.clone()])?;
-    let nz = unreduce(b, nz, &xaval.shape, axes)?;
-    let pnz = unreduce(b, pnz, &xaval.shape, axes)?;
-    let d = prod_others(b, x, x_safe, nz, pnz)?;
-    let td = mul(b, t, d)?;
-    let tz = reduce_sum(b, td, axes.clone())?;
-    Ok((vec![z], vec![Some(tz)]))
+    reduce_jvp(r, b, xs, ts, |b, x, xaval, t, _z| {
+        let axes = &r.axes;
+        let (x_safe, zf) = split_zeros(b, x)?;
+        let nz = reduce_sum(b, zf, axes.clone())?;
+        let pnz = emit1(b, r.clone(), vec![x_safe.clone()])?;
+        let nz = unreduce(b, nz, &xaval.shape, axes)?;
+        let pnz = unreduce(b, pnz, &xaval.shape, axes)?;
+        let d = prod_others(b, x, x_safe, nz, pnz)?;
+        let td = mul(b, t, d)?;
+        reduce_sum(b, td, axes.clone())
+    })
 }
 
 // ------------------------------------------------------------ argmax / argmin
 
 impl Family for ArgReduce {
-    const NAMES: &'static [&'static str] = ArgOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<ArgReduce>> {
-        if ArgOp::from_name(name).is_none() {
-            return Ok(None);
-        }
-        ArgReduce::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(op: ArgOp);
 
     fn examples() -> Vec<ArgReduce> {
         ArgOp::ALL
@@ -349,80 +294,43 @@ impl Family for ArgReduce {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::arg(self.op, x, self.axis, self.index_dtype)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn differentiable(&self) -> bool {
         false
     }
 
-    /// Indices are piecewise constant: no tangent.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, xs, ts)
-    }
-
-    fn transpose(&self, _b: &mut Builder, _cts: &[Option<Atom>], _ops: &[Operand]) -> TransposeOut {
-        transpose_not_linear(self.name())
-    }
+    // Indices are piecewise constant: no tangent.
+    crate::zero_derivative_rules!();
 
     /// The axis shifts around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
         let name = self.name();
-        if dims.iter().all(Option::is_none) {
-            return unbatched(self, b, ins);
-        }
-        let (x, d) = batched_one(name, ins, dims)?;
-        let (axes, out_d) = axes_around(&[self.axis], d);
-        let axis = axes
-            .first()
-            .copied()
-            .ok_or_else(|| Error::InvalidArgument(format!("vmap of {name}: no axis")))?;
-        let arg = ArgReduce {
-            axis,
-            ..self.clone()
-        };
-        Ok((vec![emit1(b, arg, vec![x.clone()])?], vec![Some(out_d)]))
+        batch_one(self, b, ins, dims, |b, x, d| {
+            let (axes, out_d) = axes_around(&[self.axis], d);
+            let axis = axes
+                .first()
+                .copied()
+                .ok_or_else(|| Error::InvalidArgument(format!("vmap of {name}: no axis")))?;
+            let arg = ArgReduce {
+                axis,
+                ..self.clone()
+            };
+            Ok((vec![emit1(b, arg, vec![x.clone()])?], vec![Some(out_d)]))
+        })
     }
 }
 
 // ------------------------------------------------------------ scans
 
 impl Family for Cumulative {
-    const NAMES: &'static [&'static str] = CumOp::NAMES;
-
-    fn name(&self) -> &'static str {
-        self.op.name()
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Cumulative>> {
-        if CumOp::from_name(name).is_none() {
-            return Ok(None);
-        }
-        Cumulative::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
+    crate::family_identity!(op: CumOp);
 
     fn examples() -> Vec<Cumulative> {
         CumOp::ALL
@@ -444,16 +352,12 @@ impl Family for Cumulative {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x] = operands::<_, 1>(name, args)?;
         let buf = kernels::cumulative(self.op, x, self.axis, self.reverse)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -468,30 +372,24 @@ impl Family for Cumulative {
         if self.op != CumOp::Sum {
             return transpose_not_linear(self.name());
         }
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let [Operand::Linear(_)] = ops else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let flipped = Cumulative {
-            reverse: !self.reverse,
-            ..self.clone()
-        };
-        Ok(vec![Some(emit1(b, flipped, vec![ct])?)])
+        transpose_unary(self.name(), b, cts, ops, |b, ct, _a| {
+            let flipped = Cumulative {
+                reverse: !self.reverse,
+                ..self.clone()
+            };
+            emit1(b, flipped, vec![ct])
+        })
     }
 
     /// The scanned axis shifts around the mapped one, which stays put.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
-        if dims.iter().all(Option::is_none) {
-            return unbatched(self, b, ins);
-        }
-        let (x, d) = batched_one(self.name(), ins, dims)?;
-        let scan = Cumulative {
-            axis: shift(self.axis, d),
-            ..self.clone()
-        };
-        Ok((vec![emit1(b, scan, vec![x.clone()])?], vec![Some(d)]))
+        batch_one(self, b, ins, dims, |b, x, d| {
+            let scan = Cumulative {
+                axis: shift(self.axis, d),
+                ..self.clone()
+            };
+            Ok((vec![emit1(b, scan, vec![x.clone()])?], vec![Some(d)]))
+        })
     }
 }
 
@@ -589,13 +487,7 @@ fn jvp_cumulative(c: &Cumulative, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
 /// The weights `W[i, j]` of [`jvp_cumulative`] (zero outside the prefix
 /// mask `tri`).
 fn scan_weights(
-    c: &Cumulative,
-    b: &mut Builder,
-    pa: &PairAxes,
-    x: &Atom,
-    y: &Atom,
-    dtype: DType,
-    tri: Atom,
+    c: &Cumulative, b: &mut Builder, pa: &PairAxes, x: &Atom, y: &Atom, dtype: DType, tri: Atom,
 ) -> Result<Atom> {
     let paval = Aval::new(pa.shape.clone(), dtype);
     let zeros = b.zeros(&paval)?;

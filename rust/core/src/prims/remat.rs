@@ -11,14 +11,14 @@
 use super::batch::elementwise_rule;
 use super::family::{operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::jvp_linear;
-use super::params::{Lookup, Param, ParamField, ParamList};
+use super::params::{Lookup, Param, ParamField};
 use super::transpose::single_ct;
 use super::{DotGeneral, Primitive};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 const NAME: &str = "name";
 
@@ -164,38 +164,12 @@ crate::declare_params! {
 }
 
 impl Family for CheckpointName {
-    const NAMES: &'static [&'static str] = &[NAME];
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<CheckpointName>> {
-        if name != NAME {
-            return Ok(None);
+    crate::family_identity!(
+        "name",
+        example = CheckpointName {
+            name: "hidden".into()
         }
-        CheckpointName::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<CheckpointName> {
-        vec![CheckpointName {
-            name: "hidden".into(),
-        }]
-    }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = operands::<_, 1>(NAME, ins)?;
@@ -204,10 +178,7 @@ impl Family for CheckpointName {
 
     /// The operand's buffer as is.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(NAME, args)?;
         let out = single_out(NAME, outs)?;

@@ -4,7 +4,7 @@
 //! helpers shared with gather (params, shape checks, transpose and batch
 //! helpers) are in `gather.rs`; the kernels are in `kernels/gather.rs`.
 
-use super::family::{emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::gather::{
     bump, check, check_index_map, display_dims_and_mode, emit, five_dims, front, get, index_parts,
     ints, is_float, known_indices, opt_bool, py_tuple, single, strictly_sorted, three, to_front,
@@ -18,7 +18,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect, Scalar};
+use crate::ir::{Atom, Aval, Scalar};
 use crate::prims::{BroadcastInDim, Iota, Reshape, SelectN};
 
 /// `lax.ScatterDimensionNumbers`.
@@ -162,12 +162,7 @@ fn tangent_or_zeros(b: &mut Builder, t: Option<Atom>, like: &Atom) -> Result<Ato
 /// row-major order win), found by scattering update ids and gathering them
 /// back; untouched positions keep the operand's tangent.
 fn jvp_scatter_set(
-    s: &ScatterParams,
-    b: &mut Builder,
-    x: &Atom,
-    i: &Atom,
-    u: &Atom,
-    tx: Option<Atom>,
+    s: &ScatterParams, b: &mut Builder, x: &Atom, i: &Atom, u: &Atom, tx: Option<Atom>,
     tu: Option<Atom>,
 ) -> Result<Atom> {
     let xa = b.aval(x)?;
@@ -246,13 +241,7 @@ fn jvp_scatter_set(
 /// every update equal to the result, averaged.
 #[allow(clippy::too_many_arguments)]
 fn jvp_scatter_extremal(
-    s: &ScatterParams,
-    b: &mut Builder,
-    x: &Atom,
-    i: &Atom,
-    u: &Atom,
-    z: &Atom,
-    tx: Option<Atom>,
+    s: &ScatterParams, b: &mut Builder, x: &Atom, i: &Atom, u: &Atom, z: &Atom, tx: Option<Atom>,
     tu: Option<Atom>,
 ) -> Result<Atom> {
     let xa = b.aval(x)?;
@@ -288,13 +277,7 @@ impl Family for ScatterParams {
         self.op.name()
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
         let d = &self.dims;
@@ -447,16 +430,12 @@ impl Family for ScatterParams {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let prim = self.op.name();
         let [x, i, u] = operands::<_, 3>(prim, args)?;
-        let out = single_out(prim, outs)?;
         let buf = super::kernel::gather::scatter(self, x, i, u)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(prim, outs, buf)
     }
 
     /// Tangents as JAX defines them: scatter-add is linear; scatter with

@@ -11,11 +11,10 @@
 //! they are.
 
 use super::batch::elementwise_impl;
-use super::family::{arity_error, emit1, operands, single_out, transpose_not_linear};
+use super::family::{arity_error, emit1, finish, operands, single_out, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, select};
 use super::kernel::elementwise as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::same_dtype;
 use super::transpose::not_linear_error;
 use super::{BinaryOp, CmpOp, Primitive};
@@ -24,62 +23,22 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 /// `select_n(pred, *cases)`: case `pred` of each element (a bool `pred`
 /// picks `cases[1]` where true).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SelectN;
 
-impl SelectN {
-    /// `select_n` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
-
 /// `clamp(min, x, max)`; `min`/`max` are rank 0 or shaped like `x`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Clamp;
-
-impl Clamp {
-    /// `clamp` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
 
 const SELECT_N: &str = "select_n";
 const CLAMP: &str = "clamp";
 
 impl Family for SelectN {
-    const NAMES: &'static [&'static str] = &[SELECT_N];
-
-    fn name(&self) -> &'static str {
-        SELECT_N
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<SelectN>> {
-        Ok((name == SELECT_N).then_some(SelectN))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<SelectN> {
-        vec![SelectN]
-    }
+    crate::family_identity!(unit: SELECT_N);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = SELECT_N;
@@ -127,10 +86,7 @@ impl Family for SelectN {
 
     /// An int32 predicate is clamped to `[0, n-1]`.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let (pred, cases) = args
             .split_first()
@@ -217,33 +173,7 @@ impl Family for SelectN {
 }
 
 impl Family for Clamp {
-    const NAMES: &'static [&'static str] = &[CLAMP];
-
-    fn name(&self) -> &'static str {
-        CLAMP
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<Clamp>> {
-        Ok((name == CLAMP).then_some(Clamp))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Clamp> {
-        vec![Clamp]
-    }
+    crate::family_identity!(unit: CLAMP);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = CLAMP;
@@ -269,15 +199,11 @@ impl Family for Clamp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [lo, x, hi] = operands::<_, 3>(CLAMP, args)?;
         let buf = kernels::clamp(lo.buffer(), x.buffer(), hi.buffer())?;
-        let out = single_out(CLAMP, outs)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(CLAMP, outs, buf)
     }
 
     /// The tangent of `x` where `lo < x < hi`, of `lo` where `lo > x`, of

@@ -14,8 +14,7 @@ pub fn abstract_eval(prim: &Primitive, ins: &[Aval]) -> Result<Vec<Aval>> {
 
 /// Destructures exactly `N` operands.
 pub(super) fn arity<'a, const N: usize>(
-    prim: &'static str,
-    ins: &'a [Aval],
+    prim: &'static str, ins: &'a [Aval],
 ) -> Result<[&'a Aval; N]> {
     let refs: Vec<&Aval> = ins.iter().collect();
     refs.try_into().map_err(|_| Error::Arity {
@@ -87,10 +86,7 @@ pub fn elementwise_shape(prim: &'static str, ins: &[&Aval]) -> Result<Vec<usize>
 
 /// Axes in range and without repeats.
 pub fn check_axes(
-    prim: &'static str,
-    param: &'static str,
-    axes: &[usize],
-    ndim: usize,
+    prim: &'static str, param: &'static str, axes: &[usize], ndim: usize,
 ) -> Result<()> {
     for (i, &a) in axes.iter().enumerate() {
         if a >= ndim {

@@ -4,11 +4,10 @@
 //! `scatter` ([`super::gather`]).
 
 use super::batch::{batch_error, batch_first, insert_axis, unbatched};
-use super::family::{arity_error, emit1, operands, single_out};
+use super::family::{arity_error, emit1, finish, operands, single_out};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::same_dtype;
 use super::transpose::{not_linear_error, single_ct};
 use super::{Pad, Primitive};
@@ -17,7 +16,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Static slice `[start, limit)` with optional `strides` per axis.
@@ -40,13 +39,6 @@ crate::declare_params! {
 /// written at run-time (clamped) start indices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DynamicUpdateSlice;
-
-impl DynamicUpdateSlice {
-    /// `dynamic_update_slice` has no params.
-    pub fn to_params(&self) -> ParamList {
-        Vec::new()
-    }
-}
 
 // ------------------------------------------------------------ shared rule helpers
 
@@ -72,11 +64,11 @@ fn known_indices(prim: &'static str, ops: &[Operand]) -> Result<Vec<Atom>> {
 /// One rank-0 integer start index per operand axis.
 fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()> {
     if idx.len() != x.ndim() {
-        return Err(Error::Arity {
-            prim: name,
-            expected: x.ndim().saturating_add(1),
-            got: idx.len().saturating_add(1),
-        });
+        return Err(Error::arity(
+            name,
+            x.ndim().saturating_add(1),
+            idx.len().saturating_add(1),
+        ));
     }
     if let Some(bad) = idx
         .iter()
@@ -94,40 +86,14 @@ fn check_start_indices(name: &'static str, x: &Aval, idx: &[Aval]) -> Result<()>
 // ------------------------------------------------------------ slice
 
 impl Family for Slice {
-    const NAMES: &'static [&'static str] = &["slice"];
-
-    fn name(&self) -> &'static str {
-        "slice"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Slice>> {
-        if name != "slice" {
-            return Ok(None);
-        }
-        Slice::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Slice> {
-        vec![Slice {
+    crate::family_identity!(
+        "slice",
+        example = Slice {
             start_indices: vec![0],
             limit_indices: vec![1],
-            strides: None,
-        }]
-    }
+            strides: None
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = operands::<_, 1>(self.name(), ins)?;
@@ -141,10 +107,7 @@ impl Family for Slice {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         let [x] = operands::<_, 1>(self.name(), args)?;
@@ -227,10 +190,7 @@ fn to_i64(v: usize) -> Result<i64> {
 
 /// Output shape of `slice`.
 fn slice_shape(
-    x: &Aval,
-    start: &[usize],
-    limit: &[usize],
-    strides: Option<&[usize]>,
+    x: &Aval, start: &[usize], limit: &[usize], strides: Option<&[usize]>,
 ) -> Result<Vec<usize>> {
     let name = "slice";
     let n = x.ndim();
@@ -260,38 +220,12 @@ fn slice_shape(
 // ------------------------------------------------------------ dynamic_slice
 
 impl Family for DynamicSlice {
-    const NAMES: &'static [&'static str] = &["dynamic_slice"];
-
-    fn name(&self) -> &'static str {
-        "dynamic_slice"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<DynamicSlice>> {
-        if name != "dynamic_slice" {
-            return Ok(None);
+    crate::family_identity!(
+        "dynamic_slice",
+        example = DynamicSlice {
+            slice_sizes: vec![1]
         }
-        DynamicSlice::read(params).map(Some)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<DynamicSlice> {
-        vec![DynamicSlice {
-            slice_sizes: vec![1],
-        }]
-    }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -313,16 +247,12 @@ impl Family for DynamicSlice {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let (x, idx) = args.split_first().ok_or(arity_error(name, 1, 0))?;
         let buf = kernels::dynamic_slice(x, idx, &self.slice_sizes)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -378,34 +308,7 @@ impl Family for DynamicSlice {
 // ------------------------------------------------------------ dynamic_update_slice
 
 impl Family for DynamicUpdateSlice {
-    const NAMES: &'static [&'static str] = &["dynamic_update_slice"];
-
-    fn name(&self) -> &'static str {
-        "dynamic_update_slice"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    /// `dynamic_update_slice` reads no params.
-    fn from_params(name: &str, _params: &Lookup<'_>) -> Result<Option<DynamicUpdateSlice>> {
-        Ok((name == "dynamic_update_slice").then_some(DynamicUpdateSlice))
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<DynamicUpdateSlice> {
-        vec![DynamicUpdateSlice]
-    }
+    crate::family_identity!(unit: "dynamic_update_slice");
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -426,18 +329,14 @@ impl Family for DynamicUpdateSlice {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let out = single_out(name, outs)?;
         let [x, u, idx @ ..] = args else {
             return Err(arity_error(name, 2, args.len()));
         };
         let buf = kernels::dynamic_update_slice(x, u, idx)?;
-        Ok(vec![HostArray::new(out.shape, buf)?])
+        finish(name, outs, buf)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

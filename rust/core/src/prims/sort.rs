@@ -17,7 +17,7 @@
 //!   ascending sort of the reversed row, reversed, is the descending order
 //!   with ties by lower index first, which is `top_k`'s.
 
-use super::family::{emit, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{emit, finish_all, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
 use crate::array::{checked_size, Buffer, HostArray};
@@ -52,10 +52,7 @@ fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
 }
 
 fn count_param(
-    prim: &'static str,
-    params: &[(String, Param)],
-    key: &'static str,
-    default: Option<usize>,
+    prim: &'static str, params: &[(String, Param)], key: &'static str, default: Option<usize>,
 ) -> Result<usize> {
     match (get(params, key), default) {
         (None | Some(Param::None), Some(d)) => Ok(d),
@@ -254,11 +251,7 @@ fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<
 }
 
 fn sort_kernel(args: &[&HostArray], dimension: usize, num_keys: usize) -> Result<Vec<Buffer>> {
-    let first = args.first().ok_or(Error::Arity {
-        prim: "sort",
-        expected: 1,
-        got: 0,
-    })?;
+    let first = args.first().ok_or(Error::arity("sort", 1, 0))?;
     let keys = args
         .iter()
         .take(num_keys)
@@ -387,11 +380,7 @@ fn missing_output(rule: &str) -> Error {
 /// A sort of `keys` (with `num_keys = keys.len()`) carrying `payload`;
 /// returns the sorted payload.
 fn sort_payload(
-    b: &mut Builder,
-    keys: &[Atom],
-    payload: Vec<Atom>,
-    dimension: usize,
-    is_stable: bool,
+    b: &mut Builder, keys: &[Atom], payload: Vec<Atom>, dimension: usize, is_stable: bool,
 ) -> Result<Vec<Atom>> {
     let mut ins = keys.to_vec();
     ins.extend(payload);
@@ -406,16 +395,9 @@ fn sort_payload(
 /// `sort` avals: the operands' (of one shape, sortable dtypes), after
 /// checking `dimension` and `num_keys`.
 fn sort_avals(
-    name: &'static str,
-    ins: &[Aval],
-    dimension: usize,
-    num_keys: usize,
+    name: &'static str, ins: &[Aval], dimension: usize, num_keys: usize,
 ) -> Result<Vec<Aval>> {
-    let first = ins.first().ok_or(Error::Arity {
-        prim: name,
-        expected: 1,
-        got: 0,
-    })?;
+    let first = ins.first().ok_or(Error::arity(name, 1, 0))?;
     if num_keys == 0 || num_keys > ins.len() {
         return Err(Error::param(
             name,
@@ -456,11 +438,7 @@ fn sort_avals(
 /// `top_k` avals: values and `i32` indices, the last axis cut to `k`.
 fn top_k_avals(name: &'static str, ins: &[Aval], k: usize) -> Result<Vec<Aval>> {
     let [x] = ins else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 1,
-            got: ins.len(),
-        });
+        return Err(Error::arity(name, 1, ins.len()));
     };
     if !sortable(x.dtype) {
         return Err(Error::dtype(
@@ -600,11 +578,7 @@ impl Family for SortOp {
             SortOp::TopK { k } => top_k_avals(name, ins, *k),
             SortOp::BitcastConvertType { new_dtype } => {
                 let [x] = ins else {
-                    return Err(Error::Arity {
-                        prim: name,
-                        expected: 1,
-                        got: ins.len(),
-                    });
+                    return Err(Error::arity(name, 1, ins.len()));
                 };
                 Ok(vec![Aval::new(bitcast_shape(x, *new_dtype)?, *new_dtype)])
             }
@@ -612,10 +586,7 @@ impl Family for SortOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let bufs = match (self, args) {
             (
@@ -630,25 +601,9 @@ impl Family for SortOp {
             (SortOp::BitcastConvertType { new_dtype }, [x]) => {
                 vec![from_le_bytes(&le_bytes(x.buffer())?, *new_dtype)?]
             }
-            _ => {
-                return Err(Error::Arity {
-                    prim: self.name(),
-                    expected: 1,
-                    got: args.len(),
-                })
-            }
+            _ => return Err(Error::arity(self.name(), 1, args.len())),
         };
-        if bufs.len() != outs.len() {
-            return Err(Error::Arity {
-                prim: self.name(),
-                expected: outs.len(),
-                got: bufs.len(),
-            });
-        }
-        bufs.into_iter()
-            .zip(outs)
-            .map(|(buf, aval)| HostArray::new(aval.shape, buf))
-            .collect()
+        finish_all(self.name(), outs, bufs)
     }
 
     /// `bitcast_convert_type` reinterprets bits: zero tangents (as JAX).

@@ -7,7 +7,7 @@
 //! that are never linear get a rule that reports the error, so the
 //! rule-coverage listing stays about missing work, not about non-linearity.
 
-use super::family::{operands, Operand};
+use super::family::{operands, Operand, TransposeOut};
 use super::{Primitive, ReduceOp};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
@@ -47,6 +47,22 @@ pub(super) fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom
 pub(crate) fn single_ct(name: &'static str, cts: &[Option<Atom>]) -> Result<Option<Atom>> {
     let [ct] = operands::<_, 1>(name, cts)?;
     Ok(ct.clone())
+}
+
+/// The transpose of a primitive linear in its single operand: `rule` of
+/// the output cotangent and the operand's aval; no cotangent when the
+/// cotangent is zero or the operand is known.
+pub(crate) fn transpose_unary(
+    name: &'static str, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
+    rule: impl FnOnce(&mut Builder, Atom, &Aval) -> Result<Atom>,
+) -> TransposeOut {
+    let Some(ct) = single_ct(name, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    let [Operand::Linear(a)] = ops else {
+        return Ok(vec![None; ops.len()]);
+    };
+    Ok(vec![Some(rule(b, ct, a)?)])
 }
 
 /// The aval of an operand being transposed.

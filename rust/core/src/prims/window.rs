@@ -29,7 +29,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::{ConvertElementType, Pad};
 
 /// The monoid of a windowed reduction.
@@ -146,19 +146,14 @@ fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Param> {
 }
 
 fn need<'a>(
-    prim: &'static str,
-    params: &'a [(String, Param)],
-    key: &'static str,
+    prim: &'static str, params: &'a [(String, Param)], key: &'static str,
 ) -> Result<&'a Param> {
     get(params, key).ok_or_else(|| Error::param(prim, key, "missing"))
 }
 
 /// A dilation list, all ones when absent or `None`.
 fn dilation(
-    prim: &'static str,
-    params: &[(String, Param)],
-    key: &'static str,
-    n: usize,
+    prim: &'static str, params: &[(String, Param)], key: &'static str, n: usize,
 ) -> Result<Vec<usize>> {
     match get(params, key) {
         None | Some(Param::None) => Ok(vec![1; n]),
@@ -566,13 +561,7 @@ fn compute(op: &WindowOp, args: &[&HostArray], out: &Aval) -> Result<Buffer> {
                 _ => return Err(err()),
             }
         }
-        _ => {
-            return Err(Error::Arity {
-                prim: name,
-                expected: 2,
-                got: args.len(),
-            })
-        }
+        _ => return Err(Error::arity(name, 2, args.len())),
     })
 }
 
@@ -636,13 +625,7 @@ impl Family for WindowOp {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
         let w = self.geometry();
@@ -785,10 +768,7 @@ impl Family for WindowOp {
 
     /// Half floats compute in f32 and round once.
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = single_out(self.name(), outs)?;
         if matches!(out.dtype, DType::F16 | DType::BF16) {

@@ -71,10 +71,7 @@ pub(crate) fn names_current_axis(p: &crate::prims::Primitive) -> bool {
 /// The axis is unnamed, or, when called from a batching rule, the axis of
 /// the enclosing call.
 pub fn batch_jaxpr(
-    j: &ClosedJaxpr,
-    in_dims: &[Option<usize>],
-    axis_size: usize,
-    out_dims: &[Option<usize>],
+    j: &ClosedJaxpr, in_dims: &[Option<usize>], axis_size: usize, out_dims: &[Option<usize>],
 ) -> Result<ClosedJaxpr> {
     let (out, _) = batch_impl(j, in_dims, axis_size, Some(out_dims))?;
     Ok(out)
@@ -84,10 +81,7 @@ pub fn batch_jaxpr(
 /// collectives over it are batched into array code; collectives over other
 /// names are kept, batched, for an enclosing map. `None` is an unnamed axis.
 pub fn batch_jaxpr_named(
-    j: &ClosedJaxpr,
-    in_dims: &[Option<usize>],
-    axis_size: usize,
-    axis_name: Option<&str>,
+    j: &ClosedJaxpr, in_dims: &[Option<usize>], axis_size: usize, axis_name: Option<&str>,
     out_dims: &[Option<usize>],
 ) -> Result<ClosedJaxpr> {
     let _scope = AxisScope::enter(axis_name.map(str::to_string));
@@ -100,17 +94,13 @@ pub fn batch_jaxpr_named(
 /// for outputs that do not depend on a batched input, which stay
 /// unbatched). Used for sub-jaxprs (`pjit`).
 pub fn batch_jaxpr_natural(
-    j: &ClosedJaxpr,
-    in_dims: &[Option<usize>],
-    axis_size: usize,
+    j: &ClosedJaxpr, in_dims: &[Option<usize>], axis_size: usize,
 ) -> Result<(ClosedJaxpr, Vec<Option<usize>>)> {
     batch_impl(j, in_dims, axis_size, None)
 }
 
 fn batch_impl(
-    j: &ClosedJaxpr,
-    in_dims: &[Option<usize>],
-    axis_size: usize,
+    j: &ClosedJaxpr, in_dims: &[Option<usize>], axis_size: usize,
     out_dims: Option<&[Option<usize>]>,
 ) -> Result<(ClosedJaxpr, Vec<Option<usize>>)> {
     check_batch_args(j, in_dims, out_dims)?;
@@ -143,9 +133,7 @@ fn batch_impl(
 
 /// Checks the numbers of in/out dims and of consts against the program.
 fn check_batch_args(
-    j: &ClosedJaxpr,
-    in_dims: &[Option<usize>],
-    out_dims: Option<&[Option<usize>]>,
+    j: &ClosedJaxpr, in_dims: &[Option<usize>], out_dims: Option<&[Option<usize>]>,
 ) -> Result<()> {
     let jaxpr = &j.jaxpr;
     if in_dims.len() != jaxpr.invars.len() {
@@ -203,11 +191,7 @@ impl BatchEnv {
     /// Binds the consts (unbatched) and the inputs (with the batch axis
     /// inserted at their in dim) of `j` to new variables of `b`.
     fn bind_inputs(
-        &mut self,
-        b: &mut Builder,
-        j: &ClosedJaxpr,
-        in_dims: &[Option<usize>],
-        axis_size: usize,
+        &mut self, b: &mut Builder, j: &ClosedJaxpr, in_dims: &[Option<usize>], axis_size: usize,
     ) -> Result<()> {
         let jaxpr = &j.jaxpr;
         for (v, c) in jaxpr.constvars.iter().zip(&j.consts) {
@@ -262,11 +246,7 @@ impl BatchEnv {
             r
         };
         if outs.len() != eqn.outputs.len() || odims.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: outs.len(),
-            });
+            return Err(Error::arity(eqn.prim.name(), eqn.outputs.len(), outs.len()));
         }
         for ((v, x), d) in eqn.outputs.iter().zip(outs).zip(odims) {
             self.bind(*v, (x, d))?;
@@ -279,12 +259,7 @@ impl BatchEnv {
 /// `want`; `strict` (out dims were given): a batched output requested
 /// unbatched is an error.
 fn place_output(
-    b: &mut Builder,
-    i: usize,
-    x: Atom,
-    d: Option<usize>,
-    want: Option<usize>,
-    strict: bool,
+    b: &mut Builder, i: usize, x: Atom, d: Option<usize>, want: Option<usize>, strict: bool,
     axis_size: usize,
 ) -> Result<Atom> {
     Ok(match (want, d) {

@@ -34,8 +34,7 @@ pub fn dce_closed(j: &ClosedJaxpr) -> Result<ClosedJaxpr> {
 /// Like [`dce_jaxpr`] but keeping every input; the mask says which inputs
 /// are read.
 pub(crate) fn dce_keep_inputs(
-    j: &ClosedJaxpr,
-    used_outputs: &[bool],
+    j: &ClosedJaxpr, used_outputs: &[bool],
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
     dce_impl(j, used_outputs, false)
 }
@@ -53,18 +52,14 @@ fn is_live(live: &[bool], v: Var) -> bool {
 }
 
 fn dce_impl(
-    j: &ClosedJaxpr,
-    used_outputs: &[bool],
-    prune_inputs: bool,
+    j: &ClosedJaxpr, used_outputs: &[bool], prune_inputs: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
     let jx = &j.jaxpr;
-    if used_outputs.len() != jx.outvars.len() {
-        return Err(Error::Arity {
-            prim: "dce_jaxpr (used_outputs)",
-            expected: jx.outvars.len(),
-            got: used_outputs.len(),
-        });
-    }
+    Error::check_count(
+        "dce_jaxpr (used_outputs)",
+        jx.outvars.len(),
+        used_outputs.len(),
+    )?;
     let mut live = vec![false; jx.avals.len()];
     let outvars: Vec<Atom> = jx
         .outvars
@@ -159,11 +154,7 @@ fn prune_call(eqn: &Eqn, jaxpr: &ClosedJaxpr, used_outs: &[bool]) -> Result<Eqn>
 /// Renumbers variables densely in binding order (constvars, invars,
 /// equation outputs), dropping avals no binding uses.
 pub(crate) fn compact(
-    avals: &[Aval],
-    constvars: &[Var],
-    invars: &[Var],
-    eqns: Vec<Eqn>,
-    outvars: &[Atom],
+    avals: &[Aval], constvars: &[Var], invars: &[Var], eqns: Vec<Eqn>, outvars: &[Atom],
 ) -> Result<Jaxpr> {
     let mut r = Renumber {
         avals,

@@ -27,7 +27,8 @@ fn slot<T>(env: &mut [Option<T>], v: Var) -> Result<&mut Option<T>> {
         .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))
 }
 
-fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
+/// The atom `a` stands for in `env` (a literal stands for itself).
+pub(super) fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
     match a {
         Atom::Var(v) => env
             .get(v.index())
@@ -55,21 +56,13 @@ fn read_tangent(env: &[Option<Atom>], a: &Atom) -> Option<Atom> {
 /// gets a tangent (zeros materialized; float0 zeros for integer and bool
 /// outputs) and `out_nonzeros` is all true.
 pub fn jvp_jaxpr(
-    j: &ClosedJaxpr,
-    nonzeros: &[bool],
-    instantiate: bool,
+    j: &ClosedJaxpr, nonzeros: &[bool], instantiate: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
     // Dead equations first: they may hold primitives whose JVP is undefined
     // (e.g. the primal call a custom rule makes of its own function).
     let j = &crate::transforms::dce::dce_closed(j)?;
     let jx = &j.jaxpr;
-    if nonzeros.len() != jx.invars.len() {
-        return Err(Error::Arity {
-            prim: "jvp_jaxpr (nonzeros)",
-            expected: jx.invars.len(),
-            got: nonzeros.len(),
-        });
-    }
+    Error::check_count("jvp_jaxpr (nonzeros)", jx.invars.len(), nonzeros.len())?;
     let n = jx.avals.len();
     let mut b = Builder::new();
     let mut env = JvpEnv {
@@ -160,11 +153,11 @@ impl JvpEnv {
         }
         let (pouts, touts) = eqn.prim.jvp(b, &ins, &ts)?;
         if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: pouts.len(),
-            });
+            return Err(Error::arity(
+                eqn.prim.name(),
+                eqn.outputs.len(),
+                pouts.len(),
+            ));
         }
         for ((old, p), t) in eqn.outputs.iter().zip(pouts).zip(touts) {
             let float = jx.aval(*old)?.dtype.is_float();

@@ -74,17 +74,15 @@ impl State {
 /// `instantiate[j]` are computed by the unknown part even when known
 /// (passed through as residuals or rebuilt from literals).
 pub fn partial_eval_jaxpr(
-    j: &ClosedJaxpr,
-    unknowns: &[bool],
-    instantiate: &[bool],
+    j: &ClosedJaxpr, unknowns: &[bool], instantiate: &[bool],
 ) -> Result<PartialEval> {
     let jx = &j.jaxpr;
     if unknowns.len() != jx.invars.len() || instantiate.len() != jx.outvars.len() {
-        return Err(Error::Arity {
-            prim: "partial_eval_jaxpr",
-            expected: jx.invars.len(),
-            got: unknowns.len(),
-        });
+        return Err(Error::arity(
+            "partial_eval_jaxpr",
+            jx.invars.len(),
+            unknowns.len(),
+        ));
     }
     let mut avals = jx.avals.clone();
     let mut st = State::new(jx, unknowns)?;
@@ -220,11 +218,7 @@ fn invars_where(jx: &Jaxpr, unknowns: &[bool], unknown: bool) -> Vec<Var> {
 /// Builds both parts, drops the residuals the live unknown part does not
 /// read, and compacts both by DCE.
 fn assemble(
-    j: &ClosedJaxpr,
-    unknowns: &[bool],
-    avals: Vec<Aval>,
-    st: State,
-    eqns: SplitEqns,
+    j: &ClosedJaxpr, unknowns: &[bool], avals: Vec<Aval>, st: State, eqns: SplitEqns,
     outs: SplitOutputs,
 ) -> Result<PartialEval> {
     let jx = &j.jaxpr;
@@ -324,12 +318,8 @@ fn split_rule(eqn: &Eqn, in_unk: &[bool]) -> Result<Option<SplitEqn>> {
 
 /// Emits a split equation into both parts.
 fn apply_split(
-    eqn: &Eqn,
-    split: SplitEqn,
-    st: &mut State,
-    avals: &mut Vec<crate::ir::Aval>,
-    known_eqns: &mut Vec<Eqn>,
-    unknown_eqns: &mut Vec<Eqn>,
+    eqn: &Eqn, split: SplitEqn, st: &mut State, avals: &mut Vec<crate::ir::Aval>,
+    known_eqns: &mut Vec<Eqn>, unknown_eqns: &mut Vec<Eqn>,
 ) -> Result<()> {
     let fresh = |st: &mut State, avals: &mut Vec<crate::ir::Aval>, a: crate::ir::Aval| {
         let id =
@@ -364,11 +354,11 @@ fn apply_split(
     for s in spec {
         let a = match s {
             SplitInput::Atom(a) => a,
-            SplitInput::Residual(i) => Atom::Var(*res_vars.get(i).ok_or(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: i,
-                got: res_vars.len(),
-            })?),
+            SplitInput::Residual(i) => Atom::Var(*res_vars.get(i).ok_or(Error::arity(
+                eqn.prim.name(),
+                i,
+                res_vars.len(),
+            ))?),
         };
         if let Atom::Var(v) = &a {
             if !State::get(&st.unknown, *v) {
@@ -408,10 +398,7 @@ fn apply_split(
 /// operands, which become the residuals of the enclosing split instead of
 /// the callee's intermediates.
 fn split_checkpoint(
-    p: &Primitive,
-    sub: &ClosedJaxpr,
-    ins: &[Atom],
-    in_unk: &[bool],
+    p: &Primitive, sub: &ClosedJaxpr, ins: &[Atom], in_unk: &[bool],
 ) -> Result<SplitEqn> {
     let n_out = sub.jaxpr.outvars.len();
     let split = partial_eval_jaxpr(sub, in_unk, &vec![false; n_out])?;

@@ -22,11 +22,7 @@ use std::sync::Arc;
 /// Splits a `checkpoint` equation of primitive `p` (callee `sub`, saving
 /// `policy`) with operands `ins`, of which `in_unk` are unknown.
 pub(crate) fn split_with_policy(
-    p: &Primitive,
-    sub: &ClosedJaxpr,
-    policy: &RematPolicy,
-    ins: &[Atom],
-    in_unk: &[bool],
+    p: &Primitive, sub: &ClosedJaxpr, policy: &RematPolicy, ins: &[Atom], in_unk: &[bool],
 ) -> Result<SplitEqn> {
     let jx = &sub.jaxpr;
     let (known, saved) = known_and_saved(jx, policy, in_unk)?;
@@ -101,9 +97,7 @@ pub(crate) fn split_with_policy(
 /// The variables known before the backward pass, and of those the ones
 /// `policy` saves (outputs of known equations it accepts).
 fn known_and_saved(
-    jx: &Jaxpr,
-    policy: &RematPolicy,
-    in_unk: &[bool],
+    jx: &Jaxpr, policy: &RematPolicy, in_unk: &[bool],
 ) -> Result<(HashSet<Var>, HashSet<Var>)> {
     if in_unk.len() != jx.invars.len() {
         return Err(Error::Arity {
@@ -170,10 +164,7 @@ fn read_saved(jx: &Jaxpr, saved: &HashSet<Var>, outs: &[Atom]) -> Vec<Var> {
 /// `sub` with inputs `invars`, the equations `keep` accepts and outputs
 /// `outvars`, dead code removed.
 fn callee(
-    sub: &ClosedJaxpr,
-    invars: Vec<Var>,
-    keep: impl Fn(&crate::ir::Eqn) -> bool,
-    outvars: Vec<Atom>,
+    sub: &ClosedJaxpr, invars: Vec<Var>, keep: impl Fn(&crate::ir::Eqn) -> bool, outvars: Vec<Atom>,
 ) -> Result<ClosedJaxpr> {
     let jx = &sub.jaxpr;
     let prog = ClosedJaxpr {

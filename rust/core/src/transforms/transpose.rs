@@ -9,6 +9,7 @@
 
 use super::dce::dce_closed;
 use super::debug_check;
+use super::jvp::read;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
@@ -25,17 +26,6 @@ fn is_lin(lin: &[bool], a: &Atom) -> bool {
     match a {
         Atom::Var(v) => lin.get(v.index()).copied().unwrap_or(false),
         Atom::Lit(_) => false,
-    }
-}
-
-fn read(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
-    match a {
-        Atom::Var(v) => env
-            .get(v.index())
-            .cloned()
-            .flatten()
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
-        Atom::Lit(_) => Ok(a.clone()),
     }
 }
 
@@ -58,13 +48,7 @@ fn accumulate(b: &mut Builder, ct: &mut [Option<Atom>], v: Var, c: Atom) -> Resu
 /// instantiated where no path exists).
 pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> {
     let jx = &j.jaxpr;
-    if linear.len() != jx.invars.len() {
-        return Err(Error::Arity {
-            prim: "transpose_jaxpr (linear)",
-            expected: jx.invars.len(),
-            got: linear.len(),
-        });
-    }
+    Error::check_count("transpose_jaxpr (linear)", jx.invars.len(), linear.len())?;
     let n = jx.avals.len();
     let mut st = TransposeState {
         lin: vec![false; n],
@@ -113,10 +97,7 @@ impl TransposeState {
     /// Binds the consts and the non-linear inputs, marks the linear inputs,
     /// and returns the inputs taking the output cotangents.
     fn bind_inputs(
-        &mut self,
-        b: &mut Builder,
-        j: &ClosedJaxpr,
-        linear: &[bool],
+        &mut self, b: &mut Builder, j: &ClosedJaxpr, linear: &[bool],
     ) -> Result<Vec<Atom>> {
         let jx = &j.jaxpr;
         for (v, c) in jx.constvars.iter().zip(&j.consts) {
@@ -183,13 +164,7 @@ impl TransposeState {
             })
             .collect::<Result<Vec<_>>>()?;
         let res = eqn.prim.transpose(b, &cts, &ops)?;
-        if res.len() != eqn.inputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.inputs.len(),
-                got: res.len(),
-            });
-        }
+        Error::check_count(eqn.prim.name(), eqn.inputs.len(), res.len())?;
         for (a, r) in eqn.inputs.iter().zip(res) {
             if let (Atom::Var(v), Some(r)) = (a, r) {
                 if is_lin(&self.lin, a) {

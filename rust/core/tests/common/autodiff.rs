@@ -97,9 +97,7 @@ pub fn rand_for(rng: &mut Rng, aval: &Aval) -> Arc<HostArray> {
 /// JVP tangents of `f` at `xs` along `ts` (one per output; None for
 /// non-f64 outputs).
 pub fn jvp_eval(
-    f: &ClosedJaxpr,
-    xs: &[Arc<HostArray>],
-    ts: &[Option<Arc<HostArray>>],
+    f: &ClosedJaxpr, xs: &[Arc<HostArray>], ts: &[Option<Arc<HostArray>>],
 ) -> Vec<Option<Vec<f64>>> {
     let nz: Vec<bool> = xs.iter().map(|x| is_f64(x)).collect();
     let (jf, out_nz) = jvp_jaxpr(f, &nz, true).unwrap();
@@ -228,10 +226,7 @@ pub fn check_vjp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
 /// `value_and_grad_jaxpr` of a one-output program equals its fwd program's
 /// output and the bwd program seeded with ones; other programs are rejected.
 pub fn check_value_and_grad(
-    f: &ClosedJaxpr,
-    xs: &[Arc<HostArray>],
-    nz: &[bool],
-    residuals: &[Arc<HostArray>],
+    f: &ClosedJaxpr, xs: &[Arc<HostArray>], nz: &[bool], residuals: &[Arc<HostArray>],
     bwd: &ClosedJaxpr,
 ) {
     let m = f.jaxpr.outvars.len();

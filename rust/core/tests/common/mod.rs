@@ -295,11 +295,8 @@ pub fn broadcast(b: &mut Builder, x: Atom, shape: Vec<usize>, dims: Vec<usize>) 
 /// Appends `while` (cond/body taking `cond_nconsts`/`body_nconsts` leading
 /// consts from `operands`, then the carries) and returns its outputs.
 pub fn while_loop(
-    b: &mut Builder,
-    cond: microjax::ClosedJaxpr,
-    body: microjax::ClosedJaxpr,
-    (cond_nconsts, body_nconsts): (usize, usize),
-    operands: Vec<Atom>,
+    b: &mut Builder, cond: microjax::ClosedJaxpr, body: microjax::ClosedJaxpr,
+    (cond_nconsts, body_nconsts): (usize, usize), operands: Vec<Atom>,
 ) -> Vec<Atom> {
     let w = Primitive::Control(microjax::prims::control::ControlFlow::While {
         cond_jaxpr: Arc::new(cond),

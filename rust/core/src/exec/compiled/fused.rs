@@ -127,11 +127,7 @@ impl Fused {
     /// broadcast of a value from outside the group, the operand itself for a
     /// reshape, else a new register computed by one instruction.
     fn member_arg(
-        &mut self,
-        jx: &Jaxpr,
-        eqn: &crate::ir::Eqn,
-        out: Var,
-        bound: &[Option<Arg>],
+        &mut self, jx: &Jaxpr, eqn: &crate::ir::Eqn, out: Var, bound: &[Option<Arg>],
     ) -> Result<Arg> {
         Ok(match &eqn.prim {
             Primitive::BroadcastInDim(BroadcastInDim {
@@ -316,12 +312,7 @@ impl Fused {
     /// whole group, so full-shape inputs are used in place and the results
     /// have the group's shape.
     fn eval_chunk(
-        &self,
-        ctx: &ExecCtx,
-        inputs: &[&HostArray],
-        scalars: &[&HostArray],
-        s: usize,
-        e: usize,
+        &self, ctx: &ExecCtx, inputs: &[&HostArray], scalars: &[&HostArray], s: usize, e: usize,
         whole: bool,
     ) -> Result<Vec<HostArray>> {
         let loaded: Vec<Option<HostArray>> = self
@@ -376,12 +367,8 @@ impl Fused {
 
     /// The value of `a` in the current chunk.
     fn arg<'s>(
-        &'s self,
-        a: &Arg,
-        regs: &'s [Option<HostArray>],
-        loaded: &'s [Option<HostArray>],
-        inputs: &'s [&'s HostArray],
-        scalars: &'s [&'s HostArray],
+        &'s self, a: &Arg, regs: &'s [Option<HostArray>], loaded: &'s [Option<HostArray>],
+        inputs: &'s [&'s HostArray], scalars: &'s [&'s HostArray],
     ) -> Result<&'s HostArray> {
         match *a {
             Arg::Reg(r) => regs
@@ -420,9 +407,7 @@ fn span_plan(ctx: &ExecCtx, len: usize) -> (usize, usize) {
 /// `run((span index, windows))` on every span, over threads when
 /// `threads > 1`.
 fn run_spans<P: Send>(
-    ctx: &ExecCtx,
-    threads: usize,
-    per_output: Vec<Vec<P>>,
+    ctx: &ExecCtx, threads: usize, per_output: Vec<Vec<P>>,
     run: impl Fn((usize, Vec<P>)) -> Result<()> + Sync + Send,
 ) -> Result<()> {
     let mut per_span: Vec<Vec<P>> = Vec::new();
@@ -450,11 +435,7 @@ fn run_spans<P: Send>(
 /// Elements `s..e` of the group as read from `x` through `access`, shaped
 /// `shape` (the whole group) or as a vector.
 fn load(
-    x: &HostArray,
-    access: Access,
-    s: usize,
-    e: usize,
-    shape: Option<&Vec<usize>>,
+    x: &HostArray, access: Access, s: usize, e: usize, shape: Option<&Vec<usize>>,
 ) -> Result<HostArray> {
     let n = e.saturating_sub(s);
     let buf = crate::with_buffer!(x.buffer(), v => {
@@ -469,11 +450,7 @@ fn load(
 /// Appends elements `s..e` of the group as read from `v` through
 /// `access` to `out`.
 fn gather_into<T: Copy>(
-    v: &[T],
-    access: Access,
-    s: usize,
-    e: usize,
-    out: &mut Vec<T>,
+    v: &[T], access: Access, s: usize, e: usize, out: &mut Vec<T>,
 ) -> Result<()> {
     let size = access.size.max(1);
     let inner = access.inner.max(1);

@@ -262,9 +262,7 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
 
 /// The (root) groups whose values `eqn` reads, each once.
 fn groups_read(
-    eqn: &crate::ir::Eqn,
-    producer: &[Option<usize>],
-    parent: &mut [usize],
+    eqn: &crate::ir::Eqn, producer: &[Option<usize>], parent: &mut [usize],
 ) -> Vec<usize> {
     let mut read: Vec<usize> = Vec::new();
     for a in &eqn.inputs {

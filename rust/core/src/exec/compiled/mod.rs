@@ -232,10 +232,7 @@ impl Compiled {
     }
 
     fn run_tracked(
-        &self,
-        ctx: &ExecCtx,
-        args: &[Arc<HostArray>],
-        track: Option<&mut RunStats>,
+        &self, ctx: &ExecCtx, args: &[Arc<HostArray>], track: Option<&mut RunStats>,
     ) -> Result<Vec<Arc<HostArray>>> {
         let jx = &self.prog.jaxpr;
         super::check_program_args(
@@ -267,10 +264,7 @@ impl Compiled {
     /// Walks the plan on `env` (parameters bound), freeing after each step
     /// the values `frees` lists for it.
     fn run_steps(
-        &self,
-        ctx: &ExecCtx,
-        env: &mut [Option<Arc<HostArray>>],
-        frees: &[Vec<Var>],
+        &self, ctx: &ExecCtx, env: &mut [Option<Arc<HostArray>>], frees: &[Vec<Var>],
         mut track: Option<&mut RunStats>,
     ) -> Result<()> {
         let jx = &self.prog.jaxpr;
@@ -338,14 +332,11 @@ impl Compiled {
     /// the values `fixed` on every run (see [`Looped`]).
     pub fn looped(&self, fixed: &[Arc<HostArray>]) -> Result<Looped<'_>> {
         let jx = &self.prog.jaxpr;
-        let (params, varying) = jx
-            .invars
-            .split_at_checked(fixed.len())
-            .ok_or(Error::Arity {
-                prim: "compiled program",
-                expected: jx.invars.len(),
-                got: fixed.len(),
-            })?;
+        let (params, varying) = jx.invars.split_at_checked(fixed.len()).ok_or(Error::arity(
+            "compiled program",
+            jx.invars.len(),
+            fixed.len(),
+        ))?;
         let mut env = recycle::Env::acquire(jx.avals.len());
         let mut is_fixed = vec![false; jx.avals.len()];
         for (v, a) in params.iter().zip(fixed) {
@@ -420,10 +411,7 @@ impl Looped<'_> {
     /// Runs the body with `vary` (drained) as its varying parameters,
     /// appending the results to `outs`.
     pub fn run(
-        &mut self,
-        ctx: &ExecCtx,
-        vary: &mut Vec<Arc<HostArray>>,
-        outs: &mut Vec<Arc<HostArray>>,
+        &mut self, ctx: &ExecCtx, vary: &mut Vec<Arc<HostArray>>, outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         let ran = self.run_once(ctx, vary, outs);
         self.unbind();
@@ -431,19 +419,10 @@ impl Looped<'_> {
     }
 
     fn run_once(
-        &mut self,
-        ctx: &ExecCtx,
-        vary: &mut Vec<Arc<HostArray>>,
-        outs: &mut Vec<Arc<HostArray>>,
+        &mut self, ctx: &ExecCtx, vary: &mut Vec<Arc<HostArray>>, outs: &mut Vec<Arc<HostArray>>,
     ) -> Result<()> {
         let varying = self.varying;
-        if vary.len() != varying.len() {
-            return Err(Error::Arity {
-                prim: "compiled program",
-                expected: varying.len(),
-                got: vary.len(),
-            });
-        }
+        Error::check_count("compiled program", varying.len(), vary.len())?;
         for (v, a) in varying.iter().zip(vary.drain(..)) {
             self.plan.check_arg(*v, &a)?;
             *slot(&mut self.env, *v)? = Some(a);
@@ -509,11 +488,7 @@ fn src<'a>(env: &'a [Option<Arc<HostArray>>], s: &'a Src) -> Result<&'a HostArra
 
 /// One unfused equation.
 fn run_eqn(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    ins: &[Src],
-    bodies: &[Compiled],
-    out: Option<&Aval>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], bodies: &[Compiled], out: Option<&Aval>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let shared = || -> Result<Vec<Arc<HostArray>>> {
@@ -539,10 +514,7 @@ fn run_eqn(
 
 /// An equation run by its kernel into fresh arrays.
 fn run_kernel(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    ins: &[Src],
-    out: Option<&Aval>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: Option<&Aval>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let refs = ins
@@ -560,11 +532,7 @@ fn run_kernel(
 /// write into a recycled array when the bin has one, the rest run their
 /// kernel.
 fn run_single(
-    ctx: &ExecCtx,
-    prim: &Primitive,
-    ins: &[Src],
-    out: &Aval,
-    dot: Option<&kernel::PackedDot>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: &Aval, dot: Option<&kernel::PackedDot>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Arc<HostArray>> {
     let recycled = match (prim, ins) {
@@ -611,11 +579,7 @@ fn run_single(
     let mut outs = run_eqn(ctx, prim, ins, &[], Some(out), env)?;
     match (outs.pop(), outs.is_empty()) {
         (Some(h), true) => Ok(h),
-        _ => Err(Error::Arity {
-            prim: prim.name(),
-            expected: 1,
-            got: outs.len().saturating_add(1),
-        }),
+        _ => Err(Error::arity(prim.name(), 1, outs.len().saturating_add(1))),
     }
 }
 
@@ -624,8 +588,7 @@ fn run_single(
 /// the buffer untouched, when it does not). `None`: the caller takes the
 /// kernel's allocating path.
 fn into_recycled(
-    out: &Aval,
-    write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
+    out: &Aval, write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
 ) -> Result<Option<Arc<HostArray>>> {
     let Some(mut dst) = recycle::take(out.dtype, &out.shape) else {
         return Ok(None);
@@ -670,10 +633,7 @@ fn binary_fits(a: &HostArray, b: &HostArray, out: &Aval) -> bool {
 /// per-element functions) or the integer kernel; `false` when `op` has no
 /// such path.
 fn binary_into(
-    op: crate::prims::BinaryOp,
-    a: &HostArray,
-    b: &HostArray,
-    out: &mut crate::array::Buffer,
+    op: crate::prims::BinaryOp, a: &HostArray, b: &HostArray, out: &mut crate::array::Buffer,
 ) -> bool {
     use crate::array::Buffer;
     use crate::prims::kernel::slices::{self, Lane, Operand};
@@ -712,9 +672,7 @@ fn unary_into(op: crate::prims::UnaryOp, x: &HostArray, out: &mut crate::array::
 /// The register-kernel plan of a float `dot_general` equation computed in
 /// the operands' type, when its operands are used in place.
 fn packed_dot(
-    jx: &Jaxpr,
-    eqn: &crate::ir::Eqn,
-    out: Option<&Aval>,
+    jx: &Jaxpr, eqn: &crate::ir::Eqn, out: Option<&Aval>,
 ) -> Result<Option<kernel::PackedDot>> {
     let (
         Primitive::DotGeneral(DotGeneral {

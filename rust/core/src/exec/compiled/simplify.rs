@@ -48,13 +48,7 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
             .map(|a| lookup(&env, a))
             .collect::<Result<Vec<_>>>()?;
         let outs = emit(&mut b, &mut seen, &mut transposes, eqn, ins, depth)?;
-        if outs.len() != eqn.outputs.len() {
-            return Err(Error::Arity {
-                prim: eqn.prim.name(),
-                expected: eqn.outputs.len(),
-                got: outs.len(),
-            });
-        }
+        Error::check_count(eqn.prim.name(), eqn.outputs.len(), outs.len())?;
         for (old, new) in eqn.outputs.iter().zip(outs) {
             bind(&mut env, *old, new)?;
         }
@@ -72,12 +66,8 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
 type Transposes = HashMap<Var, (Atom, Vec<usize>)>;
 
 fn emit(
-    b: &mut Builder,
-    seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
-    transposes: &mut Transposes,
-    eqn: &Eqn,
-    ins: Vec<Atom>,
-    depth: usize,
+    b: &mut Builder, seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
+    transposes: &mut Transposes, eqn: &Eqn, ins: Vec<Atom>, depth: usize,
 ) -> Result<Vec<Atom>> {
     let (prim, ins) = match &eqn.prim {
         Primitive::DotGeneral(DotGeneral {
@@ -108,9 +98,7 @@ fn emit(
 /// free axes keep their order (so the result's axes do not move). The
 /// kernel reads strided operands in place.
 fn fold_transposes(
-    dims: &DotDims,
-    ins: Vec<Atom>,
-    transposes: &Transposes,
+    dims: &DotDims, ins: Vec<Atom>, transposes: &Transposes,
 ) -> (DotDims, Vec<Atom>) {
     let [lhs, rhs] = ins.as_slice() else {
         return (dims.clone(), ins);
@@ -144,12 +132,8 @@ fn fold_transposes(
 }
 
 fn emit_simplified(
-    b: &mut Builder,
-    seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
-    eqn: &Eqn,
-    prim: Primitive,
-    ins: Vec<Atom>,
-    depth: usize,
+    b: &mut Builder, seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>, eqn: &Eqn,
+    prim: Primitive, ins: Vec<Atom>, depth: usize,
 ) -> Result<Vec<Atom>> {
     match &prim {
         Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. })

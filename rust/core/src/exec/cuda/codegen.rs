@@ -440,11 +440,7 @@ pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
 /// The C expression of group member `eqn` (of input and output dtypes
 /// `in_dtype`, `out_dtype`), `None` when it has no device lowering.
 fn member_value(
-    em: &mut Emit,
-    jx: &Jaxpr,
-    eqn: &Eqn,
-    (in_dtype, out_dtype): (DType, DType),
-    len: usize,
+    em: &mut Emit, jx: &Jaxpr, eqn: &Eqn, (in_dtype, out_dtype): (DType, DType), len: usize,
 ) -> Result<Option<String>> {
     Ok(Some(match &eqn.prim {
         Primitive::BroadcastInDim(BroadcastInDim {
@@ -489,12 +485,7 @@ fn member_value(
 /// body and, when it escapes the group, adds its output parameter and its
 /// store (to `stores`, written after every member).
 fn store_member(
-    em: &mut Emit,
-    jx: &Jaxpr,
-    group: &Group,
-    (m, out): (usize, Var),
-    od: DType,
-    expr: &str,
+    em: &mut Emit, jx: &Jaxpr, group: &Group, (m, out): (usize, Var), od: DType, expr: &str,
     (outputs, stores): (&mut Vec<Var>, &mut String),
 ) -> Result<()> {
     let ty = compute_type(od).ok_or_else(|| unsupported("output dtype".into()))?;
@@ -525,11 +516,7 @@ fn store_member(
 /// Names the kernel from the hash of its text (with the name left out) and
 /// packages it.
 pub(super) fn finish(
-    mut params: Vec<String>,
-    body: &str,
-    inputs: Vec<(Var, Access)>,
-    outputs: Vec<Var>,
-    len: usize,
+    mut params: Vec<String>, body: &str, inputs: Vec<(Var, Access)>, outputs: Vec<Var>, len: usize,
 ) -> KernelSource {
     params.push("long long n".to_string());
     let name = format!(

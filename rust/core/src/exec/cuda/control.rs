@@ -60,10 +60,7 @@ impl DeviceControl {
 
     /// Runs the equation on `operands` (on `device`), results on the device.
     pub(super) fn run(
-        &self,
-        ctx: &crate::exec::ExecCtx,
-        device: &Arc<Device>,
-        operands: &[DeviceArray],
+        &self, ctx: &crate::exec::ExecCtx, device: &Arc<Device>, operands: &[DeviceArray],
     ) -> Result<Vec<DeviceArray>> {
         let mem = DeviceMemory { device };
         match self {
@@ -92,10 +89,7 @@ impl LoopMemory for DeviceMemory<'_> {
     type Plan = CudaPlan;
 
     fn run(
-        &self,
-        ctx: &crate::exec::ExecCtx,
-        plan: &CudaPlan,
-        args: &[DeviceArray],
+        &self, ctx: &crate::exec::ExecCtx, plan: &CudaPlan, args: &[DeviceArray],
     ) -> Result<Vec<DeviceArray>> {
         plan.run_in(ctx, args)
     }

@@ -19,10 +19,7 @@ pub trait LoopMemory {
 
     /// Runs `plan` on `args` in the enclosing run's `ctx`.
     fn run(
-        &self,
-        ctx: &ExecCtx,
-        plan: &Self::Plan,
-        args: &[Self::Value],
+        &self, ctx: &ExecCtx, plan: &Self::Plan, args: &[Self::Value],
     ) -> Result<Vec<Self::Value>>;
     /// The first element of `v`, copied to the host.
     fn scalar(&self, v: &Self::Value) -> Result<Scalar>;
@@ -47,28 +44,19 @@ fn operands<'a, V>(prim: &'static str, args: &'a [V], from: usize, n: usize) -> 
 /// `cond`: the branch the first operand selects (clamped into range, as
 /// XLA does) runs on the other operands.
 pub fn run_cond<M: LoopMemory>(
-    ctx: &ExecCtx,
-    mem: &M,
-    branches: &[M::Plan],
-    args: &[M::Value],
+    ctx: &ExecCtx, mem: &M, branches: &[M::Plan], args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
-    let (index, ops) = args.split_first().ok_or(Error::Arity {
-        prim: "cond",
-        expected: 1,
-        got: 0,
-    })?;
+    let (index, ops) = args.split_first().ok_or(Error::arity("cond", 1, 0))?;
     let i = mem.scalar(index)?.as_i64();
-    let last = branches.len().checked_sub(1).ok_or(Error::Arity {
-        prim: "cond",
-        expected: 1,
-        got: 0,
-    })?;
+    let last = branches
+        .len()
+        .checked_sub(1)
+        .ok_or(Error::arity("cond", 1, 0))?;
     let k = usize::try_from(i.max(0)).unwrap_or(last).min(last);
-    let branch = branches.get(k).ok_or(Error::Arity {
-        prim: "cond",
-        expected: k.saturating_add(1),
-        got: branches.len(),
-    })?;
+    let branch =
+        branches
+            .get(k)
+            .ok_or(Error::arity("cond", k.saturating_add(1), branches.len()))?;
     mem.run(ctx, branch, ops)
 }
 
@@ -77,11 +65,7 @@ pub fn run_cond<M: LoopMemory>(
 /// the run's `while` budget ([`ExecCtx::take_while_iteration`]) as on the
 /// CPU.
 pub fn run_while<M: LoopMemory>(
-    ctx: &ExecCtx,
-    mem: &M,
-    cond: &M::Plan,
-    body: &M::Plan,
-    nconsts: (usize, usize),
+    ctx: &ExecCtx, mem: &M, cond: &M::Plan, body: &M::Plan, nconsts: (usize, usize),
     args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
     let (cc, bc) = nconsts;
@@ -95,13 +79,7 @@ pub fn run_while<M: LoopMemory>(
         let ins: Vec<M::Value> = cond_consts.iter().chain(&carries).cloned().collect();
         let pred = match mem.run(ctx, cond, &ins)?.as_slice() {
             [p] => mem.scalar(p)?.as_bool(),
-            outs => {
-                return Err(Error::Arity {
-                    prim: "while",
-                    expected: 1,
-                    got: outs.len(),
-                })
-            }
+            outs => return Err(Error::arity("while", 1, outs.len())),
         };
         if !pred {
             return Ok(carries);
@@ -115,12 +93,7 @@ pub fn run_while<M: LoopMemory>(
 /// `scan`: operands are consts, initial carries, `xs`; results the final
 /// carries then the stacked `ys` (`y_avals`, leading axis `s.length`).
 pub fn run_scan<M: LoopMemory>(
-    ctx: &ExecCtx,
-    mem: &M,
-    s: &Scan,
-    body: &M::Plan,
-    y_avals: &[Aval],
-    args: &[M::Value],
+    ctx: &ExecCtx, mem: &M, s: &Scan, body: &M::Plan, y_avals: &[Aval], args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
     let consts = operands("scan", args, 0, s.num_consts)?;
     let mut carries = operands("scan", args, s.num_consts, s.num_carry)?.to_vec();
@@ -143,13 +116,7 @@ pub fn run_scan<M: LoopMemory>(
             ins.push(mem.row(x, i)?);
         }
         let mut outs = mem.run(ctx, body, &ins)?;
-        if outs.len() != s.num_carry.saturating_add(ys.len()) {
-            return Err(Error::Arity {
-                prim: "scan",
-                expected: s.num_carry.saturating_add(ys.len()),
-                got: outs.len(),
-            });
-        }
+        Error::check_count("scan", s.num_carry.saturating_add(ys.len()), outs.len())?;
         let step_ys = outs.split_off(s.num_carry);
         for (dst, y) in ys.iter_mut().zip(&step_ys) {
             mem.write_row(dst, i, y)?;
@@ -183,10 +150,7 @@ mod tests {
         type Plan = Compiled;
 
         fn run(
-            &self,
-            ctx: &ExecCtx,
-            plan: &Compiled,
-            args: &[Arc<HostArray>],
+            &self, ctx: &ExecCtx, plan: &Compiled, args: &[Arc<HostArray>],
         ) -> Result<Vec<Arc<HostArray>>> {
             plan.run_in(ctx, args)
         }

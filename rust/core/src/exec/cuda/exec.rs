@@ -92,10 +92,7 @@ impl DeviceArray {
     /// Overwrites row `i` with `y` (this array's buffer must not be shared:
     /// a `scan`'s `ys` while the loop fills them).
     pub(super) fn write_row(
-        &mut self,
-        device: &Arc<Device>,
-        i: usize,
-        y: &DeviceArray,
+        &mut self, device: &Arc<Device>, i: usize, y: &DeviceArray,
     ) -> Result<()> {
         let (row, rows, per) = self.row_layout()?;
         if row.shape != y.aval.shape || row.dtype != y.aval.dtype {
@@ -332,9 +329,7 @@ impl CudaPlan {
 
     /// Runs the plan on device arrays of its device in `ctx`.
     pub fn run_in(
-        &self,
-        ctx: &crate::exec::ExecCtx,
-        args: &[DeviceArray],
+        &self, ctx: &crate::exec::ExecCtx, args: &[DeviceArray],
     ) -> Result<Vec<DeviceArray>> {
         let jx = &self.prog.jaxpr;
         self.check_args(jx, args)?;
@@ -386,11 +381,7 @@ impl CudaPlan {
     }
 
     fn run_step(
-        &self,
-        ctx: &crate::exec::ExecCtx,
-        jx: &Jaxpr,
-        step: &Step,
-        env: &mut [Option<DeviceArray>],
+        &self, ctx: &crate::exec::ExecCtx, jx: &Jaxpr, step: &Step, env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         match step {
             Step::Kernel { kernel, func } => self.run_kernel(jx, kernel, func, env),
@@ -417,10 +408,7 @@ impl CudaPlan {
 
     /// A generated kernel writing fresh output arrays.
     fn run_kernel(
-        &self,
-        jx: &Jaxpr,
-        kernel: &KernelSource,
-        func: &CudaFunction,
+        &self, jx: &Jaxpr, kernel: &KernelSource, func: &CudaFunction,
         env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         let outs = kernel
@@ -448,11 +436,7 @@ impl CudaPlan {
 
     /// A scatter kernel updating a fresh copy of `operand` in place.
     fn run_scatter(
-        &self,
-        jx: &Jaxpr,
-        operand: Var,
-        kernel: &KernelSource,
-        func: &CudaFunction,
+        &self, jx: &Jaxpr, operand: Var, kernel: &KernelSource, func: &CudaFunction,
         env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         let [o] = kernel.outputs.as_slice() else {
@@ -477,11 +461,7 @@ impl CudaPlan {
 
     /// A cuBLAS GEMM of `lhs` and `rhs` into a fresh `out`.
     fn run_gemm(
-        &self,
-        jx: &Jaxpr,
-        spec: &GemmSpec,
-        (lhs, rhs): (Var, Var),
-        out: Var,
+        &self, jx: &Jaxpr, spec: &GemmSpec, (lhs, rhs): (Var, Var), out: Var,
         env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         let aval = jx.aval(out)?.clone();
@@ -502,11 +482,7 @@ impl CudaPlan {
     /// A control-flow equation, driven from the host (literal operands
     /// uploaded).
     fn run_control(
-        &self,
-        ctx: &crate::exec::ExecCtx,
-        control: &DeviceControl,
-        ins: &[Atom],
-        outs: &[Var],
+        &self, ctx: &crate::exec::ExecCtx, control: &DeviceControl, ins: &[Atom], outs: &[Var],
         env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         let operands = ins
@@ -528,11 +504,7 @@ impl CudaPlan {
 
     /// An equation run on the host: inputs copied back, outputs copied up.
     fn run_host(
-        &self,
-        ctx: &crate::exec::ExecCtx,
-        plan: &Compiled,
-        ins: &[Var],
-        outs: &[Var],
+        &self, ctx: &crate::exec::ExecCtx, plan: &Compiled, ins: &[Var], outs: &[Var],
         env: &mut [Option<DeviceArray>],
     ) -> Result<()> {
         let host = ins

@@ -53,10 +53,7 @@ impl Walk<'_> {
     /// batch position `g`, coordinates `b0..` given by `batch_coord`) and
     /// `ok` (whether the window is in bounds, always true when clamping).
     fn start_lines(
-        &self,
-        body: &mut String,
-        pad: &str,
-        batch_coord: &dyn Fn(usize) -> String,
+        &self, body: &mut String, pad: &str, batch_coord: &dyn Fn(usize) -> String,
     ) -> Result<()> {
         let ostrides = strides(self.operand)?;
         let _ = writeln!(body, "{pad}long long off = 0;");
@@ -311,11 +308,7 @@ fn scatter_walk<'a>(sp: &'a ScatterParams, s: &IndexedShapes<'a>, axes: &[usize]
 /// update window (`window_shape`) and combines it into the operand at every
 /// batch position, in order.
 fn scatter_body(
-    sp: &ScatterParams,
-    s: &IndexedShapes,
-    walk: &Walk,
-    axes: &[usize],
-    window_shape: &[usize],
+    sp: &ScatterParams, s: &IndexedShapes, walk: &Walk, axes: &[usize], window_shape: &[usize],
 ) -> Result<String> {
     let d = &sp.dims;
     let ty = c_ty(s.dtype)?;
@@ -372,9 +365,7 @@ fn scatter_body(
 /// (`vars`: indices, updates, output). Its work items are the update
 /// window's elements.
 pub fn scatter_kernel(
-    sp: &ScatterParams,
-    s: &IndexedShapes,
-    vars: [Var; 3],
+    sp: &ScatterParams, s: &IndexedShapes, vars: [Var; 3],
 ) -> Result<KernelSource> {
     let ty = c_ty(s.dtype)?;
     let ity = c_ty(s.index_dtype)?;

@@ -191,12 +191,7 @@ fn reduce_combine(op: ReduceOp, d: DType, acc: &str, x: &str) -> String {
 /// thread per output element, the reduced elements combined in row-major
 /// order.
 pub fn reduce_kernel(
-    op: ReduceOp,
-    d: DType,
-    shape: &[usize],
-    axes: &[usize],
-    x: Var,
-    out: Var,
+    op: ReduceOp, d: DType, shape: &[usize], axes: &[usize], x: Var, out: Var,
 ) -> Result<KernelSource> {
     let el = elements(d)?;
     let (d, ty, stored) = (el.compute, c_ty(el.compute)?, el.storage);
@@ -258,13 +253,7 @@ pub fn cumulative_lowers(op: CumOp, d: DType) -> bool {
 /// `cum<op>(x, axis, reverse)`: one thread per line along `axis`, the
 /// running value updated element by element.
 pub fn cumulative_kernel(
-    op: CumOp,
-    d: DType,
-    shape: &[usize],
-    axis: usize,
-    reverse: bool,
-    x: Var,
-    out: Var,
+    op: CumOp, d: DType, shape: &[usize], axis: usize, reverse: bool, x: Var, out: Var,
 ) -> Result<KernelSource> {
     let el = elements(d)?;
     let (d, ty, stored) = (el.compute, c_ty(el.compute)?, el.storage);
@@ -313,12 +302,7 @@ pub fn cumulative_kernel(
 /// the first extreme element wins and the first NaN beats everything, as
 /// on the CPU.
 pub fn arg_kernel(
-    op: ArgOp,
-    d: DType,
-    shape: &[usize],
-    axis: usize,
-    index: DType,
-    vars: (Var, Var),
+    op: ArgOp, d: DType, shape: &[usize], axis: usize, index: DType, vars: (Var, Var),
 ) -> Result<KernelSource> {
     let el = elements(d)?;
     let ty = c_ty(el.compute)?;

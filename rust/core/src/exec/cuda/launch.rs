@@ -18,8 +18,7 @@ use std::sync::Arc;
 
 /// `class` bytes of uninitialized device memory.
 pub(super) fn alloc_bytes(
-    stream: &Arc<CudaStream>,
-    class: usize,
+    stream: &Arc<CudaStream>, class: usize,
 ) -> std::result::Result<CudaSlice<u8>, DriverError> {
     // SAFETY: the memory is uninitialized; every kernel writes each output
     // element before it is read, and host copies read only the bytes a
@@ -36,10 +35,7 @@ const MAX_BLOCKS: usize = 1 << 16;
 /// `ins` and `outs` (in parameter order), each holding the bytes the kernel
 /// reads or writes.
 pub(super) fn launch_kernel(
-    stream: &Arc<CudaStream>,
-    f: &CudaFunction,
-    k: &KernelSource,
-    ins: &[&CudaSlice<u8>],
+    stream: &Arc<CudaStream>, f: &CudaFunction, k: &KernelSource, ins: &[&CudaSlice<u8>],
     outs: &[&CudaSlice<u8>],
 ) -> Result<()> {
     if ins.len() != k.inputs.len() || outs.len() != k.outputs.len() {
@@ -120,10 +116,7 @@ fn strided_config<T>(s: &GemmSpec, one: T, zero: T) -> Result<StridedBatchedConf
 
 /// `out := lhs · rhs` by cuBLAS (strided batched), f32 or f64.
 pub(super) fn gemm(
-    blas: &CudaBlas,
-    s: &GemmSpec,
-    lhs: &CudaSlice<u8>,
-    rhs: &CudaSlice<u8>,
+    blas: &CudaBlas, s: &GemmSpec, lhs: &CudaSlice<u8>, rhs: &CudaSlice<u8>,
     out: &mut CudaSlice<u8>,
 ) -> Result<()> {
     let count = |a: usize, b: usize| {

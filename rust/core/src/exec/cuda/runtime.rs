@@ -152,12 +152,7 @@ impl Device {
     /// the stream (device to device). Both ranges are checked against the
     /// bytes in use first: cudarc asserts on a short destination.
     pub(super) fn copy(
-        &self,
-        src: &DeviceBuffer,
-        from: usize,
-        dst: &mut DeviceBuffer,
-        to: usize,
-        n: usize,
+        &self, src: &DeviceBuffer, from: usize, dst: &mut DeviceBuffer, to: usize, n: usize,
     ) -> Result<()> {
         if n == 0 {
             return Ok(());

@@ -105,10 +105,7 @@ fn operand_layout(rank: usize, nb: usize, contract: &[usize]) -> Option<bool> {
 
 /// The cuBLAS form of a `dot_general`, `None` when it has none.
 pub fn gemm_spec(
-    dims: &DotDims,
-    lhs: &[usize],
-    rhs: &[usize],
-    dtypes: [DType; 3],
+    dims: &DotDims, lhs: &[usize], rhs: &[usize], dtypes: [DType; 3],
 ) -> Option<GemmSpec> {
     let [dl, dr, dout] = dtypes;
     if dl != dr || dl != dout || !matches!(dl, DType::F32 | DType::F64) {
@@ -201,10 +198,7 @@ fn fallback_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
 
 /// `single_step` of reductions, cumulative ops, arg reductions and `iota`.
 fn reduction_step(
-    jx: &Jaxpr,
-    i: usize,
-    eqn: &Eqn,
-    out: Option<(Var, &Aval)>,
+    jx: &Jaxpr, i: usize, eqn: &Eqn, out: Option<(Var, &Aval)>,
 ) -> Result<DeviceStep> {
     match (&eqn.prim, eqn.inputs.as_slice(), out) {
         (Primitive::Reduce(Reduce { op, axes }), [x], Some((o, oa))) => match var_aval(jx, x) {
@@ -370,11 +364,7 @@ fn movement_step(jx: &Jaxpr, i: usize, eqn: &Eqn, out: Option<(Var, &Aval)>) -> 
 /// The index-mapping kernel of data-movement equation `i`, or a host step
 /// for `reason` when it has none.
 fn structural_step(
-    jx: &Jaxpr,
-    i: usize,
-    ins: &[Atom],
-    out: Var,
-    reason: &'static str,
+    jx: &Jaxpr, i: usize, ins: &[Atom], out: Var, reason: &'static str,
 ) -> Result<DeviceStep> {
     let eqn = jx
         .eqns

@@ -132,10 +132,7 @@ fn aval_of<'a>(jx: &'a Jaxpr, a: &'a Atom) -> Result<&'a Aval> {
 /// The kernel of structural equation `prim(ins) -> out`, `None` for other
 /// primitives and for operands the device cannot hold (keys, float0).
 pub fn structural_kernel(
-    jx: &Jaxpr,
-    prim: &Primitive,
-    ins: &[Atom],
-    out: Var,
+    jx: &Jaxpr, prim: &Primitive, ins: &[Atom], out: Var,
 ) -> Result<Option<KernelSource>> {
     let oa = jx.aval(out)?;
     let Some(ty) = moved_type(oa.dtype) else {
@@ -199,10 +196,7 @@ pub fn structural_kernel(
 
 /// `slice`: the input element at `start + c * step` on every axis.
 fn slice_value(
-    em: &mut Emit,
-    x: &Atom,
-    start_indices: &[usize],
-    steps: Option<&[usize]>,
+    em: &mut Emit, x: &Atom, start_indices: &[usize], steps: Option<&[usize]>,
 ) -> Result<String> {
     let st = strides(&aval_of(em.jx, x)?.shape)?;
     let mut terms = Vec::new();
@@ -246,10 +240,7 @@ fn broadcast_value(em: &mut Emit, x: &Atom, broadcast_dimensions: &[usize]) -> R
 /// `dynamic_slice`: the input element at `s + c`, each start `s` clamped
 /// so the slice stays in bounds.
 fn dynamic_slice_value(
-    em: &mut Emit,
-    x: &Atom,
-    slice_sizes: &[usize],
-    starts: &[Atom],
+    em: &mut Emit, x: &Atom, slice_sizes: &[usize], starts: &[Atom],
 ) -> Result<String> {
     let xa = aval_of(em.jx, x)?;
     let st = strides(&xa.shape)?;

@@ -26,9 +26,7 @@ pub fn parse(text: &str, limits: &ParseLimits) -> Result<ClosedJaxpr> {
 /// Parses canonical text whose top-level constvars take `consts` (count and
 /// avals checked), then typechecks the program.
 pub fn parse_with_consts(
-    text: &str,
-    consts: Vec<Arc<HostArray>>,
-    limits: &ParseLimits,
+    text: &str, consts: Vec<Arc<HostArray>>, limits: &ParseLimits,
 ) -> Result<ClosedJaxpr> {
     let jaxpr = parse_structure(text, limits)?;
     if consts.len() != jaxpr.constvars.len() {

@@ -65,13 +65,8 @@ pub(super) fn scale(b: &mut Builder, x: Atom, n: usize) -> Result<Atom> {
 }
 
 pub(super) fn batch_all_reduce(
-    b: &mut Builder,
-    op: AllReduceOp,
-    axes: &[String],
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
-    here: Option<&str>,
+    b: &mut Builder, op: AllReduceOp, axes: &[String], ins: &[Atom], dims: &[Option<usize>],
+    n: usize, here: Option<&str>,
 ) -> Result<Batched> {
     let mut outs = Vec::with_capacity(ins.len());
     let mut odims = Vec::with_capacity(ins.len());
@@ -114,11 +109,7 @@ pub(super) fn batch_all_reduce(
 
 /// A collective over an outer axis: bound again on the batched operand.
 pub(super) fn batch_other_axis(
-    c: &Collective,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    c: &Collective, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Batched> {
     let shifted = match c {
         Collective::AllGather {
@@ -177,11 +168,7 @@ pub(super) fn batch_other_axis(
 /// `j` of the result concatenates, along `concat`, block `j` (of `split`) of
 /// every example `k` in order.
 pub(super) fn all_to_all_mapped(
-    b: &mut Builder,
-    x: Atom,
-    split: usize,
-    concat: usize,
-    n: usize,
+    b: &mut Builder, x: Atom, split: usize, concat: usize, n: usize,
 ) -> Result<Atom> {
     let shape = b.aval(&x)?.shape;
     let rank = shape.len().saturating_sub(1);
@@ -222,10 +209,7 @@ pub(super) fn all_to_all_mapped(
 /// `ppermute` over the mapped axis of `x` (in front): example `dst` takes
 /// example `src`'s value, zeros where no pair sends.
 pub(super) fn ppermute_mapped(
-    b: &mut Builder,
-    x: Atom,
-    perm: &[(usize, usize)],
-    n: usize,
+    b: &mut Builder, x: Atom, perm: &[(usize, usize)], n: usize,
 ) -> Result<Atom> {
     let aval = b.aval(&x)?;
     let mut row_shape = aval.shape.clone();
@@ -265,11 +249,7 @@ pub(super) fn ppermute_mapped(
 /// the collective becomes array code over the batch dim. Returns the
 /// result and its batch dim.
 pub(super) fn batch_over_axis(
-    c: &Collective,
-    b: &mut Builder,
-    x: Atom,
-    d: Option<usize>,
-    n: usize,
+    c: &Collective, b: &mut Builder, x: Atom, d: Option<usize>, n: usize,
 ) -> Result<(Atom, Option<usize>)> {
     Ok(match c {
         Collective::AllGather {
@@ -316,12 +296,7 @@ pub(super) fn batch_over_axis(
 /// `all_gather` along dim `g` over the batch dim `d` of `x`: every example
 /// sees the same stack, an unbatched result.
 pub(super) fn all_gather_mapped(
-    b: &mut Builder,
-    x: Atom,
-    d: Option<usize>,
-    n: usize,
-    g: usize,
-    tiled: bool,
+    b: &mut Builder, x: Atom, d: Option<usize>, n: usize, g: usize, tiled: bool,
 ) -> Result<(Atom, Option<usize>)> {
     let stacked = match d {
         Some(d) => move_axis(b, x, d, g)?,
@@ -339,12 +314,7 @@ pub(super) fn all_gather_mapped(
 /// over the batch, whose block `j` of the scatter dimension belongs to
 /// example `j`.
 pub(super) fn reduce_scatter_mapped(
-    b: &mut Builder,
-    x: Atom,
-    d: Option<usize>,
-    n: usize,
-    s: usize,
-    tiled: bool,
+    b: &mut Builder, x: Atom, d: Option<usize>, n: usize, s: usize, tiled: bool,
 ) -> Result<(Atom, Option<usize>)> {
     let total = match d {
         Some(d) => b.add_eqn1(

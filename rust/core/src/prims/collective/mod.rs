@@ -288,11 +288,7 @@ fn is_float(b: &Builder, x: &Atom) -> Result<bool> {
 /// Tangent of `pmax`/`pmin` as `reduce_max`'s: the tangents of the examples
 /// holding the extremum, averaged: `psum(t * m) / psum(m)`, `m = (x == z)`.
 fn extremum_tangent(
-    b: &mut Builder,
-    axes: &[String],
-    x: &Atom,
-    z: &Atom,
-    t: &Atom,
+    b: &mut Builder, axes: &[String], x: &Atom, z: &Atom, t: &Atom,
 ) -> Result<Atom> {
     let dtype = b.aval(x)?.dtype;
     let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), z.clone()])?;
@@ -343,11 +339,7 @@ fn all_reduce_avals(prim: &'static str, op: AllReduceOp, ins: &[Aval]) -> Result
 /// `all_gather` aval: the gathered axis of size `n` inserted at `d`, or
 /// (`tiled`) axis `d` grown `n` times.
 fn all_gather_aval(
-    prim: &'static str,
-    ins: &[Aval],
-    d: usize,
-    n: usize,
-    tiled: bool,
+    prim: &'static str, ins: &[Aval], d: usize, n: usize, tiled: bool,
 ) -> Result<Vec<Aval>> {
     let x = one(prim, ins)?;
     let mut shape = x.shape.clone();
@@ -376,11 +368,7 @@ fn all_gather_aval(
 /// `reduce_scatter` aval: axis `d` (of size `n`) removed, or (`tiled`)
 /// divided by `n`.
 fn reduce_scatter_aval(
-    prim: &'static str,
-    ins: &[Aval],
-    d: usize,
-    n: usize,
-    tiled: bool,
+    prim: &'static str, ins: &[Aval], d: usize, n: usize, tiled: bool,
 ) -> Result<Vec<Aval>> {
     let x = one(prim, ins)?;
     if !x.dtype.is_numeric() {
@@ -415,11 +403,7 @@ fn reduce_scatter_aval(
 /// `all_to_all` aval: `split_axis` divided by `n`, `concat_axis` grown `n`
 /// times.
 fn all_to_all_aval(
-    prim: &'static str,
-    ins: &[Aval],
-    split_axis: usize,
-    concat_axis: usize,
-    n: usize,
+    prim: &'static str, ins: &[Aval], split_axis: usize, concat_axis: usize, n: usize,
 ) -> Result<Vec<Aval>> {
     let x = one(prim, ins)?;
     let s = dim_of(prim, &x.shape, split_axis, "split_axis")?;
@@ -700,10 +684,7 @@ impl Family for Collective {
 
     /// Evaluation outside any map: the axis is unbound.
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        _args: &[&HostArray],
-        _outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, _args: &[&HostArray], _outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         Err(unbound(self))
     }
@@ -711,11 +692,7 @@ impl Family for Collective {
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let c = self;
         if xs.len() != ts.len() {
-            return Err(Error::Arity {
-                prim: c.name(),
-                expected: xs.len(),
-                got: ts.len(),
-            });
+            return Err(Error::arity(c.name(), xs.len(), ts.len()));
         }
         let outs = emit(b, c.clone(), xs.to_vec())?;
         let tangents = match c {
@@ -844,11 +821,7 @@ impl Family for Collective {
         let axis = crate::transforms::batch::current_axis_name();
         let axis = axis.as_deref();
         if ins.len() != dims.len() {
-            return Err(Error::Arity {
-                prim: c.name(),
-                expected: ins.len(),
-                got: dims.len(),
-            });
+            return Err(Error::arity(c.name(), ins.len(), dims.len()));
         }
         let here = axis.filter(|a| c.axis_names().contains(a));
         if let Collective::AllReduce { op, axes } = c {

@@ -95,10 +95,7 @@ fn jvp_exact(j: &ClosedJaxpr, nz: &[bool], want: &[bool]) -> Result<ClosedJaxpr>
 
 /// Tangents with zeros materialized where `want` asks for one.
 fn instantiate(
-    b: &mut Builder,
-    ts: &[Option<Atom>],
-    avals: &[Aval],
-    want: &[bool],
+    b: &mut Builder, ts: &[Option<Atom>], avals: &[Aval], want: &[bool],
 ) -> Result<Vec<Atom>> {
     let mut out = Vec::new();
     for ((t, a), w) in ts.iter().zip(avals).zip(want) {
@@ -154,10 +151,7 @@ fn spread(nz: &[bool], tans: Vec<Atom>) -> Vec<Option<Atom>> {
 // ---------------------------------------------------------------- JVP
 
 pub(super) fn jvp_cond(
-    branches: &[Arc<ClosedJaxpr>],
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
+    branches: &[Arc<ClosedJaxpr>], b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
 ) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
     let (index, ops) = xs.split_first().ok_or(arity("cond", 1, 0))?;
     let op_ts = ts.get(1..).unwrap_or_default();
@@ -191,10 +185,7 @@ pub(super) fn jvp_cond(
 /// carry a tangent its input lacks. `prefix_nz` covers the body inputs
 /// before the carry, `suffix_nz` those after it.
 fn carry_fixpoint(
-    body: &ClosedJaxpr,
-    prefix_nz: &[bool],
-    mut carry_nz: Vec<bool>,
-    suffix_nz: &[bool],
+    body: &ClosedJaxpr, prefix_nz: &[bool], mut carry_nz: Vec<bool>, suffix_nz: &[bool],
     carry_float: &[bool],
 ) -> Result<(Vec<bool>, Vec<bool>)> {
     let nk = carry_nz.len();
@@ -217,13 +208,8 @@ fn carry_fixpoint(
 }
 
 pub(super) fn jvp_while(
-    cond: &Arc<ClosedJaxpr>,
-    body: &ClosedJaxpr,
-    cc: usize,
-    bc: usize,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
+    cond: &Arc<ClosedJaxpr>, body: &ClosedJaxpr, cc: usize, bc: usize, b: &mut Builder,
+    xs: &[Atom], ts: &[Option<Atom>],
 ) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
     let (cconsts, bconsts, init) = split3("while", xs, cc, bc)?;
     let (_, bconst_t, init_t) = split3("while", ts, cc, bc)?;
@@ -281,10 +267,7 @@ pub(super) fn jvp_while(
 }
 
 pub(super) fn jvp_scan(
-    s: &Scan,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
+    s: &Scan, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
 ) -> Result<(Vec<Atom>, Vec<Option<Atom>>)> {
     let (nc, nk) = (s.num_consts, s.num_carry);
     let (consts, init, xs_in) = split3("scan", xs, nc, nk)?;
@@ -382,9 +365,7 @@ pub fn split(c: &ControlFlow, ins: &[Atom], in_unk: &[bool]) -> Result<Option<Sp
 }
 
 fn split_cond(
-    branches: &[Arc<ClosedJaxpr>],
-    ins: &[Atom],
-    in_unk: &[bool],
+    branches: &[Arc<ClosedJaxpr>], ins: &[Atom], in_unk: &[bool],
 ) -> Result<Option<SplitEqn>> {
     let (index, ops) = ins.split_first().ok_or(arity("cond", 1, 0))?;
     let (index_unk, ops_unk) = in_unk.split_first().ok_or(arity("cond", 1, 0))?;
@@ -457,9 +438,7 @@ fn split_cond(
 /// Branch `k`'s unknown part taking `(residuals of every branch...,
 /// unknown operands...)`, ignoring the other branches' residuals.
 fn widen_residual_inputs(
-    pe: &PartialEval,
-    res_avals: &[Vec<Aval>],
-    k: usize,
+    pe: &PartialEval, res_avals: &[Vec<Aval>], k: usize,
 ) -> Result<ClosedJaxpr> {
     let n_res = res_avals
         .iter()
@@ -484,10 +463,7 @@ fn widen_residual_inputs(
 /// Branch `k`'s known part with outputs `(known outs..., residuals of every
 /// branch...)`, the other branches' residuals filled with zeros.
 fn pad_residual_outputs(
-    known: &ClosedJaxpr,
-    num_res: usize,
-    res_avals: &[Vec<Aval>],
-    k: usize,
+    known: &ClosedJaxpr, num_res: usize, res_avals: &[Vec<Aval>], k: usize,
 ) -> Result<ClosedJaxpr> {
     let mut b = Builder::new();
     let ins = known
@@ -513,11 +489,7 @@ fn pad_residual_outputs(
 /// Knownness of the carry by fixpoint: a carry is unknown when its init is
 /// or the body makes it so. Returns the carry mask and the body's split.
 fn carry_unknowns(
-    body: &ClosedJaxpr,
-    prefix: &[bool],
-    mut carry: Vec<bool>,
-    suffix: &[bool],
-    n_outs: usize,
+    body: &ClosedJaxpr, prefix: &[bool], mut carry: Vec<bool>, suffix: &[bool], n_outs: usize,
 ) -> Result<(Vec<bool>, crate::transforms::partial_eval::PartialEval)> {
     let nk = carry.len();
     for _ in 0..=nk {
@@ -624,10 +596,7 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
 /// (see [`Residual`]), and the known body outputs stacked per iteration.
 /// `n_kc`, `n_kk`: the known body's numbers of consts and carries.
 fn classify_residuals(
-    pe: &PartialEval,
-    n_known_outs: usize,
-    known_consts: &[Atom],
-    known_xs: &[Atom],
+    pe: &PartialEval, n_known_outs: usize, known_consts: &[Atom], known_xs: &[Atom],
     (n_kc, n_kk): (usize, usize),
 ) -> (Vec<Residual>, Vec<usize>) {
     let known_j = &pe.known;
@@ -658,9 +627,7 @@ fn classify_residuals(
 /// The unknown loop of a split scan and its operands: the body of `pe`
 /// with its inputs reordered to scan's (consts, carry, xs) layout.
 fn unknown_scan(
-    s: &Scan,
-    pe: &PartialEval,
-    res_kind: &[Residual],
+    s: &Scan, pe: &PartialEval, res_kind: &[Residual],
     (consts, init, xs): (&[Atom], &[Atom], &[Atom]),
     (c_unk, k_unk, x_unk): (&[bool], &[bool], &[bool]),
 ) -> Result<(Scan, Vec<SplitInput>)> {
@@ -705,12 +672,7 @@ fn unknown_scan(
 
 #[allow(clippy::too_many_arguments)]
 fn split_while(
-    c: &ControlFlow,
-    cond: &ClosedJaxpr,
-    body: &ClosedJaxpr,
-    cc: usize,
-    bc: usize,
-    ins: &[Atom],
+    c: &ControlFlow, cond: &ClosedJaxpr, body: &ClosedJaxpr, cc: usize, bc: usize, ins: &[Atom],
     in_unk: &[bool],
 ) -> Result<Option<SplitEqn>> {
     let (cconsts, bconsts, init) = split3("while", ins, cc, bc)?;
@@ -780,10 +742,7 @@ fn cts_or_zeros(b: &mut Builder, cts: &[Option<Atom>], avals: &[Aval]) -> Result
 }
 
 pub(super) fn transpose_cond(
-    branches: &[Arc<ClosedJaxpr>],
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    branches: &[Arc<ClosedJaxpr>], b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> Result<Vec<Option<Atom>>> {
     let (index, rest) = ops.split_first().ok_or(arity("cond", 1, 0))?;
     let Operand::Known(index) = index else {
@@ -818,9 +777,7 @@ pub(super) fn transpose_cond(
 /// consts (those of the accumulators, returned back), of the carry, of the
 /// known xs and of the ys.
 fn transposed_scan_body(
-    bt: &ClosedJaxpr,
-    (kc_avals, lc_avals): (Vec<Aval>, Vec<Aval>),
-    k_avals: &[Aval],
+    bt: &ClosedJaxpr, (kc_avals, lc_avals): (Vec<Aval>, Vec<Aval>), k_avals: &[Aval],
     (kx_avals, y_avals): (Vec<Aval>, &[Aval]),
 ) -> Result<(ClosedJaxpr, Vec<Aval>)> {
     let nk = k_avals.len();
@@ -854,10 +811,7 @@ fn transposed_scan_body(
 }
 
 pub(super) fn transpose_scan(
-    s: &Scan,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    s: &Scan, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> Result<Vec<Option<Atom>>> {
     let (nc, nk) = (s.num_consts, s.num_carry);
     let (c_ops, k_ops, x_ops) = split3("scan", ops, nc, nk)?;

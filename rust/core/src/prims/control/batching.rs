@@ -64,11 +64,7 @@ fn emit(b: &mut Builder, c: ControlFlow, ins: Vec<Atom>) -> Result<Vec<Atom>> {
 }
 
 pub(super) fn batch_cond(
-    branches: &[Arc<ClosedJaxpr>],
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    branches: &[Arc<ClosedJaxpr>], b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Batched> {
     let (index, ops) = ins.split_first().ok_or(arity("cond", 1, 0))?;
     let (index_d, op_dims) = dims.split_first().ok_or(arity("cond", 1, 0))?;
@@ -173,10 +169,7 @@ fn select_members(b: &mut Builder, pred: &Atom, cases: Vec<Atom>) -> Result<Atom
 /// Carries batched by fixpoint: a carry is batched when its init is or the
 /// body makes it so. Returns the carry flags and the body's natural out dims.
 fn carry_batched(
-    body: &ClosedJaxpr,
-    prefix: &[Option<usize>],
-    mut carry: Vec<bool>,
-    suffix: &[Option<usize>],
+    body: &ClosedJaxpr, prefix: &[Option<usize>], mut carry: Vec<bool>, suffix: &[Option<usize>],
     n: usize,
 ) -> Result<(Vec<bool>, Vec<Option<usize>>)> {
     let nk = carry.len();
@@ -199,14 +192,8 @@ fn carry_batched(
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn batch_while(
-    cond: &ClosedJaxpr,
-    body: &ClosedJaxpr,
-    cc: usize,
-    bc: usize,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    cond: &ClosedJaxpr, body: &ClosedJaxpr, cc: usize, bc: usize, b: &mut Builder, ins: &[Atom],
+    dims: &[Option<usize>], n: usize,
 ) -> Result<Batched> {
     let (cconsts, bconsts, init) = split3("while", ins, cc, bc)?;
     let (cc_d, bc_d, k_d) = split3("while", dims, cc, bc)?;
@@ -281,10 +268,7 @@ pub(super) fn batch_while(
 /// and a body `(cond consts, body consts, carry)` that advances only the
 /// running members.
 fn masked_loop(
-    cond_b: &ClosedJaxpr,
-    body_b: &ClosedJaxpr,
-    cc: usize,
-    bc: usize,
+    cond_b: &ClosedJaxpr, body_b: &ClosedJaxpr, cc: usize, bc: usize,
 ) -> Result<(ClosedJaxpr, ClosedJaxpr)> {
     let mut cb = Builder::new();
     let cin = cond_b
@@ -330,11 +314,7 @@ fn masked_loop(
 }
 
 pub(super) fn batch_scan(
-    s: &Scan,
-    b: &mut Builder,
-    ins: &[Atom],
-    dims: &[Option<usize>],
-    n: usize,
+    s: &Scan, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Batched> {
     let (nc, nk) = (s.num_consts, s.num_carry);
     let (consts, init, xs) = split3("scan", ins, nc, nk)?;

@@ -80,10 +80,7 @@ impl ControlFlow {
 
 /// `ins` split at `a` and `a + b` into three parts, or an arity error.
 pub(crate) fn split3<'a, T>(
-    prim: &'static str,
-    ins: &'a [T],
-    a: usize,
-    b: usize,
+    prim: &'static str, ins: &'a [T], a: usize, b: usize,
 ) -> Result<(&'a [T], &'a [T], &'a [T])> {
     let err = || Error::Arity {
         prim,
@@ -139,11 +136,7 @@ fn check_carry(prim: &'static str, what: &str, carry: &[Aval], out: &[Aval]) -> 
 
 fn cond_avals(branches: &[Arc<ClosedJaxpr>], ins: &[Aval]) -> Result<Vec<Aval>> {
     let Some((index, ops)) = ins.split_first() else {
-        return Err(Error::Arity {
-            prim: "cond",
-            expected: 1,
-            got: 0,
-        });
+        return Err(Error::arity("cond", 1, 0));
     };
     if !index.dtype.is_int() || !index.shape.is_empty() {
         return Err(Error::Typecheck(format!(
@@ -220,11 +213,9 @@ fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
     }
     check_operands("scan", "jaxpr", &s.jaxpr.in_avals()?, &body_in)?;
     let outs = s.jaxpr.out_avals()?;
-    let (carry_out, ys) = outs.split_at_checked(carry.len()).ok_or(Error::Arity {
-        prim: "scan",
-        expected: carry.len(),
-        got: outs.len(),
-    })?;
+    let (carry_out, ys) =
+        outs.split_at_checked(carry.len())
+            .ok_or(Error::arity("scan", carry.len(), outs.len()))?;
     check_carry("scan", "jaxpr", carry, carry_out)?;
     let mut result = carry.to_vec();
     for y in ys {
@@ -238,9 +229,7 @@ fn scan_avals(s: &Scan, ins: &[Aval]) -> Result<Vec<Aval>> {
 
 /// Native evaluation in `ctx`; operands are shared, not copied.
 pub fn eval(
-    ctx: &ExecCtx,
-    c: &ControlFlow,
-    args: &[Arc<HostArray>],
+    ctx: &ExecCtx, c: &ControlFlow, args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let bodies = c
         .sub_jaxprs()
@@ -254,27 +243,19 @@ pub fn eval(
 /// Runs `c` with its sub-jaxprs executed by `bodies`, in the order of
 /// [`ControlFlow::sub_jaxprs`] (the branches; cond then body; the body).
 pub fn eval_with(
-    ctx: &ExecCtx,
-    c: &ControlFlow,
-    args: &[Arc<HostArray>],
-    bodies: &[&dyn Runner],
+    ctx: &ExecCtx, c: &ControlFlow, args: &[Arc<HostArray>], bodies: &[&dyn Runner],
 ) -> Result<Vec<Arc<HostArray>>> {
     let avals: Vec<Aval> = args.iter().map(|a| a.aval()).collect();
     let out_avals = c.abstract_eval(&avals)?;
     let body = |k: usize| -> Result<&dyn Runner> {
-        bodies.get(k).copied().ok_or(Error::Arity {
-            prim: c.name(),
-            expected: k.saturating_add(1),
-            got: bodies.len(),
-        })
+        bodies
+            .get(k)
+            .copied()
+            .ok_or(Error::arity(c.name(), k.saturating_add(1), bodies.len()))
     };
     match c {
         ControlFlow::Cond { branches } => {
-            let (index, ops) = args.split_first().ok_or(Error::Arity {
-                prim: "cond",
-                expected: 1,
-                got: 0,
-            })?;
+            let (index, ops) = args.split_first().ok_or(Error::arity("cond", 1, 0))?;
             let k = clamp_index(index, branches.len())?;
             body(k)?.run_in(ctx, ops)
         }
@@ -303,11 +284,7 @@ fn truth(pred: &HostArray) -> Result<bool> {
 }
 
 fn run_while(
-    ctx: &ExecCtx,
-    cond: &dyn Runner,
-    body: &dyn Runner,
-    cc: usize,
-    bc: usize,
+    ctx: &ExecCtx, cond: &dyn Runner, body: &dyn Runner, cc: usize, bc: usize,
     args: &[Arc<HostArray>],
 ) -> Result<Vec<Arc<HostArray>>> {
     let (cconsts, bconsts, init) = split3("while", args, cc, bc)?;
@@ -320,11 +297,7 @@ fn run_while(
         vary.extend(carry.iter().cloned());
         pred.clear();
         cond.run(ctx, &mut vary, &mut pred)?;
-        if !truth(pred.first().ok_or(Error::Arity {
-            prim: "while",
-            expected: 1,
-            got: 0,
-        })?)? {
+        if !truth(pred.first().ok_or(Error::arity("while", 1, 0))?)? {
             return Ok(carry);
         }
         ctx.take_while_iteration()?;
@@ -338,11 +311,7 @@ fn run_while(
 use crate::exec::compiled::recycle;
 
 fn run_scan(
-    ctx: &ExecCtx,
-    s: &Scan,
-    body: &dyn Runner,
-    args: &[Arc<HostArray>],
-    out_avals: &[Aval],
+    ctx: &ExecCtx, s: &Scan, body: &dyn Runner, args: &[Arc<HostArray>], out_avals: &[Aval],
 ) -> Result<Vec<Arc<HostArray>>> {
     let (consts, init, xs) = split3("scan", args, s.num_consts, s.num_carry)?;
     let y_avals = out_avals.get(s.num_carry..).unwrap_or_default();
@@ -400,6 +369,18 @@ fn row_of(x: &HostArray, i: usize) -> Result<Arc<HostArray>> {
     Ok(Arc::new(super::kernel::rows::take_row(x, i)?))
 }
 
+/// The sub-jaxprs' effects lift to the equation.
+fn control_effect(c: &ControlFlow) -> Effect {
+    if c.sub_jaxprs()
+        .iter()
+        .any(|j| j.jaxpr.effect() != Effect::None)
+    {
+        Effect::OrderedIo
+    } else {
+        Effect::None
+    }
+}
+
 impl Family for ControlFlow {
     const NAMES: &'static [&'static str] = &["cond", "while", "scan"];
 
@@ -411,22 +392,11 @@ impl Family for ControlFlow {
         }
     }
 
-    fn multiple_results(&self) -> bool {
-        true
-    }
-
-    /// The sub-jaxprs' effects lift to the equation.
-    fn effect(&self) -> Effect {
-        if self
-            .sub_jaxprs()
-            .iter()
-            .any(|j| j.jaxpr.effect() != Effect::None)
-        {
-            Effect::OrderedIo
-        } else {
-            Effect::None
-        }
-    }
+    crate::family_identity!(
+        custom_params,
+        multiple_results = true,
+        effect = control_effect
+    );
 
     /// Params as JAX shows them.
     fn params(&self) -> ParamList {
@@ -567,10 +537,7 @@ impl Family for ControlFlow {
 
     /// Runs the primitive on shared copies of the operands ([`eval`]).
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| eval(ctx, self, args))
     }

@@ -149,13 +149,7 @@ fn copy_run<T: Copy + Default>(col: &mut Vec<T>, src: &[T], base: usize, run: Ru
 /// The column matrix `(groups, cg * kn, nb * pn)`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn im2col<T: Copy + Default>(
-    src: &[T],
-    g: &Groups,
-    stride_n: usize,
-    stride_c: usize,
-    kn: usize,
-    pn: usize,
-    table: &[usize],
+    src: &[T], g: &Groups, stride_n: usize, stride_c: usize, kn: usize, pn: usize, table: &[usize],
 ) -> Result<Vec<T>> {
     let len = checked_size(&[g.count, g.cg, kn, g.nb, pn])?;
     let rows: Vec<Vec<Run>> = (0..kn)
@@ -190,11 +184,7 @@ pub(super) fn im2col<T: Copy + Default>(
 
 /// The weights `(groups, og, cg * kn)` from the rhs in any layout.
 pub(super) fn weights<T: Copy + Default>(
-    src: &[T],
-    g: &Groups,
-    stride_o: usize,
-    stride_i: usize,
-    koffs: &[usize],
+    src: &[T], g: &Groups, stride_o: usize, stride_i: usize, koffs: &[usize],
 ) -> Vec<T> {
     let mut w = Vec::with_capacity(g.count.saturating_mul(g.og).saturating_mul(g.cg));
     for o in 0..g.count.saturating_mul(g.og) {
@@ -214,11 +204,7 @@ pub(super) fn weights<T: Copy + Default>(
 
 /// Writes `res` `(groups * og, nb, pn)` into the output layout.
 pub(super) fn scatter_out<T: Copy + Default>(
-    res: &[T],
-    len: usize,
-    rows: (usize, usize, usize),
-    stride_n: usize,
-    stride_o: usize,
+    res: &[T], len: usize, rows: (usize, usize, usize), stride_n: usize, stride_o: usize,
     poffs: &[usize],
 ) -> Vec<T> {
     let (o_total, nb, pn) = rows;

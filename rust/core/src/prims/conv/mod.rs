@@ -27,7 +27,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 use crate::prims::DotGeneral;
 
 mod kernels;
@@ -276,10 +276,7 @@ fn to_i64(v: usize) -> Result<i64> {
 /// Output size of one windowed axis: `floor((in + lo + hi - window) /
 /// stride) + 1`, or 0 when the window does not fit.
 pub(crate) fn window_out_size(
-    dilated_in: usize,
-    (lo, hi): (i64, i64),
-    dilated_window: usize,
-    stride: usize,
+    dilated_in: usize, (lo, hi): (i64, i64), dilated_window: usize, stride: usize,
 ) -> Result<usize> {
     let padded = to_i64(dilated_in)?
         .checked_add(lo)
@@ -351,8 +348,7 @@ fn check_lengths(p: &ConvParams, ns: usize) -> Result<()> {
 /// Every entry of each named param is positive (strides, dilations,
 /// window sizes of convolutions and windowed reductions).
 pub(crate) fn check_positive(
-    prim: &'static str,
-    params: &[(&'static str, &Vec<usize>)],
+    prim: &'static str, params: &[(&'static str, &Vec<usize>)],
 ) -> Result<()> {
     for (key, v) in params {
         if v.contains(&0) {
@@ -409,9 +405,7 @@ fn check_group_counts(g: usize, bg: usize) -> Result<()> {
 /// `feature_group_count` `g` divides the lhs features `lhs_f` into groups of
 /// the rhs input features `rhs_i`, and the rhs output features `rhs_o`.
 fn check_feature_groups(
-    g: usize,
-    (lhs, rhs): (&[usize], &[usize]),
-    (lhs_f, rhs_i, rhs_o): (usize, usize, usize),
+    g: usize, (lhs, rhs): (&[usize], &[usize]), (lhs_f, rhs_i, rhs_o): (usize, usize, usize),
 ) -> Result<()> {
     if lhs_f.checked_rem(g) != Some(0) {
         return Err(Error::param(
@@ -455,9 +449,7 @@ fn check_feature_groups(
 /// `batch_group_count` `bg` divides the lhs batch `lhs_b` and the rhs
 /// output features `rhs_o`.
 fn check_batch_groups(
-    bg: usize,
-    (lhs, rhs): (&[usize], &[usize]),
-    (lhs_b, rhs_o): (usize, usize),
+    bg: usize, (lhs, rhs): (&[usize], &[usize]), (lhs_b, rhs_o): (usize, usize),
 ) -> Result<()> {
     if lhs_b.checked_rem(bg) != Some(0) {
         return Err(Error::param(
@@ -556,13 +548,7 @@ impl Family for ConvParams {
         NAME
     }
 
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
+    crate::family_identity!(custom_params);
 
     /// Params as Python sees them, in JAX's order.
     fn params(&self) -> ParamList {
@@ -675,10 +661,7 @@ impl Family for ConvParams {
 
     /// im2col + one batched `dot_general`.
     fn kernel(
-        &self,
-        ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [lhs, rhs] = operands::<_, 2>(NAME, args)?;
         let out = single_out(NAME, outs)?;
@@ -739,11 +722,7 @@ impl Family for ConvParams {
     /// Bilinear: `conv(t_lhs, rhs) + conv(lhs, t_rhs)`.
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let ([x, y], [tx, ty]) = (xs, ts) else {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 2,
-                got: xs.len(),
-            });
+            return Err(Error::arity(NAME, 2, xs.len()));
         };
         let z = conv(b, self.clone(), x.clone(), y.clone())?;
         if !b.aval(&z)?.dtype.is_float() {
@@ -784,11 +763,7 @@ impl Family for ConvParams {
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         let ([lhs, rhs], [ld, rd]) = (ins, dims) else {
-            return Err(Error::Arity {
-                prim: NAME,
-                expected: 2,
-                got: ins.len(),
-            });
+            return Err(Error::arity(NAME, 2, ins.len()));
         };
         let d = &self.dims;
         let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);

@@ -51,10 +51,7 @@ pub(crate) fn reshape_axis_into(b: &mut Builder, src: usize, dst: usize, x: Atom
 
 /// Splits axis `src` of `x` into `(size1, rest)`.
 pub(crate) fn reshape_axis_out_of(
-    b: &mut Builder,
-    src: usize,
-    size1: usize,
-    x: Atom,
+    b: &mut Builder, src: usize, size1: usize, x: Atom,
 ) -> Result<Atom> {
     let mut shape = b.aval(&x)?.shape;
     let s = shape.get(src).copied().unwrap_or(0);
@@ -81,13 +78,8 @@ pub(super) fn spec_get(spec: &[usize], k: usize) -> usize {
 /// Axis `i`'s dilated input, window and output sizes (output dilated by
 /// the strides), shared by both transposes' padding rules.
 fn dilated_sizes(
-    i: usize,
-    in_shape: &[usize],
-    window: &[usize],
-    strides: &[usize],
-    out_shape: &[usize],
-    lhs_dil: &[usize],
-    rhs_dil: &[usize],
+    i: usize, in_shape: &[usize], window: &[usize], strides: &[usize], out_shape: &[usize],
+    lhs_dil: &[usize], rhs_dil: &[usize],
 ) -> Result<(i64, i64, i64)> {
     let g = |v: &[usize], dflt: usize| v.get(i).copied().unwrap_or(dflt);
     Ok((
@@ -101,13 +93,8 @@ fn dilated_sizes(
 /// transpose): per axis `(window' - lo - 1, in' + window' - 1 - out' -
 /// before)` over dilated sizes.
 pub(crate) fn vjp_lhs_padding(
-    in_shape: &[usize],
-    window: &[usize],
-    strides: &[usize],
-    out_shape: &[usize],
-    padding: &[(i64, i64)],
-    lhs_dil: &[usize],
-    rhs_dil: &[usize],
+    in_shape: &[usize], window: &[usize], strides: &[usize], out_shape: &[usize],
+    padding: &[(i64, i64)], lhs_dil: &[usize], rhs_dil: &[usize],
 ) -> Result<Vec<(i64, i64)>> {
     let mut out = Vec::with_capacity(in_shape.len());
     for i in 0..in_shape.len() {
@@ -126,13 +113,8 @@ pub(crate) fn vjp_lhs_padding(
 }
 
 fn vjp_rhs_padding(
-    in_shape: &[usize],
-    window: &[usize],
-    strides: &[usize],
-    out_shape: &[usize],
-    padding: &[(i64, i64)],
-    lhs_dil: &[usize],
-    rhs_dil: &[usize],
+    in_shape: &[usize], window: &[usize], strides: &[usize], out_shape: &[usize],
+    padding: &[(i64, i64)], lhs_dil: &[usize], rhs_dil: &[usize],
 ) -> Result<Vec<(i64, i64)>> {
     let mut out = Vec::with_capacity(in_shape.len());
     for i in 0..in_shape.len() {
@@ -162,11 +144,7 @@ pub(super) fn ct_as(b: &mut Builder, ct: Atom, dtype: DType) -> Result<Atom> {
 }
 
 pub(super) fn transpose_lhs(
-    b: &mut Builder,
-    c: &ConvParams,
-    ct: Atom,
-    rhs: Atom,
-    lhs_shape: &[usize],
+    b: &mut Builder, c: &ConvParams, ct: Atom, rhs: Atom, lhs_shape: &[usize],
 ) -> Result<Atom> {
     let d = &c.dims;
     let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
@@ -219,11 +197,7 @@ pub(super) fn transpose_lhs(
 }
 
 pub(super) fn transpose_rhs(
-    b: &mut Builder,
-    c: &ConvParams,
-    ct: Atom,
-    lhs: Atom,
-    rhs_aval: &Aval,
+    b: &mut Builder, c: &ConvParams, ct: Atom, lhs: Atom, rhs_aval: &Aval,
 ) -> Result<Atom> {
     let d = &c.dims;
     let (ls, rs, os) = (&d.lhs_spec, &d.rhs_spec, &d.out_spec);
@@ -265,10 +239,7 @@ pub(super) fn transpose_rhs(
 
 /// A map of size 0: zeros of the per-example result with an empty axis in front.
 pub(super) fn empty_batch(
-    b: &mut Builder,
-    c: &ConvParams,
-    ins: &[Atom],
-    dims: &[Option<usize>],
+    b: &mut Builder, c: &ConvParams, ins: &[Atom], dims: &[Option<usize>],
 ) -> Result<(Vec<Atom>, Vec<Option<usize>>)> {
     let mut avals = Vec::with_capacity(ins.len());
     for (x, d) in ins.iter().zip(dims) {

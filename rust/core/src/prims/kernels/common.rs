@@ -725,59 +725,16 @@ impl_buf_elem!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 =>
 /// follow.
 macro_rules! for_each_dtype {
     ($dt:expr, $T:ident => $body:expr, $($rest:tt)*) => {
+        for_each_dtype!(@arms $dt, $T, $body, [$($rest)*], Bool: bool, I8: i8, I16: i16,
+            I32: i32, I64: i64, U8: u8, U16: u16, U32: u32, U64: u64, F16: half::f16,
+            BF16: half::bf16, F32: f32, F64: f64)
+    };
+    (@arms $dt:expr, $T:ident, $body:expr, [$($rest:tt)*], $($v:ident: $t:ty),*) => {
         match $dt {
-            DType::Bool => {
-                type $T = bool;
+            $(DType::$v => {
+                type $T = $t;
                 $body
-            }
-            DType::I8 => {
-                type $T = i8;
-                $body
-            }
-            DType::I16 => {
-                type $T = i16;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            DType::U16 => {
-                type $T = u16;
-                $body
-            }
-            DType::U32 => {
-                type $T = u32;
-                $body
-            }
-            DType::U64 => {
-                type $T = u64;
-                $body
-            }
-            DType::F16 => {
-                type $T = half::f16;
-                $body
-            }
-            DType::BF16 => {
-                type $T = half::bf16;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
+            })*
             $($rest)*
         }
     };

@@ -245,18 +245,14 @@ struct Strides {
 /// The operands' `[batch, rows, contracted]` / `[batch, contracted, cols]`
 /// layouts and the product's sizes (output size checked).
 fn plan<'a>(
-    l: &'a HostArray,
-    r: &'a HostArray,
-    dims: &'a DotDims,
+    l: &'a HostArray, r: &'a HostArray, dims: &'a DotDims,
 ) -> Result<(Layout<'a>, Layout<'a>, Sizes)> {
     plan_shapes(l.shape(), r.shape(), dims)
 }
 
 /// [`plan`] from the operands' shapes.
 fn plan_shapes<'a>(
-    l: &'a [usize],
-    r: &'a [usize],
-    dims: &'a DotDims,
+    l: &'a [usize], r: &'a [usize], dims: &'a DotDims,
 ) -> Result<(Layout<'a>, Layout<'a>, Sizes)> {
     let (lay_l, lay_r) = match matrix_axes(dims, l.len(), r.len()) {
         Some(((lr, lc), (rr, rc))) => (Layout::matrix(l, lr, lc), Layout::matrix(r, rr, rc)),
@@ -344,11 +340,7 @@ impl PackedDot {
 /// the allocating path. The kernel is the one [`dot_general`] picks, so the
 /// bits are the same.
 pub fn dot_general_into(
-    l: &HostArray,
-    r: &HostArray,
-    dims: &DotDims,
-    pref: Option<DType>,
-    out: &mut Buffer,
+    l: &HostArray, r: &HostArray, dims: &DotDims, pref: Option<DType>, out: &mut Buffer,
 ) -> Result<bool> {
     if pref.is_some_and(|p| p != l.dtype()) {
         return Ok(false);
@@ -362,12 +354,7 @@ pub fn dot_general_into(
 }
 
 fn register_into<T: FloatElem + SmallMatmul>(
-    l: &[T],
-    r: &[T],
-    ll: &Layout<'_>,
-    lr: &Layout<'_>,
-    sz: Sizes,
-    out: &mut [T],
+    l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes, out: &mut [T],
 ) -> Result<bool> {
     if !takes_register(ll, lr, sz) {
         return Ok(false);
@@ -395,11 +382,7 @@ fn takes_register(ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes) -> bool {
 }
 
 pub fn dot_general(
-    ctx: &ExecCtx,
-    l: &HostArray,
-    r: &HostArray,
-    dims: &DotDims,
-    pref: Option<DType>,
+    ctx: &ExecCtx, l: &HostArray, r: &HostArray, dims: &DotDims, pref: Option<DType>,
 ) -> Result<Buffer> {
     let (lay_l, lay_r, sz) = plan(l, r, dims)?;
 
@@ -424,9 +407,7 @@ pub fn dot_general(
 }
 
 fn general_layouts<'a>(
-    l: &'a [usize],
-    r: &'a [usize],
-    dims: &'a DotDims,
+    l: &'a [usize], r: &'a [usize], dims: &'a DotDims,
 ) -> (Layout<'a>, Layout<'a>) {
     let lay_l = Layout::new(
         l,
@@ -464,12 +445,7 @@ fn widens(from: DType, to: DType) -> bool {
 }
 
 fn matmul(
-    ctx: &ExecCtx,
-    l: &Buffer,
-    r: &Buffer,
-    ll: &Layout<'_>,
-    lr: &Layout<'_>,
-    sz: Sizes,
+    ctx: &ExecCtx, l: &Buffer, r: &Buffer, ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Buffer> {
     Ok(match (l, r) {
         (Buffer::F32(a), Buffer::F32(b)) => {
@@ -509,13 +485,7 @@ fn fits(len: usize, s: Strides, b: usize, rows: usize, cols: usize) -> bool {
 /// Dot-product loop on strided operands, for small products: no copies,
 /// each output element accumulated in k order. `fma(acc, a, b)`.
 fn strided_matmul<T: Copy>(
-    l: &[T],
-    ls: Strides,
-    r: &[T],
-    rs: Strides,
-    sz: Sizes,
-    zero: T,
-    fma: impl Fn(T, T, T) -> T,
+    l: &[T], ls: Strides, r: &[T], rs: Strides, sz: Sizes, zero: T, fma: impl Fn(T, T, T) -> T,
 ) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
     if !fits(l.len(), ls, b, m, k) || !fits(r.len(), rs, b, k, n) {
@@ -551,11 +521,7 @@ fn strided_matmul<T: Copy>(
 /// i-k-j loop over contiguous `(b, m, k)` x `(b, k, n)`; `fma(acc, a, b)`.
 /// The inner loop runs along an output row and vectorizes.
 fn loop_matmul<T: Copy>(
-    l: &[T],
-    r: &[T],
-    sz: Sizes,
-    zero: T,
-    fma: impl Fn(T, T, T) -> T,
+    l: &[T], r: &[T], sz: Sizes, zero: T, fma: impl Fn(T, T, T) -> T,
 ) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
     let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
@@ -607,12 +573,7 @@ impl<T: Copy, F: Fn(T, T, T) -> T> pulp::WithSimd for Matmul<'_, T, F> {
 /// Every batch of `out = l @ r` (validated contiguous operands).
 #[inline(always)]
 fn batches_times<T: Copy>(
-    out: &mut [T],
-    l: &[T],
-    r: &[T],
-    sz: Sizes,
-    zero: T,
-    fma: &impl Fn(T, T, T) -> T,
+    out: &mut [T], l: &[T], r: &[T], sz: Sizes, zero: T, fma: &impl Fn(T, T, T) -> T,
 ) {
     let Sizes { m, k, n, .. } = sz;
     let (mn, mk, kn) = (m.wrapping_mul(n), m.wrapping_mul(k), k.wrapping_mul(n));
@@ -633,12 +594,7 @@ fn batches_times<T: Copy>(
 /// by the release build's SLP pass).
 #[inline(always)]
 fn row_times<T: Copy>(
-    orow: &mut [T],
-    lrow: &[T],
-    rb: &[T],
-    n: usize,
-    zero: T,
-    fma: &impl Fn(T, T, T) -> T,
+    orow: &mut [T], lrow: &[T], rb: &[T], n: usize, zero: T, fma: &impl Fn(T, T, T) -> T,
 ) {
     orow.fill(zero);
     for (&a, rrow) in lrow.iter().zip(rb.chunks_exact(n.max(1))) {
@@ -649,11 +605,7 @@ fn row_times<T: Copy>(
 }
 
 fn int_matmul<T: IntElem>(
-    l: &[T],
-    r: &[T],
-    ll: &Layout<'_>,
-    lr: &Layout<'_>,
-    sz: Sizes,
+    l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<T>> {
     plain_matmul(l, r, ll, lr, sz, T::ZERO, |acc: T, a: T, b: T| {
         acc.wadd(a.wmul(b))
@@ -668,12 +620,7 @@ const TINY_FLOPS: usize = 512;
 /// loop; tiny products read strided operands in place; anything else is
 /// packed first.
 fn plain_matmul<T: Copy>(
-    l: &[T],
-    r: &[T],
-    ll: &Layout<'_>,
-    lr: &Layout<'_>,
-    sz: Sizes,
-    zero: T,
+    l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes, zero: T,
     fma: impl Fn(T, T, T) -> T,
 ) -> Result<Vec<T>> {
     if !(ll.is_packed() && lr.is_packed()) && sz.flops() <= TINY_FLOPS {
@@ -687,12 +634,7 @@ fn plain_matmul<T: Copy>(
 }
 
 fn half_matmul<H: HalfElem>(
-    ctx: &ExecCtx,
-    l: &[H],
-    r: &[H],
-    ll: &Layout<'_>,
-    lr: &Layout<'_>,
-    sz: Sizes,
+    ctx: &ExecCtx, l: &[H], r: &[H], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<H>> {
     Ok(H::narrow(&float_matmul(
         ctx,
@@ -705,12 +647,7 @@ fn half_matmul<H: HalfElem>(
 }
 
 fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
-    ctx: &ExecCtx,
-    l: &[T],
-    r: &[T],
-    ll: &Layout<'_>,
-    lr: &Layout<'_>,
-    sz: Sizes,
+    ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
     let zero = <T as FloatElem>::ZERO;
@@ -779,8 +716,9 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
 /// stay with `gemm`, whose kernels vectorize along the rows.
 const REGISTER_FLOPS: usize = 64 * 64 * 64;
 
-/// [`small_matmul`] on packed operands (lengths checked here).
-fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
+/// The zeroed output of a product of packed operands of sizes `sz`, after
+/// checking the operands' lengths.
+fn packed_out<T: FloatElem>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
     let size = |x: usize, y: usize| {
         b.checked_mul(x)
@@ -790,7 +728,13 @@ fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> R
     if l.len() != size(m, k)? || r.len() != size(k, n)? {
         return Err(internal("operand length"));
     }
-    let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
+    Ok(vec![<T as FloatElem>::ZERO; size(m, n)?])
+}
+
+/// [`small_matmul`] on packed operands (lengths checked here).
+fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
+    let Sizes { m, k, n, .. } = sz;
+    let mut out = packed_out(l, r, sz)?;
     small_matmul::matmul_into(&mut out, l, r, m, k, n);
     Ok(out)
 }
@@ -798,21 +742,10 @@ fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> R
 /// [`small_matmul::matmul_portable_into`] on packed operands (lengths
 /// checked here), over threads from [`PAR_FLOPS`].
 fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
-    ctx: &ExecCtx,
-    l: &[T],
-    r: &[T],
-    sz: Sizes,
+    ctx: &ExecCtx, l: &[T], r: &[T], sz: Sizes,
 ) -> Result<Vec<T>> {
-    let Sizes { b, m, k, n } = sz;
-    let size = |x: usize, y: usize| {
-        b.checked_mul(x)
-            .and_then(|v| v.checked_mul(y))
-            .ok_or_else(|| internal("operand size"))
-    };
-    if l.len() != size(m, k)? || r.len() != size(k, n)? {
-        return Err(internal("operand length"));
-    }
-    let mut out = vec![<T as FloatElem>::ZERO; size(m, n)?];
+    let Sizes { m, k, n, .. } = sz;
+    let mut out = packed_out(l, r, sz)?;
     small_matmul::matmul_portable_into(ctx, &mut out, l, r, (m, k, n), sz.flops() >= PAR_FLOPS);
     Ok(out)
 }
@@ -869,12 +802,7 @@ mod ffi {
     /// thread, `Some(n)` over `n` rayon tasks (0: the pool's threads).
     #[allow(clippy::too_many_arguments)]
     pub fn gemm<T: GemmElem>(
-        m: usize,
-        n: usize,
-        k: usize,
-        dst: &mut [T],
-        lhs: View<'_, T>,
-        rhs: View<'_, T>,
+        m: usize, n: usize, k: usize, dst: &mut [T], lhs: View<'_, T>, rhs: View<'_, T>,
         threads: Option<usize>,
     ) -> Result<()> {
         if m == 0 || n == 0 || k == 0 {

@@ -47,9 +47,7 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
 
 /// The `vmath` slice kernel for `op`, if it has one.
 fn vector_unary<T: Copy + Default>(
-    op: UnaryOp,
-    v: &[T],
-    kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
+    op: UnaryOp, v: &[T], kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
 ) -> Option<Vec<T>> {
     if !vmath::supports(op) {
         return None;
@@ -162,17 +160,19 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
     let name = "clamp";
     let bad = || bad_dtype(name, &dtypes_of(&[lo, x, hi]));
     fn go<T: Copy>(
-        lo: &[T],
-        x: &[T],
-        hi: &[T],
-        max: impl Fn(T, T) -> T,
-        min: impl Fn(T, T) -> T,
+        lo: &[T], x: &[T], hi: &[T], max: impl Fn(T, T) -> T, min: impl Fn(T, T) -> T,
     ) -> Option<Vec<T>> {
         let m = zip_map(x, lo, max)?;
         if m.len() != x.len() {
             return None;
         }
         zip_map(&m, hi, min)
+    }
+    /// Half floats clamp in f32.
+    fn half<H: HalfElem>(lo: &[H], x: &[H], hi: &[H]) -> Result<Vec<H>> {
+        let (lo, x, hi) = (H::widen(lo), H::widen(x), H::widen(hi));
+        let r = go(&lo, &x, &hi, FloatElem::max_nan, FloatElem::min_nan);
+        Ok(H::narrow(&r.ok_or_else(|| len_err("clamp"))?))
     }
     macro_rules! int_arm {
         ($var:ident, $l:ident, $x:ident, $h:ident) => {
@@ -194,28 +194,8 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
                 .ok_or_else(|| len_err(name))?
                 .into(),
         ),
-        (Buffer::F16(l), Buffer::F16(v), Buffer::F16(h)) => {
-            let r = go(
-                &HalfElem::widen(l),
-                &HalfElem::widen(v),
-                &HalfElem::widen(h),
-                FloatElem::max_nan,
-                FloatElem::min_nan,
-            )
-            .ok_or_else(|| len_err(name))?;
-            Buffer::F16(HalfElem::narrow(&r).into())
-        }
-        (Buffer::BF16(l), Buffer::BF16(v), Buffer::BF16(h)) => {
-            let r = go(
-                &HalfElem::widen(l),
-                &HalfElem::widen(v),
-                &HalfElem::widen(h),
-                FloatElem::max_nan,
-                FloatElem::min_nan,
-            )
-            .ok_or_else(|| len_err(name))?;
-            Buffer::BF16(HalfElem::narrow(&r).into())
-        }
+        (Buffer::F16(l), Buffer::F16(v), Buffer::F16(h)) => Buffer::F16(half(l, v, h)?.into()),
+        (Buffer::BF16(l), Buffer::BF16(v), Buffer::BF16(h)) => Buffer::BF16(half(l, v, h)?.into()),
         (Buffer::I8(l), Buffer::I8(v), Buffer::I8(h)) => int_arm!(I8, l, v, h),
         (Buffer::I16(l), Buffer::I16(v), Buffer::I16(h)) => int_arm!(I16, l, v, h),
         (Buffer::I32(l), Buffer::I32(v), Buffer::I32(h)) => int_arm!(I32, l, v, h),
@@ -335,9 +315,7 @@ fn int_into<T: IntElem>(op: BinaryOp, a: &[T], b: &[T], out: &mut [T]) -> bool {
 /// `pow` through the `vmath` slice kernel; a one-element operand is
 /// broadcast first. `None` when the lengths are incompatible.
 fn vector_pow<T: Copy + Default>(
-    a: &[T],
-    b: &[T],
-    kernel: fn(&[T], &[T], &mut [T]),
+    a: &[T], b: &[T], kernel: fn(&[T], &[T], &mut [T]),
 ) -> Option<Vec<T>> {
     // As `zip_map`: a one-element operand takes the other's length (also 0).
     let n = if a.len() == 1 { b.len() } else { a.len() };
@@ -588,11 +566,7 @@ fn int_ipow<T: IntElem>(v: &[T], e: u32) -> Vec<T> {
 pub fn select_n(pred: &Buffer, cases: &[&Buffer], n_out: usize) -> Result<Buffer> {
     let name = "select_n";
     let Some(first) = cases.first() else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 2,
-            got: 1,
-        });
+        return Err(Error::arity(name, 2, 1));
     };
     let last = cases.len().saturating_sub(1);
     let pred_len = pred.len();

@@ -137,9 +137,7 @@ impl Walk<'_> {
     /// Calls `f(walk position linear index, operand offset or None)` for
     /// every position of the walked space of `shape`.
     fn for_each(
-        &self,
-        shape: &[usize],
-        mut f: impl FnMut(usize, Option<usize>) -> Result<()>,
+        &self, shape: &[usize], mut f: impl FnMut(usize, Option<usize>) -> Result<()>,
     ) -> Result<()> {
         let window_shape: Vec<usize> = self
             .window_pos
@@ -205,10 +203,7 @@ pub(crate) fn default_fill(dtype: DType) -> Scalar {
 
 /// `gather(x, idx)` for an output of `out_shape`.
 pub fn gather(
-    g: &GatherParams,
-    x: &HostArray,
-    idx: &HostArray,
-    out_shape: &[usize],
+    g: &GatherParams, x: &HostArray, idx: &HostArray, out_shape: &[usize],
 ) -> Result<Buffer> {
     let prim = "gather";
     let d = &g.dims;
@@ -243,10 +238,7 @@ pub fn gather(
 
 /// `(update offset, operand offset)` of every update element that lands.
 fn scatter_targets(
-    s: &ScatterParams,
-    x: &HostArray,
-    idx: &HostArray,
-    u: &HostArray,
+    s: &ScatterParams, x: &HostArray, idx: &HostArray, u: &HostArray,
 ) -> Result<Vec<(usize, usize)>> {
     let prim = s.op.name();
     let d = &s.dims;
@@ -349,11 +341,7 @@ impl Combine for bool {
 }
 
 fn combine_all<T: Combine + BufElem>(
-    prim: &'static str,
-    op: ScatterOp,
-    x: &Buffer,
-    u: &Buffer,
-    targets: &[(usize, usize)],
+    prim: &'static str, op: ScatterOp, x: &Buffer, u: &Buffer, targets: &[(usize, usize)],
 ) -> Result<Buffer> {
     let mut out: Vec<T> = typed::<T>(prim, x)?.to_vec();
     let ups = typed::<T>(prim, u)?;

@@ -27,11 +27,7 @@ trait Reducer<T: Copy> {
 /// Generic driver. `src` is row-major with `shape`; returns the kept axes'
 /// values in row-major order.
 fn reduce_with<T: Copy, R: Reducer<T>>(
-    prim: &'static str,
-    src: &[T],
-    shape: &[usize],
-    axes: &[usize],
-    r: &R,
+    prim: &'static str, src: &[T], shape: &[usize], axes: &[usize], r: &R,
 ) -> Result<Vec<T>> {
     let out_n = shape
         .iter()
@@ -122,14 +118,8 @@ impl<T: Copy, R: Reducer<T>> pulp::WithSimd for Walk<'_, T, R> {
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn walk_runs<T: Copy, R: Reducer<T>>(
-    prim: &'static str,
-    src: &[T],
-    acc: &mut [T],
-    inner_n: usize,
-    inner_red: bool,
-    outer: &[(usize, bool)],
-    ostrides: &[usize],
-    r: &R,
+    prim: &'static str, src: &[T], acc: &mut [T], inner_n: usize, inner_red: bool,
+    outer: &[(usize, bool)], ostrides: &[usize], r: &R,
 ) -> Result<()> {
     let mut counters = vec![0usize; outer.len()];
     let mut base = 0usize;
@@ -288,10 +278,7 @@ impl<T: Copy, F: Fn(T, T) -> T> Reducer<T> for Fold<T, F> {
 }
 
 fn float_reduce<T: FloatElem>(
-    op: ReduceOp,
-    v: &[T],
-    shape: &[usize],
-    axes: &[usize],
+    op: ReduceOp, v: &[T], shape: &[usize], axes: &[usize],
 ) -> Result<Vec<T>> {
     let name = op.name();
     match op {
@@ -317,19 +304,13 @@ fn float_reduce<T: FloatElem>(
 
 /// f16/bf16 accumulate in f32 and round once at the end.
 fn half_reduce<H: HalfElem>(
-    op: ReduceOp,
-    v: &[H],
-    shape: &[usize],
-    axes: &[usize],
+    op: ReduceOp, v: &[H], shape: &[usize], axes: &[usize],
 ) -> Result<Vec<H>> {
     Ok(H::narrow(&float_reduce(op, &H::widen(v), shape, axes)?))
 }
 
 fn int_reduce<T: IntElem>(
-    op: ReduceOp,
-    v: &[T],
-    shape: &[usize],
-    axes: &[usize],
+    op: ReduceOp, v: &[T], shape: &[usize], axes: &[usize],
 ) -> Result<Vec<T>> {
     let name = op.name();
     match op {
@@ -414,11 +395,7 @@ fn split_axis(prim: &'static str, shape: &[usize], axis: usize) -> Result<(usize
 
 /// Inclusive scan of every line along `axis` with `f(acc, x)`.
 fn scan_lines<T: Copy>(
-    prim: &'static str,
-    src: &[T],
-    shape: &[usize],
-    axis: usize,
-    reverse: bool,
+    prim: &'static str, src: &[T], shape: &[usize], axis: usize, reverse: bool,
     f: impl Fn(T, T) -> T,
 ) -> Result<Vec<T>> {
     let (_, n, inner) = split_axis(prim, shape, axis)?;
@@ -465,11 +442,7 @@ fn logaddexp<T: FloatElem>(a: T, b: T) -> T {
 }
 
 fn float_scan<T: FloatElem>(
-    op: CumOp,
-    v: &[T],
-    shape: &[usize],
-    axis: usize,
-    reverse: bool,
+    op: CumOp, v: &[T], shape: &[usize], axis: usize, reverse: bool,
 ) -> Result<Vec<T>> {
     let name = op.name();
     match op {
@@ -482,11 +455,7 @@ fn float_scan<T: FloatElem>(
 }
 
 fn int_scan<T: IntElem>(
-    op: CumOp,
-    v: &[T],
-    shape: &[usize],
-    axis: usize,
-    reverse: bool,
+    op: CumOp, v: &[T], shape: &[usize], axis: usize, reverse: bool,
 ) -> Result<Vec<T>> {
     let name = op.name();
     match op {
@@ -532,11 +501,7 @@ pub fn cumulative(op: CumOp, x: &HostArray, axis: usize, reverse: bool) -> Resul
 /// Index of the first extreme element of every line along `axis`; a NaN
 /// counts as the extreme (the first NaN wins), as in JAX.
 fn arg_lines<T: Copy + PartialOrd>(
-    prim: &'static str,
-    src: &[T],
-    shape: &[usize],
-    axis: usize,
-    is_max: bool,
+    prim: &'static str, src: &[T], shape: &[usize], axis: usize, is_max: bool,
 ) -> Result<Vec<i64>> {
     let (outer, n, inner) = split_axis(prim, shape, axis)?;
     let out_n = outer.checked_mul(inner).ok_or_else(|| internal(prim))?;

@@ -10,10 +10,7 @@ fn row_len(shape: &[usize]) -> Result<usize> {
 }
 
 fn range(
-    start: usize,
-    len: usize,
-    total: usize,
-    what: &'static str,
+    start: usize, len: usize, total: usize, what: &'static str,
 ) -> Result<std::ops::Range<usize>> {
     let end = start.checked_add(len).ok_or_else(|| Error::Overflow {
         what,

@@ -168,11 +168,7 @@ impl<T: SmallMatmul> pulp::WithSimd for PanelRows<'_, '_, T> {
 /// rows are split over rayon threads when `parallel` (into `ctx`'s
 /// partition count; each worker runs inside `ctx`).
 pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
-    ctx: &crate::exec::ExecCtx,
-    out: &mut [T],
-    l: &[T],
-    r: &[T],
-    (m, k, n): (usize, usize, usize),
+    ctx: &crate::exec::ExecCtx, out: &mut [T], l: &[T], r: &[T], (m, k, n): (usize, usize, usize),
     parallel: bool,
 ) {
     use rayon::prelude::*;
@@ -228,10 +224,7 @@ pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
 
 /// Groups of `per` output windows with the left rows they read.
 fn split_rows<'o, 'a, T>(
-    windows: Vec<&'o mut [T]>,
-    per: usize,
-    l: &'a [T],
-    k: usize,
+    windows: Vec<&'o mut [T]>, per: usize, l: &'a [T], k: usize,
 ) -> Vec<(Vec<&'o mut [T]>, &'a [T])> {
     let mut tasks = Vec::new();
     let mut it = windows.into_iter().peekable();

@@ -154,10 +154,7 @@ fn transpose_2d<T: Copy>(src: &[T], rows: usize, cols: usize, cs: usize) -> Vec<
 /// Applies a structural gather given output shape and per-output-dim source
 /// strides (in elements), for every dtype.
 fn gather_buffer(
-    prim: &'static str,
-    x: &Buffer,
-    out_shape: &[usize],
-    strides: &[usize],
+    prim: &'static str, x: &Buffer, out_shape: &[usize], strides: &[usize],
 ) -> Result<Buffer> {
     let dtype = x.dtype();
     for_each_dtype!(dtype, T => {
@@ -246,8 +243,7 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
 
 /// Calls `f` with every multi-index of `shape`, in row-major order.
 pub(super) fn for_each_index(
-    shape: &[usize],
-    mut f: impl FnMut(&[usize]) -> Result<()>,
+    shape: &[usize], mut f: impl FnMut(&[usize]) -> Result<()>,
 ) -> Result<()> {
     if shape.contains(&0) {
         return Ok(());
@@ -273,9 +269,7 @@ pub(super) fn for_each_index(
 /// An output whose element `k` is element `picks[k].1` of `srcs[picks[k].0]`
 /// (every source has one dtype), for every dtype.
 pub(super) fn assemble(
-    prim: &'static str,
-    srcs: &[&Buffer],
-    picks: &[(usize, usize)],
+    prim: &'static str, srcs: &[&Buffer], picks: &[(usize, usize)],
 ) -> Result<Buffer> {
     let dtype = srcs
         .first()
@@ -344,10 +338,7 @@ pub fn rev(x: &HostArray, dims: &[usize]) -> Result<Buffer> {
 
 /// `slice`: elements `start + i * stride` per axis, for an output of `out_shape`.
 pub fn slice(
-    x: &HostArray,
-    start: &[usize],
-    steps: Option<&[usize]>,
-    out_shape: &[usize],
+    x: &HostArray, start: &[usize], steps: Option<&[usize]>, out_shape: &[usize],
 ) -> Result<Buffer> {
     let strides = row_major_strides(x.shape())?;
     let ones = vec![1usize; start.len()];
@@ -369,10 +360,7 @@ pub fn slice(
 /// `(p - lo) / (interior + 1)` when that divides exactly and is in range,
 /// else the padding value.
 pub fn pad(
-    x: &HostArray,
-    pv: &HostArray,
-    config: &[(i64, i64, i64)],
-    out_shape: &[usize],
+    x: &HostArray, pv: &HostArray, config: &[(i64, i64, i64)], out_shape: &[usize],
 ) -> Result<Buffer> {
     let name = "pad";
     let shape = x.shape();
@@ -461,10 +449,7 @@ fn scalar_index(prim: &'static str, x: &HostArray) -> Result<i64> {
 
 /// Start indices clamped (as XLA) so the window `sizes` fits in `shape`.
 fn clamped_starts(
-    prim: &'static str,
-    idx: &[&HostArray],
-    shape: &[usize],
-    sizes: &[usize],
+    prim: &'static str, idx: &[&HostArray], shape: &[usize], sizes: &[usize],
 ) -> Result<Vec<usize>> {
     idx.iter()
         .zip(shape)

@@ -340,9 +340,7 @@ fn expm1_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
 /// `x + x³·P(x²)` instead: there the quotient amplifies the error of `t`.
 #[inline(always)]
 pub(super) fn tanh_core<const N: usize, const M: usize>(
-    x: f64,
-    c: &[f64; N],
-    small: &[f64; M],
+    x: f64, c: &[f64; N], small: &[f64; M],
 ) -> f64 {
     let a = x.abs();
     let a = if a > 20.0 { 20.0 } else { a };
@@ -468,11 +466,7 @@ fn cos_poly<const N: usize>(r: f64, tail: f64, c: &[f64; N]) -> f64 {
 /// `sin(x)` where `x = r + tail + k·π/2`.
 #[inline(always)]
 fn quadrant<const N: usize, const M: usize>(
-    r: f64,
-    tail: f64,
-    k: i64,
-    s: &[f64; N],
-    c: &[f64; M],
+    r: f64, tail: f64, k: i64, s: &[f64; N], c: &[f64; M],
 ) -> f64 {
     let sv = sin_poly(r, tail, s);
     let cv = cos_poly(r, tail, c);

@@ -509,18 +509,13 @@ impl FlatOuts {
 
 /// Output buffers (flat over the batch) of one operation.
 pub(super) fn eval_buffers(
-    op: &LinalgOp,
-    args: &[&HostArray],
-    dtype: DType,
+    op: &LinalgOp, args: &[&HostArray], dtype: DType,
 ) -> Result<Vec<Buffer>> {
     let name = op.name();
     let mut outs = FlatOuts::default();
     let arg = |i: usize| {
-        args.get(i).ok_or(Error::Arity {
-            prim: name,
-            expected: i.saturating_add(1),
-            got: args.len(),
-        })
+        args.get(i)
+            .ok_or(Error::arity(name, i.saturating_add(1), args.len()))
     };
     match *op {
         LinalgOp::Cholesky => {
@@ -600,11 +595,7 @@ fn eval_lu(name: &'static str, x: &HostArray, dtype: DType) -> Result<Vec<Buffer
 /// `svd` over the batch: the singular values, and `u`, `vt` with
 /// `compute_uv`.
 fn eval_svd(
-    name: &'static str,
-    x: &HostArray,
-    full_matrices: bool,
-    compute_uv: bool,
-    outs: &mut FlatOuts,
+    name: &'static str, x: &HostArray, full_matrices: bool, compute_uv: bool, outs: &mut FlatOuts,
 ) -> Result<()> {
     outs.push(if compute_uv { 2 } else { 0 }, Vec::new());
     for a in matrices(name, x)? {

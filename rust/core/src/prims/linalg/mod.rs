@@ -19,7 +19,7 @@
 //! `triangular_solve` is linear in `b` and transposes to a solve with
 //! `transpose_a` flipped. Batching moves the mapped axis to the front.
 
-use super::family::{emit, emit1, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{emit, emit1, finish_all, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
 use crate::array::HostArray;
 use crate::dtype::DType;
@@ -120,22 +120,14 @@ fn with_tail(lead: &[usize], tail: &[usize]) -> Vec<usize> {
 fn one_operand<'a>(name: &'static str, ins: &'a [Aval]) -> Result<&'a Aval> {
     match ins {
         [a] => Ok(a),
-        _ => Err(Error::Arity {
-            prim: name,
-            expected: 1,
-            got: ins.len(),
-        }),
+        _ => Err(Error::arity(name, 1, ins.len())),
     }
 }
 
 /// The output aval of `triangular_solve(a, b)`.
 fn solve_aval(name: &'static str, left_side: bool, ins: &[Aval]) -> Result<Aval> {
     let [a, b] = ins else {
-        return Err(Error::Arity {
-            prim: name,
-            expected: 2,
-            got: ins.len(),
-        });
+        return Err(Error::arity(name, 2, ins.len()));
     };
     let (a_lead, m) = square_dims(name, a)?;
     let (b_lead, br, bc) = matrix_dims(name, b)?;
@@ -346,24 +338,11 @@ impl Family for LinalgOp {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
         let bufs = eval_buffers(self, args, dtype)?;
-        if bufs.len() != outs.len() {
-            return Err(Error::Arity {
-                prim: self.name(),
-                expected: outs.len(),
-                got: bufs.len(),
-            });
-        }
-        bufs.into_iter()
-            .zip(outs)
-            .map(|(buf, aval)| HostArray::new(aval.shape, buf))
-            .collect()
+        finish_all(self.name(), outs, bufs)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

@@ -76,12 +76,7 @@ fn int_lit(k: i64) -> Atom {
 /// A float mask of `shape` (a matrix stack) whose entry `(i, j)` is one
 /// where `cmp(j - i, k)` holds (and, with `min_row`, also `i >= min_row`).
 fn mask(
-    b: &mut Builder,
-    shape: &[usize],
-    dtype: DType,
-    cmp: CmpOp,
-    k: i64,
-    min_row: Option<usize>,
+    b: &mut Builder, shape: &[usize], dtype: DType, cmp: CmpOp, k: i64, min_row: Option<usize>,
 ) -> Result<Atom> {
     let [.., m, n] = shape else {
         return Err(Error::shape("linalg", &[shape], "requires rank >= 2"));
@@ -207,12 +202,7 @@ fn pad_last2(b: &mut Builder, x: Atom, rows: usize, cols: usize) -> Result<Atom>
 }
 
 fn solve(
-    b: &mut Builder,
-    a: Atom,
-    rhs: Atom,
-    left_side: bool,
-    lower: bool,
-    transpose_a: bool,
+    b: &mut Builder, a: Atom, rhs: Atom, left_side: bool, lower: bool, transpose_a: bool,
     unit_diagonal: bool,
 ) -> Result<Atom> {
     emit1(
@@ -247,11 +237,7 @@ pub(super) fn jvp_cholesky(b: &mut Builder, x: Atom, t: Atom) -> JvpOut {
 
 /// `op` is the solve itself, `o` its options.
 pub(super) fn jvp_triangular_solve(
-    op: LinalgOp,
-    o: SolveOpts,
-    b: &mut Builder,
-    xs: &[Atom],
-    ts: &[Option<Atom>],
+    op: LinalgOp, o: SolveOpts, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
 ) -> JvpOut {
     let SolveOpts {
         left_side,
@@ -260,11 +246,7 @@ pub(super) fn jvp_triangular_solve(
         unit_diagonal,
     } = o;
     let [a, _] = xs else {
-        return Err(Error::Arity {
-            prim: "triangular_solve",
-            expected: 2,
-            got: xs.len(),
-        });
+        return Err(Error::arity("triangular_solve", 2, xs.len()));
     };
     let out = emit1(b, op, xs.to_vec())?;
     let solve_with = |b: &mut Builder, r: Atom| emit1(b, op, vec![a.clone(), r]);
@@ -403,11 +385,7 @@ pub(super) fn jvp_eigh(op: LinalgOp, b: &mut Builder, a: Atom, t: Atom) -> JvpOu
 }
 
 pub(super) fn jvp_svd(
-    b: &mut Builder,
-    a: Atom,
-    da: Atom,
-    full_matrices: bool,
-    compute_uv: bool,
+    b: &mut Builder, a: Atom, da: Atom, full_matrices: bool, compute_uv: bool,
 ) -> JvpOut {
     if compute_uv && full_matrices {
         return Err(Error::NotImplemented(
@@ -507,11 +485,7 @@ fn safe_inverse_diag(b: &mut Builder, s: &Atom, k: usize, e: Atom, dt: DType) ->
 /// `U`: `(I - U Uᵀ) Ȧ V / s`, for `da` = `Ȧ` (or `Ȧᵀ`), `(w, wt)` = `(U, Uᵀ)`
 /// (or `(V, Vᵀ)`), `x` = `V` (or `U`), of `rows` rows and `k` columns.
 fn off_subspace_term(
-    b: &mut Builder,
-    da: Atom,
-    (w, wt): (&Atom, &Atom),
-    x: Atom,
-    s: &Atom,
+    b: &mut Builder, da: Atom, (w, wt): (&Atom, &Atom), x: Atom, s: &Atom,
     (rows, k): (usize, usize),
 ) -> Result<Atom> {
     let dax = mm(b, da, x)?;

@@ -13,22 +13,18 @@ mod shape_ops;
 pub use pad_concat::{Concatenate, Pad};
 pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
 
-use super::batch::{all_unbatched, batch_error, batched_one, emit_batched, shift, unbatched};
-use super::family::{
-    emit1, jvp_zero, operands, single_out, transpose_not_linear, BatchOut, Family, JvpOut, Operand,
-    TransposeOut,
-};
+use super::batch::{batch_error, batch_one, emit_batched, shift, unbatched};
+use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
-use super::params::{Lookup, ParamList};
 use super::shape::check_axes;
-use super::transpose::single_ct;
+use super::transpose::transpose_unary;
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
+use crate::ir::{Atom, Aval};
 
 crate::declare_params! {
     /// Reverses the order of elements along `dimensions`.
@@ -48,65 +44,17 @@ crate::declare_params! {
 
 // ------------------------------------------------------------ shared helpers
 
-/// The params of a family named `name` read from `params`, or `None` for
-/// another name.
-fn read_named<F>(
-    name: &str,
-    want: &'static str,
-    params: &Lookup<'_>,
-    read: impl FnOnce(&Lookup<'_>) -> Result<F>,
-) -> Result<Option<F>> {
-    if name == want {
-        read(params).map(Some)
-    } else {
-        Ok(None)
-    }
-}
-
-/// The kernel's buffer as the array the shape rule promised.
-fn finish(
-    name: &'static str,
-    outs: Vec<Aval>,
-    buf: crate::array::Buffer,
-) -> Result<Vec<HostArray>> {
-    let out = single_out(name, outs)?;
-    Ok(vec![HostArray::new(out.shape, buf)?])
-}
-
 // ------------------------------------------------------------------- iota
 
 impl Family for Iota {
-    const NAMES: &'static [&'static str] = &["iota"];
-
-    fn name(&self) -> &'static str {
-        "iota"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Iota>> {
-        read_named(name, "iota", params, Iota::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Iota> {
-        vec![Iota {
+    crate::family_identity!(
+        "iota",
+        example = Iota {
             dtype: DType::I32,
             shape: vec![1],
-            dimension: 0,
-        }]
-    }
+            dimension: 0
+        }
+    );
 
     /// No operands; a numeric array of `shape`.
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
@@ -132,10 +80,7 @@ impl Family for Iota {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        _args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, _args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let buf = kernels::iota(self.dtype, &self.shape, self.dimension)?;
         finish(self.name(), outs, buf)
@@ -145,27 +90,12 @@ impl Family for Iota {
         false
     }
 
-    /// Integer (index) values: zero tangents.
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_zero(self, b, primals, tangents)
-    }
-
-    fn transpose(
-        &self,
-        _b: &mut Builder,
-        _cts: &[Option<Atom>],
-        _operands: &[Operand],
-    ) -> TransposeOut {
-        transpose_not_linear(self.name())
-    }
+    // Integer (index) values: zero tangents.
+    crate::zero_derivative_rules!();
 
     /// No operands, so nothing is batched: the equation as is.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        _dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], _dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
         unbatched(self, b, operands)
     }
@@ -174,35 +104,12 @@ impl Family for Iota {
 // -------------------------------------------------------------------- rev
 
 impl Family for Rev {
-    const NAMES: &'static [&'static str] = &["rev"];
-
-    fn name(&self) -> &'static str {
-        "rev"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Rev>> {
-        read_named(name, "rev", params, Rev::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Rev> {
-        vec![Rev {
-            dimensions: vec![0],
-        }]
-    }
+    crate::family_identity!(
+        "rev",
+        example = Rev {
+            dimensions: vec![0]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -212,10 +119,7 @@ impl Family for Rev {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let [x] = operands::<_, 1>(self.name(), args)?;
         let buf = kernels::rev(x, &self.dimensions)?;
@@ -229,33 +133,20 @@ impl Family for Rev {
 
     /// `rev` is its own transpose.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; operands.len()]);
-        };
-        let [Operand::Linear(_)] = operands else {
-            return Ok(vec![None; operands.len()]);
-        };
-        Ok(vec![Some(emit1(b, self.clone(), vec![ct])?)])
+        transpose_unary(self.name(), b, cts, operands, |b, ct, _a| {
+            emit1(b, self.clone(), vec![ct])
+        })
     }
 
     /// The reversed axes shift around the mapped one.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let dimensions = self.dimensions.iter().map(|&k| shift(k, d)).collect();
-        emit_batched(b, Rev { dimensions }, vec![x.clone()], Some(d))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let dimensions = self.dimensions.iter().map(|&k| shift(k, d)).collect();
+            emit_batched(b, Rev { dimensions }, vec![x.clone()], Some(d))
+        })
     }
 }

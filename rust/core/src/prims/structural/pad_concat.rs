@@ -1,18 +1,17 @@
 //! `pad` and `concatenate`: arrays assembled from operands and a fill.
 
-use super::{kernels, read_named, BroadcastInDim};
+use super::{kernels, BroadcastInDim};
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect, Literal, Scalar};
+use crate::ir::{Atom, Aval, Literal, Scalar};
 use crate::prims::batch::{all_unbatched, batch_first, emit_batched, remove_axis, unbatched};
 use crate::prims::family::{
     arity_error, emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
 use crate::prims::jvp::jvp_linear_prefix;
-use crate::prims::params::{Lookup, ParamList};
 use crate::prims::shape::same_dtype;
 use crate::prims::transpose::{operand_aval, single_ct};
 use crate::prims::{BinaryOp, Primitive, Reduce, ReduceOp, SelectN, Slice};
@@ -34,11 +33,7 @@ crate::declare_params! {
 
 /// A `slice` of `x` from `start` to `limit` (no-op when it is everything).
 fn slice_of(
-    b: &mut Builder,
-    x: Atom,
-    start: Vec<usize>,
-    limit: Vec<usize>,
-    strides: Option<Vec<usize>>,
+    b: &mut Builder, x: Atom, start: Vec<usize>, limit: Vec<usize>, strides: Option<Vec<usize>>,
 ) -> Result<Atom> {
     let shape = b.aval(&x)?.shape;
     let unit = strides.as_ref().is_none_or(|s| s.iter().all(|&v| v == 1));
@@ -136,10 +131,7 @@ impl Pad {
     /// first, is padded with zeros and the padding value selected in where
     /// a padded mask marks the padding.
     fn batch_padding_value(
-        &self,
-        b: &mut Builder,
-        (x, dx): (&Atom, Option<usize>),
-        (pv, dp): (&Atom, usize),
+        &self, b: &mut Builder, (x, dx): (&Atom, Option<usize>), (pv, dp): (&Atom, usize),
         size: usize,
     ) -> BatchOut {
         let xb = batch_first(b, x, dx, size)?;
@@ -194,35 +186,12 @@ impl Pad {
 }
 
 impl Family for Pad {
-    const NAMES: &'static [&'static str] = &["pad"];
-
-    fn name(&self) -> &'static str {
-        "pad"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Pad>> {
-        read_named(name, "pad", params, Pad::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Pad> {
-        vec![Pad {
-            padding_config: vec![(1, 0, 0)],
-        }]
-    }
+    crate::family_identity!(
+        "pad",
+        example = Pad {
+            padding_config: vec![(1, 0, 0)]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -240,10 +209,7 @@ impl Family for Pad {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let [x, pv] = operands::<_, 2>(name, args)?;
@@ -260,10 +226,7 @@ impl Family for Pad {
     /// The operand's cotangent is the cotangent with the padding removed;
     /// the padding value's is the sum of the rest.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let name = self.name();
         let Some(ct) = single_ct(name, cts)? else {
@@ -300,11 +263,7 @@ impl Family for Pad {
     /// An unbatched padding value pads around the mapped axis; a batched
     /// one is selected in where a padded mask marks the padding.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         let ([x, pv], [dx, dpv]) = (operands, dims) else {
             return Err(arity_error(self.name(), 2, operands.len()));
@@ -327,33 +286,7 @@ impl Family for Pad {
 // ------------------------------------------------------------ concatenate
 
 impl Family for Concatenate {
-    const NAMES: &'static [&'static str] = &["concatenate"];
-
-    fn name(&self) -> &'static str {
-        "concatenate"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Concatenate>> {
-        read_named(name, "concatenate", params, Concatenate::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Concatenate> {
-        vec![Concatenate { dimension: 0 }]
-    }
+    crate::family_identity!("concatenate", example = Concatenate { dimension: 0 });
 
     /// Operands of one dtype and rank, of equal sizes except along
     /// `dimension`, where the output's size is their sum.
@@ -401,10 +334,7 @@ impl Family for Concatenate {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let out = crate::prims::family::single_out(self.name(), outs)?;
         let buf = kernels::concatenate(args, self.dimension, &out.shape)?;
@@ -418,10 +348,7 @@ impl Family for Concatenate {
 
     /// Each linear operand's cotangent is its slice of the cotangent.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let dimension = self.dimension;
         let Some(ct) = single_ct(self.name(), cts)? else {
@@ -454,11 +381,7 @@ impl Family for Concatenate {
 
     /// Every operand carries the mapped axis first.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         if all_unbatched(dims) {
             return unbatched(self, b, operands);

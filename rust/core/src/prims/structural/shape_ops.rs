@@ -1,19 +1,20 @@
 //! `broadcast_in_dim`, `reshape`, `transpose` and `squeeze`: the same
 //! elements under a new shape or axis order.
 
-use super::{finish, kernels, read_named};
+use super::kernels;
 use crate::array::{checked_size, HostArray};
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval, Effect};
-use crate::prims::batch::{all_unbatched, axes_around, batched_one, emit_batched, unbatched};
+use crate::ir::{Atom, Aval};
+use crate::prims::batch::{axes_around, batch_one, emit_batched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
+use crate::prims::family::finish;
 use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use crate::prims::jvp::jvp_linear;
-use crate::prims::params::{Lookup, Param, ParamList};
+use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
-use crate::prims::transpose::single_ct;
+use crate::prims::transpose::{single_ct, transpose_unary};
 use crate::prims::{Primitive, Reduce, ReduceOp};
 
 crate::declare_params! {
@@ -64,18 +65,32 @@ fn reshape_to(b: &mut Builder, x: Atom, shape: &[usize]) -> Result<Atom> {
 /// Transpose of `reshape` and `squeeze`: the cotangent reshaped back to the
 /// operand's shape.
 fn transpose_reshape(
-    name: &'static str,
-    b: &mut Builder,
-    cts: &[Option<Atom>],
-    ops: &[Operand],
+    name: &'static str, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
 ) -> TransposeOut {
-    let Some(ct) = single_ct(name, cts)? else {
-        return Ok(vec![None; ops.len()]);
+    transpose_unary(name, b, cts, ops, |b, ct, a| reshape_to(b, ct, &a.shape))
+}
+
+/// The kernel, JVP and transpose rules of a family that keeps the data and
+/// changes only the shape (`reshape`, `squeeze`): the operand's buffer as
+/// is, linear, the cotangent reshaped back.
+macro_rules! same_data_rules {
+    () => {
+        fn kernel(
+            &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
+        ) -> Result<Vec<HostArray>> {
+            same_data(self.name(), args, outs)
+        }
+
+        fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
+            jvp_linear(self, b, primals, tangents)
+        }
+
+        fn transpose(
+            &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
+        ) -> TransposeOut {
+            transpose_reshape(self.name(), b, cts, operands)
+        }
     };
-    let [Operand::Linear(a)] = ops else {
-        return Ok(vec![None; ops.len()]);
-    };
-    Ok(vec![Some(reshape_to(b, ct, &a.shape)?)])
 }
 
 /// Same data, new shape: the operand's buffer as is.
@@ -87,36 +102,13 @@ fn same_data(name: &'static str, args: &[&HostArray], outs: Vec<Aval>) -> Result
 // ------------------------------------------------------- broadcast_in_dim
 
 impl Family for BroadcastInDim {
-    const NAMES: &'static [&'static str] = &["broadcast_in_dim"];
-
-    fn name(&self) -> &'static str {
-        "broadcast_in_dim"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<BroadcastInDim>> {
-        read_named(name, "broadcast_in_dim", params, BroadcastInDim::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<BroadcastInDim> {
-        vec![BroadcastInDim {
+    crate::family_identity!(
+        "broadcast_in_dim",
+        example = BroadcastInDim {
             shape: vec![1],
-            broadcast_dimensions: vec![],
-        }]
-    }
+            broadcast_dimensions: vec![]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -154,10 +146,7 @@ impl Family for BroadcastInDim {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let [x] = operands::<_, 1>(name, args)?;
@@ -172,107 +161,68 @@ impl Family for BroadcastInDim {
     /// Sums over the new axes and over the size-1 operand axes that
     /// expanded, then reshapes to the operand's shape.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
-        let Some(ct) = single_ct(self.name(), cts)? else {
-            return Ok(vec![None; operands.len()]);
-        };
-        let [Operand::Linear(a)] = operands else {
-            return Ok(vec![None; operands.len()]);
-        };
-        let (shape, bdims) = (&self.shape, &self.broadcast_dimensions);
-        let mut axes: Vec<usize> = Vec::new();
-        for d in 0..shape.len() {
-            let expanded = match bdims.iter().position(|&bd| bd == d) {
-                None => true,
-                Some(i) => a.shape.get(i) == Some(&1) && shape.get(d) != Some(&1),
-            };
-            if expanded {
-                axes.push(d);
+        transpose_unary(self.name(), b, cts, operands, |b, ct, a| {
+            let (shape, bdims) = (&self.shape, &self.broadcast_dimensions);
+            let mut axes: Vec<usize> = Vec::new();
+            for d in 0..shape.len() {
+                let expanded = match bdims.iter().position(|&bd| bd == d) {
+                    None => true,
+                    Some(i) => a.shape.get(i) == Some(&1) && shape.get(d) != Some(&1),
+                };
+                if expanded {
+                    axes.push(d);
+                }
             }
-        }
-        let summed = if axes.is_empty() {
-            ct
-        } else {
-            let sum = Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes,
-            });
-            b.add_eqn1(sum, vec![ct])?
-        };
-        Ok(vec![Some(reshape_to(b, summed, &a.shape)?)])
+            let summed = if axes.is_empty() {
+                ct
+            } else {
+                let sum = Primitive::Reduce(Reduce {
+                    op: ReduceOp::Sum,
+                    axes,
+                });
+                b.add_eqn1(sum, vec![ct])?
+            };
+            reshape_to(b, summed, &a.shape)
+        })
     }
 
     /// The mapped axis goes where it keeps `broadcast_dimensions`
     /// increasing (right after the output axis of the operand axis before
     /// it), so the operand is never transposed.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
         let name = self.name();
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(name, operands, dims)?;
-        let out_d = match d.checked_sub(1) {
-            None => 0,
-            Some(prev) => self
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let out_d = match d.checked_sub(1) {
+                None => 0,
+                Some(prev) => self
+                    .broadcast_dimensions
+                    .get(prev)
+                    .ok_or_else(|| super::batch_error(name, "batch dim out of range"))?
+                    .saturating_add(1),
+            };
+            let mut bdims: Vec<usize> = self
                 .broadcast_dimensions
-                .get(prev)
-                .ok_or_else(|| super::batch_error(name, "batch dim out of range"))?
-                .saturating_add(1),
-        };
-        let mut bdims: Vec<usize> = self
-            .broadcast_dimensions
-            .iter()
-            .map(|&o| shift(o, out_d))
-            .collect();
-        bdims.insert(d.min(bdims.len()), out_d);
-        let prim = BroadcastInDim {
-            shape: insert_axis(&self.shape, out_d, size),
-            broadcast_dimensions: bdims,
-        };
-        emit_batched(b, prim, vec![x.clone()], Some(out_d))
+                .iter()
+                .map(|&o| shift(o, out_d))
+                .collect();
+            bdims.insert(d.min(bdims.len()), out_d);
+            let prim = BroadcastInDim {
+                shape: insert_axis(&self.shape, out_d, size),
+                broadcast_dimensions: bdims,
+            };
+            emit_batched(b, prim, vec![x.clone()], Some(out_d))
+        })
     }
 }
 
 // ---------------------------------------------------------------- reshape
 
 impl Family for Reshape {
-    const NAMES: &'static [&'static str] = &["reshape"];
-
-    fn name(&self) -> &'static str {
-        "reshape"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Reshape>> {
-        read_named(name, "reshape", params, Reshape::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Reshape> {
-        vec![Reshape { new_sizes: vec![1] }]
-    }
+    crate::family_identity!("reshape", example = Reshape { new_sizes: vec![1] });
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -288,81 +238,31 @@ impl Family for Reshape {
         Ok(vec![Aval::weak(new_sizes.clone(), x.dtype, x.weak_type)])
     }
 
-    /// Same elements in the same order; only the shape changes.
-    fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        same_data(self.name(), args, outs)
-    }
-
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
-
-    fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
-    ) -> TransposeOut {
-        transpose_reshape(self.name(), b, cts, operands)
-    }
+    same_data_rules!();
 
     /// The mapped axis moves to the front and leads the new sizes.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let x = move_axis(b, x.clone(), d, 0)?;
-        let prim = Reshape {
-            new_sizes: insert_axis(&self.new_sizes, 0, size),
-        };
-        emit_batched(b, prim, vec![x], Some(0))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let x = move_axis(b, x.clone(), d, 0)?;
+            let prim = Reshape {
+                new_sizes: insert_axis(&self.new_sizes, 0, size),
+            };
+            emit_batched(b, prim, vec![x], Some(0))
+        })
     }
 }
 
 // -------------------------------------------------------------- transpose
 
 impl Family for Transpose {
-    const NAMES: &'static [&'static str] = &["transpose"];
-
-    fn name(&self) -> &'static str {
-        "transpose"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Transpose>> {
-        read_named(name, "transpose", params, Transpose::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Transpose> {
-        vec![Transpose {
-            permutation: vec![0],
-        }]
-    }
+    crate::family_identity!(
+        "transpose",
+        example = Transpose {
+            permutation: vec![0]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -384,10 +284,7 @@ impl Family for Transpose {
     }
 
     fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
+        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
         let [x] = operands::<_, 1>(name, args)?;
@@ -401,10 +298,7 @@ impl Family for Transpose {
 
     /// The transpose by the inverse permutation.
     fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
+        &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
     ) -> TransposeOut {
         let Some(ct) = single_ct(self.name(), cts)? else {
             return Ok(vec![None; operands.len()]);
@@ -429,54 +323,25 @@ impl Family for Transpose {
     /// The mapped axis stays where it is; the permutation is extended
     /// around it.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let mut perm: Vec<usize> = self.permutation.iter().map(|&k| shift(k, d)).collect();
-        perm.insert(d.min(perm.len()), d);
-        emit_batched(b, Transpose { permutation: perm }, vec![x.clone()], Some(d))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let mut perm: Vec<usize> = self.permutation.iter().map(|&k| shift(k, d)).collect();
+            perm.insert(d.min(perm.len()), d);
+            emit_batched(b, Transpose { permutation: perm }, vec![x.clone()], Some(d))
+        })
     }
 }
 
 // ---------------------------------------------------------------- squeeze
 
 impl Family for Squeeze {
-    const NAMES: &'static [&'static str] = &["squeeze"];
-
-    fn name(&self) -> &'static str {
-        "squeeze"
-    }
-
-    fn multiple_results(&self) -> bool {
-        false
-    }
-
-    fn effect(&self) -> Effect {
-        Effect::None
-    }
-
-    fn params(&self) -> ParamList {
-        self.to_params()
-    }
-
-    fn from_params(name: &str, params: &Lookup<'_>) -> Result<Option<Squeeze>> {
-        read_named(name, "squeeze", params, Squeeze::read)
-    }
-
-    fn display_params(&self, _params: &mut ParamList) {}
-
-    fn examples() -> Vec<Squeeze> {
-        vec![Squeeze {
-            dimensions: vec![0],
-        }]
-    }
+    crate::family_identity!(
+        "squeeze",
+        example = Squeeze {
+            dimensions: vec![0]
+        }
+    );
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
@@ -497,42 +362,15 @@ impl Family for Squeeze {
         )])
     }
 
-    /// Same elements in the same order; only the shape changes.
-    fn kernel(
-        &self,
-        _ctx: &ExecCtx,
-        args: &[&HostArray],
-        outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        same_data(self.name(), args, outs)
-    }
-
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
-
-    fn transpose(
-        &self,
-        b: &mut Builder,
-        cts: &[Option<Atom>],
-        operands: &[Operand],
-    ) -> TransposeOut {
-        transpose_reshape(self.name(), b, cts, operands)
-    }
+    same_data_rules!();
 
     /// The squeezed axes shift around the mapped one.
     fn batch(
-        &self,
-        b: &mut Builder,
-        operands: &[Atom],
-        dims: &[Option<usize>],
-        _size: usize,
+        &self, b: &mut Builder, operands: &[Atom], dims: &[Option<usize>], _size: usize,
     ) -> BatchOut {
-        if all_unbatched(dims) {
-            return unbatched(self, b, operands);
-        }
-        let (x, d) = batched_one(self.name(), operands, dims)?;
-        let (dimensions, out_d) = axes_around(&self.dimensions, d);
-        emit_batched(b, Squeeze { dimensions }, vec![x.clone()], Some(out_d))
+        batch_one(self, b, operands, dims, |b, x, d| {
+            let (dimensions, out_d) = axes_around(&self.dimensions, d);
+            emit_batched(b, Squeeze { dimensions }, vec![x.clone()], Some(out_d))
+        })
     }
 }

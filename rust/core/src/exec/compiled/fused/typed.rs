@@ -146,11 +146,7 @@ impl Typed {
 
     /// Runs the group (see [`Fused::run`]).
     pub fn run(
-        &self,
-        ctx: &ExecCtx,
-        f: &Fused,
-        inputs: &[&HostArray],
-        scalars: &[&HostArray],
+        &self, ctx: &ExecCtx, f: &Fused, inputs: &[&HostArray], scalars: &[&HostArray],
     ) -> Result<Vec<Arc<HostArray>>> {
         match self.dtype {
             DType::F32 => self.run_as::<f32>(ctx, f, inputs, scalars),
@@ -159,11 +155,7 @@ impl Typed {
     }
 
     fn run_as<T: Pooled>(
-        &self,
-        ctx: &ExecCtx,
-        f: &Fused,
-        inputs: &[&HostArray],
-        scalars: &[&HostArray],
+        &self, ctx: &ExecCtx, f: &Fused, inputs: &[&HostArray], scalars: &[&HostArray],
     ) -> Result<Vec<Arc<HostArray>>> {
         // Inputs, scalars and literals are read as slices when used (no
         // per-run lists: a loop body runs its groups thousands of times).
@@ -220,11 +212,7 @@ impl Typed {
     /// Elements `start..end` chunk by chunk into `parts` (the outputs'
     /// windows starting at `start`).
     fn run_range<T: Elem>(
-        &self,
-        env: &Env<'_>,
-        start: usize,
-        end: usize,
-        parts: &mut impl Windows<T>,
+        &self, env: &Env<'_>, start: usize, end: usize, parts: &mut impl Windows<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<()> {
         let mut s = start;
@@ -497,11 +485,7 @@ impl<T: Elem> Scratch<T> {
     }
 
     fn operand<'s>(
-        &'s self,
-        env: &'s Env<'_>,
-        src: Src,
-        s: usize,
-        e: usize,
+        &'s self, env: &'s Env<'_>, src: Src, s: usize, e: usize,
     ) -> Result<Operand<'s, T>> {
         let n = e.saturating_sub(s);
         Ok(match src {
