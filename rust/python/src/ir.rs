@@ -384,13 +384,7 @@ impl PyClosedJaxpr {
                 Ok::<_, microjax::Error>((plan.stats().clone(), run))
             })
             .py()?;
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("eqns", plan.eqns_in)?;
-        d.set_item("eqns_simplified", plan.eqns_simplified)?;
-        d.set_item("fusion_groups", plan.groups)?;
-        d.set_item("fused_eqns", plan.fused_eqns)?;
-        d.set_item("typed_groups", plan.typed_groups)?;
-        d.set_item("steps", plan.steps)?;
+        let d = crate::stages::plan_stats_dict(py, &plan)?;
         d.set_item("peak_bytes", run.peak_bytes)?;
         d.set_item("arg_bytes", run.arg_bytes)?;
         d.set_item("out_bytes", run.out_bytes)?;

@@ -73,14 +73,22 @@ impl CompiledProgram {
 
     /// What compilation did (`microjax_rs.debug.plan_stats`'s plan keys).
     fn plan_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.plan.stats();
-        let d = PyDict::new(py);
-        d.set_item("eqns", s.eqns_in)?;
-        d.set_item("eqns_simplified", s.eqns_simplified)?;
-        d.set_item("fusion_groups", s.groups)?;
-        d.set_item("fused_eqns", s.fused_eqns)?;
-        d.set_item("typed_groups", s.typed_groups)?;
-        d.set_item("steps", s.steps)?;
-        Ok(d)
+        plan_stats_dict(py, self.plan.stats())
     }
+}
+
+/// The plan keys of `microjax_rs.debug.plan_stats`: equations before and
+/// after simplification, fusion groups and their members, typed groups and
+/// steps.
+pub(crate) fn plan_stats_dict<'py>(
+    py: Python<'py>, s: &microjax::exec::compiled::PlanStats,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("eqns", s.eqns_in)?;
+    d.set_item("eqns_simplified", s.eqns_simplified)?;
+    d.set_item("fusion_groups", s.groups)?;
+    d.set_item("fused_eqns", s.fused_eqns)?;
+    d.set_item("typed_groups", s.typed_groups)?;
+    d.set_item("steps", s.steps)?;
+    Ok(d)
 }
