@@ -129,6 +129,7 @@ impl Buffer {
     }
 
     /// Number of array elements (a key element counts once).
+    #[inline]
     pub fn len(&self) -> usize {
         match self {
             Buffer::Float0(n) => *n,
