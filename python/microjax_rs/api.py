@@ -265,6 +265,10 @@ class _Jitted:
         device = _devices.gpu_target(leaves)
         if device is not None:  # the default device, or the arguments', is a GPU
             outs = _devices.run_on_gpu(closed, leaves, device)
+            if config.debug_checks:
+                from ._src import nan_checks
+
+                nan_checks.check_program(closed, leaves, outs, f"jit({self.name})")
             if self._donated[0] or self._donated[1]:
                 _donate(self._donated, args, kwargs, outs)
             return tree_unflatten(out_tree, outs)
