@@ -188,3 +188,9 @@ def test_print_saved_residuals_prints_one_line_per_residual(capsys):
 def test_policy_is_printed_and_round_trips():
     jaxpr = jax.make_jaxpr(jax.checkpoint(mlp, policy=P.save_only_these_names("hidden")))(X)
     assert "save_only_these_names" in str(jaxpr)
+
+
+def test_residuals_are_described_through_nested_calls():
+    # jit(checkpoint(f)): the residual is the argument, seen through the pjit and the checkpoint
+    f = jax.jit(jax.checkpoint(lambda x: jnp.sum(jnp.sin(x) ** 2)))
+    assert [d for _, d in saved_residuals(f, X)] == ["from the argument x"]

@@ -138,25 +138,24 @@ def checkpoint_name(x, name):
     return tree_map(lambda leaf: core.Primitive("name").bind(leaf, name=name), x)
 
 
-def _describe(jaxpr, var, arg_names):
+def _describe(jaxpr, var, inputs):
     """Where value `var` of `jaxpr` comes from, as JAX's
-    `print_saved_residuals` says it: an argument, or the output of an
-    equation (looked up through calls)."""
+    `print_saved_residuals` says it: `inputs[i]` for input `i` (an
+    argument), a constant, or the output of an equation (looked up through
+    calls)."""
     if var in jaxpr.invars:
-        return f"from the argument {arg_names[jaxpr.invars.index(var)]}"
+        return inputs[jaxpr.invars.index(var)]
     if var in jaxpr.constvars:
         return "from a constant"
     for eqn in jaxpr.eqns:
         if var in eqn.outvars:
             callee = eqn.params.get("jaxpr")
             if eqn.primitive.name in ("pjit", "checkpoint") and callee is not None:
-                inner = callee.jaxpr
-                out = inner.outvars[eqn.outvars.index(var)]
+                out = callee.jaxpr.outvars[eqn.outvars.index(var)]
                 if isinstance(out, core.Var):
-                    names = [_describe(jaxpr, a, arg_names) if isinstance(a, core.Var) else "a literal"
-                             for a in eqn.invars]
-                    inner_desc = _describe(inner, out, names)
-                    return inner_desc
+                    operands = [_describe(jaxpr, a, inputs) if isinstance(a, core.Var) else "a literal"
+                                for a in eqn.invars]
+                    return _describe(callee.jaxpr, out, operands)
             where = f" from {eqn.source_info}" if eqn.source_info else ""
             if eqn.primitive.name == "name":
                 return f"named '{eqn.params['name']}'{where}"
@@ -167,22 +166,13 @@ def _describe(jaxpr, var, arg_names):
 def saved_residuals(f, *args, **kwargs):
     """`[(ShapeDtypeStruct, description)]`: the values reverse mode saves for
     the backward pass of `f` at `args` (its residuals)."""
-    import inspect
-
     from . import _core, dtypes
     from .api import make_jaxpr
     from .interpreters.partial_eval import ShapeDtypeStruct
-    from .tree_util import tree_flatten_with_path, keystr
+    from .stages import _leaf_names
 
     closed = make_jaxpr(lambda *a: f(*a, **kwargs))(*args)
-    try:
-        params = [p.name for p in inspect.signature(f).parameters.values()]
-    except (TypeError, ValueError):
-        params = []
-    arg_names = []
-    for i, a in enumerate(args):
-        base = params[i] if i < len(params) else f"args[{i}]"
-        arg_names += [base + keystr(p) for p, _ in tree_flatten_with_path(a)[0]]
+    inputs = [f"from the argument {n}" for n in _leaf_names(f, args, {})]
     nonzeros = [dtypes.is_float_name(v.aval.dtype_name) for v in closed.jaxpr.invars]
     primal, _, num_res = _core.linearize_jaxpr(closed._handle, nonzeros)
     prog = core.ClosedJaxpr(primal).jaxpr
@@ -190,7 +180,7 @@ def saved_residuals(f, *args, **kwargs):
     result = []
     for v in outs:
         aval = ShapeDtypeStruct(v.aval.shape, v.aval.dtype, v.aval.weak_type)
-        desc = _describe(prog, v, arg_names) if isinstance(v, core.Var) else "a literal"
+        desc = _describe(prog, v, inputs) if isinstance(v, core.Var) else "a literal"
         result.append((aval, desc))
     return result
 

@@ -264,20 +264,19 @@ class _Jitted:
             return tree_unflatten(out_tree, outs)
         device = _devices.gpu_target(leaves)
         if device is not None:  # the default device, or the arguments', is a GPU
+            vals = leaves
             outs = _devices.run_on_gpu(closed, leaves, device)
-            if config.debug_checks:
-                from ._src import nan_checks
-
-                nan_checks.check_program(closed, leaves, outs, f"jit({self.name})")
-            if self._donated[0] or self._donated[1]:
-                _donate(self._donated, args, kwargs, outs)
-            return tree_unflatten(out_tree, outs)
-        vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
-        outs = closed.run(vals)
+        else:
+            vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
+            outs = closed.run(vals)
         if config.debug_checks:
             from ._src import nan_checks
 
             nan_checks.check_program(closed, vals, outs, f"jit({self.name})")
+        if device is not None:
+            if self._donated[0] or self._donated[1]:
+                _donate(self._donated, args, kwargs, outs)
+            return tree_unflatten(out_tree, outs)
         if self._donated[0] or self._donated[1]:
             # Donating calls stay on this path (the Rust fast path does not
             # donate), so every call marks its donated arrays.
