@@ -19,12 +19,11 @@ code removed).
 """
 import abc
 import dataclasses
-import inspect
 
 from . import _core, core
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .interpreters.partial_eval import ShapeDtypeStruct, _leaf_aval
-from .tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten, keystr
+from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["ArgInfo", "Compiled", "CompiledMemoryStats", "Lowered", "OutInfo", "Traced", "Wrapped"]
 
@@ -105,19 +104,13 @@ class _Specialization:
 def _leaf_names(fun, dyn_args, dyn_kwargs):
     """A path naming each argument leaf as JAX's errors do: the parameter
     name for a positional argument when the signature gives one (`x`,
-    `params['w']`), `args[i]` otherwise, the keyword for a keyword argument."""
-    try:
-        params = [p.name for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for i, a in enumerate(dyn_args):
-        base = params[i] if i < len(params) else f"args[{i}]"
-        names += [base + keystr(p) for p, _ in tree_flatten_with_path(a)[0]]
-    for k, v in dyn_kwargs.items():
-        names += [k + keystr(p) for p, _ in tree_flatten_with_path(v)[0]]
-    return names
+    `params['w']`), `args[i]` otherwise, the keyword for a keyword argument
+    (`vmap`'s leaf names without their "argument " prefix)."""
+    from ._vmap import _leaf_names as vmap_leaf_names
+
+    prefix = "argument "
+    return [n[len(prefix):] if n.startswith(prefix) else n
+            for n in vmap_leaf_names(tuple(dyn_args), dyn_kwargs, fun)]
 
 
 def specialize(jitted, args, kwargs):
