@@ -293,3 +293,45 @@ def test_nonzero_with_size_under_jit():
     np.testing.assert_array_equal(rows, [0, 1, 1, -1])
     np.testing.assert_array_equal(cols, [1, 0, 2, -1])
     np.testing.assert_array_equal(jnp.argwhere(x), np.argwhere(x))
+
+
+# ---------------------------------------------------------------- Array methods and dtype queries
+
+def test_array_view_and_byteswap_match_numpy():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = jnp.asarray(a)
+    for dt in (np.int32, np.uint8, np.int16):
+        np.testing.assert_array_equal(np.asarray(x.view(dt)), a.view(dt))
+    np.testing.assert_array_equal(np.asarray(jnp.zeros((2, 4), jnp.int16).view(jnp.float32)),
+                                  np.zeros((2, 4), np.int16).view(np.float32))
+    np.testing.assert_array_equal(np.asarray(x.byteswap()), a.byteswap())
+    np.testing.assert_array_equal(np.asarray(jnp.array([True, False]).view(jnp.uint8)), [1, 0])
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: v.view(jnp.int32))(x)), a.view(np.int32))
+    assert x.tobytes() == a.tobytes()
+    with pytest.raises(ValueError):
+        jnp.zeros((2, 3), jnp.int16).view(jnp.float32)
+    with pytest.raises(ValueError):
+        x.byteswap(inplace=True)
+
+
+def test_array_placement_queries():
+    x = jnp.arange(6.0).reshape(2, 3)
+    assert x.platform() == "cpu" and x.is_ready() is True
+    assert x.on_device_size_in_bytes() == 24
+    y = x.clone()
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(x.to_device(jax.devices()[0])), np.asarray(x))
+    with pytest.raises(NotImplementedError, match="flatten"):
+        x.flat
+    np.testing.assert_array_equal(np.asarray(x.argpartition(1)), np.argpartition(np.asarray(x), 1))
+
+
+def test_dtype_queries():
+    from microjax_rs import dtypes
+    assert issubclass(dtypes.TypePromotionError, ValueError)
+    assert dtypes.itemsize_bits(jnp.float32) == 32 and dtypes.itemsize_bits(jnp.bool_) == 8
+    assert dtypes.itemsize_bits(jnp.bfloat16) == 16
+    assert dtypes.scalar_type_of(1) is int and dtypes.scalar_type_of(True) is bool
+    assert dtypes.scalar_type_of(jnp.float32(2)) is float
+    assert dtypes.scalar_type_of(jnp.zeros(3, jnp.int8)) is int
+    assert dtypes.scalar_type_of(jnp.zeros(2, jnp.bfloat16)) is float

@@ -1024,3 +1024,39 @@ def test_large_tree_flatten_and_map():
     assert len(leaves) == 6000
     out = tu.tree_map(lambda a, b: a + b, big, big)
     assert out[7] == {"w": 14, "b": (14, 14)}
+
+
+# ---------------------------------------------------------------- associative reduce, node query, static fields
+
+def test_tree_reduce_associative_is_balanced():
+    # JAX 0.10.2: the halves split at len // 2.
+    assert tree_util.tree_reduce_associative(lambda a, b: (a, b), [1, 2, 3, 4, 5]) == ((1, 2), (3, (4, 5)))
+    assert tree.reduce_associative(lambda a, b: a + b, {"a": 1, "b": [2, 3]}) == 6
+    assert tree.reduce_associative(lambda a, b: a + b, [], identity=0) == 0
+    with pytest.raises(TypeError, match="identity"):
+        tree_util.tree_reduce_associative(lambda a, b: a + b, [])
+
+
+def test_is_tree_node():
+    Point = collections.namedtuple("Point", "x y")
+    for t in (list, tuple, dict, type(None), Point, collections.OrderedDict, collections.defaultdict,
+              tree_util.Partial):
+        assert tree_util.is_tree_node(t), t
+    for t in (int, float, str, object):
+        assert not tree_util.is_tree_node(t), t
+    with pytest.raises(TypeError):
+        tree_util.is_tree_node([1])
+
+
+def test_tree_static_field_is_aux_data():
+    @tree_util.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: object
+        op: str = tree.static(default="add")
+
+    leaves, treedef = tree.flatten(Op(1.0))
+    assert leaves == [1.0]
+    assert tree.unflatten(treedef, [2.0]) == Op(2.0, "add")
+    f = dataclasses.fields(Op)[1]
+    assert f.metadata["static"] is True and f.default == "add"

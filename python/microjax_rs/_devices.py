@@ -24,6 +24,7 @@ from .config import config
 from .core import ArrayImpl, Tracer
 from .tree_util import tree_map
 from ._src.device_types import CpuDevice, CudaDevice, Device  # noqa: F401  (jax.Device)
+from ._src.numpy import array_methods as _array_methods
 
 _GPU_NAMES = ("gpu", "cuda")
 
@@ -448,6 +449,17 @@ def device_put(x, device=None):
         return _to_host(leaf)
 
     return tree_map(put, x)
+
+
+def _to_device(x):
+    def to_device(device, stream=None):
+        """A copy of the array on `device` (`stream` is accepted for the
+        Array API and ignored)."""
+        return device_put(x, device)
+    return to_device
+
+
+_array_methods.register_array_attribute("to_device", _to_device)
 
 
 def device_get(x):

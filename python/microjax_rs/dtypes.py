@@ -119,6 +119,41 @@ def np_dtype(name):
     return d
 
 
+class TypePromotionError(ValueError):
+    """JAX's error for a promotion the `jax_numpy_dtype_promotion` mode
+    forbids. microjax_rs implements the standard mode only, in which every
+    pair of dtypes promotes, so it raises this for no input."""
+
+
+def itemsize_bits(dtype):
+    """The size of one element of `dtype` in bits (bool: 8)."""
+    if dtype is None:
+        raise ValueError("dtype cannot be None.")
+    return np.dtype(np_dtype(dtype_name(dtype)) if not isinstance(dtype, np.dtype) else dtype).itemsize * 8
+
+
+def scalar_type_of(x):
+    """The Python scalar type (`bool`, `int`, `float` or `complex`) of the
+    kind of `x`'s dtype; `x` is a scalar or an array."""
+    kind = np.dtype(np_dtype(dtype_name(getattr(x, "dtype", None) or _py_dtype(x)))).kind
+    if kind == "b":
+        return bool
+    if kind in "iu":
+        return int
+    if kind == "f" or kind == "V":  # V: bfloat16 and the other ml_dtypes floats
+        return float
+    if kind == "c":
+        return complex
+    raise TypeError(f"Invalid scalar value {x}")
+
+
+def _py_dtype(x):
+    t = type(x)
+    if t in (bool, int, float, complex):
+        return {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}[t]
+    return np.asarray(x).dtype
+
+
 def is_weak_scalar(x):
     """Python int/float are weakly typed; bool is not (as JAX)."""
     return type(x) in (int, float)

@@ -18,6 +18,8 @@ __all__ = [
     "map",
     "map_with_path",
     "reduce",
+    "reduce_associative",
+    "static",
     "structure",
     "transpose",
     "unflatten",
@@ -84,3 +86,18 @@ def unflatten(treedef, leaves):
 def broadcast(prefix_tree, full_tree, is_leaf=None):
     """Alias of ``tree_util.tree_broadcast``."""
     return _tu.tree_broadcast(prefix_tree, full_tree, is_leaf)
+
+
+def reduce_associative(operation, tree, *, identity=_tu._NO_INITIALIZER, is_leaf=None):
+    """Alias of ``tree_util.tree_reduce_associative``."""
+    return _tu.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
+
+
+def static(**kwargs):
+    """A `dataclasses.field` marked static (``metadata={'static': True}``):
+    with ``tree_util.register_dataclass`` the field is aux data, not a
+    child. Takes `dataclasses.field`'s arguments."""
+    import dataclasses
+
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)

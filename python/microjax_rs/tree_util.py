@@ -29,11 +29,14 @@ import collections
 import dataclasses
 import functools
 import operator
+import typing
 
 __all__ = [
     "DictKey",
     "FlattenedIndexKey",
     "GetAttrKey",
+    "KeyEntry",
+    "KeyPath",
     "Partial",
     "PyTreeDef",
     "SequenceKey",
@@ -41,6 +44,7 @@ __all__ = [
     "broadcast_prefix",
     "default_registry",
     "flatten_one_level",
+    "is_tree_node",
     "keystr",
     "prefix_errors",
     "register_dataclass",
@@ -58,6 +62,7 @@ __all__ = [
     "tree_map",
     "tree_map_with_path",
     "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
@@ -1082,6 +1087,35 @@ def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
     return functools.reduce(function, leaves, initializer)
 
 
+def tree_reduce_associative(operation, tree, *, identity=_NO_INITIALIZER, is_leaf=None):
+    """Reduces the leaves with an associative `operation` as a balanced tree
+    of calls (the halves of the leaf list, split at ``len // 2``, reduced
+    separately and then combined), so its depth is logarithmic. `identity`
+    is the result for a tree without leaves (then required)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def reduce(xs):
+        if len(xs) == 1:
+            return xs[0]
+        mid = len(xs) // 2
+        return operation(reduce(xs[:mid]), reduce(xs[mid:]))
+
+    return reduce(leaves)
+
+
+def is_tree_node(typ):
+    """Whether instances of the type `typ` are pytree nodes (not leaves):
+    tuples, lists, dicts, None, namedtuples and registered types."""
+    if not isinstance(typ, type):
+        raise TypeError(f"is_tree_node: expected a type, got {type(typ).__name__}")
+    kind = _dispatch.get(typ)
+    return (kind if kind is not None else _classify(typ)) is not _K_LEAF
+
+
 def tree_all(tree, *, is_leaf=None):
     """``all(tree_leaves(tree))``."""
     return all(tree_leaves(tree, is_leaf))
@@ -1317,3 +1351,9 @@ def _partial_unflatten(func, children):
 
 
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
+
+
+# A key path entry is one of the key classes; a key path is a tuple of them
+# (the types `tree_flatten_with_path` returns, for annotations).
+KeyEntry = typing.TypeVar("KeyEntry", bound=typing.Any)
+KeyPath = typing.Tuple[KeyEntry, ...]

@@ -4,6 +4,7 @@ is the jnp function of that name."""
 import numpy as np
 
 from ... import _core
+from ... import lax
 from ... import numpy as jnp
 from ..device_types import CpuDevice
 from ..tables import FLOAT_NAMES as _FLOATS
@@ -142,6 +143,62 @@ _PROPERTIES = {
 }
 
 
+def _view(self, dtype=None, type=None):
+    """The same bits read as `dtype` (NumPy's `ndarray.view`): the last axis
+    grows or shrinks by the ratio of the item sizes."""
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    new = np.dtype(dtype)
+    old = np.dtype(self.dtype)
+    if new == old:
+        return self
+    if old == np.bool_:  # bools are bytes 0/1
+        return _view(self.astype(np.uint8), new)
+    if new == np.bool_:
+        return _view(self, np.uint8) != 0
+    if self.ndim == 0 and new.itemsize != old.itemsize:
+        raise ValueError("view() of a 0-d array requires dtypes of equal size")
+    if new.itemsize < old.itemsize:
+        out = lax.bitcast_convert_type(self, new)
+        return jnp.reshape(out, self.shape[:-1] + (self.shape[-1] * (old.itemsize // new.itemsize),))
+    if new.itemsize > old.itemsize:
+        ratio = new.itemsize // old.itemsize
+        if self.shape[-1] % ratio:
+            raise ValueError(f"view: the last axis ({self.shape[-1]}) must be divisible by {ratio} "
+                             f"to view {old.name} as {new.name}")
+        x = jnp.reshape(self, self.shape[:-1] + (self.shape[-1] // ratio, ratio))
+        return lax.bitcast_convert_type(x, new)
+    return lax.bitcast_convert_type(self, new)
+
+
+def _byteswap(self, inplace=False):
+    """The array with each element's bytes reversed (`inplace` must be False)."""
+    if inplace:
+        raise ValueError("Inplace byteswapping not supported.")
+    size = np.dtype(self.dtype).itemsize
+    if size == 1:
+        return self
+    parts = lax.bitcast_convert_type(self, np.uint8)
+    return lax.bitcast_convert_type(jnp.flip(parts, axis=-1), self.dtype)
+
+
+def _flat(self):
+    raise NotImplementedError("JAX Arrays do not implement the arr.flat property: "
+                              "consider arr.flatten() instead.")
+
+
+_METHODS.update({
+    "argpartition": _method("argpartition"),
+    "choose": _method("choose"),
+    "compress": lambda self, condition, axis=None, **kwargs: jnp.compress(condition, self, axis, **kwargs),
+    "view": _view,
+    "byteswap": _byteswap,
+})
+_PROPERTIES["flat"] = _flat
+
+
 def _host_device(x):
     return CpuDevice(0)
 
@@ -151,7 +208,18 @@ _ARRAY_ONLY = {
     "devices": lambda self: lambda: {_host_device(self)},
     "device": _host_device,
     "sharding": lambda self: _single_device_sharding(_host_device(self)),
+    "platform": lambda self: lambda: _host_device(self).platform,
+    "is_ready": lambda self: lambda: True,
+    "on_device_size_in_bytes": lambda self: lambda: self.nbytes,
+    "clone": lambda self: lambda: jnp.array(self, copy=True),
+    "tobytes": lambda self: lambda order="C": np.asarray(self).tobytes(order=order),
 }
+
+
+def register_array_attribute(name, get):
+    """Adds the attribute `name` of concrete arrays, `get(array)` (for the
+    placement methods the device layer defines, e.g. `to_device`)."""
+    _ARRAY_ONLY[name] = get
 
 
 def _single_device_sharding(device):
