@@ -147,6 +147,11 @@ class Config:
     # Whether jax_debug_nans or jax_debug_infs is on (read on every eager call).
     debug_checks = False
 
+    def parse_flags_with_absl(self):
+        """JAX reads `--jax_*` command-line flags here; microjax_rs reads its
+        options from the environment (`JAX_ENABLE_X64`, ...) at import."""
+        return None
+
     def read(self, name):
         return self._values[name]
 

@@ -6,7 +6,8 @@ attributes (`jax._src.xla_bridge._backends`) without importing them; here a
 stand-in submodule is imported on first such access."""
 import importlib as _importlib
 
-_STAND_INS = frozenset({"compiler", "dispatch", "dtypes", "traceback_util", "xla_bridge"})
+_STAND_INS = frozenset({"ad_checkpoint", "api", "array", "compiler", "config", "core", "deprecations", "dispatch", "dtypes",
+                        "test_util", "traceback_util", "xla_bridge"})
 
 
 def __getattr__(name):
