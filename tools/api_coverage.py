@@ -34,7 +34,7 @@ MODULES = (
     "jax.scipy.cluster.vq", "jax.scipy.spatial.transform", "jax.scipy.fft", "jax.scipy.sparse.linalg",
     "jax.scipy.stats", "jax.experimental.ode", "jax.experimental.checkify", "jax.custom_derivatives",
     "jax.debug", "jax.stages", "jax.export", "jax.sharding", "jax.ad_checkpoint", "jax.typing", "jax.errors",
-    "jax.profiler", "jax.Array",
+    "jax.profiler", "jax.ops", "jax.Array",
 )
 
 
