@@ -82,6 +82,7 @@ from ._callback import pure_callback  # noqa: E402
 from .custom_derivatives import closure_convert, custom_gradient, custom_jvp, custom_vjp  # noqa: E402
 from .tree_util import Partial  # noqa: E402
 from . import random  # noqa: E402
+from . import ops  # noqa: E402
 from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
 from . import sharding, stages, typing  # noqa: E402
 from .sharding import NamedSharding, P  # noqa: E402
