@@ -408,6 +408,12 @@ def test_promotion_mode_contexts():
     with pytest.raises(ValueError):
         jax.numpy_dtype_promotion("loose")
 
+    @jax.numpy_dtype_promotion("standard")
+    def f(x):
+        return x + 1.5
+
+    assert f(jnp.ones(2, jnp.int32)).dtype == np.float32
+
 
 def test_vdot_inner_accept_precision():
     a, b = np.arange(4.0, dtype=np.float32), np.ones(4, np.float32)

@@ -194,6 +194,17 @@ class _PromotionContext:
     def __exit__(self, *exc):
         return False
 
+    def __call__(self, fun):
+        """As a decorator: `fun` runs inside the context."""
+        import functools
+
+        @functools.wraps(fun)
+        def wrapped(*args, **kwargs):
+            with self:
+                return fun(*args, **kwargs)
+
+        return wrapped
+
 
 def numpy_dtype_promotion(value):
     """JAX's context for the dtype promotion mode: 'standard' (JAX's lattice,

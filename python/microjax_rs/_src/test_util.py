@@ -75,11 +75,21 @@ def _cast_to_shape(value, shape, dtype):
     return value
 
 
+_TO_32 = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32),
+          np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def _canonical(dtype):
+    """`dtype` as the x64 mode stores it (64-bit types to 32 with x64 off);
+    NumPy only, so it also answers for dtypes microjax_rs cannot hold."""
+    dtype = np.dtype(dtype)
+    return dtype if config.jax_enable_x64 else _TO_32.get(dtype, dtype)
+
+
 def is_valid_shape(shape, dtype):
+    """Python scalars exist only for the default bool/int/float/complex types."""
     return shape is not PYTHON_SCALAR_SHAPE or np.dtype(dtype) in (
-        np.dtype(np.bool_), np.dtype(_dtypes.canonicalize_dtype(np.int64)),
-        np.dtype(_dtypes.canonicalize_dtype(np.float64)),
-        np.dtype(_dtypes.canonicalize_dtype(np.complex128)))
+        np.dtype(np.bool_), _canonical(np.int64), _canonical(np.float64), _canonical(np.complex128))
 
 
 def format_shape_dtype_string(shape, dtype):
@@ -100,10 +110,7 @@ def _supported(types):
     x64 = config.jax_enable_x64
     out = []
     for t in types:
-        size = np.dtype(t).itemsize
-        if not x64 and size == 8 and np.dtype(t).kind in "iuf":
-            continue
-        if not x64 and np.dtype(t) == np.complex128:
+        if not x64 and _canonical(t) != np.dtype(t):
             continue
         out.append(t)
     return out
@@ -193,8 +200,8 @@ def tolerance(dtype, tol=None):
     if not isinstance(tol, dict):
         return tol
     tol = {np.dtype(k): v for k, v in tol.items()}
-    dtype = _dtypes.canonicalize_dtype(np.dtype(dtype))
-    return tol.get(np.dtype(dtype), _TOLERANCE.get(np.dtype(dtype), 0))
+    dtype = _canonical(dtype)
+    return tol.get(dtype, _TOLERANCE.get(dtype, 0))
 
 
 def join_tolerance(a, b):
@@ -604,8 +611,7 @@ class JaxTestCase(parameterized.TestCase):
 
     def assertDtypesMatch(self, actual, desired, *, canonicalize_dtypes=True):
         if not config.jax_enable_x64 and canonicalize_dtypes:
-            self.assertEqual(_dtypes.canonicalize_dtype(_dtype_of(actual)),
-                             _dtypes.canonicalize_dtype(_dtype_of(desired)))
+            self.assertEqual(_canonical(_dtype_of(actual)), _canonical(_dtype_of(desired)))
         else:
             self.assertEqual(_dtype_of(actual), _dtype_of(desired))
 
