@@ -77,3 +77,19 @@ def test_jax_test_case_runs_parameterized_cases():
     failed = sorted(t.id().rsplit(".", 1)[1] for t, _ in result.failures)
     assert failed == ["test_dtype_mismatch", "test_wrong"]
     assert not result.errors
+
+
+def test_src_dtypes_helpers_match_jax():
+    # Recorded from JAX 0.10.2's jax._src.dtypes (x64 off).
+    from microjax_rs._src import dtypes
+    expected = {np.bool_: ("float32", "int32"), np.int8: ("float32", "int8"), np.int32: ("float32", "int32"),
+                np.uint8: ("float32", "uint8"), np.int64: ("float64", "int64"), np.uint64: ("float64", "uint64"),
+                np.float16: ("float16", "float16"), jnp.bfloat16: ("bfloat16", "bfloat16"),
+                np.float32: ("float32", "float32")}
+    for dt, (inexact, numeric) in expected.items():
+        assert dtypes.to_inexact_dtype(dt).name == inexact, dt
+        assert dtypes.to_numeric_dtype(dt).name == numeric, dt
+    assert (dtypes.default_int_dtype(), dtypes.default_uint_dtype(), dtypes.default_float_dtype()) == (
+        np.dtype(np.int32), np.dtype(np.uint32), np.dtype(np.float32))
+    assert dtypes.is_weakly_typed(1.0) and not dtypes.is_weakly_typed(jnp.float32(1))
+    assert dtypes.is_weakly_typed(jnp.asarray(1.0)) and dtypes.is_weakly_typed(jnp.array(1.0) + 1)
