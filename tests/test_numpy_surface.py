@@ -335,3 +335,33 @@ def test_dtype_queries():
     assert dtypes.scalar_type_of(jnp.float32(2)) is float
     assert dtypes.scalar_type_of(jnp.zeros(3, jnp.int8)) is int
     assert dtypes.scalar_type_of(jnp.zeros(2, jnp.bfloat16)) is float
+
+
+# ---------------------------------------------------------------- reductions: where=, initial=, dtype=bool
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "nansum",
+                                  "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd"])
+def test_reduction_where_must_be_boolean(name):
+    # JAX 0.10.2's message, with the function's own name.
+    x = jnp.zeros((10,))
+    with pytest.raises(ValueError, match=f"jnp.{name}: where must be None or a boolean array"):
+        getattr(jnp, name)(x, where=jnp.ones(10, dtype=int), initial=0.0) if name in (
+            "max", "min", "nanmax", "nanmin") else getattr(jnp, name)(x, where=jnp.ones(10, dtype=int))
+    assert float(jnp.sum(jnp.ones(3), where=True)) == 3.0
+
+
+def test_reduction_initial_must_be_scalar():
+    with pytest.raises(ValueError, match=r"initial value must be a scalar. Got array of shape \(1, 2, 3\)"):
+        jnp.sum(jnp.ones((2, 3, 4)), axis=-1, initial=jnp.zeros((1, 2, 3)))
+    assert float(jnp.sum(jnp.ones(3), initial=np.float32(2))) == 5.0
+
+
+def test_bool_dtype_sum_and_prod_are_logical():
+    b = np.array([[True, False], [False, False]])
+    np.testing.assert_array_equal(np.asarray(jnp.sum(b, 0, dtype=bool)), [True, False])
+    np.testing.assert_array_equal(np.asarray(jnp.prod(b, 0, dtype=bool)), [False, False])
+    x = np.array([[0.5, 0.0], [2.0, 0.0]], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.prod(x, 0, dtype=bool)), np.prod(x, 0, dtype=bool))
+    np.testing.assert_array_equal(np.asarray(jnp.sum(x, 1, dtype=bool)), np.sum(x, 1, dtype=bool))
+    assert "reduce_and" in str(jax.make_jaxpr(lambda v: jnp.prod(v, 0, dtype=bool))(b))
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: jnp.sum(v, 0, dtype=bool))(b)), [True, False])

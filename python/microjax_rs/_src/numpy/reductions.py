@@ -29,6 +29,18 @@ def _reduce_prep(a, axis, where_):
     return a, av, axes, where_
 
 
+def _check_where(where, fname):
+    """JAX accepts a `where=` mask of bools only (Python bool or bool array)."""
+    if where is None or type(where) is bool:
+        return
+    dtype = getattr(where, "dtype", None)
+    if dtype is None:
+        dtype = _np.asarray(where).dtype
+    if _np.dtype(dtype) != _np.bool_:
+        raise ValueError(f"jnp.{fname}: where must be None or a boolean array; "
+                         f"got where.dtype={_np.dtype(dtype)!r}.")
+
+
 def _finish(res, av, axes, keepdims):
     return _keepdims(res, av, axes) if keepdims else res
 
@@ -57,9 +69,25 @@ def _accumulation_operand(a, name, dtype, promote_integers, bool_as_int=False):
     return a
 
 
+def _bool_reduction(kind, a, axis, keepdims, initial, where):
+    """sum (kind 'or') / prod (kind 'and') with dtype=bool: logical reductions
+    of the truth values, as JAX."""
+    a, av, axes, w = _reduce_prep(a, axis, where)
+    b = _to_bool(a)
+    if w is not None:
+        b = _and(b, w) if kind == "or" else _or(b, _not(w))
+    res = lax.reduce_or(b, axes) if kind == "or" else lax.reduce_and(b, axes)
+    if initial is not None:
+        res = (_or if kind == "or" else _and)(res, _initial(initial, res))
+    return _finish(res, av, axes, keepdims)
+
+
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.sum is not supported.")
+    _check_where(where, "sum")
+    if dtype is not None and _name(dtype) == "bool":
+        return _bool_reduction("or", a, axis, keepdims, initial, where)
     a, av, axes, w = _reduce_prep(a, axis, where)
     a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers, bool_as_int=True)
     if w is not None:
@@ -75,6 +103,9 @@ def _initial(initial, like):
     name = _aval(like).dtype_name
     if type(initial) in _SCALARS:
         return _const(initial, name)
+    shape = _np.shape(initial)
+    if shape != ():
+        raise ValueError(f"initial value must be a scalar. Got array of shape {shape}")
     return lax.convert_element_type(_arr(initial), name)
 
 
@@ -94,6 +125,7 @@ def _identity_for(name, kind):
 
 
 def _minmax(kind, a, axis, keepdims, initial, where):
+    _check_where(where, kind)
     a, av, axes, w = _reduce_prep(a, axis, where)
     if w is not None and initial is None:
         raise ValueError(f"reduction operation {kind} does not have an identity, so to use a "
@@ -124,6 +156,9 @@ def ptp(a, axis=None, out=None, keepdims=False):
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    _check_where(where, "prod")
+    if dtype is not None and _name(dtype) == "bool":
+        return _bool_reduction("and", a, axis, keepdims, initial, where)
     a, av, axes, w = _reduce_prep(a, axis, where)
     a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers)
     if w is not None:
@@ -138,6 +173,7 @@ product = prod
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    _check_where(where, "any")
     a, av, axes, w = _reduce_prep(a, axis, where)
     b = _to_bool(a)
     if w is not None:
@@ -147,6 +183,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    _check_where(where, "all")
     a, av, axes, w = _reduce_prep(a, axis, where)
     b = _to_bool(a)
     if w is not None:
@@ -185,6 +222,7 @@ def _moment_prep(a, axis, dtype, where):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _check_where(where, "mean")
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     if w is not None:
         x = _where_zero(w, x)
@@ -197,6 +235,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
     if correction is not None:
         ddof = correction
+    _check_where(where, "var")
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     n = _count(av, axes, w, comp)
     xs = _where_zero(w, x) if w is not None else x
@@ -212,6 +251,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    _check_where(where, "std")
     return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
                     correction=correction))
 
@@ -247,6 +287,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _check_where(where, "nansum")
     a = _arr(a)
     if _is_float(a):
         a = _where(isnan(a), 0.0, a)
@@ -254,6 +295,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _check_where(where, "nanprod")
     a = _arr(a)
     if _is_float(a):
         a = _where(isnan(a), 1.0, a)
@@ -271,10 +313,12 @@ def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check_where(where, "nanmax")
     return _nan_extremum(max, -_np.inf, a, axis, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _check_where(where, "nanmin")
     return _nan_extremum(min, _np.inf, a, axis, keepdims, initial, where)
 
 
@@ -287,6 +331,7 @@ def _not_nan(a, where):
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    _check_where(where, "nanmean")
     a = _arr(a)
     if not _is_float(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
@@ -294,6 +339,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    _check_where(where, "nanvar")
     a = _arr(a)
     if not _is_float(a):
         return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
@@ -302,6 +348,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    _check_where(where, "nanstd")
     return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
