@@ -365,3 +365,27 @@ def test_bool_dtype_sum_and_prod_are_logical():
     np.testing.assert_array_equal(np.asarray(jnp.sum(x, 1, dtype=bool)), np.sum(x, 1, dtype=bool))
     assert "reduce_and" in str(jax.make_jaxpr(lambda v: jnp.prod(v, 0, dtype=bool))(b))
     np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: jnp.sum(v, 0, dtype=bool))(b)), [True, False])
+
+
+def test_var_std_without_degrees_of_freedom_are_nan():
+    # JAX 0.10.2: ddof >= count gives NaN (not a negative or infinite value).
+    for size in (0, 1, 2):
+        x = jnp.arange(size)
+        for f in (jnp.var, jnp.std):
+            for extra in (0, 1, 2):
+                assert np.isnan(float(f(x, ddof=size + extra)))
+    assert float(jnp.var(jnp.arange(3.0), ddof=2)) == 2.0
+    with pytest.raises(ValueError, match="ddof and correction can't be provided simultaneously"):
+        jnp.var(jnp.arange(3.0), ddof=1, correction=1)
+    assert float(jnp.var(jnp.arange(3.0), correction=1)) == 1.0
+
+
+@pytest.mark.parametrize("axis", [(2, 0), (2, 0, 1), (2, 1, 0), (0, 1)])
+def test_average_nd_weights(axis):
+    rng = np.random.RandomState(0)
+    a = rng.rand(2, 3, 4).astype(np.float32)
+    w = rng.rand(*[a.shape[i] for i in axis]).astype(np.float32)
+    expected = np.average(a, axis=axis, weights=w)
+    np.testing.assert_allclose(np.asarray(jnp.average(a, axis=axis, weights=w)), expected, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda a, w: jnp.average(a, axis=axis, weights=w))(a, w)),
+                               expected, rtol=1e-5)

@@ -234,6 +234,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
     if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
     _check_where(where, "var")
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
@@ -245,7 +247,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     sq = lax.mul(centered, centered)
     if w is not None:
         sq = _where_zero(w, sq)
-    res = lax.div(lax.reduce_sum(sq, axes), lax.sub(n, float(ddof)))
+    dof = lax.sub(n, float(ddof))
+    # As JAX: no degrees of freedom left (ddof >= count) gives NaN.
+    res = _where(lax.le(dof, _const(0, comp)), _const(_np.nan, comp), lax.div(lax.reduce_sum(sq, axes), dof))
     res = lax.convert_element_type(res, name) if comp != name else res
     return _finish(res, av, axes, keepdims)
 
@@ -271,6 +275,15 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
         if wv.shape != av.shape:
             if axis is None:
                 raise ValueError("Axis must be specified when shapes of a and weights differ.")
+            if isinstance(axis, (tuple, list)) and wv.ndim == len(axis) and wv.ndim > 1:
+                # N-D weights: weights.shape == tuple(a.shape[ax] for ax in axis) (NumPy 2).
+                axes_t = tuple(_canon_axis(ax, av.ndim) for ax in axis)
+                if wv.shape != tuple(av.shape[ax] for ax in axes_t):
+                    raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+                order = tuple(sorted(range(len(axes_t)), key=lambda i: axes_t[i]))
+                w = lax.broadcast_in_dim(lax.transpose(w, order), av.shape, tuple(sorted(axes_t)))
+                wv = _aval(w)
+        if wv.shape != av.shape:
             if wv.ndim != 1:
                 raise TypeError("1D weights expected when shapes of a and weights differ.")
             ax = _canon_axis(axis, av.ndim)
