@@ -389,3 +389,17 @@ def test_average_nd_weights(axis):
     np.testing.assert_allclose(np.asarray(jnp.average(a, axis=axis, weights=w)), expected, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(jax.jit(lambda a, w: jnp.average(a, axis=axis, weights=w))(a, w)),
                                expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_float_reductions_accumulate_in_float32(dtype):
+    # JAX 0.10.2: without dtype= the reduction is sandwiched between two casts.
+    x = jnp.ones(10, dtype)
+    prims = lambda f: [e.primitive.name for e in jax.make_jaxpr(f)(x).eqns]
+    for name in ("sum", "prod"):
+        f = getattr(jnp, name)
+        assert prims(f) == ["convert_element_type", f"reduce_{name}", "convert_element_type"]
+        assert prims(lambda v: f(v, dtype=dtype)) == [f"reduce_{name}"]
+    assert prims(jnp.mean) == ["convert_element_type", "reduce_sum", "div", "convert_element_type"]
+    assert prims(lambda v: jnp.mean(v, dtype=dtype)) == ["reduce_sum", "div"]
+    assert jnp.sum(x).dtype == np.dtype(x.dtype) and float(jnp.sum(x, initial=2.0, where=x > 0)) == 12.0

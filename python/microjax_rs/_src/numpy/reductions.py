@@ -90,12 +90,27 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         return _bool_reduction("or", a, axis, keepdims, initial, where)
     a, av, axes, w = _reduce_prep(a, axis, where)
     a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers, bool_as_int=True)
+    a, out_name = _upcast_half(a, dtype)
     if w is not None:
         a = _where_zero(w, a)
     res = lax.reduce_sum(a, axes)
     if initial is not None:
         res = lax.add(res, _initial(initial, res))
-    return _finish(res, av, axes, keepdims)
+    return _finish(_downcast(res, out_name), av, axes, keepdims)
+
+
+def _upcast_half(a, dtype):
+    """As JAX, a sum or product of float16/bfloat16 without an explicit
+    `dtype` accumulates in float32: `(a in its computation dtype, the result
+    dtype name to cast back to or None)`."""
+    name = _aval(a).dtype_name
+    if dtype is None and name in ("float16", "bfloat16"):
+        return lax.convert_element_type(a, "float32"), name
+    return a, None
+
+
+def _downcast(res, name):
+    return res if name is None else lax.convert_element_type(res, name)
 
 
 def _initial(initial, like):
@@ -161,12 +176,13 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
         return _bool_reduction("and", a, axis, keepdims, initial, where)
     a, av, axes, w = _reduce_prep(a, axis, where)
     a = _accumulation_operand(a, av.dtype_name, dtype, promote_integers)
+    a, out_name = _upcast_half(a, dtype)
     if w is not None:
         a = _where(w, a, _const(1, _aval(a).dtype_name))
     res = lax.reduce_prod(a, axes)
     if initial is not None:
         res = lax.mul(res, _initial(initial, res))
-    return _finish(res, av, axes, keepdims)
+    return _finish(_downcast(res, out_name), av, axes, keepdims)
 
 
 product = prod
@@ -207,23 +223,24 @@ def _count(av, axes, w, dtype_name):
     return lax.reduce_sum(lax.convert_element_type(w, dtype_name), axes)
 
 
-def _moment_prep(a, axis, dtype, where):
+def _moment_prep(a, axis, dtype, where, upcast_explicit=True):
     """`_reduce_prep` for mean and var: `(x, aval, axes, where mask, result dtype name,
     computation dtype name)`; the result dtype is `dtype`, else `a`'s float dtype or the
-    default float, and `x` is `a` in the computation dtype."""
+    default float, and `x` is `a` in the computation dtype (float32 for half
+    floats; with an explicit `dtype` only if `upcast_explicit`, as JAX's var)."""
     a, av, axes, w = _reduce_prep(a, axis, where)
     if dtype is None:
         name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
     else:
         name = _name(dtype)
-    comp = _upcast_f16(name)
+    comp = _upcast_f16(name) if dtype is None or upcast_explicit else name
     x = lax.convert_element_type(a, comp) if av.dtype_name != comp else a
     return x, av, axes, w, name, comp
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _check_where(where, "mean")
-    x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
+    x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where, upcast_explicit=False)
     if w is not None:
         x = _where_zero(w, x)
     s = lax.reduce_sum(x, axes)
