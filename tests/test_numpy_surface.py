@@ -403,3 +403,13 @@ def test_half_float_reductions_accumulate_in_float32(dtype):
     assert prims(jnp.mean) == ["convert_element_type", "reduce_sum", "div", "convert_element_type"]
     assert prims(lambda v: jnp.mean(v, dtype=dtype)) == ["reduce_sum", "div"]
     assert jnp.sum(x).dtype == np.dtype(x.dtype) and float(jnp.sum(x, initial=2.0, where=x > 0)) == 12.0
+
+
+def test_var_with_precomputed_mean_matches_numpy():
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    for mean in (a.mean(1, keepdims=True), np.zeros((2, 1), np.float32)):
+        np.testing.assert_allclose(np.asarray(jnp.var(a, 1, mean=mean)), np.var(a, 1, mean=mean), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(jnp.std(a, 1, mean=mean)), np.std(a, 1, mean=mean), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(jnp.nanvar(a, 1, mean=mean)), np.nanvar(a, 1, mean=mean), rtol=1e-6)
+    with pytest.raises(TypeError):
+        jnp.var(a, 1, mean=np.zeros(2))

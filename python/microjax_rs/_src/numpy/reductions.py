@@ -249,7 +249,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _finish(res, av, axes, keepdims)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -257,10 +257,17 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _check_where(where, "var")
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     n = _count(av, axes, w, comp)
-    xs = _where_zero(w, x) if w is not None else x
-    mu = lax.div(lax.reduce_sum(xs, axes), n)
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
-    centered = lax.sub(x, _broadcast_to_shape(lax.reshape(mu, keep_shape), av.shape))
+    if mean is None:
+        xs = _where_zero(w, x) if w is not None else x
+        mu = lax.reshape(lax.div(lax.reduce_sum(xs, axes), n), keep_shape)
+    else:
+        # A precomputed mean (NumPy 2's `mean=`), shaped as with keepdims=True.
+        mu = lax.convert_element_type(_arr(mean), comp)
+        if _aval(mu).ndim != len(keep_shape):
+            raise TypeError(f"var: mean= must have the shape of the mean with keepdims=True, {keep_shape}; "
+                            f"got {_aval(mu).shape}")
+    centered = lax.sub(x, _broadcast_to_shape(mu, av.shape))
     sq = lax.mul(centered, centered)
     if w is not None:
         sq = _where_zero(w, sq)
@@ -271,9 +278,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _finish(res, av, axes, keepdims)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
     _check_where(where, "std")
-    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
                     correction=correction))
 
 
@@ -368,18 +375,18 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=_not_nan(a, where))
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     _check_where(where, "nanvar")
     a = _arr(a)
     if not _is_float(a):
-        return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
+        return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean)
     ok = _not_nan(a, where)
-    return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok)
+    return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok, mean=mean)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     _check_where(where, "nanstd")
-    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
+    return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
