@@ -413,3 +413,35 @@ def test_var_with_precomputed_mean_matches_numpy():
         np.testing.assert_allclose(np.asarray(jnp.nanvar(a, 1, mean=mean)), np.nanvar(a, 1, mean=mean), rtol=1e-6)
     with pytest.raises(TypeError):
         jnp.var(a, 1, mean=np.zeros(2))
+
+
+@pytest.mark.parametrize("opname", ["quantile", "nanquantile", "percentile", "nanpercentile"])
+@pytest.mark.parametrize("shape,axis", [((10,), 0), ((4, 3, 5), -1), ((2, 3, 4, 5), None), ((4, 3, 5), 0)])
+def test_weighted_inverted_cdf_quantile_matches_numpy(opname, shape, axis):
+    rng = np.random.RandomState(0)
+    d = rng.randn(*shape).astype(np.float32)
+    if "nan" in opname:
+        d[rng.rand(*shape) < 0.1] = np.nan
+    w = (rng.rand(*shape) * 2 + 1).astype(np.float32)
+    q = np.array([0.25, 0.5, 0.75], np.float32) * (100 if "percentile" in opname else 1)
+    for keepdims in (False, True):
+        expected = getattr(np, opname)(d, q, axis=axis, weights=w, method="inverted_cdf", keepdims=keepdims)
+        f = lambda d, q, w: getattr(jnp, opname)(d, q, axis=axis, weights=w, method="inverted_cdf",
+                                                 keepdims=keepdims)
+        np.testing.assert_allclose(np.asarray(f(d, q, w)), expected)
+        np.testing.assert_allclose(np.asarray(jax.jit(f)(d, q, w)), expected)
+
+
+def test_quantile_methods_and_weights_errors_as_jax():
+    x = jnp.array([3.0, 1.0, 4.0, 1.0, 5.0])
+    assert float(jnp.quantile(x, 0.3, method="inverted_cdf")) == 1.0
+    # Recorded from JAX 0.10.2: a negative weight gives NaN; zero weights give the first value.
+    assert np.isnan(float(jnp.quantile(x, 0.3, method="inverted_cdf", weights=-jnp.ones(5))))
+    assert float(jnp.quantile(jnp.arange(6.0).reshape(2, 3), 0.5, method="inverted_cdf",
+                              weights=jnp.zeros((2, 3)))) == 0.0
+    with pytest.raises(ValueError, match="method can only be"):
+        jnp.quantile(x, 0.3, method="hazen")
+    with pytest.raises(NotImplementedError, match="Only method 'inverted_cdf' supports weights"):
+        jnp.quantile(x, 0.3, weights=jnp.ones(5))
+    with pytest.raises(ValueError, match="Weights shape must match 'a' shape when axis is None"):
+        jnp.quantile(x, 0.3, method="inverted_cdf", weights=jnp.ones(4))

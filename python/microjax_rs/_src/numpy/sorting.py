@@ -11,8 +11,8 @@ import numpy as _np
 
 from ... import core, dtypes as _dt, lax
 from ...core import Tracer
-from .indexing import _take_dynamic, _take_static
-from .lax_numpy import ravel, reshape, stack, zeros, zeros_like
+from .indexing import _take_dynamic, _take_static, take_along_axis
+from .lax_numpy import full_like, ravel, reshape, stack, zeros, zeros_like
 from .reductions import all, any, cumsum
 from .ufuncs import _to_bool, _where, ceil, clip, floor, isnan, round
 from .util import (_SCALARS, _and, _arr, _aval, _axes_arg, _canon_axis, _const, _is_bool, _is_float, _is_int, _not,
@@ -247,10 +247,75 @@ def _rows_last(a, axis):
     return x, axes
 
 
-def _quantile(a, q, axis, method, keepdims, name, ignore_nan=False):
-    if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise ValueError(f"{name}: method {method!r} is not supported")
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def _weights_like(a, weights, axis):
+    """`weights` broadcast to `a`'s shape: the same shape, or (with `axis`)
+    the shape of the reduced axes, as JAX accepts."""
+    av = _aval(a)
+    w = lax.convert_element_type(_arr(weights), av.dtype_name)
+    wv = _aval(w)
+    if wv.shape == av.shape:
+        return w
+    if axis is None:
+        raise ValueError("Weights shape must match 'a' shape when axis is None.")
+    axes = _axes_arg(axis, av.ndim)
+    reduced = tuple(av.shape[i] for i in axes)
+    if wv.shape != reduced:
+        raise ValueError(f"Weights shape {wv.shape} must match reduction axes {reduced}")
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    return lax.broadcast_in_dim(lax.transpose(w, tuple(order)), av.shape, tuple(sorted(axes)))
+
+
+def _weighted_quantile(a, q, w, axis, keepdims, ignore_nan):
+    """The inverted-CDF quantile with weights (NumPy's `method='inverted_cdf'`):
+    per slice, the smallest value whose cumulative share of the weight
+    reaches `q`. NaN in a slice (or a negative weight) gives NaN; with
+    `ignore_nan` NaN values are skipped instead."""
+    av = _aval(a)
+    x, axes = _rows_last(a, axis)
+    wx, _ = _rows_last(w, axis)
+    n = _aval(x).shape[-1]
+    nan = isnan(x)
+    if ignore_nan:
+        wx = _where(nan, _const(0, av.dtype_name), wx)
+    order = argsort(x, axis=-1)
+    xs = take_along_axis(x, order, axis=-1)
+    ws = take_along_axis(wx, order, axis=-1)
+    cdf = cumsum(ws, axis=-1)
+    lead = _aval(xs).shape[:-1]
+    total = lax.reduce_sum(ws, (len(lead),))
+    qs = _aval(q).shape
+    nl = len(lead)
+    full_ = lead + qs + (n,)
+    cdf_b = lax.broadcast_in_dim(cdf, full_, tuple(range(nl)) + (len(full_) - 1,))
+    target = lax.mul(lax.broadcast_in_dim(q, full_, tuple(range(nl, nl + len(qs)))),
+                     lax.broadcast_in_dim(total, full_, tuple(range(nl))))
+    # The first position whose cumulative weight reaches the target.
+    below = lax.convert_element_type(lax.lt(cdf_b, target), av.dtype_name)
+    idx = lax.min(lax.reduce_sum(below, (len(full_) - 1,)), _const(n - 1, av.dtype_name))
+    out = _select_rank(xs, idx)
+    out = lax.transpose(out, tuple(range(nl, nl + len(qs))) + tuple(range(nl)))
+    if keepdims:
+        out = lax.reshape(out, qs + tuple(1 if i in axes else d for i, d in enumerate(av.shape)))
+    bad = any(lax.lt(w, _const(0, av.dtype_name)), axis=axis, keepdims=keepdims)
+    bad = _or(bad, all(isnan(a), axis=axis, keepdims=keepdims) if ignore_nan
+              else any(isnan(a), axis=axis, keepdims=keepdims))
+    return where(bad, _np.nan, out)
+
+
+def _quantile(a, q, axis, method, keepdims, name, ignore_nan=False, weights=None):
+    if method not in _QUANTILE_METHODS:
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
+    if weights is not None and method != "inverted_cdf":
+        raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights.")
     a, q = _promote_dtypes_inexact(_arr(a), _arr(q))
+    if method == "inverted_cdf":
+        w = _weights_like(a, weights, axis) if weights is not None else full_like(a, 1)
+        if _aval(a).size == 0:
+            raise ValueError(f"{name} of an empty array")
+        return _weighted_quantile(a, q, w, axis, keepdims, ignore_nan)
     av = _aval(a)
     x, axes = _rows_last(a, axis)
     n = _aval(x).shape[-1]
@@ -318,25 +383,34 @@ def _select_rank(xs, r):
 
 
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-             interpolation=None):
-    return _quantile(a, q, axis, interpolation or method, keepdims, "quantile")
+             weights=None, interpolation=None):
+    """The `q`-th quantiles along `axis` (NumPy's methods 'linear', 'lower',
+    'higher', 'midpoint', 'nearest', and 'inverted_cdf', the one taking
+    `weights`)."""
+    return _quantile(a, q, axis, interpolation or method, keepdims, "quantile", weights=weights)
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                interpolation=None):
-    return _quantile(a, q, axis, interpolation or method, keepdims, "nanquantile", ignore_nan=True)
+                weights=None, interpolation=None):
+    """`quantile` ignoring NaNs."""
+    return _quantile(a, q, axis, interpolation or method, keepdims, "nanquantile", ignore_nan=True,
+                     weights=weights)
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-               interpolation=None):
+               weights=None, interpolation=None):
+    """`quantile` with `q` in percent."""
     (q,) = _promote_inexact(_arr(q))
-    return quantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims)
+    return quantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims,
+                    weights=weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                  interpolation=None):
+                  weights=None, interpolation=None):
+    """`nanquantile` with `q` in percent."""
     (q,) = _promote_inexact(_arr(q))
-    return nanquantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims)
+    return nanquantile(a, lax.div(q, 100.0), axis=axis, method=interpolation or method, keepdims=keepdims,
+                       weights=weights)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
