@@ -92,3 +92,14 @@ from .._src.numpy.einsum import (  # noqa: F401
 )
 
 from . import linalg  # noqa: E402,F401
+
+# append / insert / delete, block, unstack, resize, trim_zeros
+from .._src.numpy.manipulation import (  # noqa: F401,E402
+    append, block, delete, insert, permute_dims, resize, trim_zeros, unstack,
+)
+
+# index tricks, triangle and diagonal indices
+from .._src.numpy.index_tricks import (  # noqa: F401,E402
+    c_, diag_indices, diag_indices_from, index_exp, ix_, mask_indices, mgrid, ogrid, r_, s_,
+    tril_indices, tril_indices_from, triu_indices, triu_indices_from,
+)
