@@ -103,3 +103,8 @@ from .._src.numpy.index_tricks import (  # noqa: F401,E402
     c_, diag_indices, diag_indices_from, index_exp, ix_, mask_indices, mgrid, ogrid, r_, s_,
     tril_indices, tril_indices_from, triu_indices, triu_indices_from,
 )
+
+# set operations beyond unique
+from .._src.numpy.setops import (  # noqa: F401,E402
+    intersect1d, isin, setdiff1d, setxor1d, union1d, unique_all, unique_inverse,
+)
