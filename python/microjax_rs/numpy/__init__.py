@@ -108,3 +108,8 @@ from .._src.numpy.index_tricks import (  # noqa: F401,E402
 from .._src.numpy.setops import (  # noqa: F401,E402
     intersect1d, isin, setdiff1d, setxor1d, union1d, unique_all, unique_inverse,
 )
+
+# choose, compress, extract, place, put
+from .._src.numpy.indexing import (  # noqa: F401,E402
+    choose, compress, extract, place, put,
+)
