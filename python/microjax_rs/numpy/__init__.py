@@ -113,3 +113,8 @@ from .._src.numpy.setops import (  # noqa: F401,E402
 from .._src.numpy.indexing import (  # noqa: F401,E402
     choose, compress, extract, place, put,
 )
+
+# histograms and binning
+from .._src.numpy.histogram import (  # noqa: F401,E402
+    digitize, histogram, histogram2d, histogram_bin_edges, histogramdd,
+)
