@@ -118,3 +118,15 @@ from .._src.numpy.indexing import (  # noqa: F401,E402
 from .._src.numpy.histogram import (  # noqa: F401,E402
     digitize, histogram, histogram2d, histogram_bin_edges, histogramdd,
 )
+
+# covariance and correlation
+from .._src.numpy.statistics import corrcoef, cov  # noqa: F401,E402
+
+# higher-order array functions
+from .._src.numpy.vectorize import apply_along_axis, apply_over_axes, fromfunction  # noqa: F401,E402
+
+# arrays from bytes / text, printing
+from .._src.numpy.io import (  # noqa: F401,E402
+    array_repr, array_str, frombuffer, fromfile, fromiter, fromstring, get_printoptions, iterable,
+    printoptions, set_printoptions,
+)
