@@ -827,32 +827,38 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     from ...errors import TracerBoolConversionError
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
-    cond = _arr(condition)
-    if _aval(cond).ndim != 1:
-        raise ValueError("condition must be a 1D array")
-    cond = astype(cond, "bool")
     x = _arr(a)
     if axis is None:
         x, axis = ravel(x), 0
     axis = _canon_axis(axis, _aval(x).ndim)
     n = _aval(x).shape[axis]
-    m = _aval(cond).shape[0]
-    if m > n:
-        extra = lax.slice(cond, (n,), (m,))
-        if isinstance(extra, Tracer):
+    if not isinstance(condition, Tracer):
+        # Concrete condition: NumPy does the bookkeeping (also inside jit).
+        c = np.asarray(condition).astype(bool)
+        if c.ndim != 1:
+            raise ValueError("condition must be a 1D array")
+        if c.shape[0] > n:
+            if c[n:].any():
+                raise ValueError("condition contains entries that are out of bounds")
+            c = c[:n]
+        if size is None:
+            return _take_static(x, axis, np.flatnonzero(c).tolist())
+        cond = asarray(np.concatenate([c, np.zeros(n - c.shape[0], bool)]))
+    else:
+        cond = condition
+        if _aval(cond).ndim != 1:
+            raise ValueError("condition must be a 1D array")
+        cond = astype(cond, "bool")
+        m = _aval(cond).shape[0]
+        if m > n:
             raise TracerBoolConversionError(
-                "jnp.compress: a condition longer than the axis needs concrete values")
-        if np.asarray(extra).any():
-            raise ValueError("condition contains entries that are out of bounds")
-        cond = lax.slice(cond, (0,), (n,))
-    elif m < n:
-        cond = lax.pad(cond, _const(False, "bool"), ((0, n - m, 0),))
-    if size is None:
-        if isinstance(cond, Tracer):
+                "jnp.compress: a traced condition longer than the axis cannot be checked")
+        if m < n:
+            cond = lax.pad(cond, _const(False, "bool"), ((0, n - m, 0),))
+        if size is None:
             raise TracerBoolConversionError(
                 "jnp.compress: the condition must be concrete (it determines the output shape); "
                 "pass a static size= to use it under jit")
-        return _take_static(x, axis, np.flatnonzero(np.asarray(cond)).tolist())
     size = int(size)
     (idx,) = nonzero(cond, size=size, fill_value=0)
     res = take(x, idx, axis=axis)
@@ -868,7 +874,8 @@ def extract(condition, arr, *, size=None, fill_value=0):
     """The elements of `arr` (flattened) where `condition` (flattened) is true;
     `compress(ravel(condition), ravel(arr), size=..., fill_value=...)`."""
     from .lax_numpy import ravel
-    return compress(ravel(_arr(condition)), ravel(_arr(arr)), size=size, fill_value=fill_value)
+    cond = ravel(condition) if isinstance(condition, Tracer) else np.ravel(np.asarray(condition))
+    return compress(cond, ravel(_arr(arr)), size=size, fill_value=fill_value)
 
 
 def place(arr, mask, vals, *, inplace=True):
