@@ -245,6 +245,11 @@ def _np_histdd(sample, *w, k=0, **kw):
     return hist if k == 0 else edges[k - 1]
 
 
+def _int32_out(dt, x64):
+    """JAX's digitize: int32 even with 64-bit types on."""
+    return np.dtype("int32")
+
+
 def _hist_counts_out(dt, x64):
     return _inexact_out(dt, x64)
 
@@ -466,7 +471,7 @@ RECORDS = (
              cases=case_triples((((20,),), (), {"bins": 4}), (((4, 5),), (), {"bins": 3, "range": (-1.0, 2.0)}))),
     OpRecord(name="numpy.histogram[weights]", path="numpy.histogram", ref=_np_hist(0),
              adapt=lambda fn: (lambda a, w, **kw: fn(a, weights=w, **kw)[0]), args_maker=positive_second,
-             dtypes=F32_F64, upcast=False, tol=ACCUM_TOL,
+             dtypes=F32_F64, upcast=False, tol=ACCUM_TOL, out_dtype=_inexact_out,
              cases=case_triples((((20,), (20,)), (), {"bins": 4}), (((3, 4), (3, 4)), (), {"bins": 3, "density": True}))),
     OpRecord(name="numpy.histogram_bin_edges", ref=lambda a, bins=10, range=None: np.histogram_bin_edges(a, bins, range),
              args_maker=uniform(), dtypes=("float32", "int32"), out_dtype=_inexact_out, upcast=False, tol=ACCUM_TOL,
@@ -481,7 +486,7 @@ RECORDS = (
       for k in range(3)),
     OpRecord(name="numpy.histogram2d[weighted]", path="numpy.histogram2d", ref=_np_hist2d(0),
              adapt=lambda fn: (lambda x, y, w, **kw: fn(x, y, weights=w, **kw)[0]), args_maker=uniform(),
-             dtypes=F32_F64, upcast=False, tol=ACCUM_TOL,
+             dtypes=F32_F64, upcast=False, tol=ACCUM_TOL, out_dtype=_inexact_out,
              cases=case_triples((((20,), (20,), (20,)), (), {"bins": 3}),
                                 (((20,), (20,), (20,)), (), {"bins": 2, "density": True}))),
     *(OpRecord(name=f"numpy.histogramdd[{k}]", path="numpy.histogramdd", ref=_np_histdd, adapt=_histdd_k,
@@ -495,10 +500,10 @@ RECORDS = (
              errors=(_err([_f32(6, 2)], ValueError, "should be a bin for each dimension.", bins=[2, 2, 2]),
                      _err([_f32(6, 2), _f32(3)], ValueError, "should have one weight for each sample."))),
     OpRecord(name="numpy.digitize", ref=np.digitize, args_maker=sorted_second, dtypes=("float32", "int32"),
-             differentiable=False,
+             differentiable=False, out_dtype=_int32_out,
              cases=case_triples((((10,), (4,)), (), {}), (((3, 4), (5,)), (), {"right": True}), (((6,), (0,)), (), {}))),
     OpRecord(name="numpy.digitize[decreasing]", path="numpy.digitize", ref=np.digitize, args_maker=descending_second,
-             dtypes=("float32", "int32"), differentiable=False,
+             dtypes=("float32", "int32"), differentiable=False, out_dtype=_int32_out,
              cases=case_triples((((10,), (4,)), (), {}), (((10,), (4,)), (), {"right": True})),
              errors=(_err([_f32(3), _f32(2, 2)], ValueError, "digitize: bins must be a 1-dimensional array"),)),
     # ---- covariance and correlation

@@ -8,7 +8,7 @@ from ... import core, lax
 from ...core import Tracer
 from .array_creation import linspace
 from .indexing import ravel_multi_index
-from .lax_numpy import asarray, ones_like, ravel, reshape, stack, zeros, zeros_like
+from .lax_numpy import asarray, astype, ones_like, ravel, reshape, stack, zeros, zeros_like
 from .reductions import diff, max as _max, min as _min, sum as _sum
 from .sorting import bincount, searchsorted
 from .ufuncs import _where, divide, equal
@@ -159,4 +159,5 @@ def digitize(x, bins, right=False, *, method=None):
     rev = lax.rev(b, (0,))
     inc = searchsorted(b, x, side=side, **kw)
     dec = nb - searchsorted(rev, x, side=side, **kw)
-    return _where(b[-1] >= b[0], inc, dec)
+    # JAX's digitize is int32 whatever the default integer type.
+    return astype(_where(b[-1] >= b[0], inc, dec), "int32")
