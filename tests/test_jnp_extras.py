@@ -353,6 +353,10 @@ def test_delete_insert_errors():
         jnp.insert(x, [0, 1], 1.0)
     with pytest.raises(ValueError):
         jnp.delete(x, 9)
+    with pytest.raises(ValueError, match="must be integer or bool"):
+        jnp.delete(x, 2.0)
+    with pytest.raises(ValueError, match="index array must be integer typed"):
+        jnp.insert(x, 1.5, 2.0)
 
 
 def test_trim_zeros():
@@ -397,6 +401,9 @@ def test_put_place_only_out_of_place():
         jnp.put(x, jnp.array([0]), 5.0, mode="raise", inplace=False)
     with pytest.raises(ValueError, match="mode should be one of 'wrap' or 'clip'"):
         jnp.put(x, jnp.array([0]), 5.0, mode="foo", inplace=False)
+    # recorded from JAX 0.10.2: default mode wraps negative indices once, then clips
+    for ind, want in (([-7], [9, 1, 2, 3, 4, 5]), ([6], [0, 1, 2, 3, 4, 9]), ([-12], [9, 1, 2, 3, 4, 5])):
+        _same(jnp.put(x, jnp.array(ind), 9.0, inplace=False), want)
     # traced indices and values under jit
     got = jax.jit(lambda a, i, v: jnp.put(a, i, v, inplace=False))(x, jnp.array([1, 3]), jnp.array([9.0, 8.0]))
     _same(got, [0, 9, 2, 8, 4, 5])

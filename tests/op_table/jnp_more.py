@@ -121,10 +121,8 @@ def _put(fn):
 def _np_put(a, v, ind=None, mode=None):
     out = a.copy()
     ind = np.asarray(ind)
-    if mode is None:  # JAX drops out-of-range indices (NumPy would raise)
-        keep = (ind >= -a.size) & (ind < a.size)
-        v = np.resize(v, ind.shape)[keep]
-        ind = ind[keep]
+    if mode is None:  # JAX: negatives wrap once, then indices clip into range (NumPy would raise)
+        ind = np.clip(np.where(ind < 0, ind + a.size, ind), 0, a.size - 1)
     np.put(out, ind, v, mode=mode or "raise")
     return out
 
@@ -387,7 +385,8 @@ RECORDS = (
              errors=(_err([_f32(3), _f32(0)], ValueError, "Cannot place values from an empty array",
                           mask=_MASK3),)),
     OpRecord(name="numpy.put", ref=_np_put, adapt=_put, args_maker=uniform(), dtypes=FIB,
-             cases=case_triples((((6,), (2,)), (), {"ind": np.array([0, 7, -1])}),
+             cases=case_triples((((6,), (2,)), (), {"ind": np.array([0, 7, -3])}),
+                                (((6,), (3,)), (), {"ind": np.array([-9, 2, -1])}),
                                 (((3, 4), (3,)), (), {"ind": np.array([[0, 7], [3, 11]])}),
                                 (((6,), ()), (), {"ind": np.array([0, 9]), "mode": "clip"}),
                                 (((6,), (3,)), (), {"ind": np.array([0, 7, -2]), "mode": "wrap"}))),

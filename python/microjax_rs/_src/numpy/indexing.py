@@ -906,8 +906,8 @@ def place(arr, mask, vals, *, inplace=True):
 
 def put(a, ind, v, mode=None, *, inplace=True):
     """`a` with the flat positions `ind` set to `v` (repeated cyclically).
-    `mode`: None (out-of-range indices dropped), 'clip' or 'wrap'; only
-    `inplace=False` is supported."""
+    `mode`: None (negative indices wrap once, then all are clipped into
+    range), 'clip' or 'wrap'; only `inplace=False` is supported."""
     from .lax_numpy import ravel
     if inplace:
         raise ValueError(
@@ -935,6 +935,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
         idx = remainder(idx, size)
         out = flat.at[idx].set(vals)
     else:
-        idx = _where(less(idx, 0), add(idx, size), idx)
-        out = flat.at[idx].set(vals, mode="drop")
+        # JAX: negative indices wrap once, then every index is clipped into range.
+        idx = clip(_where(less(idx, 0), add(idx, size), idx), 0, size - 1)
+        out = flat.at[idx].set(vals)
     return reshape(out, shape)

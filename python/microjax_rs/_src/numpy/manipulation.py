@@ -262,7 +262,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
                              f"the axis length of {n}")
         return _take_static(a, axis, [i for i in range(n) if not o[i]])
     if not _np.issubdtype(o.dtype, _np.integer):
-        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        raise ValueError(f"np.delete(arr, obj): got obj.dtype={o.dtype}; must be integer or bool.")
     drop = set()
     for i in o.reshape(-1).tolist():
         if not -n <= i < n:
@@ -290,7 +290,7 @@ def insert(arr, obj, values, axis=None):
     else:
         idx = _arr(obj)
         if not (_aval(idx).dtype_name.startswith(("int", "uint")) or _aval(idx).dtype_name == "bool"):
-            raise TypeError(f"jnp.insert(): index array must be integer typed; got {_aval(idx).dtype_name}")
+            raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
     idx = astype(idx, "int32")
     vals = astype(_arr(values), dt)
     vnd = _aval(vals).ndim
