@@ -580,3 +580,15 @@ def test_printing_helpers():
     with contextlib.redirect_stdout(buf):
         print(jnp.array_repr(jnp.arange(2)))
     assert buf.getvalue() == "ArrayImpl([0, 1], dtype=int32)\n"
+
+
+def test_index_tricks_under_transforms():
+    x = jnp.arange(3.0)
+    _same(jax.jit(lambda a: jnp.r_[a, 1, 0:2])(x), [0, 1, 2, 1, 0, 1])
+    _same(jax.jit(lambda a: jnp.c_[a, a])(x), [[0, 0], [1, 1], [2, 2]])
+    _same(jax.grad(lambda a: jnp.sum(jnp.r_[a, a * 2]))(x), [3, 3, 3])
+    # slice bounds set the output shape, so they must be concrete
+    with pytest.raises(ConcretizationTypeError):
+        jax.jit(lambda n: jnp.mgrid[0:n])(3)
+    with pytest.raises(ConcretizationTypeError):
+        jax.jit(lambda n: jnp.r_[0:n])(3)
