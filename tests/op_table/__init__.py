@@ -26,7 +26,8 @@ tolerance.
 Modules: ``_record`` (the record types, dtypes, tolerances, argument makers,
 inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
-``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``sort``,
+``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``jnp_more``
+(insert/delete, set functions, histograms, cov, index helpers), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
 and windowed reductions), ``surface`` (aliases and the rest of the public
 surface), ``random``; ``errors`` (the bad inputs attached to the records).
@@ -39,6 +40,7 @@ from . import (
     errors,
     gather,
     jnp,
+    jnp_more,
     linalg,
     random,
     reductions,
@@ -70,6 +72,7 @@ _OPERATORS: tuple = (
     + dot.RECORDS
     + creation.RECORDS
     + jnp.RECORDS
+    + jnp_more.RECORDS
     + sort.RECORDS
     + gather.RECORDS
     + linalg.RECORDS

@@ -92,3 +92,41 @@ from .._src.numpy.einsum import (  # noqa: F401
 )
 
 from . import linalg  # noqa: E402,F401
+
+# append / insert / delete, block, unstack, resize, trim_zeros
+from .._src.numpy.manipulation import (  # noqa: F401,E402
+    append, block, delete, insert, permute_dims, resize, trim_zeros, unstack,
+)
+
+# index tricks, triangle and diagonal indices
+from .._src.numpy.index_tricks import (  # noqa: F401,E402
+    c_, diag_indices, diag_indices_from, index_exp, ix_, mask_indices, mgrid, ogrid, r_, s_,
+    tril_indices, tril_indices_from, triu_indices, triu_indices_from,
+)
+
+# set operations beyond unique
+from .._src.numpy.setops import (  # noqa: F401,E402
+    intersect1d, isin, setdiff1d, setxor1d, union1d, unique_all, unique_inverse,
+)
+
+# choose, compress, extract, place, put
+from .._src.numpy.indexing import (  # noqa: F401,E402
+    choose, compress, extract, place, put,
+)
+
+# histograms and binning
+from .._src.numpy.histogram import (  # noqa: F401,E402
+    digitize, histogram, histogram2d, histogram_bin_edges, histogramdd,
+)
+
+# covariance and correlation
+from .._src.numpy.statistics import corrcoef, cov  # noqa: F401,E402
+
+# higher-order array functions
+from .._src.numpy.vectorize import apply_along_axis, apply_over_axes, fromfunction  # noqa: F401,E402
+
+# arrays from bytes / text, printing
+from .._src.numpy.io import (  # noqa: F401,E402
+    array_repr, array_str, frombuffer, fromfile, fromiter, fromstring, get_printoptions, iterable,
+    printoptions, set_printoptions,
+)

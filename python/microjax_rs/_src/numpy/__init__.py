@@ -6,8 +6,10 @@ construction, shapes, joining) -> `scalar_types` (scalar types and dtype
 queries) -> `ufuncs` (elementwise functions) -> `indexing` (`x[idx]`,
 `x.at[...]`, take/select/diagonal) -> `reductions` (reductions, cumulative
 sums, differences) -> `manipulation` (split, repeat, roll, pad) -> `sorting`
-(sorting, searching, counting, order statistics) -> `setops` (unique);
-`array_creation` (linspace family), `tensor_contractions`, `einsum`, `linalg`
-and `array_methods` (the array operators and methods) sit on top. The public
+(sorting, searching, counting, order statistics) -> `setops` (unique, isin,
+the 1-D set functions); `array_creation` (linspace family), `index_tricks`
+(r_, c_, mgrid, ..., triangle indices), `histogram` (histograms, digitize),
+`tensor_contractions`, `statistics` (cov, corrcoef), `einsum`, `linalg` and
+`array_methods` (the array operators and methods) sit on top. The public
 namespace `microjax_rs.numpy` only re-exports.
 """

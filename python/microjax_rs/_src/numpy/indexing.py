@@ -781,3 +781,161 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         out = term if out is None else add(out, term)
         stride *= n
     return out
+
+
+# -- choose, compress, extract, place, put --------------------------------------
+
+def choose(a, choices, out=None, mode="raise"):
+    """`choices[a[i]][i]` for every position of the broadcast shape. `mode`:
+    'raise' (needs a concrete `a`; out-of-range is a ValueError), 'wrap' or 'clip'."""
+    from .lax_numpy import broadcast_arrays, stack
+    from .util import _promote_dtypes
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    a = _arr(a)
+    if isinstance(choices, (list, tuple)):
+        choices = [_arr(c) for c in choices]
+    else:
+        choices = list(_arr(choices))
+    n = len(choices)
+    choices = list(_promote_dtypes(*choices)) if n > 1 else choices
+    if mode == "raise":
+        if isinstance(a, Tracer):
+            raise core.ConcretizationTypeError(
+                "jnp.choose: mode='raise' needs a concrete index array (under jit use mode='wrap' or 'clip')")
+        av = np.asarray(a)
+        if av.size and (av.min() < 0 or av.max() >= n):
+            raise ValueError("invalid entry in choice array")
+    elif mode == "wrap":
+        a = remainder(a, n)
+    else:
+        a = clip(a, 0, n - 1)
+    *choices, a = broadcast_arrays(*choices, a)
+    stacked = stack(choices, 0)
+    idx = lax.expand_dims(astype(a, "int32"), (0,))
+    return lax.squeeze(take_along_axis(stacked, idx, 0), (0,))
+
+
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
+    """The slices of `a` along `axis` (flattened when None) where the 1-D
+    `condition` is true. The condition must be concrete unless a static
+    `size` is given (then results are padded with `fill_value`)."""
+    from .lax_numpy import arange, ravel
+    from .sorting import nonzero
+    from ...errors import TracerBoolConversionError
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+    x = _arr(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    axis = _canon_axis(axis, _aval(x).ndim)
+    n = _aval(x).shape[axis]
+    if not isinstance(condition, Tracer):
+        # Concrete condition: NumPy does the bookkeeping (also inside jit).
+        c = np.asarray(condition).astype(bool)
+        if c.ndim != 1:
+            raise ValueError("condition must be a 1D array")
+        if c.shape[0] > n:
+            if c[n:].any():
+                raise ValueError("condition contains entries that are out of bounds")
+            c = c[:n]
+        if size is None:
+            return _take_static(x, axis, np.flatnonzero(c).tolist())
+        cond = asarray(np.concatenate([c, np.zeros(n - c.shape[0], bool)]))
+    else:
+        cond = condition
+        if _aval(cond).ndim != 1:
+            raise ValueError("condition must be a 1D array")
+        cond = astype(cond, "bool")
+        m = _aval(cond).shape[0]
+        if m > n:
+            raise TracerBoolConversionError(
+                "jnp.compress: a traced condition longer than the axis cannot be checked")
+        if m < n:
+            cond = lax.pad(cond, _const(False, "bool"), ((0, n - m, 0),))
+        if size is None:
+            raise TracerBoolConversionError(
+                "jnp.compress: the condition must be concrete (it determines the output shape); "
+                "pass a static size= to use it under jit")
+    size = int(size)
+    (idx,) = nonzero(cond, size=size, fill_value=0)
+    res = take(x, idx, axis=axis)
+    count = lax.reduce_sum(astype(cond, "int32"), (0,))
+    valid = lax.lt(astype(arange(size), "int32"), count)
+    shape = [1] * _aval(res).ndim
+    shape[axis] = size
+    valid = lax.reshape(valid, tuple(shape))
+    return _where(valid, res, astype(asarray(fill_value), _aval(res).dtype_name))
+
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    """The elements of `arr` (flattened) where `condition` (flattened) is true;
+    `compress(ravel(condition), ravel(arr), size=..., fill_value=...)`."""
+    from .lax_numpy import ravel
+    cond = ravel(condition) if isinstance(condition, Tracer) else np.ravel(np.asarray(condition))
+    return compress(cond, ravel(_arr(arr)), size=size, fill_value=fill_value)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """`arr` with the positions where `mask` is true set to `vals` in turn
+    (repeated cyclically). Only `inplace=False` is supported (arrays are immutable)."""
+    from .lax_numpy import arange, ravel
+    from .sorting import nonzero
+    if inplace:
+        raise ValueError(
+            "jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+            "Pass inplace=False to instead return an updated array.")
+    x = _arr(arr)
+    shape = _aval(x).shape
+    flat = ravel(x)
+    m = ravel(astype(_arr(mask), "bool"))
+    v = ravel(_arr(vals))
+    nv = _aval(v).shape[0]
+    if nv == 0:
+        raise ValueError("Cannot place values from an empty array")
+    n = _aval(flat).shape[0]
+    if _aval(m).shape[0] != n:
+        raise ValueError("place: mask and data must be the same size")
+    (idx,) = nonzero(m, size=n, fill_value=n)
+    v = take(v, remainder(arange(n), nv), axis=0)
+    out = flat.at[idx].set(v, mode="drop")
+    return reshape(out, shape)
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """`a` with the flat positions `ind` set to `v` (repeated cyclically).
+    `mode`: None (negative indices wrap once, then all are clipped into
+    range), 'clip' or 'wrap'; only `inplace=False` is supported."""
+    from .lax_numpy import ravel
+    if inplace:
+        raise ValueError(
+            "jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
+            "Pass inplace=False to instead return an updated array.")
+    x = _arr(a)
+    shape = _aval(x).shape
+    idx = ravel(_arr(ind))
+    vals = ravel(_arr(v))
+    size = _aval(x).size if hasattr(_aval(x), "size") else int(np.prod(shape))
+    ni, nv = _aval(idx).shape[0], _aval(vals).shape[0]
+    if mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.put is not supported.")
+    if mode not in (None, "clip", "wrap"):
+        raise ValueError(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}")
+    if not size or not ni or not nv:
+        return x
+    from .lax_numpy import arange
+    vals = take(vals, remainder(arange(ni), nv), axis=0)
+    flat = ravel(x)
+    if mode == "clip":
+        idx = clip(idx, 0, size - 1)
+        out = flat.at[idx].set(vals)
+    elif mode == "wrap":
+        idx = remainder(idx, size)
+        out = flat.at[idx].set(vals)
+    else:
+        # JAX: negative indices wrap once, then every index is clipped into range.
+        idx = clip(_where(less(idx, 0), add(idx, size), idx), 0, size - 1)
+        out = flat.at[idx].set(vals)
+    return reshape(out, shape)

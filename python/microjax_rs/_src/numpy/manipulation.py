@@ -207,3 +207,222 @@ def pad(array, pad_width, mode="constant", **kwargs):
             a = _take_static(a, ax, idx)
         return a
     raise NotImplementedError(f"jnp.pad mode {mode!r} is not supported")
+
+
+# -- append, insert, delete ------------------------------------------------------
+
+def _obj_check(fn, obj, pos):
+    if isinstance(obj, (list, tuple)):
+        raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(obj)} at position {pos}.")
+
+
+def append(arr, values, axis=None):
+    """`values` joined to the end of `arr` (both flattened when `axis` is None)."""
+    arr, values = _arr(arr), _arr(values)
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+def delete(arr, obj, axis=None, *, assume_unique_indices=False):
+    """`arr` without the entries `obj` (index, index array, bool mask or slice)
+    along `axis` (flattened when None). `obj` must be concrete unless
+    `assume_unique_indices=True` (then a traced integer array works under jit)."""
+    from .sorting import searchsorted
+    from .indexing import take
+    _obj_check("delete", obj, 1)
+    a = _arr(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _canon_axis(axis, _aval(a).ndim)
+    n = _aval(a).shape[axis]
+    if isinstance(obj, slice):
+        drop = set(range(n)[obj])
+        return _take_static(a, axis, [i for i in range(n) if i not in drop])
+    if assume_unique_indices:
+        idx = _arr(obj)
+        if _aval(idx).ndim == 0:
+            idx = lax.reshape(idx, (1,))
+        idx = astype(idx, "int32")
+        idx = lax.select_n(lax.lt(idx, _const(0, "int32")), idx, lax.add(idx, _const(n, "int32")))
+        m = _aval(idx).shape[0]
+        idx = lax.sort(idx)
+        shifted = lax.sub(idx, lax.iota("int32", m))
+        k = lax.iota("int32", n - m)
+        src = lax.add(k, astype(searchsorted(shifted, k, side="right"), "int32"))
+        return take(a, src, axis=axis)
+    if isinstance(obj, Tracer):
+        raise core.ConcretizationTypeError(
+            "jnp.delete: the 'obj' argument must be concrete (it determines the output shape); "
+            "pass a static value, or assume_unique_indices=True for a traced index array")
+    o = _np.asarray(obj)
+    if o.dtype == bool:
+        if o.shape != (n,):
+            raise ValueError(f"boolean array argument obj to delete must be one dimensional and match "
+                             f"the axis length of {n}")
+        return _take_static(a, axis, [i for i in range(n) if not o[i]])
+    if not _np.issubdtype(o.dtype, _np.integer):
+        raise ValueError(f"np.delete(arr, obj): got obj.dtype={o.dtype}; must be integer or bool.")
+    drop = set()
+    for i in o.reshape(-1).tolist():
+        if not -n <= i < n:
+            raise ValueError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        drop.add(i % n)
+    return _take_static(a, axis, [i for i in range(n) if i not in drop])
+
+
+def insert(arr, obj, values, axis=None):
+    """`values` inserted before the indices `obj` along `axis` (flattened when
+    None); indices are clipped to [0, n] after wrapping negatives, and may be
+    traced. `values` are cast to `arr`'s dtype."""
+    from .sorting import argsort
+    from .lax_numpy import moveaxis, zeros
+    _obj_check("insert", obj, 1)
+    a = _arr(arr)
+    if axis is None:
+        a, axis = ravel(a), 0
+    nd = _aval(a).ndim
+    axis = _canon_axis(axis, nd)
+    n = _aval(a).shape[axis]
+    dt = _aval(a).dtype_name
+    if isinstance(obj, slice):
+        idx = _arr(_np.arange(n, dtype=_np.int32)[obj])
+    else:
+        idx = _arr(obj)
+        if not (_aval(idx).dtype_name.startswith(("int", "uint")) or _aval(idx).dtype_name == "bool"):
+            raise ValueError(f"jnp.insert(): index array must be integer typed; got {obj}")
+    idx = astype(idx, "int32")
+    vals = astype(_arr(values), dt)
+    vnd = _aval(vals).ndim
+    if vnd < nd:
+        vals = lax.reshape(vals, (1,) * (nd - vnd) + _aval(vals).shape)
+    if _aval(idx).ndim == 0:
+        vals = moveaxis(vals, 0, axis)
+        m = _aval(vals).shape[axis]
+        idx = lax.broadcast_in_dim(idx, (m,), ())
+    else:
+        if _aval(idx).ndim != 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or scalar")
+        m = _aval(idx).shape[0]
+    shape = list(_aval(a).shape)
+    shape[axis] = m
+    vals = broadcast_to(vals, tuple(shape))
+    idx = lax.select_n(lax.lt(idx, _const(0, "int32")), idx, lax.add(idx, _const(n, "int32")))
+    idx = lax.clamp(_const(0, "int32"), idx, _const(n, "int32"))
+    order = astype(argsort(idx), "int32")
+    # new value j goes to idx[j] + (its rank among the inserted values, stable)
+    rank = lax.sort((order, lax.iota("int32", m)), num_keys=1)[1]
+    new_pos = lax.add(idx, rank)
+    # old entry i moves right by the number of inserted indices <= i
+    cmp = lax.le(lax.broadcast_in_dim(idx, (n, m), (1,)), lax.broadcasted_iota("int32", (n, m), 0))
+    old_pos = lax.add(lax.iota("int32", n), lax.reduce_sum(astype(cmp, "int32"), (1,)))
+    out_shape = list(_aval(a).shape)
+    out_shape[axis] = n + m
+    out = moveaxis(zeros(tuple(out_shape), dt), axis, 0)
+    out = out.at[old_pos].set(moveaxis(a, axis, 0), unique_indices=True)
+    out = out.at[new_pos].set(moveaxis(vals, axis, 0), unique_indices=True)
+    return moveaxis(out, 0, axis)
+
+
+# -- block, unstack, permute_dims, resize, trim_zeros ---------------------------
+
+def _block_depths(x, path=0):
+    if isinstance(x, tuple):
+        raise ValueError(f"jax.numpy.block does not allow tuples, got {x}")
+    if isinstance(x, list):
+        if not x:
+            raise ValueError("jax.numpy.block does not allow empty list arguments")
+        out = []
+        for e in x:
+            out.extend(_block_depths(e, path + 1))
+        return out
+    return [(path, _aval(_arr(x)).ndim)]
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks (NumPy's `block`): the
+    innermost lists join along the last axis, the next along the one before."""
+    if not isinstance(arrays, (list, tuple)):
+        return _arr(arrays)
+    info = _block_depths(arrays)
+    depths = {d for d, _ in info}
+    if len(depths) != 1:
+        raise ValueError("Mismatched list depths in jax.numpy.block")
+    depth = depths.pop()
+    ndim = builtins.max([depth] + [k for _, k in info])
+
+    def build(x, level):
+        if isinstance(x, list):
+            return concatenate([build(e, level + 1) for e in x], level - depth)
+        x = _arr(x)
+        shape = _aval(x).shape
+        return lax.reshape(x, (1,) * (ndim - len(shape)) + tuple(shape))
+
+    return build(arrays, 0)
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of `x` along `axis`, as a tuple."""
+    x = _arr(x)
+    nd = _aval(x).ndim
+    if nd == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was passed.")
+    axis = _canon_axis(axis, nd)
+    return tuple(lax.squeeze(_slice_axis(x, axis, i, i + 1), (axis,)) for i in range(_aval(x).shape[axis]))
+
+
+def permute_dims(a, /, axes):
+    """`transpose(a, axes)` (the array API name)."""
+    from .lax_numpy import transpose
+    return transpose(a, axes)
+
+
+def resize(a, new_shape):
+    """`a` (flattened) repeated cyclically to fill `new_shape`; zeros when `a` is empty."""
+    from .lax_numpy import tile, zeros
+    if isinstance(new_shape, (int, _np.integer)):
+        new_shape = (int(new_shape),)
+    new_shape = tuple(int(d) for d in new_shape)
+    if builtins.any(d < 0 for d in new_shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    x = ravel(_arr(a))
+    size = 1
+    for d in new_shape:
+        size *= d
+    n = _aval(x).shape[0]
+    if n == 0 or size == 0:
+        return zeros(new_shape, _aval(x).dtype_name)
+    reps = -(-size // n)
+    return reshape(lax.slice(tile(x, reps), (0,), (size,)), new_shape)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """`filt` without its leading ('f') / trailing ('b') all-zero slices along
+    `axis` (default every axis). The input must be concrete (not traced)."""
+    x = _arr(filt)
+    if isinstance(x, Tracer):
+        raise core.ConcretizationTypeError(
+            "jnp.trim_zeros: the filt argument must be concrete (it determines the output shape)")
+    nd = _aval(x).ndim
+    if axis is None:
+        axes = set(range(nd))
+    elif isinstance(axis, (list, tuple)):
+        axes = {_canon_axis(ax, nd) for ax in axis}
+    else:
+        axes = {_canon_axis(axis, nd)}
+    t = trim.lower()
+    if not axes or ("f" not in t and "b" not in t):
+        return x
+    nz = _np.asarray(x) != 0
+    for ax in range(nd):
+        if ax not in axes:
+            continue
+        mask = nz.any(axis=tuple(i for i in range(nd) if i != ax)) if nd > 1 else nz
+        size = mask.shape[0]
+        if not mask.any():
+            lo = hi = 0
+        else:
+            lo = int(mask.argmax()) if "f" in t else 0
+            hi = size - int(mask[::-1].argmax()) if "b" in t else size
+        x = _slice_axis(x, ax, lo, hi)
+    return x

@@ -219,6 +219,9 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         length = builtins.max(int(minlength), int(xv.max()) + 1 if xv.size else 0)
     length = _static_int(length, "bincount", "length")
     n = _aval(x).shape[0]
+    if not _aval(x).dtype_name.startswith("uint"):
+        # JAX counts negative values in bin 0.
+        x = lax.max(x, _const(0, _aval(x).dtype_name))
     hit = lax.eq(lax.broadcast_in_dim(x, (length, n), (1,)),
                  lax.broadcasted_iota(_aval(x).dtype_name, (length, n), 0))
     if weights is None:

@@ -1,4 +1,6 @@
-"""`jnp.vectorize`: NumPy's generalized-ufunc vectorization, built on `vmap`."""
+"""`jnp.vectorize` (NumPy's generalized-ufunc vectorization) and the other
+higher-order array functions built on `vmap`: `apply_along_axis`,
+`apply_over_axes`, `fromfunction`."""
 import functools
 import re
 
@@ -138,3 +140,51 @@ def vectorize(pyfunc, *, excluded=frozenset(), signature=None):
         return expand_dims(result, tuple(expand))
 
     return wrapped
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """`func1d` applied to every 1-D slice of `arr` along `axis` (by `vmap`
+    over the other axes); the slice results take the place of that axis."""
+    from ..._vmap import vmap
+    from .util import _arr, _aval, _canon_axis
+    arr = _arr(arr)
+    nd = _aval(arr).ndim
+    axis = _canon_axis(axis, nd)
+
+    def fn(x):
+        return func1d(x, *args, **kwargs)
+
+    for i in range(1, nd - axis):
+        fn = vmap(fn, in_axes=i, out_axes=-1)
+    for _ in range(axis):
+        fn = vmap(fn, in_axes=0, out_axes=0)
+    return fn(arr)
+
+
+def apply_over_axes(func, a, axes):
+    """`func(a, axis)` applied for each axis in turn, the result keeping `a`'s
+    rank (a dropped axis is put back with length 1)."""
+    from .util import _arr, _aval
+    a = _arr(a)
+    for axis in axes:
+        b = _arr(func(a, axis))
+        if _aval(b).ndim == _aval(a).ndim:
+            a = b
+        elif _aval(b).ndim == _aval(a).ndim - 1:
+            a = expand_dims(b, axis)
+        else:
+            raise ValueError("function is not returning an array of the correct shape")
+    return a
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """`function(i0, i1, ...)` evaluated on the index grid of `shape` (vmapped
+    over each axis; the indices have `dtype`)."""
+    from ..._vmap import vmap
+    from .lax_numpy import arange
+    shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    fn = function
+    for i in range(len(shape)):
+        in_axes = [0 if i == j else None for j in range(len(shape))]
+        fn = vmap(fn, in_axes=tuple(in_axes[::-1]))
+    return fn(*(arange(s, dtype=dtype) for s in shape), **kwargs)
