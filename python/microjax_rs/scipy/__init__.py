@@ -1,2 +1,4 @@
-"""`jax.scipy` (the subset microjax_rs covers: `special`, `linalg`, `stats.norm`)."""
-from . import linalg, special, stats  # noqa: F401
+"""`jax.scipy`: `special`, `linalg`, `stats.norm`, `signal` (direct
+convolutions, `detrend`), `integrate`, `ndimage`, `interpolate`, `optimize`,
+`cluster`, `spatial` and `sparse`."""
+from . import cluster, integrate, interpolate, linalg, ndimage, signal, special, stats  # noqa: F401
