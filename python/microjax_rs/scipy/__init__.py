@@ -1,4 +1,4 @@
 """`jax.scipy`: `special`, `linalg`, `stats.norm`, `signal` (direct
 convolutions, `detrend`), `integrate`, `ndimage`, `interpolate`, `optimize`,
-`cluster`, `spatial` and `sparse`."""
-from . import cluster, integrate, interpolate, linalg, ndimage, signal, special, stats  # noqa: F401
+`cluster`, `sparse` and `spatial`."""
+from . import cluster, integrate, interpolate, linalg, ndimage, optimize, signal, sparse, special, stats  # noqa: F401
