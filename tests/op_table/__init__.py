@@ -28,7 +28,8 @@ inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
-and windowed reductions), ``surface`` (aliases and the rest of the public
+and windowed reductions), ``scipy_misc`` (the array functions of the smaller
+`jax.scipy` modules), ``surface`` (aliases and the rest of the public
 surface), ``random``; ``errors`` (the bad inputs attached to the records).
 """
 from . import (
@@ -42,6 +43,7 @@ from . import (
     linalg,
     random,
     reductions,
+    scipy_misc,
     sort,
     structural,
     surface,
@@ -74,6 +76,7 @@ _OPERATORS: tuple = (
     + gather.RECORDS
     + linalg.RECORDS
     + conv.RECORDS
+    + scipy_misc.RECORDS
 )
 
 # Every record, with its bad inputs attached.

@@ -216,14 +216,14 @@ def invpascal(n, kind=None):
 def leslie(f, s):
     """The Leslie matrix: fecundities `f` in the first row, survival rates `s`
     on the subdiagonal."""
-    f, s = _promote_dtypes(jnp.asarray(f), jnp.asarray(s))
+    f, s = _promote_dtypes(jnp.atleast_1d(jnp.asarray(f)), jnp.atleast_1d(jnp.asarray(s)))
     fs, ss = _aval(f).shape, _aval(s).shape
-    if len(fs) < 1 or len(ss) < 1:
-        raise ValueError("Incorrect shape for f and s: both must have at least one dimension")
+    if fs[-1] < 2:
+        raise ValueError(f"The length of f along the last axis must be at least 2; got shape {fs}.")
     n = fs[-1]
     if ss[-1] != n - 1:
-        raise ValueError(f"Incorrect shape for f and s: length of s must be one less than f, got "
-                         f"{fs} and {ss}")
+        raise ValueError("Incorrect lengths for f and s. The length of s along the last axis must be one less "
+                         f"than the length of f; got f shape {fs} and s shape {ss}.")
     lead = jnp.broadcast_shapes(fs[:-1], ss[:-1])
     dt = _aval(f).dtype_name
     f = jnp.broadcast_to(f, lead + (n,))
