@@ -83,13 +83,14 @@ def fiedler_companion(a):
     (highest power first; normalized by `a[0]`)."""
     (a,) = _promote_dtypes_inexact(jnp.asarray(a))
     shape = _aval(a).shape
-    if len(shape) != 1:
-        raise ValueError(f"Input 'a' must be a 1-D array; got shape {shape}.")
-    n = shape[0] - 1
+    if len(shape) < 1 or shape[-1] == 0:
+        raise ValueError("fiedler_companion requires the last axis of 'a' to have nonzero length, but got an "
+                         f"array of shape {shape}.")
+    n = shape[-1] - 1
     dt = _aval(a).dtype_name
     if n < 1:
-        return jnp.zeros((0, 0), dtype=dt)
-    a = a / a[0]
+        return jnp.zeros(shape[:-1] + (0, 0), dtype=dt)
+    a = a / a[..., :1]
     # one row / column table per term: (row, col, coefficient index or -1 for a constant one)
     ones = _np.zeros((n, n), bool)
     coef = _np.full((n, n), -1)
@@ -105,30 +106,29 @@ def fiedler_companion(a):
             coef[i, i - 1] = i + 1
     for i in range(3, n, 2):
         ones[i, i - 2] = True
-    padded = jnp.concatenate([a, jnp.zeros((1,), dt)])
+    padded = jnp.concatenate([a, jnp.zeros(shape[:-1] + (1,), dt)], axis=-1)
     vals = -_last_index_table(padded, _np.where(coef >= 0, coef, n + 1))
     return jnp.where(jnp.asarray(ones), jnp.ones((), dt), vals)
 
 
 def convolution_matrix(a, n, mode="full"):
     """The matrix `T` with `T @ v == convolve(a, v, mode)` for `v` of length `n`."""
-    a = jnp.asarray(a)
-    if _aval(a).ndim != 1:
-        raise ValueError("convolution_matrix expects a one-dimensional array as input")
-    m = _aval(a).shape[0]
     n = int(n)
     if n <= 0:
-        raise ValueError("n must be a positive integer")
+        raise ValueError(f"n must be a positive integer; got {n}.")
+    a = jnp.atleast_1d(jnp.asarray(a))
+    shape = _aval(a).shape
+    m = shape[-1]
     if m == 0:
-        raise ValueError("len(a) must be at least 1")
+        raise ValueError(f"len(a) must be at least 1; got shape {shape}.")
     if mode not in ("full", "same", "valid"):
-        raise ValueError(f"mode argument must be one of ('full', 'same', 'valid'), got {mode!r}")
+        raise ValueError(f"mode must be one of 'full', 'valid', 'same'; got {mode!r}.")
     full_rows = m + n - 1
     rows = {"full": full_rows, "same": max(m, n), "valid": max(m, n) - min(m, n) + 1}[mode]
     start = {"full": 0, "same": (min(m, n) - 1) // 2, "valid": min(m, n) - 1}[mode]
     i, j = _np.ogrid[start:start + rows, :n]
     k = i - j
-    padded = jnp.concatenate([a, jnp.zeros((1,), _aval(a).dtype_name)])
+    padded = jnp.concatenate([a, jnp.zeros(shape[:-1] + (1,), _aval(a).dtype_name)], axis=-1)
     return _last_index_table(padded, _np.where((k >= 0) & (k < m), k, m))
 
 
@@ -147,6 +147,8 @@ def hadamard(n, dtype=int):
 def helmert(n, full=False):
     """The Helmert matrix of order `n` (without its first row unless `full`)."""
     n = int(n)
+    if n <= 0:
+        raise ValueError(f"n must be a positive integer; got {n}.")
     h = _np.zeros((n, n))
     if n > 0:
         h[0] = 1.0 / math.sqrt(n)
@@ -182,7 +184,7 @@ def _check_kind(kind):
     if kind is None:
         return "symmetric"
     if kind not in ("symmetric", "lower", "upper"):
-        raise ValueError(f"kind must be 'symmetric', 'lower' or 'upper'; got {kind!r}")
+        raise ValueError(f"Expected kind to be one of: ['symmetric', 'lower', 'upper']; got {kind}")
     return kind
 
 
@@ -255,7 +257,9 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
     """`(u, p)` with `a = u p` (side 'right') or `a = p u` ('left'), `u` with
     orthonormal columns/rows and `p` symmetric positive semidefinite. Both
     methods are computed from the SVD here (`lax.linalg.qdwh` does not exist
-    in microjax_rs); the factors are the same up to rounding."""
+    in microjax_rs); the factors are the same up to rounding. As in JAX,
+    'qdwh' (the default) takes `m >= n` with side 'right' and `m < n` with
+    side 'left' only."""
     a = jnp.asarray(a)
     if _aval(a).ndim < 2:
         raise ValueError("The input `a` must be at least a 2-D array.")
@@ -263,6 +267,10 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
         raise ValueError("The argument `side` must be either 'right' or 'left'.")
     if method not in ("qdwh", "svd"):
         raise ValueError(f"Unknown polar decomposition method {method}.")
+    m, n = _aval(a).shape[-2:]
+    if method == "qdwh" and not ((m >= n and side == "right") or (m < n and side == "left")):
+        raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n where side='right' and "
+                                  f"m >= n side='left', got {(m, n)} with side={side!r}")
     (a,) = _promote_dtypes_inexact(a)
     u, s, vh = _ll.svd(a, full_matrices=False)
     unitary = jnp.matmul(u, vh)
@@ -292,7 +300,7 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     d, e = _promote_dtypes_inexact(jnp.asarray(d), jnp.asarray(e))
     n = _aval(d).shape[-1]
     if _aval(e).shape[-1] != max(n - 1, 0):
-        raise ValueError(f"e must have one fewer element than d; got {_aval(d).shape} and {_aval(e).shape}")
+        raise TypeError(f"e must have one fewer element than d; got {_aval(d).shape} and {_aval(e).shape}")
     if select == "v":
         raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
     if select not in ("a", "i"):
