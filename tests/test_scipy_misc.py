@@ -356,6 +356,34 @@ def test_krylov_pytrees_jit_vmap_jvp(name):
     np.testing.assert_allclose(np.asarray(dx), want, atol=1e-4)
 
 
+_KA = [[4.0, 1, 0, 0.5], [1, 3, 1, 0], [0, 1, 5, 1], [0.5, 0, 1, 2]]
+_KN = [[4.0, 1, 0, 2], [-1, 3, 1, 0], [0, 2, 5, 1], [0.5, 0, -1, 2]]
+_KB = [1.0, -2, 3, 0.5]
+# recorded from JAX 0.10.2 (x64): iterates cut short by maxiter, so the iterations themselves are compared
+_KRYLOV_PARTIAL = {
+    "cg2": (cg, _KA, {"maxiter": 2},
+            [0.4768919006382371, -1.1787733911906906, 0.8232038091463271, -0.06528999606507352]),
+    "bicgstab2": (bicgstab, _KN, {"maxiter": 2},
+                  [0.1536249555469256, -0.8736977182298047, 0.8288682245956734, 0.6245055393460603]),
+    "gmres_r2": (gmres, _KN, {"restart": 2, "maxiter": 1},
+                 [0.3387630900127876, -0.8297018006327821, 0.8260697442793541, 0.3976449759172042]),
+    "gmres_r2_m2": (gmres, _KN, {"restart": 2, "maxiter": 2, "M": "jacobi"},
+                    [0.1568847323571368, -0.8766258002441601, 0.8183687992231511, 0.618399360750334]),
+    "gmres_incremental": (gmres, _KN, {"restart": 3, "maxiter": 1, "solve_method": "incremental"},
+                          [0.1727484592103153, -0.8546676246035005, 0.8161029457477414, 0.6341566017493742]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KRYLOV_PARTIAL))
+def test_krylov_iterates_recorded_from_jax(name, x64):
+    solve, A, kwargs, want = _KRYLOV_PARTIAL[name]
+    A = jnp.asarray(A)
+    if kwargs.get("M") == "jacobi":
+        kwargs = {**kwargs, "M": lambda v: v / jnp.diag(A)}
+    x, _ = solve(A, jnp.asarray(_KB), **kwargs)
+    np.testing.assert_allclose(np.asarray(x), want, rtol=1e-12, atol=1e-14)
+
+
 def test_krylov_errors():
     A, b = _system("cg")
     with pytest.raises(ValueError, match="matching tree structure"):

@@ -137,10 +137,10 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
     """Restarted GMRES with left preconditioning by `M`: Arnoldi with
     re-orthogonalized Gram-Schmidt over `restart` vectors, then the
     least-squares problem on the Hessenberg matrix; stops once the
-    preconditioned residual meets `max(tol * ||M b||, atol)` or after
-    `maxiter` restarts (default `10 * size(b)`). `solve_method`
-    ('batched' or 'incremental') only selects the order of the same
-    arithmetic in JAX; both give this method's iterates here."""
+    preconditioned residual `||M (b - A x)||` meets `max(tol * ||b||, atol)`
+    (as JAX) or after `maxiter` restarts (default `10 * size(b)`).
+    `solve_method` ('batched' or 'incremental') only selects the order of
+    the same arithmetic in JAX; both give this method's iterates here."""
     if solve_method not in ("incremental", "batched"):
         raise ValueError(f"invalid solve_method {solve_method!r}, must be either 'incremental' or "
                          "'batched'")
@@ -150,8 +150,7 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
     if maxiter is None:
         maxiter = 10 * n
     dt = _aval(b).dtype_name
-    mb = precond(b)
-    atol_ = jnp.maximum(tol * jnp.sqrt(_dot(mb, mb)), atol)
+    atol_ = jnp.maximum(tol * jnp.sqrt(_dot(b, b)), atol)
 
     def residual(x):
         r = precond(b - matvec(x))
