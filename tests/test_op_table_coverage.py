@@ -14,7 +14,9 @@ import op_table as ot
 import test_op_table as top
 
 # The modules whose public callables need records, as dotted paths on microjax_rs.
-MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "scipy.special", "scipy.linalg", "random")
+MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "scipy.special", "scipy.linalg", "random",
+           "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq", "scipy.interpolate",
+           "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform", "experimental.ode")
 
 
 def _exempt(reason, *names):
@@ -62,6 +64,14 @@ EXEMPT = {
     **_exempt("higher-order control flow taking Python callables (tests/test_control_flow.py)",
               "lax.cond", "lax.fori_loop", "lax.map", "lax.scan", "lax.switch", "lax.while_loop"),
     **_exempt("returns the key implementation object, not an array (tests/test_random.py)", "random.key_impl"),
+    **_exempt("pytree class built from arrays, called on points (tests/test_scipy_misc.py)",
+              "scipy.interpolate.RegularGridInterpolator", "scipy.spatial.transform.Rotation",
+              "scipy.spatial.transform.Slerp"),
+    **_exempt("higher-order: minimizes / solves with a Python callable (tests/test_scipy_misc.py)",
+              "scipy.optimize.minimize", "scipy.sparse.linalg.cg", "scipy.sparse.linalg.gmres",
+              "scipy.sparse.linalg.bicgstab"),
+    **_exempt("NamedTuple result type of minimize, not a function", "scipy.optimize.OptimizeResults"),
+    **_exempt("higher-order: integrates a Python callable (tests/test_ode.py)", "experimental.ode.odeint"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

@@ -29,7 +29,8 @@ inputs and expected results of a case); one module of records per family:
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
-and windowed reductions), ``surface`` (aliases and the rest of the public
+and windowed reductions), ``scipy_misc`` (the array functions of the smaller
+`jax.scipy` modules), ``surface`` (aliases and the rest of the public
 surface), ``random``; ``errors`` (the bad inputs attached to the records).
 """
 from . import (
@@ -44,6 +45,7 @@ from . import (
     linalg,
     random,
     reductions,
+    scipy_misc,
     sort,
     structural,
     surface,
@@ -77,6 +79,7 @@ _OPERATORS: tuple = (
     + gather.RECORDS
     + linalg.RECORDS
     + conv.RECORDS
+    + scipy_misc.RECORDS
 )
 
 # Every record, with its bad inputs attached.

@@ -1,6 +1,6 @@
-"""`jax.experimental` pieces that exist here: `io_callback`, `checkify`."""
+"""`jax.experimental` pieces that exist here: `io_callback`, `checkify`, `ode`."""
 from .._callback import io_callback
 from ..config import disable_x64, enable_x64
-from . import checkify  # noqa: F401
+from . import checkify, ode  # noqa: F401
 
-__all__ = ["io_callback", "checkify", "enable_x64", "disable_x64"]
+__all__ = ["io_callback", "checkify", "ode", "enable_x64", "disable_x64"]

@@ -1,2 +1,5 @@
-"""`jax.scipy` (the subset microjax_rs covers: `special`, `linalg`, `stats.norm`)."""
-from . import linalg, special, stats  # noqa: F401
+"""`jax.scipy`: `special`, `linalg`, `stats.norm`, `signal` (direct
+convolutions, `detrend`), `integrate`, `ndimage`, `interpolate`, `optimize`,
+`cluster`, `sparse` and `spatial`."""
+from . import (  # noqa: F401
+    cluster, integrate, interpolate, linalg, ndimage, optimize, signal, sparse, spatial, special, stats)

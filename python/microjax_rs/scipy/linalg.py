@@ -178,6 +178,14 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
     return _jl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
+from ._linalg_special import (  # noqa: E402
+    block_diag, circulant, companion, convolution_matrix, eigh_tridiagonal, expm_frechet, fiedler,
+    fiedler_companion, hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, polar,
+    qr_multiply, solve_sylvester, toeplitz)
+
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor", "lu_solve", "expm",
-           "solve", "inv", "det", "qr", "eigh", "svd"]
+           "solve", "inv", "det", "qr", "eigh", "svd",
+           "block_diag", "circulant", "companion", "convolution_matrix", "eigh_tridiagonal", "expm_frechet",
+           "fiedler", "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "invhilbert", "invpascal",
+           "leslie", "pascal", "polar", "qr_multiply", "solve_sylvester", "toeplitz"]
 del _np

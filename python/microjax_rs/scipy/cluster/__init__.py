@@ -1,0 +1,2 @@
+"""`jax.scipy.cluster`: `vq`."""
+from . import vq  # noqa: F401

@@ -1,0 +1,2 @@
+"""`jax.scipy.sparse`: the Krylov solvers of `linalg`."""
+from . import linalg  # noqa: F401

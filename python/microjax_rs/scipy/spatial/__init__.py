@@ -1,0 +1,2 @@
+"""`jax.scipy.spatial`: `transform` (`Rotation`, `Slerp`)."""
+from . import transform  # noqa: F401
