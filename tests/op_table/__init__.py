@@ -40,6 +40,7 @@ from . import (
     gather,
     jnp,
     linalg,
+    nn_more,
     random,
     reductions,
     sort,
@@ -74,6 +75,7 @@ _OPERATORS: tuple = (
     + gather.RECORDS
     + linalg.RECORDS
     + conv.RECORDS
+    + nn_more.RECORDS
 )
 
 # Every record, with its bad inputs attached.
