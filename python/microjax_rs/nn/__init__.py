@@ -257,3 +257,4 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
 
 
 from ._attention import dot_product_attention  # noqa: E402,F401
+from . import initializers  # noqa: E402,F401
