@@ -44,6 +44,7 @@ from . import (
     random,
     reductions,
     sort,
+    stats,
     structural,
     surface,
 )
@@ -76,6 +77,7 @@ _OPERATORS: tuple = (
     + linalg.RECORDS
     + conv.RECORDS
     + nn_more.RECORDS
+    + stats.RECORDS
 )
 
 # Every record, with its bad inputs attached.
