@@ -19,7 +19,7 @@ _STATS_DISTRIBUTIONS = (
     "logistic multinomial multivariate_normal nbinom norm pareto poisson t truncnorm uniform vonmises wrapcauchy"
 ).split()
 MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
-           "random", "scipy.stats") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
+           "random", "scipy.stats", "image") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
 
 
 def _exempt(reason, *names):
@@ -74,6 +74,10 @@ EXEMPT = {
               "scipy.stats.gaussian_kde"),
     **_exempt("returns a (mode, count) NamedTuple; checked against SciPy in tests/test_scipy_stats.py",
               "scipy.stats.mode"),
+    **_exempt("resampling with no NumPy reference: against values recorded from JAX, with finite-difference "
+              "grads, jit and vmap (tests/test_image.py)",
+              "image.resize", "image.scale_and_translate"),
+    **_exempt("enum of resampling methods, a parameter (tests/test_image.py)", "image.ResizeMethod"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)
