@@ -174,3 +174,15 @@ def test_kde_1d_box_and_pytree(x64):
         stats.gaussian_kde(np.array([1.0]))
     with pytest.raises(NotImplementedError):
         k.integrate_box(0.0, 1.0)
+
+
+def test_normal_ppf_tails(x64):
+    q = np.array([1e-300, 1e-20, 1e-5, 0.3, 0.5, 0.9, 1 - 1e-12, 0.0, 1.0])
+    np.testing.assert_allclose(np.asarray(stats.norm.ppf(q)), sps.norm.ppf(q), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(stats.norm.isf(q[:7])), sps.norm.isf(q[:7]), rtol=1e-9)
+    assert np.all(np.isnan(np.asarray(stats.norm.ppf(np.array([-0.1, 1.1, np.nan])))))
+
+
+def test_normal_ppf_tails_float32():
+    q = np.array([1e-30, 1e-8, 0.02, 0.5, 0.97], np.float32)
+    np.testing.assert_allclose(np.asarray(stats.norm.ppf(q)), sps.norm.ppf(q.astype(float)), rtol=2e-6, atol=1e-6)
