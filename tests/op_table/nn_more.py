@@ -178,7 +178,8 @@ RECORDS = (
              ref=lambda x, axis=-1, algorithm="stable": (x - x.mean(axis, keepdims=True))
              / np.sqrt(x.var(axis, keepdims=True) + 1e-5),
              args_maker=_uniform, dtypes=F32_F64, tol=ACCUM_TOL,
-             cases=(Case(((3, 4),), (), {"algorithm": "stable"}), Case(((3, 4),), (), {"axis": 0, "algorithm": "stable"}),
+             cases=(Case(((3, 4),), (), {"algorithm": "stable"}),
+                    Case(((3, 4),), (), {"axis": 0, "algorithm": "stable"}),
                     Case(((2, 3, 4),), (), {"axis": (1, 2), "algorithm": "fast"})),
              errors=(OpErr((np.ones((3, 4), np.float32),), {"algorithm": "slow"}, ValueError,
                            "Unknown algorithm 'slow'"),)),
