@@ -14,9 +14,14 @@ import op_table as ot
 import test_op_table as top
 
 # The modules whose public callables need records, as dotted paths on microjax_rs.
-MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "scipy.special", "scipy.linalg", "random",
-           "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq", "scipy.interpolate",
-           "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform", "experimental.ode")
+_STATS_DISTRIBUTIONS = (
+    "bernoulli beta betabinom binom cauchy chi2 dirichlet expon gamma gennorm geom gumbel_l gumbel_r laplace "
+    "logistic multinomial multivariate_normal nbinom norm pareto poisson t truncnorm uniform vonmises wrapcauchy"
+).split()
+MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
+           "random", "scipy.stats", "image", "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq",
+           "scipy.interpolate", "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform",
+           "experimental.ode") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
 
 
 def _exempt(reason, *names):
@@ -72,6 +77,25 @@ EXEMPT = {
               "scipy.sparse.linalg.bicgstab"),
     **_exempt("NamedTuple result type of minimize, not a function", "scipy.optimize.OptimizeResults"),
     **_exempt("higher-order: integrates a Python callable (tests/test_ode.py)", "experimental.ode.odeint"),
+    **_exempt("initializer factory or (key, shape, dtype) initializer: values against JAX's for the same key "
+              "(tests/test_nn_initializers.py)",
+              *(f"nn.initializers.{n}" for n in (
+                  "Initializer constant delta_orthogonal glorot_normal glorot_uniform he_normal he_uniform "
+                  "kaiming_normal kaiming_uniform lecun_normal lecun_uniform normal ones orthogonal "
+                  "truncated_normal uniform variance_scaling xavier_normal xavier_uniform zeros").split())),
+    **_exempt("built on jax.scipy.special.gammainc / gammaincc / betainc: against SciPy, with grads, jit and vmap, "
+              "in tests/test_stats_incomplete.py (skipped while those special functions are absent)",
+              *(f"scipy.stats.{n}" for n in (
+                  "gamma.cdf gamma.logcdf gamma.sf gamma.logsf chi2.cdf chi2.logcdf chi2.sf chi2.logsf "
+                  "beta.cdf beta.logcdf beta.sf beta.logsf poisson.cdf gennorm.cdf").split())),
+    **_exempt("class holding a fitted estimate; its methods are checked against SciPy in tests/test_scipy_stats.py",
+              "scipy.stats.gaussian_kde"),
+    **_exempt("returns a (mode, count) NamedTuple; checked against SciPy in tests/test_scipy_stats.py",
+              "scipy.stats.mode"),
+    **_exempt("resampling with no NumPy reference: against values recorded from JAX, with finite-difference "
+              "grads, jit and vmap (tests/test_image.py)",
+              "image.resize", "image.scale_and_translate"),
+    **_exempt("enum of resampling methods, a parameter (tests/test_image.py)", "image.ResizeMethod"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

@@ -43,10 +43,12 @@ from . import (
     jnp,
     jnp_more,
     linalg,
+    nn_more,
     random,
     reductions,
     scipy_misc,
     sort,
+    stats,
     structural,
     surface,
 )
@@ -80,6 +82,8 @@ _OPERATORS: tuple = (
     + linalg.RECORDS
     + conv.RECORDS
     + scipy_misc.RECORDS
+    + nn_more.RECORDS
+    + stats.RECORDS
 )
 
 # Every record, with its bad inputs attached.

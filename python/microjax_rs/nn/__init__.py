@@ -16,13 +16,21 @@ def _inexact(x):
 
 
 def relu(x):
+    """max(x, 0); its derivative at 0 is 0 (JAX's custom JVP: the tangent passes only where x > 0)."""
     x = _arr(x)
-    return jnp.maximum(x, 0)
+    zero = jnp.zeros_like(x)
+    # NaN propagates as in max(x, 0); the tangent flows only through the x > 0 branch.
+    return jnp.where(lax.gt(x, zero), x, jnp.where(lax.ne(x, x), x, zero))
 
 
 def relu6(x):
+    """min(max(x, 0), 6); its derivative at 0 and at 6 is 0 (as JAX's custom JVP)."""
     x = _arr(x)
-    return jnp.minimum(jnp.maximum(x, 0), 6.0)
+    zero, six = jnp.zeros_like(x), jnp.full_like(x, 6)
+    inside = jnp.logical_and(lax.gt(x, zero), lax.lt(x, six))
+    outside = jnp.where(lax.ge(x, six), six, jnp.where(lax.ne(x, x), x, zero))
+    out = jnp.where(inside, x, outside)
+    return out if _dt.is_float_name(_aval(out).dtype_name) else out.astype(_dt.default_float_name())
 
 
 def sigmoid(x):
@@ -35,13 +43,21 @@ def log_sigmoid(x):
 
 
 def softplus(x):
+    """log(1 + exp(x)) (JAX's `logaddexp(x, 0)`): x + log1p(exp(-x)) for x > 0,
+    log1p(exp(x)) otherwise, each branch smooth so that the derivatives at 0
+    are JAX's (1/2, then 1/4)."""
     x = _inexact(x)
-    return jnp.logaddexp(x, 0.0)
+    pos = lax.gt(x, 0.0)
+    xp = jnp.where(pos, x, 0.0)
+    xn = jnp.where(pos, 0.0, x)
+    return jnp.where(pos, jnp.add(xp, jnp.log1p(jnp.exp(jnp.negative(xp)))), jnp.log1p(jnp.exp(xn)))
 
 
 def soft_sign(x):
+    """x / (|x| + 1), with |x| differentiated as JAX's abs (slope 1 at 0)."""
     x = _inexact(x)
-    return lax.div(x, lax.add(jnp.abs(x), 1.0))
+    mag = jnp.where(lax.ge(x, 0.0), x, jnp.negative(x))
+    return lax.div(x, lax.add(mag, 1.0))
 
 
 def silu(x):
@@ -65,8 +81,10 @@ hard_swish = hard_silu
 
 
 def hard_tanh(x):
-    x = _inexact(x)
-    return jnp.clip(x, -1.0, 1.0)
+    """-1 below -1, 1 above 1, x between (derivative 1 at the ends, the input dtype kept)."""
+    x = _arr(x)
+    return jnp.where(lax.gt(x, jnp.full_like(x, 1)), jnp.full_like(x, 1),
+                     jnp.where(lax.lt(x, jnp.full_like(x, -1)), jnp.full_like(x, -1), x))
 
 
 def gelu(x, approximate=True):
@@ -85,8 +103,9 @@ def elu(x, alpha=1.0):
 
 
 def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
     x = _inexact(x)
-    return jnp.where(lax.gt(x, 0.0), x, lax.mul(alpha, jnp.expm1(lax.div(jnp.where(lax.gt(x, 0.0), 0.0, x), alpha))))
+    return jnp.add(jnp.maximum(x, 0.0), jnp.multiply(alpha, jnp.expm1(jnp.divide(jnp.minimum(x, 0.0), alpha))))
 
 
 def selu(x):
@@ -161,14 +180,20 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
     return lax.convert_element_type(hit, _dt.default_float_name() if dtype is None else dtype)
 
 
-def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *, algorithm="fast"):
+    """(x - mean) / sqrt(variance + epsilon) over `axis`; the variance as
+    mean(x**2) - mean(x)**2 clipped at 0 ("fast") or mean((x - mean)**2) ("stable")."""
+    if algorithm not in ("fast", "stable"):
+        raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     x = _inexact(x)
     if mean is None:
         mean = jnp.mean(x, axis=axis, keepdims=True, where=where)
     if variance is None:
-        # E[(x - mean)^2] with the mean not differentiated twice (as JAX: mean of squares minus square of mean).
-        variance = jnp.subtract(jnp.mean(jnp.square(x), axis=axis, keepdims=True, where=where),
-                                jnp.square(mean))
+        if algorithm == "stable":
+            variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), axis=axis, keepdims=True, where=where)
+        else:
+            variance = jnp.clip(jnp.subtract(jnp.mean(jnp.square(x), axis=axis, keepdims=True, where=where),
+                                             jnp.square(mean)), 0)
     return jnp.multiply(jnp.subtract(x, mean), lax.rsqrt(jnp.add(variance, epsilon)))
 
 
@@ -229,3 +254,7 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
         return jnp.subtract(lse, _math.log(count) if count else -_math.inf)
     count = jnp.sum(jnp.broadcast_to(where, _aval(x).shape), axis=axis, keepdims=keepdims)
     return jnp.subtract(lse, jnp.log(count.astype(lse.dtype)))
+
+
+from ._attention import dot_product_attention  # noqa: E402,F401
+from . import initializers  # noqa: E402,F401

@@ -1,2 +1,32 @@
-"""`jax.scipy.stats` (the subset microjax_rs covers: `norm`)."""
-from . import norm  # noqa: F401
+"""`jax.scipy.stats`: distributions (one submodule each), `gaussian_kde`,
+`mode`, `rankdata` and `sem`."""
+from . import (  # noqa: F401
+    bernoulli,
+    beta,
+    betabinom,
+    binom,
+    cauchy,
+    chi2,
+    dirichlet,
+    expon,
+    gamma,
+    gennorm,
+    geom,
+    gumbel_l,
+    gumbel_r,
+    laplace,
+    logistic,
+    multinomial,
+    multivariate_normal,
+    nbinom,
+    norm,
+    pareto,
+    poisson,
+    t,
+    truncnorm,
+    uniform,
+    vonmises,
+    wrapcauchy,
+)
+from ._core import mode, rankdata, sem  # noqa: F401
+from .kde import gaussian_kde  # noqa: F401
