@@ -29,6 +29,10 @@ __all__ = [
     "normal", "randint", "bernoulli", "categorical", "choice", "permutation", "shuffle",
     "truncated_normal", "gumbel", "exponential", "multivariate_normal", "threefry2x32_p",
     "threefry_2x32", "PRNGKeyArray", "key_impl", "rademacher",
+    "ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
+    "double_sided_maxwell", "f", "gamma", "generalized_normal", "geometric", "key_dtype",
+    "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial", "orthogonal",
+    "pareto", "poisson", "rayleigh", "t", "triangular", "wald", "weibull_min",
 ]
 
 threefry2x32_p = Primitive("threefry2x32")
@@ -965,3 +969,35 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     z = _normal(data, shape + (n,), dname)
     # factor @ z over the last axes, broadcasting the batch axes.
     return mean + jnp.sum(factor * jnp.expand_dims(z, -2), axis=-1)
+
+
+# The distributions built on the draws above (a module of their own for size).
+from ._src.random_distributions import (  # noqa: E402
+    ball,
+    beta,
+    binomial,
+    cauchy,
+    chisquare,
+    clone,
+    dirichlet,
+    double_sided_maxwell,
+    f,
+    gamma,
+    generalized_normal,
+    geometric,
+    key_dtype,
+    laplace,
+    loggamma,
+    logistic,
+    lognormal,
+    maxwell,
+    multinomial,
+    orthogonal,
+    pareto,
+    poisson,
+    rayleigh,
+    t,
+    triangular,
+    wald,
+    weibull_min,
+)
