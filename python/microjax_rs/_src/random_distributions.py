@@ -399,7 +399,8 @@ def random_gamma_grad(a, x):
     with its derivative in `a`."""
     a, x = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(x))
     dname = core.get_aval(a).dtype_name
-    eps = _const(np.finfo(dtypes.np_dtype(dname)).eps, dname)
+    # Converged when a step changes a sum by at most a few ulp.
+    eps = _const(4 * np.finfo(dtypes.np_dtype(dname)).eps, dname)
     x = lax.convert_element_type(x, dname)
     safe_x = jnp.where(x > 0, x, _const(1, dname))
     log_x = lax.log(safe_x)
@@ -458,10 +459,11 @@ def random_gamma_grad(a, x):
         safe_qk = jnp.where(nonzero, qk, one)
         r = pk / safe_qk
         new_an = jnp.where(nonzero, r, an)
-        new_dan = jnp.where(nonzero, (dpk * safe_qk - pk * dqk) / (safe_qk * safe_qk), dan)
+        new_dan = jnp.where(nonzero, (dpk - r * dqk) / safe_qk, dan)
         still = active & nonzero & (lax.abs(new_dan - dan) > eps * lax.abs(new_dan)) \
             | active & nonzero & (lax.abs(new_an - an) > eps * lax.abs(new_an))
-        rescale = lax.abs(pk) > big
+        rescale = (lax.abs(pk) > big) | (lax.abs(qk) > big) | (lax.abs(dpk) > big) \
+            | (lax.abs(dqk) > big)
         scale = jnp.where(rescale, one / big, one)
         keep = lambda new, old: jnp.where(active, new, old)
         return (i + 1, keep(cnt1, cnt), keep(y1, y), keep(z1, z),
