@@ -505,7 +505,7 @@ def _scale_shift(floats, span, shift, dname):
 def normal(key, shape=(), dtype=float):
     """Standard normal floats: `sqrt(2) * erf_inv(u)`, `u` uniform in (-1, 1)."""
     data, _ = _check_prng_key("normal", key)
-    dname = _float_dtype("normal", dtype)
+    dname = _float_dtype("normal", float if dtype is None else dtype)
     return _normal(data, _canonical_shape(shape), dname)
 
 
@@ -721,8 +721,11 @@ def _randint(data, shape, minval, maxval, dname):
     return minval + lax.convert_element_type(offset, dname)
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None):
-    """Booleans that are True with probability `p`."""
+def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
+    """Booleans that are True with probability `p`; `mode='high'` compares
+    two uniforms' worth of bits (accurate for tiny `p`)."""
+    if mode not in ("high", "low"):
+        raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     data, _ = _check_prng_key("bernoulli", key)
     p = jnp.asarray(p) if not isinstance(p, float) else p
     pname = dtypes.canonical_name(
@@ -735,6 +738,10 @@ def bernoulli(key, p=np.float32(0.5), shape=None):
     else:
         shape = _canonical_shape(shape)
         _check_shape("bernoulli", shape, jnp.shape(p))
+    if mode == "high":
+        u = _uniform(data, (2, *shape), pname, 0.0, 1.0)
+        u1, u2 = u[0], u[1] * jnp.asarray(2.0 ** -_FLOAT_BITS[pname][1], pname)
+        return u2 < p - u1
     return _uniform(data, shape, pname, 0.0, 1.0) < p
 
 
@@ -746,17 +753,59 @@ def rademacher(key, shape=(), dtype=int):
     return (2 * b - 1).astype(dname)
 
 
-def gumbel(key, shape=(), dtype=float):
-    """Standard Gumbel floats: `-log(-log(u))`."""
+def gumbel(key, shape=(), dtype=float, mode=None):
+    """Standard Gumbel floats: `-log(-log(u))`; `mode='high'` / `'highest'`
+    spend more random bits on the upper tail (as JAX)."""
     data, _ = _check_prng_key("gumbel", key)
     dname = _float_dtype("gumbel", dtype)
-    return _gumbel(data, _canonical_shape(shape), dname)
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    return _gumbel(data, _canonical_shape(shape), dname, mode)
 
 
-def _gumbel(data, shape, dname):
+def _gumbel(data, shape, dname, mode="low"):
     tiny = jnp.finfo(dname).tiny
+    if dname == "float32" and mode == "highest":
+        return _gumbel_highest(data, shape)
+    if mode in ("high", "highest"):
+        u = _uniform(data, (2, *shape), dname, 0.0, 1.0)
+        high, low = u[0], u[1]
+        nmant = _FLOAT_BITS[dname][1]
+        x = jnp.where(high >= 0.5, high,
+                      high + jnp.asarray(2.0 ** -nmant, dname) * low + jnp.asarray(tiny, dname))
+        return -jnp.log(-jnp.log1p(-x))
     u = _uniform(data, shape, dname, jnp.asarray(tiny, dname), 1.0)
     return -jnp.log(-jnp.log(u))
+
+
+def _bits_pair_to_float32(hi, lo):
+    """The 64-bit fraction `(hi, lo) / 2**64` rounded down to a float32 (all
+    leading zeros become exponent)."""
+    u32 = lambda v: jnp.asarray(np.uint32(v))
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    hi_zero = hiclz == u32(32)
+    mant = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        jnp.where(hi_zero, lax.shift_left(lo, loclz),
+                  lax.shift_right_logical(lo, lax.sub(u32(32), hiclz))))
+    mant = lax.bitwise_and(lax.shift_right_logical(mant, u32(8)), u32((1 << 23) - 1))
+    lead = jnp.where(hi_zero, lax.add(u32(32), loclz), hiclz)
+    exp = lax.shift_left(lax.sub(u32(126), lead), u32(23))
+    exp = lax.bitwise_and(exp, u32((1 << 30) - (1 << 22)))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mant), "float32")
+
+
+def _gumbel_highest(data, shape):
+    bits = _random_bits(data, 32, (2, *shape))
+    neg = lax.bitwise_not(bits)
+    lo_bits = neg[1]
+    carry = (lo_bits == jnp.asarray(np.uint32(0xFFFFFFFF))).astype("uint32")
+    neg = neg + jnp.stack([carry, jnp.ones_like(lo_bits)])
+    flip = bits[0] < jnp.asarray(np.uint32(1 << 31))
+    pair = jnp.where(flip, bits, neg)
+    x = _bits_pair_to_float32(pair[0], pair[1])
+    return jnp.where(flip, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
 
 
 def exponential(key, shape=(), dtype=float):
@@ -767,8 +816,9 @@ def exponential(key, shape=(), dtype=float):
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def categorical(key, logits, axis=-1, shape=None):
-    """Indices drawn from `softmax(logits, axis)` (Gumbel-max)."""
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Indices drawn from `softmax(logits, axis)` (Gumbel-max; without
+    replacement the top-k of the perturbed logits)."""
     data, _ = _check_prng_key("categorical", key)
     logits = jnp.asarray(logits)
     lshape = jnp.shape(logits)
@@ -781,10 +831,22 @@ def categorical(key, logits, axis=-1, shape=None):
         shape = _canonical_shape(shape)
         _check_shape("categorical", shape, batch_shape)
     prefix = shape[:len(shape) - len(batch_shape)]
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    dname = core.get_aval(logits).dtype_name
+    if not replace:
+        perturbed = logits + _gumbel(data, lshape, dname, mode)
+        k = math.prod(prefix)
+        if k > lshape[axis]:
+            raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
+                             f"number of categories ({lshape[axis]}).")
+        _, idx = lax.top_k(jnp.moveaxis(perturbed, axis, -1), k)
+        # (..batch, k) -> (k-shaped prefix, ..batch)
+        return jnp.reshape(jnp.moveaxis(idx, -1, 0), shape)
     gshape = list(shape[len(shape) - len(batch_shape):])
     gshape.insert(axis % len(lshape), lshape[axis])
-    dname = core.get_aval(logits).dtype_name
-    g = _gumbel(data, (*prefix, *gshape), dname)
+    g = _gumbel(data, (*prefix, *gshape), dname, mode)
     expanded = jnp.reshape(logits, (1,) * len(prefix) + lshape)
     return jnp.argmax(g + expanded, axis=axis)
 
