@@ -32,7 +32,7 @@ __all__ = [
     "ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
     "double_sided_maxwell", "f", "gamma", "generalized_normal", "geometric", "key_dtype",
     "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial", "orthogonal",
-    "pareto", "poisson", "rayleigh", "t", "triangular", "wald", "weibull_min",
+    "pareto", "poisson", "rayleigh", "t", "triangular", "wald", "weibull_min", "random_gamma_p",
 ]
 
 threefry2x32_p = Primitive("threefry2x32")
@@ -1057,6 +1057,7 @@ from ._src.random_distributions import (  # noqa: E402
     orthogonal,
     pareto,
     poisson,
+    random_gamma_p,
     rayleigh,
     t,
     triangular,

@@ -22,7 +22,7 @@ __all__ = [
     "ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
     "double_sided_maxwell", "f", "gamma", "generalized_normal", "geometric", "key_dtype",
     "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial", "orthogonal",
-    "pareto", "poisson", "rayleigh", "t", "triangular", "wald", "weibull_min",
+    "pareto", "poisson", "rayleigh", "t", "triangular", "wald", "weibull_min", "random_gamma_p",
 ]
 
 
@@ -479,6 +479,33 @@ def random_gamma_grad(a, x):
     grad_cf = safe_x * (dcf + cf * (log_x - psi))
     grad = jnp.where(use_series, grad_series, grad_cf)
     return jnp.where(x > 0, grad, zero)
+
+
+random_gamma_p = core.Primitive("random_gamma")
+
+
+@random_gamma_p.def_impl
+def _random_gamma_impl(key, a, *, log_space=False):
+    """`random_gamma_p.bind(keys, a, log_space=...)`: one gamma draw per element
+    of `a`; `keys` (typed or raw) cover the leading axes of `a`, and each key
+    is split over the rest, as JAX's primitive."""
+    from .._vmap import vmap
+
+    data = key._base if isinstance(key, _r.PRNGKeyArray) else jnp.asarray(key)
+    a = jnp.asarray(a)
+    lead = jnp.ndim(data) - 1
+    if lead == 0:
+        return _gamma_draws(data, a, log_space)
+    flat_keys = jnp.reshape(data, (-1, 2))
+    rest = tuple(jnp.shape(a))[lead:]
+    flat_a = jnp.reshape(a, (-1, *rest))
+    draws = vmap(lambda k, al: _gamma_draws(k, al, log_space))(flat_keys, flat_a)
+    return jnp.reshape(draws, jnp.shape(a))
+
+
+@random_gamma_p.def_abstract_eval
+def _random_gamma_abstract_eval(key, a, *, log_space=False):
+    return core.ShapedArray(a.shape, a.dtype)
 
 
 def beta(key, a, b, shape=None, dtype=None):
