@@ -54,6 +54,8 @@ EXEMPT = {
     **_exempt("higher-order control flow taking Python callables (tests/test_control_flow.py)",
               "lax.cond", "lax.fori_loop", "lax.map", "lax.scan", "lax.switch", "lax.while_loop"),
     **_exempt("returns the key implementation object, not an array (tests/test_random.py)", "random.key_impl"),
+    **_exempt("returns the key dtype object, not an array (tests/test_random_distributions.py)",
+              "random.key_dtype"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

@@ -29,7 +29,7 @@ inputs and expected results of a case); one module of records per family:
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
 and windowed reductions), ``surface`` (aliases and the rest of the public
-surface), ``random``; ``errors`` (the bad inputs attached to the records).
+surface), ``random``, ``random_distributions``; ``errors`` (the bad inputs attached to the records).
 """
 from . import (
     conv,
@@ -41,6 +41,7 @@ from . import (
     jnp,
     linalg,
     random,
+    random_distributions,
     reductions,
     sort,
     structural,
@@ -77,7 +78,8 @@ _OPERATORS: tuple = (
 )
 
 # Every record, with its bad inputs attached.
-RECORDS: tuple = errors.with_errors(_OPERATORS + surface.aliases(_OPERATORS) + surface.RECORDS + random.RECORDS)
+RECORDS: tuple = errors.with_errors(_OPERATORS + surface.aliases(_OPERATORS) + surface.RECORDS + random.RECORDS
+                                     + random_distributions.RECORDS)
 
 # The core of lax and jax.numpy: every name here must have a record, whatever
 # the coverage test's exemptions say (test_op_table checks it).

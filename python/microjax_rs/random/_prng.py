@@ -1,4 +1,5 @@
-"""`jax.random`: JAX's default PRNG (Threefry-2x32), bit for bit.
+"""`jax.random`'s keys, bits and basic samplers: JAX's default PRNG
+(Threefry-2x32), bit for bit.
 
 Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
 (`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
@@ -16,23 +17,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import core, dtypes, lax
-from . import numpy as jnp
-from ._src.numpy import util as _jnp_util
-from .config import config
-from .core import Primitive
-from .errors import ConcretizationTypeError
-from .tree_util import register_pytree_node
+from .. import core, dtypes, lax
+from .. import numpy as jnp
+from .._src.numpy import util as _jnp_util
+from ..config import config
+from ..core import Primitive
+from ..errors import ConcretizationTypeError
+from ..tree_util import register_pytree_node
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
     "normal", "randint", "bernoulli", "categorical", "choice", "permutation", "shuffle",
     "truncated_normal", "gumbel", "exponential", "multivariate_normal", "threefry2x32_p",
     "threefry_2x32", "PRNGKeyArray", "key_impl", "rademacher",
-    "ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
-    "double_sided_maxwell", "f", "gamma", "generalized_normal", "geometric", "key_dtype",
-    "laplace", "loggamma", "logistic", "lognormal", "maxwell", "multinomial", "orthogonal",
-    "pareto", "poisson", "rayleigh", "t", "triangular", "wald", "weibull_min", "random_gamma_p",
 ]
 
 threefry2x32_p = Primitive("threefry2x32")
@@ -875,7 +872,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
 
 def _take_along(x, idx, axis):
     """`x` reordered along `axis` by `idx` (same shape as `x`), one row at a time."""
-    from ._vmap import vmap
+    from .._vmap import vmap
     xm, im = jnp.moveaxis(x, axis, -1), jnp.moveaxis(idx, axis, -1)
     lead = jnp.shape(xm)[:-1]
     n = jnp.shape(xm)[-1]
@@ -1032,35 +1029,3 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     # factor @ z over the last axes, broadcasting the batch axes.
     return mean + jnp.sum(factor * jnp.expand_dims(z, -2), axis=-1)
 
-
-# The distributions built on the draws above (a module of their own for size).
-from ._src.random_distributions import (  # noqa: E402
-    ball,
-    beta,
-    binomial,
-    cauchy,
-    chisquare,
-    clone,
-    dirichlet,
-    double_sided_maxwell,
-    f,
-    gamma,
-    generalized_normal,
-    geometric,
-    key_dtype,
-    laplace,
-    loggamma,
-    logistic,
-    lognormal,
-    maxwell,
-    multinomial,
-    orthogonal,
-    pareto,
-    poisson,
-    random_gamma_p,
-    rayleigh,
-    t,
-    triangular,
-    wald,
-    weibull_min,
-)

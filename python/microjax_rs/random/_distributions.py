@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import core, dtypes, lax
 from .. import numpy as jnp
-from .. import random as _r
 from ..custom_derivatives import custom_jvp
+from . import _prng as _r
 
 __all__ = [
     "ball", "beta", "binomial", "cauchy", "chisquare", "clone", "dirichlet",
@@ -73,9 +73,10 @@ def key_dtype(impl=None):
 
 
 def clone(key):
-    """A copy of `key` (JAX's keys are immutable values, so it is `key` itself)."""
-    _r._check_prng_key("clone", key, allow_batched=True)
-    return key
+    """A copy of `key` (keys are immutable values: the same key data, as an
+    array of the same kind, raw or typed)."""
+    data, raw = _r._check_prng_key("clone", key, allow_batched=True)
+    return _r._return_keys(raw, data)
 
 
 # ----------------------------------------------------------------------------
