@@ -8,7 +8,9 @@ tests/test_random_distributions.py.
 import numpy as np
 import scipy.stats as st
 
-from ._record import OpRecord, case_triples
+import dataclasses
+
+from ._record import OpErr, OpRecord, case_triples
 from .random import _KEY, _moments, _rand_rec, keys
 
 N = 1000
@@ -87,4 +89,28 @@ def _records():
     )
 
 
-RECORDS = _records()
+_KEY0 = np.zeros(2, np.uint32)
+
+
+def _bad(match, exc=ValueError, **kwargs):
+    return OpErr((_KEY0,), kwargs, exc, match)
+
+
+# Bad inputs, with JAX's exception types (messages as JAX 0.10.2's).
+ERRORS = {
+    "random.gamma": (_bad("dtype argument to `gamma` must be a float dtype, got int32", a=1.0, dtype=np.int32),
+                     _bad("Incompatible shapes for broadcasting", a=np.ones(3, np.float32), shape=(2,))),
+    "random.beta": (_bad("dtype argument to `beta` must be a float dtype, got int32", a=1.0, b=2.0,
+                         dtype=np.int32),),
+    "random.cauchy": (_bad("dtype argument to `cauchy` must be a float dtype, got int32", dtype=np.int32),),
+    "random.geometric": (_bad("dtype argument to `geometric` must be an int dtype, got float32", p=0.5,
+                              dtype=np.float32),),
+    "random.dirichlet": (_bad("dirichlet requires alpha.ndim >= 1, got alpha.ndim == 0", alpha=1.0),),
+    "random.pareto": (_bad("Incompatible shapes for broadcasting", b=np.ones(3, np.float32), shape=(2,)),),
+    "random.binomial": (_bad("dtype argument to `binomial` must be a float dtype, got int32", n=5.0, p=0.5,
+                             dtype=np.int32),),
+    "random.t": (_bad("dtype argument to `t` must be a float dtype, got int32", df=2.0, dtype=np.int32),),
+}
+
+
+RECORDS = tuple(dataclasses.replace(rec, errors=rec.errors + ERRORS.get(rec.name, ())) for rec in _records())

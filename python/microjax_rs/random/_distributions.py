@@ -775,7 +775,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     if not dtypes.is_float_name(name):
         name = dtypes.default_float_name()
     n, p = n.astype(name), p.astype(name)
-    dname = _dtype("multinomial", dtype)
+    dname = dtypes.canonical_name(dtypes.dtype_name(float if dtype is None else dtype))
     shape = tuple(jnp.shape(p)) if shape is None else _r._canonical_shape(shape)
     n = jnp.broadcast_to(n, shape[:-1])
     p = jnp.moveaxis(jnp.broadcast_to(p, shape), -1, 0)
