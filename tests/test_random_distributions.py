@@ -334,6 +334,15 @@ def test_key_dtype_clone_and_gamma_primitive():
     rows = random.random_gamma_p.bind(random.split(random.key(0), 2), jnp.asarray([[1.0, 2.0], [3.0, 4.0]]),
                                       log_space=False)
     np.testing.assert_allclose(np.asarray(rows), [[0.6031933, 0.6927401], [5.0589304, 1.2485825]], rtol=1e-6)
+    # The primitive under jit, vmap (a key per row) and grad (implicit reparameterization).
+    raw = random.PRNGKey(0)
+    bind = lambda k, a: random.random_gamma_p.bind(k, a, log_space=False)
+    np.testing.assert_array_equal(np.asarray(jax.jit(bind)(raw, a)), np.asarray(random.gamma(raw, a)))
+    keys = random.split(raw, 2)
+    np.testing.assert_allclose(np.asarray(jax.vmap(lambda k: bind(k, a))(keys)),
+                               np.stack([np.asarray(random.gamma(keys[i], a)) for i in range(2)]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.grad(lambda a: bind(raw, a).sum())(a)),
+                               np.asarray(jax.grad(lambda a: random.gamma(raw, a).sum())(a)), rtol=1e-6)
 
 
 @pytest.mark.parametrize("fn,kwargs,exc,match", [

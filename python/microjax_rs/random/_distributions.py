@@ -509,6 +509,36 @@ def _random_gamma_abstract_eval(key, a, *, log_space=False):
     return core.ShapedArray(a.shape, a.dtype)
 
 
+def _random_gamma_batch(batched_args, batch_dims, *, log_space=False):
+    """Batch axes to the front of both operands (a key axis then covers it)."""
+    key, a = batched_args
+    kdim, adim = batch_dims
+    size = next(jnp.shape(x)[d] for x, d in zip(batched_args, batch_dims) if d is not None)
+    key = jnp.moveaxis(key, kdim, 0) if kdim is not None else \
+        jnp.broadcast_to(key, (size, *jnp.shape(key)))
+    a = jnp.moveaxis(a, adim, 0) if adim is not None else jnp.broadcast_to(a, (size, *jnp.shape(a)))
+    return random_gamma_p.bind(key, a, log_space=log_space), 0
+
+
+def _random_gamma_jvp(primals, tangents, *, log_space=False):
+    key, a = primals
+    _, da = tangents
+    x = random_gamma_p.bind(key, a, log_space=log_space)
+    if type(da).__name__ == "Zero":
+        return x, jnp.zeros_like(x)
+    return x, lax.mul(da, _gamma_sample_grad(x, a, log_space))
+
+
+def _register_gamma_rules():
+    from ..interpreters import ad, batching
+
+    batching.primitive_batchers[random_gamma_p] = _random_gamma_batch
+    ad.primitive_jvps[random_gamma_p] = _random_gamma_jvp
+
+
+_register_gamma_rules()
+
+
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats from two log-gamma draws (split keys)."""
     data, _ = _r._check_prng_key("beta", key)
