@@ -96,6 +96,8 @@ EXEMPT = {
               "grads, jit and vmap (tests/test_image.py)",
               "image.resize", "image.scale_and_translate"),
     **_exempt("enum of resampling methods, a parameter (tests/test_image.py)", "image.ResizeMethod"),
+    **_exempt("returns the key dtype object, not an array (tests/test_random_distributions.py)",
+              "random.key_dtype"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

@@ -67,7 +67,11 @@ def np_uniform32(key, shape, lo=0.0, hi=1.0):
     f = ((np_bits32(key, shape) >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32)
     f = f - np.float32(1)
     lo, hi = np.float32(lo), np.float32(hi)
-    return np.maximum(lo, f * (hi - lo) + lo)
+    # JAX's CPU backend fuses `f * (hi - lo) + lo` into one multiply-add: the
+    # float32 product is exact in float64, so one float64 sum rounds it once
+    # (up to a rare double rounding).
+    fused = (f.astype(np.float64) * np.float64(hi - lo) + np.float64(lo)).astype(np.float32)
+    return np.maximum(lo, fused)
 
 
 def np_uniform64(key, shape):

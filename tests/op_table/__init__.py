@@ -31,7 +31,7 @@ inputs and expected results of a case); one module of records per family:
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
 and windowed reductions), ``scipy_misc`` (the array functions of the smaller
 `jax.scipy` modules), ``surface`` (aliases and the rest of the public
-surface), ``random``; ``errors`` (the bad inputs attached to the records).
+surface), ``random``, ``random_distributions``; ``errors`` (the bad inputs attached to the records).
 """
 from . import (
     conv,
@@ -45,6 +45,7 @@ from . import (
     linalg,
     nn_more,
     random,
+    random_distributions,
     reductions,
     scipy_misc,
     sort,
@@ -87,7 +88,8 @@ _OPERATORS: tuple = (
 )
 
 # Every record, with its bad inputs attached.
-RECORDS: tuple = errors.with_errors(_OPERATORS + surface.aliases(_OPERATORS) + surface.RECORDS + random.RECORDS)
+RECORDS: tuple = errors.with_errors(_OPERATORS + surface.aliases(_OPERATORS) + surface.RECORDS + random.RECORDS
+                                     + random_distributions.RECORDS)
 
 # The core of lax and jax.numpy: every name here must have a record, whatever
 # the coverage test's exemptions say (test_op_table checks it).

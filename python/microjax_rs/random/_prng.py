@@ -1,4 +1,5 @@
-"""`jax.random`: JAX's default PRNG (Threefry-2x32), bit for bit.
+"""`jax.random`'s keys, bits and basic samplers: JAX's default PRNG
+(Threefry-2x32), bit for bit.
 
 Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
 (`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
@@ -16,13 +17,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import core, dtypes, lax
-from . import numpy as jnp
-from ._src.numpy import util as _jnp_util
-from .config import config
-from .core import Primitive
-from .errors import ConcretizationTypeError
-from .tree_util import register_pytree_node
+from .. import core, dtypes, lax
+from .. import numpy as jnp
+from .._src.numpy import util as _jnp_util
+from ..config import config
+from ..core import Primitive
+from ..errors import ConcretizationTypeError
+from ..tree_util import register_pytree_node
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
@@ -475,14 +476,33 @@ def _uniform(data, shape, dname, minval, maxval):
     # exactly the integer mantissa times 2**-nmant, computed here without a bitcast.
     mant = lax.shift_right_logical(words, jnp.asarray(rng_bits - nmant, _UINT[nbits]))
     floats = lax.mul(lax.convert_element_type(mant, dname), jnp.asarray(2.0 ** -nmant, dname))
-    out = jnp.reshape(floats * (maxval - minval) + minval, shape)
+    out = jnp.reshape(_scale_shift(floats, maxval - minval, minval, dname), shape)
     return jnp.maximum(minval, out)
+
+
+def _scale_shift(floats, span, shift, dname):
+    """`floats * span + shift` rounded once, as XLA's fused multiply-add on CPU
+    (exact products, such as a power-of-two span, need no fusing)."""
+    plain = False
+    if not isinstance(span, core.Tracer):
+        s = np.asarray(span, np.float64)
+        plain = bool(np.all((s != 0) & (np.frexp(np.abs(s))[0] == 0.5)))
+    # (bfloat16 arithmetic is rounded after each operation, float16's after
+    # the fused float32 multiply-add: what JAX's CPU backend gives.)
+    if plain or dname == "bfloat16":
+        return floats * span + shift
+    if dname == "float16":
+        wide = _fma(floats.astype("float32"), jnp.broadcast_to(span, jnp.shape(floats))
+                    .astype("float32"), jnp.broadcast_to(shift, jnp.shape(floats)).astype("float32"))
+        return wide.astype(dname)
+    return _fma(floats, jnp.broadcast_to(span, jnp.shape(floats)),
+                jnp.broadcast_to(shift, jnp.shape(floats)))
 
 
 def normal(key, shape=(), dtype=float):
     """Standard normal floats: `sqrt(2) * erf_inv(u)`, `u` uniform in (-1, 1)."""
     data, _ = _check_prng_key("normal", key)
-    dname = _float_dtype("normal", dtype)
+    dname = _float_dtype("normal", float if dtype is None else dtype)
     return _normal(data, _canonical_shape(shape), dname)
 
 
@@ -490,7 +510,153 @@ def _normal(data, shape, dname):
     npd = dtypes.np_dtype(dname)
     lo = np.nextafter(np.array(-1.0, npd), np.array(0.0, npd))
     u = _uniform(data, shape, dname, jnp.asarray(lo, dname), 1.0)
-    return lax.mul(jnp.asarray(np.sqrt(2), dname), lax.erf_inv(u))
+    return lax.mul(jnp.asarray(np.sqrt(2), dname), _erf_inv(u))
+
+
+# Giles' polynomial approximations of erf_inv ("Approximating the erfinv
+# function", GPU Computing Gems, 2011) in the variable w = -log1p(-x * x), the
+# form JAX's default XLA backend evaluates; normal draws built on it land on
+# JAX's values to a few ulp (the correctly rounded `lax.erf_inv` differs from
+# them by up to ~60 ulp in float32). Highest-degree coefficient first.
+_ERF_INV_F32 = (
+    (5.0, 2.5, (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)),
+    (np.inf, 3.0, (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                   0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)),
+)
+_ERF_INV_F64 = (
+    (6.25, 3.125, (
+        -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+        1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+        6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+        2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+        1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+        4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+        0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+        0.24015818242558961693, 1.6536545626831027356)),
+    (16.0, 3.25, (
+        2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+        1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+        2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+        6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+        0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+        -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+        3.0838856104922207635)),
+    (np.inf, 5.0, (
+        -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+        -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+        2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+        -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+        7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+        1.0103004648645343977, 4.8499064014085844221)),
+)
+
+
+def _split_float(a, dname):
+    """Veltkamp's split of `a` into a high half and a low half."""
+    factor = jnp.asarray(2.0 ** 27 + 1 if dname == "float64" else 2.0 ** 12 + 1, dname)
+    c = lax.mul(factor, a)
+    hi = lax.sub(c, lax.sub(c, a))
+    return hi, lax.sub(a, hi)
+
+
+def _fma(a, b, c):
+    """`a * b + c` with one rounding (to within rare double-rounding ties), by
+    the error-free product and sum: XLA contracts the polynomial steps of its
+    special functions into fused multiply-adds on CPU, and draws that follow
+    them bit for bit need the same rounding."""
+    dname = core.get_aval(a).dtype_name
+    prod = lax.mul(a, b)
+    ah, al = _split_float(a, dname)
+    bh, bl = _split_float(b, dname)
+    prod_err = lax.add(lax.add(lax.add(lax.sub(lax.mul(ah, bh), prod), lax.mul(ah, bl)),
+                               lax.mul(al, bh)), lax.mul(al, bl))
+    total = lax.add(prod, c)
+    bb = lax.sub(total, prod)
+    sum_err = lax.add(lax.sub(prod, lax.sub(total, bb)), lax.sub(c, bb))
+    fused = lax.add(total, lax.add(sum_err, prod_err))
+    # The rounding correction is exact (Sterbenz) and carries no derivative.
+    return lax.add(total, lax.stop_gradient(lax.sub(fused, total)))
+
+
+# The float32 rational approximation of erf that JAX's XLA backend lowers to:
+# x * P(x**2) / Q(x**2) on x clamped to +-3.8325 (beyond which erf rounds to +-1).
+_ERF_F32_NUM = (0.00022905065861350646, 0.0034082910107109506, 0.050955695062380861,
+                0.18520832239976145, 1.128379143519084)
+_ERF_F32_DEN = (-1.1791602954361697e-7, 0.000023547966471313185, 0.0010179625278914885,
+                0.014070470171167667, 0.11098505178285362, 0.49746925110067538, 1.0)
+_ERF_F32_CLAMP = 3.832506856900711
+
+
+def _with_value(exact, value):
+    """`value` carrying the derivatives of `exact` (the two are within a few
+    ulp of each other, so the correction `value - exact` is exact)."""
+    return lax.add(exact, lax.stop_gradient(lax.sub(value, exact)))
+
+
+def _erf(x):
+    """erf with JAX's values (float32: its rational form; float64: `lax.erf`)
+    and `lax.erf`'s derivatives."""
+    dname = core.get_aval(x).dtype_name
+    if dname == "float64":
+        return lax.erf(x)
+    if dname != "float32":
+        return lax.convert_element_type(_erf(lax.convert_element_type(x, "float32")), dname)
+    return _with_value(lax.erf(x), _erf_f32_value(lax.stop_gradient(x)))
+
+
+def _erf_f32_value(x):
+    dname = "float32"
+    x = jnp.clip(x, jnp.asarray(-_ERF_F32_CLAMP, dname), jnp.asarray(_ERF_F32_CLAMP, dname))
+    z = lax.mul(x, x)
+
+    def horner(coeffs):
+        p = jnp.full(jnp.shape(z), coeffs[0], dname)
+        for c in coeffs[1:]:
+            p = _fma(p, z, jnp.asarray(c, dname))
+        return p
+
+    return lax.div(lax.mul(x, horner(_ERF_F32_NUM)), horner(_ERF_F32_DEN))
+
+
+def _erf_inv(x):
+    """erf_inv with JAX's values (Giles' piecewise polynomials; float16 and
+    bfloat16 through float32) and `lax.erf_inv`'s derivatives."""
+    dname = core.get_aval(x).dtype_name
+    if dname in ("float16", "bfloat16"):
+        return lax.convert_element_type(_erf_inv(lax.convert_element_type(x, "float32")), dname)
+    exact = lax.erf_inv(x)
+    value = _erf_inv_value(lax.stop_gradient(x), dname)
+    # +-1 (infinite) and |x| > 1 (NaN) are lax.erf_inv's own.
+    return jnp.where(lax.abs(lax.stop_gradient(x)) < jnp.asarray(1.0, dname),
+                     _with_value(exact, value), exact)
+
+
+def _erf_inv_value(x, dname):
+    pieces = _ERF_INV_F64 if dname == "float64" else _ERF_INV_F32
+    w = lax.neg(lax.log1p(lax.neg(lax.mul(x, x))))
+    sqrt_w = lax.sqrt(w)
+    # Each piece covers w below its bound (and above the previous one's); the
+    # first works in w, the others in sqrt(w).
+    below = [w < jnp.asarray(bound, dname) for bound, _, _ in pieces[:-1]]
+
+    def pick(values):
+        out = jnp.asarray(values[-1], dname)
+        for cond, v in zip(reversed(below), reversed(values[:-1])):
+            out = jnp.where(cond, jnp.asarray(v, dname), out)
+        return out
+
+    shifts = [shift for _, shift, _ in pieces]
+    t = lax.sub(jnp.where(below[0], w, sqrt_w), pick(shifts))
+    # Horner's rule from the highest degree; a shorter polynomial gets leading
+    # zero coefficients (0 * t + c is exactly c).
+    degree = max(len(c) for _, _, c in pieces)
+    padded = [(0.0,) * (degree - len(c)) + tuple(c) for _, _, c in pieces]
+    p = pick([c[0] for c in padded])
+    for i in range(1, degree):
+        p = _fma(p, t, pick([c[i] for c in padded]))
+    return lax.mul(p, x)
+
 
 
 def _int_dtype_name(dtype):
@@ -514,6 +680,17 @@ def randint(key, shape, minval, maxval, dtype=int):
     if not dtypes.is_int_name(dname):
         raise TypeError(f"randint only accepts integer dtypes, got {dname}")
     _check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    info = np.iinfo(dname)
+    if info.bits < 32:
+        # As JAX: 8- and 16-bit integers are drawn as int32 (less modulo bias)
+        # from bounds clipped to the dtype's range, then cast.
+        lo = jnp.clip(jnp.asarray(minval).astype("int32"), int(info.min), int(info.max))
+        hi = jnp.clip(jnp.asarray(maxval).astype("int32"), int(info.min), int(info.max) + 1)
+        return _randint(data, shape, lo, hi, "int32").astype(dname)
+    return _randint(data, shape, minval, maxval, dname)
+
+
+def _randint(data, shape, minval, maxval, dname):
     minval, maxval = jnp.asarray(minval), jnp.asarray(maxval)
     if not dtypes.is_int_name(core.get_aval(minval).dtype_name):
         minval = minval.astype(int)
@@ -541,8 +718,11 @@ def randint(key, shape, minval, maxval, dtype=int):
     return minval + lax.convert_element_type(offset, dname)
 
 
-def bernoulli(key, p=np.float32(0.5), shape=None):
-    """Booleans that are True with probability `p`."""
+def bernoulli(key, p=np.float32(0.5), shape=None, mode="low"):
+    """Booleans that are True with probability `p`; `mode='high'` compares
+    two uniforms' worth of bits (accurate for tiny `p`)."""
+    if mode not in ("high", "low"):
+        raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     data, _ = _check_prng_key("bernoulli", key)
     p = jnp.asarray(p) if not isinstance(p, float) else p
     pname = dtypes.canonical_name(
@@ -555,6 +735,10 @@ def bernoulli(key, p=np.float32(0.5), shape=None):
     else:
         shape = _canonical_shape(shape)
         _check_shape("bernoulli", shape, jnp.shape(p))
+    if mode == "high":
+        u = _uniform(data, (2, *shape), pname, 0.0, 1.0)
+        u1, u2 = u[0], u[1] * jnp.asarray(2.0 ** -_FLOAT_BITS[pname][1], pname)
+        return u2 < p - u1
     return _uniform(data, shape, pname, 0.0, 1.0) < p
 
 
@@ -566,17 +750,59 @@ def rademacher(key, shape=(), dtype=int):
     return (2 * b - 1).astype(dname)
 
 
-def gumbel(key, shape=(), dtype=float):
-    """Standard Gumbel floats: `-log(-log(u))`."""
+def gumbel(key, shape=(), dtype=float, mode=None):
+    """Standard Gumbel floats: `-log(-log(u))`; `mode='high'` / `'highest'`
+    spend more random bits on the upper tail (as JAX)."""
     data, _ = _check_prng_key("gumbel", key)
     dname = _float_dtype("gumbel", dtype)
-    return _gumbel(data, _canonical_shape(shape), dname)
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    return _gumbel(data, _canonical_shape(shape), dname, mode)
 
 
-def _gumbel(data, shape, dname):
+def _gumbel(data, shape, dname, mode="low"):
     tiny = jnp.finfo(dname).tiny
+    if dname == "float32" and mode == "highest":
+        return _gumbel_highest(data, shape)
+    if mode in ("high", "highest"):
+        u = _uniform(data, (2, *shape), dname, 0.0, 1.0)
+        high, low = u[0], u[1]
+        nmant = _FLOAT_BITS[dname][1]
+        x = jnp.where(high >= 0.5, high,
+                      high + jnp.asarray(2.0 ** -nmant, dname) * low + jnp.asarray(tiny, dname))
+        return -jnp.log(-jnp.log1p(-x))
     u = _uniform(data, shape, dname, jnp.asarray(tiny, dname), 1.0)
     return -jnp.log(-jnp.log(u))
+
+
+def _bits_pair_to_float32(hi, lo):
+    """The 64-bit fraction `(hi, lo) / 2**64` rounded down to a float32 (all
+    leading zeros become exponent)."""
+    u32 = lambda v: jnp.asarray(np.uint32(v))
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    hi_zero = hiclz == u32(32)
+    mant = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        jnp.where(hi_zero, lax.shift_left(lo, loclz),
+                  lax.shift_right_logical(lo, lax.sub(u32(32), hiclz))))
+    mant = lax.bitwise_and(lax.shift_right_logical(mant, u32(8)), u32((1 << 23) - 1))
+    lead = jnp.where(hi_zero, lax.add(u32(32), loclz), hiclz)
+    exp = lax.shift_left(lax.sub(u32(126), lead), u32(23))
+    exp = lax.bitwise_and(exp, u32((1 << 30) - (1 << 22)))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mant), "float32")
+
+
+def _gumbel_highest(data, shape):
+    bits = _random_bits(data, 32, (2, *shape))
+    neg = lax.bitwise_not(bits)
+    lo_bits = neg[1]
+    carry = (lo_bits == jnp.asarray(np.uint32(0xFFFFFFFF))).astype("uint32")
+    neg = neg + jnp.stack([carry, jnp.ones_like(lo_bits)])
+    flip = bits[0] < jnp.asarray(np.uint32(1 << 31))
+    pair = jnp.where(flip, bits, neg)
+    x = _bits_pair_to_float32(pair[0], pair[1])
+    return jnp.where(flip, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
 
 
 def exponential(key, shape=(), dtype=float):
@@ -587,8 +813,9 @@ def exponential(key, shape=(), dtype=float):
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def categorical(key, logits, axis=-1, shape=None):
-    """Indices drawn from `softmax(logits, axis)` (Gumbel-max)."""
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Indices drawn from `softmax(logits, axis)` (Gumbel-max; without
+    replacement the top-k of the perturbed logits)."""
     data, _ = _check_prng_key("categorical", key)
     logits = jnp.asarray(logits)
     lshape = jnp.shape(logits)
@@ -601,10 +828,22 @@ def categorical(key, logits, axis=-1, shape=None):
         shape = _canonical_shape(shape)
         _check_shape("categorical", shape, batch_shape)
     prefix = shape[:len(shape) - len(batch_shape)]
+    mode = "low" if mode is None else mode
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    dname = core.get_aval(logits).dtype_name
+    if not replace:
+        perturbed = logits + _gumbel(data, lshape, dname, mode)
+        k = math.prod(prefix)
+        if k > lshape[axis]:
+            raise ValueError(f"Number of samples without replacement ({k}) cannot exceed "
+                             f"number of categories ({lshape[axis]}).")
+        _, idx = lax.top_k(jnp.moveaxis(perturbed, axis, -1), k)
+        # (..batch, k) -> (k-shaped prefix, ..batch)
+        return jnp.reshape(jnp.moveaxis(idx, -1, 0), shape)
     gshape = list(shape[len(shape) - len(batch_shape):])
     gshape.insert(axis % len(lshape), lshape[axis])
-    dname = core.get_aval(logits).dtype_name
-    g = _gumbel(data, (*prefix, *gshape), dname)
+    g = _gumbel(data, (*prefix, *gshape), dname, mode)
     expanded = jnp.reshape(logits, (1,) * len(prefix) + lshape)
     return jnp.argmax(g + expanded, axis=axis)
 
@@ -621,10 +860,10 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
     sqrt2 = jnp.asarray(np.sqrt(2), dname)
     lower = lax.convert_element_type(lower, dname)
     upper = lax.convert_element_type(upper, dname)
-    a = lax.erf(lower / sqrt2)
-    b = lax.erf(upper / sqrt2)
+    a = _erf(lower / sqrt2)
+    b = _erf(upper / sqrt2)
     u = _uniform(data, shape, dname, a, b)
-    out = sqrt2 * lax.erf_inv(u)
+    out = sqrt2 * _erf_inv(u)
     inf = jnp.asarray(np.inf, dname)
     lo = lax.nextafter(lax.stop_gradient(lower), inf)
     hi = lax.nextafter(lax.stop_gradient(upper), -inf)
@@ -633,7 +872,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=float):
 
 def _take_along(x, idx, axis):
     """`x` reordered along `axis` by `idx` (same shape as `x`), one row at a time."""
-    from ._vmap import vmap
+    from .._vmap import vmap
     xm, im = jnp.moveaxis(x, axis, -1), jnp.moveaxis(idx, axis, -1)
     lead = jnp.shape(xm)[:-1]
     n = jnp.shape(xm)[-1]
@@ -789,3 +1028,4 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     z = _normal(data, shape + (n,), dname)
     # factor @ z over the last axes, broadcasting the batch axes.
     return mean + jnp.sum(factor * jnp.expand_dims(z, -2), axis=-1)
+

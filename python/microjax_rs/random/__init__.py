@@ -1,0 +1,76 @@
+"""`jax.random`: JAX's default PRNG (Threefry-2x32) and its samplers.
+
+Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
+(`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
+typed keys pass through `jit`, `vmap` and `grad` like any pytree. Every draw
+is built on the Rust `threefry2x32` primitive and follows JAX's algorithms and
+key consumption under JAX's current defaults (`jax_threefry_partitionable`).
+
+Modules: `_prng` (keys, the hash, bits and the basic samplers: uniform,
+normal, randint, bernoulli, categorical, choice, permutation, ...) and
+`_distributions` (the gamma family, poisson / binomial / multinomial and the
+closed-form transforms).
+"""
+from . import _distributions, _prng
+from ._distributions import (
+    ball,
+    beta,
+    binomial,
+    cauchy,
+    chisquare,
+    clone,
+    dirichlet,
+    double_sided_maxwell,
+    f,
+    gamma,
+    generalized_normal,
+    geometric,
+    key_dtype,
+    laplace,
+    loggamma,
+    logistic,
+    lognormal,
+    maxwell,
+    multinomial,
+    orthogonal,
+    pareto,
+    poisson,
+    random_gamma_p,
+    rayleigh,
+    t,
+    triangular,
+    wald,
+    weibull_min,
+)
+from ._prng import (
+    KeyDType,
+    PRNGKey,
+    PRNGKeyArray,
+    bernoulli,
+    bits,
+    categorical,
+    choice,
+    concatenate_keys,
+    exponential,
+    fold_in,
+    gumbel,
+    key,
+    key_data,
+    key_impl,
+    multivariate_normal,
+    normal,
+    permutation,
+    rademacher,
+    randint,
+    shuffle,
+    split,
+    stack_keys,
+    threefry2x32_p,
+    threefry_2x32,
+    truncated_normal,
+    uniform,
+    where_keys,
+    wrap_key_data,
+)
+
+__all__ = list(_prng.__all__) + list(_distributions.__all__)
