@@ -54,6 +54,14 @@ EXEMPT = {
     **_exempt("higher-order control flow taking Python callables (tests/test_control_flow.py)",
               "lax.cond", "lax.fori_loop", "lax.map", "lax.scan", "lax.switch", "lax.while_loop"),
     **_exempt("returns the key implementation object, not an array (tests/test_random.py)", "random.key_impl"),
+    **_exempt("precision / dimension-number parameter types of the products (tests/test_lax_more.py)",
+              "lax.DotAlgorithm", "lax.DotAlgorithmPreset", "lax.DotDimensionNumbers", "lax.PrecisionLike",
+              "lax.ConvGeneralDilatedDimensionNumbers"),
+    **_exempt("static shape helper returning Python ints / tuples (tests/test_lax_more.py)",
+              "lax.conv_general_permutations", "lax.conv_general_shape_tuple", "lax.conv_shape_tuple",
+              "lax.conv_transpose_shape_tuple", "lax.reduce_window_shape_tuple", "lax.shape_as_value", "lax.dtype"),
+    **_exempt("higher-order: takes Python callables (tests/test_lax_more.py)",
+              "lax.custom_linear_solve", "lax.custom_root", "lax.platform_dependent", "lax.scatter_apply"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

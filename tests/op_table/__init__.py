@@ -29,7 +29,7 @@ inputs and expected results of a case); one module of records per family:
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
 and windowed reductions), ``surface`` (aliases and the rest of the public
-surface), ``random``; ``errors`` (the bad inputs attached to the records).
+surface), ``random``, ``lax_more`` (lax functions composed from other primitives); ``errors`` (the bad inputs attached to the records).
 """
 from . import (
     conv,
@@ -39,6 +39,7 @@ from . import (
     errors,
     gather,
     jnp,
+    lax_more,
     linalg,
     random,
     reductions,
@@ -74,6 +75,7 @@ _OPERATORS: tuple = (
     + gather.RECORDS
     + linalg.RECORDS
     + conv.RECORDS
+    + lax_more.RECORDS
 )
 
 # Every record, with its bad inputs attached.

@@ -81,26 +81,10 @@ for _f, _n in ((bitwise_and, "bitwise_and"), (bitwise_or, "bitwise_or"), (bitwis
     _f.__name__ = _n
 
 
-class Precision(_enum.Enum):
-    """`lax.Precision`: the accuracy asked of a matrix product's passes on
-    accelerators. microjax_rs multiplies in the operand type on every device
-    (as JAX on the CPU), so all three give the same result."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        names = {"bfloat16": cls.DEFAULT, "default": cls.DEFAULT, "fastest": cls.DEFAULT,
-                 "tensorfloat32": cls.HIGH, "high": cls.HIGH,
-                 "float32": cls.HIGHEST, "highest": cls.HIGHEST}
-        if isinstance(value, str) and value.lower() in names:
-            return names[value.lower()]
-        return None
-
-    def __str__(self):
-        return self.name
+from ._precision import (  # noqa: E402
+    DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, Precision, PrecisionLike,
+    canonicalize_precision as _canonicalize_precision,
+)
 
 
 def broadcast_shapes(*shapes):
@@ -317,6 +301,7 @@ cumsum, cumprod, cummax, cummin, cumlogsumexp = (
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    _canonicalize_precision(precision)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     pref = None if preferred_element_type is None else dtypes.np_dtype(
@@ -327,6 +312,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Vector/matrix products of rank ≤ 2 operands (jax.lax.dot)."""
+    _canonicalize_precision(precision)
     la, ra = _aval(lhs), _aval(rhs)
     if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
         raise TypeError(f"lax.dot requires rank 1 or 2 operands, got {la.shape} and {ra.shape}")
@@ -690,12 +676,25 @@ scatter_max = _scatter(scatter_max_p)
 
 
 from ._control_flow import (  # noqa: E402
-    associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p,
+    associative_scan, cond, cond_p, fori_loop, map, platform_dependent, scan, scan_p, switch, while_loop,
+    while_p,
 )
 
 from ._convolution import (  # noqa: E402
     ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
     conv_with_general_padding, padtype_to_pads, reduce_window,
+)
+
+from ._conv_shapes import (  # noqa: E402
+    ConvGeneralDilatedDimensionNumbers, conv_general_dilated_local, conv_general_dilated_patches,
+    conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple, conv_transpose,
+    conv_transpose_shape_tuple, reduce_window_shape_tuple,
+)
+from ._ann import approx_max_k, approx_min_k  # noqa: E402
+from ._solves import custom_linear_solve, custom_root  # noqa: E402
+from ._array_ops import (  # noqa: E402
+    batch_matmul, broadcast_like, collapse, dtype, empty, full_like, index_take, ragged_dot, reciprocal, scatter_apply,
+    scatter_sub, shape_as_value, split, stack, tile, unstack,
 )
 
 __all__ = [n for n in dir() if not n.startswith("_")]
@@ -707,6 +706,7 @@ from .parallel import (  # noqa: E402
     all_to_all,
     all_to_all_p,
     axis_index,
+    axis_size,
     axis_index_p,
     pmax,
     pmax_p,

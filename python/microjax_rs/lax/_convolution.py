@@ -125,6 +125,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
                          precision=None, preferred_element_type=None):
     """General n-d convolution with strides, padding, dilations, layouts and
     groups (jax.lax.conv_general_dilated)."""
+    from ._precision import canonicalize_precision
+
+    canonicalize_precision(precision)
     lhs, rhs = _arr(lhs), _arr(rhs)
     lshape, rshape = _shape(lhs), _shape(rhs)
     dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
