@@ -183,14 +183,15 @@ def test_scatter_apply_applies_once_per_hit():
     np.testing.assert_array_equal(np.asarray(jitted), np.asarray(got))
 
 
-def test_platform_dependent_picks_the_cpu_branch():
+def test_platform_dependent_picks_the_default_backend_branch():
     x = jnp.ones(3)
-    np.testing.assert_array_equal(np.asarray(lax.platform_dependent(x, cpu=lambda v: v * 2,
-                                                                     default=lambda v: v * 3)), [2.0] * 3)
+    want = 2.0 if jax.default_backend() == "cpu" else 4.0  # "gpu": the cuda branch
+    np.testing.assert_array_equal(np.asarray(lax.platform_dependent(
+        x, cpu=lambda v: v * 2, cuda=lambda v: v * 4, default=lambda v: v * 3)), [want] * 3)
     np.testing.assert_array_equal(np.asarray(lax.platform_dependent(x, tpu=lambda v: v * 2,
                                                                      default=lambda v: v * 3)), [3.0] * 3)
-    assert float(jax.grad(lambda v: lax.platform_dependent(v, cpu=jnp.sin, default=jnp.cos))(1.0)) == \
-        pytest.approx(np.cos(1.0))
+    assert float(jax.grad(lambda v: lax.platform_dependent(v, cpu=jnp.sin, cuda=jnp.sin,
+                                                           default=jnp.cos))(1.0)) == pytest.approx(np.cos(1.0))
     with pytest.raises(ValueError, match="Use 'cuda' or 'rocm' for lax.platform_dependent."):
         lax.platform_dependent(x, gpu=lambda v: v, default=lambda v: v)
     with pytest.raises(NotImplementedError):
