@@ -300,3 +300,168 @@ def test_dtype_and_shape_as_value():
     assert lax.dtype(jnp.ones(2, jnp.int32)) == np.int32 and lax.dtype("float32") == np.float32
     v = lax.shape_as_value((2, 3))
     assert v.dtype == np.int32 and v.tolist() == [2, 3]
+
+
+# -- primitives: reduce_precision, mulhi, reduce_xor, optimization_barrier --------
+
+
+def test_reduce_precision_matches_recorded_jax():
+    x = np.array([1.0, 1.0000001, 3.14159, -2.7e-20, 6.5e4, 1e38, -1e38, np.inf, -np.inf, np.nan, 0.0, -0.0,
+                  1e-45, 65519.0, 65520.0, 1.5, 2.5, 1.00390625, 1.01171875], np.float32)
+    # recorded from JAX 0.10.2
+    want = {
+        (5, 10): [1.0, 1.0, 3.140625, -0.0, 64992.0, np.inf, -np.inf, np.inf, -np.inf, np.nan, 0.0, -0.0, 0.0,
+                  65504.0, np.inf, 1.5, 2.5, 1.00390625, 1.01171875],
+        (4, 3): [1.0, 1.0, 3.25, -0.0, np.inf, np.inf, -np.inf, np.inf, -np.inf, np.nan, 0.0, -0.0, 0.0, np.inf,
+                 np.inf, 1.5, 2.5, 1.0, 1.0],
+        (8, 0): [1.0, 1.0, 4.0, -2.710505431213761e-20, 65536.0, 8.507059173023462e+37, -8.507059173023462e+37,
+                 np.inf, -np.inf, np.nan, 0.0, -0.0, 0.0, 65536.0, 65536.0, 2.0, 2.0, 1.0, 1.0],
+        (1, 0): [0.0, 0.0, np.inf, -0.0, np.inf, np.inf, -np.inf, np.inf, -np.inf, np.nan, 0.0, -0.0, 0.0,
+                 np.inf, np.inf, np.inf, np.inf, 0.0, 0.0],
+    }
+    for (e, m), w in want.items():
+        got = np.asarray(lax.reduce_precision(x, e, m))
+        np.testing.assert_array_equal(got, np.asarray(w, np.float32), err_msg=f"({e}, {m})")
+        assert np.array_equal(np.signbit(got), np.signbit(np.asarray(w, np.float32)))
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: lax.reduce_precision(v, e, m))(x)), got)
+    for dt in (jnp.float16, jnp.bfloat16):
+        got = np.asarray(lax.reduce_precision(x.astype(dt), 4, 3)).astype(np.float32)
+        np.testing.assert_array_equal(got, np.asarray(want[(4, 3)], np.float32))
+
+
+def test_reduce_precision_derivative_is_rounded_as_jax():
+    # JAX treats reduce_precision as linear: tangents and cotangents are rounded too
+    f = lambda v: lax.reduce_precision(v * 1.1, 4, 3)  # noqa: E731
+    assert float(jax.grad(f)(1.3)) == pytest.approx(1.1)  # recorded from JAX 0.10.2
+    _, t = jax.jvp(lambda v: lax.reduce_precision(v, 4, 3), (1.3,), (1.1,))
+    assert float(t) == 1.125
+    text = str(jax.make_jaxpr(lambda v: lax.reduce_precision(v, 4, 3))(1.0))
+    assert "reduce_precision[exponent_bits=4 mantissa_bits=3]" in text
+
+
+def test_mulhi_and_reduce_xor_match_recorded_jax():
+    got = lax.mulhi(np.array([-5, 7, 2 ** 30, -2 ** 31], np.int32), np.array([3, 2 ** 31 - 1, 8, -2 ** 31], np.int32))
+    np.testing.assert_array_equal(np.asarray(got), [-1, 3, 2, 1073741824])
+    got = lax.mulhi(np.array([5, 2 ** 32 - 1], np.uint32), np.array([2 ** 31, 2 ** 32 - 1], np.uint32))
+    np.testing.assert_array_equal(np.asarray(got), [2, 4294967294])
+    np.testing.assert_array_equal(np.asarray(lax.mulhi(np.array([255, 17], np.uint8), np.array([255, 16], np.uint8))),
+                                  [254, 1])
+    np.testing.assert_array_equal(np.asarray(lax.mulhi(np.array([-128, 17], np.int8), np.array([-128, 16], np.int8))),
+                                  [64, 1])
+    np.testing.assert_array_equal(np.asarray(lax.reduce_xor(np.array([[1, 2, 4], [7, 7, 0]], np.int32), (1,))), [7, 0])
+    assert bool(lax.reduce_xor(np.array([True, True, False]), (0,))) is False
+    with pytest.raises(TypeError):
+        lax.reduce_xor(np.ones(3, np.float32), (0,))
+
+
+def test_optimization_barrier_is_the_identity_on_a_tree():
+    x = jnp.ones(2)
+    a, b = lax.optimization_barrier((x, 3))
+    np.testing.assert_array_equal(np.asarray(a), [1.0, 1.0])
+    assert int(b) == 3
+    jaxpr = jax.make_jaxpr(lambda v: lax.optimization_barrier((v, v * 2)))(1.0)
+    assert [e.primitive.name for e in jaxpr.eqns] == ["mul", "optimization_barrier"]
+    g = jax.grad(lambda v: lax.optimization_barrier((v, v * 2))[1].sum())(x)
+    np.testing.assert_array_equal(np.asarray(g), [2.0, 2.0])
+    got = jax.vmap(lambda v: lax.optimization_barrier({"k": v * 3})["k"])(jnp.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(got), [0.0, 3.0, 6.0])
+    _, t = jax.jvp(lambda v: lax.optimization_barrier([v, jnp.sin(v)])[1], (0.0,), (2.0,))
+    assert float(t) == 2.0
+
+
+# -- lax.reduce / reduce_window with Python computations (values recorded from JAX 0.10.2)
+
+
+def test_reduce_with_python_computations():
+    x = jnp.arange(12.0).reshape(3, 4) - 5
+    np.testing.assert_array_equal(np.asarray(lax.reduce(x, 0.0, lax.add, (0,))), [-3.0, 0.0, 3.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(lax.reduce(x, 1.0, lambda a, b: a * b, (1,))), [120.0, 0.0, 360.0])
+    assert float(lax.reduce(x, -np.inf, lax.max, (0, 1))) == 6.0
+    np.testing.assert_array_equal(np.asarray(lax.reduce(x, 0.0, lambda a, b: a + b * b, (1,))), [54.0, 6.0, 86.0])
+    s, c = lax.reduce((x, jnp.ones((3, 4), jnp.int32)), (0.0, 0), lambda a, b: (a[0] + b[0], a[1] + b[1]), (0,))
+    np.testing.assert_array_equal(np.asarray(s), [-3.0, 0.0, 3.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(c), [3, 3, 3, 3])
+    g = jax.grad(lambda v: lax.reduce(v, 0.0, lambda a, b: a + jnp.sin(b), (1,)).sum())(x)
+    np.testing.assert_allclose(np.asarray(g), np.cos(np.asarray(x)), rtol=1e-6)
+    got = jax.jit(lambda v: lax.reduce(v, 0.0, lambda a, b: jnp.maximum(a, b * 2), (0,)))(x)
+    np.testing.assert_array_equal(np.asarray(got), [6.0, 8.0, 10.0, 12.0])
+    assert int(lax.reduce(jnp.array([1, 2, 4, 7], jnp.int32), 0, lax.bitwise_xor, (0,))) == 0
+    assert "reduce_xor" in str(jax.make_jaxpr(lambda v: lax.reduce(v, 0, lax.bitwise_xor, (0,)))(
+        jnp.array([1, 2], jnp.int32)))
+    with pytest.raises(ValueError, match="same tree structure"):
+        lax.reduce(x, (0.0, 0.0), lax.add, (0,))
+
+
+def test_reduce_window_with_python_computations():
+    x = jnp.arange(12.0).reshape(3, 4) - 5
+    got = lax.reduce_window(x, 0.0, lambda a, b: a + b * b, (2, 2), (1, 1), "VALID")
+    np.testing.assert_array_equal(np.asarray(got), [[42.0, 26.0, 18.0], [26.0, 42.0, 66.0]])
+    got = lax.reduce_window(x, 1.0, lax.mul, (2, 3), (1, 2), "SAME")
+    np.testing.assert_array_equal(np.asarray(got), [[0.0, 12.0], [0.0, 60.0], [60.0, 30.0]])
+    got = lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 1), [(1, 0), (0, 1)], (2, 1), (1, 2))
+    np.testing.assert_array_equal(np.asarray(got), [[-8.0, -6.0, -3.0], [-8.0, -6.0, -3.0], [0.0, 2.0, 1.0],
+                                                    [0.0, 2.0, 1.0], [8.0, 10.0, 5.0]])
+
+
+# -- rng_bit_generator (bits recorded from JAX 0.10.2 on the CPU) -------------------
+
+
+def test_rng_bit_generator_philox_matches_recorded_jax():
+    k = np.array([1, 2, 3, 4], np.uint32)
+    want = [512747620, 1298009047, 1267190206, 761827841, 1383286907, 1639995030, 2756207988, 2154813423]
+    for shape in [(6,), (2, 3), (3, 2), (4,), (2, 2, 2), (5,)]:
+        for alg in (lax.RandomAlgorithm.RNG_DEFAULT, lax.RandomAlgorithm.RNG_PHILOX):
+            new_key, bits = lax.rng_bit_generator(k, shape, algorithm=alg)
+            n = int(np.prod(shape))
+            assert bits.shape == shape and bits.dtype == np.uint32
+            np.testing.assert_array_equal(np.asarray(bits).ravel(), want[:n])
+            np.testing.assert_array_equal(np.asarray(new_key), [1, 2, 3 + -(-n // 4), 4])
+    # the 64-bit counter carries into its high word
+    new_key, bits = lax.rng_bit_generator(np.array([1, 2, 0xFFFFFFFF, 4], np.uint32), (6,))
+    np.testing.assert_array_equal(np.asarray(new_key), [1, 2, 1, 5])
+    np.testing.assert_array_equal(np.asarray(bits), [2160442090, 646515821, 2332489852, 1920049738, 1192871431,
+                                                     4231507064])
+    jitted = jax.jit(lambda key: lax.rng_bit_generator(key, (2, 3)))(k)
+    np.testing.assert_array_equal(np.asarray(jitted[1]).ravel(), want[:6])
+    key0, bits0 = lax.rng_bit_generator(k, (0,))
+    assert bits0.shape == (0,) and np.asarray(key0).tolist() == [1, 2, 3, 4]
+
+
+def test_rng_bit_generator_threefry_matches_recorded_jax():
+    k = np.array([1, 2, 3, 4], np.uint32)
+    new_key, bits = lax.rng_bit_generator(k, (6,), algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+    np.testing.assert_array_equal(np.asarray(bits), [1576285164, 2249660814, 740599976, 2425682526, 2436392515,
+                                                     1497962777])
+    np.testing.assert_array_equal(np.asarray(new_key), [1, 2, 6, 4])
+    new_key, bits = lax.rng_bit_generator(k, (3,), algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+    np.testing.assert_array_equal(np.asarray(bits), [1576285164, 2249660814, 740599976])
+    np.testing.assert_array_equal(np.asarray(new_key), [1, 2, 5, 4])
+    new_key, bits = lax.rng_bit_generator(np.array([1, 2, 0xFFFFFFFF, 4], np.uint32), (6,),
+                                          algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+    np.testing.assert_array_equal(np.asarray(new_key), [1, 2, 2, 5])
+    np.testing.assert_array_equal(np.asarray(bits), [1659226264, 1696293625, 2593290630, 1369596596, 1606051822,
+                                                     2624171580])
+
+
+def test_rng_bit_generator_bad_inputs():
+    with pytest.raises(TypeError, match="unsupported dtype int32"):
+        lax.rng_bit_generator(np.arange(4, dtype=np.uint32), (3,), dtype=np.int32)
+    with pytest.raises(TypeError, match="uint32"):
+        lax.rng_bit_generator(np.arange(2, dtype=np.uint32), (3,))
+    assert [int(a) for a in lax.RandomAlgorithm] == [0, 1, 2]
+
+
+# -- lax.linalg enums ------------------------------------------------------------------
+
+
+def test_linalg_algorithm_enums_match_jax():
+    from microjax_rs.lax import linalg
+
+    assert [(m.name, m.value) for m in linalg.EighImplementation] == [("QR", "qr"), ("JACOBI", "jacobi"),
+                                                                       ("QDWH", "qdwh")]
+    assert [m.value for m in linalg.SvdAlgorithm] == ["default", "QR", "Jacobi", "polar", "divide_and_conquer"]
+    x = np.array([[2.0, 1.0], [1.0, 3.0]], np.float32)
+    v, w = linalg.eigh(x, implementation=linalg.EighImplementation.QR)
+    np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(x), rtol=1e-6)
+    s = linalg.svd(x, compute_uv=False, algorithm=linalg.SvdAlgorithm.QR)
+    np.testing.assert_allclose(np.asarray(s), np.linalg.svd(x, compute_uv=False), rtol=1e-6)

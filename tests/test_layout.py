@@ -35,6 +35,8 @@ UPWARD_LAZY_IMPORTS = {
         "custom_root / custom_linear_solve define their derivatives with custom_jvp and linear_call",
     ("microjax_rs.lax._solves", "microjax_rs._grad"):
         "custom_linear_solve transposes matvec with linear_transpose and differentiates it with jvp",
+    ("microjax_rs.lax._reductions", "microjax_rs._vmap"):
+        "lax.reduce / reduce_window with a Python computation apply it per element with vmap",
     ("microjax_rs._src.numpy.vectorize", "microjax_rs._vmap"):
         "jnp.vectorize is defined by the vmap transform over the loop dimensions",
 }

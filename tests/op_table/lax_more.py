@@ -1,7 +1,9 @@
 """Operator-table records for the `jax.lax` functions composed from other
 primitives: `reciprocal`, `full_like`, `empty`, `broadcast_like`, `collapse`,
 `batch_matmul`, `index_take`, `tile`, `split`, `stack`, `unstack`,
-`scatter_sub`, `ragged_dot`, `approx_max_k` / `approx_min_k`,
+`scatter_sub`, `ragged_dot`, `approx_max_k` / `approx_min_k`, `reduce` and
+`reduce_window` with Python computations, the primitives `mulhi`,
+`reduce_precision`, `reduce_xor` and `optimization_barrier`,
 `conv_transpose`, `conv_general_dilated_patches` and
 `conv_general_dilated_local`.
 
@@ -204,6 +206,158 @@ def _np_local(x, k, window_strides, padding, filter_shape):
     return np.einsum("nihw,oihw->nohw", p, k)
 
 
+def _np_mulhi(x, y):
+    bits = 8 * x.dtype.itemsize
+    wide = [(int(a) * int(b)) >> bits for a, b in zip(np.broadcast_to(x, np.broadcast(x, y).shape).ravel(),
+                                                       np.broadcast_to(y, np.broadcast(x, y).shape).ravel())]
+    out = np.array(wide, dtype=object).reshape(np.broadcast(x, y).shape)
+    return out.astype(np.int64).astype(x.dtype) if out.size else np.zeros(out.shape, x.dtype)
+
+
+def _full_range(rng, shapes, dtype):
+    info = np.iinfo(dtype)
+    return [rng.integers(info.min, info.max, size=tuple(s), endpoint=True, dtype=dtype) for s in shapes]
+
+
+def _np_reduce_precision(x, exponent_bits, mantissa_bits):
+    """Rounding through the narrower NumPy type of the same layout (inputs
+    stay clear of its subnormals, which reduce_precision flushes)."""
+    import ml_dtypes
+
+    narrow = {(5, 10): np.float16, (8, 7): ml_dtypes.bfloat16, (8, 23): np.float32}[(exponent_bits, mantissa_bits)]
+    return np.asarray(x).astype(narrow).astype(np.asarray(x).dtype)
+
+
+def _full_range_or_bool(rng, shapes, dtype):
+    if dtype == np.dtype(bool):
+        return [rng.integers(0, 2, size=tuple(s)).astype(bool) for s in shapes]
+    return _full_range(rng, shapes, dtype)
+
+
+def _np_reduce_xor(x, axes):
+    return np.bitwise_xor.reduce(x, axis=tuple(axes)) if axes else x
+
+
+def _barrier_first(fn):
+    def first(x, y):
+        return fn((x, y))[0]
+
+    return first
+
+
+def _barrier_second(fn):
+    def second(x, y):
+        return fn({"a": x, "b": [y]})["b"][0]
+
+    return second
+
+
+def _reduce_sum_of_squares(fn):
+    def reduce(x, dimensions):
+        return fn(x, 0.0 if np.dtype(x.dtype).kind == "f" else 0, lambda a, b: a + b * b, dimensions)
+
+    return reduce
+
+
+def _reduce_pair(fn):
+    """A two-operand reduction: the running max of `x` and the sum of `y`."""
+    from microjax_rs import lax
+
+    def reduce(x, y, dimensions):
+        out = fn((x, y), (-np.inf, 0.0), lambda a, b: (lax.max(a[0], b[0]), a[1] + b[1]), dimensions)
+        return out[0] + out[1]
+
+    return reduce
+
+
+def _reduce_window_general(fn):
+    def reduce_window(x, window, strides, padding):
+        return fn(x, 0.0, lambda a, b: a + b * b, window, strides, padding)
+
+    return reduce_window
+
+
+def _np_reduce_window_squares(x, window, strides, padding):
+    pads = [tuple(p) for p in padding]
+    xp = np.pad(np.asarray(x, np.float64) ** 2, pads)
+    out_shape = [(n - w) // s + 1 for n, w, s in zip(xp.shape, window, strides)]
+    out = np.zeros(out_shape)
+    for idx in np.ndindex(*out_shape):
+        sl = tuple(slice(i * s, i * s + w) for i, s, w in zip(idx, strides, window))
+        out[idx] = xp[sl].sum()
+    return out
+
+
+def _tridiagonal_inputs(rng, shapes, dtype):
+    """Diagonally dominant systems: `dl, d, du` of shape (..., n), `b` (..., n, k)."""
+    dl = _rand(rng, shapes[0], dtype, -1, 1)
+    d = (_rand(rng, shapes[0], dtype, 3, 4) * np.where(rng.integers(0, 2, size=shapes[0]) == 1, 1, -1)).astype(dtype)
+    du = _rand(rng, shapes[0], dtype, -1, 1)
+    return [dl, d, du, _rand(rng, shapes[1], dtype, -2, 2)]
+
+
+def _np_tridiagonal_solve(dl, d, du, b):
+    n = d.shape[-1]
+    a = np.zeros(d.shape + (n,))
+    idx = np.arange(n)
+    a[..., idx, idx] = d
+    a[..., idx[1:], idx[:-1]] = dl[..., 1:]
+    a[..., idx[:-1], idx[1:]] = du[..., :-1]
+    return np.linalg.solve(a, b)
+
+
+def _np_reflectors_q(a, taus):
+    m = a.shape[-2]
+    q = np.broadcast_to(np.eye(m), a.shape[:-2] + (m, m)).copy()
+    for i in range(taus.shape[-1]):
+        v = np.array(a[..., :, i], np.float64)
+        v[..., :i] = 0
+        v[..., i] = 1
+        h = np.eye(m) - taus[..., i, None, None] * v[..., :, None] * v[..., None, :]
+        q = q @ h
+    return q
+
+
+def _np_householder_product(a, taus):
+    return _np_reflectors_q(a, taus)[..., :, :a.shape[-1]]
+
+
+def _np_ormqr(a, taus, c, left=True, transpose=False):
+    q = _np_reflectors_q(a, taus)
+    q = np.swapaxes(q, -1, -2) if transpose else q
+    return q @ c if left else c @ q
+
+
+def _reflector_inputs(rng, shapes, dtype):
+    out = [_rand(rng, s, dtype, -1, 1) for s in shapes]
+    out[1] = _rand(rng, shapes[1], dtype, 0.2, 1.5)
+    return out
+
+
+def _cholesky_inputs(rng, shapes, dtype):
+    n = shapes[0][0]
+    m = rng.normal(size=(n, n))
+    r = np.linalg.cholesky(m @ m.T + n * np.eye(n)).T
+    return [r.astype(dtype), _rand(rng, shapes[1], dtype, -1, 1)]
+
+
+def _np_cholesky_update(r, w):
+    return np.linalg.cholesky(r.T @ r + np.outer(w, w)).T
+
+
+def _np_sytrd(a, lower=True, out=0):
+    from scipy.linalg import lapack
+
+    sytrd = lapack.get_lapack_funcs("sytrd", (a,))
+    c, d, e, tau, _ = sytrd(a, lower=int(lower))
+    return (c, d, e, tau)[out]
+
+
+def _symmetric(rng, shapes, dtype):
+    a = _rand(rng, shapes[0], dtype, -2, 2)
+    return [((a + np.swapaxes(a, -1, -2)) / 2).astype(dtype)]
+
+
 # ----------------------------------------------------------------- records
 
 RECORDS = (
@@ -280,6 +434,79 @@ RECORDS = (
              cases=(Case(((2, 2, 4, 5),), ((2, 2), (1, 1), "VALID")), Case(((1, 3, 5, 4),), ((3, 2), (2, 1), "SAME"))),
              errors=(_err([_f32(1, 2, 4, 4)], TypeError, "dimension_numbers", (2, 2), (1, 1), "VALID",
                           dimension_numbers=("NCHW", "OIHW")),)),
+    OpRecord(name="lax.mulhi", ref=_np_mulhi, args_maker=_full_range,
+             dtypes=("int32", "uint32", "int8", "uint8", "int16", "uint16"),
+             cases=(Case(((5,), (5,))), Case(((2, 3), (2, 3))), Case(((3,), ())), Case(((), ()))),
+             errors=(_err([_f32(3), _f32(3)], TypeError, "mulhi"),
+                     _err([np.ones(3, np.int32), np.ones(3, np.uint32)], TypeError, "operands must have equal dtypes"),
+                     _err([np.ones(3, np.int32), np.ones(4, np.int32)], TypeError, "incompatible shapes"))),
+    *(OpRecord(name=f"lax.reduce_precision[{e}_{m}]", path="lax.reduce_precision", ref=_np_reduce_precision,
+               args_maker=uniform(-300.0, 300.0), dtypes=F, differentiable=False,
+               cases=(Case(((4, 5),), (e, m)), Case(((7,),), (e, m)), Case(((),), (e, m))),
+               errors=(_err([_f32(3)], ValueError, "exponent_bits must be positive; got 0", 0, 3),
+                       _err([_f32(3)], ValueError, "mantissa_bits must be non-negative; got -1", 4, -1),
+                       _err([np.ones(3, np.int32)], TypeError, "reduce_precision does not accept dtype int32", 4, 3)))
+      for e, m in ((5, 10), (8, 7), (8, 23))),
+    OpRecord(name="lax.reduce_xor", ref=_np_reduce_xor, args_maker=_full_range_or_bool,
+             dtypes=("int32", "uint8", "int64", "bool"),
+             cases=(Case(((3, 4),), ((1,),)), Case(((3, 4),), ((0, 1),)), Case(((2, 3, 2),), ((0, 2),)),
+                    Case(((5,),), ((),))),
+             errors=(_err([_f32(3)], TypeError, "reduce_xor", (0,)),)),
+    OpRecord(name="lax.optimization_barrier[0]", path="lax.optimization_barrier", ref=lambda x, y: x,
+             args_maker=uniform(), dtypes=F + ("int32",), adapt=_barrier_first,
+             cases=(Case(((3,), (2, 2))), Case(((), (4,))))),
+    OpRecord(name="lax.optimization_barrier[1]", path="lax.optimization_barrier", ref=lambda x, y: y,
+             args_maker=uniform(), dtypes=F, adapt=_barrier_second, cases=(Case(((3,), (2, 2))),)),
+    OpRecord(name="lax.reduce[sum_of_squares]", path="lax.reduce",
+             ref=lambda x, dimensions: np.sum(np.asarray(x) ** 2, axis=tuple(dimensions)).astype(x.dtype),
+             args_maker=uniform(), dtypes=FI, adapt=_reduce_sum_of_squares,
+             cases=(Case(((3, 4),), ((1,),)), Case(((3, 4),), ((0, 1),)), Case(((2, 3, 2),), ((0, 2),)),
+                    Case(((0, 3),), ((0,),)))),
+    OpRecord(name="lax.reduce[pair]", path="lax.reduce",
+             ref=lambda x, y, dimensions: np.max(x, axis=tuple(dimensions)) + np.sum(y, axis=tuple(dimensions)),
+             args_maker=_distinct, dtypes=F, adapt=_reduce_pair,
+             cases=(Case(((3, 4), (3, 4)), ((1,),)), Case(((2, 3), (2, 3)), ((0, 1),)))),
+    OpRecord(name="lax.reduce_window[general]", path="lax.reduce_window", ref=_np_reduce_window_squares,
+             args_maker=uniform(), dtypes=F, adapt=_reduce_window_general,
+             cases=(Case(((4, 5),), ((2, 2), (1, 1), ((0, 0), (0, 0)))),
+                    Case(((5, 4),), ((3, 2), (2, 1), ((1, 1), (0, 1)))))),
+    OpRecord(name="lax.linalg.tridiagonal_solve", ref=_np_tridiagonal_solve, args_maker=_tridiagonal_inputs,
+             dtypes=F, cases=(Case(((5,), (5, 2))), Case(((2, 4), (2, 4, 3))), Case(((1,), (1, 1)))),
+             errors=(_err([_f32(5), _f32(5), _f32(5), _f32(5)], TypeError,
+                          "Input 3 to tridiagonal_solve must have rank at least 2, but got shape=(5,)"),
+                     _err([_f32(4), _f32(5), _f32(5), _f32(5, 2)], TypeError,
+                          "tridiagonal_solve requires that all diagonal arguments have the same shape."))),
+    OpRecord(name="lax.linalg.householder_product", ref=_np_householder_product, args_maker=_reflector_inputs,
+             dtypes=F, cases=(Case(((4, 3), (3,))), Case(((3, 3), (2,))), Case(((2, 4, 2), (2, 2)))),
+             errors=(_err([_f32(4, 3), _f32(5)], ValueError, "householder_product"),)),
+    *(OpRecord(name=f"lax.linalg.ormqr[{'left' if left else 'right'}{'_t' if tr else ''}]", path="lax.linalg.ormqr",
+               ref=lambda a, t, c, left=True, transpose=False: _np_ormqr(a, t, c, left, transpose),
+               args_maker=_reflector_inputs, dtypes=F,
+               cases=(Case(((4, 3), (3,), (4, 2) if left else (2, 4)), (), {"left": left, "transpose": tr}),))
+      for left in (True, False) for tr in (False, True)),
+    OpRecord(name="lax.linalg.symmetric_product",
+             ref=lambda a, c, alpha=1.0, beta=0.0, symmetrize_output=False: (
+                 (lambda o: np.tril(o) + np.swapaxes(np.tril(o, -1), -1, -2) if symmetrize_output else o)(
+                     alpha * a @ np.swapaxes(a, -1, -2) + beta * c)),
+             args_maker=uniform(), dtypes=F,
+             cases=(Case(((3, 4), (3, 3)), (), {"alpha": 2.0, "beta": 0.5}), Case(((3, 2), (3, 3))),
+                    Case(((2, 3, 2), (2, 3, 3)), (), {"beta": -1.0, "symmetrize_output": True})),
+             errors=(_err([_f32(3, 4), _f32(4, 4)], ValueError, "symmetric_product"),)),
+    OpRecord(name="lax.linalg.cholesky_update", ref=_np_cholesky_update, args_maker=_cholesky_inputs, dtypes=F,
+             cases=(Case(((3, 3), (3,))), Case(((5, 5), (5,)))),
+             errors=(_err([_f32(3, 3), _f32(4)], ValueError, "cholesky_update"),)),
+    *(OpRecord(name=f"lax.linalg.tridiagonal[{'lower' if lower else 'upper'}{out}]", path="lax.linalg.tridiagonal",
+               ref=lambda a, lower=True, out=out: _np_sytrd(a, lower, out), args_maker=_symmetric, dtypes=F,
+               adapt=_pick(out), differentiable=False,
+               cases=(Case(((4, 4),), (), {"lower": lower}), Case(((5, 5),), (), {"lower": lower})),
+               errors=(_err([_f32(3, 4)], ValueError, "tridiagonal requires square matrices"),))
+      for lower in (True, False) for out in (0, 1, 2, 3)),
+    *(OpRecord(name=f"lax.linalg.qdwh[{'uh'[k]}]", path="lax.linalg.qdwh",
+               ref=lambda x, k=k: __import__("scipy.linalg", fromlist=["polar"]).polar(x)[k], args_maker=uniform(),
+               dtypes=F, adapt=_pick(k), differentiable=False, tol={"float32": (2e-4, 2e-4), "float64": (1e-9, 1e-9)},
+               cases=(Case(((4, 3),)), Case(((3, 3),)), Case(((5, 2),))),
+               errors=(_err([_f32(2, 3)], ValueError, "must have M >= N"),))
+      for k in (0, 1)),
     OpRecord(name="lax.conv_general_dilated_local", ref=_np_local, args_maker=uniform(), dtypes=F,
              cases=(Case(((2, 2, 4, 5), (3, 8, 3, 4)), ((1, 1), "VALID", (2, 2))),
                     Case(((1, 1, 4, 4), (2, 6, 2, 4)), ((2, 1), "SAME", (3, 2))))),

@@ -260,12 +260,60 @@ def reduce_min(operand, axes):
     return reduce_min_p.bind(operand, axes=_axes(axes))
 
 
+def reduce_xor(operand, axes):
+    """Bitwise xor (parity for bool) over `axes`."""
+    return reduce_xor_p.bind(operand, axes=_axes(axes))
+
+
 def reduce_and(operand, axes):
     return reduce_and_p.bind(operand, axes=_axes(axes))
 
 
 def reduce_or(operand, axes):
     return reduce_or_p.bind(operand, axes=_axes(axes))
+
+
+def mulhi(x, y, /):
+    """The high half of the double-width product of two integers of one dtype
+    (`(x * y) >> bits`, signed or unsigned as the dtype)."""
+    if type(x) in _SCALARS and type(y) not in _SCALARS:
+        x = _weak_like(x, y)
+    elif type(y) in _SCALARS and type(x) not in _SCALARS:
+        y = _weak_like(y, x)
+    return mulhi_p.bind(_arr(x), _arr(y))
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """Rounds floats to `exponent_bits` exponent and `mantissa_bits` mantissa
+    bits (ties to even; overflow to infinity, underflow to signed zero),
+    keeping the operand's dtype: e.g. (5, 10) rounds as float16, (8, 7) as
+    bfloat16."""
+    if type(operand) in _SCALARS:
+        operand = core.to_array(float(operand), np.dtype("float32"), weak_type=True)
+    e, m = int(exponent_bits), int(mantissa_bits)
+    if e < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {e}")
+    if m < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got {m}")
+    operand = _arr(operand)
+    name = _aval(operand).dtype_name
+    if not dtypes.is_float_name(name):
+        raise TypeError(f"reduce_precision does not accept dtype {name}. Accepted dtypes are subtypes "
+                        "of floating.")
+    return reduce_precision_p.bind(operand, exponent_bits=e, mantissa_bits=m)
+
+
+def optimization_barrier(operand, /):
+    """The identity on a pytree of arrays (one `optimization_barrier`
+    equation over its leaves): a fence XLA does not move computations
+    across; here it only passes the values through."""
+    from ..tree_util import tree_flatten, tree_unflatten
+
+    leaves, tree = tree_flatten(operand)
+    leaves = [core.to_array(x, weak_type=True) if type(x) in _SCALARS else _arr(x) for x in leaves]
+    if not leaves:
+        return operand
+    return tree_unflatten(tree, list(optimization_barrier_p.bind(*leaves)))
 
 
 def _index_dtype(index_dtype):
@@ -692,6 +740,8 @@ from ._conv_shapes import (  # noqa: E402
 )
 from ._ann import approx_max_k, approx_min_k  # noqa: E402
 from ._solves import custom_linear_solve, custom_root  # noqa: E402
+from ._reductions import reduce  # noqa: E402
+from ._rng import RandomAlgorithm, rng_bit_generator  # noqa: E402
 from ._array_ops import (  # noqa: E402
     batch_matmul, broadcast_like, collapse, dtype, empty, full_like, index_take, ragged_dot, reciprocal, scatter_apply,
     scatter_sub, shape_as_value, split, stack, tile, unstack,
