@@ -216,7 +216,7 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
     return lax.fori_loop(np.int32(0), most, body, operand)
 
 
-def dtype(x, *, canonicalize=False):
+def dtype(x):
     """The NumPy dtype of a value or dtype-like `x` (Python scalars: the default
     type of their kind)."""
     if isinstance(x, (bool, int, float, complex)):
