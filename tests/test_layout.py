@@ -30,6 +30,14 @@ LAYER_PREFIXES = (
 UPWARD_LAZY_IMPORTS = {
     ("microjax_rs.lax._control_flow", "microjax_rs._vmap"):
         "lax.map(batch_size=) is defined as a scan of the vmap transform",
+    ("microjax_rs.lax._control_flow", "microjax_rs._devices"):
+        "lax.platform_dependent picks the branch of the default backend's platform",
+    ("microjax_rs.lax._solves", "microjax_rs.custom_derivatives"):
+        "custom_root / custom_linear_solve define their derivatives with custom_jvp and linear_call",
+    ("microjax_rs.lax._solves", "microjax_rs._grad"):
+        "custom_linear_solve transposes matvec with linear_transpose and differentiates it with jvp",
+    ("microjax_rs.lax._reductions", "microjax_rs._vmap"):
+        "lax.reduce / reduce_window with a Python computation apply it per element with vmap",
     ("microjax_rs._src.numpy.vectorize", "microjax_rs._vmap"):
         "jnp.vectorize is defined by the vmap transform over the loop dimensions",
 }

@@ -98,6 +98,18 @@ EXEMPT = {
     **_exempt("enum of resampling methods, a parameter (tests/test_image.py)", "image.ResizeMethod"),
     **_exempt("returns the key dtype object, not an array (tests/test_random_distributions.py)",
               "random.key_dtype"),
+    **_exempt("precision / dimension-number parameter types of the products (tests/test_lax_more.py)",
+              "lax.DotAlgorithm", "lax.DotAlgorithmPreset", "lax.DotDimensionNumbers", "lax.PrecisionLike",
+              "lax.ConvGeneralDilatedDimensionNumbers"),
+    **_exempt("static shape helper returning Python ints / tuples (tests/test_lax_more.py)",
+              "lax.conv_general_permutations", "lax.conv_general_shape_tuple", "lax.conv_shape_tuple",
+              "lax.conv_transpose_shape_tuple", "lax.reduce_window_shape_tuple", "lax.shape_as_value", "lax.dtype"),
+    **_exempt("algorithm enum, a parameter (tests/test_lax_more.py)", "lax.RandomAlgorithm",
+              "lax.linalg.EighImplementation", "lax.linalg.SvdAlgorithm"),
+    **_exempt("random bits and the advanced state, recorded from JAX 0.10.2 (tests/test_lax_more.py)",
+              "lax.rng_bit_generator"),
+    **_exempt("higher-order: takes Python callables (tests/test_lax_more.py)",
+              "lax.custom_linear_solve", "lax.custom_root", "lax.platform_dependent", "lax.scatter_apply"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

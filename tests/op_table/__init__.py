@@ -31,7 +31,8 @@ inputs and expected results of a case); one module of records per family:
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
 and windowed reductions), ``scipy_misc`` (the array functions of the smaller
 `jax.scipy` modules), ``surface`` (aliases and the rest of the public
-surface), ``random``, ``random_distributions``; ``errors`` (the bad inputs attached to the records).
+surface), ``random``, ``random_distributions``, ``lax_more`` (lax functions composed from
+other primitives); ``errors`` (the bad inputs attached to the records).
 """
 from . import (
     conv,
@@ -42,6 +43,7 @@ from . import (
     gather,
     jnp,
     jnp_more,
+    lax_more,
     linalg,
     nn_more,
     random,
@@ -85,6 +87,7 @@ _OPERATORS: tuple = (
     + scipy_misc.RECORDS
     + nn_more.RECORDS
     + stats.RECORDS
+    + lax_more.RECORDS
 )
 
 # Every record, with its bad inputs attached.

@@ -81,26 +81,10 @@ for _f, _n in ((bitwise_and, "bitwise_and"), (bitwise_or, "bitwise_or"), (bitwis
     _f.__name__ = _n
 
 
-class Precision(_enum.Enum):
-    """`lax.Precision`: the accuracy asked of a matrix product's passes on
-    accelerators. microjax_rs multiplies in the operand type on every device
-    (as JAX on the CPU), so all three give the same result."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        names = {"bfloat16": cls.DEFAULT, "default": cls.DEFAULT, "fastest": cls.DEFAULT,
-                 "tensorfloat32": cls.HIGH, "high": cls.HIGH,
-                 "float32": cls.HIGHEST, "highest": cls.HIGHEST}
-        if isinstance(value, str) and value.lower() in names:
-            return names[value.lower()]
-        return None
-
-    def __str__(self):
-        return self.name
+from ._precision import (  # noqa: E402
+    DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, Precision, PrecisionLike,
+    canonicalize_precision as _canonicalize_precision,
+)
 
 
 def broadcast_shapes(*shapes):
@@ -276,12 +260,60 @@ def reduce_min(operand, axes):
     return reduce_min_p.bind(operand, axes=_axes(axes))
 
 
+def reduce_xor(operand, axes):
+    """Bitwise xor (parity for bool) over `axes`."""
+    return reduce_xor_p.bind(operand, axes=_axes(axes))
+
+
 def reduce_and(operand, axes):
     return reduce_and_p.bind(operand, axes=_axes(axes))
 
 
 def reduce_or(operand, axes):
     return reduce_or_p.bind(operand, axes=_axes(axes))
+
+
+def mulhi(x, y, /):
+    """The high half of the double-width product of two integers of one dtype
+    (`(x * y) >> bits`, signed or unsigned as the dtype)."""
+    if type(x) in _SCALARS and type(y) not in _SCALARS:
+        x = _weak_like(x, y)
+    elif type(y) in _SCALARS and type(x) not in _SCALARS:
+        y = _weak_like(y, x)
+    return mulhi_p.bind(_arr(x), _arr(y))
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    """Rounds floats to `exponent_bits` exponent and `mantissa_bits` mantissa
+    bits (ties to even; overflow to infinity, underflow to signed zero),
+    keeping the operand's dtype: e.g. (5, 10) rounds as float16, (8, 7) as
+    bfloat16."""
+    if type(operand) in _SCALARS:
+        operand = core.to_array(float(operand), np.dtype("float32"), weak_type=True)
+    e, m = int(exponent_bits), int(mantissa_bits)
+    if e < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {e}")
+    if m < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got {m}")
+    operand = _arr(operand)
+    name = _aval(operand).dtype_name
+    if not dtypes.is_float_name(name):
+        raise TypeError(f"reduce_precision does not accept dtype {name}. Accepted dtypes are subtypes "
+                        "of floating.")
+    return reduce_precision_p.bind(operand, exponent_bits=e, mantissa_bits=m)
+
+
+def optimization_barrier(operand, /):
+    """The identity on a pytree of arrays (one `optimization_barrier`
+    equation over its leaves): a fence XLA does not move computations
+    across; here it only passes the values through."""
+    from ..tree_util import tree_flatten, tree_unflatten
+
+    leaves, tree = tree_flatten(operand)
+    leaves = [core.to_array(x, weak_type=True) if type(x) in _SCALARS else _arr(x) for x in leaves]
+    if not leaves:
+        return operand
+    return tree_unflatten(tree, list(optimization_barrier_p.bind(*leaves)))
 
 
 def _index_dtype(index_dtype):
@@ -317,6 +349,7 @@ cumsum, cumprod, cummax, cummin, cumlogsumexp = (
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    _canonicalize_precision(precision)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
     pref = None if preferred_element_type is None else dtypes.np_dtype(
@@ -327,6 +360,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Vector/matrix products of rank ≤ 2 operands (jax.lax.dot)."""
+    _canonicalize_precision(precision)
     la, ra = _aval(lhs), _aval(rhs)
     if la.ndim not in (1, 2) or ra.ndim not in (1, 2):
         raise TypeError(f"lax.dot requires rank 1 or 2 operands, got {la.shape} and {ra.shape}")
@@ -690,12 +724,27 @@ scatter_max = _scatter(scatter_max_p)
 
 
 from ._control_flow import (  # noqa: E402
-    associative_scan, cond, cond_p, fori_loop, map, scan, scan_p, switch, while_loop, while_p,
+    associative_scan, cond, cond_p, fori_loop, map, platform_dependent, scan, scan_p, switch, while_loop,
+    while_p,
 )
 
 from ._convolution import (  # noqa: E402
     ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
     conv_with_general_padding, padtype_to_pads, reduce_window,
+)
+
+from ._conv_shapes import (  # noqa: E402
+    ConvGeneralDilatedDimensionNumbers, conv_general_dilated_local, conv_general_dilated_patches,
+    conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple, conv_transpose,
+    conv_transpose_shape_tuple, reduce_window_shape_tuple,
+)
+from ._ann import approx_max_k, approx_min_k  # noqa: E402
+from ._solves import custom_linear_solve, custom_root  # noqa: E402
+from ._reductions import reduce  # noqa: E402
+from ._rng import RandomAlgorithm, rng_bit_generator  # noqa: E402
+from ._array_ops import (  # noqa: E402
+    batch_matmul, broadcast_like, collapse, dtype, empty, full_like, index_take, ragged_dot, reciprocal, scatter_apply,
+    scatter_sub, shape_as_value, split, stack, tile, unstack,
 )
 
 __all__ = [n for n in dir() if not n.startswith("_")]
@@ -707,6 +756,7 @@ from .parallel import (  # noqa: E402
     all_to_all,
     all_to_all_p,
     axis_index,
+    axis_size,
     axis_index_p,
     pmax,
     pmax_p,

@@ -561,3 +561,23 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     if reverse:
         out = [rev(x, (axis,)) for x in out]
     return tree_unflatten(tree, out)
+
+
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+
+
+def platform_dependent(*args, default=None, **per_platform):
+    """`per_platform[<platform>](*args)` for the platform of the default
+    backend ("cpu", or "cuda" on a GPU), else `default(*args)`. The branch
+    is chosen when tracing: a microjax_rs program runs on one platform."""
+    from .._devices import default_backend
+
+    if "gpu" in per_platform:
+        raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+    platform = {"gpu": "cuda"}.get(default_backend(), default_backend())
+    branch = per_platform.get(platform, default)
+    if branch is None:
+        raise NotImplementedError(
+            f"lax.platform_dependent: no branch for platform {platform} among "
+            f"{sorted(per_platform)} and no default")
+    return branch(*args)

@@ -125,6 +125,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
                          precision=None, preferred_element_type=None):
     """General n-d convolution with strides, padding, dilations, layouts and
     groups (jax.lax.conv_general_dilated)."""
+    from ._precision import canonicalize_precision
+
+    canonicalize_precision(precision)
     lhs, rhs = _arr(lhs), _arr(rhs)
     lshape, rshape = _shape(lhs), _shape(rhs)
     dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
@@ -220,10 +223,14 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                   base_dilation=None, window_dilation=None):
     """Reduces every window of `operand` with `computation` (jax.lax.reduce_window).
 
-    `computation` must be add, max or min (lax or jnp); other reducers raise
-    NotImplementedError."""
-    operand = _arr(operand)
-    shape = _shape(operand)
+    add, max and min (lax or jnp) with a concrete init value bind the window
+    primitives; any other computation, or a pytree of operands, folds the
+    window's elements with it (`lax._reductions`)."""
+    from ._reductions import reduce_window_general
+
+    single = not isinstance(operand, (tuple, list, dict))
+    first = _arr(operand) if single else _arr(jax_leaves(operand)[0])
+    shape = _shape(first)
     n = len(shape)
     window_dimensions = tuple(int(w) for w in window_dimensions)
     window_strides = tuple(int(s) for s in window_strides)
@@ -233,21 +240,20 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         window = [_dilate(w, d) for w, d in zip(window_dimensions, window_dilation)]
         padding = padtype_to_pads(shape, window, window_strides, padding)
     padding = tuple((int(lo), int(hi)) for lo, hi in padding)
-    kind = _monoid(computation)
-    if kind is None:
-        raise NotImplementedError(
-            "reduce_window: only add, max and min computations (lax or jnp) are supported")
-    dtype = np.dtype(core.get_aval(operand).dtype_name if not hasattr(operand, "dtype")
-                     else operand.dtype)
+    kind = _monoid(computation) if single else None
     try:
         init = np.asarray(init_value).item()
-    except Exception as e:  # a traced init value
-        raise NotImplementedError("reduce_window: the init value must be a concrete scalar") from e
+    except Exception:  # a traced init value
+        kind = None
+    if kind is None or (kind == "add" and init != 0):
+        return reduce_window_general(operand, init_value, computation, window_dimensions, window_strides,
+                                     padding, base_dilation, window_dilation)
+    operand = first
+    dtype = np.dtype(core.get_aval(operand).dtype_name if not hasattr(operand, "dtype")
+                     else operand.dtype)
     params = dict(window_dimensions=window_dimensions, window_strides=window_strides,
                   padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
     if kind == "add":
-        if init != 0:
-            raise NotImplementedError("reduce_window: an add reduction needs init value 0")
         return reduce_window_sum_p.bind(operand, **params)
     high = kind == "min"
     prim = reduce_window_min_p if high else reduce_window_max_p
@@ -256,6 +262,12 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         from . import max as lmax, min as lmin, _weak_like
         out = (lmin if high else lmax)(out, _weak_like(init, out))
     return out
+
+
+def jax_leaves(tree):
+    from ..tree_util import tree_leaves
+
+    return tree_leaves(tree)
 
 
 def _reduce_window_monoid(prim):

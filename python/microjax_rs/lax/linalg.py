@@ -125,7 +125,8 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
     return q, r
 
 
-def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None):
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None,
+         implementation=None):
     """`(v, w)`: eigenvectors in the columns of `v`, eigenvalues `w` ascending."""
     if subset_by_index is not None:
         raise NotImplementedError("eigh(subset_by_index=...) is not supported")
@@ -148,6 +149,13 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
     return u, s, vt
 
 
-__all__ = ["cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
+from ._linalg_structured import (  # noqa: E402
+    EighImplementation, SvdAlgorithm, cholesky_update, householder_product, ormqr, qdwh, symmetric_product,
+    tridiagonal, tridiagonal_solve,
+)
+
+__all__ = ["EighImplementation", "SvdAlgorithm", "cholesky_update", "householder_product", "ormqr", "qdwh",
+           "symmetric_product", "tridiagonal", "tridiagonal_solve",
+           "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
            "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p"]
 del _np

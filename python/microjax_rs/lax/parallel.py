@@ -43,6 +43,14 @@ def _axis_sizes(names):
     return sizes
 
 
+def axis_size(axis_name):
+    """The size of the named mapped axis (a tuple of names: the product), a Python int."""
+    n = 1
+    for s in _axis_sizes(_names(axis_name)):
+        n *= int(s)
+    return n
+
+
 def _no_groups(axis_index_groups, fname):
     if axis_index_groups is not None:
         raise NotImplementedError(f"{fname}: axis_index_groups is not supported by microjax_rs")

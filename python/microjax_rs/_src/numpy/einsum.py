@@ -74,6 +74,7 @@ def _einsum_pair(x, sx, y, sy, keep):
 
 def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None,
            preferred_element_type=None, _dot_general=None):
+    lax._canonicalize_precision(precision)
     if not isinstance(subscripts, str):
         raise NotImplementedError("einsum: only the subscripts-string form is supported")
     ops = _promote_dtypes(*[_arr(o) for o in operands])

@@ -14,6 +14,7 @@ from .util import (_arr, _aval, _broadcast_shapes, _broadcast_to_shape, _canon_a
 
 
 def dot(a, b, precision=None, preferred_element_type=None):
+    lax._canonicalize_precision(precision)
     a, b = _promote_dtypes(a, b)
     la, lb = _aval(a), _aval(b)
     if la.ndim == 0 or lb.ndim == 0:
@@ -24,6 +25,7 @@ def dot(a, b, precision=None, preferred_element_type=None):
 
 
 def matmul(a, b, precision=None, preferred_element_type=None):
+    lax._canonicalize_precision(precision)
     a, b = _promote_dtypes(a, b)
     la, lb = _aval(a), _aval(b)
     if la.ndim == 0 or lb.ndim == 0:
@@ -77,6 +79,7 @@ def outer(a, b):
 
 
 def tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
+    lax._canonicalize_precision(precision)
     a, b = _promote_dtypes(_arr(a), _arr(b))
     la, lb = _aval(a), _aval(b)
     if isinstance(axes, (int, _np.integer)):

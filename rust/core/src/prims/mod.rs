@@ -12,7 +12,9 @@
 //! ([`params`]), which the printers, the parser, the hash and the Python
 //! binding all share.
 
+pub mod barrier;
 pub mod batch;
+pub mod bits;
 pub mod call;
 pub mod callback;
 pub mod collective;
@@ -113,7 +115,7 @@ op_table!(
     /// Reductions over a set of axes.
     ReduceOp {
         Sum => "reduce_sum", Max => "reduce_max", Prod => "reduce_prod", Min => "reduce_min",
-        And => "reduce_and", Or => "reduce_or",
+        And => "reduce_and", Or => "reduce_or", Xor => "reduce_xor",
     }
 );
 
@@ -225,7 +227,7 @@ impl ReduceOp {
         match self {
             ReduceOp::Sum | ReduceOp::Prod => DTypeClass::Numeric,
             ReduceOp::Max | ReduceOp::Min => DTypeClass::NumericOrBool,
-            ReduceOp::And | ReduceOp::Or => DTypeClass::IntOrBool,
+            ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => DTypeClass::IntOrBool,
         }
     }
 }
@@ -444,6 +446,12 @@ primitives! {
     IsFinite(numeric::IsFinite),
     /// `round` (`prims/numeric.rs`).
     Round(numeric::Round),
+    /// `mulhi` (`prims/bits.rs`).
+    Mulhi(bits::Mulhi),
+    /// `reduce_precision` (`prims/bits.rs`).
+    ReducePrecision(bits::ReducePrecision),
+    /// `optimization_barrier` (`prims/barrier.rs`): one output per operand.
+    OptimizationBarrier(barrier::OptimizationBarrier),
     /// `select_n` (`prims/select.rs`).
     SelectN(select::SelectN),
     /// `clamp` (`prims/select.rs`).

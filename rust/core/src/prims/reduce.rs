@@ -171,9 +171,9 @@ impl Family for Reduce {
         finish(name, outs, buf)
     }
 
-    /// `reduce_and` / `reduce_or` have bool results.
+    /// `reduce_and` / `reduce_or` / `reduce_xor` have integer or bool results.
     fn differentiable(&self) -> bool {
-        !matches!(self.op, ReduceOp::And | ReduceOp::Or)
+        !matches!(self.op, ReduceOp::And | ReduceOp::Or | ReduceOp::Xor)
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
@@ -181,7 +181,7 @@ impl Family for Reduce {
             ReduceOp::Sum => jvp_linear(self, b, xs, ts),
             ReduceOp::Max | ReduceOp::Min => jvp_reduce_max(self, b, xs, ts),
             ReduceOp::Prod => jvp_reduce_prod(self, b, xs, ts),
-            ReduceOp::And | ReduceOp::Or => jvp_zero(self, b, xs, ts),
+            ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => jvp_zero(self, b, xs, ts),
         }
     }
 

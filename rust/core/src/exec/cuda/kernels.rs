@@ -141,8 +141,8 @@ fn reduce_init(op: ReduceOp, d: DType) -> Result<String> {
         ReduceOp::Min => extreme(d, true)?,
         ReduceOp::And if d == DType::Bool => "true".to_string(),
         ReduceOp::And => format!("(({ty})~0ULL)"),
-        ReduceOp::Or if d == DType::Bool => "false".to_string(),
-        ReduceOp::Or => format!("(({ty})0)"),
+        ReduceOp::Or | ReduceOp::Xor if d == DType::Bool => "false".to_string(),
+        ReduceOp::Or | ReduceOp::Xor => format!("(({ty})0)"),
     })
 }
 
@@ -180,10 +180,12 @@ fn reduce_combine(op: ReduceOp, d: DType, acc: &str, x: &str) -> String {
         (ReduceOp::Prod, _) => bin(BinaryOp::Mul),
         (ReduceOp::Max | ReduceOp::Or, DType::Bool) => format!("({acc} || {x})"),
         (ReduceOp::Min | ReduceOp::And, DType::Bool) => format!("({acc} && {x})"),
+        (ReduceOp::Xor, DType::Bool) => format!("({acc} != {x})"),
         (ReduceOp::Max, _) => bin(BinaryOp::Max),
         (ReduceOp::Min, _) => bin(BinaryOp::Min),
         (ReduceOp::And, _) => bin(BinaryOp::And),
         (ReduceOp::Or, _) => bin(BinaryOp::Or),
+        (ReduceOp::Xor, _) => bin(BinaryOp::Xor),
     }
 }
 

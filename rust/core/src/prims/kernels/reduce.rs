@@ -298,7 +298,7 @@ fn float_reduce<T: FloatElem>(
             };
             reduce_with(name, v, shape, axes, &r)
         }
-        ReduceOp::And | ReduceOp::Or => Err(bad_dtype(name, &[])),
+        ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => Err(bad_dtype(name, &[])),
     }
 }
 
@@ -345,6 +345,13 @@ fn int_reduce<T: IntElem>(
             };
             reduce_with(name, v, shape, axes, &r)
         }
+        ReduceOp::Xor => {
+            let r = Fold {
+                init: T::ZERO,
+                f: T::bxor,
+            };
+            reduce_with(name, v, shape, axes, &r)
+        }
     }
 }
 
@@ -374,6 +381,13 @@ pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
                 let r = Fold {
                     init: true,
                     f: |a: bool, b: bool| a & b,
+                };
+                reduce_with(op.name(), v, s, axes, &r)?.into()
+            }
+            ReduceOp::Xor => {
+                let r = Fold {
+                    init: false,
+                    f: |a: bool, b: bool| a ^ b,
                 };
                 reduce_with(op.name(), v, s, axes, &r)?.into()
             }
