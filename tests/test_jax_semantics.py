@@ -291,3 +291,73 @@ def test_x64_off_canonicalizes_jit_arguments():
         assert jax.jit(lambda x: x * 2)(i).dtype == np.int32
     finally:
         jax.config.update("jax_enable_x64", prev)
+
+
+# --- out-of-bounds indexing per entry point (recorded from JAX 0.10.2) ---------------------------
+
+def _indexing_outcomes():
+    from jax_indexing_cases import RECORDED, cases, outcome
+
+    got = {name: outcome(thunk) for name, thunk in cases(jax, jnp)}
+    return got, RECORDED
+
+
+def _same(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    try:
+        np.testing.assert_allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                                   rtol=1e-5, atol=1e-5)
+    except (AssertionError, ValueError):
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            return all(_same(x, y) for x, y in zip(a, b))
+        return False
+    return True
+
+
+def test_out_of_bounds_indexing_matches_jax_for_every_entry_point_and_mode():
+    """x[idx], .at[idx].get/set/add/mul/min/max/..., take, take_along_axis,
+    dynamic_slice / dynamic_update_slice / dynamic_index_in_dim, with static
+    arrays, index arrays and static scalars (in and out of range, negative),
+    every mode, eagerly and under jit, vmap and grad."""
+    got, want = _indexing_outcomes()
+    assert got.keys() == want.keys()
+    bad = {k: (got[k], want[k]) for k in want if not _same(got[k], want[k])}
+    assert not bad, bad
+
+
+def test_out_of_bounds_index_examples():
+    # recorded from JAX 0.10.2
+    x = jnp.arange(3.0)
+    i = jnp.array([0, 5, -9])
+    for got in (x[i], x.at[i].get(), jax.jit(lambda x, i: x[i])(x, i), jax.vmap(lambda k: x[k])(i)):
+        np.testing.assert_array_equal(np.asarray(got), [0.0, 2.0, 0.0])
+    assert int(jnp.arange(10)[11]) == 9
+    assert int(jnp.arange(10)[-11]) == 0
+    assert int(jax.jit(lambda a: a[100])(jnp.arange(10))) == 9
+    np.testing.assert_array_equal(np.asarray(jnp.arange(10)[5:20]), [5, 6, 7, 8, 9])
+    np.testing.assert_array_equal(np.asarray(jnp.arange(10)[-20:3]), [0, 1, 2])
+    np.testing.assert_array_equal(np.asarray(jnp.take(x, i)), [0.0, np.nan, np.nan])
+    np.testing.assert_array_equal(np.asarray(jnp.take(jnp.arange(3), i)), [0, -2147483648, -2147483648])
+    np.testing.assert_array_equal(np.asarray(x.at[i].set(7.0)), [7.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(x.at[5].set(7.0)), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(x.at[5].add(7.0, mode="clip")), [0.0, 1.0, 9.0])
+    np.testing.assert_array_equal(np.asarray(lax_dynamic_slice(jnp.arange(10), 8)), [6, 7, 8, 9])
+
+
+def lax_dynamic_slice(a, start):
+    return jax.lax.dynamic_slice(a, (start,), (4,))
+
+
+def test_static_index_reaches_the_primitive_unclamped():
+    # the raw (once end-counted) index is a literal of the program, so a
+    # check on it sees the out-of-range value
+    closed = jax.make_jaxpr(lambda a: a[-11])(jnp.arange(10))
+    (ds,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "dynamic_slice"]
+    assert ds.invars[1].val == -1  # -11 counted from the end once, then clamped by the kernel
+    closed = jax.make_jaxpr(lambda a: a.at[7].set(1.0))(jnp.arange(3.0))
+    (sc,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "scatter"]
+    assert sc.params["mode"] is jax.lax.GatherScatterMode.FILL_OR_DROP
+    closed = jax.make_jaxpr(lambda a: a[np.array([0, 7])])(jnp.arange(3.0))
+    (g,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "gather"]
+    assert g.params["mode"] is jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS
