@@ -345,7 +345,9 @@ impl Family for Callback {
                 ))
             }
             Callback::Io { .. } => {
-                return Err(Error::InvalidArgument("IO callbacks do not support JVP.".into()))
+                return Err(Error::InvalidArgument(
+                    "IO callbacks do not support JVP.".into(),
+                ))
             }
             Callback::Debug { .. } => {}
         }
@@ -369,7 +371,9 @@ impl Family for Callback {
                 )
             })?,
             Callback::Io { ordered: true, .. } => {
-                return Err(Error::InvalidArgument("Cannot `vmap` ordered IO callback.".into()))
+                return Err(Error::InvalidArgument(
+                    "Cannot `vmap` ordered IO callback.".into(),
+                ))
             }
             Callback::Io { .. } | Callback::Debug { .. } => VmapMethod::Sequential,
         };
