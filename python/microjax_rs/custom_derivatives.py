@@ -50,12 +50,20 @@ class _Reentry(threading.local):
 # Rules being traced right now, per custom function: how many of its rule
 # traces are open. A rule usually calls its own function (`return f(x), t`, a
 # fixed point's rule solving another fixed point); JAX traces rules lazily, we
-# trace them when the call is staged, so such an inner call gets its own rules
-# up to `_MAX_RULE_NESTING` open traces (what differentiating the outer call's
-# rules again, a second order, needs) and binds with no rule below that: only
-# differentiating that innermost call to a higher order reports it.
+# trace them when the call is staged. Such an inner call gets rules of its own
+# only when the outer rules will be differentiated again: one level of rule
+# nesting per differentiation order beyond the first (the AD traces active,
+# at most `_MAX_RULE_NESTING`), so a first-order gradient runs each rule once.
+# Below that the inner call binds with no rule (or is the primal function
+# itself): only differentiating it to a higher order reports it.
 _tracing_rules = _Reentry()
-_MAX_RULE_NESTING = 2
+_MAX_RULE_NESTING = 4
+
+
+def _rule_nesting_allowed(fun):
+    """Whether a call of `fun` traces its rules now (see `_tracing_rules`)."""
+    orders = sum(1 for t in core.trace_stack() if isinstance(t, ADTrace) and not isinstance(t, RuleTrace))
+    return _tracing_rules.depth(fun) < min(max(orders, 1), _MAX_RULE_NESTING)
 
 
 def _resolve_kwargs(fun, args, kwargs):
@@ -285,7 +293,7 @@ class custom_jvp(_CustomFunction):
             cj = ClosedJaxpr(closed)
             outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
             return tree_unflatten(out_tree, outs)
-        if _tracing_rules.depth(self) >= _MAX_RULE_NESTING:
+        if not _rule_nesting_allowed(self):
             rule = None
         else:
             _tracing_rules.enter(self)
@@ -407,7 +415,7 @@ class custom_vjp(_CustomFunction):
             cj = ClosedJaxpr(closed)
             outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
             return tree_unflatten(out_tree, outs)
-        if _tracing_rules.depth(self) >= _MAX_RULE_NESTING:
+        if not _rule_nesting_allowed(self):
             # called from its own rules, nested deeper: the primal function itself
             cj = ClosedJaxpr(closed)
             return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves))

@@ -1,17 +1,21 @@
 """Indexing (`x[idx]`, `x.at[idx].set/add/...`) and the selection functions
 built on it (`take`, `take_along_axis`, `diagonal`, `select`, ...), on lax.
 
-Concrete arrays outside any trace index through NumPy (exact, fast; static
-out-of-bounds indices raise IndexError). Under a trace (or with traced
-indices) indexing lowers to lax: with only ints, slices, `None` and `...`,
-static entries become static slices and a traced scalar index a clamped
-`dynamic_slice` (as JAX); any integer-array index makes the whole selection
-one `gather` (NumPy's advanced-index layout; out-of-bounds entries are
-filled, JAX's default mode).
+Concrete arrays outside any trace index through NumPy (exact, fast) while
+every index is in range. Otherwise indexing lowers to lax: with only ints,
+slices, `None` and `...`, in-range static entries become static slices and a
+traced or out-of-range scalar index a `dynamic_slice` (which clamps it, as
+JAX); any integer-array index makes the whole selection one `gather`
+(NumPy's advanced-index layout) with mode PROMISE_IN_BOUNDS, which clamps, as
+JAX's `x[idx]`. Out-of-bounds handling is always the primitive's: indices
+reach it as written (negative ones counted from the end once), never clamped
+or bounds-checked here.
 
-`.at[...]` updates are one scatter each: static indices through NumPy's flat
-position map of the raveled array, traced ones through the advanced-index
-layout; out-of-bounds updates are dropped by default, as JAX.
+`.at[...]` updates are one scatter each: in-range static indices through
+NumPy's flat position map of the raveled array, others through the
+advanced-index layout; out-of-bounds updates are dropped by default (mode
+FILL_OR_DROP), as JAX. `take` and `take_along_axis` gather with mode `fill`
+by default (NaN, the integer minimum, ...), as JAX.
 """
 import builtins
 
