@@ -64,7 +64,7 @@ def test_pure_callback_vmap_needs_a_method_and_is_not_differentiable():
     f = lambda x: jax.pure_callback(np_sin, jax.ShapeDtypeStruct((), jnp.float32), x)
     with pytest.raises(TypeError, match="vmap_method"):
         jax.vmap(f)(jnp.ones(3))
-    with pytest.raises(TypeError, match="Pure callbacks do not support JVP"):
+    with pytest.raises(ValueError, match="Pure callbacks do not support JVP"):
         jax.grad(f)(1.0)
 
 

@@ -275,8 +275,9 @@ def test_traced_at_updates():
 
 def test_indexing_errors():
     x = jnp.zeros((2, 3))
-    with pytest.raises(IndexError, match="out of bounds"):
-        jax.jit(lambda x: x[5])(x)
+    # a static out-of-bounds index clamps (JAX 0.10.2): row 1
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: x[5])(jnp.arange(6.0).reshape(2, 3))),
+                                  [3.0, 4.0, 5.0])
     with pytest.raises(IndexError, match="Too many indices"):
         jax.jit(lambda x: x[0, 0, 0])(x)
     with pytest.raises(jax.errors.NonConcreteBooleanIndexError):

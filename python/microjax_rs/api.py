@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from . import _core, _devices, _trace_cache, core
+from . import _core, _devices, _trace_cache, core, dtypes
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten
@@ -17,6 +17,20 @@ from .interpreters.batching import axis_env_key
 from .interpreters.partial_eval import (  # noqa: F401  (ShapeDtypeStruct is jax.ShapeDtypeStruct)
     ShapeDtypeStruct, _disable, _fun_name, _leaf_aval, trace_to_jaxpr,
 )
+
+
+def _canonical_leaf(x):
+    """An array argument as `jit` sees it: a 64-bit array made while x64 was
+    on becomes its 32-bit counterpart once x64 is off (as JAX canonicalizes
+    jit's arguments); everything else unchanged."""
+    if type(x) is ArrayImpl and not _core.get_x64():
+        name = dtypes.dtype_name(x.dtype)
+        small = dtypes.canonical_name(name)
+        if small != name:
+            from . import lax
+
+            return lax.convert_element_type(x, small)
+    return x
 
 
 def _check_leaf(x):
@@ -231,6 +245,7 @@ class _Jitted:
         leaves, in_tree = tree_flatten((tuple(dyn), dyn_kwargs))
         for x in leaves:
             _check_leaf(x)
+        leaves = [_canonical_leaf(x) for x in leaves]
         avals = tuple(_leaf_aval(x) for x in leaves)
         key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key())
         owner, hit = self._lookup(key)
@@ -282,7 +297,8 @@ class _Jitted:
             # donate), so every call marks its donated arrays.
             _donate(self._donated, args, kwargs, outs)
         elif (entry_id is not None and self.rust is not None and not kwargs and not statics
-                and all(type(a) is ArrayImpl for a in args) and len(leaves) == len(args)):
+                and all(type(a) is ArrayImpl for a in args) and len(leaves) == len(args)
+                and all(x is a for x, a in zip(leaves, args))):
             spec = _spec_of(out_tree, len(outs))
             rust = self.rust()
             if spec is not None and rust is not None:

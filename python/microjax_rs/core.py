@@ -352,6 +352,11 @@ def current_trace():
     return stack[-1] if stack else None
 
 
+def trace_stack():
+    """The active traces, outermost first (a copy)."""
+    return list(_state.stack)
+
+
 class _TraceContext:
     def __init__(self, trace):
         self.trace = trace

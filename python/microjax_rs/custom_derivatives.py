@@ -31,14 +31,39 @@ def _fun_name(f):
 
 class _Reentry(threading.local):
     def __init__(self):
-        self.active = set()
+        self.active = {}
+
+    def depth(self, fun):
+        return self.active.get(id(fun), 0)
+
+    def enter(self, fun):
+        self.active[id(fun)] = self.depth(fun) + 1
+
+    def leave(self, fun):
+        d = self.depth(fun) - 1
+        if d > 0:
+            self.active[id(fun)] = d
+        else:
+            self.active.pop(id(fun), None)
 
 
-# Rules being traced right now. A rule usually calls its own function for the
-# primal output (`return f(x), t`); that inner call does not trace the rule
-# again (JAX traces rules lazily): it binds with no rule, and only
-# differentiating that inner call to a higher order would report it.
+# Rules being traced right now, per custom function: how many of its rule
+# traces are open. A rule usually calls its own function (`return f(x), t`, a
+# fixed point's rule solving another fixed point); JAX traces rules lazily, we
+# trace them when the call is staged. Such an inner call gets rules of its own
+# only when the outer rules will be differentiated again: one level of rule
+# nesting per differentiation order beyond the first (the AD traces active,
+# at most `_MAX_RULE_NESTING`), so a first-order gradient runs each rule once.
+# Below that the inner call binds with no rule (or is the primal function
+# itself): only differentiating it to a higher order reports it.
 _tracing_rules = _Reentry()
+_MAX_RULE_NESTING = 4
+
+
+def _rule_nesting_allowed(fun):
+    """Whether a call of `fun` traces its rules now (see `_tracing_rules`)."""
+    orders = sum(1 for t in core.trace_stack() if isinstance(t, ADTrace) and not isinstance(t, RuleTrace))
+    return _tracing_rules.depth(fun) < min(max(orders, 1), _MAX_RULE_NESTING)
 
 
 def _resolve_kwargs(fun, args, kwargs):
@@ -92,6 +117,24 @@ def _trace_fun(fun, args, nondiff, leaves, in_tree, name):
 
     flat_tree = tree_structure((tuple(leaves), {}))
     return trace_to_jaxpr(flat, leaves, flat_tree, name)
+
+
+def _trace_fun_on_known_values(fun, args, nondiff, leaves, in_tree, name):
+    """`_trace_fun` for a body that branches on its arguments' values: under
+    eager differentiation the call's primal values are known, so the body is
+    traced in a `RuleTrace` whose inputs carry them (JAX runs the body on
+    concrete primals there). The jaxpr is specialized to those values; None
+    when some argument has no known value (under `jit`)."""
+    thunks = [_known_thunk(x) for x in leaves]
+    if not leaves or any(k is None for k in thunks):
+        return None
+    trace = RuleTrace(name, _rule_parent())
+    with core.new_trace(trace):
+        ins = [trace.new_rule_input(a, k) for a, k in zip(_leaf_avals(leaves), thunks)]
+        out = fun(*_merge(args, nondiff, tree_unflatten(in_tree, ins)))
+        out_leaves, out_tree = tree_flatten(out)
+        closed = _build_rule(trace, out_leaves)
+    return closed, out_tree, trace.captures
 
 
 def _leaf_avals(leaves):
@@ -185,8 +228,14 @@ class _CustomFunction:
             return args, None
         nondiff, dyn = _split_nondiff(args, self.nondiff_argnums)
         leaves, in_tree = tree_flatten(dyn)
-        closed, out_tree, captures = _trace_fun(self.fun, args, nondiff, leaves, in_tree,
-                                                _fun_name(self.fun))
+        name = _fun_name(self.fun)
+        try:
+            traced = _trace_fun(self.fun, args, nondiff, leaves, in_tree, name)
+        except core.ConcretizationTypeError:
+            traced = _trace_fun_on_known_values(self.fun, args, nondiff, leaves, in_tree, name)
+            if traced is None:
+                raise
+        closed, out_tree, captures = traced
         return args, (nondiff, leaves, in_tree, closed, out_tree, captures)
 
 
@@ -244,14 +293,14 @@ class custom_jvp(_CustomFunction):
             cj = ClosedJaxpr(closed)
             outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
             return tree_unflatten(out_tree, outs)
-        if id(self) in _tracing_rules.active:
+        if not _rule_nesting_allowed(self):
             rule = None
         else:
-            _tracing_rules.active.add(id(self))
+            _tracing_rules.enter(self)
             try:
                 rule = self._trace_rule(args, nondiff, leaves, in_tree, closed, out_tree, name)
             finally:
-                _tracing_rules.active.discard(id(self))
+                _tracing_rules.leave(self)
         outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
                                       jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
                                       name=name)
@@ -366,15 +415,15 @@ class custom_vjp(_CustomFunction):
             cj = ClosedJaxpr(closed)
             outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
             return tree_unflatten(out_tree, outs)
-        if id(self) in _tracing_rules.active:
-            # called from its own fwd rule: the primal function itself
+        if not _rule_nesting_allowed(self):
+            # called from its own rules, nested deeper: the primal function itself
             cj = ClosedJaxpr(closed)
             return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves))
-        _tracing_rules.active.add(id(self))
+        _tracing_rules.enter(self)
         try:
             fwd, bwd, num_res = self._trace_rules(args, nondiff, leaves, in_tree, closed, out_tree, name)
         finally:
-            _tracing_rules.active.discard(id(self))
+            _tracing_rules.leave(self)
         outs = custom_vjp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed), fwd_jaxpr=ClosedJaxpr(fwd),
                                       bwd_jaxpr=ClosedJaxpr(bwd), num_res=num_res, name=name)
         return tree_unflatten(out_tree, outs)

@@ -167,6 +167,15 @@ class _Registry:
 default_registry = _Registry()
 
 
+def _sorted_dict_keys(d):
+    """A dict node's keys in sorted order; keys that do not compare raise
+    JAX's ValueError (the comparison's error as its cause)."""
+    try:
+        return sorted(d)
+    except TypeError as e:
+        raise ValueError("Comparator raised exception while sorting pytree dictionary keys.") from e
+
+
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
     """Register ``nodetype`` as a pytree node.
 
@@ -181,7 +190,6 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
     if nodetype in _registry or nodetype in _BUILTIN_NODE_TYPES:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
     _add_node(_CustomNode(nodetype, flatten_func, unflatten_func, flatten_with_keys_func))
-    return nodetype
 
 
 def _add_node(entry):
@@ -197,7 +205,7 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
             key_children, aux = _check_flatten_result(_fwk(x))
             return [c for _, c in key_children], aux
 
-    return register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
 
 
 def register_pytree_node_class(cls):
@@ -481,7 +489,7 @@ def _flat_node(
     if h is _TUPLE or h is _LIST or h is _NT:
         return (t, None, _flat_seq(x, lapp))
     if h is _DICT:
-        keys = sorted(x)
+        keys = _sorted_dict_keys(x)
         return (dict, tuple(keys), _flat_seq([x[k] for k in keys], lapp))
     if h is _NONE:
         return _NONE_NODE
@@ -518,7 +526,7 @@ def _flat_is_leaf(x, leaves, is_leaf):
     if h is _K_TUPLE or h is _K_LIST:
         return (t, None, tuple([_flat_is_leaf(c, leaves, is_leaf) for c in x]))
     if h is _K_DICT:
-        keys = sorted(x)
+        keys = _sorted_dict_keys(x)
         return (dict, tuple(keys), tuple([_flat_is_leaf(x[k], leaves, is_leaf) for k in keys]))
     if h is _K_NONE:
         return _NONE_NODE
@@ -548,7 +556,7 @@ def _collect(
     if h is _TUPLE or h is _LIST or h is _NT:
         children = x
     elif h is _DICT:
-        children = [x[k] for k in sorted(x)]
+        children = [x[k] for k in _sorted_dict_keys(x)]
     elif h is _NONE:
         return
     else:
@@ -566,7 +574,7 @@ def _node_children_with_keys(x, h):
     if h is _K_TUPLE or h is _K_LIST:
         return [(SequenceKey(i), c) for i, c in enumerate(x)], None
     if h is _K_DICT:
-        keys = sorted(x)
+        keys = _sorted_dict_keys(x)
         return [(DictKey(k), x[k]) for k in keys], tuple(keys)
     if h is _K_NONE:
         return [], None
@@ -664,7 +672,7 @@ def flatten_one_level(tree):
     if h is _K_TUPLE or h is _K_LIST or h is _K_NAMEDTUPLE:
         return list(tree), None
     if h is _K_DICT:
-        keys = sorted(tree)
+        keys = _sorted_dict_keys(tree)
         return [tree[k] for k in keys], tuple(keys)
     if h is _K_NONE:
         return [], None
@@ -786,7 +794,7 @@ def _up_to(node, x, out):
     elif t is dict:
         if not isinstance(x, dict):
             raise _MismatchError(f"Expected dict, got {x!r}.")
-        keys = sorted(x)
+        keys = _sorted_dict_keys(x)
         if len(keys) != len(aux) or tuple(keys) != aux:
             raise _MismatchError(f"Dict key mismatch; expected keys: {list(aux)!r}; dict: {x!r}.")
         children = [x[k] for k in keys]

@@ -307,8 +307,9 @@ microjax_rs._gather_table_adapters = _jnp_adapters()
 
 
 def _np_getitem(x, *idx, where=None):
-    """NumPy's x[...] with JAX's rule for out-of-bounds index arrays: the
-    gathered element is filled (NaN, the integer minimum, True)."""
+    """NumPy's x[...] with JAX's rule for out-of-bounds index arrays: counted
+    from the end once, then clamped into range (`x[i]` gathers with
+    PROMISE_IN_BOUNDS, which clamps on CPU; JAX 0.10.2)."""
     items = _place(idx, where)
     items = items if isinstance(items, tuple) else (items,)
     ell = [k for k, e in enumerate(items) if e is Ellipsis]
@@ -316,28 +317,15 @@ def _np_getitem(x, *idx, where=None):
         k = ell[0]
         n_axes = sum(1 for e in items if e is not None and e is not Ellipsis)
         items = items[:k] + (slice(None),) * (x.ndim - n_axes) + items[k + 1:]
-    fixed, masks, axis = [], [], 0
+    fixed, axis = [], 0
     for e in items:
         if isinstance(e, np.ndarray):
             n = x.shape[axis]
-            oob = (e < -n) | (e >= n)
-            masks.append(oob)
-            e = np.where(oob, 0, e)
+            e = np.clip(np.where(e < 0, e + n, e), 0, n - 1)
         fixed.append(e)
         if e is not None:
             axis += 1
-    out = np.array(x[tuple(fixed)])
-    if not masks:
-        return out
-    bshape = np.broadcast_shapes(*[m.shape for m in masks])
-    bad = np.zeros(bshape, bool)
-    for m in masks:
-        bad |= np.broadcast_to(m, bshape)
-    adv = [k for k, e in enumerate(items) if isinstance(e, (np.ndarray, int))]
-    contiguous = adv == list(range(adv[0], adv[-1] + 1))
-    lead = sum(1 for e in items[:adv[0]] if e is None or isinstance(e, slice)) if contiguous else 0
-    bad = bad.reshape((1,) * lead + bshape + (1,) * (out.ndim - lead - len(bshape)))
-    return np.where(bad, _default_fill(x.dtype), out)
+    return np.array(x[tuple(fixed)])
 
 
 def _np_at_op(x, i, v, op="set", where=None, mode=None, **_):
@@ -406,7 +394,7 @@ def _jnp_records():
     gi = [
         # (x shape, index shapes, index bounds, where)
         ((5,), [(3,)], (-5, 4), None),                          # x[i]
-        ((5,), [(2, 3)], (-2, 7), None),                        # out of bounds: fill
+        ((5,), [(2, 3)], (-9, 7), None),                        # out of bounds: clamped
         ((4, 3), [(2,)], (0, 3), None),                         # rows
         ((4, 3), [(2,)], (0, 2), (slice(None), "I")),           # x[:, i]
         ((4, 5), [(2,), (2,)], (0, 3), ("I", "I")),             # x[i, j]
@@ -421,6 +409,10 @@ def _jnp_records():
         recs.append(OpRecord(
             name=f"numpy.getitem[traced {k}]", path=GA + "getitem_traced", ref=_np_getitem,
             args_maker=array_then_index(lo, hi), dtypes=_FB if k != 1 else ("float32", "int32"),
+            # out-of-bounds entries read a clamped element, but the gather's
+            # transpose (PROMISE_IN_BOUNDS) drops their cotangent, as JAX:
+            # finite differences do not apply
+            differentiable=k != 1,
             cases=(Case((xs,) + tuple(ishapes), (), {"where": where}),)))
     # .at[...] with traced indices (repeated and out-of-bounds ones)
     for op, dtypes in (("set", ("float32", "int32")), ("add", ("float32", "float64", "int32")),

@@ -660,3 +660,40 @@ fn memory_analysis_bounds_the_measured_peak() {
     assert!(mem.peak_bytes >= run.peak_bytes);
     assert!(run.peak_bytes > 0);
 }
+
+/// A rank-0 value from outside a fusion group reshaped to the group's
+/// shape (`(1, 1)`, one element) is a `select_n` case beside a full-shape
+/// case: the group reads it per element, not as a rank-0 scalar (the
+/// backward program of `grad(sum(where(a > 0, a, 0) * ones((2, 2))))`).
+#[test]
+fn reshaped_rank0_value_is_a_full_shape_select_case() {
+    let mut b = Builder::new();
+    let c = input(&mut b, &[1, 1]);
+    let m = input(&mut b, &[]);
+    let d = b
+        .add_eqn1(
+            Primitive::Compare(microjax::CmpOp::Gt),
+            vec![c, Builder::lit(DType::F32, 0.0)],
+        )
+        .unwrap();
+    let n = b
+        .add_eqn1(
+            Primitive::Reshape(microjax::prims::Reshape {
+                new_sizes: vec![1, 1],
+            }),
+            vec![m],
+        )
+        .unwrap();
+    let zeros = b.zeros(&f32v(&[1, 1])).unwrap();
+    let p = b
+        .add_eqn1(Primitive::SelectN(SelectN), vec![d, zeros, n])
+        .unwrap();
+    let prog = b.build(vec![p]).unwrap();
+    for (cv, mv) in [(1.0f32, 4.0f32), (-1.0, 4.0)] {
+        let args = [
+            Arc::new(HostArray::new(vec![1, 1], Buffer::from(vec![cv])).unwrap()),
+            Arc::new(HostArray::new(vec![], Buffer::from(vec![mv])).unwrap()),
+        ];
+        check(prog.clone(), &args);
+    }
+}

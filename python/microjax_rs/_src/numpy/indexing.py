@@ -1,17 +1,21 @@
 """Indexing (`x[idx]`, `x.at[idx].set/add/...`) and the selection functions
 built on it (`take`, `take_along_axis`, `diagonal`, `select`, ...), on lax.
 
-Concrete arrays outside any trace index through NumPy (exact, fast; static
-out-of-bounds indices raise IndexError). Under a trace (or with traced
-indices) indexing lowers to lax: with only ints, slices, `None` and `...`,
-static entries become static slices and a traced scalar index a clamped
-`dynamic_slice` (as JAX); any integer-array index makes the whole selection
-one `gather` (NumPy's advanced-index layout; out-of-bounds entries are
-filled, JAX's default mode).
+Concrete arrays outside any trace index through NumPy (exact, fast) while
+every index is in range. Otherwise indexing lowers to lax: with only ints,
+slices, `None` and `...`, in-range static entries become static slices and a
+traced or out-of-range scalar index a `dynamic_slice` (which clamps it, as
+JAX); any integer-array index makes the whole selection one `gather`
+(NumPy's advanced-index layout) with mode PROMISE_IN_BOUNDS, which clamps, as
+JAX's `x[idx]`. Out-of-bounds handling is always the primitive's: indices
+reach it as written (negative ones counted from the end once), never clamped
+or bounds-checked here.
 
-`.at[...]` updates are one scatter each: static indices through NumPy's flat
-position map of the raveled array, traced ones through the advanced-index
-layout; out-of-bounds updates are dropped by default, as JAX.
+`.at[...]` updates are one scatter each: in-range static indices through
+NumPy's flat position map of the raveled array, others through the
+advanced-index layout; out-of-bounds updates are dropped by default (mode
+FILL_OR_DROP), as JAX. `take` and `take_along_axis` gather with mode `fill`
+by default (NaN, the integer minimum, ...), as JAX.
 """
 import builtins
 
@@ -141,8 +145,13 @@ def _has_tracer(idx):
 
 def getitem(x, idx):
     if type(x) is core.ArrayImpl and core.current_trace() is None and not _has_tracer(idx):
-        idx = _concrete_index(idx)
-        out = np.asarray(x)[idx]
+        try:
+            out = np.asarray(x)[_concrete_index(idx)]
+        except IndexError as e:
+            if "out of bounds" not in str(e):
+                raise
+            # A static out-of-bounds index: clamped by the primitive, as JAX.
+            return _getitem_lax(x, idx)
         return core.to_array(np.asarray(out), weak_type=x.weak_type)
     return _getitem_lax(x, idx)
 
@@ -223,8 +232,12 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
     x = _arr(x)
     av = core.get_aval(x)
     items = _normalize(idx, av.ndim)
-    if builtins.any(_is_advanced(it) for it in items) or mode is not None or fill_value is not None:
-        return _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices)
+    basic_mode = mode is None or mode == "promise_in_bounds"
+    if builtins.any(_is_advanced(it) for it in items) or not basic_mode:
+        # `x[idx]` gathers with PROMISE_IN_BOUNDS (clamped here, as JAX on
+        # CPU); a fill value counts only with mode 'fill'.
+        return _gather_items(x, items, "promise_in_bounds" if mode is None else mode, fill_value,
+                             indices_are_sorted, unique_indices)
     d = 0
     for it in items:
         if it is None:
@@ -236,17 +249,34 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
             x = _apply_slice(x, d, it)
             d += 1
         elif _is_scalar_int(it) and not _is_traced(it) and type(it) is not core.ArrayImpl:
-            i = _static_int_index(it, n, d)
-            x = lax.squeeze(_slice_axis(x, d, i, i + 1), (d,))
+            i = int(it)
+            i = i + n if i < 0 else i
+            if 0 <= i < n:
+                x = lax.squeeze(_slice_axis(x, d, i, i + 1), (d,))
+            else:
+                # Out of bounds: the raw index goes to dynamic_slice, which
+                # clamps it (as JAX; nothing is clamped here).
+                x = _index_in_dim(x, _const(i, _index_dtype([n, builtins.abs(i)])), d)
         elif _is_scalar_int(it):
             # A traced scalar: a clamped dynamic slice, as JAX (under vmap its
             # batching rule makes it one gather).
-            x = lax.squeeze(lax.dynamic_slice_in_dim(x, _wrap_negative(it, n), 1, d), (d,))
+            x = _index_in_dim(x, _wrap_negative(it, n), d)
         else:
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
                 f"indices; got {it!r}")
     return x
+
+
+def _index_in_dim(x, i, d):
+    """x[..., i, ...] along axis `d` for a scalar index already counted from
+    the end once: `dynamic_slice` bound directly (lax.dynamic_slice would
+    count a still-negative index from the end again), which clamps it."""
+    shape = core.get_aval(x).shape
+    zero = _const(0, core.get_aval(i).dtype_name)
+    starts = [i if k == d else zero for k in range(len(shape))]
+    sizes = tuple(1 if k == d else n for k, n in enumerate(shape))
+    return lax.squeeze(lax.dynamic_slice_p.bind(x, *starts, slice_sizes=sizes), (d,))
 
 
 def _apply_slice(x, d, it):
@@ -256,27 +286,17 @@ def _apply_slice(x, d, it):
     return _slice_axis(x, d, start, stop, 1 if step is None else step)
 
 
-def _static_int_index(i, n, d):
-    i = int(i)
-    if not -n <= i < n:
-        raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
-    return i % n
-
-
 def _index_dtype(sizes):
     return "int64" if builtins.any(n >= 2 ** 31 for n in sizes) else "int32"
 
 
-def _index_array(it, n, d, check_static, normalize=True):
+def _index_array(it, n, d, normalize=True):
     """One advanced index (static or traced) as an integer array, negative
     entries counted from the end when `normalize` (as JAX's indexing)."""
     if isinstance(it, np.ndarray) or (not _is_traced(it) and type(it) is not core.ArrayImpl):
         a = np.asarray(it)
         if not np.issubdtype(a.dtype, np.integer):
             raise IndexError(f"Indexer must have integer or boolean type, got indexer with type {a.dtype}")
-        if check_static and a.size and (a.min() < -n or a.max() >= n):
-            bad = a.min() if a.min() < -n else a.max()
-            raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
         a = np.where(a < 0, a + n, a) if normalize else a
         return asarray(a.astype(np.int64 if n >= 2 ** 31 else np.int32))
     name = core.get_aval(it).dtype_name
@@ -292,10 +312,10 @@ class _GatherPlan:
     partial slice is a window whose static start is one more index vector
     component (its axis in `index_map`, not collapsed)."""
 
-    def __init__(self, x, items, check_static, contiguous=None, normalize=True):
+    def __init__(self, x, items, contiguous=None, normalize=True):
         shape = core.get_aval(x).shape
         self.adv = [k for k, it in enumerate(items) if not isinstance(it, slice)]
-        arrays = [_index_array(items[k], shape[k], k, check_static, normalize) for k in self.adv]
+        arrays = [_index_array(items[k], shape[k], k, normalize) for k in self.adv]
         shapes = [core.get_aval(a).shape for a in arrays]
         try:
             self.batch = tuple(np.broadcast_shapes(*shapes))
@@ -346,7 +366,7 @@ def _gather_items(x, items, mode, fill_value, indices_are_sorted, unique_indices
         d += 1
     if not builtins.any(not isinstance(it, slice) for it in aligned):
         return x
-    plan = _GatherPlan(x, aligned, check_static=mode is None, normalize=normalize)
+    plan = _GatherPlan(x, aligned, normalize=normalize)
     if builtins.any(s > n for s, n in zip(plan.slice_sizes, x.shape)):
         # An advanced index into a size-0 axis (`zeros(0)[mask]`): no gather
         # fits, and an empty index selects nothing (as JAX, which skips the
@@ -422,7 +442,8 @@ class _AtRef:
         self.x, self.idx = x, idx
 
     def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
-        if mode is None and fill_value is None:
+        if mode is None:
+            # x[idx] (a fill value counts only with mode 'fill', as JAX)
             return getitem(self.x, self.idx)
         return _getitem_lax(self.x, self.idx, mode, fill_value, indices_are_sorted, unique_indices)
 
@@ -490,10 +511,17 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
     if core.get_aval(vals).dtype_name != av.dtype_name:
         vals = lax.convert_element_type(vals, av.dtype_name)
     op = getattr(lax, name)
+    pos = None
     if not _has_tracer(idx):
         # Static indices: NumPy itself gives the flat position of every
-        # indexed element (all index kinds, exact bounds errors).
-        pos = np.asarray(np.arange(av.size).reshape(av.shape)[_concrete_index(idx)])
+        # indexed element (all index kinds); an out-of-bounds one goes to the
+        # scatter below, whose mode drops (or clamps) it.
+        try:
+            pos = np.asarray(np.arange(av.size).reshape(av.shape)[_concrete_index(idx)])
+        except IndexError as e:
+            if "out of bounds" not in str(e):
+                raise
+    if pos is not None:
         upd = reshape(_broadcast_values(vals, pos.shape), (pos.size,))
         flat = pos.reshape(-1, 1).astype(np.int64 if av.size >= 2 ** 31 else np.int32)
         unique = unique_indices or np.unique(flat).size == flat.size
@@ -504,8 +532,13 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         return lax.reshape(out, av.shape)
     items = _normalize(idx, av.ndim)
     kept = [it for it in items if it is not None]
+    if pos is None and not _has_tracer(idx) and builtins.all(
+            isinstance(it, (slice, int, np.integer)) for it in kept):
+        # Static scalar indices (out of bounds: NumPy refused them) name one
+        # position each: unique, as JAX marks them.
+        unique_indices = True
     contiguous = _advanced_contiguous(items)
-    plan = _GatherPlan(x, kept, check_static=mode is None, contiguous=contiguous)
+    plan = _GatherPlan(x, kept, contiguous=contiguous)
     # x[idx]'s shape (None axes included), which values broadcast to.
     layout = _result_layout(items, av.shape, plan.batch, contiguous)
     full_shape = tuple(size for size, _ in layout)
@@ -626,6 +659,9 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         return take_traced(a, indices, axis, mode, fill_value, unique_indices, indices_are_sorted)
     idx = np.asarray(indices)
     n = av.shape[axis]
+    if n and np.issubdtype(idx.dtype, np.integer):
+        # One gather whose mode handles out-of-bounds indices (as JAX).
+        return take_traced(a, idx, axis, mode, fill_value, unique_indices, indices_are_sorted)
     if mode == "clip":
         flat = np.clip(idx, 0, n - 1)
     elif mode == "wrap":

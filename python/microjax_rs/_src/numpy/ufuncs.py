@@ -477,12 +477,17 @@ def floor_divide(x1, x2, /):
         return floor(lax.div(a, b))
     if _is_bool(a):
         raise TypeError("floor_divide is not defined for booleans")
-    # Integer floor division from truncating division.
+    # Integer floor division from truncating division: one less where the
+    # signs differ and the division is inexact. A zero divisor gives lax.div's
+    # value (-1, all ones unsigned) less one for a nonzero dividend, as JAX.
     q = lax.div(a, b)
+    name = _aval(a).dtype_name
+    if name.startswith("uint"):
+        return q
     r = lax.sub(a, lax.mul(q, b))
-    zero = _const(0, _aval(a).dtype_name)
-    adjust = _and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
-    return _where(adjust, lax.sub(q, _const(1, _aval(a).dtype_name)), q)
+    zero = _const(0, name)
+    adjust = _and(lax.ne(r, zero), lax.ne(lax.sign(a), lax.sign(b)))
+    return _where(adjust, lax.sub(q, _const(1, name)), q)
 
 
 def remainder(x1, x2, /):
@@ -493,8 +498,10 @@ def remainder(x1, x2, /):
         r = lax.rem(a, b)
         zero = 0.0
     else:
-        r = lax.sub(a, lax.mul(lax.div(a, b), b))
+        # An integer remainder by zero is 0 (JAX divides by one there).
         zero = _const(0, _aval(a).dtype_name)
+        b = _where(lax.eq(b, zero), _const(1, _aval(a).dtype_name), b)
+        r = lax.sub(a, lax.mul(lax.div(a, b), b))
     adjust = _and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
     return _where(adjust, lax.add(r, b), r)
 
@@ -506,6 +513,9 @@ def fmod(x1, x2, /):
     a, b = _promote(x1, x2)
     if _is_float(a):
         return lax.rem(a, b)
+    # An integer fmod by zero is 0, as JAX.
+    name = _aval(a).dtype_name
+    b = _where(lax.eq(b, _const(0, name)), _const(1, name), b)
     return lax.sub(a, lax.mul(lax.div(a, b), b))
 
 

@@ -6,15 +6,16 @@
 //! returns against the declared result types.
 //!
 //! * `pure_callback[callback, result_avals, vmap_method]`: no effect (DCE may
-//!   remove it); not differentiable (JAX's error); vmap per `vmap_method`:
+//!   remove it); not differentiable (JAX's `ValueError`); vmap per `vmap_method`:
 //!   `sequential` (a `scan` calling it once per member), `expand_dims`
 //!   (one call, unbatched operands get a unit axis), `broadcast_all` (one call,
 //!   every operand broadcast); without one, JAX's error.
 //! * `io_callback[callback, result_avals, ordered]` and
 //!   `debug_callback[callback]` (no results): ordered I/O effect, so they are
-//!   never removed and keep program order, also inside loop bodies. Under
-//!   JVP they run on the primal values; under vmap they run once per member
-//!   (a `scan`).
+//!   never removed and keep program order, also inside loop bodies. An
+//!   `io_callback` is not differentiable and an ordered one not batchable
+//!   (JAX's `ValueError`s); a debug callback runs on the primal values under
+//!   JVP. Under vmap they run once per member (a `scan`).
 //!
 //! Programs holding a callback cannot be exported or printed canonically.
 
@@ -332,15 +333,23 @@ impl Family for Callback {
         shared_call(self.name(), args, outs, |args| eval(self, args))
     }
 
-    /// A pure callback has none (JAX's error); I/O and debug callbacks run
-    /// on the primal values and their results have zero tangents.
+    /// Pure and I/O callbacks have none (JAX's `ValueError`s); a debug
+    /// callback runs on the primal values (it has no results).
     fn jvp(&self, b: &mut Builder, xs: &[Atom], _ts: &[Option<Atom>]) -> JvpOut {
-        if let Callback::Pure { .. } = self {
-            return Err(Error::Unsupported(
-                "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use callbacks \
-                 while taking gradients."
-                    .into(),
-            ));
+        match self {
+            Callback::Pure { .. } => {
+                return Err(Error::InvalidArgument(
+                    "Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use \
+                     callbacks while taking gradients."
+                        .into(),
+                ))
+            }
+            Callback::Io { .. } => {
+                return Err(Error::InvalidArgument(
+                    "IO callbacks do not support JVP.".into(),
+                ))
+            }
+            Callback::Debug { .. } => {}
         }
         let outs = emit(b, self.clone(), xs.to_vec())?;
         let n = outs.len();
@@ -361,6 +370,11 @@ impl Family for Callback {
                         .into(),
                 )
             })?,
+            Callback::Io { ordered: true, .. } => {
+                return Err(Error::InvalidArgument(
+                    "Cannot `vmap` ordered IO callback.".into(),
+                ))
+            }
             Callback::Io { .. } | Callback::Debug { .. } => VmapMethod::Sequential,
         };
         let nout = self.result_avals().len();

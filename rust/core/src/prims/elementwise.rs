@@ -201,8 +201,10 @@ fn elementary_tangent(
             Some(b.binary(BinaryOp::Div, t, two_y)?)
         }
         UnaryOp::Abs => {
-            let s = b.unary(UnaryOp::Sign, x)?;
-            Some(mul(b, t, s)?)
+            // t where x >= 0 (so 1 at zero, as JAX), -t elsewhere (NaN included).
+            let nonneg = b.add_eqn1(Primitive::Compare(CmpOp::Ge), vec![x, lit(0.0)])?;
+            let nt = b.unary(UnaryOp::Neg, t.clone())?;
+            Some(b.add_eqn1(Primitive::SelectN(SelectN), vec![nonneg, nt, t])?)
         }
         UnaryOp::Exp2 => {
             let d = mul(b, y.clone(), lit(std::f64::consts::LN_2))?;
@@ -530,16 +532,21 @@ fn pow_rem_tangent(
         BinaryOp::Pow => {
             let l = match tx {
                 Some(t) => {
-                    // d/dx x^y = y x^(y-1), and 0 where y == 0 (as JAX).
+                    // d/dx x^y = y x^(y-1); JAX takes it as written for a float
+                    // exponent (so NaN at x = y = 0) and 0 where an integer y == 0.
                     let ym1 = b.binary(BinaryOp::Sub, y.clone(), Builder::lit(dtype, 1.0))?;
                     let pw = b.binary(BinaryOp::Pow, x.clone(), ym1)?;
                     let jac = mul(b, y.clone(), pw)?;
-                    let zeros = b.zeros(zaval)?;
-                    let y0 = b.add_eqn1(
-                        Primitive::Compare(CmpOp::Eq),
-                        vec![y.clone(), Builder::lit(dtype, 0.0)],
-                    )?;
-                    let jac = b.add_eqn1(Primitive::SelectN(SelectN), vec![y0, jac, zeros])?;
+                    let jac = if b.aval(y)?.dtype.is_float() {
+                        jac
+                    } else {
+                        let zeros = b.zeros(zaval)?;
+                        let y0 = b.add_eqn1(
+                            Primitive::Compare(CmpOp::Eq),
+                            vec![y.clone(), Builder::lit(dtype, 0.0)],
+                        )?;
+                        b.add_eqn1(Primitive::SelectN(SelectN), vec![y0, jac, zeros])?
+                    };
                     Some(mul(b, t, jac)?)
                 }
                 None => None,

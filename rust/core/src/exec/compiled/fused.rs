@@ -149,8 +149,19 @@ impl Fused {
                     }
                 }
             }
+            // The reshaped value holds the group's elements: an outside
+            // operand is read per element even when it is rank 0 (a rank-0
+            // `Scalar` would reach the member kernels with the wrong shape,
+            // e.g. as a `select_n` case beside full-shape cases).
             Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
                 match eqn.inputs.as_slice() {
+                    [Atom::Var(v)] if bound.get(v.index()).copied().flatten().is_none() => {
+                        let access = Access {
+                            inner: 1,
+                            size: self.len,
+                        };
+                        self.input(*v, access, jx.aval(*v)?.dtype)
+                    }
                     [a] => self.operand(jx, bound, a)?,
                     _ => return Err(internal("reshape arity")),
                 }
