@@ -446,3 +446,14 @@ def test_quantile_methods_and_weights_errors_as_jax():
         jnp.quantile(x, 0.3, weights=jnp.ones(5))
     with pytest.raises(ValueError, match="Weights shape must match 'a' shape when axis is None"):
         jnp.quantile(x, 0.3, method="inverted_cdf", weights=jnp.ones(4))
+
+
+def test_nan_extremum_with_initial_and_duplicate_axes():
+    # JAX 0.10.2 (and NumPy): with initial=, an all-NaN or empty slice gives `initial`.
+    assert float(jnp.nanmax(np.array([np.nan, np.nan], np.float32), initial=0)) == 0.0
+    assert float(jnp.nanmin(np.array([np.nan, 2.0], np.float32), initial=5)) == 2.0
+    np.testing.assert_array_equal(np.asarray(jnp.nanmax(np.zeros((0, 4), np.float32), keepdims=True, initial=0)),
+                                  [[0.0]])
+    assert np.isnan(float(jnp.nanmax(np.array([np.nan, np.nan], np.float32))))
+    with pytest.raises(ValueError, match=r"duplicate value in 'axis': \(0, 0\)"):
+        jnp.sum(jnp.ones((2, 3)), axis=(0, 0))

@@ -345,6 +345,8 @@ def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
     if not _is_float(a):
         return reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
     res = reduce(_where(isnan(a), nan_fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
+    if initial is not None:  # as JAX and NumPy: all-NaN slices give `initial`
+        return res
     all_nan = all(isnan(a), axis=axis, keepdims=keepdims)
     return _where(all_nan, _np.nan, res)
 

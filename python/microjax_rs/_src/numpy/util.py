@@ -157,7 +157,10 @@ def _reduce_axes(av, axis):
     if axis is None:
         return tuple(range(av.ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return tuple(sorted(_canon_axis(x, av.ndim) for x in axes))
+    canon = tuple(sorted(_canon_axis(x, av.ndim) for x in axes))
+    if len(set(canon)) != len(canon):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return canon
 
 
 def _keepdims(out, av, axes):
