@@ -92,3 +92,9 @@ from .._src.numpy.einsum import (  # noqa: F401
 )
 
 from . import linalg  # noqa: E402,F401
+
+# the jnp functions that are `jnp.ufunc` objects, and ufunc construction
+from .._src.numpy.ufunc_api import (  # noqa: F401,E402
+    add, bitwise_and, bitwise_or, bitwise_xor, frompyfunc, logaddexp, logaddexp2, logical_and, logical_or,
+    logical_xor, maximum, minimum, multiply, negative, subtract, ufunc,
+)
