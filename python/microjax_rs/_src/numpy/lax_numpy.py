@@ -130,7 +130,12 @@ def arange(start, stop=None, step=None, dtype=None):
     return core.to_array(ref.astype(_dt.np_dtype(name)))
 
 
-def astype(x, dtype):
+def astype(x, dtype, /, *, copy=False, device=None):
+    """`x` converted to `dtype` (jnp.astype). Arrays are immutable, so
+    `copy` changes nothing observable; `device` may only name the host."""
+    del copy, device
+    if dtype is None:
+        return asarray(x)
     return lax.convert_element_type(x, dtype)
 
 

@@ -630,8 +630,21 @@ def modf(x, /):
 
 
 def ldexp(x1, x2, /):
+    """x1 * 2**x2 (integer x2), exact over the whole exponent range: the
+    power is applied in three factors so none of them overflows while the
+    product is finite."""
     a = _inexact1(x1)
     e = _arr(x2)
     if not _is_int(e):
-        raise TypeError("ldexp: the exponent must be an integer array")
-    return multiply(a, exp2(lax.convert_element_type(e, _aval(a).dtype_name)))
+        raise ValueError(f"ldexp not supported for input types ({_aval(_arr(x1)).dtype}, {_aval(e).dtype})")
+    name = _aval(a).dtype_name
+    info = finfo(name)
+    # Beyond +-(max exponent - min exponent + mantissa bits) the result is inf / 0 anyway.
+    limit = int(info.maxexp - info.minexp + info.nmant + 2)
+    e = lax.convert_element_type(e, "int32") if _aval(e).dtype_name != "int32" else e
+    e = clip(e, -limit, limit)
+    third = floor_divide(e, 3)
+    rest = lax.sub(e, lax.mul(third, _const(2, "int32")))
+    p1 = exp2(lax.convert_element_type(third, name))
+    p2 = exp2(lax.convert_element_type(rest, name))
+    return multiply(multiply(multiply(a, p1), p1), p2)
