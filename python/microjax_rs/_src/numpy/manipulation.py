@@ -338,16 +338,13 @@ def _broadcast_slice(a, ax, i, k):
 
 
 def _pad_callable(a, pw, nd, func, kwargs):
-    from ..._vmap import vmap
     from .lax_numpy import moveaxis
+    from .vectorize import vectorize
     a = pad(a, pw, mode="constant")
     for ax in range(nd):
-        moved = moveaxis(a, ax, -1)
-        shape = _aval(moved).shape
-        rows = reshape(moved, (-1, shape[-1]))
         width = (int(pw[ax, 0]), int(pw[ax, 1]))
-        out = vmap(lambda v: _arr(func(v, width, ax, kwargs)))(rows)
-        a = moveaxis(reshape(out, shape), -1, ax)
+        along = vectorize(lambda v, ax=ax, width=width: _arr(func(v, width, ax, kwargs)), signature="(n)->(n)")
+        a = moveaxis(along(moveaxis(a, ax, -1)), -1, ax)
     return a
 
 

@@ -33,9 +33,8 @@ _AT_INPLACE_MESSAGE = (
 
 def _result_dtype(func, *args):
     """The dtype `func` gives on one element of each argument."""
-    from ...api import eval_shape
     ones = [lax.full((), 1, _aval(asarray(a)).dtype) for a in args]
-    return eval_shape(func, *ones).dtype
+    return _aval(asarray(func(*ones))).dtype
 
 
 class ufunc:
