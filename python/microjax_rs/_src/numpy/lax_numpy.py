@@ -15,6 +15,7 @@ from .util import (_SCALARS, _arr, _aval, _axes_arg, _broadcast_shapes, _broadca
 # -- constants -----------------------------------------------------------------
 
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
+euler_gamma = 0.5772156649015329  # the Euler-Mascheroni constant (np.euler_gamma)
 newaxis = None
 
 

@@ -362,3 +362,23 @@ def matrix_power(a, n):
         if n:
             base = _matmul(base, base)
     return result
+
+
+def cond(x, p=None):
+    """The condition number of (a stack of) matrices in the norm `p`
+    (jnp.linalg.cond): the singular-value ratio for None / 2 / -2 (any
+    shape), norm(x, p) * norm(inv(x), p) for the others (square only);
+    inf where the result is nan but x has no nan."""
+    (a,) = _promote_dtypes_inexact(_arr(x))
+    shape = _aval(a).shape
+    if len(shape) < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={shape}")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(a)
+        r = s[..., -1] / s[..., 0] if (p is not None and p == -2) else s[..., 0] / s[..., -1]
+    else:
+        if shape[-2] != shape[-1]:
+            raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got arr.shape={shape}")
+        r = norm(a, ord=p, axis=(-2, -1)) * norm(inv(a), ord=p, axis=(-2, -1))
+    has_nan = _any(not_equal(a, a), axis=(-2, -1))
+    return where(not_equal(r, r) & ~has_nan, _np.inf, r)
