@@ -39,6 +39,7 @@ from . import (
     errors,
     gather,
     jnp,
+    jnp_numeric,
     linalg,
     random,
     reductions,
@@ -70,6 +71,7 @@ _OPERATORS: tuple = (
     + dot.RECORDS
     + creation.RECORDS
     + jnp.RECORDS
+    + jnp_numeric.RECORDS
     + sort.RECORDS
     + gather.RECORDS
     + linalg.RECORDS

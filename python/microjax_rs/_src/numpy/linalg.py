@@ -60,12 +60,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord in (1, -1, _np.inf, -_np.inf):
             # 1: max over columns of the column sums; inf: max over rows of the row sums.
             s_ax, m_ax = (r, c) if ord in (1, -1) else (c, r)
-            s = _sum(_abs(x), axis=s_ax, keepdims=True)
+            s = _sum(_abs(x), axis=s_ax, keepdims=keepdims)
             red = _max if ord in (1, _np.inf) else _min
-            out = red(s, axis=m_ax, keepdims=True)
-            if not keepdims:
-                out = lax.squeeze(out, tuple(sorted(axes)))
-            return out
+            return red(s, axis=m_ax - 1 if (not keepdims and m_ax > s_ax) else m_ax, keepdims=keepdims)
         if ord in (2, -2, "nuc"):
             y = moveaxis(x, (r, c), (-2, -1))
             sv = svd(y, compute_uv=False)

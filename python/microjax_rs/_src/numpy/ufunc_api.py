@@ -314,19 +314,24 @@ def _logsumexp_reduce(base2):
         elif _aval(a).dtype_name not in ("float16", "bfloat16", "float32", "float64"):
             a = a.astype(_result_dtype(_logaddexp, a, a))
         ex, lg = (exp2, log2) if base2 else (exp, log)
-        m = _max(a, axis=axis, keepdims=True, initial=-_np.inf if where is not None else None, where=where)
-        m = _where(lax.is_finite(m), m, 0.0)
-        s = _sum(ex(a - m), axis=axis, keepdims=True, where=where)
-        res = lg(s) + m
+        init = -_np.inf if where is not None else None
+        final_shape = None
+        if axis is None:  # the flattened array, reshaped back at the end for keepdims
+            final_shape = (1,) * _aval(a).ndim if keepdims else None
+            if where is not None:
+                where = reshape(broadcast_to(asarray(where), _aval(a).shape), (-1,))
+            a, axis, keepdims = reshape(a, (-1,)), 0, False
+        # The shift (kept dims, to broadcast) and the same maximum in the result's shape.
+        # The shift is a constant for differentiation (the result does not depend on it).
+        top = _max(a, axis=axis, initial=init, where=where)
+        top = lax.stop_gradient(_where(lax.is_finite(top), top, 0.0))
+        axes = tuple(range(_aval(a).ndim)) if axis is None else axis
+        shift = expand_dims(top, axes)
+        total = _sum(ex(a - shift), axis=axis, keepdims=keepdims, where=where)
+        res = lg(total) + (shift if keepdims else top)
         if initial is not None:
             res = (_logaddexp2 if base2 else _logaddexp)(res, asarray(initial).astype(_aval(res).dtype))
-        if not keepdims:
-            if axis is None:
-                res = reshape(res, ())
-            else:
-                ax = axis if isinstance(axis, tuple) else (axis,)
-                res = lax.squeeze(res, tuple(_canon_axis(x, _aval(a).ndim) for x in ax))
-        return res
+        return res if final_shape is None else reshape(res, final_shape)
     return reduce
 
 
