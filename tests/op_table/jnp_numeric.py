@@ -333,14 +333,15 @@ CALCULUS = (
 BITS = (
     OpRecord(name="numpy.packbits", ref=np.packbits, args_maker=_bits, dtypes=("uint8", "bool", "int32"),
              out_dtype=_const_dtype("uint8"), differentiable=False,
-             cases=_c((((13,),), (), {}), (((3, 10),), (), {"axis": 1}), (((9, 2),), (), {"axis": 0, "bitorder": "little"}),
-                      (((2, 3),), (), {}), (((0,),), (), {})),
+             cases=_c((((13,),), (), {}), (((3, 10),), (), {"axis": 1}),
+                      (((9, 2),), (), {"axis": 0, "bitorder": "little"}), (((2, 3),), (), {}), (((0,),), (), {})),
              errors=(_err([_f32(3)], TypeError, "Expected an input array of integer or boolean data type"),
                      _err([_i32(3)], ValueError, "'order' must be either 'little' or 'big'", bitorder="x"))),
     OpRecord(name="numpy.unpackbits", ref=np.unpackbits, args_maker=_bytes, dtypes=("uint8",),
              out_dtype=_const_dtype("uint8"), differentiable=False,
              cases=_c((((3,),), (), {}), (((2, 3),), (), {"axis": 1}), (((2, 3),), (), {"axis": 0, "count": 5}),
-                      (((4,),), (), {"count": -3}), (((2,),), (), {"count": 20}), (((3,),), (), {"bitorder": "little"})),
+                      (((4,),), (), {"count": -3}), (((2,),), (), {"count": 20}),
+                      (((3,),), (), {"bitorder": "little"})),
              errors=(_err([_i32(3)], TypeError, "Expected an input array of unsigned byte data type"),)),
 )
 

@@ -8,6 +8,8 @@ queries) -> `ufuncs` (elementwise functions) -> `indexing` (`x[idx]`,
 sums, differences) -> `manipulation` (split, repeat, roll, pad) -> `sorting`
 (sorting, searching, counting, order statistics) -> `setops` (unique);
 `array_creation` (linspace family), `tensor_contractions`, `einsum`, `linalg`
-and `array_methods` (the array operators and methods) sit on top. The public
-namespace `microjax_rs.numpy` only re-exports.
+and `array_methods` (the array operators and methods) sit on top, with
+`ufunc_api` (the `jnp.ufunc` objects), `polynomial`, `window_functions`,
+`numerical_calculus` (gradient, trapezoid, unwrap) and `bit_packing`. The
+public namespace `microjax_rs.numpy` only re-exports.
 """

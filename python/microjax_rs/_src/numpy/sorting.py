@@ -386,10 +386,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     right_x = isinstance(right, str)
     if left_x or right_x:
         # The end segments' lines continue past the ends.
-        x0, x1 = lax.reshape(_take_static(xp, 0, [0]), ()), lax.reshape(_take_static(xp, 0, [1 if n > 1 else 0]), ())
-        f0, f1 = lax.reshape(_take_static(fp, 0, [0]), ()), lax.reshape(_take_static(fp, 0, [1 if n > 1 else 0]), ())
-        y0, y1 = lax.reshape(_take_static(xp, 0, [n - 2 if n > 1 else 0]), ()), lax.reshape(_take_static(xp, 0, [n - 1]), ())
-        g0, g1 = lax.reshape(_take_static(fp, 0, [n - 2 if n > 1 else 0]), ()), lax.reshape(_take_static(fp, 0, [n - 1]), ())
+        def at(arr, i):
+            return lax.reshape(_take_static(arr, 0, [builtins.max(i, 0)]), ())
+
+        x0, x1, f0, f1 = at(xp, 0), at(xp, 1 if n > 1 else 0), at(fp, 0), at(fp, 1 if n > 1 else 0)
+        y0, y1, g0, g1 = at(xp, n - 2), at(xp, n - 1), at(fp, n - 2), at(fp, n - 1)
         if left_x:
             left = lax.add(f0, lax.mul(lax.sub(x, x0), lax.div(lax.sub(f1, f0), lax.sub(x1, x0))))
         if right_x:
