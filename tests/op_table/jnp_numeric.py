@@ -218,7 +218,7 @@ ELEMENTWISE = (
        tol=TRANSCENDENTAL_TOL),
     _u("numpy.iscomplex", np.iscomplex, dtypes=FI + ("bool",), out_dtype=_const_dtype("bool"), differentiable=False),
     _u("numpy.isreal", np.isreal, dtypes=FI + ("bool",), out_dtype=_const_dtype("bool"), differentiable=False),
-    OpRecord(name="numpy.ldexp", ref=np.ldexp, args_maker=_ldexp_args, dtypes=("float32", "float64", "float16"),
+    OpRecord(name="numpy.ldexp[wide exponents]", path="numpy.ldexp", ref=np.ldexp, args_maker=_ldexp_args, dtypes=("float32", "float64", "float16"),
              cases=cases_from_shapes(_PAIRS), upcast=False,
              errors=(_err([_f32(3), _f32(3)], ValueError, "ldexp not supported for input types"),)),
     OpRecord(name="numpy.nan_to_num[kwargs]", path="numpy.nan_to_num", ref=np.nan_to_num,
