@@ -369,7 +369,9 @@ def test_nan_to_num_and_ldexp_semantics():
     assert jnp.ldexp(jnp.array([1.0], "float16"), jnp.array([3])).dtype == np.float16
     big = np.array([2.0 ** 100, 0.5, 1.5, 1.0], np.float32)
     exps = np.array([-150, 128, 127, 400], np.int32)
-    np.testing.assert_array_equal(_np(jnp.ldexp(big, exps)), np.ldexp(big, exps))
+    with np.errstate(over="ignore"):
+        want = np.ldexp(big, exps)
+    np.testing.assert_array_equal(_np(jnp.ldexp(big, exps)), want)
     assert float(jax.grad(lambda v: jnp.ldexp(v, 3))(1.0)) == 8.0
     with pytest.raises(ValueError, match="ldexp not supported for input types"):
         jnp.ldexp(jnp.ones(2), jnp.ones(2))
