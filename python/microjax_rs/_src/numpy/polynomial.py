@@ -5,7 +5,7 @@ import operator
 
 import numpy as _np
 
-from ... import core, lax
+from ... import core
 from ...core import Tracer
 from .lax_numpy import asarray, concatenate, full, ones, reshape, stack, zeros
 from .linalg import lstsq
