@@ -27,7 +27,8 @@ Modules: ``_record`` (the record types, dtypes, tolerances, argument makers,
 inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``jnp_more``
-(insert/delete, set functions, histograms, cov, index helpers), ``sort``,
+(insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
+(polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
 and windowed reductions), ``scipy_misc`` (the array functions of the smaller
 `jax.scipy` modules), ``surface`` (aliases and the rest of the public
@@ -44,6 +45,7 @@ from . import (
     jnp,
     jnp_more,
     lax_more,
+    jnp_numeric,
     linalg,
     nn_more,
     random,
@@ -80,6 +82,7 @@ _OPERATORS: tuple = (
     + creation.RECORDS
     + jnp.RECORDS
     + jnp_more.RECORDS
+    + jnp_numeric.RECORDS
     + sort.RECORDS
     + gather.RECORDS
     + linalg.RECORDS

@@ -130,3 +130,25 @@ from .._src.numpy.io import (  # noqa: F401,E402
     array_repr, array_str, frombuffer, fromfile, fromiter, fromstring, get_printoptions, iterable,
     printoptions, set_printoptions,
 )
+# the jnp functions that are `jnp.ufunc` objects, and ufunc construction
+from .._src.numpy.ufunc_api import (  # noqa: F401,E402
+    add, bitwise_and, bitwise_or, bitwise_xor, frompyfunc, logaddexp, logaddexp2, logical_and, logical_or,
+    logical_xor, maximum, minimum, multiply, negative, subtract, ufunc,
+)
+
+# more elementwise functions, scalar type names, constants
+from .._src.numpy.ufuncs import (  # noqa: F401,E402
+    bitwise_count, bitwise_left_shift, bitwise_right_shift, fabs, frexp, gcd, i0, iscomplex, isreal, lcm,
+    nextafter, spacing,
+)
+from .._src.numpy.scalar_types import bool, character, double, flexible, object_, single, uint  # noqa: F401,E402,A004
+from .._src.numpy.lax_numpy import euler_gamma  # noqa: F401,E402
+
+# polynomials, window functions, numerical calculus, bit packing, matrix-vector products
+from .._src.numpy.polynomial import (  # noqa: F401,E402
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
+)
+from .._src.numpy.window_functions import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401,E402
+from .._src.numpy.numerical_calculus import gradient, trapezoid, unwrap  # noqa: F401,E402
+from .._src.numpy.bit_packing import packbits, unpackbits  # noqa: F401,E402
+from .._src.numpy.tensor_contractions import matvec, vecmat  # noqa: F401,E402

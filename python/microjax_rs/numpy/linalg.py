@@ -11,3 +11,4 @@ from .._src.numpy.linalg import (  # noqa: F401
     multi_dot, norm, outer, pinv, qr, slogdet, solve, svd, svdvals, tensordot, tensorinv,
     tensorsolve, trace, vecdot, vector_norm,
 )
+from .._src.numpy.linalg import cond  # noqa: F401,E402

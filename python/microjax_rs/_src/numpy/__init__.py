@@ -10,6 +10,8 @@ sums, differences) -> `manipulation` (split, repeat, roll, pad) -> `sorting`
 the 1-D set functions); `array_creation` (linspace family), `index_tricks`
 (r_, c_, mgrid, ..., triangle indices), `histogram` (histograms, digitize),
 `tensor_contractions`, `statistics` (cov, corrcoef), `einsum`, `linalg` and
-`array_methods` (the array operators and methods) sit on top. The public
-namespace `microjax_rs.numpy` only re-exports.
+`array_methods` (the array operators and methods) sit on top, with
+`ufunc_api` (the `jnp.ufunc` objects), `polynomial`, `window_functions`,
+`numerical_calculus` (gradient, trapezoid, unwrap) and `bit_packing`. The
+public namespace `microjax_rs.numpy` only re-exports.
 """

@@ -131,8 +131,8 @@ def _transpose_method(self, *axes):
 
 _METHODS["reshape"] = _reshape_method
 _METHODS["transpose"] = _transpose_method
-_METHODS["astype"] = lambda self, dtype: jnp.astype(self, dtype)
-_METHODS["flatten"] = lambda self: jnp.ravel(self)
+_METHODS["astype"] = lambda self, dtype, copy=False, device=None: jnp.astype(self, dtype, copy=copy, device=device)
+_METHODS["flatten"] = lambda self, order="C": jnp.ravel(self, order)
 
 _PROPERTIES = {
     "T": lambda self: jnp.transpose(self),

@@ -15,6 +15,7 @@ from .util import (_SCALARS, _arr, _aval, _axes_arg, _broadcast_shapes, _broadca
 # -- constants -----------------------------------------------------------------
 
 pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
+euler_gamma = 0.5772156649015329  # the Euler-Mascheroni constant (np.euler_gamma)
 newaxis = None
 
 
@@ -130,7 +131,12 @@ def arange(start, stop=None, step=None, dtype=None):
     return core.to_array(ref.astype(_dt.np_dtype(name)))
 
 
-def astype(x, dtype):
+def astype(x, dtype, /, *, copy=False, device=None):
+    """`x` converted to `dtype` (jnp.astype). Arrays are immutable, so
+    `copy` changes nothing observable; `device` may only name the host."""
+    del copy, device
+    if dtype is None:
+        return asarray(x)
     return lax.convert_element_type(x, dtype)
 
 

@@ -60,12 +60,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord in (1, -1, _np.inf, -_np.inf):
             # 1: max over columns of the column sums; inf: max over rows of the row sums.
             s_ax, m_ax = (r, c) if ord in (1, -1) else (c, r)
-            s = _sum(_abs(x), axis=s_ax, keepdims=True)
+            s = _sum(_abs(x), axis=s_ax, keepdims=keepdims)
             red = _max if ord in (1, _np.inf) else _min
-            out = red(s, axis=m_ax, keepdims=True)
-            if not keepdims:
-                out = lax.squeeze(out, tuple(sorted(axes)))
-            return out
+            return red(s, axis=m_ax - 1 if (not keepdims and m_ax > s_ax) else m_ax, keepdims=keepdims)
         if ord in (2, -2, "nuc"):
             y = moveaxis(x, (r, c), (-2, -1))
             sv = svd(y, compute_uv=False)
@@ -362,3 +359,23 @@ def matrix_power(a, n):
         if n:
             base = _matmul(base, base)
     return result
+
+
+def cond(x, p=None):
+    """The condition number of (a stack of) matrices in the norm `p`
+    (jnp.linalg.cond): the singular-value ratio for None / 2 / -2 (any
+    shape), norm(x, p) * norm(inv(x), p) for the others (square only);
+    inf where the result is nan but x has no nan."""
+    (a,) = _promote_dtypes_inexact(_arr(x))
+    shape = _aval(a).shape
+    if len(shape) < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={shape}")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(a)
+        r = s[..., -1] / s[..., 0] if (p is not None and p == -2) else s[..., 0] / s[..., -1]
+    else:
+        if shape[-2] != shape[-1]:
+            raise ValueError(f"jnp.linalg.cond: for p={p!r}, array must be square; got arr.shape={shape}")
+        r = norm(a, ord=p, axis=(-2, -1)) * norm(inv(a), ord=p, axis=(-2, -1))
+    has_nan = _any(not_equal(a, a), axis=(-2, -1))
+    return where(not_equal(r, r) & ~has_nan, _np.inf, r)

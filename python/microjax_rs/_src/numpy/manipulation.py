@@ -8,7 +8,8 @@ from ... import core, lax
 from ...core import ArrayImpl, Tracer
 from .indexing import _slice_axis, _take_static
 from .lax_numpy import _ravel_unless_axis, astype, broadcast_to, concatenate, ravel, reshape
-from .ufuncs import remainder
+from .ufuncs import add, multiply, remainder, subtract
+from ...dtypes import x64_enabled as _x64
 from .util import _arr, _aval, _canon_axis, _concat, _const
 
 
@@ -66,9 +67,14 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     a, av, axis = _ravel_unless_axis(a, axis)
     n = av.shape[axis]
     if isinstance(repeats, Tracer):
-        raise core.ConcretizationTypeError(
-            "jnp.repeat requires concrete repeats (they determine the output shape)")
+        if total_repeat_length is None:
+            raise core.ConcretizationTypeError(
+                "jnp.repeat requires concrete repeats (they determine the output shape) "
+                "unless total_repeat_length is given")
+        return _repeat_traced(a, av, axis, repeats, total_repeat_length)
     reps = _np.asarray(repeats)
+    if reps.shape == (1,):  # one count for every element, as a scalar (NumPy broadcasting)
+        reps = reps.reshape(())
     if reps.ndim == 0:
         r = int(reps)
         if r < 0:
@@ -92,6 +98,26 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
             last = _slice_axis(out, axis, m - 1, m)
             out = concatenate([out, repeat(last, total_repeat_length - m, axis=axis)], axis=axis)
     return out
+
+
+def _repeat_traced(a, av, axis, repeats, total):
+    """repeat with traced counts and a static output length: output position
+    j takes element searchsorted(cumsum(repeats), j, 'right') (the last one
+    past the end)."""
+    from .lax_numpy import arange
+    from .reductions import cumsum
+    from .sorting import searchsorted
+    from .indexing import take
+    n = av.shape[axis]
+    reps = _arr(repeats)
+    if _aval(reps).shape in ((), (1,)):
+        reps = broadcast_to(reshape(reps, ()), (n,))
+    elif _aval(reps).shape != (n,):
+        raise ValueError(f"repeats has shape {_aval(reps).shape}, expected ({n},) or a scalar")
+    ends = cumsum(reps)
+    idx = searchsorted(ends, arange(total, dtype=_aval(ends).dtype_name), side="right")
+    idx = lax.min(idx, _const(n - 1, _aval(idx).dtype_name))
+    return take(a, idx, axis=axis)
 
 
 def roll(a, shift, axis=None):
@@ -167,7 +193,165 @@ def _pad_index(i, n, mode, reflect_type="even"):
     raise ValueError(mode)
 
 
+_PAD_KWARGS = {
+    "constant": {"constant_values"}, "edge": set(), "wrap": set(), "empty": set(),
+    "linear_ramp": {"end_values"}, "reflect": {"reflect_type"}, "symmetric": {"reflect_type"},
+    "maximum": {"stat_length"}, "minimum": {"stat_length"}, "mean": {"stat_length"}, "median": {"stat_length"},
+}
+
+
+def _pair_per_axis(value, nd, name, as_int=False):
+    """A NumPy pad argument (scalar, pair, or one pair per axis) as an (nd, 2) list of lists."""
+    if isinstance(value, (ArrayImpl, Tracer)):
+        value = _np.asarray(value) if isinstance(value, ArrayImpl) else value
+    if isinstance(value, Tracer):
+        if _aval(value).ndim == 0:
+            return [[value, value] for _ in range(nd)]
+        raise TypeError(f"jnp.pad: {name} must be a scalar or static")
+    arr = _np.asarray(value, dtype=object)
+    try:
+        arr = _np.broadcast_to(arr, (nd, 2))
+    except ValueError:
+        raise ValueError(f"jnp.pad: {name} has an invalid shape for an array of rank {nd}") from None
+    return [[(int(v) if as_int and v is not None else v) for v in row] for row in arr.tolist()]
+
+
+def _pad_stat(a, pw, nd, mode, stat_length):
+    from .reductions import max as _max, mean as _mean, min as _min
+    from .sorting import median as _median
+    from .ufuncs import round as _round
+    lengths = _pair_per_axis(stat_length, nd, "stat_length", as_int=True)
+    name = _aval(a).dtype_name
+    integral = not name.startswith(("float", "bfloat"))
+    for ax in range(nd):
+        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = _aval(a).shape[ax]
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        parts = []
+        for side, w in ((0, lo), (1, hi)):
+            if w == 0:
+                parts.append(None)
+                continue
+            length = lengths[ax][side]
+            length = n if length is None else builtins.min(builtins.max(length, 0), n)
+            if length == 0:
+                raise ValueError("stat_length of 0 yields no value for padding")
+            region = _slice_axis(a, ax, 0, length) if side == 0 else _slice_axis(a, ax, n - length, n)
+            if mode == "maximum":
+                stat = _max(region, axis=ax, keepdims=True)
+            elif mode == "minimum":
+                stat = _min(region, axis=ax, keepdims=True)
+            else:
+                stat = (_mean if mode == "mean" else _median)(region, axis=ax, keepdims=True)
+                stat = astype(_round(stat), name) if integral else astype(stat, name)
+            shape = list(_aval(a).shape)
+            shape[ax] = w
+            parts.append(broadcast_to(stat, tuple(shape)))
+        pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
+        a = _concat(pieces, ax) if len(pieces) > 1 else a
+    return a
+
+
+def _pad_linear_ramp(a, pw, nd, end_values):
+    from .lax_numpy import arange
+    ends = _pair_per_axis(end_values, nd, "end_values")
+    name = _aval(a).dtype_name
+    integral = not name.startswith(("float", "bfloat"))
+    for ax in range(nd):
+        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = _aval(a).shape[ax]
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        parts = []
+        for side, w in ((0, lo), (1, hi)):
+            if w == 0:
+                parts.append(None)
+                continue
+            edge = _slice_axis(a, ax, 0, 1) if side == 0 else _slice_axis(a, ax, n - 1, n)
+            ftype = "float64" if name == "float64" or (integral and _x64()) else (
+                name if not integral else "float32")
+            edge_f = astype(edge, ftype)
+            end = ends[ax][side]
+            end_f = astype(end, ftype) if isinstance(end, (ArrayImpl, Tracer)) else _const(float(end), ftype)
+            # NumPy's linspace(end, edge, w, endpoint=False): end + (edge - end) * k / w.
+            shape = [1] * nd
+            shape[ax] = w
+            steps = reshape(lax.div(astype(arange(w), ftype), _const(float(w), ftype)), tuple(shape))
+            ramp = add(end_f, multiply(subtract(edge_f, end_f), steps))
+            if side == 1:
+                ramp = _take_static(ramp, ax, list(range(w - 1, -1, -1)))
+            if integral:
+                ramp = lax.floor(ramp)
+            parts.append(astype(ramp, name))
+        pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
+        a = _concat(pieces, ax)
+    return a
+
+
+def _pad_reflect_odd(a, pw, nd, mode):
+    """reflect / symmetric with reflect_type='odd': NumPy's chunked
+    reflection, each chunk mirrored through the current edge value."""
+    include_edge = mode == "symmetric"
+    for ax in range(nd):
+        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = _aval(a).shape[ax]
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        if n == 1 and not include_edge:
+            a = _take_static(a, ax, [0] * (lo + 1 + hi))
+            continue
+        while lo > 0 or hi > 0:
+            length = _aval(a).shape[ax]
+            if include_edge:
+                old = length // n * n
+                offset = 1
+            else:
+                old = (length - 1) // (n - 1) * (n - 1)
+                offset = 0
+            if lo > 0:
+                k = builtins.min(old, lo)
+                chunk = _take_static(a, ax, list(range(k - offset, -offset, -1)))
+                chunk = subtract(multiply(_broadcast_slice(a, ax, 0, k), 2), chunk)
+                a = _concat([chunk, a], ax)
+                lo -= k
+                length += k
+            if hi > 0:
+                k = builtins.min(old, hi)
+                first = length - 2 + offset
+                chunk = _take_static(a, ax, list(range(first, first - k, -1)))
+                chunk = subtract(multiply(_broadcast_slice(a, ax, length - 1, k), 2), chunk)
+                a = _concat([a, chunk], ax)
+                hi -= k
+    return a
+
+
+def _broadcast_slice(a, ax, i, k):
+    """a's slice at index i of axis ax, repeated k times along that axis."""
+    return _take_static(a, ax, [i] * k)
+
+
+def _pad_callable(a, pw, nd, func, kwargs):
+    from .lax_numpy import moveaxis
+    from .vectorize import vectorize
+    a = pad(a, pw, mode="constant")
+    for ax in range(nd):
+        width = (int(pw[ax, 0]), int(pw[ax, 1]))
+        along = vectorize(lambda v, ax=ax, width=width: _arr(func(v, width, ax, kwargs)), signature="(n)->(n)")
+        a = moveaxis(along(moveaxis(a, ax, -1)), -1, ax)
+    return a
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
+    """jnp.pad: NumPy's padding modes (constant, edge, wrap, reflect,
+    symmetric with reflect_type, linear_ramp, maximum, minimum, mean, median
+    with stat_length, empty) and a callable mode."""
     a = _arr(array)
     av = _aval(a)
     nd = av.ndim
@@ -179,7 +363,26 @@ def pad(array, pad_width, mode="constant", **kwargs):
         raise ValueError(f"jnp.pad: pad_width has an invalid shape for an array of rank {nd}")
     if (pw < 0).any():
         raise ValueError("index can't contain negative values")
+    if callable(mode):
+        return _pad_callable(a, pw, nd, mode, kwargs)
     mode = mode if isinstance(mode, str) else str(mode)
+    if mode not in _PAD_KWARGS:
+        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
+    unsupported = set(kwargs) - _PAD_KWARGS[mode]
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if mode in ("maximum", "minimum", "mean", "median"):
+        return _pad_stat(a, pw, nd, mode, kwargs.get("stat_length"))
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(a, pw, nd, kwargs.get("end_values", 0))
+    if mode in ("reflect", "symmetric"):
+        reflect_type = kwargs.get("reflect_type", "even")
+        if reflect_type not in ("even", "odd"):
+            raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+        if reflect_type == "odd":
+            return _pad_reflect_odd(a, pw, nd, mode)
+    if mode == "empty":
+        mode, kwargs = "constant", {}
     if mode == "constant":
         cv = kwargs.get("constant_values", 0)
         cvs = _np.broadcast_to(_np.asarray(cv) if not isinstance(cv, (ArrayImpl, Tracer)) else 0, (nd, 2))
@@ -206,7 +409,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             idx = [_pad_index(i - lo, n, mode) for i in range(lo + n + hi)]
             a = _take_static(a, ax, idx)
         return a
-    raise NotImplementedError(f"jnp.pad mode {mode!r} is not supported")
+    raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
 
 
 # -- append, insert, delete ------------------------------------------------------

@@ -484,8 +484,35 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("cumprod", a, axis, dtype)
 
 
-cumulative_sum = cumsum
-cumulative_prod = cumprod
+def _cumulative_api(kind, what, x, axis, dtype, include_initial):
+    a = _arr(x)
+    av = _aval(a)
+    if av.ndim == 0:
+        raise ValueError(f"The input must be non-scalar to take a cumulative {what}, however a scalar value "
+                         "or scalar array was given.")
+    if axis is None:
+        if av.ndim > 1:
+            raise ValueError(f"The input array has rank {av.ndim}, however axis was not set to an explicit "
+                             "value. The axis argument is only optional for one-dimensional arrays.")
+        axis = 0
+    axis = _canon_axis(axis, av.ndim)
+    out = _cumulative(kind, a, axis, dtype)
+    if include_initial:
+        shape = list(_aval(out).shape)
+        shape[axis] = 1
+        init = lax.full(tuple(shape), 0 if kind == "cumsum" else 1, _aval(out).dtype_name)
+        out = lax.concatenate([init, out], axis)
+    return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative sum along `axis` (optional only for 1-D input); `include_initial` prepends 0."""
+    return _cumulative_api("cumsum", "sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative product along `axis` (optional only for 1-D input); `include_initial` prepends 1."""
+    return _cumulative_api("cumprod", "product", x, axis, dtype, include_initial)
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):

@@ -2,6 +2,8 @@
 compares dtypes), NumPy's abstract scalar classes, and the dtype queries:
 `result_type`, `promote_types`, `finfo`, `iinfo`, `issubdtype`, `isdtype`,
 `can_cast`."""
+import builtins as _builtins
+
 import numpy as _np
 
 from ... import dtypes as _dt
@@ -35,6 +37,10 @@ float16, float32, float64 = (_make_scalar_type(n) for n in ("float16", "float32"
 bfloat16 = _make_scalar_type("bfloat16")
 float_ = float64
 int_ = int64
+# NumPy's other names of these types, and its non-numeric scalar classes.
+bool = bool_  # noqa: A001  (jnp.bool, as JAX)
+single, double, uint = float32, float64, uint64
+character, flexible, object_ = _np.character, _np.flexible, _np.object_
 dtype = _np.dtype
 generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
 integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
@@ -105,7 +111,7 @@ def issubdtype(arg1, arg2):
             return False
         if n1 == "bfloat16":
             return a2 in _ABSTRACT_FLOAT
-        return bool(_np.issubdtype(_dt.np_dtype(n1), a2))
+        return _builtins.bool(_np.issubdtype(_dt.np_dtype(n1), a2))
     try:
         return _dt.dtype_name(a1) == _dt.dtype_name(a2)
     except TypeError:
@@ -137,5 +143,5 @@ def can_cast(from_, to, casting="safe"):
     f = _dtype_arg(from_)
     if isinstance(f, _SCALARS):
         f = _dt.scalar_type_name(f)
-    return bool(_np.can_cast(_dt.np_dtype(_dt.dtype_name(f)), _dt.np_dtype(_dt.dtype_name(_dtype_arg(to))),
+    return _builtins.bool(_np.can_cast(_dt.np_dtype(_dt.dtype_name(f)), _dt.np_dtype(_dt.dtype_name(_dtype_arg(to))),
                              casting=casting))

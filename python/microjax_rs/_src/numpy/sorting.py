@@ -427,11 +427,28 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 # -- interpolation -------------------------------------------------------------
 
 def interp(x, xp, fp, left=None, right=None, period=None):
-    if period is not None:
-        raise NotImplementedError("interp with period is not supported")
+    """Piecewise-linear interpolation (jnp.interp); `left` / `right` may be
+    'extrapolate'; with `period`, x and xp are taken modulo the period
+    (`left` / `right` are then ignored)."""
+    for name, v in (("left", left), ("right", right)):
+        if isinstance(v, str) and v != "extrapolate":
+            raise ValueError(f"{name}={v!r} is not permitted; {name} must be an array-like or 'extrapolate'")
     x, xp, fp = _promote_dtypes_inexact(_arr(x), _arr(xp), _arr(fp))
     if _aval(xp).ndim != 1 or _aval(fp).ndim != 1 or _aval(xp).shape != _aval(fp).shape:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    if period is not None:
+        from .ufuncs import abs as _abs, remainder
+        from .lax_numpy import concatenate
+        per = _abs(lax.convert_element_type(_arr(period), _aval(x).dtype_name))
+        x = remainder(x, per)
+        xp = remainder(xp, per)
+        order = argsort(xp)
+        xp, fp = _take_dynamic(xp, 0, order), _take_dynamic(fp, 0, order)
+        # One period's wrap-around on each side.
+        m = _aval(xp).shape[0]
+        xp = concatenate([lax.sub(_take_static(xp, 0, [m - 1]), per), xp, lax.add(_take_static(xp, 0, [0]), per)])
+        fp = concatenate([_take_static(fp, 0, [m - 1]), fp, _take_static(fp, 0, [0])])
+        left = right = None
     n = _aval(xp).shape[0]
     i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
     i = lax.convert_element_type(i, "int32")
@@ -442,6 +459,19 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     safe_dx = where(lax.eq(dx, 0.0), 1.0, dx)
     t = lax.div(lax.sub(x, x0), safe_dx)
     out = where(lax.eq(dx, 0.0), f1, lax.add(f0, lax.mul(t, lax.sub(f1, f0))))
+    left_x = isinstance(left, str)
+    right_x = isinstance(right, str)
+    if left_x or right_x:
+        # The end segments' lines continue past the ends.
+        def at(arr, i):
+            return lax.reshape(_take_static(arr, 0, [builtins.max(i, 0)]), ())
+
+        x0, x1, f0, f1 = at(xp, 0), at(xp, 1 if n > 1 else 0), at(fp, 0), at(fp, 1 if n > 1 else 0)
+        y0, y1, g0, g1 = at(xp, n - 2), at(xp, n - 1), at(fp, n - 2), at(fp, n - 1)
+        if left_x:
+            left = lax.add(f0, lax.mul(lax.sub(x, x0), lax.div(lax.sub(f1, f0), lax.sub(x1, x0))))
+        if right_x:
+            right = lax.add(g1, lax.mul(lax.sub(x, y1), lax.div(lax.sub(g1, g0), lax.sub(y1, y0))))
     first, last = _take_static(fp, 0, [0]), _take_static(fp, 0, [n - 1])
     lo = lax.reshape(first, ()) if left is None else left
     hi = lax.reshape(last, ()) if right is None else right

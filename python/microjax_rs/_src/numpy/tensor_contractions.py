@@ -9,6 +9,7 @@ from .indexing import _slice_axis
 from .lax_numpy import moveaxis, ravel, reshape, stack, zeros_like
 from .reductions import sum
 from .ufuncs import multiply, subtract
+from .vectorize import vectorize
 from .util import (_arr, _aval, _broadcast_shapes, _broadcast_to_shape, _canon_axis, _promote_dtypes,
                    _promote_dtypes_inexact, _rev)
 
@@ -204,3 +205,21 @@ def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
     """Cross-correlation of two 1-d arrays (numpy.correlate)."""
     return _conv1d("correlate", a, v, mode, precision, preferred_element_type)
+
+
+def _matvec_core(m, v):
+    return matmul(m, v)
+
+
+def _vecmat_core(v, m):
+    return matmul(v, m)
+
+
+def matvec(x1, x2, /):
+    """Batched matrix-vector product: x1 (..., n, m) with x2 (..., m) gives (..., n)."""
+    return vectorize(_matvec_core, signature="(n,m),(m)->(n)")(x1, x2)
+
+
+def vecmat(x1, x2, /):
+    """Batched vector-matrix product: x1 (..., n) with x2 (..., n, m) gives (..., m)."""
+    return vectorize(_vecmat_core, signature="(n),(n,m)->(m)")(x1, x2)
