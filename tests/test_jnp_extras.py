@@ -46,6 +46,7 @@ def _same(got, want, dtype=None):
     (True, False),
     (3,),
 ], ids=repr)
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # NumPy's 'r'/'c' build np.matrix
 def test_r_matches_numpy(key):
     want = np.r_[key]
     got = jnp.r_[key]
