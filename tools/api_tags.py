@@ -74,7 +74,6 @@ _ENTRIES = [
     ("jax.Array.traceback", *PROGRAM), ("jax.Array.format", *PROGRAM),
     ("jax.lax.after_all*", *PROGRAM), ("jax.lax.create_token*", *PROGRAM),
     ("jax.lax.dce_sink*", *PROGRAM), ("jax.lax.composite", *PROGRAM),
-    ("jax.lax.platform_dependent", *PROGRAM),
     # ---- exempt
     ("jax.Ref", "exempt", "mutable array references (JAX 0.10.2 marks them experimental): the IR has no "
      "in-place state effect; programs that need state use scan/while carries"),
