@@ -109,7 +109,8 @@ def test_half_precision_kernels_carry_their_conversions():
     (src,) = kernels(lambda x: jnp.exp(x) * x, x)
     assert "mj_f16_to_f32(in0[i])" in src and "out0[i] = mj_f32_to_f16(" in src
     assert src.index("mj_f32_to_f16(float f)") < src.index('extern "C"')
-    (src,) = kernels(lambda x: jnp.sum(x), jnp.asarray(np.ones((8,), jnp.bfloat16)))
+    # dtype= keeps the sum in bfloat16 (without it jnp.sum accumulates in float32, as JAX).
+    (src,) = kernels(lambda x: jnp.sum(x, dtype=jnp.bfloat16), jnp.asarray(np.ones((8,), jnp.bfloat16)))
     assert "mj_bf16_to_f32(" in src and "float acc" in src
 
 

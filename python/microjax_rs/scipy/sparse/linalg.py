@@ -3,9 +3,10 @@
 or a linear function; `b` and `x0` may be pytrees of arrays. Each returns
 `(x, None)`.
 
-The iterations are `lax.while_loop`s: the solvers run eagerly, under `jit`
-and `vmap`, and are forward-differentiable; reverse-mode differentiation
-needs `lax.custom_linear_solve`, which microjax_rs does not have yet."""
+The iterations are `lax.while_loop`s inside `lax.custom_linear_solve`, as in
+JAX: the solvers run eagerly, under `jit` and `vmap`, and are differentiated
+implicitly (the derivative of `A⁻¹ b` is another solve; the iterations are
+never differentiated), in forward and reverse mode."""
 from ... import lax
 from ... import numpy as jnp
 from ...flatten_util import ravel_pytree
@@ -68,6 +69,14 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     `||b - A x|| <= max(tol * ||b||, atol)` or after `maxiter` iterations
     (default `10 * size(b)`)."""
     matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, "cg")
+
+    def solve(mv, rhs):
+        return _cg_iterations(mv, precond, rhs, x0, tol, atol, maxiter)
+
+    return unravel(lax.custom_linear_solve(matvec, b, solve, symmetric=True)), None
+
+
+def _cg_iterations(matvec, precond, b, x0, tol, atol, maxiter):
     atol2, maxiter = _thresholds(b, tol, atol, maxiter)
     r0 = b - matvec(x0)
     z0 = precond(r0)
@@ -88,14 +97,21 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
         p = z + (gamma_new / gamma) * p
         return x, r, z, p, gamma_new, k + 1
 
-    x = lax.while_loop(cond, body, state)[0]
-    return unravel(x), None
+    return lax.while_loop(cond, body, state)[0]
 
 
 def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     """BiCGSTAB for general square `A`, with the stopping rule of `cg`; a
     breakdown (`rho` or `omega` zero) ends the iteration."""
     matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, "bicgstab")
+
+    def solve(mv, rhs):
+        return _bicgstab_iterations(mv, precond, rhs, x0, tol, atol, maxiter)
+
+    return unravel(lax.custom_linear_solve(matvec, b, solve, transpose_solve=solve)), None
+
+
+def _bicgstab_iterations(matvec, precond, b, x0, tol, atol, maxiter):
     atol2, maxiter = _thresholds(b, tol, atol, maxiter)
     r0 = b - matvec(x0)
     one = jnp.ones((), _aval(b).dtype_name)
@@ -129,8 +145,7 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
         k_new = jnp.where(broke & ~half_done, -10, k + 1)
         return x_new, r_new, rhat, p, v, rho_new, alpha, omega_new, k_new
 
-    x = lax.while_loop(cond, body, state)[0]
-    return unravel(x), None
+    return lax.while_loop(cond, body, state)[0]
 
 
 def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None, solve_method="batched"):
@@ -145,6 +160,14 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
         raise ValueError(f"invalid solve_method {solve_method!r}, must be either 'incremental' or "
                          "'batched'")
     matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, "gmres")
+
+    def solve(mv, rhs):
+        return _gmres_iterations(mv, precond, rhs, x0, tol, atol, restart, maxiter)
+
+    return unravel(lax.custom_linear_solve(matvec, b, solve, transpose_solve=solve)), None
+
+
+def _gmres_iterations(matvec, precond, b, x0, tol, atol, restart, maxiter):
     n = int(_aval(b).shape[0])
     restart = max(1, min(int(restart), n))
     if maxiter is None:
@@ -190,8 +213,7 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
         r, rn = residual(x)
         return x, r, rn, k + 1
 
-    x = lax.while_loop(cond, body, (x0, r0, rn0, jnp.asarray(0, "int32")))[0]
-    return unravel(x), None
+    return lax.while_loop(cond, body, (x0, r0, rn0, jnp.asarray(0, "int32")))[0]
 
 
 __all__ = ["cg", "gmres", "bicgstab"]
