@@ -127,6 +127,39 @@ def _np_ragged_dot(lhs, rhs, sizes):
     return out
 
 
+def _ragged_general(dims):
+    """Adapter: `ragged_dot_general` with fixed dimension numbers."""
+    def adapt(fn):
+        from microjax_rs import lax
+
+        def call(lhs, rhs, sizes):
+            return fn(lhs, rhs, sizes, lax.RaggedDotDimensionNumbers(*dims))
+
+        return call
+
+    return adapt
+
+
+def _ragged_contracting_inputs(rng, shapes, dtype):
+    (m, k), (_, n), (g,) = shapes
+    sizes = rng.multinomial(k, [1.0 / g] * g).astype(np.int32)
+    return [_rand(rng, (m, k), dtype, -3, 3), _rand(rng, (k, n), dtype, -3, 3), sizes]
+
+
+def _np_ragged_contracting(lhs, rhs, sizes):
+    out, start = [], 0
+    for s in sizes:
+        out.append(lhs[:, start:start + s] @ rhs[start:start + s])
+        start += s
+    return np.stack(out)
+
+
+def _ragged_batch_inputs(rng, shapes, dtype):
+    b = shapes[0][0]
+    sizes = rng.multinomial(b, [0.5, 0.5]).astype(np.int32)
+    return [_rand(rng, shapes[0], dtype, -3, 3), _rand(rng, shapes[1], dtype, -3, 3), sizes]
+
+
 def _distinct(rng, shapes, dtype):
     """Distinct values (no ties), so the top-k indices are unambiguous."""
     return [(rng.permutation(int(np.prod(s))).reshape(s) * 0.5 - 3).astype(dtype) for s in shapes]
@@ -414,6 +447,18 @@ RECORDS = (
              cases=(Case(((6, 2), (3, 2, 4))), Case(((5, 3), (2, 3, 2)))),
              errors=(_err([_f32(6, 2), _f32(3, 2, 4), np.array([1, 2], np.int32)], TypeError,
                           "expected rhs group dimension size to be 2, got 3."),)),
+    OpRecord(name="lax.ragged_dot_general[non_contracting]", path="lax.ragged_dot_general", ref=_np_ragged_dot,
+             args_maker=_ragged_inputs, dtypes=F, adapt=_ragged_general(((((1,), (1,)), ((), ())), (0,), (0,))),
+             cases=(Case(((6, 2), (3, 2, 4))), Case(((5, 3), (2, 3, 2))))),
+    OpRecord(name="lax.ragged_dot_general[contracting]", path="lax.ragged_dot_general", ref=_np_ragged_contracting,
+             args_maker=_ragged_contracting_inputs, dtypes=F,
+             adapt=_ragged_general(((((1,), (0,)), ((), ())), (1,), ())),
+             cases=(Case(((2, 6), (6, 3), (3,))), Case(((3, 4), (4, 2), (2,))))),
+    OpRecord(name="lax.ragged_dot_general[batch]", path="lax.ragged_dot_general",
+             ref=lambda lhs, rhs, sizes: np.einsum("bij,bjk->bik", lhs, rhs),
+             args_maker=_ragged_batch_inputs, dtypes=F,
+             adapt=_ragged_general(((((2,), (1,)), ((0,), (0,))), (0,), ())),
+             cases=(Case(((4, 2, 3), (4, 3, 2), (2,))),)),
     *(OpRecord(name=f"lax.{fn}[{out}]", path=f"lax.{fn}",
                ref=lambda x, k, reduction_dimension=-1, largest=largest, out=out: _np_topk(
                    x, k, reduction_dimension, largest, out),
