@@ -201,7 +201,8 @@ def _np_conv_nchw(x, k, strides, pads, lhs_dil=(1, 1), rhs_dil=(1, 1), groups=1)
     per = o // groups
     for a in range(oh):
         for b in range(ow):
-            win = xp[:, :, a * strides[0]:a * strides[0] + ekh:rhs_dil[0], b * strides[1]:b * strides[1] + ekw:rhs_dil[1]]
+            r0, c0 = a * strides[0], b * strides[1]
+            win = xp[:, :, r0:r0 + ekh:rhs_dil[0], c0:c0 + ekw:rhs_dil[1]]
             for g in range(groups):
                 out[:, g * per:(g + 1) * per, a, b] = np.einsum(
                     "nihw,oihw->no", win[:, g * i:(g + 1) * i], k[g * per:(g + 1) * per])
@@ -435,7 +436,8 @@ RECORDS = (
              cases=(Case(((3,), (3,))), Case(((2, 3), (2, 3), (2, 3)), (), {"axis": 1}),
                     Case(((2, 3), (2, 3)), (), {"axis": -1})),
              errors=(_err([_f32(3), _f32(4)], ValueError, "All input arrays must have the same shape"),
-                     _err([_f32(3), np.ones(3, np.int32)], TypeError, "lax.stack requires arguments to have the same dtypes"))),
+                     _err([_f32(3), np.ones(3, np.int32)], TypeError,
+                          "lax.stack requires arguments to have the same dtypes"))),
     *(OpRecord(name=f"lax.unstack[{k}]", path="lax.unstack",
                ref=lambda x, axis=0, k=k: np.take(x, k, axis=axis), args_maker=uniform(), dtypes=FI, adapt=_pick(k),
                cases=(Case(((3, 4),)), Case(((2, 3, 2),), (), {"axis": 1}), Case(((2, 2),), (), {"axis": -1})),
