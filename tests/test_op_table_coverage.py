@@ -105,7 +105,7 @@ EXEMPT = {
               "random.key_dtype"),
     **_exempt("precision / dimension-number parameter types of the products (tests/test_lax_more.py)",
               "lax.DotAlgorithm", "lax.DotAlgorithmPreset", "lax.DotDimensionNumbers", "lax.PrecisionLike",
-              "lax.ConvGeneralDilatedDimensionNumbers"),
+              "lax.ConvGeneralDilatedDimensionNumbers", "lax.RaggedDotDimensionNumbers"),
     **_exempt("static shape helper returning Python ints / tuples (tests/test_lax_more.py)",
               "lax.conv_general_permutations", "lax.conv_general_shape_tuple", "lax.conv_shape_tuple",
               "lax.conv_transpose_shape_tuple", "lax.reduce_window_shape_tuple", "lax.shape_as_value", "lax.dtype"),

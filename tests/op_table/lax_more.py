@@ -127,6 +127,39 @@ def _np_ragged_dot(lhs, rhs, sizes):
     return out
 
 
+def _ragged_general(dims):
+    """Adapter: `ragged_dot_general` with fixed dimension numbers."""
+    def adapt(fn):
+        from microjax_rs import lax
+
+        def call(lhs, rhs, sizes):
+            return fn(lhs, rhs, sizes, lax.RaggedDotDimensionNumbers(*dims))
+
+        return call
+
+    return adapt
+
+
+def _ragged_contracting_inputs(rng, shapes, dtype):
+    (m, k), (_, n), (g,) = shapes
+    sizes = rng.multinomial(k, [1.0 / g] * g).astype(np.int32)
+    return [_rand(rng, (m, k), dtype, -3, 3), _rand(rng, (k, n), dtype, -3, 3), sizes]
+
+
+def _np_ragged_contracting(lhs, rhs, sizes):
+    out, start = [], 0
+    for s in sizes:
+        out.append(lhs[:, start:start + s] @ rhs[start:start + s])
+        start += s
+    return np.stack(out)
+
+
+def _ragged_batch_inputs(rng, shapes, dtype):
+    b = shapes[0][0]
+    sizes = rng.multinomial(b, [0.5, 0.5]).astype(np.int32)
+    return [_rand(rng, shapes[0], dtype, -3, 3), _rand(rng, shapes[1], dtype, -3, 3), sizes]
+
+
 def _distinct(rng, shapes, dtype):
     """Distinct values (no ties), so the top-k indices are unambiguous."""
     return [(rng.permutation(int(np.prod(s))).reshape(s) * 0.5 - 3).astype(dtype) for s in shapes]
@@ -168,7 +201,8 @@ def _np_conv_nchw(x, k, strides, pads, lhs_dil=(1, 1), rhs_dil=(1, 1), groups=1)
     per = o // groups
     for a in range(oh):
         for b in range(ow):
-            win = xp[:, :, a * strides[0]:a * strides[0] + ekh:rhs_dil[0], b * strides[1]:b * strides[1] + ekw:rhs_dil[1]]
+            r0, c0 = a * strides[0], b * strides[1]
+            win = xp[:, :, r0:r0 + ekh:rhs_dil[0], c0:c0 + ekw:rhs_dil[1]]
             for g in range(groups):
                 out[:, g * per:(g + 1) * per, a, b] = np.einsum(
                     "nihw,oihw->no", win[:, g * i:(g + 1) * i], k[g * per:(g + 1) * per])
@@ -402,7 +436,8 @@ RECORDS = (
              cases=(Case(((3,), (3,))), Case(((2, 3), (2, 3), (2, 3)), (), {"axis": 1}),
                     Case(((2, 3), (2, 3)), (), {"axis": -1})),
              errors=(_err([_f32(3), _f32(4)], ValueError, "All input arrays must have the same shape"),
-                     _err([_f32(3), np.ones(3, np.int32)], TypeError, "lax.stack requires arguments to have the same dtypes"))),
+                     _err([_f32(3), np.ones(3, np.int32)], TypeError,
+                          "lax.stack requires arguments to have the same dtypes"))),
     *(OpRecord(name=f"lax.unstack[{k}]", path="lax.unstack",
                ref=lambda x, axis=0, k=k: np.take(x, k, axis=axis), args_maker=uniform(), dtypes=FI, adapt=_pick(k),
                cases=(Case(((3, 4),)), Case(((2, 3, 2),), (), {"axis": 1}), Case(((2, 2),), (), {"axis": -1})),
@@ -414,6 +449,18 @@ RECORDS = (
              cases=(Case(((6, 2), (3, 2, 4))), Case(((5, 3), (2, 3, 2)))),
              errors=(_err([_f32(6, 2), _f32(3, 2, 4), np.array([1, 2], np.int32)], TypeError,
                           "expected rhs group dimension size to be 2, got 3."),)),
+    OpRecord(name="lax.ragged_dot_general[non_contracting]", path="lax.ragged_dot_general", ref=_np_ragged_dot,
+             args_maker=_ragged_inputs, dtypes=F, adapt=_ragged_general(((((1,), (1,)), ((), ())), (0,), (0,))),
+             cases=(Case(((6, 2), (3, 2, 4))), Case(((5, 3), (2, 3, 2))))),
+    OpRecord(name="lax.ragged_dot_general[contracting]", path="lax.ragged_dot_general", ref=_np_ragged_contracting,
+             args_maker=_ragged_contracting_inputs, dtypes=F,
+             adapt=_ragged_general(((((1,), (0,)), ((), ())), (1,), ())),
+             cases=(Case(((2, 6), (6, 3), (3,))), Case(((3, 4), (4, 2), (2,))))),
+    OpRecord(name="lax.ragged_dot_general[batch]", path="lax.ragged_dot_general",
+             ref=lambda lhs, rhs, sizes: np.einsum("bij,bjk->bik", lhs, rhs),
+             args_maker=_ragged_batch_inputs, dtypes=F,
+             adapt=_ragged_general(((((2,), (1,)), ((0,), (0,))), (0,), ())),
+             cases=(Case(((4, 2, 3), (4, 3, 2), (2,))),)),
     *(OpRecord(name=f"lax.{fn}[{out}]", path=f"lax.{fn}",
                ref=lambda x, k, reduction_dimension=-1, largest=largest, out=out: _np_topk(
                    x, k, reduction_dimension, largest, out),

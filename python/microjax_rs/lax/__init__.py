@@ -743,7 +743,8 @@ from ._solves import custom_linear_solve, custom_root  # noqa: E402
 from ._reductions import reduce  # noqa: E402
 from ._rng import RandomAlgorithm, rng_bit_generator  # noqa: E402
 from ._array_ops import (  # noqa: E402
-    batch_matmul, broadcast_like, collapse, dtype, empty, full_like, index_take, ragged_dot, reciprocal, scatter_apply,
+    batch_matmul, broadcast_like, collapse, dtype, empty, full_like, index_take, ragged_dot, ragged_dot_general,
+    RaggedDotDimensionNumbers, reciprocal, scatter_apply,
     scatter_sub, shape_as_value, split, stack, tile, unstack,
 )
 

@@ -1,11 +1,14 @@
 """`jax.lax` functions composed from other primitives: `reciprocal`,
 `full_like`, `empty`, `broadcast_like`, `collapse`, `batch_matmul`,
 `index_take`, `tile`, `split`, `stack`, `unstack`, `scatter_sub`,
-`scatter_apply`, `dtype` and `shape_as_value`.
+`scatter_apply`, `ragged_dot`, `ragged_dot_general`, `dtype` and
+`shape_as_value`.
 
 JAX binds its own primitives for `split`, `stack`, `tile` and `unstack`;
 here they lower to slices, reshapes and concatenations (same values,
 same derivatives)."""
+from typing import NamedTuple, Sequence
+
 import numpy as np
 
 from .. import core, dtypes
@@ -259,3 +262,79 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     mask = lax.broadcast_in_dim(inside, _shape(prods), (0, 1))
     zero = lax.full(_shape(prods), 0, core.get_aval(prods).dtype_name)
     return lax.reduce_sum(lax.select(mask, prods, zero), (1,))
+
+
+class RaggedDotDimensionNumbers(NamedTuple):
+    """`ragged_dot_general`'s dimension numbers: `dot_dimension_numbers`
+    (as `dot_general`'s, counting every axis of `rhs`), the one ragged axis of
+    `lhs`, and the group axis of `rhs` (none when the ragged axis is a
+    contracting or batch axis)."""
+
+    dot_dimension_numbers: tuple
+    lhs_ragged_dimensions: Sequence[int]
+    rhs_group_dimensions: Sequence[int]
+
+
+def _group_masks(lhs, axis, group_sizes):
+    """One bool mask per group, shaped like `lhs`: the positions along `axis`
+    in that group's consecutive run."""
+    lax = _lax()
+    shape = _shape(lhs)
+    sizes = lax.convert_element_type(group_sizes, np.int32)
+    ends = lax.cumsum(sizes, 0)
+    starts = lax.sub(ends, sizes)
+    pos = lax.broadcasted_iota(np.int32, shape, axis)
+    masks = []
+    for g in range(_shape(group_sizes)[0]):
+        lo = lax.broadcast(lax.index_in_dim(starts, g, keepdims=False), shape)
+        hi = lax.broadcast(lax.index_in_dim(ends, g, keepdims=False), shape)
+        masks.append(lax.bitwise_and(lax.ge(pos, lo), lax.lt(pos, hi)))
+    return masks
+
+
+def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
+                       preferred_element_type=None, group_offset=None, out_sharding=None):
+    """`dot_general` with one ragged axis of `lhs` split into consecutive groups
+    of `group_sizes` (a 1-d array): a non-contracting ragged axis multiplies
+    group `g` by `rhs`'s slice `g` along its group axis; a contracting one gives
+    one product per group (a new leading axis); a batch one is a plain
+    `dot_general`."""
+    lax = _lax()
+    lhs, rhs, group_sizes = lax._arr(lhs), lax._arr(rhs), lax._arr(group_sizes)
+    if group_offset is not None:
+        raise NotImplementedError("ragged_dot_general: group_offset is not supported")
+    if len(_shape(group_sizes)) != 1:
+        raise NotImplementedError("ragged_dot_general: only 1-d group_sizes are supported")
+    dn = RaggedDotDimensionNumbers(*ragged_dot_dimension_numbers)
+    (lc, rc), (lb, rb) = dn.dot_dimension_numbers
+    lc, rc, lb, rb = (tuple(int(a) for a in x) for x in (lc, rc, lb, rb))
+    ragged = [int(a) for a in dn.lhs_ragged_dimensions]
+    group = [int(a) for a in dn.rhs_group_dimensions]
+    if len(ragged) != 1:
+        raise TypeError(f"ragged_dot_general requires exactly one lhs ragged dimension, got {ragged}")
+    r = ragged[0]
+    out_dtype = preferred_element_type
+    if r in lb:
+        return lax.dot_general(lhs, rhs, ((lc, rc), (lb, rb)), precision=precision,
+                               preferred_element_type=out_dtype)
+    masks = _group_masks(lhs, r, group_sizes)
+    zero = lax.full_like(lhs, 0)
+    if r in lc:
+        if group:
+            raise TypeError("ragged_dot_general: a contracting ragged dimension takes no rhs group dimension")
+        outs = [lax.dot_general(lax.select(m, lhs, zero), rhs, ((lc, rc), (lb, rb)), precision=precision,
+                                preferred_element_type=out_dtype) for m in masks]
+        return lax.stack(outs, 0)
+    if len(group) != 1:
+        raise TypeError("ragged_dot_general: a non-contracting ragged dimension needs one rhs group dimension")
+    gdim = group[0]
+    if _shape(rhs)[gdim] != len(masks):
+        raise TypeError(f"expected rhs group dimension size to be {len(masks)}, got {_shape(rhs)[gdim]}.")
+    shift = lambda axes: tuple(a - 1 if a > gdim else a for a in axes)  # noqa: E731
+    total = None
+    for g, m in enumerate(masks):
+        rhs_g = lax.index_in_dim(rhs, g, axis=gdim, keepdims=False)
+        part = lax.dot_general(lax.select(m, lhs, zero), rhs_g, ((lc, shift(rc)), (lb, shift(rb))),
+                               precision=precision, preferred_element_type=out_dtype)
+        total = part if total is None else lax.add(total, part)
+    return total

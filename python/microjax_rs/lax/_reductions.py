@@ -38,12 +38,12 @@ def _monoid_primitive(computation, init, dtype_name):
 
     kind = _monoid(computation)
     if kind is None:
-        kind = {lax.mul: "mul", lax.bitwise_and: "and", lax.bitwise_or: "or",
-                lax.bitwise_xor: "xor"}.get(computation)
+        named = ((lax.mul, "mul"), (lax.bitwise_and, "and"), (lax.bitwise_or, "or"), (lax.bitwise_xor, "xor"))
+        kind = next((k for fn, k in named if computation is fn), None)
     value = _concrete(init)
     if kind is None or value is None:
         return None
-    dt = np.dtype(dtypes_np(dtype_name))
+    dt = np.dtype(_np_dtype(dtype_name))
     identity = {"add": 0, "mul": 1, "max": _extreme(dt, False), "min": _extreme(dt, True),
                 "or": 0, "xor": 0, "and": True if dt.kind == "b" else -1}[kind]
     if kind == "and" and dt.kind == "u":
@@ -54,7 +54,7 @@ def _monoid_primitive(computation, init, dtype_name):
             "and": lax.reduce_and, "or": lax.reduce_or, "xor": lax.reduce_xor}[kind]
 
 
-def dtypes_np(name):
+def _np_dtype(name):
     from .. import dtypes
 
     return dtypes.np_dtype(name)
@@ -86,7 +86,7 @@ def _check(operands, init_values):
     if tree != init_tree:
         raise ValueError(f"Operands must have the same tree structure as init_values: {tree} vs. {init_tree}")
     ops = [lax._arr(o) for o in ops]
-    inits = [core.to_array(i, dtypes_np(core.get_aval(o).dtype_name), weak_type=False)
+    inits = [core.to_array(i, _np_dtype(core.get_aval(o).dtype_name), weak_type=False)
              if isinstance(i, (bool, int, float, np.generic, np.ndarray))
              else lax._convert_keep_weak(lax._arr(i), core.get_aval(o).dtype_name, False)
              for i, o in zip(inits, ops)]

@@ -9,7 +9,7 @@ come from the equation they solve, not from the solver's iterations.
 over are hoisted into explicit arguments (`closure_convert`); derivatives flow
 through `f`'s / `matvec`'s and the right-hand side, never through the
 solvers' own values (as in JAX)."""
-from ..tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from ..tree_util import tree_flatten, tree_map, tree_structure
 
 
 def _api():
