@@ -28,7 +28,7 @@ inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
-and windowed reductions), ``surface`` (aliases and the rest of the public
+and windowed reductions), ``special`` (lax special functions and jax.scipy.special), ``surface`` (aliases and the rest of the public
 surface), ``random``; ``errors`` (the bad inputs attached to the records).
 """
 from . import (
@@ -43,6 +43,7 @@ from . import (
     random,
     reductions,
     sort,
+    special,
     structural,
     surface,
 )
@@ -74,6 +75,7 @@ _OPERATORS: tuple = (
     + gather.RECORDS
     + linalg.RECORDS
     + conv.RECORDS
+    + special.RECORDS
 )
 
 # Every record, with its bad inputs attached.

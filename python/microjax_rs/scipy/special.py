@@ -92,18 +92,28 @@ erf = _lax_inexact(lax.erf, "erf")
 erfinv = _lax_inexact(lax.erf_inv, "erfinv")
 gammaln = _lax_inexact(lax.lgamma, "gammaln")
 digamma = _lax_inexact(lax.digamma, "digamma")
+erfc = _lax_inexact(lax.erfc, "erfc")
+i0e = _lax_inexact(lax.bessel_i0e, "i0e")
+i1e = _lax_inexact(lax.bessel_i1e, "i1e")
+erf.__doc__ = "The error function (jax.scipy.special.erf)."
+erfinv.__doc__ = "The inverse of the error function on [-1, 1]."
+gammaln.__doc__ = "log|Gamma(x)|."
+digamma.__doc__ = "The digamma function: the derivative of log Gamma."
+erfc.__doc__ = "The complementary error function 1 - erf(x), without cancellation for large x."
+i0e.__doc__ = "exp(-|x|) I0(x): the exponentially scaled modified Bessel function of order 0."
+i1e.__doc__ = "exp(-|x|) I1(x): the exponentially scaled modified Bessel function of order 1."
 
 
-def erfc(x):
-    (x,) = _promote_inexact(_arr(x))
-    return lax.sub(1.0, erf(x))
-
-
-def softmax(x, axis=-1):
+def softmax(x, /, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis` (all axes by default, as JAX's scipy version)."""
     from .. import nn
     return nn.softmax(x, axis=axis)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x, /, *, axis=None):
+    """x - logsumexp(x) over `axis` (all axes by default, as JAX's scipy version)."""
     from .. import nn
     return nn.log_softmax(x, axis=axis)
+
+
+from ._special_functions import *  # noqa: E402,F401,F403  (the rest of jax.scipy.special)
