@@ -782,8 +782,9 @@ def fresnel(x):
 # ----------------------------------------------------------------- Owen's T, Bessel J, hypergeometric
 
 _GL_NODES, _GL_WEIGHTS = _np.polynomial.legendre.leggauss(48)
-_GL_U = (_GL_NODES + 1.0) / 2.0
-_GL_W = _GL_WEIGHTS / 2.0
+# Python floats: weakly typed constants keep the operands' dtype.
+_GL_U = [float(u) for u in (_GL_NODES + 1.0) / 2.0]
+_GL_W = [float(w) for w in _GL_WEIGHTS / 2.0]
 
 
 def _owens_t_small(h, a):
