@@ -290,7 +290,7 @@ def ndtr(x):
 
 
 def _log_ndtr_impl(x, series_order):
-    lower, upper = (-20.0, 8.0) if _is_f64(x) else (-10.0, 5.0)
+    lower = -20.0 if _is_f64(x) else -10.0
     xl = jnp.minimum(x, lower)
     x2 = xl * xl
     # log(1 + sum_n (-1)^n (2n-1)!! / x^(2n)), the asymptotic series of the lower tail
@@ -300,13 +300,15 @@ def _log_ndtr_impl(x, series_order):
         term = term * (-(2 * n - 1)) / x2
         series = series + term
     lower_tail = -0.5 * x2 - jnp.log(-xl) - _LOG_SQRT_2PI + jnp.log(series)
-    middle = jnp.log(ndtr(jnp.maximum(x, lower)))
-    return jnp.where(x > upper, -ndtr(-x), jnp.where(x > lower, middle, lower_tail))
+    # log(ndtr(x)) below 0, log1p(-ndtr(-x)) above (no cancellation in 1 - ndtr(-x))
+    xm = jnp.maximum(x, lower)
+    middle = jnp.where(xm > 0, jnp.log1p(-ndtr(-jnp.abs(xm))), jnp.log(ndtr(jnp.minimum(xm, 0.0))))
+    return jnp.where(x > lower, middle, lower_tail)
 
 
 def log_ndtr(x, series_order=3):
-    """log of the standard normal CDF, accurate in both tails (an asymptotic series of
-    `series_order` terms below -20, or -10 in float32)."""
+    """log of the standard normal CDF, accurate in both tails: log1p(-ndtr(-x)) above 0 and an
+    asymptotic series of `series_order` terms below -20 (-10 in float32)."""
     if not isinstance(series_order, int) or isinstance(series_order, bool):
         raise TypeError("series_order must be a Python integer.")
     if series_order < 0:
