@@ -153,3 +153,19 @@ def test_bessel_jn_and_multi_output_functions(x64):
     np.testing.assert_allclose(np.asarray(c), sps.fresnel(np.array([0.5, 4.]))[1], rtol=1e-13)
     out = jax.vmap(lambda t: jnp.stack(jss.sici(t)))(np.array([1., 3.]))
     assert out.shape == (2, 2)
+
+
+def test_xlogy_entr_as_jax(x64):
+    x = np.array([0., 0., 1., 2., -1., 0.])
+    y = np.array([0., NAN, 0., -1., 2., -1.])
+    # recorded from JAX 0.10.2
+    want = [0, NAN, -INF, NAN, -0.69314718, 0]
+    np.testing.assert_allclose(np.asarray(jss.xlogy(x, y)), want, rtol=1e-8)
+    np.testing.assert_allclose(np.asarray(jss.xlog1py(x, y - 1)), want, rtol=1e-8)
+    e = np.asarray(jss.entr(np.array([0., -1., 2.])))
+    assert e[0] == 0 and np.signbit(e[0]) and e[1] == -INF
+    # JAX's rule: d/dx = log(y), d/dy = x / y, also at x == 0
+    gx, gy = jax.grad(jss.xlogy, argnums=(0, 1))(0., 2.)
+    np.testing.assert_allclose([float(gx), float(gy)], [np.log(2.), 0.], rtol=1e-15)
+    gx, gy = jax.grad(jss.xlog1py, argnums=(0, 1))(0., -1.)
+    assert float(gx) == -INF and np.isnan(float(gy))

@@ -3,6 +3,7 @@ import numpy as _np
 
 from .. import lax
 from .. import numpy as jnp
+from ..custom_derivatives import custom_jvp as _custom_jvp
 from .._src.numpy.reductions import _reduce_axes
 from .._src.numpy.ufuncs import _to_bool
 from .._src.numpy.util import _arr, _aval, _promote_inexact
@@ -61,23 +62,53 @@ def log_expit(x):
     return jnp.negative(jnp.logaddexp(jnp.negative(x), 0.0))
 
 
-def xlogy(x, y):
-    x, y = _promote_inexact(_arr(x), _arr(y))
+def _xlogy_impl(x, y):
     safe_y = jnp.where(lax.eq(x, 0.0), 1.0, y)
-    return jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, lax.log(safe_y)))
+    out = jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, lax.log(safe_y)))
+    return jnp.where(jnp.isnan(y), y, out)
+
+
+def _xlog1py_impl(x, y):
+    safe_y = jnp.where(lax.eq(x, 0.0), 0.0, y)
+    out = jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, jnp.log1p(safe_y)))
+    return jnp.where(jnp.isnan(y), y, out)
+
+
+_xlogy = _custom_jvp(_xlogy_impl)
+_xlog1py = _custom_jvp(_xlog1py_impl)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    # JAX's rule: d/dx = log(y), d/dy = x / y (also at x == 0)
+    (x, y), (tx, ty) = primals, tangents
+    return _xlogy_impl(x, y), tx * lax.log(y) + ty * x / y
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    return _xlog1py_impl(x, y), tx * jnp.log1p(y) + ty * x / (1.0 + y)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (NaN where y is NaN); JAX's derivative rule."""
+    x, y = _promote_inexact(_arr(x), _arr(y))
+    return _xlogy(x, y)
 
 
 def xlog1py(x, y):
+    """x * log1p(y), 0 where x == 0 (NaN where y is NaN); JAX's derivative rule."""
     x, y = _promote_inexact(_arr(x), _arr(y))
-    safe_y = jnp.where(lax.eq(x, 0.0), 0.0, y)
-    return jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, jnp.log1p(safe_y)))
+    return _xlog1py(x, y)
 
 
 def entr(x):
+    """-x log(x) for x > 0, -0.0 at 0 (as JAX), -inf for x < 0."""
     (x,) = _promote_inexact(_arr(x))
     safe = jnp.where(lax.gt(x, 0.0), x, 1.0)
-    return jnp.where(lax.lt(x, 0.0), -_np.inf,
-                     jnp.where(lax.eq(x, 0.0), 0.0, lax.neg(lax.mul(x, lax.log(safe)))))
+    xlogx = jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, lax.log(safe)))
+    return jnp.where(lax.lt(x, 0.0), -_np.inf, lax.neg(xlogx))
 
 
 def _lax_inexact(lax_fn, name):
