@@ -80,25 +80,29 @@ _xlog1py = _custom_jvp(_xlog1py_impl)
 
 @_xlogy.defjvp
 def _xlogy_jvp(primals, tangents):
-    # JAX's rule: d/dx = log(y), d/dy = x / y (also at x == 0)
+    # JAX's rule d/dx = log(y), d/dy = x / y, except that d/dy is 0 (not 0/0) at x == y == 0
     (x, y), (tx, ty) = primals, tangents
-    return _xlogy_impl(x, y), tx * lax.log(y) + ty * x / y
+    safe_y = jnp.where(lax.eq(x, 0.0), 1.0, y)
+    return _xlogy_impl(x, y), tx * lax.log(y) + ty * x / safe_y
 
 
 @_xlog1py.defjvp
 def _xlog1py_jvp(primals, tangents):
     (x, y), (tx, ty) = primals, tangents
-    return _xlog1py_impl(x, y), tx * jnp.log1p(y) + ty * x / (1.0 + y)
+    safe_y = jnp.where(lax.eq(x, 0.0), 0.0, y)
+    return _xlog1py_impl(x, y), tx * jnp.log1p(y) + ty * x / (1.0 + safe_y)
 
 
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (NaN where y is NaN); JAX's derivative rule."""
+    """x * log(y), 0 where x == 0 (NaN where y is NaN). Derivatives as JAX's rule (log(y) in x,
+    x / y in y), with 0 in y at x == y == 0 where JAX's rule gives 0/0."""
     x, y = _promote_inexact(_arr(x), _arr(y))
     return _xlogy(x, y)
 
 
 def xlog1py(x, y):
-    """x * log1p(y), 0 where x == 0 (NaN where y is NaN); JAX's derivative rule."""
+    """x * log1p(y), 0 where x == 0 (NaN where y is NaN). Derivatives as JAX's rule, with 0 in y
+    at x == 0, y == -1 where JAX's rule gives 0/0."""
     x, y = _promote_inexact(_arr(x), _arr(y))
     return _xlog1py(x, y)
 
