@@ -127,6 +127,7 @@ PRIMITIVE_RECORDS = {
     "threefry2x32": "random.threefry_2x32", "scatter-add": "lax.scatter_add", "scatter-mul": "lax.scatter_mul",
     "scatter-min": "lax.scatter_min", "scatter-max": "lax.scatter_max",
     "name": "ad_checkpoint.checkpoint_name",
+    "regularized_incomplete_beta": "lax.betainc",
 }
 
 # primitive -> why it has no record

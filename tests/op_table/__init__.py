@@ -30,7 +30,7 @@ inputs and expected results of a case); one module of records per family:
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
-and windowed reductions), ``scipy_misc`` (the array functions of the smaller
+and windowed reductions), ``special`` (lax special functions and jax.scipy.special), ``scipy_misc`` (the array functions of the smaller
 `jax.scipy` modules), ``surface`` (aliases and the rest of the public
 surface), ``random``, ``random_distributions``, ``lax_more`` (lax functions composed from
 other primitives); ``errors`` (the bad inputs attached to the records).
@@ -54,6 +54,7 @@ from . import (
     scipy_misc,
     sort,
     stats,
+    special,
     structural,
     surface,
 )
@@ -91,6 +92,7 @@ _OPERATORS: tuple = (
     + nn_more.RECORDS
     + stats.RECORDS
     + lax_more.RECORDS
+    + special.RECORDS
 )
 
 # Every record, with its bad inputs attached.

@@ -72,7 +72,6 @@ ALIASES = {
     "numpy.pow": "numpy.power", "numpy.product": "numpy.prod", "numpy.fix": "numpy.trunc",
     "numpy.degrees": "numpy.rad2deg", "numpy.radians": "numpy.deg2rad", "numpy.true_divide": "numpy.divide",
     "nn.swish": "nn.silu", "nn.normalize": "nn.standardize", "nn.tanh": "numpy.tanh",
-    "scipy.special.softmax": "nn.softmax", "scipy.special.log_softmax": "nn.log_softmax",
     "numpy.linalg.matmul": "numpy.matmul", "numpy.linalg.tensordot": "numpy.tensordot",
 }
 # aliases of records whose function takes a list of arrays

@@ -81,6 +81,34 @@ for _f, _n in ((bitwise_and, "bitwise_and"), (bitwise_or, "bitwise_or"), (bitwis
     _f.__name__ = _n
 
 
+def _nary(p, name):
+    """A wrapper binding `p` to floating operands of one dtype: Python scalars
+    take the dtype of the first array operand (weakly typed)."""
+    def op(*args):
+        like = next((a for a in args if type(a) not in _SCALARS), None)
+        if like is not None:
+            args = tuple(_weak_like(a, like) for a in args)
+        return p.bind(*args)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{name})."
+    return op
+
+
+igamma, igammac, igamma_grad_a, random_gamma_grad, zeta = (
+    _nary(_P[n], n) for n in ("igamma", "igammac", "igamma_grad_a", "random_gamma_grad", "zeta"))
+bessel_i0e, bessel_i1e, erfc = (_unary(_P[n]) for n in ("bessel_i0e", "bessel_i1e", "erfc"))
+betainc = _nary(_P["regularized_incomplete_beta"], "betainc")
+igamma.__doc__ = "The regularized lower incomplete gamma function P(a, x) (jax.lax.igamma)."
+igammac.__doc__ = "The regularized upper incomplete gamma function Q(a, x) (jax.lax.igammac)."
+igamma_grad_a.__doc__ = "The derivative of igamma(a, x) with respect to a (jax.lax.igamma_grad_a)."
+random_gamma_grad.__doc__ = ("The derivative of a Gamma(a, 1) sample x with respect to a at a fixed "
+                             "quantile (jax.lax.random_gamma_grad).")
+zeta.__doc__ = "The Hurwitz zeta function zeta(x, q) (jax.lax.zeta)."
+betainc.__doc__ = ("The regularized incomplete beta function I_x(a, b) (jax.lax.betainc; primitive "
+                   "`regularized_incomplete_beta`).")
+
+
 from ._precision import (  # noqa: E402
     DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, Precision, PrecisionLike,
     canonicalize_precision as _canonicalize_precision,

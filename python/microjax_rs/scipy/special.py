@@ -3,6 +3,7 @@ import numpy as _np
 
 from .. import lax
 from .. import numpy as jnp
+from ..custom_derivatives import custom_jvp as _custom_jvp
 from .._src.numpy.reductions import _reduce_axes
 from .._src.numpy.ufuncs import _to_bool
 from .._src.numpy.util import _arr, _aval, _promote_inexact
@@ -61,23 +62,57 @@ def log_expit(x):
     return jnp.negative(jnp.logaddexp(jnp.negative(x), 0.0))
 
 
-def xlogy(x, y):
-    x, y = _promote_inexact(_arr(x), _arr(y))
+def _xlogy_impl(x, y):
     safe_y = jnp.where(lax.eq(x, 0.0), 1.0, y)
-    return jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, lax.log(safe_y)))
+    out = jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, lax.log(safe_y)))
+    return jnp.where(jnp.isnan(y), y, out)
+
+
+def _xlog1py_impl(x, y):
+    safe_y = jnp.where(lax.eq(x, 0.0), 0.0, y)
+    out = jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, jnp.log1p(safe_y)))
+    return jnp.where(jnp.isnan(y), y, out)
+
+
+_xlogy = _custom_jvp(_xlogy_impl)
+_xlog1py = _custom_jvp(_xlog1py_impl)
+
+
+@_xlogy.defjvp
+def _xlogy_jvp(primals, tangents):
+    # JAX's rule d/dx = log(y), d/dy = x / y, except that d/dy is 0 (not 0/0) at x == y == 0
+    (x, y), (tx, ty) = primals, tangents
+    safe_y = jnp.where(lax.eq(x, 0.0), 1.0, y)
+    return _xlogy_impl(x, y), tx * lax.log(y) + ty * x / safe_y
+
+
+@_xlog1py.defjvp
+def _xlog1py_jvp(primals, tangents):
+    (x, y), (tx, ty) = primals, tangents
+    safe_y = jnp.where(lax.eq(x, 0.0), 0.0, y)
+    return _xlog1py_impl(x, y), tx * jnp.log1p(y) + ty * x / (1.0 + safe_y)
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (NaN where y is NaN). Derivatives as JAX's rule (log(y) in x,
+    x / y in y), with 0 in y at x == y == 0 where JAX's rule gives 0/0."""
+    x, y = _promote_inexact(_arr(x), _arr(y))
+    return _xlogy(x, y)
 
 
 def xlog1py(x, y):
+    """x * log1p(y), 0 where x == 0 (NaN where y is NaN). Derivatives as JAX's rule, with 0 in y
+    at x == 0, y == -1 where JAX's rule gives 0/0."""
     x, y = _promote_inexact(_arr(x), _arr(y))
-    safe_y = jnp.where(lax.eq(x, 0.0), 0.0, y)
-    return jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, jnp.log1p(safe_y)))
+    return _xlog1py(x, y)
 
 
 def entr(x):
+    """-x log(x) for x > 0, -0.0 at 0 (as JAX), -inf for x < 0."""
     (x,) = _promote_inexact(_arr(x))
     safe = jnp.where(lax.gt(x, 0.0), x, 1.0)
-    return jnp.where(lax.lt(x, 0.0), -_np.inf,
-                     jnp.where(lax.eq(x, 0.0), 0.0, lax.neg(lax.mul(x, lax.log(safe)))))
+    xlogx = jnp.where(lax.eq(x, 0.0), 0.0, lax.mul(x, lax.log(safe)))
+    return jnp.where(lax.lt(x, 0.0), -_np.inf, lax.neg(xlogx))
 
 
 def _lax_inexact(lax_fn, name):
@@ -92,18 +127,28 @@ erf = _lax_inexact(lax.erf, "erf")
 erfinv = _lax_inexact(lax.erf_inv, "erfinv")
 gammaln = _lax_inexact(lax.lgamma, "gammaln")
 digamma = _lax_inexact(lax.digamma, "digamma")
+erfc = _lax_inexact(lax.erfc, "erfc")
+i0e = _lax_inexact(lax.bessel_i0e, "i0e")
+i1e = _lax_inexact(lax.bessel_i1e, "i1e")
+erf.__doc__ = "The error function (jax.scipy.special.erf)."
+erfinv.__doc__ = "The inverse of the error function on [-1, 1]."
+gammaln.__doc__ = "log|Gamma(x)|."
+digamma.__doc__ = "The digamma function: the derivative of log Gamma."
+erfc.__doc__ = "The complementary error function 1 - erf(x), without cancellation for large x."
+i0e.__doc__ = "exp(-|x|) I0(x): the exponentially scaled modified Bessel function of order 0."
+i1e.__doc__ = "exp(-|x|) I1(x): the exponentially scaled modified Bessel function of order 1."
 
 
-def erfc(x):
-    (x,) = _promote_inexact(_arr(x))
-    return lax.sub(1.0, erf(x))
-
-
-def softmax(x, axis=-1):
+def softmax(x, /, *, axis=None):
+    """exp(x) / sum(exp(x)) over `axis` (all axes by default, as JAX's scipy version)."""
     from .. import nn
     return nn.softmax(x, axis=axis)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x, /, *, axis=None):
+    """x - logsumexp(x) over `axis` (all axes by default, as JAX's scipy version)."""
     from .. import nn
     return nn.log_softmax(x, axis=axis)
+
+
+from ._special_functions import *  # noqa: E402,F401,F403  (the rest of jax.scipy.special)

@@ -46,4 +46,4 @@ pub use dtype::DType;
 pub use error::{Error, Result};
 pub use ir::builder::Builder;
 pub use ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, Scalar, Var};
-pub use prims::{BinaryOp, CmpOp, DotDims, Param, Primitive, ReduceOp, UnaryOp};
+pub use prims::{BinaryOp, CmpOp, DotDims, Param, Primitive, ReduceOp, SpecialOp, UnaryOp};

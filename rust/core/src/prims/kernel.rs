@@ -39,6 +39,8 @@ pub mod rows;
 pub mod slices;
 #[path = "kernels/small_matmul.rs"]
 mod small_matmul;
+#[path = "kernels/special_math.rs"]
+pub mod special_math;
 #[path = "kernels/structural.rs"]
 pub(super) mod structural;
 #[path = "kernels/vmath.rs"]

@@ -40,6 +40,7 @@ pub mod select;
 pub mod shape;
 pub mod slicing;
 pub mod sort;
+pub mod special;
 pub mod structural;
 pub mod transpose;
 pub mod window;
@@ -103,6 +104,17 @@ op_table!(
         And => "and", Or => "or", Xor => "xor",
         ShiftLeft => "shift_left", ShiftRightLogical => "shift_right_logical",
         ShiftRightArithmetic => "shift_right_arithmetic",
+    }
+);
+
+op_table!(
+    /// Elementwise special functions of one to three floating operands
+    /// (`prims/special.rs`).
+    SpecialOp {
+        Igamma => "igamma", Igammac => "igammac", IgammaGradA => "igamma_grad_a",
+        RandomGammaGrad => "random_gamma_grad",
+        RegularizedIncompleteBeta => "regularized_incomplete_beta", Zeta => "zeta",
+        BesselI0e => "bessel_i0e", BesselI1e => "bessel_i1e", Erfc => "erfc",
     }
 );
 
@@ -440,6 +452,8 @@ primitives! {
     Binary(BinaryOp),
     /// Elementwise comparisons (`prims/elementwise.rs`).
     Compare(CmpOp),
+    /// `igamma`, `zeta`, `bessel_i0e`, `erfc`, ... (`prims/special.rs`).
+    Special(SpecialOp),
     /// `integer_pow` (`prims/numeric.rs`).
     IntegerPow(numeric::IntegerPow),
     /// `is_finite` (`prims/numeric.rs`).

@@ -182,6 +182,7 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
             }
             _ => Lowering::Kernel,
         },
+        Primitive::Special(_) => Lowering::HostFallback("special functions have no CUDA kernel"),
         Primitive::ConvertElementType(ConvertElementType { .. })
             if d.is_float() && !out.is_float() && out != DType::Bool =>
         {
