@@ -457,3 +457,9 @@ def test_nan_extremum_with_initial_and_duplicate_axes():
     assert np.isnan(float(jnp.nanmax(np.array([np.nan, np.nan], np.float32))))
     with pytest.raises(ValueError, match=r"duplicate value in 'axis': \(0, 0\)"):
         jnp.sum(jnp.ones((2, 3)), axis=(0, 0))
+
+
+def test_array_aval():
+    x = jnp.ones((2, 3))
+    assert x.aval == jax.core.ShapedArray((2, 3), jnp.float32)
+    assert jnp.asarray(1.0).aval.weak_type and not x.aval.weak_type

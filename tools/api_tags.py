@@ -92,6 +92,11 @@ _ENTRIES = [
     ("jax.numpy.uint4", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
     ("jax.Array.device_buffer", "exempt", "removed from JAX: the attribute only raises there"),
     ("jax.Array.device_buffers", "exempt", "removed from JAX: the attribute only raises there"),
+    ("jax.nn.scaled_matmul", "exempt", "block-scaled matmul on float8/float4 operands (dtypes exempt above) "
+     "through cuDNN; JAX 0.10.2 itself raises NotImplementedError on CPU"),
+    ("jax.nn.scaled_dot_general", "exempt", "block-scaled dot on float8/float4 operands (see jax.nn.scaled_matmul)"),
+    ("jax.nn.get_scaled_dot_general_config", "exempt", "configuration of jax.nn.scaled_dot_general (exempt)"),
+    ("jax.lax.scaled_dot", "exempt", "block-scaled dot on float8/float4 operands (see jax.nn.scaled_matmul)"),
     ("jax.experimental.ode.*", "exempt", "helpers of JAX's ode module (imports and private steps), not its "
      "documented API; odeint is the API"),
     # ---- the rest of the numerical surface

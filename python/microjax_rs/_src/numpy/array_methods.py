@@ -8,6 +8,7 @@ from ... import lax
 from ... import numpy as jnp
 from ..device_types import CpuDevice
 from ..tables import FLOAT_NAMES as _FLOATS
+from ... import core as _core_module
 from ...core import Primitive, Tracer, _state
 from .indexing import AtIndexer, getitem
 
@@ -213,6 +214,7 @@ _ARRAY_ONLY = {
     "on_device_size_in_bytes": lambda self: lambda: self.nbytes,
     "clone": lambda self: lambda: jnp.array(self, copy=True),
     "tobytes": lambda self: lambda order="C": np.asarray(self).tobytes(order=order),
+    "aval": lambda self: _core_module._shaped(tuple(self.shape), self.dtype_name, bool(self.weak_type)),
 }
 
 
