@@ -58,3 +58,22 @@ def test_log_compiles_logs_new_traces(caplog):
             jax.jit(lambda x: x - 3.0)(jnp.ones(4))
     assert any("Compiling" in r.getMessage() for r in caplog.records)
     assert not jax.config.jax_log_compiles
+
+
+def test_debug_nans_and_infs_contexts():
+    import microjax_rs as jax
+    import microjax_rs.numpy as jnp
+    with jax.debug_nans(True):
+        assert jax.config.jax_debug_nans
+        with pytest.raises(FloatingPointError):
+            jnp.log(jnp.asarray(-1.0))
+    assert not jax.config.jax_debug_nans
+    assert bool(jnp.isnan(jnp.log(jnp.asarray(-1.0))))
+
+    @jax.debug_infs(True)
+    def f(x):
+        return 1.0 / x
+
+    with pytest.raises(FloatingPointError):
+        f(jnp.asarray(0.0))
+    assert not jax.config.jax_debug_infs

@@ -271,6 +271,26 @@ class enable_x64(_OptionContext):
         super().__init__(bool(new_val))
 
 
+class debug_nans(_OptionContext):
+    """`with jax.debug_nans(True):` check results for NaN inside the block
+    (`jax_debug_nans`); also a decorator."""
+
+    option = "jax_debug_nans"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
+
+
+class debug_infs(_OptionContext):
+    """`with jax.debug_infs(True):` check results for infinities inside the
+    block (`jax_debug_infs`); also a decorator."""
+
+    option = "jax_debug_infs"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
+
+
 def disable_x64():
     """`jax.experimental.disable_x64()`: `enable_x64(False)`."""
     return enable_x64(False)

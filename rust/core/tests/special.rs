@@ -123,6 +123,7 @@ fn incomplete_gamma_edges_as_xla() {
     let cases = [
         (-1.0, 1.0, nan, nan, nan, nan),
         (0.0, 1.0, 1.0, 0.0, nan, nan),
+        (0.0, 0.0, nan, nan, nan, nan),
         (0.5, 0.0, 0.0, 1.0, 0.0, 0.0),
         (inf, 1.0, nan, nan, nan, nan),
         (nan, 1.0, nan, nan, nan, nan),
@@ -180,6 +181,11 @@ fn incomplete_beta_against_scipy() {
         (2.0, 3.0, 1.0, 1.0),
         (inf, 1.0, 0.5, 0.0),
         (1.0, inf, 0.5, 1.0),
+        (inf, inf, 0.0, nan),
+        (inf, inf, 1.0, nan),
+        (0.0, 0.0, 1.0, nan),
+        (inf, 1.0, 1.0, 1.0),
+        (1.0, inf, 0.0, 0.0),
         (2.0, 3.0, nan, nan),
     ];
     for (a, b, x, want) in edges {

@@ -128,7 +128,8 @@ fn gamma_domain_nan(a: f64, x: f64) -> bool {
 
 /// The regularized lower incomplete gamma function `P(a, x)`.
 pub fn igamma(a: f64, x: f64) -> f64 {
-    if gamma_domain_nan(a, x) {
+    // P(0, 0) is undefined (NaN in XLA and SciPy >= 1.16).
+    if gamma_domain_nan(a, x) || (a == 0.0 && x == 0.0) {
         return f64::NAN;
     }
     if x == 0.0 {
@@ -148,7 +149,7 @@ pub fn igamma(a: f64, x: f64) -> f64 {
 
 /// The regularized upper incomplete gamma function `Q(a, x) = 1 - P(a, x)`.
 pub fn igammac(a: f64, x: f64) -> f64 {
-    if gamma_domain_nan(a, x) {
+    if gamma_domain_nan(a, x) || (a == 0.0 && x == 0.0) {
         return f64::NAN;
     }
     if x == 0.0 {
@@ -258,7 +259,8 @@ pub fn betainc(a: f64, b: f64, x: f64) -> f64 {
     if a.is_nan() || b.is_nan() || x.is_nan() || a < 0.0 || b < 0.0 || !(0.0..=1.0).contains(&x) {
         return f64::NAN;
     }
-    if a == 0.0 && b == 0.0 {
+    // Both parameters 0 or both infinite: undefined at every x (XLA, SciPy).
+    if (a == 0.0 && b == 0.0) || (a == f64::INFINITY && b == f64::INFINITY) {
         return f64::NAN;
     }
     if x == 0.0 {
