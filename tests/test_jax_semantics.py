@@ -361,3 +361,15 @@ def test_static_index_reaches_the_primitive_unclamped():
     closed = jax.make_jaxpr(lambda a: a[np.array([0, 7])])(jnp.arange(3.0))
     (g,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "gather"]
     assert g.params["mode"] is jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS
+
+
+def test_float_indexers_raise_jax_type_error():
+    # JAX 0.10.2: "Indexer must have integer or boolean type, ..." as TypeError, everywhere.
+    x = jnp.arange(3)
+    for idx in (1.0, jnp.array(1.0), (0, 1.5), jnp.array([1.0, 2.0])):
+        with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+            x[idx]
+    with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+        jax.jit(lambda v, i: v[i])(x, 1.0)
+    with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
+        x.at[1.0].set(2)

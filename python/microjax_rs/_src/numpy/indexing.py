@@ -143,11 +143,30 @@ def _has_tracer(idx):
     return builtins.any(_is_dynamic(i) for i in items)
 
 
+def _float_indexer_error(idx):
+    """JAX's TypeError for a float (or complex) indexer, or None."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    for pos, it in enumerate(items):
+        if type(it) is float:
+            dtype = np.dtype(np.float64)
+        elif hasattr(it, "dtype") and not isinstance(it, (slice, type(None))):
+            dtype = np.dtype(it.dtype)
+        else:
+            continue
+        if dtype.kind in "fc" or dtype.name == "bfloat16":
+            return TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype.name} "
+                             f"at position {pos}, indexer value {it}")
+    return None
+
+
 def getitem(x, idx):
     if type(x) is core.ArrayImpl and core.current_trace() is None and not _has_tracer(idx):
         try:
             out = np.asarray(x)[_concrete_index(idx)]
         except IndexError as e:
+            err = _float_indexer_error(idx)
+            if err is not None:
+                raise err from None
             if "out of bounds" not in str(e):
                 raise
             # A static out-of-bounds index: clamped by the primitive, as JAX.
@@ -262,6 +281,9 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
             # batching rule makes it one gather).
             x = _index_in_dim(x, _wrap_negative(it, n), d)
         else:
+            err = _float_indexer_error(it)
+            if err is not None:
+                raise err
             raise IndexError(
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
                 f"indices; got {it!r}")
@@ -296,12 +318,12 @@ def _index_array(it, n, d, normalize=True):
     if isinstance(it, np.ndarray) or (not _is_traced(it) and type(it) is not core.ArrayImpl):
         a = np.asarray(it)
         if not np.issubdtype(a.dtype, np.integer):
-            raise IndexError(f"Indexer must have integer or boolean type, got indexer with type {a.dtype}")
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {a.dtype}")
         a = np.where(a < 0, a + n, a) if normalize else a
         return asarray(a.astype(np.int64 if n >= 2 ** 31 else np.int32))
     name = core.get_aval(it).dtype_name
     if not (name.startswith("int") or name.startswith("uint")):
-        raise IndexError(f"Indexer must have integer or boolean type, got {core.get_aval(it).str_short()}")
+        raise TypeError(f"Indexer must have integer or boolean type, got {core.get_aval(it).str_short()}")
     return _wrap_negative(it, n) if normalize else it
 
 
@@ -519,6 +541,9 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         try:
             pos = np.asarray(np.arange(av.size).reshape(av.shape)[_concrete_index(idx)])
         except IndexError as e:
+            err = _float_indexer_error(idx)
+            if err is not None:
+                raise err from None
             if "out of bounds" not in str(e):
                 raise
     if pos is not None:
