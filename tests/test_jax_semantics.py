@@ -373,3 +373,16 @@ def test_float_indexers_raise_jax_type_error():
         jax.jit(lambda v, i: v[i])(x, 1.0)
     with pytest.raises(TypeError, match="Indexer must have integer or boolean type"):
         x.at[1.0].set(2)
+
+
+def test_list_indexers_raise_jax_type_error():
+    # JAX 0.10.2: a list is neither a tuple of indices nor an index array.
+    x = jnp.arange(5.0)
+    with pytest.raises(TypeError, match="non-tuple sequence for multidimensional indexing"):
+        x[[0, 1]]
+    with pytest.raises(TypeError, match="non-tuple sequence for multidimensional indexing"):
+        x.at[[0, 1]].set(1.0)
+    with pytest.raises(TypeError, match="non-tuple sequence for multidimensional indexing"):
+        jax.jit(lambda v: v[[0, 1]])(x)
+    np.testing.assert_array_equal(np.asarray(x[([0, 1],)]), [0.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(jnp.ones((2, 2))[[0, 1], [1, 0]]), [1.0, 1.0])

@@ -141,7 +141,7 @@ def test_accumulate_matches_numpy():
 def test_at_matches_numpy_and_needs_inplace_false():
     a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     for name, idx, b in [("add", (0, 1), 5.0), ("add", ([0, 0, 1], [2, 2, 0]), np.float32([1, 2, 3])),
-                         ("multiply", (slice(None), 1), 3.0), ("subtract", [1, 1], 2.0),
+                         ("multiply", (slice(None), 1), 3.0), ("subtract", np.array([1, 1]), 2.0),
                          ("maximum", ([0, 0], [1, 1]), np.float32([4, 0.5])), ("logaddexp", (1, 2), 1.0),
                          ("minimum", 0, np.float32([1, -1, 5]))]:
         want = a.copy()
@@ -153,6 +153,8 @@ def test_at_matches_numpy_and_needs_inplace_false():
     np.testing.assert_array_equal(_np(jnp.negative.at(jnp.arange(5.0), jnp.array([0, 0, 2]), inplace=False)), want)
     with pytest.raises(NotImplementedError, match="cannot operate inplace"):
         jnp.add.at(a, 0, 1.0)
+    with pytest.raises(TypeError, match="non-tuple sequence"):  # as JAX: index arrays, not lists
+        jnp.add.at(a, [0, 1], 1.0, inplace=False)
     # Traced indices and values, and gradients through the scatter.
     f = jax.jit(lambda v, i: jnp.maximum.at(v, i, 2.5, inplace=False))
     np.testing.assert_array_equal(_np(f(jnp.arange(3.0), jnp.array([0, 0, 1]))), [2.5, 2.5, 2.0])

@@ -399,6 +399,9 @@ def _np_at(ufunc, idx, *b):
 
 
 def _jnp_at(idx):
+    # JAX takes index arrays, not lists (a list raises TypeError, as for x[list]).
+    idx = np.asarray(idx) if isinstance(idx, list) else idx
+
     def adapt(fn):
         return lambda a, *vals: fn(a, idx, *vals, inplace=False)
     return adapt

@@ -159,7 +159,14 @@ def _float_indexer_error(idx):
     return None
 
 
+def _list_index_error():
+    return TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; use "
+                     "`arr[array(seq)]` instead of `arr[seq]`.")
+
+
 def getitem(x, idx):
+    if type(idx) is list:  # as JAX: a list is not a tuple of indices (nor an index array)
+        raise _list_index_error()
     if type(x) is core.ArrayImpl and core.current_trace() is None and not _has_tracer(idx):
         try:
             out = np.asarray(x)[_concrete_index(idx)]
@@ -452,6 +459,8 @@ class AtIndexer:
         self.x = x
 
     def __getitem__(self, idx):
+        if type(idx) is list:
+            raise _list_index_error()
         return _AtRef(self.x, idx)
 
 
