@@ -467,3 +467,22 @@ def test_linalg_algorithm_enums_match_jax():
     np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(x), rtol=1e-6)
     s = linalg.svd(x, compute_uv=False, algorithm=linalg.SvdAlgorithm.QR)
     np.testing.assert_allclose(np.asarray(s), np.linalg.svd(x, compute_uv=False), rtol=1e-6)
+
+
+def test_transcendentals_accept_accuracy():
+    # JAX 0.10.2: accuracy= is AccuracyMode or Tolerance; other values raise NotImplementedError.
+    x = jnp.asarray([0.5, 1.5], jnp.float32)
+    for name in ("exp", "log", "sin", "cos", "tan", "tanh", "logistic", "sqrt", "rsqrt", "cbrt", "exp2",
+                 "log1p", "expm1"):
+        f = getattr(lax, name)
+        for acc in (lax.AccuracyMode.HIGHEST, lax.AccuracyMode.DEFAULT, lax.Tolerance(atol=1e-5, rtol=1e-5, ulps=2)):
+            np.testing.assert_array_equal(np.asarray(f(x, accuracy=acc)), np.asarray(f(x)))
+        with pytest.raises(NotImplementedError, match="Accuracy foo not supported"):
+            f(x, accuracy="foo")
+    g = jax.grad(lambda v: lax.sin(v, accuracy=lax.AccuracyMode.HIGHEST))(0.0)
+    assert float(g) == 1.0
+    np.testing.assert_array_equal(
+        np.asarray(jax.jit(jax.vmap(lambda v: lax.exp(v, accuracy=lax.AccuracyMode.HIGHEST)))(x)),
+        np.asarray(lax.exp(x)))
+    with pytest.raises(ValueError, match="Tolerances must be non-negative"):
+        lax.Tolerance(atol=-1.0)

@@ -55,6 +55,8 @@ EXEMPT = {
               "lax.ScatterDimensionNumbers", "lax.RoundingMethod"),
     **_exempt("the primitive class itself (tests/test_tracing.py)", "lax.Primitive"),
     **_exempt("matmul precision enum, a parameter (tests/test_ecosystem_api.py)", "lax.Precision"),
+    **_exempt("accuracy parameter of the transcendental functions (tests/test_lax_more.py)",
+              "lax.AccuracyMode", "lax.Tolerance"),
     **_exempt("file I/O of NumPy .npy/.npz data (tests/test_ecosystem_api.py)",
               "numpy.load", "numpy.save", "numpy.savez"),
     **_exempt("higher-order: vectorizes a Python callable (tests/test_ecosystem_api.py)", "numpy.vectorize"),

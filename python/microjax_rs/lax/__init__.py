@@ -53,21 +53,60 @@ def _unary(p):
     return op
 
 
+class AccuracyMode(_enum.Enum):
+    """`lax.AccuracyMode`: how precisely a transcendental function should be
+    computed (`accuracy=`). microjax_rs's kernels are within 2 ulp on every
+    device, so both modes give the same result."""
+
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+class Tolerance:
+    """`lax.Tolerance(atol, rtol, ulps)`: an error bound asked of a
+    transcendental function (`accuracy=`); non-negative. The kernels are
+    within 2 ulp whatever is asked."""
+
+    def __init__(self, atol=0.0, rtol=0.0, ulps=0):
+        if atol < 0 or rtol < 0 or ulps < 0:
+            raise ValueError("Tolerances must be non-negative.")
+        self.atol, self.rtol, self.ulps = atol, rtol, ulps
+
+    def __repr__(self):
+        return f"Tolerance(atol={self.atol}, rtol={self.rtol}, ulps={self.ulps})"
+
+
+def _with_accuracy(p):
+    """A unary transcendental taking JAX's keyword `accuracy=` (None, an
+    `AccuracyMode` or a `Tolerance`; anything else raises as JAX). It does
+    not change the result: see `AccuracyMode`."""
+    def op(x, *, accuracy=None):
+        if accuracy is not None and not isinstance(accuracy, (AccuracyMode, Tolerance)):
+            raise NotImplementedError(f"Accuracy {accuracy} not supported")
+        return p.bind(x)
+
+    op.__name__ = p.name
+    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{p.name}); `accuracy=` is accepted (see `AccuracyMode`)."
+    return op
+
+
 add, sub, mul, div, max, min, pow = (_binary(_P[n]) for n in ("add", "sub", "mul", "div", "max", "min", "pow"))
 eq, ne, lt, le, gt, ge = (_binary(_P[n]) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
-neg, exp, log, sin, cos, tanh, logistic, sqrt, abs, sign = (
-    _unary(_P[n]) for n in ("neg", "exp", "log", "sin", "cos", "tanh", "logistic", "sqrt", "abs", "sign")
-)
+neg, abs, sign = (_unary(_P[n]) for n in ("neg", "abs", "sign"))
+exp, log, sin, cos, tanh, logistic, sqrt = (
+    _with_accuracy(_P[n]) for n in ("exp", "log", "sin", "cos", "tanh", "logistic", "sqrt"))
 
 
-(floor, ceil, is_finite, exp2, log1p, expm1, tan, asin, acos, atan, sinh, cosh, asinh, acosh,
- atanh, rsqrt, cbrt, erf, erf_inv, lgamma, digamma, square, population_count, clz) = (
+(floor, ceil, is_finite, asin, acos, atan, sinh, cosh, asinh, acosh,
+ atanh, erf, erf_inv, lgamma, digamma, square, population_count, clz) = (
     _unary(_P[n]) for n in (
-        "floor", "ceil", "is_finite", "exp2", "log1p", "expm1", "tan", "asin", "acos", "atan",
-        "sinh", "cosh", "asinh", "acosh", "atanh", "rsqrt", "cbrt", "erf", "erf_inv", "lgamma",
+        "floor", "ceil", "is_finite", "asin", "acos", "atan",
+        "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erf_inv", "lgamma",
         "digamma", "square", "population_count", "clz",
     )
 )
+exp2, log1p, expm1, tan, rsqrt, cbrt = (
+    _with_accuracy(_P[n]) for n in ("exp2", "log1p", "expm1", "tan", "rsqrt", "cbrt"))
 bitwise_not = _unary(_P["not"])
 bitwise_not.__name__ = "bitwise_not"
 (rem, atan2, nextafter, polygamma, bitwise_and, bitwise_or, bitwise_xor, shift_left,
