@@ -216,6 +216,22 @@ def _pair_per_axis(value, nd, name, as_int=False):
     return [[(int(v) if as_int and v is not None else v) for v in row] for row in arr.tolist()]
 
 
+def _pad_sides(a, pw, nd, piece):
+    """`a` padded axis by axis with `piece(a, ax, side, w, n)`, the block of
+    width `w` for `side` 0 (before) or 1 (after) of axis `ax` (length `n`)."""
+    for ax in range(nd):
+        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = _aval(a).shape[ax]
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        before = piece(a, ax, 0, lo, n) if lo else None
+        after = piece(a, ax, 1, hi, n) if hi else None
+        a = _concat([p for p in (before, a, after) if p is not None], ax)
+    return a
+
+
 def _pad_stat(a, pw, nd, mode, stat_length):
     from .reductions import max as _max, mean as _mean, min as _min
     from .sorting import median as _median
@@ -223,36 +239,25 @@ def _pad_stat(a, pw, nd, mode, stat_length):
     lengths = _pair_per_axis(stat_length, nd, "stat_length", as_int=True)
     name = _aval(a).dtype_name
     integral = not name.startswith(("float", "bfloat"))
-    for ax in range(nd):
-        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
-        if lo == 0 and hi == 0:
-            continue
-        n = _aval(a).shape[ax]
-        if n == 0:
-            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
-        parts = []
-        for side, w in ((0, lo), (1, hi)):
-            if w == 0:
-                parts.append(None)
-                continue
-            length = lengths[ax][side]
-            length = n if length is None else builtins.min(builtins.max(length, 0), n)
-            if length == 0:
-                raise ValueError("stat_length of 0 yields no value for padding")
-            region = _slice_axis(a, ax, 0, length) if side == 0 else _slice_axis(a, ax, n - length, n)
-            if mode == "maximum":
-                stat = _max(region, axis=ax, keepdims=True)
-            elif mode == "minimum":
-                stat = _min(region, axis=ax, keepdims=True)
-            else:
-                stat = (_mean if mode == "mean" else _median)(region, axis=ax, keepdims=True)
-                stat = astype(_round(stat), name) if integral else astype(stat, name)
-            shape = list(_aval(a).shape)
-            shape[ax] = w
-            parts.append(broadcast_to(stat, tuple(shape)))
-        pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
-        a = _concat(pieces, ax) if len(pieces) > 1 else a
-    return a
+
+    def piece(a, ax, side, w, n):
+        length = lengths[ax][side]
+        length = n if length is None else builtins.min(builtins.max(length, 0), n)
+        if length == 0:
+            raise ValueError("stat_length of 0 yields no value for padding")
+        region = _slice_axis(a, ax, 0, length) if side == 0 else _slice_axis(a, ax, n - length, n)
+        if mode == "maximum":
+            stat = _max(region, axis=ax, keepdims=True)
+        elif mode == "minimum":
+            stat = _min(region, axis=ax, keepdims=True)
+        else:
+            stat = (_mean if mode == "mean" else _median)(region, axis=ax, keepdims=True)
+            stat = astype(_round(stat), name) if integral else astype(stat, name)
+        shape = list(_aval(a).shape)
+        shape[ax] = w
+        return broadcast_to(stat, tuple(shape))
+
+    return _pad_sides(a, pw, nd, piece)
 
 
 def _pad_linear_ramp(a, pw, nd, end_values):
@@ -260,37 +265,25 @@ def _pad_linear_ramp(a, pw, nd, end_values):
     ends = _pair_per_axis(end_values, nd, "end_values")
     name = _aval(a).dtype_name
     integral = not name.startswith(("float", "bfloat"))
-    for ax in range(nd):
-        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
-        if lo == 0 and hi == 0:
-            continue
-        n = _aval(a).shape[ax]
-        if n == 0:
-            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
-        parts = []
-        for side, w in ((0, lo), (1, hi)):
-            if w == 0:
-                parts.append(None)
-                continue
-            edge = _slice_axis(a, ax, 0, 1) if side == 0 else _slice_axis(a, ax, n - 1, n)
-            ftype = "float64" if name == "float64" or (integral and _x64()) else (
-                name if not integral else "float32")
-            edge_f = astype(edge, ftype)
-            end = ends[ax][side]
-            end_f = astype(end, ftype) if isinstance(end, (ArrayImpl, Tracer)) else _const(float(end), ftype)
-            # NumPy's linspace(end, edge, w, endpoint=False): end + (edge - end) * k / w.
-            shape = [1] * nd
-            shape[ax] = w
-            steps = reshape(lax.div(astype(arange(w), ftype), _const(float(w), ftype)), tuple(shape))
-            ramp = add(end_f, multiply(subtract(edge_f, end_f), steps))
-            if side == 1:
-                ramp = _take_static(ramp, ax, list(range(w - 1, -1, -1)))
-            if integral:
-                ramp = lax.floor(ramp)
-            parts.append(astype(ramp, name))
-        pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
-        a = _concat(pieces, ax)
-    return a
+    ftype = "float64" if name == "float64" or (integral and _x64()) else (name if not integral else "float32")
+
+    def piece(a, ax, side, w, n):
+        edge = _slice_axis(a, ax, 0, 1) if side == 0 else _slice_axis(a, ax, n - 1, n)
+        edge_f = astype(edge, ftype)
+        end = ends[ax][side]
+        end_f = astype(end, ftype) if isinstance(end, (ArrayImpl, Tracer)) else _const(float(end), ftype)
+        # NumPy's linspace(end, edge, w, endpoint=False): end + (edge - end) * k / w.
+        shape = [1] * nd
+        shape[ax] = w
+        steps = reshape(lax.div(astype(arange(w), ftype), _const(float(w), ftype)), tuple(shape))
+        ramp = add(end_f, multiply(subtract(edge_f, end_f), steps))
+        if side == 1:
+            ramp = _take_static(ramp, ax, list(range(w - 1, -1, -1)))
+        if integral:
+            ramp = lax.floor(ramp)
+        return astype(ramp, name)
+
+    return _pad_sides(a, pw, nd, piece)
 
 
 def _pad_reflect_odd(a, pw, nd, mode):
