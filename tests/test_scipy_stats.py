@@ -188,3 +188,13 @@ def test_normal_ppf_tails(x64):
 def test_normal_ppf_tails_float32():
     q = np.array([1e-30, 1e-8, 0.02, 0.5, 0.97], np.float32)
     np.testing.assert_allclose(np.asarray(stats.norm.ppf(q)), sps.norm.ppf(q.astype(float)), rtol=2e-6, atol=1e-6)
+
+
+def test_every_distribution_function_has_a_docstring():
+    import microjax_rs.scipy.stats as st
+    for dist in st._DISTRIBUTIONS:
+        module = getattr(st, dist)
+        for fn in st._MEANINGS:
+            f = getattr(module, fn, None)
+            if f is not None:
+                assert (f.__doc__ or "").strip(), f"{dist}.{fn}"
