@@ -21,6 +21,9 @@ class FakeBuffer:
     def to_host(self):
         return self.host
 
+    def block_until_ready(self):
+        """Host arrays are always ready."""
+
 
 def entry_points(runs):
     """The fake binding: one GPU; `gpu_run` appends each program to `runs`."""

@@ -18,8 +18,25 @@ needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA device")
 RTOL = {np.dtype("float32"): 2e-5, np.dtype("float64"): 1e-12}
 
 
+def signature_params(src):
+    return re.search(r"void mj_[0-9a-f]{16}\((.*?)\) \{", src, re.S).group(1).split(", ")
+
+
+def assert_inputs_before_outputs(src):
+    """Launches pass every input buffer, then every output, then `n`: the
+    generated signature must list its parameters in that order."""
+    params = signature_params(src)
+    kinds = ["n" if p == "long long n" else "in" if p.startswith("const ") else "out"
+             for p in params]
+    assert kinds[-1] == "n" and kinds.count("n") == 1, params
+    assert kinds[:-1] == sorted(kinds[:-1]), f"an output parameter before an input: {params}"
+
+
 def kernels(f, *args):
-    return _core.cuda_kernel_sources(jax.make_jaxpr(f)(*args)._handle)
+    srcs = _core.cuda_kernel_sources(jax.make_jaxpr(f)(*args)._handle)
+    for src in srcs:
+        assert_inputs_before_outputs(src)
+    return srcs
 
 
 def kernel_names(srcs):
@@ -42,6 +59,20 @@ def test_fused_chain_is_one_grid_stride_kernel():
         assert fn in src
     # One input, one output, the element count last.
     assert "const float* __restrict__ in0, float* __restrict__ out0, long long n)" in src
+
+
+def test_outputs_stored_before_a_later_read_still_follow_every_input():
+    # nanmean fuses `not(isnan x)` (an escaping output) with a later read of
+    # the zeros it selects against: the second input's parameter must still
+    # come before the first output's.
+    x = jnp.asarray(rng().standard_normal((3, 4)).astype(np.float32))
+    srcs = kernels(lambda x: jnp.nanmean(x, axis=0), x)
+    multi = [s for s in srcs if len(signature_params(s)) > 3]
+    assert multi, srcs
+    assert any("in1" in s and "out1" in s for s in multi)
+    m = jnp.asarray(rng(1).standard_normal((4, 5)) > 0)
+    kernels(lambda m: jnp.argwhere(m, size=6), m)
+    kernels(lambda x: jnp.cov(x), x)
 
 
 def test_sources_are_deterministic_and_names_follow_text():
@@ -359,3 +390,16 @@ def test_gpu_eager_ops_stay_on_the_device():
     e = np.exp(t - t.max(axis=-1, keepdims=True))
     want = (e / e.sum(axis=-1, keepdims=True))[::2].sum(axis=0)
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=1e-5)
+
+
+@needs_gpu
+def test_gpu_block_until_ready_waits_without_copying():
+    x = rng(16).standard_normal((512, 512)).astype(np.float32)
+    g = jax.device_put(x, jax.devices("gpu")[0])
+    out = jax.jit(lambda a: jnp.tanh(a @ a) + 1.0)(g)
+    assert out.block_until_ready() is out
+    assert jax.block_until_ready([out]) == [out]
+    np.testing.assert_allclose(np.asarray(out), np.tanh(x @ x) + 1.0, rtol=1e-4, atol=1e-4)
+    out.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        out.block_until_ready()

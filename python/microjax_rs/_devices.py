@@ -255,6 +255,8 @@ class GpuArray:
         return SingleDeviceSharding(self._device, memory_kind="device")
 
     def block_until_ready(self):
+        """Waits until the device has finished computing this array."""
+        self._live().block_until_ready()
         return self
 
     def delete(self):

@@ -444,7 +444,7 @@ mod common;
 use common::{broadcast, data, input, lit, tanh_sin_exp};
 use microjax::prims::random::Threefry2x32;
 use microjax::prims::CumOp;
-use microjax::{BinaryOp, ReduceOp};
+use microjax::{BinaryOp, ReduceOp, UnaryOp};
 
 fn u32a(shape: &[usize], seed: u32) -> HostArray {
     let n: usize = shape.iter().product();
@@ -525,6 +525,32 @@ fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
         Primitive::Threefry2x32(Threefry2x32),
         &[u32a(&[5], 5), u32a(&[5], 6), u32a(&[5], 7), u32a(&[5], 8)],
     );
+}
+
+#[test]
+fn fused_groups_whose_outputs_escape_before_a_later_input_is_read() {
+    if !have_gxx() {
+        eprintln!("skipped: no g++");
+        return;
+    }
+    // The group stores `a` (an escaping output) before it first reads `y`:
+    // the launch passes inputs, then outputs, so the signature must list
+    // `y` before `a`'s output buffer.
+    let mut b = Builder::new();
+    let x = input(&mut b, &[4, 3]);
+    let y = input(&mut b, &[4, 3]);
+    let a = b.unary(UnaryOp::Neg, x.clone()).unwrap();
+    let s = b.binary(BinaryOp::Mul, a.clone(), y).unwrap();
+    let t = b.binary(BinaryOp::Add, s, x).unwrap();
+    let prog = b.build(vec![a, t]).unwrap();
+    let steps = device_plan(&prog.jaxpr).unwrap();
+    assert!(
+        matches!(steps.as_slice(), [DeviceStep::Kernel { kernel, .. }]
+            if kernel.inputs.len() == 2 && kernel.outputs.len() == 2),
+        "{steps:?}"
+    );
+    let args = [(*data(&[4, 3], 11)).clone(), (*data(&[4, 3], 12)).clone()];
+    check_program(&prog, &args, 0.0);
 }
 
 /// Every f16/bf16 bit pattern's f32 value, and f32 values around every

@@ -44,6 +44,13 @@ impl GpuBuffer {
         self.arr.ordinal()
     }
 
+    /// Waits until the device work writing this buffer has finished
+    /// (copies nothing; the GIL is released while waiting).
+    fn block_until_ready(&self, py: Python<'_>) -> PyResult<()> {
+        let arr = self.arr.clone();
+        py.detach(move || arr.block_until_ready()).py()
+    }
+
     /// The array copied back to host memory.
     fn to_host(&self, py: Python<'_>) -> PyResult<ArrayImpl> {
         let arr = self.arr.clone();

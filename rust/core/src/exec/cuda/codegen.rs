@@ -322,7 +322,11 @@ fn escapes(jx: &Jaxpr, group: &Group, v: Var) -> bool {
 #[derive(Default)]
 struct Emit {
     body: String,
+    /// Input parameters, in reading order.
     params: Vec<String>,
+    /// Output parameters: they follow every input in the signature, the
+    /// order in which launches pass the buffers.
+    out_params: Vec<String>,
     inputs: Vec<(Var, Access)>,
     /// C expression of each variable bound so far.
     bound: Vec<(Var, String)>,
@@ -435,7 +439,9 @@ pub fn group_kernel(jx: &Jaxpr, group: &Group) -> Result<Option<KernelSource>> {
         )?;
     }
     em.body.push_str(&stores);
-    Ok(Some(finish(em.params, &em.body, em.inputs, outputs, len)))
+    let mut params = em.params;
+    params.append(&mut em.out_params);
+    Ok(Some(finish(params, &em.body, em.inputs, outputs, len)))
 }
 
 /// The C expression of group member `eqn` (of input and output dtypes
@@ -503,7 +509,7 @@ fn store_member(
     if escapes(jx, group, out) {
         let k = outputs.len();
         outputs.push(out);
-        em.params.push(format!("{stored}* __restrict__ out{k}"));
+        em.out_params.push(format!("{stored}* __restrict__ out{k}"));
         let value = if is_half(od) {
             format!("{}({name})", half_fns(od).1)
         } else {

@@ -47,6 +47,12 @@ impl DeviceArray {
         self.buf.device.ordinal
     }
 
+    /// Waits until the work that writes this array has finished on its
+    /// device (JAX's `block_until_ready`), copying nothing.
+    pub fn block_until_ready(&self) -> Result<()> {
+        self.buf.device.synchronize()
+    }
+
     /// The array copied to host memory.
     pub fn to_host(&self) -> Result<HostArray> {
         let raw = self.buf.device.download(&self.buf)?;

@@ -176,6 +176,13 @@ impl Device {
             .map_err(|e| device_error("device-to-device copy", e))
     }
 
+    /// Waits until every operation queued on the stream has finished.
+    pub(super) fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| device_error("stream synchronize", e))
+    }
+
     /// The contents of `buf` on the host (waits for the stream).
     pub(super) fn download(&self, buf: &DeviceBuffer) -> Result<Vec<u8>> {
         if buf.bytes == 0 {
