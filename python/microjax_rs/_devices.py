@@ -44,6 +44,9 @@ def gpu_count():
     """GPUs the binding can use (0 without a GPU build, driver or device)."""
     if not _GPU_COUNT:
         f = _binding("gpu_device_count")
+        if f is not None:
+            from ._src import cuda_libs
+            cuda_libs.preload()  # toolkit / pip-package libraries off the loader's path
         _GPU_COUNT.append(int(f()) if f is not None else 0)
     return _GPU_COUNT[0]
 
@@ -95,9 +98,11 @@ def _platforms():
         return (["gpu"] if gpu_count() > 0 else []) + ["cpu"]
     for name in requested:
         if name == "gpu" and gpu_count() == 0:
+            from ._src import cuda_libs
             raise RuntimeError(
                 "Unable to initialize backend 'gpu': no CUDA device is present "
-                "(set JAX_PLATFORMS='' or MICROJAX_PLATFORM=cpu to use the CPU)")
+                "(set JAX_PLATFORMS='' or MICROJAX_PLATFORM=cpu to use the CPU). "
+                f"CUDA libraries: {cuda_libs.report()}")
         if name not in ("cpu", "gpu"):
             raise RuntimeError(
                 f"Unable to initialize backend '{name}': unknown platform "
