@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 
 from . import _core, _devices, _trace_cache, core, dtypes
+from ._src import profiling as _profiling
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten
@@ -256,12 +257,17 @@ class _Jitted:
             if kw_statics:
                 f = functools.partial(f, **kw_statics)
             t0 = time.perf_counter()
+            p0 = _profiling._now() if _profiling.ACTIVE else 0
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
+            p1 = _profiling._now() if p0 else 0
             if not (captures or core.current_trace() is not None
                     or any(isinstance(x, Tracer) for x in leaves)):
                 # A new program to run at top level: the backend step (which
                 # `chex.restrict_backends` wraps) comes before it is cached.
                 _compile_for_backend(closed, leaves, self.name, avals, t0)
+            if p0:
+                _record_compile(self.name, p0, p1, _profiling._now(), avals)
+                _profiling.fresh_trace.add(id(closed))
             # Traces closing over an enclosing trace's values are not kept.
             entry_id = None if captures else _trace_cache.add(owner, key, (closed, out_tree))
         else:
@@ -270,6 +276,11 @@ class _Jitted:
         return closed, out_tree, captures, entry_id, leaves, in_tree, dyn, dyn_kwargs
 
     def __call__(self, *args, **kwargs):
+        if _profiling.ACTIVE:  # a jax.profiler trace records the call
+            return _profiling.timed(f"PjitFunction({self.name})", "jit", self._call, args, kwargs)
+        return self._call(args, kwargs)
+
+    def _call(self, args, kwargs):
         if _disable.depth or config.jax_disable_jit:
             return self.fun(*args, **kwargs)
         closed, out_tree, captures, entry_id, leaves, _, dyn, _ = self._traced(args, kwargs)
@@ -280,10 +291,14 @@ class _Jitted:
         device = _devices.gpu_target(leaves)
         if device is not None:  # the default device, or the arguments', is a GPU
             vals = leaves
+            p0 = _profiling._now() if _profiling.ACTIVE else 0
             outs = _devices.run_on_gpu(closed, leaves, device)
         else:
             vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
+            p0 = _profiling._now() if _profiling.ACTIVE else 0
             outs = closed.run(vals)
+        if p0:
+            _profiling.record(f"execute({self.name})", p0, _profiling._now(), None, "jit")
         if config.debug_checks:
             from ._src import nan_checks
 
@@ -302,7 +317,11 @@ class _Jitted:
             spec = _spec_of(out_tree, len(outs))
             rust = self.rust()
             if spec is not None and rust is not None:
+                p0 = _profiling._now() if _profiling.ACTIVE else 0
                 rust._cache_insert(list(args), closed, spec, entry_id)
+                if p0 and id(closed) in _profiling.fresh_trace:  # the executor's plan is built here
+                    _profiling.fresh_trace.discard(id(closed))
+                    _profiling.record(f"build_plan({self.name})", p0, _profiling._now(), None, "compile")
         return tree_unflatten(out_tree, outs)
 
     def trace_call(self, args, kwargs):
@@ -335,6 +354,15 @@ class _Jitted:
     def eval_shape(self, *args, **kwargs):
         """`jit(f).eval_shape(*args)`: the outputs' `ShapeDtypeStruct`s."""
         return self.trace(*args, **kwargs).out_info
+
+
+def _record_compile(name, t0, t1, t2, avals):
+    """Profiler events of one compile: tracing `[t0, t1)`, lowering for the
+    backend `[t1, t2)`, and both together."""
+    shapes = {"shapes": ", ".join(a.str_short() for a in avals)}
+    _profiling.record(f"jit_compile({name})", t0, t2, shapes, "compile")
+    _profiling.record(f"trace_to_jaxpr({name})", t0, t1, None, "compile")
+    _profiling.record(f"lower({name})", t1, t2, None, "compile")
 
 
 def _compile_for_backend(closed, leaves, name, avals, t0):

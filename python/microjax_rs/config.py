@@ -138,7 +138,9 @@ class Config:
         self._values[name] = value
         if name in ("jax_debug_nans", "jax_debug_infs"):
             self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
-            _core.set_debug_checks(self.debug_checks)
+            from ._src import profiling  # a running profiler trace keeps the Rust fast paths aside too
+
+            _core.set_debug_checks(self.debug_checks or profiling.ACTIVE)
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))
         elif name not in _TRACE_INDEPENDENT:

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _core
 from . import dtypes
+from ._src import profiling as _profiling
 from ._src.tables import MULTIPLE_RESULTS, SHORT_NAMES
 from .config import config
 from .errors import (
@@ -449,7 +450,14 @@ def _host_operand(a):
 
 def eval_primitive(prim, args, params, check=True):
     """Evaluates `prim` eagerly; with `jax_debug_nans`/`jax_debug_infs` on
-    (and `check`), its results are checked (`_src/nan_checks.py`)."""
+    (and `check`), its results are checked (`_src/nan_checks.py`). While a
+    `jax.profiler` trace runs, each evaluation is recorded as an event."""
+    if _profiling.ACTIVE:
+        return _profiling.eager(_eval_primitive, prim, args, params, check)
+    return _eval_primitive(prim, args, params, check)
+
+
+def _eval_primitive(prim, args, params, check):
     if not prim._builtin:
         if prim._impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")

@@ -21,6 +21,7 @@ import abc
 import dataclasses
 
 from . import _core, core
+from ._src import profiling as _profiling
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .interpreters.partial_eval import ShapeDtypeStruct, _leaf_aval
 from .tree_util import tree_flatten, tree_unflatten
@@ -188,7 +189,10 @@ class Lowered:
         if compiler_options:
             raise NotImplementedError(
                 f"compiler_options are not supported (got {sorted(compiler_options)})")
-        return Compiled(self._spec, _core.CompiledProgram(self._spec.closed))
+        if not _profiling.ACTIVE:
+            return Compiled(self._spec, _core.CompiledProgram(self._spec.closed))
+        return Compiled(self._spec, _profiling.timed(f"build_plan({self._spec.fun_name})", "compile",
+                                                     _core.CompiledProgram, self._spec.closed))
 
 
 class Compiled:
@@ -265,7 +269,10 @@ class Compiled:
             raise TypeError("Argument types differ from the types for which this computation was "
                             f"compiled. The mismatches are:\n{lines}")
         vals = [x if type(x) is ArrayImpl else core.to_array(x) for x in leaves]
-        outs = self._program.run(vals)
+        if _profiling.ACTIVE:
+            outs = _profiling.timed(f"execute({spec.fun_name})", "jit", self._program.run, vals)
+        else:
+            outs = self._program.run(vals)
         return tree_unflatten(spec.out_tree, outs)
 
 

@@ -7,6 +7,7 @@ import operator as _op
 import numpy as _np
 
 from ... import _core, core, lax
+from .. import profiling as _profiling
 from ...config import config
 from ...core import ArrayImpl, Tracer
 from ...lax import _convolution
@@ -99,8 +100,8 @@ def _unary(lax_fn, inexact=True, name=None):
 
     def fn(x, /):
         tx = type(x)
-        if tx is ArrayImpl and not core._state.stack and not config.debug_checks and (
-                ok_dtypes is None or x.dtype_name in ok_dtypes):
+        if (tx is ArrayImpl and not core._state.stack and not config.debug_checks and not _profiling.ACTIVE
+                and (ok_dtypes is None or x.dtype_name in ok_dtypes)):
             return handle.apply1(x)
         if tx is Tracer and x.aval.dtype_name in _FLOAT_NAMES:
             stack = core._state.stack
