@@ -21,7 +21,7 @@ _STATS_DISTRIBUTIONS = (
 MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
            "random", "scipy.stats", "image", "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq",
            "scipy.interpolate", "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform",
-           "experimental.ode") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
+           "experimental.ode", "debug", "profiler") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
 
 
 def _exempt(reason, *names):
@@ -35,6 +35,18 @@ _DTYPE_CLASSES = tuple(f"numpy.{n}" for n in (
 
 # public name -> why it has no operator-table record
 EXEMPT = {
+    **_exempt("host callback / printing inside transformed code (tests/test_callbacks.py)",
+              "debug.callback", "debug.print"),
+    **_exempt("cache and buffer-pool counters, not array functions (tests/test_memory.py)",
+              "debug.buffer_pool_clear", "debug.buffer_pool_stats", "debug.compile_cache_clear",
+              "debug.compile_cache_stats"),
+    **_exempt("jit trace-cache counters (tests/test_jit_cache.py)", "debug.jit_cache_stats"),
+    **_exempt("executor plan statistics of a traced function (tests/test_stages.py)", "debug.plan_stats"),
+    **_exempt("sharding inspection / text picture, no array result (tests/test_sharding_views.py)",
+              "debug.inspect_array_sharding", "debug.visualize_array_sharding", "debug.visualize_sharding"),
+    **_exempt("profiler trace control and annotations, they write a trace file (tests/test_profiler.py)",
+              "profiler.ProfileOptions", "profiler.StepTraceAnnotation", "profiler.TraceAnnotation",
+              "profiler.annotate_function", "profiler.start_trace", "profiler.stop_trace", "profiler.trace"),
     **_exempt("dtype / scalar type object, not an array function (tests/test_numpy_surface.py)", *_DTYPE_CLASSES),
     **_exempt("array type (isinstance target), not a function", "numpy.ndarray", "numpy.ArrayImpl", "numpy.Tracer",
               "lax.ArrayImpl", "lax.Tracer", "random.PRNGKeyArray"),

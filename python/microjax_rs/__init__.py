@@ -87,6 +87,7 @@ from . import nn  # noqa: E402  (`jax.nn` without a separate import, as JAX)
 from . import image  # noqa: E402
 from . import profiler, sharding, stages, typing  # noqa: E402
 from .sharding import NamedSharding, P  # noqa: E402
+from ._src.array import Shard  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
 from .core import ensure_compile_time_eval  # noqa: E402
 from .config import (  # noqa: E402
@@ -106,7 +107,7 @@ __all__ = [
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn", "image",
-    "profiler", "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
+    "profiler", "sharding", "typing", "NamedSharding", "P", "Shard", "typeof", "ensure_compile_time_eval",
     "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles", "enable_x64", "default_matmul_precision",
     "debug_nans", "debug_infs",
     "effects_barrier", "make_mesh",

@@ -24,6 +24,7 @@ from .config import config
 from .core import ArrayImpl, Tracer
 from .tree_util import tree_map
 from ._src.device_types import CpuDevice, CudaDevice, Device  # noqa: F401  (jax.Device)
+from ._src import array as _array_placement
 from ._src.numpy import array_methods as _array_methods
 
 _GPU_NAMES = ("gpu", "cuda")
@@ -439,23 +440,55 @@ def _to_gpu(x, device):
 
 
 def device_put(x, device=None):
-    """Places every leaf of `x` on `device` (None: the default device). On
-    the CPU a leaf becomes an `Array`; on a GPU a `GpuArray`. Tracers are
-    returned unchanged (inside a trace placement is the executor's choice)."""
+    """Places every leaf of `x` on `device` (None: the default device; a
+    `Device`, a platform name or a `Sharding`). On the CPU a leaf becomes an
+    `Array`; on a GPU a `GpuArray`. Onto a CPU device other than the first,
+    or a `NamedSharding` over CPU devices, the result is a new `Array`
+    whose `sharding` / `addressable_shards` describe that placement (the
+    values stay whole in host memory, see `_src/array.py`). Tracers are
+    returned unchanged (inside a trace placement is the executor's
+    choice)."""
+    from .sharding import Sharding, SingleDeviceSharding
+
+    sharding = None
     if device is None:
         device = default_device_object()
     elif isinstance(device, str):
         device = devices(device)[0]
-    _check_device(device, "device_put")
+    elif isinstance(device, SingleDeviceSharding):
+        device = next(iter(device.device_set))
+    elif isinstance(device, Sharding):
+        sharding = device
+        if any(d.platform != "cpu" for d in sharding.device_set):
+            raise NotImplementedError("device_put: a sharding over GPU devices is not supported "
+                                      "(place the array on one GPU)")
+        # as JAX: the placed array's sharding names the memory it is in
+        placed_as = sharding if sharding.memory_kind is not None else _with_memory_kind(sharding, "device")
+    if sharding is None:
+        _check_device(device, "device_put")
 
     def put(leaf):
         if isinstance(leaf, Tracer):
             return leaf
+        if sharding is not None:
+            host = _to_host(leaf)
+            sharding.shard_shape(tuple(host.shape))  # JAX's ValueError for an uneven split
+            return _array_placement.place(host, placed_as)
         if device.platform == "gpu":
             return _to_gpu(leaf, device)
-        return _to_host(leaf)
+        if device != CpuDevice(0):
+            return _array_placement.place(_to_host(leaf), SingleDeviceSharding(device, memory_kind="device"))
+        return _array_placement.unplaced(_to_host(leaf))
 
     return tree_map(put, x)
+
+
+def _with_memory_kind(sharding, kind):
+    from .sharding import NamedSharding
+
+    if isinstance(sharding, NamedSharding):
+        return NamedSharding(sharding.mesh, sharding.spec, memory_kind=kind)
+    return sharding
 
 
 def _to_device(x):
@@ -467,6 +500,7 @@ def _to_device(x):
 
 
 _array_methods.register_array_attribute("to_device", _to_device)
+_array_placement.install_array_attributes(_array_methods.register_array_attribute)
 
 
 def device_get(x):

@@ -1,5 +1,6 @@
 """`jax.debug`: printing and callbacks that run inside transformed code."""
 from ._callback import debug_callback as callback
+from .core import Tracer as _Tracer
 
 
 def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - JAX's name
@@ -12,6 +13,42 @@ def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - JAX's name
         builtins.print(fmt.format(*a, **k))
 
     callback(show, *args, ordered=ordered, **kwargs)
+
+
+def visualize_sharding(shape, sharding, *, use_color=True, scale=1.0, min_width=9, max_width=80,
+                       color_map=None):
+    """Prints how an array of `shape` (1-d or 2-d) is laid out by `sharding`:
+    a grid of boxes, one per distinct piece, each labelled with the devices
+    holding it ("CPU 0,1"), sized as JAX sizes them (`scale`, `min_width`,
+    `max_width`). The picture is JAX's uncoloured one: `use_color` and
+    `color_map` are accepted and ignored."""
+    import builtins
+
+    from ._src.debugging import render_sharding
+
+    builtins.print(render_sharding(tuple(shape), sharding, scale, min_width, max_width), end="")
+
+
+def inspect_array_sharding(value, *, callback):
+    """Calls `callback(sharding)` for every array leaf of `value`. A concrete
+    array's sharding is the one `device_put` gave it; a traced value (under
+    `jit`) is laid out on the default device, which the callback receives at
+    trace time (JAX calls it when the program is compiled)."""
+    from . import _devices
+    from .sharding import SingleDeviceSharding
+    from .tree_util import tree_leaves
+
+    for leaf in tree_leaves(value):
+        sharding = getattr(leaf, "sharding", None) if not isinstance(leaf, _Tracer) else None
+        if sharding is None:
+            sharding = SingleDeviceSharding(_devices.default_device_object(), memory_kind="device")
+        callback(sharding)
+
+
+def visualize_array_sharding(arr, **kwargs):
+    """`visualize_sharding(arr.shape, arr.sharding, **kwargs)`: prints the
+    layout of `arr` over its devices (see `visualize_sharding`)."""
+    inspect_array_sharding(arr, callback=lambda sharding: visualize_sharding(arr.shape, sharding, **kwargs))
 
 
 def plan_stats(fun, *args, **kwargs):
@@ -85,4 +122,5 @@ def buffer_pool_clear():
 
 
 __all__ = ["buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
-           "compile_cache_stats", "jit_cache_stats", "plan_stats", "print"]
+           "compile_cache_stats", "inspect_array_sharding", "jit_cache_stats", "plan_stats", "print",
+           "visualize_array_sharding", "visualize_sharding"]

@@ -5,8 +5,10 @@ describe that case faithfully: a `SingleDeviceSharding` for a concrete array,
 and for an abstract value (`jax.typeof(x).sharding`) a `NamedSharding` over the
 empty `AbstractMesh` with an all-`None` (replicated) `PartitionSpec`, as JAX
 gives outside any mesh context. `Mesh` / `NamedSharding` over several devices
-can be built and inspected; placing data by them (`device_put` with a
-multi-device sharding) is not supported.
+can be built and inspected, and `device_put(x, NamedSharding(mesh, spec))`
+records that layout for the new array (`x.sharding`, `x.addressable_shards`,
+`jax.debug.visualize_array_sharding`) though its values stay whole in host
+memory (see `_src/array.py`).
 """
 import enum
 import math
@@ -230,6 +232,16 @@ class Sharding:
     def shard_shape(self, global_shape):
         raise NotImplementedError
 
+    def devices_indices_map(self, global_shape):
+        """Per device (in the sharding's device order), the tuple of slices
+        of an array of `global_shape` it holds."""
+        raise NotImplementedError
+
+    def addressable_devices_indices_map(self, global_shape):
+        """`devices_indices_map` of the devices this process addresses (all
+        of them: one process)."""
+        return self.devices_indices_map(global_shape)
+
 
 class SingleDeviceSharding(Sharding):
     """The whole array on one device."""
@@ -254,6 +266,10 @@ class SingleDeviceSharding(Sharding):
 
     def shard_shape(self, global_shape):
         return tuple(global_shape)
+
+    def devices_indices_map(self, global_shape):
+        """`{device: (slice(None),) * ndim}`: the device holds everything."""
+        return {self._device: (slice(None),) * len(global_shape)}
 
     def __eq__(self, other):
         return (isinstance(other, SingleDeviceSharding) and other._device == self._device
@@ -307,17 +323,61 @@ class NamedSharding(Sharding):
     def memory_kind(self):
         return self._memory_kind
 
-    def shard_shape(self, global_shape):
-        shape = list(global_shape)
-        sizes = self.mesh.shape
-        for i, p in enumerate(self.spec):
+    def _dim_axes(self, ndim):
+        """Per array dimension, the mesh axis names it is split over (major
+        first; empty when not split)."""
+        axes = []
+        for p in tuple(self.spec)[:ndim] + (None,) * (ndim - len(self.spec)):
             if p is None or p is PartitionSpec.UNCONSTRAINED:
-                continue
-            n = math.prod(sizes[a] for a in (p if isinstance(p, tuple) else (p,)))
-            if shape[i] % n:
-                raise ValueError(f"dimension {i} of size {shape[i]} is not divisible by {n}")
-            shape[i] //= n
-        return tuple(shape)
+                axes.append(())
+            else:
+                axes.append(p if isinstance(p, tuple) else (p,))
+        return axes
+
+    def _parts(self, global_shape):
+        """`(axis names, number of pieces)` per dimension of `global_shape`;
+        raises JAX's ValueError when a dimension does not split evenly."""
+        sizes = self.mesh.shape
+        out = []
+        for i, (dim, names) in enumerate(zip(global_shape, self._dim_axes(len(global_shape)))):
+            n = math.prod(sizes[a] for a in names)
+            if dim % n:
+                raise ValueError(
+                    f"Sharding spec {tuple(self.spec)} implies that array axis {i} is partitioned {n} times, "
+                    f"but does not evenly divide the dimension size {dim}. Got shape: {tuple(global_shape)} "
+                    f"and sharding {self!r}")
+            out.append((names, n))
+        return out
+
+    def shard_shape(self, global_shape):
+        return tuple(dim // n for dim, (_, n) in zip(global_shape, self._parts(global_shape)))
+
+    def devices_indices_map(self, global_shape):
+        """Per device of the mesh (row-major mesh order), the tuple of
+        slices it holds: a dimension split `n` ways over mesh axes gives
+        device at mesh coordinates `c` the piece numbered by `c` over those
+        axes (the first named axis the most significant); a dimension not
+        split (or split over axes of size 1) is `slice(None)` whole."""
+        if not isinstance(self.mesh, Mesh):
+            raise ValueError("a NamedSharding over an AbstractMesh has no devices")
+        global_shape = tuple(global_shape)
+        parts = self._parts(global_shape)
+        sizes = self.mesh.shape
+        out = {}
+        for coords in np.ndindex(*self.mesh.devices.shape):
+            at = dict(zip(self.mesh.axis_names, coords))
+            index = []
+            for dim, (names, n) in zip(global_shape, parts):
+                if n == 1:
+                    index.append(slice(None))
+                    continue
+                k = 0
+                for a in names:
+                    k = k * sizes[a] + at[a]
+                step = dim // n
+                index.append(slice(k * step, (k + 1) * step))
+            out[self.mesh.devices[coords]] = tuple(index)
+        return out
 
     def __eq__(self, other):
         return (isinstance(other, NamedSharding) and self.mesh == other.mesh
@@ -327,7 +387,8 @@ class NamedSharding(Sharding):
         return hash((NamedSharding, self.mesh, self.spec, self._memory_kind))
 
     def __repr__(self):
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        kind = "" if self._memory_kind is None else f", memory_kind={self._memory_kind}"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{kind})"
 
 
 def _aval_sharding(ndim):

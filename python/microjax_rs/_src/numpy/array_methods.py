@@ -204,11 +204,10 @@ def _host_device(x):
     return CpuDevice(0)
 
 
-# Placement queries of concrete arrays only (a tracer has no device).
+# Placement queries of concrete arrays only (a tracer has no device); the
+# device layer adds `sharding`, `device`, `devices` and the shard views
+# (`_src/array.py`).
 _ARRAY_ONLY = {
-    "devices": lambda self: lambda: {_host_device(self)},
-    "device": _host_device,
-    "sharding": lambda self: _single_device_sharding(_host_device(self)),
     "platform": lambda self: lambda: _host_device(self).platform,
     "is_ready": lambda self: lambda: True,
     "on_device_size_in_bytes": lambda self: lambda: self.nbytes,
@@ -222,11 +221,6 @@ def register_array_attribute(name, get):
     """Adds the attribute `name` of concrete arrays, `get(array)` (for the
     placement methods the device layer defines, e.g. `to_device`)."""
     _ARRAY_ONLY[name] = get
-
-
-def _single_device_sharding(device):
-    from ...sharding import SingleDeviceSharding
-    return SingleDeviceSharding(device, memory_kind="device")
 
 
 def get_attribute(x, name):
