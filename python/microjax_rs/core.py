@@ -452,26 +452,27 @@ def eval_primitive(prim, args, params, check=True):
     """Evaluates `prim` eagerly; with `jax_debug_nans`/`jax_debug_infs` on
     (and `check`), its results are checked (`_src/nan_checks.py`). While a
     `jax.profiler` trace runs, each evaluation is recorded as an event."""
-    if _profiling.ACTIVE:
-        return _profiling.eager(_eval_primitive, prim, args, params, check)
-    return _eval_primitive(prim, args, params, check)
-
-
-def _eval_primitive(prim, args, params, check):
+    t0 = _profiling.ACTIVE and _profiling._now()
     if not prim._builtin:
         if prim._impl is None:
             raise NotImplementedError(f"primitive {prim.name} has no implementation")
-        return prim._impl(*args, **params)
-    try:
-        vals = [a if type(a) is ArrayImpl else _host_operand(a) for a in args]
-    except _OnDevice as where:
-        return _DEVICE_EVAL[where.args[0]](prim, args, params)
-    outs = prim.handle(params).apply(vals)
-    if check and config.debug_checks:
-        from ._src import nan_checks
+        result = prim._impl(*args, **params)
+    else:
+        try:
+            vals = [a if type(a) is ArrayImpl else _host_operand(a) for a in args]
+        except _OnDevice as where:
+            vals = None
+            result = _DEVICE_EVAL[where.args[0]](prim, args, params)
+        if vals is not None:
+            outs = prim.handle(params).apply(vals)
+            if check and config.debug_checks:
+                from ._src import nan_checks
 
-        nan_checks.check_eager(prim.name, outs)
-    return outs if prim.multiple_results else outs[0]
+                nan_checks.check_eager(prim.name, outs)
+            result = outs if prim.multiple_results else outs[0]
+    if t0:
+        _profiling.record(prim.name, t0, _profiling._now(), None, "eager")
+    return result
 
 
 _INTERNAL_CODE = {}  # code object -> defined inside this package (or an excluded path)

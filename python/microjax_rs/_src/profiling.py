@@ -74,15 +74,6 @@ def timed(name, category, fn, *args, **kwargs):
         record(name, t0, _now(), None, category)
 
 
-def eager(body, prim, args, params, check):
-    """An eager primitive evaluation (`core.eval_primitive`'s body), timed."""
-    t0 = _now()
-    try:
-        return body(prim, args, params, check)
-    finally:
-        record(prim.name, t0, _now(), None, "eager")
-
-
 def chrome_trace(start_ns, events, threads):
     """The events as a Chrome trace-event document (a dict for `json.dump`):
     'X' (complete) events with microsecond timestamps from the trace start,
