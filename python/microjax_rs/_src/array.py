@@ -58,14 +58,17 @@ class Shard:
 
     @property
     def device(self):
+        """The device holding this piece."""
         return self._device
 
     @property
     def index(self):
+        """The tuple of slices of the whole array this piece covers."""
         return self._sharding.devices_indices_map(self._global_shape)[self._device]
 
     @property
     def replica_id(self):
+        """How many devices before this one (in mesh order) hold the same piece."""
         return _replica_ids(self._sharding, self._global_shape)[self._device]
 
     @property
@@ -125,7 +128,11 @@ def addressable_data(x, index):
 
 
 def _device(x):
-    sharding = array_sharding(x)
+    from .device_types import CpuDevice
+
+    sharding = placed_sharding(x)
+    if sharding is None:
+        return CpuDevice(0)
     devices = sharding.device_set
     if len(devices) == 1:
         return next(iter(devices))
