@@ -244,7 +244,9 @@ def test_aot_compiled_call_is_recorded(tmp_path):
     assert len(_named(doc, "build_plan(g)")) == 1 and len(_named(doc, "execute(g)")) == 1
 
 
-def test_log_dir_must_be_a_path():
-    with pytest.raises(TypeError):
-        jax.profiler.start_trace(3)
-    assert not profiling.ACTIVE
+def test_log_dir_is_named_by_its_str(tmp_path, monkeypatch):
+    # JAX 0.10.2 takes str(log_dir): start_trace(3) writes under ./3
+    monkeypatch.chdir(tmp_path)
+    jax.profiler.start_trace(3)
+    jax.profiler.stop_trace()
+    _load(tmp_path / "3")

@@ -63,12 +63,11 @@ def start_trace(log_dir, create_perfetto_link=False, create_perfetto_trace=False
     the file is (it does not serve it or wait for a browser, as JAX does).
     """
     global _session
-    if not isinstance(log_dir, (str, os.PathLike)):
-        raise TypeError(f"log_dir must be a str or os.PathLike, got {type(log_dir).__name__}")
     with _state_lock:
         if _session is not None:
             raise RuntimeError("Profile has already been started. Only one profile may be run at a time.")
-        _session = {"log_dir": os.fspath(log_dir), "perfetto": bool(create_perfetto_trace or create_perfetto_link),
+        # as JAX: any object names the directory by its str()
+        _session = {"log_dir": os.fspath(log_dir) if isinstance(log_dir, os.PathLike) else str(log_dir), "perfetto": bool(create_perfetto_trace or create_perfetto_link),
                     "link": bool(create_perfetto_link)}
         _profiling.begin()
 
