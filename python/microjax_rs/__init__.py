@@ -72,7 +72,7 @@ from ._grad import (  # noqa: E402
 )
 from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
-from . import custom_derivatives  # noqa: E402
+from . import custom_batching, custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
 from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint_policies  # noqa: E402
@@ -102,7 +102,7 @@ __all__ = [
     "device_get", "device_put", "devices", "disable_jit", "dtypes", "errors", "eval_shape",
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
-    "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
+    "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives", "custom_batching",
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn", "image",
