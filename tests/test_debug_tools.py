@@ -170,3 +170,98 @@ def test_print_uses_the_numpy_print_options_of_the_call(capsys):
     with np.printoptions(precision=2):
         jax.jit(lambda x: jax.debug.print("{}", x))(jnp.asarray([1.0 / 3.0]))
     assert capsys.readouterr().out == "[0.33]\n"
+
+
+# ------------------------------------------------------------ tracer leak checking
+
+_leaked = []
+_leaked_global = None
+
+
+def _storing(x):
+    _leaked.append(x)
+    return x * 2
+
+
+def _setting_global(x):
+    global _leaked_global
+    _leaked_global = x
+    return x + 1
+
+
+@pytest.fixture
+def clean_leaks():
+    yield
+    global _leaked_global
+    _leaked.clear()
+    _leaked_global = None
+
+
+@pytest.mark.parametrize("transform, trace_name", [
+    (jax.jit, "DynamicJaxprTrace"), (jax.make_jaxpr, "DynamicJaxprTrace"), (jax.vmap, "BatchTrace")])
+def test_checking_leaks_reports_a_tracer_stored_in_a_global_list(clean_leaks, transform, trace_name):
+    arg = jnp.ones(2) if transform is jax.vmap else 1.0
+    with jax.checking_leaks():
+        with pytest.raises(jax.errors.UnexpectedTracerError) as e:
+            transform(_storing)(arg)
+    msg = str(e.value)
+    # the first line as JAX 0.10.2 words it; then the tracer and how it is held
+    assert msg.startswith(f"Leaked trace {trace_name}. Leaked tracer(s):\n")
+    assert "is referred to by <list" in msg and f"{__name__}._leaked" in msg and "_storing" in msg
+
+
+def test_checking_leaks_reports_a_global_assignment_and_a_local_list(clean_leaks):
+    with jax.checking_leaks():
+        with pytest.raises(jax.errors.UnexpectedTracerError, match=r"Leaked trace DynamicJaxprTrace") as e:
+            jax.jit(_setting_global)(1.0)
+        assert f"is referred to by {__name__}._leaked_global" in str(e.value)
+        kept = []
+
+        def keep(x):
+            kept.append(x)
+            return x
+
+        with pytest.raises(jax.errors.UnexpectedTracerError, match="is referred to by local 'kept'"):
+            jax.jit(keep)(1.0)
+
+
+def test_no_leak_no_error_and_results_unchanged(clean_leaks):
+    with jax.checking_leaks():
+        assert float(jax.jit(lambda x: x + 1)(1.0)) == 2.0
+        np.testing.assert_allclose(np.asarray(jax.vmap(lambda x: x * x)(jnp.arange(3.0))), [0.0, 1.0, 4.0])
+        assert float(jax.grad(lambda x: jax.jit(jnp.sin)(x))(0.0)) == 1.0
+        out = jax.lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.arange(4.0))
+        np.testing.assert_allclose(np.asarray(out[1]), [0.0, 0.0, 2.0, 9.0])
+        assert float(_storing(3.0)) == 6.0  # eager: nothing is traced, nothing leaks
+
+
+def test_differentiation_leaks_are_not_reported_as_in_jax(clean_leaks):
+    # recorded from JAX 0.10.2: a tracer stored during eager grad is not reported
+    with jax.checking_leaks():
+        assert float(jax.grad(_storing)(1.0)) == 2.0
+
+
+def test_leak_checking_is_off_by_default_and_the_config_option_turns_it_on(clean_leaks):
+    assert jax.config.jax_check_tracer_leaks is False
+    assert float(jax.jit(_storing)(3.0)) == 6.0  # leaks silently
+    with pytest.raises(jax.errors.UnexpectedTracerError, match="Encountered an unexpected tracer"):
+        _leaked[0] + 1  # using it later is the error JAX 0.10.2 raises there too
+    _leaked.clear()
+    jax.config.update("jax_check_tracer_leaks", True)
+    try:
+        with pytest.raises(jax.errors.UnexpectedTracerError, match="Leaked trace DynamicJaxprTrace"):
+            jax.jit(_storing)(2.0)
+    finally:
+        jax.config.update("jax_check_tracer_leaks", False)
+    _leaked.clear()
+    with jax.check_tracer_leaks(True):
+        with pytest.raises(jax.errors.UnexpectedTracerError):
+            jax.jit(_storing)(4.0)
+    assert jax.config.jax_check_tracer_leaks is False
+
+    @jax.check_tracer_leaks(True)
+    def decorated():
+        return jax.jit(_storing)(5.0)
+
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        decorated()
