@@ -12,6 +12,7 @@ import pytest
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs.custom_batching import custom_vmap, sequential_vmap
+from custom_rule_examples import sin_times_vjp_rules
 
 # recorded from JAX 0.10.2 (jax.grad / jax.vjp / jax.linearize of a custom_vmap function)
 LINEARIZE_MESSAGE = ("Linearization failed to produce known values for all output primals. This is typically "
@@ -127,29 +128,24 @@ def test_custom_vjp_outside_custom_vmap_gives_both_rules():
     def f_vmap_rule(axis_size, in_batched, xs, ys):
         return jnp.cos(xs) * ys, True
 
-    def f_fwd(x, y):
-        return f(x, y), (jnp.cos(x), jnp.sin(x), y)
-
-    def f_bwd(res, g):
-        cos_x, sin_x, y = res
-        return (cos_x * g * y, sin_x * g)
-
-    f.defvjp(f_fwd, f_bwd)
+    f.defvjp(*sin_times_vjp_rules(f))
     np.testing.assert_allclose(np.asarray(jax.vmap(f)(jnp.zeros(3), jnp.ones(3))), [1.0, 1.0, 1.0])
     assert float(jax.grad(f)(jnp.zeros(()), jnp.ones(()))) == 1.0
     np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(f))(jnp.zeros(3), jnp.ones(3))), [1.0, 1.0, 1.0])
 
 
-def test_unbatched_output_is_broadcast_by_vmap():
-    @custom_vmap
-    def g(x):
-        return x
+def _identity_with_rule(rule):
+    """The identity as a custom_vmap function batched by `rule`."""
+    g = custom_vmap(lambda x: x)
+    g.def_vmap(rule)
+    return g
 
-    @g.def_vmap
+
+def test_unbatched_output_is_broadcast_by_vmap():
     def first_only(axis_size, in_batched, xs):
         return xs[0], False
 
-    np.testing.assert_allclose(np.asarray(jax.vmap(g)(X)), [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(np.asarray(jax.vmap(_identity_with_rule(first_only))(X)), [0.0, 0.0, 0.0])
 
 
 def test_pytree_arguments_and_outputs():
@@ -205,42 +201,31 @@ def test_arguments_that_do_not_bind_raise_type_error():
 
 
 def test_rule_output_and_spec_structures_must_match():
-    @custom_vmap
-    def g(x):
-        return x
-
-    @g.def_vmap
     def bad(axis_size, in_batched, xs):
         return (xs, xs), True
 
     with pytest.raises(ValueError) as e:
-        jax.vmap(g)(X)
+        jax.vmap(_identity_with_rule(bad))(X)
     assert str(e.value) == ("structure of output value and output batching specification returned by custom "
                             "vmap rule (bad) do not match.\nOutput values: PyTreeDef((*, *))\n"
                             "Batching spec: PyTreeDef(*)")
 
-    @g.def_vmap
     def other(axis_size, in_batched, xs):
         return [xs], [True]
 
     with pytest.raises(ValueError) as e:
-        jax.vmap(g)(X)
+        jax.vmap(_identity_with_rule(other))(X)
     assert str(e.value) == ("structure of output returned by custom vmap rule (other) does not match that of "
                             "original custom-vmapped function.\nOriginal output: PyTreeDef(*)\n"
                             "Rule output: PyTreeDef([*])")
 
 
 def test_rule_output_of_the_wrong_shape_raises_value_error():
-    @custom_vmap
-    def g(x):
-        return x
-
-    @g.def_vmap
     def wrong(axis_size, in_batched, xs):
         return xs[0], True  # claims to be batched but lost the axis
 
     with pytest.raises(ValueError, match="marked batched"):
-        jax.vmap(g)(X)
+        jax.vmap(_identity_with_rule(wrong))(X)
 
 
 # ------------------------------------------------------------ sequential_vmap
