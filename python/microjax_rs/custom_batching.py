@@ -18,7 +18,7 @@ import functools
 import inspect
 
 from . import core
-from .core import ClosedJaxpr, ShapedArray
+from .core import ClosedJaxpr
 from .interpreters import ad, batching
 from .interpreters.partial_eval import trace_to_jaxpr
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
