@@ -21,7 +21,7 @@ _STATS_DISTRIBUTIONS = (
 MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
            "random", "scipy.stats", "image", "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq",
            "scipy.interpolate", "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform",
-           "experimental.ode", "custom_batching") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
+           "experimental.ode", "custom_batching", "debug") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
 
 
 def _exempt(reason, *names):
@@ -117,6 +117,17 @@ EXEMPT = {
               "lax.rng_bit_generator"),
     **_exempt("function transformation with a user batching rule (tests/test_custom_batching.py)",
               "custom_batching.custom_vmap", "custom_batching.sequential_vmap"),
+    **_exempt("debugging side effect inside transformed code, returns None (tests/test_debug_tools.py)",
+              "debug.breakpoint", "debug.log"),
+    **_exempt("debugging side effect inside transformed code, returns None (tests/test_callbacks.py)",
+              "debug.callback", "debug.print"),
+    **_exempt("executor / cache statistics and controls, not array functions (tests/test_memory.py)",
+              "debug.buffer_pool_clear", "debug.buffer_pool_stats", "debug.compile_cache_clear",
+              "debug.compile_cache_stats"),
+    **_exempt("jit trace-cache statistics, not an array function (tests/test_jit_cache.py)",
+              "debug.jit_cache_stats"),
+    **_exempt("compiled-plan statistics, not an array function (tests/test_eager.py, tests/test_stages.py)",
+              "debug.plan_stats"),
     **_exempt("higher-order: takes Python callables (tests/test_lax_more.py)",
               "lax.custom_linear_solve", "lax.custom_root", "lax.platform_dependent", "lax.scatter_apply"),
 }
