@@ -97,8 +97,10 @@ def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=F
 def log(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False, _use_logging=True,
         **kwargs):
     """`jax.debug.log`: `jax.debug.print`, but the message goes to the
-    `logging` logger of this module at level INFO, as a record located at the
-    line that called `log` (when traced), handled when the program runs."""
+    `logging` logger "microjax_rs.debug" (JAX's is "jax._src.debugging") at
+    level INFO, as a record located at the line that called `log` (made when
+    traced), handed to the logger's handlers when the program runs (as in
+    JAX, without the logger's level check)."""
     return _print_or_log(_use_logging, fmt, args, kwargs, ordered, skip_format_check)
 
 
