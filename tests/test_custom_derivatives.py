@@ -6,6 +6,7 @@ import pytest
 
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
+from custom_rule_examples import sin_times_vjp_rules
 
 
 @jax.custom_jvp
@@ -103,14 +104,7 @@ def test_custom_vjp_residuals_and_forward_mode_error():
     def f(x, y):
         return jnp.sin(x) * y
 
-    def f_fwd(x, y):
-        return f(x, y), (jnp.cos(x), jnp.sin(x), y)
-
-    def f_bwd(res, g):
-        cos_x, sin_x, y = res
-        return (cos_x * g * y, sin_x * g)
-
-    f.defvjp(f_fwd, f_bwd)
+    f.defvjp(*sin_times_vjp_rules(f))
     gx, gy = jax.grad(f, argnums=(0, 1))(2.0, 3.0)
     np.testing.assert_allclose([float(gx), float(gy)], [np.cos(2.0) * 3.0, np.sin(2.0)], rtol=1e-6)
     with pytest.raises(TypeError, match="forward-mode autodiff"):

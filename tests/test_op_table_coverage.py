@@ -21,7 +21,7 @@ _STATS_DISTRIBUTIONS = (
 MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
            "random", "scipy.stats", "image", "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq",
            "scipy.interpolate", "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform",
-           "experimental.ode", "debug", "profiler") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
+           "experimental.ode", "custom_batching", "debug", "profiler") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
 
 
 def _exempt(reason, *names):
@@ -127,6 +127,10 @@ EXEMPT = {
               "lax.linalg.EighImplementation", "lax.linalg.SvdAlgorithm"),
     **_exempt("random bits and the advanced state, recorded from JAX 0.10.2 (tests/test_lax_more.py)",
               "lax.rng_bit_generator"),
+    **_exempt("function transformation with a user batching rule (tests/test_custom_batching.py)",
+              "custom_batching.custom_vmap", "custom_batching.sequential_vmap"),
+    **_exempt("debugging side effect inside transformed code, returns None (tests/test_debug_tools.py)",
+              "debug.breakpoint", "debug.log"),
     **_exempt("higher-order: takes Python callables (tests/test_lax_more.py)",
               "lax.custom_linear_solve", "lax.custom_root", "lax.platform_dependent", "lax.scatter_apply"),
 }

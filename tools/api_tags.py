@@ -53,7 +53,6 @@ _ENTRIES = [
     ("jax.Array.copy_to_host_async", *INTEROP), ("jax.copy_to_host_async", *INTEROP),
     # ---- program-level API
     ("jax.allow_f16_reductions", *PROGRAM), ("jax.array_garbage_collection_guard", *PROGRAM),
-    ("jax.check_tracer_leaks", *PROGRAM), ("jax.checking_leaks", *PROGRAM),
     ("jax.debug_key_reuse", *PROGRAM), ("jax.default_prng_impl", *PROGRAM),
     ("jax.enable_checks", *PROGRAM), ("jax.enable_custom_prng", *PROGRAM),
     ("jax.explain_cache_misses", *PROGRAM), ("jax.jax2tf_associative_scan_reductions", *PROGRAM),

@@ -72,7 +72,7 @@ from ._grad import (  # noqa: E402
 )
 from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
-from . import custom_derivatives  # noqa: E402
+from . import custom_batching, custom_derivatives  # noqa: E402
 from . import export  # noqa: E402
 from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint_policies  # noqa: E402
@@ -91,7 +91,7 @@ from ._src.array import Shard  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
 from .core import ensure_compile_time_eval  # noqa: E402
 from .config import (  # noqa: E402
-    debug_infs, debug_nans, default_matmul_precision, enable_x64, log_compiles, numpy_dtype_promotion,
+    check_tracer_leaks, checking_leaks, debug_infs, debug_nans, default_matmul_precision, enable_x64, log_compiles, numpy_dtype_promotion,
     numpy_rank_promotion,
 )
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
@@ -103,13 +103,13 @@ __all__ = [
     "device_get", "device_put", "devices", "disable_jit", "dtypes", "errors", "eval_shape",
     "jit", "lax", "local_devices", "make_jaxpr", "numpy", "tree", "tree_util",
     "grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "jacobian",
-    "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives",
+    "hessian", "vmap", "custom_jvp", "custom_vjp", "custom_gradient", "custom_derivatives", "custom_batching",
     "linear_transpose", "checkpoint", "remat", "pmap", "local_device_count", "process_count",
     "process_index", "random", "pure_callback", "debug", "experimental", "export",
     "Device", "default_backend", "default_device", "nn", "image",
     "profiler", "sharding", "typing", "NamedSharding", "P", "Shard", "typeof", "ensure_compile_time_eval",
     "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles", "enable_x64", "default_matmul_precision",
-    "debug_nans", "debug_infs",
+    "debug_nans", "debug_infs", "check_tracer_leaks", "checking_leaks",
     "effects_barrier", "make_mesh",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

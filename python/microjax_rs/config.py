@@ -91,6 +91,9 @@ class Config:
             # the primitive (_src/nan_checks.py).
             "jax_debug_nans": False,
             "jax_debug_infs": False,
+            # Report tracers that outlive their jit / vmap trace when it ends
+            # (UnexpectedTracerError; _src/leak_checks.py).
+            "jax_check_tracer_leaks": False,
             "jax_numpy_rank_promotion": "allow",
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
@@ -175,6 +178,8 @@ if _env_flag("JAX_DEBUG_NANS"):
     config.update("jax_debug_nans", True)
 if _env_flag("JAX_DEBUG_INFS"):
     config.update("jax_debug_infs", True)
+if _env_flag("JAX_CHECK_TRACER_LEAKS"):
+    config.update("jax_check_tracer_leaks", True)
 if _env_flag("JAX_DISABLE_JIT"):
     config.update("jax_disable_jit", True)
 
@@ -291,6 +296,24 @@ class debug_infs(_OptionContext):
 
     def __init__(self, new_val=True):
         super().__init__(bool(new_val))
+
+
+class check_tracer_leaks(_OptionContext):
+    """`with jax.check_tracer_leaks(True):` report tracers that escape a
+    `jit` / `vmap` trace (stored in a global, a list, an object) when the
+    trace ends, with UnexpectedTracerError (`jax_check_tracer_leaks`); also a
+    decorator. Slow: each trace ends with a garbage collection."""
+
+    option = "jax_check_tracer_leaks"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
+
+
+def checking_leaks():
+    """`with jax.checking_leaks():` leak checking on inside the block
+    (`check_tracer_leaks(True)`)."""
+    return check_tracer_leaks(True)
 
 
 def disable_x64():

@@ -379,6 +379,10 @@ class _TraceContext:
         trace.alive = False
         if getattr(trace, "_native", None) is not None:
             trace._native = None  # it refers back to the trace
+        if exc[0] is None and config._values["jax_check_tracer_leaks"]:
+            from ._src import leak_checks
+
+            leak_checks.check_trace(trace)
         return False
 
 
@@ -537,6 +541,9 @@ class StagingTrace:
     """Records every bound primitive into a Rust builder (jit, make_jaxpr,
     eval_shape). Values from outside become literals or constvars; tracers of
     an enclosing live trace become captured inputs."""
+
+    # Checked for escaped tracers when left, under jax_check_tracer_leaks.
+    leak_checked = True
 
     # Native staging context (`_core.StageCtx`) for traces that record no
     # source lines: Rust then stages float arithmetic on this trace's tracers

@@ -220,6 +220,14 @@ class _CustomFunction:
             return self
         return functools.partial(self, obj)
 
+    def __getattr__(self, name):
+        # As JAX: attributes this object lacks come from the wrapped function
+        # (`custom_vjp(custom_vmap(f)).def_vmap`).
+        fun = self.__dict__.get("fun")
+        if fun is None:
+            raise AttributeError(name)
+        return getattr(fun, name)
+
     def _stage(self, args, kwargs):
         """None when no trace is active (call `fun` directly); otherwise
         (args, nondiff, leaves, in_tree, closed, out_tree, captures)."""

@@ -1,16 +1,70 @@
-"""`jax.debug`: printing and callbacks that run inside transformed code."""
+"""`jax.debug`: printing, logging, callbacks and breakpoints that run inside
+transformed code."""
+import logging
+import string
+
+import numpy as np
+
 from ._callback import debug_callback as callback
 from .core import Tracer as _Tracer
+from ._debugger import breakpoint  # noqa: A004 - JAX's name
+
+_logger = logging.getLogger(__name__)
 
 
-def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - JAX's name
-    """`jax.debug.print("x = {x}", x=x)`: formats with `str.format` on the
-    runtime values (NumPy arrays), eagerly, under `jit`, `vmap` (once per
-    member), `grad` (primal values) and in loop bodies (each iteration)."""
-    import builtins
+class _FormatChecker(string.Formatter):
+    """Checks that a format string uses every argument it is given (JAX's
+    ValueError otherwise), without formatting anything."""
+
+    def format_field(self, value, format_spec):
+        return ""
+
+    def check_unused_args(self, used_args, args, kwargs):
+        unused = [a for i, a in enumerate(args) if i not in used_args]
+        if unused:
+            raise ValueError(f"Unused positional arguments to `jax.debug.print`: {unused}")
+        unused = [k for k in kwargs if k not in used_args]
+        if unused:
+            raise ValueError(f"Unused keyword arguments to `jax.debug.print`: {unused}. You may be passing "
+                             f"an f-string (i.e, `f\"{{x}}\"`) into `jax.debug.print` and instead should "
+                             f"pass in a regular string.")
+
+
+def _caller_record(level):
+    """A log record located at the first caller outside microjax_rs."""
+    import os
+    import sys
+
+    from ._debugger import _PACKAGE_DIR
+
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame = frame.f_back
+    file_name, line_no = ("(unknown file)", 0) if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+    return _logger.makeRecord(_logger.name, level, file_name, line_no, "", (), None)
+
+
+def _emit(fmt, args, kwargs, *, ordered, skip_format_check, record):
+    if not skip_format_check:
+        _FormatChecker().format(fmt, *args, **kwargs)
+    has_placeholders = bool(fmt) and next(iter(string.Formatter().parse(fmt)))[1] is not None
+    options = np.get_printoptions()
 
     def show(*a, **k):
-        builtins.print(fmt.format(*a, **k))
+        import builtins
+        import copy
+
+        if has_placeholders:
+            with np.printoptions(**options):
+                msg = fmt.format(*a, **k)
+        else:
+            msg = " ".join((fmt, *(str(x) for x in a)))
+        if record is None:
+            builtins.print(msg)
+        else:
+            rec = copy.copy(record)
+            rec.msg = msg
+            _logger.handle(rec)
 
     callback(show, *args, ordered=ordered, **kwargs)
 
@@ -49,6 +103,40 @@ def visualize_array_sharding(arr, **kwargs):
     """`visualize_sharding(arr.shape, arr.sharding, **kwargs)`: prints the
     layout of `arr` over its devices (see `visualize_sharding`)."""
     inspect_array_sharding(arr, callback=lambda sharding: visualize_sharding(arr.shape, sharding, **kwargs))
+def _print_or_log(use_logging, fmt, args, kwargs, ordered, skip_format_check):
+    def emit(fmt, *a, **k):
+        record = _caller_record(logging.INFO) if use_logging else None
+        _emit(fmt, a, k, ordered=ordered, skip_format_check=skip_format_check, record=record)
+
+    if fmt is not None:
+        emit(fmt, *args, **kwargs)
+        return None
+    if args or kwargs:
+        raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
+    return emit
+
+
+def print(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False,  # noqa: A001 - JAX's name
+          _use_logging=False, **kwargs):
+    """`jax.debug.print("x = {x}", x=x)`: formats with `str.format` on the
+    runtime values (NumPy arrays, under the NumPy print options of the call),
+    eagerly, under `jit`, `vmap` (once per member), `grad` (primal values)
+    and in loop bodies (each iteration). Every argument must be used by the
+    format (ValueError otherwise) unless `skip_format_check`, with which a
+    format without placeholders prints its positional arguments after it.
+    `print(ordered=...)` with no format returns the printing function (JAX's
+    two-call form). `partitioned` is accepted (no sharding here)."""
+    return _print_or_log(_use_logging, fmt, args, kwargs, ordered, skip_format_check)
+
+
+def log(fmt=None, *args, ordered=False, partitioned=False, skip_format_check=False, _use_logging=True,
+        **kwargs):
+    """`jax.debug.log`: `jax.debug.print`, but the message goes to the
+    `logging` logger "microjax_rs.debug" (JAX's is "jax._src.debugging") at
+    level INFO, as a record located at the line that called `log` (made when
+    traced), handed to the logger's handlers when the program runs (as in
+    JAX, without the logger's level check)."""
+    return _print_or_log(_use_logging, fmt, args, kwargs, ordered, skip_format_check)
 
 
 def plan_stats(fun, *args, **kwargs):
@@ -121,6 +209,6 @@ def buffer_pool_clear():
     _core.buffer_pool_clear()
 
 
-__all__ = ["buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
-           "compile_cache_stats", "inspect_array_sharding", "jit_cache_stats", "plan_stats", "print",
+__all__ = ["breakpoint", "buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
+           "compile_cache_stats", "inspect_array_sharding", "jit_cache_stats", "log", "plan_stats", "print",
            "visualize_array_sharding", "visualize_sharding"]

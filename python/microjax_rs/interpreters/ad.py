@@ -45,6 +45,7 @@ class ADTrace(StagingTrace):
     """Staging trace whose values are all perturbed, with lazily known values."""
 
     captures_device_arrays = True  # its programs run where a GpuArray is
+    leak_checked = False  # as JAX 0.10.2: differentiation traces are not leak-checked
 
     def __init__(self, fun_name, parent):
         super().__init__(fun_name)
