@@ -356,8 +356,8 @@ def _gamma_sample_grad(x, a, log_space):
         x = lax.exp(x)
         dname = core.get_aval(x).dtype_name
         x = jnp.where(x == 0, _const(np.finfo(dtypes.np_dtype(dname)).tiny, dname), x)
-        return random_gamma_grad(a, x) / x
-    return random_gamma_grad(a, x)
+        return lax.random_gamma_grad(a, x) / x
+    return lax.random_gamma_grad(a, x)
 
 
 def _gamma(data, a, shape, dname, log_space=False):
@@ -391,95 +391,6 @@ def loggamma(key, a, shape=None, dtype=None):
     dname = _dtype("gamma", dtype)
     shape = _broadcast_shape("gamma", shape, a)
     return _gamma(data, a, shape, dname, log_space=True)
-
-
-def random_gamma_grad(a, x):
-    """d x / d a for x ~ Gamma(a) at a fixed CDF value: `-(dP/da) / (dP/dx)`, P
-    the regularized lower incomplete gamma; dP/da by the power series of P
-    (x < a + 1 or x <= 1) or the continued fraction of Q = 1 - P, each carried
-    with its derivative in `a`."""
-    a, x = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(x))
-    dname = core.get_aval(a).dtype_name
-    # Converged when a step changes a sum by at most a few ulp.
-    eps = _const(4 * np.finfo(dtypes.np_dtype(dname)).eps, dname)
-    x = lax.convert_element_type(x, dname)
-    safe_x = jnp.where(x > 0, x, _const(1, dname))
-    log_x = lax.log(safe_x)
-    psi = lax.digamma(a)
-    use_series = (safe_x < a + 1) | (safe_x <= 1)
-    one, zero = _const(1, dname), _const(0, dname)
-    max_iter = 2000
-
-    # Series: P = ax * S, S = sum c_n, c_0 = 1/a, c_n = c_{n-1} x / (a + n).
-    def series_cond(s):
-        return (s[0] < max_iter) & jnp.any(s[5])
-
-    def series_body(s):
-        i, n, c, dc, sums, active = s
-        n1 = n + one
-        r = lax.div(safe_x, a + n1)
-        dc_new = r * (dc - c / (a + n1))
-        c_new = c * r
-        keep = lambda new, old: jnp.where(active, new, old)
-        sums_new = (sums[0] + c_new, sums[1] + dc_new)
-        still = active & (lax.abs(dc_new) > eps * lax.abs(sums_new[1])) \
-            | active & (c_new > eps * sums_new[0])
-        return (i + 1, keep(n1, n), keep(c_new, c), keep(dc_new, dc),
-                (keep(sums_new[0], sums[0]), keep(sums_new[1], sums[1])), still)
-
-    c0, dc0 = one / a, -one / (a * a)
-    s = lax.while_loop(series_cond, series_body,
-                       (0, jnp.zeros_like(a), c0, dc0, (c0, dc0), use_series))
-    ssum, dssum = s[4]
-    grad_series = -safe_x * ((log_x - psi) * ssum + dssum)
-
-    # Continued fraction of Q / ax (Cephes' igamc recursion), with d/da.
-    y0 = one - a
-    z0 = safe_x + y0 + one
-    pkm2, qkm2 = jnp.ones_like(a), safe_x
-    pkm1, qkm1 = safe_x + one, z0 * safe_x
-    dpkm2, dqkm2 = jnp.zeros_like(a), jnp.zeros_like(a)
-    dpkm1, dqkm1 = jnp.zeros_like(a), -safe_x
-    ans = pkm1 / qkm1
-    dans = (dpkm1 * qkm1 - pkm1 * dqkm1) / (qkm1 * qkm1)
-    big = _const(2.0 ** 64 if dname != "float64" else 2.0 ** 500, dname)
-
-    def cf_cond(st):
-        return (st[0] < max_iter) & jnp.any(st[-1])
-
-    def cf_body(st):
-        i, cnt, y, z, pk2, qk2, pk1, qk1, dpk2, dqk2, dpk1, dqk1, an, dan, active = st
-        cnt1 = cnt + one
-        y1, z1 = y + one, z + 2 * one
-        yc = y1 * cnt1
-        pk = pk1 * z1 - pk2 * yc
-        qk = qk1 * z1 - qk2 * yc
-        dpk = dpk1 * z1 - pk1 - dpk2 * yc + pk2 * cnt1
-        dqk = dqk1 * z1 - qk1 - dqk2 * yc + qk2 * cnt1
-        nonzero = qk != 0
-        safe_qk = jnp.where(nonzero, qk, one)
-        r = pk / safe_qk
-        new_an = jnp.where(nonzero, r, an)
-        new_dan = jnp.where(nonzero, (dpk - r * dqk) / safe_qk, dan)
-        still = active & nonzero & (lax.abs(new_dan - dan) > eps * lax.abs(new_dan)) \
-            | active & nonzero & (lax.abs(new_an - an) > eps * lax.abs(new_an))
-        rescale = (lax.abs(pk) > big) | (lax.abs(qk) > big) | (lax.abs(dpk) > big) \
-            | (lax.abs(dqk) > big)
-        scale = jnp.where(rescale, one / big, one)
-        keep = lambda new, old: jnp.where(active, new, old)
-        return (i + 1, keep(cnt1, cnt), keep(y1, y), keep(z1, z),
-                keep(pk1 * scale, pk2), keep(qk1 * scale, qk2), keep(pk * scale, pk1),
-                keep(qk * scale, qk1), keep(dpk1 * scale, dpk2), keep(dqk1 * scale, dqk2),
-                keep(dpk * scale, dpk1), keep(dqk * scale, dqk1), keep(new_an, an),
-                keep(new_dan, dan), still)
-
-    st = lax.while_loop(cf_cond, cf_body, (0, jnp.zeros_like(a), y0, z0, pkm2, qkm2, pkm1, qkm1,
-                                           dpkm2, dqkm2, dpkm1, dqkm1, ans, dans, ~use_series))
-    cf, dcf = st[12], st[13]
-    # Q = ax * cf with ax = x^a e^-x / Gamma(a); dx/da = (dQ/da) * x / ax.
-    grad_cf = safe_x * (dcf + cf * (log_x - psi))
-    grad = jnp.where(use_series, grad_series, grad_cf)
-    return jnp.where(x > 0, grad, zero)
 
 
 random_gamma_p = core.Primitive("random_gamma")

@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 _SQRT2 = _math.sqrt(2.0)
+_SQRT_HALF = 0.5 * _math.sqrt(2.0)  # rounds as JAX's and SciPy's sqrt(1/2)
 _LOG_SQRT_2PI = 0.5 * _math.log(2.0 * _math.pi)
 _EULER = 0.57721566490153286061
 
@@ -283,8 +284,8 @@ def boxcox1p(x, lmbda):
 def ndtr(x):
     """The standard normal CDF, through erf near 0 and erfc in the tails."""
     (x,) = _inexact(x)
-    z = x * (1.0 / _SQRT2)
-    small = jnp.abs(z) < 1.0 / _SQRT2
+    z = x * _SQRT_HALF
+    small = jnp.abs(z) < _SQRT_HALF
     tail = jnp.where(z > 0, 1.0 - 0.5 * lax.erfc(z), 0.5 * lax.erfc(-z))
     return jnp.where(small, 0.5 + 0.5 * lax.erf(z), tail)
 
@@ -336,8 +337,9 @@ def _log_ndtr_jvp(series_order, primals, tangents):
 
 def _ndtri_lower(q):
     """ndtri on 0 < q <= 1/2: an erf_inv or tail start, refined by Newton steps on
-    log_ndtr(x) = log(q) (log_ndtr is concave, so Newton converges from either side)."""
-    tiny = q < 1e-8
+    log_ndtr(x) = log(q) (log_ndtr is concave, so Newton converges from either side).
+    The tail start takes over well before 2q - 1 rounds to -1 (sooner in float32)."""
+    tiny = q < (1e-8 if _is_f64(q) else 1e-4)
     safe_tiny = jnp.where(tiny, q, 1e-10)
     t = -2.0 * jnp.log(safe_tiny)
     x_tail = -jnp.sqrt(t - jnp.log(t) - 2.0 * _LOG_SQRT_2PI)

@@ -3,7 +3,7 @@ import numpy as _np
 
 from ... import numpy as jnp
 from ._dist import inexact
-from ._special import log_ndtr, ndtr, ndtri
+from ..special import log_ndtr, ndtr, ndtri
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
