@@ -50,6 +50,13 @@ def _broadcast_shape(name, shape, *args):
     return shape
 
 
+def _draw_setup(name, key, dtype, shape, *params):
+    """The key data, the float dtype name and the shape (given, or broadcast from
+    `params`) of the draw `name`."""
+    data, _ = _r._check_prng_key(name, key)
+    return data, _dtype(name, dtype), _broadcast_shape(name, shape, *params)
+
+
 def _as(x, dname):
     return lax.convert_element_type(jnp.asarray(x) if not isinstance(x, (int, float)) else x, dname)
 
@@ -113,9 +120,7 @@ def logistic(key, shape=(), dtype=None):
 
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """`exp(sigma * z)`, `z` standard normal."""
-    data, _ = _r._check_prng_key("lognormal", key)
-    dname = _dtype("lognormal", dtype)
-    shape = _broadcast_shape("lognormal", shape, sigma)
+    data, dname, shape = _draw_setup("lognormal", key, dtype, shape, sigma)
     return lax.exp(_r._normal(data, shape, dname) * _as(sigma, dname))
 
 
@@ -150,9 +155,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
 
 def pareto(key, b, shape=None, dtype=None):
     """Pareto floats of shape `b`: `exp(e / b)`, `e` standard exponential."""
-    data, _ = _r._check_prng_key("pareto", key)
-    dname = _dtype("pareto", dtype)
-    shape = _broadcast_shape("pareto", shape, b)
+    data, dname, shape = _draw_setup("pareto", key, dtype, shape, b)
     e = _exponential(data, shape, dname)
     return lax.exp(e / _as(b, dname))
 
@@ -164,9 +167,7 @@ def _exponential(data, shape, dname):
 
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats: `scale * sqrt(-2 log u)`."""
-    data, _ = _r._check_prng_key("rayleigh", key)
-    dname = _dtype("rayleigh", dtype)
-    shape = _broadcast_shape("rayleigh", shape, scale)
+    data, dname, shape = _draw_setup("rayleigh", key, dtype, shape, scale)
     u = _r._uniform(data, shape, dname, 0.0, 1.0)
     scale = jnp.broadcast_to(_as(scale, dname), shape)
     return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(-2, dname))))
@@ -183,9 +184,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular floats on [left, right] with peak at `mode` (inverse CDF)."""
-    data, _ = _r._check_prng_key("triangular", key)
-    dname = _dtype("triangular", dtype)
-    shape = _broadcast_shape("triangular", shape, left, mode, right)
+    data, dname, shape = _draw_setup("triangular", key, dtype, shape, left, mode, right)
     left, mode, right = (jnp.broadcast_to(_as(v, dname), shape) for v in (left, mode, right))
     fc = (mode - left) / (right - left)
     u = _r._uniform(data, shape, dname, 0.0, 1.0)
@@ -196,9 +195,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian, unit shape) floats by Michael-Schucany-Haas."""
-    data, _ = _r._check_prng_key("wald", key)
-    dname = _dtype("wald", dtype)
-    shape = _broadcast_shape("wald", shape, mean)
+    data, dname, shape = _draw_setup("wald", key, dtype, shape, mean)
     k1, k2 = _r._split2(data)
     mean = jnp.broadcast_to(_as(mean, dname), shape)
     v = _r._normal(k1, shape, dname)
@@ -379,9 +376,7 @@ def _gamma(data, a, shape, dname, log_space=False):
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(a) floats (unit scale); differentiable in `a` by implicit
     reparameterization."""
-    data, _ = _r._check_prng_key("gamma", key)
-    dname = _dtype("gamma", dtype)
-    shape = _broadcast_shape("gamma", shape, a)
+    data, dname, shape = _draw_setup("gamma", key, dtype, shape, a)
     return _gamma(data, a, shape, dname)
 
 
@@ -452,9 +447,7 @@ _register_gamma_rules()
 
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats from two log-gamma draws (split keys)."""
-    data, _ = _r._check_prng_key("beta", key)
-    dname = _dtype("beta", dtype)
-    shape = _broadcast_shape("beta", shape, a, b)
+    data, dname, shape = _draw_setup("beta", key, dtype, shape, a, b)
     a, b = _as(a, dname), _as(b, dname)
     key_a, key_b = _r._split2(data)
     a, b = jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape)
@@ -488,9 +481,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 def t(key, df, shape=None, dtype=None):
     """Student's t floats: `z * sqrt(df / 2 / g)`, g ~ Gamma(df / 2)."""
-    data, _ = _r._check_prng_key("t", key)
-    dname = _dtype("t", dtype)
-    shape = _broadcast_shape("t", shape, df)
+    data, dname, shape = _draw_setup("t", key, dtype, shape, df)
     df = _as(df, dname)
     key_n, key_g = _r._split2(data)
     n = _r._normal(key_n, shape, dname)
@@ -501,9 +492,7 @@ def t(key, df, shape=None, dtype=None):
 
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square floats: `2 * exp(loggamma(df / 2))`."""
-    data, _ = _r._check_prng_key("chisquare", key)
-    dname = _dtype("chisquare", dtype)
-    shape = _broadcast_shape("chisquare", shape, df)
+    data, dname, shape = _draw_setup("chisquare", key, dtype, shape, df)
     return _chisquare(data, df, shape, dname)
 
 
@@ -515,9 +504,7 @@ def _chisquare(data, df, shape, dname):
 
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F floats: the ratio of two scaled chi-square draws."""
-    data, _ = _r._check_prng_key("f", key)
-    dname = _dtype("f", dtype)
-    shape = _broadcast_shape("f", shape, dfnum, dfden)
+    data, dname, shape = _draw_setup("f", key, dtype, shape, dfnum, dfden)
     dfnum, dfden = _as(dfnum, dname), _as(dfden, dname)
     key_dfd, key_dfn = _r._split2(data)
     num = lax.div(_chisquare(key_dfn, dfnum, shape, dname), dfnum)
@@ -710,12 +697,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(n, p) counts (the last axis of `p`), as a chain of binomial
     draws over the categories (one key each)."""
     data, _ = _r._check_prng_key("multinomial", key)
-    n, p = jnp.asarray(n), jnp.asarray(p)
-    name = dtypes.promote([(core.get_aval(n).dtype_name, False),
-                           (core.get_aval(p).dtype_name, False)])[0]
-    if not dtypes.is_float_name(name):
-        name = dtypes.default_float_name()
-    n, p = n.astype(name), p.astype(name)
+    n, p, name = _r._as_common_float(n, p)
     dname = dtypes.canonical_name(dtypes.dtype_name(float if dtype is None else dtype))
     shape = tuple(jnp.shape(p)) if shape is None else _r._canonical_shape(shape)
     n = jnp.broadcast_to(n, shape[:-1])
