@@ -15,13 +15,6 @@ def _fd_grad(f, x, eps=1e-6):
     return (f(x + eps) - f(x - eps)) / (2 * eps)
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 @pytest.mark.parametrize("fn,k,param,rest", [
     (stats.bernoulli.logpmf, 1.0, 0.3, ()), (stats.bernoulli.logpmf, 0.0, 0.3, ()),
     (stats.binom.logpmf, 3.0, 0.4, None), (stats.geom.logpmf, 3.0, 0.4, ()),

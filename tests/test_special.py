@@ -14,13 +14,6 @@ from microjax_rs import lax
 NAN, INF = np.nan, np.inf
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 def test_incomplete_gamma_edges_as_jax(x64):
     a = np.array([-1., 0., 0.5, 1., INF, NAN, 2., 2., 2., 2.])
     x = np.array([1., 1., 0., 0., 1., 1., -1., INF, NAN, 0.])
