@@ -29,6 +29,22 @@ def _fun_name(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
 
+def _rule_pair(res, what, holds):
+    """`res`, the result of the custom rule `what`, checked to be a pair; `holds()` says what it holds."""
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise TypeError(f"{what} must produce a pair (list or tuple of length two) {holds()}")
+    return res
+
+
+def _rule_primal_leaves(out, out_tree, what, mismatch):
+    """The leaves and tree of the primal output `out` of the custom rule `what`, whose tree
+    must be the function's `out_tree` (`mismatch(tree)` says otherwise)."""
+    leaves, tree = tree_flatten(out)
+    if tree != out_tree:
+        raise TypeError(f"{what} must produce {mismatch(tree)}")
+    return leaves, tree
+
+
 class _Reentry(threading.local):
     def __init__(self):
         self.active = {}
@@ -320,16 +336,12 @@ class custom_jvp(_CustomFunction):
                 dyn_primals = [p for i, p in enumerate(primals) if i not in nondiff]
                 nd_vals = [args[i] for i in sorted(nondiff)]
                 res = self.jvp(*nd_vals, tuple(dyn_primals), tuple(tangents))
-                if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
-                                    f"produce a pair (list or tuple of length two) representing primal "
-                                    f"and tangent outputs, but got {res!r}.")
-                p_out, t_out = res
-                p_leaves, p_tree = tree_flatten(p_out)
-                if p_tree != out_tree:
-                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
-                                    f"produce primal outputs with the same container (pytree) structure "
-                                    f"as the function's output: {p_tree} vs {out_tree}.")
+                what = f"Custom JVP rule {_fun_name(self.jvp)} for function {name}"
+                p_out, t_out = _rule_pair(res, what, lambda: (
+                    f"representing primal and tangent outputs, but got {res!r}."))
+                p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
+                    f"primal outputs with the same container (pytree) structure as the function's "
+                    f"output: {tree} vs {out_tree}."))
                 t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
                 if len(t_leaves) != len(p_leaves):
                     raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
@@ -442,16 +454,11 @@ class custom_vjp(_CustomFunction):
                 p_in = [CustomVJPPrimal(p, isinstance(x, Tracer)) for p, x in zip(p_in, leaves)]
             primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
             res = self.fwd(*primals)
-            if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
-                                f"produce a pair (list or tuple of length two) where the first element "
-                                f"represents the primal output and the second the residuals.")
-            out, residuals = res
-            o_leaves, o_tree = tree_flatten(out)
-            if o_tree != out_tree:
-                raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
-                                f"produce a primal output with the structure of the function's output: "
-                                f"{o_tree} vs {out_tree}.")
+            what = f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name}"
+            out, residuals = _rule_pair(res, what, lambda: (
+                "where the first element represents the primal output and the second the residuals."))
+            o_leaves, o_tree = _rule_primal_leaves(out, out_tree, what, lambda tree: (
+                f"a primal output with the structure of the function's output: {tree} vs {out_tree}."))
             for o, a in zip(o_leaves, out_avals):
                 oa = core.get_aval(o)
                 if oa.shape != a.shape or oa.dtype_name != a.dtype_name:
