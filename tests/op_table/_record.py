@@ -386,6 +386,7 @@ BROADCAST_SHAPES = BINARY_SHAPES + (
 
 F = ("float32", "float64", "float16")
 F32_F64 = ("float32", "float64")
+FI = ("float32", "float64", "int32")
 NUM = ("float32", "float64", "float16", "int32")
 BITWISE = ("int32", "uint8", "int8", "uint32", "bool")
 INTS = ("int32", "uint8", "int8", "uint32")

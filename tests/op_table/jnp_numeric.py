@@ -14,6 +14,7 @@ from ._record import (
     ACCUM_TOL,
     DEFAULT_TOL,
     F32_F64,
+    FI,
     TRANSCENDENTAL_TOL,
     UNARY_SHAPES,
     OpErr,
@@ -28,7 +29,6 @@ from ._record import (
     with_specials,
 )
 
-FI = ("float32", "float64", "int32")
 INTS = ("int32", "int8", "uint8", "int16")
 # Least squares, condition numbers: float32 results carry the conditioning.
 LSTSQ_TOL = {"float32": (2e-3, 2e-3), "float64": (1e-9, 1e-9)}
