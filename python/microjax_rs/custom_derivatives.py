@@ -231,6 +231,12 @@ class _CustomFunction:
     """What custom_jvp and custom_vjp share: method binding and staging the
     primal function when a trace is active."""
 
+    def __init__(self, fun, nondiff_argnums):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.symbolic_zeros = False
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -259,11 +265,8 @@ class custom_jvp(_CustomFunction):
     """A function with a custom JVP rule (`defjvp` / `defjvps`)."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
-        self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`.
@@ -390,12 +393,9 @@ class custom_vjp(_CustomFunction):
     """A function with a custom VJP (`defvjp(fwd, bwd)`)."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd = None
         self.bwd = None
-        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`.

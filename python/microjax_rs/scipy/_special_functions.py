@@ -33,6 +33,18 @@ def _inexact(*args):
     return _promote_inexact(*(_arr(a) for a in args))
 
 
+def _on_inexact(impl, name, doc):
+    """The public function `name(x)`: `x` promoted to an inexact array, then `impl(x)`
+    (a custom_jvp-decorated implementation)."""
+    def fn(x):
+        (x,) = _inexact(x)
+        return impl(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
 def _is_f64(x):
     return _np.dtype(_aval(x).dtype) == _np.float64
 
@@ -407,10 +419,7 @@ def _erfcx_jvp(primals, tangents):
     return y, t * (2.0 * x * y - 2.0 / _math.sqrt(_math.pi))
 
 
-def erfcx(x):
-    """The scaled complementary error function exp(x^2) erfc(x)."""
-    (x,) = _inexact(x)
-    return _erfcx(x)
+erfcx = _on_inexact(_erfcx, "erfcx", "The scaled complementary error function exp(x^2) erfc(x).")
 
 
 def _dawsn_fn(x):
@@ -449,10 +458,7 @@ def _dawsn_jvp(primals, tangents):
     return y, t * (1.0 - 2.0 * x * y)
 
 
-def dawsn(x):
-    """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt."""
-    (x,) = _inexact(x)
-    return _dawsn(x)
+dawsn = _on_inexact(_dawsn, "dawsn", "Dawson's integral exp(-x^2) int_0^x exp(t^2) dt.")
 
 
 # ----------------------------------------------------------------- exponential integrals
@@ -515,11 +521,8 @@ def _exp1_jvp(primals, tangents):
     return _exp1_fn(x), t * (-jnp.exp(-x) / x)
 
 
-def exp1(x):
-    """The exponential integral E1(x) = int_x^inf exp(-t)/t dt for x > 0 (inf at 0, NaN for
-    x < 0 and, as JAX, at inf)."""
-    (x,) = _inexact(x)
-    return _exp1(x)
+exp1 = _on_inexact(_exp1, "exp1", "The exponential integral E1(x) = int_x^inf exp(-t)/t dt for x > 0 (inf at 0, "
+                   "NaN for x < 0 and, as JAX, at inf).")
 
 
 def _expi_fn(x):
@@ -541,11 +544,8 @@ def _expi_jvp(primals, tangents):
     return _expi_fn(x), t * (jnp.exp(x) / x)
 
 
-def expi(x):
-    """The exponential integral Ei(x) = -E1(-x) (principal value); NaN at 0 and at +-inf, as
-    JAX."""
-    (x,) = _inexact(x)
-    return _expi(x)
+expi = _on_inexact(_expi, "expi", "The exponential integral Ei(x) = -E1(-x) (principal value); NaN at 0 and at "
+                   "+-inf, as JAX.")
 
 
 # ----------------------------------------------------------------- dilogarithm, E_n
@@ -714,10 +714,8 @@ def _sici_jvp(primals, tangents):
     return (si, ci), (t * jnp.sinc(x / _math.pi), t * jnp.cos(x) / x)
 
 
-def sici(x):
-    """The sine and cosine integrals (Si(x), Ci(x)); Ci(-x) is the real part, Ci(|x|)."""
-    (x,) = _inexact(x)
-    return _sici(x)
+sici = _on_inexact(_sici, "sici", "The sine and cosine integrals (Si(x), Ci(x)); Ci(-x) is the real part, "
+                   "Ci(|x|).")
 
 
 def _fresnel_fn(x):
@@ -777,10 +775,8 @@ def _fresnel_jvp(primals, tangents):
     return (s_val, c_val), (t * jnp.sin(arg), t * jnp.cos(arg))
 
 
-def fresnel(x):
-    """The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
-    (x,) = _inexact(x)
-    return _fresnel(x)
+fresnel = _on_inexact(_fresnel, "fresnel",
+                      "The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt.")
 
 
 # ----------------------------------------------------------------- Owen's T, Bessel J, hypergeometric
