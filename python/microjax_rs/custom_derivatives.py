@@ -242,6 +242,14 @@ class _CustomFunction:
             return self
         return functools.partial(self, obj)
 
+    def _call_setup(self, rule, missing, args, kwargs):
+        """`(name, args, staged)` of a call (see `_stage`); `missing` (formatted with the
+        function's name) is the error when the `rule` was never defined."""
+        name = _fun_name(self.fun)
+        if rule is None:
+            raise AttributeError(missing.format(name))
+        return (name, *self._stage(args, kwargs))
+
     def _stage(self, args, kwargs):
         """None when no trace is active (call `fun` directly); otherwise
         (args, nondiff, leaves, in_tree, closed, out_tree, captures)."""
@@ -299,10 +307,8 @@ class custom_jvp(_CustomFunction):
         self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
-        name = _fun_name(self.fun)
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args, staged = self._stage(args, kwargs)
+        name, args, staged = self._call_setup(self.jvp, "No JVP defined for custom_jvp function {} using defjvp.",
+                                              args, kwargs)
         if staged is None:
             return self.fun(*args)
         nondiff, leaves, in_tree, closed, out_tree, captures = staged
@@ -411,10 +417,8 @@ class custom_vjp(_CustomFunction):
         self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
-        name = _fun_name(self.fun)
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args, staged = self._stage(args, kwargs)
+        name, args, staged = self._call_setup(self.fwd, "No VJP defined for custom_vjp function {} using defvjp.",
+                                              args, kwargs)
         if staged is None:
             return self.fun(*args)
         nondiff, leaves, in_tree, closed, out_tree, captures = staged

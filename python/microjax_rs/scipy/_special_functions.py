@@ -464,16 +464,22 @@ dawsn = _on_inexact(_dawsn, "dawsn", "Dawson's integral exp(-x^2) int_0^x exp(t^
 # ----------------------------------------------------------------- exponential integrals
 
 
+def _ei_power_sum(y, terms):
+    """sum_{k=1}^{terms-1} y^k / (k k!), term by term: the power series of Ei (and, at
+    y = -x, of E1) after its Euler-constant and log terms."""
+    term = jnp.ones_like(y)
+    total = jnp.zeros_like(y)
+    for k in range(1, terms):
+        term = term * y / k
+        total = total + term / k
+    return total
+
+
 def _exp1_positive(x):
     """E1(x) for x > 0: its power series up to 1, a continued fraction beyond."""
     small = x <= 1.0
     xs = jnp.where(small, x, 0.5)
-    term = jnp.ones_like(xs)
-    total = jnp.zeros_like(xs)
-    for k in range(1, 30):
-        term = term * (-xs) / k
-        total = total - term / k
-    series = -_EULER - jnp.log(xs) + total
+    series = -_EULER - jnp.log(xs) - _ei_power_sum(-xs, 30)
     xb = jnp.where(small, 2.0, x)
     xb = jnp.where(jnp.isinf(xb), 1e300 if _is_f64(x) else 1e30, xb)
     # E1(x) = exp(-x) / (x + 1 - 1/(x + 3 - 4/(x + 5 - 9/(x + 7 - ...)))), evaluated backward
@@ -489,12 +495,7 @@ def _expi_positive(x):
     """Ei(x) for x > 0: its power series up to 40, the asymptotic series beyond."""
     small = x <= 40.0
     xs = jnp.where(small, x, 1.0)
-    term = jnp.ones_like(xs)
-    total = jnp.zeros_like(xs)
-    for k in range(1, 160):
-        term = term * xs / k
-        total = total + term / k
-    series = _EULER + jnp.log(xs) + total
+    series = _EULER + jnp.log(xs) + _ei_power_sum(xs, 160)
     xb = jnp.where(small, 50.0, x)
     aterm = jnp.ones_like(xb)
     asym = jnp.ones_like(xb)
