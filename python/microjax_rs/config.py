@@ -46,32 +46,28 @@ def _check_default_device(value):
             f"{type(value).__name__}")
 
 
-def _set_compile_cache_size(value):
+def _check_count(name, value):
+    """`value` of the option `name` must be an int (not a bool) >= 0."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_compile_cache_size must be an int, got {type(value).__name__}")
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < 0:
-        raise ValueError(f"microjax_compile_cache_size must be >= 0, got {value}")
+        raise ValueError(f"{name} must be >= 0, got {value}")
+
+
+def _set_compile_cache_size(value):
+    _check_count("microjax_compile_cache_size", value)
     _core.set_compile_cache_size(value)
 
 
 def _set_jit_cache_size(value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_jit_cache_size must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"microjax_jit_cache_size must be >= 0, got {value}")
+    _check_count("microjax_jit_cache_size", value)
     from . import _trace_cache
 
     _trace_cache.set_size(value)
 
 
 def _set_buffer_pool_bytes(value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_buffer_pool_bytes must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"microjax_buffer_pool_bytes must be >= 0, got {value}")
+    _check_count("microjax_buffer_pool_bytes", value)
     _core.set_buffer_pool_bytes(value)
 
 

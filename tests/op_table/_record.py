@@ -276,6 +276,18 @@ class OpRecord:
 
 
 @functools.lru_cache(maxsize=None)
+def pick_output(k: int) -> Callable[[Callable], Callable]:
+    """An `adapt`: output `k` of a function returning several arrays."""
+
+    def adapt(fn):
+        def picked(*a, **kw):
+            return fn(*a, **kw)[k]
+
+        return picked
+
+    return adapt
+
+
 def resolve(dotted: str) -> Callable:
     """`"lax.add"` -> `microjax_rs.lax.add` (imports submodules as needed)."""
     obj: Any = importlib.import_module("microjax_rs")
