@@ -71,6 +71,16 @@ def _set_buffer_pool_bytes(value):
     _core.set_buffer_pool_bytes(value)
 
 
+# Options whose value is checked (and passed on to the core) before it is stored.
+_CHECKED_OPTIONS = {
+    "microjax_max_buffer_bytes": _set_max_buffer_bytes,
+    "microjax_determinism": _set_determinism,
+    "jax_default_device": _check_default_device,
+    "microjax_compile_cache_size": _set_compile_cache_size,
+    "microjax_jit_cache_size": _set_jit_cache_size,
+    "microjax_buffer_pool_bytes": _set_buffer_pool_bytes,
+}
+
 # Options that change nothing a trace records: updating them keeps jit's
 # cached traces (the config epoch in their keys) valid.
 _TRACE_INDEPENDENT = frozenset({"jax_log_compiles", "jax_debug_nans", "jax_debug_infs"})
@@ -119,18 +129,9 @@ class Config:
     def update(self, name, value):
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
-        if name == "microjax_max_buffer_bytes":
-            _set_max_buffer_bytes(value)
-        elif name == "microjax_determinism":
-            _set_determinism(value)
-        elif name == "jax_default_device":
-            _check_default_device(value)
-        elif name == "microjax_compile_cache_size":
-            _set_compile_cache_size(value)
-        elif name == "microjax_jit_cache_size":
-            _set_jit_cache_size(value)
-        elif name == "microjax_buffer_pool_bytes":
-            _set_buffer_pool_bytes(value)
+        check_and_apply = _CHECKED_OPTIONS.get(name)
+        if check_and_apply is not None:
+            check_and_apply(value)
         self._values[name] = value
         if name in ("jax_debug_nans", "jax_debug_infs"):
             self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
