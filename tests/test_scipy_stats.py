@@ -169,6 +169,17 @@ def test_kde_1d_box_and_pytree(x64):
         k.integrate_box(0.0, 1.0)
 
 
+def test_distributions_use_the_jax_scipy_special_functions(x64):
+    from microjax_rs.scipy import special
+    x = np.array([-30.0, -3.0, 0.0, 2.5])
+    q = np.array([1e-20, 0.3, 0.5, 0.9])
+    np.testing.assert_array_equal(np.asarray(stats.norm.cdf(x)), np.asarray(special.ndtr(x)))
+    np.testing.assert_array_equal(np.asarray(stats.norm.logcdf(x)), np.asarray(special.log_ndtr(x)))
+    np.testing.assert_array_equal(np.asarray(stats.norm.ppf(q)), np.asarray(special.ndtri(q)))
+    np.testing.assert_allclose(float(stats.beta.logpdf(0.3, 2.0, 3.0)), sps.beta.logpdf(0.3, 2.0, 3.0), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(stats.vonmises.pdf(x, 2.0)), sps.vonmises.pdf(x, 2.0), rtol=1e-12)
+
+
 def test_normal_ppf_tails(x64):
     q = np.array([1e-300, 1e-20, 1e-5, 0.3, 0.5, 0.9, 1 - 1e-12, 0.0, 1.0])
     np.testing.assert_allclose(np.asarray(stats.norm.ppf(q)), sps.norm.ppf(q), rtol=1e-10)

@@ -111,6 +111,16 @@ def test_normal_tails_against_scipy(x64):
                                rtol=1e-14)
 
 
+def test_normal_cdf_deep_in_the_lower_tail(x64):
+    x = np.array([-35., -30., -25., -19., -8.])
+    np.testing.assert_allclose(np.asarray(jss.ndtr(x)), sps.ndtr(x), rtol=1e-13)
+
+
+def test_float32_normal_quantiles_where_2q_minus_1_rounds_away():
+    q = np.array([1e-8, 3e-8, 1e-6, 1e-4, 0.02], np.float32)
+    np.testing.assert_allclose(np.asarray(jss.ndtri(q)), sps.ndtri(q.astype(np.float64)), rtol=2e-6)
+
+
 def test_exponential_integrals_edges(x64):
     np.testing.assert_array_equal(np.asarray(jss.exp1(np.array([0., -1.]))), [INF, NAN])
     n = np.array([0, 1, 3])
