@@ -579,118 +579,53 @@ def setup_conv_bwd(name, fw):
     return None
 
 
+def _at_most(seconds, text):
+    """A target of at most `seconds` a call: (its text, its check(mj_s, np_s))."""
+    return text, lambda mj, ref: mj <= seconds
+
+
+def _reference_or_faster(text):
+    """A target of at most the reference's (NumPy's) time: (its text, its check(mj_s, np_s))."""
+    return text, lambda mj, ref: ref is not None and mj <= ref
+
+
 CASES = [
     # (key, description, target text, target check(mj_s, np_s), setup, min_time scale)
-    ("eager_add_8", "eager `a + b`, two f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_add, 1),
-    ("eager_sin_8", "eager `jnp.sin(a)`, f32[8]", "<= 1.0 µs", lambda mj, ref: mj <= 1.0e-6, setup_eager_sin, 1),
-    ("eager_exp_1m", "eager `jnp.exp(a)`, f32[10^6]", "<= 2 ms", lambda mj, ref: mj <= 2.0e-3, _setup_eager_unary_1m("exp"), 1),
-    ("eager_tanh_1m", "eager `jnp.tanh(a)`, f32[10^6]", "<= 2 ms", lambda mj, ref: mj <= 2.0e-3, _setup_eager_unary_1m("tanh"), 1),
-    ("jit_identity_3", "jit dispatch, 3-arg identity, f32[8]", "<= 2 µs", lambda mj, ref: mj <= 2.0e-6, setup_jit_identity, 1),
-    (
-        "jit_mlp_steady",
-        "jit `tanh(x @ w + b)`, x f32[32,64], w f32[64,64], b f32[64]; NumPy eager",
-        "<= NumPy eager",
-        lambda mj, ref: ref is not None and mj <= ref,
-        setup_jit_mlp,
-        1,
-    ),
-    ("jit_mlp_first_call", "fresh `jit` + first call (trace + compile) of the same function", "<= 1 ms", lambda mj, ref: mj <= 1.0e-3, setup_first_call, 10),
-    (
-        "grad_scalar",
-        "un-jitted `grad(sin(x)*exp(x)+tanh(x))`, x f32[]; NumPy: hand-written derivative",
-        "<= 30 µs",
-        lambda mj, ref: mj <= 30e-6,
-        setup_grad_scalar,
-        1,
-    ),
-    (
-        "hessian_tanh3_100",
-        "un-jitted `hessian(sum(tanh(x)**3))`, x f32[100]; NumPy: hand-written diagonal",
-        "<= 1 ms",
-        lambda mj, ref: mj <= 1e-3,
-        setup_hessian_tanh3,
-        5,
-    ),
-    (
-        "per_example_grads",
-        "`jit(vmap(grad(loss), in_axes=(None,0,0)))`, linear regression, 1024 examples, dim 256; NumPy: batched by hand",
-        "<= NumPy",
-        lambda mj, ref: ref is not None and mj <= ref,
-        setup_per_example_grads,
-        1,
-    ),
-    (
-        "scan_tanh_1000",
-        "jit `scan` of 1000 steps `c = tanh(c @ W)`, W f32[64,64]; NumPy: Python loop",
-        "<= 0.45 ms (JAX here)",
-        lambda mj, ref: mj <= 0.45e-3,
-        setup_scan_tanh,
-        5,
-    ),
-    (
-        "scan_tanh_1000_first_call",
-        "fresh `jit` + first call of that scan (trace + compile + run)",
-        "<= 5 ms",
-        lambda mj, ref: mj <= 5e-3,
-        setup_scan_compile,
-        5,
-    ),
-    (
-        "elementwise_1e7",
-        "jit `tanh(x*2+1)*sin(x) - exp(-x*x)`, x f32[10^7]; NumPy eager",
-        "<= 25 ms and <= 0.27x NumPy",
-        lambda mj, ref: mj <= 25e-3 and (ref is None or mj <= 0.27 * ref),
-        setup_elementwise_1e7,
-        5,
-    ),
-    (
-        "matmul_1024",
-        "jit `a @ b`, f32[1024,1024] x f32[1024,1024]",
-        ">= NumPy (GFLOP/s)",
-        lambda mj, ref: ref is not None and mj <= ref,
-        setup_matmul_1024,
-        5,
-    ),
-    (
-        "mlp_train_step",
-        "jit `value_and_grad` + SGD, MLP 784-512-10, batch 128; NumPy: hand-written backprop",
-        "<= NumPy",
-        lambda mj, ref: ref is not None and mj <= ref,
-        setup_mlp_train,
-        5,
-    ),
-    (
-        "mlp_train_first_call",
-        "fresh `jit` + first call of that train step (trace + AD + compile + run)",
-        "<= 10 ms",
-        lambda mj, ref: mj <= 10e-3,
-        setup_mlp_train_first_call,
-        10,
-    ),
-    (
-        "hessian_jit_100",
-        "jit `hessian(sum(tanh(x)**3))`, x f32[100]; NumPy: hand-written diagonal",
-        "<= 100 µs",
-        lambda mj, ref: mj <= 100e-6,
-        setup_hessian_jit,
-        1,
-    ),
-    (
-        "conv3x3_fwd",
-        "jit 3x3 SAME conv, NCHW f32[32,64,32,32] x OIHW f32[64,64,3,3]; NumPy: sliding windows + tensordot",
-        "<= NumPy",
-        lambda mj, ref: ref is not None and mj <= ref,
-        setup_conv_fwd,
-        5,
-    ),
-    (
-        "conv3x3_bwd",
-        "jit `grad(sum(conv(x, w)**2), argnums=(0, 1))` of that conv (forward + both transposes)",
-        "<= NumPy (hand-written gradient)",
-        lambda mj, ref: ref is not None and mj <= ref,
-        setup_conv_bwd,
-        5,
-    ),
+    ("eager_add_8", "eager `a + b`, two f32[8]", *_at_most(1.0e-6, "<= 1.0 µs"), setup_eager_add, 1),
+    ("eager_sin_8", "eager `jnp.sin(a)`, f32[8]", *_at_most(1.0e-6, "<= 1.0 µs"), setup_eager_sin, 1),
+    ("eager_exp_1m", "eager `jnp.exp(a)`, f32[10^6]", *_at_most(2.0e-3, "<= 2 ms"), _setup_eager_unary_1m("exp"), 1),
+    ("eager_tanh_1m", "eager `jnp.tanh(a)`, f32[10^6]", *_at_most(2.0e-3, "<= 2 ms"),
+     _setup_eager_unary_1m("tanh"), 1),
+    ("jit_identity_3", "jit dispatch, 3-arg identity, f32[8]", *_at_most(2.0e-6, "<= 2 µs"), setup_jit_identity, 1),
+    ("jit_mlp_steady", "jit `tanh(x @ w + b)`, x f32[32,64], w f32[64,64], b f32[64]; NumPy eager",
+     *_reference_or_faster("<= NumPy eager"), setup_jit_mlp, 1),
+    ("jit_mlp_first_call", "fresh `jit` + first call (trace + compile) of the same function",
+     *_at_most(1.0e-3, "<= 1 ms"), setup_first_call, 10),
+    ("grad_scalar", "un-jitted `grad(sin(x)*exp(x)+tanh(x))`, x f32[]; NumPy: hand-written derivative",
+     *_at_most(30e-6, "<= 30 µs"), setup_grad_scalar, 1),
+    ("hessian_tanh3_100", "un-jitted `hessian(sum(tanh(x)**3))`, x f32[100]; NumPy: hand-written diagonal",
+     *_at_most(1e-3, "<= 1 ms"), setup_hessian_tanh3, 5),
+    ("per_example_grads", "`jit(vmap(grad(loss), in_axes=(None,0,0)))`, linear regression, 1024 examples, "
+     "dim 256; NumPy: batched by hand", *_reference_or_faster("<= NumPy"), setup_per_example_grads, 1),
+    ("scan_tanh_1000", "jit `scan` of 1000 steps `c = tanh(c @ W)`, W f32[64,64]; NumPy: Python loop",
+     *_at_most(0.45e-3, "<= 0.45 ms (JAX here)"), setup_scan_tanh, 5),
+    ("scan_tanh_1000_first_call", "fresh `jit` + first call of that scan (trace + compile + run)",
+     *_at_most(5e-3, "<= 5 ms"), setup_scan_compile, 5),
+    ("elementwise_1e7", "jit `tanh(x*2+1)*sin(x) - exp(-x*x)`, x f32[10^7]; NumPy eager",
+     "<= 25 ms and <= 0.27x NumPy", lambda mj, ref: mj <= 25e-3 and (ref is None or mj <= 0.27 * ref),
+     setup_elementwise_1e7, 5),
+    ("matmul_1024", "jit `a @ b`, f32[1024,1024] x f32[1024,1024]",
+     *_reference_or_faster(">= NumPy (GFLOP/s)"), setup_matmul_1024, 5),
+    ("mlp_train_step", "jit `value_and_grad` + SGD, MLP 784-512-10, batch 128; NumPy: hand-written backprop",
+     *_reference_or_faster("<= NumPy"), setup_mlp_train, 5),
+    ("mlp_train_first_call", "fresh `jit` + first call of that train step (trace + AD + compile + run)",
+     *_at_most(10e-3, "<= 10 ms"), setup_mlp_train_first_call, 10),
+    ("hessian_jit_100", "jit `hessian(sum(tanh(x)**3))`, x f32[100]; NumPy: hand-written diagonal",
+     *_at_most(100e-6, "<= 100 µs"), setup_hessian_jit, 1),
+    ("conv3x3_fwd", "jit 3x3 SAME conv, NCHW f32[32,64,32,32] x OIHW f32[64,64,3,3]; NumPy: sliding windows "
+     "+ tensordot", *_reference_or_faster("<= NumPy"), setup_conv_fwd, 5),
+    ("conv3x3_bwd", "jit `grad(sum(conv(x, w)**2), argnums=(0, 1))` of that conv (forward + both transposes)",
+     *_reference_or_faster("<= NumPy (hand-written gradient)"), setup_conv_bwd, 5),
 ]
 
 

@@ -68,11 +68,28 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def _switched_on(flag):
+    """The configuration `flag` on for one test, off again after it."""
+    import microjax_rs as jax
+
+    jax.config.update(flag, True)
+    yield
+    jax.config.update(flag, False)
+
+
 @pytest.fixture
 def x64():
     """64-bit mode for one test (float64 finite-difference checks)."""
-    import microjax_rs as jax
+    yield from _switched_on("jax_enable_x64")
 
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
+
+@pytest.fixture
+def debug_nans():
+    """`jax_debug_nans` for one test."""
+    yield from _switched_on("jax_debug_nans")
+
+
+@pytest.fixture
+def debug_infs():
+    """`jax_debug_infs` for one test."""
+    yield from _switched_on("jax_debug_infs")

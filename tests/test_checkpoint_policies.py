@@ -27,11 +27,7 @@ def residual_kinds(f, *args):
     return sorted(desc.split(" from ")[0] for _, desc in saved_residuals(f, *args))
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
+pytestmark = pytest.mark.usefixtures("x64")  # every test in 64-bit mode (conftest.py)
 
 
 def x64_data():

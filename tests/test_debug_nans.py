@@ -14,20 +14,6 @@ import microjax_rs as jax
 import microjax_rs.numpy as jnp
 
 
-@pytest.fixture
-def debug_nans():
-    jax.config.update("jax_debug_nans", True)
-    yield
-    jax.config.update("jax_debug_nans", False)
-
-
-@pytest.fixture
-def debug_infs():
-    jax.config.update("jax_debug_infs", True)
-    yield
-    jax.config.update("jax_debug_infs", False)
-
-
 def log_of_shifted(x):
     y = jnp.log(x - 1.0)  # NaN where x < 1
     return y * 2.0

@@ -198,13 +198,6 @@ def test_errors():
         image.scale_and_translate(X, (4, 3), (0, 1), jnp.ones(2), jnp.zeros(2), "nearest")
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 @pytest.mark.parametrize("method", ["linear", "cubic", "lanczos3", "area", "cubic-pytorch"])
 def test_gradients_finite_differences(x64, method):
     x = X.astype(np.float64)

@@ -11,7 +11,7 @@ from random_jax_values import RECORDED
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import random
-from microjax_rs.random._distributions import random_gamma_grad
+from microjax_rs.lax import random_gamma_grad
 
 K = random.PRNGKey(2024)
 A6 = [0.2, 0.9, 1.0, 2.5, 10.0, 150.0]

@@ -15,13 +15,6 @@ def _fd_grad(f, x, eps=1e-6):
     return (f(x + eps) - f(x - eps)) / (2 * eps)
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 @pytest.mark.parametrize("fn,k,param,rest", [
     (stats.bernoulli.logpmf, 1.0, 0.3, ()), (stats.bernoulli.logpmf, 0.0, 0.3, ()),
     (stats.binom.logpmf, 3.0, 0.4, None), (stats.geom.logpmf, 3.0, 0.4, ()),
@@ -174,6 +167,17 @@ def test_kde_1d_box_and_pytree(x64):
         stats.gaussian_kde(np.array([1.0]))
     with pytest.raises(NotImplementedError):
         k.integrate_box(0.0, 1.0)
+
+
+def test_distributions_use_the_jax_scipy_special_functions(x64):
+    from microjax_rs.scipy import special
+    x = np.array([-30.0, -3.0, 0.0, 2.5])
+    q = np.array([1e-20, 0.3, 0.5, 0.9])
+    np.testing.assert_array_equal(np.asarray(stats.norm.cdf(x)), np.asarray(special.ndtr(x)))
+    np.testing.assert_array_equal(np.asarray(stats.norm.logcdf(x)), np.asarray(special.log_ndtr(x)))
+    np.testing.assert_array_equal(np.asarray(stats.norm.ppf(q)), np.asarray(special.ndtri(q)))
+    np.testing.assert_allclose(float(stats.beta.logpdf(0.3, 2.0, 3.0)), sps.beta.logpdf(0.3, 2.0, 3.0), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(stats.vonmises.pdf(x, 2.0)), sps.vonmises.pdf(x, 2.0), rtol=1e-12)
 
 
 def test_normal_ppf_tails(x64):

@@ -14,13 +14,6 @@ from microjax_rs import lax
 NAN, INF = np.nan, np.inf
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 def test_incomplete_gamma_edges_as_jax(x64):
     a = np.array([-1., 0., 0.5, 1., INF, NAN, 2., 2., 2., 2.])
     x = np.array([1., 1., 0., 0., 1., 1., -1., INF, NAN, 0.])
@@ -116,6 +109,16 @@ def test_normal_tails_against_scipy(x64):
     np.testing.assert_allclose(float(jax.grad(jss.log_ndtr)(-40.)), 40.02496884784338, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(jss.erfcx(np.array([30., 1e3]))), sps.erfcx(np.array([30., 1e3])),
                                rtol=1e-14)
+
+
+def test_normal_cdf_deep_in_the_lower_tail(x64):
+    x = np.array([-35., -30., -25., -19., -8.])
+    np.testing.assert_allclose(np.asarray(jss.ndtr(x)), sps.ndtr(x), rtol=1e-13)
+
+
+def test_float32_normal_quantiles_where_2q_minus_1_rounds_away():
+    q = np.array([1e-8, 3e-8, 1e-6, 1e-4, 0.02], np.float32)
+    np.testing.assert_allclose(np.asarray(jss.ndtri(q)), sps.ndtri(q.astype(np.float64)), rtol=2e-6)
 
 
 def test_exponential_integrals_edges(x64):

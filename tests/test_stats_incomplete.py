@@ -27,13 +27,6 @@ CASES = {
 FNS = ("cdf", "logcdf", "sf", "logsf")
 
 
-@pytest.fixture
-def x64():
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-
-
 @pytest.mark.parametrize("fn", FNS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_against_scipy(x64, case, fn):

@@ -15,87 +15,77 @@ INTEROP = "owned", "interop: DLPack, FFI, foreign buffers"
 PROGRAM = "owned", "program-level API: config flags, debugging, profiling, export, effects"
 TODO = "todo", "numerical surface: not built yet"
 
+def _tagged(tag, *patterns):
+    """The entries (pattern, kind, why) of `patterns`, all with `tag` = (kind, why)."""
+    return [(p, *tag) for p in patterns]
+
+
+def _exempt(why):
+    return "exempt", why
+
+
 _ENTRIES = [
     # ---- complex numbers and FFT
-    ("jax.numpy.fft.*", *COMPLEX),
-    ("jax.scipy.fft.*", *COMPLEX),
-    ("jax.numpy.angle", *COMPLEX), ("jax.numpy.complex64", *COMPLEX), ("jax.numpy.complex128", *COMPLEX),
-    ("jax.numpy.complex_", *COMPLEX), ("jax.numpy.csingle", *COMPLEX), ("jax.numpy.cdouble", *COMPLEX),
-    ("jax.numpy.roots", *COMPLEX), ("jax.numpy.sort_complex", *COMPLEX), ("jax.numpy.ComplexWarning", *COMPLEX),
-    ("jax.lax.complex", *COMPLEX), ("jax.lax.complex_p", *COMPLEX), ("jax.lax.conj", *COMPLEX),
-    ("jax.lax.conj_p", *COMPLEX), ("jax.lax.real", *COMPLEX), ("jax.lax.real_p", *COMPLEX),
-    ("jax.lax.imag", *COMPLEX), ("jax.lax.imag_p", *COMPLEX), ("jax.lax.fft", *COMPLEX),
-    ("jax.lax.fft_p", *COMPLEX), ("jax.lax.FftType", *COMPLEX),
-    ("jax.lax.linalg.eig", *COMPLEX), ("jax.lax.linalg.eig_p", *COMPLEX),
-    ("jax.lax.linalg.EigImplementation", *COMPLEX), ("jax.lax.linalg.schur", *COMPLEX),
-    ("jax.lax.linalg.schur_p", *COMPLEX), ("jax.lax.linalg.hessenberg", *COMPLEX),
-    ("jax.lax.linalg.hessenberg_p", *COMPLEX),
-    ("jax.scipy.linalg.dft", *COMPLEX), ("jax.scipy.linalg.schur", *COMPLEX),
-    ("jax.scipy.linalg.hessenberg", *COMPLEX), ("jax.scipy.linalg.sqrtm", *COMPLEX),
-    ("jax.scipy.linalg.funm", *COMPLEX), ("jax.scipy.linalg.rsf2csf", *COMPLEX),
-    ("jax.scipy.special.sph_harm_y", *COMPLEX), ("jax.scipy.special.wofz", *COMPLEX),
-    ("jax.scipy.signal.fftconvolve", *COMPLEX), ("jax.scipy.signal.stft", *COMPLEX),
-    ("jax.scipy.signal.istft", *COMPLEX), ("jax.scipy.signal.welch", *COMPLEX),
-    ("jax.scipy.signal.csd", *COMPLEX),
+    *_tagged(COMPLEX,
+        "jax.numpy.fft.*", "jax.scipy.fft.*", "jax.numpy.angle", "jax.numpy.complex64", "jax.numpy.complex128",
+        "jax.numpy.complex_", "jax.numpy.csingle", "jax.numpy.cdouble", "jax.numpy.roots", "jax.numpy.sort_complex",
+        "jax.numpy.ComplexWarning", "jax.lax.complex", "jax.lax.complex_p", "jax.lax.conj", "jax.lax.conj_p",
+        "jax.lax.real", "jax.lax.real_p", "jax.lax.imag", "jax.lax.imag_p", "jax.lax.fft", "jax.lax.fft_p",
+        "jax.lax.FftType", "jax.lax.linalg.eig", "jax.lax.linalg.eig_p", "jax.lax.linalg.EigImplementation",
+        "jax.lax.linalg.schur", "jax.lax.linalg.schur_p", "jax.lax.linalg.hessenberg", "jax.lax.linalg.hessenberg_p",
+        "jax.scipy.linalg.dft", "jax.scipy.linalg.schur", "jax.scipy.linalg.hessenberg", "jax.scipy.linalg.sqrtm",
+        "jax.scipy.linalg.funm", "jax.scipy.linalg.rsf2csf", "jax.scipy.special.sph_harm_y",
+        "jax.scipy.special.wofz", "jax.scipy.signal.fftconvolve", "jax.scipy.signal.stft", "jax.scipy.signal.istft",
+        "jax.scipy.signal.welch", "jax.scipy.signal.csd",
+    ),
     # ---- scale-out
-    ("jax.shard_map", *SCALE_OUT), ("jax.smap", *SCALE_OUT),
-    ("jax.reshard", *SCALE_OUT), ("jax.set_mesh", *SCALE_OUT), ("jax.make_array_from_*", *SCALE_OUT),
-    ("jax.process_indices", *SCALE_OUT), ("jax.host_count", *SCALE_OUT), ("jax.host_id", *SCALE_OUT),
-    ("jax.host_ids", *SCALE_OUT), ("jax.remove_size_one_mesh_axis_from_type", *SCALE_OUT),
-    ("jax.auto_pcast", *SCALE_OUT),
-    ("jax.sharding.*", *SCALE_OUT),
-    ("jax.lax.psend", *SCALE_OUT), ("jax.lax.precv", *SCALE_OUT), ("jax.lax.pbroadcast", *SCALE_OUT),
-    ("jax.lax.pcast", *SCALE_OUT), ("jax.lax.ragged_all_to_all*", *SCALE_OUT),
-    ("jax.lax.sharding_constraint_p", *SCALE_OUT), ("jax.lax.with_sharding_constraint", *SCALE_OUT),
-    ("jax.lax.device_put_p", *SCALE_OUT),
+    *_tagged(SCALE_OUT,
+        "jax.shard_map", "jax.smap", "jax.reshard", "jax.set_mesh", "jax.make_array_from_*",
+        "jax.process_indices", "jax.host_count", "jax.host_id", "jax.host_ids",
+        "jax.remove_size_one_mesh_axis_from_type", "jax.auto_pcast", "jax.sharding.*",
+        "jax.lax.psend", "jax.lax.precv", "jax.lax.pbroadcast", "jax.lax.pcast", "jax.lax.ragged_all_to_all*",
+        "jax.lax.sharding_constraint_p", "jax.lax.with_sharding_constraint", "jax.lax.device_put_p",
+        "jax.Array.committed",
+    ),
     # ---- interop
-    ("jax.numpy.from_dlpack", *INTEROP), ("jax.Array.unsafe_buffer_pointer", *INTEROP),
-    ("jax.Array.copy_to_host_async", *INTEROP), ("jax.copy_to_host_async", *INTEROP),
+    *_tagged(INTEROP,
+        "jax.numpy.from_dlpack", "jax.Array.unsafe_buffer_pointer", "jax.Array.copy_to_host_async",
+        "jax.copy_to_host_async",
+    ),
     # ---- program-level API
-    ("jax.allow_f16_reductions", *PROGRAM), ("jax.array_garbage_collection_guard", *PROGRAM),
-    ("jax.debug_key_reuse", *PROGRAM), ("jax.default_prng_impl", *PROGRAM),
-    ("jax.enable_checks", *PROGRAM), ("jax.enable_custom_prng", *PROGRAM),
-    ("jax.explain_cache_misses", *PROGRAM), ("jax.jax2tf_associative_scan_reductions", *PROGRAM),
-    ("jax.legacy_prng_key", *PROGRAM), ("jax.no_execution", *PROGRAM), ("jax.no_tracing", *PROGRAM),
-    ("jax.softmax_custom_jvp", *PROGRAM), ("jax.thread_guard", *PROGRAM),
-    ("jax.threefry_partitionable", *PROGRAM), ("jax.transfer_guard*", *PROGRAM),
-    ("jax.make_user_context", *PROGRAM), ("jax.print_environment_info", *PROGRAM),
-    ("jax.live_arrays", *PROGRAM), ("jax.named_call", *PROGRAM), ("jax.fwd_and_bwd", *PROGRAM),
-    ("jax.float0", *PROGRAM), ("jax.ds", *PROGRAM),
-    ("jax.profiler.*", *PROGRAM), ("jax.debug.*", *PROGRAM), ("jax.export.*", *PROGRAM),
-    ("jax.stages.*", *PROGRAM), ("jax.errors.*", *PROGRAM), ("jax.experimental.checkify.*", *PROGRAM),
-    ("jax.custom_derivatives.*", *PROGRAM), ("jax.ad_checkpoint.*", *PROGRAM),
-    ("jax.Array.committed", *SCALE_OUT),
-    ("jax.Array.traceback", *PROGRAM), ("jax.Array.format", *PROGRAM),
-    ("jax.lax.after_all*", *PROGRAM), ("jax.lax.create_token*", *PROGRAM),
-    ("jax.lax.dce_sink*", *PROGRAM), ("jax.lax.composite", *PROGRAM),
+    *_tagged(PROGRAM,
+        "jax.allow_f16_reductions", "jax.array_garbage_collection_guard",
+        "jax.debug_key_reuse", "jax.default_prng_impl", "jax.enable_checks",
+        "jax.enable_custom_prng", "jax.explain_cache_misses", "jax.jax2tf_associative_scan_reductions",
+        "jax.legacy_prng_key", "jax.no_execution", "jax.no_tracing", "jax.softmax_custom_jvp", "jax.thread_guard",
+        "jax.threefry_partitionable", "jax.transfer_guard*", "jax.make_user_context", "jax.print_environment_info",
+        "jax.live_arrays", "jax.named_call", "jax.fwd_and_bwd", "jax.float0", "jax.ds", "jax.profiler.*",
+        "jax.debug.*", "jax.export.*", "jax.stages.*", "jax.errors.*", "jax.experimental.checkify.*",
+        "jax.custom_derivatives.*", "jax.ad_checkpoint.*", "jax.Array.traceback", "jax.Array.format",
+        "jax.lax.after_all*", "jax.lax.create_token*", "jax.lax.dce_sink*", "jax.lax.composite",
+    ),
     # ---- exempt
-    ("jax.Ref", "exempt", "mutable array references (JAX 0.10.2 marks them experimental): the IR has no "
-     "in-place state effect; programs that need state use scan/while carries"),
-    ("jax.new_ref", "exempt", "mutable array references (see jax.Ref)"),
-    ("jax.empty_ref", "exempt", "mutable array references (see jax.Ref)"),
-    ("jax.free_ref", "exempt", "mutable array references (see jax.Ref)"),
-    ("jax.freeze", "exempt", "mutable array references (see jax.Ref)"),
-    ("jax.numpy.float4_*", "exempt", "sub-byte float dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.float6_*", "exempt", "sub-byte float dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.float8_*", "exempt", "8-bit float dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.int1", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.int2", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.int4", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.uint1", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.uint2", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
-    ("jax.numpy.uint4", "exempt", "sub-byte integer dtypes: no core dtype or kernels; not planned"),
-    ("jax.Array.device_buffer", "exempt", "removed from JAX: the attribute only raises there"),
-    ("jax.Array.device_buffers", "exempt", "removed from JAX: the attribute only raises there"),
-    ("jax.nn.scaled_matmul", "exempt", "block-scaled matmul on float8/float4 operands (dtypes exempt above) "
-     "through cuDNN; JAX 0.10.2 itself raises NotImplementedError on CPU"),
-    ("jax.nn.scaled_dot_general", "exempt", "block-scaled dot on float8/float4 operands (see jax.nn.scaled_matmul)"),
-    ("jax.nn.get_scaled_dot_general_config", "exempt", "configuration of jax.nn.scaled_dot_general (exempt)"),
-    ("jax.lax.scaled_dot", "exempt", "block-scaled dot on float8/float4 operands (see jax.nn.scaled_matmul)"),
-    ("jax.experimental.ode.*", "exempt", "helpers of JAX's ode module (imports and private steps), not its "
-     "documented API; odeint is the API"),
+    *_tagged(_exempt("mutable array references (JAX 0.10.2 marks them experimental): the IR has no in-place "
+                     "state effect; programs that need state use scan/while carries"), "jax.Ref"),
+    *_tagged(_exempt("mutable array references (see jax.Ref)"),
+             "jax.new_ref", "jax.empty_ref", "jax.free_ref", "jax.freeze"),
+    *_tagged(_exempt("sub-byte float dtypes: no core dtype or kernels; not planned"),
+             "jax.numpy.float4_*", "jax.numpy.float6_*"),
+    *_tagged(_exempt("8-bit float dtypes: no core dtype or kernels; not planned"), "jax.numpy.float8_*"),
+    *_tagged(_exempt("sub-byte integer dtypes: no core dtype or kernels; not planned"),
+             *(f"jax.numpy.{t}{bits}" for t in ("int", "uint") for bits in (1, 2, 4))),
+    *_tagged(_exempt("removed from JAX: the attribute only raises there"),
+             "jax.Array.device_buffer", "jax.Array.device_buffers"),
+    *_tagged(_exempt("block-scaled matmul on float8/float4 operands (dtypes exempt above) through cuDNN; "
+                     "JAX 0.10.2 itself raises NotImplementedError on CPU"), "jax.nn.scaled_matmul"),
+    *_tagged(_exempt("block-scaled dot on float8/float4 operands (see jax.nn.scaled_matmul)"),
+             "jax.nn.scaled_dot_general", "jax.lax.scaled_dot"),
+    *_tagged(_exempt("configuration of jax.nn.scaled_dot_general (exempt)"), "jax.nn.get_scaled_dot_general_config"),
+    *_tagged(_exempt("helpers of JAX's ode module (imports and private steps), not its documented API; odeint "
+                     "is the API"), "jax.experimental.ode.*"),
     # ---- the rest of the numerical surface
-    ("jax.*", *TODO),
+    *_tagged(TODO, "jax.*"),
+
 ]
 
 

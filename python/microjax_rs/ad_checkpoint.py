@@ -103,18 +103,13 @@ dots_with_no_batch_dims_saveable = Policy("dots_with_no_batch_dims_saveable",
                                           "dots_with_no_batch_dims_saveable", _dot_without_batch_dims)
 
 checkpoint_policies = types.SimpleNamespace(
-    everything_saveable=everything_saveable,
-    nothing_saveable=nothing_saveable,
-    dots_saveable=dots_saveable,
+    **{policy.__name__: policy for policy in (
+        everything_saveable, nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable,
+        save_only_these_names, save_any_names_but_these, save_anything_except_these_names,
+        save_from_both_policies, save_and_offload_only_these_names, offload_dot_with_no_batch_dims)},
+    # JAX's older names
     checkpoint_dots=dots_saveable,
-    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
     checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
-    save_only_these_names=save_only_these_names,
-    save_any_names_but_these=save_any_names_but_these,
-    save_anything_except_these_names=save_anything_except_these_names,
-    save_from_both_policies=save_from_both_policies,
-    save_and_offload_only_these_names=save_and_offload_only_these_names,
-    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
 )
 
 

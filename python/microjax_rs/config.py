@@ -46,34 +46,40 @@ def _check_default_device(value):
             f"{type(value).__name__}")
 
 
-def _set_compile_cache_size(value):
+def _check_count(name, value):
+    """`value` of the option `name` must be an int (not a bool) >= 0."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_compile_cache_size must be an int, got {type(value).__name__}")
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < 0:
-        raise ValueError(f"microjax_compile_cache_size must be >= 0, got {value}")
+        raise ValueError(f"{name} must be >= 0, got {value}")
+
+
+def _set_compile_cache_size(value):
+    _check_count("microjax_compile_cache_size", value)
     _core.set_compile_cache_size(value)
 
 
 def _set_jit_cache_size(value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_jit_cache_size must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"microjax_jit_cache_size must be >= 0, got {value}")
+    _check_count("microjax_jit_cache_size", value)
     from . import _trace_cache
 
     _trace_cache.set_size(value)
 
 
 def _set_buffer_pool_bytes(value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_buffer_pool_bytes must be an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"microjax_buffer_pool_bytes must be >= 0, got {value}")
+    _check_count("microjax_buffer_pool_bytes", value)
     _core.set_buffer_pool_bytes(value)
 
+
+# Options whose value is checked (and passed on to the core) before it is stored.
+_CHECKED_OPTIONS = {
+    "microjax_max_buffer_bytes": _set_max_buffer_bytes,
+    "microjax_determinism": _set_determinism,
+    "jax_default_device": _check_default_device,
+    "microjax_compile_cache_size": _set_compile_cache_size,
+    "microjax_jit_cache_size": _set_jit_cache_size,
+    "microjax_buffer_pool_bytes": _set_buffer_pool_bytes,
+}
 
 # Options that change nothing a trace records: updating them keeps jit's
 # cached traces (the config epoch in their keys) valid.
@@ -126,18 +132,9 @@ class Config:
     def update(self, name, value):
         if name not in self._values:
             raise AttributeError(f"Unrecognized config option: {name}")
-        if name == "microjax_max_buffer_bytes":
-            _set_max_buffer_bytes(value)
-        elif name == "microjax_determinism":
-            _set_determinism(value)
-        elif name == "jax_default_device":
-            _check_default_device(value)
-        elif name == "microjax_compile_cache_size":
-            _set_compile_cache_size(value)
-        elif name == "microjax_jit_cache_size":
-            _set_jit_cache_size(value)
-        elif name == "microjax_buffer_pool_bytes":
-            _set_buffer_pool_bytes(value)
+        check_and_apply = _CHECKED_OPTIONS.get(name)
+        if check_and_apply is not None:
+            check_and_apply(value)
         self._values[name] = value
         if name in ("jax_debug_nans", "jax_debug_infs"):
             self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])

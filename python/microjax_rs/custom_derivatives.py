@@ -29,6 +29,22 @@ def _fun_name(f):
     return getattr(f, "__name__", None) or type(f).__name__
 
 
+def _rule_pair(res, what, holds):
+    """`res`, the result of the custom rule `what`, checked to be a pair; `holds()` says what it holds."""
+    if not (isinstance(res, (tuple, list)) and len(res) == 2):
+        raise TypeError(f"{what} must produce a pair (list or tuple of length two) {holds()}")
+    return res
+
+
+def _rule_primal_leaves(out, out_tree, what, mismatch):
+    """The leaves and tree of the primal output `out` of the custom rule `what`, whose tree
+    must be the function's `out_tree` (`mismatch(tree)` says otherwise)."""
+    leaves, tree = tree_flatten(out)
+    if tree != out_tree:
+        raise TypeError(f"{what} must produce {mismatch(tree)}")
+    return leaves, tree
+
+
 class _Reentry(threading.local):
     def __init__(self):
         self.active = {}
@@ -215,6 +231,12 @@ class _CustomFunction:
     """What custom_jvp and custom_vjp share: method binding and staging the
     primal function when a trace is active."""
 
+    def __init__(self, fun, nondiff_argnums):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.symbolic_zeros = False
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -227,6 +249,13 @@ class _CustomFunction:
         if fun is None:
             raise AttributeError(name)
         return getattr(fun, name)
+    def _call_setup(self, rule, missing, args, kwargs):
+        """`(name, args, staged)` of a call (see `_stage`); `missing` (formatted with the
+        function's name) is the error when the `rule` was never defined."""
+        name = _fun_name(self.fun)
+        if rule is None:
+            raise AttributeError(missing.format(name))
+        return (name, *self._stage(args, kwargs))
 
     def _stage(self, args, kwargs):
         """None when no trace is active (call `fun` directly); otherwise
@@ -251,11 +280,8 @@ class custom_jvp(_CustomFunction):
     """A function with a custom JVP rule (`defjvp` / `defjvps`)."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
-        self.symbolic_zeros = False
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`.
@@ -288,10 +314,8 @@ class custom_jvp(_CustomFunction):
         self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
-        name = _fun_name(self.fun)
-        if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args, staged = self._stage(args, kwargs)
+        name, args, staged = self._call_setup(self.jvp, "No JVP defined for custom_jvp function {} using defjvp.",
+                                              args, kwargs)
         if staged is None:
             return self.fun(*args)
         nondiff, leaves, in_tree, closed, out_tree, captures = staged
@@ -328,16 +352,12 @@ class custom_jvp(_CustomFunction):
                 dyn_primals = [p for i, p in enumerate(primals) if i not in nondiff]
                 nd_vals = [args[i] for i in sorted(nondiff)]
                 res = self.jvp(*nd_vals, tuple(dyn_primals), tuple(tangents))
-                if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
-                                    f"produce a pair (list or tuple of length two) representing primal "
-                                    f"and tangent outputs, but got {res!r}.")
-                p_out, t_out = res
-                p_leaves, p_tree = tree_flatten(p_out)
-                if p_tree != out_tree:
-                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
-                                    f"produce primal outputs with the same container (pytree) structure "
-                                    f"as the function's output: {p_tree} vs {out_tree}.")
+                what = f"Custom JVP rule {_fun_name(self.jvp)} for function {name}"
+                p_out, t_out = _rule_pair(res, what, lambda: (
+                    f"representing primal and tangent outputs, but got {res!r}."))
+                p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
+                    f"primal outputs with the same container (pytree) structure as the function's "
+                    f"output: {tree} vs {out_tree}."))
                 t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
                 if len(t_leaves) != len(p_leaves):
                     raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
@@ -386,12 +406,9 @@ class custom_vjp(_CustomFunction):
     """A function with a custom VJP (`defvjp(fwd, bwd)`)."""
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd = None
         self.bwd = None
-        self.symbolic_zeros = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`.
@@ -407,10 +424,8 @@ class custom_vjp(_CustomFunction):
         self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args, **kwargs):
-        name = _fun_name(self.fun)
-        if self.fwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args, staged = self._stage(args, kwargs)
+        name, args, staged = self._call_setup(self.fwd, "No VJP defined for custom_vjp function {} using defvjp.",
+                                              args, kwargs)
         if staged is None:
             return self.fun(*args)
         nondiff, leaves, in_tree, closed, out_tree, captures = staged
@@ -450,16 +465,11 @@ class custom_vjp(_CustomFunction):
                 p_in = [CustomVJPPrimal(p, isinstance(x, Tracer)) for p, x in zip(p_in, leaves)]
             primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
             res = self.fwd(*primals)
-            if not (isinstance(res, (tuple, list)) and len(res) == 2):
-                raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
-                                f"produce a pair (list or tuple of length two) where the first element "
-                                f"represents the primal output and the second the residuals.")
-            out, residuals = res
-            o_leaves, o_tree = tree_flatten(out)
-            if o_tree != out_tree:
-                raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
-                                f"produce a primal output with the structure of the function's output: "
-                                f"{o_tree} vs {out_tree}.")
+            what = f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name}"
+            out, residuals = _rule_pair(res, what, lambda: (
+                "where the first element represents the primal output and the second the residuals."))
+            o_leaves, o_tree = _rule_primal_leaves(out, out_tree, what, lambda tree: (
+                f"a primal output with the structure of the function's output: {tree} vs {out_tree}."))
             for o, a in zip(o_leaves, out_avals):
                 oa = core.get_aval(o)
                 if oa.shape != a.shape or oa.dtype_name != a.dtype_name:

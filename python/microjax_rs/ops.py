@@ -42,22 +42,24 @@ def _segment(kind, identity, data, segment_ids, num_segments, bucket_size):
     return out[:n]
 
 
-def _lowest(dtype):
+def _extreme(dtype, top):
+    """The largest (`top`) or smallest value of `dtype`: True / False for bool, the integer
+    limits, +-inf for floats (the identity of a segment min / max)."""
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
-        return False
+        return top
     if jnp.issubdtype(dtype, jnp.integer):
-        return jnp.iinfo(dtype).min
-    return -np.inf
+        info = jnp.iinfo(dtype)
+        return info.max if top else info.min
+    return np.inf if top else -np.inf
+
+
+def _lowest(dtype):
+    return _extreme(dtype, False)
 
 
 def _highest(dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return True
-    if jnp.issubdtype(dtype, jnp.integer):
-        return jnp.iinfo(dtype).max
-    return np.inf
+    return _extreme(dtype, True)
 
 
 def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,

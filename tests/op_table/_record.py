@@ -276,6 +276,18 @@ class OpRecord:
 
 
 @functools.lru_cache(maxsize=None)
+def pick_output(k: int) -> Callable[[Callable], Callable]:
+    """An `adapt`: output `k` of a function returning several arrays."""
+
+    def adapt(fn):
+        def picked(*a, **kw):
+            return fn(*a, **kw)[k]
+
+        return picked
+
+    return adapt
+
+
 def resolve(dotted: str) -> Callable:
     """`"lax.add"` -> `microjax_rs.lax.add` (imports submodules as needed)."""
     obj: Any = importlib.import_module("microjax_rs")
@@ -386,6 +398,7 @@ BROADCAST_SHAPES = BINARY_SHAPES + (
 
 F = ("float32", "float64", "float16")
 F32_F64 = ("float32", "float64")
+FI = ("float32", "float64", "int32")
 NUM = ("float32", "float64", "float16", "int32")
 BITWISE = ("int32", "uint8", "int8", "uint32", "bool")
 INTS = ("int32", "uint8", "int8", "uint32")

@@ -49,40 +49,24 @@ _DOT_GENERAL_CASES = (
 )
 
 
+def _product(name, ref, cases):
+    """A record of a product of two operands drawn from [-2, 2] (accumulation tolerance)."""
+    return OpRecord(name=name, ref=ref, args_maker=uniform(-2.0, 2.0), dtypes=("float32", "float64", "int32"),
+                    cases=cases, tol=ACCUM_TOL)
+
+
 RECORDS: tuple = (
-    OpRecord(
-        name="lax.dot_general",
-        ref=_dot_general,
-        args_maker=uniform(-2.0, 2.0),
-        dtypes=("float32", "float64", "int32"),
-        cases=_DOT_GENERAL_CASES,
-        tol=ACCUM_TOL,
-    ),
+    _product("lax.dot_general", _dot_general, _DOT_GENERAL_CASES),
     # ---- jax.numpy
-    OpRecord(
-        name="numpy.dot",
-        ref=np.dot,
-        args_maker=uniform(-2.0, 2.0),
-        dtypes=("float32", "float64", "int32"),
-        cases=cases_from_shapes([((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((), (3, 4)), ((0, 4), (4, 5))]),
-        tol=ACCUM_TOL,
-    ),
-    OpRecord(
-        name="numpy.matmul",
-        ref=np.matmul,
-        args_maker=uniform(-2.0, 2.0),
-        dtypes=("float32", "float64", "int32"),
-        cases=cases_from_shapes(
-            [
-                ((3, 4), (4, 5)),
-                ((4,), (4, 5)),
-                ((3, 4), (4,)),
-                ((4,), (4,)),
-                ((2, 3, 4), (4, 5)),
-                ((2, 3, 4), (2, 4, 5)),
-                ((1, 3, 4), (2, 4, 5)),
-            ]
-        ),
-        tol=ACCUM_TOL,
-    ),
+    _product("numpy.dot", np.dot, cases_from_shapes(
+        [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((), (3, 4)), ((0, 4), (4, 5))])),
+    _product("numpy.matmul", np.matmul, cases_from_shapes([
+        ((3, 4), (4, 5)),
+        ((4,), (4, 5)),
+        ((3, 4), (4,)),
+        ((4,), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 3, 4), (2, 4, 5)),
+        ((1, 3, 4), (2, 4, 5)),
+    ])),
 )

@@ -22,6 +22,7 @@ from ._record import (
     DEFAULT_TOL,
     DTYPE,
     F32_F64,
+    FI,
     TRANSCENDENTAL_TOL,
     UNARY_SHAPES,
     Case,
@@ -40,7 +41,6 @@ from ._record import (
     uniform,
 )
 
-FI = ("float32", "float64", "int32")
 FI16 = ("float32", "float64", "float16", "int32")
 FB = ("float32", "float64", "int32", "bool")
 INTS = ("int32", "int8", "uint8", "int16", "uint32")

@@ -20,6 +20,7 @@ from ._record import (
     ACCUM_TOL,
     DTYPE,
     F32_F64,
+    FI,
     OpErr,
     OpRecord,
     _inexact_out,
@@ -30,7 +31,6 @@ from ._record import (
     uniform,
 )
 
-FI = ("float32", "float64", "int32")
 FIB = ("float32", "int32", "bool")
 SET_DTYPES = ("int32", "float32")
 

@@ -14,6 +14,7 @@ from ._record import (
     ACCUM_TOL,
     DEFAULT_TOL,
     F32_F64,
+    FI,
     TRANSCENDENTAL_TOL,
     UNARY_SHAPES,
     OpErr,
@@ -24,23 +25,14 @@ from ._record import (
     cases_from_shapes,
     no_args,
     nonzero,
+    pick_output,
     uniform,
     with_specials,
 )
 
-FI = ("float32", "float64", "int32")
 INTS = ("int32", "int8", "uint8", "int16")
 # Least squares, condition numbers: float32 results carry the conditioning.
 LSTSQ_TOL = {"float32": (2e-3, 2e-3), "float64": (1e-9, 1e-9)}
-
-
-def _pick(i):
-    """adapt: element i of a tuple / list result."""
-    def adapt(fn):
-        def picked(*args, **kwargs):
-            return fn(*args, **kwargs)[i]
-        return picked
-    return adapt
 
 
 def _const_dtype(name):
@@ -194,13 +186,13 @@ ELEMENTWISE = (
     OpRecord(name="numpy.lcm", ref=np.lcm, args_maker=_ints(-11, 11), dtypes=("int32", "int16"),
              cases=cases_from_shapes(_PAIRS), differentiable=False,
              errors=(_err([_f32(3), _i32(3)], ValueError, "Arguments to jax.numpy.lcm must be integers."),)),
-    OpRecord(name="numpy.frexp[0]", path="numpy.frexp", adapt=_pick(0), ref=lambda x: np.frexp(x)[0],
+    OpRecord(name="numpy.frexp[0]", path="numpy.frexp", adapt=pick_output(0), ref=lambda x: np.frexp(x)[0],
              args_maker=_away_from_half_integers, dtypes=("float32", "float64", "float16"),
              cases=cases_from_shapes([(s,) for s in UNARY_SHAPES]), upcast=False),
-    OpRecord(name="numpy.frexp[0,int]", path="numpy.frexp", adapt=_pick(0), ref=lambda x: np.frexp(x)[0],
+    OpRecord(name="numpy.frexp[0,int]", path="numpy.frexp", adapt=pick_output(0), ref=lambda x: np.frexp(x)[0],
              args_maker=_ints(-100, 100), dtypes=("int32",), out_dtype=_inexact_out,
              cases=cases_from_shapes([((7,),)]), differentiable=False),
-    OpRecord(name="numpy.frexp[1]", path="numpy.frexp", adapt=_pick(1), ref=lambda x: np.frexp(x)[1],
+    OpRecord(name="numpy.frexp[1]", path="numpy.frexp", adapt=pick_output(1), ref=lambda x: np.frexp(x)[1],
              args_maker=with_specials(), dtypes=F32_F64, out_dtype=_const_dtype("int32"), upcast=False,
              cases=cases_from_shapes([(s,) for s in UNARY_SHAPES]), differentiable=False),
     OpRecord(name="numpy.nextafter", ref=np.nextafter, args_maker=uniform(), dtypes=F32_F64, upcast=False,
@@ -245,10 +237,10 @@ POLYNOMIALS = (
     # np.polymul trims leading zeros (through poly1d), JAX does not: the full convolution.
     OpRecord(name="numpy.polymul", ref=np.convolve, args_maker=uniform(), dtypes=FI, out_dtype=_inexact_out,
              cases=cases_from_shapes([((3,), (5,)), ((1,), (2,))])),
-    OpRecord(name="numpy.polydiv[0]", path="numpy.polydiv", adapt=_pick(0), ref=_polydiv_ref(0),
+    OpRecord(name="numpy.polydiv[0]", path="numpy.polydiv", adapt=pick_output(0), ref=_polydiv_ref(0),
              args_maker=_poly_divisor, dtypes=F32_F64, tol=ACCUM_TOL,
              cases=cases_from_shapes([((5,), (2,)), ((4,), (3,)), ((3,), (3,))])),
-    OpRecord(name="numpy.polydiv[1]", path="numpy.polydiv", adapt=_pick(1), ref=_polydiv_ref(1),
+    OpRecord(name="numpy.polydiv[1]", path="numpy.polydiv", adapt=pick_output(1), ref=_polydiv_ref(1),
              args_maker=_poly_divisor, dtypes=F32_F64, tol={"float32": (1e-4, 1e-4), "float64": (1e-11, 1e-11)},
              cases=cases_from_shapes([((5,), (2,)), ((4,), (3,))])),
     OpRecord(name="numpy.polyder", ref=np.polyder, args_maker=uniform(), dtypes=FI, out_dtype=_inexact_out,
@@ -316,9 +308,9 @@ CALCULUS = (
              args_maker=_distinct_sorted,
              dtypes=F32_F64, tol=ACCUM_TOL, adapt=lambda fn: (lambda x, f: fn(f, x)),
              cases=cases_from_shapes([((6,), (6,)), ((3,), (3,))])),
-    OpRecord(name="numpy.gradient[0]", path="numpy.gradient", ref=_gradient_ref(0), adapt=_pick(0),
+    OpRecord(name="numpy.gradient[0]", path="numpy.gradient", ref=_gradient_ref(0), adapt=pick_output(0),
              args_maker=uniform(), dtypes=F32_F64, cases=_c((((3, 4),), (), {}), (((3, 4),), (2.0, 3.0), {}))),
-    OpRecord(name="numpy.gradient[1]", path="numpy.gradient", ref=_gradient_ref(1), adapt=_pick(1),
+    OpRecord(name="numpy.gradient[1]", path="numpy.gradient", ref=_gradient_ref(1), adapt=pick_output(1),
              args_maker=uniform(), dtypes=F32_F64, cases=_c((((3, 4, 2),), (), {}), (((3, 4),), (2.0, 3.0), {}))),
     OpRecord(name="numpy.unwrap", ref=np.unwrap, args_maker=_phases, dtypes=F32_F64, tol=ACCUM_TOL,
              cases=_c((((9,),), (), {}), (((3, 8),), (), {"axis": 0}), (((3, 8),), (), {"discont": 4.0}),

@@ -13,7 +13,7 @@ output positions. Functions returning several arrays are reached through
 exception types and messages (recorded by running JAX)."""
 import numpy as np
 
-from ._record import Case, OpErr, OpRecord, _rand, uniform
+from ._record import Case, OpErr, OpRecord, _rand, pick_output, uniform
 
 F = ("float32", "float64")
 FI = ("float32", "int32")
@@ -25,18 +25,6 @@ def _f32(*shape):
 
 def _err(arrays, exc, match, *args, **kwargs):
     return OpErr(tuple(arrays), kwargs, exc, match, args=args)
-
-
-def _pick(k):
-    """Adapter: output `k` of a function returning several arrays."""
-
-    def adapt(fn):
-        def picked(*a, **kw):
-            return fn(*a, **kw)[k]
-
-        return picked
-
-    return adapt
 
 
 def _listed(fn):
@@ -423,7 +411,7 @@ RECORDS = (
              cases=(Case(((2, 3),), ((2, 1),)), Case(((3,),), ((3,),)), Case(((2, 1, 2),), ((1, 3, 2),))),
              errors=(_err([_f32(2, 3)], TypeError, "reps length must be equal to the ndim of x", (2,)),)),
     *(OpRecord(name=f"lax.split[{k}]", path="lax.split", ref=lambda x, sizes, axis=0, k=k: _np_split(x, sizes, axis, k),
-               args_maker=uniform(), dtypes=FI, adapt=_pick(k),
+               args_maker=uniform(), dtypes=FI, adapt=pick_output(k),
                cases=(Case(((2, 6),), ((1, 2, 3),), {"axis": 1}), Case(((5, 2),), ((2, 0, 3),)),
                       Case(((2, 3, 4),), ((2, 1, 0),), {"axis": -2})),
                errors=(_err([_f32(2, 3, 4)], ValueError, "Sum of sizes 3 must be equal to dimension 2", (1, 2, 0),
@@ -439,7 +427,8 @@ RECORDS = (
                      _err([_f32(3), np.ones(3, np.int32)], TypeError,
                           "lax.stack requires arguments to have the same dtypes"))),
     *(OpRecord(name=f"lax.unstack[{k}]", path="lax.unstack",
-               ref=lambda x, axis=0, k=k: np.take(x, k, axis=axis), args_maker=uniform(), dtypes=FI, adapt=_pick(k),
+               ref=lambda x, axis=0, k=k: np.take(x, k, axis=axis), args_maker=uniform(), dtypes=FI,
+               adapt=pick_output(k),
                cases=(Case(((3, 4),)), Case(((2, 3, 2),), (), {"axis": 1}), Case(((2, 2),), (), {"axis": -1})),
                errors=(_err([_f32(2, 3)], ValueError, "out of bounds", axis=2),))
       for k in (0, 1)),
@@ -464,7 +453,7 @@ RECORDS = (
     *(OpRecord(name=f"lax.{fn}[{out}]", path=f"lax.{fn}",
                ref=lambda x, k, reduction_dimension=-1, largest=largest, out=out: _np_topk(
                    x, k, reduction_dimension, largest, out),
-               args_maker=_distinct, dtypes=F, adapt=_pick(out), differentiable=out == 0,
+               args_maker=_distinct, dtypes=F, adapt=pick_output(out), differentiable=out == 0,
                cases=(Case(((2, 5),), (2,)), Case(((4, 3),), (1,), {"reduction_dimension": 0}), Case(((6,),), (6,))),
                out_dtype=(lambda dt, x64: np.dtype("int32")) if out else None,
                errors=(_err([_f32(2, 5)], ValueError, "k must be smaller than the size of reduction_dim 5, got 9", 9),
@@ -544,13 +533,14 @@ RECORDS = (
              errors=(_err([_f32(3, 3), _f32(4)], ValueError, "cholesky_update"),)),
     *(OpRecord(name=f"lax.linalg.tridiagonal[{'lower' if lower else 'upper'}{out}]", path="lax.linalg.tridiagonal",
                ref=lambda a, lower=True, out=out: _np_sytrd(a, lower, out), args_maker=_symmetric, dtypes=F,
-               adapt=_pick(out), differentiable=False,
+               adapt=pick_output(out), differentiable=False,
                cases=(Case(((4, 4),), (), {"lower": lower}), Case(((5, 5),), (), {"lower": lower})),
                errors=(_err([_f32(3, 4)], ValueError, "tridiagonal requires square matrices"),))
       for lower in (True, False) for out in (0, 1, 2, 3)),
     *(OpRecord(name=f"lax.linalg.qdwh[{'uh'[k]}]", path="lax.linalg.qdwh",
                ref=lambda x, k=k: __import__("scipy.linalg", fromlist=["polar"]).polar(x)[k], args_maker=uniform(),
-               dtypes=F, adapt=_pick(k), differentiable=False, tol={"float32": (2e-4, 2e-4), "float64": (1e-9, 1e-9)},
+               dtypes=F, adapt=pick_output(k), differentiable=False,
+               tol={"float32": (2e-4, 2e-4), "float64": (1e-9, 1e-9)},
                cases=(Case(((4, 3),)), Case(((3, 3),)), Case(((5, 2),))),
                errors=(_err([_f32(2, 3)], ValueError, "must have M >= N"),))
       for k in (0, 1)),

@@ -6,9 +6,8 @@ import numpy as np
 
 import microjax_rs.nn  # noqa: F401  (records resolve names on it)
 
-from ._record import ACCUM_TOL, Case, OpErr, OpRecord, TRANSCENDENTAL_TOL, _rand
+from ._record import ACCUM_TOL, Case, F32_F64, OpErr, OpRecord, TRANSCENDENTAL_TOL, _rand
 
-F32_F64 = ("float32", "float64")
 # Attention's softmax runs in float32 whatever the input dtype (as JAX's).
 ATTN_TOL = {"float32": (2e-5, 2e-5), "float64": (2e-5, 2e-5)}
 

@@ -7,9 +7,8 @@ import scipy.stats as sps
 
 import microjax_rs.scipy.stats  # noqa: F401  (records resolve names on it)
 
-from ._record import Case, OpErr, OpRecord, _inexact_out, _rand
+from ._record import Case, F32_F64, OpErr, OpRecord, _inexact_out, _rand
 
-F32_F64 = ("float32", "float64")
 # SciPy computes in float64; float32 results of exp/log/lgamma compositions differ by a few ulp
 # of their largest intermediate term.
 TOL = {"float32": (2e-4, 2e-5), "float64": (1e-9, 1e-11)}

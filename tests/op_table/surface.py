@@ -25,6 +25,7 @@ from ._record import (
     DEFAULT_TOL,
     DTYPE,
     F32_F64,
+    FI,
     TRANSCENDENTAL_TOL,
     UNARY_SHAPES,
     Case,
@@ -40,7 +41,6 @@ from ._record import (
 )
 
 T = TRANSCENDENTAL_TOL
-FI = ("float32", "float64", "int32")
 LINALG_TOL = {"float32": (2e-4, 2e-4), "float64": (1e-9, 1e-9)}
 
 

@@ -116,40 +116,22 @@ def _supported(types):
     return out
 
 
+def _supported_property(*types):
+    """A `_DtypeLists` property: those of `types` the x64 mode supports."""
+    return property(lambda self: _supported(list(types)))
+
+
 class _DtypeLists:
     """`jtu.dtypes.<kind>`: the dtypes of each kind the x64 mode supports."""
 
-    @property
-    def custom_floats(self):
-        return _supported([_dtypes.bfloat16])
-
-    @property
-    def floating(self):
-        return _supported([np.float32, np.float64])
-
-    @property
-    def all_floating(self):
-        return _supported([_dtypes.bfloat16, np.float16, np.float32, np.float64])
-
-    @property
-    def integer(self):
-        return _supported([np.int32, np.int64])
-
-    @property
-    def all_integer(self):
-        return _supported([np.int8, np.int16, np.int32, np.int64])
-
-    @property
-    def unsigned(self):
-        return _supported([np.uint32, np.uint64])
-
-    @property
-    def all_unsigned(self):
-        return _supported([np.uint8, np.uint16, np.uint32, np.uint64])
-
-    @property
-    def complex(self):
-        return _supported([np.complex64, np.complex128])
+    custom_floats = _supported_property(_dtypes.bfloat16)
+    floating = _supported_property(np.float32, np.float64)
+    all_floating = _supported_property(_dtypes.bfloat16, np.float16, np.float32, np.float64)
+    integer = _supported_property(np.int32, np.int64)
+    all_integer = _supported_property(np.int8, np.int16, np.int32, np.int64)
+    unsigned = _supported_property(np.uint32, np.uint64)
+    all_unsigned = _supported_property(np.uint8, np.uint16, np.uint32, np.uint64)
+    complex = _supported_property(np.complex64, np.complex128)
 
     @property
     def boolean(self):

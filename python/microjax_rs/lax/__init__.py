@@ -311,33 +311,21 @@ def _axes(axes):
     return tuple(int(a) for a in axes)
 
 
-def reduce_sum(operand, axes):
-    return reduce_sum_p.bind(operand, axes=_axes(axes))
+def _reducer(p, what):
+    """`lax.reduce_<what>(operand, axes)`: binds the reduction primitive `p` over `axes`."""
+    def op(operand, axes):
+        return p.bind(operand, axes=_axes(axes))
+
+    op.__name__ = p.name
+    op.__doc__ = f"The {what} of `operand` over `axes` (jax.lax.{p.name})."
+    return op
 
 
-def reduce_max(operand, axes):
-    return reduce_max_p.bind(operand, axes=_axes(axes))
-
-
-def reduce_prod(operand, axes):
-    return reduce_prod_p.bind(operand, axes=_axes(axes))
-
-
-def reduce_min(operand, axes):
-    return reduce_min_p.bind(operand, axes=_axes(axes))
-
-
-def reduce_xor(operand, axes):
-    """Bitwise xor (parity for bool) over `axes`."""
-    return reduce_xor_p.bind(operand, axes=_axes(axes))
-
-
-def reduce_and(operand, axes):
-    return reduce_and_p.bind(operand, axes=_axes(axes))
-
-
-def reduce_or(operand, axes):
-    return reduce_or_p.bind(operand, axes=_axes(axes))
+reduce_sum, reduce_max, reduce_prod, reduce_min, reduce_and, reduce_or = (
+    _reducer(_P[f"reduce_{n}"], what) for n, what in (
+        ("sum", "sum"), ("max", "maximum"), ("prod", "product"), ("min", "minimum"),
+        ("and", "logical / bitwise and"), ("or", "logical / bitwise or")))
+reduce_xor = _reducer(_P["reduce_xor"], "bitwise xor (parity for bool)")
 
 
 def mulhi(x, y, /):

@@ -13,20 +13,7 @@ import enum
 import numpy as np
 
 from .. import core
-
-
-def _lax():
-    from .. import lax
-
-    return lax
-
-
-def _shape(x):
-    return tuple(core.get_aval(x).shape)
-
-
-def _dtype(x):
-    return core.get_aval(x).dtype_name
+from ._array_ops import _dtype_name as _dtype, _lax, _shape
 
 
 def _bc(*xs):

@@ -101,7 +101,9 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     return tree_map(lambda v: v / n, psum(x, axis_name))
 
 
-def _one_name(axis_name, fname):
+def _one_name(axis_name, fname, axis_index_groups=None):
+    """The one axis name of `axis_name` and its size (groups are not supported)."""
+    _no_groups(axis_index_groups, fname)
     names = _names(axis_name)
     if len(names) != 1:
         raise NotImplementedError(f"{fname} over several axes at once is not supported, got {axis_name!r}")
@@ -117,8 +119,7 @@ def _canon(axis, rank, fname):
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     """Gathers `x` from every example of the named axis: stacked along `axis`
     (a new axis), or concatenated along it when `tiled`."""
-    _no_groups(axis_index_groups, "all_gather")
-    name, size = _one_name(axis_name, "all_gather")
+    name, size = _one_name(axis_name, "all_gather", axis_index_groups)
 
     def gather(v):
         v = _leaf(v)
@@ -132,8 +133,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
 
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """`psum`, then example `j` keeps block `j` of `scatter_dimension`."""
-    _no_groups(axis_index_groups, "psum_scatter")
-    name, size = _one_name(axis_name, "psum_scatter")
+    name, size = _one_name(axis_name, "psum_scatter", axis_index_groups)
 
     def scatter(v):
         v = _leaf(v)
@@ -155,8 +155,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     """Example `j` receives block `j` of `split_axis` from every example, in
     example order along `concat_axis` (a new axis of the axis size unless
     `tiled`, which concatenates instead)."""
-    _no_groups(axis_index_groups, "all_to_all")
-    name, size = _one_name(axis_name, "all_to_all")
+    name, size = _one_name(axis_name, "all_to_all", axis_index_groups)
     from . import expand_dims, squeeze
 
     def exchange(v):

@@ -66,37 +66,31 @@ def constant(value, dtype=None):
     return init
 
 
-def uniform(scale=0.01, dtype=None):
-    """An initializer drawing uniformly from [0, scale)."""
+def _scaled_draws(draw, scale, dtype, name):
+    """An initializer returning `draw(key, shape, dtype) * scale` in `dtype`."""
 
     def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding(out_sharding, "uniform")
+        _no_sharding(out_sharding, name)
         dtype = _dtype(dtype)
-        return _random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
+        return draw(key, shape, dtype) * jnp.array(scale, dtype)
 
     return init
+
+
+def uniform(scale=0.01, dtype=None):
+    """An initializer drawing uniformly from [0, scale)."""
+    return _scaled_draws(_random.uniform, scale, dtype, "uniform")
 
 
 def normal(stddev=0.01, dtype=None):
     """An initializer drawing from a normal distribution of mean 0 and standard deviation `stddev`."""
-
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding(out_sharding, "normal")
-        dtype = _dtype(dtype)
-        return _random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
-
-    return init
+    return _scaled_draws(_random.normal, stddev, dtype, "normal")
 
 
 def truncated_normal(stddev=0.01, dtype=None, lower=-2.0, upper=2.0):
     """An initializer drawing a standard normal truncated to [lower, upper], times `stddev`."""
-
-    def init(key, shape, dtype=dtype, out_sharding=None):
-        _no_sharding(out_sharding, "truncated_normal")
-        dtype = _dtype(dtype)
-        return _random.truncated_normal(key, lower, upper, shape, dtype) * jnp.array(stddev, dtype)
-
-    return init
+    return _scaled_draws(lambda key, shape, dtype: _random.truncated_normal(key, lower, upper, shape, dtype),
+                         stddev, dtype, "truncated_normal")
 
 
 def _axis_size(shape, axes):

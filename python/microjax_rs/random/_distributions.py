@@ -50,6 +50,13 @@ def _broadcast_shape(name, shape, *args):
     return shape
 
 
+def _draw_setup(name, key, dtype, shape, *params):
+    """The key data, the float dtype name and the shape (given, or broadcast from
+    `params`) of the draw `name`."""
+    data, _ = _r._check_prng_key(name, key)
+    return data, _dtype(name, dtype), _broadcast_shape(name, shape, *params)
+
+
 def _as(x, dname):
     return lax.convert_element_type(jnp.asarray(x) if not isinstance(x, (int, float)) else x, dname)
 
@@ -113,9 +120,7 @@ def logistic(key, shape=(), dtype=None):
 
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
     """`exp(sigma * z)`, `z` standard normal."""
-    data, _ = _r._check_prng_key("lognormal", key)
-    dname = _dtype("lognormal", dtype)
-    shape = _broadcast_shape("lognormal", shape, sigma)
+    data, dname, shape = _draw_setup("lognormal", key, dtype, shape, sigma)
     return lax.exp(_r._normal(data, shape, dname) * _as(sigma, dname))
 
 
@@ -150,9 +155,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
 
 def pareto(key, b, shape=None, dtype=None):
     """Pareto floats of shape `b`: `exp(e / b)`, `e` standard exponential."""
-    data, _ = _r._check_prng_key("pareto", key)
-    dname = _dtype("pareto", dtype)
-    shape = _broadcast_shape("pareto", shape, b)
+    data, dname, shape = _draw_setup("pareto", key, dtype, shape, b)
     e = _exponential(data, shape, dname)
     return lax.exp(e / _as(b, dname))
 
@@ -164,9 +167,7 @@ def _exponential(data, shape, dname):
 
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats: `scale * sqrt(-2 log u)`."""
-    data, _ = _r._check_prng_key("rayleigh", key)
-    dname = _dtype("rayleigh", dtype)
-    shape = _broadcast_shape("rayleigh", shape, scale)
+    data, dname, shape = _draw_setup("rayleigh", key, dtype, shape, scale)
     u = _r._uniform(data, shape, dname, 0.0, 1.0)
     scale = jnp.broadcast_to(_as(scale, dname), shape)
     return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), _const(-2, dname))))
@@ -183,9 +184,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular floats on [left, right] with peak at `mode` (inverse CDF)."""
-    data, _ = _r._check_prng_key("triangular", key)
-    dname = _dtype("triangular", dtype)
-    shape = _broadcast_shape("triangular", shape, left, mode, right)
+    data, dname, shape = _draw_setup("triangular", key, dtype, shape, left, mode, right)
     left, mode, right = (jnp.broadcast_to(_as(v, dname), shape) for v in (left, mode, right))
     fc = (mode - left) / (right - left)
     u = _r._uniform(data, shape, dname, 0.0, 1.0)
@@ -196,9 +195,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian, unit shape) floats by Michael-Schucany-Haas."""
-    data, _ = _r._check_prng_key("wald", key)
-    dname = _dtype("wald", dtype)
-    shape = _broadcast_shape("wald", shape, mean)
+    data, dname, shape = _draw_setup("wald", key, dtype, shape, mean)
     k1, k2 = _r._split2(data)
     mean = jnp.broadcast_to(_as(mean, dname), shape)
     v = _r._normal(k1, shape, dname)
@@ -356,8 +353,8 @@ def _gamma_sample_grad(x, a, log_space):
         x = lax.exp(x)
         dname = core.get_aval(x).dtype_name
         x = jnp.where(x == 0, _const(np.finfo(dtypes.np_dtype(dname)).tiny, dname), x)
-        return random_gamma_grad(a, x) / x
-    return random_gamma_grad(a, x)
+        return lax.random_gamma_grad(a, x) / x
+    return lax.random_gamma_grad(a, x)
 
 
 def _gamma(data, a, shape, dname, log_space=False):
@@ -379,9 +376,7 @@ def _gamma(data, a, shape, dname, log_space=False):
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(a) floats (unit scale); differentiable in `a` by implicit
     reparameterization."""
-    data, _ = _r._check_prng_key("gamma", key)
-    dname = _dtype("gamma", dtype)
-    shape = _broadcast_shape("gamma", shape, a)
+    data, dname, shape = _draw_setup("gamma", key, dtype, shape, a)
     return _gamma(data, a, shape, dname)
 
 
@@ -391,95 +386,6 @@ def loggamma(key, a, shape=None, dtype=None):
     dname = _dtype("gamma", dtype)
     shape = _broadcast_shape("gamma", shape, a)
     return _gamma(data, a, shape, dname, log_space=True)
-
-
-def random_gamma_grad(a, x):
-    """d x / d a for x ~ Gamma(a) at a fixed CDF value: `-(dP/da) / (dP/dx)`, P
-    the regularized lower incomplete gamma; dP/da by the power series of P
-    (x < a + 1 or x <= 1) or the continued fraction of Q = 1 - P, each carried
-    with its derivative in `a`."""
-    a, x = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(x))
-    dname = core.get_aval(a).dtype_name
-    # Converged when a step changes a sum by at most a few ulp.
-    eps = _const(4 * np.finfo(dtypes.np_dtype(dname)).eps, dname)
-    x = lax.convert_element_type(x, dname)
-    safe_x = jnp.where(x > 0, x, _const(1, dname))
-    log_x = lax.log(safe_x)
-    psi = lax.digamma(a)
-    use_series = (safe_x < a + 1) | (safe_x <= 1)
-    one, zero = _const(1, dname), _const(0, dname)
-    max_iter = 2000
-
-    # Series: P = ax * S, S = sum c_n, c_0 = 1/a, c_n = c_{n-1} x / (a + n).
-    def series_cond(s):
-        return (s[0] < max_iter) & jnp.any(s[5])
-
-    def series_body(s):
-        i, n, c, dc, sums, active = s
-        n1 = n + one
-        r = lax.div(safe_x, a + n1)
-        dc_new = r * (dc - c / (a + n1))
-        c_new = c * r
-        keep = lambda new, old: jnp.where(active, new, old)
-        sums_new = (sums[0] + c_new, sums[1] + dc_new)
-        still = active & (lax.abs(dc_new) > eps * lax.abs(sums_new[1])) \
-            | active & (c_new > eps * sums_new[0])
-        return (i + 1, keep(n1, n), keep(c_new, c), keep(dc_new, dc),
-                (keep(sums_new[0], sums[0]), keep(sums_new[1], sums[1])), still)
-
-    c0, dc0 = one / a, -one / (a * a)
-    s = lax.while_loop(series_cond, series_body,
-                       (0, jnp.zeros_like(a), c0, dc0, (c0, dc0), use_series))
-    ssum, dssum = s[4]
-    grad_series = -safe_x * ((log_x - psi) * ssum + dssum)
-
-    # Continued fraction of Q / ax (Cephes' igamc recursion), with d/da.
-    y0 = one - a
-    z0 = safe_x + y0 + one
-    pkm2, qkm2 = jnp.ones_like(a), safe_x
-    pkm1, qkm1 = safe_x + one, z0 * safe_x
-    dpkm2, dqkm2 = jnp.zeros_like(a), jnp.zeros_like(a)
-    dpkm1, dqkm1 = jnp.zeros_like(a), -safe_x
-    ans = pkm1 / qkm1
-    dans = (dpkm1 * qkm1 - pkm1 * dqkm1) / (qkm1 * qkm1)
-    big = _const(2.0 ** 64 if dname != "float64" else 2.0 ** 500, dname)
-
-    def cf_cond(st):
-        return (st[0] < max_iter) & jnp.any(st[-1])
-
-    def cf_body(st):
-        i, cnt, y, z, pk2, qk2, pk1, qk1, dpk2, dqk2, dpk1, dqk1, an, dan, active = st
-        cnt1 = cnt + one
-        y1, z1 = y + one, z + 2 * one
-        yc = y1 * cnt1
-        pk = pk1 * z1 - pk2 * yc
-        qk = qk1 * z1 - qk2 * yc
-        dpk = dpk1 * z1 - pk1 - dpk2 * yc + pk2 * cnt1
-        dqk = dqk1 * z1 - qk1 - dqk2 * yc + qk2 * cnt1
-        nonzero = qk != 0
-        safe_qk = jnp.where(nonzero, qk, one)
-        r = pk / safe_qk
-        new_an = jnp.where(nonzero, r, an)
-        new_dan = jnp.where(nonzero, (dpk - r * dqk) / safe_qk, dan)
-        still = active & nonzero & (lax.abs(new_dan - dan) > eps * lax.abs(new_dan)) \
-            | active & nonzero & (lax.abs(new_an - an) > eps * lax.abs(new_an))
-        rescale = (lax.abs(pk) > big) | (lax.abs(qk) > big) | (lax.abs(dpk) > big) \
-            | (lax.abs(dqk) > big)
-        scale = jnp.where(rescale, one / big, one)
-        keep = lambda new, old: jnp.where(active, new, old)
-        return (i + 1, keep(cnt1, cnt), keep(y1, y), keep(z1, z),
-                keep(pk1 * scale, pk2), keep(qk1 * scale, qk2), keep(pk * scale, pk1),
-                keep(qk * scale, qk1), keep(dpk1 * scale, dpk2), keep(dqk1 * scale, dqk2),
-                keep(dpk * scale, dpk1), keep(dqk * scale, dqk1), keep(new_an, an),
-                keep(new_dan, dan), still)
-
-    st = lax.while_loop(cf_cond, cf_body, (0, jnp.zeros_like(a), y0, z0, pkm2, qkm2, pkm1, qkm1,
-                                           dpkm2, dqkm2, dpkm1, dqkm1, ans, dans, ~use_series))
-    cf, dcf = st[12], st[13]
-    # Q = ax * cf with ax = x^a e^-x / Gamma(a); dx/da = (dQ/da) * x / ax.
-    grad_cf = safe_x * (dcf + cf * (log_x - psi))
-    grad = jnp.where(use_series, grad_series, grad_cf)
-    return jnp.where(x > 0, grad, zero)
 
 
 random_gamma_p = core.Primitive("random_gamma")
@@ -541,9 +447,7 @@ _register_gamma_rules()
 
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats from two log-gamma draws (split keys)."""
-    data, _ = _r._check_prng_key("beta", key)
-    dname = _dtype("beta", dtype)
-    shape = _broadcast_shape("beta", shape, a, b)
+    data, dname, shape = _draw_setup("beta", key, dtype, shape, a, b)
     a, b = _as(a, dname), _as(b, dname)
     key_a, key_b = _r._split2(data)
     a, b = jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape)
@@ -577,9 +481,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 def t(key, df, shape=None, dtype=None):
     """Student's t floats: `z * sqrt(df / 2 / g)`, g ~ Gamma(df / 2)."""
-    data, _ = _r._check_prng_key("t", key)
-    dname = _dtype("t", dtype)
-    shape = _broadcast_shape("t", shape, df)
+    data, dname, shape = _draw_setup("t", key, dtype, shape, df)
     df = _as(df, dname)
     key_n, key_g = _r._split2(data)
     n = _r._normal(key_n, shape, dname)
@@ -590,9 +492,7 @@ def t(key, df, shape=None, dtype=None):
 
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square floats: `2 * exp(loggamma(df / 2))`."""
-    data, _ = _r._check_prng_key("chisquare", key)
-    dname = _dtype("chisquare", dtype)
-    shape = _broadcast_shape("chisquare", shape, df)
+    data, dname, shape = _draw_setup("chisquare", key, dtype, shape, df)
     return _chisquare(data, df, shape, dname)
 
 
@@ -604,9 +504,7 @@ def _chisquare(data, df, shape, dname):
 
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F floats: the ratio of two scaled chi-square draws."""
-    data, _ = _r._check_prng_key("f", key)
-    dname = _dtype("f", dtype)
-    shape = _broadcast_shape("f", shape, dfnum, dfden)
+    data, dname, shape = _draw_setup("f", key, dtype, shape, dfnum, dfden)
     dfnum, dfden = _as(dfnum, dname), _as(dfden, dname)
     key_dfd, key_dfn = _r._split2(data)
     num = lax.div(_chisquare(key_dfn, dfnum, shape, dname), dfnum)
@@ -799,12 +697,7 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(n, p) counts (the last axis of `p`), as a chain of binomial
     draws over the categories (one key each)."""
     data, _ = _r._check_prng_key("multinomial", key)
-    n, p = jnp.asarray(n), jnp.asarray(p)
-    name = dtypes.promote([(core.get_aval(n).dtype_name, False),
-                           (core.get_aval(p).dtype_name, False)])[0]
-    if not dtypes.is_float_name(name):
-        name = dtypes.default_float_name()
-    n, p = n.astype(name), p.astype(name)
+    n, p, name = _r._as_common_float(n, p)
     dname = dtypes.canonical_name(dtypes.dtype_name(float if dtype is None else dtype))
     shape = tuple(jnp.shape(p)) if shape is None else _r._canonical_shape(shape)
     n = jnp.broadcast_to(n, shape[:-1])

@@ -994,6 +994,16 @@ def _cholesky(a):
     return jnp.stack(rows, axis=-2)
 
 
+def _as_common_float(x, y):
+    """`x` and `y` as arrays of their promoted dtype (the default float where that is not
+    a float), and that dtype's name."""
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    name = dtypes.promote([(core.get_aval(x).dtype_name, False), (core.get_aval(y).dtype_name, False)])[0]
+    if not dtypes.is_float_name(name):
+        name = dtypes.default_float_name()
+    return x.astype(name), y.astype(name), name
+
+
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """`mean + L @ z`, `L` the Cholesky factor of `cov` (method 'cholesky' only)."""
     data, _ = _check_prng_key("multivariate_normal", key)
@@ -1002,12 +1012,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     if method != "cholesky":
         raise NotImplementedError(f"multivariate_normal(method={method!r}) needs jnp.linalg."
                                   f"{method}, which microjax_rs does not have yet")
-    mean, cov = jnp.asarray(mean), jnp.asarray(cov)
-    name = dtypes.promote([(core.get_aval(mean).dtype_name, False),
-                           (core.get_aval(cov).dtype_name, False)])[0]
-    if not dtypes.is_float_name(name):
-        name = dtypes.default_float_name()
-    mean, cov = mean.astype(name), cov.astype(name)
+    mean, cov, name = _as_common_float(mean, cov)
     dname = name if dtype is None else _float_dtype("multivariate_normal", dtype)
     if jnp.ndim(mean) < 1:
         raise ValueError("multivariate_normal requires mean.ndim >= 1, got mean.ndim == "

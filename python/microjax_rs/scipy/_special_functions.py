@@ -24,12 +24,25 @@ __all__ = [
 ]
 
 _SQRT2 = _math.sqrt(2.0)
+_SQRT_HALF = 0.5 * _math.sqrt(2.0)  # rounds as JAX's and SciPy's sqrt(1/2)
 _LOG_SQRT_2PI = 0.5 * _math.log(2.0 * _math.pi)
 _EULER = 0.57721566490153286061
 
 
 def _inexact(*args):
     return _promote_inexact(*(_arr(a) for a in args))
+
+
+def _on_inexact(impl, name, doc):
+    """The public function `name(x)`: `x` promoted to an inexact array, then `impl(x)`
+    (a custom_jvp-decorated implementation)."""
+    def fn(x):
+        (x,) = _inexact(x)
+        return impl(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
 def _is_f64(x):
@@ -283,8 +296,8 @@ def boxcox1p(x, lmbda):
 def ndtr(x):
     """The standard normal CDF, through erf near 0 and erfc in the tails."""
     (x,) = _inexact(x)
-    z = x * (1.0 / _SQRT2)
-    small = jnp.abs(z) < 1.0 / _SQRT2
+    z = x * _SQRT_HALF
+    small = jnp.abs(z) < _SQRT_HALF
     tail = jnp.where(z > 0, 1.0 - 0.5 * lax.erfc(z), 0.5 * lax.erfc(-z))
     return jnp.where(small, 0.5 + 0.5 * lax.erf(z), tail)
 
@@ -336,8 +349,9 @@ def _log_ndtr_jvp(series_order, primals, tangents):
 
 def _ndtri_lower(q):
     """ndtri on 0 < q <= 1/2: an erf_inv or tail start, refined by Newton steps on
-    log_ndtr(x) = log(q) (log_ndtr is concave, so Newton converges from either side)."""
-    tiny = q < 1e-8
+    log_ndtr(x) = log(q) (log_ndtr is concave, so Newton converges from either side).
+    The tail start takes over well before 2q - 1 rounds to -1 (sooner in float32)."""
+    tiny = q < (1e-8 if _is_f64(q) else 1e-4)
     safe_tiny = jnp.where(tiny, q, 1e-10)
     t = -2.0 * jnp.log(safe_tiny)
     x_tail = -jnp.sqrt(t - jnp.log(t) - 2.0 * _LOG_SQRT_2PI)
@@ -405,10 +419,7 @@ def _erfcx_jvp(primals, tangents):
     return y, t * (2.0 * x * y - 2.0 / _math.sqrt(_math.pi))
 
 
-def erfcx(x):
-    """The scaled complementary error function exp(x^2) erfc(x)."""
-    (x,) = _inexact(x)
-    return _erfcx(x)
+erfcx = _on_inexact(_erfcx, "erfcx", "The scaled complementary error function exp(x^2) erfc(x).")
 
 
 def _dawsn_fn(x):
@@ -447,25 +458,28 @@ def _dawsn_jvp(primals, tangents):
     return y, t * (1.0 - 2.0 * x * y)
 
 
-def dawsn(x):
-    """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt."""
-    (x,) = _inexact(x)
-    return _dawsn(x)
+dawsn = _on_inexact(_dawsn, "dawsn", "Dawson's integral exp(-x^2) int_0^x exp(t^2) dt.")
 
 
 # ----------------------------------------------------------------- exponential integrals
+
+
+def _ei_power_sum(y, terms):
+    """sum_{k=1}^{terms-1} y^k / (k k!), term by term: the power series of Ei (and, at
+    y = -x, of E1) after its Euler-constant and log terms."""
+    term = jnp.ones_like(y)
+    total = jnp.zeros_like(y)
+    for k in range(1, terms):
+        term = term * y / k
+        total = total + term / k
+    return total
 
 
 def _exp1_positive(x):
     """E1(x) for x > 0: its power series up to 1, a continued fraction beyond."""
     small = x <= 1.0
     xs = jnp.where(small, x, 0.5)
-    term = jnp.ones_like(xs)
-    total = jnp.zeros_like(xs)
-    for k in range(1, 30):
-        term = term * (-xs) / k
-        total = total - term / k
-    series = -_EULER - jnp.log(xs) + total
+    series = -_EULER - jnp.log(xs) - _ei_power_sum(-xs, 30)
     xb = jnp.where(small, 2.0, x)
     xb = jnp.where(jnp.isinf(xb), 1e300 if _is_f64(x) else 1e30, xb)
     # E1(x) = exp(-x) / (x + 1 - 1/(x + 3 - 4/(x + 5 - 9/(x + 7 - ...)))), evaluated backward
@@ -481,12 +495,7 @@ def _expi_positive(x):
     """Ei(x) for x > 0: its power series up to 40, the asymptotic series beyond."""
     small = x <= 40.0
     xs = jnp.where(small, x, 1.0)
-    term = jnp.ones_like(xs)
-    total = jnp.zeros_like(xs)
-    for k in range(1, 160):
-        term = term * xs / k
-        total = total + term / k
-    series = _EULER + jnp.log(xs) + total
+    series = _EULER + jnp.log(xs) + _ei_power_sum(xs, 160)
     xb = jnp.where(small, 50.0, x)
     aterm = jnp.ones_like(xb)
     asym = jnp.ones_like(xb)
@@ -513,11 +522,8 @@ def _exp1_jvp(primals, tangents):
     return _exp1_fn(x), t * (-jnp.exp(-x) / x)
 
 
-def exp1(x):
-    """The exponential integral E1(x) = int_x^inf exp(-t)/t dt for x > 0 (inf at 0, NaN for
-    x < 0 and, as JAX, at inf)."""
-    (x,) = _inexact(x)
-    return _exp1(x)
+exp1 = _on_inexact(_exp1, "exp1", "The exponential integral E1(x) = int_x^inf exp(-t)/t dt for x > 0 (inf at 0, "
+                   "NaN for x < 0 and, as JAX, at inf).")
 
 
 def _expi_fn(x):
@@ -539,11 +545,8 @@ def _expi_jvp(primals, tangents):
     return _expi_fn(x), t * (jnp.exp(x) / x)
 
 
-def expi(x):
-    """The exponential integral Ei(x) = -E1(-x) (principal value); NaN at 0 and at +-inf, as
-    JAX."""
-    (x,) = _inexact(x)
-    return _expi(x)
+expi = _on_inexact(_expi, "expi", "The exponential integral Ei(x) = -E1(-x) (principal value); NaN at 0 and at "
+                   "+-inf, as JAX.")
 
 
 # ----------------------------------------------------------------- dilogarithm, E_n
@@ -712,10 +715,8 @@ def _sici_jvp(primals, tangents):
     return (si, ci), (t * jnp.sinc(x / _math.pi), t * jnp.cos(x) / x)
 
 
-def sici(x):
-    """The sine and cosine integrals (Si(x), Ci(x)); Ci(-x) is the real part, Ci(|x|)."""
-    (x,) = _inexact(x)
-    return _sici(x)
+sici = _on_inexact(_sici, "sici", "The sine and cosine integrals (Si(x), Ci(x)); Ci(-x) is the real part, "
+                   "Ci(|x|).")
 
 
 def _fresnel_fn(x):
@@ -775,10 +776,8 @@ def _fresnel_jvp(primals, tangents):
     return (s_val, c_val), (t * jnp.sin(arg), t * jnp.cos(arg))
 
 
-def fresnel(x):
-    """The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt."""
-    (x,) = _inexact(x)
-    return _fresnel(x)
+fresnel = _on_inexact(_fresnel, "fresnel",
+                      "The Fresnel integrals (S(x), C(x)) = int_0^x (sin, cos)(pi t^2 / 2) dt.")
 
 
 # ----------------------------------------------------------------- Owen's T, Bessel J, hypergeometric

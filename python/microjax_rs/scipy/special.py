@@ -5,7 +5,7 @@ from .. import lax
 from .. import numpy as jnp
 from ..custom_derivatives import custom_jvp as _custom_jvp
 from .._src.numpy.reductions import _reduce_axes
-from .._src.numpy.ufuncs import _to_bool
+from .._src.numpy.ufuncs import _lax_inexact, _to_bool
 from .._src.numpy.util import _arr, _aval, _promote_inexact
 
 
@@ -115,28 +115,16 @@ def entr(x):
     return jnp.where(lax.lt(x, 0.0), -_np.inf, lax.neg(xlogx))
 
 
-def _lax_inexact(lax_fn, name):
-    def fn(x):
-        (x,) = _promote_inexact(_arr(x))
-        return lax_fn(x)
-    fn.__name__ = name
-    return fn
-
-
-erf = _lax_inexact(lax.erf, "erf")
-erfinv = _lax_inexact(lax.erf_inv, "erfinv")
-gammaln = _lax_inexact(lax.lgamma, "gammaln")
-digamma = _lax_inexact(lax.digamma, "digamma")
-erfc = _lax_inexact(lax.erfc, "erfc")
-i0e = _lax_inexact(lax.bessel_i0e, "i0e")
-i1e = _lax_inexact(lax.bessel_i1e, "i1e")
-erf.__doc__ = "The error function (jax.scipy.special.erf)."
-erfinv.__doc__ = "The inverse of the error function on [-1, 1]."
-gammaln.__doc__ = "log|Gamma(x)|."
-digamma.__doc__ = "The digamma function: the derivative of log Gamma."
-erfc.__doc__ = "The complementary error function 1 - erf(x), without cancellation for large x."
-i0e.__doc__ = "exp(-|x|) I0(x): the exponentially scaled modified Bessel function of order 0."
-i1e.__doc__ = "exp(-|x|) I1(x): the exponentially scaled modified Bessel function of order 1."
+erf, erfinv, gammaln, digamma, erfc, i0e, i1e = (
+    _lax_inexact(fn, name, doc, keyword=True) for fn, name, doc in (
+        (lax.erf, "erf", "The error function (jax.scipy.special.erf)."),
+        (lax.erf_inv, "erfinv", "The inverse of the error function on [-1, 1]."),
+        (lax.lgamma, "gammaln", "log|Gamma(x)|."),
+        (lax.digamma, "digamma", "The digamma function: the derivative of log Gamma."),
+        (lax.erfc, "erfc", "The complementary error function 1 - erf(x), without cancellation for large x."),
+        (lax.bessel_i0e, "i0e", "exp(-|x|) I0(x): the exponentially scaled modified Bessel function of order 0."),
+        (lax.bessel_i1e, "i1e", "exp(-|x|) I1(x): the exponentially scaled modified Bessel function of order 1."),
+    ))
 
 
 def softmax(x, /, *, axis=None):

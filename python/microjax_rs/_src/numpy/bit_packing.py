@@ -12,17 +12,21 @@ def _bit_order(bitorder):
     return bitorder
 
 
+def _bit_axis(a, axis, bitorder):
+    """Checks `bitorder`; `a` flattened when `axis` is None, and the axis made non-negative."""
+    _bit_order(bitorder)
+    if axis is None:
+        return ravel(a), 0
+    return a, _canon_axis(axis, _aval(a).ndim)
+
+
 def packbits(a, axis=None, bitorder="big"):
     """Packs the truth values of `a` (integer or bool) into uint8, eight per
     byte along `axis` (the flattened array when None), zero-padded."""
     a = _arr(a)
     if not (_is_int(a) or _is_bool(a)):
         raise TypeError("Expected an input array of integer or boolean data type")
-    _bit_order(bitorder)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    axis = _canon_axis(axis, _aval(a).ndim)
+    a, axis = _bit_axis(a, axis, bitorder)
     bits = moveaxis(a != 0, axis, -1).astype("uint8")
     n = _aval(bits).shape[-1]
     pad = -n % 8
@@ -41,11 +45,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     a = _arr(a)
     if _aval(a).dtype_name != "uint8":
         raise TypeError("Expected an input array of unsigned byte data type")
-    _bit_order(bitorder)
-    if axis is None:
-        a = ravel(a)
-        axis = 0
-    axis = _canon_axis(axis, _aval(a).ndim)
+    a, axis = _bit_axis(a, axis, bitorder)
     moved = moveaxis(a, axis, -1)
     shifts = arange(7, -1, -1, dtype="uint8") if bitorder == "big" else arange(8, dtype="uint8")
     bits = bitwise_and(right_shift(moved[..., None], shifts), asarray(1, dtype="uint8"))

@@ -55,35 +55,38 @@ def _grid_1d_values(key, what):
     return [_grid_axis(k, what) for k in key]
 
 
-class _Mgrid:
+class _Grid:
+    """`mgrid[...]` / `ogrid[...]`: a mesh grid (ij indexing) from slices; a
+    complex step `nj` means `n` points with the end point included."""
+
+    def __init__(self, name, sparse, empty):
+        self._name, self._sparse, self._empty = name, sparse, empty
+
+    def __getitem__(self, key):
+        if not isinstance(key, (slice, tuple)):
+            raise TypeError(f"'{type(key).__name__}' object is not iterable")
+        if isinstance(key, slice):
+            return _grid_axis(key, self._name)
+        if key == ():
+            return self._empty()
+        xs = _promote_all(_grid_1d_values(key, self._name))
+        grids = meshgrid(*xs, indexing="ij", sparse=self._sparse)
+        return grids if self._sparse else stack(grids, 0)
+
+
+class _Mgrid(_Grid):
     """`mgrid[...]`: a dense mesh grid (ij indexing) from slices; a complex
     step `nj` means `n` points with the end point included."""
 
-    def __getitem__(self, key):
-        if not isinstance(key, (slice, tuple)):
-            raise TypeError(f"'{type(key).__name__}' object is not iterable")
-        if isinstance(key, slice):
-            return _grid_axis(key, "jnp.mgrid")
-        if key == ():
-            return arange(0)
-        xs = _grid_1d_values(key, "jnp.mgrid")
-        xs = _promote_all(xs)
-        return stack(meshgrid(*xs, indexing="ij", sparse=False), 0)
+    def __init__(self):
+        super().__init__("jnp.mgrid", False, lambda: arange(0))
 
 
-class _Ogrid:
+class _Ogrid(_Grid):
     """`ogrid[...]`: an open (sparse) mesh grid, a list of broadcastable arrays."""
 
-    def __getitem__(self, key):
-        if not isinstance(key, (slice, tuple)):
-            raise TypeError(f"'{type(key).__name__}' object is not iterable")
-        if isinstance(key, slice):
-            return _grid_axis(key, "jnp.ogrid")
-        if key == ():
-            return []
-        xs = _grid_1d_values(key, "jnp.ogrid")
-        xs = _promote_all(xs)
-        return meshgrid(*xs, indexing="ij", sparse=True)
+    def __init__(self):
+        super().__init__("jnp.ogrid", True, list)
 
 
 def _promote_all(xs):

@@ -164,6 +164,16 @@ def _list_index_error():
                      "`arr[array(seq)]` instead of `arr[seq]`.")
 
 
+def _reraise_unless_out_of_bounds(idx, e):
+    """NumPy's IndexError `e` on a static index: JAX's error for a float indexer, `e` itself
+    unless it is an out-of-bounds index (which the gather / scatter primitives handle)."""
+    err = _float_indexer_error(idx)
+    if err is not None:
+        raise err from None
+    if "out of bounds" not in str(e):
+        raise e
+
+
 def getitem(x, idx):
     if type(idx) is list:  # as JAX: a list is not a tuple of indices (nor an index array)
         raise _list_index_error()
@@ -171,11 +181,7 @@ def getitem(x, idx):
         try:
             out = np.asarray(x)[_concrete_index(idx)]
         except IndexError as e:
-            err = _float_indexer_error(idx)
-            if err is not None:
-                raise err from None
-            if "out of bounds" not in str(e):
-                raise
+            _reraise_unless_out_of_bounds(idx, e)
             # A static out-of-bounds index: clamped by the primitive, as JAX.
             return _getitem_lax(x, idx)
         return core.to_array(np.asarray(out), weak_type=x.weak_type)
@@ -550,11 +556,7 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         try:
             pos = np.asarray(np.arange(av.size).reshape(av.shape)[_concrete_index(idx)])
         except IndexError as e:
-            err = _float_indexer_error(idx)
-            if err is not None:
-                raise err from None
-            if "out of bounds" not in str(e):
-                raise
+            _reraise_unless_out_of_bounds(idx, e)
     if pos is not None:
         upd = reshape(_broadcast_values(vals, pos.shape), (pos.size,))
         flat = pos.reshape(-1, 1).astype(np.int64 if av.size >= 2 ** 31 else np.int32)

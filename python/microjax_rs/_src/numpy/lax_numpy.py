@@ -291,33 +291,36 @@ def broadcast_arrays(*args):
     return [broadcast_to(a, shape) for a in arrs]
 
 
-def atleast_1d(*arys):
-    out = [reshape(_arr(a), (1,)) if _aval(_arr(a)).ndim == 0 else _arr(a) for a in arys]
+def _atleast(arys, expand):
+    """Each array of `arys` through `expand(a, shape)` (a reshape where its rank is short):
+    one array alone, else the list (as jnp.atleast_*d)."""
+    out = []
+    for a in arys:
+        a = _arr(a)
+        out.append(expand(a, _aval(a).shape))
     return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys):
+    return _atleast(arys, lambda a, s: reshape(a, (1,)) if len(s) == 0 else a)
 
 
 def atleast_2d(*arys):
-    out = []
-    for a in arys:
-        a = _arr(a)
-        nd = _aval(a).ndim
-        out.append(reshape(a, (1,) * (2 - nd) + _aval(a).shape) if nd < 2 else a)
-    return out[0] if len(out) == 1 else out
+    return _atleast(arys, lambda a, s: reshape(a, (1,) * (2 - len(s)) + s) if len(s) < 2 else a)
+
+
+def _to_3d(a, s):
+    if len(s) == 0:
+        return reshape(a, (1, 1, 1))
+    if len(s) == 1:
+        return reshape(a, (1, s[0], 1))
+    if len(s) == 2:
+        return reshape(a, s + (1,))
+    return a
 
 
 def atleast_3d(*arys):
-    out = []
-    for a in arys:
-        a = _arr(a)
-        s = _aval(a).shape
-        if len(s) == 0:
-            a = reshape(a, (1, 1, 1))
-        elif len(s) == 1:
-            a = reshape(a, (1, s[0], 1))
-        elif len(s) == 2:
-            a = reshape(a, s + (1,))
-        out.append(a)
-    return out[0] if len(out) == 1 else out
+    return _atleast(arys, _to_3d)
 
 
 # -- joining -------------------------------------------------------------------

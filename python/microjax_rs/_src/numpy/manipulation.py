@@ -216,16 +216,23 @@ def _pair_per_axis(value, nd, name, as_int=False):
     return [[(int(v) if as_int and v is not None else v) for v in row] for row in arr.tolist()]
 
 
-def _pad_sides(a, pw, nd, piece):
-    """`a` padded axis by axis with `piece(a, ax, side, w, n)`, the block of
-    width `w` for `side` 0 (before) or 1 (after) of axis `ax` (length `n`)."""
+def _axes_to_pad(shape, pw, nd):
+    """(axis, width before, width after, length) of each axis that `pw` pads
+    (padding an axis leaves the others' lengths as they are)."""
     for ax in range(nd):
         lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
         if lo == 0 and hi == 0:
             continue
-        n = _aval(a).shape[ax]
+        n = shape[ax]
         if n == 0:
             raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+        yield ax, lo, hi, n
+
+
+def _pad_sides(a, pw, nd, piece):
+    """`a` padded axis by axis with `piece(a, ax, side, w, n)`, the block of
+    width `w` for `side` 0 (before) or 1 (after) of axis `ax` (length `n`)."""
+    for ax, lo, hi, n in _axes_to_pad(_aval(a).shape, pw, nd):
         before = piece(a, ax, 0, lo, n) if lo else None
         after = piece(a, ax, 1, hi, n) if hi else None
         a = _concat([p for p in (before, a, after) if p is not None], ax)
@@ -290,13 +297,7 @@ def _pad_reflect_odd(a, pw, nd, mode):
     """reflect / symmetric with reflect_type='odd': NumPy's chunked
     reflection, each chunk mirrored through the current edge value."""
     include_edge = mode == "symmetric"
-    for ax in range(nd):
-        lo, hi = int(pw[ax, 0]), int(pw[ax, 1])
-        if lo == 0 and hi == 0:
-            continue
-        n = _aval(a).shape[ax]
-        if n == 0:
-            raise ValueError(f"can't extend empty axis {ax} using modes other than 'constant' or 'empty'")
+    for ax, lo, hi, n in _axes_to_pad(_aval(a).shape, pw, nd):
         if n == 1 and not include_edge:
             a = _take_static(a, ax, [0] * (lo + 1 + hi))
             continue

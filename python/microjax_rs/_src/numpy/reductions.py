@@ -323,19 +323,20 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _check_where(where, "nansum")
+def _nan_as(a, fill, where, name):
+    """`a` with its NaNs replaced by `fill` (the identity of the reduction `name`)."""
+    _check_where(where, name)
     a = _arr(a)
-    if _is_float(a):
-        a = _where(isnan(a), 0.0, a)
+    return _where(isnan(a), fill, a) if _is_float(a) else a
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    a = _nan_as(a, 0.0, where, "nansum")
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    _check_where(where, "nanprod")
-    a = _arr(a)
-    if _is_float(a):
-        a = _where(isnan(a), 1.0, a)
+    a = _nan_as(a, 1.0, where, "nanprod")
     return prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 

@@ -162,11 +162,19 @@ where_ = _where  # exported as jnp.where_ (an internal alias, not JAX API)
 
 # -- exponents, logarithms, trigonometry ---------------------------------------
 
-def _lax_inexact(lax_fn, name):
-    """The jnp function of an inexact lax unary: promotes to a float dtype, then `lax_fn`."""
-    def fn(x, /):
-        return lax_fn(_inexact1(x))
+def _lax_inexact(lax_fn, name, doc=None, keyword=False):
+    """The jnp function of an inexact lax unary: promotes to a float dtype, then `lax_fn`.
+    `keyword`: the operand may also be passed as `x=` (and may be a list), as in
+    jax.scipy.special; jnp's take it by position only."""
+    if keyword:
+        def fn(x):
+            return lax_fn(_inexact1(_arr(x)))
+    else:
+        def fn(x, /):
+            return lax_fn(_inexact1(x))
     fn.__name__ = name
+    if doc is not None:
+        fn.__doc__ = doc
     return fn
 
 

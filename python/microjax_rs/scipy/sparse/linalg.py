@@ -52,6 +52,19 @@ def _flat_problem(A, b, x0, M, name):
     return flat(A), flat(M), b_flat, x_flat, unravel
 
 
+def _krylov_solve(A, b, x0, M, name, iterate, symmetric=False):
+    """`(x, None)` solving `A x = b` (pytrees) by `iterate(matvec, precond, rhs, x0)` on
+    flat vectors, under `lax.custom_linear_solve` (its transpose: the same iteration,
+    or `A` itself where `symmetric`)."""
+    matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, name)
+
+    def solve(mv, rhs):
+        return iterate(mv, precond, rhs, x0)
+
+    transpose = {"symmetric": True} if symmetric else {"transpose_solve": solve}
+    return unravel(lax.custom_linear_solve(matvec, b, solve, **transpose)), None
+
+
 def _dot(a, b):
     return jnp.sum(a * b)
 
@@ -68,12 +81,8 @@ def cg(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     """Conjugate gradients for symmetric positive definite `A`: stops once
     `||b - A x|| <= max(tol * ||b||, atol)` or after `maxiter` iterations
     (default `10 * size(b)`)."""
-    matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, "cg")
-
-    def solve(mv, rhs):
-        return _cg_iterations(mv, precond, rhs, x0, tol, atol, maxiter)
-
-    return unravel(lax.custom_linear_solve(matvec, b, solve, symmetric=True)), None
+    return _krylov_solve(A, b, x0, M, "cg", lambda mv, pc, rhs, x0: _cg_iterations(
+        mv, pc, rhs, x0, tol, atol, maxiter), symmetric=True)
 
 
 def _cg_iterations(matvec, precond, b, x0, tol, atol, maxiter):
@@ -103,12 +112,8 @@ def _cg_iterations(matvec, precond, b, x0, tol, atol, maxiter):
 def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
     """BiCGSTAB for general square `A`, with the stopping rule of `cg`; a
     breakdown (`rho` or `omega` zero) ends the iteration."""
-    matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, "bicgstab")
-
-    def solve(mv, rhs):
-        return _bicgstab_iterations(mv, precond, rhs, x0, tol, atol, maxiter)
-
-    return unravel(lax.custom_linear_solve(matvec, b, solve, transpose_solve=solve)), None
+    return _krylov_solve(A, b, x0, M, "bicgstab", lambda mv, pc, rhs, x0: _bicgstab_iterations(
+        mv, pc, rhs, x0, tol, atol, maxiter))
 
 
 def _bicgstab_iterations(matvec, precond, b, x0, tol, atol, maxiter):
@@ -159,12 +164,8 @@ def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None
     if solve_method not in ("incremental", "batched"):
         raise ValueError(f"invalid solve_method {solve_method!r}, must be either 'incremental' or "
                          "'batched'")
-    matvec, precond, b, x0, unravel = _flat_problem(A, b, x0, M, "gmres")
-
-    def solve(mv, rhs):
-        return _gmres_iterations(mv, precond, rhs, x0, tol, atol, restart, maxiter)
-
-    return unravel(lax.custom_linear_solve(matvec, b, solve, transpose_solve=solve)), None
+    return _krylov_solve(A, b, x0, M, "gmres", lambda mv, pc, rhs, x0: _gmres_iterations(
+        mv, pc, rhs, x0, tol, atol, restart, maxiter))
 
 
 def _gmres_iterations(matvec, precond, b, x0, tol, atol, restart, maxiter):

@@ -16,6 +16,21 @@ def inexact_dtypes(*xs):
     return _promote_dtypes_inexact(*[_arr(x) for x in xs])
 
 
+def reflected_tails(cdf, logcdf):
+    """`(sf, logsf)` of a distribution symmetric about `loc`: P(X > x) is the
+    cdf (logcdf) at the point reflected through `loc`. (Their docstrings are
+    written per distribution by the package.)"""
+    def sf(x, loc=0, scale=1):
+        x, loc, scale = inexact(x, loc, scale)
+        return cdf(-x, -loc, scale)
+
+    def logsf(x, loc=0, scale=1):
+        x, loc, scale = inexact(x, loc, scale)
+        return logcdf(-x, -loc, scale)
+
+    return sf, logsf
+
+
 def incomplete(name):
     """`jax.scipy.special.<name>` (the regularized incomplete gamma / beta functions)."""
     fn = getattr(_special, name, None)

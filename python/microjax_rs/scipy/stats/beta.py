@@ -1,7 +1,7 @@
 """`jax.scipy.stats.beta` (cdf / sf through `jax.scipy.special.betainc`)."""
 from ... import numpy as jnp
 from ._dist import NAN, NEG_INF, incomplete, inexact, xlog1py, xlogy
-from ._special import betaln
+from ..special import betaln
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"]
 

@@ -1,7 +1,7 @@
 """`jax.scipy.stats.betabinom`."""
 from ... import numpy as jnp
 from ._dist import NAN, NEG_INF, inexact
-from ._special import betaln
+from ..special import betaln
 
 __all__ = ["logpmf", "pmf"]
 

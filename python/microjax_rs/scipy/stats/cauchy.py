@@ -1,6 +1,6 @@
 """`jax.scipy.stats.cauchy`."""
 from ... import numpy as jnp
-from ._dist import PI, inexact
+from ._dist import PI, inexact, reflected_tails
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "isf", "ppf"]
 
@@ -24,14 +24,7 @@ def logcdf(x, loc=0, scale=1):
     return jnp.log(cdf(x, loc, scale))
 
 
-def sf(x, loc=0, scale=1):
-    x, loc, scale = inexact(x, loc, scale)
-    return cdf(-x, -loc, scale)
-
-
-def logsf(x, loc=0, scale=1):
-    x, loc, scale = inexact(x, loc, scale)
-    return logcdf(-x, -loc, scale)
+sf, logsf = reflected_tails(cdf, logcdf)
 
 
 def isf(q, loc=0, scale=1):

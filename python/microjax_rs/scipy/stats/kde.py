@@ -7,7 +7,7 @@ from ...tree_util import register_pytree_node_class as _register
 from .. import linalg as _linalg
 from .. import special as _special
 from ._dist import inexact_dtypes as inexact
-from ._special import ndtr
+from ..special import ndtr
 
 __all__ = ["gaussian_kde"]
 

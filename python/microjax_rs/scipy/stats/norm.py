@@ -2,8 +2,8 @@
 import numpy as _np
 
 from ... import numpy as jnp
-from ._dist import inexact
-from ._special import log_ndtr, ndtr, ndtri
+from ._dist import inexact, reflected_tails
+from ..special import log_ndtr, ndtr, ndtri
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf"]
 
@@ -32,16 +32,7 @@ def logcdf(x, loc=0, scale=1):
     return log_ndtr((x - loc) / scale)
 
 
-def sf(x, loc=0, scale=1):
-    """P(X > x) = cdf of the reflected point."""
-    x, loc, scale = inexact(x, loc, scale)
-    return cdf(-x, -loc, scale)
-
-
-def logsf(x, loc=0, scale=1):
-    """log P(X > x)."""
-    x, loc, scale = inexact(x, loc, scale)
-    return logcdf(-x, -loc, scale)
+sf, logsf = reflected_tails(cdf, logcdf)
 
 
 def ppf(q, loc=0, scale=1):

@@ -2,7 +2,7 @@
 from ... import numpy as jnp
 from . import norm as _norm
 from ._dist import NAN, NEG_INF, inexact
-from ._special import log_ndtr, ndtr
+from ..special import log_ndtr, ndtr
 
 __all__ = ["logpdf", "pdf", "logsf", "sf", "logcdf", "cdf"]
 

@@ -3,7 +3,7 @@ import numpy as _np
 
 from ... import numpy as jnp
 from ._dist import NAN, inexact
-from ._special import i0e
+from ..special import i0e
 
 __all__ = ["logpdf", "pdf"]
 
