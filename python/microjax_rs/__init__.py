@@ -90,8 +90,8 @@ from .sharding import NamedSharding, P  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
 from .core import ensure_compile_time_eval  # noqa: E402
 from .config import (  # noqa: E402
-    debug_infs, debug_nans, default_matmul_precision, enable_x64, log_compiles, numpy_dtype_promotion,
-    numpy_rank_promotion,
+    debug_infs, debug_nans, default_matmul_precision, default_prng_impl, enable_custom_prng, enable_x64,
+    legacy_prng_key, log_compiles, numpy_dtype_promotion, numpy_rank_promotion, threefry_partitionable,
 )
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
@@ -108,7 +108,8 @@ __all__ = [
     "Device", "default_backend", "default_device", "nn", "image",
     "sharding", "typing", "NamedSharding", "P", "typeof", "ensure_compile_time_eval",
     "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles", "enable_x64", "default_matmul_precision",
-    "debug_nans", "debug_infs",
+    "debug_nans", "debug_infs", "default_prng_impl", "legacy_prng_key", "enable_custom_prng",
+    "threefry_partitionable",
     "effects_barrier", "make_mesh",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

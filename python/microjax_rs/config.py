@@ -80,6 +80,22 @@ def _set_buffer_pool_bytes(value):
 _TRACE_INDEPENDENT = frozenset({"jax_log_compiles", "jax_debug_nans", "jax_debug_infs"})
 
 
+# Options that take one of a set of values (the PRNG implementations are
+# jax.random's, as JAX's option enumerates them).
+_CHOICES = {
+    "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg",
+                              "unsafe_rbg"),
+    "jax_legacy_prng_key": ("allow", "warn", "error"),
+}
+
+
+def _check_choice(name, value):
+    allowed = _CHOICES[name]
+    if value not in allowed:
+        raise ValueError(f"Invalid value '{value}' for JAX flag {name}; expected one of {allowed}")
+    return value
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -95,6 +111,12 @@ class Config:
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
             "jax_default_prng_impl": "threefry2x32",
+            # Raw uint32 keys passed to jax.random: "allow", "warn" or "error".
+            "jax_legacy_prng_key": "allow",
+            # Accepted for JAX compatibility; typed keys are always available.
+            "jax_enable_custom_prng": False,
+            # Added to every seed jax.random.key / PRNGKey receives.
+            "jax_random_seed_offset": 0,
             # CPU devices `jax.devices()` lists (-1: XLA_FLAGS'
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,
@@ -135,6 +157,8 @@ class Config:
             _set_jit_cache_size(value)
         elif name == "microjax_buffer_pool_bytes":
             _set_buffer_pool_bytes(value)
+        elif name in _CHOICES:
+            value = _check_choice(name, value)
         self._values[name] = value
         if name in ("jax_debug_nans", "jax_debug_infs"):
             self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
@@ -286,6 +310,41 @@ class debug_infs(_OptionContext):
     block (`jax_debug_infs`); also a decorator."""
 
     option = "jax_debug_infs"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
+
+
+class default_prng_impl(_OptionContext):
+    """`with jax.default_prng_impl(name):` keys made inside the block (and raw
+    keys used there) are of PRNG implementation `name` (`jax_default_prng_impl`)."""
+
+    option = "jax_default_prng_impl"
+
+
+class legacy_prng_key(_OptionContext):
+    """`with jax.legacy_prng_key(mode):` raw uint32 keys passed to jax.random
+    are allowed ("allow"), warned about ("warn") or an error ("error")."""
+
+    option = "jax_legacy_prng_key"
+
+
+class enable_custom_prng(_OptionContext):
+    """`with jax.enable_custom_prng(flag):` accepted for JAX compatibility
+    (typed keys are always available)."""
+
+    option = "jax_enable_custom_prng"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
+
+
+class threefry_partitionable(_OptionContext):
+    """`with jax.threefry_partitionable(flag):` Threefry's bits and splits
+    follow the partitionable counter scheme (JAX's default) or the original
+    one (`jax_threefry_partitionable`)."""
+
+    option = "jax_threefry_partitionable"
 
     def __init__(self, new_val=True):
         super().__init__(bool(new_val))

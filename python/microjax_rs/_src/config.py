@@ -31,6 +31,9 @@ default_matmul_precision = _State("jax_default_matmul_precision")
 default_prng_impl = _State("jax_default_prng_impl")
 threefry_partitionable = _State("jax_threefry_partitionable")
 log_compiles = _State("jax_log_compiles")
+legacy_prng_key = _State("jax_legacy_prng_key")
+enable_custom_prng = _State("jax_enable_custom_prng")
+random_seed_offset = _State("jax_random_seed_offset")
 
 
 def parse_flags_with_absl():

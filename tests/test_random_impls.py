@@ -1,0 +1,272 @@
+"""jax.random's PRNG implementations other than the default (threefry4x32,
+philox2x32, philox4x32, rbg, unsafe_rbg) and the implementation machinery:
+`key(seed, impl=...)`, `PRNGKey(seed, impl=...)`, `jax.default_prng_impl`,
+key dtypes, typed keys of each implementation under jit and vmap, and the
+uint8 / uint16 / uint64 bits of `lax.rng_bit_generator` the rbg pair uses.
+Every value below was recorded from JAX 0.10.2 on the CPU."""
+import warnings
+
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+from microjax_rs import lax, random
+from microjax_rs._src import config as src_config
+from microjax_rs._src.random import prng as prng_internal
+
+IMPLS = ["threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg", "unsafe_rbg"]
+KEY_SHAPES = {"threefry2x32": (2,), "threefry4x32": (4,), "philox2x32": (1,), "philox4x32": (2,),
+              "rbg": (4,), "unsafe_rbg": (4,)}
+TAGS = {"threefry2x32": "fry", "threefry4x32": "fry4", "philox2x32": "phx2", "philox4x32": "phx4",
+        "rbg": "rbg", "unsafe_rbg": "urbg"}
+
+# Recorded from JAX 0.10.2 (CPU): for key(42, impl=name): its data, split(k, 3),
+# split(k, (2, 2)), fold_in(k, 1234567), bits of (5,) uint8 / uint16 and (2, 3)
+# uint32, uniform (4,), normal (4,), randint (6,) in [0, 10), and key(-5) data.
+RECORDED = {'philox2x32': {'bits16': [65355, 8299, 37782, 25431, 2124],
+                'bits32': [[944504651, 856563819, 3743454102], [2331796311, 1668286540, 2308034990]],
+                'bits8': [75, 107, 150, 87, 76],
+                'fold_in': [3877580177],
+                'key': [3991259024],
+                'normal': [-0.7724985480308533, -0.8436434864997864, 1.1339428424835205, 0.1077766865491867],
+                'randint': [4, 0, 2, 0, 2, 7],
+                'seed_neg': [247740585],
+                'split': [[2171499443], [413155073], [2864015503]],
+                'split22': [[[2171499443], [413155073]], [[2864015503], [2017172552]]],
+                'uniform': [0.21990954875946045, 0.1994342803955078, 0.8715907335281372, 0.542913556098938]},
+ 'philox4x32': {'bits16': [12805, 58575, 44543, 35151, 8794],
+                'bits32': [[1373712901, 3223971023, 2207559167], [2345961807, 3130401370, 789166233]],
+                'bits8': [5, 207, 255, 79, 90],
+                'fold_in': [4246049005, 2535903993],
+                'key': [3717705800, 533567081],
+                'normal': [-0.4681393802165985, 0.6765027046203613, 0.03506822511553764, 0.11609593778848648],
+                'randint': [1, 4, 8, 0, 0, 8],
+                'seed_neg': [2116449924, 1759146658],
+                'split': [[2181901948, 3341115038], [969239790, 3857553174], [3980413867, 158073360]],
+                'split22': [[[2181901948, 3341115038], [969239790, 3857553174]],
+                            [[3980413867, 158073360], [2370221029, 1163415375]]],
+                'uniform': [0.31984245777130127, 0.7506392002105713, 0.5139873027801514, 0.5462117195129395]},
+ 'rbg': {'bits16': [14546, 58969, 995, 41146, 59882],
+         'bits32': [[2620864722, 2991908441, 282133475], [2589630650, 1779689962, 1069940430]],
+         'bits8': [210, 89, 227, 186, 234],
+         'fold_in': [467261825, 1462758837, 467261825, 1462758837],
+         'key': [0, 42, 0, 42],
+         'normal': [0.2798862159252167, 0.5146694779396057, -1.50868821144104, 0.26097825169563293],
+         'randint': [1, 0, 5, 1, 9, 2],
+         'seed_neg': [0, 4294967291, 0, 4294967291],
+         'split': [[1832780943, 270669613, 1832780943, 270669613],
+                   [64467757, 2916123636, 64467757, 2916123636],
+                   [2465931498, 255383827, 2465931498, 255383827]],
+         'split22': [[[1832780943, 270669613, 1832780943, 270669613],
+                      [64467757, 2916123636, 64467757, 2916123636]],
+                     [[2465931498, 255383827, 2465931498, 255383827],
+                      [3134548294, 894150801, 3134548294, 894150801]]],
+         'uniform': [0.6102175712585449, 0.6966079473495483, 0.06568920612335205, 0.6029453277587891]},
+ 'threefry2x32': {'bits16': [5026, 12505, 63993, 49623, 29461],
+                  'bits32': [[2098992034, 2919706841, 2646866425], [2409546199, 1935504149, 2516274904]],
+                  'bits8': [162, 217, 249, 215, 21],
+                  'fold_in': [467261825, 1462758837],
+                  'key': [0, 42],
+                  'normal': [-0.02830461598932743, 0.4671318531036377, 0.2957029640674591,
+                             0.15354591608047485],
+                  'randint': [4, 4, 1, 9, 9, 9],
+                  'seed_neg': [0, 4294967291],
+                  'split': [[1832780943, 270669613], [64467757, 2916123636], [2465931498, 255383827]],
+                  'split22': [[[1832780943, 270669613], [64467757, 2916123636]],
+                              [[2465931498, 255383827], [3134548294, 894150801]]],
+                  'uniform': [0.48870956897735596, 0.6797971725463867, 0.6162714958190918,
+                              0.5610160827636719]},
+ 'threefry4x32': {'bits16': [1393, 31377, 61782, 47106, 61104],
+                  'bits32': [[2739996017, 3649338001, 3087855958], [731494402, 64614064, 2425576255]],
+                  'bits8': [113, 145, 86, 2, 176],
+                  'fold_in': [2584034988, 139047994, 3123076305, 865506486],
+                  'key': [1605953687, 3689221460, 1722219033, 3178796034],
+                  'normal': [0.35299789905548096, 1.0350520610809326, 0.5797175765037537,
+                             -0.9529237151145935],
+                  'randint': [9, 2, 1, 1, 7, 5],
+                  'seed_neg': [3841967855, 1006635031, 4009607569, 1903226477],
+                  'split': [[3188509147, 2083947553, 1469629592, 921930771],
+                            [361144456, 1418825268, 1547191614, 2559243763],
+                            [1650616655, 2909718409, 1895971994, 1205228181]],
+                  'split22': [[[3188509147, 2083947553, 1469629592, 921930771],
+                               [361144456, 1418825268, 1547191614, 2559243763]],
+                              [[1650616655, 2909718409, 1895971994, 1205228181],
+                               [3638420798, 1056358023, 1845934114, 3863752555]]],
+                  'uniform': [0.6379549503326416, 0.8496776819229126, 0.7189474105834961,
+                              0.17031431198120117]},
+ 'unsafe_rbg': {'bits16': [14546, 58969, 995, 41146, 59882],
+                'bits32': [[2620864722, 2991908441, 282133475], [2589630650, 1779689962, 1069940430]],
+                'bits8': [210, 89, 227, 186, 234],
+                'fold_in': [1152284964, 637361897, 2483224068, 2263198793],
+                'key': [0, 42, 0, 42],
+                'normal': [0.2798862159252167, 0.5146694779396057, -1.50868821144104, 0.26097825169563293],
+                'randint': [9, 1, 9, 7, 9, 6],
+                'seed_neg': [0, 4294967291, 0, 4294967291],
+                'split': [[2620864722, 2991908441, 282133475, 2589630650],
+                          [4105776319, 298289174, 864345282, 274752888],
+                          [3163845003, 1288433488, 2875901698, 4130285303]],
+                'split22': [[[2620864722, 2991908441, 282133475, 2589630650],
+                             [4105776319, 298289174, 864345282, 274752888]],
+                            [[3163845003, 1288433488, 2875901698, 4130285303],
+                             [121532186, 92310596, 2900603346, 2008188525]]],
+                'uniform': [0.6102175712585449, 0.6966079473495483, 0.06568920612335205, 0.6029453277587891]}}
+
+BITS64 = {'philox2x32': [12474921395270887424, 15085234846530202320, 16898725261646193135],
+ 'philox4x32': [14562585570279071781, 2471319663975561974, 2869793379325313817],
+ 'rbg': [5872034270353486769, 14216688691144218849, 6611603066931807196],
+ 'threefry2x32': [15571024786774969728, 837714335556982463, 4150233810675416579],
+ 'threefry4x32': [17109989893676674451, 9528326259287866288, 8424952466050637403],
+ 'unsafe_rbg': [5872034270353486769, 14216688691144218849, 6611603066931807196]}
+
+SEED64 = {'philox2x32': [326457608],
+ 'philox4x32': [3070865155, 1409865214],
+ 'rbg': [256, 3, 256, 3],
+ 'threefry2x32': [256, 3],
+ 'threefry4x32': [3617711967, 3739764675, 2917855108, 609554591],
+ 'unsafe_rbg': [256, 3, 256, 3]}
+
+RBG_BITS = {'uint16': ([1, 2, 1, 5], [47850, 3181, 63612, 41546, 50695]),
+ 'uint64': ([1, 2, 1, 5], [2776764309702032106, 8246550833735858300, 18174184453865850375]),
+ 'uint8': ([1, 2, 1, 5], [234, 109, 124, 74, 7])}
+
+
+def _data(k):
+    return np.asarray(random.key_data(k)).tolist()
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_key_split_fold_in_match_jax(impl):
+    rec = RECORDED[impl]
+    k = random.key(42, impl=impl)
+    assert _data(k) == rec["key"]
+    assert _data(random.split(k, 3)) == rec["split"]
+    assert _data(random.split(k, (2, 2))) == rec["split22"]
+    assert _data(random.fold_in(k, 1234567)) == rec["fold_in"]
+    assert _data(random.key(-5, impl=impl)) == rec["seed_neg"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_bits_and_samplers_match_jax(impl):
+    rec = RECORDED[impl]
+    k = random.key(42, impl=impl)
+    for name, shape, dtype in (("bits8", (5,), "uint8"), ("bits16", (5,), "uint16"),
+                               ("bits32", (2, 3), "uint32")):
+        out = random.bits(k, shape, dtype)
+        assert out.dtype == np.dtype(dtype)
+        assert np.asarray(out).tolist() == rec[name]
+    np.testing.assert_allclose(np.asarray(random.uniform(k, (4,))), rec["uniform"], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(random.normal(k, (4,))), rec["normal"], rtol=1e-5)
+    assert np.asarray(random.randint(k, (6,), 0, 10)).tolist() == rec["randint"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_64_bit_bits_and_seeds_match_jax(impl):
+    with jax.enable_x64(True):
+        out = random.bits(random.key(7, impl=impl), (3,), "uint64")
+        assert out.dtype == np.dtype("uint64")
+        assert np.asarray(out).tolist() == BITS64[impl]
+        assert _data(random.key(2 ** 40 + 3, impl=impl)) == SEED64[impl]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_raw_keys_and_default_impl(impl):
+    raw = random.PRNGKey(42, impl=impl)
+    assert raw.dtype == np.dtype("uint32") and raw.shape == KEY_SHAPES[impl]
+    assert np.asarray(raw).tolist() == RECORDED[impl]["key"]
+    with jax.default_prng_impl(impl):
+        assert prng_internal.prngs[impl] is jax._src.random.default_prng_impl()
+        # Raw keys are read as keys of the default implementation.
+        assert np.asarray(random.split(raw, 3)).tolist() == RECORDED[impl]["split"]
+        assert np.asarray(random.bits(raw, (5,), "uint8")).tolist() == RECORDED[impl]["bits8"]
+        typed = random.key(42)
+        assert typed._impl is prng_internal.prngs[impl]
+    assert random.key(0)._impl.name == "threefry2x32"
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_key_dtype_shape_and_impl(impl):
+    k = random.key(1, impl=impl)
+    assert str(k.dtype) == f"key<{TAGS[impl]}>"
+    assert k.dtype == random.key_dtype(impl)
+    assert k.dtype != random.key_dtype("threefry2x32" if impl != "threefry2x32" else "rbg")
+    assert jnp.issubdtype(k.dtype, jax.dtypes.prng_key)
+    assert k.shape == () and k.ndim == 0 and k.size == 1
+    assert k.itemsize == 4 * int(np.prod(KEY_SHAPES[impl]))
+    assert random.key_impl(k) == impl
+    ks = random.split(k, (2, 3))
+    assert ks.shape == (2, 3)
+    assert random.key_data(ks).shape == (2, 3) + KEY_SHAPES[impl]
+    assert _data(ks[1, 2]) == _data(random.split(k, (2, 3)).reshape(6)[5])
+    assert _data(ks.T[2, 1]) == _data(ks[1, 2])
+    wrapped = random.wrap_key_data(random.key_data(ks), impl=impl)
+    assert wrapped.dtype == k.dtype and _data(wrapped) == _data(ks)
+    assert _data(random.wrap_key_data(random.key_data(k), dtype=k.dtype)) == _data(k)
+    assert _data(random.key(1, dtype=impl)) == _data(k)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_typed_keys_under_jit_and_vmap(impl):
+    k = random.key(42, impl=impl)
+    split = jax.jit(lambda key: random.split(key, 3))(k)
+    assert split.dtype == k.dtype and _data(split) == RECORDED[impl]["split"]
+    bits = jax.jit(lambda key: random.bits(key, (5,), "uint16"))(k)
+    assert np.asarray(bits).tolist() == RECORDED[impl]["bits16"]
+    keys = random.split(k, 3)
+    per_key = jax.vmap(lambda key: random.bits(key, (5,), "uint8"))(keys)
+    assert per_key.shape == (3, 5)
+    for i in range(3):
+        assert np.asarray(per_key[i]).tolist() == np.asarray(random.bits(keys[i], (5,), "uint8")).tolist()
+    folded = jax.vmap(lambda key: random.fold_in(key, 1234567))(random.split(k, 2))
+    assert _data(folded[1]) == _data(random.fold_in(random.split(k, 2)[1], 1234567))
+
+
+def test_bad_implementations_and_key_data():
+    with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
+        random.key(0, impl="philox")
+    with pytest.raises(TypeError, match="unrecognized type"):
+        random.key(0, impl=3)
+    with pytest.raises(ValueError, match="Cannot specify both `impl` and `dtype`"):
+        random.key(0, impl="rbg", dtype=random.key_dtype("rbg"))
+    with pytest.raises(ValueError, match="Cannot specify both `impl` and `dtype`"):
+        random.wrap_key_data(jnp.zeros(4, "uint32"), impl="rbg", dtype="rbg")
+    with pytest.raises(TypeError, match="expected key_data.shape to end with \\(4,\\)"):
+        random.wrap_key_data(jnp.zeros(2, "uint32"), impl="rbg")
+    with pytest.raises(ValueError, match="Invalid value"):
+        jax.config.update("jax_default_prng_impl", "philox")
+    with pytest.raises(TypeError, match="expected key_data.shape to end with \\(1,\\)"):
+        with jax.default_prng_impl("philox2x32"):
+            random.uniform(jnp.zeros(2, "uint32"))
+
+
+def test_legacy_prng_key_modes():
+    raw = jnp.zeros(2, "uint32")
+    with jax.legacy_prng_key("warn"):
+        with pytest.warns(UserWarning, match="Legacy uint32 key array"):
+            random.uniform(raw)
+    with jax.legacy_prng_key("error"):
+        with pytest.raises(ValueError, match="Legacy uint32 key array"):
+            random.uniform(raw)
+        with pytest.raises(TypeError, match="JAX encountered invalid PRNG key data"):
+            random.uniform(jnp.zeros(1, "float32"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        random.uniform(raw)
+
+
+def test_random_seed_offset_changes_keys():
+    with src_config.random_seed_offset(3):
+        shifted = _data(random.key(17))
+    assert shifted == _data(random.key(20))
+
+
+def test_rng_bit_generator_narrow_and_wide_bits_match_jax():
+    k = np.array([1, 2, 0xFFFFFFFF, 4], np.uint32)
+    for dtype in ("uint8", "uint16"):
+        state, bits = lax.rng_bit_generator(k, (5,), dtype=dtype)
+        assert bits.dtype == np.dtype(dtype)
+        assert (np.asarray(state).tolist(), np.asarray(bits).tolist()) == RBG_BITS[dtype]
+    with jax.enable_x64(True):
+        state, bits = lax.rng_bit_generator(k, (3,), dtype="uint64")
+        assert bits.dtype == np.dtype("uint64")
+        assert (np.asarray(state).tolist(), np.asarray(bits).tolist()) == RBG_BITS["uint64"]
