@@ -270,3 +270,143 @@ def test_rng_bit_generator_narrow_and_wide_bits_match_jax():
         state, bits = lax.rng_bit_generator(k, (3,), dtype="uint64")
         assert bits.dtype == np.dtype("uint64")
         assert (np.asarray(state).tolist(), np.asarray(bits).tolist()) == RBG_BITS["uint64"]
+
+
+# -- typed key arrays through jnp / lax functions (JAX's key arrays behave as arrays of keys)
+
+
+def _keys(impl="threefry2x32", n=4):
+    return random.split(random.key(123, impl=impl), n)
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "philox2x32", "rbg"])
+def test_shape_functions_of_keys_act_on_each_key(impl):
+    keys = _keys(impl)
+    data = random.key_data(keys)
+    kshape = KEY_SHAPES[impl]
+    cases = [
+        (lambda k: jnp.reshape(k, (2, 2)), lambda d: jnp.reshape(d, (2, 2) + kshape)),
+        (jnp.ravel, lambda d: d),
+        (lambda k: jnp.tile(k[0], 3), lambda d: jnp.tile(d[0][None], (3,) + (1,) * len(kshape))),
+        (lambda k: jnp.broadcast_to(k[1], (3,)), lambda d: jnp.broadcast_to(d[1], (3,) + kshape)),
+        (lambda k: jnp.expand_dims(k, 0), lambda d: d[None]),
+        (lambda k: jnp.concatenate([k, k[:2]]), lambda d: jnp.concatenate([d, d[:2]])),
+        (lambda k: jnp.stack([k[0], k[3]]), lambda d: jnp.stack([d[0], d[3]])),
+        (lambda k: jnp.append(k, k[0]), lambda d: jnp.concatenate([d, d[:1]])),
+        (lambda k: k[np.array([False, True, True, False])], lambda d: d[1:3]),
+        (lambda k: k.at[np.array([0, 2])].get(), lambda d: d[np.array([0, 2])]),
+        (lambda k: k.at[1:3].set(k[0]), lambda d: d.at[1:3].set(d[0])),
+        (lambda k: jnp.where(np.array([True, False, True, False]), k, k[::-1]),
+         lambda d: jnp.where(np.array([True, False, True, False])[:, None], d, d[::-1])),
+        (lambda k: lax.select(np.array([True, False, True, False]), k, k[::-1]),
+         lambda d: jnp.where(np.array([True, False, True, False])[:, None], d, d[::-1])),
+        (lambda k: lax.slice_in_dim(k, 1, 3), lambda d: d[1:3]),
+        (lambda k: lax.dynamic_slice_in_dim(k, np.int16(1), 2), lambda d: d[1:3]),
+        (lambda k: lax.dynamic_update_slice_in_dim(k, k[:1], 2, 0), lambda d: d.at[2].set(d[0])),
+        (lambda k: jnp.full_like(k, random.key(42, impl=impl)),
+         lambda d: jnp.broadcast_to(random.key_data(random.key(42, impl=impl)), d.shape)),
+        (lambda k: jnp.zeros_like(k), jnp.zeros_like),
+        (lambda k: jnp.asarray(k), lambda d: d),
+        (lambda k: jnp.array(k, dtype=k.dtype), lambda d: d),
+    ]
+    for key_fn, data_fn in cases:
+        for fn in (key_fn, jax.jit(key_fn)):
+            out = fn(keys)
+            assert isinstance(out, prng_internal.PRNGKeyArray) and out.dtype == keys.dtype
+            np.testing.assert_array_equal(np.asarray(random.key_data(out)), np.asarray(data_fn(data)))
+
+
+def test_keys_made_by_creation_functions_of_a_key_dtype():
+    dtype = random.key_dtype("rbg")
+    zeros = jnp.zeros((3,), dtype=dtype)
+    assert zeros.dtype == dtype and zeros.shape == (3,)
+    assert np.asarray(random.key_data(zeros)).tolist() == [[0] * 4] * 3
+    full = jnp.full((2,), random.key(5, impl="rbg"), dtype=dtype)
+    assert _data(full) == [_data(random.key(5, impl="rbg"))] * 2
+    assert _data(jnp.full((2,), 7, dtype=dtype)) == [[7] * 4] * 2
+    assert jnp.result_type(zeros) == dtype
+    # (jnp.full of an array fill value broadcasts it, for plain dtypes too)
+    np.testing.assert_array_equal(np.asarray(jnp.full((2, 2), jnp.array([0, 42], "uint32"), dtype="uint32")),
+                                  [[0, 42], [0, 42]])
+
+
+def test_key_equality_and_errors():
+    key, other = random.key(123), random.key(456)
+    assert bool(key == key) and not bool(key == other) and bool(key != other)
+    arr = random.split(key, 5).at[2:4].set(key)
+    np.testing.assert_array_equal(np.asarray(key == arr), [False, False, True, True, False])
+    with pytest.raises(TypeError, match="cannot mix typed PRNG key arrays"):
+        jnp.concatenate([random.split(key, 2), jnp.zeros((2, 2), "uint32")])
+    with pytest.raises(TypeError, match="cannot combine PRNG keys of implementations"):
+        jnp.stack([key, random.key(0, impl="rbg")])
+    with pytest.raises(TypeError, match="cannot be converted to a NumPy array"):
+        np.asarray(key)
+    with pytest.raises(TypeError, match="unhashable type"):
+        hash(key)
+    with pytest.raises(IndexError, match="Too many indices"):
+        key[0]
+    assert random.split(key, 6).reshape(2, 3)[None, 0, ..., 1, None].shape == (1, 1)
+
+
+def test_tree_map_sees_a_key_array_as_one_leaf():
+    keys = _keys()
+    unwrap = lambda x: random.key_data(x) if isinstance(x, prng_internal.PRNGKeyArray) else x
+    mapped = jax.tree.map(unwrap, {"k": keys, "x": 1.0})
+    assert mapped["x"] == 1.0
+    assert not isinstance(mapped["k"], prng_internal.PRNGKeyArray)
+    np.testing.assert_array_equal(np.asarray(mapped["k"]), np.asarray(random.key_data(keys)))
+    assert jax.tree.map(lambda k: k.shape, (keys,)) == ((4,),)
+    # Transformations still carry keys through as their data.
+    assert jax.jit(lambda k: k)(keys).dtype == keys.dtype
+    assert _data(jax.device_put(keys)) == _data(keys)
+
+
+def test_key_array_attributes():
+    keys = _keys("philox4x32", 3)
+    assert isinstance(keys, jax.Array)
+    assert keys.nbytes == keys._base_array.nbytes == keys.itemsize * keys.size == 24
+    assert keys.device == keys._base_array.device
+    assert keys.copy_to_host_async() is None
+    assert _data(keys.block_until_ready()) == _data(keys.copy())
+    assert jnp.issubdtype(keys.dtype, keys.dtype) and jnp.issubdtype(keys.dtype, np.generic)
+    assert jnp.issubdtype(keys.dtype, jax.dtypes.extended)
+    assert not jnp.issubdtype(keys.dtype, np.integer) and not jnp.issubdtype(keys.dtype, np.number)
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(ValueError, match="Could not convert"):
+            jnp.issubdtype(keys, jax.dtypes.prng_key)
+    assert not keys.is_deleted()
+    keys.delete()
+    assert keys.is_deleted() and keys._base_array.is_deleted()
+
+
+def test_private_prng_functions_match_the_public_ones():
+    impl = prng_internal.prngs["threefry4x32"]
+    k = prng_internal.random_seed(42, impl)
+    assert _data(k) == RECORDED["threefry4x32"]["key"]
+    assert _data(prng_internal.random_split(k, (3,))) == RECORDED["threefry4x32"]["split"]
+    assert np.asarray(prng_internal.random_bits(k, 8, (5,))).tolist() == RECORDED["threefry4x32"]["bits8"]
+    keys = jax.vmap(lambda d: prng_internal.random_wrap(d, impl=impl), in_axes=1)(jnp.zeros((4, 3), "uint32"))
+    assert keys.shape == (3,) and keys.dtype == random.key_dtype("threefry4x32")
+    assert prng_internal.random_unwrap(keys).shape == (3, 4)
+    with pytest.raises(TypeError, match="random_unwrap takes key array operand"):
+        prng_internal.random_unwrap(jnp.zeros((3, 4), "uint32"))
+
+
+def test_explicit_x64_dtypes_modes_of_bits():
+    key = random.key(0)
+    with pytest.warns(UserWarning, match="Explicitly requested dtype uint64"):
+        assert random.bits(key, (3,), "uint64").dtype == np.dtype("uint32")
+    with src_config.explicit_x64_dtypes(src_config.ExplicitX64Mode.ERROR):
+        with pytest.raises(ValueError, match="Explicitly requested dtype uint64"):
+            random.bits(key, (3,), "uint64")
+
+
+def test_count_of_jit_cache_misses():
+    from microjax_rs._src import test_util as jtu
+
+    f = jax.jit(lambda k: random.normal(k))
+    key = _keys()[0]
+    with jtu.count_pjit_cpp_cache_miss() as count:
+        f(key).block_until_ready()
+        f(key).block_until_ready()
+    assert count() == 1

@@ -5,6 +5,7 @@ environment variable `MICROJAX_ENABLE_X64=1` (or JAX's `JAX_ENABLE_X64=1`)
 does the same at import. Every change bumps the config epoch, which is part
 of every compile-cache key.
 """
+import enum
 import os
 
 from . import _core
@@ -86,11 +87,14 @@ _CHOICES = {
     "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg",
                               "unsafe_rbg"),
     "jax_legacy_prng_key": ("allow", "warn", "error"),
+    "jax_explicit_x64_dtypes": ("warn", "error", "allow"),
 }
 
 
 def _check_choice(name, value):
     allowed = _CHOICES[name]
+    if isinstance(value, enum.Enum):
+        value = value.name.lower()
     if value not in allowed:
         raise ValueError(f"Invalid value '{value}' for JAX flag {name}; expected one of {allowed}")
     return value
@@ -117,6 +121,9 @@ class Config:
             "jax_enable_custom_prng": False,
             # Added to every seed jax.random.key / PRNGKey receives.
             "jax_random_seed_offset": 0,
+            # An explicitly requested 64-bit dtype without x64: "warn" and
+            # truncate to 32 bits, "error", or "allow" (not implemented here).
+            "jax_explicit_x64_dtypes": "warn",
             # CPU devices `jax.devices()` lists (-1: XLA_FLAGS'
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,

@@ -15,7 +15,7 @@ normal, randint, bernoulli, categorical, choice, permutation, ...) and
 `_distributions` (the gamma family, poisson / binomial / multinomial and the
 closed-form transforms), `_impls` (the other implementations).
 """
-from . import _distributions, _impls, _prng
+from . import _distributions, _impls, _keyops, _prng
 from ._distributions import (
     ball,
     beta,
@@ -54,7 +54,6 @@ from ._prng import (
     bits,
     categorical,
     choice,
-    concatenate_keys,
     exponential,
     fold_in,
     gumbel,
@@ -68,13 +67,15 @@ from ._prng import (
     randint,
     shuffle,
     split,
-    stack_keys,
     threefry2x32_p,
     threefry_2x32,
     truncated_normal,
     uniform,
-    where_keys,
     wrap_key_data,
 )
 
 __all__ = list(_prng.__all__) + list(_distributions.__all__)
+
+from .. import Array as _Array  # noqa: E402
+
+_Array.register(PRNGKeyArray)  # a typed key array is a jax.Array, as JAX's

@@ -11,7 +11,6 @@ older scheme is kept behind that flag, as in JAX.
 """
 import math
 import operator
-import types
 import typing
 import warnings
 from collections.abc import Sequence
@@ -20,11 +19,10 @@ import numpy as np
 
 from .. import core, dtypes, lax
 from .. import numpy as jnp
-from .._src.numpy import util as _jnp_util
 from ..config import config
 from ..core import Primitive
 from ..errors import ConcretizationTypeError
-from ..tree_util import register_pytree_node
+from ..tree_util import _register_array_node, register_pytree_node
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
@@ -171,6 +169,35 @@ class PRNGKeyArray:
     def nbytes(self):
         return self.itemsize * self.size
 
+    @property
+    def _base_array(self):
+        return self._base
+
+    # Placement and lifetime are the data's.
+    @property
+    def device(self):
+        return self._base.device
+
+    @property
+    def sharding(self):
+        return self._base.sharding
+
+    def devices(self):
+        return self._base.devices()
+
+    def on_device_size_in_bytes(self):
+        return self._base.on_device_size_in_bytes()
+
+    def delete(self):
+        self._base.delete()
+
+    def is_deleted(self):
+        return self._base.is_deleted()
+
+    def copy_to_host_async(self):
+        """Host arrays are already on the host: nothing to start."""
+        return None
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -229,6 +256,12 @@ class PRNGKeyArray:
     def T(self):
         return self.transpose()
 
+    @property
+    def at(self):
+        from ._keyops import KeyAt
+
+        return KeyAt(self)
+
     def copy(self):
         return self._wrap(jnp.array(self._base, copy=True))
 
@@ -275,51 +308,7 @@ def _dtype_text(x):
 
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
                      lambda impl, xs: PRNGKeyArray(impl, xs[0]))
-
-
-def _key_axis(axis, ndim):
-    """A key-shape axis as an axis of the raw data (whose last axis is the pair)."""
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for key array of dimension {ndim}")
-    return axis % ndim
-
-
-def _only_keys(arrays, what):
-    arrays = list(arrays)
-    if not all(_is_typed(a) for a in arrays):
-        raise TypeError(f"jnp.{what}: cannot mix typed PRNG key arrays with other arrays")
-    if len({a._impl.name for a in arrays}) > 1:
-        raise TypeError(f"jnp.{what}: cannot mix typed PRNG keys of different implementations")
-    return [a._base for a in arrays]
-
-
-def concatenate_keys(arrays, axis=0):
-    """`jnp.concatenate` of typed key arrays (along a key axis)."""
-    bases = _only_keys(arrays, "concatenate")
-    nd = arrays[0].ndim
-    if nd == 0:
-        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    return arrays[0]._wrap(jnp.concatenate(bases, axis=_key_axis(axis, nd)))
-
-
-def stack_keys(arrays, axis=0):
-    """`jnp.stack` of typed key arrays: a new key axis."""
-    bases = _only_keys(arrays, "stack")
-    return arrays[0]._wrap(jnp.stack(bases, axis=_key_axis(axis, arrays[0].ndim + 1)))
-
-
-def where_keys(condition, x, y):
-    """`jnp.where(c, keys1, keys2)`: keys chosen per element of `c` (broadcast
-    against the key shape, never the key data axes)."""
-    bx, by = _only_keys((x, y), "where")
-    c = jnp.asarray(condition)
-    c = jnp.reshape(c, jnp.shape(c) + (1,) * x._trail)
-    return x._wrap(jnp.where(c, bx, by))
-
-
-# jnp.concatenate / stack / where of typed key arrays come here.
-_jnp_util.register_key_array(PRNGKeyArray, types.SimpleNamespace(
-    concatenate_keys=concatenate_keys, stack_keys=stack_keys, where_keys=where_keys))
+_register_array_node(PRNGKeyArray)
 
 
 def _is_typed(k):
@@ -673,6 +662,8 @@ def _float_dtype(name, dtype):
 def bits(key, shape=(), dtype=None):
     """Uniform random unsigned integers (default uint32, uint64 under x64)."""
     data, _ = _check_prng_key("bits", key)
+    if dtype is not None:
+        dtypes.check_user_dtype_supported(dtype, "bits")
     dname = dtypes.canonical_name(dtypes.dtype_name(dtype if dtype is not None else "uint64"))
     if not dname.startswith("uint"):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dname}")

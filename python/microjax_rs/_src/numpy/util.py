@@ -240,24 +240,6 @@ def _axes_arg(axis, nd):
     return (_canon_axis(axis, nd),)
 
 
-# Typed PRNG key arrays are defined in `random`, a layer above numpy; it
-# registers their type with the functions jnp.concatenate / stack / where of
-# key arrays delegate to.
-_KEY_ARRAYS = []  # (key array type, namespace of concatenate_keys / stack_keys / where_keys)
-
-
-def register_key_array(array_type, handlers):
-    _KEY_ARRAYS[:] = [(array_type, handlers)]
-
-
-def _typed_keys(*xs):
-    """The key array handlers when one of `xs` is a typed PRNG key array, else None."""
-    for array_type, handlers in _KEY_ARRAYS:
-        if builtins.any(isinstance(x, array_type) for x in xs):
-            return handlers
-    return None
-
-
 def _static_int(v, fn, what):
     if isinstance(v, Tracer):
         raise core.ConcretizationTypeError(
