@@ -8,20 +8,27 @@ defined in `random`, a layer above numpy and lax; it registers here.
 """
 import functools
 
-# [(types that route a call to the handler, handler(fn, args, kwargs))]
-_HANDLERS = []
+# The types that route a call to the handler (none until `random` registers).
+_TYPES = ()
+_HANDLER = None
 
 
 def register(types, handler):
-    _HANDLERS[:] = [(tuple(types), handler)]
+    """Calls with an argument of one of `types` (or a list / tuple holding
+    one) go to `handler(fn, args, kwargs)`."""
+    global _TYPES, _HANDLER
+    _TYPES, _HANDLER = tuple(types), handler
 
 
-def _routes(types, args, kwargs):
-    for a in (*args, *kwargs.values()):
+def _routes(values):
+    types = _TYPES
+    for a in values:
         if isinstance(a, types):
             return True
-        if isinstance(a, (list, tuple)) and any(isinstance(b, types) for b in a):
-            return True
+        if type(a) in (list, tuple):
+            for b in a:
+                if isinstance(b, types):
+                    return True
     return False
 
 
@@ -30,10 +37,8 @@ def keys_through(fn):
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        if _HANDLERS:
-            types, handler = _HANDLERS[0]
-            if _routes(types, args, kwargs):
-                return handler(fn, args, kwargs)
+        if _TYPES and (_routes(args) or (kwargs and _routes(kwargs.values()))):
+            return _HANDLER(fn, args, kwargs)
         return fn(*args, **kwargs)
 
     return wrapped

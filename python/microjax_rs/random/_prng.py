@@ -1,13 +1,17 @@
-"""`jax.random`'s keys, bits and basic samplers: JAX's default PRNG
-(Threefry-2x32), bit for bit.
+"""`jax.random`'s keys, the PRNG implementation registry, JAX's default
+PRNG (Threefry-2x32) bit for bit, bits and the basic samplers.
 
-Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
-(`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
-typed keys pass through `jit`, `vmap` and `grad` like any pytree. Every draw
-is built on the Rust `threefry2x32` primitive and follows JAX's algorithms
-under JAX's current defaults (`jax_threefry_partitionable=True`: counters are
-the row-major element index as a 64-bit number split into two words); the
-older scheme is kept behind that flag, as in JAX.
+Keys are either raw `uint32[..., *key_shape]` arrays (`PRNGKey`) or typed key
+arrays (`key`), a `PRNGKeyArray` of one implementation (`PRNGImpl`: its key
+shape, seed, split, fold_in and random_bits) whose one pytree leaf is the raw
+data, so typed keys pass through `jit`, `vmap` and `grad` like any pytree
+(`jax.tree.map` still hands a key array whole to its function, as JAX). Raw
+keys are read as keys of the default implementation (`jax_default_prng_impl`).
+The samplers draw through `_split_data`, `_fold_in_data` and `_random_bits`,
+whatever the implementation; Threefry follows JAX's current defaults
+(`jax_threefry_partitionable=True`: counters are the row-major element index
+as a 64-bit number split into two words); the older scheme is kept behind
+that flag, as in JAX. The other implementations are in `_impls`.
 """
 import math
 import operator
