@@ -410,3 +410,79 @@ def test_count_of_jit_cache_misses():
         f(key).block_until_ready()
         f(key).block_until_ready()
     assert count() == 1
+
+
+# Recorded from JAX 0.10.2 (CPU), key(7, impl=name): gamma(0.8, (3,)), beta(0.8, 0.9, (3,)),
+# permutation(6), choice(10, (3,), replace=False), categorical([0.1, 0.5, 1.0], shape=(4,)),
+# truncated_normal(-1, 1, (3,)), bernoulli(0.3, (5,)), binomial(10, 0.3, (3,)),
+# dirichlet([0.5, 0.6, 0.7]).
+DISTRIBUTIONS = {'philox2x32': {'bernoulli': [False, True, False, False, False],
+                'beta': [0.5235400199890137, 0.663391649723053, 0.8726115822792053],
+                'binomial': [2.0, 3.0, 2.0],
+                'categorical': [2, 1, 1, 2],
+                'choice': [2, 1, 4],
+                'dirichlet': [0.36013472080230713, 0.2613202929496765, 0.37854501605033875],
+                'gamma': [1.2081621885299683, 0.7686492204666138, 1.028872013092041],
+                'permutation': [2, 1, 4, 0, 3, 5],
+                'truncated_normal': [-0.3049038052558899, -0.5818910598754883, -0.08147454261779785]},
+ 'philox4x32': {'bernoulli': [False, True, False, False, False],
+                'beta': [0.5918375253677368, 0.9214213490486145, 0.3639189600944519],
+                'binomial': [5.0, 4.0, 3.0],
+                'categorical': [2, 1, 0, 2],
+                'choice': [5, 2, 1],
+                'dirichlet': [0.0002978828561026603, 0.14918731153011322, 0.850514829158783],
+                'gamma': [0.013946992345154285, 0.7291836738586426, 2.7993152141571045],
+                'permutation': [5, 2, 1, 3, 0, 4],
+                'truncated_normal': [-0.26231107115745544, -0.4492779076099396, -0.21974506974220276]},
+ 'rbg': {'bernoulli': [False, False, False, False, False],
+         'beta': [0.23511452972888947, 0.3464795649051666, 0.6553428769111633],
+         'binomial': [1.0, 4.0, 4.0],
+         'categorical': [2, 0, 1, 2],
+         'choice': [0, 6, 5],
+         'dirichlet': [0.2277258336544037, 0.7552546262741089, 0.01701951026916504],
+         'gamma': [0.39175844192504883, 0.7834622263908386, 0.02341676875948906],
+         'permutation': [0, 5, 3, 1, 4, 2],
+         'truncated_normal': [0.39319106936454773, -0.3160785734653473, 0.14735285937786102]},
+ 'threefry4x32': {'bernoulli': [True, False, True, True, False],
+                  'beta': [0.38922420144081116, 0.5641946792602539, 0.46660661697387695],
+                  'binomial': [2.0, 4.0, 5.0],
+                  'categorical': [1, 2, 1, 1],
+                  'choice': [4, 6, 0],
+                  'dirichlet': [0.045842066407203674, 0.39268842339515686, 0.561469554901123],
+                  'gamma': [0.15126630663871765, 0.4402739703655243, 0.3639110326766968],
+                  'permutation': [4, 0, 1, 2, 5, 3],
+                  'truncated_normal': [-0.5134918689727783, -0.20973314344882965, -0.7580645084381104]},
+ 'unsafe_rbg': {'bernoulli': [False, False, False, False, False],
+                'beta': [0.01892748288810253, 0.9951990246772766, 0.6969130635261536],
+                'binomial': [3.0, 5.0, 1.0],
+                'categorical': [2, 0, 1, 2],
+                'choice': [3, 1, 0],
+                'dirichlet': [0.21217097342014313, 0.4929603636264801, 0.2948685884475708],
+                'gamma': [0.41801580786705017, 0.854394793510437, 0.40232935547828674],
+                'permutation': [3, 1, 0, 5, 4, 2],
+                'truncated_normal': [0.39319106936454773, -0.3160785734653473, 0.14735285937786102]}}
+
+
+@pytest.mark.parametrize("impl", sorted(DISTRIBUTIONS))
+def test_samplers_of_every_implementation_match_jax(impl):
+    rec = DISTRIBUTIONS[impl]
+    k = random.key(7, impl=impl)
+    draws = {
+        "gamma": random.gamma(k, 0.8, (3,)),
+        "beta": random.beta(k, 0.8, 0.9, (3,)),
+        "permutation": random.permutation(k, 6),
+        "choice": random.choice(k, 10, (3,), replace=False),
+        "categorical": random.categorical(k, jnp.array([0.1, 0.5, 1.0]), shape=(4,)),
+        "truncated_normal": random.truncated_normal(k, -1.0, 1.0, (3,)),
+        "bernoulli": random.bernoulli(k, 0.3, (5,)),
+        "binomial": random.binomial(k, 10, 0.3, (3,)),
+        "dirichlet": random.dirichlet(k, jnp.array([0.5, 0.6, 0.7])),
+    }
+    for name, value in draws.items():
+        np.testing.assert_allclose(np.asarray(value, dtype=float), np.asarray(rec[name], dtype=float),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_poisson_is_threefry_only():
+    with pytest.raises(NotImplementedError, match="only implemented for the threefry2x32 RNG, not rbg"):
+        random.poisson(random.key(0, impl="rbg"), 3.0)

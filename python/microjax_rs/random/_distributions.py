@@ -670,6 +670,9 @@ def poisson(key, lam, shape=None, dtype=None):
     PTRS rejection sampler above (both loops over the whole array)."""
     data, _ = _r._check_prng_key("poisson", key)
     dname = _dtype("poisson", dtype, kind="int")
+    if data._impl.name != "threefry2x32":
+        raise NotImplementedError("`poisson` is only implemented for the threefry2x32 RNG, "
+                                  f"not {data._impl.name}")
     shape = tuple(jnp.shape(lam)) if shape is None else _r._canonical_shape(shape)
     lam = lax.convert_element_type(jnp.broadcast_to(jnp.asarray(lam), shape), "float32")
     use_knuth = jnp.isnan(lam) | (lam < 10)
