@@ -486,3 +486,20 @@ def test_samplers_of_every_implementation_match_jax(impl):
 def test_poisson_is_threefry_only():
     with pytest.raises(NotImplementedError, match="only implemented for the threefry2x32 RNG, not rbg"):
         random.poisson(random.key(0, impl="rbg"), 3.0)
+
+
+def test_arithmetic_and_conversion_of_keys_raise_jax_errors():
+    key = random.key(123)
+    for fn in (lambda: jnp.add(key, 1), lambda: key + 1):
+        with pytest.raises(TypeError, match=r"^add does not accept dtypes key<fry>, int32\.$"):
+            fn()
+    for fn in (lambda: jnp.add(key, key), lambda: key + key):
+        with pytest.raises(TypeError, match=r"^add does not accept dtype key<fry>\.$"):
+            fn()
+    for fn in (lambda: jnp.negative(key), lambda: -key):
+        with pytest.raises(TypeError, match=r"^neg does not accept dtype key<fry>\.$"):
+            fn()
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to int32"):
+        lax.convert_element_type(key, int)
+    with pytest.raises(ValueError, match="Cannot convert_element_type from int32 to key<fry>"):
+        lax.convert_element_type(np.int32(0), key.dtype)

@@ -220,14 +220,30 @@ def _arr(x):
 
 
 def convert_element_type(operand, new_dtype):
-    operand = _arr(operand)
-    name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
-    aval = _aval(operand)
+    try:
+        operand = _arr(operand)
+        name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
+        aval = _aval(operand)
+    except TypeError:
+        _raise_if_key_conversion(operand, new_dtype)
+        raise
     if type(operand) in _SCALARS:
         return core.to_array(operand, dtypes.np_dtype(name), weak_type=False)
     if aval.dtype_name == name and not aval.weak_type:
         return operand
     return convert_element_type_p.bind(operand, new_dtype=dtypes.np_dtype(name), weak_type=False)
+
+
+def _raise_if_key_conversion(operand, new_dtype):
+    """JAX's ValueError for converting typed PRNG keys to or from another dtype."""
+    def extended(d):
+        return isinstance(getattr(d, "type", None), type) and issubclass(d.type, dtypes.extended)
+
+    src = getattr(operand, "dtype", None)
+    if extended(src) or extended(new_dtype):
+        src = src if extended(src) else dtypes.canonical_name(dtypes.dtype_name(src or _aval(_arr(operand)).dtype))
+        dst = new_dtype if extended(new_dtype) else dtypes.canonical_name(dtypes.dtype_name(new_dtype))
+        raise ValueError(f"Cannot convert_element_type from {src} to {dst}") from None
 
 
 def _convert_keep_weak(operand, name, weak):

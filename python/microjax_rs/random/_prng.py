@@ -288,6 +288,28 @@ class PRNGKeyArray:
     def __ne__(self, other):
         return _key_compare(self, other, jnp.not_equal)
 
+    # Arithmetic on keys raises JAX's TypeError ("add does not accept dtypes key<fry>, int32.").
+    def __add__(self, other):
+        return jnp.add(self, other)
+
+    def __radd__(self, other):
+        return jnp.add(other, self)
+
+    def __sub__(self, other):
+        return jnp.subtract(self, other)
+
+    def __rsub__(self, other):
+        return jnp.subtract(other, self)
+
+    def __mul__(self, other):
+        return jnp.multiply(self, other)
+
+    def __rmul__(self, other):
+        return jnp.multiply(other, self)
+
+    def __neg__(self):
+        return jnp.negative(self)
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
                         "Use jax.random.key_data(arr) if you wish to extract the underlying "

@@ -100,7 +100,29 @@ def _promote_dtypes(*args):
 
 def _promote(*args, op=None):
     """Promotes dtypes (JAX's lattice) then shapes (NumPy broadcasting)."""
-    return _promote_shapes(_promote_dtypes(*args), op)
+    try:
+        promoted = _promote_dtypes(*args)
+    except TypeError:
+        _raise_if_extended(op, args)
+        raise
+    return _promote_shapes(promoted, op)
+
+
+def _is_extended(x):
+    t = getattr(getattr(x, "dtype", None), "type", None)
+    return isinstance(t, type) and issubclass(t, _dt.extended)
+
+
+def _raise_if_extended(op, args):
+    """JAX's TypeError for arithmetic on typed PRNG keys (dtypes outside the lattice)."""
+    if op is None or not builtins.any(_is_extended(a) for a in args):
+        return
+    names = []
+    for a in args:
+        name = str(a.dtype) if _is_extended(a) else _aval(_arr(a)).dtype_name
+        if name not in names:
+            names.append(name)
+    raise TypeError(f"{op} does not accept dtype{'s' if len(names) > 1 else ''} {', '.join(names)}.")
 
 
 def _check_arg(a):
@@ -123,7 +145,12 @@ def _promote_dtypes_inexact(*args):
 
 
 def _promote_inexact(*args, op=None):
-    return _promote_shapes(_promote_dtypes_inexact(*args), op)
+    try:
+        promoted = _promote_dtypes_inexact(*args)
+    except TypeError:
+        _raise_if_extended(op, args)
+        raise
+    return _promote_shapes(promoted, op)
 
 
 _EAGER_OPERANDS = (ArrayImpl, bool, int, float)
