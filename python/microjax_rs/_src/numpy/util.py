@@ -100,8 +100,14 @@ def _promote_dtypes(*args):
 
 def _promote(*args, op=None):
     """Promotes dtypes (JAX's lattice) then shapes (NumPy broadcasting)."""
+    return _promote_checked(_promote_dtypes, args, op)
+
+
+def _promote_checked(promote_dtypes, args, op):
+    """Dtypes by `promote_dtypes`, then shapes; typed PRNG keys among `args`
+    get JAX's TypeError naming `op`."""
     try:
-        promoted = _promote_dtypes(*args)
+        promoted = promote_dtypes(*args)
     except TypeError:
         _raise_if_extended(op, args)
         raise
@@ -145,12 +151,7 @@ def _promote_dtypes_inexact(*args):
 
 
 def _promote_inexact(*args, op=None):
-    try:
-        promoted = _promote_dtypes_inexact(*args)
-    except TypeError:
-        _raise_if_extended(op, args)
-        raise
-    return _promote_shapes(promoted, op)
+    return _promote_checked(_promote_dtypes_inexact, args, op)
 
 
 _EAGER_OPERANDS = (ArrayImpl, bool, int, float)
