@@ -7,6 +7,10 @@ Every function takes the uint32 data of ONE key; `_prng` maps batched keys.
 The counters of `split` and `random_bits` are the row-major element index of
 the requested shape as a 64-bit number split into (high, low) words, as the
 partitionable Threefry scheme.
+
+One difference remains: under `vmap` over rbg / unsafe_rbg keys, JAX's
+batching rule of `rng_bit_generator` draws every row from the first key's
+state; here each key draws its own bits (as the unbatched calls do).
 """
 import math
 
