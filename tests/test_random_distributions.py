@@ -322,8 +322,10 @@ def test_jit_and_vmap_over_keys(name):
 def test_key_dtype_clone_and_gamma_primitive():
     assert random.key_dtype() == random.key(0).dtype
     assert str(random.key_dtype()) == "key<fry>"
-    with pytest.raises(ValueError):
-        random.key_dtype("rbg")
+    with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
+        random.key_dtype("philox")
+    with pytest.raises(TypeError, match="unrecognized type"):
+        random.key_dtype(3)
     k = random.key(3)
     assert isinstance(random.clone(k), random.PRNGKeyArray)
     np.testing.assert_array_equal(np.asarray(random.key_data(random.clone(k))), [0, 3])

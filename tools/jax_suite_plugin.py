@@ -61,7 +61,7 @@ class _PlaceholderModule(types.ModuleType):
 # both names: `from jax._src import x` imports `microjax_rs._src.x`).
 _PLACEHOLDER_MODULES = frozenset(
     prefix + name for prefix in ("jax._src.", "microjax_rs._src.")
-    for name in ("cudnn", "cudnn.scaled_matmul_stablehlo", "random", "lax", "lax.lax", "indexing",
+    for name in ("cudnn", "cudnn.scaled_matmul_stablehlo", "lax", "lax.lax", "indexing",
                  "sharding_impls"))
 
 
@@ -100,14 +100,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return mod
 
     def exec_module(self, module):
-        if module.__name__.endswith("_src.random"):
-            # random_test parametrizes over the registered PRNG implementations.
-            prng = _PlaceholderModule(module.__name__ + ".prng")
-            prng.prngs = {name: _Placeholder(f"prng implementation {name}") for name in _PRNG_NAMES}
-            module.prng = prng
-
-
-_PRNG_NAMES = ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg", "unsafe_rbg")
+        pass
 
 
 def pytest_configure(config):

@@ -93,6 +93,8 @@ from .core import ensure_compile_time_eval  # noqa: E402
 from .config import (  # noqa: E402
     check_tracer_leaks, checking_leaks, debug_infs, debug_nans, default_matmul_precision, enable_x64, log_compiles, numpy_dtype_promotion,
     numpy_rank_promotion,
+    debug_infs, debug_nans, default_matmul_precision, default_prng_impl, enable_custom_prng, enable_x64,
+    legacy_prng_key, log_compiles, numpy_dtype_promotion, numpy_rank_promotion, threefry_partitionable,
 )
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 
@@ -110,6 +112,8 @@ __all__ = [
     "profiler", "sharding", "typing", "NamedSharding", "P", "Shard", "typeof", "ensure_compile_time_eval",
     "numpy_dtype_promotion", "numpy_rank_promotion", "named_scope", "stages", "log_compiles", "enable_x64", "default_matmul_precision",
     "debug_nans", "debug_infs", "check_tracer_leaks", "checking_leaks",
+    "debug_nans", "debug_infs", "default_prng_impl", "legacy_prng_key", "enable_custom_prng",
+    "threefry_partitionable",
     "effects_barrier", "make_mesh",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
 ]

@@ -22,7 +22,7 @@ import numpy as np
 from . import _core, core
 from .config import config
 from .core import ArrayImpl, Tracer
-from .tree_util import tree_map
+from .tree_util import _tree_map_data
 from ._src.device_types import CpuDevice, CudaDevice, Device  # noqa: F401  (jax.Device)
 from ._src import array as _array_placement
 from ._src.numpy import array_methods as _array_methods
@@ -480,7 +480,7 @@ def device_put(x, device=None):
             return _array_placement.place(_to_host(leaf), SingleDeviceSharding(device, memory_kind="device"))
         return _array_placement.unplaced(_to_host(leaf))
 
-    return tree_map(put, x)
+    return _tree_map_data(put, x)
 
 
 def _with_memory_kind(sharding, kind):
@@ -510,7 +510,7 @@ def device_get(x):
             return np.asarray(leaf)
         return leaf
 
-    return tree_map(get, x)
+    return _tree_map_data(get, x)
 
 
 def block_until_ready(x):
@@ -522,5 +522,5 @@ def block_until_ready(x):
             f()
         return leaf
 
-    tree_map(wait, x)
+    _tree_map_data(wait, x)
     return x

@@ -78,8 +78,14 @@ def lookup(owner, key):
     return hit
 
 
+# Traces added since start (each a miss of a jitted call's cache).
+added = 0
+
+
 def add(owner, key, trace):
     """Caches `trace` for `owner` under `key`; returns the entry id."""
+    global added
+    added += 1
     entry, evicted = _core.trace_cache_add(owner, key)
     _INDEX.setdefault(owner, {})[key] = (entry, trace)
     _forget(evicted)

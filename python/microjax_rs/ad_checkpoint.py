@@ -16,7 +16,7 @@ import types
 
 from . import core
 from ._grad import checkpoint, remat
-from .tree_util import tree_map
+from .tree_util import _tree_map_data
 
 __all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "print_saved_residuals",
            "remat", "saved_residuals"]
@@ -130,7 +130,7 @@ def checkpoint_name(x, name):
     derivatives."""
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a string, got {name!r}")
-    return tree_map(lambda leaf: core.Primitive("name").bind(leaf, name=name), x)
+    return _tree_map_data(lambda leaf: core.Primitive("name").bind(leaf, name=name), x)
 
 
 def _describe(jaxpr, var, inputs):

@@ -5,6 +5,7 @@ environment variable `MICROJAX_ENABLE_X64=1` (or JAX's `JAX_ENABLE_X64=1`)
 does the same at import. Every change bumps the config epoch, which is part
 of every compile-cache key.
 """
+import enum
 import os
 
 from . import _core
@@ -86,6 +87,25 @@ _CHECKED_OPTIONS = {
 _TRACE_INDEPENDENT = frozenset({"jax_log_compiles", "jax_debug_nans", "jax_debug_infs"})
 
 
+# Options that take one of a set of values (the PRNG implementations are
+# jax.random's, as JAX's option enumerates them).
+_CHOICES = {
+    "jax_default_prng_impl": ("threefry2x32", "threefry4x32", "philox2x32", "philox4x32", "rbg",
+                              "unsafe_rbg"),
+    "jax_legacy_prng_key": ("allow", "warn", "error"),
+    "jax_explicit_x64_dtypes": ("warn", "error", "allow"),
+}
+
+
+def _check_choice(name, value):
+    allowed = _CHOICES[name]
+    if isinstance(value, enum.Enum):
+        value = value.name.lower()
+    if value not in allowed:
+        raise ValueError(f"Invalid value '{value}' for JAX flag {name}; expected one of {allowed}")
+    return value
+
+
 class Config:
     def __init__(self):
         self._values = {
@@ -104,6 +124,15 @@ class Config:
             "jax_default_matmul_precision": None,
             "jax_platforms": None,
             "jax_default_prng_impl": "threefry2x32",
+            # Raw uint32 keys passed to jax.random: "allow", "warn" or "error".
+            "jax_legacy_prng_key": "allow",
+            # Accepted for JAX compatibility; typed keys are always available.
+            "jax_enable_custom_prng": False,
+            # Added to every seed jax.random.key / PRNGKey receives.
+            "jax_random_seed_offset": 0,
+            # An explicitly requested 64-bit dtype without x64: "warn" and
+            # truncate to 32 bits, "error", or "allow" (not implemented here).
+            "jax_explicit_x64_dtypes": "warn",
             # CPU devices `jax.devices()` lists (-1: XLA_FLAGS'
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,
@@ -135,6 +164,8 @@ class Config:
         check_and_apply = _CHECKED_OPTIONS.get(name)
         if check_and_apply is not None:
             check_and_apply(value)
+        elif name in _CHOICES:
+            value = _check_choice(name, value)
         self._values[name] = value
         if name in ("jax_debug_nans", "jax_debug_infs"):
             self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
@@ -302,6 +333,25 @@ class check_tracer_leaks(_OptionContext):
     decorator. Slow: each trace ends with a garbage collection."""
 
     option = "jax_check_tracer_leaks"
+class default_prng_impl(_OptionContext):
+    """`with jax.default_prng_impl(name):` keys made inside the block (and raw
+    keys used there) are of PRNG implementation `name` (`jax_default_prng_impl`)."""
+
+    option = "jax_default_prng_impl"
+
+
+class legacy_prng_key(_OptionContext):
+    """`with jax.legacy_prng_key(mode):` raw uint32 keys passed to jax.random
+    are allowed ("allow"), warned about ("warn") or an error ("error")."""
+
+    option = "jax_legacy_prng_key"
+
+
+class enable_custom_prng(_OptionContext):
+    """`with jax.enable_custom_prng(flag):` accepted for JAX compatibility
+    (typed keys are always available)."""
+
+    option = "jax_enable_custom_prng"
 
     def __init__(self, new_val=True):
         super().__init__(bool(new_val))
@@ -311,6 +361,15 @@ def checking_leaks():
     """`with jax.checking_leaks():` leak checking on inside the block
     (`check_tracer_leaks(True)`)."""
     return check_tracer_leaks(True)
+class threefry_partitionable(_OptionContext):
+    """`with jax.threefry_partitionable(flag):` Threefry's bits and splits
+    follow the partitionable counter scheme (JAX's default) or the original
+    one (`jax_threefry_partitionable`)."""
+
+    option = "jax_threefry_partitionable"
+
+    def __init__(self, new_val=True):
+        super().__init__(bool(new_val))
 
 
 def disable_x64():

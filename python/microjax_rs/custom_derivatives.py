@@ -16,7 +16,7 @@ from . import core, dtypes
 from .interpreters.partial_eval import ShapeDtypeStruct, trace_to_jaxpr
 from .core import ArrayImpl, ClosedJaxpr, Primitive, ShapedArray, Tracer
 from .interpreters.ad import ADTrace, RuleTrace
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import _tree_map_data, tree_flatten, tree_structure, tree_unflatten
 
 import threading
 
@@ -207,7 +207,7 @@ def zero_from_primal(val, symbolic_zeros=False):
     def zero(x):
         z = SymbolicZero.from_primal_value(x)
         return z if symbolic_zeros else z.instantiate()
-    return tree_map(zero, val)
+    return _tree_map_data(zero, val)
 
 
 def _instantiate_zeros(x, aval):
@@ -302,13 +302,13 @@ class custom_jvp(_CustomFunction):
 
         def jvp(primals, tangents):
             primal_out = self(*primals)
-            zeros = tree_map(lambda x: x * 0, primal_out)
+            zeros = _tree_map_data(lambda x: x * 0, primal_out)
             total = zeros
             for rule, t in zip(jvps, tangents):
                 if rule is None:
                     continue
                 contrib = rule(t, primal_out, *primals)
-                total = tree_map(lambda a, b: a + b, total, contrib)
+                total = _tree_map_data(lambda a, b: a + b, total, contrib)
             return primal_out, total
 
         self.defjvp(jvp)

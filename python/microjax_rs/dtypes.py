@@ -89,6 +89,28 @@ def canonical_name(name):
     return name
 
 
+def check_user_dtype_supported(dtype, fun_name=None):
+    """Warns (or raises, as `jax_explicit_x64_dtypes` says) when `dtype` is a
+    64-bit dtype that x64 being off truncates to 32 bits, as JAX."""
+    name = dtype_name(dtype)
+    narrow = canonical_name(name)
+    if narrow == name:
+        return
+    from .config import config
+
+    mode = config.read("jax_explicit_x64_dtypes")
+    where = f" in {fun_name}" if fun_name else ""
+    msg = (f"Explicitly requested dtype {name}{where} is not available, and will be truncated to "
+           f"dtype {narrow}. To enable more dtypes, set the jax_enable_x64 configuration option or "
+           "the JAX_ENABLE_X64 shell environment variable.")
+    if mode == "error":
+        raise ValueError(msg)
+    if mode == "warn":
+        import warnings
+
+        warnings.warn(msg, UserWarning, stacklevel=3)
+
+
 def canonicalize_dtype(dtype):
     return np_dtype(canonical_name(dtype_name(dtype)))
 

@@ -1057,10 +1057,34 @@ def all_leaves(iterable, is_leaf=None):
 # --------------------------------------------------------------------------
 
 
+# Node types that stand for one array (typed PRNG key arrays, registered by
+# `random`): transformations flatten them to their data, but `tree_map` hands
+# them whole to its function, as JAX's key arrays are leaves.
+_ARRAY_NODES = set()
+
+
+def _register_array_node(nodetype):
+    _ARRAY_NODES.add(nodetype)
+
+
+def _is_array_node(x):
+    return type(x) in _ARRAY_NODES
+
+
 def tree_map(f, tree, *rest, is_leaf=None):
     """Apply ``f`` leafwise.  ``f(x, *ys)`` where ``x`` ranges over the leaves of
     ``tree`` and ``ys`` over the corresponding subtrees of each tree in
-    ``rest`` (each must have ``tree``'s structure as a prefix, else ValueError)."""
+    ``rest`` (each must have ``tree``'s structure as a prefix, else ValueError).
+    A typed key array is one leaf."""
+    if _ARRAY_NODES:
+        is_leaf = _is_array_node if is_leaf is None else \
+            (lambda x, user=is_leaf: _is_array_node(x) or user(x))
+    return _tree_map_data(f, tree, *rest, is_leaf=is_leaf)
+
+
+def _tree_map_data(f, tree, *rest, is_leaf=None):
+    """``tree_map`` over the leaves transformations see (a typed key array
+    contributes its data)."""
     leaves = []
     node = _flat(tree, leaves.append) if is_leaf is None else _flat_is_leaf(tree, leaves, is_leaf)
     if not rest:

@@ -1,6 +1,8 @@
 """`jax._src.config` at JAX's path: each option as a state object with a
 `.value` (read from `microjax_rs.config`) that is also a context manager /
 decorator setting the option for a block, as JAX's `config.enable_x64(True)`."""
+import enum
+
 from ..config import _OptionContext, config  # noqa: F401
 
 
@@ -31,6 +33,18 @@ default_matmul_precision = _State("jax_default_matmul_precision")
 default_prng_impl = _State("jax_default_prng_impl")
 threefry_partitionable = _State("jax_threefry_partitionable")
 log_compiles = _State("jax_log_compiles")
+legacy_prng_key = _State("jax_legacy_prng_key")
+enable_custom_prng = _State("jax_enable_custom_prng")
+random_seed_offset = _State("jax_random_seed_offset")
+explicit_x64_dtypes = _State("jax_explicit_x64_dtypes")
+
+
+class ExplicitX64Mode(enum.IntEnum):
+    """Values of `explicit_x64_dtypes` (also given by their lower-case names)."""
+
+    WARN = enum.auto()
+    ERROR = enum.auto()
+    ALLOW = enum.auto()
 
 
 def parse_flags_with_absl():

@@ -533,10 +533,19 @@ def assert_dot_preferred_element_type(expected, fun, *args, **kwargs):
 
 @contextlib.contextmanager
 def count_pjit_cpp_cache_miss():
+    """`count()`: jitted calls inside the block that missed jit's trace cache
+    (each traced its function)."""
+    from .. import _trace_cache
+
+    start = _trace_cache.added
+    yield lambda: _trace_cache.added - start
+
+
+@contextlib.contextmanager
+def count_aot_jit_cpp_cache_miss():
+    """Calls of compiled (`jit(f).lower(...).compile()`) functions never trace
+    again: `count()` is 0."""
     yield lambda: 0
-
-
-count_aot_jit_cpp_cache_miss = count_pjit_cpp_cache_miss
 
 
 def create_mesh(*args, **kwargs):

@@ -245,9 +245,9 @@ def trace_ad(flat_fun, primals, name, private=False):
 def _lower_tree(trace, tree):
     if tree is None:
         return None
-    from ..tree_util import tree_map
+    from ..tree_util import _tree_map_data
 
-    return tree_map(trace.lower, tree)
+    return _tree_map_data(trace.lower, tree)
 
 
 _CACHE_LIMIT = 512

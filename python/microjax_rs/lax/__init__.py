@@ -9,6 +9,7 @@ from typing import NamedTuple as _NamedTuple
 
 import numpy as np
 
+from .._src.key_arrays import keys_through as _keys_through
 from .. import core, dtypes
 from ..core import Primitive, ArrayImpl, Tracer
 
@@ -202,6 +203,7 @@ def select_n(which, *cases):
     return select_n_p.bind(which, *cases)
 
 
+@_keys_through
 def select(pred, on_true, on_false):
     return select_n(pred, on_false, on_true)
 
@@ -218,14 +220,30 @@ def _arr(x):
 
 
 def convert_element_type(operand, new_dtype):
-    operand = _arr(operand)
-    name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
-    aval = _aval(operand)
+    try:
+        operand = _arr(operand)
+        name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
+        aval = _aval(operand)
+    except TypeError:
+        _raise_if_key_conversion(operand, new_dtype)
+        raise
     if type(operand) in _SCALARS:
         return core.to_array(operand, dtypes.np_dtype(name), weak_type=False)
     if aval.dtype_name == name and not aval.weak_type:
         return operand
     return convert_element_type_p.bind(operand, new_dtype=dtypes.np_dtype(name), weak_type=False)
+
+
+def _raise_if_key_conversion(operand, new_dtype):
+    """JAX's ValueError for converting typed PRNG keys to or from another dtype."""
+    def extended(d):
+        return isinstance(getattr(d, "type", None), type) and issubclass(d.type, dtypes.extended)
+
+    src = getattr(operand, "dtype", None)
+    if extended(src) or extended(new_dtype):
+        src = src if extended(src) else dtypes.canonical_name(dtypes.dtype_name(src or _aval(_arr(operand)).dtype))
+        dst = new_dtype if extended(new_dtype) else dtypes.canonical_name(dtypes.dtype_name(new_dtype))
+        raise ValueError(f"Cannot convert_element_type from {src} to {dst}") from None
 
 
 def _convert_keep_weak(operand, name, weak):
@@ -452,14 +470,14 @@ def full(shape, fill_value, dtype=None):
 def stop_gradient(x):
     """Identity on values with a zero derivative, applied to every float
     leaf of the pytree `x` (other leaves pass through, as in JAX)."""
-    from ..tree_util import tree_map
+    from ..tree_util import _tree_map_data
 
     def stop(v):
         if dtypes.is_float_name(_dtype_name_of(v)):
             return stop_gradient_p.bind(v)
         return _arr(v)
 
-    return tree_map(stop, x)
+    return _tree_map_data(stop, x)
 
 
 # ----------------------------------------------------------------- slicing
@@ -494,6 +512,7 @@ def slice(operand, start_indices, limit_indices, strides=None):
     return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
 
 
+@_keys_through
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
     """`slice` along one axis; `None` and negative bounds as in Python."""
     shape = _aval(operand).shape
@@ -579,6 +598,7 @@ def dynamic_update_slice(operand, update, start_indices):
     return dynamic_update_slice_p.bind(operand, update, *idx)
 
 
+@_keys_through
 def dynamic_slice_in_dim(operand, start_index, slice_size=1, axis=0):
     shape = _aval(operand).shape
     axis = _canon_axis(axis, len(shape))
@@ -595,6 +615,7 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
     return out if keepdims else squeeze(out, (axis,))
 
 
+@_keys_through
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
     shape = _aval(operand).shape
     axis = _canon_axis(axis, len(shape))

@@ -7,7 +7,8 @@ four words from the counter words `(c + i, k0, k1)` and key `(k0, k1)`;
 `RNG_THREE_FRY` turns block `i` into two words with Threefry-2x32 of the
 counter `c + i` under key `(k0, k1)` (rank-0 and rank-1 shapes; XLA lays
 out higher ranks differently). The new state advances the counter by the
-number of blocks. Only uint32 bits are produced."""
+number of blocks. uint8 / uint16 values truncate one word each, uint64 values
+join two (low word first), as XLA."""
 import enum
 import math
 
@@ -84,8 +85,8 @@ def _threefry_blocks(state, blocks):
 
 
 def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, *, out_sharding=None):
-    """`(new_key, bits)`: `bits` of `shape` (uint32) from the `uint32[4]`
-    state `key`, and the advanced state."""
+    """`(new_key, bits)`: `bits` of `shape` (uint8 / 16 / 32 / 64) from the
+    `uint32[4]` state `key`, and the advanced state."""
     lax = _lax()
     key = lax._arr(key)
     aval = core.get_aval(key)
@@ -94,19 +95,29 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
     name = np.dtype(dtype).name
     if name not in ("uint8", "uint16", "uint32", "uint64"):
         raise TypeError(f"rng_bit_generator: unsupported dtype {name}")
-    if name != "uint32":
-        raise NotImplementedError(f"rng_bit_generator: only uint32 bits are supported, got {name}")
+    from .. import dtypes
+
+    name = dtypes.canonical_name(name)
     shape = tuple(int(d) for d in shape)
     algorithm = RandomAlgorithm(algorithm)
     n = math.prod(shape)
+    # Narrow values truncate one uint32 word each; a uint64 joins two (low word first).
+    words = 2 * n if name == "uint64" else n
     state = [lax.index_in_dim(key, j, keepdims=False) for j in range(4)]
     if algorithm == RandomAlgorithm.RNG_THREE_FRY:
-        if len(shape) > 1:
-            raise NotImplementedError("rng_bit_generator: RNG_THREE_FRY supports rank-0 and rank-1 shapes")
-        blocks, make = -(-n // 2), _threefry_blocks
+        if len(shape) > 1 or name != "uint32":
+            raise NotImplementedError("rng_bit_generator: RNG_THREE_FRY supports uint32 bits of "
+                                      "rank-0 and rank-1 shapes")
+        blocks, make = -(-words // 2), _threefry_blocks
     else:
-        blocks, make = -(-n // 4), _philox_blocks
+        blocks, make = -(-words // 4), _philox_blocks
     if blocks == 0:
-        return key, lax.full(shape, 0, np.uint32)
-    bits = lax.slice_in_dim(make(state, blocks), 0, n)
+        return key, lax.full(shape, 0, name)
+    bits = lax.slice_in_dim(make(state, blocks), 0, words)
+    if name == "uint64":
+        pairs = lax.convert_element_type(lax.reshape(bits, (n, 2)), name)
+        lo, hi = (lax.index_in_dim(pairs, j, axis=1, keepdims=False) for j in (0, 1))
+        bits = lax.bitwise_or(lax.shift_left(hi, lax.full((), 32, name)), lo)
+    elif name != "uint32":
+        bits = lax.convert_element_type(bits, name)
     return _advance(state, blocks), lax.reshape(bits, shape)

@@ -1,17 +1,21 @@
-"""`jax.random`: JAX's default PRNG (Threefry-2x32) and its samplers.
+"""`jax.random`: JAX's PRNG implementations and their samplers.
 
-Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
-(`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
-typed keys pass through `jit`, `vmap` and `grad` like any pytree. Every draw
-is built on the Rust `threefry2x32` primitive and follows JAX's algorithms and
-key consumption under JAX's current defaults (`jax_threefry_partitionable`).
+Keys are either raw `uint32[..., *key_shape]` arrays (`PRNGKey`) or typed key
+arrays (`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data
+(the implementation is its static part), so typed keys pass through `jit`,
+`vmap` and `grad` like any pytree. The implementations are JAX's, bit for
+bit: threefry2x32 (the default, on the Rust `threefry2x32` primitive),
+threefry4x32, philox2x32, philox4x32, rbg and unsafe_rbg; pick one with
+`key(seed, impl=name)` or `jax.default_prng_impl(name)` /
+`jax_default_prng_impl`. Draws follow JAX's algorithms and key consumption
+under JAX's current defaults (`jax_threefry_partitionable`).
 
-Modules: `_prng` (keys, the hash, bits and the basic samplers: uniform,
+Modules: `_prng` (keys, the implementation registry, Threefry-2x32, bits and the basic samplers: uniform,
 normal, randint, bernoulli, categorical, choice, permutation, ...) and
 `_distributions` (the gamma family, poisson / binomial / multinomial and the
-closed-form transforms).
+closed-form transforms), `_impls` (the other implementations).
 """
-from . import _distributions, _prng
+from . import _distributions, _impls, _keyops, _prng
 from ._distributions import (
     ball,
     beta,
@@ -50,7 +54,6 @@ from ._prng import (
     bits,
     categorical,
     choice,
-    concatenate_keys,
     exponential,
     fold_in,
     gumbel,
@@ -64,13 +67,15 @@ from ._prng import (
     randint,
     shuffle,
     split,
-    stack_keys,
     threefry2x32_p,
     threefry_2x32,
     truncated_normal,
     uniform,
-    where_keys,
     wrap_key_data,
 )
 
 __all__ = list(_prng.__all__) + list(_distributions.__all__)
+
+from .. import Array as _Array  # noqa: E402
+
+_Array.register(PRNGKeyArray)  # a typed key array is a jax.Array, as JAX's

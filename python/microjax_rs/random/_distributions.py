@@ -74,9 +74,9 @@ def _inexact(x):
 
 
 def key_dtype(impl=None):
-    """The dtype of typed keys of `impl` (only 'threefry2x32': `key<fry>`)."""
-    _r._check_impl(impl)
-    return _r._KEY_DTYPE
+    """The dtype of typed keys of `impl` (a name of `prngs`; None: the
+    default, `key<fry>` for Threefry-2x32)."""
+    return _r.KeyDType(_r._resolve_impl(impl))
 
 
 def clone(key):
@@ -398,12 +398,12 @@ def _random_gamma_impl(key, a, *, log_space=False):
     is split over the rest, as JAX's primitive."""
     from .._vmap import vmap
 
-    data = key._base if isinstance(key, _r.PRNGKeyArray) else jnp.asarray(key)
+    keys, _ = _r._check_prng_key("random_gamma", key, allow_batched=True)
     a = jnp.asarray(a)
-    lead = jnp.ndim(data) - 1
+    lead = keys.ndim
     if lead == 0:
-        return _gamma_draws(data, a, log_space)
-    flat_keys = jnp.reshape(data, (-1, 2))
+        return _gamma_draws(keys, a, log_space)
+    flat_keys = keys.reshape(-1)
     rest = tuple(jnp.shape(a))[lead:]
     flat_a = jnp.reshape(a, (-1, *rest))
     draws = vmap(lambda k, al: _gamma_draws(k, al, log_space))(flat_keys, flat_a)
@@ -568,6 +568,9 @@ def poisson(key, lam, shape=None, dtype=None):
     PTRS rejection sampler above (both loops over the whole array)."""
     data, _ = _r._check_prng_key("poisson", key)
     dname = _dtype("poisson", dtype, kind="int")
+    if data._impl.name != "threefry2x32":
+        raise NotImplementedError("`poisson` is only implemented for the threefry2x32 RNG, "
+                                  f"not {data._impl.name}")
     shape = tuple(jnp.shape(lam)) if shape is None else _r._canonical_shape(shape)
     lam = lax.convert_element_type(jnp.broadcast_to(jnp.asarray(lam), shape), "float32")
     use_knuth = jnp.isnan(lam) | (lam < 10)

@@ -1,17 +1,21 @@
-"""`jax.random`'s keys, bits and basic samplers: JAX's default PRNG
-(Threefry-2x32), bit for bit.
+"""`jax.random`'s keys, the PRNG implementation registry, JAX's default
+PRNG (Threefry-2x32) bit for bit, bits and the basic samplers.
 
-Keys are either raw `uint32[..., 2]` arrays (`PRNGKey`) or typed key arrays
-(`key`), a `PRNGKeyArray` whose one pytree leaf is that same raw data, so
-typed keys pass through `jit`, `vmap` and `grad` like any pytree. Every draw
-is built on the Rust `threefry2x32` primitive and follows JAX's algorithms
-under JAX's current defaults (`jax_threefry_partitionable=True`: counters are
-the row-major element index as a 64-bit number split into two words); the
-older scheme is kept behind that flag, as in JAX.
+Keys are either raw `uint32[..., *key_shape]` arrays (`PRNGKey`) or typed key
+arrays (`key`), a `PRNGKeyArray` of one implementation (`PRNGImpl`: its key
+shape, seed, split, fold_in and random_bits) whose one pytree leaf is the raw
+data, so typed keys pass through `jit`, `vmap` and `grad` like any pytree
+(`jax.tree.map` still hands a key array whole to its function, as JAX). Raw
+keys are read as keys of the default implementation (`jax_default_prng_impl`).
+The samplers draw through `_split_data`, `_fold_in_data` and `_random_bits`,
+whatever the implementation; Threefry follows JAX's current defaults
+(`jax_threefry_partitionable=True`: counters are the row-major element index
+as a 64-bit number split into two words); the older scheme is kept behind
+that flag, as in JAX. The other implementations are in `_impls`.
 """
 import math
 import operator
-import types
+import typing
 import warnings
 from collections.abc import Sequence
 
@@ -19,11 +23,10 @@ import numpy as np
 
 from .. import core, dtypes, lax
 from .. import numpy as jnp
-from .._src.numpy import util as _jnp_util
 from ..config import config
 from ..core import Primitive
 from ..errors import ConcretizationTypeError
-from ..tree_util import register_pytree_node
+from ..tree_util import _register_array_node, register_pytree_node
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
@@ -40,16 +43,82 @@ _FLOAT_BITS = {"float16": (16, 10), "bfloat16": (16, 7), "float32": (32, 23), "f
 
 
 # ----------------------------------------------------------------------------
-# Typed keys
+# PRNG implementations and typed keys
+
+
+class PRNGImpl(typing.NamedTuple):
+    """One PRNG implementation (JAX's `prng.PRNGImpl`): the shape of one key's
+    uint32 data and the functions on the data of one key: `seed(seed)` (an
+    integer scalar), `split(data, shape)`,
+    `random_bits(data, bit_width, shape)` and `fold_in(data, uint32 scalar)`."""
+
+    key_shape: tuple
+    seed: typing.Callable
+    split: typing.Callable
+    random_bits: typing.Callable
+    fold_in: typing.Callable
+    name: str = "<unnamed>"
+    tag: str = "?"
+
+    def __hash__(self):
+        return hash(self.tag)
+
+    def __str__(self):
+        return self.name
+
+    def pprint(self):
+        return f"PRNGImpl[{self.name}]"
+
+
+prngs = {}
+
+
+def register_prng(impl):
+    """Adds `impl` to the implementations `key(seed, impl=name)` accepts."""
+    if impl.name in prngs:
+        raise ValueError(f"PRNG with name {impl.name} already registered: {impl}")
+    prngs[impl.name] = impl
+
+
+def default_prng_impl():
+    """The implementation named by `jax_default_prng_impl`."""
+    return prngs[config.read("jax_default_prng_impl")]
+
+
+def _resolve_impl(impl):
+    """The `PRNGImpl` named / given by `impl` (None: the default one)."""
+    if impl is None:
+        return default_prng_impl()
+    if isinstance(impl, PRNGImpl):
+        return impl
+    if isinstance(impl, KeyDType):
+        return impl._impl
+    if isinstance(impl, PRNGSpec):
+        return impl._impl
+    if isinstance(impl, str):
+        if impl in prngs:
+            return prngs[impl]
+        names = ", ".join(f'"{n}"' for n in prngs)
+        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: {names}?')
+    raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
 
 
 class KeyDType:
-    """The dtype of typed Threefry keys (`key<fry>`)."""
+    """The dtype of typed keys of one implementation (`key<fry>`, `key<rbg>`, ...)."""
 
-    name = "key<fry>"
     type = dtypes.prng_key
     kind = "V"
-    itemsize = 8
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @property
+    def name(self):
+        return f"key<{self._impl.tag}>"
+
+    @property
+    def itemsize(self):
+        return 4 * math.prod(self._impl.key_shape)
 
     def __repr__(self):
         return self.name
@@ -57,26 +126,32 @@ class KeyDType:
     __str__ = __repr__
 
     def __eq__(self, other):
-        return isinstance(other, KeyDType) or other == self.name
+        return isinstance(other, KeyDType) and other._impl.name == self._impl.name
 
     def __hash__(self):
         return hash(self.name)
 
 
-_KEY_DTYPE = KeyDType()
-
-
 class PRNGKeyArray:
-    """A typed key array: shape `data.shape[:-1]`, dtype `key<fry>`."""
+    """A typed key array of implementation `impl`: shape
+    `data.shape[:-len(impl.key_shape)]`, dtype `key<tag>`."""
 
-    __slots__ = ("_base",)
+    __slots__ = ("_impl", "_base")
 
-    def __init__(self, base):
+    def __init__(self, impl, base):
+        self._impl = impl
         self._base = base
+
+    def _wrap(self, base):
+        return PRNGKeyArray(self._impl, base)
+
+    @property
+    def _trail(self):
+        return len(self._impl.key_shape)
 
     @property
     def shape(self):
-        return tuple(jnp.shape(self._base)[:-1])
+        return tuple(jnp.shape(self._base)[:jnp.ndim(self._base) - self._trail])
 
     @property
     def ndim(self):
@@ -88,7 +163,44 @@ class PRNGKeyArray:
 
     @property
     def dtype(self):
-        return _KEY_DTYPE
+        return KeyDType(self._impl)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.itemsize * self.size
+
+    @property
+    def _base_array(self):
+        return self._base
+
+    # Placement and lifetime are the data's.
+    @property
+    def device(self):
+        return self._base.device
+
+    @property
+    def sharding(self):
+        return self._base.sharding
+
+    def devices(self):
+        return self._base.devices()
+
+    def on_device_size_in_bytes(self):
+        return self._base.on_device_size_in_bytes()
+
+    def delete(self):
+        self._base.delete()
+
+    def is_deleted(self):
+        return self._base.is_deleted()
+
+    def copy_to_host_async(self):
+        """Host arrays are already on the host: nothing to start."""
+        return None
 
     def __len__(self):
         if not self.shape:
@@ -99,18 +211,34 @@ class PRNGKeyArray:
         if not isinstance(idx, tuple):
             idx = (idx,)
         if any(i is Ellipsis for i in idx):
-            raise IndexError("indexing typed PRNG keys with an ellipsis is not supported")
-        return PRNGKeyArray(self._base[idx + (slice(None),)])
+            n_ell = sum(i is Ellipsis for i in idx)
+            if n_ell > 1:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            used = sum(i is not None and i is not Ellipsis for i in idx)
+            at = next(j for j, i in enumerate(idx) if i is Ellipsis)
+            idx = idx[:at] + (slice(None),) * max(self.ndim - used, 0) + idx[at + 1:]
+        used = sum(i is not None for i in idx)
+        if used > self.ndim:
+            raise IndexError(f"Too many indices: {self.ndim}-dimensional array indexed with "
+                             f"{used} regular indices.")
+        idx = idx + (slice(None),) * (self.ndim - used)
+        return self._wrap(self._base[idx + (slice(None),) * self._trail])
 
     def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
         return (self[i] for i in range(len(self)))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return PRNGKeyArray(jnp.reshape(self._base, tuple(shape) + (2,)))
+        shape = tuple(int(d) for d in shape)
+        if -1 in shape:
+            known = math.prod(d for d in shape if d != -1)
+            shape = tuple(self.size // known if d == -1 else d for d in shape)
+        return self._wrap(jnp.reshape(self._base, shape + self._impl.key_shape))
 
-    def ravel(self):
+    def ravel(self, order="C"):
         return self.reshape((self.size,))
 
     flatten = ravel
@@ -119,109 +247,188 @@ class PRNGKeyArray:
         shape = self.shape
         axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else \
             tuple(a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,)))
-        return PRNGKeyArray(jnp.squeeze(self._base, axes))
+        return self._wrap(jnp.squeeze(self._base, axes))
 
     def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         axes = axes or tuple(reversed(range(self.ndim)))
-        return PRNGKeyArray(jnp.transpose(self._base, tuple(a % self.ndim for a in axes)
-                                          + (self.ndim,)))
+        tail = tuple(range(self.ndim, self.ndim + self._trail))
+        return self._wrap(jnp.transpose(self._base, tuple(a % self.ndim for a in axes) + tail))
 
     @property
     def T(self):
         return self.transpose()
 
+    @property
+    def at(self):
+        from ._keyops import KeyAt
+
+        return KeyAt(self)
+
+    def copy(self):
+        return self._wrap(jnp.array(self._base, copy=True))
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def block_until_ready(self):
+        if hasattr(self._base, "block_until_ready"):
+            self._base.block_until_ready()
+        return self
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__!r}")
+
+    def __eq__(self, other):
+        return _key_compare(self, other, jnp.equal)
+
+    def __ne__(self, other):
+        return _key_compare(self, other, jnp.not_equal)
+
+    # Arithmetic on keys raises JAX's TypeError ("add does not accept dtypes key<fry>, int32.").
+    def __add__(self, other):
+        return jnp.add(self, other)
+
+    def __radd__(self, other):
+        return jnp.add(other, self)
+
+    def __sub__(self, other):
+        return jnp.subtract(self, other)
+
+    def __rsub__(self, other):
+        return jnp.subtract(other, self)
+
+    def __mul__(self, other):
+        return jnp.multiply(self, other)
+
+    def __rmul__(self, other):
+        return jnp.multiply(other, self)
+
+    def __neg__(self):
+        return jnp.negative(self)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("JAX array with PRNGKey dtype cannot be converted to a NumPy array. "
+                        "Use jax.random.key_data(arr) if you wish to extract the underlying "
+                        "integer array.")
+
     def __repr__(self):
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base}"
 
 
-register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, xs: PRNGKeyArray(xs[0]))
+def _key_compare(x, y, op):
+    """`keys == keys` / `!=`: elementwise over the key shape (all words equal)."""
+    if not (_is_typed(x) and _is_typed(y)) or x._impl.name != y._impl.name:
+        raise TypeError(f"{op.__name__} does not accept dtypes {_dtype_text(x)}, {_dtype_text(y)}.")
+    axes = tuple(range(-x._trail, 0))
+    eq = jnp.all(jnp.equal(x._base, y._base), axis=axes)
+    return eq if op is jnp.equal else jnp.logical_not(eq)
 
 
-def _key_axis(axis, ndim):
-    """A key-shape axis as an axis of the raw data (whose last axis is the pair)."""
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for key array of dimension {ndim}")
-    return axis % ndim
+def _dtype_text(x):
+    return str(x.dtype) if hasattr(x, "dtype") else type(x).__name__
 
 
-def _only_keys(arrays, what):
-    arrays = list(arrays)
-    if not all(_is_typed(a) for a in arrays):
-        raise TypeError(f"jnp.{what}: cannot mix typed PRNG key arrays with other arrays")
-    return [a._base for a in arrays]
-
-
-def concatenate_keys(arrays, axis=0):
-    """`jnp.concatenate` of typed key arrays (along a key axis)."""
-    bases = _only_keys(arrays, "concatenate")
-    nd = arrays[0].ndim
-    if nd == 0:
-        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    return PRNGKeyArray(jnp.concatenate(bases, axis=_key_axis(axis, nd)))
-
-
-def stack_keys(arrays, axis=0):
-    """`jnp.stack` of typed key arrays: a new key axis."""
-    bases = _only_keys(arrays, "stack")
-    return PRNGKeyArray(jnp.stack(bases, axis=_key_axis(axis, arrays[0].ndim + 1)))
-
-
-def where_keys(condition, x, y):
-    """`jnp.where(c, keys1, keys2)`: keys chosen per element of `c` (broadcast
-    against the key shape, never the pair axis)."""
-    bx, by = _only_keys((x, y), "where")
-    c = jnp.expand_dims(jnp.asarray(condition), -1)
-    return PRNGKeyArray(jnp.where(c, bx, by))
-
-
-# jnp.concatenate / stack / where of typed key arrays come here.
-_jnp_util.register_key_array(PRNGKeyArray, types.SimpleNamespace(
-    concatenate_keys=concatenate_keys, stack_keys=stack_keys, where_keys=where_keys))
+register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
+                     lambda impl, xs: PRNGKeyArray(impl, xs[0]))
+_register_array_node(PRNGKeyArray)
 
 
 def _is_typed(k):
     return isinstance(k, PRNGKeyArray)
 
 
-def _check_key_data(data):
-    """JAX's checks of raw key data (`random_wrap`)."""
-    shape = jnp.shape(data)
-    if len(shape) < 1:
-        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; "
-                        f"got ndim={len(shape)}")
-    if shape[-1:] != (2,):
+def _check_key_data(data, impl):
+    """JAX's checks of raw key data of `impl` (`random_wrap`)."""
+    shape = tuple(jnp.shape(data))
+    kshape = impl.key_shape
+    if len(shape) < len(kshape):
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.ndim >= "
+                        f"{len(kshape)}; got ndim={len(shape)}")
+    if shape[len(shape) - len(kshape):] != kshape:
         raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
-                        f"with (2,); got shape={shape} for impl=threefry2x32")
+                        f"with {kshape}; got shape={shape} for impl={impl.name}")
     name = core.get_aval(data).dtype_name
     if name != "uint32":
         raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
                         f"got dtype={name}")
 
 
+def _legacy_key_check(k):
+    mode = config.read("jax_legacy_prng_key")
+    if mode == "allow":
+        return
+    msg = ("Legacy uint32 key array passed as key to jax.random function. Please create keys "
+           "using jax.random.key(). If use of a raw key array was intended, set "
+           "jax_legacy_prng_key=\"allow\".")
+    if mode == "warn":
+        warnings.warn(msg, UserWarning, stacklevel=3)
+    elif mode == "error":
+        raise ValueError(msg)
+
+
 def _check_prng_key(name, k, allow_batched=False):
-    """The raw data of a key (typed or raw) and whether it was raw."""
+    """A typed key array of `k` (typed keys as they are; raw data wrapped with
+    the default implementation) and whether `k` was raw."""
     if _is_typed(k):
-        data, raw = k._base, False
+        key, raw = k, False
     elif isinstance(k, (core.ArrayImpl, core.Tracer, np.ndarray, np.generic, list, tuple)):
-        data, raw = jnp.asarray(k), True
-        _check_key_data(data)
+        data = jnp.asarray(k)
+        impl = default_prng_impl()
+        _check_key_data(data, impl)
+        _legacy_key_check(k)
+        key, raw = PRNGKeyArray(impl, data), True
     else:
         raise TypeError(f"unexpected PRNG key type {type(k)}")
-    kshape = tuple(jnp.shape(data)[:-1])
-    if kshape and not allow_batched:
+    if key.shape and not allow_batched:
         raise TypeError(f"{name} accepts a single key, but was given a key array of shape "
-                        f"{kshape} != (). Use jax.vmap for batching.")
-    return data, raw
+                        f"{key.shape} != (). Use jax.vmap for batching.")
+    return key, raw
 
 
-def _return_keys(raw, data):
-    return data if raw else PRNGKeyArray(data)
+def _return_keys(raw, key):
+    return key._base if raw else key
 
 
 # ----------------------------------------------------------------------------
-# The hash and the key operations (JAX's `prng.py`)
+# Key operations of any implementation (JAX's `random_split`, `random_fold_in`,
+# `random_bits`): batched keys map over their leading axes.
+
+
+def _map_keys(key, fn):
+    """`fn(data of one key)` for every key of `key` (vmapped over its shape)."""
+    if not key.shape:
+        return fn(key._base)
+    from .._vmap import vmap
+
+    flat = jnp.reshape(key._base, (key.size,) + key._impl.key_shape)
+    out = vmap(fn)(flat)
+    return jnp.reshape(out, key.shape + tuple(jnp.shape(out)[1:]))
+
+
+def _split_data(key, shape):
+    """Keys of `shape` split from each key of `key`."""
+    return key._wrap(_map_keys(key, lambda d: key._impl.split(d, shape)))
+
+
+def _fold_in_data(key, x):
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        x = np.uint32(int(x) & 0xFFFFFFFF)
+    x = lax.convert_element_type(jnp.asarray(x), "uint32")
+    return key._wrap(_map_keys(key, lambda d: key._impl.fold_in(d, x)))
+
+
+def _random_bits(key, bit_width, shape):
+    """Uniform random bits of `bit_width` (8/16/32/64) and `shape` from each
+    key of `key`."""
+    return _map_keys(key, lambda d: key._impl.random_bits(d, bit_width, shape))
+
+
+# ----------------------------------------------------------------------------
+# Threefry-2x32 (JAX's default implementation)
 
 
 def threefry_2x32(keypair, count):
@@ -230,7 +437,7 @@ def threefry_2x32(keypair, count):
     `threefry_2x32`: an odd count is padded with one zero)."""
     k0, k1 = keypair[0], keypair[1]
     count = jnp.asarray(count)
-    names = [core.get_aval(x).dtype_name for x in (k0, k1, count)]
+    names = [core.get_aval(jnp.asarray(x)).dtype_name for x in (k0, k1, count)]
     if any(n != "uint32" for n in names):
         raise TypeError(f"threefry_2x32 requires uint32 arguments, got {names}")
     flat = jnp.ravel(count)
@@ -238,7 +445,7 @@ def threefry_2x32(keypair, count):
     if n % 2:
         flat = jnp.concatenate([flat, jnp.zeros((1,), "uint32")])
     half = jnp.shape(flat)[0] // 2
-    y0, y1 = threefry2x32_p.bind(k0, k1, flat[:half], flat[half:])
+    y0, y1 = threefry2x32_p.bind(jnp.asarray(k0), jnp.asarray(k1), flat[:half], flat[half:])
     out = jnp.concatenate([y0, y1])
     return jnp.reshape(out[:n], jnp.shape(count))
 
@@ -258,7 +465,7 @@ def _hash_shape(data, shape):
     return threefry2x32_p.bind(k0, k1, hi, lo)
 
 
-def _split_data(data, shape):
+def _threefry_split(data, shape):
     if config.read("jax_threefry_partitionable"):
         b0, b1 = _hash_shape(data, shape)
         return jnp.stack([b0, b1], axis=len(shape))
@@ -267,17 +474,13 @@ def _split_data(data, shape):
     return jnp.reshape(threefry_2x32(data, counts), (*shape, 2))
 
 
-def _fold_in_data(data, x):
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        x = np.uint32(int(x) & 0xFFFFFFFF)
-    x = lax.convert_element_type(jnp.asarray(x), "uint32")
+def _threefry_fold_in(data, x):
     # JAX hashes the seed key (0, x) of `x` as a count array.
     return threefry_2x32(data, jnp.stack([jnp.zeros((), "uint32"), x]))
 
 
-def _random_bits(data, bit_width, shape):
-    """Uniform random bits of `bit_width` (8/16/32/64) and `shape` (JAX's
-    `threefry_random_bits`)."""
+def _threefry_random_bits(data, bit_width, shape):
+    """Threefry bits (JAX's `threefry_random_bits`)."""
     dtype = _UINT[bit_width]
     if config.read("jax_threefry_partitionable"):
         b0, b1 = _hash_shape(data, shape)
@@ -309,6 +512,11 @@ def _random_bits_original(data, bit_width, shape):
         parts = lax.bitwise_and(parts, jnp.asarray(np.iinfo(dtype).max, "uint32"))
         words = lax.convert_element_type(jnp.ravel(parts), dtype)[:size]
     return jnp.reshape(words, shape)
+
+
+register_prng(PRNGImpl(
+    key_shape=(2,), seed=lambda seed: _seed_words(seed, "key"), split=_threefry_split,
+    random_bits=_threefry_random_bits, fold_in=_threefry_fold_in, name="threefry2x32", tag="fry"))
 
 
 # ----------------------------------------------------------------------------
@@ -351,61 +559,90 @@ def _check_seed(seed, name):
                         f"{jnp.shape(seed)} != (). Use jax.vmap for batching")
 
 
+def _impl_of(impl, dtype):
+    """The implementation of `key(..., impl=, dtype=)` (at most one given)."""
+    if impl is not None and dtype is not None:
+        raise ValueError("Cannot specify both `impl` and `dtype`.")
+    if dtype is not None:
+        if isinstance(dtype, KeyDType):
+            return dtype._impl
+        if isinstance(dtype, str) and dtype in prngs:
+            return prngs[dtype]
+        raise TypeError(f"dtype={dtype!r} is not a PRNG key dtype")
+    return _resolve_impl(impl)
+
+
 def PRNGKey(seed, *, impl=None):
-    """A raw key: `uint32[2]` data `(0, seed)` (a 64-bit seed under x64 keeps
-    its high word)."""
-    _check_impl(impl)
+    """A raw key: the `uint32[*key_shape]` data of `key(seed, impl=impl)`
+    (Threefry: `(0, seed)`; a 64-bit seed under x64 keeps its high word)."""
+    impl = _resolve_impl(impl)
     _check_seed(seed, "PRNGKey")
-    return _seed_words(seed, "PRNGKey")
+    return impl.seed(_offset_seed(seed))
 
 
-def key(seed, *, impl=None):
-    """A typed key (dtype `key<fry>`, shape `()`)."""
-    _check_impl(impl)
+def key(seed, *, impl=None, dtype=None):
+    """A typed key of shape `()` (dtype `key<fry>` for the default Threefry)."""
+    impl = _impl_of(impl, dtype)
     _check_seed(seed, "key")
-    return PRNGKeyArray(_seed_words(seed, "key"))
+    return PRNGKeyArray(impl, impl.seed(_offset_seed(seed)))
 
 
-def _check_impl(impl):
-    if impl not in (None, "threefry2x32"):
-        raise ValueError(f"unrecognized PRNG implementation {impl!r}; only 'threefry2x32' "
-                         "is available")
+def _offset_seed(seed):
+    offset = config.read("jax_random_seed_offset")
+    if not offset:
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return int(seed) + offset
+    return jnp.asarray(seed) + offset
 
 
 def key_data(keys):
-    """The raw `uint32[..., 2]` data of typed (or raw) keys."""
-    data, _ = _check_prng_key("key_data", keys, allow_batched=True)
-    return data
+    """The raw `uint32[..., *key_shape]` data of typed (or raw) keys."""
+    key, _ = _check_prng_key("key_data", keys, allow_batched=True)
+    return key._base
 
 
-def wrap_key_data(key_bits_array, *, impl=None):
-    """Typed keys over raw key data `uint32[..., 2]`."""
-    _check_impl(impl)
+def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
+    """Typed keys over raw key data `uint32[..., *key_shape]`."""
+    impl = _impl_of(impl, dtype)
+    if _is_typed(key_bits_array):
+        raise TypeError("wrap_key_data accepts only uint32 key data, got a typed key array")
     data = jnp.asarray(key_bits_array)
-    _check_key_data(data)
-    return PRNGKeyArray(data)
+    _check_key_data(data, impl)
+    return PRNGKeyArray(impl, data)
 
 
 def key_impl(keys):
-    _check_prng_key("key_impl", keys, allow_batched=True)
-    return "threefry2x32"
+    """The name of the implementation of `keys` (typed; raw keys: the default)."""
+    key, _ = _check_prng_key("key_impl", keys, allow_batched=True)
+    return PRNGSpec(key._impl)
+
+
+class PRNGSpec(str):
+    """The implementation `key_impl` names: a string of its name that also
+    gives the `PRNGImpl` (`key(0, impl=key_impl(k))`)."""
+
+    def __new__(cls, impl):
+        self = super().__new__(cls, impl.name)
+        self._impl = impl
+        return self
 
 
 def split(key, num=2):
     """`num` (an int or a shape) new keys from one key."""
-    data, raw = _check_prng_key("split", key)
+    key, raw = _check_prng_key("split", key)
     shape = tuple(operator.index(n) for n in num) if isinstance(num, Sequence) \
         else (operator.index(num),)
-    return _return_keys(raw, _split_data(data, shape))
+    return _return_keys(raw, _split_data(key, shape))
 
 
 def fold_in(key, data):
     """A new key from `key` and the integer `data`."""
-    kdata, raw = _check_prng_key("fold_in", key)
+    key, raw = _check_prng_key("fold_in", key)
     if np.ndim(data) if not isinstance(data, (core.ArrayImpl, core.Tracer)) else jnp.ndim(data):
         raise TypeError("fold_in accepts a scalar, but was given an array of"
                         f"shape {jnp.shape(data)} != (). Use jax.vmap for batching.")
-    return _return_keys(raw, _fold_in_data(kdata, data))
+    return _return_keys(raw, _fold_in_data(key, data))
 
 
 def _split2(data):
@@ -451,6 +688,8 @@ def _float_dtype(name, dtype):
 def bits(key, shape=(), dtype=None):
     """Uniform random unsigned integers (default uint32, uint64 under x64)."""
     data, _ = _check_prng_key("bits", key)
+    if dtype is not None:
+        dtypes.check_user_dtype_supported(dtype, "bits")
     dname = dtypes.canonical_name(dtypes.dtype_name(dtype if dtype is not None else "uint64"))
     if not dname.startswith("uint"):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dname}")

@@ -6,10 +6,11 @@ import builtins
 
 import numpy as _np
 
+from ..key_arrays import keys_through as _keys_through
 from ... import _core, core, dtypes as _dt, lax
 from ...core import ArrayImpl, Tracer
 from .util import (_SCALARS, _arr, _aval, _axes_arg, _broadcast_shapes, _broadcast_to_shape, _canon_axis,
-                   _concat, _const, _name, _promote, _promote_dtypes, _rev, _shape_tuple, _typed_keys)
+                   _concat, _const, _name, _promote, _promote_dtypes, _rev, _shape_tuple)
 
 
 # -- constants -----------------------------------------------------------------
@@ -21,6 +22,7 @@ newaxis = None
 
 # -- array construction --------------------------------------------------------
 
+@_keys_through
 def asarray(a, dtype=None, copy=None):
     if isinstance(a, Tracer):
         return a if dtype is None else astype(a, dtype)
@@ -48,6 +50,7 @@ def _flat(xs):
             yield x
 
 
+@_keys_through
 def array(object, dtype=None, copy=True, ndmin=0):
     out = asarray(object, dtype=dtype)
     if ndmin and out.ndim < ndmin:
@@ -66,14 +69,17 @@ def _creation_dtype(dtype):
     return _dt.default_float_name() if dtype is None else _name(dtype)
 
 
+@_keys_through
 def zeros(shape, dtype=None):
     return _core.full(_creation_shape(shape), 0, _creation_dtype(dtype), False)
 
 
+@_keys_through
 def ones(shape, dtype=None):
     return _core.full(_creation_shape(shape), 1, _creation_dtype(dtype), False)
 
 
+@_keys_through
 def full(shape, fill_value, dtype=None):
     if dtype is None:
         fv = asarray(fill_value) if not isinstance(fill_value, Tracer) else fill_value
@@ -81,28 +87,36 @@ def full(shape, fill_value, dtype=None):
             return broadcast_to(fv, _shape_tuple(shape))
         av = _aval(fv)
         return _core.full(_creation_shape(shape), fv.item(), av.dtype_name, av.weak_type)
+    if _np.ndim(fill_value) if not isinstance(fill_value, (ArrayImpl, Tracer)) else _aval(fill_value).shape:
+        # An array fill value broadcasts to `shape` (lax.full takes scalars only).
+        return broadcast_to(asarray(fill_value, dtype=dtype), _shape_tuple(shape))
     return lax.full(_shape_tuple(shape), fill_value, _name(dtype))
 
 
+@_keys_through
 def empty(shape, dtype=None):
     return zeros(shape, dtype)
 
 
+@_keys_through
 def zeros_like(a, dtype=None, shape=None):
     av = _aval(a)
     return zeros(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
 
 
+@_keys_through
 def ones_like(a, dtype=None, shape=None):
     av = _aval(a)
     return ones(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
 
 
+@_keys_through
 def full_like(a, fill_value, dtype=None, shape=None):
     av = _aval(a)
     return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype)
 
 
+@_keys_through
 def empty_like(prototype, dtype=None, shape=None):
     return zeros_like(prototype, dtype=dtype, shape=shape)
 
@@ -162,6 +176,7 @@ def size(a, axis=None):
     return n
 
 
+@_keys_through
 def reshape(a, newshape=None, order="C", *, shape=None):
     if shape is not None:
         newshape = shape
@@ -195,6 +210,7 @@ def reshape(a, newshape=None, order="C", *, shape=None):
     return lax.reshape(a, newshape)
 
 
+@_keys_through
 def ravel(a, order="C"):
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
@@ -211,6 +227,7 @@ def _ravel_unless_axis(a, axis):
     return a, av, _canon_axis(axis, av.ndim)
 
 
+@_keys_through
 def transpose(a, axes=None):
     a = asarray(a) if not isinstance(a, Tracer) else a
     nd = _aval(a).ndim
@@ -218,6 +235,7 @@ def transpose(a, axes=None):
     return lax.transpose(a, perm)
 
 
+@_keys_through
 def swapaxes(a, axis1, axis2):
     nd = _aval(a).ndim
     perm = list(range(nd))
@@ -226,6 +244,7 @@ def swapaxes(a, axis1, axis2):
     return lax.transpose(a, perm)
 
 
+@_keys_through
 def squeeze(a, axis=None):
     av = _aval(a)
     if axis is None:
@@ -236,6 +255,7 @@ def squeeze(a, axis=None):
     return lax.squeeze(a, dims)
 
 
+@_keys_through
 def expand_dims(a, axis):
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return lax.expand_dims(a, axes)
@@ -245,6 +265,7 @@ def broadcast_shapes(*shapes):
     return _broadcast_shapes(*[tuple(s) for s in shapes])
 
 
+@_keys_through
 def broadcast_to(array, shape):
     (a,) = _promote(array) if type(array) in _SCALARS else (asarray(array),)
     shape = _shape_tuple(shape)
@@ -261,6 +282,7 @@ def matrix_transpose(x, /):
     return swapaxes(x, -1, -2)
 
 
+@_keys_through
 def moveaxis(a, source, destination):
     a = _arr(a)
     nd = _aval(a).ndim
@@ -285,6 +307,7 @@ def rollaxis(a, axis, start=0):
     return moveaxis(a, axis, start)
 
 
+@_keys_through
 def broadcast_arrays(*args):
     arrs = [_arr(a) for a in args]
     shape = _broadcast_shapes(*(_aval(a).shape for a in arrs))
@@ -336,9 +359,8 @@ def _concat_prep(arrays, what):
     return _promote_dtypes(*arrs)
 
 
+@_keys_through
 def concatenate(arrays, axis=0, dtype=None):
-    if isinstance(arrays, (list, tuple)) and (keys := _typed_keys(*arrays)):
-        return keys.concatenate_keys(arrays, axis)
     arrs = _concat_prep(arrays, "concatenate")
     if dtype is not None:
         arrs = [astype(a, dtype) for a in arrs]
@@ -363,9 +385,8 @@ def concatenate(arrays, axis=0, dtype=None):
 concat = concatenate
 
 
+@_keys_through
 def stack(arrays, axis=0, out=None, dtype=None):
-    if isinstance(arrays, (list, tuple)) and (keys := _typed_keys(*arrays)):
-        return keys.stack_keys(arrays, axis)
     arrs = _concat_prep(arrays, "stack")
     shape0 = _aval(arrs[0]).shape
     for a in arrs[1:]:
@@ -444,6 +465,7 @@ def rot90(m, k=1, axes=(0, 1)):
     return _rev(lax.transpose(m, perm), (a1,))
 
 
+@_keys_through
 def tile(A, reps):
     a = _arr(A)
     reps = (int(reps),) if isinstance(reps, (int, _np.integer)) else tuple(int(r) for r in reps)

@@ -4,6 +4,7 @@ import builtins
 
 import numpy as _np
 
+from ..key_arrays import keys_through as _keys_through
 from ... import core, lax
 from ...core import ArrayImpl, Tracer
 from .indexing import _slice_axis, _take_static
@@ -413,6 +414,7 @@ def _obj_check(fn, obj, pos):
         raise TypeError(f"{fn} requires ndarray or scalar arguments, got {type(obj)} at position {pos}.")
 
 
+@_keys_through
 def append(arr, values, axis=None):
     """`values` joined to the end of `arr` (both flattened when `axis` is None)."""
     arr, values = _arr(arr), _arr(values)

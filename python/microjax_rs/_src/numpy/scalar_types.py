@@ -6,6 +6,7 @@ import builtins as _builtins
 
 import numpy as _np
 
+from ..key_arrays import keys_through as _keys_through
 from ... import dtypes as _dt
 from ...core import ArrayImpl, Tracer
 from .lax_numpy import asarray
@@ -49,6 +50,7 @@ complexfloating = _np.complexfloating
 
 # -- dtype queries -------------------------------------------------------------
 
+@_keys_through
 def result_type(*args):
     """JAX's result type of mixed arrays, scalars and dtypes (weak scalars lose to arrays)."""
     if not args:
@@ -95,13 +97,24 @@ _ABSTRACT_FLOAT = (_np.floating, _np.inexact, _np.number, _np.generic)
 
 def issubdtype(arg1, arg2):
     """As jnp.issubdtype; bfloat16 is a floating type; jnp scalar types work."""
+    key_type = getattr(getattr(arg1, "dtype", None), "type", None)
+    if isinstance(key_type, type) and issubclass(key_type, _dt.extended):
+        # An array of an extended dtype (typed PRNG keys) is not a dtype, as JAX under NumPy 2.4.
+        import warnings
+
+        warnings.warn("Implicit conversion of an array to a dtype is deprecated; rather than dtype=arr "
+                      "use dtype=arr.dtype. In the future this will result in an error.", DeprecationWarning,
+                      stacklevel=2)
+        raise ValueError(f"Could not convert {arg1!r} to a NumPy dtype (via `.__numpy_dtype__` value "
+                         f"{arg1.dtype}).")
     a1, a2 = _dtype_arg(arg1), _dtype_arg(arg2)
     if a1 is None:
         return False
     if isinstance(a2, type) and issubclass(a2, _dt.extended):
         return isinstance(getattr(a1, "type", None), type) and issubclass(a1.type, a2)
     if isinstance(getattr(a1, "type", None), type) and issubclass(a1.type, _dt.extended):
-        return a1 == a2
+        # An extended dtype (a PRNG key's) is a subtype of itself and of np.generic only.
+        return a1 == a2 or a2 is _np.generic
     if isinstance(a2, type) and issubclass(a2, _np.generic) and a2 in (
             _np.generic, _np.number, _np.inexact, _np.floating, _np.integer, _np.signedinteger,
             _np.unsignedinteger, _np.bool_, _np.complexfloating):

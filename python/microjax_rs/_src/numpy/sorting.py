@@ -9,6 +9,7 @@ import builtins
 
 import numpy as _np
 
+from ..key_arrays import keys_through as _keys_through
 from ... import core, dtypes as _dt, lax
 from ...core import Tracer
 from .indexing import _take_dynamic, _take_static, take_along_axis
@@ -16,7 +17,7 @@ from .lax_numpy import full_like, ravel, reshape, stack, zeros, zeros_like
 from .reductions import all, any, cumsum
 from .ufuncs import _to_bool, _where, ceil, clip, floor, isnan, round
 from .util import (_SCALARS, _and, _arr, _aval, _axes_arg, _canon_axis, _const, _is_bool, _is_float, _is_int, _not,
-                   _or, _promote_dtypes, _promote_dtypes_inexact, _promote_inexact, _static_int, _typed_keys)
+                   _or, _promote_dtypes, _promote_dtypes_inexact, _promote_inexact, _static_int)
 
 
 # -- sorting -------------------------------------------------------------------
@@ -195,13 +196,12 @@ def argwhere(a, *, size=None, fill_value=None):
     return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
 
 
+@_keys_through
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where")
-    if keys := _typed_keys(x, y):
-        return keys.where_keys(condition, x, y)
     return _where(condition, x, y)
 
 

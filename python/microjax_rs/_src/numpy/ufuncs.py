@@ -108,7 +108,7 @@ def _unary(lax_fn, inexact=True, name=None):
             if stack:  # nothing to promote: bind in the innermost trace
                 return stack[-1].process_primitive(prim, (x,), {})
             return lax_fn(x)
-        (a,) = (_promote_inexact if inexact else _promote)(x)
+        (a,) = (_promote_inexact if inexact else _promote)(x, op=lax_fn.__name__)
         return lax_fn(a)
 
     fn.__name__ = name or lax_fn.__name__

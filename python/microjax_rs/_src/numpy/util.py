@@ -100,7 +100,35 @@ def _promote_dtypes(*args):
 
 def _promote(*args, op=None):
     """Promotes dtypes (JAX's lattice) then shapes (NumPy broadcasting)."""
-    return _promote_shapes(_promote_dtypes(*args), op)
+    return _promote_checked(_promote_dtypes, args, op)
+
+
+def _promote_checked(promote_dtypes, args, op):
+    """Dtypes by `promote_dtypes`, then shapes; typed PRNG keys among `args`
+    get JAX's TypeError naming `op`."""
+    try:
+        promoted = promote_dtypes(*args)
+    except TypeError:
+        _raise_if_extended(op, args)
+        raise
+    return _promote_shapes(promoted, op)
+
+
+def _is_extended(x):
+    t = getattr(getattr(x, "dtype", None), "type", None)
+    return isinstance(t, type) and issubclass(t, _dt.extended)
+
+
+def _raise_if_extended(op, args):
+    """JAX's TypeError for arithmetic on typed PRNG keys (dtypes outside the lattice)."""
+    if op is None or not builtins.any(_is_extended(a) for a in args):
+        return
+    names = []
+    for a in args:
+        name = str(a.dtype) if _is_extended(a) else _aval(_arr(a)).dtype_name
+        if name not in names:
+            names.append(name)
+    raise TypeError(f"{op} does not accept dtype{'s' if len(names) > 1 else ''} {', '.join(names)}.")
 
 
 def _check_arg(a):
@@ -123,7 +151,7 @@ def _promote_dtypes_inexact(*args):
 
 
 def _promote_inexact(*args, op=None):
-    return _promote_shapes(_promote_dtypes_inexact(*args), op)
+    return _promote_checked(_promote_dtypes_inexact, args, op)
 
 
 _EAGER_OPERANDS = (ArrayImpl, bool, int, float)
@@ -238,24 +266,6 @@ def _axes_arg(axis, nd):
     if isinstance(axis, (tuple, list)):
         return tuple(_canon_axis(a, nd) for a in axis)
     return (_canon_axis(axis, nd),)
-
-
-# Typed PRNG key arrays are defined in `random`, a layer above numpy; it
-# registers their type with the functions jnp.concatenate / stack / where of
-# key arrays delegate to.
-_KEY_ARRAYS = []  # (key array type, namespace of concatenate_keys / stack_keys / where_keys)
-
-
-def register_key_array(array_type, handlers):
-    _KEY_ARRAYS[:] = [(array_type, handlers)]
-
-
-def _typed_keys(*xs):
-    """The key array handlers when one of `xs` is a typed PRNG key array, else None."""
-    for array_type, handlers in _KEY_ARRAYS:
-        if builtins.any(isinstance(x, array_type) for x in xs):
-            return handlers
-    return None
 
 
 def _static_int(v, fn, what):
