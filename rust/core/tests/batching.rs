@@ -13,8 +13,8 @@
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::{
-    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, IsFinite, Reduce,
-    Reshape, Round, SelectN, Squeeze, StopGradient, Transpose,
+    ArgReduce, Clamp, ConvertElementType, Cumulative, IntegerPow, IsFinite, Reduce, Round, SelectN,
+    StopGradient,
 };
 use microjax::transforms::{batch_jaxpr, vjp_jaxpr};
 use microjax::{
@@ -418,22 +418,37 @@ fn convert_element_type() {
 
 #[test]
 fn broadcast_in_dim() {
-    let bid = |shape: &[usize], bd: &[usize]| {
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape: shape.to_vec(),
-            broadcast_dimensions: bd.to_vec(),
-        })
-    };
-    check(&single(bid(&[2, 3], &[1]), &[f32v(&[3])]), &[ANY]);
-    check(&single(bid(&[3, 4], &[0, 1]), &[f32v(&[3, 1])]), &[ANY]);
-    check(&single(bid(&[2, 2], &[]), &[f32v(&[])]), &[ANY]);
-    check(&single(bid(&[2, 4, 3], &[0, 2]), &[i32a(&[2, 3])]), &[INT]);
     check(
-        &single(bid(&[5, 2, 4, 3], &[1, 3]), &[f32v(&[2, 3])]),
+        &single(common::broadcast_in_dim(&[2, 3], &[1]), &[f32v(&[3])]),
+        &[ANY],
+    );
+    check(
+        &single(common::broadcast_in_dim(&[3, 4], &[0, 1]), &[f32v(&[3, 1])]),
+        &[ANY],
+    );
+    check(
+        &single(common::broadcast_in_dim(&[2, 2], &[]), &[f32v(&[])]),
+        &[ANY],
+    );
+    check(
+        &single(
+            common::broadcast_in_dim(&[2, 4, 3], &[0, 2]),
+            &[i32a(&[2, 3])],
+        ),
+        &[INT],
+    );
+    check(
+        &single(
+            common::broadcast_in_dim(&[5, 2, 4, 3], &[1, 3]),
+            &[f32v(&[2, 3])],
+        ),
         &[ANY],
     );
     // in_dim in the middle
-    let prog = single(bid(&[2, 4, 3], &[0, 2]), &[f32v(&[2, 3])]);
+    let prog = single(
+        common::broadcast_in_dim(&[2, 4, 3], &[0, 2]),
+        &[f32v(&[2, 3])],
+    );
     for n in [0, 1, 5] {
         check_config(&prog, &[ANY], &[Some(1)], n, &[Some(2)], &mut Rng(7));
     }
@@ -441,27 +456,26 @@ fn broadcast_in_dim() {
 
 #[test]
 fn reshape() {
-    let rs = |s: &[usize]| {
-        Primitive::Reshape(Reshape {
-            new_sizes: s.to_vec(),
-        })
-    };
-    check(&single(rs(&[3, 2]), &[f32v(&[2, 3])]), &[ANY]);
-    check(&single(rs(&[6]), &[i32a(&[2, 3])]), &[INT]);
-    check(&single(rs(&[1, 1]), &[f32v(&[])]), &[ANY]);
-    check(&single(rs(&[2, 2, 3]), &[f32v(&[4, 3])]), &[ANY]);
+    check(&single(common::reshape(&[3, 2]), &[f32v(&[2, 3])]), &[ANY]);
+    check(&single(common::reshape(&[6]), &[i32a(&[2, 3])]), &[INT]);
+    check(&single(common::reshape(&[1, 1]), &[f32v(&[])]), &[ANY]);
+    check(
+        &single(common::reshape(&[2, 2, 3]), &[f32v(&[4, 3])]),
+        &[ANY],
+    );
 }
 
 #[test]
 fn transpose() {
-    let tr = |p: &[usize]| {
-        Primitive::Transpose(Transpose {
-            permutation: p.to_vec(),
-        })
-    };
-    check(&single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]), &[ANY]);
-    check(&single(tr(&[1, 0]), &[i32a(&[2, 3])]), &[INT]);
-    let prog = single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]);
+    check(
+        &single(common::transpose(&[2, 0, 1]), &[f32v(&[2, 3, 4])]),
+        &[ANY],
+    );
+    check(
+        &single(common::transpose(&[1, 0]), &[i32a(&[2, 3])]),
+        &[INT],
+    );
+    let prog = single(common::transpose(&[2, 0, 1]), &[f32v(&[2, 3, 4])]);
     for n in [1, 5] {
         check_config(&prog, &[ANY], &[Some(2)], n, &[Some(3)], &mut Rng(3));
     }
@@ -469,15 +483,16 @@ fn transpose() {
 
 #[test]
 fn squeeze() {
-    let sq = |d: &[usize]| {
-        Primitive::Squeeze(Squeeze {
-            dimensions: d.to_vec(),
-        })
-    };
-    check(&single(sq(&[1, 3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
-    check(&single(sq(&[3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
-    check(&single(sq(&[0]), &[i32a(&[1])]), &[INT]);
-    let prog = single(sq(&[0, 2]), &[f32v(&[1, 3, 1])]);
+    check(
+        &single(common::squeeze(&[1, 3]), &[f32v(&[2, 1, 3, 1])]),
+        &[ANY],
+    );
+    check(
+        &single(common::squeeze(&[3]), &[f32v(&[2, 1, 3, 1])]),
+        &[ANY],
+    );
+    check(&single(common::squeeze(&[0]), &[i32a(&[1])]), &[INT]);
+    let prog = single(common::squeeze(&[0, 2]), &[f32v(&[1, 3, 1])]);
     for n in [1, 5] {
         check_config(&prog, &[ANY], &[Some(2)], n, &[Some(0)], &mut Rng(3));
     }
@@ -631,12 +646,7 @@ fn pjit_and_nested_pjit() {
     let x = b.add_input(f32v(&[3, 2])).unwrap();
     let y = b.add_input(f32v(&[2, 3])).unwrap();
     let xt = b
-        .add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![Atom::Var(x)],
-        )
+        .add_eqn1(common::transpose(&[1, 0]), vec![Atom::Var(x)])
         .unwrap();
     let outs = call(&mut b, sub_program(), vec![xt, Atom::Var(y)]);
     let r = b
@@ -680,13 +690,7 @@ fn consts_stay_consts() {
     let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b.binary(BinaryOp::Mul, Atom::Var(x), Atom::Var(x)).unwrap();
     let cb = b
-        .add_eqn1(
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![2, 3],
-                broadcast_dimensions: vec![1],
-            }),
-            vec![Atom::Var(c)],
-        )
+        .add_eqn1(common::broadcast_in_dim(&[2, 3], &[1]), vec![Atom::Var(c)])
         .unwrap();
     let z = b.binary(BinaryOp::Add, y, cb).unwrap();
     let prog = b.build(vec![z]).unwrap();
@@ -826,22 +830,10 @@ fn mixed_program() {
     let y = b.add_input(f32v(&[4, 3])).unwrap();
     let s = b.add_input(f32v(&[])).unwrap();
     let xt = b
-        .add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![Atom::Var(x)],
-        )
+        .add_eqn1(common::transpose(&[1, 0]), vec![Atom::Var(x)])
         .unwrap();
     let p = b.binary(BinaryOp::Mul, xt, Atom::Var(y)).unwrap();
-    let r = b
-        .add_eqn1(
-            Primitive::Reshape(Reshape {
-                new_sizes: vec![6, 2],
-            }),
-            vec![p],
-        )
-        .unwrap();
+    let r = b.add_eqn1(common::reshape(&[6, 2]), vec![p]).unwrap();
     let a = b.binary(BinaryOp::Add, r, Atom::Var(s)).unwrap();
     let m = b.add_eqn1(reduce(ReduceOp::Max, &[1]), vec![a]).unwrap();
     let d = b
@@ -850,22 +842,8 @@ fn mixed_program() {
             vec![Atom::Var(x), Atom::Var(y)],
         )
         .unwrap();
-    let d1 = b
-        .add_eqn1(
-            Primitive::Reshape(Reshape {
-                new_sizes: vec![1, 9],
-            }),
-            vec![d],
-        )
-        .unwrap();
-    let sq = b
-        .add_eqn1(
-            Primitive::Squeeze(Squeeze {
-                dimensions: vec![0],
-            }),
-            vec![d1],
-        )
-        .unwrap();
+    let d1 = b.add_eqn1(common::reshape(&[1, 9]), vec![d]).unwrap();
+    let sq = b.add_eqn1(common::squeeze(&[0]), vec![d1]).unwrap();
     let prog = b.build(vec![m, sq]).unwrap();
     check(&prog, &[ANY, ANY, ANY]);
 }
