@@ -850,17 +850,13 @@ fn mixed_program() {
 
 #[test]
 fn source_info_is_kept() {
-    let mut b = Builder::new();
-    let x = b.add_input(f32v(&[2, 3])).unwrap();
-    let y = b.add_input(f32v(&[2, 3])).unwrap();
-    let z = b
-        .add_eqn(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(x), Atom::Var(y)],
-            Some(Arc::from("user.py:3 (f)")),
-        )
-        .unwrap();
-    let prog = b.build(vec![Atom::Var(z[0])]).unwrap();
+    let add = Primitive::Binary(BinaryOp::Add);
+    let prog = common::build(&[f32v(&[2, 3]), f32v(&[2, 3])], |b, xy| {
+        let z = b
+            .add_eqn(add, xy.to_vec(), Some(Arc::from("user.py:3 (f)")))
+            .unwrap();
+        vec![Atom::Var(z[0])]
+    });
     // x at 0, y at 1: the rule transposes y then adds; both keep the line.
     let batched = batch_jaxpr(&prog, &[Some(0), Some(2)], 5, &[Some(0)]).unwrap();
     assert_eq!(batched.jaxpr.eqns.len(), 2);

@@ -116,16 +116,16 @@ fn broadcasts_of_rows_and_columns_are_read_in_place() {
 #[test]
 fn escaping_intermediates_are_materialized() {
     let n = 9000;
-    let mut b = Builder::new();
-    let x = input(&mut b, &[n]);
-    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
-    let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
-    let total = b
-        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![c.clone()])
-        .unwrap();
-    let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
-    let again = b.binary(BinaryOp::Add, later, s).unwrap();
-    let prog = b.build(vec![total, again]).unwrap();
+    let prog = build(&[f32v(&[n])], |b, x| {
+        let s = b.unary(UnaryOp::Sin, x[0].clone()).unwrap();
+        let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
+        let total = b
+            .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![c.clone()])
+            .unwrap();
+        let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
+        let again = b.binary(BinaryOp::Add, later, s).unwrap();
+        vec![total, again]
+    });
     let plan = check(prog, &[data(&[n], 5)]);
     // {sin, cos} closes when reduce_sum reads cos; {mul, add} is a second
     // group reading both.

@@ -26,6 +26,11 @@ fn run(op: LinalgOp, args: &[HostArray]) -> Vec<HostArray> {
     eval(&Primitive::Linalg(op), &refs).unwrap()
 }
 
+/// `op` on the `m x n` f64 matrix `a`.
+fn run_on(op: LinalgOp, (m, n): (usize, usize), a: &[f64]) -> Vec<HostArray> {
+    run(op, &[host(&[m, n], a.to_vec())])
+}
+
 fn f64s(a: &HostArray) -> Vec<f64> {
     match a.buffer() {
         Buffer::F64(v) => v.to_vec(),
@@ -70,13 +75,24 @@ fn assert_orthonormal_columns(q: &[f64], rows: usize, cols: usize) {
     assert_close(&qtq, &eye(cols), 1e-12);
 }
 
-/// `(m, n, full_matrices, sample(m, n, seed))` for each shape, both ways.
-fn factorization_cases(
-    shapes: [(usize, usize); 3], seed: u32,
-) -> impl Iterator<Item = (usize, usize, bool, Vec<f64>)> {
-    shapes
-        .into_iter()
-        .flat_map(move |(m, n)| [true, false].map(|full| (m, n, full, sample(m, n, seed))))
+/// One factorization of a sample matrix: `(m, n, full, a, outs)` with
+/// `a` the `m x n` matrix, `full` the `full_matrices` flag it ran with and
+/// `outs` what the op returned.
+type Factorized = (usize, usize, bool, Vec<f64>, Vec<HostArray>);
+
+/// `op(full_matrices)` of `sample(m, n, seed)` for each shape, both ways.
+fn factorizations(
+    shapes: [(usize, usize); 3], seed: u32, op: fn(bool) -> LinalgOp,
+) -> Vec<Factorized> {
+    let mut done = Vec::new();
+    for (m, n) in shapes {
+        for full in [true, false] {
+            let a = sample(m, n, seed);
+            let outs = run_on(op(full), (m, n), &a);
+            done.push((m, n, full, a, outs));
+        }
+    }
+    done
 }
 
 /// A deterministic well-conditioned test matrix (diagonally dominant).
@@ -242,13 +258,10 @@ fn lu_follows_getrf_and_reconstructs() {
 
 #[test]
 fn qr_reconstructs_with_orthonormal_q() {
-    for (m, n, full, a) in factorization_cases([(4, 3), (3, 4), (3, 3)], 5) {
-        let outs = run(
-            LinalgOp::Qr {
-                full_matrices: full,
-            },
-            &[host(&[m, n], a.clone())],
-        );
+    let qr = |full| LinalgOp::Qr {
+        full_matrices: full,
+    };
+    for (m, n, full, a, outs) in factorizations([(4, 3), (3, 4), (3, 3)], 5, qr) {
         let k = if full { m } else { m.min(n) };
         assert_eq!(outs[0].shape(), &[m, k]);
         assert_eq!(outs[1].shape(), &[k, n]);
@@ -291,14 +304,11 @@ fn eigh_sorted_and_reconstructs() {
 
 #[test]
 fn svd_reconstructs_every_shape() {
-    for (m, n, full, a) in factorization_cases([(4, 2), (2, 4), (3, 3)], 9) {
-        let outs = run(
-            LinalgOp::Svd {
-                full_matrices: full,
-                compute_uv: true,
-            },
-            &[host(&[m, n], a.clone())],
-        );
+    let svd = |full| LinalgOp::Svd {
+        full_matrices: full,
+        compute_uv: true,
+    };
+    for (m, n, full, a, outs) in factorizations([(4, 2), (2, 4), (3, 3)], 9, svd) {
         let k = m.min(n);
         let (s, u, vt) = (f64s(&outs[0]), f64s(&outs[1]), f64s(&outs[2]));
         let (uc, vr) = if full { (m, n) } else { (k, k) };
@@ -312,12 +322,13 @@ fn svd_reconstructs_every_shape() {
             .map(|i| u[(i / k) * uc + i % k] * s[i % k])
             .collect();
         assert_close(&matmul(&us, &vt[..k * n], m, k, n), &a, 1e-12);
-        let only_s = run(
+        let only_s = run_on(
             LinalgOp::Svd {
                 full_matrices: full,
                 compute_uv: false,
             },
-            &[host(&[m, n], a)],
+            (m, n),
+            &a,
         );
         assert_eq!(only_s.len(), 1);
         assert_close(&f64s(&only_s[0]), &s, 0.0);
