@@ -639,6 +639,17 @@ fn sub_program() -> ClosedJaxpr {
     b.build(vec![m, z]).unwrap()
 }
 
+/// The shape of output `k` of the first `prim_name` equation of `j`.
+fn out_shape<'a>(j: &'a ClosedJaxpr, prim_name: &str, k: usize) -> &'a [usize] {
+    let eqn = j
+        .jaxpr
+        .eqns
+        .iter()
+        .find(|e| e.prim.name() == prim_name)
+        .unwrap();
+    &j.jaxpr.avals[eqn.outputs[k].index()].shape
+}
+
 #[test]
 fn pjit_and_nested_pjit() {
     // outer(x, y) = pjit(sub)(transpose(x), y) then reduce_sum of the first output
@@ -657,14 +668,7 @@ fn pjit_and_nested_pjit() {
 
     // Batching only x leaves the second pjit output (y + 1) unbatched inside.
     let batched = batch_jaxpr(&level1, &[Some(0), None], 5, &[Some(0), None]).unwrap();
-    let eq = batched
-        .jaxpr
-        .eqns
-        .iter()
-        .find(|e| e.prim.name() == "pjit")
-        .unwrap();
-    let second = eq.outputs[1];
-    assert_eq!(batched.jaxpr.avals[second.index()].shape, vec![2, 3]);
+    assert_eq!(out_shape(&batched, "pjit", 1), [2, 3]);
 
     // nested: outer2(a, b) = pjit(level1)(a, b) with a mul afterwards
     let mut b = Builder::new();
@@ -736,16 +740,7 @@ fn unbatched_output_broadcast_or_kept() {
     let batched = batch_jaxpr(&prog, &[Some(0), None], 5, &[Some(0), None]).unwrap();
     let out = eval_closed(&batched, &[x.clone(), y.clone()]).unwrap();
     assert_close(&out[1], &base_cos, "unbatched output");
-    let cos = batched
-        .jaxpr
-        .eqns
-        .iter()
-        .find(|e| e.prim.name() == "cos")
-        .unwrap();
-    assert_eq!(
-        batched.jaxpr.avals[cos.outputs[0].index()].shape,
-        vec![2, 3]
-    );
+    assert_eq!(out_shape(&batched, "cos", 0), [2, 3]);
     // y is broadcast exactly once (for the add), never for cos
     let bcasts = batched
         .jaxpr

@@ -217,16 +217,13 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
 #[test]
 fn transposes_feeding_a_matmul_are_folded() {
     let (m, k, n) = (40, 30, 20);
-    let mut b = Builder::new();
-    let x = input(&mut b, &[k, m]);
-    let y = input(&mut b, &[n, k]);
-    let tr = |b: &mut Builder, a: Atom| b.add_eqn1(transpose(&[1, 0]), vec![a]).unwrap();
-    let xt = tr(&mut b, x);
-    let yt = tr(&mut b, y);
-    let out = b
-        .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![xt, yt])
-        .unwrap();
-    let prog = b.build(vec![out]).unwrap();
+    let prog = build(&[f32v(&[k, m]), f32v(&[n, k])], |b, xy| {
+        let [xt, yt] = [0, 1].map(|i| b.add_eqn1(transpose(&[1, 0]), vec![xy[i].clone()]).unwrap());
+        let out = b
+            .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![xt, yt])
+            .unwrap();
+        vec![out]
+    });
     let plan = check(prog, &[data(&[k, m], 13), data(&[n, k], 14)]);
     assert_eq!(plan.stats().eqns_simplified, 1, "{:?}", plan.simplified());
 }
