@@ -12,9 +12,7 @@
 )]
 
 use microjax::ir::typecheck::typecheck;
-use microjax::prims::{
-    Clamp, ConvertElementType, Cumulative, IntegerPow, Pjit, Reduce, SelectN, StopGradient,
-};
+use microjax::prims::{Clamp, Cumulative, IntegerPow, Pjit, Reduce, SelectN, StopGradient};
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, HostArray, Primitive,
@@ -258,22 +256,8 @@ fn integer_pow() {
 fn convert_element_type() {
     // float -> int -> float has a zero derivative; float -> float is linear.
     let f = build(&[f64v(&[3])], |b, x| {
-        let i = eqn(
-            b,
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: DType::I32,
-                weak_type: false,
-            }),
-            &[x[0].clone()],
-        );
-        let back = eqn(
-            b,
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: DType::F64,
-                weak_type: false,
-            }),
-            std::slice::from_ref(&i),
-        );
+        let i = eqn(b, common::convert(DType::I32), &[x[0].clone()]);
+        let back = eqn(b, common::convert(DType::F64), std::slice::from_ref(&i));
         let y = bin(b, BinaryOp::Mul, &x[0], &back);
         vec![y, i]
     });
@@ -285,23 +269,9 @@ fn convert_element_type() {
 
     // f64 -> f32 -> f64: tangent goes through the same conversion.
     let f = build(&[f64v(&[2])], |b, x| {
-        let s = eqn(
-            b,
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: DType::F32,
-                weak_type: false,
-            }),
-            &[x[0].clone()],
-        );
+        let s = eqn(b, common::convert(DType::F32), &[x[0].clone()]);
         let s = un(b, UnaryOp::Sin, &s);
-        vec![eqn(
-            b,
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: DType::F64,
-                weak_type: false,
-            }),
-            &[s],
-        )]
+        vec![eqn(b, common::convert(DType::F64), &[s])]
     });
     let (jf, _) = jvp_jaxpr(&f, &[true], false).unwrap();
     let out = run(

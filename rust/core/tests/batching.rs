@@ -13,8 +13,8 @@
 use microjax::exec::interp::eval_closed;
 use microjax::ir::typecheck::typecheck;
 use microjax::prims::{
-    ArgReduce, BroadcastInDim, Clamp, ConvertElementType, Cumulative, IntegerPow, IsFinite, Reduce,
-    Reshape, Round, SelectN, Squeeze, StopGradient, Transpose,
+    ArgReduce, Clamp, ConvertElementType, Cumulative, IntegerPow, IsFinite, Reduce, Round, SelectN,
+    StopGradient,
 };
 use microjax::transforms::{batch_jaxpr, vjp_jaxpr};
 use microjax::{
@@ -418,22 +418,37 @@ fn convert_element_type() {
 
 #[test]
 fn broadcast_in_dim() {
-    let bid = |shape: &[usize], bd: &[usize]| {
-        Primitive::BroadcastInDim(BroadcastInDim {
-            shape: shape.to_vec(),
-            broadcast_dimensions: bd.to_vec(),
-        })
-    };
-    check(&single(bid(&[2, 3], &[1]), &[f32v(&[3])]), &[ANY]);
-    check(&single(bid(&[3, 4], &[0, 1]), &[f32v(&[3, 1])]), &[ANY]);
-    check(&single(bid(&[2, 2], &[]), &[f32v(&[])]), &[ANY]);
-    check(&single(bid(&[2, 4, 3], &[0, 2]), &[i32a(&[2, 3])]), &[INT]);
     check(
-        &single(bid(&[5, 2, 4, 3], &[1, 3]), &[f32v(&[2, 3])]),
+        &single(common::broadcast_in_dim(&[2, 3], &[1]), &[f32v(&[3])]),
+        &[ANY],
+    );
+    check(
+        &single(common::broadcast_in_dim(&[3, 4], &[0, 1]), &[f32v(&[3, 1])]),
+        &[ANY],
+    );
+    check(
+        &single(common::broadcast_in_dim(&[2, 2], &[]), &[f32v(&[])]),
+        &[ANY],
+    );
+    check(
+        &single(
+            common::broadcast_in_dim(&[2, 4, 3], &[0, 2]),
+            &[i32a(&[2, 3])],
+        ),
+        &[INT],
+    );
+    check(
+        &single(
+            common::broadcast_in_dim(&[5, 2, 4, 3], &[1, 3]),
+            &[f32v(&[2, 3])],
+        ),
         &[ANY],
     );
     // in_dim in the middle
-    let prog = single(bid(&[2, 4, 3], &[0, 2]), &[f32v(&[2, 3])]);
+    let prog = single(
+        common::broadcast_in_dim(&[2, 4, 3], &[0, 2]),
+        &[f32v(&[2, 3])],
+    );
     for n in [0, 1, 5] {
         check_config(&prog, &[ANY], &[Some(1)], n, &[Some(2)], &mut Rng(7));
     }
@@ -441,27 +456,26 @@ fn broadcast_in_dim() {
 
 #[test]
 fn reshape() {
-    let rs = |s: &[usize]| {
-        Primitive::Reshape(Reshape {
-            new_sizes: s.to_vec(),
-        })
-    };
-    check(&single(rs(&[3, 2]), &[f32v(&[2, 3])]), &[ANY]);
-    check(&single(rs(&[6]), &[i32a(&[2, 3])]), &[INT]);
-    check(&single(rs(&[1, 1]), &[f32v(&[])]), &[ANY]);
-    check(&single(rs(&[2, 2, 3]), &[f32v(&[4, 3])]), &[ANY]);
+    check(&single(common::reshape(&[3, 2]), &[f32v(&[2, 3])]), &[ANY]);
+    check(&single(common::reshape(&[6]), &[i32a(&[2, 3])]), &[INT]);
+    check(&single(common::reshape(&[1, 1]), &[f32v(&[])]), &[ANY]);
+    check(
+        &single(common::reshape(&[2, 2, 3]), &[f32v(&[4, 3])]),
+        &[ANY],
+    );
 }
 
 #[test]
 fn transpose() {
-    let tr = |p: &[usize]| {
-        Primitive::Transpose(Transpose {
-            permutation: p.to_vec(),
-        })
-    };
-    check(&single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]), &[ANY]);
-    check(&single(tr(&[1, 0]), &[i32a(&[2, 3])]), &[INT]);
-    let prog = single(tr(&[2, 0, 1]), &[f32v(&[2, 3, 4])]);
+    check(
+        &single(common::transpose(&[2, 0, 1]), &[f32v(&[2, 3, 4])]),
+        &[ANY],
+    );
+    check(
+        &single(common::transpose(&[1, 0]), &[i32a(&[2, 3])]),
+        &[INT],
+    );
+    let prog = single(common::transpose(&[2, 0, 1]), &[f32v(&[2, 3, 4])]);
     for n in [1, 5] {
         check_config(&prog, &[ANY], &[Some(2)], n, &[Some(3)], &mut Rng(3));
     }
@@ -469,15 +483,16 @@ fn transpose() {
 
 #[test]
 fn squeeze() {
-    let sq = |d: &[usize]| {
-        Primitive::Squeeze(Squeeze {
-            dimensions: d.to_vec(),
-        })
-    };
-    check(&single(sq(&[1, 3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
-    check(&single(sq(&[3]), &[f32v(&[2, 1, 3, 1])]), &[ANY]);
-    check(&single(sq(&[0]), &[i32a(&[1])]), &[INT]);
-    let prog = single(sq(&[0, 2]), &[f32v(&[1, 3, 1])]);
+    check(
+        &single(common::squeeze(&[1, 3]), &[f32v(&[2, 1, 3, 1])]),
+        &[ANY],
+    );
+    check(
+        &single(common::squeeze(&[3]), &[f32v(&[2, 1, 3, 1])]),
+        &[ANY],
+    );
+    check(&single(common::squeeze(&[0]), &[i32a(&[1])]), &[INT]);
+    let prog = single(common::squeeze(&[0, 2]), &[f32v(&[1, 3, 1])]);
     for n in [1, 5] {
         check_config(&prog, &[ANY], &[Some(2)], n, &[Some(0)], &mut Rng(3));
     }
@@ -624,6 +639,17 @@ fn sub_program() -> ClosedJaxpr {
     b.build(vec![m, z]).unwrap()
 }
 
+/// The shape of output `k` of the first `prim_name` equation of `j`.
+fn out_shape<'a>(j: &'a ClosedJaxpr, prim_name: &str, k: usize) -> &'a [usize] {
+    let eqn = j
+        .jaxpr
+        .eqns
+        .iter()
+        .find(|e| e.prim.name() == prim_name)
+        .unwrap();
+    &j.jaxpr.avals[eqn.outputs[k].index()].shape
+}
+
 #[test]
 fn pjit_and_nested_pjit() {
     // outer(x, y) = pjit(sub)(transpose(x), y) then reduce_sum of the first output
@@ -631,12 +657,7 @@ fn pjit_and_nested_pjit() {
     let x = b.add_input(f32v(&[3, 2])).unwrap();
     let y = b.add_input(f32v(&[2, 3])).unwrap();
     let xt = b
-        .add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![Atom::Var(x)],
-        )
+        .add_eqn1(common::transpose(&[1, 0]), vec![Atom::Var(x)])
         .unwrap();
     let outs = call(&mut b, sub_program(), vec![xt, Atom::Var(y)]);
     let r = b
@@ -647,14 +668,7 @@ fn pjit_and_nested_pjit() {
 
     // Batching only x leaves the second pjit output (y + 1) unbatched inside.
     let batched = batch_jaxpr(&level1, &[Some(0), None], 5, &[Some(0), None]).unwrap();
-    let eq = batched
-        .jaxpr
-        .eqns
-        .iter()
-        .find(|e| e.prim.name() == "pjit")
-        .unwrap();
-    let second = eq.outputs[1];
-    assert_eq!(batched.jaxpr.avals[second.index()].shape, vec![2, 3]);
+    assert_eq!(out_shape(&batched, "pjit", 1), [2, 3]);
 
     // nested: outer2(a, b) = pjit(level1)(a, b) with a mul afterwards
     let mut b = Builder::new();
@@ -680,13 +694,7 @@ fn consts_stay_consts() {
     let x = b.add_input(f32v(&[2, 3])).unwrap();
     let y = b.binary(BinaryOp::Mul, Atom::Var(x), Atom::Var(x)).unwrap();
     let cb = b
-        .add_eqn1(
-            Primitive::BroadcastInDim(BroadcastInDim {
-                shape: vec![2, 3],
-                broadcast_dimensions: vec![1],
-            }),
-            vec![Atom::Var(c)],
-        )
+        .add_eqn1(common::broadcast_in_dim(&[2, 3], &[1]), vec![Atom::Var(c)])
         .unwrap();
     let z = b.binary(BinaryOp::Add, y, cb).unwrap();
     let prog = b.build(vec![z]).unwrap();
@@ -732,16 +740,7 @@ fn unbatched_output_broadcast_or_kept() {
     let batched = batch_jaxpr(&prog, &[Some(0), None], 5, &[Some(0), None]).unwrap();
     let out = eval_closed(&batched, &[x.clone(), y.clone()]).unwrap();
     assert_close(&out[1], &base_cos, "unbatched output");
-    let cos = batched
-        .jaxpr
-        .eqns
-        .iter()
-        .find(|e| e.prim.name() == "cos")
-        .unwrap();
-    assert_eq!(
-        batched.jaxpr.avals[cos.outputs[0].index()].shape,
-        vec![2, 3]
-    );
+    assert_eq!(out_shape(&batched, "cos", 0), [2, 3]);
     // y is broadcast exactly once (for the add), never for cos
     let bcasts = batched
         .jaxpr
@@ -826,22 +825,10 @@ fn mixed_program() {
     let y = b.add_input(f32v(&[4, 3])).unwrap();
     let s = b.add_input(f32v(&[])).unwrap();
     let xt = b
-        .add_eqn1(
-            Primitive::Transpose(Transpose {
-                permutation: vec![1, 0],
-            }),
-            vec![Atom::Var(x)],
-        )
+        .add_eqn1(common::transpose(&[1, 0]), vec![Atom::Var(x)])
         .unwrap();
     let p = b.binary(BinaryOp::Mul, xt, Atom::Var(y)).unwrap();
-    let r = b
-        .add_eqn1(
-            Primitive::Reshape(Reshape {
-                new_sizes: vec![6, 2],
-            }),
-            vec![p],
-        )
-        .unwrap();
+    let r = b.add_eqn1(common::reshape(&[6, 2]), vec![p]).unwrap();
     let a = b.binary(BinaryOp::Add, r, Atom::Var(s)).unwrap();
     let m = b.add_eqn1(reduce(ReduceOp::Max, &[1]), vec![a]).unwrap();
     let d = b
@@ -850,39 +837,21 @@ fn mixed_program() {
             vec![Atom::Var(x), Atom::Var(y)],
         )
         .unwrap();
-    let d1 = b
-        .add_eqn1(
-            Primitive::Reshape(Reshape {
-                new_sizes: vec![1, 9],
-            }),
-            vec![d],
-        )
-        .unwrap();
-    let sq = b
-        .add_eqn1(
-            Primitive::Squeeze(Squeeze {
-                dimensions: vec![0],
-            }),
-            vec![d1],
-        )
-        .unwrap();
+    let d1 = b.add_eqn1(common::reshape(&[1, 9]), vec![d]).unwrap();
+    let sq = b.add_eqn1(common::squeeze(&[0]), vec![d1]).unwrap();
     let prog = b.build(vec![m, sq]).unwrap();
     check(&prog, &[ANY, ANY, ANY]);
 }
 
 #[test]
 fn source_info_is_kept() {
-    let mut b = Builder::new();
-    let x = b.add_input(f32v(&[2, 3])).unwrap();
-    let y = b.add_input(f32v(&[2, 3])).unwrap();
-    let z = b
-        .add_eqn(
-            Primitive::Binary(BinaryOp::Add),
-            vec![Atom::Var(x), Atom::Var(y)],
-            Some(Arc::from("user.py:3 (f)")),
-        )
-        .unwrap();
-    let prog = b.build(vec![Atom::Var(z[0])]).unwrap();
+    let add = Primitive::Binary(BinaryOp::Add);
+    let prog = common::build(&[f32v(&[2, 3]), f32v(&[2, 3])], |b, xy| {
+        let z = b
+            .add_eqn(add, xy.to_vec(), Some(Arc::from("user.py:3 (f)")))
+            .unwrap();
+        vec![Atom::Var(z[0])]
+    });
     // x at 0, y at 1: the rule transposes y then adds; both keep the line.
     let batched = batch_jaxpr(&prog, &[Some(0), Some(2)], 5, &[Some(0)]).unwrap();
     assert_eq!(batched.jaxpr.eqns.len(), 2);

@@ -12,8 +12,7 @@
 
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
-use microjax::prims::control::{ControlFlow, Scan};
-use microjax::prims::{ConvertElementType, DotGeneral, IntegerPow, Pjit, SelectN};
+use microjax::prims::{DotGeneral, IntegerPow, Pjit, SelectN};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
     Primitive, ReduceOp, Scalar, UnaryOp,
@@ -87,10 +86,10 @@ fn results_do_not_depend_on_the_thread_count() {
 fn broadcasts_of_rows_and_columns_are_read_in_place() {
     let (m, k, n) = (37, 19, 300);
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[m, k])).unwrap());
-    let w = Atom::Var(b.add_input(f32v(&[k, n])).unwrap());
-    let bias = Atom::Var(b.add_input(f32v(&[n])).unwrap());
-    let col = Atom::Var(b.add_input(f32v(&[m])).unwrap());
+    let x = input(&mut b, &[m, k]);
+    let w = input(&mut b, &[k, n]);
+    let bias = input(&mut b, &[n]);
+    let col = input(&mut b, &[m]);
     let xw = b
         .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![x, w])
         .unwrap();
@@ -117,16 +116,16 @@ fn broadcasts_of_rows_and_columns_are_read_in_place() {
 #[test]
 fn escaping_intermediates_are_materialized() {
     let n = 9000;
-    let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[n])).unwrap());
-    let s = b.unary(UnaryOp::Sin, x.clone()).unwrap();
-    let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
-    let total = b
-        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![c.clone()])
-        .unwrap();
-    let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
-    let again = b.binary(BinaryOp::Add, later, s).unwrap();
-    let prog = b.build(vec![total, again]).unwrap();
+    let prog = build(&[f32v(&[n])], |b, x| {
+        let s = b.unary(UnaryOp::Sin, x[0].clone()).unwrap();
+        let c = b.unary(UnaryOp::Cos, s.clone()).unwrap();
+        let total = b
+            .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![c.clone()])
+            .unwrap();
+        let later = b.binary(BinaryOp::Mul, c, lit(3.0)).unwrap();
+        let again = b.binary(BinaryOp::Add, later, s).unwrap();
+        vec![total, again]
+    });
     let plan = check(prog, &[data(&[n], 5)]);
     // {sin, cos} closes when reduce_sum reads cos; {mul, add} is a second
     // group reading both.
@@ -136,19 +135,11 @@ fn escaping_intermediates_are_materialized() {
 #[test]
 fn common_subexpressions_and_identities_are_removed() {
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[5])).unwrap());
+    let x = input(&mut b, &[5]);
     let s1 = b.unary(UnaryOp::Sin, x.clone()).unwrap();
     let s2 = b.unary(UnaryOp::Sin, x.clone()).unwrap();
     let one = b.binary(BinaryOp::Mul, s2, lit(1.0)).unwrap();
-    let conv = b
-        .add_eqn1(
-            Primitive::ConvertElementType(ConvertElementType {
-                new_dtype: DType::F32,
-                weak_type: false,
-            }),
-            vec![one],
-        )
-        .unwrap();
+    let conv = b.add_eqn1(convert(DType::F32), vec![one]).unwrap();
     let sum = b.binary(BinaryOp::Add, s1, conv).unwrap();
     let prog = b.build(vec![sum]).unwrap();
     let plan = check(prog, &[data(&[5], 6)]);
@@ -159,7 +150,7 @@ fn common_subexpressions_and_identities_are_removed() {
 fn calls_are_inlined_and_fused_across_the_boundary() {
     let inner = elementwise(64);
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[64])).unwrap());
+    let x = input(&mut b, &[64]);
     let nx = b.unary(UnaryOp::Neg, x).unwrap();
     let call = Primitive::Pjit(Pjit {
         jaxpr: Arc::new(inner),
@@ -178,27 +169,18 @@ fn scan_bodies_are_compiled_once_and_agree() {
     let d = 16;
     // body (w ; c) -> (tanh(c @ w) ; c)
     let mut bb = Builder::new();
-    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
-    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let w = input(&mut bb, &[d, d]);
+    let c = input(&mut bb, &[d]);
     let cw = bb
         .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c.clone(), w])
         .unwrap();
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![t, c]).unwrap();
     let mut b = Builder::new();
-    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
-    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
-    let scan = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: 50,
-        reverse: false,
-        num_consts: 1,
-        num_carry: 1,
-        linear: vec![false, false],
-        unroll: 1,
-    }));
-    let outs = b.add_eqn(scan, vec![w, c0], None).unwrap();
-    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let w = input(&mut b, &[d, d]);
+    let c0 = input(&mut b, &[d]);
+    let outs = scan(&mut b, body, 50, false, (1, 1), vec![w, c0]);
+    let prog = b.build(outs).unwrap();
     check(prog, &[data(&[d, d], 8), data(&[d], 9)]);
 }
 
@@ -216,8 +198,8 @@ fn wrong_arity_is_an_error_not_a_panic() {
 fn unit_axis_broadcasts_and_reshapes_fuse() {
     let (a, c) = (30, 40);
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[a, c])).unwrap());
-    let row = Atom::Var(b.add_input(f32v(&[1, c])).unwrap());
+    let x = input(&mut b, &[a, c]);
+    let row = input(&mut b, &[1, c]);
     let t = b.unary(UnaryOp::Tanh, x).unwrap();
     let t3 = broadcast(&mut b, t, vec![a, 1, c], vec![0, 2]);
     let r3 = broadcast(&mut b, row, vec![a, 1, c], vec![1, 2]);
@@ -235,16 +217,13 @@ fn unit_axis_broadcasts_and_reshapes_fuse() {
 #[test]
 fn transposes_feeding_a_matmul_are_folded() {
     let (m, k, n) = (40, 30, 20);
-    let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[k, m])).unwrap());
-    let y = Atom::Var(b.add_input(f32v(&[n, k])).unwrap());
-    let tr = |b: &mut Builder, a: Atom| b.add_eqn1(transpose(&[1, 0]), vec![a]).unwrap();
-    let xt = tr(&mut b, x);
-    let yt = tr(&mut b, y);
-    let out = b
-        .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![xt, yt])
-        .unwrap();
-    let prog = b.build(vec![out]).unwrap();
+    let prog = build(&[f32v(&[k, m]), f32v(&[n, k])], |b, xy| {
+        let [xt, yt] = [0, 1].map(|i| b.add_eqn1(transpose(&[1, 0]), vec![xy[i].clone()]).unwrap());
+        let out = b
+            .add_eqn1(dot_general(&[1], &[0], &[], &[]), vec![xt, yt])
+            .unwrap();
+        vec![out]
+    });
     let plan = check(prog, &[data(&[k, m], 13), data(&[n, k], 14)]);
     assert_eq!(plan.stats().eqns_simplified, 1, "{:?}", plan.simplified());
 }
@@ -299,7 +278,7 @@ fn typed_pass_matches_the_interpreter_on_f64() {
 fn mixed_dtype_groups_take_the_generic_pass() {
     let n = 10_000;
     let mut b = Builder::new();
-    let x = Atom::Var(b.add_input(f32v(&[n])).unwrap());
+    let x = input(&mut b, &[n]);
     let pos = b
         .add_eqn1(
             Primitive::Compare(microjax::CmpOp::Gt),
@@ -318,27 +297,18 @@ fn mixed_dtype_groups_take_the_generic_pass() {
 /// carry and the stacked carries.
 fn matvec_scan(d: usize, steps: usize) -> ClosedJaxpr {
     let mut bb = Builder::new();
-    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
-    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let w = input(&mut bb, &[d, d]);
+    let c = input(&mut bb, &[d]);
     let cw = bb
         .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
         .unwrap();
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![t.clone(), t]).unwrap();
     let mut b = Builder::new();
-    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
-    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
-    let scan = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: steps,
-        reverse: false,
-        num_consts: 1,
-        num_carry: 1,
-        linear: vec![false, false],
-        unroll: 1,
-    }));
-    let outs = b.add_eqn(scan, vec![w, c0], None).unwrap();
-    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+    let w = input(&mut b, &[d, d]);
+    let c0 = input(&mut b, &[d]);
+    let outs = scan(&mut b, body, steps, false, (1, 1), vec![w, c0]);
+    b.build(outs).unwrap()
 }
 
 /// Loop bodies reuse the arrays of the previous iteration (the recycling
@@ -401,11 +371,11 @@ fn recycle_bin_keeps_only_unshared_small_arrays() {
 /// fused add→tanh group, run forwards and in reverse.
 fn loop_body_scan(d: usize, steps: usize, reverse: bool) -> ClosedJaxpr {
     let mut bb = Builder::new();
-    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
-    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
-    let _k = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
-    let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
-    let _unread = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let w = input(&mut bb, &[d, d]);
+    let c = input(&mut bb, &[d]);
+    let _k = input(&mut bb, &[d]);
+    let x = input(&mut bb, &[d]);
+    let _unread = input(&mut bb, &[d]);
     let b0 = Atom::Var(bb.add_const(data_in(&[d], 3, 0.5), false).unwrap());
     let cw = bb
         .add_eqn1(
@@ -419,22 +389,20 @@ fn loop_body_scan(d: usize, steps: usize, reverse: bool) -> ClosedJaxpr {
     let e = bb.unary(UnaryOp::Exp, t.clone()).unwrap();
     let body = bb.build(vec![t.clone(), c, t, e, w, lit(2.0)]).unwrap();
     let mut b = Builder::new();
-    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
-    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
-    let k0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
-    let xs = Atom::Var(b.add_input(f32v(&[steps, d])).unwrap());
-    let us = Atom::Var(b.add_input(f32v(&[steps, d])).unwrap());
-    let scan = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: steps,
+    let w = input(&mut b, &[d, d]);
+    let c0 = input(&mut b, &[d]);
+    let k0 = input(&mut b, &[d]);
+    let xs = input(&mut b, &[steps, d]);
+    let us = input(&mut b, &[steps, d]);
+    let outs = scan(
+        &mut b,
+        body,
+        steps,
         reverse,
-        num_consts: 1,
-        num_carry: 2,
-        linear: vec![false; 5],
-        unroll: 1,
-    }));
-    let outs = b.add_eqn(scan, vec![w, c0, k0, xs, us], None).unwrap();
-    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+        (1, 2),
+        vec![w, c0, k0, xs, us],
+    );
+    b.build(outs).unwrap()
 }
 
 /// Compiled loop bodies (consts bound once, carries moved in, results moved
@@ -473,15 +441,15 @@ fn while_bodies_run_compiled_and_agree() {
     let mut cb = Builder::new();
     let n = Atom::Var(cb.add_input(i32s.clone()).unwrap());
     let i = Atom::Var(cb.add_input(i32s.clone()).unwrap());
-    let _c = Atom::Var(cb.add_input(f32v(&[d])).unwrap());
+    let _c = input(&mut cb, &[d]);
     let p = cb
         .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![i, n])
         .unwrap();
     let cond = cb.build(vec![p]).unwrap();
     let mut bb = Builder::new();
-    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let w = input(&mut bb, &[d, d]);
     let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
-    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let c = input(&mut bb, &[d]);
     let i1 = bb.binary(BinaryOp::Add, i, int(1)).unwrap();
     let cw = bb
         .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
@@ -490,8 +458,8 @@ fn while_bodies_run_compiled_and_agree() {
     let body = bb.build(vec![i1, t]).unwrap();
     let mut b = Builder::new();
     let n = Atom::Var(b.add_input(i32s.clone()).unwrap());
-    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
-    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
+    let w = input(&mut b, &[d, d]);
+    let c0 = input(&mut b, &[d]);
     let outs = while_loop(&mut b, cond, body, (1, 1), vec![n, w, int(0), c0]);
     let prog = b.build(outs).unwrap();
     let steps = Arc::new(HostArray::new(vec![], Buffer::I32(vec![25].into())).unwrap());
@@ -547,10 +515,10 @@ fn single_elementwise_steps_in_loops_agree() {
     let d = 24;
     let i32s = Aval::new(vec![], DType::I32);
     let mut bb = Builder::new();
-    let w = Atom::Var(bb.add_input(f32v(&[d, d])).unwrap());
+    let w = input(&mut bb, &[d, d]);
     let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
-    let c = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
-    let x = Atom::Var(bb.add_input(f32v(&[d])).unwrap());
+    let c = input(&mut bb, &[d]);
+    let x = input(&mut bb, &[d]);
     let two = Atom::Lit(Literal::new(Scalar::Int(2), DType::I32, false));
     let i2 = bb.binary(BinaryOp::Mul, i, two).unwrap();
     let u = bb
@@ -567,21 +535,12 @@ fn single_elementwise_steps_in_loops_agree() {
     let r = bb.unary(UnaryOp::Sin, q).unwrap();
     let body = bb.build(vec![i2, r]).unwrap();
     let mut b = Builder::new();
-    let w = Atom::Var(b.add_input(f32v(&[d, d])).unwrap());
+    let w = input(&mut b, &[d, d]);
     let i0 = Atom::Var(b.add_input(i32s).unwrap());
-    let c0 = Atom::Var(b.add_input(f32v(&[d])).unwrap());
-    let xs = Atom::Var(b.add_input(f32v(&[9, d])).unwrap());
-    let scan = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: 9,
-        reverse: false,
-        num_consts: 1,
-        num_carry: 2,
-        linear: vec![false; 4],
-        unroll: 1,
-    }));
-    let outs = b.add_eqn(scan, vec![w, i0, c0, xs], None).unwrap();
-    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let c0 = input(&mut b, &[d]);
+    let xs = input(&mut b, &[9, d]);
+    let outs = scan(&mut b, body, 9, false, (1, 2), vec![w, i0, c0, xs]);
+    let prog = b.build(outs).unwrap();
     let one = Arc::new(HostArray::new(vec![], Buffer::I32(vec![3].into())).unwrap());
     let args = [
         data_in(&[d, d], 4, 0.3),
@@ -629,18 +588,8 @@ fn cost_analysis_scales_scan_bodies_by_length() {
             .unwrap();
         vec![y]
     });
-    let scan = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: 10,
-        reverse: false,
-        num_consts: 0,
-        num_carry: 1,
-        linear: vec![false],
-        unroll: 1,
-    }));
     let prog = build(&[f32v(&[6])], |b, x| {
-        let outs = b.add_eqn(scan, x.to_vec(), None).unwrap();
-        outs.into_iter().map(Atom::Var).collect()
+        scan(b, body, 10, false, (0, 1), x.to_vec())
     });
     let plan = check(prog, &[data(&[6], 3)]);
     assert_eq!(plan.cost_analysis().unwrap().flops, 60.0);

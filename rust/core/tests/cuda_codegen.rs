@@ -31,6 +31,7 @@ use microjax::{
 
 use std::sync::Arc;
 
+#[macro_use]
 mod common;
 use common::*;
 use common::{reduce, transpose};
@@ -41,23 +42,6 @@ fn sources(prog: &ClosedJaxpr) -> Vec<String> {
         .into_iter()
         .map(|k| k.source)
         .collect()
-}
-
-fn fused_chain() -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let x = input(&mut b, &[4, 8]);
-    let y = tanh_sin_exp(&mut b, x);
-    b.build(vec![y]).unwrap()
-}
-
-fn bias_relu() -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let x = input(&mut b, &[4, 3]);
-    let bias = input(&mut b, &[3]);
-    let bb = broadcast(&mut b, bias, vec![4, 3], vec![1]);
-    let s = b.binary(BinaryOp::Add, x, bb).unwrap();
-    let r = b.binary(BinaryOp::Max, s, lit(0.0)).unwrap();
-    b.build(vec![r]).unwrap()
 }
 
 fn row_sum() -> ClosedJaxpr {
@@ -520,11 +504,7 @@ fn while_program() -> ClosedJaxpr {
 #[test]
 fn while_loops_stay_on_the_device_with_their_bodies_planned() {
     let prog = while_program();
-    let steps = device_plan(&prog.jaxpr).unwrap();
-    assert!(
-        matches!(steps.as_slice(), [DeviceStep::Control { eqn: 0 }]),
-        "{steps:?}"
-    );
+    assert_plan!(prog, [DeviceStep::Control { eqn: 0 }]);
     // The body's elementwise ops are kernels of their own plan.
     let Primitive::Control(ControlFlow::While { body_jaxpr, .. }) = &prog.jaxpr.eqns[0].prim else {
         unreachable!()
@@ -589,16 +569,12 @@ fn cond_and_scan_program() -> ClosedJaxpr {
 #[test]
 fn cond_and_scan_stay_on_the_device_with_their_sub_programs_planned() {
     let prog = cond_and_scan_program();
-    let steps = device_plan(&prog.jaxpr).unwrap();
-    assert!(
-        matches!(
-            steps.as_slice(),
-            [
-                DeviceStep::Control { eqn: 0 },
-                DeviceStep::Control { eqn: 1 }
-            ]
-        ),
-        "{steps:?}"
+    assert_plan!(
+        prog,
+        [
+            DeviceStep::Control { eqn: 0 },
+            DeviceStep::Control { eqn: 1 }
+        ]
     );
     // sin, cos (the branches), then the scan body's add and mul.
     let all = sources(&prog);
@@ -613,46 +589,17 @@ fn cond_and_scan_stay_on_the_device_with_their_sub_programs_planned() {
 /// `x[idx]` rows of an f32 table and the scatter-add of rows back
 /// (`idx`: i32 or u64), as `jnp` indexing and its gradient produce.
 fn gather_scatter_program(index: DType) -> ClosedJaxpr {
-    use microjax::prims::gather::{
-        GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
-    };
+    use common::gather::{scatter_rows, take_rows};
+    use microjax::prims::gather::{Mode, ScatterOp};
     let mut b = Builder::new();
     let x = input(&mut b, &[5, 3]);
     let i = Atom::Var(b.add_input(Aval::new(vec![4, 1], index)).unwrap());
     let rows = b
-        .add_eqn1(
-            Primitive::Gather(Box::new(GatherParams {
-                dims: GatherDims {
-                    offset_dims: vec![1],
-                    collapsed_slice_dims: vec![0],
-                    start_index_map: vec![0],
-                    operand_batching_dims: vec![],
-                    start_indices_batching_dims: vec![],
-                },
-                slice_sizes: vec![1, 3],
-                indices_are_sorted: false,
-                unique_indices: false,
-                mode: Mode::FillOrDrop,
-                fill_value: None,
-            })),
-            vec![x.clone(), i.clone()],
-        )
+        .add_eqn1(take_rows(3, Mode::FillOrDrop), vec![x.clone(), i.clone()])
         .unwrap();
     let back = b
         .add_eqn1(
-            Primitive::Scatter(Box::new(ScatterParams {
-                op: ScatterOp::Add,
-                dims: ScatterDims {
-                    update_window_dims: vec![1],
-                    inserted_window_dims: vec![0],
-                    scatter_dims_to_operand_dims: vec![0],
-                    operand_batching_dims: vec![],
-                    scatter_indices_batching_dims: vec![],
-                },
-                indices_are_sorted: false,
-                unique_indices: false,
-                mode: Mode::Clip,
-            })),
+            scatter_rows(ScatterOp::Add, Mode::Clip),
             vec![x, i, rows.clone()],
         )
         .unwrap();
@@ -662,13 +609,9 @@ fn gather_scatter_program(index: DType) -> ClosedJaxpr {
 #[test]
 fn gather_and_scatter_add_lower_to_kernels() {
     let prog = gather_scatter_program(DType::I32);
-    let steps = device_plan(&prog.jaxpr).unwrap();
-    assert!(
-        matches!(
-            steps.as_slice(),
-            [DeviceStep::Kernel { .. }, DeviceStep::Scatter { .. }]
-        ),
-        "{steps:?}"
+    assert_plan!(
+        prog,
+        [DeviceStep::Kernel { .. }, DeviceStep::Scatter { .. }]
     );
     let all = sources(&prog);
     assert_eq!(all.len(), 2);

@@ -19,9 +19,7 @@ use microjax::exec::cuda::bytes;
 use microjax::exec::cuda::codegen::KernelSource;
 use microjax::exec::cuda::{device_plan, DeviceStep};
 use microjax::exec::interp::eval_closed;
-use microjax::prims::gather::{
-    GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
-};
+use microjax::prims::gather::{Mode, ScatterOp};
 use microjax::prims::{
     ArgReduce, BroadcastInDim, Concatenate, ConvertElementType, Cumulative, DynamicSlice,
     DynamicUpdateSlice, Iota, Pad, Reduce, Rev, Slice, Transpose,
@@ -32,6 +30,11 @@ use microjax::{
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
+
+#[macro_use]
+mod common;
+use common::gather::{gather, scatter_p, GatherSpec};
+use common::{bias_relu, data, fused_chain, input};
 
 const PRELUDE: &str = r#"#include <cmath>
 #include <cstdio>
@@ -51,6 +54,17 @@ static inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v
 
 fn have_gxx() -> bool {
     Command::new("g++").arg("--version").output().is_ok()
+}
+
+/// Returns from the calling test, reporting a skip, where no g++ is
+/// installed to compile the emulated kernels.
+macro_rules! skip_without_gxx {
+    () => {
+        if !have_gxx() {
+            eprintln!("skipped: no g++");
+            return;
+        }
+    };
 }
 
 /// The C parameter types of a kernel, read from its signature.
@@ -271,42 +285,13 @@ fn idx(shape: &[usize], v: Vec<i32>) -> HostArray {
     HostArray::new(shape.to_vec(), Buffer::I32(v.into())).unwrap()
 }
 
-struct G<'a> {
-    offset: &'a [usize],
-    collapsed: &'a [usize],
-    map: &'a [usize],
-    obatch: &'a [usize],
-    ibatch: &'a [usize],
-    sizes: &'a [usize],
-}
-
-fn gather(g: &G, mode: Mode, fill: Option<f64>) -> Primitive {
-    Primitive::Gather(Box::new(GatherParams {
-        dims: GatherDims {
-            offset_dims: g.offset.to_vec(),
-            collapsed_slice_dims: g.collapsed.to_vec(),
-            start_index_map: g.map.to_vec(),
-            operand_batching_dims: g.obatch.to_vec(),
-            start_indices_batching_dims: g.ibatch.to_vec(),
-        },
-        slice_sizes: g.sizes.to_vec(),
-        indices_are_sorted: false,
-        unique_indices: false,
-        mode,
-        fill_value: fill.map(Scalar::Float),
-    }))
-}
-
 const MODES: [Mode; 3] = [Mode::Clip, Mode::FillOrDrop, Mode::PromiseInBounds];
 
 #[test]
 fn gathers_match_the_cpu() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     // Rows of a table (an embedding lookup), one index out of bounds.
-    let rows = G {
+    let rows = GatherSpec {
         offset: &[1],
         collapsed: &[0],
         map: &[0],
@@ -315,7 +300,7 @@ fn gathers_match_the_cpu() {
         sizes: &[1, 3],
     };
     // A 3x2 window at a 2-d start (dynamic_slice), no batch axes.
-    let window = G {
+    let window = GatherSpec {
         offset: &[0, 1],
         collapsed: &[],
         map: &[0, 1],
@@ -324,7 +309,7 @@ fn gathers_match_the_cpu() {
         sizes: &[3, 2],
     };
     // Per-example rows (a vmapped lookup): batching axes on both sides.
-    let batched = G {
+    let batched = GatherSpec {
         offset: &[1],
         collapsed: &[1],
         map: &[1],
@@ -351,7 +336,7 @@ fn gathers_match_the_cpu() {
     )
     .unwrap();
     let u = HostArray::new(vec![3, 1], Buffer::U64(vec![1, u64::MAX, 3].into())).unwrap();
-    let rows2 = G {
+    let rows2 = GatherSpec {
         sizes: &[1, 2],
         ..rows
     };
@@ -360,30 +345,9 @@ fn gathers_match_the_cpu() {
     }
 }
 
-fn scatter(
-    op: ScatterOp, window: &[usize], inserted: &[usize], map: &[usize], mode: Mode,
-) -> Primitive {
-    Primitive::Scatter(Box::new(ScatterParams {
-        op,
-        dims: ScatterDims {
-            update_window_dims: window.to_vec(),
-            inserted_window_dims: inserted.to_vec(),
-            scatter_dims_to_operand_dims: map.to_vec(),
-            operand_batching_dims: Vec::new(),
-            scatter_indices_batching_dims: Vec::new(),
-        },
-        indices_are_sorted: false,
-        unique_indices: false,
-        mode,
-    }))
-}
-
 #[test]
 fn scatters_match_the_cpu_with_repeated_and_dropped_indices() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     let ops = [
         ScatterOp::Set,
         ScatterOp::Add,
@@ -395,11 +359,11 @@ fn scatters_match_the_cpu_with_repeated_and_dropped_indices() {
         for mode in MODES {
             // Rows into a table (an embedding gradient): index 1 repeats,
             // 9 is out of bounds.
-            let p = scatter(op, &[1], &[0], &[0], mode);
+            let p = scatter_p(op, &[1], &[0], &[0], &[], &[], mode, false);
             let i = idx(&[4, 1], vec![1, 3, 1, 9]);
             check_scatter(p, &[ramp(&[5, 3]), i, ramp(&[4, 3])]);
             // Single elements of a vector (`x.at[i].add(v)`), with NaN.
-            let p = scatter(op, &[], &[0], &[0], mode);
+            let p = scatter_p(op, &[], &[0], &[0], &[], &[], mode, false);
             let mut v: Vec<f32> = (0..5).map(|k| k as f32 - 1.5).collect();
             v[2] = f32::NAN;
             let u = f32a(&[5], v);
@@ -408,14 +372,14 @@ fn scatters_match_the_cpu_with_repeated_and_dropped_indices() {
             let xi = HostArray::new(vec![4], Buffer::I32(vec![5, -3, i32::MAX, 0].into())).unwrap();
             let ui = HostArray::new(vec![3], Buffer::I32(vec![7, i32::MAX, -9].into())).unwrap();
             check_scatter(
-                scatter(op, &[], &[0], &[0], mode),
+                scatter_p(op, &[], &[0], &[0], &[], &[], mode, false),
                 &[xi, idx(&[3, 1], vec![2, 2, 0]), ui],
             );
             let xb =
                 HostArray::new(vec![3], Buffer::Bool(vec![true, false, false].into())).unwrap();
             let ub = HostArray::new(vec![2], Buffer::Bool(vec![false, true].into())).unwrap();
             check_scatter(
-                scatter(op, &[], &[0], &[0], mode),
+                scatter_p(op, &[], &[0], &[0], &[], &[], mode, false),
                 &[xb, idx(&[2, 1], vec![0, 1]), ub],
             );
         }
@@ -426,22 +390,25 @@ fn scatters_match_the_cpu_with_repeated_and_dropped_indices() {
 fn scatters_whose_windows_can_overlap_run_on_the_host() {
     // A 2-row window at an indexed start: two updates can cover one
     // element from different window rows.
-    let p = scatter(ScatterOp::Add, &[1, 2], &[], &[0], Mode::FillOrDrop);
+    let p = scatter_p(
+        ScatterOp::Add,
+        &[1, 2],
+        &[],
+        &[0],
+        &[],
+        &[],
+        Mode::FillOrDrop,
+        false,
+    );
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(Aval::new(vec![5, 3], DType::F32)).unwrap());
     let i = Atom::Var(b.add_input(Aval::new(vec![2, 1], DType::I32)).unwrap());
     let u = Atom::Var(b.add_input(Aval::new(vec![2, 2, 3], DType::F32)).unwrap());
     let out = b.add_eqn1(p, vec![x, i, u]).unwrap();
     let prog: ClosedJaxpr = b.build(vec![out]).unwrap();
-    let steps = device_plan(&prog.jaxpr).unwrap();
-    assert!(
-        matches!(steps.as_slice(), [DeviceStep::Host { reason, .. }] if reason.contains("overlap")),
-        "{steps:?}"
-    );
+    assert_plan!(prog, [DeviceStep::Host { reason, .. }] if reason.contains("overlap"));
 }
 
-mod common;
-use common::{broadcast, data, input, lit, tanh_sin_exp};
 use microjax::prims::random::Threefry2x32;
 use microjax::prims::CumOp;
 use microjax::{BinaryOp, ReduceOp, UnaryOp};
@@ -456,27 +423,11 @@ fn u32a(shape: &[usize], seed: u32) -> HostArray {
 
 #[test]
 fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     // A fused elementwise chain, and a broadcast bias + relu.
-    let mut b = Builder::new();
-    let x = input(&mut b, &[4, 8]);
-    let y = tanh_sin_exp(&mut b, x);
-    check_program(
-        &b.build(vec![y]).unwrap(),
-        &[(*data(&[4, 8], 1)).clone()],
-        1e-5,
-    );
-    let mut b = Builder::new();
-    let x = input(&mut b, &[4, 3]);
-    let bias = input(&mut b, &[3]);
-    let bb = broadcast(&mut b, bias, vec![4, 3], vec![1]);
-    let s = b.binary(BinaryOp::Add, x, bb).unwrap();
-    let r = b.binary(BinaryOp::Max, s, lit(0.0)).unwrap();
+    check_program(&fused_chain(), &[(*data(&[4, 8], 1)).clone()], 1e-5);
     let args = [(*data(&[4, 3], 2)).clone(), (*data(&[3], 3)).clone()];
-    check_program(&b.build(vec![r]).unwrap(), &args, 0.0);
+    check_program(&bias_relu(), &args, 0.0);
     // Reductions over leading, trailing, middle and all axes.
     let x = data(&[3, 4, 5], 4);
     let xi = HostArray::new(
@@ -529,10 +480,7 @@ fn fused_reduction_scan_iota_and_threefry_kernels_match_the_cpu() {
 
 #[test]
 fn fused_groups_whose_outputs_escape_before_a_later_input_is_read() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     // The group stores `a` (an escaping output) before it first reads `y`:
     // the launch passes inputs, then outputs, so the signature must list
     // `y` before `a`'s output buffer.
@@ -543,12 +491,7 @@ fn fused_groups_whose_outputs_escape_before_a_later_input_is_read() {
     let s = b.binary(BinaryOp::Mul, a.clone(), y).unwrap();
     let t = b.binary(BinaryOp::Add, s, x).unwrap();
     let prog = b.build(vec![a, t]).unwrap();
-    let steps = device_plan(&prog.jaxpr).unwrap();
-    assert!(
-        matches!(steps.as_slice(), [DeviceStep::Kernel { kernel, .. }]
-            if kernel.inputs.len() == 2 && kernel.outputs.len() == 2),
-        "{steps:?}"
-    );
+    assert_plan!(prog, [DeviceStep::Kernel { kernel, .. }] if kernel.inputs.len() == 2 && kernel.outputs.len() == 2);
     let args = [(*data(&[4, 3], 11)).clone(), (*data(&[4, 3], 12)).clone()];
     check_program(&prog, &args, 0.0);
 }
@@ -558,10 +501,7 @@ fn fused_groups_whose_outputs_escape_before_a_later_input_is_read() {
 /// CPU converts them.
 #[test]
 fn half_conversions_are_bit_exact() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     let convert = |from: DType, to: DType, x: HostArray| {
         let p = Primitive::ConvertElementType(ConvertElementType {
             new_dtype: to,
@@ -624,10 +564,7 @@ fn half_conversions_are_bit_exact() {
 
 #[test]
 fn half_elementwise_chains_round_every_op() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     for d in [DType::F16, DType::BF16] {
         // tanh(x * 2 + 1) * sin(x) - exp(-x * x), all in d, and a compare.
         let mut b = Builder::new();
@@ -655,10 +592,7 @@ fn half_elementwise_chains_round_every_op() {
 
 #[test]
 fn half_reductions_and_scans_accumulate_in_f32() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     let vals: Vec<f32> = (0..60)
         .map(|k| ((k * 37) % 23) as f32 / 7.0 - 1.5)
         .collect();
@@ -687,11 +621,7 @@ fn half_reductions_and_scans_accumulate_in_f32() {
             let a = Atom::Var(b.add_input(x.aval()).unwrap());
             let y = b.add_eqn1(p, vec![a]).unwrap();
             let prog = b.build(vec![y]).unwrap();
-            let steps = device_plan(&prog.jaxpr).unwrap();
-            assert!(
-                matches!(steps.as_slice(), [DeviceStep::Kernel { .. }]),
-                "{steps:?}"
-            );
+            assert_plan!(prog, [DeviceStep::Kernel { .. }]);
             check_program(&prog, std::slice::from_ref(&x), ulp);
         }
     }
@@ -707,10 +637,7 @@ fn scalar_i32(v: i32) -> HostArray {
 
 #[test]
 fn data_movement_kernels_match_the_cpu() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     let x = ramp(&[3, 4, 5]);
     let half = HostArray::new(
         vec![3, 4, 5],
@@ -798,10 +725,7 @@ fn data_movement_kernels_match_the_cpu() {
 
 #[test]
 fn broadcasts_the_fused_kernels_cannot_read_match_the_cpu() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     // Kept axes that are not one run, and a unit axis broadcast.
     let bcast = |shape: Vec<usize>, dims: Vec<usize>| {
         Primitive::BroadcastInDim(BroadcastInDim {
@@ -827,23 +751,13 @@ fn broadcasts_the_fused_kernels_cannot_read_match_the_cpu() {
         .add_eqn1(bcast(vec![3, 1, 1], vec![0, 1]), vec![x])
         .unwrap();
     let prog = b.build(vec![fill, unit]).unwrap();
-    let steps = device_plan(&prog.jaxpr).unwrap();
-    assert!(
-        matches!(
-            steps.as_slice(),
-            [DeviceStep::Kernel { .. }, DeviceStep::Alias { .. }]
-        ),
-        "{steps:?}"
-    );
+    assert_plan!(prog, [DeviceStep::Kernel { .. }, DeviceStep::Alias { .. }]);
     check_program(&prog, &[ramp(&[3, 1])], 0.0);
 }
 
 #[test]
 fn argmax_and_argmin_match_the_cpu_with_ties_and_nans() {
-    if !have_gxx() {
-        eprintln!("skipped: no g++");
-        return;
-    }
+    skip_without_gxx!();
     use microjax::prims::ArgOp;
     let mut v: Vec<f32> = (0..60).map(|k| ((k * 7) % 5) as f32).collect();
     v[13] = f32::NAN;

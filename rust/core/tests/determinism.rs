@@ -24,7 +24,6 @@ use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::{eval_closed, eval_closed_in};
 use microjax::exec::{Determinism, ExecCtx};
 use microjax::export::Program;
-use microjax::prims::control::{ControlFlow, Scan};
 use microjax::prims::conv::ConvParams;
 use microjax::prims::kernel::vmath::{with_simd_level, SimdLevel};
 use microjax::prims::linalg::LinalgOp;
@@ -158,17 +157,8 @@ fn scan() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let mut b = Builder::new();
     let c0 = input(&mut b, &[n]);
     let xs = input(&mut b, &[t, n]);
-    let p = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: t,
-        reverse: false,
-        num_consts: 0,
-        num_carry: 1,
-        linear: vec![false, false],
-        unroll: 1,
-    }));
-    let outs = b.add_eqn(p, vec![c0, xs], None).unwrap();
-    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    let outs = common::scan(&mut b, body, t, false, (0, 1), vec![c0, xs]);
+    let prog = b.build(outs).unwrap();
     (prog, vec![data_in(&[n], 8, 1.0), data_in(&[t, n], 9, 0.5)])
 }
 

@@ -10,7 +10,6 @@
 )]
 
 use microjax::export::{Determinism, Limits, Program};
-use microjax::prims::control::{ControlFlow, Scan};
 use microjax::{
     Atom, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, Error, HostArray, Primitive,
     UnaryOp,
@@ -18,7 +17,7 @@ use microjax::{
 use std::sync::Arc;
 
 mod common;
-use common::{f32s, f32v, while_loop, Rng};
+use common::{f32s, f32v, scan, while_loop, Rng};
 
 /// `x -> sin(x) * c + sum-scan(x)` with a const `c` and a scan.
 fn program() -> ClosedJaxpr {
@@ -39,20 +38,16 @@ fn program() -> ClosedJaxpr {
     let x = Atom::Var(b.add_input(f32v(&[4])).unwrap());
     let sx = b.unary(UnaryOp::Sin, x.clone()).unwrap();
     let m = b.binary(BinaryOp::Mul, sx, Atom::Var(k)).unwrap();
-    let scan = Primitive::Control(ControlFlow::Scan(Scan {
-        jaxpr: Arc::new(body),
-        length: 4,
-        reverse: false,
-        num_consts: 0,
-        num_carry: 1,
-        linear: vec![false, false],
-        unroll: 1,
-    }));
-    let outs = b
-        .add_eqn(scan, vec![Builder::lit(DType::F32, 0.0), x], None)
-        .unwrap();
-    let y = b.binary(BinaryOp::Add, m, Atom::Var(outs[1])).unwrap();
-    b.build(vec![y, Atom::Var(outs[0])]).unwrap()
+    let outs = scan(
+        &mut b,
+        body,
+        4,
+        false,
+        (0, 1),
+        vec![Builder::lit(DType::F32, 0.0), x],
+    );
+    let y = b.binary(BinaryOp::Add, m, outs[1].clone()).unwrap();
+    b.build(vec![y, outs[0].clone()]).unwrap()
 }
 
 /// `n -> count of doublings of 1 until > n` (a while loop).

@@ -21,13 +21,15 @@ use microjax::array::{pool, Elems, ForeignOwner, OnRelease};
 use microjax::exec::compiled::{recycle, Compiled};
 use microjax::exec::interp::eval_closed;
 use microjax::exec::ExecCtx;
-use microjax::prims::{kernel, DotGeneral, Reduce};
+use microjax::prims::kernel;
 use microjax::{
-    Atom, Aval, BinaryOp, Buffer, Builder, DType, DotDims, Error, HostArray, Primitive, ReduceOp,
-    UnaryOp,
+    Atom, Aval, BinaryOp, Buffer, Builder, DType, Error, HostArray, Primitive, ReduceOp, UnaryOp,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+mod common;
+use common::{dot_general, f32s, reduce};
 
 /// Foreign f32 storage over a copy of `values` kept in an `Arc` the test
 /// also holds (to check the bytes afterwards); the owner counts its
@@ -55,13 +57,6 @@ fn foreign_array(
     (HostArray::new(shape, Buffer::F32(e)).unwrap(), data)
 }
 
-fn f32s(a: &HostArray) -> Vec<f32> {
-    match a.buffer() {
-        Buffer::F32(v) => v.to_vec(),
-        other => panic!("expected f32, got {:?}", other.dtype()),
-    }
-}
-
 fn eval1(prim: Primitive, args: &[&HostArray]) -> HostArray {
     kernel::eval(&ExecCtx::default(), &prim, args)
         .unwrap()
@@ -81,29 +76,12 @@ fn kernels_read_foreign_operands() {
     let twice = eval1(Primitive::Binary(BinaryOp::Add), &[&x, &x]);
     assert_eq!(f32s(&twice), vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
 
-    let rows = eval1(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::Sum,
-            axes: vec![1],
-        }),
-        &[&x],
-    );
+    let rows = eval1(reduce(ReduceOp::Sum, &[1]), &[&x]);
     assert_eq!(f32s(&rows), vec![6.0, 15.0]);
 
     // [2, 3] @ [3, 2] with the rhs foreign too.
     let (w, _) = foreign_array(vec![3, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &released);
-    let prod = eval1(
-        Primitive::DotGeneral(DotGeneral {
-            dims: DotDims {
-                lhs_contract: vec![1],
-                rhs_contract: vec![0],
-                lhs_batch: vec![],
-                rhs_batch: vec![],
-            },
-            preferred_element_type: None,
-        }),
-        &[&x, &w],
-    );
+    let prod = eval1(dot_general(&[1], &[0], &[], &[]), &[&x, &w]);
     assert_eq!(prod.shape(), &[2, 2]);
     assert_eq!(f32s(&prod), vec![4.0, 5.0, 10.0, 11.0]);
 

@@ -10,68 +10,19 @@
     clippy::arithmetic_side_effects
 )]
 
-use microjax::prims::gather::{
-    GatherDims, GatherParams, Mode, ScatterDims, ScatterOp, ScatterParams,
-};
+use microjax::prims::gather::{Mode, ScatterOp};
 use microjax::prims::{DynamicSlice, DynamicUpdateSlice};
 use microjax::transforms::{batch_jaxpr, jvp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar};
 use std::sync::Arc;
 
 mod common;
+use common::gather::{gather_p, scatter_p, take_rows};
+use common::kernels::i32_array;
 use common::rules::{check_jvp_vjp, check_vmap};
 use common::{eval, f64a, f64s, squared, Rng};
 
 // ------------------------------------------------------------- helpers
-
-fn i32a(shape: &[usize], v: Vec<i32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::I32(v.into())).unwrap()
-}
-
-fn gather_p(
-    offset: &[usize], collapsed: &[usize], map: &[usize], obatch: &[usize], ibatch: &[usize],
-    sizes: &[usize], mode: Mode,
-) -> Primitive {
-    Primitive::Gather(Box::new(GatherParams {
-        dims: GatherDims {
-            offset_dims: offset.to_vec(),
-            collapsed_slice_dims: collapsed.to_vec(),
-            start_index_map: map.to_vec(),
-            operand_batching_dims: obatch.to_vec(),
-            start_indices_batching_dims: ibatch.to_vec(),
-        },
-        slice_sizes: sizes.to_vec(),
-        indices_are_sorted: false,
-        unique_indices: false,
-        mode,
-        fill_value: None,
-    }))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn scatter_p(
-    op: ScatterOp, window: &[usize], inserted: &[usize], map: &[usize], obatch: &[usize],
-    ibatch: &[usize], mode: Mode, unique: bool,
-) -> Primitive {
-    Primitive::Scatter(Box::new(ScatterParams {
-        op,
-        dims: ScatterDims {
-            update_window_dims: window.to_vec(),
-            inserted_window_dims: inserted.to_vec(),
-            scatter_dims_to_operand_dims: map.to_vec(),
-            operand_batching_dims: obatch.to_vec(),
-            scatter_indices_batching_dims: ibatch.to_vec(),
-        },
-        indices_are_sorted: false,
-        unique_indices: unique,
-        mode,
-    }))
-}
-
-/// `x[idx]` along axis 0 of a 2-d operand with `cols` columns.
-fn take_rows(cols: usize, mode: Mode) -> Primitive {
-    gather_p(&[1], &[0], &[0], &[], &[], &[1, cols], mode)
-}
 
 /// `x.at[idx].op(u)` along axis 0 of a 1-d operand.
 fn scatter_1d(op: ScatterOp, mode: Mode) -> Primitive {
@@ -99,11 +50,11 @@ fn iota_f64(shape: &[usize]) -> HostArray {
 #[test]
 fn gather_takes_rows_in_each_mode() {
     let x = iota_f64(&[3, 3]);
-    let idx = i32a(&[2, 1], vec![2, 0]);
+    let idx = i32_array(&[2, 1], vec![2, 0]);
     let y = run1(take_rows(3, Mode::FillOrDrop), &[&x, &idx]);
     assert_eq!(y.shape(), &[2, 3]);
     assert_eq!(f64s(&y), vec![6., 7., 8., 0., 1., 2.]);
-    let oob = i32a(&[2, 1], vec![3, -1]);
+    let oob = i32_array(&[2, 1], vec![3, -1]);
     let filled = f64s(&run1(take_rows(3, Mode::FillOrDrop), &[&x, &oob]));
     assert!(filled.iter().all(|v| v.is_nan()));
     let clipped = f64s(&run1(take_rows(3, Mode::Clip), &[&x, &oob]));
@@ -117,7 +68,7 @@ fn gather_takes_rows_in_each_mode() {
     g.fill_value = Some(Scalar::Float(-1.0));
     let y = f64s(&run1(Primitive::Gather(g), &[&x, &oob]));
     assert_eq!(y, vec![-1.0; 6]);
-    let xi = i32a(&[3, 1], vec![4, 5, 6]);
+    let xi = i32_array(&[3, 1], vec![4, 5, 6]);
     let yi = run1(take_rows(1, Mode::FillOrDrop), &[&xi, &oob]);
     assert_eq!(yi.buffer(), &Buffer::I32(vec![i32::MIN, i32::MIN].into()));
 }
@@ -126,19 +77,19 @@ fn gather_takes_rows_in_each_mode() {
 fn gather_windows_and_batching_dims() {
     // 2-d windows at (row, col) starts: x[3x4], windows 2x2, one clipped.
     let x = iota_f64(&[3, 4]);
-    let idx = i32a(&[2, 2], vec![0, 1, 2, 3]);
+    let idx = i32_array(&[2, 2], vec![0, 1, 2, 3]);
     let p = gather_p(&[1, 2], &[], &[0, 1], &[], &[], &[2, 2], Mode::Clip);
     let y = run1(p, &[&x, &idx]);
     assert_eq!(y.shape(), &[2, 2, 2]);
     assert_eq!(f64s(&y), vec![1., 2., 5., 6., 6., 7., 10., 11.]);
     // Batching dims: y[b] = x[b, idx[b]].
     let x = iota_f64(&[2, 3]);
-    let idx = i32a(&[2, 1], vec![2, 1]);
+    let idx = i32_array(&[2, 1], vec![2, 1]);
     let p = gather_p(&[], &[1], &[1], &[0], &[0], &[1, 1], Mode::FillOrDrop);
     assert_eq!(f64s(&run1(p, &[&x, &idx])), vec![2., 4.]);
     // Offset dims interleaved with batch dims: out[i, col, j].
     let x = iota_f64(&[4, 2]);
-    let idx = i32a(&[2, 3, 1], vec![0, 1, 2, 3, 0, 1]);
+    let idx = i32_array(&[2, 3, 1], vec![0, 1, 2, 3, 0, 1]);
     let p = gather_p(&[1], &[0], &[0], &[], &[], &[1, 2], Mode::FillOrDrop);
     let y = run1(p, &[&x, &idx]);
     assert_eq!(y.shape(), &[2, 2, 3]);
@@ -151,35 +102,23 @@ fn gather_windows_and_batching_dims() {
 #[test]
 fn scatters_combine_duplicates_and_drop_or_clip() {
     let x = f64a(&[4], vec![1., 1., 1., 1.]);
-    let idx = i32a(&[4, 1], vec![1, 1, 3, 7]);
+    let idx = i32_array(&[4, 1], vec![1, 1, 3, 7]);
     let u = f64a(&[4], vec![2., 3., 4., 5.]);
-    let add = f64s(&run1(
-        scatter_1d(ScatterOp::Add, Mode::FillOrDrop),
-        &[&x, &idx, &u],
-    ));
-    assert_eq!(add, vec![1., 6., 1., 5.]);
-    let clip = f64s(&run1(
-        scatter_1d(ScatterOp::Add, Mode::Clip),
-        &[&x, &idx, &u],
-    ));
-    assert_eq!(clip, vec![1., 6., 1., 10.]);
-    let set = f64s(&run1(
-        scatter_1d(ScatterOp::Set, Mode::FillOrDrop),
-        &[&x, &idx, &u],
-    ));
-    assert_eq!(set, vec![1., 3., 1., 4.]);
-    let promise = f64s(&run1(
-        scatter_1d(ScatterOp::Set, Mode::PromiseInBounds),
-        &[&x, &idx, &u],
-    ));
-    assert_eq!(promise, set);
-    let mul = f64s(&run1(
-        scatter_1d(ScatterOp::Mul, Mode::FillOrDrop),
-        &[&x, &idx, &u],
-    ));
-    assert_eq!(mul, vec![1., 6., 1., 4.]);
-    let xi = i32a(&[4], vec![5, 5, 5, 5]);
-    let ui = i32a(&[4], vec![9, 2, 7, 0]);
+    // (op, mode, result) on x = 1s, duplicate index 1 and out-of-bounds 7.
+    let set = vec![1., 3., 1., 4.];
+    let cases = [
+        (ScatterOp::Add, Mode::FillOrDrop, vec![1., 6., 1., 5.]),
+        (ScatterOp::Add, Mode::Clip, vec![1., 6., 1., 10.]),
+        (ScatterOp::Set, Mode::FillOrDrop, set.clone()),
+        (ScatterOp::Set, Mode::PromiseInBounds, set),
+        (ScatterOp::Mul, Mode::FillOrDrop, vec![1., 6., 1., 4.]),
+    ];
+    for (op, mode, want) in cases {
+        let got = f64s(&run1(scatter_1d(op, mode), &[&x, &idx, &u]));
+        assert_eq!(got, want, "{op:?} {mode:?}");
+    }
+    let xi = i32_array(&[4], vec![5, 5, 5, 5]);
+    let ui = i32_array(&[4], vec![9, 2, 7, 0]);
     let min = run1(
         scatter_1d(ScatterOp::Min, Mode::FillOrDrop),
         &[&xi, &idx, &ui],
@@ -192,7 +131,7 @@ fn scatters_combine_duplicates_and_drop_or_clip() {
     assert_eq!(max.buffer(), &Buffer::I32(vec![5, 9, 5, 7].into()));
     // Bool scatter-add is `or`.
     let xb = HostArray::new(vec![2], Buffer::Bool(vec![false, false].into())).unwrap();
-    let ib = i32a(&[1, 1], vec![1]);
+    let ib = i32_array(&[1, 1], vec![1]);
     let ub = HostArray::new(vec![1], Buffer::Bool(vec![true].into())).unwrap();
     let yb = run1(
         scatter_1d(ScatterOp::Add, Mode::FillOrDrop),
@@ -205,7 +144,7 @@ fn scatters_combine_duplicates_and_drop_or_clip() {
 fn scatter_rows_with_batching_dims() {
     // x[b, idx[b]] += u[b]
     let x = f64a(&[2, 3], vec![0.; 6]);
-    let idx = i32a(&[2, 1], vec![2, 0]);
+    let idx = i32_array(&[2, 1], vec![2, 0]);
     let u = f64a(&[2], vec![5., 7.]);
     let p = scatter_p(
         ScatterOp::Add,
@@ -223,7 +162,7 @@ fn scatter_rows_with_batching_dims() {
     );
     // Row windows: x[idx[i], :] += u[i, :]
     let x = f64a(&[3, 2], vec![0.; 6]);
-    let idx = i32a(&[2, 1], vec![2, 2]);
+    let idx = i32_array(&[2, 1], vec![2, 2]);
     let u = f64a(&[2, 2], vec![1., 2., 3., 4.]);
     let p = scatter_p(
         ScatterOp::Add,
@@ -247,11 +186,11 @@ fn shape_errors_name_the_primitive_and_shapes() {
     let bad_idx = f64a(&[2, 1], vec![0., 1.]);
     let err = eval(&take_rows(3, Mode::Clip), &[&x, &bad_idx]).unwrap_err();
     assert!(err.to_string().contains("gather"), "{err}");
-    let idx = i32a(&[2, 2], vec![0; 4]);
+    let idx = i32_array(&[2, 2], vec![0; 4]);
     let err = eval(&take_rows(3, Mode::Clip), &[&x, &idx]).unwrap_err();
     assert!(err.to_string().contains("(3, 3) and (2, 2)"), "{err}");
     let too_big = gather_p(&[1], &[0], &[0], &[], &[], &[1, 4], Mode::Clip);
-    let idx = i32a(&[2, 1], vec![0; 2]);
+    let idx = i32_array(&[2, 1], vec![0; 2]);
     assert!(eval(&too_big, &[&x, &idx]).is_err());
     let u = f64a(&[3], vec![0.; 3]);
     let err = eval(&scatter_1d(ScatterOp::Add, Mode::Clip), &[&u, &idx, &u]).unwrap_err();
@@ -263,7 +202,7 @@ fn shape_errors_name_the_primitive_and_shapes() {
 #[test]
 fn gather_jvp_and_transpose() {
     let mut rng = Rng(11);
-    let idx = Arc::new(i32a(&[4, 1], vec![2, 0, 2, 5]));
+    let idx = Arc::new(i32_array(&[4, 1], vec![2, 0, 2, 5]));
     for mode in [Mode::FillOrDrop, Mode::Clip] {
         let p = take_rows(3, mode);
         let f = squared(
@@ -276,7 +215,7 @@ fn gather_jvp_and_transpose() {
         let x = rng.f64s(&[3, 3]);
         if mode == Mode::FillOrDrop {
             // The filled row is NaN; differentiate through in-bounds rows only.
-            let inb = Arc::new(i32a(&[4, 1], vec![2, 0, 2, 1]));
+            let inb = Arc::new(i32_array(&[4, 1], vec![2, 0, 2, 1]));
             check_ad(&f, &[x, inb], 3);
         } else {
             check_ad(&f, &[x, idx.clone()], 4);
@@ -292,7 +231,7 @@ fn gather_jvp_and_transpose() {
     );
     check_ad(
         &f,
-        &[rng.f64s(&[2, 3]), Arc::new(i32a(&[2, 1], vec![2, 2]))],
+        &[rng.f64s(&[2, 3]), Arc::new(i32_array(&[2, 1], vec![2, 2]))],
         5,
     );
 }
@@ -300,7 +239,7 @@ fn gather_jvp_and_transpose() {
 #[test]
 fn scatter_jvps_and_transposes() {
     let mut rng = Rng(21);
-    let idx = Arc::new(i32a(&[4, 1], vec![1, 1, 3, 7]));
+    let idx = Arc::new(i32_array(&[4, 1], vec![1, 1, 3, 7]));
     let avals = [
         Aval::new(vec![4], DType::F64),
         Aval::new(vec![4, 1], DType::I32),
@@ -326,7 +265,7 @@ fn scatter_jvps_and_transposes() {
     }
     // Unique indices: scatter is linear and scatter-mul differentiates in
     // both operands.
-    let unique = Arc::new(i32a(&[3, 1], vec![2, 0, 3]));
+    let unique = Arc::new(i32_array(&[3, 1], vec![2, 0, 3]));
     let avals = [
         Aval::new(vec![4], DType::F64),
         Aval::new(vec![3, 1], DType::I32),
@@ -361,15 +300,15 @@ fn gather_vmap_every_batching_combination() {
     let n = 3;
     let xb = iota_f64(&[n, 4, 2]);
     let x = iota_f64(&[4, 2]);
-    let ib = i32a(&[n, 2, 1], vec![0, 3, 1, 1, 5, 2]);
-    let i = i32a(&[2, 1], vec![3, 0]);
+    let ib = i32_array(&[n, 2, 1], vec![0, 3, 1, 1, 5, 2]);
+    let i = i32_array(&[2, 1], vec![3, 0]);
     check_vmap(&p, &[xb.clone(), i.clone()], &[true, false], n);
     check_vmap(&p, &[x.clone(), ib.clone()], &[false, true], n);
     check_vmap(&p, &[xb.clone(), ib.clone()], &[true, true], n);
     // A gather that already has batching dims.
     let p = gather_p(&[], &[1], &[1], &[0], &[0], &[1, 1], Mode::Clip);
     let xb = iota_f64(&[n, 2, 3]);
-    let ib = i32a(&[n, 2, 1], vec![0, 2, 1, 1, 2, 0]);
+    let ib = i32_array(&[n, 2, 1], vec![0, 2, 1, 1, 2, 0]);
     check_vmap(&p, &[xb, ib], &[true, true], n);
 }
 
@@ -380,8 +319,8 @@ fn scatter_vmap_every_batching_combination() {
         let p = scatter_1d(op, Mode::FillOrDrop);
         let xb = iota_f64(&[n, 4]);
         let x = iota_f64(&[4]);
-        let ib = i32a(&[n, 3, 1], vec![0, 0, 3, 2, 9, 1]);
-        let i = i32a(&[3, 1], vec![1, 3, 1]);
+        let ib = i32_array(&[n, 3, 1], vec![0, 0, 3, 2, 9, 1]);
+        let i = i32_array(&[3, 1], vec![1, 3, 1]);
         let ub = f64a(&[n, 3], vec![5., 6., 7., 8., 9., 10.]);
         let u = f64a(&[3], vec![1., 2., 3.]);
         for (args, batched) in [
@@ -399,7 +338,7 @@ fn scatter_vmap_every_batching_combination() {
 fn dynamic_slices_with_batched_starts_become_gather_and_scatter() {
     let n = 3;
     let xb = iota_f64(&[n, 5]);
-    let ib = i32a(&[n], vec![-2, 2, 9]);
+    let ib = i32_array(&[n], vec![-2, 2, 9]);
     let p = Primitive::DynamicSlice(DynamicSlice {
         slice_sizes: vec![2],
     });

@@ -131,29 +131,39 @@ fn unary_f64_exact_against_std() {
     assert_eq!(f64s(&un(UnaryOp::Exp, &x)), want);
 }
 
+/// Rounding an f32 to a half-precision type `H`, and widening it back.
+type HalfConversions<H> = (fn(f32) -> H, fn(H) -> f32);
+
+/// `op` on the half-precision array of `v` (rounded by `from`) equals
+/// `f` computed in f32 on the widened (`to`) values, rounded back; returns
+/// the operand.
+fn half_unary_rounds_the_f32_result<H>(
+    op: UnaryOp, v: &[f32], (from, to): HalfConversions<H>, read: fn(&HostArray) -> Vec<H>,
+    f: fn(f32) -> f32,
+) -> HostArray
+where
+    H: Copy + PartialEq + std::fmt::Debug,
+    Vec<H>: Into<Buffer>,
+{
+    let x = arr(&[v.len()], v.iter().map(|&x| from(x)).collect::<Vec<_>>());
+    let want: Vec<H> = v.iter().map(|&x| from(f(to(from(x))))).collect();
+    assert_eq!(read(&un(op, &x)), want);
+    x
+}
+
 #[test]
 fn unary_half_types_compute_in_f32_and_round() {
     let v = [-1.5f32, 0.1, 0.7, 2.0];
-    let h = arr(
-        &[4],
-        v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>(),
+    let f16_conv = (
+        f16::from_f32 as fn(f32) -> f16,
+        f16::to_f32 as fn(f16) -> f32,
     );
-    let got = f16s(&un(UnaryOp::Exp, &h));
-    let want: Vec<f16> = v
-        .iter()
-        .map(|&x| f16::from_f32(f16::from_f32(x).to_f32().exp()))
-        .collect();
-    assert_eq!(got, want);
-    let b = arr(
-        &[4],
-        v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>(),
+    half_unary_rounds_the_f32_result(UnaryOp::Exp, &v, f16_conv, f16s, f32::exp);
+    let bf16_conv = (
+        bf16::from_f32 as fn(f32) -> bf16,
+        bf16::to_f32 as fn(bf16) -> f32,
     );
-    let got = bf16s(&un(UnaryOp::Sin, &b));
-    let want: Vec<bf16> = v
-        .iter()
-        .map(|&x| bf16::from_f32(bf16::from_f32(x).to_f32().sin()))
-        .collect();
-    assert_eq!(got, want);
+    let b = half_unary_rounds_the_f32_result(UnaryOp::Sin, &v, bf16_conv, bf16s, f32::sin);
     assert_eq!(
         bf16s(&un(UnaryOp::Neg, &b)),
         v.iter().map(|&x| bf16::from_f32(-x)).collect::<Vec<_>>()

@@ -26,6 +26,11 @@ fn run(op: LinalgOp, args: &[HostArray]) -> Vec<HostArray> {
     eval(&Primitive::Linalg(op), &refs).unwrap()
 }
 
+/// `op` on the `m x n` f64 matrix `a`.
+fn run_on(op: LinalgOp, (m, n): (usize, usize), a: &[f64]) -> Vec<HostArray> {
+    run(op, &[host(&[m, n], a.to_vec())])
+}
+
 fn f64s(a: &HostArray) -> Vec<f64> {
     match a.buffer() {
         Buffer::F64(v) => v.to_vec(),
@@ -62,6 +67,32 @@ fn assert_close(got: &[f64], want: &[f64], tol: f64) {
     for (g, w) in got.iter().zip(want) {
         assert!((g - w).abs() <= tol, "{got:?}\n  vs {want:?}");
     }
+}
+
+/// `q` (`rows` x `cols`) has orthonormal columns: `q^T q = I`.
+fn assert_orthonormal_columns(q: &[f64], rows: usize, cols: usize) {
+    let qtq = matmul(&transpose(q, rows, cols), q, cols, rows, cols);
+    assert_close(&qtq, &eye(cols), 1e-12);
+}
+
+/// One factorization of a sample matrix: `(m, n, full, a, outs)` with
+/// `a` the `m x n` matrix, `full` the `full_matrices` flag it ran with and
+/// `outs` what the op returned.
+type Factorized = (usize, usize, bool, Vec<f64>, Vec<HostArray>);
+
+/// `op(full_matrices)` of `sample(m, n, seed)` for each shape, both ways.
+fn factorizations(
+    shapes: [(usize, usize); 3], seed: u32, op: fn(bool) -> LinalgOp,
+) -> Vec<Factorized> {
+    let mut done = Vec::new();
+    for (m, n) in shapes {
+        for full in [true, false] {
+            let a = sample(m, n, seed);
+            let outs = run_on(op(full), (m, n), &a);
+            done.push((m, n, full, a, outs));
+        }
+    }
+    done
 }
 
 /// A deterministic well-conditioned test matrix (diagonally dominant).
@@ -227,25 +258,19 @@ fn lu_follows_getrf_and_reconstructs() {
 
 #[test]
 fn qr_reconstructs_with_orthonormal_q() {
-    for (m, n) in [(4, 3), (3, 4), (3, 3)] {
-        for full in [true, false] {
-            let a = sample(m, n, 5);
-            let outs = run(
-                LinalgOp::Qr {
-                    full_matrices: full,
-                },
-                &[host(&[m, n], a.clone())],
-            );
-            let k = if full { m } else { m.min(n) };
-            assert_eq!(outs[0].shape(), &[m, k]);
-            assert_eq!(outs[1].shape(), &[k, n]);
-            let (q, r) = (f64s(&outs[0]), f64s(&outs[1]));
-            assert_close(&matmul(&q, &r, m, k, n), &a, 1e-12);
-            assert_close(&matmul(&transpose(&q, m, k), &q, k, m, k), &eye(k), 1e-12);
-            for i in 0..k {
-                for j in 0..i.min(n) {
-                    assert_eq!(r[i * n + j], 0.0);
-                }
+    let qr = |full| LinalgOp::Qr {
+        full_matrices: full,
+    };
+    for (m, n, full, a, outs) in factorizations([(4, 3), (3, 4), (3, 3)], 5, qr) {
+        let k = if full { m } else { m.min(n) };
+        assert_eq!(outs[0].shape(), &[m, k]);
+        assert_eq!(outs[1].shape(), &[k, n]);
+        let (q, r) = (f64s(&outs[0]), f64s(&outs[1]));
+        assert_close(&matmul(&q, &r, m, k, n), &a, 1e-12);
+        assert_orthonormal_columns(&q, m, k);
+        for i in 0..k {
+            for j in 0..i.min(n) {
+                assert_eq!(r[i * n + j], 0.0);
             }
         }
     }
@@ -265,7 +290,7 @@ fn eigh_sorted_and_reconstructs() {
     assert!(w.windows(2).all(|p| p[0] <= p[1]));
     let vw: Vec<f64> = (0..16).map(|i| v[i] * w[i % 4]).collect();
     assert_close(&matmul(&vw, &transpose(&v, 4, 4), 4, 4, 4), &a, 1e-12);
-    assert_close(&matmul(&transpose(&v, 4, 4), &v, 4, 4, 4), &eye(4), 1e-12);
+    assert_orthonormal_columns(&v, 4, 4);
     // Upper triangle read with lower=False.
     let upper = run(
         LinalgOp::Eigh {
@@ -279,46 +304,34 @@ fn eigh_sorted_and_reconstructs() {
 
 #[test]
 fn svd_reconstructs_every_shape() {
-    for (m, n) in [(4, 2), (2, 4), (3, 3)] {
-        for full in [true, false] {
-            let a = sample(m, n, 9);
-            let outs = run(
-                LinalgOp::Svd {
-                    full_matrices: full,
-                    compute_uv: true,
-                },
-                &[host(&[m, n], a.clone())],
-            );
-            let k = m.min(n);
-            let (s, u, vt) = (f64s(&outs[0]), f64s(&outs[1]), f64s(&outs[2]));
-            let (uc, vr) = if full { (m, n) } else { (k, k) };
-            assert_eq!(outs[1].shape(), &[m, uc]);
-            assert_eq!(outs[2].shape(), &[vr, n]);
-            assert!(s.windows(2).all(|p| p[0] >= p[1]));
-            assert_close(
-                &matmul(&transpose(&u, m, uc), &u, uc, m, uc),
-                &eye(uc),
-                1e-12,
-            );
-            assert_close(
-                &matmul(&vt, &transpose(&vt, vr, n), vr, n, vr),
-                &eye(vr),
-                1e-12,
-            );
-            let us: Vec<f64> = (0..m * k)
-                .map(|i| u[(i / k) * uc + i % k] * s[i % k])
-                .collect();
-            assert_close(&matmul(&us, &vt[..k * n], m, k, n), &a, 1e-12);
-            let only_s = run(
-                LinalgOp::Svd {
-                    full_matrices: full,
-                    compute_uv: false,
-                },
-                &[host(&[m, n], a)],
-            );
-            assert_eq!(only_s.len(), 1);
-            assert_close(&f64s(&only_s[0]), &s, 0.0);
-        }
+    let svd = |full| LinalgOp::Svd {
+        full_matrices: full,
+        compute_uv: true,
+    };
+    for (m, n, full, a, outs) in factorizations([(4, 2), (2, 4), (3, 3)], 9, svd) {
+        let k = m.min(n);
+        let (s, u, vt) = (f64s(&outs[0]), f64s(&outs[1]), f64s(&outs[2]));
+        let (uc, vr) = if full { (m, n) } else { (k, k) };
+        assert_eq!(outs[1].shape(), &[m, uc]);
+        assert_eq!(outs[2].shape(), &[vr, n]);
+        assert!(s.windows(2).all(|p| p[0] >= p[1]));
+        assert_orthonormal_columns(&u, m, uc);
+        // Orthonormal rows: vt^T has orthonormal columns.
+        assert_orthonormal_columns(&transpose(&vt, vr, n), n, vr);
+        let us: Vec<f64> = (0..m * k)
+            .map(|i| u[(i / k) * uc + i % k] * s[i % k])
+            .collect();
+        assert_close(&matmul(&us, &vt[..k * n], m, k, n), &a, 1e-12);
+        let only_s = run_on(
+            LinalgOp::Svd {
+                full_matrices: full,
+                compute_uv: false,
+            },
+            (m, n),
+            &a,
+        );
+        assert_eq!(only_s.len(), 1);
+        assert_close(&f64s(&only_s[0]), &s, 0.0);
     }
 }
 
@@ -397,6 +410,17 @@ fn check_jvp(f: &ClosedJaxpr, xs: &[(Vec<usize>, Vec<f64>)], ts: &[Vec<f64>], to
     }
 }
 
+/// [`check_jvp`] of `op` on one `m x n` sample matrix and sample tangent,
+/// for the outputs `keep`.
+fn check_sample_jvp(op: LinalgOp, (m, n): (usize, usize), keep: &[usize]) {
+    check_jvp(
+        &single(op, &[f64v(&[m, n])], keep),
+        &[(vec![m, n], sample(m, n, 6))],
+        &[sample(m, n, 7)],
+        1e-6,
+    );
+}
+
 #[test]
 fn jvps_match_finite_differences() {
     let a = spd(3, 2);
@@ -443,66 +467,45 @@ fn jvps_match_finite_differences() {
             1e-6,
         );
     }
+    let svd_values = LinalgOp::Svd {
+        full_matrices: false,
+        compute_uv: false,
+    };
     for (m, n) in [(3, 3), (4, 3), (3, 4)] {
-        check_jvp(
-            &single(LinalgOp::Lu, &[f64v(&[m, n])], &[0]),
-            &[(vec![m, n], sample(m, n, 6))],
-            &[sample(m, n, 7)],
-            1e-6,
-        );
-        check_jvp(
-            &single(
-                LinalgOp::Svd {
-                    full_matrices: false,
-                    compute_uv: false,
-                },
-                &[f64v(&[m, n])],
-                &[0],
-            ),
-            &[(vec![m, n], sample(m, n, 6))],
-            &[sample(m, n, 7)],
-            1e-6,
-        );
+        check_sample_jvp(LinalgOp::Lu, (m, n), &[0]);
+        check_sample_jvp(svd_values, (m, n), &[0]);
     }
-    check_jvp(
-        &single(
-            LinalgOp::Qr {
-                full_matrices: false,
-            },
-            &[f64v(&[4, 3])],
-            &[0, 1],
-        ),
-        &[(vec![4, 3], sample(4, 3, 6))],
-        &[sample(4, 3, 7)],
-        1e-6,
-    );
+    let reduced_qr = LinalgOp::Qr {
+        full_matrices: false,
+    };
+    check_sample_jvp(reduced_qr, (4, 3), &[0, 1]);
 }
 
 #[test]
 fn unsupported_jvps_are_not_implemented() {
-    let f = single(
-        LinalgOp::Qr {
-            full_matrices: false,
-        },
-        &[f64v(&[2, 3])],
-        &[0],
-    );
-    assert!(matches!(
-        jvp_jaxpr(&f, &[true], true),
-        Err(Error::NotImplemented(_))
-    ));
-    let f = single(
-        LinalgOp::Svd {
-            full_matrices: true,
-            compute_uv: true,
-        },
-        &[f64v(&[3, 2])],
-        &[0],
-    );
-    assert!(matches!(
-        jvp_jaxpr(&f, &[true], true),
-        Err(Error::NotImplemented(_))
-    ));
+    // (op, operand shape): wide reduced QR, full SVD of a tall matrix.
+    let cases = [
+        (
+            LinalgOp::Qr {
+                full_matrices: false,
+            },
+            [2, 3],
+        ),
+        (
+            LinalgOp::Svd {
+                full_matrices: true,
+                compute_uv: true,
+            },
+            [3, 2],
+        ),
+    ];
+    for (op, shape) in cases {
+        let f = single(op, &[f64v(&shape)], &[0]);
+        assert!(
+            matches!(jvp_jaxpr(&f, &[true], true), Err(Error::NotImplemented(_))),
+            "{op:?}"
+        );
+    }
 }
 
 #[test]

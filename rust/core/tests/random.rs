@@ -11,42 +11,32 @@
 use microjax::exec::interp::eval_closed;
 use microjax::prims::random::Threefry2x32;
 use microjax::transforms::batch_jaxpr;
-use microjax::{Atom, Aval, Buffer, Builder, DType, HostArray, Primitive};
+use microjax::{Atom, Aval, Builder, DType, HostArray, Primitive};
 use std::sync::Arc;
 
 mod common;
-use common::eval;
-
-fn u32s(shape: &[usize], v: Vec<u32>) -> HostArray {
-    HostArray::new(shape.to_vec(), Buffer::U32(v.into())).unwrap()
-}
-
-fn words(a: &HostArray) -> Vec<u32> {
-    match a.buffer() {
-        Buffer::U32(v) => v.to_vec(),
-        other => panic!("expected uint32, got {:?}", other.dtype()),
-    }
-}
+use common::kernels::u32_array;
+use common::{eval, u32s};
 
 #[test]
 fn known_answers_through_the_kernel() {
     // Keys as rank-0 operands against counter arrays (one KAT per element).
-    let k = u32s(&[3], vec![0, u32::MAX, 0x1319_8a2e]);
-    let k1 = u32s(&[3], vec![0, u32::MAX, 0x0370_7344]);
-    let x0 = u32s(&[3], vec![0, u32::MAX, 0x243f_6a88]);
-    let x1 = u32s(&[3], vec![0, u32::MAX, 0x85a3_08d3]);
+    let k = u32_array(&[3], vec![0, u32::MAX, 0x1319_8a2e]);
+    let k1 = u32_array(&[3], vec![0, u32::MAX, 0x0370_7344]);
+    let x0 = u32_array(&[3], vec![0, u32::MAX, 0x243f_6a88]);
+    let x1 = u32_array(&[3], vec![0, u32::MAX, 0x85a3_08d3]);
     let out = eval(&Primitive::Threefry2x32(Threefry2x32), &[&k, &k1, &x0, &x1]).unwrap();
     assert_eq!(out.len(), 2);
-    assert_eq!(words(&out[0]), vec![0x6b20_0159, 0x1cb9_96fc, 0xc492_3a9c]);
-    assert_eq!(words(&out[1]), vec![0x99ba_4efe, 0xbb00_2be7, 0x483d_f7a0]);
-    let zero = u32s(&[], vec![0]);
-    let ctr = u32s(&[2], vec![0, 0]);
+    assert_eq!(u32s(&out[0]), vec![0x6b20_0159, 0x1cb9_96fc, 0xc492_3a9c]);
+    assert_eq!(u32s(&out[1]), vec![0x99ba_4efe, 0xbb00_2be7, 0x483d_f7a0]);
+    let zero = u32_array(&[], vec![0]);
+    let ctr = u32_array(&[2], vec![0, 0]);
     let out = eval(
         &Primitive::Threefry2x32(Threefry2x32),
         &[&zero, &zero, &ctr, &ctr],
     )
     .unwrap();
-    assert_eq!(words(&out[0]), vec![0x6b20_0159; 2]);
+    assert_eq!(u32s(&out[0]), vec![0x6b20_0159; 2]);
     assert_eq!(out[1].shape(), &[2]);
 }
 
@@ -95,10 +85,10 @@ fn vmap_matches_a_loop() {
     let keys: Vec<u32> = (0..n as u32).map(|i| i * 7 + 1).collect();
     let x1s: Vec<u32> = (0..3 * n as u32).collect(); // [3, n] row-major
     let args = [
-        u32s(&[n], keys.clone()),
-        u32s(&[], vec![9]),
-        u32s(&[3], vec![5, 6, 7]),
-        u32s(&[3, n], x1s.clone()),
+        u32_array(&[n], keys.clone()),
+        u32_array(&[], vec![9]),
+        u32_array(&[3], vec![5, 6, 7]),
+        u32_array(&[3, n], x1s.clone()),
     ];
     let args: Vec<Arc<HostArray>> = args.into_iter().map(Arc::new).collect();
     let got = eval_closed(&bj, &args).unwrap();
@@ -107,18 +97,15 @@ fn vmap_matches_a_loop() {
         let want = eval(
             &Primitive::Threefry2x32(Threefry2x32),
             &[
-                &u32s(&[], vec![key]),
-                &u32s(&[], vec![9]),
-                &u32s(&[3], vec![5, 6, 7]),
-                &u32s(&[3], col),
+                &u32_array(&[], vec![key]),
+                &u32_array(&[], vec![9]),
+                &u32_array(&[3], vec![5, 6, 7]),
+                &u32_array(&[3], col),
             ],
         )
         .unwrap();
         for k in 0..2 {
-            assert_eq!(
-                &words(&got[k])[e * 3..e * 3 + 3],
-                words(&want[k]).as_slice()
-            );
+            assert_eq!(&u32s(&got[k])[e * 3..e * 3 + 3], u32s(&want[k]).as_slice());
         }
     }
 }

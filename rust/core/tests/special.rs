@@ -12,11 +12,11 @@
 
 use microjax::prims::kernel::special_math as sm;
 use microjax::transforms::{batch_jaxpr, jvp_jaxpr, vjp_jaxpr};
-use microjax::{Aval, Buffer, DType, Error, HostArray, Primitive, SpecialOp};
+use microjax::{Aval, DType, Error, HostArray, Primitive, SpecialOp};
 
 mod common;
 use common::autodiff::{check_all, check_jvp, check_vjp, lit, run};
-use common::{build, eval, f64_arc, f64v, Rng};
+use common::{build, eval, f32s, f64_arc, f64s, f64v, Rng};
 
 fn close(got: f64, want: f64, rtol: f64) -> bool {
     (got - want).abs() <= rtol * want.abs().max(1e-300) || (got.is_nan() && want.is_nan())
@@ -249,20 +249,13 @@ fn zeta_bessel_erfc_against_scipy() {
     }
 }
 
-fn f32_values(a: &HostArray) -> Vec<f32> {
-    match a.buffer() {
-        Buffer::F32(v) => v.to_vec(),
-        other => panic!("expected f32, got {:?}", other.dtype()),
-    }
-}
-
 #[test]
 fn kernels_round_f64_results_to_f32_and_broadcast_rank0() {
     let a = HostArray::new(vec![], vec![2.0f32].into()).unwrap();
     let x = HostArray::new(vec![3], vec![0.5f32, 3.0, 9.0].into()).unwrap();
     let p = Primitive::Special(SpecialOp::Igamma);
     let out = eval(&p, &[&a, &x]).unwrap();
-    let got = f32_values(&out[0]);
+    let got = f32s(&out[0]);
     for (g, xv) in got.iter().zip([0.5, 3.0, 9.0]) {
         assert_eq!(*g, sm::igamma(2.0, xv) as f32);
     }
@@ -356,10 +349,7 @@ fn vmap_matches_per_example() {
     let bb = f64_arc(&[], vec![2.0]);
     let x = f64_arc(&[2, 3], vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6]);
     let out = run(&batched, &[a, bb, x]);
-    let got = match out[0].buffer() {
-        Buffer::F64(v) => v.to_vec(),
-        _ => panic!("f64 expected"),
-    };
+    let got = f64s(&out[0]);
     let av = [0.5, 1.0, 2.0, 3.0, 4.0, 5.0];
     let xv = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6];
     for i in 0..3 {

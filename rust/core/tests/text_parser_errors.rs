@@ -104,27 +104,19 @@ fn parse_limits_are_enforced() {
     let text = canonical(&b.build(vec![x]).unwrap());
     let ok = ParseLimits::default();
     assert!(parse(&text, &ok).is_ok());
-    let limit = |l: ParseLimits| matches!(parse(&text, &l), Err(Error::Limit(_)));
-    assert!(limit(ParseLimits {
-        max_text_len: 50,
-        ..ok.clone()
-    }));
-    assert!(limit(ParseLimits {
-        max_eqns: 9,
-        ..ok.clone()
-    }));
-    assert!(limit(ParseLimits {
-        max_vars: 10,
-        ..ok.clone()
-    }));
-    assert!(limit(ParseLimits {
-        max_rank: 1,
-        ..ok.clone()
-    }));
-    assert!(limit(ParseLimits {
-        max_elements: 15,
-        ..ok.clone()
-    }));
+    // Each limit, lowered just below what the program needs, is refused.
+    let lowerings: [fn(&mut ParseLimits); 5] = [
+        |l| l.max_text_len = 50,
+        |l| l.max_eqns = 9,
+        |l| l.max_vars = 10,
+        |l| l.max_rank = 1,
+        |l| l.max_elements = 15,
+    ];
+    for lower in lowerings {
+        let mut l = ok.clone();
+        lower(&mut l);
+        assert!(matches!(parse(&text, &l), Err(Error::Limit(_))), "{l:?}");
+    }
     // A huge variable index is refused before anything is allocated for it.
     let huge = text.replace("v0", "v4000000000");
     assert!(matches!(parse(&huge, &ok), Err(Error::Limit(_))));

@@ -592,18 +592,12 @@ impl ArrayImpl {
     fn __pow__(
         slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        if !modulo.is_none() {
-            return Ok(slf.py().NotImplemented());
-        }
-        ops::binary(slf, other, BinOp::Pow, false)
+        ops::power(slf, other, modulo, false)
     }
     fn __rpow__(
         slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
-        if !modulo.is_none() {
-            return Ok(slf.py().NotImplemented());
-        }
-        ops::binary(slf, other, BinOp::Pow, true)
+        ops::power(slf, other, modulo, true)
     }
     fn __matmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         ops::binary(slf, other, BinOp::MatMul, false)

@@ -98,24 +98,45 @@ impl PyRuleProvider {
         }
     }
 
-    /// Cached answer, or `compute` (run with no lock held) cached when it
-    /// gives one.
-    fn cached(
-        &self, pattern: Pattern, prim: &DynamicPrim,
-        compute: impl FnOnce(Python<'_>, Bound<'_, PyDict>) -> PyResult<Option<Answer>>,
+    /// The cached answer for `pattern`, or the Python rule method `rule`
+    /// called (with no lock held) on `args(py, params)` and its result read
+    /// by `read`, cached; `None` where the method returns None (no rule).
+    fn ask(
+        &self, pattern: Pattern, prim: &DynamicPrim, rule: &str,
+        args: impl for<'py> FnOnce(Python<'py>, Bound<'py, PyDict>) -> PyResult<Bound<'py, PyTuple>>,
+        read: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<Answer>,
     ) -> Result<Option<Answer>> {
         if let Some(hit) = self.lookup(&pattern, prim.params()) {
             return Ok(Some(hit));
         }
         let answer = Python::attach(|py| -> PyResult<Option<Answer>> {
             let params = params_dict(py, prim)?;
-            compute(py, params)
+            let out = self.rules.bind(py).call_method1(rule, args(py, params)?)?;
+            if out.is_none() {
+                return Ok(None);
+            }
+            read(&out).map(Some)
         })
         .map_err(fail)?;
         if let Some(a) = &answer {
             self.insert(pattern, prim.params(), a.clone());
         }
         Ok(answer)
+    }
+
+    /// [`Self::ask`] of a rule method that traces the user's rule and
+    /// returns a closed jaxpr.
+    fn jaxpr_rule(
+        &self, pattern: Pattern, prim: &DynamicPrim, rule: &str,
+        args: impl for<'py> FnOnce(Python<'py>, Bound<'py, PyDict>) -> PyResult<Bound<'py, PyTuple>>,
+    ) -> Result<Option<Arc<ClosedJaxpr>>> {
+        let answer = self.ask(pattern, prim, rule, args, |out| {
+            Ok(Answer::Jaxpr(closed_from(out, rule)?))
+        })?;
+        answer_of(prim, answer, |a| match a {
+            Answer::Jaxpr(j) => Some(j),
+            _ => None,
+        })
     }
 }
 
@@ -154,28 +175,23 @@ fn closed_from(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Arc<ClosedJaxpr>>
 
 impl RuleProvider for PyRuleProvider {
     fn abstract_eval(&self, prim: &DynamicPrim, ins: &[Aval]) -> Result<Option<Vec<Aval>>> {
-        let answer = self.cached(Pattern::Abstract(ins.to_vec()), prim, |py, params| {
-            let out = self
-                .rules
-                .bind(py)
-                .call_method1("abstract_eval", (avals_list(py, ins)?, params))?;
-            if out.is_none() {
-                return Ok(None);
-            }
-            let avals = out
-                .try_iter()?
-                .map(|a| py_to_aval(&a?))
-                .collect::<PyResult<Vec<Aval>>>()?;
-            Ok(Some(Answer::Avals(avals)))
-        })?;
-        match answer {
-            None => Ok(None),
-            Some(Answer::Avals(a)) => Ok(Some(a)),
-            Some(_) => Err(Error::Unsupported(format!(
-                "{}: cached rule of another kind",
-                prim.name()
-            ))),
-        }
+        let answer = self.ask(
+            Pattern::Abstract(ins.to_vec()),
+            prim,
+            "abstract_eval",
+            |py, params| (avals_list(py, ins)?, params).into_pyobject(py),
+            |out| {
+                let avals = out
+                    .try_iter()?
+                    .map(|a| py_to_aval(&a?))
+                    .collect::<PyResult<Vec<Aval>>>()?;
+                Ok(Answer::Avals(avals))
+            },
+        )?;
+        answer_of(prim, answer, |a| match a {
+            Answer::Avals(a) => Some(a),
+            _ => None,
+        })
     }
 
     fn kernel(
@@ -216,28 +232,21 @@ impl RuleProvider for PyRuleProvider {
         &self, prim: &DynamicPrim, primals: &[Aval], tangents: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>> {
         let pattern = Pattern::Jvp(primals.to_vec(), tangents.to_vec());
-        let answer = self.cached(pattern, prim, |py, params| {
-            let out = self.rules.bind(py).call_method1(
-                "jvp",
-                (
-                    avals_list(py, primals)?,
-                    opt_avals_list(py, tangents)?,
-                    params,
-                ),
-            )?;
-            if out.is_none() {
-                return Ok(None);
-            }
-            Ok(Some(Answer::Jaxpr(closed_from(&out, "jvp")?)))
-        })?;
-        jaxpr_answer(prim, answer)
+        self.jaxpr_rule(pattern, prim, "jvp", |py, params| {
+            (
+                avals_list(py, primals)?,
+                opt_avals_list(py, tangents)?,
+                params,
+            )
+                .into_pyobject(py)
+        })
     }
 
     fn transpose(
         &self, prim: &DynamicPrim, operands: &[OperandType], cts: &[Option<Aval>],
     ) -> Result<Option<Arc<ClosedJaxpr>>> {
         let pattern = Pattern::Transpose(operands.to_vec(), cts.to_vec());
-        let answer = self.cached(pattern, prim, |py, params| {
+        self.jaxpr_rule(pattern, prim, "transpose", |py, params| {
             let ops = operands
                 .iter()
                 .map(|op| {
@@ -254,49 +263,39 @@ impl RuleProvider for PyRuleProvider {
                     )
                 })
                 .collect::<PyResult<Vec<_>>>()?;
-            let out = self.rules.bind(py).call_method1(
-                "transpose",
-                (PyList::new(py, ops)?, opt_avals_list(py, cts)?, params),
-            )?;
-            if out.is_none() {
-                return Ok(None);
-            }
-            Ok(Some(Answer::Jaxpr(closed_from(&out, "transpose")?)))
-        })?;
-        jaxpr_answer(prim, answer)
+            (PyList::new(py, ops)?, opt_avals_list(py, cts)?, params).into_pyobject(py)
+        })
     }
 
     fn batch(
         &self, prim: &DynamicPrim, operands: &[Aval], dims: &[Option<usize>], size: usize,
     ) -> Result<Option<BatchedRule>> {
         let pattern = Pattern::Batch(operands.to_vec(), dims.to_vec(), size);
-        let answer = self.cached(pattern, prim, |py, params| {
-            let out = self.rules.bind(py).call_method1(
-                "batch",
+        let answer = self.ask(
+            pattern,
+            prim,
+            "batch",
+            |py, params| {
                 (
                     avals_list(py, operands)?,
                     PyList::new(py, dims.iter().copied())?,
                     size,
                     params,
-                ),
-            )?;
-            if out.is_none() {
-                return Ok(None);
-            }
-            let (jaxpr, out_dims): (Bound<'_, PyAny>, Vec<Option<usize>>) = out.extract()?;
-            Ok(Some(Answer::Batch(BatchedRule {
-                jaxpr: closed_from(&jaxpr, "batching")?,
-                out_dims,
-            })))
-        })?;
-        match answer {
-            None => Ok(None),
-            Some(Answer::Batch(b)) => Ok(Some(b)),
-            Some(_) => Err(Error::Unsupported(format!(
-                "{}: cached rule of another kind",
-                prim.name()
-            ))),
-        }
+                )
+                    .into_pyobject(py)
+            },
+            |out| {
+                let (jaxpr, out_dims): (Bound<'_, PyAny>, Vec<Option<usize>>) = out.extract()?;
+                Ok(Answer::Batch(BatchedRule {
+                    jaxpr: closed_from(&jaxpr, "batching")?,
+                    out_dims,
+                }))
+            },
+        )?;
+        answer_of(prim, answer, |a| match a {
+            Answer::Batch(b) => Some(b),
+            _ => None,
+        })
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -304,15 +303,17 @@ impl RuleProvider for PyRuleProvider {
     }
 }
 
-fn jaxpr_answer(prim: &DynamicPrim, answer: Option<Answer>) -> Result<Option<Arc<ClosedJaxpr>>> {
-    match answer {
-        None => Ok(None),
-        Some(Answer::Jaxpr(j)) => Ok(Some(j)),
-        Some(_) => Err(Error::Unsupported(format!(
-            "{}: cached rule of another kind",
-            prim.name()
-        ))),
-    }
+/// The answer of the kind `pick` accepts; an error for a cached answer of
+/// another kind.
+fn answer_of<T>(
+    prim: &DynamicPrim, answer: Option<Answer>, pick: fn(Answer) -> Option<T>,
+) -> Result<Option<T>> {
+    let Some(answer) = answer else {
+        return Ok(None);
+    };
+    pick(answer)
+        .map(Some)
+        .ok_or_else(|| Error::Unsupported(format!("{}: cached rule of another kind", prim.name())))
 }
 
 /// `_core.RuleProvider(rules)`: the provider of one Python primitive (one

@@ -167,12 +167,7 @@ pub fn cuda_host_steps(prog: PyRef<'_, PyClosedJaxpr>) -> PyResult<Vec<String>> 
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GpuBuffer>()?;
-    m.add_function(wrap_pyfunction!(gpu_device_count, m)?)?;
-    m.add_function(wrap_pyfunction!(gpu_device_info, m)?)?;
-    m.add_function(wrap_pyfunction!(gpu_put, m)?)?;
-    m.add_function(wrap_pyfunction!(gpu_run, m)?)?;
-    m.add_function(wrap_pyfunction!(gpu_plan_cache_clear, m)?)?;
-    m.add_function(wrap_pyfunction!(cuda_kernel_sources, m)?)?;
-    m.add_function(wrap_pyfunction!(cuda_host_steps, m)?)?;
+    add_functions!(m; gpu_device_count, gpu_device_info, gpu_put, gpu_run, gpu_plan_cache_clear,
+        cuda_kernel_sources, cuda_host_steps);
     Ok(())
 }

@@ -12,12 +12,11 @@ use crate::array::ArrayImpl;
 use crate::globals::fast_eager;
 use crate::ir::{PyBuilder, PyClosedJaxpr};
 use crate::tracer::{StageCtx, Tracer};
-use crate::CoreResultExt;
+use crate::{CoreResultExt, Registered};
 use microjax::{Atom, HostArray};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{intern, PyTraverseError};
 use std::sync::Arc;
@@ -31,7 +30,7 @@ struct GradHooks {
     run_elsewhere: Py<PyAny>,
 }
 
-static HOOKS: PyOnceLock<GradHooks> = PyOnceLock::new();
+static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 
 /// Registers what the eager path needs of Python: the AD trace class, the
 /// trace-state object (its `stack` is the trace stack) and
@@ -50,15 +49,11 @@ pub(crate) fn register_grad_hooks(
         output_atom,
         run_elsewhere,
     };
-    HOOKS
-        .set(py, hooks)
-        .map_err(|_| PyRuntimeError::new_err("the grad hooks are already registered"))
+    HOOKS.set(py, hooks)
 }
 
 fn hooks(py: Python<'_>) -> PyResult<&GradHooks> {
-    HOOKS
-        .get(py)
-        .ok_or_else(|| PyRuntimeError::new_err("the grad hooks are not registered"))
+    HOOKS.get(py)
 }
 
 #[pyclass(frozen, dict, weakref, name = "GradFunction", module = "microjax_rs")]

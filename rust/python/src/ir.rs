@@ -337,13 +337,16 @@ impl PyClosedJaxpr {
     /// literal `(value, dtype_name, weak)` triples.
     fn structure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let j = &self.inner.jaxpr;
+        let ids = |vars: &[Var]| -> Vec<u32> { vars.iter().map(|v| v.0).collect() };
+        let atoms = |atoms: &[Atom]| -> PyResult<Vec<Bound<'py, PyAny>>> {
+            atoms.iter().map(|a| atom_to_py(py, a)).collect()
+        };
         let avals = j
             .avals
             .iter()
             .map(|a| aval_to_py(py, a))
             .collect::<PyResult<Vec<_>>>()?;
-        let constvars: Vec<u32> = j.constvars.iter().map(|v| v.0).collect();
-        let invars: Vec<u32> = j.invars.iter().map(|v| v.0).collect();
+        let (constvars, invars) = (ids(&j.constvars), ids(&j.invars));
         let eqns = PyList::empty(py);
         for e in &j.eqns {
             let prim = Bound::new(
@@ -352,20 +355,17 @@ impl PyClosedJaxpr {
                     prim: e.prim.clone(),
                 },
             )?;
-            let ins = e
-                .inputs
-                .iter()
-                .map(|a| atom_to_py(py, a))
-                .collect::<PyResult<Vec<_>>>()?;
-            let outs: Vec<u32> = e.outputs.iter().map(|v| v.0).collect();
             let src: Option<String> = e.source.0.as_ref().map(|s| s.to_string());
-            eqns.append((prim, ins, outs, src, effect_name(e.effect)))?;
+            let row = (
+                prim,
+                atoms(&e.inputs)?,
+                ids(&e.outputs),
+                src,
+                effect_name(e.effect),
+            );
+            eqns.append(row)?;
         }
-        let outvars = j
-            .outvars
-            .iter()
-            .map(|a| atom_to_py(py, a))
-            .collect::<PyResult<Vec<_>>>()?;
+        let outvars = atoms(&j.outvars)?;
         (avals, constvars, invars, eqns, outvars).into_pyobject(py)
     }
 

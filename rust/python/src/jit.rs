@@ -295,21 +295,24 @@ impl JitFunction {
             .ok_or_else(|| PyTypeError::new_err("_cache_insert needs a ClosedJaxpr"))?;
         let spec = OutSpec::parse(out_spec)?;
         let out_avals = prog.out_avals().py()?;
-        if spec.leaves() != out_avals.len() {
-            return Err(PyValueError::new_err(format!(
-                "out_spec has {} leaves but the program has {} outputs",
-                spec.leaves(),
-                out_avals.len()
-            )));
-        }
+        let counts = |(a, b): (usize, usize), message: String| {
+            if a == b {
+                Ok(())
+            } else {
+                Err(PyValueError::new_err(message))
+            }
+        };
+        let (leaves, outs) = (spec.leaves(), out_avals.len());
+        counts(
+            (leaves, outs),
+            format!("out_spec has {leaves} leaves but the program has {outs} outputs"),
+        )?;
         let in_avals = prog.in_avals().py()?;
-        if in_avals.len() != args.len() {
-            return Err(PyValueError::new_err(format!(
-                "the program takes {} inputs but {} arguments were given",
-                in_avals.len(),
-                args.len()
-            )));
-        }
+        let (ins, given) = (in_avals.len(), args.len());
+        counts(
+            (ins, given),
+            format!("the program takes {ins} inputs but {given} arguments were given"),
+        )?;
         for (i, (want, a)) in in_avals.iter().zip(args.iter()).enumerate() {
             if !want.same_type(&a.arr.aval()) {
                 return Err(PyValueError::new_err(format!(

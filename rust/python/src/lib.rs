@@ -8,6 +8,13 @@
 //! No panic may reach Python: every fallible step returns `PyResult`, core
 //! errors go through [`to_pyerr`].
 
+/// Adds the `#[pyfunction]`s at the paths listed to the module `$m`.
+macro_rules! add_functions {
+    ($m:ident; $($f:path),+ $(,)?) => {
+        $($m.add_function(pyo3::wrap_pyfunction!($f, $m)?)?;)+
+    };
+}
+
 mod array;
 mod callback;
 mod dtypes;
@@ -26,8 +33,11 @@ mod trace_cache;
 mod tracer;
 mod transforms;
 
-use pyo3::exceptions::{PyNameError, PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyNameError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 /// Maps a core error to the Python exception a JAX user expects. The message
 /// is the core error's `Display`.
@@ -75,6 +85,37 @@ impl<T> CoreResultExt<T> for microjax::Result<T> {
     }
 }
 
+/// A value Python registers once at import (hooks, operator tables, the
+/// aval constructor). `what` names it in the errors for a second
+/// registration and for a use before the first, e.g. "the grad hooks are".
+pub(crate) struct Registered<T> {
+    cell: PyOnceLock<T>,
+    what: &'static str,
+}
+
+impl<T> Registered<T> {
+    pub(crate) const fn new(what: &'static str) -> Self {
+        Registered {
+            cell: PyOnceLock::new(),
+            what,
+        }
+    }
+
+    /// Registers `value`; a RuntimeError where one is registered already.
+    pub(crate) fn set(&self, py: Python<'_>, value: T) -> PyResult<()> {
+        self.cell
+            .set(py, value)
+            .map_err(|_| PyRuntimeError::new_err(format!("{} already registered", self.what)))
+    }
+
+    /// The registered value; a RuntimeError where none is.
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<&T> {
+        self.cell
+            .get(py)
+            .ok_or_else(|| PyRuntimeError::new_err(format!("{} not registered", self.what)))
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayImpl>()?;
@@ -85,32 +126,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<callback::PyHostCallback>()?;
     m.add_class::<prim::FastUnary>()?;
-    m.add_function(wrap_pyfunction!(array::from_numpy, m)?)?;
-    m.add_function(wrap_pyfunction!(array::scalar, m)?)?;
-    m.add_function(wrap_pyfunction!(array::full, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::set_hooks, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::get_hooks, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::trace_enter, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::trace_exit, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::trace_depth, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::set_x64, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::set_debug_checks, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::get_x64, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::config_epoch, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::set_max_buffer_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::get_max_buffer_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(globals::bump_epoch, m)?)?;
-    m.add_function(wrap_pyfunction!(dtypes::result_type, m)?)?;
-    m.add_function(wrap_pyfunction!(dtypes::broadcast_shapes, m)?)?;
-    m.add_function(wrap_pyfunction!(dtypes::dtype_table, m)?)?;
-    m.add_function(wrap_pyfunction!(prim::primitive_names, m)?)?;
-    m.add_function(wrap_pyfunction!(prim::primitive_table, m)?)?;
-    m.add_function(wrap_pyfunction!(ir::parse, m)?)?;
-    m.add_function(wrap_pyfunction!(ir::export_program, m)?)?;
-    m.add_function(wrap_pyfunction!(ir::load_program, m)?)?;
-    m.add_function(wrap_pyfunction!(ir::set_determinism, m)?)?;
-    m.add_function(wrap_pyfunction!(ir::get_determinism, m)?)?;
-    m.add_function(wrap_pyfunction!(staging::register_tracer, m)?)?;
+    add_functions!(m; array::from_numpy, array::scalar, array::full, globals::set_hooks,
+        globals::get_hooks, globals::trace_enter, globals::trace_exit, globals::trace_depth,
+        globals::set_x64, globals::set_debug_checks, globals::get_x64, globals::config_epoch,
+        globals::set_max_buffer_bytes, globals::get_max_buffer_bytes, globals::bump_epoch,
+        dtypes::result_type, dtypes::broadcast_shapes, dtypes::dtype_table, prim::primitive_names,
+        prim::primitive_table, ir::parse, ir::export_program, ir::load_program, ir::set_determinism,
+        ir::get_determinism, staging::register_tracer);
     tracer::register(m)?;
     grad::register(m)?;
     transforms::register(m)?;

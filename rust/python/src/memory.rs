@@ -64,11 +64,7 @@ fn buffer_pool_clear() {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(set_compile_cache_size, m)?)?;
-    m.add_function(wrap_pyfunction!(compile_cache_stats, m)?)?;
-    m.add_function(wrap_pyfunction!(compile_cache_clear, m)?)?;
-    m.add_function(wrap_pyfunction!(set_buffer_pool_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(buffer_pool_stats, m)?)?;
-    m.add_function(wrap_pyfunction!(buffer_pool_clear, m)?)?;
+    add_functions!(m; set_compile_cache_size, compile_cache_stats, compile_cache_clear,
+        set_buffer_pool_bytes, buffer_pool_stats, buffer_pool_clear);
     Ok(())
 }

@@ -337,6 +337,18 @@ fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
     }
 }
 
+/// `pow(self, other, modulo)` (reflected: `other ** self`): NotImplemented
+/// with a modulo, else the `Pow` [`binary`] operator.
+pub(crate) fn power(
+    slf: &Bound<'_, ArrayImpl>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
+    if !modulo.is_none() {
+        return Ok(slf.py().NotImplemented());
+    }
+    binary(slf, other, BinOp::Pow, reflected)
+}
+
 /// A binary operator: the Rust fast path when it applies, else the Python
 /// `binary` hook `(op_name, self, other, reflected)`.
 pub(crate) fn binary(

@@ -9,18 +9,17 @@ use crate::array::ArrayImpl;
 use crate::ir::{atom_from_py, PyBuilder};
 use crate::prim::Prim;
 use crate::tracer::Tracer;
-use crate::CoreResultExt;
+use crate::{CoreResultExt, Registered};
 use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// `core._shaped`, registered once at import.
-static SHAPED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static SHAPED: Registered<Py<PyAny>> = Registered::new("the aval constructor is");
 
 /// Aval -> its shared Python `ShapedArray` (avals are immutable).
 static AVALS: Mutex<Option<HashMap<Aval, Py<PyAny>>>> = Mutex::new(None);
@@ -37,9 +36,7 @@ const CACHE_LIMIT: usize = 4096;
 /// staging uses for avals not seen before.
 #[pyfunction]
 pub(crate) fn register_tracer(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
-    SHAPED
-        .set(py, shaped.unbind())
-        .map_err(|_| PyRuntimeError::new_err("the aval constructor is already registered"))
+    SHAPED.set(py, shaped.unbind())
 }
 
 /// The shared Python `ShapedArray` of `a`.
@@ -50,9 +47,7 @@ pub(crate) fn aval_object<'py>(py: Python<'py>, a: &Aval) -> PyResult<Bound<'py,
         }
     }
     let shape = PyTuple::new(py, a.shape.iter().copied())?;
-    let shaped = SHAPED
-        .get(py)
-        .ok_or_else(|| PyRuntimeError::new_err("the aval constructor is not registered"))?;
+    let shaped = SHAPED.get(py)?;
     let obj = shaped
         .bind(py)
         .call1((shape, a.dtype.name(), a.weak_type))?;

@@ -94,6 +94,25 @@ fn lock() -> MutexGuard<'static, Store> {
 }
 
 impl Store {
+    /// Inserts a new slot of `owner` (a Python key or a fast-path key),
+    /// last used at `now`; returns its id.
+    fn insert_slot(
+        &mut self, owner: u64, (key, fast): (Option<Py<PyAny>>, Option<FastKey>), now: u64,
+    ) -> u64 {
+        self.next_id = self.next_id.wrapping_add(1);
+        let id = self.next_id;
+        self.slots.insert(
+            id,
+            Slot {
+                owner,
+                key,
+                fast,
+                last_used: now,
+            },
+        );
+        id
+    }
+
     fn tick(&mut self) -> u64 {
         self.clock = self.clock.wrapping_add(1);
         self.clock
@@ -211,18 +230,7 @@ pub(crate) fn attach_fast(id: Option<u64>, key: FastKey, entry: Arc<FastEntry>) 
                 drop(old);
                 return removed;
             }
-            s.next_id = s.next_id.wrapping_add(1);
-            let id = s.next_id;
-            s.slots.insert(
-                id,
-                Slot {
-                    owner,
-                    key: None,
-                    fast: Some(key.clone()),
-                    last_used: now,
-                },
-            );
-            id
+            s.insert_slot(owner, (None, Some(key.clone())), now)
         }
     };
     let prev = s.fast.insert(
@@ -307,17 +315,7 @@ fn trace_cache_add<'py>(
     let id = {
         let mut s = lock();
         let now = s.tick();
-        s.next_id = s.next_id.wrapping_add(1);
-        let id = s.next_id;
-        s.slots.insert(
-            id,
-            Slot {
-                owner,
-                key: Some(key),
-                fast: None,
-                last_used: now,
-            },
-        );
+        let id = s.insert_slot(owner, (Some(key), None), now);
         let cap = s.capacity;
         s.evict_to(cap, &mut removed);
         id
@@ -384,12 +382,7 @@ fn trace_cache_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(trace_cache_new_owner, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_cache_add, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_cache_touch, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_cache_drop_owner, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_cache_clear, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_cache_set_capacity, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_cache_stats, m)?)?;
+    add_functions!(m; trace_cache_new_owner, trace_cache_add, trace_cache_touch,
+        trace_cache_drop_owner, trace_cache_clear, trace_cache_set_capacity, trace_cache_stats);
     Ok(())
 }

@@ -15,11 +15,11 @@
 //! other case goes to the Python path, which stays the reference.
 
 use crate::ir::PyBuilder;
+use crate::Registered;
 use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3::PyTraverseError;
 use std::cell::RefCell;
@@ -73,7 +73,7 @@ struct OperatorTable {
     fallbacks: [(Py<PyAny>, Py<PyAny>); 4],
 }
 
-static OPERATORS: PyOnceLock<OperatorTable> = PyOnceLock::new();
+static OPERATORS: Registered<OperatorTable> = Registered::new("the tracer operators are");
 
 const OP_NAMES: [&str; 4] = ["add", "sub", "mul", "truediv"];
 
@@ -114,15 +114,11 @@ pub(crate) fn register_tracer_operators(
             .try_into()
             .map_err(|_| PyRuntimeError::new_err("operator table size"))?,
     };
-    OPERATORS
-        .set(py, table)
-        .map_err(|_| PyRuntimeError::new_err("the tracer operators are already registered"))
+    OPERATORS.set(py, table)
 }
 
 fn operators(py: Python<'_>) -> PyResult<&OperatorTable> {
-    OPERATORS
-        .get(py)
-        .ok_or_else(|| PyRuntimeError::new_err("the tracer operators are not registered"))
+    OPERATORS.get(py)
 }
 
 /// The native staging context of a trace that records no source lines:

@@ -15,6 +15,15 @@ fn wrap(j: microjax::ClosedJaxpr) -> PyClosedJaxpr {
     PyClosedJaxpr { inner: Arc::new(j) }
 }
 
+/// Runs `transform` on the program of `closed` with the GIL released.
+fn detached<T: Send>(
+    py: Python<'_>, closed: &PyClosedJaxpr,
+    transform: impl FnOnce(&ClosedJaxpr) -> microjax::Result<T> + Send,
+) -> PyResult<T> {
+    let j = closed.inner.clone();
+    py.detach(move || transform(&j)).py()
+}
+
 /// `(jvp_program, out_nonzeros)`: the program takes (primals..., tangents of
 /// the nonzero inputs...) and returns (outs..., tangents...).
 #[pyfunction]
@@ -22,10 +31,9 @@ fn wrap(j: microjax::ClosedJaxpr) -> PyClosedJaxpr {
 pub(crate) fn jvp_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>, instantiate: bool,
 ) -> PyResult<(PyClosedJaxpr, Vec<bool>)> {
-    let j = closed.inner.clone();
-    let (out, nz) = py
-        .detach(move || transforms::jvp_jaxpr(&j, &nonzeros, instantiate))
-        .py()?;
+    let (out, nz) = detached(py, &closed, move |j| {
+        transforms::jvp_jaxpr(j, &nonzeros, instantiate)
+    })?;
     Ok((wrap(out), nz))
 }
 
@@ -34,10 +42,9 @@ pub(crate) fn jvp_jaxpr(
 pub(crate) fn linearize_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, usize)> {
-    let j = closed.inner.clone();
-    let lin = py
-        .detach(move || transforms::linearize_jaxpr(&j, &nonzeros))
-        .py()?;
+    let lin = detached(py, &closed, move |j| {
+        transforms::linearize_jaxpr(j, &nonzeros)
+    })?;
     Ok((wrap(lin.primal), wrap(lin.tangent), lin.num_res))
 }
 
@@ -46,11 +53,10 @@ pub(crate) fn linearize_jaxpr(
 pub(crate) fn transpose_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, linear: Vec<bool>,
 ) -> PyResult<PyClosedJaxpr> {
-    let j = closed.inner.clone();
-    let out = py
-        .detach(move || transforms::transpose_jaxpr(&j, &linear))
-        .py()?;
-    Ok(wrap(out))
+    detached(py, &closed, move |j| {
+        transforms::transpose_jaxpr(j, &linear)
+    })
+    .map(wrap)
 }
 
 /// `(fwd, bwd, num_res)`.
@@ -58,10 +64,7 @@ pub(crate) fn transpose_jaxpr(
 pub(crate) fn vjp_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, usize)> {
-    let j = closed.inner.clone();
-    let v = py
-        .detach(move || transforms::vjp_jaxpr(&j, &nonzeros))
-        .py()?;
+    let v = detached(py, &closed, move |j| transforms::vjp_jaxpr(j, &nonzeros))?;
     Ok((wrap(v.fwd), wrap(v.bwd), v.num_res))
 }
 
@@ -71,11 +74,10 @@ pub(crate) fn vjp_jaxpr(
 pub(crate) fn value_and_grad_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<PyClosedJaxpr> {
-    let j = closed.inner.clone();
-    let out = py
-        .detach(move || transforms::value_and_grad_jaxpr(&j, &nonzeros))
-        .py()?;
-    Ok(wrap(out))
+    detached(py, &closed, move |j| {
+        transforms::value_and_grad_jaxpr(j, &nonzeros)
+    })
+    .map(wrap)
 }
 
 /// Traced programs (keyed by `lifted_key`, confirmed by `same_lifted`) and
@@ -184,10 +186,9 @@ pub(crate) fn value_and_grad_cache_clear() {
 pub(crate) fn dce_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, used_outputs: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, Vec<bool>)> {
-    let j = closed.inner.clone();
-    let (out, used) = py
-        .detach(move || transforms::dce_jaxpr(&j, &used_outputs))
-        .py()?;
+    let (out, used) = detached(py, &closed, move |j| {
+        transforms::dce_jaxpr(j, &used_outputs)
+    })?;
     Ok((wrap(out), used))
 }
 
@@ -198,13 +199,10 @@ pub(crate) fn batch_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, in_dims: Vec<Option<usize>>,
     axis_size: usize, out_dims: Vec<Option<usize>>, axis_name: Option<String>,
 ) -> PyResult<PyClosedJaxpr> {
-    let j = closed.inner.clone();
-    let out = py
-        .detach(move || {
-            transforms::batch_jaxpr_named(&j, &in_dims, axis_size, axis_name.as_deref(), &out_dims)
-        })
-        .py()?;
-    Ok(wrap(out))
+    detached(py, &closed, move |j| {
+        transforms::batch_jaxpr_named(j, &in_dims, axis_size, axis_name.as_deref(), &out_dims)
+    })
+    .map(wrap)
 }
 
 /// `(known, unknown, out_unknowns, num_res, effectful)`: `known` maps the
@@ -215,18 +213,16 @@ pub(crate) fn batch_jaxpr(
 pub(crate) fn partial_eval_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, unknowns: Vec<bool>,
 ) -> PyResult<(PyClosedJaxpr, PyClosedJaxpr, Vec<bool>, usize, bool)> {
-    let j = closed.inner.clone();
-    let effectful = j
+    let effectful = closed
+        .inner
         .jaxpr
         .eqns
         .iter()
         .any(|e| e.effect != microjax::ir::Effect::None);
-    let pe = py
-        .detach(move || {
-            let instantiate = vec![false; j.jaxpr.outvars.len()];
-            transforms::partial_eval::partial_eval_jaxpr(&j, &unknowns, &instantiate)
-        })
-        .py()?;
+    let pe = detached(py, &closed, move |j| {
+        let instantiate = vec![false; j.jaxpr.outvars.len()];
+        transforms::partial_eval::partial_eval_jaxpr(j, &unknowns, &instantiate)
+    })?;
     Ok((
         wrap(pe.known),
         wrap(pe.unknown),
@@ -243,17 +239,8 @@ pub(crate) fn jaxpr_axis_names(closed: PyRef<'_, PyClosedJaxpr>) -> Vec<String> 
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(jaxpr_axis_names, m)?)?;
-    m.add_function(wrap_pyfunction!(jvp_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(linearize_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(transpose_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(vjp_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(value_and_grad_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(value_and_grad_run, m)?)?;
-    m.add_function(wrap_pyfunction!(value_and_grad_cache_size, m)?)?;
-    m.add_function(wrap_pyfunction!(value_and_grad_cache_clear, m)?)?;
-    m.add_function(wrap_pyfunction!(batch_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(dce_jaxpr, m)?)?;
-    m.add_function(wrap_pyfunction!(partial_eval_jaxpr, m)?)?;
+    add_functions!(m; jaxpr_axis_names, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr,
+        value_and_grad_jaxpr, value_and_grad_run, value_and_grad_cache_size,
+        value_and_grad_cache_clear, batch_jaxpr, dce_jaxpr, partial_eval_jaxpr);
     Ok(())
 }

@@ -157,6 +157,24 @@ pub fn check_jvp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
     }
 }
 
+/// Typechecks a split program (`forward` then `backward`), runs `forward` on
+/// `xs` and checks it returns the `primal` outputs followed by `num_res`
+/// residuals; returns all its outputs.
+fn run_forward_half(
+    (forward, backward): (&ClosedJaxpr, &ClosedJaxpr), num_res: usize, xs: &[Arc<HostArray>],
+    primal: &[Arc<HostArray>], what: &str,
+) -> Vec<Arc<HostArray>> {
+    typecheck(forward).unwrap();
+    typecheck(backward).unwrap();
+    let outs = run(forward, xs);
+    let m = primal.len();
+    assert_eq!(outs.len(), m + num_res);
+    for k in 0..m {
+        assert_eq!(outs[k].as_ref(), primal[k].as_ref(), "{what} {k}");
+    }
+    outs
+}
+
 /// VJP against JVP via `<c, J t> = <J^T c, t>`, linearize against JVP, and
 /// the forward program against the primal.
 pub fn check_vjp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
@@ -165,17 +183,13 @@ pub fn check_vjp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
     let primal = run(f, xs);
     // linearize
     let lin = linearize_jaxpr(f, &nz).unwrap();
-    typecheck(&lin.primal).unwrap();
-    typecheck(&lin.tangent).unwrap();
-    let louts = run(&lin.primal, xs);
-    assert_eq!(louts.len(), m + lin.num_res);
-    for k in 0..m {
-        assert_eq!(
-            louts[k].as_ref(),
-            primal[k].as_ref(),
-            "linearize primal {k}"
-        );
-    }
+    let louts = run_forward_half(
+        (&lin.primal, &lin.tangent),
+        lin.num_res,
+        xs,
+        &primal,
+        "linearize primal",
+    );
     let ts = rand_tangents(rng, xs);
     let tans = jvp_eval(f, xs, &ts);
     let mut targs: Vec<_> = louts[m..].to_vec();
@@ -191,13 +205,7 @@ pub fn check_vjp(f: &ClosedJaxpr, xs: &[Arc<HostArray>], rng: &mut Rng) {
     }
     // vjp
     let v = vjp_jaxpr(f, &nz).unwrap();
-    typecheck(&v.fwd).unwrap();
-    typecheck(&v.bwd).unwrap();
-    let fouts = run(&v.fwd, xs);
-    assert_eq!(fouts.len(), m + v.num_res);
-    for k in 0..m {
-        assert_eq!(fouts[k].as_ref(), primal[k].as_ref(), "vjp fwd primal {k}");
-    }
+    let fouts = run_forward_half((&v.fwd, &v.bwd), v.num_res, xs, &primal, "vjp fwd primal");
     let ct_avals = &v.bwd.in_avals().unwrap()[v.num_res..];
     assert_eq!(ct_avals.len(), m);
     let cs: Vec<Arc<HostArray>> = ct_avals.iter().map(|a| rand_for(rng, a)).collect();

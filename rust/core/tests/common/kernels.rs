@@ -9,6 +9,16 @@ where
     HostArray::new(shape.to_vec(), v.into()).unwrap()
 }
 
+/// An i32 array of `shape` holding `v`.
+pub fn i32_array(shape: &[usize], v: Vec<i32>) -> HostArray {
+    arr(shape, v)
+}
+
+/// A u32 array of `shape` holding `v`.
+pub fn u32_array(shape: &[usize], v: Vec<u32>) -> HostArray {
+    arr(shape, v)
+}
+
 pub fn scalar<T>(v: T) -> HostArray
 where
     Vec<T>: Into<Buffer>,

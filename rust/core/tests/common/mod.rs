@@ -12,7 +12,8 @@
 )]
 
 use microjax::ir::typecheck::typecheck;
-use microjax::prims::{BroadcastInDim, DotGeneral};
+use microjax::prims::control::{ControlFlow, Scan};
+use microjax::prims::{BroadcastInDim, ConvertElementType, DotGeneral};
 use microjax::prims::{Iota, Reduce, Reshape, Squeeze, Transpose};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, DotDims, HostArray, Literal,
@@ -20,8 +21,18 @@ use microjax::{
 };
 use std::sync::Arc;
 
+/// Asserts that the CUDA device plan of the program `$prog` (a
+/// `ClosedJaxpr`) matches the slice pattern (with an optional guard).
+macro_rules! assert_plan {
+    ($prog:expr, $($pattern:tt)+) => {{
+        let steps = microjax::exec::cuda::device_plan(&$prog.jaxpr).unwrap();
+        assert!(matches!(steps.as_slice(), $($pattern)+), "{steps:?}");
+    }};
+}
+
 pub mod autodiff;
 pub mod batching;
+pub mod gather;
 pub mod kernels;
 pub mod rules;
 pub mod text;
@@ -280,6 +291,25 @@ pub fn tanh_sin_exp(b: &mut Builder, x: Atom) -> Atom {
     b.binary(BinaryOp::Sub, ts, e).unwrap()
 }
 
+/// [`tanh_sin_exp`] of an f32[4, 8] input.
+pub fn fused_chain() -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = input(&mut b, &[4, 8]);
+    let y = tanh_sin_exp(&mut b, x);
+    b.build(vec![y]).unwrap()
+}
+
+/// `relu(x + bias)` of an f32[4, 3] `x` and a row `bias` f32[3].
+pub fn bias_relu() -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = input(&mut b, &[4, 3]);
+    let bias = input(&mut b, &[3]);
+    let bb = broadcast(&mut b, bias, vec![4, 3], vec![1]);
+    let s = b.binary(BinaryOp::Add, x, bb).unwrap();
+    let r = b.binary(BinaryOp::Max, s, lit(0.0)).unwrap();
+    b.build(vec![r]).unwrap()
+}
+
 /// `broadcast_in_dim(x, shape, dims)`.
 pub fn broadcast(b: &mut Builder, x: Atom, shape: Vec<usize>, dims: Vec<usize>) -> Atom {
     b.add_eqn1(
@@ -347,4 +377,40 @@ pub fn doubling_while(x_aval: Aval) -> microjax::ClosedJaxpr {
 /// defaults.
 pub fn eval(prim: &Primitive, args: &[&HostArray]) -> microjax::Result<Vec<HostArray>> {
     microjax::prims::kernel::eval(&microjax::exec::ExecCtx::default(), prim, args)
+}
+
+/// A `scan` over `body` for `length` steps (last to first when `reverse`):
+/// of its `n_operands` operands the first `num_consts` are consts and the
+/// next `num_carry` carries; nothing linear, no unrolling.
+pub fn scan_prim(
+    body: ClosedJaxpr, length: usize, reverse: bool, (num_consts, num_carry): (usize, usize),
+    n_operands: usize,
+) -> Primitive {
+    Primitive::Control(ControlFlow::Scan(Scan {
+        jaxpr: Arc::new(body),
+        length,
+        reverse,
+        num_consts,
+        num_carry,
+        linear: vec![false; n_operands],
+        unroll: 1,
+    }))
+}
+
+/// Appends a [`scan_prim`] over `operands` and returns its outputs.
+pub fn scan(
+    b: &mut Builder, body: ClosedJaxpr, length: usize, reverse: bool, consts_carry: (usize, usize),
+    operands: Vec<Atom>,
+) -> Vec<Atom> {
+    let prim = scan_prim(body, length, reverse, consts_carry, operands.len());
+    let outs = b.add_eqn(prim, operands, None).unwrap();
+    outs.into_iter().map(Atom::Var).collect()
+}
+
+/// `convert_element_type` to `new_dtype` (not weakly typed).
+pub fn convert(new_dtype: DType) -> Primitive {
+    Primitive::ConvertElementType(ConvertElementType {
+        new_dtype,
+        weak_type: false,
+    })
 }
