@@ -4,7 +4,9 @@ indices): `f` is traced to a jaxpr, which is evaluated equation by equation
 nested in), with a check after each equation that can fail. A check whose
 operands are concrete runs at once; a traced one becomes an ordered host
 callback, like a user `check`. `pjit`, `cond`, `scan` and `while` are rebuilt
-around checked evaluations of their sub-jaxprs; other higher-order
+around checked evaluations of their sub-jaxprs; `custom_jvp_call`,
+`custom_vjp_call` and `checkpoint` are evaluated through their primal
+sub-jaxpr (a checkified program is not differentiated); other higher-order
 primitives are re-bound unchecked inside."""
 import numpy as np
 
@@ -20,10 +22,14 @@ dot_general erf_inv erf erfc exp expm1 fft igamma_grad_a igamma igammac
 integer_pow lgamma linear_solve log1p log logistic mul pad pow psum reduce
 reduce_prod reduce_sum reduce_window reduce_window_sum
 regularized_incomplete_beta rem rng_uniform rsqrt sin sinh sqrt sub tan tanh
-div scatter scatter_add scatter_mul scatter_min scatter_max
+div scatter scatter-add scatter-mul scatter-min scatter-max
 """.split())
 
-SCATTERS = frozenset({"scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"})
+# Higher-order primitives evaluated through their primal sub-jaxpr.
+_INLINED = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+            "checkpoint": "jaxpr"}
+
+SCATTERS = frozenset({"scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"})
 
 
 def _traced(vals):
@@ -160,6 +166,11 @@ class _Checker:
         if name == "cond":
             branches = [self._sub(b) for b in p["branches"]]
             return list(lax.switch(ins[0], branches, *ins[1:]))
+        if name in _INLINED:
+            # Not differentiated (checkify runs outside transforms): the
+            # primal program, checked, is the equation's value.
+            closed = p[_INLINED[name]]
+            return self.eval(closed.jaxpr, closed.consts, ins)
         if name == "scan":
             return self._scan(p, ins)
         if name == "while":
