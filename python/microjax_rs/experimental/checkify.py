@@ -122,7 +122,7 @@ class Error:
         return cls(*aux)
 
     def __str__(self):
-        return "Error(no failures)" if self._message is None else f"Error({self._message})"
+        return f"Error({self._message})"  # "Error(None)" when no check failed, as JAX
 
     __repr__ = __str__
 
@@ -227,6 +227,7 @@ _CATEGORIES = {"NaNError": NaNError, "OOBError": OOBError,
 def _run_checked(f, args, kwargs, automatic, cell):
     """Traces `f` and evaluates its jaxpr with the automatic checks."""
     from .. import Array
+    from .. import numpy as jnp
     from ..api import make_jaxpr
     from ..tree_util import tree_flatten, tree_unflatten
     from ._checkify_auto import _Checker
@@ -245,6 +246,7 @@ def _run_checked(f, args, kwargs, automatic, cell):
         out_tree.append(tree)
         return out_leaves
 
+    flat_f.__name__ = getattr(f, "__name__", "fun")
     closed = make_jaxpr(flat_f)(*arrays)
 
     def report(message, category, where):
@@ -257,6 +259,9 @@ def _run_checked(f, args, kwargs, automatic, cell):
     checker = _Checker(NaNError in automatic, DivisionByZeroError in automatic,
                        OOBError in automatic, report)
     outs = checker.eval(closed.jaxpr, closed.consts, arrays)
+    # an output that is an input or a literal comes back as an array, as JAX
+    outs = [x if isinstance(x, Array) else jnp.asarray(x, dtype=v.aval.dtype)
+            for x, v in zip(outs, closed.jaxpr.outvars)]
     return tree_unflatten(out_tree[-1], outs)
 
 
