@@ -29,7 +29,13 @@ div scatter scatter-add scatter-mul scatter-min scatter-max
 _INLINED = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
             "checkpoint": "jaxpr"}
 
+# Equations before which pending checks are emitted (they hold sub-programs).
+_STRUCTURED = frozenset({"pjit", "cond", "scan", "while"}) | frozenset(_INLINED)
+
 SCATTERS = frozenset({"scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"})
+
+
+_JIT_CACHE = {}
 
 
 def _traced(vals):
@@ -66,13 +72,40 @@ class _Checker:
     def __init__(self, nan, div, oob, report):
         self.nan, self.div, self.oob = nan, div, oob
         self.report = report
+        # Checks of the jaxpr being evaluated not yet emitted: (host function,
+        # its operands). They go out as one host callback, before any
+        # equation with an effect or a sub-program and at the end, so their
+        # order with user checks and nested checks is the program's.
+        self._pending = []
 
     # -- checks -------------------------------------------------------------
     def _fail_if(self, pred, message, category, where):
-        def host(p):
-            if np.any(p):
-                self.report(message, category, where)
-        _emit(host, pred)
+        """Reports `message` if the scalar `pred` holds."""
+        self._pending.append(((message, category, where), [pred]))
+
+    def _flush(self):
+        """Emits the pending checks as one host callback; the scalar
+        predicates travel stacked into one vector."""
+        entries, self._pending = self._pending, []
+        if not entries:
+            return
+        from .. import numpy as jnp
+        preds = [vals[0] for what, vals in entries if isinstance(what, tuple)]
+        rest = [v for what, vals in entries if not isinstance(what, tuple) for v in vals]
+        packed = [jnp.stack(preds)] if preds else []
+
+        def host(*vals):
+            flags = vals[0].tolist() if preds else []
+            k, start = 0, len(packed)
+            for what, own in entries:
+                if isinstance(what, tuple):
+                    if flags[k]:
+                        self.report(*what)
+                    k += 1
+                else:
+                    what(*vals[start:start + len(own)])
+                    start += len(own)
+        _emit(host, *packed, *rest)
 
     def _check_oob(self, operand_shape, indices, upper, dims_map, where):
         """`indices`: arrays stacked (on the host) along a new last axis into
@@ -85,7 +118,7 @@ class _Checker:
             if np.any(mask):
                 payload = _oob_payload(mask, idx, dims_map, operand_shape)
                 self.report(_oob_message(operand_shape, payload), "OOBError", where)
-        _emit(host, *indices)
+        self._pending.append((host, list(indices)))
 
     def _checks_before_nan(self, eqn, ins, where):
         name = eqn.primitive.name
@@ -139,18 +172,36 @@ class _Checker:
         for v, x in zip(jaxpr.invars, args):
             env[v] = x
         state = _core._state
-        prev = state.source
+        prev, outer = state.source, self._pending
+        self._pending = []
         try:
             for eqn in jaxpr.eqns:
                 where = eqn.source_info or prev
                 state.source = where
                 ins = [read(v) for v in eqn.invars]
+                if eqn.effects or eqn.primitive.name in _STRUCTURED:
+                    self._flush()
                 outs = self._apply(eqn, ins, where)
                 for v, x in zip(eqn.outvars, outs):
                     env[v] = x
+            self._flush()
         finally:
             state.source = prev
+            self._pending = outer
         return [read(v) for v in jaxpr.outvars]
+
+    def _jitted(self, closed):
+        """The checked program of a `pjit` equation, jitted once per program
+        and set of checks (its callbacks report to the checkify running)."""
+        from .. import jit
+        key = (closed, self.nan, self.div, self.oob, self.report)
+        fn = _JIT_CACHE.get(key)
+        if fn is None:
+            if len(_JIT_CACHE) >= 64:
+                _JIT_CACHE.clear()
+            body = self._sub(closed)
+            fn = _JIT_CACHE[key] = jit(lambda *a: body(*a))
+        return fn
 
     def _sub(self, closed):
         return lambda *a: self.eval(closed.jaxpr, closed.consts, a)
@@ -160,9 +211,7 @@ class _Checker:
         p = eqn.params
         from .. import lax
         if name == "pjit":
-            from .. import jit
-            body = self._sub(p["jaxpr"])
-            return list(jit(lambda *a: body(*a))(*ins))
+            return list(self._jitted(p["jaxpr"])(*ins))
         if name == "cond":
             branches = [self._sub(b) for b in p["branches"]]
             return list(lax.switch(ins[0], branches, *ins[1:]))

@@ -129,7 +129,7 @@ class Error:
 
 class _Context(threading.local):
     def __init__(self):
-        self.stack = []  # one [first failure message, its exception] cell per active checkify
+        self.stack = []  # one [first failure message, its exception, user checks on] cell per active checkify
 
 
 _ctx = _Context()
@@ -179,7 +179,7 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
         if not _ctx.stack:
             raise JaxRuntimeError(message)
         cell = _ctx.stack[-1]
-        if cell[0] is None:
+        if cell[0] is None and cell[2]:
             cell[0] = message
 
     if _is_traced((pred, fmt_args, fmt_kwargs)):
@@ -205,12 +205,11 @@ def checkify(f, errors=user_checks):
             raise NotImplementedError(
                 "checkify(f) must be called outside jit/vmap/grad in microjax_rs "
                 "(use checkify(jit(f)), not jit(checkify(f)))")
-        cell = [None, None]
-        user_enabled = bool(errors & user_checks)
-        _ctx.stack.append(cell if user_enabled else [None, None])
+        cell = [None, None, bool(errors & user_checks)]
+        _ctx.stack.append(cell)
         try:
             if automatic:
-                out = _run_checked(f, args, kwargs, automatic, cell)
+                out = _run_checked(f, args, kwargs, automatic)
             else:
                 out = f(*args, **kwargs)
         finally:
@@ -224,7 +223,19 @@ _CATEGORIES = {"NaNError": NaNError, "OOBError": OOBError,
                "DivisionByZeroError": DivisionByZeroError}
 
 
-def _run_checked(f, args, kwargs, automatic, cell):
+def _report_automatic(message, category, where):
+    """Records an automatic check's failure in the innermost checkify."""
+    if not _ctx.stack:
+        return
+    cell = _ctx.stack[-1]
+    if cell[0] is None:
+        exc = _CATEGORIES[category](message)
+        if where:
+            exc.add_note(f"(check failed at {where})")
+        cell[0], cell[1] = message, exc
+
+
+def _run_checked(f, args, kwargs, automatic):
     """Traces `f` and evaluates its jaxpr with the automatic checks."""
     from .. import Array
     from .. import numpy as jnp
@@ -249,15 +260,8 @@ def _run_checked(f, args, kwargs, automatic, cell):
     flat_f.__name__ = getattr(f, "__name__", "fun")
     closed = make_jaxpr(flat_f)(*arrays)
 
-    def report(message, category, where):
-        if cell[0] is None:
-            exc = _CATEGORIES[category](message)
-            if where:
-                exc.add_note(f"(check failed at {where})")
-            cell[0], cell[1] = message, exc
-
     checker = _Checker(NaNError in automatic, DivisionByZeroError in automatic,
-                       OOBError in automatic, report)
+                       OOBError in automatic, _report_automatic)
     outs = checker.eval(closed.jaxpr, closed.consts, arrays)
     # an output that is an input or a literal comes back as an array, as JAX
     outs = [x if isinstance(x, Array) else jnp.asarray(x, dtype=v.aval.dtype)
