@@ -1,9 +1,12 @@
 """The automatic checks of `checkify` (NaN, division by zero, out-of-bounds
 indices): `f` is traced to a jaxpr, which is evaluated equation by equation
 (re-binding each primitive, so it runs eagerly or inside the `jit` it is
-nested in), with a check after each equation that can fail. A check whose
-operands are concrete runs at once; a traced one becomes an ordered host
-callback, like a user `check`. `pjit`, `cond`, `scan` and `while` are rebuilt
+nested in), with a check after each equation that can fail. The checks of a
+straight run of equations go out together, as one ordered host callback (the
+scalar predicates stacked into one vector, the raw indices of index checks
+as they are), emitted before any equation with an effect (a user `check`)
+or a sub-program and at the end of the jaxpr, so failures are seen in
+program order; with concrete operands (eagerly) they run at once. `pjit`, `cond`, `scan` and `while` are rebuilt
 around checked evaluations of their sub-jaxprs; `custom_jvp_call`,
 `custom_vjp_call` and `checkpoint` are evaluated through their primal
 sub-jaxpr (a checkified program is not differentiated); other higher-order
