@@ -73,12 +73,13 @@ impl Rng {
     }
 }
 
-/// Header (24 bytes) + the u64 text length: the text starts here.
-const TEXT_START: usize = 32;
+/// The text's length field, as the core writes it; the text follows it.
+const TEXT_LEN_FIELD: std::ops::Range<usize> = microjax::export::TEXT_LEN_FIELD;
+const TEXT_START: usize = TEXT_LEN_FIELD.end;
 
 /// The text section of `bytes` as a range, when its length field is sane.
 fn text_range(bytes: &[u8]) -> Option<std::ops::Range<usize>> {
-    let len: [u8; 8] = bytes.get(24..TEXT_START)?.try_into().ok()?;
+    let len: [u8; 8] = bytes.get(TEXT_LEN_FIELD)?.try_into().ok()?;
     let len = usize::try_from(u64::from_le_bytes(len)).ok()?;
     let end = TEXT_START.checked_add(len)?;
     (end <= bytes.len()).then_some(TEXT_START..end)
@@ -240,7 +241,7 @@ fn set_text(m: &mut Vec<u8>, new_text: Vec<u8>) {
         .unwrap_or(u64::MAX)
         .to_le_bytes();
     m.splice(range, new_text);
-    if let Some(field) = m.get_mut(24..TEXT_START) {
+    if let Some(field) = m.get_mut(TEXT_LEN_FIELD) {
         field.copy_from_slice(&len);
     }
 }
@@ -359,7 +360,7 @@ pub fn fuzz_case(bytes: &[u8]) -> Outcome {
     };
     let limits = Limits {
         max_bytes: 1 << 26,
-        max_while_iterations: 10_000,
+        max_loop_iterations: 10_000,
         max_depth: 16,
     };
     let Ok(p) = Program::from_bytes_with(bytes, &parse, limits) else {
@@ -423,6 +424,10 @@ fn parse_args() -> Res<Args> {
             "--seed" => a.seed = value()?.parse()?,
             "--timeout" => a.timeout = value()?.parse()?,
             "--make-corpus" => a.make_corpus = Some(value()?.into()),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -430,6 +435,27 @@ fn parse_args() -> Res<Args> {
         a.iterations = Some(100_000);
     }
     Ok(a)
+}
+
+const USAGE: &str = "usage: fuzz_program [--corpus DIR] [--iterations N | --seconds S] [--seed X] \
+                     [--out DIR] [--timeout S]\n       fuzz_program --make-corpus DIR\n\n\
+                     Mutates the exported programs in DIR (default rust/core/fuzz/corpus), loads and \
+                     runs each mutant; panics and hangs are written to --out (default fuzz-crashes/).";
+
+/// The text-aware mutations only apply where the text section is found:
+/// every seed must have one, or the header layout has drifted from the
+/// core's and those mutations would silently do nothing.
+fn check_text_sections(seeds: &[Vec<u8>]) -> Res<()> {
+    let missing = seeds.iter().filter(|s| text_range(s).is_none()).count();
+    if missing > 0 {
+        return Err(format!(
+            "{missing} of {} seeds have no text section at bytes {TEXT_LEN_FIELD:?}: \
+             the header layout no longer matches the core's",
+            seeds.len()
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn read_corpus(dir: &Path) -> Res<Vec<Vec<u8>>> {
@@ -473,6 +499,7 @@ fn main() -> Res<()> {
         return make_corpus(dir);
     }
     let seeds = read_corpus(&args.corpus)?;
+    check_text_sections(&seeds)?;
     // Panics are caught and reported per case; keep the default hook quiet.
     let last_panic = Arc::new(Mutex::new(String::new()));
     let slot = last_panic.clone();

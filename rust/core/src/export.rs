@@ -22,8 +22,8 @@
 //! with the parser's limits enforced before it recurses; a full typecheck;
 //! then a static resource bound (bytes of every value the program names,
 //! sub-programs included, and nesting depth) against [`Limits`]. Running
-//! checks the inputs' types and stops `while` loops at
-//! [`Limits::max_while_iterations`]. Every failure is a typed [`Error`].
+//! checks the inputs' types and stops `while` and `scan` loops at
+//! [`Limits::max_loop_iterations`]. Every failure is a typed [`Error`].
 
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
@@ -41,6 +41,10 @@ pub const MAGIC: &[u8; 8] = b"MJXPROG\0";
 /// Format version this crate writes and reads.
 pub const MAJOR: u16 = 1;
 pub const MINOR: u16 = 0;
+/// Where the program text's length (a little-endian `u64`) sits in the
+/// header: after the magic, the two version numbers, the determinism byte
+/// and three reserved bytes. The text itself follows it.
+pub const TEXT_LEN_FIELD: std::ops::Range<usize> = 16..24;
 
 /// The determinism mode the program was exported with (DESIGN.md,
 /// "Determinism"); [`Program::run`] runs in it.
@@ -51,8 +55,9 @@ pub use crate::exec::Determinism;
 pub struct Limits {
     /// Bytes of all values the program names (its static bound).
     pub max_bytes: usize,
-    /// Iterations of every `while` loop of one run, all loops together.
-    pub max_while_iterations: u64,
+    /// Loop iterations of one run, all loops together: every `while` body
+    /// and every `scan` step (a `scan`'s static length counts step by step).
+    pub max_loop_iterations: u64,
     /// Nesting of sub-programs (`pjit`, control flow).
     pub max_depth: usize,
 }
@@ -61,7 +66,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_bytes: 1 << 34,
-            max_while_iterations: 1 << 32,
+            max_loop_iterations: 1 << 32,
             max_depth: 32,
         }
     }
@@ -399,7 +404,7 @@ impl Program {
         let args: Vec<Arc<HostArray>> = inputs.iter().cloned().map(Arc::new).collect();
         let ctx = crate::exec::ExecCtx::current_default()
             .with_determinism(self.determinism)
-            .with_max_while_iterations(self.limits.max_while_iterations);
+            .with_max_loop_iterations(self.limits.max_loop_iterations);
         let outs = self.plan.run_in(&ctx, &args)?;
         Ok(outs
             .into_iter()

@@ -42,7 +42,7 @@ fn args(x: f64, lim: i32) -> Vec<Arc<HostArray>> {
 }
 
 fn budget(n: u64) -> ExecCtx {
-    ExecCtx::current_default().with_max_while_iterations(n)
+    ExecCtx::current_default().with_max_loop_iterations(n)
 }
 
 #[test]

@@ -125,6 +125,18 @@ fn header_and_version_are_checked_first() {
 }
 
 #[test]
+fn the_text_length_field_is_where_the_format_constant_says() {
+    // Tools that edit the text section (the fuzzer's text mutations) find
+    // it through `TEXT_LEN_FIELD`; its text is the canonical program.
+    let prog = program();
+    let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
+    let field = microjax::export::TEXT_LEN_FIELD;
+    let len = u64::from_le_bytes(bytes[field.clone()].try_into().unwrap()) as usize;
+    let text = std::str::from_utf8(&bytes[field.end..field.end + len]).unwrap();
+    assert_eq!(text, microjax::ir::canonical::canonical(&prog));
+}
+
+#[test]
 fn limits_stop_loops_and_oversized_programs() {
     let prog = while_program();
     let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
@@ -133,7 +145,7 @@ fn limits_stop_loops_and_oversized_programs() {
     assert_eq!(f32s(&loaded.run(&[n(100.0)]).unwrap()[0]), vec![128.0]);
     let tight = loaded
         .with_limits(Limits {
-            max_while_iterations: 3,
+            max_loop_iterations: 3,
             ..Limits::default()
         })
         .unwrap();
@@ -152,6 +164,49 @@ fn limits_stop_loops_and_oversized_programs() {
         .unwrap()
         .with_limits(small);
     assert!(matches!(e, Err(Error::Limit(_))));
+}
+
+/// `x -> x + 1` carried through a `scan` of `length` steps (no xs, no ys).
+fn counting_scan(length: usize) -> ClosedJaxpr {
+    let mut body = Builder::new();
+    let c = Atom::Var(body.add_input(f32v(&[])).unwrap());
+    let next = body
+        .binary(BinaryOp::Add, c, Builder::lit(DType::F32, 1.0))
+        .unwrap();
+    let body = body.build(vec![next]).unwrap();
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[])).unwrap());
+    let outs = scan(&mut b, body, length, false, (0, 1), vec![x]);
+    b.build(outs).unwrap()
+}
+
+#[test]
+fn scan_steps_count_against_the_loop_limit() {
+    let zero = HostArray::new(vec![], Buffer::F32(vec![0.0].into())).unwrap();
+    let load = |length: usize, max: u64| {
+        let bytes = Program::to_bytes(&counting_scan(length), Determinism::Default, "").unwrap();
+        Program::from_bytes(&bytes)
+            .unwrap()
+            .with_limits(Limits {
+                max_loop_iterations: max,
+                ..Limits::default()
+            })
+            .unwrap()
+    };
+    assert_eq!(
+        f32s(&load(5, 5).run(std::slice::from_ref(&zero)).unwrap()[0]),
+        vec![5.0]
+    );
+    assert!(matches!(
+        load(6, 5).run(std::slice::from_ref(&zero)),
+        Err(Error::Limit(_))
+    ));
+    // A carry-only scan of 2^40 steps (hours of work) stops at the limit
+    // instead of running.
+    assert!(matches!(
+        load(1 << 40, 10_000).run(std::slice::from_ref(&zero)),
+        Err(Error::Limit(_))
+    ));
 }
 
 #[test]
@@ -199,7 +254,7 @@ fn mutated_programs_never_panic() {
         .unwrap_or(100_000);
     let limits = Limits {
         max_bytes: 1 << 20,
-        max_while_iterations: 1000,
+        max_loop_iterations: 1000,
         max_depth: 16,
     };
     // xorshift, so the mutation cases are reproducible.

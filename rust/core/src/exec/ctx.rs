@@ -12,14 +12,14 @@
 //! variant taking a context the caller built ([`ExecCtx::current_default`]
 //! plus the `with_*` builders). Nested evaluations (control-flow bodies,
 //! `pjit` and `checkpoint` calls, custom rules run by kernels, CUDA loops)
-//! receive the same context, so the `while` budget is shared by the whole
+//! receive the same context, so the loop budget is shared by the whole
 //! run; work handed to other threads receives `&ExecCtx` (it is `Sync`).
 //!
 //! # What it holds
 //!
 //! * the [`Determinism`] mode and the SIMD level derived from it (at most
 //!   AVX2 in portable mode);
-//! * the run limits: the `while` iteration budget (a counter shared by all
+//! * the run limits: the loop iteration budget (`while` bodies and `scan` steps; a counter shared by all
 //!   loops of the run) and the most bytes one buffer may take (passed to the
 //!   [`crate::array::budget`] checks as a parameter, so `array` does not
 //!   know this module);
@@ -77,10 +77,11 @@ pub struct ExecCtx {
     determinism: Determinism,
     /// The level the SIMD loops run at before the portable cap.
     simd_base: SimdLevel,
-    /// The `while` budget of the run (`None`: unlimited).
-    max_while_iterations: Option<u64>,
-    /// `while` iterations taken so far by the whole run.
-    while_taken: AtomicU64,
+    /// The loop budget of the run: `while` iterations and `scan` steps
+    /// together (`None`: unlimited).
+    max_loop_iterations: Option<u64>,
+    /// Loop iterations (`while` and `scan`) taken so far by the whole run.
+    loop_taken: AtomicU64,
     max_buffer_bytes: u64,
     cancel: Option<CancelToken>,
     poll: Option<(PollHook, u64)>,
@@ -94,8 +95,8 @@ impl fmt::Debug for ExecCtx {
         f.debug_struct("ExecCtx")
             .field("determinism", &self.determinism)
             .field("simd", &self.simd_level())
-            .field("max_while_iterations", &self.max_while_iterations)
-            .field("while_taken", &self.while_taken.load(Ordering::Relaxed))
+            .field("max_loop_iterations", &self.max_loop_iterations)
+            .field("loop_taken", &self.loop_taken.load(Ordering::Relaxed))
             .field("max_buffer_bytes", &self.max_buffer_bytes)
             .field("cancel", &self.cancel)
             .field("poll_every", &self.poll.as_ref().map(|p| p.1))
@@ -113,15 +114,15 @@ impl Default for ExecCtx {
 impl ExecCtx {
     /// A context with the process-wide defaults: the default determinism
     /// mode (Python's `microjax_determinism`), the allocation budget
-    /// (`microjax_max_buffer_bytes`), no `while` limit, no cancellation,
+    /// (`microjax_max_buffer_bytes`), no loop limit, no cancellation,
     /// the SIMD level of this thread (the CPU's best unless forced with
     /// [`vmath::with_simd_level`]).
     pub fn current_default() -> ExecCtx {
         ExecCtx {
             determinism: default_determinism(),
             simd_base: vmath::base_simd_level(),
-            max_while_iterations: None,
-            while_taken: AtomicU64::new(0),
+            max_loop_iterations: None,
+            loop_taken: AtomicU64::new(0),
             max_buffer_bytes: crate::array::budget::max_buffer_bytes(),
             cancel: None,
             poll: None,
@@ -137,11 +138,11 @@ impl ExecCtx {
         self
     }
 
-    /// This context with at most `iterations` `while` iterations in the
+    /// This context with at most `iterations` loop iterations (`while` and `scan`) in the
     /// whole run (all loops together).
     #[must_use]
-    pub fn with_max_while_iterations(mut self, iterations: u64) -> ExecCtx {
-        self.max_while_iterations = Some(iterations);
+    pub fn with_max_loop_iterations(mut self, iterations: u64) -> ExecCtx {
+        self.max_loop_iterations = Some(iterations);
         self
     }
 
@@ -197,9 +198,10 @@ impl ExecCtx {
         self.max_buffer_bytes
     }
 
-    /// The `while` budget of the run (`None`: unlimited).
-    pub fn max_while_iterations(&self) -> Option<u64> {
-        self.max_while_iterations
+    /// The loop budget of the run: `while` iterations and `scan` steps
+    /// together (`None`: unlimited).
+    pub fn max_loop_iterations(&self) -> Option<u64> {
+        self.max_loop_iterations
     }
 
     /// How many parts parallel work splits into, at most `cap` (at least 1).
@@ -228,16 +230,16 @@ impl ExecCtx {
         }
     }
 
-    /// Takes one `while` iteration from the run's budget (an
+    /// Takes one loop iteration (a `while` body or a `scan` step) from the run's budget (an
     /// [`Error::Limit`] once it is spent), then passes a checkpoint.
-    pub fn take_while_iteration(&self) -> Result<()> {
-        if let Some(max) = self.max_while_iterations {
-            let taken = self.while_taken.fetch_add(1, Ordering::Relaxed);
+    pub fn take_loop_iteration(&self) -> Result<()> {
+        if let Some(max) = self.max_loop_iterations {
+            let taken = self.loop_taken.fetch_add(1, Ordering::Relaxed);
             if taken >= max {
                 // Keep the counter from wrapping on a run that goes on.
-                self.while_taken.store(max, Ordering::Relaxed);
+                self.loop_taken.store(max, Ordering::Relaxed);
                 return Err(Error::Limit(
-                    "while loop iterations exceed the program's limit".into(),
+                    "loop iterations (while and scan) exceed the program's limit".into(),
                 ));
             }
         }
@@ -273,14 +275,14 @@ mod tests {
     fn ctx_is_sync_and_budget_counts_down() {
         assert_sync::<ExecCtx>();
         let unlimited = ExecCtx::current_default();
-        assert!(unlimited.take_while_iteration().is_ok());
-        let ctx = ExecCtx::current_default().with_max_while_iterations(2);
-        assert!(ctx.take_while_iteration().is_ok());
-        assert!(ctx.take_while_iteration().is_ok());
-        assert!(matches!(ctx.take_while_iteration(), Err(Error::Limit(_))));
-        assert!(matches!(ctx.take_while_iteration(), Err(Error::Limit(_))));
-        let fresh = ExecCtx::current_default().with_max_while_iterations(0);
-        assert!(fresh.take_while_iteration().is_err());
+        assert!(unlimited.take_loop_iteration().is_ok());
+        let ctx = ExecCtx::current_default().with_max_loop_iterations(2);
+        assert!(ctx.take_loop_iteration().is_ok());
+        assert!(ctx.take_loop_iteration().is_ok());
+        assert!(matches!(ctx.take_loop_iteration(), Err(Error::Limit(_))));
+        assert!(matches!(ctx.take_loop_iteration(), Err(Error::Limit(_))));
+        let fresh = ExecCtx::current_default().with_max_loop_iterations(0);
+        assert!(fresh.take_loop_iteration().is_err());
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub fn run_cond<M: LoopMemory>(
 
 /// `while`: operands are the cond's consts, the body's consts, the initial
 /// carries; the final carries come back. Each iteration counts against
-/// the run's `while` budget ([`ExecCtx::take_while_iteration`]) as on the
+/// the run's loop budget ([`ExecCtx::take_loop_iteration`]) as on the
 /// CPU.
 pub fn run_while<M: LoopMemory>(
     ctx: &ExecCtx, mem: &M, cond: &M::Plan, body: &M::Plan, nconsts: (usize, usize),
@@ -84,7 +84,7 @@ pub fn run_while<M: LoopMemory>(
         if !pred {
             return Ok(carries);
         }
-        ctx.take_while_iteration()?;
+        ctx.take_loop_iteration()?;
         let ins: Vec<M::Value> = body_consts.iter().chain(&carries).cloned().collect();
         carries = mem.run(ctx, body, &ins)?;
     }
@@ -105,7 +105,7 @@ pub fn run_scan<M: LoopMemory>(
         .map(|a| mem.alloc(a))
         .collect::<Result<Vec<_>>>()?;
     for step in 0..s.length {
-        ctx.checkpoint()?;
+        ctx.take_loop_iteration()?;
         let i = if s.reverse {
             s.length.saturating_sub(1).saturating_sub(step)
         } else {

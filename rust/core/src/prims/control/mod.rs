@@ -300,7 +300,7 @@ fn run_while(
         if !truth(pred.first().ok_or(Error::arity("while", 1, 0))?)? {
             return Ok(carry);
         }
-        ctx.take_while_iteration()?;
+        ctx.take_loop_iteration()?;
         // The carry moves into the body (its buffers are recycled once
         // read) and the body's results become the next carry.
         vary.append(&mut carry);
@@ -324,7 +324,7 @@ fn run_scan(
     let mut vary: Vec<Arc<HostArray>> = Vec::with_capacity(init.len().saturating_add(xs.len()));
     let mut outs: Vec<Arc<HostArray>> = Vec::with_capacity(out_avals.len());
     for step in 0..s.length {
-        ctx.checkpoint()?;
+        ctx.take_loop_iteration()?;
         let i = if s.reverse {
             s.length.saturating_sub(1).saturating_sub(step)
         } else {
