@@ -74,23 +74,19 @@ impl PartialEq for Buffer {
     /// Bitwise for floats, so a program holding a NaN constant equals itself
     /// (the compile cache confirms hash hits with `==`).
     fn eq(&self, other: &Buffer) -> bool {
+        // Float slices compared by their bit patterns.
+        macro_rules! bits_eq {
+            ($a:expr, $b:expr) => {
+                $a.iter()
+                    .map(|x| x.to_bits())
+                    .eq($b.iter().map(|x| x.to_bits()))
+            };
+        }
         match (self, other) {
-            (Buffer::F16(a), Buffer::F16(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
-            (Buffer::BF16(a), Buffer::BF16(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
-            (Buffer::F32(a), Buffer::F32(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
-            (Buffer::F64(a), Buffer::F64(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
+            (Buffer::F16(a), Buffer::F16(b)) => bits_eq!(a, b),
+            (Buffer::BF16(a), Buffer::BF16(b)) => bits_eq!(a, b),
+            (Buffer::F32(a), Buffer::F32(b)) => bits_eq!(a, b),
+            (Buffer::F64(a), Buffer::F64(b)) => bits_eq!(a, b),
             (Buffer::Bool(a), Buffer::Bool(b)) => a == b,
             (Buffer::I8(a), Buffer::I8(b)) => a == b,
             (Buffer::I16(a), Buffer::I16(b)) => a == b,

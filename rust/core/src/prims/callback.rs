@@ -181,15 +181,11 @@ fn callback_effect(c: &Callback) -> Effect {
 }
 
 impl Family for Callback {
-    const NAMES: &'static [&'static str] = &["pure_callback", "io_callback", "debug_callback"];
-
-    fn name(&self) -> &'static str {
-        match self {
-            Callback::Pure { .. } => "pure_callback",
-            Callback::Io { .. } => "io_callback",
-            Callback::Debug { .. } => "debug_callback",
-        }
-    }
+    crate::family_names!(
+        Callback::Pure { .. } => "pure_callback",
+        Callback::Io { .. } => "io_callback",
+        Callback::Debug { .. } => "debug_callback",
+    );
 
     crate::family_identity!(
         custom_params,

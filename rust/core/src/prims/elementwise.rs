@@ -8,7 +8,7 @@
 //! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
 
 use super::batch::elementwise_rule;
-use super::family::{operands, single_out, transpose_not_linear};
+use super::family::{operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
@@ -77,12 +77,7 @@ impl Family for UnaryOp {
         Ok(vec![x.clone()])
     }
 
-    fn kernel(
-        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let out = single_out(self.name(), outs)?;
-        Ok(vec![self.kernel_one(ctx, args, out)?])
-    }
+    crate::kernel_through_one!();
 
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x] = operands::<_, 1>(self.name(), args)?;
@@ -345,12 +340,7 @@ impl Family for BinaryOp {
         Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
     }
 
-    fn kernel(
-        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let out = single_out(self.name(), outs)?;
-        Ok(vec![self.kernel_one(ctx, args, out)?])
-    }
+    crate::kernel_through_one!();
 
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
@@ -650,12 +640,7 @@ impl Family for CmpOp {
         Ok(vec![Aval::new(shape, DType::Bool)])
     }
 
-    fn kernel(
-        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let out = single_out(self.name(), outs)?;
-        Ok(vec![self.kernel_one(ctx, args, out)?])
-    }
+    crate::kernel_through_one!();
 
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;

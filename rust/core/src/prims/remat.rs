@@ -9,8 +9,7 @@
 //! known values the policy accepts and recomputes the rest.
 
 use super::batch::elementwise_rule;
-use super::family::{operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
-use super::jvp::jvp_linear;
+use super::family::{operands, single_out, BatchOut, Family, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamField};
 use super::transpose::single_ct;
 use super::{DotGeneral, Primitive};
@@ -185,10 +184,8 @@ impl Family for CheckpointName {
         Ok(vec![HostArray::new(out.shape, x.buffer().clone())?])
     }
 
-    /// Linear: the tangent is named too.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, xs, ts)
-    }
+    // Linear: the tangent is named too.
+    crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
     /// The cotangent passes through.
     fn transpose(&self, _b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {

@@ -1,9 +1,7 @@
 //! The parser of the canonical text form: a tokenizer and a recursive-descent
 //! `Parser` with explicit limits, plus the printer/parser round-trip tests.
 
-use super::{
-    buffer_from_le, signed_fits, unsigned_fits, ParseLimits, HARD_MAX_DEPTH, HEADER, VERSION,
-};
+use super::{buffer_from_le, int_fits, ParseLimits, HARD_MAX_DEPTH, HEADER, VERSION};
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -599,14 +597,14 @@ impl<'a> Parser<'a> {
             None if d == DType::Bool => Scalar::Bool(parse_bool(raw).ok_or_else(|| bad("bool"))?),
             None if d.is_signed_int() => {
                 let i = raw.parse::<i64>().map_err(|_| bad("integer"))?;
-                if !signed_fits(i, d) {
+                if !int_fits(i, d) {
                     return Err(bad("out-of-range"));
                 }
                 Scalar::Int(i)
             }
             None if d.is_unsigned_int() => {
                 let u = raw.parse::<u64>().map_err(|_| bad("integer"))?;
-                if !unsigned_fits(u, d) {
+                if !int_fits(u, d) {
                     return Err(bad("out-of-range"));
                 }
                 Scalar::UInt(u)

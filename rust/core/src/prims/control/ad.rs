@@ -21,6 +21,7 @@ use crate::ir::builder::Builder;
 use crate::ir::rewire::{permute_inputs, rewire_inputs, select_outputs, InputSource};
 use crate::ir::splice::splice;
 use crate::ir::{Atom, Aval, ClosedJaxpr};
+use crate::prims::family::known_atoms;
 use crate::prims::Operand;
 use crate::prims::{BinaryOp, Primitive};
 use crate::transforms::jvp::{jvp_jaxpr, tangent_aval};
@@ -717,15 +718,6 @@ fn split_while(
 }
 
 // ---------------------------------------------------------------- transpose
-
-fn known_atoms(ops: &[Operand]) -> Vec<Atom> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Operand::Known(a) => Some(a.clone()),
-            Operand::Linear(_) => None,
-        })
-        .collect()
-}
 
 /// Cotangents with zeros materialized.
 fn cts_or_zeros(b: &mut Builder, cts: &[Option<Atom>], avals: &[Aval]) -> Result<Vec<Atom>> {

@@ -22,7 +22,7 @@
 pub mod ad;
 pub mod batching;
 
-use super::family::{arity_error, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{arity_error, check_types, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::kernel::shared_call;
 use super::params::{Lookup, Param, ParamList};
 use crate::array::{Buffer, HostArray};
@@ -94,44 +94,27 @@ pub(crate) fn split3<'a, T>(
 
 /// Checks operand types against a sub-jaxpr's parameters.
 fn check_operands(prim: &'static str, what: &str, want: &[Aval], got: &[Aval]) -> Result<()> {
-    if want.len() != got.len() {
-        return Err(Error::Typecheck(format!(
+    let count = || {
+        format!(
             "{prim}: {what} takes {} operands, got {}",
             want.len(),
             got.len()
-        )));
-    }
-    for (k, (w, g)) in want.iter().zip(got).enumerate() {
-        if !w.same_type(g) {
-            return Err(Error::Typecheck(format!(
-                "{prim}: {what} operand {k} has type {} but the operand given is {}",
-                w.short(),
-                g.short()
-            )));
-        }
-    }
-    Ok(())
+        )
+    };
+    check_types(want, got, count, |k, w, g| {
+        let (w, g) = (w.short(), g.short());
+        format!("{prim}: {what} operand {k} has type {w} but the operand given is {g}")
+    })
 }
 
 /// Types the carry must keep from one iteration to the next.
 fn check_carry(prim: &'static str, what: &str, carry: &[Aval], out: &[Aval]) -> Result<()> {
-    if carry.len() != out.len() {
-        return Err(Error::Typecheck(format!(
-            "{prim}: {what} returns {} carry values for a carry of {}",
-            out.len(),
-            carry.len()
-        )));
-    }
-    for (k, (c, o)) in carry.iter().zip(out).enumerate() {
-        if !c.same_type(o) {
-            return Err(Error::Typecheck(format!(
-                "{prim}: {what} carry output {k} has type {} but the carry input has type {}",
-                o.short(),
-                c.short()
-            )));
-        }
-    }
-    Ok(())
+    let (nc, no) = (carry.len(), out.len());
+    let count = || format!("{prim}: {what} returns {no} carry values for a carry of {nc}");
+    check_types(carry, out, count, |k, c, o| {
+        let (c, o) = (c.short(), o.short());
+        format!("{prim}: {what} carry output {k} has type {o} but the carry input has type {c}")
+    })
 }
 
 fn cond_avals(branches: &[Arc<ClosedJaxpr>], ins: &[Aval]) -> Result<Vec<Aval>> {
@@ -382,15 +365,11 @@ fn control_effect(c: &ControlFlow) -> Effect {
 }
 
 impl Family for ControlFlow {
-    const NAMES: &'static [&'static str] = &["cond", "while", "scan"];
-
-    fn name(&self) -> &'static str {
-        match self {
-            ControlFlow::Cond { .. } => "cond",
-            ControlFlow::While { .. } => "while",
-            ControlFlow::Scan(_) => "scan",
-        }
-    }
+    crate::family_names!(
+        ControlFlow::Cond { .. } => "cond",
+        ControlFlow::While { .. } => "while",
+        ControlFlow::Scan(_) => "scan",
+    );
 
     crate::family_identity!(
         custom_params,

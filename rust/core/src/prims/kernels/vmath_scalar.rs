@@ -226,16 +226,23 @@ const TANH_F64: [f64; 13] = [
 
 // ------------------------------------------------------- building blocks
 
-/// Horner evaluation of `c[0] + c[1]·x + ...`.
-#[inline(always)]
-fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
-    let mut it = c.iter().rev();
-    let mut acc = it.next().copied().unwrap_or(0.0);
-    for &k in it {
-        acc = acc * x + k;
-    }
-    acc
+/// `horner` (f64) and `horner32` (f32): Horner evaluation of
+/// `c[0] + c[1]·x + ...`.
+macro_rules! horner {
+    ($($name:ident: $t:ty),*) => {$(
+        #[inline(always)]
+        fn $name<const N: usize>(x: $t, c: &[$t; N]) -> $t {
+            let mut it = c.iter().rev();
+            let mut acc = it.next().copied().unwrap_or(0.0);
+            for &k in it {
+                acc = acc * x + k;
+            }
+            acc
+        }
+    )*};
 }
+
+horner!(horner: f64, horner32: f32);
 
 /// `x` rounded to the nearest integer (ties to even), as f64 and as i64;
 /// for |x| < 2^51 (other inputs give garbage, never a panic).
@@ -628,17 +635,6 @@ const TWO_OVER_PI_F32: f32 = 0.636_619_77;
 /// ([`trig_patch_f32`](super::trig_patch_f32)), which reduces in f64.
 const TRIG_MID_F32: f32 = 512.0;
 
-/// [`horner`] in f32.
-#[inline(always)]
-fn horner32<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
-    let mut it = c.iter().rev();
-    let mut acc = it.next().copied().unwrap_or(0.0);
-    for &k in it {
-        acc = acc * x + k;
-    }
-    acc
-}
-
 /// `x` rounded to the nearest integer, as f32 and i32; for |x| < 2^22.
 #[inline(always)]
 fn round_int32(x: f32) -> (f32, i32) {
@@ -883,24 +879,23 @@ pub fn log_f32(x: f32) -> f32 {
 
 // ------------------------------------------------- per-element functions
 
-/// ±1 for nonzero numbers; ±0 and NaN map to themselves.
-#[inline(always)]
-pub(super) fn sign_f64(x: f64) -> f64 {
-    if x == 0.0 || x.is_nan() {
-        x
-    } else {
-        1.0f64.copysign(x)
-    }
+/// `sign_f64`/`sign_f32`: ±1 for nonzero numbers; ±0 and NaN map to
+/// themselves.
+macro_rules! sign {
+    ($($name:ident: $t:ty),*) => {$(
+        #[inline(always)]
+        pub(super) fn $name(x: $t) -> $t {
+            let one: $t = 1.0;
+            if x == 0.0 || x.is_nan() {
+                x
+            } else {
+                one.copysign(x)
+            }
+        }
+    )*};
 }
 
-#[inline(always)]
-pub(super) fn sign_f32(x: f32) -> f32 {
-    if x == 0.0 || x.is_nan() {
-        x
-    } else {
-        1.0f32.copysign(x)
-    }
-}
+sign!(sign_f64: f64, sign_f32: f32);
 
 macro_rules! per_element {
     ($($(#[$doc:meta])* $f32:ident, $f64:ident => |$x:ident, $c:ident| $body:expr, $c32:expr, $c64:expr;)*) => {
@@ -968,42 +963,29 @@ pub fn cos_fast_f64(x: f64) -> f64 {
     cos_fast(x, &SIN_F64, &COS_F64)
 }
 
-/// `sin(x)` for any x (the libm path above |x| = 65536).
-#[inline(always)]
-pub fn sin_f64(x: f64) -> f64 {
-    if big_f64(x) {
-        libm::sin(x)
-    } else {
-        sin_fast_f64(x)
-    }
+/// Functions for any x that take `$slow` where `$far(x)` and `$fast`
+/// elsewhere.
+macro_rules! by_range {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $far:ident ? $slow:path : $fast:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name(x: $t) -> $t {
+            if $far(x) {
+                $slow(x)
+            } else {
+                $fast(x)
+            }
+        }
+    )*};
 }
 
-/// `cos(x)` for any x.
-#[inline(always)]
-pub fn cos_f64(x: f64) -> f64 {
-    if big_f64(x) {
-        libm::cos(x)
-    } else {
-        cos_fast_f64(x)
-    }
-}
-
-/// `sin(x)` for any x.
-#[inline(always)]
-pub fn sin_f32(x: f32) -> f32 {
-    if mid_f32(x) {
-        sin_slow_f32(x)
-    } else {
-        sin_fast_f32(x)
-    }
-}
-
-/// `cos(x)` for any x.
-#[inline(always)]
-pub fn cos_f32(x: f32) -> f32 {
-    if mid_f32(x) {
-        cos_slow_f32(x)
-    } else {
-        cos_fast_f32(x)
-    }
+by_range! {
+    /// `sin(x)` for any x (the libm path above |x| = 65536).
+    sin_f64: f64 => big_f64 ? libm::sin : sin_fast_f64;
+    /// `cos(x)` for any x.
+    cos_f64: f64 => big_f64 ? libm::cos : cos_fast_f64;
+    /// `sin(x)` for any x.
+    sin_f32: f32 => mid_f32 ? sin_slow_f32 : sin_fast_f32;
+    /// `cos(x)` for any x.
+    cos_f32: f32 => mid_f32 ? cos_slow_f32 : cos_fast_f32;
 }

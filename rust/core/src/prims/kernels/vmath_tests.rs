@@ -23,42 +23,35 @@ fn same<T: Copy + Into<f64>>(a: &[T], b: &[T]) -> bool {
         })
 }
 
-fn ulp32(a: f32, b: f32) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
+/// The distance in units in the last place between two floats given by
+/// their bit patterns read as signed integers (`bits`), with `min` the
+/// smallest such integer; NaN is 0 from NaN and farthest from anything else.
+fn ulp_distance(nans: (bool, bool), bits: (i128, i128), min: i128) -> u64 {
+    match nans {
+        (true, true) => return 0,
+        (true, false) | (false, true) => return u64::MAX,
+        (false, false) => {}
     }
-    let key = |x: f32| {
-        let i = i64::from(x.to_bits() as i32);
-        if i < 0 {
-            i64::from(i32::MIN) - i
-        } else {
-            i
-        }
-    };
-    (key(a) - key(b)).unsigned_abs()
+    let key = |i: i128| if i < 0 { min - i } else { i };
+    u64::try_from((key(bits.0) - key(bits.1)).unsigned_abs()).unwrap_or(u64::MAX)
+}
+
+fn ulp32(a: f32, b: f32) -> u64 {
+    let bits = |x: f32| i128::from(x.to_bits() as i32);
+    ulp_distance(
+        (a.is_nan(), b.is_nan()),
+        (bits(a), bits(b)),
+        i128::from(i32::MIN),
+    )
 }
 
 fn ulp64(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let key = |x: f64| {
-        let i = i128::from(x.to_bits() as i64);
-        if i < 0 {
-            i128::from(i64::MIN) - i
-        } else {
-            i
-        }
-    };
-    u64::try_from((key(a) - key(b)).unsigned_abs()).unwrap_or(u64::MAX)
+    let bits = |x: f64| i128::from(x.to_bits() as i64);
+    ulp_distance(
+        (a.is_nan(), b.is_nan()),
+        (bits(a), bits(b)),
+        i128::from(i64::MIN),
+    )
 }
 
 const SPECIAL64: [f64; 16] = [

@@ -10,8 +10,7 @@ use crate::ir::{Atom, Aval};
 use crate::prims::batch::{axes_around, batch_one, emit_batched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
 use crate::prims::family::finish;
-use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
-use crate::prims::jvp::jvp_linear;
+use crate::prims::family::{emit1, operands, BatchOut, Family, Operand, TransposeOut};
 use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
 use crate::prims::transpose::{single_ct, transpose_unary};
@@ -81,9 +80,7 @@ macro_rules! same_data_rules {
             same_data(self.name(), args, outs)
         }
 
-        fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-            jvp_linear(self, b, primals, tangents)
-        }
+        crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
         fn transpose(
             &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
@@ -154,9 +151,7 @@ impl Family for BroadcastInDim {
         finish(name, outs, buf)
     }
 
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
+    crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
     /// Sums over the new axes and over the size-1 operand axes that
     /// expanded, then reshapes to the operand's shape.
@@ -292,9 +287,7 @@ impl Family for Transpose {
         finish(name, outs, buf)
     }
 
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
+    crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
     /// The transpose by the inverse permutation.
     fn transpose(
