@@ -400,3 +400,23 @@ macro_rules! from_vec {
 }
 from_vec!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
     u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+
+/// Small f32 vectors for the unit tests.
+#[cfg(test)]
+pub(crate) mod test_vectors {
+    use super::{Buffer, HostArray};
+    use std::sync::Arc;
+
+    /// A rank-1 f32 array of `v`.
+    pub(crate) fn arr(v: &[f32]) -> Arc<HostArray> {
+        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
+    }
+
+    /// The values of an f32 array.
+    pub(crate) fn f32s(h: &HostArray) -> Vec<f32> {
+        match h.buffer() {
+            Buffer::F32(v) => v.to_vec(),
+            other => panic!("expected f32, got {:?}", other.dtype()),
+        }
+    }
+}

@@ -127,19 +127,9 @@ fn bad_index(what: &str, i: usize) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::test_vectors::{arr, f32s};
     use crate::ir::builder::Builder;
-    use crate::{BinaryOp, Buffer, DType, HostArray};
-
-    fn arr(v: &[f32]) -> Arc<HostArray> {
-        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
-    }
-
-    fn f32s(h: &HostArray) -> Vec<f32> {
-        match h.buffer() {
-            Buffer::F32(v) => v.to_vec(),
-            _ => panic!("not f32"),
-        }
-    }
+    use crate::{BinaryOp, DType, HostArray};
 
     /// `(x, y) -> x - y * c` with a const `c`.
     fn program() -> ClosedJaxpr {

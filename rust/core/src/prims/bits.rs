@@ -102,12 +102,8 @@ impl Family for Mulhi {
         finish(MULHI, outs, mulhi_kernel(x.buffer(), y.buffer())?)
     }
 
-    /// Integer results.
-    fn differentiable(&self) -> bool {
-        false
-    }
-
-    crate::zero_derivative_rules!();
+    // Integer results: zero tangents.
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Mulhi(*self), b, ins, dims, n)

@@ -444,14 +444,8 @@ fn sequential(
             }
         }
     }
-    let cvars = const_vars
-        .into_iter()
-        .map(|a| body.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
-    let xvars = x_vars
-        .into_iter()
-        .map(|a| body.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let cvars = body.add_inputs(const_vars)?;
+    let xvars = body.add_inputs(x_vars)?;
     let args = order
         .iter()
         .map(|(is_const, k)| {

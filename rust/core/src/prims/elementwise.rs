@@ -651,12 +651,8 @@ impl Family for CmpOp {
         )
     }
 
-    fn differentiable(&self) -> bool {
-        false
-    }
-
     // Comparisons are piecewise constant: zero tangents.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Compare(*self), b, ins, dims, n)

@@ -266,6 +266,15 @@ pub fn finish(
     Ok(vec![HostArray::new(out.shape, buf)?])
 }
 
+/// The kernel of a primitive that keeps its one operand's data: the
+/// operand's buffer as is, under the output's shape.
+pub fn same_data(
+    prim: &'static str, args: &[&HostArray], outs: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
+    let [x] = operands::<_, 1>(prim, args)?;
+    finish(prim, outs, x.buffer().clone())
+}
+
 /// The kernel's buffers as the arrays the shape rule promised, one per
 /// output aval.
 pub fn finish_all(
@@ -491,6 +500,27 @@ macro_rules! kernel_through_one {
     };
 }
 
+/// The shape rule and kernel of an identity primitive named `$name` (one
+/// operand, returned as is), written inside its `impl Family`.
+#[macro_export]
+macro_rules! identity_rules {
+    ($name:expr) => {
+        fn abstract_eval(
+            &self, ins: &[$crate::ir::Aval],
+        ) -> $crate::error::Result<Vec<$crate::ir::Aval>> {
+            let [x] = $crate::prims::family::operands::<_, 1>($name, ins)?;
+            Ok(vec![x.clone()])
+        }
+
+        fn kernel(
+            &self, _ctx: &$crate::exec::ExecCtx, args: &[&$crate::array::HostArray],
+            outs: Vec<$crate::ir::Aval>,
+        ) -> $crate::error::Result<Vec<$crate::array::HostArray>> {
+            $crate::prims::family::same_data($name, args, outs)
+        }
+    };
+}
+
 /// `NAMES` and `name` of a family whose every variant is one primitive,
 /// written inside its `impl Family` as `Pattern => "name"` pairs.
 #[macro_export]
@@ -509,8 +539,18 @@ macro_rules! family_names {
 /// The JVP and transpose rules of a family with a zero derivative that is
 /// linear in no operand ([`jvp_zero`], [`transpose_not_linear`]), written
 /// inside its `impl Family`.
+///
+/// With `not_differentiable`, also `differentiable` false (no output ever
+/// carries a tangent).
 #[macro_export]
 macro_rules! zero_derivative_rules {
+    (not_differentiable) => {
+        fn differentiable(&self) -> bool {
+            false
+        }
+
+        $crate::zero_derivative_rules!();
+    };
     () => {
         $crate::jvp_by!($crate::prims::family::jvp_zero);
 

@@ -17,7 +17,7 @@
 use super::family::{
     arity_error, emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
-use super::params::{Lookup, Param, ParamList};
+use super::params::{ints, nonnegative, Lookup, Param, ParamList};
 use super::transpose::operand_aval;
 use super::Primitive;
 use crate::array::HostArray;
@@ -104,14 +104,6 @@ pub struct GatherParams {
 
 // ---------------------------------------------------------------------------
 // params
-
-pub(super) fn ints(v: &[usize]) -> Param {
-    Param::Ints(
-        v.iter()
-            .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
-            .collect(),
-    )
-}
 
 fn scalar_param(s: Option<Scalar>) -> Param {
     match s {
@@ -230,23 +222,10 @@ pub(super) fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Pa
 }
 
 fn to_dims(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize>> {
-    let bad = || Error::param(prim, key, format!("expected a tuple of ints, got {p:?}"));
-    let list: Vec<i64> = match p {
-        Param::Ints(v) => v.clone(),
-        Param::Tuple(v) => v
-            .iter()
-            .map(|x| match x {
-                Param::Int(i) => Ok(*i),
-                _ => Err(bad()),
-            })
-            .collect::<Result<_>>()?,
-        _ => return Err(bad()),
-    };
-    list.into_iter()
-        .map(|i| {
-            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
-        })
-        .collect()
+    let list = p
+        .int_list()
+        .map_err(|_| Error::param(prim, key, format!("expected a tuple of ints, got {p:?}")))?;
+    nonnegative(prim, key, list)
 }
 
 pub(super) fn opt_bool(

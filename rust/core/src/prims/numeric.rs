@@ -167,12 +167,8 @@ impl Family for IsFinite {
         finish(IS_FINITE, outs, buf)
     }
 
-    fn differentiable(&self) -> bool {
-        false
-    }
-
     // A bool result: zero tangents.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::IsFinite(*self), b, ins, dims, n)

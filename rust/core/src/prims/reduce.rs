@@ -302,12 +302,8 @@ impl Family for ArgReduce {
         finish(name, outs, buf)
     }
 
-    fn differentiable(&self) -> bool {
-        false
-    }
-
     // Indices are piecewise constant: no tangent.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     /// The axis shifts around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {

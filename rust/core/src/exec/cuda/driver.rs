@@ -106,11 +106,7 @@ pub fn run_scan<M: LoopMemory>(
         .collect::<Result<Vec<_>>>()?;
     for step in 0..s.length {
         ctx.checkpoint()?;
-        let i = if s.reverse {
-            s.length.saturating_sub(1).saturating_sub(step)
-        } else {
-            step
-        };
+        let i = s.row(step);
         let mut ins: Vec<M::Value> = consts.iter().chain(&carries).cloned().collect();
         for x in xs {
             ins.push(mem.row(x, i)?);

@@ -15,13 +15,13 @@
 //!   body backwards with the carry cotangents (plus accumulators for linear
 //!   consts) as its carry; `while` has none (JAX's error suggesting `scan`).
 
-use super::{split3, ControlFlow, Scan};
+use super::{cond_out_count, split3, ControlFlow, Scan};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::rewire::{permute_inputs, rewire_inputs, select_outputs, InputSource};
 use crate::ir::splice::splice;
 use crate::ir::{Atom, Aval, ClosedJaxpr};
-use crate::prims::family::known_atoms;
+use crate::prims::family::{arity_error as arity, known_atoms};
 use crate::prims::Operand;
 use crate::prims::{BinaryOp, Primitive};
 use crate::transforms::jvp::{jvp_jaxpr, tangent_aval};
@@ -33,14 +33,6 @@ pub(super) const WHILE_REVERSE_ERROR: &str =
     "Reverse-mode differentiation does not work for lax.while_loop \
      or lax.fori_loop with dynamic start/stop values. Try using lax.scan, or using fori_loop with \
      static start/stop.";
-
-fn arity(prim: &'static str, expected: usize, got: usize) -> Error {
-    Error::Arity {
-        prim,
-        expected,
-        got,
-    }
-}
 
 fn or_into(acc: &mut [bool], other: &[bool]) {
     for (a, o) in acc.iter_mut().zip(other) {
@@ -67,11 +59,7 @@ fn jvp_exact(j: &ClosedJaxpr, nz: &[bool], want: &[bool]) -> Result<ClosedJaxpr>
     }
     let out_avals = j.out_avals()?;
     let mut b = Builder::new();
-    let ins = jj
-        .in_avals()?
-        .into_iter()
-        .map(|a| b.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let ins = b.add_inputs(jj.in_avals()?)?;
     let outs = splice(&mut b, &jj, &ins)?;
     let n = out_avals.len();
     let (prim, tans) = outs
@@ -373,12 +361,7 @@ fn split_cond(
     if *index_unk {
         return Ok(None);
     }
-    let nout = branches
-        .first()
-        .ok_or(arity("cond", 1, 0))?
-        .jaxpr
-        .outvars
-        .len();
+    let nout = cond_out_count(branches)?;
     let mut out_unk = vec![false; nout];
     for br in branches {
         or_into(
@@ -467,11 +450,7 @@ fn pad_residual_outputs(
     known: &ClosedJaxpr, num_res: usize, res_avals: &[Vec<Aval>], k: usize,
 ) -> Result<ClosedJaxpr> {
     let mut b = Builder::new();
-    let ins = known
-        .in_avals()?
-        .into_iter()
-        .map(|a| b.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let ins = b.add_inputs(known.in_avals()?)?;
     let outs = splice(&mut b, known, &ins)?;
     let n_known = outs.len().saturating_sub(num_res);
     let (mut result, own) = cut(outs, n_known, "cond")?;
@@ -774,12 +753,7 @@ fn transposed_scan_body(
 ) -> Result<(ClosedJaxpr, Vec<Aval>)> {
     let nk = k_avals.len();
     let mut nb = Builder::new();
-    let mut input = |avals: Vec<Aval>| -> Result<Vec<Atom>> {
-        avals
-            .into_iter()
-            .map(|a| nb.add_input(a).map(Atom::Var))
-            .collect()
-    };
+    let mut input = |avals: Vec<Aval>| nb.add_inputs(avals);
     let kc = input(kc_avals)?;
     let acc = input(lc_avals.clone())?;
     let ct_k = input(k_avals.to_vec())?;

@@ -63,6 +63,18 @@ pub struct Scan {
     pub unroll: usize,
 }
 
+impl Scan {
+    /// The row of the scanned operands that iteration `step` reads (from the
+    /// end when `reverse`).
+    pub fn row(&self, step: usize) -> usize {
+        if self.reverse {
+            self.length.saturating_sub(1).saturating_sub(step)
+        } else {
+            step
+        }
+    }
+}
+
 impl ControlFlow {
     /// The sub-jaxprs: the branches; cond then body; the body.
     pub fn sub_jaxprs(&self) -> Vec<&Arc<ClosedJaxpr>> {
@@ -90,6 +102,12 @@ pub(crate) fn split3<'a, T>(
     let (first, rest) = ins.split_at_checked(a).ok_or_else(err)?;
     let (second, third) = rest.split_at_checked(b).ok_or_else(err)?;
     Ok((first, second, third))
+}
+
+/// The number of outputs of a `cond` (those of its first branch).
+fn cond_out_count(branches: &[Arc<ClosedJaxpr>]) -> Result<usize> {
+    let first = branches.first().ok_or(arity_error("cond", 1, 0))?;
+    Ok(first.jaxpr.outvars.len())
 }
 
 /// Checks operand types against a sub-jaxpr's parameters.
@@ -308,11 +326,7 @@ fn run_scan(
     let mut outs: Vec<Arc<HostArray>> = Vec::with_capacity(out_avals.len());
     for step in 0..s.length {
         ctx.checkpoint()?;
-        let i = if s.reverse {
-            s.length.saturating_sub(1).saturating_sub(step)
-        } else {
-            step
-        };
+        let i = s.row(step);
         // The carry moves into the body: a compiled body recycles its
         // buffers once read, for this step's values.
         vary.append(&mut carry);

@@ -165,35 +165,15 @@ fn bad(key: &'static str, want: &str, got: &Param) -> Error {
 
 /// Signed ints of a tuple param (`Ints`, or a `Tuple` of `Int`s).
 pub(crate) fn signed_list(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<i64>> {
-    match p {
-        Param::Ints(v) => Ok(v.clone()),
-        Param::Tuple(v) => v
-            .iter()
-            .map(|x| match x {
-                Param::Int(i) => Ok(*i),
-                other => Err(Error::param(
-                    prim,
-                    key,
-                    format!("expected a tuple of ints, got {other:?}"),
-                )),
-            })
-            .collect(),
-        other => Err(Error::param(
-            prim,
-            key,
-            format!("expected a tuple of ints, got {other:?}"),
-        )),
-    }
+    p.int_list().map_err(|bad| {
+        let got = bad.unwrap_or(p);
+        Error::param(prim, key, format!("expected a tuple of ints, got {got:?}"))
+    })
 }
 
 /// Non-negative ints of a tuple param.
 pub(crate) fn usize_list(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize>> {
-    signed_list(prim, key, p)?
-        .into_iter()
-        .map(|i| {
-            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
-        })
-        .collect()
+    super::params::nonnegative(prim, key, signed_list(prim, key, p)?)
 }
 
 /// `((lo, hi), ...)` pairs.

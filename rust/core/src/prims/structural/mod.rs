@@ -86,12 +86,8 @@ impl Family for Iota {
         finish(self.name(), outs, buf)
     }
 
-    fn differentiable(&self) -> bool {
-        false
-    }
-
     // Integer (index) values: zero tangents.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     /// No operands, so nothing is batched: the equation as is.
     fn batch(

@@ -77,7 +77,7 @@ macro_rules! same_data_rules {
         fn kernel(
             &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
         ) -> Result<Vec<HostArray>> {
-            same_data(self.name(), args, outs)
+            crate::prims::family::same_data(self.name(), args, outs)
         }
 
         crate::jvp_by!(crate::prims::jvp::jvp_linear);
@@ -88,12 +88,6 @@ macro_rules! same_data_rules {
             transpose_reshape(self.name(), b, cts, operands)
         }
     };
-}
-
-/// Same data, new shape: the operand's buffer as is.
-fn same_data(name: &'static str, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
-    let [x] = operands::<_, 1>(name, args)?;
-    finish(name, outs, x.buffer().clone())
 }
 
 // ------------------------------------------------------- broadcast_in_dim
