@@ -7,7 +7,7 @@
 //! derivative. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, finish, operands};
+use super::family::{emit1, operands, unary_kernel};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::is_float;
 use super::kernel::elementwise as kernels;
@@ -60,9 +60,9 @@ impl Family for ConvertElementType {
     fn kernel(
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, args)?;
-        let buf = kernels::convert(x.buffer(), self.new_dtype)?;
-        finish(CONVERT_ELEMENT_TYPE, outs, buf)
+        unary_kernel(CONVERT_ELEMENT_TYPE, args, outs, |x| {
+            kernels::convert(x.buffer(), self.new_dtype)
+        })
     }
 
     /// Between floating dtypes the tangent converts as the primal; other

@@ -266,13 +266,22 @@ pub fn finish(
     Ok(vec![HostArray::new(out.shape, buf)?])
 }
 
+/// The kernel of a one-operand, one-output primitive: the buffer `f` makes
+/// of the operand, under the output's shape.
+pub fn unary_kernel(
+    prim: &'static str, args: &[&HostArray], outs: Vec<Aval>,
+    f: impl FnOnce(&HostArray) -> Result<crate::array::Buffer>,
+) -> Result<Vec<HostArray>> {
+    let [x] = operands::<_, 1>(prim, args)?;
+    finish(prim, outs, f(x)?)
+}
+
 /// The kernel of a primitive that keeps its one operand's data: the
 /// operand's buffer as is, under the output's shape.
 pub fn same_data(
     prim: &'static str, args: &[&HostArray], outs: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
-    let [x] = operands::<_, 1>(prim, args)?;
-    finish(prim, outs, x.buffer().clone())
+    unary_kernel(prim, args, outs, |x| Ok(x.buffer().clone()))
 }
 
 /// The kernel's buffers as the arrays the shape rule promised, one per

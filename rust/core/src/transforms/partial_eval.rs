@@ -134,14 +134,7 @@ impl SplitEqns {
     /// Puts `eqn` into the known part, the unknown part, both, or splits it
     /// by its primitive's rule.
     fn partition(&mut self, eqn: &Eqn, st: &mut State, avals: &mut Vec<Aval>) -> Result<()> {
-        let vars: Vec<Var> = eqn
-            .inputs
-            .iter()
-            .filter_map(|a| match a {
-                Atom::Var(v) => Some(*v),
-                Atom::Lit(_) => None,
-            })
-            .collect();
+        let vars: Vec<Var> = eqn.inputs.iter().filter_map(Atom::var).collect();
         if vars.is_empty() && eqn.effect == Effect::None {
             self.known.push(eqn.clone());
             self.unknown.push(eqn.clone());

@@ -108,13 +108,7 @@ fn known_and_saved(
 /// `outs` (walking back from them, stopping at saved values), in the
 /// order the program defines them.
 fn read_saved(jx: &Jaxpr, saved: &HashSet<Var>, outs: &[Atom]) -> Vec<Var> {
-    let mut needed: HashSet<Var> = outs
-        .iter()
-        .filter_map(|a| match a {
-            Atom::Var(v) => Some(*v),
-            Atom::Lit(_) => None,
-        })
-        .collect();
+    let mut needed: HashSet<Var> = outs.iter().filter_map(Atom::var).collect();
     let mut read = HashSet::new();
     for e in jx.eqns.iter().rev() {
         if !e.outputs.iter().any(|v| needed.contains(v)) {

@@ -9,7 +9,7 @@ use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
 use crate::prims::batch::{axes_around, batch_one, emit_batched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
-use crate::prims::family::finish;
+use crate::prims::family::unary_kernel;
 use crate::prims::family::{emit1, operands, BatchOut, Family, Operand, TransposeOut};
 use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
@@ -140,9 +140,9 @@ impl Family for BroadcastInDim {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::broadcast_in_dim(x, &self.shape, &self.broadcast_dimensions)?;
-        finish(name, outs, buf)
+        unary_kernel(name, args, outs, |x| {
+            kernels::broadcast_in_dim(x, &self.shape, &self.broadcast_dimensions)
+        })
     }
 
     crate::jvp_by!(crate::prims::jvp::jvp_linear);
@@ -276,9 +276,9 @@ impl Family for Transpose {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::transpose(x, &self.permutation)?;
-        finish(name, outs, buf)
+        unary_kernel(name, args, outs, |x| {
+            kernels::transpose(x, &self.permutation)
+        })
     }
 
     crate::jvp_by!(crate::prims::jvp::jvp_linear);
