@@ -12,9 +12,10 @@
 use super::batch::elementwise_rule;
 use super::family::{emit1, finish, operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
-use super::shape::{elementwise_shape, same_dtype};
+use super::shape::{elementwise_shape, same_dtype_where};
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
@@ -83,14 +84,7 @@ impl Family for Mulhi {
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x, y] = operands::<_, 2>(MULHI, ins)?;
-        same_dtype(MULHI, &[x, y])?;
-        if !x.dtype.is_int() {
-            return Err(Error::dtype(
-                MULHI,
-                &[x.dtype, y.dtype],
-                "requires integer operands",
-            ));
-        }
+        same_dtype_where(MULHI, &[x, y], DType::is_int, "requires integer operands")?;
         let shape = elementwise_shape(MULHI, &[x, y])?;
         Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
     }

@@ -309,13 +309,7 @@ pub(super) fn jvp_scan(
     ins.extend(xs_t.iter().flatten().cloned());
     let outs = emit(
         b,
-        ControlFlow::Scan(Scan {
-            jaxpr: Arc::new(body),
-            num_consts: sum(&[nc, nct]),
-            num_carry: sum(&[nk, nkt]),
-            linear,
-            ..s.clone()
-        }),
+        ControlFlow::Scan(s.over(body, sum(&[nc, nct]), sum(&[nk, nkt]), linear)),
         ins,
     )?;
     let (carry, rest) = cut(outs, nk, "scan")?;
@@ -549,13 +543,12 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
     let mut known_ins = known_consts.clone();
     known_ins.extend(pick(init, &k_unk, false));
     known_ins.extend(pick(xs, x_unk, false));
-    let known = Scan {
-        jaxpr: Arc::new(known_body),
-        num_consts: n_kc,
-        num_carry: nk.saturating_sub(count(&k_unk)),
-        linear: known_linear,
-        ..s.clone()
-    };
+    let known = s.over(
+        known_body,
+        n_kc,
+        nk.saturating_sub(count(&k_unk)),
+        known_linear,
+    );
     let (unknown, unknown_ins) = unknown_scan(
         s,
         &pe,
@@ -640,13 +633,13 @@ fn unknown_scan(
         Residual::Stacked(i) => Some(SplitInput::Residual(*i)),
     }));
     unknown_ins.extend(pick(xs, x_unk, true).into_iter().map(SplitInput::Atom));
-    let unknown = Scan {
-        jaxpr: Arc::new(unknown_body),
-        num_consts: sum(&[n_const_res, n_uc]),
-        num_carry: n_uk,
-        linear: vec![false; unknown_ins.len()],
-        ..s.clone()
-    };
+    let unknown_linear = vec![false; unknown_ins.len()];
+    let unknown = s.over(
+        unknown_body,
+        sum(&[n_const_res, n_uc]),
+        n_uk,
+        unknown_linear,
+    );
     Ok((unknown, unknown_ins))
 }
 
@@ -830,12 +823,8 @@ pub(super) fn transpose_scan(
     let outs = emit(
         b,
         ControlFlow::Scan(Scan {
-            jaxpr: Arc::new(body),
             reverse: !s.reverse,
-            num_consts: n_kc,
-            num_carry: sum(&[n_lc, nk]),
-            linear,
-            ..s.clone()
+            ..s.over(body, n_kc, sum(&[n_lc, nk]), linear)
         }),
         ins,
     )?;

@@ -64,6 +64,21 @@ pub struct Scan {
 }
 
 impl Scan {
+    /// This scan (same length, direction and unrolling) over `body`, with
+    /// `num_consts` consts, `num_carry` carries and the operand flags
+    /// `linear`.
+    pub fn over(
+        &self, body: ClosedJaxpr, num_consts: usize, num_carry: usize, linear: Vec<bool>,
+    ) -> Scan {
+        Scan {
+            jaxpr: Arc::new(body),
+            num_consts,
+            num_carry,
+            linear,
+            ..self.clone()
+        }
+    }
+
     /// The row of the scanned operands that iteration `step` reads (from the
     /// end when `reverse`).
     pub fn row(&self, step: usize) -> usize {
