@@ -192,6 +192,20 @@ mod tests {
     const S: bool = false; // a strongly typed operand
     const W: bool = true; // a weakly typed one (Python scalar)
 
+    /// A dtype with its weak-type flag.
+    type Typed = (DType, bool);
+
+    /// `result_type(operands, x64)` is `want` for every `(operands, x64, want)`.
+    fn assert_result_types(cases: &[([Typed; 3], bool, Typed)]) {
+        for &(operands, x64, want) in cases {
+            assert_eq!(
+                result_type(operands, x64),
+                Ok(want),
+                "{operands:?}, x64 {x64}"
+            );
+        }
+    }
+
     /// Pairs from JAX's promotion table (`jnp.promote_types`, and
     /// `result_type` for weak operands), both orders checked.
     #[test]
@@ -264,14 +278,8 @@ mod tests {
         assert_eq!(promote_types((U32, S), (I32, S), false), Ok((I64, S)));
         assert_eq!(promote_pair((U32, S), (I32, S), false), Ok((I32, S)));
         assert_eq!(promote_pair((U32, S), (I32, S), true), Ok((I64, S)));
-        assert_eq!(
-            result_type([(U8, S), (U32, S), (I8, S)], false),
-            Ok((I32, S))
-        );
-        assert_eq!(
-            result_type([(U8, S), (U32, S), (I8, S)], true),
-            Ok((I64, S))
-        );
+        let mixed_ints = [(U8, S), (U32, S), (I8, S)];
+        assert_result_types(&[(mixed_ints, false, (I32, S)), (mixed_ints, true, (I64, S))]);
         assert_eq!(promote_pair((F32, S), (F32, W), false), Ok((F32, S)));
     }
 
@@ -283,14 +291,10 @@ mod tests {
 
     #[test]
     fn result_type_folds_left() {
-        assert_eq!(
-            result_type([(U8, S), (I8, S), (F32, W)], false),
-            Ok((F32, W))
-        );
-        assert_eq!(
-            result_type([(F16, S), (I32, W), (F32, W)], false),
-            Ok((F16, S))
-        );
+        assert_result_types(&[
+            ([(U8, S), (I8, S), (F32, W)], false, (F32, W)),
+            ([(F16, S), (I32, W), (F32, W)], false, (F16, S)),
+        ]);
         assert!(result_type([], false).is_err());
     }
 

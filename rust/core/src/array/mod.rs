@@ -74,23 +74,19 @@ impl PartialEq for Buffer {
     /// Bitwise for floats, so a program holding a NaN constant equals itself
     /// (the compile cache confirms hash hits with `==`).
     fn eq(&self, other: &Buffer) -> bool {
+        // Float slices compared by their bit patterns.
+        macro_rules! bits_eq {
+            ($a:expr, $b:expr) => {
+                $a.iter()
+                    .map(|x| x.to_bits())
+                    .eq($b.iter().map(|x| x.to_bits()))
+            };
+        }
         match (self, other) {
-            (Buffer::F16(a), Buffer::F16(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
-            (Buffer::BF16(a), Buffer::BF16(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
-            (Buffer::F32(a), Buffer::F32(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
-            (Buffer::F64(a), Buffer::F64(b)) => a
-                .iter()
-                .map(|x| x.to_bits())
-                .eq(b.iter().map(|x| x.to_bits())),
+            (Buffer::F16(a), Buffer::F16(b)) => bits_eq!(a, b),
+            (Buffer::BF16(a), Buffer::BF16(b)) => bits_eq!(a, b),
+            (Buffer::F32(a), Buffer::F32(b)) => bits_eq!(a, b),
+            (Buffer::F64(a), Buffer::F64(b)) => bits_eq!(a, b),
             (Buffer::Bool(a), Buffer::Bool(b)) => a == b,
             (Buffer::I8(a), Buffer::I8(b)) => a == b,
             (Buffer::I16(a), Buffer::I16(b)) => a == b,
@@ -404,3 +400,23 @@ macro_rules! from_vec {
 }
 from_vec!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
     u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+
+/// Small f32 vectors for the unit tests.
+#[cfg(test)]
+pub(crate) mod test_vectors {
+    use super::{Buffer, HostArray};
+    use std::sync::Arc;
+
+    /// A rank-1 f32 array of `v`.
+    pub(crate) fn arr(v: &[f32]) -> Arc<HostArray> {
+        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
+    }
+
+    /// The values of an f32 array.
+    pub(crate) fn f32s(h: &HostArray) -> Vec<f32> {
+        match h.buffer() {
+            Buffer::F32(v) => v.to_vec(),
+            other => panic!("expected f32, got {:?}", other.dtype()),
+        }
+    }
+}

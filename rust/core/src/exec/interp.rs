@@ -289,19 +289,9 @@ fn read(env: &[Option<Arc<HostArray>>], a: &Atom) -> Result<Arc<HostArray>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::test_vectors::{arr, f32s};
     use crate::ir::builder::Builder;
-    use crate::{BinaryOp, Buffer, DType, Scalar, UnaryOp};
-
-    fn arr(v: &[f32]) -> Arc<HostArray> {
-        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
-    }
-
-    fn f32s(h: &HostArray) -> Vec<f32> {
-        match h.buffer() {
-            Buffer::F32(v) => v.to_vec(),
-            other => panic!("expected f32, got {:?}", other.dtype()),
-        }
-    }
+    use crate::{BinaryOp, DType, Scalar, UnaryOp};
 
     /// `(sin(x) * 2 + y, x)`: literals, a freed temporary, an input output.
     fn program() -> ClosedJaxpr {

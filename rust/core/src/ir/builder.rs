@@ -42,6 +42,14 @@ impl Builder {
         Ok(v)
     }
 
+    /// New inputs of avals `avals`, as atoms.
+    pub fn add_inputs(&mut self, avals: Vec<Aval>) -> Result<Vec<Atom>> {
+        avals
+            .into_iter()
+            .map(|a| self.add_input(a).map(Atom::Var))
+            .collect()
+    }
+
     /// A new constant input holding `value` (weak type from `weak_type`).
     pub fn add_const(&mut self, value: Arc<HostArray>, weak_type: bool) -> Result<Var> {
         let mut aval = value.aval();

@@ -246,6 +246,16 @@ pub enum Atom {
     Lit(Literal),
 }
 
+impl Atom {
+    /// The variable this atom names (`None` for a literal).
+    pub fn var(&self) -> Option<Var> {
+        match self {
+            Atom::Var(v) => Some(*v),
+            Atom::Lit(_) => None,
+        }
+    }
+}
+
 /// Side effects of an equation. DCE, CSE and reordering keep effectful
 /// equations in program order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -26,6 +26,20 @@ fn fresh(avals: &mut Vec<Aval>, aval: Aval) -> Result<Var> {
     Ok(Var(id))
 }
 
+/// Variable `i` of `vars` (the jaxpr's `what` list), marked taken in
+/// `taken`; an error when out of range or taken before.
+fn claim(vars: &[Var], taken: &mut [bool], what: &str, i: usize) -> Result<Var> {
+    let v = vars.get(i).ok_or_else(|| bad_index(what, i))?;
+    let slot = taken.get_mut(i).ok_or_else(|| bad_index(what, i))?;
+    if *slot {
+        return Err(Error::InvalidArgument(format!(
+            "rewire_inputs: {what} {i} named twice"
+        )));
+    }
+    *slot = true;
+    Ok(*v)
+}
+
 /// The jaxpr whose inputs are `spec`. Every original input must appear
 /// exactly once; consts named by `Const` leave the const list.
 pub fn rewire_inputs(j: &ClosedJaxpr, spec: &[InputSource]) -> Result<ClosedJaxpr> {
@@ -36,28 +50,8 @@ pub fn rewire_inputs(j: &ClosedJaxpr, spec: &[InputSource]) -> Result<ClosedJaxp
     let mut hoisted = vec![false; jx.constvars.len()];
     for s in spec {
         match s {
-            InputSource::Invar(i) => {
-                let v = jx.invars.get(*i).ok_or_else(|| bad_index("input", *i))?;
-                let slot = seen.get_mut(*i).ok_or_else(|| bad_index("input", *i))?;
-                if *slot {
-                    return Err(Error::InvalidArgument(format!(
-                        "rewire_inputs: input {i} named twice"
-                    )));
-                }
-                *slot = true;
-                invars.push(*v);
-            }
-            InputSource::Const(i) => {
-                let v = jx.constvars.get(*i).ok_or_else(|| bad_index("const", *i))?;
-                let slot = hoisted.get_mut(*i).ok_or_else(|| bad_index("const", *i))?;
-                if *slot {
-                    return Err(Error::InvalidArgument(format!(
-                        "rewire_inputs: const {i} named twice"
-                    )));
-                }
-                *slot = true;
-                invars.push(*v);
-            }
+            InputSource::Invar(i) => invars.push(claim(&jx.invars, &mut seen, "input", *i)?),
+            InputSource::Const(i) => invars.push(claim(&jx.constvars, &mut hoisted, "const", *i)?),
             InputSource::Unused(aval) => invars.push(fresh(&mut avals, aval.clone())?),
         }
     }
@@ -133,19 +127,9 @@ fn bad_index(what: &str, i: usize) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::test_vectors::{arr, f32s};
     use crate::ir::builder::Builder;
-    use crate::{BinaryOp, Buffer, DType, HostArray};
-
-    fn arr(v: &[f32]) -> Arc<HostArray> {
-        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
-    }
-
-    fn f32s(h: &HostArray) -> Vec<f32> {
-        match h.buffer() {
-            Buffer::F32(v) => v.to_vec(),
-            _ => panic!("not f32"),
-        }
-    }
+    use crate::{BinaryOp, DType, HostArray};
 
     /// `(x, y) -> x - y * c` with a const `c`.
     fn program() -> ClosedJaxpr {

@@ -31,17 +31,13 @@ pub fn splice(b: &mut Builder, j: &ClosedJaxpr, inputs: &[Atom]) -> Result<Vec<A
         bind(&mut env, *v, Atom::Var(nv))?;
     }
     for eqn in &jaxpr.eqns {
-        let ins = eqn
-            .inputs
-            .iter()
-            .map(|a| lookup(&env, a))
-            .collect::<Result<Vec<_>>>()?;
+        let ins = lookup_all(&env, &eqn.inputs)?;
         let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
         for (old, new) in eqn.outputs.iter().zip(outs) {
             bind(&mut env, *old, Atom::Var(new))?;
         }
     }
-    jaxpr.outvars.iter().map(|a| lookup(&env, a)).collect()
+    lookup_all(&env, &jaxpr.outvars)
 }
 
 /// Binds `v` to `a` in a variable-to-atom environment.
@@ -62,6 +58,11 @@ pub(crate) fn lookup(env: &[Option<Atom>], a: &Atom) -> Result<Atom> {
             .and_then(|s| s.clone())
             .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0))),
     }
+}
+
+/// What each of `atoms` stands for in `env` ([`lookup`]).
+pub(crate) fn lookup_all(env: &[Option<Atom>], atoms: &[Atom]) -> Result<Vec<Atom>> {
+    atoms.iter().map(|a| lookup(env, a)).collect()
 }
 
 #[cfg(test)]

@@ -12,9 +12,10 @@
 use super::batch::elementwise_rule;
 use super::family::{emit1, finish, operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
-use super::shape::{elementwise_shape, same_dtype};
+use super::shape::{elementwise_shape, same_dtype_where};
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
@@ -83,14 +84,7 @@ impl Family for Mulhi {
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x, y] = operands::<_, 2>(MULHI, ins)?;
-        same_dtype(MULHI, &[x, y])?;
-        if !x.dtype.is_int() {
-            return Err(Error::dtype(
-                MULHI,
-                &[x.dtype, y.dtype],
-                "requires integer operands",
-            ));
-        }
+        same_dtype_where(MULHI, &[x, y], DType::is_int, "requires integer operands")?;
         let shape = elementwise_shape(MULHI, &[x, y])?;
         Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
     }
@@ -102,12 +96,8 @@ impl Family for Mulhi {
         finish(MULHI, outs, mulhi_kernel(x.buffer(), y.buffer())?)
     }
 
-    /// Integer results.
-    fn differentiable(&self) -> bool {
-        false
-    }
-
-    crate::zero_derivative_rules!();
+    // Integer results: zero tangents.
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Mulhi(*self), b, ins, dims, n)
@@ -171,57 +161,36 @@ fn reduce_bits(
 }
 
 fn reduce_precision_kernel(x: &Buffer, exponent_bits: u32, mantissa_bits: u32) -> Result<Buffer> {
-    let f32_layout = Layout {
-        exponent: 8,
-        mantissa: 23,
-    };
-    let f64_layout = Layout {
-        exponent: 11,
-        mantissa: 52,
-    };
-    let f16_layout = Layout {
-        exponent: 5,
-        mantissa: 10,
-    };
-    let bf16_layout = Layout {
-        exponent: 8,
-        mantissa: 7,
-    };
+    let layout = |exponent, mantissa| Layout { exponent, mantissa };
+    let (f32_layout, f64_layout) = (layout(8, 23), layout(11, 52));
+    let (f16_layout, bf16_layout) = (layout(5, 10), layout(8, 7));
     let (e, m) = (exponent_bits, mantissa_bits);
+    // Each element's bits widened to u64, reduced, and narrowed back.
+    macro_rules! reduced {
+        ($v:expr, $variant:ident, $float:ty, $bits:ty, $layout:expr) => {
+            Buffer::$variant(
+                $v.iter()
+                    .map(|a| {
+                        let r = reduce_bits(u64::from(a.to_bits()), a.is_nan(), $layout, e, m);
+                        <$float>::from_bits(
+                            <$bits>::try_from(r & u64::from(<$bits>::MAX)).unwrap_or(0),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .into(),
+            )
+        };
+    }
     Ok(match x {
-        Buffer::F32(v) => Buffer::F32(
-            v.iter()
-                .map(|a| {
-                    let r = reduce_bits(u64::from(a.to_bits()), a.is_nan(), f32_layout, e, m);
-                    f32::from_bits(u32::try_from(r & u64::from(u32::MAX)).unwrap_or(0))
-                })
-                .collect::<Vec<_>>()
-                .into(),
-        ),
+        Buffer::F32(v) => reduced!(v, F32, f32, u32, f32_layout),
         Buffer::F64(v) => Buffer::F64(
             v.iter()
                 .map(|a| f64::from_bits(reduce_bits(a.to_bits(), a.is_nan(), f64_layout, e, m)))
                 .collect::<Vec<_>>()
                 .into(),
         ),
-        Buffer::F16(v) => Buffer::F16(
-            v.iter()
-                .map(|a| {
-                    let r = reduce_bits(u64::from(a.to_bits()), a.is_nan(), f16_layout, e, m);
-                    half::f16::from_bits(u16::try_from(r & u64::from(u16::MAX)).unwrap_or(0))
-                })
-                .collect::<Vec<_>>()
-                .into(),
-        ),
-        Buffer::BF16(v) => Buffer::BF16(
-            v.iter()
-                .map(|a| {
-                    let r = reduce_bits(u64::from(a.to_bits()), a.is_nan(), bf16_layout, e, m);
-                    half::bf16::from_bits(u16::try_from(r & u64::from(u16::MAX)).unwrap_or(0))
-                })
-                .collect::<Vec<_>>()
-                .into(),
-        ),
+        Buffer::F16(v) => reduced!(v, F16, half::f16, u16, f16_layout),
+        Buffer::BF16(v) => reduced!(v, BF16, half::bf16, u16, bf16_layout),
         other => {
             return Err(Error::dtype(
                 REDUCE_PRECISION,

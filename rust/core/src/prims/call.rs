@@ -3,7 +3,10 @@
 //! rule: the callee is evaluated, differentiated, transposed or batched as a
 //! whole and called again.
 
-use super::family::{arity_error, emit, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{
+    arity_error, check_param_types, emit, known_atoms, BatchOut, Family, JvpOut, Operand,
+    TransposeOut,
+};
 use super::kernel::shared_call;
 use super::params::Param;
 use super::Primitive;
@@ -99,19 +102,7 @@ impl Primitive {
 /// The shape rule: operands of the callee's parameter types; the callee's
 /// output types.
 fn call_abstract_eval(name: &'static str, jaxpr: &ClosedJaxpr, ins: &[Aval]) -> Result<Vec<Aval>> {
-    let want = jaxpr.in_avals()?;
-    if want.len() != ins.len() {
-        return Err(arity_error(name, want.len(), ins.len()));
-    }
-    for (w, g) in want.iter().zip(ins) {
-        if !w.same_type(g) {
-            return Err(Error::Typecheck(format!(
-                "{name}: operand {} does not match parameter {}",
-                g.short(),
-                w.short()
-            )));
-        }
-    }
+    check_param_types(name, &jaxpr.in_avals()?, ins)?;
     jaxpr.out_avals()
 }
 
@@ -166,13 +157,7 @@ where
     if out_avals.len() != cts.len() {
         return Err(arity_error(f.name(), out_avals.len(), cts.len()));
     }
-    let mut ins: Vec<Atom> = ops
-        .iter()
-        .filter_map(|o| match o {
-            Operand::Known(a) => Some(a.clone()),
-            Operand::Linear(_) => None,
-        })
-        .collect();
+    let mut ins = known_atoms(ops);
     for (c, aval) in cts.iter().zip(&out_avals) {
         ins.push(match c {
             Some(c) => c.clone(),

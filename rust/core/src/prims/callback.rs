@@ -181,15 +181,11 @@ fn callback_effect(c: &Callback) -> Effect {
 }
 
 impl Family for Callback {
-    const NAMES: &'static [&'static str] = &["pure_callback", "io_callback", "debug_callback"];
-
-    fn name(&self) -> &'static str {
-        match self {
-            Callback::Pure { .. } => "pure_callback",
-            Callback::Io { .. } => "io_callback",
-            Callback::Debug { .. } => "debug_callback",
-        }
-    }
+    crate::family_names!(
+        Callback::Pure { .. } => "pure_callback",
+        Callback::Io { .. } => "io_callback",
+        Callback::Debug { .. } => "debug_callback",
+    );
 
     crate::family_identity!(
         custom_params,
@@ -448,14 +444,8 @@ fn sequential(
             }
         }
     }
-    let cvars = const_vars
-        .into_iter()
-        .map(|a| body.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
-    let xvars = x_vars
-        .into_iter()
-        .map(|a| body.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let cvars = body.add_inputs(const_vars)?;
+    let xvars = body.add_inputs(x_vars)?;
     let args = order
         .iter()
         .map(|(is_const, k)| {

@@ -7,7 +7,7 @@
 //! derivative. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, finish, operands};
+use super::family::{emit1, operands, unary_kernel};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::is_float;
 use super::kernel::elementwise as kernels;
@@ -60,9 +60,9 @@ impl Family for ConvertElementType {
     fn kernel(
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(CONVERT_ELEMENT_TYPE, args)?;
-        let buf = kernels::convert(x.buffer(), self.new_dtype)?;
-        finish(CONVERT_ELEMENT_TYPE, outs, buf)
+        unary_kernel(CONVERT_ELEMENT_TYPE, args, outs, |x| {
+            kernels::convert(x.buffer(), self.new_dtype)
+        })
     }
 
     /// Between floating dtypes the tangent converts as the primal; other
@@ -119,26 +119,11 @@ impl Family for ConvertElementType {
 impl Family for StopGradient {
     crate::family_identity!(unit: STOP_GRADIENT);
 
-    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        let [x] = operands::<_, 1>(STOP_GRADIENT, ins)?;
-        Ok(vec![x.clone()])
-    }
-
-    /// The identity (a copy of the operand).
-    fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(STOP_GRADIENT, args)?;
-        let buf = x.buffer().clone();
-        finish(STOP_GRADIENT, outs, buf)
-    }
-
-    fn differentiable(&self) -> bool {
-        false
-    }
+    // The identity (a copy of the operand).
+    crate::identity_rules!(STOP_GRADIENT);
 
     // Zero tangents: the point of the primitive.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::StopGradient(*self), b, ins, dims, n)

@@ -12,7 +12,7 @@
 //!   transpose is `bwd_jaxpr(residuals..., cotangents...)`. Evaluating it in
 //!   forward mode is JAX's "can't apply forward-mode autodiff" error.
 
-use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{check_param_types, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::kernel::shared_call;
 use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
@@ -60,26 +60,6 @@ pub enum CustomCall {
 
 const FORWARD_MODE_ERROR: &str =
     "can't apply forward-mode autodiff (jvp) to a custom_vjp function.";
-
-fn check_inputs(prim: &'static str, want: &[Aval], ins: &[Aval]) -> Result<()> {
-    if want.len() != ins.len() {
-        return Err(Error::Arity {
-            prim,
-            expected: want.len(),
-            got: ins.len(),
-        });
-    }
-    for (w, g) in want.iter().zip(ins) {
-        if !w.same_type(g) {
-            return Err(Error::Typecheck(format!(
-                "{prim}: operand {} does not match parameter {}",
-                g.short(),
-                w.short()
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// Tangents with symbolic zeros instantiated at the tangent avals of `avals`.
 fn instantiate(b: &mut Builder, ts: &[Option<Atom>], avals: &[Aval]) -> Result<Vec<Atom>> {
@@ -150,21 +130,12 @@ fn all_in_front(
 }
 
 impl Family for CustomCall {
-    const NAMES: &'static [&'static str] = &[
-        "custom_jvp_call",
-        "custom_vjp_call",
-        "custom_lin",
-        "linear_call",
-    ];
-
-    fn name(&self) -> &'static str {
-        match self {
-            CustomCall::Jvp { .. } => "custom_jvp_call",
-            CustomCall::Vjp { .. } => "custom_vjp_call",
-            CustomCall::Lin { .. } => "custom_lin",
-            CustomCall::LinearCall { .. } => "linear_call",
-        }
-    }
+    crate::family_names!(
+        CustomCall::Jvp { .. } => "custom_jvp_call",
+        CustomCall::Vjp { .. } => "custom_vjp_call",
+        CustomCall::Lin { .. } => "custom_lin",
+        CustomCall::LinearCall { .. } => "linear_call",
+    );
 
     crate::family_identity!(custom_params, multiple_results = true);
 
@@ -276,11 +247,11 @@ impl Family for CustomCall {
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         match self {
             CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
-                check_inputs(self.name(), &call.in_avals()?, ins)?;
+                check_param_types(self.name(), &call.in_avals()?, ins)?;
                 call.out_avals()
             }
             CustomCall::LinearCall { callee, .. } => {
-                check_inputs("linear_call", &callee.in_avals()?, ins)?;
+                check_param_types("linear_call", &callee.in_avals()?, ins)?;
                 callee.out_avals()
             }
             CustomCall::Lin { bwd, num_res, .. } => {
@@ -293,7 +264,7 @@ impl Family for CustomCall {
                 let tangents_in = bwd.out_avals()?;
                 let mut want: Vec<Aval> = res.to_vec();
                 want.extend(tangents_in);
-                check_inputs("custom_lin", &want, ins)?;
+                check_param_types("custom_lin", &want, ins)?;
                 Ok(outs)
             }
         }

@@ -6,7 +6,7 @@ use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, is_float};
 use super::kernel::dot as kernels;
 use super::params::Param;
-use super::shape::{check_axes, drop_dims, gather_dims, same_dtype};
+use super::shape::{check_axes, drop_dims, gather_dims, same_dtype_where};
 use super::transpose::{not_linear_error, operand_aval};
 use super::{ConvertElementType, DotDims, Primitive, Transpose};
 use crate::array::HostArray;
@@ -149,14 +149,12 @@ impl Family for DotGeneral {
 /// sizes; the output is batch axes, lhs free axes, rhs free axes.
 fn dot_shape(l: &Aval, r: &Aval, d: &DotDims, pref: Option<DType>) -> Result<Vec<Aval>> {
     let name = "dot_general";
-    same_dtype(name, &[l, r])?;
-    if !l.dtype.is_numeric() {
-        return Err(Error::dtype(
-            name,
-            &[l.dtype, r.dtype],
-            "requires numeric operands",
-        ));
-    }
+    same_dtype_where(
+        name,
+        &[l, r],
+        DType::is_numeric,
+        "requires numeric operands",
+    )?;
     let shapes: [&[usize]; 2] = [&l.shape, &r.shape];
     if d.lhs_contract.len() != d.rhs_contract.len() || d.lhs_batch.len() != d.rhs_batch.len() {
         return Err(Error::shape(

@@ -20,7 +20,7 @@
 //! a program holding one reports `UnknownPrimitive`, and exporting one is an
 //! [`Error::Unsupported`] (see [`holds_dynamic`]).
 
-use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{known_atoms, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
 use crate::array::HostArray;
 use crate::error::{Error, Result};
@@ -234,6 +234,13 @@ pub fn dynamic_names(j: &Jaxpr) -> Vec<&'static str> {
 }
 
 /// Checks a provider's jaxpr has `n` outputs.
+/// The avals of the atoms present in `ts` (`None` where absent).
+fn optional_avals(b: &Builder, ts: &[Option<Atom>]) -> Result<Vec<Option<Aval>>> {
+    ts.iter()
+        .map(|t| t.as_ref().map(|t| b.aval(t)).transpose())
+        .collect()
+}
+
 fn check_outs(name: &'static str, outs: &[Atom], n: usize) -> Result<()> {
     if outs.len() == n {
         Ok(())
@@ -300,10 +307,7 @@ impl Family for DynamicPrim {
             return Ok((outs.into_iter().map(Atom::Var).collect(), zeros));
         }
         let avals = Self::avals(b, primals)?;
-        let tangent_avals = tangents
-            .iter()
-            .map(|t| t.as_ref().map(|t| b.aval(t)).transpose())
-            .collect::<Result<Vec<_>>>()?;
+        let tangent_avals = optional_avals(b, tangents)?;
         let rule = self
             .provider
             .jvp(self, &avals, &tangent_avals)?
@@ -333,21 +337,12 @@ impl Family for DynamicPrim {
                 Operand::Linear(aval) => Ok(OperandType::Linear(aval.clone())),
             })
             .collect::<Result<Vec<_>>>()?;
-        let ct_avals = cts
-            .iter()
-            .map(|t| t.as_ref().map(|t| b.aval(t)).transpose())
-            .collect::<Result<Vec<_>>>()?;
+        let ct_avals = optional_avals(b, cts)?;
         let rule = self
             .provider
             .transpose(self, &types, &ct_avals)?
             .ok_or_else(|| self.missing("Transpose rule (for reverse-mode differentiation)"))?;
-        let mut ins: Vec<Atom> = operands
-            .iter()
-            .filter_map(|op| match op {
-                Operand::Known(a) => Some(a.clone()),
-                Operand::Linear(_) => None,
-            })
-            .collect();
+        let mut ins = known_atoms(operands);
         ins.extend(cts.iter().flatten().cloned());
         let outs = splice(b, &rule, &ins)?;
         let n_linear = operands.iter().filter(|op| op.is_linear()).count();

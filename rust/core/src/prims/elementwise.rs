@@ -8,7 +8,7 @@
 //! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
 
 use super::batch::elementwise_rule;
-use super::family::{operands, single_out, transpose_not_linear};
+use super::family::{operands, transpose_not_linear};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{add_opt, broadcast_to, convert, mul};
 use super::kernel::elementwise as kernels;
@@ -77,12 +77,7 @@ impl Family for UnaryOp {
         Ok(vec![x.clone()])
     }
 
-    fn kernel(
-        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let out = single_out(self.name(), outs)?;
-        Ok(vec![self.kernel_one(ctx, args, out)?])
-    }
+    crate::kernel_through_one!();
 
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x] = operands::<_, 1>(self.name(), args)?;
@@ -334,23 +329,26 @@ fn special_tangent(
     })
 }
 
+/// The two operands of an elementwise binary primitive, checked by
+/// `check`, and their broadcast shape.
+fn two_operand_shape<'a>(
+    name: &'static str, ins: &'a [Aval], check: impl FnOnce(&Aval, &Aval) -> Result<()>,
+) -> Result<([&'a Aval; 2], Vec<usize>)> {
+    let [x, y] = arity::<2>(name, ins)?;
+    check(x, y)?;
+    Ok(([x, y], elementwise_shape(name, &[x, y])?))
+}
+
 impl Family for BinaryOp {
     crate::family_identity!(table: BinaryOp);
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        let name = self.name();
-        let [x, y] = arity::<2>(name, ins)?;
-        check_binary_dtype(*self, x, y)?;
-        let shape = elementwise_shape(name, &[x, y])?;
+        let check = |x: &Aval, y: &Aval| check_binary_dtype(*self, x, y);
+        let ([x, y], shape) = two_operand_shape(self.name(), ins, check)?;
         Ok(vec![Aval::weak(shape, x.dtype, x.weak_type && y.weak_type)])
     }
 
-    fn kernel(
-        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let out = single_out(self.name(), outs)?;
-        Ok(vec![self.kernel_one(ctx, args, out)?])
-    }
+    crate::kernel_through_one!();
 
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
@@ -393,46 +391,40 @@ impl Family for BinaryOp {
         match self {
             BinaryOp::Add => transpose_add_sub(name, b, cts, ops, false),
             BinaryOp::Sub => transpose_add_sub(name, b, cts, ops, true),
-            BinaryOp::Mul => {
-                let Some(ct) = single_ct(name, cts)? else {
-                    return Ok(vec![None; ops.len()]);
-                };
-                match two_ops(name, ops)? {
-                    (Operand::Linear(a), Operand::Known(y)) => {
-                        let c = b.binary(BinaryOp::Mul, ct, y.clone())?;
-                        Ok(vec![Some(unbroadcast(b, c, a)?), None])
-                    }
-                    (Operand::Known(x), Operand::Linear(a)) => {
-                        let c = b.binary(BinaryOp::Mul, x.clone(), ct)?;
-                        Ok(vec![None, Some(unbroadcast(b, c, a)?)])
-                    }
-                    (Operand::Linear(_), Operand::Linear(_)) => {
-                        Err(not_linear_error("mul", " (both operands are linear)"))
-                    }
-                    (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
-                }
-            }
-            BinaryOp::Div => {
-                let Some(ct) = single_ct(name, cts)? else {
-                    return Ok(vec![None; ops.len()]);
-                };
-                match two_ops(name, ops)? {
-                    (Operand::Linear(a), Operand::Known(y)) => {
-                        let c = b.binary(BinaryOp::Div, ct, y.clone())?;
-                        Ok(vec![Some(unbroadcast(b, c, a)?), None])
-                    }
-                    (_, Operand::Linear(_)) => {
-                        Err(not_linear_error("div", " (the divisor is linear)"))
-                    }
-                    (Operand::Known(_), Operand::Known(_)) => Ok(vec![None, None]),
-                }
-            }
+            BinaryOp::Mul | BinaryOp::Div => transpose_mul_div(*self, b, cts, ops),
             _ => transpose_not_linear(name),
         }
     }
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Binary(*self), b, ins, dims, n)
+    }
+}
+
+/// Transpose of `mul` (linear in either operand) and `div` (linear in the
+/// numerator): the cotangent times (over) the known operand, summed to the
+/// linear operand's shape.
+fn transpose_mul_div(
+    op: BinaryOp, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
+) -> TransposeOut {
+    let name = op.name();
+    let Some(ct) = single_ct(name, cts)? else {
+        return Ok(vec![None; ops.len()]);
+    };
+    match (two_ops(name, ops)?, op) {
+        ((Operand::Linear(a), Operand::Known(y)), _) => {
+            let c = b.binary(op, ct, y.clone())?;
+            Ok(vec![Some(unbroadcast(b, c, a)?), None])
+        }
+        ((Operand::Known(x), Operand::Linear(a)), BinaryOp::Mul) => {
+            let c = b.binary(BinaryOp::Mul, x.clone(), ct)?;
+            Ok(vec![None, Some(unbroadcast(b, c, a)?)])
+        }
+        ((Operand::Linear(_), Operand::Linear(_)), BinaryOp::Mul) => {
+            Err(not_linear_error("mul", " (both operands are linear)"))
+        }
+        ((_, Operand::Linear(_)), _) => Err(not_linear_error("div", " (the divisor is linear)")),
+        ((Operand::Known(_), Operand::Known(_)), _) => Ok(vec![None, None]),
     }
 }
 
@@ -644,18 +636,11 @@ impl Family for CmpOp {
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
-        let [x, y] = arity::<2>(name, ins)?;
-        same_dtype(name, &[x, y])?;
-        let shape = elementwise_shape(name, &[x, y])?;
+        let (_, shape) = two_operand_shape(name, ins, |x, y| same_dtype(name, &[x, y]))?;
         Ok(vec![Aval::new(shape, DType::Bool)])
     }
 
-    fn kernel(
-        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let out = single_out(self.name(), outs)?;
-        Ok(vec![self.kernel_one(ctx, args, out)?])
-    }
+    crate::kernel_through_one!();
 
     fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x, y] = operands::<_, 2>(self.name(), args)?;
@@ -666,12 +651,8 @@ impl Family for CmpOp {
         )
     }
 
-    fn differentiable(&self) -> bool {
-        false
-    }
-
     // Comparisons are piecewise constant: zero tangents.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::Compare(*self), b, ins, dims, n)

@@ -49,6 +49,16 @@ impl Operand {
     }
 }
 
+/// The atoms of the known (non-linear) operands, in order.
+pub fn known_atoms(ops: &[Operand]) -> Vec<Atom> {
+    ops.iter()
+        .filter_map(|o| match o {
+            Operand::Known(a) => Some(a.clone()),
+            Operand::Linear(_) => None,
+        })
+        .collect()
+}
+
 /// A primitive family: its params and every rule of its primitives.
 pub trait Family: Sized {
     /// The `jax.lax` name of every primitive of the family.
@@ -197,6 +207,42 @@ pub fn arity_error(prim: &'static str, expected: usize, got: usize) -> Error {
     }
 }
 
+/// Checks `got` against `want` type by type: `count` builds the message when
+/// the lengths differ, `mismatch(k, want_k, got_k)` the one for the first
+/// position whose types differ.
+pub fn check_types(
+    want: &[Aval], got: &[Aval], count: impl FnOnce() -> String,
+    mismatch: impl FnOnce(usize, &Aval, &Aval) -> String,
+) -> Result<()> {
+    if want.len() != got.len() {
+        return Err(Error::Typecheck(count()));
+    }
+    match want
+        .iter()
+        .zip(got)
+        .enumerate()
+        .find(|(_, (w, g))| !w.same_type(g))
+    {
+        Some((k, (w, g))) => Err(Error::Typecheck(mismatch(k, w, g))),
+        None => Ok(()),
+    }
+}
+
+/// Operands of a callee's parameter types: `Error::Arity` when the counts
+/// differ, `Error::Typecheck` naming the first operand that does not match.
+pub fn check_param_types(prim: &'static str, want: &[Aval], ins: &[Aval]) -> Result<()> {
+    if want.len() != ins.len() {
+        return Err(arity_error(prim, want.len(), ins.len()));
+    }
+    check_types(want, ins, String::new, |_, w, g| {
+        format!(
+            "{prim}: operand {} does not match parameter {}",
+            g.short(),
+            w.short()
+        )
+    })
+}
+
 /// The operands as a fixed-size array, or `Error::Arity`.
 pub fn operands<'a, T, const N: usize>(prim: &'static str, xs: &'a [T]) -> Result<&'a [T; N]> {
     xs.try_into().map_err(|_| arity_error(prim, N, xs.len()))
@@ -218,6 +264,24 @@ pub fn finish(
 ) -> Result<Vec<HostArray>> {
     let out = single_out(prim, outs)?;
     Ok(vec![HostArray::new(out.shape, buf)?])
+}
+
+/// The kernel of a one-operand, one-output primitive: the buffer `f` makes
+/// of the operand, under the output's shape.
+pub fn unary_kernel(
+    prim: &'static str, args: &[&HostArray], outs: Vec<Aval>,
+    f: impl FnOnce(&HostArray) -> Result<crate::array::Buffer>,
+) -> Result<Vec<HostArray>> {
+    let [x] = operands::<_, 1>(prim, args)?;
+    finish(prim, outs, f(x)?)
+}
+
+/// The kernel of a primitive that keeps its one operand's data: the
+/// operand's buffer as is, under the output's shape.
+pub fn same_data(
+    prim: &'static str, args: &[&HostArray], outs: Vec<Aval>,
+) -> Result<Vec<HostArray>> {
+    unary_kernel(prim, args, outs, |x| Ok(x.buffer().clone()))
 }
 
 /// The kernel's buffers as the arrays the shape rule promised, one per
@@ -411,18 +475,93 @@ macro_rules! family_identity {
     };
 }
 
+/// The JVP rule `$rule(self, b, primals, tangents)`, written inside an
+/// `impl Family`: [`jvp_linear`] for a family linear in its operands (the
+/// primitive applied to the tangents too), [`jvp_zero`] for one with zero
+/// tangents.
+///
+/// [`jvp_linear`]: crate::prims::jvp::jvp_linear
+/// [`jvp_zero`]: crate::prims::family::jvp_zero
+#[macro_export]
+macro_rules! jvp_by {
+    ($rule:path) => {
+        fn jvp(
+            &self, b: &mut $crate::ir::builder::Builder, primals: &[$crate::ir::Atom],
+            tangents: &[Option<$crate::ir::Atom>],
+        ) -> $crate::prims::family::JvpOut {
+            $rule(self, b, primals, tangents)
+        }
+    };
+}
+
+/// `kernel` of a single-output family built on its `kernel_one`, written
+/// inside its `impl Family`.
+#[macro_export]
+macro_rules! kernel_through_one {
+    () => {
+        fn kernel(
+            &self, ctx: &$crate::exec::ExecCtx, args: &[&$crate::array::HostArray],
+            outs: Vec<$crate::ir::Aval>,
+        ) -> $crate::error::Result<Vec<$crate::array::HostArray>> {
+            let out = $crate::prims::family::single_out(self.name(), outs)?;
+            Ok(vec![self.kernel_one(ctx, args, out)?])
+        }
+    };
+}
+
+/// The shape rule and kernel of an identity primitive named `$name` (one
+/// operand, returned as is), written inside its `impl Family`.
+#[macro_export]
+macro_rules! identity_rules {
+    ($name:expr) => {
+        fn abstract_eval(
+            &self, ins: &[$crate::ir::Aval],
+        ) -> $crate::error::Result<Vec<$crate::ir::Aval>> {
+            let [x] = $crate::prims::family::operands::<_, 1>($name, ins)?;
+            Ok(vec![x.clone()])
+        }
+
+        fn kernel(
+            &self, _ctx: &$crate::exec::ExecCtx, args: &[&$crate::array::HostArray],
+            outs: Vec<$crate::ir::Aval>,
+        ) -> $crate::error::Result<Vec<$crate::array::HostArray>> {
+            $crate::prims::family::same_data($name, args, outs)
+        }
+    };
+}
+
+/// `NAMES` and `name` of a family whose every variant is one primitive,
+/// written inside its `impl Family` as `Pattern => "name"` pairs.
+#[macro_export]
+macro_rules! family_names {
+    ($($variant:pat => $name:literal),+ $(,)?) => {
+        const NAMES: &'static [&'static str] = &[$($name),+];
+
+        fn name(&self) -> &'static str {
+            match self {
+                $($variant => $name),+
+            }
+        }
+    };
+}
+
 /// The JVP and transpose rules of a family with a zero derivative that is
 /// linear in no operand ([`jvp_zero`], [`transpose_not_linear`]), written
 /// inside its `impl Family`.
+///
+/// With `not_differentiable`, also `differentiable` false (no output ever
+/// carries a tangent).
 #[macro_export]
 macro_rules! zero_derivative_rules {
-    () => {
-        fn jvp(
-            &self, b: &mut $crate::ir::builder::Builder, xs: &[$crate::ir::Atom],
-            ts: &[Option<$crate::ir::Atom>],
-        ) -> $crate::prims::family::JvpOut {
-            $crate::prims::family::jvp_zero(self, b, xs, ts)
+    (not_differentiable) => {
+        fn differentiable(&self) -> bool {
+            false
         }
+
+        $crate::zero_derivative_rules!();
+    };
+    () => {
+        $crate::jvp_by!($crate::prims::family::jvp_zero);
 
         fn transpose(
             &self, _b: &mut $crate::ir::builder::Builder, _cts: &[Option<$crate::ir::Atom>],

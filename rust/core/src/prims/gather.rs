@@ -17,7 +17,7 @@
 use super::family::{
     arity_error, emit1, operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut,
 };
-use super::params::{Lookup, Param, ParamList};
+use super::params::{ints, nonnegative, Lookup, Param, ParamList};
 use super::transpose::operand_aval;
 use super::Primitive;
 use crate::array::HostArray;
@@ -105,14 +105,6 @@ pub struct GatherParams {
 // ---------------------------------------------------------------------------
 // params
 
-pub(super) fn ints(v: &[usize]) -> Param {
-    Param::Ints(
-        v.iter()
-            .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
-            .collect(),
-    )
-}
-
 fn scalar_param(s: Option<Scalar>) -> Param {
     match s {
         None => Param::None,
@@ -133,6 +125,90 @@ pub(super) fn py_tuple(v: &[usize]) -> String {
     }
 }
 
+/// The five dimension lists of gather and scatter dimension numbers, in
+/// JAX's order: the window dims (`offset_dims` / `update_window_dims`), the
+/// operand dims without a window axis (`collapsed_slice_dims` /
+/// `inserted_window_dims`), the index map, the operand batching dims and the
+/// indices batching dims.
+pub(super) type DimLists = [Vec<usize>; 5];
+
+/// The list view, the param and the Python repr of a dimension-numbers type
+/// with the fields of [`DimLists`] (in its order).
+macro_rules! dim_lists {
+    ($($t:ident, $class:literal { $($field:ident),* };)*) => {$(
+        impl $t {
+            /// The dimension lists in JAX's order.
+            pub(super) fn lists(&self) -> [&[usize]; 5] {
+                [$(&self.$field),*]
+            }
+
+            /// The dimension lists in JAX's order, owned.
+            pub(super) fn to_lists(&self) -> DimLists {
+                self.lists().map(<[usize]>::to_vec)
+            }
+
+            pub(super) fn from_lists(lists: DimLists) -> $t {
+                let [$($field),*] = lists;
+                $t { $($field),* }
+            }
+
+            /// The `dimension_numbers` param.
+            pub(super) fn to_param(&self) -> Param {
+                Param::Tuple(self.lists().iter().map(|l| ints(l)).collect())
+            }
+
+            /// What Python prints for the dimension numbers.
+            pub(super) fn repr(&self) -> String {
+                let fields = [$(format!("{}={}", stringify!($field), py_tuple(&self.$field))),*];
+                format!("{}({})", $class, fields.join(", "))
+            }
+        }
+    )*};
+}
+
+dim_lists! {
+    GatherDims, "GatherDimensionNumbers" {
+        offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims,
+        start_indices_batching_dims
+    };
+    ScatterDims, "ScatterDimensionNumbers" {
+        update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+        operand_batching_dims, scatter_indices_batching_dims
+    };
+}
+
+/// The dimension lists of the examples: one collapsed axis indexed by the
+/// one start index.
+pub(super) fn example_lists() -> DimLists {
+    [vec![], vec![0], vec![0], vec![], vec![]]
+}
+
+/// The dimension lists of a per-example dynamic slice of rank `rank`
+/// (operand `[n, ...]`, indices `[n, rank]`): one batching dim pair, every
+/// other operand axis a window indexed by the starts.
+fn per_example_lists(rank: usize) -> DimLists {
+    [
+        (1..=rank).collect(),
+        vec![],
+        (1..=rank).collect(),
+        vec![0],
+        vec![0],
+    ]
+}
+
+/// The dimension lists once vmap has moved the mapped axis to the front of
+/// the operand alone (a new leading window dim), of the indices alone (a
+/// new leading batch dim), or of both (a batching dim pair).
+pub(super) fn batched_lists(lists: [&[usize]; 5], operand: bool, indices: bool) -> DimLists {
+    let [w, c, m, ob, ib] = lists;
+    match (operand, indices) {
+        (true, false) => [front(w), bump(c), bump(m), bump(ob), ib.to_vec()],
+        (false, true) => [bump(w), c.to_vec(), m.to_vec(), ob.to_vec(), bump(ib)],
+        (true, true) => [bump(w), bump(c), bump(m), front(ob), front(ib)],
+        (false, false) => lists.map(<[usize]>::to_vec),
+    }
+}
+
 fn mode_name(m: Mode) -> &'static str {
     match m {
         Mode::Clip => "GatherScatterMode.CLIP",
@@ -146,23 +222,10 @@ pub(super) fn get<'a>(params: &'a [(String, Param)], key: &str) -> Option<&'a Pa
 }
 
 fn to_dims(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize>> {
-    let bad = || Error::param(prim, key, format!("expected a tuple of ints, got {p:?}"));
-    let list: Vec<i64> = match p {
-        Param::Ints(v) => v.clone(),
-        Param::Tuple(v) => v
-            .iter()
-            .map(|x| match x {
-                Param::Int(i) => Ok(*i),
-                _ => Err(bad()),
-            })
-            .collect::<Result<_>>()?,
-        _ => return Err(bad()),
-    };
-    list.into_iter()
-        .map(|i| {
-            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
-        })
-        .collect()
+    let list = p
+        .int_list()
+        .map_err(|_| Error::param(prim, key, format!("expected a tuple of ints, got {p:?}")))?;
+    nonnegative(prim, key, list)
 }
 
 pub(super) fn opt_bool(
@@ -339,16 +402,9 @@ pub(super) fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
 
 /// The scatter-add that accumulates a gather's cotangent into the operand.
 fn inverse_scatter_add(g: &GatherParams) -> ScatterParams {
-    let d = &g.dims;
     ScatterParams {
         op: ScatterOp::Add,
-        dims: ScatterDims {
-            update_window_dims: d.offset_dims.clone(),
-            inserted_window_dims: d.collapsed_slice_dims.clone(),
-            scatter_dims_to_operand_dims: d.start_index_map.clone(),
-            operand_batching_dims: d.operand_batching_dims.clone(),
-            scatter_indices_batching_dims: d.start_indices_batching_dims.clone(),
-        },
+        dims: ScatterDims::from_lists(g.dims.to_lists()),
         indices_are_sorted: g.indices_are_sorted,
         unique_indices: g.unique_indices,
         mode: g.mode,
@@ -432,18 +488,8 @@ impl Family for GatherParams {
     crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
-        let d = &self.dims;
         vec![
-            (
-                "dimension_numbers",
-                Param::Tuple(vec![
-                    ints(&d.offset_dims),
-                    ints(&d.collapsed_slice_dims),
-                    ints(&d.start_index_map),
-                    ints(&d.operand_batching_dims),
-                    ints(&d.start_indices_batching_dims),
-                ]),
-            ),
+            ("dimension_numbers", self.dims.to_param()),
             ("fill_value", scalar_param(self.fill_value)),
             ("indices_are_sorted", Param::Bool(self.indices_are_sorted)),
             ("mode", Param::Int(self.mode.code())),
@@ -458,8 +504,7 @@ impl Family for GatherParams {
         }
         let prim = "gather";
         let params = params.list();
-        let [offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims, start_indices_batching_dims] =
-            five_dims(prim, params)?;
+        let dims = GatherDims::from_lists(five_dims(prim, params)?);
         let slice_sizes = match get(params, "slice_sizes") {
             Some(p) => to_dims(prim, "slice_sizes", p)?,
             None => return Err(Error::param(prim, "slice_sizes", "missing")),
@@ -478,13 +523,7 @@ impl Family for GatherParams {
             }
         };
         Ok(Some(GatherParams {
-            dims: GatherDims {
-                offset_dims,
-                collapsed_slice_dims,
-                start_index_map,
-                operand_batching_dims,
-                start_indices_batching_dims,
-            },
+            dims,
             slice_sizes,
             indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
             unique_indices: opt_bool(prim, params, "unique_indices")?,
@@ -494,28 +533,13 @@ impl Family for GatherParams {
     }
 
     fn display_params(&self, params: &mut ParamList) {
-        let d = &self.dims;
-        let text = format!(
-            "GatherDimensionNumbers(offset_dims={}, collapsed_slice_dims={}, start_index_map={}, \
-             operand_batching_dims={}, start_indices_batching_dims={})",
-            py_tuple(&d.offset_dims),
-            py_tuple(&d.collapsed_slice_dims),
-            py_tuple(&d.start_index_map),
-            py_tuple(&d.operand_batching_dims),
-            py_tuple(&d.start_indices_batching_dims)
-        );
+        let text = self.dims.repr();
         display_dims_and_mode(params, text, self.mode);
     }
 
     fn examples() -> Vec<GatherParams> {
         vec![GatherParams {
-            dims: GatherDims {
-                offset_dims: vec![],
-                collapsed_slice_dims: vec![0],
-                start_index_map: vec![0],
-                operand_batching_dims: vec![],
-                start_indices_batching_dims: vec![],
-            },
+            dims: GatherDims::from_lists(example_lists()),
             slice_sizes: vec![1],
             indices_are_sorted: false,
             unique_indices: false,
@@ -655,42 +679,20 @@ impl Family for GatherParams {
         let ([x, i], [dx, di]) = (ins, dims) else {
             return Err(arity_error("gather", 2, ins.len()));
         };
-        let d = &self.dims;
         let mut ng = self.clone();
+        ng.dims =
+            GatherDims::from_lists(batched_lists(self.dims.lists(), dx.is_some(), di.is_some()));
         let (x, i) = match (dx, di) {
             (None, None) => {
                 let out = emit1(b, self.clone(), ins.to_vec())?;
                 return Ok((vec![out], vec![None]));
             }
             (Some(_), None) => {
-                ng.dims = GatherDims {
-                    offset_dims: front(&d.offset_dims),
-                    collapsed_slice_dims: bump(&d.collapsed_slice_dims),
-                    start_index_map: bump(&d.start_index_map),
-                    operand_batching_dims: bump(&d.operand_batching_dims),
-                    start_indices_batching_dims: d.start_indices_batching_dims.clone(),
-                };
                 ng.slice_sizes.insert(0, n);
                 (to_front(b, x, *dx, n)?, i.clone())
             }
-            (None, Some(_)) => {
-                ng.dims = GatherDims {
-                    offset_dims: bump(&d.offset_dims),
-                    collapsed_slice_dims: d.collapsed_slice_dims.clone(),
-                    start_index_map: d.start_index_map.clone(),
-                    operand_batching_dims: d.operand_batching_dims.clone(),
-                    start_indices_batching_dims: bump(&d.start_indices_batching_dims),
-                };
-                (x.clone(), to_front(b, i, *di, n)?)
-            }
+            (None, Some(_)) => (x.clone(), to_front(b, i, *di, n)?),
             (Some(_), Some(_)) => {
-                ng.dims = GatherDims {
-                    offset_dims: bump(&d.offset_dims),
-                    collapsed_slice_dims: bump(&d.collapsed_slice_dims),
-                    start_index_map: bump(&d.start_index_map),
-                    operand_batching_dims: front(&d.operand_batching_dims),
-                    start_indices_batching_dims: front(&d.start_indices_batching_dims),
-                };
                 ng.slice_sizes.insert(0, 1);
                 (to_front(b, x, *dx, n)?, to_front(b, i, *di, n)?)
             }
@@ -768,13 +770,7 @@ pub(crate) fn dynamic_slice_gather(slice_sizes: &[usize]) -> Primitive {
     let mut sizes = vec![1];
     sizes.extend_from_slice(slice_sizes);
     Primitive::Gather(Box::new(GatherParams {
-        dims: GatherDims {
-            offset_dims: (1..=rank).collect(),
-            collapsed_slice_dims: vec![],
-            start_index_map: (1..=rank).collect(),
-            operand_batching_dims: vec![0],
-            start_indices_batching_dims: vec![0],
-        },
+        dims: GatherDims::from_lists(per_example_lists(rank)),
         slice_sizes: sizes,
         indices_are_sorted: true,
         unique_indices: true,
@@ -787,13 +783,7 @@ pub(crate) fn dynamic_slice_gather(slice_sizes: &[usize]) -> Primitive {
 pub(crate) fn dynamic_update_slice_scatter(rank: usize) -> Primitive {
     Primitive::Scatter(Box::new(ScatterParams {
         op: ScatterOp::Set,
-        dims: ScatterDims {
-            update_window_dims: (1..=rank).collect(),
-            inserted_window_dims: vec![],
-            scatter_dims_to_operand_dims: (1..=rank).collect(),
-            operand_batching_dims: vec![0],
-            scatter_indices_batching_dims: vec![0],
-        },
+        dims: ScatterDims::from_lists(per_example_lists(rank)),
         indices_are_sorted: true,
         unique_indices: true,
         mode: Mode::Clip,

@@ -192,16 +192,6 @@ impl UnaryOp {
             _ => DTypeClass::Float,
         }
     }
-
-    /// Ops defined only on floating dtypes (transcendentals).
-    pub fn float_only(self) -> bool {
-        self.class() == DTypeClass::Float
-    }
-
-    /// Whether the op takes operands of dtype `d`.
-    pub fn accepts(self, d: DType) -> bool {
-        self.class().accepts(d)
-    }
 }
 
 impl BinaryOp {
@@ -221,17 +211,27 @@ impl BinaryOp {
             }
         }
     }
-
-    /// Ops defined only on floating dtypes.
-    pub fn float_only(self) -> bool {
-        self.class() == DTypeClass::Float
-    }
-
-    /// Whether the op takes operands of dtype `d`.
-    pub fn accepts(self, d: DType) -> bool {
-        self.class().accepts(d)
-    }
 }
+
+/// `float_only` and `accepts` of the ops whose `class` names the operand
+/// dtypes they take.
+macro_rules! class_queries {
+    ($($op:ty),*) => {$(
+        impl $op {
+            /// Ops defined only on floating dtypes (transcendentals).
+            pub fn float_only(self) -> bool {
+                self.class() == DTypeClass::Float
+            }
+
+            /// Whether the op takes operands of dtype `d`.
+            pub fn accepts(self, d: DType) -> bool {
+                self.class().accepts(d)
+            }
+        }
+    )*};
+}
+
+class_queries!(UnaryOp, BinaryOp);
 
 impl ReduceOp {
     /// The operand dtypes the reduction takes.

@@ -6,7 +6,7 @@
 //! tangents); none is linear. vmap: the shared elementwise batching rule.
 
 use super::batch::elementwise_rule;
-use super::family::{emit1, finish, operands, transpose_not_linear};
+use super::family::{emit1, operands, transpose_not_linear, unary_kernel};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::mul;
 use super::kernel::elementwise as kernels;
@@ -80,9 +80,9 @@ impl Family for IntegerPow {
     fn kernel(
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(INTEGER_POW, args)?;
-        let buf = kernels::integer_pow(self.y, x.buffer())?;
-        finish(INTEGER_POW, outs, buf)
+        unary_kernel(INTEGER_POW, args, outs, |x| {
+            kernels::integer_pow(self.y, x.buffer())
+        })
     }
 
     /// `y * x^(y-1) * t` (zero for `y = 0` and integer operands).
@@ -138,9 +138,9 @@ impl Family for Round {
     fn kernel(
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(ROUND, args)?;
-        let buf = kernels::round(x.buffer(), self.rounding_method)?;
-        finish(ROUND, outs, buf)
+        unary_kernel(ROUND, args, outs, |x| {
+            kernels::round(x.buffer(), self.rounding_method)
+        })
     }
 
     // Piecewise constant: zero tangents.
@@ -162,17 +162,11 @@ impl Family for IsFinite {
     fn kernel(
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(IS_FINITE, args)?;
-        let buf = kernels::is_finite(x.buffer())?;
-        finish(IS_FINITE, outs, buf)
-    }
-
-    fn differentiable(&self) -> bool {
-        false
+        unary_kernel(IS_FINITE, args, outs, |x| kernels::is_finite(x.buffer()))
     }
 
     // A bool result: zero tangents.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         elementwise_rule(&Primitive::IsFinite(*self), b, ins, dims, n)

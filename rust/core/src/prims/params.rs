@@ -26,7 +26,38 @@ pub enum Param {
     Callback(super::callback::HostCallback),
 }
 
-fn ints(v: &[usize]) -> Param {
+impl Param {
+    /// The ints of an int list or of a tuple of ints. The error names the
+    /// first tuple entry that is not an int, or is `None` when the param is
+    /// no list at all.
+    pub(crate) fn int_list(&self) -> std::result::Result<Vec<i64>, Option<&Param>> {
+        match self {
+            Param::Ints(v) => Ok(v.clone()),
+            Param::Tuple(v) => v
+                .iter()
+                .map(|x| match x {
+                    Param::Int(i) => Ok(*i),
+                    other => Err(Some(other)),
+                })
+                .collect(),
+            _ => Err(None),
+        }
+    }
+}
+
+/// `list` as dimension numbers: an error of `prim`'s param `key` names the
+/// first negative entry.
+pub(crate) fn nonnegative(
+    prim: &'static str, key: &'static str, list: Vec<i64>,
+) -> Result<Vec<usize>> {
+    list.into_iter()
+        .map(|i| {
+            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
+        })
+        .collect()
+}
+
+pub(crate) fn ints(v: &[usize]) -> Param {
     Param::Ints(
         v.iter()
             .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
@@ -320,24 +351,10 @@ impl<'a> Lookup<'a> {
     }
 
     fn to_dims(&self, key: &'static str, p: &Param) -> Result<Vec<usize>> {
-        let list: Vec<i64> = match p {
-            Param::Ints(v) => v.clone(),
-            Param::Tuple(v) if v.is_empty() => Vec::new(),
-            Param::Tuple(v) => v
-                .iter()
-                .map(|x| match x {
-                    Param::Int(i) => Ok(*i),
-                    other => Err(self.bad(key, "a tuple of ints", other)),
-                })
-                .collect::<Result<_>>()?,
-            other => return Err(self.bad(key, "a tuple of ints", other)),
-        };
-        list.into_iter()
-            .map(|i| {
-                usize::try_from(i)
-                    .map_err(|_| Error::param(self.prim(), key, format!("negative value {i}")))
-            })
-            .collect()
+        let list = p
+            .int_list()
+            .map_err(|bad| self.bad(key, "a tuple of ints", bad.unwrap_or(p)))?;
+        nonnegative(self.prim(), key, list)
     }
 
     pub(crate) fn dims(&self, key: &'static str) -> Result<Vec<usize>> {
@@ -429,17 +446,10 @@ impl<'a> Lookup<'a> {
         entries
             .into_iter()
             .map(|e| {
-                let trip: Vec<i64> = match e {
-                    Param::Ints(v) => v.clone(),
-                    Param::Tuple(v) => v
-                        .iter()
-                        .map(|x| match x {
-                            Param::Int(i) => Ok(*i),
-                            other => Err(self.bad(key, "an int", other)),
-                        })
-                        .collect::<Result<_>>()?,
-                    other => return Err(self.bad(key, "a (lo, hi, interior) triple", other)),
-                };
+                let trip = e.int_list().map_err(|bad| match bad {
+                    Some(x) => self.bad(key, "an int", x),
+                    None => self.bad(key, "a (lo, hi, interior) triple", e),
+                })?;
                 match trip.as_slice() {
                     [lo, hi, int] if *int >= 0 => Ok((*lo, *hi, *int)),
                     _ => Err(self.bad(key, "a (lo, hi, interior >= 0) triple", e)),

@@ -2,7 +2,7 @@
 //! element (`argmax`, `argmin`) and inclusive scans (`cumsum`, ...).
 
 use super::batch::{axes_around, batch_one, shift};
-use super::family::{emit1, finish, jvp_zero, operands};
+use super::family::{emit1, jvp_zero, operands, unary_kernel};
 use super::family::{transpose_not_linear, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::jvp::{convert, eq, jvp_linear, mul, select};
 use super::kernel::reduce as kernels;
@@ -166,9 +166,9 @@ impl Family for Reduce {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::reduce(self.op, x, &self.axes)?;
-        finish(name, outs, buf)
+        unary_kernel(name, args, outs, |x| {
+            kernels::reduce(self.op, x, &self.axes)
+        })
     }
 
     /// `reduce_and` / `reduce_or` / `reduce_xor` have integer or bool results.
@@ -297,17 +297,13 @@ impl Family for ArgReduce {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::arg(self.op, x, self.axis, self.index_dtype)?;
-        finish(name, outs, buf)
-    }
-
-    fn differentiable(&self) -> bool {
-        false
+        unary_kernel(name, args, outs, |x| {
+            kernels::arg(self.op, x, self.axis, self.index_dtype)
+        })
     }
 
     // Indices are piecewise constant: no tangent.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     /// The axis shifts around the mapped one.
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], _n: usize) -> BatchOut {
@@ -355,9 +351,9 @@ impl Family for Cumulative {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::cumulative(self.op, x, self.axis, self.reverse)?;
-        finish(name, outs, buf)
+        unary_kernel(name, args, outs, |x| {
+            kernels::cumulative(self.op, x, self.axis, self.reverse)
+        })
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {

@@ -9,16 +9,13 @@
 //! known values the policy accepts and recomputes the rest.
 
 use super::batch::elementwise_rule;
-use super::family::{operands, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
-use super::jvp::jvp_linear;
+use super::family::{BatchOut, Family, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamField};
 use super::transpose::single_ct;
 use super::{DotGeneral, Primitive};
-use crate::array::HostArray;
 use crate::error::{Error, Result};
-use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
-use crate::ir::{Atom, Aval};
+use crate::ir::Atom;
 
 const NAME: &str = "name";
 
@@ -171,24 +168,11 @@ impl Family for CheckpointName {
         }
     );
 
-    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        let [x] = operands::<_, 1>(NAME, ins)?;
-        Ok(vec![x.clone()])
-    }
+    // The operand as is.
+    crate::identity_rules!(NAME);
 
-    /// The operand's buffer as is.
-    fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(NAME, args)?;
-        let out = single_out(NAME, outs)?;
-        Ok(vec![HostArray::new(out.shape, x.buffer().clone())?])
-    }
-
-    /// Linear: the tangent is named too.
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, xs, ts)
-    }
+    // Linear: the tangent is named too.
+    crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
     /// The cotangent passes through.
     fn transpose(&self, _b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {

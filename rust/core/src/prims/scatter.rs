@@ -6,8 +6,8 @@
 
 use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::gather::{
-    bump, check, check_index_map, display_dims_and_mode, emit, five_dims, front, get, index_parts,
-    ints, is_float, known_indices, opt_bool, py_tuple, single, strictly_sorted, three, to_front,
+    batched_lists, check, check_index_map, display_dims_and_mode, emit, example_lists, five_dims,
+    get, index_parts, is_float, known_indices, opt_bool, single, strictly_sorted, three, to_front,
     window_dims, GatherDims, GatherParams, Mode,
 };
 use super::params::{Lookup, Param, ParamList};
@@ -132,13 +132,7 @@ fn inverse_gather(s: &ScatterParams, x: &Aval, u: &Aval) -> GatherParams {
         })
         .collect();
     GatherParams {
-        dims: GatherDims {
-            offset_dims: d.update_window_dims.clone(),
-            collapsed_slice_dims: d.inserted_window_dims.clone(),
-            start_index_map: d.scatter_dims_to_operand_dims.clone(),
-            operand_batching_dims: d.operand_batching_dims.clone(),
-            start_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-        },
+        dims: GatherDims::from_lists(s.dims.to_lists()),
         slice_sizes,
         indices_are_sorted: s.indices_are_sorted,
         unique_indices: s.unique_indices,
@@ -280,18 +274,8 @@ impl Family for ScatterParams {
     crate::family_identity!(custom_params);
 
     fn params(&self) -> ParamList {
-        let d = &self.dims;
         vec![
-            (
-                "dimension_numbers",
-                Param::Tuple(vec![
-                    ints(&d.update_window_dims),
-                    ints(&d.inserted_window_dims),
-                    ints(&d.scatter_dims_to_operand_dims),
-                    ints(&d.operand_batching_dims),
-                    ints(&d.scatter_indices_batching_dims),
-                ]),
-            ),
+            ("dimension_numbers", self.dims.to_param()),
             ("indices_are_sorted", Param::Bool(self.indices_are_sorted)),
             ("mode", Param::Int(self.mode.code())),
             ("unique_indices", Param::Bool(self.unique_indices)),
@@ -306,17 +290,9 @@ impl Family for ScatterParams {
         };
         let prim = op.name();
         let params = params.list();
-        let [update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, operand_batching_dims, scatter_indices_batching_dims] =
-            five_dims(prim, params)?;
         Ok(Some(ScatterParams {
             op,
-            dims: ScatterDims {
-                update_window_dims,
-                inserted_window_dims,
-                scatter_dims_to_operand_dims,
-                operand_batching_dims,
-                scatter_indices_batching_dims,
-            },
+            dims: ScatterDims::from_lists(five_dims(prim, params)?),
             indices_are_sorted: opt_bool(prim, params, "indices_are_sorted")?,
             unique_indices: opt_bool(prim, params, "unique_indices")?,
             mode: Mode::from_param(prim, get(params, "mode"))?,
@@ -324,17 +300,7 @@ impl Family for ScatterParams {
     }
 
     fn display_params(&self, params: &mut ParamList) {
-        let d = &self.dims;
-        let text = format!(
-            "ScatterDimensionNumbers(update_window_dims={}, inserted_window_dims={}, \
-             scatter_dims_to_operand_dims={}, operand_batching_dims={}, \
-             scatter_indices_batching_dims={})",
-            py_tuple(&d.update_window_dims),
-            py_tuple(&d.inserted_window_dims),
-            py_tuple(&d.scatter_dims_to_operand_dims),
-            py_tuple(&d.operand_batching_dims),
-            py_tuple(&d.scatter_indices_batching_dims)
-        );
+        let text = self.dims.repr();
         display_dims_and_mode(params, text, self.mode);
     }
 
@@ -343,13 +309,7 @@ impl Family for ScatterParams {
             .iter()
             .map(|&op| ScatterParams {
                 op,
-                dims: ScatterDims {
-                    update_window_dims: vec![],
-                    inserted_window_dims: vec![0],
-                    scatter_dims_to_operand_dims: vec![0],
-                    operand_batching_dims: vec![],
-                    scatter_indices_batching_dims: vec![],
-                },
+                dims: ScatterDims::from_lists(example_lists()),
                 indices_are_sorted: false,
                 unique_indices: false,
                 mode: Mode::FillOrDrop,
@@ -568,31 +528,13 @@ impl Family for ScatterParams {
             let out = emit1(b, self.clone(), ins.to_vec())?;
             return Ok((vec![out], vec![None]));
         }
-        let d = &self.dims;
         let mut ns = self.clone();
+        ns.dims = ScatterDims::from_lists(batched_lists(self.dims.lists(), true, di.is_some()));
         let x = to_front(b, &x, dx, n)?;
         let u = to_front(b, &u, du, n)?;
         let i = match di {
-            None => {
-                ns.dims = ScatterDims {
-                    update_window_dims: front(&d.update_window_dims),
-                    inserted_window_dims: bump(&d.inserted_window_dims),
-                    scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
-                    operand_batching_dims: bump(&d.operand_batching_dims),
-                    scatter_indices_batching_dims: d.scatter_indices_batching_dims.clone(),
-                };
-                i
-            }
-            Some(_) => {
-                ns.dims = ScatterDims {
-                    update_window_dims: bump(&d.update_window_dims),
-                    inserted_window_dims: bump(&d.inserted_window_dims),
-                    scatter_dims_to_operand_dims: bump(&d.scatter_dims_to_operand_dims),
-                    operand_batching_dims: front(&d.operand_batching_dims),
-                    scatter_indices_batching_dims: front(&d.scatter_indices_batching_dims),
-                };
-                to_front(b, &i, di, n)?
-            }
+            None => i,
+            Some(_) => to_front(b, &i, di, n)?,
         };
         let out = emit1(b, ns, vec![x, i, u])?;
         Ok((vec![out], vec![Some(0)]))

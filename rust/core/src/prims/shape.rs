@@ -60,6 +60,19 @@ pub(super) fn same_dtype(prim: &'static str, ins: &[&Aval]) -> Result<()> {
     }
 }
 
+/// Operands of one dtype that `accepts` admits; `requirement` words the
+/// error when it does not ("requires integer operands").
+pub(super) fn same_dtype_where(
+    prim: &'static str, ins: &[&Aval], accepts: fn(DType) -> bool, requirement: &str,
+) -> Result<()> {
+    same_dtype(prim, ins)?;
+    if ins.iter().all(|a| accepts(a.dtype)) {
+        return Ok(());
+    }
+    let ds: Vec<DType> = ins.iter().map(|a| a.dtype).collect();
+    Err(Error::dtype(prim, &ds, requirement))
+}
+
 /// Elementwise operands have equal shapes, except that rank-0 operands
 /// combine with arrays.
 pub fn elementwise_shape(prim: &'static str, ins: &[&Aval]) -> Result<Vec<usize>> {

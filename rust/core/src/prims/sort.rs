@@ -473,15 +473,11 @@ fn top_k_avals(name: &'static str, ins: &[Aval], k: usize) -> Result<Vec<Aval>> 
 }
 
 impl Family for SortOp {
-    const NAMES: &'static [&'static str] = &["sort", "top_k", "bitcast_convert_type"];
-
-    fn name(&self) -> &'static str {
-        match self {
-            SortOp::Sort { .. } => "sort",
-            SortOp::TopK { .. } => "top_k",
-            SortOp::BitcastConvertType { .. } => "bitcast_convert_type",
-        }
-    }
+    crate::family_names!(
+        SortOp::Sort { .. } => "sort",
+        SortOp::TopK { .. } => "top_k",
+        SortOp::BitcastConvertType { .. } => "bitcast_convert_type",
+    );
 
     /// `sort` and `top_k` return lists.
     fn multiple_results(&self) -> bool {

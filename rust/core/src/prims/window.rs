@@ -19,7 +19,7 @@
 //!   `select_and_gather_add(t, x)`; gather and scatter transpose into each
 //!   other (only without dilation, as JAX). vmap adds a leading unit window.
 
-use super::conv::{dilate, pairs, usize_list, vjp_lhs_padding, window_out_size};
+use super::conv::{axis_geometry, dilate, pairs, usize_list, vjp_lhs_padding, window_out_size};
 use super::family::{arity_error, single_out, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::Lookup;
 use super::params::{Param, ParamList};
@@ -204,19 +204,13 @@ fn check_geometry(prim: &'static str, w: &WindowParams, shape: &[usize]) -> Resu
         ("base_dilation", w.base_dilation.len()),
         ("window_dilation", w.window_dilation.len()),
     ];
-    for (key, len) in lists {
-        if len != n {
-            return Err(Error::param(
-                prim,
-                key,
-                format!(
-                    "must have one entry per operand dimension; operand shape {} has rank {n}, \
-                     got {len} entries",
-                    crate::error::format_shape(shape)
-                ),
-            ));
-        }
-    }
+    super::conv::check_list_lengths(prim, &lists, n, |len| {
+        format!(
+            "must have one entry per operand dimension; operand shape {} has rank {n}, got {len} \
+             entries",
+            crate::error::format_shape(shape)
+        )
+    })?;
     super::conv::check_positive(
         prim,
         &[
@@ -515,6 +509,21 @@ macro_rules! partner {
     };
 }
 
+/// `$f(partner, v, $args..)` on the f32/f64/i32/i64 values `v` of array
+/// `$x`, with `partner` the same-dtype values of array `$other`;
+/// `$other_dtype` otherwise.
+macro_rules! with_partner {
+    ($f:ident, $x:expr, $other:expr, ($($arg:expr),*), $other_dtype:expr) => {
+        match $x.buffer() {
+            Buffer::F32(v) => Buffer::from($f(partner!($other.buffer(), F32), v, $($arg),*)),
+            Buffer::F64(v) => Buffer::from($f(partner!($other.buffer(), F64), v, $($arg),*)),
+            Buffer::I32(v) => Buffer::from($f(partner!($other.buffer(), I32), v, $($arg),*)),
+            Buffer::I64(v) => Buffer::from($f(partner!($other.buffer(), I64), v, $($arg),*)),
+            _ => $other_dtype,
+        }
+    };
+}
+
 fn compute(op: &WindowOp, args: &[&HostArray], out: &Aval) -> Result<Buffer> {
     let name = op.name();
     let err = || Error::dtype(name, &[out.dtype], "unsupported dtype");
@@ -525,41 +534,11 @@ fn compute(op: &WindowOp, args: &[&HostArray], out: &Aval) -> Result<Buffer> {
         }
         (WindowOp::SelectAndGatherAdd { select, w }, [t, x]) => {
             let (kn, table) = window_table(w, x.shape(), &out.shape)?;
-            let tb = t.buffer();
-            match x.buffer() {
-                Buffer::F32(v) => {
-                    Buffer::from(gather_add(partner!(tb, F32), v, kn, &table, *select))
-                }
-                Buffer::F64(v) => {
-                    Buffer::from(gather_add(partner!(tb, F64), v, kn, &table, *select))
-                }
-                Buffer::I32(v) => {
-                    Buffer::from(gather_add(partner!(tb, I32), v, kn, &table, *select))
-                }
-                Buffer::I64(v) => {
-                    Buffer::from(gather_add(partner!(tb, I64), v, kn, &table, *select))
-                }
-                _ => return Err(err()),
-            }
+            with_partner!(gather_add, x, t, (kn, &table, *select), return Err(err()))
         }
         (WindowOp::SelectAndScatterAdd { select, w }, [s, x]) => {
             let (kn, table) = window_table(w, x.shape(), s.shape())?;
-            let sb = s.buffer();
-            match x.buffer() {
-                Buffer::F32(v) => {
-                    Buffer::from(scatter_add(partner!(sb, F32), v, kn, &table, *select))
-                }
-                Buffer::F64(v) => {
-                    Buffer::from(scatter_add(partner!(sb, F64), v, kn, &table, *select))
-                }
-                Buffer::I32(v) => {
-                    Buffer::from(scatter_add(partner!(sb, I32), v, kn, &table, *select))
-                }
-                Buffer::I64(v) => {
-                    Buffer::from(scatter_add(partner!(sb, I64), v, kn, &table, *select))
-                }
-                _ => return Err(err()),
-            }
+            with_partner!(scatter_add, x, s, (kn, &table, *select), return Err(err()))
         }
         _ => return Err(Error::arity(name, 2, args.len())),
     })
@@ -573,7 +552,7 @@ fn emit(b: &mut Builder, op: WindowOp, ins: Vec<Atom>) -> Result<Atom> {
 
 fn t_reduce_window_sum(b: &mut Builder, w: &WindowParams, ct: Atom, x: &Aval) -> Result<Atom> {
     let ct_shape = b.aval(&ct)?.shape;
-    let pads = vjp_lhs_padding(
+    let pads = vjp_lhs_padding(&axis_geometry(
         &x.shape,
         &w.window_dimensions,
         &w.window_strides,
@@ -581,7 +560,7 @@ fn t_reduce_window_sum(b: &mut Builder, w: &WindowParams, ct: Atom, x: &Aval) ->
         &w.padding,
         &w.base_dilation,
         &w.window_dilation,
-    )?;
+    )?);
     let padding_config = pads
         .iter()
         .zip(&w.window_strides)

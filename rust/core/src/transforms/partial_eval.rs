@@ -134,14 +134,7 @@ impl SplitEqns {
     /// Puts `eqn` into the known part, the unknown part, both, or splits it
     /// by its primitive's rule.
     fn partition(&mut self, eqn: &Eqn, st: &mut State, avals: &mut Vec<Aval>) -> Result<()> {
-        let vars: Vec<Var> = eqn
-            .inputs
-            .iter()
-            .filter_map(|a| match a {
-                Atom::Var(v) => Some(*v),
-                Atom::Lit(_) => None,
-            })
-            .collect();
+        let vars: Vec<Var> = eqn.inputs.iter().filter_map(Atom::var).collect();
         if vars.is_empty() && eqn.effect == Effect::None {
             self.known.push(eqn.clone());
             self.unknown.push(eqn.clone());
@@ -296,6 +289,27 @@ pub struct SplitEqn {
     pub unknown_emits_all: bool,
 }
 
+/// The call primitive `p` (a checkpoint) calling `j`.
+pub(crate) fn with_checkpoint_callee(p: &Primitive, j: ClosedJaxpr) -> Result<Primitive> {
+    p.with_callee(Arc::new(j), "")
+        .ok_or_else(|| Error::InvalidArgument("checkpoint: not a call primitive".into()))
+}
+
+/// The entries of `xs` whose flag in `unknown` is `want` (false: the known
+/// ones).
+pub(crate) fn flagged<T: Clone>(xs: &[T], unknown: &[bool], want: bool) -> Vec<T> {
+    xs.iter()
+        .zip(unknown)
+        .filter(|(_, u)| **u == want)
+        .map(|(a, _)| a.clone())
+        .collect()
+}
+
+/// The entries of `xs` that are not unknown (`unknown`).
+pub(crate) fn known_ins<T: Clone>(xs: &[T], unknown: &[bool]) -> Vec<T> {
+    flagged(xs, unknown, false)
+}
+
 /// The split rule of a higher-order primitive; `None` for every other
 /// primitive (the whole equation then goes to the unknown part).
 fn split_rule(eqn: &Eqn, in_unk: &[bool]) -> Result<Option<SplitEqn>> {
@@ -333,13 +347,7 @@ fn apply_split(
         res_vars.push(fresh(st, avals, a)?);
     }
     if let Some((prim, inputs)) = split.known {
-        let mut outputs: Vec<Var> = eqn
-            .outputs
-            .iter()
-            .zip(&split.out_unknowns)
-            .filter(|(_, u)| !**u)
-            .map(|(v, _)| *v)
-            .collect();
+        let mut outputs = known_ins(&eqn.outputs, &split.out_unknowns);
         outputs.extend(&res_vars);
         known_eqns.push(Eqn {
             effect: prim.effect(),
@@ -413,19 +421,9 @@ fn split_checkpoint(
         .filter(|k| split.out_unknowns.get(*k).copied().unwrap_or(false))
         .collect();
     let unknown = crate::ir::rewire::select_outputs(sub, &unknown_outs)?;
-    let wrap = |j: ClosedJaxpr| -> Result<Primitive> {
-        p.with_callee(Arc::new(dce_closed(&j)?), "")
-            .ok_or_else(|| Error::InvalidArgument("checkpoint: not a call primitive".into()))
-    };
+    let wrap = |j: ClosedJaxpr| with_checkpoint_callee(p, dce_closed(&j)?);
     Ok(SplitEqn {
-        known: Some((
-            wrap(known)?,
-            ins.iter()
-                .zip(in_unk)
-                .filter(|(_, u)| !**u)
-                .map(|(a, _)| a.clone())
-                .collect(),
-        )),
+        known: Some((wrap(known)?, known_ins(ins, in_unk))),
         residuals: Vec::new(),
         out_unknowns: split.out_unknowns,
         unknown: (

@@ -12,7 +12,7 @@
 //! default split (`partial_eval::split_checkpoint`).
 
 use super::dce::dce_closed;
-use super::partial_eval::{SplitEqn, SplitInput};
+use super::partial_eval::{flagged, known_ins, with_checkpoint_callee, SplitEqn, SplitInput};
 use crate::error::{Error, Result};
 use crate::ir::{Atom, ClosedJaxpr, Effect, Jaxpr, Var};
 use crate::prims::{Primitive, RematPolicy};
@@ -31,29 +31,11 @@ pub(crate) fn split_with_policy(
         Atom::Lit(_) => true,
     };
     let out_unknowns: Vec<bool> = jx.outvars.iter().map(|a| !is_known(a)).collect();
-    let unknown_outs: Vec<Atom> = jx
-        .outvars
-        .iter()
-        .zip(&out_unknowns)
-        .filter(|(_, u)| **u)
-        .map(|(a, _)| a.clone())
-        .collect();
+    let unknown_outs = flagged(&jx.outvars, &out_unknowns, true);
     let residuals = read_saved(jx, &saved, &unknown_outs);
-    let known_outs: Vec<Atom> = jx
-        .outvars
-        .iter()
-        .zip(&out_unknowns)
-        .filter(|(_, u)| !**u)
-        .map(|(a, _)| a.clone())
-        .chain(residuals.iter().map(|v| Atom::Var(*v)))
-        .collect();
-    let known_invars: Vec<Var> = jx
-        .invars
-        .iter()
-        .zip(in_unk)
-        .filter(|(_, u)| !**u)
-        .map(|(v, _)| *v)
-        .collect();
+    let mut known_outs = known_ins(&jx.outvars, &out_unknowns);
+    known_outs.extend(residuals.iter().map(|v| Atom::Var(*v)));
+    let known_invars = known_ins(&jx.invars, in_unk);
     let known_prog = callee(
         sub,
         known_invars,
@@ -72,24 +54,16 @@ pub(crate) fn split_with_policy(
         .iter()
         .map(|v| jx.aval(*v).cloned())
         .collect::<Result<Vec<_>>>()?;
-    let wrap = |j: ClosedJaxpr| -> Result<Primitive> {
-        p.with_callee(Arc::new(j), "")
-            .ok_or_else(|| Error::InvalidArgument("checkpoint: not a call primitive".into()))
-    };
     let mut unknown_ins: Vec<SplitInput> = (0..residuals.len()).map(SplitInput::Residual).collect();
     unknown_ins.extend(ins.iter().cloned().map(SplitInput::Atom));
     Ok(SplitEqn {
         known: Some((
-            wrap(known_prog)?,
-            ins.iter()
-                .zip(in_unk)
-                .filter(|(_, u)| !**u)
-                .map(|(a, _)| a.clone())
-                .collect(),
+            with_checkpoint_callee(p, known_prog)?,
+            known_ins(ins, in_unk),
         )),
         residuals: residual_avals,
         out_unknowns,
-        unknown: (wrap(unknown_prog)?, unknown_ins),
+        unknown: (with_checkpoint_callee(p, unknown_prog)?, unknown_ins),
         unknown_emits_all: false,
     })
 }
@@ -134,13 +108,7 @@ fn known_and_saved(
 /// `outs` (walking back from them, stopping at saved values), in the
 /// order the program defines them.
 fn read_saved(jx: &Jaxpr, saved: &HashSet<Var>, outs: &[Atom]) -> Vec<Var> {
-    let mut needed: HashSet<Var> = outs
-        .iter()
-        .filter_map(|a| match a {
-            Atom::Var(v) => Some(*v),
-            Atom::Lit(_) => None,
-        })
-        .collect();
+    let mut needed: HashSet<Var> = outs.iter().filter_map(Atom::var).collect();
     let mut read = HashSet::new();
     for e in jx.eqns.iter().rev() {
         if !e.outputs.iter().any(|v| needed.contains(v)) {

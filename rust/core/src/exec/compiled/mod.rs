@@ -39,6 +39,16 @@ enum Src {
     Lit(Arc<HostArray>),
 }
 
+impl Src {
+    /// The variable this source reads (`None` for a literal).
+    fn var(&self) -> Option<Var> {
+        match self {
+            Src::Var(v) => Some(*v),
+            Src::Lit(_) => None,
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Step {
     /// One equation run by its kernel; control flow carries its compiled
@@ -747,13 +757,7 @@ fn last_uses(jx: &Jaxpr, steps: &[Step]) -> Vec<Vec<Var>> {
     let mut last: Vec<Option<usize>> = vec![None; jx.avals.len()];
     for (i, step) in steps.iter().enumerate() {
         let reads: Vec<Var> = match step {
-            Step::Eqn { ins, .. } => ins
-                .iter()
-                .filter_map(|s| match s {
-                    Src::Var(v) => Some(*v),
-                    Src::Lit(_) => None,
-                })
-                .collect(),
+            Step::Eqn { ins, .. } => ins.iter().filter_map(Src::var).collect(),
             Step::Fused(f) => f.reads().collect(),
         };
         for v in reads {

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
-use crate::ir::splice::{bind, lookup, splice};
+use crate::ir::splice::{bind, lookup_all, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
 use crate::prims::{kernel, BinaryOp, DotDims, Primitive, UnaryOp};
 use crate::prims::{
@@ -42,22 +42,14 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
     let mut seen: HashMap<(Primitive, Vec<Atom>), Vec<Var>> = HashMap::new();
     let mut transposes: Transposes = HashMap::new();
     for eqn in &jx.eqns {
-        let ins = eqn
-            .inputs
-            .iter()
-            .map(|a| lookup(&env, a))
-            .collect::<Result<Vec<_>>>()?;
+        let ins = lookup_all(&env, &eqn.inputs)?;
         let outs = emit(&mut b, &mut seen, &mut transposes, eqn, ins, depth)?;
         Error::check_count(eqn.prim.name(), eqn.outputs.len(), outs.len())?;
         for (old, new) in eqn.outputs.iter().zip(outs) {
             bind(&mut env, *old, new)?;
         }
     }
-    let outs = jx
-        .outvars
-        .iter()
-        .map(|a| lookup(&env, a))
-        .collect::<Result<Vec<_>>>()?;
+    let outs = lookup_all(&env, &jx.outvars)?;
     b.build(outs)
 }
 

@@ -106,11 +106,7 @@ pub fn run_scan<M: LoopMemory>(
         .collect::<Result<Vec<_>>>()?;
     for step in 0..s.length {
         ctx.take_loop_iteration()?;
-        let i = if s.reverse {
-            s.length.saturating_sub(1).saturating_sub(step)
-        } else {
-            step
-        };
+        let i = s.row(step);
         let mut ins: Vec<M::Value> = consts.iter().chain(&carries).cloned().collect();
         for x in xs {
             ins.push(mem.row(x, i)?);
@@ -326,25 +322,14 @@ mod tests {
         let x = input(&mut bb, &[]);
         let x2 = bb.binary(BinaryOp::Add, x.clone(), x).unwrap();
         let body = Compiled::new(Arc::new(bb.build(vec![x2]).unwrap())).unwrap();
-        let out = run_while(
-            &ExecCtx::default(),
-            &Host,
-            &cond,
-            &body,
-            (0, 0),
-            &[f32s(&[], vec![1.0])],
-        )
-        .unwrap();
+        // The loop from one f32 carry, with `(cond, body)` consts given.
+        let run = |consts| {
+            let one = [f32s(&[], vec![1.0])];
+            run_while(&ExecCtx::default(), &Host, &cond, &body, consts, &one)
+        };
+        let out = run((0, 0)).unwrap();
         assert_eq!(values(&out), vec![Buffer::F32(vec![16.0].into())]);
-        let err = run_while(
-            &ExecCtx::default(),
-            &Host,
-            &cond,
-            &body,
-            (2, 0),
-            &[f32s(&[], vec![1.0])],
-        )
-        .unwrap_err();
+        let err = run((2, 0)).unwrap_err();
         assert!(matches!(err, Error::Arity { prim: "while", .. }), "{err:?}");
     }
 }

@@ -179,13 +179,7 @@ impl Step {
                 .collect(),
             Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
             Step::Alias { input, .. } => vec![*input],
-            Step::Control { ins, .. } => ins
-                .iter()
-                .filter_map(|a| match a {
-                    Atom::Var(v) => Some(*v),
-                    Atom::Lit(_) => None,
-                })
-                .collect(),
+            Step::Control { ins, .. } => ins.iter().filter_map(Atom::var).collect(),
             Step::Host { ins, .. } => ins.clone(),
         }
     }

@@ -96,13 +96,17 @@ fn axis_layout(shape: &[usize], axis: usize) -> Result<(usize, usize)> {
     let n = *shape
         .get(axis)
         .ok_or_else(|| unsupported(format!("axis {axis} of shape {shape:?}")))?;
-    let inner = shape
+    Ok((n, inner_size(shape, axis)?))
+}
+
+/// The number of elements after `axis` (its row-major stride).
+fn inner_size(shape: &[usize], axis: usize) -> Result<usize> {
+    shape
         .get(axis.saturating_add(1)..)
         .unwrap_or_default()
         .iter()
         .try_fold(1usize, |acc, &s| acc.checked_mul(s))
-        .ok_or_else(|| unsupported("size overflow".into()))?;
-    Ok((n, inner))
+        .ok_or_else(|| unsupported("size overflow".into()))
 }
 
 /// The C expression of the input offset of element `idx` of a row-major walk
@@ -374,12 +378,7 @@ pub fn iota_kernel(d: DType, shape: &[usize], dimension: usize, out: Var) -> Res
     let size = *shape
         .get(dimension)
         .ok_or_else(|| unsupported(format!("iota dimension {dimension} of {shape:?}")))?;
-    let inner = shape
-        .get(dimension.saturating_add(1)..)
-        .unwrap_or_default()
-        .iter()
-        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
-        .ok_or_else(|| unsupported("size overflow".into()))?;
+    let inner = inner_size(shape, dimension)?;
     let mut body = String::new();
     let _ = writeln!(body, "    out0[i] = ({ty})((i / {inner}LL) % {size}LL);");
     let params = vec![format!("{ty}* __restrict__ out0")];

@@ -129,29 +129,24 @@ pub(super) fn gemm(
         return Ok(());
     }
     let short = || Error::Device("cuBLAS operand shorter than its matrix".into());
-    match s.dtype {
-        DType::F32 => {
-            let cfg = strided_config(s, 1.0f32, 0.0f32)?;
-            // SAFETY: f32 is valid for any bit pattern; each view covers
-            // exactly the elements of its batched matrix (checked by
+    // The strided batched GEMM on views of element type `$t`.
+    macro_rules! gemm {
+        ($t:ty, $one:expr, $zero:expr) => {{
+            let cfg = strided_config(s, $one, $zero)?;
+            // SAFETY: f32 and f64 are valid for any bit pattern; each view
+            // covers exactly the elements of its batched matrix (checked by
             // `transmute`, which returns None when the buffer is shorter).
             unsafe {
-                let a = rhs.transmute::<f32>(nr).ok_or_else(short)?;
-                let b = lhs.transmute::<f32>(nl).ok_or_else(short)?;
-                let mut c = out.transmute_mut::<f32>(no).ok_or_else(short)?;
+                let a = rhs.transmute::<$t>(nr).ok_or_else(short)?;
+                let b = lhs.transmute::<$t>(nl).ok_or_else(short)?;
+                let mut c = out.transmute_mut::<$t>(no).ok_or_else(short)?;
                 blas.gemm_strided_batched(cfg, &a, &b, &mut c)
             }
-        }
-        DType::F64 => {
-            let cfg = strided_config(s, 1.0f64, 0.0f64)?;
-            // SAFETY: as for f32.
-            unsafe {
-                let a = rhs.transmute::<f64>(nr).ok_or_else(short)?;
-                let b = lhs.transmute::<f64>(nl).ok_or_else(short)?;
-                let mut c = out.transmute_mut::<f64>(no).ok_or_else(short)?;
-                blas.gemm_strided_batched(cfg, &a, &b, &mut c)
-            }
-        }
+        }};
+    }
+    match s.dtype {
+        DType::F32 => gemm!(f32, 1.0f32, 0.0f32),
+        DType::F64 => gemm!(f64, 1.0f64, 0.0f64),
         other => {
             return Err(Error::Device(format!(
                 "cuBLAS GEMM of {} elements",

@@ -194,47 +194,51 @@ pub fn structural_kernel(
     Ok(Some(finish(em.params, &em.body, em.inputs, vec![out], len)))
 }
 
-/// `slice`: the input element at `start + c * step` on every axis.
-fn slice_value(
-    em: &mut Emit, x: &Atom, start_indices: &[usize], steps: Option<&[usize]>,
+/// The element of `x` at the offset summing `term(em, a, n, stride)` over
+/// its axes `a` (of size `n`); an axis whose term is `None` adds nothing.
+fn element_by_axis(
+    em: &mut Emit, x: &Atom,
+    mut term: impl FnMut(&mut Emit, usize, usize, usize) -> Result<Option<String>>,
 ) -> Result<String> {
-    let st = strides(&aval_of(em.jx, x)?.shape)?;
-    let mut terms = Vec::new();
-    for (a, (&start, &stride)) in start_indices.iter().zip(&st).enumerate() {
-        let step = steps.and_then(|s| s.get(a).copied()).unwrap_or(1);
-        terms.push(format!("({start}LL + c{a} * {step}LL) * {stride}LL"));
-    }
-    em.element(x, &sum(&terms))
-}
-
-/// `rev`: the input element at `n - 1 - c` on the reversed axes.
-fn rev_value(em: &mut Emit, x: &Atom, dimensions: &[usize]) -> Result<String> {
     let xa = aval_of(em.jx, x)?;
     let st = strides(&xa.shape)?;
     let mut terms = Vec::new();
     for (a, (&n, &stride)) in xa.shape.iter().zip(&st).enumerate() {
-        if dimensions.contains(&a) {
-            terms.push(format!("({}LL - c{a}) * {stride}LL", n.saturating_sub(1)));
-        } else {
-            terms.push(format!("c{a} * {stride}LL"));
-        }
+        terms.extend(term(em, a, n, stride)?);
     }
     em.element(x, &sum(&terms))
+}
+
+/// `slice`: the input element at `start + c * step` on every axis.
+fn slice_value(
+    em: &mut Emit, x: &Atom, start_indices: &[usize], steps: Option<&[usize]>,
+) -> Result<String> {
+    element_by_axis(em, x, |_, a, _, stride| {
+        let step = steps.and_then(|s| s.get(a).copied()).unwrap_or(1);
+        let term = |start| format!("({start}LL + c{a} * {step}LL) * {stride}LL");
+        Ok(start_indices.get(a).map(term))
+    })
+}
+
+/// `rev`: the input element at `n - 1 - c` on the reversed axes.
+fn rev_value(em: &mut Emit, x: &Atom, dimensions: &[usize]) -> Result<String> {
+    element_by_axis(em, x, |_, a, n, stride| {
+        Ok(Some(if dimensions.contains(&a) {
+            format!("({}LL - c{a}) * {stride}LL", n.saturating_sub(1))
+        } else {
+            format!("c{a} * {stride}LL")
+        }))
+    })
 }
 
 /// `broadcast_in_dim` of a variable: input axis `k` read at output
 /// coordinate `broadcast_dimensions[k]`.
 fn broadcast_value(em: &mut Emit, x: &Atom, broadcast_dimensions: &[usize]) -> Result<String> {
-    let xa = aval_of(em.jx, x)?;
-    let st = strides(&xa.shape)?;
-    let mut terms = Vec::new();
-    for ((&n, &stride), &p) in xa.shape.iter().zip(&st).zip(broadcast_dimensions) {
+    element_by_axis(em, x, |_, a, n, stride| {
         // A unit input axis is broadcast: always its element 0.
-        if n != 1 {
-            terms.push(format!("c{p} * {stride}LL"));
-        }
-    }
-    em.element(x, &sum(&terms))
+        let p = broadcast_dimensions.get(a).filter(|_| n != 1);
+        Ok(p.map(|p| format!("c{p} * {stride}LL")))
+    })
 }
 
 /// `dynamic_slice`: the input element at `s + c`, each start `s` clamped
@@ -242,10 +246,10 @@ fn broadcast_value(em: &mut Emit, x: &Atom, broadcast_dimensions: &[usize]) -> R
 fn dynamic_slice_value(
     em: &mut Emit, x: &Atom, slice_sizes: &[usize], starts: &[Atom],
 ) -> Result<String> {
-    let xa = aval_of(em.jx, x)?;
-    let st = strides(&xa.shape)?;
-    let mut terms = Vec::new();
-    for (a, ((&n, &size), idx)) in xa.shape.iter().zip(slice_sizes).zip(starts).enumerate() {
+    element_by_axis(em, x, |em, a, n, stride| {
+        let (Some(&size), Some(idx)) = (slice_sizes.get(a), starts.get(a)) else {
+            return Ok(None);
+        };
         let hi = to_i64(n.saturating_sub(size))?;
         let s = em.index(idx)?;
         let _ = writeln!(em.body, "    long long s{a} = {s};");
@@ -253,12 +257,8 @@ fn dynamic_slice_value(
             em.body,
             "    s{a} = s{a} < 0 ? 0 : (s{a} > {hi}LL ? {hi}LL : s{a});"
         );
-        terms.push(format!(
-            "(s{a} + c{a}) * {}LL",
-            st.get(a).copied().unwrap_or(0)
-        ));
-    }
-    em.element(x, &sum(&terms))
+        Ok(Some(format!("(s{a} + c{a}) * {stride}LL")))
+    })
 }
 
 /// `pad`: the input element at `(c - lo) / (interior + 1)` when that is a

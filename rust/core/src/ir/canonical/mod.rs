@@ -301,8 +301,8 @@ fn plain_literal(l: &Literal) -> Option<String> {
     let d = l.aval.dtype;
     match l.val {
         Scalar::Bool(b) if d == DType::Bool => Some(if b { "true" } else { "false" }.into()),
-        Scalar::Int(i) if d.is_signed_int() && signed_fits(i, d) => Some(i.to_string()),
-        Scalar::UInt(u) if d.is_unsigned_int() && unsigned_fits(u, d) => Some(u.to_string()),
+        Scalar::Int(i) if d.is_signed_int() && int_fits(i, d) => Some(i.to_string()),
+        Scalar::UInt(u) if d.is_unsigned_int() && int_fits(u, d) => Some(u.to_string()),
         Scalar::Float(f) => {
             let bits = f.to_bits();
             match d {
@@ -342,22 +342,19 @@ fn write_literal(out: &mut String, l: &Literal) {
     write_type(out, &l.aval);
 }
 
-fn signed_fits(i: i64, d: DType) -> bool {
+/// Whether the integer `v` is in the range of the integer dtype `d` (false
+/// for any other dtype).
+fn int_fits(v: impl Into<i128>, d: DType) -> bool {
+    let v: i128 = v.into();
     match d {
-        DType::I8 => i8::try_from(i).is_ok(),
-        DType::I16 => i16::try_from(i).is_ok(),
-        DType::I32 => i32::try_from(i).is_ok(),
-        DType::I64 => true,
-        _ => false,
-    }
-}
-
-fn unsigned_fits(u: u64, d: DType) -> bool {
-    match d {
-        DType::U8 => u8::try_from(u).is_ok(),
-        DType::U16 => u16::try_from(u).is_ok(),
-        DType::U32 => u32::try_from(u).is_ok(),
-        DType::U64 => true,
+        DType::I8 => i8::try_from(v).is_ok(),
+        DType::I16 => i16::try_from(v).is_ok(),
+        DType::I32 => i32::try_from(v).is_ok(),
+        DType::I64 => i64::try_from(v).is_ok(),
+        DType::U8 => u8::try_from(v).is_ok(),
+        DType::U16 => u16::try_from(v).is_ok(),
+        DType::U32 => u32::try_from(v).is_ok(),
+        DType::U64 => u64::try_from(v).is_ok(),
         _ => false,
     }
 }

@@ -1,9 +1,7 @@
 //! The parser of the canonical text form: a tokenizer and a recursive-descent
 //! `Parser` with explicit limits, plus the printer/parser round-trip tests.
 
-use super::{
-    buffer_from_le, signed_fits, unsigned_fits, ParseLimits, HARD_MAX_DEPTH, HEADER, VERSION,
-};
+use super::{buffer_from_le, int_fits, ParseLimits, HARD_MAX_DEPTH, HEADER, VERSION};
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -318,6 +316,25 @@ impl<'a> Parser<'a> {
         )
     }
 
+    /// Comma-separated items up to the punct `close`, which it consumes;
+    /// `item` reads one, given how many came before it.
+    fn comma_list<T>(
+        &mut self, close: u8, mut item: impl FnMut(&mut Self, usize) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut v = Vec::new();
+        if !self.is_punct(close) {
+            loop {
+                v.push(item(self, v.len())?);
+                if !self.is_punct(b',') {
+                    break;
+                }
+                self.bump();
+            }
+        }
+        self.expect_punct(close)?;
+        Ok(v)
+    }
+
     fn expect_punct(&mut self, c: u8) -> Result<()> {
         if self.is_punct(c) {
             self.bump();
@@ -464,27 +481,19 @@ impl<'a> Parser<'a> {
         let (name, pos) = self.word()?;
         let dtype = DType::from_name(name).map_err(|e| perr(pos, e.to_string()))?;
         self.expect_punct(b'[')?;
-        let mut shape: Vec<usize> = Vec::new();
-        if !self.is_punct(b']') {
-            loop {
-                let (w, dpos) = self.word()?;
-                let d = w
-                    .parse::<usize>()
-                    .map_err(|_| perr(dpos, format!("bad dimension {w:?}")))?;
-                shape.push(d);
-                if shape.len() > self.limits.max_rank {
-                    return Err(Error::Limit(format!(
-                        "rank above {} at line {}, column {}",
-                        self.limits.max_rank, dpos.line, dpos.col
-                    )));
-                }
-                if !self.is_punct(b',') {
-                    break;
-                }
-                self.bump();
+        let shape = self.comma_list(b']', |p, k| {
+            let (w, dpos) = p.word()?;
+            let d = w
+                .parse::<usize>()
+                .map_err(|_| perr(dpos, format!("bad dimension {w:?}")))?;
+            if k >= p.limits.max_rank {
+                return Err(Error::Limit(format!(
+                    "rank above {} at line {}, column {}",
+                    p.limits.max_rank, dpos.line, dpos.col
+                )));
             }
-        }
-        self.expect_punct(b']')?;
+            Ok(d)
+        })?;
         let within = checked_size(&shape)
             .ok()
             .is_some_and(|n| n <= self.limits.max_elements);
@@ -599,14 +608,14 @@ impl<'a> Parser<'a> {
             None if d == DType::Bool => Scalar::Bool(parse_bool(raw).ok_or_else(|| bad("bool"))?),
             None if d.is_signed_int() => {
                 let i = raw.parse::<i64>().map_err(|_| bad("integer"))?;
-                if !signed_fits(i, d) {
+                if !int_fits(i, d) {
                     return Err(bad("out-of-range"));
                 }
                 Scalar::Int(i)
             }
             None if d.is_unsigned_int() => {
                 let u = raw.parse::<u64>().map_err(|_| bad("integer"))?;
-                if !unsigned_fits(u, d) {
+                if !int_fits(u, d) {
                     return Err(bad("out-of-range"));
                 }
                 Scalar::UInt(u)
@@ -659,38 +668,18 @@ impl<'a> Parser<'a> {
             }
             Tok::Punct(b'(') => {
                 self.bump();
-                let mut v = Vec::new();
-                if !self.is_punct(b')') {
-                    loop {
-                        let (w, wpos) = self.word()?;
-                        v.push(
-                            w.parse::<i64>()
-                                .map_err(|_| perr(wpos, format!("bad integer {w:?}")))?,
-                        );
-                        if !self.is_punct(b',') {
-                            break;
-                        }
-                        self.bump();
-                    }
-                }
-                self.expect_punct(b')')?;
+                let v = self.comma_list(b')', |p, _| {
+                    let (w, wpos) = p.word()?;
+                    w.parse::<i64>()
+                        .map_err(|_| perr(wpos, format!("bad integer {w:?}")))
+                })?;
                 Ok(Param::Ints(v))
             }
             Tok::Punct(b'[') => {
                 let inner = depth.saturating_add(1);
                 self.check_depth(inner)?;
                 self.bump();
-                let mut v = Vec::new();
-                if !self.is_punct(b']') {
-                    loop {
-                        v.push(self.param(inner)?);
-                        if !self.is_punct(b',') {
-                            break;
-                        }
-                        self.bump();
-                    }
-                }
-                self.expect_punct(b']')?;
+                let v = self.comma_list(b']', |p, _| p.param(inner))?;
                 Ok(Param::Tuple(v))
             }
             Tok::Punct(b'{') => {

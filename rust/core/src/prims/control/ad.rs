@@ -15,12 +15,13 @@
 //!   body backwards with the carry cotangents (plus accumulators for linear
 //!   consts) as its carry; `while` has none (JAX's error suggesting `scan`).
 
-use super::{split3, ControlFlow, Scan};
+use super::{cond_out_count, split3, ControlFlow, Scan};
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::rewire::{permute_inputs, rewire_inputs, select_outputs, InputSource};
 use crate::ir::splice::splice;
 use crate::ir::{Atom, Aval, ClosedJaxpr};
+use crate::prims::family::{arity_error as arity, known_atoms};
 use crate::prims::Operand;
 use crate::prims::{BinaryOp, Primitive};
 use crate::transforms::jvp::{jvp_jaxpr, tangent_aval};
@@ -32,14 +33,6 @@ pub(super) const WHILE_REVERSE_ERROR: &str =
     "Reverse-mode differentiation does not work for lax.while_loop \
      or lax.fori_loop with dynamic start/stop values. Try using lax.scan, or using fori_loop with \
      static start/stop.";
-
-fn arity(prim: &'static str, expected: usize, got: usize) -> Error {
-    Error::Arity {
-        prim,
-        expected,
-        got,
-    }
-}
 
 fn or_into(acc: &mut [bool], other: &[bool]) {
     for (a, o) in acc.iter_mut().zip(other) {
@@ -66,11 +59,7 @@ fn jvp_exact(j: &ClosedJaxpr, nz: &[bool], want: &[bool]) -> Result<ClosedJaxpr>
     }
     let out_avals = j.out_avals()?;
     let mut b = Builder::new();
-    let ins = jj
-        .in_avals()?
-        .into_iter()
-        .map(|a| b.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let ins = b.add_inputs(jj.in_avals()?)?;
     let outs = splice(&mut b, &jj, &ins)?;
     let n = out_avals.len();
     let (prim, tans) = outs
@@ -320,13 +309,7 @@ pub(super) fn jvp_scan(
     ins.extend(xs_t.iter().flatten().cloned());
     let outs = emit(
         b,
-        ControlFlow::Scan(Scan {
-            jaxpr: Arc::new(body),
-            num_consts: sum(&[nc, nct]),
-            num_carry: sum(&[nk, nkt]),
-            linear,
-            ..s.clone()
-        }),
+        ControlFlow::Scan(s.over(body, sum(&[nc, nct]), sum(&[nk, nkt]), linear)),
         ins,
     )?;
     let (carry, rest) = cut(outs, nk, "scan")?;
@@ -372,12 +355,7 @@ fn split_cond(
     if *index_unk {
         return Ok(None);
     }
-    let nout = branches
-        .first()
-        .ok_or(arity("cond", 1, 0))?
-        .jaxpr
-        .outvars
-        .len();
+    let nout = cond_out_count(branches)?;
     let mut out_unk = vec![false; nout];
     for br in branches {
         or_into(
@@ -466,11 +444,7 @@ fn pad_residual_outputs(
     known: &ClosedJaxpr, num_res: usize, res_avals: &[Vec<Aval>], k: usize,
 ) -> Result<ClosedJaxpr> {
     let mut b = Builder::new();
-    let ins = known
-        .in_avals()?
-        .into_iter()
-        .map(|a| b.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let ins = b.add_inputs(known.in_avals()?)?;
     let outs = splice(&mut b, known, &ins)?;
     let n_known = outs.len().saturating_sub(num_res);
     let (mut result, own) = cut(outs, n_known, "cond")?;
@@ -569,13 +543,12 @@ fn split_scan(s: &Scan, ins: &[Atom], in_unk: &[bool]) -> Result<Option<SplitEqn
     let mut known_ins = known_consts.clone();
     known_ins.extend(pick(init, &k_unk, false));
     known_ins.extend(pick(xs, x_unk, false));
-    let known = Scan {
-        jaxpr: Arc::new(known_body),
-        num_consts: n_kc,
-        num_carry: nk.saturating_sub(count(&k_unk)),
-        linear: known_linear,
-        ..s.clone()
-    };
+    let known = s.over(
+        known_body,
+        n_kc,
+        nk.saturating_sub(count(&k_unk)),
+        known_linear,
+    );
     let (unknown, unknown_ins) = unknown_scan(
         s,
         &pe,
@@ -660,13 +633,13 @@ fn unknown_scan(
         Residual::Stacked(i) => Some(SplitInput::Residual(*i)),
     }));
     unknown_ins.extend(pick(xs, x_unk, true).into_iter().map(SplitInput::Atom));
-    let unknown = Scan {
-        jaxpr: Arc::new(unknown_body),
-        num_consts: sum(&[n_const_res, n_uc]),
-        num_carry: n_uk,
-        linear: vec![false; unknown_ins.len()],
-        ..s.clone()
-    };
+    let unknown_linear = vec![false; unknown_ins.len()];
+    let unknown = s.over(
+        unknown_body,
+        sum(&[n_const_res, n_uc]),
+        n_uk,
+        unknown_linear,
+    );
     Ok((unknown, unknown_ins))
 }
 
@@ -717,15 +690,6 @@ fn split_while(
 }
 
 // ---------------------------------------------------------------- transpose
-
-fn known_atoms(ops: &[Operand]) -> Vec<Atom> {
-    ops.iter()
-        .filter_map(|o| match o {
-            Operand::Known(a) => Some(a.clone()),
-            Operand::Linear(_) => None,
-        })
-        .collect()
-}
 
 /// Cotangents with zeros materialized.
 fn cts_or_zeros(b: &mut Builder, cts: &[Option<Atom>], avals: &[Aval]) -> Result<Vec<Atom>> {
@@ -782,12 +746,7 @@ fn transposed_scan_body(
 ) -> Result<(ClosedJaxpr, Vec<Aval>)> {
     let nk = k_avals.len();
     let mut nb = Builder::new();
-    let mut input = |avals: Vec<Aval>| -> Result<Vec<Atom>> {
-        avals
-            .into_iter()
-            .map(|a| nb.add_input(a).map(Atom::Var))
-            .collect()
-    };
+    let mut input = |avals: Vec<Aval>| nb.add_inputs(avals);
     let kc = input(kc_avals)?;
     let acc = input(lc_avals.clone())?;
     let ct_k = input(k_avals.to_vec())?;
@@ -864,12 +823,8 @@ pub(super) fn transpose_scan(
     let outs = emit(
         b,
         ControlFlow::Scan(Scan {
-            jaxpr: Arc::new(body),
             reverse: !s.reverse,
-            num_consts: n_kc,
-            num_carry: sum(&[n_lc, nk]),
-            linear,
-            ..s.clone()
+            ..s.over(body, n_kc, sum(&[n_lc, nk]), linear)
         }),
         ins,
     )?;

@@ -10,27 +10,20 @@
 //!   finished members keeping their carry (a `select_n` in the body).
 //! * `scan` batches its body, carries by fixpoint.
 
-use super::{split3, ControlFlow, Scan};
+use super::{cond_out_count, split3, ControlFlow, Scan};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
 use crate::ir::{Atom, ClosedJaxpr};
 use crate::prims::batch::{add_batch_axis, move_axis};
+use crate::prims::family::arity_error as arity;
 use crate::prims::{BroadcastInDim, Clamp, ConvertElementType, Reduce, SelectN};
 use crate::prims::{Primitive, ReduceOp};
 use crate::transforms::batch::{batch_jaxpr, batch_jaxpr_natural};
 use std::sync::Arc;
 
 type Batched = (Vec<Atom>, Vec<Option<usize>>);
-
-fn arity(prim: &'static str, expected: usize, got: usize) -> Error {
-    Error::Arity {
-        prim,
-        expected,
-        got,
-    }
-}
 
 /// `x` with its batch dim (if any) moved to `to`.
 fn to_axis(b: &mut Builder, x: &Atom, d: Option<usize>, to: usize) -> Result<Atom> {
@@ -74,12 +67,7 @@ pub(super) fn batch_cond(
         .map(|(x, d)| to_axis(b, x, *d, 0))
         .collect::<Result<Vec<_>>>()?;
     let in_dims = front(&batched(op_dims));
-    let nout = branches
-        .first()
-        .ok_or(arity("cond", 1, 0))?
-        .jaxpr
-        .outvars
-        .len();
+    let nout = cond_out_count(branches)?;
     if index_d.is_none() {
         let mut out_b = vec![false; nout];
         for br in branches {
@@ -271,11 +259,7 @@ fn masked_loop(
     cond_b: &ClosedJaxpr, body_b: &ClosedJaxpr, cc: usize, bc: usize,
 ) -> Result<(ClosedJaxpr, ClosedJaxpr)> {
     let mut cb = Builder::new();
-    let cin = cond_b
-        .in_avals()?
-        .into_iter()
-        .map(|a| cb.add_input(a).map(Atom::Var))
-        .collect::<Result<Vec<_>>>()?;
+    let cin = cb.add_inputs(cond_b.in_avals()?)?;
     let pred = splice(&mut cb, cond_b, &cin)?;
     let pred = pred.first().cloned().ok_or(arity("while", 1, 0))?;
     let any = cb.add_eqn1(

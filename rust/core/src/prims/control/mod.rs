@@ -22,7 +22,7 @@
 pub mod ad;
 pub mod batching;
 
-use super::family::{arity_error, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::{arity_error, check_types, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::kernel::shared_call;
 use super::params::{Lookup, Param, ParamList};
 use crate::array::{Buffer, HostArray};
@@ -63,6 +63,33 @@ pub struct Scan {
     pub unroll: usize,
 }
 
+impl Scan {
+    /// This scan (same length, direction and unrolling) over `body`, with
+    /// `num_consts` consts, `num_carry` carries and the operand flags
+    /// `linear`.
+    pub fn over(
+        &self, body: ClosedJaxpr, num_consts: usize, num_carry: usize, linear: Vec<bool>,
+    ) -> Scan {
+        Scan {
+            jaxpr: Arc::new(body),
+            num_consts,
+            num_carry,
+            linear,
+            ..self.clone()
+        }
+    }
+
+    /// The row of the scanned operands that iteration `step` reads (from the
+    /// end when `reverse`).
+    pub fn row(&self, step: usize) -> usize {
+        if self.reverse {
+            self.length.saturating_sub(1).saturating_sub(step)
+        } else {
+            step
+        }
+    }
+}
+
 impl ControlFlow {
     /// The sub-jaxprs: the branches; cond then body; the body.
     pub fn sub_jaxprs(&self) -> Vec<&Arc<ClosedJaxpr>> {
@@ -92,46 +119,35 @@ pub(crate) fn split3<'a, T>(
     Ok((first, second, third))
 }
 
+/// The number of outputs of a `cond` (those of its first branch).
+fn cond_out_count(branches: &[Arc<ClosedJaxpr>]) -> Result<usize> {
+    let first = branches.first().ok_or(arity_error("cond", 1, 0))?;
+    Ok(first.jaxpr.outvars.len())
+}
+
 /// Checks operand types against a sub-jaxpr's parameters.
 fn check_operands(prim: &'static str, what: &str, want: &[Aval], got: &[Aval]) -> Result<()> {
-    if want.len() != got.len() {
-        return Err(Error::Typecheck(format!(
+    let count = || {
+        format!(
             "{prim}: {what} takes {} operands, got {}",
             want.len(),
             got.len()
-        )));
-    }
-    for (k, (w, g)) in want.iter().zip(got).enumerate() {
-        if !w.same_type(g) {
-            return Err(Error::Typecheck(format!(
-                "{prim}: {what} operand {k} has type {} but the operand given is {}",
-                w.short(),
-                g.short()
-            )));
-        }
-    }
-    Ok(())
+        )
+    };
+    check_types(want, got, count, |k, w, g| {
+        let (w, g) = (w.short(), g.short());
+        format!("{prim}: {what} operand {k} has type {w} but the operand given is {g}")
+    })
 }
 
 /// Types the carry must keep from one iteration to the next.
 fn check_carry(prim: &'static str, what: &str, carry: &[Aval], out: &[Aval]) -> Result<()> {
-    if carry.len() != out.len() {
-        return Err(Error::Typecheck(format!(
-            "{prim}: {what} returns {} carry values for a carry of {}",
-            out.len(),
-            carry.len()
-        )));
-    }
-    for (k, (c, o)) in carry.iter().zip(out).enumerate() {
-        if !c.same_type(o) {
-            return Err(Error::Typecheck(format!(
-                "{prim}: {what} carry output {k} has type {} but the carry input has type {}",
-                o.short(),
-                c.short()
-            )));
-        }
-    }
-    Ok(())
+    let (nc, no) = (carry.len(), out.len());
+    let count = || format!("{prim}: {what} returns {no} carry values for a carry of {nc}");
+    check_types(carry, out, count, |k, c, o| {
+        let (c, o) = (c.short(), o.short());
+        format!("{prim}: {what} carry output {k} has type {o} but the carry input has type {c}")
+    })
 }
 
 fn cond_avals(branches: &[Arc<ClosedJaxpr>], ins: &[Aval]) -> Result<Vec<Aval>> {
@@ -325,11 +341,7 @@ fn run_scan(
     let mut outs: Vec<Arc<HostArray>> = Vec::with_capacity(out_avals.len());
     for step in 0..s.length {
         ctx.take_loop_iteration()?;
-        let i = if s.reverse {
-            s.length.saturating_sub(1).saturating_sub(step)
-        } else {
-            step
-        };
+        let i = s.row(step);
         // The carry moves into the body: a compiled body recycles its
         // buffers once read, for this step's values.
         vary.append(&mut carry);
@@ -382,15 +394,11 @@ fn control_effect(c: &ControlFlow) -> Effect {
 }
 
 impl Family for ControlFlow {
-    const NAMES: &'static [&'static str] = &["cond", "while", "scan"];
-
-    fn name(&self) -> &'static str {
-        match self {
-            ControlFlow::Cond { .. } => "cond",
-            ControlFlow::While { .. } => "while",
-            ControlFlow::Scan(_) => "scan",
-        }
-    }
+    crate::family_names!(
+        ControlFlow::Cond { .. } => "cond",
+        ControlFlow::While { .. } => "while",
+        ControlFlow::Scan(_) => "scan",
+    );
 
     crate::family_identity!(
         custom_params,

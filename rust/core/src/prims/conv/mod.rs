@@ -41,7 +41,7 @@ use rules::{
     transpose_rhs,
 };
 
-pub(crate) use rules::vjp_lhs_padding;
+pub(crate) use rules::{axis_geometry, vjp_lhs_padding};
 
 const NAME: &str = "conv_general_dilated";
 
@@ -165,35 +165,15 @@ fn bad(key: &'static str, want: &str, got: &Param) -> Error {
 
 /// Signed ints of a tuple param (`Ints`, or a `Tuple` of `Int`s).
 pub(crate) fn signed_list(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<i64>> {
-    match p {
-        Param::Ints(v) => Ok(v.clone()),
-        Param::Tuple(v) => v
-            .iter()
-            .map(|x| match x {
-                Param::Int(i) => Ok(*i),
-                other => Err(Error::param(
-                    prim,
-                    key,
-                    format!("expected a tuple of ints, got {other:?}"),
-                )),
-            })
-            .collect(),
-        other => Err(Error::param(
-            prim,
-            key,
-            format!("expected a tuple of ints, got {other:?}"),
-        )),
-    }
+    p.int_list().map_err(|bad| {
+        let got = bad.unwrap_or(p);
+        Error::param(prim, key, format!("expected a tuple of ints, got {got:?}"))
+    })
 }
 
 /// Non-negative ints of a tuple param.
 pub(crate) fn usize_list(prim: &'static str, key: &'static str, p: &Param) -> Result<Vec<usize>> {
-    signed_list(prim, key, p)?
-        .into_iter()
-        .map(|i| {
-            usize::try_from(i).map_err(|_| Error::param(prim, key, format!("negative value {i}")))
-        })
-        .collect()
+    super::params::nonnegative(prim, key, signed_list(prim, key, p)?)
 }
 
 /// `((lo, hi), ...)` pairs.
@@ -326,15 +306,9 @@ fn check_lengths(p: &ConvParams, ns: usize) -> Result<()> {
         ("lhs_dilation", p.lhs_dilation.len()),
         ("rhs_dilation", p.rhs_dilation.len()),
     ];
-    for (key, len) in lists {
-        if len != ns {
-            return Err(Error::param(
-                NAME,
-                key,
-                format!("must have one entry per spatial dimension ({ns}), got {len}"),
-            ));
-        }
-    }
+    check_list_lengths(NAME, &lists, ns, |len| {
+        format!("must have one entry per spatial dimension ({ns}), got {len}")
+    })?;
     check_positive(
         NAME,
         &[
@@ -343,6 +317,18 @@ fn check_lengths(p: &ConvParams, ns: usize) -> Result<()> {
             ("rhs_dilation", &p.rhs_dilation),
         ],
     )
+}
+
+/// Every `(key, len)` of `lists` has length `n`; `message(len)` says what
+/// the first one that does not was expected to have.
+pub(crate) fn check_list_lengths(
+    prim: &'static str, lists: &[(&'static str, usize)], n: usize,
+    message: impl FnOnce(usize) -> String,
+) -> Result<()> {
+    match lists.iter().find(|&&(_, len)| len != n) {
+        Some(&(key, len)) => Err(Error::param(prim, key, message(len))),
+        None => Ok(()),
+    }
 }
 
 /// Every entry of each named param is positive (strides, dilations,
@@ -402,48 +388,55 @@ fn check_group_counts(g: usize, bg: usize) -> Result<()> {
     Ok(())
 }
 
+/// `Ok` when `ok`, else the error of param `key` that `message` words.
+fn require(ok: bool, key: &'static str, message: impl FnOnce() -> String) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::param(NAME, key, message()))
+    }
+}
+
+/// The rhs output features `rhs_o` are a multiple of the group count `g`
+/// (param `key`).
+fn check_rhs_out_groups(key: &'static str, g: usize, rhs: &[usize], rhs_o: usize) -> Result<()> {
+    require(rhs_o.checked_rem(g) == Some(0), key, || {
+        format!(
+            "conv_general_dilated rhs output feature dimension size must be a multiple of {key}, \
+             but {rhs_o} is not a multiple of {g} (rhs shape {})",
+            crate::error::format_shape(rhs)
+        )
+    })
+}
+
 /// `feature_group_count` `g` divides the lhs features `lhs_f` into groups of
 /// the rhs input features `rhs_i`, and the rhs output features `rhs_o`.
 fn check_feature_groups(
     g: usize, (lhs, rhs): (&[usize], &[usize]), (lhs_f, rhs_i, rhs_o): (usize, usize, usize),
 ) -> Result<()> {
-    if lhs_f.checked_rem(g) != Some(0) {
-        return Err(Error::param(
-            NAME,
-            "feature_group_count",
-            format!(
-                "conv_general_dilated feature_group_count must divide lhs feature dimension \
-                 size, but {g} does not divide {lhs_f} (lhs shape {}, rhs shape {})",
-                crate::error::format_shape(lhs),
-                crate::error::format_shape(rhs)
-            ),
-        ));
-    }
-    if lhs_f.checked_div(g) != Some(rhs_i) {
-        return Err(Error::param(
-            NAME,
-            "feature_group_count",
-            format!(
-                "conv_general_dilated lhs feature dimension size divided by feature_group_count \
-                 must equal the rhs input feature dimension size, but {lhs_f} // {g} != {rhs_i} \
-                 (lhs shape {}, rhs shape {})",
-                crate::error::format_shape(lhs),
-                crate::error::format_shape(rhs)
-            ),
-        ));
-    }
-    if rhs_o.checked_rem(g) != Some(0) {
-        return Err(Error::param(
-            NAME,
-            "feature_group_count",
-            format!(
-                "conv_general_dilated rhs output feature dimension size must be a multiple of \
-                 feature_group_count, but {rhs_o} is not a multiple of {g} (rhs shape {})",
-                crate::error::format_shape(rhs)
-            ),
-        ));
-    }
-    Ok(())
+    let key = "feature_group_count";
+    let shapes = || {
+        let (l, r) = (
+            crate::error::format_shape(lhs),
+            crate::error::format_shape(rhs),
+        );
+        format!("(lhs shape {l}, rhs shape {r})")
+    };
+    require(lhs_f.checked_rem(g) == Some(0), key, || {
+        format!(
+            "conv_general_dilated feature_group_count must divide lhs feature dimension size, \
+             but {g} does not divide {lhs_f} {}",
+            shapes()
+        )
+    })?;
+    require(lhs_f.checked_div(g) == Some(rhs_i), key, || {
+        format!(
+            "conv_general_dilated lhs feature dimension size divided by feature_group_count must \
+             equal the rhs input feature dimension size, but {lhs_f} // {g} != {rhs_i} {}",
+            shapes()
+        )
+    })?;
+    check_rhs_out_groups(key, g, rhs, rhs_o)
 }
 
 /// `batch_group_count` `bg` divides the lhs batch `lhs_b` and the rhs
@@ -451,29 +444,15 @@ fn check_feature_groups(
 fn check_batch_groups(
     bg: usize, (lhs, rhs): (&[usize], &[usize]), (lhs_b, rhs_o): (usize, usize),
 ) -> Result<()> {
-    if lhs_b.checked_rem(bg) != Some(0) {
-        return Err(Error::param(
-            NAME,
-            "batch_group_count",
-            format!(
-                "conv_general_dilated batch_group_count must divide lhs batch dimension size, \
-                 but {bg} does not divide {lhs_b} (lhs shape {})",
-                crate::error::format_shape(lhs)
-            ),
-        ));
-    }
-    if rhs_o.checked_rem(bg) != Some(0) {
-        return Err(Error::param(
-            NAME,
-            "batch_group_count",
-            format!(
-                "conv_general_dilated rhs output feature dimension size must be a multiple of \
-                 batch_group_count, but {rhs_o} is not a multiple of {bg} (rhs shape {})",
-                crate::error::format_shape(rhs)
-            ),
-        ));
-    }
-    Ok(())
+    let key = "batch_group_count";
+    require(lhs_b.checked_rem(bg) == Some(0), key, || {
+        format!(
+            "conv_general_dilated batch_group_count must divide lhs batch dimension size, but \
+             {bg} does not divide {lhs_b} (lhs shape {})",
+            crate::error::format_shape(lhs)
+        )
+    })?;
+    check_rhs_out_groups(key, bg, rhs, rhs_o)
 }
 
 /// Output shape of the convolution of `lhs` and `rhs` shapes.

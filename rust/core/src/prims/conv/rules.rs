@@ -89,44 +89,66 @@ fn dilated_sizes(
     ))
 }
 
-/// Padding of the lhs-transpose convolution (also reduce_window_sum's
-/// transpose): per axis `(window' - lo - 1, in' + window' - 1 - out' -
-/// before)` over dilated sizes.
-pub(crate) fn vjp_lhs_padding(
+/// Per spatial axis: the dilated input, window and output sizes and the low
+/// padding.
+pub(crate) fn axis_geometry(
     in_shape: &[usize], window: &[usize], strides: &[usize], out_shape: &[usize],
     padding: &[(i64, i64)], lhs_dil: &[usize], rhs_dil: &[usize],
-) -> Result<Vec<(i64, i64)>> {
-    let mut out = Vec::with_capacity(in_shape.len());
-    for i in 0..in_shape.len() {
-        let (ld, rd, od) =
-            dilated_sizes(i, in_shape, window, strides, out_shape, lhs_dil, rhs_dil)?;
-        let lo = padding.get(i).map_or(0, |x| x.0);
-        let before = rd.saturating_sub(lo).saturating_sub(1);
-        let after = ld
-            .saturating_add(rd)
-            .saturating_sub(1)
-            .saturating_sub(od)
-            .saturating_sub(before);
-        out.push((before, after));
-    }
-    Ok(out)
+) -> Result<Vec<(i64, i64, i64, i64)>> {
+    (0..in_shape.len())
+        .map(|i| {
+            let (ld, rd, od) =
+                dilated_sizes(i, in_shape, window, strides, out_shape, lhs_dil, rhs_dil)?;
+            Ok((ld, rd, od, padding.get(i).map_or(0, |x| x.0)))
+        })
+        .collect()
 }
 
-fn vjp_rhs_padding(
-    in_shape: &[usize], window: &[usize], strides: &[usize], out_shape: &[usize],
-    padding: &[(i64, i64)], lhs_dil: &[usize], rhs_dil: &[usize],
-) -> Result<Vec<(i64, i64)>> {
-    let mut out = Vec::with_capacity(in_shape.len());
-    for i in 0..in_shape.len() {
-        let (ld, rd, od) =
-            dilated_sizes(i, in_shape, window, strides, out_shape, lhs_dil, rhs_dil)?;
-        let lo = padding.get(i).map_or(0, |x| x.0);
-        let hi = od
-            .saturating_sub(ld)
-            .saturating_add(rd.saturating_sub(lo).saturating_sub(1));
-        out.push((lo, hi));
-    }
-    Ok(out)
+/// [`axis_geometry`] of convolution `c` with spatial lhs, rhs and output
+/// sizes `lhs`, `rhs`, `out`.
+fn conv_axes(
+    c: &ConvParams, lhs: &[usize], rhs: &[usize], out: &[usize],
+) -> Result<Vec<(i64, i64, i64, i64)>> {
+    let (strides, pad) = (&c.window_strides, &c.padding);
+    axis_geometry(
+        lhs,
+        rhs,
+        strides,
+        out,
+        pad,
+        &c.lhs_dilation,
+        &c.rhs_dilation,
+    )
+}
+
+/// Padding of the lhs-transpose convolution (also reduce_window_sum's
+/// transpose), from [`axis_geometry`]: per axis `(window' - lo - 1, in' +
+/// window' - 1 - out' - before)` over dilated sizes.
+pub(crate) fn vjp_lhs_padding(axes: &[(i64, i64, i64, i64)]) -> Vec<(i64, i64)> {
+    axes.iter()
+        .map(|&(ld, rd, od, lo)| {
+            let before = rd.saturating_sub(lo).saturating_sub(1);
+            let after = ld
+                .saturating_add(rd)
+                .saturating_sub(1)
+                .saturating_sub(od)
+                .saturating_sub(before);
+            (before, after)
+        })
+        .collect()
+}
+
+/// Padding of the rhs-transpose convolution, from [`axis_geometry`]: per
+/// axis `(lo, out' - in' + window' - lo - 1)` over dilated sizes.
+fn vjp_rhs_padding(axes: &[(i64, i64, i64, i64)]) -> Vec<(i64, i64)> {
+    axes.iter()
+        .map(|&(ld, rd, od, lo)| {
+            let hi = od
+                .saturating_sub(ld)
+                .saturating_add(rd.saturating_sub(lo).saturating_sub(1));
+            (lo, hi)
+        })
+        .collect()
 }
 
 /// A cotangent in the operands' dtype (the result may be a preferred wider type).
@@ -159,15 +181,12 @@ pub(super) fn transpose_lhs(
         rhs = reshape_axis_into(b, spec_get(rs, 0), spec_get(rs, 1), rhs)?;
         groups = n;
     }
-    let padding = vjp_lhs_padding(
-        &spatial(lhs_shape, ls),
-        &spatial(&rhs_shape, rs),
-        &c.window_strides,
-        &spatial(&ct_shape, os),
-        &c.padding,
-        &c.lhs_dilation,
-        &c.rhs_dilation,
-    )?;
+    let (l, r, o) = (
+        spatial(lhs_shape, ls),
+        spatial(&rhs_shape, rs),
+        spatial(&ct_shape, os),
+    );
+    let padding = vjp_lhs_padding(&conv_axes(c, &l, &r, &o)?);
     let rev = b.add_eqn1(
         Primitive::Rev(Rev {
             dimensions: rs.iter().skip(2).copied().collect(),
@@ -211,15 +230,12 @@ pub(super) fn transpose_rhs(
     } else {
         (1, c.feature_group_count)
     };
-    let padding = vjp_rhs_padding(
-        &spatial(&lhs_shape, ls),
-        &spatial(&rhs_aval.shape, rs),
-        &c.window_strides,
-        &spatial(&ct_shape, os),
-        &c.padding,
-        &c.lhs_dilation,
-        &c.rhs_dilation,
-    )?;
+    let (l, r, o) = (
+        spatial(&lhs_shape, ls),
+        spatial(&rhs_aval.shape, rs),
+        spatial(&ct_shape, os),
+    );
+    let padding = vjp_rhs_padding(&conv_axes(c, &l, &r, &o)?);
     let t = ConvParams {
         window_strides: c.rhs_dilation.clone(),
         padding,

@@ -597,66 +597,33 @@ pub trait CastTo: Copy + Send + Sync + 'static {
     fn from_bool(v: bool) -> Self;
 }
 
-// `as` gives exactly the semantics above: int → int truncates bits (after
-// sign extension to 64 bits the low bits are those of the direct cast),
-// float → int saturates with NaN → 0, int/float → float rounds to nearest.
-macro_rules! impl_cast_to_prim {
-    ($($t:ident),*) => {$(
+/// `CastTo` for the types `$t`, given each conversion of `$v` (from i64,
+/// u64, f32, f64, bool). For the primitive numbers `as` gives exactly the
+/// semantics above: int → int truncates bits (after sign extension to 64
+/// bits the low bits are those of the direct cast), float → int saturates
+/// with NaN → 0, int/float → float rounds to nearest.
+macro_rules! impl_cast_to {
+    ($(|$v:ident| $i:expr, $u:expr, $f32:expr, $f64:expr, $b:expr => $($t:ident),*;)*) => {$($(
         impl CastTo for $t {
             #[inline(always)]
-            fn from_i64(v: i64) -> Self { v as $t }
+            fn from_i64($v: i64) -> Self { $i }
             #[inline(always)]
-            fn from_u64(v: u64) -> Self { v as $t }
+            fn from_u64($v: u64) -> Self { $u }
             #[inline(always)]
-            fn from_f32(v: f32) -> Self { v as $t }
+            fn from_f32($v: f32) -> Self { $f32 }
             #[inline(always)]
-            fn from_f64(v: f64) -> Self { v as $t }
+            fn from_f64($v: f64) -> Self { $f64 }
             #[inline(always)]
-            fn from_bool(v: bool) -> Self { u8::from(v) as $t }
+            fn from_bool($v: bool) -> Self { $b }
         }
-    )*};
+    )*)*};
 }
-impl_cast_to_prim!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
-
-macro_rules! impl_cast_to_half {
-    ($($t:ident),*) => {$(
-        impl CastTo for $t {
-            #[inline(always)]
-            fn from_i64(v: i64) -> Self { $t::from_f64(v as f64) }
-            #[inline(always)]
-            fn from_u64(v: u64) -> Self { $t::from_f64(v as f64) }
-            #[inline(always)]
-            fn from_f32(v: f32) -> Self { $t::from_f32(v) }
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self { $t::from_f64(v) }
-            #[inline(always)]
-            fn from_bool(v: bool) -> Self { if v { $t::ONE } else { $t::ZERO } }
-        }
-    )*};
-}
-impl_cast_to_half!(f16, bf16);
-
-impl CastTo for bool {
-    #[inline(always)]
-    fn from_i64(v: i64) -> Self {
-        v != 0
-    }
-    #[inline(always)]
-    fn from_u64(v: u64) -> Self {
-        v != 0
-    }
-    #[inline(always)]
-    fn from_f32(v: f32) -> Self {
-        v != 0.0
-    }
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v != 0.0
-    }
-    #[inline(always)]
-    fn from_bool(v: bool) -> Self {
-        v
-    }
+impl_cast_to! {
+    |v| v as Self, v as Self, v as Self, v as Self, u8::from(v) as Self
+        => i8, i16, i32, i64, u8, u16, u32, u64, f32, f64;
+    |v| Self::from_f64(v as f64), Self::from_f64(v as f64), Self::from_f32(v), Self::from_f64(v),
+        if v { Self::ONE } else { Self::ZERO } => f16, bf16;
+    |v| v != 0, v != 0, v != 0.0, v != 0.0, v => bool;
 }
 
 /// Conversion source: routes each element type to the matching `CastTo`

@@ -66,7 +66,33 @@ struct Walk<'a> {
     clamp: bool,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// The walk of operand `x` by indices `idx` under the gather/scatter
+    /// dimension lists `lists` (in JAX's order); `extent` gives the window
+    /// extent per operand axis from the operand axis of each window axis.
+    fn new(
+        prim: &'static str, x: &'a HostArray, idx: &'a HostArray, lists: [&'a [usize]; 5],
+        extent: impl FnOnce(&[usize]) -> Vec<usize>, clamp: bool,
+    ) -> Result<Walk<'a>> {
+        let [window_pos, collapsed, index_map, operand_batching, indices_batching] = lists;
+        let window_axes = window_axes(x.ndim(), collapsed, operand_batching);
+        Ok(Walk {
+            prim,
+            shape: x.shape(),
+            strides: row_major_strides(x.shape())?,
+            window_pos,
+            extent: extent(&window_axes),
+            window_axes,
+            batch_shape: idx.shape().split_last().map_or(&[][..], |(_, b)| b),
+            k: idx.shape().last().copied().unwrap_or(0),
+            index: index_values(prim, idx)?,
+            index_map,
+            operand_batching,
+            indices_batching,
+            clamp,
+        })
+    }
+
     /// The operand offset of the window start of every indices batch
     /// position (row-major), `None` where the window is out of bounds and
     /// the mode fills/drops it.
@@ -206,23 +232,8 @@ pub fn gather(
     g: &GatherParams, x: &HostArray, idx: &HostArray, out_shape: &[usize],
 ) -> Result<Buffer> {
     let prim = "gather";
-    let d = &g.dims;
-    let batch_shape = idx.shape().split_last().map_or(&[][..], |(_, b)| b);
-    let walk = Walk {
-        prim,
-        shape: x.shape(),
-        strides: row_major_strides(x.shape())?,
-        window_pos: &d.offset_dims,
-        window_axes: window_axes(x.ndim(), &d.collapsed_slice_dims, &d.operand_batching_dims),
-        extent: g.slice_sizes.clone(),
-        batch_shape,
-        k: idx.shape().last().copied().unwrap_or(0),
-        index: index_values(prim, idx)?,
-        index_map: &d.start_index_map,
-        operand_batching: &d.operand_batching_dims,
-        indices_batching: &d.start_indices_batching_dims,
-        clamp: gather_clamps(g),
-    };
+    let extent = |_: &[usize]| g.slice_sizes.clone();
+    let walk = Walk::new(prim, x, idx, g.dims.lists(), extent, gather_clamps(g))?;
     let mut picks = Vec::with_capacity(checked_size(out_shape)?);
     walk.for_each(out_shape, |_, off| {
         picks.push(match off {
@@ -241,30 +252,16 @@ fn scatter_targets(
     s: &ScatterParams, x: &HostArray, idx: &HostArray, u: &HostArray,
 ) -> Result<Vec<(usize, usize)>> {
     let prim = s.op.name();
-    let d = &s.dims;
-    let batch_shape = idx.shape().split_last().map_or(&[][..], |(_, b)| b);
-    let axes = window_axes(x.ndim(), &d.inserted_window_dims, &d.operand_batching_dims);
-    let mut extent = vec![1usize; x.ndim()];
-    for (&axis, &ud) in axes.iter().zip(&d.update_window_dims) {
-        if let (Some(e), Some(&n)) = (extent.get_mut(axis), u.shape().get(ud)) {
-            *e = n;
+    let extent = |axes: &[usize]| {
+        let mut extent = vec![1usize; x.ndim()];
+        for (&axis, &ud) in axes.iter().zip(&s.dims.update_window_dims) {
+            if let (Some(e), Some(&n)) = (extent.get_mut(axis), u.shape().get(ud)) {
+                *e = n;
+            }
         }
-    }
-    let walk = Walk {
-        prim,
-        shape: x.shape(),
-        strides: row_major_strides(x.shape())?,
-        window_pos: &d.update_window_dims,
-        window_axes: axes,
-        extent,
-        batch_shape,
-        k: idx.shape().last().copied().unwrap_or(0),
-        index: index_values(prim, idx)?,
-        index_map: &d.scatter_dims_to_operand_dims,
-        operand_batching: &d.operand_batching_dims,
-        indices_batching: &d.scatter_indices_batching_dims,
-        clamp: scatter_clamps(s),
+        extent
     };
+    let walk = Walk::new(prim, x, idx, s.dims.lists(), extent, scatter_clamps(s))?;
     let mut out = Vec::with_capacity(u.size());
     walk.for_each(u.shape(), |k, off| {
         if let Some(t) = off {
@@ -280,41 +277,29 @@ trait Combine: Copy {
     fn combine(op: ScatterOp, a: Self, b: Self) -> Self;
 }
 
-macro_rules! impl_combine_int {
-    ($($t:ident),*) => {$(
+/// `Combine` for the types `$t`, given how `$a` and `$b` add, multiply and
+/// take the min and the max (set is always `$b`).
+macro_rules! impl_combine {
+    ($(|$a:ident, $b:ident| $add:expr, $mul:expr, $min:expr, $max:expr => $($t:ident),*;)*) => {$($(
         impl Combine for $t {
             #[inline(always)]
-            fn combine(op: ScatterOp, a: Self, b: Self) -> Self {
+            fn combine(op: ScatterOp, $a: Self, $b: Self) -> Self {
                 match op {
-                    ScatterOp::Set => b,
-                    ScatterOp::Add => a.wrapping_add(b),
-                    ScatterOp::Mul => a.wrapping_mul(b),
-                    ScatterOp::Min => a.min(b),
-                    ScatterOp::Max => a.max(b),
+                    ScatterOp::Set => $b,
+                    ScatterOp::Add => $add,
+                    ScatterOp::Mul => $mul,
+                    ScatterOp::Min => $min,
+                    ScatterOp::Max => $max,
                 }
             }
         }
-    )*};
+    )*)*};
 }
-impl_combine_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-macro_rules! impl_combine_float {
-    ($($t:ident),*) => {$(
-        impl Combine for $t {
-            #[inline(always)]
-            fn combine(op: ScatterOp, a: Self, b: Self) -> Self {
-                match op {
-                    ScatterOp::Set => b,
-                    ScatterOp::Add => FloatElem::add(a, b),
-                    ScatterOp::Mul => FloatElem::mul(a, b),
-                    ScatterOp::Min => a.min_nan(b),
-                    ScatterOp::Max => a.max_nan(b),
-                }
-            }
-        }
-    )*};
+impl_combine! {
+    |a, b| a.wrapping_add(b), a.wrapping_mul(b), a.min(b), a.max(b)
+        => i8, i16, i32, i64, u8, u16, u32, u64;
+    |a, b| FloatElem::add(a, b), FloatElem::mul(a, b), a.min_nan(b), a.max_nan(b) => f32, f64;
 }
-impl_combine_float!(f32, f64);
 
 macro_rules! impl_combine_half {
     ($($t:ident),*) => {$(

@@ -20,8 +20,23 @@ fn internal(prim: &'static str) -> Error {
 /// into an accumulator, and how a row combines into a row of accumulators.
 trait Reducer<T: Copy> {
     fn init(&self) -> T;
-    fn fold_run(&self, acc: T, run: &[T]) -> T;
-    fn combine_row(&self, acc: &mut [T], row: &[T]);
+
+    /// Two values reduced to one.
+    fn combine(&self, a: T, x: T) -> T;
+
+    /// `acc` reduced with every value of `run`, in order.
+    #[inline]
+    fn fold_run(&self, acc: T, run: &[T]) -> T {
+        run.iter().fold(acc, |a, &x| self.combine(a, x))
+    }
+
+    /// Each value of `acc` reduced with the matching value of `row`.
+    #[inline]
+    fn combine_row(&self, acc: &mut [T], row: &[T]) {
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a = self.combine(*a, x);
+        }
+    }
 }
 
 /// Generic driver. `src` is row-major with `shape`; returns the kept axes'
@@ -170,10 +185,8 @@ impl<T: FloatElem> Reducer<T> for FloatSum {
         acc.add(s)
     }
     #[inline]
-    fn combine_row(&self, acc: &mut [T], row: &[T]) {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = a.add(x);
-        }
+    fn combine(&self, a: T, x: T) -> T {
+        a.add(x)
     }
 }
 
@@ -198,44 +211,8 @@ impl<T: FloatElem> Reducer<T> for FloatMax {
         rem.iter().fold(m, |a, &x| a.max_nan(x))
     }
     #[inline]
-    fn combine_row(&self, acc: &mut [T], row: &[T]) {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = a.max_nan(x);
-        }
-    }
-}
-
-struct IntSum;
-impl<T: IntElem> Reducer<T> for IntSum {
-    fn init(&self) -> T {
-        T::ZERO
-    }
-    #[inline]
-    fn fold_run(&self, acc: T, run: &[T]) -> T {
-        run.iter().fold(acc, |a, &x| a.wadd(x))
-    }
-    #[inline]
-    fn combine_row(&self, acc: &mut [T], row: &[T]) {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = a.wadd(x);
-        }
-    }
-}
-
-struct IntMax;
-impl<T: IntElem> Reducer<T> for IntMax {
-    fn init(&self) -> T {
-        T::MIN
-    }
-    #[inline]
-    fn fold_run(&self, acc: T, run: &[T]) -> T {
-        run.iter().fold(acc, |a, &x| a.max(x))
-    }
-    #[inline]
-    fn combine_row(&self, acc: &mut [T], row: &[T]) {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = (*a).max(x);
-        }
+    fn combine(&self, a: T, x: T) -> T {
+        a.max_nan(x)
     }
 }
 
@@ -249,10 +226,8 @@ impl Reducer<bool> for BoolMax {
         acc || run.iter().any(|&x| x)
     }
     #[inline]
-    fn combine_row(&self, acc: &mut [bool], row: &[bool]) {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a |= x;
-        }
+    fn combine(&self, a: bool, x: bool) -> bool {
+        a | x
     }
 }
 
@@ -266,15 +241,16 @@ impl<T: Copy, F: Fn(T, T) -> T> Reducer<T> for Fold<T, F> {
         self.init
     }
     #[inline]
-    fn fold_run(&self, acc: T, run: &[T]) -> T {
-        run.iter().fold(acc, |a, &x| (self.f)(a, x))
+    fn combine(&self, a: T, x: T) -> T {
+        (self.f)(a, x)
     }
-    #[inline]
-    fn combine_row(&self, acc: &mut [T], row: &[T]) {
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a = (self.f)(*a, x);
-        }
-    }
+}
+
+/// [`reduce_with`] by a plain [`Fold`] from `init` with `f`.
+fn fold_with<T: Copy, F: Fn(T, T) -> T>(
+    prim: &'static str, src: &[T], shape: &[usize], axes: &[usize], init: T, f: F,
+) -> Result<Vec<T>> {
+    reduce_with(prim, src, shape, axes, &Fold { init, f })
 }
 
 fn float_reduce<T: FloatElem>(
@@ -284,20 +260,8 @@ fn float_reduce<T: FloatElem>(
     match op {
         ReduceOp::Sum => reduce_with(name, v, shape, axes, &FloatSum),
         ReduceOp::Max => reduce_with(name, v, shape, axes, &FloatMax),
-        ReduceOp::Prod => {
-            let r = Fold {
-                init: T::ONE,
-                f: T::mul,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
-        ReduceOp::Min => {
-            let r = Fold {
-                init: T::NEG_INFINITY.neg(),
-                f: T::min_nan,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
+        ReduceOp::Prod => fold_with(name, v, shape, axes, T::ONE, T::mul),
+        ReduceOp::Min => fold_with(name, v, shape, axes, T::NEG_INFINITY.neg(), T::min_nan),
         ReduceOp::And | ReduceOp::Or | ReduceOp::Xor => Err(bad_dtype(name, &[])),
     }
 }
@@ -314,44 +278,14 @@ fn int_reduce<T: IntElem>(
 ) -> Result<Vec<T>> {
     let name = op.name();
     match op {
-        ReduceOp::Sum => reduce_with(name, v, shape, axes, &IntSum),
-        ReduceOp::Max => reduce_with(name, v, shape, axes, &IntMax),
-        ReduceOp::Prod => {
-            let r = Fold {
-                init: T::ONE,
-                f: T::wmul,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
-        ReduceOp::Min => {
-            // MIN - 1 wraps to MAX for signed and unsigned types alike.
-            let r = Fold {
-                init: T::MIN.wsub(T::ONE),
-                f: Ord::min,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
-        ReduceOp::And => {
-            let r = Fold {
-                init: T::ZERO.bnot(),
-                f: T::band,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
-        ReduceOp::Or => {
-            let r = Fold {
-                init: T::ZERO,
-                f: T::bor,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
-        ReduceOp::Xor => {
-            let r = Fold {
-                init: T::ZERO,
-                f: T::bxor,
-            };
-            reduce_with(name, v, shape, axes, &r)
-        }
+        ReduceOp::Sum => fold_with(name, v, shape, axes, T::ZERO, T::wadd),
+        ReduceOp::Max => fold_with(name, v, shape, axes, T::MIN, Ord::max),
+        ReduceOp::Prod => fold_with(name, v, shape, axes, T::ONE, T::wmul),
+        // MIN - 1 wraps to MAX for signed and unsigned types alike.
+        ReduceOp::Min => fold_with(name, v, shape, axes, T::MIN.wsub(T::ONE), Ord::min),
+        ReduceOp::And => fold_with(name, v, shape, axes, T::ZERO.bnot(), T::band),
+        ReduceOp::Or => fold_with(name, v, shape, axes, T::ZERO, T::bor),
+        ReduceOp::Xor => fold_with(name, v, shape, axes, T::ZERO, T::bxor),
     }
 }
 
@@ -378,18 +312,10 @@ pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
         Buffer::Bool(v) => Buffer::Bool(match op {
             ReduceOp::Max | ReduceOp::Or => reduce_with(op.name(), v, s, axes, &BoolMax)?.into(),
             ReduceOp::Min | ReduceOp::And => {
-                let r = Fold {
-                    init: true,
-                    f: |a: bool, b: bool| a & b,
-                };
-                reduce_with(op.name(), v, s, axes, &r)?.into()
+                fold_with(op.name(), v, s, axes, true, |a: bool, b: bool| a & b)?.into()
             }
             ReduceOp::Xor => {
-                let r = Fold {
-                    init: false,
-                    f: |a: bool, b: bool| a ^ b,
-                };
-                reduce_with(op.name(), v, s, axes, &r)?.into()
+                fold_with(op.name(), v, s, axes, false, |a: bool, b: bool| a ^ b)?.into()
             }
             ReduceOp::Sum | ReduceOp::Prod => return Err(bad_dtype(op.name(), &[DType::Bool])),
         }),

@@ -126,54 +126,54 @@ fn gamma_domain_nan(a: f64, x: f64) -> bool {
     a.is_nan() || x.is_nan() || a < 0.0 || x < 0.0 || a == f64::INFINITY
 }
 
-/// The regularized lower incomplete gamma function `P(a, x)`.
-pub fn igamma(a: f64, x: f64) -> f64 {
+/// The regularized incomplete gamma functions `(P(a, x), Q(a, x))`: the one
+/// the evaluation gives directly, and its complement.
+fn igamma_pair(a: f64, x: f64) -> (f64, f64) {
     // P(0, 0) is undefined (NaN in XLA and SciPy >= 1.16).
     if gamma_domain_nan(a, x) || (a == 0.0 && x == 0.0) {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN);
     }
     if x == 0.0 {
-        return 0.0;
+        return (0.0, 1.0);
     }
     if a == 0.0 || x == f64::INFINITY {
-        return 1.0;
+        return (1.0, 0.0);
     }
     let p = gamma_parts(a, x);
     let v = p.log_pre.v.exp() * p.s.v;
     if p.series {
-        v.min(1.0)
+        (v.min(1.0), 1.0 - v.min(1.0))
     } else {
-        1.0 - v
+        (1.0 - v, v)
     }
+}
+
+/// The regularized lower incomplete gamma function `P(a, x)`.
+pub fn igamma(a: f64, x: f64) -> f64 {
+    igamma_pair(a, x).0
 }
 
 /// The regularized upper incomplete gamma function `Q(a, x) = 1 - P(a, x)`.
 pub fn igammac(a: f64, x: f64) -> f64 {
-    if gamma_domain_nan(a, x) || (a == 0.0 && x == 0.0) {
-        return f64::NAN;
-    }
-    if x == 0.0 {
-        return 1.0;
-    }
-    if a == 0.0 || x == f64::INFINITY {
-        return 0.0;
-    }
-    let p = gamma_parts(a, x);
-    let v = p.log_pre.v.exp() * p.s.v;
-    if p.series {
-        1.0 - v.min(1.0)
+    igamma_pair(a, x).1
+}
+
+/// The value of the `a`-derivatives of `P(a, x)` off the interior: NaN out
+/// of the domain, at `a = 0` and at `x = ∞`; 0 at `x = 0`.
+fn gamma_grad_edge(a: f64, x: f64) -> Option<f64> {
+    if gamma_domain_nan(a, x) || a == 0.0 || x == f64::INFINITY {
+        Some(f64::NAN)
+    } else if x == 0.0 {
+        Some(0.0)
     } else {
-        v
+        None
     }
 }
 
 /// `∂P(a, x)/∂a`.
 pub fn igamma_grad_a(a: f64, x: f64) -> f64 {
-    if gamma_domain_nan(a, x) || a == 0.0 || x == f64::INFINITY {
-        return f64::NAN;
-    }
-    if x == 0.0 {
-        return 0.0;
+    if let Some(edge) = gamma_grad_edge(a, x) {
+        return edge;
     }
     let p = gamma_parts(a, x);
     let e = p.log_pre.v.exp();
@@ -189,11 +189,8 @@ pub fn igamma_grad_a(a: f64, x: f64) -> f64 {
 /// its quantile fixed: `-(∂P/∂a) / (∂P/∂x)`. The common factor
 /// `x^a e^-x / Γ(·)` cancels, so no exponential is taken.
 pub fn random_gamma_grad(a: f64, x: f64) -> f64 {
-    if gamma_domain_nan(a, x) || a == 0.0 || x == f64::INFINITY {
-        return f64::NAN;
-    }
-    if x == 0.0 {
-        return 0.0;
+    if let Some(edge) = gamma_grad_edge(a, x) {
+        return edge;
     }
     let p = gamma_parts(a, x);
     let d = p.log_pre.d * p.s.v + p.s.d;

@@ -226,24 +226,49 @@ const TANH_F64: [f64; 13] = [
 
 // ------------------------------------------------------- building blocks
 
-/// Horner evaluation of `c[0] + c[1]·x + ...`.
-#[inline(always)]
-fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
-    let mut it = c.iter().rev();
-    let mut acc = it.next().copied().unwrap_or(0.0);
-    for &k in it {
-        acc = acc * x + k;
-    }
-    acc
+/// `horner` (f64) and `horner32` (f32): Horner evaluation of
+/// `c[0] + c[1]·x + ...`.
+macro_rules! horner {
+    ($($name:ident: $t:ty),*) => {$(
+        #[inline(always)]
+        fn $name<const N: usize>(x: $t, c: &[$t; N]) -> $t {
+            let mut it = c.iter().rev();
+            let mut acc = it.next().copied().unwrap_or(0.0);
+            for &k in it {
+                acc = acc * x + k;
+            }
+            acc
+        }
+    )*};
 }
 
-/// `x` rounded to the nearest integer (ties to even), as f64 and as i64;
-/// for |x| < 2^51 (other inputs give garbage, never a panic).
-#[inline(always)]
-fn round_int(x: f64) -> (f64, i64) {
-    let t = x + ROUND_MAGIC;
-    let k = (t.to_bits() as i64).wrapping_sub(ROUND_MAGIC.to_bits() as i64);
-    (t - ROUND_MAGIC, k)
+horner!(horner: f64, horner32: f32);
+
+/// `round_int` (f64, i64; for |x| < 2^51) and `round_int32` (f32, i32; for
+/// |x| < 2^22): `x` rounded to the nearest integer (ties to even), as a
+/// float and as an integer, by adding and subtracting the type's
+/// `ROUND_MAGIC` (other inputs give garbage, never a panic). Then `pow2i`
+/// (-1022 ≤ k ≤ 1023) and `pow2i32` (-126 ≤ k ≤ 127): 2^k, by writing the
+/// biased exponent.
+macro_rules! int_scaling {
+    ($($round:ident, $pow2:ident: $t:ty, $i:ty, $u:ty, $magic:expr, $bias:expr, $mantissa:expr;)*) => {$(
+        #[inline(always)]
+        fn $round(x: $t) -> ($t, $i) {
+            let t = x + $magic;
+            let k = (t.to_bits() as $i).wrapping_sub($magic.to_bits() as $i);
+            (t - $magic, k)
+        }
+
+        #[inline(always)]
+        fn $pow2(k: $i) -> $t {
+            <$t>::from_bits((k.wrapping_add($bias) as $u).wrapping_shl($mantissa))
+        }
+    )*};
+}
+
+int_scaling! {
+    round_int, pow2i: f64, i64, u64, ROUND_MAGIC, 1023, 52;
+    round_int32, pow2i32: f32, i32, u32, ROUND_MAGIC_F32, 127, 23;
 }
 
 /// `k` as f64 for |k| < 2^51, with integer vector ops only (AVX2 has no
@@ -251,12 +276,6 @@ fn round_int(x: f64) -> (f64, i64) {
 #[inline(always)]
 fn i64_to_f64(k: i64) -> f64 {
     f64::from_bits((ROUND_MAGIC.to_bits() as i64).wrapping_add(k) as u64) - ROUND_MAGIC
-}
-
-/// 2^k for -1022 ≤ k ≤ 1023.
-#[inline(always)]
-fn pow2i(k: i64) -> f64 {
-    f64::from_bits((k.wrapping_add(1023) as u64).wrapping_shl(52))
 }
 
 /// `p·2^k` for |k| ≤ 2000 with one rounding (the two half-scalings are
@@ -398,16 +417,29 @@ fn log_finite<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
 /// `log(x)` with libm's special values.
 #[inline(always)]
 pub(super) fn log_core<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
-    let r = log_finite(x, c);
-    let r = if x == f64::INFINITY { x } else { r };
-    let r = if x == 0.0 { f64::NEG_INFINITY } else { r };
-    let r = if x < 0.0 { f64::NAN } else { r };
-    if x.is_nan() {
-        x
-    } else {
-        r
-    }
+    log_special_f64(x, log_finite(x, c))
 }
+
+/// `log_special_f64`/`log_special_f32`: `r`, the logarithm of a finite
+/// positive `x`, with libm's special values at the other `x` (branch-free
+/// selects, as the vector paths do).
+macro_rules! log_special {
+    ($($name:ident: $t:ident),*) => {$(
+        #[inline(always)]
+        fn $name(x: $t, r: $t) -> $t {
+            let r = if x == $t::INFINITY { x } else { r };
+            let r = if x == 0.0 { $t::NEG_INFINITY } else { r };
+            let r = if x < 0.0 { $t::NAN } else { r };
+            if x.is_nan() {
+                x
+            } else {
+                r
+            }
+        }
+    )*};
+}
+
+log_special!(log_special_f64: f64, log_special_f32: f32);
 
 /// `log(1+x)`: `u = 1+x` rounded, then `log(u) + (x - (u-1))/u` corrects
 /// for the rounding of `u`.
@@ -628,31 +660,6 @@ const TWO_OVER_PI_F32: f32 = 0.636_619_77;
 /// ([`trig_patch_f32`](super::trig_patch_f32)), which reduces in f64.
 const TRIG_MID_F32: f32 = 512.0;
 
-/// [`horner`] in f32.
-#[inline(always)]
-fn horner32<const N: usize>(x: f32, c: &[f32; N]) -> f32 {
-    let mut it = c.iter().rev();
-    let mut acc = it.next().copied().unwrap_or(0.0);
-    for &k in it {
-        acc = acc * x + k;
-    }
-    acc
-}
-
-/// `x` rounded to the nearest integer, as f32 and i32; for |x| < 2^22.
-#[inline(always)]
-fn round_int32(x: f32) -> (f32, i32) {
-    let t = x + ROUND_MAGIC_F32;
-    let k = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC_F32.to_bits() as i32);
-    (t - ROUND_MAGIC_F32, k)
-}
-
-/// 2^k for -126 ≤ k ≤ 127.
-#[inline(always)]
-fn pow2i32(k: i32) -> f32 {
-    f32::from_bits((k.wrapping_add(127) as u32).wrapping_shl(23))
-}
-
 /// `e^x = p·2^k` for |x| ≤ 104 (p in [√½, √2] up to rounding).
 #[inline(always)]
 fn exp_parts32(x: f32) -> (f32, i32) {
@@ -720,15 +727,7 @@ fn log_finite32(x: f32) -> f32 {
 /// `log(x)` in f32 arithmetic, with libm's special values.
 #[inline(always)]
 fn log32(x: f32) -> f32 {
-    let r = log_finite32(x);
-    let r = if x == f32::INFINITY { x } else { r };
-    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
-    let r = if x < 0.0 { f32::NAN } else { r };
-    if x.is_nan() {
-        x
-    } else {
-        r
-    }
+    log_special_f32(x, log_finite32(x))
 }
 
 /// `a + b = s + e` exactly (Knuth's TwoSum).
@@ -836,25 +835,16 @@ pub(super) fn cos_mid_f32(x: f32) -> f32 {
     quadrant32(r, tail, k.wrapping_add(1))
 }
 
-/// `sin(x)` for |x| > [`TRIG_MID_F32`] (and NaN): reduced in f64 up to
-/// [`TRIG_BIG`](super::TRIG_BIG), libm above.
+/// libm's `sin` of an f32, in f64.
 #[inline(always)]
-pub(super) fn sin_slow_f32(x: f32) -> f32 {
-    if big_f32(x) {
-        libm::sin(f64::from(x)) as f32
-    } else {
-        sin_mid_f32(x)
-    }
+fn libm_sin_f32(x: f32) -> f32 {
+    libm::sin(f64::from(x)) as f32
 }
 
-/// `cos(x)` for |x| > [`TRIG_MID_F32`] (and NaN).
+/// libm's `cos` of an f32, in f64.
 #[inline(always)]
-pub(super) fn cos_slow_f32(x: f32) -> f32 {
-    if big_f32(x) {
-        libm::cos(f64::from(x)) as f32
-    } else {
-        cos_mid_f32(x)
-    }
+fn libm_cos_f32(x: f32) -> f32 {
+    libm::cos(f64::from(x)) as f32
 }
 
 /// `e^x`.
@@ -883,24 +873,23 @@ pub fn log_f32(x: f32) -> f32 {
 
 // ------------------------------------------------- per-element functions
 
-/// ±1 for nonzero numbers; ±0 and NaN map to themselves.
-#[inline(always)]
-pub(super) fn sign_f64(x: f64) -> f64 {
-    if x == 0.0 || x.is_nan() {
-        x
-    } else {
-        1.0f64.copysign(x)
-    }
+/// `sign_f64`/`sign_f32`: ±1 for nonzero numbers; ±0 and NaN map to
+/// themselves.
+macro_rules! sign {
+    ($($name:ident: $t:ty),*) => {$(
+        #[inline(always)]
+        pub(super) fn $name(x: $t) -> $t {
+            let one: $t = 1.0;
+            if x == 0.0 || x.is_nan() {
+                x
+            } else {
+                one.copysign(x)
+            }
+        }
+    )*};
 }
 
-#[inline(always)]
-pub(super) fn sign_f32(x: f32) -> f32 {
-    if x == 0.0 || x.is_nan() {
-        x
-    } else {
-        1.0f32.copysign(x)
-    }
-}
+sign!(sign_f64: f64, sign_f32: f32);
 
 macro_rules! per_element {
     ($($(#[$doc:meta])* $f32:ident, $f64:ident => |$x:ident, $c:ident| $body:expr, $c32:expr, $c64:expr;)*) => {
@@ -968,42 +957,34 @@ pub fn cos_fast_f64(x: f64) -> f64 {
     cos_fast(x, &SIN_F64, &COS_F64)
 }
 
-/// `sin(x)` for any x (the libm path above |x| = 65536).
-#[inline(always)]
-pub fn sin_f64(x: f64) -> f64 {
-    if big_f64(x) {
-        libm::sin(x)
-    } else {
-        sin_fast_f64(x)
-    }
+/// Functions for any x that take `$slow` where `$far(x)` and `$fast`
+/// elsewhere.
+macro_rules! by_range {
+    ($($(#[$doc:meta])* $vis:vis $name:ident: $t:ty => $far:ident ? $slow:path : $fast:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        $vis fn $name(x: $t) -> $t {
+            if $far(x) {
+                $slow(x)
+            } else {
+                $fast(x)
+            }
+        }
+    )*};
 }
 
-/// `cos(x)` for any x.
-#[inline(always)]
-pub fn cos_f64(x: f64) -> f64 {
-    if big_f64(x) {
-        libm::cos(x)
-    } else {
-        cos_fast_f64(x)
-    }
-}
-
-/// `sin(x)` for any x.
-#[inline(always)]
-pub fn sin_f32(x: f32) -> f32 {
-    if mid_f32(x) {
-        sin_slow_f32(x)
-    } else {
-        sin_fast_f32(x)
-    }
-}
-
-/// `cos(x)` for any x.
-#[inline(always)]
-pub fn cos_f32(x: f32) -> f32 {
-    if mid_f32(x) {
-        cos_slow_f32(x)
-    } else {
-        cos_fast_f32(x)
-    }
+by_range! {
+    /// `sin(x)` for any x (the libm path above |x| = 65536).
+    pub sin_f64: f64 => big_f64 ? libm::sin : sin_fast_f64;
+    /// `cos(x)` for any x.
+    pub cos_f64: f64 => big_f64 ? libm::cos : cos_fast_f64;
+    /// `sin(x)` for any x.
+    pub sin_f32: f32 => mid_f32 ? sin_slow_f32 : sin_fast_f32;
+    /// `cos(x)` for any x.
+    pub cos_f32: f32 => mid_f32 ? cos_slow_f32 : cos_fast_f32;
+    /// `sin(x)` for |x| > [`TRIG_MID_F32`] (and NaN): reduced in f64 up to
+    /// [`TRIG_BIG`](super::TRIG_BIG), libm above.
+    pub(super) sin_slow_f32: f32 => big_f32 ? libm_sin_f32 : sin_mid_f32;
+    /// `cos(x)` for |x| > [`TRIG_MID_F32`] (and NaN).
+    pub(super) cos_slow_f32: f32 => big_f32 ? libm_cos_f32 : cos_mid_f32;
 }

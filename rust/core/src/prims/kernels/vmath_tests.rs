@@ -23,43 +23,31 @@ fn same<T: Copy + Into<f64>>(a: &[T], b: &[T]) -> bool {
         })
 }
 
-fn ulp32(a: f32, b: f32) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
+/// The distance in units in the last place between two floats given by
+/// their bit patterns read as signed integers (`bits`), with `min` the
+/// smallest such integer; NaN is 0 from NaN and farthest from anything else.
+fn ulp_distance(nans: (bool, bool), bits: (i128, i128), min: i128) -> u64 {
+    match nans {
+        (true, true) => return 0,
+        (true, false) | (false, true) => return u64::MAX,
+        (false, false) => {}
     }
-    let key = |x: f32| {
-        let i = i64::from(x.to_bits() as i32);
-        if i < 0 {
-            i64::from(i32::MIN) - i
-        } else {
-            i
-        }
-    };
-    (key(a) - key(b)).unsigned_abs()
+    let key = |i: i128| if i < 0 { min - i } else { i };
+    u64::try_from((key(bits.0) - key(bits.1)).unsigned_abs()).unwrap_or(u64::MAX)
 }
 
-fn ulp64(a: f64, b: f64) -> u64 {
-    if a.is_nan() || b.is_nan() {
-        return if a.is_nan() && b.is_nan() {
-            0
-        } else {
-            u64::MAX
-        };
-    }
-    let key = |x: f64| {
-        let i = i128::from(x.to_bits() as i64);
-        if i < 0 {
-            i128::from(i64::MIN) - i
-        } else {
-            i
+/// `ulp32` and `ulp64`: [`ulp_distance`] of two f32s or two f64s (their
+/// bits read as the signed integer type of the same width).
+macro_rules! ulp {
+    ($($name:ident: $t:ty => $signed:ty),*) => {$(
+        fn $name(a: $t, b: $t) -> u64 {
+            let bits = |x: $t| i128::from(x.to_bits() as $signed);
+            ulp_distance((a.is_nan(), b.is_nan()), (bits(a), bits(b)), i128::from(<$signed>::MIN))
         }
-    };
-    u64::try_from((key(a) - key(b)).unsigned_abs()).unwrap_or(u64::MAX)
+    )*};
 }
+
+ulp!(ulp32: f32 => i32, ulp64: f64 => i64);
 
 const SPECIAL64: [f64; 16] = [
     0.0,
@@ -172,39 +160,44 @@ fn apply64(op: UnaryOp, x: &[f64]) -> Vec<f64> {
 
 // ------------------------------------------------------------ accuracy
 
-#[test]
-fn f32_within_documented_ulp() {
-    let x = grid32();
-    for (op, reference, bound, _) in cases() {
-        let got = apply32(op, &x);
-        let (mut worst, mut at) = (0, 0.0f32);
-        for (&xi, &g) in x.iter().zip(&got) {
-            let want = reference(f64::from(xi)) as f32;
-            let d = ulp32(g, want);
+/// Checks every op of [`cases`] is within its documented bound (`bound`
+/// picks the f32 or the f64 one) on the grid `x`, with `apply` running the
+/// op, `exact` the reference value at a point and `ulp` the distance of a
+/// result from it.
+fn check_documented_ulp<T: Copy + Default + std::fmt::LowerExp>(
+    x: &[T], bound: fn((u64, u64)) -> u64, apply: fn(UnaryOp, &[T]) -> Vec<T>,
+    exact: fn(fn(f64) -> f64, T) -> T, ulp: fn(T, T) -> u64,
+) {
+    let label = std::any::type_name::<T>();
+    for (op, reference, b32, b64) in cases() {
+        let (mut worst, mut at) = (0, T::default());
+        for (&xi, &g) in x.iter().zip(&apply(op, x)) {
+            let d = ulp(g, exact(reference, xi));
             if d > worst {
                 (worst, at) = (d, xi);
             }
         }
-        println!("f32 {op:?}: max {worst} ulp at {at:e}");
-        assert!(worst <= bound, "f32 {op:?}: {worst} ulp at x = {at:e}");
+        let bound = bound((b32, b64));
+        println!("{label} {op:?}: max {worst} ulp at {at:e}");
+        assert!(worst <= bound, "{label} {op:?}: {worst} ulp at x = {at:e}");
     }
 }
 
 #[test]
+fn f32_within_documented_ulp() {
+    let exact = |reference: fn(f64) -> f64, x: f32| reference(f64::from(x)) as f32;
+    check_documented_ulp(&grid32(), |(b, _)| b, apply32, exact, ulp32);
+}
+
+#[test]
 fn f64_within_documented_ulp() {
-    let x = grid64();
-    for (op, reference, _, bound) in cases() {
-        let got = apply64(op, &x);
-        let (mut worst, mut at) = (0, 0.0f64);
-        for (&xi, &g) in x.iter().zip(&got) {
-            let d = ulp64(g, reference(xi));
-            if d > worst {
-                (worst, at) = (d, xi);
-            }
-        }
-        println!("f64 {op:?}: max {worst} ulp at {at:e}");
-        assert!(worst <= bound, "f64 {op:?}: {worst} ulp at x = {at:e}");
-    }
+    check_documented_ulp(
+        &grid64(),
+        |(_, b)| b,
+        apply64,
+        |reference, x| reference(x),
+        ulp64,
+    );
 }
 
 #[test]

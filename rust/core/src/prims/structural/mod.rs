@@ -14,7 +14,8 @@ pub use pad_concat::{Concatenate, Pad};
 pub use shape_ops::{BroadcastInDim, Reshape, Squeeze, Transpose};
 
 use super::batch::{batch_error, batch_one, emit_batched, shift, unbatched};
-use super::family::{emit1, finish, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::family::TransposeOut;
+use super::family::{emit1, finish, operands, unary_kernel, BatchOut, Family, JvpOut, Operand};
 use super::jvp::jvp_linear_prefix;
 use super::kernel::structural as kernels;
 use super::shape::check_axes;
@@ -86,12 +87,8 @@ impl Family for Iota {
         finish(self.name(), outs, buf)
     }
 
-    fn differentiable(&self) -> bool {
-        false
-    }
-
     // Integer (index) values: zero tangents.
-    crate::zero_derivative_rules!();
+    crate::zero_derivative_rules!(not_differentiable);
 
     /// No operands, so nothing is batched: the equation as is.
     fn batch(
@@ -121,9 +118,9 @@ impl Family for Rev {
     fn kernel(
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
-        let [x] = operands::<_, 1>(self.name(), args)?;
-        let buf = kernels::rev(x, &self.dimensions)?;
-        finish(self.name(), outs, buf)
+        unary_kernel(self.name(), args, outs, |x| {
+            kernels::rev(x, &self.dimensions)
+        })
     }
 
     /// Linear: the tangent reversed the same way.

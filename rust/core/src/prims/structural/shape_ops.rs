@@ -9,9 +9,8 @@ use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
 use crate::prims::batch::{axes_around, batch_one, emit_batched};
 use crate::prims::batch::{insert_axis, move_axis, shift};
-use crate::prims::family::finish;
-use crate::prims::family::{emit1, operands, BatchOut, Family, JvpOut, Operand, TransposeOut};
-use crate::prims::jvp::jvp_linear;
+use crate::prims::family::unary_kernel;
+use crate::prims::family::{emit1, operands, BatchOut, Family, Operand, TransposeOut};
 use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
 use crate::prims::transpose::{single_ct, transpose_unary};
@@ -78,12 +77,10 @@ macro_rules! same_data_rules {
         fn kernel(
             &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
         ) -> Result<Vec<HostArray>> {
-            same_data(self.name(), args, outs)
+            crate::prims::family::same_data(self.name(), args, outs)
         }
 
-        fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-            jvp_linear(self, b, primals, tangents)
-        }
+        crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
         fn transpose(
             &self, b: &mut Builder, cts: &[Option<Atom>], operands: &[Operand],
@@ -91,12 +88,6 @@ macro_rules! same_data_rules {
             transpose_reshape(self.name(), b, cts, operands)
         }
     };
-}
-
-/// Same data, new shape: the operand's buffer as is.
-fn same_data(name: &'static str, args: &[&HostArray], outs: Vec<Aval>) -> Result<Vec<HostArray>> {
-    let [x] = operands::<_, 1>(name, args)?;
-    finish(name, outs, x.buffer().clone())
 }
 
 // ------------------------------------------------------- broadcast_in_dim
@@ -149,14 +140,12 @@ impl Family for BroadcastInDim {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::broadcast_in_dim(x, &self.shape, &self.broadcast_dimensions)?;
-        finish(name, outs, buf)
+        unary_kernel(name, args, outs, |x| {
+            kernels::broadcast_in_dim(x, &self.shape, &self.broadcast_dimensions)
+        })
     }
 
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
+    crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
     /// Sums over the new axes and over the size-1 operand axes that
     /// expanded, then reshapes to the operand's shape.
@@ -287,14 +276,12 @@ impl Family for Transpose {
         &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let name = self.name();
-        let [x] = operands::<_, 1>(name, args)?;
-        let buf = kernels::transpose(x, &self.permutation)?;
-        finish(name, outs, buf)
+        unary_kernel(name, args, outs, |x| {
+            kernels::transpose(x, &self.permutation)
+        })
     }
 
-    fn jvp(&self, b: &mut Builder, primals: &[Atom], tangents: &[Option<Atom>]) -> JvpOut {
-        jvp_linear(self, b, primals, tangents)
-    }
+    crate::jvp_by!(crate::prims::jvp::jvp_linear);
 
     /// The transpose by the inverse permutation.
     fn transpose(

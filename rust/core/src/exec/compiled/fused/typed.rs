@@ -55,35 +55,27 @@ pub trait Elem: Lane {
     fn slice_mut(b: &mut Buffer) -> Option<&mut [Self]>;
 }
 
-impl Elem for f32 {
-    fn slice(b: &Buffer) -> Option<&[f32]> {
-        match b {
-            Buffer::F32(v) => Some(v),
-            _ => None,
+/// `Elem` for the element type `$t` held by `Buffer::$variant`.
+macro_rules! elem {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl Elem for $t {
+            fn slice(b: &Buffer) -> Option<&[$t]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_mut(b: &mut Buffer) -> Option<&mut [$t]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
         }
-    }
-    fn slice_mut(b: &mut Buffer) -> Option<&mut [f32]> {
-        match b {
-            Buffer::F32(v) => Some(v),
-            _ => None,
-        }
-    }
+    )*};
 }
 
-impl Elem for f64 {
-    fn slice(b: &Buffer) -> Option<&[f64]> {
-        match b {
-            Buffer::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn slice_mut(b: &mut Buffer) -> Option<&mut [f64]> {
-        match b {
-            Buffer::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-}
+elem!(f32 => F32, f64 => F64);
 
 /// A group's typed pass (see the module docs).
 #[derive(Debug, Clone)]
