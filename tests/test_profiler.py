@@ -82,11 +82,14 @@ def test_trace_file_layout_and_format(tmp_path):
 
 
 def test_jit_compile_execute_and_plan_events(tmp_path):
+    # On the CPU executor, whose plan build is an event (also when a GPU,
+    # or the suite's stand-in GPU, is the default device).
     f = jax.jit(lambda x: jnp.sin(x) * 2.0 + 1.0)
-    x = jnp.arange(8, dtype=jnp.float32)
-    with jax.profiler.trace(tmp_path):
-        first = f(x)
-        second = f(x)
+    with jax.default_device(jax.devices("cpu")[0]):
+        x = jnp.arange(8, dtype=jnp.float32)
+        with jax.profiler.trace(tmp_path):
+            first = f(x)
+            second = f(x)
     expect = np.sin(np.arange(8, dtype=np.float32)) * 2 + 1
     np.testing.assert_allclose(first, expect, rtol=1e-6)
     np.testing.assert_allclose(second, expect, rtol=1e-6)
