@@ -335,7 +335,19 @@ impl HostArray {
 
     /// Gives the array `shape`, which must hold as many elements; reuses
     /// the shape's allocation (the compiled executor recycles arrays).
+    /// Whether the array has exactly `shape` (see [`same_dims`]).
+    #[inline]
+    pub(crate) fn has_shape(&self, shape: &[usize]) -> bool {
+        same_dims(&self.shape, shape)
+    }
+
+    #[inline]
     pub(crate) fn set_shape(&mut self, shape: &[usize]) -> Result<()> {
+        // The same shape again (a recycled array of a loop body, every
+        // step) needs no check: the array already holds that many elements.
+        if same_dims(&self.shape, shape) {
+            return Ok(());
+        }
         if checked_size(shape)? != self.buf.len() {
             return Err(Error::InvalidArgument(format!(
                 "buffer of {} elements does not fit shape {}",
@@ -343,14 +355,8 @@ impl HostArray {
                 crate::error::format_shape(shape)
             )));
         }
-        // A plain loop: a `memcmp` call costs more on a few axes (recycled
-        // arrays of loop bodies are reshaped every step).
-        let same =
-            self.shape.len() == shape.len() && self.shape.iter().zip(shape).all(|(a, b)| a == b);
-        if !same {
-            self.shape.clear();
-            self.shape.extend_from_slice(shape);
-        }
+        self.shape.clear();
+        self.shape.extend_from_slice(shape);
         Ok(())
     }
 
@@ -400,6 +406,14 @@ macro_rules! from_vec {
 }
 from_vec!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
     u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+/// Whether two shapes are equal, by a plain loop: on the few axes of a
+/// shape a `memcmp` call (what slice equality compiles to) costs more, and
+/// the compiled executor compares the shapes of recycled arrays every loop
+/// step.
+#[inline]
+pub(crate) fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
 
 /// Small f32 vectors for the unit tests.
 #[cfg(test)]

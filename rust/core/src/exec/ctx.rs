@@ -232,6 +232,7 @@ impl ExecCtx {
 
     /// Takes one loop iteration (a `while` body or a `scan` step) from the run's budget (an
     /// [`Error::Limit`] once it is spent), then passes a checkpoint.
+    #[inline]
     pub fn take_loop_iteration(&self) -> Result<()> {
         if let Some(max) = self.max_loop_iterations {
             let taken = self.loop_taken.fetch_add(1, Ordering::Relaxed);
