@@ -96,17 +96,14 @@ pub struct RunStats {
     pub out_bytes: usize,
 }
 
-/// Bytes of a value's elements.
+/// Bytes of a value's elements: the element count read from the shape
+/// (no look into the buffer; the shape holds as many elements) times the
+/// dtype's width.
+#[inline]
 pub fn value_bytes(h: &HostArray) -> usize {
-    use crate::array::Buffer;
-    let width = match h.buffer() {
-        Buffer::Bool(_) | Buffer::I8(_) | Buffer::U8(_) => 1,
-        Buffer::I16(_) | Buffer::U16(_) | Buffer::F16(_) | Buffer::BF16(_) => 2,
-        Buffer::I32(_) | Buffer::U32(_) | Buffer::F32(_) => 4,
-        Buffer::I64(_) | Buffer::U64(_) | Buffer::F64(_) | Buffer::Key(_) => 8,
-        Buffer::Float0(_) => 0,
-    };
-    h.size().saturating_mul(width)
+    h.shape()
+        .iter()
+        .fold(h.dtype().itemsize(), |n, &d| n.saturating_mul(d))
 }
 
 /// Bytes held by the live values of `env`, each buffer counted once.
