@@ -8,6 +8,7 @@ import numpy as _np
 
 from ... import _core, core, lax
 from .. import profiling as _profiling
+from . import _ufunc_docs
 from ...config import config
 from ...core import ArrayImpl, Tracer
 from ...lax import _convolution
@@ -114,7 +115,7 @@ def _unary(lax_fn, inexact=True, name=None):
     fn.__name__ = name or lax_fn.__name__
     fast = _core.FastUnary(handle, inexact, fn, prim)
     fast.__name__ = fast.__qualname__ = fn.__name__
-    fast.__doc__ = f"Elementwise `{fn.__name__}` (jax.numpy.{fn.__name__}); Rust fast path for eager arrays."
+    fast.__doc__ = _ufunc_docs.doc(fn.__name__)
     fast.__module__ = __name__
     fast.__wrapped__ = fn
     fast._slow = fn
@@ -819,3 +820,6 @@ def i0(x):
     series_terms, asym_terms = (45, 24) if work == "float64" else (32, 14)
     out = _where(small, _i0_series(lax.mul(lax.mul(ws, ws), 0.25), series_terms), _i0_asymptotic(wl, asym_terms))
     return lax.convert_element_type(out, name)
+
+
+_ufunc_docs.apply(globals())
