@@ -81,7 +81,7 @@ def array(object, dtype=None, copy=True, ndmin=0):
       >>> jnp.array([[1.0, 2.0], [3.0, 4.0]])
       Array([[1., 2.],
              [3., 4.]], dtype=float32)
-      >>> jnp.array(3, ndmin=2)
+      >>> jnp.array([3], ndmin=2)
       Array([[3]], dtype=int32)
     """
     out = asarray(object, dtype=dtype)

@@ -357,6 +357,10 @@ def float_power(x1, x2, /):
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``x`` with NaN replaced by ``nan`` and infinities by ``posinf`` / ``neginf`` (default: the
+    dtype's largest and smallest finite values). Non-float inputs are returned unchanged;
+    ``copy`` is accepted for NumPy compatibility.
+    """
     a = _arr(x)
     if not _is_float(a):
         return a
@@ -369,6 +373,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise test ``|a - b| <= atol + rtol * |b|``; infinities are close only to themselves and
+    NaNs only to NaNs when ``equal_nan`` is true. Returns a boolean array.
+    """
     a, b = _promote(a, b)
     if not _is_float(a):
         if _is_bool(a):
@@ -461,6 +468,16 @@ fix = trunc
 
 
 def round(a, decimals=0, out=None):
+    """Elementwise rounding to ``decimals`` decimal places, ties to even.
+
+    Args:
+      a: the array.
+      decimals: the number of decimals (negative rounds to tens, hundreds, ...).
+      out: must be None.
+
+    Integer inputs are returned unchanged for ``decimals >= 0``; negative ``decimals`` with integer
+    inputs raise NotImplementedError. Also exported as ``jnp.around``.
+    """
     x = _arr(a)
     if not _is_float(x):
         if decimals < 0:
