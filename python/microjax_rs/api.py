@@ -533,10 +533,12 @@ from ._devices import (  # noqa: E402  (device API; see _devices.py)
 
 
 def process_index(backend=None):
+    """Index of this process in a multi-process run; always 0 (microjax_rs runs one process)."""
     return 0
 
 
 def process_count(backend=None):
+    """Number of processes in the run; always 1 (microjax_rs has no multi-process backend)."""
     return 1
 
 
