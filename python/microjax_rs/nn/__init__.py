@@ -279,7 +279,8 @@ def identity(x):
 
 
 def tanh(x):
-    """`jax.nn.tanh`: `jnp.tanh`."""
+    """Hyperbolic tangent activation, elementwise (the same function as ``jnp.tanh``).
+    """
     return jnp.tanh(x)
 
 

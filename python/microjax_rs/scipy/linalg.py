@@ -40,7 +40,11 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
-    """`(c, lower)` for `cho_solve`."""
+    """Cholesky factorization of the symmetric positive-definite ``a``, in the form ``cho_solve``
+    takes: ``(c, lower)``, with ``c`` the lower (``lower=True``) or upper triangular factor.
+    The other triangle of ``c`` is zero here (SciPy leaves it unspecified); ``overwrite_a`` and
+    ``check_finite`` are ignored.
+    """
     return cholesky(a, lower=lower), lower
 
 

@@ -371,9 +371,17 @@ def _pad_callable(a, pw, nd, func, kwargs):
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
-    """jnp.pad: NumPy's padding modes (constant, edge, wrap, reflect,
-    symmetric with reflect_type, linear_ramp, maximum, minimum, mean, median
-    with stat_length, empty) and a callable mode."""
+    """``array`` padded with ``pad_width`` values before and after each axis.
+
+    Args:
+      array: the array.
+      pad_width: an int, a ``(before, after)`` pair, or one pair per axis.
+      mode: NumPy's padding modes: ``'constant'`` (``constant_values=``), ``'edge'``, ``'wrap'``,
+        ``'reflect'`` and ``'symmetric'`` (with ``reflect_type=``), ``'linear_ramp'``
+        (``end_values=``), ``'maximum'``, ``'minimum'``, ``'mean'``, ``'median'`` (with
+        ``stat_length=``), ``'empty'``, or a callable applied to each 1-D slice.
+      kwargs: the options of the mode, as in NumPy.
+    """
     a = _arr(array)
     av = _aval(a)
     nd = av.ndim

@@ -119,7 +119,11 @@ def _check_kth(kth, n, fn):
 
 
 def partition(a, kth, axis=-1):
-    """A fully sorted result is a valid partition (every kth)."""
+    """``a`` rearranged along ``axis`` so that the element at position ``kth`` is the one a sort
+    would put there, with no larger element before it and no smaller after it.
+
+    Here the result is the fully sorted array, which satisfies that for every ``kth``.
+    """
     a, axis = _sort_axis(a, axis)
     _check_kth(kth, _aval(a).shape[axis], "partition")
     return sort(a, axis=axis)

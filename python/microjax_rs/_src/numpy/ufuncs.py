@@ -278,7 +278,16 @@ def signbit(x, /):
 # -- miscellaneous math --------------------------------------------------------
 
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
-    """jnp.clip(arr, min, max) (also the deprecated a/a_min/a_max names)."""
+    """Elementwise ``arr`` limited to the interval ``[min, max]``.
+
+    Args:
+      arr: the array.
+      min, max: the bounds (scalars or arrays broadcast with ``arr``); either may be None for
+        no bound on that side.
+      a, a_min, a_max: the older NumPy names of ``arr``, ``min`` and ``max`` (deprecated in JAX).
+
+    Where ``min > max`` the result is ``max``, as in NumPy.
+    """
     if arr is None:
         arr = a
     if a_min is not None:
