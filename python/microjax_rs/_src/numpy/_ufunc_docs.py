@@ -5,6 +5,7 @@ in one table here: what the function computes, its arity and its dtype rule.
 `doc(name)` builds the full docstring; `apply(namespace)` gives it to every
 function of the namespace that has no docstring of its own (or only the
 factory's generic one)."""
+import textwrap as _textwrap
 
 # The dtype rule of each kind of elementwise function.
 _DTYPE_RULES = {
@@ -134,9 +135,11 @@ def doc(name):
         args = "x: an array or scalar."
     else:
         args = "x1, x2: arrays or scalars, broadcast against each other."
-    lines = [summary, "", "Args:", "  " + args, "", "Returns:",
-             "  An array of the operands' broadcast shape. " + _DTYPE_RULES[rule], "",
-             f"Counterpart of ``numpy.{name}``; works eagerly and under jit, grad and vmap."]
+    shape = "An array of ``x``'s shape. " if arity == 1 else "An array of the operands' broadcast shape. "
+    returns = _textwrap.fill(shape + _DTYPE_RULES[rule], 90, initial_indent="  ", subsequent_indent="  ")
+    lines = [summary, "", "Args:", "  " + args, "", "Returns:", returns, "",
+             f"Counterpart of ``numpy.{name}``; works eagerly and under jit and vmap"
+             + ("." if rule in "BI" else ", and is differentiable (grad, jvp).")]
     if note:
         lines += ["", note[0]]
     return "\n".join(lines)
