@@ -235,7 +235,8 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
     Returns:
       A function with ``fun``'s signature returning the gradient, with the pytree structure and
-      dtypes of the differentiated arguments.
+      dtypes of the differentiated arguments. Differs from JAX: the gradient of a Python-scalar
+      argument is a strongly typed array here (JAX marks it weakly typed).
 
     Example:
       >>> import microjax_rs as jax
