@@ -144,14 +144,21 @@ def devices(backend=None):
 
 
 def device_count(backend=None):
+    """Number of devices of ``backend`` (default: the default backend) visible to this process."""
     return len(devices(backend))
 
 
 def local_devices(process_index=None, backend=None):
+    """The devices of ``backend`` attached to this process, as a list. microjax_rs runs one
+    process, so ``process_index`` is accepted and every device is local.
+    """
     return devices(backend)
 
 
 def local_device_count(backend=None):
+    """Number of devices of ``backend`` attached to this process (the same as ``device_count``:
+    there is a single process).
+    """
     return device_count(backend)
 
 

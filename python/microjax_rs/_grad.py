@@ -76,7 +76,16 @@ def _zeros_like(x):
 
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
-    """Function returning `(fun(*args), gradient of fun w.r.t. args[argnums])`."""
+    """Like ``grad``, but the function returns ``(fun(*args), gradient)``, computing both in one pass.
+
+    The arguments are those of ``grad``; with ``has_aux`` it returns ``((value, aux), gradient)``.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> value, slope = jax.value_and_grad(lambda x: x ** 3)(2.0)
+      >>> print(value, slope)
+      8.0 12.0
+    """
     if holomorphic:
         raise TypeError("holomorphic differentiation needs complex dtypes, which microjax_rs does not support")
     name = _fun_name(fun)
@@ -210,7 +219,34 @@ def _check_scalar_output(out):
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
-    """Gradient of a scalar-output `fun` w.r.t. `args[argnums]` (same pytree structure)."""
+    """Gradient of ``fun``, a function returning a scalar, with respect to the argument(s) ``argnums``.
+
+    Args:
+      fun: the function to differentiate; its output must be a real scalar (or ``(scalar, aux)``
+        with ``has_aux``).
+      argnums: an int or a tuple of ints: which positional arguments to differentiate; with a
+        tuple the gradient is a tuple.
+      has_aux: ``fun`` returns ``(value, aux)``; the gradient function then returns
+        ``(gradient, aux)``.
+      holomorphic: complex differentiation; raises TypeError here (no complex support in the
+        transforms yet).
+      allow_int: allow integer inputs, whose gradients are ``float0`` zeros (otherwise TypeError).
+      reduce_axes: accepted for compatibility.
+
+    Returns:
+      A function with ``fun``'s signature returning the gradient, with the pytree structure and
+      dtypes of the differentiated arguments. Differs from JAX: the gradient of a Python-scalar
+      argument is a strongly typed array here (JAX marks it weakly typed).
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.grad(lambda x: jnp.sum(x ** 2))(jnp.array([1.0, 2.0]))
+      Array([2., 4.], dtype=float32)
+      >>> dx, dy = jax.grad(lambda x, y: x * y, argnums=(0, 1))(3.0, 4.0)
+      >>> print(dx, dy)
+      4.0 3.0
+    """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @functools.wraps(fun)
@@ -264,7 +300,25 @@ def _flat_over_tree(fun, ptree, has_aux, pair_check=None):
 
 
 def jvp(fun, primals, tangents, has_aux=False):
-    """`(fun(*primals), J·tangents)` (forward mode)."""
+    """Forward-mode derivative: ``fun`` evaluated at ``primals`` and its directional derivative
+    along ``tangents``.
+
+    Args:
+      fun: the function.
+      primals: a tuple (or list) of the positional arguments.
+      tangents: a tuple of tangents, one per primal, of the same structure, shapes and dtypes.
+      has_aux: ``fun`` returns ``(output, aux)``; ``aux`` is returned third.
+
+    Returns:
+      ``(primals_out, tangents_out)`` (plus ``aux``).
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> y, dy = jax.jvp(jnp.sin, (0.0,), (1.0,))
+      >>> print(y, dy)
+      0.0 1.0
+    """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -311,7 +365,25 @@ def linearize(fun, *primals, has_aux=False):
 
 
 def vjp(fun, *primals, has_aux=False):
-    """`(fun(*primals), vjp_fn)` where `vjp_fn(cotangent)` pulls a cotangent back to the primals."""
+    """Reverse-mode derivative: ``fun`` evaluated at ``primals`` and a function that pulls an
+    output cotangent back to the inputs.
+
+    Args:
+      fun: the function.
+      primals: its positional arguments.
+      has_aux: ``fun`` returns ``(output, aux)``; ``aux`` is returned third.
+
+    Returns:
+      ``(primals_out, vjp_fn)`` (plus ``aux``), where ``vjp_fn(cotangent)`` returns a tuple with
+      one cotangent per primal.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> y, vjp_fn = jax.vjp(lambda x: x * 3.0, 2.0)
+      >>> (dx,) = vjp_fn(1.0)
+      >>> print(y, dx)
+      6.0 3.0
+    """
     pleaves, ptree = tree_flatten(tuple(primals))
     name = _fun_name(fun)
 
@@ -407,7 +479,25 @@ def _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int):
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """Jacobian by forward mode: vmapped `jvp` over the standard basis."""
+    """Jacobian of ``fun`` by forward mode (``jvp`` mapped with ``vmap`` over the input basis);
+    efficient for functions with few inputs and many outputs.
+
+    Args:
+      fun: the function; inputs and outputs are pytrees of float arrays.
+      argnums: the argument(s) to differentiate, an int or tuple.
+      has_aux: ``fun`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``.
+      holomorphic: complex differentiation (not supported).
+
+    Returns:
+      A function returning the Jacobian: for array in and out, shape ``out.shape + in.shape``.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.jacfwd(lambda x: x ** 2)(jnp.array([1.0, 2.0]))
+      Array([[2., 0.],
+             [0., 4.]], dtype=float32)
+    """
     from ._vmap import vmap
     from . import lax
 
@@ -440,7 +530,17 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """Jacobian by reverse mode: vmapped `vjp` over the standard basis of each output."""
+    """Jacobian of ``fun`` by reverse mode (``vjp`` mapped with ``vmap`` over the output basis);
+    efficient for functions with many inputs and few outputs. The arguments are those of
+    ``jacfwd``, plus ``allow_int`` as in ``grad``.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.jacrev(jnp.sin)(jnp.array([0.0, 0.0]))
+      Array([[1., 0.],
+             [0., 1.]], dtype=float32)
+    """
     from ._vmap import vmap
     from . import lax
 
@@ -471,7 +571,14 @@ jacobian = jacrev
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
-    """Hessian as jacfwd(jacrev(fun))."""
+    """Hessian (matrix of second derivatives) of a scalar ``fun``, as ``jacfwd(jacrev(fun))``;
+    ``argnums`` and ``has_aux`` as in ``jacfwd``.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> print(jax.hessian(lambda x: x ** 3)(2.0))
+      12.0
+    """
     return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
 
 

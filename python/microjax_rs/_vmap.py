@@ -25,7 +25,29 @@ def _check_axis_spec(a, what):
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
-    """Vectorizing map: `fun` mapped over the `in_axes` of its arguments."""
+    """Vectorize ``fun``: the returned function maps ``fun`` over an axis of its arguments, as one
+    batched computation (no Python loop).
+
+    Args:
+      fun: the function to map; arguments and results are pytrees of arrays.
+      in_axes: the mapped axis of each argument: an int (all arguments), None (not mapped), or a
+        tuple / pytree prefix with one entry per argument.
+      out_axes: where the mapped axis goes in each output (int, None, or a pytree prefix).
+      axis_name: a name for the mapped axis, for collectives such as ``lax.psum`` (a string).
+      axis_size: the axis size, needed when no argument is mapped.
+      spmd_axis_name: raises NotImplementedError (needs sharding support).
+
+    Returns:
+      The vectorized function.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.vmap(jnp.dot)(jnp.ones((3, 2)), jnp.ones((3, 2)))
+      Array([2., 2., 2.], dtype=float32)
+      >>> jax.vmap(lambda x, y: x + y, in_axes=(0, None))(jnp.arange(3.0), 1.0)
+      Array([1., 2., 3.], dtype=float32)
+    """
     if spmd_axis_name is not None:
         raise NotImplementedError("vmap's spmd_axis_name needs sharding, which microjax_rs does not have yet")
     if not callable(fun):

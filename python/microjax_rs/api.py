@@ -466,29 +466,55 @@ def _rebuild_jit(fun, static_argnums, static_argnames, donate_argnums):
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None,
         donate_argnames=None, keep_unused=False, device=None, backend=None, inline=False,
         in_shardings=None, out_shardings=None, abstracted_axes=None):
-    """Compiles `fun`: traces it once per input signature and runs the
-    compiled program. Repeated calls with array arguments are dispatched in
-    Rust. Under an enclosing trace it binds the `pjit` primitive.
+    """Compile ``fun``: it is traced once per input signature and later calls run the compiled program.
 
-    Traces are kept in one process-wide trace cache, as JAX's, keyed on
+    Args:
+      fun: the function to compile; its arguments and results are pytrees of arrays. Without
+        ``fun`` (``jit(static_argnums=...)``) a decorator is returned.
+      static_argnums, static_argnames: arguments passed as Python values rather than traced
+        (they must be hashable; each new value traces again). Use them for shapes, flags, sizes.
+      donate_argnums, donate_argnames: arguments whose buffers the call may reuse (part of the
+        cache key; accepted).
+      keep_unused, device, backend, inline, in_shardings, out_shardings, abstracted_axes:
+        accepted for JAX compatibility.
 
-    * `fun` itself, held weakly: a fresh `jit(fun)` reuses the traces of
-      earlier ones, and they are dropped when `fun` is garbage-collected.
-      So a global `fun` reads is read when it is traced; a changed value is
-      not seen until `clear_caches()` (JAX's "pure functions" caveat).
-      Equal functions share a key (`obj.method` taken twice); a
-      `functools.partial` is keyed on the partial object; a callable that
-      cannot be weakly referenced or hashed is keyed on the returned
-      object instead;
-    * the options `static_argnums`/`static_argnames`/`donate_argnums`/
-      `donate_argnames`;
-    * the call: input pytree structure, shapes, dtypes and weak types of the
-      leaves, static argument values, config and active named axes.
+    Returns:
+      The compiled function, with the signature of ``fun``. Under an enclosing trace it binds
+      the ``pjit`` primitive; repeated calls with array arguments are dispatched in Rust.
+
+    Tracing runs the Python body once with abstract values, so Python control flow may depend
+    on shapes and static arguments but not on traced values (use ``lax.cond`` and friends).
+
+    Traces are kept in one process-wide cache, as JAX's, keyed on:
+
+    * ``fun`` itself, held weakly: a fresh ``jit(fun)`` reuses the traces of earlier ones,
+      and they are dropped when ``fun`` is garbage-collected. A global ``fun`` reads is read
+      when it is traced; a changed value is not seen until ``clear_caches()`` (JAX's "pure
+      functions" caveat). Equal functions share a key (``obj.method`` taken twice); a
+      ``functools.partial`` is keyed on the partial object; a callable that cannot be weakly
+      referenced or hashed is keyed on the returned object instead;
+    * the options ``static_argnums``/``static_argnames``/``donate_argnums``/``donate_argnames``;
+    * the call: input pytree structure, shapes, dtypes and weak types of the leaves, static
+      argument values, config and active named axes.
 
     The cache holds at most 4096 traces, all functions together
-    (`config.update("microjax_jit_cache_size", n)`), evicting the least
-    recently used first; `clear_caches()` empties it. Traces that close over
-    values of an enclosing transformation are not kept."""
+    (``config.update("microjax_jit_cache_size", n)``), evicting the least recently used
+    first; ``clear_caches()`` empties it. Traces that close over values of an enclosing
+    transformation are not kept. With x64 off, 64-bit arguments are converted to 32 bits.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> f = jax.jit(lambda x, y: x * y + 1.0)
+      >>> f(jnp.arange(3.0), 2.0)
+      Array([1., 3., 5.], dtype=float32)
+      >>> from functools import partial
+      >>> @partial(jax.jit, static_argnums=1)
+      ... def power(x, n):
+      ...     return x ** n
+      >>> power(jnp.array([1.0, 2.0]), 3)
+      Array([1., 8.], dtype=float32)
+    """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, donate_argnames=donate_argnames)
@@ -533,10 +559,12 @@ from ._devices import (  # noqa: E402  (device API; see _devices.py)
 
 
 def process_index(backend=None):
+    """Index of this process in a multi-process run; always 0 (microjax_rs runs one process)."""
     return 0
 
 
 def process_count(backend=None):
+    """Number of processes in the run; always 1 (microjax_rs has no multi-process backend)."""
     return 1
 
 

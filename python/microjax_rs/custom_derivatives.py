@@ -277,7 +277,26 @@ class _CustomFunction:
 
 
 class custom_jvp(_CustomFunction):
-    """A function with a custom JVP rule (`defjvp` / `defjvps`)."""
+    """Wrap ``fun`` so that its forward-mode derivative is given by a rule instead of being traced.
+
+    Use it as a decorator and register the rule with ``defjvp`` (one rule for all arguments:
+    ``jvp(primals, tangents) -> (primal_out, tangent_out)``) or ``defjvps`` (one rule per
+    argument). Reverse mode is derived from the rule by transposition, so ``grad`` works too.
+    ``nondiff_argnums`` names arguments that are passed to the rule as plain values.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> @jax.custom_jvp
+      ... def log1pexp(x):
+      ...     return jnp.log1p(jnp.exp(x))
+      >>> @log1pexp.defjvp
+      ... def log1pexp_jvp(primals, tangents):
+      ...     (x,), (t,) = primals, tangents
+      ...     return log1pexp(x), t * jax.nn.sigmoid(x)
+      >>> print(jax.grad(log1pexp)(100.0))
+      1.0
+    """
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -403,7 +422,27 @@ def _astype(x, name):
 
 
 class custom_vjp(_CustomFunction):
-    """A function with a custom VJP (`defvjp(fwd, bwd)`)."""
+    """Wrap ``fun`` so that its reverse-mode derivative is given by a forward / backward pair.
+
+    Register them with ``defvjp(fwd, bwd)``: ``fwd(*args)`` returns ``(output, residuals)`` and
+    ``bwd(residuals, output_cotangent)`` returns a tuple with one cotangent per argument.
+    Forward mode (``jvp``) of a ``custom_vjp`` function raises TypeError, as in JAX.
+    ``nondiff_argnums`` names arguments passed to ``bwd`` first, as plain values.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> @jax.custom_vjp
+      ... def clip_gradient(x):
+      ...     return x
+      >>> def fwd(x):
+      ...     return x, None
+      >>> def bwd(residuals, g):
+      ...     return (jnp.clip(g, -1.0, 1.0),)
+      >>> clip_gradient.defvjp(fwd, bwd)
+      >>> print(jax.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
+      1.0
+    """
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._src.key_arrays import keys_through as _keys_through
 from .. import core, dtypes
+from . import _docs
 from ..core import Primitive, ArrayImpl, Tracer
 
 _P = {name: Primitive(name) for name in core._BUILTIN_NAMES}
@@ -41,7 +42,7 @@ def _binary(p):
         return p.bind(x, y)
 
     op.__name__ = p.name
-    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{p.name})."
+    op.__doc__ = _docs.elementwise(p.name)
     return op
 
 
@@ -50,7 +51,7 @@ def _unary(p):
         return p.bind(x)
 
     op.__name__ = p.name
-    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{p.name})."
+    op.__doc__ = _docs.elementwise(p.name)
     return op
 
 
@@ -87,7 +88,7 @@ def _with_accuracy(p):
         return p.bind(x)
 
     op.__name__ = p.name
-    op.__doc__ = f"Elementwise `{p.name}` (jax.lax.{p.name}); `accuracy=` is accepted (see `AccuracyMode`)."
+    op.__doc__ = _docs.elementwise(p.name, accuracy=True)
     return op
 
 
@@ -180,6 +181,9 @@ class RoundingMethod:
 
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):
+    """Elementwise rounding of a floating-point ``x`` to an integer value: ties away from zero
+    (``RoundingMethod.AWAY_FROM_ZERO``, the default) or to even (``RoundingMethod.TO_NEAREST_EVEN``).
+    """
     return round_p.bind(x, rounding_method=int(rounding_method))
 
 
@@ -193,6 +197,9 @@ def clamp(min, x, max):
 
 
 def integer_pow(x, y):
+    """Elementwise ``x ** y`` for a static Python integer ``y`` (by repeated multiplication; a
+    negative ``y`` takes the reciprocal). The result keeps ``x``'s dtype.
+    """
     return integer_pow_p.bind(x, y=int(y))
 
 
@@ -205,6 +212,9 @@ def select_n(which, *cases):
 
 @_keys_through
 def select(pred, on_true, on_false):
+    """Elementwise ``on_true`` where the boolean ``pred`` holds, else ``on_false``. The operands
+    have one shape and dtype (``pred`` may also be a scalar); lax does not broadcast.
+    """
     return select_n(pred, on_false, on_true)
 
 
@@ -220,6 +230,9 @@ def _arr(x):
 
 
 def convert_element_type(operand, new_dtype):
+    """``operand`` converted to ``new_dtype`` (a strongly typed result). Float to integer
+    conversion truncates towards zero; 64-bit dtypes become 32-bit unless x64 is enabled.
+    """
     try:
         operand = _arr(operand)
         name = dtypes.canonical_name(dtypes.dtype_name(new_dtype))
@@ -256,6 +269,21 @@ def _convert_keep_weak(operand, name, weak):
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcast ``operand`` to ``shape``, placing its axis ``i`` at result axis ``broadcast_dimensions[i]``.
+
+    Args:
+      operand: the array.
+      shape: the result shape.
+      broadcast_dimensions: one result axis per operand axis, increasing; each operand axis has
+        size 1 or the size of its result axis.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> from microjax_rs import lax
+      >>> lax.broadcast_in_dim(jnp.array([1, 2]), (2, 3), (0,))
+      Array([[1, 1, 1],
+             [2, 2, 2]], dtype=int32)
+    """
     operand = _arr(operand)
     shape = tuple(int(d) for d in shape)
     bdims = tuple(int(d) for d in broadcast_dimensions)
@@ -274,6 +302,9 @@ def broadcast(operand, sizes):
 
 
 def broadcast_to_rank(x, rank):
+    """``x`` with leading size-1 axes added until it has ``rank`` dimensions (unchanged if it has
+    that many already).
+    """
     aval = _aval(x)
     if aval.ndim >= rank:
         return _arr(x)  # an Array even when no axis is added, as JAX
@@ -281,6 +312,9 @@ def broadcast_to_rank(x, rank):
 
 
 def reshape(operand, new_sizes, dimensions=None):
+    """``operand`` reshaped to ``new_sizes`` (row-major order; no -1 inference, unlike jnp.reshape).
+    ``dimensions``, if given, is a permutation applied to ``operand`` first.
+    """
     operand = _arr(operand)
     new_sizes = tuple(int(d) for d in new_sizes)
     if dimensions is not None:
@@ -291,6 +325,7 @@ def reshape(operand, new_sizes, dimensions=None):
 
 
 def transpose(operand, permutation):
+    """``operand`` with its axes permuted: result axis ``i`` is operand axis ``permutation[i]``."""
     operand = _arr(operand)
     permutation = tuple(int(d) for d in permutation)
     if permutation == tuple(range(len(permutation))) and len(permutation) == _aval(operand).ndim:
@@ -299,6 +334,7 @@ def transpose(operand, permutation):
 
 
 def squeeze(array, dimensions):
+    """``array`` without the axes in ``dimensions``, each of which must have size 1 (ValueError otherwise)."""
     array = _arr(array)
     shape = _aval(array).shape
     dims = tuple(sorted(_canon_axis(int(d), len(shape)) for d in dimensions))
@@ -311,6 +347,7 @@ def squeeze(array, dimensions):
 
 
 def expand_dims(array, dimensions):
+    """``array`` with size-1 axes inserted at the positions ``dimensions`` (counted in the result)."""
     aval = _aval(array)
     ndim_out = aval.ndim + len(dimensions)
     for d in dimensions:
@@ -422,6 +459,26 @@ cumsum, cumprod, cummax, cummin, cumlogsumexp = (
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """General tensor contraction of ``lhs`` and ``rhs``.
+
+    Args:
+      lhs, rhs: arrays of one dtype.
+      dimension_numbers: ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``, each a
+        sequence of axes. Contracting axes are summed over; batch axes are paired.
+      precision: checked and accepted; it does not change the CPU result.
+      preferred_element_type: the result (accumulation) dtype.
+
+    Returns:
+      An array with the batch axes first, then ``lhs``'s free axes, then ``rhs``'s free axes.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> from microjax_rs import lax
+      >>> a = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+      >>> lax.dot_general(a, a, (((1,), (0,)), ((), ())))
+      Array([[ 7., 10.],
+             [15., 22.]], dtype=float32)
+    """
     _canonicalize_precision(precision)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((_axes(lc), _axes(rc)), (_axes(lb), _axes(rb)))
@@ -442,16 +499,21 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
 
 
 def iota(dtype, size):
+    """The 1-D array ``[0, 1, ..., size - 1]`` of the given dtype."""
     return broadcasted_iota(dtype, (int(size),), 0)
 
 
 def broadcasted_iota(dtype, shape, dimension):
+    """An array of ``shape`` and ``dtype`` whose value at each position is its index along ``dimension``."""
     name = dtypes.canonical_name(dtypes.dtype_name(dtype))
     return iota_p.bind(dtype=dtypes.np_dtype(name), shape=tuple(int(d) for d in shape),
                        dimension=int(dimension))
 
 
 def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with the scalar ``fill_value``, converted to ``dtype`` if given
+    (else the value's own dtype, weakly typed for Python scalars).
+    """
     shape = tuple(int(d) for d in shape)
     if dtype is None:
         x = fill_value if not isinstance(fill_value, (bool, int, float)) else core.to_array(fill_value)
@@ -600,6 +662,9 @@ def dynamic_update_slice(operand, update, start_indices):
 
 @_keys_through
 def dynamic_slice_in_dim(operand, start_index, slice_size=1, axis=0):
+    """The slice of ``operand`` of length ``slice_size`` along ``axis`` starting at the (possibly
+    traced) ``start_index``; the start is clamped so that the slice stays in bounds.
+    """
     shape = _aval(operand).shape
     axis = _canon_axis(axis, len(shape))
     starts = [0] * len(shape)
@@ -609,6 +674,9 @@ def dynamic_slice_in_dim(operand, start_index, slice_size=1, axis=0):
 
 
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """The entry at the (possibly traced) ``index`` along ``axis`` of ``operand``, keeping that axis
+    as size 1 when ``keepdims`` is true; the index is clamped into range.
+    """
     shape = _aval(operand).shape
     axis = _canon_axis(axis, len(shape))
     out = dynamic_slice_in_dim(operand, index, 1, axis)
@@ -617,6 +685,9 @@ def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
 
 @_keys_through
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """``operand`` with ``update`` written into it along ``axis`` from the (possibly traced)
+    ``start_index`` (clamped so that the update fits).
+    """
     shape = _aval(operand).shape
     axis = _canon_axis(axis, len(shape))
     starts = [0] * len(shape)
@@ -625,6 +696,9 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 
 
 def dynamic_update_index_in_dim(operand, update, index, axis):
+    """``operand`` with ``update`` written at the (possibly traced) ``index`` along ``axis``; ``update``
+    may lack that axis.
+    """
     shape = _aval(operand).shape
     axis = _canon_axis(axis, len(shape))
     if _aval(update).ndim == len(shape) - 1:

@@ -130,9 +130,23 @@ _NO_OPERAND = _NoOperand()
 
 
 def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
-    """`true_fun(*operands)` if `pred` else `false_fun(*operands)`, as one
-    staged `cond` (both branches are traced; under `vmap` with a batched
-    predicate both run and the results are selected)."""
+    """``true_fun(*operands)`` if ``pred`` is true, else ``false_fun(*operands)``, as one staged
+    ``cond`` that works on traced predicates.
+
+    Args:
+      pred: a scalar boolean or number (nonzero is true); may be traced.
+      true_fun, false_fun: functions of the operands returning pytrees of the same structure,
+        shapes and dtypes.
+      operands: the arguments passed to the branch (or ``operand=``, the older keyword).
+
+    Both branches are traced. Under ``vmap`` with a batched predicate both run and the results
+    are selected. With ``jax.disable_jit`` and a concrete predicate only the chosen branch runs.
+
+    Example:
+      >>> from microjax_rs import lax
+      >>> print(lax.cond(True, lambda x: x + 1, lambda x: x - 1, 5))
+      6
+    """
     if operand is not _NO_OPERAND:
         if operands:
             raise TypeError("cond: pass operands positionally or as operand=, not both")
@@ -154,8 +168,19 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
 
 
 def switch(index, branches, *operands, operand=_NO_OPERAND):
-    """`branches[clamp(index, 0, len(branches) - 1)](*operands)` as one
-    staged `cond`."""
+    """``branches[index](*operands)``, with ``index`` clamped to ``[0, len(branches) - 1]``, as one
+    staged ``cond`` that works on a traced ``index``.
+
+    Args:
+      index: a scalar integer; may be traced.
+      branches: a sequence of functions with one output structure, shapes and dtypes.
+      operands: the arguments passed to the branch.
+
+    Example:
+      >>> from microjax_rs import lax
+      >>> print(lax.switch(1, [lambda x: x, lambda x: 2 * x, lambda x: 3 * x], 10))
+      20
+    """
     if operand is not _NO_OPERAND:
         if operands:
             raise TypeError("switch: pass operands positionally or as operand=, not both")
@@ -276,8 +301,23 @@ def _trace_body(what, fun, init_leaves, init_tree, paths, extra_avals, extra_tre
 
 
 def while_loop(cond_fun, body_fun, init_val):
-    """`val = body_fun(val)` while `cond_fun(val)`; one staged `while`
-    (forward-differentiable; reverse mode raises JAX's error)."""
+    """Repeat ``val = body_fun(val)`` while ``cond_fun(val)`` is true, starting from ``init_val``;
+    returns the final ``val``. One staged ``while`` (the loop runs natively, not in Python).
+
+    Args:
+      cond_fun: maps the carry to a scalar boolean.
+      body_fun: maps the carry to a new carry of the same structure, shapes and dtypes.
+      init_val: the initial carry, a pytree.
+
+    The loop is forward-differentiable (``jvp``, ``jacfwd``); reverse mode raises the error JAX
+    raises, because the trip count is not known in advance (use ``scan`` or ``fori_loop`` with
+    static bounds).
+
+    Example:
+      >>> from microjax_rs import lax
+      >>> print(lax.while_loop(lambda v: v < 10, lambda v: v * 2, 1))
+      16
+    """
     if _is_disabled():
         val = init_val
         while cond_fun(val):
@@ -321,8 +361,23 @@ def _concrete_int(x):
 
 
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
-    """`val = body_fun(i, val)` for `i` in `[lower, upper)`. Concrete bounds
-    lower to `scan` (reverse-differentiable); traced bounds to `while`."""
+    """Repeat ``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``, starting from
+    ``init_val``; returns the final ``val``.
+
+    Args:
+      lower, upper: the loop bounds (integers; may be traced).
+      body_fun: maps ``(i, carry)`` to a new carry of the same structure, shapes and dtypes.
+      init_val: the initial carry.
+      unroll: accepted for compatibility.
+
+    With concrete bounds the loop becomes a ``scan`` (so it is reverse-differentiable); with
+    traced bounds a ``while_loop`` (forward-differentiable only), as in JAX.
+
+    Example:
+      >>> from microjax_rs import lax
+      >>> print(lax.fori_loop(0, 5, lambda i, acc: acc + i, 0))
+      10
+    """
     lo, hi = _concrete_int(lower), _concrete_int(upper)
     idx_name = _index_dtype(lower, upper)
     if lo is not None and hi is not None:
@@ -371,8 +426,30 @@ def _index_dtype(lower, upper):
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
-    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns the
-    final carry and the stacked `y`s. One staged `scan`, run natively."""
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``, returning the final carry
+    and the ``y``s stacked along a new leading axis. One staged ``scan``, run natively and
+    differentiable in both modes.
+
+    Args:
+      f: maps ``(carry, x)`` to ``(new_carry, y)``; the carry keeps its structure, shapes and dtypes.
+      init: the initial carry, a pytree.
+      xs: a pytree of arrays with one leading length, sliced per step (None: no per-step input).
+      length: the number of steps, required when ``xs`` is None.
+      reverse: run from the last element to the first (results keep ``xs``'s order).
+      unroll: accepted for compatibility.
+
+    Returns:
+      ``(final_carry, stacked_ys)``.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> from microjax_rs import lax
+      >>> def cumulative(total, x):
+      ...     return total + x, total + x
+      >>> total, partial_sums = lax.scan(cumulative, 0.0, jnp.arange(4.0))
+      >>> print(total, partial_sums)
+      6.0 [0. 1. 3. 6.]
+    """
     if not callable(f):
         raise TypeError(f"scan: f argument should be a callable, got {f!r}")
     xs_leaves, xs_tree = tree_flatten(xs)

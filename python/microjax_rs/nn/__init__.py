@@ -16,7 +16,18 @@ def _inexact(x):
 
 
 def relu(x):
-    """max(x, 0); its derivative at 0 is 0 (JAX's custom JVP: the tangent passes only where x > 0)."""
+    """Rectified linear unit ``max(x, 0)``, elementwise; NaN propagates.
+
+    Its derivative at 0 is 0, as JAX's custom JVP (the tangent passes only where x > 0).
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.nn.relu(jnp.array([-1.0, 0.0, 2.0]))
+      Array([0., 0., 2.], dtype=float32)
+      >>> print(jax.grad(jax.nn.relu)(0.0))
+      0.0
+    """
     x = _arr(x)
     zero = jnp.zeros_like(x)
     # NaN propagates as in max(x, 0); the tangent flows only through the x > 0 branch.
@@ -34,10 +45,18 @@ def relu6(x):
 
 
 def sigmoid(x):
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise (integers are promoted to float).
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> print(jax.nn.sigmoid(0.0))
+      0.5
+    """
     return lax.logistic(_inexact(x))
 
 
 def log_sigmoid(x):
+    """Log of the logistic sigmoid, ``-softplus(-x)``, elementwise; stable for large ``|x|``."""
     x = _inexact(x)
     return jnp.negative(softplus(jnp.negative(x)))
 
@@ -61,6 +80,7 @@ def soft_sign(x):
 
 
 def silu(x):
+    """SiLU (swish) activation ``x * sigmoid(x)``, elementwise. Also exported as ``jax.nn.swish``."""
     x = _inexact(x)
     return lax.mul(x, lax.logistic(x))
 
@@ -69,10 +89,12 @@ swish = silu
 
 
 def hard_sigmoid(x):
+    """Piecewise-linear sigmoid ``relu6(x + 3) / 6``, elementwise."""
     return lax.div(relu6(lax.add(_inexact(x), 3.0)), 6.0)
 
 
 def hard_silu(x):
+    """Hard SiLU ``x * hard_sigmoid(x)``, elementwise. Also exported as ``jax.nn.hard_swish``."""
     x = _inexact(x)
     return lax.mul(x, hard_sigmoid(x))
 
@@ -88,6 +110,11 @@ def hard_tanh(x):
 
 
 def gelu(x, approximate=True):
+    """GELU activation ``x * Phi(x)`` (Phi the standard normal CDF), elementwise.
+
+    ``approximate=True`` (the default, as in JAX) uses the tanh approximation
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))``; ``False`` the exact erf form.
+    """
     x = _inexact(x)
     if approximate:
         c = _math.sqrt(2.0 / _math.pi)
@@ -97,6 +124,7 @@ def gelu(x, approximate=True):
 
 
 def elu(x, alpha=1.0):
+    """ELU activation: ``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise, elementwise."""
     x = _inexact(x)
     safe = jnp.where(lax.gt(x, 0.0), 0.0, x)
     return jnp.where(lax.gt(x, 0.0), x, lax.mul(alpha, jnp.expm1(safe)))
@@ -109,17 +137,24 @@ def celu(x, alpha=1.0):
 
 
 def selu(x):
+    """SELU activation: ``scale * elu(x, alpha)`` with the self-normalizing constants
+    alpha ~ 1.6733 and scale ~ 1.0507.
+    """
     alpha = 1.6732632423543772848170429916717
     scale = 1.0507009873554804934193349852946
     return lax.mul(scale, elu(x, alpha))
 
 
 def leaky_relu(x, negative_slope=0.01):
+    """Leaky ReLU: ``x`` for ``x >= 0``, ``negative_slope * x`` otherwise, elementwise."""
     x = _inexact(x)
     return jnp.where(lax.ge(x, 0.0), x, lax.mul(negative_slope, x))
 
 
 def glu(x, axis=-1):
+    """Gated linear unit: ``x`` is split in two halves ``a, b`` along ``axis`` (whose size must be
+    even, else ValueError) and ``a * sigmoid(b)`` is returned.
+    """
     x = _arr(x)
     n = _aval(x).shape[axis]
     if n % 2:
@@ -144,11 +179,28 @@ def _shifted_exp(x, axis, where):
 
 
 def softmax(x, axis=-1, where=None, initial=None):
+    """Softmax over ``axis``: ``exp(x) / sum(exp(x))``, computed after subtracting the maximum.
+
+    Args:
+      x: the logits.
+      axis: the axis or axes to normalize over (default the last).
+      where: optional boolean mask; masked-out entries get probability 0.
+      initial: accepted for JAX compatibility and ignored.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.nn.softmax(jnp.array([0.0, 0.0, 0.0, 0.0]))
+      Array([0.25, 0.25, 0.25, 0.25], dtype=float32)
+    """
     _, e = _shifted_exp(x, axis, where)
     return jnp.divide(e, jnp.sum(e, axis=axis, keepdims=True))
 
 
 def log_softmax(x, axis=-1, where=None, initial=None):
+    """Log of the softmax over ``axis``: ``x - logsumexp(x)``, computed stably.
+    ``where`` masks entries out (they get -inf); ``initial`` is accepted and ignored.
+    """
     shifted, e = _shifted_exp(x, axis, where)
     out = jnp.subtract(shifted, jnp.log(jnp.sum(e, axis=axis, keepdims=True)))
     if where is not None:
@@ -157,10 +209,29 @@ def log_softmax(x, axis=-1, where=None, initial=None):
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log(sum(b * exp(a)))`` over ``axis``, computed stably; the same function as
+    ``jax.scipy.special.logsumexp`` (see there for ``b``, ``return_sign`` and ``where``).
+    """
     return _logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, where=where)
 
 
 def one_hot(x, num_classes, *, dtype=None, axis=-1):
+    """One-hot encoding of the integer array ``x``: a new axis of size ``num_classes`` (placed at
+    ``axis``) that is 1 at the class index and 0 elsewhere; out-of-range values give all zeros.
+
+    Args:
+      x: class indices.
+      num_classes: the size of the new axis (a Python int).
+      dtype: the result dtype (default: the default float dtype).
+      axis: where the new axis goes.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> import microjax_rs.numpy as jnp
+      >>> jax.nn.one_hot(jnp.array([0, 2]), 3)
+      Array([[1., 0., 0.],
+             [0., 0., 1.]], dtype=float32)
+    """
     x = _arr(x)
     num_classes = int(num_classes)
     av = _aval(x)
@@ -201,13 +272,15 @@ normalize = standardize
 
 
 def identity(x):
+    """The identity activation: ``x`` as an array, unchanged."""
     return _arr(x)
 
 
 
 
 def tanh(x):
-    """`jax.nn.tanh`: `jnp.tanh`."""
+    """Hyperbolic tangent activation, elementwise (the same function as ``jnp.tanh``).
+    """
     return jnp.tanh(x)
 
 

@@ -573,15 +573,38 @@ def _impl_of(impl, dtype):
 
 
 def PRNGKey(seed, *, impl=None):
-    """A raw key: the `uint32[*key_shape]` data of `key(seed, impl=impl)`
-    (Threefry: `(0, seed)`; a 64-bit seed under x64 keeps its high word)."""
+    """A raw (legacy) PRNG key: the ``uint32`` key data of ``key(seed, impl=impl)``.
+
+    For the default Threefry implementation that is the pair ``(0, seed)`` (a 64-bit seed under
+    x64 keeps its high word). Prefer ``key``, whose typed keys cannot be mixed up with data.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> jax.random.PRNGKey(42)
+      Array([ 0, 42], dtype=uint32)
+    """
     impl = _resolve_impl(impl)
     _check_seed(seed, "PRNGKey")
     return impl.seed(_offset_seed(seed))
 
 
 def key(seed, *, impl=None, dtype=None):
-    """A typed key of shape `()` (dtype `key<fry>` for the default Threefry)."""
+    """A typed PRNG key of shape ``()`` from an integer ``seed``.
+
+    Args:
+      seed: a Python or array integer.
+      impl: the PRNG implementation (default Threefry, dtype ``key<fry>``; see ``random.key_impl``).
+      dtype: a key dtype, an alternative way to name the implementation.
+
+    Keys are consumed, not advanced: derive new ones with ``split`` or ``fold_in`` and pass one
+    key to each sampler. Draws are bit-identical to JAX's for the same key.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> key = jax.random.key(0)
+      >>> key.shape, key.dtype
+      ((), key<fry>)
+    """
     impl = _impl_of(impl, dtype)
     _check_seed(seed, "key")
     return PRNGKeyArray(impl, impl.seed(_offset_seed(seed)))
@@ -629,7 +652,16 @@ class PRNGSpec(str):
 
 
 def split(key, num=2):
-    """`num` (an int or a shape) new keys from one key."""
+    """New, independent keys derived from ``key``: ``num`` of them (an int, stacked along a new
+    leading axis) or an array of keys of shape ``num`` (a tuple). Typed keys give typed keys and
+    raw keys give raw key data.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> key, subkey = jax.random.split(jax.random.key(0))
+      >>> jax.random.split(key, 3).shape
+      (3,)
+    """
     key, raw = _check_prng_key("split", key)
     shape = tuple(operator.index(n) for n in num) if isinstance(num, Sequence) \
         else (operator.index(num),)
@@ -697,7 +729,19 @@ def bits(key, shape=(), dtype=None):
 
 
 def uniform(key, shape=(), dtype=float, minval=0., maxval=1.):
-    """Uniform floats in `[minval, maxval)`."""
+    """Samples uniform in ``[minval, maxval)``.
+
+    Args:
+      key: a PRNG key (typed or raw).
+      shape: the sample shape.
+      dtype: a float dtype (default: the default float dtype).
+      minval, maxval: the bounds; arrays broadcast with ``shape``.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> jax.random.uniform(jax.random.key(1), (2,))
+      Array([0.4386325, 0.5337529], dtype=float32)
+    """
     data, _ = _check_prng_key("uniform", key)
     dname = _float_dtype("uniform", dtype)
     return _uniform(data, _canonical_shape(shape), dname, minval, maxval)
@@ -739,7 +783,21 @@ def _scale_shift(floats, span, shift, dname):
 
 
 def normal(key, shape=(), dtype=float):
-    """Standard normal floats: `sqrt(2) * erf_inv(u)`, `u` uniform in (-1, 1)."""
+    """Samples from the standard normal distribution (mean 0, variance 1).
+
+    Args:
+      key: a PRNG key (typed or raw).
+      shape: the sample shape.
+      dtype: a float dtype (default: the default float dtype).
+
+    Computed as ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1), with the polynomial for
+    ``erf_inv`` that XLA uses, so draws match JAX's.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> jax.random.normal(jax.random.key(0), (3,))
+      Array([ 1.6226422 ,  2.0252647 , -0.43359444], dtype=float32)
+    """
     data, _ = _check_prng_key("normal", key)
     dname = _float_dtype("normal", float if dtype is None else dtype)
     return _normal(data, _canonical_shape(shape), dname)

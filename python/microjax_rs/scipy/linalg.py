@@ -40,7 +40,11 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
-    """`(c, lower)` for `cho_solve`."""
+    """Cholesky factorization of the symmetric positive-definite ``a``, in the form ``cho_solve``
+    takes: ``(c, lower)``, with ``c`` the lower (``lower=True``) or upper triangular factor.
+    The other triangle of ``c`` is zero here (SciPy leaves it unspecified); ``overwrite_a`` and
+    ``check_finite`` are ignored.
+    """
     return cholesky(a, lower=lower), lower
 
 
@@ -143,20 +147,34 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False, check_finite=True,
           assume_a="gen"):
+    """Solution ``x`` of ``a @ x = b`` for square ``a``.
+
+    ``assume_a='pos'`` solves through a Cholesky factorization (``a`` symmetric positive definite,
+    read from the ``lower`` triangle); every other value uses LU with partial pivoting. The
+    ``overwrite_*``, ``debug`` and ``check_finite`` flags are accepted and ignored (as in JAX).
+    """
     if assume_a == "pos":
         return cho_solve(cho_factor(a, lower=lower), b)
     return _jl.solve(a, b)
 
 
 def inv(a, overwrite_a=False, check_finite=True):
+    """Inverse of the square matrix ``a`` (``overwrite_a`` and ``check_finite`` are accepted and ignored)."""
     return _jl.inv(a)
 
 
 def det(a, overwrite_a=False, check_finite=True):
+    """Determinant of the square matrix ``a`` (``overwrite_a`` and ``check_finite`` are accepted and ignored)."""
     return _jl.det(a)
 
 
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """QR decomposition ``a = Q @ R`` in SciPy's conventions.
+
+    ``mode``: ``'full'`` (square Q, the default), ``'economic'`` (K = min(M, N) columns) or ``'r'``
+    (returns the 1-tuple ``(R,)``). Returns ``(Q, R)`` otherwise. ``pivoting=True`` raises
+    NotImplementedError; ``lwork``, ``overwrite_a`` and ``check_finite`` are ignored.
+    """
     if pivoting:
         raise NotImplementedError("qr(pivoting=True) is not supported")
     if mode not in ("full", "r", "economic"):
@@ -167,6 +185,12 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, turbo=True,
          eigvals=None, type=1, check_finite=True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric matrix ``a``, read from
+    its ``lower`` (default) or upper triangle.
+
+    Returns ``(w, v)``, or ``w`` alone with ``eigvals_only=True``. The generalized problem
+    (``b=``) and ``eigvals=`` raise NotImplementedError; the other flags are ignored.
+    """
     if b is not None or eigvals is not None:
         raise NotImplementedError("eigh with b= or eigvals= is not supported")
     v, w = _ll.eigh(_jl_impl._matrices(a, "eigh", square=True), lower=lower)
@@ -175,6 +199,10 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
         lapack_driver="gesdd"):
+    """Singular value decomposition ``a = U @ diag(s) @ Vh``: returns ``(U, s, Vh)`` (square U and Vh
+    when ``full_matrices``), or ``s`` alone when ``compute_uv`` is false. ``lapack_driver`` and the
+    ``overwrite_a`` / ``check_finite`` flags are ignored.
+    """
     return _jl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 

@@ -48,16 +48,28 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
 
 
 def expit(x):
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise (integers are promoted to float).
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> from microjax_rs.scipy.special import expit
+      >>> expit(jnp.array([0.0]))
+      Array([0.5], dtype=float32)
+    """
     (x,) = _promote_inexact(_arr(x))
     return lax.logistic(x)
 
 
 def logit(x):
+    """Log-odds ``log(x / (1 - x))``, the inverse of ``expit``, elementwise (-inf at 0, inf at 1,
+    NaN outside [0, 1]).
+    """
     (x,) = _promote_inexact(_arr(x))
     return lax.log(lax.div(x, lax.sub(1.0, x)))
 
 
 def log_expit(x):
+    """Log of the logistic sigmoid, ``-log(1 + exp(-x))``, elementwise; stable for large ``|x|``."""
     (x,) = _promote_inexact(_arr(x))
     return jnp.negative(jnp.logaddexp(jnp.negative(x), 0.0))
 

@@ -7,6 +7,21 @@ from .util import (_arr, _aval, _broadcast_shapes, _canon_axis, _name, _nan_cons
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless ``endpoint`` is false).
+
+    Args:
+      start, stop: scalars or arrays (arrays give one sequence per element along ``axis``).
+      num: the number of values.
+      endpoint: whether ``stop`` is the last value.
+      retstep: also return the spacing.
+      dtype: the result dtype (default: the default float dtype).
+      axis: where the new axis goes for array bounds.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.linspace(0.0, 1.0, 5)
+      Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
+    """
     num = _static_int(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -48,6 +63,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``num`` values spaced evenly on a log scale: ``base ** linspace(start, stop, num)``."""
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
     name = _aval(y).dtype_name if dtype is None else _name(dtype)
     b = _arr(base)
@@ -57,6 +73,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``num`` values in geometric progression from ``start`` to ``stop`` (both nonzero, of one sign)."""
     s, e = _promote_inexact(_arr(start), _arr(stop))
     sign = lax.sign(s)
     ls, le = log10(lax.abs(s)), log10(lax.abs(e))

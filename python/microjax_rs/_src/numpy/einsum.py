@@ -74,6 +74,25 @@ def _einsum_pair(x, sx, y, sy, keep):
 
 def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None,
            preferred_element_type=None, _dot_general=None):
+    """Einstein summation: the contraction of ``operands`` described by ``subscripts``.
+
+    Args:
+      subscripts: e.g. ``'ij,jk->ik'``; an index in several operands and not in the output is
+        summed over; ``...`` broadcasts. Without ``->`` the output holds the indices used once,
+        in alphabetical order.
+      operands: the arrays.
+      out: must be None.
+      optimize: the contraction order strategy (``'optimal'``, ``'greedy'``, True/False, or a path).
+      precision, preferred_element_type: passed to each ``lax.dot_general``.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> a = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+      >>> jnp.einsum('ij,j->i', a, jnp.array([1.0, 1.0]))
+      Array([3., 7.], dtype=float32)
+      >>> jnp.einsum('ii', a)
+      Array(5., dtype=float32)
+    """
     lax._canonicalize_precision(precision)
     if not isinstance(subscripts, str):
         raise NotImplementedError("einsum: only the subscripts-string form is supported")
@@ -123,4 +142,9 @@ def einsum(subscripts, *operands, out=None, optimize="optimal", precision=None,
 
 
 def einsum_path(subscripts, *operands, optimize="greedy"):
+    """The contraction order of an ``einsum`` (NumPy's ``einsum_path``).
+
+    Not supported in microjax_rs: always raises NotImplementedError (JAX returns the path and
+    a description). ``einsum`` itself chooses its order from ``optimize``.
+    """
     raise NotImplementedError("einsum_path is not supported")

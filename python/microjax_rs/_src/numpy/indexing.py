@@ -615,6 +615,9 @@ def _result_layout(items, shape, batch, contiguous):
 # -- take, diagonals, select ---------------------------------------------------
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The ``offset``-th diagonal of the matrices formed by ``axis1`` and ``axis2`` of ``a``; the
+    diagonal becomes the last axis of the result.
+    """
     a = _arr(a)
     av = _aval(a)
     if av.ndim < 2:
@@ -649,6 +652,9 @@ def _take_diag_cols(x, cols):
 
 
 def diag(v, k=0):
+    """The ``k``-th diagonal of a 2-D ``v`` as a 1-D array, or, for a 1-D ``v``, a 2-D array with
+    ``v`` on its ``k``-th diagonal and zeros elsewhere.
+    """
     v = _arr(v)
     av = _aval(v)
     if av.ndim == 2:
@@ -673,10 +679,16 @@ def diag(v, k=0):
 
 
 def diagflat(v, k=0):
+    """A 2-D array with the flattened ``v`` on its ``k``-th diagonal and zeros elsewhere."""
     return diag(ravel(_arr(v)), k)
 
 
 def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """``a`` (2-D) with its main diagonal set to ``val`` (cast to ``a``'s dtype).
+
+    Arrays are immutable, so ``inplace=False`` is required (the default ``inplace=True`` raises
+    NotImplementedError, as in JAX); the filled copy is returned.
+    """
     if inplace:
         raise NotImplementedError("JAX arrays are immutable, so jnp.fill_diagonal needs inplace=False")
     a = _arr(a)
@@ -690,6 +702,24 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 
 def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
          fill_value=None):
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when ``axis`` is None).
+
+    Args:
+      a: the source array.
+      indices: integer indices (any shape; the result takes their shape in place of ``axis``).
+      axis: the axis to index.
+      out: must be None.
+      mode: out-of-bounds handling: ``None``/``'fill'`` (default) returns ``fill_value``,
+        ``'clip'`` clamps, ``'wrap'`` wraps around; negative indices count from the end.
+      unique_indices, indices_are_sorted: hints for the gather; accepted and passed along.
+      fill_value: the out-of-bounds value (default NaN for floats, the integer minimum for
+        signed ints, the maximum for unsigned, True for bool).
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.take(jnp.array([10, 20, 30]), jnp.array([2, 0]))
+      Array([30, 10], dtype=int32)
+    """
     a, av, axis = _ravel_unless_axis(a, axis)
     if isinstance(indices, Tracer):
         return take_traced(a, indices, axis, mode, fill_value, unique_indices, indices_are_sorted)
@@ -781,6 +811,9 @@ def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
 
 
 def select(condlist, choicelist, default=0):
+    """Elementwise choice among ``choicelist``: the value of the first ``choicelist[i]`` whose
+    ``condlist[i]`` is true, else ``default``. Conditions and choices broadcast together.
+    """
     if len(condlist) != len(choicelist):
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})")
     if not condlist:
@@ -795,6 +828,11 @@ def select(condlist, choicelist, default=0):
 
 
 def piecewise(x, condlist, funclist, *args, **kw):
+    """A piecewise function of ``x``: where ``condlist[i]`` holds, the result is ``funclist[i]``
+    applied to ``x`` (or the constant ``funclist[i]``); an extra last entry of ``funclist`` is
+    the value where no condition holds. ``args``/``kw`` are passed to the functions.
+    Every function is evaluated on the whole of ``x`` and the results are selected.
+    """
     x = _arr(x)
     if isinstance(condlist, (ArrayImpl, Tracer)) and _aval(condlist).ndim == _aval(x).ndim:
         condlist = [condlist]
@@ -818,6 +856,9 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 
 def unravel_index(indices, shape):
+    """The per-axis indices, as a tuple of arrays, of the flat (row-major) ``indices`` into an
+    array of ``shape``. Out-of-range indices are clamped, as in JAX.
+    """
     idx = _arr(indices)
     shape = _shape_tuple(shape)
     name = _aval(idx).dtype_name
@@ -835,6 +876,10 @@ def unravel_index(indices, shape):
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """Flat (row-major) indices into an array of shape ``dims`` from a tuple of per-axis index
+    arrays ``multi_index``; ``mode`` ``'clip'`` / ``'wrap'`` handle out-of-range indices
+    (``'raise'`` checks concrete indices). Only ``order='C'`` is supported.
+    """
     if order != "C":
         raise NotImplementedError("ravel_multi_index: only order='C'")
     dims = _shape_tuple(dims)

@@ -24,6 +24,22 @@ newaxis = None
 
 @_keys_through
 def asarray(a, dtype=None, copy=None):
+    """Convert ``a`` to a microjax_rs array, without copying when it already is one.
+
+    Args:
+      a: an array, NumPy array, Python scalar, or (nested) list/tuple of those.
+      dtype: optional result dtype; by default NumPy's inferred dtype, canonicalized
+        to 32 bits unless x64 is enabled (Python scalars give weakly typed arrays).
+      copy: accepted for NumPy compatibility.
+
+    Returns:
+      An array; tracers are returned as they are (cast when ``dtype`` is given).
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.asarray([1, 2, 3])
+      Array([1, 2, 3], dtype=int32)
+    """
     if isinstance(a, Tracer):
         return a if dtype is None else astype(a, dtype)
     if type(a) is ArrayImpl and dtype is None:
@@ -52,6 +68,22 @@ def _flat(xs):
 
 @_keys_through
 def array(object, dtype=None, copy=True, ndmin=0):
+    """Create an array from ``object`` (see ``asarray``), with at least ``ndmin`` dimensions.
+
+    Args:
+      object: an array, NumPy array, scalar, or nested list/tuple; lists may hold tracers.
+      dtype: optional result dtype (default: inferred; 64-bit types become 32-bit unless x64 is on).
+      copy: accepted for NumPy compatibility (arrays are immutable, so sharing is safe).
+      ndmin: leading size-1 axes are added up to this many dimensions.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.array([[1.0, 2.0], [3.0, 4.0]])
+      Array([[1., 2.],
+             [3., 4.]], dtype=float32)
+      >>> jnp.array([3], ndmin=2)
+      Array([[3]], dtype=int32)
+    """
     out = asarray(object, dtype=dtype)
     if ndmin and out.ndim < ndmin:
         out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
@@ -71,16 +103,35 @@ def _creation_dtype(dtype):
 
 @_keys_through
 def zeros(shape, dtype=None):
+    """An array of the given shape filled with zeros.
+
+    Args:
+      shape: an int or a sequence of ints.
+      dtype: the element type (default: the default float dtype, float32 unless x64 is on).
+    """
     return _core.full(_creation_shape(shape), 0, _creation_dtype(dtype), False)
 
 
 @_keys_through
 def ones(shape, dtype=None):
+    """An array of the given shape filled with ones.
+
+    Args:
+      shape: an int or a sequence of ints.
+      dtype: the element type (default: the default float dtype).
+    """
     return _core.full(_creation_shape(shape), 1, _creation_dtype(dtype), False)
 
 
 @_keys_through
 def full(shape, fill_value, dtype=None):
+    """An array of the given shape filled with ``fill_value``.
+
+    Args:
+      shape: an int or a sequence of ints.
+      fill_value: a scalar, or an array that is broadcast to ``shape``.
+      dtype: the element type (default: the dtype of ``fill_value``, weak for Python scalars).
+    """
     if dtype is None:
         fv = asarray(fill_value) if not isinstance(fill_value, Tracer) else fill_value
         if isinstance(fv, Tracer) or fv.ndim:
@@ -95,37 +146,68 @@ def full(shape, fill_value, dtype=None):
 
 @_keys_through
 def empty(shape, dtype=None):
+    """An array of the given shape; microjax_rs fills it with zeros (arrays are immutable, so
+    there is no uninitialized memory to hand out).
+    """
     return zeros(shape, dtype)
 
 
 @_keys_through
 def zeros_like(a, dtype=None, shape=None):
+    """An array of zeros with the shape and dtype of ``a`` (each overridable by ``shape`` / ``dtype``)."""
     av = _aval(a)
     return zeros(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
 
 
 @_keys_through
 def ones_like(a, dtype=None, shape=None):
+    """An array of ones with the shape and dtype of ``a`` (each overridable by ``shape`` / ``dtype``)."""
     av = _aval(a)
     return ones(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
 
 
 @_keys_through
 def full_like(a, fill_value, dtype=None, shape=None):
+    """An array filled with ``fill_value`` with the shape and dtype of ``a`` (each overridable
+    by ``shape`` / ``dtype``).
+    """
     av = _aval(a)
     return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype)
 
 
 @_keys_through
 def empty_like(prototype, dtype=None, shape=None):
+    """An array with the shape and dtype of ``prototype`` (each overridable); filled with zeros,
+    as ``empty``.
+    """
     return zeros_like(prototype, dtype=dtype, shape=shape)
 
 
 def copy(a, order=None):
+    """A copy of ``a`` as a microjax_rs array (``order`` is accepted for NumPy compatibility)."""
     return _arr(a)
 
 
 def arange(start, stop=None, step=None, dtype=None):
+    """Evenly spaced values in the half-open interval ``[start, stop)`` with spacing ``step``.
+
+    Args:
+      start: the first value, or the end when ``stop`` is omitted (``arange(n)`` is 0..n-1).
+      stop: the end of the interval (excluded).
+      step: the spacing (default 1).
+      dtype: the element type; by default the default int dtype for integer arguments and the
+        default float dtype otherwise.
+
+    The bounds determine the result's shape, so they must be concrete: a traced ``start``,
+    ``stop`` or ``step`` raises ``ConcretizationTypeError`` (pass them as static arguments).
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.arange(4)
+      Array([0, 1, 2, 3], dtype=int32)
+      >>> jnp.arange(0.0, 1.0, 0.25)
+      Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
+    """
     for v in (start, stop, step):
         if isinstance(v, Tracer):
             raise core.ConcretizationTypeError(
@@ -157,10 +239,12 @@ def astype(x, dtype, /, *, copy=False, device=None):
 # -- shapes and axes -----------------------------------------------------------
 
 def shape(a):
+    """The shape of ``a`` as a tuple of ints (works on arrays, tracers, NumPy arrays, scalars and lists)."""
     return _aval(a).shape
 
 
 def ndim(a):
+    """The number of dimensions of ``a`` (works on arrays, tracers, NumPy arrays, scalars and lists)."""
     return _aval(a).ndim
 
 
@@ -178,6 +262,15 @@ def size(a, axis=None):
 
 @_keys_through
 def reshape(a, newshape=None, order="C", *, shape=None):
+    """``a`` with a new shape and the same elements, in row-major order.
+
+    Args:
+      a: the array.
+      newshape: the new shape (deprecated positional spelling; prefer ``shape=``); one entry
+        may be -1, inferred from the size.
+      order: ``'C'`` (row-major) or ``'F'`` (column-major); ``'A'`` raises NotImplementedError.
+      shape: the new shape.
+    """
     if shape is not None:
         newshape = shape
     if order == "F":
@@ -212,6 +305,7 @@ def reshape(a, newshape=None, order="C", *, shape=None):
 
 @_keys_through
 def ravel(a, order="C"):
+    """``a`` flattened to one dimension, in row-major (``order='C'``) or column-major (``'F'``) order."""
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
     return reshape(a, (-1,), order=order)
@@ -229,6 +323,7 @@ def _ravel_unless_axis(a, axis):
 
 @_keys_through
 def transpose(a, axes=None):
+    """``a`` with its axes permuted: reversed by default, else in the order given by ``axes``."""
     a = asarray(a) if not isinstance(a, Tracer) else a
     nd = _aval(a).ndim
     perm = tuple(reversed(range(nd))) if axes is None else tuple(_canon_axis(x, nd) for x in axes)
@@ -237,6 +332,7 @@ def transpose(a, axes=None):
 
 @_keys_through
 def swapaxes(a, axis1, axis2):
+    """``a`` with the axes ``axis1`` and ``axis2`` exchanged."""
     nd = _aval(a).ndim
     perm = list(range(nd))
     i, j = _canon_axis(axis1, nd), _canon_axis(axis2, nd)
@@ -246,6 +342,9 @@ def swapaxes(a, axis1, axis2):
 
 @_keys_through
 def squeeze(a, axis=None):
+    """``a`` without its size-1 axes: all of them, or only those in ``axis`` (which must have size 1,
+    else ValueError).
+    """
     av = _aval(a)
     if axis is None:
         dims = [i for i, d in enumerate(av.shape) if d == 1]
@@ -257,16 +356,21 @@ def squeeze(a, axis=None):
 
 @_keys_through
 def expand_dims(a, axis):
+    """``a`` with size-1 axes inserted at the positions ``axis`` (an int or a tuple, counted in
+    the result's axes).
+    """
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return lax.expand_dims(a, axes)
 
 
 def broadcast_shapes(*shapes):
+    """The shape that arrays of the given ``shapes`` broadcast to (ValueError if incompatible)."""
     return _broadcast_shapes(*[tuple(s) for s in shapes])
 
 
 @_keys_through
 def broadcast_to(array, shape):
+    """``array`` broadcast to ``shape`` under NumPy's broadcasting rules (ValueError if it cannot be)."""
     (a,) = _promote(array) if type(array) in _SCALARS else (asarray(array),)
     shape = _shape_tuple(shape)
     av = _aval(a)
@@ -276,6 +380,9 @@ def broadcast_to(array, shape):
 
 
 def matrix_transpose(x, /):
+    """``x`` with its last two axes swapped (a batched matrix transpose); ``x`` needs at least
+    two dimensions.
+    """
     x = _arr(x)
     if _aval(x).ndim < 2:
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={_aval(x).ndim}")
@@ -284,6 +391,9 @@ def matrix_transpose(x, /):
 
 @_keys_through
 def moveaxis(a, source, destination):
+    """``a`` with the axes ``source`` (an int or sequence) moved to the positions
+    ``destination``; the other axes keep their order.
+    """
     a = _arr(a)
     nd = _aval(a).ndim
     src = _axes_arg(source, nd)
@@ -297,6 +407,9 @@ def moveaxis(a, source, destination):
 
 
 def rollaxis(a, axis, start=0):
+    """``a`` with ``axis`` moved to the position before ``start`` (NumPy's older spelling of
+    ``moveaxis``).
+    """
     a = _arr(a)
     nd = _aval(a).ndim
     axis = _canon_axis(axis, nd)
@@ -309,6 +422,7 @@ def rollaxis(a, axis, start=0):
 
 @_keys_through
 def broadcast_arrays(*args):
+    """The arguments broadcast against each other to their common shape, as a list of arrays."""
     arrs = [_arr(a) for a in args]
     shape = _broadcast_shapes(*(_aval(a).shape for a in arrs))
     return [broadcast_to(a, shape) for a in arrs]
@@ -325,10 +439,16 @@ def _atleast(arys, expand):
 
 
 def atleast_1d(*arys):
+    """Each input as an array with at least one dimension (scalars become shape ``(1,)``).
+    One argument gives an array, several give a list.
+    """
     return _atleast(arys, lambda a, s: reshape(a, (1,)) if len(s) == 0 else a)
 
 
 def atleast_2d(*arys):
+    """Each input as an array with at least two dimensions (leading size-1 axes are added).
+    One argument gives an array, several give a list.
+    """
     return _atleast(arys, lambda a, s: reshape(a, (1,) * (2 - len(s)) + s) if len(s) < 2 else a)
 
 
@@ -343,6 +463,10 @@ def _to_3d(a, s):
 
 
 def atleast_3d(*arys):
+    """Each input as an array with at least three dimensions: a 1-D ``(n,)`` becomes
+    ``(1, n, 1)`` and a 2-D ``(m, n)`` becomes ``(m, n, 1)``, as in NumPy.
+    One argument gives an array, several give a list.
+    """
     return _atleast(arys, _to_3d)
 
 
@@ -361,6 +485,15 @@ def _concat_prep(arrays, what):
 
 @_keys_through
 def concatenate(arrays, axis=0, dtype=None):
+    """Join a sequence of arrays along an existing axis.
+
+    Args:
+      arrays: arrays with equal shapes except along ``axis``; their dtypes are promoted.
+      axis: the axis to join along; ``None`` flattens the inputs first.
+      dtype: optional result dtype.
+
+    Also exported as ``jnp.concat``.
+    """
     arrs = _concat_prep(arrays, "concatenate")
     if dtype is not None:
         arrs = [astype(a, dtype) for a in arrs]
@@ -387,6 +520,14 @@ concat = concatenate
 
 @_keys_through
 def stack(arrays, axis=0, out=None, dtype=None):
+    """Join a sequence of equal-shaped arrays along a new axis ``axis``.
+
+    Args:
+      arrays: arrays (or one array, split along its first axis) of one shape.
+      axis: where the new axis goes in the result.
+      out: must be None (arrays are immutable).
+      dtype: optional result dtype.
+    """
     arrs = _concat_prep(arrays, "stack")
     shape0 = _aval(arrs[0]).shape
     for a in arrs[1:]:
@@ -400,6 +541,9 @@ def stack(arrays, axis=0, out=None, dtype=None):
 
 
 def vstack(tup, dtype=None):
+    """Join arrays vertically, along axis 0, after making each at least 2-D.
+    Also exported as ``jnp.row_stack``.
+    """
     return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype)
 
 
@@ -407,16 +551,19 @@ row_stack = vstack
 
 
 def hstack(tup, dtype=None):
+    """Join arrays horizontally: along axis 1, or along axis 0 for 1-D inputs."""
     arrs = [atleast_1d(a) for a in tup]
     axis = 0 if arrs and _aval(arrs[0]).ndim == 1 else 1
     return concatenate(arrs, axis=axis, dtype=dtype)
 
 
 def dstack(tup, dtype=None):
+    """Join arrays along the third axis, after making each at least 3-D."""
     return concatenate([atleast_3d(a) for a in tup], axis=2, dtype=dtype)
 
 
 def column_stack(tup):
+    """Join 1-D arrays as the columns of a 2-D array (2-D inputs are joined along axis 1)."""
     arrs = []
     for a in tup:
         a = _arr(a)
@@ -427,6 +574,9 @@ def column_stack(tup):
 # -- flips, rotations and tiling -----------------------------------------------
 
 def flip(m, axis=None):
+    """``m`` with the order of elements reversed along ``axis`` (an int or tuple), or along every
+    axis when ``axis`` is None.
+    """
     m = _arr(m)
     nd = _aval(m).ndim
     axes = tuple(range(nd)) if axis is None else _axes_arg(axis, nd)
@@ -434,6 +584,7 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
+    """``m`` with its columns (axis 1) in reverse order."""
     m = _arr(m)
     if _aval(m).ndim < 2:
         raise ValueError("fliplr requires an array of at least 2 dimensions")
@@ -441,6 +592,7 @@ def fliplr(m):
 
 
 def flipud(m):
+    """``m`` with its rows (axis 0) in reverse order."""
     m = _arr(m)
     if _aval(m).ndim < 1:
         raise ValueError("flipud requires an array of at least 1 dimension")
@@ -448,6 +600,9 @@ def flipud(m):
 
 
 def rot90(m, k=1, axes=(0, 1)):
+    """``m`` rotated by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
+    towards the second.
+    """
     m = _arr(m)
     nd = _aval(m).ndim
     a0, a1 = _canon_axis(axes[0], nd), _canon_axis(axes[1], nd)
@@ -467,6 +622,9 @@ def rot90(m, k=1, axes=(0, 1)):
 
 @_keys_through
 def tile(A, reps):
+    """An array built by repeating ``A`` ``reps`` times along each axis (``reps`` is an int or a
+    tuple; shorter of the two is padded with leading ones).
+    """
     a = _arr(A)
     reps = (int(reps),) if isinstance(reps, (int, _np.integer)) else tuple(int(r) for r in reps)
     s = _aval(a).shape
@@ -489,12 +647,16 @@ def _tri_mask(N, M, k):
 
 
 def tri(N, M=None, k=0, dtype=None):
+    """An ``N`` x ``M`` array with ones at and below the ``k``-th diagonal and zeros above it."""
     M = N if M is None else M
     name = _creation_dtype(dtype)
     return lax.convert_element_type(_tri_mask(int(N), int(M), k), name)
 
 
 def tril(m, k=0):
+    """A copy of ``m`` with the elements above the ``k``-th diagonal set to zero (the last two
+    axes are the matrix; leading axes are batch axes).
+    """
     m = _arr(m)
     av = _aval(m)
     if av.ndim < 2:
@@ -504,6 +666,9 @@ def tril(m, k=0):
 
 
 def triu(m, k=0):
+    """A copy of ``m`` with the elements below the ``k``-th diagonal set to zero (the last two
+    axes are the matrix; leading axes are batch axes).
+    """
     m = _arr(m)
     av = _aval(m)
     if av.ndim < 2:
@@ -513,6 +678,14 @@ def triu(m, k=0):
 
 
 def eye(N, M=None, k=0, dtype=None):
+    """A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
+
+    Args:
+      N: the number of rows.
+      M: the number of columns (default ``N``).
+      k: the diagonal: 0 the main one, positive above it, negative below.
+      dtype: the element type (default: the default float dtype).
+    """
     N = int(N)
     M = N if M is None else int(M)
     if N < 0 or M < 0:
@@ -524,10 +697,22 @@ def eye(N, M=None, k=0, dtype=None):
 
 
 def identity(n, dtype=None):
+    """The ``n`` x ``n`` identity matrix (``eye(n)``) of the given dtype."""
     return eye(n, dtype=dtype)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays from the 1-D coordinate vectors ``xi``.
+
+    Args:
+      xi: 1-D arrays, one per dimension.
+      copy: accepted for NumPy compatibility.
+      sparse: if true, return broadcastable arrays with size-1 axes instead of full grids.
+      indexing: ``'xy'`` (Cartesian; the first two axes swapped) or ``'ij'`` (matrix indexing).
+
+    Returns:
+      A list of arrays, one per input.
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
     args = [_arr(x) for x in xi]
@@ -552,6 +737,10 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 def indices(dimensions, dtype=None, sparse=False):
+    """Arrays of the index along each axis of a grid of shape ``dimensions``: stacked into one
+    array of shape ``(len(dimensions), *dimensions)``, or, with ``sparse=True``, a tuple of
+    broadcastable arrays.
+    """
     dims = tuple(int(d) for d in dimensions)
     name = _dt.default_int_name() if dtype is None else _name(dtype)
     out = []
@@ -566,6 +755,9 @@ def indices(dimensions, dtype=None, sparse=False):
 
 
 def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D array ``x``: column ``j`` holds ``x ** (N - 1 - j)``,
+    or ``x ** j`` when ``increasing`` is true. ``N`` defaults to ``len(x)``.
+    """
     x = _arr(x)
     n = _aval(x).shape[0]
     N = n if N is None else int(N)
@@ -578,14 +770,17 @@ def vander(x, N=None, increasing=False):
 # -- predicates ----------------------------------------------------------------
 
 def isscalar(element):
+    """True when ``element`` is a Python or NumPy scalar or a zero-dimensional array."""
     if isinstance(element, (ArrayImpl, Tracer)):
         return _aval(element).ndim == 0
     return _np.isscalar(element)
 
 
 def iscomplexobj(x):
+    """True when ``x`` has a complex dtype (by dtype, not by value)."""
     return False
 
 
 def isrealobj(x):
+    """True when ``x`` does not have a complex dtype (by dtype, not by value)."""
     return True

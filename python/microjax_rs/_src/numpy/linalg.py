@@ -22,6 +22,22 @@ from .util import _arr, _aval, _canon_axis, _promote_dtypes_inexact, _promote_in
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norm of ``x``.
+
+    Args:
+      x: the array (integers are promoted to float).
+      ord: the norm: for vectors None/2 (Euclidean), 1, inf, -inf, 0 (count of nonzeros) or any
+        real p; for matrices None/'fro' (Frobenius), 1, -1, inf, -inf, 2, -2 (largest/smallest
+        singular value) or 'nuc' (nuclear).
+      axis: None (the whole array: Frobenius/2-norm of the flattened values when ``ord`` is None),
+        an int (vector norms) or a pair of ints (matrix norms).
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.linalg.norm(jnp.array([3.0, 4.0]))
+      Array(5., dtype=float32)
+    """
     (x,) = _promote_inexact(_arr(x))
     av = _aval(x)
     if axis is None:
@@ -75,6 +91,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """Vector norm of ``x`` of order ``ord`` over ``axis`` (the flattened array when None); see ``norm``."""
     x = _arr(x)
     if axis is None:
         out = norm(ravel(x), ord=ord)
@@ -85,14 +102,17 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Matrix norm of order ``ord`` (default Frobenius) of the matrices in the last two axes of ``x``."""
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
 def trace(x, /, *, offset=0, dtype=None):
+    """Sum of the ``offset``-th diagonal of the matrices in the last two axes of ``x``."""
     return _sum(_diagonal(x, offset=offset, axis1=-2, axis2=-1), axis=-1, dtype=dtype)
 
 
 def diagonal(x, /, *, offset=0):
+    """The ``offset``-th diagonal of the matrices in the last two axes of ``x``."""
     return _diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
@@ -108,6 +128,8 @@ def _missing(name):
     def fn(*args, **kwargs):
         raise NotImplementedError(f"jnp.linalg.{name} is not supported by microjax_rs")
     fn.__name__ = name
+    fn.__doc__ = (f"``numpy.linalg.{name}``: not supported by microjax_rs (JAX computes it on the CPU);\n"
+                  "calling it raises NotImplementedError.")
     return fn
 
 
@@ -157,12 +179,23 @@ def _eye_like(a, n=None):
 
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
+    """Cholesky factor of the symmetric positive-definite matrices ``a`` (last two axes): lower
+    triangular ``L`` with ``a = L @ L.T``, or the upper ``L.T`` when ``upper`` is true.
+    A matrix that is not positive definite gives NaNs (no exception), as in JAX.
+    ``symmetrize_input`` averages ``a`` with its transpose first (also for the derivative).
+    """
     a = _matrices(a, "cholesky", square=True)
     lo = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return _mT(lo) if upper else lo
 
 
 def qr(a, mode="reduced"):
+    """QR decomposition of the matrices ``a``: ``Q`` with orthonormal columns and upper
+    triangular ``R``, ``a = Q @ R``.
+
+    ``mode``: ``'reduced'`` (K = min(M, N) columns), ``'complete'`` (square Q) or ``'r'``
+    (R only); ``'raw'`` raises NotImplementedError. Returns a ``QRResult(Q, R)`` named tuple.
+    """
     a = _matrices(a, "qr")
     if mode not in ("reduced", "complete", "r", "raw"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
@@ -175,6 +208,12 @@ def qr(a, mode="reduced"):
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors of the symmetric (Hermitian) matrices ``a``.
+
+    ``UPLO`` picks the triangle read (``'L'`` default, ``'U'``); ``symmetrize_input``
+    averages ``a`` with its transpose first. Returns ``EighResult(eigenvalues, eigenvectors)``
+    with the eigenvectors as columns.
+    """
     if UPLO not in (None, "L", "U"):
         raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
     a = _matrices(a, "eigh", square=True)
@@ -183,10 +222,23 @@ def eigh(a, UPLO=None, symmetrize_input=True):
 
 
 def eigvalsh(a, UPLO="L"):
+    """Eigenvalues (ascending) of the symmetric matrices ``a``; see ``eigh``."""
     return eigh(a, UPLO=UPLO).eigenvalues
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
+    """Singular value decomposition ``a = U @ diag(S) @ Vh`` of the matrices ``a``.
+
+    Args:
+      a: the matrices (last two axes).
+      full_matrices: square U and Vh (True) or the reduced K = min(M, N) factors.
+      compute_uv: if false, return only the singular values.
+      hermitian: accepted; the general algorithm is used.
+      subset_by_index: must be None (a subset raises NotImplementedError; JAX supports it).
+
+    Returns:
+      ``SVDResult(U, S, Vh)`` with ``S`` descending, or ``S`` alone.
+    """
     a = _matrices(a, "svd")
     out = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv,
                             subset_by_index=subset_by_index)
@@ -196,6 +248,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
 
 
 def svdvals(x, /):
+    """Singular values of the matrices ``x``, in descending order."""
     return svd(x, compute_uv=False)
 
 
@@ -211,12 +264,16 @@ def _lu_parts(a):
 
 
 def det(a):
+    """Determinant of the square matrices ``a``, from an LU factorization."""
     a = _matrices(a, "det", square=True)
     d, sign = _lu_parts(a)
     return sign * prod(d, axis=-1)
 
 
 def slogdet(a, *, method=None):
+    """Sign and natural log of the absolute determinant of the square matrices ``a``, as
+    ``SlogdetResult(sign, logabsdet)``; stable where ``det`` would overflow. ``method`` is accepted.
+    """
     if method not in (None, "lu"):
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`).")
     a = _matrices(a, "slogdet", square=True)
@@ -247,6 +304,16 @@ def _broadcast_batch(a, b, vector):
 
 
 def solve(a, b):
+    """Solution ``x`` of the linear system ``a @ x = b`` for square ``a`` (LU with partial pivoting).
+
+    ``b`` is a vector (``a.shape[:-1]``) or a matrix of right-hand sides; batch axes broadcast.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> a = jnp.array([[2.0, 0.0], [0.0, 4.0]])
+      >>> jnp.linalg.solve(a, jnp.array([2.0, 2.0]))
+      Array([1. , 0.5], dtype=float32)
+    """
     a = _matrices(a, "solve", square=True)
     (a, b) = _promote_dtypes_inexact(a, _arr(b))
     sa, sb = _aval(a).shape, _aval(b).shape
@@ -262,11 +329,18 @@ def solve(a, b):
 
 
 def inv(a):
+    """Inverse of the square matrices ``a`` (solving ``a @ x = I``). A singular matrix gives
+    infinities or NaNs rather than an exception, as in JAX.
+    """
     a = _matrices(a, "inv", square=True)
     return solve(a, _eye_like(a))
 
 
 def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    """Moore-Penrose pseudo-inverse of the matrices ``a``, from the SVD; singular values at most
+    ``rtol`` times the largest are treated as zero (default ``10 * max(M, N) * eps``; ``rcond``
+    is the older name). ``hermitian`` is accepted.
+    """
     a = _matrices(a, "pinv")
     m, n = _aval(a).shape[-2:]
     if rcond is not None:
@@ -283,6 +357,17 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """Least-squares solution of ``a @ x = b`` for a 2-D ``a``, via the SVD.
+
+    Args:
+      a: an (M, N) matrix.
+      b: an (M,) vector or (M, K) matrix.
+      rcond: relative cutoff for small singular values (default ``eps * max(M, N)``).
+      numpy_resid: if true, return NumPy's residuals (empty when rank < N or M <= N).
+
+    Returns:
+      ``(x, residuals, rank, singular_values)``.
+    """
     (a, b) = _promote_dtypes_inexact(_arr(a), _arr(b))
     sa, sb = _aval(a).shape, _aval(b).shape
     if len(sa) != 2:
@@ -315,6 +400,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
 
 
 def matrix_rank(M, rtol=None, *, tol=None):
+    """Rank of the matrices ``M``: the number of singular values above ``tol`` (default:
+    ``rtol`` times the largest, ``rtol`` defaulting to ``eps * max(M, N)``).
+    """
     M = _arr(M)
     if _aval(M).ndim < 2:
         return _astype(_any_nonzero(M), "int32")
@@ -332,6 +420,7 @@ def _any_nonzero(x):
 
 
 def multi_dot(arrays, *, precision=None):
+    """The product of the matrices in ``arrays`` (at least two), multiplied left to right."""
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError("Expecting at least two arrays.")
@@ -342,6 +431,9 @@ def multi_dot(arrays, *, precision=None):
 
 
 def matrix_power(a, n):
+    """The square matrices ``a`` raised to the integer power ``n`` (by repeated squaring; negative
+    ``n`` inverts first, ``n = 0`` gives the identity).
+    """
     a = _arr(a)
     av = _aval(a)
     if av.ndim < 2 or av.shape[-1] != av.shape[-2]:

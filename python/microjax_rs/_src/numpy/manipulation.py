@@ -42,29 +42,53 @@ def _split(ary, indices_or_sections, axis, strict):
 
 
 def split(ary, indices_or_sections, axis=0):
+    """Split ``ary`` along ``axis`` into a list of sub-arrays.
+
+    Args:
+      ary: the array.
+      indices_or_sections: an int N (N equal parts; the axis length must divide evenly) or a
+        sequence of split points.
+      axis: the axis to split.
+    """
     return _split(ary, indices_or_sections, axis, strict=True)
 
 
 def array_split(ary, indices_or_sections, axis=0):
+    """Split ``ary`` along ``axis`` like ``split``, but an int N need not divide the axis evenly
+    (the first parts get one element more).
+    """
     return _split(ary, indices_or_sections, axis, strict=False)
 
 
 def hsplit(ary, indices_or_sections):
+    """Split ``ary`` horizontally: along axis 1 (axis 0 for 1-D arrays); see ``split``."""
     a = _arr(ary)
     return split(a, indices_or_sections, axis=0 if _aval(a).ndim == 1 else 1)
 
 
 def vsplit(ary, indices_or_sections):
+    """Split ``ary`` vertically, along axis 0; see ``split``."""
     return split(ary, indices_or_sections, axis=0)
 
 
 def dsplit(ary, indices_or_sections):
+    """Split ``ary`` along its third axis; see ``split``."""
     return split(ary, indices_or_sections, axis=2)
 
 
 # -- repeating and rolling -----------------------------------------------------
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Each element of ``a`` repeated ``repeats`` times along ``axis`` (of the flattened array when
+    ``axis`` is None).
+
+    Args:
+      a: the array.
+      repeats: an int, or one count per element along ``axis``.
+      axis: the axis to repeat along.
+      total_repeat_length: the result's length along ``axis``; required when ``repeats`` is
+        traced (the counts set the output shape), as in JAX.
+    """
     a, av, axis = _ravel_unless_axis(a, axis)
     n = av.shape[axis]
     if isinstance(repeats, Tracer):
@@ -122,6 +146,9 @@ def _repeat_traced(a, av, axis, repeats, total):
 
 
 def roll(a, shift, axis=None):
+    """``a`` with its elements shifted cyclically by ``shift`` along ``axis`` (an int or tuple;
+    the flattened array when None). Elements shifted past the end come back at the start.
+    """
     a = _arr(a)
     if isinstance(shift, Tracer):
         return _roll_dynamic(a, shift, axis)
@@ -344,9 +371,17 @@ def _pad_callable(a, pw, nd, func, kwargs):
 
 
 def pad(array, pad_width, mode="constant", **kwargs):
-    """jnp.pad: NumPy's padding modes (constant, edge, wrap, reflect,
-    symmetric with reflect_type, linear_ramp, maximum, minimum, mean, median
-    with stat_length, empty) and a callable mode."""
+    """``array`` padded with ``pad_width`` values before and after each axis.
+
+    Args:
+      array: the array.
+      pad_width: an int, a ``(before, after)`` pair, or one pair per axis.
+      mode: NumPy's padding modes: ``'constant'`` (``constant_values=``), ``'edge'``, ``'wrap'``,
+        ``'reflect'`` and ``'symmetric'`` (with ``reflect_type=``), ``'linear_ramp'``
+        (``end_values=``), ``'maximum'``, ``'minimum'``, ``'mean'``, ``'median'`` (with
+        ``stat_length=``), ``'empty'``, or a callable applied to each 1-D slice.
+      kwargs: the options of the mode, as in NumPy.
+    """
     a = _arr(array)
     av = _aval(a)
     nd = av.ndim

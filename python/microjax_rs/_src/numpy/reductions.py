@@ -83,6 +83,30 @@ def _bool_reduction(kind, a, axis, keepdims, initial, where):
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """Sum of the elements of ``a`` over the given axes.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      initial: a scalar added to every result.
+      where: a boolean mask of the elements to include.
+      promote_integers: if true (default), small integer and boolean inputs accumulate in
+        the default int (or uint) dtype, as in JAX.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Float16/bfloat16 inputs accumulate in float32 and are cast back unless ``dtype`` is given;
+    ``dtype=bool`` gives a logical or.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> x = jnp.array([[1, 2], [3, 4]])
+      >>> jnp.sum(x)
+      Array(10, dtype=int32)
+      >>> jnp.sum(x, axis=0)
+      Array([4, 6], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.sum is not supported.")
     _check_where(where, "sum")
@@ -156,10 +180,34 @@ def _minmax(kind, a, axis, keepdims, initial, where):
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """Maximum of the elements of ``a`` over the given axes (NaN propagates).
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      initial: a scalar combined into every reduction (required for empty reductions of max/min).
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Also exported as ``jnp.amax``.
+    """
     return _minmax("max", a, axis, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """Minimum of the elements of ``a`` over the given axes (NaN propagates).
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      initial: a scalar combined into every reduction (required for empty reductions of max/min).
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Also exported as ``jnp.amin``.
+    """
     return _minmax("min", a, axis, keepdims, initial, where)
 
 
@@ -167,10 +215,32 @@ amax, amin = max, min
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
+    """Range (maximum minus minimum) of the elements of ``a`` over the given axes.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """Product of the elements of ``a`` over the given axes.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      initial: a scalar multiplied into every result.
+      where: a boolean mask of the elements to include.
+      promote_integers: if true (default), small integer inputs accumulate in the default int dtype.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    ``dtype=bool`` gives a logical and. Also exported as ``jnp.product``.
+    """
     _check_where(where, "prod")
     if dtype is not None and _name(dtype) == "bool":
         return _bool_reduction("and", a, axis, keepdims, initial, where)
@@ -189,6 +259,17 @@ product = prod
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    """Whether any element of ``a`` over the given axes is true (nonzero); a boolean array.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Also exported as ``jnp.sometrue``.
+    """
     _check_where(where, "any")
     a, av, axes, w = _reduce_prep(a, axis, where)
     b = _to_bool(a)
@@ -199,6 +280,17 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    """Whether every element of ``a`` over the given axes is true (nonzero); a boolean array.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Also exported as ``jnp.alltrue``.
+    """
     _check_where(where, "all")
     a, av, axes, w = _reduce_prep(a, axis, where)
     b = _to_bool(a)
@@ -211,6 +303,13 @@ alltrue, sometrue = all, any
 
 
 def count_nonzero(a, axis=None, keepdims=False):
+    """Number of nonzero elements of ``a`` over the given axes (default int dtype).
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     return sum(_to_bool(_arr(a)), axis=axis, keepdims=keepdims, dtype=_dt.default_int_name())
 
 
@@ -239,6 +338,23 @@ def _moment_prep(a, axis, dtype, where, upcast_explicit=True):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean of the elements of ``a`` over the given axes.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Integer inputs give the default float dtype; float16/bfloat16 accumulate in float32.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.mean(jnp.array([1.0, 2.0, 4.0, 5.0]))
+      Array(3., dtype=float32)
+    """
     _check_where(where, "mean")
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where, upcast_explicit=False)
     if w is not None:
@@ -250,6 +366,20 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
+    """Variance of the elements of ``a`` over the given axes: ``sum((a - mean)**2) / (N - ddof)``.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      ddof: the delta degrees of freedom (``correction`` is the Array API name for it).
+      where: a boolean mask of the elements to include.
+      mean: a precomputed mean (with ``keepdims=True`` shape) to use.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    The result is NaN where ``ddof >= N``.
+    """
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -279,12 +409,39 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
+    """Standard deviation (square root of ``var``) of the elements of ``a`` over the given axes.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      ddof: the delta degrees of freedom (``correction`` is the Array API name for it).
+      where: a boolean mask of the elements to include.
+      mean: a precomputed mean to use.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    The result is NaN where ``ddof >= N``.
+    """
     _check_where(where, "std")
     return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
                     correction=correction))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """Weighted average of ``a`` over ``axis``.
+
+    Args:
+      a: the input array.
+      axis: the axis or axes to average over (None: all).
+      weights: optional weights, of ``a``'s shape or 1-D along a single ``axis`` (N-D weights with a
+        tuple ``axis`` are broadcast along those axes).
+      returned: if true, also return the sum of the weights.
+      keepdims: if true, reduced axes stay as size-1 axes.
+
+    Returns:
+      The average, or ``(average, sum_of_weights)`` when ``returned`` is true.
+    """
     if weights is None:
         avg = mean(a, axis=axis, keepdims=keepdims)
         av = _aval(_arr(a))
@@ -331,11 +488,33 @@ def _nan_as(a, fill, where, name):
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Sum over the given axes, treating NaN as zero.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      initial: a scalar combined into every reduction (required for empty reductions of max/min).
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     a = _nan_as(a, 0.0, where, "nansum")
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product over the given axes, treating NaN as one.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      initial: a scalar combined into every reduction (required for empty reductions of max/min).
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     a = _nan_as(a, 1.0, where, "nanprod")
     return prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
@@ -353,11 +532,31 @@ def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """Maximum over the given axes, ignoring NaN (NaN for an all-NaN slice, or ``initial`` if given).
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      initial: a scalar combined into every reduction (required for empty reductions of max/min).
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     _check_where(where, "nanmax")
     return _nan_extremum(max, -_np.inf, a, axis, keepdims, initial, where)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """Minimum over the given axes, ignoring NaN (NaN for an all-NaN slice, or ``initial`` if given).
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      out: must be None.
+      initial: a scalar combined into every reduction (required for empty reductions of max/min).
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     _check_where(where, "nanmin")
     return _nan_extremum(min, _np.inf, a, axis, keepdims, initial, where)
 
@@ -371,6 +570,16 @@ def _not_nan(a, where):
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """Mean over the given axes of the elements that are not NaN.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      where: a boolean mask of the elements to include.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     _check_where(where, "nanmean")
     a = _arr(a)
     if not _is_float(a):
@@ -379,6 +588,18 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+    """Variance over the given axes of the elements that are not NaN.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      ddof: the delta degrees of freedom.
+      where: a boolean mask of the elements to include.
+      mean: a precomputed mean.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     _check_where(where, "nanvar")
     a = _arr(a)
     if not _is_float(a):
@@ -388,11 +609,26 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+    """Standard deviation over the given axes of the elements that are not NaN.
+
+    Args:
+      a: the input array.
+      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
+      dtype: the accumulation and result dtype (default: see below).
+      out: must be None.
+      ddof: the delta degrees of freedom.
+      where: a boolean mask of the elements to include.
+      mean: a precomputed mean.
+      keepdims: if true, reduced axes stay as size-1 axes.
+    """
     _check_where(where, "nanstd")
     return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum of the ``offset``-th diagonal of the matrices in ``a`` (taken over ``axis1`` and
+    ``axis2``); ``dtype`` sets the accumulation dtype and ``out`` must be None.
+    """
     return sum(diagonal(a, offset=offset, axis1=axis1, axis2=axis2), axis=-1, dtype=dtype)
 
 
@@ -417,14 +653,28 @@ def _arg_reduce(kind, a, axis, keepdims):
 
 
 def argmax(a, axis=None, out=None, keepdims=None):
+    """Index of the largest element of ``a`` along ``axis`` (of the flattened array when ``axis``
+    is None); the first one on ties, and the first NaN if there is one.
+
+    Returns an array of the default int dtype; ``keepdims`` keeps the reduced axis as size 1.
+    """
     return _arg_reduce("argmax", a, axis, bool(keepdims))
 
 
 def argmin(a, axis=None, out=None, keepdims=None):
+    """Index of the smallest element of ``a`` along ``axis`` (of the flattened array when ``axis``
+    is None); the first one on ties, and the first NaN if there is one.
+
+    Returns an array of the default int dtype; ``keepdims`` keeps the reduced axis as size 1.
+    """
     return _arg_reduce("argmin", a, axis, bool(keepdims))
 
 
 def nanargmax(a, axis=None, out=None, keepdims=None):
+    """Index of the largest element of ``a`` along ``axis``, ignoring NaN.
+
+    Differs from JAX: an all-NaN slice gives index 0 here (JAX gives -1).
+    """
     a = _arr(a)
     if not _is_float(a):
         return argmax(a, axis=axis, keepdims=keepdims)
@@ -432,6 +682,10 @@ def nanargmax(a, axis=None, out=None, keepdims=None):
 
 
 def nanargmin(a, axis=None, out=None, keepdims=None):
+    """Index of the smallest element of ``a`` along ``axis``, ignoring NaN.
+
+    Differs from JAX: an all-NaN slice gives index 0 here (JAX gives -1).
+    """
     a = _arr(a)
     if not _is_float(a):
         return argmin(a, axis=axis, keepdims=keepdims)
@@ -441,10 +695,16 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 # -- whole-array comparisons ---------------------------------------------------
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of ``a`` is close to the matching one of ``b``:
+    ``|a - b| <= atol + rtol * |b|`` (see ``isclose``). Returns a boolean scalar array.
+    """
     return all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def array_equal(a1, a2, equal_nan=False):
+    """Whether ``a1`` and ``a2`` have the same shape and elements (NaNs count as equal when
+    ``equal_nan`` is true). Returns a boolean scalar array.
+    """
     a1, a2 = _arr(a1), _arr(a2)
     if _aval(a1).shape != _aval(a2).shape:
         return asarray(False)
@@ -456,6 +716,9 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def array_equiv(a1, a2):
+    """Whether ``a1`` and ``a2`` broadcast to one shape and are equal elementwise. Returns a
+    boolean scalar array.
+    """
     a1, a2 = _arr(a1), _arr(a2)
     try:
         _broadcast_shapes(_aval(a1).shape, _aval(a2).shape)
@@ -478,10 +741,26 @@ def _cumulative(kind, a, axis, dtype):
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum of ``a`` along ``axis`` (of the flattened array when ``axis`` is None).
+
+    Args:
+      a: the input array.
+      axis: the axis to accumulate along.
+      dtype: the accumulation dtype (small integers and booleans use the default int dtype).
+      out: must be None.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.cumsum(jnp.array([1, 2, 3, 4]))
+      Array([ 1,  3,  6, 10], dtype=int32)
+    """
     return _cumulative("cumsum", a, axis, dtype)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product of ``a`` along ``axis`` (of the flattened array when ``axis`` is None).
+    ``dtype`` sets the accumulation dtype; ``out`` must be None.
+    """
     return _cumulative("cumprod", a, axis, dtype)
 
 
@@ -517,6 +796,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum of ``a`` along ``axis``, treating NaN as zero."""
     a = _arr(a)
     if _is_float(a):
         a = _where(isnan(a), 0.0, a)
@@ -524,6 +804,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product of ``a`` along ``axis``, treating NaN as one."""
     a = _arr(a)
     if _is_float(a):
         a = _where(isnan(a), 1.0, a)
@@ -531,6 +812,14 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The ``n``-th discrete difference of ``a`` along ``axis`` (``a[1:] - a[:-1]``, applied ``n`` times).
+
+    Args:
+      a: the input array.
+      n: how many times to difference.
+      axis: the axis (default the last).
+      prepend, append: values joined to ``a`` along ``axis`` before differencing.
+    """
     a = _arr(a)
     av = _aval(a)
     if n < 0:
@@ -561,6 +850,9 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 
 
 def ediff1d(ary, to_end=None, to_begin=None):
+    """Differences between consecutive elements of the flattened ``ary``, with optional
+    ``to_begin`` / ``to_end`` values joined at the ends.
+    """
     a = ravel(_arr(ary))
     out = diff(a)
     parts = []

@@ -86,6 +86,7 @@ def finfo(dtype):
 
 
 def iinfo(int_type):
+    """Machine limits (``min``, ``max``, ``bits``) of an integer dtype, as NumPy's ``iinfo``."""
     name = _dt.dtype_name(_dtype_arg(int_type))
     if not _dt.is_int_name(name):
         raise ValueError(f"Invalid integer data type {name!r}.")
@@ -132,6 +133,10 @@ def issubdtype(arg1, arg2):
 
 
 def isdtype(dtype, kind):
+    """Whether ``dtype`` is of ``kind``: a dtype, or one of the Array API kind names (``'bool'``,
+    ``'signed integer'``, ``'unsigned integer'``, ``'integral'``, ``'real floating'``,
+    ``'complex floating'``, ``'numeric'``), or a tuple of those.
+    """
     name = _dt.dtype_name(_dtype_arg(dtype))
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
@@ -153,6 +158,9 @@ def isdtype(dtype, kind):
 
 
 def can_cast(from_, to, casting="safe"):
+    """Whether a value of dtype ``from_`` can be cast to ``to`` under the ``casting`` rule
+    (``'no'``, ``'equiv'``, ``'safe'``, ``'same_kind'``, ``'unsafe'``), as NumPy decides.
+    """
     f = _dtype_arg(from_)
     if isinstance(f, _SCALARS):
         f = _dt.scalar_type_name(f)

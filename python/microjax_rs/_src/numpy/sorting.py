@@ -56,6 +56,20 @@ def _check_sort_args(fn, kind, order):
 
 
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """A sorted copy of ``a`` along ``axis`` (the flattened array when None).
+
+    Args:
+      a: the array; NaNs sort to the end.
+      axis: the axis to sort (default the last).
+      kind, order: NumPy options; ``kind`` is ignored and ``order`` must be None.
+      stable: keep equal elements in order (always true here).
+      descending: sort in descending order.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.sort(jnp.array([3, 1, 2]))
+      Array([1, 2, 3], dtype=int32)
+    """
     _check_sort_args("sort", kind, order)
     a, axis = _sort_axis(a, axis)
     out = lax.sort(a, dimension=axis, is_stable=bool(stable))
@@ -63,6 +77,10 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """The indices that sort ``a`` along ``axis`` (the flattened array when None), in the default int
+    dtype. ``stable`` keeps equal elements in input order, ``descending`` reverses the order
+    (stably); ``kind`` is ignored and ``order`` must be None.
+    """
     _check_sort_args("argsort", kind, order)
     a, axis = _sort_axis(a, axis)
     av = _aval(a)
@@ -101,13 +119,21 @@ def _check_kth(kth, n, fn):
 
 
 def partition(a, kth, axis=-1):
-    """A fully sorted result is a valid partition (every kth)."""
+    """``a`` rearranged along ``axis`` so that the element at position ``kth`` is the one a sort
+    would put there, with no larger element before it and no smaller after it.
+
+    Here the result is the fully sorted array, which satisfies that for every ``kth``.
+    """
     a, axis = _sort_axis(a, axis)
     _check_kth(kth, _aval(a).shape[axis], "partition")
     return sort(a, axis=axis)
 
 
 def argpartition(a, kth, axis=-1):
+    """Indices that partition ``a`` along ``axis`` around position ``kth``: the element at ``kth`` is
+    where it would be sorted, smaller ones before and larger after. Here the indices are a full
+    stable ``argsort``, which satisfies that.
+    """
     a, axis = _sort_axis(a, axis)
     _check_kth(kth, _aval(a).shape[axis], "argpartition")
     return argsort(a, axis=axis)
@@ -184,10 +210,16 @@ def nonzero(a, *, size=None, fill_value=None):
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
+    """The indices of the nonzero elements of the flattened ``a``. Under ``jit`` give ``size``
+    (padding with ``fill_value``, default 0), as the result's length depends on the values.
+    """
     return nonzero(ravel(_arr(a)), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
+    """The indices of the nonzero elements of ``a``, one row per element, shape ``(N, a.ndim)``.
+    Under ``jit`` give ``size`` (the number of rows; missing rows are ``fill_value``, default 0).
+    """
     a = _arr(a)
     if _aval(a).ndim == 0:
         a = reshape(a, (1,))
@@ -198,6 +230,21 @@ def argwhere(a, *, size=None, fill_value=None):
 
 @_keys_through
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Elementwise choice: ``x`` where ``condition`` is true, else ``y``.
+
+    Args:
+      condition: a boolean (or truthy) array.
+      x, y: arrays or scalars, broadcast with ``condition``; their dtypes are promoted.
+      size, fill_value: for the one-argument form only, as in ``nonzero``.
+
+    With ``condition`` alone it returns ``nonzero(condition)``: give ``size`` to use it under ``jit``.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> x = jnp.array([-1.0, 2.0, -3.0])
+      >>> jnp.where(x > 0, x, 0.0)
+      Array([0., 2., 0.], dtype=float32)
+    """
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
@@ -206,6 +253,15 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
 
 
 def bincount(x, weights=None, minlength=0, *, length=None):
+    """Number of occurrences of each non-negative integer value in the 1-D integer array ``x``
+    (negative values count in bin 0, as in JAX), or the sum of ``weights`` per value.
+
+    Args:
+      x: a 1-D integer array.
+      weights: optional weights of ``x``'s shape.
+      minlength: the least number of bins.
+      length: the number of bins; required (and static) when ``x`` is traced.
+    """
     x = _arr(x)
     if not _is_int(x):
         raise TypeError(f"bincount: x must be of integer type, got {_aval(x).dtype_name}")
@@ -417,10 +473,14 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Median of ``a`` over ``axis`` (all elements when None); the mean of the two middle values for
+    even counts. ``out`` must be None; ``overwrite_input`` is ignored; ``keepdims`` as in ``mean``.
+    """
     return quantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Median of ``a`` over ``axis``, ignoring NaN (NaN for an all-NaN slice)."""
     return nanquantile(a, 0.5, axis=axis, keepdims=keepdims, method="midpoint")
 
 

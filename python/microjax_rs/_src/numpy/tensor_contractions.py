@@ -15,6 +15,12 @@ from .util import (_arr, _aval, _broadcast_shapes, _broadcast_to_shape, _canon_a
 
 
 def dot(a, b, precision=None, preferred_element_type=None):
+    """Dot product of ``a`` and ``b``: a product for scalars, the inner product for 1-D arrays, matrix
+    multiplication for 2-D, and for N-D a sum over the last axis of ``a`` and the second-to-last
+    of ``b``.
+
+    ``precision`` and ``preferred_element_type`` are passed to ``lax.dot_general``.
+    """
     lax._canonicalize_precision(precision)
     a, b = _promote_dtypes(a, b)
     la, lb = _aval(a), _aval(b)
@@ -26,6 +32,19 @@ def dot(a, b, precision=None, preferred_element_type=None):
 
 
 def matmul(a, b, precision=None, preferred_element_type=None):
+    """Matrix product of ``a`` and ``b`` (the ``@`` operator), with broadcasting over leading batch
+    axes; 1-D operands are treated as a row / column vector and that axis is dropped.
+
+    Args:
+      a, b: arrays; their dtypes are promoted.
+      precision: passed to ``lax.dot_general`` (accepted; CPU results are exact float32).
+      preferred_element_type: the accumulation / result dtype.
+
+    Example:
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.matmul(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1.0, 1.0]))
+      Array([3., 7.], dtype=float32)
+    """
     lax._canonicalize_precision(precision)
     a, b = _promote_dtypes(a, b)
     la, lb = _aval(a), _aval(b)
@@ -63,10 +82,12 @@ def matmul(a, b, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
+    """Dot product of the flattened ``a`` and ``b`` (the first operand conjugated for complex inputs)."""
     return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
+    """Inner product: the sum over the last axes of ``a`` and ``b`` (a product for scalars)."""
     a, b = _promote_dtypes(a, b)
     la, lb = _aval(a), _aval(b)
     if la.ndim == 0 or lb.ndim == 0:
@@ -76,10 +97,14 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 
 
 def outer(a, b):
+    """Outer product of the flattened ``a`` and ``b``: ``out[i, j] = a[i] * b[j]``."""
     return multiply(reshape(a, (-1, 1)), ravel(b))
 
 
 def tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
+    """Tensor contraction of ``a`` and ``b`` over ``axes``: an int N (the last N axes of ``a`` with
+    the first N of ``b``) or a pair of axis sequences.
+    """
     lax._canonicalize_precision(precision)
     a, b = _promote_dtypes(_arr(a), _arr(b))
     la, lb = _aval(a), _aval(b)
@@ -107,6 +132,7 @@ def tensordot(a, b, axes=2, precision=None, preferred_element_type=None):
 
 
 def kron(a, b):
+    """Kronecker product of ``a`` and ``b``: blocks of ``b`` scaled by each element of ``a``."""
     a, b = _promote_dtypes(_arr(a), _arr(b))
     sa, sb = _aval(a).shape, _aval(b).shape
     nd = builtins.max(len(sa), len(sb))
@@ -124,6 +150,9 @@ def kron(a, b):
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (or 2-vectors, giving the scalar z component) along the given
+    axes of ``a`` and ``b`` (``axis`` sets all three axes at once).
+    """
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = _promote_dtypes(_arr(a), _arr(b))
@@ -151,6 +180,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """Vector dot product of ``x1`` and ``x2`` along ``axis`` (default the last), with broadcasting
+    over the other axes (the first operand conjugated for complex inputs).
+    """
     a, b = _promote_dtypes(_arr(x1), _arr(x2))
     a = moveaxis(a, axis, -1)
     b = moveaxis(b, axis, -1)

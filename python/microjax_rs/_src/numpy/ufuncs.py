@@ -8,6 +8,7 @@ import numpy as _np
 
 from ... import _core, core, lax
 from .. import profiling as _profiling
+from . import _ufunc_docs
 from ...config import config
 from ...core import ArrayImpl, Tracer
 from ...lax import _convolution
@@ -114,7 +115,7 @@ def _unary(lax_fn, inexact=True, name=None):
     fn.__name__ = name or lax_fn.__name__
     fast = _core.FastUnary(handle, inexact, fn, prim)
     fast.__name__ = fast.__qualname__ = fn.__name__
-    fast.__doc__ = f"Elementwise `{fn.__name__}` (jax.numpy.{fn.__name__}); Rust fast path for eager arrays."
+    fast.__doc__ = _ufunc_docs.doc(fn.__name__)
     fast.__module__ = __name__
     fast.__wrapped__ = fn
     fast._slow = fn
@@ -277,7 +278,16 @@ def signbit(x, /):
 # -- miscellaneous math --------------------------------------------------------
 
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
-    """jnp.clip(arr, min, max) (also the deprecated a/a_min/a_max names)."""
+    """Elementwise ``arr`` limited to the interval ``[min, max]``.
+
+    Args:
+      arr: the array.
+      min, max: the bounds (scalars or arrays broadcast with ``arr``); either may be None for
+        no bound on that side.
+      a, a_min, a_max: the older NumPy names of ``arr``, ``min`` and ``max`` (deprecated in JAX).
+
+    Where ``min > max`` the result is ``max``, as in NumPy.
+    """
     if arr is None:
         arr = a
     if a_min is not None:
@@ -356,6 +366,10 @@ def float_power(x1, x2, /):
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``x`` with NaN replaced by ``nan`` and infinities by ``posinf`` / ``neginf`` (default: the
+    dtype's largest and smallest finite values). Non-float inputs are returned unchanged;
+    ``copy`` is accepted for NumPy compatibility.
+    """
     a = _arr(x)
     if not _is_float(a):
         return a
@@ -368,6 +382,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise test ``|a - b| <= atol + rtol * |b|``; infinities are close only to themselves and
+    NaNs only to NaNs when ``equal_nan`` is true. Returns a boolean array.
+    """
     a, b = _promote(a, b)
     if not _is_float(a):
         if _is_bool(a):
@@ -460,6 +477,16 @@ fix = trunc
 
 
 def round(a, decimals=0, out=None):
+    """Elementwise rounding to ``decimals`` decimal places, ties to even.
+
+    Args:
+      a: the array.
+      decimals: the number of decimals (negative rounds to tens, hundreds, ...).
+      out: must be None.
+
+    Integer inputs are returned unchanged for ``decimals >= 0``; negative ``decimals`` with integer
+    inputs raise NotImplementedError. Also exported as ``jnp.around``.
+    """
     x = _arr(a)
     if not _is_float(x):
         if decimals < 0:
@@ -819,3 +846,6 @@ def i0(x):
     series_terms, asym_terms = (45, 24) if work == "float64" else (32, 14)
     out = _where(small, _i0_series(lax.mul(lax.mul(ws, ws), 0.25), series_terms), _i0_asymptotic(wl, asym_terms))
     return lax.convert_element_type(out, name)
+
+
+_ufunc_docs.apply(globals())
