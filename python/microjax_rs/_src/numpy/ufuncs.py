@@ -229,8 +229,18 @@ radians, degrees = deg2rad, rad2deg
 
 # -- floating-point classification ---------------------------------------------
 
+def _complex_parts_any(fn, a):
+    """`fn(real(a)) | fn(imag(a))` for complex `a` (NumPy's isnan/isinf), else None."""
+    if not _dt.is_complex_name(_aval(a).dtype_name):
+        return None
+    return lax.bitwise_or(fn(lax.real(a)), fn(lax.imag(a)))
+
+
 def isnan(x, /):
     a = _arr(x)
+    parts = _complex_parts_any(isnan, a)
+    if parts is not None:
+        return parts
     if not _is_float(a):
         return full(_aval(a).shape, False, "bool")
     return lax.ne(a, a)
@@ -238,6 +248,9 @@ def isnan(x, /):
 
 def isinf(x, /):
     a = _arr(x)
+    parts = _complex_parts_any(isinf, a)
+    if parts is not None:
+        return parts
     if not _is_float(a):
         return full(_aval(a).shape, False, "bool")
     return lax.eq(lax.abs(a), _np.inf)
@@ -259,6 +272,8 @@ def isneginf(x, /):
 
 def isfinite(x, /):
     a = _arr(x)
+    if _dt.is_complex_name(_aval(a).dtype_name):
+        return lax.bitwise_and(lax.is_finite(lax.real(a)), lax.is_finite(lax.imag(a)))
     if not _is_float(a):
         return full(_aval(a).shape, True, "bool")
     return lax.is_finite(a)
@@ -565,11 +580,11 @@ def _int_power(base, exponent):
 def power(x1, x2, /):
     if type(x2) is int and not isinstance(x1, _SCALARS):
         (a,) = _promote(x1)
-        if x2 < 0 and not _is_float(a):
+        if x2 < 0 and not _dt.is_inexact_name(_aval(a).dtype_name):
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(a, x2)
     a, b = _promote(x1, x2)
-    if _is_float(a):
+    if _dt.is_inexact_name(_aval(a).dtype_name):
         return lax.pow(a, b)
     if _is_bool(a):
         raise TypeError("power is not defined for booleans")
