@@ -243,3 +243,43 @@ def test_vmap_matches_loop():
     got = np.asarray(jax.vmap(f)(jnp.asarray(zs)))
     want = np.array([np.asarray(f(jnp.asarray(z))) for z in zs])
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# Recorded from JAX 0.10.2: gradients through pow, div, prod, cumprod,
+# integer_pow, sign, conversions, select, dot, vmap, jit and the logistic.
+_W = np.array([0.5 + 0.1j, 2 - 1j], np.complex64)
+_Z2 = np.array([1 + 2j, 0.5 - 0.25j], np.complex64)
+MORE_GRADS = {
+    "pow_grad_x": ([(0.18740777671337128 - 0.24095287919044495j), (0.786231517791748 + 9.179153437344212e-09j)],
+                   lambda z, w: jax.grad(lambda a: jnp.sum(jnp.abs(lax.pow(a, w))))(z)),
+    "pow_grad_y": ([(-0.010138630867004395 + 1.8321565389633179j), (-0.1384323090314865 - 0.04700359329581261j)],
+                   lambda z, w: jax.grad(lambda b: jnp.sum(jnp.real(lax.pow(z, b))))(w)),
+    "div_grad": ([(-5.621301651000977 + 6.508875846862793j), (-0.04999999701976776 + 0.09999999403953552j)],
+                 lambda z, w: jax.grad(lambda a: jnp.sum(jnp.imag(z / a)))(w)),
+    "prod_grad": ([(0.5 - 0.25j), (1 + 2j)], lambda z, w: jax.grad(lambda a: jnp.real(jnp.prod(a)))(z)),
+    "cumprod_grad": ([(-0.25 - 1.5j), (2 - 1j)],
+                     lambda z, w: jax.grad(lambda a: jnp.sum(jnp.imag(jnp.cumprod(a))))(z)),
+    "ipow_grad": ([(6.7082037925720215 - 13.416407585144043j), (0.8385254740715027 + 0.41926273703575134j)],
+                  lambda z, w: jax.grad(lambda a: jnp.sum(jnp.abs(a ** 3)))(z)),
+    "sign_grad": ([(0.4472135901451111 + 0.8944271802902222j), (0.8944271802902222 - 0.4472135901451111j)],
+                  lambda z, w: jax.grad(lambda a: jnp.sum(jnp.real(jnp.sign(a) * a)))(z)),
+    "convert_grad": ([1.4142135381698608, -1.4142135381698608],
+                     lambda z, w: jax.grad(lambda x: jnp.sum(jnp.abs(x.astype(jnp.complex64) * (1 + 1j))))(
+                         jnp.array([1.0, -2.0]))),
+    "astype_real_grad": ([(2 - 1j), (2 - 1j)], lambda z, w: jax.grad(lambda a: jnp.sum(a.real * 2 + a.imag))(z)),
+    "where_grad": ([(0.4472135901451111 - 0.8944271802902222j), (1.7888543605804443 + 0.8944271802902222j)],
+                   lambda z, w: jax.grad(lambda a: jnp.sum(jnp.abs(jnp.where(jnp.array([True, False]), a, a * 2))))(z)),
+    "dot_vjp": ([(2 - 4j), (1 + 0.5j)],
+                lambda z, w: jax.vjp(lambda a: a @ jnp.conj(a), z)[1](jnp.complex64(1 + 1j))[0]),
+    "vmap_grad": ([(2 - 4j), (1 + 0.5j)], lambda z, w: jax.vmap(jax.grad(lambda a: jnp.abs(a) ** 2))(z)),
+    "jit_holo": ([6j], lambda z, w: jax.jit(jax.grad(lambda a: a ** 3, holomorphic=True))(jnp.complex64(1 + 1j))),
+    "logistic": ([(0.14088872075080872 - 0.4207184314727783j), (0.23803703486919403 + 0.014665204100310802j)],
+                 lambda z, w: jax.grad(lambda a: jnp.real(jnp.sum(jax.nn.sigmoid(a))))(z)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_GRADS))
+def test_more_gradients_match_jax(name):
+    want, fn = MORE_GRADS[name]
+    got = fn(jnp.asarray(_Z2), jnp.asarray(_W))
+    np.testing.assert_allclose(np.asarray(got).ravel(), np.asarray(want), rtol=1e-5, atol=1e-5)
