@@ -209,6 +209,14 @@ def is_complex_name(name):
     return name in COMPLEX_NAMES
 
 
+def real_dtype_name(name):
+    """The dtype name of the real and imaginary parts of complex `name`
+    (float32 for complex64); any other name unchanged."""
+    if not is_complex_name(name):
+        return name
+    return np.empty((), np_dtype(name)).real.dtype.name
+
+
 def is_inexact_name(name):
     """Floating or complex: the dtypes that carry tangents."""
     return name in INEXACT_NAMES

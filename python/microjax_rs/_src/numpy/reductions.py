@@ -258,7 +258,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     n = _count(av, axes, w, comp)
     # Complex data: the variance of the moduli, in the parts' dtype (as JAX).
-    rcomp = {"complex64": "float32", "complex128": "float64"}.get(comp, comp)
+    rcomp = _dt.real_dtype_name(comp)
     if rcomp != comp and dtype is None:
         name = rcomp
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))

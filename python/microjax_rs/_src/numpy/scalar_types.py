@@ -81,8 +81,7 @@ def _dtype_arg(x):
 def finfo(dtype):
     """Machine limits of a float dtype (NumPy's finfo; ml_dtypes' for bfloat16)."""
     name = _dt.dtype_name(_dtype_arg(dtype))
-    if _dt.is_complex_name(name):
-        name = {"complex64": "float32", "complex128": "float64"}[name]
+    name = _dt.real_dtype_name(name)
     if not _dt.is_float_name(name):
         raise ValueError(f"finfo: data type {name!r} not inexact")
     if name == "bfloat16":
