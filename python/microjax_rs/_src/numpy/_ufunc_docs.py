@@ -122,11 +122,11 @@ TABLE = {
                    "Boolean inputs raise TypeError; also exported as ``jnp.bitwise_left_shift``."),
     "right_shift": ("Elementwise right shift ``x1 >> x2`` (arithmetic for signed integers).", 2, "I",
                     "Boolean inputs raise TypeError; also exported as ``jnp.bitwise_right_shift``."),
-    # complex parts (arrays here are real)
+    # complex parts
     "conjugate": ("Elementwise complex conjugate; for real inputs this returns ``x`` unchanged.", 1, "S",
                   "Also exported as ``jnp.conj``."),
-    "real": ("Elementwise real part; for real inputs this returns ``x`` unchanged.", 1, "S"),
-    "imag": ("Elementwise imaginary part; for real inputs an array of zeros.", 1, "S"),
+    "real": ("Elementwise real part (a real dtype for complex input); for real inputs this returns ``x`` unchanged.", 1, "S"),
+    "imag": ("Elementwise imaginary part (a real dtype for complex input); for real inputs an array of zeros.", 1, "S"),
 }
 
 def doc(name):

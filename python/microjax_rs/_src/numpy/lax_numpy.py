@@ -778,9 +778,15 @@ def isscalar(element):
 
 def iscomplexobj(x):
     """True when ``x`` has a complex dtype (by dtype, not by value)."""
-    return False
+    if x is None:
+        return False
+    try:
+        name = _dt.dtype_name(getattr(x, "dtype", None) or _np.asarray(x).dtype)
+    except TypeError:
+        return False
+    return _dt.is_complex_name(name)
 
 
 def isrealobj(x):
     """True when ``x`` does not have a complex dtype (by dtype, not by value)."""
-    return True
+    return not iscomplexobj(x)

@@ -83,7 +83,9 @@ def matmul(a, b, precision=None, preferred_element_type=None):
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """Dot product of the flattened ``a`` and ``b`` (the first operand conjugated for complex inputs)."""
-    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
+    from .ufuncs import conjugate
+
+    return dot(conjugate(ravel(a)), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):
