@@ -552,3 +552,38 @@ def test_make_mesh_and_effects_barrier():
     seen = []
     jax.jit(lambda x: jax.debug.callback(seen.append, x) or x)(jnp.ones(1))
     assert jax.effects_barrier() is None and len(seen) == 1
+
+
+# ---------------------------------------------------------------- trace introspection (equinox's filter_jvp)
+
+def test_find_top_trace_and_jvp_tracers_as_jax():
+    from microjax_rs.extend.core import find_top_trace
+    from microjax_rs.interpreters import ad
+
+    # JAX 0.10.2: concrete values -> the eval trace; inside jvp the tangent trace,
+    # whose `main` identifies it, and its tracers are `ad.JVPTracer`s.
+    assert find_top_trace([1.0]) is find_top_trace([])
+    found = []
+
+    def f(x):
+        t = find_top_trace([x, 1.0])
+        found.append((t.main, isinstance(x, ad.JVPTracer), isinstance(1.0, ad.JVPTracer)))
+        return x * 2
+
+    jax.jvp(f, (1.0,), (1.0,))
+    main, is_jvp, const_is_jvp = found[0]
+    assert main is not find_top_trace([1.0]).main and is_jvp and not const_is_jvp
+    jax.jit(f)(1.0)
+    assert found[1][1] is False  # a staging tracer is no JVP tracer
+
+
+def test_to_tangent_aval_and_named_call():
+    # Recorded from JAX 0.10.2: int -> float0, float -> itself.
+    t = jax.typeof(jnp.ones(2, jnp.int32)).to_tangent_aval()
+    assert t.shape == (2,) and t.dtype == jax.dtypes.float0
+    assert jax.typeof(jnp.ones(2)).to_tangent_aval() == jax.typeof(jnp.ones(2))
+    f = jax.named_call(lambda x: x + 1, name="inc")
+    assert float(f(1.0)) == 2.0 and float(jax.jit(f)(1.0)) == 2.0
+    import microjax_rs.lib
+
+    assert microjax_rs.lib.__version__ == "0.10.2"

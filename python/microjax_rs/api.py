@@ -566,6 +566,19 @@ def named_scope(name):
         _name_stack.names.pop()
 
 
+def named_call(fun, *, name=None):
+    """`jax.named_call`: `fun` with its calls inside `named_scope(name)`
+    (default: the function's name)."""
+    scope = name if name is not None else getattr(fun, "__name__", type(fun).__name__)
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with named_scope(scope):
+            return fun(*args, **kwargs)
+
+    return named
+
+
 def current_name_stack():
     """The names of the enclosing `named_scope`s, outermost first, '/'-joined."""
     return "/".join(_name_stack.names)

@@ -273,6 +273,10 @@ class _CustomFunction:
             if traced is None:
                 raise
         closed, out_tree, captures = traced
+        if not captures and not any(type(x) is Tracer for x in leaves):
+            # Nothing traced flows in: no tangent can reach the call, so (as
+            # in JAX, where the call then binds on the eval trace) no rule runs.
+            return args, None
         return args, (nondiff, leaves, in_tree, closed, out_tree, captures)
 
 
@@ -331,8 +335,17 @@ class custom_jvp(_CustomFunction):
             _tracing_rules.enter(self)
             try:
                 rule = self._trace_rule(args, nondiff, leaves, in_tree, closed, out_tree, name)
+            except Exception:
+                if isinstance(core.current_trace(), ADTrace):
+                    raise
+                rule = _DEFERRED
             finally:
                 _tracing_rules.leave(self)
+        if rule is _DEFERRED:
+            outs = _deferred_jvp_call_p.bind(
+                *leaves, call_jaxpr=ClosedJaxpr(closed),
+                jvp=_DeferredJvp(self, args, nondiff, in_tree, out_tree))
+            return tree_unflatten(out_tree, outs)
         outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
                                       jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
                                       name=name)
@@ -394,6 +407,78 @@ class custom_jvp(_CustomFunction):
             raise TypeError(f"the custom_jvp rule of {name} closes over traced values of an "
                             f"enclosing transformation; pass them as arguments instead")
         return rule
+
+
+_DEFERRED = object()
+
+
+class _DeferredJvp:
+    """The JVP rule of one staged call whose rule raised when traced at
+    staging time (JAX traces a rule only when the call is differentiated: a
+    rule may refuse to run, as equinox's `nondifferentiable` does). Carried
+    as a param of `_deferred_jvp_call_p`, traced when a tangent reaches it."""
+
+    def __init__(self, fun, args, nondiff, in_tree, out_tree):
+        self.fun = fun
+        self.n_args = len(args)
+        self.nondiff = nondiff
+        self.nd_args = {i: args[i] for i in nondiff}
+        self.in_tree, self.out_tree = in_tree, out_tree
+
+    def __call__(self, primals, tangents):
+        from .interpreters import ad
+
+        fun = self.fun
+        n = self.n_args
+        tangents = [ad.instantiate_zeros(t) for t in tangents]
+        p_tree = tree_unflatten(self.in_tree, list(primals))
+        t_tree = tree_unflatten(self.in_tree, tangents)
+        p_args = _merge([self.nd_args.get(i) for i in range(n)], self.nondiff, p_tree)
+        dyn_primals = [p for i, p in enumerate(p_args) if i not in self.nondiff]
+        nd_vals = [self.nd_args[i] for i in sorted(self.nondiff)]
+        res = fun.jvp(*nd_vals, tuple(dyn_primals), tuple(t_tree))
+        what = f"Custom JVP rule {_fun_name(fun.jvp)} for function {_fun_name(fun.fun)}"
+        p_out, t_out = _rule_pair(res, what, lambda: (
+            f"representing primal and tangent outputs, but got {res!r}."))
+        p_leaves, _ = _rule_primal_leaves(p_out, self.out_tree, what, lambda tree: (
+            f"primal outputs with the same container (pytree) structure as the function's "
+            f"output: {tree} vs {self.out_tree}."))
+        t_leaves, _ = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+        return p_leaves, [_instantiate_zeros(t, _tangent_aval(core.get_aval(p)))
+                          for t, p in zip(t_leaves, p_leaves)]
+
+
+def _define_deferred_jvp_call():
+    """`custom_jvp_call_deferred`: a custom_jvp call whose rule is traced
+    lazily (a user-defined primitive; its JVP rule is the `_DeferredJvp`
+    param). Evaluation runs the traced function; `vmap` maps the function
+    (the custom rule does not survive batching)."""
+    from .interpreters import ad, batching
+
+    p = Primitive("custom_jvp_call_deferred")
+    p.multiple_results = True
+
+    def impl(*args, call_jaxpr, jvp):
+        return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+    def abstract_eval(*avals, call_jaxpr, jvp):
+        return [ShapedArray.from_triple(t) for t in call_jaxpr._handle.out_avals()]
+
+    def batch(args, dims, call_jaxpr, jvp):
+        from ._vmap import vmap
+
+        outs = vmap(lambda *xs: impl(*xs, call_jaxpr=call_jaxpr, jvp=jvp),
+                    in_axes=tuple(dims))(*args)
+        return outs, [0] * len(outs)
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract_eval)
+    ad.primitive_jvps[p] = lambda primals, tangents, call_jaxpr, jvp: jvp(primals, tangents)
+    batching.primitive_batchers[p] = batch
+    return p
+
+
+_deferred_jvp_call_p = _define_deferred_jvp_call()
 
 
 def _astype(x, name):
