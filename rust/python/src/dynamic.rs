@@ -14,8 +14,8 @@
 
 use crate::array::ArrayImpl;
 use crate::callback::fail;
-use crate::ir::py_to_aval;
 use crate::dtypes::{dtype_from_py, np_dtype_type};
+use crate::ir::py_to_aval;
 use crate::prim::{jaxpr_handle, param_to_py, Prim};
 use crate::staging::aval_object;
 use crate::CoreResultExt;
