@@ -429,16 +429,34 @@ def test_symbolic_zeros_in_custom_rules():
     def f(x, y):
         return x * y
 
+    zero_seen = []
+
     def f_jvp(primals, tangents):
         x, y = primals
         tx, ty = tangents
+        zero_seen.append((isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero)))
         out = x * y
-        if isinstance(tx, SymbolicZero) and isinstance(ty, SymbolicZero):
+        terms = [t for t in (tx if not isinstance(tx, SymbolicZero) else None,
+                             ty if not isinstance(ty, SymbolicZero) else None) if t is not None]
+        if not terms:
             return out, SymbolicZero.from_primal_value(out)
+        tx = 0.0 if isinstance(tx, SymbolicZero) else tx
+        ty = 0.0 if isinstance(ty, SymbolicZero) else ty
         return out, tx * y + x * ty
 
     f.defjvp(f_jvp, symbolic_zeros=True)
     assert float(jax.grad(f)(2.0, 5.0)) == 5.0
+    assert float(jax.jit(jax.grad(f, argnums=1))(2.0, 5.0)) == 2.0
+    # As JAX 0.10.2: the unperturbed argument's tangent is a SymbolicZero.
+    assert zero_seen == [(False, True), (True, False)]
+
+    def sloppy_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return x * y, tx * y + x * ty
+
+    f.defjvp(sloppy_jvp, symbolic_zeros=True)
+    with pytest.raises(TypeError, match="SymbolicZero"):  # as in JAX 0.10.2
+        jax.grad(f)(2.0, 5.0)
 
     seen = []
 
@@ -587,3 +605,32 @@ def test_to_tangent_aval_and_named_call():
     import microjax_rs.lib
 
     assert microjax_rs.lib.__version__ == "0.10.2"
+
+
+def test_make_jaxpr_inside_a_trace_keeps_closed_over_tracers_as_consts():
+    from microjax_rs import core
+
+    shapes = []
+
+    def outer(y):
+        cj = jax.make_jaxpr(lambda x: x * y + 1.0)(2.0)
+        shapes.append((len(cj.jaxpr.invars), len(cj.jaxpr.constvars), len(cj.consts)))
+        return core.eval_jaxpr(cj.jaxpr, cj.consts, 2.0)[0]
+
+    # Recorded from JAX 0.10.2: one input, the closed-over `y` a constant.
+    assert float(jax.grad(outer)(3.0)) == 2.0
+    assert float(jax.jit(outer)(3.0)) == 7.0
+    assert shapes == [(1, 1, 1), (1, 1, 1)]
+
+
+def test_a_float0_scalar_passes_back_into_jit():
+    # An integer input's cotangent (float0) returned by one jit and passed to
+    # another, as equinox's scan tests do; JAX 0.10.2 returns it unchanged.
+    @jax.jit
+    def f(i, x):
+        out, vjp = jax.vjp(lambda i, x: x * 2.0, i, x)
+        return vjp(out)
+
+    g_int, g_x = jax.jit(lambda g: g)(f(0, 1.0))
+    assert g_int.dtype == jax.dtypes.float0 and g_int.shape == ()
+    assert float(g_x) == 4.0

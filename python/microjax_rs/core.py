@@ -630,7 +630,7 @@ class StagingTrace:
                 raise UnexpectedTracerError(_escaped_tracer_message(x))
             return self._capture(x)
         if t is ArrayImpl:
-            if x.ndim == 0:
+            if x.ndim == 0 and x.dtype_name != "float0":
                 return (x.item(), x.dtype_name, x.weak_type)
             return self._const(x)
         if t in (bool, int, float):

@@ -210,6 +210,16 @@ def zero_from_primal(val, symbolic_zeros=False):
     return _tree_map_data(zero, val)
 
 
+def _tangent_leaves(t_out, p_tree):
+    """Leaves and tree of a rule's tangent output: flattened as the primal
+    output (`p_tree`) when they match (None an empty subtree there, as in JAX),
+    else with None (a zero tangent) and `SymbolicZero` as leaves."""
+    leaves, tree = tree_flatten(t_out)
+    if tree == p_tree:
+        return leaves, tree
+    return tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+
+
 def _instantiate_zeros(x, aval):
     from . import numpy as jnp
 
@@ -329,22 +339,26 @@ class custom_jvp(_CustomFunction):
             cj = ClosedJaxpr(closed)
             outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
             return tree_unflatten(out_tree, outs)
-        if not _rule_nesting_allowed(self):
+        if getattr(self, "symbolic_zeros", False):
+            # The rule sees which tangents are symbolic zeros: it is traced
+            # when the call is differentiated, from the tangents that arrive.
+            rule = _DEFERRED
+        elif not _rule_nesting_allowed(self):
             rule = None
         else:
             _tracing_rules.enter(self)
             try:
                 rule = self._trace_rule(args, nondiff, leaves, in_tree, closed, out_tree, name)
             except Exception:
-                if isinstance(core.current_trace(), ADTrace):
-                    raise
+                # As JAX, which traces a rule only when a nonzero tangent
+                # reaches it: the rule runs again then, raising there.
                 rule = _DEFERRED
             finally:
                 _tracing_rules.leave(self)
         if rule is _DEFERRED:
             outs = _deferred_jvp_call_p.bind(
                 *leaves, call_jaxpr=ClosedJaxpr(closed),
-                jvp=_DeferredJvp(self, args, nondiff, in_tree, out_tree))
+                rule=_DeferredJvp(self, args, nondiff, in_tree, out_tree))
             return tree_unflatten(out_tree, outs)
         outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
                                       jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
@@ -371,7 +385,7 @@ class custom_jvp(_CustomFunction):
                 p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
                     f"primal outputs with the same container (pytree) structure as the function's "
                     f"output: {tree} vs {out_tree}."))
-                t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+                t_leaves, t_tree = _tangent_leaves(t_out, p_tree)
                 if len(t_leaves) != len(p_leaves):
                     raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
                                     f"produce primal and tangent outputs with equal container (pytree) "
@@ -430,7 +444,11 @@ class _DeferredJvp:
 
         fun = self.fun
         n = self.n_args
-        tangents = [ad.instantiate_zeros(t) for t in tangents]
+        if getattr(fun, "symbolic_zeros", False):
+            tangents = [SymbolicZero(_tangent_aval(t.aval)) if type(t) is ad.Zero else t
+                        for t in tangents]
+        else:
+            tangents = [ad.instantiate_zeros(t) for t in tangents]
         p_tree = tree_unflatten(self.in_tree, list(primals))
         t_tree = tree_unflatten(self.in_tree, tangents)
         p_args = _merge([self.nd_args.get(i) for i in range(n)], self.nondiff, p_tree)
@@ -440,45 +458,132 @@ class _DeferredJvp:
         what = f"Custom JVP rule {_fun_name(fun.jvp)} for function {_fun_name(fun.fun)}"
         p_out, t_out = _rule_pair(res, what, lambda: (
             f"representing primal and tangent outputs, but got {res!r}."))
-        p_leaves, _ = _rule_primal_leaves(p_out, self.out_tree, what, lambda tree: (
+        p_leaves, p_tree = _rule_primal_leaves(p_out, self.out_tree, what, lambda tree: (
             f"primal outputs with the same container (pytree) structure as the function's "
             f"output: {tree} vs {self.out_tree}."))
-        t_leaves, _ = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+        t_leaves, _ = _tangent_leaves(t_out, p_tree)
         return p_leaves, [_instantiate_zeros(t, _tangent_aval(core.get_aval(p)))
                           for t, p in zip(t_leaves, p_leaves)]
 
 
-def _define_deferred_jvp_call():
-    """`custom_jvp_call_deferred`: a custom_jvp call whose rule is traced
-    lazily (a user-defined primitive; its JVP rule is the `_DeferredJvp`
-    param). Evaluation runs the traced function; `vmap` maps the function
-    (the custom rule does not survive batching)."""
+def _define_deferred_call(name):
+    """`name`: a call of a custom function whose rule is traced lazily, when
+    a tangent reaches it (a user-defined primitive whose JVP rule is its
+    `rule` param, called with the primals and tangents, `ad.Zero` for the
+    unperturbed ones). Evaluation runs the traced function; `vmap` maps the
+    function (the custom rule does not survive batching)."""
     from .interpreters import ad, batching
 
-    p = Primitive("custom_jvp_call_deferred")
+    p = Primitive(name)
     p.multiple_results = True
 
-    def impl(*args, call_jaxpr, jvp):
+    def impl(*args, call_jaxpr, rule):
         return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 
-    def abstract_eval(*avals, call_jaxpr, jvp):
-        return [ShapedArray.from_triple(t) for t in call_jaxpr._handle.out_avals()]
+    def abstract_eval(*avals, call_jaxpr, rule):
+        return call_jaxpr.out_avals
 
-    def batch(args, dims, call_jaxpr, jvp):
+    def batch(args, dims, call_jaxpr, rule):
         from ._vmap import vmap
 
-        outs = vmap(lambda *xs: impl(*xs, call_jaxpr=call_jaxpr, jvp=jvp),
+        outs = vmap(lambda *xs: impl(*xs, call_jaxpr=call_jaxpr, rule=rule),
                     in_axes=tuple(dims))(*args)
         return outs, [0] * len(outs)
 
     p.def_impl(impl)
     p.def_abstract_eval(abstract_eval)
-    ad.primitive_jvps[p] = lambda primals, tangents, call_jaxpr, jvp: jvp(primals, tangents)
+    ad.primitive_jvps[p] = lambda primals, tangents, call_jaxpr, rule: rule(primals, tangents)
     batching.primitive_batchers[p] = batch
     return p
 
 
-_deferred_jvp_call_p = _define_deferred_jvp_call()
+_deferred_jvp_call_p = _define_deferred_call("custom_jvp_call_deferred")
+_deferred_vjp_call_p = _define_deferred_call("custom_vjp_call_deferred")
+
+
+def _maybe_perturbed(x):
+    """Whether `x` may carry a nonzero tangent in the differentiation now
+    being traced: a traced inexact value (integer values never do)."""
+    return type(x) is Tracer and dtypes.is_float_name(core.get_aval(x).dtype_name)
+
+
+class _DeferredVjp:
+    """The JVP of one staged `custom_vjp` call (symbolic-zeros rules), traced
+    when a tangent reaches it: `fwd` runs with `perturbed` set from the
+    tangents present, the output tangents are `custom_lin` of the residuals,
+    transposed by the traced `bwd`."""
+
+    def __init__(self, fun, args, nondiff, leaves, in_tree, out_tree):
+        self.fun = fun
+        self.args = [a if i in nondiff else None for i, a in enumerate(args)]
+        self.nondiff = nondiff
+        self.avals = _leaf_avals(leaves)
+        self.in_tree, self.out_tree = in_tree, out_tree
+
+    def __call__(self, primals, tangents):
+        from .interpreters import ad
+        fun, name = self.fun, _fun_name(self.fun.fun)
+        p_in = [CustomVJPPrimal(p, type(t) is not ad.Zero) for p, t in zip(primals, tangents)]
+        res = fun.fwd(*_merge(self.args, self.nondiff, tree_unflatten(self.in_tree, p_in)))
+        what = f"Custom VJP fwd rule {_fun_name(fun.fwd)} for function {name}"
+        out, residuals = _rule_pair(res, what, lambda: (
+            "where the first element represents the primal output and the second the residuals."))
+        o_leaves, _ = _rule_primal_leaves(out, self.out_tree, what, lambda tree: (
+            f"a primal output with the structure of the function's output: {tree} vs {self.out_tree}."))
+        # As JAX: residuals not computed from traced values reach bwd as the
+        # constants they are (a Python bool stays a bool).
+        r_leaves, r_tree = tree_flatten(residuals)
+        r_traced = [x for x in r_leaves if isinstance(x, Tracer)]
+        out_avals = [core.get_aval(o) for o in o_leaves]
+        nr = len(r_traced)
+
+        def bwd(res, cts):
+            # Zero output cotangents reach bwd as SymbolicZeros, as in JAX.
+            cts = [SymbolicZero(_tangent_aval(a)) if type(c) is ad.Zero else c
+                   for c, a in zip(cts, out_avals)]
+            it = iter(res)
+            r_in = [next(it) if isinstance(x, Tracer) else x for x in r_leaves]
+            return self.fun._bwd_leaves(self.args, self.nondiff, list(primals), self.in_tree,
+                                        self.out_tree, r_tree, r_in, cts)
+
+        t_in = [_instantiate_zeros(None, _tangent_aval(a)) if type(t) is ad.Zero else t
+                for t, a in zip(tangents, self.avals)]
+        t_out = _deferred_lin_p.bind(*r_traced, *t_in, rule=_LinRule(
+            nr, [_tangent_aval(a) for a in out_avals], bwd))
+        return list(o_leaves), list(t_out)
+
+
+class _LinRule:
+    """The linear part of a deferred `custom_vjp` call: `nres` residual
+    operands, then the input tangents; its output tangents have avals
+    `out_avals`; transposed by `bwd(residuals, output cotangents)`."""
+
+    def __init__(self, nres, out_avals, bwd):
+        self.nres, self.out_avals, self.bwd = nres, out_avals, bwd
+
+
+def _define_deferred_lin():
+    """`custom_lin_deferred`: as `custom_lin`, with `bwd` traced at
+    transposition, when it is known which output cotangents are zero."""
+    from .interpreters import ad
+
+    p = Primitive("custom_lin_deferred")
+    p.multiple_results = True
+
+    def impl(*args, rule):
+        raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+    def transpose(cts, *operands, rule):
+        res = operands[:rule.nres]
+        return [None] * rule.nres + list(rule.bwd(res, list(cts)))
+
+    p.def_impl(impl)
+    p.def_abstract_eval(lambda *avals, rule: rule.out_avals)
+    ad.primitive_transposes[p] = transpose
+    return p
+
+
+_deferred_lin_p = _define_deferred_lin()
 
 
 def _astype(x, name):
@@ -527,6 +632,13 @@ class custom_vjp(_CustomFunction):
             # called from its own rules, nested deeper: the primal function itself
             cj = ClosedJaxpr(closed)
             return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves))
+        if self.symbolic_zeros:
+            # Not being differentiated now: trace fwd/bwd when a tangent
+            # arrives, so `perturbed` says which inputs really carry one.
+            outs = _deferred_vjp_call_p.bind(
+                *leaves, call_jaxpr=ClosedJaxpr(closed),
+                rule=_DeferredVjp(self, args, nondiff, leaves, in_tree, out_tree))
+            return tree_unflatten(out_tree, outs)
         _tracing_rules.enter(self)
         try:
             fwd, bwd, num_res = self._trace_rules(args, nondiff, leaves, in_tree, closed, out_tree, name)
@@ -536,18 +648,56 @@ class custom_vjp(_CustomFunction):
                                       bwd_jaxpr=ClosedJaxpr(bwd), num_res=num_res, name=name)
         return tree_unflatten(out_tree, outs)
 
+    def _bwd_leaves(self, args, nondiff, leaves, in_tree, out_tree, r_tree, r_in, c_in):
+        """The input cotangent leaves `bwd` gives for residuals `r_in` and output
+        cotangents `c_in` (checked against the arguments, zeros instantiated)."""
+        nd_vals = [args[i] for i in sorted(nondiff)]
+        avals = _leaf_avals(leaves)
+        cts = self.bwd(*nd_vals, tree_unflatten(r_tree, r_in), tree_unflatten(out_tree, c_in))
+        if not isinstance(cts, (tuple, list)):
+            raise TypeError(f"Custom VJP bwd rule must produce a tuple of cotangents, one per "
+                            f"non-static argument; got {type(cts).__name__}.")
+        dyn_count = len(args) - len(nondiff)
+        if len(cts) != dyn_count:
+            raise TypeError(f"Custom VJP bwd rule must produce an output with the same container "
+                            f"(pytree) structure as the args tuple of the primal function, and in "
+                            f"particular must produce a tuple of length equal to the number of "
+                            f"arguments to the primal function, but got bwd output structure of "
+                            f"length {len(cts)} for {dyn_count} arguments.")
+        c_leaves = []
+        for ct_arg, dyn_arg in zip(cts, tree_unflatten(in_tree, list(leaves))):
+            arg_leaves, arg_tree = tree_flatten(dyn_arg)
+            if ct_arg is None:
+                c_leaves.extend([None] * len(arg_leaves))
+                continue
+            ls, t = _tangent_leaves(ct_arg, arg_tree)
+            if len(ls) != len(arg_leaves):
+                raise TypeError(f"Custom VJP bwd rule must produce an output with the same "
+                                f"container (pytree) structure as the args tuple of the primal "
+                                f"function: got {t} for an argument of structure {arg_tree}.")
+            c_leaves.extend(ls)
+        c_leaves = [_instantiate_zeros(c, _tangent_aval(a)) for c, a in zip(c_leaves, avals)]
+        for c, a in zip(c_leaves, avals):
+            ca = core.get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"Custom VJP bwd rule must produce an output with shapes/dtypes "
+                                 f"as args tuple of the primal function: got {ca.str_short()} "
+                                 f"for an argument of {a.str_short()}.")
+        c_leaves = [c if core.get_aval(c).dtype_name == _tangent_aval(a).dtype_name
+                    else _astype(c, _tangent_aval(a).dtype_name) for c, a in zip(c_leaves, avals)]
+        return c_leaves
+
     def _trace_rules(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
         avals = _leaf_avals(leaves)
         out_avals = [ShapedArray.from_triple(t) for t in closed.out_avals()]
         parent = _rule_parent()
-        nd_vals = [args[i] for i in sorted(nondiff)]
         # fwd: primals -> (outs..., residuals...)
         ftrace = RuleTrace(f"fwd({name})", parent)
         thunks = [_known_thunk(x) for x in leaves]
         with core.new_trace(ftrace):
             p_in = [ftrace.new_rule_input(a, k) for a, k in zip(avals, thunks)]
             if self.symbolic_zeros:
-                p_in = [CustomVJPPrimal(p, isinstance(x, Tracer)) for p, x in zip(p_in, leaves)]
+                p_in = [CustomVJPPrimal(p, _maybe_perturbed(x)) for p, x in zip(p_in, leaves)]
             primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
             res = self.fwd(*primals)
             what = f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name}"
@@ -580,38 +730,7 @@ class custom_vjp(_CustomFunction):
         with core.new_trace(btrace):
             r_in = [btrace.new_rule_input(a, res_thunk(x)) for a, x in zip(r_avals, r_tracers)]
             c_in = [btrace.new_rule_input(_tangent_aval(a)) for a in out_avals]
-            cts = self.bwd(*nd_vals, tree_unflatten(r_tree, r_in), tree_unflatten(out_tree, c_in))
-            if not isinstance(cts, (tuple, list)):
-                raise TypeError(f"Custom VJP bwd rule must produce a tuple of cotangents, one per "
-                                f"non-static argument; got {type(cts).__name__}.")
-            dyn_count = len(args) - len(nondiff)
-            if len(cts) != dyn_count:
-                raise TypeError(f"Custom VJP bwd rule must produce an output with the same container "
-                                f"(pytree) structure as the args tuple of the primal function, and in "
-                                f"particular must produce a tuple of length equal to the number of "
-                                f"arguments to the primal function, but got bwd output structure of "
-                                f"length {len(cts)} for {dyn_count} arguments.")
-            c_leaves = []
-            for ct_arg, dyn_arg in zip(cts, tree_unflatten(in_tree, list(leaves))):
-                arg_leaves, arg_tree = tree_flatten(dyn_arg)
-                if ct_arg is None:
-                    c_leaves.extend([None] * len(arg_leaves))
-                    continue
-                ls, t = tree_flatten(ct_arg, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-                if len(ls) != len(arg_leaves):
-                    raise TypeError(f"Custom VJP bwd rule must produce an output with the same "
-                                    f"container (pytree) structure as the args tuple of the primal "
-                                    f"function: got {t} for an argument of structure {arg_tree}.")
-                c_leaves.extend(ls)
-            c_leaves = [_instantiate_zeros(c, _tangent_aval(a)) for c, a in zip(c_leaves, avals)]
-            for c, a in zip(c_leaves, avals):
-                ca = core.get_aval(c)
-                if ca.shape != a.shape:
-                    raise ValueError(f"Custom VJP bwd rule must produce an output with shapes/dtypes "
-                                     f"as args tuple of the primal function: got {ca.str_short()} "
-                                     f"for an argument of {a.str_short()}.")
-            c_leaves = [c if core.get_aval(c).dtype_name == _tangent_aval(a).dtype_name
-                        else _astype(c, _tangent_aval(a).dtype_name) for c, a in zip(c_leaves, avals)]
+            c_leaves = self._bwd_leaves(args, nondiff, leaves, in_tree, out_tree, r_tree, r_in, c_in)
             bwd = _build_rule(btrace, c_leaves)
         if btrace.captures:
             raise TypeError(f"the custom_vjp bwd rule of {name} closes over traced values of an "
