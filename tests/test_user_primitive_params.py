@@ -195,3 +195,31 @@ def test_a_custom_function_of_no_traced_value_runs_no_rule():
     const.defjvp(_refuses_tangents_jvp)
     g = jax.grad(lambda x: x * const(((), {})))(1.0)
     np.testing.assert_allclose(float(g), 2.0)
+
+
+def test_a_primitive_holding_an_effectful_program_carries_its_effect():
+    import io
+    from contextlib import redirect_stdout
+
+    def body(x):
+        jax.debug.print("body {}", x)
+        return x + 1.0
+
+    body_jaxpr = jax.make_jaxpr(body)(1.0)
+    call_p = Primitive("call_with_program")
+    call_p.def_abstract_eval(lambda x, *, program: x)
+    call_p.def_impl(lambda x, *, program: jax.core.eval_jaxpr(program.jaxpr, program.consts, x)[0])
+
+    @jax.jit
+    def f(x):
+        call_p.bind(x, program=body_jaxpr)  # result unused
+        return x * 2.0
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert float(f(3.0)) == 6.0
+    assert out.getvalue().split() == ["body", "3.0"]
+    eqn = jax.make_jaxpr(lambda x: call_p.bind(x, program=body_jaxpr))(1.0).eqns[0]
+    assert eqn.effects
+    pure = jax.make_jaxpr(lambda x: x + 1.0)(1.0)
+    assert not jax.make_jaxpr(lambda x: call_p.bind(x, program=pure))(1.0).eqns[0].effects
