@@ -404,8 +404,9 @@ def test_promotion_mode_contexts():
         assert (jnp.ones(2, jnp.int32) + 1.5).dtype == np.float32
     with pytest.raises(NotImplementedError):
         jax.numpy_dtype_promotion("strict")
-    with pytest.raises(NotImplementedError):
-        jax.numpy_rank_promotion("raise")
+    with jax.numpy_rank_promotion("raise"):  # implemented: tests/test_rank_promotion.py
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            jnp.ones(2) + jnp.ones((3, 2))
     with pytest.raises(ValueError):
         jax.numpy_dtype_promotion("loose")
 
