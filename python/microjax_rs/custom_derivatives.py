@@ -358,12 +358,52 @@ class custom_jvp(_CustomFunction):
         if rule is _DEFERRED:
             outs = _deferred_jvp_call_p.bind(
                 *leaves, call_jaxpr=ClosedJaxpr(closed),
-                rule=_DeferredJvp(self, args, nondiff, in_tree, out_tree))
+                rule=_DeferredJvp(self, args, nondiff, in_tree, out_tree,
+                                  [ShapedArray.from_triple(t) for t in closed.out_avals()]))
             return tree_unflatten(out_tree, outs)
         outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
                                       jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
                                       name=name)
         return tree_unflatten(out_tree, outs)
+
+    def _jvp_outputs(self, res, name, out_tree, out_avals):
+        """The primal and tangent output leaves of the rule's result `res`,
+        checked against the function's outputs (JAX's errors), zero tangents
+        instantiated and tangents of the tangent dtypes."""
+        what = f"Custom JVP rule {_fun_name(self.jvp)} for function {name}"
+        p_out, t_out = _rule_pair(res, what, lambda: (
+            f"representing primal and tangent outputs, but got {res!r}."))
+        p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
+            f"primal outputs with the same container (pytree) structure as the function's "
+            f"output: {tree} vs {out_tree}."))
+        t_leaves, t_tree = _tangent_leaves(t_out, p_tree)
+        if len(t_leaves) != len(p_leaves):
+            raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
+                            f"produce primal and tangent outputs with equal container (pytree) "
+                            f"structures, but got {p_tree} and {t_tree} respectively.")
+        t_leaves = [_instantiate_zeros(t, _tangent_aval(a)) for t, a in zip(t_leaves, out_avals)]
+        for p, a in zip(p_leaves, out_avals):
+            pa = core.get_aval(p)
+            if pa.shape != a.shape or pa.dtype_name != a.dtype_name:
+                raise TypeError(f"Custom JVP rule must produce primal outputs with the shapes and "
+                                f"dtypes of the function's outputs: got {pa.str_short()}, "
+                                f"expected {a.str_short()}.")
+        for t, a in zip(t_leaves, out_avals):
+            ta, want = core.get_aval(t), _tangent_aval(a)
+            if ta.shape != want.shape:
+                raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                                f"corresponding shapes, but got {a.str_short()} and "
+                                f"{ta.str_short()}.")
+        for t, a in zip(t_leaves, out_avals):
+            ta, want = core.get_aval(t), _tangent_aval(a)
+            if ta.dtype_name != want.dtype_name and want.dtype_name != "float0":
+                raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                                f"corresponding shapes and dtypes. Expected {want.str_short()} "
+                                f"(tangent type of {a.str_short()}) but got {ta.str_short()}.")
+        t_leaves = [t if core.get_aval(t).dtype_name == _tangent_aval(a).dtype_name
+                    else _astype(t, _tangent_aval(a).dtype_name)
+                    for t, a in zip(t_leaves, out_avals)]
+        return p_leaves, t_leaves
 
     def _trace_rule(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
         avals = _leaf_avals(leaves)
@@ -379,39 +419,7 @@ class custom_jvp(_CustomFunction):
                 dyn_primals = [p for i, p in enumerate(primals) if i not in nondiff]
                 nd_vals = [args[i] for i in sorted(nondiff)]
                 res = self.jvp(*nd_vals, tuple(dyn_primals), tuple(tangents))
-                what = f"Custom JVP rule {_fun_name(self.jvp)} for function {name}"
-                p_out, t_out = _rule_pair(res, what, lambda: (
-                    f"representing primal and tangent outputs, but got {res!r}."))
-                p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
-                    f"primal outputs with the same container (pytree) structure as the function's "
-                    f"output: {tree} vs {out_tree}."))
-                t_leaves, t_tree = _tangent_leaves(t_out, p_tree)
-                if len(t_leaves) != len(p_leaves):
-                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
-                                    f"produce primal and tangent outputs with equal container (pytree) "
-                                    f"structures, but got {p_tree} and {t_tree} respectively.")
-                t_leaves = [_instantiate_zeros(t, _tangent_aval(a)) for t, a in zip(t_leaves, out_avals)]
-                for p, a in zip(p_leaves, out_avals):
-                    pa = core.get_aval(p)
-                    if pa.shape != a.shape or pa.dtype_name != a.dtype_name:
-                        raise TypeError(f"Custom JVP rule must produce primal outputs with the shapes and "
-                                        f"dtypes of the function's outputs: got {pa.str_short()}, "
-                                        f"expected {a.str_short()}.")
-                for t, a in zip(t_leaves, out_avals):
-                    ta, want = core.get_aval(t), _tangent_aval(a)
-                    if ta.shape != want.shape:
-                        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
-                                        f"corresponding shapes, but got {a.str_short()} and "
-                                        f"{ta.str_short()}.")
-                for t, a in zip(t_leaves, out_avals):
-                    ta, want = core.get_aval(t), _tangent_aval(a)
-                    if ta.dtype_name != want.dtype_name and want.dtype_name != "float0":
-                        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
-                                        f"corresponding shapes and dtypes. Expected {want.str_short()} "
-                                        f"(tangent type of {a.str_short()}) but got {ta.str_short()}.")
-                t_leaves = [t if core.get_aval(t).dtype_name == _tangent_aval(a).dtype_name
-                            else _astype(t, _tangent_aval(a).dtype_name)
-                            for t, a in zip(t_leaves, out_avals)]
+                p_leaves, t_leaves = self._jvp_outputs(res, name, out_tree, out_avals)
                 rule = _build_rule(trace, list(p_leaves) + list(t_leaves))
         except core.ConcretizationTypeError:
             if isinstance(core.current_trace(), ADTrace):
@@ -432,8 +440,9 @@ class _DeferredJvp:
     rule may refuse to run, as equinox's `nondifferentiable` does). Carried
     as a param of `_deferred_jvp_call_p`, traced when a tangent reaches it."""
 
-    def __init__(self, fun, args, nondiff, in_tree, out_tree):
+    def __init__(self, fun, args, nondiff, in_tree, out_tree, out_avals):
         self.fun = fun
+        self.out_avals = out_avals
         self.n_args = len(args)
         self.nondiff = nondiff
         self.nd_args = {i: args[i] for i in nondiff}
@@ -455,15 +464,7 @@ class _DeferredJvp:
         dyn_primals = [p for i, p in enumerate(p_args) if i not in self.nondiff]
         nd_vals = [self.nd_args[i] for i in sorted(self.nondiff)]
         res = fun.jvp(*nd_vals, tuple(dyn_primals), tuple(t_tree))
-        what = f"Custom JVP rule {_fun_name(fun.jvp)} for function {_fun_name(fun.fun)}"
-        p_out, t_out = _rule_pair(res, what, lambda: (
-            f"representing primal and tangent outputs, but got {res!r}."))
-        p_leaves, p_tree = _rule_primal_leaves(p_out, self.out_tree, what, lambda tree: (
-            f"primal outputs with the same container (pytree) structure as the function's "
-            f"output: {tree} vs {self.out_tree}."))
-        t_leaves, _ = _tangent_leaves(t_out, p_tree)
-        return p_leaves, [_instantiate_zeros(t, _tangent_aval(core.get_aval(p)))
-                          for t, p in zip(t_leaves, p_leaves)]
+        return fun._jvp_outputs(res, _fun_name(fun.fun), self.out_tree, self.out_avals)
 
 
 def _define_deferred_call(name):
