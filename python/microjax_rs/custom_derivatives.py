@@ -6,6 +6,15 @@ params hold the traced function and the traced rules. Rules are traced when
 the call is staged, in a `RuleTrace` whose primal inputs carry the known
 values of the call under `grad`, so `if x > 0:` works inside a rule during
 eager differentiation (under `jit` the primals are abstract, as in JAX).
+
+Rules defined with `symbolic_zeros=True`, and rules that raise when traced
+at staging time (equinox's `nondifferentiable`), are traced when the call is
+differentiated instead, as JAX does: the call binds a user-defined primitive
+(`custom_jvp_call_deferred` / `custom_vjp_call_deferred`, whose linear part
+is `custom_lin_deferred`) holding the traced function and the rule, and its
+JVP rule sees which tangents are symbolic zeros. Such a call runs its
+function as a host callback under `jit` and loses its custom rule under
+`vmap`.
 """
 import functools
 import inspect
@@ -300,11 +309,10 @@ class custom_jvp(_CustomFunction):
     def defjvp(self, jvp, symbolic_zeros=False):
         """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`.
 
-        With `symbolic_zeros=True` the rule may return `SymbolicZero`s (or
-        None) for zero output tangents; the tangents it is given are always
-        dense arrays here (zeros for unperturbed inputs), which JAX's contract
-        for such rules also admits only as `SymbolicZero`s: a rule that
-        branches on `isinstance(t, SymbolicZero)` takes its general path."""
+        With `symbolic_zeros=True` the rule is traced when the call is
+        differentiated, as in JAX: an unperturbed input's tangent is a
+        `SymbolicZero`, and the rule may return `SymbolicZero`s (or None) for
+        zero output tangents."""
         self.jvp = jvp
         self.symbolic_zeros = symbolic_zeros
         return jvp
@@ -604,12 +612,13 @@ class custom_vjp(_CustomFunction):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`.
 
-        With `symbolic_zeros=True`, `fwd` gets each differentiable argument
-        leaf as a `CustomVJPPrimal(value, perturbed)` and `bwd` may return
-        `SymbolicZero`s (or None) for zero cotangents. `perturbed` is False for
-        a concrete (untraced) leaf and True for a traced one, which may be
-        conservative: a traced value that is not being differentiated is
-        reported perturbed. `bwd` receives dense output cotangents."""
+        With `symbolic_zeros=True`, `fwd` and `bwd` are traced when the call
+        is differentiated, as in JAX: `fwd` gets each differentiable argument
+        leaf as a `CustomVJPPrimal(value, perturbed)`, `perturbed` True
+        exactly for the leaves a nonzero tangent reaches (also under `jit`);
+        `bwd` gets `SymbolicZero`s for zero output cotangents and may return
+        `SymbolicZero`s (or None) for zero cotangents. Residuals not computed
+        from traced values reach `bwd` as the constants they are."""
         self.fwd = fwd
         self.bwd = bwd
         self.symbolic_zeros = bool(symbolic_zeros)
