@@ -250,6 +250,24 @@ def test_sequential_vmap_loops_over_the_batch():
     np.testing.assert_allclose(float(step(2.0, 3.0)), 7.0)
 
 
+def test_an_effectful_body_is_kept_by_jit_when_its_result_is_unused():
+    # The call's equation carries its body's effect (as JAX's custom_vmap_call
+    # does): jit keeps it although nothing uses its result.
+    step = _printing_step()
+
+    @jax.jit
+    def f(x, y):
+        step(x, y)
+        return x
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        np.testing.assert_allclose(float(f(2.0, 3.0)), 2.0)
+    assert out.getvalue().split() == ["2.0"]
+    jaxpr = jax.make_jaxpr(lambda x, y: step(x, y))(2.0, 3.0)
+    assert jaxpr.eqns[0].primitive.name == "custom_vmap_call" and jaxpr.eqns[0].effects
+
+
 def test_sequential_vmap_shares_unbatched_arguments_and_nests():
     step = _printing_step()
     with redirect_stdout(io.StringIO()):

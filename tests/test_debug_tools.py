@@ -265,3 +265,25 @@ def test_leak_checking_is_off_by_default_and_the_config_option_turns_it_on(clean
 
     with pytest.raises(jax.errors.UnexpectedTracerError):
         decorated()
+
+
+def test_jax_src_debugger_is_the_same_debugger_at_jax_paths():
+    # What libraries import: `from jax._src.debugger import core as debugger_core`
+    # (JAX 0.10.2 has `breakpoint`, `core` and `cli_debugger` there).
+    import microjax_rs._src as src
+    from microjax_rs._src.debugger import cli_debugger
+    from microjax_rs._src.debugger import core as debugger_core
+
+    assert src.debugger.breakpoint is jax.debug.breakpoint
+    assert debugger_core.register_debugger is _debugger.register_debugger
+    assert debugger_core.DebuggerFrame is _debugger.DebuggerFrame
+    assert debugger_core.get_debugger("cli") is cli_debugger.run_debugger
+    rec = _Recorder()
+    debugger_core.register_debugger("via-jax-src", rec, -200)
+    try:
+        assert debugger_core._debugger_registry["via-jax-src"] == (-200, rec)
+        assert debugger_core.get_debugger("via-jax-src") is rec
+        jax.jit(_doubling("via-jax-src"))(jnp.float32(3.0))
+        assert rec.entries and float(rec.entries[0][0]["y"]) == 6.0
+    finally:
+        del debugger_core._debugger_registry["via-jax-src"]

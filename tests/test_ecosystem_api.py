@@ -404,8 +404,9 @@ def test_promotion_mode_contexts():
         assert (jnp.ones(2, jnp.int32) + 1.5).dtype == np.float32
     with pytest.raises(NotImplementedError):
         jax.numpy_dtype_promotion("strict")
-    with pytest.raises(NotImplementedError):
-        jax.numpy_rank_promotion("raise")
+    with jax.numpy_rank_promotion("raise"):  # implemented: tests/test_rank_promotion.py
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            jnp.ones(2) + jnp.ones((3, 2))
     with pytest.raises(ValueError):
         jax.numpy_dtype_promotion("loose")
 
@@ -429,16 +430,34 @@ def test_symbolic_zeros_in_custom_rules():
     def f(x, y):
         return x * y
 
+    zero_seen = []
+
     def f_jvp(primals, tangents):
         x, y = primals
         tx, ty = tangents
+        zero_seen.append((isinstance(tx, SymbolicZero), isinstance(ty, SymbolicZero)))
         out = x * y
-        if isinstance(tx, SymbolicZero) and isinstance(ty, SymbolicZero):
+        terms = [t for t in (tx if not isinstance(tx, SymbolicZero) else None,
+                             ty if not isinstance(ty, SymbolicZero) else None) if t is not None]
+        if not terms:
             return out, SymbolicZero.from_primal_value(out)
+        tx = 0.0 if isinstance(tx, SymbolicZero) else tx
+        ty = 0.0 if isinstance(ty, SymbolicZero) else ty
         return out, tx * y + x * ty
 
     f.defjvp(f_jvp, symbolic_zeros=True)
     assert float(jax.grad(f)(2.0, 5.0)) == 5.0
+    assert float(jax.jit(jax.grad(f, argnums=1))(2.0, 5.0)) == 2.0
+    # As JAX 0.10.2: the unperturbed argument's tangent is a SymbolicZero.
+    assert zero_seen == [(False, True), (True, False)]
+
+    def sloppy_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return x * y, tx * y + x * ty
+
+    f.defjvp(sloppy_jvp, symbolic_zeros=True)
+    with pytest.raises(TypeError, match="SymbolicZero"):  # as in JAX 0.10.2
+        jax.grad(f)(2.0, 5.0)
 
     seen = []
 
@@ -552,3 +571,67 @@ def test_make_mesh_and_effects_barrier():
     seen = []
     jax.jit(lambda x: jax.debug.callback(seen.append, x) or x)(jnp.ones(1))
     assert jax.effects_barrier() is None and len(seen) == 1
+
+
+# ---------------------------------------------------------------- trace introspection (equinox's filter_jvp)
+
+def test_find_top_trace_and_jvp_tracers_as_jax():
+    from microjax_rs.extend.core import find_top_trace
+    from microjax_rs.interpreters import ad
+
+    # JAX 0.10.2: concrete values -> the eval trace; inside jvp the tangent trace,
+    # whose `main` identifies it, and its tracers are `ad.JVPTracer`s.
+    assert find_top_trace([1.0]) is find_top_trace([])
+    found = []
+
+    def f(x):
+        t = find_top_trace([x, 1.0])
+        found.append((t.main, isinstance(x, ad.JVPTracer), isinstance(1.0, ad.JVPTracer)))
+        return x * 2
+
+    jax.jvp(f, (1.0,), (1.0,))
+    main, is_jvp, const_is_jvp = found[0]
+    assert main is not find_top_trace([1.0]).main and is_jvp and not const_is_jvp
+    jax.jit(f)(1.0)
+    assert found[1][1] is False  # a staging tracer is no JVP tracer
+
+
+def test_to_tangent_aval_and_named_call():
+    # Recorded from JAX 0.10.2: int -> float0, float -> itself.
+    t = jax.typeof(jnp.ones(2, jnp.int32)).to_tangent_aval()
+    assert t.shape == (2,) and t.dtype == jax.dtypes.float0
+    assert jax.typeof(jnp.ones(2)).to_tangent_aval() == jax.typeof(jnp.ones(2))
+    f = jax.named_call(lambda x: x + 1, name="inc")
+    assert float(f(1.0)) == 2.0 and float(jax.jit(f)(1.0)) == 2.0
+    import microjax_rs.lib
+
+    assert microjax_rs.lib.__version__ == "0.10.2"
+
+
+def test_make_jaxpr_inside_a_trace_keeps_closed_over_tracers_as_consts():
+    from microjax_rs import core
+
+    shapes = []
+
+    def outer(y):
+        cj = jax.make_jaxpr(lambda x: x * y + 1.0)(2.0)
+        shapes.append((len(cj.jaxpr.invars), len(cj.jaxpr.constvars), len(cj.consts)))
+        return core.eval_jaxpr(cj.jaxpr, cj.consts, 2.0)[0]
+
+    # Recorded from JAX 0.10.2: one input, the closed-over `y` a constant.
+    assert float(jax.grad(outer)(3.0)) == 2.0
+    assert float(jax.jit(outer)(3.0)) == 7.0
+    assert shapes == [(1, 1, 1), (1, 1, 1)]
+
+
+def test_a_float0_scalar_passes_back_into_jit():
+    # An integer input's cotangent (float0) returned by one jit and passed to
+    # another, as equinox's scan tests do; JAX 0.10.2 returns it unchanged.
+    @jax.jit
+    def f(i, x):
+        out, vjp = jax.vjp(lambda i, x: x * 2.0, i, x)
+        return vjp(out)
+
+    g_int, g_x = jax.jit(lambda g: g)(f(0, 1.0))
+    assert g_int.dtype == jax.dtypes.float0 and g_int.shape == ()
+    assert float(g_x) == 4.0

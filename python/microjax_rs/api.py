@@ -55,8 +55,15 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         leaves, in_tree = tree_flatten((tuple(dyn_args), kwargs))
         for x in leaves:
             _check_leaf(x)
-        closed, out_tree, _ = trace_to_jaxpr(f, leaves, in_tree, _fun_name(fun))
+        closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, _fun_name(fun))
         cj = ClosedJaxpr(closed)
+        if captures:
+            # As JAX: values closed over from an enclosing trace are constants
+            # of the jaxpr (their tracers in `consts`), not inputs.
+            j, n = cj.jaxpr, len(leaves)
+            j.constvars = j.constvars + j.invars[n:]
+            j.invars = j.invars[:n]
+            cj._consts = cj.consts + list(captures)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in cj.out_avals]
             return cj, tree_unflatten(out_tree, shapes)
@@ -592,6 +599,19 @@ def named_scope(name):
         yield
     finally:
         _name_stack.names.pop()
+
+
+def named_call(fun, *, name=None):
+    """`jax.named_call`: `fun` with its calls inside `named_scope(name)`
+    (default: the function's name)."""
+    scope = name if name is not None else getattr(fun, "__name__", type(fun).__name__)
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        with named_scope(scope):
+            return fun(*args, **kwargs)
+
+    return named
 
 
 def current_name_stack():

@@ -94,6 +94,7 @@ _CHOICES = {
                               "unsafe_rbg"),
     "jax_legacy_prng_key": ("allow", "warn", "error"),
     "jax_explicit_x64_dtypes": ("warn", "error", "allow"),
+    "jax_numpy_rank_promotion": ("allow", "warn", "raise"),
 }
 
 
@@ -167,11 +168,13 @@ class Config:
         elif name in _CHOICES:
             value = _check_choice(name, value)
         self._values[name] = value
-        if name in ("jax_debug_nans", "jax_debug_infs"):
+        if name in ("jax_debug_nans", "jax_debug_infs", "jax_numpy_rank_promotion"):
             self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
-            from ._src import profiling  # a running profiler trace keeps the Rust fast paths aside too
+            # A running profiler trace or a rank-promotion check keeps the
+            # Rust fast paths aside too.
+            from ._src import profiling
 
-            _core.set_debug_checks(self.debug_checks or profiling.ACTIVE)
+            profiling._route_through_python()
         if name == "jax_enable_x64":
             _core.set_x64(bool(value))
         elif name not in _TRACE_INDEPENDENT:
@@ -248,10 +251,25 @@ def numpy_dtype_promotion(value):
     return _PromotionContext("jax_numpy_dtype_promotion", value, ("standard", "strict"), "standard")
 
 
-def numpy_rank_promotion(value):
-    """JAX's context for implicit rank promotion: 'allow' (what microjax_rs
-    does); 'warn' and 'raise' are not implemented (NotImplementedError)."""
-    return _PromotionContext("jax_numpy_rank_promotion", value, ("allow", "warn", "raise"), "allow")
+class numpy_rank_promotion:
+    """JAX's context (also a decorator) for implicit rank promotion in
+    `jax.numpy`'s binary functions and operators: 'allow' (NumPy's
+    broadcasting), 'warn' (a UserWarning each time operands of different
+    nonzero ranks broadcast) or 'raise' (JAX's ValueError)."""
+
+    def __init__(self, value):
+        self.value = _check_choice("jax_numpy_rank_promotion", value)
+
+    def __enter__(self):
+        self._saved = config.read("jax_numpy_rank_promotion")
+        config.update("jax_numpy_rank_promotion", self.value)
+        return self
+
+    def __exit__(self, *exc):
+        config.update("jax_numpy_rank_promotion", self._saved)
+        return False
+
+    __call__ = _PromotionContext.__call__
 
 
 class _OptionContext:

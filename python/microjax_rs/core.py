@@ -90,6 +90,12 @@ class ShapedArray:
     def strip_weak_type(self):
         return self.update(weak_type=False)
 
+    def to_tangent_aval(self):
+        """The type of this value's tangents: itself for inexact dtypes, float0 otherwise."""
+        if dtypes.is_float_name(self.dtype_name):
+            return self
+        return ShapedArray(self.shape, "float0", False)
+
     def __eq__(self, other):
         return (
             isinstance(other, ShapedArray)
@@ -272,7 +278,9 @@ class Primitive:
     def handle(self, params):
         """The Rust primitive for these params (memoized when params are hashable)."""
         if not self._builtin:
-            return self._memoized(params, self._dynamic_handle)
+            if _state.stack:
+                _check_hashable_params(self, params)
+            return self._dynamic_handle(params)
         if not params:
             h = self._handles.get(())
             if h is not None:
@@ -300,6 +308,20 @@ class Primitive:
 
 
 _BUILTIN_NAMES = frozenset(_core.primitive_names())
+
+
+def _check_hashable_params(prim, params):
+    """JAX's rule for staged equations of user-defined primitives: every
+    param value hashes (the rules get the value itself, equal by identity
+    here where it is no plain Python or NumPy value)."""
+    for k, v in params.items():
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(
+                f"As of JAX v0.7, parameters to jaxpr equations must have __hash__ and __eq__ "
+                f"methods. In a call to primitive {prim.name}, the value of parameter {k} was not "
+                f"hashable: {v!r}") from None
 
 
 def primitive(name):
@@ -356,6 +378,37 @@ def current_trace():
 def trace_stack():
     """The active traces, outermost first (a copy)."""
     return list(_state.stack)
+
+
+class EvalTrace:
+    """The trace of values no transformation is tracing (what
+    `find_top_trace` answers for concrete values)."""
+
+    @property
+    def main(self):
+        return self
+
+    def __repr__(self):
+        return "EvalTrace"
+
+
+_EVAL_TRACE = EvalTrace()
+
+
+def find_top_trace(xs):
+    """The innermost active trace among the tracers in `xs` (a sequence or
+    pytree leaves), or the eval trace when none is traced (JAX's
+    `jax.extend.core.find_top_trace`). A trace's `main` identifies it."""
+    stack = _state.stack
+    level, top = -1, _EVAL_TRACE
+    for x in xs:
+        if type(x) is Tracer:
+            t = x._trace
+            for i in range(len(stack) - 1, level, -1):
+                if stack[i] is t:
+                    level, top = i, t
+                    break
+    return top
 
 
 class _TraceContext:
@@ -545,6 +598,11 @@ class StagingTrace:
     # Checked for escaped tracers when left, under jax_check_tracer_leaks.
     leak_checked = True
 
+    @property
+    def main(self):
+        """The trace's identity (JAX's trace tag)."""
+        return self
+
     # Native staging context (`_core.StageCtx`) for traces that record no
     # source lines: Rust then stages float arithmetic on this trace's tracers
     # without calling `process_primitive` (rust/python/src/tracer.rs).
@@ -572,7 +630,7 @@ class StagingTrace:
                 raise UnexpectedTracerError(_escaped_tracer_message(x))
             return self._capture(x)
         if t is ArrayImpl:
-            if x.ndim == 0:
+            if x.ndim == 0 and x.dtype_name != "float0":
                 return (x.item(), x.dtype_name, x.weak_type)
             return self._const(x)
         if t in (bool, int, float, complex):

@@ -1,10 +1,10 @@
 """`jax.custom_batching`: functions with a custom rule for `vmap`.
 
 A `custom_vmap` function called under a trace binds the user-defined
-primitive `custom_vmap_call`, whose one param `rule` is a key into `_RULES`,
-which holds the traced function (`call`) and the user's rule (params are
-plain values, and a dynamic primitive carries no effects of a sub-jaxpr: a
-body that prints stays a plain equation whose implementation prints). Eagerly and under `jit` it runs `call`; when `vmap` meets it (also
+primitive `custom_vmap_call`, whose params are the traced function (`call`,
+a ClosedJaxpr: the equation has its effects, so `jit` keeps a body that
+prints even when its results are unused) and the user's rule (`rule`, a
+`_Rule`). Eagerly and under `jit` it runs `call`; when `vmap` meets it (also
 through `jit(vmap(f))`, `vmap(jit(f))` and nested maps) the core asks for its
 batching rule, which runs the user's rule on the batched operands.
 
@@ -40,30 +40,31 @@ def _fun_name(f):
 
 
 class _Rule:
-    """One `custom_vmap_call`: the traced function `call` (a ClosedJaxpr of
-    the operands) and the batching rule `fn(axis_size, in_batched, *args) ->
-    (out, out_batched)` on the arguments of structure `in_tree` (the first
-    operands; the last `num_consts` are values the function closes over),
-    giving outputs of structure `out_tree`."""
+    """The `rule` param of a `custom_vmap_call`: the batching rule
+    `fn(axis_size, in_batched, *args) -> (out, out_batched)` on the arguments
+    of structure `in_tree` (the first operands; the last `num_consts` are
+    values the function closes over), giving outputs of structure
+    `out_tree`. Params are equal by identity: one object per signature, so a
+    function traced again makes an equal equation (and reuses the core's
+    traced rules)."""
 
-    def __init__(self, call, fn, in_tree, out_tree, num_consts):
-        self.call, self.fn = call, fn
+    def __init__(self, fn, in_tree, out_tree, num_consts):
+        self.fn = fn
         self.in_tree, self.out_tree, self.num_consts = in_tree, out_tree, num_consts
 
+    def __repr__(self):
+        return f"<custom vmap rule {_rule_name(self.fn)}>"
 
-# key -> _Rule, and its signature -> key: programs compare by structure, so a
-# function traced again reuses its key (and the core's caches of traced rules).
+
 _RULES = {}
-_RULE_KEYS = {}
 
 
-def _rule_key(call, fn, in_tree, out_tree, num_consts):
-    sig = (call._handle, fn, in_tree, out_tree, num_consts)
-    key = _RULE_KEYS.get(sig)
-    if key is None:
-        key = _RULE_KEYS[sig] = len(_RULES)
-        _RULES[key] = _Rule(call, fn, in_tree, out_tree, num_consts)
-    return key
+def _rule(fn, in_tree, out_tree, num_consts):
+    sig = (fn, in_tree, out_tree, num_consts)
+    rule = _RULES.get(sig)
+    if rule is None:
+        rule = _RULES[sig] = _Rule(fn, in_tree, out_tree, num_consts)
+    return rule
 
 
 def _rule_name(fn):
@@ -108,8 +109,8 @@ class custom_vmap:
             return self.fun(*tree_unflatten(in_tree, list(ls)))
 
         closed, out_tree, captures = trace_to_jaxpr(flat, leaves, tree_structure((tuple(leaves), {})), name)
-        key = _rule_key(ClosedJaxpr(closed), self.vmap_rule, in_tree, out_tree, len(captures))
-        outs = custom_vmap_p.bind(*leaves, *captures, rule=key)
+        rule = _rule(self.vmap_rule, in_tree, out_tree, len(captures))
+        outs = custom_vmap_p.bind(*leaves, *captures, call=ClosedJaxpr(closed), rule=rule)
         return tree_unflatten(out_tree, outs)
 
 
@@ -137,14 +138,13 @@ def _resolve_kwargs(fun, args, kwargs, name):
 # ------------------------------------------------------------ primitive rules
 
 
-def _impl(*args, rule):
-    call = _RULES[rule].call
+def _impl(*args, call, rule):
     return core.eval_jaxpr(call.jaxpr, call.consts, *args)
 
 
-def _abstract_eval(*avals, rule):
+def _abstract_eval(*avals, call, rule):
     del avals
-    return _RULES[rule].call.out_avals
+    return call.out_avals
 
 
 def _moved_to_front(x, d):
@@ -179,10 +179,9 @@ def _call_rule(entry, axis_size, in_batched_leaves, arg_leaves):
     return flat_out, [bool(b) for b in flat_batched]
 
 
-def _batch(axis_size, axis_name, trace_type, args, dims, *, rule):
+def _batch(axis_size, axis_name, trace_type, args, dims, *, call, rule):
     del axis_name, trace_type
-    entry = _RULES[rule]
-    call = entry.call
+    entry = rule
     n = len(args) - entry.num_consts
     if any(d is not None for d in dims[n:]):
         raise ValueError(_CLOSED_OVER_BATCHED)
@@ -239,13 +238,11 @@ def _jvp_rule(entry):
     return rule
 
 
-def _jvp(primals, tangents, *, rule):
+def _jvp(primals, tangents, *, call, rule):
     from ._grad import jvp
 
-    entry = _RULES[rule]
-    call = entry.call
     tangents = [ad.instantiate_zeros(t) for t in tangents]
-    out_primals = custom_vmap_p.bind(*primals, rule=rule)
+    out_primals = custom_vmap_p.bind(*primals, call=call, rule=rule)
     n = len(primals)
 
     def tangent_call(*pts):
@@ -254,28 +251,28 @@ def _jvp(primals, tangents, *, rule):
 
     leaves = list(primals) + list(tangents)
     closed, out_tree, captures = trace_to_jaxpr(tangent_call, leaves, tree_structure((tuple(leaves), {})),
-                                                f"jvp({_rule_name(entry.fn)})")
+                                                f"jvp({_rule_name(rule.fn)})")
     if captures:
         raise ValueError("the JVP of a custom_vmap function closes over traced values")
     pt_tree = tree_structure((list(primals), list(tangents)))
-    key = _rule_key(ClosedJaxpr(closed), _jvp_rule_for(rule), pt_tree, out_tree, 0)
-    out_tangents = custom_vmap_p.bind(*leaves, rule=key)
+    jvp_rule = _rule(_jvp_rule_for(rule), pt_tree, out_tree, 0)
+    out_tangents = custom_vmap_p.bind(*leaves, call=ClosedJaxpr(closed), rule=jvp_rule)
     return list(out_primals), list(out_tangents)
 
 
 _JVP_RULES = {}
 
 
-def _jvp_rule_for(key):
-    """The JVP rule of rule `key`, made once (its key stays stable)."""
-    fn = _JVP_RULES.get(key)
+def _jvp_rule_for(rule):
+    """The JVP rule of `rule`, made once (so its `_Rule` stays the same)."""
+    fn = _JVP_RULES.get(rule)
     if fn is None:
-        fn = _JVP_RULES[key] = _jvp_rule(_RULES[key])
-        fn.__name__ = f"jvp_of_{_rule_name(_RULES[key].fn)}"
+        fn = _JVP_RULES[rule] = _jvp_rule(rule)
+        fn.__name__ = f"jvp_of_{_rule_name(rule.fn)}"
     return fn
 
 
-def _transpose(cts, *args, rule):
+def _transpose(cts, *args, call, rule):
     raise ValueError(_LINEARIZE_ERROR)
 
 

@@ -6,6 +6,15 @@ params hold the traced function and the traced rules. Rules are traced when
 the call is staged, in a `RuleTrace` whose primal inputs carry the known
 values of the call under `grad`, so `if x > 0:` works inside a rule during
 eager differentiation (under `jit` the primals are abstract, as in JAX).
+
+Rules defined with `symbolic_zeros=True`, and rules that raise when traced
+at staging time (equinox's `nondifferentiable`), are traced when the call is
+differentiated instead, as JAX does: the call binds a user-defined primitive
+(`custom_jvp_call_deferred` / `custom_vjp_call_deferred`, whose linear part
+is `custom_lin_deferred`) holding the traced function and the rule, and its
+JVP rule sees which tangents are symbolic zeros. Such a call runs its
+function as a host callback under `jit` and loses its custom rule under
+`vmap`.
 """
 import functools
 import inspect
@@ -210,6 +219,16 @@ def zero_from_primal(val, symbolic_zeros=False):
     return _tree_map_data(zero, val)
 
 
+def _tangent_leaves(t_out, p_tree):
+    """Leaves and tree of a rule's tangent output: flattened as the primal
+    output (`p_tree`) when they match (None an empty subtree there, as in JAX),
+    else with None (a zero tangent) and `SymbolicZero` as leaves."""
+    leaves, tree = tree_flatten(t_out)
+    if tree == p_tree:
+        return leaves, tree
+    return tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
+
+
 def _instantiate_zeros(x, aval):
     from . import numpy as jnp
 
@@ -273,6 +292,10 @@ class _CustomFunction:
             if traced is None:
                 raise
         closed, out_tree, captures = traced
+        if not captures and not any(type(x) is Tracer for x in leaves):
+            # Nothing traced flows in: no tangent can reach the call, so (as
+            # in JAX, where the call then binds on the eval trace) no rule runs.
+            return args, None
         return args, (nondiff, leaves, in_tree, closed, out_tree, captures)
 
 
@@ -305,11 +328,10 @@ class custom_jvp(_CustomFunction):
     def defjvp(self, jvp, symbolic_zeros=False):
         """Registers `jvp(primals, tangents) -> (primal_out, tangent_out)`.
 
-        With `symbolic_zeros=True` the rule may return `SymbolicZero`s (or
-        None) for zero output tangents; the tangents it is given are always
-        dense arrays here (zeros for unperturbed inputs), which JAX's contract
-        for such rules also admits only as `SymbolicZero`s: a rule that
-        branches on `isinstance(t, SymbolicZero)` takes its general path."""
+        With `symbolic_zeros=True` the rule is traced when the call is
+        differentiated, as in JAX: an unperturbed input's tangent is a
+        `SymbolicZero`, and the rule may return `SymbolicZero`s (or None) for
+        zero output tangents."""
         self.jvp = jvp
         self.symbolic_zeros = symbolic_zeros
         return jvp
@@ -344,18 +366,71 @@ class custom_jvp(_CustomFunction):
             cj = ClosedJaxpr(closed)
             outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
             return tree_unflatten(out_tree, outs)
-        if not _rule_nesting_allowed(self):
+        if getattr(self, "symbolic_zeros", False):
+            # The rule sees which tangents are symbolic zeros: it is traced
+            # when the call is differentiated, from the tangents that arrive.
+            rule = _DEFERRED
+        elif not _rule_nesting_allowed(self):
             rule = None
         else:
             _tracing_rules.enter(self)
             try:
                 rule = self._trace_rule(args, nondiff, leaves, in_tree, closed, out_tree, name)
+            except Exception:
+                # As JAX, which traces a rule only when a nonzero tangent
+                # reaches it: the rule runs again then, raising there.
+                rule = _DEFERRED
             finally:
                 _tracing_rules.leave(self)
+        if rule is _DEFERRED:
+            outs = _deferred_jvp_call_p.bind(
+                *leaves, call_jaxpr=ClosedJaxpr(closed),
+                rule=_DeferredJvp(self, args, nondiff, in_tree, out_tree,
+                                  [ShapedArray.from_triple(t) for t in closed.out_avals()]))
+            return tree_unflatten(out_tree, outs)
         outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
                                       jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
                                       name=name)
         return tree_unflatten(out_tree, outs)
+
+    def _jvp_outputs(self, res, name, out_tree, out_avals):
+        """The primal and tangent output leaves of the rule's result `res`,
+        checked against the function's outputs (JAX's errors), zero tangents
+        instantiated and tangents of the tangent dtypes."""
+        what = f"Custom JVP rule {_fun_name(self.jvp)} for function {name}"
+        p_out, t_out = _rule_pair(res, what, lambda: (
+            f"representing primal and tangent outputs, but got {res!r}."))
+        p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
+            f"primal outputs with the same container (pytree) structure as the function's "
+            f"output: {tree} vs {out_tree}."))
+        t_leaves, t_tree = _tangent_leaves(t_out, p_tree)
+        if len(t_leaves) != len(p_leaves):
+            raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
+                            f"produce primal and tangent outputs with equal container (pytree) "
+                            f"structures, but got {p_tree} and {t_tree} respectively.")
+        t_leaves = [_instantiate_zeros(t, _tangent_aval(a)) for t, a in zip(t_leaves, out_avals)]
+        for p, a in zip(p_leaves, out_avals):
+            pa = core.get_aval(p)
+            if pa.shape != a.shape or pa.dtype_name != a.dtype_name:
+                raise TypeError(f"Custom JVP rule must produce primal outputs with the shapes and "
+                                f"dtypes of the function's outputs: got {pa.str_short()}, "
+                                f"expected {a.str_short()}.")
+        for t, a in zip(t_leaves, out_avals):
+            ta, want = core.get_aval(t), _tangent_aval(a)
+            if ta.shape != want.shape:
+                raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                                f"corresponding shapes, but got {a.str_short()} and "
+                                f"{ta.str_short()}.")
+        for t, a in zip(t_leaves, out_avals):
+            ta, want = core.get_aval(t), _tangent_aval(a)
+            if ta.dtype_name != want.dtype_name and want.dtype_name != "float0":
+                raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                                f"corresponding shapes and dtypes. Expected {want.str_short()} "
+                                f"(tangent type of {a.str_short()}) but got {ta.str_short()}.")
+        t_leaves = [t if core.get_aval(t).dtype_name == _tangent_aval(a).dtype_name
+                    else _astype(t, _tangent_aval(a).dtype_name)
+                    for t, a in zip(t_leaves, out_avals)]
+        return p_leaves, t_leaves
 
     def _trace_rule(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
         avals = _leaf_avals(leaves)
@@ -371,39 +446,7 @@ class custom_jvp(_CustomFunction):
                 dyn_primals = [p for i, p in enumerate(primals) if i not in nondiff]
                 nd_vals = [args[i] for i in sorted(nondiff)]
                 res = self.jvp(*nd_vals, tuple(dyn_primals), tuple(tangents))
-                what = f"Custom JVP rule {_fun_name(self.jvp)} for function {name}"
-                p_out, t_out = _rule_pair(res, what, lambda: (
-                    f"representing primal and tangent outputs, but got {res!r}."))
-                p_leaves, p_tree = _rule_primal_leaves(p_out, out_tree, what, lambda tree: (
-                    f"primal outputs with the same container (pytree) structure as the function's "
-                    f"output: {tree} vs {out_tree}."))
-                t_leaves, t_tree = tree_flatten(t_out, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-                if len(t_leaves) != len(p_leaves):
-                    raise TypeError(f"Custom JVP rule {_fun_name(self.jvp)} for function {name} must "
-                                    f"produce primal and tangent outputs with equal container (pytree) "
-                                    f"structures, but got {p_tree} and {t_tree} respectively.")
-                t_leaves = [_instantiate_zeros(t, _tangent_aval(a)) for t, a in zip(t_leaves, out_avals)]
-                for p, a in zip(p_leaves, out_avals):
-                    pa = core.get_aval(p)
-                    if pa.shape != a.shape or pa.dtype_name != a.dtype_name:
-                        raise TypeError(f"Custom JVP rule must produce primal outputs with the shapes and "
-                                        f"dtypes of the function's outputs: got {pa.str_short()}, "
-                                        f"expected {a.str_short()}.")
-                for t, a in zip(t_leaves, out_avals):
-                    ta, want = core.get_aval(t), _tangent_aval(a)
-                    if ta.shape != want.shape:
-                        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
-                                        f"corresponding shapes, but got {a.str_short()} and "
-                                        f"{ta.str_short()}.")
-                for t, a in zip(t_leaves, out_avals):
-                    ta, want = core.get_aval(t), _tangent_aval(a)
-                    if ta.dtype_name != want.dtype_name and want.dtype_name != "float0":
-                        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
-                                        f"corresponding shapes and dtypes. Expected {want.str_short()} "
-                                        f"(tangent type of {a.str_short()}) but got {ta.str_short()}.")
-                t_leaves = [t if core.get_aval(t).dtype_name == _tangent_aval(a).dtype_name
-                            else _astype(t, _tangent_aval(a).dtype_name)
-                            for t, a in zip(t_leaves, out_avals)]
+                p_leaves, t_leaves = self._jvp_outputs(res, name, out_tree, out_avals)
                 rule = _build_rule(trace, list(p_leaves) + list(t_leaves))
         except core.ConcretizationTypeError:
             if isinstance(core.current_trace(), ADTrace):
@@ -413,6 +456,162 @@ class custom_jvp(_CustomFunction):
             raise TypeError(f"the custom_jvp rule of {name} closes over traced values of an "
                             f"enclosing transformation; pass them as arguments instead")
         return rule
+
+
+_DEFERRED = object()
+
+
+class _DeferredJvp:
+    """The JVP rule of one staged call whose rule raised when traced at
+    staging time (JAX traces a rule only when the call is differentiated: a
+    rule may refuse to run, as equinox's `nondifferentiable` does). Carried
+    as a param of `_deferred_jvp_call_p`, traced when a tangent reaches it."""
+
+    def __init__(self, fun, args, nondiff, in_tree, out_tree, out_avals):
+        self.fun = fun
+        self.out_avals = out_avals
+        self.n_args = len(args)
+        self.nondiff = nondiff
+        self.nd_args = {i: args[i] for i in nondiff}
+        self.in_tree, self.out_tree = in_tree, out_tree
+
+    def __call__(self, primals, tangents):
+        from .interpreters import ad
+
+        fun = self.fun
+        n = self.n_args
+        if getattr(fun, "symbolic_zeros", False):
+            tangents = [SymbolicZero(_tangent_aval(t.aval)) if type(t) is ad.Zero else t
+                        for t in tangents]
+        else:
+            tangents = [ad.instantiate_zeros(t) for t in tangents]
+        p_tree = tree_unflatten(self.in_tree, list(primals))
+        t_tree = tree_unflatten(self.in_tree, tangents)
+        p_args = _merge([self.nd_args.get(i) for i in range(n)], self.nondiff, p_tree)
+        dyn_primals = [p for i, p in enumerate(p_args) if i not in self.nondiff]
+        nd_vals = [self.nd_args[i] for i in sorted(self.nondiff)]
+        res = fun.jvp(*nd_vals, tuple(dyn_primals), tuple(t_tree))
+        return fun._jvp_outputs(res, _fun_name(fun.fun), self.out_tree, self.out_avals)
+
+
+def _define_deferred_call(name):
+    """`name`: a call of a custom function whose rule is traced lazily, when
+    a tangent reaches it (a user-defined primitive whose JVP rule is its
+    `rule` param, called with the primals and tangents, `ad.Zero` for the
+    unperturbed ones). Evaluation runs the traced function; `vmap` maps the
+    function (the custom rule does not survive batching)."""
+    from .interpreters import ad, batching
+
+    p = Primitive(name)
+    p.multiple_results = True
+
+    def impl(*args, call_jaxpr, rule):
+        return core.eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+    def abstract_eval(*avals, call_jaxpr, rule):
+        return call_jaxpr.out_avals
+
+    def batch(args, dims, call_jaxpr, rule):
+        from ._vmap import vmap
+
+        outs = vmap(lambda *xs: impl(*xs, call_jaxpr=call_jaxpr, rule=rule),
+                    in_axes=tuple(dims))(*args)
+        return outs, [0] * len(outs)
+
+    p.def_impl(impl)
+    p.def_abstract_eval(abstract_eval)
+    ad.primitive_jvps[p] = lambda primals, tangents, call_jaxpr, rule: rule(primals, tangents)
+    batching.primitive_batchers[p] = batch
+    return p
+
+
+_deferred_jvp_call_p = _define_deferred_call("custom_jvp_call_deferred")
+_deferred_vjp_call_p = _define_deferred_call("custom_vjp_call_deferred")
+
+
+def _maybe_perturbed(x):
+    """Whether `x` may carry a nonzero tangent in the differentiation now
+    being traced: a traced inexact value (integer values never do)."""
+    return type(x) is Tracer and dtypes.is_float_name(core.get_aval(x).dtype_name)
+
+
+class _DeferredVjp:
+    """The JVP of one staged `custom_vjp` call (symbolic-zeros rules), traced
+    when a tangent reaches it: `fwd` runs with `perturbed` set from the
+    tangents present, the output tangents are `custom_lin` of the residuals,
+    transposed by the traced `bwd`."""
+
+    def __init__(self, fun, args, nondiff, leaves, in_tree, out_tree):
+        self.fun = fun
+        self.args = [a if i in nondiff else None for i, a in enumerate(args)]
+        self.nondiff = nondiff
+        self.avals = _leaf_avals(leaves)
+        self.in_tree, self.out_tree = in_tree, out_tree
+
+    def __call__(self, primals, tangents):
+        from .interpreters import ad
+        fun, name = self.fun, _fun_name(self.fun.fun)
+        p_in = [CustomVJPPrimal(p, type(t) is not ad.Zero) for p, t in zip(primals, tangents)]
+        res = fun.fwd(*_merge(self.args, self.nondiff, tree_unflatten(self.in_tree, p_in)))
+        what = f"Custom VJP fwd rule {_fun_name(fun.fwd)} for function {name}"
+        out, residuals = _rule_pair(res, what, lambda: (
+            "where the first element represents the primal output and the second the residuals."))
+        o_leaves, _ = _rule_primal_leaves(out, self.out_tree, what, lambda tree: (
+            f"a primal output with the structure of the function's output: {tree} vs {self.out_tree}."))
+        # As JAX: residuals not computed from traced values reach bwd as the
+        # constants they are (a Python bool stays a bool).
+        r_leaves, r_tree = tree_flatten(residuals)
+        r_traced = [x for x in r_leaves if isinstance(x, Tracer)]
+        out_avals = [core.get_aval(o) for o in o_leaves]
+        nr = len(r_traced)
+
+        def bwd(res, cts):
+            # Zero output cotangents reach bwd as SymbolicZeros, as in JAX.
+            cts = [SymbolicZero(_tangent_aval(a)) if type(c) is ad.Zero else c
+                   for c, a in zip(cts, out_avals)]
+            it = iter(res)
+            r_in = [next(it) if isinstance(x, Tracer) else x for x in r_leaves]
+            return self.fun._bwd_leaves(self.args, self.nondiff, list(primals), self.in_tree,
+                                        self.out_tree, r_tree, r_in, cts)
+
+        t_in = [_instantiate_zeros(None, _tangent_aval(a)) if type(t) is ad.Zero else t
+                for t, a in zip(tangents, self.avals)]
+        t_out = _deferred_lin_p.bind(*r_traced, *t_in, rule=_LinRule(
+            nr, [_tangent_aval(a) for a in out_avals], bwd))
+        return list(o_leaves), list(t_out)
+
+
+class _LinRule:
+    """The linear part of a deferred `custom_vjp` call: `nres` residual
+    operands, then the input tangents; its output tangents have avals
+    `out_avals`; transposed by `bwd(residuals, output cotangents)`."""
+
+    def __init__(self, nres, out_avals, bwd):
+        self.nres, self.out_avals, self.bwd = nres, out_avals, bwd
+
+
+def _define_deferred_lin():
+    """`custom_lin_deferred`: as `custom_lin`, with `bwd` traced at
+    transposition, when it is known which output cotangents are zero."""
+    from .interpreters import ad
+
+    p = Primitive("custom_lin_deferred")
+    p.multiple_results = True
+
+    def impl(*args, rule):
+        raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+    def transpose(cts, *operands, rule):
+        res = operands[:rule.nres]
+        return [None] * rule.nres + list(rule.bwd(res, list(cts)))
+
+    p.def_impl(impl)
+    p.def_abstract_eval(lambda *avals, rule: rule.out_avals)
+    ad.primitive_transposes[p] = transpose
+    return p
+
+
+_deferred_lin_p = _define_deferred_lin()
 
 
 def _astype(x, name):
@@ -452,12 +651,13 @@ class custom_vjp(_CustomFunction):
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """`fwd(*args) -> (out, residuals)`; `bwd(residuals, out_cotangent) -> tuple of input cotangents`.
 
-        With `symbolic_zeros=True`, `fwd` gets each differentiable argument
-        leaf as a `CustomVJPPrimal(value, perturbed)` and `bwd` may return
-        `SymbolicZero`s (or None) for zero cotangents. `perturbed` is False for
-        a concrete (untraced) leaf and True for a traced one, which may be
-        conservative: a traced value that is not being differentiated is
-        reported perturbed. `bwd` receives dense output cotangents."""
+        With `symbolic_zeros=True`, `fwd` and `bwd` are traced when the call
+        is differentiated, as in JAX: `fwd` gets each differentiable argument
+        leaf as a `CustomVJPPrimal(value, perturbed)`, `perturbed` True
+        exactly for the leaves a nonzero tangent reaches (also under `jit`);
+        `bwd` gets `SymbolicZero`s for zero output cotangents and may return
+        `SymbolicZero`s (or None) for zero cotangents. Residuals not computed
+        from traced values reach `bwd` as the constants they are."""
         self.fwd = fwd
         self.bwd = bwd
         self.symbolic_zeros = bool(symbolic_zeros)
@@ -481,6 +681,13 @@ class custom_vjp(_CustomFunction):
             # called from its own rules, nested deeper: the primal function itself
             cj = ClosedJaxpr(closed)
             return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves))
+        if self.symbolic_zeros:
+            # Not being differentiated now: trace fwd/bwd when a tangent
+            # arrives, so `perturbed` says which inputs really carry one.
+            outs = _deferred_vjp_call_p.bind(
+                *leaves, call_jaxpr=ClosedJaxpr(closed),
+                rule=_DeferredVjp(self, args, nondiff, leaves, in_tree, out_tree))
+            return tree_unflatten(out_tree, outs)
         _tracing_rules.enter(self)
         try:
             fwd, bwd, num_res = self._trace_rules(args, nondiff, leaves, in_tree, closed, out_tree, name)
@@ -490,18 +697,56 @@ class custom_vjp(_CustomFunction):
                                       bwd_jaxpr=ClosedJaxpr(bwd), num_res=num_res, name=name)
         return tree_unflatten(out_tree, outs)
 
+    def _bwd_leaves(self, args, nondiff, leaves, in_tree, out_tree, r_tree, r_in, c_in):
+        """The input cotangent leaves `bwd` gives for residuals `r_in` and output
+        cotangents `c_in` (checked against the arguments, zeros instantiated)."""
+        nd_vals = [args[i] for i in sorted(nondiff)]
+        avals = _leaf_avals(leaves)
+        cts = self.bwd(*nd_vals, tree_unflatten(r_tree, r_in), tree_unflatten(out_tree, c_in))
+        if not isinstance(cts, (tuple, list)):
+            raise TypeError(f"Custom VJP bwd rule must produce a tuple of cotangents, one per "
+                            f"non-static argument; got {type(cts).__name__}.")
+        dyn_count = len(args) - len(nondiff)
+        if len(cts) != dyn_count:
+            raise TypeError(f"Custom VJP bwd rule must produce an output with the same container "
+                            f"(pytree) structure as the args tuple of the primal function, and in "
+                            f"particular must produce a tuple of length equal to the number of "
+                            f"arguments to the primal function, but got bwd output structure of "
+                            f"length {len(cts)} for {dyn_count} arguments.")
+        c_leaves = []
+        for ct_arg, dyn_arg in zip(cts, tree_unflatten(in_tree, list(leaves))):
+            arg_leaves, arg_tree = tree_flatten(dyn_arg)
+            if ct_arg is None:
+                c_leaves.extend([None] * len(arg_leaves))
+                continue
+            ls, t = _tangent_leaves(ct_arg, arg_tree)
+            if len(ls) != len(arg_leaves):
+                raise TypeError(f"Custom VJP bwd rule must produce an output with the same "
+                                f"container (pytree) structure as the args tuple of the primal "
+                                f"function: got {t} for an argument of structure {arg_tree}.")
+            c_leaves.extend(ls)
+        c_leaves = [_instantiate_zeros(c, _tangent_aval(a)) for c, a in zip(c_leaves, avals)]
+        for c, a in zip(c_leaves, avals):
+            ca = core.get_aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"Custom VJP bwd rule must produce an output with shapes/dtypes "
+                                 f"as args tuple of the primal function: got {ca.str_short()} "
+                                 f"for an argument of {a.str_short()}.")
+        c_leaves = [c if core.get_aval(c).dtype_name == _tangent_aval(a).dtype_name
+                    else _astype(c, _tangent_aval(a).dtype_name) for c, a in zip(c_leaves, avals)]
+        return c_leaves
+
     def _trace_rules(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
         avals = _leaf_avals(leaves)
         out_avals = [ShapedArray.from_triple(t) for t in closed.out_avals()]
         parent = _rule_parent()
-        nd_vals = [args[i] for i in sorted(nondiff)]
         # fwd: primals -> (outs..., residuals...)
         ftrace = RuleTrace(f"fwd({name})", parent)
         thunks = [_known_thunk(x) for x in leaves]
         with core.new_trace(ftrace):
             p_in = [ftrace.new_rule_input(a, k) for a, k in zip(avals, thunks)]
             if self.symbolic_zeros:
-                p_in = [CustomVJPPrimal(p, isinstance(x, Tracer)) for p, x in zip(p_in, leaves)]
+                p_in = [CustomVJPPrimal(p, _maybe_perturbed(x)) for p, x in zip(p_in, leaves)]
             primals = _merge(args, nondiff, tree_unflatten(in_tree, p_in))
             res = self.fwd(*primals)
             what = f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name}"
@@ -534,38 +779,7 @@ class custom_vjp(_CustomFunction):
         with core.new_trace(btrace):
             r_in = [btrace.new_rule_input(a, res_thunk(x)) for a, x in zip(r_avals, r_tracers)]
             c_in = [btrace.new_rule_input(_tangent_aval(a)) for a in out_avals]
-            cts = self.bwd(*nd_vals, tree_unflatten(r_tree, r_in), tree_unflatten(out_tree, c_in))
-            if not isinstance(cts, (tuple, list)):
-                raise TypeError(f"Custom VJP bwd rule must produce a tuple of cotangents, one per "
-                                f"non-static argument; got {type(cts).__name__}.")
-            dyn_count = len(args) - len(nondiff)
-            if len(cts) != dyn_count:
-                raise TypeError(f"Custom VJP bwd rule must produce an output with the same container "
-                                f"(pytree) structure as the args tuple of the primal function, and in "
-                                f"particular must produce a tuple of length equal to the number of "
-                                f"arguments to the primal function, but got bwd output structure of "
-                                f"length {len(cts)} for {dyn_count} arguments.")
-            c_leaves = []
-            for ct_arg, dyn_arg in zip(cts, tree_unflatten(in_tree, list(leaves))):
-                arg_leaves, arg_tree = tree_flatten(dyn_arg)
-                if ct_arg is None:
-                    c_leaves.extend([None] * len(arg_leaves))
-                    continue
-                ls, t = tree_flatten(ct_arg, is_leaf=lambda x: x is None or isinstance(x, SymbolicZero))
-                if len(ls) != len(arg_leaves):
-                    raise TypeError(f"Custom VJP bwd rule must produce an output with the same "
-                                    f"container (pytree) structure as the args tuple of the primal "
-                                    f"function: got {t} for an argument of structure {arg_tree}.")
-                c_leaves.extend(ls)
-            c_leaves = [_instantiate_zeros(c, _tangent_aval(a)) for c, a in zip(c_leaves, avals)]
-            for c, a in zip(c_leaves, avals):
-                ca = core.get_aval(c)
-                if ca.shape != a.shape:
-                    raise ValueError(f"Custom VJP bwd rule must produce an output with shapes/dtypes "
-                                     f"as args tuple of the primal function: got {ca.str_short()} "
-                                     f"for an argument of {a.str_short()}.")
-            c_leaves = [c if core.get_aval(c).dtype_name == _tangent_aval(a).dtype_name
-                        else _astype(c, _tangent_aval(a).dtype_name) for c, a in zip(c_leaves, avals)]
+            c_leaves = self._bwd_leaves(args, nondiff, leaves, in_tree, out_tree, r_tree, r_in, c_in)
             bwd = _build_rule(btrace, c_leaves)
         if btrace.captures:
             raise TypeError(f"the custom_vjp bwd rule of {name} closes over traced values of an "

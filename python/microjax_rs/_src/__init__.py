@@ -6,7 +6,7 @@ attributes (`jax._src.xla_bridge._backends`) without importing them; here a
 stand-in submodule is imported on first such access."""
 import importlib as _importlib
 
-_STAND_INS = frozenset({"ad_checkpoint", "api", "array", "compiler", "config", "core", "deprecations", "dispatch", "dtypes",
+_STAND_INS = frozenset({"ad_checkpoint", "api", "array", "compiler", "config", "core", "debugger", "deprecations", "dispatch", "dtypes",
                         "test_util", "traceback_util", "xla_bridge"})
 
 

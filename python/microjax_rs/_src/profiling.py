@@ -47,12 +47,14 @@ def end():
 
 
 def _route_through_python():
-    """The Rust fast paths serve calls only while neither a trace is being
-    recorded nor NaN/Inf checks are requested."""
+    """The Rust fast paths serve calls only while no trace is being
+    recorded, no NaN/Inf checks are requested and rank promotion is allowed
+    (its checks live on the Python paths)."""
     from .. import _core
     from ..config import config
 
-    _core.set_debug_checks(bool(ACTIVE or config.debug_checks))
+    _core.set_debug_checks(bool(ACTIVE or config.debug_checks
+                                or config.read("jax_numpy_rank_promotion") != "allow"))
 
 
 def record(name, start_ns, end_ns, args=None, category="user"):

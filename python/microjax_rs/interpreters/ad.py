@@ -431,6 +431,19 @@ primitive_jvps = _RuleRegistry()
 primitive_transposes = _RuleRegistry()
 
 
+class _TracerOfTrace(type):
+    def __instancecheck__(cls, x):
+        return type(x) is core.Tracer and isinstance(getattr(x, "_trace", None), cls._trace_type)
+
+
+class JVPTracer(metaclass=_TracerOfTrace):
+    """`isinstance(x, ad.JVPTracer)`: `x` is a tracer of a differentiation
+    trace (microjax_rs has one tracer type; this class only answers the
+    check, as libraries use it)."""
+
+    _trace_type = ADTrace
+
+
 class Zero:
     """A symbolic zero tangent or cotangent of type `aval` (JAX's `ad.Zero`)."""
 

@@ -65,11 +65,13 @@ class UserRules:
                 for a in _as_list(out, self.prim.multiple_results, "abstract_eval's result")]
 
     def abstract_eval(self, avals, params):
+        params = core._params_from_rust(params)
         if self.prim._abstract_eval is None:
             return None
         return [a.triple() for a in self._out_avals(avals, params)]
 
     def impl(self, arrays, params, out_avals):
+        params = core._params_from_rust(params)
         prim = self.prim
         if prim._impl is None:
             return None
@@ -88,6 +90,7 @@ class UserRules:
         return result
 
     def jvp(self, primal_avals, tangent_avals, params):
+        params = core._params_from_rust(params)
         prim = self.prim
         rule = ad.primitive_jvps.get(prim)
         if rule is None:
@@ -97,9 +100,10 @@ class UserRules:
 
         def fun(*args):
             rest = iter(args[n:])
-            tangents = [next(rest) if t is not None else ad.Zero(a)
-                        for a, t in zip(primal_avals, tangent_avals)]
-            out, tout = rule(list(args[:n]), tangents, **params)
+            tangents = tuple(next(rest) if t is not None else ad.Zero(a)
+                             for a, t in zip(primal_avals, tangent_avals))
+            # JAX hands a rule its primals and tangents as tuples.
+            out, tout = rule(tuple(args[:n]), tangents, **params)
             outs = _as_list(out, multiple, "the primal output of a jvp rule")
             touts = _as_list(tout, multiple, "the tangent output of a jvp rule")
             return outs + [ad.instantiate_zeros(t) for t in touts]
@@ -108,6 +112,7 @@ class UserRules:
         return _trace(fun, avals, f"jvp({prim.name})")
 
     def transpose(self, operands, ct_avals, params):
+        params = core._params_from_rust(params)
         prim = self.prim
         rule = ad.primitive_transposes.get(prim)
         if rule is None:
@@ -137,6 +142,7 @@ class UserRules:
         return _trace(fun, known + [c for c in ct_avals if c is not None], f"transpose({prim.name})")
 
     def batch(self, avals, dims, size, params):
+        params = core._params_from_rust(params)
         prim = self.prim
         rule = batching.primitive_batchers.get(prim)
         if rule is None:

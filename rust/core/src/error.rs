@@ -77,6 +77,10 @@ pub enum Error {
     /// A value given where a different kind was expected (bad dtype name, bad literal...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// Implicit rank promotion refused by `jax_numpy_rank_promotion='raise'`
+    /// ([`crate::promote::check_rank_promotion`]; maps to `ValueError`).
+    #[error("{0}")]
+    RankPromotion(String),
     /// Feature outside microjax_rs's scope (complex dtypes, ...): maps to `TypeError`.
     #[error("{0}")]
     Unsupported(String),

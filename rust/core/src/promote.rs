@@ -187,6 +187,65 @@ pub fn broadcast_shapes(op: Option<&str>, shapes: &[&[usize]]) -> Result<Vec<usi
     Ok(out)
 }
 
+/// JAX's `jax_numpy_rank_promotion` modes: what NumPy-style broadcasting
+/// of operands of different ranks does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankPromotion {
+    Allow,
+    Warn,
+    Raise,
+}
+
+impl RankPromotion {
+    /// The mode named as JAX's option value.
+    pub fn from_name(name: &str) -> Result<RankPromotion> {
+        match name {
+            "allow" => Ok(RankPromotion::Allow),
+            "warn" => Ok(RankPromotion::Warn),
+            "raise" => Ok(RankPromotion::Raise),
+            other => Err(Error::InvalidArgument(format!(
+                "jax_numpy_rank_promotion must be 'allow', 'warn' or 'raise', got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// What `mode` says of broadcasting `shapes` in the NumPy function `fun`:
+/// operands of two or more different nonzero ranks (scalars never count)
+/// are an [`Error::RankPromotion`] under `Raise` and JAX's warning text
+/// (`Some`) under `Warn`.
+pub fn check_rank_promotion(
+    fun: &str, shapes: &[&[usize]], mode: RankPromotion,
+) -> Result<Option<String>> {
+    if mode == RankPromotion::Allow {
+        return Ok(None);
+    }
+    let mut ranks = shapes.iter().map(|s| s.len()).filter(|&r| r > 0);
+    let Some(first) = ranks.next() else {
+        return Ok(None);
+    };
+    if ranks.all(|r| r == first) {
+        return Ok(None);
+    }
+    let listed: Vec<String> = shapes
+        .iter()
+        .map(|s| crate::error::format_shape(s))
+        .collect();
+    let listed = listed.join(" ");
+    const DOC: &str = "https://docs.jax.dev/en/latest/rank_promotion_warning.html";
+    match mode {
+        RankPromotion::Raise => Err(Error::RankPromotion(format!(
+            "Operands could not be broadcast together for {fun} on shapes {listed} and with the \
+             config option jax_numpy_rank_promotion='raise'. For more information, see {DOC}."
+        ))),
+        _ => Ok(Some(format!(
+            "Following NumPy automatic rank promotion for {fun} on shapes {listed}. Set the \
+             jax_numpy_rank_promotion config option to 'allow' to disable this warning; for more \
+             information, see {DOC}."
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,5 +441,32 @@ mod tests {
                 false
             ))
         );
+    }
+
+    #[test]
+    fn rank_promotion_modes_follow_jax() {
+        let (a, b): (&[usize], &[usize]) = (&[3], &[2, 3]);
+        assert_eq!(
+            check_rank_promotion("add", &[a, b], RankPromotion::Allow),
+            Ok(None)
+        );
+        assert_eq!(
+            check_rank_promotion("add", &[&[2, 3], &[], &[1, 3]], RankPromotion::Raise),
+            Ok(None)
+        );
+        let err = check_rank_promotion("add", &[a, b], RankPromotion::Raise);
+        assert_eq!(
+            err.map_err(|e| e.to_string()),
+            Err(
+                "Operands could not be broadcast together for add on shapes (3,) (2, 3) and \
+                 with the config option jax_numpy_rank_promotion='raise'. For more \
+                 information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+                    .to_string()
+            )
+        );
+        let warn = check_rank_promotion("multiply", &[a, b], RankPromotion::Warn);
+        assert!(matches!(warn, Ok(Some(t)) if t.starts_with(
+            "Following NumPy automatic rank promotion for multiply on shapes (3,) (2, 3).")));
+        assert!(RankPromotion::from_name("bogus").is_err());
     }
 }

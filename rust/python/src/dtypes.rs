@@ -160,11 +160,27 @@ pub(crate) fn result_type(
 
 /// NumPy broadcasting of `shapes` ([`microjax::promote::broadcast_shapes`]):
 /// the result shape, or JAX's error: a `TypeError` naming `op` for shapes
-/// of one rank, else a `ValueError`.
+/// of one rank, else a `ValueError`. With `rank_promotion` (the
+/// `jax_numpy_rank_promotion` mode) and `fun` (the NumPy function's name),
+/// operands of different ranks raise JAX's `ValueError` (`'raise'`) or warn
+/// with its `UserWarning` (`'warn'`).
 #[pyfunction]
-#[pyo3(signature = (shapes, op=None))]
-pub(crate) fn broadcast_shapes(shapes: Vec<Vec<usize>>, op: Option<&str>) -> PyResult<Vec<usize>> {
+#[pyo3(signature = (shapes, op=None, rank_promotion=None, fun=None))]
+pub(crate) fn broadcast_shapes(
+    py: Python<'_>, shapes: Vec<Vec<usize>>, op: Option<&str>, rank_promotion: Option<&str>,
+    fun: Option<&str>,
+) -> PyResult<Vec<usize>> {
     let refs: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
+    if let Some(mode) = rank_promotion {
+        let mode = microjax::promote::RankPromotion::from_name(mode).py()?;
+        let name = fun.or(op).unwrap_or("broadcasting");
+        if let Some(text) = microjax::promote::check_rank_promotion(name, &refs, mode).py()? {
+            let text =
+                std::ffi::CString::new(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+            PyErr::warn(py, &category, &text, 2)?;
+        }
+    }
     microjax::promote::broadcast_shapes(op, &refs).py()
 }
 

@@ -14,15 +14,17 @@
 
 use crate::array::ArrayImpl;
 use crate::callback::fail;
+use crate::dtypes::{dtype_from_py, np_dtype_type};
 use crate::ir::py_to_aval;
-use crate::prim::{jaxpr_handle, param_to_py, py_to_param, Prim};
+use crate::prim::{jaxpr_handle, param_to_py, Prim};
 use crate::staging::aval_object;
 use crate::CoreResultExt;
 use microjax::prims::dynamic::{BatchedRule, DynamicPrim, OperandType, RuleProvider};
+use microjax::prims::params::{Opaque, OpaqueValue};
 use microjax::{Aval, ClosedJaxpr, Error, HostArray, Param, Primitive, Result};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -349,7 +351,7 @@ impl PyRuleProviderHandle {
         let mut list: Vec<(String, Param)> = Vec::new();
         if let Some(d) = params {
             for (k, v) in d.iter() {
-                list.push((k.extract()?, py_to_param(&v)?));
+                list.push((k.extract()?, py_to_user_param(&v)?));
             }
         }
         let provider: Arc<dyn RuleProvider> = self.inner.clone();
@@ -358,6 +360,106 @@ impl PyRuleProviderHandle {
             prim: Primitive::Dynamic(prim),
         })
     }
+}
+
+/// A Python object a user-defined primitive carries as a param (JAX's
+/// params may be anything: PyTreeDefs, callables, objects a rule mutates).
+/// The core sees its identity; the rules get the object itself.
+struct PyOpaque {
+    obj: Py<PyAny>,
+}
+
+impl std::fmt::Debug for PyOpaque {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PyOpaque({:#x})", self.identity())
+    }
+}
+
+impl OpaqueValue for PyOpaque {
+    fn identity(&self) -> usize {
+        self.obj.as_ptr() as usize
+    }
+
+    fn describe(&self) -> String {
+        Python::attach(|py| {
+            let obj = self.obj.bind(py);
+            match obj.repr() {
+                Ok(r) => r.to_string(),
+                Err(_) => format!("<{:#x}>", self.identity()),
+            }
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The Python object of an opaque param (its description where the value
+/// came from another binding).
+pub(crate) fn opaque_to_py<'py>(py: Python<'py>, o: &Opaque) -> Bound<'py, PyAny> {
+    match o.0.as_any().downcast_ref::<PyOpaque>() {
+        Some(p) => p.obj.bind(py).clone(),
+        None => PyString::new(py, &o.0.describe()).into_any(),
+    }
+}
+
+/// A user-defined primitive's param: a core value where it reads back as
+/// the very value given (None, exact bools, ints, floats, strings, NumPy
+/// dtypes, ClosedJaxprs, plain tuples of those), so printers, effects and
+/// sub-program walks see it; anything else is carried as the object itself.
+fn py_to_user_param(obj: &Bound<'_, PyAny>) -> PyResult<Param> {
+    match exact_param(obj)? {
+        Some(p) => Ok(p),
+        None => Ok(Param::Opaque(Opaque(Arc::new(PyOpaque {
+            obj: obj.clone().unbind(),
+        })))),
+    }
+}
+
+fn exact_param(obj: &Bound<'_, PyAny>) -> PyResult<Option<Param>> {
+    if obj.is_none() {
+        return Ok(Some(Param::None));
+    }
+    if obj.is_exact_instance_of::<PyBool>() {
+        return Ok(Some(Param::Bool(obj.extract()?)));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return Ok(obj.extract::<i64>().ok().map(Param::Int));
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return Ok(Some(Param::Float(obj.extract()?)));
+    }
+    if obj.is_exact_instance_of::<PyString>() {
+        return Ok(Some(Param::Str(obj.extract()?)));
+    }
+    if obj.is_exact_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for x in obj.try_iter()? {
+            match exact_param(&x?)? {
+                Some(p) => items.push(p),
+                None => return Ok(None),
+            }
+        }
+        if !items.is_empty() && items.iter().all(|p| matches!(p, Param::Int(_))) {
+            let ints = items
+                .iter()
+                .filter_map(|p| match p {
+                    Param::Int(i) => Some(*i),
+                    _ => None,
+                })
+                .collect();
+            return Ok(Some(Param::Ints(ints)));
+        }
+        return Ok(Some(Param::Tuple(items)));
+    }
+    if let Some(j) = jaxpr_handle(obj) {
+        return Ok(Some(Param::Jaxpr(j)));
+    }
+    if obj.is_instance(np_dtype_type(obj.py())?)? {
+        return Ok(dtype_from_py(obj).ok().map(Param::DType));
+    }
+    Ok(None)
 }
 
 /// Whether a program holds a primitive with rules written in Python (it has

@@ -54,6 +54,7 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Unsupported(_) => PyTypeError::new_err(msg),
         E::Param { .. }
         | E::InvalidArgument(_)
+        | E::RankPromotion(_)
         | E::UnknownPrimitive(_)
         | E::Overflow { .. }
         | E::Misaligned { .. }

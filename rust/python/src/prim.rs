@@ -127,6 +127,7 @@ pub(crate) fn param_to_py<'py>(py: Python<'py>, p: &Param) -> PyResult<Bound<'py
         Param::Callback(c) => {
             Bound::new(py, crate::callback::PyHostCallback { inner: c.clone() })?.into_any()
         }
+        Param::Opaque(o) => crate::dynamic::opaque_to_py(py, o),
     })
 }
 

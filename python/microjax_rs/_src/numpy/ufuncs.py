@@ -37,6 +37,7 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
 
     bool_fn = _BOOL_BINARY.get(doc)
     prim_name = lax_fn.__name__  # names the primitive in broadcasting errors, as JAX
+    fun_name = doc or prim_name  # names the function in rank-promotion errors, as JAX
 
     def slow(x1, x2):
         # Under a trace: two float tracers of one aval, or a float tracer and
@@ -54,7 +55,7 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
                 return lax_fn(x1, x2)
         elif type(x1) is float and type(x2) is Tracer and x2.aval.dtype_name in _FLOAT_NAMES:
             return lax_fn(x1, x2)
-        a, b = (_promote_inexact if inexact else _promote)(x1, x2, op=prim_name)
+        a, b = (_promote_inexact if inexact else _promote)(x1, x2, op=prim_name, fun=fun_name)
         if bool_fn is not None and _aval(a).dtype_name == "bool":
             return bool_fn(a, b)
         return lax_fn(a, b)
@@ -318,7 +319,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 
 
 def hypot(x1, x2, /):
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="hypot")
     a, b = lax.abs(a), lax.abs(b)
     big, small = lax.max(a, b), lax.min(a, b)
     safe_big = _where(lax.eq(big, 0.0), 1.0, big)
@@ -328,7 +329,7 @@ def hypot(x1, x2, /):
 
 
 def logaddexp(x1, x2, /):
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="logaddexp")
     amax = lax.max(a, b)
     delta = lax.sub(a, b)
     out = lax.add(amax, log1p(lax.exp(lax.neg(lax.abs(delta)))))
@@ -337,7 +338,7 @@ def logaddexp(x1, x2, /):
 
 
 def logaddexp2(x1, x2, /):
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="logaddexp2")
     amax = lax.max(a, b)
     delta = lax.sub(a, b)
     out = lax.add(amax, lax.div(log1p(exp2(lax.neg(lax.abs(delta)))), _LN2))
@@ -362,21 +363,21 @@ def heaviside(x1, x2, /):
 
 
 def fmax(x1, x2, /):
-    a, b = _promote(x1, x2)
+    a, b = _promote(x1, x2, fun="greater")
     if not _is_float(a):
         return lax.max(a, b)
     return _where(isnan(b), a, _where(isnan(a), b, lax.max(a, b)))
 
 
 def fmin(x1, x2, /):
-    a, b = _promote(x1, x2)
+    a, b = _promote(x1, x2, fun="less")
     if not _is_float(a):
         return lax.min(a, b)
     return _where(isnan(b), a, _where(isnan(a), b, lax.min(a, b)))
 
 
 def float_power(x1, x2, /):
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="float_power")
     return lax.pow(a, b)
 
 
@@ -400,11 +401,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise test ``|a - b| <= atol + rtol * |b|``; infinities are close only to themselves and
     NaNs only to NaNs when ``equal_nan`` is true. Returns a boolean array.
     """
-    a, b = _promote(a, b)
+    a, b = _promote(a, b, fun="isclose")
     if not _is_float(a):
         if _is_bool(a):
             return lax.eq(a, b)
-        a, b = _promote_inexact(a, b)
+        a, b = _promote_inexact(a, b, fun="isclose")
     out = lax.le(lax.abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, lax.abs(b))))
     # Infinities are close only to themselves.
     both_inf = _and(isinf(a), isinf(b))
@@ -525,7 +526,7 @@ def rint(x, /):
 
 
 def floor_divide(x1, x2, /):
-    a, b = _promote(x1, x2)
+    a, b = _promote(x1, x2, fun="floor_divide")
     if _is_float(a):
         return floor(lax.div(a, b))
     if _is_bool(a):
@@ -544,7 +545,7 @@ def floor_divide(x1, x2, /):
 
 
 def remainder(x1, x2, /):
-    a, b = _promote(x1, x2)
+    a, b = _promote(x1, x2, fun="remainder")
     if _is_bool(a):
         raise TypeError("remainder is not defined for booleans")
     if _is_float(a):
@@ -563,7 +564,7 @@ mod = remainder
 
 
 def fmod(x1, x2, /):
-    a, b = _promote(x1, x2)
+    a, b = _promote(x1, x2, fun="fmod")
     if _is_float(a):
         return lax.rem(a, b)
     # An integer fmod by zero is 0, as JAX.
@@ -610,7 +611,7 @@ def power(x1, x2, /):
         if x2 < 0 and not _dt.is_inexact_name(_aval(a).dtype_name):
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(a, x2)
-    a, b = _promote(x1, x2)
+    a, b = _promote(x1, x2, fun="power")
     if _dt.is_inexact_name(_aval(a).dtype_name):
         return lax.pow(a, b)
     if _is_bool(a):
@@ -622,12 +623,12 @@ pow = power
 
 
 def copysign(x1, x2, /):
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="copysign")
     return _where(signbit(b), lax.neg(lax.abs(a)), lax.abs(a))
 
 
 def arctan2(x1, x2, /):
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="arctan2")
     return lax.atan2(a, b)
 
 
@@ -799,7 +800,7 @@ def frexp(x, /):
 
 def nextafter(x1, x2, /):
     """The next representable value after x1 towards x2 (jnp.nextafter)."""
-    a, b = _promote_inexact(x1, x2)
+    a, b = _promote_inexact(x1, x2, fun="nextafter")
     return lax.nextafter(a, b)
 
 

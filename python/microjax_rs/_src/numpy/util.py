@@ -53,10 +53,16 @@ def _convert(x, name, weak):
     return lax._convert_keep_weak(x, name, weak)
 
 
-def _broadcast_shapes(*shapes, op=None):
+def _broadcast_shapes(*shapes, op=None, fun=None):
     """NumPy broadcasting (the core's). Incompatible shapes raise JAX's
     error: a TypeError naming `op` (an elementwise primitive) when all ranks
-    are equal, else `jnp.broadcast_shapes`' ValueError."""
+    are equal, else `jnp.broadcast_shapes`' ValueError. With `fun` (the
+    jnp function broadcasting its operands), `jax_numpy_rank_promotion`
+    applies to operands of different ranks."""
+    if fun is not None:
+        mode = core.config._values["jax_numpy_rank_promotion"]
+        if mode != "allow":
+            return tuple(_core.broadcast_shapes(shapes, op, mode, fun))
     return tuple(_core.broadcast_shapes(shapes, op))
 
 
@@ -78,14 +84,14 @@ def _broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, [nlead + i for i in keep])
 
 
-def _promote_shapes(args, op=None):
+def _promote_shapes(args, op=None, fun=None):
     """NumPy broadcasting; rank-0 operands are left for the primitive (lax
     elementwise ops accept rank-0 operands against arrays). `op` names the
     elementwise primitive in the error for incompatible shapes."""
     shapes = [_aval(a).shape for a in args]
     if builtins.all(s == shapes[0] for s in shapes):
         return args
-    out_shape = _broadcast_shapes(*shapes, op=op)
+    out_shape = _broadcast_shapes(*shapes, op=op, fun=fun)
     return [a if (s == out_shape or s == ()) else _broadcast_to_shape(a, out_shape)
             for a, s in zip(args, shapes)]
 
@@ -98,12 +104,12 @@ def _promote_dtypes(*args):
     return [_convert(a, name, weak) for a in args]
 
 
-def _promote(*args, op=None):
+def _promote(*args, op=None, fun=None):
     """Promotes dtypes (JAX's lattice) then shapes (NumPy broadcasting)."""
-    return _promote_checked(_promote_dtypes, args, op)
+    return _promote_checked(_promote_dtypes, args, op, fun)
 
 
-def _promote_checked(promote_dtypes, args, op):
+def _promote_checked(promote_dtypes, args, op, fun=None):
     """Dtypes by `promote_dtypes`, then shapes; typed PRNG keys among `args`
     get JAX's TypeError naming `op`."""
     try:
@@ -111,7 +117,7 @@ def _promote_checked(promote_dtypes, args, op):
     except TypeError:
         _raise_if_extended(op, args)
         raise
-    return _promote_shapes(promoted, op)
+    return _promote_shapes(promoted, op, fun)
 
 
 def _is_extended(x):
@@ -150,8 +156,8 @@ def _promote_dtypes_inexact(*args):
     return [_convert(a, name, weak) for a in args]
 
 
-def _promote_inexact(*args, op=None):
-    return _promote_checked(_promote_dtypes_inexact, args, op)
+def _promote_inexact(*args, op=None, fun=None):
+    return _promote_checked(_promote_dtypes_inexact, args, op, fun)
 
 
 _EAGER_OPERANDS = (ArrayImpl, bool, int, float)

@@ -298,6 +298,7 @@ fn fmt_param(
         }
         Param::Jaxpr(j) => fmt_jaxpr(&j.jaxpr, namer, indent, col),
         Param::Callback(c) => format!("<function {}>", c.0.name()),
+        Param::Opaque(o) => o.0.describe(),
     }
 }
 

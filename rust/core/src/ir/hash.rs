@@ -301,6 +301,11 @@ fn hash_param(h: &mut Fnv64, p: &Param) {
             h.u8(9);
             h.u64(std::sync::Arc::as_ptr(&c.0).cast::<u8>() as usize as u64);
         }
+        // Host values are equal by identity: hash it.
+        Param::Opaque(o) => {
+            h.u8(10);
+            h.u64(o.0.identity() as u64);
+        }
     }
 }
 

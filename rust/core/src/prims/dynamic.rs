@@ -261,8 +261,22 @@ impl Family for DynamicPrim {
         self.multiple_results
     }
 
+    /// The union of its sub-programs' effects (a ClosedJaxpr param, also
+    /// inside a tuple): an equation running an effectful body is never
+    /// removed or reordered.
     fn effect(&self) -> Effect {
-        Effect::None
+        fn effectful(p: &Param) -> bool {
+            match p {
+                Param::Jaxpr(sub) => sub.jaxpr.effect() != Effect::None,
+                Param::Tuple(items) => items.iter().any(effectful),
+                _ => false,
+            }
+        }
+        if self.params.iter().any(|(_, p)| effectful(p)) {
+            Effect::OrderedIo
+        } else {
+            Effect::None
+        }
     }
 
     fn params(&self) -> ParamList {

@@ -24,6 +24,40 @@ pub enum Param {
     Jaxpr(Arc<ClosedJaxpr>),
     /// A host function (`pure_callback`'s `callback`); not printable as text.
     Callback(super::callback::HostCallback),
+    /// A value of the host program a dynamic primitive carries as it is
+    /// (JAX's params may be any Python object); equal by identity, not
+    /// printable as text.
+    Opaque(Opaque),
+}
+
+/// A host-program value the core carries without looking inside (the
+/// Python binding wraps a Python object).
+pub trait OpaqueValue: Send + Sync + std::fmt::Debug {
+    /// The value's identity: two handles on the same value answer the same
+    /// (the Python object's address, held alive by the handle).
+    fn identity(&self) -> usize;
+    /// The value as printed in a program listing.
+    fn describe(&self) -> String;
+    /// For a binding to recover its own type.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// A shared [`OpaqueValue`]; equal (and hashed) by the value's identity.
+#[derive(Debug, Clone)]
+pub struct Opaque(pub Arc<dyn OpaqueValue>);
+
+impl PartialEq for Opaque {
+    fn eq(&self, other: &Opaque) -> bool {
+        self.0.identity() == other.0.identity()
+    }
+}
+
+impl Eq for Opaque {}
+
+impl std::hash::Hash for Opaque {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.identity().hash(state);
+    }
 }
 
 impl Param {

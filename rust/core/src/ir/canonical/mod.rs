@@ -259,6 +259,9 @@ fn write_param(out: &mut String, p: &Param, indent: usize) {
         Param::Callback(c) => {
             let _ = write!(out, "host_callback_{:?}", c.0.name());
         }
+        Param::Opaque(o) => {
+            let _ = write!(out, "host_value_{:?}", o.0.describe());
+        }
         Param::Jaxpr(cj) => {
             write_jaxpr(out, &cj.jaxpr, indent);
             if !cj.consts.is_empty() {
