@@ -501,7 +501,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         cleaves, ctree = tree_flatten(ct)
         if ctree != out_tree:
             raise TypeError(f"cotangent tree structure {ctree} does not match the output's {out_tree}")
-        for c, (shape, name, _) in zip(cleaves, out_avals):
+        for c, a in zip(cleaves, out_avals):
+            shape, name = a.shape, a.dtype_name
             ca = core.get_aval(c)
             if ca.shape != tuple(shape) or ca.dtype_name != name:
                 raise TypeError(f"cotangent {ca.str_short()} does not match output "

@@ -67,7 +67,7 @@ class UserRules:
     def abstract_eval(self, avals, params):
         if self.prim._abstract_eval is None:
             return None
-        return [a.triple() for a in self._out_avals(avals, params)]
+        return [a.record() for a in self._out_avals(avals, params)]
 
     def impl(self, arrays, params, out_avals):
         prim = self.prim

@@ -27,10 +27,12 @@ mod jit;
 mod memory;
 mod ops;
 mod prim;
+mod records;
 mod stages;
 mod staging;
 mod trace_cache;
 mod tracer;
+mod traces;
 mod transforms;
 
 use pyo3::exceptions::{
@@ -139,6 +141,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     memory::register(m)?;
     gpu::register(m)?;
     trace_cache::register(m)?;
+    records::register(m)?;
+    traces::register(m)?;
     dynamic::register(m)?;
     Ok(())
 }
