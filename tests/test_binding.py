@@ -770,6 +770,20 @@ def test_trace_base_typed_fields():
     assert core.StagingTrace("g").builder is not t.builder
 
 
+def test_register_hooks_once_each():
+    # Import registered every hook; a second registration and an unknown
+    # name are errors, and the registered ones stay in use.
+    with pytest.raises(RuntimeError, match="already registered"):
+        C.register_hooks(aval=lambda *a: None)
+    with pytest.raises(RuntimeError, match="already registered"):
+        C.register_hooks(grad=(None, None, None, None))
+    with pytest.raises(ValueError, match="unknown hook"):
+        C.register_hooks(no_such_hook=print)
+    import microjax_rs as jax
+
+    assert float(jax.grad(lambda x: x * x)(3.0)) == 6.0
+
+
 def test_builder_errors():
     b = C.Builder()
     x = b.add_input((3,), "float32")

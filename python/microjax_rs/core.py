@@ -735,7 +735,7 @@ for _name, _member in list(vars(_TracerMethods).items()):
     if _name not in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
         setattr(Tracer, _name, _member)
 del _name, _member
-_core.register_tracer(_shaped)  # staging makes Tracers of shared ShapedArrays
+_core.register_hooks(aval=_shaped)  # staging makes Tracers of shared ShapedArrays
 # The operators, methods and properties of Tracer (x + y, x.sum(), x.T, x.at)
 # are the jnp functions: `_src/numpy/array_methods.install_hooks` adds them.
 

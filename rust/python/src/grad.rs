@@ -39,7 +39,7 @@ static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 /// path does and returns its atom, and `run_elsewhere(closed, nonzeros,
 /// inputs)`, which runs the value-and-grad program when a captured value
 /// is not a host array (a `GpuArray`: the program runs on its device).
-#[pyfunction]
+/// (`register_hooks(grad=(ad_trace, state, output_atom, run_elsewhere))`.)
 pub(crate) fn register_grad_hooks(
     py: Python<'_>, ad_trace: Py<PyAny>, state: Py<PyAny>, output_atom: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
@@ -269,6 +269,5 @@ impl GradFunction {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GradFunction>()?;
-    m.add_function(wrap_pyfunction!(register_grad_hooks, m)?)?;
     Ok(())
 }

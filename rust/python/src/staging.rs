@@ -33,9 +33,8 @@ static SOURCES: Mutex<Option<SourceCache>> = Mutex::new(None);
 const CACHE_LIMIT: usize = 4096;
 
 /// Registers the aval constructor `shaped(shape, dtype name, weak)` that
-/// staging uses for avals not seen before.
-#[pyfunction]
-pub(crate) fn register_tracer(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
+/// staging uses for avals not seen before (`register_hooks(aval=...)`).
+pub(crate) fn register_aval_constructor(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
     SHAPED.set(py, shaped.unbind())
 }
 

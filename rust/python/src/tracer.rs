@@ -78,8 +78,8 @@ static OPERATORS: Registered<OperatorTable> = Registered::new("the tracer operat
 const OP_NAMES: [&str; 4] = ["add", "sub", "mul", "truediv"];
 
 /// Registers the operator table: `prims[name] = (lax primitive, core Prim)`
-/// for add/sub/mul/div, `fallbacks["__add__"]` etc. for the Python path.
-#[pyfunction]
+/// for add/sub/mul/div, `fallbacks["__add__"]` etc. for the Python path
+/// (`register_hooks(tracer_operators=(prims, fallbacks))`).
 pub(crate) fn register_tracer_operators(
     py: Python<'_>, prims: &Bound<'_, PyDict>, fallbacks: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
@@ -327,6 +327,5 @@ impl Tracer {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tracer>()?;
-    m.add_function(wrap_pyfunction!(register_tracer_operators, m)?)?;
     Ok(())
 }

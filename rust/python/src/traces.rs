@@ -15,13 +15,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[pyclass(frozen, subclass, name = "TraceBase", module = "microjax_rs._core")]
 pub(crate) struct TraceBase {
     /// The jaxpr under construction.
+    #[pyo3(get)]
     pub(crate) builder: Py<PyBuilder>,
     /// Values captured from enclosing traces (or device arrays), in the
     /// order of their input variables.
+    #[pyo3(get)]
     pub(crate) captures: Py<PyList>,
     /// AD traces: var id -> the value one level down.
+    #[pyo3(get)]
     pub(crate) known: Py<PyDict>,
     /// AD traces: out var id -> `(prim, params, args, out var ids)`.
+    #[pyo3(get)]
     pub(crate) eqn_of: Py<PyDict>,
     alive: AtomicBool,
     record_source: AtomicBool,
@@ -59,26 +63,6 @@ impl TraceBase {
             record_source: AtomicBool::new(true),
             native: AtomicBool::new(false),
         })
-    }
-
-    #[getter]
-    fn builder(&self, py: Python<'_>) -> Py<PyBuilder> {
-        self.builder.clone_ref(py)
-    }
-
-    #[getter]
-    fn captures(&self, py: Python<'_>) -> Py<PyList> {
-        self.captures.clone_ref(py)
-    }
-
-    #[getter]
-    fn known(&self, py: Python<'_>) -> Py<PyDict> {
-        self.known.clone_ref(py)
-    }
-
-    #[getter]
-    fn eqn_of(&self, py: Python<'_>) -> Py<PyDict> {
-        self.eqn_of.clone_ref(py)
     }
 
     /// False once the trace has ended (its tracers then escaped).
