@@ -776,7 +776,7 @@ def test_register_hooks_once_each():
     with pytest.raises(RuntimeError, match="already registered"):
         C.register_hooks(aval=lambda *a: None)
     with pytest.raises(RuntimeError, match="already registered"):
-        C.register_hooks(grad=(None, None, None, None))
+        C.register_hooks(grad=(None, [], None, None))
     with pytest.raises(ValueError, match="unknown hook"):
         C.register_hooks(no_such_hook=print)
     import microjax_rs as jax

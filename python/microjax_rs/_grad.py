@@ -154,7 +154,7 @@ def _run_value_and_grad(closed, nonzeros, inputs):
     return ad.run_at(None, prog, lits + list(inputs))
 
 
-_core.register_hooks(grad=(ad.ADTrace, core._state, _output_atom, _run_value_and_grad))
+_core.register_hooks(grad=(ad.ADTrace, core._state.stack, _output_atom, _run_value_and_grad))
 
 
 def _one_float_leaf(args, argnums):

@@ -19,14 +19,14 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use pyo3::{intern, PyTraverseError};
+use pyo3::PyTraverseError;
 use std::sync::Arc;
 
-/// `interpreters.ad.ADTrace`, `core._state`, `_grad._output_atom` and
-/// `_grad._run_value_and_grad`.
+/// `interpreters.ad.ADTrace`, `core._state.stack`, `_grad._output_atom`
+/// and `_grad._run_value_and_grad`.
 struct GradHooks {
     ad_trace: Py<PyAny>,
-    state: Py<PyAny>,
+    stack: Py<PyList>,
     output_atom: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 }
@@ -34,19 +34,19 @@ struct GradHooks {
 static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 
 /// Registers what the eager path needs of Python: the AD trace class, the
-/// trace-state object (its `stack` is the trace stack) and
+/// trace stack (the list `core._state.stack`) and
 /// `output_atom(trace, out)`, which checks an unusual output as the Python
 /// path does and returns its atom, and `run_elsewhere(closed, nonzeros,
 /// inputs)`, which runs the value-and-grad program when a captured value
 /// is not a host array (a `GpuArray`: the program runs on its device).
-/// (`register_hooks(grad=(ad_trace, state, output_atom, run_elsewhere))`.)
+/// (`register_hooks(grad=(ad_trace, stack, output_atom, run_elsewhere))`.)
 pub(crate) fn register_grad_hooks(
-    py: Python<'_>, ad_trace: Py<PyAny>, state: Py<PyAny>, output_atom: Py<PyAny>,
+    py: Python<'_>, ad_trace: Py<PyAny>, stack: Py<PyList>, output_atom: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 ) -> PyResult<()> {
     let hooks = GradHooks {
         ad_trace,
-        state,
+        stack,
         output_atom,
         run_elsewhere,
     };
@@ -126,11 +126,7 @@ impl GradFunction {
         base.get().set_native(true);
         let trace = base.clone().into_any();
         let builder = base.get().builder.bind(py).clone();
-        let stack = hooks
-            .state
-            .bind(py)
-            .getattr(intern!(py, "stack"))?
-            .cast_into::<PyList>()?;
+        let stack = hooks.stack.bind(py).clone();
         let entered = Entered::enter(base.clone(), stack)?;
         let called = (|| -> PyResult<Bound<'py, PyAny>> {
             let tracer = crate::staging::input_tracer(builder.get(), &trace, x.get())?;

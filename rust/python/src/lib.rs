@@ -126,7 +126,7 @@ impl<T> Registered<T> {
 /// * `tracer_operators=(prims, fallbacks)`: the `lax` primitives of the
 ///   Tracer operators with a native path and their Python fallbacks
 ///   (`tracer.rs`);
-/// * `grad=(ad_trace, state, output_atom, run_elsewhere)`: what the eager
+/// * `grad=(ad_trace, stack, output_atom, run_elsewhere)`: what the eager
 ///   `grad` path needs (`grad.rs`).
 #[pyfunction]
 #[pyo3(signature = (**hooks))]
@@ -142,8 +142,8 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
                 tracer::register_tracer_operators(py, &prims, &fallbacks)?;
             }
             "grad" => {
-                let (ad_trace, state, output_atom, run_elsewhere) = value.extract()?;
-                grad::register_grad_hooks(py, ad_trace, state, output_atom, run_elsewhere)?;
+                let (ad_trace, stack, output_atom, run_elsewhere) = value.extract()?;
+                grad::register_grad_hooks(py, ad_trace, stack, output_atom, run_elsewhere)?;
             }
             other => return Err(PyValueError::new_err(format!("unknown hook {other:?}"))),
         }
