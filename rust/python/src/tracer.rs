@@ -20,7 +20,7 @@ use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 use pyo3::PyTraverseError;
 use std::cell::RefCell;
 
@@ -167,16 +167,13 @@ fn stage_native<'py>(
     };
     let trace = ctx.as_any();
     let tracer = Tracer::new_bound(py, trace, out, crate::staging::aval_object(py, aval)?, aval)?;
-    let rec = PyTuple::new(
-        py,
-        [
-            lax_prim.bind(py).clone(),
-            PyDict::new(py).into_any(),
-            args.into_any(),
-            PyList::new(py, [out.0])?.into_any(),
-        ],
+    crate::staging::record_eqn(
+        base.eqn_of.bind(py),
+        lax_prim.bind(py).clone(),
+        PyDict::new(py).into_any(),
+        args,
+        &[out],
     )?;
-    base.eqn_of.bind(py).set_item(out.0, rec)?;
     Ok(tracer)
 }
 
