@@ -731,6 +731,64 @@ def test_builder_run_structure_display():
         C.parse("this is not a jaxpr")
 
 
+def test_boundary_records_read_by_field():
+    j, (x, cst, s, m, t) = build_sin_mul()
+    (a,) = j.in_avals()
+    assert isinstance(a, C.Aval)
+    assert (a.shape, a.dtype_name, a.weak_type) == ((3,), "float32", False)
+    st = j.structure()
+    assert isinstance(st, C.JaxprStructure)
+    assert st.invars == [x] and st.constvars == [cst] and st.avals[t].shape == (3,)
+    e = st.eqns[1]
+    assert isinstance(e, C.Eqn)
+    assert e.prim.name == "mul" and e.outputs == [m] and e.effect == "none" and e.source is None
+    lit = e.inputs[1]
+    assert isinstance(lit, C.Literal)
+    assert (lit.value, lit.dtype_name, lit.weak_type) == (2.0, "float32", True)
+    b = C.Builder()
+    y = b.add_input((2,), "int32")
+    (out,) = b.add_eqn(C.Prim("neg"), [y])
+    assert isinstance(out, C.StagedVar)
+    assert (out.shape, out.dtype_name, out.weak_type) == ((2,), "int32", False)
+    assert b.aval(out.var) == C.Aval((2,), "int32", False)
+    assert C.Aval((2,), "int32", False) != C.Aval((2,), "int32", True)
+    assert hash(C.Aval((2,), "int32", False)) == hash(((2,), "int32", False))
+    (total,) = b.add_eqn(C.Prim("add"), [out.var, C.Literal(1, "int32", True)])
+    assert b.aval(total.var).shape == (2,)
+    assert repr(C.Aval((), "float32", True)) == "Aval(shape=(), dtype_name='float32', weak_type=True)"
+    with pytest.raises(TypeError):
+        C.Prim("neg").abstract_eval([C.Aval((2,), 5, False)])
+
+
+def test_trace_base_typed_fields():
+    from microjax_rs import core
+
+    t = core.StagingTrace("f")
+    assert isinstance(t, C.TraceBase) and isinstance(t.builder, C.Builder)
+    assert t.alive and t.record_source and not t.native
+    assert t.captures == [] and t.known == {} and t.eqn_of == {}
+    t.alive = False
+    t.native = True
+    assert not t.alive and t.native
+    with pytest.raises(AttributeError):
+        t.builder = C.Builder()
+    assert core.StagingTrace("g").builder is not t.builder
+
+
+def test_register_hooks_once_each():
+    # Import registered every hook; a second registration and an unknown
+    # name are errors, and the registered ones stay in use.
+    with pytest.raises(RuntimeError, match="already registered"):
+        C.register_hooks(aval=lambda *a: None)
+    with pytest.raises(RuntimeError, match="already registered"):
+        C.register_hooks(grad=(None, [], None, None))
+    with pytest.raises(ValueError, match="unknown hook"):
+        C.register_hooks(no_such_hook=print)
+    import microjax_rs as jax
+
+    assert float(jax.grad(lambda x: x * x)(3.0)) == 6.0
+
+
 def test_builder_errors():
     b = C.Builder()
     x = b.add_input((3,), "float32")

@@ -171,7 +171,7 @@ def _run_value_and_grad(closed, nonzeros, inputs):
     return ad.run_at(None, prog, lits + list(inputs))
 
 
-_core.register_grad_hooks(ad.ADTrace, core._state, _output_atom, _run_value_and_grad)
+_core.register_hooks(grad=(ad.ADTrace, core._state.stack, _output_atom, _run_value_and_grad))
 
 
 def _one_float_leaf(args, argnums):
@@ -626,7 +626,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         cleaves, ctree = tree_flatten(ct)
         if ctree != out_tree:
             raise TypeError(f"cotangent tree structure {ctree} does not match the output's {out_tree}")
-        for c, (shape, name, _) in zip(cleaves, out_avals):
+        for c, a in zip(cleaves, out_avals):
+            shape, name = a.shape, a.dtype_name
             ca = core.get_aval(c)
             if ca.shape != tuple(shape) or ca.dtype_name != name:
                 raise TypeError(f"cotangent {ca.str_short()} does not match output "

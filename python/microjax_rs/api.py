@@ -79,7 +79,7 @@ def eval_shape(fun, *args, **kwargs):
     for x in leaves:
         _check_leaf(x)
     closed, out_tree, _ = trace_to_jaxpr(fun, leaves, in_tree)
-    out = [ShapeDtypeStruct(s, n, w) for s, n, w in closed.out_avals()]
+    out = [ShapeDtypeStruct(a.shape, a.dtype_name, a.weak_type) for a in closed.out_avals()]
     return tree_unflatten(out_tree, out)
 
 

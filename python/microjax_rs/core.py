@@ -47,9 +47,9 @@ class ShapedArray:
         self.weak_type = bool(weak_type)
 
     @classmethod
-    def from_triple(cls, triple):
-        shape, name, weak = triple
-        return cls(shape, name, weak)
+    def from_record(cls, rec):
+        """The ShapedArray of a Rust `_core.Aval` record."""
+        return _shaped(rec.shape, rec.dtype_name, rec.weak_type)
 
     @property
     def dtype(self):
@@ -66,8 +66,9 @@ class ShapedArray:
             n *= d
         return n
 
-    def triple(self):
-        return (self.shape, self.dtype_name, self.weak_type)
+    def record(self):
+        """This aval as the Rust `_core.Aval` record."""
+        return _core.Aval(self.shape, self.dtype_name, self.weak_type)
 
     @property
     def sharding(self):
@@ -418,9 +419,9 @@ class _TraceContext:
     def __enter__(self):
         trace = self.trace
         _state.stack.append(trace)
-        # A trace's native staging context (see StagingTrace._native) is
-        # used by Rust while this trace is the innermost one.
-        _core.trace_enter(getattr(trace, "_native", None))
+        # A trace marked native (`TraceBase.native`) has Rust stage its
+        # float arithmetic while it is the innermost one.
+        _core.trace_enter(trace)
         return trace
 
     def __exit__(self, *exc):
@@ -430,8 +431,6 @@ class _TraceContext:
             stack.pop()
         _core.trace_exit()
         trace.alive = False
-        if getattr(trace, "_native", None) is not None:
-            trace._native = None  # it refers back to the trace
         if exc[0] is None and config._values["jax_check_tracer_leaks"]:
             from ._src import leak_checks
 
@@ -590,10 +589,18 @@ def _user_frame_str():
     return f" at {s}" if s else ""
 
 
-class StagingTrace:
+class StagingTrace(_core.TraceBase):
     """Records every bound primitive into a Rust builder (jit, make_jaxpr,
     eval_shape). Values from outside become literals or constvars; tracers of
-    an enclosing live trace become captured inputs."""
+    an enclosing live trace become captured inputs.
+
+    The Rust base class (rust/python/src/traces.rs) holds the fields Rust
+    reads: `builder` (fresh per trace), `captures` (outer tracers, in order
+    of their captured input vars), `known` and `eqn_of` (the AD records, see
+    `ADTrace`), and the flags `alive`, `record_source` and `native` (Rust
+    stages float arithmetic on this trace's tracers without calling
+    `process_primitive`, see rust/python/src/tracer.rs; for traces that
+    record no source lines)."""
 
     # Checked for escaped tracers when left, under jax_check_tracer_leaks.
     leak_checked = True
@@ -603,16 +610,8 @@ class StagingTrace:
         """The trace's identity (JAX's trace tag)."""
         return self
 
-    # Native staging context (`_core.StageCtx`) for traces that record no
-    # source lines: Rust then stages float arithmetic on this trace's tracers
-    # without calling `process_primitive` (rust/python/src/tracer.rs).
-    _native = None
-
     def __init__(self, fun_name="<function>"):
-        self.builder = _core.Builder()
-        self.alive = True
         self.fun_name = fun_name
-        self.captures = []  # outer tracers, in order of their captured input vars
         self._capture_vars = {}
         self._const_vars = {}
 
@@ -621,7 +620,7 @@ class StagingTrace:
         return Tracer(self, var, aval)
 
     def to_atom(self, x):
-        """Var id or literal tuple for an operand of an equation."""
+        """Var id or `_core.Literal` for an operand of an equation."""
         t = type(x)
         if t is Tracer:
             if x._trace is self:
@@ -631,13 +630,13 @@ class StagingTrace:
             return self._capture(x)
         if t is ArrayImpl:
             if x.ndim == 0 and x.dtype_name != "float0":
-                return (x.item(), x.dtype_name, x.weak_type)
+                return _core.Literal(x.item(), x.dtype_name, x.weak_type)
             return self._const(x)
         if t in (bool, int, float, complex):
             name = dtypes.scalar_type_name(x)
             if t is int:
                 _check_int_range(x, name)
-            return (x, name, dtypes.is_weak_scalar(x))
+            return _core.Literal(x, name, dtypes.is_weak_scalar(x))
         if isinstance(x, Tracer):
             return self.to_atom(x)
         if t in _DEVICE_EVAL and self.captures_device_arrays:
@@ -683,11 +682,9 @@ class StagingTrace:
         return self.splice(closed, inputs)
 
     def _out_tracer(self, out):
-        if isinstance(out, tuple) and len(out) == 4:
-            v, s, n, w = out
-            return Tracer(self, v, ShapedArray(s, n, w))
-        value, name, weak = out  # a literal output
-        return _core.scalar(value, name, weak)
+        if type(out) is _core.StagedVar:
+            return Tracer(self, out.var, _shaped(out.shape, out.dtype_name, out.weak_type))
+        return _core.scalar(out.value, out.dtype_name, out.weak_type)  # a `_core.Literal`
 
     def process_primitive(self, prim, args, params):
         if not prim._staged:
@@ -796,7 +793,7 @@ for _name, _member in list(vars(_TracerMethods).items()):
     if _name not in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
         setattr(Tracer, _name, _member)
 del _name, _member
-_core.register_tracer(_shaped)  # staging makes Tracers of shared ShapedArrays
+_core.register_hooks(aval=_shaped)  # staging makes Tracers of shared ShapedArrays
 # The operators, methods and properties of Tracer (x + y, x.sum(), x.T, x.at)
 # are the jnp functions: `_src/numpy/array_methods.install_hooks` adds them.
 
@@ -867,31 +864,32 @@ class Jaxpr:
 
     def __init__(self, handle):
         self._handle = handle
-        avals, constvars, invars, eqns, outvars = handle.structure()
-        avals = [ShapedArray.from_triple(t) for t in avals]
-        order = list(constvars) + list(invars) + [o for e in eqns for o in e[2]]
+        st = handle.structure()
+        avals = [ShapedArray.from_record(a) for a in st.avals]
+        order = list(st.constvars) + list(st.invars) + [o for e in st.eqns for o in e.outputs]
         names = {v: _var_name(i) for i, v in enumerate(order)}
         vars_ = {v: Var(v, avals[v], names.get(v, f"_{v}")) for v in range(len(avals))}
 
         def atom(a):
             if isinstance(a, int):
                 return vars_[a]
-            value, name, weak = a
-            return Literal(np.array(value, dtype=dtypes.np_dtype(name))[()], ShapedArray((), name, weak))
+            name = a.dtype_name  # a `_core.Literal`
+            return Literal(np.array(a.value, dtype=dtypes.np_dtype(name))[()],
+                           ShapedArray((), name, a.weak_type))
 
-        self.constvars = [vars_[v] for v in constvars]
-        self.invars = [vars_[v] for v in invars]
-        self.outvars = [atom(a) for a in outvars]
+        self.constvars = [vars_[v] for v in st.constvars]
+        self.invars = [vars_[v] for v in st.invars]
+        self.outvars = [atom(a) for a in st.outvars]
         self.eqns = [
             JaxprEqn(
-                [atom(a) for a in ins],
-                [vars_[o] for o in outs],
-                Primitive(prim.name),
-                _params_from_rust(prim.params(), prim.name),
-                set() if effect == "none" else {effect},
-                src,
+                [atom(a) for a in e.inputs],
+                [vars_[o] for o in e.outputs],
+                Primitive(e.prim.name),
+                _params_from_rust(e.prim.params(), e.prim.name),
+                set() if e.effect == "none" else {e.effect},
+                e.source,
             )
-            for prim, ins, outs, src, effect in eqns
+            for e in st.eqns
         ]
         self.effects = set().union(*(e.effects for e in self.eqns)) if self.eqns else set()
 
@@ -928,11 +926,11 @@ class ClosedJaxpr:
 
     @property
     def in_avals(self):
-        return [ShapedArray.from_triple(t) for t in self._handle.in_avals()]
+        return [ShapedArray.from_record(a) for a in self._handle.in_avals()]
 
     @property
     def out_avals(self):
-        return [ShapedArray.from_triple(t) for t in self._handle.out_avals()]
+        return [ShapedArray.from_record(a) for a in self._handle.out_avals()]
 
     @property
     def eqns(self):

@@ -386,7 +386,7 @@ class custom_jvp(_CustomFunction):
             outs = _deferred_jvp_call_p.bind(
                 *leaves, call_jaxpr=ClosedJaxpr(closed),
                 rule=_DeferredJvp(self, args, nondiff, in_tree, out_tree,
-                                  [ShapedArray.from_triple(t) for t in closed.out_avals()]))
+                                  [ShapedArray.from_record(t) for t in closed.out_avals()]))
             return tree_unflatten(out_tree, outs)
         outs = custom_jvp_call_p.bind(*leaves, call_jaxpr=ClosedJaxpr(closed),
                                       jvp_jaxpr_fun=None if rule is None else ClosedJaxpr(rule),
@@ -434,7 +434,7 @@ class custom_jvp(_CustomFunction):
 
     def _trace_rule(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
         avals = _leaf_avals(leaves)
-        out_avals = [ShapedArray.from_triple(t) for t in closed.out_avals()]
+        out_avals = [ShapedArray.from_record(a) for a in closed.out_avals()]
         trace = RuleTrace(f"jvp({name})", _rule_parent())
         thunks = [_known_thunk(x) for x in leaves]
         try:
@@ -738,7 +738,7 @@ class custom_vjp(_CustomFunction):
 
     def _trace_rules(self, args, nondiff, leaves, in_tree, closed, out_tree, name):
         avals = _leaf_avals(leaves)
-        out_avals = [ShapedArray.from_triple(t) for t in closed.out_avals()]
+        out_avals = [ShapedArray.from_record(a) for a in closed.out_avals()]
         parent = _rule_parent()
         # fwd: primals -> (outs..., residuals...)
         ftrace = RuleTrace(f"fwd({name})", parent)
@@ -848,7 +848,7 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
     callee, out_tree, captures = trace_to_jaxpr(fun, leaves, in_tree, getattr(fun, "__name__", "linear_call"))
     if captures:
         raise ValueError("linear_call: `fun` must not close over traced values; pass them as residual_args")
-    outs = [ShapeDtypeStruct(s, n, w) for s, n, w in callee.out_avals()]
+    outs = [ShapeDtypeStruct(a.shape, a.dtype_name, a.weak_type) for a in callee.out_avals()]
     out_struct = tree_unflatten(out_tree, outs)
     t_leaves, t_in_tree = tree_flatten(((residual_args, out_struct), {}))
     transpose, t_out_tree, t_captures = trace_to_jaxpr(
@@ -860,7 +860,8 @@ def linear_call(fun, fun_transpose, residual_args, linear_args):
             f"linear_call: fun_transpose must return the structure of linear_args ({lin_tree}), "
             f"got {t_out_tree}")
     want = [core.get_aval(x) for x in lin_leaves]
-    for k, ((shape, name, _), w) in enumerate(zip(transpose.out_avals(), want)):
+    for k, (a, w) in enumerate(zip(transpose.out_avals(), want)):
+        shape, name = a.shape, a.dtype_name
         if tuple(shape) != tuple(w.shape) or name != w.dtype_name:
             raise TypeError(
                 f"linear_call: fun_transpose output {k} has type {name}{list(shape)} but the linear "

@@ -210,8 +210,8 @@ class Exported:
         self.out_tree = out_tree
         self.determinism = determinism
         self.disabled_safety_checks = tuple(disabled_safety_checks)
-        self.in_avals = tuple(ShapedArray.from_triple(t) for t in closed.in_avals())
-        self.out_avals = tuple(ShapedArray.from_triple(t) for t in closed.out_avals())
+        self.in_avals = tuple(ShapedArray.from_record(a) for a in closed.in_avals())
+        self.out_avals = tuple(ShapedArray.from_record(a) for a in closed.out_avals())
         # How to get the VJP: None (unavailable: deserialized without one),
         # "trace" (differentiate the program), or an Exported already loaded.
         self._vjp = vjp

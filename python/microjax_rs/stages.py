@@ -98,7 +98,7 @@ class _Specialization:
         return tree_unflatten(self.in_tree, [ArgInfo(a, d) for a, d in zip(self.in_avals, self.donated)])
 
     def out_info(self):
-        outs = [ShapeDtypeStruct(s, n, w) for s, n, w in self.closed.out_avals()]
+        outs = [ShapeDtypeStruct(a.shape, a.dtype_name, a.weak_type) for a in self.closed.out_avals()]
         return tree_unflatten(self.out_tree, outs)
 
 
@@ -219,7 +219,7 @@ class Compiled:
 
     @property
     def output_formats(self):
-        outs = [Format(Layout(tuple(range(len(s))))) for s, _, _ in self._spec.closed.out_avals()]
+        outs = [Format(Layout(tuple(range(len(a.shape))))) for a in self._spec.closed.out_avals()]
         return tree_unflatten(self._spec.out_tree, outs)
 
     input_layouts = input_formats

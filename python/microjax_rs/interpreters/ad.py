@@ -50,9 +50,9 @@ class ADTrace(StagingTrace):
     def __init__(self, fun_name, parent):
         super().__init__(fun_name)
         self.parent = parent
-        self.known = {}   # var id -> value one level down
-        self.eqn_of = {}  # out var id -> (prim, params, args, out var ids)
-        self.record_source = True  # see trace_ad
+        # `known` (var id -> value one level down), `eqn_of` (out var id ->
+        # (prim, params, args, out var ids)) and `record_source` (see
+        # trace_ad) are fields of `_core.TraceBase`.
 
     def new_input(self, value):
         """A perturbed input whose known value is `value` (one level down)."""
@@ -231,7 +231,7 @@ def trace_ad(flat_fun, primals, name, private=False):
         # on this trace's tracers is staged by Rust (tracer.rs). The
         # common case of eager `grad` does all of this in Rust (grad.rs).
         trace.record_source = False
-        trace._native = _core.StageCtx(trace, trace.builder, trace.eqn_of)
+        trace.native = True
     with core.new_trace(trace):
         tracers = [trace.new_input(p) for p in primals]
         outs, aux = flat_fun(tracers)

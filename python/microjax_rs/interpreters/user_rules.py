@@ -68,7 +68,7 @@ class UserRules:
         params = core._params_from_rust(params)
         if self.prim._abstract_eval is None:
             return None
-        return [a.triple() for a in self._out_avals(avals, params)]
+        return [a.record() for a in self._out_avals(avals, params)]
 
     def impl(self, arrays, params, out_avals):
         params = core._params_from_rust(params)

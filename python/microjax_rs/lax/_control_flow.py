@@ -47,7 +47,7 @@ class _Traced:
         spec += [("in", i) for i in range(nargs)]
         self.jaxpr = closed.rewire_inputs(spec)
         self.hoisted = consts + list(captures)
-        self.out_avals = [core.ShapedArray.from_triple(t) for t in closed.out_avals()]
+        self.out_avals = [core.ShapedArray.from_record(a) for a in closed.out_avals()]
 
 
 def _fun_name(f):
@@ -105,7 +105,7 @@ def _bind_cond(index, branches, operands, names):
             if p in mine:
                 spec.append(("in", mine[p]))
             else:
-                spec.append(("unused", core.get_aval(v).triple()))
+                spec.append(("unused", core.get_aval(v).record()))
         spec += [("in", len(t.hoisted) + i) for i in range(len(ops))]
         jaxprs.append(ClosedJaxpr(t.jaxpr.rewire_inputs(spec)))
     outs = cond_p.bind(index, *hoisted, *ops, branches=tuple(jaxprs))

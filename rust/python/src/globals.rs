@@ -39,12 +39,13 @@ pub(crate) fn epoch() -> u64 {
 }
 
 /// Marks a trace as active: the eager fast paths step aside until the
-/// matching `trace_exit`. `ctx`: the trace's native staging context, used
-/// while it is the innermost trace (see `tracer.rs`).
+/// matching `trace_exit`. `trace`: the trace entered; a `TraceBase` marked
+/// native stages float arithmetic in Rust while it is the innermost trace
+/// (see `tracer.rs`).
 #[pyfunction]
-#[pyo3(signature = (ctx = None))]
-pub(crate) fn trace_enter(ctx: Option<Py<crate::tracer::StageCtx>>) -> usize {
-    crate::tracer::push_context(ctx);
+#[pyo3(signature = (trace = None))]
+pub(crate) fn trace_enter(trace: Option<&Bound<'_, PyAny>>) -> usize {
+    crate::tracer::push_context(trace);
     TRACE_DEPTH.fetch_add(1, Ordering::SeqCst).saturating_add(1)
 }
 

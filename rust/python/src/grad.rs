@@ -11,21 +11,22 @@
 use crate::array::ArrayImpl;
 use crate::globals::fast_eager;
 use crate::ir::{PyBuilder, PyClosedJaxpr};
-use crate::tracer::{StageCtx, Tracer};
+use crate::tracer::Tracer;
+use crate::traces::TraceBase;
 use crate::{CoreResultExt, Registered};
 use microjax::{Atom, HostArray};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use pyo3::{intern, PyTraverseError};
+use pyo3::PyTraverseError;
 use std::sync::Arc;
 
-/// `interpreters.ad.ADTrace`, `core._state`, `_grad._output_atom` and
-/// `_grad._run_value_and_grad`.
+/// `interpreters.ad.ADTrace`, `core._state.stack`, `_grad._output_atom`
+/// and `_grad._run_value_and_grad`.
 struct GradHooks {
     ad_trace: Py<PyAny>,
-    state: Py<PyAny>,
+    stack: Py<PyList>,
     output_atom: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 }
@@ -33,19 +34,19 @@ struct GradHooks {
 static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 
 /// Registers what the eager path needs of Python: the AD trace class, the
-/// trace-state object (its `stack` is the trace stack) and
+/// trace stack (the list `core._state.stack`) and
 /// `output_atom(trace, out)`, which checks an unusual output as the Python
 /// path does and returns its atom, and `run_elsewhere(closed, nonzeros,
 /// inputs)`, which runs the value-and-grad program when a captured value
 /// is not a host array (a `GpuArray`: the program runs on its device).
-#[pyfunction]
+/// (`register_hooks(grad=(ad_trace, stack, output_atom, run_elsewhere))`.)
 pub(crate) fn register_grad_hooks(
-    py: Python<'_>, ad_trace: Py<PyAny>, state: Py<PyAny>, output_atom: Py<PyAny>,
+    py: Python<'_>, ad_trace: Py<PyAny>, stack: Py<PyList>, output_atom: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 ) -> PyResult<()> {
     let hooks = GradHooks {
         ad_trace,
-        state,
+        stack,
         output_atom,
         run_elsewhere,
     };
@@ -69,16 +70,14 @@ pub struct GradFunction {
 /// A trace entered by the eager path; leaving it (on every exit, errors
 /// included) restores the trace stack and marks the trace dead.
 struct Entered<'py> {
-    trace: Bound<'py, PyAny>,
+    trace: Bound<'py, TraceBase>,
     stack: Bound<'py, PyList>,
 }
 
 impl<'py> Entered<'py> {
-    fn enter(
-        trace: Bound<'py, PyAny>, stack: Bound<'py, PyList>, ctx: Py<StageCtx>,
-    ) -> PyResult<Self> {
+    fn enter(trace: Bound<'py, TraceBase>, stack: Bound<'py, PyList>) -> PyResult<Self> {
         stack.append(&trace)?;
-        crate::globals::trace_enter(Some(ctx));
+        crate::globals::trace_enter(Some(trace.as_any()));
         Ok(Entered { trace, stack })
     }
 
@@ -93,7 +92,8 @@ impl<'py> Entered<'py> {
         if top.is_some_and(|t| t.is(&self.trace)) {
             self.stack.del_item(n.saturating_sub(1))?;
         }
-        self.trace.setattr(intern!(self.trace.py(), "alive"), false)
+        self.trace.get().set_alive(false);
+        Ok(())
     }
 }
 
@@ -116,35 +116,23 @@ impl GradFunction {
         &self, py: Python<'py>, args: &Bound<'py, PyTuple>, i: usize, x: Bound<'py, ArrayImpl>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let hooks = hooks(py)?;
-        let trace = hooks
+        let base = hooks
             .ad_trace
             .bind(py)
-            .call1((self.name.bind(py), py.None()))?;
-        trace.setattr(intern!(py, "record_source"), false)?;
-        let builder = trace
-            .getattr(intern!(py, "builder"))?
-            .cast_into::<PyBuilder>()?;
-        let eqn_of = trace
-            .getattr(intern!(py, "eqn_of"))?
-            .cast_into::<PyDict>()?;
-        let known = trace.getattr(intern!(py, "known"))?.cast_into::<PyDict>()?;
-        let stack = hooks
-            .state
-            .bind(py)
-            .getattr(intern!(py, "stack"))?
-            .cast_into::<PyList>()?;
-        let ctx = Py::new(
-            py,
-            StageCtx::new(
-                trace.clone().unbind(),
-                builder.clone().unbind(),
-                eqn_of.unbind(),
-            ),
-        )?;
-        let entered = Entered::enter(trace.clone(), stack, ctx)?;
+            .call1((self.name.bind(py), py.None()))?
+            .cast_into::<TraceBase>()?;
+        // No source lines: Rust stages float arithmetic on its tracers.
+        base.get().set_record_source(false);
+        base.get().set_native(true);
+        let trace = base.clone().into_any();
+        let builder = base.get().builder.bind(py).clone();
+        let stack = hooks.stack.bind(py).clone();
+        let entered = Entered::enter(base.clone(), stack)?;
         let called = (|| -> PyResult<Bound<'py, PyAny>> {
             let tracer = crate::staging::input_tracer(builder.get(), &trace, x.get())?;
-            known.set_item(tracer.getattr(intern!(py, "_var"))?, &x)?;
+            let var = Tracer::var_of(&tracer, &trace)
+                .ok_or_else(|| PyRuntimeError::new_err("grad: the input is not a tracer"))?;
+            base.get().known.bind(py).set_item(var.0, &x)?;
             let items = args
                 .iter()
                 .enumerate()
@@ -160,10 +148,7 @@ impl GradFunction {
         let closed = Arc::new(builder.get().lock()?.build(vec![atom]).py()?);
         // Values captured from enclosing traces or device arrays: the
         // program's inputs after `x`, never differentiated.
-        let captures: Vec<Bound<'py, PyAny>> = trace
-            .getattr(intern!(py, "captures"))?
-            .try_iter()?
-            .collect::<PyResult<_>>()?;
+        let captures: Vec<Bound<'py, PyAny>> = base.get().captures.bind(py).iter().collect();
         let nonzeros: Vec<bool> = std::iter::once(true)
             .chain(captures.iter().map(|_| false))
             .collect();
@@ -280,6 +265,5 @@ impl GradFunction {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GradFunction>()?;
-    m.add_function(wrap_pyfunction!(register_grad_hooks, m)?)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `Builder` and `ClosedJaxpr` handles: jaxprs are built, inspected, printed,
 //! parsed and run through these.
 
-use crate::array::{py_to_scalar, scalar_to_py, ArrayImpl};
+use crate::array::ArrayImpl;
 use crate::dtypes::dtype_from_name;
 use crate::prim::Prim;
 use crate::CoreResultExt;
@@ -9,65 +9,18 @@ use microjax::exec::{self, interp};
 use microjax::export::{Determinism, Program};
 use microjax::ir::canonical::{self, ParseLimits};
 use microjax::ir::display;
-use microjax::{Atom, Aval, Effect, HostArray, Literal, Var};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use microjax::{Atom, Aval, Effect, HostArray, Var};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// `(shape tuple, dtype_name, weak)`.
-pub(crate) fn aval_to_py<'py>(py: Python<'py>, a: &Aval) -> PyResult<Bound<'py, PyTuple>> {
-    let shape = PyTuple::new(py, a.shape.iter().copied())?;
-    (shape, a.dtype.name(), a.weak_type).into_pyobject(py)
-}
-
-/// Reads `(shape, dtype_name, weak)`.
-pub(crate) fn py_to_aval(obj: &Bound<'_, PyAny>) -> PyResult<Aval> {
-    let (shape, name, weak): (Vec<usize>, String, bool) = obj.extract().map_err(|_| {
-        PyTypeError::new_err("an aval is a (shape tuple, dtype_name, weak_type) triple")
-    })?;
-    Ok(Aval::weak(shape, dtype_from_name(&name)?, weak))
-}
-
-fn var_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Var> {
-    let id: i64 = obj.extract()?;
-    u32::try_from(id)
-        .map(Var)
-        .map_err(|_| PyValueError::new_err(format!("invalid variable id {id}")))
-}
-
-/// An equation input or output: an int var id, or a literal
-/// `(value, dtype_name, weak)` with a Python bool/int/float value.
-pub(crate) fn atom_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Atom> {
-    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
-        return var_from_py(obj).map(Atom::Var);
-    }
-    if let Ok(t) = obj.cast::<PyTuple>() {
-        if t.len() == 3 {
-            let val = py_to_scalar(&t.get_item(0)?)?;
-            let name: String = t.get_item(1)?.extract()?;
-            let weak: bool = t.get_item(2)?.extract()?;
-            return Ok(Atom::Lit(Literal::new(val, dtype_from_name(&name)?, weak)));
-        }
-    }
-    Err(PyTypeError::new_err(
-        "an atom is an int variable id or a literal (value, dtype_name, weak_type)",
-    ))
-}
-
-fn atom_to_py<'py>(py: Python<'py>, a: &Atom) -> PyResult<Bound<'py, PyAny>> {
-    match a {
-        Atom::Var(v) => Ok(v.0.into_pyobject(py)?.into_any()),
-        Atom::Lit(l) => {
-            let val = scalar_to_py(py, l.val)?;
-            Ok((val, l.aval.dtype.name(), l.aval.weak_type)
-                .into_pyobject(py)?
-                .into_any())
-        }
-    }
-}
+pub(crate) use crate::records::{atom_from_py, aval_to_py, py_to_aval};
+use crate::records::{
+    atom_to_py, literal_to_py, staged_var, var_from_py, AvalRecord, EqnRecord, JaxprStructure,
+};
 
 pub(crate) fn effect_name(e: Effect) -> &'static str {
     match e {
@@ -93,7 +46,7 @@ impl PyBuilder {
 #[pymethods]
 impl PyBuilder {
     #[new]
-    fn py_new() -> PyBuilder {
+    pub(crate) fn new() -> PyBuilder {
         PyBuilder {
             inner: Mutex::new(microjax::Builder::new()),
         }
@@ -119,26 +72,21 @@ impl PyBuilder {
         Ok(self.lock()?.add_const(arr, weak).py()?.0)
     }
 
-    /// Appends `outs = prim inputs`; returns `[(var_id, shape, dtype_name, weak)]`.
+    /// Appends `outs = prim inputs`; returns a `StagedVar` per output.
     #[pyo3(signature = (prim, inputs, source = None))]
     fn add_eqn<'py>(
         &self, py: Python<'py>, prim: PyRef<'_, Prim>, inputs: &Bound<'py, PyAny>,
         source: Option<String>,
-    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let atoms = inputs
             .try_iter()?
             .map(|a| atom_from_py(&a?))
             .collect::<PyResult<Vec<Atom>>>()?;
         let src: Option<Arc<str>> = source.map(Arc::from);
-        let p = prim.prim.clone();
-        let mut b = self.lock()?;
-        let outs = b.add_eqn(p, atoms, src).py()?;
-        outs.iter()
-            .map(|v| {
-                let a = b.aval(&Atom::Var(*v)).py()?;
-                let shape = PyTuple::new(py, a.shape.iter().copied())?;
-                (v.0, shape, a.dtype.name(), a.weak_type).into_pyobject(py)
-            })
+        let (vars, avals) = crate::staging::add_eqn(self, prim.prim.clone(), atoms, src)?;
+        vars.iter()
+            .zip(&avals)
+            .map(|(v, a)| staged_var(py, *v, a))
             .collect()
     }
 
@@ -157,13 +105,13 @@ impl PyBuilder {
         crate::staging::stage(self, trace, prim, args, source, multiple, record)
     }
 
-    /// `(shape, dtype_name, weak)` of a variable.
+    /// The `Aval` of a variable.
     fn aval<'py>(
         &self, py: Python<'py>, var_id: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let v = var_from_py(var_id)?;
         let a = self.lock()?.aval(&Atom::Var(v)).py()?;
-        aval_to_py(py, &a)
+        Ok(aval_to_py(py, &a)?.into_any())
     }
 
     fn num_eqns(&self) -> PyResult<usize> {
@@ -171,11 +119,11 @@ impl PyBuilder {
     }
 
     /// Appends a whole closed jaxpr fed by `inputs` (var ids or literals);
-    /// returns its outputs: `(var_id, shape, dtype_name, weak)` for variables,
-    /// `(value, dtype_name, weak)` for literal outputs.
+    /// returns its outputs: a `StagedVar` per variable, a `Literal` per
+    /// literal output.
     fn splice<'py>(
         &self, py: Python<'py>, closed: PyRef<'_, PyClosedJaxpr>, inputs: &Bound<'py, PyAny>,
-    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let atoms = inputs
             .try_iter()?
             .map(|a| atom_from_py(&a?))
@@ -184,15 +132,8 @@ impl PyBuilder {
         let outs = microjax::ir::splice::splice(&mut b, &closed.inner, &atoms).py()?;
         outs.iter()
             .map(|o| match o {
-                Atom::Var(v) => {
-                    let a = b.aval(o).py()?;
-                    let shape = PyTuple::new(py, a.shape.iter().copied())?;
-                    (v.0, shape, a.dtype.name(), a.weak_type).into_pyobject(py)
-                }
-                Atom::Lit(l) => {
-                    let val = scalar_to_py(py, l.val)?;
-                    (val, l.aval.dtype.name(), l.aval.weak_type).into_pyobject(py)
-                }
+                Atom::Var(v) => staged_var(py, *v, &b.aval(o).py()?),
+                Atom::Lit(l) => literal_to_py(py, l),
             })
             .collect()
     }
@@ -307,12 +248,12 @@ impl PyClosedJaxpr {
         })
     }
 
-    fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, AvalRecord>>> {
         let avals = self.inner.in_avals().py()?;
         avals.iter().map(|a| aval_to_py(py, a)).collect()
     }
 
-    fn out_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    fn out_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, AvalRecord>>> {
         let avals = self.inner.out_avals().py()?;
         avals.iter().map(|a| aval_to_py(py, a)).collect()
     }
@@ -332,41 +273,50 @@ impl PyClosedJaxpr {
         self.inner.jaxpr.eqns.len()
     }
 
-    /// `(avals, constvars, invars, eqns, outvars)` where each eqn is
-    /// `(Prim, inputs, outputs, source, effect)` and atoms are var ids or
-    /// literal `(value, dtype_name, weak)` triples.
-    fn structure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    /// The program's `JaxprStructure`: avals by var id, constvars, invars,
+    /// `Eqn`s and outvars (atoms are var ids or `Literal`s).
+    fn structure<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, JaxprStructure>> {
         let j = &self.inner.jaxpr;
-        let ids = |vars: &[Var]| -> Vec<u32> { vars.iter().map(|v| v.0).collect() };
-        let atoms = |atoms: &[Atom]| -> PyResult<Vec<Bound<'py, PyAny>>> {
-            atoms.iter().map(|a| atom_to_py(py, a)).collect()
+        let ids = |vars: &[Var]| -> PyResult<Py<PyAny>> {
+            Ok(PyList::new(py, vars.iter().map(|v| v.0))?
+                .into_any()
+                .unbind())
+        };
+        let atoms = |atoms: &[Atom]| -> PyResult<Py<PyAny>> {
+            let items = atoms
+                .iter()
+                .map(|a| atom_to_py(py, a))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, items)?.into_any().unbind())
         };
         let avals = j
             .avals
             .iter()
             .map(|a| aval_to_py(py, a))
             .collect::<PyResult<Vec<_>>>()?;
-        let (constvars, invars) = (ids(&j.constvars), ids(&j.invars));
         let eqns = PyList::empty(py);
         for e in &j.eqns {
-            let prim = Bound::new(
-                py,
-                Prim {
-                    prim: e.prim.clone(),
-                },
-            )?;
+            let prim = Prim {
+                prim: e.prim.clone(),
+            };
             let src: Option<String> = e.source.0.as_ref().map(|s| s.to_string());
-            let row = (
-                prim,
-                atoms(&e.inputs)?,
-                ids(&e.outputs),
-                src,
-                effect_name(e.effect),
-            );
-            eqns.append(row)?;
+            let eqn = EqnRecord {
+                prim: Bound::new(py, prim)?.into_any().unbind(),
+                inputs: atoms(&e.inputs)?,
+                outputs: ids(&e.outputs)?,
+                source: src.into_pyobject(py)?.into_any().unbind(),
+                effect: effect_name(e.effect).into_pyobject(py)?.into_any().unbind(),
+            };
+            eqns.append(eqn)?;
         }
-        let outvars = atoms(&j.outvars)?;
-        (avals, constvars, invars, eqns, outvars).into_pyobject(py)
+        let structure = JaxprStructure {
+            avals: PyList::new(py, avals)?.into_any().unbind(),
+            constvars: ids(&j.constvars)?,
+            invars: ids(&j.invars)?,
+            eqns: eqns.into_any().unbind(),
+            outvars: atoms(&j.outvars)?,
+        };
+        Bound::new(py, structure)
     }
 
     /// Compiles the program, runs it once on `args` (GIL released) and

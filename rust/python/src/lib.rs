@@ -27,10 +27,12 @@ mod jit;
 mod memory;
 mod ops;
 mod prim;
+mod records;
 mod stages;
 mod staging;
 mod trace_cache;
 mod tracer;
+mod traces;
 mod transforms;
 
 use pyo3::exceptions::{
@@ -117,6 +119,39 @@ impl<T> Registered<T> {
     }
 }
 
+/// The one point where Python registers, once each at import, what the
+/// binding's Rust paths need of it (the replaceable Array hooks are
+/// `set_hooks`'s):
+/// * `aval=shaped`: the aval constructor `shaped(shape, dtype name, weak)`
+///   staging uses for avals not seen before (`staging.rs`);
+/// * `tracer_operators=(prims, fallbacks)`: the `lax` primitives of the
+///   Tracer operators with a native path and their Python fallbacks
+///   (`tracer.rs`);
+/// * `grad=(ad_trace, stack, output_atom, run_elsewhere)`: what the eager
+///   `grad` path needs (`grad.rs`).
+#[pyfunction]
+#[pyo3(signature = (**hooks))]
+fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<()> {
+    for (key, value) in hooks.into_iter().flat_map(|h| h.iter()) {
+        match key.extract::<String>()?.as_str() {
+            "aval" => staging::register_aval_constructor(py, value)?,
+            "tracer_operators" => {
+                let (prims, fallbacks): (
+                    Bound<'_, pyo3::types::PyDict>,
+                    Bound<'_, pyo3::types::PyDict>,
+                ) = value.extract()?;
+                tracer::register_tracer_operators(py, &prims, &fallbacks)?;
+            }
+            "grad" => {
+                let (ad_trace, stack, output_atom, run_elsewhere) = value.extract()?;
+                grad::register_grad_hooks(py, ad_trace, stack, output_atom, run_elsewhere)?;
+            }
+            other => return Err(PyValueError::new_err(format!("unknown hook {other:?}"))),
+        }
+    }
+    Ok(())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayImpl>()?;
@@ -133,13 +168,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         globals::set_max_buffer_bytes, globals::get_max_buffer_bytes, globals::bump_epoch,
         dtypes::result_type, dtypes::broadcast_shapes, dtypes::dtype_table, prim::primitive_names,
         prim::primitive_table, ir::parse, ir::export_program, ir::load_program, ir::set_determinism,
-        ir::get_determinism, staging::register_tracer);
+        ir::get_determinism, register_hooks);
     tracer::register(m)?;
     grad::register(m)?;
     transforms::register(m)?;
     memory::register(m)?;
     gpu::register(m)?;
     trace_cache::register(m)?;
+    records::register(m)?;
+    traces::register(m)?;
     dynamic::register(m)?;
     Ok(())
 }

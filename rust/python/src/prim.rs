@@ -209,10 +209,10 @@ impl Prim {
         Ok(d)
     }
 
-    /// Output avals `[(shape, dtype_name, weak)]` for input avals of the same form.
+    /// Output `Aval`s for input `Aval`s.
     fn abstract_eval<'py>(
         &self, py: Python<'py>, avals: &Bound<'py, PyAny>,
-    ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    ) -> PyResult<Vec<Bound<'py, crate::records::AvalRecord>>> {
         let ins = avals
             .try_iter()?
             .map(|a| py_to_aval(&a?))

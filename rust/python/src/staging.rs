@@ -33,9 +33,8 @@ static SOURCES: Mutex<Option<SourceCache>> = Mutex::new(None);
 const CACHE_LIMIT: usize = 4096;
 
 /// Registers the aval constructor `shaped(shape, dtype name, weak)` that
-/// staging uses for avals not seen before.
-#[pyfunction]
-pub(crate) fn register_tracer(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
+/// staging uses for avals not seen before (`register_hooks(aval=...)`).
+pub(crate) fn register_aval_constructor(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
     SHAPED.set(py, shaped.unbind())
 }
 
@@ -101,6 +100,22 @@ pub(crate) fn add_eqn(
     Ok((vars, avals))
 }
 
+/// The AD record of one staged equation, the form `ADTrace` reads back for
+/// lazily known values: every output variable maps to `(prim, params,
+/// args, output var ids)` in `eqn_of`.
+pub(crate) fn record_eqn<'py>(
+    eqn_of: &Bound<'py, PyDict>, prim: Bound<'py, PyAny>, params: Bound<'py, PyAny>,
+    args: Bound<'py, PyTuple>, vars: &[Var],
+) -> PyResult<()> {
+    let py = eqn_of.py();
+    let outvars = PyList::new(py, vars.iter().map(|v| v.0))?;
+    let rec = PyTuple::new(py, [prim, params, args.into_any(), outvars.into_any()])?;
+    for v in vars {
+        eqn_of.set_item(v.0, &rec)?;
+    }
+    Ok(())
+}
+
 /// `Builder.stage` (see its docstring in ir.rs).
 pub(crate) fn stage<'py>(
     builder: &PyBuilder, trace: &Bound<'py, PyAny>, prim: PyRef<'_, Prim>,
@@ -124,11 +139,7 @@ pub(crate) fn stage<'py>(
         .map(|(v, a)| Tracer::new_bound(py, trace, *v, aval_object(py, a)?, a))
         .collect::<PyResult<Vec<_>>>()?;
     if let Some((eqn_of, rprim, rparams)) = record {
-        let outvars = PyList::new(py, vars.iter().map(|v| v.0))?;
-        let rec = PyTuple::new(py, [rprim, rparams, args.into_any(), outvars.into_any()])?;
-        for v in &vars {
-            eqn_of.set_item(v.0, &rec)?;
-        }
+        record_eqn(&eqn_of, rprim, rparams, args, &vars)?;
     }
     if multiple {
         return Ok(PyList::new(py, tracers)?.into_any());

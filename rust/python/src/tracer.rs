@@ -7,20 +7,20 @@
 //! instead of through a Python `__init__`, and reading their fields without
 //! attribute lookups, is most of the saving.
 //!
-//! A trace that records no source lines may register a [`StageCtx`] when it
-//! becomes the innermost trace (`trace_enter(ctx)`): while it is innermost,
+//! A trace that records no source lines may be marked native
+//! (`TraceBase.native`); entered (`trace_enter(trace)`), while it is innermost,
 //! `jnp` unary functions and the `+ - * /` operators on two float tracers of
 //! that trace with one aval stage their equation here, with the same record
 //! `ADTrace.process_primitive` makes, without entering Python at all. Every
 //! other case goes to the Python path, which stays the reference.
 
-use crate::ir::PyBuilder;
+use crate::traces::TraceBase;
 use crate::Registered;
 use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 use pyo3::PyTraverseError;
 use std::cell::RefCell;
 
@@ -78,8 +78,8 @@ static OPERATORS: Registered<OperatorTable> = Registered::new("the tracer operat
 const OP_NAMES: [&str; 4] = ["add", "sub", "mul", "truediv"];
 
 /// Registers the operator table: `prims[name] = (lax primitive, core Prim)`
-/// for add/sub/mul/div, `fallbacks["__add__"]` etc. for the Python path.
-#[pyfunction]
+/// for add/sub/mul/div, `fallbacks["__add__"]` etc. for the Python path
+/// (`register_hooks(tracer_operators=(prims, fallbacks))`).
 pub(crate) fn register_tracer_operators(
     py: Python<'_>, prims: &Bound<'_, PyDict>, fallbacks: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
@@ -121,70 +121,43 @@ fn operators(py: Python<'_>) -> PyResult<&OperatorTable> {
     OPERATORS.get(py)
 }
 
-/// The native staging context of a trace that records no source lines:
-/// its builder and the `eqn_of` dict of its AD records.
-#[pyclass(frozen, name = "StageCtx", module = "microjax_rs")]
-pub(crate) struct StageCtx {
-    trace: Py<PyAny>,
-    builder: Py<PyBuilder>,
-    eqn_of: Py<PyDict>,
-}
-
-impl StageCtx {
-    pub(crate) fn new(trace: Py<PyAny>, builder: Py<PyBuilder>, eqn_of: Py<PyDict>) -> StageCtx {
-        StageCtx {
-            trace,
-            builder,
-            eqn_of,
-        }
-    }
-}
-
-#[pymethods]
-impl StageCtx {
-    #[new]
-    fn py_new(trace: Py<PyAny>, builder: Py<PyBuilder>, eqn_of: Py<PyDict>) -> StageCtx {
-        StageCtx::new(trace, builder, eqn_of)
-    }
-
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.trace)?;
-        visit.call(&self.builder)?;
-        visit.call(&self.eqn_of)
-    }
-}
-
 thread_local! {
-    /// Per entered trace (innermost last): its native context, if any.
-    static CONTEXTS: RefCell<Vec<Option<Py<StageCtx>>>> = const { RefCell::new(Vec::new()) };
+    /// Per entered trace (innermost last): the trace when it is native.
+    static CONTEXTS: RefCell<Vec<Option<Py<TraceBase>>>> = const { RefCell::new(Vec::new()) };
 }
 
-pub(crate) fn push_context(ctx: Option<Py<StageCtx>>) {
-    CONTEXTS.with(|c| c.borrow_mut().push(ctx));
+/// Enters `trace` (any object; a native `TraceBase` stages natively).
+pub(crate) fn push_context(trace: Option<&Bound<'_, PyAny>>) {
+    let native = trace
+        .and_then(|t| t.cast::<TraceBase>().ok())
+        .filter(|t| t.get().is_native())
+        .map(|t| t.clone().unbind());
+    CONTEXTS.with(|c| c.borrow_mut().push(native));
 }
 
-pub(crate) fn pop_context() -> Option<Py<StageCtx>> {
+pub(crate) fn pop_context() -> Option<Py<TraceBase>> {
     CONTEXTS.with(|c| c.borrow_mut().pop()).flatten()
 }
 
-/// The innermost trace's native context when that trace is `trace`.
-fn innermost_context(py: Python<'_>, trace: &Py<PyAny>) -> Option<Py<StageCtx>> {
+/// The innermost trace when it is native and is `trace`.
+fn innermost_context(py: Python<'_>, trace: &Py<PyAny>) -> Option<Py<TraceBase>> {
     CONTEXTS.with(|c| {
         let stack = c.try_borrow().ok()?;
         let ctx = stack.last()?.as_ref()?;
-        ctx.get().trace.is(trace).then(|| ctx.clone_ref(py))
+        ctx.is(trace).then(|| ctx.clone_ref(py))
     })
 }
 
-/// Stages `prim` on operands that are all tracers of the context's trace
-/// and records it as `ADTrace.process_primitive` does:
+/// Stages `prim` on operands that are all tracers of the native trace
+/// `ctx` and records it as `ADTrace.process_primitive` does:
 /// `eqn_of[out] = (lax primitive, {}, args, [out])`.
 fn stage_native<'py>(
-    py: Python<'py>, ctx: &StageCtx, prim: &Primitive, lax_prim: &Py<PyAny>,
+    py: Python<'py>, ctx: &Bound<'py, TraceBase>, prim: &Primitive, lax_prim: &Py<PyAny>,
     args: Bound<'py, PyTuple>, vars: Vec<Var>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let atoms = vars.into_iter().map(Atom::Var).collect();
-    let (outs, avals) = crate::staging::add_eqn(ctx.builder.get(), prim.clone(), atoms, None)?;
+    let base = ctx.get();
+    let (outs, avals) = crate::staging::add_eqn(base.builder.get(), prim.clone(), atoms, None)?;
     let (Some(&out), Some(aval), 1) = (outs.first(), avals.first(), outs.len()) else {
         return Err(PyRuntimeError::new_err(format!(
             "{} staged {} outputs natively",
@@ -192,18 +165,15 @@ fn stage_native<'py>(
             outs.len()
         )));
     };
-    let trace = ctx.trace.bind(py);
+    let trace = ctx.as_any();
     let tracer = Tracer::new_bound(py, trace, out, crate::staging::aval_object(py, aval)?, aval)?;
-    let rec = PyTuple::new(
-        py,
-        [
-            lax_prim.bind(py).clone(),
-            PyDict::new(py).into_any(),
-            args.into_any(),
-            PyList::new(py, [out.0])?.into_any(),
-        ],
+    crate::staging::record_eqn(
+        base.eqn_of.bind(py),
+        lax_prim.bind(py).clone(),
+        PyDict::new(py).into_any(),
+        args,
+        &[out],
     )?;
-    ctx.eqn_of.bind(py).set_item(out.0, rec)?;
     Ok(tracer)
 }
 
@@ -223,7 +193,7 @@ pub(crate) fn stage_unary<'py>(
         return Ok(None);
     };
     let args = PyTuple::new(py, [x])?;
-    stage_native(py, ctx.get(), prim, lax_prim, args, vec![Var(tr.var)]).map(Some)
+    stage_native(py, ctx.bind(py), prim, lax_prim, args, vec![Var(tr.var)]).map(Some)
 }
 
 impl Tracer {
@@ -273,7 +243,7 @@ impl Tracer {
             Var(b.cast_exact::<Tracer>()?.get().var),
         ];
         let args = PyTuple::new(py, [a, b])?;
-        stage_native(py, ctx.get(), prim, lax_prim, args, vars).map(Some)
+        stage_native(py, ctx.bind(py), prim, lax_prim, args, vars).map(Some)
     }
 }
 
@@ -354,7 +324,5 @@ impl Tracer {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tracer>()?;
-    m.add_class::<StageCtx>()?;
-    m.add_function(wrap_pyfunction!(register_tracer_operators, m)?)?;
     Ok(())
 }

@@ -264,7 +264,7 @@ def _install_tracer_operators():
         for dunder in (f"__{op}__", f"__r{op}__"):
             fallbacks[dunder] = ops.pop(dunder)
     prims = {p: (Primitive(p), Primitive(p).handle({})) for p in ("add", "sub", "mul", "div")}
-    _core.register_tracer_operators(prims, fallbacks)
+    _core.register_hooks(tracer_operators=(prims, fallbacks))
     for name, op in ops.items():
         setattr(Tracer, name, op)
 

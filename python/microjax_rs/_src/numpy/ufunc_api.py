@@ -22,7 +22,7 @@ from .ufuncs import (_where, add as _add, bitwise_and as _bitwise_and, bitwise_o
                      logical_and as _logical_and, logical_or as _logical_or, logical_xor as _logical_xor,
                      maximum as _maximum, minimum as _minimum, multiply as _multiply, negative as _negative,
                      subtract as _subtract)
-from .util import _aval, _canon_axis
+from .util import _FLOAT_NAMES, _aval, _canon_axis
 from .vectorize import vectorize
 
 _AT_INPLACE_MESSAGE = (
@@ -311,7 +311,7 @@ def _logsumexp_reduce(base2):
         a = asarray(a)
         if dtype is not None:
             a = a.astype(dtype)
-        elif _aval(a).dtype_name not in ("float16", "bfloat16", "float32", "float64"):
+        elif _aval(a).dtype_name not in _FLOAT_NAMES:
             a = a.astype(_result_dtype(_logaddexp, a, a))
         ex, lg = (exp2, log2) if base2 else (exp, log)
         init = -_np.inf if where is not None else None
