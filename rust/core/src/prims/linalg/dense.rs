@@ -16,8 +16,9 @@
 //! where faer departs from LAPACK go to the hand-written kernels of
 //! [`super::portable`]: an LU with an exactly zero pivot (faer scales the
 //! column by `1/0`, LAPACK leaves it) and a rank-deficient QR (faer skips
-//! negligible columns, a staircase `R`; LAPACK reflects every column).
-//! Non-finite inputs give NaN outputs, never errors.
+//! negligible columns, a staircase `R`; LAPACK reflects every column), and
+//! a QR of a non-finite matrix (faer's rank test skips NaN columns; LAPACK
+//! spreads the NaNs). Non-finite inputs give NaN outputs, never errors.
 
 use super::portable;
 use super::{LinalgOp, SolveOpts};
@@ -182,14 +183,26 @@ fn lower_finite<T: Scalar>(a: MatRef<'_, T>) -> bool {
 
 // ----------------------------------------------------------------- entry
 
-/// Output buffers (flat over the batch) of `op`, or `None` where an operand
-/// has an empty matrix dimension (the portable kernels handle those).
+/// Triangular systems up to this many unknowns run the substitution loops
+/// of [`super::portable`]: LAPACK's `trsv`/`trsm` divide by the diagonal,
+/// faer multiplies by its reciprocal (one more rounding), and at these sizes
+/// the plain loop is as fast and gives LAPACK's (and so JAX's) last bits.
+const SMALL_SOLVE: usize = 32;
+
+/// Output buffers (flat over the batch) of `op`, or `None` where the
+/// portable kernels compute it: an operand with an empty matrix dimension,
+/// or a small triangular solve ([`SMALL_SOLVE`]).
 pub(super) fn eval_buffers(op: &LinalgOp, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
     let name = op.name();
     let empty = args
         .iter()
         .any(|a| a.shape().iter().rev().take(2).any(|&d| d == 0));
-    if empty {
+    let small_solve = matches!(op, LinalgOp::TriangularSolve { .. })
+        && args
+            .first()
+            .and_then(|a| a.shape().last())
+            .is_some_and(|&m| m <= SMALL_SOLVE);
+    if empty || small_solve {
         return Ok(None);
     }
     match args.first().map(|a| a.buffer()) {
@@ -425,7 +438,7 @@ fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool) -> Result<Vec<Buffer
             MemStack::new(&mut mem),
             Default::default(),
         );
-        if info.rank < k && all_finite(src) {
+        if info.rank < k || !all_finite(src) {
             let (qv, rv) = portable::qr_f64(m, n, &widen(src), full_matrices)?;
             q.copy_from(MatRef::from_row_major_slice(&narrow::<T>(&qv), m, qcols));
             r.copy_from(MatRef::from_row_major_slice(&narrow::<T>(&rv), rrows, n));
@@ -562,4 +575,83 @@ where
         return Ok(vec![s_out.buffer()]);
     }
     Ok(vec![s_out.buffer(), u_out.buffer(), vt_out.buffer()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(op: LinalgOp, shape: &[usize], v: Vec<f32>) -> Result<Vec<Buffer>> {
+        let a = HostArray::new(shape.to_vec(), Buffer::F32(v.into()))?;
+        eval_buffers(&op, &[&a])?.ok_or_else(|| Error::InvalidArgument("empty".into()))
+    }
+
+    fn f32s(b: &Buffer) -> Vec<f32> {
+        match b {
+            Buffer::F32(v) => v.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn i32s(b: &Buffer) -> Vec<i32> {
+        match b {
+            Buffer::I32(v) => v.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A zero pivot leaves its column unscaled, as `getrf` (recorded from
+    /// JAX 0.10.2: pivots [0, 2, 2], permutation [0, 2, 1]).
+    #[test]
+    fn lu_zero_pivot_follows_getrf() -> Result<()> {
+        let a = vec![0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 7.0];
+        let outs = run(LinalgOp::Lu, &[3, 3], a)?;
+        let [lu, piv, perm] = outs.as_slice() else {
+            return Err(Error::InvalidArgument("three outputs".into()));
+        };
+        let want = [0.0, 1.0, 2.0, 0.0, 5.0, 7.0, 0.0, 0.6, -0.2];
+        let got = f32s(lu);
+        assert!(
+            got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-5),
+            "{got:?}"
+        );
+        assert_eq!(i32s(piv), vec![0, 2, 2]);
+        assert_eq!(i32s(perm), vec![0, 2, 1]);
+        Ok(())
+    }
+
+    /// `getrf`'s pivots from faer's permutation on a matrix with row swaps.
+    #[test]
+    fn lu_pivots_match_getrf() -> Result<()> {
+        let a = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0];
+        let outs = run(LinalgOp::Lu, &[3, 3], a)?;
+        assert_eq!(outs.get(1).map(i32s), Some(vec![2, 2, 2]));
+        assert_eq!(outs.get(2).map(i32s), Some(vec![2, 0, 1]));
+        Ok(())
+    }
+
+    /// NaN anywhere gives NaN outputs (no error, no hang).
+    #[test]
+    fn non_finite_inputs_give_nans() -> Result<()> {
+        let a = vec![4.0, f32::NAN, 0.0, f32::NAN, 3.0, 1.0, 0.0, 1.0, 2.0];
+        let ops = [
+            LinalgOp::Qr {
+                full_matrices: true,
+            },
+            LinalgOp::Eigh {
+                lower: true,
+                sort_eigenvalues: true,
+            },
+            LinalgOp::Svd {
+                full_matrices: true,
+                compute_uv: true,
+            },
+        ];
+        for op in ops {
+            let outs = run(op, &[3, 3], a.clone())?;
+            let first = outs.first().map(f32s).unwrap_or_default();
+            assert!(first.iter().any(|x| x.is_nan()), "{op:?}: {first:?}");
+        }
+        Ok(())
+    }
 }
