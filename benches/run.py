@@ -21,7 +21,14 @@ import statistics
 import sys
 import timeit
 
-import numpy as np
+# Thread pools are sized when NumPy's BLAS (OpenBLAS / MKL / OpenMP) and
+# microjax_rs's rayon pool start, so pin them before either loads: every row
+# compares the libraries on the same 2 threads (the linear-algebra rows'
+# conditions). An explicit setting in the environment wins.
+for _var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "2")
+
+import numpy as np  # noqa: E402 - after the thread pinning above
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -579,6 +586,67 @@ def setup_conv_bwd(name, fw):
     return None
 
 
+def _linalg_operands(kind, n):
+    """float32 operands of an n x n linear-algebra row: a general matrix, a
+    symmetric positive definite one (`eigh`, `cholesky`), or a well
+    conditioned system with one right-hand side (`solve`)."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, n))
+    if kind in ("eigh", "cholesky"):
+        return ((x @ x.T) / n + np.eye(n)).astype(np.float32), None
+    if kind == "solve":
+        a = x / np.sqrt(n) + 2.0 * np.eye(n)
+        return a.astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    return x.astype(np.float32), None
+
+
+# (numpy.linalg call, jnp.linalg call, index of the output compared: the
+# eigenvalues, singular values and R, which LAPACK's conventions fix)
+_LINALG_CALLS = {
+    "eigh": ("np.linalg.eigh(a)[0]", "jnp.linalg.eigh(a)", 0),
+    "svd": ("np.linalg.svd(a, full_matrices=False)[1]", "jnp.linalg.svd(a, full_matrices=False)", 1),
+    "qr": ("np.linalg.qr(a)[1]", "jnp.linalg.qr(a)", 1),
+    "cholesky": ("np.linalg.cholesky(a)", "jnp.linalg.cholesky(a)", None),
+    "solve": ("np.linalg.solve(a, b)", "jnp.linalg.solve(a, b)", None),
+}
+
+
+def _setup_linalg(kind, n):
+    """jit `jnp.linalg.<kind>` on float32 n x n against `numpy.linalg.<kind>`
+    (LAPACK), both on 2 threads."""
+
+    def setup(name, fw):
+        a, b = _linalg_operands(kind, n)
+        np_call, jnp_call, part = _LINALG_CALLS[kind]
+        if name == "numpy":
+            return {"np": np, "a": a, "b": b}, np_call
+        if name not in ("microjax", "jax"):
+            return None
+        jnp = fw.numpy
+        params = "a" if b is None else "a, b"
+        body = eval(f"lambda {params}: {jnp_call}", {"jnp": jnp})  # noqa: S307 - our own text
+        ns = {"f": fw.jit(body), "a": jnp.asarray(a), "b": None if b is None else jnp.asarray(b)}
+        stmt = f"f({params})" + ("" if part is None else f"[{part}]")
+        return ns, (stmt + ".block_until_ready()" if name == "jax" else stmt)
+
+    return setup
+
+
+def _linalg_cases():
+    rows = []
+    for kind in ("eigh", "svd", "qr", "cholesky", "solve"):
+        factor = 1.5 if kind in ("eigh", "svd") else 1.2
+        for n in (256, 1024):
+            rows.append((f"linalg_{kind}_{n}", f"jit `jnp.linalg.{kind}`, f32[{n},{n}], 2 threads; NumPy (LAPACK)",
+                         *_times_reference(factor), _setup_linalg(kind, n), 5))
+    return rows
+
+
+def _times_reference(factor):
+    """A target of at most `factor` times the reference's (NumPy's) time."""
+    return f"<= {factor}x NumPy", lambda mj, ref: ref is not None and mj <= factor * ref
+
+
 def _at_most(seconds, text):
     """A target of at most `seconds` a call: (its text, its check(mj_s, np_s))."""
     return text, lambda mj, ref: mj <= seconds
@@ -626,6 +694,7 @@ CASES = [
      "+ tensordot", *_reference_or_faster("<= NumPy"), setup_conv_fwd, 5),
     ("conv3x3_bwd", "jit `grad(sum(conv(x, w)**2), argnums=(0, 1))` of that conv (forward + both transposes)",
      *_reference_or_faster("<= NumPy (hand-written gradient)"), setup_conv_bwd, 5),
+    *_linalg_cases(),
 ]
 
 

@@ -442,3 +442,103 @@ fn portable_matmul_is_the_k_ordered_sum() {
         );
     }
 }
+
+/// `op` applied to fresh inputs of `avals`, every output returned.
+fn single_op(op: LinalgOp, avals: &[microjax::Aval]) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let ins: Vec<Atom> = avals
+        .iter()
+        .map(|a| Atom::Var(b.add_input(a.clone()).unwrap()))
+        .collect();
+    let outs = b.add_eqn(Primitive::Linalg(op), ins, None).unwrap();
+    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+}
+
+/// `x` of `shape` in `dtype`, and the symmetric positive definite
+/// `x xᵀ / n + I` of its first `n x n` block.
+fn linalg_inputs(n: usize, dtype: DType, seed: u32) -> (Arc<HostArray>, Arc<HostArray>) {
+    let x = data_in(&[n, n], seed, 1.0);
+    let Buffer::F32(v) = x.buffer() else {
+        unreachable!()
+    };
+    let v: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
+    let mut spd = vec![0.0f64; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let dot: f64 = (0..n).map(|k| v[i * n + k] * v[j * n + k]).sum();
+            spd[i * n + j] = dot / n as f64 + if i == j { 1.0 } else { 0.0 };
+        }
+    }
+    let make = |v: Vec<f64>| {
+        let buf = match dtype {
+            DType::F32 => Buffer::F32(v.iter().map(|&x| x as f32).collect()),
+            _ => Buffer::F64(v.into()),
+        };
+        Arc::new(HostArray::new(vec![n, n], buf).unwrap())
+    };
+    (make(v), make(spd))
+}
+
+/// Each decomposition at a size above faer's parallel thresholds, float32
+/// and float64, gives the same bits in pools of 1 and 2 threads (faer runs
+/// with a constant partition count, never the pool's size).
+#[test]
+fn each_decomposition_is_bit_identical_at_one_and_two_threads() {
+    let n = microjax::prims::linalg::PARTITIONS * 160;
+    let solve = LinalgOp::TriangularSolve {
+        left_side: false,
+        lower: true,
+        transpose_a: true,
+        conjugate_a: false,
+        unit_diagonal: false,
+    };
+    let ops = [
+        (LinalgOp::Cholesky, true),
+        (solve, true),
+        (LinalgOp::Lu, false),
+        (
+            LinalgOp::Qr {
+                full_matrices: true,
+            },
+            false,
+        ),
+        (
+            LinalgOp::Eigh {
+                lower: true,
+                sort_eigenvalues: true,
+            },
+            true,
+        ),
+        (
+            LinalgOp::Svd {
+                full_matrices: false,
+                compute_uv: true,
+            },
+            false,
+        ),
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        let (x, spd) = linalg_inputs(n, dtype, 21);
+        for (op, wants_spd) in ops {
+            let a = if wants_spd { spd.clone() } else { x.clone() };
+            let mut args = vec![a];
+            if matches!(op, LinalgOp::TriangularSolve { .. }) {
+                args.push(x.clone());
+            }
+            let avals: Vec<microjax::Aval> = args
+                .iter()
+                .map(|a| microjax::Aval::new(a.shape().to_vec(), a.dtype()))
+                .collect();
+            let prog = single_op(op, &avals);
+            let one = bits(in_pool(1, || eval_closed(&prog, &args).unwrap()));
+            let two = bits(in_pool(2, || eval_closed(&prog, &args).unwrap()));
+            assert!(one == two, "{op:?} {dtype:?}: 1 and 2 threads differ");
+            let finite = one.iter().all(|(_, b)| match b {
+                Buffer::F32(v) => v.iter().all(|x| x.is_finite()),
+                Buffer::F64(v) => v.iter().all(|x| x.is_finite()),
+                _ => true,
+            });
+            assert!(finite, "{op:?} {dtype:?}: non-finite output");
+        }
+    }
+}

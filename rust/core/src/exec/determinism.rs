@@ -2,15 +2,18 @@
 //!
 //! * [`Determinism::Default`]: the fastest code this CPU has (AVX-512 where
 //!   present, `gemm`'s FMA kernels with its cache-dependent blocking and its
-//!   threads). Results are bit-identical for the same binary on the same
-//!   CPU model at any thread count.
+//!   threads; `faer` for linear algebra, with a constant partition count).
+//!   Results are bit-identical for the same binary on the same CPU model at
+//!   any thread count.
 //! * [`Determinism::Portable`]: every SIMD loop (vmath, elementwise and
 //!   reduction loops, the small-matmul kernel) runs at most at the AVX2
 //!   (x86-64-v3) level, and float matmuls that would go to `gemm` run our
 //!   own kernel instead: each output element is `0 + a0·x0 + a1·x1 + …` in
 //!   k order with separate multiplies and adds (no FMA, no k blocking), rows
 //!   split across threads, so the bits depend neither on the CPU's cache
-//!   sizes nor on the thread count.
+//!   sizes nor on the thread count. Linear algebra (`prims::linalg`) runs
+//!   its hand-written f64 loops instead of `faer`, whose SIMD level, FMA use
+//!   and blocking follow the CPU.
 //!
 //! The mode of a run is its [`crate::exec::ExecCtx`]'s (exported programs
 //! run in the mode they were exported with); a context built from the

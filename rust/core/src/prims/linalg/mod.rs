@@ -3,15 +3,19 @@
 //! `svd` (shape, kernel, params and transformation rules).
 //!
 //! Every operand is a stack of matrices `[..., m, n]` (leading batch
-//! dimensions), float32 or float64. The kernels are plain deterministic
-//! algorithms evaluated in f64 (float32 inputs are widened and the results
-//! rounded once): Cholesky–Banachiewicz, LAPACK-style partial-pivot LU
-//! (`getrf`: first largest pivot, zero pivots leave the column unscaled),
-//! Householder QR with LAPACK's reflector convention (`geqrf`/`orgqr`), cyclic
-//! Jacobi for `eigh` and one-sided (Hestenes) Jacobi for `svd`. Failures
-//! follow LAPACK/JAX: a matrix that is not positive definite gives a Cholesky
-//! factor of NaNs, a singular triangular solve gives infinities/NaNs; nothing
-//! is an error except shapes and dtypes.
+//! dimensions), float32 or float64. Two kernel sets compute them:
+//! [`dense`] on `faer` in the operand's precision (the default mode: blocked,
+//! SIMD, with a constant partition count so the bits do not depend on the
+//! thread count), and [`portable`], plain deterministic f64 loops for
+//! `Determinism::Portable` (Cholesky–Banachiewicz, LAPACK-style
+//! partial-pivot LU, Householder QR, cyclic Jacobi `eigh`, one-sided Jacobi
+//! `svd`). Both follow LAPACK's conventions as JAX's CPU results do
+//! (`getrf` pivots: first largest, zero pivots leave the column unscaled;
+//! `geqrf`/`orgqr` reflectors; eigenvalues ascending, singular values
+//! descending). Failures follow LAPACK/JAX: a matrix that is not positive
+//! definite gives a Cholesky factor of NaNs, a singular triangular solve
+//! gives infinities/NaNs, non-finite inputs give NaNs; nothing is an error
+//! except shapes and dtypes.
 //!
 //! JVP rules follow JAX's derivations and are emitted with existing
 //! primitives (`dot_general`, `triangular_solve`, masks from `iota`), so their
@@ -28,10 +32,20 @@ use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 
-mod kernels;
+mod dense;
+mod portable;
 mod rules;
 
-use kernels::{eval_buffers, SolveOpts};
+pub use dense::PARTITIONS;
+
+/// The `triangular_solve` flags the kernels and rules read.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SolveOpts {
+    pub(super) left_side: bool,
+    pub(super) lower: bool,
+    pub(super) transpose_a: bool,
+    pub(super) unit_diagonal: bool,
+}
 use rules::{jvp_cholesky, jvp_eigh, jvp_lu, jvp_qr, jvp_svd, jvp_triangular_solve};
 
 /// The primitives of this family.
@@ -338,10 +352,18 @@ impl Family for LinalgOp {
     }
 
     fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
+        &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
-        let bufs = eval_buffers(self, args, dtype)?;
+        let fast = if ctx.is_portable() {
+            None
+        } else {
+            dense::eval_buffers(self, args)?
+        };
+        let bufs = match fast {
+            Some(bufs) => bufs,
+            None => portable::eval_buffers(self, args, dtype)?,
+        };
         finish_all(self.name(), outs, bufs)
     }
 

@@ -1,8 +1,7 @@
 //! Graph helpers and JVP rules of the linalg family, emitted with existing
 //! primitives (`dot_general`, `triangular_solve`, masks from `iota`).
 
-use super::kernels::SolveOpts;
-use super::LinalgOp;
+use super::{LinalgOp, SolveOpts};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;

@@ -1,8 +1,18 @@
-//! CPU kernels of the linalg family: a dense f64 matrix type and the
+//! The hand-written linalg kernels: a dense f64 matrix type and the
 //! factorizations (Cholesky, triangular solve, LU, QR, eigh, svd) evaluated
-//! per matrix of a batched operand.
+//! per matrix of a batched operand, in f64 for either input precision.
+//!
+//! These serve [`Determinism::Portable`](crate::exec::Determinism): plain
+//! scalar loops with separate multiplies and adds in a fixed order, so the
+//! bits are the same on every x86-64 CPU at any SIMD level and thread count.
+//! faer (the [`super::dense`] kernels of the default mode) dispatches at run
+//! time to AVX2 or AVX-512 code with FMA and cache-dependent blocking, whose
+//! bits differ between CPU models, so the portable mode cannot use it. The
+//! LU and QR kernels also give the default mode LAPACK's results where faer
+//! departs from LAPACK (zero pivots, rank-deficient QR): [`lu_f64`],
+//! [`qr_f64`]. Empty matrices (a zero dimension) always run here.
 
-use super::LinalgOp;
+use super::{LinalgOp, SolveOpts};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -183,14 +193,6 @@ fn substitute(t: &Mat, mut x: Mat, lower: bool) -> Mat {
         }
     }
     x
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(super) struct SolveOpts {
-    pub(super) left_side: bool,
-    pub(super) lower: bool,
-    pub(super) transpose_a: bool,
-    pub(super) unit_diagonal: bool,
 }
 
 fn triangular_solve(a: &Mat, b: &Mat, o: SolveOpts) -> Result<Mat> {
@@ -441,6 +443,21 @@ fn svd(a: &Mat, full_matrices: bool, compute_uv: bool) -> Result<(Vec<f64>, Mat,
         }
     }
     Ok((s, uo, vt))
+}
+
+/// LAPACK `getrf` of one row-major `r x c` matrix: (packed L\U, pivots,
+/// permutation).
+pub(super) fn lu_f64(r: usize, c: usize, a: &[f64]) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
+    let (f, piv, perm) = lu(&Mat::from_slice(r, c, a));
+    (f.d, piv, perm)
+}
+
+/// Householder QR of one row-major `r x c` matrix: (q, r) row-major.
+pub(super) fn qr_f64(
+    r: usize, c: usize, a: &[f64], full_matrices: bool,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (q, rr) = qr(&Mat::from_slice(r, c, a), full_matrices)?;
+    Ok((q.d, rr.d))
 }
 
 // ----------------------------------------------------------------- kernels
