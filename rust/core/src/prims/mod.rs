@@ -26,6 +26,7 @@ pub mod dot;
 pub mod dynamic;
 pub mod elementwise;
 pub mod family;
+pub mod fft;
 pub mod gather;
 pub mod jvp;
 pub mod kernel;
