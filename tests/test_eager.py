@@ -83,9 +83,13 @@ def test_sum_of_bool_and_small_ints_is_int32():
     assert int(jnp.sum(jnp.asarray([True, False, True]))) == 2
 
 
-def test_complex_is_a_clear_type_error():
-    with pytest.raises(TypeError, match="complex"):
-        jnp.asarray(np.ones(2, dtype=np.complex64))
+def test_complex_arrays_convert_both_ways():
+    z = np.array([1 + 2j, -0.5j], dtype=np.complex64)
+    a = jnp.asarray(z)
+    assert a.dtype == np.complex64
+    np.testing.assert_array_equal(np.asarray(a), z)
+    with pytest.raises(TypeError, match="complex256"):
+        jnp.asarray(np.ones(2, dtype=np.clongdouble))
 
 
 def test_float64_canonicalized_without_x64():

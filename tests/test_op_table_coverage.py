@@ -29,7 +29,8 @@ def _exempt(reason, *names):
 
 
 _DTYPE_CLASSES = tuple(f"numpy.{n}" for n in (
-    "bfloat16", "bool_", "complexfloating", "dtype", "float16", "float32", "float64", "float_", "floating",
+    "bfloat16", "bool_", "cdouble", "complex128", "complex64", "complex_", "complexfloating", "csingle",
+    "dtype", "float16", "float32", "float64", "float_", "floating",
     "generic", "inexact", "int16", "int32", "int64", "int8", "int_", "integer", "number", "signedinteger",
     "uint16", "uint32", "uint64", "uint8", "unsignedinteger"))
 

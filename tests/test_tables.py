@@ -151,7 +151,8 @@ def test_canonical_names_match_array_creation(name):
         jax.config.update("jax_enable_x64", False)
 
 
-_KIND_OF = {"b": jnp.bool_, "i": jnp.signedinteger, "u": jnp.unsignedinteger, "f": jnp.floating}
+_KIND_OF = {"b": jnp.bool_, "i": jnp.signedinteger, "u": jnp.unsignedinteger, "f": jnp.floating,
+            "c": jnp.complexfloating}
 
 
 @pytest.mark.parametrize("name", ARRAY_DTYPES)
@@ -161,6 +162,10 @@ def test_kinds_and_float_names(name):
     if name in tables.FLOAT_NAMES:
         g = jax.grad(lambda v: v.astype(jnp.float32).sum())(x)
         np.testing.assert_array_equal(np.asarray(g, np.float32), np.ones(2, np.float32))
+    elif name in tables.COMPLEX_NAMES:
+        # A real-valued function of complex inputs (JAX: the real part's cotangent, 1+0j).
+        g = jax.grad(lambda v: jnp.real(v).sum())(x)
+        np.testing.assert_array_equal(np.asarray(g), np.ones(2, np.complex64))
     else:
         with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs|float"):
             jax.grad(lambda v: v.astype(jnp.float32).sum())(x)

@@ -43,10 +43,20 @@ def _dtype_name(x):
     return core.get_aval(x).dtype_name
 
 
-def _check_input_dtype(x, fname, allow_int):
+def _check_input_dtype(x, fname, allow_int, holomorphic=False):
     name = _dtype_name(x)
-    if dtypes.is_float_name(name):
+    if holomorphic:
+        if not dtypes.is_complex_name(name):
+            raise TypeError(f"{fname} with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {name}.")
         return
+    if dtypes.is_float_name(name) or (dtypes.is_complex_name(name) and fname in ("grad", "vjp")):
+        return
+    if dtypes.is_complex_name(name):
+        raise TypeError(
+            f"{fname} requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+            f"but got {name}. For holomorphic differentiation, pass holomorphic=True. For "
+            "differentiation of non-holomorphic functions involving complex inputs, use jax.jvp directly.")
     if allow_int and (dtypes.is_int_name(name) or name == "bool"):
         return
     raise TypeError(
@@ -77,13 +87,11 @@ def _zeros_like(x):
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """Function returning `(fun(*args), gradient of fun w.r.t. args[argnums])`."""
-    if holomorphic:
-        raise TypeError("holomorphic differentiation needs complex dtypes, which microjax_rs does not support")
     name = _fun_name(fun)
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        leaf = _one_float_leaf(args, argnums)
+        leaf = None if holomorphic else _one_float_leaf(args, argnums)
         if leaf is not None:  # the common case: no pytree work
             single, tree, leaves = True, None, [leaf]
             rebuild = _rebuild_one(args, argnums % len(args))
@@ -91,21 +99,21 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             single, nums = _argnums_tuple(argnums, len(args))
             leaves, tree, rebuild = _split_args(args, nums)
             for x in leaves:
-                _check_input_dtype(x, "grad", allow_int)
+                _check_input_dtype(x, "grad", allow_int, holomorphic)
 
         def flat(tracers):
             out = fun(*rebuild(tracers), **kwargs)
             aux = None
             if has_aux:
                 out, aux = _aux_pair(out, "value_and_grad")
-            _check_scalar_output(out)
+            _check_scalar_output(out, holomorphic)
             return [out], aux
 
         trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name, private=True)
         if tree is None:  # one float leaf
             nonzeros = [True] + [False] * len(trace.captures)
         else:
-            nonzeros = [dtypes.is_float_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
+            nonzeros = [dtypes.is_inexact_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
         level = trace.parent
         if level is None and not any(map(core.on_device, inputs)) and not config.debug_checks:
             # eager, on the host: lift, transform (cached) and run in one Rust call
@@ -122,7 +130,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             g = g[0] if single else g
         return ((value, aux), g) if has_aux else (value, g)
 
-    return _fast_grad(fun, value_and_grad_f, argnums, has_aux, True, name)
+    return _fast_grad(fun, value_and_grad_f, argnums, has_aux or holomorphic, True, name)
 
 
 def _fast_grad(fun, python_f, argnums, has_aux, with_value, name):
@@ -193,8 +201,8 @@ def _fill_int_grads(leaves, nonzeros, cts):
     return out
 
 
-def _check_scalar_output(out):
-    if type(out) is Tracer:  # the common case
+def _check_scalar_output(out, holomorphic=False):
+    if type(out) is Tracer and not holomorphic:  # the common case
         a = out.aval
         if a.shape == () and a.dtype_name in _FLOAT_NAMES:
             return
@@ -203,10 +211,17 @@ def _check_scalar_output(out):
     aval = core.get_aval(out)
     if aval.shape != ():
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
+    if holomorphic:
+        if not dtypes.is_complex_name(aval.dtype_name):
+            raise TypeError(f"grad with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{aval.dtype_name}.")
+        return
     if not dtypes.is_float_name(aval.dtype_name):
+        extra = (" For differentiation of non-holomorphic functions involving complex outputs, use "
+                 "jax.vjp directly.") if dtypes.is_complex_name(aval.dtype_name) else ""
         raise TypeError(
             f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
-            f"but got {aval.dtype_name}. For holomorphic differentiation, pass holomorphic=True.")
+            f"but got {aval.dtype_name}. For holomorphic differentiation, pass holomorphic=True.{extra}")
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
@@ -220,7 +235,8 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
             return g, aux
         return vg(*args, **kwargs)[1]
 
-    return _fast_grad(fun, grad_f, argnums, has_aux, False, _fun_name(fun))
+    # The Rust fast path differentiates real scalars only.
+    return _fast_grad(fun, grad_f, argnums, has_aux or holomorphic, False, _fun_name(fun))
 
 
 def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):
@@ -232,7 +248,7 @@ def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):
         if pa.shape != ta.shape:
             raise ValueError(f"jvp called with different primal and tangent shapes; Got primal shape "
                              f"{pa.shape} and tangent shape as {ta.shape}")
-        if dtypes.is_float_name(pa.dtype_name) and pa.dtype_name != ta.dtype_name:
+        if dtypes.is_inexact_name(pa.dtype_name) and pa.dtype_name != ta.dtype_name:
             raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
                             f"or in case of int/bool primal dtype the tangent dtype must be float0. Got "
                             f"primal dtype {pa.dtype_name} and so expected tangent dtype "
@@ -275,7 +291,7 @@ def jvp(fun, primals, tangents, has_aux=False):
 
     flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name, private=True)
-    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
+    nonzeros = [dtypes.is_inexact_name(_dtype_name(p)) for p in pleaves]
     jclosed, lits = ad.jvp_program(closed, nonzeros + [False] * len(trace.captures))
     tans = [t for t, nz in zip(tleaves, nonzeros) if nz]
     res = ad.run_at(trace.parent, jclosed, lits + inputs + tans)
@@ -317,7 +333,7 @@ def vjp(fun, *primals, has_aux=False):
 
     flat = _flat_over_tree(fun, ptree, has_aux, pair_check="vjp")
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
-    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves] + [False] * len(trace.captures)
+    nonzeros = [dtypes.is_inexact_name(_dtype_name(p)) for p in pleaves] + [False] * len(trace.captures)
     fwd, bwd, num_res, lits = ad.vjp_program(closed, nonzeros)
     res = ad.run_at(trace.parent, fwd, lits + inputs)
     n = len(outs)
@@ -391,13 +407,13 @@ def _make_std_basis(aval):
     return lax.reshape(eye, (n,) + aval.shape)
 
 
-def _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int):
+def _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int, holomorphic=False):
     """`(single, leaves, tree, f_flat)` for a Jacobian of `fun` at `args` with
     respect to `argnums`: `f_flat(*leaves)` returns `(output, aux or None)`."""
     single, nums = _argnums_tuple(argnums, len(args))
     leaves, tree, rebuild = _split_args(args, nums)
     for x in leaves:
-        _check_input_dtype(x, api, allow_int)
+        _check_input_dtype(x, api, allow_int, holomorphic)
 
     def f_flat(*ls):
         out = fun(*rebuild(list(ls)), **kwargs)
@@ -413,7 +429,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False)
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False,
+                                                       holomorphic)
         per_leaf = []
         aux = None
         out_struct = None
@@ -446,7 +463,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
     @functools.wraps(fun)
     def jacfun(*args, **kwargs):
-        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int)
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int,
+                                                       holomorphic)
         out, pullback, aux = vjp(f_flat, *leaves, has_aux=True)
         out_leaves, out_struct = tree_flatten(out)
         rows = []
@@ -485,8 +503,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     pleaves, ptree = tree_flatten(tuple(primals))
     for p in pleaves:
         name = _leaf_aval(p).dtype_name
-        if not dtypes.is_float_name(name):
-            raise TypeError(f"linear_transpose only supports float inputs, got {name}")
+        if not dtypes.is_inexact_name(name):
+            raise TypeError(f"linear_transpose only supports float or complex inputs, got {name}")
 
     def flat(*leaves):
         return fun(*tree_unflatten(ptree, list(leaves)))

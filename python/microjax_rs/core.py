@@ -151,7 +151,7 @@ def get_aval(x):
         return _shaped(x.shape, x.dtype_name, x.weak_type)
     if isinstance(x, Tracer):
         return x.aval
-    if t in (bool, int, float):
+    if t in (bool, int, float, complex):
         return ShapedArray((), dtypes.scalar_type_name(x), dtypes.is_weak_scalar(x))
     if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, dtypes.canonical_name(dtypes.dtype_name(x.dtype)),
@@ -175,7 +175,7 @@ def to_array(x, dtype=None, weak_type=None):
     t = type(x)
     if t is ArrayImpl and dtype is None:
         return x
-    if t in (bool, int, float):
+    if t in (bool, int, float, complex):
         name = dtypes.canonical_name(dtypes.dtype_name(dtype)) if dtype is not None else dtypes.scalar_type_name(x)
         if t is int and dtypes.is_int_name(name):
             _check_int_range(x, name)
@@ -575,7 +575,7 @@ class StagingTrace:
             if x.ndim == 0:
                 return (x.item(), x.dtype_name, x.weak_type)
             return self._const(x)
-        if t in (bool, int, float):
+        if t in (bool, int, float, complex):
             name = dtypes.scalar_type_name(x)
             if t is int:
                 _check_int_range(x, name)

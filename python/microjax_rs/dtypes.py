@@ -4,7 +4,7 @@ The per-dtype facts come from the Rust core (`_src.tables`)."""
 import numpy as np
 
 from . import _core
-from ._src.tables import CANONICAL_32, FLOAT_NAMES, INT_NAMES, KINDS
+from ._src.tables import CANONICAL_32, COMPLEX_NAMES, FLOAT_NAMES, INEXACT_NAMES, INT_NAMES, KINDS
 
 try:  # bfloat16 comes from ml_dtypes when installed
     import ml_dtypes as _ml_dtypes
@@ -26,7 +26,7 @@ class prng_key(extended):
 
 # Every dtype of the core but the PRNG key type (keys have no NumPy dtype).
 _SUPPORTED = frozenset(n for n, k in KINDS.items() if k != "V") | {"float0"}
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)
 
 
 def x64_enabled():
@@ -65,7 +65,7 @@ def _dtype_name_slow(dtype):
     elif dtype is float:
         name = default_float_name()
     elif dtype is complex:
-        raise TypeError("complex dtypes are not supported by microjax_rs")
+        name = default_complex_name()
     else:
         d = getattr(dtype, "dtype", dtype)
         try:
@@ -75,8 +75,6 @@ def _dtype_name_slow(dtype):
             name = getattr(dtype, "__name__", str(dtype))
     if name == "bool_":
         name = "bool"
-    if name.startswith("complex"):
-        raise TypeError(f"complex dtypes are not supported by microjax_rs (got {name})")
     if name not in _SUPPORTED:
         raise TypeError(f"dtype {name!r} is not supported by microjax_rs")
     return name
@@ -121,6 +119,10 @@ def default_int_name():
 
 def default_float_name():
     return "float64" if _core.get_x64() else "float32"
+
+
+def default_complex_name():
+    return "complex128" if _core.get_x64() else "complex64"
 
 
 _NP_CACHE = {}
@@ -177,8 +179,8 @@ def _py_dtype(x):
 
 
 def is_weak_scalar(x):
-    """Python int/float are weakly typed; bool is not (as JAX)."""
-    return type(x) in (int, float)
+    """Python int/float/complex are weakly typed; bool is not (as JAX)."""
+    return type(x) in (int, float, complex)
 
 
 def scalar_type_name(x):
@@ -191,7 +193,7 @@ def scalar_type_name(x):
     if t is float:
         return default_float_name()
     if t is complex:
-        raise TypeError("complex numbers are not supported by microjax_rs")
+        return default_complex_name()
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
@@ -201,6 +203,23 @@ def issubdtype(a, b):
 
 def is_float_name(name):
     return name in FLOAT_NAMES
+
+
+def is_complex_name(name):
+    return name in COMPLEX_NAMES
+
+
+def real_dtype_name(name):
+    """The dtype name of the real and imaginary parts of complex `name`
+    (float32 for complex64); any other name unchanged."""
+    if not is_complex_name(name):
+        return name
+    return np.empty((), np_dtype(name)).real.dtype.name
+
+
+def is_inexact_name(name):
+    """Floating or complex: the dtypes that carry tangents."""
+    return name in INEXACT_NAMES
 
 
 def is_int_name(name):
@@ -218,7 +237,7 @@ class finfo:
     def __init__(self, dtype):
         name = dtype_name(dtype)
         info = np.finfo(np_dtype(name))
-        self.dtype = np_dtype(name)
+        self.dtype = np.dtype(info.dtype)
         self.bits = info.bits
         self.eps = info.eps
         self.max = info.max

@@ -26,7 +26,8 @@ tolerance.
 Modules: ``_record`` (the record types, dtypes, tolerances, argument makers,
 inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
-``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``jnp_more``
+``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``complex_ops`` (complex64/complex128
+rows and the complex-part functions), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
@@ -36,6 +37,7 @@ surface), ``random``, ``random_distributions``, ``lax_more`` (lax functions comp
 other primitives); ``errors`` (the bad inputs attached to the records).
 """
 from . import (
+    complex_ops,
     conv,
     creation,
     dot,
@@ -93,6 +95,7 @@ _OPERATORS: tuple = (
     + stats.RECORDS
     + lax_more.RECORDS
     + special.RECORDS
+    + complex_ops.RECORDS
 )
 
 # Every record, with its bad inputs attached.

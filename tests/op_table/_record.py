@@ -52,6 +52,7 @@ def canonicalize_dtype(dt, x64: bool) -> np.dtype:
         np.dtype("float64"): np.dtype("float32"),
         np.dtype("int64"): np.dtype("int32"),
         np.dtype("uint64"): np.dtype("uint32"),
+        np.dtype("complex128"): np.dtype("complex64"),
     }.get(dt, dt)
 
 
@@ -97,6 +98,8 @@ def _rand(rng: np.random.Generator, shape, dtype: np.dtype, lo, hi):
     shape = tuple(shape)
     if dtype == np.dtype(bool):
         return rng.integers(0, 2, size=shape).astype(bool)
+    if np.issubdtype(dtype, np.complexfloating):
+        return (rng.uniform(lo, hi, size=shape) + 1j * rng.uniform(lo, hi, size=shape)).astype(dtype)
     if is_float(dtype):
         return rng.uniform(lo, hi, size=shape).astype(dtype)
     info = np.iinfo(dtype)
@@ -330,6 +333,8 @@ def _upcast(a):
     a = np.asarray(a)
     if is_float(a.dtype) and a.dtype != np.float64:
         return a.astype(np.float64)
+    if a.dtype == np.complex64:
+        return a.astype(np.complex128)
     return a
 
 
@@ -341,7 +346,7 @@ def reference(rec: OpRecord, dtype_name: str, arrays, args, kwargs, x64: bool) -
         want = np.dtype(rec.out_dtype(np_dtype(dtype_name), x64))
     else:
         want = canonicalize_dtype(raw.dtype, x64)
-    if rec.upcast and any(is_float(np.asarray(a).dtype) for a in arrays):
+    if rec.upcast and any(is_float(np.asarray(a).dtype) or np.asarray(a).dtype.kind == "c" for a in arrays):
         with np.errstate(all="ignore"):
             value = np.asarray(rec.ref(*[_upcast(a) for a in arrays], *args, **kwargs))
     else:

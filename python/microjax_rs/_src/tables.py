@@ -21,7 +21,7 @@ NONDIFF_PRIMS = frozenset(name for name, (_, diff, _) in PRIMITIVES.items() if n
 # Dtype name -> the short name jaxprs print (`float32` -> `f32`).
 SHORT_NAMES = {name: short for name, (short, _, _, _) in DTYPES.items()}
 
-# Dtype name -> NumPy kind character (`b`, `i`, `u`, `f`; `V` for float0 and keys).
+# Dtype name -> NumPy kind character (`b`, `i`, `u`, `f`, `c`; `V` for float0 and keys).
 KINDS = {name: kind for name, (_, kind, _, _) in DTYPES.items()}
 
 # Dtype name -> its canonical name with x64 disabled (`int64` -> `int32`).
@@ -29,6 +29,12 @@ CANONICAL_32 = {name: canon for name, (_, _, canon, _) in DTYPES.items()}
 
 # The floating dtype names (the differentiable ones).
 FLOAT_NAMES = frozenset(name for name, (_, _, _, is_float) in DTYPES.items() if is_float)
+
+# The complex dtype names (complex64, complex128).
+COMPLEX_NAMES = frozenset(name for name, kind in KINDS.items() if kind == "c")
+
+# The inexact dtype names (floating or complex): the ones that carry tangents.
+INEXACT_NAMES = FLOAT_NAMES | COMPLEX_NAMES
 
 # The integer dtype names, signed and unsigned.
 INT_NAMES = frozenset(name for name, kind in KINDS.items() if kind in ("i", "u"))

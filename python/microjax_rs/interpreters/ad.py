@@ -21,7 +21,7 @@ from ..config import config
 # _NONDIFF_PRIMS: primitives whose outputs are never perturbed (the core's
 # non-differentiable ones: bool/int results, and stop_gradient, whose value
 # is taken one level down, which cuts the path).
-from .._src.tables import FLOAT_NAMES as _FLOATS, NONDIFF_PRIMS as _NONDIFF_PRIMS
+from .._src.tables import INEXACT_NAMES as _FLOATS, NONDIFF_PRIMS as _NONDIFF_PRIMS
 from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, source_info
 
 
@@ -30,7 +30,7 @@ def _nondiff_output(prim, params):
     if prim.name in _NONDIFF_PRIMS:
         return True
     if prim.name == "convert_element_type":
-        return not dtypes.is_float_name(dtypes.dtype_name(params["new_dtype"]))
+        return not dtypes.is_inexact_name(dtypes.dtype_name(params["new_dtype"]))
     return False
 
 

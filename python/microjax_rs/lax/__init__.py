@@ -16,7 +16,7 @@ from ..core import Primitive, ArrayImpl, Tracer
 _P = {name: Primitive(name) for name in core._BUILTIN_NAMES}
 globals().update({f"{name.replace('-', '_')}_p": p for name, p in _P.items()})  # scatter-add -> scatter_add_p
 
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, _builtins.complex)
 
 
 def _dtype_name_of(x):
@@ -454,7 +454,7 @@ def broadcasted_iota(dtype, shape, dimension):
 def full(shape, fill_value, dtype=None):
     shape = tuple(int(d) for d in shape)
     if dtype is None:
-        x = fill_value if not isinstance(fill_value, (bool, int, float)) else core.to_array(fill_value)
+        x = fill_value if not isinstance(fill_value, _SCALARS) else core.to_array(fill_value)
         weak = _aval(x).weak_type
     else:
         x = convert_element_type(fill_value, dtype)
@@ -746,7 +746,7 @@ def _static_fill(fill_value):
         return None
     if isinstance(fill_value, (ArrayImpl, np.ndarray, np.generic)) and np.ndim(fill_value) == 0:
         fill_value = np.asarray(fill_value).item()
-    if isinstance(fill_value, Tracer) or not isinstance(fill_value, (bool, int, float)):
+    if isinstance(fill_value, Tracer) or not isinstance(fill_value, _SCALARS):
         raise TypeError(f"fill_value must be a concrete scalar, got {fill_value!r}")
     return fill_value
 
@@ -817,6 +817,7 @@ from ._conv_shapes import (  # noqa: E402
 from ._ann import approx_max_k, approx_min_k  # noqa: E402
 from ._solves import custom_linear_solve, custom_root  # noqa: E402
 from ._reductions import reduce  # noqa: E402
+from ._complex import complex, conj, imag, real  # noqa: E402
 from ._rng import RandomAlgorithm, rng_bit_generator  # noqa: E402
 from ._array_ops import (  # noqa: E402
     batch_matmul, broadcast_like, collapse, dtype, empty, full_like, index_take, ragged_dot, ragged_dot_general,

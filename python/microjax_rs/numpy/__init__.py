@@ -31,7 +31,7 @@ from .._src.numpy.scalar_types import (  # noqa: F401
 
 # elementwise functions
 from .._src.numpy.ufuncs import (  # noqa: F401
-    abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
+    abs, absolute, acos, acosh, add, angle, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
     around, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert, bitwise_not, bitwise_or,
     bitwise_xor, cbrt, ceil, clip, conj, conjugate, copysign, cos, cosh, deg2rad, degrees, divide,
     divmod, equal, exp, exp2, expm1, fix, float_power, floor, floor_divide, fmax, fmin, fmod,
@@ -142,6 +142,7 @@ from .._src.numpy.ufuncs import (  # noqa: F401,E402
     nextafter, spacing,
 )
 from .._src.numpy.scalar_types import bool, character, double, flexible, object_, single, uint  # noqa: F401,E402,A004
+from .._src.numpy.scalar_types import cdouble, complex64, complex128, complex_, csingle  # noqa: F401,E402
 from .._src.numpy.lax_numpy import euler_gamma  # noqa: F401,E402
 
 # polynomials, window functions, numerical calculus, bit packing, matrix-vector products

@@ -19,6 +19,10 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// Complex with f32 real and imaginary parts (`num_complex::Complex<f32>`).
+    C64,
+    /// Complex with f64 parts (`num_complex::Complex<f64>`).
+    C128,
     /// Tangent type of integer/boolean primals: carries no data.
     Float0,
     /// Threefry PRNG key (two uint32 words per key element).
@@ -26,7 +30,7 @@ pub enum DType {
 }
 
 /// Every dtype, for tests and tables.
-pub const ALL_DTYPES: [DType; 15] = [
+pub const ALL_DTYPES: [DType; 17] = [
     DType::Bool,
     DType::I8,
     DType::I16,
@@ -40,6 +44,8 @@ pub const ALL_DTYPES: [DType; 15] = [
     DType::BF16,
     DType::F32,
     DType::F64,
+    DType::C64,
+    DType::C128,
     DType::Float0,
     DType::Key,
 ];
@@ -61,6 +67,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
             DType::Float0 => "float0",
             DType::Key => "key<fry>",
         }
@@ -82,13 +90,14 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
             DType::Float0 => "float0",
             DType::Key => "key<fry>",
         }
     }
 
-    /// Parse either the long or the short name. Complex names get the
-    /// documented out-of-scope error.
+    /// Parse either the long or the short name.
     pub fn from_name(name: &str) -> Result<DType> {
         for d in ALL_DTYPES {
             if d.name() == name || d.short_name() == name {
@@ -97,9 +106,6 @@ impl DType {
         }
         match name {
             "bool_" => Ok(DType::Bool),
-            "complex64" | "complex128" | "c64" | "c128" => Err(Error::Unsupported(format!(
-                "complex dtypes are not supported by microjax_rs (got {name})"
-            ))),
             _ => Err(Error::InvalidArgument(format!("unknown dtype {name:?}"))),
         }
     }
@@ -110,25 +116,59 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 | DType::Key => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 | DType::Key => 8,
+            DType::C128 => 16,
             DType::Float0 => 0,
         }
     }
 
     /// NumPy's kind character: `b` bool, `i` signed, `u` unsigned, `f`
-    /// float, `V` the data-less float0 and the opaque key type.
+    /// float, `c` complex, `V` the data-less float0 and the opaque key type.
     pub fn kind(self) -> char {
         match self {
             DType::Bool => 'b',
             d if d.is_signed_int() => 'i',
             d if d.is_unsigned_int() => 'u',
             d if d.is_float() => 'f',
+            d if d.is_complex() => 'c',
             _ => 'V',
         }
     }
 
     pub fn is_float(self) -> bool {
         matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// complex64 or complex128.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// Floating or complex (NumPy's `inexact`): the dtypes that carry
+    /// tangents.
+    pub fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The dtype of a complex type's real and imaginary parts (float32 for
+    /// complex64, float64 for complex128); any other dtype itself.
+    pub fn real_dtype(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            other => other,
+        }
+    }
+
+    /// The complex type with parts of float dtype `self` (complex128 for
+    /// float64, complex64 for the narrower floats); complex dtypes
+    /// themselves; `None` for any other dtype.
+    pub fn complex_dtype(self) -> Option<DType> {
+        match self {
+            DType::F64 | DType::C128 => Some(DType::C128),
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
+            _ => None,
+        }
     }
 
     pub fn is_signed_int(self) -> bool {
@@ -143,12 +183,13 @@ impl DType {
         self.is_signed_int() || self.is_unsigned_int()
     }
 
-    /// Numeric (int, float); bool, float0 and keys are not.
+    /// Real numeric (int, float); complex, bool, float0 and keys are not.
+    /// Rules that take complex operands say so with [`DType::is_complex`].
     pub fn is_numeric(self) -> bool {
         self.is_int() || self.is_float()
     }
 
-    /// Bit width of an integer or float type.
+    /// Bit width of an integer, float or complex type.
     pub fn bits(self) -> u32 {
         let bytes = u32::try_from(self.itemsize()).unwrap_or(0);
         bytes.saturating_mul(8)
@@ -163,6 +204,7 @@ impl DType {
             DType::I64 => DType::I32,
             DType::U64 => DType::U32,
             DType::F64 => DType::F32,
+            DType::C128 => DType::C64,
             other => other,
         }
     }
@@ -185,8 +227,21 @@ mod tests {
             assert_eq!(DType::from_name(d.short_name()), Ok(d));
         }
         assert!(matches!(
-            DType::from_name("complex64"),
-            Err(Error::Unsupported(_))
+            DType::from_name("complex32"),
+            Err(Error::InvalidArgument(_))
         ));
+    }
+
+    #[test]
+    fn complex_facts() {
+        assert_eq!(DType::from_name("c64"), Ok(DType::C64));
+        assert_eq!(DType::from_name("complex128"), Ok(DType::C128));
+        assert_eq!((DType::C64.itemsize(), DType::C128.itemsize()), (8, 16));
+        assert_eq!((DType::C64.kind(), DType::C128.kind()), ('c', 'c'));
+        assert_eq!(DType::C128.canonicalize(false), DType::C64);
+        assert_eq!(DType::C128.real_dtype(), DType::F64);
+        assert_eq!(DType::BF16.complex_dtype(), Some(DType::C64));
+        assert_eq!(DType::I32.complex_dtype(), None);
+        assert!(DType::C64.is_inexact() && !DType::C64.is_numeric() && !DType::C64.is_float());
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! Promotion is the least upper bound in JAX's lattice
 //! (<https://jax.readthedocs.io/en/latest/type_promotion.html>), where
-//! Python scalars are the weak kinds `i*` / `f*`: a weak operand takes the
+//! Python scalars are the weak kinds `i*` / `f*` / `c*`: a weak operand takes the
 //! other operand's dtype when that one is of the same kind or above, and a
 //! weak result takes the default dtype of its kind. Broadcasting is NumPy's,
 //! with JAX's errors.
@@ -14,15 +14,17 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 
 /// A node of JAX's promotion lattice: a concrete dtype, or the weak Python
-/// scalar kinds `i*` / `f*`.
+/// scalar kinds `i*` / `f*` / `c*`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Node {
     Concrete(DType),
     WeakInt,
     WeakFloat,
+    WeakComplex,
 }
 
-/// Direct successors in JAX's lattice (b1 → i* → {u8, i8}; i* → f*; …).
+/// Direct successors in JAX's lattice (b1 → i* → {u8, i8}; i* → f*;
+/// f* → c*; f32 → c64; f64 → c128; c* → c64 → c128; …).
 fn successors(n: Node) -> &'static [Node] {
     use DType::*;
     use Node::*;
@@ -37,10 +39,13 @@ fn successors(n: Node) -> &'static [Node] {
         Concrete(I16) => &[Concrete(I32)],
         Concrete(I32) => &[Concrete(I64)],
         Concrete(I64) => &[WeakFloat],
-        WeakFloat => &[Concrete(BF16), Concrete(F16)],
+        WeakFloat => &[Concrete(BF16), Concrete(F16), WeakComplex],
         Concrete(BF16) | Concrete(F16) => &[Concrete(F32)],
-        Concrete(F32) => &[Concrete(F64)],
-        Concrete(F64) | Concrete(Float0) | Concrete(Key) => &[],
+        Concrete(F32) => &[Concrete(F64), Concrete(C64)],
+        Concrete(F64) => &[Concrete(C128)],
+        WeakComplex => &[Concrete(C64)],
+        Concrete(C64) => &[Concrete(C128)],
+        Concrete(C128) | Concrete(Float0) | Concrete(Key) => &[],
     }
 }
 
@@ -63,13 +68,15 @@ fn node_of(dtype: DType, weak: bool) -> Node {
     match (weak, dtype) {
         (true, d) if d.is_int() => Node::WeakInt,
         (true, d) if d.is_float() => Node::WeakFloat,
+        (true, d) if d.is_complex() => Node::WeakComplex,
         (_, d) => Node::Concrete(d),
     }
 }
 
 /// JAX's `promote_types` on (dtype, weak_type) pairs: the least upper bound in
 /// the lattice; a weak result takes the default dtype of its kind
-/// (`default_int`/`default_float`, already canonicalized by the caller).
+/// (`default_int`/`default_float`, already canonicalized by the caller;
+/// the default complex dtype is the one with `default_float` parts).
 pub fn promote(
     a: (DType, bool), b: (DType, bool), default_int: DType, default_float: DType,
 ) -> Result<(DType, bool)> {
@@ -91,6 +98,7 @@ pub fn promote(
         Some(Node::Concrete(d)) => Ok((d, false)),
         Some(Node::WeakInt) => Ok((default_int, true)),
         Some(Node::WeakFloat) => Ok((default_float, true)),
+        Some(Node::WeakComplex) => Ok((default_float.complex_dtype().unwrap_or(DType::C64), true)),
         None => Err(Error::InvalidArgument(format!(
             "no common dtype for {} and {}",
             a.0, b.0
@@ -256,6 +264,23 @@ mod tests {
             ((F32, W), (U8, S), (F32, W)),
             ((F32, W), (I32, W), (F32, W)),
             ((F32, W), (F64, S), (F64, S)),
+            // complex (recorded from JAX 0.10.2: jnp.promote_types and
+            // dtypes.result_type(..., return_weak_type_flag=True))
+            ((C64, S), (F32, S), (C64, S)),
+            ((C64, S), (F64, S), (C128, S)),
+            ((C64, S), (C128, S), (C128, S)),
+            ((C64, S), (BF16, S), (C64, S)),
+            ((C64, S), (U64, S), (C64, S)),
+            ((C64, S), (I64, S), (C64, S)),
+            ((C64, S), (Bool, S), (C64, S)),
+            ((C128, S), (F16, S), (C128, S)),
+            ((C64, W), (I32, S), (C64, W)),
+            ((C64, W), (F16, S), (C64, S)),
+            ((C64, W), (F32, W), (C64, W)),
+            ((C64, W), (F64, S), (C128, S)),
+            ((C64, W), (C128, S), (C128, S)),
+            ((F32, W), (C64, S), (C64, S)),
+            ((I32, W), (C128, S), (C128, S)),
         ];
         for &(a, b, want) in table {
             assert_eq!(p(a, b), want, "{a:?} with {b:?}");
@@ -269,6 +294,18 @@ mod tests {
         assert_eq!(r((I64, W), (F64, W)), (F64, W));
         assert_eq!(r((U64, S), (I64, S)), (F64, W));
         assert_eq!(r((Bool, S), (I64, W)), (I64, W));
+        assert_eq!(r((I64, S), (C128, W)), (C128, W));
+        assert_eq!(r((F64, W), (C64, W)), (C128, W));
+    }
+
+    #[test]
+    fn complex_results_are_canonical_without_x64() {
+        // jnp.promote_types(float64, complex64) is complex128;
+        // jnp.result_type canonicalizes it to complex64 with x64 disabled.
+        assert_eq!(promote_types((F64, S), (C64, S), false), Ok((C128, S)));
+        assert_eq!(promote_pair((F64, S), (C64, S), false), Ok((C64, S)));
+        assert_eq!(promote_pair((F64, S), (C64, S), true), Ok((C128, S)));
+        assert_eq!(promote_pair((I32, S), (C64, W), false), Ok((C64, W)));
     }
 
     #[test]

@@ -296,6 +296,8 @@ fn canonical_round_trip_every_primitive() {
         DType::U32,
         DType::U64,
         DType::Bool,
+        DType::C64,
+        DType::C128,
     ];
     let mut covered: Vec<&str> = Vec::new();
     let mut count = 0;
@@ -325,6 +327,8 @@ fn canonical_round_trip_every_primitive() {
                     if literal_scalars && a.shape.is_empty() && a.dtype != DType::Key {
                         let v = if a.dtype == DType::Bool {
                             Scalar::Bool(true)
+                        } else if a.dtype.is_complex() {
+                            Scalar::Complex(1.0, -0.5)
                         } else {
                             Scalar::Float(1.0)
                         };

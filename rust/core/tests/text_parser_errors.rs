@@ -76,7 +76,11 @@ fn parse_errors_name_line_and_column() {
         "",
         "microjax-jaxpr",
         "microjax-jaxpr 1 {",
-        "microjax-jaxpr 1 { lambda ; v0:c64[]. let in (v0) }",
+        "microjax-jaxpr 1 { lambda ; v0:c32[]. let in (v0) }",
+        // complex literals: 16 hex digits for c64 (two f32 parts), 32 for c128
+        "microjax-jaxpr 1 { lambda ; v0:c64[]. let v1:c64[] = add v0 0x3f800000:c64[] in (v1) }",
+        "microjax-jaxpr 1 { lambda ; v0:c128[]. let v1:c128[] = add v0 0x3f8000003f800000:c128[] in (v1) }",
+        "microjax-jaxpr 1 { lambda ; v0:c64[]. let v1:c64[] = add v0 complex(0x3ff0) in (v1) }",
         "microjax-jaxpr 1 { lambda ; v0:f32[-1]. let in (v0) }",
         "microjax-jaxpr 1 { lambda ; v0:f32[]. let v1:f32[] = add v0 0x1234567890:f32[] in (v1) }",
         "microjax-jaxpr 1 { lambda ; v0:i8[]. let v1:i8[] = add v0 128:i8[] in (v1) }",

@@ -15,7 +15,7 @@ use pyo3::exceptions::{
     PyAttributeError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyBool, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyBool, PyComplex, PyFloat, PyInt, PyString, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -84,17 +84,18 @@ fn first_scalar(a: &HostArray) -> PyResult<Scalar> {
     })
 }
 
-/// A core scalar as a Python bool/int/float.
+/// A core scalar as a Python bool/int/float/complex.
 pub(crate) fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Bound<'_, PyAny>> {
     Ok(match s {
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
         Scalar::UInt(u) => u.into_pyobject(py)?.into_any(),
         Scalar::Float(f) => PyFloat::new(py, f).into_any(),
+        Scalar::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any(),
     })
 }
 
-/// A Python bool/int/float (or NumPy scalar) as a core scalar.
+/// A Python bool/int/float/complex (or NumPy scalar) as a core scalar.
 pub(crate) fn py_to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Scalar::Bool(obj.extract::<bool>()?));
@@ -113,6 +114,9 @@ pub(crate) fn py_to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Ok(Scalar::Float(f.value()));
     }
+    if let Ok(z) = obj.cast::<PyComplex>() {
+        return Ok(Scalar::Complex(z.real(), z.imag()));
+    }
     // NumPy scalars: bool_, integer (via __index__), floating (via __float__).
     let tname = obj.get_type().name()?.to_string();
     if tname == "bool" || tname == "bool_" {
@@ -126,11 +130,17 @@ pub(crate) fn py_to_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if let Ok(u) = obj.extract::<u64>() {
         return Ok(Scalar::UInt(u));
     }
+    if tname.starts_with("complex") {
+        // NumPy complex scalars (complex64 is no Python complex subclass).
+        let re: f64 = obj.getattr("real")?.extract()?;
+        let im: f64 = obj.getattr("imag")?.extract()?;
+        return Ok(Scalar::Complex(re, im));
+    }
     if let Ok(f) = obj.extract::<f64>() {
         return Ok(Scalar::Float(f));
     }
     Err(PyTypeError::new_err(format!(
-        "expected a Python bool, int or float, got {tname}"
+        "expected a Python bool, int, float or complex, got {tname}"
     )))
 }
 
@@ -163,6 +173,8 @@ pub(crate) fn to_numpy<'py>(py: Python<'py>, a: &HostArray) -> PyResult<Bound<'p
         Buffer::F16(v) => owned_to_numpy::<f16>(py, shape, v.to_vec()),
         Buffer::F32(v) => owned_to_numpy(py, shape, v.to_vec()),
         Buffer::F64(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::C64(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::C128(v) => owned_to_numpy(py, shape, v.to_vec()),
         Buffer::BF16(v) => {
             let bits: Vec<u16> = v.iter().map(|x| x.to_bits()).collect();
             let dt = dtype_obj(py, DType::BF16)?;
@@ -202,13 +214,7 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     let untyped = arr.cast::<PyUntypedArray>()?;
     let mut dt = untyped.dtype().into_any();
     let mut arr = arr.clone();
-    let kind: String = dt.getattr("kind")?.extract()?;
     let name: String = dt.getattr("name")?.extract()?;
-    if kind == "c" {
-        return Err(PyTypeError::new_err(format!(
-            "complex dtypes are not supported by microjax_rs (got {name})"
-        )));
-    }
     let names = dt.getattr("names")?;
     if !names.is_none() {
         let is_float0 = names
@@ -249,6 +255,8 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
         "float16" => rd!(f16, F16),
         "float32" => rd!(f32, F32),
         "float64" => rd!(f64, F64),
+        "complex64" => rd!(microjax::array::C32, C64),
+        "complex128" => rd!(microjax::array::C64, C128),
         "bfloat16" => {
             let u16_dt = numpy(py)?.getattr("uint16")?;
             let bits = arr.call_method1("view", (u16_dt,))?;
@@ -256,7 +264,7 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
             host(shape, Buffer::BF16(v.into_iter().map(bf16::from_bits).collect()))
         }
         other => Err(PyTypeError::new_err(format!(
-            "dtype {other} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)"
+            "dtype {other} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, complex64, complex128)"
         ))),
     }
 }
@@ -424,6 +432,11 @@ impl ArrayImpl {
 
     fn __float__(&self) -> PyResult<f64> {
         Ok(self.scalar_value("float")?.as_f64())
+    }
+
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyComplex>> {
+        let (re, im) = self.scalar_value("complex")?.as_complex();
+        Ok(PyComplex::from_doubles(py, re, im))
     }
 
     fn __index__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

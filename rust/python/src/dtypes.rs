@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 
-/// Parses a core dtype name (`float32` or `f32`); complex names → TypeError.
+/// Parses a core dtype name (`float32` or `f32`).
 pub(crate) fn dtype_from_name(name: &str) -> PyResult<DType> {
     DType::from_name(name).py()
 }
@@ -19,7 +19,8 @@ fn dtype_index(d: DType) -> usize {
     ALL_DTYPES.iter().position(|&x| x == d).unwrap_or(0)
 }
 
-static DTYPE_OBJS: [PyOnceLock<Py<PyAny>>; 15] = [const { PyOnceLock::new() }; 15];
+static DTYPE_OBJS: [PyOnceLock<Py<PyAny>>; ALL_DTYPES.len()] =
+    [const { PyOnceLock::new() }; ALL_DTYPES.len()];
 static NP_DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
@@ -109,7 +110,7 @@ pub(crate) fn dtype_from_py(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     let name: String = dt.getattr("name")?.extract()?;
     dtype_from_name(&name).map_err(|_| {
         PyTypeError::new_err(format!(
-            "dtype {name} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64)"
+            "dtype {name} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, complex64, complex128)"
         ))
     })
 }

@@ -13,7 +13,7 @@ use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow};
 use microjax::promote::{broadcast_shapes, defaults, promote_pair};
 use microjax::{BinaryOp, CmpOp, DType, HostArray, Primitive, Scalar, UnaryOp};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +185,10 @@ fn classify<'a>(other: &'a Bound<'_, PyAny>) -> Option<Operand<'a>> {
         let b = other.extract::<bool>().ok()?;
         return Some(Operand::Py(Scalar::Bool(b), DType::Bool, false));
     }
+    if let Ok(z) = other.cast_exact::<PyComplex>() {
+        let d = defaults(x64()).1.complex_dtype()?;
+        return Some(Operand::Py(Scalar::Complex(z.real(), z.imag()), d, true));
+    }
     None
 }
 
@@ -199,7 +203,7 @@ fn int_fits(v: i64, d: DType) -> bool {
         DType::U16 => u16::try_from(v).is_ok(),
         DType::U32 => u32::try_from(v).is_ok(),
         DType::U64 => v >= 0,
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => true,
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => true,
         DType::Bool | DType::Float0 | DType::Key => false,
     }
 }
@@ -267,10 +271,14 @@ fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: 
     let Ok((mut dt, weak)) = promote_pair(x.key(), y.key(), x64_on) else {
         return Fast::Skip;
     };
-    if op == BinOp::TrueDiv && !dt.is_float() {
+    if op == BinOp::TrueDiv && !dt.is_inexact() {
         dt = defaults(x64_on).1;
     }
     if op == BinOp::Pow && !dt.is_float() {
+        return Fast::Skip;
+    }
+    // Ordering comparisons of complex values are jnp's (lexicographic).
+    if dt.is_complex() && matches!(kind, Kind::Cmp(c) if !matches!(c, CmpOp::Eq | CmpOp::Ne)) {
         return Fast::Skip;
     }
     let mx = match materialize(&x, dt) {
@@ -374,7 +382,7 @@ pub(crate) fn binary(
 
 fn fast_unary(slf: &ArrayImpl, op: UnOp) -> Fast {
     let d = slf.arr.dtype();
-    if !d.is_numeric() || slf.deleted() {
+    if !(d.is_numeric() || d.is_complex()) || slf.deleted() {
         return Fast::Skip;
     }
     let prim = match op {

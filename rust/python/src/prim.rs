@@ -12,7 +12,7 @@ use microjax::prims::{kernel, shape};
 use microjax::{Aval, HostArray, Param, Primitive};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -50,6 +50,13 @@ pub(crate) fn py_to_param(obj: &Bound<'_, PyAny>) -> PyResult<Param> {
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return Ok(Param::Float(f.value()));
+    }
+    // A complex scalar (a gather fill value): its two parts.
+    if let Ok(z) = obj.cast::<PyComplex>() {
+        return Ok(Param::Tuple(vec![
+            Param::Float(z.real()),
+            Param::Float(z.imag()),
+        ]));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Param::Str(s.to_cow()?.into_owned()));

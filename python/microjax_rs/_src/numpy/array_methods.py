@@ -25,7 +25,7 @@ _UNARY = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "in
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
 
 
-_OPERAND_TYPES = (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float)
+_OPERAND_TYPES = (_core.ArrayImpl, Tracer, np.ndarray, np.generic, bool, int, float, complex)
 _SLOW_FNS = {}
 
 
@@ -138,7 +138,7 @@ _METHODS["flatten"] = lambda self, order="C": jnp.ravel(self, order)
 _PROPERTIES = {
     "T": lambda self: jnp.transpose(self),
     "mT": lambda self: jnp.swapaxes(self, -1, -2),
-    "real": lambda self: self,
+    "real": lambda self: jnp.real(self),
     "imag": lambda self: jnp.imag(self),
     "at": lambda self: AtIndexer(self),
 }

@@ -584,8 +584,15 @@ def isscalar(element):
 
 
 def iscomplexobj(x):
-    return False
+    """Whether `x` has a complex dtype (jnp.iscomplexobj)."""
+    if x is None:
+        return False
+    try:
+        name = _dt.dtype_name(getattr(x, "dtype", None) or _np.asarray(x).dtype)
+    except TypeError:
+        return False
+    return _dt.is_complex_name(name)
 
 
 def isrealobj(x):
-    return True
+    return not iscomplexobj(x)

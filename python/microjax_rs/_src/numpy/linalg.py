@@ -6,7 +6,7 @@ from typing import NamedTuple as _NamedTuple
 
 import numpy as _np
 
-from ... import lax
+from ... import dtypes as _dt, lax
 from ...lax import linalg as lax_linalg
 from .indexing import diagonal as _diagonal
 from .lax_numpy import (arange, asarray, astype as _astype, broadcast_shapes, broadcast_to, expand_dims, eye,
@@ -21,13 +21,20 @@ from .ufuncs import (abs as _abs, equal, greater, greater_equal, log, not_equal,
 from .util import _arr, _aval, _canon_axis, _promote_dtypes_inexact, _promote_inexact
 
 
+def _abs_squared(x):
+    """`|x|^2` elementwise: `x * x`, or `real(x * conj(x))` for complex `x`."""
+    if _dt.is_complex_name(_aval(x).dtype_name):
+        return lax.real(lax.mul(x, lax.conj(x)))
+    return lax.mul(x, x)
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
     (x,) = _promote_inexact(_arr(x))
     av = _aval(x)
     if axis is None:
         if ord is None:
             axes = tuple(range(av.ndim))
-            return _sqrt(_sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
+            return _sqrt(_sum(_abs_squared(x), axis=axes, keepdims=keepdims))
         if av.ndim == 1:
             axis = (0,)
         elif av.ndim == 2:
@@ -38,7 +45,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     axes = tuple(_canon_axis(a, av.ndim) for a in axes)
     if len(axes) == 1:
         if ord is None or ord == 2:
-            return _sqrt(_sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
+            return _sqrt(_sum(_abs_squared(x), axis=axes, keepdims=keepdims))
         if ord == _np.inf:
             return _max(_abs(x), axis=axes, keepdims=keepdims)
         if ord == -_np.inf:
@@ -56,7 +63,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if r == c:
             raise ValueError("Duplicate axes given.")
         if ord in (None, "fro", "f"):
-            return _sqrt(_sum(lax.mul(x, x), axis=axes, keepdims=keepdims))
+            return _sqrt(_sum(_abs_squared(x), axis=axes, keepdims=keepdims))
         if ord in (1, -1, _np.inf, -_np.inf):
             # 1: max over columns of the column sums; inf: max over rows of the row sums.
             s_ax, m_ax = (r, c) if ord in (1, -1) else (c, r)

@@ -230,7 +230,7 @@ def _moment_prep(a, axis, dtype, where, upcast_explicit=True):
     floats; with an explicit `dtype` only if `upcast_explicit`, as JAX's var)."""
     a, av, axes, w = _reduce_prep(a, axis, where)
     if dtype is None:
-        name = av.dtype_name if _dt.is_float_name(av.dtype_name) else _dt.default_float_name()
+        name = av.dtype_name if _dt.is_inexact_name(av.dtype_name) else _dt.default_float_name()
     else:
         name = _name(dtype)
     comp = _upcast_f16(name) if dtype is None or upcast_explicit else name
@@ -257,6 +257,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _check_where(where, "var")
     x, av, axes, w, name, comp = _moment_prep(a, axis, dtype, where)
     n = _count(av, axes, w, comp)
+    # Complex data: the variance of the moduli, in the parts' dtype (as JAX).
+    rcomp = _dt.real_dtype_name(comp)
+    if rcomp != comp and dtype is None:
+        name = rcomp
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
     if mean is None:
         xs = _where_zero(w, x) if w is not None else x
@@ -268,13 +272,17 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
             raise TypeError(f"var: mean= must have the shape of the mean with keepdims=True, {keep_shape}; "
                             f"got {_aval(mu).shape}")
     centered = lax.sub(x, _broadcast_to_shape(mu, av.shape))
-    sq = lax.mul(centered, centered)
+    if rcomp != comp:
+        sq = lax.real(lax.mul(centered, lax.conj(centered)))
+        n = _count(av, axes, w, rcomp)
+    else:
+        sq = lax.mul(centered, centered)
     if w is not None:
         sq = _where_zero(w, sq)
     dof = lax.sub(n, float(ddof))
     # As JAX: no degrees of freedom left (ddof >= count) gives NaN.
-    res = _where(lax.le(dof, _const(0, comp)), _const(_np.nan, comp), lax.div(lax.reduce_sum(sq, axes), dof))
-    res = lax.convert_element_type(res, name) if comp != name else res
+    res = _where(lax.le(dof, _const(0, rcomp)), _const(_np.nan, rcomp), lax.div(lax.reduce_sum(sq, axes), dof))
+    res = lax.convert_element_type(res, name) if rcomp != name else res
     return _finish(res, av, axes, keepdims)
 
 

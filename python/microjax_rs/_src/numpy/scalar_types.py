@@ -36,11 +36,14 @@ int8, int16, int32, int64 = (_make_scalar_type(n) for n in ("int8", "int16", "in
 uint8, uint16, uint32, uint64 = (_make_scalar_type(n) for n in ("uint8", "uint16", "uint32", "uint64"))
 float16, float32, float64 = (_make_scalar_type(n) for n in ("float16", "float32", "float64"))
 bfloat16 = _make_scalar_type("bfloat16")
+complex64, complex128 = (_make_scalar_type(n) for n in ("complex64", "complex128"))
+complex_ = complex128
 float_ = float64
 int_ = int64
 # NumPy's other names of these types, and its non-numeric scalar classes.
 bool = bool_  # noqa: A001  (jnp.bool, as JAX)
 single, double, uint = float32, float64, uint64
+csingle, cdouble = complex64, complex128
 character, flexible, object_ = _np.character, _np.flexible, _np.object_
 dtype = _np.dtype
 generic, number, inexact, floating = _np.generic, _np.number, _np.inexact, _np.floating
@@ -78,6 +81,7 @@ def _dtype_arg(x):
 def finfo(dtype):
     """Machine limits of a float dtype (NumPy's finfo; ml_dtypes' for bfloat16)."""
     name = _dt.dtype_name(_dtype_arg(dtype))
+    name = _dt.real_dtype_name(name)
     if not _dt.is_float_name(name):
         raise ValueError(f"finfo: data type {name!r} not inexact")
     if name == "bfloat16":
@@ -141,7 +145,7 @@ def isdtype(dtype, kind):
                   "unsigned integer": name.startswith("uint"),
                   "integral": _dt.is_int_name(name),
                   "real floating": _dt.is_float_name(name),
-                  "complex floating": False,
+                  "complex floating": _dt.is_complex_name(name),
                   "numeric": name != "bool"}.get(k)
             if ok is None:
                 raise ValueError(f"Unrecognized data type kind: {k!r}")

@@ -63,7 +63,10 @@ def matmul(a, b, precision=None, preferred_element_type=None):
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
-    return dot(ravel(a), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
+    """The dot product of the flattened arrays, conjugating a complex `a` (jnp.vdot)."""
+    from .ufuncs import conjugate
+
+    return dot(conjugate(ravel(a)), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
 def inner(a, b, *, precision=None, preferred_element_type=None):

@@ -6,7 +6,7 @@ import operator as _op
 
 import numpy as _np
 
-from ... import _core, core, lax
+from ... import _core, core, dtypes as _dt, lax
 from .. import profiling as _profiling
 from ...config import config
 from ...core import ArrayImpl, Tracer
@@ -229,8 +229,18 @@ radians, degrees = deg2rad, rad2deg
 
 # -- floating-point classification ---------------------------------------------
 
+def _complex_parts_any(fn, a):
+    """`fn(real(a)) | fn(imag(a))` for complex `a` (NumPy's isnan/isinf), else None."""
+    if not _dt.is_complex_name(_aval(a).dtype_name):
+        return None
+    return lax.bitwise_or(fn(lax.real(a)), fn(lax.imag(a)))
+
+
 def isnan(x, /):
     a = _arr(x)
+    parts = _complex_parts_any(isnan, a)
+    if parts is not None:
+        return parts
     if not _is_float(a):
         return full(_aval(a).shape, False, "bool")
     return lax.ne(a, a)
@@ -238,6 +248,9 @@ def isnan(x, /):
 
 def isinf(x, /):
     a = _arr(x)
+    parts = _complex_parts_any(isinf, a)
+    if parts is not None:
+        return parts
     if not _is_float(a):
         return full(_aval(a).shape, False, "bool")
     return lax.eq(lax.abs(a), _np.inf)
@@ -259,6 +272,8 @@ def isneginf(x, /):
 
 def isfinite(x, /):
     a = _arr(x)
+    if _dt.is_complex_name(_aval(a).dtype_name):
+        return lax.bitwise_and(lax.is_finite(lax.real(a)), lax.is_finite(lax.imag(a)))
     if not _is_float(a):
         return full(_aval(a).shape, True, "bool")
     return lax.is_finite(a)
@@ -565,11 +580,11 @@ def _int_power(base, exponent):
 def power(x1, x2, /):
     if type(x2) is int and not isinstance(x1, _SCALARS):
         (a,) = _promote(x1)
-        if x2 < 0 and not _is_float(a):
+        if x2 < 0 and not _dt.is_inexact_name(_aval(a).dtype_name):
             raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(a, x2)
     a, b = _promote(x1, x2)
-    if _is_float(a):
+    if _dt.is_inexact_name(_aval(a).dtype_name):
         return lax.pow(a, b)
     if _is_bool(a):
         raise TypeError("power is not defined for booleans")
@@ -607,21 +622,40 @@ def arccos(x, /):
 atan, asin, acos = arctan, arcsin, arccos
 
 
-# -- complex parts (real dtypes only) ------------------------------------------
+# -- complex parts ---------------------------------------------------------------
 
 def conjugate(x, /):
-    return _arr(x)
+    """The complex conjugate; real arrays are returned as they are (jnp.conjugate)."""
+    x = _arr(x)
+    return lax.conj(x) if _dt.is_complex_name(_aval(x).dtype_name) else x
 
 
 conj = conjugate
 
 
 def real(x, /):
-    return _arr(x)
+    """The real part; real arrays are returned as they are (jnp.real)."""
+    x = _arr(x)
+    return lax.real(x) if _dt.is_complex_name(_aval(x).dtype_name) else x
 
 
 def imag(x, /):
-    return zeros_like(_arr(x))
+    """The imaginary part; zeros for real arrays (jnp.imag)."""
+    x = _arr(x)
+    return lax.imag(x) if _dt.is_complex_name(_aval(x).dtype_name) else zeros_like(x)
+
+
+def angle(z, deg=False):
+    """The argument of complex values, `atan2(imag, real)`; 0 or pi for
+    real values (jnp.angle). `deg=True`: in degrees."""
+    z = _arr(z)
+    if _dt.is_complex_name(_aval(z).dtype_name):
+        re, im = lax.real(z), lax.imag(z)
+    else:
+        re = _inexact1(z)
+        im = zeros_like(re)
+    a = lax.atan2(im, re)
+    return lax.mul(a, lax._weak_like(180.0 / _np.pi, a)) if deg else a
 
 
 def _left_right_shift(name):
@@ -770,13 +804,19 @@ bitwise_right_shift = right_shift
 
 
 def iscomplex(x):
-    """False everywhere (microjax_rs has no complex dtypes): jnp.iscomplex."""
-    return full(_aval(_arr(x)).shape, False, "bool")
+    """Where the imaginary part is nonzero (false everywhere for real dtypes): jnp.iscomplex."""
+    x = _arr(x)
+    if not _dt.is_complex_name(_aval(x).dtype_name):
+        return full(_aval(x).shape, False, "bool")
+    return lax.ne(lax.imag(x), lax._weak_like(0, lax.imag(x)))
 
 
 def isreal(x):
-    """True everywhere (microjax_rs has no complex dtypes): jnp.isreal."""
-    return full(_aval(_arr(x)).shape, True, "bool")
+    """Where the imaginary part is zero (true everywhere for real dtypes): jnp.isreal."""
+    x = _arr(x)
+    if not _dt.is_complex_name(_aval(x).dtype_name):
+        return full(_aval(x).shape, True, "bool")
+    return lax.eq(lax.imag(x), lax._weak_like(0, lax.imag(x)))
 
 
 # Modified Bessel function of the first kind, order 0. Below _I0_SWITCH the

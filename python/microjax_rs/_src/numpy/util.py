@@ -11,7 +11,7 @@ from ...core import ArrayImpl, Tracer
 from ..tables import FLOAT_NAMES as _FLOAT_NAMES
 
 
-_SCALARS = (bool, int, float)
+_SCALARS = (bool, int, float, complex)
 
 
 def _name(d):
@@ -145,7 +145,7 @@ def _promote_dtypes_inexact(*args):
     for a in args:
         _check_arg(a)
     name, weak = _promote_pair_names(args)
-    if not _dt.is_float_name(name):
+    if not _dt.is_inexact_name(name):
         name = _dt.default_float_name()
     return [_convert(a, name, weak) for a in args]
 

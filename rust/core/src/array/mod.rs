@@ -23,6 +23,12 @@ use crate::error::{Error, Result};
 use half::{bf16, f16};
 use std::sync::Arc;
 
+/// complex64 element: f32 real and imaginary parts, stored interleaved (the
+/// layout of NumPy's complex64 and of gemm's `c32`).
+pub type C32 = num_complex::Complex<f32>;
+/// complex128 element.
+pub type C64 = num_complex::Complex<f64>;
+
 /// Typed, row-major element storage. `Float0` stores only its length; `Key`
 /// stores two u32 words per key element. Every other variant holds its
 /// elements as an [`Elems`] (owned or foreign); a new element type is one
@@ -42,12 +48,18 @@ pub enum Buffer {
     BF16(Elems<bf16>),
     F32(Elems<f32>),
     F64(Elems<f64>),
+    C64(Elems<C32>),
+    C128(Elems<C64>),
     Float0(usize),
     Key(Elems<u32>),
 }
 
-/// Applies `$body` with `$v` bound to the typed [`Elems`] of every numeric or
-/// bool variant; float0 and key buffers go to `$other`.
+/// Applies `$body` with `$v` bound to the typed [`Elems`] of every numeric,
+/// complex or bool variant; float0 and key buffers go to `$other`. Bodies
+/// are data movement (lengths, copies, gathers): the complex element types
+/// are `Copy + PartialEq + Default` but have no ordering, so a body that
+/// compares elements does not compile (such a rule matches the variants it
+/// supports and rejects complex with a typed error).
 #[macro_export]
 macro_rules! with_buffer {
     ($buf:expr, $v:ident => $body:expr, $other:pat => $other_body:expr) => {
@@ -65,6 +77,8 @@ macro_rules! with_buffer {
             $crate::Buffer::BF16($v) => $body,
             $crate::Buffer::F32($v) => $body,
             $crate::Buffer::F64($v) => $body,
+            $crate::Buffer::C64($v) => $body,
+            $crate::Buffer::C128($v) => $body,
             $other => $other_body,
         }
     };
@@ -77,9 +91,9 @@ impl PartialEq for Buffer {
         // Float slices compared by their bit patterns.
         macro_rules! bits_eq {
             ($a:expr, $b:expr) => {
-                $a.iter()
+                $a.into_iter()
                     .map(|x| x.to_bits())
-                    .eq($b.iter().map(|x| x.to_bits()))
+                    .eq($b.into_iter().map(|x| x.to_bits()))
             };
         }
         match (self, other) {
@@ -87,6 +101,14 @@ impl PartialEq for Buffer {
             (Buffer::BF16(a), Buffer::BF16(b)) => bits_eq!(a, b),
             (Buffer::F32(a), Buffer::F32(b)) => bits_eq!(a, b),
             (Buffer::F64(a), Buffer::F64(b)) => bits_eq!(a, b),
+            (Buffer::C64(a), Buffer::C64(b)) => {
+                bits_eq!(a.iter().map(|z| z.re), b.iter().map(|z| z.re))
+                    && bits_eq!(a.iter().map(|z| z.im), b.iter().map(|z| z.im))
+            }
+            (Buffer::C128(a), Buffer::C128(b)) => {
+                bits_eq!(a.iter().map(|z| z.re), b.iter().map(|z| z.re))
+                    && bits_eq!(a.iter().map(|z| z.im), b.iter().map(|z| z.im))
+            }
             (Buffer::Bool(a), Buffer::Bool(b)) => a == b,
             (Buffer::I8(a), Buffer::I8(b)) => a == b,
             (Buffer::I16(a), Buffer::I16(b)) => a == b,
@@ -119,6 +141,8 @@ impl Buffer {
             Buffer::BF16(_) => DType::BF16,
             Buffer::F32(_) => DType::F32,
             Buffer::F64(_) => DType::F64,
+            Buffer::C64(_) => DType::C64,
+            Buffer::C128(_) => DType::C128,
             Buffer::Float0(_) => DType::Float0,
             Buffer::Key(_) => DType::Key,
         }
@@ -150,8 +174,9 @@ impl Buffer {
     }
 
     /// The elements as little-endian bytes (bool as one 0/1 byte, a key
-    /// element as two u32 words, float0 as nothing): the layout of exported
-    /// constants and of device memory.
+    /// element as two u32 words, a complex element as its real then its
+    /// imaginary part, float0 as nothing): the layout of exported constants
+    /// and of device memory.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         fn flat<const N: usize, T: Copy>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
             v.iter().flat_map(|&x| f(x)).collect()
@@ -170,6 +195,8 @@ impl Buffer {
             Buffer::BF16(v) => flat(v, |x: bf16| x.to_bits().to_le_bytes()),
             Buffer::F32(v) => flat(v, |x: f32| x.to_bits().to_le_bytes()),
             Buffer::F64(v) => flat(v, |x: f64| x.to_bits().to_le_bytes()),
+            Buffer::C64(v) => flat(&complex_parts(v), |x: f32| x.to_bits().to_le_bytes()),
+            Buffer::C128(v) => flat(&complex_parts(v), |x: f64| x.to_bits().to_le_bytes()),
             Buffer::Float0(_) => Vec::new(),
         }
     }
@@ -236,6 +263,12 @@ impl Buffer {
             DType::F64 => {
                 Buffer::F64(words(bytes, |a| f64::from_bits(u64::from_le_bytes(a))).into())
             }
+            DType::C64 => Buffer::C64(
+                complex_pairs(words(bytes, |a| f32::from_bits(u32::from_le_bytes(a)))).into(),
+            ),
+            DType::C128 => Buffer::C128(
+                complex_pairs(words(bytes, |a| f64::from_bits(u64::from_le_bytes(a)))).into(),
+            ),
             DType::Float0 => Buffer::Float0(n),
             DType::Key => Buffer::Key(words(bytes, u32::from_le_bytes).into()),
         })
@@ -265,10 +298,29 @@ impl Buffer {
             DType::BF16 => Buffer::BF16(filled(w, dtype, bf16::ZERO, n)?),
             DType::F32 => Buffer::F32(filled(w, dtype, 0.0, n)?),
             DType::F64 => Buffer::F64(filled(w, dtype, 0.0, n)?),
+            DType::C64 => Buffer::C64(filled(w, dtype, C32::new(0.0, 0.0), n)?),
+            DType::C128 => Buffer::C128(filled(w, dtype, C64::new(0.0, 0.0), n)?),
             DType::Float0 => Buffer::Float0(n),
             DType::Key => Buffer::Key(filled(w, DType::U32, 0, words)?),
         })
     }
+}
+
+/// Complex elements from their interleaved parts (real, imaginary, ...);
+/// an odd trailing part is dropped (callers pass an even count).
+pub fn complex_pairs<T: Copy>(parts: Vec<T>) -> Vec<num_complex::Complex<T>> {
+    parts
+        .chunks_exact(2)
+        .filter_map(|c| match c {
+            [re, im] => Some(num_complex::Complex::new(*re, *im)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The interleaved parts (real, imaginary, ...) of complex elements.
+pub fn complex_parts<T: Copy>(v: &[num_complex::Complex<T>]) -> Vec<T> {
+    v.iter().flat_map(|z| [z.re, z.im]).collect()
 }
 
 /// A dense row-major host array.
@@ -405,7 +457,8 @@ macro_rules! from_vec {
     )*};
 }
 from_vec!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u16 => U16,
-    u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+    u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64, C32 => C64,
+    C64 => C128);
 /// Whether two shapes are equal, by a plain loop: on the few axes of a
 /// shape a `memcmp` call (what slice equality compiles to) costs more, and
 /// the compiled executor compares the shapes of recycled arrays every loop

@@ -321,7 +321,27 @@ pub fn fmt_scalar(v: Scalar, dtype: DType) -> String {
         Scalar::Int(i) => i.to_string(),
         Scalar::UInt(u) => u.to_string(),
         Scalar::Float(f) => py_float_repr(f, dtype),
+        Scalar::Complex(re, im) => py_complex_repr(re, im, dtype.real_dtype()),
     }
+}
+
+/// Python's `repr` of a complex number with parts rounded to the float
+/// type `part` (`(1+2j)`, `3j`, `(-0-1.5j)`): each part as a float repr
+/// without a trailing `.0`; a bare imaginary part when the real part is +0.
+fn py_complex_repr(re: f64, im: f64, part: DType) -> String {
+    let fmt = |v: f64| {
+        let s = py_float_repr(v, part);
+        match s.strip_suffix(".0") {
+            Some(t) => t.to_string(),
+            None => s,
+        }
+    };
+    if re == 0.0 && re.is_sign_positive() {
+        return format!("{}j", fmt(im));
+    }
+    let im_s = fmt(im);
+    let sign = if im_s.starts_with('-') { "" } else { "+" };
+    format!("({}{sign}{im_s}j)", fmt(re))
 }
 
 /// Python's `repr` of `v` rounded to the float type `dtype` (any non-float

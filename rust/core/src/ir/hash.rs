@@ -193,6 +193,11 @@ fn hash_scalar(h: &mut Fnv64, s: Scalar) {
             h.u8(3);
             h.u64(f.to_bits());
         }
+        Scalar::Complex(re, im) => {
+            h.u8(4);
+            h.u64(re.to_bits());
+            h.u64(im.to_bits());
+        }
     }
 }
 

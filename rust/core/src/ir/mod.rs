@@ -85,6 +85,8 @@ pub enum Scalar {
     Int(i64),
     UInt(u64),
     Float(f64),
+    /// A complex value: real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl PartialEq for Scalar {
@@ -96,6 +98,9 @@ impl PartialEq for Scalar {
             (Scalar::Int(a), Scalar::Int(b)) => a == b,
             (Scalar::UInt(a), Scalar::UInt(b)) => a == b,
             (Scalar::Float(a), Scalar::Float(b)) => a.to_bits() == b.to_bits(),
+            (Scalar::Complex(a, b), Scalar::Complex(c, d)) => {
+                a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits()
+            }
             _ => false,
         }
     }
@@ -109,17 +114,29 @@ impl std::hash::Hash for Scalar {
             Scalar::Int(i) => (1u8, i).hash(state),
             Scalar::UInt(u) => (2u8, u).hash(state),
             Scalar::Float(f) => (3u8, f.to_bits()).hash(state),
+            Scalar::Complex(re, im) => (4u8, re.to_bits(), im.to_bits()).hash(state),
         }
     }
 }
 
+/// Conversions of a scalar to one element type: a complex value converts
+/// to a real type through its real part (as `convert_element_type` does);
+/// any value converts to a complex type with a zero imaginary part.
 impl Scalar {
     pub fn as_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => f64::from(u8::from(b)),
             Scalar::Int(i) => i as f64,
             Scalar::UInt(u) => u as f64,
-            Scalar::Float(f) => f,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f,
+        }
+    }
+
+    /// Real and imaginary parts.
+    pub fn as_complex(self) -> (f64, f64) {
+        match self {
+            Scalar::Complex(re, im) => (re, im),
+            other => (other.as_f64(), 0.0),
         }
     }
 
@@ -128,7 +145,7 @@ impl Scalar {
             Scalar::Bool(b) => i64::from(b),
             Scalar::Int(i) => i,
             Scalar::UInt(u) => u as i64,
-            Scalar::Float(f) => f as i64,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f as i64,
         }
     }
 
@@ -137,7 +154,7 @@ impl Scalar {
             Scalar::Bool(b) => u64::from(b),
             Scalar::Int(i) => i as u64,
             Scalar::UInt(u) => u,
-            Scalar::Float(f) => f as u64,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f as u64,
         }
     }
 
@@ -147,6 +164,7 @@ impl Scalar {
             Scalar::Int(i) => i != 0,
             Scalar::UInt(u) => u != 0,
             Scalar::Float(f) => f != 0.0,
+            Scalar::Complex(re, im) => re != 0.0 || im != 0.0,
         }
     }
 
@@ -166,6 +184,14 @@ impl Scalar {
             DType::F16 => Scalar::Float(f16::from_f64(self.as_f64()).to_f64()),
             DType::BF16 => Scalar::Float(bf16::from_f64(self.as_f64()).to_f64()),
             DType::F32 => Scalar::Float(f64::from(self.as_f64() as f32)),
+            DType::C64 => {
+                let (re, im) = self.as_complex();
+                Scalar::Complex(f64::from(re as f32), f64::from(im as f32))
+            }
+            DType::C128 => {
+                let (re, im) = self.as_complex();
+                Scalar::Complex(re, im)
+            }
             DType::F64 | DType::Float0 | DType::Key => Scalar::Float(self.as_f64()),
         }
     }
@@ -188,6 +214,16 @@ impl Scalar {
             DType::BF16 => Buffer::BF16(filled(w, dtype, bf16::from_f64(self.as_f64()), n)?.into()),
             DType::F32 => Buffer::F32(filled(w, dtype, self.as_f64() as f32, n)?.into()),
             DType::F64 => Buffer::F64(filled(w, dtype, self.as_f64(), n)?.into()),
+            DType::C64 => {
+                let (re, im) = self.as_complex();
+                let z = crate::array::C32::new(re as f32, im as f32);
+                Buffer::C64(filled(w, dtype, z, n)?.into())
+            }
+            DType::C128 => {
+                let (re, im) = self.as_complex();
+                let z = crate::array::C64::new(re, im);
+                Buffer::C128(filled(w, dtype, z, n)?.into())
+            }
             DType::Float0 => Buffer::Float0(n),
             DType::Key => {
                 return Err(Error::InvalidArgument(
@@ -213,6 +249,14 @@ impl Scalar {
             Buffer::BF16(v) => Scalar::Float(v.get(i)?.to_f64()),
             Buffer::F32(v) => Scalar::Float(f64::from(*v.get(i)?)),
             Buffer::F64(v) => Scalar::Float(*v.get(i)?),
+            Buffer::C64(v) => {
+                let z = v.get(i)?;
+                Scalar::Complex(f64::from(z.re), f64::from(z.im))
+            }
+            Buffer::C128(v) => {
+                let z = v.get(i)?;
+                Scalar::Complex(z.re, z.im)
+            }
             Buffer::Float0(_) | Buffer::Key(_) => return None,
         })
     }

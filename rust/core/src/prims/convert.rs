@@ -91,7 +91,7 @@ impl Family for ConvertElementType {
             return Ok(vec![None; ops.len()]);
         };
         let cd = b.aval(&ct)?.dtype;
-        if !a.dtype.is_float() || !cd.is_float() {
+        if !a.dtype.is_inexact() || !cd.is_inexact() {
             // Integer operands have no cotangent (zero).
             return Ok(vec![None]);
         }

@@ -152,7 +152,7 @@ fn dot_shape(l: &Aval, r: &Aval, d: &DotDims, pref: Option<DType>) -> Result<Vec
     same_dtype_where(
         name,
         &[l, r],
-        DType::is_numeric,
+        |d| d.is_numeric() || d.is_complex(),
         "requires numeric operands",
     )?;
     let shapes: [&[usize]; 2] = [&l.shape, &r.shape];

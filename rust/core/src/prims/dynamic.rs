@@ -322,7 +322,7 @@ impl Family for DynamicPrim {
         let touts = outs
             .iter()
             .zip(touts)
-            .map(|(o, t)| Ok(b.aval(o)?.dtype.is_float().then_some(t)))
+            .map(|(o, t)| Ok(b.aval(o)?.dtype.is_inexact().then_some(t)))
             .collect::<Result<Vec<_>>>()?;
         Ok((outs, touts))
     }

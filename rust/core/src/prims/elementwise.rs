@@ -74,7 +74,9 @@ impl Family for UnaryOp {
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let [x] = arity::<1>(self.name(), ins)?;
         check_unary_dtype(*self, x)?;
-        Ok(vec![x.clone()])
+        let mut out = x.clone();
+        out.dtype = self.out_dtype(x.dtype);
+        Ok(vec![out])
     }
 
     crate::kernel_through_one!();
@@ -98,7 +100,7 @@ impl Family for UnaryOp {
             return Ok((vec![y], vec![None]));
         };
         let dtype = b.aval(&x)?.dtype;
-        if !dtype.is_float() {
+        if !dtype.is_inexact() {
             return Ok((vec![y], vec![None]));
         }
         let tout = unary_tangent(b, op, x, &y, t, dtype)?;
@@ -194,6 +196,9 @@ fn elementary_tangent(
         UnaryOp::Sqrt => {
             let two_y = mul(b, y.clone(), lit(2.0))?;
             Some(b.binary(BinaryOp::Div, t, two_y)?)
+        }
+        UnaryOp::Abs if dtype.is_complex() => {
+            Some(super::complex::abs_tangent(b, x, y.clone(), t, dtype)?)
         }
         UnaryOp::Abs => {
             // t where x >= 0 (so 1 at zero, as JAX), -t elsewhere (NaN included).
@@ -374,7 +379,7 @@ impl Family for BinaryOp {
         let [tx, ty] = operands::<_, 2>(op.name(), ts)?.clone();
         let z = b.add_eqn1(Primitive::Binary(op), xs.to_vec())?;
         let zaval = b.aval(&z)?;
-        if !zaval.dtype.is_float() {
+        if !zaval.dtype.is_inexact() {
             return Ok((vec![z], vec![None]));
         }
         let tout = binary_tangent(b, op, (&x, &y, &z), &zaval, tx, ty)?;
@@ -636,7 +641,22 @@ impl Family for CmpOp {
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
-        let (_, shape) = two_operand_shape(name, ins, |x, y| same_dtype(name, &[x, y]))?;
+        let (_, shape) = two_operand_shape(name, ins, |x, y| {
+            same_dtype(name, &[x, y])?;
+            let ordering = !matches!(self, CmpOp::Eq | CmpOp::Ne);
+            if ordering && x.dtype.is_complex() {
+                return Err(Error::dtype(
+                    name,
+                    &[x.dtype, y.dtype],
+                    format!(
+                        "{name} does not accept dtype {} at position 0. Accepted dtypes at \
+                         position 0 are subtypes of integer, floating, bool.",
+                        x.dtype
+                    ),
+                ));
+            }
+            Ok(())
+        })?;
         Ok(vec![Aval::new(shape, DType::Bool)])
     }
 

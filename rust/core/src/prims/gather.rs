@@ -112,6 +112,7 @@ fn scalar_param(s: Option<Scalar>) -> Param {
         Some(Scalar::Int(i)) => Param::Int(i),
         Some(Scalar::UInt(u)) => i64::try_from(u).map_or(Param::Float(u as f64), Param::Int),
         Some(Scalar::Float(f)) => Param::Float(f),
+        Some(Scalar::Complex(re, im)) => Param::Tuple(vec![Param::Float(re), Param::Float(im)]),
     }
 }
 
@@ -397,7 +398,7 @@ pub(super) fn emit(b: &mut Builder, p: Primitive, ins: Vec<Atom>) -> Result<Atom
 }
 
 pub(super) fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
-    Ok(b.aval(a)?.dtype.is_float())
+    Ok(b.aval(a)?.dtype.is_inexact())
 }
 
 /// The scatter-add that accumulates a gather's cotangent into the operand.
@@ -514,6 +515,14 @@ impl Family for GatherParams {
             Some(Param::Bool(b)) => Some(Scalar::Bool(*b)),
             Some(Param::Int(i)) => Some(Scalar::Int(*i)),
             Some(Param::Float(f)) => Some(Scalar::Float(*f)),
+            Some(Param::Tuple(parts))
+                if matches!(parts.as_slice(), [Param::Float(_), Param::Float(_)]) =>
+            {
+                match parts.as_slice() {
+                    [Param::Float(re), Param::Float(im)] => Some(Scalar::Complex(*re, *im)),
+                    _ => None,
+                }
+            }
             Some(other) => {
                 return Err(Error::param(
                     prim,

@@ -17,7 +17,7 @@ use crate::ir::Atom;
 use crate::prims::{BroadcastInDim, ConvertElementType, SelectN};
 
 pub(super) fn is_float(b: &Builder, a: &Atom) -> Result<bool> {
-    Ok(b.aval(a)?.dtype.is_float())
+    Ok(b.aval(a)?.dtype.is_inexact())
 }
 
 /// `x` broadcast to `shape` (only rank-0 operands differ from their

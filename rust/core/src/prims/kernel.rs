@@ -20,6 +20,8 @@
 
 #[path = "kernels/common.rs"]
 mod common;
+#[path = "kernels/complex.rs"]
+pub(super) mod complex;
 #[path = "kernels/dot.rs"]
 pub(super) mod dot;
 pub use dot::{dot_general_into, PackedDot};
@@ -159,7 +161,8 @@ fn fast_aval(prim: &Primitive, args: &[&HostArray]) -> Option<Aval> {
     match (prim, args) {
         (Primitive::Unary(op), [x]) => {
             let d = x.dtype();
-            op.accepts(d).then(|| Aval::new(x.shape().to_vec(), d))
+            op.accepts(d)
+                .then(|| Aval::new(x.shape().to_vec(), op.out_dtype(d)))
         }
         (Primitive::Binary(op), [x, y]) => {
             let d = x.dtype();

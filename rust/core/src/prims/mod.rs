@@ -18,6 +18,7 @@ pub mod bits;
 pub mod call;
 pub mod callback;
 pub mod collective;
+pub mod complex;
 pub mod control;
 pub mod conv;
 pub mod convert;
@@ -214,8 +215,63 @@ impl BinaryOp {
     }
 }
 
+impl UnaryOp {
+    /// Whether JAX defines the op on complex operands (`abs` then has the
+    /// parts' real dtype).
+    pub fn takes_complex(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Neg
+                | UnaryOp::Abs
+                | UnaryOp::Sign
+                | UnaryOp::Square
+                | UnaryOp::Exp
+                | UnaryOp::Exp2
+                | UnaryOp::Log
+                | UnaryOp::Log1p
+                | UnaryOp::Expm1
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan
+                | UnaryOp::Tanh
+                | UnaryOp::Sinh
+                | UnaryOp::Cosh
+                | UnaryOp::Asin
+                | UnaryOp::Acos
+                | UnaryOp::Atan
+                | UnaryOp::Asinh
+                | UnaryOp::Acosh
+                | UnaryOp::Atanh
+                | UnaryOp::Sqrt
+                | UnaryOp::Rsqrt
+                | UnaryOp::Logistic
+        )
+    }
+
+    /// The result dtype for an operand of dtype `d`: `d`, but the parts'
+    /// dtype for `abs` of a complex operand.
+    pub fn out_dtype(self, d: DType) -> DType {
+        if self == UnaryOp::Abs {
+            d.real_dtype()
+        } else {
+            d
+        }
+    }
+}
+
+impl BinaryOp {
+    /// Whether the op takes complex operands here (JAX's `max`/`min` and
+    /// `atan2` on complex values are not supported yet).
+    pub fn takes_complex(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow
+        )
+    }
+}
+
 /// `float_only` and `accepts` of the ops whose `class` names the operand
-/// dtypes they take.
+/// dtypes they take (complex operands as `takes_complex` says).
 macro_rules! class_queries {
     ($($op:ty),*) => {$(
         impl $op {
@@ -226,7 +282,7 @@ macro_rules! class_queries {
 
             /// Whether the op takes operands of dtype `d`.
             pub fn accepts(self, d: DType) -> bool {
-                self.class().accepts(d)
+                self.class().accepts(d) || (d.is_complex() && self.takes_complex())
             }
         }
     )*};
@@ -461,6 +517,14 @@ primitives! {
     IsFinite(numeric::IsFinite),
     /// `round` (`prims/numeric.rs`).
     Round(numeric::Round),
+    /// `real` (`prims/complex.rs`).
+    Real(complex::Real),
+    /// `imag` (`prims/complex.rs`).
+    Imag(complex::Imag),
+    /// `conj` (`prims/complex.rs`).
+    Conj(complex::Conj),
+    /// `complex` (`prims/complex.rs`).
+    MakeComplex(complex::MakeComplex),
     /// `mulhi` (`prims/bits.rs`).
     Mulhi(bits::Mulhi),
     /// `reduce_precision` (`prims/bits.rs`).

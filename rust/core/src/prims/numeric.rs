@@ -60,11 +60,11 @@ impl Family for IntegerPow {
         let name = INTEGER_POW;
         let y = self.y;
         let [x] = operands::<_, 1>(name, ins)?;
-        if !x.dtype.is_numeric() {
+        if !(x.dtype.is_numeric() || x.dtype.is_complex()) {
             return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
         }
         // As JAX: integer operands need y >= 0 (x^-n is not an integer).
-        if y < 0 && !x.dtype.is_float() {
+        if y < 0 && !x.dtype.is_inexact() {
             return Err(Error::param(
                 name,
                 "y",
@@ -95,7 +95,7 @@ impl Family for IntegerPow {
             return Ok((vec![z], vec![None]));
         };
         let dtype = b.aval(&x)?.dtype;
-        if y == 0 || !dtype.is_float() {
+        if y == 0 || !dtype.is_inexact() {
             return Ok((vec![z], vec![None]));
         }
         if y == 1 {

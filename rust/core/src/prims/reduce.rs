@@ -75,9 +75,9 @@ crate::declare_params! {
 // ------------------------------------------------------------ shared rule helpers
 
 /// The shape rule of the primitives of one operand whose dtype `class`
-/// accepts.
-fn check_class(name: &'static str, class: DTypeClass, x: &Aval) -> Result<()> {
-    if class.accepts(x.dtype) {
+/// accepts (complex dtypes too where `complex_ok`: sums and products).
+fn check_class(name: &'static str, class: DTypeClass, x: &Aval, complex_ok: bool) -> Result<()> {
+    if class.accepts(x.dtype) || (complex_ok && x.dtype.is_complex()) {
         Ok(())
     } else {
         Err(Error::dtype(
@@ -154,7 +154,8 @@ impl Family for Reduce {
         let name = self.name();
         let [x] = operands::<_, 1>(name, ins)?;
         check_axes(name, "axes", &self.axes, x.ndim())?;
-        check_class(name, self.op.class(), x)?;
+        let complex_ok = matches!(self.op, ReduceOp::Sum | ReduceOp::Prod);
+        check_class(name, self.op.class(), x, complex_ok)?;
         Ok(vec![Aval::weak(
             drop_dims(&x.shape, &self.axes),
             x.dtype,
@@ -216,7 +217,7 @@ fn reduce_jvp(
     let [t] = operands::<_, 1>(name, ts)?;
     let z = emit1(b, r.clone(), xs.to_vec())?;
     let xaval = b.aval(x)?;
-    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_inexact()) else {
         return Ok((vec![z], vec![None]));
     };
     let tz = rule(b, x, &xaval, t, &z)?;
@@ -343,7 +344,8 @@ impl Family for Cumulative {
         let name = self.name();
         let [x] = operands::<_, 1>(name, ins)?;
         check_axes(name, "axis", &[self.axis], x.ndim())?;
-        check_class(name, self.op.class(), x)?;
+        let complex_ok = matches!(self.op, CumOp::Sum | CumOp::Prod);
+        check_class(name, self.op.class(), x, complex_ok)?;
         Ok(vec![x.clone()])
     }
 
@@ -465,7 +467,7 @@ fn jvp_cumulative(c: &Cumulative, b: &mut Builder, xs: &[Atom], ts: &[Option<Ato
     let [t] = operands::<_, 1>(name, ts)?;
     let y = emit1(b, c.clone(), xs.to_vec())?;
     let xaval = b.aval(x)?;
-    let Some(t) = t.clone().filter(|_| xaval.dtype.is_float()) else {
+    let Some(t) = t.clone().filter(|_| xaval.dtype.is_inexact()) else {
         return Ok((vec![y], vec![None]));
     };
     let pa = PairAxes::new(name, &xaval.shape, c.axis)?;

@@ -335,6 +335,13 @@ impl Family for ScatterParams {
                 "expected a numeric or bool operand",
             ));
         }
+        if matches!(self.op, ScatterOp::Min | ScatterOp::Max) && x.dtype.is_complex() {
+            return Err(Error::dtype(
+                prim,
+                &[x.dtype],
+                "complex operands are not supported yet",
+            ));
+        }
         let (batch_shape, k) = index_parts(prim, x, idx)?;
         let d = &self.dims;
         let shapes: [&[usize]; 3] = [&x.shape, &idx.shape, &u.shape];

@@ -105,7 +105,7 @@ impl Family for SelectN {
         let (Some((pred, _)), Some((_, tcases))) = (xs.split_first(), ts.split_first()) else {
             return Err(arity_error(SELECT_N, 2, xs.len()));
         };
-        if !zaval.dtype.is_float() || tcases.iter().all(Option::is_none) {
+        if !zaval.dtype.is_inexact() || tcases.iter().all(Option::is_none) {
             return Ok((vec![z], vec![None]));
         }
         let mut zeros: Option<Atom> = None;
@@ -214,7 +214,7 @@ impl Family for Clamp {
         };
         let z = emit1(b, Clamp, xs.to_vec())?;
         let zaval = b.aval(&z)?;
-        if !zaval.dtype.is_float() {
+        if !zaval.dtype.is_inexact() {
             return Ok((vec![z], vec![None]));
         }
         let zeros = b.zeros(&zaval)?;

@@ -168,6 +168,13 @@ fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
         Buffer::BF16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
         Buffer::F32(v) => v.iter().map(|&x| f32_key(x)).collect(),
         Buffer::F64(v) => v.iter().map(|&x| f64_key(x)).collect(),
+        Buffer::C64(_) | Buffer::C128(_) => {
+            return Err(Error::dtype(
+                "sort",
+                &[buf.dtype()],
+                "complex operands are not supported yet",
+            ))
+        }
         Buffer::Float0(_) | Buffer::Key(_) => {
             return Err(Error::dtype(
                 "sort",
@@ -322,7 +329,7 @@ fn le_bytes(buf: &Buffer) -> Result<Vec<u8>> {
         Buffer::BF16(v) => bytes!(v, |x: &half::bf16| x.to_bits().to_le_bytes()),
         Buffer::F32(v) => bytes!(v, |x: &f32| x.to_le_bytes()),
         Buffer::F64(v) => bytes!(v, |x: &f64| x.to_le_bytes()),
-        Buffer::Float0(_) | Buffer::Key(_) => {
+        Buffer::C64(_) | Buffer::C128(_) | Buffer::Float0(_) | Buffer::Key(_) => {
             return Err(Error::dtype(
                 "bitcast_convert_type",
                 &[buf.dtype()],
@@ -359,7 +366,7 @@ fn from_le_bytes(bytes: &[u8], dtype: DType) -> Result<Buffer> {
         DType::BF16 => decode!(2, |b| half::bf16::from_bits(u16::from_le_bytes(b))),
         DType::F32 => decode!(4, f32::from_le_bytes),
         DType::F64 => decode!(8, f64::from_le_bytes),
-        DType::Float0 | DType::Key => {
+        DType::C64 | DType::C128 | DType::Float0 | DType::Key => {
             return Err(Error::dtype(
                 "bitcast_convert_type",
                 &[dtype],
@@ -623,7 +630,7 @@ impl Family for SortOp {
                 let mut payload: Vec<Atom> = Vec::new();
                 for (i, (x, t)) in xs.iter().zip(ts).enumerate() {
                     if let Some(t) = t {
-                        if b.aval(x)?.dtype.is_float() {
+                        if b.aval(x)?.dtype.is_inexact() {
                             which.push(i);
                             payload.push(t.clone());
                         }
@@ -645,7 +652,7 @@ impl Family for SortOp {
                     return Ok((outs, touts));
                 };
                 let aval = b.aval(x)?;
-                if !aval.dtype.is_float() {
+                if !aval.dtype.is_inexact() {
                     return Ok((outs, touts));
                 }
                 let last = aval.ndim().saturating_sub(1);

@@ -769,7 +769,7 @@ impl Family for WindowOp {
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
         let op = self.clone();
         let z = emit(b, op.clone(), xs.to_vec())?;
-        if !b.aval(&z)?.dtype.is_float() {
+        if !b.aval(&z)?.dtype.is_inexact() {
             return Ok((vec![z], vec![None]));
         }
         let t = match (&op, xs, ts) {

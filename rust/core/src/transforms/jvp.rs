@@ -15,7 +15,7 @@ use crate::ir::{Atom, Aval, ClosedJaxpr, Eqn, Jaxpr, Var};
 /// The type of the tangent of a value of type `aval`: the same for floats,
 /// float0 (no data) for integer, bool and float0 values.
 pub fn tangent_aval(aval: &Aval) -> Aval {
-    if aval.dtype.is_float() {
+    if aval.dtype.is_inexact() {
         Aval::weak(aval.shape.clone(), aval.dtype, aval.weak_type)
     } else {
         Aval::new(aval.shape.clone(), DType::Float0)
@@ -124,7 +124,7 @@ impl JvpEnv {
             }
             let aval = jx.aval(*v)?;
             let tv = b.add_input(tangent_aval(aval))?;
-            if aval.dtype.is_float() {
+            if aval.dtype.is_inexact() {
                 *slot(&mut self.tangent, *v)? = Some(Atom::Var(tv));
             }
         }
@@ -160,7 +160,7 @@ impl JvpEnv {
             ));
         }
         for ((old, p), t) in eqn.outputs.iter().zip(pouts).zip(touts) {
-            let float = jx.aval(*old)?.dtype.is_float();
+            let float = jx.aval(*old)?.dtype.is_inexact();
             *slot(&mut self.primal, *old)? = Some(p);
             *slot(&mut self.tangent, *old)? = if float { t } else { None };
         }

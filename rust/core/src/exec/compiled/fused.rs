@@ -507,6 +507,8 @@ enum PartMut<'a> {
     BF16(&'a mut [half::bf16]),
     F32(&'a mut [f32]),
     F64(&'a mut [f64]),
+    C64(&'a mut [crate::array::C32]),
+    C128(&'a mut [crate::array::C64]),
 }
 
 macro_rules! for_parts {
@@ -537,4 +539,4 @@ macro_rules! for_parts {
         }
     };
 }
-for_parts!(Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64);
+for_parts!(Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, C64, C128);

@@ -98,15 +98,7 @@ pub struct RunStats {
 
 /// Bytes of a value's elements.
 pub fn value_bytes(h: &HostArray) -> usize {
-    use crate::array::Buffer;
-    let width = match h.buffer() {
-        Buffer::Bool(_) | Buffer::I8(_) | Buffer::U8(_) => 1,
-        Buffer::I16(_) | Buffer::U16(_) | Buffer::F16(_) | Buffer::BF16(_) => 2,
-        Buffer::I32(_) | Buffer::U32(_) | Buffer::F32(_) => 4,
-        Buffer::I64(_) | Buffer::U64(_) | Buffer::F64(_) | Buffer::Key(_) => 8,
-        Buffer::Float0(_) => 0,
-    };
-    h.size().saturating_mul(width)
+    h.size().saturating_mul(h.dtype().itemsize())
 }
 
 /// Bytes held by the live values of `env`, each buffer counted once.

@@ -52,7 +52,7 @@ fn unsupported(what: String) -> Error {
 }
 
 /// The C type of a dtype's elements, `None` for dtypes without a device
-/// lowering (f16/bf16, float0, keys).
+/// lowering (f16/bf16, complex, float0, keys).
 pub fn c_type(d: DType) -> Option<&'static str> {
     Some(match d {
         DType::Bool => "bool",
@@ -66,7 +66,9 @@ pub fn c_type(d: DType) -> Option<&'static str> {
         DType::U64 => "unsigned long long",
         DType::F32 => "float",
         DType::F64 => "double",
-        DType::F16 | DType::BF16 | DType::Float0 | DType::Key => return None,
+        DType::F16 | DType::BF16 | DType::C64 | DType::C128 | DType::Float0 | DType::Key => {
+            return None
+        }
     })
 }
 
@@ -152,7 +154,9 @@ fn math(name: &str, d: DType) -> String {
 /// `out` is emitted into a kernel.
 pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
     if compute_type(d).is_none() || compute_type(out).is_none() {
-        return Lowering::HostFallback("float0/key elements stay on the host");
+        return Lowering::HostFallback(
+            "float0, key and complex elements stay on the host (no complex kernels are generated)",
+        );
     }
     if is_half(out) && d == DType::F64 {
         // Through float would round twice.
@@ -223,6 +227,7 @@ pub(super) fn c_literal(v: Scalar, d: DType) -> Result<String> {
         }
         // `{:e}` prints the shortest text that reads back to the same f64.
         Scalar::Float(f) => format!("(({ty}){f:e})"),
+        Scalar::Complex(..) => return Err(unsupported(format!("complex literal of {d:?}"))),
     })
 }
 

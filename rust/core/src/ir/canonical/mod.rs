@@ -322,6 +322,18 @@ fn plain_literal(l: &Literal) -> Option<String> {
                 _ => None,
             }
         }
+        // Complex: the real part's bits, then the imaginary part's, in the
+        // width of the parts (16 hex digits for c64, 32 for c128).
+        Scalar::Complex(re, im) => match d {
+            DType::C64 => {
+                let (r, i) = (re as f32, im as f32);
+                let exact = f64::from(r).to_bits() == re.to_bits()
+                    && f64::from(i).to_bits() == im.to_bits();
+                exact.then(|| format!("0x{:08x}{:08x}", r.to_bits(), i.to_bits()))
+            }
+            DType::C128 => Some(format!("0x{:016x}{:016x}", re.to_bits(), im.to_bits())),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -335,6 +347,9 @@ fn write_literal(out: &mut String, l: &Literal) {
                 Scalar::Int(i) => write!(out, "int({i})"),
                 Scalar::UInt(u) => write!(out, "uint({u})"),
                 Scalar::Float(f) => write!(out, "float(0x{:016x})", f.to_bits()),
+                Scalar::Complex(re, im) => {
+                    write!(out, "complex(0x{:016x}{:016x})", re.to_bits(), im.to_bits())
+                }
             };
         }
     }

@@ -580,7 +580,8 @@ impl<'a> Parser<'a> {
 
     fn literal(&mut self) -> Result<Literal> {
         let (w, pos) = self.word()?;
-        let tagged = matches!(w, "bool" | "int" | "uint" | "float") && self.is_punct(b'(');
+        let tagged =
+            matches!(w, "bool" | "int" | "uint" | "float" | "complex") && self.is_punct(b'(');
         let (raw, tag) = if tagged {
             self.bump();
             let (inner, _) = self.word()?;
@@ -602,6 +603,11 @@ impl<'a> Parser<'a> {
             Some("bool") => Scalar::Bool(parse_bool(raw).ok_or_else(|| bad("bool"))?),
             Some("int") => Scalar::Int(raw.parse::<i64>().map_err(|_| bad("int"))?),
             Some("uint") => Scalar::UInt(raw.parse::<u64>().map_err(|_| bad("uint"))?),
+            Some("complex") => {
+                let (re, im) = parse_hex_pair(raw, 16).ok_or_else(|| bad("complex"))?;
+                Scalar::Complex(f64::from_bits(re), f64::from_bits(im))
+            }
+            None if d.is_complex() => plain_complex(raw, d).ok_or_else(|| bad("complex"))?,
             Some(_) => Scalar::Float(f64::from_bits(
                 parse_hex(raw, 16).ok_or_else(|| bad("float"))?,
             )),
@@ -782,6 +788,35 @@ fn parse_hex(w: &str, max_digits: usize) -> Option<u64> {
     u64::from_str_radix(h, 16)
         .ok()
         .filter(|_| h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// A plain complex literal of dtype `d`: the bits of its real then its
+/// imaginary part, each in the width of the parts.
+fn plain_complex(raw: &str, d: DType) -> Option<Scalar> {
+    let (re, im) = parse_hex_pair(raw, d.itemsize())?;
+    if d == DType::C64 {
+        let part = |b: u64| u32::try_from(b).ok().map(|b| f64::from(f32::from_bits(b)));
+        let (re, im) = part(re).zip(part(im))?;
+        return Some(Scalar::Complex(re, im));
+    }
+    Some(Scalar::Complex(f64::from_bits(re), f64::from_bits(im)))
+}
+
+/// `0x` followed by exactly `2 * digits` hex digits, read as two numbers of
+/// `digits` digits each (the parts of a complex literal).
+fn parse_hex_pair(w: &str, digits: usize) -> Option<(u64, u64)> {
+    let h = w.strip_prefix("0x")?;
+    if digits == 0 || digits > 16 || h.len() != digits.checked_mul(2)? {
+        return None;
+    }
+    if !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let (a, b) = h.split_at(digits);
+    Some((
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    ))
 }
 
 /// `0x` followed by an even number of hex digits.

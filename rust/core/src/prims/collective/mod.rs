@@ -282,7 +282,7 @@ impl Args<'_> {
 // JVP and transpose
 
 fn is_float(b: &Builder, x: &Atom) -> Result<bool> {
-    Ok(b.aval(x)?.dtype.is_float())
+    Ok(b.aval(x)?.dtype.is_inexact())
 }
 
 /// Tangent of `pmax`/`pmin` as `reduce_max`'s: the tangents of the examples

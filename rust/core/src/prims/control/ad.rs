@@ -41,7 +41,7 @@ fn or_into(acc: &mut [bool], other: &[bool]) {
 }
 
 fn is_float(avals: &[Aval]) -> Vec<bool> {
-    avals.iter().map(|a| a.dtype.is_float()).collect()
+    avals.iter().map(|a| a.dtype.is_inexact()).collect()
 }
 
 fn and(a: &[bool], b: &[bool]) -> Vec<bool> {

@@ -704,7 +704,7 @@ impl Family for ConvParams {
             return Err(Error::arity(NAME, 2, xs.len()));
         };
         let z = conv(b, self.clone(), x.clone(), y.clone())?;
-        if !b.aval(&z)?.dtype.is_float() {
+        if !b.aval(&z)?.dtype.is_inexact() {
             return Ok((vec![z], vec![None]));
         }
         let l = match tx {

@@ -2,7 +2,7 @@
 //! macro per concrete type, so generic kernels monomorphize into tight loops
 //! with no per-element dispatch.
 
-use crate::array::Buffer;
+use crate::array::{Buffer, C32, C64};
 use crate::dtype::DType;
 use crate::error::Error;
 use half::slice::HalfFloatSliceExt;
@@ -685,16 +685,23 @@ macro_rules! impl_buf_elem {
     )*};
 }
 impl_buf_elem!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8,
-    u16 => U16, u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+    u16 => U16, u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
+    C32 => C64, C64 => C128);
 
-/// Expands `$body` once per numeric or bool dtype with `$T` bound (as a
-/// type alias) to its element type; the remaining match arms (float0, key)
-/// follow.
+/// Expands `$body` once per real numeric or bool dtype with `$T` bound (as
+/// a type alias) to its element type; the remaining match arms (complex,
+/// float0, key) follow.
 macro_rules! for_each_dtype {
     ($dt:expr, $T:ident => $body:expr, $($rest:tt)*) => {
-        for_each_dtype!(@arms $dt, $T, $body, [$($rest)*], Bool: bool, I8: i8, I16: i16,
+        $crate::prims::kernel::common::for_each_dtype!(@arms $dt, $T, $body, [$($rest)*], Bool: bool, I8: i8, I16: i16,
             I32: i32, I64: i64, U8: u8, U16: u16, U32: u32, U64: u64, F16: half::f16,
             BF16: half::bf16, F32: f32, F64: f64)
+    };
+    (@with_complex $dt:expr, $T:ident => $body:expr, $($rest:tt)*) => {
+        $crate::prims::kernel::common::for_each_dtype!(@arms $dt, $T, $body, [$($rest)*], Bool: bool, I8: i8, I16: i16,
+            I32: i32, I64: i64, U8: u8, U16: u16, U32: u32, U64: u64, F16: half::f16,
+            BF16: half::bf16, F32: f32, F64: f64, C64: $crate::array::C32,
+            C128: $crate::array::C64)
     };
     (@arms $dt:expr, $T:ident, $body:expr, [$($rest:tt)*], $($v:ident: $t:ty),*) => {
         match $dt {
@@ -707,6 +714,16 @@ macro_rules! for_each_dtype {
     };
 }
 pub(crate) use for_each_dtype;
+
+/// [`for_each_dtype`] over the complex dtypes too, for data movement (the
+/// body copies elements and never orders or converts them); the remaining
+/// arms are float0 and key.
+macro_rules! for_each_element {
+    ($dt:expr, $T:ident => $body:expr, $($rest:tt)*) => {
+        $crate::prims::kernel::common::for_each_dtype!(@with_complex $dt, $T => $body, $($rest)*)
+    };
+}
+pub(crate) use for_each_element;
 
 /// The typed slice of `b`, or a dtype error naming `prim`.
 #[inline(always)]

@@ -20,7 +20,7 @@ use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
 use super::small_matmul::{self, SmallMatmul};
 use super::structural::strided_gather;
-use crate::array::{Buffer, HostArray};
+use crate::array::{Buffer, HostArray, C32, C64};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
@@ -466,6 +466,14 @@ fn matmul(
         (Buffer::U16(a), Buffer::U16(b)) => Buffer::U16(int_matmul(a, b, ll, lr, sz)?.into()),
         (Buffer::U32(a), Buffer::U32(b)) => Buffer::U32(int_matmul(a, b, ll, lr, sz)?.into()),
         (Buffer::U64(a), Buffer::U64(b)) => Buffer::U64(int_matmul(a, b, ll, lr, sz)?.into()),
+        (Buffer::C64(a), Buffer::C64(b)) => {
+            let fma = |acc: C32, a: C32, x: C32| acc + a * x;
+            Buffer::C64(complex_matmul(ctx, a, b, ll, lr, sz, fma)?.into())
+        }
+        (Buffer::C128(a), Buffer::C128(b)) => {
+            let fma = |acc: C64, a: C64, x: C64| acc + a * x;
+            Buffer::C128(complex_matmul(ctx, a, b, ll, lr, sz, fma)?.into())
+        }
         _ => return Err(bad_dtype(NAME, &[l.dtype(), r.dtype()])),
     })
 }
@@ -667,6 +675,18 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
         // blocking): the bits of the register kernel on every x86-64 CPU.
         return portable_matmul(ctx, &ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
+    gemm_matmul(ctx, l, r, ll, lr, sz)
+}
+
+/// The product through `gemm`, batch by batch: operands read in place when
+/// their axes flatten to single strides, else packed copies. Requires
+/// nonempty sizes.
+fn gemm_matmul<T: ffi::GemmElem + Send + Sync>(
+    ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
+) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    let zero = <T as ffi::GemmElem>::ZERO;
+    let flops = sz.flops();
     // In place when the axes flatten to single strides, else packed copies.
     let (lhs, lv): (Cow<'_, [T]>, Strides) = match ll.strides() {
         Some(s) => (Cow::Borrowed(l), s),
@@ -707,6 +727,21 @@ fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
         )?;
     }
     Ok(out)
+}
+
+/// Complex products: gemm's complex kernels (no conjugation) on the
+/// buffers in place; small products, and every product under
+/// `Determinism::Portable`, by the k-ordered loop with `fma`.
+fn complex_matmul<T: ffi::GemmElem + Send + Sync>(
+    ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
+    fma: impl Fn(T, T, T) -> T,
+) -> Result<Vec<T>> {
+    let Sizes { b, m, k, n } = sz;
+    let empty = m == 0 || n == 0 || k == 0 || b == 0;
+    if empty || sz.flops() <= SMALL_FLOPS || ctx.is_portable() {
+        return plain_matmul(l, r, ll, lr, sz, <T as ffi::GemmElem>::ZERO, fma);
+    }
+    gemm_matmul(ctx, l, r, ll, lr, sz)
 }
 
 /// Up to this many multiply-adds, products of few rows (at most 16) and
@@ -756,8 +791,9 @@ mod ffi {
     use super::internal;
     use crate::error::Result;
 
-    /// Element types gemm supports natively (sealed: only f32 and f64, so
-    /// gemm's type dispatch can never hit its unsupported-type panic).
+    /// Element types gemm supports natively (sealed: f32, f64 and their
+    /// complex types `c32`/`c64`, so gemm's type dispatch can never hit its
+    /// unsupported-type panic).
     pub trait GemmElem: Copy + 'static + private::Sealed {
         const ZERO: Self;
         const ONE: Self;
@@ -770,10 +806,20 @@ mod ffi {
         const ZERO: Self = 0.0;
         const ONE: Self = 1.0;
     }
+    impl GemmElem for gemm::c32 {
+        const ZERO: Self = gemm::c32::new(0.0, 0.0);
+        const ONE: Self = gemm::c32::new(1.0, 0.0);
+    }
+    impl GemmElem for gemm::c64 {
+        const ZERO: Self = gemm::c64::new(0.0, 0.0);
+        const ONE: Self = gemm::c64::new(1.0, 0.0);
+    }
     mod private {
         pub trait Sealed {}
         impl Sealed for f32 {}
         impl Sealed for f64 {}
+        impl Sealed for gemm::c32 {}
+        impl Sealed for gemm::c64 {}
     }
 
     /// A `rows x cols` matrix inside `data` with element strides `rs`, `cs`
@@ -826,8 +872,8 @@ mod ffi {
         // element the lhs view reads, `(m-1)*rs + (k-1)*cs` at most, and
         // every element the rhs view reads, `(k-1)*rs + (n-1)*cs` at most,
         // lies inside its borrowed slice (checked by `check`), and the
-        // strides fit in isize. T is f32 or f64 (sealed trait), the types
-        // gemm supports. `read_dst = false` with alpha = 0 makes gemm
+        // strides fit in isize. T is f32, f64, c32 or c64 (sealed trait),
+        // the types gemm supports; the conjugation flags are false. `read_dst = false` with alpha = 0 makes gemm
         // overwrite dst without reading it: dst := 1 · lhs · rhs. The
         // source slices are shared borrows that do not alias `dst`.
         unsafe {

@@ -3,14 +3,15 @@
 //! one of them is rank 0 (length 1); the shape rule has checked that.
 
 use super::common::{
-    bad_dtype, dtypes_of, for_each_dtype, map, typed, zip_map, BufElem, CastFrom, FloatElem,
-    HalfElem, IntElem,
+    bad_dtype, dtypes_of, for_each_dtype, for_each_element, map, typed, zip_map, BufElem, CastFrom,
+    FloatElem, HalfElem, IntElem,
 };
 use crate::array::Buffer;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::prims::{BinaryOp, CmpOp, RoundingMethod, UnaryOp};
 
+use super::complex;
 use super::math;
 use super::vmath;
 use std::borrow::Cow;
@@ -41,6 +42,8 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         Buffer::U32(v) => Buffer::U32(int_unary(op, v).ok_or_else(bad)?.into()),
         Buffer::U64(v) => Buffer::U64(int_unary(op, v).ok_or_else(bad)?.into()),
         Buffer::Bool(v) if op == UnaryOp::Not => Buffer::Bool(map(v, |b| !b).into()),
+        Buffer::C64(_) | Buffer::C128(_) if op == UnaryOp::Abs => return complex::abs(x),
+        Buffer::C64(_) | Buffer::C128(_) => return complex::unary(op, x),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => return Err(bad()),
     })
 }
@@ -265,6 +268,9 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
             };
             Buffer::Bool(out.ok_or_else(|| len_err(name))?.into())
         }
+        (Buffer::C64(_), Buffer::C64(_)) | (Buffer::C128(_), Buffer::C128(_)) => {
+            return complex::binary(op, x, y)
+        }
         _ => return Err(bad()),
     })
 }
@@ -434,6 +440,9 @@ pub fn compare(op: CmpOp, x: &Buffer, y: &Buffer, n_out: usize) -> Result<Buffer
         (Buffer::BF16(a), Buffer::BF16(b)) => cmp(op, a, b),
         (Buffer::F32(a), Buffer::F32(b)) => cmp(op, a, b),
         (Buffer::F64(a), Buffer::F64(b)) => cmp(op, a, b),
+        (Buffer::C64(_), Buffer::C64(_)) | (Buffer::C128(_), Buffer::C128(_)) => {
+            return complex::compare(op, x, y)
+        }
         // float0 values are all equal to each other.
         (Buffer::Float0(_), Buffer::Float0(_)) => {
             Some(vec![matches!(op, CmpOp::Eq | CmpOp::Le | CmpOp::Ge); n_out])
@@ -502,6 +511,7 @@ pub fn integer_pow(y: i32, x: &Buffer) -> Result<Buffer> {
         Buffer::U16(v) => Buffer::U16(int_ipow(v, int_exp()?).into()),
         Buffer::U32(v) => Buffer::U32(int_ipow(v, int_exp()?).into()),
         Buffer::U64(v) => Buffer::U64(int_ipow(v, int_exp()?).into()),
+        Buffer::C64(_) | Buffer::C128(_) => return complex::integer_pow(y, x),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => {
             return Err(bad_dtype(name, &[x.dtype()]))
         }
@@ -582,7 +592,7 @@ pub fn select_n(pred: &Buffer, cases: &[&Buffer], n_out: usize) -> Result<Buffer
         return Ok((*chosen).clone());
     }
     let dtype = first.dtype();
-    for_each_dtype!(dtype, T => {
+    for_each_element!(dtype, T => {
         let typed_cases = cases
             .iter()
             .map(|c| typed::<T>(name, c))
@@ -663,6 +673,7 @@ pub fn convert(x: &Buffer, new: DType) -> Result<Buffer> {
         Buffer::BF16(v) => convert_from(v, new),
         Buffer::F32(v) => convert_from(v, new),
         Buffer::F64(v) => convert_from(v, new),
+        Buffer::C64(_) | Buffer::C128(_) => complex::convert_from_complex(x, new),
         Buffer::Float0(_) | Buffer::Key(_) => Err(Error::dtype(
             "convert_element_type",
             &[x.dtype(), new],
@@ -673,6 +684,7 @@ pub fn convert(x: &Buffer, new: DType) -> Result<Buffer> {
 
 fn convert_from<S: CastFrom>(v: &[S], new: DType) -> Result<Buffer> {
     for_each_dtype!(new, D => Ok(D::wrap(map(v, |s| s.cast::<D>()))),
+        DType::C64 | DType::C128 => complex::convert_to_complex(v, new),
         DType::Float0 => Ok(Buffer::Float0(v.len())),
         DType::Key => Err(Error::dtype("convert_element_type", &[new], "cannot convert to a key")))
 }

@@ -7,7 +7,7 @@
 //! updates in row-major order of the updates, so with repeated indices the
 //! last update wins (`scatter`) or all of them combine in that order.
 
-use super::common::{for_each_dtype, typed, BufElem, FloatElem, HalfElem};
+use super::common::{for_each_element, typed, BufElem, FloatElem, HalfElem};
 use super::structural::{assemble, for_each_index, offset, row_major_strides};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
@@ -314,6 +314,25 @@ macro_rules! impl_combine_half {
 }
 impl_combine_half!(f16, bf16);
 
+/// Complex scatters add or multiply; `min`/`max` never reach here (the
+/// shape rule rejects them for complex operands) and keep the old value.
+macro_rules! impl_combine_complex {
+    ($($t:ident),*) => {$(
+        impl Combine for crate::array::$t {
+            #[inline(always)]
+            fn combine(op: ScatterOp, a: Self, b: Self) -> Self {
+                match op {
+                    ScatterOp::Set => b,
+                    ScatterOp::Add => a + b,
+                    ScatterOp::Mul => a * b,
+                    ScatterOp::Min | ScatterOp::Max => a,
+                }
+            }
+        }
+    )*};
+}
+impl_combine_complex!(C32, C64);
+
 impl Combine for bool {
     #[inline(always)]
     fn combine(op: ScatterOp, a: Self, b: Self) -> Self {
@@ -351,6 +370,13 @@ pub fn scatter(s: &ScatterParams, x: &HostArray, idx: &HostArray, u: &HostArray)
         }
         return assemble(prim, &[x.buffer(), u.buffer()], &picks);
     }
-    for_each_dtype!(x.dtype(), T => combine_all::<T>(prim, s.op, x.buffer(), u.buffer(), &targets),
+    if matches!(s.op, ScatterOp::Min | ScatterOp::Max) && x.dtype().is_complex() {
+        return Err(Error::dtype(
+            prim,
+            &[x.dtype()],
+            "complex operands are not supported yet",
+        ));
+    }
+    for_each_element!(x.dtype(), T => combine_all::<T>(prim, s.op, x.buffer(), u.buffer(), &targets),
         other => Err(Error::dtype(prim, &[other], "expected a numeric or bool operand")))
 }

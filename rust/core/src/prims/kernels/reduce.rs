@@ -289,6 +289,32 @@ fn int_reduce<T: IntElem>(
     }
 }
 
+/// Complex `reduce_sum` / `reduce_prod`: a sequential fold (deterministic).
+fn complex_reduce<T: num_traits::Float>(
+    op: ReduceOp, v: &[num_complex::Complex<T>], shape: &[usize], axes: &[usize],
+) -> Result<Vec<num_complex::Complex<T>>> {
+    use num_complex::Complex;
+    let name = op.name();
+    let (zero, one) = (T::zero(), T::one());
+    match op {
+        ReduceOp::Sum => fold_with(name, v, shape, axes, Complex::new(zero, zero), |a, x| a + x),
+        ReduceOp::Prod => fold_with(name, v, shape, axes, Complex::new(one, zero), |a, x| a * x),
+        _ => Err(bad_dtype(name, &[])),
+    }
+}
+
+/// Complex `cumsum` / `cumprod`.
+fn complex_scan<T: num_traits::Float>(
+    op: CumOp, v: &[num_complex::Complex<T>], shape: &[usize], axis: usize, reverse: bool,
+) -> Result<Vec<num_complex::Complex<T>>> {
+    let name = op.name();
+    match op {
+        CumOp::Sum => scan_lines(name, v, shape, axis, reverse, |a, x| a + x),
+        CumOp::Prod => scan_lines(name, v, shape, axis, reverse, |a, x| a * x),
+        _ => Err(bad_dtype(name, &[])),
+    }
+}
+
 pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
     let s = x.shape();
     // Nothing reduced: a copy.
@@ -309,6 +335,8 @@ pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
         Buffer::U16(v) => Buffer::U16(int_reduce(op, v, s, axes)?.into()),
         Buffer::U32(v) => Buffer::U32(int_reduce(op, v, s, axes)?.into()),
         Buffer::U64(v) => Buffer::U64(int_reduce(op, v, s, axes)?.into()),
+        Buffer::C64(v) => Buffer::C64(complex_reduce(op, v, s, axes)?.into()),
+        Buffer::C128(v) => Buffer::C128(complex_reduce(op, v, s, axes)?.into()),
         Buffer::Bool(v) => Buffer::Bool(match op {
             ReduceOp::Max | ReduceOp::Or => reduce_with(op.name(), v, s, axes, &BoolMax)?.into(),
             ReduceOp::Min | ReduceOp::And => {
@@ -429,6 +457,8 @@ pub fn cumulative(op: CumOp, x: &HostArray, axis: usize, reverse: bool) -> Resul
         Buffer::U16(v) => Buffer::U16(int_scan(op, v, s, axis, reverse)?.into()),
         Buffer::U32(v) => Buffer::U32(int_scan(op, v, s, axis, reverse)?.into()),
         Buffer::U64(v) => Buffer::U64(int_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::C64(v) => Buffer::C64(complex_scan(op, v, s, axis, reverse)?.into()),
+        Buffer::C128(v) => Buffer::C128(complex_scan(op, v, s, axis, reverse)?.into()),
         Buffer::Bool(v) => Buffer::Bool(match op {
             CumOp::Max => scan_lines(name, v, s, axis, reverse, |a, b| a | b)?.into(),
             CumOp::Min => scan_lines(name, v, s, axis, reverse, |a, b| a & b)?.into(),

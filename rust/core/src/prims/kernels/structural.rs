@@ -4,7 +4,7 @@
 //! Keys move as pairs of u32 words: a key array of shape `s` is handled as a
 //! u32 array of shape `s + (2,)`. Float0 arrays carry no data.
 
-use super::common::{bad_dtype, for_each_dtype, typed, BufElem, FromIndex};
+use super::common::{bad_dtype, for_each_element, typed, BufElem, FromIndex};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -157,7 +157,7 @@ fn gather_buffer(
     prim: &'static str, x: &Buffer, out_shape: &[usize], strides: &[usize],
 ) -> Result<Buffer> {
     let dtype = x.dtype();
-    for_each_dtype!(dtype, T => {
+    for_each_element!(dtype, T => {
         let v = typed::<T>(prim, x)?;
         Ok(T::wrap(strided_gather(v, out_shape, strides)?))
     },
@@ -237,7 +237,9 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
         DType::BF16 => Ok(fill::<half::bf16>(n, outer, dim, inner)),
         DType::F32 => Ok(fill::<f32>(n, outer, dim, inner)),
         DType::F64 => Ok(fill::<f64>(n, outer, dim, inner)),
-        DType::Bool | DType::Float0 | DType::Key => Err(bad_dtype(name, &[dtype])),
+        DType::Bool | DType::C64 | DType::C128 | DType::Float0 | DType::Key => {
+            Err(bad_dtype(name, &[dtype]))
+        }
     }
 }
 
@@ -275,7 +277,7 @@ pub(super) fn assemble(
         .first()
         .map(|b| b.dtype())
         .ok_or_else(|| internal(prim, "no operand"))?;
-    for_each_dtype!(dtype, T => {
+    for_each_element!(dtype, T => {
         let slices: Vec<&[T]> = srcs.iter().map(|b| typed::<T>(prim, b)).collect::<Result<_>>()?;
         let out: Vec<T> = picks
             .iter()
