@@ -234,7 +234,7 @@ impl Family for FftParams {
         "fft",
         example = FftParams {
             fft_type: FftType::Fft,
-            fft_lengths: vec![4]
+            fft_lengths: vec![2]
         }
     );
 
