@@ -289,3 +289,15 @@ def test_welch_csd_frequencies_and_gradient(x64):
     np.testing.assert_allclose(pxy, pr, rtol=1e-10, atol=1e-13)
     _check_fd(lambda v: jnp.sum(jax.scipy.signal.welch(v, nperseg=16)[1] * jnp.arange(9.0)), x)
     np.testing.assert_allclose(jax.scipy.signal.fftconvolve(x, y[:7]), np.convolve(x, y[:7]), rtol=1e-10, atol=1e-12)
+
+
+def test_cuda_planner_refuses_fft():
+    # cuFFT is not wired in: planning a program with `fft` for the CUDA
+    # executor is a typed NotImplementedError, not a silent host step.
+    from microjax_rs import _core
+
+    jaxpr = jax.make_jaxpr(lambda v: jnp.fft.rfft(v) * 2.0)(np.ones(8, np.float32))
+    with pytest.raises(NotImplementedError, match="fft on the CUDA executor"):
+        _core.cuda_host_steps(jaxpr._handle)
+    with pytest.raises(NotImplementedError, match="fft on the CUDA executor"):
+        _core.cuda_kernel_sources(jaxpr._handle)
