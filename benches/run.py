@@ -395,6 +395,32 @@ def setup_matmul_1024(name, fw):
         return {"a": fw.from_numpy(a), "b": fw.from_numpy(b)}, "a @ b"
 
 
+def _setup_fft(fn_name, make_input):
+    """jit `jnp.fft.<fn_name>(x)` against `numpy.fft.<fn_name>` (pocketfft)."""
+
+    def setup(name, fw):
+        x = make_input(np.random.default_rng(21))
+        if name in ("microjax", "jax"):
+            f = fw.jit(getattr(fw.numpy.fft, fn_name))
+            ns = {"f": f, "x": fw.numpy.asarray(x)}
+            return ns, ("f(x).block_until_ready()" if name == "jax" else "f(x)")
+        if name == "numpy":
+            return {"f": getattr(np.fft, fn_name), "x": x}, "f(x)"
+        if name == "torch":
+            return {"f": getattr(fw.fft, fn_name), "x": fw.from_numpy(x)}, "f(x)"
+
+    return setup
+
+
+def _signal_2e20(rng):
+    return rng.standard_normal(1 << 20).astype(np.float32)
+
+
+def _image_1024(rng):
+    re, im = rng.standard_normal((2, 1024, 1024))
+    return (re + 1j * im).astype(np.complex64)
+
+
 def _mlp_train_data():
     rng = np.random.default_rng(12)
     params = (
@@ -682,6 +708,10 @@ CASES = [
     ("elementwise_1e7", "jit `tanh(x*2+1)*sin(x) - exp(-x*x)`, x f32[10^7]; NumPy eager",
      "<= 25 ms and <= 0.27x NumPy", lambda mj, ref: mj <= 25e-3 and (ref is None or mj <= 0.27 * ref),
      setup_elementwise_1e7, 5),
+    ("rfft_2e20", "jit `jnp.fft.rfft(x)`, x f32[2^20]; NumPy: numpy.fft.rfft (pocketfft)",
+     "<= 1.5x NumPy", lambda mj, ref: ref is not None and mj <= 1.5 * ref, _setup_fft("rfft", _signal_2e20), 5),
+    ("fft2_1024", "jit `jnp.fft.fft2(x)`, x c64[1024,1024]; NumPy: numpy.fft.fft2 (pocketfft)",
+     "<= 1.5x NumPy", lambda mj, ref: ref is not None and mj <= 1.5 * ref, _setup_fft("fft2", _image_1024), 5),
     ("matmul_1024", "jit `a @ b`, f32[1024,1024] x f32[1024,1024]",
      *_reference_or_faster(">= NumPy (GFLOP/s)"), setup_matmul_1024, 5),
     ("mlp_train_step", "jit `value_and_grad` + SGD, MLP 784-512-10, batch 128; NumPy: hand-written backprop",

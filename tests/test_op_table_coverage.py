@@ -18,7 +18,7 @@ _STATS_DISTRIBUTIONS = (
     "bernoulli beta betabinom binom cauchy chi2 dirichlet expon gamma gennorm geom gumbel_l gumbel_r laplace "
     "logistic multinomial multivariate_normal nbinom norm pareto poisson t truncnorm uniform vonmises wrapcauchy"
 ).split()
-MODULES = ("numpy", "numpy.linalg", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
+MODULES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.fft", "lax", "lax.linalg", "nn", "nn.initializers", "scipy.special", "scipy.linalg",
            "random", "scipy.stats", "image", "scipy.signal", "scipy.integrate", "scipy.ndimage", "scipy.cluster.vq",
            "scipy.interpolate", "scipy.optimize", "scipy.sparse.linalg", "scipy.spatial.transform",
            "experimental.ode", "custom_batching", "debug", "profiler") + tuple(f"scipy.stats.{d}" for d in _STATS_DISTRIBUTIONS)
@@ -36,6 +36,7 @@ _DTYPE_CLASSES = tuple(f"numpy.{n}" for n in (
 
 # public name -> why it has no operator-table record
 EXEMPT = {
+    "lax.FftType": "the enum of lax.fft's transform types, not an array function (tests/test_fft.py)",
     **_exempt("host callback / printing inside transformed code (tests/test_callbacks.py)",
               "debug.callback", "debug.print"),
     **_exempt("cache and buffer-pool counters, not array functions (tests/test_memory.py)",

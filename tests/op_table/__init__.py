@@ -31,7 +31,8 @@ rows and the complex-part functions), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
-and windowed reductions), ``special`` (lax special functions and jax.scipy.special), ``scipy_misc`` (the array functions of the smaller
+and windowed reductions), ``special`` (lax special functions and jax.scipy.special), ``fft`` (lax.fft, jax.numpy.fft,
+jax.scipy.fft), ``scipy_misc`` (the array functions of the smaller
 `jax.scipy` modules), ``surface`` (aliases and the rest of the public
 surface), ``random``, ``random_distributions``, ``lax_more`` (lax functions composed from
 other primitives); ``errors`` (the bad inputs attached to the records).
@@ -43,6 +44,7 @@ from . import (
     dot,
     elementwise,
     errors,
+    fft,
     gather,
     jnp,
     jnp_more,
@@ -96,6 +98,7 @@ _OPERATORS: tuple = (
     + lax_more.RECORDS
     + special.RECORDS
     + complex_ops.RECORDS
+    + fft.RECORDS
 )
 
 # Every record, with its bad inputs attached.

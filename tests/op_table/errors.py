@@ -103,8 +103,8 @@ ERRORS = {
 _BINARY = {c for c in BINARY_SHAPES}
 _BROADCAST = set(BROADCAST_SHAPES)
 _UNARY = {(s,) for s in UNARY_SHAPES}
-# nn.glu indexes x.shape[axis] first: an IndexError, as JAX
-_AXIS_ERROR_EXCLUDED = {"nn.glu"}
+# nn.glu and jnp.fft.hfft/ihfft index x.shape[axis] first: an IndexError, as JAX
+_AXIS_ERROR_EXCLUDED = {"nn.glu", "numpy.fft.hfft", "numpy.fft.ihfft"}
 # jnp functions that, as in JAX, leave operands of one rank to their lax
 # primitive's broadcasting: incompatible shapes are its TypeError
 # ("add got incompatible shapes for broadcasting: (3,), (4,).").

@@ -889,6 +889,7 @@ from ._conv_shapes import (  # noqa: E402
     conv_transpose_shape_tuple, reduce_window_shape_tuple,
 )
 from ._ann import approx_max_k, approx_min_k  # noqa: E402
+from ._fft import FftType, fft  # noqa: E402
 from ._solves import custom_linear_solve, custom_root  # noqa: E402
 from ._reductions import reduce  # noqa: E402
 from ._complex import complex, conj, imag, real  # noqa: E402

@@ -91,7 +91,7 @@ from .._src.numpy.einsum import (  # noqa: F401
     einsum, einsum_path,
 )
 
-from . import linalg  # noqa: E402,F401
+from . import fft, linalg  # noqa: E402,F401
 
 # append / insert / delete, block, unstack, resize, trim_zeros
 from .._src.numpy.manipulation import (  # noqa: F401,E402

@@ -1,6 +1,7 @@
-"""`jax.scipy.signal`: direct N-d convolution and correlation (`convolve`,
-`correlate`, `convolve2d`, `correlate2d`) and `detrend`. The FFT-based
-functions (`fftconvolve`, `stft`, `welch`, ...) are not provided."""
+"""`jax.scipy.signal`: N-d convolution and correlation (`convolve`,
+`correlate`, `convolve2d`, `correlate2d`; direct, or through FFTs with
+`method='fft'`), `detrend`, and the FFT-based `fftconvolve`, `stft`,
+`istft`, `csd` and `welch` (`scipy/_spectral.py`)."""
 import numpy as _np
 
 from .. import lax
@@ -48,7 +49,7 @@ def convolve(in1, in2, mode="full", method="auto", precision=None):
     """The N-d convolution of `in1` and `in2` (`mode` 'full', 'same' — the
     shape of `in1` — or 'valid'); `method` 'direct' or 'auto'."""
     if method == "fft":
-        raise NotImplementedError("convolve(method='fft') needs FFTs, which microjax_rs does not provide")
+        return fftconvolve(in1, in2, mode=mode)
     if method not in ("auto", "direct"):
         raise ValueError(f"Got method={method!r}; expected 'auto', 'fft', or 'direct'.")
     return _convolve_nd(in1, in2, mode, precision)
@@ -118,4 +119,7 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
     return jnp.moveaxis(x, 0, axis)
 
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend"]
+from ._spectral import csd, fftconvolve, istft, stft, welch  # noqa: E402
+
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft", "stft",
+           "welch"]

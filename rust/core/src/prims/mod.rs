@@ -27,6 +27,7 @@ pub mod dot;
 pub mod dynamic;
 pub mod elementwise;
 pub mod family;
+pub mod fft;
 pub mod gather;
 pub mod jvp;
 pub mod kernel;
@@ -578,6 +579,8 @@ primitives! {
     Window(Box<window::WindowOp>),
     /// `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`, `svd` (`prims/linalg/`).
     Linalg(linalg::LinalgOp),
+    /// `fft` (`prims/fft/`).
+    Fft(fft::FftParams),
     /// `sort`, `top_k`, `bitcast_convert_type` (`prims/sort.rs`).
     Sort(sort::SortOp),
     /// Named-axis collectives (`psum`, `all_gather`, `axis_index`, ...) (`prims/collective.rs`).

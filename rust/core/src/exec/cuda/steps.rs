@@ -170,6 +170,10 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         | Primitive::Gather(_)
         | Primitive::Scatter(_)
         | Primitive::DotGeneral(_) => indexed_step(jx, i, eqn, out),
+        Primitive::Fft(_) => Err(Error::NotImplemented(
+            "fft on the CUDA executor: cuFFT is not wired in yet (run the program on the CPU)"
+                .into(),
+        )),
         _ => movement_step(jx, i, eqn, out),
     }
 }
