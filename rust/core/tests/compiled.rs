@@ -364,6 +364,29 @@ fn recycle_bin_keeps_only_unshared_small_arrays() {
     recycle::clear();
 }
 
+#[test]
+fn a_full_recycle_bin_gives_way_to_new_arrays() {
+    use microjax::exec::compiled::recycle;
+    recycle::clear();
+    // Arrays an earlier program left behind, of a shape a loop never asks for.
+    for k in 0..recycle::CAPACITY {
+        recycle::give(data(&[5, 7], k as u32));
+    }
+    assert_eq!(recycle::held(), recycle::CAPACITY);
+    assert!(recycle::take(DType::F32, &[64]).is_none());
+    // A loop body's array goes in all the same (the oldest goes out) and
+    // comes back on the next step.
+    recycle::give(data(&[64], 99));
+    assert_eq!(recycle::held(), recycle::CAPACITY);
+    let h = recycle::take(DType::F32, &[64]).expect("the newest array was dropped");
+    assert_eq!(h.shape(), &[64]);
+    // Same element count, other shape: re-shaped.
+    recycle::give(h);
+    let h = recycle::take(DType::F32, &[8, 8]).expect("same element count not matched");
+    assert_eq!(h.shape(), &[8, 8]);
+    recycle::clear();
+}
+
 /// A scan whose body exercises every way a loop body binds and returns
 /// values: a const (`w`) and a body constant (`b0`) bound once, a carry
 /// returned unchanged (`k' = c`), a result returned twice, a const and a

@@ -44,11 +44,14 @@ pub fn give(mut h: Arc<HostArray>) {
     }
     // `try_with`: during thread teardown the bin may be gone; dropping is
     // then the right thing.
+    // A full bin drops its oldest array: arrays left by an earlier program
+    // (other shapes) must not keep a loop's own arrays out for good.
     let _ = BIN.try_with(|bin| {
         if let Ok(mut bin) = bin.try_borrow_mut() {
-            if bin.len() < CAPACITY {
-                bin.push(h);
+            if bin.len() >= CAPACITY {
+                bin.remove(0);
             }
+            bin.push(h);
         }
     });
 }
@@ -61,12 +64,17 @@ pub fn take(dtype: DType, shape: &[usize]) -> Option<Arc<HostArray>> {
     let mut h = BIN
         .try_with(|bin| {
             let mut bin = bin.try_borrow_mut().ok()?;
-            // The same shape first (a loop body's arrays, every step): it
-            // is the same element count without reading the buffer's.
-            let at = bin
-                .iter()
-                .position(|h| h.dtype() == dtype && (h.has_shape(shape) || h.size() == size))?;
-            Some(bin.swap_remove(at))
+            // The same shape (a loop body's arrays, every step) or the same
+            // element count, read from the shapes (no look into the buffers).
+            let at = bin.iter().position(|h| {
+                h.dtype() == dtype
+                    && (h.has_shape(shape)
+                        || h.shape().iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+                            == Some(size))
+            })?;
+            // `remove` keeps the rest in arrival order (the oldest goes first
+            // when the bin is full).
+            Some(bin.remove(at))
         })
         .ok()
         .flatten()?;
