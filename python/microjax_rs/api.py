@@ -23,9 +23,9 @@ from .interpreters.partial_eval import (  # noqa: F401  (ShapeDtypeStruct is jax
 def _canonical_leaf(x):
     """An array argument as `jit` sees it: a 64-bit array made while x64 was
     on becomes its 32-bit counterpart once x64 is off (as JAX canonicalizes
-    jit's arguments); everything else unchanged."""
-    if type(x) is ArrayImpl and not _core.get_x64():
-        name = dtypes.dtype_name(x.dtype)
+    jit's arguments); everything else unchanged. Called only with x64 off."""
+    if type(x) is ArrayImpl:
+        name = x.dtype_name
         small = dtypes.canonical_name(name)
         if small != name:
             from . import lax
@@ -253,7 +253,8 @@ class _Jitted:
         leaves, in_tree = tree_flatten((tuple(dyn), dyn_kwargs))
         for x in leaves:
             _check_leaf(x)
-        leaves = [_canonical_leaf(x) for x in leaves]
+        if not _core.get_x64():
+            leaves = [_canonical_leaf(x) for x in leaves]
         avals = tuple(_leaf_aval(x) for x in leaves)
         key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key())
         owner, hit = self._lookup(key)
