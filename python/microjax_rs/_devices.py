@@ -233,7 +233,9 @@ class GpuArray:
 
     @property
     def dtype(self):
-        return np.dtype(self._aval[1])
+        from . import dtypes
+
+        return dtypes.np_dtype(self._aval[1])  # float0 and bfloat16 have no NumPy name
 
     @property
     def dtype_name(self):
