@@ -182,14 +182,14 @@ class _Jitted:
     def __init__(self, fun, static_argnums, static_argnames, donate_argnums, donate_argnames=None):
         self.fun = fun
         self.name = _fun_name(fun)
-        try:
-            sig = inspect.signature(fun)
-            params = list(sig.parameters.values())
-        except (TypeError, ValueError):
-            sig, params = None, []
-        self.signature = sig
         argnums = set(_as_tuple(static_argnums))
         argnames = set(_as_tuple(static_argnames))
+        self.donate_argnums = _as_tuple(donate_argnums)
+        dnums, dnames = set(self.donate_argnums), set(_as_tuple(donate_argnames))
+        # The signature is read only when an option names arguments (else on
+        # first use of `signature`): most jitted functions never need it.
+        sig = self.signature if (argnums or argnames or dnums or dnames) else None
+        params = list(sig.parameters.values()) if sig is not None else []
         positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         if sig is not None and not any(p.kind == p.VAR_POSITIONAL for p in params):
             n = len(positional)
@@ -200,9 +200,7 @@ class _Jitted:
         _link_nums_and_names(argnums, argnames, positional)
         self.static_argnums = tuple(sorted(argnums))
         self.static_argnames = frozenset(argnames)
-        self.donate_argnums = _as_tuple(donate_argnums)
         # As JAX: donated names imply their positions and vice versa.
-        dnums, dnames = set(self.donate_argnums), set(_as_tuple(donate_argnames))
         _link_nums_and_names(dnums, dnames, positional)
         self._donated = (frozenset(dnums), frozenset(dnames))
         # Trace cache owner: per (weakly held) function and these options;
@@ -212,6 +210,14 @@ class _Jitted:
         self.owner = _trace_cache.owner_of(fun, self._options)
         self._weak_key = self.owner is not None
         self.rust = None  # jit(): a weak reference to the JitFunction (no cycle)
+
+    @functools.cached_property
+    def signature(self):
+        """`inspect.signature` of the wrapped function, or None where it has none."""
+        try:
+            return inspect.signature(self.fun)
+        except (TypeError, ValueError):
+            return None
 
     def _lookup(self, key):
         """`(owner, hit)`: the trace cache owner token and the entry under
@@ -541,10 +547,7 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     wrapped.trace = impl.trace
     wrapped.lower = impl.lower
     wrapped.eval_shape = impl.eval_shape
-    wrapped._impl = impl
-    if impl.signature is not None:
-        # `inspect.signature(jit(f), follow_wrapped=False)` is f's, as JAX's.
-        wrapped.__signature__ = impl.signature
+    wrapped._impl = impl  # (`JitFunction.__signature__` reads `impl.signature` on first use)
     return wrapped
 
 

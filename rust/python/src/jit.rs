@@ -356,6 +356,14 @@ impl JitFunction {
         ));
     }
 
+    /// The wrapped function's signature, as JAX's
+    /// (`inspect.signature(jit(f), follow_wrapped=False)` is `f`'s): the
+    /// Python side computes it on first use.
+    #[getter]
+    fn __signature__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.fallback(py)?.getattr("signature")
+    }
+
     /// The trace cache owner token.
     #[getter]
     fn _owner(&self) -> u64 {

@@ -16,7 +16,7 @@ from .lax_numpy import full, zeros_like
 from .scalar_types import finfo
 from .util import (_EAGER_OPERANDS, _FLOAT_NAMES, _SCALARS, _and, _arr, _aval, _broadcast_shapes,
                    _broadcast_to_shape, _const, _inexact1, _is_bool, _is_float, _is_int, _not, _or, _promote,
-                   _promote_dtypes, _promote_inexact)
+                   _promote_dtypes, _promote_inexact, _promote_shapes)
 
 
 # -- arithmetic and comparisons ------------------------------------------------
@@ -41,16 +41,18 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
 
     def slow(x1, x2):
         # Under a trace: two float tracers of one aval, or a float tracer and
-        # a Python float, need no promotion or broadcasting.
+        # a Python float, need no promotion or broadcasting; two float
+        # tracers of one dtype need broadcasting only.
         if type(x1) is Tracer:
             a1 = x1.aval
             t2 = type(x2)
             if t2 is Tracer:
                 a2 = x2.aval
                 if a1.dtype_name in _FLOAT_NAMES and (a1 is a2 or (
-                        a1.dtype_name == a2.dtype_name and a1.weak_type == a2.weak_type
-                        and a1.shape == a2.shape)):
-                    return lax_fn(x1, x2)
+                        a1.dtype_name == a2.dtype_name and a1.weak_type == a2.weak_type)):
+                    if a1 is a2 or a1.shape == a2.shape:
+                        return lax_fn(x1, x2)
+                    return lax_fn(*_promote_shapes((x1, x2), prim_name, fun_name))
             elif t2 is float and a1.dtype_name in _FLOAT_NAMES:
                 return lax_fn(x1, x2)
         elif type(x1) is float and type(x2) is Tracer and x2.aval.dtype_name in _FLOAT_NAMES:

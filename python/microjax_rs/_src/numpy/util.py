@@ -98,6 +98,11 @@ def _promote_shapes(args, op=None, fun=None):
 
 def _promote_dtypes(*args):
     """Promotes dtypes (JAX's lattice); shapes untouched."""
+    if len(args) == 2 and type(args[0]) is Tracer and type(args[1]) is Tracer:
+        # Under a trace, two float tracers of one dtype and weakness are already promoted.
+        a1, a2 = args[0].aval, args[1].aval
+        if a1.dtype_name in _FLOAT_NAMES and a1.dtype_name == a2.dtype_name and a1.weak_type == a2.weak_type:
+            return list(args)
     for a in args:
         _check_arg(a)
     name, weak = _promote_pair_names(args)
