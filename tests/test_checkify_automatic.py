@@ -311,3 +311,70 @@ def test_error_text_and_outputs_as_jax():
     assert float(out[0]) == 1.0 and int(out[1]) == 3
     err, _ = run(jnp.log, checkify.nan_checks, jnp.array([-1.0]))
     assert str(err) == f"Error({NAN_LOG})"
+
+
+def test_checkify_called_inside_jit():
+    # `jit(checkify(f))`: the Error comes out of the compiled program and
+    # reports each run's own first failure.
+    def f(x):
+        checkify.check(x > 0, "x must be positive, got {x}", x=x)
+        return jnp.log(x)
+
+    g = jax.jit(checkify.checkify(f, errors=checkify.all_checks))
+    err, out = g(-1.0)
+    assert err.get().startswith("x must be positive, got -1.0 (check failed at ")
+    assert isinstance(err.get_exception(), checkify.JaxRuntimeError)
+    with pytest.raises(checkify.JaxRuntimeError, match="x must be positive"):
+        checkify.check_error(err)
+    assert np.isnan(np.asarray(out))
+    err, out = g(2.0)
+    assert err.get() is None and str(err) == "Error(None)"
+    np.testing.assert_allclose(np.asarray(out), np.log(2.0), rtol=1e-6)
+    assert g(-3.0)[0].get().startswith("x must be positive, got -3.0")
+
+
+def test_automatic_checks_of_checkify_called_inside_jit():
+    nan = jax.jit(checkify.checkify(lambda x: jnp.log(x) + 1, errors=checkify.nan_checks))
+    assert nan(jnp.array([-1.0, 2.0]))[0].get() == NAN_LOG
+    assert nan(jnp.array([1.0, 2.0]))[0].get() is None
+    idx = jax.jit(checkify.checkify(lambda x: x[5], errors=checkify.index_checks))
+    err, _ = idx(jnp.arange(3.0))
+    assert err.get() == oob((3,), 5, 0, 3)
+    assert isinstance(err.get_exception(), checkify.OOBError)
+    div = jax.jit(checkify.checkify(lambda x, y: x // y, errors=checkify.div_checks))
+    assert div(jnp.arange(3), jnp.zeros(3, int))[0].get() == DIV
+    assert div(jnp.arange(3), jnp.ones(3, int))[0].get() is None
+
+
+def test_concrete_check_inside_jit_is_reported_at_run_time():
+    g = jax.jit(checkify.checkify(lambda x: (checkify.check(False, "always"), x * 2)[1]))
+    err, out = g(1.0)
+    assert err.get().startswith("always (check failed at ")
+    assert float(out) == 2.0
+
+
+def test_grad_through_checkify_inside_jit():
+    def f(x):
+        checkify.check(x > 0, "x must be positive")
+        return jnp.sin(x) * x
+
+    cf = checkify.checkify(f)
+    expected = np.cos(2.0) * 2.0 + np.sin(2.0)
+    np.testing.assert_allclose(float(jax.grad(lambda x: cf(x)[1])(2.0)), expected, rtol=1e-6)
+    np.testing.assert_allclose(float(jax.jit(jax.grad(lambda x: cf(x)[1]))(2.0)), expected, rtol=1e-6)
+
+
+def test_traced_error_cannot_be_read_inside_the_trace():
+    def f(x):
+        err, out = checkify.checkify(lambda y: y + 1)(x)
+        err.get()
+        return out
+
+    with pytest.raises(ValueError, match="traced Error"):
+        jax.jit(f)(1.0)
+
+
+def test_checkify_under_vmap_raises():
+    cf = checkify.checkify(lambda x: (checkify.check(x > 0, "neg"), x)[1])
+    with pytest.raises(ValueError, match="vmap"):
+        jax.vmap(cf)(jnp.array([1.0, -1.0]))

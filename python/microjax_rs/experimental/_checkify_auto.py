@@ -47,8 +47,10 @@ def _traced(vals):
 
 def _emit(host_fn, *vals):
     """Runs `host_fn` on NumPy values: now for concrete ones, when the
-    program runs (ordered host callback) for traced ones."""
-    if _traced(vals):
+    program runs (ordered host callback) for traced ones or while a staged
+    `checkify` traces its function (its failures are the run's)."""
+    from .checkify import _ctx
+    if _ctx.tokens or _traced(vals):
         _debug_callback(host_fn, *vals, ordered=True)
     else:
         host_fn(*(np.asarray(v) for v in vals))

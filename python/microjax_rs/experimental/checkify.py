@@ -12,10 +12,14 @@ What is here, and how it differs from JAX's functionalizing transform:
   each `check` becomes an ordered host callback (`jax.debug.callback`), so
   checks inside `jit`, `vmap`, `grad`, `cond` branches and loop bodies run
   with the values the program computes, in program order, and the first
-  failing one is reported, with its formatted message and location. The
-  wrapped function must be called outside any transform (`checkify(jit(f))`,
-  not `jit(checkify(f))`): the `Error` it returns is a concrete value, not a
-  traced one.
+  failing one is reported, with its formatted message and location.
+* `checkify(f)` called inside a trace (`jit(checkify(f))`, or under `grad`)
+  is staged: the checks traced in `f` report into a record of that call
+  when the program runs, and a closing host callback returns the number of
+  the run's first failure as the `Error`'s one int32 leaf; the message stays
+  on the host (the last 4096 kept), so each run of the compiled program
+  reports its own failure. `vmap(checkify(f))` raises
+  `ValueError` (use `checkify(vmap(f))`): there is no batched `Error`.
 * Automatic checks (`errors=nan_checks`, `div_checks`, `index_checks` and
   the unions `float_checks`, `automatic_checks`, `all_checks`): `f` is traced
   to a jaxpr and evaluated equation by equation with a check after each one
@@ -83,46 +87,101 @@ class JaxRuntimeError(ValueError):
     """Raised by `check_error` / `Error.throw` (and an eager failing `check`)."""
 
 
+class _Outcomes:
+    """The failures recorded by staged `checkify` runs, by number (0: none).
+    A staged run returns the number of its failure as an int32 array (the
+    `Error`'s one leaf); the message and exception stay here. Bounded: the
+    oldest of more than `SIZE` outcomes is forgotten (its `Error` then reads
+    as "a check failed" without the message)."""
+
+    SIZE = 4096
+
+    def __init__(self):
+        import collections
+        self._lock = threading.Lock()
+        self._items = collections.OrderedDict()
+        self._next = 1
+
+    def add(self, message, exception):
+        with self._lock:
+            code = self._next
+            self._next = self._next % (2 ** 31 - 2) + 1
+            self._items[code] = (message, exception)
+            while len(self._items) > self.SIZE:
+                self._items.popitem(last=False)
+            return code
+
+    def get(self, code):
+        with self._lock:
+            return self._items.get(code, ("a check failed (its message is no longer kept)", None))
+
+
+_outcomes = _Outcomes()
+
+
 @register_pytree_node_class
 class Error:
-    """The outcome of a checkified call: the first failed check's message, or none."""
+    """The outcome of a checkified call: the first failed check's message, or none.
 
-    def __init__(self, message=None, exception=None):
+    Returned by a `checkify`-wrapped function called eagerly, it holds the
+    message itself (no leaves). Returned from inside `jit` (or any trace),
+    it holds one int32 leaf, the number of the run's failure (0 for none),
+    which the methods below read once the value is concrete."""
+
+    def __init__(self, message=None, exception=None, code=None):
         self._message = message
         self._exception = exception
+        self._code = code
+
+    def _outcome(self):
+        if self._code is None:
+            return self._message, self._exception
+        if isinstance(self._code, _core.Tracer):
+            raise ValueError("Error.get/throw cannot be called on a traced Error: return the Error "
+                             "from the transformed function and read it outside.")
+        code = int(np.asarray(self._code))
+        return (None, None) if code == 0 else _outcomes.get(code)
 
     def get(self):
         """The failed check's message (with its location), or None."""
-        return self._message
+        return self._outcome()[0]
 
     def get_exception(self):
         """The failed check's exception, or None: its category (`NaNError`,
         `OOBError`, `DivisionByZeroError`) for an automatic check, a
         `JaxRuntimeError` for a user check."""
-        if self._message is None:
+        message, exception = self._outcome()
+        if message is None:
             return None
-        return self._exception if self._exception is not None else JaxRuntimeError(self._message)
+        return exception if exception is not None else JaxRuntimeError(message)
 
     def throw(self):
         """Raise `JaxRuntimeError` if a check failed (for an automatic check,
         chained from its category's exception, which notes the source line)."""
-        if self._message is not None:
-            err = JaxRuntimeError(self._message)
-            if self._exception is not None:
-                for note in getattr(self._exception, "__notes__", ()):
+        message, exception = self._outcome()
+        if message is not None:
+            err = JaxRuntimeError(message)
+            if exception is not None:
+                for note in getattr(exception, "__notes__", ()):
                     err.add_note(note)
-                raise err from self._exception
+                raise err from exception
             raise err
 
     def tree_flatten(self):
-        return (), (self._message, self._exception)
+        if self._code is None:
+            return (), (self._message, self._exception)
+        return (self._code,), None
 
     @classmethod
     def tree_unflatten(cls, aux, children):
+        if aux is None:
+            return cls(code=children[0])
         return cls(*aux)
 
     def __str__(self):
-        return f"Error({self._message})"  # "Error(None)" when no check failed, as JAX
+        if isinstance(self._code, _core.Tracer):
+            return "Error(<traced>)"
+        return f"Error({self.get()})"  # "Error(None)" when no check failed, as JAX
 
     __repr__ = __str__
 
@@ -130,6 +189,31 @@ class Error:
 class _Context(threading.local):
     def __init__(self):
         self.stack = []  # one [first failure message, its exception, user checks on] cell per active checkify
+        # Staged checkifies (`jit(checkify(f))`) whose function is being
+        # traced, innermost last: (token, user checks on). While one is,
+        # every check is staged and reports, when the program runs, into the
+        # cell of that token in `cells` (this thread's), which the program's
+        # closing callback takes.
+        self.tokens = []
+        self.cells = {}
+
+
+_tokens = iter(range(1, 2 ** 62))
+
+
+def _sink():
+    """Where a check traced now reports: a staged checkify's token, or None
+    (the checkify running when the program runs)."""
+    return _ctx.tokens[-1] if _ctx.tokens else None
+
+
+def _cell(sink):
+    """The failure cell `[message, exception, user checks on]` a check
+    traced with `sink` reports into, or None outside any checkify."""
+    if sink is None:
+        return _ctx.stack[-1] if _ctx.stack else None
+    token, user = sink
+    return _ctx.cells.setdefault(token, [None, None, user])
 
 
 _ctx = _Context()
@@ -171,18 +255,19 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
                 "Formatting arguments to checkify.check need to be PyTrees of arrays, but got "
                 f"{leaf!r} of type {type(leaf)}.")
     where = _location()
+    sink = _sink()
 
     def record(pred, args, kwargs):
         if np.all(pred):
             return
         message = msg.format(*args, **kwargs) + where
-        if not _ctx.stack:
+        cell = _cell(sink)
+        if cell is None:
             raise JaxRuntimeError(message)
-        cell = _ctx.stack[-1]
         if cell[0] is None and cell[2]:
             cell[0] = message
 
-    if _is_traced((pred, fmt_args, fmt_kwargs)):
+    if sink is not None or _is_traced((pred, fmt_args, fmt_kwargs)):
         # Decided when the program runs, by the checkify active then (a
         # traced program is cached independently of checkify).
         _debug_callback(record, pred, fmt_args, fmt_kwargs, ordered=True)
@@ -200,18 +285,18 @@ def checkify(f, errors=user_checks):
         raise TypeError(f"checkify: unknown error categories {sorted(map(str, unknown))}")
     automatic = errors & automatic_checks
 
+    user = bool(errors & user_checks)
+
+    def run(args, kwargs):
+        return _run_checked(f, args, kwargs, automatic) if automatic else f(*args, **kwargs)
+
     def checked(*args, **kwargs):
         if _core.current_trace() is not None or _is_traced((args, kwargs)):
-            raise NotImplementedError(
-                "checkify(f) must be called outside jit/vmap/grad in microjax_rs "
-                "(use checkify(jit(f)), not jit(checkify(f)))")
-        cell = [None, None, bool(errors & user_checks)]
+            return _staged(run, args, kwargs, user)
+        cell = [None, None, user]
         _ctx.stack.append(cell)
         try:
-            if automatic:
-                out = _run_checked(f, args, kwargs, automatic)
-            else:
-                out = f(*args, **kwargs)
+            out = run(args, kwargs)
         finally:
             _ctx.stack.pop()
         return Error(cell[0], cell[1]), out
@@ -219,16 +304,59 @@ def checkify(f, errors=user_checks):
     return checked
 
 
+def _staged(run, args, kwargs, user):
+    """`checkify` inside a trace (e.g. `jit(checkify(f))`): the checks traced
+    in `f` report, when the program runs, into a cell of this call's token;
+    a closing ordered host callback takes the cell and returns the number of
+    its failure as the `Error`'s leaf (a run thus reports its own failure,
+    also when callbacks run at once, as under `grad`)."""
+    from .._callback import io_callback
+    from ..api import ShapeDtypeStruct
+    from ..lax import stop_gradient
+    from ..tree_util import tree_leaves
+    from .. import Array
+
+    token = next(_tokens)
+
+    def end(*_):
+        cell = _ctx.cells.pop(token, None)
+        if cell is None or cell[0] is None:
+            return np.int32(0)
+        return np.int32(_outcomes.add(cell[0], cell[1]))
+
+    _ctx.tokens.append((token, user))
+    try:
+        out = run(args, kwargs)
+    finally:
+        _ctx.tokens.pop()
+    # The results travel through the closing callback as operands so that it
+    # runs after the checks that compute them.
+    deps = [stop_gradient(x) for x in tree_leaves(out) if isinstance(x, (_core.Tracer, Array))]
+    code = io_callback(end, ShapeDtypeStruct((), np.int32), *deps, ordered=True)
+    return Error(code=code), out
+
+
 _CATEGORIES = {"NaNError": NaNError, "OOBError": OOBError,
                "DivisionByZeroError": DivisionByZeroError}
 
 
-def _report_automatic(message, category, where):
-    """Records an automatic check's failure in the innermost checkify."""
-    if not _ctx.stack:
-        return
-    cell = _ctx.stack[-1]
-    if cell[0] is None:
+def _reporter(sink):
+    """`report(message, category, where)` for the automatic checks traced
+    now: records a failure in the cell `sink` names (see `_cell`)."""
+    if sink is None and _report_running is not None:
+        return _report_running  # one object: the checked programs' jit cache keys on it
+
+    def report(message, category, where):
+        _report_automatic(_cell(sink), message, category, where)
+    return report
+
+
+_report_running = None
+_report_running = _reporter(None)
+
+
+def _report_automatic(cell, message, category, where):
+    if cell is not None and cell[0] is None:
         exc = _CATEGORIES[category](message)
         if where:
             exc.add_note(f"(check failed at {where})")
@@ -261,7 +389,7 @@ def _run_checked(f, args, kwargs, automatic):
     closed = make_jaxpr(flat_f)(*arrays)
 
     checker = _Checker(NaNError in automatic, DivisionByZeroError in automatic,
-                       OOBError in automatic, _report_automatic)
+                       OOBError in automatic, _reporter(_sink()))
     outs = checker.eval(closed.jaxpr, closed.consts, arrays)
     # an output that is an input or a literal comes back as an array, as JAX
     outs = [x if isinstance(x, Array) else jnp.asarray(x, dtype=v.aval.dtype)
