@@ -189,3 +189,18 @@ def test_formats_and_unsupported_options():
         jax.jit(f).lower(1, 2).compile(compiler_options={"xla_foo": True})
     with pytest.raises(NotImplementedError):
         jax.jit(f).trace(1, 2).lower(lowering_platforms=("tpu",))
+
+
+def test_shape_dtype_struct_like():
+    # recorded from JAX 0.10.2
+    sds = jax.ShapeDtypeStruct.like
+    assert sds(jnp.ones((2, 3))) == jax.ShapeDtypeStruct((2, 3), np.float32)
+    assert repr(sds(jax.ShapeDtypeStruct((2,), jnp.int32, weak_type=True))) == \
+        "ShapeDtypeStruct(shape=(2,), dtype=int32, weak_type=True)"
+    assert repr(sds(1.0)) == "ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)"
+    assert repr(sds(np.ones(3))) == "ShapeDtypeStruct(shape=(3,), dtype=float32)"
+    seen = []
+    jax.jit(lambda x: seen.append(sds(x)) or x)(jnp.ones(2, jnp.int32))
+    assert seen == [jax.ShapeDtypeStruct((2,), np.int32)]
+    with pytest.raises(TypeError):
+        sds("not an array")

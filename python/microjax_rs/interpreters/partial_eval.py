@@ -27,6 +27,20 @@ class ShapeDtypeStruct:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
+    @classmethod
+    def like(cls, x):
+        """The shape, dtype and weak type of `x` (an array, a tracer, a
+        `ShapeDtypeStruct` or a Python/NumPy scalar), with its sharding where
+        it has one.
+
+        Example:
+          >>> import microjax_rs as jax
+          >>> jax.ShapeDtypeStruct.like(1.0)
+          ShapeDtypeStruct(shape=(), dtype=float32, weak_type=True)
+        """
+        aval = _leaf_aval(x)
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=getattr(x, "sharding", None))
+
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
