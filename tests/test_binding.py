@@ -483,17 +483,32 @@ def test_float0():
     assert back.dtype == FLOAT0 and back.shape == (2, 3)
 
 
-def test_array_protocol_copies():
+def test_array_protocol_views_and_copies():
     src = np.arange(4, dtype=np.float32)
     a = C.from_numpy(src)
     src[0] = 100  # from_numpy copied
+    # np.asarray: a read-only view of the array's memory (as JAX), kept alive by its base
     out = np.asarray(a)
-    assert out[0] == 0
-    out[1] = 50  # __array__ returns a fresh array each time
-    assert np.asarray(a)[1] == 1
+    assert out[0] == 0 and not out.flags.writeable
+    assert type(out.base).__name__ == "HostView"
+    with pytest.raises(ValueError, match="read-only"):
+        out[1] = 50
+    assert np.shares_memory(out, np.asarray(a))
+    a.delete()
+    del a
+    np.testing.assert_array_equal(out, [0, 1, 2, 3])  # the view keeps the memory
+    a = C.from_numpy(np.arange(4, dtype=np.float32))
+    # copy=True and np.array: a fresh, writable array each time
+    c = np.asarray(a, copy=True)
+    c[1] = 50
+    assert c.flags.writeable and np.asarray(a)[1] == 1
+    assert not np.shares_memory(np.array(a), np.asarray(a))
     assert np.array(a, dtype=np.int64).dtype == np.int64
     assert a.__array__(np.float64).dtype == np.float64
     assert a.__array__(None, True).dtype == np.float32
+    assert np.asarray(a, dtype=np.float32, copy=False).base is not None
+    with pytest.raises(ValueError, match="avoid copy"):
+        np.asarray(a, dtype=np.float64, copy=False)
 
 
 def test_scalar_conversions():

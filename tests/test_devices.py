@@ -194,8 +194,11 @@ def test_device_get_copies_to_numpy():
     x = jnp.arange(3.0)
     got = jax.device_get({"x": x, "n": 3})
     assert isinstance(got["x"], np.ndarray) and got["n"] == 3
-    got["x"][0] = 100.0
-    np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0])
+    # A read-only view of the array's memory, as JAX's.
+    assert not got["x"].flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        got["x"][0] = 100.0
+    np.testing.assert_array_equal(got["x"], [0.0, 1.0, 2.0])
     copy = np.asarray(x).copy()
     copy[1] = -1.0
     assert float(x[1]) == 1.0

@@ -128,7 +128,8 @@ def test_pool_results_bitwise_equal_with_and_without():
     finally:
         config.update("microjax_buffer_pool_bytes", 256 << 20)
     debug.buffer_pool_clear()
-    got = [np.asarray(f(x)) for _ in range(4)]
+    # Copies (np.array): a NumPy view would keep each result's buffer from the pool.
+    got = [np.array(f(x)) for _ in range(4)]
     for g in got:
         np.testing.assert_array_equal(g, want[0])
     assert debug.buffer_pool_stats()["hits"] >= 1
@@ -147,7 +148,7 @@ def test_pool_results_bitwise_equal_under_vmap():
     xs = jnp.asarray(np.random.default_rng(1).standard_normal((4, N)).astype(np.float32))
     f = jax.jit(jax.vmap(_chain))
     debug.buffer_pool_clear()
-    got = [np.asarray(f(xs)) for _ in range(3)]
+    got = [np.array(f(xs)) for _ in range(3)]  # copies: results go back to the pool
     assert debug.buffer_pool_stats()["hits"] >= 1
     config.update("microjax_buffer_pool_bytes", 0)
     try:

@@ -3,6 +3,7 @@
 
 use crate::dtypes::{dtype_from_name, dtype_obj, numpy};
 use crate::globals::{hook, Hook};
+use crate::numpy_view::numpy_view;
 use crate::ops::{self, BinOp, UnOp};
 use crate::CoreResultExt;
 use half::{bf16, f16};
@@ -382,18 +383,43 @@ impl ArrayImpl {
         self.arr.size().saturating_mul(self.arr.dtype().itemsize())
     }
 
-    /// A new NumPy array with a copy of the data (`astype(dtype)` if given).
+    /// The data as a NumPy array: a read-only view of this array's memory
+    /// (as JAX), a new copy with `copy=True` (and for bfloat16), converted
+    /// with `astype` when `dtype` differs (a copy: `copy=False` then raises
+    /// NumPy's `ValueError`).
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
         &self, py: Python<'py>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = copy;
         self.check_live()?;
-        let out = to_numpy(py, &self.arr)?;
-        match dtype {
-            Some(d) if !d.is_none() => out.call_method1("astype", (d,)),
-            _ => Ok(out),
+        let copy = match copy {
+            Some(c) if !c.is_none() => Some(c.is_truthy()?),
+            _ => None,
+        };
+        let view = if copy == Some(true) {
+            None
+        } else {
+            numpy_view(py, &self.arr)?
+        };
+        let out = match view {
+            Some(v) => v,
+            None => to_numpy(py, &self.arr)?,
+        };
+        let Some(d) = dtype.filter(|d| !d.is_none()) else {
+            return Ok(out);
+        };
+        let same = out
+            .getattr("dtype")?
+            .eq(numpy(py)?.call_method1("dtype", (d,))?)?;
+        if same {
+            return Ok(out);
         }
+        if copy == Some(false) {
+            return Err(PyValueError::new_err(
+                "Unable to avoid copy while creating an array as requested.",
+            ));
+        }
+        out.call_method1("astype", (d,))
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -25,6 +25,7 @@ mod grad;
 mod ir;
 mod jit;
 mod memory;
+mod numpy_view;
 mod ops;
 mod prim;
 mod records;
@@ -155,6 +156,7 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayImpl>()?;
+    m.add_class::<numpy_view::HostView>()?;
     m.add_class::<prim::Prim>()?;
     m.add_class::<ir::PyBuilder>()?;
     m.add_class::<ir::PyClosedJaxpr>()?;
