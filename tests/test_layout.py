@@ -33,6 +33,8 @@ UPWARD_LAZY_IMPORTS = {
         "lax.map(batch_size=) is defined as a scan of the vmap transform",
     ("microjax_rs.lax._control_flow", "microjax_rs._devices"):
         "lax.platform_dependent picks the branch of the default backend's platform",
+    ("microjax_rs.lax.parallel", "microjax_rs._devices"):
+        "with_sharding_constraint places a concrete value as its sharding says (device_put)",
     ("microjax_rs.lax._solves", "microjax_rs.custom_derivatives"):
         "custom_root / custom_linear_solve define their derivatives with custom_jvp and linear_call",
     ("microjax_rs.lax._solves", "microjax_rs._grad"):

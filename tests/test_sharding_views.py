@@ -338,3 +338,34 @@ def test_visualize_rejects_other_ranks():
         with pytest.raises(ValueError, match=r"^`visualize_sharding` only works for shapes with 1 and 2 "
                                              r"dimensions\.$"):
             jax.debug.visualize_array_sharding(arr)
+
+
+def test_with_sharding_constraint_as_jax():
+    # behaviour and messages recorded from JAX 0.10.2 (one CPU device)
+    from microjax_rs.sharding import AxisType
+    wsc = jax.lax.with_sharding_constraint
+    x = jnp.arange(16.0).reshape(4, 4)
+    auto = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
+    s = NamedSharding(auto, P("x"))
+    y = wsc(x, s)
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+    assert (y.sharding.mesh, y.sharding.spec) == (auto, P("x"))
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: wsc(v * 2, s))(x)), 2 * np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(jax.grad(lambda v: jnp.sum(wsc(v, s) ** 2))(x)), 2 * np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(jax.vmap(lambda v: wsc(v + 1, s))(x)), np.asarray(x) + 1)
+    a, b = wsc((x, x + 1), NamedSharding(auto, P()))  # a prefix: one sharding for the whole tree
+    assert a.sharding.spec == b.sharding.spec == P() and a.sharding.mesh == auto
+    assert float(wsc(1.0, NamedSharding(auto, P()))) == 1.0
+    with pytest.raises(ValueError, match="tree prefix of the corresponding value"):
+        wsc((x, x), (s,))
+    with pytest.raises(ValueError, match="is only valid for values of rank at least 3, but was applied "
+                                         "to a value of rank 2"):
+        wsc(x, NamedSharding(auto, P("x", None, None)))
+    with pytest.raises(ValueError, match="can only refer to Auto axes of the mesh"):
+        wsc(x, NamedSharding(jax.make_mesh((1,), ("x",)), P("x")))  # make_mesh's axes are Explicit
+    with pytest.raises(RuntimeError, match="requires a non-empty mesh in context"):
+        wsc(x, P("x"))
+    with pytest.raises(ValueError, match="got sharding None which is not allowed"):
+        wsc(x, None)
+    with pytest.raises(TypeError, match="expected to be PartitionSpec instances or None, but got 3"):
+        wsc(x, 3)

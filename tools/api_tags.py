@@ -40,7 +40,7 @@ _ENTRIES = [
         "jax.process_indices", "jax.host_count", "jax.host_id", "jax.host_ids",
         "jax.remove_size_one_mesh_axis_from_type", "jax.auto_pcast", "jax.sharding.*",
         "jax.lax.psend", "jax.lax.precv", "jax.lax.pbroadcast", "jax.lax.pcast", "jax.lax.ragged_all_to_all*",
-        "jax.lax.sharding_constraint_p", "jax.lax.with_sharding_constraint", "jax.lax.device_put_p",
+        "jax.lax.sharding_constraint_p", "jax.lax.device_put_p",
         "jax.Array.committed",
     ),
     # ---- interop

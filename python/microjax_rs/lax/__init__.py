@@ -924,6 +924,7 @@ from .parallel import (  # noqa: E402
     pshuffle,
     pswapaxes,
     reduce_scatter_p,
+    with_sharding_constraint,
 )
 
 from . import linalg  # noqa: E402,F401

@@ -212,3 +212,65 @@ def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     `all_to_all` splitting and concatenating along `axis`, tiled (the axis
     size of `x` along `axis` must equal the mapped axis size, as JAX)."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups, tiled=True)
+
+
+def with_sharding_constraint(x, shardings):
+    """Asks that each array of the pytree ``x`` be laid out as ``shardings``
+    says (a ``Sharding``, or a pytree of them that is a prefix of ``x``).
+
+    microjax_rs runs one process: the values are unchanged. A concrete array
+    comes back placed as its sharding says (``device_put``, so its
+    ``.sharding`` is the one given); under ``jit``/``grad``/``vmap`` the value
+    passes through. JAX's checks apply: ``None`` leaves and non-sharding leaves
+    are refused, a bare ``PartitionSpec`` needs a context mesh (none can be set
+    here: ``RuntimeError``), a ``NamedSharding`` may only name ``Auto`` mesh
+    axes and must not have more entries than the value has dimensions.
+
+    Example:
+      >>> import microjax_rs as jax
+      >>> from microjax_rs.sharding import AxisType, NamedSharding, PartitionSpec as P
+      >>> mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
+      >>> y = jax.lax.with_sharding_constraint(jax.numpy.ones((2, 2)), NamedSharding(mesh, P("x")))
+      >>> y.sharding.spec
+      PartitionSpec('x',)
+    """
+    from ..sharding import AxisType, NamedSharding, PartitionSpec, Sharding
+    from ..tree_util import broadcast_prefix
+
+    leaves, tree = tree_flatten(x)
+    try:
+        specs = broadcast_prefix(shardings, x, is_leaf=lambda s: s is None)
+    except ValueError as e:
+        raise ValueError("with_sharding_constraint shardings specification must be a tree prefix "
+                         f"of the corresponding value; {e}") from None
+    for leaf, s in zip(leaves, specs):
+        if s is None:
+            raise ValueError("One of with_sharding_constraint arguments got sharding None which is not "
+                             "allowed. Please only pass `jax.sharding.Sharding` instances.")
+        if isinstance(s, PartitionSpec):
+            raise RuntimeError(
+                "with_sharding_constraint requires a non-empty mesh in context if you are passing "
+                "`PartitionSpec`s to shardings. You can define a context mesh via `jax.set_mesh(mesh)`. "
+                "Alternatively, provide `Sharding`s to shardings and then the mesh context manager is "
+                "not required.")
+        if not isinstance(s, Sharding):
+            raise TypeError("shardings leaf specifications are expected to be PartitionSpec instances "
+                            f"or None, but got {s}")
+        if not isinstance(s, NamedSharding):
+            continue
+        mesh = s.mesh
+        kinds = dict(zip(mesh.axis_names, mesh.axis_types))
+        if any(kinds.get(a) != AxisType.Auto for a in s._used_axes()):
+            raise ValueError("The spec of NamedSharding passed to with_sharding_constraint can only refer "
+                             f"to Auto axes of the mesh. Got spec={s.spec} and mesh={mesh}. You probably "
+                             "meant to use `reshard` API?")
+        ndim = core.get_aval(leaf).ndim
+        if len(s.spec) > ndim:
+            raise ValueError(
+                f"One of with_sharding_constraint arguments is incompatible with its sharding annotation "
+                f"{s}: Sharding {s} is only valid for values of rank at least {len(s.spec)}, but was "
+                f"applied to a value of rank {ndim}.")
+    if any(isinstance(leaf, core.Tracer) for leaf in leaves) or core.current_trace() is not None:
+        return x
+    from .._devices import device_put
+    return tree_unflatten(tree, [device_put(leaf, s) for leaf, s in zip(leaves, specs)])
