@@ -232,7 +232,7 @@ def with_sharding_constraint(x, shardings):
       >>> mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
       >>> y = jax.lax.with_sharding_constraint(jax.numpy.ones((2, 2)), NamedSharding(mesh, P("x")))
       >>> y.sharding.spec
-      PartitionSpec('x',)
+      P('x')
     """
     from ..sharding import AxisType, NamedSharding, PartitionSpec, Sharding
     from ..tree_util import broadcast_prefix
