@@ -44,6 +44,8 @@ EXEMPT = {
               "debug.compile_cache_stats"),
     **_exempt("jit trace-cache counters (tests/test_jit_cache.py)", "debug.jit_cache_stats"),
     **_exempt("executor plan statistics of a traced function (tests/test_stages.py)", "debug.plan_stats"),
+    **_exempt("array exchange through the DLPack protocol, every dtype round-tripped (tests/test_dlpack.py)",
+              "numpy.from_dlpack"),
     **_exempt("sharding inspection / text picture, no array result (tests/test_sharding_views.py)",
               "debug.inspect_array_sharding", "debug.visualize_array_sharding", "debug.visualize_sharding"),
     **_exempt("profiler trace control and annotations, they write a trace file (tests/test_profiler.py)",

@@ -45,7 +45,7 @@ _ENTRIES = [
     ),
     # ---- interop
     *_tagged(INTEROP,
-        "jax.numpy.from_dlpack", "jax.Array.unsafe_buffer_pointer", "jax.Array.copy_to_host_async",
+        "jax.Array.unsafe_buffer_pointer", "jax.Array.copy_to_host_async",
         "jax.copy_to_host_async",
     ),
     # ---- program-level API

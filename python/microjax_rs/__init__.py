@@ -74,7 +74,7 @@ from ._grad import (  # noqa: E402
 from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
 from . import custom_batching, custom_derivatives  # noqa: E402
-from . import export  # noqa: E402
+from . import dlpack, export  # noqa: E402
 from . import ad_checkpoint  # noqa: E402
 from .ad_checkpoint import checkpoint_policies  # noqa: E402
 from . import extend  # noqa: E402

@@ -15,7 +15,7 @@ from ..core import ArrayImpl, Tracer  # noqa: F401
 from .._src.numpy.lax_numpy import (  # noqa: F401
     arange, array, asarray, astype, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays,
     broadcast_shapes, broadcast_to, column_stack, concat, concatenate, copy, dstack, e, empty,
-    empty_like, expand_dims, eye, flip, fliplr, flipud, full, full_like, hstack, identity, indices,
+    empty_like, expand_dims, eye, flip, fliplr, flipud, from_dlpack, full, full_like, hstack, identity, indices,
     inf, iscomplexobj, isrealobj, isscalar, matrix_transpose, meshgrid, moveaxis, nan, ndim,
     newaxis, ones, ones_like, pi, ravel, reshape, rollaxis, rot90, row_stack, shape, size, squeeze,
     stack, swapaxes, tile, transpose, tri, tril, triu, vander, vstack, zeros, zeros_like,

@@ -422,6 +422,37 @@ impl ArrayImpl {
         out.call_method1("astype", (d,))
     }
 
+    /// A DLPack capsule sharing this array's memory: `dltensor_versioned`
+    /// (flagged read-only) when `max_version` allows DLPack 1.0, else the
+    /// legacy `dltensor`. Only the CPU device; `copy=True` exports a copy.
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__<'py>(
+        &self, py: Python<'py>, stream: Option<&Bound<'py, PyAny>>,
+        max_version: Option<(u32, u32)>, dl_device: Option<(i32, i32)>, copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = stream; // host memory: nothing to synchronize
+        self.check_live()?;
+        if let Some((kind, _)) = dl_device {
+            if kind != 1 {
+                return Err(pyo3::exceptions::PyBufferError::new_err(format!(
+                    "__dlpack__: cannot export to device type {kind} (only the CPU, type 1)"
+                )));
+            }
+        }
+        let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+        let arr = if copy == Some(true) {
+            Arc::new(numpy_to_host(&to_numpy(py, &self.arr)?)?)
+        } else {
+            Arc::clone(&self.arr)
+        };
+        crate::dlpack::export_capsule(py, &arr, versioned, copy == Some(true))
+    }
+
+    /// `(1, 0)`: DLPack's CPU device type and the device number.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
+    }
+
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.check_live()?;
         to_numpy(py, &self.arr)?.call_method0("tolist")

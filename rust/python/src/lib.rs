@@ -17,6 +17,7 @@ macro_rules! add_functions {
 
 mod array;
 mod callback;
+mod dlpack;
 mod dtypes;
 mod dynamic;
 mod globals;
@@ -157,6 +158,7 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayImpl>()?;
     m.add_class::<numpy_view::HostView>()?;
+    m.add_function(wrap_pyfunction!(dlpack::from_dlpack_capsule, m)?)?;
     m.add_class::<prim::Prim>()?;
     m.add_class::<ir::PyBuilder>()?;
     m.add_class::<ir::PyClosedJaxpr>()?;

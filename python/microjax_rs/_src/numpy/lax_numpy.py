@@ -22,6 +22,41 @@ newaxis = None
 
 # -- array construction --------------------------------------------------------
 
+def from_dlpack(x, /, *, device=None, copy=None):
+    """An array from any object with the DLPack protocol (``__dlpack__`` and
+    ``__dlpack_device__``: a NumPy array, a PyTorch CPU tensor, ...).
+
+    A compact row-major CPU tensor of a dtype microjax_rs has is shared, not
+    copied (as JAX: writing the producer's array afterwards is not
+    supported); with x64 off, 64-bit tensors are converted to 32 bits (a
+    copy), other layouts are copied, and ``copy=True`` always copies.
+    ``device`` may name the CPU. A tensor on another device raises
+    ``BufferError``.
+
+    Example:
+      >>> import numpy as np
+      >>> import microjax_rs.numpy as jnp
+      >>> jnp.from_dlpack(np.arange(3, dtype=np.float32))
+      Array([0., 1., 2.], dtype=float32)
+    """
+    if device is not None and getattr(device, "platform", "cpu") != "cpu":
+        raise ValueError(f"from_dlpack: only CPU arrays can be imported, device={device!r}")
+    if type(x) is ArrayImpl:
+        return x if copy is not True else array(x, copy=True)
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    if hasattr(x, "__dlpack_device__"):
+        kind = int(x.__dlpack_device__()[0])
+        if kind != 1:
+            raise BufferError(f"from_dlpack: only CPU tensors can be imported (DLPack device type {kind})")
+    out = None if copy is True else _core.from_dlpack_capsule(x.__dlpack__())
+    if out is None:  # a layout to copy: through NumPy
+        return asarray(_np.array(_np.from_dlpack(x), copy=True))
+    if _dt.canonical_name(out.dtype_name) != out.dtype_name:
+        return asarray(_np.asarray(out))  # x64 off: converted (and so copied) as JAX
+    return out
+
+
 @_keys_through
 def asarray(a, dtype=None, copy=None):
     """Convert ``a`` to a microjax_rs array, without copying when it already is one.
