@@ -4,6 +4,7 @@ Only `microjax_rs._core` is used here (the Python layer may install hooks on
 import; every test that depends on the hook table saves and restores it).
 """
 
+import collections
 import copy
 import functools
 import pickle
@@ -837,6 +838,17 @@ def identity3():
     return b.build(ids)
 
 
+def tree_of(example):
+    """The treedef of `example` (the out_tree a jitted call records)."""
+    from microjax_rs.tree_util import tree_structure
+
+    return tree_structure(example)
+
+
+LEAF = 0
+TUPLE3 = (LEAF, LEAF, LEAF)
+
+
 class TestJit:
     def make(self):
         calls = []
@@ -852,7 +864,7 @@ class TestJit:
         x = arr([1.0, 2.0], np.float32)
         y = arr([3.0, 4.0], np.float32)
         assert jf(x, y, x) == "fallback" and len(calls) == 1
-        jf._cache_insert([x, y, x], identity3(), ("tuple", [-1, -1, -1]))
+        assert jf._cache_insert([x, y, x], identity3(), tree_of(TUPLE3)) is True
         assert jf._cache_size() == 1
         out = jf(x, y, y)
         assert len(calls) == 1
@@ -872,19 +884,20 @@ class TestJit:
         assert len(calls) == 8
         assert isinstance(jf(x, x, x), tuple)
 
-        spec = ("dict", ["b", "a"], [("list", [-1, ("none",)]), ("tuple", [-1, -1])])
+        # Leaves fill a dict in its treedef's (sorted) key order.
+        spec = tree_of({"b": [LEAF, None], "a": (LEAF, LEAF)})
         jf._cache_insert([x, y, x], identity3(), spec)
         assert jf._cache_size() == 1  # same key replaced
         out = jf(x, y, x)
-        assert list(out) == ["b", "a"]
+        assert list(out) == ["a", "b"]
+        assert [o.tolist() for o in out["a"]] == [[1.0, 2.0], [3.0, 4.0]]
         assert out["b"][0].tolist() == [1.0, 2.0] and out["b"][1] is None
-        assert [o.tolist() for o in out["a"]] == [[3.0, 4.0], [1.0, 2.0]]
 
         b = C.Builder()
         i = b.add_input((2,), "float32", True)
         one = b.build([i])
         w = arr([5.0, 6.0], np.float32, weak=True)
-        jf._cache_insert([w], one, -1)
+        jf._cache_insert([w], one, tree_of(LEAF))
         r = jf(w)
         assert isinstance(r, C.ArrayImpl) and r.weak_type is True and r.tolist() == [5.0, 6.0]
         assert jf._cache_size() == 2
@@ -895,30 +908,31 @@ class TestJit:
     def test_epoch_change_misses(self):
         jf, calls = self.make()
         x = arr([1.0, 2.0], np.float32)
-        jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1, -1]))
+        jf._cache_insert([x, x, x], identity3(), tree_of(TUPLE3))
         assert isinstance(jf(x, x, x), tuple)
         C.bump_epoch()
         assert jf(x, x, x) == "fallback"
-        jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1, -1]))
+        jf._cache_insert([x, x, x], identity3(), tree_of(TUPLE3))
         assert isinstance(jf(x, x, x), tuple)
 
     def test_insert_validation(self):
         jf, _ = self.make()
         x = arr([1.0, 2.0], np.float32)
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x, x], identity3(), -1)  # 1 leaf, 3 outputs
+            jf._cache_insert([x, x, x], identity3(), tree_of(LEAF))  # 1 leaf, 3 outputs
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1]))
+            jf._cache_insert([x, x, x], identity3(), tree_of((LEAF, LEAF)))
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x, x], identity3(), ("set", [-1, -1, -1]))
+            jf._cache_insert([x, x], identity3(), tree_of(TUPLE3))
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x], identity3(), ("tuple", [-1, -1, -1]))
-        with pytest.raises(ValueError):
-            jf._cache_insert(
-                [x, x, arr([1, 2], np.int32)], identity3(), ("tuple", [-1, -1, -1])
-            )
+            jf._cache_insert([x, x, arr([1, 2], np.int32)], identity3(), tree_of(TUPLE3))
         with pytest.raises(TypeError):
-            jf._cache_insert([x, x, x], "not a jaxpr", ("tuple", [-1, -1, -1]))
+            jf._cache_insert([x, x, x], "not a jaxpr", tree_of(TUPLE3))
+        with pytest.raises(AttributeError):  # not a treedef
+            jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1, -1]))
+        # A node type the fast path does not rebuild (a namedtuple): nothing cached.
+        triple = collections.namedtuple("triple", "a b c")
+        assert jf._cache_insert([x, x, x], identity3(), tree_of(triple(LEAF, LEAF, LEAF))) is False
         assert jf._cache_size() == 0
 
     def test_wrapper_and_methods(self):
@@ -948,7 +962,7 @@ class TestJit:
         prog = b.build([y, (2.0, "float32", True)])
         jf = C.JitFunction(lambda *a: "fallback")
         v = arr([3.0, -1.0], np.float32)
-        jf._cache_insert([v], prog, ("list", [-1, -1]))
+        jf._cache_insert([v], prog, tree_of([LEAF, LEAF]))
         out = jf(v)
         assert isinstance(out, list)
         check(out[0], [9.0, 1.0], np.float32)
@@ -957,5 +971,5 @@ class TestJit:
         b = C.Builder()
         x = b.add_input((50_000,), "float32", False)
         ((y, *_),) = b.add_eqn(C.Prim("add"), [x, x])
-        jf._cache_insert([big], b.build([y]), -1)
+        jf._cache_insert([big], b.build([y]), tree_of(LEAF))
         assert jf(big).tolist()[:2] == [2.0, 2.0]
