@@ -776,6 +776,82 @@ def test_trace_base_typed_fields():
     assert core.StagingTrace("g").builder is not t.builder
 
 
+def test_rewire_inputs_takes_input_sources():
+    # Program: out = (input0 - const0) * input1, with const0 = [10, 20].
+    b = C.Builder()
+    x = b.add_input((2,), "float32", False)
+    y = b.add_input((2,), "float32", False)
+    c = b.add_const(arr([10.0, 20.0], np.float32))
+    ((d, *_),) = b.add_eqn(C.Prim("sub"), [x, c])
+    ((out, *_),) = b.add_eqn(C.Prim("mul"), [d, y])
+    prog = b.build([out])
+    S = C.InputSource
+    # New order: the const first, then the inputs swapped, then an unused input.
+    spec = [S.Const(0), S.Input(1), S.Input(0), S.Unused(C.Aval((3,), "int32", False))]
+    rewired = prog.rewire_inputs(spec)
+    assert [tuple(a) for a in rewired.in_avals()] == [
+        ((2,), "float32", False), ((2,), "float32", False), ((2,), "float32", False),
+        ((3,), "int32", False)]
+    assert rewired.consts() == []
+    (res,) = rewired.run([arr([1.0, 2.0], np.float32), arr([3.0, 4.0], np.float32),
+                          arr([5.0, 7.0], np.float32), arr([0, 0, 0], np.int32)])
+    assert res.tolist() == [(5.0 - 1.0) * 3.0, (7.0 - 2.0) * 4.0]
+    assert isinstance(S.Input(2), S) and S.Input(2).index == 2
+    with pytest.raises(TypeError):
+        prog.rewire_inputs([("in", 0), ("in", 1)])
+    with pytest.raises(ValueError, match="no input 5"):
+        prog.rewire_inputs([S.Input(5), S.Input(1)])
+
+
+def test_ad_records_are_staged_eqns():
+    import microjax_rs as jax
+    from microjax_rs import core
+    from microjax_rs.interpreters import ad
+
+    seen = {}
+
+    def f(x):
+        y = jax.numpy.sin(x) * 2.0
+        seen["trace"] = core.current_trace()
+        seen["y"] = y
+        return y
+
+    trace, closed, outs, aux, inputs = ad.trace_ad(
+        lambda ts: ([f(ts[0])], None), [jax.numpy.float32(0.5)], "f")
+    assert trace is seen["trace"] and not trace.alive and aux is None
+    assert len(inputs) == 1 and float(inputs[0]) == 0.5
+    records = list(trace.eqn_of.values())
+    assert records and all(type(r) is C.StagedEqn for r in records)
+    rec = trace.eqn_of[seen["y"]._var]
+    assert rec.prim.name == "mul" and rec.outvars == [seen["y"]._var]
+    assert len(rec.args) == 2 and rec.params == {}
+    prim, params, args, outvars = rec  # reads as its fields in order
+    assert (prim, params, args, outvars) == (rec.prim, rec.params, rec.args, rec.outvars)
+    # The lazily known value of the output is evaluated from the records.
+    assert np.isclose(float(trace.known_value(seen["y"])), 2.0 * np.sin(0.5))
+
+
+def test_trace_ad_restores_the_stack_on_errors():
+    import microjax_rs as jax
+    from microjax_rs import core
+    from microjax_rs.interpreters import ad
+
+    depth = C.trace_depth()
+    stack = list(core._state.stack)
+
+    def boom(ts):
+        raise KeyError("inside the trace")
+
+    with pytest.raises(KeyError, match="inside the trace"):
+        ad.trace_ad(boom, [jax.numpy.float32(1.0)], "boom")
+    assert C.trace_depth() == depth and core._state.stack == stack
+    # The eager grad lane too (its output check raises inside the trace).
+    with pytest.raises(TypeError, match="scalar-output"):
+        jax.grad(lambda x: x * x)(jax.numpy.ones(3))
+    assert C.trace_depth() == depth and core._state.stack == stack
+    assert float(jax.grad(lambda x: x * x)(jax.numpy.float32(3.0))) == 6.0
+
+
 def test_register_hooks_once_each():
     # Import registered every hook; a second registration and an unknown
     # name are errors, and the registered ones stay in use.
