@@ -55,14 +55,13 @@ class ADTrace(StagingTrace):
         # trace_ad) are fields of `_core.TraceBase`.
 
     def new_input(self, value):
-        """A perturbed input whose known value is `value` (one level down)."""
-        if type(value) is ArrayImpl:
-            t = self.builder.input_tracer(self, value)
-        else:
-            if type(value) in (bool, int, float) or not (
-                    isinstance(value, (ArrayImpl, Tracer)) or core.on_device(value)):
-                value = core.to_array(value)  # a device array stays where it is
-            t = self.new_arg(core.get_aval(value))
+        """A perturbed input whose known value is `value` (one level down):
+        a scalar, a tracer of an enclosing trace or a device array (`_core.trace_ad`
+        stages an array input itself)."""
+        if type(value) in (bool, int, float) or not (
+                isinstance(value, (ArrayImpl, Tracer)) or core.on_device(value)):
+            value = core.to_array(value)  # a device array stays where it is
+        t = self.new_arg(core.get_aval(value))
         self.known[t._var] = value
         return t
 
