@@ -4,6 +4,7 @@ Only `microjax_rs._core` is used here (the Python layer may install hooks on
 import; every test that depends on the hook table saves and restores it).
 """
 
+import collections
 import copy
 import functools
 import pickle
@@ -790,6 +791,82 @@ def test_trace_base_typed_fields():
     assert core.StagingTrace("g").builder is not t.builder
 
 
+def test_rewire_inputs_takes_input_sources():
+    # Program: out = (input0 - const0) * input1, with const0 = [10, 20].
+    b = C.Builder()
+    x = b.add_input((2,), "float32", False)
+    y = b.add_input((2,), "float32", False)
+    c = b.add_const(arr([10.0, 20.0], np.float32))
+    ((d, *_),) = b.add_eqn(C.Prim("sub"), [x, c])
+    ((out, *_),) = b.add_eqn(C.Prim("mul"), [d, y])
+    prog = b.build([out])
+    S = C.InputSource
+    # New order: the const first, then the inputs swapped, then an unused input.
+    spec = [S.Const(0), S.Input(1), S.Input(0), S.Unused(C.Aval((3,), "int32", False))]
+    rewired = prog.rewire_inputs(spec)
+    assert [tuple(a) for a in rewired.in_avals()] == [
+        ((2,), "float32", False), ((2,), "float32", False), ((2,), "float32", False),
+        ((3,), "int32", False)]
+    assert rewired.consts() == []
+    (res,) = rewired.run([arr([1.0, 2.0], np.float32), arr([3.0, 4.0], np.float32),
+                          arr([5.0, 7.0], np.float32), arr([0, 0, 0], np.int32)])
+    assert res.tolist() == [(5.0 - 1.0) * 3.0, (7.0 - 2.0) * 4.0]
+    assert isinstance(S.Input(2), S) and S.Input(2).index == 2
+    with pytest.raises(TypeError):
+        prog.rewire_inputs([("in", 0), ("in", 1)])
+    with pytest.raises(ValueError, match="no input 5"):
+        prog.rewire_inputs([S.Input(5), S.Input(1)])
+
+
+def test_ad_records_are_staged_eqns():
+    import microjax_rs as jax
+    from microjax_rs import core
+    from microjax_rs.interpreters import ad
+
+    seen = {}
+
+    def f(x):
+        y = jax.numpy.sin(x) * 2.0
+        seen["trace"] = core.current_trace()
+        seen["y"] = y
+        return y
+
+    trace, closed, outs, aux, inputs = ad.trace_ad(
+        lambda ts: ([f(ts[0])], None), [jax.numpy.float32(0.5)], "f")
+    assert trace is seen["trace"] and not trace.alive and aux is None
+    assert len(inputs) == 1 and float(inputs[0]) == 0.5
+    records = list(trace.eqn_of.values())
+    assert records and all(type(r) is C.StagedEqn for r in records)
+    rec = trace.eqn_of[seen["y"]._var]
+    assert rec.prim.name == "mul" and rec.outvars == [seen["y"]._var]
+    assert len(rec.args) == 2 and rec.params == {}
+    prim, params, args, outvars = rec  # reads as its fields in order
+    assert (prim, params, args, outvars) == (rec.prim, rec.params, rec.args, rec.outvars)
+    # The lazily known value of the output is evaluated from the records.
+    assert np.isclose(float(trace.known_value(seen["y"])), 2.0 * np.sin(0.5))
+
+
+def test_trace_ad_restores_the_stack_on_errors():
+    import microjax_rs as jax
+    from microjax_rs import core
+    from microjax_rs.interpreters import ad
+
+    depth = C.trace_depth()
+    stack = list(core._state.stack)
+
+    def boom(ts):
+        raise KeyError("inside the trace")
+
+    with pytest.raises(KeyError, match="inside the trace"):
+        ad.trace_ad(boom, [jax.numpy.float32(1.0)], "boom")
+    assert C.trace_depth() == depth and core._state.stack == stack
+    # The eager grad lane too (its output check raises inside the trace).
+    with pytest.raises(TypeError, match="scalar-output"):
+        jax.grad(lambda x: x * x)(jax.numpy.ones(3))
+    assert C.trace_depth() == depth and core._state.stack == stack
+    assert float(jax.grad(lambda x: x * x)(jax.numpy.float32(3.0))) == 6.0
+
+
 def test_register_hooks_once_each():
     # Import registered every hook; a second registration and an unknown
     # name are errors, and the registered ones stay in use.
@@ -852,6 +929,17 @@ def identity3():
     return b.build(ids)
 
 
+def tree_of(example):
+    """The treedef of `example` (the out_tree a jitted call records)."""
+    from microjax_rs.tree_util import tree_structure
+
+    return tree_structure(example)
+
+
+LEAF = 0
+TUPLE3 = (LEAF, LEAF, LEAF)
+
+
 class TestJit:
     def make(self):
         calls = []
@@ -867,7 +955,7 @@ class TestJit:
         x = arr([1.0, 2.0], np.float32)
         y = arr([3.0, 4.0], np.float32)
         assert jf(x, y, x) == "fallback" and len(calls) == 1
-        jf._cache_insert([x, y, x], identity3(), ("tuple", [-1, -1, -1]))
+        assert jf._cache_insert([x, y, x], identity3(), tree_of(TUPLE3)) is True
         assert jf._cache_size() == 1
         out = jf(x, y, y)
         assert len(calls) == 1
@@ -887,19 +975,20 @@ class TestJit:
         assert len(calls) == 8
         assert isinstance(jf(x, x, x), tuple)
 
-        spec = ("dict", ["b", "a"], [("list", [-1, ("none",)]), ("tuple", [-1, -1])])
+        # Leaves fill a dict in its treedef's (sorted) key order.
+        spec = tree_of({"b": [LEAF, None], "a": (LEAF, LEAF)})
         jf._cache_insert([x, y, x], identity3(), spec)
         assert jf._cache_size() == 1  # same key replaced
         out = jf(x, y, x)
-        assert list(out) == ["b", "a"]
+        assert list(out) == ["a", "b"]
+        assert [o.tolist() for o in out["a"]] == [[1.0, 2.0], [3.0, 4.0]]
         assert out["b"][0].tolist() == [1.0, 2.0] and out["b"][1] is None
-        assert [o.tolist() for o in out["a"]] == [[3.0, 4.0], [1.0, 2.0]]
 
         b = C.Builder()
         i = b.add_input((2,), "float32", True)
         one = b.build([i])
         w = arr([5.0, 6.0], np.float32, weak=True)
-        jf._cache_insert([w], one, -1)
+        jf._cache_insert([w], one, tree_of(LEAF))
         r = jf(w)
         assert isinstance(r, C.ArrayImpl) and r.weak_type is True and r.tolist() == [5.0, 6.0]
         assert jf._cache_size() == 2
@@ -910,30 +999,31 @@ class TestJit:
     def test_epoch_change_misses(self):
         jf, calls = self.make()
         x = arr([1.0, 2.0], np.float32)
-        jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1, -1]))
+        jf._cache_insert([x, x, x], identity3(), tree_of(TUPLE3))
         assert isinstance(jf(x, x, x), tuple)
         C.bump_epoch()
         assert jf(x, x, x) == "fallback"
-        jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1, -1]))
+        jf._cache_insert([x, x, x], identity3(), tree_of(TUPLE3))
         assert isinstance(jf(x, x, x), tuple)
 
     def test_insert_validation(self):
         jf, _ = self.make()
         x = arr([1.0, 2.0], np.float32)
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x, x], identity3(), -1)  # 1 leaf, 3 outputs
+            jf._cache_insert([x, x, x], identity3(), tree_of(LEAF))  # 1 leaf, 3 outputs
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1]))
+            jf._cache_insert([x, x, x], identity3(), tree_of((LEAF, LEAF)))
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x, x], identity3(), ("set", [-1, -1, -1]))
+            jf._cache_insert([x, x], identity3(), tree_of(TUPLE3))
         with pytest.raises(ValueError):
-            jf._cache_insert([x, x], identity3(), ("tuple", [-1, -1, -1]))
-        with pytest.raises(ValueError):
-            jf._cache_insert(
-                [x, x, arr([1, 2], np.int32)], identity3(), ("tuple", [-1, -1, -1])
-            )
+            jf._cache_insert([x, x, arr([1, 2], np.int32)], identity3(), tree_of(TUPLE3))
         with pytest.raises(TypeError):
-            jf._cache_insert([x, x, x], "not a jaxpr", ("tuple", [-1, -1, -1]))
+            jf._cache_insert([x, x, x], "not a jaxpr", tree_of(TUPLE3))
+        with pytest.raises(AttributeError):  # not a treedef
+            jf._cache_insert([x, x, x], identity3(), ("tuple", [-1, -1, -1]))
+        # A node type the fast path does not rebuild (a namedtuple): nothing cached.
+        triple = collections.namedtuple("triple", "a b c")
+        assert jf._cache_insert([x, x, x], identity3(), tree_of(triple(LEAF, LEAF, LEAF))) is False
         assert jf._cache_size() == 0
 
     def test_wrapper_and_methods(self):
@@ -963,7 +1053,7 @@ class TestJit:
         prog = b.build([y, (2.0, "float32", True)])
         jf = C.JitFunction(lambda *a: "fallback")
         v = arr([3.0, -1.0], np.float32)
-        jf._cache_insert([v], prog, ("list", [-1, -1]))
+        jf._cache_insert([v], prog, tree_of([LEAF, LEAF]))
         out = jf(v)
         assert isinstance(out, list)
         check(out[0], [9.0, 1.0], np.float32)
@@ -972,5 +1062,5 @@ class TestJit:
         b = C.Builder()
         x = b.add_input((50_000,), "float32", False)
         ((y, *_),) = b.add_eqn(C.Prim("add"), [x, x])
-        jf._cache_insert([big], b.build([y]), -1)
+        jf._cache_insert([big], b.build([y]), tree_of(LEAF))
         assert jf(big).tolist()[:2] == [2.0, 2.0]

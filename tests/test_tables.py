@@ -151,6 +151,22 @@ def test_canonical_names_match_array_creation(name):
         jax.config.update("jax_enable_x64", False)
 
 
+@pytest.mark.parametrize("name", ARRAY_DTYPES)
+def test_itemsizes_match_numpy(name, x64):
+    assert tables.ITEMSIZES[name] == jax.dtypes.np_dtype(name).itemsize
+    assert jnp.zeros((3,), dtype=jax.dtypes.np_dtype(name)).nbytes == 3 * tables.ITEMSIZES[name]
+
+
+def test_half_float_names_accumulate_in_float32():
+    assert tables.HALF_FLOAT_NAMES == {"float16", "bfloat16"}
+    # 2560 ones: exact in a float32 accumulator (and in both result dtypes), not in a
+    # half-precision one (2048 + 1 rounds to 2048).
+    for name in sorted(tables.HALF_FLOAT_NAMES):
+        x = jnp.ones((2560,), dtype=jax.dtypes.np_dtype(name))
+        total = jnp.sum(x)
+        assert total.dtype.name == name and float(total) == 2560.0
+
+
 _KIND_OF = {"b": jnp.bool_, "i": jnp.signedinteger, "u": jnp.unsignedinteger, "f": jnp.floating,
             "c": jnp.complexfloating}
 

@@ -156,22 +156,11 @@ def _fast_grad(fun, python_f, argnums, has_aux, with_value, name):
     return fast
 
 
-def _output_atom(trace, out):
-    """The atom of an eager grad's output that is not a rank-0 float tracer
-    of `trace`: checked as `value_and_grad` checks it (GradFunction's slow
-    step)."""
-    _check_scalar_output(out)
-    return trace.to_atom(out)
-
-
 def _run_value_and_grad(closed, nonzeros, inputs):
     """The eager value-and-grad program of `closed` run on `inputs` where
     they are (a captured GpuArray: on its device); `[value, *cotangents]`."""
     prog, lits = ad.value_and_grad_program(closed, nonzeros)
     return ad.run_at(None, prog, lits + list(inputs))
-
-
-_core.register_hooks(grad=(ad.ADTrace, core._state.stack, _output_atom, _run_value_and_grad))
 
 
 def _one_float_leaf(args, argnums):
@@ -231,6 +220,9 @@ def _check_scalar_output(out, holomorphic=False):
         raise TypeError(
             f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
             f"but got {aval.dtype_name}. For holomorphic differentiation, pass holomorphic=True.{extra}")
+
+
+_core.register_hooks(grad=(ad.ADTrace, core._state.stack, _check_scalar_output, _run_value_and_grad))
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):

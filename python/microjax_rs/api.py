@@ -143,36 +143,6 @@ class disable_jit:
         return False
 
 
-def _spec_of(treedef, leaves_count_check):
-    """Out-spec the Rust fast path can rebuild, or None."""
-    from .tree_util import treedef_is_leaf
-
-    def rec(td):
-        # Containers first: treedef_is_leaf is true for `None` and `()` too (as in JAX).
-        node = td.node_data() if hasattr(td, "node_data") else None
-        if node is None:
-            return -1 if treedef_is_leaf(td) else None
-        typ, aux = node
-        children = td.children()
-        subs = [rec(c) for c in children]
-        if any(s is None for s in subs):
-            return None
-        if typ is tuple:
-            return ("tuple", subs)
-        if typ is list:
-            return ("list", subs)
-        if typ is type(None):
-            return ("none",)
-        if typ is dict:
-            return ("dict", list(aux), subs)
-        return None
-
-    try:
-        return rec(treedef)
-    except Exception:
-        return None
-
-
 class _Jitted:
     """Python side of a jitted function: static-arg handling, tracing, the
     trace cache lookups (`_trace_cache.py`) and binding `pjit` under an
@@ -328,12 +298,11 @@ class _Jitted:
         elif (entry_id is not None and self.rust is not None and not kwargs and not statics
                 and all(type(a) is ArrayImpl for a in args) and len(leaves) == len(args)
                 and all(x is a for x, a in zip(leaves, args))):
-            spec = _spec_of(out_tree, len(outs))
             rust = self.rust()
-            if spec is not None and rust is not None:
+            if rust is not None:
                 p0 = _profiling._now() if _profiling.ACTIVE else 0
-                rust._cache_insert(list(args), closed, spec, entry_id)
-                if p0 and id(closed) in _profiling.fresh_trace:  # the executor's plan is built here
+                if rust._cache_insert(list(args), closed, out_tree, entry_id) and p0 and \
+                        id(closed) in _profiling.fresh_trace:  # the executor's plan is built here
                     _profiling.fresh_trace.discard(id(closed))
                     _profiling.record(f"build_plan({self.name})", p0, _profiling._now(), None, "compile")
         return tree_unflatten(out_tree, outs)

@@ -431,11 +431,18 @@ class _TraceContext:
             stack.pop()
         _core.trace_exit()
         trace.alive = False
-        if exc[0] is None and config._values["jax_check_tracer_leaks"]:
-            from ._src import leak_checks
-
-            leak_checks.check_trace(trace)
+        if exc[0] is None:
+            check_leaks(trace)
         return False
+
+
+def check_leaks(trace):
+    """Reports tracers of the ended `trace` that escaped, when
+    `jax_check_tracer_leaks` is on."""
+    if config._values["jax_check_tracer_leaks"]:
+        from ._src import leak_checks
+
+        leak_checks.check_trace(trace)
 
 
 def new_trace(trace):
@@ -793,7 +800,8 @@ for _name, _member in list(vars(_TracerMethods).items()):
     if _name not in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
         setattr(Tracer, _name, _member)
 del _name, _member
-_core.register_hooks(aval=_shaped)  # staging makes Tracers of shared ShapedArrays
+# Staging makes Tracers of shared ShapedArrays and converts other operands with `to_atom`.
+_core.register_hooks(aval=_shaped, to_atom=StagingTrace.to_atom)
 # The operators, methods and properties of Tracer (x + y, x.sum(), x.T, x.at)
 # are the jnp functions: `_src/numpy/array_methods.install_hooks` adds them.
 

@@ -30,6 +30,7 @@ from .. import dtypes as _dtypes
 from ..config import config
 from .. import numpy as jnp
 from .. import tree_util
+from .tables import SHORT_NAMES
 from ..api import jit
 from ..test_util import check_grads, check_jvp, check_vjp  # noqa: F401
 
@@ -96,10 +97,7 @@ def format_shape_dtype_string(shape, dtype):
     if isinstance(shape, ScalarShape):
         return f"{shape}"
     name = np.dtype(dtype).name
-    short = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16", "int32": "i32",
-             "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8", "uint16": "u16",
-             "uint32": "u32", "uint64": "u64", "bool": "bool", "complex64": "c64",
-             "complex128": "c128"}.get(name, name)
+    short = SHORT_NAMES.get(name, name)
     return f"{short}[{','.join(str(d) for d in _dims_of_shape(shape))}]"
 
 

@@ -51,18 +51,17 @@ class ADTrace(StagingTrace):
         super().__init__(fun_name)
         self.parent = parent
         # `known` (var id -> value one level down), `eqn_of` (out var id ->
-        # (prim, params, args, out var ids)) and `record_source` (see
+        # the `_core.StagedEqn` that made it) and `record_source` (see
         # trace_ad) are fields of `_core.TraceBase`.
 
     def new_input(self, value):
-        """A perturbed input whose known value is `value` (one level down)."""
-        if type(value) is ArrayImpl:
-            t = self.builder.input_tracer(self, value)
-        else:
-            if type(value) in (bool, int, float) or not (
-                    isinstance(value, (ArrayImpl, Tracer)) or core.on_device(value)):
-                value = core.to_array(value)  # a device array stays where it is
-            t = self.new_arg(core.get_aval(value))
+        """A perturbed input whose known value is `value` (one level down):
+        a scalar, a tracer of an enclosing trace or a device array (`_core.trace_ad`
+        stages an array input itself)."""
+        if type(value) in (bool, int, float) or not (
+                isinstance(value, (ArrayImpl, Tracer)) or core.on_device(value)):
+            value = core.to_array(value)  # a device array stays where it is
+        t = self.new_arg(core.get_aval(value))
         self.known[t._var] = value
         return t
 
@@ -116,7 +115,7 @@ class ADTrace(StagingTrace):
             # its inputs passed through keeps its own record.
             fresh = [o._var if type(o) is Tracer and o._var not in eqn_of and o._var not in known
                      else None for o in outs]
-            record = (_Program(unknown), None, tuple(args), fresh)
+            record = _core.StagedEqn(_Program(unknown), None, tuple(args), fresh)
             for v in fresh:
                 if v is not None:
                     eqn_of[v] = record
@@ -223,22 +222,23 @@ def trace_ad(flat_fun, primals, name, private=False):
     `inputs` = primals + captured values, the jaxpr's input order. `private`:
     the caller runs the transformed program at once and never hands it out,
     so at the eager level its equations need no source lines (finding the
-    user's frame is a good part of staging an equation)."""
+    user's frame is a good part of staging an equation). The tracing itself
+    is `_core.trace_ad` (rust/python/src/traces.rs), which the eager `grad`
+    path runs too."""
     parent = core.current_trace()
     trace = ADTrace(name, parent)
     if private and parent is None:
         # No source lines, and a native staging context: float arithmetic
-        # on this trace's tracers is staged by Rust (tracer.rs). The
-        # common case of eager `grad` does all of this in Rust (grad.rs).
+        # on this trace's tracers is staged by Rust (tracer.rs).
         trace.record_source = False
         trace.native = True
-    with core.new_trace(trace):
-        tracers = [trace.new_input(p) for p in primals]
+
+    def flat(tracers):
         outs, aux = flat_fun(tracers)
-        atoms = [trace.to_atom(o) for o in outs]
-        closed = trace.builder.build(atoms)
-        aux = _lower_tree(trace, aux)
-    inputs = [trace.known[t._var] for t in tracers] + list(trace.captures)
+        return outs, _lower_tree(trace, aux)
+
+    closed, outs, aux, inputs = _core.trace_ad(trace, core._state.stack, flat, primals, ADTrace.new_input)
+    core.check_leaks(trace)
     return trace, closed, outs, aux, inputs
 
 
@@ -329,7 +329,7 @@ class RuleTrace(ADTrace):
             return StagingTrace.process_primitive(self, prim, args, params)
         outs = StagingTrace.process_primitive(self, prim, args, params)
         outs_list = outs if prim.multiple_results else [outs]
-        record = (prim, params, tuple(args), [o._var for o in outs_list])
+        record = _core.StagedEqn(prim, params, tuple(args), [o._var for o in outs_list])
         for o in outs_list:
             self.eqn_of[o._var] = record
         return outs
@@ -382,7 +382,7 @@ def _evaluate_known(trace, v, leaf):
             known[cur] = leaf(cur)
             todo.pop()
             continue
-        prim, params, args, outvars = rec
+        prim, params, args, outvars = rec.prim, rec.params, rec.args, rec.outvars
         missing = [a._var for a in args
                    if type(a) is Tracer and a._trace is trace and a._var not in known]
         if missing:

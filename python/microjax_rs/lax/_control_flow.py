@@ -11,10 +11,12 @@ import inspect
 
 import numpy as np
 
-from .. import core, dtypes
+from .. import _core, core, dtypes
 from ..core import ArrayImpl, ClosedJaxpr, Tracer
 from ..interpreters.partial_eval import ShapeDtypeStruct, jit_disabled, trace_to_jaxpr
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+_InputSource = _core.InputSource
 
 cond_p = core.Primitive("cond")
 while_p = core.Primitive("while")
@@ -42,9 +44,9 @@ class _Traced:
         closed, self.out_tree, captures = trace_to_jaxpr(fun, leaves, in_tree, name)
         nargs = len(in_avals)
         consts = list(closed.consts())
-        spec = [("const", i) for i in range(len(consts))]
-        spec += [("in", nargs + j) for j in range(len(captures))]
-        spec += [("in", i) for i in range(nargs)]
+        spec = [_InputSource.Const(i) for i in range(len(consts))]
+        spec += [_InputSource.Input(nargs + j) for j in range(len(captures))]
+        spec += [_InputSource.Input(i) for i in range(nargs)]
         self.jaxpr = closed.rewire_inputs(spec)
         self.hoisted = consts + list(captures)
         self.out_avals = [core.ShapedArray.from_record(a) for a in closed.out_avals()]
@@ -103,10 +105,10 @@ def _bind_cond(index, branches, operands, names):
         spec = []
         for p, v in enumerate(hoisted):
             if p in mine:
-                spec.append(("in", mine[p]))
+                spec.append(_InputSource.Input(mine[p]))
             else:
-                spec.append(("unused", core.get_aval(v).record()))
-        spec += [("in", len(t.hoisted) + i) for i in range(len(ops))]
+                spec.append(_InputSource.Unused(core.get_aval(v).record()))
+        spec += [_InputSource.Input(len(t.hoisted) + i) for i in range(len(ops))]
         jaxprs.append(ClosedJaxpr(t.jaxpr.rewire_inputs(spec)))
     outs = cond_p.bind(index, *hoisted, *ops, branches=tuple(jaxprs))
     return tree_unflatten(traced[0].out_tree, outs)

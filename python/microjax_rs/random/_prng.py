@@ -27,6 +27,7 @@ from ..config import config
 from ..core import Primitive
 from ..errors import ConcretizationTypeError
 from ..tree_util import _register_array_node, register_pytree_node
+from .._src.tables import HALF_FLOAT_NAMES
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
@@ -920,7 +921,7 @@ def _erf_inv(x):
     """erf_inv with JAX's values (Giles' piecewise polynomials; float16 and
     bfloat16 through float32) and `lax.erf_inv`'s derivatives."""
     dname = core.get_aval(x).dtype_name
-    if dname in ("float16", "bfloat16"):
+    if dname in HALF_FLOAT_NAMES:
         return lax.convert_element_type(_erf_inv(lax.convert_element_type(x, "float32")), dname)
     exact = lax.erf_inv(x)
     value = _erf_inv_value(lax.stop_gradient(x), dname)

@@ -185,7 +185,8 @@ pub(crate) fn broadcast_shapes(
 }
 
 /// What the core knows of each dtype, by name: `(short name as jaxprs
-/// print it, NumPy kind character, the name with x64 disabled, is float)`.
+/// print it, NumPy kind character, the name with x64 disabled, is float,
+/// bytes per element)`.
 /// Python reads its dtype facts from this table.
 #[pyfunction]
 pub(crate) fn dtype_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -199,6 +200,7 @@ pub(crate) fn dtype_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                 kind,
                 d.canonicalize(false).name(),
                 d.is_float(),
+                d.itemsize(),
             ),
         )?;
     }

@@ -1,12 +1,14 @@
 //! `GradFunction`: the call path of `grad(f)` / `value_and_grad(f)` with an
 //! int `argnums` and no `has_aux`. A call at the eager level whose
-//! differentiated argument is one float array runs here: the AD trace is
-//! entered, `f` is called on a tracer (its float arithmetic staged natively,
-//! see `tracer.rs`), the trace is left and the recorded program goes to
-//! `value_and_grad_run`'s cache and executor — with Python entered only for
-//! `f` itself and the trace object. Every other call goes to the Python
-//! function (`_grad.py`), which is the reference; its checks and error
-//! messages apply to anything unusual (a non-scalar output, say).
+//! differentiated argument is one float array runs here: `f` is traced by
+//! `traces::trace_ad` (the one AD tracing routine, which the Python path
+//! runs too) with its float arithmetic staged natively (`tracer.rs`), and
+//! the recorded program goes to `value_and_grad_run`'s cache and executor —
+//! with Python entered only for `f` itself and the trace object. This lane
+//! only skips the Python path's argument handling (pytrees, `has_aux`,
+//! integer inputs, nested traces): every other call goes to the Python
+//! function (`_grad.py`), whose checks and error messages also judge an
+//! unusual output here (a non-scalar one, say).
 
 use crate::array::ArrayImpl;
 use crate::globals::fast_eager;
@@ -22,12 +24,12 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 use std::sync::Arc;
 
-/// `interpreters.ad.ADTrace`, `core._state.stack`, `_grad._output_atom`
-/// and `_grad._run_value_and_grad`.
+/// `interpreters.ad.ADTrace`, `core._state.stack`,
+/// `_grad._check_scalar_output` and `_grad._run_value_and_grad`.
 struct GradHooks {
     ad_trace: Py<PyAny>,
     stack: Py<PyList>,
-    output_atom: Py<PyAny>,
+    check_output: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 }
 
@@ -35,19 +37,19 @@ static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 
 /// Registers what the eager path needs of Python: the AD trace class, the
 /// trace stack (the list `core._state.stack`) and
-/// `output_atom(trace, out)`, which checks an unusual output as the Python
-/// path does and returns its atom, and `run_elsewhere(closed, nonzeros,
+/// `check_output(out)`, which checks an unusual output with the Python
+/// path's rule and messages, and `run_elsewhere(closed, nonzeros,
 /// inputs)`, which runs the value-and-grad program when a captured value
 /// is not a host array (a `GpuArray`: the program runs on its device).
-/// (`register_hooks(grad=(ad_trace, stack, output_atom, run_elsewhere))`.)
+/// (`register_hooks(grad=(ad_trace, stack, check_output, run_elsewhere))`.)
 pub(crate) fn register_grad_hooks(
-    py: Python<'_>, ad_trace: Py<PyAny>, stack: Py<PyList>, output_atom: Py<PyAny>,
+    py: Python<'_>, ad_trace: Py<PyAny>, stack: Py<PyList>, check_output: Py<PyAny>,
     run_elsewhere: Py<PyAny>,
 ) -> PyResult<()> {
     let hooks = GradHooks {
         ad_trace,
         stack,
-        output_atom,
+        check_output,
         run_elsewhere,
     };
     HOOKS.set(py, hooks)
@@ -65,36 +67,6 @@ pub struct GradFunction {
     /// `value_and_grad` (returns `(value, grad)`) rather than `grad`.
     with_value: bool,
     name: Py<PyString>,
-}
-
-/// A trace entered by the eager path; leaving it (on every exit, errors
-/// included) restores the trace stack and marks the trace dead.
-struct Entered<'py> {
-    trace: Bound<'py, TraceBase>,
-    stack: Bound<'py, PyList>,
-}
-
-impl<'py> Entered<'py> {
-    fn enter(trace: Bound<'py, TraceBase>, stack: Bound<'py, PyList>) -> PyResult<Self> {
-        stack.append(&trace)?;
-        crate::globals::trace_enter(Some(trace.as_any()));
-        Ok(Entered { trace, stack })
-    }
-
-    fn leave(self) -> PyResult<()> {
-        // First, so no failure below can leave the fast paths switched off.
-        crate::globals::trace_exit();
-        let n = self.stack.len();
-        let top = n
-            .checked_sub(1)
-            .map(|i| self.stack.get_item(i))
-            .transpose()?;
-        if top.is_some_and(|t| t.is(&self.trace)) {
-            self.stack.del_item(n.saturating_sub(1))?;
-        }
-        self.trace.get().set_alive(false);
-        Ok(())
-    }
 }
 
 impl GradFunction {
@@ -116,53 +88,48 @@ impl GradFunction {
         &self, py: Python<'py>, args: &Bound<'py, PyTuple>, i: usize, x: Bound<'py, ArrayImpl>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let hooks = hooks(py)?;
-        let base = hooks
+        let trace = hooks
             .ad_trace
             .bind(py)
             .call1((self.name.bind(py), py.None()))?
             .cast_into::<TraceBase>()?;
         // No source lines: Rust stages float arithmetic on its tracers.
-        base.get().set_record_source(false);
-        base.get().set_native(true);
-        let trace = base.clone().into_any();
-        let builder = base.get().builder.bind(py).clone();
-        let stack = hooks.stack.bind(py).clone();
-        let entered = Entered::enter(base.clone(), stack)?;
-        let called = (|| -> PyResult<Bound<'py, PyAny>> {
-            let tracer = crate::staging::input_tracer(builder.get(), &trace, x.get())?;
-            let var = Tracer::var_of(&tracer, &trace)
-                .ok_or_else(|| PyRuntimeError::new_err("grad: the input is not a tracer"))?;
-            base.get().known.bind(py).set_item(var.0, &x)?;
-            let items = args
-                .iter()
-                .enumerate()
-                .map(|(j, a)| if j == i { tracer.clone() } else { a });
-            self.fun.bind(py).call1(PyTuple::new(py, items)?)
-        })();
-        entered.leave()?;
-        let out = called?;
-        let atom = match scalar_float_var(&out, &trace, builder.get())? {
-            Some(v) => Atom::Var(v),
-            None => crate::ir::atom_from_py(&hooks.output_atom.bind(py).call1((&trace, &out))?)?,
-        };
-        let closed = Arc::new(builder.get().lock()?.build(vec![atom]).py()?);
-        // Values captured from enclosing traces or device arrays: the
-        // program's inputs after `x`, never differentiated.
-        let captures: Vec<Bound<'py, PyAny>> = base.get().captures.bind(py).iter().collect();
-        let nonzeros: Vec<bool> = std::iter::once(true)
-            .chain(captures.iter().map(|_| false))
-            .collect();
-        let on_host: Option<Vec<Arc<HostArray>>> = std::iter::once(Some(x.get().arr.clone()))
-            .chain(
-                captures
-                    .iter()
-                    .map(|c| c.cast::<ArrayImpl>().ok().map(|a| a.get().arr.clone())),
-            )
+        trace.get().set_record_source(false);
+        trace.get().set_native(true);
+        let builder = trace.get().builder.bind(py).clone();
+        let traced = crate::traces::trace_ad(
+            &trace,
+            hooks.stack.bind(py),
+            &[x.into_any()],
+            None,
+            |tracers| {
+                let items = args.iter().enumerate().map(|(j, a)| {
+                    if j == i {
+                        tracers.first().cloned().unwrap_or(a)
+                    } else {
+                        a
+                    }
+                });
+                let out = self.fun.bind(py).call1(PyTuple::new(py, items)?)?;
+                if !is_scalar_float(&out, trace.as_any(), builder.get())? {
+                    hooks.check_output.bind(py).call1((&out,))?;
+                }
+                Ok((vec![out], ()))
+            },
+        )?;
+        // The program's inputs after `x` (values captured from enclosing
+        // traces or device arrays) are never differentiated.
+        let nonzeros: Vec<bool> = (0..traced.inputs.len()).map(|j| j == 0).collect();
+        let on_host: Option<Vec<Arc<HostArray>>> = traced
+            .inputs
+            .iter()
+            .map(|c| c.cast::<ArrayImpl>().ok().map(|a| a.get().arr.clone()))
             .collect();
         let (value, grad) = match on_host {
             Some(inputs) => {
-                let mut res = crate::transforms::run_value_and_grad(py, closed, nonzeros, inputs)?
-                    .into_iter();
+                let mut res =
+                    crate::transforms::run_value_and_grad(py, traced.closed, nonzeros, inputs)?
+                        .into_iter();
                 match (res.next(), res.next()) {
                     (Some(v), Some(g)) => {
                         (Bound::new(py, v)?.into_any(), Bound::new(py, g)?.into_any())
@@ -171,12 +138,16 @@ impl GradFunction {
                 }
             }
             None => {
-                let inputs = std::iter::once(x.into_any()).chain(captures);
-                let handle = Bound::new(py, PyClosedJaxpr { inner: closed })?;
+                let handle = Bound::new(
+                    py,
+                    PyClosedJaxpr {
+                        inner: traced.closed,
+                    },
+                )?;
                 let res = hooks.run_elsewhere.bind(py).call1((
                     handle,
                     nonzeros,
-                    PyList::new(py, inputs)?,
+                    PyList::new(py, traced.inputs)?,
                 ))?;
                 let mut res = res.try_iter()?;
                 match (res.next(), res.next()) {
@@ -197,16 +168,16 @@ fn too_few_outputs() -> PyErr {
     PyRuntimeError::new_err("grad: the program gave too few outputs")
 }
 
-/// `out`'s variable when it is a rank-0 float tracer of `trace` (the
-/// output a scalar loss normally is).
-fn scalar_float_var(
+/// Whether `out` is a rank-0 float tracer of `trace` (the output a scalar
+/// loss normally is; anything else is checked by the Python rule).
+fn is_scalar_float(
     out: &Bound<'_, PyAny>, trace: &Bound<'_, PyAny>, builder: &PyBuilder,
-) -> PyResult<Option<microjax::Var>> {
+) -> PyResult<bool> {
     let Some(v) = Tracer::var_of(out, trace) else {
-        return Ok(None);
+        return Ok(false);
     };
     let aval = builder.lock()?.aval(&Atom::Var(v)).py()?;
-    Ok((aval.shape.is_empty() && aval.dtype.is_float()).then_some(v))
+    Ok(aval.shape.is_empty() && aval.dtype.is_float())
 }
 
 #[pymethods]

@@ -149,6 +149,17 @@ impl PyBuilder {
     }
 }
 
+/// Where one input of a program rewired by `ClosedJaxpr.rewire_inputs`
+/// comes from: `Input(index)` (input `index` of the original program),
+/// `Const(index)` (its const `index`, now an input) or `Unused(aval)` (a
+/// new input of that `Aval` the program does not read).
+#[pyclass(frozen, name = "InputSource", module = "microjax_rs._core")]
+pub(crate) enum InputSource {
+    Input { index: usize },
+    Const { index: usize },
+    Unused { aval: Py<PyAny> },
+}
+
 /// A closed jaxpr (immutable, shared).
 #[pyclass(frozen, name = "ClosedJaxpr", module = "microjax_rs")]
 pub struct PyClosedJaxpr {
@@ -225,22 +236,22 @@ impl PyClosedJaxpr {
         ))
     }
 
-    /// The program with rewired inputs (equations untouched): each `spec`
-    /// item is `("in", i)` (input i), `("const", i)` (const i, now an input)
-    /// or `("unused", (shape, dtype_name, weak))` (a new input not read).
-    /// Control flow uses it to hoist a body's consts into operands and to
-    /// give every `cond` branch the same signature.
-    fn rewire_inputs(&self, spec: Vec<(String, Bound<'_, PyAny>)>) -> PyResult<PyClosedJaxpr> {
-        use microjax::ir::rewire::{rewire_inputs, InputSource};
+    /// The program with rewired inputs (equations untouched): one
+    /// `InputSource` per input of the result. Control flow uses it to
+    /// hoist a body's consts into operands and to give every `cond` branch
+    /// the same signature.
+    fn rewire_inputs(
+        &self, py: Python<'_>, spec: Vec<Bound<'_, InputSource>>,
+    ) -> PyResult<PyClosedJaxpr> {
+        use microjax::ir::rewire::{self, rewire_inputs};
         let spec = spec
-            .into_iter()
-            .map(|(kind, v)| match kind.as_str() {
-                "in" => Ok(InputSource::Invar(v.extract()?)),
-                "const" => Ok(InputSource::Const(v.extract()?)),
-                "unused" => Ok(InputSource::Unused(py_to_aval(&v)?)),
-                other => Err(PyValueError::new_err(format!(
-                    "rewire_inputs: unknown input kind {other:?}"
-                ))),
+            .iter()
+            .map(|s| match s.get() {
+                InputSource::Input { index } => Ok(rewire::InputSource::Invar(*index)),
+                InputSource::Const { index } => Ok(rewire::InputSource::Const(*index)),
+                InputSource::Unused { aval } => {
+                    py_to_aval(aval.bind(py)).map(rewire::InputSource::Unused)
+                }
             })
             .collect::<PyResult<Vec<_>>>()?;
         Ok(PyClosedJaxpr {

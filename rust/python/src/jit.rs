@@ -15,14 +15,17 @@ use microjax::exec::compiled::Compiled;
 use microjax::{DType, HostArray};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::PyTraverseError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// How program outputs are arranged into the Python result.
+/// How program outputs are arranged into the Python result: the structure
+/// of the output's treedef (`tree_util.PyTreeDef`), read once when a
+/// signature is cached, for the node types the fast path rebuilds itself.
 enum OutSpec {
     Leaf,
     Tuple(Vec<OutSpec>),
@@ -32,47 +35,45 @@ enum OutSpec {
 }
 
 impl OutSpec {
-    fn parse(obj: &Bound<'_, PyAny>) -> PyResult<OutSpec> {
-        if let Ok(i) = obj.extract::<i64>() {
-            if i == -1 {
-                return Ok(OutSpec::Leaf);
+    /// The structure of `treedef` through its `node_data()` (`None` for a
+    /// leaf, else `(node type, aux data)`, dict keys as a list) and
+    /// `children()`; None when a node is not a tuple, list, dict or `None`
+    /// (a namedtuple or custom node: those calls stay on the Python path).
+    fn from_treedef(treedef: &Bound<'_, PyAny>) -> PyResult<Option<OutSpec>> {
+        let py = treedef.py();
+        let node = treedef.call_method0(intern!(py, "node_data"))?;
+        if node.is_none() {
+            return Ok(Some(OutSpec::Leaf));
+        }
+        let (typ, aux): (Bound<'_, PyType>, Bound<'_, PyAny>) = node.extract()?;
+        let mut children = Vec::new();
+        for c in treedef.call_method0(intern!(py, "children"))?.try_iter()? {
+            match OutSpec::from_treedef(&c?)? {
+                Some(spec) => children.push(spec),
+                None => return Ok(None),
             }
         }
-        let bad = || {
-            PyValueError::new_err(format!(
-                "invalid jit out-spec {}",
-                obj.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
-        };
-        let t = obj.cast::<PyTuple>().map_err(|_| bad())?;
-        let tag: String = t
-            .get_item(0)
-            .map_err(|_| bad())?
-            .extract()
-            .map_err(|_| bad())?;
-        let children = |o: Bound<'_, PyAny>| -> PyResult<Vec<OutSpec>> {
-            o.try_iter()?
-                .map(|c| OutSpec::parse(&c?))
-                .collect::<PyResult<Vec<_>>>()
-        };
-        match (tag.as_str(), t.len()) {
-            ("tuple", 2) => Ok(OutSpec::Tuple(children(t.get_item(1)?)?)),
-            ("list", 2) => Ok(OutSpec::List(children(t.get_item(1)?)?)),
-            ("none", 1) => Ok(OutSpec::None),
-            ("dict", 3) => {
-                let keys: Vec<Py<PyAny>> = t
-                    .get_item(1)?
-                    .try_iter()?
-                    .map(|k| k.map(Bound::unbind))
-                    .collect::<PyResult<_>>()?;
-                let vals = children(t.get_item(2)?)?;
-                if keys.len() != vals.len() {
-                    return Err(bad());
-                }
-                Ok(OutSpec::Dict(keys, vals))
+        let spec = if typ.is(py.get_type::<PyTuple>()) {
+            OutSpec::Tuple(children)
+        } else if typ.is(py.get_type::<PyList>()) {
+            OutSpec::List(children)
+        } else if typ.is(py.None().bind(py).get_type()) {
+            OutSpec::None
+        } else if typ.is(py.get_type::<PyDict>()) {
+            let keys: Vec<Py<PyAny>> = aux
+                .try_iter()?
+                .map(|k| k.map(Bound::unbind))
+                .collect::<PyResult<_>>()?;
+            if keys.len() != children.len() {
+                return Err(PyValueError::new_err(
+                    "a dict node's keys and children differ in number",
+                ));
             }
-            _ => Err(bad()),
-        }
+            OutSpec::Dict(keys, children)
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(spec))
     }
 
     fn leaves(&self) -> usize {
@@ -281,19 +282,21 @@ impl JitFunction {
     }
 
     /// Serves calls whose arguments look like `args` (dtype, shape, weak
-    /// type; current config epoch) with `exe` on the fast path. `out_spec`
-    /// arranges the outputs: `-1` (a leaf), `("tuple", [..])`, `("list",
-    /// [..])`, `("none",)`, `("dict", [keys], [..])`. `entry`: the trace
-    /// cache entry (of this object's owner) to attach it to; None makes an
-    /// entry only the fast path reaches.
-    #[pyo3(signature = (args, exe, out_spec, entry = None))]
+    /// type; current config epoch) with `exe` on the fast path, its outputs
+    /// arranged as `out_tree` (the output's treedef) says. `entry`: the
+    /// trace cache entry (of this object's owner) to attach it to; None
+    /// makes an entry only the fast path reaches. False (nothing cached)
+    /// when the tree holds a node type the fast path does not rebuild.
+    #[pyo3(signature = (args, exe, out_tree, entry = None))]
     fn _cache_insert(
         &self, args: Vec<PyRef<'_, ArrayImpl>>, exe: &Bound<'_, PyAny>,
-        out_spec: &Bound<'_, PyAny>, entry: Option<u64>,
-    ) -> PyResult<()> {
+        out_tree: &Bound<'_, PyAny>, entry: Option<u64>,
+    ) -> PyResult<bool> {
         let prog = jaxpr_handle(exe)
             .ok_or_else(|| PyTypeError::new_err("_cache_insert needs a ClosedJaxpr"))?;
-        let spec = OutSpec::parse(out_spec)?;
+        let Some(spec) = OutSpec::from_treedef(out_tree)? else {
+            return Ok(false);
+        };
         let out_avals = prog.out_avals().py()?;
         let counts = |(a, b): (usize, usize), message: String| {
             if a == b {
@@ -305,7 +308,7 @@ impl JitFunction {
         let (leaves, outs) = (spec.leaves(), out_avals.len());
         counts(
             (leaves, outs),
-            format!("out_spec has {leaves} leaves but the program has {outs} outputs"),
+            format!("out_tree has {leaves} leaves but the program has {outs} outputs"),
         )?;
         let in_avals = prog.in_avals().py()?;
         let (ins, given) = (in_avals.len(), args.len());
@@ -341,7 +344,7 @@ impl JitFunction {
             spec,
         });
         drop(trace_cache::attach_fast(entry, key, fast));
-        Ok(())
+        Ok(true)
     }
 
     /// Fast-path entries of this object's owner.

@@ -126,10 +126,12 @@ impl<T> Registered<T> {
 /// `set_hooks`'s):
 /// * `aval=shaped`: the aval constructor `shaped(shape, dtype name, weak)`
 ///   staging uses for avals not seen before (`staging.rs`);
+/// * `to_atom=StagingTrace.to_atom`: the atom of an operand that is not a
+///   tracer of the trace being staged into (`staging.rs`);
 /// * `tracer_operators=(prims, fallbacks)`: the `lax` primitives of the
 ///   Tracer operators with a native path and their Python fallbacks
 ///   (`tracer.rs`);
-/// * `grad=(ad_trace, stack, output_atom, run_elsewhere)`: what the eager
+/// * `grad=(ad_trace, stack, check_output, run_elsewhere)`: what the eager
 ///   `grad` path needs (`grad.rs`).
 #[pyfunction]
 #[pyo3(signature = (**hooks))]
@@ -137,6 +139,7 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
     for (key, value) in hooks.into_iter().flat_map(|h| h.iter()) {
         match key.extract::<String>()?.as_str() {
             "aval" => staging::register_aval_constructor(py, value)?,
+            "to_atom" => staging::register_to_atom(py, value)?,
             "tracer_operators" => {
                 let (prims, fallbacks): (
                     Bound<'_, pyo3::types::PyDict>,
@@ -145,8 +148,8 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
                 tracer::register_tracer_operators(py, &prims, &fallbacks)?;
             }
             "grad" => {
-                let (ad_trace, stack, output_atom, run_elsewhere) = value.extract()?;
-                grad::register_grad_hooks(py, ad_trace, stack, output_atom, run_elsewhere)?;
+                let (ad_trace, stack, check_output, run_elsewhere) = value.extract()?;
+                grad::register_grad_hooks(py, ad_trace, stack, check_output, run_elsewhere)?;
             }
             other => return Err(PyValueError::new_err(format!("unknown hook {other:?}"))),
         }
@@ -162,6 +165,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<prim::Prim>()?;
     m.add_class::<ir::PyBuilder>()?;
     m.add_class::<ir::PyClosedJaxpr>()?;
+    m.add_class::<ir::InputSource>()?;
     m.add_class::<stages::CompiledProgram>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<callback::PyHostCallback>()?;

@@ -142,6 +142,15 @@ record! {
 }
 
 record! {
+    /// What an AD trace keeps of one staged step, for the values one level
+    /// down it computes lazily: `prim` (the Python primitive, or a spliced
+    /// program), `params`, `args` (the operands as given, a tuple) and
+    /// `outvars` (the output var ids; None for an output that is no fresh
+    /// variable).
+    StagedEqn = "StagedEqn" { prim, params, args, outvars }
+}
+
+record! {
     /// A jaxpr's structure: `avals` (one `Aval` per var id), `constvars`,
     /// `invars`, `eqns` (`Eqn`s) and `outvars` (atoms).
     JaxprStructure = "JaxprStructure" { avals, constvars, invars, eqns, outvars }
@@ -256,6 +265,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LiteralRecord>()?;
     m.add_class::<StagedVar>()?;
     m.add_class::<EqnRecord>()?;
+    m.add_class::<StagedEqn>()?;
     m.add_class::<JaxprStructure>()?;
     Ok(())
 }

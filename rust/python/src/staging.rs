@@ -8,11 +8,11 @@
 use crate::array::ArrayImpl;
 use crate::ir::{atom_from_py, PyBuilder};
 use crate::prim::Prim;
+use crate::records::StagedEqn;
 use crate::tracer::Tracer;
 use crate::{CoreResultExt, Registered};
 use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::collections::HashMap;
@@ -20,6 +20,9 @@ use std::sync::{Arc, Mutex};
 
 /// `core._shaped`, registered once at import.
 static SHAPED: Registered<Py<PyAny>> = Registered::new("the aval constructor is");
+
+/// `core.StagingTrace.to_atom`, registered once at import.
+static TO_ATOM: Registered<Py<PyAny>> = Registered::new("the operand converter is");
 
 /// Aval -> its shared Python `ShapedArray` (avals are immutable).
 static AVALS: Mutex<Option<HashMap<Aval, Py<PyAny>>>> = Mutex::new(None);
@@ -36,6 +39,13 @@ const CACHE_LIMIT: usize = 4096;
 /// staging uses for avals not seen before (`register_hooks(aval=...)`).
 pub(crate) fn register_aval_constructor(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
     SHAPED.set(py, shaped.unbind())
+}
+
+/// Registers `to_atom(trace, x)`, the atom of an operand that is not a
+/// tracer of the trace (a constant, a captured value; `register_hooks(
+/// to_atom=...)`).
+pub(crate) fn register_to_atom(py: Python<'_>, to_atom: Bound<'_, PyAny>) -> PyResult<()> {
+    TO_ATOM.set(py, to_atom.unbind())
 }
 
 /// The shared Python `ShapedArray` of `a`.
@@ -78,12 +88,13 @@ fn source_text(s: &Bound<'_, PyString>) -> PyResult<Arc<str>> {
 }
 
 /// The operand as an atom of `trace`'s builder: a tracer of the trace is its
-/// variable; anything else goes through `trace.to_atom`.
-fn operand_atom(trace: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<Atom> {
+/// variable; anything else goes through the registered `to_atom`.
+pub(crate) fn operand_atom(trace: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<Atom> {
     if let Some(v) = Tracer::var_of(x, trace) {
         return Ok(Atom::Var(v));
     }
-    atom_from_py(&trace.call_method1(intern!(x.py(), "to_atom"), (x,))?)
+    let py = x.py();
+    atom_from_py(&TO_ATOM.get(py)?.bind(py).call1((trace, x))?)
 }
 
 /// Appends `prim atoms` to the builder; its output variables and avals.
@@ -101,15 +112,24 @@ pub(crate) fn add_eqn(
 }
 
 /// The AD record of one staged equation, the form `ADTrace` reads back for
-/// lazily known values: every output variable maps to `(prim, params,
-/// args, output var ids)` in `eqn_of`.
+/// lazily known values: every output variable maps to a `StagedEqn` in
+/// `eqn_of`.
 pub(crate) fn record_eqn<'py>(
     eqn_of: &Bound<'py, PyDict>, prim: Bound<'py, PyAny>, params: Bound<'py, PyAny>,
     args: Bound<'py, PyTuple>, vars: &[Var],
 ) -> PyResult<()> {
     let py = eqn_of.py();
-    let outvars = PyList::new(py, vars.iter().map(|v| v.0))?;
-    let rec = PyTuple::new(py, [prim, params, args.into_any(), outvars.into_any()])?;
+    let rec = Bound::new(
+        py,
+        StagedEqn {
+            prim: prim.unbind(),
+            params: params.unbind(),
+            args: args.into_any().unbind(),
+            outvars: PyList::new(py, vars.iter().map(|v| v.0))?
+                .into_any()
+                .unbind(),
+        },
+    )?;
     for v in vars {
         eqn_of.set_item(v.0, &rec)?;
     }

@@ -15,6 +15,7 @@
 //! other case goes to the Python path, which stays the reference.
 
 use crate::traces::TraceBase;
+use crate::CoreResultExt;
 use crate::Registered;
 use microjax::{Atom, Aval, Primitive, Var};
 use pyo3::exceptions::PyRuntimeError;
@@ -249,17 +250,20 @@ impl Tracer {
 
 #[pymethods]
 impl Tracer {
+    /// A tracer of variable `var` of `trace`'s builder with the Python aval
+    /// `aval`; whether it is a float comes from the builder's own aval.
     #[new]
-    fn py_new(trace: Py<PyAny>, var: u32, aval: &Bound<'_, PyAny>) -> PyResult<Tracer> {
-        let name = aval.getattr(pyo3::intern!(aval.py(), "dtype_name"))?;
-        let float = name
-            .cast::<pyo3::types::PyString>()
-            .ok()
-            .and_then(|n| n.to_cow().ok())
-            .and_then(|n| microjax::DType::from_name(&n).ok())
-            .is_some_and(microjax::DType::is_float);
+    fn py_new(trace: &Bound<'_, PyAny>, var: u32, aval: &Bound<'_, PyAny>) -> PyResult<Tracer> {
+        let float = match trace.cast::<TraceBase>() {
+            Ok(t) => {
+                let builder = t.get().builder.bind(trace.py()).get();
+                let dtype = builder.lock()?.aval(&Atom::Var(Var(var))).py()?.dtype;
+                dtype.is_float()
+            }
+            Err(_) => false,
+        };
         Ok(Tracer {
-            trace,
+            trace: trace.clone().unbind(),
             var,
             aval: aval.clone().unbind(),
             float,

@@ -7,6 +7,7 @@ import builtins
 import numpy as _np
 
 from ... import dtypes as _dt, lax
+from ..tables import HALF_FLOAT_NAMES
 from .indexing import _slice_axis, diagonal
 from .lax_numpy import _ravel_unless_axis, asarray, broadcast_to, concatenate, full, ravel
 from .ufuncs import _to_bool, _where, divide, equal, isclose, isnan, multiply, not_equal, sqrt, subtract
@@ -128,7 +129,7 @@ def _upcast_half(a, dtype):
     `dtype` accumulates in float32: `(a in its computation dtype, the result
     dtype name to cast back to or None)`."""
     name = _aval(a).dtype_name
-    if dtype is None and name in ("float16", "bfloat16"):
+    if dtype is None and name in HALF_FLOAT_NAMES:
         return lax.convert_element_type(a, "float32"), name
     return a, None
 

@@ -8,7 +8,7 @@ import numpy as _np
 
 from ... import _core, core, dtypes as _dt, lax
 from ...core import ArrayImpl, Tracer
-from ..tables import FLOAT_NAMES as _FLOAT_NAMES
+from ..tables import FLOAT_NAMES as _FLOAT_NAMES, HALF_FLOAT_NAMES
 
 
 _SCALARS = (bool, int, float, complex)
@@ -255,7 +255,7 @@ def _inexact1(x):
 
 
 def _upcast_f16(name):
-    return "float32" if name in ("float16", "bfloat16") else name
+    return "float32" if name in HALF_FLOAT_NAMES else name
 
 
 def _concat(xs, axis):
