@@ -14,6 +14,7 @@ from .core import ArrayImpl, Tracer
 from .interpreters import ad
 from .interpreters.batching import BatchTrace
 from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from ._src.util import wraps as _wraps
 
 
 def _fun_name(f):
@@ -98,7 +99,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     """
     name = _fun_name(fun)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         leaf = None if holomorphic else _one_float_leaf(args, argnums)
         if leaf is not None:  # the common case: no pytree work
@@ -264,7 +265,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)
@@ -517,7 +518,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     from ._vmap import vmap
     from . import lax
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args, **kwargs):
         single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False,
                                                        holomorphic)
@@ -561,7 +562,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     from ._vmap import vmap
     from . import lax
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args, **kwargs):
         single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int,
                                                        holomorphic)
@@ -653,7 +654,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
                                  static_argnums=static_argnums)
     static = tuple(static_argnums) if isinstance(static_argnums, (tuple, list)) else (static_argnums,)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def remat_f(*args, **kwargs):
         if core.current_trace() is None:
             return fun(*args, **kwargs)  # nothing to differentiate: plain call

@@ -3,10 +3,10 @@
 The mapped axis must fit the available devices (the CPU devices, `jax.devices("cpu")`), as
 in JAX; the whole map then runs as one jitted, vmapped program on the host.
 Multi-device execution comes with the GPU executors."""
-import functools
 
 from .api import _num_cpu_devices, jit
 from ._vmap import mapped_axis_size, vmap
+from ._src.util import wraps as _wraps
 
 
 def _static_positions(static_broadcasted_argnums, nargs):
@@ -43,7 +43,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         raise RuntimeError(f"Unknown backend {backend!r}: microjax_rs runs on 'cpu'")
     compiled = {}
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def pmap_f(*args, **kwargs):
         statics = _static_positions(static_broadcasted_argnums, len(args))
         dyn = tuple(a for i, a in enumerate(args) if i not in statics)

@@ -1,5 +1,4 @@
 """`vmap` (JAX's signature and semantics) on the batch trace mode."""
-import functools
 import inspect
 
 from . import _core, core
@@ -7,6 +6,7 @@ from .core import ArrayImpl, Tracer
 from .interpreters.ad import run_at
 from .interpreters.batching import BatchTrace
 from .tree_util import broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ._src.util import wraps as _wraps
 
 
 def _fun_name(f):
@@ -58,7 +58,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     if isinstance(in_axes, tuple):
         pass
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

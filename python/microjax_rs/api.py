@@ -18,6 +18,7 @@ from .interpreters.batching import axis_env_key
 from .interpreters.partial_eval import (  # noqa: F401  (ShapeDtypeStruct is jax.ShapeDtypeStruct)
     ShapeDtypeStruct, _disable, _fun_name, _leaf_aval, trace_to_jaxpr,
 )
+from ._src.util import wraps as _wraps
 
 
 def _canonical_leaf(x):
@@ -48,7 +49,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
     """Returns a function that traces `fun` and returns its ClosedJaxpr."""
     static_argnums = _as_tuple(static_argnums)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def make_jaxpr_f(*args, **kwargs):
         dyn_args, statics = _split_static(args, static_argnums)
         f = _bind_static(fun, statics, len(args)) if statics else fun
@@ -607,7 +608,7 @@ def named_call(fun, *, name=None):
     (default: the function's name)."""
     scope = name if name is not None else getattr(fun, "__name__", type(fun).__name__)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def named(*args, **kwargs):
         with named_scope(scope):
             return fun(*args, **kwargs)

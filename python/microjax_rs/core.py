@@ -12,6 +12,7 @@ captured as extra inputs. A tracer used after its trace ended raises
 import os
 import sys
 import threading
+import typing
 
 import numpy as np
 
@@ -839,6 +840,10 @@ class Literal:
 
     def __repr__(self):
         return f"{self.val}:{self.aval.str_short()}"
+
+
+# An equation operand: a variable or an inlined literal (`jax.core.Atom`).
+Atom = typing.Union[Var, Literal]
 
 
 class JaxprEqn:

@@ -9,10 +9,13 @@ from ._src.tables import CANONICAL_32, COMPLEX_NAMES, FLOAT_NAMES, INEXACT_NAMES
 try:  # bfloat16 comes from ml_dtypes when installed
     import ml_dtypes as _ml_dtypes
 
-    bfloat16 = np.dtype(_ml_dtypes.bfloat16)
+    # JAX's `jax.dtypes.bfloat16` is the scalar type (`isinstance(x,
+    # bfloat16)`, `bfloat16(1.0)`); `_BFLOAT16` is its NumPy dtype.
+    bfloat16 = _ml_dtypes.bfloat16
+    _BFLOAT16 = np.dtype(bfloat16)
 except Exception:  # pragma: no cover - optional dependency
     _ml_dtypes = None
-    bfloat16 = None
+    bfloat16 = _BFLOAT16 = None
 
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -134,7 +137,7 @@ def np_dtype(name):
         if name == "bfloat16":
             if bfloat16 is None:
                 raise TypeError("bfloat16 needs the ml_dtypes package")
-            d = bfloat16
+            d = _BFLOAT16
         elif name == "float0":
             d = float0
         else:

@@ -1,0 +1,153 @@
+"""Behaviour the test suites of optax, chex and equinox rely on, each case
+the reduced form of a failure those suites showed: complex samples and
+convolutions, library functions under `jax_numpy_rank_promotion="raise"`,
+complex carries of loops. Expected values: NumPy, closed forms, or JAX
+0.10.2's recorded output where stated."""
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+from microjax_rs import lax
+
+
+@pytest.fixture
+def rank_promotion_raise():
+    jax.config.update("jax_numpy_rank_promotion", "raise")
+    try:
+        yield
+    finally:
+        jax.config.update("jax_numpy_rank_promotion", "allow")
+
+
+# ---------------------------------------------------------------- random
+
+def test_normal_complex_samples_as_jax():
+    # recorded from JAX 0.10.2: parts from two split keys, each of variance 1/2
+    got = jax.random.normal(jax.random.key(0), (3,), jnp.complex64)
+    assert got.dtype == jnp.complex64
+    want = np.array([0.70994526 - 1.727077j, -0.6408772 - 1.4394435j, -0.52903765 + 0.14534172j])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    got = jax.jit(lambda k: jax.random.normal(k, (2,), jnp.complex64))(jax.random.PRNGKey(3))
+    np.testing.assert_allclose(np.asarray(got), [-1.6817402 - 1.3740652j, -1.206442 + 0.07411618j],
+                               rtol=1e-6)
+    k1, k2 = jax.random.split(jax.random.key(5))
+    z = jax.random.normal(jax.random.key(5), (4,), jnp.complex64)
+    np.testing.assert_allclose(np.real(np.asarray(z)), np.sqrt(0.5) * np.asarray(jax.random.normal(k1, (4,))),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.imag(np.asarray(z)), np.sqrt(0.5) * np.asarray(jax.random.normal(k2, (4,))),
+                               rtol=1e-6)
+
+
+def test_normal_rejects_integer_dtypes_with_jax_message():
+    with pytest.raises(ValueError, match="must be a float or complex dtype, got int32"):
+        jax.random.normal(jax.random.key(0), (2,), jnp.int32)
+
+
+# ---------------------------------------------------------------- convolution
+
+def _np_correlate_valid(x, w):
+    """NCHW / OIHW cross-correlation with VALID padding, unit strides."""
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    out = np.zeros((n, o, h - kh + 1, wd - kw + 1), np.result_type(x, w))
+    for i in range(h - kh + 1):
+        for j in range(wd - kw + 1):
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", x[:, :, i:i + kh, j:j + kw], w)
+    return out
+
+
+def test_complex_convolution_matches_numpy():
+    rng = np.random.RandomState(0)
+    x = (rng.randn(2, 3, 5, 4) + 1j * rng.randn(2, 3, 5, 4)).astype(np.complex64)
+    w = (rng.randn(4, 3, 2, 3) + 1j * rng.randn(4, 3, 2, 3)).astype(np.complex64)
+    got = lax.conv_general_dilated(x, w, (1, 1), "VALID")
+    assert got.dtype == jnp.complex64
+    np.testing.assert_allclose(np.asarray(got), _np_correlate_valid(x, w), rtol=1e-5, atol=1e-5)
+    got = jax.jit(lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "VALID"))(x.astype(np.complex128),
+                                                                               w.astype(np.complex128))
+    np.testing.assert_allclose(np.asarray(got), _np_correlate_valid(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_complex_convolution_gradient_as_jax():
+    x = (np.arange(8).reshape(1, 1, 2, 4) + 1j * np.arange(8)[::-1].reshape(1, 1, 2, 4) / 2).astype(np.complex64)
+    w = np.array([[[[1 - 1j, 2 + 0.5j]]], [[[0.5j, -1]]]], np.complex64)
+    g = jax.grad(lambda x: jnp.sum(jnp.abs(lax.conv_general_dilated(x, w, (1, 1), "VALID")) ** 2))(x)
+    # recorded from JAX 0.10.2
+    want = np.array([[[[-15. - 30.75j, 27. - 75.j, 48. - 64.5j, 52.5 - 16.5j],
+                       [27. - 39.75j, 111. - 33.j, 132. - 22.5j, 94.5 + 34.5j]]]])
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- rank promotion
+
+def test_outer_under_rank_promotion_raise(rank_promotion_raise):
+    a, b = np.arange(3.0, dtype=np.float32), np.arange(4.0, dtype=np.float32).reshape(2, 2)
+    np.testing.assert_array_equal(np.asarray(jnp.outer(a, b)), np.outer(a, b))
+    with pytest.raises(ValueError, match="rank_promotion"):
+        jnp.multiply(a.reshape(3, 1), np.ones(2, np.float32))
+
+
+# ---------------------------------------------------------------- loops
+
+def test_complex_carry_through_scan_and_linearized_loop():
+    xs = (np.arange(6) - 1j * np.arange(6)).astype(np.complex64)
+    carry, ys = lax.scan(lambda c, x: (c * x, c + x), np.complex64(1 + 1j), xs)
+    np.testing.assert_allclose(np.asarray(ys), np.concatenate([[1 + 1j], np.cumprod(xs)[:-1] * (1 + 1j)]) + xs,
+                               rtol=1e-6)
+    np.testing.assert_allclose(complex(carry), np.prod(xs) * (1 + 1j), rtol=1e-6)
+
+    def loop(z):
+        return lax.fori_loop(0, 3, lambda i, c: c * z, jnp.ones_like(z))
+
+    z = np.array([1 + 2j, 0.5 - 1j], np.complex64)
+    out, f_jvp = jax.linearize(loop, z)
+    np.testing.assert_allclose(np.asarray(out), z ** 3, rtol=1e-6)
+    t = np.array([1 + 0j, 1j], np.complex64)
+    np.testing.assert_allclose(np.asarray(f_jvp(t)), 3 * z ** 2 * t, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- API shapes
+
+class _OddName:
+    """A callable whose attribute lookup answers every name (as a module
+    object with a catch-all `__getattr__` does): `__name__` is not a string."""
+
+    def __getattr__(self, name):
+        return 42
+
+    def __call__(self, x):
+        return x * 2
+
+
+@pytest.mark.parametrize("transform", [jax.vmap, jax.grad, jax.jacfwd, jax.jacrev, jax.hessian])
+def test_transforms_wrap_callables_with_a_non_string_name(transform):
+    f = _OddName()
+    g = transform(lambda x: jnp.sum(f(x) ** 2)) if transform is not jax.vmap else transform(f)
+    wrapped = transform(f) if transform is jax.vmap else g
+    assert wrapped.__wrapped__ is not None
+    x = jnp.arange(3.0)
+    if transform is jax.vmap:
+        np.testing.assert_array_equal(np.asarray(wrapped(x)), [0.0, 2.0, 4.0])
+        assert transform(f).__wrapped__ is f
+    else:
+        assert np.asarray(wrapped(x)).shape == {jax.grad: (3,), jax.jacfwd: (3,), jax.jacrev: (3,),
+                                                 jax.hessian: (3, 3)}[transform]
+
+
+def test_core_atom_is_var_or_literal():
+    import typing
+
+    assert set(typing.get_args(jax.core.Atom)) == {jax.core.Var, jax.core.Literal}
+
+
+def test_dtypes_bfloat16_is_the_scalar_type():
+    import ml_dtypes
+
+    bf16 = jax.dtypes.bfloat16
+    assert bf16 is ml_dtypes.bfloat16  # JAX 0.10.2: the ml_dtypes scalar type
+    x = bf16(1.5)
+    assert isinstance(x, bf16) and float(x) == 1.5
+    assert jnp.asarray(x).dtype == np.dtype(bf16) == jnp.dtype(jnp.bfloat16)
+    assert jnp.zeros(2, bf16).dtype == jnp.bfloat16
+    assert jnp.finfo(bf16).eps == 2.0 ** -7
