@@ -151,3 +151,51 @@ def test_dtypes_bfloat16_is_the_scalar_type():
     assert jnp.asarray(x).dtype == np.dtype(bf16) == jnp.dtype(jnp.bfloat16)
     assert jnp.zeros(2, bf16).dtype == jnp.bfloat16
     assert jnp.finfo(bf16).eps == 2.0 ** -7
+
+
+def test_jit_repr_names_the_wrapped_function_as_jax():
+    def f(x):
+        return x
+
+    # JAX 0.10.2: `<PjitFunction of <function f at 0x...>>` (chex's
+    # `is_traceable` recognises jitted functions by it)
+    assert repr(jax.jit(f)) == f"<PjitFunction of {f!r}>"
+    assert str(jax.jit(f)) == repr(jax.jit(f))
+
+
+def test_checkify_formats_traced_arguments_as_arrays():
+    from microjax_rs.experimental import checkify
+
+    def f(x):
+        checkify.check(x < 0, "bad {x}", x={"a": x})
+        return x
+
+    err, _ = checkify.checkify(jax.jit(f))(jnp.float32(1.0))
+    # recorded from JAX 0.10.2: "bad {'a': Array(1., dtype=float32)} (`check` failed)"
+    assert err.get().startswith("bad {'a': Array(1., dtype=float32)}")
+    err, _ = checkify.checkify(jax.jit(lambda x: (checkify.check(x < 0, "bad {}", x), x)[1]))(jnp.float32(1.0))
+    assert err.get().startswith("bad 1.0")
+
+
+# ---------------------------------------------------------------- typed keys in trees
+
+def test_path_functions_see_a_typed_key_array_as_one_leaf():
+    from microjax_rs.tree_util import DictKey, keystr
+
+    key = jax.random.key(0)
+    tree = {"key": key, "x": jnp.float32(1.0)}
+    with_path, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    assert [p for p, _ in with_path] == [(DictKey("key"),), (DictKey("x"),)]  # JAX 0.10.2
+    assert with_path[0][1] is key and treedef.num_leaves == 2
+    assert [keystr(p) for p, _ in jax.tree_util.tree_leaves_with_path(tree)] == ["['key']", "['x']"]
+    seen = jax.tree_util.tree_map_with_path(lambda p, x: type(x).__name__, tree)
+    assert seen["key"] == type(key).__name__
+    # a user is_leaf still applies, with or without the path
+    assert len(jax.tree_util.tree_leaves_with_path(tree, is_leaf=lambda x: isinstance(x, dict))) == 1
+    assert len(jax.tree_util.tree_leaves_with_path(
+        tree, is_leaf=lambda p, x: p == (DictKey("x"),), is_leaf_takes_path=True)) == 2
+    # loops and vmap still carry the key's data
+    k2, xs = lax.scan(lambda k, _: (jax.random.split(k)[0], jax.random.uniform(k)), key, None, length=3)
+    assert jax.random.key_data(k2).shape == (2,) and xs.shape == (3,)
+    keys = jax.vmap(lambda k: jax.random.split(k)[1])(jax.random.split(key, 4))
+    assert keys.shape == (4,)
