@@ -199,3 +199,20 @@ def test_path_functions_see_a_typed_key_array_as_one_leaf():
     assert jax.random.key_data(k2).shape == (2,) and xs.shape == (3,)
     keys = jax.vmap(lambda k: jax.random.split(k)[1])(jax.random.split(key, 4))
     assert keys.shape == (4,)
+
+
+def test_linearize_returns_a_partial_over_its_residuals():
+    f = lambda x: jnp.sin(x) * x
+    x = jnp.arange(3.0)
+    want = np.cos(np.arange(3.0)) * np.arange(3.0) + np.sin(np.arange(3.0))  # d/dx of x sin x, at t = 1
+    y, f_jvp = jax.linearize(f, x)
+    assert isinstance(f_jvp, jax.tree_util.Partial)
+    assert len(jax.tree_util.tree_leaves(f_jvp)) == 3  # JAX 0.10.2 keeps three residuals too
+    np.testing.assert_allclose(np.asarray(f_jvp(jnp.ones(3))), want, rtol=1e-6)
+    # returned from jit and vmap, as JAX's (the residuals are the leaves)
+    _, g = jax.jit(lambda x: jax.linearize(f, x))(x)
+    np.testing.assert_allclose(np.asarray(g(jnp.ones(3))), want, rtol=1e-6)
+    _, g = jax.vmap(lambda x: jax.linearize(f, x))(x)
+    assert [leaf.shape for leaf in jax.tree_util.tree_leaves(g)] == [(3,)] * 3
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
+        f_jvp(jnp.ones(2))

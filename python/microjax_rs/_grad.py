@@ -13,7 +13,7 @@ from ._src.tables import FLOAT_NAMES as _FLOAT_NAMES
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
 from .interpreters.batching import BatchTrace
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import Partial, tree_flatten, tree_map, tree_structure, tree_unflatten
 from ._src.util import wraps as _wraps
 
 
@@ -370,14 +370,18 @@ def linearize(fun, *primals, has_aux=False):
     n = len(outs)
     out_p = tree_unflatten(flat.out_tree, res[:n])
     residuals = list(res[n:])
+    pavals = [core.get_aval(p) for p in pleaves]
 
-    def f_jvp(*tangents):
+    def apply_linearized(residuals, *tangents):
         tleaves, ttree = tree_flatten(tuple(tangents))
-        _check_tangents(pleaves, tleaves, ptree, ttree)
+        _check_tangents(pavals, tleaves, ptree, ttree)
         tans = [t for t, nz in zip(tleaves, nonzeros) if nz]
-        outs_t = ad.run_at(core.current_trace(), tangent_prog, residuals + tans)
+        outs_t = ad.run_at(core.current_trace(), tangent_prog, list(residuals) + tans)
         return tree_unflatten(flat.out_tree, outs_t)
 
+    # A `Partial` over the residuals, as JAX's: a pytree that `jit` and `vmap`
+    # can return (the residuals are its leaves).
+    f_jvp = Partial(apply_linearized, residuals)
     return (out_p, f_jvp, aux) if has_aux else (out_p, f_jvp)
 
 
