@@ -216,3 +216,13 @@ def test_linearize_returns_a_partial_over_its_residuals():
     assert [leaf.shape for leaf in jax.tree_util.tree_leaves(g)] == [(3,)] * 3
     with pytest.raises(ValueError, match="different primal and tangent shapes"):
         f_jvp(jnp.ones(2))
+
+
+def test_pmap_lower_and_compile():
+    f = jax.pmap(lambda x, y: 2 * x + y, in_axes=(0, None))
+    x = jnp.array([3.0])
+    lowered = f.lower(x, 4.0)
+    assert isinstance(lowered, jax.stages.Lowered) and isinstance(lowered.as_text(), str)
+    compiled = lowered.compile()
+    np.testing.assert_array_equal(np.asarray(compiled(x, 4.0)), [10.0])
+    np.testing.assert_array_equal(np.asarray(f(x, 4.0)), [10.0])
