@@ -226,3 +226,14 @@ def test_pmap_lower_and_compile():
     compiled = lowered.compile()
     np.testing.assert_array_equal(np.asarray(compiled(x, 4.0)), [10.0])
     np.testing.assert_array_equal(np.asarray(f(x, 4.0)), [10.0])
+
+
+def test_compile_accepts_gpu_options_and_rejects_others_as_runtime_errors():
+    lowered = jax.jit(lambda x, y: 2 * x + y).lower(jnp.array(3), 4)
+    compiled = lowered.compile(compiler_options={"xla_gpu_autotune_level": "0"})
+    assert int(compiled(jnp.array(3), 4)) == 10
+    # JAX 0.10.2 raises JaxRuntimeError ("No such compile option") for an unknown option
+    with pytest.raises(jax.errors.JaxRuntimeError):
+        lowered.compile(compiler_options={"an option that does not make sense": "bad value"})
+    with pytest.raises(NotImplementedError):
+        lowered.compile(compiler_options={"xla_cpu_enable_fast_math": True})
