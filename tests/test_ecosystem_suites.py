@@ -237,3 +237,16 @@ def test_compile_accepts_gpu_options_and_rejects_others_as_runtime_errors():
         lowered.compile(compiler_options={"an option that does not make sense": "bad value"})
     with pytest.raises(NotImplementedError):
         lowered.compile(compiler_options={"xla_cpu_enable_fast_math": True})
+
+
+def test_builtin_round_of_arrays_and_tracers():
+    # recorded from JAX 0.10.2: without ndigits an integer array (round half to even)
+    got = round(jnp.array([1.5, 2.5, -0.5]))
+    assert got.dtype == jnp.int32
+    np.testing.assert_array_equal(np.asarray(got), [2, 2, 0])
+    assert round(jnp.int32(7)).dtype == jnp.int32 and int(round(jnp.int32(7))) == 7
+    got = round(jnp.array([1.25, 2.5, -0.75]), 1)
+    assert got.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(got), np.round(np.array([1.25, 2.5, -0.75], np.float32), 1))
+    assert int(jax.jit(lambda x: round(x))(jnp.float32(3.5))) == 4
+    assert float(jax.grad(lambda x: round(x, 1))(1.0)) == 0.0

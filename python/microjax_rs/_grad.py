@@ -363,7 +363,7 @@ def linearize(fun, *primals, has_aux=False):
 
     flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
-    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
+    nonzeros = [dtypes.is_inexact_name(_dtype_name(p)) for p in pleaves]
     primal_prog, tangent_prog, num_res, lits = ad.linearize_program(
         closed, nonzeros + [False] * len(trace.captures))
     res = ad.run_at(trace.parent, primal_prog, lits + inputs)
