@@ -250,3 +250,26 @@ def test_builtin_round_of_arrays_and_tracers():
     np.testing.assert_allclose(np.asarray(got), np.round(np.array([1.25, 2.5, -0.75], np.float32), 1))
     assert int(jax.jit(lambda x: round(x))(jnp.float32(3.5))) == 4
     assert float(jax.grad(lambda x: round(x, 1))(1.0)) == 0.0
+
+
+def test_python_complex_arguments_of_make_jaxpr_and_lower():
+    # JAX 0.10.2: a weak complex64 scalar, as for jit
+    assert str(jax.make_jaxpr(lambda x: x * 2)(1j)) == "{ lambda ; a:c64[]. let b:c64[] = mul a (2+0j):c64[] in (b,) }"
+    compiled = jax.jit(lambda x: x * 2).lower(3 + 1j).compile()
+    got = compiled(3 + 1j)
+    assert complex(got) == 6 + 2j and got.dtype == jnp.complex64
+
+
+def test_canonicalize_dtype_of_none_is_the_default_float():
+    assert jax.dtypes.canonicalize_dtype(None) == np.dtype("float32")  # JAX 0.10.2
+    with jax.enable_x64(True):
+        assert jax.dtypes.canonicalize_dtype(None) == np.dtype("float64")
+    assert jax.dtypes.canonicalize_dtype("float64") == np.dtype("float32")
+
+
+def test_dtypes_issubdtype_knows_key_dtypes():
+    key = jax.random.key(0)
+    assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    assert not jax.dtypes.issubdtype(np.float32, jax.dtypes.prng_key)
+    assert jax.dtypes.issubdtype(jax.dtypes.bfloat16, np.floating)
+    assert jax.dtypes.issubdtype("int32", np.integer) and not jax.dtypes.issubdtype("int32", np.floating)

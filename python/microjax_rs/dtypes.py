@@ -113,7 +113,9 @@ def check_user_dtype_supported(dtype, fun_name=None):
 
 
 def canonicalize_dtype(dtype):
-    return np_dtype(canonical_name(dtype_name(dtype)))
+    """The dtype of `dtype` under the x64 flag; `None` is NumPy's default
+    (float64, so float32 with x64 off), as JAX's."""
+    return np_dtype(canonical_name("float64" if dtype is None else dtype_name(dtype)))
 
 
 def default_int_name():
@@ -201,7 +203,11 @@ def scalar_type_name(x):
 
 
 def issubdtype(a, b):
-    return np.issubdtype(np_dtype(dtype_name(a)), b)
+    """`jax.dtypes.issubdtype`: `jnp.issubdtype`'s rules (bfloat16 a floating
+    type, a PRNG key dtype a subtype of `jax.dtypes.prng_key`)."""
+    from ._src.numpy.scalar_types import issubdtype as jnp_issubdtype
+
+    return jnp_issubdtype(a, b)
 
 
 def is_float_name(name):
