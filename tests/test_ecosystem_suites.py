@@ -161,6 +161,8 @@ def test_jit_repr_names_the_wrapped_function_as_jax():
     # `is_traceable` recognises jitted functions by it)
     assert repr(jax.jit(f)) == f"<PjitFunction of {f!r}>"
     assert str(jax.jit(f)) == repr(jax.jit(f))
+    assert type(jax.jit(f)).__name__ == "PjitFunction"
+    assert "PjitFunction" in str(type(jax.jit(f)))
 
 
 def test_checkify_formats_traced_arguments_as_arrays():

@@ -450,6 +450,11 @@ def clear_caches():
         cache.clear()
 
 
+# The jitted function's type is named as JAX's (`PjitFunction`): tools such
+# as chex's `is_traceable` recognise jitted functions by the type's name.
+_core.JitFunction.__name__ = _core.JitFunction.__qualname__ = "PjitFunction"
+
+
 def _reduce_jitted(wrapped):
     """`JitFunction.__reduce__`: the global name when the module attribute of
     the function's qualified name is this very object (a decorated
