@@ -275,3 +275,39 @@ def test_dtypes_issubdtype_knows_key_dtypes():
     assert not jax.dtypes.issubdtype(np.float32, jax.dtypes.prng_key)
     assert jax.dtypes.issubdtype(jax.dtypes.bfloat16, np.floating)
     assert jax.dtypes.issubdtype("int32", np.integer) and not jax.dtypes.issubdtype("int32", np.floating)
+
+
+def _eval_jaxpr_by_impl(closed, *args):
+    """A jaxpr interpreter as equinox's `finalise_jaxpr` writes one: each
+    equation rebound through `get_bind_params` and run with `impl`."""
+    env = dict(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, args))
+
+    def read(v):
+        return v.val if isinstance(v, jax.core.Literal) else env[v]
+
+    for eqn in closed.jaxpr.eqns:
+        subfuns, params = eqn.primitive.get_bind_params(eqn.params)
+        out = eqn.primitive.impl(*subfuns, *map(read, eqn.invars), **params)
+        outs = out if eqn.primitive.multiple_results else [out]
+        env.update(zip(eqn.outvars, outs))
+    return [read(v) for v in closed.jaxpr.outvars]
+
+
+def test_primitive_impl_and_get_bind_params_evaluate_a_jaxpr():
+    def f(x, p):
+        y = jnp.sin(x) * 2.0 + x.sum()
+        return lax.cond(p, lambda y: y + 1.0, lambda y: y * 3.0, y)
+
+    x = jnp.arange(3.0)
+    for p in (True, False):
+        closed = jax.make_jaxpr(f)(x, p)
+        (got,) = _eval_jaxpr_by_impl(closed, x, p)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(f(x, p)), rtol=1e-6)
+        # and re-staged under make_jaxpr, as equinox's finalise_fn does
+        again = jax.make_jaxpr(lambda x, p: _eval_jaxpr_by_impl(closed, x, p)[0])(x, p)
+        (got,) = _eval_jaxpr_by_impl(again, x, p)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(f(x, p)), rtol=1e-6)
+    add = lax.add_p
+    assert add.get_bind_params({"a": 1}) == ([], {"a": 1})
+    np.testing.assert_array_equal(np.asarray(add.impl(jnp.ones(2), jnp.ones(2))), [2.0, 2.0])
