@@ -13,7 +13,8 @@ from ._src.tables import FLOAT_NAMES as _FLOAT_NAMES
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
 from .interpreters.batching import BatchTrace
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import Partial, tree_flatten, tree_map, tree_structure, tree_unflatten
+from ._src.util import wraps as _wraps
 
 
 def _fun_name(f):
@@ -98,7 +99,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     """
     name = _fun_name(fun)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         leaf = None if holomorphic else _one_float_leaf(args, argnums)
         if leaf is not None:  # the common case: no pytree work
@@ -256,7 +257,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     """
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)
@@ -354,21 +355,25 @@ def linearize(fun, *primals, has_aux=False):
 
     flat = _flat_over_tree(fun, ptree, has_aux)
     trace, closed, outs, aux, inputs = ad.trace_ad(flat, pleaves, name)
-    nonzeros = [dtypes.is_float_name(_dtype_name(p)) for p in pleaves]
+    nonzeros = [dtypes.is_inexact_name(_dtype_name(p)) for p in pleaves]
     primal_prog, tangent_prog, num_res, lits = ad.linearize_program(
         closed, nonzeros + [False] * len(trace.captures))
     res = ad.run_at(trace.parent, primal_prog, lits + inputs)
     n = len(outs)
     out_p = tree_unflatten(flat.out_tree, res[:n])
     residuals = list(res[n:])
+    pavals = [core.get_aval(p) for p in pleaves]
 
-    def f_jvp(*tangents):
+    def apply_linearized(residuals, *tangents):
         tleaves, ttree = tree_flatten(tuple(tangents))
-        _check_tangents(pleaves, tleaves, ptree, ttree)
+        _check_tangents(pavals, tleaves, ptree, ttree)
         tans = [t for t, nz in zip(tleaves, nonzeros) if nz]
-        outs_t = ad.run_at(core.current_trace(), tangent_prog, residuals + tans)
+        outs_t = ad.run_at(core.current_trace(), tangent_prog, list(residuals) + tans)
         return tree_unflatten(flat.out_tree, outs_t)
 
+    # A `Partial` over the residuals, as JAX's: a pytree that `jit` and `vmap`
+    # can return (the residuals are its leaves).
+    f_jvp = Partial(apply_linearized, residuals)
     return (out_p, f_jvp, aux) if has_aux else (out_p, f_jvp)
 
 
@@ -509,7 +514,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     from ._vmap import vmap
     from . import lax
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args, **kwargs):
         single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False,
                                                        holomorphic)
@@ -553,7 +558,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     from ._vmap import vmap
     from . import lax
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def jacfun(*args, **kwargs):
         single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int,
                                                        holomorphic)
@@ -645,7 +650,7 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
                                  static_argnums=static_argnums)
     static = tuple(static_argnums) if isinstance(static_argnums, (tuple, list)) else (static_argnums,)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def remat_f(*args, **kwargs):
         if core.current_trace() is None:
             return fun(*args, **kwargs)  # nothing to differentiate: plain call

@@ -3,10 +3,10 @@
 The mapped axis must fit the available devices (the CPU devices, `jax.devices("cpu")`), as
 in JAX; the whole map then runs as one jitted, vmapped program on the host.
 Multi-device execution comes with the GPU executors."""
-import functools
 
 from .api import _num_cpu_devices, jit
 from ._vmap import mapped_axis_size, vmap
+from ._src.util import wraps as _wraps
 
 
 def _static_positions(static_broadcasted_argnums, nargs):
@@ -43,8 +43,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         raise RuntimeError(f"Unknown backend {backend!r}: microjax_rs runs on 'cpu'")
     compiled = {}
 
-    @functools.wraps(fun)
-    def pmap_f(*args, **kwargs):
+    def mapped(args, kwargs):
+        """The jitted vmap for these arguments' statics and the dynamic arguments."""
         statics = _static_positions(static_broadcasted_argnums, len(args))
         dyn = tuple(a for i, a in enumerate(args) if i not in statics)
         axes = in_axes
@@ -70,6 +70,18 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         if f is None:
             f = compiled[key] = jit(vmap(_with_statics(fun, dict(static_vals), len(args)), in_axes=axes,
                                          out_axes=out_axes, axis_name=axis_name, axis_size=axis_size))
+        return f, dyn
+
+    @_wraps(fun)
+    def pmap_f(*args, **kwargs):
+        f, dyn = mapped(args, kwargs)
         return f(*dyn, **kwargs)
 
+    def lower(*args, **kwargs):
+        """Ahead-of-time lowering (`jax.pmap(f).lower(*args)`): the `Lowered`
+        of the mapped program; its `compile()` takes the dynamic arguments."""
+        f, dyn = mapped(args, kwargs)
+        return f.lower(*dyn, **kwargs)
+
+    pmap_f.lower = lower
     return pmap_f

@@ -1,12 +1,12 @@
 """`vmap` (JAX's signature and semantics) on the batch trace mode."""
-import functools
 import inspect
 
 from . import _core, core
 from .core import ArrayImpl, Tracer
 from .interpreters.ad import run_at
 from .interpreters.batching import BatchTrace
-from .tree_util import broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from .tree_util import _flatten_with_path_data, broadcast_prefix, keystr, tree_flatten, tree_unflatten
+from ._src.util import wraps as _wraps
 
 
 def _fun_name(f):
@@ -58,7 +58,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     if isinstance(in_axes, tuple):
         pass
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
@@ -143,7 +143,7 @@ def _leaf_names(args, kwargs, fun):
     except (TypeError, ValueError):
         params = []
     names = []
-    for path, _ in tree_flatten_with_path((args, kwargs))[0]:
+    for path, _ in _flatten_with_path_data((args, kwargs))[0]:
         top, rest = path[0].idx, keystr(path[2:])
         if top == 0:
             i = path[1].idx

@@ -18,6 +18,7 @@ from .interpreters.batching import axis_env_key
 from .interpreters.partial_eval import (  # noqa: F401  (ShapeDtypeStruct is jax.ShapeDtypeStruct)
     ShapeDtypeStruct, _disable, _fun_name, _leaf_aval, trace_to_jaxpr,
 )
+from ._src.util import wraps as _wraps
 
 
 def _canonical_leaf(x):
@@ -35,7 +36,7 @@ def _canonical_leaf(x):
 
 
 def _check_leaf(x):
-    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float,
+    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float, complex,
                       _devices.GpuArray)):
         return
     raise TypeError(
@@ -48,7 +49,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
     """Returns a function that traces `fun` and returns its ClosedJaxpr."""
     static_argnums = _as_tuple(static_argnums)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def make_jaxpr_f(*args, **kwargs):
         dyn_args, statics = _split_static(args, static_argnums)
         f = _bind_static(fun, statics, len(args)) if statics else fun
@@ -424,6 +425,11 @@ def clear_caches():
         cache.clear()
 
 
+# The jitted function's type is named as JAX's (`PjitFunction`): tools such
+# as chex's `is_traceable` recognise jitted functions by the type's name.
+_core.JitFunction.__name__ = _core.JitFunction.__qualname__ = "PjitFunction"
+
+
 def _reduce_jitted(wrapped):
     """`JitFunction.__reduce__`: the global name when the module attribute of
     the function's qualified name is this very object (a decorated
@@ -579,7 +585,7 @@ def named_call(fun, *, name=None):
     (default: the function's name)."""
     scope = name if name is not None else getattr(fun, "__name__", type(fun).__name__)
 
-    @functools.wraps(fun)
+    @_wraps(fun)
     def named(*args, **kwargs):
         with named_scope(scope):
             return fun(*args, **kwargs)

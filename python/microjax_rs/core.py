@@ -12,6 +12,7 @@ captured as extra inputs. A tracer used after its trace ended raises
 import os
 import sys
 import threading
+import typing
 
 import numpy as np
 
@@ -239,6 +240,20 @@ class Primitive:
 
     def bind(self, *args, **params):
         return bind(self, args, params)
+
+    def impl(self, *args, **params):
+        """Evaluate the primitive on `args` (JAX's `Primitive.impl`): a
+        user-defined primitive's implementation, else the primitive bound
+        (evaluated eagerly on arrays, staged under a trace)."""
+        if self._impl is not None:
+            return self._impl(*args, **params)
+        return bind(self, args, params)
+
+    def get_bind_params(self, params):
+        """`(subfuns, bind_params)` to rebind an equation of this primitive
+        from its `params` (JAX's interface for jaxpr interpreters): no
+        sub-functions, the params as they are."""
+        return [], dict(params)
 
     def def_impl(self, impl):
         """User-defined primitives: the implementation `bind` runs on
@@ -847,6 +862,10 @@ class Literal:
 
     def __repr__(self):
         return f"{self.val}:{self.aval.str_short()}"
+
+
+# An equation operand: a variable or an inlined literal (`jax.core.Atom`).
+Atom = typing.Union[Var, Literal]
 
 
 class JaxprEqn:

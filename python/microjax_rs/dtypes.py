@@ -9,10 +9,13 @@ from ._src.tables import CANONICAL_32, COMPLEX_NAMES, FLOAT_NAMES, INEXACT_NAMES
 try:  # bfloat16 comes from ml_dtypes when installed
     import ml_dtypes as _ml_dtypes
 
-    bfloat16 = np.dtype(_ml_dtypes.bfloat16)
+    # JAX's `jax.dtypes.bfloat16` is the scalar type (`isinstance(x,
+    # bfloat16)`, `bfloat16(1.0)`); `_BFLOAT16` is its NumPy dtype.
+    bfloat16 = _ml_dtypes.bfloat16
+    _BFLOAT16 = np.dtype(bfloat16)
 except Exception:  # pragma: no cover - optional dependency
     _ml_dtypes = None
-    bfloat16 = None
+    bfloat16 = _BFLOAT16 = None
 
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -110,7 +113,9 @@ def check_user_dtype_supported(dtype, fun_name=None):
 
 
 def canonicalize_dtype(dtype):
-    return np_dtype(canonical_name(dtype_name(dtype)))
+    """The dtype of `dtype` under the x64 flag; `None` is NumPy's default
+    (float64, so float32 with x64 off), as JAX's."""
+    return np_dtype(canonical_name("float64" if dtype is None else dtype_name(dtype)))
 
 
 def default_int_name():
@@ -134,7 +139,7 @@ def np_dtype(name):
         if name == "bfloat16":
             if bfloat16 is None:
                 raise TypeError("bfloat16 needs the ml_dtypes package")
-            d = bfloat16
+            d = _BFLOAT16
         elif name == "float0":
             d = float0
         else:
@@ -198,7 +203,11 @@ def scalar_type_name(x):
 
 
 def issubdtype(a, b):
-    return np.issubdtype(np_dtype(dtype_name(a)), b)
+    """`jax.dtypes.issubdtype`: `jnp.issubdtype`'s rules (bfloat16 a floating
+    type, a PRNG key dtype a subtype of `jax.dtypes.prng_key`)."""
+    from ._src.numpy.scalar_types import issubdtype as jnp_issubdtype
+
+    return jnp_issubdtype(a, b)
 
 
 def is_float_name(name):

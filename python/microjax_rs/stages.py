@@ -23,6 +23,7 @@ import dataclasses
 from . import _core, core
 from ._src import profiling as _profiling
 from .core import ArrayImpl, ClosedJaxpr, Tracer
+from .errors import JaxRuntimeError
 from .interpreters.partial_eval import ShapeDtypeStruct, _leaf_aval
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -186,13 +187,22 @@ class Lowered:
         return self.compile().cost_analysis()
 
     def compile(self, compiler_options=None):
-        if compiler_options:
-            raise NotImplementedError(
-                f"compiler_options are not supported (got {sorted(compiler_options)})")
+        """The `Compiled` program. `compiler_options` for XLA's GPU backend
+        (`xla_gpu_*`) have no effect on the CPU executor and are accepted, as
+        JAX's CPU backend accepts them; any other option raises
+        `UnsupportedCompilerOption` (a `JaxRuntimeError`, JAX's type for an
+        option its compiler rejects, and a `NotImplementedError`)."""
+        unsupported = sorted(k for k in (compiler_options or {}) if not str(k).startswith("xla_gpu_"))
+        if unsupported:
+            raise UnsupportedCompilerOption(f"compiler_options are not supported (got {unsupported})")
         if not _profiling.ACTIVE:
             return Compiled(self._spec, _core.CompiledProgram(self._spec.closed))
         return Compiled(self._spec, _profiling.timed(f"build_plan({self._spec.fun_name})", "compile",
                                                      _core.CompiledProgram, self._spec.closed))
+
+
+class UnsupportedCompilerOption(JaxRuntimeError, NotImplementedError):
+    """A compiler option the CPU executor does not implement."""
 
 
 class Compiled:

@@ -649,17 +649,38 @@ def tree_unflatten(treedef, leaves):
     return treedef.unflatten(leaves)
 
 
-def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
-    """Like ``tree_flatten`` but the leaves come as ``(key_path, leaf)`` pairs."""
+def _flatten_with_path_data(tree):
+    """``tree_flatten_with_path`` down to the leaves transformations see (a
+    typed key array contributes its data)."""
     out = []
-    node = _flat_path(tree, (), out, is_leaf, is_leaf_takes_path)
+    node = _flat_path(tree, (), out, None, False)
+    return out, _make_treedef(node, len(out))
+
+
+def _keys_as_leaves(is_leaf, is_leaf_takes_path):
+    """`is_leaf` for the public path functions: a typed key array is one leaf
+    (as `tree_map`), besides what the caller's `is_leaf` marks."""
+    if not _ARRAY_NODES:
+        return is_leaf, is_leaf_takes_path
+    if is_leaf is None:
+        return (lambda p, x: type(x) in _ARRAY_NODES), True
+    if is_leaf_takes_path:
+        return (lambda p, x, user=is_leaf: type(x) in _ARRAY_NODES or user(p, x)), True
+    return (lambda p, x, user=is_leaf: type(x) in _ARRAY_NODES or user(x)), True
+
+
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """Like ``tree_flatten`` but the leaves come as ``(key_path, leaf)`` pairs;
+    a typed key array is one leaf (as in JAX)."""
+    out = []
+    node = _flat_path(tree, (), out, *_keys_as_leaves(is_leaf, is_leaf_takes_path))
     return out, _make_treedef(node, len(out))
 
 
 def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
-    """``[(key_path, leaf), ...]`` in flatten order."""
+    """``[(key_path, leaf), ...]`` in flatten order; a typed key array is one leaf."""
     out = []
-    _flat_path(tree, (), out, is_leaf, is_leaf_takes_path)
+    _flat_path(tree, (), out, *_keys_as_leaves(is_leaf, is_leaf_takes_path))
     return out
 
 
@@ -1094,9 +1115,10 @@ def _tree_map_data(f, tree, *rest, is_leaf=None):
 
 
 def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
-    """Like ``tree_map`` but calls ``f(key_path, x, *ys)``."""
+    """Like ``tree_map`` but calls ``f(key_path, x, *ys)``; a typed key array
+    is one leaf."""
     out = []
-    node = _flat_path(tree, (), out, is_leaf, is_leaf_takes_path)
+    node = _flat_path(tree, (), out, *_keys_as_leaves(is_leaf, is_leaf_takes_path))
     if not rest:
         return _build(node, iter([f(p, x) for p, x in out]).__next__)
     others = [_flatten_up_to(node, r) for r in rest]

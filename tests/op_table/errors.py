@@ -88,7 +88,7 @@ ERRORS = {
     "nn.softmax": _err([_f32(3, 4)], ValueError, _AXIS2, axis=2),
     "scipy.linalg.solve_triangular": _err([_f32(3, 3), _f32(4)], TypeError, "triangular_solve: a must be [..., m, m]"),
     "random.split": _err([np.ones(3, np.uint32)], TypeError, "expected key_data.shape to end with (2,); got shape=(3,)"),
-    "random.normal": _err([_KEY0], ValueError, "dtype argument to `normal` must be a float dtype, got int32",
+    "random.normal": _err([_KEY0], ValueError, "dtype argument to `normal` must be a float or complex dtype, got int32",
                           shape=(3,), dtype=np.int32),
     "random.uniform": _err([_KEY0], ValueError, "dtype argument to `uniform` must be a float dtype, got int32",
                            shape=(3,), dtype=np.int32),

@@ -1,4 +1,5 @@
 """Small utilities at the paths JAX's documentation imports them from."""
+import functools
 
 
 def safe_map(f, *args):
@@ -27,3 +28,22 @@ def unzip2(pairs):
         xs.append(x)
         ys.append(y)
     return tuple(xs), tuple(ys)
+
+
+def wraps(wrapped):
+    """`functools.wraps` for transformations of arbitrary callables: a callable
+    whose `__name__` (or another copied attribute) cannot be copied, such as
+    a module object whose attribute lookup gives a non-string, still gets
+    wrapped, keeping `__wrapped__` (JAX's wrappers never fail on this)."""
+
+    def decorate(wrapper):
+        try:
+            functools.update_wrapper(wrapper, wrapped)
+        except (AttributeError, TypeError):
+            try:
+                wrapper.__wrapped__ = wrapped
+            except AttributeError:
+                pass
+        return wrapper
+
+    return decorate

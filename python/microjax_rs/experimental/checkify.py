@@ -270,7 +270,14 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
     if sink is not None or _is_traced((pred, fmt_args, fmt_kwargs)):
         # Decided when the program runs, by the checkify active then (a
         # traced program is cached independently of checkify).
-        _debug_callback(record, pred, fmt_args, fmt_kwargs, ordered=True)
+        # The formatting arguments reach the message as arrays, as JAX's (a
+        # dict of them prints `{'a': Array(1., dtype=float32)}`).
+        def record_arrays(pred, args, kwargs):
+            from ..tree_util import tree_map
+
+            record(pred, *tree_map(_core.to_array, (args, kwargs)))
+
+        _debug_callback(record_arrays, pred, fmt_args, fmt_kwargs, ordered=True)
     else:
         record(np.asarray(pred), fmt_args, fmt_kwargs)
     return None

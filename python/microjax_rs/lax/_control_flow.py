@@ -14,7 +14,7 @@ import numpy as np
 from .. import _core, core, dtypes
 from ..core import ArrayImpl, ClosedJaxpr, Tracer
 from ..interpreters.partial_eval import ShapeDtypeStruct, jit_disabled, trace_to_jaxpr
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..tree_util import _flatten_with_path_data, keystr, tree_flatten, tree_unflatten
 
 _InputSource = _core.InputSource
 
@@ -325,7 +325,7 @@ def while_loop(cond_fun, body_fun, init_val):
         while cond_fun(val):
             val = body_fun(val)
         return val
-    with_path, init_tree = tree_flatten_with_path(init_val)
+    with_path, init_tree = _flatten_with_path_data(init_val)
     paths = [p for p, _ in with_path]
     init = [x for _, x in with_path]
 
@@ -479,7 +479,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     unroll = length if unroll is True else (1 if unroll is False else int(unroll))
     if unroll < 1:
         raise ValueError("`unroll` must be a `bool` or a positive `int`.")
-    with_path, init_tree = tree_flatten_with_path(init)
+    with_path, init_tree = _flatten_with_path_data(init)
     paths = [p for p, _ in with_path]
     init_leaves = [x for _, x in with_path]
     x_avals = [core.ShapedArray(core.get_aval(x).shape[1:], core.get_aval(x).dtype_name,

@@ -153,6 +153,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
                              f"sequence of (low, high) pairs, got {padding}") from e
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+    name = core.get_aval(lhs).dtype_name
+    if name in _COMPLEX_PART and core.get_aval(rhs).dtype_name == name:
+        return _complex_conv(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dnums,
+                             feature_group_count, batch_group_count, preferred_element_type)
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=tuple(int(s) for s in window_strides),
         padding=tuple((int(lo), int(hi)) for lo, hi in padding),
@@ -161,6 +165,25 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
         dimension_numbers=tuple(tuple(int(i) for i in s) for s in dnums),
         feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
         precision=None, preferred_element_type=preferred_element_type)
+
+
+_COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}
+
+
+def _complex_conv(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, dnums, fgc, bgc, pet):
+    """A complex convolution from four real ones (the convolution is bilinear):
+    `(a + ib) * (c + id) = (a*c - b*d) + i(a*d + b*c)`."""
+    from ._complex import complex as make_complex, imag, real
+
+    if pet is not None:
+        pet = _COMPLEX_PART.get(np.dtype(pet).name, pet)
+
+    def conv(x, y):
+        return conv_general_dilated(x, y, strides, padding, lhs_dilation, rhs_dilation, dnums,
+                                    fgc, bgc, preferred_element_type=pet)
+
+    a, b, c, d = real(lhs), imag(lhs), real(rhs), imag(rhs)
+    return make_complex(conv(a, c) - conv(b, d), conv(a, d) + conv(b, c))
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

@@ -51,7 +51,7 @@ class DotAlgorithm(NamedTuple):
 def _bf16():
     from .. import dtypes
 
-    return dtypes.bfloat16.type if dtypes.bfloat16 is not None else None
+    return dtypes.bfloat16
 
 
 class DotAlgorithmPreset(enum.Enum):

@@ -403,13 +403,20 @@ impl JitFunction {
             .call1((slf,))
     }
 
+    /// JAX's form, `<PjitFunction of <function f at 0x...>>` (the wrapped
+    /// callable's repr; tools such as chex recognise jitted functions by it).
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let name = slf
-            .getattr("__name__")
-            .and_then(|n| n.cast_into::<PyString>().map_err(PyErr::from))
-            .map(|s| s.to_string())
+        let inner = slf
+            .getattr("__wrapped__")
+            .and_then(|f| f.repr())
+            .map(|r| r.to_string())
+            .or_else(|_| {
+                slf.getattr("__name__")
+                    .and_then(|n| n.cast_into::<PyString>().map_err(PyErr::from))
+                    .map(|s| s.to_string())
+            })
             .unwrap_or_else(|_| "<unnamed>".to_string());
-        Ok(format!("<JitFunction of {name}>"))
+        Ok(format!("<PjitFunction of {inner}>"))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

@@ -269,11 +269,22 @@ def _install_tracer_operators():
         setattr(Tracer, name, op)
 
 
+def operator_round(number, ndigits=None):
+    """`round(x, ndigits)` of an array (as JAX): `jnp.round(x, ndigits)`;
+    without `ndigits`, rounded to an integer array (as `round(7.5)` of a
+    Python float is an int)."""
+    out = jnp.round(number, decimals=ndigits or 0)
+    return out.astype(int) if ndigits is None else out
+
+
 def install_hooks():
     """Gives concrete arrays (through the Rust hooks) and tracers their
     operators, methods and properties."""
     _install_tracer_operators()
     Tracer.__getattr__ = get_attribute
+    # `round()` looks `__round__` up on the type, past `__getattr__`.
+    Tracer.__round__ = operator_round
+    _core.ArrayImpl.__round__ = operator_round
     _core.set_hooks({
         "binary": binary_hook,
         "unary": unary_hook,

@@ -100,7 +100,7 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
 
 def outer(a, b):
     """Outer product of the flattened ``a`` and ``b``: ``out[i, j] = a[i] * b[j]``."""
-    return multiply(reshape(a, (-1, 1)), ravel(b))
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
 def tensordot(a, b, axes=2, precision=None, preferred_element_type=None):

@@ -79,6 +79,8 @@ pub fn read_row_into(x: &HostArray, i: usize, dst: &mut Buffer) -> Result<bool> 
         (Buffer::I64(s), Buffer::I64(d)) => copy(s, i, d),
         (Buffer::U32(s), Buffer::U32(d)) => copy(s, i, d),
         (Buffer::Bool(s), Buffer::Bool(d)) => copy(s, i, d),
+        (Buffer::C64(s), Buffer::C64(d)) => copy(s, i, d),
+        (Buffer::C128(s), Buffer::C128(d)) => copy(s, i, d),
         _ => Ok(false),
     }
 }
@@ -113,6 +115,8 @@ pub fn write_row(dst: &mut Buffer, i: usize, row: &HostArray) -> Result<()> {
         (Buffer::BF16(d), Buffer::BF16(s)) => copy_into(d, start, s),
         (Buffer::F32(d), Buffer::F32(s)) => copy_into(d, start, s),
         (Buffer::F64(d), Buffer::F64(s)) => copy_into(d, start, s),
+        (Buffer::C64(d), Buffer::C64(s)) => copy_into(d, start, s),
+        (Buffer::C128(d), Buffer::C128(s)) => copy_into(d, start, s),
         (Buffer::Key(d), Buffer::Key(s)) => {
             let words = start.checked_mul(2).ok_or_else(|| Error::Overflow {
                 what: "write_row",
@@ -148,5 +152,21 @@ mod tests {
         let wrong = HostArray::new(vec![2], Buffer::F32(vec![0.0, 1.0].into())).unwrap();
         assert!(write_row(&mut out, 0, &wrong).is_err());
         assert!(write_row(&mut out, 3, &take_row(&x, 0).unwrap()).is_err());
+    }
+
+    #[test]
+    fn complex_rows_round_trip() {
+        use crate::array::C32;
+        let vals: Vec<C32> = (0..6).map(|k| C32::new(k as f32, -(k as f32))).collect();
+        let x = HostArray::new(vec![3, 2], Buffer::C64(vals.clone().into())).unwrap();
+        let mut out = Buffer::zeros(DType::C64, 6).unwrap();
+        for i in 0..3 {
+            write_row(&mut out, 2 - i, &take_row(&x, i).unwrap()).unwrap();
+        }
+        let want: Vec<C32> = [4, 5, 2, 3, 0, 1].iter().map(|&k| vals[k]).collect();
+        assert!(matches!(out, Buffer::C64(ref v) if v[..] == want[..]));
+        let mut row = Buffer::zeros(DType::C64, 2).unwrap();
+        assert!(read_row_into(&x, 1, &mut row).unwrap());
+        assert!(matches!(row, Buffer::C64(ref v) if v[..] == vals[2..4]));
     }
 }
