@@ -27,3 +27,16 @@ def unzip2(pairs):
         xs.append(x)
         ys.append(y)
     return tuple(xs), tuple(ys)
+
+
+def subvals(lst, replace):
+    """`lst` as a tuple with the `(index, value)` pairs of `replace` substituted."""
+    out = list(lst)
+    for i, v in replace:
+        out[i] = v
+    return tuple(out)
+
+
+def tuple_update(t, i, v):
+    """`t` as a tuple with entry `i` replaced by `v`."""
+    return tuple(t[:i]) + (v,) + tuple(t[i + 1:])

@@ -18,12 +18,14 @@ FILL_OR_DROP), as JAX. `take` and `take_along_axis` gather with mode `fill`
 by default (NaN, the integer minimum, ...), as JAX.
 """
 import builtins
+import enum
 
 import numpy as np
 
 from ... import core, dtypes as _dt, lax
 from ...core import ArrayImpl, Tracer
 from ...errors import NonConcreteBooleanIndexError
+from ..indexing import Slice as _Slice
 from .lax_numpy import (_ravel_unless_axis, asarray, astype, broadcast_to, expand_dims, full_like, moveaxis, ones_like,
                         ravel, reshape, zeros, zeros_like)
 from .ufuncs import _where, add, clip, divide, less, multiply, negative, power, remainder
@@ -170,13 +172,74 @@ def _reraise_unless_out_of_bounds(idx, e):
     err = _float_indexer_error(idx)
     if err is not None:
         raise err from None
+    if str(e).startswith("too many indices for array:"):
+        raise IndexError("Too many indices:" + str(e)[len("too many indices for array:"):]) from None
     if "out of bounds" not in str(e):
         raise e
+
+
+def _index_count(it):
+    """How many axes of x the index entry `it` consumes (None and `...` aside)."""
+    if isinstance(it, (np.ndarray, core.ArrayImpl)) and np.dtype(it.dtype) == np.bool_:
+        return it.ndim
+    return 1
+
+
+def _apply_dslices(x, idx):
+    """(x, idx) with every `Slice` entry (`jax.ds`) applied to x along its
+    axis and replaced by `:` in idx; (x, idx) unchanged when there is none."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not builtins.any(isinstance(it, _Slice) for it in items):
+        return x, idx
+    x = _arr(x)
+    ndim = _aval(x).ndim
+    consumed = builtins.sum(_index_count(it) for it in items if it is not None and it is not Ellipsis)
+    axis, out = 0, []
+    for it in items:
+        if it is Ellipsis:
+            axis += builtins.max(ndim - consumed, 0)
+        elif isinstance(it, _Slice):
+            if axis >= ndim:
+                raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+            x = _dslice_axis(x, axis, it)
+            it = slice(None)
+        if it is not None and it is not Ellipsis:
+            axis += _index_count(it)
+        out.append(it)
+    return x, tuple(out)
+
+
+def _dslice_axis(x, axis, s):
+    """x[..., s, ...] along `axis` for a `Slice`: a dynamic slice (the start,
+    counted from the end once if negative, is clamped so the window fits) or,
+    with a stride, a gather of `start + stride * arange(size)` clamped into range."""
+    if s.is_dynamic_size:
+        raise TypeError(f"jax.ds: the size of a slice must be static, got {s.size!r}")
+    n = _aval(x).shape[axis]
+    start = s.start
+    if s.is_dynamic_start:
+        start = _wrap_negative(start, n)
+        name = _aval(start).dtype_name
+    else:
+        start = int(start)
+        start = start + n if start < 0 else start
+        name = _index_dtype([n, builtins.abs(start)])
+        start = _const(start, name)
+    if s.stride == 1:
+        if s.size > n:
+            raise TypeError(f"slice size {s.size} is larger than the axis size {n}")
+        zero = _const(0, name)
+        starts = [start if k == axis else zero for k in range(_aval(x).ndim)]
+        sizes = tuple(s.size if k == axis else m for k, m in enumerate(_aval(x).shape))
+        return lax.dynamic_slice_p.bind(x, *starts, slice_sizes=sizes)
+    steps = lax.convert_element_type(asarray(np.arange(s.size) * s.stride), name)
+    return _take_dynamic(x, axis, add(start, steps))
 
 
 def getitem(x, idx):
     if type(idx) is list:  # as JAX: a list is not a tuple of indices (nor an index array)
         raise _list_index_error()
+    x, idx = _apply_dslices(x, idx)
     if type(x) is core.ArrayImpl and core.current_trace() is None and not _has_tracer(idx):
         try:
             out = np.asarray(x)[_concrete_index(idx)]
@@ -234,7 +297,7 @@ def _normalize(idx, ndim):
         else:
             consumed += 1
     if consumed > ndim:
-        raise IndexError(f"Too many indices for array: {consumed} non-None/Ellipsis indices for dim {ndim}.")
+        raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
     n_ell = builtins.sum(1 for it in out if it is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -260,16 +323,19 @@ def _is_advanced(it):
     return _is_dynamic(it) and core.get_aval(it).ndim > 0
 
 
-def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False,
+                 normalize=True):
+    x, idx = _apply_dslices(x, idx)
     x = _arr(x)
     av = core.get_aval(x)
     items = _normalize(idx, av.ndim)
     basic_mode = mode is None or mode == "promise_in_bounds"
-    if builtins.any(_is_advanced(it) for it in items) or not basic_mode:
+    if builtins.any(_is_advanced(it) for it in items) or not basic_mode or not normalize:
         # `x[idx]` gathers with PROMISE_IN_BOUNDS (clamped here, as JAX on
-        # CPU); a fill value counts only with mode 'fill'.
+        # CPU); a fill value counts only with mode 'fill'. Without
+        # `normalize` negative indices reach the gather as written.
         return _gather_items(x, items, "promise_in_bounds" if mode is None else mode, fill_value,
-                             indices_are_sorted, unique_indices)
+                             indices_are_sorted, unique_indices, normalize=normalize)
     d = 0
     for it in items:
         if it is None:
@@ -457,6 +523,78 @@ def take_traced(a, indices, axis, mode=None, fill_value=None, unique_indices=Fal
                          normalize=mode == "fill")
 
 
+# -- rewriting_take: x[idx] with JAX's keywords -----------------------------------
+
+
+class IndexingStrategy(enum.Enum):
+    """How `rewriting_take` lowers an index (JAX's internal enum): AUTO picks
+    per index; STATIC_SLICE accepts only static ints and slices and
+    DYNAMIC_SLICE only unit-step slices. microjax_rs checks those limits, then
+    lowers every strategy the same way (the values agree)."""
+    AUTO = "auto"
+    GATHER = "gather"
+    SCATTER = "scatter"
+    STATIC_SLICE = "static_slice"
+    DYNAMIC_SLICE = "dynamic_slice"
+
+
+def _check_strategy(arr, idx, strategy, mode, normalize):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    name = strategy.value
+    shape = core.get_aval(arr).shape
+    used = [it for it in items if it is not None and it is not Ellipsis]
+    if len(used) > len(shape):
+        raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but {len(used)} were indexed")
+    if mode not in (None, "clip", "promise_in_bounds"):
+        raise ValueError(f"{name} requires mode='promise_in_bounds' or mode='clip'")
+    for pos, it in enumerate(items):
+        if it is None or it is Ellipsis:
+            continue
+        if strategy is IndexingStrategy.DYNAMIC_SLICE:
+            if isinstance(it, slice):
+                if it.step not in (None, 1, -1):
+                    raise TypeError(f"dynamic_slice: only unit steps supported in slice. Got {it} at position {pos}")
+            elif not _is_scalar_int(it):
+                raise TypeError(f"dynamic_slice: only scalar indices allowed. Got index of type {type(it)} at "
+                                f"position {pos}")
+        elif not (isinstance(it, slice)
+                  or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)))):
+            raise TypeError(f"static_slice: indices must be static scalars or slices. Got index of type "
+                            f"{type(it)} at position {pos}")
+    if mode == "clip" or strategy is IndexingStrategy.DYNAMIC_SLICE:
+        return
+    axis = 0
+    for k, it in enumerate(items):
+        if it is None or it is Ellipsis:
+            if it is Ellipsis:
+                axis = len(shape) - builtins.sum(1 for j in items[k + 1:] if j is not None)
+            continue
+        n = shape[axis]
+        if not isinstance(it, slice) and not (-n <= int(it) < n if normalize else 0 <= int(it) < n):
+            raise IndexError(f"index {int(it)} out of bounds for axis {axis} with size {n} "
+                             f"(normalize_indices={normalize})")
+        axis += 1
+
+
+def rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
+                   normalize_indices=True, out_sharding=None, strategy=IndexingStrategy.AUTO):
+    """`arr[idx]` with the keywords of JAX's internal indexing function: the
+    gather `mode` and `fill_value`, `normalize_indices=False` (negative
+    indices are out of bounds rather than counted from the end), and an
+    `IndexingStrategy` whose input limits are checked (static slicing: static
+    ints and slices only; out-of-bounds ints raise IndexError unless
+    mode='clip'; dynamic slicing: unit steps only)."""
+    _no_sharding(out_sharding)
+    if type(idx) is list:
+        raise _list_index_error()
+    if strategy in (IndexingStrategy.STATIC_SLICE, IndexingStrategy.DYNAMIC_SLICE):
+        _check_strategy(arr, idx, strategy, mode, normalize_indices)
+    if mode is None and normalize_indices:
+        return getitem(arr, idx)
+    return _getitem_lax(arr, idx, mode, fill_value, indices_are_sorted, unique_indices,
+                        normalize=normalize_indices)
+
+
 # -- x.at[idx] ------------------------------------------------------------------
 
 
@@ -473,60 +611,90 @@ class AtIndexer:
 class _AtRef:
     """`x.at[idx]`: every update is one scatter (static indices through a
     flat position map, traced ones through NumPy's advanced-index layout);
-    scatters drop out-of-bounds updates by default (mode `drop`), as JAX."""
+    scatters drop out-of-bounds updates by default (mode `drop`), as JAX.
+    Every method takes JAX's keywords `indices_are_sorted`, `unique_indices`,
+    `mode` and `wrap_negative_indices` (False: a negative index is out of
+    bounds, handled by `mode`, rather than counted from the end);
+    `out_sharding` is accepted and must be None (one device)."""
 
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
-        if mode is None:
+    def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
+            out_sharding=None, wrap_negative_indices=True):
+        _no_sharding(out_sharding)
+        if mode is None and wrap_negative_indices:
             # x[idx] (a fill value counts only with mode 'fill', as JAX)
             return getitem(self.x, self.idx)
-        return _getitem_lax(self.x, self.idx, mode, fill_value, indices_are_sorted, unique_indices)
+        return _getitem_lax(self.x, self.idx, mode, fill_value, indices_are_sorted, unique_indices,
+                            normalize=wrap_negative_indices)
 
-    def _scatter(self, name, values, indices_are_sorted, unique_indices, mode, x=None):
+    def _scatter(self, name, values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
+                 out_sharding, x=None):
+        _no_sharding(out_sharding)
         return _update(self.x if x is None else x, self.idx, values, name, mode, indices_are_sorted,
-                       unique_indices)
+                       unique_indices, normalize=wrap_negative_indices)
 
-    def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter", values, indices_are_sorted, unique_indices, mode)
+    def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
+                             out_sharding)
 
-    def add(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode)
+    def add(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_add", negative(values), indices_are_sorted, unique_indices, mode)
+    def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+                 wrap_negative_indices=True):
+        return self._scatter("scatter_add", negative(values), indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode)
+    def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+                 wrap_negative_indices=True):
+        return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
     mul = multiply
 
-    def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
+    def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+               wrap_negative_indices=True):
         """`x / scatter_mul(ones, idx, values)`, as JAX."""
         ones = ones_like(self.x)
-        return divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
-                                                mode, x=ones))
+        return divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
+                                            wrap_negative_indices, out_sharding, x=ones))
 
-    def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
+    def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+              wrap_negative_indices=True):
         """`x ** scatter_mul(ones, idx, values)`, as JAX."""
         ones = ones_like(self.x)
-        return power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
-                                               mode, x=ones))
+        return power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
+                                           wrap_negative_indices, out_sharding, x=ones))
 
-    def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_min", values, indices_are_sorted, unique_indices, mode)
+    def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter_min", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def max(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_max", values, indices_are_sorted, unique_indices, mode)
+    def max(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter_max", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None):
+    def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+              wrap_negative_indices=True):
         """`func` applied at the indexed positions (once per position, as a
         gather + `func` + scatter of the results)."""
         got = self.get(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                       mode="clip" if mode is None else mode)
+                       mode="clip" if mode is None else mode, out_sharding=out_sharding,
+                       wrap_negative_indices=wrap_negative_indices)
         return self.set(func(got), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=mode)
+                        mode=mode, out_sharding=out_sharding, wrap_negative_indices=wrap_negative_indices)
+
+
+def _no_sharding(out_sharding):
+    if out_sharding is not None:
+        raise NotImplementedError("out_sharding: microjax_rs runs on one device and takes no sharding")
 
 
 def _broadcast_values(vals, shape):
@@ -541,7 +709,7 @@ def _broadcast_values(vals, shape):
     return broadcast_to(vals, tuple(shape))
 
 
-def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False):
+def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False, normalize=True):
     x = _arr(x)
     av = core.get_aval(x)
     vals = _arr(values)
@@ -549,7 +717,7 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         vals = lax.convert_element_type(vals, av.dtype_name)
     op = getattr(lax, name)
     pos = None
-    if not _has_tracer(idx):
+    if not _has_tracer(idx) and normalize:
         # Static indices: NumPy itself gives the flat position of every
         # indexed element (all index kinds); an out-of-bounds one goes to the
         # scatter below, whose mode drops (or clamps) it.
@@ -568,13 +736,13 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         return lax.reshape(out, av.shape)
     items = _normalize(idx, av.ndim)
     kept = [it for it in items if it is not None]
-    if pos is None and not _has_tracer(idx) and builtins.all(
+    if pos is None and normalize and not _has_tracer(idx) and builtins.all(
             isinstance(it, (slice, int, np.integer)) for it in kept):
         # Static scalar indices (out of bounds: NumPy refused them) name one
         # position each: unique, as JAX marks them.
         unique_indices = True
     contiguous = _advanced_contiguous(items)
-    plan = _GatherPlan(x, kept, contiguous=contiguous)
+    plan = _GatherPlan(x, kept, contiguous=contiguous, normalize=normalize)
     # x[idx]'s shape (None axes included), which values broadcast to.
     layout = _result_layout(items, av.shape, plan.batch, contiguous)
     full_shape = tuple(size for size, _ in layout)
