@@ -23,6 +23,7 @@ import enum
 import numpy as np
 
 from ... import core, dtypes as _dt, lax
+from ...config import config
 from ...core import ArrayImpl, Tracer
 from ...errors import NonConcreteBooleanIndexError
 from ..indexing import Slice as _Slice
@@ -161,9 +162,15 @@ def _float_indexer_error(idx):
     return None
 
 
-def _list_index_error():
+def _list_index_error(seq=()):
+    """JAX's TypeError for a list used as an index: it suggests `arr[tuple(seq)]`
+    when the list holds entries only a tuple index can (sequences, non-scalar
+    arrays, slices, None, `...`), else `arr[array(seq)]`."""
+    as_tuple = builtins.any(it is None or it is Ellipsis or isinstance(it, (slice, list, tuple))
+                            or np.ndim(it) > 0 for it in seq)
+    fix = "tuple" if as_tuple else "array"
     return TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; use "
-                     "`arr[array(seq)]` instead of `arr[seq]`.")
+                     f"`arr[{fix}(seq)]` instead of `arr[seq]`.")
 
 
 def _reraise_unless_out_of_bounds(idx, e):
@@ -172,6 +179,9 @@ def _reraise_unless_out_of_bounds(idx, e):
     err = _float_indexer_error(idx)
     if err is not None:
         raise err from None
+    for it in idx if isinstance(idx, tuple) else (idx,):
+        if isinstance(it, str):
+            raise TypeError(f"JAX does not support string indexing; got idx={it!r}") from None
     if str(e).startswith("too many indices for array:"):
         raise IndexError("Too many indices:" + str(e)[len("too many indices for array:"):]) from None
     if "out of bounds" not in str(e):
@@ -236,9 +246,35 @@ def _dslice_axis(x, axis, s):
     return _take_dynamic(x, axis, add(start, steps))
 
 
+def _check_static_bounds(shape, idx, normalize=True):
+    """IndexError for a static integer index out of bounds (index arrays are
+    not checked), as JAX with `jax_check_static_indices` on; without
+    `normalize` a negative index is out of bounds too."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    used = [it for it in items if it is not None and it is not Ellipsis]
+    if builtins.sum(_index_count(it) for it in used) > len(shape):
+        return  # the general path raises JAX's too-many-indices error
+    axis = 0
+    for k, it in enumerate(items):
+        if it is None:
+            continue
+        if it is Ellipsis:
+            later = [j for j in items[k + 1:] if j is not None and j is not Ellipsis]
+            axis = len(shape) - builtins.sum(_index_count(j) for j in later)
+            continue
+        if isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            n = shape[axis]
+            if not (-n if normalize else 0) <= int(it) < n:
+                raise IndexError(f"index {int(it)} out of bounds for axis {axis} with size {n} "
+                                 f"(normalize_indices={normalize})")
+        axis += _index_count(it)
+
+
 def getitem(x, idx):
     if type(idx) is list:  # as JAX: a list is not a tuple of indices (nor an index array)
-        raise _list_index_error()
+        raise _list_index_error(idx)
+    if config.read("jax_check_static_indices"):
+        _check_static_bounds(_aval(x).shape, idx)
     x, idx = _apply_dslices(x, idx)
     if type(x) is core.ArrayImpl and core.current_trace() is None and not _has_tracer(idx):
         try:
@@ -287,6 +323,8 @@ def _normalize(idx, ndim):
                 f"Use where or the `where=` argument of reductions instead.")
         if isinstance(it, (bool, np.bool_)):
             raise IndexError("boolean scalar indices are not supported")
+        if isinstance(it, str):
+            raise TypeError(f"JAX does not support string indexing; got idx={it!r}")
         out.append(it)
     consumed = 0
     for it in out:
@@ -329,6 +367,7 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
     x = _arr(x)
     av = core.get_aval(x)
     items = _normalize(idx, av.ndim)
+    _check_empty_axes(items, av.shape)
     basic_mode = mode is None or mode == "promise_in_bounds"
     if builtins.any(_is_advanced(it) for it in items) or not basic_mode or not normalize:
         # `x[idx]` gathers with PROMISE_IN_BOUNDS (clamped here, as JAX on
@@ -367,6 +406,18 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
                 f"indices; got {it!r}")
     return x
+
+
+def _check_empty_axes(items, shape):
+    """JAX's IndexError for a scalar integer index into an axis of size 0
+    (no element to select or clamp to); `items` aligned with the axes but None."""
+    axis = 0
+    for it in items:
+        if it is None:
+            continue
+        if shape[axis] == 0 and not isinstance(it, slice) and np.ndim(it) == 0 and _is_scalar_int(it):
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+        axis += 1
 
 
 def _index_in_dim(x, i, d):
@@ -554,26 +605,15 @@ def _check_strategy(arr, idx, strategy, mode, normalize):
             if isinstance(it, slice):
                 if it.step not in (None, 1, -1):
                     raise TypeError(f"dynamic_slice: only unit steps supported in slice. Got {it} at position {pos}")
-            elif not _is_scalar_int(it):
+            elif not _is_scalar_int(it) and not isinstance(it, _Slice):
                 raise TypeError(f"dynamic_slice: only scalar indices allowed. Got index of type {type(it)} at "
                                 f"position {pos}")
         elif not (isinstance(it, slice)
                   or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)))):
             raise TypeError(f"static_slice: indices must be static scalars or slices. Got index of type "
                             f"{type(it)} at position {pos}")
-    if mode == "clip" or strategy is IndexingStrategy.DYNAMIC_SLICE:
-        return
-    axis = 0
-    for k, it in enumerate(items):
-        if it is None or it is Ellipsis:
-            if it is Ellipsis:
-                axis = len(shape) - builtins.sum(1 for j in items[k + 1:] if j is not None)
-            continue
-        n = shape[axis]
-        if not isinstance(it, slice) and not (-n <= int(it) < n if normalize else 0 <= int(it) < n):
-            raise IndexError(f"index {int(it)} out of bounds for axis {axis} with size {n} "
-                             f"(normalize_indices={normalize})")
-        axis += 1
+    if mode != "clip" and strategy is IndexingStrategy.STATIC_SLICE:
+        _check_static_bounds(shape, idx, normalize)
 
 
 def rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
@@ -586,7 +626,7 @@ def rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, 
     mode='clip'; dynamic slicing: unit steps only)."""
     _no_sharding(out_sharding)
     if type(idx) is list:
-        raise _list_index_error()
+        raise _list_index_error(idx)
     if strategy in (IndexingStrategy.STATIC_SLICE, IndexingStrategy.DYNAMIC_SLICE):
         _check_strategy(arr, idx, strategy, mode, normalize_indices)
     if mode is None and normalize_indices:
@@ -604,7 +644,7 @@ class AtIndexer:
 
     def __getitem__(self, idx):
         if type(idx) is list:
-            raise _list_index_error()
+            raise _list_index_error(idx)
         return _AtRef(self.x, idx)
 
 
@@ -683,13 +723,30 @@ class _AtRef:
 
     def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
               wrap_negative_indices=True):
-        """`func` applied at the indexed positions (once per position, as a
-        gather + `func` + scatter of the results)."""
-        got = self.get(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                       mode="clip" if mode is None else mode, out_sharding=out_sharding,
-                       wrap_negative_indices=wrap_negative_indices)
-        return self.set(func(got), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=mode, out_sharding=out_sharding, wrap_negative_indices=wrap_negative_indices)
+        """`func` (elementwise) applied at the indexed positions, once per
+        occurrence of a position among the indices (as NumPy's `ufunc.at`
+        and JAX's scatter-apply); out-of-bounds indices follow `mode` (dropped
+        by default). Like JAX, it has no derivative rule."""
+        x = _arr(self.x)
+        name = _aval(x).dtype_name
+        counts = _update(zeros(_aval(x).shape, "int32"), self.idx, 1, "scatter_add", mode, indices_are_sorted,
+                         unique_indices, normalize=wrap_negative_indices)
+        _no_sharding(out_sharding)
+
+        def step(j, y):
+            out = func(y)
+            if _aval(out).dtype_name != name:
+                out = lax.convert_element_type(out, name)
+            return _where(lax.gt(counts, j), out, y)
+
+        if type(counts) is core.ArrayImpl:  # concrete: as many steps as the most repeated position
+            for j in range(int(np.max(np.asarray(counts), initial=0))):
+                x = step(_const(j, "int32"), x)
+            return x
+        top = lax.reduce_max(ravel(counts), (0,)) if _aval(counts).size else _const(0, "int32")
+        _, x = lax.while_loop(lambda c: lax.lt(c[0], top), lambda c: (add(c[0], 1), step(c[0], c[1])),
+                              (_const(0, "int32"), x))
+        return x
 
 
 def _no_sharding(out_sharding):
@@ -712,7 +769,17 @@ def _broadcast_values(vals, shape):
 def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False, normalize=True):
     x = _arr(x)
     av = core.get_aval(x)
-    vals = _arr(values)
+    try:
+        vals = _arr(values)
+    except OverflowError:
+        # A Python int beyond the default integer type that the target's
+        # dtype holds (2**32 - 1 into uint32) is taken in that dtype, as JAX.
+        if type(values) is not int or not _dt.is_int_name(av.dtype_name):
+            raise
+        info = np.iinfo(_dt.np_dtype(av.dtype_name))
+        if not info.min <= values <= info.max:
+            raise
+        vals = asarray(values, dtype=av.dtype_name)
     if core.get_aval(vals).dtype_name != av.dtype_name:
         vals = lax.convert_element_type(vals, av.dtype_name)
     op = getattr(lax, name)
