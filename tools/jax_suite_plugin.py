@@ -61,7 +61,7 @@ class _PlaceholderModule(types.ModuleType):
 # both names: `from jax._src import x` imports `microjax_rs._src.x`).
 _PLACEHOLDER_MODULES = frozenset(
     prefix + name for prefix in ("jax._src.", "microjax_rs._src.")
-    for name in ("cudnn", "cudnn.scaled_matmul_stablehlo", "lax", "lax.lax", "sharding_impls"))
+    for name in ("cudnn", "cudnn.scaled_matmul_stablehlo"))
 
 
 class _NoOpOption:
@@ -119,7 +119,8 @@ def pytest_configure(config):
     # Our `_src` stand-ins answer a missing attribute with a placeholder.
     import importlib
     for name in ("_src.config", "_src.core", "_src.dtypes", "_src.util", "_src.dispatch", "_src.api",
-                 "_src.array", "_src.numpy.indexing", "_src.ad_checkpoint", "_src.deprecations", "lax"):
+                 "_src.array", "_src.numpy.indexing", "_src.ad_checkpoint", "_src.deprecations", "_src.lax.lax",
+                 "_src.sharding_impls", "lax"):
         module = importlib.import_module(f"microjax_rs.{name}")
         if "__getattr__" not in vars(module):
             module.__getattr__ = (lambda mod: lambda attr: _Placeholder(f"{mod}.{attr}"))(module.__name__)

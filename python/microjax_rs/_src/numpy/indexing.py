@@ -1027,8 +1027,34 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     if axis is None:
         arr, axis = ravel(arr), 0
         indices = ravel(indices)
+    if mode == "one_hot":
+        return _take_along_axis_one_hot(arr, indices, axis)
     arr, items = _along_axis_items(arr, indices, axis, "take_along_axis")
     return _gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False)
+
+
+def _take_along_axis_one_hot(arr, indices, axis):
+    """take_along_axis with mode='one_hot', as JAX: each result is the sum
+    over the axis of `arr` times a one-hot row of the (negative-wrapped)
+    index, so an out-of-bounds index gives 0 and a NaN anywhere in the row
+    gives NaN."""
+    _along_axis_items(arr, indices, axis, "take_along_axis")  # the argument checks
+    arr, indices = _arr(arr), _arr(indices)
+    axis = _canon_axis(axis, _aval(arr).ndim)
+    n = _aval(arr).shape[axis]
+    x = expand_dims(moveaxis(arr, axis, -1), -2)  # (..., 1, n)
+    idx = _wrap_negative(moveaxis(indices, axis, -1), n)
+    name = _aval(idx).dtype_name
+    hot_shape = _aval(idx).shape + (n,)
+    hot = lax.eq(lax.broadcast_in_dim(idx, hot_shape, tuple(range(len(hot_shape) - 1))),
+                 lax.broadcasted_iota(name, hot_shape, len(hot_shape) - 1))  # (..., m, n)
+    shape = tuple(np.broadcast_shapes(_aval(x).shape, hot_shape))
+    x, hot = broadcast_to(x, shape), broadcast_to(hot, shape)
+    if _aval(arr).dtype_name == "bool":
+        out = lax.reduce_or(lax.bitwise_and(x, hot), (len(shape) - 1,))
+    else:
+        out = lax.reduce_sum(lax.mul(x, lax.convert_element_type(hot, _aval(arr).dtype_name)), (len(shape) - 1,))
+    return moveaxis(out, -1, axis)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):

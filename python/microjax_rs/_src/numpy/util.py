@@ -284,3 +284,14 @@ def _static_int(v, fn, what):
 
 def _nan_const(name):
     return _const(_np.nan, name)
+
+
+def _placed(out, device):
+    """`out` (an array or a tuple of arrays) put on `device` (a Device or a
+    Sharding) when one is given: the `device=` keyword of the creation
+    functions, as `jax.device_put`."""
+    if device is None:
+        return out
+    from ..._devices import device_put
+
+    return device_put(out, device)
