@@ -1136,26 +1136,41 @@ def unravel_index(indices, shape):
     return tuple(out)
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """Flat (row-major) indices into an array of shape ``dims`` from a tuple of per-axis index
-    arrays ``multi_index``; ``mode`` ``'clip'`` / ``'wrap'`` handle out-of-range indices
-    (``'raise'`` checks concrete indices). Only ``order='C'`` is supported.
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
+    """Flat indices into an array of shape ``dims`` from a tuple of per-axis index arrays
+    ``multi_index`` (row-major for ``order='C'``, column-major for ``'F'``). ``mode``:
+    ``'raise'`` checks the (concrete) indices, ``'clip'`` / ``'wrap'`` bring out-of-range ones
+    into range, ``'ignore'`` leaves them. The result has ``dtype`` (default: the promoted
+    dtype of the indices).
     """
-    if order != "C":
-        raise NotImplementedError("ravel_multi_index: only order='C'")
+    if mode not in ("raise", "wrap", "clip", "ignore"):
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
     dims = _shape_tuple(dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    parts = [_arr(m) for m in multi_index]
-    parts = _promote_dtypes(*parts)
+    parts = _promote_dtypes(*[_arr(m) for m in multi_index])
+    name = _dt.canonical_name(_dt.dtype_name(dtype)) if dtype is not None else (
+        _aval(parts[0]).dtype_name if parts else _dt.default_int_name())
+    if mode == "raise":
+        if builtins.any(isinstance(p, Tracer) for p in parts):
+            raise core.ConcretizationTypeError(
+                "The error occurred because ravel_multi_index was jit-compiled with mode='raise'. "
+                "Use mode='wrap' or mode='clip' instead.")
+        for p, n in zip(parts, dims):
+            v = np.asarray(p)
+            if np.any((v < 0) | (v >= n)):
+                raise ValueError("invalid entry in coordinates array")
+    if order not in ("C", "F"):
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
     out = None
     stride = 1
-    for p, n in zip(reversed(parts), reversed(dims)):
+    pairs = list(zip(parts, dims))
+    for p, n in (reversed(pairs) if order == "C" else pairs):
         if mode == "clip":
             p = clip(p, 0, n - 1)
         elif mode == "wrap":
             p = remainder(p, n)
-        term = multiply(p, stride)
+        term = multiply(lax.convert_element_type(p, name), stride)
         out = term if out is None else add(out, term)
         stride *= n
     return out

@@ -264,10 +264,13 @@ def size(a, axis=None):
     av = _aval(a)
     if axis is None:
         return av.size
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if _np.ndim(axis) == 0 else tuple(axis)
+    canon = [_canon_axis(ax, av.ndim) for ax in axes]
+    if len(set(canon)) != len(canon):
+        raise ValueError(f"size: repeated axis in {tuple(axes)}")
     n = 1
-    for ax in axes:
-        n *= av.shape[_canon_axis(ax, av.ndim)]
+    for ax in canon:
+        n *= av.shape[ax]
     return n
 
 

@@ -154,8 +154,8 @@ def roll(a, shift, axis=None):
         return _roll_dynamic(a, shift, axis)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), _aval(a).shape)
-    shifts = (shift,) if isinstance(shift, (int, _np.integer)) else tuple(shift)
-    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
+    shifts = (shift,) if _np.ndim(shift) == 0 else tuple(_np.asarray(shift).ravel())
+    axes = (axis,) if _np.ndim(axis) == 0 else tuple(axis)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(axes) == 1 and len(shifts) > 1:

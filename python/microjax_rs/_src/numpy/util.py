@@ -173,7 +173,8 @@ def _shape_dim(d, shape):
 
 
 def _shape_tuple(shape):
-    if isinstance(shape, (int, _np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
+    if isinstance(shape, (int, _np.integer)) or (hasattr(shape, "__index__") and not isinstance(shape, (tuple, list))
+                                                 and _np.ndim(shape) == 0):
         return (_shape_dim(shape, shape),)
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
