@@ -1021,19 +1021,23 @@ def _along_axis_items(arr, indices, axis, name):
     return arr, items
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None):
     """`arr` at `indices` along `axis` (one gather; out-of-bounds indices
-    `fill` by default, as JAX)."""
+    `fill` by default, as JAX). Negative indices count from the end when
+    `wrap_negative_indices` is True (by default: unless mode is
+    'promise_in_bounds'); else they are out of bounds, handled by `mode`."""
     if axis is None:
         arr, axis = ravel(arr), 0
         indices = ravel(indices)
+    # As JAX: by default negative indices wrap, except under mode 'promise_in_bounds'.
+    wrap = mode != "promise_in_bounds" if wrap_negative_indices is None else bool(wrap_negative_indices)
     if mode == "one_hot":
-        return _take_along_axis_one_hot(arr, indices, axis)
+        return _take_along_axis_one_hot(arr, indices, axis, wrap)
     arr, items = _along_axis_items(arr, indices, axis, "take_along_axis")
-    return _gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False)
+    return _gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False, normalize=wrap)
 
 
-def _take_along_axis_one_hot(arr, indices, axis):
+def _take_along_axis_one_hot(arr, indices, axis, wrap=True):
     """take_along_axis with mode='one_hot', as JAX: each result is the sum
     over the axis of `arr` times a one-hot row of the (negative-wrapped)
     index, so an out-of-bounds index gives 0 and a NaN anywhere in the row
@@ -1043,7 +1047,8 @@ def _take_along_axis_one_hot(arr, indices, axis):
     axis = _canon_axis(axis, _aval(arr).ndim)
     n = _aval(arr).shape[axis]
     x = expand_dims(moveaxis(arr, axis, -1), -2)  # (..., 1, n)
-    idx = _wrap_negative(moveaxis(indices, axis, -1), n)
+    idx = moveaxis(indices, axis, -1)
+    idx = _wrap_negative(idx, n) if wrap else idx
     name = _aval(idx).dtype_name
     hot_shape = _aval(idx).shape + (n,)
     hot = lax.eq(lax.broadcast_in_dim(idx, hot_shape, tuple(range(len(hot_shape) - 1))),

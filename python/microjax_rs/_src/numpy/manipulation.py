@@ -474,9 +474,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         drop = set(range(n)[obj])
         return _take_static(a, axis, [i for i in range(n) if i not in drop])
     if assume_unique_indices:
-        idx = _arr(obj)
-        if _aval(idx).ndim == 0:
-            idx = lax.reshape(idx, (1,))
+        idx = ravel(_arr(obj))  # as NumPy: any shape of indices, flattened
         idx = astype(idx, "int32")
         idx = lax.select_n(lax.lt(idx, _const(0, "int32")), idx, lax.add(idx, _const(n, "int32")))
         m = _aval(idx).shape[0]
