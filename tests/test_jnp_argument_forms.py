@@ -134,3 +134,18 @@ def test_argsort_dtype():
     out = jnp.argsort(jnp.array([3.0, 1.0]), dtype=jnp.float32)  # as JAX 0.10.2: any dtype
     assert out.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(out), [1, 0])
+
+
+def test_boolean_cumulative_sums_and_products():
+    x = jnp.array([True, False, True])
+    # recorded from JAX 0.10.2: bool accumulates as a running OR / AND, booleans otherwise count as ints
+    np.testing.assert_array_equal(np.asarray(jnp.cumsum(x)), [1, 1, 2])
+    assert jnp.cumsum(x).dtype == np.int32
+    out = jnp.cumsum(x, dtype=bool)
+    assert out.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(out), [True, True, True])
+    np.testing.assert_array_equal(np.asarray(jnp.cumprod(x, dtype=bool)), [True, False, False])
+    np.testing.assert_array_equal(np.asarray(jnp.cumulative_prod(x, dtype=bool)), [True, False, False])
+    np.testing.assert_array_equal(np.asarray(jnp.cumsum(jnp.array([1, -1, 0]), dtype=bool)), [True, True, True])
+    np.testing.assert_array_equal(np.asarray(jnp.cumprod(jnp.array([2, 0, 3]), dtype=bool)), [True, False, False])
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: jnp.cumsum(x, dtype=bool))(x)), [True, True, True])

@@ -741,6 +741,10 @@ def _cumulative(kind, a, axis, dtype):
     a, av, axis = _ravel_unless_axis(a, axis)
     name = av.dtype_name
     target = _name(dtype) if dtype is not None else _sum_dtype(name)
+    if target == "bool":
+        # as JAX: a boolean cumulative sum is a running OR, a product a running AND
+        counted = _cumulative(kind, lax.convert_element_type(a, "bool"), axis, _dt.default_int_name())
+        return lax.convert_element_type(counted, "bool")
     if target != name:
         a = lax.convert_element_type(a, target)
     if av.shape[axis] == 0:
