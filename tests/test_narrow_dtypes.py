@@ -52,3 +52,17 @@ def test_other_dtypes_keep_their_bit_widths():
     assert dtypes.itemsize_bits(jnp.int8) == 8
     assert dtypes.itemsize_bits(np.float64) == 64
     assert dtypes.itemsize_bits("bfloat16") == 16
+
+
+def test_scalar_types_equal_numpy_types():
+    # as JAX 0.10.2: jnp.float16 == np.float16 (both ways), so `dt in [jnp.float16]` holds for NumPy's
+    # type; different types stay unequal and strings never match
+    assert jnp.float16 == np.float16 and np.float16 == jnp.float16
+    assert np.float16 in [jnp.float16, jnp.bfloat16]
+    assert not (jnp.float32 != np.float32)
+    assert jnp.float32 == np.dtype("float32")
+    assert jnp.float32 != jnp.float64
+    assert not (jnp.float32 == "float32")
+    assert hash(jnp.int8) == hash(np.int8)
+    assert {np.float32: 1}.get(jnp.float32) == 1
+    assert jnp.int4 == np.dtype(ml_dtypes.int4)

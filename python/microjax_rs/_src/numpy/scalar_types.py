@@ -22,6 +22,17 @@ class _ScalarType(type):
     def __instancecheck__(cls, x):
         return getattr(x, "dtype", None) == cls.dtype
 
+    # As JAX's scalar types: `jnp.float16 == np.float16` (so `dt in [jnp.float16]`
+    # holds for NumPy's type), with the hash of NumPy's type.
+    def __eq__(cls, other):
+        return cls is other or (cls.dtype is not None and cls.dtype.type == other)
+
+    def __ne__(cls, other):
+        return not _ScalarType.__eq__(cls, other)
+
+    def __hash__(cls):
+        return hash(cls.dtype.type) if cls.dtype is not None else id(cls)
+
 
 def _make_scalar_type(name):
     def __new__(cls, x=0):
