@@ -121,3 +121,13 @@ def test_src_dtypes_dtype():
     assert src_dtypes.dtype(jnp.zeros(2, jnp.int8)) == np.int8
     assert src_dtypes.dtype("bfloat16") == jnp.bfloat16.dtype
     assert src_dtypes.python_scalar_types_to_dtypes[complex] == np.complex128
+
+
+def test_astype_none_is_the_default_float():
+    # as JAX 0.10.2 (NumPy's astype(None) is float64, canonicalized)
+    for x in (jnp.arange(3), jnp.array([True]), jnp.arange(2.0)):
+        assert jnp.astype(x, None).dtype == np.float32
+        assert x.astype(None).dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(jnp.astype(jnp.arange(3), None)), [0.0, 1.0, 2.0])
+    assert jnp.astype(jnp.arange(3), jnp.float32, device=jax.devices()[0]).devices() == {jax.devices()[0]}
+    assert src_dtypes._weak_types == [int, float, complex]

@@ -52,6 +52,9 @@ def is_weakly_typed(x):
     return bool(getattr(x, "weak_type", False))
 
 
+# The Python scalar types whose values are weakly typed.
+_weak_types = [int, float, complex]
+
 # The dtype of each Python scalar type before canonicalization (int: int64).
 python_scalar_types_to_dtypes = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
                                  complex: np.dtype(np.complex128)}

@@ -239,12 +239,12 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
-    """`x` converted to `dtype` (jnp.astype). Arrays are immutable, so
-    `copy` changes nothing observable; `device` may only name the host."""
-    del copy, device
-    if dtype is None:
-        return asarray(x)
-    return lax.convert_element_type(x, dtype)
+    """`x` converted to `dtype` (jnp.astype; None: the default float dtype,
+    as NumPy's float64 canonicalized). Arrays are immutable, so `copy`
+    changes nothing observable; `device` places the result."""
+    del copy
+    out = lax.convert_element_type(x, _dt.default_float_name() if dtype is None else dtype)
+    return _placed(out, device)
 
 
 # -- shapes and axes -----------------------------------------------------------
