@@ -11,11 +11,12 @@ import microjax_rs.numpy as jnp
 from microjax_rs import dtypes
 from microjax_rs._src import dtypes as src_dtypes
 
-NARROW = ["int2", "int4", "uint2", "uint4", "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+NARROW = ["int1", "int2", "int4", "uint1", "uint2", "uint4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
           "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"]
 
 # Bit widths recorded from JAX 0.10.2 (`dtypes.itemsize_bits`).
-BITS = {"int2": 2, "uint2": 2, "int4": 4, "uint4": 4, "float4_e2m1fn": 4}
+BITS = {"int1": 1, "uint1": 1, "int2": 2, "uint2": 2, "int4": 4, "uint4": 4, "float4_e2m1fn": 4, "float6_e2m3fn": 6,
+        "float6_e3m2fn": 6}
 
 
 @pytest.mark.parametrize("name", NARROW)

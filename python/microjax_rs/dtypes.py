@@ -111,7 +111,8 @@ def check_user_dtype_supported(dtype, fun_name=None):
 
 # JAX's narrow dtypes (ml_dtypes' sub-byte integers, 8- and 4-bit floats):
 # microjax_rs names them but makes no arrays of them.
-NARROW_NAMES = frozenset(("int2", "int4", "uint2", "uint4", "float4_e2m1fn", "float8_e3m4", "float8_e4m3",
+NARROW_NAMES = frozenset(("int1", "int2", "int4", "uint1", "uint2", "uint4", "float4_e2m1fn", "float6_e2m3fn",
+                          "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
                           "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
                           "float8_e5m2fnuz", "float8_e8m0fnu"))
 

@@ -63,7 +63,9 @@ def _make_unsupported_scalar_type(name):
 
 
 # JAX's narrow dtypes: names only (`jnp.int4(1)` or `jnp.zeros(3, jnp.int4)` raises TypeError).
-int2, int4, uint2, uint4 = (_make_unsupported_scalar_type(n) for n in ("int2", "int4", "uint2", "uint4"))
+int1, int2, int4, uint1, uint2, uint4 = (_make_unsupported_scalar_type(n) for n in (
+    "int1", "int2", "int4", "uint1", "uint2", "uint4"))
+float6_e2m3fn, float6_e3m2fn = (_make_unsupported_scalar_type(n) for n in ("float6_e2m3fn", "float6_e3m2fn"))
 (float4_e2m1fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
  float8_e5m2fnuz, float8_e8m0fnu) = (_make_unsupported_scalar_type(n) for n in (
      "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
