@@ -35,7 +35,7 @@ def _canonical_leaf(x):
 
 
 def _check_leaf(x):
-    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float,
+    if isinstance(x, (ArrayImpl, Tracer, ShapeDtypeStruct, np.ndarray, np.generic, bool, int, float, complex,
                       _devices.GpuArray)):
         return
     raise TypeError(
