@@ -149,3 +149,11 @@ def test_boolean_cumulative_sums_and_products():
     np.testing.assert_array_equal(np.asarray(jnp.cumsum(jnp.array([1, -1, 0]), dtype=bool)), [True, True, True])
     np.testing.assert_array_equal(np.asarray(jnp.cumprod(jnp.array([2, 0, 3]), dtype=bool)), [True, False, False])
     np.testing.assert_array_equal(np.asarray(jax.jit(lambda x: jnp.cumsum(x, dtype=bool))(x)), [True, True, True])
+
+
+def test_isscalar_of_zero_dimensional_numpy_arrays():
+    # recorded from JAX 0.10.2
+    values = [False, 1, 1.0, np.int32(5), np.array(16), None, [1], slice(4), (), np.array([0]), jnp.array(3),
+              jnp.zeros(2), "a", 1j, np.array("a"), np.float32(2)]
+    expected = [True, True, True, True, True, False, False, False, False, False, True, False, True, True, True, True]
+    assert [jnp.isscalar(v) for v in values] == expected

@@ -801,6 +801,8 @@ def isscalar(element):
     """True when ``element`` is a Python or NumPy scalar or a zero-dimensional array."""
     if isinstance(element, (ArrayImpl, Tracer)):
         return _aval(element).ndim == 0
+    if isinstance(element, _np.ndarray):  # as JAX: a 0-d NumPy array is a scalar too
+        return element.ndim == 0
     return _np.isscalar(element)
 
 
