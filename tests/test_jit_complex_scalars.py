@@ -20,13 +20,3 @@ def test_make_jaxpr_of_a_python_complex():
     text = str(jax.make_jaxpr(lambda x: x + 1)(1j))
     assert "a:c64[]" in text and "add a" in text
 
-
-def test_one_hot_of_a_list_and_a_traced_num_classes():
-    # as JAX 0.10.2: a list input is accepted; a traced num_classes names the argument
-    np.testing.assert_array_equal(np.asarray(jax.nn.one_hot([0, 1, 2], 3)), np.eye(3, dtype=np.float32))
-    try:
-        jax.jit(jax.nn.one_hot)(3, 5)
-    except jax.errors.ConcretizationTypeError as e:
-        assert "in jax.nn.one_hot argument `num_classes`" in str(e)
-    else:
-        raise AssertionError("ConcretizationTypeError not raised")
