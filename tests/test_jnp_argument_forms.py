@@ -157,3 +157,19 @@ def test_isscalar_of_zero_dimensional_numpy_arrays():
               jnp.zeros(2), "a", 1j, np.array("a"), np.float32(2)]
     expected = [True, True, True, True, True, False, False, False, False, False, True, False, True, True, True, True]
     assert [jnp.isscalar(v) for v in values] == expected
+
+
+def test_unravel_index_clamps_and_takes_traced_sizes():
+    idx = np.array([[-5, 0, 3], [7, 11, 20]], np.int32)
+    # recorded from JAX 0.10.2: negative indices count from the end, others clamp
+    expected = ([[1, 0, 0], [1, 2, 2]], [[3, 0, 3], [3, 3, 3]])
+    for out in (jnp.unravel_index(idx, (3, 4)), jax.jit(jnp.unravel_index)(idx, (3, 4))):
+        np.testing.assert_array_equal(np.asarray(out[0]), expected[0])
+        np.testing.assert_array_equal(np.asarray(out[1]), expected[1])
+    out = jnp.unravel_index(jnp.array([0, 5, 255, 7], jnp.uint8), (2, 3))
+    assert out[0].dtype == np.uint8
+    np.testing.assert_array_equal(np.asarray(out[0]), [0, 1, 1, 1])
+    np.testing.assert_array_equal(np.asarray(out[1]), [0, 2, 2, 2])
+    np.testing.assert_array_equal(np.asarray(jnp.unravel_index(jnp.array(3), 5)[0]), 3)
+    with pytest.raises(ValueError, match="shape should be a scalar or 1D sequence"):
+        jnp.unravel_index(1, ((2, 3),))

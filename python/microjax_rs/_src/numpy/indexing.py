@@ -30,6 +30,7 @@ from ..indexing import Slice as _Slice
 from .lax_numpy import (_ravel_unless_axis, asarray, astype, broadcast_to, expand_dims, full_like, moveaxis, ones_like,
                         ravel, reshape, zeros, zeros_like)
 from .ufuncs import _where, add, clip, divide, less, multiply, negative, power, remainder
+from .ufuncs import divmod as _divmod
 from .util import _and, _arr, _aval, _canon_axis, _const, _is_bool, _promote_dtypes, _shape_tuple
 
 
@@ -1123,22 +1124,28 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 def unravel_index(indices, shape):
     """The per-axis indices, as a tuple of arrays, of the flat (row-major) ``indices`` into an
-    array of ``shape``. Out-of-range indices are clamped, as in JAX.
+    array of ``shape``. Negative indices count from the end; out-of-range ones are clamped
+    (to the last position above the range, the first below it), as in JAX. The sizes in
+    ``shape`` may be traced.
     """
     idx = _arr(indices)
-    shape = _shape_tuple(shape)
-    name = _aval(idx).dtype_name
-    size = int(np.prod(shape)) if shape else 1
-    idx = _where(lax.lt(idx, _const(0, name)), lax.add(idx, _const(size, name)), idx)
-    out = []
-    rem_ = idx
-    for d in range(len(shape)):
-        st = int(np.prod(shape[d + 1:])) if d + 1 < len(shape) else 1
-        q = lax.div(rem_, _const(st, name))
-        q = lax.max(lax.min(q, _const(shape[d] - 1, name)), _const(0, name))
-        rem_ = lax.sub(rem_, lax.mul(q, _const(st, name)))
-        out.append(q)
-    return tuple(out)
+    try:
+        dims = list(shape)
+    except TypeError:
+        dims = [shape]
+    if builtins.any(np.ndim(d) != 0 for d in dims):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    # Peel the axes off from the last: floor division keeps a negative index
+    # counted from the end, leaving -1 in the final quotient.
+    out = [None] * len(dims)
+    rest = idx
+    for k in reversed(range(len(dims))):
+        rest, out[k] = _divmod(rest, dims[k])
+    above = lax.gt(rest, _const(0, _aval(rest).dtype_name))
+    if _aval(idx).dtype_name.startswith("uint"):
+        return tuple(_where(above, d - 1, o) for d, o in zip(dims, out))
+    below = lax.lt(rest, _const(-1, _aval(rest).dtype_name))
+    return tuple(_where(above, d - 1, _where(below, 0, o)) for d, o in zip(dims, out))
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
