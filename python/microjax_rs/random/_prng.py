@@ -788,7 +788,9 @@ def normal(key, shape=(), dtype=float):
     Args:
       key: a PRNG key (typed or raw).
       shape: the sample shape.
-      dtype: a float dtype (default: the default float dtype).
+      dtype: a float or complex dtype (default: the default float dtype). A complex sample
+        has independent real and imaginary parts, each of variance 1/2 (drawn with the two
+        halves of ``split(key)``), so its expected squared modulus is 1, as JAX.
 
     Computed as ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1), with the polynomial for
     ``erf_inv`` that XLA uses, so draws match JAX's.
@@ -799,6 +801,14 @@ def normal(key, shape=(), dtype=float):
       Array([ 1.6226422 ,  2.0252647 , -0.43359444], dtype=float32)
     """
     data, _ = _check_prng_key("normal", key)
+    name = dtypes.dtype_name(float if dtype is None else dtype)
+    if dtypes.is_complex_name(name):
+        cname = dtypes.canonical_name(name)
+        real = dtypes.real_dtype_name(cname)
+        k_re, k_im = _split2(data)
+        shape = _canonical_shape(shape)
+        z = lax.complex(_normal(k_re, shape, real), _normal(k_im, shape, real))
+        return lax.div(z, lax.convert_element_type(jnp.asarray(np.sqrt(2), real), cname))
     dname = _float_dtype("normal", float if dtype is None else dtype)
     return _normal(data, _canonical_shape(shape), dname)
 
