@@ -1,9 +1,8 @@
 """`jax._src.lax.lax` at JAX's path: the public `lax` functions plus
 `_convert_element_type`, the conversion that also sets the weak type."""
 from ...lax import *  # noqa: F401,F403
-from ... import dtypes as _dt
+from ... import core, dtypes as _dt
 from ...lax import convert_element_type_p
-from ..numpy.util import _arr, _aval
 
 
 def _convert_element_type(operand, new_dtype=None, weak_type=False, sharding=None):
@@ -13,8 +12,9 @@ def _convert_element_type(operand, new_dtype=None, weak_type=False, sharding=Non
     scalars. `sharding` must be None (one device)."""
     if sharding is not None:
         raise NotImplementedError("_convert_element_type: microjax_rs takes no sharding")
-    operand = _arr(operand)
-    aval = _aval(operand)
+    if not isinstance(operand, (core.ArrayImpl, core.Tracer)):
+        operand = core.to_array(operand)
+    aval = core.get_aval(operand)
     name = aval.dtype_name if new_dtype is None else _dt.canonical_name(_dt.dtype_name(new_dtype))
     if name == aval.dtype_name and bool(weak_type) == aval.weak_type:
         return operand
