@@ -17,7 +17,7 @@ LAYER_PREFIXES = (
     ("core", ("microjax_rs._core", "microjax_rs._trace_cache", "microjax_rs.dtypes", "microjax_rs.errors", "microjax_rs.config",
               "microjax_rs.tree_util", "microjax_rs.tree", "microjax_rs.core", "microjax_rs.interpreters",
               "microjax_rs._src", "microjax_rs.sharding")),
-    ("lax", ("microjax_rs.lax",)),
+    ("lax", ("microjax_rs.lax", "microjax_rs._src.lax")),
     ("numpy", ("microjax_rs.numpy", "microjax_rs._src.numpy")),
     # JAX's backend view (`jax._src.xla_bridge`) is over the devices module.
     ("api", ("microjax_rs._src.xla_bridge", "microjax_rs._src.test_util", "microjax_rs._src.api",
@@ -43,6 +43,8 @@ UPWARD_LAZY_IMPORTS = {
         "lax.reduce / reduce_window with a Python computation apply it per element with vmap",
     ("microjax_rs._src.numpy.vectorize", "microjax_rs._vmap"):
         "jnp.vectorize is defined by the vmap transform over the loop dimensions",
+    ("microjax_rs._src.numpy.util", "microjax_rs._devices"):
+        "the device= keyword of the jnp creation functions places the result with jax.device_put",
 }
 
 MAX_LINES = 1500

@@ -32,7 +32,10 @@ _DTYPE_CLASSES = tuple(f"numpy.{n}" for n in (
     "bfloat16", "bool_", "cdouble", "complex128", "complex64", "complex_", "complexfloating", "csingle",
     "dtype", "float16", "float32", "float64", "float_", "floating",
     "generic", "inexact", "int16", "int32", "int64", "int8", "int_", "integer", "number", "signedinteger",
-    "uint16", "uint32", "uint64", "uint8", "unsignedinteger"))
+    "uint16", "uint32", "uint64", "uint8", "unsignedinteger",
+    # JAX's narrow dtypes: names only, making an array of one raises TypeError (tests/test_narrow_dtypes.py)
+    "int1", "int2", "int4", "uint1", "uint2", "uint4", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
 
 # public name -> why it has no operator-table record
 EXEMPT = {

@@ -61,8 +61,7 @@ class _PlaceholderModule(types.ModuleType):
 # both names: `from jax._src import x` imports `microjax_rs._src.x`).
 _PLACEHOLDER_MODULES = frozenset(
     prefix + name for prefix in ("jax._src.", "microjax_rs._src.")
-    for name in ("cudnn", "cudnn.scaled_matmul_stablehlo", "lax", "lax.lax", "indexing",
-                 "sharding_impls"))
+    for name in ("cudnn", "cudnn.scaled_matmul_stablehlo"))
 
 
 class _NoOpOption:
@@ -117,18 +116,14 @@ def pytest_configure(config):
                  "explicit_x64_dtypes"):
         if not hasattr(microjax_rs, name):
             setattr(microjax_rs, name, _NoOpOption(f"jax.{name}"))
-    if not hasattr(microjax_rs, "ds"):
-        microjax_rs.ds = lambda *args, **kwargs: _Placeholder("jax.ds(...)")
     # Our `_src` stand-ins answer a missing attribute with a placeholder.
     import importlib
     for name in ("_src.config", "_src.core", "_src.dtypes", "_src.util", "_src.dispatch", "_src.api",
-                 "_src.array", "_src.numpy.indexing", "_src.ad_checkpoint", "_src.deprecations", "lax"):
+                 "_src.array", "_src.numpy.indexing", "_src.ad_checkpoint", "_src.deprecations", "_src.lax.lax",
+                 "_src.sharding_impls", "lax"):
         module = importlib.import_module(f"microjax_rs.{name}")
         if "__getattr__" not in vars(module):
             module.__getattr__ = (lambda mod: lambda attr: _Placeholder(f"{mod}.{attr}"))(module.__name__)
     from microjax_rs._src import config as src_config
     if "ExplicitX64Mode" not in vars(src_config):
         src_config.ExplicitX64Mode = enum.Enum("ExplicitX64Mode", "WARN ERROR ALLOW")
-    from microjax_rs._src import util
-    if not hasattr(util, "tuple_update"):
-        util.tuple_update = lambda t, i, v: t[:i] + (v,) + t[i + 1:]

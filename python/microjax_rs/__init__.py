@@ -90,6 +90,7 @@ from . import profiler, sharding, stages, typing  # noqa: E402
 from .sharding import NamedSharding, P  # noqa: E402
 from ._src.array import Shard  # noqa: E402
 from .core import get_aval as typeof  # noqa: E402  (jax.typeof: the abstract value)
+from ._src.indexing import ds  # noqa: E402  (jax.ds: a slice with a traced start)
 from .core import ensure_compile_time_eval  # noqa: E402
 from .config import (  # noqa: E402
     check_tracer_leaks, checking_leaks, debug_infs, debug_nans, default_matmul_precision, enable_x64, log_compiles, numpy_dtype_promotion,
@@ -116,5 +117,5 @@ __all__ = [
     "debug_nans", "debug_infs", "default_prng_impl", "legacy_prng_key", "enable_custom_prng",
     "threefry_partitionable",
     "effects_barrier", "make_mesh",
-    "install_as_jax", "uninstall_as_jax", "is_installed_as_jax",
+    "install_as_jax", "uninstall_as_jax", "is_installed_as_jax", "ds",
 ]

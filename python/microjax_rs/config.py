@@ -138,6 +138,9 @@ class Config:
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,
             "jax_threefry_partitionable": True,
+            # Static integer indices out of bounds in `x[idx]` raise IndexError
+            # (off: the gather clamps them, as JAX's default).
+            "jax_check_static_indices": False,
             # Most bytes one buffer may take (None: the machine's physical
             # memory); a larger shape raises MemoryError before allocating.
             "microjax_max_buffer_bytes": None,

@@ -112,10 +112,36 @@ def check_user_dtype_supported(dtype, fun_name=None):
         warnings.warn(msg, UserWarning, stacklevel=3)
 
 
+# JAX's narrow dtypes (ml_dtypes' sub-byte integers, 8- and 4-bit floats):
+# microjax_rs names them but makes no arrays of them.
+NARROW_NAMES = frozenset(("int1", "int2", "int4", "uint1", "uint2", "uint4", "float4_e2m1fn", "float6_e2m3fn",
+                          "float6_e3m2fn", "float8_e3m4", "float8_e4m3",
+                          "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+                          "float8_e5m2fnuz", "float8_e8m0fnu"))
+
+
+def narrow_dtype(dtype):
+    """The NumPy dtype of `dtype` if it is one of JAX's narrow dtypes, else None."""
+    d = getattr(dtype, "dtype", dtype)
+    if isinstance(d, str) or (isinstance(d, type) and issubclass(d, np.generic)) or isinstance(d, np.dtype):
+        try:
+            nd = np.dtype(d)
+        except TypeError:
+            return None
+        return nd if nd.name in NARROW_NAMES else None
+    return None
+
+
 def canonicalize_dtype(dtype):
-    """The dtype of `dtype` under the x64 flag; `None` is NumPy's default
-    (float64, so float32 with x64 off), as JAX's."""
-    return np_dtype(canonical_name("float64" if dtype is None else dtype_name(dtype)))
+    """The dtype arrays of `dtype` get (64-bit → 32-bit unless x64); `None`
+    is NumPy's default (float64, so float32 with x64 off), and a narrow
+    dtype (int4, float8_*) is its own canonical dtype, as JAX."""
+    if dtype is None:
+        return np_dtype(canonical_name("float64"))
+    narrow = narrow_dtype(dtype)
+    if narrow is not None:
+        return narrow
+    return np_dtype(canonical_name(dtype_name(dtype)))
 
 
 def default_int_name():
@@ -158,6 +184,9 @@ def itemsize_bits(dtype):
     """The size of one element of `dtype` in bits (bool: 8)."""
     if dtype is None:
         raise ValueError("dtype cannot be None.")
+    narrow = narrow_dtype(dtype)
+    if narrow is not None:  # int4: 4 bits, float8_e5m2: 8 bits
+        return int(_ml_dtypes.iinfo(narrow).bits if "int" in narrow.name else _ml_dtypes.finfo(narrow).bits)
     return np.dtype(np_dtype(dtype_name(dtype)) if not isinstance(dtype, np.dtype) else dtype).itemsize * 8
 
 

@@ -64,9 +64,16 @@ def numerical_jvp(f, primals, tangents, eps=EPS):
     return tree_map(lambda a, b: jnp.multiply(jnp.subtract(a, b), 0.5 / eps), f_pos, f_neg)
 
 
+def _wide(x):
+    """`x` as a float64 (or, if complex, complex128) NumPy array."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
 def _inner_prod(xs, ys):
-    return sum(np.vdot(np.asarray(x, np.float64), np.asarray(y, np.float64))
-               for x, y in zip(tree_leaves(xs), tree_leaves(ys)))
+    """Re <x, y> = Re sum(conj(x) * y) over the leaves (the real inner
+    product of complex values seen as pairs of reals)."""
+    return sum(float(np.real(np.vdot(_wide(x), _wide(y)))) for x, y in zip(tree_leaves(xs), tree_leaves(ys)))
 
 
 def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
@@ -90,7 +97,10 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     tangent = tree_map(functools.partial(_rand_like, rng), args)
     tangent_out = numerical_jvp(f, args, tangent, eps=eps)
     cotangent = tree_map(functools.partial(_rand_like, rng), v_out)
-    cotangent_out = vjpfun(cotangent)
+    # For complex values the pullback of conj(c), conjugated, pairs with the
+    # tangent as the numerical directional derivative pairs with c (JAX's
+    # convention; for real values the conjugations change nothing).
+    cotangent_out = tree_map(jnp.conj, vjpfun(tree_map(jnp.conj, cotangent)))
     ip = _inner_prod(tangent, cotangent_out)
     ip_expected = _inner_prod(tangent_out, cotangent)
     dtype = _dtype(tree_leaves(v_out)[0]) if tree_leaves(v_out) else np.dtype(np.float32)

@@ -202,7 +202,9 @@ def _adapters():
         return jnp.interp(x, jnp.asarray(np.asarray(xp), dtype=fp.dtype), fp)
 
     def ravel_multi(i, j, dims):
-        return jnp.ravel_multi_index((i, j), dims)
+        # mode 'clip' (in-range indices: the same values as the default 'raise',
+        # which, as in JAX, needs concrete indices and so has no jit / vmap form)
+        return jnp.ravel_multi_index((i, j), dims, mode="clip")
 
     own = {k: v for k, v in locals().items() if callable(v)}
     return types.SimpleNamespace(**_module_adapters(jnp), **own)

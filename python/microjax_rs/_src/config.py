@@ -37,6 +37,7 @@ legacy_prng_key = _State("jax_legacy_prng_key")
 enable_custom_prng = _State("jax_enable_custom_prng")
 random_seed_offset = _State("jax_random_seed_offset")
 explicit_x64_dtypes = _State("jax_explicit_x64_dtypes")
+check_static_indices = _State("jax_check_static_indices")
 
 
 class ExplicitX64Mode(enum.IntEnum):

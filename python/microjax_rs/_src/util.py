@@ -47,3 +47,16 @@ def wraps(wrapped):
         return wrapper
 
     return decorate
+
+
+def subvals(lst, replace):
+    """`lst` as a tuple with the `(index, value)` pairs of `replace` substituted."""
+    out = list(lst)
+    for i, v in replace:
+        out[i] = v
+    return tuple(out)
+
+
+def tuple_update(t, i, v):
+    """`t` as a tuple with entry `i` replaced by `v`."""
+    return tuple(t[:i]) + (v,) + tuple(t[i + 1:])

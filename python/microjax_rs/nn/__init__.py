@@ -3,7 +3,7 @@ import math as _math
 
 import numpy as _np
 
-from .. import lax
+from .. import core, lax
 from .. import numpy as jnp
 from .. import dtypes as _dt
 from .._src.numpy.util import _arr, _aval, _promote_inexact
@@ -232,7 +232,11 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
       Array([[1., 0., 0.],
              [0., 0., 1.]], dtype=float32)
     """
-    x = _arr(x)
+    x = jnp.asarray(x)  # as JAX: lists are accepted here
+    if isinstance(num_classes, core.Tracer):
+        raise core.ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: traced array with shape "
+            f"{num_classes.aval.str_short()}\nThe error arose in jax.nn.one_hot argument `num_classes`.")
     num_classes = int(num_classes)
     av = _aval(x)
     out_nd = av.ndim + 1

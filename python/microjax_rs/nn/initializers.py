@@ -112,6 +112,27 @@ def _compute_fans(shape, in_axis=-2, out_axis=-1, batch_axis=()):
     return in_size * receptive, out_size * receptive
 
 
+def _polar(key, radius, shape, dtype):
+    """Complex samples `radius(u) * exp(i theta)`: `u` and the angle `theta`
+    uniform (in [0, 1) and [0, 2 pi)) from the two halves of `split(key)`."""
+    real = _np.empty((), _np.dtype(dtype)).real.dtype
+    k_r, k_theta = _random.split(key)
+    r = radius(_random.uniform(k_r, shape, real)).astype(dtype)
+    theta = (2 * _np.pi * _random.uniform(k_theta, shape, real)).astype(dtype)
+    return r * jnp.exp(1j * theta)
+
+
+def _complex_uniform(key, shape, dtype):
+    """Uniform on the disc of radius sqrt(2) (variance 1): the radius is sqrt(2 u)."""
+    return _polar(key, lambda u: jnp.sqrt(2 * u), shape, dtype)
+
+
+def _complex_truncated_normal(key, upper, shape, dtype):
+    """A complex standard normal (variance 1) conditioned on a modulus below
+    `upper`: the inverse of the truncated Rayleigh distribution function."""
+    return _polar(key, lambda u: jnp.sqrt(-jnp.log(1 - (1 - _np.exp(-upper ** 2)) * u)), shape, dtype)
+
+
 def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(), dtype=None):
     """Draws with variance `scale / n`, n the fan in / out / average / geometric
     average (`mode`), from a normal truncated at 2 standard deviations, a
@@ -134,14 +155,19 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
             raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
         variance = jnp.array(scale / denominator, dtype=dtype)
         if distribution == "truncated_normal":
-            _check_real(dtype, "variance_scaling")
+            if _is_complex(dtype):
+                # 0.95311164380491208: the standard deviation of a complex standard normal
+                # whose modulus is truncated at 2.
+                stddev = jnp.sqrt(variance) / jnp.array(0.9531116438049121, dtype)
+                return _complex_truncated_normal(key, 2, shape, dtype) * stddev
             # 0.87962566103423978: the standard deviation of a standard normal truncated to (-2, 2).
             stddev = jnp.sqrt(variance) / jnp.array(0.8796256610342398, dtype)
             return _random.truncated_normal(key, -2, 2, shape, dtype) * stddev
         if distribution == "normal":
             return _random.normal(key, shape, dtype) * jnp.sqrt(variance)
         if distribution == "uniform":
-            _check_real(dtype, "variance_scaling")
+            if _is_complex(dtype):
+                return _complex_uniform(key, shape, dtype) * jnp.sqrt(variance)
             return _random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
         raise ValueError(f"invalid distribution for variance scaling initializer: {distribution}")
 

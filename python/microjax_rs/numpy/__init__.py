@@ -143,6 +143,10 @@ from .._src.numpy.ufuncs import (  # noqa: F401,E402
 )
 from .._src.numpy.scalar_types import bool, character, double, flexible, object_, single, uint  # noqa: F401,E402,A004
 from .._src.numpy.scalar_types import cdouble, complex64, complex128, complex_, csingle  # noqa: F401,E402
+from .._src.numpy.scalar_types import (  # noqa: F401,E402
+    float4_e2m1fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+    float8_e5m2fnuz, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, int1, int2, int4, uint1, uint2, uint4,
+)
 from .._src.numpy.lax_numpy import euler_gamma  # noqa: F401,E402
 
 # polynomials, window functions, numerical calculus, bit packing, matrix-vector products

@@ -789,9 +789,9 @@ def normal(key, shape=(), dtype=float):
     Args:
       key: a PRNG key (typed or raw).
       shape: the sample shape.
-      dtype: a float or complex dtype (default: the default float dtype); a
-        complex sample has real and imaginary parts of variance 1/2, drawn
-        with two keys split from ``key``.
+      dtype: a float or complex dtype (default: the default float dtype). A complex sample
+        has independent real and imaginary parts, each of variance 1/2 (drawn with the two
+        halves of ``split(key)``), so its expected squared modulus is 1, as JAX.
 
     Computed as ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in (-1, 1), with the polynomial for
     ``erf_inv`` that XLA uses, so draws match JAX's.
@@ -802,17 +802,15 @@ def normal(key, shape=(), dtype=float):
       Array([ 1.6226422 ,  2.0252647 , -0.43359444], dtype=float32)
     """
     data, _ = _check_prng_key("normal", key)
-    dname = dtypes.canonical_name(dtypes.dtype_name(float if dtype is None else dtype))
-    if dname in ("complex64", "complex128"):
-        # Real and imaginary parts from two split keys, each of variance 1/2.
-        part = "float32" if dname == "complex64" else "float64"
-        kr, ki = _split2(data)
-        half = jnp.asarray(np.sqrt(0.5), part)
-        re = lax.mul(half, _normal(kr, _canonical_shape(shape), part))
-        im = lax.mul(half, _normal(ki, _canonical_shape(shape), part))
-        return lax.complex(re, im)
-    if not dtypes.is_float_name(dname):
-        raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dname}")
+    name = dtypes.dtype_name(float if dtype is None else dtype)
+    if dtypes.is_complex_name(name):
+        cname = dtypes.canonical_name(name)
+        real = dtypes.real_dtype_name(cname)
+        k_re, k_im = _split2(data)
+        shape = _canonical_shape(shape)
+        z = lax.complex(_normal(k_re, shape, real), _normal(k_im, shape, real))
+        return lax.div(z, lax.convert_element_type(jnp.asarray(np.sqrt(2), real), cname))
+    dname = _float_dtype("normal", float if dtype is None else dtype)
     return _normal(data, _canonical_shape(shape), dname)
 
 

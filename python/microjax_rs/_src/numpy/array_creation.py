@@ -2,11 +2,11 @@
 from ... import dtypes as _dt, lax
 from .lax_numpy import astype, broadcast_to, expand_dims, moveaxis
 from .ufuncs import float_power, floor, log10, multiply
-from .util import (_arr, _aval, _broadcast_shapes, _canon_axis, _name, _nan_const, _promote_inexact,
+from .util import (_arr, _aval, _broadcast_shapes, _canon_axis, _name, _nan_const, _placed, _promote_inexact,
                    _static_int, _upcast_f16)
 
 
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless ``endpoint`` is false).
 
     Args:
@@ -16,12 +16,15 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
       retstep: also return the spacing.
       dtype: the result dtype (default: the default float dtype).
       axis: where the new axis goes for array bounds.
+      device: optional Device or Sharding to place the result on.
 
     Example:
       >>> import microjax_rs.numpy as jnp
       >>> jnp.linspace(0.0, 1.0, 5)
       Array([0.  , 0.25, 0.5 , 0.75, 1.  ], dtype=float32)
     """
+    if device is not None:
+        return _placed(linspace(start, stop, num, endpoint, retstep, dtype, axis), device)
     num = _static_int(num, "linspace", "num")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")

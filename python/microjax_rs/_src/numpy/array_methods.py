@@ -1,6 +1,8 @@
 """Operators and methods shared by concrete arrays (through the Rust hooks)
 and tracers, so `x.sum()`, `x.T`, `x @ y` mean the same in every mode: each
 is the jnp function of that name."""
+import math
+
 import numpy as np
 
 from ... import _core
@@ -141,6 +143,9 @@ _PROPERTIES = {
     "real": lambda self: jnp.real(self),
     "imag": lambda self: jnp.imag(self),
     "at": lambda self: AtIndexer(self),
+    # (arrays have these natively; tracers answer from their abstract value)
+    "itemsize": lambda self: np.dtype(self.dtype).itemsize,
+    "nbytes": lambda self: np.dtype(self.dtype).itemsize * math.prod(self.shape),
 }
 
 

@@ -18,15 +18,19 @@ FILL_OR_DROP), as JAX. `take` and `take_along_axis` gather with mode `fill`
 by default (NaN, the integer minimum, ...), as JAX.
 """
 import builtins
+import enum
 
 import numpy as np
 
 from ... import core, dtypes as _dt, lax
+from ...config import config
 from ...core import ArrayImpl, Tracer
 from ...errors import NonConcreteBooleanIndexError
+from ..indexing import Slice as _Slice
 from .lax_numpy import (_ravel_unless_axis, asarray, astype, broadcast_to, expand_dims, full_like, moveaxis, ones_like,
                         ravel, reshape, zeros, zeros_like)
 from .ufuncs import _where, add, clip, divide, less, multiply, negative, power, remainder
+from .ufuncs import divmod as _divmod
 from .util import _and, _arr, _aval, _canon_axis, _const, _is_bool, _promote_dtypes, _shape_tuple
 
 
@@ -159,9 +163,15 @@ def _float_indexer_error(idx):
     return None
 
 
-def _list_index_error():
+def _list_index_error(seq=()):
+    """JAX's TypeError for a list used as an index: it suggests `arr[tuple(seq)]`
+    when the list holds entries only a tuple index can (sequences, non-scalar
+    arrays, slices, None, `...`), else `arr[array(seq)]`."""
+    as_tuple = builtins.any(it is None or it is Ellipsis or isinstance(it, (slice, list, tuple))
+                            or np.ndim(it) > 0 for it in seq)
+    fix = "tuple" if as_tuple else "array"
     return TypeError("Using a non-tuple sequence for multidimensional indexing is not allowed; use "
-                     "`arr[array(seq)]` instead of `arr[seq]`.")
+                     f"`arr[{fix}(seq)]` instead of `arr[seq]`.")
 
 
 def _reraise_unless_out_of_bounds(idx, e):
@@ -170,13 +180,103 @@ def _reraise_unless_out_of_bounds(idx, e):
     err = _float_indexer_error(idx)
     if err is not None:
         raise err from None
+    for it in idx if isinstance(idx, tuple) else (idx,):
+        if isinstance(it, str):
+            raise TypeError(f"JAX does not support string indexing; got idx={it!r}") from None
+    if str(e).startswith("too many indices for array:"):
+        raise IndexError("Too many indices:" + str(e)[len("too many indices for array:"):]) from None
     if "out of bounds" not in str(e):
         raise e
 
 
+def _index_count(it):
+    """How many axes of x the index entry `it` consumes (None and `...` aside)."""
+    if isinstance(it, (np.ndarray, core.ArrayImpl)) and np.dtype(it.dtype) == np.bool_:
+        return it.ndim
+    return 1
+
+
+def _apply_dslices(x, idx):
+    """(x, idx) with every `Slice` entry (`jax.ds`) applied to x along its
+    axis and replaced by `:` in idx; (x, idx) unchanged when there is none."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not builtins.any(isinstance(it, _Slice) for it in items):
+        return x, idx
+    x = _arr(x)
+    ndim = _aval(x).ndim
+    consumed = builtins.sum(_index_count(it) for it in items if it is not None and it is not Ellipsis)
+    axis, out = 0, []
+    for it in items:
+        if it is Ellipsis:
+            axis += builtins.max(ndim - consumed, 0)
+        elif isinstance(it, _Slice):
+            if axis >= ndim:
+                raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+            x = _dslice_axis(x, axis, it)
+            it = slice(None)
+        if it is not None and it is not Ellipsis:
+            axis += _index_count(it)
+        out.append(it)
+    return x, tuple(out)
+
+
+def _dslice_axis(x, axis, s):
+    """x[..., s, ...] along `axis` for a `Slice`: a dynamic slice (the start,
+    counted from the end once if negative, is clamped so the window fits) or,
+    with a stride, a gather of `start + stride * arange(size)` clamped into range."""
+    if s.is_dynamic_size:
+        raise TypeError(f"jax.ds: the size of a slice must be static, got {s.size!r}")
+    n = _aval(x).shape[axis]
+    start = s.start
+    if s.is_dynamic_start:
+        start = _wrap_negative(start, n)
+        name = _aval(start).dtype_name
+    else:
+        start = int(start)
+        start = start + n if start < 0 else start
+        name = _index_dtype([n, builtins.abs(start)])
+        start = _const(start, name)
+    if s.stride == 1:
+        if s.size > n:
+            raise TypeError(f"slice size {s.size} is larger than the axis size {n}")
+        zero = _const(0, name)
+        starts = [start if k == axis else zero for k in range(_aval(x).ndim)]
+        sizes = tuple(s.size if k == axis else m for k, m in enumerate(_aval(x).shape))
+        return lax.dynamic_slice_p.bind(x, *starts, slice_sizes=sizes)
+    steps = lax.convert_element_type(asarray(np.arange(s.size) * s.stride), name)
+    return _take_dynamic(x, axis, add(start, steps))
+
+
+def _check_static_bounds(shape, idx, normalize=True):
+    """IndexError for a static integer index out of bounds (index arrays are
+    not checked), as JAX with `jax_check_static_indices` on; without
+    `normalize` a negative index is out of bounds too."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    used = [it for it in items if it is not None and it is not Ellipsis]
+    if builtins.sum(_index_count(it) for it in used) > len(shape):
+        return  # the general path raises JAX's too-many-indices error
+    axis = 0
+    for k, it in enumerate(items):
+        if it is None:
+            continue
+        if it is Ellipsis:
+            later = [j for j in items[k + 1:] if j is not None and j is not Ellipsis]
+            axis = len(shape) - builtins.sum(_index_count(j) for j in later)
+            continue
+        if isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+            n = shape[axis]
+            if not (-n if normalize else 0) <= int(it) < n:
+                raise IndexError(f"index {int(it)} out of bounds for axis {axis} with size {n} "
+                                 f"(normalize_indices={normalize})")
+        axis += _index_count(it)
+
+
 def getitem(x, idx):
     if type(idx) is list:  # as JAX: a list is not a tuple of indices (nor an index array)
-        raise _list_index_error()
+        raise _list_index_error(idx)
+    if config.read("jax_check_static_indices"):
+        _check_static_bounds(_aval(x).shape, idx)
+    x, idx = _apply_dslices(x, idx)
     if type(x) is core.ArrayImpl and core.current_trace() is None and not _has_tracer(idx):
         try:
             out = np.asarray(x)[_concrete_index(idx)]
@@ -224,6 +324,8 @@ def _normalize(idx, ndim):
                 f"Use where or the `where=` argument of reductions instead.")
         if isinstance(it, (bool, np.bool_)):
             raise IndexError("boolean scalar indices are not supported")
+        if isinstance(it, str):
+            raise TypeError(f"JAX does not support string indexing; got idx={it!r}")
         out.append(it)
     consumed = 0
     for it in out:
@@ -234,7 +336,7 @@ def _normalize(idx, ndim):
         else:
             consumed += 1
     if consumed > ndim:
-        raise IndexError(f"Too many indices for array: {consumed} non-None/Ellipsis indices for dim {ndim}.")
+        raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
     n_ell = builtins.sum(1 for it in out if it is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -260,16 +362,20 @@ def _is_advanced(it):
     return _is_dynamic(it) and core.get_aval(it).ndim > 0
 
 
-def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False,
+                 normalize=True):
+    x, idx = _apply_dslices(x, idx)
     x = _arr(x)
     av = core.get_aval(x)
     items = _normalize(idx, av.ndim)
+    _check_empty_axes(items, av.shape)
     basic_mode = mode is None or mode == "promise_in_bounds"
-    if builtins.any(_is_advanced(it) for it in items) or not basic_mode:
+    if builtins.any(_is_advanced(it) for it in items) or not basic_mode or not normalize:
         # `x[idx]` gathers with PROMISE_IN_BOUNDS (clamped here, as JAX on
-        # CPU); a fill value counts only with mode 'fill'.
+        # CPU); a fill value counts only with mode 'fill'. Without
+        # `normalize` negative indices reach the gather as written.
         return _gather_items(x, items, "promise_in_bounds" if mode is None else mode, fill_value,
-                             indices_are_sorted, unique_indices)
+                             indices_are_sorted, unique_indices, normalize=normalize)
     d = 0
     for it in items:
         if it is None:
@@ -301,6 +407,18 @@ def _getitem_lax(x, idx, mode=None, fill_value=None, indices_are_sorted=False, u
                 f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
                 f"indices; got {it!r}")
     return x
+
+
+def _check_empty_axes(items, shape):
+    """JAX's IndexError for a scalar integer index into an axis of size 0
+    (no element to select or clamp to); `items` aligned with the axes but None."""
+    axis = 0
+    for it in items:
+        if it is None:
+            continue
+        if shape[axis] == 0 and not isinstance(it, slice) and np.ndim(it) == 0 and _is_scalar_int(it):
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+        axis += 1
 
 
 def _index_in_dim(x, i, d):
@@ -457,6 +575,67 @@ def take_traced(a, indices, axis, mode=None, fill_value=None, unique_indices=Fal
                          normalize=mode == "fill")
 
 
+# -- rewriting_take: x[idx] with JAX's keywords -----------------------------------
+
+
+class IndexingStrategy(enum.Enum):
+    """How `rewriting_take` lowers an index (JAX's internal enum): AUTO picks
+    per index; STATIC_SLICE accepts only static ints and slices and
+    DYNAMIC_SLICE only unit-step slices. microjax_rs checks those limits, then
+    lowers every strategy the same way (the values agree)."""
+    AUTO = "auto"
+    GATHER = "gather"
+    SCATTER = "scatter"
+    STATIC_SLICE = "static_slice"
+    DYNAMIC_SLICE = "dynamic_slice"
+
+
+def _check_strategy(arr, idx, strategy, mode, normalize):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    name = strategy.value
+    shape = core.get_aval(arr).shape
+    used = [it for it in items if it is not None and it is not Ellipsis]
+    if len(used) > len(shape):
+        raise IndexError(f"Too many indices: array is {len(shape)}-dimensional, but {len(used)} were indexed")
+    if mode not in (None, "clip", "promise_in_bounds"):
+        raise ValueError(f"{name} requires mode='promise_in_bounds' or mode='clip'")
+    for pos, it in enumerate(items):
+        if it is None or it is Ellipsis:
+            continue
+        if strategy is IndexingStrategy.DYNAMIC_SLICE:
+            if isinstance(it, slice):
+                if it.step not in (None, 1, -1):
+                    raise TypeError(f"dynamic_slice: only unit steps supported in slice. Got {it} at position {pos}")
+            elif not _is_scalar_int(it) and not isinstance(it, _Slice):
+                raise TypeError(f"dynamic_slice: only scalar indices allowed. Got index of type {type(it)} at "
+                                f"position {pos}")
+        elif not (isinstance(it, slice)
+                  or (isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)))):
+            raise TypeError(f"static_slice: indices must be static scalars or slices. Got index of type "
+                            f"{type(it)} at position {pos}")
+    if mode != "clip" and strategy is IndexingStrategy.STATIC_SLICE:
+        _check_static_bounds(shape, idx, normalize)
+
+
+def rewriting_take(arr, idx, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
+                   normalize_indices=True, out_sharding=None, strategy=IndexingStrategy.AUTO):
+    """`arr[idx]` with the keywords of JAX's internal indexing function: the
+    gather `mode` and `fill_value`, `normalize_indices=False` (negative
+    indices are out of bounds rather than counted from the end), and an
+    `IndexingStrategy` whose input limits are checked (static slicing: static
+    ints and slices only; out-of-bounds ints raise IndexError unless
+    mode='clip'; dynamic slicing: unit steps only)."""
+    _no_sharding(out_sharding)
+    if type(idx) is list:
+        raise _list_index_error(idx)
+    if strategy in (IndexingStrategy.STATIC_SLICE, IndexingStrategy.DYNAMIC_SLICE):
+        _check_strategy(arr, idx, strategy, mode, normalize_indices)
+    if mode is None and normalize_indices:
+        return getitem(arr, idx)
+    return _getitem_lax(arr, idx, mode, fill_value, indices_are_sorted, unique_indices,
+                        normalize=normalize_indices)
+
+
 # -- x.at[idx] ------------------------------------------------------------------
 
 
@@ -466,67 +645,114 @@ class AtIndexer:
 
     def __getitem__(self, idx):
         if type(idx) is list:
-            raise _list_index_error()
+            raise _list_index_error(idx)
         return _AtRef(self.x, idx)
 
 
 class _AtRef:
     """`x.at[idx]`: every update is one scatter (static indices through a
     flat position map, traced ones through NumPy's advanced-index layout);
-    scatters drop out-of-bounds updates by default (mode `drop`), as JAX."""
+    scatters drop out-of-bounds updates by default (mode `drop`), as JAX.
+    Every method takes JAX's keywords `indices_are_sorted`, `unique_indices`,
+    `mode` and `wrap_negative_indices` (False: a negative index is out of
+    bounds, handled by `mode`, rather than counted from the end);
+    `out_sharding` is accepted and must be None (one device)."""
 
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
-        if mode is None:
+    def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None,
+            out_sharding=None, wrap_negative_indices=True):
+        _no_sharding(out_sharding)
+        if mode is None and wrap_negative_indices:
             # x[idx] (a fill value counts only with mode 'fill', as JAX)
             return getitem(self.x, self.idx)
-        return _getitem_lax(self.x, self.idx, mode, fill_value, indices_are_sorted, unique_indices)
+        return _getitem_lax(self.x, self.idx, mode, fill_value, indices_are_sorted, unique_indices,
+                            normalize=wrap_negative_indices)
 
-    def _scatter(self, name, values, indices_are_sorted, unique_indices, mode, x=None):
+    def _scatter(self, name, values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
+                 out_sharding, x=None):
+        _no_sharding(out_sharding)
         return _update(self.x if x is None else x, self.idx, values, name, mode, indices_are_sorted,
-                       unique_indices)
+                       unique_indices, normalize=wrap_negative_indices)
 
-    def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter", values, indices_are_sorted, unique_indices, mode)
+    def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
+                             out_sharding)
 
-    def add(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode)
+    def add(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_add", negative(values), indices_are_sorted, unique_indices, mode)
+    def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+                 wrap_negative_indices=True):
+        return self._scatter("scatter_add", negative(values), indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode)
+    def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+                 wrap_negative_indices=True):
+        return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
     mul = multiply
 
-    def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
+    def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+               wrap_negative_indices=True):
         """`x / scatter_mul(ones, idx, values)`, as JAX."""
         ones = ones_like(self.x)
-        return divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
-                                                mode, x=ones))
+        return divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
+                                            wrap_negative_indices, out_sharding, x=ones))
 
-    def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
+    def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+              wrap_negative_indices=True):
         """`x ** scatter_mul(ones, idx, values)`, as JAX."""
         ones = ones_like(self.x)
-        return power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices,
-                                               mode, x=ones))
+        return power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
+                                           wrap_negative_indices, out_sharding, x=ones))
 
-    def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_min", values, indices_are_sorted, unique_indices, mode)
+    def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter_min", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def max(self, values, indices_are_sorted=False, unique_indices=False, mode=None):
-        return self._scatter("scatter_max", values, indices_are_sorted, unique_indices, mode)
+    def max(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+            wrap_negative_indices=True):
+        return self._scatter("scatter_max", values, indices_are_sorted, unique_indices, mode,
+                             wrap_negative_indices, out_sharding)
 
-    def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None):
-        """`func` applied at the indexed positions (once per position, as a
-        gather + `func` + scatter of the results)."""
-        got = self.get(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                       mode="clip" if mode is None else mode)
-        return self.set(func(got), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-                        mode=mode)
+    def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+              wrap_negative_indices=True):
+        """`func` (elementwise) applied at the indexed positions, once per
+        occurrence of a position among the indices (as NumPy's `ufunc.at`
+        and JAX's scatter-apply); out-of-bounds indices follow `mode` (dropped
+        by default). Like JAX, it has no derivative rule."""
+        x = _arr(self.x)
+        name = _aval(x).dtype_name
+        counts = _update(zeros(_aval(x).shape, "int32"), self.idx, 1, "scatter_add", mode, indices_are_sorted,
+                         unique_indices, normalize=wrap_negative_indices)
+        _no_sharding(out_sharding)
+
+        def step(j, y):
+            out = func(y)
+            if _aval(out).dtype_name != name:
+                out = lax.convert_element_type(out, name)
+            return _where(lax.gt(counts, j), out, y)
+
+        if type(counts) is core.ArrayImpl:  # concrete: as many steps as the most repeated position
+            for j in range(int(np.max(np.asarray(counts), initial=0))):
+                x = step(_const(j, "int32"), x)
+            return x
+        top = lax.reduce_max(ravel(counts), (0,)) if _aval(counts).size else _const(0, "int32")
+        _, x = lax.while_loop(lambda c: lax.lt(c[0], top), lambda c: (add(c[0], 1), step(c[0], c[1])),
+                              (_const(0, "int32"), x))
+        return x
+
+
+def _no_sharding(out_sharding):
+    if out_sharding is not None:
+        raise NotImplementedError("out_sharding: microjax_rs runs on one device and takes no sharding")
 
 
 def _broadcast_values(vals, shape):
@@ -541,15 +767,25 @@ def _broadcast_values(vals, shape):
     return broadcast_to(vals, tuple(shape))
 
 
-def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False):
+def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_indices=False, normalize=True):
     x = _arr(x)
     av = core.get_aval(x)
-    vals = _arr(values)
+    try:
+        vals = _arr(values)
+    except OverflowError:
+        # A Python int beyond the default integer type that the target's
+        # dtype holds (2**32 - 1 into uint32) is taken in that dtype, as JAX.
+        if type(values) is not int or not _dt.is_int_name(av.dtype_name):
+            raise
+        info = np.iinfo(_dt.np_dtype(av.dtype_name))
+        if not info.min <= values <= info.max:
+            raise
+        vals = asarray(values, dtype=av.dtype_name)
     if core.get_aval(vals).dtype_name != av.dtype_name:
         vals = lax.convert_element_type(vals, av.dtype_name)
     op = getattr(lax, name)
     pos = None
-    if not _has_tracer(idx):
+    if not _has_tracer(idx) and normalize:
         # Static indices: NumPy itself gives the flat position of every
         # indexed element (all index kinds); an out-of-bounds one goes to the
         # scatter below, whose mode drops (or clamps) it.
@@ -568,13 +804,13 @@ def _update(x, idx, values, name, mode=None, indices_are_sorted=False, unique_in
         return lax.reshape(out, av.shape)
     items = _normalize(idx, av.ndim)
     kept = [it for it in items if it is not None]
-    if pos is None and not _has_tracer(idx) and builtins.all(
+    if pos is None and normalize and not _has_tracer(idx) and builtins.all(
             isinstance(it, (slice, int, np.integer)) for it in kept):
         # Static scalar indices (out of bounds: NumPy refused them) name one
         # position each: unique, as JAX marks them.
         unique_indices = True
     contiguous = _advanced_contiguous(items)
-    plan = _GatherPlan(x, kept, contiguous=contiguous)
+    plan = _GatherPlan(x, kept, contiguous=contiguous, normalize=normalize)
     # x[idx]'s shape (None axes included), which values broadcast to.
     layout = _result_layout(items, av.shape, plan.batch, contiguous)
     full_shape = tuple(size for size, _ in layout)
@@ -786,14 +1022,45 @@ def _along_axis_items(arr, indices, axis, name):
     return arr, items
 
 
-def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *, wrap_negative_indices=None):
     """`arr` at `indices` along `axis` (one gather; out-of-bounds indices
-    `fill` by default, as JAX)."""
+    `fill` by default, as JAX). Negative indices count from the end when
+    `wrap_negative_indices` is True (by default: unless mode is
+    'promise_in_bounds'); else they are out of bounds, handled by `mode`."""
     if axis is None:
         arr, axis = ravel(arr), 0
         indices = ravel(indices)
+    # As JAX: by default negative indices wrap, except under mode 'promise_in_bounds'.
+    wrap = mode != "promise_in_bounds" if wrap_negative_indices is None else bool(wrap_negative_indices)
+    if mode == "one_hot":
+        return _take_along_axis_one_hot(arr, indices, axis, wrap)
     arr, items = _along_axis_items(arr, indices, axis, "take_along_axis")
-    return _gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False)
+    return _gather_items(arr, items, "fill" if mode is None else mode, fill_value, False, False, normalize=wrap)
+
+
+def _take_along_axis_one_hot(arr, indices, axis, wrap=True):
+    """take_along_axis with mode='one_hot', as JAX: each result is the sum
+    over the axis of `arr` times a one-hot row of the (negative-wrapped)
+    index, so an out-of-bounds index gives 0 and a NaN anywhere in the row
+    gives NaN."""
+    _along_axis_items(arr, indices, axis, "take_along_axis")  # the argument checks
+    arr, indices = _arr(arr), _arr(indices)
+    axis = _canon_axis(axis, _aval(arr).ndim)
+    n = _aval(arr).shape[axis]
+    x = expand_dims(moveaxis(arr, axis, -1), -2)  # (..., 1, n)
+    idx = moveaxis(indices, axis, -1)
+    idx = _wrap_negative(idx, n) if wrap else idx
+    name = _aval(idx).dtype_name
+    hot_shape = _aval(idx).shape + (n,)
+    hot = lax.eq(lax.broadcast_in_dim(idx, hot_shape, tuple(range(len(hot_shape) - 1))),
+                 lax.broadcasted_iota(name, hot_shape, len(hot_shape) - 1))  # (..., m, n)
+    shape = tuple(np.broadcast_shapes(_aval(x).shape, hot_shape))
+    x, hot = broadcast_to(x, shape), broadcast_to(hot, shape)
+    if _aval(arr).dtype_name == "bool":
+        out = lax.reduce_or(lax.bitwise_and(x, hot), (len(shape) - 1,))
+    else:
+        out = lax.reduce_sum(lax.mul(x, lax.convert_element_type(hot, _aval(arr).dtype_name)), (len(shape) - 1,))
+    return moveaxis(out, -1, axis)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, mode=None):
@@ -857,44 +1124,65 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 def unravel_index(indices, shape):
     """The per-axis indices, as a tuple of arrays, of the flat (row-major) ``indices`` into an
-    array of ``shape``. Out-of-range indices are clamped, as in JAX.
+    array of ``shape``. Negative indices count from the end; out-of-range ones are clamped
+    (to the last position above the range, the first below it), as in JAX. The sizes in
+    ``shape`` may be traced.
     """
     idx = _arr(indices)
-    shape = _shape_tuple(shape)
-    name = _aval(idx).dtype_name
-    size = int(np.prod(shape)) if shape else 1
-    idx = _where(lax.lt(idx, _const(0, name)), lax.add(idx, _const(size, name)), idx)
-    out = []
-    rem_ = idx
-    for d in range(len(shape)):
-        st = int(np.prod(shape[d + 1:])) if d + 1 < len(shape) else 1
-        q = lax.div(rem_, _const(st, name))
-        q = lax.max(lax.min(q, _const(shape[d] - 1, name)), _const(0, name))
-        rem_ = lax.sub(rem_, lax.mul(q, _const(st, name)))
-        out.append(q)
-    return tuple(out)
+    try:
+        dims = list(shape)
+    except TypeError:
+        dims = [shape]
+    if builtins.any(np.ndim(d) != 0 for d in dims):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
+    # Peel the axes off from the last: floor division keeps a negative index
+    # counted from the end, leaving -1 in the final quotient.
+    out = [None] * len(dims)
+    rest = idx
+    for k in reversed(range(len(dims))):
+        rest, out[k] = _divmod(rest, dims[k])
+    above = lax.gt(rest, _const(0, _aval(rest).dtype_name))
+    if _aval(idx).dtype_name.startswith("uint"):
+        return tuple(_where(above, d - 1, o) for d, o in zip(dims, out))
+    below = lax.lt(rest, _const(-1, _aval(rest).dtype_name))
+    return tuple(_where(above, d - 1, _where(below, 0, o)) for d, o in zip(dims, out))
 
 
-def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """Flat (row-major) indices into an array of shape ``dims`` from a tuple of per-axis index
-    arrays ``multi_index``; ``mode`` ``'clip'`` / ``'wrap'`` handle out-of-range indices
-    (``'raise'`` checks concrete indices). Only ``order='C'`` is supported.
+def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
+    """Flat indices into an array of shape ``dims`` from a tuple of per-axis index arrays
+    ``multi_index`` (row-major for ``order='C'``, column-major for ``'F'``). ``mode``:
+    ``'raise'`` checks the (concrete) indices, ``'clip'`` / ``'wrap'`` bring out-of-range ones
+    into range, ``'ignore'`` leaves them. The result has ``dtype`` (default: the promoted
+    dtype of the indices).
     """
-    if order != "C":
-        raise NotImplementedError("ravel_multi_index: only order='C'")
+    if mode not in ("raise", "wrap", "clip", "ignore"):
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
     dims = _shape_tuple(dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    parts = [_arr(m) for m in multi_index]
-    parts = _promote_dtypes(*parts)
+    parts = _promote_dtypes(*[_arr(m) for m in multi_index])
+    name = _dt.canonical_name(_dt.dtype_name(dtype)) if dtype is not None else (
+        _aval(parts[0]).dtype_name if parts else _dt.default_int_name())
+    if mode == "raise":
+        if builtins.any(isinstance(p, Tracer) for p in parts):
+            raise core.ConcretizationTypeError(
+                "The error occurred because ravel_multi_index was jit-compiled with mode='raise'. "
+                "Use mode='wrap' or mode='clip' instead.")
+        for p, n in zip(parts, dims):
+            v = np.asarray(p)
+            if np.any((v < 0) | (v >= n)):
+                raise ValueError("invalid entry in coordinates array")
+    if order not in ("C", "F"):
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
     out = None
     stride = 1
-    for p, n in zip(reversed(parts), reversed(dims)):
+    pairs = list(zip(parts, dims))
+    for p, n in (reversed(pairs) if order == "C" else pairs):
         if mode == "clip":
             p = clip(p, 0, n - 1)
         elif mode == "wrap":
             p = remainder(p, n)
-        term = multiply(p, stride)
+        term = multiply(lax.convert_element_type(p, name), stride)
         out = term if out is None else add(out, term)
         stride *= n
     return out

@@ -10,7 +10,7 @@ from ..key_arrays import keys_through as _keys_through
 from ... import _core, core, dtypes as _dt, lax
 from ...core import ArrayImpl, Tracer
 from .util import (_SCALARS, _arr, _aval, _axes_arg, _broadcast_shapes, _broadcast_to_shape, _canon_axis,
-                   _concat, _const, _name, _promote, _promote_dtypes, _rev, _shape_tuple)
+                   _concat, _const, _name, _placed, _promote, _promote_dtypes, _rev, _shape_tuple)
 
 
 # -- constants -----------------------------------------------------------------
@@ -58,7 +58,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
 
 
 @_keys_through
-def asarray(a, dtype=None, copy=None):
+def asarray(a, dtype=None, copy=None, *, device=None):
     """Convert ``a`` to a microjax_rs array, without copying when it already is one.
 
     Args:
@@ -66,6 +66,7 @@ def asarray(a, dtype=None, copy=None):
       dtype: optional result dtype; by default NumPy's inferred dtype, canonicalized
         to 32 bits unless x64 is enabled (Python scalars give weakly typed arrays).
       copy: accepted for NumPy compatibility.
+      device: optional Device or Sharding to place the result on (as ``jax.device_put``).
 
     Returns:
       An array; tracers are returned as they are (cast when ``dtype`` is given).
@@ -75,6 +76,8 @@ def asarray(a, dtype=None, copy=None):
       >>> jnp.asarray([1, 2, 3])
       Array([1, 2, 3], dtype=int32)
     """
+    if device is not None:
+        return _placed(asarray(a, dtype, copy), device)
     if isinstance(a, Tracer):
         return a if dtype is None else astype(a, dtype)
     if type(a) is ArrayImpl and dtype is None:
@@ -102,7 +105,7 @@ def _flat(xs):
 
 
 @_keys_through
-def array(object, dtype=None, copy=True, ndmin=0):
+def array(object, dtype=None, copy=True, ndmin=0, *, device=None):
     """Create an array from ``object`` (see ``asarray``), with at least ``ndmin`` dimensions.
 
     Args:
@@ -110,6 +113,7 @@ def array(object, dtype=None, copy=True, ndmin=0):
       dtype: optional result dtype (default: inferred; 64-bit types become 32-bit unless x64 is on).
       copy: accepted for NumPy compatibility (arrays are immutable, so sharing is safe).
       ndmin: leading size-1 axes are added up to this many dimensions.
+      device: optional Device or Sharding to place the result on.
 
     Example:
       >>> import microjax_rs.numpy as jnp
@@ -122,7 +126,7 @@ def array(object, dtype=None, copy=True, ndmin=0):
     out = asarray(object, dtype=dtype)
     if ndmin and out.ndim < ndmin:
         out = reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
-    return out
+    return _placed(out, device)
 
 
 def _creation_shape(shape):
@@ -137,36 +141,39 @@ def _creation_dtype(dtype):
 
 
 @_keys_through
-def zeros(shape, dtype=None):
+def zeros(shape, dtype=None, *, device=None):
     """An array of the given shape filled with zeros.
 
     Args:
       shape: an int or a sequence of ints.
       dtype: the element type (default: the default float dtype, float32 unless x64 is on).
     """
-    return _core.full(_creation_shape(shape), 0, _creation_dtype(dtype), False)
+    return _placed(_core.full(_creation_shape(shape), 0, _creation_dtype(dtype), False), device)
 
 
 @_keys_through
-def ones(shape, dtype=None):
+def ones(shape, dtype=None, *, device=None):
     """An array of the given shape filled with ones.
 
     Args:
       shape: an int or a sequence of ints.
       dtype: the element type (default: the default float dtype).
     """
-    return _core.full(_creation_shape(shape), 1, _creation_dtype(dtype), False)
+    return _placed(_core.full(_creation_shape(shape), 1, _creation_dtype(dtype), False), device)
 
 
 @_keys_through
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None):
     """An array of the given shape filled with ``fill_value``.
 
     Args:
       shape: an int or a sequence of ints.
       fill_value: a scalar, or an array that is broadcast to ``shape``.
       dtype: the element type (default: the dtype of ``fill_value``, weak for Python scalars).
+      device: optional Device or Sharding to place the result on.
     """
+    if device is not None:
+        return _placed(full(shape, fill_value, dtype), device)
     if dtype is None:
         fv = asarray(fill_value) if not isinstance(fill_value, Tracer) else fill_value
         if isinstance(fv, Tracer) or fv.ndim:
@@ -180,42 +187,43 @@ def full(shape, fill_value, dtype=None):
 
 
 @_keys_through
-def empty(shape, dtype=None):
+def empty(shape, dtype=None, *, device=None):
     """An array of the given shape; microjax_rs fills it with zeros (arrays are immutable, so
     there is no uninitialized memory to hand out).
     """
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, device=device)
 
 
 @_keys_through
-def zeros_like(a, dtype=None, shape=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None):
     """An array of zeros with the shape and dtype of ``a`` (each overridable by ``shape`` / ``dtype``)."""
     av = _aval(a)
-    return zeros(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
+    return zeros(av.shape if shape is None else shape, av.dtype if dtype is None else dtype, device=device)
 
 
 @_keys_through
-def ones_like(a, dtype=None, shape=None):
+def ones_like(a, dtype=None, shape=None, *, device=None):
     """An array of ones with the shape and dtype of ``a`` (each overridable by ``shape`` / ``dtype``)."""
     av = _aval(a)
-    return ones(av.shape if shape is None else shape, av.dtype if dtype is None else dtype)
+    return ones(av.shape if shape is None else shape, av.dtype if dtype is None else dtype, device=device)
 
 
 @_keys_through
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """An array filled with ``fill_value`` with the shape and dtype of ``a`` (each overridable
     by ``shape`` / ``dtype``).
     """
     av = _aval(a)
-    return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype)
+    return full(av.shape if shape is None else shape, fill_value, av.dtype if dtype is None else dtype,
+                device=device)
 
 
 @_keys_through
-def empty_like(prototype, dtype=None, shape=None):
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """An array with the shape and dtype of ``prototype`` (each overridable); filled with zeros,
     as ``empty``.
     """
-    return zeros_like(prototype, dtype=dtype, shape=shape)
+    return zeros_like(prototype, dtype=dtype, shape=shape, device=device)
 
 
 def copy(a, order=None):
@@ -223,7 +231,7 @@ def copy(a, order=None):
     return _arr(a)
 
 
-def arange(start, stop=None, step=None, dtype=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values in the half-open interval ``[start, stop)`` with spacing ``step``.
 
     Args:
@@ -232,6 +240,7 @@ def arange(start, stop=None, step=None, dtype=None):
       step: the spacing (default 1).
       dtype: the element type; by default the default int dtype for integer arguments and the
         default float dtype otherwise.
+      device: optional Device or Sharding to place the result on.
 
     The bounds determine the result's shape, so they must be concrete: a traced ``start``,
     ``stop`` or ``step`` raises ``ConcretizationTypeError`` (pass them as static arguments).
@@ -243,6 +252,8 @@ def arange(start, stop=None, step=None, dtype=None):
       >>> jnp.arange(0.0, 1.0, 0.25)
       Array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
     """
+    if device is not None:
+        return _placed(arange(start, stop, step, dtype), device)
     for v in (start, stop, step):
         if isinstance(v, Tracer):
             raise core.ConcretizationTypeError(
@@ -263,12 +274,12 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
-    """`x` converted to `dtype` (jnp.astype). Arrays are immutable, so
-    `copy` changes nothing observable; `device` may only name the host."""
-    del copy, device
-    if dtype is None:
-        return asarray(x)
-    return lax.convert_element_type(x, dtype)
+    """`x` converted to `dtype` (jnp.astype; None: the default float dtype,
+    as NumPy's float64 canonicalized). Arrays are immutable, so `copy`
+    changes nothing observable; `device` places the result."""
+    del copy
+    out = lax.convert_element_type(x, _dt.default_float_name() if dtype is None else dtype)
+    return _placed(out, device)
 
 
 # -- shapes and axes -----------------------------------------------------------
@@ -288,10 +299,13 @@ def size(a, axis=None):
     av = _aval(a)
     if axis is None:
         return av.size
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if _np.ndim(axis) == 0 else tuple(axis)
+    canon = [_canon_axis(ax, av.ndim) for ax in axes]
+    if len(set(canon)) != len(canon):
+        raise ValueError(f"size: repeated axis in {tuple(axes)}")
     n = 1
-    for ax in axes:
-        n *= av.shape[_canon_axis(ax, av.ndim)]
+    for ax in canon:
+        n *= av.shape[ax]
     return n
 
 
@@ -676,8 +690,17 @@ def tile(A, reps):
 
 # -- matrices and grids --------------------------------------------------------
 
+def _diag_offset(k):
+    """The diagonal offset `k` as an int32 scalar operand: a traced `k` is
+    converted (eye / tri accept one, as JAX); a static one beyond int32
+    raises OverflowError unless x64 is on."""
+    if isinstance(k, Tracer):
+        return lax.convert_element_type(k, "int32")
+    return _const(int(k), "int32")
+
+
 def _tri_mask(N, M, k):
-    return lax.ge(lax.add(lax.broadcasted_iota("int32", (N, M), 0), _const(int(k), "int32")),
+    return lax.ge(lax.add(lax.broadcasted_iota("int32", (N, M), 0), _diag_offset(k)),
                   lax.broadcasted_iota("int32", (N, M), 1))
 
 
@@ -712,7 +735,7 @@ def triu(m, k=0):
     return lax.select_n(mask, m, zeros_like(m))
 
 
-def eye(N, M=None, k=0, dtype=None):
+def eye(N, M=None, k=0, dtype=None, *, device=None):
     """A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
 
     Args:
@@ -720,13 +743,18 @@ def eye(N, M=None, k=0, dtype=None):
       M: the number of columns (default ``N``).
       k: the diagonal: 0 the main one, positive above it, negative below.
       dtype: the element type (default: the default float dtype).
+      device: optional Device or Sharding to place the result on.
     """
+    if device is not None:
+        return _placed(eye(N, M, k, dtype), device)
     N = int(N)
     M = N if M is None else int(M)
     if N < 0 or M < 0:
         raise ValueError(f"negative dimensions are not allowed, got N={N} and M={M}")
     name = _creation_dtype(dtype)
-    mask = lax.eq(lax.add(lax.broadcasted_iota("int32", (N, M), 0), _const(int(k), "int32")),
+    if not isinstance(k, Tracer):  # a diagonal outside the matrix (any size of k): all zeros
+        k = builtins.max(-N, builtins.min(int(k), M))
+    mask = lax.eq(lax.add(lax.broadcasted_iota("int32", (N, M), 0), _diag_offset(k)),
                   lax.broadcasted_iota("int32", (N, M), 1))
     return lax.convert_element_type(mask, name)
 
@@ -808,6 +836,8 @@ def isscalar(element):
     """True when ``element`` is a Python or NumPy scalar or a zero-dimensional array."""
     if isinstance(element, (ArrayImpl, Tracer)):
         return _aval(element).ndim == 0
+    if isinstance(element, _np.ndarray):  # as JAX: a 0-d NumPy array is a scalar too
+        return element.ndim == 0
     return _np.isscalar(element)
 
 

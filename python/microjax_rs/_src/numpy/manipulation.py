@@ -154,8 +154,8 @@ def roll(a, shift, axis=None):
         return _roll_dynamic(a, shift, axis)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), _aval(a).shape)
-    shifts = (shift,) if isinstance(shift, (int, _np.integer)) else tuple(shift)
-    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
+    shifts = (shift,) if _np.ndim(shift) == 0 else tuple(_np.asarray(shift).ravel())
+    axes = (axis,) if _np.ndim(axis) == 0 else tuple(axis)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
     if len(axes) == 1 and len(shifts) > 1:
@@ -474,9 +474,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         drop = set(range(n)[obj])
         return _take_static(a, axis, [i for i in range(n) if i not in drop])
     if assume_unique_indices:
-        idx = _arr(obj)
-        if _aval(idx).ndim == 0:
-            idx = lax.reshape(idx, (1,))
+        idx = ravel(_arr(obj))  # as NumPy: any shape of indices, flattened
         idx = astype(idx, "int32")
         idx = lax.select_n(lax.lt(idx, _const(0, "int32")), idx, lax.add(idx, _const(n, "int32")))
         m = _aval(idx).shape[0]

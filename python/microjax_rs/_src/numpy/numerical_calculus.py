@@ -1,26 +1,38 @@
 """Numerical calculus on sampled values: `gradient` (central differences),
 `trapezoid` (the trapezoidal rule) and `unwrap` (phase unwrapping)."""
+import builtins
+
 import numpy as _np
 
-from ... import dtypes as _dt
-from .lax_numpy import asarray, concatenate, moveaxis
+from ... import dtypes as _dt, lax
+from .lax_numpy import asarray, concatenate, moveaxis, reshape
 from .reductions import cumsum, diff, sum as _sum
 from .ufuncs import _where, abs as _abs, remainder
 from .util import _arr, _aval, _canon_axis, _promote_dtypes, _promote_dtypes_inexact
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """Integral of `y` along `axis` by the trapezoidal rule, with sample
-    points `x` (1-D, or y's shape) or a constant spacing `dx`."""
+    """Integral of `y` along `axis` by the trapezoidal rule, as NumPy: with
+    sample points `x` (1-D along the axis, or broadcasting with `y`) or a
+    spacing `dx` (a scalar, or an array broadcasting with `y` less one
+    sample along the axis)."""
     if x is None:
         (y,) = _promote_dtypes_inexact(_arr(y))
         d = asarray(dx)
     else:
         y, x = _promote_dtypes_inexact(_arr(y), _arr(x))
-        axis_c = _canon_axis(axis, _aval(y).ndim)
-        d = diff(x) if _aval(x).ndim == 1 else moveaxis(diff(x, axis=axis_c), axis_c, -1)
-    y = moveaxis(y, _canon_axis(axis, _aval(y).ndim), -1)
-    return 0.5 * _sum(d * (y[..., 1:] + y[..., :-1]), axis=-1)
+    ndim = _aval(y).ndim
+    axis_c = _canon_axis(axis, ndim)
+    if x is not None:
+        if _aval(x).ndim == 1:
+            d = diff(x)
+            d = reshape(d, tuple(_aval(d).shape[0] if k == axis_c else 1 for k in range(ndim)))
+        else:
+            d = diff(x, axis=axis)
+    n = _aval(y).shape[axis_c]
+    upper = lax.slice_in_dim(y, 1, n, axis=axis_c)
+    lower = lax.slice_in_dim(y, 0, builtins.max(n - 1, 0), axis=axis_c)
+    return _sum(d * (upper + lower) / 2.0, axis=axis_c)
 
 
 def _axis_gradient(f, axis, spacing):

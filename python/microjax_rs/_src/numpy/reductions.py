@@ -489,11 +489,16 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg
 
 
+def _is_inexact(x):
+    """Floating or complex (the dtypes that hold NaN)."""
+    return _dt.is_inexact_name(_aval(x).dtype_name)
+
+
 def _nan_as(a, fill, where, name):
     """`a` with its NaNs replaced by `fill` (the identity of the reduction `name`)."""
     _check_where(where, name)
     a = _arr(a)
-    return _where(isnan(a), fill, a) if _is_float(a) else a
+    return _where(isnan(a), fill, a) if _is_inexact(a) else a
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -591,7 +596,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """
     _check_where(where, "nanmean")
     a = _arr(a)
-    if not _is_float(a):
+    if not _is_inexact(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=_not_nan(a, where))
 
@@ -611,7 +616,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     """
     _check_where(where, "nanvar")
     a = _arr(a)
-    if not _is_float(a):
+    if not _is_inexact(a):
         return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean)
     ok = _not_nan(a, where)
     return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok, mean=mean)
@@ -742,6 +747,10 @@ def _cumulative(kind, a, axis, dtype):
     a, av, axis = _ravel_unless_axis(a, axis)
     name = av.dtype_name
     target = _name(dtype) if dtype is not None else _sum_dtype(name)
+    if target == "bool":
+        # as JAX: a boolean cumulative sum is a running OR, a product a running AND
+        counted = _cumulative(kind, lax.convert_element_type(a, "bool"), axis, _dt.default_int_name())
+        return lax.convert_element_type(counted, "bool")
     if target != name:
         a = lax.convert_element_type(a, target)
     if av.shape[axis] == 0:
@@ -807,7 +816,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum of ``a`` along ``axis``, treating NaN as zero."""
     a = _arr(a)
-    if _is_float(a):
+    if _is_inexact(a):
         a = _where(isnan(a), 0.0, a)
     return cumsum(a, axis=axis, dtype=dtype)
 
@@ -815,7 +824,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product of ``a`` along ``axis``, treating NaN as one."""
     a = _arr(a)
-    if _is_float(a):
+    if _is_inexact(a):
         a = _where(isnan(a), 1.0, a)
     return cumprod(a, axis=axis, dtype=dtype)
 

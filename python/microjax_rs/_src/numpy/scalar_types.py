@@ -22,6 +22,17 @@ class _ScalarType(type):
     def __instancecheck__(cls, x):
         return getattr(x, "dtype", None) == cls.dtype
 
+    # As JAX's scalar types: `jnp.float16 == np.float16` (so `dt in [jnp.float16]`
+    # holds for NumPy's type), with the hash of NumPy's type.
+    def __eq__(cls, other):
+        return cls is other or (cls.dtype is not None and cls.dtype.type == other)
+
+    def __ne__(cls, other):
+        return not _ScalarType.__eq__(cls, other)
+
+    def __hash__(cls):
+        return hash(cls.dtype.type) if cls.dtype is not None else id(cls)
+
 
 def _make_scalar_type(name):
     def __new__(cls, x=0):
@@ -37,6 +48,28 @@ uint8, uint16, uint32, uint64 = (_make_scalar_type(n) for n in ("uint8", "uint16
 float16, float32, float64 = (_make_scalar_type(n) for n in ("float16", "float32", "float64"))
 bfloat16 = _make_scalar_type("bfloat16")
 complex64, complex128 = (_make_scalar_type(n) for n in ("complex64", "complex128"))
+
+
+def _make_unsupported_scalar_type(name):
+    """A scalar type JAX has but microjax_rs does not compute with (the
+    sub-byte integers and the 8- and 4-bit floats of ml_dtypes): the name
+    exists, so code can refer to it and compare dtypes, but making an array
+    of it raises JAX's TypeError for an unsupported dtype."""
+    def __new__(cls, x=0):
+        raise TypeError(f"dtype {name!r} is not supported by microjax_rs")
+
+    np_d = _np.dtype(getattr(_dt._ml_dtypes, name)) if _dt._ml_dtypes is not None else None
+    return _ScalarType(name, (), {"__new__": __new__, "dtype": np_d})
+
+
+# JAX's narrow dtypes: names only (`jnp.int4(1)` or `jnp.zeros(3, jnp.int4)` raises TypeError).
+int1, int2, int4, uint1, uint2, uint4 = (_make_unsupported_scalar_type(n) for n in (
+    "int1", "int2", "int4", "uint1", "uint2", "uint4"))
+float6_e2m3fn, float6_e3m2fn = (_make_unsupported_scalar_type(n) for n in ("float6_e2m3fn", "float6_e3m2fn"))
+(float4_e2m1fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+ float8_e5m2fnuz, float8_e8m0fnu) = (_make_unsupported_scalar_type(n) for n in (
+     "float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+     "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
 complex_ = complex128
 float_ = float64
 int_ = int64

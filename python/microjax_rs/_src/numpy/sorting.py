@@ -76,9 +76,9 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax.rev(out, (axis,)) if descending else out
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """The indices that sort ``a`` along ``axis`` (the flattened array when None), in the default int
-    dtype. ``stable`` keeps equal elements in input order, ``descending`` reverses the order
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
+    """The indices that sort ``a`` along ``axis`` (the flattened array when None), in ``dtype``
+    (default: the default int dtype). ``stable`` keeps equal elements in input order, ``descending`` reverses the order
     (stably); ``kind`` is ignored and ``order`` must be None.
     """
     _check_sort_args("argsort", kind, order)
@@ -92,7 +92,7 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     _, out = lax.sort((a, iota), dimension=axis, is_stable=bool(stable), num_keys=1)
     if descending:
         out = lax.rev(lax.sub(_const(av.shape[axis] - 1, idx_name), out), (axis,))
-    return out
+    return out if dtype is None else lax.convert_element_type(out, dtype)
 
 
 def lexsort(keys, axis=-1):
@@ -263,6 +263,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
       length: the number of bins; required (and static) when ``x`` is traced.
     """
     x = _arr(x)
+    if _aval(x).dtype_name == "bool":  # as JAX: booleans count as 0 and 1
+        x = lax.convert_element_type(x, _dt.default_int_name())
     if not _is_int(x):
         raise TypeError(f"bincount: x must be of integer type, got {_aval(x).dtype_name}")
     if _aval(x).ndim != 1:

@@ -178,7 +178,8 @@ def _shape_dim(d, shape):
 
 
 def _shape_tuple(shape):
-    if isinstance(shape, (int, _np.integer)) or hasattr(shape, "__index__") and not isinstance(shape, (tuple, list)):
+    if isinstance(shape, (int, _np.integer)) or (hasattr(shape, "__index__") and not isinstance(shape, (tuple, list))
+                                                 and _np.ndim(shape) == 0):
         return (_shape_dim(shape, shape),)
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise TypeError(f"Shapes must be 1D sequences of concrete values of integer type, got {shape!r}.")
@@ -289,3 +290,14 @@ def _static_int(v, fn, what):
 
 def _nan_const(name):
     return _const(_np.nan, name)
+
+
+def _placed(out, device):
+    """`out` (an array or a tuple of arrays) put on `device` (a Device or a
+    Sharding) when one is given: the `device=` keyword of the creation
+    functions, as `jax.device_put`."""
+    if device is None:
+        return out
+    from ..._devices import device_put
+
+    return device_put(out, device)

@@ -1,0 +1,1 @@
+"""`jax._src.lax` at JAX's path (its `lax` module)."""
