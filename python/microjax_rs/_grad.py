@@ -491,6 +491,25 @@ def _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int, holomor
     return single, leaves, tree, f_flat
 
 
+def _jacobian_fun(fun, argnums, has_aux, api, allow_int, holomorphic, blocks):
+    """The Jacobian function of `fun` that `api` (jacfwd or jacrev) returns:
+    `blocks(leaves, tree, f_flat)` (see `_jacobian_setup`) gives one Jacobian
+    block per output leaf (each a pytree of the inputs' structure), the
+    outputs' structure and the aux value."""
+
+    @_wraps(fun)
+    def jacfun(*args, **kwargs):
+        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, api, allow_int,
+                                                       holomorphic)
+        rows, out_struct, aux = blocks(leaves, tree, f_flat)
+        if single:
+            rows = [r[0] for r in rows]
+        jac = tree_unflatten(out_struct, rows)
+        return (jac, aux) if has_aux else jac
+
+    return jacfun
+
+
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian of ``fun`` by forward mode (``jvp`` mapped with ``vmap`` over the input basis);
     efficient for functions with few inputs and many outputs.
@@ -514,10 +533,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     from ._vmap import vmap
     from . import lax
 
-    @_wraps(fun)
-    def jacfun(*args, **kwargs):
-        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacfwd", False,
-                                                       holomorphic)
+    def forward(leaves, tree, f_flat):
         per_leaf = []
         aux = None
         out_struct = None
@@ -535,12 +551,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         # out structure outer, input structure inner (as JAX)
         n_out = len(per_leaf[0]) if per_leaf else 0
         result = [tree_unflatten(tree, [per_leaf[i][k] for i in range(len(leaves))]) for k in range(n_out)]
-        if single:
-            result = [r[0] for r in result]
-        jac = tree_unflatten(out_struct, result)
-        return (jac, aux) if has_aux else jac
+        return result, out_struct, aux
 
-    return jacfun
+    return _jacobian_fun(fun, argnums, has_aux, "jacfwd", False, holomorphic, forward)
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
@@ -558,10 +571,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     from ._vmap import vmap
     from . import lax
 
-    @_wraps(fun)
-    def jacfun(*args, **kwargs):
-        single, leaves, tree, f_flat = _jacobian_setup(fun, args, kwargs, argnums, has_aux, "jacrev", allow_int,
-                                                       holomorphic)
+    def reverse(leaves, tree, f_flat):
         out, pullback, aux = vjp(f_flat, *leaves, has_aux=True)
         out_leaves, out_struct = tree_flatten(out)
         rows = []
@@ -574,12 +584,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             oshape = core.get_aval(o).shape
             per_in = [lax.reshape(g, oshape + core.get_aval(g).shape[1:]) for g in gs]
             rows.append(tree_unflatten(tree, per_in))
-        if single:
-            rows = [r[0] for r in rows]
-        jac = tree_unflatten(out_struct, rows)
-        return (jac, aux) if has_aux else jac
+        return rows, out_struct, aux
 
-    return jacfun
+    return _jacobian_fun(fun, argnums, has_aux, "jacrev", allow_int, holomorphic, reverse)
 
 
 jacobian = jacrev

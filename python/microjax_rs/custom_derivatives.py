@@ -246,6 +246,22 @@ def _build_rule(trace, outs):
     return trace.builder.build(atoms)
 
 
+def _check_primal_avals(leaves, avals, message):
+    """TypeError `message(got, expected)` (short aval texts) for the first of the
+    primal output `leaves` a rule gave whose shape or dtype is not its aval's."""
+    for x, a in zip(leaves, avals):
+        xa = core.get_aval(x)
+        if xa.shape != a.shape or xa.dtype_name != a.dtype_name:
+            raise TypeError(message(xa.str_short(), a.str_short()))
+
+
+def _eval_plain(closed, out_tree, leaves, extra=()):
+    """The staged primal function `closed` evaluated as a plain call (no
+    rule) on `leaves` and the `extra` inputs: its output tree."""
+    cj = ClosedJaxpr(closed)
+    return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *extra))
+
+
 class _CustomFunction:
     """What custom_jvp and custom_vjp share: method binding and staging the
     primal function when a trace is active."""
@@ -268,13 +284,22 @@ class _CustomFunction:
         if fun is None:
             raise AttributeError(name)
         return getattr(fun, name)
-    def _call_setup(self, rule, missing, args, kwargs):
-        """`(name, args, staged)` of a call (see `_stage`); `missing` (formatted with the
-        function's name) is the error when the `rule` was never defined."""
+    # The attribute holding the rule, and the error (formatted with the
+    # function's name) when it was never defined; set by the subclasses.
+    _RULE = _MISSING = None
+
+    def __call__(self, *args, **kwargs):
         name = _fun_name(self.fun)
-        if rule is None:
-            raise AttributeError(missing.format(name))
-        return (name, *self._stage(args, kwargs))
+        if getattr(self, self._RULE) is None:
+            raise AttributeError(self._MISSING.format(name))
+        args, staged = self._stage(args, kwargs)
+        if staged is None:
+            return self.fun(*args)
+        return self._call_staged(name, args, *staged)
+
+    def _call_staged(self, name, args, nondiff, leaves, in_tree, closed, out_tree, captures):
+        """The call under an active trace, from the staged primal function (see `_stage`)."""
+        raise NotImplementedError
 
     def _stage(self, args, kwargs):
         """None when no trace is active (call `fun` directly); otherwise
@@ -354,18 +379,13 @@ class custom_jvp(_CustomFunction):
 
         self.defjvp(jvp)
 
-    def __call__(self, *args, **kwargs):
-        name, args, staged = self._call_setup(self.jvp, "No JVP defined for custom_jvp function {} using defjvp.",
-                                              args, kwargs)
-        if staged is None:
-            return self.fun(*args)
-        nondiff, leaves, in_tree, closed, out_tree, captures = staged
+    _RULE, _MISSING = "jvp", "No JVP defined for custom_jvp function {} using defjvp."
+
+    def _call_staged(self, name, args, nondiff, leaves, in_tree, closed, out_tree, captures):
         if captures:
             # Values closed over from an enclosing trace: treat them as
             # non-differentiable extra inputs of a plain call.
-            cj = ClosedJaxpr(closed)
-            outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
-            return tree_unflatten(out_tree, outs)
+            return _eval_plain(closed, out_tree, leaves, captures)
         if getattr(self, "symbolic_zeros", False):
             # The rule sees which tangents are symbolic zeros: it is traced
             # when the call is differentiated, from the tangents that arrive.
@@ -409,12 +429,9 @@ class custom_jvp(_CustomFunction):
                             f"produce primal and tangent outputs with equal container (pytree) "
                             f"structures, but got {p_tree} and {t_tree} respectively.")
         t_leaves = [_instantiate_zeros(t, _tangent_aval(a)) for t, a in zip(t_leaves, out_avals)]
-        for p, a in zip(p_leaves, out_avals):
-            pa = core.get_aval(p)
-            if pa.shape != a.shape or pa.dtype_name != a.dtype_name:
-                raise TypeError(f"Custom JVP rule must produce primal outputs with the shapes and "
-                                f"dtypes of the function's outputs: got {pa.str_short()}, "
-                                f"expected {a.str_short()}.")
+        _check_primal_avals(p_leaves, out_avals, lambda got, want: (
+            f"Custom JVP rule must produce primal outputs with the shapes and "
+            f"dtypes of the function's outputs: got {got}, expected {want}."))
         for t, a in zip(t_leaves, out_avals):
             ta, want = core.get_aval(t), _tangent_aval(a)
             if ta.shape != want.shape:
@@ -662,25 +679,19 @@ class custom_vjp(_CustomFunction):
         self.bwd = bwd
         self.symbolic_zeros = bool(symbolic_zeros)
 
-    def __call__(self, *args, **kwargs):
-        name, args, staged = self._call_setup(self.fwd, "No VJP defined for custom_vjp function {} using defvjp.",
-                                              args, kwargs)
-        if staged is None:
-            return self.fun(*args)
-        nondiff, leaves, in_tree, closed, out_tree, captures = staged
+    _RULE, _MISSING = "fwd", "No VJP defined for custom_vjp function {} using defvjp."
+
+    def _call_staged(self, name, args, nondiff, leaves, in_tree, closed, out_tree, captures):
         if captures:
             if any(isinstance(c, Tracer) and isinstance(c._trace, ADTrace) for c in captures):
                 raise core.UnexpectedTracerError(
                     f"custom_vjp function {name} closes over a value that is being differentiated "
                     f"(a JVPTracer in JAX's terms). Pass it as an argument, or use "
                     f"jax.closure_convert to hoist it out.")
-            cj = ClosedJaxpr(closed)
-            outs = core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves, *captures)
-            return tree_unflatten(out_tree, outs)
+            return _eval_plain(closed, out_tree, leaves, captures)
         if not _rule_nesting_allowed(self):
             # called from its own rules, nested deeper: the primal function itself
-            cj = ClosedJaxpr(closed)
-            return tree_unflatten(out_tree, core.eval_jaxpr(cj.jaxpr, cj.consts, *leaves))
+            return _eval_plain(closed, out_tree, leaves)
         if self.symbolic_zeros:
             # Not being differentiated now: trace fwd/bwd when a tangent
             # arrives, so `perturbed` says which inputs really carry one.
@@ -754,12 +765,9 @@ class custom_vjp(_CustomFunction):
                 "where the first element represents the primal output and the second the residuals."))
             o_leaves, o_tree = _rule_primal_leaves(out, out_tree, what, lambda tree: (
                 f"a primal output with the structure of the function's output: {tree} vs {out_tree}."))
-            for o, a in zip(o_leaves, out_avals):
-                oa = core.get_aval(o)
-                if oa.shape != a.shape or oa.dtype_name != a.dtype_name:
-                    raise TypeError(f"Custom VJP fwd rule {_fun_name(self.fwd)} for function {name} must "
-                                    f"produce a primal output with the shapes/dtypes of the function's "
-                                    f"output: got {oa.str_short()}, expected {a.str_short()}.")
+            _check_primal_avals(o_leaves, out_avals, lambda got, want: (
+                f"{what} must produce a primal output with the shapes/dtypes of the function's "
+                f"output: got {got}, expected {want}."))
             r_leaves, r_tree = tree_flatten(residuals)
             r_leaves = [x if isinstance(x, Tracer) else core.to_array(x) for x in r_leaves]
             fwd = _build_rule(ftrace, list(o_leaves) + r_leaves)

@@ -711,28 +711,31 @@ def tri(N, M=None, k=0, dtype=None):
     return lax.convert_element_type(_tri_mask(int(N), int(M), k), name)
 
 
+def _tri_zeroed(m, k, name, upper):
+    """``m`` with the elements above (``upper``: below) the ``k``-th diagonal set to zero."""
+    m = _arr(m)
+    av = _aval(m)
+    if av.ndim < 2:
+        raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
+    below = _tri_mask(av.shape[-2], av.shape[-1], k - 1 if upper else k)
+    mask = lax.broadcast_in_dim(below, av.shape, (av.ndim - 2, av.ndim - 1))
+    # `mask`: at and below diagonal `k` (tril keeps it) or `k - 1` (triu zeroes it).
+    on_false, on_true = (m, zeros_like(m)) if upper else (zeros_like(m), m)
+    return lax.select_n(mask, on_false, on_true)
+
+
 def tril(m, k=0):
     """A copy of ``m`` with the elements above the ``k``-th diagonal set to zero (the last two
     axes are the matrix; leading axes are batch axes).
     """
-    m = _arr(m)
-    av = _aval(m)
-    if av.ndim < 2:
-        raise ValueError("Argument to jax.numpy.tril must be at least 2D")
-    mask = lax.broadcast_in_dim(_tri_mask(av.shape[-2], av.shape[-1], k), av.shape, (av.ndim - 2, av.ndim - 1))
-    return lax.select_n(mask, zeros_like(m), m)
+    return _tri_zeroed(m, k, "tril", upper=False)
 
 
 def triu(m, k=0):
     """A copy of ``m`` with the elements below the ``k``-th diagonal set to zero (the last two
     axes are the matrix; leading axes are batch axes).
     """
-    m = _arr(m)
-    av = _aval(m)
-    if av.ndim < 2:
-        raise ValueError("Argument to jax.numpy.triu must be at least 2D")
-    mask = lax.broadcast_in_dim(_tri_mask(av.shape[-2], av.shape[-1], k - 1), av.shape, (av.ndim - 2, av.ndim - 1))
-    return lax.select_n(mask, m, zeros_like(m))
+    return _tri_zeroed(m, k, "triu", upper=True)
 
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):

@@ -3,6 +3,7 @@
 products, differences, `trace`, and whole-array comparisons (`allclose`,
 `array_equal`)."""
 import builtins
+import inspect as _inspect
 
 import numpy as _np
 
@@ -17,6 +18,35 @@ from .util import (_SCALARS, _and, _arr, _aval, _broadcast_shapes, _broadcast_to
 
 
 # -- reductions ----------------------------------------------------------------
+# The shared descriptions of the reductions' parameters, in the order their
+# docstrings list them (None: only with a description of the function's own).
+_ARGS = {
+    "a": "the input array.",
+    "axis": "the axis or tuple of axes to reduce; None (default) reduces all axes.",
+    "dtype": "the accumulation and result dtype (default: see below).",
+    "out": "must be None.",
+    "ddof": "the delta degrees of freedom.",
+    "initial": "a scalar combined into every reduction (required for empty reductions of max/min).",
+    "where": "a boolean mask of the elements to include.",
+    "promote_integers": None,
+    "mean": "a precomputed mean.",
+    "keepdims": "if true, reduced axes stay as size-1 axes.",
+}
+
+
+def _doc(summary, note="", **texts):
+    """Decorator giving a reduction its docstring: `summary`, an Args section of the
+    function's parameters described in `_ARGS` (`texts` overrides a description), and
+    `note`."""
+
+    def set_doc(fn):
+        params = _inspect.signature(fn).parameters
+        args = [f"  {p}: {t}" for p, t in {**_ARGS, **texts}.items() if p in params and t]
+        fn.__doc__ = "\n\n".join([summary, "Args:\n" + "\n".join(args)] + ([note] if note else []))
+        return fn
+
+    return set_doc
+
 
 def _reduce_prep(a, axis, where_):
     (a,) = _promote(a)
@@ -71,8 +101,8 @@ def _accumulation_operand(a, name, dtype, promote_integers, bool_as_int=False):
 
 
 def _bool_reduction(kind, a, axis, keepdims, initial, where):
-    """sum (kind 'or') / prod (kind 'and') with dtype=bool: logical reductions
-    of the truth values, as JAX."""
+    """any, and sum with dtype=bool (kind 'or') / all, and prod with dtype=bool
+    (kind 'and'): logical reductions of the truth values, as JAX."""
     a, av, axes, w = _reduce_prep(a, axis, where)
     b = _to_bool(a)
     if w is not None:
@@ -180,68 +210,29 @@ def _minmax(kind, a, axis, keepdims, initial, where):
     return _finish(res, av, axes, keepdims)
 
 
+@_doc("Maximum of the elements of ``a`` over the given axes (NaN propagates).", note="Also exported as ``jnp.amax``.")
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Maximum of the elements of ``a`` over the given axes (NaN propagates).
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      initial: a scalar combined into every reduction (required for empty reductions of max/min).
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    Also exported as ``jnp.amax``.
-    """
     return _minmax("max", a, axis, keepdims, initial, where)
 
 
+@_doc("Minimum of the elements of ``a`` over the given axes (NaN propagates).", note="Also exported as ``jnp.amin``.")
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Minimum of the elements of ``a`` over the given axes (NaN propagates).
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      initial: a scalar combined into every reduction (required for empty reductions of max/min).
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    Also exported as ``jnp.amin``.
-    """
     return _minmax("min", a, axis, keepdims, initial, where)
 
 
 amax, amin = max, min
 
 
+@_doc("Range (maximum minus minimum) of the elements of ``a`` over the given axes.")
 def ptp(a, axis=None, out=None, keepdims=False):
-    """Range (maximum minus minimum) of the elements of ``a`` over the given axes.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 
+@_doc("Product of the elements of ``a`` over the given axes.",
+      note="``dtype=bool`` gives a logical and. Also exported as ``jnp.product``.",
+      initial="a scalar multiplied into every result.",
+      promote_integers="if true (default), small integer inputs accumulate in the default int dtype.")
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
-    """Product of the elements of ``a`` over the given axes.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      initial: a scalar multiplied into every result.
-      where: a boolean mask of the elements to include.
-      promote_integers: if true (default), small integer inputs accumulate in the default int dtype.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    ``dtype=bool`` gives a logical and. Also exported as ``jnp.product``.
-    """
     _check_where(where, "prod")
     if dtype is not None and _name(dtype) == "bool":
         return _bool_reduction("and", a, axis, keepdims, initial, where)
@@ -259,58 +250,25 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 product = prod
 
 
+@_doc("Whether any element of ``a`` over the given axes is true (nonzero); a boolean array.",
+      note="Also exported as ``jnp.sometrue``.")
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
-    """Whether any element of ``a`` over the given axes is true (nonzero); a boolean array.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    Also exported as ``jnp.sometrue``.
-    """
     _check_where(where, "any")
-    a, av, axes, w = _reduce_prep(a, axis, where)
-    b = _to_bool(a)
-    if w is not None:
-        b = _and(b, w)
-    res = lax.reduce_or(b, axes)
-    return _finish(res, av, axes, keepdims)
+    return _bool_reduction("or", a, axis, keepdims, None, where)
 
 
+@_doc("Whether every element of ``a`` over the given axes is true (nonzero); a boolean array.",
+      note="Also exported as ``jnp.alltrue``.")
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
-    """Whether every element of ``a`` over the given axes is true (nonzero); a boolean array.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    Also exported as ``jnp.alltrue``.
-    """
     _check_where(where, "all")
-    a, av, axes, w = _reduce_prep(a, axis, where)
-    b = _to_bool(a)
-    if w is not None:
-        b = _or(b, _not(w))
-    return _finish(lax.reduce_and(b, axes), av, axes, keepdims)
+    return _bool_reduction("and", a, axis, keepdims, None, where)
 
 
 alltrue, sometrue = all, any
 
 
+@_doc("Number of nonzero elements of ``a`` over the given axes (default int dtype).")
 def count_nonzero(a, axis=None, keepdims=False):
-    """Number of nonzero elements of ``a`` over the given axes (default int dtype).
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     return sum(_to_bool(_arr(a)), axis=axis, keepdims=keepdims, dtype=_dt.default_int_name())
 
 
@@ -366,21 +324,14 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _finish(res, av, axes, keepdims)
 
 
+# What the docstrings of var and std add to `_ARGS`.
+_MOMENT_DOC = dict(note="The result is NaN where ``ddof >= N``.",
+                   ddof="the delta degrees of freedom (``correction`` is the Array API name for it).")
+
+
+@_doc("Variance of the elements of ``a`` over the given axes: ``sum((a - mean)**2) / (N - ddof)``.",
+      mean="a precomputed mean (with ``keepdims=True`` shape) to use.", **_MOMENT_DOC)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
-    """Variance of the elements of ``a`` over the given axes: ``sum((a - mean)**2) / (N - ddof)``.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      ddof: the delta degrees of freedom (``correction`` is the Array API name for it).
-      where: a boolean mask of the elements to include.
-      mean: a precomputed mean (with ``keepdims=True`` shape) to use.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    The result is NaN where ``ddof >= N``.
-    """
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -417,21 +368,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return _finish(res, av, axes, keepdims)
 
 
+@_doc("Standard deviation (square root of ``var``) of the elements of ``a`` over the given axes.",
+      mean="a precomputed mean to use.", **_MOMENT_DOC)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
-    """Standard deviation (square root of ``var``) of the elements of ``a`` over the given axes.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      ddof: the delta degrees of freedom (``correction`` is the Array API name for it).
-      where: a boolean mask of the elements to include.
-      mean: a precomputed mean to use.
-      keepdims: if true, reduced axes stay as size-1 axes.
-
-    The result is NaN where ``ddof >= N``.
-    """
     _check_where(where, "std")
     return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean,
                     correction=correction))
@@ -501,34 +440,14 @@ def _nan_as(a, fill, where, name):
     return _where(isnan(a), fill, a) if _is_inexact(a) else a
 
 
+@_doc("Sum over the given axes, treating NaN as zero.")
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Sum over the given axes, treating NaN as zero.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      initial: a scalar combined into every reduction (required for empty reductions of max/min).
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     a = _nan_as(a, 0.0, where, "nansum")
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
 
+@_doc("Product over the given axes, treating NaN as one.")
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """Product over the given axes, treating NaN as one.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      initial: a scalar combined into every reduction (required for empty reductions of max/min).
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     a = _nan_as(a, 1.0, where, "nanprod")
     return prod(a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where)
 
@@ -545,32 +464,14 @@ def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
     return _where(all_nan, _np.nan, res)
 
 
+@_doc("Maximum over the given axes, ignoring NaN (NaN for an all-NaN slice, or ``initial`` if given).")
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Maximum over the given axes, ignoring NaN (NaN for an all-NaN slice, or ``initial`` if given).
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      initial: a scalar combined into every reduction (required for empty reductions of max/min).
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     _check_where(where, "nanmax")
     return _nan_extremum(max, -_np.inf, a, axis, keepdims, initial, where)
 
 
+@_doc("Minimum over the given axes, ignoring NaN (NaN for an all-NaN slice, or ``initial`` if given).")
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """Minimum over the given axes, ignoring NaN (NaN for an all-NaN slice, or ``initial`` if given).
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      out: must be None.
-      initial: a scalar combined into every reduction (required for empty reductions of max/min).
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     _check_where(where, "nanmin")
     return _nan_extremum(min, _np.inf, a, axis, keepdims, initial, where)
 
@@ -583,17 +484,8 @@ def _not_nan(a, where):
     return ok
 
 
+@_doc("Mean over the given axes of the elements that are not NaN.")
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    """Mean over the given axes of the elements that are not NaN.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      where: a boolean mask of the elements to include.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     _check_where(where, "nanmean")
     a = _arr(a)
     if not _is_inexact(a):
@@ -601,19 +493,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=_not_nan(a, where))
 
 
+@_doc("Variance over the given axes of the elements that are not NaN.")
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
-    """Variance over the given axes of the elements that are not NaN.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      ddof: the delta degrees of freedom.
-      where: a boolean mask of the elements to include.
-      mean: a precomputed mean.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     _check_where(where, "nanvar")
     a = _arr(a)
     if not _is_inexact(a):
@@ -622,19 +503,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok, mean=mean)
 
 
+@_doc("Standard deviation over the given axes of the elements that are not NaN.")
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
-    """Standard deviation over the given axes of the elements that are not NaN.
-
-    Args:
-      a: the input array.
-      axis: the axis or tuple of axes to reduce; None (default) reduces all axes.
-      dtype: the accumulation and result dtype (default: see below).
-      out: must be None.
-      ddof: the delta degrees of freedom.
-      where: a boolean mask of the elements to include.
-      mean: a precomputed mean.
-      keepdims: if true, reduced axes stay as size-1 axes.
-    """
     _check_where(where, "nanstd")
     return sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean))
 

@@ -233,54 +233,36 @@ radians, degrees = deg2rad, rad2deg
 
 # -- floating-point classification ---------------------------------------------
 
-def _complex_parts_any(fn, a):
-    """`fn(real(a)) | fn(imag(a))` for complex `a` (NumPy's isnan/isinf), else None."""
-    if not _dt.is_complex_name(_aval(a).dtype_name):
-        return None
-    return lax.bitwise_or(fn(lax.real(a)), fn(lax.imag(a)))
+def _float_test(x, test, parts=None, other=False):
+    """The boolean `test(a)` of a float array ``x``; `other` everywhere for an integer or
+    boolean one; for a complex one, `parts(test(real), test(imag))` when `parts` is given
+    (NumPy's isnan/isinf/isfinite)."""
+    a = _arr(x)
+    if parts is not None and _dt.is_complex_name(_aval(a).dtype_name):
+        return parts(test(lax.real(a)), test(lax.imag(a)))
+    if not _is_float(a):
+        return full(_aval(a).shape, other, "bool")
+    return test(a)
 
 
 def isnan(x, /):
-    a = _arr(x)
-    parts = _complex_parts_any(isnan, a)
-    if parts is not None:
-        return parts
-    if not _is_float(a):
-        return full(_aval(a).shape, False, "bool")
-    return lax.ne(a, a)
+    return _float_test(x, lambda a: lax.ne(a, a), lax.bitwise_or)
 
 
 def isinf(x, /):
-    a = _arr(x)
-    parts = _complex_parts_any(isinf, a)
-    if parts is not None:
-        return parts
-    if not _is_float(a):
-        return full(_aval(a).shape, False, "bool")
-    return lax.eq(lax.abs(a), _np.inf)
+    return _float_test(x, lambda a: lax.eq(lax.abs(a), _np.inf), lax.bitwise_or)
 
 
 def isposinf(x, /):
-    a = _arr(x)
-    if not _is_float(a):
-        return full(_aval(a).shape, False, "bool")
-    return lax.eq(a, _np.inf)
+    return _float_test(x, lambda a: lax.eq(a, _np.inf))
 
 
 def isneginf(x, /):
-    a = _arr(x)
-    if not _is_float(a):
-        return full(_aval(a).shape, False, "bool")
-    return lax.eq(a, -_np.inf)
+    return _float_test(x, lambda a: lax.eq(a, -_np.inf))
 
 
 def isfinite(x, /):
-    a = _arr(x)
-    if _dt.is_complex_name(_aval(a).dtype_name):
-        return lax.bitwise_and(lax.is_finite(lax.real(a)), lax.is_finite(lax.imag(a)))
-    if not _is_float(a):
-        return full(_aval(a).shape, True, "bool")
-    return lax.is_finite(a)
+    return _float_test(x, lax.is_finite, lax.bitwise_and, other=True)
 
 
 def signbit(x, /):

@@ -11,6 +11,7 @@
 use super::batch::elementwise_rule;
 use super::family::{emit1, operands, unary_kernel};
 use super::family::{BatchOut, Family, JvpOut, Operand, TransposeOut};
+use super::jvp::jvp_linear;
 use super::kernel::complex as kernels;
 use super::shape::elementwise_shape;
 use super::transpose::{single_ct, unbroadcast};
@@ -84,22 +85,6 @@ fn make_complex(b: &mut Builder, re: Option<Atom>, im: Option<Atom>) -> Result<A
     emit1(b, MakeComplex, parts)
 }
 
-/// The shared JVP of the linear one-operand part primitives.
-fn part_jvp<F: Family + Clone>(
-    family: &F, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
-) -> JvpOut
-where
-    Primitive: From<F>,
-{
-    let [t] = operands::<_, 1>(family.name(), ts)?;
-    let z = emit1(b, family.clone(), xs.to_vec())?;
-    let tz = match t {
-        Some(t) => Some(emit1(b, family.clone(), vec![t.clone()])?),
-        None => None,
-    };
-    Ok((vec![z], vec![tz]))
-}
-
 /// The tangent of `y = abs(x)` for complex `x` (JAX's rule):
 /// `real(t * conj(x) / y)`, with `y` replaced by 1 where it is zero.
 pub(super) fn abs_tangent(
@@ -118,66 +103,58 @@ pub(super) fn abs_tangent(
     emit1(b, Real, vec![m])
 }
 
-impl Family for Real {
-    crate::family_identity!(unit: REAL);
-
-    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        part_aval(REAL, ins)
-    }
-
-    fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        unary_kernel(REAL, args, outs, |x| kernels::part(REAL, x.buffer()))
-    }
-
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        part_jvp(self, b, xs, ts)
-    }
-
-    /// `complex(ct, 0)`.
-    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
-        let Some(ct) = single_ct(REAL, cts)? else {
-            return Ok(vec![None; ops.len()]);
-        };
-        Ok(vec![Some(make_complex(b, Some(ct), None)?)])
-    }
-
-    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
-        elementwise_rule(&Primitive::Real(*self), b, ins, dims, n)
-    }
+/// The transpose of `real`: `complex(ct, 0)`.
+fn real_transpose(b: &mut Builder, ct: Atom) -> Result<Atom> {
+    make_complex(b, Some(ct), None)
 }
 
-impl Family for Imag {
-    crate::family_identity!(unit: IMAG);
-
-    fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
-        part_aval(IMAG, ins)
-    }
-
-    fn kernel(
-        &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
-    ) -> Result<Vec<HostArray>> {
-        unary_kernel(IMAG, args, outs, |x| kernels::part(IMAG, x.buffer()))
-    }
-
-    fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        part_jvp(self, b, xs, ts)
-    }
-
-    /// `complex(0, -ct)`.
-    fn transpose(&self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand]) -> TransposeOut {
-        let Some(ct) = single_ct(IMAG, cts)? else {
-            return Ok(vec![None; ops.len()]);
-        };
-        let neg = b.unary(UnaryOp::Neg, ct)?;
-        Ok(vec![Some(make_complex(b, None, Some(neg))?)])
-    }
-
-    fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
-        elementwise_rule(&Primitive::Imag(*self), b, ins, dims, n)
-    }
+/// The transpose of `imag`: `complex(0, -ct)`.
+fn imag_transpose(b: &mut Builder, ct: Atom) -> Result<Atom> {
+    let neg = b.unary(UnaryOp::Neg, ct)?;
+    make_complex(b, None, Some(neg))
 }
+
+/// The [`Family`] of a part primitive (`real`, `imag`): unit type `$ty`,
+/// name `$name`, variant `Primitive::$ty`, cotangent rule `$transpose`.
+macro_rules! part_family {
+    ($ty:ident, $name:ident, $transpose:ident) => {
+        impl Family for $ty {
+            crate::family_identity!(unit: $name);
+
+            fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+                part_aval($name, ins)
+            }
+
+            fn kernel(
+                &self, _ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
+            ) -> Result<Vec<HostArray>> {
+                unary_kernel($name, args, outs, |x| kernels::part($name, x.buffer()))
+            }
+
+            fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
+                jvp_linear(self, b, xs, ts)
+            }
+
+            fn transpose(
+                &self, b: &mut Builder, cts: &[Option<Atom>], ops: &[Operand],
+            ) -> TransposeOut {
+                let Some(ct) = single_ct($name, cts)? else {
+                    return Ok(vec![None; ops.len()]);
+                };
+                Ok(vec![Some($transpose(b, ct)?)])
+            }
+
+            fn batch(
+                &self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
+            ) -> BatchOut {
+                elementwise_rule(&Primitive::$ty(*self), b, ins, dims, n)
+            }
+        }
+    };
+}
+
+part_family!(Real, REAL, real_transpose);
+part_family!(Imag, IMAG, imag_transpose);
 
 impl Family for Conj {
     crate::family_identity!(
@@ -212,7 +189,7 @@ impl Family for Conj {
     }
 
     fn jvp(&self, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>]) -> JvpOut {
-        part_jvp(self, b, xs, ts)
+        jvp_linear(self, b, xs, ts)
     }
 
     /// `conj(ct)` for a complex operand, `real(ct)` for a real one.

@@ -46,17 +46,12 @@ pub struct Group {
     pub members: Vec<usize>,
 }
 
-/// The output aval of an equation that can join a group.
-fn fusable_output<'a>(jx: &'a Jaxpr, eqn: &Eqn) -> Option<&'a Aval> {
-    let [out] = eqn.outputs.as_slice() else {
-        return None;
-    };
-    let aval = jx.aval(*out).ok()?;
-    if !plain_dtype(aval.dtype) {
-        return None;
-    }
-    let elementwise = matches!(
-        eqn.prim,
+/// Whether `prim` computes each output element from the operand elements
+/// at its own index alone (rank-0 operands broadcast): the primitives a
+/// fused pass, and a generated CUDA kernel, evaluate element by element.
+pub fn is_elementwise(prim: &Primitive) -> bool {
+    matches!(
+        prim,
         Primitive::Unary(_)
             | Primitive::Binary(_)
             | Primitive::Compare(_)
@@ -66,8 +61,19 @@ fn fusable_output<'a>(jx: &'a Jaxpr, eqn: &Eqn) -> Option<&'a Aval> {
             | Primitive::Clamp(Clamp)
             | Primitive::IsFinite(IsFinite)
             | Primitive::Round(Round { .. })
-    );
-    let ok = if elementwise {
+    )
+}
+
+/// The output aval of an equation that can join a group.
+fn fusable_output<'a>(jx: &'a Jaxpr, eqn: &Eqn) -> Option<&'a Aval> {
+    let [out] = eqn.outputs.as_slice() else {
+        return None;
+    };
+    let aval = jx.aval(*out).ok()?;
+    if !plain_dtype(aval.dtype) {
+        return None;
+    }
+    let ok = if is_elementwise(&eqn.prim) {
         eqn.inputs.iter().all(|a| match operand_aval(jx, a) {
             Some(x) => plain_dtype(x.dtype) && (x.shape == aval.shape || x.shape.is_empty()),
             None => false,

@@ -197,16 +197,10 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
         Primitive::IntegerPow(IntegerPow { y }) if y.unsigned_abs() > 64 => {
             Lowering::HostFallback("integer_pow with |y| > 64")
         }
-        Primitive::Compare(_)
-        | Primitive::IntegerPow(IntegerPow { .. })
-        | Primitive::SelectN(SelectN)
-        | Primitive::ConvertElementType(ConvertElementType { .. })
-        | Primitive::Clamp(Clamp)
-        | Primitive::IsFinite(IsFinite)
-        | Primitive::Round(Round { .. })
-        | Primitive::BroadcastInDim(BroadcastInDim { .. })
+        Primitive::BroadcastInDim(BroadcastInDim { .. })
         | Primitive::Reshape(Reshape { .. })
         | Primitive::Squeeze(Squeeze { .. }) => Lowering::Kernel,
+        p if fusion::is_elementwise(p) => Lowering::Kernel,
         _ => Lowering::HostFallback("not an elementwise primitive"),
     }
 }

@@ -80,6 +80,26 @@ fn naive(x: &[C64], batch: usize, dims: &[usize], inverse: bool) -> Vec<C64> {
     data
 }
 
+/// [`naive`], scaled by `1/prod(dims)` for the inverse (the kernels'
+/// normalization).
+fn naive_normalized(x: &[C64], batch: usize, dims: &[usize], inverse: bool) -> Vec<C64> {
+    let mut want = naive(x, batch, dims, inverse);
+    if inverse {
+        let size = dims.iter().product::<usize>() as f64;
+        want.iter_mut().for_each(|v| *v /= size);
+    }
+    want
+}
+
+/// The largest absolute difference of two real vectors.
+fn max_abs_err(got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0, f64::max)
+}
+
 fn max_rel_err(got: &[C64], want: &[C64]) -> f64 {
     assert_eq!(got.len(), want.len());
     let scale = want.iter().map(|v| v.norm()).fold(1e-300, f64::max);
@@ -108,10 +128,7 @@ fn complex_matches_naive_dft_f64_and_f32() {
         let batch = 3;
         let x = complex_values(batch * n, n as u64);
         for inverse in [false, true] {
-            let mut want = naive(&x, batch, &[n], inverse);
-            if inverse {
-                want.iter_mut().for_each(|v| *v /= n as f64);
-            }
+            let want = naive_normalized(&x, batch, &[n], inverse);
             let mut got = x.clone();
             c2c(&mut got, batch, &[n], inverse, true).unwrap();
             assert!(
@@ -174,10 +191,7 @@ fn multi_dimensional_matches_naive() {
         let size: usize = dims.iter().product();
         let x = complex_values(batch * size, size as u64 + 7);
         for inverse in [false, true] {
-            let mut want = naive(&x, batch, dims, inverse);
-            if inverse {
-                want.iter_mut().for_each(|v| *v /= size as f64);
-            }
+            let want = naive_normalized(&x, batch, dims, inverse);
             let mut got = x.clone();
             c2c(&mut got, batch, dims, inverse, true).unwrap();
             assert!(
@@ -195,22 +209,27 @@ fn half_of(full: &[C64], n: usize) -> Vec<C64> {
         .collect()
 }
 
+/// The shapes of the real-transform tests: odd and even last axes, small
+/// and large primes, one to three axes.
+const REAL_SHAPES: &[&[usize]] = &[
+    &[1],
+    &[2],
+    &[3],
+    &[7],
+    &[8],
+    &[9],
+    &[16],
+    &[97],
+    &[100],
+    &[1009],
+    &[4, 6],
+    &[5, 7],
+    &[3, 4, 5],
+];
+
 #[test]
 fn real_forward_matches_naive() {
-    let shapes: &[&[usize]] = &[
-        &[1],
-        &[2],
-        &[3],
-        &[7],
-        &[16],
-        &[97],
-        &[100],
-        &[1009],
-        &[4, 6],
-        &[5, 7],
-        &[3, 4, 5],
-    ];
-    for dims in shapes {
+    for dims in REAL_SHAPES {
         let batch = 3;
         let size: usize = dims.iter().product();
         let x = values(batch * size, size as u64);
@@ -228,20 +247,7 @@ fn real_forward_matches_naive() {
 
 #[test]
 fn real_inverse_matches_naive_and_ignores_edge_imaginary_parts() {
-    let shapes: &[&[usize]] = &[
-        &[1],
-        &[2],
-        &[3],
-        &[8],
-        &[9],
-        &[97],
-        &[100],
-        &[1009],
-        &[4, 6],
-        &[5, 7],
-        &[3, 4, 5],
-    ];
-    for dims in shapes {
+    for dims in REAL_SHAPES {
         let batch = 2;
         let size: usize = dims.iter().product();
         let n = *dims.last().unwrap();
@@ -251,11 +257,7 @@ fn real_inverse_matches_naive_and_ignores_edge_imaginary_parts() {
         let mut half = half_of(&naive(&xc, batch, dims, false), n);
         let mut got = vec![0.0; x.len()];
         c2r(&half, batch, dims, &mut got, true).unwrap();
-        let err = got
-            .iter()
-            .zip(&x)
-            .map(|(g, w)| (g - w).abs())
-            .fold(0.0, f64::max);
+        let err = max_abs_err(&got, &x);
         assert!(err < 1e-13, "{dims:?}: {err}");
         // Imaginary parts at the zero and Nyquist frequencies of the last
         // axis are ignored.
@@ -287,11 +289,7 @@ fn round_trips_recover_the_input() {
         r2c(&r, 2, &[n], &mut spec, true).unwrap();
         let mut back = vec![0.0; 2 * n];
         c2r(&spec, 2, &[n], &mut back, true).unwrap();
-        let err = back
-            .iter()
-            .zip(&r)
-            .map(|(g, w)| (g - w).abs())
-            .fold(0.0, f64::max);
+        let err = max_abs_err(&back, &r);
         assert!(err < 1e-14, "real n={n}: {err}");
     }
 }

@@ -231,17 +231,65 @@ pub fn c2c<T: FftFloat>(
     c2c_axes(data, lengths, lengths.len(), inverse, scale, parallel)
 }
 
-/// The lengths before the last one, the last one, and the dims of the
-/// half spectrum (`lengths` with the last replaced by `n / 2 + 1`).
-fn split_real(lengths: &[usize]) -> Result<(&[usize], usize, Vec<usize>)> {
-    let Some((&last, lead)) = lengths.split_last() else {
-        return Err(Error::InvalidArgument(
-            "real FFT: at least one FFT length is needed".into(),
-        ));
-    };
-    let mut half = lead.to_vec();
-    half.push(half_len(last));
-    Ok((lead, last, half))
+/// The layout of a real transform over the trailing axes `lengths` of
+/// `batch` rows.
+struct RealLayout<'a> {
+    /// The lengths before the last one (complex transforms).
+    lead: &'a [usize],
+    /// The real length of the last axis.
+    n: usize,
+    /// Its complex length, `n / 2 + 1`.
+    m: usize,
+    /// The dims of the half spectrum (`lengths` with the last replaced by `m`).
+    half: Vec<usize>,
+    /// Reals (`rows * n`) and frequencies (`rows * m`) per task.
+    real_chunk: usize,
+    half_chunk: usize,
+}
+
+impl<'a> RealLayout<'a> {
+    /// The layout, after checking the lengths of the `input` and `output`
+    /// buffers of the transform `what`: reals in and the half spectrum out
+    /// when `forward`, the other way round otherwise.
+    fn new(
+        what: &str, forward: bool, lengths: &'a [usize], batch: usize, input: usize, output: usize,
+    ) -> Result<Self> {
+        let Some((&n, lead)) = lengths.split_last() else {
+            return Err(Error::InvalidArgument(
+                "real FFT: at least one FFT length is needed".into(),
+            ));
+        };
+        let m = half_len(n);
+        let mut half = lead.to_vec();
+        half.push(m);
+        let (real, spectrum) = (elements(batch, lengths)?, elements(batch, &half)?);
+        let wants = if forward {
+            [real, spectrum]
+        } else {
+            [spectrum, real]
+        };
+        for ((got, side), want) in [(input, "input"), (output, "output")]
+            .into_iter()
+            .zip(wants)
+        {
+            if got != want {
+                return Err(bad_buffer(&format!("{what} {side}"), got, want));
+            }
+        }
+        let rows = rows_per_task(n);
+        let chunk = |len: usize| {
+            rows.checked_mul(len)
+                .ok_or_else(|| overflow("fft task", format!("{lengths:?}")))
+        };
+        Ok(RealLayout {
+            lead,
+            n,
+            m,
+            real_chunk: chunk(n)?,
+            half_chunk: chunk(m)?,
+            half,
+        })
+    }
 }
 
 /// Real-to-complex FFT over the trailing axes `lengths` of `input` (`batch`
@@ -250,31 +298,16 @@ fn split_real(lengths: &[usize]) -> Result<(&[usize], usize, Vec<usize>)> {
 pub fn r2c<T: FftFloat>(
     input: &[T], batch: usize, lengths: &[usize], out: &mut [Complex<T>], parallel: bool,
 ) -> Result<()> {
-    let (lead, n, half) = split_real(lengths)?;
-    let (want_in, want_out) = (elements(batch, lengths)?, elements(batch, &half)?);
-    if input.len() != want_in {
-        return Err(bad_buffer("rfft input", input.len(), want_in));
-    }
-    if out.len() != want_out {
-        return Err(bad_buffer("rfft output", out.len(), want_out));
-    }
+    let layout = RealLayout::new("rfft", true, lengths, batch, input.len(), out.len())?;
+    let RealLayout { n, m, .. } = layout;
     if n == 0 || out.is_empty() {
         out.fill(zero());
         return Ok(());
     }
-    let m = half_len(n);
     let plan = T::plans().real_forward(n);
-    let rows = rows_per_task(n);
-    let detail = || format!("{lengths:?}");
-    let in_chunk = rows
-        .checked_mul(n)
-        .ok_or_else(|| overflow("fft task", detail()))?;
-    let out_chunk = rows
-        .checked_mul(m)
-        .ok_or_else(|| overflow("fft task", detail()))?;
     let par = parallel && out.len() >= PARALLEL_MIN;
-    each_chunk(out, out_chunk, par, |i, ochunk| {
-        let ichunk = input.chunks(in_chunk).nth(i).unwrap_or(&[]);
+    each_chunk(out, layout.half_chunk, par, |i, ochunk| {
+        let ichunk = input.chunks(layout.real_chunk).nth(i).unwrap_or(&[]);
         let mut row = vec![T::zero(); n];
         let mut scratch = plan.make_scratch_vec();
         for (irow, orow) in ichunk.chunks_exact(n).zip(ochunk.chunks_exact_mut(m)) {
@@ -284,7 +317,7 @@ pub fn r2c<T: FftFloat>(
         }
         Ok(())
     })?;
-    c2c_axes(out, &half, lead.len(), false, None, parallel)
+    c2c_axes(out, &layout.half, layout.lead.len(), false, None, parallel)
 }
 
 /// Complex-to-real FFT: `input` holds `batch` rows of the half spectrum
@@ -295,18 +328,11 @@ pub fn r2c<T: FftFloat>(
 pub fn c2r<T: FftFloat>(
     input: &[Complex<T>], batch: usize, lengths: &[usize], out: &mut [T], parallel: bool,
 ) -> Result<()> {
-    let (lead, n, half) = split_real(lengths)?;
-    let (want_in, want_out) = (elements(batch, &half)?, elements(batch, lengths)?);
-    if input.len() != want_in {
-        return Err(bad_buffer("irfft input", input.len(), want_in));
-    }
-    if out.len() != want_out {
-        return Err(bad_buffer("irfft output", out.len(), want_out));
-    }
+    let layout = RealLayout::new("irfft", false, lengths, batch, input.len(), out.len())?;
+    let RealLayout { lead, n, m, .. } = layout;
     if out.is_empty() {
         return Ok(());
     }
-    let m = half_len(n);
     // The leading axes are inverse complex transforms of the half spectrum.
     let work;
     let spectrum: &[Complex<T>] = if lead.is_empty() {
@@ -314,24 +340,16 @@ pub fn c2r<T: FftFloat>(
     } else {
         let mut w = filled("irfft", zero::<T>(), input.len())?;
         w.copy_from_slice(input);
-        c2c_axes(&mut w, &half, lead.len(), true, None, parallel)?;
+        c2c_axes(&mut w, &layout.half, lead.len(), true, None, parallel)?;
         work = w;
         &work
     };
     let scale = inverse_scale::<T>(checked_size(lengths)?)?;
     let plan = T::plans().real_inverse(n);
-    let rows = rows_per_task(n);
-    let detail = || format!("{lengths:?}");
-    let in_chunk = rows
-        .checked_mul(m)
-        .ok_or_else(|| overflow("fft task", detail()))?;
-    let out_chunk = rows
-        .checked_mul(n)
-        .ok_or_else(|| overflow("fft task", detail()))?;
     let par = parallel && out.len() >= PARALLEL_MIN;
     let even = n.is_multiple_of(2);
-    each_chunk(out, out_chunk, par, |i, ochunk| {
-        let ichunk = spectrum.chunks(in_chunk).nth(i).unwrap_or(&[]);
+    each_chunk(out, layout.real_chunk, par, |i, ochunk| {
+        let ichunk = spectrum.chunks(layout.half_chunk).nth(i).unwrap_or(&[]);
         let mut row = vec![zero::<T>(); m];
         let mut scratch = plan.make_scratch_vec();
         for (irow, orow) in ichunk.chunks_exact(m).zip(ochunk.chunks_exact_mut(n)) {

@@ -38,6 +38,7 @@ mod rules;
 
 pub use kernels::{c2c, c2r, half_len, r2c};
 pub use plans::FftFloat;
+use rustfft::num_complex::Complex;
 
 /// `jax.lax.FftType`: which transform (its integer value is JAX's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -229,6 +230,39 @@ fn zeros<E: Clone>(what: &str, dtype: DType, zero: E, n: usize) -> Result<Vec<E>
     crate::array::budget::filled(what, dtype, zero, n)
 }
 
+/// One kernel call: `batch` rows transformed over the trailing `lengths`,
+/// into `n_out` elements.
+struct Job<'a> {
+    batch: usize,
+    lengths: &'a [usize],
+    parallel: bool,
+    n_out: usize,
+}
+
+impl Job<'_> {
+    /// `FFT` / `IFFT` of a copy of `v`.
+    fn c2c<T: FftFloat>(&self, v: &[Complex<T>], inverse: bool) -> Result<Vec<Complex<T>>> {
+        let mut data = v.to_vec();
+        c2c(&mut data, self.batch, self.lengths, inverse, self.parallel)?;
+        Ok(data)
+    }
+
+    /// `RFFT` of `v` into a new buffer of complex dtype `dtype`.
+    fn r2c<T: FftFloat>(&self, v: &[T], dtype: DType) -> Result<Vec<Complex<T>>> {
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut o = zeros(NAME, dtype, zero, self.n_out)?;
+        r2c(v, self.batch, self.lengths, &mut o, self.parallel)?;
+        Ok(o)
+    }
+
+    /// `IRFFT` of `v` into a new buffer of float dtype `dtype`.
+    fn c2r<T: FftFloat>(&self, v: &[Complex<T>], dtype: DType) -> Result<Vec<T>> {
+        let mut o = zeros(NAME, dtype, T::zero(), self.n_out)?;
+        c2r(v, self.batch, self.lengths, &mut o, self.parallel)?;
+        Ok(o)
+    }
+}
+
 impl Family for FftParams {
     crate::family_identity!(
         "fft",
@@ -250,52 +284,24 @@ impl Family for FftParams {
     ) -> Result<Vec<HostArray>> {
         let out = single_out(NAME, outs)?;
         let [x] = operands::<_, 1>(NAME, args)?;
-        let batch = self.batch_of(x)?;
-        let lengths = &self.fft_lengths;
-        let parallel = ctx.partitions(usize::MAX) > 1;
-        let n_out = checked_size(&out.shape)?;
+        let job = Job {
+            batch: self.batch_of(x)?,
+            lengths: &self.fft_lengths,
+            parallel: ctx.partitions(usize::MAX) > 1,
+            n_out: checked_size(&out.shape)?,
+        };
         let inverse = self.fft_type == FftType::Ifft;
         let buf = match (self.fft_type, x.buffer()) {
             (FftType::Fft | FftType::Ifft, Buffer::C64(v)) => {
-                let mut data = v.to_vec();
-                c2c(&mut data, batch, lengths, inverse, parallel)?;
-                Buffer::C64(data.into())
+                Buffer::C64(job.c2c(v, inverse)?.into())
             }
             (FftType::Fft | FftType::Ifft, Buffer::C128(v)) => {
-                let mut data = v.to_vec();
-                c2c(&mut data, batch, lengths, inverse, parallel)?;
-                Buffer::C128(data.into())
+                Buffer::C128(job.c2c(v, inverse)?.into())
             }
-            (FftType::Rfft, Buffer::F32(v)) => {
-                let mut o = zeros(
-                    NAME,
-                    DType::C64,
-                    rustfft::num_complex::Complex::new(0.0, 0.0),
-                    n_out,
-                )?;
-                r2c(v, batch, lengths, &mut o, parallel)?;
-                Buffer::C64(o.into())
-            }
-            (FftType::Rfft, Buffer::F64(v)) => {
-                let mut o = zeros(
-                    NAME,
-                    DType::C128,
-                    rustfft::num_complex::Complex::new(0.0, 0.0),
-                    n_out,
-                )?;
-                r2c(v, batch, lengths, &mut o, parallel)?;
-                Buffer::C128(o.into())
-            }
-            (FftType::Irfft, Buffer::C64(v)) => {
-                let mut o = zeros(NAME, DType::F32, 0.0f32, n_out)?;
-                c2r(v, batch, lengths, &mut o, parallel)?;
-                Buffer::F32(o.into())
-            }
-            (FftType::Irfft, Buffer::C128(v)) => {
-                let mut o = zeros(NAME, DType::F64, 0.0f64, n_out)?;
-                c2r(v, batch, lengths, &mut o, parallel)?;
-                Buffer::F64(o.into())
-            }
+            (FftType::Rfft, Buffer::F32(v)) => Buffer::C64(job.r2c(v, DType::C64)?.into()),
+            (FftType::Rfft, Buffer::F64(v)) => Buffer::C128(job.r2c(v, DType::C128)?.into()),
+            (FftType::Irfft, Buffer::C64(v)) => Buffer::F32(job.c2r(v, DType::F32)?.into()),
+            (FftType::Irfft, Buffer::C128(v)) => Buffer::F64(job.c2r(v, DType::F64)?.into()),
             (t, other) => {
                 return Err(Error::dtype(
                     NAME,

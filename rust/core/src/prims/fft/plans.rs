@@ -74,25 +74,49 @@ type ComplexPlan<T> = Arc<dyn Fft<T>>;
 type RealForwardPlan<T> = Arc<dyn RealToComplex<T>>;
 type RealInversePlan<T> = Arc<dyn ComplexToReal<T>>;
 
-struct Plans<T: FftNum> {
+/// The planner that makes the plans of one element type, replaced after
+/// [`PLANNER_RENEWAL`] plans.
+struct Planner<T: FftNum> {
     planner: FftPlanner<T>,
     made: usize,
+}
+
+impl<T: FftNum> Planner<T> {
+    /// The planner to make one more plan with (a fresh one after
+    /// [`PLANNER_RENEWAL`] plans).
+    fn next(&mut self) -> &mut FftPlanner<T> {
+        if self.made >= PLANNER_RENEWAL {
+            self.planner = FftPlanner::new();
+            self.made = 0;
+        }
+        self.made = self.made.saturating_add(1);
+        &mut self.planner
+    }
+}
+
+struct Plans<T: FftNum> {
+    planner: Planner<T>,
     complex: Lru<(usize, bool), ComplexPlan<T>>,
     real_forward: Lru<usize, RealForwardPlan<T>>,
     real_inverse: Lru<usize, RealInversePlan<T>>,
 }
 
-impl<T: FftNum> Plans<T> {
-    /// The planner to make one more plan with (a fresh one after
-    /// [`PLANNER_RENEWAL`] plans).
-    fn planner<'a>(planner: &'a mut FftPlanner<T>, made: &mut usize) -> &'a mut FftPlanner<T> {
-        if *made >= PLANNER_RENEWAL {
-            *planner = FftPlanner::new();
-            *made = 0;
+/// The method `$name` of [`PlanCache`] giving the real plan (type `$plan`)
+/// of real length `n`, from its cache field `$name`: an `$even` plan for
+/// even `n`, an `$odd` one for odd `n`.
+macro_rules! real_plan {
+    ($(#[$doc:meta])* $name:ident, $plan:ident, $even:ident, $odd:ident) => {
+        $(#[$doc])*
+        pub fn $name(&self, n: usize) -> $plan<T> {
+            self.get(|p| (&mut p.$name, &mut p.planner), n, |p| {
+                if n.is_multiple_of(2) {
+                    Arc::new($even::new(n, p))
+                } else {
+                    Arc::new($odd::new(n, p))
+                }
+            })
         }
-        *made = made.saturating_add(1);
-        planner
-    }
+    };
 }
 
 /// The plan cache of one element type (see the module docs).
@@ -104,8 +128,10 @@ impl<T: FftNum> Default for PlanCache<T> {
     fn default() -> Self {
         PlanCache {
             inner: Mutex::new(Plans {
-                planner: FftPlanner::new(),
-                made: 0,
+                planner: Planner {
+                    planner: FftPlanner::new(),
+                    made: 0,
+                },
                 complex: Lru::new(),
                 real_forward: Lru::new(),
                 real_inverse: Lru::new(),
@@ -121,62 +147,45 @@ impl<T: FftNum> PlanCache<T> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The plan under `key` in the map `table` picks, made with the planner
+    /// by `make` when the map does not hold it.
+    fn get<K: std::hash::Hash + Eq + Copy, V: Clone>(
+        &self, table: fn(&mut Plans<T>) -> (&mut Lru<K, V>, &mut Planner<T>), key: K,
+        make: impl FnOnce(&mut FftPlanner<T>) -> V,
+    ) -> V {
+        let mut guard = self.lock();
+        let (lru, planner) = table(&mut guard);
+        lru.get_or_make(key, || make(planner.next()))
+    }
+
     /// The complex plan of length `n` (`n > 0`), unnormalized.
     pub fn complex(&self, n: usize, inverse: bool) -> ComplexPlan<T> {
-        let mut guard = self.lock();
-        let Plans {
-            planner,
-            made,
-            complex,
-            ..
-        } = &mut *guard;
-        complex.get_or_make((n, inverse), || {
-            let dir = if inverse {
-                FftDirection::Inverse
-            } else {
-                FftDirection::Forward
-            };
-            Plans::planner(planner, made).plan_fft(n, dir)
-        })
+        let dir = if inverse {
+            FftDirection::Inverse
+        } else {
+            FftDirection::Forward
+        };
+        self.get(
+            |p| (&mut p.complex, &mut p.planner),
+            (n, inverse),
+            |p| p.plan_fft(n, dir),
+        )
     }
 
-    /// The real-to-complex plan of real length `n` (`n > 0`).
-    pub fn real_forward(&self, n: usize) -> RealForwardPlan<T> {
-        let mut guard = self.lock();
-        let Plans {
-            planner,
-            made,
-            real_forward,
-            ..
-        } = &mut *guard;
-        real_forward.get_or_make(n, || {
-            let p = Plans::planner(planner, made);
-            if n.is_multiple_of(2) {
-                Arc::new(RealToComplexEven::new(n, p))
-            } else {
-                Arc::new(RealToComplexOdd::new(n, p))
-            }
-        })
-    }
-
-    /// The complex-to-real plan of real length `n` (`n > 0`).
-    pub fn real_inverse(&self, n: usize) -> RealInversePlan<T> {
-        let mut guard = self.lock();
-        let Plans {
-            planner,
-            made,
-            real_inverse,
-            ..
-        } = &mut *guard;
-        real_inverse.get_or_make(n, || {
-            let p = Plans::planner(planner, made);
-            if n.is_multiple_of(2) {
-                Arc::new(ComplexToRealEven::new(n, p))
-            } else {
-                Arc::new(ComplexToRealOdd::new(n, p))
-            }
-        })
-    }
+    real_plan!(
+        /// The real-to-complex plan of real length `n` (`n > 0`).
+        real_forward,
+        RealForwardPlan,
+        RealToComplexEven,
+        RealToComplexOdd
+    );
+    real_plan!(
+        /// The complex-to-real plan of real length `n` (`n > 0`).
+        real_inverse,
+        RealInversePlan,
+        ComplexToRealEven,
+        ComplexToRealOdd
+    );
 
     /// How many plans the cache holds now (all kinds).
     pub fn len(&self) -> usize {
@@ -200,17 +209,16 @@ pub trait FftFloat: FftNum + rustfft::num_traits::Float {
     fn plans() -> &'static PlanCache<Self>;
 }
 
-static PLANS_F32: LazyLock<PlanCache<f32>> = LazyLock::new(PlanCache::default);
-static PLANS_F64: LazyLock<PlanCache<f64>> = LazyLock::new(PlanCache::default);
-
-impl FftFloat for f32 {
-    fn plans() -> &'static PlanCache<f32> {
-        &PLANS_F32
-    }
+/// Implements [`FftFloat`] for each element type, with its own static cache.
+macro_rules! fft_float {
+    ($($t:ty),*) => {$(
+        impl FftFloat for $t {
+            fn plans() -> &'static PlanCache<$t> {
+                static PLANS: LazyLock<PlanCache<$t>> = LazyLock::new(PlanCache::default);
+                &PLANS
+            }
+        }
+    )*};
 }
 
-impl FftFloat for f64 {
-    fn plans() -> &'static PlanCache<f64> {
-        &PLANS_F64
-    }
-}
+fft_float!(f32, f64);
