@@ -157,7 +157,7 @@ def _identity_for(name, kind):
     """The identity of max (kind='max') or min (kind='min') for a dtype."""
     if name == "bool":
         return kind == "min"
-    if _dt.is_float_name(name):
+    if _dt.is_float_name(name) or _dt.is_complex_name(name):
         return -_np.inf if kind == "max" else _np.inf
     info = _np.iinfo(_np.dtype(name))
     return int(info.min) if kind == "max" else int(info.max)
@@ -488,11 +488,16 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg
 
 
+def _has_nans(a):
+    """Float or complex: the dtypes that hold NaNs (a complex one in either part)."""
+    return _is_float(a) or _dt.is_complex_name(_aval(a).dtype_name)
+
+
 def _nan_as(a, fill, where, name):
     """`a` with its NaNs replaced by `fill` (the identity of the reduction `name`)."""
     _check_where(where, name)
     a = _arr(a)
-    return _where(isnan(a), fill, a) if _is_float(a) else a
+    return _where(isnan(a), fill, a) if _has_nans(a) else a
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -530,7 +535,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
     """`reduce` (max or min) skipping NaNs (`nan_fill` stands in for them); NaN where all are NaN."""
     a = _arr(a)
-    if not _is_float(a):
+    if not _has_nans(a):
         return reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
     res = reduce(_where(isnan(a), nan_fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
     if initial is not None:  # as JAX and NumPy: all-NaN slices give `initial`
@@ -590,7 +595,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """
     _check_where(where, "nanmean")
     a = _arr(a)
-    if not _is_float(a):
+    if not _has_nans(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=_not_nan(a, where))
 
@@ -610,7 +615,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     """
     _check_where(where, "nanvar")
     a = _arr(a)
-    if not _is_float(a):
+    if not _has_nans(a):
         return var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean)
     ok = _not_nan(a, where)
     return var(_where(ok, a, 0.0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=ok, mean=mean)
@@ -806,7 +811,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum of ``a`` along ``axis``, treating NaN as zero."""
     a = _arr(a)
-    if _is_float(a):
+    if _has_nans(a):
         a = _where(isnan(a), 0.0, a)
     return cumsum(a, axis=axis, dtype=dtype)
 
@@ -814,7 +819,7 @@ def nancumsum(a, axis=None, dtype=None, out=None):
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product of ``a`` along ``axis``, treating NaN as one."""
     a = _arr(a)
-    if _is_float(a):
+    if _has_nans(a):
         a = _where(isnan(a), 1.0, a)
     return cumprod(a, axis=axis, dtype=dtype)
 
