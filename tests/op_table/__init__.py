@@ -27,7 +27,8 @@ Modules: ``_record`` (the record types, dtypes, tolerances, argument makers,
 inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``complex_ops`` (complex64/complex128
-rows and the complex-part functions), ``jnp_more``
+rows and the complex-part functions), ``complex_ordering`` (lexicographic ordering of complex
+values, the other functions JAX defines on complex operands, and JAX's errors on the rest), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
@@ -39,6 +40,7 @@ other primitives); ``errors`` (the bad inputs attached to the records).
 """
 from . import (
     complex_ops,
+    complex_ordering,
     conv,
     creation,
     dot,
@@ -98,6 +100,7 @@ _OPERATORS: tuple = (
     + lax_more.RECORDS
     + special.RECORDS
     + complex_ops.RECORDS
+    + complex_ordering.RECORDS
     + fft.RECORDS
 )
 

@@ -153,37 +153,36 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
                              f"sequence of (low, high) pairs, got {padding}") from e
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
-    name = core.get_aval(lhs).dtype_name
-    if name in _COMPLEX_PART and core.get_aval(rhs).dtype_name == name:
-        return _complex_conv(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dnums,
-                             feature_group_count, batch_group_count, preferred_element_type)
-    return conv_general_dilated_p.bind(
-        lhs, rhs, window_strides=tuple(int(s) for s in window_strides),
+    params = dict(
+        window_strides=tuple(int(s) for s in window_strides),
         padding=tuple((int(lo), int(hi)) for lo, hi in padding),
         lhs_dilation=tuple(int(d) for d in lhs_dilation),
         rhs_dilation=tuple(int(d) for d in rhs_dilation),
         dimension_numbers=tuple(tuple(int(i) for i in s) for s in dnums),
         feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
         precision=None, preferred_element_type=preferred_element_type)
+    lname, rname = core.get_aval(lhs).dtype_name, core.get_aval(rhs).dtype_name
+    if lname == rname and dtypes.is_complex_name(lname):
+        return _complex_conv(lhs, rhs, params)
+    return conv_general_dilated_p.bind(lhs, rhs, **params)
 
 
-_COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}
-
-
-def _complex_conv(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, dnums, fgc, bgc, pet):
-    """A complex convolution from four real ones (the convolution is bilinear):
-    `(a + ib) * (c + id) = (a*c - b*d) + i(a*d + b*c)`."""
+def _complex_conv(lhs, rhs, params):
+    """A complex convolution as four real ones of the parts:
+    `(a + ib) * (c + id) = (ac - bd) + i(ad + bc)` (convolution is bilinear).
+    A complex `preferred_element_type` names its parts' dtype."""
+    from . import add, sub
     from ._complex import complex as make_complex, imag, real
 
-    if pet is not None:
-        pet = _COMPLEX_PART.get(np.dtype(pet).name, pet)
+    pet = params["preferred_element_type"]
+    if pet is not None and dtypes.is_complex_name(dtypes.dtype_name(pet)):
+        params = dict(params, preferred_element_type=np.dtype(dtypes.real_dtype_name(dtypes.dtype_name(pet))))
+    a, b, c, d = real(lhs), imag(lhs), real(rhs), imag(rhs)
 
     def conv(x, y):
-        return conv_general_dilated(x, y, strides, padding, lhs_dilation, rhs_dilation, dnums,
-                                    fgc, bgc, preferred_element_type=pet)
+        return conv_general_dilated_p.bind(x, y, **params)
 
-    a, b, c, d = real(lhs), imag(lhs), real(rhs), imag(rhs)
-    return make_complex(conv(a, c) - conv(b, d), conv(a, d) + conv(b, c))
+    return make_complex(sub(conv(a, c), conv(b, d)), add(conv(a, d), conv(b, c)))
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -264,6 +263,15 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
         padding = padtype_to_pads(shape, window, window_strides, padding)
     padding = tuple((int(lo), int(hi)) for lo, hi in padding)
     kind = _monoid(computation) if single else None
+    if kind is not None and dtypes.is_complex_name(core.get_aval(first).dtype_name):
+        if kind != "add":  # the lexicographic max/min: the general fold
+            kind = None
+        elif np.asarray(init_value).item() == 0:  # a sum: the parts' sums
+            from ._complex import complex as make_complex, imag, real
+
+            return make_complex(*(reduce_window(part(first), 0, computation, window_dimensions, window_strides,
+                                                padding, base_dilation, window_dilation)
+                                  for part in (real, imag)))
     try:
         init = np.asarray(init_value).item()
     except Exception:  # a traced init value

@@ -68,7 +68,8 @@ from .._src.numpy.io import load, save, savez  # noqa: F401,E402
 
 from .._src.numpy.sorting import (  # noqa: F401
     argpartition, argsort, argwhere, bincount, flatnonzero, interp, lexsort, median, nanmedian,
-    nanpercentile, nanquantile, nonzero, partition, percentile, quantile, searchsorted, sort, where,
+    nanpercentile, nanquantile, nonzero, partition, percentile, quantile, searchsorted, sort, sort_complex,
+    where,
 )
 
 # unique

@@ -263,14 +263,26 @@ fn ordering_rules_reject_complex_with_jax_text() {
         "lt does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are \
          subtypes of integer, floating, bool."
     ));
+    let argmax = Primitive::Arg(microjax::prims::reduce::ArgReduce {
+        op: microjax::prims::ArgOp::Argmax,
+        axis: 0,
+        index_dtype: DType::I32,
+    });
+    let err = abstract_eval(&argmax, std::slice::from_ref(&c)).unwrap_err();
+    assert!(err.to_string().contains(
+        "gt does not accept dtype complex64 at position 0. Accepted dtypes at position 0 are \
+         subtypes of integer, floating, bool."
+    ));
+    let top_k = Primitive::Sort(microjax::prims::sort::SortOp::TopK { k: 1 });
+    let err = abstract_eval(&top_k, std::slice::from_ref(&c)).unwrap_err();
+    assert!(err.to_string().contains("top_k is not compatible with complex inputs."));
     for p in [
-        Primitive::Binary(BinaryOp::Max),
         Primitive::Binary(BinaryOp::Rem),
         Primitive::Unary(UnaryOp::Floor),
         Primitive::Unary(UnaryOp::Erf),
-        reduce(ReduceOp::Max, &[0]),
+        reduce(ReduceOp::And, &[0]),
     ] {
-        let ins: Vec<Aval> = if p.name() == "max" || p.name() == "rem" {
+        let ins: Vec<Aval> = if p.name() == "rem" {
             vec![c.clone(), c.clone()]
         } else {
             vec![c.clone()]
@@ -324,4 +336,105 @@ fn cuda_plans_keep_complex_work_on_the_host() {
             Lowering::HostFallback(_)
         ));
     }
+}
+
+/// JAX 0.10.2's complex max/min (recorded): `x` where it is lexicographically
+/// greater (smaller), else `y`; a NaN part picks `y`.
+#[test]
+fn lexicographic_max_min_reductions_and_scans() {
+    let nan = f64::NAN;
+    let x = c128s(&[(nan, 0.0), (1.0, 0.0), (1.0, 2.0), (-0.0, 1.0), (2.0, 1.0)]);
+    let y = c128s(&[(1.0, 0.0), (nan, 0.0), (1.0, 1.0), (0.0, 1.0), (1.0, 5.0)]);
+    let max = as_c128(&run(Primitive::Binary(BinaryOp::Max), &[&x, &y]).unwrap());
+    let min = as_c128(&run(Primitive::Binary(BinaryOp::Min), &[&x, &y]).unwrap());
+    assert_eq!(max[0], C64::new(1.0, 0.0));
+    assert!(max[1].re.is_nan());
+    assert_eq!(&max[2..], &[C64::new(1.0, 2.0), C64::new(0.0, 1.0), C64::new(2.0, 1.0)]);
+    assert!(max[3].re.is_sign_positive(), "equal values pick y");
+    assert_eq!(&min[2..], &[C64::new(1.0, 1.0), C64::new(0.0, 1.0), C64::new(1.0, 5.0)]);
+    // The fold from -inf keeps the order dependence: [nan, 1, 2] -> max 2, min 1.
+    let v = c128s(&[(nan, 0.0), (1.0, 0.0), (2.0, 0.0)]);
+    let rmax = as_c128(&run(reduce(ReduceOp::Max, &[0]), &[&v]).unwrap());
+    let rmin = as_c128(&run(reduce(ReduceOp::Min, &[0]), &[&v]).unwrap());
+    assert_eq!((rmax[0], rmin[0]), (C64::new(2.0, 0.0), C64::new(1.0, 0.0)));
+    let empty = c128s(&[]);
+    let e = as_c128(&run(reduce(ReduceOp::Max, &[0]), &[&empty]).unwrap());
+    assert_eq!(e, vec![C64::new(f64::NEG_INFINITY, 0.0)]);
+    let cummax = Primitive::Cumulative(microjax::prims::Cumulative {
+        op: microjax::prims::CumOp::Max,
+        axis: 0,
+        reverse: false,
+    });
+    let s = c128s(&[(1.0, 0.0), (3.0, 0.0), (2.0, 1.0), (3.0, 5.0)]);
+    let got = as_c128(&run(cummax, &[&s]).unwrap());
+    let want = [(1.0, 0.0), (3.0, 0.0), (3.0, 0.0), (3.0, 5.0)];
+    assert_eq!(got, want.iter().map(|&(a, b)| C64::new(a, b)).collect::<Vec<_>>());
+}
+
+/// Sort keys order complex values by real then imaginary part, each in the
+/// float total order (NaN last, -0.0 == 0.0), stably.
+#[test]
+fn sort_orders_complex_keys_lexicographically() {
+    let nan = f64::NAN;
+    let x = c128s(&[
+        (0.0, 0.0),
+        (-0.0, 0.0),
+        (nan, 0.0),
+        (0.0, nan),
+        (f64::NEG_INFINITY, 0.0),
+        (1.0, -1.0),
+        (1.0, nan),
+    ]);
+    let idx = HostArray::new(vec![7], Buffer::I32((0..7).collect::<Vec<i32>>().into())).unwrap();
+    let sort = Primitive::Sort(microjax::prims::sort::SortOp::Sort {
+        dimension: 0,
+        is_stable: true,
+        num_keys: 1,
+    });
+    let outs = microjax::prims::kernel::eval(
+        &microjax::exec::ExecCtx::current_default(),
+        &sort,
+        &[&x, &idx],
+    )
+    .unwrap();
+    assert_eq!(outs[1].buffer(), &Buffer::I32(vec![4, 0, 1, 3, 5, 6, 2].into()));
+    let a = abstract_eval(&sort, &[Aval::new(vec![7], DType::C64)]).unwrap();
+    assert_eq!(a[0].dtype, DType::C64);
+}
+
+/// XLA's complex clamp on the CPU (JAX 0.10.2, recorded): real parts only.
+#[test]
+fn clamp_compares_real_parts() {
+    let lo = c128s(&[(0.0, 0.0); 4]);
+    let hi = c128s(&[(1.0, 1.0); 4]);
+    let x = c128s(&[(0.0, 5.0), (1.0, 2.0), (2.0, 0.0), (f64::NAN, 0.0)]);
+    let got = as_c128(&run(Primitive::Clamp(microjax::prims::Clamp), &[&lo, &x, &hi]).unwrap());
+    let want = [(0.0, 0.0), (1.0, 2.0), (1.0, 1.0), (1.0, 1.0)];
+    assert_eq!(got, want.iter().map(|&(a, b)| C64::new(a, b)).collect::<Vec<_>>());
+}
+
+/// Complex division as XLA computes it (JAX 0.10.2, recorded): infinite
+/// parts over a real divisor stay infinite, finite over infinite is zero.
+#[test]
+fn division_keeps_infinities_as_xla() {
+    let inf = f64::INFINITY;
+    let x = c128s(&[(inf, -inf), (1.0, 0.0), (1.0, 2.0), (3.0, -4.0), (inf, 1.0)]);
+    let y = c128s(&[(3.0, 0.0), (0.0, 0.0), (inf, 1.0), (1e-300, 1e-300), (2.0, 0.0)]);
+    let q = as_c128(&run(Primitive::Binary(BinaryOp::Div), &[&x, &y]).unwrap());
+    assert_eq!(q[0], C64::new(inf, -inf));
+    assert!(q[1].re == inf && q[1].im.is_nan());
+    assert_eq!(q[2], C64::new(0.0, 0.0));
+    assert!(close(q[3], C64::new(-5e299, -3.5e300)));
+    assert!(q[4].re == inf && q[4].im.is_nan());
+}
+
+#[test]
+fn iota_of_complex_dtype() {
+    let iota = Primitive::Iota(microjax::prims::Iota {
+        dtype: DType::C128,
+        shape: vec![3],
+        dimension: 0,
+    });
+    let out = as_c128(&run(iota, &[]).unwrap());
+    assert_eq!(out, vec![C64::new(0.0, 0.0), C64::new(1.0, 0.0), C64::new(2.0, 0.0)]);
 }

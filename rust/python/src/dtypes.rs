@@ -123,7 +123,8 @@ pub(crate) fn is_type_object(obj: &Bound<'_, PyAny>) -> bool {
 /// JAX's `result_type` ([`microjax::promote::result_type`]) over
 /// `(dtype_name, weak)` pairs with the defaults of the current x64 flag;
 /// returns `(dtype_name, weak)`. `canonical=False`: the lattice's answer
-/// as is (`jnp.promote_types`, [`microjax::promote::promote_all`]).
+/// as is, a weak result named by the 64-bit defaults (`jnp.promote_types`,
+/// [`microjax::promote::promote_all`]).
 /// (Called on every jnp promotion: names are borrowed, not copied.)
 #[pyfunction]
 #[pyo3(signature = (items, canonical=true))]
@@ -152,7 +153,9 @@ pub(crate) fn result_type(
     let (d, w) = if canonical {
         microjax::promote::result_type(keys, x64())
     } else {
-        microjax::promote::promote_all(keys, x64())
+        // `promote_types`: JAX names a weak result by NumPy's 64-bit defaults
+        // (`promote_types(complex, float)` is complex128 with x64 disabled).
+        microjax::promote::promote_all(keys, true)
     }
     .py()?;
     Ok((d.name(), w))

@@ -30,7 +30,12 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     s, e = _promote_inexact(_arr(start), _arr(stop))
     out_name = _name(dtype) if dtype is not None else _aval(s).dtype_name
-    comp = _upcast_f16(_aval(s).dtype_name) if _dt.is_float_name(out_name) else _dt.default_float_name()
+    cplx = _dt.is_complex_name(out_name)
+    inexact_out = cplx or _dt.is_float_name(out_name)
+    if cplx:
+        comp = out_name
+    else:
+        comp = _upcast_f16(_aval(s).dtype_name) if inexact_out else _dt.default_float_name()
     s = lax.convert_element_type(s, comp)
     e = lax.convert_element_type(e, comp)
     bshape = _broadcast_shapes(_aval(s).shape, _aval(e).shape)
@@ -38,28 +43,29 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     delta = lax.sub(e, s)
     out_shape = (num,) + bshape
-    it = lax.broadcasted_iota(comp, out_shape, 0)
+    it = lax.broadcasted_iota(_dt.real_dtype_name(comp), out_shape, 0)
+    itc = lax.convert_element_type(it, comp) if cplx else it
     sb = lax.broadcast_in_dim(s, out_shape, tuple(range(1, len(out_shape))))
     db = lax.broadcast_in_dim(delta, out_shape, tuple(range(1, len(out_shape))))
     if div > 0:
         step = lax.div(db, float(div))
-        out = lax.add(lax.mul(it, step), sb)
+        out = lax.add(lax.mul(itc, step), sb)
         if endpoint and num > 1:
             eb = lax.broadcast_in_dim(e, out_shape, tuple(range(1, len(out_shape))))
             last = lax.eq(it, float(num - 1))
             out = lax.select_n(last, out, eb)
     else:
         step = lax.mul(db, _nan_const(comp))
-        out = lax.add(lax.mul(it, db), sb)
+        out = lax.add(lax.mul(itc, db), sb)
     axis = _canon_axis(axis, len(out_shape))
     if axis:
         out = moveaxis(out, 0, axis)
-    if _dt.is_float_name(out_name):
+    if inexact_out:
         out = lax.convert_element_type(out, out_name)
     else:
         out = lax.convert_element_type(floor(out), out_name)
     if retstep:
-        step_name = out_name if _dt.is_float_name(out_name) else comp
+        step_name = out_name if inexact_out else comp
         return out, lax.convert_element_type(lax.div(delta, float(div)) if div > 0
                                              else lax.mul(delta, _nan_const(comp)), step_name)
     return out
@@ -76,10 +82,11 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """``num`` values in geometric progression from ``start`` to ``stop`` (both nonzero, of one sign)."""
+    """``num`` values in geometric progression from ``start`` to ``stop`` (both nonzero; real ones
+    of one sign, complex ones along the logarithmic spiral from ``start``)."""
     s, e = _promote_inexact(_arr(start), _arr(stop))
     sign = lax.sign(s)
-    ls, le = log10(lax.abs(s)), log10(lax.abs(e))
+    ls, le = log10(lax.div(s, sign)), log10(lax.div(e, sign))
     out = logspace(ls, le, num=num, endpoint=endpoint, base=10.0, dtype=None, axis=axis)
     out = multiply(out, expand_dims(sign, axis) if _aval(sign).ndim else sign)
     return astype(out, dtype) if dtype is not None else out

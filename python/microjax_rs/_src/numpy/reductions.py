@@ -188,7 +188,7 @@ def _identity_for(name, kind):
     """The identity of max (kind='max') or min (kind='min') for a dtype."""
     if name == "bool":
         return kind == "min"
-    if _dt.is_float_name(name):
+    if _dt.is_float_name(name) or _dt.is_complex_name(name):
         return -_np.inf if kind == "max" else _np.inf
     info = _np.iinfo(_np.dtype(name))
     return int(info.min) if kind == "max" else int(info.max)
@@ -455,7 +455,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 def _nan_extremum(reduce, nan_fill, a, axis, keepdims, initial, where):
     """`reduce` (max or min) skipping NaNs (`nan_fill` stands in for them); NaN where all are NaN."""
     a = _arr(a)
-    if not _is_float(a):
+    if not _is_inexact(a):
         return reduce(a, axis=axis, keepdims=keepdims, initial=initial, where=where)
     res = reduce(_where(isnan(a), nan_fill, a), axis=axis, keepdims=keepdims, initial=initial, where=where)
     if initial is not None:  # as JAX and NumPy: all-NaN slices give `initial`

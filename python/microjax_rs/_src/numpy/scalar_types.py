@@ -10,7 +10,7 @@ from ..key_arrays import keys_through as _keys_through
 from ... import dtypes as _dt
 from ...core import ArrayImpl, Tracer
 from .lax_numpy import asarray
-from .util import _SCALARS, _aval, _name, _promote_pair_names
+from .util import _SCALARS, _aval, _dtype_pair, _name, _promote_pair_names
 
 
 # -- scalar types --------------------------------------------------------------
@@ -95,8 +95,9 @@ def result_type(*args):
 
 
 def promote_types(a, b):
-    """Promotion of two dtypes (no weak types), JAX's lattice."""
-    name, _ = _dt.promote([(_name(a), False), (_name(b), False)], canonical=False)
+    """Promotion of two dtypes in JAX's lattice, without x64 canonicalization
+    (Python's ``int``/``float``/``complex`` types are weak, as in JAX)."""
+    name, _ = _dt.promote([_dtype_pair(a), _dtype_pair(b)], canonical=False)
     return _dt.np_dtype(name)
 
 

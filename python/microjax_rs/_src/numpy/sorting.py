@@ -22,8 +22,17 @@ from .util import (_SCALARS, _and, _arr, _aval, _axes_arg, _canon_axis, _const, 
 
 # -- sorting -------------------------------------------------------------------
 
+def _is_complex(a):
+    return _dt.is_complex_name(_aval(a).dtype_name)
+
+
 def _sort_key_lt(a, b):
-    """a < b with NaN greater than everything (the sort order), elementwise."""
+    """a < b with NaN greater than everything (the sort order), elementwise;
+    complex values lexicographically (real parts, then imaginary parts)."""
+    if _is_complex(a):
+        ar, br = lax.real(a), lax.real(b)
+        on_imag = _and(_sort_key_eq(ar, br), _sort_key_lt(lax.imag(a), lax.imag(b)))
+        return _or(_sort_key_lt(ar, br), on_imag)
     if not _is_float(a):
         if _is_bool(a):
             return _and(_not(a), b)
@@ -76,6 +85,21 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax.rev(out, (axis,)) if descending else out
 
 
+def sort_complex(a):
+    """``a`` sorted along its last axis, as a complex array (complex128 for 64-bit inputs,
+    complex64 for narrower ones, canonicalized for the x64 flag; jnp.sort_complex).
+    Complex values sort lexicographically: real parts, then imaginary parts, NaNs last."""
+    a = _arr(a)
+    if _aval(a).ndim == 0:
+        raise ValueError("axis -1 is out of bounds for array of dimension 0")
+    out = lax.sort(a, dimension=_aval(a).ndim - 1)
+    name = _aval(out).dtype_name
+    if not _is_complex(out):
+        wide = name in ("int64", "uint64", "float64")
+        name = _dt.canonical_name("complex128" if wide else "complex64")
+    return lax.convert_element_type(out, name)
+
+
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None):
     """The indices that sort ``a`` along ``axis`` (the flattened array when None), in ``dtype``
     (default: the default int dtype). ``stable`` keeps equal elements in input order, ``descending`` reverses the order
@@ -118,13 +142,20 @@ def _check_kth(kth, n, fn):
     return kth
 
 
+def _no_complex_partition(a, fn):
+    if _is_complex(a):
+        raise NotImplementedError(f"jnp.{fn} for complex dtype is not implemented.")
+
+
 def partition(a, kth, axis=-1):
     """``a`` rearranged along ``axis`` so that the element at position ``kth`` is the one a sort
     would put there, with no larger element before it and no smaller after it.
 
     Here the result is the fully sorted array, which satisfies that for every ``kth``.
+    Complex arrays raise NotImplementedError, as in JAX.
     """
     a, axis = _sort_axis(a, axis)
+    _no_complex_partition(a, "partition")
     _check_kth(kth, _aval(a).shape[axis], "partition")
     return sort(a, axis=axis)
 
@@ -132,9 +163,10 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     """Indices that partition ``a`` along ``axis`` around position ``kth``: the element at ``kth`` is
     where it would be sorted, smaller ones before and larger after. Here the indices are a full
-    stable ``argsort``, which satisfies that.
+    stable ``argsort``, which satisfies that. Complex arrays raise NotImplementedError, as in JAX.
     """
     a, axis = _sort_axis(a, axis)
+    _no_complex_partition(a, "argpartition")
     _check_kth(kth, _aval(a).shape[axis], "argpartition")
     return argsort(a, axis=axis)
 
@@ -371,6 +403,8 @@ def _quantile(a, q, axis, method, keepdims, name, ignore_nan=False, weights=None
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
     if weights is not None and method != "inverted_cdf":
         raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights.")
+    if _is_complex(_arr(a)):
+        raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
     a, q = _promote_dtypes_inexact(_arr(a), _arr(q))
     if method == "inverted_cdf":
         w = _weights_like(a, weights, axis) if weights is not None else full_like(a, 1)
@@ -495,6 +529,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     for name, v in (("left", left), ("right", right)):
         if isinstance(v, str) and v != "extrapolate":
             raise ValueError(f"{name}={v!r} is not permitted; {name} must be an array-like or 'extrapolate'")
+    if _is_complex(_arr(x)) or _is_complex(_arr(xp)):
+        raise ValueError("jnp.interp: complex x values not supported.")
     x, xp, fp = _promote_dtypes_inexact(_arr(x), _arr(xp), _arr(fp))
     if _aval(xp).ndim != 1 or _aval(fp).ndim != 1 or _aval(xp).shape != _aval(fp).shape:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")

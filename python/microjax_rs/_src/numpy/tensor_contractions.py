@@ -4,7 +4,7 @@ import builtins
 
 import numpy as _np
 
-from ... import lax
+from ... import dtypes as _dt, lax
 from .indexing import _slice_axis
 from .lax_numpy import moveaxis, ravel, reshape, stack, zeros_like
 from .reductions import sum
@@ -205,6 +205,8 @@ def _conv1d(op, a, v, mode, precision, preferred_element_type):
         a, v = _promote_dtypes_inexact(a, v)
     else:
         a, v = _promote_dtypes(a, v)
+    if op == "correlate" and _dt.is_complex_name(_aval(v).dtype_name):
+        v = lax.conj(v)  # numpy.correlate conjugates its second operand
     na, nv = _aval(a).shape[0], _aval(v).shape[0]
     if na == 0 or nv == 0:
         raise ValueError(f"{op}: inputs cannot be empty, got shapes {tuple(_aval(a).shape)} "

@@ -2,6 +2,7 @@
 (with a Rust fast path for eager operands), transcendental functions,
 rounding, logical and bitwise operations, and the internal three-argument
 `_where` the other modules select with."""
+import builtins
 import operator as _op
 
 import numpy as _np
@@ -21,6 +22,21 @@ from .util import (_EAGER_OPERANDS, _FLOAT_NAMES, _SCALARS, _and, _arr, _aval, _
 
 # -- arithmetic and comparisons ------------------------------------------------
 
+def _is_complex(a):
+    return _dt.is_complex_name(_aval(a).dtype_name)
+
+
+def _no_complex(a, exc, msg):
+    """Raise `exc(msg)` where `a` is complex (functions JAX leaves undefined there)."""
+    if _is_complex(a):
+        raise exc(msg)
+
+
+def _lax_rejects(prim, dtype_name):
+    """JAX's message of a float-only lax primitive given a complex operand."""
+    return f"{prim} does not accept dtype {dtype_name}. Accepted dtypes are subtypes of floating."
+
+
 def _bool_subtract(a, b):
     raise TypeError("jnp.subtract is not defined for boolean arrays; use logical_xor or bitwise_xor")
 
@@ -30,12 +46,29 @@ _BOOL_BINARY = {"add": lambda a, b: lax.max(a, b), "multiply": lambda a, b: lax.
                 "subtract": _bool_subtract}
 
 
+def _complex_ordering(lax_fn):
+    """An ordering comparison of complex operands as JAX's jnp orders them:
+    lexicographically, by the real parts, then by the imaginary parts where
+    the real parts are equal (a NaN part compares false)."""
+
+    def fn(a, b):
+        on_imag = lax_fn(lax.imag(a), lax.imag(b))
+        on_real = lax_fn(lax.real(a), lax.real(b))
+        return lax.select(lax.eq(lax.real(a), lax.real(b)), on_imag, on_real)
+
+    return fn
+
+
+_ORDERINGS = ("less", "less_equal", "greater", "greater_equal")
+
+
 def _binary(lax_fn, inexact=False, doc=None, operator=None):
     """A jnp binary function. Eagerly, with concrete operands and an
     operator the Rust fast path implements, it defers to that operator (which
     does promotion and broadcasting in Rust and falls back to `_slow`)."""
 
     bool_fn = _BOOL_BINARY.get(doc)
+    complex_fn = _complex_ordering(lax_fn) if doc in _ORDERINGS else None
     prim_name = lax_fn.__name__  # names the primitive in broadcasting errors, as JAX
     fun_name = doc or prim_name  # names the function in rank-promotion errors, as JAX
 
@@ -60,6 +93,8 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
         a, b = (_promote_inexact if inexact else _promote)(x1, x2, op=prim_name, fun=fun_name)
         if bool_fn is not None and _aval(a).dtype_name == "bool":
             return bool_fn(a, b)
+        if complex_fn is not None and _dt.is_complex_name(_aval(a).dtype_name):
+            return complex_fn(a, b)
         return lax_fn(a, b)
 
     if operator is None:
@@ -253,11 +288,17 @@ def isinf(x, /):
     return _float_test(x, lambda a: lax.eq(lax.abs(a), _np.inf), lax.bitwise_or)
 
 
+def _no_complex_infs(a):
+    _no_complex(a, ValueError, "isposinf/isneginf are not well defined for complex types")
+
+
 def isposinf(x, /):
+    _no_complex_infs(_arr(x))
     return _float_test(x, lambda a: lax.eq(a, _np.inf))
 
 
 def isneginf(x, /):
+    _no_complex_infs(_arr(x))
     return _float_test(x, lambda a: lax.eq(a, -_np.inf))
 
 
@@ -267,6 +308,7 @@ def isfinite(x, /):
 
 def signbit(x, /):
     a = _arr(x)
+    _no_complex(a, ValueError, f"jax.numpy.signbit is not well defined for {_aval(a).dtype_name}")
     if _is_bool(a) or _aval(a).dtype_name.startswith("uint"):
         return full(_aval(a).shape, False, "bool")
     if _is_int(a):
@@ -295,6 +337,10 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
     if a_max is not None:
         max = a_max
     (x,) = _promote(arr)
+    if builtins.any(v is not None and _is_complex(_arr(v)) for v in (x, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the min/max keywords. "
+                         "Complex values have no ordering and cannot be clipped. Please convert to a real "
+                         "value or array by taking the real or imaginary components via jax.numpy.real/imag.")
     if min is not None:
         x = maximum(min, x)
     if max is not None:
@@ -304,6 +350,8 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):
 
 def hypot(x1, x2, /):
     a, b = _promote_inexact(x1, x2, fun="hypot")
+    _no_complex(a, ValueError, "jnp.hypot is not well defined for complex-valued inputs. Please convert to "
+                "real values first, such as by using abs(x)")
     a, b = lax.abs(a), lax.abs(b)
     big, small = lax.max(a, b), lax.min(a, b)
     safe_big = _where(lax.eq(big, 0.0), 1.0, big)
@@ -314,6 +362,8 @@ def hypot(x1, x2, /):
 
 def logaddexp(x1, x2, /):
     a, b = _promote_inexact(x1, x2, fun="logaddexp")
+    if _is_complex(a):
+        return _complex_logaddexp(a, b, False)
     amax = lax.max(a, b)
     delta = lax.sub(a, b)
     out = lax.add(amax, log1p(lax.exp(lax.neg(lax.abs(delta)))))
@@ -321,8 +371,29 @@ def logaddexp(x1, x2, /):
     return _where(lax.ne(delta, delta), lax.add(a, b), out)
 
 
+def _complex_logaddexp(a, b, base2):
+    """`log(exp(a) + exp(b))` (base 2 where `base2`) of complex values, as JAX
+    computes it: the lexicographic larger value `m` plus
+    `log1p(exp(a + b - 2m))`, the imaginary part wrapped into `[-w, w]`
+    (`w = pi`, or `pi / ln 2` in base 2)."""
+    m = lax.max(a, b)
+    d = lax.sub(lax.add(a, b), lax.mul(m, 2.0))
+    if base2:
+        out = lax.add(m, lax.mul(log1p(exp2(d)), 1.0 / _LN2))
+        w = _np.pi / _LN2
+    else:
+        out = lax.add(m, log1p(lax.exp(d)))
+        w = _np.pi
+    im = lax.imag(out)
+    r = lax.rem(lax.add(im, w), 2 * w)
+    r = _where(lax.lt(r, 0.0), lax.add(r, 2 * w), r)
+    return lax.complex(lax.real(out), lax.sub(r, w))
+
+
 def logaddexp2(x1, x2, /):
     a, b = _promote_inexact(x1, x2, fun="logaddexp2")
+    if _is_complex(a):
+        return _complex_logaddexp(a, b, True)
     amax = lax.max(a, b)
     delta = lax.sub(a, b)
     out = lax.add(amax, lax.div(log1p(exp2(lax.neg(lax.abs(delta)))), _LN2))
@@ -348,14 +419,14 @@ def heaviside(x1, x2, /):
 
 def fmax(x1, x2, /):
     a, b = _promote(x1, x2, fun="greater")
-    if not _is_float(a):
+    if not (_is_float(a) or _is_complex(a)):
         return lax.max(a, b)
     return _where(isnan(b), a, _where(isnan(a), b, lax.max(a, b)))
 
 
 def fmin(x1, x2, /):
     a, b = _promote(x1, x2, fun="less")
-    if not _is_float(a):
+    if not (_is_float(a) or _is_complex(a)):
         return lax.min(a, b)
     return _where(isnan(b), a, _where(isnan(a), b, lax.min(a, b)))
 
@@ -371,6 +442,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     ``copy`` is accepted for NumPy compatibility.
     """
     a = _arr(x)
+    if _is_complex(a):
+        parts = (nan_to_num(lax.real(a), nan=nan, posinf=posinf, neginf=neginf),
+                 nan_to_num(lax.imag(a), nan=nan, posinf=posinf, neginf=neginf))
+        return lax.complex(*parts)
     if not _is_float(a):
         return a
     info = finfo(_aval(a).dtype)
@@ -454,6 +529,7 @@ bitwise_not = bitwise_invert = invert
 
 def floor(x, /):
     a = _arr(x)
+    _no_complex(a, TypeError, _lax_rejects("floor", _aval(a).dtype_name))
     if not _is_float(a):
         return a
     return lax.floor(a)
@@ -461,6 +537,7 @@ def floor(x, /):
 
 def ceil(x, /):
     a = _arr(x)
+    _no_complex(a, TypeError, _lax_rejects("ceil", _aval(a).dtype_name))
     if not _is_float(a):
         return a
     return lax.ceil(a)
@@ -468,6 +545,8 @@ def ceil(x, /):
 
 def trunc(x, /):
     a = _arr(x)
+    _no_complex(a, TypeError, f"lt does not accept dtype {_aval(a).dtype_name} at position 0. Accepted dtypes "
+                "at position 0 are subtypes of integer, floating, bool.")
     if not _is_float(a):
         return a
     return _where(lax.lt(a, 0.0), ceil(a), floor(a))
@@ -488,6 +567,9 @@ def round(a, decimals=0, out=None):
     inputs raise NotImplementedError. Also exported as ``jnp.around``.
     """
     x = _arr(a)
+    if _is_complex(x):
+        # Real and imaginary parts round separately (as JAX).
+        return lax.complex(round(lax.real(x), decimals), round(lax.imag(x), decimals))
     if not _is_float(x):
         if decimals < 0:
             raise NotImplementedError("round of integers with negative decimals")
@@ -511,6 +593,7 @@ def rint(x, /):
 
 def floor_divide(x1, x2, /):
     a, b = _promote(x1, x2, fun="floor_divide")
+    _no_complex(a, TypeError, "floor_divide does not support complex-valued inputs")
     if _is_float(a):
         return floor(lax.div(a, b))
     if _is_bool(a):
@@ -528,8 +611,14 @@ def floor_divide(x1, x2, /):
     return _where(adjust, lax.sub(q, _const(1, name)), q)
 
 
+def _no_complex_rem(a):
+    _no_complex(a, TypeError, f"rem does not accept dtype {_aval(a).dtype_name} at position 0. Accepted dtypes "
+                "at position 0 are subtypes of integer, floating.")
+
+
 def remainder(x1, x2, /):
     a, b = _promote(x1, x2, fun="remainder")
+    _no_complex_rem(a)
     if _is_bool(a):
         raise TypeError("remainder is not defined for booleans")
     if _is_float(a):
@@ -549,6 +638,7 @@ mod = remainder
 
 def fmod(x1, x2, /):
     a, b = _promote(x1, x2, fun="fmod")
+    _no_complex_rem(a)
     if _is_float(a):
         return lax.rem(a, b)
     # An integer fmod by zero is 0, as JAX.
@@ -608,6 +698,7 @@ pow = power
 
 def copysign(x1, x2, /):
     a, b = _promote_inexact(x1, x2, fun="copysign")
+    _no_complex(a, TypeError, "copysign does not support complex-valued inputs")
     return _where(signbit(b), lax.neg(lax.abs(a)), lax.abs(a))
 
 
@@ -690,6 +781,8 @@ right_shift = _left_right_shift("right_shift")
 
 def modf(x, /):
     a = _inexact1(x)
+    _no_complex(a, TypeError, f"ge does not accept dtype {_aval(a).dtype_name} at position 0. Accepted dtypes "
+                "at position 0 are subtypes of integer, floating, bool.")
     t = trunc(a)
     return lax.sub(a, t), t
 
@@ -700,7 +793,7 @@ def ldexp(x1, x2, /):
     product is finite."""
     a = _inexact1(x1)
     e = _arr(x2)
-    if not _is_int(e):
+    if not _is_int(e) or _is_complex(a):
         raise ValueError(f"ldexp not supported for input types ({_aval(_arr(x1)).dtype}, {_aval(e).dtype})")
     name = _aval(a).dtype_name
     info = finfo(name)
@@ -765,6 +858,7 @@ def frexp(x, /):
     """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1
     (jnp.frexp); 0, inf and nan give (x, 0). The exponent is int32."""
     a = _inexact1(x)
+    _no_complex(a, TypeError, "frexp does not support complex-valued inputs")
     name = _aval(a).dtype_name
     special = _or(lax.eq(a, 0.0), _not(lax.is_finite(a)))
     safe = _where(special, _const(1, name), a)
@@ -792,6 +886,7 @@ def spacing(x, /):
     """The distance from x to the next representable value away from zero,
     negative for negative x (jnp.spacing); nan for inf and nan."""
     a = _inexact1(x)
+    _no_complex(a, ValueError, "jnp.spacing is not defined for complex inputs.")
     toward = _where(signbit(a), -_np.inf, _np.inf)
     out = lax.sub(lax.nextafter(a, lax.convert_element_type(toward, _aval(a).dtype_name)), a)
     return _where(lax.is_finite(a), out, _np.nan)
@@ -862,6 +957,7 @@ def _i0_asymptotic(x, terms):
 def i0(x):
     """The modified Bessel function of the first kind of order 0 (jnp.i0)."""
     a = _inexact1(x)
+    _no_complex(a, ValueError, f"Unsupported input type to jax.numpy.i0: {_aval(a).dtype_name}")
     name = _aval(a).dtype_name
     work = "float64" if name == "float64" else "float32"
     w = lax.abs(lax.convert_element_type(a, work))

@@ -22,6 +22,19 @@ def _aval(x):
     return core.get_aval(x)
 
 
+# Python's scalar types name weak dtypes of NumPy's 64-bit defaults in
+# `result_type`/`promote_types` (`promote_types(float, float32)` is float32,
+# `promote_types(int, int)` int64 with x64 disabled, as JAX).
+_WEAK_SCALAR_TYPES = {int: "int64", float: "float64", complex: "complex128"}
+
+
+def _dtype_pair(a):
+    """(dtype name, weak) of a dtype-like argument of `result_type`/`promote_types`, not
+    canonicalized (`promote_types` does not canonicalize; `result_type` does at the end)."""
+    weak = _WEAK_SCALAR_TYPES.get(a) if isinstance(a, type) else None
+    return (weak, True) if weak is not None else (_dt.dtype_name(a), False)
+
+
 def _promote_pair_names(args):
     pairs = []
     for a in args:
@@ -33,7 +46,7 @@ def _promote_pair_names(args):
         elif t in _SCALARS:
             pairs.append((_dt.scalar_type_name(a), _dt.is_weak_scalar(a)))
         elif isinstance(a, (str, type, _np.dtype)) or a is None:
-            pairs.append((_name(a), False))
+            pairs.append(_dtype_pair(a))
         else:
             av = _aval(a)
             pairs.append((av.dtype_name, av.weak_type))

@@ -260,12 +260,18 @@ impl UnaryOp {
 }
 
 impl BinaryOp {
-    /// Whether the op takes complex operands here (JAX's `max`/`min` and
-    /// `atan2` on complex values are not supported yet).
+    /// Whether the op takes complex operands (`max`/`min` order complex
+    /// numbers lexicographically, as JAX).
     pub fn takes_complex(self) -> bool {
         matches!(
             self,
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Pow
+            BinaryOp::Add
+                | BinaryOp::Sub
+                | BinaryOp::Mul
+                | BinaryOp::Div
+                | BinaryOp::Pow
+                | BinaryOp::Max
+                | BinaryOp::Min
         )
     }
 }

@@ -75,7 +75,8 @@ crate::declare_params! {
 // ------------------------------------------------------------ shared rule helpers
 
 /// The shape rule of the primitives of one operand whose dtype `class`
-/// accepts (complex dtypes too where `complex_ok`: sums and products).
+/// accepts (complex dtypes too where `complex_ok`: sums, products and the
+/// lexicographic max/min).
 fn check_class(name: &'static str, class: DTypeClass, x: &Aval, complex_ok: bool) -> Result<()> {
     if class.accepts(x.dtype) || (complex_ok && x.dtype.is_complex()) {
         Ok(())
@@ -154,7 +155,7 @@ impl Family for Reduce {
         let name = self.name();
         let [x] = operands::<_, 1>(name, ins)?;
         check_axes(name, "axes", &self.axes, x.ndim())?;
-        let complex_ok = matches!(self.op, ReduceOp::Sum | ReduceOp::Prod);
+        let complex_ok = !matches!(self.op, ReduceOp::And | ReduceOp::Or | ReduceOp::Xor);
         check_class(name, self.op.class(), x, complex_ok)?;
         Ok(vec![Aval::weak(
             drop_dims(&x.shape, &self.axes),
@@ -274,6 +275,19 @@ impl Family for ArgReduce {
         let (axis, index_dtype) = (self.axis, self.index_dtype);
         let [x] = operands::<_, 1>(name, ins)?;
         check_axes(name, "axes", &[axis], x.ndim())?;
+        if x.dtype.is_complex() {
+            // JAX compares with gt (argmax) / lt (argmin), which reject complex.
+            let cmp = if self.op == ArgOp::Argmax { "gt" } else { "lt" };
+            return Err(Error::dtype(
+                name,
+                &[x.dtype],
+                format!(
+                    "{cmp} does not accept dtype {} at position 0. Accepted dtypes at position 0 \
+                     are subtypes of integer, floating, bool.",
+                    x.dtype
+                ),
+            ));
+        }
         if !(x.dtype.is_numeric() || x.dtype == DType::Bool) {
             return Err(Error::dtype(name, &[x.dtype], "requires a numeric operand"));
         }
@@ -344,7 +358,7 @@ impl Family for Cumulative {
         let name = self.name();
         let [x] = operands::<_, 1>(name, ins)?;
         check_axes(name, "axis", &[self.axis], x.ndim())?;
-        let complex_ok = matches!(self.op, CumOp::Sum | CumOp::Prod);
+        let complex_ok = matches!(self.op, CumOp::Sum | CumOp::Prod | CumOp::Max | CumOp::Min);
         check_class(name, self.op.class(), x, complex_ok)?;
         Ok(vec![x.clone()])
     }

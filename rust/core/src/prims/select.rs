@@ -179,7 +179,7 @@ impl Family for Clamp {
         let name = CLAMP;
         let [lo, x, hi] = operands::<_, 3>(name, ins)?;
         same_dtype(name, &[lo, x, hi])?;
-        if !x.dtype.is_numeric() {
+        if !(x.dtype.is_numeric() || x.dtype.is_complex()) {
             return Err(Error::dtype(
                 name,
                 &[lo.dtype, x.dtype, hi.dtype],

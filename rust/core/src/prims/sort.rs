@@ -172,7 +172,7 @@ fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
             return Err(Error::dtype(
                 "sort",
                 &[buf.dtype()],
-                "complex operands are not supported yet",
+                "a complex key orders by two columns (`key_columns`)",
             ))
         }
         Buffer::Float0(_) | Buffer::Key(_) => {
@@ -182,6 +182,23 @@ fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
                 "requires numeric or bool operands",
             ))
         }
+    })
+}
+
+/// The order-key columns of a sort operand: one for real dtypes, two for
+/// complex ones (real parts, then imaginary parts: JAX's lexicographic order
+/// of complex numbers, each part in the float total order).
+fn key_columns(buf: &Buffer) -> Result<Vec<Vec<u64>>> {
+    Ok(match buf {
+        Buffer::C64(v) => vec![
+            v.iter().map(|z| f32_key(z.re)).collect(),
+            v.iter().map(|z| f32_key(z.im)).collect(),
+        ],
+        Buffer::C128(v) => vec![
+            v.iter().map(|z| f64_key(z.re)).collect(),
+            v.iter().map(|z| f64_key(z.im)).collect(),
+        ],
+        _ => vec![order_keys(buf)?],
     })
 }
 
@@ -259,11 +276,10 @@ fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<
 
 fn sort_kernel(args: &[&HostArray], dimension: usize, num_keys: usize) -> Result<Vec<Buffer>> {
     let first = args.first().ok_or(Error::arity("sort", 1, 0))?;
-    let keys = args
-        .iter()
-        .take(num_keys)
-        .map(|a| order_keys(a.buffer()))
-        .collect::<Result<Vec<_>>>()?;
+    let mut keys = Vec::with_capacity(num_keys);
+    for a in args.iter().take(num_keys) {
+        keys.extend(key_columns(a.buffer())?);
+    }
     let src = sort_permutation(&keys, first.shape(), dimension)?;
     args.iter().map(|a| take(a.buffer(), &src)).collect()
 }
@@ -432,7 +448,7 @@ fn sort_avals(
             ),
         ));
     }
-    if let Some(bad) = ins.iter().find(|a| !sortable(a.dtype)) {
+    if let Some(bad) = ins.iter().find(|a| !(sortable(a.dtype) || a.dtype.is_complex())) {
         return Err(Error::dtype(
             name,
             &[bad.dtype],
@@ -447,6 +463,11 @@ fn top_k_avals(name: &'static str, ins: &[Aval], k: usize) -> Result<Vec<Aval>> 
     let [x] = ins else {
         return Err(Error::arity(name, 1, ins.len()));
     };
+    if x.dtype.is_complex() {
+        return Err(Error::InvalidArgument(
+            "top_k is not compatible with complex inputs.".into(),
+        ));
+    }
     if !sortable(x.dtype) {
         return Err(Error::dtype(
             name,

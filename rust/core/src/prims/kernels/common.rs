@@ -661,6 +661,14 @@ macro_rules! impl_from_index {
 }
 impl_from_index!(i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64);
 
+/// Complex indices: the index as the real part.
+impl<T: FromIndex + num_traits::Zero> FromIndex for num_complex::Complex<T> {
+    #[inline(always)]
+    fn from_index(i: usize) -> Self {
+        num_complex::Complex::new(T::from_index(i), T::zero())
+    }
+}
+
 /// Typed access to the buffer variant of an element type.
 pub trait BufElem: Copy + Send + Sync + 'static {
     fn slice(b: &Buffer) -> Option<&[Self]>;

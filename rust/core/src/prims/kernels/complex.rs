@@ -16,14 +16,14 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::prims::{BinaryOp, CmpOp, UnaryOp};
 use num_complex::Complex;
-use num_traits::Float;
+use num_traits::{Float, FloatConst};
 
 fn len_err(prim: &'static str) -> Error {
     Error::shape(prim, &[], "operand lengths disagree inside the kernel")
 }
 
 /// The float element types complex parts come in.
-pub(super) trait Part: Float + CastTo + CastFrom + BufElem + Default {}
+pub(super) trait Part: Float + FloatConst + CastTo + CastFrom + BufElem + Default {}
 impl Part for f32 {}
 impl Part for f64 {}
 
@@ -66,6 +66,57 @@ fn logistic<T: Part>(z: Complex<T>) -> Complex<T> {
     one / (one + (-z).exp())
 }
 
+/// Where the inverse functions meet their branch cuts, the values JAX
+/// (XLA on the CPU) gives, which the textbook formulas of `num_complex` do
+/// not: on the real axis beyond ±1, `asin` has a positive imaginary part and
+/// `acos` a negative one whatever the sign of the zero, `atanh` takes the
+/// sign of the zero; on the imaginary axis beyond ±i, `atan` takes the sign
+/// of the real zero and `asinh` has a positive real part. `sqrt` ignores the
+/// sign of a zero imaginary part.
+fn asin<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.im == T::zero() && z.re.abs() > T::one() {
+        let half_pi = T::FRAC_PI_2();
+        return Complex::new(half_pi.copysign(z.re), z.re.abs().acosh());
+    }
+    z.asin()
+}
+
+fn acos<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.im == T::zero() && z.re.abs() > T::one() {
+        let re = if z.re > T::zero() { T::zero() } else { T::PI() };
+        return Complex::new(re, -z.re.abs().acosh());
+    }
+    z.acos()
+}
+
+fn atan<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.re == T::zero() && z.im.abs() > T::one() {
+        return Complex::new(T::FRAC_PI_2().copysign(z.re), (T::one() / z.im).atanh());
+    }
+    z.atan()
+}
+
+fn asinh<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.re == T::zero() && z.im.abs() > T::one() {
+        return Complex::new(z.im.abs().acosh(), T::FRAC_PI_2().copysign(z.im));
+    }
+    z.asinh()
+}
+
+fn atanh<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.im == T::zero() && z.re.abs() > T::one() {
+        return Complex::new((T::one() / z.re).atanh(), T::FRAC_PI_2().copysign(z.im));
+    }
+    z.atanh()
+}
+
+fn sqrt<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.im == T::zero() {
+        return Complex::new(z.re, T::zero()).sqrt();
+    }
+    z.sqrt()
+}
+
 /// One complex element function per unary op; `None` for ops JAX does not
 /// define on complex operands.
 fn unary_fn<T: Part>(op: UnaryOp) -> Option<fn(Complex<T>) -> Complex<T>> {
@@ -79,13 +130,13 @@ fn unary_fn<T: Part>(op: UnaryOp) -> Option<fn(Complex<T>) -> Complex<T>> {
         UnaryOp::Tanh => Complex::tanh,
         UnaryOp::Sinh => Complex::sinh,
         UnaryOp::Cosh => Complex::cosh,
-        UnaryOp::Asin => Complex::asin,
-        UnaryOp::Acos => Complex::acos,
-        UnaryOp::Atan => Complex::atan,
-        UnaryOp::Asinh => Complex::asinh,
+        UnaryOp::Asin => asin,
+        UnaryOp::Acos => acos,
+        UnaryOp::Atan => atan,
+        UnaryOp::Asinh => asinh,
         UnaryOp::Acosh => Complex::acosh,
-        UnaryOp::Atanh => Complex::atanh,
-        UnaryOp::Sqrt => Complex::sqrt,
+        UnaryOp::Atanh => atanh,
+        UnaryOp::Sqrt => sqrt,
         UnaryOp::Rsqrt => |z: Complex<T>| z.sqrt().finv(),
         UnaryOp::Exp2 => |z: Complex<T>| z.expf(T::one() + T::one()),
         UnaryOp::Log1p => log1p,
@@ -167,6 +218,61 @@ fn pow<T: Part>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
     (y * x.ln()).exp()
 }
 
+/// `x / y` as XLA divides complex numbers (which JAX gives): Smith's
+/// algorithm, with the infinite and zero cases of C99's Annex G: an
+/// infinite numerator over a finite denominator keeps its infinite parts
+/// (`(inf - inf i) / 3 = inf - inf i`), a finite one over an infinite
+/// denominator is zero, and a zero denominator scales the numerator's
+/// parts by +inf (XLA's signs for negative zeros there are not followed).
+fn div<T: Part>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+    let (a, b, c, d) = (x.re, x.im, y.re, y.im);
+    let (zero, one, inf) = (T::zero(), T::one(), T::infinity());
+    let unit = |v: T| if v.is_infinite() { one.copysign(v) } else { zero.copysign(v) };
+    if c == zero && d == zero {
+        return Complex::new(inf * a, inf * b);
+    }
+    if (a.is_infinite() || b.is_infinite()) && c.is_finite() && d.is_finite() {
+        let (p, q) = (unit(a), unit(b));
+        return Complex::new(inf * (p * c + q * d), inf * (q * c - p * d));
+    }
+    if (c.is_infinite() || d.is_infinite()) && a.is_finite() && b.is_finite() {
+        let (p, q) = (unit(c), unit(d));
+        return Complex::new(zero * (a * p + b * q), zero * (b * p - a * q));
+    }
+    if c.abs() >= d.abs() {
+        let r = d / c;
+        let den = c + d * r;
+        Complex::new((a + b * r) / den, (b - a * r) / den)
+    } else {
+        let r = c / d;
+        let den = d + c * r;
+        Complex::new((a * r + b) / den, (b * r - a) / den)
+    }
+}
+
+/// JAX's `max` of complex numbers: `x` where it is lexicographically
+/// greater (real parts, then imaginary parts on equal real parts), else
+/// `y`. Every comparison with a NaN part is false, so a NaN picks `y`:
+/// `max(nan, 1) = 1` but `max(1, nan) = nan`, as JAX computes it.
+pub(crate) fn lex_max<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+    let pick_x = if x.re == y.re { x.im > y.im } else { x.re > y.re };
+    if pick_x {
+        x
+    } else {
+        y
+    }
+}
+
+/// JAX's `min` of complex numbers ([`lex_max`] with the order reversed).
+pub(crate) fn lex_min<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+    let pick_x = if x.re == y.re { x.im < y.im } else { x.re < y.re };
+    if pick_x {
+        x
+    } else {
+        y
+    }
+}
+
 fn binary_typed<T: Part>(
     op: BinaryOp, a: &[Complex<T>], b: &[Complex<T>],
 ) -> Option<Option<Vec<Complex<T>>>> {
@@ -174,13 +280,16 @@ fn binary_typed<T: Part>(
         BinaryOp::Add => zip_map(a, b, |p, q| p + q),
         BinaryOp::Sub => zip_map(a, b, |p, q| p - q),
         BinaryOp::Mul => zip_map(a, b, |p, q| p * q),
-        BinaryOp::Div => zip_map(a, b, |p, q| p / q),
+        BinaryOp::Div => zip_map(a, b, div),
         BinaryOp::Pow => zip_map(a, b, pow),
+        BinaryOp::Max => zip_map(a, b, lex_max),
+        BinaryOp::Min => zip_map(a, b, lex_min),
         _ => return None,
     })
 }
 
-/// Complex binary arithmetic (`add`, `sub`, `mul`, `div`, `pow`).
+/// Complex binary arithmetic (`add`, `sub`, `mul`, `div`, `pow`) and the
+/// lexicographic `max`/`min`.
 pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
     let name = op.name();
     let bad = || bad_dtype(name, &dtypes_of(&[x, y]));
@@ -198,6 +307,34 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
                 .into(),
         ),
         _ => return Err(bad()),
+    })
+}
+
+/// XLA's `clamp` of complex numbers on the CPU, which JAX gives: by the
+/// real parts only, `lo` where `lo.re >= x.re`, then `hi` where that
+/// value's real part is not `<= hi.re` (a NaN real part in `x` gives `hi`).
+/// Rank-0 bounds apply to every element.
+fn clamp_typed<T: Float>(
+    lo: &[Complex<T>], x: &[Complex<T>], hi: &[Complex<T>],
+) -> Option<Vec<Complex<T>>> {
+    let low = zip_map(x, lo, |v, l| if l.re >= v.re { l } else { v })?;
+    if low.len() != x.len() {
+        return None;
+    }
+    zip_map(&low, hi, |v, h| if v.re <= h.re { v } else { h })
+}
+
+/// `clamp(lo, x, hi)` on complex operands of one dtype and length.
+pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
+    let name = "clamp";
+    Ok(match (lo, x, hi) {
+        (Buffer::C64(l), Buffer::C64(v), Buffer::C64(h)) => {
+            Buffer::C64(clamp_typed(l, v, h).ok_or_else(|| len_err(name))?.into())
+        }
+        (Buffer::C128(l), Buffer::C128(v), Buffer::C128(h)) => {
+            Buffer::C128(clamp_typed(l, v, h).ok_or_else(|| len_err(name))?.into())
+        }
+        _ => return Err(bad_dtype(name, &dtypes_of(&[lo, x, hi]))),
     })
 }
 

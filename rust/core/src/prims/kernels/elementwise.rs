@@ -187,6 +187,7 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
         };
     }
     Ok(match (lo, x, hi) {
+        (Buffer::C64(_), _, _) | (Buffer::C128(_), _, _) => return complex::clamp(lo, x, hi),
         (Buffer::F32(l), Buffer::F32(v), Buffer::F32(h)) => Buffer::F32(
             go(l, v, h, FloatElem::max_nan, FloatElem::min_nan)
                 .ok_or_else(|| len_err(name))?

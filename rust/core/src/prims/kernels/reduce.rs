@@ -7,6 +7,7 @@
 //! groups. Both inner loops are slice loops that vectorize.
 
 use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
+use super::complex::{lex_max, lex_min};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -289,7 +290,10 @@ fn int_reduce<T: IntElem>(
     }
 }
 
-/// Complex `reduce_sum` / `reduce_prod`: a sequential fold (deterministic).
+/// Complex `reduce_sum` / `reduce_prod` / `reduce_max` / `reduce_min`: a
+/// sequential fold (deterministic). Max and min fold JAX's lexicographic
+/// pick from `-inf` / `+inf` (zero imaginary part), which reproduces JAX's
+/// NaN results on the CPU.
 fn complex_reduce<T: num_traits::Float>(
     op: ReduceOp, v: &[num_complex::Complex<T>], shape: &[usize], axes: &[usize],
 ) -> Result<Vec<num_complex::Complex<T>>> {
@@ -299,11 +303,15 @@ fn complex_reduce<T: num_traits::Float>(
     match op {
         ReduceOp::Sum => fold_with(name, v, shape, axes, Complex::new(zero, zero), |a, x| a + x),
         ReduceOp::Prod => fold_with(name, v, shape, axes, Complex::new(one, zero), |a, x| a * x),
+        ReduceOp::Max => {
+            fold_with(name, v, shape, axes, Complex::new(T::neg_infinity(), zero), lex_max)
+        }
+        ReduceOp::Min => fold_with(name, v, shape, axes, Complex::new(T::infinity(), zero), lex_min),
         _ => Err(bad_dtype(name, &[])),
     }
 }
 
-/// Complex `cumsum` / `cumprod`.
+/// Complex `cumsum` / `cumprod` / `cummax` / `cummin`.
 fn complex_scan<T: num_traits::Float>(
     op: CumOp, v: &[num_complex::Complex<T>], shape: &[usize], axis: usize, reverse: bool,
 ) -> Result<Vec<num_complex::Complex<T>>> {
@@ -311,6 +319,8 @@ fn complex_scan<T: num_traits::Float>(
     match op {
         CumOp::Sum => scan_lines(name, v, shape, axis, reverse, |a, x| a + x),
         CumOp::Prod => scan_lines(name, v, shape, axis, reverse, |a, x| a * x),
+        CumOp::Max => scan_lines(name, v, shape, axis, reverse, lex_max),
+        CumOp::Min => scan_lines(name, v, shape, axis, reverse, lex_min),
         _ => Err(bad_dtype(name, &[])),
     }
 }

@@ -237,7 +237,9 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
         DType::BF16 => Ok(fill::<half::bf16>(n, outer, dim, inner)),
         DType::F32 => Ok(fill::<f32>(n, outer, dim, inner)),
         DType::F64 => Ok(fill::<f64>(n, outer, dim, inner)),
-        DType::Bool | DType::C64 | DType::C128 | DType::Float0 | DType::Key => {
+        DType::C64 => Ok(fill::<crate::array::C32>(n, outer, dim, inner)),
+        DType::C128 => Ok(fill::<crate::array::C64>(n, outer, dim, inner)),
+        DType::Bool | DType::Float0 | DType::Key => {
             Err(bad_dtype(name, &[dtype]))
         }
     }

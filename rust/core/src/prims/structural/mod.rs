@@ -57,7 +57,7 @@ impl Family for Iota {
         }
     );
 
-    /// No operands; a numeric array of `shape`.
+    /// No operands; a numeric (or complex) array of `shape`.
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         let name = self.name();
         let Iota {
@@ -73,7 +73,7 @@ impl Family for Iota {
                 format!("{dimension} out of range for shape {shape:?}"),
             ));
         }
-        if !dtype.is_numeric() {
+        if !(dtype.is_numeric() || dtype.is_complex()) {
             return Err(Error::dtype(name, &[*dtype], "requires a numeric dtype"));
         }
         checked_size(shape)?;
