@@ -272,6 +272,9 @@ def test_canonicalize_dtype_of_none_is_the_default_float():
 def test_dtypes_issubdtype_knows_key_dtypes():
     key = jax.random.key(0)
     assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+    # JAX 0.10.2: also of `extended` and `np.generic`, not of `np.floating`
+    assert jax.dtypes.issubdtype(key.dtype, jax.dtypes.extended)
+    assert jax.dtypes.issubdtype(key.dtype, np.generic) and not jax.dtypes.issubdtype(key.dtype, np.floating)
     assert not jax.dtypes.issubdtype(np.float32, jax.dtypes.prng_key)
     assert jax.dtypes.issubdtype(jax.dtypes.bfloat16, np.floating)
     assert jax.dtypes.issubdtype("int32", np.integer) and not jax.dtypes.issubdtype("int32", np.floating)

@@ -231,12 +231,24 @@ def scalar_type_name(x):
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
-def issubdtype(a, b):
-    """`jax.dtypes.issubdtype`: `jnp.issubdtype`'s rules (bfloat16 a floating
-    type, a PRNG key dtype a subtype of `jax.dtypes.prng_key`)."""
-    from ._src.numpy.scalar_types import issubdtype as jnp_issubdtype
+_BFLOAT16_PARENTS = (np.floating, np.inexact, np.number, np.generic)
 
-    return jnp_issubdtype(a, b)
+
+def issubdtype(a, b):
+    """`jax.dtypes.issubdtype`, with JAX's extensions of NumPy's rule: a PRNG
+    key dtype is a subtype of `jax.dtypes.prng_key` (and `extended`), of
+    itself and of `np.generic` only; bfloat16 is a floating type."""
+    a_type = getattr(a, "type", None)
+    if isinstance(a_type, type) and issubclass(a_type, extended):
+        if isinstance(b, type) and issubclass(b, extended):
+            return issubclass(a_type, b)
+        return a == b or b is np.generic
+    if isinstance(b, type) and issubclass(b, extended):
+        return False
+    name = dtype_name(a)
+    if name == "bfloat16" and b in _BFLOAT16_PARENTS:
+        return True
+    return np.issubdtype(np_dtype(name), b)
 
 
 def is_float_name(name):
