@@ -10,8 +10,9 @@ with `jax` mapped to microjax_rs (tools/jax_suite_plugin.py calls
 `--jax-python` the same files also run under that interpreter's real JAX. The
 report is, per file: the cases real JAX passes on CPU, how many of those
 pass here, and how many fail for a reason set aside (`EXCLUDED`: complex
-ordering, complex linear algebra, JAX's narrow dtypes). `JAX_NUM_GENERATED_CASES` (default 10) picks the same sampled cases
-in both runs (`microjax_rs._src.test_util.sample_product`).
+ordering, complex linear algebra, JAX's narrow dtypes).
+`JAX_NUM_GENERATED_CASES` (default 10) picks the same sampled cases in both
+runs (`microjax_rs._src.test_util.sample_product`).
 """
 import argparse
 import os
