@@ -810,7 +810,10 @@ def normal(key, shape=(), dtype=float):
         shape = _canonical_shape(shape)
         z = lax.complex(_normal(k_re, shape, real), _normal(k_im, shape, real))
         return lax.div(z, lax.convert_element_type(jnp.asarray(np.sqrt(2), real), cname))
-    dname = _float_dtype("normal", float if dtype is None else dtype)
+    dname = dtypes.dtype_name(float if dtype is None else dtype)
+    if not dtypes.is_float_name(dname):
+        raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dname}")
+    dname = dtypes.canonical_name(dname)
     return _normal(data, _canonical_shape(shape), dname)
 
 
