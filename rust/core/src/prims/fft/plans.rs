@@ -94,6 +94,9 @@ impl<T: FftNum> Planner<T> {
     }
 }
 
+/// Picks one plan map of the caches, with the planner that fills it.
+type PickCache<T, K, V> = fn(&mut Plans<T>) -> (&mut Lru<K, V>, &mut Planner<T>);
+
 struct Plans<T: FftNum> {
     planner: Planner<T>,
     complex: Lru<(usize, bool), ComplexPlan<T>>,
@@ -150,8 +153,7 @@ impl<T: FftNum> PlanCache<T> {
     /// The plan under `key` in the map `table` picks, made with the planner
     /// by `make` when the map does not hold it.
     fn get<K: std::hash::Hash + Eq + Copy, V: Clone>(
-        &self, table: fn(&mut Plans<T>) -> (&mut Lru<K, V>, &mut Planner<T>), key: K,
-        make: impl FnOnce(&mut FftPlanner<T>) -> V,
+        &self, table: PickCache<T, K, V>, key: K, make: impl FnOnce(&mut FftPlanner<T>) -> V,
     ) -> V {
         let mut guard = self.lock();
         let (lru, planner) = table(&mut guard);
