@@ -275,7 +275,9 @@ fn ordering_rules_reject_complex_with_jax_text() {
     ));
     let top_k = Primitive::Sort(microjax::prims::sort::SortOp::TopK { k: 1 });
     let err = abstract_eval(&top_k, std::slice::from_ref(&c)).unwrap_err();
-    assert!(err.to_string().contains("top_k is not compatible with complex inputs."));
+    assert!(err
+        .to_string()
+        .contains("top_k is not compatible with complex inputs."));
     for p in [
         Primitive::Binary(BinaryOp::Rem),
         Primitive::Unary(UnaryOp::Floor),
@@ -349,9 +351,15 @@ fn lexicographic_max_min_reductions_and_scans() {
     let min = as_c128(&run(Primitive::Binary(BinaryOp::Min), &[&x, &y]).unwrap());
     assert_eq!(max[0], C64::new(1.0, 0.0));
     assert!(max[1].re.is_nan());
-    assert_eq!(&max[2..], &[C64::new(1.0, 2.0), C64::new(0.0, 1.0), C64::new(2.0, 1.0)]);
+    assert_eq!(
+        &max[2..],
+        &[C64::new(1.0, 2.0), C64::new(0.0, 1.0), C64::new(2.0, 1.0)]
+    );
     assert!(max[3].re.is_sign_positive(), "equal values pick y");
-    assert_eq!(&min[2..], &[C64::new(1.0, 1.0), C64::new(0.0, 1.0), C64::new(1.0, 5.0)]);
+    assert_eq!(
+        &min[2..],
+        &[C64::new(1.0, 1.0), C64::new(0.0, 1.0), C64::new(1.0, 5.0)]
+    );
     // The fold from -inf keeps the order dependence: [nan, 1, 2] -> max 2, min 1.
     let v = c128s(&[(nan, 0.0), (1.0, 0.0), (2.0, 0.0)]);
     let rmax = as_c128(&run(reduce(ReduceOp::Max, &[0]), &[&v]).unwrap());
@@ -368,7 +376,12 @@ fn lexicographic_max_min_reductions_and_scans() {
     let s = c128s(&[(1.0, 0.0), (3.0, 0.0), (2.0, 1.0), (3.0, 5.0)]);
     let got = as_c128(&run(cummax, &[&s]).unwrap());
     let want = [(1.0, 0.0), (3.0, 0.0), (3.0, 0.0), (3.0, 5.0)];
-    assert_eq!(got, want.iter().map(|&(a, b)| C64::new(a, b)).collect::<Vec<_>>());
+    assert_eq!(
+        got,
+        want.iter()
+            .map(|&(a, b)| C64::new(a, b))
+            .collect::<Vec<_>>()
+    );
 }
 
 /// Sort keys order complex values by real then imaginary part, each in the
@@ -397,7 +410,10 @@ fn sort_orders_complex_keys_lexicographically() {
         &[&x, &idx],
     )
     .unwrap();
-    assert_eq!(outs[1].buffer(), &Buffer::I32(vec![4, 0, 1, 3, 5, 6, 2].into()));
+    assert_eq!(
+        outs[1].buffer(),
+        &Buffer::I32(vec![4, 0, 1, 3, 5, 6, 2].into())
+    );
     let a = abstract_eval(&sort, &[Aval::new(vec![7], DType::C64)]).unwrap();
     assert_eq!(a[0].dtype, DType::C64);
 }
@@ -410,7 +426,12 @@ fn clamp_compares_real_parts() {
     let x = c128s(&[(0.0, 5.0), (1.0, 2.0), (2.0, 0.0), (f64::NAN, 0.0)]);
     let got = as_c128(&run(Primitive::Clamp(microjax::prims::Clamp), &[&lo, &x, &hi]).unwrap());
     let want = [(0.0, 0.0), (1.0, 2.0), (1.0, 1.0), (1.0, 1.0)];
-    assert_eq!(got, want.iter().map(|&(a, b)| C64::new(a, b)).collect::<Vec<_>>());
+    assert_eq!(
+        got,
+        want.iter()
+            .map(|&(a, b)| C64::new(a, b))
+            .collect::<Vec<_>>()
+    );
 }
 
 /// Complex division as XLA computes it (JAX 0.10.2, recorded): infinite
@@ -419,7 +440,13 @@ fn clamp_compares_real_parts() {
 fn division_keeps_infinities_as_xla() {
     let inf = f64::INFINITY;
     let x = c128s(&[(inf, -inf), (1.0, 0.0), (1.0, 2.0), (3.0, -4.0), (inf, 1.0)]);
-    let y = c128s(&[(3.0, 0.0), (0.0, 0.0), (inf, 1.0), (1e-300, 1e-300), (2.0, 0.0)]);
+    let y = c128s(&[
+        (3.0, 0.0),
+        (0.0, 0.0),
+        (inf, 1.0),
+        (1e-300, 1e-300),
+        (2.0, 0.0),
+    ]);
     let q = as_c128(&run(Primitive::Binary(BinaryOp::Div), &[&x, &y]).unwrap());
     assert_eq!(q[0], C64::new(inf, -inf));
     assert!(q[1].re == inf && q[1].im.is_nan());
@@ -436,5 +463,8 @@ fn iota_of_complex_dtype() {
         dimension: 0,
     });
     let out = as_c128(&run(iota, &[]).unwrap());
-    assert_eq!(out, vec![C64::new(0.0, 0.0), C64::new(1.0, 0.0), C64::new(2.0, 0.0)]);
+    assert_eq!(
+        out,
+        vec![C64::new(0.0, 0.0), C64::new(1.0, 0.0), C64::new(2.0, 0.0)]
+    );
 }

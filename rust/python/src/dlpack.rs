@@ -235,6 +235,28 @@ unsafe extern "C" fn capsule_versioned(cap: *mut ffi::PyObject) {
     }
 }
 
+/// A raw `Exported<M>` box: the managed tensor `make` builds around the
+/// tensor of `arr`, pointing into the box's own shape and strides.
+fn boxed<M>(
+    arr: &Arc<HostArray>, dtype: DLDataType, shape: Vec<i64>, strides: Vec<i64>,
+    make: impl FnOnce(DLTensor) -> M, tensor: impl FnOnce(&mut M) -> &mut DLTensor,
+) -> *mut c_void {
+    let mut ex = Box::new(Exported {
+        managed: make(tensor_of(arr, dtype, &mut [], &mut [])),
+        _arr: Arc::clone(arr),
+        shape,
+        strides,
+    });
+    let Exported {
+        managed,
+        shape,
+        strides,
+        ..
+    } = &mut *ex;
+    *tensor(managed) = tensor_of(arr, dtype, shape, strides);
+    Box::into_raw(ex).cast()
+}
+
 /// A DLPack capsule of `arr`'s memory; `versioned` (DLPack 1.0) capsules
 /// are flagged read-only, or as a copy when `copied` (the consumer may
 /// write it then).
@@ -261,55 +283,31 @@ pub(crate) fn export_capsule<'py>(
     for &d in dims {
         shape.push(i64::try_from(d).map_err(|_| PyValueError::new_err("dimension too large"))?);
     }
-    let ptr: *mut c_void;
-    let (name, destructor): (&CStr, unsafe extern "C" fn(*mut ffi::PyObject)) = if versioned {
-        let mut ex = Box::new(Exported {
-            managed: DLManagedTensorVersioned {
+    let (ptr, name, destructor): (*mut c_void, &CStr, unsafe extern "C" fn(*mut ffi::PyObject)) =
+        if versioned {
+            let flags = if copied {
+                FLAG_IS_COPIED
+            } else {
+                FLAG_READ_ONLY
+            };
+            let managed = |dl_tensor| DLManagedTensorVersioned {
                 version: DLPackVersion { major: 1, minor: 0 },
                 manager_ctx: std::ptr::null_mut(),
                 deleter: Some(delete_versioned),
-                flags: if copied {
-                    FLAG_IS_COPIED
-                } else {
-                    FLAG_READ_ONLY
-                },
-                dl_tensor: tensor_of(arr, dtype, &mut [], &mut []),
-            },
-            _arr: Arc::clone(arr),
-            shape,
-            strides,
-        });
-        // (shape and strides now live in the box: point the tensor at them)
-        let Exported {
-            managed,
-            shape,
-            strides,
-            ..
-        } = &mut *ex;
-        managed.dl_tensor = tensor_of(arr, dtype, shape, strides);
-        ptr = Box::into_raw(ex).cast();
-        (VERSIONED, capsule_versioned)
-    } else {
-        let mut ex = Box::new(Exported {
-            managed: DLManagedTensor {
-                dl_tensor: tensor_of(arr, dtype, &mut [], &mut []),
+                flags,
+                dl_tensor,
+            };
+            let ptr = boxed(arr, dtype, shape, strides, managed, |m| &mut m.dl_tensor);
+            (ptr, VERSIONED, capsule_versioned)
+        } else {
+            let managed = |dl_tensor| DLManagedTensor {
+                dl_tensor,
                 manager_ctx: std::ptr::null_mut(),
                 deleter: Some(delete_legacy),
-            },
-            _arr: Arc::clone(arr),
-            shape,
-            strides,
-        });
-        let Exported {
-            managed,
-            shape,
-            strides,
-            ..
-        } = &mut *ex;
-        managed.dl_tensor = tensor_of(arr, dtype, shape, strides);
-        ptr = Box::into_raw(ex).cast();
-        (LEGACY, capsule_legacy)
-    };
+            };
+            let ptr = boxed(arr, dtype, shape, strides, managed, |m| &mut m.dl_tensor);
+            (ptr, LEGACY, capsule_legacy)
+        };
     // SAFETY: `ptr` is a live box the capsule owns from here (freed by its
     // destructor unless a consumer takes it); the name is a static C string.
     let cap = unsafe { ffi::PyCapsule_New(ptr, name.as_ptr(), Some(destructor)) };

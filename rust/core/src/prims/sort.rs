@@ -448,7 +448,10 @@ fn sort_avals(
             ),
         ));
     }
-    if let Some(bad) = ins.iter().find(|a| !(sortable(a.dtype) || a.dtype.is_complex())) {
+    if let Some(bad) = ins
+        .iter()
+        .find(|a| !(sortable(a.dtype) || a.dtype.is_complex()))
+    {
         return Err(Error::dtype(
             name,
             &[bad.dtype],

@@ -227,7 +227,13 @@ fn pow<T: Part>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
 fn div<T: Part>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
     let (a, b, c, d) = (x.re, x.im, y.re, y.im);
     let (zero, one, inf) = (T::zero(), T::one(), T::infinity());
-    let unit = |v: T| if v.is_infinite() { one.copysign(v) } else { zero.copysign(v) };
+    let unit = |v: T| {
+        if v.is_infinite() {
+            one.copysign(v)
+        } else {
+            zero.copysign(v)
+        }
+    };
     if c == zero && d == zero {
         return Complex::new(inf * a, inf * b);
     }
@@ -255,7 +261,11 @@ fn div<T: Part>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
 /// `y`. Every comparison with a NaN part is false, so a NaN picks `y`:
 /// `max(nan, 1) = 1` but `max(1, nan) = nan`, as JAX computes it.
 pub(crate) fn lex_max<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
-    let pick_x = if x.re == y.re { x.im > y.im } else { x.re > y.re };
+    let pick_x = if x.re == y.re {
+        x.im > y.im
+    } else {
+        x.re > y.re
+    };
     if pick_x {
         x
     } else {
@@ -265,7 +275,11 @@ pub(crate) fn lex_max<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
 
 /// JAX's `min` of complex numbers ([`lex_max`] with the order reversed).
 pub(crate) fn lex_min<T: Float>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
-    let pick_x = if x.re == y.re { x.im < y.im } else { x.re < y.re };
+    let pick_x = if x.re == y.re {
+        x.im < y.im
+    } else {
+        x.re < y.re
+    };
     if pick_x {
         x
     } else {

@@ -303,10 +303,22 @@ fn complex_reduce<T: num_traits::Float>(
     match op {
         ReduceOp::Sum => fold_with(name, v, shape, axes, Complex::new(zero, zero), |a, x| a + x),
         ReduceOp::Prod => fold_with(name, v, shape, axes, Complex::new(one, zero), |a, x| a * x),
-        ReduceOp::Max => {
-            fold_with(name, v, shape, axes, Complex::new(T::neg_infinity(), zero), lex_max)
-        }
-        ReduceOp::Min => fold_with(name, v, shape, axes, Complex::new(T::infinity(), zero), lex_min),
+        ReduceOp::Max => fold_with(
+            name,
+            v,
+            shape,
+            axes,
+            Complex::new(T::neg_infinity(), zero),
+            lex_max,
+        ),
+        ReduceOp::Min => fold_with(
+            name,
+            v,
+            shape,
+            axes,
+            Complex::new(T::infinity(), zero),
+            lex_min,
+        ),
         _ => Err(bad_dtype(name, &[])),
     }
 }

@@ -239,9 +239,7 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
         DType::F64 => Ok(fill::<f64>(n, outer, dim, inner)),
         DType::C64 => Ok(fill::<crate::array::C32>(n, outer, dim, inner)),
         DType::C128 => Ok(fill::<crate::array::C64>(n, outer, dim, inner)),
-        DType::Bool | DType::Float0 | DType::Key => {
-            Err(bad_dtype(name, &[dtype]))
-        }
+        DType::Bool | DType::Float0 | DType::Key => Err(bad_dtype(name, &[dtype])),
     }
 }
 
