@@ -27,7 +27,8 @@ Modules: ``_record`` (the record types, dtypes, tolerances, argument makers,
 inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``complex_ops`` (complex64/complex128
-rows and the complex-part functions), ``jnp_more``
+rows and the complex-part functions), ``complex_linalg`` (linear algebra on complex matrices, the
+nonsymmetric eigenproblem, Hessenberg reduction, roots), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
@@ -38,6 +39,7 @@ surface), ``random``, ``random_distributions``, ``lax_more`` (lax functions comp
 other primitives); ``errors`` (the bad inputs attached to the records).
 """
 from . import (
+    complex_linalg,
     complex_ops,
     conv,
     creation,
@@ -98,6 +100,7 @@ _OPERATORS: tuple = (
     + lax_more.RECORDS
     + special.RECORDS
     + complex_ops.RECORDS
+    + complex_linalg.RECORDS
     + fft.RECORDS
 )
 
