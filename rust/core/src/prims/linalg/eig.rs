@@ -178,7 +178,7 @@ fn eig_real<R: RealField + Float + Scalar + Default>(
 /// LAPACK's order of a conjugate pair: the eigenvalue with positive
 /// imaginary part first (with its eigenvectors).
 fn positive_first<R: Float>(e: &mut EigOne<R>, n: usize) {
-    let mut j = 0;
+    let mut j = 0usize;
     while j.saturating_add(1) < n {
         let (a, b) = (e.w.get(j).copied(), e.w.get(j.saturating_add(1)).copied());
         let (Some(a), Some(b)) = (a, b) else { break };

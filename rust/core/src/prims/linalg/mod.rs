@@ -1,9 +1,16 @@
 //! Dense linear algebra with `jax.lax.linalg`'s primitives, names, params and
-//! output conventions: `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh` and
-//! `svd` (shape, kernel, params and transformation rules).
+//! output conventions: `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`,
+//! `svd`, and the nonsymmetric `eig`, `hessenberg` and `schur` (shape,
+//! kernel, params and transformation rules).
 //!
 //! Every operand is a stack of matrices `[..., m, n]` (leading batch
-//! dimensions), float32 or float64. Two kernel sets compute them:
+//! dimensions), float32, float64, complex64 or complex128 (`eigh`/`svd`
+//! return real eigen-/singular values; `eig` complex results; `schur` takes
+//! complex operands only). Complex operands run on faer and the
+//! LAPACK-convention kernels of [`lapack`] (complex QR, the LU fallback,
+//! Hessenberg) and [`schur`]; under `Determinism::Portable` the faer-backed
+//! ops on complex operands and `eig` are an error (NotImplementedError),
+//! while `hessenberg` and `schur` (plain loops) run. The real operands' kernels:
 //! [`dense`] on `faer` in the operand's precision (the default mode: blocked,
 //! SIMD, with a constant partition count so the bits do not depend on the
 //! thread count), and [`portable`], plain deterministic f64 loops for
@@ -113,7 +120,30 @@ fn only_default(prim: &'static str, p: &Lookup, key: &'static str) -> Result<()>
 // ----------------------------------------------------------------- nonsymmetric
 
 impl LinalgOp {
-    /// The outputs of `eig` and `hessenberg` (`None` for the other ops).
+    /// The output avals of `eig`, `hessenberg` and `schur`.
+    fn nonsymmetric_avals(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let a = one_operand(name, ins)?;
+        let (lead, n) = square_dims(name, a)?;
+        Ok(match *self {
+            LinalgOp::Eig { left, right, .. } => {
+                let c = a.dtype.complex_dtype().unwrap_or(DType::C64);
+                let vectors = usize::from(left) + usize::from(right);
+                let mut outs = vec![Aval::new(with_tail(lead, &[n]), c)];
+                outs.extend(std::iter::repeat_n(Aval::new(a.shape.clone(), c), vectors));
+                outs
+            }
+            LinalgOp::Schur {
+                compute_schur_vectors,
+            } => vec![Aval::new(a.shape.clone(), a.dtype); 1 + usize::from(compute_schur_vectors)],
+            _ => vec![
+                Aval::new(a.shape.clone(), a.dtype),
+                Aval::new(with_tail(lead, &[n.saturating_sub(1)]), a.dtype),
+            ],
+        })
+    }
+
+    /// The outputs of `eig`, `hessenberg` and `schur` (`None` for the other ops).
     /// `eig` runs on faer, which `Determinism::Portable` excludes.
     fn nonsymmetric(&self, ctx: &ExecCtx, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
         let name = self.name();
@@ -428,32 +458,8 @@ impl Family for LinalgOp {
                     Aval::new(with_tail(lead, &[n]), a.dtype.real_dtype()),
                 ]
             }
-            LinalgOp::Eig { left, right, .. } => {
-                let a = one_operand(name, ins)?;
-                let (lead, n) = square_dims(name, a)?;
-                let c = a.dtype.complex_dtype().unwrap_or(DType::C64);
-                let mut outs = vec![Aval::new(with_tail(lead, &[n]), c)];
-                for _ in (0..2).filter(|&i| if i == 0 { left } else { right }) {
-                    outs.push(Aval::new(a.shape.clone(), c));
-                }
-                outs
-            }
-            LinalgOp::Schur {
-                compute_schur_vectors,
-            } => {
-                let a = one_operand(name, ins)?;
-                square_dims(name, a)?;
-                let t = Aval::new(a.shape.clone(), a.dtype);
-                let k = if compute_schur_vectors { 2 } else { 1 };
-                vec![t; k]
-            }
-            LinalgOp::Hessenberg => {
-                let a = one_operand(name, ins)?;
-                let (lead, n) = square_dims(name, a)?;
-                vec![
-                    Aval::new(a.shape.clone(), a.dtype),
-                    Aval::new(with_tail(lead, &[n.saturating_sub(1)]), a.dtype),
-                ]
+            LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Schur { .. } => {
+                self.nonsymmetric_avals(ins)?
             }
             LinalgOp::Svd {
                 full_matrices,

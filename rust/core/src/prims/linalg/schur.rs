@@ -15,6 +15,9 @@ use crate::error::Result;
 use num_complex::Complex;
 use num_traits::{Float, Zero};
 
+/// A complex matrix.
+type CMat<R> = Mat<Complex<R>>;
+
 /// `z * r` for a real `r`.
 fn times<R: Float>(z: Complex<R>, r: R) -> Complex<R> {
     Complex::new(z.re * r, z.im * r)
@@ -139,7 +142,7 @@ fn sweep<R: Float>(
 /// `(t, z)` with `a = z t zᴴ`, or NaNs where the iteration does not converge.
 pub(super) fn schur<R: Float + Default + Send + Sync>(
     a: &Mat<Complex<R>>,
-) -> Result<(Mat<Complex<R>>, Mat<Complex<R>>)>
+) -> Result<(CMat<R>, CMat<R>)>
 where
     Complex<R>: Field,
 {
@@ -165,7 +168,7 @@ where
         }
         its += 1;
         let d = t.at(hi - 1, hi - 1);
-        let mu = if its % 10 == 0 {
+        let mu = if its.is_multiple_of(10) {
             // exceptional shift: perturb by the last subdiagonal's size
             d + Complex::new(abs1(t.at(hi - 1, hi - 2)), R::zero())
         } else {
