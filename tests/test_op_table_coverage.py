@@ -132,6 +132,7 @@ EXEMPT = {
               "lax.conv_transpose_shape_tuple", "lax.reduce_window_shape_tuple", "lax.shape_as_value", "lax.dtype"),
     **_exempt("algorithm enum, a parameter (tests/test_lax_more.py)", "lax.RandomAlgorithm",
               "lax.linalg.EighImplementation", "lax.linalg.SvdAlgorithm"),
+    **_exempt("algorithm enum, a parameter of eig (tests/test_complex_linalg.py)", "lax.linalg.EigImplementation"),
     **_exempt("random bits and the advanced state, recorded from JAX 0.10.2 (tests/test_lax_more.py)",
               "lax.rng_bit_generator"),
     **_exempt("function transformation with a user batching rule (tests/test_custom_batching.py)",

@@ -27,11 +27,8 @@ def _exempt(why):
 _ENTRIES = [
     # ---- complex numbers and FFT
     *_tagged(COMPLEX,
-        "jax.numpy.roots",
-        "jax.numpy.ComplexWarning", "jax.lax.linalg.eig", "jax.lax.linalg.eig_p", "jax.lax.linalg.EigImplementation",
-        "jax.lax.linalg.schur", "jax.lax.linalg.schur_p", "jax.lax.linalg.hessenberg", "jax.lax.linalg.hessenberg_p",
-        "jax.scipy.linalg.dft", "jax.scipy.linalg.schur", "jax.scipy.linalg.hessenberg", "jax.scipy.linalg.sqrtm",
-        "jax.scipy.linalg.funm", "jax.scipy.linalg.rsf2csf", "jax.scipy.special.sph_harm_y",
+        "jax.numpy.ComplexWarning",
+        "jax.scipy.linalg.dft", "jax.scipy.special.sph_harm_y",
         "jax.scipy.special.wofz",
     ),
     # ---- scale-out

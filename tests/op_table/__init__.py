@@ -28,7 +28,9 @@ inputs and expected results of a case); one module of records per family:
 ``elementwise``, ``structural`` (shapes and slicing), ``reductions``, ``dot``,
 ``creation``, ``jnp`` (the rest of jax.numpy / nn / scipy.special), ``complex_ops`` (complex64/complex128
 rows and the complex-part functions), ``complex_ordering`` (lexicographic ordering of complex
-values, the other functions JAX defines on complex operands, and JAX's errors on the rest), ``jnp_more``
+values, the other functions JAX defines on complex operands, and JAX's errors on the rest),
+``complex_linalg`` (linear algebra on complex matrices, the nonsymmetric eigenproblem, Hessenberg
+reduction, roots), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
@@ -39,6 +41,7 @@ surface), ``random``, ``random_distributions``, ``lax_more`` (lax functions comp
 other primitives); ``errors`` (the bad inputs attached to the records).
 """
 from . import (
+    complex_linalg,
     complex_ops,
     complex_ordering,
     conv,
@@ -101,6 +104,7 @@ _OPERATORS: tuple = (
     + special.RECORDS
     + complex_ops.RECORDS
     + complex_ordering.RECORDS
+    + complex_linalg.RECORDS
     + fft.RECORDS
 )
 

@@ -1,7 +1,10 @@
 """`jax.lax.linalg`: wrappers of the linear-algebra primitives (`cholesky`,
 `triangular_solve`, `lu`, `qr`, `eigh`, `svd`) with JAX's signatures and
 output conventions. Every operand is a stack of matrices `[..., m, n]` of
-float32 or float64."""
+float32, float64, complex64 or complex128 (`eigh` and `svd` return real
+eigenvalues / singular values for complex operands, as JAX)."""
+import enum as _enum
+
 import numpy as _np
 
 from . import (_P, _arr, _aval, add, mul, transpose, expand_dims, squeeze, broadcasted_iota, eq,
@@ -13,6 +16,9 @@ lu_p = _P["lu"]
 qr_p = _P["qr"]
 eigh_p = _P["eigh"]
 svd_p = _P["svd"]
+eig_p = _P["eig"]
+hessenberg_p = _P["hessenberg"]
+schur_p = _P["schur"]
 
 
 def _matrix(x, name, square=False):
@@ -22,8 +28,9 @@ def _matrix(x, name, square=False):
         what = "square matrices" if square else "matrices"
         raise ValueError(f"{name} requires {what} in its last two dimensions "
                          f"(shape [..., {'n, n' if square else 'm, n'}]), got shape {av.shape}")
-    if av.dtype_name not in ("float32", "float64"):
-        raise TypeError(f"{name} requires a float32 or float64 operand, got {av.dtype_name}")
+    if av.dtype_name not in ("float32", "float64", "complex64", "complex128"):
+        raise TypeError(f"{name} requires a float32, float64, complex64 or complex128 operand, "
+                        f"got {av.dtype_name}")
     return x, av
 
 
@@ -34,9 +41,16 @@ def _swap_last(x):
     return transpose(x, perm)
 
 
+def _adjoint(x):
+    """The conjugate transpose over the last two dimensions (the transpose for real `x`)."""
+    from . import conj
+    xt = _swap_last(x)
+    return conj(xt) if _aval(x).dtype_name.startswith("complex") else xt
+
+
 def symmetrize(x):
-    """`(x + xᵀ) / 2` over the last two dimensions."""
-    return mul(add(x, _swap_last(x)), 0.5)
+    """`(x + xᴴ) / 2` over the last two dimensions (`xᵀ` for real `x`)."""
+    return mul(add(x, _adjoint(x)), 0.5)
 
 
 def cholesky(x, *, symmetrize_input=True):
@@ -149,12 +163,78 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
     return u, s, vt
 
 
+class EigImplementation(_enum.Enum):
+    """Which `eig` implementation runs (JAX's enum; microjax_rs always computes on the CPU)."""
+    LAPACK = "lapack"
+    MAGMA = "magma"
+    CUSOLVER = "cusolver"
+
+
+def _square_inexact(x, name, shape_msg):
+    x = _arr(x)
+    av = _aval(x)
+    if av.ndim < 2 or av.shape[-1] != av.shape[-2]:
+        raise ValueError(shape_msg.format(shape=tuple(av.shape)))
+    if av.dtype_name not in ("float32", "float64", "complex64", "complex128"):
+        raise TypeError(f"{name} does not accept dtype {av.dtype_name} at position 0. Accepted dtypes at "
+                        "position 0 are subtypes of floating, complexfloating.")
+    return x
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, enable_eigvec_derivs=False,
+        implementation=None, use_magma=None):
+    """Eigendecomposition of general square matrices: ``[w, vl, vr]`` (the
+    eigenvectors present as requested), complex for any input.
+
+    Eigenvectors are the columns of ``vl`` / ``vr``, normalized as LAPACK's
+    ``geev`` (unit 2-norm, largest component real). The eigenvalue order is
+    the solver's own (compare as sets). Differentiable in the eigenvalues when
+    no eigenvectors are computed; eigenvector derivatives raise
+    NotImplementedError (``enable_eigvec_derivs`` is accepted but not
+    supported). ``implementation`` / ``use_magma`` are accepted and ignored
+    (the CPU computes it).
+    """
+    x = _square_inexact(x, "eig", "The input to eig must be a square matrix. Got shape {shape}.")
+    outs = eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                      enable_eigvec_derivs=bool(enable_eigvec_derivs), implementation=None)
+    return list(outs)
+
+
+def hessenberg(a):
+    """Reduction of square matrices to upper Hessenberg form, LAPACK ``gehrd``'s
+    layout: ``(a_out, taus)`` with the Hessenberg matrix on and above the first
+    subdiagonal of ``a_out``, the Householder vectors below it, and their ``n - 1``
+    scales ``taus`` (``Q = H_0 ... H_{n-2}``, ``H_i = I - taus[i] v_i v_iᴴ``)."""
+    a = _square_inexact(a, "hessenberg",
+                        "Argument to Hessenberg reduction must have shape [..., n, n], got shape {shape}")
+    out, taus = hessenberg_p.bind(a)
+    return out, taus
+
+
+def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+    """Schur decomposition of square complex matrices: ``(t, vs)`` with ``x = vs t vsᴴ``,
+    ``t`` upper triangular (``(t,)`` without ``compute_schur_vectors``). The real
+    Schur form of a real matrix is not supported (NotImplementedError); neither
+    are ``sort_eig_vals`` / ``select_callable`` (JAX's CPU path does not sort either).
+    """
+    x = _square_inexact(x, "schur", "The input to schur must be a square matrix. Got shape {shape}.")
+    if sort_eig_vals or select_callable is not None:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+    if not _aval(x).dtype_name.startswith("complex"):
+        raise NotImplementedError("schur: the real Schur form of a real matrix is not supported by microjax_rs; "
+                                  "convert the matrix to complex for the complex Schur form")
+    outs = schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors), select_callable=None,
+                        sort_eig_vals=False)
+    return tuple(outs)
+
+
 from ._linalg_structured import (  # noqa: E402
     EighImplementation, SvdAlgorithm, cholesky_update, householder_product, ormqr, qdwh, symmetric_product,
     tridiagonal, tridiagonal_solve,
 )
 
-__all__ = ["EighImplementation", "SvdAlgorithm", "cholesky_update", "householder_product", "ormqr", "qdwh",
+__all__ = ["EigImplementation", "eig", "eig_p", "hessenberg", "hessenberg_p", "schur", "schur_p", "EighImplementation", "SvdAlgorithm", "cholesky_update", "householder_product", "ormqr", "qdwh",
            "symmetric_product", "tridiagonal", "tridiagonal_solve",
            "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
            "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p"]

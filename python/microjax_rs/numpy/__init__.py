@@ -152,7 +152,7 @@ from .._src.numpy.lax_numpy import euler_gamma  # noqa: F401,E402
 
 # polynomials, window functions, numerical calculus, bit packing, matrix-vector products
 from .._src.numpy.polynomial import (  # noqa: F401,E402
-    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval,
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots,
 )
 from .._src.numpy.window_functions import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401,E402
 from .._src.numpy.numerical_calculus import gradient, trapezoid, unwrap  # noqa: F401,E402

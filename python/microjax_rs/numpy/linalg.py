@@ -1,6 +1,6 @@
 """`jax.numpy.linalg`: norms, products, and the decompositions built on the
 `jax.lax.linalg` primitives (cholesky, qr, eigh, svd, LU-based solve / inv /
-det / slogdet, SVD-based pinv / lstsq / matrix_rank). `eig` and the tensor
+det / slogdet, SVD-based pinv / lstsq / matrix_rank, eig / eigvals). The tensor
 solvers raise NotImplementedError.
 
 This module only re-exports; the implementation is `microjax_rs._src.numpy.linalg`."""

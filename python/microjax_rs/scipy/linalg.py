@@ -206,13 +206,43 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
     return _jl.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
+def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
+    """Upper Hessenberg form ``H`` of square matrices ``a`` (``a = Q H Qᴴ``), from
+    LAPACK ``gehrd``'s reflectors; with ``calc_q`` returns ``(H, Q)``. The
+    ``overwrite_a`` / ``check_finite`` flags are ignored.
+    """
+    (a,) = _promote_dtypes_inexact(_arr(a))
+    packed, taus = _ll.hessenberg(a)
+    h = jnp.triu(packed, -1)
+    if not calc_q:
+        return h
+    return h, _hessenberg_q(packed, taus)
+
+
+def _hessenberg_q(packed, taus):
+    """``Q = H_0 ... H_{n-2}``, ``H_i = I - taus[i] v_i v_iᴴ`` with ``v_i`` zero
+    above row ``i + 1``, one there, and ``packed[..., i + 2:, i]`` below."""
+    shape = _aval(packed).shape
+    n = shape[-1]
+    dtype = _aval(packed).dtype_name
+    q = jnp.broadcast_to(jnp.eye(n, dtype=dtype), shape)
+    rows = jnp.arange(n)
+    for i in reversed(range(n - 1)):
+        col = packed[..., :, i]
+        v = jnp.where(rows == i + 1, jnp.ones((), dtype), jnp.where(rows > i + 1, col, 0))
+        vh_q = jnp.einsum("...i,...ij->...j", jnp.conj(v), q)
+        q = q - taus[..., i, None, None] * v[..., :, None] * vh_q[..., None, :]
+    return q
+
+
+from ._linalg_schur import funm, rsf2csf, schur, sqrtm  # noqa: E402
 from ._linalg_special import (  # noqa: E402
     block_diag, circulant, companion, convolution_matrix, eigh_tridiagonal, expm_frechet, fiedler,
     fiedler_companion, hadamard, hankel, helmert, hilbert, invhilbert, invpascal, leslie, pascal, polar,
     qr_multiply, solve_sylvester, toeplitz)
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu", "lu_factor", "lu_solve", "expm",
-           "solve", "inv", "det", "qr", "eigh", "svd",
+           "solve", "inv", "det", "qr", "eigh", "svd", "hessenberg", "schur", "rsf2csf", "sqrtm", "funm",
            "block_diag", "circulant", "companion", "convolution_matrix", "eigh_tridiagonal", "expm_frechet",
            "fiedler", "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "invhilbert", "invpascal",
            "leslie", "pascal", "polar", "qr_multiply", "solve_sylvester", "toeplitz"]

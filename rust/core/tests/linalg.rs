@@ -593,8 +593,12 @@ fn batched_ops_match_per_example() {
 fn op_outputs(op: LinalgOp) -> usize {
     match op {
         LinalgOp::Cholesky | LinalgOp::TriangularSolve { .. } => 1,
-        LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } => 2,
+        LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Hessenberg => 2,
         LinalgOp::Lu | LinalgOp::Svd { .. } => 3,
+        LinalgOp::Schur {
+            compute_schur_vectors,
+        } => 1 + usize::from(compute_schur_vectors),
+        LinalgOp::Eig { left, right, .. } => 1 + usize::from(left) + usize::from(right),
     }
 }
 

@@ -1,7 +1,7 @@
 """`jax.numpy.linalg`: norms, products, and the decompositions built on the
 `jax.lax.linalg` primitives (cholesky, qr, eigh, svd, LU-based solve / inv /
-det / slogdet, SVD-based pinv / lstsq / matrix_rank). `eig` and the tensor
-solvers raise NotImplementedError."""
+det / slogdet, SVD-based pinv / lstsq / matrix_rank, `eig` / `eigvals`), on
+float and complex matrices. The tensor solvers raise NotImplementedError."""
 from typing import NamedTuple as _NamedTuple
 
 import numpy as _np
@@ -19,6 +19,12 @@ from .tensor_contractions import (cross as _cross, matmul as _matmul, outer as _
 from .ufuncs import (abs as _abs, equal, greater, greater_equal, log, not_equal, power as _power, remainder,
                      sign as _sign, sqrt as _sqrt)
 from .util import _arr, _aval, _canon_axis, _promote_dtypes_inexact, _promote_inexact
+
+
+def _adjoint(x):
+    """The conjugate transpose of the matrices in the last two axes (the transpose for real ``x``)."""
+    xt = _mT(x)
+    return lax.conj(xt) if _dt.is_complex_name(_aval(x).dtype_name) else xt
 
 
 def _abs_squared(x):
@@ -140,7 +146,7 @@ def _missing(name):
     return fn
 
 
-for _n in ("eig", "eigvals", "tensorinv", "tensorsolve"):
+for _n in ("tensorinv", "tensorsolve"):
     globals()[_n] = _missing(_n)
 del _n
 
@@ -150,6 +156,11 @@ del _n
 class QRResult(_NamedTuple):
     Q: object
     R: object
+
+
+class EigResult(_NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
 
 
 class EighResult(_NamedTuple):
@@ -228,6 +239,25 @@ def eigh(a, UPLO=None, symmetrize_input=True):
     return EighResult(w, v)
 
 
+def eig(a):
+    """Eigenvalues and right eigenvectors of general square matrices ``a``, as
+    ``EigResult(eigenvalues, eigenvectors)`` (complex; eigenvectors in the columns,
+    unit 2-norm with the largest component real, as LAPACK's ``geev``). The order
+    of the eigenvalues is the solver's. Not differentiable (JAX raises
+    NotImplementedError for eigenvector derivatives).
+    """
+    a = _matrices(a, "eig", square=True)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return EigResult(w, v)
+
+
+def eigvals(a):
+    """Eigenvalues (complex) of general square matrices ``a``; differentiable
+    (``dw = diag(V⁻¹ dA V)``, as JAX)."""
+    a = _matrices(a, "eigvals", square=True)
+    return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
+
+
 def eigvalsh(a, UPLO="L"):
     """Eigenvalues (ascending) of the symmetric matrices ``a``; see ``eigh``."""
     return eigh(a, UPLO=UPLO).eigenvalues
@@ -285,7 +315,7 @@ def slogdet(a, *, method=None):
         raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`).")
     a = _matrices(a, "slogdet", square=True)
     d, psign = _lu_parts(a)
-    s = psign * prod(_sign(d), axis=-1)
+    s = psign * prod(_sign(d), axis=-1)  # complex: d / |d|, the phase
     return SlogdetResult(s, _sum(log(_abs(d)), axis=-1))
 
 
@@ -360,7 +390,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     cutoff = expand_dims(_max(s, axis=-1), -1) * rtol
     keep = greater(s, cutoff)
     s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
-    return _matmul(_mT(vt) * expand_dims(s_inv, -2), _mT(u))
+    return _matmul(_adjoint(vt) * expand_dims(s_inv, -2), _adjoint(u))
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
@@ -393,12 +423,12 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     mask = greater_equal(s, s[0] * rcond) if min(m, n) else s > 0
     rank = _sum(_astype(mask, "int32"))
     s_inv = expand_dims(where(mask, 1.0 / where(mask, s, 1.0), 0.0), -1)
-    x = _matmul(_mT(vt), s_inv * _matmul(_mT(u), b))
+    x = _matmul(_adjoint(vt), s_inv * _matmul(_adjoint(u), b))
     if numpy_resid and (int(rank) < n or m <= n):
-        resid = asarray([], dtype=_aval(a).dtype_name)
+        resid = asarray([], dtype=_aval(s).dtype_name)
     else:
         r = b - _matmul(a, x)
-        resid = _sum(r * r, axis=0)
+        resid = _sum(_abs_squared(r), axis=0)
     if b_vector:
         x = ravel(x)
         if not (numpy_resid and (int(rank) < n or m <= n)):

@@ -1,6 +1,7 @@
 """Polynomials as coefficient arrays, highest power first (NumPy's legacy
 `np.poly*` API): construction from roots, arithmetic, derivatives and
-integrals, evaluation and least-squares fitting."""
+integrals, evaluation, least-squares fitting and roots (companion-matrix
+eigenvalues)."""
 import operator
 
 import numpy as _np
@@ -8,7 +9,7 @@ import numpy as _np
 from ... import core
 from ...core import Tracer
 from .lax_numpy import asarray, concatenate, full, ones, reshape, stack, zeros
-from .linalg import lstsq
+from .linalg import eigvals, lstsq
 from .reductions import sum as _sum
 from .tensor_contractions import convolve
 from .ufuncs import _where, sqrt
@@ -243,3 +244,63 @@ def _inv_gram(lhs):
     from .linalg import inv
     return inv(lhs.T @ lhs)
 
+
+
+def _complex_name(name):
+    return "complex128" if name in ("float64", "complex128") else "complex64"
+
+
+def _roots_no_zeros(p):
+    """The eigenvalues of the companion matrix of `p` (``p[0] != 0``)."""
+    from ... import lax
+    n = _aval(p).shape[0]
+    if n < 2:
+        return zeros((0,), dtype=_complex_name(_aval(p).dtype_name))
+    first = reshape(-p[1:] / p[0], (1, n - 1))
+    rest = _eye_below(n - 1, _aval(p).dtype_name)
+    return eigvals(lax.concatenate([first, rest], 0))
+
+
+def _eye_below(k, dtype):
+    """The rows 1.. of the `k x k` companion matrix: ones on the subdiagonal."""
+    return asarray(_np.eye(k - 1, k), dtype=dtype) if k > 1 else zeros((0, k), dtype=dtype)
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of the polynomial with coefficients ``p`` (highest power first),
+    as the eigenvalues of its companion matrix, complex (jnp.roots).
+
+    With ``strip_zeros`` (the default) leading zero coefficients are dropped
+    (``p`` must be concrete); with ``strip_zeros=False`` the result keeps
+    ``len(p) - 1`` entries, NaN for the roots the leading zeros remove (works
+    under ``jit``).
+    """
+    from .indexing import take
+    from .lax_numpy import arange
+    from .reductions import argmin
+    from .sorting import argsort
+    from .reductions import all as _all
+    from .ufuncs import equal
+    (p,) = _promote_dtypes_inexact(_arr(p))
+    if _aval(p).ndim == 0:
+        p = reshape(p, (1,))
+    if _aval(p).ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    n = _aval(p).shape[0]
+    if n < 2:
+        return zeros((0,), dtype=_complex_name(_aval(p).dtype_name))
+    is_zero = equal(p, 0)
+    lead = _where(_all(is_zero), n, argmin(is_zero))
+    if strip_zeros:
+        if isinstance(lead, Tracer):
+            raise core.ConcretizationTypeError(
+                "The error occurred in the jnp.roots() function. To use this within a JIT-compiled context, "
+                "pass strip_zeros=False, but be aware that leading zeros will result in some returned roots "
+                "being set to NaN.")
+        return _roots_no_zeros(p[int(lead):])
+    p = _where(lead == n, asarray(1.0, dtype=_aval(p).dtype_name), p)
+    rolled = take(p, (arange(n) + lead) % n)  # the leading zeros moved to the end
+    r = _roots_no_zeros(rolled)
+    r = take(r, argsort(equal(r, 0), stable=True))  # zero roots last
+    nan = asarray(complex(_np.nan, _np.nan), dtype=_aval(r).dtype_name)
+    return _where(arange(n - 1) < n - 1 - lead, r, nan)

@@ -20,9 +20,10 @@
 //! a QR of a non-finite matrix (faer's rank test skips NaN columns; LAPACK
 //! spreads the NaNs). Non-finite inputs give NaN outputs, never errors.
 
-use super::portable;
+use super::{lapack, portable};
 use super::{LinalgOp, SolveOpts};
 use crate::array::{checked_size, Buffer, HostArray};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::prims::family::Family;
 use faer::diag::Diag;
@@ -31,76 +32,110 @@ use faer::linalg::{cholesky, evd, householder, lu, qr, svd, triangular_solve};
 use faer::prelude::ReborrowMut;
 use faer::traits::math_utils::{is_finite, real};
 use faer::traits::ComplexField;
-use faer::{Conj, Mat, MatMut, MatRef, Par};
+use faer::{c32, c64, Conj, Mat, MatMut, MatRef, Par};
 use std::num::NonZeroUsize;
 
 /// faer's partition count: a constant, so results do not depend on the
 /// pool's size (the parts still run on the rayon pool's threads).
 pub const PARTITIONS: usize = 2;
 
-const PAR: Par = match NonZeroUsize::new(PARTITIONS) {
+pub(super) const PAR: Par = match NonZeroUsize::new(PARTITIONS) {
     Some(n) => Par::Rayon(n),
     None => Par::Seq,
 };
 
 /// An element type of the faer kernels: faer's field and the [`Buffer`]
-/// variant holding it. The widening to f64 serves the LAPACK-convention
-/// fallbacks of [`super::portable`] (real types only).
+/// variant holding it, with the LAPACK-convention kernels that replace
+/// faer's where it departs from LAPACK (real fields: the f64 loops of
+/// [`super::portable`]; complex fields: [`super::lapack`]).
 pub(super) trait Scalar: ComplexField + Copy {
+    /// faer's Householder QR gives LAPACK's factors (real fields; faer's
+    /// complex reflectors leave `R` a complex diagonal, LAPACK's a real one).
+    const FAER_QR: bool;
     fn slice(b: &Buffer) -> Option<&[Self]>;
     fn buffer(v: Vec<Self>) -> Buffer;
-    fn to_f64(self) -> f64;
-    fn from_f64(x: f64) -> Self;
+    /// LAPACK `getrf` of one matrix: (packed L\U row-major, pivots, permutation).
+    fn lu_lapack(a: MatRef<'_, Self>) -> (Vec<Self>, Vec<usize>, Vec<usize>);
+    /// LAPACK `geqrf` + `orgqr` of one matrix: (q, r) row-major.
+    fn qr_lapack(a: MatRef<'_, Self>, full_matrices: bool) -> Result<(Vec<Self>, Vec<Self>)>;
 }
 
-impl Scalar for f32 {
-    fn slice(b: &Buffer) -> Option<&[f32]> {
-        match b {
-            Buffer::F32(v) => Some(v),
-            _ => None,
+macro_rules! real_scalar {
+    ($t:ty, $variant:ident) => {
+        impl Scalar for $t {
+            const FAER_QR: bool = true;
+            fn slice(b: &Buffer) -> Option<&[$t]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn buffer(v: Vec<$t>) -> Buffer {
+                Buffer::$variant(v.into())
+            }
+            fn lu_lapack(a: MatRef<'_, $t>) -> (Vec<$t>, Vec<usize>, Vec<usize>) {
+                let wide: Vec<f64> = row_major(a).into_iter().map(f64::from).collect();
+                let (lu, p, q) = portable::lu_f64(a.nrows(), a.ncols(), &wide);
+                (lu.into_iter().map(|x| x as $t).collect(), p, q)
+            }
+            fn qr_lapack(a: MatRef<'_, $t>, full_matrices: bool) -> Result<(Vec<$t>, Vec<$t>)> {
+                let wide: Vec<f64> = row_major(a).into_iter().map(f64::from).collect();
+                let (q, r) = portable::qr_f64(a.nrows(), a.ncols(), &wide, full_matrices)?;
+                let narrow = |v: Vec<f64>| v.into_iter().map(|x| x as $t).collect();
+                Ok((narrow(q), narrow(r)))
+            }
         }
-    }
-    fn buffer(v: Vec<f32>) -> Buffer {
-        Buffer::F32(v.into())
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    fn from_f64(x: f64) -> f32 {
-        x as f32
-    }
+    };
 }
+real_scalar!(f32, F32);
+real_scalar!(f64, F64);
 
-impl Scalar for f64 {
-    fn slice(b: &Buffer) -> Option<&[f64]> {
-        match b {
-            Buffer::F64(v) => Some(v),
-            _ => None,
+macro_rules! complex_scalar {
+    ($t:ty, $variant:ident) => {
+        impl Scalar for $t {
+            const FAER_QR: bool = false;
+            fn slice(b: &Buffer) -> Option<&[$t]> {
+                match b {
+                    Buffer::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn buffer(v: Vec<$t>) -> Buffer {
+                Buffer::$variant(v.into())
+            }
+            fn lu_lapack(a: MatRef<'_, $t>) -> (Vec<$t>, Vec<usize>, Vec<usize>) {
+                let m = lapack::Mat::from_rows(a.nrows(), a.ncols(), row_major(a));
+                let (f, p, q) = lapack::lu(&m);
+                (f.d, p, q)
+            }
+            fn qr_lapack(a: MatRef<'_, $t>, full_matrices: bool) -> Result<(Vec<$t>, Vec<$t>)> {
+                let m = lapack::Mat::from_rows(a.nrows(), a.ncols(), row_major(a));
+                let (q, r) = lapack::qr(&m, full_matrices)?;
+                Ok((q.d, r.d))
+            }
         }
-    }
-    fn buffer(v: Vec<f64>) -> Buffer {
-        Buffer::F64(v.into())
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn from_f64(x: f64) -> f64 {
-        x
-    }
+    };
+}
+complex_scalar!(c32, C64);
+complex_scalar!(c64, C128);
+
+/// A matrix's entries in row-major order.
+pub(super) fn row_major<T: Copy>(a: MatRef<'_, T>) -> Vec<T> {
+    a.row_iter().flat_map(|r| r.iter().copied()).collect()
 }
 
 // ----------------------------------------------------------------- operands
 
 /// A `[..., r, c]` operand: its flat data and matrix size (`r, c > 0`).
-struct Stack<'a, T> {
+pub(super) struct Stack<'a, T> {
     data: &'a [T],
-    r: usize,
+    pub(super) r: usize,
     c: usize,
-    batch: usize,
+    pub(super) batch: usize,
 }
 
 impl<'a, T: Scalar> Stack<'a, T> {
-    fn new(name: &'static str, a: &'a HostArray) -> Result<Stack<'a, T>> {
+    pub(super) fn new(name: &'static str, a: &'a HostArray) -> Result<Stack<'a, T>> {
         let data = T::slice(a.buffer()).ok_or_else(|| {
             Error::dtype(name, &[a.dtype()], "requires a float32 or float64 operand")
         })?;
@@ -124,7 +159,7 @@ impl<'a, T: Scalar> Stack<'a, T> {
     }
 
     /// The matrices, as faer views of the row-major data.
-    fn views(&self) -> impl Iterator<Item = MatRef<'a, T>> + 'a {
+    pub(super) fn views(&self) -> impl Iterator<Item = MatRef<'a, T>> + 'a {
         let (r, c) = (self.r, self.c);
         self.data
             .chunks_exact(r.saturating_mul(c).max(1))
@@ -133,14 +168,14 @@ impl<'a, T: Scalar> Stack<'a, T> {
 }
 
 /// A zero-filled output of `batch` row-major `r x c` matrices.
-struct Out<T> {
+pub(super) struct Out<T> {
     data: Vec<T>,
     r: usize,
     c: usize,
 }
 
 impl<T: Scalar> Out<T> {
-    fn new(batch: usize, r: usize, c: usize) -> Result<Out<T>> {
+    pub(super) fn new(batch: usize, r: usize, c: usize) -> Result<Out<T>> {
         let len = checked_size(&[batch, r, c])?;
         Ok(Out {
             data: vec![T::zero_impl(); len],
@@ -157,13 +192,22 @@ impl<T: Scalar> Out<T> {
             .map(move |m| MatMut::from_row_major_slice_mut(m, r, c))
     }
 
-    fn buffer(self) -> Buffer {
+    pub(super) fn buffer(self) -> Buffer {
         T::buffer(self.data)
+    }
+
+    /// Writes `vals` at flat offset `at`; returns the offset after them.
+    pub(super) fn put(&mut self, at: usize, vals: &[T]) -> usize {
+        let end = at.saturating_add(vals.len());
+        if let Some(dst) = self.data.get_mut(at..end) {
+            dst.copy_from_slice(vals);
+        }
+        end
     }
 }
 
 /// A workspace of `req` (reused over the batch).
-fn workspace(req: StackReq) -> Result<MemBuffer> {
+pub(super) fn workspace(req: StackReq) -> Result<MemBuffer> {
     MemBuffer::try_new(req).map_err(|_| Error::Overflow {
         what: "linalg",
         detail: format!("workspace of {} bytes", req.size_bytes()),
@@ -190,31 +234,68 @@ fn lower_finite<T: Scalar>(a: MatRef<'_, T>) -> bool {
 const SMALL_SOLVE: usize = 32;
 
 /// Output buffers (flat over the batch) of `op`, or `None` where the
-/// portable kernels compute it: an operand with an empty matrix dimension,
-/// or a small triangular solve ([`SMALL_SOLVE`]).
+/// portable kernels compute it: a real operand with an empty matrix
+/// dimension, or a small real triangular solve ([`SMALL_SOLVE`]).
 pub(super) fn eval_buffers(op: &LinalgOp, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
     let name = op.name();
     let empty = args
         .iter()
         .any(|a| a.shape().iter().rev().take(2).any(|&d| d == 0));
+    let complex = args.first().is_some_and(|a| a.dtype().is_complex());
+    if empty && complex {
+        return empty_complex(op, args).map(Some);
+    }
     let small_solve = matches!(op, LinalgOp::TriangularSolve { .. })
         && args
             .first()
             .and_then(|a| a.shape().last())
             .is_some_and(|&m| m <= SMALL_SOLVE);
-    if empty || small_solve {
+    if empty || (small_solve && !complex) {
         return Ok(None);
     }
     match args.first().map(|a| a.buffer()) {
         Some(Buffer::F32(_)) => eval_typed::<f32>(op, args).map(Some),
         Some(Buffer::F64(_)) => eval_typed::<f64>(op, args).map(Some),
+        Some(Buffer::C64(_)) => eval_typed::<c32>(op, args).map(Some),
+        Some(Buffer::C128(_)) => eval_typed::<c64>(op, args).map(Some),
         Some(other) => Err(Error::dtype(
             name,
             &[other.dtype()],
-            "requires a float32 or float64 operand",
+            "requires a float32, float64, complex64 or complex128 operand",
         )),
         None => Err(Error::arity(name, 1, 0)),
     }
+}
+
+/// A complex operand with an empty matrix dimension: the outputs hold no
+/// numbers but identities (a full `q`, `u`, `vt`) and iotas (the
+/// permutation), which the portable kernels give for the real zeros of the
+/// same shapes; their float outputs are widened to the complex dtype where
+/// the output is complex.
+fn empty_complex(op: &LinalgOp, args: &[&HostArray]) -> Result<Vec<Buffer>> {
+    let dtype = args.first().map_or(DType::C64, |a| a.dtype());
+    let real = dtype.real_dtype();
+    let zeros: Vec<HostArray> = args
+        .iter()
+        .map(|a| HostArray::zeros(a.shape().to_vec(), real))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&HostArray> = zeros.iter().collect();
+    let outs = portable::eval_buffers(op, &refs, real)?;
+    let avals = op.abstract_eval(
+        &args
+            .iter()
+            .map(|a| crate::ir::Aval::new(a.shape().to_vec(), a.dtype()))
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(outs
+        .into_iter()
+        .zip(avals)
+        .map(|(b, aval)| match (b, aval.dtype.is_complex()) {
+            (Buffer::F32(v), true) => Buffer::C64(v.iter().map(|&x| c32::new(x, 0.0)).collect()),
+            (Buffer::F64(v), true) => Buffer::C128(v.iter().map(|&x| c64::new(x, 0.0)).collect()),
+            (b, _) => b,
+        })
+        .collect())
 }
 
 fn eval_typed<T: Scalar>(op: &LinalgOp, args: &[&HostArray]) -> Result<Vec<Buffer>>
@@ -252,7 +333,13 @@ where
             full_matrices,
             compute_uv,
         } => svd_all(&arg(0)?, full_matrices, compute_uv),
+        LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Schur { .. } => Err(not_here(name)),
     }
+}
+
+/// `eig` and `hessenberg` have their own kernels ([`super::eig`]).
+pub(super) fn not_here(name: &'static str) -> Error {
+    Error::InvalidArgument(format!("{name}: computed by the nonsymmetric kernels"))
 }
 
 // ----------------------------------------------------------------- cholesky
@@ -382,8 +469,8 @@ fn lu_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Vec<Buffer>> {
             .any(|d| *d == T::zero_impl());
         if zero_pivot || (!all_finite(f.as_ref()) && all_finite(src)) {
             // LAPACK leaves a zero pivot's column unscaled; faer divides.
-            let (lu, p, q) = portable::lu_f64(m, n, &widen(src));
-            dst.copy_from(MatRef::from_row_major_slice(&narrow::<T>(&lu), m, n));
+            let (lu, p, q) = T::lu_lapack(src);
+            dst.copy_from(MatRef::from_row_major_slice(&lu, m, n));
             piv.extend(p);
             perm_all.extend(q);
             continue;
@@ -397,17 +484,6 @@ fn lu_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Vec<Buffer>> {
         Ok(Buffer::I32(v?.into()))
     };
     Ok(vec![out.buffer(), ints(piv)?, ints(perm_all)?])
-}
-
-/// A real matrix as row-major f64 (the portable kernels' input).
-fn widen<T: Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
-    a.row_iter()
-        .flat_map(|r| r.iter().map(|x| x.to_f64()).collect::<Vec<f64>>())
-        .collect()
-}
-
-fn narrow<T: Scalar>(v: &[f64]) -> Vec<T> {
-    v.iter().map(|&x| T::from_f64(x)).collect()
 }
 
 // ----------------------------------------------------------------- qr
@@ -431,17 +507,22 @@ fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool) -> Result<Vec<Buffer
     let mut coeff = Mat::<T>::zeros(bs, k);
     for ((src, mut q), mut r) in a.views().zip(q_out.views()).zip(r_out.views()) {
         let mut f = src.to_owned();
-        let info = qr::no_pivoting::factor::qr_in_place(
-            f.as_mut(),
-            coeff.as_mut(),
-            PAR,
-            MemStack::new(&mut mem),
-            Default::default(),
-        );
-        if info.rank < k || !all_finite(src) {
-            let (qv, rv) = portable::qr_f64(m, n, &widen(src), full_matrices)?;
-            q.copy_from(MatRef::from_row_major_slice(&narrow::<T>(&qv), m, qcols));
-            r.copy_from(MatRef::from_row_major_slice(&narrow::<T>(&rv), rrows, n));
+        let rank = if T::FAER_QR {
+            qr::no_pivoting::factor::qr_in_place(
+                f.as_mut(),
+                coeff.as_mut(),
+                PAR,
+                MemStack::new(&mut mem),
+                Default::default(),
+            )
+            .rank
+        } else {
+            0
+        };
+        if rank < k || !all_finite(src) {
+            let (qv, rv) = T::qr_lapack(src, full_matrices)?;
+            q.copy_from(MatRef::from_row_major_slice(&qv, m, qcols));
+            r.copy_from(MatRef::from_row_major_slice(&rv, rrows, n));
             continue;
         }
         r.copy_from(f.as_ref().subrows(0, rrows));

@@ -1,9 +1,16 @@
 //! Dense linear algebra with `jax.lax.linalg`'s primitives, names, params and
-//! output conventions: `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh` and
-//! `svd` (shape, kernel, params and transformation rules).
+//! output conventions: `cholesky`, `triangular_solve`, `lu`, `qr`, `eigh`,
+//! `svd`, and the nonsymmetric `eig`, `hessenberg` and `schur` (shape,
+//! kernel, params and transformation rules).
 //!
 //! Every operand is a stack of matrices `[..., m, n]` (leading batch
-//! dimensions), float32 or float64. Two kernel sets compute them:
+//! dimensions), float32, float64, complex64 or complex128 (`eigh`/`svd`
+//! return real eigen-/singular values; `eig` complex results; `schur` takes
+//! complex operands only). Complex operands run on faer and the
+//! LAPACK-convention kernels of [`lapack`] (complex QR, the LU fallback,
+//! Hessenberg) and [`schur`]; under `Determinism::Portable` the faer-backed
+//! ops on complex operands and `eig` are an error (NotImplementedError),
+//! while `hessenberg` and `schur` (plain loops) run. The real operands' kernels:
 //! [`dense`] on `faer` in the operand's precision (the default mode: blocked,
 //! SIMD, with a constant partition count so the bits do not depend on the
 //! thread count), and [`portable`], plain deterministic f64 loops for
@@ -25,7 +32,7 @@
 
 use super::family::{emit, emit1, finish_all, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
-use crate::array::HostArray;
+use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
@@ -33,8 +40,11 @@ use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 
 mod dense;
+mod eig;
+mod lapack;
 mod portable;
 mod rules;
+mod schur;
 
 pub use dense::PARTITIONS;
 
@@ -46,7 +56,7 @@ pub(super) struct SolveOpts {
     pub(super) transpose_a: bool,
     pub(super) unit_diagonal: bool,
 }
-use rules::{jvp_cholesky, jvp_eigh, jvp_lu, jvp_qr, jvp_svd, jvp_triangular_solve};
+use rules::{jvp_cholesky, jvp_eig, jvp_eigh, jvp_lu, jvp_qr, jvp_svd, jvp_triangular_solve};
 
 /// The primitives of this family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,6 +84,19 @@ pub enum LinalgOp {
         full_matrices: bool,
         compute_uv: bool,
     },
+    /// `eig(a) -> (w, vl?, vr?)`: eigenvalues and the requested left / right
+    /// eigenvectors (columns), all complex.
+    Eig {
+        left: bool,
+        right: bool,
+        enable_eigvec_derivs: bool,
+    },
+    /// `hessenberg(a) -> (packed, taus)`: LAPACK `gehrd`'s reduction.
+    Hessenberg,
+    /// `schur(a) -> (t, vs?)`: the Schur form and, with
+    /// `compute_schur_vectors`, the unitary `vs` (`a = vs t vsᴴ`); complex
+    /// operands (the real Schur form of a real operand is not supported).
+    Schur { compute_schur_vectors: bool },
 }
 
 // ----------------------------------------------------------------- params
@@ -94,15 +117,67 @@ fn only_default(prim: &'static str, p: &Lookup, key: &'static str) -> Result<()>
     }
 }
 
+// ----------------------------------------------------------------- nonsymmetric
+
+impl LinalgOp {
+    /// The output avals of `eig`, `hessenberg` and `schur`.
+    fn nonsymmetric_avals(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
+        let name = self.name();
+        let a = one_operand(name, ins)?;
+        let (lead, n) = square_dims(name, a)?;
+        Ok(match *self {
+            LinalgOp::Eig { left, right, .. } => {
+                let c = a.dtype.complex_dtype().unwrap_or(DType::C64);
+                let vectors = usize::from(left) + usize::from(right);
+                let mut outs = vec![Aval::new(with_tail(lead, &[n]), c)];
+                outs.extend(std::iter::repeat_n(Aval::new(a.shape.clone(), c), vectors));
+                outs
+            }
+            LinalgOp::Schur {
+                compute_schur_vectors,
+            } => vec![Aval::new(a.shape.clone(), a.dtype); 1 + usize::from(compute_schur_vectors)],
+            _ => vec![
+                Aval::new(a.shape.clone(), a.dtype),
+                Aval::new(with_tail(lead, &[n.saturating_sub(1)]), a.dtype),
+            ],
+        })
+    }
+
+    /// The outputs of `eig`, `hessenberg` and `schur` (`None` for the other ops).
+    /// `eig` runs on faer, which `Determinism::Portable` excludes.
+    fn nonsymmetric(&self, ctx: &ExecCtx, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
+        let name = self.name();
+        let a = || args.first().copied().ok_or(Error::arity(name, 1, 0));
+        match *self {
+            LinalgOp::Eig { left, right, .. } => {
+                if ctx.is_portable() {
+                    return Err(Error::NotImplemented(
+                        "eig is not supported under Determinism::Portable \
+                         (it runs on faer's kernels, the default mode)"
+                            .into(),
+                    ));
+                }
+                eig::eig_buffers(name, a()?, eig::Want { left, right }).map(Some)
+            }
+            LinalgOp::Hessenberg => eig::hessenberg_buffers(name, a()?).map(Some),
+            LinalgOp::Schur {
+                compute_schur_vectors,
+            } => eig::schur_buffers(name, a()?, compute_schur_vectors).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
 // ----------------------------------------------------------------- shape
 
-/// `(batch dims, rows, cols)` of a float32/float64 operand of rank >= 2.
+/// `(batch dims, rows, cols)` of a float32/float64/complex64/complex128
+/// operand of rank >= 2.
 fn matrix_dims<'a>(name: &'static str, a: &'a Aval) -> Result<(&'a [usize], usize, usize)> {
-    if !matches!(a.dtype, DType::F32 | DType::F64) {
+    if !matches!(a.dtype, DType::F32 | DType::F64 | DType::C64 | DType::C128) {
         return Err(Error::dtype(
             name,
             &[a.dtype],
-            "requires a float32 or float64 operand",
+            "requires a float32, float64, complex64 or complex128 operand",
         ));
     }
     match a.shape.as_slice() {
@@ -164,8 +239,17 @@ fn solve_aval(name: &'static str, left_side: bool, ins: &[Aval]) -> Result<Aval>
 }
 
 impl Family for LinalgOp {
-    const NAMES: &'static [&'static str] =
-        &["cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"];
+    const NAMES: &'static [&'static str] = &[
+        "cholesky",
+        "triangular_solve",
+        "lu",
+        "qr",
+        "eigh",
+        "svd",
+        "eig",
+        "hessenberg",
+        "schur",
+    ];
 
     fn name(&self) -> &'static str {
         match self {
@@ -175,6 +259,9 @@ impl Family for LinalgOp {
             LinalgOp::Qr { .. } => "qr",
             LinalgOp::Eigh { .. } => "eigh",
             LinalgOp::Svd { .. } => "svd",
+            LinalgOp::Eig { .. } => "eig",
+            LinalgOp::Hessenberg => "hessenberg",
+            LinalgOp::Schur { .. } => "schur",
         }
     }
 
@@ -190,7 +277,24 @@ impl Family for LinalgOp {
     /// Params as Python sees them (`eqn.params`), JAX's names.
     fn params(&self) -> ParamList {
         match *self {
-            LinalgOp::Cholesky | LinalgOp::Lu => Vec::new(),
+            LinalgOp::Cholesky | LinalgOp::Lu | LinalgOp::Hessenberg => Vec::new(),
+            LinalgOp::Eig {
+                left,
+                right,
+                enable_eigvec_derivs,
+            } => vec![
+                ("compute_left_eigenvectors", Param::Bool(left)),
+                ("compute_right_eigenvectors", Param::Bool(right)),
+                ("enable_eigvec_derivs", Param::Bool(enable_eigvec_derivs)),
+                ("implementation", Param::None),
+            ],
+            LinalgOp::Schur {
+                compute_schur_vectors,
+            } => vec![
+                ("compute_schur_vectors", Param::Bool(compute_schur_vectors)),
+                ("select_callable", Param::None),
+                ("sort_eig_vals", Param::Bool(false)),
+            ],
             LinalgOp::TriangularSolve {
                 left_side,
                 lower,
@@ -233,6 +337,22 @@ impl Family for LinalgOp {
         Ok(Some(match name {
             "cholesky" => LinalgOp::Cholesky,
             "lu" => LinalgOp::Lu,
+            "hessenberg" => LinalgOp::Hessenberg,
+            "schur" => {
+                only_default("schur", p, "select_callable")?;
+                only_default("schur", p, "sort_eig_vals")?;
+                LinalgOp::Schur {
+                    compute_schur_vectors: flag(p, "compute_schur_vectors", true)?,
+                }
+            }
+            "eig" => {
+                only_default("eig", p, "implementation")?;
+                LinalgOp::Eig {
+                    left: flag(p, "compute_left_eigenvectors", true)?,
+                    right: flag(p, "compute_right_eigenvectors", true)?,
+                    enable_eigvec_derivs: flag(p, "enable_eigvec_derivs", false)?,
+                }
+            }
             "triangular_solve" => LinalgOp::TriangularSolve {
                 left_side: flag(p, "left_side", false)?,
                 lower: flag(p, "lower", false)?,
@@ -289,6 +409,15 @@ impl Family for LinalgOp {
                 full_matrices: false,
                 compute_uv: true,
             },
+            LinalgOp::Eig {
+                left: false,
+                right: true,
+                enable_eigvec_derivs: false,
+            },
+            LinalgOp::Hessenberg,
+            LinalgOp::Schur {
+                compute_schur_vectors: true,
+            },
         ]
     }
 
@@ -326,8 +455,11 @@ impl Family for LinalgOp {
                 let (lead, n) = square_dims(name, a)?;
                 vec![
                     Aval::new(a.shape.clone(), a.dtype),
-                    Aval::new(with_tail(lead, &[n]), a.dtype),
+                    Aval::new(with_tail(lead, &[n]), a.dtype.real_dtype()),
                 ]
+            }
+            LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Schur { .. } => {
+                self.nonsymmetric_avals(ins)?
             }
             LinalgOp::Svd {
                 full_matrices,
@@ -337,7 +469,7 @@ impl Family for LinalgOp {
                 let dt = a.dtype;
                 let (lead, m, n) = matrix_dims(name, a)?;
                 let k = m.min(n);
-                let s = Aval::new(with_tail(lead, &[k]), dt);
+                let s = Aval::new(with_tail(lead, &[k]), dt.real_dtype());
                 if !compute_uv {
                     return Ok(vec![s]);
                 }
@@ -355,6 +487,16 @@ impl Family for LinalgOp {
         &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
+        if let Some(bufs) = self.nonsymmetric(ctx, args)? {
+            return finish_all(self.name(), outs, bufs);
+        }
+        if ctx.is_portable() && dtype.is_complex() {
+            return Err(Error::NotImplemented(format!(
+                "{}: complex operands are not supported under Determinism::Portable \
+                 (the portable kernels are real; the default mode computes them)",
+                self.name()
+            )));
+        }
         let fast = if ctx.is_portable() {
             None
         } else {
@@ -398,6 +540,10 @@ impl Family for LinalgOp {
                 Ok((outs, none))
             }
             (LinalgOp::Cholesky, Some((x, t))) => jvp_cholesky(b, x, t),
+            (LinalgOp::Eig { .. }, Some((x, t))) => jvp_eig(op, b, x, t),
+            (LinalgOp::Hessenberg | LinalgOp::Schur { .. }, Some(_)) => Err(Error::NotImplemented(
+                format!("Differentiation rule for '{}' not implemented", op.name()),
+            )),
             (LinalgOp::Lu, Some((x, t))) => jvp_lu(b, x, t),
             (LinalgOp::Qr { full_matrices }, Some((x, t))) => jvp_qr(b, x, t, full_matrices),
             (LinalgOp::Eigh { .. }, Some((x, t))) => jvp_eigh(op, b, x, t),

@@ -582,6 +582,9 @@ pub(super) fn eval_buffers(
             full_matrices,
             compute_uv,
         } => eval_svd(name, arg(0)?, full_matrices, compute_uv, &mut outs)?,
+        LinalgOp::Eig { .. } | LinalgOp::Hessenberg | LinalgOp::Schur { .. } => {
+            return Err(super::dense::not_here(name))
+        }
     }
     outs.push(0, Vec::new());
     Ok(outs.0.into_iter().map(|v| from_f64(dtype, v)).collect())

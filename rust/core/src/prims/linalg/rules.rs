@@ -56,6 +56,47 @@ fn mt(b: &mut Builder, x: Atom) -> Result<Atom> {
     b.add_eqn1(Primitive::Transpose(Transpose { permutation }), vec![x])
 }
 
+fn is_complex(b: &Builder, x: &Atom) -> Result<bool> {
+    Ok(b.aval(x)?.dtype.is_complex())
+}
+
+/// The complex conjugate of a complex `x`; a real `x` itself.
+fn conj(b: &mut Builder, x: Atom) -> Result<Atom> {
+    let dtype = b.aval(&x)?.dtype;
+    if !dtype.is_complex() {
+        return Ok(x);
+    }
+    emit1(
+        b,
+        crate::prims::complex::Conj { input_dtype: dtype },
+        vec![x],
+    )
+}
+
+/// The conjugate transpose over the last two dimensions (`mt` for real).
+fn adj(b: &mut Builder, x: Atom) -> Result<Atom> {
+    let xt = mt(b, x)?;
+    conj(b, xt)
+}
+
+/// The real part of a complex `x`; a real `x` itself.
+fn real(b: &mut Builder, x: Atom) -> Result<Atom> {
+    if !is_complex(b, &x)? {
+        return Ok(x);
+    }
+    emit1(b, crate::prims::complex::Real, vec![x])
+}
+
+/// `x` (a real array) in `like`'s dtype (complex operands' real parts
+/// become complex).
+fn as_dtype_of(b: &mut Builder, x: Atom, like: &Atom) -> Result<Atom> {
+    let dtype = b.aval(like)?.dtype;
+    if b.aval(&x)?.dtype == dtype {
+        return Ok(x);
+    }
+    crate::prims::jvp::convert(b, x, dtype)
+}
+
 fn add(b: &mut Builder, x: Atom, y: Atom) -> Result<Atom> {
     b.binary(BinaryOp::Add, x, y)
 }
@@ -204,25 +245,41 @@ fn solve(
     b: &mut Builder, a: Atom, rhs: Atom, left_side: bool, lower: bool, transpose_a: bool,
     unit_diagonal: bool,
 ) -> Result<Atom> {
+    solve_conj(
+        b,
+        a,
+        rhs,
+        (left_side, lower, transpose_a, false),
+        unit_diagonal,
+    )
+}
+
+/// A triangular solve with `(left_side, lower, transpose_a, conjugate_a)`.
+fn solve_conj(
+    b: &mut Builder, a: Atom, rhs: Atom, (left_side, lower, transpose_a, conjugate_a): Flags,
+    unit_diagonal: bool,
+) -> Result<Atom> {
     emit1(
         b,
         LinalgOp::TriangularSolve {
             left_side,
             lower,
             transpose_a,
-            conjugate_a: false,
+            conjugate_a,
             unit_diagonal,
         },
         vec![a, rhs],
     )
 }
 
+type Flags = (bool, bool, bool, bool);
+
 // ----------------------------------------------------------------- JVP
 
-/// `L̇ = L Φ(L⁻¹ Ȧ L⁻ᵀ)`, Φ = lower triangle with the diagonal halved.
+/// `L̇ = L Φ(L⁻¹ Ȧ L⁻ᴴ)`, Φ = lower triangle with the diagonal halved.
 pub(super) fn jvp_cholesky(b: &mut Builder, x: Atom, t: Atom) -> JvpOut {
     let l = emit1(b, LinalgOp::Cholesky, vec![x])?;
-    let tmp = solve(b, l.clone(), t, false, true, true, false)?;
+    let tmp = solve_conj(b, l.clone(), t, (false, true, true, true), false)?;
     let inner = solve(b, l.clone(), tmp, true, true, false, false)?;
     let aval = b.aval(&inner)?;
     let strict = tri(b, inner.clone(), true, -1)?;
@@ -238,6 +295,13 @@ pub(super) fn jvp_cholesky(b: &mut Builder, x: Atom, t: Atom) -> JvpOut {
 pub(super) fn jvp_triangular_solve(
     op: LinalgOp, o: SolveOpts, b: &mut Builder, xs: &[Atom], ts: &[Option<Atom>],
 ) -> JvpOut {
+    let conjugate_a = matches!(
+        op,
+        LinalgOp::TriangularSolve {
+            conjugate_a: true,
+            ..
+        }
+    );
     let SolveOpts {
         left_side,
         lower,
@@ -264,6 +328,7 @@ pub(super) fn jvp_triangular_solve(
         )?;
         let g = b.unary(crate::prims::UnaryOp::Neg, g)?;
         let g = if transpose_a { mt(b, g)? } else { g };
+        let g = if conjugate_a { conj(b, g)? } else { g };
         let prod = if left_side {
             mm(b, g, out.clone())?
         } else {
@@ -273,6 +338,79 @@ pub(super) fn jvp_triangular_solve(
         tout = crate::prims::jvp::add_opt(b, tout, Some(ta_part))?;
     }
     Ok((vec![out], vec![tout]))
+}
+
+/// The one-hot matrix `P[i, j] = (perm[i] == j)` of `sq` (`[..., m, m]`).
+fn perm_matrix(b: &mut Builder, perm: Atom, sq: &[usize], dt: DType) -> Result<Atom> {
+    let nb = sq.len().saturating_sub(2);
+    let m = sq.last().copied().unwrap_or(0);
+    let pi = spread(b, perm, m, m, false)?;
+    let cols = b.add_eqn1(
+        Primitive::Iota(Iota {
+            dtype: DType::I32,
+            shape: sq.to_vec(),
+            dimension: nb.saturating_add(1),
+        }),
+        vec![],
+    )?;
+    let pb = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![pi, cols])?;
+    b.add_eqn1(
+        Primitive::ConvertElementType(ConvertElementType {
+            new_dtype: dt,
+            weak_type: false,
+        }),
+        vec![pb],
+    )
+}
+
+/// `a⁻¹ rhs` for square `a` through its partial-pivot LU.
+fn lu_solve(b: &mut Builder, a: Atom, rhs: Atom) -> Result<Atom> {
+    let (aval, _) = stack(b, &a)?;
+    let outs = emit(b, LinalgOp::Lu, vec![a])?;
+    let (f, perm) = (nth(&outs, 0)?, nth(&outs, 2)?);
+    let pm = perm_matrix(b, perm, &aval.shape, aval.dtype)?;
+    let prhs = mm(b, pm, rhs)?;
+    let y = solve(b, f.clone(), prhs, true, true, false, true)?;
+    solve(b, f, y, true, false, false, false)
+}
+
+/// The eigenvalue JVP of `eig` without eigenvectors:
+/// `ẇ = diag(V⁻¹ Ȧ V)` with the right eigenvectors `V` (JAX's rule; the
+/// eigenvector derivatives are not supported).
+pub(super) fn jvp_eig(op: LinalgOp, b: &mut Builder, a: Atom, t: Atom) -> JvpOut {
+    let LinalgOp::Eig {
+        left,
+        right,
+        enable_eigvec_derivs,
+    } = op
+    else {
+        return Err(Error::InvalidArgument("jvp_eig of another op".into()));
+    };
+    if left || right {
+        return Err(Error::NotImplemented(if enable_eigvec_derivs {
+            "eig: derivatives of non-symmetric eigenvectors (enable_eigvec_derivs=True) \
+             are not supported by microjax_rs"
+                .into()
+        } else {
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on \
+             the input that JAX cannot check (see the enable_eigvec_derivs argument to \
+             jax.lax.linalg.eig). Pass enable_eigvec_derivs=True to jax.lax.linalg.eig to \
+             opt in. See https://github.com/jax-ml/jax/issues/2748 for discussion."
+                .into()
+        }));
+    }
+    let with_v = LinalgOp::Eig {
+        left: false,
+        right: true,
+        enable_eigvec_derivs,
+    };
+    let outs = emit(b, with_v, vec![a])?;
+    let (w, v) = (nth(&outs, 0)?, nth(&outs, 1)?);
+    let t = as_dtype_of(b, t, &v)?;
+    let vinv_t = lu_solve(b, v.clone(), t)?;
+    let p = mm(b, vinv_t, v)?;
+    let dw = diag(b, p)?;
+    Ok((vec![w], vec![Some(dw)]))
 }
 
 /// Through the triangular factors: with `x = P ȧ`,
@@ -287,26 +425,9 @@ pub(super) fn jvp_lu(b: &mut Builder, a: Atom, t: Atom) -> JvpOut {
     );
     let k = m.min(n);
     let dt = aval.dtype;
-    // P[i, j] = (perm[i] == j)
     let mut sq = aval.shape.get(..nb).unwrap_or_default().to_vec();
     sq.extend([m, m]);
-    let pi = spread(b, perm, m, m, false)?;
-    let cols = b.add_eqn1(
-        Primitive::Iota(Iota {
-            dtype: DType::I32,
-            shape: sq.clone(),
-            dimension: nb.saturating_add(1),
-        }),
-        vec![],
-    )?;
-    let pb = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![pi, cols])?;
-    let pm = b.add_eqn1(
-        Primitive::ConvertElementType(ConvertElementType {
-            new_dtype: dt,
-            weak_type: false,
-        }),
-        vec![pb],
-    )?;
+    let pm = perm_matrix(b, perm, &sq, dt)?;
     let x = mm(b, pm, t)?;
     let l = slice_last2(b, f.clone(), m, k)?;
     let l = tri(b, l, true, -1)?;
@@ -347,11 +468,22 @@ pub(super) fn jvp_qr(b: &mut Builder, x: Atom, dx: Atom, full_matrices: bool) ->
     let outs = emit(b, LinalgOp::Qr { full_matrices }, vec![x])?;
     let (q, r) = (nth(&outs, 0)?, nth(&outs, 1)?);
     let dx_rinv = solve(b, r.clone(), dx, false, false, false, false)?;
-    let qt = mt(b, q.clone())?;
+    let qt = adj(b, q.clone())?;
     let qt_dx = mm(b, qt, dx_rinv.clone())?;
     let low = tri(b, qt_dx.clone(), true, -1)?;
-    let low_t = mt(b, low.clone())?;
+    let low_t = adj(b, low.clone())?;
     let skew = sub(b, low, low_t)?;
+    let skew = if is_complex(b, &qt_dx)? {
+        // the diagonal's imaginary part: dO is skew-Hermitian
+        let re = real(b, qt_dx.clone())?;
+        let re = as_dtype_of(b, re, &qt_dx)?;
+        let im = sub(b, qt_dx.clone(), re)?;
+        let im_diag = tri(b, im, true, 0)?;
+        let im_diag = tri(b, im_diag, false, 0)?;
+        add(b, skew, im_diag)?
+    } else {
+        skew
+    };
     let dq_in = sub(b, skew.clone(), qt_dx.clone())?;
     let dq = mm(b, q, dq_in)?;
     let dq = add(b, dq, dx_rinv)?;
@@ -360,11 +492,12 @@ pub(super) fn jvp_qr(b: &mut Builder, x: Atom, dx: Atom, full_matrices: bool) ->
     Ok((outs, vec![Some(dq), Some(dr)]))
 }
 
-/// `ẇ = diag(Vᵀ Ȧ V)`, `V̇ = V (F ∘ Vᵀ Ȧ V)` with `F[i, j] = 1/(w[j] - w[i])`
+/// `ẇ = Re diag(Vᴴ Ȧ V)`, `V̇ = V (F ∘ Vᴴ Ȧ V)` with `F[i, j] = 1/(w[j] - w[i])`
 /// off the diagonal and zero on it.
 pub(super) fn jvp_eigh(op: LinalgOp, b: &mut Builder, a: Atom, t: Atom) -> JvpOut {
     let outs = emit(b, op, vec![a])?;
-    let (v, w) = (nth(&outs, 0)?, nth(&outs, 1)?);
+    let (v, w_real) = (nth(&outs, 0)?, nth(&outs, 1)?);
+    let w = as_dtype_of(b, w_real, &v)?;
     let (aval, nb) = stack(b, &v)?;
     let n = aval.shape.get(nb).copied().unwrap_or(0);
     let e = eye(b, &aval.shape, aval.dtype)?;
@@ -374,12 +507,13 @@ pub(super) fn jvp_eigh(op: LinalgOp, b: &mut Builder, a: Atom, t: Atom) -> JvpOu
     let diff = add(b, diff, e.clone())?;
     let f = recip(b, diff)?;
     let f = sub(b, f, e)?;
-    let vt = mt(b, v.clone())?;
+    let vt = adj(b, v.clone())?;
     let vta = mm(b, vt, t)?;
     let vav = mm(b, vta, v.clone())?;
     let fv = mul(b, f, vav.clone())?;
     let dv = mm(b, v, fv)?;
     let dw = diag(b, vav)?;
+    let dw = real(b, dw)?;
     Ok((outs, vec![Some(dv), Some(dw)]))
 }
 
@@ -405,31 +539,34 @@ pub(super) fn jvp_svd(
         vec![a],
     )?;
     let (s, u, vt) = (nth(&outs, 0)?, nth(&outs, 1)?, nth(&outs, 2)?);
-    let ut = mt(b, u.clone())?;
-    let v = mt(b, vt.clone())?;
+    let ut = adj(b, u.clone())?;
+    let v = adj(b, vt.clone())?;
     let uta = mm(b, ut.clone(), da.clone())?;
     let ds_mat = mm(b, uta, v.clone())?;
     let ds = diag(b, ds_mat.clone())?;
+    let ds = real(b, ds)?;
     if !compute_uv {
         return Ok((vec![s], vec![Some(ds)]));
     }
     let mut kk = aval.shape.get(..nb).unwrap_or_default().to_vec();
     kk.extend([k, k]);
-    let e = eye(b, &kk, dt)?;
+    let e = eye(b, &kk, dt.real_dtype())?;
     let (f, sj, si) = svd_gap_factors(b, &s, k, &e)?;
-    let dss = mul(b, sj, ds_mat.clone())?;
-    let sds = mul(b, si, ds_mat.clone())?;
-    let s_inv_mat = safe_inverse_diag(b, &s, k, e, dt)?;
-    let ds_t = mt(b, ds_mat.clone())?;
+    let s_inv_mat = safe_inverse_diag(b, &s, k, e, dt.real_dtype())?;
+    let [f, sj, si, s_inv_mat] = [f, sj, si, s_inv_mat].map(|x| as_dtype_of(b, x, &ds_mat));
+    let dss = mul(b, sj?, ds_mat.clone())?;
+    let sds = mul(b, si?, ds_mat.clone())?;
+    let ds_t = adj(b, ds_mat.clone())?;
     let skew = sub(b, ds_mat, ds_t)?;
     let skew = mul(b, skew, Builder::lit(dt, 0.5))?;
-    let dudv_diag = mul(b, skew, s_inv_mat)?;
-    let dss_t = mt(b, dss.clone())?;
+    let dudv_diag = mul(b, skew, s_inv_mat?)?;
+    let f = f?;
+    let dss_t = adj(b, dss.clone())?;
     let sym_u = add(b, dss, dss_t)?;
     let fu = mul(b, f.clone(), sym_u)?;
     let fu = add(b, fu, dudv_diag)?;
     let mut du = mm(b, u.clone(), fu)?;
-    let sds_t = mt(b, sds.clone())?;
+    let sds_t = adj(b, sds.clone())?;
     let sym_v = add(b, sds, sds_t)?;
     let fv = mul(b, f, sym_v)?;
     let mut dv = mm(b, v.clone(), fv)?;
@@ -437,11 +574,11 @@ pub(super) fn jvp_svd(
         let rest = off_subspace_term(b, da, (&u, &ut), v, &s, (m, k))?;
         du = add(b, du, rest)?;
     } else if n > m {
-        let dat = mt(b, da)?;
+        let dat = adj(b, da)?;
         let rest = off_subspace_term(b, dat, (&v, &vt), u.clone(), &s, (n, k))?;
         dv = add(b, dv, rest)?;
     }
-    let dvt = mt(b, dv)?;
+    let dvt = adj(b, dv)?;
     Ok((vec![s, u, vt], vec![Some(ds), Some(du), Some(dvt)]))
 }
 
@@ -481,8 +618,8 @@ fn safe_inverse_diag(b: &mut Builder, s: &Atom, k: usize, e: Atom, dt: DType) ->
 }
 
 /// The part of a thin SVD's `U̇` (or, transposed, `V̇`) outside the span of
-/// `U`: `(I - U Uᵀ) Ȧ V / s`, for `da` = `Ȧ` (or `Ȧᵀ`), `(w, wt)` = `(U, Uᵀ)`
-/// (or `(V, Vᵀ)`), `x` = `V` (or `U`), of `rows` rows and `k` columns.
+/// `U`: `(I - U Uᴴ) Ȧ V / s`, for `da` = `Ȧ` (or `Ȧᴴ`), `(w, wt)` = `(U, Uᴴ)`
+/// (or `(V, Vᴴ)`), `x` = `V` (or `U`), of `rows` rows and `k` columns.
 fn off_subspace_term(
     b: &mut Builder, da: Atom, (w, wt): (&Atom, &Atom), x: Atom, s: &Atom,
     (rows, k): (usize, usize),
@@ -492,5 +629,6 @@ fn off_subspace_term(
     let proj = mm(b, w.clone(), proj)?;
     let rest = sub(b, dax, proj)?;
     let s_cols = spread(b, s.clone(), rows, k, true)?;
+    let s_cols = as_dtype_of(b, s_cols, &rest)?;
     b.binary(BinaryOp::Div, rest, s_cols)
 }
