@@ -128,14 +128,17 @@ impl LinalgOp {
         Ok(match *self {
             LinalgOp::Eig { left, right, .. } => {
                 let c = a.dtype.complex_dtype().unwrap_or(DType::C64);
-                let vectors = usize::from(left) + usize::from(right);
+                let vectors = usize::from(left).saturating_add(usize::from(right));
                 let mut outs = vec![Aval::new(with_tail(lead, &[n]), c)];
                 outs.extend(std::iter::repeat_n(Aval::new(a.shape.clone(), c), vectors));
                 outs
             }
             LinalgOp::Schur {
                 compute_schur_vectors,
-            } => vec![Aval::new(a.shape.clone(), a.dtype); 1 + usize::from(compute_schur_vectors)],
+            } => vec![
+                Aval::new(a.shape.clone(), a.dtype);
+                usize::from(compute_schur_vectors).saturating_add(1)
+            ],
             _ => vec![
                 Aval::new(a.shape.clone(), a.dtype),
                 Aval::new(with_tail(lead, &[n.saturating_sub(1)]), a.dtype),
