@@ -4,6 +4,8 @@ offset, `take_along_axis(mode='one_hot')`, the item size of tracers, and the
 JAX-path internals JAX's tests import (`_convert_element_type`,
 `make_single_device_sharding`, `dtypes.dtype`). Values are NumPy's or
 recorded from JAX 0.10.2."""
+import os
+
 import numpy as np
 import pytest
 
@@ -49,6 +51,8 @@ def test_device_keyword_inside_jit():
     np.testing.assert_array_equal(np.asarray(out), [2, 2])
 
 
+@pytest.mark.skipif(os.environ.get("MICROJAX_FAKE_GPU", "").strip() in ("1", "true", "yes", "on"),
+                    reason="checks the default placement on the CPU; a stand-in GPU is the default device")
 def test_make_single_device_sharding_as_jax():
     device = jax.devices()[0]
     sharding = make_single_device_sharding(device)

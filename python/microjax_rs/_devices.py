@@ -293,8 +293,14 @@ class GpuArray:
         return self._live().to_host()
 
     def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self.to_host())
+        # A fresh host copy (the device memory cannot be viewed): the
+        # intermediate host array goes back to the buffer pool at once.
+        arr = np.array(self.to_host())
         return arr if dtype is None else arr.astype(dtype)
+
+    def item(self, *args):
+        """The element at `args` (all of a size-1 array) as a Python scalar, as `Array.item`."""
+        return np.asarray(self).item(*args)
 
     def __repr__(self):
         return f"GpuArray({np.asarray(self)!r}, device={self._device!r})"
@@ -335,6 +341,9 @@ class GpuArray:
 
     def __int__(self):
         return int(self._scalar())
+
+    def __complex__(self):
+        return complex(self._scalar())
 
     def __bool__(self):
         return bool(self._scalar())
@@ -434,7 +443,7 @@ core.register_device_array(GpuArray, _eval_on_gpu, run_on_gpu)
 def _to_host(x):
     if isinstance(x, GpuArray):
         return x.to_host()
-    if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+    if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
         return core.to_array(x)
     return x
 

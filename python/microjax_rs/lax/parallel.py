@@ -273,4 +273,10 @@ def with_sharding_constraint(x, shardings):
     if any(isinstance(leaf, core.Tracer) for leaf in leaves) or core.current_trace() is not None:
         return x
     from .._devices import device_put
-    return tree_unflatten(tree, [device_put(leaf, s) for leaf, s in zip(leaves, specs)])
+
+    def place(leaf, s):
+        # Placement over GPU devices is the executor's (device_put refuses a
+        # multi-GPU sharding): the value is left where it is.
+        return device_put(leaf, s) if all(d.platform == "cpu" for d in s.device_set) else leaf
+
+    return tree_unflatten(tree, [place(leaf, s) for leaf, s in zip(leaves, specs)])
