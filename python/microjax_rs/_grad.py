@@ -13,7 +13,7 @@ from ._src.tables import FLOAT_NAMES as _FLOAT_NAMES
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
 from .interpreters.batching import BatchTrace
-from .tree_util import Partial, tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import Partial, tree_flatten, tree_structure, tree_unflatten
 from ._src.util import wraps as _wraps
 
 
