@@ -92,6 +92,9 @@ class Special:
     def __eq__(self, other):
         return type(other) is type(self) and (self.x, self.y) == (other.x, other.y)
 
+    def __repr__(self):  # a stable test id (pytest-xdist workers must collect the same names)
+        return f"{type(self).__name__}({self.x!r}, {self.y!r})"
+
 
 @tu.register_pytree_with_keys_class
 class SpecialKeys(Special):
