@@ -344,3 +344,31 @@ def test_stage_is_the_identity_lifted_into_the_trace():
 def test_unstack_of_a_scalar_raises_as_jax():
     with pytest.raises(ValueError):
         lax.unstack_p.bind(np.float64(1.0), axis=0)
+
+
+X32 = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+# bad operands -> JAX 0.10.2's exception type (recorded by binding each there)
+BAD = {
+    "tile": (TypeError, lambda: lax.tile_p.bind(X32, reps=(2,))),
+    "split": (ValueError, lambda: lax.split_p.bind(X32, sizes=(1, 1), axis=1)),
+    "stack": (ValueError, lambda: lax.stack_p.bind(X32, X32.T, axis=0)),
+    "approx_top_k": (ValueError, lambda: lax.approx_top_k_p.bind(
+        X32, k=5, reduction_dimension=-1, recall_target=0.95, is_max_k=True, reduction_input_size_override=-1,
+        aggregate_to_topk=True)),
+    "eq_to": (TypeError, lambda: lax.eq_to_p.bind(X32, X32[0])),
+    "tridiagonal_solve": (TypeError, lambda: ll.tridiagonal_solve_p.bind(X32[0], X32[0], X32[0, :2], X32.T,
+                                                                         perturb_singular=False)),
+    "tridiagonal": (ValueError, lambda: ll.tridiagonal_p.bind(X32, lower=True)),
+    "householder_product": (ValueError, lambda: ll.householder_product_p.bind(X32, X32[0])),
+    "lu_pivots_to_permutation": (ValueError, lambda: ll.lu_pivots_to_permutation_p.bind(
+        np.array([1, 5], np.int32), permutation_size=1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_operands_raise_as_jax(name):
+    exc, call = BAD[name]
+    with pytest.raises(exc):
+        call()
+    with pytest.raises(exc):
+        jax.jit(call)()

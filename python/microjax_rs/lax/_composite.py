@@ -4,12 +4,13 @@
 whose every rule comes from `fun(*operands, **params)`, a function written
 with lax operations:
 
-* `bind` on concrete arrays runs `fun` eagerly;
+* `bind` on concrete arrays runs `fun` (compiled once per params);
 * abstract evaluation is `fun` traced for shapes (`eval_shape`), so under
   `jit` and `make_jaxpr` the primitive is one equation named `name`;
 * its JVP is the JVP of `fun` (integer operands are held fixed);
 * its batching rule is `vmap` of `fun` (outputs batched along axis 0);
-* its lowering is `mlir.lower_fun(fun)`: a compiled program runs `fun`.
+* its lowering is `mlir.lower_fun(fun)`: a compiled program calls the
+  compiled `fun` where it reaches the primitive.
 
 This is how the JAX primitive objects that have no primitive of their own in
 the core (`lax.tridiagonal_solve_p`, `lax.split_p`, ...) are built.
@@ -42,8 +43,22 @@ def composite_primitive(name, fun, *, multiple_results=False, differentiable=Tru
     prim = core.Primitive(name)
     prim.multiple_results = multiple_results
 
+    compiled = {}  # params -> fun compiled for them (bounded)
+
     def impl(*args, **params):
-        return _as_outs(fun(*args, **params), multiple_results)
+        """`fun` compiled per params (it runs eagerly, and from inside compiled
+        programs, at the speed of `jit(fun)`); unhashable params run it as is."""
+        try:
+            key = tuple(sorted(params.items()))
+            run = compiled.get(key)
+        except TypeError:
+            return _as_outs(fun(*args, **params), multiple_results)
+        if run is None:
+            from ..api import jit
+            run = jit(functools.partial(fun, **params))
+            if len(compiled) < 256:
+                compiled[key] = run
+        return _as_outs(run(*args), multiple_results)
 
     def abstract_eval(*avals, **params):
         from ..api import ShapeDtypeStruct, eval_shape

@@ -94,6 +94,9 @@ def lu_pivots_to_permutation(pivots, permutation_size):
     pv = _aval(pivots)
     k = pv.shape[-1]
     m = int(permutation_size)
+    if m < k:
+        raise ValueError(f"Output permutation size {m} has to exceed the trailing dimension of the pivots. "
+                         f"Got pivots size {k}")
     lead = tuple(pv.shape[:-1])
     shape = lead + (m,)
     nd = len(shape)
