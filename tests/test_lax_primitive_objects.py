@@ -285,6 +285,8 @@ def test_rng_uniform_draws_in_range_and_anew_each_call():
     x, y = f(1.0), f(1.0)
     assert not np.array_equal(x, y)
     assert 1.0 <= float(jnp.min(x)) and float(jnp.max(x)) < 3.0
+    two = jax.jit(lambda: (lax.rng_uniform(0.0, 1.0, (4,)), lax.rng_uniform(0.0, 1.0, (4,))))()
+    assert not np.array_equal(*two)  # two draws in one program are not merged
     i = lax.rng_uniform(np.int32(2), np.int32(5), (200,))
     assert i.dtype == np.int32 and set(np.unique(np.asarray(i))) == {2, 3, 4}
     assert [e.primitive.name for e in jax.make_jaxpr(lambda: lax.rng_uniform(0.0, 1.0, (3,)))().jaxpr.eqns] \
@@ -337,6 +339,11 @@ def test_stage_is_the_identity_lifted_into_the_trace():
         return c * x
     assert float(jax.jit(f)(3.0)) == 6.0 and seen == [True]
     assert jax.make_jaxpr(lambda x: lax.stage(x))(1.0).jaxpr.eqns == []
+    consts = jax.make_jaxpr(lambda: lax.stage(np.arange(3.0)))()
+    assert consts.jaxpr.eqns == [] and len(consts.jaxpr.outvars) == 1
+    np.testing.assert_array_equal(jax.jit(lambda x: x + lax.stage(np.arange(3.0)))(1.0), [1.0, 2.0, 3.0])
+    staged = jax.make_jaxpr(lambda x: lax.stage_p.bind(x) * 2.0)(1.0).jaxpr.eqns
+    assert [e.primitive.name for e in staged] == ["stage", "mul"]
     assert float(jax.grad(lambda x: lax.stage_p.bind(x) * 3.0)(1.0)) == 3.0
     np.testing.assert_array_equal(jax.vmap(lax.stage_p.bind)(np.arange(3.0)), np.arange(3.0))
 
@@ -372,3 +379,18 @@ def test_bad_operands_raise_as_jax(name):
         call()
     with pytest.raises(exc):
         jax.jit(call)()
+
+
+def test_nested_transformations_of_a_composite_primitive():
+    dl, d, du, b = CASES["tridiagonal_solve"][1]
+
+    def loss(diag):
+        return jnp.sum(ll.tridiagonal_solve_p.bind(dl, diag, du, b, perturb_singular=False) ** 2)
+
+    diags = np.stack([d, d + 0.5, d * 2.0])
+    got = jax.jit(jax.vmap(jax.grad(loss)))(diags)
+    for j in range(3):
+        np.testing.assert_allclose(got[j], num_grad(loss, diags[j]), rtol=1e-6)
+    hess = jax.hessian(loss)(d)
+    np.testing.assert_allclose(hess, jax.jacfwd(jax.grad(loss))(d), rtol=1e-10)
+    np.testing.assert_allclose(hess[0], num_grad(lambda v: jax.grad(loss)(v)[0], d), rtol=1e-5, atol=1e-8)

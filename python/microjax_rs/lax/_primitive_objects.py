@@ -287,12 +287,11 @@ _RNG_STATE = np.random.default_rng(0)
 
 
 def _rng_uniform_avals(a, b, shape):
-    for x, y in ((a, b),):
-        if x.shape or y.shape:
-            raise ValueError(f"Arguments to rng_uniform must be scalars; got shapes {x.shape} and {y.shape}.")
-        if x.dtype_name != y.dtype_name:
-            raise ValueError(f"Arguments to rng_uniform must have identical dtypes, got {x.dtype_name} and "
-                             f"{y.dtype_name}.")
+    if a.shape or b.shape:
+        raise ValueError(f"Arguments to rng_uniform must be scalars; got shapes {a.shape} and {b.shape}.")
+    if a.dtype_name != b.dtype_name:
+        raise ValueError(f"Arguments to rng_uniform must have identical dtypes, got {a.dtype_name} and "
+                         f"{b.dtype_name}.")
     if not (dtypes.is_float_name(a.dtype_name) or dtypes.is_int_name(a.dtype_name)):
         raise TypeError(f"rng_uniform draws floats or integers, got {a.dtype_name}")
     return core.ShapedArray(tuple(int(d) for d in shape), a.dtype_name, a.weak_type and b.weak_type)
@@ -331,9 +330,16 @@ stage_p = composite_primitive("stage", lambda x: x if isinstance(x, core.Tracer)
 
 def stage(x, /):
     """Lifts a value into the active trace (JAX's `lax.stage`): logically the
-    identity; outside any trace it returns the value as an array, and a
-    value already traced by the innermost trace is returned as it is."""
+    identity; outside any trace it returns the value as an array, a value
+    already traced by the innermost trace is returned as it is, and under
+    `jit`/`make_jaxpr` a concrete value becomes a constant of the program (a
+    tracer, no equation; JAX folds `stage_p` the same way). Under the other
+    transformations it binds `stage_p`."""
     top = core.current_trace()
     if isinstance(x, core.Tracer) and getattr(x, "_trace", None) is top:
         return x
+    if type(top) is core.StagingTrace and not isinstance(x, core.Tracer):
+        # jit / make_jaxpr: the value becomes a constant of the program, no equation
+        arr = core.to_array(x)
+        return core.Tracer(top, top._const(arr), core.get_aval(arr))
     return stage_p.bind(x)
