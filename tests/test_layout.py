@@ -41,6 +41,12 @@ UPWARD_LAZY_IMPORTS = {
         "custom_linear_solve transposes matvec with linear_transpose and differentiates it with jvp",
     ("microjax_rs.lax._reductions", "microjax_rs._vmap"):
         "lax.reduce / reduce_window with a Python computation apply it per element with vmap",
+    ("microjax_rs.lax._composite", "microjax_rs.api"):
+        "a primitive defined by a composition gets its output shapes by eval_shape of the composition",
+    ("microjax_rs.lax._composite", "microjax_rs._grad"):
+        "a primitive defined by a composition differentiates as jvp of the composition",
+    ("microjax_rs.lax._composite", "microjax_rs._vmap"):
+        "a primitive defined by a composition batches as vmap of the composition",
     ("microjax_rs._src.numpy.vectorize", "microjax_rs._vmap"):
         "jnp.vectorize is defined by the vmap transform over the loop dimensions",
     ("microjax_rs._src.numpy.util", "microjax_rs._devices"):

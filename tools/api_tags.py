@@ -13,7 +13,6 @@ COMPLEX = "owned", "complex numbers and FFT"
 SCALE_OUT = "owned", "scale-out: multi-process, sharded arrays, shard_map"
 INTEROP = "owned", "interop: DLPack, FFI, foreign buffers"
 PROGRAM = "owned", "program-level API: config flags, debugging, profiling, export, effects"
-TODO = "todo", "numerical surface: not built yet"
 
 def _tagged(tag, *patterns):
     """The entries (pattern, kind, why) of `patterns`, all with `tag` = (kind, why)."""
@@ -71,9 +70,6 @@ _ENTRIES = [
     *_tagged(_exempt("configuration of jax.nn.scaled_dot_general (exempt)"), "jax.nn.get_scaled_dot_general_config"),
     *_tagged(_exempt("helpers of JAX's ode module (imports and private steps), not its documented API; odeint "
                      "is the API"), "jax.experimental.ode.*"),
-    # ---- the rest of the numerical surface
-    *_tagged(TODO, "jax.*"),
-
 ]
 
 

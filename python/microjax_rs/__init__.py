@@ -99,6 +99,13 @@ from .config import (  # noqa: E402
     legacy_prng_key, log_compiles, numpy_dtype_promotion, numpy_rank_promotion, threefry_partitionable,
 )
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
+from types import SimpleNamespace as _SimpleNamespace  # noqa: E402
+
+# `jax.ad`: the markers of which cotangents `vjp_fn.with_refs(...)` computes.
+ad = _SimpleNamespace(DontWant=_grad.DontWant, DidntWant=_grad.DidntWant, GradRef=_grad.GradRef,
+                      GradValue=_grad.GradValue)
+# `jax.memory`: memory spaces (`jax.typeof(x).memory_space`).
+memory = _SimpleNamespace(Space=core.MemorySpace)
 
 __version__ = "0.1.0"
 
@@ -117,5 +124,5 @@ __all__ = [
     "debug_nans", "debug_infs", "default_prng_impl", "legacy_prng_key", "enable_custom_prng",
     "threefry_partitionable",
     "effects_barrier", "make_mesh",
-    "install_as_jax", "uninstall_as_jax", "is_installed_as_jax", "ds",
+    "install_as_jax", "uninstall_as_jax", "is_installed_as_jax", "ds", "ad", "memory",
 ]

@@ -3,6 +3,7 @@ value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, jacobian, hessian.
 
 Each traces the function in AD mode (interpreters/ad.py), asks Rust for the
 transformed program and runs it one level down."""
+import dataclasses
 import functools
 
 import numpy as np
@@ -412,11 +413,9 @@ def vjp(fun, *primals, has_aux=False):
     out_p = tree_unflatten(out_tree, out_leaves)
     out_avals = [core.get_aval(o) for o in out_leaves]
 
-    def vjp_fn(*cts):
-        if len(cts) != 1:
-            raise TypeError(f"The function returned by vjp takes one cotangent argument (a pytree "
-                            f"matching the output), got {len(cts)}")
-        cleaves, ctree = tree_flatten(cts[0])
+    def pull(ct):
+        """The cotangents of the flat primals (`pleaves`) for output cotangent `ct`."""
+        cleaves, ctree = tree_flatten(ct)
         if ctree != out_tree:
             raise TypeError(f"Tree structure of cotangent input {ctree}, does not match structure "
                             f"of primal output {out_tree}.")
@@ -426,10 +425,71 @@ def vjp(fun, *primals, has_aux=False):
                 raise ValueError(f"Shape of cotangent input to vjp pullback function {ca.shape} must "
                                  f"be the same as the shape of corresponding primal input {a.shape}.")
         cin = ad.run_at(core.current_trace(), bwd, residuals + list(cleaves))
-        grads = _fill_int_grads(pleaves, nonzeros, cin)
-        return tuple(tree_unflatten(ptree, grads))
+        return _fill_int_grads(pleaves, nonzeros, cin)
 
+    def vjp_fn(*cts):
+        if len(cts) != 1:
+            raise TypeError(f"The function returned by vjp takes one cotangent argument (a pytree "
+                            f"matching the output), got {len(cts)}")
+        return tuple(tree_unflatten(ptree, pull(cts[0])))
+
+    vjp_fn.with_refs = functools.partial(_vjp_with_markers, pull, ptree)
     return (out_p, vjp_fn, aux) if has_aux else (out_p, vjp_fn)
+
+
+# -- which cotangents a VJP computes (`jax.ad`) ----------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class GradValue:
+    """`vjp_fn.with_refs` marker: compute this primal's cotangent."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DontWant:
+    """`vjp_fn.with_refs` marker: this primal's cotangent is not wanted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DidntWant:
+    """What `vjp_fn.with_refs(...)` returns in place of an unwanted cotangent
+    (a pytree node without leaves)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GradRef:
+    """What JAX returns for a cotangent accumulated into a mutable array
+    reference (a pytree node without leaves); references are not supported
+    here (see `jax.Ref`), so it is never returned."""
+
+
+def _vjp_with_markers(pull, ptree, *markers):
+    """`vjp_fn.with_refs(*markers)`: one marker per primal leaf, `GradValue()`
+    or `DontWant()`; the returned function maps an output cotangent to the
+    primals' cotangents with `DidntWant()` where `DontWant()` was given."""
+    mleaves, mtree = tree_flatten(tuple(markers))
+    if mtree != ptree:
+        raise TypeError(f"vjp_fn.with_refs takes one marker per primal: the markers' structure {mtree} "
+                        f"does not match the primals' {ptree}")
+    for m in mleaves:
+        if not isinstance(m, (GradValue, DontWant)):
+            raise TypeError(f"vjp_fn.with_refs takes jax.ad.GradValue() or jax.ad.DontWant() markers; got "
+                            f"{m!r} (mutable array references are not supported)")
+
+    def pullback(ct):
+        grads = pull(ct)
+        return tuple(tree_unflatten(ptree, [DidntWant() if isinstance(m, DontWant) else g
+                                             for m, g in zip(mleaves, grads)]))
+    return pullback
+
+
+def _register_marker_nodes():
+    from .tree_util import register_pytree_node
+    for cls in (DidntWant, GradRef):
+        register_pytree_node(cls, lambda _: ((), None), lambda _aux, _children, cls=cls: cls())
+
+
+_register_marker_nodes()
 
 
 # -- Jacobians -------------------------------------------------------------------

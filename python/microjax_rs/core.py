@@ -9,6 +9,7 @@ avals and rejects bad shapes). Values from outside the trace become literals
 captured as extra inputs. A tracer used after its trace ended raises
 `UnexpectedTracerError`.
 """
+import enum
 import os
 import sys
 import threading
@@ -37,6 +38,19 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # Abstract values
 
 
+class MemorySpace(enum.Enum):
+    """Where an array's buffer lives (`jax.memory.Space`): this single-host
+    system keeps every array in device memory (`Device`)."""
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self):
+        return f"MemorySpace.{self.name}"
+
+    __hash__ = object.__hash__
+
+
 class ShapedArray:
     """Abstract value of an array: shape, dtype, weak type."""
 
@@ -59,6 +73,10 @@ class ShapedArray:
     @property
     def ndim(self):
         return len(self.shape)
+
+    @property
+    def memory_space(self):
+        return MemorySpace.Device
 
     @property
     def size(self):
@@ -363,8 +381,9 @@ def _params_from_rust(params, name=None):
     for k, v in params.items():
         if isinstance(v, _core.ClosedJaxpr):
             v = ClosedJaxpr(v)
-        elif type(v) is tuple and v and isinstance(v[0], _core.ClosedJaxpr):
-            v = tuple(ClosedJaxpr(j) for j in v)  # cond's branches
+        elif type(v) is tuple and any(isinstance(j, _core.ClosedJaxpr) for j in v):
+            # cond's branches; custom_linear_solve's jaxprs (None where absent)
+            v = tuple(ClosedJaxpr(j) if isinstance(j, _core.ClosedJaxpr) else j for j in v)
         out[k] = v
     view = _PARAM_VIEWS.get(name)
     return view(out) if view is not None else out

@@ -899,6 +899,11 @@ from ._array_ops import (  # noqa: E402
     RaggedDotDimensionNumbers, reciprocal, scatter_apply,
     scatter_sub, shape_as_value, split, stack, tile, unstack,
 )
+from ._primitive_objects import (  # noqa: E402
+    approx_top_k_p, copy_p, eq_to_p, le_to_p, linear_solve_p, lt_to_p, reduce_p, reduce_window_p,
+    rng_bit_generator_p, rng_uniform, rng_uniform_p, scatter_sub_p, select_and_scatter_p, split_p, stack_p,
+    stage, stage_p, tile_p, unstack_p,
+)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 

@@ -94,6 +94,9 @@ def lu_pivots_to_permutation(pivots, permutation_size):
     pv = _aval(pivots)
     k = pv.shape[-1]
     m = int(permutation_size)
+    if m < k:
+        raise ValueError(f"Output permutation size {m} has to exceed the trailing dimension of the pivots. "
+                         f"Got pivots size {k}")
     lead = tuple(pv.shape[:-1])
     shape = lead + (m,)
     nd = len(shape)
@@ -233,9 +236,25 @@ from ._linalg_structured import (  # noqa: E402
     EighImplementation, SvdAlgorithm, cholesky_update, householder_product, ormqr, qdwh, symmetric_product,
     tridiagonal, tridiagonal_solve,
 )
+from ._composite import composite_primitive as _composite  # noqa: E402
+
+# JAX's primitive objects of the structured routines, each computing the
+# function above (see `_composite`), with the rules JAX registers: all batch
+# except cholesky_update; only tridiagonal_solve differentiates.
+cholesky_update_p = _composite("cholesky_update", cholesky_update, differentiable=False, batchable=False)
+householder_product_p = _composite("householder_product", householder_product, differentiable=False)
+lu_pivots_to_permutation_p = _composite("lu_pivots_to_permutation", lu_pivots_to_permutation,
+                                        differentiable=False)
+ormqr_p = _composite("ormqr", ormqr, differentiable=False)
+symmetric_product_p = _composite("symmetric_product", symmetric_product, differentiable=False)
+tridiagonal_p = _composite("tridiagonal", lambda a, *, lower=True: list(tridiagonal(a, lower=lower)),
+                           multiple_results=True, differentiable=False)
+tridiagonal_solve_p = _composite("tridiagonal_solve", tridiagonal_solve)
 
 __all__ = ["EigImplementation", "eig", "eig_p", "hessenberg", "hessenberg_p", "schur", "schur_p", "EighImplementation", "SvdAlgorithm", "cholesky_update", "householder_product", "ormqr", "qdwh",
            "symmetric_product", "tridiagonal", "tridiagonal_solve",
            "cholesky", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr", "eigh", "svd",
-           "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p"]
+           "symmetrize", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
+           "cholesky_update_p", "householder_product_p", "lu_pivots_to_permutation_p", "ormqr_p",
+           "symmetric_product_p", "tridiagonal_p", "tridiagonal_solve_p"]
 del _np
