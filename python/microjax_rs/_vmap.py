@@ -66,17 +66,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                 f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
                 f"len(args)={len(args)}")
         leaves, in_tree, axes = _leaf_axes(in_axes, args, kwargs)
-        size, axes = _mapped_size(leaves, axes, axis_size, args, kwargs, fun)
+        size, axes, avals = _mapped_size(leaves, axes, axis_size, args, kwargs, fun)
         parent = core.current_trace()
         trace = BatchTrace(_fun_name(fun), parent, size, axis_name)
         mapped = []
         with core.new_trace(trace):
             traced = []
-            for x, a in zip(leaves, axes):
+            for x, a, aval in zip(leaves, axes, avals):
                 if a is None:
                     traced.append(x)
                     continue
-                aval = core.get_aval(x)
                 per_example = aval.shape[:a] + aval.shape[a + 1:]
                 traced.append(trace.new_arg(core.ShapedArray(per_example, aval.dtype_name, aval.weak_type)))
                 keep = isinstance(x, (ArrayImpl, Tracer)) or core.on_device(x)
@@ -154,13 +153,18 @@ def _leaf_names(args, kwargs, fun):
 
 
 def _mapped_size(leaves, axes, axis_size, args, kwargs, fun=None):
+    """`(size, axes, avals)`: the mapped size, the axes made non-negative and the avals of the
+    mapped leaves (None for an unmapped leaf in both)."""
     sizes = []
     norm = []
+    avals = []
     for x, a in zip(leaves, axes):
         if a is None:
             norm.append(None)
+            avals.append(None)
             continue
         aval = core.get_aval(x)
+        avals.append(aval)
         if not -aval.ndim <= a < max(aval.ndim, 1) or aval.ndim == 0:
             raise ValueError(
                 f"vmap was requested to map its argument along axis {a}, which implies that its rank "
@@ -172,7 +176,7 @@ def _mapped_size(leaves, axes, axis_size, args, kwargs, fun=None):
     if not sizes:
         if axis_size is None:
             raise ValueError("vmap must have at least one non-None value in in_axes")
-        return int(axis_size), norm
+        return int(axis_size), norm, avals
     distinct = {s for s, _, _ in sizes}
     if len(distinct) > 1 or (axis_size is not None and distinct != {axis_size}):
         names = [n for n, a in zip(_leaf_names(args, kwargs, fun), axes) if a is not None]
@@ -181,7 +185,7 @@ def _mapped_size(leaves, axes, axis_size, args, kwargs, fun=None):
         if axis_size is not None:
             lines.insert(0, f"  * axis_size was given as {axis_size}")
         raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines))
-    return sizes[0][0], norm
+    return sizes[0][0], norm, avals
 
 
 _BATCH_CACHE_LIMIT = 512

@@ -83,6 +83,19 @@ def _canon(spec):
 P = PartitionSpec
 
 
+class _ComparedByIdentity:
+    """Equality and hash by `_identity()`: instances of the same class with
+    equal identity tuples are equal."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._identity()))
+
+
 class _BaseMesh:
     @property
     def shape(self):
@@ -123,7 +136,7 @@ class _BaseMesh:
         return axis_types
 
 
-class AbstractMesh(_BaseMesh):
+class AbstractMesh(_ComparedByIdentity, _BaseMesh):
     """Mesh axis names and sizes without devices (the mesh of an abstract value)."""
 
     def __init__(self, axis_sizes, axis_names, axis_types=None):
@@ -137,12 +150,8 @@ class AbstractMesh(_BaseMesh):
     def abstract_mesh(self):
         return self
 
-    def __eq__(self, other):
-        return (isinstance(other, AbstractMesh) and self.axis_sizes == other.axis_sizes
-                and self.axis_names == other.axis_names and self.axis_types == other.axis_types)
-
-    def __hash__(self):
-        return hash((self.axis_sizes, self.axis_names, self.axis_types))
+    def _identity(self):
+        return (self.axis_sizes, self.axis_names, self.axis_types)
 
     def __repr__(self):
         sizes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
@@ -150,7 +159,7 @@ class AbstractMesh(_BaseMesh):
         return f"AbstractMesh(({sizes}{',' if len(self.axis_names) == 1 else ''}), axis_types=({types}))"
 
 
-class Mesh(_BaseMesh):
+class Mesh(_ComparedByIdentity, _BaseMesh):
     """An n-d array of devices with a name per axis."""
 
     def __init__(self, devices, axis_names, axis_types=None):
@@ -187,14 +196,8 @@ class Mesh(_BaseMesh):
     def __exit__(self, *exc):
         return False
 
-    def __eq__(self, other):
-        return (isinstance(other, Mesh) and self.axis_names == other.axis_names
-                and self.axis_types == other.axis_types
-                and self.devices.shape == other.devices.shape
-                and all(a == b for a, b in zip(self.devices.flat, other.devices.flat)))
-
-    def __hash__(self):
-        return hash((self.axis_names, self.axis_types, self.devices.shape, tuple(self.devices.flat)))
+    def _identity(self):
+        return (self.axis_names, self.axis_types, self.devices.shape, tuple(self.devices.flat))
 
     def __repr__(self):
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
@@ -243,7 +246,7 @@ class Sharding:
         return self.devices_indices_map(global_shape)
 
 
-class SingleDeviceSharding(Sharding):
+class SingleDeviceSharding(_ComparedByIdentity, Sharding):
     """The whole array on one device."""
 
     def __init__(self, device, *, memory_kind=None):
@@ -271,18 +274,14 @@ class SingleDeviceSharding(Sharding):
         """`{device: (slice(None),) * ndim}`: the device holds everything."""
         return {self._device: (slice(None),) * len(global_shape)}
 
-    def __eq__(self, other):
-        return (isinstance(other, SingleDeviceSharding) and other._device == self._device
-                and other._memory_kind == self._memory_kind)
-
-    def __hash__(self):
-        return hash((SingleDeviceSharding, self._device, self._memory_kind))
+    def _identity(self):
+        return (self._device, self._memory_kind)
 
     def __repr__(self):
         return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self._memory_kind})"
 
 
-class NamedSharding(Sharding):
+class NamedSharding(_ComparedByIdentity, Sharding):
     """Array dimensions split over named `mesh` axes as `spec` says."""
 
     def __init__(self, mesh, spec, *, memory_kind=None):
@@ -379,12 +378,8 @@ class NamedSharding(Sharding):
             out[self.mesh.devices[coords]] = tuple(index)
         return out
 
-    def __eq__(self, other):
-        return (isinstance(other, NamedSharding) and self.mesh == other.mesh
-                and self.spec == other.spec and self._memory_kind == other._memory_kind)
-
-    def __hash__(self):
-        return hash((NamedSharding, self.mesh, self.spec, self._memory_kind))
+    def _identity(self):
+        return (self.mesh, self.spec, self._memory_kind)
 
     def __repr__(self):
         kind = "" if self._memory_kind is None else f", memory_kind={self._memory_kind}"

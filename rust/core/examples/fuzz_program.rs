@@ -33,7 +33,7 @@
 use microjax::export::{Determinism, Limits, Program};
 use microjax::ir::canonical::ParseLimits;
 use microjax::prims::control::{ControlFlow, Scan};
-use microjax::prims::{DotGeneral, Pjit, Reduce};
+use microjax::prims::{DotGeneral, Pjit};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, CmpOp, DType, DotDims, HostArray,
     Primitive, ReduceOp, UnaryOp,
@@ -663,13 +663,7 @@ fn mlp_program() -> microjax::Result<ClosedJaxpr> {
     });
     let z = inner.add_eqn1(dot, vec![x, w])?;
     let t = inner.unary(UnaryOp::Tanh, z)?;
-    let s = inner.add_eqn1(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::Sum,
-            axes: vec![0],
-        }),
-        vec![t],
-    )?;
+    let s = inner.reduce(ReduceOp::Sum, t, vec![0])?;
     let inner = inner.build(vec![s])?;
     let mut b = Builder::new();
     let x = var(&mut b, f32v(&[3, 4]))?;

@@ -30,6 +30,12 @@ fn bits(a: &HostArray) -> Vec<u32> {
 }
 
 /// Compiled and interpreted runs agree bit for bit; returns the plan.
+/// `c @ w` for a vector `c` and a matrix `w` (`c`'s axis against `w`'s first).
+fn vecmat(b: &mut Builder, c: Atom, w: Atom) -> Atom {
+    b.add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
+        .unwrap()
+}
+
 fn check(prog: ClosedJaxpr, args: &[Arc<HostArray>]) -> Compiled {
     let want = eval_closed(&prog, args).unwrap();
     let plan = Compiled::new(Arc::new(prog)).unwrap();
@@ -171,9 +177,7 @@ fn scan_bodies_are_compiled_once_and_agree() {
     let mut bb = Builder::new();
     let w = input(&mut bb, &[d, d]);
     let c = input(&mut bb, &[d]);
-    let cw = bb
-        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c.clone(), w])
-        .unwrap();
+    let cw = vecmat(&mut bb, c.clone(), w);
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![t, c]).unwrap();
     let mut b = Builder::new();
@@ -299,9 +303,7 @@ fn matvec_scan(d: usize, steps: usize) -> ClosedJaxpr {
     let mut bb = Builder::new();
     let w = input(&mut bb, &[d, d]);
     let c = input(&mut bb, &[d]);
-    let cw = bb
-        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
-        .unwrap();
+    let cw = vecmat(&mut bb, c, w);
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![t.clone(), t]).unwrap();
     let mut b = Builder::new();
@@ -400,12 +402,7 @@ fn loop_body_scan(d: usize, steps: usize, reverse: bool) -> ClosedJaxpr {
     let x = input(&mut bb, &[d]);
     let _unread = input(&mut bb, &[d]);
     let b0 = Atom::Var(bb.add_const(data_in(&[d], 3, 0.5), false).unwrap());
-    let cw = bb
-        .add_eqn1(
-            dot_general(&[0], &[0], &[], &[]),
-            vec![c.clone(), w.clone()],
-        )
-        .unwrap();
+    let cw = vecmat(&mut bb, c.clone(), w.clone());
     let s = bb.binary(BinaryOp::Add, cw, x).unwrap();
     let s = bb.binary(BinaryOp::Add, s, b0).unwrap();
     let t = bb.unary(UnaryOp::Tanh, s).unwrap();
@@ -474,9 +471,7 @@ fn while_bodies_run_compiled_and_agree() {
     let i = Atom::Var(bb.add_input(i32s.clone()).unwrap());
     let c = input(&mut bb, &[d]);
     let i1 = bb.binary(BinaryOp::Add, i, int(1)).unwrap();
-    let cw = bb
-        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w])
-        .unwrap();
+    let cw = vecmat(&mut bb, c, w);
     let t = bb.unary(UnaryOp::Tanh, cw).unwrap();
     let body = bb.build(vec![i1, t]).unwrap();
     let mut b = Builder::new();
@@ -544,17 +539,11 @@ fn single_elementwise_steps_in_loops_agree() {
     let x = input(&mut bb, &[d]);
     let two = Atom::Lit(Literal::new(Scalar::Int(2), DType::I32, false));
     let i2 = bb.binary(BinaryOp::Mul, i, two).unwrap();
-    let u = bb
-        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![c, w.clone()])
-        .unwrap();
+    let u = vecmat(&mut bb, c, w.clone());
     let v = bb.binary(BinaryOp::Mul, u, lit(0.5)).unwrap();
-    let z = bb
-        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![v, w.clone()])
-        .unwrap();
+    let z = vecmat(&mut bb, v, w.clone());
     let t = bb.binary(BinaryOp::Sub, z, x).unwrap();
-    let q = bb
-        .add_eqn1(dot_general(&[0], &[0], &[], &[]), vec![t, w])
-        .unwrap();
+    let q = vecmat(&mut bb, t, w);
     let r = bb.unary(UnaryOp::Sin, q).unwrap();
     let body = bb.build(vec![i2, r]).unwrap();
     let mut b = Builder::new();

@@ -31,9 +31,12 @@ fn c64s(v: &[(f32, f32)]) -> HostArray {
     HostArray::new(vec![v.len()], Buffer::C64(z.into())).unwrap()
 }
 
+fn c128v(v: &[(f64, f64)]) -> Vec<C64> {
+    v.iter().map(|&(re, im)| C64::new(re, im)).collect()
+}
+
 fn c128s(v: &[(f64, f64)]) -> HostArray {
-    let z: Vec<C64> = v.iter().map(|&(re, im)| C64::new(re, im)).collect();
-    HostArray::new(vec![v.len()], Buffer::C128(z.into())).unwrap()
+    HostArray::new(vec![v.len()], Buffer::C128(c128v(v).into())).unwrap()
 }
 
 fn run(p: Primitive, args: &[&HostArray]) -> microjax::Result<HostArray> {
@@ -376,12 +379,7 @@ fn lexicographic_max_min_reductions_and_scans() {
     let s = c128s(&[(1.0, 0.0), (3.0, 0.0), (2.0, 1.0), (3.0, 5.0)]);
     let got = as_c128(&run(cummax, &[&s]).unwrap());
     let want = [(1.0, 0.0), (3.0, 0.0), (3.0, 0.0), (3.0, 5.0)];
-    assert_eq!(
-        got,
-        want.iter()
-            .map(|&(a, b)| C64::new(a, b))
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(got, c128v(&want));
 }
 
 /// Sort keys order complex values by real then imaginary part, each in the
@@ -426,12 +424,7 @@ fn clamp_compares_real_parts() {
     let x = c128s(&[(0.0, 5.0), (1.0, 2.0), (2.0, 0.0), (f64::NAN, 0.0)]);
     let got = as_c128(&run(Primitive::Clamp(microjax::prims::Clamp), &[&lo, &x, &hi]).unwrap());
     let want = [(0.0, 0.0), (1.0, 2.0), (1.0, 1.0), (1.0, 1.0)];
-    assert_eq!(
-        got,
-        want.iter()
-            .map(|&(a, b)| C64::new(a, b))
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(got, c128v(&want));
 }
 
 /// Complex division as XLA computes it (JAX 0.10.2, recorded): infinite

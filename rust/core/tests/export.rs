@@ -59,12 +59,7 @@ fn while_program() -> ClosedJaxpr {
         .add_eqn1(Primitive::Compare(CmpOp::Le), vec![x, n])
         .unwrap();
     let cond = cb.build(vec![p]).unwrap();
-    let mut bb = Builder::new();
-    let x = Atom::Var(bb.add_input(f32v(&[])).unwrap());
-    let y = bb
-        .binary(BinaryOp::Mul, x, Builder::lit(DType::F32, 2.0))
-        .unwrap();
-    let body = bb.build(vec![y]).unwrap();
+    let body = scalar_step(BinaryOp::Mul, 2.0);
     let mut b = Builder::new();
     let n = Atom::Var(b.add_input(f32v(&[])).unwrap());
     let outs = while_loop(
@@ -166,14 +161,17 @@ fn limits_stop_loops_and_oversized_programs() {
     assert!(matches!(e, Err(Error::Limit(_))));
 }
 
+/// `x -> x <op> c` on one f32 scalar.
+fn scalar_step(op: BinaryOp, c: f64) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(f32v(&[])).unwrap());
+    let y = b.binary(op, x, Builder::lit(DType::F32, c)).unwrap();
+    b.build(vec![y]).unwrap()
+}
+
 /// `x -> x + 1` carried through a `scan` of `length` steps (no xs, no ys).
 fn counting_scan(length: usize) -> ClosedJaxpr {
-    let mut body = Builder::new();
-    let c = Atom::Var(body.add_input(f32v(&[])).unwrap());
-    let next = body
-        .binary(BinaryOp::Add, c, Builder::lit(DType::F32, 1.0))
-        .unwrap();
-    let body = body.build(vec![next]).unwrap();
+    let body = scalar_step(BinaryOp::Add, 1.0);
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(f32v(&[])).unwrap());
     let outs = scan(&mut b, body, length, false, (0, 1), vec![x]);

@@ -15,6 +15,15 @@ macro_rules! add_functions {
     };
 }
 
+/// A new `PyDict` of `key => value` entries, in order (a `PyResult`).
+macro_rules! dict_of {
+    ($py:expr; $($key:literal => $value:expr),+ $(,)?) => {{
+        let d = pyo3::types::PyDict::new($py);
+        $(d.set_item($key, $value)?;)+
+        pyo3::PyResult::Ok(d)
+    }};
+}
+
 mod array;
 mod callback;
 mod dlpack;

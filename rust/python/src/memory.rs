@@ -16,17 +16,10 @@ fn set_compile_cache_size(entries: usize) {
 fn compile_cache_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let cache = microjax::exec::cache::global();
     let s = cache.stats();
-    let d = PyDict::new(py);
-    d.set_item("hits", s.hits)?;
-    d.set_item("misses", s.misses)?;
-    d.set_item("compiles", s.compiles)?;
-    d.set_item("compile_failures", s.compile_failures)?;
-    d.set_item("evictions", s.evictions)?;
-    d.set_item("interpreted_runs", s.interpreted_runs)?;
-    d.set_item("compiled_runs", s.compiled_runs)?;
-    d.set_item("entries", s.entries)?;
-    d.set_item("capacity", cache.capacity())?;
-    Ok(d)
+    dict_of!(py; "hits" => s.hits, "misses" => s.misses, "compiles" => s.compiles,
+        "compile_failures" => s.compile_failures, "evictions" => s.evictions,
+        "interpreted_runs" => s.interpreted_runs, "compiled_runs" => s.compiled_runs,
+        "entries" => s.entries, "capacity" => cache.capacity())
 }
 
 /// Drops every compile cache entry and zeroes its counters.
@@ -45,16 +38,9 @@ fn set_buffer_pool_bytes(nbytes: usize) {
 #[pyfunction]
 fn buffer_pool_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let s = microjax::array::pool::stats();
-    let d = PyDict::new(py);
-    d.set_item("hits", s.hits)?;
-    d.set_item("misses", s.misses)?;
-    d.set_item("returned", s.returned)?;
-    d.set_item("evicted", s.evicted)?;
-    d.set_item("held_bytes", s.held_bytes)?;
-    d.set_item("held_buffers", s.held_buffers)?;
-    d.set_item("cap_bytes", s.cap_bytes)?;
-    d.set_item("min_pooled_bytes", microjax::array::pool::MIN_POOLED_BYTES)?;
-    Ok(d)
+    dict_of!(py; "hits" => s.hits, "misses" => s.misses, "returned" => s.returned,
+        "evicted" => s.evicted, "held_bytes" => s.held_bytes, "held_buffers" => s.held_buffers,
+        "cap_bytes" => s.cap_bytes, "min_pooled_bytes" => microjax::array::pool::MIN_POOLED_BYTES)
 }
 
 /// Frees what the host buffer pool holds and zeroes its counters.

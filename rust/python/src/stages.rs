@@ -52,23 +52,16 @@ impl CompiledProgram {
     /// `{"flops", "transcendentals", "bytes accessed"}` of one run.
     fn cost_analysis<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.plan.cost_analysis().py()?;
-        let d = PyDict::new(py);
-        d.set_item("flops", c.flops)?;
-        d.set_item("transcendentals", c.transcendentals)?;
-        d.set_item("bytes accessed", c.bytes_accessed)?;
-        Ok(d)
+        dict_of!(py; "flops" => c.flops, "transcendentals" => c.transcendentals,
+            "bytes accessed" => c.bytes_accessed)
     }
 
     /// Argument, output, constant, temporary and peak bytes of one run.
     fn memory_analysis<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let m = self.plan.memory_analysis().py()?;
-        let d = PyDict::new(py);
-        d.set_item("argument_size_in_bytes", m.argument_bytes)?;
-        d.set_item("output_size_in_bytes", m.output_bytes)?;
-        d.set_item("constant_size_in_bytes", m.constant_bytes)?;
-        d.set_item("temp_size_in_bytes", m.temp_bytes)?;
-        d.set_item("peak_bytes", m.peak_bytes)?;
-        Ok(d)
+        dict_of!(py; "argument_size_in_bytes" => m.argument_bytes,
+            "output_size_in_bytes" => m.output_bytes, "constant_size_in_bytes" => m.constant_bytes,
+            "temp_size_in_bytes" => m.temp_bytes, "peak_bytes" => m.peak_bytes)
     }
 
     /// What compilation did (`microjax_rs.debug.plan_stats`'s plan keys).
@@ -83,12 +76,7 @@ impl CompiledProgram {
 pub(crate) fn plan_stats_dict<'py>(
     py: Python<'py>, s: &microjax::exec::compiled::PlanStats,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("eqns", s.eqns_in)?;
-    d.set_item("eqns_simplified", s.eqns_simplified)?;
-    d.set_item("fusion_groups", s.groups)?;
-    d.set_item("fused_eqns", s.fused_eqns)?;
-    d.set_item("typed_groups", s.typed_groups)?;
-    d.set_item("steps", s.steps)?;
-    Ok(d)
+    dict_of!(py; "eqns" => s.eqns_in, "eqns_simplified" => s.eqns_simplified,
+        "fusion_groups" => s.groups, "fused_eqns" => s.fused_eqns,
+        "typed_groups" => s.typed_groups, "steps" => s.steps)
 }

@@ -24,6 +24,14 @@ fn detached<T: Send>(
     py.detach(move || transform(&j)).py()
 }
 
+/// The program `transform(closed, mask)`, computed with the GIL released.
+fn masked_program(
+    py: Python<'_>, closed: &PyClosedJaxpr, mask: Vec<bool>,
+    transform: fn(&ClosedJaxpr, &[bool]) -> microjax::Result<ClosedJaxpr>,
+) -> PyResult<PyClosedJaxpr> {
+    detached(py, closed, move |j| transform(j, &mask)).map(wrap)
+}
+
 /// `(jvp_program, out_nonzeros)`: the program takes (primals..., tangents of
 /// the nonzero inputs...) and returns (outs..., tangents...).
 #[pyfunction]
@@ -53,10 +61,7 @@ pub(crate) fn linearize_jaxpr(
 pub(crate) fn transpose_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, linear: Vec<bool>,
 ) -> PyResult<PyClosedJaxpr> {
-    detached(py, &closed, move |j| {
-        transforms::transpose_jaxpr(j, &linear)
-    })
-    .map(wrap)
+    masked_program(py, &closed, linear, transforms::transpose_jaxpr)
 }
 
 /// `(fwd, bwd, num_res)`.
@@ -74,10 +79,7 @@ pub(crate) fn vjp_jaxpr(
 pub(crate) fn value_and_grad_jaxpr(
     py: Python<'_>, closed: PyRef<'_, PyClosedJaxpr>, nonzeros: Vec<bool>,
 ) -> PyResult<PyClosedJaxpr> {
-    detached(py, &closed, move |j| {
-        transforms::value_and_grad_jaxpr(j, &nonzeros)
-    })
-    .map(wrap)
+    masked_program(py, &closed, nonzeros, transforms::value_and_grad_jaxpr)
 }
 
 /// Traced programs (keyed by `lifted_key`, confirmed by `same_lifted`) and

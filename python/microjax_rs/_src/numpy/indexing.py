@@ -649,6 +649,28 @@ class AtIndexer:
         return _AtRef(self.x, idx)
 
 
+def _scatter_method(name, prim, values_of=None, onto_ones=None, doc=None):
+    """The `x.at[idx].<name>(values, ...)` method scattering with `prim`: `values_of`
+    maps the values first; with `onto_ones` the scatter goes into `ones_like(x)`
+    and the method returns `onto_ones(x, scattered)`."""
+
+    def method(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
+               wrap_negative_indices=True):
+        if values_of is not None:
+            values = values_of(values)
+        if onto_ones is None:
+            return self._scatter(prim, values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
+                                 out_sharding)
+        scattered = self._scatter(prim, values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
+                                  out_sharding, x=ones_like(self.x))
+        return onto_ones(self.x, scattered)
+
+    method.__name__ = name
+    method.__qualname__ = f"_AtRef.{name}"
+    method.__doc__ = doc
+    return method
+
+
 class _AtRef:
     """`x.at[idx]`: every update is one scatter (static indices through a
     flat position map, traced ones through NumPy's advanced-index layout);
@@ -676,51 +698,17 @@ class _AtRef:
         return _update(self.x if x is None else x, self.idx, values, name, mode, indices_are_sorted,
                        unique_indices, normalize=wrap_negative_indices)
 
-    def set(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-            wrap_negative_indices=True):
-        return self._scatter("scatter", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices,
-                             out_sharding)
-
-    def add(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-            wrap_negative_indices=True):
-        return self._scatter("scatter_add", values, indices_are_sorted, unique_indices, mode,
-                             wrap_negative_indices, out_sharding)
-
-    def subtract(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-                 wrap_negative_indices=True):
-        return self._scatter("scatter_add", negative(values), indices_are_sorted, unique_indices, mode,
-                             wrap_negative_indices, out_sharding)
-
-    def multiply(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-                 wrap_negative_indices=True):
-        return self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
-                             wrap_negative_indices, out_sharding)
-
+    set = _scatter_method("set", "scatter")
+    add = _scatter_method("add", "scatter_add")
+    subtract = _scatter_method("subtract", "scatter_add", values_of=negative)
+    multiply = _scatter_method("multiply", "scatter_mul")
     mul = multiply
-
-    def divide(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-               wrap_negative_indices=True):
-        """`x / scatter_mul(ones, idx, values)`, as JAX."""
-        ones = ones_like(self.x)
-        return divide(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
-                                            wrap_negative_indices, out_sharding, x=ones))
-
-    def power(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-              wrap_negative_indices=True):
-        """`x ** scatter_mul(ones, idx, values)`, as JAX."""
-        ones = ones_like(self.x)
-        return power(self.x, self._scatter("scatter_mul", values, indices_are_sorted, unique_indices, mode,
-                                           wrap_negative_indices, out_sharding, x=ones))
-
-    def min(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-            wrap_negative_indices=True):
-        return self._scatter("scatter_min", values, indices_are_sorted, unique_indices, mode,
-                             wrap_negative_indices, out_sharding)
-
-    def max(self, values, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
-            wrap_negative_indices=True):
-        return self._scatter("scatter_max", values, indices_are_sorted, unique_indices, mode,
-                             wrap_negative_indices, out_sharding)
+    divide = _scatter_method("divide", "scatter_mul", onto_ones=divide,
+                             doc="`x / scatter_mul(ones, idx, values)`, as JAX.")
+    power = _scatter_method("power", "scatter_mul", onto_ones=power,
+                            doc="`x ** scatter_mul(ones, idx, values)`, as JAX.")
+    min = _scatter_method("min", "scatter_min")
+    max = _scatter_method("max", "scatter_max")
 
     def apply(self, func, indices_are_sorted=False, unique_indices=False, mode=None, out_sharding=None,
               wrap_negative_indices=True):

@@ -360,15 +360,24 @@ def hypot(x1, x2, /):
     return _where(lax.eq(big, 0.0), 0.0, _where(lax.eq(big, _np.inf), _np.inf, out))
 
 
-def logaddexp(x1, x2, /):
-    a, b = _promote_inexact(x1, x2, fun="logaddexp")
+def _logaddexp(x1, x2, base2):
+    """`log(exp(x1) + exp(x2))`, base 2 where `base2`."""
+    a, b = _promote_inexact(x1, x2, fun="logaddexp2" if base2 else "logaddexp")
     if _is_complex(a):
-        return _complex_logaddexp(a, b, False)
+        return _complex_logaddexp(a, b, base2)
     amax = lax.max(a, b)
     delta = lax.sub(a, b)
-    out = lax.add(amax, log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    tail = lax.neg(lax.abs(delta))
+    if base2:
+        out = lax.add(amax, lax.div(log1p(exp2(tail)), _LN2))
+    else:
+        out = lax.add(amax, log1p(lax.exp(tail)))
     # Equal infinities: delta is nan, the answer is a + b (inf or -inf).
     return _where(lax.ne(delta, delta), lax.add(a, b), out)
+
+
+def logaddexp(x1, x2, /):
+    return _logaddexp(x1, x2, False)
 
 
 def _complex_logaddexp(a, b, base2):
@@ -391,13 +400,7 @@ def _complex_logaddexp(a, b, base2):
 
 
 def logaddexp2(x1, x2, /):
-    a, b = _promote_inexact(x1, x2, fun="logaddexp2")
-    if _is_complex(a):
-        return _complex_logaddexp(a, b, True)
-    amax = lax.max(a, b)
-    delta = lax.sub(a, b)
-    out = lax.add(amax, lax.div(log1p(exp2(lax.neg(lax.abs(delta)))), _LN2))
-    return _where(lax.ne(delta, delta), lax.add(a, b), out)
+    return _logaddexp(x1, x2, True)
 
 
 def sinc(x, /):
@@ -527,29 +530,29 @@ bitwise_not = bitwise_invert = invert
 
 # -- rounding, division and powers ---------------------------------------------
 
-def floor(x, /):
+def _rounded(x, reject, rule):
+    """`rule(x)` for floating `x`; integer and boolean `x` come back unchanged, complex `x`
+    raises TypeError with the message `reject(dtype name)`."""
     a = _arr(x)
-    _no_complex(a, TypeError, _lax_rejects("floor", _aval(a).dtype_name))
-    if not _is_float(a):
-        return a
-    return lax.floor(a)
+    _no_complex(a, TypeError, reject(_aval(a).dtype_name))
+    return rule(a) if _is_float(a) else a
+
+
+def floor(x, /):
+    return _rounded(x, lambda dt: _lax_rejects("floor", dt), lax.floor)
 
 
 def ceil(x, /):
-    a = _arr(x)
-    _no_complex(a, TypeError, _lax_rejects("ceil", _aval(a).dtype_name))
-    if not _is_float(a):
-        return a
-    return lax.ceil(a)
+    return _rounded(x, lambda dt: _lax_rejects("ceil", dt), lax.ceil)
 
 
 def trunc(x, /):
-    a = _arr(x)
-    _no_complex(a, TypeError, f"lt does not accept dtype {_aval(a).dtype_name} at position 0. Accepted dtypes "
-                "at position 0 are subtypes of integer, floating, bool.")
-    if not _is_float(a):
-        return a
-    return _where(lax.lt(a, 0.0), ceil(a), floor(a))
+    return _rounded(
+        x,
+        lambda dt: f"lt does not accept dtype {dt} at position 0. Accepted dtypes "
+        "at position 0 are subtypes of integer, floating, bool.",
+        lambda a: _where(lax.lt(a, 0.0), ceil(a), floor(a)),
+    )
 
 
 fix = trunc

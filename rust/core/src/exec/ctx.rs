@@ -111,6 +111,19 @@ impl Default for ExecCtx {
     }
 }
 
+/// Builder methods `name(args) -> ExecCtx` that set one field and return
+/// the context.
+macro_rules! with_setters {
+    ($($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),+) => $field:ident = $value:expr;)*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub fn $name(mut self, $($arg: $ty),+) -> ExecCtx {
+            self.$field = $value;
+            self
+        }
+    )*};
+}
+
 impl ExecCtx {
     /// A context with the process-wide defaults: the default determinism
     /// mode (Python's `microjax_determinism`), the allocation budget
@@ -131,49 +144,22 @@ impl ExecCtx {
         }
     }
 
-    /// This context in determinism mode `mode`.
-    #[must_use]
-    pub fn with_determinism(mut self, mode: Determinism) -> ExecCtx {
-        self.determinism = mode;
-        self
-    }
-
-    /// This context with at most `iterations` loop iterations (`while` and `scan`) in the
-    /// whole run (all loops together).
-    #[must_use]
-    pub fn with_max_loop_iterations(mut self, iterations: u64) -> ExecCtx {
-        self.max_loop_iterations = Some(iterations);
-        self
-    }
-
-    /// This context with buffers of at most `bytes` bytes.
-    #[must_use]
-    pub fn with_max_buffer_bytes(mut self, bytes: u64) -> ExecCtx {
-        self.max_buffer_bytes = bytes;
-        self
-    }
-
-    /// This context stopped by `token`.
-    #[must_use]
-    pub fn with_cancel(mut self, token: CancelToken) -> ExecCtx {
-        self.cancel = Some(token);
-        self
-    }
-
-    /// This context calling `hook` at every `every`-th checkpoint (the
-    /// first included; `every` 0 counts as 1).
-    #[must_use]
-    pub fn with_poll(mut self, hook: PollHook, every: u64) -> ExecCtx {
-        self.poll = Some((hook, every.max(1)));
-        self
-    }
-
-    /// This context splitting parallel kernel work into `parts` parts
-    /// (`None`: the threads of the current rayon pool).
-    #[must_use]
-    pub fn with_partitions(mut self, parts: Option<NonZeroUsize>) -> ExecCtx {
-        self.partitions = parts;
-        self
+    with_setters! {
+        /// This context in determinism mode `mode`.
+        with_determinism(mode: Determinism) => determinism = mode;
+        /// This context with at most `iterations` loop iterations (`while` and `scan`) in the
+        /// whole run (all loops together).
+        with_max_loop_iterations(iterations: u64) => max_loop_iterations = Some(iterations);
+        /// This context with buffers of at most `bytes` bytes.
+        with_max_buffer_bytes(bytes: u64) => max_buffer_bytes = bytes;
+        /// This context stopped by `token`.
+        with_cancel(token: CancelToken) => cancel = Some(token);
+        /// This context calling `hook` at every `every`-th checkpoint (the
+        /// first included; `every` 0 counts as 1).
+        with_poll(hook: PollHook, every: u64) => poll = Some((hook, every.max(1)));
+        /// This context splitting parallel kernel work into `parts` parts
+        /// (`None`: the threads of the current rayon pool).
+        with_partitions(parts: Option<NonZeroUsize>) => partitions = parts;
     }
 
     pub fn determinism(&self) -> Determinism {

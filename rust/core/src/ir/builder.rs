@@ -9,7 +9,7 @@ use crate::array::HostArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::prims::BroadcastInDim;
-use crate::prims::{shape, BinaryOp, Primitive, UnaryOp};
+use crate::prims::{shape, BinaryOp, Primitive, Reduce, ReduceOp, UnaryOp};
 use std::sync::Arc;
 
 /// A jaxpr under construction. Constvars carry their values so `build`
@@ -145,6 +145,11 @@ impl Builder {
     /// `op x y`.
     pub fn binary(&mut self, op: BinaryOp, x: Atom, y: Atom) -> Result<Atom> {
         self.add_eqn1(Primitive::Binary(op), vec![x, y])
+    }
+
+    /// `op` reduction of `x` over `axes`.
+    pub fn reduce(&mut self, op: ReduceOp, x: Atom, axes: Vec<usize>) -> Result<Atom> {
+        self.add_eqn1(Primitive::Reduce(Reduce { op, axes }), vec![x])
     }
 
     /// The avals of every variable created so far, indexed by `Var`.

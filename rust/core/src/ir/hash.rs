@@ -60,6 +60,12 @@ impl Fnv64 {
         self.bytes(&[x]);
     }
 
+    /// A variant's tag byte, then its payload bytes.
+    fn tagged(&mut self, tag: u8, payload: &[u8]) {
+        self.u8(tag);
+        self.bytes(payload);
+    }
+
     fn u64(&mut self, x: u64) {
         self.bytes(&x.to_le_bytes());
     }
@@ -177,22 +183,10 @@ fn hash_vars(h: &mut Fnv64, vs: &[Var]) {
 
 fn hash_scalar(h: &mut Fnv64, s: Scalar) {
     match s {
-        Scalar::Bool(b) => {
-            h.u8(0);
-            h.u8(u8::from(b));
-        }
-        Scalar::Int(i) => {
-            h.u8(1);
-            h.bytes(&i.to_le_bytes());
-        }
-        Scalar::UInt(u) => {
-            h.u8(2);
-            h.u64(u);
-        }
-        Scalar::Float(f) => {
-            h.u8(3);
-            h.u64(f.to_bits());
-        }
+        Scalar::Bool(b) => h.tagged(0, &[u8::from(b)]),
+        Scalar::Int(i) => h.tagged(1, &i.to_le_bytes()),
+        Scalar::UInt(u) => h.tagged(2, &u.to_le_bytes()),
+        Scalar::Float(f) => h.tagged(3, &f.to_bits().to_le_bytes()),
         Scalar::Complex(re, im) => {
             h.u8(4);
             h.u64(re.to_bits());
@@ -258,18 +252,9 @@ fn hash_jaxpr(h: &mut Fnv64, j: &Jaxpr, mut lift: Option<&mut Vec<Literal>>) {
 fn hash_param(h: &mut Fnv64, p: &Param) {
     match p {
         Param::None => h.u8(0),
-        Param::Bool(b) => {
-            h.u8(1);
-            h.u8(u8::from(*b));
-        }
-        Param::Int(i) => {
-            h.u8(2);
-            h.bytes(&i.to_le_bytes());
-        }
-        Param::Float(f) => {
-            h.u8(3);
-            h.u64(f.to_bits());
-        }
+        Param::Bool(b) => h.tagged(1, &[u8::from(*b)]),
+        Param::Int(i) => h.tagged(2, &i.to_le_bytes()),
+        Param::Float(f) => h.tagged(3, &f.to_bits().to_le_bytes()),
         Param::Str(s) => {
             h.u8(4);
             h.str(s);

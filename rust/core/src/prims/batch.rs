@@ -13,7 +13,7 @@
 //! operand is broadcast only where the primitive cannot mix batched and
 //! unbatched operands (an elementwise op takes a rank-0 operand as is).
 
-use super::family::{arity_error, emit, BatchOut, Family};
+use super::family::{arity_error, BatchOut, Family};
 use super::Primitive;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
@@ -113,12 +113,19 @@ fn emit1(p: Primitive, b: &mut Builder, ins: Vec<Atom>, dim: Option<usize>) -> R
 fn unbatched_prim(
     p: &Primitive, b: &mut Builder, ins: &[Atom], _dims: &[Option<usize>], _n: usize,
 ) -> Result<Batched> {
+    emit_all_at(b, p.clone(), ins.to_vec(), None)
+}
+
+/// One equation of `p` on `ins`, every output with batch dim `dim`.
+pub(super) fn emit_all_at(
+    b: &mut Builder, p: Primitive, ins: Vec<Atom>, dim: Option<usize>,
+) -> Result<Batched> {
     let outs: Vec<Atom> = b
-        .add_eqn(p.clone(), ins.to_vec(), None)?
+        .add_eqn(p, ins, None)?
         .into_iter()
         .map(Atom::Var)
         .collect();
-    let dims = vec![None; outs.len()];
+    let dims = vec![dim; outs.len()];
     Ok((outs, dims))
 }
 
@@ -235,9 +242,7 @@ pub(super) fn unbatched<F: Family + Clone>(family: &F, b: &mut Builder, ins: &[A
 where
     Primitive: From<F>,
 {
-    let outs = emit(b, family.clone(), ins.to_vec())?;
-    let dims = vec![None; outs.len()];
-    Ok((outs, dims))
+    emit_all_at(b, Primitive::from(family.clone()), ins.to_vec(), None)
 }
 
 /// The single operand of primitive `name` and its batch dim.

@@ -427,13 +427,7 @@ impl Family for CustomCall {
             CustomCall::Jvp { .. } => ins.to_vec(),
             _ => all_in_front(b, ins, dims, n)?,
         };
-        let outs: Vec<Atom> = b
-            .add_eqn(prim, ins, None)?
-            .into_iter()
-            .map(Atom::Var)
-            .collect();
-        let d = vec![Some(0); outs.len()];
-        Ok((outs, d))
+        super::batch::emit_all_at(b, prim, ins, Some(0))
     }
 }
 

@@ -7,8 +7,8 @@
 //!
 //! `jax.random` (Python) builds keys, splitting and sampling on it.
 
-use super::batch::{add_batch_axis, move_axis};
-use super::family::{emit, BatchOut, Family};
+use super::batch::{add_batch_axis, emit_all_at, move_axis};
+use super::family::{BatchOut, Family};
 use super::shape::elementwise_shape;
 use super::Primitive;
 use crate::array::{Buffer, HostArray};
@@ -156,9 +156,7 @@ impl Family for Threefry2x32 {
             };
             new_ins.push(y);
         }
-        let outs = emit(b, *self, new_ins)?;
-        let out_dims = vec![Some(0); outs.len()];
-        Ok((outs, out_dims))
+        emit_all_at(b, Primitive::from(*self), new_ins, Some(0))
     }
 }
 

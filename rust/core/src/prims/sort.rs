@@ -17,6 +17,7 @@
 //!   ascending sort of the reversed row, reversed, is the descending order
 //!   with ties by lower index first, which is `top_k`'s.
 
+use super::batch::emit_all_at;
 use super::family::{emit, finish_all, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
@@ -786,9 +787,7 @@ impl Family for SortOp {
     fn batch(&self, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize) -> BatchOut {
         let op = self.clone();
         if dims.iter().all(Option::is_none) {
-            let outs = emit(b, op, ins.to_vec())?;
-            let d = vec![None; outs.len()];
-            return Ok((outs, d));
+            return emit_all_at(b, Primitive::from(op), ins.to_vec(), None);
         }
         // Every operand gets the mapped axis in front (sort needs equal shapes;
         // top_k and bitcast act on trailing axes, which stay trailing).
@@ -805,9 +804,7 @@ impl Family for SortOp {
             },
             other => other,
         };
-        let outs = emit(b, op, front)?;
-        let d = vec![Some(0); outs.len()];
-        Ok((outs, d))
+        emit_all_at(b, Primitive::from(op), front, Some(0))
     }
 }
 

@@ -8,11 +8,10 @@
 //! rule-coverage listing stays about missing work, not about non-linearity.
 
 use super::family::{operands, Operand, TransposeOut};
-use super::{Primitive, ReduceOp};
+use super::ReduceOp;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval};
-use crate::prims::Reduce;
 
 /// The error for transposing a primitive in a non-linear position.
 pub(crate) fn not_linear_error(prim: &'static str, detail: &str) -> Error {
@@ -34,13 +33,7 @@ pub(super) fn unbroadcast(b: &mut Builder, ct: Atom, aval: &Aval) -> Result<Atom
             "cotangent does not match the operand",
         ));
     }
-    b.add_eqn1(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::Sum,
-            axes: (0..cs.len()).collect(),
-        }),
-        vec![ct],
-    )
+    b.reduce(ReduceOp::Sum, ct, (0..cs.len()).collect())
 }
 
 /// The single output cotangent (`None`: zero).

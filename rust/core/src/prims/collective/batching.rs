@@ -79,13 +79,7 @@ pub(super) fn batch_all_reduce(
                     AllReduceOp::Max => ReduceOp::Max,
                     AllReduceOp::Min => ReduceOp::Min,
                 };
-                let r = b.add_eqn1(
-                    Primitive::Reduce(Reduce {
-                        op: rop,
-                        axes: vec![*d],
-                    }),
-                    vec![x.clone()],
-                )?;
+                let r = b.reduce(rop, x.clone(), vec![*d])?;
                 (r, None)
             }
             (Some(_), None) => match op {
@@ -111,45 +105,29 @@ pub(super) fn batch_all_reduce(
 pub(super) fn batch_other_axis(
     c: &Collective, b: &mut Builder, ins: &[Atom], dims: &[Option<usize>], n: usize,
 ) -> Result<Batched> {
-    let shifted = match c {
+    let mut shifted = c.clone();
+    match &mut shifted {
         Collective::AllGather {
-            axis_name,
-            all_gather_dimension,
-            axis_size,
-            tiled,
-        } => Collective::AllGather {
-            axis_name: axis_name.clone(),
-            all_gather_dimension: all_gather_dimension.saturating_add(1),
-            axis_size: *axis_size,
-            tiled: *tiled,
-        },
-        Collective::ReduceScatter {
-            axis_name,
-            scatter_dimension,
-            axis_size,
-            tiled,
-        } => Collective::ReduceScatter {
-            axis_name: axis_name.clone(),
-            scatter_dimension: scatter_dimension.saturating_add(1),
-            axis_size: *axis_size,
-            tiled: *tiled,
-        },
+            all_gather_dimension: axis,
+            ..
+        }
+        | Collective::ReduceScatter {
+            scatter_dimension: axis,
+            ..
+        } => *axis = axis.saturating_add(1),
         Collective::AllToAll {
-            axis_name,
             split_axis,
             concat_axis,
-            axis_size,
-        } => Collective::AllToAll {
-            axis_name: axis_name.clone(),
-            split_axis: split_axis.saturating_add(1),
-            concat_axis: concat_axis.saturating_add(1),
-            axis_size: *axis_size,
-        },
+            ..
+        } => {
+            *split_axis = split_axis.saturating_add(1);
+            *concat_axis = concat_axis.saturating_add(1);
+        }
         // Elementwise over examples, or no operands: the batch dim stays.
         Collective::Ppermute { .. }
         | Collective::AllReduce { .. }
         | Collective::AxisIndex { .. } => {
-            let outs = emit(b, c.clone(), ins.to_vec())?;
+            let outs = emit(b, shifted, ins.to_vec())?;
             let odims = if ins.is_empty() {
                 vec![None; outs.len()]
             } else {
@@ -157,7 +135,7 @@ pub(super) fn batch_other_axis(
             };
             return Ok((outs, odims));
         }
-    };
+    }
     let x = one(c.name(), ins)?;
     let d = *one(c.name(), dims)?;
     let x0 = batch_front(b, x, d, n)?;
@@ -251,32 +229,28 @@ pub(super) fn ppermute_mapped(
 pub(super) fn batch_over_axis(
     c: &Collective, b: &mut Builder, x: Atom, d: Option<usize>, n: usize,
 ) -> Result<(Atom, Option<usize>)> {
+    if let Collective::AllGather { axis_size, .. }
+    | Collective::ReduceScatter { axis_size, .. }
+    | Collective::AllToAll { axis_size, .. } = c
+    {
+        check_size(c, *axis_size, n)?;
+    }
     Ok(match c {
         Collective::AllGather {
             all_gather_dimension: g,
-            axis_size,
             tiled,
             ..
-        } => {
-            check_size(c, *axis_size, n)?;
-            all_gather_mapped(b, x, d, n, *g, *tiled)?
-        }
+        } => all_gather_mapped(b, x, d, n, *g, *tiled)?,
         Collective::ReduceScatter {
             scatter_dimension: s,
-            axis_size,
             tiled,
             ..
-        } => {
-            check_size(c, *axis_size, n)?;
-            reduce_scatter_mapped(b, x, d, n, *s, *tiled)?
-        }
+        } => reduce_scatter_mapped(b, x, d, n, *s, *tiled)?,
         Collective::AllToAll {
             split_axis: a,
             concat_axis: k,
-            axis_size,
             ..
         } => {
-            check_size(c, *axis_size, n)?;
             let x0 = batch_front(b, &x, d, n)?;
             (all_to_all_mapped(b, x0, *a, *k, n)?, Some(0))
         }
@@ -317,13 +291,7 @@ pub(super) fn reduce_scatter_mapped(
     b: &mut Builder, x: Atom, d: Option<usize>, n: usize, s: usize, tiled: bool,
 ) -> Result<(Atom, Option<usize>)> {
     let total = match d {
-        Some(d) => b.add_eqn1(
-            Primitive::Reduce(Reduce {
-                op: ReduceOp::Sum,
-                axes: vec![d],
-            }),
-            vec![x],
-        )?,
+        Some(d) => b.reduce(ReduceOp::Sum, x, vec![d])?,
         None => scale(b, x, n)?,
     };
     if tiled {

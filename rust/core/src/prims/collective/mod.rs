@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
-use crate::prims::{Concatenate, ConvertElementType, Iota, Reduce, Reshape, Slice, Transpose};
+use crate::prims::{Concatenate, ConvertElementType, Iota, Reshape, Slice, Transpose};
 use crate::DType;
 
 /// The reduction of `psum` / `pmax` / `pmin`.

@@ -18,7 +18,7 @@ use crate::ir::splice::splice;
 use crate::ir::{Atom, ClosedJaxpr};
 use crate::prims::batch::{add_batch_axis, move_axis};
 use crate::prims::family::arity_error as arity;
-use crate::prims::{BroadcastInDim, Clamp, ConvertElementType, Reduce, SelectN};
+use crate::prims::{BroadcastInDim, Clamp, ConvertElementType, SelectN};
 use crate::prims::{Primitive, ReduceOp};
 use crate::transforms::batch::{batch_jaxpr, batch_jaxpr_natural};
 use std::sync::Arc;
@@ -262,13 +262,7 @@ fn masked_loop(
     let cin = cb.add_inputs(cond_b.in_avals()?)?;
     let pred = splice(&mut cb, cond_b, &cin)?;
     let pred = pred.first().cloned().ok_or(arity("while", 1, 0))?;
-    let any = cb.add_eqn1(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::Or,
-            axes: vec![0],
-        }),
-        vec![pred],
-    )?;
+    let any = cb.reduce(ReduceOp::Or, pred, vec![0])?;
     let any_cond = cb.build(vec![any])?;
 
     let mut bb = Builder::new();

@@ -109,35 +109,27 @@ bin_kernels! {
     MinK => min_nan;
 }
 
-/// `out[i] = K(a[i], b[i])` with either side possibly splatted.
-struct ZipLoop<'a, T, K> {
-    a: Operand<'a, T>,
-    b: Operand<'a, T>,
-    out: &'a mut [T],
-    kernel: PhantomData<K>,
-}
-
-impl<T: Copy, K: Bin<T>> pulp::WithSimd for ZipLoop<'_, T, K> {
-    type Output = ();
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        match (self.a, self.b) {
+vmath::scalar_simd_loop! {
+    /// `out[i] = K(a[i], b[i])` with either side possibly splatted.
+    ZipLoop<'a, T, K: Bin> { a: Operand<'a, T>, b: Operand<'a, T>, out: &'a mut [T] }
+    |this| {
+        match (this.a, this.b) {
             (Operand::Slice(a), Operand::Slice(b)) => {
-                for ((o, &x), &y) in self.out.iter_mut().zip(a).zip(b) {
+                for ((o, &x), &y) in this.out.iter_mut().zip(a).zip(b) {
                     *o = K::eval(x, y);
                 }
             }
             (Operand::Slice(a), Operand::Splat(y)) => {
-                for (o, &x) in self.out.iter_mut().zip(a) {
+                for (o, &x) in this.out.iter_mut().zip(a) {
                     *o = K::eval(x, y);
                 }
             }
             (Operand::Splat(x), Operand::Slice(b)) => {
-                for (o, &y) in self.out.iter_mut().zip(b) {
+                for (o, &y) in this.out.iter_mut().zip(b) {
                     *o = K::eval(x, y);
                 }
             }
-            (Operand::Splat(x), Operand::Splat(y)) => self.out.fill(K::eval(x, y)),
+            (Operand::Splat(x), Operand::Splat(y)) => this.out.fill(K::eval(x, y)),
         }
     }
 }

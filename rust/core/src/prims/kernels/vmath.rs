@@ -218,6 +218,33 @@ trait Kernel<T> {
     fn eval(x: T) -> T;
 }
 
+/// A struct of borrowed operands plus a kernel type `K` (bound `$bound<T>`),
+/// and its `pulp::WithSimd` impl running the scalar loop `$body` (with the
+/// struct bound to `$this`), which [`run`] compiles once per SIMD level.
+macro_rules! scalar_simd_loop {
+    (
+        $(#[$attr:meta])*
+        $name:ident<$lt:lifetime, T, K: $bound:ident> { $($field:ident: $ty:ty),* $(,)? }
+        |$this:ident| $body:block
+    ) => {
+        $(#[$attr])*
+        struct $name<$lt, T, K> {
+            $($field: $ty,)*
+            kernel: std::marker::PhantomData<K>,
+        }
+
+        impl<T: Copy, K: $bound<T>> pulp::WithSimd for $name<'_, T, K> {
+            type Output = ();
+            #[inline(always)]
+            fn with_simd<S: pulp::Simd>(self, _simd: S) {
+                let $this = self;
+                $body
+            }
+        }
+    };
+}
+pub(super) use scalar_simd_loop;
+
 /// Where a kernel is applied: `x → out` or in place.
 trait Apply<T> {
     fn apply<K: Kernel<T>>(self);
@@ -230,34 +257,21 @@ struct MapInto<'a, T> {
 
 struct InPlace<'a, T>(&'a mut [T]);
 
-/// `out[i] = K(x[i])` over the common prefix.
-struct MapIntoLoop<'a, T, K> {
-    x: &'a [T],
-    out: &'a mut [T],
-    kernel: PhantomData<K>,
-}
-
-impl<T: Copy, K: Kernel<T>> pulp::WithSimd for MapIntoLoop<'_, T, K> {
-    type Output = ();
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        for (o, &v) in self.out.iter_mut().zip(self.x) {
+scalar_simd_loop! {
+    /// `out[i] = K(x[i])` over the common prefix.
+    MapIntoLoop<'a, T, K: Kernel> { x: &'a [T], out: &'a mut [T] }
+    |this| {
+        for (o, &v) in this.out.iter_mut().zip(this.x) {
             *o = K::eval(v);
         }
     }
 }
 
-/// `v[i] = K(v[i])`.
-struct InPlaceLoop<'a, T, K> {
-    v: &'a mut [T],
-    kernel: PhantomData<K>,
-}
-
-impl<T: Copy, K: Kernel<T>> pulp::WithSimd for InPlaceLoop<'_, T, K> {
-    type Output = ();
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        for e in self.v.iter_mut() {
+scalar_simd_loop! {
+    /// `v[i] = K(v[i])`.
+    InPlaceLoop<'a, T, K: Kernel> { v: &'a mut [T] }
+    |this| {
+        for e in this.v.iter_mut() {
             *e = K::eval(*e);
         }
     }
@@ -374,27 +388,13 @@ macro_rules! unary_table {
 unary_table!(table_f32, f32);
 unary_table!(table_f64, f64);
 
-/// Vector pass of f32 `sin` over the lanes the first pass left with
-/// |x| ≤ [`TRIG_BIG`] (the f64 reduction, as [`sin_slow_f32`]).
-struct SinMidK;
-impl Kernel<f32> for SinMidK {
+/// Vector pass of f32 `sin` (`SIN`) or `cos` over the lanes the first pass
+/// left with |x| ≤ [`TRIG_BIG`] (the f64 reduction, as [`sin_slow_f32`]).
+struct TrigMidK<const SIN: bool>;
+impl<const SIN: bool> Kernel<f32> for TrigMidK<SIN> {
     #[inline(always)]
     fn eval(x: f32) -> f32 {
-        let v = sin_mid_f32(x);
-        if mid_f32(x) && !big_f32(x) {
-            v
-        } else {
-            x
-        }
-    }
-}
-
-/// [`SinMidK`] for `cos`.
-struct CosMidK;
-impl Kernel<f32> for CosMidK {
-    #[inline(always)]
-    fn eval(x: f32) -> f32 {
-        let v = cos_mid_f32(x);
+        let v = if SIN { sin_mid_f32(x) } else { cos_mid_f32(x) };
         if mid_f32(x) && !big_f32(x) {
             v
         } else {
@@ -417,9 +417,9 @@ fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
     }
     if left > v.len() / 16 {
         if op == UnaryOp::Sin {
-            InPlace(&mut *v).apply::<SinMidK>();
+            InPlace(&mut *v).apply::<TrigMidK<true>>();
         } else {
-            InPlace(&mut *v).apply::<CosMidK>();
+            InPlace(&mut *v).apply::<TrigMidK<false>>();
         }
     }
     match op {
@@ -450,44 +450,67 @@ fn big_f32(x: f32) -> bool {
 
 // ------------------------------------------------------------ public API
 
+/// The element types with a vector table: their table and the trig second pass.
+trait TableLane: Copy {
+    fn table(op: UnaryOp, a: impl Apply<Self>) -> bool;
+    fn trig_patch(op: UnaryOp, v: &mut [Self]);
+}
+
+impl TableLane for f32 {
+    fn table(op: UnaryOp, a: impl Apply<f32>) -> bool {
+        table_f32(op, a)
+    }
+    fn trig_patch(op: UnaryOp, v: &mut [f32]) {
+        trig_patch_f32(op, v);
+    }
+}
+
+impl TableLane for f64 {
+    fn table(op: UnaryOp, a: impl Apply<f64>) -> bool {
+        table_f64(op, a)
+    }
+    fn trig_patch(op: UnaryOp, v: &mut [f64]) {
+        trig_patch_f64(op, v);
+    }
+}
+
+fn unary_into<T: TableLane>(op: UnaryOp, x: &[T], out: &mut [T]) -> bool {
+    if !T::table(op, MapInto { x, out: &mut *out }) {
+        return false;
+    }
+    let n = x.len().min(out.len());
+    T::trig_patch(op, out.get_mut(..n).unwrap_or_default());
+    true
+}
+
+fn unary_in_place<T: TableLane>(op: UnaryOp, v: &mut [T]) -> bool {
+    if !T::table(op, InPlace(&mut *v)) {
+        return false;
+    }
+    T::trig_patch(op, v);
+    true
+}
+
 /// Applies `op` elementwise to `x` into `out`; returns false (and leaves
 /// `out` untouched) when `op` has no vector implementation. Slices of
 /// different lengths: only the common prefix is written.
 pub fn unary_f32(op: UnaryOp, x: &[f32], out: &mut [f32]) -> bool {
-    if !table_f32(op, MapInto { x, out: &mut *out }) {
-        return false;
-    }
-    let n = x.len().min(out.len());
-    trig_patch_f32(op, out.get_mut(..n).unwrap_or_default());
-    true
+    unary_into(op, x, out)
 }
 
 /// [`unary_f32`] for f64.
 pub fn unary_f64(op: UnaryOp, x: &[f64], out: &mut [f64]) -> bool {
-    if !table_f64(op, MapInto { x, out: &mut *out }) {
-        return false;
-    }
-    let n = x.len().min(out.len());
-    trig_patch_f64(op, out.get_mut(..n).unwrap_or_default());
-    true
+    unary_into(op, x, out)
 }
 
 /// In-place [`unary_f32`] (bit-identical results).
 pub fn unary_f32_inplace(op: UnaryOp, v: &mut [f32]) -> bool {
-    if !table_f32(op, InPlace(&mut *v)) {
-        return false;
-    }
-    trig_patch_f32(op, v);
-    true
+    unary_in_place(op, v)
 }
 
 /// In-place [`unary_f64`] (bit-identical results).
 pub fn unary_f64_inplace(op: UnaryOp, v: &mut [f64]) -> bool {
-    if !table_f64(op, InPlace(&mut *v)) {
-        return false;
-    }
-    trig_patch_f64(op, v);
-    true
+    unary_in_place(op, v)
 }
 
 /// Whether `op` has a vector implementation (for f32 and f64 alike).

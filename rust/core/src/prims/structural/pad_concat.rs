@@ -14,7 +14,7 @@ use crate::prims::family::{
 use crate::prims::jvp::jvp_linear_prefix;
 use crate::prims::shape::same_dtype;
 use crate::prims::transpose::{operand_aval, single_ct};
-use crate::prims::{BinaryOp, Primitive, Reduce, ReduceOp, SelectN, Slice};
+use crate::prims::{BinaryOp, Primitive, ReduceOp, SelectN, Slice};
 
 crate::declare_params! {
     /// `pad(operand, padding_value)` with `(lo, hi, interior)` per axis;
@@ -93,13 +93,7 @@ fn neg_i64(v: i64) -> Result<i64> {
 
 /// The sum of all elements of `v`, of rank `rank`.
 fn sum_all(b: &mut Builder, v: Atom, rank: usize) -> Result<Atom> {
-    b.add_eqn1(
-        Primitive::Reduce(Reduce {
-            op: ReduceOp::Sum,
-            axes: (0..rank).collect(),
-        }),
-        vec![v],
-    )
+    b.reduce(ReduceOp::Sum, v, (0..rank).collect())
 }
 
 impl Pad {

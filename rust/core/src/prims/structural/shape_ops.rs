@@ -14,7 +14,7 @@ use crate::prims::family::{emit1, operands, BatchOut, Family, Operand, Transpose
 use crate::prims::params::Param;
 use crate::prims::shape::{check_axes, drop_dims, gather_dims, is_permutation};
 use crate::prims::transpose::{single_ct, transpose_unary};
-use crate::prims::{Primitive, Reduce, ReduceOp};
+use crate::prims::ReduceOp;
 
 crate::declare_params! {
     /// Broadcasts to `shape`; operand axis `i` becomes axis
@@ -167,11 +167,7 @@ impl Family for BroadcastInDim {
             let summed = if axes.is_empty() {
                 ct
             } else {
-                let sum = Primitive::Reduce(Reduce {
-                    op: ReduceOp::Sum,
-                    axes,
-                });
-                b.add_eqn1(sum, vec![ct])?
+                b.reduce(ReduceOp::Sum, ct, axes)?
             };
             reshape_to(b, summed, &a.shape)
         })
