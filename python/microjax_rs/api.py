@@ -233,7 +233,7 @@ class _Jitted:
         if not _core.get_x64():
             leaves = [_canonical_leaf(x) for x in leaves]
         avals = tuple(_leaf_aval(x) for x in leaves)
-        key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key())
+        key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key(), _trace_cache.context_key())
         owner, hit = self._lookup(key)
         if hit is None:
             f = self.fun
