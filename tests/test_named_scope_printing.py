@@ -131,3 +131,18 @@ def test_lowered_text_and_jit_still_work_under_scopes():
     text = lowered.as_text()
     assert "sin" in text and "\x1f" not in text
     assert jax.jit(nested).lower(1.0).compile()(1.0) == float(jnp.sin(1.0) * 2 + 1)
+
+
+def test_transforms_wrap_the_names_as_jax():
+    # recorded from JAX 0.10.2 (which names the unused primal output `_`)
+    grad_lines = jax.make_jaxpr(jax.grad(nested))(1.0).pretty_print(name_stack=True).split("\n")
+    assert [line.split(" # ")[1] for line in grad_lines[1:-1]] == [
+        "[jvp(outer)]", "[jvp(outer)]", "[jvp(outer)/inner]", "[jvp()]",
+        "[transpose(jvp(outer))/inner]", "[transpose(jvp(outer))]"]
+    assert grad_lines[1] == "    b:f32[] = sin a                   # [jvp(outer)]"
+    assert jax.make_jaxpr(jax.vmap(nested))(jnp.ones(2)).pretty_print(name_stack=True) == """\
+{ lambda ; a:f32[2]. let
+    b:f32[2] = sin a           # [vmap(outer)]
+    c:f32[2] = mul b 2.0:f32[] # [vmap(outer)/inner]
+    d:f32[2] = add c 1.0:f32[] # [vmap()]
+  in (d,) }"""
