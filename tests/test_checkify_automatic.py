@@ -372,9 +372,3 @@ def test_traced_error_cannot_be_read_inside_the_trace():
 
     with pytest.raises(ValueError, match="traced Error"):
         jax.jit(f)(1.0)
-
-
-def test_checkify_under_vmap_raises():
-    cf = checkify.checkify(lambda x: (checkify.check(x > 0, "neg"), x)[1])
-    with pytest.raises(ValueError, match="vmap"):
-        jax.vmap(cf)(jnp.array([1.0, -1.0]))

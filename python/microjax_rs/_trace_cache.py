@@ -9,7 +9,7 @@ is keyed on
   donated argument numbers and names);
 * the call: the input pytree structure, the avals (shape, dtype, weak type)
   of its leaves, the values of the static arguments, the config epoch and
-  the active named axes.
+  the active named axes and the registered `context_keys`.
 
 So a fresh `jit(f)` of the same `f` reuses the traces of the earlier ones,
 and every entry of `f` is dropped when `f` is garbage-collected. A function
@@ -64,6 +64,17 @@ def owner_of(fun, options):
     if owner is None:
         owner = owners.setdefault(options, _core.trace_cache_new_owner())
     return owner
+
+
+# Functions of no arguments whose hashable results join every key (the
+# tracing context a program depends on beyond its arguments: a staged
+# `checkify` makes the checks traced under it report into its run).
+context_keys = []
+
+
+def context_key():
+    """The registered context of the trace being made now."""
+    return tuple(f() for f in context_keys) if context_keys else ()
 
 
 def lookup(owner, key):

@@ -3,7 +3,6 @@ import contextlib
 import functools
 import inspect
 import logging
-import threading
 import time
 import weakref
 
@@ -233,7 +232,7 @@ class _Jitted:
         if not _core.get_x64():
             leaves = [_canonical_leaf(x) for x in leaves]
         avals = tuple(_leaf_aval(x) for x in leaves)
-        key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key())
+        key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key(), _trace_cache.context_key())
         owner, hit = self._lookup(key)
         if hit is None:
             f = self.fun
@@ -249,7 +248,7 @@ class _Jitted:
                     or any(isinstance(x, Tracer) for x in leaves)):
                 # A new program to run at top level: the backend step (which
                 # `chex.restrict_backends` wraps) comes before it is cached.
-                _compile_for_backend(closed, leaves, self.name, avals, t0)
+                _compile_for_backend(_runnable(closed), leaves, self.name, avals, t0)
             if p0:
                 _record_compile(self.name, p0, p1, _profiling._now(), avals)
                 _profiling.fresh_trace.add(id(closed))
@@ -273,6 +272,7 @@ class _Jitted:
         if core.current_trace() is not None or captures or any(isinstance(x, Tracer) for x in leaves):
             outs = core.Primitive("pjit").bind(*leaves, *captures, jaxpr=ClosedJaxpr(closed), name=self.name)
             return tree_unflatten(out_tree, outs)
+        closed = _runnable(closed)
         device = _devices.gpu_target(leaves)
         if device is not None:  # the default device, or the arguments', is a GPU
             vals = leaves
@@ -347,6 +347,27 @@ def _record_compile(name, t0, t1, t2, avals):
     _profiling.record(f"jit_compile({name})", t0, t2, shapes, "compile")
     _profiling.record(f"trace_to_jaxpr({name})", t0, t1, None, "compile")
     _profiling.record(f"lower({name})", t1, t2, None, "compile")
+
+
+_RUNNABLE = {}  # id(traced program) -> (traced program, the program run for it)
+
+
+def _runnable(closed):
+    """The program a top-level jitted call runs for the traced `closed`:
+    `closed`, or (where it holds calls of symbolic-zeros custom rules,
+    which stay in the trace for later differentiation) `closed` with those
+    calls inlined, so it runs natively. Memoized."""
+    hit = _RUNNABLE.get(id(closed))
+    if hit is not None and hit[0] is closed:
+        return hit[1]
+    run = closed
+    if _core.holds_dynamic(closed):
+        from .custom_derivatives import inline_deferred_calls
+        run = inline_deferred_calls(closed)
+    if len(_RUNNABLE) >= 4096:
+        _RUNNABLE.clear()
+    _RUNNABLE[id(closed)] = (closed, run)
+    return run
 
 
 def _compile_for_backend(closed, leaves, name, avals, t0):
@@ -557,27 +578,21 @@ def process_count(backend=None):
 _CpuDevice = CpuDevice
 
 
-class _NameStack(threading.local):
-    def __init__(self):
-        self.names = []
-
-
-_name_stack = _NameStack()
-
-
 @contextlib.contextmanager
 def named_scope(name):
-    """`jax.named_scope`: names the operations staged inside it (JAX keeps the
-    name in each equation's metadata for profiles and HLO dumps; microjax_rs
-    keeps the stack of names, `current_name_stack()`, which no output
-    shows)."""
+    """`jax.named_scope`: names the operations staged inside it. Each staged
+    equation records the names entered since its jaxpr's trace began
+    (`outer/inner`), which `pretty_print(name_stack=True)` of the jaxpr
+    shows (` # [outer/inner]`, as JAX) and `JaxprEqn.name_stack` holds;
+    `current_name_stack()` is the whole stack."""
     if not isinstance(name, str):
         raise TypeError("named_scope name argument must be a string.")
-    _name_stack.names.append(name)
+    names = core._state.names
+    names.append(name)
     try:
         yield
     finally:
-        _name_stack.names.pop()
+        names.pop()
 
 
 def named_call(fun, *, name=None):
@@ -595,7 +610,7 @@ def named_call(fun, *, name=None):
 
 def current_name_stack():
     """The names of the enclosing `named_scope`s, outermost first, '/'-joined."""
-    return "/".join(_name_stack.names)
+    return "/".join(core._state.names)
 
 
 def effects_barrier():

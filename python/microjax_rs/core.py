@@ -400,9 +400,43 @@ class _TraceState(threading.local):
         self.source = None
         # Inside `ensure_compile_time_eval`: concrete-only operations run eagerly.
         self.compile_time_eval = False
+        # The enclosing `named_scope` names, outermost first.
+        self.names = []
 
 
 _state = _TraceState()
+
+# Separates an equation's source location from its name stack in the
+# source text a trace records (`file:line (function)\x1fouter/inner`).
+NAME_STACK_SEPARATOR = "\x1f"
+_NAMED_SOURCE = {}  # (source text, names) -> source text with the names
+
+
+def named_source(src, base):
+    """`src` (an equation's source text) with the `named_scope` names
+    entered since the trace began (`base` names were active then) before
+    the names `src` already holds (an equation re-bound by `eval_jaxpr`)."""
+    names = _state.names
+    if len(names) <= base:
+        return src
+    key = (src, tuple(names[base:]))
+    hit = _NAMED_SOURCE.get(key)
+    if hit is None:
+        loc, sep, inner = (src or "").partition(NAME_STACK_SEPARATOR)
+        stack = "/".join(names[base:] + ([inner] if sep and inner else []))
+        hit = f"{loc}{NAME_STACK_SEPARATOR}{stack}"
+        if len(_NAMED_SOURCE) < 65536:
+            _NAMED_SOURCE[key] = hit
+    return hit
+
+
+def split_source(src):
+    """`(location, name stack)` of a recorded source text (either may be
+    None / "")."""
+    if src is None or NAME_STACK_SEPARATOR not in src:
+        return src, ""
+    loc, _, names = src.partition(NAME_STACK_SEPARATOR)
+    return (loc or None), names
 
 
 def current_trace():
@@ -651,8 +685,14 @@ class StagingTrace(_core.TraceBase):
         """The trace's identity (JAX's trace tag)."""
         return self
 
+    # `named_scope` names active when the trace began: its equations record
+    # the names entered since (JAX's name stacks are relative to the
+    # enclosing jaxpr).
+    _name_base = 0
+
     def __init__(self, fun_name="<function>"):
         self.fun_name = fun_name
+        self._name_base = len(_state.names)
         self._capture_vars = {}
         self._const_vars = {}
 
@@ -733,9 +773,11 @@ class StagingTrace(_core.TraceBase):
                 return prim._impl(*args, **params)
             raise NotImplementedError(f"Abstract evaluation for '{prim.name}' not implemented")
         src = _state.source
-        # Frames 1 and 2 up are this method and its caller, always ours.
-        return self.builder.stage(self, prim.handle(params), args,
-                                  src if src is not None else source_info(3), prim.multiple_results)
+        if src is None:
+            src = source_info(3)  # frames 1 and 2 up are this method and its caller, always ours
+        if _state.names:
+            src = named_source(src, self._name_base)
+        return self.builder.stage(self, prim.handle(params), args, src, prim.multiple_results)
 
     def __repr__(self):
         return f"StagingTrace({self.fun_name})"
@@ -888,15 +930,20 @@ Atom = typing.Union[Var, Literal]
 
 
 class JaxprEqn:
-    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
+    """An equation: `source_info` is its user source line
+    (`file:line (function)`) or None, `name_stack` the `named_scope` names
+    it was staged in, relative to its jaxpr (`outer/inner`, or "")."""
 
-    def __init__(self, invars, outvars, primitive, params, effects, source_info):
+    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info", "name_stack")
+
+    def __init__(self, invars, outvars, primitive, params, effects, source_info, name_stack=""):
         self.invars = invars
         self.outvars = outvars
         self.primitive = primitive
         self.params = params
         self.effects = effects
         self.source_info = source_info
+        self.name_stack = name_stack
 
     def __repr__(self):
         outs = " ".join(f"{v}:{v.aval.str_short()}" for v in self.outvars)
@@ -933,7 +980,7 @@ class Jaxpr:
                 Primitive(e.prim.name),
                 _params_from_rust(e.prim.params(), e.prim.name),
                 set() if e.effect == "none" else {e.effect},
-                e.source,
+                *split_source(e.source),
             )
             for e in st.eqns
         ]
@@ -944,8 +991,10 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self, **kwargs):
-        return str(self)
+    def pretty_print(self, *, name_stack=False, **kwargs):
+        """The printed jaxpr; `name_stack=True` adds each equation's
+        `named_scope` names (` # [outer/inner]`), as JAX."""
+        return self._handle.display_name_stack() if name_stack else str(self)
 
 
 class ClosedJaxpr:
@@ -999,8 +1048,10 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
-    def pretty_print(self, **kwargs):
-        return str(self)
+    def pretty_print(self, *, name_stack=False, **kwargs):
+        """The printed jaxpr; `name_stack=True` adds each equation's
+        `named_scope` names (` # [outer/inner]`), as JAX."""
+        return self._handle.display_name_stack() if name_stack else str(self)
 
     def __eq__(self, other):
         return isinstance(other, ClosedJaxpr) and self._handle == other._handle
@@ -1035,6 +1086,8 @@ def eval_jaxpr(jaxpr, consts, *args):
                 if fallback is None:
                     fallback = source_info()
                 src = fallback
+            if eqn.name_stack:
+                src = f"{src or ''}{NAME_STACK_SEPARATOR}{eqn.name_stack}"
             state.source = src
             outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
             if not eqn.primitive.multiple_results:

@@ -12,9 +12,15 @@ at staging time (equinox's `nondifferentiable`), are traced when the call is
 differentiated instead, as JAX does: the call binds a user-defined primitive
 (`custom_jvp_call_deferred` / `custom_vjp_call_deferred`, whose linear part
 is `custom_lin_deferred`) holding the traced function and the rule, and its
-JVP rule sees which tangents are symbolic zeros. Such a call runs its
-function as a host callback under `jit` and loses its custom rule under
-`vmap`.
+JVP rule sees which tangents are symbolic zeros: the Rust core traces
+that rule once per pattern of symbolic-zero tangents (and `bwd` once per
+pattern of zero cotangents) when it differentiates the call, so `jit(grad(f))`
+holds the rule's equations as ordinary ones. Where a program still holds
+such calls (their primal results are used, or `jit(f)` itself), the program
+`jit` runs and the one `export` serializes have them inlined as their
+traced function (`inline_deferred_calls`); the program `jit` traced keeps
+them, so `grad(jit(f))` still uses the rule. Such a call loses its custom
+rule under `vmap`.
 """
 import functools
 import inspect
@@ -544,6 +550,90 @@ def _define_deferred_call(name):
 
 _deferred_jvp_call_p = _define_deferred_call("custom_jvp_call_deferred")
 _deferred_vjp_call_p = _define_deferred_call("custom_vjp_call_deferred")
+_DEFERRED_CALLS = frozenset({"custom_jvp_call_deferred", "custom_vjp_call_deferred"})
+
+
+def _sub_programs(value):
+    """The `ClosedJaxpr`s in an equation param (one, or a tuple of them)."""
+    if isinstance(value, ClosedJaxpr):
+        return [value]
+    if isinstance(value, tuple):
+        return [x for x in value if isinstance(x, ClosedJaxpr)]
+    return []
+
+
+def _deferred_status(jaxpr):
+    """(holds deferred calls, holds other user-defined primitives), sub-jaxprs included."""
+    deferred = other = False
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in _DEFERRED_CALLS:
+            deferred = True
+        elif name not in core._BUILTIN_NAMES:
+            other = True
+        for v in eqn.params.values():
+            for sub in _sub_programs(v):
+                d, o = _deferred_status(sub.jaxpr)
+                deferred, other = deferred or d, other or o
+    return deferred, other
+
+
+def _inline_param(value):
+    if isinstance(value, ClosedJaxpr):
+        return ClosedJaxpr(inline_deferred_calls(value._handle)) if _deferred_status(value.jaxpr)[0] else value
+    if isinstance(value, tuple) and any(isinstance(x, ClosedJaxpr) for x in value):
+        return tuple(_inline_param(x) for x in value)
+    return value
+
+
+def _eval_inlined(jaxpr, consts, args):
+    """Evaluates `jaxpr` by `bind`, a deferred call as its traced function."""
+    env = {}
+
+    def read(v):
+        return v.val if type(v) is core.Literal else env[v]
+
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        if eqn.primitive.name in _DEFERRED_CALLS:
+            call = eqn.params["call_jaxpr"]
+            outs = _eval_inlined(call.jaxpr, call.consts, ins)
+        else:
+            params = {k: _inline_param(v) for k, v in eqn.params.items()}
+            outs = eqn.primitive.bind(*ins, **params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+        for v, x in zip(eqn.outvars, outs):
+            env[v] = x
+    return [read(v) for v in jaxpr.outvars]
+
+
+def inline_deferred_calls(closed):
+    """The closed jaxpr handle `closed` with its deferred custom-rule calls
+    (symbolic-zeros rules, also in sub-jaxprs) replaced by their traced
+    functions: an ordinary program (it runs natively and exports). `closed`
+    itself where it holds none, or holds other user-defined primitives."""
+    from . import _core
+
+    if not _core.holds_dynamic(closed):
+        return closed
+    view = ClosedJaxpr(closed)
+    deferred, other = _deferred_status(view.jaxpr)
+    if not deferred or other:
+        return closed
+    specs = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+             for a in (ShapedArray.from_record(r) for r in closed.in_avals())]
+    _, in_tree = tree_flatten((tuple(specs), {}))
+
+    def inlined(*xs):
+        return _eval_inlined(view.jaxpr, view.consts, xs)
+
+    out, _, captures = trace_to_jaxpr(inlined, specs, in_tree, "inlined")
+    return closed if captures else out
 
 
 def _maybe_perturbed(x):

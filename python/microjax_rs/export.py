@@ -277,7 +277,11 @@ class Exported:
         }
         if vjp_order > 0:
             info["vjp"] = base64.b64encode(bytes(self.vjp().serialize(vjp_order - 1))).decode("ascii")
-        return _core.export_program(self._closed, self.determinism, json.dumps(info))
+        from .custom_derivatives import inline_deferred_calls
+
+        # calls of symbolic-zeros custom rules run as their traced functions
+        program = inline_deferred_calls(self._closed)
+        return _core.export_program(program, self.determinism, json.dumps(info))
 
     def call(self, *args, **kwargs):
         """Runs the program on arguments of the exported structure and types

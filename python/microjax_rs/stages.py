@@ -195,10 +195,13 @@ class Lowered:
         unsupported = sorted(k for k in (compiler_options or {}) if not str(k).startswith("xla_gpu_"))
         if unsupported:
             raise UnsupportedCompilerOption(f"compiler_options are not supported (got {unsupported})")
+        from .api import _runnable
+
+        program = _runnable(self._spec.closed)
         if not _profiling.ACTIVE:
-            return Compiled(self._spec, _core.CompiledProgram(self._spec.closed))
+            return Compiled(self._spec, _core.CompiledProgram(program))
         return Compiled(self._spec, _profiling.timed(f"build_plan({self._spec.fun_name})", "compile",
-                                                     _core.CompiledProgram, self._spec.closed))
+                                                     _core.CompiledProgram, program))
 
 
 class UnsupportedCompilerOption(JaxRuntimeError, NotImplementedError):

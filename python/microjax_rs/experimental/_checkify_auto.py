@@ -45,12 +45,14 @@ def _traced(vals):
     return any(isinstance(v, _core.Tracer) for v in vals)
 
 
-def _emit(host_fn, *vals):
+def _emit(host_fn, run, *vals):
     """Runs `host_fn` on NumPy values: now for concrete ones, when the
-    program runs (ordered host callback) for traced ones or while a staged
-    `checkify` traces its function (its failures are the run's)."""
-    from .checkify import _ctx
-    if _ctx.tokens or _traced(vals):
+    program runs (ordered host callback) for traced ones or, with a staged
+    `checkify`'s traced run number `run`, reporting into that run."""
+    from .checkify import _staged_callback
+    if run is not None:
+        _staged_callback(host_fn, run, *vals)
+    elif _traced(vals):
         _debug_callback(host_fn, *vals, ordered=True)
     else:
         host_fn(*(np.asarray(v) for v in vals))
@@ -86,6 +88,8 @@ class _Checker:
     # -- checks -------------------------------------------------------------
     def _fail_if(self, pred, message, category, where):
         """Reports `message` if the scalar `pred` holds."""
+        from .checkify import _active_failure
+        pred = _active_failure(pred)
         self._pending.append(((message, category, where), [pred]))
 
     def _flush(self):
@@ -110,7 +114,7 @@ class _Checker:
                 else:
                     what(*vals[start:start + len(own)])
                     start += len(own)
-        _emit(host, *packed, *rest)
+        _emit(host, getattr(self.report, "run", None), *packed, *rest)
 
     def _check_oob(self, operand_shape, indices, upper, dims_map, where):
         """`indices`: arrays stacked (on the host) along a new last axis into

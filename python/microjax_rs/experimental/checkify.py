@@ -13,13 +13,19 @@ What is here, and how it differs from JAX's functionalizing transform:
   checks inside `jit`, `vmap`, `grad`, `cond` branches and loop bodies run
   with the values the program computes, in program order, and the first
   failing one is reported, with its formatted message and location.
-* `checkify(f)` called inside a trace (`jit(checkify(f))`, or under `grad`)
-  is staged: the checks traced in `f` report into a record of that call
-  when the program runs, and a closing host callback returns the number of
-  the run's first failure as the `Error`'s one int32 leaf; the message stays
-  on the host (the last 4096 kept), so each run of the compiled program
-  reports its own failure. `vmap(checkify(f))` raises
-  `ValueError` (use `checkify(vmap(f))`): there is no batched `Error`.
+* `checkify(f)` called inside a trace (`jit(checkify(f))`, `vmap`, or
+  under `grad`) is staged: an opening host callback numbers the run, the
+  checks traced in `f` take that number as an operand and report into the
+  run when the program runs, and a closing host callback returns the run's
+  number if a check failed (0 if not) as the `Error`'s one int32 leaf; the
+  message stays on the host (the last 4096 kept), so each run of the
+  compiled program reports its own failure. Under `vmap(checkify(f))` the
+  callbacks are batched (one call per example), so the leaf is batched: a
+  batched `Error`, whose `get()` lists `at mapped index i: message` for each
+  failing example, as JAX (nested `vmap`: `i, j`); `throw()` raises the last
+  failing example's message and `get_exception()` is a `BatchedError`.
+  Checks in a `while_loop` body hold on the iterations a batched loop runs
+  for its finished examples (JAX refuses checks in batched while bodies).
 * Automatic checks (`errors=nan_checks`, `div_checks`, `index_checks` and
   the unions `float_checks`, `automatic_checks`, `all_checks`): `f` is traced
   to a jaxpr and evaluated equation by equation with a check after each one
@@ -40,14 +46,15 @@ What is here, and how it differs from JAX's functionalizing transform:
   Differences: `x[i, j]` with integers lowers to one `dynamic_slice` per
   axis here, so a bad `j` reports the shape of the row, not of `x`; the
   sub-jaxprs of `custom_jvp`/`custom_vjp` calls, `remat` and other
-  higher-order primitives are run without checks inside; a batched `Error`
-  (one per mapped index) does not exist, as `checkify` cannot be `vmap`ped.
+  higher-order primitives are run without checks inside.
 """
 import threading
 
 import numpy as np
 
+from .. import _trace_cache
 from .. import core as _core
+from ..lax import _control_flow
 from .._callback import debug_callback as _debug_callback
 from .._src.traceback_util import include_filename as _include_filename
 from ..tree_util import register_pytree_node_class
@@ -87,36 +94,70 @@ class JaxRuntimeError(ValueError):
     """Raised by `check_error` / `Error.throw` (and an eager failing `check`)."""
 
 
-class _Outcomes:
-    """The failures recorded by staged `checkify` runs, by number (0: none).
-    A staged run returns the number of its failure as an int32 array (the
-    `Error`'s one leaf); the message and exception stay here. Bounded: the
-    oldest of more than `SIZE` outcomes is forgotten (its `Error` then reads
-    as "a check failed" without the message)."""
+class _Runs:
+    """The runs of staged `checkify` calls, by number. A staged call opens a
+    run when the program runs (under `vmap`, one per mapped example: the
+    opening callback is batched), its checks record their first failure
+    into it, and the closing callback returns the run's number if a check
+    failed (0 if none): the `Error`'s int32 leaf, batched like the example.
+    The message and exception stay here. Bounded: of the finished failures
+    the oldest of more than `SIZE` is forgotten (its `Error` then reads as
+    "a check failed" without the message)."""
 
     SIZE = 4096
 
     def __init__(self):
         import collections
         self._lock = threading.Lock()
-        self._items = collections.OrderedDict()
+        self._open = {}  # run -> [message, exception, user checks on]
+        self._done = collections.OrderedDict()  # run -> (message, exception)
         self._next = 1
 
-    def add(self, message, exception):
+    def begin(self, user):
         with self._lock:
-            code = self._next
+            run = self._next
             self._next = self._next % (2 ** 31 - 2) + 1
-            self._items[code] = (message, exception)
-            while len(self._items) > self.SIZE:
-                self._items.popitem(last=False)
-            return code
+            self._done.pop(run, None)
+            self._open[run] = [None, None, user]
+            return run
+
+    def cell(self, run):
+        with self._lock:
+            return self._open.get(run)
+
+    def end(self, run):
+        with self._lock:
+            cell = self._open.pop(run, None)
+            if cell is None or cell[0] is None:
+                return 0
+            self._done[run] = (cell[0], cell[1])
+            while len(self._done) > self.SIZE:
+                self._done.popitem(last=False)
+            return run
 
     def get(self, code):
         with self._lock:
-            return self._items.get(code, ("a check failed (its message is no longer kept)", None))
+            return self._done.get(code, ("a check failed (its message is no longer kept)", None))
 
 
-_outcomes = _Outcomes()
+_runs = _Runs()
+
+
+class BatchedError(JaxException):
+    """The exceptions of a batched `Error` (`vmap(checkify(f))`), by mapped
+    index: `error_mapping` maps each failing example's index tuple to its
+    exception."""
+
+    def __init__(self, error_mapping):
+        super().__init__()
+        self.error_mapping = error_mapping
+
+    def __str__(self):
+        return "\n".join(f"at mapped index {', '.join(map(str, i))}: {e}"
+                         for i, e in self.error_mapping.items())
+
+    def __repr__(self):
+        return f"BatchedError(error_mapping={self.error_mapping!r})"
 
 
 @register_pytree_node_class
@@ -126,38 +167,63 @@ class Error:
     Returned by a `checkify`-wrapped function called eagerly, it holds the
     message itself (no leaves). Returned from inside `jit` (or any trace),
     it holds one int32 leaf, the number of the run's failure (0 for none),
-    which the methods below read once the value is concrete."""
+    which the methods below read once the value is concrete; under `vmap`
+    that leaf is batched (one run per mapped example)."""
 
     def __init__(self, message=None, exception=None, code=None):
         self._message = message
         self._exception = exception
         self._code = code
 
-    def _outcome(self):
-        if self._code is None:
-            return self._message, self._exception
+    def _codes(self):
         if isinstance(self._code, _core.Tracer):
             raise ValueError("Error.get/throw cannot be called on a traced Error: return the Error "
                              "from the transformed function and read it outside.")
-        code = int(np.asarray(self._code))
-        return (None, None) if code == 0 else _outcomes.get(code)
+        return np.asarray(self._code)
+
+    def _failures(self):
+        """`[(mapped index, message, exception)]` of the failed examples, in
+        index order: one with index () for an unbatched Error."""
+        if self._code is None:
+            return [] if self._message is None else [((), self._message, self._exception)]
+        codes = self._codes()
+        return [(tuple(int(i) for i in idx),) + _runs.get(int(codes[tuple(idx)]))
+                for idx in np.argwhere(codes != 0)]
+
+    def _outcome(self):
+        """The unbatched failure `(message, exception)`; for a batched Error
+        (JAX's choice) the last failing example's."""
+        failures = self._failures()
+        return failures[-1][1:] if failures else (None, None)
 
     def get(self):
-        """The failed check's message (with its location), or None."""
-        return self._outcome()[0]
+        """The failed check's message (with its location), or None. For a
+        batched Error (`vmap(checkify(f))`), one line per failing example,
+        `at mapped index i[, j...]: message`, as JAX."""
+        failures = self._failures()
+        if self._code is None or np.ndim(self._codes()) == 0:
+            return failures[0][1] if failures else None
+        if not failures:
+            return None
+        return "\n".join(f"at mapped index {', '.join(map(str, i))}: {m}" for i, m, _ in failures)
 
     def get_exception(self):
         """The failed check's exception, or None: its category (`NaNError`,
         `OOBError`, `DivisionByZeroError`) for an automatic check, a
-        `JaxRuntimeError` for a user check."""
-        message, exception = self._outcome()
-        if message is None:
+        `JaxRuntimeError` for a user check; for a batched Error a
+        `BatchedError` of the failing examples' exceptions."""
+        failures = self._failures()
+        if not failures:
             return None
-        return exception if exception is not None else JaxRuntimeError(message)
+        excs = {i: e if e is not None else JaxRuntimeError(m) for i, m, e in failures}
+        if self._code is None or np.ndim(self._codes()) == 0:
+            return excs[()]
+        return BatchedError(excs)
 
     def throw(self):
         """Raise `JaxRuntimeError` if a check failed (for an automatic check,
-        chained from its category's exception, which notes the source line)."""
+        chained from its category's exception, which notes the source line).
+        For a batched Error, as JAX, the last failing example's."""
         message, exception = self._outcome()
         if message is not None:
             err = JaxRuntimeError(message)
@@ -190,21 +256,46 @@ class _Context(threading.local):
     def __init__(self):
         self.stack = []  # one [first failure message, its exception, user checks on] cell per active checkify
         # Staged checkifies (`jit(checkify(f))`) whose function is being
-        # traced, innermost last: (token, user checks on). While one is,
-        # every check is staged and reports, when the program runs, into the
-        # cell of that token in `cells` (this thread's), which the program's
-        # closing callback takes.
-        self.tokens = []
-        self.cells = {}
+        # traced, innermost last: the traced number of the call's run. While
+        # one is, every check is staged with that number as an operand and,
+        # when the program runs, reports into the run's cell (`_runs`).
+        self.runs = []
+        # The run number of the staged check running now on this thread.
+        self.running = None
+        # Whether the iteration runs, for each `while_loop` body being
+        # traced (innermost last): under `vmap` the body runs for finished
+        # examples too, whose checks must not fail.
+        self.loop_active = []
 
 
-_tokens = iter(range(1, 2 ** 62))
+def _active_failure(failed):
+    """`failed` (a scalar bool) where the enclosing `while_loop` bodies'
+    iterations run, False where a batched loop runs a finished example."""
+    for active in _ctx.loop_active:
+        failed = failed & active
+    return failed
+
+
+def _guard_while_body(cond_fun, body_fun):
+    if not (_ctx.runs or _ctx.stack):
+        return body_fun
+    import functools
+
+    @functools.wraps(body_fun)
+    def guarded(carry):
+        _ctx.loop_active.append(cond_fun(carry))
+        try:
+            return body_fun(carry)
+        finally:
+            _ctx.loop_active.pop()
+    return guarded
 
 
 def _sink():
-    """Where a check traced now reports: a staged checkify's token, or None
-    (the checkify running when the program runs)."""
-    return _ctx.tokens[-1] if _ctx.tokens else None
+    """Where a check traced now reports: the traced run number of the
+    innermost staged checkify, or None (the checkify running when the
+    program runs)."""
+    return _ctx.runs[-1] if _ctx.runs else None
 
 
 def _cell(sink):
@@ -212,11 +303,39 @@ def _cell(sink):
     traced with `sink` reports into, or None outside any checkify."""
     if sink is None:
         return _ctx.stack[-1] if _ctx.stack else None
-    token, user = sink
-    return _ctx.cells.setdefault(token, [None, None, user])
+    return _runs.cell(_ctx.running)
+
+
+def _staged_callback(host, run, *vals):
+    """Stages `host(*vals)` (NumPy values) as an ordered host callback that
+    reports into the run numbered `run` (a traced int32: under `vmap` it is
+    batched, so the callback runs once per example with that example's run)."""
+    from ..lax import stop_gradient
+    from ..tree_util import tree_map
+
+    def call(run, *vals):
+        prev, _ctx.running = _ctx.running, int(run)
+        try:
+            host(*vals)
+        finally:
+            _ctx.running = prev
+    # Without tangents, under `grad` the callback stays in program order
+    # with the opening and closing callbacks (which have none either).
+    vals = tree_map(lambda v: stop_gradient(v) if isinstance(v, _core.Tracer) else v, vals)
+    _debug_callback(call, run, *vals, ordered=True)
 
 
 _ctx = _Context()
+
+
+def _staging_key():
+    # jit's trace cache keys on it: a program traced outside a staged
+    # checkify has checks that report to the running checkify, not a run.
+    return bool(_ctx.runs)
+
+
+_trace_cache.context_keys.append(_staging_key)
+_control_flow.while_body_wrappers.append(_guard_while_body)
 
 def _location():
     import sys
@@ -256,6 +375,8 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
                 f"{leaf!r} of type {type(leaf)}.")
     where = _location()
     sink = _sink()
+    if _ctx.loop_active:
+        pred = ~_active_failure(~pred)
 
     def record(pred, args, kwargs):
         if np.all(pred):
@@ -268,8 +389,8 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
             cell[0] = message
 
     if sink is not None or _is_traced((pred, fmt_args, fmt_kwargs)):
-        # Decided when the program runs, by the checkify active then (a
-        # traced program is cached independently of checkify).
+        # Decided when the program runs, by the checkify active then (or the
+        # staged checkify's run).
         # The formatting arguments reach the message as arrays, as JAX's (a
         # dict of them prints `{'a': Array(1., dtype=float32)}`).
         def record_arrays(pred, args, kwargs):
@@ -277,7 +398,10 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
 
             record(pred, *tree_map(_core.to_array, (args, kwargs)))
 
-        _debug_callback(record_arrays, pred, fmt_args, fmt_kwargs, ordered=True)
+        if sink is None:
+            _debug_callback(record_arrays, pred, fmt_args, fmt_kwargs, ordered=True)
+        else:
+            _staged_callback(record_arrays, sink, pred, fmt_args, fmt_kwargs)
     else:
         record(np.asarray(pred), fmt_args, fmt_kwargs)
     return None
@@ -312,34 +436,45 @@ def checkify(f, errors=user_checks):
 
 
 def _staged(run, args, kwargs, user):
-    """`checkify` inside a trace (e.g. `jit(checkify(f))`): the checks traced
-    in `f` report, when the program runs, into a cell of this call's token;
-    a closing ordered host callback takes the cell and returns the number of
-    its failure as the `Error`'s leaf (a run thus reports its own failure,
-    also when callbacks run at once, as under `grad`)."""
+    """`checkify` inside a trace (e.g. `jit(checkify(f))`): an opening host
+    callback numbers the run (it takes an empty slice of each array input,
+    so under `vmap` it is batched: one run per example), the checks traced
+    in `f` report into it when the program runs, and a closing host
+    callback returns the run's number if a check failed, 0 if not: the
+    `Error`'s leaf (batched under `vmap`). Both are unordered `io_callback`s
+    (which `vmap` batches one call per example), kept in program order with
+    the checks."""
     from .._callback import io_callback
     from ..api import ShapeDtypeStruct
-    from ..lax import stop_gradient
+    from ..lax import slice as slice_, stop_gradient
     from ..tree_util import tree_leaves
     from .. import Array
+    from .. import numpy as jnp
 
-    token = next(_tokens)
+    def arrays(tree):
+        return [stop_gradient(x) for x in tree_leaves(tree) if isinstance(x, (_core.Tracer, Array))]
 
-    def end(*_):
-        cell = _ctx.cells.pop(token, None)
-        if cell is None or cell[0] is None:
-            return np.int32(0)
-        return np.int32(_outcomes.add(cell[0], cell[1]))
+    def begin(*_):
+        return np.int32(_runs.begin(user))
 
-    _ctx.tokens.append((token, user))
+    def end(run, *_):
+        return np.int32(_runs.end(int(run)))
+
+    witnesses = []
+    for x in arrays((args, kwargs)):
+        try:
+            witnesses.append(slice_(jnp.ravel(x), (0,), (0,)))
+        except TypeError:  # (a leaf that is not a plain array, e.g. a typed key)
+            pass
+    number = io_callback(begin, ShapeDtypeStruct((), np.int32), *witnesses)
+    _ctx.runs.append(number)
     try:
         out = run(args, kwargs)
     finally:
-        _ctx.tokens.pop()
+        _ctx.runs.pop()
     # The results travel through the closing callback as operands so that it
     # runs after the checks that compute them.
-    deps = [stop_gradient(x) for x in tree_leaves(out) if isinstance(x, (_core.Tracer, Array))]
-    code = io_callback(end, ShapeDtypeStruct((), np.int32), *deps, ordered=True)
+    code = io_callback(end, ShapeDtypeStruct((), np.int32), number, *arrays(out))
     return Error(code=code), out
 
 
@@ -355,6 +490,7 @@ def _reporter(sink):
 
     def report(message, category, where):
         _report_automatic(_cell(sink), message, category, where)
+    report.run = sink  # the traced run number the checks' callbacks take
     return report
 
 

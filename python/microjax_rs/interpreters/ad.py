@@ -22,7 +22,7 @@ from ..config import config
 # non-differentiable ones: bool/int results, and stop_gradient, whose value
 # is taken one level down, which cuts the path).
 from .._src.tables import INEXACT_NAMES as _FLOATS, NONDIFF_PRIMS as _NONDIFF_PRIMS
-from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, source_info
+from ..core import ArrayImpl, ClosedJaxpr, StagingTrace, Tracer, _state, named_source, source_info
 
 
 def _nondiff_output(prim, params):
@@ -90,6 +90,8 @@ class ADTrace(StagingTrace):
         src = _state.source
         if src is None and self.record_source:
             src = source_info(3)  # frames 1 and 2 up are this method and its caller, always ours
+        if _state.names:
+            src = named_source(src, self._name_base)
         return self.builder.stage(self, prim.handle(params), args, src, prim.multiple_results,
                                   (self.eqn_of, prim, params))
 

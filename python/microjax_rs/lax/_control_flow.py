@@ -302,6 +302,13 @@ def _trace_body(what, fun, init_leaves, init_tree, paths, extra_avals, extra_tre
     return traced, init_leaves
 
 
+# Functions `(cond_fun, body_fun) -> body_fun` applied to every traced
+# `while_loop` body: `checkify` registers one that, while checks are
+# collected, makes the body's checks hold on iterations `cond_fun` stops
+# (a batched loop runs the body of its finished examples too).
+while_body_wrappers = []
+
+
 def while_loop(cond_fun, body_fun, init_val):
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)`` is true, starting from ``init_val``;
     returns the final ``val``. One staged ``while`` (the loop runs natively, not in Python).
@@ -335,6 +342,8 @@ def while_loop(cond_fun, body_fun, init_val):
     def body_carry(tr):
         return tr.out_tree, tr.out_avals
 
+    for wrap in while_body_wrappers:
+        body_fun = wrap(cond_fun, body_fun)
     body, init = _trace_body("while_loop body", body_fun, init, init_tree, paths, [],
                              carry_tree, body_carry)
     carry_avals = _avals(init)

@@ -203,6 +203,12 @@ impl PyClosedJaxpr {
         display::display(&self.inner)
     }
 
+    /// JAX's `pretty_print(name_stack=True)` text: each equation's
+    /// `named_scope` names after it.
+    fn display_name_stack(&self) -> String {
+        display::display_name_stack(&self.inner)
+    }
+
     /// The canonical text (`parse(canonical()) == self`).
     fn canonical(&self) -> String {
         canonical::canonical(&self.inner)

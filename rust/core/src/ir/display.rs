@@ -22,6 +22,12 @@
 //!
 //! Weak types, literal bit patterns and effects are not shown; the
 //! [`canonical`](super::canonical) form carries them.
+//!
+//! [`display_name_stack`] adds each equation's name stack (its
+//! `named_scope`s, see [`name_stack`]) as JAX's `pretty_print(name_stack=True)`
+//! does: ` # [outer/inner]` after the line the equation starts on, every
+//! annotation of the text aligned to one column (a line holding several
+//! equations puts the later annotations on lines of their own).
 
 use super::{Atom, ClosedJaxpr, Eqn, Jaxpr, Literal, Scalar, Var};
 use crate::dtype::DType;
@@ -42,6 +48,116 @@ pub fn display(j: &ClosedJaxpr) -> String {
 pub fn display_jaxpr(j: &Jaxpr) -> String {
     let mut namer = Namer::default();
     fmt_jaxpr(j, &mut namer, 0, 0)
+}
+
+/// Separates an equation's source location from its name stack in its
+/// source text (`file:line (function)\u{1f}outer/inner`).
+pub const NAME_STACK_SEPARATOR: char = '\u{1f}';
+
+/// The name stack of an equation's source text (`""` when it has none).
+pub fn name_stack(source: &super::SourceInfo) -> &str {
+    source
+        .as_deref()
+        .and_then(|s| s.split_once(NAME_STACK_SEPARATOR))
+        .map_or("", |(_, names)| names)
+}
+
+/// The source text of an equation a transform named `transform` emits for
+/// one with source `source`: its name stack wrapped as JAX's (`outer/inner`
+/// under `jvp` is `jvp(outer)/inner`, no names `jvp()`), its location kept
+/// when `keep_location`. None where `source` is None (a trace recording no
+/// sources).
+pub fn transform_source(
+    source: &super::SourceInfo, transform: &str, keep_location: bool,
+) -> super::SourceInfo {
+    let text = source.as_deref()?;
+    let (location, names) = text.split_once(NAME_STACK_SEPARATOR).unwrap_or((text, ""));
+    let mut depth = 0i32;
+    let mut split = names.len();
+    for (i, c) in names.char_indices() {
+        match c {
+            '(' => depth = depth.saturating_add(1),
+            ')' => depth = depth.saturating_sub(1),
+            '/' if depth == 0 => {
+                split = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let (first, rest) = names.split_at(split);
+    let location = if keep_location { location } else { "" };
+    Some(std::sync::Arc::from(format!(
+        "{location}{NAME_STACK_SEPARATOR}{transform}({first}){rest}"
+    )))
+}
+
+// Annotations travel inside the text between these marks until
+// `align_annotations` moves them to the end of their lines.
+const MARK_OPEN: char = '\u{2}';
+const MARK_CLOSE: char = '\u{3}';
+
+/// JAX's `pretty_print(name_stack=True)` text of a closed jaxpr.
+pub fn display_name_stack(j: &ClosedJaxpr) -> String {
+    let mut namer = Namer {
+        annotate: true,
+        ..Namer::default()
+    };
+    align_annotations(&fmt_jaxpr(&j.jaxpr, &mut namer, 0, 0))
+}
+
+/// Characters of `s` outside annotation marks.
+fn visible_len(s: &str) -> usize {
+    let mut inside = false;
+    let mut n = 0usize;
+    for c in s.chars() {
+        match c {
+            MARK_OPEN => inside = true,
+            MARK_CLOSE => inside = false,
+            _ if !inside => n = n.saturating_add(1),
+            _ => {}
+        }
+    }
+    n
+}
+
+/// A line's text without its marks, and its annotations in order.
+fn split_marks(line: &str) -> (String, Vec<String>) {
+    let mut text = String::new();
+    let mut notes = Vec::new();
+    let mut current: Option<String> = None;
+    for c in line.chars() {
+        match (c, current.as_mut()) {
+            (MARK_OPEN, _) => current = Some(String::new()),
+            (MARK_CLOSE, Some(_)) => notes.extend(current.take()),
+            (_, Some(note)) => note.push(c),
+            (_, None) => text.push(c),
+        }
+    }
+    (text, notes)
+}
+
+fn align_annotations(text: &str) -> String {
+    let lines: Vec<(String, Vec<String>)> = text.split('\n').map(split_marks).collect();
+    let col = lines
+        .iter()
+        .filter(|(_, notes)| !notes.is_empty())
+        .map(|(line, _)| line.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    for (line, notes) in lines {
+        if notes.is_empty() {
+            out.push(line);
+            continue;
+        }
+        for (k, note) in notes.iter().enumerate() {
+            let base = if k == 0 { line.as_str() } else { "" };
+            let pad = col.saturating_sub(base.chars().count());
+            out.push(format!("{base}{} # [{note}]", " ".repeat(pad)));
+        }
+    }
+    out.join("\n")
 }
 
 impl std::fmt::Display for Jaxpr {
@@ -78,6 +194,8 @@ pub fn alpha_name(n: usize) -> String {
 #[derive(Default)]
 struct Namer {
     next: usize,
+    /// Whether equations carry their name stack annotations (marked).
+    annotate: bool,
 }
 
 impl Namer {
@@ -154,7 +272,7 @@ fn fmt_jaxpr(j: &Jaxpr, namer: &mut Namer, indent: usize, col: usize) -> String 
     let outs = fmt_tuple(&outs);
     let head = format!("{{ lambda {}; {}. let", consts.join(" "), ins.join(" "));
     let compact = format!("{head} {} in {outs} }}", eqns.join(" "));
-    if !compact.contains('\n') && col.saturating_add(compact.len()) <= WIDTH {
+    if !compact.contains('\n') && col.saturating_add(visible_len(&compact)) <= WIDTH {
         return compact;
     }
     let mut out = head;
@@ -214,8 +332,14 @@ fn fmt_eqn(e: &Eqn, scope: &mut Scope<'_>, namer: &mut Namer, indent: usize) -> 
         })
         .collect();
     let mut rhs = e.prim.name().to_string();
+    let note = if namer.annotate {
+        format!("{MARK_OPEN}{}{MARK_CLOSE}", name_stack(&e.source.0))
+    } else {
+        String::new()
+    };
     if multiline {
         rhs.push('[');
+        rhs.push_str(&note);
         for r in &rendered {
             rhs.push('\n');
             rhs.push_str(&" ".repeat(inner));
@@ -233,6 +357,9 @@ fn fmt_eqn(e: &Eqn, scope: &mut Scope<'_>, namer: &mut Namer, indent: usize) -> 
     if !ins.is_empty() {
         rhs.push(' ');
         rhs.push_str(&ins.join(" "));
+    }
+    if !multiline {
+        rhs.push_str(&note);
     }
     if outs.is_empty() {
         rhs

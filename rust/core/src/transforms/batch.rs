@@ -19,6 +19,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
+use crate::ir::display::transform_source;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Eqn, Var};
 use crate::prims::batch::{add_batch_axis, insert_axis, move_axis};
 use crate::prims::collective::mentions_axis;
@@ -236,13 +237,14 @@ impl BatchEnv {
             dims.push(d);
         }
         let (outs, odims) = if dims.iter().all(Option::is_none) && !names_current_axis(&eqn.prim) {
-            let vs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+            let source = transform_source(&eqn.source.0, "vmap", true);
+            let vs = b.add_eqn(eqn.prim.clone(), ins, source)?;
             let n = vs.len();
             (vs.into_iter().map(Atom::Var).collect(), vec![None; n])
         } else {
             let start = b.num_eqns();
             let r = eqn.prim.batch(b, &ins, &dims, axis_size)?;
-            b.set_source_since(start, &eqn.source.0);
+            b.set_source_since(start, &transform_source(&eqn.source.0, "vmap", true));
             r
         };
         if outs.len() != eqn.outputs.len() || odims.len() != eqn.outputs.len() {

@@ -10,6 +10,7 @@ use super::debug_check;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
+use crate::ir::display::transform_source;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Eqn, Jaxpr, Var};
 
 /// The type of the tangent of a value of type `aval`: the same for floats,
@@ -145,13 +146,18 @@ impl JvpEnv {
             .map(|a| read_tangent(&self.tangent, a))
             .collect();
         if ts.iter().all(Option::is_none) {
-            let outs = b.add_eqn(eqn.prim.clone(), ins, eqn.source.0.clone())?;
+            let source = transform_source(&eqn.source.0, "jvp", true);
+            let outs = b.add_eqn(eqn.prim.clone(), ins, source)?;
             for (old, new) in eqn.outputs.iter().zip(outs) {
                 *slot(&mut self.primal, *old)? = Some(Atom::Var(new));
             }
             return Ok(());
         }
+        let start = b.num_eqns();
         let (pouts, touts) = eqn.prim.jvp(b, &ins, &ts)?;
+        // The rule's equations carry the name stack (not the line: messages
+        // citing lines stay as they were).
+        b.set_source_since(start, &transform_source(&eqn.source.0, "jvp", false));
         if pouts.len() != eqn.outputs.len() || touts.len() != eqn.outputs.len() {
             return Err(Error::arity(
                 eqn.prim.name(),

@@ -13,6 +13,7 @@ use super::jvp::read;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
+use crate::ir::display::transform_source;
 use crate::ir::{Atom, ClosedJaxpr, Eqn, Jaxpr, Var};
 use crate::prims::BinaryOp;
 use crate::prims::Operand;
@@ -163,7 +164,9 @@ impl TransposeState {
                 _ => Ok(Operand::Known(read(&self.fwd, a)?)),
             })
             .collect::<Result<Vec<_>>>()?;
+        let start = b.num_eqns();
         let res = eqn.prim.transpose(b, &cts, &ops)?;
+        b.set_source_since(start, &transform_source(&eqn.source.0, "transpose", false));
         Error::check_count(eqn.prim.name(), eqn.inputs.len(), res.len())?;
         for (a, r) in eqn.inputs.iter().zip(res) {
             if let (Atom::Var(v), Some(r)) = (a, r) {
