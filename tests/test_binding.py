@@ -871,7 +871,7 @@ def test_register_hooks_once_each():
     # Import registered every hook; a second registration and an unknown
     # name are errors, and the registered ones stay in use.
     with pytest.raises(RuntimeError, match="already registered"):
-        C.register_hooks(aval=lambda *a: None)
+        C.register_hooks(to_atom=lambda *a: None)
     with pytest.raises(RuntimeError, match="already registered"):
         C.register_hooks(grad=(None, [], None, None))
     with pytest.raises(ValueError, match="unknown hook"):

@@ -8,7 +8,6 @@ import functools
 
 import numpy as np
 
-from .config import config
 from . import _core, core, dtypes
 from ._src.tables import FLOAT_NAMES as _FLOAT_NAMES
 from .core import ArrayImpl, Tracer
@@ -98,94 +97,52 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
       >>> print(value, slope)
       8.0 12.0
     """
-    name = _fun_name(fun)
-
-    @_wraps(fun)
-    def value_and_grad_f(*args, **kwargs):
-        leaf = None if holomorphic else _one_float_leaf(args, argnums)
-        if leaf is not None:  # the common case: no pytree work
-            single, tree, leaves = True, None, [leaf]
-            rebuild = _rebuild_one(args, argnums % len(args))
-        else:
-            single, nums = _argnums_tuple(argnums, len(args))
-            leaves, tree, rebuild = _split_args(args, nums)
-            for x in leaves:
-                _check_input_dtype(x, "grad", allow_int, holomorphic)
-
-        def flat(tracers):
-            out = fun(*rebuild(tracers), **kwargs)
-            aux = None
-            if has_aux:
-                out, aux = _aux_pair(out, "value_and_grad")
-            _check_scalar_output(out, holomorphic)
-            return [out], aux
-
-        trace, closed, outs, aux, inputs = ad.trace_ad(flat, leaves, name, private=True)
-        if tree is None:  # one float leaf
-            nonzeros = [True] + [False] * len(trace.captures)
-        else:
-            nonzeros = [dtypes.is_inexact_name(_dtype_name(x)) for x in leaves] + [False] * len(trace.captures)
-        level = trace.parent
-        if level is None and not any(map(core.on_device, inputs)) and not config.debug_checks:
-            # eager, on the host: lift, transform (cached) and run in one Rust call
-            res = _core.value_and_grad_run(
-                closed, nonzeros, [x if type(x) is ArrayImpl else core.to_array(x) for x in inputs])
-        else:
-            prog, lits = ad.value_and_grad_program(closed, nonzeros)
-            res = ad.run_at(level, prog, lits + inputs)
-        value, cts = res[0], res[1:]
-        if tree is None:
-            g = cts[0]
-        else:
-            g = tree_unflatten(tree, _fill_int_grads(leaves, nonzeros, cts))
-            g = g[0] if single else g
-        return ((value, aux), g) if has_aux else (value, g)
-
-    return _fast_grad(fun, value_and_grad_f, argnums, has_aux or holomorphic, True, name)
+    return _grad_function(fun, argnums, has_aux, holomorphic, allow_int, True)
 
 
-def _fast_grad(fun, python_f, argnums, has_aux, with_value, name):
-    """`python_f`, or for an int `argnums` without `has_aux` a Rust
-    `GradFunction` that runs eager calls on one float array itself and
-    hands every other call to `python_f` (rust/python/src/grad.rs)."""
-    if has_aux or type(argnums) is not int:
-        return python_f
-    fast = _core.GradFunction(fun, python_f, argnums, with_value, str(name))
-    try:
-        functools.update_wrapper(fast, fun)
-    except (AttributeError, TypeError):
-        pass
-    return fast
+def _grad_function(fun, argnums, has_aux, holomorphic, allow_int, with_value):
+    """The Rust `GradFunction` of `grad` (or `value_and_grad` with
+    `with_value`): the one call path of both (rust/python/src/grad.rs), which
+    calls back the hooks below for what stays Python."""
+    f = _core.GradFunction(fun, argnums, bool(has_aux), bool(holomorphic), bool(allow_int), with_value,
+                           str(_fun_name(fun)))
+    return _wraps(fun)(f)
 
 
-def _run_value_and_grad(closed, nonzeros, inputs):
-    """The eager value-and-grad program of `closed` run on `inputs` where
-    they are (a captured GpuArray: on its device); `[value, *cotangents]`."""
+def _prepare(args, argnums, allow_int, holomorphic):
+    """The differentiated leaves of a call: `(single, leaves, tree, nonzeros,
+    rebuild)` where `rebuild(tracers)` gives the arguments with the leaves
+    replaced; the argnums and the leaves' dtypes are checked."""
+    single, nums = _argnums_tuple(argnums, len(args))
+    leaves, tree, rebuild = _split_args(args, nums)
+    for x in leaves:
+        _check_input_dtype(x, "grad", allow_int, holomorphic)
+    nonzeros = [dtypes.is_inexact_name(_dtype_name(x)) for x in leaves]
+    return single, leaves, tree, nonzeros, rebuild
+
+
+def _finish_output(trace, out, has_aux, holomorphic):
+    """`(output, aux lowered out of trace)` of the differentiated function's
+    result, the output checked to be a scalar of a differentiable dtype."""
+    aux = None
+    if has_aux:
+        out, aux = _aux_pair(out, "value_and_grad")
+    _check_scalar_output(out, holomorphic)
+    return out, ad._lower_tree(trace, aux)
+
+
+def _run_value_and_grad(level, closed, nonzeros, inputs):
+    """`[value, *cotangents]` of the value-and-grad program of `closed` run
+    on `inputs` at trace `level` (None: eager, where the inputs are; a
+    captured GpuArray: on its device)."""
     prog, lits = ad.value_and_grad_program(closed, nonzeros)
-    return ad.run_at(None, prog, lits + list(inputs))
+    return ad.run_at(level, prog, lits + list(inputs))
 
 
-def _one_float_leaf(args, argnums):
-    """`args[argnums]` when `argnums` is an int and that argument is one
-    float array or tracer (a pytree of one leaf, always differentiable)."""
-    if type(argnums) is not int or not -len(args) <= argnums < len(args):
-        return None
-    x = args[argnums]
-    t = type(x)
-    if t is ArrayImpl:
-        return x if x.dtype_name in _FLOAT_NAMES else None
-    if t is Tracer:
-        return x if x.aval.dtype_name in _FLOAT_NAMES else None
-    return None
-
-
-def _rebuild_one(args, i):
-    def rebuild(tracers):
-        new_args = list(args)
-        new_args[i] = tracers[0]
-        return new_args
-
-    return rebuild
+def _grads(tree, leaves, nonzeros, cts, single):
+    """The gradient pytree of the differentiated arguments."""
+    g = tree_unflatten(tree, _fill_int_grads(leaves, nonzeros, cts))
+    return g[0] if single else g
 
 
 def _fill_int_grads(leaves, nonzeros, cts):
@@ -224,7 +181,8 @@ def _check_scalar_output(out, holomorphic=False):
             f"but got {aval.dtype_name}. For holomorphic differentiation, pass holomorphic=True.{extra}")
 
 
-_core.register_hooks(grad=(ad.ADTrace, core._state.stack, _check_scalar_output, _run_value_and_grad))
+_core.register_hooks(grad=(ad.ADTrace, ad.ADTrace.new_input, core._state.stack, _prepare, _finish_output,
+                           _run_value_and_grad, _grads))
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
@@ -256,17 +214,7 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
       >>> print(dx, dy)
       4.0 3.0
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
-
-    @_wraps(fun)
-    def grad_f(*args, **kwargs):
-        if has_aux:
-            (_, aux), g = vg(*args, **kwargs)
-            return g, aux
-        return vg(*args, **kwargs)[1]
-
-    # The Rust fast path differentiates real scalars only.
-    return _fast_grad(fun, grad_f, argnums, has_aux or holomorphic, False, _fun_name(fun))
+    return _grad_function(fun, argnums, has_aux, holomorphic, allow_int, False)
 
 
 def _check_tangents(primal_leaves, tangent_leaves, ptree, ttree):

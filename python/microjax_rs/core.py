@@ -20,7 +20,7 @@ import numpy as np
 from . import _core
 from . import dtypes
 from ._src import profiling as _profiling
-from ._src.tables import MULTIPLE_RESULTS, SHORT_NAMES
+from ._src.tables import MULTIPLE_RESULTS
 from .config import config
 from .errors import (
     ConcretizationTypeError,
@@ -51,85 +51,10 @@ class MemorySpace(enum.Enum):
     __hash__ = object.__hash__
 
 
-class ShapedArray:
-    """Abstract value of an array: shape, dtype, weak type."""
-
-    __slots__ = ("shape", "dtype_name", "weak_type")
-
-    def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(shape)
-        self.dtype_name = dtype if type(dtype) is str else dtypes.dtype_name(dtype)
-        self.weak_type = bool(weak_type)
-
-    @classmethod
-    def from_record(cls, rec):
-        """The ShapedArray of a Rust `_core.Aval` record."""
-        return _shaped(rec.shape, rec.dtype_name, rec.weak_type)
-
-    @property
-    def dtype(self):
-        return dtypes.np_dtype(self.dtype_name)
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def memory_space(self):
-        return MemorySpace.Device
-
-    @property
-    def size(self):
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-    def record(self):
-        """This aval as the Rust `_core.Aval` record."""
-        return _core.Aval(self.shape, self.dtype_name, self.weak_type)
-
-    @property
-    def sharding(self):
-        """JAX's sharding of an abstract value outside a mesh: replicated over
-        the empty abstract mesh (`jax.typeof(x).sharding`)."""
-        from .sharding import _aval_sharding
-        return _aval_sharding(len(self.shape))
-
-    def str_short(self, short_dtypes=True):
-        name = SHORT_NAMES.get(self.dtype_name, self.dtype_name) if short_dtypes else self.dtype_name
-        return f"{name}[{','.join(map(str, self.shape))}]"
-
-    def update(self, shape=None, dtype=None, weak_type=None):
-        return ShapedArray(
-            self.shape if shape is None else shape,
-            self.dtype_name if dtype is None else dtype,
-            self.weak_type if weak_type is None else weak_type,
-        )
-
-    def strip_weak_type(self):
-        return self.update(weak_type=False)
-
-    def to_tangent_aval(self):
-        """The type of this value's tangents: itself for inexact dtypes, float0 otherwise."""
-        if dtypes.is_float_name(self.dtype_name):
-            return self
-        return ShapedArray(self.shape, "float0", False)
-
-    def __eq__(self, other):
-        return (
-            isinstance(other, ShapedArray)
-            and self.shape == other.shape
-            and self.dtype_name == other.dtype_name
-            and self.weak_type == other.weak_type
-        )
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype_name, self.weak_type))
-
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short(short_dtypes=False)}{weak})"
+# The abstract value of an array (shape, dtype, weak type), JAX's
+# `core.ShapedArray`: the Rust aval itself (rust/python/src/aval.rs), the
+# one tracers carry.
+ShapedArray = _core.ShapedArray
 
 
 def mapped_aval(size, axis, aval):
@@ -155,19 +80,9 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
     return aval.update(shape=shape[:axis] + (int(size),) + shape[axis:])
 
 
-_AVALS = {}
-
-
-def _shaped(shape, name, weak):
-    """The ShapedArray of Rust's `(shape tuple, dtype name, weak)`. Avals are
-    never mutated (`update` makes a new one), so equal ones are shared."""
-    key = (shape, name, weak)
-    a = _AVALS.get(key)
-    if a is None:
-        a = ShapedArray(shape, name, weak)
-        if len(_AVALS) < 4096:
-            _AVALS[key] = a
-    return a
+# The shared ShapedArray of `(shape tuple, dtype name, weak)` (avals are
+# never mutated, so equal ones are shared; staging makes its avals the same way).
+_shaped = ShapedArray._shared
 
 
 def get_aval(x):
@@ -877,7 +792,7 @@ for _name, _member in list(vars(_TracerMethods).items()):
         setattr(Tracer, _name, _member)
 del _name, _member
 # Staging makes Tracers of shared ShapedArrays and converts other operands with `to_atom`.
-_core.register_hooks(aval=_shaped, to_atom=StagingTrace.to_atom)
+_core.register_hooks(to_atom=StagingTrace.to_atom)
 # The operators, methods and properties of Tracer (x + y, x.sum(), x.T, x.at)
 # are the jnp functions: `_src/numpy/array_methods.install_hooks` adds them.
 

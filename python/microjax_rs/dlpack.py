@@ -2,9 +2,10 @@
 `Array.__dlpack__`, which `np.from_dlpack` and `torch.from_dlpack` call)."""
 from . import dtypes as _dt
 from ._src.numpy.lax_numpy import from_dlpack
+from ._src.tables import KINDS as _KINDS
 
-_SUPPORTED = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                        "float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
+# Every numeric dtype of Rust's table (kind `V` is float0 and PRNG keys).
+_SUPPORTED = frozenset(name for name, kind in _KINDS.items() if kind != "V")
 
 
 def is_supported_dtype(dtype):

@@ -225,15 +225,12 @@ def trace_ad(flat_fun, primals, name, private=False):
     the caller runs the transformed program at once and never hands it out,
     so at the eager level its equations need no source lines (finding the
     user's frame is a good part of staging an equation). The tracing itself
-    is `_core.trace_ad` (rust/python/src/traces.rs), which the eager `grad`
-    path runs too."""
+    is `_core.trace_ad` (rust/python/src/traces.rs), which the `grad` path
+    (rust/python/src/grad.rs) runs too."""
     parent = core.current_trace()
     trace = ADTrace(name, parent)
     if private and parent is None:
-        # No source lines, and a native staging context: float arithmetic
-        # on this trace's tracers is staged by Rust (tracer.rs).
-        trace.record_source = False
-        trace.native = True
+        trace.make_private()
 
     def flat(tracers):
         outs, aux = flat_fun(tracers)

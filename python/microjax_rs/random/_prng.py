@@ -27,7 +27,7 @@ from ..config import config
 from ..core import Primitive
 from ..errors import ConcretizationTypeError
 from ..tree_util import _register_array_node, register_pytree_node
-from .._src.tables import HALF_FLOAT_NAMES
+from .._src.tables import HALF_FLOAT_NAMES, ITEMSIZES, KINDS, MANTISSA_BITS
 
 __all__ = [
     "PRNGKey", "key", "key_data", "wrap_key_data", "split", "fold_in", "bits", "uniform",
@@ -38,9 +38,10 @@ __all__ = [
 
 threefry2x32_p = Primitive("threefry2x32")
 
-_UINT = {8: "uint8", 16: "uint16", 32: "uint32", 64: "uint64"}
-# (bits, explicit mantissa bits) of each float dtype.
-_FLOAT_BITS = {"float16": (16, 10), "bfloat16": (16, 7), "float32": (32, 23), "float64": (64, 52)}
+# Bits -> the unsigned dtype of that width, from Rust's dtype table.
+_UINT = {8 * ITEMSIZES[name]: name for name, kind in KINDS.items() if kind == "u"}
+# (bits, explicit mantissa bits) of each real float dtype, from Rust's dtype table.
+_FLOAT_BITS = {name: (8 * ITEMSIZES[name], mant) for name, mant in MANTISSA_BITS.items()}
 
 
 # ----------------------------------------------------------------------------

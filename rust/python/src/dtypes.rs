@@ -187,9 +187,21 @@ pub(crate) fn broadcast_shapes(
     microjax::promote::broadcast_shapes(op, &refs).py()
 }
 
+/// The explicit mantissa bits of a real float dtype (None for the others).
+fn mantissa_bits(d: DType) -> Option<u32> {
+    let digits = match d {
+        DType::F16 => half::f16::MANTISSA_DIGITS,
+        DType::BF16 => half::bf16::MANTISSA_DIGITS,
+        DType::F32 => f32::MANTISSA_DIGITS,
+        DType::F64 => f64::MANTISSA_DIGITS,
+        _ => return None,
+    };
+    digits.checked_sub(1)
+}
+
 /// What the core knows of each dtype, by name: `(short name as jaxprs
 /// print it, NumPy kind character, the name with x64 disabled, is float,
-/// bytes per element)`.
+/// bytes per element, explicit mantissa bits or None)`.
 /// Python reads its dtype facts from this table.
 #[pyfunction]
 pub(crate) fn dtype_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -204,6 +216,7 @@ pub(crate) fn dtype_table(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
                 d.canonicalize(false).name(),
                 d.is_float(),
                 d.itemsize(),
+                mantissa_bits(d),
             ),
         )?;
     }

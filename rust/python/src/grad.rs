@@ -1,18 +1,23 @@
-//! `GradFunction`: the call path of `grad(f)` / `value_and_grad(f)` with an
-//! int `argnums` and no `has_aux`. A call at the eager level whose
-//! differentiated argument is one float array runs here: `f` is traced by
-//! `traces::trace_ad` (the one AD tracing routine, which the Python path
-//! runs too) with its float arithmetic staged natively (`tracer.rs`), and
-//! the recorded program goes to `value_and_grad_run`'s cache and executor —
-//! with Python entered only for `f` itself and the trace object. This lane
-//! only skips the Python path's argument handling (pytrees, `has_aux`,
-//! integer inputs, nested traces): every other call goes to the Python
-//! function (`_grad.py`), whose checks and error messages also judge an
-//! unusual output here (a non-scalar one, say).
+//! `GradFunction`: what `grad(f)` and `value_and_grad(f)` return, and the
+//! one implementation of their call path, for every argument form (one
+//! array, pytrees, `argnums` tuples, `has_aux`, `holomorphic`, integer
+//! inputs with `allow_int`, calls inside other traces).
+//!
+//! A call picks the differentiated leaves (one float array or tracer at an
+//! int `argnums` is taken as it is; any other form is flattened and checked
+//! by `prepare`, the Python rule with JAX's messages), traces `f` with
+//! `traces::trace_ad` (the one AD tracing routine), checks the output, runs
+//! the value-and-grad program and arranges the result. Python is entered
+//! only for `f` itself, the AD trace object and what must stay Python: the
+//! pytree flattening and the error messages (`prepare`, `finish_output`),
+//! the run of a program one trace level down or on a device (`run`) and
+//! the gradient pytree (`grads`). At the eager level with host inputs the
+//! program runs here (`transforms::run_value_and_grad`).
 
 use crate::array::ArrayImpl;
 use crate::globals::fast_eager;
 use crate::ir::{PyBuilder, PyClosedJaxpr};
+use crate::jit::MethodWrapper;
 use crate::tracer::Tracer;
 use crate::traces::TraceBase;
 use crate::{CoreResultExt, Registered};
@@ -20,148 +25,307 @@ use microjax::{Atom, HostArray};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
 use std::sync::Arc;
 
-/// `interpreters.ad.ADTrace`, `core._state.stack`,
-/// `_grad._check_scalar_output` and `_grad._run_value_and_grad`.
+/// What the grad path needs of Python (`_grad.py` registers them).
 struct GradHooks {
+    /// `interpreters.ad.ADTrace`: `ADTrace(name, parent)`.
     ad_trace: Py<PyAny>,
+    /// `ADTrace.new_input(trace, value)`: an input that is not an array.
+    new_input: Py<PyAny>,
+    /// The trace stack (`core._state.stack`).
     stack: Py<PyList>,
-    check_output: Py<PyAny>,
-    run_elsewhere: Py<PyAny>,
+    /// `prepare(args, argnums, allow_int, holomorphic)` -> `(single,
+    /// leaves, tree, nonzeros, rebuild)`; `rebuild(tracers)` gives the
+    /// arguments to call `f` with.
+    prepare: Py<PyAny>,
+    /// `finish_output(trace, out, has_aux, holomorphic)` -> `(output,
+    /// lowered aux)`, checked to be a scalar of the right dtype.
+    finish_output: Py<PyAny>,
+    /// `run(level, closed, nonzeros, inputs)` -> `[value, *cotangents]`
+    /// at trace `level` (None: eager, where the inputs are).
+    run: Py<PyAny>,
+    /// `grads(tree, leaves, nonzeros, cotangents, single)`: the gradient
+    /// pytree (float0 zeros for integer leaves).
+    grads: Py<PyAny>,
 }
 
 static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 
-/// Registers what the eager path needs of Python: the AD trace class, the
-/// trace stack (the list `core._state.stack`) and
-/// `check_output(out)`, which checks an unusual output with the Python
-/// path's rule and messages, and `run_elsewhere(closed, nonzeros,
-/// inputs)`, which runs the value-and-grad program when a captured value
-/// is not a host array (a `GpuArray`: the program runs on its device).
-/// (`register_hooks(grad=(ad_trace, stack, check_output, run_elsewhere))`.)
-pub(crate) fn register_grad_hooks(
-    py: Python<'_>, ad_trace: Py<PyAny>, stack: Py<PyList>, check_output: Py<PyAny>,
-    run_elsewhere: Py<PyAny>,
-) -> PyResult<()> {
+/// `register_hooks(grad=(ad_trace, new_input, stack, prepare,
+/// finish_output, run, grads))` (see `GradHooks`).
+pub(crate) fn register_grad_hooks(py: Python<'_>, hooks: &Bound<'_, PyAny>) -> PyResult<()> {
+    HOOKS.check_unset(py)?;
+    #[allow(clippy::type_complexity)]
+    let (ad_trace, new_input, stack, prepare, finish_output, run, grads): (
+        Py<PyAny>,
+        Py<PyAny>,
+        Py<PyList>,
+        Py<PyAny>,
+        Py<PyAny>,
+        Py<PyAny>,
+        Py<PyAny>,
+    ) = hooks.extract()?;
     let hooks = GradHooks {
         ad_trace,
+        new_input,
         stack,
-        check_output,
-        run_elsewhere,
+        prepare,
+        finish_output,
+        run,
+        grads,
     };
     HOOKS.set(py, hooks)
 }
 
-fn hooks(py: Python<'_>) -> PyResult<&GradHooks> {
-    HOOKS.get(py)
-}
-
-#[pyclass(frozen, dict, weakref, name = "GradFunction", module = "microjax_rs")]
-pub struct GradFunction {
-    fun: Py<PyAny>,
-    fallback: Py<PyAny>,
-    argnum: isize,
+/// The options of `grad`/`value_and_grad` a `GradFunction` was made with.
+#[derive(Clone, Copy)]
+struct Options {
+    has_aux: bool,
+    holomorphic: bool,
+    allow_int: bool,
     /// `value_and_grad` (returns `(value, grad)`) rather than `grad`.
     with_value: bool,
+}
+
+#[pyclass(frozen, extends = MethodWrapper, name = "GradFunction", module = "microjax_rs")]
+pub struct GradFunction {
+    fun: Py<PyAny>,
+    /// `argnums` as given (an int or a sequence of ints).
+    argnums: Py<PyAny>,
+    /// `argnums` when it is an int.
+    argnum: Option<isize>,
+    opts: Options,
     name: Py<PyString>,
 }
 
-impl GradFunction {
-    /// The differentiated argument when the eager path applies to it.
-    fn eager_arg<'py>(&self, args: &Bound<'py, PyTuple>) -> Option<(usize, Bound<'py, ArrayImpl>)> {
-        let n = isize::try_from(args.len()).ok()?;
-        let i = if self.argnum < 0 {
-            self.argnum.checked_add(n)?
-        } else {
-            self.argnum
-        };
-        let i = usize::try_from(i).ok().filter(|&i| i < args.len())?;
-        let a = args.get_item(i).ok()?.cast_into_exact::<ArrayImpl>().ok()?;
-        let arr = a.get();
-        (!arr.deleted() && arr.arr.dtype().is_float()).then_some((i, a))
+/// The differentiated leaves of one call and how `f`'s arguments are made
+/// of their tracers.
+enum Leaves<'py> {
+    /// One float array, tracer or Python float: argument `index`.
+    One {
+        index: usize,
+        leaf: Bound<'py, PyAny>,
+    },
+    /// Any other form, flattened by `prepare`.
+    Tree {
+        single: Bound<'py, PyAny>,
+        leaves: Vec<Bound<'py, PyAny>>,
+        tree: Bound<'py, PyAny>,
+        nonzeros: Vec<bool>,
+        rebuild: Bound<'py, PyAny>,
+    },
+}
+
+impl<'py> Leaves<'py> {
+    fn primals(&self) -> Vec<Bound<'py, PyAny>> {
+        match self {
+            Leaves::One { leaf, .. } => vec![leaf.clone()],
+            Leaves::Tree { leaves, .. } => leaves.clone(),
+        }
     }
 
-    fn run_eager<'py>(
-        &self, py: Python<'py>, args: &Bound<'py, PyTuple>, i: usize, x: Bound<'py, ArrayImpl>,
+    /// Which primals are differentiated.
+    fn nonzeros(&self) -> Vec<bool> {
+        match self {
+            Leaves::One { .. } => vec![true],
+            Leaves::Tree { nonzeros, .. } => nonzeros.clone(),
+        }
+    }
+
+    /// `f`'s positional arguments: `args` with the tracers in place.
+    fn call_args(
+        &self, args: &Bound<'py, PyTuple>, tracers: Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = args.py();
+        match self {
+            Leaves::One { index, .. } => {
+                let mut tracer = tracers.into_iter().next();
+                let items = args.iter().enumerate().map(|(j, a)| match &mut tracer {
+                    Some(_) if j == *index => tracer.take().unwrap_or(a),
+                    _ => a,
+                });
+                PyTuple::new(py, items)
+            }
+            Leaves::Tree { rebuild, .. } => {
+                let new_args = rebuild.call1((PyList::new(py, tracers)?,))?;
+                PyTuple::new(py, new_args.try_iter()?.collect::<PyResult<Vec<_>>>()?)
+            }
+        }
+    }
+
+    /// The gradient of the differentiated arguments from the cotangents.
+    fn grads(
+        &self, hooks: &GradHooks, cotangents: Vec<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let hooks = hooks(py)?;
+        match self {
+            Leaves::One { .. } => cotangents.into_iter().next().ok_or_else(too_few_outputs),
+            Leaves::Tree {
+                single,
+                leaves,
+                tree,
+                nonzeros,
+                ..
+            } => {
+                let py = single.py();
+                hooks.grads.bind(py).call1((
+                    tree,
+                    PyList::new(py, leaves)?,
+                    nonzeros.clone(),
+                    PyList::new(py, cotangents)?,
+                    single,
+                ))
+            }
+        }
+    }
+}
+
+impl GradFunction {
+    /// The differentiated argument when it is one float array, tracer or
+    /// Python float at an int `argnums` (no pytree work, no dtype check
+    /// needed).
+    fn one_float_leaf<'py>(&self, args: &Bound<'py, PyTuple>) -> Option<Leaves<'py>> {
+        if self.opts.holomorphic {
+            return None;
+        }
+        let argnum = self.argnum?;
+        let n = isize::try_from(args.len()).ok()?;
+        let i = if argnum < 0 {
+            argnum.checked_add(n)?
+        } else {
+            argnum
+        };
+        let index = usize::try_from(i).ok().filter(|&i| i < args.len())?;
+        let leaf = args.get_item(index).ok()?;
+        let float = match leaf.cast_exact::<ArrayImpl>() {
+            Ok(a) => a.get().arr.dtype().is_float(),
+            Err(_) => leaf.is_exact_instance_of::<PyFloat>() || Tracer::is_float_tracer(&leaf),
+        };
+        float.then_some(Leaves::One { index, leaf })
+    }
+
+    fn leaves<'py>(&self, hooks: &GradHooks, args: &Bound<'py, PyTuple>) -> PyResult<Leaves<'py>> {
+        if let Some(one) = self.one_float_leaf(args) {
+            return Ok(one);
+        }
+        let py = args.py();
+        let prepared = hooks.prepare.bind(py).call1((
+            args,
+            self.argnums.bind(py),
+            self.opts.allow_int,
+            self.opts.holomorphic,
+        ))?;
+        let (single, leaves, tree, nonzeros, rebuild) = prepared.extract()?;
+        Ok(Leaves::Tree {
+            single,
+            leaves,
+            tree,
+            nonzeros,
+            rebuild,
+        })
+    }
+
+    /// `f`'s output and aux (lowered one level down), checked: a rank-0
+    /// float tracer of `trace` passes at once, anything else (and every
+    /// `has_aux` or `holomorphic` output) goes through `finish_output`.
+    fn finish_output<'py>(
+        &self, hooks: &GradHooks, trace: &Bound<'py, TraceBase>, out: Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = trace.py();
+        let plain = !self.opts.has_aux && !self.opts.holomorphic;
+        if plain && is_scalar_float(&out, trace.as_any(), trace.get().builder.bind(py).get())? {
+            return Ok((out, py.None().into_bound(py)));
+        }
+        hooks
+            .finish_output
+            .bind(py)
+            .call1((trace, out, self.opts.has_aux, self.opts.holomorphic))?
+            .extract()
+    }
+
+    fn call<'py>(
+        &self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let hooks = HOOKS.get(py)?;
+        let stack = hooks.stack.bind(py);
+        let parent = match stack.len().checked_sub(1) {
+            Some(top) => stack.get_item(top)?,
+            None => py.None().into_bound(py),
+        };
+        let leaves = self.leaves(hooks, args)?;
         let trace = hooks
             .ad_trace
             .bind(py)
-            .call1((self.name.bind(py), py.None()))?
+            .call1((self.name.bind(py), &parent))?
             .cast_into::<TraceBase>()?;
-        // No source lines: Rust stages float arithmetic on its tracers.
-        trace.get().set_record_source(false);
-        trace.get().set_native(true);
-        let builder = trace.get().builder.bind(py).clone();
+        if parent.is_none() {
+            trace.get().make_private();
+        }
         let traced = crate::traces::trace_ad(
             &trace,
-            hooks.stack.bind(py),
-            &[x.into_any()],
-            None,
+            stack,
+            &leaves.primals(),
+            Some(hooks.new_input.bind(py)),
             |tracers| {
-                let items = args.iter().enumerate().map(|(j, a)| {
-                    if j == i {
-                        tracers.first().cloned().unwrap_or(a)
-                    } else {
-                        a
-                    }
-                });
-                let out = self.fun.bind(py).call1(PyTuple::new(py, items)?)?;
-                if !is_scalar_float(&out, trace.as_any(), builder.get())? {
-                    hooks.check_output.bind(py).call1((&out,))?;
-                }
-                Ok((vec![out], ()))
+                let out = self
+                    .fun
+                    .bind(py)
+                    .call(leaves.call_args(args, tracers)?, kwargs)?;
+                let (out, aux) = self.finish_output(hooks, &trace, out)?;
+                Ok((vec![out], aux))
             },
         )?;
-        // The program's inputs after `x` (values captured from enclosing
-        // traces or device arrays) are never differentiated.
-        let nonzeros: Vec<bool> = (0..traced.inputs.len()).map(|j| j == 0).collect();
-        let on_host: Option<Vec<Arc<HostArray>>> = traced
-            .inputs
-            .iter()
-            .map(|c| c.cast::<ArrayImpl>().ok().map(|a| a.get().arr.clone()))
-            .collect();
-        let (value, grad) = match on_host {
-            Some(inputs) => {
-                let mut res =
-                    crate::transforms::run_value_and_grad(py, traced.closed, nonzeros, inputs)?
-                        .into_iter();
-                match (res.next(), res.next()) {
-                    (Some(v), Some(g)) => {
-                        (Bound::new(py, v)?.into_any(), Bound::new(py, g)?.into_any())
-                    }
-                    _ => return Err(too_few_outputs()),
-                }
-            }
-            None => {
-                let handle = Bound::new(
-                    py,
-                    PyClosedJaxpr {
-                        inner: traced.closed,
-                    },
-                )?;
-                let res = hooks.run_elsewhere.bind(py).call1((
-                    handle,
-                    nonzeros,
-                    PyList::new(py, traced.inputs)?,
-                ))?;
-                let mut res = res.try_iter()?;
-                match (res.next(), res.next()) {
-                    (Some(v), Some(g)) => (v?, g?),
-                    _ => return Err(too_few_outputs()),
-                }
-            }
+        // The program's inputs after the primals (values captured from
+        // enclosing traces or device arrays) are never differentiated.
+        let mut nonzeros = leaves.nonzeros();
+        nonzeros.resize(traced.inputs.len(), false);
+        let mut res = run(py, hooks, &parent, traced.closed, nonzeros, traced.inputs)?.into_iter();
+        let value = res.next().ok_or_else(too_few_outputs)?;
+        let grad = leaves.grads(hooks, res.collect())?;
+        let aux = traced.extra;
+        let out = match (self.opts.with_value, self.opts.has_aux) {
+            (true, true) => PyTuple::new(py, [PyTuple::new(py, [value, aux])?.into_any(), grad])?,
+            (true, false) => PyTuple::new(py, [value, grad])?,
+            (false, true) => PyTuple::new(py, [grad, aux])?,
+            (false, false) => return Ok(grad),
         };
-        if self.with_value {
-            Ok(PyTuple::new(py, [value, grad])?.into_any())
-        } else {
-            Ok(grad)
+        Ok(out.into_any())
+    }
+}
+
+/// `[value, *cotangents]` of the value-and-grad program of `closed` on
+/// `inputs`: here for an eager call on host arrays, else by the `run` hook
+/// (one trace level down, or on the device a `GpuArray` input is on).
+fn run<'py>(
+    py: Python<'py>, hooks: &GradHooks, parent: &Bound<'py, PyAny>,
+    closed: Arc<microjax::ClosedJaxpr>, nonzeros: Vec<bool>, inputs: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    if parent.is_none() && fast_eager() {
+        let on_host: Option<Vec<Bound<'py, ArrayImpl>>> = inputs
+            .iter()
+            .map(|c| c.cast::<ArrayImpl>().ok().cloned())
+            .collect();
+        if let Some(arrays) = on_host {
+            let mut host: Vec<Arc<HostArray>> = Vec::with_capacity(arrays.len());
+            for a in &arrays {
+                a.get().check_live()?;
+                host.push(a.get().arr.clone());
+            }
+            return crate::transforms::run_value_and_grad(py, closed, nonzeros, host)?
+                .into_iter()
+                .map(|a| Ok(Bound::new(py, a)?.into_any()))
+                .collect();
         }
     }
+    let handle = Bound::new(py, PyClosedJaxpr { inner: closed })?;
+    hooks
+        .run
+        .bind(py)
+        .call1((parent, handle, nonzeros, PyList::new(py, inputs)?))?
+        .try_iter()?
+        .collect()
 }
 
 fn too_few_outputs() -> PyErr {
@@ -182,44 +346,44 @@ fn is_scalar_float(
 
 #[pymethods]
 impl GradFunction {
-    /// `fallback(*args, **kwargs)` is the Python `grad_f`/`value_and_grad_f`
-    /// of the same function; `argnum` an int `argnums`.
+    /// `GradFunction(fun, argnums, has_aux, holomorphic, allow_int,
+    /// with_value, name)`: `grad(fun, ...)` (or `value_and_grad` with
+    /// `with_value`).
     #[new]
+    #[allow(clippy::too_many_arguments)]
     fn py_new(
-        fun: Py<PyAny>, fallback: Py<PyAny>, argnum: isize, with_value: bool, name: Py<PyString>,
-    ) -> GradFunction {
-        GradFunction {
-            fun,
-            fallback,
-            argnum,
+        fun: Py<PyAny>, argnums: &Bound<'_, PyAny>, has_aux: bool, holomorphic: bool,
+        allow_int: bool, with_value: bool, name: Py<PyString>,
+    ) -> PyClassInitializer<GradFunction> {
+        let argnum = if argnums.is_exact_instance_of::<pyo3::types::PyInt>() {
+            argnums.extract::<isize>().ok()
+        } else {
+            None
+        };
+        let opts = Options {
+            has_aux,
+            holomorphic,
+            allow_int,
             with_value,
+        };
+        PyClassInitializer::from(MethodWrapper).add_subclass(GradFunction {
+            fun,
+            argnums: argnums.clone().unbind(),
+            argnum,
+            opts,
             name,
-        }
+        })
     }
 
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(
         &self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if kwargs.is_none_or(|k| k.is_empty()) && fast_eager() {
-            if let Some((i, x)) = self.eager_arg(args) {
-                return self.run_eager(py, args, i, x);
-            }
-        }
-        self.fallback.bind(py).call(args, kwargs)
-    }
-
-    /// Method binding: `obj.f` is `functools.partial(f, obj)`.
-    fn __get__<'py>(
-        slf: &Bound<'py, Self>, obj: Option<&Bound<'py, PyAny>>,
-        objtype: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = objtype;
-        crate::jit::bind_method(slf.as_any(), obj)
+        self.call(py, args, kwargs)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let kind = if self.with_value {
+        let kind = if self.opts.with_value {
             "value_and_grad"
         } else {
             "grad"
@@ -229,7 +393,7 @@ impl GradFunction {
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.fun)?;
-        visit.call(&self.fallback)?;
+        visit.call(&self.argnums)?;
         visit.call(&self.name)
     }
 }

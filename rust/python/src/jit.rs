@@ -149,9 +149,8 @@ fn push_arg_key(key: &mut FastKey, a: &ArrayImpl) {
 }
 
 /// A jitted function: trace cache lookup in Rust on the hot path, Python
-/// fallback on a miss. Instances have a `__dict__` so
-/// `functools.update_wrapper` works.
-#[pyclass(frozen, dict, weakref, name = "JitFunction", module = "microjax_rs")]
+/// fallback on a miss.
+#[pyclass(frozen, extends = MethodWrapper, name = "JitFunction", module = "microjax_rs")]
 pub struct JitFunction {
     fallback: Mutex<Option<Py<PyAny>>>,
     /// The trace cache owner token its entries are filed under (the Python
@@ -231,21 +230,38 @@ impl JitFunction {
 
 static PARTIAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `__get__` of a callable Rust wrapper (`jit`, `grad`): accessed through
-/// an instance, `obj.f` is `functools.partial(f, obj)`, as a Python
-/// function would bind; through the class, the wrapper itself.
-pub(crate) fn bind_method<'py>(
-    slf: &Bound<'py, PyAny>, obj: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = slf.py();
-    match obj {
-        Some(o) if !o.is_none() => {
-            let partial = PARTIAL.get_or_try_init(py, || {
-                Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
-            })?;
-            partial.bind(py).call1((slf, o))
+/// The base class of the callable Rust wrappers (`JitFunction`,
+/// `GradFunction`): method binding as a Python function's (accessed
+/// through an instance, `obj.f` is `functools.partial(f, obj)`; through the
+/// class, the wrapper itself), and a `__dict__` so
+/// `functools.update_wrapper` works.
+#[pyclass(
+    frozen,
+    subclass,
+    dict,
+    weakref,
+    name = "MethodWrapper",
+    module = "microjax_rs._core"
+)]
+pub struct MethodWrapper;
+
+#[pymethods]
+impl MethodWrapper {
+    fn __get__<'py>(
+        slf: &Bound<'py, Self>, obj: Option<&Bound<'py, PyAny>>,
+        objtype: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = objtype;
+        let py = slf.py();
+        match obj {
+            Some(o) if !o.is_none() => {
+                let partial = PARTIAL.get_or_try_init(py, || {
+                    Ok::<_, PyErr>(py.import("functools")?.getattr("partial")?.unbind())
+                })?;
+                partial.bind(py).call1((slf, o))
+            }
+            _ => Ok(slf.clone().into_any()),
         }
-        _ => Ok(slf.clone()),
     }
 }
 
@@ -255,17 +271,21 @@ impl JitFunction {
     /// private one, dropped with this object).
     #[new]
     #[pyo3(signature = (fallback, owner = None))]
-    fn py_new(fallback: &Bound<'_, PyAny>, owner: Option<u64>) -> PyResult<JitFunction> {
+    fn py_new(
+        fallback: &Bound<'_, PyAny>, owner: Option<u64>,
+    ) -> PyResult<PyClassInitializer<JitFunction>> {
         if !fallback.is_callable() {
             return Err(PyTypeError::new_err(
                 "JitFunction needs a callable fallback",
             ));
         }
-        Ok(JitFunction {
-            fallback: Mutex::new(Some(fallback.clone().unbind())),
-            owner: AtomicU64::new(owner.unwrap_or_else(trace_cache::new_owner)),
-            private_owner: owner.is_none(),
-        })
+        Ok(
+            PyClassInitializer::from(MethodWrapper).add_subclass(JitFunction {
+                fallback: Mutex::new(Some(fallback.clone().unbind())),
+                owner: AtomicU64::new(owner.unwrap_or_else(trace_cache::new_owner)),
+                private_owner: owner.is_none(),
+            }),
+        )
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -383,15 +403,6 @@ impl JitFunction {
         }
         self.owner.store(owner, Ordering::Relaxed);
         Ok(())
-    }
-
-    /// Method binding: `obj.f` is `functools.partial(f, obj)`.
-    fn __get__<'py>(
-        slf: &Bound<'py, Self>, obj: Option<&Bound<'py, PyAny>>,
-        objtype: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = objtype;
-        crate::jit::bind_method(slf.as_any(), obj)
     }
 
     /// Pickling: by reference for a module-level jitted function, else by

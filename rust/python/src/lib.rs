@@ -25,6 +25,7 @@ macro_rules! dict_of {
 }
 
 mod array;
+mod aval;
 mod callback;
 mod dlpack;
 mod dtypes;
@@ -122,6 +123,18 @@ impl<T> Registered<T> {
             .map_err(|_| PyRuntimeError::new_err(format!("{} already registered", self.what)))
     }
 
+    /// A RuntimeError where a value is registered already (checked before
+    /// reading a registration's parts).
+    pub(crate) fn check_unset(&self, py: Python<'_>) -> PyResult<()> {
+        match self.cell.get(py) {
+            Some(_) => Err(PyRuntimeError::new_err(format!(
+                "{} already registered",
+                self.what
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// The registered value; a RuntimeError where none is.
     pub(crate) fn get(&self, py: Python<'_>) -> PyResult<&T> {
         self.cell
@@ -133,21 +146,18 @@ impl<T> Registered<T> {
 /// The one point where Python registers, once each at import, what the
 /// binding's Rust paths need of it (the replaceable Array hooks are
 /// `set_hooks`'s):
-/// * `aval=shaped`: the aval constructor `shaped(shape, dtype name, weak)`
-///   staging uses for avals not seen before (`staging.rs`);
 /// * `to_atom=StagingTrace.to_atom`: the atom of an operand that is not a
 ///   tracer of the trace being staged into (`staging.rs`);
 /// * `tracer_operators=(prims, fallbacks)`: the `lax` primitives of the
 ///   Tracer operators with a native path and their Python fallbacks
 ///   (`tracer.rs`);
-/// * `grad=(ad_trace, stack, check_output, run_elsewhere)`: what the eager
-///   `grad` path needs (`grad.rs`).
+/// * `grad=(ad_trace, new_input, stack, prepare, finish_output, run,
+///   grads)`: what the `grad` call path needs of Python (`grad.rs`).
 #[pyfunction]
 #[pyo3(signature = (**hooks))]
 fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<()> {
     for (key, value) in hooks.into_iter().flat_map(|h| h.iter()) {
         match key.extract::<String>()?.as_str() {
-            "aval" => staging::register_aval_constructor(py, value)?,
             "to_atom" => staging::register_to_atom(py, value)?,
             "tracer_operators" => {
                 let (prims, fallbacks): (
@@ -156,10 +166,7 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
                 ) = value.extract()?;
                 tracer::register_tracer_operators(py, &prims, &fallbacks)?;
             }
-            "grad" => {
-                let (ad_trace, stack, check_output, run_elsewhere) = value.extract()?;
-                grad::register_grad_hooks(py, ad_trace, stack, check_output, run_elsewhere)?;
-            }
+            "grad" => grad::register_grad_hooks(py, &value)?,
             other => return Err(PyValueError::new_err(format!("unknown hook {other:?}"))),
         }
     }
@@ -176,6 +183,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ir::PyClosedJaxpr>()?;
     m.add_class::<ir::InputSource>()?;
     m.add_class::<stages::CompiledProgram>()?;
+    m.add_class::<jit::MethodWrapper>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<callback::PyHostCallback>()?;
     m.add_class::<prim::FastUnary>()?;
@@ -188,6 +196,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ir::get_determinism, register_hooks);
     tracer::register(m)?;
     grad::register(m)?;
+    aval::register(m)?;
     transforms::register(m)?;
     memory::register(m)?;
     gpu::register(m)?;

@@ -2,8 +2,8 @@
 //! operand conversion, the equation, the output tracers and, for AD traces,
 //! the record of the equation for lazily known values — one call instead of
 //! a Python loop per operand and per output. It calls back into Python only
-//! for operands that are not tracers of the trace (`trace.to_atom`) and for
-//! an aval object not seen before. The tracers are `tracer::Tracer`s.
+//! for operands that are not tracers of the trace (`trace.to_atom`). The
+//! tracers are `tracer::Tracer`s, their avals `aval::ShapedArray`s.
 
 use crate::array::ArrayImpl;
 use crate::ir::{atom_from_py, PyBuilder};
@@ -18,14 +18,8 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// `core._shaped`, registered once at import.
-static SHAPED: Registered<Py<PyAny>> = Registered::new("the aval constructor is");
-
 /// `core.StagingTrace.to_atom`, registered once at import.
 static TO_ATOM: Registered<Py<PyAny>> = Registered::new("the operand converter is");
-
-/// Aval -> its shared Python `ShapedArray` (avals are immutable).
-static AVALS: Mutex<Option<HashMap<Aval, Py<PyAny>>>> = Mutex::new(None);
 
 /// Source text (by the address of the Python string, kept alive here) ->
 /// the shared Rust copy: call sites repeat, and the Python side hands the
@@ -35,12 +29,6 @@ static SOURCES: Mutex<Option<SourceCache>> = Mutex::new(None);
 
 const CACHE_LIMIT: usize = 4096;
 
-/// Registers the aval constructor `shaped(shape, dtype name, weak)` that
-/// staging uses for avals not seen before (`register_hooks(aval=...)`).
-pub(crate) fn register_aval_constructor(py: Python<'_>, shaped: Bound<'_, PyAny>) -> PyResult<()> {
-    SHAPED.set(py, shaped.unbind())
-}
-
 /// Registers `to_atom(trace, x)`, the atom of an operand that is not a
 /// tracer of the trace (a constant, a captured value; `register_hooks(
 /// to_atom=...)`).
@@ -48,25 +36,9 @@ pub(crate) fn register_to_atom(py: Python<'_>, to_atom: Bound<'_, PyAny>) -> PyR
     TO_ATOM.set(py, to_atom.unbind())
 }
 
-/// The shared Python `ShapedArray` of `a`.
+/// The shared `ShapedArray` of `a`.
 pub(crate) fn aval_object<'py>(py: Python<'py>, a: &Aval) -> PyResult<Bound<'py, PyAny>> {
-    if let Ok(guard) = AVALS.lock() {
-        if let Some(hit) = guard.as_ref().and_then(|m| m.get(a)) {
-            return Ok(hit.bind(py).clone());
-        }
-    }
-    let shape = PyTuple::new(py, a.shape.iter().copied())?;
-    let shaped = SHAPED.get(py)?;
-    let obj = shaped
-        .bind(py)
-        .call1((shape, a.dtype.name(), a.weak_type))?;
-    if let Ok(mut guard) = AVALS.lock() {
-        let map = guard.get_or_insert_with(HashMap::new);
-        if map.len() < CACHE_LIMIT {
-            map.insert(a.clone(), obj.clone().unbind());
-        }
-    }
-    Ok(obj)
+    crate::aval::ShapedArray::shared(py, a).map(Bound::into_any)
 }
 
 fn source_text(s: &Bound<'_, PyString>) -> PyResult<Arc<str>> {

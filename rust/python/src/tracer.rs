@@ -49,6 +49,11 @@ impl Tracer {
         Ok(Bound::new(py, t)?.into_any())
     }
 
+    /// Whether `x` is a tracer whose aval's dtype is a float.
+    pub(crate) fn is_float_tracer(x: &Bound<'_, PyAny>) -> bool {
+        x.cast_exact::<Tracer>().is_ok_and(|t| t.get().float)
+    }
+
     /// The variable of `x` when it is a tracer of `trace`.
     pub(crate) fn var_of(x: &Bound<'_, PyAny>, trace: &Bound<'_, PyAny>) -> Option<Var> {
         let t = x.cast_exact::<Tracer>().ok()?.get();

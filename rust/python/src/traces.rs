@@ -108,6 +108,15 @@ impl TraceBase {
         self.native.store(native, Ordering::Relaxed);
     }
 
+    /// Marks an eager-level trace whose program is run at once and never
+    /// handed out (`grad`'s, `ad.trace_ad(private=True)`'s): its equations
+    /// record no source lines (finding the user's frame is a good part of
+    /// staging one) and Rust stages float arithmetic on its tracers.
+    pub(crate) fn make_private(&self) {
+        self.set_record_source(false);
+        self.set_native(true);
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.builder)?;
         visit.call(&self.captures)?;

@@ -12,7 +12,7 @@ from ...random._prng import (  # noqa: F401
     register_prng,
 )
 
-UINT_DTYPES = {8: "uint8", 16: "uint16", 32: "uint32", 64: "uint64"}
+UINT_DTYPES = dict(_prng._UINT)
 
 
 def _typed(name, keys):
