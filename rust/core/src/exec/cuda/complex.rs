@@ -162,7 +162,7 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
     }
     match prim {
         Primitive::IntegerPow(IntegerPow { y }) if y.unsigned_abs() > 64 => HOST,
-        Primitive::Unary(op) if d.is_complex() => match op {
+        Primitive::Unary(
             UnaryOp::Neg
             | UnaryOp::Square
             | UnaryOp::Exp
@@ -178,9 +178,8 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
             | UnaryOp::Log1p
             | UnaryOp::Expm1
             | UnaryOp::Abs
-            | UnaryOp::Sign => Lowering::Kernel,
-            _ => HOST,
-        },
+            | UnaryOp::Sign,
+        ) if d.is_complex() => Lowering::Kernel,
         Primitive::Binary(BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div)
         | Primitive::Compare(CmpOp::Eq | CmpOp::Ne)
         | Primitive::IntegerPow(IntegerPow { .. })
