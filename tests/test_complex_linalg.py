@@ -405,12 +405,12 @@ def test_lax_schur_invariants(dtype):
     np.testing.assert_array_equal(np.asarray(t_only), t)
 
 
-def test_schur_real_form_and_options_raise():
+def test_schur_real_and_complex_output_and_options():
     a = np.random.default_rng(32).uniform(-1, 1, (3, 3))
-    with pytest.raises(NotImplementedError, match="real Schur form"):
-        lax.linalg.schur(a)
-    with pytest.raises(NotImplementedError, match="real Schur form"):
-        jax.scipy.linalg.schur(a)
+    # a real matrix gets its real Schur form (tests/test_real_schur.py)
+    for tr, zr in (lax.linalg.schur(a), jax.scipy.linalg.schur(a)):
+        assert np.asarray(tr).dtype == np.asarray(zr).dtype == a.dtype
+        np.testing.assert_allclose(np.asarray(zr) @ np.asarray(tr) @ np.asarray(zr).T, a, **C128_TOL)
     with pytest.raises(NotImplementedError, match="sort"):
         lax.linalg.schur(a.astype(complex), sort_eig_vals=True)
     with pytest.raises(ValueError, match="Expected 'output'"):

@@ -30,7 +30,7 @@ inputs and expected results of a case); one module of records per family:
 rows and the complex-part functions), ``complex_ordering`` (lexicographic ordering of complex
 values, the other functions JAX defines on complex operands, and JAX's errors on the rest),
 ``complex_linalg`` (linear algebra on complex matrices, the nonsymmetric eigenproblem, Hessenberg
-reduction, roots), ``jnp_more``
+reduction, roots), ``real_schur`` (the real Schur form of real matrices), ``jnp_more``
 (insert/delete, set functions, histograms, cov, index helpers), ``jnp_numeric``
 (polynomials, windows, ufunc methods, calculus, bit packing), ``sort``,
 ``gather`` (gather / scatter / indexing), ``linalg``, ``conv`` (convolutions
@@ -59,6 +59,7 @@ from . import (
     nn_more,
     random,
     random_distributions,
+    real_schur,
     reductions,
     scipy_misc,
     sort,
@@ -105,6 +106,7 @@ _OPERATORS: tuple = (
     + complex_ops.RECORDS
     + complex_ordering.RECORDS
     + complex_linalg.RECORDS
+    + real_schur.RECORDS
     + fft.RECORDS
 )
 

@@ -216,17 +216,19 @@ def hessenberg(a):
 
 
 def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
-    """Schur decomposition of square complex matrices: ``(t, vs)`` with ``x = vs t vsᴴ``,
-    ``t`` upper triangular (``(t,)`` without ``compute_schur_vectors``). The real
-    Schur form of a real matrix is not supported (NotImplementedError); neither
-    are ``sort_eig_vals`` / ``select_callable`` (JAX's CPU path does not sort either).
+    """Schur decomposition of square matrices: ``(t, vs)`` with ``x = vs t vsᴴ``
+    (``(t,)`` without ``compute_schur_vectors``). A complex ``x`` gives an upper
+    triangular ``t`` and unitary ``vs``; a real ``x`` its real Schur form as
+    LAPACK's ``gees``: ``t`` quasi-upper-triangular with a standardized 2x2 block
+    (equal diagonal entries, off-diagonal entries of opposite signs) for each
+    conjugate eigenvalue pair, ``vs`` orthogonal. The eigenvalue order along the
+    diagonal is the QR iteration's own, as LAPACK's. ``sort_eig_vals`` raises
+    NotImplementedError as JAX's CPU path does; ``select_callable`` is ignored
+    without it (as in JAX).
     """
     x = _square_inexact(x, "schur", "The input to schur must be a square matrix. Got shape {shape}.")
-    if sort_eig_vals or select_callable is not None:
+    if sort_eig_vals:
         raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
-    if not _aval(x).dtype_name.startswith("complex"):
-        raise NotImplementedError("schur: the real Schur form of a real matrix is not supported by microjax_rs; "
-                                  "convert the matrix to complex for the complex Schur form")
     outs = schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors), select_callable=None,
                         sort_eig_vals=False)
     return tuple(outs)

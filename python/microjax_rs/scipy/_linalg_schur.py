@@ -1,7 +1,6 @@
 """The Schur-based functions of `jax.scipy.linalg`: `schur`, `rsf2csf`,
-`sqrtm` and `funm`, on `lax.linalg.schur` (the complex Schur form; the real
-Schur form of a real matrix, `schur(a, output='real')`, is not supported and
-raises NotImplementedError). The triangular recurrences (Björck–Hammarling
+`sqrtm` and `funm`, on `lax.linalg.schur` (the real Schur form of a real
+matrix, or the complex Schur form). The triangular recurrences (Björck–Hammarling
 square root, Parlett's recurrence of Golub & Van Loan's algorithm 11.1.1) run
 as Python loops over the static matrix size."""
 import numpy as _np
@@ -21,18 +20,19 @@ def _is_complex(x):
 
 
 def schur(a, output="real"):
-    """Schur decomposition ``a = Z T Zᴴ``: ``(T, Z)`` with ``T`` upper triangular
-    and ``Z`` unitary. ``output='complex'`` (or a complex ``a``) gives the complex
-    form; the real Schur form of a real matrix (``output='real'``, 2x2 blocks)
-    raises NotImplementedError."""
+    """Schur decomposition ``a = Z T Zᴴ``: ``(T, Z)``. ``output='complex'`` (or a
+    complex ``a``) gives the complex form, ``T`` upper triangular and ``Z``
+    unitary; ``output='real'`` of a real ``a`` the real Schur form, ``T``
+    quasi-upper-triangular (a standardized 2x2 block per conjugate eigenvalue
+    pair, as LAPACK's ``gees``) and ``Z`` orthogonal. An integer ``a`` is a
+    TypeError with ``output='real'`` as in JAX."""
     if output not in ("real", "complex"):
         raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
-    (a,) = _promote_dtypes_inexact(_arr(a))
-    if output == "complex" and not _is_complex(a):
-        a = lax.convert_element_type(a, _complex_name(_aval(a).dtype_name))
-    if not _is_complex(a):
-        raise NotImplementedError("schur: the real Schur form of a real matrix is not supported by microjax_rs; "
-                                  "use output='complex'")
+    a = _arr(a)
+    if output == "complex":
+        (a,) = _promote_dtypes_inexact(a)
+        if not _is_complex(a):
+            a = lax.convert_element_type(a, _complex_name(_aval(a).dtype_name))
     t, z = _ll.schur(a)
     return t, z
 

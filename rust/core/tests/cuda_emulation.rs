@@ -794,3 +794,173 @@ fn argmax_and_argmin_match_the_cpu_with_ties_and_nans() {
         }
     }
 }
+
+/// A complex buffer of `n` values spread over the plane (both signs, one
+/// zero), in `d`.
+fn complex_data(d: DType, n: usize) -> HostArray {
+    let parts: Vec<(f64, f64)> = (0..n)
+        .map(|k| {
+            let t = k as f64 * 0.37;
+            if k == 3 {
+                (0.0, 0.0)
+            } else {
+                (1.7 * t.sin() - 0.2, 1.3 * (1.9 * t).cos())
+            }
+        })
+        .collect();
+    let buf = match d {
+        DType::C64 => Buffer::C64(
+            parts
+                .iter()
+                .map(|&(r, i)| microjax::array::C32::new(r as f32, i as f32))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        _ => Buffer::C128(
+            parts
+                .iter()
+                .map(|&(r, i)| microjax::array::C64::new(r, i))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+    };
+    HostArray::new(vec![n], buf).unwrap()
+}
+
+/// `prog`'s emulated device run against the CPU within `rtol` on every
+/// real and imaginary part (NaNs match NaNs); returns the device steps.
+fn check_complex_program(prog: &ClosedJaxpr, args: &[HostArray], rtol: f64) -> Vec<DeviceStep> {
+    let shared: Vec<Arc<HostArray>> = args.iter().cloned().map(Arc::new).collect();
+    let want = eval_closed(prog, &shared).unwrap();
+    let got = run_emulated(prog, args);
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!((g.shape(), g.dtype()), (w.shape(), w.dtype()));
+        for k in 0..g.size() {
+            let parts = |a: &HostArray| match Scalar::from_buffer(a.buffer(), k).unwrap() {
+                Scalar::Complex(re, im) => [re, im],
+                s => [s.as_f64(), 0.0],
+            };
+            for (x, y) in parts(g).into_iter().zip(parts(w)) {
+                let same = (x.is_nan() && y.is_nan()) || (x - y).abs() <= rtol * (1.0 + y.abs());
+                assert!(same, "{:?} element {k}: {x} vs {y}", g.dtype());
+            }
+        }
+    }
+    device_plan(&prog.jaxpr).unwrap()
+}
+
+#[test]
+fn complex_elementwise_kernels_match_the_cpu() {
+    use microjax::UnaryOp as U;
+    skip_without_gxx!();
+    for (d, rtol) in [(DType::C64, 2e-5), (DType::C128, 1e-12)] {
+        let mut b = Builder::new();
+        let x = Atom::Var(b.add_input(Aval::new(vec![24], d)).unwrap());
+        let c = Atom::Lit(microjax::Literal::new(
+            Scalar::Complex(0.5, -1.25),
+            d,
+            false,
+        ));
+        let mut outs = Vec::new();
+        for op in [
+            U::Neg,
+            U::Square,
+            U::Exp,
+            U::Log,
+            U::Sqrt,
+            U::Rsqrt,
+            U::Sin,
+            U::Cos,
+            U::Tan,
+            U::Sinh,
+            U::Cosh,
+            U::Tanh,
+            U::Log1p,
+            U::Expm1,
+            U::Abs,
+            U::Sign,
+        ] {
+            // each op on its own output, off the zero element for log/rsqrt
+            let shifted = b.binary(BinaryOp::Add, x.clone(), c.clone()).unwrap();
+            outs.push(b.unary(op, shifted).unwrap());
+        }
+        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div] {
+            outs.push(b.binary(op, x.clone(), c.clone()).unwrap());
+        }
+        let sq = b.binary(BinaryOp::Mul, x.clone(), x.clone()).unwrap();
+        for cmp in [microjax::CmpOp::Eq, microjax::CmpOp::Ne] {
+            outs.push(
+                b.add_eqn1(Primitive::Compare(cmp), vec![sq.clone(), x.clone()])
+                    .unwrap(),
+            );
+        }
+        for y in [0, 3, -2] {
+            let p = Primitive::IntegerPow(microjax::prims::IntegerPow { y });
+            let shifted = b.binary(BinaryOp::Add, x.clone(), c.clone()).unwrap();
+            outs.push(b.add_eqn1(p, vec![shifted]).unwrap());
+        }
+        let other = if d == DType::C64 {
+            DType::C128
+        } else {
+            DType::C64
+        };
+        for to in [other, d.real_dtype(), DType::Bool] {
+            let p = Primitive::ConvertElementType(ConvertElementType {
+                new_dtype: to,
+                weak_type: false,
+            });
+            outs.push(b.add_eqn1(p, vec![x.clone()]).unwrap());
+        }
+        let prog = b.build(outs).unwrap();
+        let steps = check_complex_program(&prog, &[complex_data(d, 24)], rtol);
+        assert!(
+            steps.iter().all(|s| matches!(s, DeviceStep::Kernel { .. })),
+            "{steps:?}"
+        );
+        // A real operand converted to complex, scaled and selected.
+        let mut b = Builder::new();
+        let r = Atom::Var(b.add_input(Aval::new(vec![8], d.real_dtype())).unwrap());
+        let to = Primitive::ConvertElementType(ConvertElementType {
+            new_dtype: d,
+            weak_type: false,
+        });
+        let z = b.add_eqn1(to, vec![r.clone()]).unwrap();
+        let zc = b.binary(BinaryOp::Mul, z.clone(), c.clone()).unwrap();
+        let zero = microjax::Builder::lit(d.real_dtype(), 0.0);
+        let pos = b
+            .add_eqn1(Primitive::Compare(microjax::CmpOp::Gt), vec![r, zero])
+            .unwrap();
+        let sel = b
+            .add_eqn1(
+                Primitive::SelectN(microjax::prims::SelectN),
+                vec![pos, z, zc],
+            )
+            .unwrap();
+        let prog = b.build(vec![sel]).unwrap();
+        let real = if d == DType::C64 {
+            f32a(&[8], (0..8).map(|k| k as f32 - 3.5).collect())
+        } else {
+            HostArray::new(
+                vec![8],
+                Buffer::F64((0..8).map(|k| k as f64 - 3.5).collect::<Vec<_>>().into()),
+            )
+            .unwrap()
+        };
+        check_complex_program(&prog, &[real], rtol);
+    }
+}
+
+#[test]
+fn complex_ops_without_a_device_formula_run_on_the_host() {
+    for d in [DType::C64, DType::C128] {
+        let mut b = Builder::new();
+        let x = Atom::Var(b.add_input(Aval::new(vec![4], d)).unwrap());
+        let y = b.unary(microjax::UnaryOp::Asin, x).unwrap();
+        let prog = b.build(vec![y]).unwrap();
+        let steps = device_plan(&prog.jaxpr).unwrap();
+        assert!(
+            matches!(steps.as_slice(), [DeviceStep::Host { eqn: 0, .. }]),
+            "{steps:?}"
+        );
+    }
+}

@@ -12,6 +12,7 @@
 //! bytes and the same name. Members without a device lowering
 //! ([`lowering`]) make the whole group a host fallback.
 
+use super::complex;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::fusion::{self, broadcast_access, Access, Group};
@@ -52,7 +53,9 @@ fn unsupported(what: String) -> Error {
 }
 
 /// The C type of a dtype's elements, `None` for dtypes without a device
-/// lowering (f16/bf16, complex, float0, keys).
+/// lowering (f16/bf16, float0, keys) and for complex dtypes (their
+/// elementwise kernels use [`super::complex`]'s structs; the data-movement
+/// kernels do not take them).
 pub fn c_type(d: DType) -> Option<&'static str> {
     Some(match d {
         DType::Bool => "bool",
@@ -79,9 +82,12 @@ pub(super) fn is_half(d: DType) -> bool {
     matches!(d, DType::F16 | DType::BF16)
 }
 
-/// The C type an elementwise kernel computes `d` in.
+/// The C type an elementwise kernel computes `d` in (complex dtypes as
+/// the structs of [`super::complex`]).
 fn compute_type(d: DType) -> Option<&'static str> {
-    if is_half(d) {
+    if d.is_complex() {
+        complex::c_type(d)
+    } else if is_half(d) {
         Some("float")
     } else {
         c_type(d)
@@ -90,7 +96,9 @@ fn compute_type(d: DType) -> Option<&'static str> {
 
 /// The C type `d` is stored as in device memory.
 fn storage_type(d: DType) -> Option<&'static str> {
-    if is_half(d) {
+    if d.is_complex() {
+        complex::c_type(d)
+    } else if is_half(d) {
         Some("unsigned short")
     } else {
         c_type(d)
@@ -153,10 +161,11 @@ fn math(name: &str, d: DType) -> String {
 /// Whether `prim` on operands of dtype `d` (the first operand's) producing
 /// `out` is emitted into a kernel.
 pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
+    if d.is_complex() || out.is_complex() {
+        return complex::lowering(prim, d, out);
+    }
     if compute_type(d).is_none() || compute_type(out).is_none() {
-        return Lowering::HostFallback(
-            "float0, key and complex elements stay on the host (no complex kernels are generated)",
-        );
+        return Lowering::HostFallback("float0 and key elements stay on the host");
     }
     if is_half(out) && d == DType::F64 {
         // Through float would round twice.
@@ -207,6 +216,9 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
 
 /// A C literal of `v` in dtype `d`.
 pub(super) fn c_literal(v: Scalar, d: DType) -> Result<String> {
+    if d.is_complex() {
+        return complex::literal(v, d);
+    }
     let ty = compute_type(d).ok_or_else(|| unsupported(format!("literal of {d:?}")))?;
     Ok(match v {
         Scalar::Bool(b) => format!("(({ty}){})", u8::from(b)),
@@ -545,6 +557,9 @@ pub(super) fn kernel_text(name: &str, params: &[String], body: &str) -> String {
     if body.contains("mj_f16_") || body.contains("mj_bf16_") || body.contains("mj_f32_to_") {
         s.push_str(HALF_HELPERS);
     }
+    if params.iter().any(|p| p.contains("mj_c")) || body.contains("mj_c") {
+        s.push_str(complex::COMPLEX_HELPERS);
+    }
     let _ = writeln!(
         s,
         "extern \"C\" __global__ void {name}({}) {{",
@@ -559,6 +574,9 @@ pub(super) fn kernel_text(name: &str, params: &[String], body: &str) -> String {
 
 /// The expression of an elementwise member.
 fn member_expr(prim: &Primitive, d: DType, out: DType, args: &[String]) -> Result<Option<String>> {
+    if (d.is_complex() || out.is_complex()) && !matches!(prim, Primitive::SelectN(SelectN)) {
+        return complex::member_expr(prim, d, out, args);
+    }
     let out_ty = compute_type(out).ok_or_else(|| unsupported("output dtype".into()))?;
     let e = match (prim, args) {
         (Primitive::Unary(op), [x]) => format!("({out_ty}){}", unary_expr(*op, d, x)),

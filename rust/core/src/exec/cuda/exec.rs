@@ -470,7 +470,14 @@ impl CudaPlan {
         {
             let l = read(env, lhs)?.buf.slice()?;
             let r = read(env, rhs)?.buf.slice()?;
-            launch::gemm(&self.device.blas, spec, l, r, buf.slice_mut()?)?;
+            launch::gemm(
+                &self.device.blas,
+                &self.device.stream,
+                spec,
+                l,
+                r,
+                buf.slice_mut()?,
+            )?;
         }
         *slot(env, out)? = Some(DeviceArray {
             buf: Arc::new(buf),

@@ -9,6 +9,7 @@
 
 pub mod bytes;
 pub mod codegen;
+pub mod complex;
 pub mod driver;
 pub mod indexing;
 pub mod kernels;

@@ -108,7 +108,7 @@ pub fn gemm_spec(
     dims: &DotDims, lhs: &[usize], rhs: &[usize], dtypes: [DType; 3],
 ) -> Option<GemmSpec> {
     let [dl, dr, dout] = dtypes;
-    if dl != dr || dl != dout || !matches!(dl, DType::F32 | DType::F64) {
+    if dl != dr || dl != dout || !matches!(dl, DType::F32 | DType::F64 | DType::C64 | DType::C128) {
         return None;
     }
     let nb = dims.lhs_batch.len();

@@ -323,19 +323,18 @@ pub(super) fn hessenberg_buffers(name: &'static str, a: &HostArray) -> Result<Ve
 
 // ----------------------------------------------------------------- schur
 
-fn schur_all<R: Float + Default + Send + Sync>(
-    a: &Stack<'_, Complex<R>>, vectors: bool,
-) -> Result<Vec<Buffer>>
-where
-    Complex<R>: Scalar + Field,
-{
+/// `schur` over the batch with `one` the kernel of one matrix: `[t, vs?]`.
+fn schur_all<T: Scalar + Field>(
+    a: &Stack<'_, T>, vectors: bool,
+    one: impl Fn(&lapack::Mat<T>) -> Result<(lapack::Mat<T>, lapack::Mat<T>)>,
+) -> Result<Vec<Buffer>> {
     let n = a.r;
-    let mut t = Out::<Complex<R>>::new(a.batch, n, n)?;
-    let mut z = Out::<Complex<R>>::new(if vectors { a.batch } else { 0 }, n, n)?;
+    let mut t = Out::<T>::new(a.batch, n, n)?;
+    let mut z = Out::<T>::new(if vectors { a.batch } else { 0 }, n, n)?;
     let (mut at_t, mut at_z) = (0usize, 0usize);
     for m in a.views() {
         let src = lapack::Mat::from_rows(n, n, super::dense::row_major(m));
-        let (tm, zm) = super::schur::schur(&src)?;
+        let (tm, zm) = one(&src)?;
         at_t = t.put(at_t, &tm.d);
         if vectors {
             at_z = z.put(at_z, &zm.d);
@@ -348,19 +347,19 @@ where
     Ok(outs)
 }
 
-/// `schur` of a complex64/complex128 operand: `[t, vs?]`. A real operand's
-/// real Schur form (2x2 blocks) is not supported.
+/// `schur` of a float32/float64 operand (the real Schur form, 2x2 blocks for
+/// conjugate pairs) or a complex64/complex128 operand (upper triangular):
+/// `[t, vs?]`.
 pub(super) fn schur_buffers(
     name: &'static str, a: &HostArray, vectors: bool,
 ) -> Result<Vec<Buffer>> {
+    use super::real_schur::real_schur;
+    use super::schur::schur;
     match a.buffer() {
-        Buffer::C64(_) => schur_all(&Stack::<Complex<f32>>::new(name, a)?, vectors),
-        Buffer::C128(_) => schur_all(&Stack::<Complex<f64>>::new(name, a)?, vectors),
-        Buffer::F32(_) | Buffer::F64(_) => Err(Error::NotImplemented(
-            "schur: the real Schur form of a real matrix is not supported by microjax_rs; \
-             convert the matrix to complex for the complex Schur form"
-                .into(),
-        )),
+        Buffer::F32(_) => schur_all(&Stack::<f32>::new(name, a)?, vectors, real_schur),
+        Buffer::F64(_) => schur_all(&Stack::<f64>::new(name, a)?, vectors, real_schur),
+        Buffer::C64(_) => schur_all(&Stack::<Complex<f32>>::new(name, a)?, vectors, schur),
+        Buffer::C128(_) => schur_all(&Stack::<Complex<f64>>::new(name, a)?, vectors, schur),
         other => Err(Error::dtype(
             name,
             &[other.dtype()],

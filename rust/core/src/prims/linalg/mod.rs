@@ -5,12 +5,13 @@
 //!
 //! Every operand is a stack of matrices `[..., m, n]` (leading batch
 //! dimensions), float32, float64, complex64 or complex128 (`eigh`/`svd`
-//! return real eigen-/singular values; `eig` complex results; `schur` takes
-//! complex operands only). Complex operands run on faer and the
+//! return real eigen-/singular values; `eig` complex results; `schur` the
+//! real Schur form of a real operand). Complex operands run on faer and the
 //! LAPACK-convention kernels of [`lapack`] (complex QR, the LU fallback,
-//! Hessenberg) and [`schur`]; under `Determinism::Portable` the faer-backed
-//! ops on complex operands and `eig` are an error (NotImplementedError),
-//! while `hessenberg` and `schur` (plain loops) run. The real operands' kernels:
+//! Hessenberg) and [`schur`], a real `schur` on [`real_schur`]; under
+//! `Determinism::Portable` the faer-backed ops on complex operands and `eig`
+//! are an error (NotImplementedError), while `hessenberg` and `schur` (plain
+//! loops) run. The real operands' other kernels:
 //! [`dense`] on `faer` in the operand's precision (the default mode: blocked,
 //! SIMD, with a constant partition count so the bits do not depend on the
 //! thread count), and [`portable`], plain deterministic f64 loops for
@@ -43,6 +44,7 @@ mod dense;
 mod eig;
 mod lapack;
 mod portable;
+mod real_schur;
 mod rules;
 mod schur;
 
@@ -94,8 +96,8 @@ pub enum LinalgOp {
     /// `hessenberg(a) -> (packed, taus)`: LAPACK `gehrd`'s reduction.
     Hessenberg,
     /// `schur(a) -> (t, vs?)`: the Schur form and, with
-    /// `compute_schur_vectors`, the unitary `vs` (`a = vs t vsᴴ`); complex
-    /// operands (the real Schur form of a real operand is not supported).
+    /// `compute_schur_vectors`, the unitary `vs` (`a = vs t vsᴴ`); a real
+    /// operand gets its real Schur form (2x2 blocks for conjugate pairs).
     Schur { compute_schur_vectors: bool },
 }
 
