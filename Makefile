@@ -97,14 +97,19 @@ lint: clippy fmt-check
 cargo-test: venv
 	$(call stage,cargo-test,cargo test -p microjax --features cuda --profile ci $(CARGO_J))
 
-# Exit code 5 (no tests collected) fails like any other non-zero status.
+# pytest runs on PYTEST_WORKERS processes (pytest-xdist; `auto`: one per
+# core, `0`: in this process). Exit code 5 (no tests collected) fails like
+# any other non-zero status.
+PYTEST_WORKERS ?= auto
+PYTEST_N := -n $(PYTEST_WORKERS)
+
 pytest: venv
-	$(call stage,pytest,$(VPY) -m pytest -q tests)
+	$(call stage,pytest,$(VPY) -m pytest -q $(PYTEST_N) tests)
 
 # The suite again with a stand-in GPU as the default device (tests/fake_gpu.py):
 # every jit and eager op routes through the GPU paths, programs run on the host.
 pytest-fake-gpu: venv
-	$(call stage,pytest-fake-gpu,MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q tests)
+	$(call stage,pytest-fake-gpu,MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q $(PYTEST_N) tests)
 
 # Prerequisites run left to right (.NOTPARALLEL).
 test: venv build-ci lint cargo-test pytest pytest-fake-gpu

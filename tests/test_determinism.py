@@ -149,8 +149,9 @@ def test_an_exported_portable_program_gives_the_python_bits_in_rust(portable, tm
     for k, a in enumerate(args):
         paths.append(str(tmp_path / f"in{k}.npy"))
         np.save(paths[-1], a)
+    # `--features cuda`: the build `make test`'s cargo-test stage already made of the example.
     res = subprocess.run(
-        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--example", "run_exported", "--",
+        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--features", "cuda", "--example", "run_exported", "--",
          "--raw", str(tmp_path), str(prog), *paths],
         cwd=root, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr

@@ -110,8 +110,9 @@ def test_rust_example_runs_an_exported_program(tmp_path):
     prog.write_bytes(export.export(f)(x, y).serialize())
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "y.npy", y)
+    # `--features cuda`: the build `make test`'s cargo-test stage already made of the example.
     res = subprocess.run(
-        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--example", "run_exported", "--",
+        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--features", "cuda", "--example", "run_exported", "--",
          str(prog), str(tmp_path / "x.npy"), str(tmp_path / "y.npy")],
         cwd=root, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr

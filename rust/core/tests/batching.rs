@@ -852,11 +852,17 @@ fn source_info_is_kept() {
             .unwrap();
         vec![Atom::Var(z[0])]
     });
-    // x at 0, y at 1: the rule transposes y then adds; both keep the line.
+    // x at 0, y at 1: the rule transposes y then adds; both keep the line,
+    // and their name stack records the transform as JAX's (`vmap()`).
     let batched = batch_jaxpr(&prog, &[Some(0), Some(2)], 5, &[Some(0)]).unwrap();
     assert_eq!(batched.jaxpr.eqns.len(), 2);
     for e in &batched.jaxpr.eqns {
-        assert_eq!(e.source.0.as_deref(), Some("user.py:3 (f)"));
+        let text = e.source.0.as_deref().unwrap_or("");
+        let location = text
+            .split(microjax::ir::display::NAME_STACK_SEPARATOR)
+            .next();
+        assert_eq!(location, Some("user.py:3 (f)"));
+        assert_eq!(microjax::ir::display::name_stack(&e.source.0), "vmap()");
     }
 }
 

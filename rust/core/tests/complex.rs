@@ -305,7 +305,7 @@ fn ordering_rules_reject_complex_with_jax_text() {
 }
 
 #[test]
-fn cuda_plans_keep_complex_work_on_the_host() {
+fn cuda_plans_fuse_complex_elementwise_work_and_keep_the_rest_on_the_host() {
     use microjax::exec::cuda::codegen::{lowering, Lowering};
     use microjax::exec::cuda::{device_plan, kernel_sources, DeviceStep};
     // An elementwise group, a reduction, a product and a part extraction.
@@ -330,15 +330,34 @@ fn cuda_plans_keep_complex_work_on_the_host() {
         .unwrap();
     let prog = b.build(vec![s, p, r]).unwrap();
     let steps = device_plan(&prog.jaxpr).unwrap();
-    assert_eq!(steps.len(), prog.jaxpr.eqns.len());
-    for step in &steps {
-        assert!(matches!(step, DeviceStep::Host { .. }), "{step:?}");
-    }
-    assert!(kernel_sources(&prog).unwrap().is_empty());
+    // exp and mul fuse into one kernel, the product is a cuBLAS complex GEMM,
+    // the reduction and the part extraction run on the host.
+    assert_eq!(steps.len(), 4, "{steps:?}");
+    assert!(
+        matches!(&steps[0], DeviceStep::Kernel { eqns, .. } if eqns == &vec![0, 1]),
+        "{:?}",
+        steps[0]
+    );
+    assert!(
+        matches!(&steps[1], DeviceStep::Host { eqn: 2, .. }),
+        "{:?}",
+        steps[1]
+    );
+    assert!(
+        matches!(&steps[2], DeviceStep::Gemm { eqn: 3, spec } if spec.dtype == DType::C64),
+        "{:?}",
+        steps[2]
+    );
+    assert!(
+        matches!(&steps[3], DeviceStep::Host { eqn: 4, .. }),
+        "{:?}",
+        steps[3]
+    );
+    assert_eq!(kernel_sources(&prog).unwrap().len(), 1);
     for op in [UnaryOp::Exp, UnaryOp::Neg] {
         assert!(matches!(
             lowering(&Primitive::Unary(op), DType::C64, DType::C64),
-            Lowering::HostFallback(_)
+            Lowering::Kernel
         ));
     }
 }
