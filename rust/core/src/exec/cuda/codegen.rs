@@ -610,10 +610,10 @@ fn member_expr(prim: &Primitive, d: DType, out: DType, args: &[String]) -> Resul
     Ok(Some(e))
 }
 
-/// `x ** y` by square-and-multiply unrolled at generation time (the same
-/// multiplication order as the CPU kernel's loop is not promised: GPU
-/// results are compared at tolerance).
-fn integer_pow(x: &str, y: i32, ty: &str) -> String {
+/// `x ** |y|` by square-and-multiply unrolled at generation time, as a C
+/// expression over `x` (None for `y == 0`). Shared by the real and complex
+/// `integer_pow` lowerings.
+pub(super) fn unrolled_power(x: &str, y: i32) -> Option<String> {
     let mut n = y.unsigned_abs();
     let mut acc: Option<String> = None;
     let mut base = x.to_string();
@@ -629,7 +629,14 @@ fn integer_pow(x: &str, y: i32, ty: &str) -> String {
             base = format!("({base} * {base})");
         }
     }
-    let p = acc.unwrap_or_else(|| format!("(({ty})1)"));
+    acc
+}
+
+/// `x ** y` by square-and-multiply unrolled at generation time (the same
+/// multiplication order as the CPU kernel's loop is not promised: GPU
+/// results are compared at tolerance).
+fn integer_pow(x: &str, y: i32, ty: &str) -> String {
+    let p = unrolled_power(x, y).unwrap_or_else(|| format!("(({ty})1)"));
     if y < 0 {
         format!("(({ty})1 / {p})")
     } else {

@@ -268,22 +268,7 @@ fn convert(x: &str, d: DType, out: DType) -> Result<String> {
 fn integer_pow(x: &str, y: i32, d: DType) -> String {
     let t = part_c(d);
     let one = format!("mj_cmake<{t}>(({t})1, ({t})0)");
-    let mut n = y.unsigned_abs();
-    let mut acc: Option<String> = None;
-    let mut base = x.to_string();
-    while n > 0 {
-        if n & 1 == 1 {
-            acc = Some(match acc {
-                Some(a) => format!("({a} * {base})"),
-                None => base.clone(),
-            });
-        }
-        n >>= 1;
-        if n > 0 {
-            base = format!("({base} * {base})");
-        }
-    }
-    let p = acc.unwrap_or_else(|| one.clone());
+    let p = super::codegen::unrolled_power(x, y).unwrap_or_else(|| one.clone());
     if y < 0 {
         format!("({one} / {p})")
     } else {
