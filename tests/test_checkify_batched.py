@@ -32,7 +32,7 @@ def lines(err):
         return None
     out = []
     for line in text.split("\n"):
-        m = re.fullmatch(r"at mapped index ([0-9, ]+): (.*?)(?: \(check failed at .*\))?", line)
+        m = re.fullmatch(r"at mapped index ([0-9, ]+): (.*?)(?: \(`check` failed\))?", line)
         assert m, line
         out.append((m.group(1), m.group(2)))
     return out

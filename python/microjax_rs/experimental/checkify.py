@@ -230,7 +230,8 @@ class Error:
             if exception is not None:
                 for note in getattr(exception, "__notes__", ()):
                     err.add_note(note)
-                raise err from exception
+                if type(exception) is not JaxRuntimeError:
+                    raise err from exception
             raise err
 
     def tree_flatten(self):
@@ -344,7 +345,7 @@ def _location():
         f = f.f_back
     if f is None:
         return ""
-    return f" (check failed at {f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name}))"
+    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
 
 
 def _is_traced(tree):
@@ -381,12 +382,16 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
     def record(pred, args, kwargs):
         if np.all(pred):
             return
-        message = msg.format(*args, **kwargs) + where
+        # JAX's message; the user's line rides on the exception as a note.
+        message = msg.format(*args, **kwargs) + " (`check` failed)"
+        exc = JaxRuntimeError(message)
+        if where:
+            exc.add_note(f"(check failed at {where})")
         cell = _cell(sink)
         if cell is None:
-            raise JaxRuntimeError(message)
+            raise exc
         if cell[0] is None and cell[2]:
-            cell[0] = message
+            cell[0], cell[1] = message, exc
 
     if sink is not None or _is_traced((pred, fmt_args, fmt_kwargs)):
         # Decided when the program runs, by the checkify active then (or the
