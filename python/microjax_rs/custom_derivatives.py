@@ -521,8 +521,9 @@ def _define_deferred_call(name):
     """`name`: a call of a custom function whose rule is traced lazily, when
     a tangent reaches it (a user-defined primitive whose JVP rule is its
     `rule` param, called with the primals and tangents, `ad.Zero` for the
-    unperturbed ones). Evaluation runs the traced function; `vmap` maps the
-    function (the custom rule does not survive batching)."""
+    unperturbed ones). Evaluation runs the traced function; `vmap` gives a
+    call of the mapped function whose rule is the mapped rule (as JAX, a
+    rule survives batching: `grad(vmap(f))` still runs it)."""
     from .interpreters import ad, batching
 
     p = Primitive(name)
@@ -537,8 +538,11 @@ def _define_deferred_call(name):
     def batch(args, dims, call_jaxpr, rule):
         from ._vmap import vmap
 
-        outs = vmap(lambda *xs: impl(*xs, call_jaxpr=call_jaxpr, rule=rule),
-                    in_axes=tuple(dims))(*args)
+        dims = tuple(dims)
+        mapped = vmap(lambda *xs: impl(*xs, call_jaxpr=call_jaxpr, rule=rule), in_axes=dims)
+        closed, _, _ = trace_to_jaxpr(lambda *xs: list(mapped(*xs)), list(args),
+                                      tree_structure((tuple(args), {})))
+        outs = p.bind(*args, call_jaxpr=ClosedJaxpr(closed), rule=_BatchedRule(rule, dims))
         return outs, [0] * len(outs)
 
     p.def_impl(impl)
@@ -546,6 +550,41 @@ def _define_deferred_call(name):
     ad.primitive_jvps[p] = lambda primals, tangents, call_jaxpr, rule: rule(primals, tangents)
     batching.primitive_batchers[p] = batch
     return p
+
+
+def _unbatched_aval(aval, dim):
+    """`aval` without its mapped axis `dim` (None: not mapped)."""
+    if dim is None:
+        return aval
+    shape = tuple(aval.shape)
+    return ShapedArray(shape[:dim] + shape[dim + 1:], aval.dtype_name, aval.weak_type)
+
+
+class _BatchedRule:
+    """The rule of a deferred call after `vmap`: `rule` mapped over the
+    arguments' axes `dims` (a tangent is mapped where its primal is; a zero
+    tangent stays symbolic, as the unmapped rule would see it)."""
+
+    def __init__(self, rule, dims):
+        self.rule, self.dims = rule, dims
+
+    def __call__(self, primals, tangents):
+        from ._vmap import vmap
+        from .interpreters import ad
+
+        dims = self.dims
+        live = [i for i, t in enumerate(tangents) if type(t) is not ad.Zero]
+        zeros = {i: ad.Zero(_unbatched_aval(t.aval, dims[i]))
+                 for i, t in enumerate(tangents) if type(t) is ad.Zero}
+
+        def one(ps, ts):
+            it = iter(ts)
+            p_out, t_out = self.rule(list(ps), [zeros[i] if i in zeros else next(it)
+                                                for i in range(len(ps))])
+            return list(p_out), list(t_out)
+
+        return vmap(one, in_axes=(list(dims), [dims[i] for i in live]))(
+            list(primals), [tangents[i] for i in live])
 
 
 _deferred_jvp_call_p = _define_deferred_call("custom_jvp_call_deferred")
@@ -700,7 +739,7 @@ class _LinRule:
 def _define_deferred_lin():
     """`custom_lin_deferred`: as `custom_lin`, with `bwd` traced at
     transposition, when it is known which output cotangents are zero."""
-    from .interpreters import ad
+    from .interpreters import ad, batching
 
     p = Primitive("custom_lin_deferred")
     p.multiple_results = True
@@ -712,9 +751,40 @@ def _define_deferred_lin():
         res = operands[:rule.nres]
         return [None] * rule.nres + list(rule.bwd(res, list(cts)))
 
+    def batch(args, dims, rule):
+        # All mapped axes moved to the front; `bwd` is mapped over the
+        # residuals and output cotangents, and a cotangent for an unmapped
+        # input tangent is summed over the mapped axis.
+        from ._vmap import vmap
+        from . import lax
+
+        size = next(np.shape(x)[d] for x, d in zip(args, dims) if d is not None)
+        args = [x if d in (None, 0) else lax.transpose(
+            x, (d,) + tuple(i for i in range(np.ndim(x)) if i != d)) for x, d in zip(args, dims)]
+        dims = [None if d is None else 0 for d in dims]
+        res_dims, t_dims = dims[:rule.nres], dims[rule.nres:]
+
+        def bwd(res, cts):
+            live = [i for i, c in enumerate(cts) if type(c) is not ad.Zero]
+
+            def one(res, live_cts):
+                it = iter(live_cts)
+                return list(rule.bwd(list(res), [next(it) if i in live else ad.Zero(a)
+                                                 for i, a in enumerate(rule.out_avals)]))
+
+            outs = vmap(one, in_axes=(res_dims, [0] * len(live)))(
+                list(res), [cts[i] for i in live])
+            return [o.sum(0) if d is None else o for o, d in zip(outs, t_dims)]
+
+        out_avals = [ShapedArray((size,) + tuple(a.shape), a.dtype_name, a.weak_type)
+                     for a in rule.out_avals]
+        outs = p.bind(*args, rule=_LinRule(rule.nres, out_avals, bwd))
+        return outs, [0] * len(outs)
+
     p.def_impl(impl)
     p.def_abstract_eval(lambda *avals, rule: rule.out_avals)
     ad.primitive_transposes[p] = transpose
+    batching.primitive_batchers[p] = batch
     return p
 
 
