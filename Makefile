@@ -3,7 +3,9 @@
 #   make run     set up .venv, build the extension (release), run examples/quickstart.py
 #   make test    set up .venv, build the extension (cargo profile `ci`), clippy, rustfmt,
 #                cargo tests, pytest (also with a stand-in GPU) — each stage prints
-#                its wall time
+#                its wall time. The `ci` build stays in target/ci (the tests load
+#                it through MICROJAX_RS_CORE): the release extension `make run`
+#                installed in python/microjax_rs is never replaced.
 #   make bench   release build, then benches/run.py (rewrites benches/RESULTS.md)
 #
 # Everything is installed from requirements-dev.txt and requirements-ecosystem.txt
@@ -29,11 +31,15 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PYO3_PYTHON := $(abspath $(VPY))
 export PATH := $(VIRTUAL_ENV)/bin:$(PATH)
 
-# clippy sees the pyo3 configuration maturin's build wrote, so pyo3's build
-# scripts are not re-run (and pyo3 not rebuilt) between `build-ci` and `lint`.
-PYVER = $(shell $(VPY) -c "import sys; print('%d.%d' % sys.version_info[:2])" 2>/dev/null)
-PYO3_CFG = $(firstword $(wildcard $(CURDIR)/target/maturin/pyo3-config-*-$(PYVER)-abi3.txt))
-PYO3_ENV = $(if $(PYO3_CFG),PYO3_CONFIG_FILE=$(PYO3_CFG) PYO3_BUILD_EXTENSION_MODULE=1)
+# `build-ci` and clippy give pyo3 the same environment (an extension module:
+# libpython is not linked), so pyo3's build scripts are not re-run (and pyo3
+# not rebuilt) between them.
+PYO3_ENV := PYO3_BUILD_EXTENSION_MODULE=1
+
+# The `ci`-profile extension the test stages import (python/microjax_rs's own
+# `_core` is the release build of `make run`, left in place).
+CI_CORE := $(CURDIR)/target/ci/microjax_rs_core.abi3.so
+TEST_ENV := MICROJAX_RS_CORE=$(CI_CORE) PYTHONPATH=$(CURDIR)/python
 
 # Parallel cargo jobs (default: all cores).
 CARGO_JOBS ?=
@@ -71,8 +77,8 @@ build: venv
 	@$(VPY) -c "import microjax_rs"
 
 build-ci: venv
-	$(call stage,build-ci,$(VENV)/bin/maturin develop --profile ci $(CARGO_J))
-	@$(VPY) -c "import microjax_rs"
+	$(call stage,build-ci,$(PYO3_ENV) cargo build -p microjax-python --profile ci $(CARGO_J) && cp target/ci/lib_core.so $(CI_CORE))
+	@$(TEST_ENV) $(VPY) -c "import microjax_rs"
 
 # A distributable abi3 wheel in dist/.
 wheel: venv
@@ -104,12 +110,12 @@ PYTEST_WORKERS ?= auto
 PYTEST_N := -n $(PYTEST_WORKERS)
 
 pytest: venv
-	$(call stage,pytest,$(VPY) -m pytest -q $(PYTEST_N) tests)
+	$(call stage,pytest,$(TEST_ENV) $(VPY) -m pytest -q $(PYTEST_N) tests)
 
 # The suite again with a stand-in GPU as the default device (tests/fake_gpu.py):
 # every jit and eager op routes through the GPU paths, programs run on the host.
 pytest-fake-gpu: venv
-	$(call stage,pytest-fake-gpu,MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q $(PYTEST_N) tests)
+	$(call stage,pytest-fake-gpu,$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q $(PYTEST_N) tests)
 
 # Prerequisites run left to right (.NOTPARALLEL).
 test: venv build-ci lint cargo-test pytest pytest-fake-gpu

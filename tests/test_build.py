@@ -75,6 +75,22 @@ def test_installed_extension_is_abi3():
     path = getattr(core, "__file__", "") or ""
     if sys.platform.startswith("linux"):
         assert path.endswith(".abi3.so"), path
+    override = os.environ.get("MICROJAX_RS_CORE")
+    if override:  # `make test`: the ci build, by path
+        assert os.path.samefile(path, override)
+
+
+def test_make_test_keeps_the_release_extension():
+    # The test stages load the `ci` build from target/ci by path; only
+    # `make run`/`make build` (maturin develop --release) write the
+    # package's own extension.
+    rules = _make_rules()
+    mk = _read("Makefile")
+    build_ci = mk.split("\nbuild-ci:", 1)[1].split("\n\n", 1)[0]
+    assert "maturin develop" not in build_ci and "cargo build -p microjax-python --profile ci" in build_ci
+    assert "$(TEST_ENV) $(VPY) -m pytest" in mk
+    assert "$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest" in mk
+    assert "build-ci" in rules["test"]
 
 
 def test_requirements_are_pinned():

@@ -7,6 +7,25 @@
     print(jax.make_jaxpr(f)(x, w, b))
 """
 import abc as _abc
+import os as _os
+
+if _os.environ.get("MICROJAX_RS_CORE"):
+    def _load_core(path):
+        """The extension built at `path` as `microjax_rs._core` (a developer
+        build: `make test` runs the suite on its `ci`-profile build this way,
+        leaving the package's own release build in place)."""
+        import importlib.util
+        import sys
+
+        spec = importlib.util.spec_from_file_location(__name__ + "._core", path)
+        if spec is None:
+            raise ImportError(f"MICROJAX_RS_CORE={path!r} is not an extension module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+
+    _load_core(_os.environ["MICROJAX_RS_CORE"])
+    del _load_core
 
 from . import _core
 from .config import config
