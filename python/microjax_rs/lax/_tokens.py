@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from .. import core
+from .. import _core, core
 from ..tree_util import register_pytree_node, tree_flatten, tree_unflatten
 from ._composite import composite_primitive
 
@@ -119,13 +119,12 @@ composite_p.multiple_results = True
 
 
 def _composite_impl(*args, name, attributes, version, jaxpr):
-    return _run_jaxpr(jaxpr)(*args)
-
-
-@functools.lru_cache(maxsize=256)
-def _run_jaxpr(jaxpr):
-    from ..api import jit
-    return jit(lambda *xs: core.jaxpr_as_fun(jaxpr)(*xs))
+    """The decomposition run natively (through Python where it holds
+    primitives with Python rules)."""
+    handle = jaxpr._handle
+    if _core.holds_dynamic(handle):
+        return core.jaxpr_as_fun(jaxpr)(*args)
+    return list(handle.run([core.to_array(a) for a in args]))
 
 
 def _composite_abstract_eval(*avals, name, attributes, version, jaxpr):
