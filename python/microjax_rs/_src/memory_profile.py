@@ -8,8 +8,9 @@ allocation stack, so the profile groups the live arrays by type: one sample
 per (type, device), its one-frame stack a function named by the type
 (`f32[1000,1000]`), valued (number of arrays, their bytes), with JAX's
 labels. The live arrays are those held by Python objects (found through the
-garbage collector's view of containers, frames and instances); `pprof`
-reads the result (`pprof -top profile.prof`).
+garbage collector's view of containers and instances, and the running
+threads' local variables); `pprof` reads the result
+(`pprof -top profile.prof`).
 """
 import gc
 import gzip
@@ -19,13 +20,25 @@ from ..core import ArrayImpl
 
 def live_arrays():
     """The distinct arrays referenced from Python objects the garbage
-    collector tracks (module globals, instances, containers, frames)."""
+    collector tracks (module globals, instances, containers) and from the
+    local variables of the running threads' frames."""
+    import sys
+
     seen, out = set(), []
+
+    def add(ref):
+        if type(ref) is ArrayImpl and id(ref) not in seen and not ref.is_deleted():
+            seen.add(id(ref))
+            out.append(ref)
+
     for obj in gc.get_objects():
         for ref in gc.get_referents(obj):
-            if type(ref) is ArrayImpl and id(ref) not in seen and not ref.is_deleted():
-                seen.add(id(ref))
-                out.append(ref)
+            add(ref)
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            for ref in frame.f_locals.values():
+                add(ref)
+            frame = frame.f_back
     return out
 
 
