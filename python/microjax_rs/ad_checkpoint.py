@@ -15,6 +15,8 @@ space here).
 import types
 import typing
 
+import numpy as np
+
 from . import core
 from ._grad import checkpoint, remat
 from .tree_util import _tree_map_data
@@ -60,7 +62,7 @@ def _decision(value):
         return True
     if value is Recompute:
         return False
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError("Value returned by a remat policy should be a bool or `ad_checkpoint.Recompute`, "
                     "`ad_checkpoint.Saveable` or `ad_checkpoint.Offloadable(...)`. "
