@@ -145,6 +145,15 @@ EXEMPT = {
               "debug.breakpoint", "debug.log"),
     **_exempt("higher-order: takes Python callables (tests/test_lax_more.py)",
               "lax.custom_linear_solve", "lax.custom_root", "lax.platform_dependent", "lax.scatter_apply"),
+    **_exempt("tokens and the dead-code sink carry no array values; equations, jit, grad and vmap checked in "
+              "tests/test_tokens_and_composite.py", "lax.after_all", "lax.create_token", "lax.dce_sink"),
+    **_exempt("higher-order: wraps a Python decomposition (tests/test_tokens_and_composite.py)", "lax.composite"),
+    **_exempt("effect types of jaxpr equations, not array functions (tests/test_program_api_extras.py)",
+              "debug.DebugEffect", "debug.OrderedDebugEffect"),
+    **_exempt("profile reading, memory profiles and the profiler server, no array results "
+              "(tests/test_profiler_data.py)", "profiler.ProfileData", "profiler.ProfileEvent",
+              "profiler.ProfilePlane", "profiler.device_memory_profile", "profiler.register_subprocess",
+              "profiler.save_device_memory_profile", "profiler.start_server", "profiler.stop_server"),
 }
 
 # primitive -> the public function whose record exercises it (when the names differ)

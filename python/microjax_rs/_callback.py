@@ -89,6 +89,8 @@ def debug_callback(callback, *args, ordered=False, **kwargs):
     """`jax.debug.callback`: calls `callback(*args, **kwargs)` with NumPy
     arrays for its side effect, in program order, in every transform."""
     flat, in_tree = tree_flatten((args, kwargs))
-    hc = _core.HostCallback(_host(callback, in_tree, None, None, "debug.callback"), _name(callback))
+    host = _host(callback, in_tree, None, None, "debug.callback")
+    host.ordered = bool(ordered)  # the equation's effect (see _src/effects.py)
+    hc = _core.HostCallback(host, _name(callback))
     core.Primitive("debug_callback").bind(*flat, callback=hc)
     return None

@@ -13,13 +13,60 @@ offloading policies save on the host what they would offload (one memory
 space here).
 """
 import types
+import typing
+
+import numpy as np
 
 from . import core
 from ._grad import checkpoint, remat
 from .tree_util import _tree_map_data
 
-__all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "print_saved_residuals",
-           "remat", "saved_residuals"]
+__all__ = ["Offloadable", "Recompute", "Saveable", "checkpoint", "checkpoint_name", "checkpoint_policies",
+           "print_saved_residuals", "remat", "saved_residuals"]
+
+
+class RecomputeType:
+    """The type of `Recompute`, a policy's answer "recompute this value in
+    the backward pass" (as False)."""
+
+    def __repr__(self):
+        return "Recompute"
+
+
+class SaveableType:
+    """The type of `Saveable`, a policy's answer "save this value for the
+    backward pass" (as True)."""
+
+    def __repr__(self):
+        return "Saveable"
+
+
+Recompute = RecomputeType()
+Saveable = SaveableType()
+
+
+class Offloadable(typing.NamedTuple):
+    """A policy's answer "save this value in memory space `dst`, moving it
+    from `src`" (JAX's `ad_checkpoint.Offloadable`). There is one memory
+    space here, so an offloaded value is saved."""
+
+    src: str
+    dst: str
+
+
+def _decision(value):
+    """A policy's answer (a bool, `Saveable`, `Recompute` or an
+    `Offloadable`) as a bool: save (True) or recompute; JAX's TypeError for
+    anything else."""
+    if isinstance(value, Offloadable) or value is Saveable:
+        return True
+    if value is Recompute:
+        return False
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError("Value returned by a remat policy should be a bool or `ad_checkpoint.Recompute`, "
+                    "`ad_checkpoint.Saveable` or `ad_checkpoint.Offloadable(...)`. "
+                    f"Got {value} of type {type(value)}.")
 
 
 class Policy:
@@ -33,7 +80,10 @@ class Policy:
         self._test = test
 
     def __call__(self, prim, *avals, **params):
-        return bool(self._test(getattr(prim, "name", prim), params))
+        """JAX's policy answer for one equation: a bool, or `Saveable`,
+        `Recompute` or an `Offloadable` where JAX's policy gives one."""
+        out = self._test(getattr(prim, "name", prim), params)
+        return out if isinstance(out, (Offloadable, RecomputeType, SaveableType)) else bool(out)
 
     def __repr__(self):
         return f"<checkpoint policy {self.__name__}>"
@@ -81,14 +131,25 @@ def save_anything_except_these_names(*names):
 def save_from_both_policies(policy_1, policy_2):
     a, b = _policy_param(policy_1), _policy_param(policy_2)
     return Policy("save_from_both_policies", ("save_from_both_policies", a, b),
-                  lambda name, params: policy_1._test(name, params) or policy_2._test(name, params))
+                  lambda name, params: _decision(policy_1._test(name, params))
+                  or _decision(policy_2._test(name, params)))
 
 
 def save_and_offload_only_these_names(*, names_which_can_be_saved, names_which_can_be_offloaded,
                                       offload_src="device", offload_dst="pinned_host"):
     """Saves both lists of names (offloading to host memory is saving: there
-    is one memory space)."""
-    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+    is one memory space). Called as JAX's policy it answers `Saveable`,
+    `Offloadable(offload_src, offload_dst)` or `Recompute`."""
+    saved, offloaded = _names(tuple(names_which_can_be_saved)), _names(tuple(names_which_can_be_offloaded))
+    both = save_only_these_names(*saved, *offloaded)
+
+    def test(name, params):
+        if name == "name" and params.get("name") in saved:
+            return Saveable
+        if name == "name" and params.get("name") in offloaded:
+            return Offloadable(offload_src, offload_dst)
+        return Recompute
+    return Policy("save_and_offload_only_these_names", both.param, test)
 
 
 def offload_dot_with_no_batch_dims(offload_src="device", offload_dst="pinned_host"):

@@ -888,17 +888,14 @@ class Jaxpr:
         self.constvars = [vars_[v] for v in st.constvars]
         self.invars = [vars_[v] for v in st.invars]
         self.outvars = [atom(a) for a in st.outvars]
-        self.eqns = [
-            JaxprEqn(
-                [atom(a) for a in e.inputs],
-                [vars_[o] for o in e.outputs],
-                Primitive(e.prim.name),
-                _params_from_rust(e.prim.params(), e.prim.name),
-                set() if e.effect == "none" else {e.effect},
-                *split_source(e.source),
-            )
-            for e in st.eqns
-        ]
+        from ._src import effects as _effects
+
+        def eqn(e):
+            params = _params_from_rust(e.prim.params(), e.prim.name)
+            return JaxprEqn([atom(a) for a in e.inputs], [vars_[o] for o in e.outputs], Primitive(e.prim.name),
+                            params, _effects.eqn_effects(e.prim.name, params, e.effect), *split_source(e.source))
+
+        self.eqns = [eqn(e) for e in st.eqns]
         self.effects = set().union(*(e.effects for e in self.eqns)) if self.eqns else set()
 
     def __str__(self):

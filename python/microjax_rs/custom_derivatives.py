@@ -217,6 +217,36 @@ class CustomVJPPrimal:
         return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
 
 
+def custom_vjp_primal_tree_values(tree):
+    """The primal values of a `symbolic_zeros=True` fwd rule's argument
+    pytree: each `CustomVJPPrimal` leaf replaced by its `value` (JAX's
+    helper); TypeError for any other leaf."""
+    from .tree_util import tree_map
+
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_map(value, tree)
+
+
+def _remat_opt(*args, num_consts, num_res, fwd_jaxpr, fun_jaxpr_thunk):
+    return list(core.jaxpr_as_fun(fwd_jaxpr)(*args))
+
+
+def _make_remat_opt_p():
+    from .lax._composite import composite_primitive
+    return composite_primitive("remat_opt", _remat_opt, multiple_results=True)
+
+
+# JAX's primitive for the forward pass of a `custom_vjp` with
+# `optimize_remat=True`: operands are `num_consts` constants then the
+# arguments; it computes `fwd_jaxpr` (its `num_res` residuals, then the
+# outputs), differentiates and batches as that computation;
+# `fun_jaxpr_thunk()` gives the primal function's jaxpr.
+remat_opt_p = _make_remat_opt_p()
+
+
 def zero_from_primal(val, symbolic_zeros=False):
     """Zero tangents for the pytree `val`: `SymbolicZero`s, or instantiated zeros."""
     def zero(x):

@@ -8,6 +8,7 @@ import numpy as np
 from ._callback import debug_callback as callback
 from .core import Tracer as _Tracer
 from ._debugger import breakpoint  # noqa: A004 - JAX's name
+from ._src.effects import DebugEffect, OrderedDebugEffect  # noqa: F401
 
 _logger = logging.getLogger(__name__)
 
@@ -209,6 +210,6 @@ def buffer_pool_clear():
     _core.buffer_pool_clear()
 
 
-__all__ = ["breakpoint", "buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
+__all__ = ["DebugEffect", "OrderedDebugEffect", "breakpoint", "buffer_pool_clear", "buffer_pool_stats", "callback", "compile_cache_clear",
            "compile_cache_stats", "inspect_array_sharding", "jit_cache_stats", "log", "plan_stats", "print",
            "visualize_array_sharding", "visualize_sharding"]

@@ -8,7 +8,8 @@ Python or, with no Python at all, from Rust (`microjax::export::Program`).
 
 The bytes hold the canonical jaxpr text, the constants in a little-endian
 binary section, the determinism mode and the pytree structure of the
-arguments and results (standard containers only: tuple, list, dict, None).
+arguments and results (standard containers, and node types registered with
+`register_pytree_node_serialization` / `register_namedtuple_serialization`).
 
 `export` records the active `microjax_determinism` mode ("default" or
 "portable"); `Exported.call` (eagerly) and Rust's `Program::run` run the
@@ -20,7 +21,8 @@ n levels deep, so `deserialize(data).vjp()` works without the Python
 function. The module text (`mlir_module()`) is microjax_rs's program text,
 not StableHLO; the only platform is `"cpu"` and programs run on one device.
 Shape polymorphism is not supported: `symbolic_shape` parses a
-specification, and exporting with symbolic dimensions raises
+specification (its dimensions belong to a `SymbolicScope` holding the
+constraints), and exporting with symbolic dimensions raises
 `NotImplementedError`.
 """
 import base64
@@ -30,11 +32,15 @@ import re
 from . import _core, core
 from .config import config
 from .core import ClosedJaxpr, ShapedArray, Tracer
+from ._src.export_trees import decode_tree as _decode_tree
+from ._src.export_trees import encode_tree as _encode_tree
+from ._src.export_trees import register_namedtuple_serialization, register_pytree_node_serialization
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["DisabledSafetyCheck", "Exported", "default_export_platform", "deserialize", "export",
-           "maximum_supported_calling_convention_version", "minimum_supported_calling_convention_version",
-           "symbolic_args_specs", "symbolic_shape"]
+__all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_platform", "deserialize", "export",
+           "is_symbolic_dim", "maximum_supported_calling_convention_version",
+           "minimum_supported_calling_convention_version", "register_namedtuple_serialization",
+           "register_pytree_node_serialization", "symbolic_args_specs", "symbolic_shape"]
 
 _TREE_VERSION = 1
 
@@ -78,10 +84,12 @@ class DisabledSafetyCheck:
 
 class _SymbolicDim:
     """One dimension of a `symbolic_shape`: an expression over dimension
-    variables (kept as text; shape polymorphism is not supported)."""
+    variables (kept as text; shape polymorphism is not supported), in the
+    `SymbolicScope` `scope`."""
 
-    def __init__(self, text):
+    def __init__(self, text, scope=None):
         self.text = text
+        self.scope = scope
 
     def __repr__(self):
         return self.text
@@ -97,6 +105,56 @@ _DIM_TERM = re.compile(r"^\s*(?:\d+|[A-Za-z_][A-Za-z0-9_]*|\d+\s*\*\s*[A-Za-z_][
                        r"(?:\s*[-+*]\s*(?:\d+|[A-Za-z_][A-Za-z0-9_]*))*\s*$")
 
 
+def is_symbolic_dim(p):
+    """Whether `p` is a symbolic dimension (of a `symbolic_shape`), not a
+    constant (JAX's `jax.export.is_symbolic_dim`)."""
+    return isinstance(p, _SymbolicDim)
+
+
+_CONSTRAINT = re.compile(r"^(.+?)\s*(>=|<=|==)\s*(.+)$")
+
+
+class SymbolicScope:
+    """The scope of symbolic dimensions, holding their constraints (JAX's
+    `jax.export.SymbolicScope(constraints_str=())`): each constraint is
+    `e1 >= e2`, `e1 <= e2` or `e1 == e2` over dimension expressions.
+    `symbolic_shape(..., scope=s)` puts its dimensions in `s`; without a
+    scope each call makes a new one from its `constraints`."""
+
+    def __init__(self, constraints_str=()):
+        if isinstance(constraints_str, str):
+            raise ValueError(f"The symbolic constraints should be a sequence of strings. Got {constraints_str!r}")
+        constraints = []
+        for c in constraints_str:
+            m = _CONSTRAINT.match(str(c).strip())
+            if m is None or not (_DIM_TERM.match(m.group(1)) and _DIM_TERM.match(m.group(3))):
+                raise ValueError(f"syntax error in symbolic constraint {c!r}: expecting `e1 >= e2`, `e1 <= e2` or "
+                                 f"`e1 == e2` over dimension expressions")
+            constraints.append(f"{' '.join(m.group(1).split())} {m.group(2)} {' '.join(m.group(3).split())}")
+        self._explicit_constraints = tuple(constraints)
+        self._location_frame = _user_location()
+
+    def __str__(self):
+        text = f"{id(self)} created at {self._location_frame}"
+        if self._explicit_constraints:
+            text += " with constraints:\n  " + "\n  ".join(self._explicit_constraints)
+        return text
+
+    __repr__ = __str__
+
+
+def _user_location():
+    """`file:line (function)` of the first caller outside this package."""
+    import os
+    import sys
+
+    pkg = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    f = sys._getframe(1)
+    while f is not None and os.path.abspath(f.f_code.co_filename).startswith(pkg):
+        f = f.f_back
+    return "(unknown)" if f is None else f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+
+
 def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
     """Parses a shape specification such as `"b, 4"` or `"(b, 2*n + 1)"`:
     integers stay integers, other dimensions become symbolic. Exporting
@@ -104,6 +162,10 @@ def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
     polymorphism here)."""
     if shape_spec is None:
         raise ValueError("symbolic_shape: the shape specification must be a string, not None")
+    if scope is not None and constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
+    if scope is None:
+        scope = SymbolicScope(constraints)
     text = str(shape_spec).strip()
     if text.startswith("(") and text.endswith(")"):
         text = text[1:-1]
@@ -120,7 +182,7 @@ def symbolic_shape(shape_spec, *, constraints=(), scope=None, like=None):
                                  f"'{part}' needs the `like` argument")
             dims.append(like[k])
         elif _DIM_TERM.match(part):
-            dims.append(_SymbolicDim(" ".join(part.split())))
+            dims.append(_SymbolicDim(" ".join(part.split()), scope))
         else:
             raise ValueError(f"syntax error in symbolic shape {shape_spec!r} in dimension {k}: {part!r}")
     return tuple(dims)
@@ -132,62 +194,15 @@ def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):
     from .interpreters.partial_eval import ShapeDtypeStruct
     from .tree_util import tree_map
 
+    if scope is not None and constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
+    scope = scope if scope is not None else SymbolicScope(constraints)  # one scope for all the shapes
     if isinstance(shapes_specs, str) or shapes_specs is None:
-        return tree_map(lambda a: ShapeDtypeStruct(symbolic_shape(shapes_specs, like=a.shape)
+        return tree_map(lambda a: ShapeDtypeStruct(symbolic_shape(shapes_specs, like=a.shape, scope=scope)
                                                    if shapes_specs is not None else a.shape, a.dtype),
                         args)
-    return tree_map(lambda a, spec: ShapeDtypeStruct(symbolic_shape(spec, like=a.shape), a.dtype),
+    return tree_map(lambda a, spec: ShapeDtypeStruct(symbolic_shape(spec, like=a.shape, scope=scope), a.dtype),
                     args, shapes_specs)
-
-
-class _Leaf:
-    pass
-
-
-_LEAF = _Leaf()
-
-
-def _encode_tree(treedef):
-    """A JSON-able description of a pytree of standard containers."""
-    sample = tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
-
-    def enc(x):
-        if x is _LEAF:
-            return "*"
-        if x is None:
-            return None
-        if type(x) is tuple:
-            return {"t": [enc(c) for c in x]}
-        if type(x) is list:
-            return {"l": [enc(c) for c in x]}
-        if type(x) is dict:
-            if not all(isinstance(k, str) for k in x):
-                raise ValueError("export: dict keys of arguments and results must be strings")
-            return {"d": [[k, enc(x[k])] for k in sorted(x)]}
-        raise ValueError(
-            f"export: cannot serialize the pytree node type {type(x).__name__}; "
-            "arguments and results must be arrays in tuples, lists, dicts or None")
-
-    return enc(sample)
-
-
-def _decode_tree(desc):
-    def dec(d):
-        if d == "*":
-            return 0
-        if d is None:
-            return None
-        if isinstance(d, dict) and len(d) == 1:
-            (tag, items), = d.items()
-            if tag == "t":
-                return tuple(dec(c) for c in items)
-            if tag == "l":
-                return [dec(c) for c in items]
-            if tag == "d":
-                return {k: dec(v) for k, v in items}
-        raise ValueError(f"export: malformed pytree description {d!r}")
-
-    return tree_flatten(dec(desc))[1]
 
 
 def _aval_desc(a):
@@ -230,11 +245,13 @@ class Exported:
 
     @property
     def ordered_effects(self):
-        return tuple(sorted({e for e in self.jaxpr.effects if "ordered" in str(e)}))
+        from ._src.effects import is_ordered
+        return tuple(sorted({e for e in self.jaxpr.effects if is_ordered(e)}, key=str))
 
     @property
     def unordered_effects(self):
-        return tuple(sorted({e for e in self.jaxpr.effects if "ordered" not in str(e)}))
+        from ._src.effects import is_ordered
+        return tuple(sorted({e for e in self.jaxpr.effects if not is_ordered(e)}, key=str))
 
     def mlir_module(self):
         """The program as text (microjax_rs's program text, not StableHLO)."""
@@ -365,11 +382,9 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
         if captures:
             raise ValueError("export: the function closes over values of an enclosing "
                              "transformation; export it outside of jit/grad/vmap")
-        exp = Exported(impl.name, closed, in_tree, out_tree,
-                       config.read("microjax_determinism"), disabled_checks, vjp="trace")
-        _encode_tree(in_tree)  # fail now, not at serialize(), on unsupported pytrees
-        _encode_tree(out_tree)
-        return exp
+        # as JAX, pytrees without a serialization registration fail at serialize()
+        return Exported(impl.name, closed, in_tree, out_tree,
+                        config.read("microjax_determinism"), disabled_checks, vjp="trace")
 
     return do_export
 

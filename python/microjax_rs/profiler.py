@@ -21,7 +21,11 @@ for
 While no trace runs, the dispatch paths pay one flag check; while one runs,
 the Rust fast paths step aside so every call is seen (calls are slower while
 recording, as under JAX's profiler). Unlike JAX's profiler there is no XPlane
-protobuf, no Python-function tracer and no device (kernel) timeline.
+protobuf, no Python-function tracer and no device (kernel) timeline;
+`ProfileData` reads the trace files written here. `start_server` serves
+traces over HTTP (not the TensorFlow profiler's gRPC protocol), and
+`device_memory_profile` is a pprof profile of the live arrays by type (see
+the modules under `_src`).
 """
 import contextlib
 import functools
@@ -33,7 +37,11 @@ import socket
 import threading
 import time
 
+from ._src import profiler_server as _profiler_server
 from ._src import profiling as _profiling
+from ._src.memory_profile import device_memory_profile as _device_memory_profile
+from ._src.profile_data import ProfileData, ProfileEvent, ProfilePlane
+from ._src.profiler_server import ProfilerServer, register_subprocess, start_server, stop_server  # noqa: F401
 
 _state_lock = threading.Lock()
 _session = None  # dict(log_dir, perfetto) while a trace runs
@@ -62,26 +70,52 @@ def start_trace(log_dir, create_perfetto_link=False, create_perfetto_trace=False
     the trace; `create_perfetto_link=True` does the same and prints where
     the file is (it does not serve it or wait for a browser, as JAX does).
     """
+    # as JAX: any object names the directory by its str()
+    _begin({"log_dir": os.fspath(log_dir) if isinstance(log_dir, os.PathLike) else str(log_dir),
+            "perfetto": bool(create_perfetto_trace or create_perfetto_link), "link": bool(create_perfetto_link)})
+
+
+def _begin(session):
+    """Starts recording for `session` (and the registered subprocesses)."""
     global _session
     with _state_lock:
         if _session is not None:
             raise RuntimeError("Profile has already been started. Only one profile may be run at a time.")
-        # as JAX: any object names the directory by its str()
-        _session = {"log_dir": os.fspath(log_dir) if isinstance(log_dir, os.PathLike) else str(log_dir), "perfetto": bool(create_perfetto_trace or create_perfetto_link),
-                    "link": bool(create_perfetto_link)}
+        _session = session
         _profiling.begin()
+    _profiler_server.start_subprocesses()
+
+
+def _end(remote=False):
+    """Stops recording: `(session, trace document)` with the registered
+    subprocesses' events. `remote`: the trace the server started (else the
+    one `start_trace` started)."""
+    global _session
+    with _state_lock:
+        if _session is None or bool(_session.get("remote")) != remote:
+            raise RuntimeError("No profile started")
+        session, _session = _session, None
+        start_ns, events, threads = _profiling.end()
+    doc = _profiling.chrome_trace(start_ns, events, threads)
+    doc["traceEvents"].extend(_profiler_server.subprocess_events())
+    return session, doc
+
+
+def _begin_recording():
+    """A trace the profiler server records (no files)."""
+    _begin({"remote": True})
+
+
+def _end_recording():
+    """Stops the server's trace: the gzipped trace document."""
+    _, doc = _end(remote=True)
+    return gzip.compress(json.dumps(doc).encode("utf-8"))
 
 
 def stop_trace():
     """Stops the running trace and writes it; raises JAX's
     `RuntimeError("No profile started")` when none runs. Returns None."""
-    global _session
-    with _state_lock:
-        if _session is None:
-            raise RuntimeError("No profile started")
-        session, _session = _session, None
-        start_ns, events, threads = _profiling.end()
-    doc = _profiling.chrome_trace(start_ns, events, threads)
+    session, doc = _end()
     run_dir = pathlib.Path(session["log_dir"]).absolute() / "plugins" / "profile" / time.strftime("%Y_%m_%d_%H_%M_%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     with gzip.open(run_dir / f"{socket.gethostname()}.trace.json.gz", "wt", encoding="utf-8") as f:
@@ -152,5 +186,23 @@ def annotate_function(func, name=None, **decorator_kwargs):
     return wrapper
 
 
-__all__ = ["ProfileOptions", "StepTraceAnnotation", "TraceAnnotation", "annotate_function", "start_trace",
-           "stop_trace", "trace"]
+def device_memory_profile(backend=None):
+    """The device memory profile: a gzipped pprof protocol buffer of the
+    live arrays grouped by type and device (JAX's records each allocation's
+    Python stack instead; see `_src/memory_profile.py`). `pprof` reads it."""
+    return _device_memory_profile()
+
+
+def save_device_memory_profile(filename, backend=None):
+    """Writes `device_memory_profile()` to `filename`."""
+    profile = device_memory_profile(backend)
+    with open(filename, "wb") as f:
+        f.write(profile)
+
+
+_profiler_server.begin_recording = _begin_recording
+_profiler_server.end_recording = _end_recording
+
+__all__ = ["ProfileData", "ProfileEvent", "ProfileOptions", "ProfilePlane", "StepTraceAnnotation", "TraceAnnotation",
+           "annotate_function", "device_memory_profile", "register_subprocess", "save_device_memory_profile",
+           "start_server", "start_trace", "stop_server", "stop_trace", "trace"]

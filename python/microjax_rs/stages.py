@@ -27,7 +27,12 @@ from .errors import JaxRuntimeError
 from .interpreters.partial_eval import ShapeDtypeStruct, _leaf_aval
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["ArgInfo", "Compiled", "CompiledMemoryStats", "Lowered", "OutInfo", "Traced", "Wrapped"]
+__all__ = ["ArgInfo", "Compiled", "CompiledMemoryStats", "CompilerOptions", "Lowered", "OutInfo", "Traced",
+           "Wrapped"]
+
+# The type of `Lowered.compile`'s `compiler_options`: option names to values
+# (JAX's `jax.stages.CompilerOptions`, the same generic alias).
+CompilerOptions = dict[str, str | bool]
 
 OutInfo = ShapeDtypeStruct
 
@@ -186,7 +191,7 @@ class Lowered:
         """Flops, transcendentals and bytes accessed of one run (a dict)."""
         return self.compile().cost_analysis()
 
-    def compile(self, compiler_options=None):
+    def compile(self, compiler_options: CompilerOptions | None = None):
         """The `Compiled` program. `compiler_options` for XLA's GPU backend
         (`xla_gpu_*`) have no effect on the CPU executor and are accepted, as
         JAX's CPU backend accepts them; any other option raises

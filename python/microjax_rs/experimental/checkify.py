@@ -253,6 +253,10 @@ class Error:
     __repr__ = __str__
 
 
+# The Error of a run in which no check failed (JAX's `checkify.init_error`).
+init_error = Error()
+
+
 class _Context(threading.local):
     def __init__(self):
         self.stack = []  # one [first failure message, its exception, user checks on] cell per active checkify
@@ -338,9 +342,9 @@ def _staging_key():
 _trace_cache.context_keys.append(_staging_key)
 _control_flow.while_body_wrappers.append(_guard_while_body)
 
-def _location():
+def _location(depth=2):
     import sys
-    f = sys._getframe(2)
+    f = sys._getframe(depth)
     while f is not None and not _include_filename(f.f_code.co_filename):
         f = f.f_back
     if f is None:
@@ -353,12 +357,12 @@ def _is_traced(tree):
     return any(isinstance(x, _core.Tracer) for x in tree_leaves(tree))
 
 
-def _check_pred(pred):
+def _check_pred(pred, what="check"):
     shape = np.shape(pred)
     dtype = getattr(pred, "dtype", None)
     is_bool = isinstance(pred, (bool, np.bool_)) or (dtype is not None and np.dtype(dtype) == np.bool_)
     if not is_bool or shape != ():
-        raise TypeError(f"check takes a scalar pred as argument, got {pred}")
+        raise TypeError(f"{what} takes a scalar pred as argument, got {pred}")
 
 
 def check(pred, msg, *fmt_args, **fmt_kwargs):
@@ -367,6 +371,19 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
     _check_pred(pred)
     if not isinstance(msg, str):
         raise TypeError(f"check takes a string as msg argument, got {msg!r}")
+    _check(pred, msg, False, fmt_args, fmt_kwargs)
+
+
+def debug_check(pred, msg, *fmt_args, **fmt_kwargs):
+    """A `check` that only a `checkify` reports: under `checkify` a failure
+    is its Error, as `check`'s; outside any `checkify` (eagerly, under
+    `jit`, `grad`, `vmap`) it does nothing (JAX's `checkify.debug_check`)."""
+    _check_pred(pred, "debug_check")
+    _check(pred, str(msg), True, fmt_args, fmt_kwargs)
+
+
+def _check(pred, msg, debug, fmt_args, fmt_kwargs):
+    """`check`'s body; a `debug` check is dropped where no checkify collects it."""
     from ..tree_util import tree_leaves
     from .. import Array
     for leaf in tree_leaves((fmt_args, fmt_kwargs)):
@@ -374,7 +391,7 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
             raise TypeError(
                 "Formatting arguments to checkify.check need to be PyTrees of arrays, but got "
                 f"{leaf!r} of type {type(leaf)}.")
-    where = _location()
+    where = _location(3)
     sink = _sink()
     if _ctx.loop_active:
         pred = ~_active_failure(~pred)
@@ -389,6 +406,8 @@ def check(pred, msg, *fmt_args, **fmt_kwargs):
             exc.add_note(f"(check failed at {where})")
         cell = _cell(sink)
         if cell is None:
+            if debug:
+                return
             raise exc
         if cell[0] is None and cell[2]:
             cell[0], cell[1] = message, exc
@@ -555,6 +574,7 @@ def check_error(error):
 __all__ = [
     "DivisionByZeroError", "Error", "ErrorCategory", "FailedCheckError", "JaxException",
     "JaxRuntimeError", "NaNError", "OOBError", "all_checks", "automatic_checks", "check",
-    "check_error", "checkify", "div_checks", "float_checks", "index_checks", "nan_checks",
+    "check_error", "checkify", "debug_check", "div_checks", "float_checks", "index_checks", "init_error",
+    "nan_checks",
     "user_checks",
 ]

@@ -904,6 +904,9 @@ from ._primitive_objects import (  # noqa: E402
     rng_bit_generator_p, rng_uniform, rng_uniform_p, scatter_sub_p, select_and_scatter_p, split_p, stack_p,
     stage, stage_p, tile_p, unstack_p,
 )
+from ._tokens import (  # noqa: E402
+    after_all, after_all_p, composite, create_token, create_token_p, dce_sink, dce_sink_p,
+)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 
