@@ -23,7 +23,7 @@ import microjax_rs.numpy as jnp
 import microjax_rs.scipy.linalg as jsl
 
 from ._record import OpErr, OpRecord, case_triples, default_int_out
-from .linalg import _A as _REAL, _i32
+from .linalg import _A as _REAL, _i32, _np_lu, _np_triangular_solve
 
 C = ("complex64", "complex128")
 INEXACT = ("float32", "float64", "complex64", "complex128")
@@ -103,43 +103,6 @@ def _sort_np(w):
 def _sort_jnp(w):
     idx = jnp.lexsort((jnp.round(jnp.imag(w), 4), jnp.round(jnp.real(w), 4)), axis=-1)
     return jnp.take_along_axis(w, idx, axis=-1)
-
-
-def _np_getrf(a):
-    """LAPACK getrf with `|Re| + |Im|` pivots (complex128): (packed lu, pivots, perm)."""
-    a = np.array(a, np.complex128)
-    m, n = a.shape
-    perm = np.arange(m)
-    piv = []
-    for j in range(min(m, n)):
-        col = a[j:, j]
-        p = j + int(np.argmax(np.abs(col.real) + np.abs(col.imag)))
-        piv.append(p)
-        if a[p, j] != 0:
-            a[[j, p]] = a[[p, j]]
-            perm[[j, p]] = perm[[p, j]]
-            a[j + 1:, j] /= a[j, j]
-        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
-    return a, np.array(piv, np.int32), perm.astype(np.int32)
-
-
-def _np_lu(x, k=0):
-    lead = x.shape[:-2]
-    flat = x.reshape((-1,) + x.shape[-2:])
-    outs = [_np_getrf(m)[k] for m in flat]
-    shape = {0: x.shape, 1: lead + (min(x.shape[-2:]),), 2: lead + (x.shape[-2],)}[k]
-    return np.stack(outs).reshape(shape)
-
-
-def _np_tri_solve(a, b, left_side=False, lower=False, transpose_a=False, conjugate_a=False):
-    t = np.tril(a) if lower else np.triu(a)
-    if transpose_a:
-        t = np.swapaxes(t, -1, -2)
-    if conjugate_a:
-        t = np.conj(t)
-    if left_side:
-        return np.linalg.solve(t, b)
-    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
 
 
 def _np_eig_check(a, k=0):
@@ -283,7 +246,7 @@ RECORDS = (
     # -- jax.lax.linalg on complex matrices
     OpRecord(name="lax.linalg.cholesky[complex]", path="lax.linalg.cholesky", ref=np.linalg.cholesky,
              args_maker=hpd, dtypes=C, cases=_SQ, tol=TOL, out_dtype=_same_out),
-    OpRecord(name="lax.linalg.triangular_solve[complex]", path=_REAL + "triangular_solve", ref=_np_tri_solve,
+    OpRecord(name="lax.linalg.triangular_solve[complex]", path=_REAL + "triangular_solve", ref=_np_triangular_solve,
              args_maker=first_dominant, dtypes=C, tol=TOL, out_dtype=_same_out,
              cases=case_triples(
                  (((3, 3), (3, 2)), (), {"left_side": True, "lower": True}),
