@@ -867,7 +867,21 @@ class JaxprEqn:
         return f"{outs} = {self.primitive.name}{'[' + ps + ']' if ps else ''} {ins}"
 
 
-class Jaxpr:
+class _PrintedFromHandle:
+    """The printing of `Jaxpr` and `ClosedJaxpr`: their Rust handle's text."""
+
+    def __str__(self):
+        return self._handle.display()
+
+    __repr__ = __str__
+
+    def pretty_print(self, *, name_stack=False, **kwargs):
+        """The printed jaxpr; `name_stack=True` adds each equation's
+        `named_scope` names (` # [outer/inner]`), as JAX."""
+        return self._handle.display_name_stack() if name_stack else str(self)
+
+
+class Jaxpr(_PrintedFromHandle):
     """The Python view of a Rust jaxpr: `constvars`, `invars`, `outvars`, `eqns`."""
 
     def __init__(self, handle):
@@ -898,18 +912,8 @@ class Jaxpr:
         self.eqns = [eqn(e) for e in st.eqns]
         self.effects = set().union(*(e.effects for e in self.eqns)) if self.eqns else set()
 
-    def __str__(self):
-        return self._handle.display()
 
-    __repr__ = __str__
-
-    def pretty_print(self, *, name_stack=False, **kwargs):
-        """The printed jaxpr; `name_stack=True` adds each equation's
-        `named_scope` names (` # [outer/inner]`), as JAX."""
-        return self._handle.display_name_stack() if name_stack else str(self)
-
-
-class ClosedJaxpr:
+class ClosedJaxpr(_PrintedFromHandle):
     """A jaxpr with its constants (`consts`, also called `literals`)."""
 
     def __init__(self, handle):
@@ -955,16 +959,6 @@ class ClosedJaxpr:
         # Canonical text + top-level consts: the parser rebuilds an equal program.
         return (_closed_from_canonical, (self.canonical(), list(self.consts)))
 
-    def __str__(self):
-        return self._handle.display()
-
-    __repr__ = __str__
-
-    def pretty_print(self, *, name_stack=False, **kwargs):
-        """The printed jaxpr; `name_stack=True` adds each equation's
-        `named_scope` names (` # [outer/inner]`), as JAX."""
-        return self._handle.display_name_stack() if name_stack else str(self)
-
     def __eq__(self, other):
         return isinstance(other, ClosedJaxpr) and self._handle == other._handle
 
@@ -972,8 +966,11 @@ class ClosedJaxpr:
         return hash(self._handle)
 
 
-def eval_jaxpr(jaxpr, consts, *args):
-    """Evaluates a Jaxpr with `bind` (so it can itself be traced)."""
+def walk_jaxpr(jaxpr, consts, args, apply):
+    """The outputs of `jaxpr` on `consts` and `args`, every equation's
+    outputs (a list) being `apply(eqn, input values)`: the one environment
+    walk that the evaluators here and in `custom_derivatives` / `checkify`
+    share, each with its own `apply`."""
     env = {}
 
     def read(v):
@@ -981,34 +978,48 @@ def eval_jaxpr(jaxpr, consts, *args):
 
     for v, x in zip(jaxpr.constvars, consts):
         env[v] = x
-    if len(args) != len(jaxpr.invars):
-        raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
     for v, x in zip(jaxpr.invars, args):
         env[v] = x
+    for eqn in jaxpr.eqns:
+        for v, x in zip(eqn.outvars, apply(eqn, [read(v) for v in eqn.invars])):
+            env[v] = x
+    return [read(v) for v in jaxpr.outvars]
+
+
+def bind_eqn(eqn, ins, params=None):
+    """`eqn`'s primitive bound on `ins` (with `eqn.params`, or `params` where
+    given), its outputs as a list."""
+    outs = eqn.primitive.bind(*ins, **(eqn.params if params is None else params))
+    return outs if eqn.primitive.multiple_results else [outs]
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluates a Jaxpr with `bind` (so it can itself be traced)."""
+    if len(args) != len(jaxpr.invars):
+        raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
     state = _state
     prev = state.source
     fallback = prev
+
+    def apply(eqn, ins):
+        nonlocal fallback
+        # As JAX: a re-bound equation keeps the user line it was traced
+        # at; one without (made by a transform) gets the caller's line,
+        # looked up once per call rather than once per equation.
+        src = eqn.source_info
+        if not src:
+            if fallback is None:
+                fallback = source_info()
+            src = fallback
+        if eqn.name_stack:
+            src = f"{src or ''}{NAME_STACK_SEPARATOR}{eqn.name_stack}"
+        state.source = src
+        return bind_eqn(eqn, ins)
+
     try:
-        for eqn in jaxpr.eqns:
-            # As JAX: a re-bound equation keeps the user line it was traced
-            # at; one without (made by a transform) gets the caller's line,
-            # looked up once per call rather than once per equation.
-            src = eqn.source_info
-            if not src:
-                if fallback is None:
-                    fallback = source_info()
-                src = fallback
-            if eqn.name_stack:
-                src = f"{src or ''}{NAME_STACK_SEPARATOR}{eqn.name_stack}"
-            state.source = src
-            outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
-            if not eqn.primitive.multiple_results:
-                outs = [outs]
-            for v, x in zip(eqn.outvars, outs):
-                env[v] = x
+        return walk_jaxpr(jaxpr, consts, args, apply)
     finally:
         state.source = prev
-    return [read(v) for v in jaxpr.outvars]
 
 
 def jaxpr_as_fun(closed_jaxpr):

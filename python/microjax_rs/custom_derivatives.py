@@ -657,28 +657,14 @@ def _inline_param(value):
 
 def _eval_inlined(jaxpr, consts, args):
     """Evaluates `jaxpr` by `bind`, a deferred call as its traced function."""
-    env = {}
 
-    def read(v):
-        return v.val if type(v) is core.Literal else env[v]
-
-    for v, x in zip(jaxpr.constvars, consts):
-        env[v] = x
-    for v, x in zip(jaxpr.invars, args):
-        env[v] = x
-    for eqn in jaxpr.eqns:
-        ins = [read(v) for v in eqn.invars]
+    def apply(eqn, ins):
         if eqn.primitive.name in _DEFERRED_CALLS:
             call = eqn.params["call_jaxpr"]
-            outs = _eval_inlined(call.jaxpr, call.consts, ins)
-        else:
-            params = {k: _inline_param(v) for k, v in eqn.params.items()}
-            outs = eqn.primitive.bind(*ins, **params)
-            if not eqn.primitive.multiple_results:
-                outs = [outs]
-        for v, x in zip(eqn.outvars, outs):
-            env[v] = x
-    return [read(v) for v in jaxpr.outvars]
+            return _eval_inlined(call.jaxpr, call.consts, ins)
+        return core.bind_eqn(eqn, ins, {k: _inline_param(v) for k, v in eqn.params.items()})
+
+    return core.walk_jaxpr(jaxpr, consts, args, apply)
 
 
 def inline_deferred_calls(closed):

@@ -23,6 +23,7 @@ import microjax_rs.numpy as jnp
 import microjax_rs.scipy.linalg as jsl
 
 from ._record import OpErr, OpRecord, case_triples, default_int_out
+from .linalg import _A as _REAL, _i32, _np_lu, _np_triangular_solve
 
 C = ("complex64", "complex128")
 INEXACT = ("float32", "float64", "complex64", "complex128")
@@ -104,43 +105,6 @@ def _sort_jnp(w):
     return jnp.take_along_axis(w, idx, axis=-1)
 
 
-def _np_getrf(a):
-    """LAPACK getrf with `|Re| + |Im|` pivots (complex128): (packed lu, pivots, perm)."""
-    a = np.array(a, np.complex128)
-    m, n = a.shape
-    perm = np.arange(m)
-    piv = []
-    for j in range(min(m, n)):
-        col = a[j:, j]
-        p = j + int(np.argmax(np.abs(col.real) + np.abs(col.imag)))
-        piv.append(p)
-        if a[p, j] != 0:
-            a[[j, p]] = a[[p, j]]
-            perm[[j, p]] = perm[[p, j]]
-            a[j + 1:, j] /= a[j, j]
-        a[j + 1:, j + 1:] -= np.outer(a[j + 1:, j], a[j, j + 1:])
-    return a, np.array(piv, np.int32), perm.astype(np.int32)
-
-
-def _np_lu(x, k=0):
-    lead = x.shape[:-2]
-    flat = x.reshape((-1,) + x.shape[-2:])
-    outs = [_np_getrf(m)[k] for m in flat]
-    shape = {0: x.shape, 1: lead + (min(x.shape[-2:]),), 2: lead + (x.shape[-2],)}[k]
-    return np.stack(outs).reshape(shape)
-
-
-def _np_tri_solve(a, b, left_side=False, lower=False, transpose_a=False, conjugate_a=False):
-    t = np.tril(a) if lower else np.triu(a)
-    if transpose_a:
-        t = np.swapaxes(t, -1, -2)
-    if conjugate_a:
-        t = np.conj(t)
-    if left_side:
-        return np.linalg.solve(t, b)
-    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
-
-
 def _np_eig_check(a, k=0):
     """k=0: the right eigen-equation rebuilt, `V diag(w) V⁻¹` (= a);
     k=1: the left one, `Vl⁻ᴴ diag(w) Vlᴴ` (= a); k=2: the column norms (ones)."""
@@ -171,18 +135,6 @@ def _adapters():
     def adj(x):
         return jnp.conj(jnp.swapaxes(x, -1, -2))
 
-    def triangular_solve(a, b, **kw):
-        return L.triangular_solve(a, b, **kw)
-
-    def lu_k(x, k=0):
-        return L.lu(x)[k]
-
-    def qr_k(x, k=0, full_matrices=False):
-        return L.qr(x, full_matrices=full_matrices)[k]
-
-    def eigh_w(x):
-        return L.eigh(x)[1]
-
     def eigh_projectors(x):
         """`v_j v_jᴴ` stacked over j (phase-invariant)."""
         v = L.eigh(x)[0]
@@ -194,12 +146,6 @@ def _adapters():
     def svd_rebuild(x):
         u, s, vt = L.svd(x, full_matrices=False)
         return (u * s[..., None, :].astype(u.dtype)) @ vt
-
-    def slogdet_k(a, k=0):
-        return jnp.linalg.slogdet(a)[k]
-
-    def jnp_qr_k(a, k=0, mode="reduced"):
-        return jnp.linalg.qr(a, mode=mode)[k]
 
     def eig_w(x, left=True, right=True):
         return _sort_jnp(L.eig(x, compute_left_eigenvectors=left, compute_right_eigenvectors=right)[0])
@@ -250,10 +196,8 @@ def _adapters():
 
 microjax_rs._complex_linalg_table_adapters = _adapters()
 _A = "_complex_linalg_table_adapters."
-
-
-def _i32(dt, x64):
-    return np.dtype("int32")
+# The adapters that pick one output of a real-or-complex function (lu, qr,
+# eigh, slogdet, triangular_solve) are the real table's.
 
 
 def _np_eigh_projectors(x):
@@ -302,7 +246,7 @@ RECORDS = (
     # -- jax.lax.linalg on complex matrices
     OpRecord(name="lax.linalg.cholesky[complex]", path="lax.linalg.cholesky", ref=np.linalg.cholesky,
              args_maker=hpd, dtypes=C, cases=_SQ, tol=TOL, out_dtype=_same_out),
-    OpRecord(name="lax.linalg.triangular_solve[complex]", path=_A + "triangular_solve", ref=_np_tri_solve,
+    OpRecord(name="lax.linalg.triangular_solve[complex]", path=_REAL + "triangular_solve", ref=_np_triangular_solve,
              args_maker=first_dominant, dtypes=C, tol=TOL, out_dtype=_same_out,
              cases=case_triples(
                  (((3, 3), (3, 2)), (), {"left_side": True, "lower": True}),
@@ -312,20 +256,20 @@ RECORDS = (
                                             "conjugate_a": True}),
                  (((2, 4, 4), (2, 4, 3)), (), {"left_side": True, "lower": True, "transpose_a": True}),
              )),
-    OpRecord(name="lax.linalg.lu[complex]", path=_A + "lu_k", ref=_np_lu, args_maker=general, dtypes=C,
+    OpRecord(name="lax.linalg.lu[complex]", path=_REAL + "lu_k", ref=_np_lu, args_maker=general, dtypes=C,
              tol=TOL, out_dtype=_same_out,
              cases=case_triples((((4, 4),), (), {}), (((4, 3),), (), {}), (((3, 4),), (), {}),
                                 (((2, 3, 3),), (), {}))),
-    OpRecord(name="lax.linalg.lu[complex][pivots]", path=_A + "lu_k", ref=_np_lu, args_maker=general, dtypes=C,
+    OpRecord(name="lax.linalg.lu[complex][pivots]", path=_REAL + "lu_k", ref=_np_lu, args_maker=general, dtypes=C,
              tol=EXACT, out_dtype=_i32, differentiable=False,
              cases=case_triples((((5, 5),), (), {"k": 1}), (((2, 5, 3),), (), {"k": 2}))),
-    OpRecord(name="lax.linalg.qr[complex]", path=_A + "qr_k",
+    OpRecord(name="lax.linalg.qr[complex]", path=_REAL + "qr_k",
              ref=lambda x, k=0, full_matrices=False: np.linalg.qr(
                  x, mode="complete" if full_matrices else "reduced")[k],
              args_maker=general, dtypes=C, tol=TOL, out_dtype=_same_out,
              cases=case_triples((((4, 3),), (), {"k": 0}), (((4, 3),), (), {"k": 1}), (((3, 5),), (), {"k": 1}),
                                 (((2, 3, 3),), (), {"k": 0}), (((4, 2),), (), {"k": 0, "full_matrices": True}))),
-    OpRecord(name="lax.linalg.eigh[complex][w]", path=_A + "eigh_w", ref=np.linalg.eigvalsh, args_maker=hpd,
+    OpRecord(name="lax.linalg.eigh[complex][w]", path=_REAL + "eigh_w", ref=np.linalg.eigvalsh, args_maker=hpd,
              dtypes=C, tol=TOL, out_dtype=_real_out, cases=_SQ),
     OpRecord(name="lax.linalg.eigh[complex][projectors]", path=_A + "eigh_projectors", ref=_np_eigh_projectors,
              args_maker=hpd, dtypes=C, tol=TOL, out_dtype=_same_out,
@@ -342,16 +286,16 @@ RECORDS = (
              dtypes=C, tol=TOL, out_dtype=_same_out, cases=_SQ),
     OpRecord(name="numpy.linalg.det[complex]", path="numpy.linalg.det", ref=np.linalg.det, args_maker=dominant,
              dtypes=C, tol=TOL, out_dtype=_same_out, cases=_SQ),
-    OpRecord(name="numpy.linalg.slogdet[complex]", path=_A + "slogdet_k",
+    OpRecord(name="numpy.linalg.slogdet[complex]", path=_REAL + "slogdet_k",
              ref=lambda a, k=0: np.linalg.slogdet(a)[k], args_maker=dominant, dtypes=C, tol=TOL,
              out_dtype=lambda dt, x64: _same_out(dt, x64),
              cases=case_triples((((3, 3),), (), {"k": 0}), (((2, 4, 4),), (), {"k": 0}))),
-    OpRecord(name="numpy.linalg.slogdet[complex][logabsdet]", path=_A + "slogdet_k",
+    OpRecord(name="numpy.linalg.slogdet[complex][logabsdet]", path=_REAL + "slogdet_k",
              ref=lambda a, k=1: np.linalg.slogdet(a)[k], args_maker=dominant, dtypes=C, tol=TOL,
              out_dtype=_real_out, cases=case_triples((((3, 3),), (), {"k": 1}), (((2, 4, 4),), (), {"k": 1}))),
     OpRecord(name="numpy.linalg.cholesky[complex]", path="numpy.linalg.cholesky", ref=np.linalg.cholesky,
              args_maker=hpd, dtypes=C, tol=TOL, out_dtype=_same_out, cases=_SQ),
-    OpRecord(name="numpy.linalg.qr[complex]", path=_A + "jnp_qr_k",
+    OpRecord(name="numpy.linalg.qr[complex]", path=_REAL + "jnp_qr_k",
              ref=lambda a, k=0, mode="reduced": np.linalg.qr(a, mode=mode)[k], args_maker=general, dtypes=C,
              tol=TOL, out_dtype=_same_out,
              cases=case_triples((((4, 3),), (), {"k": 0}), (((4, 3),), (), {"k": 1}),

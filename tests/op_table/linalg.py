@@ -105,23 +105,29 @@ def _np_tri(a, lower, unit):
 
 
 @_keep_dtype
-def _np_triangular_solve(a, b, left_side=False, lower=False, transpose_a=False, unit_diagonal=False):
+def _np_triangular_solve(a, b, left_side=False, lower=False, transpose_a=False, unit_diagonal=False,
+                         conjugate_a=False):
     t = _np_tri(a, lower, unit_diagonal)
     if transpose_a:
         t = np.swapaxes(t, -1, -2)
+    if conjugate_a:
+        t = np.conj(t)
     if left_side:
         return np.linalg.solve(t, b)
     return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
 
 
 def _np_getrf(a):
-    """LAPACK getrf on one matrix: (packed lu, pivots, permutation)."""
-    a = np.array(a, np.float64)
+    """LAPACK getrf on one matrix, in float64 / complex128: (packed lu,
+    pivots, permutation); pivots by `|Re| + |Im|` (`|x|` on a real matrix),
+    as LAPACK's complex `getrf`."""
+    a = np.array(a, np.complex128 if np.iscomplexobj(a) else np.float64)
     m, n = a.shape
     perm = np.arange(m)
     piv = []
     for j in range(min(m, n)):
-        p = j + int(np.argmax(np.abs(a[j:, j])))
+        col = a[j:, j]
+        p = j + int(np.argmax(np.abs(col.real) + np.abs(col.imag)))
         piv.append(p)
         if a[p, j] != 0:
             a[[j, p]] = a[[p, j]]
@@ -137,7 +143,8 @@ def _np_lu(x, k=0):
     flat = x.reshape((-1,) + x.shape[-2:])
     outs = [_np_getrf(m)[k] for m in flat]
     shape = {0: x.shape, 1: lead + (min(x.shape[-2:]),), 2: lead + (x.shape[-2],)}[k]
-    return np.stack(outs).reshape(shape) if outs else np.zeros(shape, np.float64 if k == 0 else np.int32)
+    empty = np.result_type(x.dtype, np.float64) if k == 0 else np.int32
+    return np.stack(outs).reshape(shape) if outs else np.zeros(shape, empty)
 
 
 def _np_qr(x, k=0, full_matrices=False):

@@ -171,33 +171,24 @@ class _Checker:
 
     # -- evaluation ---------------------------------------------------------
     def eval(self, jaxpr, consts, args):
-        env = {}
-
-        def read(v):
-            return v.val if type(v) is _core.Literal else env[v]
-
-        for v, x in zip(jaxpr.constvars, consts):
-            env[v] = x
-        for v, x in zip(jaxpr.invars, args):
-            env[v] = x
         state = _core._state
         prev, outer = state.source, self._pending
         self._pending = []
+
+        def apply(eqn, ins):
+            where = eqn.source_info or prev
+            state.source = where
+            if eqn.effects or eqn.primitive.name in _STRUCTURED:
+                self._flush()
+            return self._apply(eqn, ins, where)
+
         try:
-            for eqn in jaxpr.eqns:
-                where = eqn.source_info or prev
-                state.source = where
-                ins = [read(v) for v in eqn.invars]
-                if eqn.effects or eqn.primitive.name in _STRUCTURED:
-                    self._flush()
-                outs = self._apply(eqn, ins, where)
-                for v, x in zip(eqn.outvars, outs):
-                    env[v] = x
+            outs = _core.walk_jaxpr(jaxpr, consts, args, apply)
             self._flush()
         finally:
             state.source = prev
             self._pending = outer
-        return [read(v) for v in jaxpr.outvars]
+        return outs
 
     def _jitted(self, closed):
         """The checked program of a `pjit` equation, jitted once per program
@@ -234,8 +225,7 @@ class _Checker:
         if name == "while":
             return self._while(p, ins)
         self._checks_before_nan(eqn, ins, where)
-        outs = eqn.primitive.bind(*ins, **p)
-        outs = list(outs) if eqn.primitive.multiple_results else [outs]
+        outs = list(_core.bind_eqn(eqn, ins))
         if self.nan and name in NAN_PRIMITIVES:
             self._nan(name, outs, where)
         return outs
