@@ -217,8 +217,10 @@ def test_checkpoint_keeps_values_and_gradients():
     f = lambda x: jnp.sum(jnp.sin(x) ** 2)  # noqa: E731
     x = jnp.asarray([0.3, 0.6])
     np.testing.assert_allclose(np.asarray(jax.grad(jax.checkpoint(f))(x)), np.asarray(jax.grad(f)(x)))
-    with pytest.raises(NotImplementedError, match="polic"):
-        jax.checkpoint(f, policy=lambda *a: True)
+    saving = jax.checkpoint(f, policy=lambda prim, *avals, **params: True)  # a function policy
+    np.testing.assert_allclose(np.asarray(jax.grad(saving)(x)), np.asarray(jax.grad(f)(x)))
+    with pytest.raises(TypeError, match="callable"):
+        jax.checkpoint(f, policy=3)
 
 
 def test_checkpoint_recomputes_instead_of_saving(x64):

@@ -6,7 +6,8 @@ import pytest
 
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
-from microjax_rs.ad_checkpoint import checkpoint_name, print_saved_residuals, saved_residuals
+from microjax_rs.ad_checkpoint import (Offloadable, Recompute, Saveable, checkpoint_name,
+                                       print_saved_residuals, saved_residuals)
 
 P = jax.checkpoint_policies
 RNG = np.random.default_rng(0)
@@ -170,9 +171,67 @@ def test_policies_are_callable_with_jax_signature():
     assert not P.save_only_these_names("a")(Prim("name"), name="b")
 
 
-def test_python_function_policies_are_not_supported():
-    with pytest.raises(NotImplementedError, match="checkpoint_policies"):
-        jax.checkpoint(mlp, policy=lambda prim, *a, **k: True)
+# Policies written as Python functions, with JAX's signature. The residuals
+# are those JAX 0.10.2 lists for the same policies (JAX also lists the two
+# closed-over weight matrices "from a constant").
+FUNCTION_POLICIES = {
+    "sin": (lambda prim, *avals, **params: prim is jax.lax.sin_p,
+            ["from the argument x", "output of sin"]),
+    "second_dot_by_aval": (
+        lambda prim, *avals, **params: Saveable if prim is jax.lax.dot_general_p
+        and avals[1].shape == (5, 3) else Recompute,
+        ["from the argument x", "output of dot_general"]),
+    "offloaded_sin": (
+        lambda prim, *avals, **params: Offloadable("device", "pinned_host")
+        if prim is jax.lax.sin_p else False,
+        ["from the argument x", "output of sin"]),
+    "nothing": (lambda prim, *avals, **params: False, ["from the argument x"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTION_POLICIES))
+def test_python_function_policies_save_what_they_select(name):
+    policy, kinds = FUNCTION_POLICIES[name]
+    f = jax.checkpoint(mlp, policy=policy)
+    assert residual_kinds(f, X) == kinds
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTION_POLICIES))
+def test_python_function_policies_keep_the_gradient(name):
+    policy, _ = FUNCTION_POLICIES[name]
+    f = jax.checkpoint(mlp, policy=policy)
+    x = x64_data()
+    want = np.asarray(jax.grad(mlp)(x))
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(x)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.grad(f))(x)), want, rtol=1e-12)
+    xs = jnp.stack([x, 2 * x])
+    np.testing.assert_allclose(np.asarray(jax.vmap(jax.grad(f))(xs)),
+                               np.stack([np.asarray(jax.grad(mlp)(r)) for r in xs]), rtol=1e-12)
+    eps = 1e-6
+    fd = [(float(mlp(x + eps * e)) - float(mlp(x - eps * e))) / (2 * eps) for e in np.eye(4)]
+    np.testing.assert_allclose(np.asarray(jax.grad(f)(x)), fd, rtol=1e-6, atol=1e-9)
+
+
+def test_python_function_policy_sees_each_equation_with_jax_signature():
+    seen = []
+
+    def policy(prim, *avals, **params):
+        seen.append((prim.name, tuple(tuple(a.shape) for a in avals), sorted(params)))
+        return False
+
+    jax.grad(jax.checkpoint(mlp, policy=policy))(X)
+    assert ("sin", ((5,),), []) in seen
+    assert ("dot_general", ((4,), (4, 5)), ["dimension_numbers", "precision",
+                                            "preferred_element_type"]) in seen
+    assert ("name", ((5,),), ["name"]) in seen
+
+
+def test_python_function_policy_answers_are_checked():
+    # JAX's TypeError for an answer that is not a bool / Saveable / Recompute / Offloadable.
+    with pytest.raises(TypeError, match="Value returned by a remat policy should be a bool"):
+        jax.grad(jax.checkpoint(mlp, policy=lambda *a, **k: 3))(X)
+    with pytest.raises(TypeError, match="callable"):
+        jax.checkpoint(mlp, policy="dots_saveable")
 
 
 def test_print_saved_residuals_prints_one_line_per_residual(capsys):

@@ -655,9 +655,10 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
     but reverse mode saves only `fun`'s inputs and recomputes its
     intermediates in the backward pass (one `checkpoint` equation, whose
     partial-evaluation rule in Rust does the recomputation). `policy`
-    (one of `jax.checkpoint_policies`) names intermediate values to save
-    instead of recomputing (see `ad_checkpoint.py`)."""
-    from .ad_checkpoint import _policy_param
+    (one of `jax.checkpoint_policies`, or a function `policy(prim, *avals,
+    **params) -> bool` as JAX's) names intermediate values to save instead
+    of recomputing (see `ad_checkpoint.py`)."""
+    from .ad_checkpoint import FunctionPolicy, _policy_param
 
     policy_param = _policy_param(policy)
     if fun is None:
@@ -675,9 +676,12 @@ def checkpoint(fun=None, *, prevent_cse=True, policy=None, static_argnums=()):
         f = _bind_static(fun, statics, len(args)) if statics else fun
         leaves, in_tree = tree_flatten((tuple(dyn), kwargs))
         closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, getattr(fun, "__name__", "remat"))
+        param = policy_param
+        if isinstance(param, FunctionPolicy):
+            closed, param = param.apply(closed, [*leaves, *captures])
         outs = core.Primitive("checkpoint").bind(
             *leaves, *captures, jaxpr=core.ClosedJaxpr(closed), prevent_cse=bool(prevent_cse),
-            differentiated=False, policy=policy_param)
+            differentiated=False, policy=param)
         return tree_unflatten(out_tree, outs)
 
     return remat_f

@@ -8,10 +8,14 @@ evaluation in Rust (`rust/core/src/transforms/remat.rs`) saves the values
 the policy accepts (among those computable before the backward pass) and
 recomputes the others. Each policy object is also callable with JAX's
 signature `policy(prim, *avals, **params) -> bool`. Policies written as
-arbitrary Python functions are not supported (`NotImplementedError`); the
-offloading policies save on the host what they would offload (one memory
-space here).
+Python function (`policy(prim, *avals, **params)`, as JAX's) is applied to
+the traced body's equations when `checkpoint` stages the call: the outputs
+of the equations it saves are marked with private names, and the equation
+records `save_only_these_names` of them (so the choice survives the
+transformations of the body, as names do). The offloading policies save on
+the host what they would offload (one memory space here).
 """
+import itertools
 import types
 import typing
 
@@ -180,9 +184,45 @@ def _policy_param(policy):
         return None
     if isinstance(policy, Policy):
         return policy.param
-    raise NotImplementedError(
-        f"checkpoint policy {policy!r}: only the policies of jax.checkpoint_policies are supported "
-        f"(a policy written as a Python function is not)")
+    if callable(policy):
+        return FunctionPolicy(policy)
+    raise TypeError(f"checkpoint policy must be a callable, got {policy!r}")
+
+
+_SAVED_NAME = "checkpoint policy: saved value "
+_saved_ids = itertools.count()
+
+
+class FunctionPolicy:
+    """A policy written as a Python function, applied by `apply` to one
+    traced body when `checkpoint` stages it."""
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def apply(self, closed, leaves):
+        """(body, param): `closed` (the traced body, on `leaves`) re-traced
+        with the outputs of each equation the policy saves named, and the
+        `save_only_these_names` parameter that saves exactly those."""
+        from .interpreters.partial_eval import trace_to_jaxpr
+        from .tree_util import tree_structure
+
+        body = core.ClosedJaxpr(closed)
+        names = []
+
+        def then(eqn, outs):
+            if _decision(self.fun(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params)):
+                name = f"{_SAVED_NAME}{next(_saved_ids)}"
+                names.append(name)
+                outs = [core.Primitive("name").bind(o, name=name) for o in outs]
+            return outs
+
+        def traced(*xs):
+            return core.eval_jaxpr_then(body.jaxpr, body.consts, xs, then)
+
+        named, _, _ = trace_to_jaxpr(traced, list(leaves), tree_structure((tuple(leaves), {})),
+                                     getattr(self.fun, "__name__", "policy"))
+        return named, ("save_only_these_names", tuple(names)) if names else None
 
 
 def checkpoint_name(x, name):
@@ -213,6 +253,8 @@ def _describe(jaxpr, var, inputs):
                                 for a in eqn.invars]
                     return _describe(callee.jaxpr, out, operands)
             where = f" from {eqn.source_info}" if eqn.source_info else ""
+            if eqn.primitive.name == "name" and eqn.params["name"].startswith(_SAVED_NAME):
+                return _describe(jaxpr, eqn.invars[0], inputs)  # what a function policy saved
             if eqn.primitive.name == "name":
                 return f"named '{eqn.params['name']}'{where}"
             return f"output of {eqn.primitive.name}{where}"

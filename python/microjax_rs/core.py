@@ -995,6 +995,12 @@ def bind_eqn(eqn, ins, params=None):
 
 def eval_jaxpr(jaxpr, consts, *args):
     """Evaluates a Jaxpr with `bind` (so it can itself be traced)."""
+    return eval_jaxpr_then(jaxpr, consts, args)
+
+
+def eval_jaxpr_then(jaxpr, consts, args, then=None):
+    """`eval_jaxpr`, each equation's outputs passed through `then(eqn,
+    outputs) -> outputs` where given (bound at the equation's source line)."""
     if len(args) != len(jaxpr.invars):
         raise TypeError(f"eval_jaxpr expected {len(jaxpr.invars)} arguments, got {len(args)}")
     state = _state
@@ -1014,7 +1020,8 @@ def eval_jaxpr(jaxpr, consts, *args):
         if eqn.name_stack:
             src = f"{src or ''}{NAME_STACK_SEPARATOR}{eqn.name_stack}"
         state.source = src
-        return bind_eqn(eqn, ins)
+        outs = bind_eqn(eqn, ins)
+        return outs if then is None else then(eqn, outs)
 
     try:
         return walk_jaxpr(jaxpr, consts, args, apply)
