@@ -308,7 +308,7 @@ class _Jitted:
             from ._src import nan_checks
 
             nan_checks.check_program(closed, vals, outs, f"jit({self.name})")
-        _program_api.record_creation(outs)
+        _program_api.record_creation(outs, depth=3)  # from the caller of jit(f)(...)
         if device is not None:
             if self._donated[0] or self._donated[1]:
                 _donate(self._donated, args, kwargs, outs)
