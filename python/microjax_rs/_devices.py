@@ -22,7 +22,7 @@ import numpy as np
 from . import _core, core
 from .config import config
 from .core import ArrayImpl, Tracer
-from ._src import program_api as _program_api, program_flags as _program_flags
+from ._src import program_flags as _program_flags, traceback_util as _traceback_util
 from .tree_util import _tree_map_data
 from ._src.device_types import CpuDevice, CudaDevice, Device  # noqa: F401  (jax.Device)
 from ._src import array as _array_placement
@@ -530,7 +530,7 @@ def _format(x):
 
 
 _array_methods.register_array_attribute("format", _format)
-_array_methods.register_array_attribute("traceback", _program_api.traceback_of)
+_array_methods.register_array_attribute("traceback", _traceback_util.traceback_of)
 _array_placement.install_array_attributes(_array_methods.register_array_attribute)
 
 

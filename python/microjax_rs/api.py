@@ -9,7 +9,7 @@ import weakref
 import numpy as np
 
 from . import _core, _devices, _trace_cache, core, dtypes
-from ._src import key_reuse as _key_reuse, program_api as _program_api, profiling as _profiling, program_flags as _program_flags
+from ._src import key_reuse as _key_reuse, traceback_util as _traceback_util, profiling as _profiling, program_flags as _program_flags
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten
@@ -308,7 +308,7 @@ class _Jitted:
             from ._src import nan_checks
 
             nan_checks.check_program(closed, vals, outs, f"jit({self.name})")
-        _program_api.record_creation(outs, depth=3)  # from the caller of jit(f)(...)
+        _traceback_util.record_creation(outs, depth=3)  # from the caller of jit(f)(...)
         if device is not None:
             if self._donated[0] or self._donated[1]:
                 _donate(self._donated, args, kwargs, outs)

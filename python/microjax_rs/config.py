@@ -213,8 +213,8 @@ class Config:
             "jax_enable_checks": False,
             # Multi-process guard; one process here, so nothing to guard.
             "jax_thread_guard": False,
-            # What a garbage-collected array reports (one process: freeing
-            # is always safe, so the levels record the choice only).
+            # An array freed by the cycle collector: None / "allow", "log"
+            # (an error logged) or "fatal" (abort), as JAX.
             "jax_array_garbage_collection_guard": None,
             # Transfer guard levels: None (unset: "allow"), "allow", "log",
             # "disallow", "log_explicit", "disallow_explicit".
@@ -245,6 +245,10 @@ class Config:
         elif name in _BOOL_OPTIONS:
             value = bool(value)
         self._values[name] = value
+        if name == "jax_array_garbage_collection_guard":
+            from ._src import program_flags
+
+            program_flags.set_garbage_collection_guard(value)
         if name == "jax_transfer_guard":  # sets the three directions, as JAX's global update
             for direction in _TRANSFER_DIRECTIONS:
                 self._values[direction] = value

@@ -71,9 +71,10 @@ thread_guard = _State(
     "another thread than the one that set the guard. microjax_rs runs one process, which has no "
     "multi-process operations, so the flag is recorded only.", boolean=True)
 array_garbage_collection_guard = _State(
-    "jax_array_garbage_collection_guard", "Select what happens when a jax.Array is garbage collected "
-    "('allow', 'log', 'fatal' or None). Arrays here are plain reference-counted host buffers, freed "
-    "safely by any collection, so every level behaves as 'allow'.")
+    "jax_array_garbage_collection_guard", "Select what happens when a jax.Array is freed by Python's "
+    "cycle collector (it was held by a reference cycle) rather than by reference counting: 'allow' "
+    "(and None) nothing, 'log' logs an error (logger 'jax._src.array') with where the array was made, "
+    "'fatal' prints it and aborts the process, as JAX.")
 softmax_custom_jvp = _State(
     "jax_softmax_custom_jvp", "Use the custom_jvp rule of jax.nn.softmax (True) instead of "
     "differentiating its implementation (False, the default).", boolean=True)

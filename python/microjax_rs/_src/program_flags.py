@@ -246,3 +246,92 @@ def check_jaxpr(closed):
             bind(v)
     for a in jaxpr.outvars:
         read(a, " in the outputs")
+
+
+# ----------------------------------------------------------------------------
+# array_garbage_collection_guard
+
+_gc_logger = logging.getLogger("jax._src.array")
+
+_GC_MESSAGE = ("`jax.Array` was deleted by the Python garbage collector instead of reference counting. "
+               "Break the reference cycle that delays the deletion of this `jax.Array` to avoid hogging "
+               "memory. Traceback: \n")
+
+
+class _CollectionWatch:
+    """With `jax_array_garbage_collection_guard` at "log" or "fatal": at the
+    start of each cycle collection, the arrays held by the objects of the
+    generations collected get a weak reference; one that dies before the
+    collection ends was freed by the collector (it was held by a reference
+    cycle), which is reported as JAX does ("log": logged at ERROR, logger
+    "jax._src.array"; "fatal": printed, then the process aborts). Arrays
+    are not themselves tracked by the collector, so they are found through
+    their holders, as `jax.live_arrays` finds them."""
+
+    def __init__(self):
+        self.collecting = False
+        self.refs = []
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self.start(info.get("generation", 2))
+        else:
+            self.collecting = False
+            self.refs = []
+
+    def start(self, generation):
+        import gc
+
+        from .. import _core
+
+        self.collecting = True
+        seen = set()
+        refs = []
+        for gen in range(generation + 1):
+            for holder in gc.get_objects(gen):
+                for o in gc.get_referents(holder):
+                    if type(o) is _core.ArrayImpl and id(o) not in seen:
+                        seen.add(id(o))
+                        refs.append(_weak_array(o, self))
+        self.refs = refs
+
+    def freed(self, traceback):
+        if not self.collecting:
+            return
+        level = config._values["jax_array_garbage_collection_guard"]
+        message = _GC_MESSAGE + (str(traceback) if traceback is not None else "(not recorded)")
+        if level == "fatal":
+            import os
+            import sys
+
+            sys.stderr.write(message + "\n")
+            sys.stderr.flush()
+            os.abort()
+        _gc_logger.error("%s", message)
+
+
+def _weak_array(x, watch):
+    import weakref
+
+    from .traceback_util import traceback_of
+
+    tb = traceback_of(x)
+    return weakref.ref(x, lambda _ref: watch.freed(tb))
+
+
+_watch = None
+
+
+def set_garbage_collection_guard(level):
+    """Starts or stops watching collections for `level` (the option's value)."""
+    import gc
+
+    global _watch
+    if level in ("log", "fatal"):
+        if _watch is None:
+            _watch = _CollectionWatch()
+            gc.callbacks.append(_watch)
+    elif _watch is not None:
+        if _watch in gc.callbacks:
+            gc.callbacks.remove(_watch)
+        _watch = None
