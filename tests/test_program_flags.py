@@ -400,6 +400,25 @@ def test_softmax_custom_jvp_selects_the_rule_with_the_same_values():
     np.testing.assert_allclose(batched[0], y, rtol=1e-6)
 
 
+# ---------------------------------------------------------------- allow_f16_reductions
+
+
+def test_allow_f16_reductions():
+    x = jnp.ones(3, jnp.float16)
+    bind = jax.lax.reduce_sum_p.bind
+    with jax.allow_f16_reductions(False):
+        assert float(jnp.sum(x)) == 3.0  # jnp.sum sums in float32: allowed (recorded)
+        # recorded: ValueError("reduce_sum on operand f16[3] is not allowed when jax_allow_f16_reductions=False.")
+        with pytest.raises(ValueError, match=r"^reduce_sum on operand f16\[3\] is not allowed when "
+                                             r"jax_allow_f16_reductions=False\.$"):
+            bind(x, axes=(0,))
+        with pytest.raises(ValueError, match=r"operand bf16\[2\]"):
+            jax.jit(lambda a: bind(a, axes=(0,)))(jnp.ones(2, jnp.bfloat16))
+        assert float(bind(jnp.ones(3), axes=(0,))) == 3.0  # float32: fine
+        assert jax.grad(lambda a: jnp.sum(a * a))(jnp.float32(2.0)) == 4.0
+    assert float(bind(x, axes=(0,))) == 3.0
+
+
 # ---------------------------------------------------------------- user contexts
 
 

@@ -225,7 +225,8 @@ class Config:
             # jax.nn.softmax differentiated by its custom JVP rule (True) or
             # by differentiating its implementation (False, JAX's default).
             "jax_softmax_custom_jvp": False,
-            # False: summing float16/bfloat16 raises.
+            # False: lax.reduce_sum_p on float16/bfloat16 raises ValueError
+            # (lax/_reductions.py).
             "jax_allow_f16_reductions": True,
             # jax2tf's lowering choice for cumulative reductions; no jax2tf
             # here, so recorded only.

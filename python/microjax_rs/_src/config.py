@@ -79,9 +79,9 @@ softmax_custom_jvp = _State(
     "jax_softmax_custom_jvp", "Use the custom_jvp rule of jax.nn.softmax (True) instead of "
     "differentiating its implementation (False, the default).", boolean=True)
 allow_f16_reductions = _State(
-    "jax_allow_f16_reductions", "In JAX, False makes `lax.reduce_sum` on float16 / bfloat16 operands raise "
-    "(jnp.sum is unaffected: it accumulates in float32). microjax_rs's reductions of half-precision "
-    "types always accumulate in float32, so the flag is recorded only. Defaults to True.", boolean=True)
+    "jax_allow_f16_reductions", "If False, `reduce_sum` (lax.reduce_sum_p) on float16 or bfloat16 "
+    "operands raises ValueError (jnp.sum is unaffected: it sums half precision in float32). Defaults "
+    "to True.", boolean=True)
 jax2tf_associative_scan_reductions = _State(
     "jax2tf_associative_scan_reductions", "Lowering choice of jax2tf for the cumulative reductions. "
     "microjax_rs has no jax2tf, so the flag is recorded only (cumulative reductions always use the "
