@@ -53,50 +53,52 @@ random_seed_offset = _State("jax_random_seed_offset")
 explicit_x64_dtypes = _State("jax_explicit_x64_dtypes")
 check_static_indices = _State("jax_check_static_indices")
 
-no_tracing = _State("jax_no_tracing", "Disallow tracing for JIT compilation: a jit cache miss raises "
-                    "RuntimeError.", boolean=True)
-no_execution = _State("jax_no_execution", "Disallow JAX executions: running a jitted function or an "
-                      "eager primitive raises RuntimeError.", boolean=True)
-explain_cache_misses = _State(
-    "jax_explain_cache_misses", "Each time there is a miss on jit's tracing cache, log an explanation "
-    "(logging, logger 'jax._src.interpreters.partial_eval', at WARNING).", boolean=True)
-debug_key_reuse = _State(
-    "jax_debug_key_reuse", "Turn on key reuse checking: typed PRNG keys (made with jax.random.key()) "
-    "consumed twice (by a sampler, split, or a jitted function that consumes them) raise "
-    "jax.errors.KeyReuseError.", boolean=True)
-enable_checks = _State("jax_enable_checks", "Turn on invariant checking: every traced program is "
-                       "type-checked (jax.errors.JaxprTypeError). Makes things slower.", boolean=True)
-thread_guard = _State(
-    "jax_thread_guard", "If True, an error is raised when a multi-process JAX operation is called from "
-    "another thread than the one that set the guard. microjax_rs runs one process, which has no "
-    "multi-process operations, so the flag is recorded only.", boolean=True)
-array_garbage_collection_guard = _State(
-    "jax_array_garbage_collection_guard", "Select what happens when a jax.Array is freed by Python's "
-    "cycle collector (it was held by a reference cycle) rather than by reference counting: 'allow' "
-    "(and None) nothing, 'log' logs an error (logger 'jax._src.array') with where the array was made, "
-    "'fatal' prints it and aborts the process, as JAX.")
-softmax_custom_jvp = _State(
-    "jax_softmax_custom_jvp", "Use the custom_jvp rule of jax.nn.softmax (True) instead of "
-    "differentiating its implementation (False, the default).", boolean=True)
-allow_f16_reductions = _State(
-    "jax_allow_f16_reductions", "If False, `reduce_sum` (lax.reduce_sum_p) on float16 or bfloat16 "
-    "operands raises ValueError (jnp.sum is unaffected: it sums half precision in float32). Defaults "
-    "to True.", boolean=True)
-jax2tf_associative_scan_reductions = _State(
-    "jax2tf_associative_scan_reductions", "Lowering choice of jax2tf for the cumulative reductions. "
-    "microjax_rs has no jax2tf, so the flag is recorded only (cumulative reductions always use the "
-    "associative scan, JAX's CPU lowering).", boolean=True)
-transfer_guard_host_to_device = _State(
-    "jax_transfer_guard_host_to_device", "Select the transfer guard level for host-to-device "
-    "transfers: 'allow', 'log', 'disallow', 'log_explicit' or 'disallow_explicit'.")
-transfer_guard_device_to_device = _State(
-    "jax_transfer_guard_device_to_device", "Select the transfer guard level for device-to-device "
-    "transfers (one CPU device here: there are none to guard).")
-transfer_guard_device_to_host = _State(
-    "jax_transfer_guard_device_to_host", "Select the transfer guard level for device-to-host "
-    "transfers (on the CPU backend the array already is in host memory: nothing to guard, as JAX's "
-    "CPU backend).")
-
+# The program-level options: (option, boolean, description); each is a state
+# named as the option without "jax_" (`jax.no_tracing`, ...).
+_PROGRAM_STATES = (
+    ("jax_no_tracing", True,
+     "Disallow tracing for JIT compilation: a jit cache miss raises RuntimeError."),
+    ("jax_no_execution", True,
+     "Disallow JAX executions: running a jitted function or an eager primitive raises RuntimeError."),
+    ("jax_explain_cache_misses", True,
+     "Each time there is a miss on jit's tracing cache, log an explanation (logging, logger "
+     "'jax._src.interpreters.partial_eval', at WARNING)."),
+    ("jax_debug_key_reuse", True,
+     "Turn on key reuse checking: typed PRNG keys (made with jax.random.key()) consumed twice (by a "
+     "sampler, split, or a jitted function that consumes them) raise jax.errors.KeyReuseError."),
+    ("jax_enable_checks", True,
+     "Turn on invariant checking: every traced program is type-checked (jax.errors.JaxprTypeError). "
+     "Makes things slower."),
+    ("jax_thread_guard", True,
+     "If True, an error is raised when a multi-process JAX operation is called from another thread "
+     "than the one that set the guard. microjax_rs runs one process, which has no multi-process "
+     "operations, so the flag is recorded only."),
+    ("jax_array_garbage_collection_guard", False,
+     "Select what happens when a jax.Array is freed by Python's cycle collector (it was held by a "
+     "reference cycle) rather than by reference counting: 'allow' (and None) nothing, 'log' logs an "
+     "error (logger 'jax._src.array') with where the array was made, 'fatal' prints it and aborts the "
+     "process, as JAX."),
+    ("jax_softmax_custom_jvp", True,
+     "Use the custom_jvp rule of jax.nn.softmax (True) instead of differentiating its implementation "
+     "(False, the default)."),
+    ("jax_allow_f16_reductions", True,
+     "If False, `reduce_sum` (lax.reduce_sum_p) on float16 or bfloat16 operands raises ValueError "
+     "(jnp.sum is unaffected: it sums half precision in float32). Defaults to True."),
+    ("jax2tf_associative_scan_reductions", True,
+     "Lowering choice of jax2tf for the cumulative reductions. microjax_rs has no jax2tf, so the flag "
+     "is recorded only (cumulative reductions always use the associative scan, JAX's CPU lowering)."),
+    ("jax_transfer_guard_host_to_device", False,
+     "Select the transfer guard level for host-to-device transfers: 'allow', 'log', 'disallow', "
+     "'log_explicit' or 'disallow_explicit'."),
+    ("jax_transfer_guard_device_to_device", False,
+     "Select the transfer guard level for device-to-device transfers (one CPU device here: there are "
+     "none to guard)."),
+    ("jax_transfer_guard_device_to_host", False,
+     "Select the transfer guard level for device-to-host transfers (on the CPU backend the array "
+     "already is in host memory: nothing to guard, as JAX's CPU backend)."),
+)
+for _option, _boolean, _doc in _PROGRAM_STATES:
+    globals()[_option.removeprefix("jax_")] = _State(_option, _doc, _boolean)
 
 class transfer_guard:
     """`with jax.transfer_guard(level):` the transfer guard level of all
