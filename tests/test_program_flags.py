@@ -169,6 +169,42 @@ def test_transfer_guard_levels_match_jax_on_cpu(level):
     assert jax.config.jax_transfer_guard_host_to_device is None
 
 
+# What raises under transfer_guard("disallow"), recorded from JAX 0.10.2 on CPU: True raises.
+# (Two recorded cases differ here and are left out: JAX's jnp.mean divides inside its own jit,
+# so it does not transfer the count, while ours converts it eagerly; JAX's jnp.ones transfers
+# its fill value, while ours fills on the device.)
+DISALLOW_RECORDED = {
+    "x * 2.0": (lambda x: x * 2.0, True),
+    "jnp.clip(x, 0, 1)": (lambda x: jnp.clip(x, 0, 1), True),
+    "jnp.where(x > 1, x, 0)": (lambda x: jnp.where(x > 1, x, 0), True),
+    "jnp.var(x)": (lambda x: jnp.var(x), True),
+    "jnp.maximum(x, 0)": (lambda x: jnp.maximum(x, 0), True),
+    "jnp.sin(numpy)": (lambda x: jnp.sin(np.ones(3)), True),
+    "x > 1": (lambda x: x > 1, True),
+    "jax.nn.softmax(x)": (lambda x: jax.nn.softmax(x), True),
+    "x[1:]": (lambda x: x[1:], True),
+    "x[0]": (lambda x: x[0], True),
+    "jnp.linspace(0, 1, 3)": (lambda x: jnp.linspace(0, 1, 3), True),
+    "x ** 2": (lambda x: x ** 2, False),
+    "x.reshape(3, 1)": (lambda x: x.reshape(3, 1), False),
+    "jnp.concatenate": (lambda x: jnp.concatenate([x, x]), False),
+    "x.astype(int32)": (lambda x: x.astype(jnp.int32), False),
+    "x @ x": (lambda x: x @ x, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISALLOW_RECORDED))
+def test_transfer_guard_disallow_matches_recorded_operations(name):
+    fn, raises = DISALLOW_RECORDED[name]
+    x = jnp.arange(3.0)
+    with jax.transfer_guard("disallow"):
+        if raises:
+            with pytest.raises(errors.JaxRuntimeError, match="Disallowed host-to-device transfer"):
+                fn(x)
+        else:
+            fn(x)
+
+
 def test_transfer_guard_python_scalar_argument_message():
     f = jax.jit(lambda a: a * 2)
     x = jnp.arange(3.0)
