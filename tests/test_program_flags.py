@@ -307,7 +307,23 @@ def test_explain_cache_misses_logs_why(caplog):
     assert "all previously seen cache keys differ. For the closest previous key:" in msgs[1]
     assert "different input types:\n  * at a[0], now f32[4] and before f32[3]\n" \
            "  * at b, now i32[4] and before f32[3]" in msgs[1]
-    assert "different input pytree:" in msgs[2]
+    # recorded: "* at input path [0][0], now <class 'tuple'> and before <class 'list'>, so their Python types differ"
+    assert "different input pytree:\n  * at input path [0][0], now <class 'tuple'> and before " \
+           "<class 'list'>, so their Python types differ" in msgs[2]
+
+
+def test_explain_cache_misses_keyword_pytree(caplog):
+    g = jax.jit(lambda a, b: a[0] + b)
+    with caplog.at_level(logging.WARNING, logger="jax._src.interpreters.partial_eval"), \
+            jax.explain_cache_misses(True):
+        g([jnp.ones(3)], jnp.ones(3))
+        g([jnp.ones(3)], b=jnp.ones(3))
+    msg = caplog.records[-1].getMessage()
+    # recorded from JAX 0.10.2
+    assert "  * at input path [0], now tuple of length 1 and before tuple of length 2, so the lengths do " \
+           "not match" in msg
+    assert "  * at input path [1], now <class 'dict'> with 1 child and before <class 'dict'> with 0 child, " \
+           "so the numbers of children do not match, with the symmetric difference of key sets: {'b'}" in msg
 
 
 def test_explain_cache_misses_weak_type_and_static(caplog):

@@ -165,9 +165,46 @@ def _type_differences(fun, key, prev):
     return lines
 
 
+def _node_text(data, n_children):
+    if data is None:
+        return "pytree leaf"
+    kind = data[0]
+    if kind in (tuple, list):
+        return f"{kind.__name__} of length {n_children}"
+    return f"{kind} with {n_children} child"  # (JAX's wording, whatever the count)
+
+
+def _tree_diffs(now, before, path, out):
+    """JAX's wording of where two pytree structures first differ."""
+    a, b = now.node_data(), before.node_data()
+    ca, cb = now.children(), before.children()
+    where = f"  * at input path {path or '()'}, now "
+    if (a is None) != (b is None) or (a is not None and a[0] is not b[0]):
+        ta = "pytree leaf" if a is None else str(a[0])
+        tb = "pytree leaf" if b is None else str(b[0])
+        out.append(f"{where}{ta} and before {tb}, so their Python types differ")
+    elif a is None:
+        return
+    elif len(ca) != len(cb):
+        text = f"{where}{_node_text(a, len(ca))} and before {_node_text(b, len(cb))}, so "
+        if a[0] is dict:
+            keys = set(a[1]) ^ set(b[1])
+            out.append(text + f"the numbers of children do not match, with the symmetric difference of "
+                              f"key sets: {keys}")
+        else:
+            out.append(text + "the lengths do not match")
+    elif a[1] != b[1]:
+        out.append(f"{where}{a[0]} with pytree metadata {a[1]} and before {b[0]} with pytree metadata "
+                   f"{b[1]}, so the pytree node metadata does not match")
+    else:
+        for i, (x, y) in enumerate(zip(ca, cb)):
+            _tree_diffs(x, y, f"{path}[{i}]", out)
+
+
 def _tree_differences(key, prev):
-    now, before = key[0], prev[0]
-    return [f"  * now {now} and before {before}"]
+    out = []
+    _tree_diffs(key[0], prev[0], "", out)
+    return out or [f"  * now {key[0]} and before {prev[0]}"]
 
 
 def _score(key, prev):
