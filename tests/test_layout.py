@@ -22,7 +22,7 @@ LAYER_PREFIXES = (
     # JAX's backend view (`jax._src.xla_bridge`) is over the devices module.
     ("api", ("microjax_rs._src.xla_bridge", "microjax_rs._src.test_util", "microjax_rs._src.api",
              "microjax_rs._src.ad_checkpoint", "microjax_rs._src.array", "microjax_rs._src.random",
-             "microjax_rs._src.debugger")),
+             "microjax_rs._src.debugger", "microjax_rs._src.program_api")),
 )
 
 # The only imports of an upper layer from a lower one: function-level, where

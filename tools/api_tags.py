@@ -12,7 +12,6 @@ name without a tag and on an entry that matches only names that exist.
 COMPLEX = "owned", "complex numbers and FFT"
 SCALE_OUT = "owned", "scale-out: multi-process, sharded arrays, shard_map"
 INTEROP = "owned", "interop: DLPack, FFI, foreign buffers"
-PROGRAM = "owned", "program-level API: config flags, debugging, profiling, export, effects"
 
 def _tagged(tag, *patterns):
     """The entries (pattern, kind, why) of `patterns`, all with `tag` = (kind, why)."""
@@ -43,16 +42,6 @@ _ENTRIES = [
     *_tagged(INTEROP,
         "jax.Array.unsafe_buffer_pointer", "jax.Array.copy_to_host_async",
         "jax.copy_to_host_async",
-    ),
-    # ---- program-level API
-    *_tagged(PROGRAM,
-        "jax.allow_f16_reductions", "jax.array_garbage_collection_guard",
-        "jax.debug_key_reuse", "jax.enable_checks",
-        "jax.explain_cache_misses", "jax.jax2tf_associative_scan_reductions",
-        "jax.no_execution", "jax.no_tracing", "jax.softmax_custom_jvp", "jax.thread_guard",
-        "jax.transfer_guard*", "jax.make_user_context", "jax.print_environment_info",
-        "jax.live_arrays", "jax.fwd_and_bwd", "jax.float0",
-        "jax.errors.*", "jax.Array.traceback", "jax.Array.format",
     ),
     # ---- exempt
     *_tagged(_exempt("mutable array references (JAX 0.10.2 marks them experimental): the IR has no in-place "

@@ -117,6 +117,14 @@ from .config import (  # noqa: E402
     debug_infs, debug_nans, default_matmul_precision, default_prng_impl, enable_custom_prng, enable_x64,
     legacy_prng_key, log_compiles, numpy_dtype_promotion, numpy_rank_promotion, threefry_partitionable,
 )
+from ._src.config import (  # noqa: E402
+    allow_f16_reductions, array_garbage_collection_guard, debug_key_reuse, enable_checks, explain_cache_misses,
+    jax2tf_associative_scan_reductions, make_user_context, no_execution, no_tracing, softmax_custom_jvp,
+    thread_guard, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
+)
+from ._src.program_api import fwd_and_bwd, live_arrays, print_environment_info  # noqa: E402
+from .dtypes import float0  # noqa: E402
 from ._jax_alias import install_as_jax, is_installed_as_jax, uninstall_as_jax  # noqa: E402
 from types import SimpleNamespace as _SimpleNamespace  # noqa: E402
 
@@ -144,4 +152,9 @@ __all__ = [
     "threefry_partitionable",
     "effects_barrier", "make_mesh",
     "install_as_jax", "uninstall_as_jax", "is_installed_as_jax", "ds", "ad", "memory",
+    "allow_f16_reductions", "array_garbage_collection_guard", "debug_key_reuse", "enable_checks",
+    "explain_cache_misses", "jax2tf_associative_scan_reductions", "make_user_context", "no_execution",
+    "no_tracing", "softmax_custom_jvp", "thread_guard", "transfer_guard", "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_host_to_device", "fwd_and_bwd", "live_arrays",
+    "print_environment_info", "float0",
 ]

@@ -22,6 +22,7 @@ import numpy as np
 from . import _core, core
 from .config import config
 from .core import ArrayImpl, Tracer
+from ._src import program_flags as _program_flags, traceback_util as _traceback_util
 from .tree_util import _tree_map_data
 from ._src.device_types import CpuDevice, CudaDevice, Device  # noqa: F401  (jax.Device)
 from ._src import array as _array_placement
@@ -444,7 +445,8 @@ def _to_host(x):
     if isinstance(x, GpuArray):
         return x.to_host()
     if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
-        return core.to_array(x)
+        with _program_flags.explicit_transfer():  # device_put: an explicit transfer
+            return core.to_array(x)
     return x
 
 
@@ -518,6 +520,17 @@ def _to_device(x):
 
 
 _array_methods.register_array_attribute("to_device", _to_device)
+
+
+def _format(x):
+    """`x.format`: its layout (row-major: axes major to minor) and sharding."""
+    from .stages import Format, Layout
+
+    return Format(Layout(tuple(range(x.ndim))), x.sharding)
+
+
+_array_methods.register_array_attribute("format", _format)
+_array_methods.register_array_attribute("traceback", _traceback_util.traceback_of)
 _array_placement.install_array_attributes(_array_methods.register_array_attribute)
 
 

@@ -89,6 +89,11 @@ def lookup(owner, key):
     return hit
 
 
+def keys_of(owner):
+    """The keys cached for `owner` (what a miss is explained against)."""
+    return list(_INDEX.get(owner, ()))
+
+
 # Traces added since start (each a miss of a jitted call's cache).
 added = 0
 

@@ -9,7 +9,7 @@ import weakref
 import numpy as np
 
 from . import _core, _devices, _trace_cache, core, dtypes
-from ._src import profiling as _profiling
+from ._src import key_reuse as _key_reuse, traceback_util as _traceback_util, profiling as _profiling, program_flags as _program_flags
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .config import config
 from .tree_util import tree_flatten, tree_unflatten
@@ -55,6 +55,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
         leaves, in_tree = tree_flatten((tuple(dyn_args), kwargs))
         for x in leaves:
             _check_leaf(x)
+        _program_flags.check_tracing(fun)
         closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, _fun_name(fun))
         cj = ClosedJaxpr(closed)
         if captures:
@@ -180,6 +181,10 @@ class _Jitted:
         self.owner = _trace_cache.owner_of(fun, self._options)
         self._weak_key = self.owner is not None
         self.rust = None  # jit(): a weak reference to the JitFunction (no cycle)
+        # jax_debug_key_reuse: trace-cache key -> positions of the key
+        # arguments the traced function consumes (_src/key_reuse.py).
+        self._key_signatures = {}
+        self._last_key = None
 
     @functools.cached_property
     def signature(self):
@@ -235,15 +240,25 @@ class _Jitted:
         key = (in_tree, avals, skey, _core.config_epoch(), axis_env_key(), _trace_cache.context_key())
         owner, hit = self._lookup(key)
         if hit is None:
+            _program_flags.check_tracing(self.fun)
+            _program_flags.explain_miss(self.fun, self.name, key, _trace_cache.keys_of(owner))
             f = self.fun
             if statics:
                 f = _bind_static(f, statics, len(args))
             if kw_statics:
                 f = functools.partial(f, **kw_statics)
+            signature = None
+            if config.read("jax_debug_key_reuse"):  # which key arguments the function consumes
+                signature = []
+                f = _key_reuse.recording(f, signature)
             t0 = time.perf_counter()
             p0 = _profiling._now() if _profiling.ACTIVE else 0
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
             p1 = _profiling._now() if p0 else 0
+            if signature:
+                self._key_signatures[key] = tuple(signature)
+            if config.read("jax_enable_checks"):
+                _program_flags.check_jaxpr(ClosedJaxpr(closed))
             if not (captures or core.current_trace() is not None
                     or any(isinstance(x, Tracer) for x in leaves)):
                 # A new program to run at top level: the backend step (which
@@ -257,6 +272,7 @@ class _Jitted:
         else:
             entry_id, (closed, out_tree) = hit
             captures = []
+        self._last_key = key
         return closed, out_tree, captures, entry_id, leaves, in_tree, dyn, dyn_kwargs
 
     def __call__(self, *args, **kwargs):
@@ -267,12 +283,16 @@ class _Jitted:
     def _call(self, args, kwargs):
         if _disable.depth or config.jax_disable_jit:
             return self.fun(*args, **kwargs)
-        closed, out_tree, captures, entry_id, leaves, _, dyn, _ = self._traced(args, kwargs)
+        closed, out_tree, captures, entry_id, leaves, _, dyn, dyn_kwargs = self._traced(args, kwargs)
         statics = len(dyn) != len(args)
+        if self._key_signatures:
+            _key_reuse.consume_arguments(dyn, dyn_kwargs, self._key_signatures.get(self._last_key))
         if core.current_trace() is not None or captures or any(isinstance(x, Tracer) for x in leaves):
             outs = core.Primitive("pjit").bind(*leaves, *captures, jaxpr=ClosedJaxpr(closed), name=self.name)
             return tree_unflatten(out_tree, outs)
         closed = _runnable(closed)
+        if config.debug_checks:
+            _program_flags.check_execution(self.name)
         device = _devices.gpu_target(leaves)
         if device is not None:  # the default device, or the arguments', is a GPU
             vals = leaves
@@ -288,6 +308,7 @@ class _Jitted:
             from ._src import nan_checks
 
             nan_checks.check_program(closed, vals, outs, f"jit({self.name})")
+        _traceback_util.record_creation(outs, depth=3)  # from the caller of jit(f)(...)
         if device is not None:
             if self._donated[0] or self._donated[1]:
                 _donate(self._donated, args, kwargs, outs)

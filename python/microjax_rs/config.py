@@ -82,9 +82,49 @@ _CHECKED_OPTIONS = {
     "microjax_buffer_pool_bytes": _set_buffer_pool_bytes,
 }
 
+# Options with a set of levels or None (JAX's optional enum options).
+_TRANSFER_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+_OPTIONAL_CHOICES = {
+    "jax_transfer_guard": _TRANSFER_LEVELS,
+    "jax_transfer_guard_host_to_device": _TRANSFER_LEVELS,
+    "jax_transfer_guard_device_to_device": _TRANSFER_LEVELS,
+    "jax_transfer_guard_device_to_host": _TRANSFER_LEVELS,
+    "jax_array_garbage_collection_guard": ("allow", "log", "fatal"),
+}
+
+
+_TRANSFER_DIRECTIONS = ("jax_transfer_guard_host_to_device", "jax_transfer_guard_device_to_device",
+                        "jax_transfer_guard_device_to_host")
+
+
+def _check_optional_choice(name, value):
+    allowed = _OPTIONAL_CHOICES[name]
+    if value is not None and value not in allowed:
+        raise ValueError(f"new enum value must be None or in {list(allowed)}, got {value} of type "
+                         f"{type(value)}.")
+    return value
+
+
+# Boolean options stored as bool(value), as JAX's bool states do.
+_BOOL_OPTIONS = frozenset({
+    "jax_no_tracing", "jax_no_execution", "jax_explain_cache_misses", "jax_debug_key_reuse",
+    "jax_enable_checks", "jax_thread_guard", "jax_softmax_custom_jvp", "jax_allow_f16_reductions",
+    "jax2tf_associative_scan_reductions",
+})
+
+# Options that make eager calls and program runs take the Python paths
+# (where they are enforced) while they are set.
+_PYTHON_PATH_OPTIONS = ("jax_debug_nans", "jax_debug_infs", "jax_no_execution",
+                        "jax_transfer_guard_host_to_device")
+
 # Options that change nothing a trace records: updating them keeps jit's
 # cached traces (the config epoch in their keys) valid.
-_TRACE_INDEPENDENT = frozenset({"jax_log_compiles", "jax_debug_nans", "jax_debug_infs"})
+_TRACE_INDEPENDENT = frozenset({
+    "jax_log_compiles", "jax_debug_nans", "jax_debug_infs", "jax_no_tracing", "jax_no_execution",
+    "jax_explain_cache_misses", "jax_thread_guard", "jax_array_garbage_collection_guard",
+    "jax_transfer_guard", "jax_transfer_guard_host_to_device", "jax_transfer_guard_device_to_device",
+    "jax_transfer_guard_device_to_host", "jax2tf_associative_scan_reductions",
+})
 
 
 # Options that take one of a set of values (the PRNG implementations are
@@ -160,6 +200,37 @@ class Config:
             # Most bytes the host buffer pool keeps for reuse by the
             # compiled executor (0 turns it off).
             "microjax_buffer_pool_bytes": 256 << 20,
+            # Program-level checks and guards (_src/program_flags.py):
+            # a jit cache miss raises RuntimeError; so does any execution.
+            "jax_no_tracing": False,
+            "jax_no_execution": False,
+            # Log (WARNING, logger "jax._src.interpreters.partial_eval")
+            # why each jit trace-cache miss missed.
+            "jax_explain_cache_misses": False,
+            # Typed PRNG keys consumed twice raise KeyReuseError.
+            "jax_debug_key_reuse": False,
+            # Extra invariant checks of traced programs (jaxpr type checks).
+            "jax_enable_checks": False,
+            # Multi-process guard; one process here, so nothing to guard.
+            "jax_thread_guard": False,
+            # An array freed by the cycle collector: None / "allow", "log"
+            # (an error logged) or "fatal" (abort), as JAX.
+            "jax_array_garbage_collection_guard": None,
+            # Transfer guard levels: None (unset: "allow"), "allow", "log",
+            # "disallow", "log_explicit", "disallow_explicit".
+            "jax_transfer_guard": None,
+            "jax_transfer_guard_host_to_device": None,
+            "jax_transfer_guard_device_to_device": None,
+            "jax_transfer_guard_device_to_host": None,
+            # jax.nn.softmax differentiated by its custom JVP rule (True) or
+            # by differentiating its implementation (False, JAX's default).
+            "jax_softmax_custom_jvp": False,
+            # False: lax.reduce_sum_p on float16/bfloat16 raises ValueError
+            # (lax/_reductions.py).
+            "jax_allow_f16_reductions": True,
+            # jax2tf's lowering choice for cumulative reductions; no jax2tf
+            # here, so recorded only.
+            "jax2tf_associative_scan_reductions": False,
         }
 
     def update(self, name, value):
@@ -170,9 +241,22 @@ class Config:
             check_and_apply(value)
         elif name in _CHOICES:
             value = _check_choice(name, value)
+        elif name in _OPTIONAL_CHOICES:
+            value = _check_optional_choice(name, value)
+        elif name in _BOOL_OPTIONS:
+            value = bool(value)
         self._values[name] = value
-        if name in ("jax_debug_nans", "jax_debug_infs", "jax_numpy_rank_promotion"):
-            self.debug_checks = bool(self._values["jax_debug_nans"] or self._values["jax_debug_infs"])
+        if name == "jax_array_garbage_collection_guard":
+            from ._src import program_flags
+
+            program_flags.set_garbage_collection_guard(value)
+        if name == "jax_transfer_guard":  # sets the three directions, as JAX's global update
+            for direction in _TRANSFER_DIRECTIONS:
+                self._values[direction] = value
+        if name in _PYTHON_PATH_OPTIONS or name in ("jax_numpy_rank_promotion", "jax_transfer_guard"):
+            v = self._values
+            self.debug_checks = bool(v["jax_debug_nans"] or v["jax_debug_infs"] or v["jax_no_execution"]
+                                     or v["jax_transfer_guard_host_to_device"] not in (None, "allow"))
             # A running profiler trace or a rank-promotion check keeps the
             # Rust fast paths aside too.
             from ._src import profiling
@@ -183,7 +267,9 @@ class Config:
         elif name not in _TRACE_INDEPENDENT:
             _core.bump_epoch()
 
-    # Whether jax_debug_nans or jax_debug_infs is on (read on every eager call).
+    # Whether an option enforced on the Python paths is on (jax_debug_nans,
+    # jax_debug_infs, jax_no_execution, a host-to-device transfer guard):
+    # read on every eager call.
     debug_checks = False
 
     def parse_flags_with_absl(self):

@@ -116,6 +116,10 @@ def to_array(x, dtype=None, weak_type=None):
     t = type(x)
     if t is ArrayImpl and dtype is None:
         return x
+    if config.debug_checks and t is not ArrayImpl and not isinstance(x, Tracer):
+        from ._src import program_flags
+
+        program_flags.check_host_to_device(x, dtype, weak_type)
     if t in (bool, int, float, complex):
         name = dtypes.canonical_name(dtypes.dtype_name(dtype)) if dtype is not None else dtypes.scalar_type_name(x)
         if t is int and dtypes.is_int_name(name):
@@ -510,6 +514,10 @@ def eval_primitive(prim, args, params, check=True):
             vals = None
             result = _DEVICE_EVAL[where.args[0]](prim, args, params)
         if vals is not None:
+            if config.debug_checks:
+                from ._src import program_flags
+
+                program_flags.check_execution(prim.name)
             outs = prim.handle(params).apply(vals)
             if check and config.debug_checks:
                 from ._src import nan_checks

@@ -25,12 +25,17 @@ class UnexpectedTracerError(Exception):
     """A tracer was used after the transformation that created it ended."""
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class JAXIndexError(IndexError):
+    """JAX's IndexError: the base of NonConcreteBooleanIndexError."""
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
     """Boolean-mask indexing with a traced mask."""
 
 
-class KeyReuseError(RuntimeError):
-    """A PRNG key was reused (only raised when key-reuse checking is on)."""
+class KeyReuseError(JAXTypeError):
+    """A typed PRNG key was consumed twice (raised only with
+    `jax_debug_key_reuse` on; see `_src/key_reuse.py`)."""
 
 
 class JaxRuntimeError(RuntimeError):
@@ -38,3 +43,16 @@ class JaxRuntimeError(RuntimeError):
     error). microjax_rs lets an exception raised inside a callback propagate
     as itself, so this type is raised only where a runtime failure has no
     Python exception of its own."""
+
+
+class JaxprTypeError(TypeError):
+    """A traced program that does not type-check (`jax_enable_checks`
+    checks every traced program: each equation's inputs must be the
+    variables or literals it reads, with the avals they were given)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison or arithmetic on symbolic dimensions whose result the
+    shape polymorphism rules cannot decide. microjax_rs has no symbolic
+    shapes (`jax.export.symbolic_shape` raises for any symbolic dimension),
+    so nothing raises it yet; it exists so that code catching it runs."""

@@ -145,3 +145,25 @@ def reduce_window_general(operands, init_values, computation, window_dimensions,
             xs = [lax.reshape(lax.slice(p, starts, limits, window_strides), (m,)) for p in padded]
             accs = step(*accs, *xs)
     return tree_unflatten(tree, [lax.reshape(a, out_shape) for a in accs])
+
+
+# ----------------------------------------------------------------------------
+# jax_allow_f16_reductions: with it off, `reduce_sum_p` on a float16 /
+# bfloat16 operand raises ValueError, as JAX (`jnp.sum` is unaffected: it
+# sums half-precision values in float32).
+
+_reduce_sum_p = core.Primitive("reduce_sum")
+
+
+def _reduce_sum_bind(*args, **params):
+    from ..config import config
+
+    if args and not config._values["jax_allow_f16_reductions"]:
+        aval = core.get_aval(args[0])
+        if aval.dtype_name in ("float16", "bfloat16"):
+            raise ValueError(f"reduce_sum on operand {aval.str_short()} is not allowed when "
+                             f"jax_allow_f16_reductions=False.")
+    return core.bind(_reduce_sum_p, args, params)
+
+
+_reduce_sum_p.bind = _reduce_sum_bind

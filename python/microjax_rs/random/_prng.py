@@ -27,6 +27,7 @@ from ..config import config
 from ..core import Primitive
 from ..errors import ConcretizationTypeError
 from ..tree_util import _register_array_node, register_pytree_node
+from .._src import key_reuse as _key_reuse
 from .._src.tables import HALF_FLOAT_NAMES, ITEMSIZES, KINDS, MANTISSA_BITS
 
 __all__ = [
@@ -138,11 +139,14 @@ class PRNGKeyArray:
     """A typed key array of implementation `impl`: shape
     `data.shape[:-len(impl.key_shape)]`, dtype `key<tag>`."""
 
-    __slots__ = ("_impl", "_base")
+    # `_consumed`: the key-reuse flags (None until `jax_debug_key_reuse`
+    # tracks the keys; _src/key_reuse.py).
+    __slots__ = ("_impl", "_base", "_consumed")
 
     def __init__(self, impl, base):
         self._impl = impl
         self._base = base
+        self._consumed = None
 
     def _wrap(self, base):
         return PRNGKeyArray(self._impl, base)
@@ -224,7 +228,10 @@ class PRNGKeyArray:
             raise IndexError(f"Too many indices: {self.ndim}-dimensional array indexed with "
                              f"{used} regular indices.")
         idx = idx + (slice(None),) * (self.ndim - used)
-        return self._wrap(self._base[idx + (slice(None),) * self._trail])
+        out = self._wrap(self._base[idx + (slice(None),) * self._trail])
+        if _key_reuse.enabled():
+            return _key_reuse.index(self, idx, out)
+        return out
 
     def __iter__(self):
         if not self.shape:
@@ -337,6 +344,7 @@ def _dtype_text(x):
 register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), k._impl),
                      lambda impl, xs: PRNGKeyArray(impl, xs[0]))
 _register_array_node(PRNGKeyArray)
+_key_reuse.KEY_TYPES = (PRNGKeyArray,)
 
 
 def _is_typed(k):
@@ -388,6 +396,11 @@ def _check_prng_key(name, k, allow_batched=False):
     if key.shape and not allow_batched:
         raise TypeError(f"{name} accepts a single key, but was given a key array of shape "
                         f"{key.shape} != (). Use jax.vmap for batching.")
+    if not raw and _key_reuse.enabled():
+        if name not in _key_reuse.NOT_CONSUMING:
+            _key_reuse.consume(key, "random_split" if name == "split" else "jit")
+        # The function's own uses of the key do not count again.
+        key = _key_reuse.fresh(key)
     return key, raw
 
 
