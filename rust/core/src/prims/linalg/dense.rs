@@ -60,10 +60,12 @@ pub(super) trait Scalar: ComplexField + Copy {
     fn qr_lapack(a: MatRef<'_, Self>, full_matrices: bool) -> Result<(Vec<Self>, Vec<Self>)>;
 }
 
-macro_rules! real_scalar {
-    ($t:ty, $variant:ident) => {
+/// `Scalar` for `$t` stored as `Buffer::$variant`; `$lu` / `$qr` compute
+/// the LAPACK-convention factors of one matrix.
+macro_rules! scalar {
+    ($t:ty, $variant:ident, faer_qr: $faer_qr:expr, lu: $lu:expr, qr: $qr:expr) => {
         impl Scalar for $t {
-            const FAER_QR: bool = true;
+            const FAER_QR: bool = $faer_qr;
             fn slice(b: &Buffer) -> Option<&[$t]> {
                 match b {
                     Buffer::$variant(v) => Some(v),
@@ -74,50 +76,63 @@ macro_rules! real_scalar {
                 Buffer::$variant(v.into())
             }
             fn lu_lapack(a: MatRef<'_, $t>) -> (Vec<$t>, Vec<usize>, Vec<usize>) {
-                let wide: Vec<f64> = row_major(a).into_iter().map(f64::from).collect();
-                let (lu, p, q) = portable::lu_f64(a.nrows(), a.ncols(), &wide);
-                (lu.into_iter().map(|x| x as $t).collect(), p, q)
+                $lu(a)
             }
             fn qr_lapack(a: MatRef<'_, $t>, full_matrices: bool) -> Result<(Vec<$t>, Vec<$t>)> {
-                let wide: Vec<f64> = row_major(a).into_iter().map(f64::from).collect();
-                let (q, r) = portable::qr_f64(a.nrows(), a.ncols(), &wide, full_matrices)?;
-                let narrow = |v: Vec<f64>| v.into_iter().map(|x| x as $t).collect();
-                Ok((narrow(q), narrow(r)))
+                $qr(a, full_matrices)
             }
         }
     };
 }
-real_scalar!(f32, F32);
-real_scalar!(f64, F64);
+scalar!(f32, F32, faer_qr: true, lu: lu_widened, qr: qr_widened);
+scalar!(f64, F64, faer_qr: true, lu: lu_widened, qr: qr_widened);
+scalar!(c32, C64, faer_qr: false, lu: lu_complex, qr: qr_complex);
+scalar!(c64, C128, faer_qr: false, lu: lu_complex, qr: qr_complex);
 
-macro_rules! complex_scalar {
-    ($t:ty, $variant:ident) => {
-        impl Scalar for $t {
-            const FAER_QR: bool = false;
-            fn slice(b: &Buffer) -> Option<&[$t]> {
-                match b {
-                    Buffer::$variant(v) => Some(v),
-                    _ => None,
-                }
-            }
-            fn buffer(v: Vec<$t>) -> Buffer {
-                Buffer::$variant(v.into())
-            }
-            fn lu_lapack(a: MatRef<'_, $t>) -> (Vec<$t>, Vec<usize>, Vec<usize>) {
-                let m = lapack::Mat::from_rows(a.nrows(), a.ncols(), row_major(a));
-                let (f, p, q) = lapack::lu(&m);
-                (f.d, p, q)
-            }
-            fn qr_lapack(a: MatRef<'_, $t>, full_matrices: bool) -> Result<(Vec<$t>, Vec<$t>)> {
-                let m = lapack::Mat::from_rows(a.nrows(), a.ncols(), row_major(a));
-                let (q, r) = lapack::qr(&m, full_matrices)?;
-                Ok((q.d, r.d))
-            }
-        }
-    };
+/// A real float that the portable (f64) LAPACK-convention factorizations
+/// serve: widened to f64 and back.
+trait Widen: Copy + Into<f64> {
+    fn narrow(x: f64) -> Self;
 }
-complex_scalar!(c32, C64);
-complex_scalar!(c64, C128);
+impl Widen for f32 {
+    fn narrow(x: f64) -> f32 {
+        x as f32
+    }
+}
+impl Widen for f64 {
+    fn narrow(x: f64) -> f64 {
+        x
+    }
+}
+
+fn widened<T: Widen>(a: MatRef<'_, T>) -> Vec<f64> {
+    row_major(a).into_iter().map(Into::into).collect()
+}
+
+fn narrowed<T: Widen>(v: Vec<f64>) -> Vec<T> {
+    v.into_iter().map(T::narrow).collect()
+}
+
+fn lu_widened<T: Widen>(a: MatRef<'_, T>) -> (Vec<T>, Vec<usize>, Vec<usize>) {
+    let (lu, p, q) = portable::lu_f64(a.nrows(), a.ncols(), &widened(a));
+    (narrowed(lu), p, q)
+}
+
+fn qr_widened<T: Widen>(a: MatRef<'_, T>, full_matrices: bool) -> Result<(Vec<T>, Vec<T>)> {
+    let (q, r) = portable::qr_f64(a.nrows(), a.ncols(), &widened(a), full_matrices)?;
+    Ok((narrowed(q), narrowed(r)))
+}
+
+fn lu_complex<T: lapack::Field>(a: MatRef<'_, T>) -> (Vec<T>, Vec<usize>, Vec<usize>) {
+    let (f, p, q) = lapack::lu(&lapack::Mat::from_rows(a.nrows(), a.ncols(), row_major(a)));
+    (f.d, p, q)
+}
+
+fn qr_complex<T: lapack::Field>(a: MatRef<'_, T>, full_matrices: bool) -> Result<(Vec<T>, Vec<T>)> {
+    let m = lapack::Mat::from_rows(a.nrows(), a.ncols(), row_major(a));
+    let (q, r) = lapack::qr(&m, full_matrices)?;
+    Ok((q.d, r.d))
+}
 
 /// A matrix's entries in row-major order.
 pub(super) fn row_major<T: Copy>(a: MatRef<'_, T>) -> Vec<T> {

@@ -21,8 +21,8 @@ use crate::error::{Error, Result};
 use faer::diag::Diag;
 use faer::dyn_stack::MemStack;
 use faer::linalg::evd;
-use faer::traits::RealField;
-use faer::{Mat, MatRef};
+use faer::traits::{ComplexField, RealField};
+use faer::{Mat, MatMut, MatRef};
 use num_complex::Complex;
 use num_traits::Float;
 
@@ -130,12 +130,18 @@ fn columns<T: Copy, U>(m: MatRef<'_, T>, f: impl Fn(T) -> U + Copy) -> Vec<Vec<U
         .collect()
 }
 
-/// `eig` of one real matrix.
-fn eig_real<R: RealField + Float + Scalar + Default>(
-    a: MatRef<'_, R>, want: Want,
-) -> Result<EigOne<R>> {
-    let n = a.nrows();
-    let req = evd::evd_scratch::<R>(
+/// Runs `driver` (faer's real or complex eigendecomposition, given the left and right
+/// eigenvector outputs `want` asks for and the workspace) on one `n x n`
+/// matrix over `T`: the eigenvector matrices, `None` where it fails.
+fn run_evd<T: ComplexField>(
+    n: usize, want: Want,
+    driver: impl FnOnce(
+        Option<MatMut<'_, T>>,
+        Option<MatMut<'_, T>>,
+        &mut MemStack,
+    ) -> std::result::Result<(), evd::EvdError>,
+) -> Result<Option<(Mat<T>, Mat<T>)>> {
+    let req = evd::evd_scratch::<T>(
         n,
         flag(want.left),
         flag(want.right),
@@ -143,21 +149,36 @@ fn eig_real<R: RealField + Float + Scalar + Default>(
         Default::default(),
     );
     let mut mem = workspace(req)?;
-    let (mut re, mut im) = (Diag::<R>::zeros(n), Diag::<R>::zeros(n));
-    let (mut ul, mut ur) = (Mat::<R>::zeros(n, n), Mat::<R>::zeros(n, n));
-    let done = evd::evd_real(
-        a,
-        re.as_mut(),
-        im.as_mut(),
+    let (mut ul, mut ur) = (Mat::<T>::zeros(n, n), Mat::<T>::zeros(n, n));
+    let done = driver(
         want.left.then(|| ul.as_mut()),
         want.right.then(|| ur.as_mut()),
-        PAR,
         MemStack::new(&mut mem),
-        Default::default(),
     );
-    if done.is_err() {
+    Ok(done.is_ok().then_some((ul, ur)))
+}
+
+/// `eig` of one real matrix.
+fn eig_real<R: RealField + Float + Scalar + Default>(
+    a: MatRef<'_, R>, want: Want,
+) -> Result<EigOne<R>> {
+    let n = a.nrows();
+    let (mut re, mut im) = (Diag::<R>::zeros(n), Diag::<R>::zeros(n));
+    let vectors_lr = run_evd(n, want, |l, r, stack| {
+        evd::evd_real(
+            a,
+            re.as_mut(),
+            im.as_mut(),
+            l,
+            r,
+            PAR,
+            stack,
+            Default::default(),
+        )
+    })?;
+    let Some((ul, ur)) = vectors_lr else {
         return Ok(nan_one(n));
-    }
+    };
     let wim: Vec<R> = im.column_vector().iter().copied().collect();
     let w = re
         .column_vector()
@@ -206,31 +227,13 @@ where
     Complex<R>: Scalar,
 {
     let n = a.nrows();
-    let req = evd::evd_scratch::<Complex<R>>(
-        n,
-        flag(want.left),
-        flag(want.right),
-        PAR,
-        Default::default(),
-    );
-    let mut mem = workspace(req)?;
     let mut s = Diag::<Complex<R>>::zeros(n);
-    let (mut ul, mut ur) = (
-        Mat::<Complex<R>>::zeros(n, n),
-        Mat::<Complex<R>>::zeros(n, n),
-    );
-    let done = evd::evd_cplx(
-        a,
-        s.as_mut(),
-        want.left.then(|| ul.as_mut()),
-        want.right.then(|| ur.as_mut()),
-        PAR,
-        MemStack::new(&mut mem),
-        Default::default(),
-    );
-    if done.is_err() {
+    let vectors_lr = run_evd(n, want, |l, r, stack| {
+        evd::evd_cplx(a, s.as_mut(), l, r, PAR, stack, Default::default())
+    })?;
+    let Some((ul, ur)) = vectors_lr else {
         return Ok(nan_one(n));
-    }
+    };
     Ok(EigOne {
         w: s.column_vector().iter().copied().collect(),
         vl: vectors(&columns(ul.as_ref(), |x| x), None),

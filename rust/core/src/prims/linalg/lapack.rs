@@ -312,17 +312,12 @@ pub(super) fn lu<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<usize>, Vec<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prims::linalg::uniform_values;
 
     type C = Complex<f64>;
 
     fn mat(r: usize, c: usize, seed: u64) -> Mat<C> {
-        let mut s = seed;
-        let mut next = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut next = uniform_values(seed);
         let d = (0..r * c).map(|_| C::new(next(), next())).collect();
         Mat::from_rows(r, c, d)
     }

@@ -611,3 +611,16 @@ impl Family for LinalgOp {
         Ok((outs, d))
     }
 }
+
+/// The kernels' unit tests' deterministic values, uniform in [-0.5, 0.5):
+/// successive draws of a 64-bit linear congruential generator from `seed`.
+#[cfg(test)]
+fn uniform_values(seed: u64) -> impl FnMut() -> f64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+    }
+}

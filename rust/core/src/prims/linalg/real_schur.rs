@@ -455,6 +455,7 @@ pub(super) fn real_schur<R: Float + Field>(a: &Mat<R>) -> Result<(Mat<R>, Mat<R>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prims::linalg::uniform_values;
 
     fn matmul(a: &Mat<f64>, b: &Mat<f64>, bt: bool) -> Mat<f64> {
         let n = a.r;
@@ -520,13 +521,7 @@ mod tests {
 
     #[test]
     fn real_schur_of_random_and_structured_matrices() -> Result<()> {
-        let mut s = 7u64;
-        let mut next = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut next = uniform_values(7u64);
         for n in [1usize, 2, 3, 5, 8, 13] {
             let d: Vec<f64> = (0..n * n).map(|_| next()).collect();
             check(&Mat::from_rows(n, n, d))?;

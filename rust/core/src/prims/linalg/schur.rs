@@ -192,19 +192,14 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prims::linalg::uniform_values;
 
     type C = Complex<f64>;
 
     #[test]
     fn schur_reconstructs_and_is_triangular() -> Result<()> {
         let n = 6;
-        let mut s = 11u64;
-        let mut next = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
+        let mut next = uniform_values(11u64);
         let d: Vec<C> = (0..n * n).map(|_| C::new(next(), next())).collect();
         let a = Mat::from_rows(n, n, d);
         let (t, z) = schur(&a)?;
