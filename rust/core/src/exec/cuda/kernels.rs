@@ -300,7 +300,14 @@ pub fn cumulative_kernel(
         body,
         "    const long long base = (i / {inner}LL) * {line_len}LL + i % {inner}LL;"
     );
-    let _ = writeln!(body, "    {ty} acc = {};", c_literal(Scalar::Int(0), d)?);
+    // The golden text of the real kernels keeps `(T)0`; a complex zero is
+    // a struct literal.
+    let zero = if d.is_complex() {
+        c_literal(Scalar::Int(0), d)?
+    } else {
+        format!("({ty})0")
+    };
+    let _ = writeln!(body, "    {ty} acc = {zero};");
     let _ = writeln!(body, "    for (long long j = 0; j < {n_axis}LL; ++j) {{");
     let pos = if reverse {
         format!("({}LL - 1 - j)", n_axis)
