@@ -75,18 +75,7 @@ fn complex_data_movement_kernels_match_the_cpu_bit_for_bit() {
             padding_config: vec![(1, -1, 0), (-1, 2, 1), (2, 0, 2)],
         });
         check_kernel(pad, &[x.clone(), cx_scalar(d, -9.5, 0.25)]);
-        let u = cx(d, &[2, 2, 3]);
-        for starts in [[0, 0, 0], [2, 3, 4], [-5, 1, 9]] {
-            let mut args = vec![x.clone()];
-            args.extend(starts.iter().map(|&s| scalar_i32(s)));
-            let ds = Primitive::DynamicSlice(DynamicSlice {
-                slice_sizes: vec![2, 2, 3],
-            });
-            check_kernel(ds, &args);
-            let mut args = vec![x.clone(), u.clone()];
-            args.extend(starts.iter().map(|&s| scalar_i32(s)));
-            check_kernel(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), &args);
-        }
+        check_dynamic_slices(&x, &cx(d, &[2, 2, 3]));
         // Broadcasts: kept axes that are not one run (an index-mapping
         // kernel), a trailing run (a fused-style kernel), a literal fill.
         let bcast = |shape: Vec<usize>, dims: Vec<usize>| {
