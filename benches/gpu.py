@@ -6,7 +6,9 @@
   the same bytes (the bandwidth bound: the chain reads and writes once);
 * float32 matmul 8192^3 (cuBLAS), and PyTorch's when importable;
 * one MLP training step (grad + update) on the device, and JAX's on the
-  same GPU when `jax` is importable.
+  same GPU when `jax` is importable;
+* cuFFT: `rfft` of 2^20 float32, `fft2` of a 1024x1024 complex64 array;
+  complex64 matmul 512^3 (cuBLAS `cublasGemmStridedBatchedEx`).
 
 Prints "no GPU" and exits 0 on a machine without a CUDA device.
 """
@@ -117,6 +119,25 @@ def bench_mlp(batch=4096, width=1024):
     print(f"  jax: {tj * 1e3:.2f} ms (microjax_rs / jax = {t / tj:.2f})")
 
 
+def bench_complex():
+    r = np.random.default_rng(3)
+    x = r.standard_normal(2**20).astype(np.float32)
+    z = (r.standard_normal((1024, 1024)) + 1j * r.standard_normal((1024, 1024))).astype(np.complex64)
+    a = (r.standard_normal((512, 512)) + 1j * r.standard_normal((512, 512))).astype(np.complex64)
+    b = (r.standard_normal((512, 512)) + 1j * r.standard_normal((512, 512))).astype(np.complex64)
+    rows = [
+        ("rfft 2^20 f32 (cuFFT R2C)", jnp.fft.rfft, (x,), 2.5 * 2**20 * 20),
+        ("fft2 1024^2 c64 (cuFFT C2C)", jnp.fft.fft2, (z,), 5 * 1024**2 * 20),
+        ("matmul 512^3 c64 (cuBLAS)", lambda a, b: a @ b, (a, b), 8 * 512**3),
+    ]
+    for name, f, args, flops in rows:
+        host = _core.cuda_host_steps(jax.make_jaxpr(f)(*args)._handle)
+        go, _ = run(f, *args)
+        t = timed(lambda: sync(go()))
+        print(f"{name}: {t * 1e3:.3f} ms, {flops / t / 1e9:.0f} GFLOP/s "
+              f"({len(host)} equations on the host)")
+
+
 def main():
     if _core.gpu_device_count() == 0:
         print("no GPU")
@@ -127,6 +148,7 @@ def main():
     bench_fused()
     bench_matmul()
     bench_mlp()
+    bench_complex()
     return 0
 
 

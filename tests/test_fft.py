@@ -291,13 +291,14 @@ def test_welch_csd_frequencies_and_gradient(x64):
     np.testing.assert_allclose(jax.scipy.signal.fftconvolve(x, y[:7]), np.convolve(x, y[:7]), rtol=1e-10, atol=1e-12)
 
 
-def test_cuda_planner_refuses_fft():
-    # cuFFT is not wired in: planning a program with `fft` for the CUDA
-    # executor is a typed NotImplementedError, not a silent host step.
+def test_cuda_planner_runs_fft_through_cufft():
+    # The CUDA planner makes `fft` a cuFFT step: nothing runs on the host,
+    # and an inverse transform adds its 1/n scaling kernel to the sources.
     from microjax_rs import _core
 
     jaxpr = jax.make_jaxpr(lambda v: jnp.fft.rfft(v) * 2.0)(np.ones(8, np.float32))
-    with pytest.raises(NotImplementedError, match="fft on the CUDA executor"):
-        _core.cuda_host_steps(jaxpr._handle)
-    with pytest.raises(NotImplementedError, match="fft on the CUDA executor"):
-        _core.cuda_kernel_sources(jaxpr._handle)
+    assert _core.cuda_host_steps(jaxpr._handle) == []
+    inverse = jax.make_jaxpr(jnp.fft.irfft)(np.ones(5, np.complex64))
+    assert _core.cuda_host_steps(inverse._handle) == []
+    (scale,) = [s for s in _core.cuda_kernel_sources(inverse._handle) if "out0[i] = out0[i] *" in s]
+    assert "((float)1.25e-1)" in scale

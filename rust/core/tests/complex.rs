@@ -305,7 +305,7 @@ fn ordering_rules_reject_complex_with_jax_text() {
 }
 
 #[test]
-fn cuda_plans_fuse_complex_elementwise_work_and_keep_the_rest_on_the_host() {
+fn cuda_plans_fuse_complex_elementwise_work_and_run_reductions_and_parts_on_the_device() {
     use microjax::exec::cuda::codegen::{lowering, Lowering};
     use microjax::exec::cuda::{device_plan, kernel_sources, DeviceStep};
     // An elementwise group, a reduction, a product and a part extraction.
@@ -330,8 +330,9 @@ fn cuda_plans_fuse_complex_elementwise_work_and_keep_the_rest_on_the_host() {
         .unwrap();
     let prog = b.build(vec![s, p, r]).unwrap();
     let steps = device_plan(&prog.jaxpr).unwrap();
-    // exp and mul fuse into one kernel, the product is a cuBLAS complex GEMM,
-    // the reduction and the part extraction run on the host.
+    // exp and mul fuse into one kernel, the reduction is a kernel of its
+    // own, the product is a cuBLAS complex GEMM, the part extraction a
+    // one-member kernel.
     assert_eq!(steps.len(), 4, "{steps:?}");
     assert!(
         matches!(&steps[0], DeviceStep::Kernel { eqns, .. } if eqns == &vec![0, 1]),
@@ -339,7 +340,7 @@ fn cuda_plans_fuse_complex_elementwise_work_and_keep_the_rest_on_the_host() {
         steps[0]
     );
     assert!(
-        matches!(&steps[1], DeviceStep::Host { eqn: 2, .. }),
+        matches!(&steps[1], DeviceStep::Kernel { eqns, .. } if eqns == &vec![2]),
         "{:?}",
         steps[1]
     );
@@ -349,11 +350,11 @@ fn cuda_plans_fuse_complex_elementwise_work_and_keep_the_rest_on_the_host() {
         steps[2]
     );
     assert!(
-        matches!(&steps[3], DeviceStep::Host { eqn: 4, .. }),
+        matches!(&steps[3], DeviceStep::Kernel { eqns, .. } if eqns == &vec![4]),
         "{:?}",
         steps[3]
     );
-    assert_eq!(kernel_sources(&prog).unwrap().len(), 1);
+    assert_eq!(kernel_sources(&prog).unwrap().len(), 3);
     for op in [UnaryOp::Exp, UnaryOp::Neg] {
         assert!(matches!(
             lowering(&Primitive::Unary(op), DType::C64, DType::C64),

@@ -433,6 +433,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
             DeviceStep::Alias { .. } => "alias",
             DeviceStep::Scatter { .. } => "scatter",
             DeviceStep::Control { .. } => "control",
+            DeviceStep::Fft { .. } => "fft",
             DeviceStep::Host { .. } => "host",
         })
         .collect();

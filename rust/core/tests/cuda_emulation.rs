@@ -635,6 +635,22 @@ fn scalar_i32(v: i32) -> HostArray {
     i32s(&[], vec![v])
 }
 
+/// `dynamic_slice` of a 2x2x3 window of `x` (3x4x5) and
+/// `dynamic_update_slice` of `u` into it, starts clamped into range.
+fn check_dynamic_slices(x: &HostArray, u: &HostArray) {
+    for starts in [[0, 0, 0], [2, 3, 4], [-5, 1, 9], [1, -1, 1]] {
+        let mut args = vec![x.clone()];
+        args.extend(starts.iter().map(|&s| scalar_i32(s)));
+        let ds = Primitive::DynamicSlice(DynamicSlice {
+            slice_sizes: vec![2, 2, 3],
+        });
+        check_kernel(ds, &args);
+        let mut args = vec![x.clone(), u.clone()];
+        args.extend(starts.iter().map(|&s| scalar_i32(s)));
+        check_kernel(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), &args);
+    }
+}
+
 #[test]
 fn data_movement_kernels_match_the_cpu() {
     skip_without_gxx!();
@@ -681,19 +697,7 @@ fn data_movement_kernels_match_the_cpu() {
     check_kernel(pad.clone(), &[x.clone(), f32a(&[], vec![-9.5])]);
     let hpad = HostArray::new(vec![], Buffer::F16(vec![half::f16::from_f32(3.5)].into())).unwrap();
     check_kernel(pad, &[half.clone(), hpad]);
-    // dynamic_slice / dynamic_update_slice: starts clamped into range.
-    let u = ramp(&[2, 2, 3]);
-    for starts in [[0, 0, 0], [2, 3, 4], [-5, 1, 9], [1, -1, 1]] {
-        let mut args = vec![x.clone()];
-        args.extend(starts.iter().map(|&s| scalar_i32(s)));
-        let ds = Primitive::DynamicSlice(DynamicSlice {
-            slice_sizes: vec![2, 2, 3],
-        });
-        check_kernel(ds, &args);
-        let mut args = vec![x.clone(), u.clone()];
-        args.extend(starts.iter().map(|&s| scalar_i32(s)));
-        check_kernel(Primitive::DynamicUpdateSlice(DynamicUpdateSlice), &args);
-    }
+    check_dynamic_slices(&x, &ramp(&[2, 2, 3]));
     // Literal starts and a literal padding value are folded into the text.
     let mut b = Builder::new();
     let a = Atom::Var(b.add_input(x.aval()).unwrap());
@@ -964,3 +968,6 @@ fn complex_ops_without_a_device_formula_run_on_the_host() {
         );
     }
 }
+
+#[path = "cuda_emulation/complex_kernels.rs"]
+mod complex_kernels;

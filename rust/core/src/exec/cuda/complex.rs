@@ -14,16 +14,27 @@
 //! What lowers on complex operands: `neg`, `square`, `exp`, `log`, `sqrt`,
 //! `rsqrt`, `sin`, `cos`, `tan`, `sinh`, `cosh`, `tanh`, `log1p`, `expm1`,
 //! `abs` (real result), `sign`, `add`, `sub`, `mul`, `div`, `eq`, `ne`,
-//! `integer_pow`, `select_n` and `convert_element_type` between complex and
-//! float/integer/bool types (complex → integer stays on the host, as float
-//! → integer does). The rest (inverse trigonometric functions, `pow`) runs
-//! on the host.
+//! `integer_pow`, `select_n`, `real`, `imag`, `conj` (of a complex operand),
+//! `complex`, the broadcasts and reshapes a fused kernel reads through, and
+//! `convert_element_type` between complex and float/integer/bool types
+//! (complex → integer stays on the host, as float → integer does). The rest
+//! (inverse trigonometric functions, `pow`) runs on the host.
+//!
+//! The data-movement, indexing, reduction and scan kernels move complex
+//! elements as these structs too (`sum`/`prod` reductions and cumulative
+//! sums/products combine them with the operators here; `max`/`min` and the
+//! arg reductions order complex numbers lexicographically, as JAX does, and
+//! run on the host).
 
 use super::codegen::{c_literal, Lowering};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Scalar;
-use crate::prims::{BinaryOp, CmpOp, ConvertElementType, IntegerPow, Primitive, SelectN, UnaryOp};
+use crate::prims::complex::{Conj, Imag, MakeComplex, Real};
+use crate::prims::{
+    BinaryOp, BroadcastInDim, CmpOp, ConvertElementType, IntegerPow, Primitive, Reshape, SelectN,
+    Squeeze, UnaryOp,
+};
 
 /// The C type of a complex dtype's elements (`None` for other dtypes).
 pub fn c_type(d: DType) -> Option<&'static str> {
@@ -35,7 +46,7 @@ pub fn c_type(d: DType) -> Option<&'static str> {
 }
 
 /// The real part type of a complex dtype.
-fn part(d: DType) -> DType {
+pub(super) fn part(d: DType) -> DType {
     if d == DType::C128 {
         DType::F64
     } else {
@@ -43,7 +54,7 @@ fn part(d: DType) -> DType {
     }
 }
 
-fn part_c(d: DType) -> &'static str {
+pub(super) fn part_c(d: DType) -> &'static str {
     if d == DType::C128 {
         "double"
     } else {
@@ -188,6 +199,15 @@ pub fn lowering(prim: &Primitive, d: DType, out: DType) -> Lowering {
         {
             Lowering::Kernel
         }
+        Primitive::Real(Real) | Primitive::Imag(Imag) | Primitive::Conj(Conj { .. })
+            if d.is_complex() =>
+        {
+            Lowering::Kernel
+        }
+        Primitive::MakeComplex(MakeComplex) if d.is_float() && out.is_complex() => Lowering::Kernel,
+        Primitive::BroadcastInDim(BroadcastInDim { .. })
+        | Primitive::Reshape(Reshape { .. })
+        | Primitive::Squeeze(Squeeze { .. }) => Lowering::Kernel,
         Primitive::ConvertElementType(ConvertElementType { .. }) if out.is_int() => {
             Lowering::HostFallback("complex to integer converts")
         }
@@ -239,6 +259,13 @@ pub fn member_expr(
         (Primitive::Compare(CmpOp::Ne), [x, y]) => format!("({x} != {y})"),
         (Primitive::IntegerPow(IntegerPow { y }), [x]) => integer_pow(x, *y, d),
         (Primitive::ConvertElementType(ConvertElementType { .. }), [x]) => convert(x, d, out)?,
+        (Primitive::Real(Real), [x]) => format!("{x}.re"),
+        (Primitive::Imag(Imag), [x]) => format!("{x}.im"),
+        (Primitive::Conj(Conj { .. }), [x]) => format!("mj_cmake<{}>({x}.re, -{x}.im)", part_c(d)),
+        (Primitive::MakeComplex(MakeComplex), [x, y]) => {
+            let t = part_c(out);
+            format!("mj_cmake<{t}>(({t}){x}, ({t}){y})")
+        }
         _ => return Ok(None),
     };
     Ok(Some(e))

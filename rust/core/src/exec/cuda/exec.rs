@@ -11,6 +11,7 @@
 use super::bytes;
 use super::codegen::KernelSource;
 use super::control::DeviceControl;
+use super::fft::{CufftType, FftSpec};
 use super::launch;
 use super::runtime::{self, Device, DeviceBuffer};
 use super::steps::{self, DeviceStep, GemmSpec};
@@ -156,6 +157,13 @@ enum Step {
         input: Var,
         out: Var,
     },
+    Fft {
+        spec: FftSpec,
+        input: Var,
+        out: Var,
+        /// The inverse transforms' scaling kernel.
+        scale: Option<(KernelSource, CudaFunction)>,
+    },
     Control {
         control: DeviceControl,
         ins: Vec<Atom>,
@@ -178,7 +186,7 @@ impl Step {
                 .chain(kernel.inputs.iter().map(|(v, _)| *v))
                 .collect(),
             Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
-            Step::Alias { input, .. } => vec![*input],
+            Step::Alias { input, .. } | Step::Fft { input, .. } => vec![*input],
             Step::Control { ins, .. } => ins.iter().filter_map(Atom::var).collect(),
             Step::Host { ins, .. } => ins.clone(),
         }
@@ -278,14 +286,16 @@ impl CudaPlan {
                 }
                 DeviceStep::Alias { input, out, .. } => Step::Alias { input, out },
                 DeviceStep::Control { eqn } => control_step(&jx, eqn, ordinal)?,
+                DeviceStep::Fft { eqn, spec } => match fft_step(&device, &jx, eqn, spec)? {
+                    Some(step) => step,
+                    None => {
+                        host_steps = host_steps.saturating_add(1);
+                        host_step(&jx, eqn)?
+                    }
+                },
                 DeviceStep::Host { eqn, .. } => {
                     host_steps = host_steps.saturating_add(1);
-                    let (sub, ins, outs) = host_program(&jx, eqn)?;
-                    Step::Host {
-                        plan: Compiled::new(Arc::new(sub))?,
-                        ins,
-                        outs,
-                    }
+                    host_step(&jx, eqn)?
                 }
             });
         }
@@ -401,6 +411,12 @@ impl CudaPlan {
                 *slot(env, *out)? = Some(a);
                 Ok(())
             }
+            Step::Fft {
+                spec,
+                input,
+                out,
+                scale,
+            } => self.run_fft(jx, spec, (*input, *out), scale.as_ref(), env),
             Step::Control { control, ins, outs } => self.run_control(ctx, control, ins, outs, env),
             Step::Host { plan, ins, outs } => self.run_host(ctx, plan, ins, outs, env),
         }
@@ -486,6 +502,33 @@ impl CudaPlan {
         Ok(())
     }
 
+    /// A cuFFT transform of `input` into a fresh `out`, then the inverse
+    /// scaling in place (a complex-to-real transform reads a device copy
+    /// of its input: cuFFT overwrites it).
+    fn run_fft(
+        &self, jx: &Jaxpr, spec: &FftSpec, (input, out): (Var, Var),
+        scale: Option<&(KernelSource, CudaFunction)>, env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let mut o = self.new_array(jx, out)?;
+        {
+            let x = read(env, input)?;
+            let dst =
+                Arc::get_mut(&mut o.buf).ok_or_else(|| internal("fresh fft output shared"))?;
+            if matches!(spec.cufft, CufftType::C2R | CufftType::Z2D) {
+                let mut scratch = self.device.alloc(x.buf.bytes)?;
+                self.device.copy(&x.buf, 0, &mut scratch, 0, x.buf.bytes)?;
+                self.device.run_fft(spec, &scratch, dst)?;
+            } else {
+                self.device.run_fft(spec, &x.buf, dst)?;
+            }
+            if let Some((kernel, func)) = scale {
+                launch::launch_kernel(&self.device.stream, func, kernel, &[], &[o.buf.slice()?])?;
+            }
+        }
+        *slot(env, out)? = Some(o);
+        Ok(())
+    }
+
     /// A control-flow equation, driven from the host (literal operands
     /// uploaded).
     fn run_control(
@@ -527,6 +570,39 @@ impl CudaPlan {
         }
         Ok(())
     }
+}
+
+/// The host step of equation `i`: a compiled CPU plan of it alone.
+fn host_step(jx: &Jaxpr, i: usize) -> Result<Step> {
+    let (sub, ins, outs) = host_program(jx, i)?;
+    Ok(Step::Host {
+        plan: Compiled::new(Arc::new(sub))?,
+        ins,
+        outs,
+    })
+}
+
+/// The cuFFT step of `fft` equation `i`, `None` (a host step) when the
+/// device has no cuFFT library or no plan for the transform.
+fn fft_step(device: &Arc<Device>, jx: &Jaxpr, i: usize, spec: FftSpec) -> Result<Option<Step>> {
+    if !device.has_cufft || device.fft_plan(&spec).is_err() {
+        return Ok(None);
+    }
+    let eqn = jx.eqns.get(i).ok_or_else(|| internal("fft index"))?;
+    let (input, out) = match (eqn.inputs.as_slice(), eqn.outputs.as_slice()) {
+        ([Atom::Var(x)], [o]) => (*x, *o),
+        _ => return Ok(None),
+    };
+    let scale = match &spec.scale {
+        Some(k) => Some((k.clone(), device.function(k)?)),
+        None => None,
+    };
+    Ok(Some(Step::Fft {
+        spec,
+        input,
+        out,
+        scale,
+    }))
 }
 
 /// The step of control-flow equation `i` (`cond`, `while`, `scan`), its

@@ -135,7 +135,7 @@ impl<'a> IndexedShapes<'a> {
     /// the device cannot run it (f16/bf16/key elements, non-integer
     /// indices).
     pub fn of(operand: &'a Aval, indices: &'a Aval, other: &'a [usize]) -> Option<Self> {
-        let lowers = c_type(operand.dtype).is_some()
+        let lowers = c_ty(operand.dtype).is_ok()
             && indices.dtype.is_int()
             && c_type(indices.dtype).is_some();
         lowers.then_some(IndexedShapes {
@@ -256,6 +256,13 @@ fn combine(op: ScatterOp, d: DType, ty: &str) -> String {
     format!("{slot} = {e};")
 }
 
+/// Whether a scatter's combination of `d` elements has a device formula:
+/// all of them for real dtypes; set, add and multiply for complex ones
+/// (complex min/max order lexicographically and run on the host).
+pub fn scatter_combines(op: ScatterOp, d: DType) -> bool {
+    !d.is_complex() || matches!(op, ScatterOp::Set | ScatterOp::Add | ScatterOp::Mul)
+}
+
 /// Whether a scatter has a deterministic device kernel: every indexed
 /// operand axis has a window extent of 1 (see the module docs).
 pub fn scatter_lowers(sp: &ScatterParams, operand_rank: usize, updates: &[usize]) -> bool {
@@ -374,6 +381,13 @@ pub fn scatter_kernel(
     }
     if !scatter_lowers(sp, s.operand.len(), s.other) {
         return Err(unsupported("scatter with overlapping windows".into()));
+    }
+    if !scatter_combines(sp.op, s.dtype) {
+        return Err(unsupported(format!(
+            "scatter-{:?} of {}",
+            sp.op,
+            s.dtype.name()
+        )));
     }
     let d = &sp.dims;
     let axes = window_axes(

@@ -20,9 +20,12 @@ pub(super) fn unsupported(what: String) -> Error {
     Error::Unsupported(format!("cuda codegen: {what}"))
 }
 
-/// The C type of `d`, an `Unsupported` error for dtypes without one.
+/// The C type of `d` (complex dtypes as [`super::complex`]'s structs), an
+/// `Unsupported` error for dtypes without one.
 pub(super) fn c_ty(d: DType) -> Result<&'static str> {
-    c_type(d).ok_or_else(|| unsupported(format!("elements of {}", d.name())))
+    c_type(d)
+        .or_else(|| super::complex::c_type(d))
+        .ok_or_else(|| unsupported(format!("elements of {}", d.name())))
 }
 
 /// How a reduction or scan kernel reads and writes elements of `d`: the
@@ -73,9 +76,18 @@ fn wrap(f: &str, e: &str) -> String {
     }
 }
 
-/// Whether reductions and scans of `d` have device kernels.
+/// Whether reductions and scans of `d` have device kernels (complex
+/// elements only for the ops [`reduce_lowers`] and [`cumulative_lowers`]
+/// name).
 pub fn accumulates_on_device(d: DType) -> bool {
     is_half(d) || c_type(d).is_some()
+}
+
+/// Whether `reduce_<op>` of `d` has a device kernel: every op of the real
+/// dtypes; `sum` and `prod` of complex ones (their `max`/`min` order
+/// lexicographically, as JAX does, and run on the host).
+pub fn reduce_lowers(op: ReduceOp, d: DType) -> bool {
+    accumulates_on_device(d) || (d.is_complex() && matches!(op, ReduceOp::Sum | ReduceOp::Prod))
 }
 
 /// Row-major strides of `shape`.
@@ -199,6 +211,9 @@ fn reduce_combine(op: ReduceOp, d: DType, acc: &str, x: &str) -> String {
 pub fn reduce_kernel(
     op: ReduceOp, d: DType, shape: &[usize], axes: &[usize], x: Var, out: Var,
 ) -> Result<KernelSource> {
+    if !reduce_lowers(op, d) {
+        return Err(unsupported(format!("reduce_{op:?} of {}", d.name())));
+    }
     let el = elements(d)?;
     let (d, ty, stored) = (el.compute, c_ty(el.compute)?, el.storage);
     let st = strides(shape)?;
@@ -251,9 +266,10 @@ pub fn reduce_kernel(
 }
 
 /// Whether a cumulative op has a device kernel (`cumlogsumexp` runs on the
-/// host).
+/// host; of complex elements only `cumsum` and `cumprod` run here).
 pub fn cumulative_lowers(op: CumOp, d: DType) -> bool {
-    accumulates_on_device(d) && d != DType::Bool && op != CumOp::Logsumexp
+    let real = accumulates_on_device(d) && d != DType::Bool && op != CumOp::Logsumexp;
+    real || (d.is_complex() && matches!(op, CumOp::Sum | CumOp::Prod))
 }
 
 /// `cum<op>(x, axis, reverse)`: one thread per line along `axis`, the
@@ -261,6 +277,9 @@ pub fn cumulative_lowers(op: CumOp, d: DType) -> bool {
 pub fn cumulative_kernel(
     op: CumOp, d: DType, shape: &[usize], axis: usize, reverse: bool, x: Var, out: Var,
 ) -> Result<KernelSource> {
+    if !cumulative_lowers(op, d) {
+        return Err(unsupported(format!("cumulative {op:?} of {}", d.name())));
+    }
     let el = elements(d)?;
     let (d, ty, stored) = (el.compute, c_ty(el.compute)?, el.storage);
     let bin = match op {
@@ -281,7 +300,14 @@ pub fn cumulative_kernel(
         body,
         "    const long long base = (i / {inner}LL) * {line_len}LL + i % {inner}LL;"
     );
-    let _ = writeln!(body, "    {ty} acc = ({ty})0;");
+    // The golden text of the real kernels keeps `(T)0`; a complex zero is
+    // a struct literal.
+    let zero = if d.is_complex() {
+        c_literal(Scalar::Int(0), d)?
+    } else {
+        format!("({ty})0")
+    };
+    let _ = writeln!(body, "    {ty} acc = {zero};");
     let _ = writeln!(body, "    for (long long j = 0; j < {n_axis}LL; ++j) {{");
     let pos = if reverse {
         format!("({}LL - 1 - j)", n_axis)
@@ -310,6 +336,9 @@ pub fn cumulative_kernel(
 pub fn arg_kernel(
     op: ArgOp, d: DType, shape: &[usize], axis: usize, index: DType, vars: (Var, Var),
 ) -> Result<KernelSource> {
+    if !accumulates_on_device(d) {
+        return Err(unsupported(format!("argmax/argmin of {}", d.name())));
+    }
     let el = elements(d)?;
     let ty = c_ty(el.compute)?;
     let ity = c_ty(index)?;
@@ -379,8 +408,16 @@ pub fn iota_kernel(d: DType, shape: &[usize], dimension: usize, out: Var) -> Res
         .get(dimension)
         .ok_or_else(|| unsupported(format!("iota dimension {dimension} of {shape:?}")))?;
     let inner = inner_size(shape, dimension)?;
+    let coord = format!("((i / {inner}LL) % {size}LL)");
+    let value = if d.is_complex() {
+        // The coordinate as the real part, a zero imaginary part.
+        let t = super::complex::part_c(d);
+        format!("mj_cmake<{t}>(({t}){coord}, ({t})0)")
+    } else {
+        format!("({ty}){coord}")
+    };
     let mut body = String::new();
-    let _ = writeln!(body, "    out0[i] = ({ty})((i / {inner}LL) % {size}LL);");
+    let _ = writeln!(body, "    out0[i] = {value};");
     let params = vec![format!("{ty}* __restrict__ out0")];
     Ok(finish(params, &body, Vec::new(), vec![out], len))
 }

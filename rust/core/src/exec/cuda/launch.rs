@@ -1,16 +1,18 @@
 //! The only `unsafe` of the CUDA runtime: uninitialized allocation, kernel
-//! launches and cuBLAS calls. Each function checks sizes first so that the
+//! launches, cuBLAS and cuFFT calls. Each function checks sizes first so that the
 //! device never reads or writes outside a buffer it was given.
 
 #![allow(unsafe_code)]
 
 use super::codegen::KernelSource;
-use super::probe::device_error;
+use super::fft::{CufftType, FftSpec};
+use super::probe::{device_error, guarded};
 use super::steps::GemmSpec;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
+use cudarc::cufft::CudaFft;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
 };
@@ -237,4 +239,80 @@ fn complex_gemm(
         )
     }
     .map_err(|e| device_error("cuBLAS complex gemm", e))
+}
+
+/// A cuFFT plan for `spec` on `stream`: `cufftPlanMany` with the basic
+/// (tightly packed, row-major) layout, `batch` transforms of `lengths`.
+pub(super) fn fft_plan(spec: &FftSpec, stream: &Arc<CudaStream>) -> Result<CudaFft> {
+    use cudarc::cufft::sys::cufftType;
+    let int = |v: usize| {
+        i32::try_from(v).map_err(|_| Error::Device(format!("cuFFT extent {v} exceeds i32")))
+    };
+    let n = spec
+        .lengths
+        .iter()
+        .map(|&l| int(l))
+        .collect::<Result<Vec<i32>>>()?;
+    let batch = int(spec.batch)?;
+    let ty = match spec.cufft {
+        CufftType::C2C => cufftType::CUFFT_C2C,
+        CufftType::R2C => cufftType::CUFFT_R2C,
+        CufftType::C2R => cufftType::CUFFT_C2R,
+        CufftType::Z2Z => cufftType::CUFFT_Z2Z,
+        CufftType::D2Z => cufftType::CUFFT_D2Z,
+        CufftType::Z2D => cufftType::CUFFT_Z2D,
+    };
+    let stream = stream.clone();
+    guarded(move || CudaFft::plan_many(&n, None, 1, 0, None, 1, 0, ty, batch, stream))
+        .ok_or_else(|| Error::Device("cuFFT panicked (library missing?)".into()))?
+        .map_err(|e| device_error("cuFFT plan creation", e))
+}
+
+/// Runs `plan` (made by [`fft_plan`] for `spec`) from `input` into
+/// `output`, unnormalized, on `stream`. A complex-to-real transform
+/// overwrites its input: the caller passes a buffer of its own then.
+pub(super) fn run_fft(
+    plan: &CudaFft, spec: &FftSpec, stream: &Arc<CudaStream>, input: &CudaSlice<u8>,
+    output: &mut CudaSlice<u8>,
+) -> Result<()> {
+    use cudarc::cufft::result as fft;
+    use cudarc::cufft::sys::{cufftComplex, cufftDoubleComplex};
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let (ib, ob) = spec.cufft.element_bytes();
+    let fits = |buf: &CudaSlice<u8>, n: usize, b: usize| {
+        n.checked_mul(b).is_some_and(|bytes| bytes <= buf.len())
+    };
+    if !(fits(input, spec.in_len, ib) && fits(output, spec.out_len, ob)) {
+        return Err(Error::Device(
+            "cuFFT operand shorter than its transform".into(),
+        ));
+    }
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| device_error("context bind", e))?;
+    let dir = if spec.inverse() { 1 } else { -1 };
+    let h = plan.handle();
+    let (i, _ri) = input.device_ptr(stream);
+    let (o, _ro) = output.device_ptr_mut(stream);
+    // SAFETY: the plan was made for `spec` (its type, lengths and batch),
+    // and both buffers hold at least the elements the batched transform
+    // reads and writes (checked above); cuFFT writes the input of a
+    // complex-to-real transform only, which the caller owns.
+    unsafe {
+        match spec.cufft {
+            CufftType::C2C => fft::exec_c2c(h, i as *mut cufftComplex, o as *mut cufftComplex, dir),
+            CufftType::R2C => fft::exec_r2c(h, i as *mut f32, o as *mut cufftComplex),
+            CufftType::C2R => fft::exec_c2r(h, i as *mut cufftComplex, o as *mut f32),
+            CufftType::Z2Z => fft::exec_z2z(
+                h,
+                i as *mut cufftDoubleComplex,
+                o as *mut cufftDoubleComplex,
+                dir,
+            ),
+            CufftType::D2Z => fft::exec_d2z(h, i as *mut f64, o as *mut cufftDoubleComplex),
+            CufftType::Z2D => fft::exec_z2d(h, i as *mut cufftDoubleComplex, o as *mut f64),
+        }
+    }
+    .map_err(|e| device_error(&format!("cuFFT {} transform", spec.cufft.name()), e))
 }

@@ -11,6 +11,7 @@ pub mod bytes;
 pub mod codegen;
 pub mod complex;
 pub mod driver;
+pub mod fft;
 pub mod indexing;
 pub mod kernels;
 pub mod steps;
@@ -29,6 +30,7 @@ mod runtime;
 
 #[cfg(feature = "cuda")]
 pub use exec::{to_device, CudaPlan, DeviceArray};
+pub use fft::{CufftType, FftSpec};
 #[cfg(feature = "cuda")]
 pub use probe::nvrtc_present;
 #[cfg(feature = "cuda")]

@@ -26,6 +26,14 @@ fn libraries_present() -> bool {
     [driver, nvrtc, cublas].iter().all(|p| *p == Some(true))
 }
 
+/// Whether the cuFFT library loads (checked when a device is set up: a
+/// device without it runs `fft` on the host).
+#[allow(unsafe_code)]
+pub(super) fn cufft_present() -> bool {
+    // SAFETY: as in `libraries_present`.
+    guarded(|| unsafe { cudarc::cufft::sys::is_culib_present() }) == Some(true)
+}
+
 /// Whether the NVRTC library loads (code generation can be checked by
 /// compiling to PTX without a GPU or a driver).
 #[allow(unsafe_code)]

@@ -12,14 +12,19 @@
 //!   NVRTC compiles for `compute_XY` of the device with `--fmad=false`, so
 //!   no multiply-add is contracted and a kernel's bits do not depend on the
 //!   compiler's choices.
+//! * cuFFT plans: made on first use, when the cuFFT library loads (probed
+//!   once per device: without it `fft` runs on the host), kept in a
+//!   bounded least-recently-used cache ([`super::fft::PlanCache`]).
 //! * Everything runs on the device's one stream, in order; host copies
 //!   synchronize it.
 
 use super::codegen::KernelSource;
+use super::fft::{FftSpec, PlanCache, PlanKey, PLAN_CACHE_SIZE};
 use super::launch;
 use super::probe::{device_error, guarded};
 use crate::error::{Error, Result};
 use cudarc::cublas::CudaBlas;
+use cudarc::cufft::CudaFft;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::collections::HashMap;
@@ -36,7 +41,14 @@ pub(super) struct Device {
     pub(super) arch: (i32, i32),
     free: Mutex<HashMap<usize, Vec<CudaSlice<u8>>>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Whether the cuFFT library loaded.
+    pub(super) has_cufft: bool,
+    fft_plans: Mutex<PlanCache<FftPlan>>,
 }
+
+/// A cached cuFFT plan; locked while it runs (one execution at a time per
+/// plan, as cuFFT requires of a plan shared between threads).
+pub(super) type FftPlan = Arc<Mutex<CudaFft>>;
 
 impl std::fmt::Debug for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,7 +111,38 @@ impl Device {
             arch,
             free: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
+            has_cufft: super::probe::cufft_present(),
+            fft_plans: Mutex::new(PlanCache::new(PLAN_CACHE_SIZE)),
         })
+    }
+
+    /// The cuFFT plan of `spec` (cached; an error without the library).
+    pub(super) fn fft_plan(&self, spec: &FftSpec) -> Result<FftPlan> {
+        if !self.has_cufft {
+            return Err(Error::Device(format!(
+                "CUDA device {}: the cuFFT library did not load",
+                self.ordinal
+            )));
+        }
+        lock(&self.fft_plans)?.get_or_make(&PlanKey::of(spec), || {
+            Ok(Arc::new(Mutex::new(launch::fft_plan(spec, &self.stream)?)))
+        })
+    }
+
+    /// Runs `spec`'s transform from `input` into `output` (unnormalized;
+    /// `input` is overwritten by a complex-to-real transform).
+    pub(super) fn run_fft(
+        &self, spec: &FftSpec, input: &DeviceBuffer, output: &mut DeviceBuffer,
+    ) -> Result<()> {
+        let plan = self.fft_plan(spec)?;
+        let plan = lock(&plan)?;
+        launch::run_fft(
+            &plan,
+            spec,
+            &self.stream,
+            input.slice()?,
+            output.slice_mut()?,
+        )
     }
 
     /// A buffer of at least `bytes` bytes (contents undefined).

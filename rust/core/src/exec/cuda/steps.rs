@@ -13,13 +13,20 @@
 //!   `dynamic_update_slice` → generated kernels ([`super::structural`]);
 //! * `gather`, and scatters whose windows cannot overlap → generated
 //!   kernels ([`super::indexing`]);
+//! * `fft` of complex64/complex128 (and float32/float64 for `RFFT`) over
+//!   one to three trailing axes → cuFFT, inverse transforms scaled by a
+//!   generated kernel ([`super::fft`]);
+//! * complex64/complex128 elements through all of the above, except the
+//!   orderings (`max`/`min` reductions, scans and scatters, arg
+//!   reductions: lexicographic in JAX), which stay on the host;
 //! * `cond`, `while`, `scan` → driven from the host over device plans of
 //!   their sub-programs ([`super::driver`]);
 //! * everything else (other scatters, sorts, linear algebra, f16/bf16
-//!   elements, ...) → the host: inputs copied back, the equation run
+//!   transforms, ...) → the host: inputs copied back, the equation run
 //!   by the compiled CPU executor, outputs copied up (correct, slow).
 
 use super::codegen::{self, c_type, group_kernel, KernelSource, Lowering};
+use super::fft::{self, FftSpec};
 use super::indexing::{self, IndexedShapes};
 use super::kernels;
 use super::structural;
@@ -54,6 +61,9 @@ pub enum DeviceStep {
         operand: Var,
         kernel: KernelSource,
     },
+    /// A cuFFT transform for equation `eqn` (its inverse scaling kernel in
+    /// the spec).
+    Fft { eqn: usize, spec: FftSpec },
     /// `out` is `input`'s buffer under a new shape.
     Alias { eqn: usize, input: Var, out: Var },
     /// Equation `eqn` runs on the host.
@@ -170,10 +180,16 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         | Primitive::Gather(_)
         | Primitive::Scatter(_)
         | Primitive::DotGeneral(_) => indexed_step(jx, i, eqn, out),
-        Primitive::Fft(_) => Err(Error::NotImplemented(
-            "fft on the CUDA executor: cuFFT is not wired in yet (run the program on the CPU)"
-                .into(),
-        )),
+        Primitive::Fft(p) => match (eqn.inputs.as_slice(), out) {
+            ([x], Some((o, oa))) => match var_aval(jx, x) {
+                Some((_, xa)) => match fft::fft_spec(p, xa, oa, o)? {
+                    Some(spec) => Ok(DeviceStep::Fft { eqn: i, spec }),
+                    None => host_step(i, "fft that cuFFT does not take (f16/bf16, empty)"),
+                },
+                None => host_step(i, "fft of a literal"),
+            },
+            _ => host_step(i, "fft operands"),
+        },
         _ => movement_step(jx, i, eqn, out),
     }
 }
@@ -206,14 +222,14 @@ fn reduction_step(
 ) -> Result<DeviceStep> {
     match (&eqn.prim, eqn.inputs.as_slice(), out) {
         (Primitive::Reduce(Reduce { op, axes }), [x], Some((o, oa))) => match var_aval(jx, x) {
-            Some((v, xa)) if kernels::accumulates_on_device(xa.dtype) && xa.dtype == oa.dtype => {
+            Some((v, xa)) if kernels::reduce_lowers(*op, xa.dtype) && xa.dtype == oa.dtype => {
                 let kernel = kernels::reduce_kernel(*op, xa.dtype, &xa.shape, axes, v, o)?;
                 Ok(DeviceStep::Kernel {
                     eqns: vec![i],
                     kernel,
                 })
             }
-            _ => host_step(i, "reduction of a literal"),
+            _ => host_step(i, "reduction of a literal, or complex max/min"),
         },
         (Primitive::Cumulative(Cumulative { op, axis, reverse }), [x], Some((o, _))) => {
             match var_aval(jx, x) {
@@ -226,7 +242,7 @@ fn reduction_step(
                         kernel,
                     })
                 }
-                _ => host_step(i, "cumlogsumexp, or bool elements"),
+                _ => host_step(i, "cumlogsumexp, bool elements, or complex cummax/cummin"),
             }
         }
         (
@@ -242,7 +258,7 @@ fn reduction_step(
                 eqns: vec![i],
                 kernel: kernels::arg_kernel(*op, xa.dtype, &xa.shape, *axis, *index_dtype, (v, o))?,
             }),
-            _ => host_step(i, "argmax/argmin of a literal"),
+            _ => host_step(i, "argmax/argmin of a literal or of complex elements"),
         },
         (
             Primitive::Iota(Iota {
@@ -252,7 +268,7 @@ fn reduction_step(
             }),
             [],
             Some((o, _)),
-        ) if c_type(*dtype).is_some() => Ok(DeviceStep::Kernel {
+        ) if c_type(*dtype).is_some() || dtype.is_complex() => Ok(DeviceStep::Kernel {
             eqns: vec![i],
             kernel: kernels::iota_kernel(*dtype, shape, *dimension, o)?,
         }),
@@ -278,6 +294,9 @@ fn indexed_step(jx: &Jaxpr, i: usize, eqn: &Eqn, out: Option<(Var, &Aval)>) -> R
             let Some(shapes) = IndexedShapes::of(jx.aval(*x)?, jx.aval(*idx)?, &ua.shape) else {
                 return host_step(i, "scatter of f16/bf16/key elements or non-integer indices");
             };
+            if !indexing::scatter_combines(sp.op, shapes.dtype) {
+                return host_step(i, "complex scatter-min/max (a lexicographic order)");
+            }
             if !indexing::scatter_lowers(sp, shapes.operand.len(), &ua.shape) {
                 return host_step(
                     i,
@@ -301,7 +320,7 @@ fn indexed_step(jx: &Jaxpr, i: usize, eqn: &Eqn, out: Option<(Var, &Aval)>) -> R
             (Some((_, xa)), Some((_, ya))) => {
                 match gemm_spec(dims, &xa.shape, &ya.shape, [xa.dtype, ya.dtype, oa.dtype]) {
                     Some(spec) => Ok(DeviceStep::Gemm { eqn: i, spec }),
-                    None => host_step(i, "dot_general that is not a batched f32/f64 GEMM"),
+                    None => host_step(i, "dot_general that is not a batched f32/f64/c64/c128 GEMM"),
                 }
             }
             _ => host_step(i, "dot_general of a literal"),
@@ -516,6 +535,7 @@ pub fn kernel_sources(prog: &ClosedJaxpr) -> Result<Vec<KernelSource>> {
             DeviceStep::Kernel { kernel, .. } | DeviceStep::Scatter { kernel, .. } => {
                 out.push(kernel)
             }
+            DeviceStep::Fft { spec, .. } => out.extend(spec.scale),
             DeviceStep::Control { eqn } => {
                 if let Some(Primitive::Control(c)) = simple.jaxpr.eqns.get(eqn).map(|e| &e.prim) {
                     for sub in c.sub_jaxprs() {

@@ -5,7 +5,8 @@
 //! one thread per output element reading the input element its
 //! coordinates map to (every shape and stride a constant of the text).
 //! Elements are moved, never computed, so every dtype with a device
-//! storage type works (f16/bf16 as their bits). Semantics follow the CPU
+//! storage type works (f16/bf16 as their bits, complex64/complex128 as
+//! `mj_cx` structs). Semantics follow the CPU
 //! kernels: `pad` takes negative low/high padding, dynamic starts are
 //! clamped so the window fits.
 
@@ -22,11 +23,12 @@ use crate::prims::{
 };
 use std::fmt::Write;
 
-/// The C type elements of `d` are moved as (f16/bf16 as their bits).
+/// The C type elements of `d` are moved as (f16/bf16 as their bits,
+/// complex elements as [`super::complex`]'s structs).
 fn moved_type(d: DType) -> Option<&'static str> {
     match d {
         DType::F16 | DType::BF16 => Some("unsigned short"),
-        _ => c_type(d),
+        _ => c_type(d).or_else(|| super::complex::c_type(d)),
     }
 }
 
