@@ -1,11 +1,13 @@
-"""`jax.typing`: annotations for array-like and dtype-like arguments."""
-from typing import Any, Protocol, Union
+"""`jax.typing`: annotations for array-like and dtype-like arguments (the same
+unions as JAX's `jax.typing.ArrayLike` and `DTypeLike`)."""
+from typing import Any, Protocol, Union, runtime_checkable
 
 import numpy as np
 
 from . import Array
 
 
+@runtime_checkable
 class SupportsDType(Protocol):
     """Anything with a `dtype` attribute (as `np.float32` or `jnp.float32`)."""
 
