@@ -70,6 +70,16 @@ def test_pyproject_builds_one_abi3_module():
     assert "extension-module" not in ws["workspace"]["dependencies"]["pyo3"]["features"]
 
 
+def test_pyproject_dependencies_and_classifiers():
+    project = _toml("pyproject.toml")["project"]
+    names = {re.split(r"[<>=!~ ]", d, maxsplit=1)[0].lower().replace("_", "-") for d in project["dependencies"]}
+    assert {"numpy", "ml-dtypes"} <= names  # ml_dtypes: bfloat16 arrays
+    assert "Typing :: Typed" in project["classifiers"]
+    assert os.path.isfile(os.path.join(ROOT, "python", "microjax_rs", "py.typed"))
+    for url in project.get("urls", {}).values():  # real addresses only
+        assert url.startswith("https://") and not re.search(r"example|todo|your|xxx", url, re.I), url
+
+
 def test_installed_extension_is_abi3():
     core = pytest.importorskip("microjax_rs._core")
     path = getattr(core, "__file__", "") or ""

@@ -6,14 +6,19 @@ import numpy as np
 from . import _core
 from ._src.tables import CANONICAL_32, COMPLEX_NAMES, FLOAT_NAMES, INEXACT_NAMES, INT_NAMES, KINDS
 
-try:  # bfloat16 comes from ml_dtypes when installed
+# bfloat16 comes from ml_dtypes, a dependency of the package. Should it be
+# missing, asking for bfloat16 raises this (it never falls back to float32).
+_NO_ML_DTYPES = ("bfloat16 needs the ml_dtypes package, a dependency of microjax_rs "
+                 "(pip install ml_dtypes)")
+
+try:
     import ml_dtypes as _ml_dtypes
 
     # JAX's `jax.dtypes.bfloat16` is the scalar type (`isinstance(x,
     # bfloat16)`, `bfloat16(1.0)`); `_BFLOAT16` is its NumPy dtype.
     bfloat16 = _ml_dtypes.bfloat16
     _BFLOAT16 = np.dtype(bfloat16)
-except Exception:  # pragma: no cover - optional dependency
+except Exception:  # pragma: no cover - a broken install
     _ml_dtypes = None
     bfloat16 = _BFLOAT16 = None
 
@@ -71,6 +76,8 @@ def _dtype_name_slow(dtype):
         name = default_complex_name()
     else:
         d = getattr(dtype, "dtype", dtype)
+        if d is None:  # a jnp scalar type without a NumPy dtype (bfloat16 when ml_dtypes is absent)
+            d = getattr(dtype, "__name__", dtype)
         try:
             nd = np.dtype(d)
             name = "float0" if nd == float0 else nd.name
@@ -78,6 +85,8 @@ def _dtype_name_slow(dtype):
             name = getattr(dtype, "__name__", str(dtype))
     if name == "bool_":
         name = "bool"
+    if name == "bfloat16" and bfloat16 is None:
+        raise TypeError(_NO_ML_DTYPES)
     if name not in _SUPPORTED:
         raise TypeError(f"dtype {name!r} is not supported by microjax_rs")
     return name
@@ -164,7 +173,7 @@ def np_dtype(name):
     if d is None:
         if name == "bfloat16":
             if bfloat16 is None:
-                raise TypeError("bfloat16 needs the ml_dtypes package")
+                raise TypeError(_NO_ML_DTYPES)
             d = _BFLOAT16
         elif name == "float0":
             d = float0
