@@ -193,7 +193,7 @@ impl ExecCtx {
     /// How many parts parallel work splits into, at most `cap` (at least 1).
     pub fn partitions(&self, cap: usize) -> usize {
         self.partitions
-            .map_or_else(rayon::current_num_threads, NonZeroUsize::get)
+            .map_or_else(super::pool::current_num_threads, NonZeroUsize::get)
             .clamp(1, cap.max(1))
     }
 

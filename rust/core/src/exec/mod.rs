@@ -7,6 +7,7 @@ pub mod ctx;
 pub mod cuda;
 pub mod determinism;
 pub mod interp;
+pub mod pool;
 
 pub use ctx::{CancelToken, ExecCtx, PollHook};
 pub use determinism::{default_determinism, set_default_determinism, Determinism};

@@ -434,10 +434,12 @@ fn run_spans<P: Send>(
     }
     if threads > 1 {
         // Workers run inside the caller's context (its SIMD level).
-        per_span
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|span| ctx.enter(|| run(span)))
+        crate::exec::pool::install(|| {
+            per_span
+                .into_par_iter()
+                .enumerate()
+                .try_for_each(|span| ctx.enter(|| run(span)))
+        })
     } else {
         per_span.into_iter().enumerate().try_for_each(run)
     }

@@ -68,16 +68,19 @@ fn filled<E: Clone>(what: &str, value: E, n: usize) -> Result<Vec<E>> {
 }
 
 /// Runs `f(index, chunk)` on the consecutive `chunk`-element pieces of
-/// `data` (the last may be shorter), on rayon's pool when `parallel`.
+/// `data` (the last may be shorter), on the kernel pool ([`crate::exec::pool`]) when
+/// `parallel`.
 fn each_chunk<E: Send>(
     data: &mut [E], chunk: usize, parallel: bool,
     f: impl Fn(usize, &mut [E]) -> Result<()> + Sync + Send,
 ) -> Result<()> {
     let chunk = chunk.max(1);
     if parallel {
-        data.par_chunks_mut(chunk)
-            .enumerate()
-            .try_for_each(|(i, c)| f(i, c))
+        crate::exec::pool::install(|| {
+            data.par_chunks_mut(chunk)
+                .enumerate()
+                .try_for_each(|(i, c)| f(i, c))
+        })
     } else {
         data.chunks_mut(chunk)
             .enumerate()

@@ -794,7 +794,7 @@ mod ffi {
     /// Element types gemm supports natively (sealed: f32, f64 and their
     /// complex types `c32`/`c64`, so gemm's type dispatch can never hit its
     /// unsupported-type panic).
-    pub trait GemmElem: Copy + 'static + private::Sealed {
+    pub trait GemmElem: Copy + Send + Sync + 'static + private::Sealed {
         const ZERO: Self;
         const ONE: Self;
     }
@@ -859,6 +859,10 @@ mod ffi {
         }
         check(&lhs, m, k).ok_or_else(|| internal("lhs view"))?;
         check(&rhs, k, n).ok_or_else(|| internal("rhs view"))?;
+        if threads.is_some() && !crate::exec::pool::on_pool() {
+            // gemm's rayon tasks go to the kernel pool.
+            return crate::exec::pool::install(|| gemm(m, n, k, dst, lhs, rhs, threads));
+        }
         let (lrs, lcs) = (istride(lhs.rs)?, istride(lhs.cs)?);
         let (rrs, rcs) = (istride(rhs.rs)?, istride(rhs.cs)?);
         let dst_rs = istride(n)?;

@@ -181,6 +181,12 @@ pub fn matmul_portable_into<T: SmallMatmul + Send + Sync>(
         return;
     }
     let threads = if parallel { ctx.partitions(m) } else { 1 };
+    if threads > 1 && !crate::exec::pool::on_pool() {
+        // The whole product on the kernel pool (one hand-off, not one per panel).
+        return crate::exec::pool::install(|| {
+            matmul_portable_into(ctx, out, l, r, (m, k, n), parallel)
+        });
+    }
     let rows_per_task = m.div_ceil(threads).max(1);
     let mut panel: Vec<T> = Vec::new();
     for ((ob, lb), rb) in out

@@ -44,6 +44,14 @@ pub(super) const PAR: Par = match NonZeroUsize::new(PARTITIONS) {
     None => Par::Seq,
 };
 
+/// Matrices at most this wide factor on the calling thread.
+pub(super) const SEQUENTIAL_WIDTH: usize = 256;
+
+/// Whether faer's loops for a matrix `width` wide split over threads.
+pub(super) fn runs_parallel(width: usize) -> bool {
+    width > SEQUENTIAL_WIDTH
+}
+
 /// An element type of the faer kernels: faer's field and the [`Buffer`]
 /// variant holding it, with the LAPACK-convention kernels that replace
 /// faer's where it departs from LAPACK (real fields: the f64 loops of

@@ -175,6 +175,11 @@ impl LinalgOp {
 
 // ----------------------------------------------------------------- shape
 
+/// The larger of the two trailing (matrix) dimensions of `shape`.
+fn matrix_width(shape: &[usize]) -> usize {
+    shape.iter().rev().take(2).copied().max().unwrap_or(0)
+}
+
 /// `(batch dims, rows, cols)` of a float32/float64/complex64/complex128
 /// operand of rank >= 2.
 fn matrix_dims<'a>(name: &'static str, a: &'a Aval) -> Result<(&'a [usize], usize, usize)> {
@@ -492,7 +497,21 @@ impl Family for LinalgOp {
         &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         let dtype = args.first().map_or(DType::F32, |a| a.dtype());
-        if let Some(bufs) = self.nonsymmetric(ctx, args)? {
+        // faer's parallel loops run on the kernel pool; small matrices run
+        // sequentially, without the hand-off to its threads.
+        let width = args
+            .iter()
+            .map(|a| matrix_width(a.shape()))
+            .max()
+            .unwrap_or(0);
+        let on_pool = |f: &(dyn Fn() -> Result<Option<Vec<Buffer>>> + Sync)| {
+            if dense::runs_parallel(width) {
+                crate::exec::pool::install(f)
+            } else {
+                f()
+            }
+        };
+        if let Some(bufs) = on_pool(&|| self.nonsymmetric(ctx, args))? {
             return finish_all(self.name(), outs, bufs);
         }
         if ctx.is_portable() && dtype.is_complex() {
@@ -505,7 +524,7 @@ impl Family for LinalgOp {
         let fast = if ctx.is_portable() {
             None
         } else {
-            dense::eval_buffers(self, args)?
+            on_pool(&|| dense::eval_buffers(self, args))?
         };
         let bufs = match fast {
             Some(bufs) => bufs,

@@ -1,0 +1,112 @@
+//! The thread pool parallel kernel work runs on.
+//!
+//! Kernels that split work over threads (fused elementwise groups, GEMM,
+//! batched FFTs, the small-matmul tiles, faer's factorizations) call
+//! [`install`] around their parallel section. On a thread of any rayon pool
+//! (an embedder's `ThreadPool::install`, or a worker of this pool) the
+//! section runs where it is, on that pool, so a caller chooses the threads
+//! by installing its own pool. From any other thread it runs on the pool
+//! the core owns, not on rayon's global pool.
+//!
+//! The owned pool is made per process: it records the process id it was
+//! built in, and a call from a forked child (whose pool threads did not
+//! survive `fork`) builds a fresh pool and leaks the parent's — dropping it
+//! would signal threads that do not exist in the child. rayon's global pool
+//! cannot be rebuilt, which is why parallel work never goes through it:
+//! after `os.fork()` a child would wait forever for the parent's workers.
+//!
+//! Its size is rayon's default (`RAYON_NUM_THREADS`, else the number of
+//! logical CPUs). If its threads cannot be started the section runs on the
+//! calling thread's default rayon pool instead.
+
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The owned pool and the id of the process that built it. The lock is
+/// held only to read or replace the entry (and to build the pool once per
+/// process), never while work runs.
+static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
+
+/// The owned pool of this process, built on first use (and again in a
+/// forked child); `None` when its threads could not be started.
+fn owned() -> Option<Arc<ThreadPool>> {
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    match slot.take() {
+        Some((owner, pool)) if owner == pid => {
+            *slot = Some((owner, Arc::clone(&pool)));
+            return Some(pool);
+        }
+        // Built in the parent before a fork: its workers are gone here.
+        Some((_, stale)) => std::mem::forget(stale),
+        None => {}
+    }
+    let pool = Arc::new(
+        ThreadPoolBuilder::new()
+            .thread_name(|i| format!("microjax-{i}"))
+            .build()
+            .ok()?,
+    );
+    *slot = Some((pid, Arc::clone(&pool)));
+    Some(pool)
+}
+
+/// Whether the calling thread is a worker of some rayon pool (work it
+/// starts stays on that pool).
+pub fn on_pool() -> bool {
+    rayon::current_thread_index().is_some()
+}
+
+/// Runs `f`, and the rayon work it starts, on the current rayon pool when
+/// called from one of its threads, else on the core's own pool.
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if on_pool() {
+        return f();
+    }
+    match owned() {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
+/// The number of threads [`install`] runs parallel work on from here.
+pub fn current_num_threads() -> usize {
+    if on_pool() {
+        return rayon::current_num_threads();
+    }
+    owned().map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread_name() -> String {
+        std::thread::current()
+            .name()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    #[test]
+    fn work_from_a_plain_thread_runs_on_the_owned_pool() {
+        assert!(!on_pool());
+        let name = install(thread_name);
+        assert!(name.starts_with("microjax-"), "{name}");
+        assert!(install(on_pool));
+        assert!(current_num_threads() >= 1);
+    }
+
+    #[test]
+    fn work_on_a_callers_pool_stays_there() -> std::result::Result<(), rayon::ThreadPoolBuildError>
+    {
+        let theirs = ThreadPoolBuilder::new()
+            .num_threads(3)
+            .thread_name(|i| format!("embedder-{i}"))
+            .build()?;
+        let (name, threads) = theirs.install(|| (install(thread_name), current_num_threads()));
+        assert!(name.starts_with("embedder-"), "{name}");
+        assert_eq!(threads, 3);
+        Ok(())
+    }
+}
