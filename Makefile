@@ -114,6 +114,7 @@ pytest: venv
 
 # The suite again with a stand-in GPU as the default device (tests/fake_gpu.py):
 # every jit and eager op routes through the GPU paths, programs run on the host.
+# (The op table's grad/vmap checks run in the host stage only; MICROJAX_FULL=1 runs them here too.)
 pytest-fake-gpu: venv
 	$(call stage,pytest-fake-gpu,$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q $(PYTEST_N) tests)
 

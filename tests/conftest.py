@@ -3,7 +3,8 @@
 * 64-bit mode: run with ``MICROJAX_ENABLE_X64=1`` (or ``JAX_ENABLE_X64=1``);
   the package reads it at import. Without it, float64/int64 table cases skip.
 * ``MICROJAX_FULL=1`` selects the full (slow) tier; tests marked ``full``
-  are skipped otherwise so ``make test`` fits CI.
+  are skipped otherwise so ``make test`` fits CI, and under
+  ``MICROJAX_FAKE_GPU=1`` the op table's grad/vmap checks are deselected.
 """
 import os
 import sys
@@ -19,7 +20,8 @@ sys.path.insert(0, os.path.dirname(__file__))  # `import op_table` from any root
 # MICROJAX_FAKE_GPU=1: the whole suite with a stand-in GPU as the default
 # device (tests/fake_gpu.py; programs run on the host), which checks that
 # everything routes through the GPU paths and comes back as on a real one.
-if os.environ.get("MICROJAX_FAKE_GPU", "").strip() in ("1", "true", "yes", "on"):
+FAKE_GPU = os.environ.get("MICROJAX_FAKE_GPU", "").strip() in ("1", "true", "yes", "on")
+if FAKE_GPU:
     import fake_gpu
 
     fake_gpu.install(setattr, [])
@@ -59,9 +61,20 @@ def pytest_report_header(config):
     return f"microjax_rs: {mode}, tier={'full' if FULL else 'ci'}"
 
 
+# Under the stand-in GPU the op table's grad/vmap checks repeat what its
+# eager and jit checks already route through the device paths (the same
+# kernels, on the host); the CI tier leaves them to the host stage.
+DEVICE_REPEATS = ("test_op_table.py::test_transform[",)
+
+
 def pytest_collection_modifyitems(config, items):
     if FULL:
         return
+    if FAKE_GPU:
+        repeats = [it for it in items if any(r in it.nodeid for r in DEVICE_REPEATS)]
+        if repeats:
+            config.hook.pytest_deselected(items=repeats)
+            items[:] = [it for it in items if not any(r in it.nodeid for r in DEVICE_REPEATS)]
     skip = pytest.mark.skip(reason="full tier only (set MICROJAX_FULL=1)")
     for item in items:
         if "full" in item.keywords:
