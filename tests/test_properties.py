@@ -8,6 +8,7 @@ derandomized, so a run is reproducible; HYPOTHESIS_PROFILE=dev draws more
 examples with a random seed.
 """
 import collections
+import dataclasses
 import operator
 
 import numpy as np
@@ -263,17 +264,13 @@ def test_at_updates_with_traced_indices_match_numpy(case, seed):
 Point = collections.namedtuple("Point", ["x", "y"])
 
 
+@dataclasses.dataclass
 class Box:
     """A registered custom node: two children and static aux data."""
 
-    def __init__(self, label, left, right):
-        self.label, self.left, self.right = label, left, right
-
-    def __eq__(self, other):
-        return type(other) is Box and (self.label, self.left, self.right) == (other.label, other.left, other.right)
-
-    def __repr__(self):
-        return f"Box({self.label!r}, {self.left!r}, {self.right!r})"
+    label: str
+    left: object
+    right: object
 
 
 tree_util.register_pytree_node(Box, lambda b: ((b.left, b.right), b.label), lambda label, ch: Box(label, *ch))

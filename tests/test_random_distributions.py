@@ -3,15 +3,22 @@ integer / bit-level samplers, within a few ulp through transcendental
 functions, per element for the rejection samplers), Kolmogorov-Smirnov tests
 against SciPy's distributions, gradients by implicit reparameterization, and
 jit / vmap over keys."""
+import json
+import os
+
 import numpy as np
 import pytest
 import scipy.stats as st
-from random_jax_values import RECORDED
 
 import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import random
 from microjax_rs.lax import random_gamma_grad
+
+# Draws recorded from JAX 0.10.2 (CPU; PRNGKey(2024)), with x64 off and on:
+# name -> [dtype name, shape, flattened values].
+with open(os.path.join(os.path.dirname(__file__), "random_jax_values.json")) as _f:
+    RECORDED = json.load(_f)
 
 K = random.PRNGKey(2024)
 A6 = [0.2, 0.9, 1.0, 2.5, 10.0, 150.0]
@@ -19,7 +26,7 @@ PROBS = [[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]]
 
 
 def _draws():
-    """The draws of tests/random_jax_values.py, by name (same calls as recorded)."""
+    """The draws of tests/random_jax_values.json, by name (same calls as recorded)."""
     k = K
     lg = jnp.log(jnp.asarray(PROBS))
     a6 = jnp.asarray(A6)
@@ -112,7 +119,7 @@ def mode(request):
 
 
 def _recorded(name, x64):
-    dtype, shape, values = RECORDED[x64][name]
+    dtype, shape, values = RECORDED["x64 on" if x64 else "x64 off"][name]
     want = np.array(values, dtype=np.float64).reshape(shape)
     return dtype, want
 

@@ -10,6 +10,7 @@ captured as extra inputs. A tracer used after its trace ended raises
 `UnexpectedTracerError`.
 """
 import enum
+import operator
 import os
 import sys
 import threading
@@ -951,13 +952,8 @@ class ClosedJaxpr(_PrintedFromHandle):
     def out_avals(self):
         return [ShapedArray.from_record(a) for a in self._handle.out_avals()]
 
-    @property
-    def eqns(self):
-        return self.jaxpr.eqns
-
-    @property
-    def effects(self):
-        return self.jaxpr.effects
+    eqns = property(operator.attrgetter("jaxpr.eqns"))
+    effects = property(operator.attrgetter("jaxpr.effects"))
 
     def canonical(self):
         """Canonical text (weak types, bit-exact literals) that `parse` reads back."""

@@ -24,6 +24,7 @@ rule under `vmap`.
 """
 import functools
 import inspect
+import operator
 
 import numpy as np
 
@@ -180,13 +181,8 @@ class SymbolicZero:
     def __init__(self, aval):
         self.aval = aval
 
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
+    shape = property(operator.attrgetter("aval.shape"))
+    dtype = property(operator.attrgetter("aval.dtype"))
 
     def instantiate(self):
         """The zeros it stands for."""

@@ -7,31 +7,9 @@ import math
 
 import numpy as np
 
-from ._record import (
-    BINARY_SHAPES,
-    BITWISE,
-    BROADCAST_SHAPES,
-    DEFAULT_TOL,
-    F,
-    F32_F64,
-    INTS,
-    NUM,
-    TRANSCENDENTAL_TOL,
-    UNARY_SHAPES,
-    Case,
-    OpRecord,
-    _inexact_out,
-    _rand,
-    cases_from_shapes,
-    full_int_range,
-    is_float,
-    nonzero,
-    nonzero_second,
-    positive,
-    pred_and_cases,
-    uniform,
-    with_specials,
-)
+from ._record import BINARY_SHAPES, BITWISE, BROADCAST_SHAPES, DEFAULT_TOL, F, F32_F64, INTS, NUM, TRANSCENDENTAL_TOL
+from ._record import UNARY_SHAPES, Case, OpRecord, _inexact_out, _rand, cases_from_shapes, full_int_range, is_float
+from ._record import nonzero, nonzero_second, positive, pred_and_cases, uniform, with_specials
 
 # ----------------------------------------------------------------- references
 

@@ -16,30 +16,9 @@ import microjax_rs.nn  # noqa: F401  (records resolve names on it)
 import microjax_rs.numpy as jnp
 import microjax_rs.scipy.special  # noqa: F401
 
-from ._record import (
-    ACCUM_TOL,
-    BROADCAST_SHAPES,
-    DEFAULT_TOL,
-    DTYPE,
-    F32_F64,
-    FI,
-    TRANSCENDENTAL_TOL,
-    UNARY_SHAPES,
-    Case,
-    OpRecord,
-    _inexact_out,
-    _rand,
-    canonical_out,
-    canonicalize_dtype,
-    cases_from_shapes,
-    default_int_out,
-    is_float,
-    no_args,
-    nonzero,
-    nonzero_second,
-    positive,
-    uniform,
-)
+from ._record import ACCUM_TOL, BROADCAST_SHAPES, DEFAULT_TOL, DTYPE, F32_F64, FI, TRANSCENDENTAL_TOL, UNARY_SHAPES
+from ._record import Case, OpRecord, _inexact_out, _rand, canonical_out, canonicalize_dtype, cases_from_shapes
+from ._record import default_int_out, is_float, no_args, nonzero, nonzero_second, positive, uniform
 
 FI16 = ("float32", "float64", "float16", "int32")
 FB = ("float32", "float64", "int32", "bool")

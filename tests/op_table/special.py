@@ -15,21 +15,8 @@ import scipy.special as sps
 
 import microjax_rs.scipy.special  # noqa: F401  (records resolve names on it)
 
-from ._record import (
-    BINARY_SHAPES,
-    OpErr,
-    F32_F64,
-    TRANSCENDENTAL_TOL,
-    UNARY_SHAPES,
-    Case,
-    OpRecord,
-    _inexact_out,
-    _rand,
-    cases_from_shapes,
-    no_args,
-    positive,
-    uniform,
-)
+from ._record import BINARY_SHAPES, OpErr, F32_F64, TRANSCENDENTAL_TOL, UNARY_SHAPES, Case, OpRecord, _inexact_out
+from ._record import _rand, cases_from_shapes, no_args, positive, uniform
 
 T = TRANSCENDENTAL_TOL
 # Functions computed from several lgamma / log / exp steps in the input type.

@@ -20,25 +20,9 @@ import microjax_rs.lax.linalg  # noqa: F401  (records resolve names on it)
 import microjax_rs.scipy.linalg  # noqa: F401
 from microjax_rs import lax
 
-from ._record import (
-    ACCUM_TOL,
-    DEFAULT_TOL,
-    DTYPE,
-    F32_F64,
-    FI,
-    TRANSCENDENTAL_TOL,
-    UNARY_SHAPES,
-    Case,
-    OpErr,
-    OpRecord,
-    _rand,
-    canonical_out,
-    case_triples,
-    cases_from_shapes,
-    default_int_out,
-    no_args,
-    uniform,
-)
+from ._record import ACCUM_TOL, DEFAULT_TOL, DTYPE, F32_F64, FI, TRANSCENDENTAL_TOL, UNARY_SHAPES, Case, OpErr
+from ._record import OpRecord, _rand, canonical_out, case_triples, cases_from_shapes, default_int_out, no_args
+from ._record import uniform
 
 T = TRANSCENDENTAL_TOL
 LINALG_TOL = {"float32": (2e-4, 2e-4), "float64": (1e-9, 1e-9)}

@@ -184,13 +184,8 @@ class PRNGKeyArray:
         return self._base
 
     # Placement and lifetime are the data's.
-    @property
-    def device(self):
-        return self._base.device
-
-    @property
-    def sharding(self):
-        return self._base.sharding
+    device = property(operator.attrgetter("_base.device"))
+    sharding = property(operator.attrgetter("_base.sharding"))
 
     def devices(self):
         return self._base.devices()

@@ -240,16 +240,21 @@ fn check_program(prog: &ClosedJaxpr, args: &[HostArray], rtol: f64) {
     }
 }
 
-/// One-equation program of `prim` over `args`, run by [`check_program`];
-/// returns its device step.
-fn check_one(prim: Primitive, args: &[HostArray]) -> DeviceStep {
+/// A one-equation program of `prim` over inputs of `args`' avals.
+fn one_eqn(prim: Primitive, args: &[HostArray]) -> ClosedJaxpr {
     let mut b = Builder::new();
     let ins: Vec<Atom> = args
         .iter()
         .map(|a| Atom::Var(b.add_input(a.aval()).unwrap()))
         .collect();
     let outs = b.add_eqn(prim, ins, None).unwrap();
-    let prog = b.build(outs.into_iter().map(Atom::Var).collect()).unwrap();
+    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
+}
+
+/// [`one_eqn`] of `prim` over `args`, run by [`check_program`]; returns its
+/// device step.
+fn check_one(prim: Primitive, args: &[HostArray]) -> DeviceStep {
+    let prog = one_eqn(prim, args);
     let steps = device_plan(&prog.jaxpr).unwrap();
     let [step] = steps.as_slice() else {
         panic!("{steps:?}")
@@ -287,18 +292,19 @@ fn idx(shape: &[usize], v: Vec<i32>) -> HostArray {
 
 const MODES: [Mode; 3] = [Mode::Clip, Mode::FillOrDrop, Mode::PromiseInBounds];
 
+/// Rows of a `[n, 3]` table (an embedding lookup) by `[.., 1]` indices.
+const ROWS: GatherSpec<'static> = GatherSpec {
+    offset: &[1],
+    collapsed: &[0],
+    map: &[0],
+    obatch: &[],
+    ibatch: &[],
+    sizes: &[1, 3],
+};
+
 #[test]
 fn gathers_match_the_cpu() {
     skip_without_gxx!();
-    // Rows of a table (an embedding lookup), one index out of bounds.
-    let rows = GatherSpec {
-        offset: &[1],
-        collapsed: &[0],
-        map: &[0],
-        obatch: &[],
-        ibatch: &[],
-        sizes: &[1, 3],
-    };
     // A 3x2 window at a 2-d start (dynamic_slice), no batch axes.
     let window = GatherSpec {
         offset: &[0, 1],
@@ -319,8 +325,9 @@ fn gathers_match_the_cpu() {
     };
     for mode in MODES {
         for fill in [None, Some(-7.5)] {
+            // One index out of bounds.
             let idx_rows = idx(&[2, 2, 1], vec![4, 0, 2, 9]);
-            check_kernel(gather(&rows, mode, fill), &[ramp(&[5, 3]), idx_rows]);
+            check_kernel(gather(&ROWS, mode, fill), &[ramp(&[5, 3]), idx_rows]);
             check_kernel(
                 gather(&window, mode, fill),
                 &[ramp(&[6, 5]), idx(&[2], vec![4, -1])],
@@ -338,7 +345,7 @@ fn gathers_match_the_cpu() {
     let u = HostArray::new(vec![3, 1], Buffer::U64(vec![1, u64::MAX, 3].into())).unwrap();
     let rows2 = GatherSpec {
         sizes: &[1, 2],
-        ..rows
+        ..ROWS
     };
     for mode in MODES {
         check_kernel(gather(&rows2, mode, None), &[ints.clone(), u.clone()]);

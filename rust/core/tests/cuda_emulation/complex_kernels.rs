@@ -26,17 +26,6 @@ fn cx_scalar(d: DType, re: f64, im: f64) -> HostArray {
     HostArray::new(vec![], buf).unwrap()
 }
 
-/// A one-equation program of `prim` over inputs of `args`' avals.
-fn one_eqn(prim: Primitive, args: &[HostArray]) -> ClosedJaxpr {
-    let mut b = Builder::new();
-    let ins: Vec<Atom> = args
-        .iter()
-        .map(|a| Atom::Var(b.add_input(a.aval()).unwrap()))
-        .collect();
-    let outs = b.add_eqn(prim, ins, None).unwrap();
-    b.build(outs.into_iter().map(Atom::Var).collect()).unwrap()
-}
-
 /// A one-equation program that must lower to one generated kernel, checked
 /// against the CPU within `rtol` on both parts.
 fn check_complex_kernel(prim: Primitive, args: &[HostArray], rtol: f64) {
@@ -116,19 +105,11 @@ fn complex_data_movement_kernels_match_the_cpu_bit_for_bit() {
 #[test]
 fn complex_gathers_and_scatters_match_the_cpu_bit_for_bit() {
     skip_without_gxx!();
-    let rows = GatherSpec {
-        offset: &[1],
-        collapsed: &[0],
-        map: &[0],
-        obatch: &[],
-        ibatch: &[],
-        sizes: &[1, 3],
-    };
     for (d, _) in COMPLEX {
         for mode in MODES {
             for fill in [None, Some(-7.5)] {
                 let i = idx(&[2, 2, 1], vec![4, 0, 2, 9]);
-                check_kernel(gather(&rows, mode, fill), &[cx(d, &[5, 3]), i]);
+                check_kernel(gather(&ROWS, mode, fill), &[cx(d, &[5, 3]), i]);
             }
             // Set, add and multiply: repeated (1) and dropped (9) indices.
             for op in [ScatterOp::Set, ScatterOp::Add, ScatterOp::Mul] {
