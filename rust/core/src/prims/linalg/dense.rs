@@ -185,12 +185,12 @@ const TILE: usize = 32;
 fn copy_tiled<T: Copy>(mut dst: MatMut<'_, T>, src: MatRef<'_, T>, lower_only: bool) {
     let (m, n) = (src.nrows().min(dst.nrows()), src.ncols().min(dst.ncols()));
     for i in (0..m).step_by(TILE) {
-        let h = TILE.min(m - i);
+        let h = TILE.min(m.saturating_sub(i));
         for j in (0..n).step_by(TILE) {
             if lower_only && j > i {
                 break;
             }
-            let w = TILE.min(n - j);
+            let w = TILE.min(n.saturating_sub(j));
             let s = src.submatrix(i, j, h, w);
             let mut d = dst.rb_mut().submatrix_mut(i, j, h, w);
             let diagonal = lower_only && i == j;
@@ -791,6 +791,9 @@ mod tests {
         Ok(())
     }
 
+    /// One kernel's outputs on a given parallelism.
+    type Kernel<'a> = dyn Fn(Par) -> Result<Vec<Buffer>> + 'a;
+
     fn bits(bufs: &[Buffer]) -> Vec<Vec<u32>> {
         bufs.iter()
             .map(|b| match b {
@@ -833,7 +836,7 @@ mod tests {
                 };
                 solve_all(&s, &a, o, false, par).map(|o| vec![o.buffer()])
             };
-            let runs: [(&str, &dyn Fn(Par) -> Result<Vec<Buffer>>); 4] = [
+            let runs: [(&str, &Kernel<'_>); 4] = [
                 ("cholesky", &|par| {
                     cholesky_all(&s, par).map(|o| vec![o.buffer()])
                 }),
