@@ -395,6 +395,24 @@ def setup_matmul_1024(name, fw):
         return {"a": fw.from_numpy(a), "b": fw.from_numpy(b)}, "a @ b"
 
 
+def setup_matmul_c64_512(name, fw):
+    """jit `a @ b` on complex64 512 x 512 against NumPy's (OpenBLAS cgemm)."""
+    rng = np.random.default_rng(5)
+
+    def c64():
+        return (rng.standard_normal((512, 512)) + 1j * rng.standard_normal((512, 512))).astype(np.complex64)
+
+    a, b = c64(), c64()
+    if name in ("microjax", "jax"):
+        f = fw.jit(lambda a, b: a @ b)
+        ns = {"f": f, "a": fw.numpy.asarray(a), "b": fw.numpy.asarray(b)}
+        return ns, ("f(a, b).block_until_ready()" if name == "jax" else "f(a, b)")
+    if name == "numpy":
+        return {"a": a, "b": b}, "a @ b"
+    if name == "torch":
+        return {"a": fw.from_numpy(a), "b": fw.from_numpy(b)}, "a @ b"
+
+
 def _setup_fft(fn_name, make_input):
     """jit `jnp.fft.<fn_name>(x)` against `numpy.fft.<fn_name>` (pocketfft)."""
 
@@ -714,6 +732,8 @@ CASES = [
      "<= 1.5x NumPy", lambda mj, ref: ref is not None and mj <= 1.5 * ref, _setup_fft("fft2", _image_1024), 5),
     ("matmul_1024", "jit `a @ b`, f32[1024,1024] x f32[1024,1024]",
      *_reference_or_faster(">= NumPy (GFLOP/s)"), setup_matmul_1024, 5),
+    ("matmul_c64_512", "jit `a @ b`, c64[512,512] x c64[512,512]", *_times_reference(1.2),
+     setup_matmul_c64_512, 5),
     ("mlp_train_step", "jit `value_and_grad` + SGD, MLP 784-512-10, batch 128; NumPy: hand-written backprop",
      *_reference_or_faster("<= NumPy"), setup_mlp_train, 5),
     ("mlp_train_first_call", "fresh `jit` + first call of that train step (trace + AD + compile + run)",

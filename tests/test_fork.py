@@ -35,6 +35,7 @@ WORKLOAD = textwrap.dedent("""
             float(jnp.sum(jnp.abs(jnp.fft.fft(jnp.asarray(z), axis=-1)))),
             float(jnp.sum(jnp.linalg.solve(jnp.asarray(m, dtype=jnp.float32), jnp.asarray(b, dtype=jnp.float32)))),
             float(jax.jit(lambda v, s=seed: jnp.sum(v * (s + 1)))(jnp.ones(1 << 20))),
+            float(jnp.sum(jnp.linalg.eigh(jnp.asarray(m[:16, :16] + m[:16, :16].T, dtype=jnp.float32))[0])),
         ]
         want = [
             float(np.sum(a.astype(np.float64) @ a.astype(np.float64))),
@@ -42,6 +43,7 @@ WORKLOAD = textwrap.dedent("""
             float(np.sum(np.abs(np.fft.fft(z.astype(np.complex128), axis=-1)))),
             float(np.sum(np.linalg.solve(m, b))),
             float((1 << 20) * (seed + 1)),
+            float(np.trace(m[:16, :16] + m[:16, :16].T)),
         ]
         np.testing.assert_allclose(got, want, rtol=2e-3)
         return seed

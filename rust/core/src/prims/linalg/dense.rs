@@ -8,7 +8,10 @@
 //! the same code. faer runs with the constant partition count
 //! [`PARTITIONS`] (never the pool's thread count): its parallel loops split
 //! the work into that many parts whatever `RAYON_NUM_THREADS` is, so the
-//! bits are the same at any thread count.
+//! bits are the same at any thread count. Cholesky, LU, QR and triangular
+//! solves of matrices at most [`SEQ_MAX`] wide run sequentially (there the
+//! rayon hand-offs cost more than they save); the choice depends on the
+//! size only, never on the pool.
 //!
 //! Conventions are LAPACK's, as JAX's CPU results: eigenvalues ascending,
 //! singular values descending, LU pivots as `getrf`'s `ipiv` (first largest
@@ -44,12 +47,33 @@ pub(super) const PAR: Par = match NonZeroUsize::new(PARTITIONS) {
     None => Par::Seq,
 };
 
-/// Matrices at most this wide factor on the calling thread.
-pub(super) const SEQUENTIAL_WIDTH: usize = 256;
+/// The widest matrix whose Cholesky, LU, QR or triangular solve runs
+/// sequentially.
+pub const SEQ_MAX: usize = 256;
 
-/// Whether faer's loops for a matrix `width` wide split over threads.
-pub(super) fn runs_parallel(width: usize) -> bool {
-    width > SEQUENTIAL_WIDTH
+/// faer's parallelism for a factorization or solve of a matrix `width`
+/// wide: sequential up to [`SEQ_MAX`], else [`PAR`] (a function of the
+/// size only, so the bits do not depend on the pool).
+fn par_for(width: usize) -> Par {
+    if width <= SEQ_MAX {
+        Par::Seq
+    } else {
+        PAR
+    }
+}
+
+/// Whether `op` on matrices `width` wide may start faer's parallel loops
+/// (then it runs inside [`crate::exec::pool::install`]): Cholesky, LU, QR
+/// and triangular solves above [`SEQ_MAX`]; the eigendecompositions, the
+/// SVD and the Schur/Hessenberg reductions at every size.
+pub(super) fn runs_parallel(op: &LinalgOp, width: usize) -> bool {
+    match op {
+        LinalgOp::Cholesky
+        | LinalgOp::TriangularSolve { .. }
+        | LinalgOp::Lu
+        | LinalgOp::Qr { .. } => width > SEQ_MAX,
+        _ => true,
+    }
 }
 
 /// An element type of the faer kernels: faer's field and the [`Buffer`]
@@ -113,7 +137,7 @@ impl Widen for f64 {
     }
 }
 
-fn widened<T: Widen>(a: MatRef<'_, T>) -> Vec<f64> {
+fn widened<T: Widen + Scalar>(a: MatRef<'_, T>) -> Vec<f64> {
     row_major(a).into_iter().map(Into::into).collect()
 }
 
@@ -121,12 +145,14 @@ fn narrowed<T: Widen>(v: Vec<f64>) -> Vec<T> {
     v.into_iter().map(T::narrow).collect()
 }
 
-fn lu_widened<T: Widen>(a: MatRef<'_, T>) -> (Vec<T>, Vec<usize>, Vec<usize>) {
+fn lu_widened<T: Widen + Scalar>(a: MatRef<'_, T>) -> (Vec<T>, Vec<usize>, Vec<usize>) {
     let (lu, p, q) = portable::lu_f64(a.nrows(), a.ncols(), &widened(a));
     (narrowed(lu), p, q)
 }
 
-fn qr_widened<T: Widen>(a: MatRef<'_, T>, full_matrices: bool) -> Result<(Vec<T>, Vec<T>)> {
+fn qr_widened<T: Widen + Scalar>(
+    a: MatRef<'_, T>, full_matrices: bool,
+) -> Result<(Vec<T>, Vec<T>)> {
     let (q, r) = portable::qr_f64(a.nrows(), a.ncols(), &widened(a), full_matrices)?;
     Ok((narrowed(q), narrowed(r)))
 }
@@ -144,7 +170,52 @@ fn qr_complex<T: lapack::Field>(a: MatRef<'_, T>, full_matrices: bool) -> Result
 
 /// A matrix's entries in row-major order.
 pub(super) fn row_major<T: Copy>(a: MatRef<'_, T>) -> Vec<T> {
-    a.row_iter().flat_map(|r| r.iter().copied()).collect()
+    let Some(&first) = a.col_iter().next().and_then(|c| c.iter().next()) else {
+        return Vec::new();
+    };
+    let mut v = vec![first; a.nrows().saturating_mul(a.ncols())];
+    copy_tiled(
+        MatMut::from_row_major_slice_mut(&mut v, a.nrows(), a.ncols()),
+        a,
+        false,
+    );
+    v
+}
+
+/// A column-major copy of `a`.
+fn owned<T: Scalar>(a: MatRef<'_, T>) -> Mat<T> {
+    let mut m = Mat::<T>::zeros(a.nrows(), a.ncols());
+    copy_tiled(m.as_mut(), a, false);
+    m
+}
+
+/// The side of the square tiles of [`copy_tiled`]: a tile of each operand
+/// stays in the L1 cache while it is transposed between layouts.
+const TILE: usize = 32;
+
+/// `dst = src` (with `lower_only`, only the lower triangle with the
+/// diagonal), tile by tile, so that a copy between row- and column-major
+/// layouts reads and writes whole cache lines.
+fn copy_tiled<T: Copy>(mut dst: MatMut<'_, T>, src: MatRef<'_, T>, lower_only: bool) {
+    let (m, n) = (src.nrows().min(dst.nrows()), src.ncols().min(dst.ncols()));
+    for i in (0..m).step_by(TILE) {
+        let h = TILE.min(m.saturating_sub(i));
+        for j in (0..n).step_by(TILE) {
+            if lower_only && j > i {
+                break;
+            }
+            let w = TILE.min(n.saturating_sub(j));
+            let s = src.submatrix(i, j, h, w);
+            let mut d = dst.rb_mut().submatrix_mut(i, j, h, w);
+            let diagonal = lower_only && i == j;
+            for (r, (dr, sr)) in d.rb_mut().row_iter_mut().zip(s.row_iter()).enumerate() {
+                let take = if diagonal { r.saturating_add(1) } else { w };
+                for (x, y) in dr.iter_mut().zip(sr.iter()).take(take) {
+                    *x = *y;
+                }
+            }
+        }
+    }
 }
 
 // ----------------------------------------------------------------- operands
@@ -333,24 +404,24 @@ where
         Stack::new(name, a)
     };
     match *op {
-        LinalgOp::Cholesky => Ok(vec![cholesky_all(&arg(0)?)?.buffer()]),
-        LinalgOp::TriangularSolve {
-            left_side,
-            lower,
-            transpose_a,
-            conjugate_a,
-            unit_diagonal,
-        } => {
-            let o = SolveOpts {
-                left_side,
-                lower,
-                transpose_a,
-                unit_diagonal,
-            };
-            Ok(vec![solve_all(&arg(0)?, &arg(1)?, o, conjugate_a)?.buffer()])
+        LinalgOp::Cholesky => {
+            let a = arg(0)?;
+            Ok(vec![cholesky_all(&a, par_for(a.r))?.buffer()])
         }
-        LinalgOp::Lu => lu_all(&arg(0)?),
-        LinalgOp::Qr { full_matrices } => qr_all(&arg(0)?, full_matrices),
+        LinalgOp::TriangularSolve { conjugate_a, .. } => {
+            let a = arg(0)?;
+            let par = par_for(a.r);
+            let o = op.solve_opts();
+            Ok(vec![solve_all(&a, &arg(1)?, o, conjugate_a, par)?.buffer()])
+        }
+        LinalgOp::Lu => {
+            let a = arg(0)?;
+            lu_all(&a, par_for(a.r.max(a.c)))
+        }
+        LinalgOp::Qr { full_matrices } => {
+            let a = arg(0)?;
+            qr_all(&a, full_matrices, par_for(a.r.max(a.c)))
+        }
         LinalgOp::Eigh { lower, .. } => eigh_all(&arg(0)?, lower),
         LinalgOp::Svd {
             full_matrices,
@@ -369,22 +440,22 @@ pub(super) fn not_here(name: &'static str) -> Error {
 
 /// The lower Cholesky factor of each matrix (its lower triangle is read); a
 /// matrix that is not positive definite gives NaNs, as JAX.
-fn cholesky_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Out<T>> {
+fn cholesky_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Out<T>> {
     let n = a.r;
-    let req = cholesky::llt::factor::cholesky_in_place_scratch::<T>(n, PAR, Default::default());
+    let req = cholesky::llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default());
     let mut mem = workspace(req)?;
     let mut out = Out::new(a.batch, n, n)?;
     for (src, mut dst) in a.views().zip(out.views()) {
-        let mut l = src.to_owned();
+        let mut l = owned(src);
         let done = cholesky::llt::factor::cholesky_in_place(
             l.as_mut(),
             Default::default(),
-            PAR,
+            par,
             MemStack::new(&mut mem),
             Default::default(),
         );
         if done.is_ok() && l.diagonal().column_vector().iter().all(is_finite) {
-            dst.copy_from_triangular_lower(l.as_ref());
+            copy_tiled(dst, l.as_ref(), true);
         } else {
             dst.fill(T::nan_impl());
         }
@@ -397,7 +468,7 @@ fn cholesky_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Out<T>> {
 /// `op(a) x = b` (left side) or `x op(a) = b` for each pair of matrices;
 /// only the `lower` (or upper) triangle of `a` is read.
 fn solve_all<T: Scalar>(
-    a: &Stack<'_, T>, b: &Stack<'_, T>, o: SolveOpts, conjugate_a: bool,
+    a: &Stack<'_, T>, b: &Stack<'_, T>, o: SolveOpts, conjugate_a: bool, par: Par,
 ) -> Result<Out<T>> {
     let mut out = Out::new(b.batch, b.r, b.c)?;
     let conj = if conjugate_a { Conj::Yes } else { Conj::No };
@@ -413,20 +484,20 @@ fn solve_all<T: Scalar>(
             lower = !lower;
             x.transpose_mut()
         };
-        solve_in_place(t, conj, x.as_mut(), lower, o.unit_diagonal);
+        solve_in_place(t, conj, x.as_mut(), lower, o.unit_diagonal, par);
     }
     Ok(out)
 }
 
 fn solve_in_place<T: Scalar>(
-    t: MatRef<'_, T>, conj: Conj, x: MatMut<'_, T>, lower: bool, unit: bool,
+    t: MatRef<'_, T>, conj: Conj, x: MatMut<'_, T>, lower: bool, unit: bool, par: Par,
 ) {
     use triangular_solve as ts;
     match (lower, unit) {
-        (true, false) => ts::solve_lower_triangular_in_place_with_conj(t, conj, x, PAR),
-        (true, true) => ts::solve_unit_lower_triangular_in_place_with_conj(t, conj, x, PAR),
-        (false, false) => ts::solve_upper_triangular_in_place_with_conj(t, conj, x, PAR),
-        (false, true) => ts::solve_unit_upper_triangular_in_place_with_conj(t, conj, x, PAR),
+        (true, false) => ts::solve_lower_triangular_in_place_with_conj(t, conj, x, par),
+        (true, true) => ts::solve_unit_lower_triangular_in_place_with_conj(t, conj, x, par),
+        (false, false) => ts::solve_upper_triangular_in_place_with_conj(t, conj, x, par),
+        (false, true) => ts::solve_unit_upper_triangular_in_place_with_conj(t, conj, x, par),
     }
 }
 
@@ -461,13 +532,13 @@ fn pivots_of(perm: &[usize], piv: &mut Vec<usize>, k: usize) {
 }
 
 /// Partial-pivot LU of each matrix: `(packed L\U, pivots, permutation)`.
-fn lu_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Vec<Buffer>> {
+fn lu_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Vec<Buffer>> {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let req = lu::partial_pivoting::factor::lu_in_place_scratch::<usize, T>(
         m,
         n,
-        PAR,
+        par,
         Default::default(),
     );
     let mut mem = workspace(req)?;
@@ -476,12 +547,12 @@ fn lu_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Vec<Buffer>> {
     let mut perm_all = Vec::with_capacity(checked_size(&[a.batch, m])?);
     let (mut perm, mut perm_inv) = (vec![0usize; m], vec![0usize; m]);
     for (src, mut dst) in a.views().zip(out.views()) {
-        let mut f = src.to_owned();
+        let mut f = owned(src);
         lu::partial_pivoting::factor::lu_in_place(
             f.as_mut(),
             &mut perm,
             &mut perm_inv,
-            PAR,
+            par,
             MemStack::new(&mut mem),
             Default::default(),
         );
@@ -498,7 +569,7 @@ fn lu_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Vec<Buffer>> {
             perm_all.extend(q);
             continue;
         }
-        dst.copy_from(f.as_ref());
+        copy_tiled(dst, f.as_ref(), false);
         pivots_of(&perm, &mut piv, k);
         perm_all.extend_from_slice(&perm);
     }
@@ -513,13 +584,13 @@ fn lu_all<T: Scalar>(a: &Stack<'_, T>) -> Result<Vec<Buffer>> {
 
 /// Householder QR of each matrix: `q` (`m x m` with `full_matrices`, else
 /// `m x k`) and `r` (`m x n`, else `k x n`).
-fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool) -> Result<Vec<Buffer>> {
+fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool, par: Par) -> Result<Vec<Buffer>> {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let (qcols, rrows) = if full_matrices { (m, m) } else { (k, k) };
     let bs = qr::no_pivoting::factor::recommended_block_size::<T>(m, n);
     let req = StackReq::any_of(&[
-        qr::no_pivoting::factor::qr_in_place_scratch::<T>(m, n, bs, PAR, Default::default()),
+        qr::no_pivoting::factor::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
         householder::apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
             m, bs, qcols,
         ),
@@ -529,12 +600,12 @@ fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool) -> Result<Vec<Buffer
     let mut r_out = Out::new(a.batch, rrows, n)?;
     let mut coeff = Mat::<T>::zeros(bs, k);
     for ((src, mut q), mut r) in a.views().zip(q_out.views()).zip(r_out.views()) {
-        let mut f = src.to_owned();
+        let mut f = owned(src);
         let rank = if T::FAER_QR {
             qr::no_pivoting::factor::qr_in_place(
                 f.as_mut(),
                 coeff.as_mut(),
-                PAR,
+                par,
                 MemStack::new(&mut mem),
                 Default::default(),
             )
@@ -548,7 +619,7 @@ fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool) -> Result<Vec<Buffer
             r.copy_from(MatRef::from_row_major_slice(&rv, rrows, n));
             continue;
         }
-        r.copy_from(f.as_ref().subrows(0, rrows));
+        copy_tiled(r.rb_mut(), f.as_ref().subrows(0, rrows), false);
         for (j, col) in r.rb_mut().col_iter_mut().enumerate() {
             col.iter_mut()
                 .skip(j.saturating_add(1))
@@ -561,7 +632,7 @@ fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool) -> Result<Vec<Buffer
             coeff.as_ref(),
             Conj::No,
             q,
-            PAR,
+            par,
             MemStack::new(&mut mem),
         );
     }
@@ -591,7 +662,7 @@ where
     for ((src, mut v), mut w) in a.views().zip(v_out.views()).zip(w_out.views()) {
         // faer reads the lower triangle: the upper one is the adjoint's.
         let h = if lower {
-            src.to_owned()
+            owned(src)
         } else {
             src.adjoint().to_owned()
         };
@@ -606,7 +677,7 @@ where
             )
             .is_ok();
         if done {
-            v.copy_from(u.as_ref());
+            copy_tiled(v.rb_mut(), u.as_ref(), false);
             let vals = s.column_vector().iter().map(real);
             for (dst, x) in w.row_mut(0).iter_mut().zip(vals) {
                 *dst = x;
@@ -670,7 +741,7 @@ where
             v.fill(T::nan_impl());
         }
         if let Some((mut ud, mut vtd)) = uv_views.next() {
-            ud.copy_from(u.as_ref());
+            copy_tiled(ud.rb_mut(), u.as_ref(), false);
             vtd.copy_from(v.adjoint());
         }
     }
@@ -734,27 +805,75 @@ mod tests {
         Ok(())
     }
 
-    /// NaN anywhere gives NaN outputs (no error, no hang).
+    /// One kernel's outputs on a given parallelism.
+    type Kernel<'a> = dyn Fn(Par) -> Result<Vec<Buffer>> + 'a;
+
+    fn bits(bufs: &[Buffer]) -> Vec<Vec<u32>> {
+        bufs.iter()
+            .map(|b| match b {
+                Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
+                Buffer::I32(v) => v.iter().map(|&x| x as u32).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// At the sizes around [`SEQ_MAX`], where the kernels switch from the
+    /// sequential to the partitioned path, both give the same bits (so the
+    /// switch moves no result), and the factors are right.
     #[test]
-    fn non_finite_inputs_give_nans() -> Result<()> {
-        let a = vec![4.0, f32::NAN, 0.0, f32::NAN, 3.0, 1.0, 0.0, 1.0, 2.0];
-        let ops = [
-            LinalgOp::Qr {
-                full_matrices: true,
-            },
-            LinalgOp::Eigh {
-                lower: true,
-                sort_eigenvalues: true,
-            },
-            LinalgOp::Svd {
-                full_matrices: true,
-                compute_uv: true,
-            },
-        ];
-        for op in ops {
-            let outs = run(op, &[3, 3], a.clone())?;
-            let first = outs.first().map(f32s).unwrap_or_default();
-            assert!(first.iter().any(|x| x.is_nan()), "{op:?}: {first:?}");
+    fn sequential_and_partitioned_paths_give_the_same_bits() -> Result<()> {
+        for n in [SEQ_MAX, SEQ_MAX + 1] {
+            let mut draw = super::super::uniform_values(n as u64);
+            let x: Vec<f32> = (0..n * n).map(|_| draw() as f32).collect();
+            // A diagonally dominant (so well conditioned, positive definite
+            // and pivot-free) matrix: `x + xᵀ + n I`.
+            let mut spd = x.clone();
+            for i in 0..n {
+                for j in 0..n {
+                    spd[i * n + j] =
+                        x[i * n + j] + x[j * n + i] + if i == j { n as f32 } else { 0.0 };
+                }
+            }
+            let a = HostArray::new(vec![n, n], Buffer::F32(x.into()))?;
+            let s = HostArray::new(vec![n, n], Buffer::F32(spd.clone().into()))?;
+            let (a, s) = (
+                Stack::<f32>::new("test", &a)?,
+                Stack::<f32>::new("test", &s)?,
+            );
+            let solve = |par| {
+                let o = SolveOpts {
+                    left_side: true,
+                    lower: true,
+                    transpose_a: false,
+                    unit_diagonal: false,
+                };
+                solve_all(&s, &a, o, false, par).map(|o| vec![o.buffer()])
+            };
+            let runs: [(&str, &Kernel<'_>); 4] = [
+                ("cholesky", &|par| {
+                    cholesky_all(&s, par).map(|o| vec![o.buffer()])
+                }),
+                ("lu", &|par| lu_all(&a, par)),
+                ("qr", &|par| qr_all(&a, true, par)),
+                ("solve", &solve),
+            ];
+            for (name, run) in runs {
+                let (seq, part) = (run(Par::Seq)?, run(PAR)?);
+                assert!(bits(&seq) == bits(&part), "{name} at {n}");
+            }
+            // L Lᵀ = spd, to f32 rounding.
+            let l = f32s(&cholesky_all(&s, par_for(n))?.buffer());
+            let worst = (0..n)
+                .flat_map(|i| (0..n).map(move |j| (i, j)))
+                .map(|(i, j)| {
+                    let dot: f64 = (0..n)
+                        .map(|k| f64::from(l[i * n + k]) * f64::from(l[j * n + k]))
+                        .sum();
+                    (dot - f64::from(spd[i * n + j])).abs()
+                })
+                .fold(0.0, f64::max);
+            assert!(worst < 1e-3 * n as f64, "cholesky at {n}: {worst}");
         }
         Ok(())
     }

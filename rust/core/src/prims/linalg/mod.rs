@@ -58,6 +58,33 @@ pub(super) struct SolveOpts {
     pub(super) transpose_a: bool,
     pub(super) unit_diagonal: bool,
 }
+
+impl LinalgOp {
+    /// The flags of a `triangular_solve` the kernels and rules read (all
+    /// false for the other primitives).
+    pub(super) fn solve_opts(&self) -> SolveOpts {
+        match *self {
+            LinalgOp::TriangularSolve {
+                left_side,
+                lower,
+                transpose_a,
+                unit_diagonal,
+                ..
+            } => SolveOpts {
+                left_side,
+                lower,
+                transpose_a,
+                unit_diagonal,
+            },
+            _ => SolveOpts {
+                left_side: false,
+                lower: false,
+                transpose_a: false,
+                unit_diagonal: false,
+            },
+        }
+    }
+}
 use rules::{jvp_cholesky, jvp_eig, jvp_eigh, jvp_lu, jvp_qr, jvp_svd, jvp_triangular_solve};
 
 /// The primitives of this family.
@@ -305,19 +332,16 @@ impl Family for LinalgOp {
                 ("select_callable", Param::None),
                 ("sort_eig_vals", Param::Bool(false)),
             ],
-            LinalgOp::TriangularSolve {
-                left_side,
-                lower,
-                transpose_a,
-                conjugate_a,
-                unit_diagonal,
-            } => vec![
-                ("conjugate_a", Param::Bool(conjugate_a)),
-                ("left_side", Param::Bool(left_side)),
-                ("lower", Param::Bool(lower)),
-                ("transpose_a", Param::Bool(transpose_a)),
-                ("unit_diagonal", Param::Bool(unit_diagonal)),
-            ],
+            LinalgOp::TriangularSolve { conjugate_a, .. } => {
+                let o = self.solve_opts();
+                vec![
+                    ("conjugate_a", Param::Bool(conjugate_a)),
+                    ("left_side", Param::Bool(o.left_side)),
+                    ("lower", Param::Bool(o.lower)),
+                    ("transpose_a", Param::Bool(o.transpose_a)),
+                    ("unit_diagonal", Param::Bool(o.unit_diagonal)),
+                ]
+            }
             LinalgOp::Qr { full_matrices } => vec![
                 ("full_matrices", Param::Bool(full_matrices)),
                 ("pivoting", Param::Bool(false)),
@@ -505,7 +529,7 @@ impl Family for LinalgOp {
             .max()
             .unwrap_or(0);
         let on_pool = |f: &(dyn Fn() -> Result<Option<Vec<Buffer>>> + Sync)| {
-            if dense::runs_parallel(width) {
+            if dense::runs_parallel(self, width) {
                 crate::exec::pool::install(f)
             } else {
                 f()
@@ -540,23 +564,8 @@ impl Family for LinalgOp {
             _ => None,
         };
         match (op, primal_tangent) {
-            (
-                LinalgOp::TriangularSolve {
-                    left_side,
-                    lower,
-                    transpose_a,
-                    unit_diagonal,
-                    ..
-                },
-                _,
-            ) => {
-                let o = SolveOpts {
-                    left_side,
-                    lower,
-                    transpose_a,
-                    unit_diagonal,
-                };
-                jvp_triangular_solve(op, o, b, xs, ts)
+            (LinalgOp::TriangularSolve { .. }, _) => {
+                jvp_triangular_solve(op, op.solve_opts(), b, xs, ts)
             }
             (_, None) => {
                 let outs = emit(b, op, xs.to_vec())?;

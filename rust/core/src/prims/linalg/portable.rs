@@ -540,19 +540,8 @@ pub(super) fn eval_buffers(
                 outs.push(0, cholesky(&a)?.d);
             }
         }
-        LinalgOp::TriangularSolve {
-            left_side,
-            lower,
-            transpose_a,
-            unit_diagonal,
-            ..
-        } => {
-            let opts = SolveOpts {
-                left_side,
-                lower,
-                transpose_a,
-                unit_diagonal,
-            };
+        LinalgOp::TriangularSolve { .. } => {
+            let opts = op.solve_opts();
             let bs = matrices(name, arg(1)?)?;
             for (a, b) in matrices(name, arg(0)?)?.iter().zip(&bs) {
                 outs.push(0, triangular_solve(a, b, opts)?.d);
