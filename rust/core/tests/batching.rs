@@ -929,7 +929,7 @@ fn arg_scans_rounding_and_clamp_batch() {
 /// custom_vjp_call(f = sin) with fwd/bwd written by hand (bwd(res, ct) = 2 res ct,
 /// a deliberately different rule), batched against the per-example oracle.
 fn custom_vjp_sin() -> ClosedJaxpr {
-    use microjax::prims::custom::CustomCall;
+    use microjax::prims::custom::{CustomCall, VjpCall};
     let call_j = single(Primitive::Unary(UnaryOp::Sin), &[f32v(&[3])]);
     let mut b = Builder::new();
     let x = Atom::Var(b.add_input(f32v(&[3])).unwrap());
@@ -942,13 +942,13 @@ fn custom_vjp_sin() -> ClosedJaxpr {
     let t2 = b.binary(BinaryOp::Add, t.clone(), t).unwrap();
     let bwd = b.build(vec![t2]).unwrap();
     single(
-        Primitive::Custom(CustomCall::Vjp {
+        Primitive::Custom(CustomCall::Vjp(VjpCall {
             call: Arc::new(call_j),
             fwd: Arc::new(fwd),
             bwd: Arc::new(bwd),
             num_res: 1,
             name: "f".into(),
-        }),
+        })),
         &[f32v(&[3])],
     )
 }

@@ -36,13 +36,7 @@ pub enum CustomCall {
         jvp: Option<Arc<ClosedJaxpr>>,
         name: String,
     },
-    Vjp {
-        call: Arc<ClosedJaxpr>,
-        fwd: Arc<ClosedJaxpr>,
-        bwd: Arc<ClosedJaxpr>,
-        num_res: usize,
-        name: String,
-    },
+    Vjp(VjpCall),
     Lin {
         bwd: Arc<ClosedJaxpr>,
         num_res: usize,
@@ -56,6 +50,18 @@ pub enum CustomCall {
         transpose: Arc<ClosedJaxpr>,
         num_res: usize,
     },
+}
+
+/// The parameters of `custom_vjp_call`: `fwd` returns the outputs then
+/// `num_res` residuals; `bwd` maps (residuals..., output cotangents...) to
+/// the input cotangents.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct VjpCall {
+    pub call: Arc<ClosedJaxpr>,
+    pub fwd: Arc<ClosedJaxpr>,
+    pub bwd: Arc<ClosedJaxpr>,
+    pub num_res: usize,
+    pub name: String,
 }
 
 const FORWARD_MODE_ERROR: &str =
@@ -132,7 +138,7 @@ fn all_in_front(
 impl Family for CustomCall {
     crate::family_names!(
         CustomCall::Jvp { .. } => "custom_jvp_call",
-        CustomCall::Vjp { .. } => "custom_vjp_call",
+        CustomCall::Vjp(_) => "custom_vjp_call",
         CustomCall::Lin { .. } => "custom_lin",
         CustomCall::LinearCall { .. } => "linear_call",
     );
@@ -151,18 +157,12 @@ impl Family for CustomCall {
                 ),
                 ("name", Param::Str(name.clone())),
             ],
-            CustomCall::Vjp {
-                call,
-                fwd,
-                bwd,
-                num_res,
-                name,
-            } => vec![
-                ("call_jaxpr", Param::Jaxpr(call.clone())),
-                ("fwd_jaxpr", Param::Jaxpr(fwd.clone())),
-                ("bwd_jaxpr", Param::Jaxpr(bwd.clone())),
-                ("num_res", num(*num_res)),
-                ("name", Param::Str(name.clone())),
+            CustomCall::Vjp(v) => vec![
+                ("call_jaxpr", Param::Jaxpr(v.call.clone())),
+                ("fwd_jaxpr", Param::Jaxpr(v.fwd.clone())),
+                ("bwd_jaxpr", Param::Jaxpr(v.bwd.clone())),
+                ("num_res", num(v.num_res)),
+                ("name", Param::Str(v.name.clone())),
             ],
             CustomCall::LinearCall {
                 callee,
@@ -193,13 +193,13 @@ impl Family for CustomCall {
                 },
                 name: p.opt_str("name")?.unwrap_or_default(),
             },
-            "custom_vjp_call" => CustomCall::Vjp {
+            "custom_vjp_call" => CustomCall::Vjp(VjpCall {
                 call: p.jaxpr("call_jaxpr")?,
                 fwd: p.jaxpr("fwd_jaxpr")?,
                 bwd: p.jaxpr("bwd_jaxpr")?,
                 num_res: p.dim("num_res")?,
                 name: p.opt_str("name")?.unwrap_or_default(),
-            },
+            }),
             "linear_call" => CustomCall::LinearCall {
                 callee: p.jaxpr("callee")?,
                 transpose: p.jaxpr("transpose")?,
@@ -224,13 +224,13 @@ impl Family for CustomCall {
                 jvp: Some(empty.clone()),
                 name: String::new(),
             },
-            CustomCall::Vjp {
+            CustomCall::Vjp(VjpCall {
                 call: empty.clone(),
                 fwd: empty.clone(),
                 bwd: empty.clone(),
                 num_res: 0,
                 name: String::new(),
-            },
+            }),
             CustomCall::Lin {
                 bwd: empty.clone(),
                 num_res: 0,
@@ -246,7 +246,7 @@ impl Family for CustomCall {
 
     fn abstract_eval(&self, ins: &[Aval]) -> Result<Vec<Aval>> {
         match self {
-            CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
+            CustomCall::Jvp { call, .. } | CustomCall::Vjp(VjpCall { call, .. }) => {
                 check_param_types(self.name(), &call.in_avals()?, ins)?;
                 call.out_avals()
             }
@@ -275,7 +275,7 @@ impl Family for CustomCall {
         &self, ctx: &ExecCtx, args: &[&HostArray], outs: Vec<Aval>,
     ) -> Result<Vec<HostArray>> {
         shared_call(self.name(), args, outs, |args| match self {
-            CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. } => {
+            CustomCall::Jvp { call, .. } | CustomCall::Vjp(VjpCall { call, .. }) => {
                 crate::exec::interp::eval_closed_in(ctx, call, args)
             }
             CustomCall::LinearCall { callee, .. } => {
@@ -303,26 +303,20 @@ impl Family for CustomCall {
                 let (p, t) = split_outs(outs, n, "custom_jvp_call")?;
                 Ok((p, t.into_iter().map(Some).collect()))
             }
-            CustomCall::Vjp {
-                call,
-                fwd,
-                bwd,
-                num_res,
-                name,
-            } => {
-                let outs = splice(b, fwd, xs)?;
-                let n = call.out_avals()?.len();
+            CustomCall::Vjp(v) => {
+                let outs = splice(b, &v.fwd, xs)?;
+                let n = v.call.out_avals()?.len();
                 let (p, res) = split_outs(outs, n, "custom_vjp_call")?;
                 if ts.iter().all(Option::is_none) {
                     return Ok((p, vec![None; n]));
                 }
-                let in_avals = call.in_avals()?;
+                let in_avals = v.call.in_avals()?;
                 let mut ins = res;
                 ins.extend(instantiate(b, ts, &in_avals)?);
                 let lin = Primitive::Custom(CustomCall::Lin {
-                    bwd: bwd.clone(),
-                    num_res: *num_res,
-                    name: name.clone(),
+                    bwd: v.bwd.clone(),
+                    num_res: v.num_res,
+                    name: v.name.clone(),
                 });
                 let touts = b.add_eqn(lin, ins, None)?;
                 Ok((p, touts.into_iter().map(|v| Some(Atom::Var(v))).collect()))
@@ -444,24 +438,18 @@ fn batched_call(
 ) -> Result<CustomCall> {
     Ok(match c {
         CustomCall::Jvp { call, jvp, name } => batch_jvp_call(call, jvp.as_ref(), name, dims, n)?,
-        CustomCall::Vjp {
-            call,
-            fwd,
-            bwd,
-            num_res,
-            name,
-        } => {
-            let nout = call.out_avals()?.len();
-            let bcall = batch_jaxpr(call, &at0(nin), n, &at0(nout))?;
-            let bfwd = batch_jaxpr(fwd, &at0(nin), n, &at0(nout.saturating_add(*num_res)))?;
-            let bbwd = batch_jaxpr(bwd, &at0(num_res.saturating_add(nout)), n, &at0(nin))?;
-            CustomCall::Vjp {
+        CustomCall::Vjp(v) => {
+            let nout = v.call.out_avals()?.len();
+            let bcall = batch_jaxpr(&v.call, &at0(nin), n, &at0(nout))?;
+            let bfwd = batch_jaxpr(&v.fwd, &at0(nin), n, &at0(nout.saturating_add(v.num_res)))?;
+            let bbwd = batch_jaxpr(&v.bwd, &at0(v.num_res.saturating_add(nout)), n, &at0(nin))?;
+            CustomCall::Vjp(VjpCall {
                 call: Arc::new(bcall),
                 fwd: Arc::new(bfwd),
                 bwd: Arc::new(bbwd),
-                num_res: *num_res,
-                name: name.clone(),
-            }
+                num_res: v.num_res,
+                name: v.name.clone(),
+            })
         }
         CustomCall::LinearCall {
             callee,

@@ -17,7 +17,7 @@ use super::{Compiled, Step};
 use crate::error::Result;
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
 use crate::prims::control::ControlFlow;
-use crate::prims::custom::CustomCall;
+use crate::prims::custom::{CustomCall, VjpCall};
 use crate::prims::{Primitive, UnaryOp};
 
 /// What a program computes, as XLA's cost analysis reports it.
@@ -189,7 +189,7 @@ fn eqn_cost(prim: &Primitive, ins: &[&Aval], outs: &[&Aval]) -> Result<CostAnaly
             Some(callee) => program_cost(callee)?,
             None => local(0.0, 0.0),
         },
-        Primitive::Custom(CustomCall::Jvp { call, .. } | CustomCall::Vjp { call, .. }) => {
+        Primitive::Custom(CustomCall::Jvp { call, .. } | CustomCall::Vjp(VjpCall { call, .. })) => {
             program_cost(call)?
         }
         _ => local(0.0, 0.0),

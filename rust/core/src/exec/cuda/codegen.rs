@@ -85,21 +85,20 @@ pub(super) fn is_half(d: DType) -> bool {
 /// The C type an elementwise kernel computes `d` in (complex dtypes as
 /// the structs of [`super::complex`]).
 fn compute_type(d: DType) -> Option<&'static str> {
-    if d.is_complex() {
-        complex::c_type(d)
-    } else if is_half(d) {
-        Some("float")
-    } else {
-        c_type(d)
-    }
+    c_type_or(d, "float")
 }
 
 /// The C type `d` is stored as in device memory.
 fn storage_type(d: DType) -> Option<&'static str> {
+    c_type_or(d, "unsigned short")
+}
+
+/// The C type of `d`, with `half` standing for the 16-bit float dtypes.
+fn c_type_or(d: DType, half: &'static str) -> Option<&'static str> {
     if d.is_complex() {
         complex::c_type(d)
     } else if is_half(d) {
-        Some("unsigned short")
+        Some(half)
     } else {
         c_type(d)
     }
