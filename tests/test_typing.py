@@ -12,6 +12,7 @@
 
 Typing does not depend on the device: the mypy run skips in the stand-in GPU
 stage (`MICROJAX_FAKE_GPU=1`), which would only repeat it."""
+import hashlib
 import os
 import re
 import subprocess
@@ -59,17 +60,21 @@ def test_mypy_strict_accepts_example_and_rejects_wrong_uses():
 
     # A cache kept across runs (keyed by mypy's version): the first run reads
     # NumPy's stubs (about 10 s), later ones about 1 s.
-    cache = os.path.join(tempfile.gettempdir(), f"microjax_rs-mypy-cache-{mypy_version}")
+    # Keyed by the checkout too: mypy's cache records each module's path, so a
+    # cache shared by two checkouts would report the other one's files.
+    checkout = hashlib.sha256(os.path.realpath(ROOT).encode()).hexdigest()[:12]
+    cache = os.path.join(tempfile.gettempdir(), f"microjax_rs-mypy-cache-{mypy_version}-{checkout}")
     env = dict(os.environ, MYPYPATH=os.path.join(ROOT, "python"))
     cmd = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-error-summary",
            "--show-error-codes", "--no-color-output", "--cache-dir", cache,
            EXAMPLE, ERRORS, *_stub_files()]
-    proc = subprocess.run(cmd, cwd=tempfile.gettempdir(), env=env, capture_output=True, text=True,
+    workdir = tempfile.gettempdir()
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
                           timeout=300)
     got, other = {}, []
     for line in proc.stdout.splitlines():
         m = re.match(r"(.*?):(\d+): error: .*\[([a-z-]+)\]$", line)
-        if m and os.path.samefile(m.group(1), ERRORS):
+        if m and os.path.samefile(os.path.join(workdir, m.group(1)), ERRORS):
             got.setdefault(int(m.group(2)), []).append(m.group(3))
         elif ": error:" in line:
             other.append(line)
