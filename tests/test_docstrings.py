@@ -14,22 +14,25 @@
 """
 import doctest
 import importlib
-import pkgutil
+import importlib.util
+import os
 import types
 
 import pytest
 
 import microjax_rs
 
-# The namespaces of the coverage count, grouped by the six the floor is per.
-GROUPS = {
-    "microjax_rs": ["microjax_rs"],
-    "numpy": ["microjax_rs.numpy", "microjax_rs.numpy.linalg", "microjax_rs.numpy.fft"],
-    "lax": ["microjax_rs.lax", "microjax_rs.lax.linalg"],
-    "nn": ["microjax_rs.nn", "microjax_rs.nn.initializers"],
-    "random": ["microjax_rs.random"],
-    "scipy": None,  # every public module under microjax_rs.scipy (found below)
-}
+# The namespaces of the coverage count, grouped by the six the floor is per,
+# and what counts as a public callable with its own docstring: one definition,
+# in tools/docstring_coverage.py (the table in docs/COMPATIBILITY.md).
+_TOOL_SPEC = importlib.util.spec_from_file_location(
+    "docstring_coverage",
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "docstring_coverage.py"))
+_tool = importlib.util.module_from_spec(_TOOL_SPEC)
+_TOOL_SPEC.loader.exec_module(_tool)
+GROUPS = _tool.GROUPS
+_public_callables = _tool.public_callables
+_has_own_doc = _tool.has_own_doc
 
 # Coverage reached when this test was written: 100% in every namespace (921
 # public callables). The floors leave room for a few new functions added while
@@ -52,18 +55,8 @@ ENTRY_POINTS = [
 ]
 
 
-def _scipy_modules():
-    import microjax_rs.scipy as scipy
-
-    names = ["microjax_rs.scipy"]
-    for info in pkgutil.walk_packages(scipy.__path__, "microjax_rs.scipy."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            names.append(info.name)
-    return names
-
-
 def _modules(group):
-    names = GROUPS[group] if GROUPS[group] is not None else _scipy_modules()
+    names = GROUPS[group] if GROUPS[group] is not None else _tool.scipy_modules()
     mods = []
     for name in names:
         try:
@@ -79,29 +72,6 @@ def _public_names(mod):
     if names is None:
         names = [n for n in dir(mod) if not n.startswith("_")]
     return names
-
-
-def _public_callables(mod):
-    """(name, object) for each public callable of `mod` that counts."""
-    out = []
-    for name in _public_names(mod):
-        obj = getattr(mod, name, None)
-        if obj is None or not callable(obj):
-            continue
-        if isinstance(obj, (types.ModuleType, type)) or type(obj).__module__ == "typing":
-            continue
-        out.append((name, obj))
-    return out
-
-
-def _has_own_doc(obj):
-    text = getattr(obj, "__doc__", None)
-    if not text or not text.strip():
-        return False
-    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
-        return True
-    # A callable instance whose text is only its parent class's generic one.
-    return not any(getattr(cls, "__doc__", None) == text for cls in type(obj).__mro__[1:])
 
 
 def _coverage(group):
