@@ -385,6 +385,11 @@ def setup_matmul_1024(name, fw):
     rng = np.random.default_rng(4)
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     b = rng.standard_normal((1024, 1024)).astype(np.float32)
+    return _matmul_setup(name, fw, a, b)
+
+
+def _matmul_setup(name, fw, a, b):
+    """`a @ b` in framework `name`: jitted for microjax/JAX, eager for NumPy/PyTorch."""
     if name in ("microjax", "jax"):
         f = fw.jit(lambda a, b: a @ b)
         ns = {"f": f, "a": fw.numpy.asarray(a), "b": fw.numpy.asarray(b)}
@@ -403,14 +408,7 @@ def setup_matmul_c64_512(name, fw):
         return (rng.standard_normal((512, 512)) + 1j * rng.standard_normal((512, 512))).astype(np.complex64)
 
     a, b = c64(), c64()
-    if name in ("microjax", "jax"):
-        f = fw.jit(lambda a, b: a @ b)
-        ns = {"f": f, "a": fw.numpy.asarray(a), "b": fw.numpy.asarray(b)}
-        return ns, ("f(a, b).block_until_ready()" if name == "jax" else "f(a, b)")
-    if name == "numpy":
-        return {"a": a, "b": b}, "a @ b"
-    if name == "torch":
-        return {"a": fw.from_numpy(a), "b": fw.from_numpy(b)}, "a @ b"
+    return _matmul_setup(name, fw, a, b)
 
 
 def _setup_fft(fn_name, make_input):
