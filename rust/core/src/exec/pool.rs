@@ -32,14 +32,14 @@ static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
 fn owned() -> Option<Arc<ThreadPool>> {
     let pid = std::process::id();
     let mut slot = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-    match slot.take() {
-        Some((owner, pool)) if owner == pid => {
-            *slot = Some((owner, Arc::clone(&pool)));
-            return Some(pool);
+    if let Some((owner, pool)) = slot.as_ref() {
+        if *owner == pid {
+            return Some(Arc::clone(pool));
         }
-        // Built in the parent before a fork: its workers are gone here.
-        Some((_, stale)) => std::mem::forget(stale),
-        None => {}
+    }
+    // Built in the parent before a fork: its workers are gone here.
+    if let Some((_, stale)) = slot.take() {
+        std::mem::forget(stale);
     }
     let pool = Arc::new(
         ThreadPoolBuilder::new()
