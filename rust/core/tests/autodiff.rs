@@ -20,7 +20,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::autodiff::{
     assert_close_vec, bin, check_all, close, eqn, lit, pjit, rand_arr, run, un,
 };

@@ -15,7 +15,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::autodiff::{bin, check_all, close, eqn, lit, pjit, rand_arr, run, un};
 use common::{broadcast_in_dim, build, dot_general, f64_arc, f64s, f64v, reduce, Rng};
 

@@ -23,7 +23,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::batching::{arange, call, lit_f32, single};
 use common::{dot_general, f32s, f32v, iota, reduce};
 

@@ -16,7 +16,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::batching::{arange, call, lit_f32, single};
 use common::{f32s, f32v};
 

@@ -19,7 +19,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::*;
 
 fn bits(a: &HostArray) -> Vec<u32> {

@@ -23,7 +23,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::{dot_dims, reduce};
 
 fn c64s(v: &[(f32, f32)]) -> HostArray {

@@ -19,7 +19,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::{doubling_while, f64_arc, f64s, f64v};
 
 fn scalar_i32(v: i32) -> Arc<HostArray> {

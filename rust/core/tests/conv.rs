@@ -16,7 +16,7 @@ use microjax::prims::Transpose;
 use microjax::{Atom, Aval, Buffer, Builder, DType, Error, HostArray, Primitive};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::rules::{check_jvp_vjp, check_vmap};
 use common::{eval, f64a, f64s, f64v, squared, Rng};
 

@@ -31,8 +31,7 @@ use microjax::{
 
 use std::sync::Arc;
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 use common::{reduce, transpose};
 

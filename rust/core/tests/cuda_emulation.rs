@@ -27,12 +27,11 @@ use microjax::prims::{
 use microjax::{
     Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar, Var,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::gather::{gather, scatter_p, GatherSpec};
 use common::{bias_relu, data, fused_chain, input};
 
@@ -54,6 +53,42 @@ static inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v
 
 fn have_gxx() -> bool {
     Command::new("g++").arg("--version").output().is_ok()
+}
+
+/// The flags every emulated kernel is compiled with (a precompiled header
+/// is used only by a compile with the flags it was built with).
+const GXX_FLAGS: [&str; 2] = ["-O0", "-std=c++17"];
+
+/// The prelude as a precompiled header, built once per test process:
+/// parsing the standard headers is most of a kernel's compile time. `None`
+/// where g++ cannot build it (each kernel then includes the prelude's text).
+fn precompiled_prelude() -> Option<&'static PathBuf> {
+    static HEADER: OnceLock<Option<PathBuf>> = OnceLock::new();
+    HEADER
+        .get_or_init(|| {
+            // In cargo's scratch directory for tests (one fixed place, so
+            // runs do not accumulate copies); written under per-process
+            // names and renamed, so concurrent runs never read half a file.
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cuda_emulation_prelude");
+            std::fs::create_dir_all(&dir).ok()?;
+            let pid = std::process::id();
+            let (header, pch) = (dir.join("prelude.h"), dir.join("prelude.h.gch"));
+            let (header_tmp, pch_tmp) =
+                (dir.join(format!("{pid}.h")), dir.join(format!("{pid}.gch")));
+            std::fs::write(&header_tmp, PRELUDE).ok()?;
+            let built = Command::new("g++")
+                .args(GXX_FLAGS)
+                .args(["-x", "c++-header", "-o"])
+                .arg(&pch_tmp)
+                .arg(&header_tmp)
+                .status()
+                .ok()?;
+            let renamed = built.success()
+                && std::fs::rename(&header_tmp, &header).is_ok()
+                && std::fs::rename(&pch_tmp, &pch).is_ok();
+            renamed.then_some(header)
+        })
+        .as_ref()
 }
 
 /// Returns from the calling test, reporting a skip, where no g++ is
@@ -91,7 +126,8 @@ fn emulate(k: &KernelSource, buffers: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let dir: PathBuf =
         std::env::temp_dir().join(format!("mj_emul_{}_{}", std::process::id(), k.name));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut main = String::from(PRELUDE);
+    let header = precompiled_prelude();
+    let mut main = String::from(if header.is_some() { "" } else { PRELUDE });
     main.push_str(&k.source);
     main.push_str(
         "static vector<char> load(const char* p) {\n  FILE* f = fopen(p, \"rb\");\n  vector<char> v;\n  \
@@ -117,12 +153,12 @@ fn emulate(k: &KernelSource, buffers: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let src = dir.join("k.cpp");
     std::fs::write(&src, &main).unwrap();
     let exe = dir.join("k");
-    let out = Command::new("g++")
-        .args(["-O0", "-std=c++17", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .unwrap();
+    let mut gxx = Command::new("g++");
+    gxx.args(GXX_FLAGS);
+    if let Some(h) = header {
+        gxx.arg("-include").arg(h);
+    }
+    let out = gxx.arg("-o").arg(&exe).arg(&src).output().unwrap();
     assert!(
         out.status.success(),
         "{}\n{main}",

@@ -34,7 +34,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::transpose;
 use common::*;
 

@@ -9,7 +9,7 @@
     clippy::cast_precision_loss
 )]
 
-mod common;
+use crate::common;
 
 use common::autodiff::pjit;
 use common::{doubling_while, f64s, f64v, host, i32s};

@@ -16,7 +16,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::{f32s, f32v, scan, while_loop, Rng};
 
 /// `x -> sin(x) * c + sum-scan(x)` with a const `c` and a scan.

@@ -16,7 +16,7 @@ use microjax::transforms::{batch_jaxpr, jvp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, Scalar};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::gather::{gather_p, scatter_p, take_rows};
 use common::kernels::i32_array;
 use common::rules::{check_jvp_vjp, check_vmap};

@@ -22,7 +22,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::kernels::{arr, run, scalar};
 use common::{
     bf16s, bools, broadcast_in_dim, eval, f16s, f32s, f64s, i32s, i64s, i8s, iota, keys, reduce,

@@ -11,7 +11,7 @@ use half::{bf16, f16};
 use microjax::prims::{DotGeneral, Reduce};
 use microjax::{DType, DotDims, Error, HostArray, Primitive, ReduceOp};
 
-mod common;
+use crate::common;
 use common::kernels::{arr, run, scalar};
 use common::{
     bf16s, bools, dot_dims, dot_general, eval, f16s, f32s, f64s, i32s, i8s, u8s, unravel,

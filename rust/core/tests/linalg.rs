@@ -18,7 +18,7 @@ use microjax::transforms::{jvp_jaxpr, transpose_jaxpr};
 use microjax::{Atom, Aval, Buffer, ClosedJaxpr, DType, Error, HostArray, Primitive};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::{arc, build, eval, f64v, host, i32s};
 
 fn run(op: LinalgOp, args: &[HostArray]) -> Vec<HostArray> {

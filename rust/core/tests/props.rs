@@ -43,7 +43,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Fixed seed, no regression files, `cases` unless `PROPTEST_CASES` says

@@ -14,7 +14,7 @@ use microjax::transforms::batch_jaxpr;
 use microjax::{Atom, Aval, Builder, DType, HostArray, Primitive};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::kernels::u32_array;
 use common::{eval, u32s};
 

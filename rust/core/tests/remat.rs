@@ -15,7 +15,7 @@ use microjax::transforms::{linearize_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Buffer, ClosedJaxpr, Primitive, ReduceOp, UnaryOp};
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// `sum(tanh(name_h(sin(x @ w1)) @ w2))` on f64 `x[4]`, `w1[4,5]`, `w2[5,3]`.

@@ -16,7 +16,7 @@ use microjax::transforms::batch::batch_jaxpr;
 use microjax::transforms::{jvp_jaxpr, transpose_jaxpr, vjp_jaxpr};
 use microjax::{Atom, Aval, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive};
 
-mod common;
+use crate::common;
 use common::{arc, build, eval, f32s, f64s, host, i32s, inner};
 
 fn sort_p(dimension: usize, num_keys: usize) -> Primitive {

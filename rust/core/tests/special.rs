@@ -14,7 +14,7 @@ use microjax::prims::kernel::special_math as sm;
 use microjax::transforms::{batch_jaxpr, jvp_jaxpr, vjp_jaxpr};
 use microjax::{Aval, DType, Error, HostArray, Primitive, SpecialOp};
 
-mod common;
+use crate::common;
 use common::autodiff::{check_all, check_jvp, check_vjp, lit, run};
 use common::{build, eval, f32s, f64_arc, f64s, f64v, Rng};
 

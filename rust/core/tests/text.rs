@@ -23,7 +23,7 @@ use microjax::{
 };
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
 use common::{broadcast_in_dim, dot_dims, iota, reduce, reshape, squeeze, transpose};
 

@@ -14,7 +14,7 @@ use microjax::{
     Atom, Aval, BinaryOp, Builder, CmpOp, DType, Error, Literal, Primitive, Scalar, UnaryOp, Var,
 };
 
-mod common;
+use crate::common;
 use common::text::{av, bin, f32_array, lit, pjit, reduce_sum, roundtrip, sin_prog, un};
 use common::{dot_general, iota};
 
