@@ -138,3 +138,19 @@ def test_transformed_program_under_vmap_with_collective_over_the_axis():
     # psum's transpose (a psum of the cotangents y_j, as in JAX) another S.
     want = np.broadcast_to(2 * np.sum(np.asarray(x), axis=0), x.shape)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
+def test_vmap_of_jit_over_one_example_mixing_scalar_and_batched_values():
+    # One example: the batched program mixes rank-0 values (arithmetic on the
+    # unbatched scalars) and f32[1] values in one fused group; the second call
+    # runs the compiled plan.
+    def f(a, b, x):
+        neg = x < 0
+        aa = jnp.where(neg, b - a, a)
+        return jnp.where(neg, jnp.exp(x) * aa * x, aa * x)
+
+    a, b = np.float32(2.83), np.float32(0.65)
+    g = jax.vmap(jax.jit(f), in_axes=(None, None, 0))
+    for x in (np.array([-2.66], np.float32), np.array([1.5], np.float32), np.array([-2.66], np.float32)):
+        want = np.array([f(a, b, x[0])])
+        np.testing.assert_allclose(np.asarray(g(a, b, x)), want, rtol=1e-6)

@@ -297,6 +297,36 @@ fn mixed_dtype_groups_take_the_generic_pass() {
     assert_eq!((plan.stats().groups, plan.stats().typed_groups), (1, 0));
 }
 
+/// A one-element group whose members mix rank 0 (arithmetic on scalar
+/// inputs) and rank 1 (`f32[1]`): the rank-0 member, broadcast to `(1,)`,
+/// is a `select_n` case beside rank-1 cases (what `vmap` of a jitted
+/// `where(x < 0, b - a, a)` over one example builds).
+#[test]
+fn one_element_groups_mixing_rank_zero_and_rank_one_members() {
+    let mut b = Builder::new();
+    let a = input(&mut b, &[]);
+    let c = input(&mut b, &[]);
+    let x = input(&mut b, &[1]);
+    let neg = b
+        .add_eqn1(
+            Primitive::Compare(microjax::CmpOp::Lt),
+            vec![x.clone(), lit(0.0)],
+        )
+        .unwrap();
+    let diff = b.binary(BinaryOp::Sub, c, a.clone()).unwrap();
+    let a1 = b.add_eqn1(broadcast_in_dim(&[1], &[]), vec![a]).unwrap();
+    let d1 = b.add_eqn1(broadcast_in_dim(&[1], &[]), vec![diff]).unwrap();
+    let pick = b
+        .add_eqn1(Primitive::SelectN(SelectN), vec![neg, a1, d1])
+        .unwrap();
+    let y = b.binary(BinaryOp::Mul, pick, x).unwrap();
+    let prog = b.build(vec![y]).unwrap();
+    for v in [-2.5f32, 1.5] {
+        let args = [data(&[], 1), data(&[], 2), Arc::new(host(&[1], vec![v]))];
+        check(prog.clone(), &args);
+    }
+}
+
 /// `scan` of `c = tanh(c @ w)` over `steps`, w f32[d, d]; outputs the last
 /// carry and the stacked carries.
 fn matvec_scan(d: usize, steps: usize) -> ClosedJaxpr {

@@ -348,7 +348,19 @@ impl Fused {
                 .map(|a| self.arg(a, &regs, &loaded, inputs, scalars))
                 .collect::<Result<Vec<&HostArray>>>()?;
             let mut out = kernel::eval(ctx, &ins.prim, &args)?;
-            let value = out.pop().ok_or_else(|| internal("no kernel output"))?;
+            let mut value = out.pop().ok_or_else(|| internal("no kernel output"))?;
+            // A member computed from rank-0 operands alone is rank 0; it
+            // joins only a group of one element, whose other members hold
+            // the chunk's shape: give it that shape, so later members
+            // (`select_n` cases) see equal shapes.
+            if value.shape().is_empty() && !self.shape.is_empty() {
+                let shape = if whole {
+                    self.shape.clone()
+                } else {
+                    vec![e.saturating_sub(s)]
+                };
+                value = value.reshaped(shape)?;
+            }
             if let Some(slot) = regs.get_mut(ins.dst) {
                 *slot = Some(value);
             }
