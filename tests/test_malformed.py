@@ -607,6 +607,35 @@ case("config-budget-zero", lambda: jax.config.update("microjax_max_buffer_bytes"
 case("config-budget-string", lambda: jax.config.update("microjax_max_buffer_bytes", "1G"), TypeError)
 case("config-unknown", lambda: jax.config.update("jax_no_such_option", 1), AttributeError)
 
+# --- allocations the allocator refuses ----------------------------------------------------------
+# With the budget lifted out of the way, 2**61 float32 values (2**63 bytes, more than any one
+# allocation may take) are refused by the allocator itself: MemoryError, never an abort.
+
+
+def over_the_allocator(fn):
+    """`fn` run with the buffer budget at its maximum (restored afterwards)."""
+    def run():
+        before = jax.config.read("microjax_max_buffer_bytes")
+        jax.config.update("microjax_max_buffer_bytes", 2**64 - 1)
+        try:
+            return fn()
+        finally:
+            jax.config.update("microjax_max_buffer_bytes", before)
+    return run
+
+
+ALLOC = 2**61
+case("alloc-zeros", over_the_allocator(lambda: jnp.zeros(ALLOC)), MemoryError, "RESOURCE_EXHAUSTED")
+case("alloc-broadcast", over_the_allocator(lambda: jnp.broadcast_to(jnp.ones(1), (ALLOC,))),
+     MemoryError, "RESOURCE_EXHAUSTED")
+case("alloc-iota", over_the_allocator(lambda: lax.iota(jnp.int32, 2**62)), MemoryError)
+case("alloc-jit-sort", over_the_allocator(
+    lambda: jax.jit(lambda x: lax.slice(jnp.sort(jnp.broadcast_to(x, (ALLOC,))), (0,), (1,)))(jnp.ones(1))),
+    MemoryError, "RESOURCE_EXHAUSTED")
+case("alloc-jit-cumsum", over_the_allocator(
+    lambda: jax.jit(lambda x: lax.slice(jnp.cumsum(jnp.broadcast_to(x, (ALLOC,))), (0,), (1,)))(jnp.ones(1))),
+    MemoryError)
+
 
 def _class_names(e):
     return [c.__name__ for c in type(e).__mro__]

@@ -401,15 +401,17 @@ impl Program {
                 )));
             }
         }
-        let args: Vec<Arc<HostArray>> = inputs.iter().cloned().map(Arc::new).collect();
+        let args: Vec<Arc<HostArray>> = inputs
+            .iter()
+            .map(|x| x.try_clone("exported program input").map(Arc::new))
+            .collect::<Result<_>>()?;
         let ctx = crate::exec::ExecCtx::current_default()
             .with_determinism(self.determinism)
             .with_max_loop_iterations(self.limits.max_loop_iterations);
         let outs = self.plan.run_in(&ctx, &args)?;
-        Ok(outs
-            .into_iter()
-            .map(|a| Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone()))
-            .collect())
+        outs.into_iter()
+            .map(|a| Arc::try_unwrap(a).or_else(|a| a.try_clone("exported program output")))
+            .collect()
     }
 
     pub fn in_avals(&self) -> &[Aval] {

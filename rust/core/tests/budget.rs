@@ -16,7 +16,8 @@ use microjax::exec::interp::eval_closed;
 use microjax::exec::ExecCtx;
 use microjax::export::{Determinism, Limits, Program};
 use microjax::prims::kernel;
-use microjax::prims::{BroadcastInDim, Iota};
+use microjax::prims::sort::SortOp;
+use microjax::prims::{BroadcastInDim, Iota, Slice};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, Error, HostArray, Primitive, Scalar,
 };
@@ -212,4 +213,58 @@ fn loaded_program_constants_are_checked_against_the_budget() {
     budget::set_max_buffer_bytes(None).unwrap();
     let e = too_large(r);
     assert!(e.to_string().contains("exported const"), "{e}");
+}
+
+/// `x:f32[] -> sort(broadcast(x, (n,)))[:1]`: a one-element result with an
+/// `n`-element intermediate.
+fn sorted_broadcast_program(n: usize) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let x = Atom::Var(b.add_input(Aval::new(vec![], DType::F32)).unwrap());
+    let big = b.add_eqn1(broadcast(&[n]), vec![x]).unwrap();
+    let sort = Primitive::Sort(SortOp::Sort {
+        dimension: 0,
+        is_stable: true,
+        num_keys: 1,
+    });
+    let sorted = b.add_eqn1(sort, vec![big]).unwrap();
+    let first = Primitive::Slice(Slice {
+        start_indices: vec![0],
+        limit_indices: vec![1],
+        strides: None,
+    });
+    let y = b.add_eqn1(first, vec![sorted]).unwrap();
+    b.build(vec![y]).unwrap()
+}
+
+#[test]
+fn allocations_the_allocator_refuses_are_errors() {
+    let _g = serial();
+    // 2^61 f32 values take 2^63 bytes, more than any allocation may
+    // (isize::MAX): with the budget out of the way, the allocator itself
+    // refuses the intermediate, on every machine.
+    let prog = Arc::new(sorted_broadcast_program(1 << 61));
+    let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
+    let unlimited = Limits {
+        max_bytes: usize::MAX,
+        ..Limits::default()
+    };
+    let parse = microjax::ir::canonical::ParseLimits::default();
+    budget::set_max_buffer_bytes(Some(u64::MAX)).unwrap();
+    let interpreted = eval_closed(&prog, &[scalar_arg()]);
+    let compiled = Compiled::new(prog.clone()).and_then(|c| c.run(&[scalar_arg()]));
+    let loaded = Program::from_bytes_with(&bytes, &parse, unlimited)
+        .and_then(|p| p.run(&[HostArray::new(vec![], Buffer::F32(vec![1.0].into())).unwrap()]));
+    budget::set_max_buffer_bytes(None).unwrap();
+    for r in [
+        interpreted.map(|_| ()),
+        compiled.map(|_| ()),
+        loaded.map(|_| ()),
+    ] {
+        let e = too_large(r);
+        assert!(e.to_string().contains("RESOURCE_EXHAUSTED"), "{e}");
+    }
+    // The same program at a sane size runs, and the process goes on.
+    let small = Compiled::new(Arc::new(sorted_broadcast_program(1000))).unwrap();
+    let out = small.run(&[scalar_arg()]).unwrap();
+    assert_eq!(out[0].buffer(), &Buffer::F32(vec![2.0].into()));
 }

@@ -7,6 +7,7 @@ use crate::numpy_view::numpy_view;
 use crate::ops::{self, BinOp, UnOp};
 use crate::CoreResultExt;
 use half::{bf16, f16};
+use microjax::array::alloc;
 use microjax::{checked_size, Buffer, DType, HostArray, Scalar};
 use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{
@@ -162,22 +163,23 @@ fn owned_to_numpy<'py, T: Element>(
 pub(crate) fn to_numpy<'py>(py: Python<'py>, a: &HostArray) -> PyResult<Bound<'py, PyAny>> {
     let shape = a.shape();
     match a.buffer() {
-        Buffer::Bool(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::I8(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::I16(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::I32(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::I64(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::U8(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::U16(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::U32(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::U64(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::F16(v) => owned_to_numpy::<f16>(py, shape, v.to_vec()),
-        Buffer::F32(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::F64(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::C64(v) => owned_to_numpy(py, shape, v.to_vec()),
-        Buffer::C128(v) => owned_to_numpy(py, shape, v.to_vec()),
+        Buffer::Bool(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::I8(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::I16(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::I32(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::I64(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::U8(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::U16(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::U32(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::U64(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::F16(v) => owned_to_numpy::<f16>(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::F32(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::F64(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::C64(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
+        Buffer::C128(v) => owned_to_numpy(py, shape, alloc::to_vec("to numpy", v).py()?),
         Buffer::BF16(v) => {
-            let bits: Vec<u16> = v.iter().map(|x| x.to_bits()).collect();
+            let bits: Vec<u16> =
+                alloc::from_iter("to numpy", v.iter().map(|x| x.to_bits())).py()?;
             let dt = dtype_obj(py, DType::BF16)?;
             owned_to_numpy(py, shape, bits)?.call_method1("view", (dt,))
         }
@@ -200,9 +202,10 @@ fn read_numpy<T: Element + Clone>(arr: &Bound<'_, PyAny>) -> PyResult<(Vec<usize
     // `as_slice` also accepts Fortran-contiguous memory: only use it for C order.
     let c_order = typed.is_c_contiguous();
     let data = match ro.as_slice() {
-        Ok(s) if c_order => s.to_vec(),
-        _ => ro.as_array().iter().cloned().collect(),
-    };
+        Ok(s) if c_order => alloc::to_vec("from numpy", s),
+        _ => alloc::from_iter("from numpy", ro.as_array().iter().cloned()),
+    }
+    .py()?;
     Ok((shape, data))
 }
 
@@ -262,7 +265,8 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
             let u16_dt = numpy(py)?.getattr("uint16")?;
             let bits = arr.call_method1("view", (u16_dt,))?;
             let (shape, v) = read_numpy::<u16>(&bits)?;
-            host(shape, Buffer::BF16(v.into_iter().map(bf16::from_bits).collect()))
+            let v = alloc::from_iter("from numpy", v.into_iter().map(bf16::from_bits)).py()?;
+            host(shape, Buffer::BF16(v.into()))
         }
         other => Err(PyTypeError::new_err(format!(
             "dtype {other} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, complex64, complex128)"

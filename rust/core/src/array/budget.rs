@@ -149,27 +149,48 @@ pub fn check_avals_within<'a>(
     })
 }
 
-/// Buffers from this size on ask the allocator fallibly first (below it a
-/// refusal means the process is out of memory anyway).
+/// Outputs from this many bytes on are probed by [`check_and_probe_avals_within`].
 const PROBE_BYTES: u128 = 1 << 20;
 
+/// [`check_avals_within`], then, when the values together take 1 MiB or
+/// more, asks the allocator for that many bytes (fallibly) and releases
+/// them: a kernel about to build outputs the OS would refuse returns
+/// [`Error::AllocationTooLarge`] instead of aborting in an infallible
+/// `collect` (the elementwise kernels build their outputs that way; kernels
+/// with scratch reserve it through [`crate::array::alloc`]). The executors
+/// call this before every kernel.
+pub fn check_and_probe_avals_within<'a>(
+    what: &str, avals: impl IntoIterator<Item = &'a Aval> + Clone, budget: u64,
+) -> Result<()> {
+    check_avals_within(what, avals.clone(), budget)?;
+    let mut total: u128 = 0;
+    let mut last: Option<&Aval> = None;
+    for a in avals {
+        let n = crate::array::checked_size(&a.shape)?;
+        total = total.saturating_add(bytes_of(n, a.dtype));
+        last = Some(a);
+    }
+    if total < PROBE_BYTES {
+        return Ok(());
+    }
+    let refused = || {
+        let (shape, dtype) = last.map_or((String::new(), DType::U8), |a| {
+            (format_shape(&a.shape), a.dtype)
+        });
+        too_large_for(what, shape, dtype, total, budget)
+    };
+    let bytes = usize::try_from(total).map_err(|_| refused())?;
+    drop(crate::array::alloc::with_capacity::<u8>(what, bytes).map_err(|_| refused())?);
+    Ok(())
+}
+
 /// A vector of `n` copies of `value`, checked against the budget (the
-/// central buffer constructors use it).
-///
-/// A large buffer is first reserved with `try_reserve_exact` and released,
-/// so an allocation the OS refuses is an error, not an abort; the vector
-/// itself is then built with `vec!`, which takes zero values from `calloc`
-/// (fresh pages, zeroed lazily by the OS) instead of writing every byte.
+/// central buffer constructors use it); an allocation the OS refuses is an
+/// error too ([`crate::array::alloc::filled`]).
 pub fn filled<T: Clone>(what: &str, dtype: DType, value: T, n: usize) -> Result<Vec<T>> {
     check_elements(what, n, dtype, || format!("({n},)"))?;
-    let bytes = bytes_of(n, dtype);
-    if bytes >= PROBE_BYTES {
-        let mut probe: Vec<T> = Vec::new();
-        probe
-            .try_reserve_exact(n)
-            .map_err(|_| too_large(what, format!("({n},)"), dtype, bytes))?;
-    }
-    Ok(vec![value; n])
+    crate::array::alloc::filled(what, value, n)
+        .map_err(|_| too_large(what, format!("({n},)"), dtype, bytes_of(n, dtype)))
 }
 
 #[cfg(test)]

@@ -110,6 +110,17 @@ impl<T: Clone> Elems<T> {
     }
 }
 
+impl<T: Clone> Elems<T> {
+    /// [`Clone`], with the copy of owned storage allocated fallibly
+    /// ([`super::alloc`]): foreign storage is shared as by `clone`.
+    pub fn try_clone(&self, what: &str) -> crate::error::Result<Elems<T>> {
+        Ok(Elems {
+            owned: super::alloc::to_vec(what, &self.owned)?,
+            foreign: self.foreign.clone(),
+        })
+    }
+}
+
 impl<T> Default for Elems<T> {
     fn default() -> Elems<T> {
         Elems::new()

@@ -10,6 +10,7 @@
 //! bytes one buffer may take, checked before allocating) and the host buffer
 //! pool ([`pool`]), so `array` and `ir` never reach into the executors.
 
+pub mod alloc;
 pub mod budget;
 pub mod elems;
 pub mod foreign;
@@ -274,6 +275,30 @@ impl Buffer {
         })
     }
 
+    /// [`Clone`], with owned storage copied fallibly
+    /// ([`alloc`]): a copy the allocator refuses is an error.
+    pub fn try_clone(&self, what: &str) -> Result<Buffer> {
+        Ok(match self {
+            Buffer::Float0(n) => Buffer::Float0(*n),
+            Buffer::Key(v) => Buffer::Key(v.try_clone(what)?),
+            Buffer::Bool(v) => Buffer::Bool(v.try_clone(what)?),
+            Buffer::I8(v) => Buffer::I8(v.try_clone(what)?),
+            Buffer::I16(v) => Buffer::I16(v.try_clone(what)?),
+            Buffer::I32(v) => Buffer::I32(v.try_clone(what)?),
+            Buffer::I64(v) => Buffer::I64(v.try_clone(what)?),
+            Buffer::U8(v) => Buffer::U8(v.try_clone(what)?),
+            Buffer::U16(v) => Buffer::U16(v.try_clone(what)?),
+            Buffer::U32(v) => Buffer::U32(v.try_clone(what)?),
+            Buffer::U64(v) => Buffer::U64(v.try_clone(what)?),
+            Buffer::F16(v) => Buffer::F16(v.try_clone(what)?),
+            Buffer::BF16(v) => Buffer::BF16(v.try_clone(what)?),
+            Buffer::F32(v) => Buffer::F32(v.try_clone(what)?),
+            Buffer::F64(v) => Buffer::F64(v.try_clone(what)?),
+            Buffer::C64(v) => Buffer::C64(v.try_clone(what)?),
+            Buffer::C128(v) => Buffer::C128(v.try_clone(what)?),
+        })
+    }
+
     /// A buffer of `n` zeros (false, 0, +0.0) of `dtype`.
     pub fn zeros(dtype: DType, n: usize) -> Result<Buffer> {
         let words = n.checked_mul(2).ok_or_else(|| Error::Overflow {
@@ -362,6 +387,14 @@ impl HostArray {
     pub fn zeros(shape: Vec<usize>, dtype: DType) -> Result<HostArray> {
         let n = checked_size(&shape)?;
         HostArray::new(shape, Buffer::zeros(dtype, n)?)
+    }
+
+    /// [`Clone`], with the buffer copied fallibly ([`Buffer::try_clone`]).
+    pub fn try_clone(&self, what: &str) -> Result<HostArray> {
+        Ok(HostArray {
+            shape: self.shape.clone(),
+            buf: self.buf.try_clone(what)?,
+        })
     }
 
     pub fn shape(&self) -> &[usize] {

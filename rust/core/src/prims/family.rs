@@ -281,7 +281,7 @@ pub fn unary_kernel(
 pub fn same_data(
     prim: &'static str, args: &[&HostArray], outs: Vec<Aval>,
 ) -> Result<Vec<HostArray>> {
-    unary_kernel(prim, args, outs, |x| Ok(x.buffer().clone()))
+    unary_kernel(prim, args, outs, |x| x.buffer().try_clone(prim))
 }
 
 /// The kernel's buffers as the arrays the shape rule promised, one per

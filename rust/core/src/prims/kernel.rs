@@ -100,7 +100,11 @@ pub fn eval_known(
         Some(a) => Ok(vec![known_one(ctx, prim, args, a)?]),
         None => ctx.enter(|| {
             let name = prim.name();
-            crate::array::budget::check_avals_within(name, &multi, ctx.max_buffer_bytes())?;
+            crate::array::budget::check_and_probe_avals_within(
+                name,
+                &multi,
+                ctx.max_buffer_bytes(),
+            )?;
             let outs = prim.kernel(ctx, args, multi.clone())?;
             checked_outputs(name, outs, &multi)
         }),
@@ -126,7 +130,7 @@ pub fn eval_one(ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray]) -> Result<
 /// the check.
 fn known_one(ctx: &ExecCtx, prim: &Primitive, args: &[&HostArray], a: Aval) -> Result<HostArray> {
     let name = prim.name();
-    crate::array::budget::check_avals_within(name, [&a], ctx.max_buffer_bytes())?;
+    crate::array::budget::check_and_probe_avals_within(name, [&a], ctx.max_buffer_bytes())?;
     let want = (a.dtype, a.ndim(), a.size()?);
     let o = ctx.enter(|| prim.kernel_one(ctx, args, a))?;
     if (o.dtype(), o.ndim(), o.size()) == want {
@@ -219,13 +223,16 @@ pub(crate) fn shared_call(
     name: &'static str, args: &[&HostArray], out_avals: Vec<Aval>,
     run: impl FnOnce(&[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>,
 ) -> Result<Vec<HostArray>> {
-    let owned: Vec<Arc<HostArray>> = args.iter().map(|a| Arc::new((*a).clone())).collect();
+    let owned: Vec<Arc<HostArray>> = args
+        .iter()
+        .map(|a| a.try_clone(name).map(Arc::new))
+        .collect::<Result<_>>()?;
     let outs = run(&owned)?;
     Error::check_count(name, out_avals.len(), outs.len())?;
     outs.into_iter()
         .zip(out_avals)
         .map(|(a, aval)| {
-            let arr = Arc::try_unwrap(a).unwrap_or_else(|a| (*a).clone());
+            let arr = Arc::try_unwrap(a).or_else(|a| a.try_clone(name))?;
             finish(name, aval, arr.into_buffer())
         })
         .collect()

@@ -21,6 +21,7 @@ use super::batch::emit_all_at;
 use super::family::{emit, finish_all, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
 use super::Primitive;
+use crate::array::alloc::{from_iter, to_vec, try_from_iter, with_capacity};
 use crate::array::{checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -156,19 +157,19 @@ fn signed_key(x: i64) -> u64 {
 /// Order-preserving `u64` keys of every element.
 fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
     Ok(match buf {
-        Buffer::Bool(v) => v.iter().map(|&b| u64::from(b)).collect(),
-        Buffer::I8(v) => v.iter().map(|&x| signed_key(i64::from(x))).collect(),
-        Buffer::I16(v) => v.iter().map(|&x| signed_key(i64::from(x))).collect(),
-        Buffer::I32(v) => v.iter().map(|&x| signed_key(i64::from(x))).collect(),
-        Buffer::I64(v) => v.iter().map(|&x| signed_key(x)).collect(),
-        Buffer::U8(v) => v.iter().map(|&x| u64::from(x)).collect(),
-        Buffer::U16(v) => v.iter().map(|&x| u64::from(x)).collect(),
-        Buffer::U32(v) => v.iter().map(|&x| u64::from(x)).collect(),
-        Buffer::U64(v) => v.to_vec(),
-        Buffer::F16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
-        Buffer::BF16(v) => v.iter().map(|&x| f32_key(x.to_f32())).collect(),
-        Buffer::F32(v) => v.iter().map(|&x| f32_key(x)).collect(),
-        Buffer::F64(v) => v.iter().map(|&x| f64_key(x)).collect(),
+        Buffer::Bool(v) => from_iter("sort", v.iter().map(|&b| u64::from(b)))?,
+        Buffer::I8(v) => from_iter("sort", v.iter().map(|&x| signed_key(i64::from(x))))?,
+        Buffer::I16(v) => from_iter("sort", v.iter().map(|&x| signed_key(i64::from(x))))?,
+        Buffer::I32(v) => from_iter("sort", v.iter().map(|&x| signed_key(i64::from(x))))?,
+        Buffer::I64(v) => from_iter("sort", v.iter().map(|&x| signed_key(x)))?,
+        Buffer::U8(v) => from_iter("sort", v.iter().map(|&x| u64::from(x)))?,
+        Buffer::U16(v) => from_iter("sort", v.iter().map(|&x| u64::from(x)))?,
+        Buffer::U32(v) => from_iter("sort", v.iter().map(|&x| u64::from(x)))?,
+        Buffer::U64(v) => to_vec("sort", v)?,
+        Buffer::F16(v) => from_iter("sort", v.iter().map(|&x| f32_key(x.to_f32())))?,
+        Buffer::BF16(v) => from_iter("sort", v.iter().map(|&x| f32_key(x.to_f32())))?,
+        Buffer::F32(v) => from_iter("sort", v.iter().map(|&x| f32_key(x)))?,
+        Buffer::F64(v) => from_iter("sort", v.iter().map(|&x| f64_key(x)))?,
         Buffer::C64(_) | Buffer::C128(_) => {
             return Err(Error::dtype(
                 "sort",
@@ -192,12 +193,12 @@ fn order_keys(buf: &Buffer) -> Result<Vec<u64>> {
 fn key_columns(buf: &Buffer) -> Result<Vec<Vec<u64>>> {
     Ok(match buf {
         Buffer::C64(v) => vec![
-            v.iter().map(|z| f32_key(z.re)).collect(),
-            v.iter().map(|z| f32_key(z.im)).collect(),
+            from_iter("sort", v.iter().map(|z| f32_key(z.re)))?,
+            from_iter("sort", v.iter().map(|z| f32_key(z.im)))?,
         ],
         Buffer::C128(v) => vec![
-            v.iter().map(|z| f64_key(z.re)).collect(),
-            v.iter().map(|z| f64_key(z.im)).collect(),
+            from_iter("sort", v.iter().map(|z| f64_key(z.re)))?,
+            from_iter("sort", v.iter().map(|z| f64_key(z.im)))?,
         ],
         _ => vec![order_keys(buf)?],
     })
@@ -208,8 +209,8 @@ fn take(buf: &Buffer, src: &[usize]) -> Result<Buffer> {
     let oob = || Error::InvalidArgument("sort: permutation index out of range".into());
     crate::with_buffer!(buf,
         v => {
-            let out: Option<Vec<_>> = src.iter().map(|&i| v.get(i).copied()).collect();
-            Ok(Buffer::from(out.ok_or_else(oob)?))
+            let out = try_from_iter("sort", src.iter().map(|&i| v.get(i).copied().ok_or_else(oob)))?;
+            Ok(Buffer::from(out))
         },
         _ => Err(Error::dtype("sort", &[buf.dtype()], "requires numeric or bool operands"))
     )
@@ -250,9 +251,9 @@ fn sort_one_key(key: &[u64], row: &mut [usize], pairs: &mut Vec<(u64, usize)>) {
 fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<usize>> {
     let (outer, n, inner) = split_at_axis(shape, d)?;
     let total = checked_size(shape)?;
-    let mut src: Vec<usize> = (0..total).collect();
-    let mut row: Vec<usize> = Vec::with_capacity(n);
-    let mut pairs: Vec<(u64, usize)> = Vec::new();
+    let mut src: Vec<usize> = from_iter("sort", 0..total)?;
+    let mut row: Vec<usize> = with_capacity("sort", n)?;
+    let mut pairs: Vec<(u64, usize)> = with_capacity("sort", if keys.len() == 1 { n } else { 0 })?;
     // All positions below are < total, so the saturating ops are exact.
     let row_stride = n.saturating_mul(inner);
     for o in 0..outer {
@@ -296,11 +297,11 @@ fn top_k_kernel(x: &HostArray, k: usize) -> Result<Vec<Buffer>> {
         what: "top_k",
         detail: format!("{rows} rows of {k}"),
     })?;
-    let mut src: Vec<usize> = Vec::with_capacity(out_len);
-    let mut idx: Vec<i32> = Vec::with_capacity(out_len);
+    let mut src: Vec<usize> = with_capacity("top_k", out_len)?;
+    let mut idx: Vec<i32> = with_capacity("top_k", out_len)?;
     // (complemented key, index): ascending order is descending in the key
     // with ties by lower index first.
-    let mut pairs: Vec<(u64, usize)> = Vec::with_capacity(n);
+    let mut pairs: Vec<(u64, usize)> = with_capacity("top_k", n)?;
     for r in 0..rows {
         let base = r.saturating_mul(n);
         let row = keys.get(base..base.saturating_add(n)).unwrap_or_default();
@@ -329,16 +330,16 @@ fn top_k_kernel(x: &HostArray, k: usize) -> Result<Vec<Buffer>> {
 fn le_bytes(buf: &Buffer) -> Result<Vec<u8>> {
     macro_rules! bytes {
         ($v:expr, $f:expr) => {
-            $v.iter().flat_map($f).collect()
+            from_iter("bitcast_convert_type", $v.iter().flat_map($f))?
         };
     }
     Ok(match buf {
-        Buffer::Bool(v) => v.iter().map(|&b| u8::from(b)).collect(),
+        Buffer::Bool(v) => from_iter("bitcast_convert_type", v.iter().map(|&b| u8::from(b)))?,
         Buffer::I8(v) => bytes!(v, |x: &i8| x.to_le_bytes()),
         Buffer::I16(v) => bytes!(v, |x: &i16| x.to_le_bytes()),
         Buffer::I32(v) => bytes!(v, |x: &i32| x.to_le_bytes()),
         Buffer::I64(v) => bytes!(v, |x: &i64| x.to_le_bytes()),
-        Buffer::U8(v) => v.to_vec(),
+        Buffer::U8(v) => to_vec("bitcast_convert_type", v)?,
         Buffer::U16(v) => bytes!(v, |x: &u16| x.to_le_bytes()),
         Buffer::U32(v) => bytes!(v, |x: &u32| x.to_le_bytes()),
         Buffer::U64(v) => bytes!(v, |x: &u64| x.to_le_bytes()),
@@ -360,22 +361,25 @@ fn le_bytes(buf: &Buffer) -> Result<Vec<u8>> {
 fn from_le_bytes(bytes: &[u8], dtype: DType) -> Result<Buffer> {
     macro_rules! decode {
         ($n:literal, $f:expr) => {{
-            let out: Option<Vec<_>> = bytes
-                .chunks_exact($n)
-                .map(|c| <[u8; $n]>::try_from(c).ok().map($f))
-                .collect();
-            Buffer::from(out.ok_or_else(|| {
-                Error::InvalidArgument("bitcast_convert_type: ragged bytes".into())
-            })?)
+            let ragged = || Error::InvalidArgument("bitcast_convert_type: ragged bytes".into());
+            let out = try_from_iter(
+                "bitcast_convert_type",
+                bytes
+                    .chunks_exact($n)
+                    .map(|c| <[u8; $n]>::try_from(c).ok().map($f).ok_or_else(ragged)),
+            )?;
+            Buffer::from(out)
         }};
     }
     Ok(match dtype {
-        DType::Bool => Buffer::Bool(bytes.iter().map(|&b| b != 0).collect()),
+        DType::Bool => {
+            Buffer::Bool(from_iter("bitcast_convert_type", bytes.iter().map(|&b| b != 0))?.into())
+        }
         DType::I8 => decode!(1, i8::from_le_bytes),
         DType::I16 => decode!(2, i16::from_le_bytes),
         DType::I32 => decode!(4, i32::from_le_bytes),
         DType::I64 => decode!(8, i64::from_le_bytes),
-        DType::U8 => Buffer::U8(bytes.to_vec().into()),
+        DType::U8 => Buffer::U8(to_vec("bitcast_convert_type", bytes)?.into()),
         DType::U16 => decode!(2, u16::from_le_bytes),
         DType::U32 => decode!(4, u32::from_le_bytes),
         DType::U64 => decode!(8, u64::from_le_bytes),

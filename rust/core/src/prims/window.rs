@@ -279,13 +279,11 @@ fn window_table(w: &WindowParams, shape: &[usize], out: &[usize]) -> Result<(usi
     let kn = checked_size(&w.window_dimensions)?;
     let pn = checked_size(out)?;
     crate::array::budget::check_shape("reduce_window (window table)", &[pn, kn], DType::U64)?;
-    let mut table = vec![
-        0usize;
-        pn.checked_mul(kn).ok_or_else(|| Error::Overflow {
-            what: "reduce_window",
-            detail: format!("{pn} windows of {kn}"),
-        })?
-    ];
+    let entries = pn.checked_mul(kn).ok_or_else(|| Error::Overflow {
+        what: "reduce_window",
+        detail: format!("{pn} windows of {kn}"),
+    })?;
+    let mut table = crate::array::alloc::filled("reduce_window (window table)", 0usize, entries)?;
     // Axis by axis: the offset of axis i is added to every entry.
     let mut p_inner = pn;
     let mut k_inner = kn;

@@ -3,7 +3,7 @@
 //! output.
 
 use super::{at, spatial};
-use crate::array::checked_size;
+use crate::array::{alloc, checked_size};
 use crate::dtype::DType;
 use crate::error::Result;
 
@@ -15,7 +15,7 @@ const HOLE: usize = usize::MAX;
 /// Odometer over a multi-index of `dims` (row-major order).
 fn multi_indices(dims: &[usize]) -> Result<Vec<Vec<usize>>> {
     let total = checked_size(dims)?;
-    let mut out = Vec::with_capacity(total);
+    let mut out = alloc::with_capacity("conv_general_dilated (indices)", total)?;
     let mut cur = vec![0usize; dims.len()];
     for _ in 0..total {
         out.push(cur.clone());
@@ -77,7 +77,8 @@ pub(super) fn window_table(axes: &[Axis]) -> Result<(usize, usize, Vec<usize>)> 
     )?;
     let (kidx, pidx) = (multi_indices(&ks)?, multi_indices(&ps)?);
     let (kn, pn) = (kidx.len(), pidx.len());
-    let mut table = Vec::with_capacity(kn.saturating_mul(pn));
+    let mut table =
+        alloc::with_capacity("conv_general_dilated (window table)", kn.saturating_mul(pn))?;
     for kk in &kidx {
         for pp in &pidx {
             let mut off = 0usize;
@@ -161,7 +162,7 @@ pub(super) fn im2col<T: Copy + Default>(
             )
         })
         .collect();
-    let mut col: Vec<T> = Vec::with_capacity(len);
+    let mut col: Vec<T> = alloc::with_capacity("conv_general_dilated (im2col)", len)?;
     for gi in 0..g.count {
         let (gf, gb) = if g.feature { (gi, 0) } else { (0, gi) };
         for c in 0..g.cg {
@@ -185,8 +186,13 @@ pub(super) fn im2col<T: Copy + Default>(
 /// The weights `(groups, og, cg * kn)` from the rhs in any layout.
 pub(super) fn weights<T: Copy + Default>(
     src: &[T], g: &Groups, stride_o: usize, stride_i: usize, koffs: &[usize],
-) -> Vec<T> {
-    let mut w = Vec::with_capacity(g.count.saturating_mul(g.og).saturating_mul(g.cg));
+) -> Result<Vec<T>> {
+    let n = g
+        .count
+        .saturating_mul(g.og)
+        .saturating_mul(g.cg)
+        .saturating_mul(koffs.len());
+    let mut w = alloc::with_capacity("conv_general_dilated (weights)", n)?;
     for o in 0..g.count.saturating_mul(g.og) {
         for c in 0..g.cg {
             let base = o
@@ -199,16 +205,16 @@ pub(super) fn weights<T: Copy + Default>(
             );
         }
     }
-    w
+    Ok(w)
 }
 
 /// Writes `res` `(groups * og, nb, pn)` into the output layout.
 pub(super) fn scatter_out<T: Copy + Default>(
     res: &[T], len: usize, rows: (usize, usize, usize), stride_n: usize, stride_o: usize,
     poffs: &[usize],
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let (o_total, nb, pn) = rows;
-    let mut out = vec![T::default(); len];
+    let mut out = alloc::filled("conv_general_dilated", T::default(), len)?;
     let out_runs = runs(poffs);
     let mut chunks = res.chunks(pn.max(1));
     for o in 0..o_total {
@@ -217,7 +223,7 @@ pub(super) fn scatter_out<T: Copy + Default>(
                 .saturating_mul(stride_n)
                 .saturating_add(o.saturating_mul(stride_o));
             let Some(mut row) = chunks.next() else {
-                return out;
+                return Ok(out);
             };
             for run in &out_runs {
                 let (head, tail) = row.split_at(run.len.min(row.len()));
@@ -229,7 +235,7 @@ pub(super) fn scatter_out<T: Copy + Default>(
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Offsets of every multi-index of `dims` under `strides`.

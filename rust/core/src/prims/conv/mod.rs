@@ -671,7 +671,7 @@ impl Family for ConvParams {
             v => Buffer::from(im2col(v, &g, sln, slc, kn, pn, &table)?),
             _ => return Err(dtype_err()));
         let w = crate::with_buffer!(rhs.buffer(),
-            v => Buffer::from(weights(v, &g, sro, sri, &koffs)),
+            v => Buffer::from(weights(v, &g, sro, sri, &koffs)?),
             _ => return Err(dtype_err()));
         let ck = g.cg.saturating_mul(kn);
         let col = HostArray::new(vec![count, ck, g.nb.saturating_mul(pn)], col)?;
@@ -693,7 +693,7 @@ impl Family for ConvParams {
         let rows = (count.saturating_mul(g.og), g.nb, pn);
         let (son, soo) = (pick(&ostr, &d.out_spec, 0), pick(&ostr, &d.out_spec, 1));
         let buf = crate::with_buffer!(res.buffer(),
-            v => Buffer::from(scatter_out(v, len, rows, son, soo, &poffs)),
+            v => Buffer::from(scatter_out(v, len, rows, son, soo, &poffs)?),
             _ => return Err(dtype_err()));
         Ok(vec![HostArray::new(out.shape, buf)?])
     }

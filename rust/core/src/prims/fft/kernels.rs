@@ -17,7 +17,7 @@
 //! and with or without parallelism.
 
 use super::plans::FftFloat;
-use crate::array::checked_size;
+use crate::array::{alloc, checked_size};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
@@ -50,21 +50,6 @@ fn elements(batch: usize, dims: &[usize]) -> Result<usize> {
 /// The complex length of a real axis of length `n`: `n / 2 + 1`.
 pub fn half_len(n: usize) -> usize {
     n.checked_div(2).unwrap_or(0).saturating_add(1)
-}
-
-/// A vector of `n` copies of `value`, allocated fallibly.
-fn filled<E: Clone>(what: &str, value: E, n: usize) -> Result<Vec<E>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Error::AllocationTooLarge {
-            what: what.to_string(),
-            shape: format!("({n},)"),
-            dtype: "fft scratch",
-            bytes: (n as u128).saturating_mul(std::mem::size_of::<E>() as u128),
-            budget: crate::array::budget::max_buffer_bytes(),
-        })?;
-    v.resize(n, value);
-    Ok(v)
 }
 
 /// Runs `f(index, chunk)` on the consecutive `chunk`-element pieces of
@@ -105,14 +90,17 @@ fn inverse_scale<T: FftFloat>(count: usize) -> Result<T> {
 
 /// Transforms `rows` (a whole number of rows of the plan's length) in place,
 /// then multiplies them by `scale` when given.
-fn run_rows<T: FftFloat>(plan: &dyn Fft<T>, rows: &mut [Complex<T>], scale: Option<T>) {
-    let mut scratch = vec![zero::<T>(); plan.get_inplace_scratch_len()];
+fn run_rows<T: FftFloat>(
+    plan: &dyn Fft<T>, rows: &mut [Complex<T>], scale: Option<T>,
+) -> Result<()> {
+    let mut scratch = alloc::filled("fft", zero::<T>(), plan.get_inplace_scratch_len())?;
     plan.process_with_scratch(rows, &mut scratch);
     if let Some(s) = scale {
         for v in rows.iter_mut() {
             *v = v.scale(s);
         }
     }
+    Ok(())
 }
 
 /// Copies columns `j0..` of `src` (`[n, inner]`) into the rows of `tile`
@@ -155,10 +143,7 @@ fn axis_pass<T: FftFloat>(
         let chunk = rows_per_task(n)
             .checked_mul(n)
             .ok_or_else(|| overflow("fft task", detail()))?;
-        return each_chunk(data, chunk, par, |_, rows| {
-            run_rows(&*plan, rows, scale);
-            Ok(())
-        });
+        return each_chunk(data, chunk, par, |_, rows| run_rows(&*plan, rows, scale));
     }
     let block = n
         .checked_mul(inner)
@@ -170,14 +155,13 @@ fn axis_pass<T: FftFloat>(
         .checked_mul(inner)
         .ok_or_else(|| overflow("fft tile", detail()))?;
     // `tmp` holds every block transposed to `[inner, n]`.
-    let mut tmp = filled("fft", zero::<T>(), data.len())?;
+    let mut tmp = alloc::filled("fft", zero::<T>(), data.len())?;
     let src: &[Complex<T>] = data;
     each_chunk(&mut tmp, block, par, |o, tblock| {
         let sblock = src.chunks(block).nth(o).unwrap_or(&[]);
         each_chunk(tblock, tile, par, |t, rows| {
             gather_columns(sblock, inner, n, t.saturating_mul(TILE), rows);
-            run_rows(&*plan, rows, scale);
-            Ok(())
+            run_rows(&*plan, rows, scale)
         })
     })?;
     let tmp: &[Complex<T>] = &tmp;
@@ -311,8 +295,8 @@ pub fn r2c<T: FftFloat>(
     let par = parallel && out.len() >= PARALLEL_MIN;
     each_chunk(out, layout.half_chunk, par, |i, ochunk| {
         let ichunk = input.chunks(layout.real_chunk).nth(i).unwrap_or(&[]);
-        let mut row = vec![T::zero(); n];
-        let mut scratch = plan.make_scratch_vec();
+        let mut row = alloc::filled("rfft", T::zero(), n)?;
+        let mut scratch = alloc::filled("rfft", zero::<T>(), plan.get_scratch_len())?;
         for (irow, orow) in ichunk.chunks_exact(n).zip(ochunk.chunks_exact_mut(m)) {
             row.copy_from_slice(irow);
             plan.process_with_scratch(&mut row, orow, &mut scratch)
@@ -341,7 +325,7 @@ pub fn c2r<T: FftFloat>(
     let spectrum: &[Complex<T>] = if lead.is_empty() {
         input
     } else {
-        let mut w = filled("irfft", zero::<T>(), input.len())?;
+        let mut w = alloc::filled("irfft", zero::<T>(), input.len())?;
         w.copy_from_slice(input);
         c2c_axes(&mut w, &layout.half, lead.len(), true, None, parallel)?;
         work = w;
@@ -353,8 +337,8 @@ pub fn c2r<T: FftFloat>(
     let even = n.is_multiple_of(2);
     each_chunk(out, layout.real_chunk, par, |i, ochunk| {
         let ichunk = spectrum.chunks(layout.half_chunk).nth(i).unwrap_or(&[]);
-        let mut row = vec![zero::<T>(); m];
-        let mut scratch = plan.make_scratch_vec();
+        let mut row = alloc::filled("irfft", zero::<T>(), m)?;
+        let mut scratch = alloc::filled("irfft", zero::<T>(), plan.get_scratch_len())?;
         for (irow, orow) in ichunk.chunks_exact(m).zip(ochunk.chunks_exact_mut(n)) {
             row.copy_from_slice(irow);
             if let Some(first) = row.first_mut() {

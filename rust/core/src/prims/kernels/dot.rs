@@ -20,7 +20,7 @@ use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
 use super::small_matmul::{self, SmallMatmul};
 use super::structural::strided_gather;
-use crate::array::{Buffer, HostArray, C32, C64};
+use crate::array::{alloc, Buffer, HostArray, C32, C64};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
@@ -503,7 +503,7 @@ fn strided_matmul<T: Copy>(
         .checked_mul(m)
         .and_then(|x| x.checked_mul(n))
         .ok_or_else(|| internal("b*m*n"))?;
-    let mut out = Vec::with_capacity(total);
+    let mut out = alloc::with_capacity("dot_general", total)?;
     for bi in 0..b {
         let lb = bi.wrapping_mul(ls.bs);
         let rb = bi.wrapping_mul(rs.bs);
@@ -534,7 +534,7 @@ fn loop_matmul<T: Copy>(
     let Sizes { b, m, k, n } = sz;
     let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
     let total = b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?;
-    let mut out = vec![zero; total];
+    let mut out = alloc::filled("dot_general", zero, total)?;
     if total == 0 || k == 0 {
         return Ok(out);
     }
@@ -697,7 +697,8 @@ fn gemm_matmul<T: ffi::GemmElem + Send + Sync>(
         None => (lr.contiguous(r)?, lr.packed()),
     };
     let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
-    let mut out = vec![zero; b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?];
+    let total = b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?;
+    let mut out = alloc::filled("dot_general", zero, total)?;
     let parallel = flops >= PAR_FLOPS;
     for (i, dst) in out.chunks_exact_mut(mn).enumerate() {
         let lo = lv
@@ -763,7 +764,7 @@ fn packed_out<T: FloatElem>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
     if l.len() != size(m, k)? || r.len() != size(k, n)? {
         return Err(internal("operand length"));
     }
-    Ok(vec![<T as FloatElem>::ZERO; size(m, n)?])
+    alloc::filled("dot_general", <T as FloatElem>::ZERO, size(m, n)?)
 }
 
 /// [`small_matmul`] on packed operands (lengths checked here).

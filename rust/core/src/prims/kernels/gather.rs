@@ -9,7 +9,7 @@
 
 use super::common::{for_each_element, typed, BufElem, FloatElem, HalfElem};
 use super::structural::{assemble, for_each_index, offset, row_major_strides};
-use crate::array::{checked_size, Buffer, HostArray};
+use crate::array::{alloc, checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ir::Scalar;
@@ -22,17 +22,17 @@ fn internal(prim: &'static str, what: &str) -> Error {
 /// The indices as i64, row-major.
 fn index_values(prim: &'static str, idx: &HostArray) -> Result<Vec<i64>> {
     Ok(match idx.buffer() {
-        Buffer::I8(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::I64(v) => v.to_vec(),
-        Buffer::U8(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::U16(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::U32(v) => v.iter().map(|&x| i64::from(x)).collect(),
-        Buffer::U64(v) => v
-            .iter()
-            .map(|&x| i64::try_from(x).unwrap_or(i64::MAX))
-            .collect(),
+        Buffer::I8(v) => alloc::from_iter(prim, v.iter().map(|&x| i64::from(x)))?,
+        Buffer::I16(v) => alloc::from_iter(prim, v.iter().map(|&x| i64::from(x)))?,
+        Buffer::I32(v) => alloc::from_iter(prim, v.iter().map(|&x| i64::from(x)))?,
+        Buffer::I64(v) => alloc::to_vec(prim, v)?,
+        Buffer::U8(v) => alloc::from_iter(prim, v.iter().map(|&x| i64::from(x)))?,
+        Buffer::U16(v) => alloc::from_iter(prim, v.iter().map(|&x| i64::from(x)))?,
+        Buffer::U32(v) => alloc::from_iter(prim, v.iter().map(|&x| i64::from(x)))?,
+        Buffer::U64(v) => alloc::from_iter(
+            prim,
+            v.iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)),
+        )?,
         other => {
             return Err(Error::dtype(
                 prim,
@@ -97,7 +97,7 @@ impl<'a> Walk<'a> {
     /// position (row-major), `None` where the window is out of bounds and
     /// the mode fills/drops it.
     fn bases(&self) -> Result<Vec<Option<usize>>> {
-        let mut out = Vec::with_capacity(checked_size(self.batch_shape)?);
+        let mut out = alloc::with_capacity(self.prim, checked_size(self.batch_shape)?)?;
         let mut row = 0usize;
         let mut start = vec![0usize; self.shape.len()];
         for_each_index(self.batch_shape, |g| {
@@ -149,7 +149,7 @@ impl<'a> Walk<'a> {
             .iter()
             .map(|&a| self.strides.get(a).copied().unwrap_or(0))
             .collect();
-        let mut out = Vec::with_capacity(checked_size(window_shape)?);
+        let mut out = alloc::with_capacity(self.prim, checked_size(window_shape)?)?;
         for_each_index(window_shape, |w| {
             out.push(offset(w.iter().copied(), &wstrides));
             Ok(())
@@ -234,7 +234,7 @@ pub fn gather(
     let prim = "gather";
     let extent = |_: &[usize]| g.slice_sizes.clone();
     let walk = Walk::new(prim, x, idx, g.dims.lists(), extent, gather_clamps(g))?;
-    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    let mut picks = alloc::with_capacity(prim, checked_size(out_shape)?)?;
     walk.for_each(out_shape, |_, off| {
         picks.push(match off {
             Some(off) => (0, off),
@@ -262,7 +262,7 @@ fn scatter_targets(
         extent
     };
     let walk = Walk::new(prim, x, idx, s.dims.lists(), extent, scatter_clamps(s))?;
-    let mut out = Vec::with_capacity(u.size());
+    let mut out = alloc::with_capacity(prim, u.size())?;
     walk.for_each(u.shape(), |k, off| {
         if let Some(t) = off {
             out.push((k, t));
@@ -347,7 +347,7 @@ impl Combine for bool {
 fn combine_all<T: Combine + BufElem>(
     prim: &'static str, op: ScatterOp, x: &Buffer, u: &Buffer, targets: &[(usize, usize)],
 ) -> Result<Buffer> {
-    let mut out: Vec<T> = typed::<T>(prim, x)?.to_vec();
+    let mut out: Vec<T> = alloc::to_vec(prim, typed::<T>(prim, x)?)?;
     let ups = typed::<T>(prim, u)?;
     for &(k, t) in targets {
         let v = *ups.get(k).ok_or_else(|| internal(prim, "update"))?;
@@ -363,7 +363,7 @@ pub fn scatter(s: &ScatterParams, x: &HostArray, idx: &HostArray, u: &HostArray)
     let targets = scatter_targets(s, x, idx, u)?;
     if s.op == ScatterOp::Set {
         // Picks work for every dtype (keys and float0 too).
-        let mut picks: Vec<(usize, usize)> = (0..x.size()).map(|i| (0, i)).collect();
+        let mut picks: Vec<(usize, usize)> = alloc::from_iter(prim, (0..x.size()).map(|i| (0, i)))?;
         for &(k, t) in &targets {
             let slot = picks.get_mut(t).ok_or_else(|| internal(prim, "target"))?;
             *slot = (1, k);

@@ -8,7 +8,7 @@
 
 use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::complex::{lex_max, lex_min};
-use crate::array::{checked_size, Buffer, HostArray};
+use crate::array::{alloc, checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::prims::{ArgOp, CumOp, ReduceOp};
@@ -51,7 +51,7 @@ fn reduce_with<T: Copy, R: Reducer<T>>(
         .filter(|(i, _)| !axes.contains(i))
         .try_fold(1usize, |acc, (_, &d)| acc.checked_mul(d))
         .ok_or_else(|| internal(prim))?;
-    let mut acc = vec![r.init(); out_n];
+    let mut acc = alloc::filled(prim, r.init(), out_n)?;
     if src.is_empty() || out_n == 0 {
         return Ok(acc);
     }
@@ -341,7 +341,7 @@ pub fn reduce(op: ReduceOp, x: &HostArray, axes: &[usize]) -> Result<Buffer> {
     let s = x.shape();
     // Nothing reduced: a copy.
     if axes.is_empty() {
-        return Ok(x.buffer().clone());
+        return x.buffer().try_clone("reduce");
     }
     checked_size(s)?;
     Ok(match x.buffer() {
@@ -389,7 +389,7 @@ fn scan_lines<T: Copy>(
     f: impl Fn(T, T) -> T,
 ) -> Result<Vec<T>> {
     let (_, n, inner) = split_axis(prim, shape, axis)?;
-    let mut out = src.to_vec();
+    let mut out = alloc::to_vec(prim, src)?;
     let blk = n.checked_mul(inner).ok_or_else(|| internal(prim))?;
     if blk == 0 {
         return Ok(out);
@@ -497,7 +497,7 @@ fn arg_lines<T: Copy + PartialOrd>(
 ) -> Result<Vec<i64>> {
     let (outer, n, inner) = split_axis(prim, shape, axis)?;
     let out_n = outer.checked_mul(inner).ok_or_else(|| internal(prim))?;
-    let mut out = vec![0i64; out_n];
+    let mut out = alloc::filled(prim, 0i64, out_n)?;
     let blk = n.checked_mul(inner).ok_or_else(|| internal(prim))?;
     if blk == 0 || out_n == 0 {
         return Ok(out);

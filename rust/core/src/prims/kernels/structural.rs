@@ -5,7 +5,7 @@
 //! u32 array of shape `s + (2,)`. Float0 arrays carry no data.
 
 use super::common::{bad_dtype, for_each_element, typed, BufElem, FromIndex};
-use crate::array::{checked_size, Buffer, HostArray};
+use crate::array::{alloc, checked_size, Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
@@ -77,10 +77,10 @@ pub fn strided_gather<T: Copy>(src: &[T], shape: &[usize], strides: &[usize]) ->
     // 2-d transposes read down columns: tile them so both sides stay in cache.
     if let [(rows, rs)] = outer {
         if inner_s != 1 && *rs == 1 && inner_n >= 16 && *rows >= 16 {
-            return Ok(transpose_2d(src, *rows, inner_n, inner_s));
+            return transpose_2d(src, *rows, inner_n, inner_s);
         }
     }
-    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut out: Vec<T> = alloc::with_capacity(name, n)?;
     let mut counters = vec![0usize; outer.len()];
     let mut base = 0usize;
     loop {
@@ -116,12 +116,12 @@ pub fn strided_gather<T: Copy>(src: &[T], shape: &[usize], strides: &[usize]) ->
 /// 32×32 are read along source rows into a stack buffer, then written
 /// along output rows, so both sides stream through memory. The caller has
 /// bounds-checked the largest offset.
-fn transpose_2d<T: Copy>(src: &[T], rows: usize, cols: usize, cs: usize) -> Vec<T> {
+fn transpose_2d<T: Copy>(src: &[T], rows: usize, cols: usize, cs: usize) -> Result<Vec<T>> {
     const B: usize = 32;
     let Some(&fill) = src.first() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let mut out = vec![fill; rows.saturating_mul(cols)];
+    let mut out = alloc::filled("transpose", fill, rows.saturating_mul(cols))?;
     // buf[c - c0][r - r0]
     let mut buf = [[fill; B]; B];
     for (rt, out_rows) in out.chunks_mut(B.saturating_mul(cols)).enumerate() {
@@ -148,7 +148,7 @@ fn transpose_2d<T: Copy>(src: &[T], rows: usize, cols: usize, cs: usize) -> Vec<
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Applies a structural gather given output shape and per-output-dim source
@@ -180,7 +180,7 @@ fn gather_buffer(
 pub fn broadcast_in_dim(x: &HostArray, shape: &[usize], bdims: &[usize]) -> Result<Buffer> {
     let name = "broadcast_in_dim";
     if x.shape() == shape {
-        return Ok(x.buffer().clone());
+        return x.buffer().try_clone(name);
     }
     let in_strides = row_major_strides(x.shape())?;
     let mut strides = vec![0usize; shape.len()];
@@ -194,7 +194,7 @@ pub fn broadcast_in_dim(x: &HostArray, shape: &[usize], bdims: &[usize]) -> Resu
 pub fn transpose(x: &HostArray, perm: &[usize]) -> Result<Buffer> {
     let name = "transpose";
     if perm.iter().enumerate().all(|(i, &p)| i == p) {
-        return Ok(x.buffer().clone());
+        return x.buffer().try_clone(name);
     }
     let in_strides = row_major_strides(x.shape())?;
     let mut shape = Vec::with_capacity(perm.len());
@@ -215,30 +215,32 @@ pub fn iota(dtype: DType, shape: &[usize], dimension: usize) -> Result<Buffer> {
     let outer = checked_size(shape.get(..dimension).unwrap_or(&[]))?;
     let inner = checked_size(shape.get(dimension.saturating_add(1)..).unwrap_or(&[]))?;
     let n = checked_size(shape)?;
-    fn fill<T: FromIndex + BufElem>(n: usize, outer: usize, dim: usize, inner: usize) -> Buffer {
-        let mut out: Vec<T> = Vec::with_capacity(n);
+    fn fill<T: FromIndex + BufElem>(
+        n: usize, outer: usize, dim: usize, inner: usize,
+    ) -> Result<Buffer> {
+        let mut out: Vec<T> = alloc::with_capacity("iota", n)?;
         for _ in 0..outer {
             for d in 0..dim {
                 out.extend(std::iter::repeat_n(T::from_index(d), inner));
             }
         }
-        T::wrap(out)
+        Ok(T::wrap(out))
     }
     match dtype {
-        DType::I8 => Ok(fill::<i8>(n, outer, dim, inner)),
-        DType::I16 => Ok(fill::<i16>(n, outer, dim, inner)),
-        DType::I32 => Ok(fill::<i32>(n, outer, dim, inner)),
-        DType::I64 => Ok(fill::<i64>(n, outer, dim, inner)),
-        DType::U8 => Ok(fill::<u8>(n, outer, dim, inner)),
-        DType::U16 => Ok(fill::<u16>(n, outer, dim, inner)),
-        DType::U32 => Ok(fill::<u32>(n, outer, dim, inner)),
-        DType::U64 => Ok(fill::<u64>(n, outer, dim, inner)),
-        DType::F16 => Ok(fill::<half::f16>(n, outer, dim, inner)),
-        DType::BF16 => Ok(fill::<half::bf16>(n, outer, dim, inner)),
-        DType::F32 => Ok(fill::<f32>(n, outer, dim, inner)),
-        DType::F64 => Ok(fill::<f64>(n, outer, dim, inner)),
-        DType::C64 => Ok(fill::<crate::array::C32>(n, outer, dim, inner)),
-        DType::C128 => Ok(fill::<crate::array::C64>(n, outer, dim, inner)),
+        DType::I8 => fill::<i8>(n, outer, dim, inner),
+        DType::I16 => fill::<i16>(n, outer, dim, inner),
+        DType::I32 => fill::<i32>(n, outer, dim, inner),
+        DType::I64 => fill::<i64>(n, outer, dim, inner),
+        DType::U8 => fill::<u8>(n, outer, dim, inner),
+        DType::U16 => fill::<u16>(n, outer, dim, inner),
+        DType::U32 => fill::<u32>(n, outer, dim, inner),
+        DType::U64 => fill::<u64>(n, outer, dim, inner),
+        DType::F16 => fill::<half::f16>(n, outer, dim, inner),
+        DType::BF16 => fill::<half::bf16>(n, outer, dim, inner),
+        DType::F32 => fill::<f32>(n, outer, dim, inner),
+        DType::F64 => fill::<f64>(n, outer, dim, inner),
+        DType::C64 => fill::<crate::array::C32>(n, outer, dim, inner),
+        DType::C128 => fill::<crate::array::C64>(n, outer, dim, inner),
         DType::Bool | DType::Float0 | DType::Key => Err(bad_dtype(name, &[dtype])),
     }
 }
@@ -279,16 +281,16 @@ pub(super) fn assemble(
         .ok_or_else(|| internal(prim, "no operand"))?;
     for_each_element!(dtype, T => {
         let slices: Vec<&[T]> = srcs.iter().map(|b| typed::<T>(prim, b)).collect::<Result<_>>()?;
-        let out: Vec<T> = picks
-            .iter()
-            .map(|&(s, i)| {
+        let out: Vec<T> = alloc::try_from_iter(
+            prim,
+            picks.iter().map(|&(s, i)| {
                 slices
                     .get(s)
                     .and_then(|v| v.get(i))
                     .copied()
                     .ok_or_else(|| internal(prim, "pick"))
-            })
-            .collect::<Result<_>>()?;
+            }),
+        )?;
         Ok(T::wrap(out))
     },
     DType::Float0 => Ok(Buffer::Float0(picks.len())),
@@ -300,7 +302,7 @@ pub(super) fn assemble(
                 other => Err(bad_dtype(prim, &[other.dtype()])),
             })
             .collect::<Result<_>>()?;
-        let mut out: Vec<u32> = Vec::with_capacity(picks.len().saturating_mul(2));
+        let mut out: Vec<u32> = alloc::with_capacity(prim, picks.len().saturating_mul(2))?;
         for &(s, i) in picks {
             let k = i.checked_mul(2).ok_or_else(|| internal(prim, "key pick"))?;
             let pair = words
@@ -323,7 +325,7 @@ pub(super) fn offset(idx: impl Iterator<Item = usize>, strides: &[usize]) -> usi
 pub fn rev(x: &HostArray, dims: &[usize]) -> Result<Buffer> {
     let shape = x.shape();
     let strides = row_major_strides(shape)?;
-    let mut picks = Vec::with_capacity(x.size());
+    let mut picks = alloc::with_capacity("rev", x.size())?;
     for_each_index(shape, |idx| {
         let src = idx.iter().zip(shape).enumerate().map(|(j, (&i, &d))| {
             if dims.contains(&j) {
@@ -345,7 +347,7 @@ pub fn slice(
     let strides = row_major_strides(x.shape())?;
     let ones = vec![1usize; start.len()];
     let steps = steps.unwrap_or(&ones);
-    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    let mut picks = alloc::with_capacity("slice", checked_size(out_shape)?)?;
     for_each_index(out_shape, |idx| {
         let src = idx
             .iter()
@@ -367,7 +369,7 @@ pub fn pad(
     let name = "pad";
     let shape = x.shape();
     let strides = row_major_strides(shape)?;
-    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    let mut picks = alloc::with_capacity(name, checked_size(out_shape)?)?;
     for_each_index(out_shape, |idx| {
         let mut src = 0usize;
         let mut inside = true;
@@ -409,7 +411,7 @@ pub fn concatenate(xs: &[&HostArray], dim: usize, out_shape: &[usize]) -> Result
         starts.push(acc);
         acc = acc.saturating_add(x.shape().get(dim).copied().unwrap_or(0));
     }
-    let mut picks = Vec::with_capacity(checked_size(out_shape)?);
+    let mut picks = alloc::with_capacity(name, checked_size(out_shape)?)?;
     for_each_index(out_shape, |idx| {
         let i = idx.get(dim).copied().ok_or_else(|| internal(name, "dim"))?;
         let k = starts
@@ -469,7 +471,7 @@ pub fn dynamic_slice(x: &HostArray, idx: &[&HostArray], sizes: &[usize]) -> Resu
     let name = "dynamic_slice";
     let starts = clamped_starts(name, idx, x.shape(), sizes)?;
     let strides = row_major_strides(x.shape())?;
-    let mut picks = Vec::with_capacity(checked_size(sizes)?);
+    let mut picks = alloc::with_capacity(name, checked_size(sizes)?)?;
     for_each_index(sizes, |o| {
         let src = o.iter().zip(&starts).map(|(&i, &s)| i.wrapping_add(s));
         picks.push((0, offset(src, &strides)));
@@ -484,7 +486,7 @@ pub fn dynamic_update_slice(x: &HostArray, u: &HostArray, idx: &[&HostArray]) ->
     let starts = clamped_starts(name, idx, x.shape(), u.shape())?;
     let xs = row_major_strides(x.shape())?;
     let us = row_major_strides(u.shape())?;
-    let mut picks = Vec::with_capacity(x.size());
+    let mut picks = alloc::with_capacity(name, x.size())?;
     for_each_index(x.shape(), |o| {
         let inside = o
             .iter()

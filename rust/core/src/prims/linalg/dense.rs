@@ -302,9 +302,12 @@ impl<T: Scalar> Out<T> {
 
 /// A workspace of `req` (reused over the batch).
 pub(super) fn workspace(req: StackReq) -> Result<MemBuffer> {
-    MemBuffer::try_new(req).map_err(|_| Error::Overflow {
-        what: "linalg",
-        detail: format!("workspace of {} bytes", req.size_bytes()),
+    MemBuffer::try_new(req).map_err(|_| Error::AllocationTooLarge {
+        what: "linalg".into(),
+        shape: format!("({},)", req.size_bytes()),
+        dtype: "workspace",
+        bytes: u128::try_from(req.size_bytes()).unwrap_or(u128::MAX),
+        budget: crate::array::budget::max_buffer_bytes(),
     })
 }
 
