@@ -43,13 +43,9 @@ def _on_inexact(impl, name, doc):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
-    return jit(fn)
-
-
-def _compiled(fn):
-    """`fn` under `jit`, as JAX defines its series-based special functions: their hundreds of
-    elementwise steps compile once per input shape and dtype instead of dispatching one by
-    one on every eager call, and `vmap`/`grad` of them transform one traced program."""
+    # Under `jit`, as JAX defines its series-based special functions: their hundreds of
+    # elementwise steps compile once per input shape and dtype instead of dispatching one by
+    # one on every eager call, and `vmap`/`grad` of them transform one traced program.
     return jit(fn)
 
 
@@ -648,7 +644,7 @@ def _expn_jvp(primals, tangents):
     return _expn_fn(n, x), t * jnp.where(n == 0, d0, -_expn_fn(jnp.maximum(n - 1, 0), x))
 
 
-@_compiled
+@jit  # see _on_inexact
 def expn(n, x):
     """The generalized exponential integral E_n(x) = int_1^inf exp(-x t)/t^n dt for integer
     n >= 0 and x >= 0; differentiable in x."""
@@ -833,7 +829,7 @@ def _owens_t_jvp(primals, tangents):
     return out, d_h * th + d_a * ta
 
 
-@_compiled
+@jit  # see _on_inexact
 def owens_t(h, a):
     """Owen's T function T(h, a) = 1/(2 pi) int_0^a exp(-h^2 (1 + x^2)/2) / (1 + x^2) dx."""
     h, a = _inexact(h, a)
@@ -876,7 +872,7 @@ def bessel_jn(z, *, v, n_iter=50):
     return jnp.stack(rows)
 
 
-@_compiled
+@jit  # see _on_inexact
 def hyp1f1(a, b, x):
     """Kummer's confluent hypergeometric function 1F1(a; b; x): its series (200 terms) for
     x >= 0 and, for x < 0, Kummer's transformation exp(x) 1F1(b - a; b; -x). Differentiable
@@ -902,7 +898,7 @@ def _hyp2f1_series(a, b, c, x, terms=300):
     return total
 
 
-@_compiled
+@jit  # see _on_inexact
 def hyp2f1(a, b, c, x):
     """Gauss's hypergeometric function 2F1(a, b; c; x) for x < 1: the series for
     0 <= x <= 0.9 and, for x < 0, Pfaff's transformation (1 - x)^-a 2F1(a, c - b; c; x/(x - 1))."""
