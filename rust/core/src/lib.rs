@@ -20,22 +20,14 @@
 //! # Ok::<(), microjax::Error>(())
 //! ```
 #![deny(unsafe_code)]
-#![cfg_attr(
-    test,
-    allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing,
-        clippy::arithmetic_side_effects
-    )
-)]
 
 pub mod array;
 pub mod dtype;
 pub mod error;
 pub mod exec;
 pub mod export;
+#[doc(hidden)]
+pub mod internals;
 pub mod ir;
 pub mod prims;
 pub mod promote;

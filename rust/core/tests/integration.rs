@@ -6,7 +6,13 @@
 //! running beside them in one process would disturb.
 //!
 //! A new test file is a `mod` line here (or a `[[test]]` target in
-//! `Cargo.toml`); `every_test_file_is_built` fails on one that is neither.
+//! `Cargo.toml`), or in `internals/mod.rs` for a test of the crate's
+//! internals; `every_test_file_is_built` fails on one that is neither.
+//!
+//! The library has no unit tests in `src/`: a `cfg(test)` module there
+//! would make `cargo test` compile the whole library a second time. Tests
+//! of internal algorithms live in `internals/`, reaching them through the
+//! hidden `microjax::internals` re-exports.
 
 #![allow(clippy::unwrap_used)]
 
@@ -29,6 +35,7 @@ mod dynamic;
 mod exec_ctx;
 mod export;
 mod gather;
+mod internals;
 mod kernels;
 mod kernels_reduce_dot;
 mod linalg;
@@ -59,6 +66,16 @@ fn every_test_file_is_built() {
             || stem == "integration";
         if !declared {
             missing.push(name);
+        }
+    }
+    let internals = include_str!("internals/mod.rs");
+    for entry in std::fs::read_dir(dir.join("internals")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(stem) = name.strip_suffix(".rs") else {
+            continue;
+        };
+        if stem != "mod" && !internals.contains(&format!("\nmod {stem};")) {
+            missing.push(format!("internals/{name}"));
         }
     }
     assert!(

@@ -130,3 +130,19 @@ fn the_function_length_check_counts_bodies() {
     assert!(long_functions(&exempt).is_empty());
     assert!(long_functions("trait T {\n    fn f(&self);\n}\n").is_empty());
 }
+
+/// `[lib] test = false`: a `cfg(test)` module in `src/` would never run
+/// (tests of internals belong in `tests/internals/`).
+#[test]
+fn no_unit_tests_in_the_library() {
+    let marker = ["#[cfg(", "test)]"].concat();
+    let offenders: Vec<String> = all_sources()
+        .into_iter()
+        .filter(|p| fs::read_to_string(p).unwrap().contains(&marker))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "unit tests in src/ (move them to tests/internals/): {offenders:?}"
+    );
+}

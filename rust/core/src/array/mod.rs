@@ -414,7 +414,8 @@ impl HostArray {
     }
 
     /// The elements, writable (the shape cannot change through this).
-    pub(crate) fn buffer_mut(&mut self) -> &mut Buffer {
+    #[doc(hidden)]
+    pub fn buffer_mut(&mut self) -> &mut Buffer {
         &mut self.buf
     }
 
@@ -499,24 +500,4 @@ from_vec!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, 
 #[inline]
 pub(crate) fn same_dims(a: &[usize], b: &[usize]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
-
-/// Small f32 vectors for the unit tests.
-#[cfg(test)]
-pub(crate) mod test_vectors {
-    use super::{Buffer, HostArray};
-    use std::sync::Arc;
-
-    /// A rank-1 f32 array of `v`.
-    pub(crate) fn arr(v: &[f32]) -> Arc<HostArray> {
-        Arc::new(HostArray::new(vec![v.len()], Buffer::F32(v.to_vec().into())).unwrap())
-    }
-
-    /// The values of an f32 array.
-    pub(crate) fn f32s(h: &HostArray) -> Vec<f32> {
-        match h.buffer() {
-            Buffer::F32(v) => v.to_vec(),
-            other => panic!("expected f32, got {:?}", other.dtype()),
-        }
-    }
 }

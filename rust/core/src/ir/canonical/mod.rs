@@ -57,7 +57,7 @@ use crate::prims::Param;
 use half::{bf16, f16};
 use std::fmt::Write as _;
 
-mod parser;
+pub(crate) mod parser;
 
 pub use parser::{parse, parse_with_consts};
 
@@ -229,7 +229,8 @@ fn write_eqn(out: &mut String, j: &Jaxpr, e: &Eqn, indent: usize) {
     }
 }
 
-fn write_param(out: &mut String, p: &Param, indent: usize) {
+#[doc(hidden)]
+pub fn write_param(out: &mut String, p: &Param, indent: usize) {
     match p {
         Param::None => out.push_str("None"),
         Param::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

@@ -75,12 +75,12 @@ fn parse_structure(text: &str, limits: &ParseLimits) -> Result<Jaxpr> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Pos {
+pub struct Pos {
     line: usize,
     col: usize,
 }
 
-fn perr(pos: Pos, msg: String) -> Error {
+pub fn perr(pos: Pos, msg: String) -> Error {
     Error::Parse {
         line: pos.line,
         col: pos.col,
@@ -88,7 +88,7 @@ fn perr(pos: Pos, msg: String) -> Error {
     }
 }
 
-fn end_position(text: &str) -> Pos {
+pub fn end_position(text: &str) -> Pos {
     let mut pos = Pos { line: 1, col: 1 };
     for b in text.bytes() {
         advance(&mut pos, b);
@@ -106,7 +106,7 @@ fn advance(pos: &mut Pos, b: u8) {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Tok {
+pub enum Tok {
     /// A run of word bytes: `text[start..end]`.
     Word(usize, usize),
     Str(String),
@@ -114,16 +114,16 @@ enum Tok {
 }
 
 #[derive(Debug, Clone)]
-struct Token {
-    tok: Tok,
-    pos: Pos,
+pub struct Token {
+    pub tok: Tok,
+    pub pos: Pos,
 }
 
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'<' | b'>' | b'+' | b'-')
 }
 
-fn lex(text: &str) -> Result<Vec<Token>> {
+pub fn lex(text: &str) -> Result<Vec<Token>> {
     let bytes = text.as_bytes();
     let mut toks = Vec::new();
     let mut i = 0usize;
@@ -241,15 +241,15 @@ fn lex_string(bytes: &[u8], mut i: usize, pos: &mut Pos, start: Pos) -> Result<(
     Ok((s, i))
 }
 
-struct Parser<'a> {
-    text: &'a str,
-    toks: Vec<Token>,
-    pos: usize,
-    max_depth: usize,
-    limits: ParseLimits,
-    n_eqns: usize,
-    n_vars: usize,
-    end: Pos,
+pub struct Parser<'a> {
+    pub text: &'a str,
+    pub toks: Vec<Token>,
+    pub pos: usize,
+    pub max_depth: usize,
+    pub limits: ParseLimits,
+    pub n_eqns: usize,
+    pub n_vars: usize,
+    pub end: Pos,
 }
 
 /// Variables of one block: index → aval, in index order.
@@ -259,7 +259,7 @@ struct Scope {
 }
 
 impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<&Token> {
+    pub fn peek(&self) -> Option<&Token> {
         self.toks.get(self.pos)
     }
 
@@ -661,7 +661,7 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    fn param(&mut self, depth: usize) -> Result<Param> {
+    pub fn param(&mut self, depth: usize) -> Result<Param> {
         let pos = self.here();
         let Some(t) = self.peek() else {
             return Err(self.unexpected("a parameter value"));
@@ -780,7 +780,7 @@ fn parse_bool(w: &str) -> Option<bool> {
 }
 
 /// `0x` followed by 1..=`max_digits` hex digits.
-fn parse_hex(w: &str, max_digits: usize) -> Option<u64> {
+pub fn parse_hex(w: &str, max_digits: usize) -> Option<u64> {
     let h = w.strip_prefix("0x")?;
     if h.is_empty() || h.len() > max_digits.min(16) {
         return None;
@@ -820,7 +820,7 @@ fn parse_hex_pair(w: &str, digits: usize) -> Option<(u64, u64)> {
 }
 
 /// `0x` followed by an even number of hex digits.
-fn parse_hex_bytes(w: &str) -> Option<Vec<u8>> {
+pub fn parse_hex_bytes(w: &str) -> Option<Vec<u8>> {
     let h = w.strip_prefix("0x")?.as_bytes();
     if h.len() % 2 != 0 {
         return None;
@@ -832,108 +832,4 @@ fn parse_hex_bytes(w: &str) -> Option<Vec<u8>> {
             u8::try_from(hi.checked_mul(16)?.checked_add(lo)?).ok()
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{buffer_to_le, write_param};
-    use super::*;
-    use crate::array::Buffer;
-
-    fn text_of(p: &Param) -> String {
-        let mut s = String::new();
-        write_param(&mut s, p, 0);
-        s
-    }
-
-    fn reparse(text: &str) -> Result<Param> {
-        let mut parser = Parser {
-            text,
-            toks: lex(text)?,
-            pos: 0,
-            max_depth: 8,
-            limits: ParseLimits::default(),
-            n_eqns: 0,
-            n_vars: 0,
-            end: end_position(text),
-        };
-        let p = parser.param(0)?;
-        match parser.peek() {
-            None => Ok(p),
-            Some(t) => Err(perr(t.pos, "trailing".into())),
-        }
-    }
-
-    #[test]
-    fn every_param_kind_round_trips() {
-        let mut params = vec![
-            Param::None,
-            Param::Bool(true),
-            Param::Bool(false),
-            Param::Int(i64::MIN),
-            Param::Int(42),
-            Param::Float(f64::NAN),
-            Param::Float(-0.0),
-            Param::Float(0.1),
-            Param::Float(f64::NEG_INFINITY),
-            Param::Str(String::new()),
-            Param::Str("a \"b\" \\ \n\t\r\u{0}\u{7f} é 😀".into()),
-            Param::Ints(vec![]),
-            Param::Ints(vec![5]),
-            Param::Ints(vec![-1, 0, 3]),
-            Param::Tuple(vec![]),
-            Param::Tuple(vec![
-                Param::Tuple(vec![Param::Ints(vec![1]), Param::Ints(vec![])]),
-                Param::None,
-                Param::Str("x".into()),
-            ]),
-            Param::Jaxpr(Arc::new(ClosedJaxpr::new(Jaxpr::default(), Vec::new()))),
-        ];
-        params.extend(crate::dtype::ALL_DTYPES.iter().map(|&d| Param::DType(d)));
-        for p in &params {
-            let text = text_of(p);
-            let back = reparse(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!(text_of(&back), text);
-            if let (Param::Float(a), Param::Float(b)) = (p, &back) {
-                assert_eq!(a.to_bits(), b.to_bits());
-            } else {
-                assert_eq!(&back, p);
-            }
-        }
-    }
-
-    #[test]
-    fn depth_limit_applies_to_tuples() {
-        assert!(reparse("[[[[[[[[1]]]]]]]]").is_ok());
-        assert!(matches!(
-            reparse("[[[[[[[[[1]]]]]]]]]"),
-            Err(Error::Limit(_))
-        ));
-    }
-
-    #[test]
-    fn const_bytes_round_trip() {
-        let bufs = [
-            Buffer::Bool(vec![true, false].into()),
-            Buffer::I16(vec![-2, 300].into()),
-            Buffer::U32(vec![7, u32::MAX].into()),
-            Buffer::U64(vec![u64::MAX, 1].into()),
-            Buffer::F16(vec![f16::from_f32(1.5), f16::NAN].into()),
-            Buffer::F64(vec![-0.0, 2.0].into()),
-            Buffer::Key(vec![1, 2, 3, 4].into()),
-        ];
-        for b in bufs {
-            let bytes = buffer_to_le(&b);
-            let back = buffer_from_le(b.dtype(), b.len(), &bytes).unwrap();
-            assert_eq!(buffer_to_le(&back), bytes);
-        }
-        assert!(buffer_from_le(DType::Bool, 1, &[2]).is_err());
-        assert!(buffer_from_le(DType::F32, 1, &[0, 0, 0]).is_err());
-        assert_eq!(parse_hex_bytes("0x0aff"), Some(vec![10, 255]));
-        assert_eq!(parse_hex_bytes("0x0af"), None);
-        assert_eq!(parse_hex_bytes("0xzz"), None);
-        assert_eq!(parse_hex("0x+1", 8), None);
-        assert_eq!(parse_hex("0x123456789", 8), None);
-        assert_eq!(parse_hex("0x7fc00000", 8), Some(0x7fc0_0000));
-    }
 }

@@ -354,7 +354,3 @@ pub fn c2r<T: FftFloat>(
         Ok(())
     })
 }
-
-#[cfg(test)]
-#[path = "kernel_tests.rs"]
-mod tests;

@@ -331,16 +331,3 @@ impl Family for FftParams {
         rules::batch(self, b, xs, dims)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fft_type_codes_round_trip() {
-        for t in [FftType::Fft, FftType::Ifft, FftType::Rfft, FftType::Irfft] {
-            assert_eq!(FftType::from_code(t.code()), Some(t));
-        }
-        assert_eq!(FftType::from_code(4), None);
-    }
-}

@@ -41,13 +41,13 @@ fn internal(what: &str) -> Error {
 /// A set of axes: an explicit list, or every axis of `0..ndim` in neither
 /// of two lists (the free axes), iterated without allocating.
 #[derive(Clone, Copy)]
-enum Axes<'a> {
+pub enum Axes<'a> {
     List(&'a [usize]),
     Rest(&'a [usize], &'a [usize], usize),
 }
 
 impl<'a> Axes<'a> {
-    fn iter(self) -> impl Iterator<Item = usize> + 'a {
+    pub fn iter(self) -> impl Iterator<Item = usize> + 'a {
         let (list, rest) = match self {
             Axes::List(l) => (l, None),
             Axes::Rest(a, b, n) => (&[][..], Some((a, b, n))),
@@ -64,12 +64,12 @@ const AXIS: [[usize; 1]; 2] = [[0], [1]];
 
 /// `(rows, cols)` axes of both operands when the product is a plain
 /// rank ≤ 2 matrix product (no batch axes, one contracted axis each).
-type MatrixAxes = (
+pub type MatrixAxes = (
     (Option<usize>, Option<usize>),
     (Option<usize>, Option<usize>),
 );
 
-fn matrix_axes(dims: &DotDims, lrank: usize, rrank: usize) -> Option<MatrixAxes> {
+pub fn matrix_axes(dims: &DotDims, lrank: usize, rrank: usize) -> Option<MatrixAxes> {
     if !dims.lhs_batch.is_empty() || !dims.rhs_batch.is_empty() || lrank > 2 || rrank > 2 {
         return None;
     }
@@ -85,14 +85,14 @@ fn matrix_axes(dims: &DotDims, lrank: usize, rrank: usize) -> Option<MatrixAxes>
 }
 
 /// One operand seen as `(batch, rows, cols)`.
-struct Layout<'a> {
-    shape: &'a [usize],
-    groups: [Axes<'a>; 3],
+pub struct Layout<'a> {
+    pub shape: &'a [usize],
+    pub groups: [Axes<'a>; 3],
     /// `(size, stride)` of each group, `None` when a group does not step
     /// through memory with a single stride.
-    flat: Option<[(usize, usize); 3]>,
+    pub flat: Option<[(usize, usize); 3]>,
     /// Size of each group.
-    sizes: [usize; 3],
+    pub sizes: [usize; 3],
 }
 
 /// Row-major stride of axis `a` of `shape` (the array exists, so the
@@ -134,7 +134,7 @@ impl<'a> Layout<'a> {
     /// axis, rows on axis `rows` and columns on axis `cols` (`None`: no
     /// such axis), without its general walk over axis lists (which costs
     /// more than a small matvec).
-    fn matrix(shape: &'a [usize], rows: Option<usize>, cols: Option<usize>) -> Layout<'a> {
+    pub fn matrix(shape: &'a [usize], rows: Option<usize>, cols: Option<usize>) -> Layout<'a> {
         let group = |a: Option<usize>| match a {
             Some(a) => Axes::List(AXIS.get(a).map_or(&[][..], |x| &x[..])),
             None => Axes::List(&[]),
@@ -218,11 +218,11 @@ fn flatten(dims: impl Iterator<Item = (usize, usize)>) -> Option<(usize, usize)>
 
 /// Problem sizes: batch, M, K, N.
 #[derive(Clone, Copy)]
-struct Sizes {
-    b: usize,
-    m: usize,
-    k: usize,
-    n: usize,
+pub struct Sizes {
+    pub b: usize,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
 }
 
 impl Sizes {
@@ -406,7 +406,7 @@ pub fn dot_general(
     }
 }
 
-fn general_layouts<'a>(
+pub fn general_layouts<'a>(
     l: &'a [usize], r: &'a [usize], dims: &'a DotDims,
 ) -> (Layout<'a>, Layout<'a>) {
     let lay_l = Layout::new(
@@ -768,7 +768,7 @@ fn packed_out<T: FloatElem>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
 }
 
 /// [`small_matmul`] on packed operands (lengths checked here).
-fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
+pub fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
     let Sizes { m, k, n, .. } = sz;
     let mut out = packed_out(l, r, sz)?;
     small_matmul::matmul_into(&mut out, l, r, m, k, n);
@@ -905,96 +905,5 @@ mod ffi {
             );
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-#[allow(
-    clippy::unwrap_used,
-    clippy::indexing_slicing,
-    clippy::arithmetic_side_effects,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
-mod tests {
-    use super::*;
-
-    /// The register-blocked kernel equals a naive k-ordered dot product bit
-    /// for bit, on full blocks, partial blocks and tails, f32 and f64.
-    #[test]
-    fn register_kernel_matches_the_k_ordered_loop() {
-        let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
-        for (bt, m, k, n) in [
-            (1, 1, 64, 64),
-            (2, 3, 7, 130),
-            (1, 2, 1, 65),
-            (1, 1, 33, 200),
-            (3, 1, 5, 5),
-        ] {
-            let l: Vec<f64> = (0..bt * m * k).map(val).collect();
-            let r: Vec<f64> = (0..bt * k * n).map(|i| val(i + 99)).collect();
-            let sz = Sizes { b: bt, m, k, n };
-            let got64 = register_matmul(&l, &r, sz).unwrap();
-            let l32: Vec<f32> = l.iter().map(|&x| x as f32).collect();
-            let r32: Vec<f32> = r.iter().map(|&x| x as f32).collect();
-            let got32 = register_matmul(&l32, &r32, sz).unwrap();
-            for bi in 0..bt {
-                for i in 0..m {
-                    for j in 0..n {
-                        let (mut a64, mut a32) = (0.0f64, 0.0f32);
-                        for kk in 0..k {
-                            let (x, y) = (bi * m * k + i * k + kk, bi * k * n + kk * n + j);
-                            a64 += l[x] * r[y];
-                            a32 += l32[x] * r32[y];
-                        }
-                        let o = bi * m * n + i * n + j;
-                        assert_eq!(got64[o].to_bits(), a64.to_bits(), "{bt} {m} {k} {n}");
-                        assert_eq!(got32[o].to_bits(), a32.to_bits(), "{bt} {m} {k} {n}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// The shortcut layouts equal the general ones on every rank ≤ 2
-    /// matrix product, including zero and unit dimensions.
-    #[test]
-    fn matrix_layouts_match_the_general_walk() {
-        let dimsizes = [0usize, 1, 2, 5];
-        let mut shapes: Vec<Vec<usize>> = dimsizes.iter().map(|&a| vec![a]).collect();
-        for &a in &dimsizes {
-            for &b in &dimsizes {
-                shapes.push(vec![a, b]);
-            }
-        }
-        for ls in &shapes {
-            for rs in &shapes {
-                for lc in 0..ls.len() {
-                    for rc in 0..rs.len() {
-                        let dims = DotDims {
-                            lhs_contract: vec![lc],
-                            rhs_contract: vec![rc],
-                            lhs_batch: vec![],
-                            rhs_batch: vec![],
-                        };
-                        let l = HostArray::zeros(ls.clone(), DType::F32).unwrap();
-                        let r = HostArray::zeros(rs.clone(), DType::F32).unwrap();
-                        let (gl, gr) = general_layouts(l.shape(), r.shape(), &dims);
-                        let ((lr, lcol), (rr, rcol)) =
-                            matrix_axes(&dims, ls.len(), rs.len()).unwrap();
-                        let (ml, mr) = (Layout::matrix(ls, lr, lcol), Layout::matrix(rs, rr, rcol));
-                        for (g, m) in [(&gl, &ml), (&gr, &mr)] {
-                            assert_eq!(g.sizes, m.sizes, "{ls:?} {rs:?} {lc} {rc}");
-                            assert_eq!(g.flat, m.flat, "{ls:?} {rs:?} {lc} {rc}");
-                            for k in 0..3 {
-                                let ga: Vec<usize> = g.groups[k].iter().collect();
-                                let ma: Vec<usize> = m.groups[k].iter().collect();
-                                assert_eq!(ga, ma);
-                            }
-                        }
-                    }
-                }
-            }
-        }
     }
 }

@@ -66,7 +66,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 
 #[path = "vmath_scalar.rs"]
-mod scalar;
+pub(crate) mod scalar;
 
 pub use scalar::{
     cos_f32, cos_f64, cos_fast_f32, cos_fast_f64, erf_f32, erf_f64, exp2_f32, exp2_f64, exp_f32,
@@ -111,7 +111,8 @@ fn cpu_level() -> SimdLevel {
 /// environment variable `MICROJAX_SIMD_LEVEL` (`scalar`, `avx2`, `avx512`;
 /// read once) so a process can run the code paths of a smaller CPU (the
 /// determinism tests compare them).
-fn detected_level() -> SimdLevel {
+#[doc(hidden)]
+pub fn detected_level() -> SimdLevel {
     static LEVEL: std::sync::OnceLock<SimdLevel> = std::sync::OnceLock::new();
     *LEVEL.get_or_init(|| {
         let cap = match std::env::var("MICROJAX_SIMD_LEVEL").as_deref() {
@@ -567,7 +568,3 @@ pub fn pow_f64(x: &[f64], y: &[f64], out: &mut [f64]) {
         *o = pow_f64_scalar(a, b);
     }
 }
-
-#[cfg(test)]
-#[path = "vmath_tests.rs"]
-mod tests;

@@ -878,7 +878,7 @@ pub fn log_f32(x: f32) -> f32 {
 macro_rules! sign {
     ($($name:ident: $t:ty),*) => {$(
         #[inline(always)]
-        pub(super) fn $name(x: $t) -> $t {
+        pub fn $name(x: $t) -> $t {
             let one: $t = 1.0;
             if x == 0.0 || x.is_nan() {
                 x

@@ -42,7 +42,7 @@ use std::num::NonZeroUsize;
 /// pool's size (the parts still run on the rayon pool's threads).
 pub const PARTITIONS: usize = 2;
 
-pub(super) const PAR: Par = match NonZeroUsize::new(PARTITIONS) {
+pub const PAR: Par = match NonZeroUsize::new(PARTITIONS) {
     Some(n) => Par::Rayon(n),
     None => Par::Seq,
 };
@@ -54,7 +54,7 @@ pub const SEQ_MAX: usize = 256;
 /// faer's parallelism for a factorization or solve of a matrix `width`
 /// wide: sequential up to [`SEQ_MAX`], else [`PAR`] (a function of the
 /// size only, so the bits do not depend on the pool).
-fn par_for(width: usize) -> Par {
+pub fn par_for(width: usize) -> Par {
     if width <= SEQ_MAX {
         Par::Seq
     } else {
@@ -66,7 +66,7 @@ fn par_for(width: usize) -> Par {
 /// (then it runs inside [`crate::exec::pool::install`]): Cholesky, LU, QR
 /// and triangular solves above [`SEQ_MAX`]; the eigendecompositions, the
 /// SVD and the Schur/Hessenberg reductions at every size.
-pub(super) fn runs_parallel(op: &LinalgOp, width: usize) -> bool {
+pub fn runs_parallel(op: &LinalgOp, width: usize) -> bool {
     match op {
         LinalgOp::Cholesky
         | LinalgOp::TriangularSolve { .. }
@@ -80,7 +80,7 @@ pub(super) fn runs_parallel(op: &LinalgOp, width: usize) -> bool {
 /// variant holding it, with the LAPACK-convention kernels that replace
 /// faer's where it departs from LAPACK (real fields: the f64 loops of
 /// [`super::portable`]; complex fields: [`super::lapack`]).
-pub(super) trait Scalar: ComplexField + Copy {
+pub trait Scalar: ComplexField + Copy {
     /// faer's Householder QR gives LAPACK's factors (real fields; faer's
     /// complex reflectors leave `R` a complex diagonal, LAPACK's a real one).
     const FAER_QR: bool;
@@ -169,7 +169,7 @@ fn qr_complex<T: lapack::Field>(a: MatRef<'_, T>, full_matrices: bool) -> Result
 }
 
 /// A matrix's entries in row-major order.
-pub(super) fn row_major<T: Copy>(a: MatRef<'_, T>) -> Vec<T> {
+pub fn row_major<T: Copy>(a: MatRef<'_, T>) -> Vec<T> {
     let Some(&first) = a.col_iter().next().and_then(|c| c.iter().next()) else {
         return Vec::new();
     };
@@ -221,15 +221,15 @@ fn copy_tiled<T: Copy>(mut dst: MatMut<'_, T>, src: MatRef<'_, T>, lower_only: b
 // ----------------------------------------------------------------- operands
 
 /// A `[..., r, c]` operand: its flat data and matrix size (`r, c > 0`).
-pub(super) struct Stack<'a, T> {
+pub struct Stack<'a, T> {
     data: &'a [T],
-    pub(super) r: usize,
+    pub r: usize,
     c: usize,
-    pub(super) batch: usize,
+    pub batch: usize,
 }
 
 impl<'a, T: Scalar> Stack<'a, T> {
-    pub(super) fn new(name: &'static str, a: &'a HostArray) -> Result<Stack<'a, T>> {
+    pub fn new(name: &'static str, a: &'a HostArray) -> Result<Stack<'a, T>> {
         let data = T::slice(a.buffer()).ok_or_else(|| {
             Error::dtype(name, &[a.dtype()], "requires a float32 or float64 operand")
         })?;
@@ -253,7 +253,7 @@ impl<'a, T: Scalar> Stack<'a, T> {
     }
 
     /// The matrices, as faer views of the row-major data.
-    pub(super) fn views(&self) -> impl Iterator<Item = MatRef<'a, T>> + 'a {
+    pub fn views(&self) -> impl Iterator<Item = MatRef<'a, T>> + 'a {
         let (r, c) = (self.r, self.c);
         self.data
             .chunks_exact(r.saturating_mul(c).max(1))
@@ -262,14 +262,14 @@ impl<'a, T: Scalar> Stack<'a, T> {
 }
 
 /// A zero-filled output of `batch` row-major `r x c` matrices.
-pub(super) struct Out<T> {
+pub struct Out<T> {
     data: Vec<T>,
     r: usize,
     c: usize,
 }
 
 impl<T: Scalar> Out<T> {
-    pub(super) fn new(batch: usize, r: usize, c: usize) -> Result<Out<T>> {
+    pub fn new(batch: usize, r: usize, c: usize) -> Result<Out<T>> {
         let len = checked_size(&[batch, r, c])?;
         Ok(Out {
             data: vec![T::zero_impl(); len],
@@ -286,12 +286,12 @@ impl<T: Scalar> Out<T> {
             .map(move |m| MatMut::from_row_major_slice_mut(m, r, c))
     }
 
-    pub(super) fn buffer(self) -> Buffer {
+    pub fn buffer(self) -> Buffer {
         T::buffer(self.data)
     }
 
     /// Writes `vals` at flat offset `at`; returns the offset after them.
-    pub(super) fn put(&mut self, at: usize, vals: &[T]) -> usize {
+    pub fn put(&mut self, at: usize, vals: &[T]) -> usize {
         let end = at.saturating_add(vals.len());
         if let Some(dst) = self.data.get_mut(at..end) {
             dst.copy_from_slice(vals);
@@ -301,7 +301,7 @@ impl<T: Scalar> Out<T> {
 }
 
 /// A workspace of `req` (reused over the batch).
-pub(super) fn workspace(req: StackReq) -> Result<MemBuffer> {
+pub fn workspace(req: StackReq) -> Result<MemBuffer> {
     MemBuffer::try_new(req).map_err(|_| Error::AllocationTooLarge {
         what: "linalg".into(),
         shape: format!("({},)", req.size_bytes()),
@@ -333,7 +333,7 @@ const SMALL_SOLVE: usize = 32;
 /// Output buffers (flat over the batch) of `op`, or `None` where the
 /// portable kernels compute it: a real operand with an empty matrix
 /// dimension, or a small real triangular solve ([`SMALL_SOLVE`]).
-pub(super) fn eval_buffers(op: &LinalgOp, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
+pub fn eval_buffers(op: &LinalgOp, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
     let name = op.name();
     let empty = args
         .iter()
@@ -435,7 +435,7 @@ where
 }
 
 /// `eig` and `hessenberg` have their own kernels ([`super::eig`]).
-pub(super) fn not_here(name: &'static str) -> Error {
+pub fn not_here(name: &'static str) -> Error {
     Error::InvalidArgument(format!("{name}: computed by the nonsymmetric kernels"))
 }
 
@@ -443,7 +443,7 @@ pub(super) fn not_here(name: &'static str) -> Error {
 
 /// The lower Cholesky factor of each matrix (its lower triangle is read); a
 /// matrix that is not positive definite gives NaNs, as JAX.
-fn cholesky_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Out<T>> {
+pub fn cholesky_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Out<T>> {
     let n = a.r;
     let req = cholesky::llt::factor::cholesky_in_place_scratch::<T>(n, par, Default::default());
     let mut mem = workspace(req)?;
@@ -470,7 +470,7 @@ fn cholesky_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Out<T>> {
 
 /// `op(a) x = b` (left side) or `x op(a) = b` for each pair of matrices;
 /// only the `lower` (or upper) triangle of `a` is read.
-fn solve_all<T: Scalar>(
+pub fn solve_all<T: Scalar>(
     a: &Stack<'_, T>, b: &Stack<'_, T>, o: SolveOpts, conjugate_a: bool, par: Par,
 ) -> Result<Out<T>> {
     let mut out = Out::new(b.batch, b.r, b.c)?;
@@ -535,7 +535,7 @@ fn pivots_of(perm: &[usize], piv: &mut Vec<usize>, k: usize) {
 }
 
 /// Partial-pivot LU of each matrix: `(packed L\U, pivots, permutation)`.
-fn lu_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Vec<Buffer>> {
+pub fn lu_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Vec<Buffer>> {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let req = lu::partial_pivoting::factor::lu_in_place_scratch::<usize, T>(
@@ -587,7 +587,7 @@ fn lu_all<T: Scalar>(a: &Stack<'_, T>, par: Par) -> Result<Vec<Buffer>> {
 
 /// Householder QR of each matrix: `q` (`m x m` with `full_matrices`, else
 /// `m x k`) and `r` (`m x n`, else `k x n`).
-fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool, par: Par) -> Result<Vec<Buffer>> {
+pub fn qr_all<T: Scalar>(a: &Stack<'_, T>, full_matrices: bool, par: Par) -> Result<Vec<Buffer>> {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let (qcols, rrows) = if full_matrices { (m, m) } else { (k, k) };
@@ -753,131 +753,4 @@ where
         return Ok(vec![s_out.buffer()]);
     }
     Ok(vec![s_out.buffer(), u_out.buffer(), vt_out.buffer()])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(op: LinalgOp, shape: &[usize], v: Vec<f32>) -> Result<Vec<Buffer>> {
-        let a = HostArray::new(shape.to_vec(), Buffer::F32(v.into()))?;
-        eval_buffers(&op, &[&a])?.ok_or_else(|| Error::InvalidArgument("empty".into()))
-    }
-
-    fn f32s(b: &Buffer) -> Vec<f32> {
-        match b {
-            Buffer::F32(v) => v.to_vec(),
-            _ => Vec::new(),
-        }
-    }
-
-    fn i32s(b: &Buffer) -> Vec<i32> {
-        match b {
-            Buffer::I32(v) => v.to_vec(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// A zero pivot leaves its column unscaled, as `getrf` (recorded from
-    /// JAX 0.10.2: pivots [0, 2, 2], permutation [0, 2, 1]).
-    #[test]
-    fn lu_zero_pivot_follows_getrf() -> Result<()> {
-        let a = vec![0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 7.0];
-        let outs = run(LinalgOp::Lu, &[3, 3], a)?;
-        let [lu, piv, perm] = outs.as_slice() else {
-            return Err(Error::InvalidArgument("three outputs".into()));
-        };
-        let want = [0.0, 1.0, 2.0, 0.0, 5.0, 7.0, 0.0, 0.6, -0.2];
-        let got = f32s(lu);
-        assert!(
-            got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-5),
-            "{got:?}"
-        );
-        assert_eq!(i32s(piv), vec![0, 2, 2]);
-        assert_eq!(i32s(perm), vec![0, 2, 1]);
-        Ok(())
-    }
-
-    /// `getrf`'s pivots from faer's permutation on a matrix with row swaps.
-    #[test]
-    fn lu_pivots_match_getrf() -> Result<()> {
-        let a = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0];
-        let outs = run(LinalgOp::Lu, &[3, 3], a)?;
-        assert_eq!(outs.get(1).map(i32s), Some(vec![2, 2, 2]));
-        assert_eq!(outs.get(2).map(i32s), Some(vec![2, 0, 1]));
-        Ok(())
-    }
-
-    /// One kernel's outputs on a given parallelism.
-    type Kernel<'a> = dyn Fn(Par) -> Result<Vec<Buffer>> + 'a;
-
-    fn bits(bufs: &[Buffer]) -> Vec<Vec<u32>> {
-        bufs.iter()
-            .map(|b| match b {
-                Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect(),
-                Buffer::I32(v) => v.iter().map(|&x| x as u32).collect(),
-                _ => Vec::new(),
-            })
-            .collect()
-    }
-
-    /// At the sizes around [`SEQ_MAX`], where the kernels switch from the
-    /// sequential to the partitioned path, both give the same bits (so the
-    /// switch moves no result), and the factors are right.
-    #[test]
-    fn sequential_and_partitioned_paths_give_the_same_bits() -> Result<()> {
-        for n in [SEQ_MAX, SEQ_MAX + 1] {
-            let mut draw = super::super::uniform_values(n as u64);
-            let x: Vec<f32> = (0..n * n).map(|_| draw() as f32).collect();
-            // A diagonally dominant (so well conditioned, positive definite
-            // and pivot-free) matrix: `x + xᵀ + n I`.
-            let mut spd = x.clone();
-            for i in 0..n {
-                for j in 0..n {
-                    spd[i * n + j] =
-                        x[i * n + j] + x[j * n + i] + if i == j { n as f32 } else { 0.0 };
-                }
-            }
-            let a = HostArray::new(vec![n, n], Buffer::F32(x.into()))?;
-            let s = HostArray::new(vec![n, n], Buffer::F32(spd.clone().into()))?;
-            let (a, s) = (
-                Stack::<f32>::new("test", &a)?,
-                Stack::<f32>::new("test", &s)?,
-            );
-            let solve = |par| {
-                let o = SolveOpts {
-                    left_side: true,
-                    lower: true,
-                    transpose_a: false,
-                    unit_diagonal: false,
-                };
-                solve_all(&s, &a, o, false, par).map(|o| vec![o.buffer()])
-            };
-            let runs: [(&str, &Kernel<'_>); 4] = [
-                ("cholesky", &|par| {
-                    cholesky_all(&s, par).map(|o| vec![o.buffer()])
-                }),
-                ("lu", &|par| lu_all(&a, par)),
-                ("qr", &|par| qr_all(&a, true, par)),
-                ("solve", &solve),
-            ];
-            for (name, run) in runs {
-                let (seq, part) = (run(Par::Seq)?, run(PAR)?);
-                assert!(bits(&seq) == bits(&part), "{name} at {n}");
-            }
-            // L Lᵀ = spd, to f32 rounding.
-            let l = f32s(&cholesky_all(&s, par_for(n))?.buffer());
-            let worst = (0..n)
-                .flat_map(|i| (0..n).map(move |j| (i, j)))
-                .map(|(i, j)| {
-                    let dot: f64 = (0..n)
-                        .map(|k| f64::from(l[i * n + k]) * f64::from(l[j * n + k]))
-                        .sum();
-                    (dot - f64::from(spd[i * n + j])).abs()
-                })
-                .fold(0.0, f64::max);
-            assert!(worst < 1e-3 * n as f64, "cholesky at {n}: {worst}");
-        }
-        Ok(())
-    }
 }

@@ -20,7 +20,7 @@ use num_complex::{Complex, ComplexFloat};
 use num_traits::{Float, Zero};
 
 /// A field element: real or complex, built from its parts.
-pub(super) trait Field: ComplexFloat<Real = Self::R> + Default + Send + Sync {
+pub trait Field: ComplexFloat<Real = Self::R> + Default + Send + Sync {
     type R: Float;
     /// `re + i im` (`im` is ignored for a real field).
     fn make(re: Self::R, im: Self::R) -> Self;
@@ -55,14 +55,14 @@ real_field!(f64);
 /// A dense row-major matrix. Indices are always below `r`/`c`, so the flat
 /// offset `i * c + j` is below `d.len()`.
 #[derive(Debug, Clone)]
-pub(super) struct Mat<T> {
-    pub(super) r: usize,
-    pub(super) c: usize,
-    pub(super) d: Vec<T>,
+pub struct Mat<T> {
+    pub r: usize,
+    pub c: usize,
+    pub d: Vec<T>,
 }
 
 impl<T: Field> Mat<T> {
-    pub(super) fn zeros(r: usize, c: usize) -> Result<Mat<T>> {
+    pub fn zeros(r: usize, c: usize) -> Result<Mat<T>> {
         let len = r.checked_mul(c).ok_or_else(|| Error::Overflow {
             what: "linalg",
             detail: format!("{r}x{c} matrix"),
@@ -74,7 +74,7 @@ impl<T: Field> Mat<T> {
         })
     }
 
-    pub(super) fn eye(r: usize, c: usize) -> Result<Mat<T>> {
+    pub fn eye(r: usize, c: usize) -> Result<Mat<T>> {
         let mut m = Mat::zeros(r, c)?;
         for i in 0..r.min(c) {
             m.set(i, i, T::one());
@@ -82,11 +82,11 @@ impl<T: Field> Mat<T> {
         Ok(m)
     }
 
-    pub(super) fn from_rows(r: usize, c: usize, d: Vec<T>) -> Mat<T> {
+    pub fn from_rows(r: usize, c: usize, d: Vec<T>) -> Mat<T> {
         Mat { r, c, d }
     }
 
-    pub(super) fn at(&self, i: usize, j: usize) -> T {
+    pub fn at(&self, i: usize, j: usize) -> T {
         let k = i.wrapping_mul(self.c).wrapping_add(j);
         self.d
             .get(k)
@@ -94,7 +94,7 @@ impl<T: Field> Mat<T> {
             .unwrap_or_else(|| T::make(T::R::nan(), T::R::zero()))
     }
 
-    pub(super) fn set(&mut self, i: usize, j: usize, v: T) {
+    pub fn set(&mut self, i: usize, j: usize, v: T) {
         let k = i.wrapping_mul(self.c).wrapping_add(j);
         if let Some(x) = self.d.get_mut(k) {
             *x = v;
@@ -110,7 +110,7 @@ impl<T: Field> Mat<T> {
     }
 
     /// Rows `0..rows` (all columns) and columns `0..cols`.
-    pub(super) fn top_left(&self, rows: usize, cols: usize) -> Result<Mat<T>> {
+    pub fn top_left(&self, rows: usize, cols: usize) -> Result<Mat<T>> {
         let mut out = Mat::zeros(rows, cols)?;
         for i in 0..rows.min(self.r) {
             for j in 0..cols.min(self.c) {
@@ -213,7 +213,7 @@ fn accumulate<T: Field>(hs: &[Reflector<T>], rows: usize, cols: usize) -> Result
 
 /// `xgeqr2` + `xung2r`: `(q, r)` of `a` (`q` is `m x m` with
 /// `full_matrices`, else `m x k`; `r` is `m x n`, else `k x n`).
-pub(super) fn qr<T: Field>(a: &Mat<T>, full_matrices: bool) -> Result<(Mat<T>, Mat<T>)> {
+pub fn qr<T: Field>(a: &Mat<T>, full_matrices: bool) -> Result<(Mat<T>, Mat<T>)> {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let mut f = a.clone();
@@ -237,7 +237,7 @@ pub(super) fn qr<T: Field>(a: &Mat<T>, full_matrices: bool) -> Result<(Mat<T>, M
 
 /// `xgehd2`: the packed Hessenberg reduction of square `a` (the reflectors'
 /// tails below the subdiagonal) and its `n - 1` coefficients `τ`.
-pub(super) fn hessenberg<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<T>) {
+pub fn hessenberg<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<T>) {
     let n = a.r;
     let mut f = a.clone();
     let mut taus = Vec::with_capacity(n.saturating_sub(1));
@@ -252,7 +252,7 @@ pub(super) fn hessenberg<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<T>) {
 }
 
 /// `xunghr`: the unitary `Q` of a packed Hessenberg reduction.
-pub(super) fn hessenberg_q<T: Field>(packed: &Mat<T>, taus: &[T]) -> Result<Mat<T>> {
+pub fn hessenberg_q<T: Field>(packed: &Mat<T>, taus: &[T]) -> Result<Mat<T>> {
     let n = packed.r;
     let hs: Vec<Reflector<T>> = taus
         .iter()
@@ -273,7 +273,7 @@ pub(super) fn hessenberg_q<T: Field>(packed: &Mat<T>, taus: &[T]) -> Result<Mat<
 // ----------------------------------------------------------------- lu
 
 /// `xgetf2`: (packed L\U, pivots, permutation) of `a`.
-pub(super) fn lu<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<usize>, Vec<usize>) {
+pub fn lu<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<usize>, Vec<usize>) {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let mut f = a.clone();
@@ -307,65 +307,4 @@ pub(super) fn lu<T: Field>(a: &Mat<T>) -> (Mat<T>, Vec<usize>, Vec<usize>) {
         }
     }
     (f, piv, perm)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::prims::linalg::uniform_values;
-
-    type C = Complex<f64>;
-
-    fn mat(r: usize, c: usize, seed: u64) -> Mat<C> {
-        let mut next = uniform_values(seed);
-        let d = (0..r * c).map(|_| C::new(next(), next())).collect();
-        Mat::from_rows(r, c, d)
-    }
-
-    fn matmul(a: &Mat<C>, b: &Mat<C>) -> Mat<C> {
-        let mut out = Mat::zeros(a.r, b.c).unwrap_or_else(|_| Mat::from_rows(0, 0, vec![]));
-        for i in 0..a.r {
-            for j in 0..b.c {
-                let s = (0..a.c).fold(C::zero(), |s, k| s + a.at(i, k) * b.at(k, j));
-                out.set(i, j, s);
-            }
-        }
-        out
-    }
-
-    fn close(a: &Mat<C>, b: &Mat<C>) -> bool {
-        a.d.iter().zip(&b.d).all(|(x, y)| (x - y).norm() < 1e-12)
-    }
-
-    #[test]
-    fn complex_qr_reconstructs_with_real_diagonal() -> Result<()> {
-        let a = mat(5, 3, 7);
-        let (q, r) = qr(&a, false)?;
-        assert!(close(&matmul(&q, &r), &a));
-        assert!((0..3).all(|i| r.at(i, i).im == 0.0));
-        Ok(())
-    }
-
-    #[test]
-    fn complex_hessenberg_reconstructs() -> Result<()> {
-        let a = mat(5, 5, 3);
-        let (h, taus) = hessenberg(&a);
-        let q = hessenberg_q(&h, &taus)?;
-        let mut hh = h.clone();
-        for i in 0..5 {
-            for j in 0..5 {
-                if i > j + 1 {
-                    hh.set(i, j, C::zero());
-                }
-            }
-        }
-        let mut qh = q.clone();
-        for i in 0..5 {
-            for j in 0..5 {
-                qh.set(i, j, q.at(j, i).conj());
-            }
-        }
-        assert!(close(&matmul(&matmul(&q, &hh), &qh), &a));
-        Ok(())
-    }
 }

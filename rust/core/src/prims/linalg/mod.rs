@@ -40,23 +40,24 @@ use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
 
-mod dense;
+pub(crate) mod dense;
 mod eig;
-mod lapack;
-mod portable;
-mod real_schur;
+pub(crate) mod lapack;
+pub(crate) mod portable;
+pub(crate) mod real_schur;
 mod rules;
-mod schur;
+pub(crate) mod schur;
 
 pub use dense::PARTITIONS;
 
 /// The `triangular_solve` flags the kernels and rules read.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-pub(super) struct SolveOpts {
-    pub(super) left_side: bool,
-    pub(super) lower: bool,
-    pub(super) transpose_a: bool,
-    pub(super) unit_diagonal: bool,
+pub struct SolveOpts {
+    pub left_side: bool,
+    pub lower: bool,
+    pub transpose_a: bool,
+    pub unit_diagonal: bool,
 }
 
 impl LinalgOp {
@@ -637,18 +638,5 @@ impl Family for LinalgOp {
         let outs = emit(b, op, front)?;
         let d = vec![Some(0); outs.len()];
         Ok((outs, d))
-    }
-}
-
-/// The kernels' unit tests' deterministic values, uniform in [-0.5, 0.5):
-/// successive draws of a 64-bit linear congruential generator from `seed`.
-#[cfg(test)]
-fn uniform_values(seed: u64) -> impl FnMut() -> f64 {
-    let mut s = seed;
-    move || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
     }
 }

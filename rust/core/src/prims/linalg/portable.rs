@@ -23,10 +23,10 @@ use crate::prims::family::Family;
 /// A dense row-major f64 matrix. Indices are always below `r`/`c` (loops run
 /// over `0..r`, `0..c`), so the flat offset `i * c + j` is below `d.len()`.
 #[derive(Debug, Clone)]
-struct Mat {
-    r: usize,
-    c: usize,
-    d: Vec<f64>,
+pub struct Mat {
+    pub r: usize,
+    pub c: usize,
+    pub d: Vec<f64>,
 }
 
 impl Mat {
@@ -42,7 +42,7 @@ impl Mat {
         })
     }
 
-    fn eye(r: usize, c: usize) -> Result<Mat> {
+    pub fn eye(r: usize, c: usize) -> Result<Mat> {
         let mut m = Mat::full(r, c, 0.0)?;
         for i in 0..r.min(c) {
             m.set(i, i, 1.0);
@@ -50,7 +50,7 @@ impl Mat {
         Ok(m)
     }
 
-    fn from_slice(r: usize, c: usize, d: &[f64]) -> Mat {
+    pub fn from_slice(r: usize, c: usize, d: &[f64]) -> Mat {
         Mat {
             r,
             c,
@@ -62,7 +62,7 @@ impl Mat {
         i.wrapping_mul(self.c).wrapping_add(j)
     }
 
-    fn at(&self, i: usize, j: usize) -> f64 {
+    pub fn at(&self, i: usize, j: usize) -> f64 {
         self.d.get(self.idx(i, j)).copied().unwrap_or(f64::NAN)
     }
 
@@ -113,7 +113,7 @@ impl Mat {
         Ok(out)
     }
 
-    fn col_dot(&self, p: usize, q: usize) -> f64 {
+    pub fn col_dot(&self, p: usize, q: usize) -> f64 {
         (0..self.r).map(|i| self.at(i, p) * self.at(i, q)).sum()
     }
 
@@ -226,7 +226,7 @@ fn triangular_solve(a: &Mat, b: &Mat, o: SolveOpts) -> Result<Mat> {
 }
 
 /// LAPACK `getrf`: returns (packed L\U, pivots, permutation).
-fn lu(a: &Mat) -> (Mat, Vec<usize>, Vec<usize>) {
+pub fn lu(a: &Mat) -> (Mat, Vec<usize>, Vec<usize>) {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let mut a = a.clone();
@@ -267,7 +267,7 @@ fn lu(a: &Mat) -> (Mat, Vec<usize>, Vec<usize>) {
 /// Householder QR (LAPACK's reflectors `I - tau v vᵀ`, `v[j] = 1`,
 /// `beta = -sign(alpha) ||x||`): returns (q, r) with `q` of `qcols` columns
 /// and `r` of `rrows` rows.
-fn qr(a: &Mat, full_matrices: bool) -> Result<(Mat, Mat)> {
+pub fn qr(a: &Mat, full_matrices: bool) -> Result<(Mat, Mat)> {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let mut r = a.clone();
@@ -379,7 +379,7 @@ fn eigh(a: &Mat, lower: bool, sort: bool) -> Result<(Mat, Vec<f64>)> {
 
 /// One-sided Jacobi SVD: returns (s descending, u, vt); `u`/`vt` are empty
 /// without `compute_uv`.
-fn svd(a: &Mat, full_matrices: bool, compute_uv: bool) -> Result<(Vec<f64>, Mat, Mat)> {
+pub fn svd(a: &Mat, full_matrices: bool, compute_uv: bool) -> Result<(Vec<f64>, Mat, Mat)> {
     let (m, n) = (a.r, a.c);
     if m < n {
         // aᵀ = u' s vt'  =>  a = vt'ᵀ s u'ᵀ
@@ -447,15 +447,13 @@ fn svd(a: &Mat, full_matrices: bool, compute_uv: bool) -> Result<(Vec<f64>, Mat,
 
 /// LAPACK `getrf` of one row-major `r x c` matrix: (packed L\U, pivots,
 /// permutation).
-pub(super) fn lu_f64(r: usize, c: usize, a: &[f64]) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
+pub fn lu_f64(r: usize, c: usize, a: &[f64]) -> (Vec<f64>, Vec<usize>, Vec<usize>) {
     let (f, piv, perm) = lu(&Mat::from_slice(r, c, a));
     (f.d, piv, perm)
 }
 
 /// Householder QR of one row-major `r x c` matrix: (q, r) row-major.
-pub(super) fn qr_f64(
-    r: usize, c: usize, a: &[f64], full_matrices: bool,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+pub fn qr_f64(r: usize, c: usize, a: &[f64], full_matrices: bool) -> Result<(Vec<f64>, Vec<f64>)> {
     let (q, rr) = qr(&Mat::from_slice(r, c, a), full_matrices)?;
     Ok((q.d, rr.d))
 }
@@ -525,9 +523,7 @@ impl FlatOuts {
 }
 
 /// Output buffers (flat over the batch) of one operation.
-pub(super) fn eval_buffers(
-    op: &LinalgOp, args: &[&HostArray], dtype: DType,
-) -> Result<Vec<Buffer>> {
+pub fn eval_buffers(op: &LinalgOp, args: &[&HostArray], dtype: DType) -> Result<Vec<Buffer>> {
     let name = op.name();
     let mut outs = FlatOuts::default();
     let arg = |i: usize| {
@@ -616,36 +612,4 @@ fn eval_svd(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
-    }
-
-    #[test]
-    fn lu_matches_lapack_pivoting() {
-        let a = Mat::from_slice(3, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0]);
-        let (f, piv, perm) = lu(&a);
-        assert_eq!(piv, vec![2, 2, 2]);
-        assert_eq!(perm, vec![2, 0, 1]);
-        assert!((f.at(0, 0) - 7.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn svd_of_rank_deficient_completes_u() -> Result<()> {
-        let a = Mat::from_slice(3, 2, &[1.0, 1.0, 1.0, 1.0, 0.0, 0.0]);
-        let (s, u, vt) = svd(&a, true, true)?;
-        assert!(close(&s, &[2.0, 0.0], 1e-12));
-        let utu: Vec<f64> = (0..3)
-            .flat_map(|i| (0..3).map(move |j| (i, j)))
-            .map(|(i, j)| u.col_dot(i, j))
-            .collect();
-        assert!(close(&utu, &Mat::eye(3, 3)?.d, 1e-12));
-        assert_eq!((vt.r, vt.c), (2, 2));
-        Ok(())
-    }
 }

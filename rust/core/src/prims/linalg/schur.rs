@@ -140,9 +140,7 @@ fn sweep<R: Float>(
 }
 
 /// `(t, z)` with `a = z t zᴴ`, or NaNs where the iteration does not converge.
-pub(super) fn schur<R: Float + Default + Send + Sync>(
-    a: &Mat<Complex<R>>,
-) -> Result<(CMat<R>, CMat<R>)>
+pub fn schur<R: Float + Default + Send + Sync>(a: &Mat<Complex<R>>) -> Result<(CMat<R>, CMat<R>)>
 where
     Complex<R>: Field,
 {
@@ -187,38 +185,4 @@ where
         z.d.iter_mut().for_each(|x| *x = nan);
     }
     Ok((t, z))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::prims::linalg::uniform_values;
-
-    type C = Complex<f64>;
-
-    #[test]
-    fn schur_reconstructs_and_is_triangular() -> Result<()> {
-        let n = 6;
-        let mut next = uniform_values(11u64);
-        let d: Vec<C> = (0..n * n).map(|_| C::new(next(), next())).collect();
-        let a = Mat::from_rows(n, n, d);
-        let (t, z) = schur(&a)?;
-        for i in 0..n {
-            for j in 0..i {
-                assert!(t.at(i, j).norm() < 1e-12, "t[{i},{j}] = {}", t.at(i, j));
-            }
-        }
-        for i in 0..n {
-            for j in 0..n {
-                let mut x = C::zero();
-                for k in 0..n {
-                    for l in 0..n {
-                        x += z.at(i, k) * t.at(k, l) * z.at(j, l).conj();
-                    }
-                }
-                assert!((x - a.at(i, j)).norm() < 1e-12);
-            }
-        }
-        Ok(())
-    }
 }

@@ -6,7 +6,9 @@
     clippy::type_complexity
 )]
 
-use super::*;
+use microjax::internals::prims_kernel_vmath::*;
+use microjax::internals::prims_kernel_vmath_scalar::sign_f64;
+use microjax::*;
 
 // ------------------------------------------------------------- helpers
 
@@ -479,7 +481,7 @@ fn bit_identical_across_levels_offsets_and_in_place() {
 
 // ---------------------------------------------------------------- speed
 
-/// `cargo test --release -p microjax vmath -- --ignored --nocapture`.
+/// `cargo test --release -p microjax --test integration vmath -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn bench_ns_per_element() {
@@ -512,7 +514,7 @@ fn bench_ns_per_element() {
     };
     for level in levels() {
         for op in ops {
-            let (a, b, c, d) = with_simd_level(level, || {
+            let (a, b, c) = with_simd_level(level, || {
                 let a = time(&mut || {
                     unary_f32(op, &x32, &mut o32);
                 });
@@ -525,15 +527,9 @@ fn bench_ns_per_element() {
                         *o = reference(v);
                     }
                 });
-                let d = time(&mut || {
-                    legacy::unary(op, &x32, &mut o32);
-                });
-                (a, b, c, d)
+                (a, b, c)
             });
-            println!(
-                "{level:?} {op:?}: f32 {a:.2} ns (f64-lane f32 {d:.2} ns), f64 {b:.2} ns \
-                 (std scalar f64 {c:.2} ns)"
-            );
+            println!("{level:?} {op:?}: f32 {a:.2} ns, f64 {b:.2} ns (std scalar f64 {c:.2} ns)");
         }
         let wide: Vec<f32> = x32.iter().map(|v| v * 200.0).collect();
         let w = with_simd_level(level, || {
@@ -545,54 +541,6 @@ fn bench_ns_per_element() {
         let pa: Vec<f32> = x32.iter().map(|v| v.abs()).collect();
         let p = with_simd_level(level, || time(&mut || pow_f32(&pa, &x32, &mut o32)));
         println!("{level:?} pow: f32 {p:.2} ns");
-    }
-}
-
-/// The f32 kernels as they were before the native-f32 versions (f64
-/// lanes, lower-degree polynomials, one rounding), for the before/after
-/// numbers of `bench_ns_per_element`.
-mod legacy {
-    use super::super::scalar::{
-        cos_fast, exp_core, log_core, logistic_core, sin_fast, tanh_core, EXPM1_F32, LOG_F32,
-    };
-    use super::super::*;
-
-    const SIN: [f64; 4] = [
-        -0.16666666663826582,
-        0.008333331863560767,
-        -0.00019840080719912243,
-        2.724914679681317e-06,
-    ];
-    const COS: [f64; 4] = [
-        0.04166666666429725,
-        -0.0013888887662711772,
-        2.4800595356594502e-05,
-        -2.730030902052222e-07,
-    ];
-
-    kernels! {
-        ExpL => |x| exp_core(f64::from(x), &EXPM1_F32) as f32, x;
-        TanhL => |x| tanh_core(f64::from(x), &EXPM1_F32, &[0.0; 0]) as f32, x;
-        LogisticL => |x| logistic_core(f64::from(x), &EXPM1_F32) as f32, x;
-        SinL => |x| sin_fast(f64::from(x), &SIN, &COS) as f32, x;
-        CosL => |x| cos_fast(f64::from(x), &SIN, &COS) as f32, x;
-        LogL => |x| log_core(f64::from(x), &LOG_F32) as f32, x;
-    }
-
-    /// `out = op(x)` with the legacy kernel; false when there is none.
-    pub fn unary(op: UnaryOp, x: &[f32], out: &mut [f32]) -> bool {
-        let a = MapInto { x, out: &mut *out };
-        match op {
-            UnaryOp::Exp => a.apply::<ExpL>(),
-            UnaryOp::Tanh => a.apply::<TanhL>(),
-            UnaryOp::Logistic => a.apply::<LogisticL>(),
-            UnaryOp::Sin => a.apply::<SinL>(),
-            UnaryOp::Cos => a.apply::<CosL>(),
-            UnaryOp::Log => a.apply::<LogL>(),
-            _ => return false,
-        }
-        trig_patch_f32(op, out);
-        true
     }
 }
 

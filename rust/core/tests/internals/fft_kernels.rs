@@ -7,8 +7,10 @@
     clippy::cast_precision_loss
 )]
 
-use super::*;
-use crate::prims::fft::plans::MAX_PLANS;
+use microjax::internals::prims_fft_kernels::*;
+use microjax::internals::prims_fft_plans::FftFloat;
+use microjax::prims::fft::plans::MAX_PLANS;
+use rustfft::num_complex::Complex;
 
 type C64 = Complex<f64>;
 
