@@ -532,6 +532,21 @@ case("export-call-wrong-shape", lambda: export.deserialize(BLOB).call(np.ones(3,
 case("export-call-wrong-count", lambda: export.deserialize(BLOB).call(np.ones((3, 4), np.float32)))
 case("export-call-string", lambda: export.deserialize(BLOB).call("a", "b"), TypeError)
 
+
+def _endless_while_blob():
+    f = jax.jit(lambda x: lax.while_loop(lambda v: v >= 0, lambda v: v + 1.0, x))
+    return export.export(f)(np.float32(0)).serialize()
+
+
+ENDLESS = _endless_while_blob()
+case("export-endless-while-loop-limit", lambda: export.deserialize(
+    ENDLESS, limits=export.Limits(max_loop_iterations=1000)).call(np.float32(0)), ValueError, "loop iterations")
+case("export-endless-while-timeout", lambda: export.deserialize(
+    ENDLESS, limits=export.Limits(max_loop_iterations=2**62, timeout=0.05)).call(np.float32(0)), TimeoutError)
+case("export-limits-negative", lambda: export.Limits(max_loop_iterations=-1), ValueError)
+case("export-limits-timeout-inf", lambda: export.Limits(timeout=float("inf")), ValueError)
+case("export-limits-not-limits", lambda: export.deserialize(BLOB, limits=5), TypeError)
+
 # --- bad random keys ---------------------------------------------------------------------------
 case("random-key-float", lambda: random.normal(jnp.ones(2), (3,)), TypeError)
 case("random-key-shape", lambda: random.normal(jnp.ones(3, jnp.uint32), (3,)), TypeError)

@@ -14,7 +14,15 @@ arguments and results (standard containers, and node types registered with
 `export` records the active `microjax_determinism` mode ("default" or
 "portable"); `Exported.call` (eagerly) and Rust's `Program::run` run the
 program in it. Under a trace the program is staged into the enclosing
-computation and runs in that computation's mode.
+computation and runs in that computation's mode and limits.
+
+Eager `Exported.call` runs under the program's `Limits`, as Rust's
+`Program::run` does: by default at most 2**24 loop iterations (`while`
+bodies and `scan` steps together, a `ValueError` beyond), so an untrusted
+program finishes or fails within seconds, and no deadline (`timeout`
+seconds, a `TimeoutError` beyond). Raise them for trusted long jobs:
+`deserialize(data, limits=Limits(max_loop_iterations=2**40))`, or set
+`exp.limits`. Ctrl-C stops a running call with `KeyboardInterrupt`.
 
 `serialize(vjp_order=n)` also stores the VJP of the program, of the VJP, ...
 n levels deep, so `deserialize(data).vjp()` works without the Python
@@ -37,7 +45,7 @@ from ._src.export_trees import encode_tree as _encode_tree
 from ._src.export_trees import register_namedtuple_serialization, register_pytree_node_serialization
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["DisabledSafetyCheck", "Exported", "SymbolicScope", "default_export_platform", "deserialize", "export",
+__all__ = ["DisabledSafetyCheck", "Exported", "Limits", "SymbolicScope", "default_export_platform", "deserialize", "export",
            "is_symbolic_dim", "maximum_supported_calling_convention_version",
            "minimum_supported_calling_convention_version", "register_namedtuple_serialization",
            "register_pytree_node_serialization", "symbolic_args_specs", "symbolic_shape"]
@@ -209,17 +217,64 @@ def _aval_desc(a):
     return [list(a.shape), a.dtype_name, bool(a.weak_type)]
 
 
+_DEFAULT_MAX_BYTES, _DEFAULT_MAX_LOOP_ITERATIONS, _DEFAULT_MAX_DEPTH = _core.default_program_limits()
+
+
+class Limits:
+    """Resource limits of an exported program (Rust's `microjax::export::Limits`).
+
+    Args:
+      max_loop_iterations: loop iterations one eager `Exported.call` may take, all loops
+        together (every `while` body and `scan` step); beyond it the call raises `ValueError`.
+        Default 2**24 (seconds of work).
+      timeout: seconds one eager call may run (`None`: no deadline); beyond it the call raises
+        `TimeoutError`.
+      max_bytes: bytes of all values the program names, checked by `deserialize`.
+      max_depth: nesting of sub-programs, checked by `deserialize`.
+    """
+
+    __slots__ = ("max_loop_iterations", "timeout", "max_bytes", "max_depth")
+
+    def __init__(self, max_loop_iterations=_DEFAULT_MAX_LOOP_ITERATIONS, timeout=None,
+                 max_bytes=_DEFAULT_MAX_BYTES, max_depth=_DEFAULT_MAX_DEPTH):
+        for name, v in (("max_loop_iterations", max_loop_iterations), ("max_bytes", max_bytes),
+                        ("max_depth", max_depth)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"Limits: {name} must be a non-negative int, got {v!r}")
+        if timeout is not None:
+            timeout = float(timeout)
+            if not timeout >= 0 or timeout == float("inf"):
+                raise ValueError(f"Limits: timeout must be a finite number of seconds >= 0, got {timeout!r}")
+        self.max_loop_iterations = max_loop_iterations
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.max_depth = max_depth
+
+    def __repr__(self):
+        return (f"Limits(max_loop_iterations={self.max_loop_iterations}, timeout={self.timeout}, "
+                f"max_bytes={self.max_bytes}, max_depth={self.max_depth})")
+
+    def __eq__(self, other):
+        if not isinstance(other, Limits):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None
+
+
 class Exported:
     """A traced program with the pytree structure of its arguments and
-    results (`jax.export.Exported`)."""
+    results (`jax.export.Exported`); `limits` (a `Limits`) bounds its eager
+    calls."""
 
     platforms = ("cpu",)
     nr_devices = 1
     calling_convention_version = _CALLING_CONVENTION_VERSION
 
     def __init__(self, fun_name, closed, in_tree, out_tree, determinism="default",
-                 disabled_safety_checks=(), vjp=None):
+                 disabled_safety_checks=(), vjp=None, limits=None):
         self.fun_name = fun_name
+        self.limits = Limits() if limits is None else limits
         self._closed = closed  # _core.ClosedJaxpr
         self.in_tree = in_tree
         self.out_tree = out_tree
@@ -303,7 +358,9 @@ class Exported:
     def call(self, *args, **kwargs):
         """Runs the program on arguments of the exported structure and types
         (under a trace it is staged as one `pjit`, so it composes with `jit`,
-        `grad` and `vmap`)."""
+        `grad` and `vmap`). An eager call runs under `self.limits`: a
+        `ValueError` after `max_loop_iterations` loop iterations, a
+        `TimeoutError` after `timeout` seconds."""
         leaves, in_tree = tree_flatten((args, kwargs))
         if in_tree != self.in_tree:
             raise ValueError(
@@ -319,7 +376,8 @@ class Exported:
             outs = core.Primitive("pjit").bind(*leaves, jaxpr=self.jaxpr, name=self.fun_name)
         else:
             vals = [core.to_array(x, want.dtype) for x, want in zip(leaves, self.in_avals)]
-            outs = self._closed.run(vals, self.determinism)
+            limits = self.limits
+            outs = self._closed.run(vals, self.determinism, limits.max_loop_iterations, limits.timeout)
         return tree_unflatten(self.out_tree, outs)
 
     def __reduce__(self):
@@ -389,9 +447,14 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
     return do_export
 
 
-def deserialize(blob):
-    """The `Exported` of bytes written by `Exported.serialize()`."""
-    closed, meta, determinism = _core.load_program(bytes(blob))
+def deserialize(blob, *, limits=None):
+    """The `Exported` of bytes written by `Exported.serialize()`, checked against `limits` (a
+    `Limits`; default `Limits()`), which then bound its eager calls."""
+    if limits is None:
+        limits = Limits()
+    elif not isinstance(limits, Limits):
+        raise TypeError(f"deserialize: limits must be an export.Limits, got {type(limits).__name__}")
+    closed, meta, determinism = _core.load_program(bytes(blob), limits.max_bytes, limits.max_depth)
     try:
         info = json.loads(meta)
         if info.get("version") != _TREE_VERSION:
@@ -401,7 +464,7 @@ def deserialize(blob):
         name = info.get("fun_name", "<exported>")
         checks = tuple(DisabledSafetyCheck(c) for c in info.get("disabled_checks", ()))
         vjp_blob = info.get("vjp")
-        vjp = deserialize(base64.b64decode(vjp_blob)) if vjp_blob is not None else None
+        vjp = deserialize(base64.b64decode(vjp_blob), limits=limits) if vjp_blob is not None else None
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"export.deserialize: malformed metadata: {e}") from None
-    return Exported(name, closed, in_tree, out_tree, determinism, checks, vjp)
+    return Exported(name, closed, in_tree, out_tree, determinism, checks, vjp, limits)

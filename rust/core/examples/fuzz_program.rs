@@ -362,6 +362,7 @@ pub fn fuzz_case(bytes: &[u8]) -> Outcome {
         max_bytes: 1 << 26,
         max_loop_iterations: 10_000,
         max_depth: 16,
+        timeout: None,
     };
     let Ok(p) = Program::from_bytes_with(bytes, &parse, limits) else {
         return Outcome::Rejected;

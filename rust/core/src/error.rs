@@ -117,6 +117,15 @@ pub enum Error {
     /// (maps to `RuntimeError`).
     #[error("the run was cancelled")]
     Cancelled,
+    /// The run passed its deadline ([`crate::exec::ExecCtx::with_deadline`],
+    /// [`crate::export::Limits::timeout`]; maps to `TimeoutError`).
+    #[error("the run exceeded its deadline")]
+    DeadlineExceeded,
+    /// The run's poll hook saw a pending signal (the Python binding's
+    /// check of Ctrl-C; maps to the exception the signal handler raised,
+    /// `KeyboardInterrupt` for SIGINT).
+    #[error("the run was interrupted by a signal")]
+    Interrupted,
     /// A CUDA device operation failed, or there is no CUDA device (names the
     /// operation; maps to `RuntimeError`).
     #[error("{0}")]

@@ -23,18 +23,26 @@
 //! then a static resource bound (bytes of every value the program names,
 //! sub-programs included, and nesting depth) against [`Limits`]. Running
 //! checks the inputs' types and stops `while` and `scan` loops at
-//! [`Limits::max_loop_iterations`]. Every failure is a typed [`Error`].
+//! [`Limits::max_loop_iterations`] and the whole run at
+//! [`Limits::timeout`]; [`Program::run_with_cancel`] also stops at a
+//! [`CancelToken`]. Every failure is a typed [`Error`].
+//!
+//! The default limits are for untrusted programs: a run finishes or fails
+//! within seconds (2^24 loop iterations take about 2 s of scalar steps).
+//! Trusted long jobs raise them explicitly with [`Program::with_limits`].
 
 use crate::array::{checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::compiled::Compiled;
+use crate::exec::{CancelToken, ExecCtx};
 use crate::ir::canonical::{
     buffer_from_le, buffer_to_le, canonical, parse_with_consts, ParseLimits,
 };
 use crate::ir::{Aval, ClosedJaxpr, Jaxpr};
 use crate::prims::Param;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// First bytes of every exported program.
 pub const MAGIC: &[u8; 8] = b"MJXPROG\0";
@@ -50,7 +58,9 @@ pub const TEXT_LEN_FIELD: std::ops::Range<usize> = 16..24;
 /// "Determinism"); [`Program::run`] runs in it.
 pub use crate::exec::Determinism;
 
-/// Resource limits of a loaded program.
+/// Resource limits of a loaded program. The defaults bound a run to
+/// seconds ([`DEFAULT_MAX_LOOP_ITERATIONS`]); raise them for trusted long
+/// jobs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     /// Bytes of all values the program names (its static bound).
@@ -60,14 +70,37 @@ pub struct Limits {
     pub max_loop_iterations: u64,
     /// Nesting of sub-programs (`pjit`, control flow).
     pub max_depth: usize,
+    /// Wall-clock time one run may take, checked at every loop iteration,
+    /// plan step and matrix-product row block ([`Error::DeadlineExceeded`];
+    /// `None`: no deadline).
+    pub timeout: Option<Duration>,
 }
+
+/// The default loop budget of one run of a loaded program: 2^24 iterations,
+/// about two seconds of scalar loop steps.
+pub const DEFAULT_MAX_LOOP_ITERATIONS: u64 = 1 << 24;
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_bytes: 1 << 34,
-            max_loop_iterations: 1 << 32,
+            max_loop_iterations: DEFAULT_MAX_LOOP_ITERATIONS,
             max_depth: 32,
+            timeout: None,
+        }
+    }
+}
+
+impl Limits {
+    /// The context of one run under these limits, in `determinism` mode
+    /// (its deadline counted from now).
+    pub fn exec_ctx(&self, determinism: Determinism) -> ExecCtx {
+        let ctx = ExecCtx::current_default()
+            .with_determinism(determinism)
+            .with_max_loop_iterations(self.max_loop_iterations);
+        match self.timeout {
+            Some(t) => ctx.with_timeout(t),
+            None => ctx,
         }
     }
 }
@@ -388,9 +421,25 @@ impl Program {
         Ok(self)
     }
 
-    /// Runs the program in its recorded [`Determinism`] mode. Inputs must
-    /// have the exported shapes and dtypes.
+    /// Runs the program in its recorded [`Determinism`] mode, under its
+    /// [`Limits`]. Inputs must have the exported shapes and dtypes.
     pub fn run(&self, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
+        self.run_in(&self.limits.exec_ctx(self.determinism), inputs)
+    }
+
+    /// [`Program::run`], stopped with [`Error::Cancelled`] at the next
+    /// loop iteration or plan step once `token` is set (from any thread).
+    pub fn run_with_cancel(
+        &self, inputs: &[HostArray], token: &CancelToken,
+    ) -> Result<Vec<HostArray>> {
+        let ctx = self
+            .limits
+            .exec_ctx(self.determinism)
+            .with_cancel(token.clone());
+        self.run_in(&ctx, inputs)
+    }
+
+    fn run_in(&self, ctx: &ExecCtx, inputs: &[HostArray]) -> Result<Vec<HostArray>> {
         Error::check_count("Program::run", self.in_avals.len(), inputs.len())?;
         for (k, (x, want)) in inputs.iter().zip(&self.in_avals).enumerate() {
             if x.shape() != want.shape.as_slice() || x.dtype() != want.dtype {
@@ -405,10 +454,7 @@ impl Program {
             .iter()
             .map(|x| x.try_clone("exported program input").map(Arc::new))
             .collect::<Result<_>>()?;
-        let ctx = crate::exec::ExecCtx::current_default()
-            .with_determinism(self.determinism)
-            .with_max_loop_iterations(self.limits.max_loop_iterations);
-        let outs = self.plan.run_in(&ctx, &args)?;
+        let outs = self.plan.run_in(ctx, &args)?;
         outs.into_iter()
             .map(|a| Arc::try_unwrap(a).or_else(|a| a.try_clone("exported program output")))
             .collect()

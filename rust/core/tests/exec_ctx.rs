@@ -220,3 +220,96 @@ fn portable_mode_through_the_context_is_the_same_on_rayon_workers() {
         assert_eq!(*got, acc.to_bits(), "element ({i}, {j})");
     }
 }
+
+#[test]
+fn a_deadline_stops_a_run_with_a_typed_error() {
+    let (plan, prog) = long_while();
+    let start = std::time::Instant::now();
+    let ctx = ExecCtx::current_default().with_timeout(std::time::Duration::from_millis(50));
+    assert_eq!(
+        plan.run_in(&ctx, &long_args()).unwrap_err(),
+        Error::DeadlineExceeded
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    // A deadline already past stops the interpreter at its first step.
+    let ctx = ExecCtx::current_default().with_deadline(std::time::Instant::now());
+    assert_eq!(
+        eval_closed_in(&ctx, &prog, &long_args()).unwrap_err(),
+        Error::DeadlineExceeded
+    );
+    // A run that finishes in time is unchanged.
+    let ctx = ExecCtx::current_default().with_timeout(std::time::Duration::from_secs(60));
+    let out = plan.run_in(&ctx, &args(1.0, 3)).unwrap();
+    assert_eq!(f64s(&out[1]), vec![8.0]);
+}
+
+#[test]
+fn an_interval_poll_hook_runs_at_most_once_per_interval() {
+    let (plan, _) = long_while();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let hook: PollHook = Arc::new(move || {
+        // Stops the run at the fourth call.
+        if seen.fetch_add(1, Ordering::Relaxed) >= 3 {
+            Err(Error::Interrupted)
+        } else {
+            Ok(())
+        }
+    });
+    let interval = std::time::Duration::from_millis(20);
+    let start = std::time::Instant::now();
+    let ctx = ExecCtx::current_default().with_poll_interval(hook, interval);
+    assert!(ctx.is_interruptible());
+    assert_eq!(
+        plan.run_in(&ctx, &long_args()).unwrap_err(),
+        Error::Interrupted
+    );
+    // Four calls, the first one interval after the context was built.
+    assert_eq!(calls.load(Ordering::Relaxed), 4);
+    assert!(start.elapsed() >= interval * 4);
+    // A short run never reaches the first call.
+    let quiet: PollHook = Arc::new(|| Err(Error::Interrupted));
+    let ctx =
+        ExecCtx::current_default().with_poll_interval(quiet, std::time::Duration::from_secs(60));
+    assert!(plan.run_in(&ctx, &args(1.0, 3)).is_ok());
+    assert!(!ExecCtx::current_default().without_poll().is_interruptible());
+}
+
+#[test]
+fn a_large_product_passes_checkpoints_between_row_blocks() {
+    // 2048 x 512 @ 512 x 1024: 2^30 multiply-adds, four row blocks.
+    let (x, w) = (matrix(&[2048, 512], 3), matrix(&[512, 1024], 4));
+    let whole = matmul_in(&ExecCtx::current_default().without_poll(), &x, &w);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let count: PollHook = Arc::new(move || {
+        seen.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    });
+    let blocked = matmul_in(&ExecCtx::current_default().with_poll(count, 1), &x, &w);
+    assert_eq!(calls.load(Ordering::Relaxed), 3);
+    let close = whole.iter().zip(&blocked).all(|(a, b)| {
+        let (a, b) = (f32::from_bits(*a), f32::from_bits(*b));
+        (a - b).abs() <= 1e-4 * (1.0 + a.abs())
+    });
+    assert!(close, "the row blocks change the product");
+    // A hook error in the middle of the product stops it.
+    let stop: PollHook = Arc::new(|| Err(Error::Interrupted));
+    let e = kernel::eval(
+        &ExecCtx::current_default().with_poll(stop, 1),
+        &common::dot_general(&[1], &[0], &[], &[]),
+        &[&x, &w],
+    )
+    .unwrap_err();
+    assert_eq!(e, Error::Interrupted);
+    // A set token stops it too (before the second block).
+    let token = CancelToken::new();
+    token.cancel();
+    let e = kernel::eval(
+        &ExecCtx::current_default().with_cancel(token),
+        &common::dot_general(&[1], &[0], &[], &[]),
+        &[&x, &w],
+    )
+    .unwrap_err();
+    assert_eq!(e, Error::Cancelled);
+}

@@ -208,6 +208,78 @@ fn scan_steps_count_against_the_loop_limit() {
 }
 
 #[test]
+fn default_limits_stop_an_unbounded_scan_in_seconds() {
+    // A carry-only scan of 2^31 steps under the default limits of a loaded
+    // program: the loop budget (2^24 iterations) stops it.
+    let zero = HostArray::new(vec![], Buffer::F32(vec![0.0].into())).unwrap();
+    let bytes = Program::to_bytes(&counting_scan(1 << 31), Determinism::Default, "").unwrap();
+    let p = Program::from_bytes(&bytes).unwrap();
+    assert_eq!(p.limits(), &Limits::default());
+    let start = std::time::Instant::now();
+    let e = p.run(std::slice::from_ref(&zero)).unwrap_err();
+    assert!(matches!(e, Error::Limit(_)), "{e}");
+    assert!(e.to_string().contains("loop iterations"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(
+        Limits::default().max_loop_iterations,
+        microjax::export::DEFAULT_MAX_LOOP_ITERATIONS
+    );
+}
+
+#[test]
+fn a_timeout_stops_a_run_and_a_token_cancels_it() {
+    let zero = HostArray::new(vec![], Buffer::F32(vec![0.0].into())).unwrap();
+    let bytes = Program::to_bytes(&counting_scan(1 << 40), Determinism::Default, "").unwrap();
+    let p = Program::from_bytes(&bytes)
+        .unwrap()
+        .with_limits(Limits {
+            max_loop_iterations: u64::MAX,
+            timeout: Some(std::time::Duration::from_millis(50)),
+            ..Limits::default()
+        })
+        .unwrap();
+    let start = std::time::Instant::now();
+    assert_eq!(
+        p.run(std::slice::from_ref(&zero)).unwrap_err(),
+        Error::DeadlineExceeded
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    // The deadline counts from the start of each run.
+    let short = Program::from_bytes(
+        &Program::to_bytes(&counting_scan(5), Determinism::Default, "").unwrap(),
+    )
+    .unwrap()
+    .with_limits(Limits {
+        timeout: Some(std::time::Duration::from_secs(60)),
+        ..Limits::default()
+    })
+    .unwrap();
+    assert_eq!(
+        f32s(&short.run(std::slice::from_ref(&zero)).unwrap()[0]),
+        vec![5.0]
+    );
+    // Cancelled from another thread.
+    let p = p
+        .with_limits(Limits {
+            max_loop_iterations: u64::MAX,
+            ..Limits::default()
+        })
+        .unwrap();
+    let token = microjax::exec::CancelToken::new();
+    let remote = token.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        remote.cancel();
+    });
+    assert_eq!(
+        p.run_with_cancel(std::slice::from_ref(&zero), &token)
+            .unwrap_err(),
+        Error::Cancelled
+    );
+    canceller.join().unwrap();
+}
+
+#[test]
 fn deep_nesting_is_a_typed_error_not_a_stack_overflow() {
     // A param nested a million levels deep inside otherwise valid text.
     let depth = 1_000_000;
@@ -254,6 +326,7 @@ fn mutated_programs_never_panic() {
         max_bytes: 1 << 20,
         max_loop_iterations: 1000,
         max_depth: 16,
+        timeout: None,
     };
     // xorshift, so the mutation cases are reproducible.
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);

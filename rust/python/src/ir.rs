@@ -6,7 +6,7 @@ use crate::dtypes::dtype_from_name;
 use crate::prim::Prim;
 use crate::CoreResultExt;
 use microjax::exec::{self, interp};
-use microjax::export::{Determinism, Program};
+use microjax::export::{Determinism, Limits, Program};
 use microjax::ir::canonical::{self, ParseLimits};
 use microjax::ir::display;
 use microjax::{Atom, Aval, Effect, HostArray, Var};
@@ -16,6 +16,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 pub(crate) use crate::records::{atom_from_py, aval_to_py, py_to_aval};
 use crate::records::{
@@ -360,10 +361,13 @@ impl PyClosedJaxpr {
 
     /// Evaluates the program on `args` with the GIL released, in the
     /// determinism mode named (`"default"`/`"portable"`; None: the
-    /// process-wide one).
-    #[pyo3(signature = (args, determinism=None))]
+    /// process-wide one), stopping with a ValueError after
+    /// `max_loop_iterations` loop iterations (`while` bodies and `scan`
+    /// steps together) and a TimeoutError after `timeout` seconds.
+    #[pyo3(signature = (args, determinism=None, max_loop_iterations=None, timeout=None))]
     fn run(
         &self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>, determinism: Option<&str>,
+        max_loop_iterations: Option<u64>, timeout: Option<f64>,
     ) -> PyResult<Vec<ArrayImpl>> {
         for a in &args {
             a.check_live()?;
@@ -371,13 +375,23 @@ impl PyClosedJaxpr {
         let arrs: Vec<Arc<HostArray>> = args.iter().map(|a| a.arr.clone()).collect();
         drop(args);
         let out_avals = self.inner.out_avals().py()?;
-        let outs = match determinism {
-            None => run_detached(py, &self.inner, arrs)?,
-            Some(name) => {
-                let mode = determinism_from_name(name)?;
+        let timeout = timeout.map(duration_from_secs).transpose()?;
+        let outs = match (determinism, max_loop_iterations, timeout) {
+            (None, None, None) => run_detached(py, &self.inner, arrs)?,
+            _ => {
+                let mode = match determinism {
+                    Some(name) => determinism_from_name(name)?,
+                    None => exec::default_determinism(),
+                };
                 let prog = self.inner.clone();
                 py.detach(move || {
-                    let ctx = exec::ExecCtx::current_default().with_determinism(mode);
+                    let mut ctx = exec::ExecCtx::current_default().with_determinism(mode);
+                    if let Some(n) = max_loop_iterations {
+                        ctx = ctx.with_max_loop_iterations(n);
+                    }
+                    if let Some(t) = timeout {
+                        ctx = ctx.with_timeout(t);
+                    }
                     interp::eval_closed_in(&ctx, &prog, &arrs)
                 })
                 .py()?
@@ -476,14 +490,42 @@ pub(crate) fn export_program<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
-/// Loads exported bytes (validated as `Program::from_bytes` does):
+/// A timeout in seconds as a `Duration` (a ValueError unless finite and
+/// not negative).
+fn duration_from_secs(secs: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(secs).map_err(|_| {
+        PyValueError::new_err(format!(
+            "timeout must be a finite number of seconds >= 0, got {secs}"
+        ))
+    })
+}
+
+/// The default limits of a loaded program (`microjax::export::Limits`):
+/// `(max_bytes, max_loop_iterations, max_depth)`.
+#[pyfunction]
+pub(crate) fn default_program_limits() -> (usize, u64, usize) {
+    let l = Limits::default();
+    (l.max_bytes, l.max_loop_iterations, l.max_depth)
+}
+
+/// Loads exported bytes (validated as `Program::from_bytes` does, the
+/// static bound checked against `max_bytes` and `max_depth` when given):
 /// `(ClosedJaxpr, metadata, determinism)`.
 #[pyfunction]
+#[pyo3(signature = (data, max_bytes=None, max_depth=None))]
 pub(crate) fn load_program(
-    py: Python<'_>, data: &[u8],
+    py: Python<'_>, data: &[u8], max_bytes: Option<usize>, max_depth: Option<usize>,
 ) -> PyResult<(PyClosedJaxpr, String, &'static str)> {
     let data = data.to_vec();
-    let prog = py.detach(move || Program::from_bytes(&data)).py()?;
+    let defaults = Limits::default();
+    let limits = Limits {
+        max_bytes: max_bytes.unwrap_or(defaults.max_bytes),
+        max_depth: max_depth.unwrap_or(defaults.max_depth),
+        ..defaults
+    };
+    let prog = py
+        .detach(move || Program::from_bytes_with(&data, &ParseLimits::default(), limits))
+        .py()?;
     Ok((
         PyClosedJaxpr {
             inner: prog.jaxpr().clone(),

@@ -33,6 +33,7 @@ mod dynamic;
 mod globals;
 mod gpu;
 mod grad;
+mod interrupt;
 mod ir;
 mod jit;
 mod memory;
@@ -82,6 +83,10 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         // A cancelled run (its `CancelToken` set) is a RuntimeError: the
         // run stopped on request, it was not interrupted by a signal.
         E::Device(_) | E::Cancelled => pyo3::exceptions::PyRuntimeError::new_err(msg),
+        E::DeadlineExceeded => pyo3::exceptions::PyTimeoutError::new_err(msg),
+        // The signal handler's own exception (KeyboardInterrupt for Ctrl-C).
+        E::Interrupted => interrupt::take_pending()
+            .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err(msg)),
         // The callback's own exception, unchanged, when it raised one.
         E::HostCallback(_) => callback::take_pending_error()
             .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err(msg)),
@@ -192,7 +197,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         globals::set_x64, globals::set_debug_checks, globals::get_x64, globals::config_epoch,
         globals::set_max_buffer_bytes, globals::get_max_buffer_bytes, globals::bump_epoch,
         dtypes::result_type, dtypes::broadcast_shapes, dtypes::dtype_table, prim::primitive_names,
-        prim::primitive_table, ir::parse, ir::export_program, ir::load_program, ir::set_determinism,
+        prim::primitive_table, ir::parse, ir::export_program, ir::load_program, ir::default_program_limits, ir::set_determinism,
         ir::get_determinism, register_hooks);
     tracer::register(m)?;
     grad::register(m)?;
@@ -204,5 +209,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     records::register(m)?;
     traces::register(m)?;
     dynamic::register(m)?;
+    interrupt::install();
     Ok(())
 }

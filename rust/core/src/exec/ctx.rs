@@ -23,10 +23,19 @@
 //!   loops of the run) and the most bytes one buffer may take (passed to the
 //!   [`crate::array::budget`] checks as a parameter, so `array` does not
 //!   know this module);
-//! * a [`CancelToken`] and an optional poll hook, checked at loop heads
-//!   (every `while`/`scan` iteration) and between plan steps
+//! * a [`CancelToken`], an optional deadline and an optional poll hook,
+//!   checked at loop heads (every `while`/`scan` iteration), between plan
+//!   steps and between the row blocks of a large matrix product
 //!   ([`ExecCtx::checkpoint`]): a cancelled run stops with
-//!   [`Error::Cancelled`], a hook's error stops it with that error;
+//!   [`Error::Cancelled`], one past its deadline with
+//!   [`Error::DeadlineExceeded`], a hook's error stops it with that error.
+//!   A hook runs every `every` checkpoints, or at most once per interval
+//!   ([`ExecCtx::with_poll_interval`]; the first call one interval after
+//!   the context was built, so short runs never call it). A process-wide
+//!   default hook ([`set_default_poll`], the Python binding's signal
+//!   check) is in every [`ExecCtx::current_default`] context.
+//!   Checkpoints are passed on the thread that called in; a hook must
+//!   still not assume it (the binding's skips rayon pool threads);
 //! * the number of parts parallel kernels split work into (`None`: the
 //!   threads of the rayon pool the run is in, as `gemm` uses too).
 //!
@@ -46,7 +55,8 @@ use crate::prims::kernel::vmath::{self, SimdLevel};
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// A shared flag that stops a run: set it (from any thread) and the run
 /// returns [`Error::Cancelled`] at its next loop head or plan step.
@@ -72,6 +82,27 @@ impl CancelToken {
 /// most every `every` of them); an error it returns stops the run.
 pub type PollHook = Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
+/// When a poll hook runs.
+#[derive(Debug, Clone, Copy)]
+enum PollEvery {
+    /// At every n-th checkpoint (the first included).
+    Ticks(u64),
+    /// At a checkpoint at least this long after the previous call (or
+    /// after the context was built).
+    Interval(Duration),
+}
+
+/// The hook every [`ExecCtx::current_default`] context polls, and its
+/// interval (set once per process, by the Python binding).
+static DEFAULT_POLL: OnceLock<(PollHook, Duration)> = OnceLock::new();
+
+/// Installs the poll hook of every context built with
+/// [`ExecCtx::current_default`], called at most once per `interval`.
+/// Once per process: `false` (and nothing changed) when one is set.
+pub fn set_default_poll(hook: PollHook, interval: Duration) -> bool {
+    DEFAULT_POLL.set((hook, interval)).is_ok()
+}
+
 /// The run-time settings of one evaluation (see the module docs).
 pub struct ExecCtx {
     determinism: Determinism,
@@ -84,9 +115,15 @@ pub struct ExecCtx {
     loop_taken: AtomicU64,
     max_buffer_bytes: u64,
     cancel: Option<CancelToken>,
-    poll: Option<(PollHook, u64)>,
-    /// Checkpoints passed (for the poll hook's period).
+    /// The instant a run must be done by (`None`: no deadline).
+    deadline: Option<Instant>,
+    poll: Option<(PollHook, PollEvery)>,
+    /// Checkpoints passed (for a poll hook called every n of them).
     ticks: AtomicU64,
+    /// When the context was built (the origin of `last_poll`).
+    born: Instant,
+    /// Nanoseconds after `born` of the last call of an interval hook.
+    last_poll: AtomicU64,
     partitions: Option<NonZeroUsize>,
 }
 
@@ -99,6 +136,7 @@ impl fmt::Debug for ExecCtx {
             .field("loop_taken", &self.loop_taken.load(Ordering::Relaxed))
             .field("max_buffer_bytes", &self.max_buffer_bytes)
             .field("cancel", &self.cancel)
+            .field("deadline", &self.deadline)
             .field("poll_every", &self.poll.as_ref().map(|p| p.1))
             .field("partitions", &self.partitions)
             .finish()
@@ -127,9 +165,10 @@ macro_rules! with_setters {
 impl ExecCtx {
     /// A context with the process-wide defaults: the default determinism
     /// mode (Python's `microjax_determinism`), the allocation budget
-    /// (`microjax_max_buffer_bytes`), no loop limit, no cancellation,
-    /// the SIMD level of this thread (the CPU's best unless forced with
-    /// [`vmath::with_simd_level`]).
+    /// (`microjax_max_buffer_bytes`), no loop limit, no cancellation, no
+    /// deadline, the default poll hook when one is set
+    /// ([`set_default_poll`]), the SIMD level of this thread (the CPU's
+    /// best unless forced with [`vmath::with_simd_level`]).
     pub fn current_default() -> ExecCtx {
         ExecCtx {
             determinism: default_determinism(),
@@ -138,8 +177,13 @@ impl ExecCtx {
             loop_taken: AtomicU64::new(0),
             max_buffer_bytes: crate::array::budget::max_buffer_bytes(),
             cancel: None,
-            poll: None,
+            deadline: None,
+            poll: DEFAULT_POLL
+                .get()
+                .map(|(hook, every)| (hook.clone(), PollEvery::Interval(*every))),
             ticks: AtomicU64::new(0),
+            born: Instant::now(),
+            last_poll: AtomicU64::new(0),
             partitions: None,
         }
     }
@@ -155,8 +199,16 @@ impl ExecCtx {
         /// This context stopped by `token`.
         with_cancel(token: CancelToken) => cancel = Some(token);
         /// This context calling `hook` at every `every`-th checkpoint (the
-        /// first included; `every` 0 counts as 1).
-        with_poll(hook: PollHook, every: u64) => poll = Some((hook, every.max(1)));
+        /// first included; `every` 0 counts as 1), instead of any other hook.
+        with_poll(hook: PollHook, every: u64) => poll = Some((hook, PollEvery::Ticks(every.max(1))));
+        /// This context calling `hook` at a checkpoint at most once per
+        /// `interval` (first one interval after the context was built),
+        /// instead of any other hook.
+        with_poll_interval(hook: PollHook, interval: Duration) =>
+            poll = Some((hook, PollEvery::Interval(interval)));
+        /// This context stopping with [`Error::DeadlineExceeded`] at the
+        /// first checkpoint after `at`.
+        with_deadline(at: Instant) => deadline = Some(at);
         /// This context splitting parallel kernel work into `parts` parts
         /// (`None`: the threads of the current rayon pool).
         with_partitions(parts: Option<NonZeroUsize>) => partitions = parts;
@@ -188,6 +240,34 @@ impl ExecCtx {
     /// together (`None`: unlimited).
     pub fn max_loop_iterations(&self) -> Option<u64> {
         self.max_loop_iterations
+    }
+
+    /// This context with no poll hook (not even the default one).
+    #[must_use]
+    pub fn without_poll(mut self) -> ExecCtx {
+        self.poll = None;
+        self
+    }
+
+    /// Whether a checkpoint can stop this run (a cancel token, deadline or
+    /// poll hook is set): long kernels then split their work and pass
+    /// checkpoints between the parts.
+    pub fn is_interruptible(&self) -> bool {
+        self.cancel.is_some() || self.deadline.is_some() || self.poll.is_some()
+    }
+
+    /// The instant the run must be done by, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// This context stopping with [`Error::DeadlineExceeded`] once
+    /// `timeout` has passed from now (a timeout too long to represent
+    /// sets no deadline).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> ExecCtx {
+        self.deadline = Instant::now().checked_add(timeout);
+        self
     }
 
     /// How many parts parallel work splits into, at most `cap` (at least 1).
@@ -233,8 +313,9 @@ impl ExecCtx {
         self.checkpoint()
     }
 
-    /// A loop head or plan step: [`Error::Cancelled`] once the run's
-    /// token is set; the poll hook's error when it returns one.
+    /// A loop head, plan step or kernel chunk: [`Error::Cancelled`] once
+    /// the run's token is set, [`Error::DeadlineExceeded`] once its
+    /// deadline has passed; the poll hook's error when it returns one.
     #[inline]
     pub fn checkpoint(&self) -> Result<()> {
         if let Some(token) = &self.cancel {
@@ -242,12 +323,46 @@ impl ExecCtx {
                 return Err(Error::Cancelled);
             }
         }
-        if let Some((hook, every)) = &self.poll {
-            let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
-            if tick.is_multiple_of(*every) {
-                hook()?;
+        if self.deadline.is_none() && self.poll.is_none() {
+            return Ok(());
+        }
+        self.timed_checkpoint()
+    }
+
+    /// The deadline and the poll hook of [`ExecCtx::checkpoint`] (one
+    /// clock read serves both).
+    fn timed_checkpoint(&self) -> Result<()> {
+        let now = match (&self.deadline, &self.poll) {
+            (None, Some((_, PollEvery::Ticks(_)))) => None,
+            _ => Some(Instant::now()),
+        };
+        if let (Some(deadline), Some(now)) = (self.deadline, now) {
+            if now >= deadline {
+                return Err(Error::DeadlineExceeded);
             }
         }
-        Ok(())
+        match &self.poll {
+            None => Ok(()),
+            Some((hook, PollEvery::Ticks(every))) => {
+                let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+                if tick.is_multiple_of(*every) {
+                    hook()
+                } else {
+                    Ok(())
+                }
+            }
+            Some((hook, PollEvery::Interval(interval))) => {
+                let Some(now) = now else { return Ok(()) };
+                let at = u64::try_from(now.saturating_duration_since(self.born).as_nanos())
+                    .unwrap_or(u64::MAX);
+                let last = self.last_poll.load(Ordering::Relaxed);
+                let step = u64::try_from(interval.as_nanos()).unwrap_or(u64::MAX);
+                if at.saturating_sub(last) < step {
+                    return Ok(());
+                }
+                self.last_poll.store(at, Ordering::Relaxed);
+                hook()
+            }
+        }
     }
 }

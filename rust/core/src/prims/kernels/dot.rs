@@ -33,6 +33,9 @@ const NAME: &str = "dot_general";
 const SMALL_FLOPS: usize = 16 * 16 * 16;
 /// From this many multiply-adds gemm may use threads.
 const PAR_FLOPS: usize = 128 * 128 * 128;
+/// Multiply-adds of one row block of a product in a stoppable run (about
+/// 25 ms on two cores): a checkpoint is passed between blocks.
+const CHUNK_FLOPS: usize = 1 << 28;
 
 fn internal(what: &str) -> Error {
     Error::shape(NAME, &[], format!("kernel size mismatch ({what})"))
@@ -700,6 +703,15 @@ fn gemm_matmul<T: ffi::GemmElem + Send + Sync>(
     let total = b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?;
     let mut out = alloc::filled("dot_general", zero, total)?;
     let parallel = flops >= PAR_FLOPS;
+    // A run that can be stopped (cancel token, deadline, poll hook) takes
+    // each product in row blocks of about `CHUNK_FLOPS` with a checkpoint
+    // between them, so one large product does not delay a Ctrl-C.
+    let nk = n.saturating_mul(k).max(1);
+    let block = if ctx.is_interruptible() {
+        CHUNK_FLOPS.checked_div(nk).unwrap_or(1).max(1)
+    } else {
+        m
+    };
     for (i, dst) in out.chunks_exact_mut(mn).enumerate() {
         let lo = lv
             .bs
@@ -709,23 +721,36 @@ fn gemm_matmul<T: ffi::GemmElem + Send + Sync>(
             .bs
             .checked_mul(i)
             .ok_or_else(|| internal("batch offset"))?;
-        ffi::gemm(
-            m,
-            n,
-            k,
-            dst,
-            ffi::View {
-                data: lhs.get(lo..).ok_or_else(|| internal("lhs batch"))?,
-                rs: lv.rs,
-                cs: lv.cs,
-            },
-            ffi::View {
-                data: rhs.get(ro..).ok_or_else(|| internal("rhs batch"))?,
-                rs: rv.rs,
-                cs: rv.cs,
-            },
-            parallel.then(|| ctx.fixed_partitions().unwrap_or(0)),
-        )?;
+        let rhs = ffi::View {
+            data: rhs.get(ro..).ok_or_else(|| internal("rhs batch"))?,
+            rs: rv.rs,
+            cs: rv.cs,
+        };
+        for (j, rows) in dst.chunks_mut(block.saturating_mul(n)).enumerate() {
+            if i > 0 || j > 0 {
+                ctx.checkpoint()?;
+            }
+            let row0 = j.checked_mul(block).ok_or_else(|| internal("row block"))?;
+            let at = row0
+                .checked_mul(lv.rs)
+                .and_then(|o| o.checked_add(lo))
+                .ok_or_else(|| internal("row block offset"))?;
+            ffi::gemm(
+                rows.len()
+                    .checked_div(n)
+                    .ok_or_else(|| internal("row block"))?,
+                n,
+                k,
+                rows,
+                ffi::View {
+                    data: lhs.get(at..).ok_or_else(|| internal("lhs batch"))?,
+                    rs: lv.rs,
+                    cs: lv.cs,
+                },
+                ffi::View { ..rhs },
+                parallel.then(|| ctx.fixed_partitions().unwrap_or(0)),
+            )?;
+        }
     }
     Ok(out)
 }
