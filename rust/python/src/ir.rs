@@ -476,6 +476,14 @@ pub(crate) fn export_program<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+/// Refuses (`ValueError`) a program the loader would refuse
+/// (`microjax::export::check_exportable`): what `export` checks when it
+/// traces, before anything is serialized.
+#[pyfunction]
+pub(crate) fn check_exportable(closed: PyRef<'_, PyClosedJaxpr>) -> PyResult<()> {
+    microjax::export::check_exportable(&closed.inner).py()
+}
+
 /// Loads exported bytes (validated as `Program::from_bytes` does):
 /// `(ClosedJaxpr, metadata, determinism)`.
 #[pyfunction]

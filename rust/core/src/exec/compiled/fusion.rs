@@ -31,7 +31,7 @@ use crate::prims::{
 /// This covers a full-shape operand (`inner = 1, size = n`), a scalar
 /// (`size = 1`) and every broadcast whose kept axes are one contiguous run
 /// of output axes (a bias row, a column, a scalar).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Access {
     pub inner: usize,
     pub size: usize,
@@ -231,18 +231,35 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
                 *o = false;
             }
         }
-        let target = match join.split_first() {
-            Some((&first, rest)) => {
-                for &g in rest {
+        let target = match join.first() {
+            Some(&first) => {
+                // The largest joined group takes the others' members (so
+                // each member moves O(log n) times: building the groups
+                // stays n log n); the group keeps the first one's shape.
+                let largest = join
+                    .iter()
+                    .copied()
+                    .max_by_key(|&g| members.get(g).map_or(0, Vec::len))
+                    .unwrap_or(first);
+                if largest != first {
+                    let shape = shapes.get(first).cloned().unwrap_or_default();
+                    if let Some(s) = shapes.get_mut(largest) {
+                        *s = shape;
+                    }
+                }
+                for &g in &join {
+                    if g == largest {
+                        continue;
+                    }
                     if let Some(p) = parent.get_mut(g) {
-                        *p = first;
+                        *p = largest;
                     }
                     let moved = members.get_mut(g).map(std::mem::take).unwrap_or_default();
-                    if let Some(m) = members.get_mut(first) {
+                    if let Some(m) = members.get_mut(largest) {
                         m.extend(moved);
                     }
                 }
-                first
+                largest
             }
             None => {
                 let id = shapes.len();
