@@ -143,3 +143,26 @@ def test_jitted_functions_pickle_by_reference_or_by_value():
 
 def _scaled(x, n):
     return x * n
+
+
+def _nested_jits(depth):
+    f = lambda x: x + 1.0  # noqa: E731
+    for _ in range(depth):
+        f = jax.jit(lambda x, g=f: g(x) * 2.0)
+    return f
+
+
+def test_export_refuses_what_deserialize_refuses():
+    x = np.float32(0.5)
+    # Rank: 32 axes load; 33 are refused when exporting, as a ValueError.
+    at_limit = jax.jit(lambda v: jnp.sum(jnp.reshape(v, (1,) * 32) * 3.0))
+    loaded = export.deserialize(export.export(at_limit)(np.ones(1, np.float32)).serialize())
+    assert float(loaded.call(np.full(1, 2.0, np.float32))) == 6.0
+    over = jax.jit(lambda v: jnp.sum(jnp.reshape(v, (1,) * 33) * 3.0))
+    with pytest.raises(ValueError, match="rank 33.*deserialize"):
+        export.export(over)(np.ones(1, np.float32))
+    # Nesting: 32 nested sub-programs load; 33 are refused.
+    fine = export.export(jax.jit(_nested_jits(32)))(x)
+    assert float(export.deserialize(fine.serialize()).call(x)) == 1.5 * 2.0 ** 32
+    with pytest.raises(ValueError, match="nest.*deserialize"):
+        export.export(jax.jit(_nested_jits(33)))(x)

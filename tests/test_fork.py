@@ -135,3 +135,63 @@ def test_multiprocessing_pool(tmp_path, method):
             print("ok")
     """)
     assert out.strip().endswith("ok")
+
+
+def test_fork_while_another_thread_compiles(tmp_path):
+    # A thread keeps making new programs (trace cache, compile cache, buffer
+    # pool and staging all taken and released in a loop) while the main
+    # thread forks again and again: each child computes right, in time.
+    out = _run(tmp_path, """
+        import os, threading, time
+        import numpy as np
+        import microjax_rs as jax
+        import microjax_rs.numpy as jnp
+
+        stop = threading.Event()
+        made = [0]
+
+        def hammer():
+            k = 0
+            while not stop.is_set():
+                k += 1
+                n = (k % 61) + 1
+                f = jax.jit(lambda v, k=k: jnp.sin(v) * k + jnp.sum(v))
+                f(jnp.ones((n,), jnp.float32))
+                jax.grad(lambda v, k=k: jnp.sum(jnp.tanh(v) * k))(jnp.ones((n,), jnp.float32))
+                if k % 50 == 0:
+                    jax.clear_caches()
+                made[0] = k
+
+        t = threading.Thread(target=hammer, daemon=True)
+        t.start()
+        while made[0] < 5:
+            time.sleep(0.01)
+        x = np.linspace(-1.0, 1.0, 1000).astype(np.float32)
+        for i in range(30):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    got = np.asarray(jax.jit(lambda v: jnp.tanh(v) * (i + 2.0) + 1.0)(jnp.asarray(x)))
+                    np.testing.assert_allclose(got, np.tanh(x) * (i + 2.0) + 1.0, rtol=1e-5, atol=1e-6)
+                    g = np.asarray(jax.grad(lambda v: jnp.sum(jnp.sin(v) * 3.0))(jnp.asarray(x)))
+                    np.testing.assert_allclose(g, np.cos(x) * 3.0, rtol=1e-5, atol=1e-6)
+                    os._exit(0)
+                except BaseException as e:
+                    print("child failed:", repr(e), flush=True)
+                    os._exit(3)
+            deadline = time.monotonic() + 60
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, 9)
+                    raise SystemExit(f"forked child {i} hung")
+                time.sleep(0.005)
+            assert os.waitstatus_to_exitcode(status) == 0, (i, status)
+        stop.set()
+        t.join(timeout=60)
+        assert made[0] > 5
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")

@@ -14,7 +14,7 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 # transforms, devices, random, nn, scipy, the package __init__) is in "api".
 LAYERS = ("core", "lax", "numpy", "api")
 LAYER_PREFIXES = (
-    ("core", ("microjax_rs._core", "microjax_rs._trace_cache", "microjax_rs.dtypes", "microjax_rs.errors", "microjax_rs.config",
+    ("core", ("microjax_rs._core", "microjax_rs._trace_cache", "microjax_rs._lru", "microjax_rs.dtypes", "microjax_rs.errors", "microjax_rs.config",
               "microjax_rs.tree_util", "microjax_rs.tree", "microjax_rs.core", "microjax_rs.interpreters",
               "microjax_rs._src", "microjax_rs.sharding")),
     ("lax", ("microjax_rs.lax", "microjax_rs._src.lax")),

@@ -28,6 +28,7 @@ if _os.environ.get("MICROJAX_RS_CORE"):
     del _load_core
 
 from . import _core
+from . import _fork  # noqa: F401  (the os.register_at_fork handlers)
 from .config import config
 from . import dtypes, errors, tree_util, core
 from .core import Tracer as _Tracer

@@ -19,7 +19,7 @@ import threading
 
 import numpy as np
 
-from . import _core, core
+from . import _core, _lru, core
 from .config import config
 from .core import ArrayImpl, Tracer
 from ._src import program_flags as _program_flags, traceback_util as _traceback_util
@@ -359,7 +359,7 @@ class GpuArray:
 # a call with a GpuArray argument (on its device). Eager jnp functions on a
 # GpuArray reach `core.eval_primitive`, which runs each primitive on the
 # device (`_eval_on_gpu`).
-_JITTED = {}  # key -> jitted function (operators, single primitives)
+_JITTED = _lru.LRU("devices.jitted", 4096)  # key -> jitted function (operators, single primitives)
 
 
 def _jitted(key, make):
@@ -369,7 +369,7 @@ def _jitted(key, make):
         from . import api
 
         fn = api.jit(make())
-        if key is not None and len(_JITTED) < 4096:
+        if key is not None:
             _JITTED[key] = fn
     return fn
 

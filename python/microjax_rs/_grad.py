@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from . import _core, core, dtypes
+from . import _core, _lru, core, dtypes
 from ._src.tables import FLOAT_NAMES as _FLOAT_NAMES
 from .core import ArrayImpl, Tracer
 from .interpreters import ad
@@ -181,7 +181,7 @@ def _check_scalar_output(out, holomorphic=False):
             f"but got {aval.dtype_name}. For holomorphic differentiation, pass holomorphic=True.{extra}")
 
 
-_core.register_hooks(grad=(ad.ADTrace, ad.ADTrace.new_input, core._state.stack, _prepare, _finish_output,
+_core.register_hooks(grad=(ad.ADTrace, ad.ADTrace.new_input, core._state, _prepare, _finish_output,
                            _run_value_and_grad, _grads))
 
 
@@ -442,7 +442,7 @@ _register_marker_nodes()
 
 # -- Jacobians -------------------------------------------------------------------
 
-_BASIS_CACHE = {}  # (shape, dtype name) -> eager identity rows
+_BASIS_CACHE = _lru.LRU("grad.basis", 64)  # (shape, dtype name) -> eager identity rows
 _BASIS_CACHE_ELEMENTS = 1 << 20  # largest n*n cached
 
 
@@ -459,8 +459,6 @@ def _std_basis(x):
         return hit
     basis = _make_std_basis(aval)
     if type(basis) is ArrayImpl and aval.size ** 2 <= _BASIS_CACHE_ELEMENTS:
-        if len(_BASIS_CACHE) >= 64:
-            _BASIS_CACHE.pop(next(iter(_BASIS_CACHE)))
         _BASIS_CACHE[key] = basis
     return basis
 

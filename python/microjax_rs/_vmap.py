@@ -1,7 +1,7 @@
 """`vmap` (JAX's signature and semantics) on the batch trace mode."""
 import inspect
 
-from . import _core, core
+from . import _core, _lru, core
 from .core import ArrayImpl, Tracer
 from .interpreters.ad import run_at
 from .interpreters.batching import BatchTrace
@@ -189,7 +189,7 @@ def _mapped_size(leaves, axes, axis_size, args, kwargs, fun=None):
 
 
 _BATCH_CACHE_LIMIT = 512
-_batch_cache = {}
+_batch_cache = _lru.LRU("vmap.batch", _BATCH_CACHE_LIMIT)
 
 
 def _batched(closed, in_dims, size, out_dims, axis_name=None):
@@ -199,8 +199,6 @@ def _batched(closed, in_dims, size, out_dims, axis_name=None):
     key = (closed, tuple(in_dims), size, tuple(out_dims), axis_name)
     hit = _batch_cache.get(key)
     if hit is None:
-        if len(_batch_cache) >= _BATCH_CACHE_LIMIT:
-            _batch_cache.pop(next(iter(_batch_cache)))
         hit = _batch_cache[key] = _core.batch_jaxpr(
             closed, list(in_dims), size, list(out_dims), axis_name)
     return hit

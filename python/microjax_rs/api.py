@@ -8,7 +8,7 @@ import weakref
 
 import numpy as np
 
-from . import _core, _devices, _trace_cache, core, dtypes
+from . import _core, _devices, _lru, _trace_cache, core, dtypes
 from ._src import key_reuse as _key_reuse, traceback_util as _traceback_util, profiling as _profiling, program_flags as _program_flags
 from .core import ArrayImpl, ClosedJaxpr, Tracer
 from .config import config
@@ -183,7 +183,8 @@ class _Jitted:
         self.rust = None  # jit(): a weak reference to the JitFunction (no cycle)
         # jax_debug_key_reuse: trace-cache key -> positions of the key
         # arguments the traced function consumes (_src/key_reuse.py).
-        self._key_signatures = {}
+        # (An LRU made on first use: most jitted functions never need it.)
+        self._key_signatures = None
         self._last_key = None
 
     @functools.cached_property
@@ -256,6 +257,8 @@ class _Jitted:
             closed, out_tree, captures = trace_to_jaxpr(f, leaves, in_tree, self.name)
             p1 = _profiling._now() if p0 else 0
             if signature:
+                if self._key_signatures is None:
+                    self._key_signatures = _lru.LRU("api.key_signatures", _trace_cache.DEFAULT_SIZE)
                 self._key_signatures[key] = tuple(signature)
             if config.read("jax_enable_checks"):
                 _program_flags.check_jaxpr(ClosedJaxpr(closed))
@@ -370,7 +373,7 @@ def _record_compile(name, t0, t1, t2, avals):
     _profiling.record(f"lower({name})", t1, t2, None, "compile")
 
 
-_RUNNABLE = {}  # id(traced program) -> (traced program, the program run for it)
+_RUNNABLE = _lru.LRU("api.runnable", 4096)  # id(traced program) -> (traced program, the program run for it)
 
 
 def _runnable(closed):
@@ -385,8 +388,6 @@ def _runnable(closed):
     if _core.holds_dynamic(closed):
         from .custom_derivatives import inline_deferred_calls
         run = inline_deferred_calls(closed)
-    if len(_RUNNABLE) >= 4096:
-        _RUNNABLE.clear()
     _RUNNABLE[id(closed)] = (closed, run)
     return run
 
@@ -453,18 +454,13 @@ def clear_caches():
     the GPU plan cache and the transformed-program caches. The next call of
     a jitted function traces it again, so a changed global it reads is seen
     from then on."""
-    from ._vmap import _batch_cache
-    from .interpreters import ad
-
     _trace_cache.clear()
+    _lru.clear_all()
     _core.compile_cache_clear()
     _core.value_and_grad_cache_clear()
     gpu_plans_clear = getattr(_core, "gpu_plan_cache_clear", None)  # a binding built without CUDA lacks it
     if gpu_plans_clear is not None:
         gpu_plans_clear()
-    for cache in (_batch_cache, ad._split_cache, ad._vjp_cache, ad._vg_cache, ad._jvp_cache,
-                  ad._lin_cache):
-        cache.clear()
 
 
 # The jitted function's type is named as JAX's (`PjitFunction`): tools such

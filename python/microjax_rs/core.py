@@ -18,7 +18,7 @@ import typing
 
 import numpy as np
 
-from . import _core
+from . import _core, _lru
 from . import dtypes
 from ._src import profiling as _profiling
 from ._src.tables import MULTIPLE_RESULTS
@@ -329,7 +329,8 @@ _state = _TraceState()
 # Separates an equation's source location from its name stack in the
 # source text a trace records (`file:line (function)\x1fouter/inner`).
 NAME_STACK_SEPARATOR = "\x1f"
-_NAMED_SOURCE = {}  # (source text, names) -> source text with the names
+# (source text, names) -> source text with the names
+_NAMED_SOURCE = _lru.LRU("core.named_source", 16384)
 
 
 def named_source(src, base):
@@ -344,9 +345,7 @@ def named_source(src, base):
     if hit is None:
         loc, sep, inner = (src or "").partition(NAME_STACK_SEPARATOR)
         stack = "/".join(names[base:] + ([inner] if sep and inner else []))
-        hit = f"{loc}{NAME_STACK_SEPARATOR}{stack}"
-        if len(_NAMED_SOURCE) < 65536:
-            _NAMED_SOURCE[key] = hit
+        hit = _NAMED_SOURCE[key] = f"{loc}{NAME_STACK_SEPARATOR}{stack}"
     return hit
 
 
@@ -530,7 +529,11 @@ def eval_primitive(prim, args, params, check=True):
     return result
 
 
-_INTERNAL_CODE = {}  # code object -> defined inside this package (or an excluded path)
+# id(code object) -> (the code object, whether it is defined inside this
+# package or an excluded path). Keyed by identity (hashing a code object
+# hashes its bytecode and constants, on every lookup); the entry holds the
+# code object, so its id is not reused while the entry lives.
+_INTERNAL_CODE = _lru.LRU("core.internal_code", 4096)
 _EXCLUDED_PATHS = (_PKG_DIR,)  # source info skips frames of files under these
 
 
@@ -548,7 +551,14 @@ def exclude_source_path(path):
 def is_excluded_source(filename):
     """Whether `filename` is this package's or under a registered exclusion."""
     return filename.startswith(_EXCLUDED_PATHS)
-_SOURCE_TEXT = {}  # (code object, instruction offset) -> "file:line (function)"
+
+
+# (id(code object), instruction offset) -> (the code object,
+# "file:line (function)"), keyed by identity as `_INTERNAL_CODE`.
+_SOURCE_TEXT = _lru.LRU("core.source_text", 16384)
+# (Their dicts, read directly by `source_info`: it runs for every equation.)
+_INTERNAL_CODE_DATA = _INTERNAL_CODE.data
+_SOURCE_TEXT_DATA = _SOURCE_TEXT.data
 
 
 def source_info(depth=1):
@@ -559,25 +569,32 @@ def source_info(depth=1):
 
     Both steps are cached: whether a code object is ours (per code object)
     and the text of a user call site (per code object and bytecode offset),
-    so a traced equation costs a few dict lookups, not a line-table decode
-    and a string format."""
+    so a traced equation costs a few lookups, not a line-table decode and a
+    string format. Both caches are bounded LRUs (`_lru.py`): a process
+    that keeps making new lambdas holds at most their sizes."""
     try:
         f = sys._getframe(depth)
     except ValueError:  # fewer frames than `depth`: start from the caller
         f = sys._getframe(1)
-    internal = _INTERNAL_CODE
+    internal = _INTERNAL_CODE_DATA
     while f is not None:
         code = f.f_code
-        inside = internal.get(code)
-        if inside is None:
-            inside = internal[code] = code.co_filename.startswith(_EXCLUDED_PATHS)
+        key = id(code)
+        hit = internal.get(key)
+        if hit is not None and hit[0] is code:
+            internal.move_to_end(key)
+            inside = hit[1]
+        else:
+            inside = code.co_filename.startswith(_EXCLUDED_PATHS)
+            _INTERNAL_CODE[key] = (code, inside)
         if not inside:
-            key = (code, f.f_lasti)
-            text = _SOURCE_TEXT.get(key)
-            if text is None:
-                text = f"{code.co_filename}:{f.f_lineno} ({code.co_name})"
-                if len(_SOURCE_TEXT) < 65536:
-                    _SOURCE_TEXT[key] = text
+            key = (key, f.f_lasti)
+            hit = _SOURCE_TEXT_DATA.get(key)
+            if hit is not None and hit[0] is code:
+                _SOURCE_TEXT_DATA.move_to_end(key)
+                return hit[1]
+            text = f"{code.co_filename}:{f.f_lineno} ({code.co_name})"
+            _SOURCE_TEXT[key] = (code, text)
             return text
         f = f.f_back
     return None

@@ -440,6 +440,9 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
         if captures:
             raise ValueError("export: the function closes over values of an enclosing "
                              "transformation; export it outside of jit/grad/vmap")
+        # What `deserialize` would refuse (rank, nesting, sizes) is refused
+        # now, as a ValueError, not at load time.
+        _core.check_exportable(closed)
         # as JAX, pytrees without a serialization registration fail at serialize()
         return Exported(impl.name, closed, in_tree, out_tree,
                         config.read("microjax_determinism"), disabled_checks, vjp="trace")

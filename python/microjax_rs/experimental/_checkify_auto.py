@@ -13,7 +13,7 @@ sub-jaxpr (a checkified program is not differentiated); other higher-order
 primitives are re-bound unchecked inside."""
 import numpy as np
 
-from .. import core as _core
+from .. import _lru, core as _core
 from .._callback import debug_callback as _debug_callback
 
 # Primitives whose result is checked for NaNs (JAX 0.10.2's list; `div`
@@ -38,7 +38,7 @@ _STRUCTURED = frozenset({"pjit", "cond", "scan", "while"}) | frozenset(_INLINED)
 SCATTERS = frozenset({"scatter", "scatter-add", "scatter-mul", "scatter-min", "scatter-max"})
 
 
-_JIT_CACHE = {}
+_JIT_CACHE = _lru.LRU("checkify_auto.jit", 64)
 
 
 def _traced(vals):
@@ -197,8 +197,6 @@ class _Checker:
         key = (closed, self.nan, self.div, self.oob, self.report)
         fn = _JIT_CACHE.get(key)
         if fn is None:
-            if len(_JIT_CACHE) >= 64:
-                _JIT_CACHE.clear()
             body = self._sub(closed)
             fn = _JIT_CACHE[key] = jit(lambda *a: body(*a))
         return fn

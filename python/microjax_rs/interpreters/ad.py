@@ -16,7 +16,7 @@ builder in one call under `jit`/`make_jaxpr`, and split by partial
 evaluation under another AD or batch trace (`run_split`): the part reading
 none of that trace's tracers runs below it, the rest is spliced into it.
 """
-from .. import _core, core, dtypes
+from .. import _core, _lru, core, dtypes
 from ..config import config
 # _NONDIFF_PRIMS: primitives whose outputs are never perturbed (the core's
 # non-differentiable ones: bool/int results, and stop_gradient, whose value
@@ -175,7 +175,9 @@ class _Program:
         self.closed = closed
 
 
-_split_cache = {}
+# Bounded (see _lru.py): entries of the transformed-program caches below.
+_CACHE_LIMIT = 512
+_split_cache = _lru.LRU("ad.split", _CACHE_LIMIT)
 
 
 def run_split(level, closed, inputs, splice):
@@ -200,7 +202,7 @@ def run_split(level, closed, inputs, splice):
     return [next(uouts) if u else next(kit) for u in out_unknowns]
 
 
-_views = {}  # id(handle) -> (handle, its ClosedJaxpr view)
+_views = _lru.LRU("ad.views", _CACHE_LIMIT)  # id(handle) -> (handle, its ClosedJaxpr view)
 
 
 def _view(closed):
@@ -211,8 +213,6 @@ def _view(closed):
     if hit is not None and hit[0] is closed:
         return hit[1]
     cj = ClosedJaxpr(closed)
-    if len(_views) >= _CACHE_LIMIT:
-        _views.pop(next(iter(_views)))
     _views[id(closed)] = (closed, cj)
     return cj
 
@@ -249,20 +249,13 @@ def _lower_tree(trace, tree):
     return _tree_map_data(trace.lower, tree)
 
 
-_CACHE_LIMIT = 512
-_vjp_cache = {}
-_vg_cache = {}
-_jvp_cache = {}
-_lin_cache = {}
+_vjp_cache = _lru.LRU("ad.vjp", _CACHE_LIMIT)
+_vg_cache = _lru.LRU("ad.value_and_grad", _CACHE_LIMIT)
+_jvp_cache = _lru.LRU("ad.jvp", _CACHE_LIMIT)
+_lin_cache = _lru.LRU("ad.linearize", _CACHE_LIMIT)
 
 
-def _cached(cache, key, make):
-    hit = cache.get(key)
-    if hit is None:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.pop(next(iter(cache)))
-        hit = cache[key] = make()
-    return hit
+_cached = _lru.cached
 
 
 def _lifted(closed, nonzeros):

@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::exec::compiled::Compiled;
 use crate::exec::{CancelToken, ExecCtx};
 use crate::ir::canonical::{
-    buffer_from_le, buffer_to_le, canonical, parse_with_consts, ParseLimits,
+    buffer_from_le, buffer_to_le, canonical, parse_with_consts, ParseLimits, HARD_MAX_DEPTH,
 };
 use crate::ir::{Aval, ClosedJaxpr, Jaxpr};
 use crate::prims::Param;
@@ -262,10 +262,150 @@ fn param_bound(p: &Param, depth: usize, limits: &Limits) -> Result<(usize, usize
     }
 }
 
+/// What [`Program::from_bytes`] would refuse in a program's structure,
+/// checked on the program itself against the same limits: types of rank
+/// above [`ParseLimits::max_rank`] or with more than
+/// [`ParseLimits::max_elements`] elements; more equations or variables, all
+/// blocks together, than [`ParseLimits::max_eqns`] / [`ParseLimits::max_vars`];
+/// sub-programs and parameter tuples nested deeper than
+/// [`ParseLimits::max_depth`] (counted as the parser counts them); more bytes
+/// of values or deeper sub-programs than [`Limits`] allows. The text length
+/// is checked where the text is made ([`Program::to_bytes`]).
+pub fn check_loadable(prog: &ClosedJaxpr, parse: &ParseLimits, limits: &Limits) -> Result<()> {
+    let mut counts = (0usize, 0usize);
+    check_block(&prog.jaxpr, 0, parse, &mut counts)?;
+    let (static_bytes, depth) = resource_bound(&prog.jaxpr, 0, limits)?;
+    check_bound(static_bytes, depth, limits)
+}
+
+/// [`check_loadable`] with the default limits (what [`Program::from_bytes`]
+/// applies): every refusal an [`Error::Limit`] that says so.
+pub fn check_exportable(prog: &ClosedJaxpr) -> Result<()> {
+    check_exportable_for(prog, &ParseLimits::default(), &Limits::default())
+}
+
+/// [`check_exportable`] for a loader with other limits
+/// ([`Program::from_bytes_with`]).
+pub fn check_exportable_for(
+    prog: &ClosedJaxpr, parse: &ParseLimits, limits: &Limits,
+) -> Result<()> {
+    check_loadable(prog, parse, limits).map_err(|e| match e {
+        Error::Limit(m) if !m.starts_with("export:") => refused(m),
+        other => other,
+    })
+}
+
+fn refused(what: String) -> Error {
+    Error::Limit(format!(
+        "export: {what}; `deserialize` refuses such programs, so they are not exported"
+    ))
+}
+
+fn check_block(
+    j: &Jaxpr, depth: usize, parse: &ParseLimits, counts: &mut (usize, usize),
+) -> Result<()> {
+    let max_depth = parse.max_depth.min(HARD_MAX_DEPTH);
+    if depth > max_depth {
+        return Err(refused(format!(
+            "sub-programs and parameter tuples nest deeper than {max_depth}"
+        )));
+    }
+    counts.1 = counts.1.saturating_add(j.avals.len());
+    if counts.1 > parse.max_vars {
+        return Err(refused(format!(
+            "the program has more than {} variables",
+            parse.max_vars
+        )));
+    }
+    for a in &j.avals {
+        if a.shape.len() > parse.max_rank {
+            return Err(refused(format!(
+                "a value of type {} has rank {}, above the limit {}",
+                a.short(),
+                a.shape.len(),
+                parse.max_rank
+            )));
+        }
+        if !checked_size(&a.shape).is_ok_and(|n| n <= parse.max_elements) {
+            return Err(refused(format!(
+                "a value of type {} has more than {} elements",
+                a.short(),
+                parse.max_elements
+            )));
+        }
+    }
+    counts.0 = counts.0.saturating_add(j.eqns.len());
+    if counts.0 > parse.max_eqns {
+        return Err(refused(format!(
+            "the program has more than {} equations",
+            parse.max_eqns
+        )));
+    }
+    for eqn in &j.eqns {
+        for (_, p) in eqn.prim.params() {
+            check_param(&p, depth, parse, counts)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_param(
+    p: &Param, depth: usize, parse: &ParseLimits, counts: &mut (usize, usize),
+) -> Result<()> {
+    match p {
+        Param::Jaxpr(sub) => check_block(&sub.jaxpr, depth.saturating_add(1), parse, counts),
+        Param::Tuple(items) => {
+            let inner = depth.saturating_add(1);
+            let max_depth = parse.max_depth.min(HARD_MAX_DEPTH);
+            if inner > max_depth {
+                return Err(refused(format!(
+                    "sub-programs and parameter tuples nest deeper than {max_depth}"
+                )));
+            }
+            items
+                .iter()
+                .try_for_each(|x| check_param(x, inner, parse, counts))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn check_bound(static_bytes: usize, depth: usize, limits: &Limits) -> Result<()> {
+    if static_bytes > limits.max_bytes {
+        return Err(Error::Limit(format!(
+            "the program names {static_bytes} bytes of values, over the limit of {}",
+            limits.max_bytes
+        )));
+    }
+    if depth > limits.max_depth {
+        return Err(Error::Limit(format!(
+            "sub-programs nest {depth} deep, over the limit of {}",
+            limits.max_depth
+        )));
+    }
+    Ok(())
+}
+
 impl Program {
-    /// Serializes a closed program.
+    /// Serializes a closed program. Programs [`Program::from_bytes`] would
+    /// refuse (see [`check_loadable`]; the default limits) are refused here.
     pub fn to_bytes(
         prog: &ClosedJaxpr, determinism: Determinism, metadata: &str,
+    ) -> Result<Vec<u8>> {
+        Self::to_bytes_for(
+            prog,
+            determinism,
+            metadata,
+            &ParseLimits::default(),
+            &Limits::default(),
+        )
+    }
+
+    /// [`Program::to_bytes`] for a loader with other limits: refuses what
+    /// [`Program::from_bytes_with`] would refuse under `parse` and `limits`.
+    pub fn to_bytes_for(
+        prog: &ClosedJaxpr, determinism: Determinism, metadata: &str, parse: &ParseLimits,
+        limits: &Limits,
     ) -> Result<Vec<u8>> {
         if crate::prims::callback::holds_callback(&prog.jaxpr) {
             return Err(Error::Unsupported(
@@ -282,6 +422,7 @@ impl Program {
                 dynamic.join(", ")
             )));
         }
+        check_exportable_for(prog, parse, limits)?;
         let len = |n: usize| -> Result<[u8; 8]> {
             u64::try_from(n)
                 .map(u64::to_le_bytes)
@@ -297,6 +438,13 @@ impl Program {
         });
         out.extend_from_slice(&[0, 0, 0]);
         let text = canonical(prog);
+        let max_text = parse.max_text_len;
+        if text.len() > max_text {
+            return Err(refused(format!(
+                "the program's text is {} bytes, above the limit {max_text}",
+                text.len()
+            )));
+        }
         out.extend_from_slice(&len(text.len())?);
         out.extend_from_slice(text.as_bytes());
         let count = u32::try_from(prog.consts.len())
@@ -399,19 +547,7 @@ impl Program {
     }
 
     fn check_bound(&self) -> Result<()> {
-        if self.static_bytes > self.limits.max_bytes {
-            return Err(Error::Limit(format!(
-                "the program names {} bytes of values, over the limit of {}",
-                self.static_bytes, self.limits.max_bytes
-            )));
-        }
-        if self.depth > self.limits.max_depth {
-            return Err(Error::Limit(format!(
-                "sub-programs nest {} deep, over the limit of {}",
-                self.depth, self.limits.max_depth
-            )));
-        }
-        Ok(())
+        check_bound(self.static_bytes, self.depth, &self.limits)
     }
 
     /// The program with other run limits (checked again against its bound).

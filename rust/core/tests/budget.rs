@@ -243,7 +243,6 @@ fn allocations_the_allocator_refuses_are_errors() {
     // (isize::MAX): with the budget out of the way, the allocator itself
     // refuses the intermediate, on every machine.
     let prog = Arc::new(sorted_broadcast_program(1 << 61));
-    let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
     let unlimited = Limits {
         max_bytes: usize::MAX,
         ..Limits::default()
@@ -253,6 +252,7 @@ fn allocations_the_allocator_refuses_are_errors() {
         max_elements: usize::MAX,
         ..Default::default()
     };
+    let bytes = Program::to_bytes_for(&prog, Determinism::Default, "", &parse, &unlimited).unwrap();
     budget::set_max_buffer_bytes(Some(u64::MAX)).unwrap();
     let interpreted = eval_closed(&prog, &[scalar_arg()]);
     let compiled = Compiled::new(prog.clone()).and_then(|c| c.run(&[scalar_arg()]));

@@ -369,3 +369,72 @@ fn mutated_programs_never_panic() {
     assert_eq!(loaded + failed, cases);
     assert!(failed > cases / 2, "most mutations must be rejected");
 }
+
+/// Bytes in the export format around `prog`'s text, written without the
+/// exporter's checks.
+fn unchecked_bytes(prog: &ClosedJaxpr) -> Vec<u8> {
+    let text = microjax::ir::canonical::canonical(prog);
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(microjax::export::MAGIC);
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&0u16.to_le_bytes());
+    bytes.extend_from_slice(&[0, 0, 0, 0]);
+    bytes.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    bytes.extend_from_slice(&0u64.to_le_bytes());
+    bytes
+}
+
+/// `x -> sin(x)` on an f32 value of `rank` unit axes.
+fn of_rank(rank: usize) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let shape: Vec<usize> = (0..rank).map(|_| 1).collect();
+    let x = Atom::Var(b.add_input(f32v(&shape)).unwrap());
+    let y = b.unary(UnaryOp::Sin, x).unwrap();
+    b.build(vec![y]).unwrap()
+}
+
+/// `x -> x + 1` inside `depth` nested one-step scans.
+fn nested_scans(depth: usize) -> ClosedJaxpr {
+    let mut prog = scalar_step(BinaryOp::Add, 1.0);
+    for _ in 0..depth {
+        let mut b = Builder::new();
+        let x = Atom::Var(b.add_input(f32v(&[])).unwrap());
+        let outs = scan(&mut b, prog, 1, false, (0, 1), vec![x]);
+        prog = b.build(outs).unwrap();
+    }
+    prog
+}
+
+#[test]
+fn export_refuses_exactly_what_loading_refuses() {
+    let max_rank = microjax::ir::canonical::ParseLimits::default().max_rank;
+    let max_depth = Limits::default().max_depth;
+    let cases = [
+        (of_rank(max_rank), true),
+        (of_rank(max_rank + 1), false),
+        (nested_scans(max_depth), true),
+        (nested_scans(max_depth + 1), false),
+    ];
+    for (prog, loadable) in cases {
+        let exported = Program::to_bytes(&prog, Determinism::Default, "");
+        let loaded = Program::from_bytes(&unchecked_bytes(&prog));
+        assert_eq!(exported.is_ok(), loadable, "{exported:?}");
+        assert_eq!(loaded.is_ok(), loadable, "{loaded:?}");
+        match exported {
+            Ok(bytes) => {
+                let p = Program::from_bytes(&bytes).unwrap();
+                run_zeros(&p);
+            }
+            Err(e) => {
+                assert!(
+                    matches!(&e, Error::Limit(m) if m.starts_with("export:") && m.contains("deserialize")),
+                    "{e}"
+                );
+                assert!(matches!(loaded, Err(Error::Limit(_))));
+                assert!(microjax::export::check_exportable(&prog).is_err());
+            }
+        }
+    }
+}

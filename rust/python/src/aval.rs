@@ -28,6 +28,11 @@ pub(crate) struct ShapedArray {
 static SHARED: Mutex<Option<HashMap<Aval, Py<ShapedArray>>>> = Mutex::new(None);
 const SHARED_LIMIT: usize = 4096;
 
+/// The shared avals' lock if it is free now (`crate::fork`).
+pub(crate) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    crate::fork::try_lock(&SHARED)
+}
+
 static DTYPES_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 /// `microjax_rs.dtypes`, for what it decides about dtype-likes (our name of

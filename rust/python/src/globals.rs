@@ -177,6 +177,11 @@ static HOOKS: RwLock<Hooks> = RwLock::new(Hooks {
     format: None,
 });
 
+/// The hooks' lock if no one holds it now (`crate::fork`).
+pub(crate) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    crate::fork::try_write(&HOOKS)
+}
+
 /// The hook registered under `h`, if any.
 pub(crate) fn hook<'py>(py: Python<'py>, h: Hook) -> Option<Bound<'py, PyAny>> {
     let guard = HOOKS.read().ok()?;

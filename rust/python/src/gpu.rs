@@ -102,6 +102,11 @@ type PlanCache = Vec<(Arc<ClosedJaxpr>, usize, Arc<CudaPlan>)>;
 static PLANS: Mutex<PlanCache> = Mutex::new(Vec::new());
 const PLAN_CACHE_SIZE: usize = 64;
 
+/// The plan cache's lock if it is free now (`crate::fork`).
+pub(crate) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    crate::fork::try_lock(&PLANS)
+}
+
 fn plan_for(prog: &Arc<ClosedJaxpr>, ordinal: usize) -> microjax::Result<Arc<CudaPlan>> {
     let poisoned = || microjax::Error::Device("CUDA plan cache lock poisoned".into());
     {

@@ -24,6 +24,7 @@ use crate::{CoreResultExt, Registered};
 use microjax::{Atom, HostArray};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::gc::PyVisit;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use pyo3::PyTraverseError;
@@ -35,8 +36,9 @@ struct GradHooks {
     ad_trace: Py<PyAny>,
     /// `ADTrace.new_input(trace, value)`: an input that is not an array.
     new_input: Py<PyAny>,
-    /// The trace stack (`core._state.stack`).
-    stack: Py<PyList>,
+    /// The per-thread trace state (`core._state`, a `threading.local`):
+    /// its `stack` is the calling thread's trace stack.
+    state: Py<PyAny>,
     /// `prepare(args, argnums, allow_int, holomorphic)` -> `(single,
     /// leaves, tree, nonzeros, rebuild)`; `rebuild(tracers)` gives the
     /// arguments to call `f` with.
@@ -54,15 +56,15 @@ struct GradHooks {
 
 static HOOKS: Registered<GradHooks> = Registered::new("the grad hooks are");
 
-/// `register_hooks(grad=(ad_trace, new_input, stack, prepare,
+/// `register_hooks(grad=(ad_trace, new_input, state, prepare,
 /// finish_output, run, grads))` (see `GradHooks`).
 pub(crate) fn register_grad_hooks(py: Python<'_>, hooks: &Bound<'_, PyAny>) -> PyResult<()> {
     HOOKS.check_unset(py)?;
     #[allow(clippy::type_complexity)]
-    let (ad_trace, new_input, stack, prepare, finish_output, run, grads): (
+    let (ad_trace, new_input, state, prepare, finish_output, run, grads): (
         Py<PyAny>,
         Py<PyAny>,
-        Py<PyList>,
+        Py<PyAny>,
         Py<PyAny>,
         Py<PyAny>,
         Py<PyAny>,
@@ -71,7 +73,7 @@ pub(crate) fn register_grad_hooks(py: Python<'_>, hooks: &Bound<'_, PyAny>) -> P
     let hooks = GradHooks {
         ad_trace,
         new_input,
-        stack,
+        state,
         prepare,
         finish_output,
         run,
@@ -249,7 +251,12 @@ impl GradFunction {
         &self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let hooks = HOOKS.get(py)?;
-        let stack = hooks.stack.bind(py);
+        let stack = hooks
+            .state
+            .bind(py)
+            .getattr(intern!(py, "stack"))?
+            .cast_into::<PyList>()?;
+        let stack = &stack;
         let parent = match stack.len().checked_sub(1) {
             Some(top) => stack.get_item(top)?,
             None => py.None().into_bound(py),

@@ -508,6 +508,14 @@ pub(crate) fn default_program_limits() -> (usize, u64, usize) {
     (l.max_bytes, l.max_loop_iterations, l.max_depth)
 }
 
+/// Refuses (`ValueError`) a program the loader would refuse
+/// (`microjax::export::check_exportable`): what `export` checks when it
+/// traces, before anything is serialized.
+#[pyfunction]
+pub(crate) fn check_exportable(closed: PyRef<'_, PyClosedJaxpr>) -> PyResult<()> {
+    microjax::export::check_exportable(&closed.inner).py()
+}
+
 /// Loads exported bytes (validated as `Program::from_bytes` does, the
 /// static bound checked against `max_bytes` and `max_depth` when given):
 /// `(ClosedJaxpr, metadata, determinism)`.

@@ -30,6 +30,7 @@ mod callback;
 mod dlpack;
 mod dtypes;
 mod dynamic;
+mod fork;
 mod globals;
 mod gpu;
 mod grad;
@@ -197,7 +198,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         globals::set_x64, globals::set_debug_checks, globals::get_x64, globals::config_epoch,
         globals::set_max_buffer_bytes, globals::get_max_buffer_bytes, globals::bump_epoch,
         dtypes::result_type, dtypes::broadcast_shapes, dtypes::dtype_table, prim::primitive_names,
-        prim::primitive_table, ir::parse, ir::export_program, ir::load_program, ir::default_program_limits, ir::set_determinism,
+        prim::primitive_table, ir::parse, ir::export_program, ir::check_exportable, ir::load_program, ir::default_program_limits, ir::set_determinism,
         ir::get_determinism, register_hooks);
     tracer::register(m)?;
     grad::register(m)?;
@@ -210,5 +211,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     traces::register(m)?;
     dynamic::register(m)?;
     interrupt::install();
+    fork::register(m)?;
     Ok(())
 }

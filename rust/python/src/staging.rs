@@ -29,6 +29,11 @@ static SOURCES: Mutex<Option<SourceCache>> = Mutex::new(None);
 
 const CACHE_LIMIT: usize = 4096;
 
+/// The source cache's lock if it is free now (`crate::fork`).
+pub(crate) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    crate::fork::try_lock(&SOURCES)
+}
+
 /// Registers `to_atom(trace, x)`, the atom of an operand that is not a
 /// tracer of the trace (a constant, a captured value; `register_hooks(
 /// to_atom=...)`).

@@ -87,6 +87,11 @@ static STORE: Mutex<Store> = Mutex::new(Store {
     fast: HashMap::with_hasher(BuildHasherDefault::new()),
 });
 
+/// The store's lock if it is free now (`crate::fork`).
+pub(crate) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    crate::fork::try_lock(&STORE)
+}
+
 fn lock() -> MutexGuard<'static, Store> {
     // Every update leaves the maps consistent before it can fail, so a
     // poisoned lock holds a usable store.

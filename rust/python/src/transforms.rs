@@ -88,6 +88,11 @@ type GradCache = HashMap<u64, Vec<(Arc<ClosedJaxpr>, Vec<bool>, Arc<ClosedJaxpr>
 static GRAD_CACHE: Mutex<Option<GradCache>> = Mutex::new(None);
 const GRAD_CACHE_LIMIT: usize = 512;
 
+/// The grad program cache's lock if it is free now (`crate::fork`).
+pub(crate) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    crate::fork::try_lock(&GRAD_CACHE)
+}
+
 /// The `value_and_grad` program of `closed` with its liftable literals
 /// lifted into leading inputs, for `nonzeros` (of `closed`'s own inputs),
 /// and those literals. Probed on every un-jitted `grad` call, so a hit

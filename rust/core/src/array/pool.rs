@@ -78,20 +78,26 @@ struct State {
 /// large drop).
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
+/// The pool's lock if it is free now ([`crate::exec::fork`]).
+pub fn try_hold() -> Option<impl Sized + 'static> {
+    crate::exec::fork::try_guard(cell())
+}
+
 fn state() -> MutexGuard<'static, State> {
+    cell().lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn cell() -> &'static Mutex<State> {
     static STATE: OnceLock<Mutex<State>> = OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            Mutex::new(State {
-                cap: DEFAULT_CAP_BYTES,
-                held: 0,
-                free: VecDeque::new(),
-                lent: HashSet::new(),
-                stats: PoolStats::default(),
-            })
+    STATE.get_or_init(|| {
+        Mutex::new(State {
+            cap: DEFAULT_CAP_BYTES,
+            held: 0,
+            free: VecDeque::new(),
+            lent: HashSet::new(),
+            stats: PoolStats::default(),
         })
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    })
 }
 
 /// Bytes of a buffer's elements (0 for float0).

@@ -115,6 +115,11 @@ impl CompileCache {
         }
     }
 
+    /// The cache's lock if it is free now ([`super::fork`]).
+    pub fn try_hold(&'static self) -> Option<impl Sized + 'static> {
+        super::fork::try_guard(&self.state)
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave the maps inconsistent
         // in a way that matters for correctness (entries are self-checked).

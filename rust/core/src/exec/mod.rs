@@ -6,6 +6,7 @@ pub mod compiled;
 pub mod ctx;
 pub mod cuda;
 pub mod determinism;
+pub mod fork;
 pub mod interp;
 pub mod pool;
 

@@ -51,6 +51,11 @@ fn owned() -> Option<Arc<ThreadPool>> {
     Some(pool)
 }
 
+/// The pool slot's lock if it is free now ([`super::fork`]).
+pub fn try_hold() -> Option<impl Sized + 'static> {
+    super::fork::try_guard(&POOL)
+}
+
 /// Whether the calling thread is a worker of some rayon pool (work it
 /// starts stays on that pool).
 pub fn on_pool() -> bool {

@@ -105,6 +105,11 @@ pub struct DynamicPrim {
 /// defines few primitives, so this stays small.
 static INTERNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
+/// The name table's lock if it is free now ([`crate::exec::fork`]).
+pub fn try_hold() -> Option<impl Sized + 'static> {
+    crate::exec::fork::try_guard(&INTERNED)
+}
+
 fn intern(s: &str) -> &'static str {
     let mut guard = match INTERNED.lock() {
         Ok(g) => g,

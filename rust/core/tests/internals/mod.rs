@@ -51,6 +51,7 @@ mod cuda_driver;
 mod cuda_fft_plans;
 mod dtype;
 mod exec_ctx_units;
+mod exec_fork;
 mod exec_interp;
 mod exec_pool;
 mod fft_kernels;

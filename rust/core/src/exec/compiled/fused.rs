@@ -14,6 +14,7 @@ use crate::ir::{Atom, Jaxpr, Var};
 use crate::prims::{kernel, Primitive};
 use crate::prims::{BroadcastInDim, Reshape, Squeeze};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 mod typed;
@@ -64,6 +65,23 @@ pub struct Fused {
     typed: Option<typed::Typed>,
 }
 
+/// While a group is built: what each variable produced or read so far maps
+/// to (keyed by variable index; sized by the group, not the program, so
+/// building every group of a program is linear in its size), and where each
+/// outside value already sits in `inputs` / `scalars`.
+#[derive(Default)]
+struct Bound {
+    args: HashMap<usize, Arg>,
+    inputs: HashMap<(Var, Access), usize>,
+    scalars: HashMap<Var, usize>,
+}
+
+impl Bound {
+    fn get(&self, v: Var) -> Option<Arg> {
+        self.args.get(&v.index()).copied()
+    }
+}
+
 /// A value the group hands to the rest of the program.
 #[derive(Debug, Clone)]
 struct Output {
@@ -95,8 +113,7 @@ impl Fused {
             outputs: Vec::new(),
             typed: None,
         };
-        // What each variable produced or read so far maps to.
-        let mut bound: Vec<Option<Arg>> = vec![None; jx.avals.len()];
+        let mut bound = Bound::default();
         for &i in &group.members {
             let eqn = jx
                 .eqns
@@ -105,10 +122,8 @@ impl Fused {
             let [out] = eqn.outputs.as_slice() else {
                 return Err(internal("member with several outputs"));
             };
-            let arg = f.member_arg(jx, eqn, *out, &bound)?;
-            if let Some(slot) = bound.get_mut(out.index()) {
-                *slot = Some(arg);
-            }
+            let arg = f.member_arg(jx, eqn, *out, &mut bound)?;
+            bound.args.insert(out.index(), arg);
             if escapes.get(out.index()).copied().unwrap_or(true) {
                 let aval = jx.aval(*out)?;
                 f.outputs.push(Output {
@@ -127,7 +142,7 @@ impl Fused {
     /// broadcast of a value from outside the group, the operand itself for a
     /// reshape, else a new register computed by one instruction.
     fn member_arg(
-        &mut self, jx: &Jaxpr, eqn: &crate::ir::Eqn, out: Var, bound: &[Option<Arg>],
+        &mut self, jx: &Jaxpr, eqn: &crate::ir::Eqn, out: Var, bound: &mut Bound,
     ) -> Result<Arg> {
         Ok(match &eqn.prim {
             Primitive::BroadcastInDim(BroadcastInDim {
@@ -137,7 +152,7 @@ impl Fused {
                 let [Atom::Var(x)] = eqn.inputs.as_slice() else {
                     return Err(internal("broadcast of a literal"));
                 };
-                match bound.get(x.index()).copied().flatten() {
+                match bound.get(*x) {
                     // A member's value of the same element count: the
                     // broadcast only adds unit axes.
                     Some(arg) => arg,
@@ -145,7 +160,7 @@ impl Fused {
                         let xs = &jx.aval(*x)?.shape;
                         let access = broadcast_access(xs, shape, broadcast_dimensions)
                             .ok_or_else(|| internal("unsupported broadcast"))?;
-                        self.input(*x, access, jx.aval(*x)?.dtype)
+                        self.input(bound, *x, access, jx.aval(*x)?.dtype)
                     }
                 }
             }
@@ -155,12 +170,12 @@ impl Fused {
             // e.g. as a `select_n` case beside full-shape cases).
             Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. }) => {
                 match eqn.inputs.as_slice() {
-                    [Atom::Var(v)] if bound.get(v.index()).copied().flatten().is_none() => {
+                    [Atom::Var(v)] if bound.get(*v).is_none() => {
                         let access = Access {
                             inner: 1,
                             size: self.len,
                         };
-                        self.input(*v, access, jx.aval(*v)?.dtype)
+                        self.input(bound, *v, access, jx.aval(*v)?.dtype)
                     }
                     [a] => self.operand(jx, bound, a)?,
                     _ => return Err(internal("reshape arity")),
@@ -185,41 +200,38 @@ impl Fused {
         })
     }
 
-    fn input(&mut self, v: Var, access: Access, dtype: DType) -> Arg {
-        let k = match self.inputs.iter().position(|&(w, a)| w == v && a == access) {
-            Some(k) => k,
-            None => {
-                self.inputs.push((v, access));
-                self.input_dtypes.push(dtype);
-                self.inputs.len().saturating_sub(1)
-            }
-        };
+    fn input(&mut self, bound: &mut Bound, v: Var, access: Access, dtype: DType) -> Arg {
+        let next = self.inputs.len();
+        let k = *bound.inputs.entry((v, access)).or_insert(next);
+        if k == next {
+            self.inputs.push((v, access));
+            self.input_dtypes.push(dtype);
+        }
         Arg::Input(k)
     }
 
-    fn operand(&mut self, jx: &Jaxpr, bound: &[Option<Arg>], a: &Atom) -> Result<Arg> {
+    fn operand(&mut self, jx: &Jaxpr, bound: &mut Bound, a: &Atom) -> Result<Arg> {
         match a {
             Atom::Lit(l) => {
                 self.lits.push(l.to_array()?);
                 Ok(Arg::Lit(self.lits.len().saturating_sub(1)))
             }
             Atom::Var(v) => {
-                if let Some(Some(arg)) = bound.get(v.index()) {
-                    return Ok(*arg);
+                if let Some(arg) = bound.get(*v) {
+                    return Ok(arg);
                 }
                 let aval = jx.aval(*v)?;
                 if aval.shape.is_empty() && !self.shape.is_empty() {
-                    let k = match self.scalars.iter().position(|w| w == v) {
-                        Some(k) => k,
-                        None => {
-                            self.scalars.push(*v);
-                            self.scalar_dtypes.push(aval.dtype);
-                            self.scalars.len().saturating_sub(1)
-                        }
-                    };
+                    let next = self.scalars.len();
+                    let k = *bound.scalars.entry(*v).or_insert(next);
+                    if k == next {
+                        self.scalars.push(*v);
+                        self.scalar_dtypes.push(aval.dtype);
+                    }
                     Ok(Arg::Scalar(k))
                 } else {
                     Ok(self.input(
+                        bound,
                         *v,
                         Access {
                             inner: 1,

@@ -31,7 +31,7 @@ use crate::prims::{
 /// This covers a full-shape operand (`inner = 1, size = n`), a scalar
 /// (`size = 1`) and every broadcast whose kept axes are one contiguous run
 /// of output axes (a bias row, a column, a scalar).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Access {
     pub inner: usize,
     pub size: usize,
@@ -231,19 +231,8 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
                 *o = false;
             }
         }
-        let target = match join.split_first() {
-            Some((&first, rest)) => {
-                for &g in rest {
-                    if let Some(p) = parent.get_mut(g) {
-                        *p = first;
-                    }
-                    let moved = members.get_mut(g).map(std::mem::take).unwrap_or_default();
-                    if let Some(m) = members.get_mut(first) {
-                        m.extend(moved);
-                    }
-                }
-                first
-            }
+        let target = match join.first() {
+            Some(&first) => merge_groups(first, &join, &mut shapes, &mut members, &mut parent),
             None => {
                 let id = shapes.len();
                 shapes.push(out.shape.clone());
@@ -264,6 +253,40 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
         }
     }
     Ok(finished_groups(shapes, members))
+}
+
+/// Merges the groups `join` (`first` among them) into the one with the most
+/// members, which takes `first`'s shape, and returns it. The largest group
+/// takes the others' members, so each member moves O(log n) times: building
+/// the groups stays n log n.
+fn merge_groups(
+    first: usize, join: &[usize], shapes: &mut [Vec<usize>], members: &mut [Vec<usize>],
+    parent: &mut [usize],
+) -> usize {
+    let largest = join
+        .iter()
+        .copied()
+        .max_by_key(|&g| members.get(g).map_or(0, Vec::len))
+        .unwrap_or(first);
+    if largest != first {
+        let shape = shapes.get(first).cloned().unwrap_or_default();
+        if let Some(s) = shapes.get_mut(largest) {
+            *s = shape;
+        }
+    }
+    for &g in join {
+        if g == largest {
+            continue;
+        }
+        if let Some(p) = parent.get_mut(g) {
+            *p = largest;
+        }
+        let moved = members.get_mut(g).map(std::mem::take).unwrap_or_default();
+        if let Some(m) = members.get_mut(largest) {
+            m.extend(moved);
+        }
+    }
+    largest
 }
 
 /// The (root) groups whose values `eqn` reads, each once.

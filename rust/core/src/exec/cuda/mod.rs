@@ -33,6 +33,13 @@ pub use exec::{to_device, CudaPlan, DeviceArray};
 pub use fft::{CufftType, FftSpec};
 #[cfg(feature = "cuda")]
 pub use probe::nvrtc_present;
+
+/// The GPU device registry's lock for [`crate::exec::fork`], if free (a
+/// unit when no device was opened yet).
+#[cfg(feature = "cuda")]
+pub fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    runtime::try_hold()
+}
 #[cfg(feature = "cuda")]
 pub use runtime::{cache_path, compile as nvrtc_compile, nvrtc_options, size_class};
 pub use steps::{device_plan, host_steps, kernel_sources, DeviceStep, GemmSpec};

@@ -63,6 +63,14 @@ fn lock<T>(m: &Mutex<T>) -> Result<MutexGuard<'_, T>> {
 
 static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<Device>>>> = OnceLock::new();
 
+/// The registry's guard if it is free (see [`super::try_hold`]).
+pub(super) fn try_hold() -> Option<Box<dyn std::any::Any>> {
+    match DEVICES.get() {
+        None => Some(Box::new(())),
+        Some(m) => crate::exec::fork::try_guard(m).map(|g| Box::new(g) as Box<dyn std::any::Any>),
+    }
+}
+
 /// The state of device `ordinal`, created on first use.
 pub(super) fn device(ordinal: usize) -> Result<Arc<Device>> {
     let count = super::device_count();

@@ -275,9 +275,10 @@ fn kind(ins: &Instr) -> Option<Kind> {
 /// released, so no kernel writes a slot it reads.
 struct Slots {
     map: Vec<Option<usize>>,
-    /// Per register, the last member reading it (`None`: an output or
-    /// unread).
-    last: Vec<Option<usize>>,
+    /// Per member, the registers it is the last reader of (ascending; an
+    /// output or an unread register is in no list): released after it, so
+    /// the allocation is linear in the group's size.
+    dying: Vec<Vec<usize>>,
     free: Vec<usize>,
     count: usize,
 }
@@ -301,9 +302,15 @@ impl Slots {
                 }
             }
         }
+        let mut dying: Vec<Vec<usize>> = vec![Vec::new(); f.instrs.len()];
+        for (reg, l) in last.iter().enumerate() {
+            if let Some(list) = l.and_then(|n| dying.get_mut(n)) {
+                list.push(reg);
+            }
+        }
         Slots {
             map: vec![None; f.nregs],
-            last,
+            dying,
             free: Vec::new(),
             count: 0,
         }
@@ -322,11 +329,10 @@ impl Slots {
     }
 
     fn release_after(&mut self, member: usize) {
-        for (reg, l) in self.last.iter().enumerate() {
-            if *l == Some(member) {
-                if let Some(Some(slot)) = self.map.get(reg) {
-                    self.free.push(*slot);
-                }
+        let regs = self.dying.get(member).map_or(&[][..], Vec::as_slice);
+        for reg in regs {
+            if let Some(Some(slot)) = self.map.get(*reg) {
+                self.free.push(*slot);
             }
         }
     }
