@@ -23,12 +23,14 @@
 //! then a static resource bound (bytes of every value the program names,
 //! sub-programs included, and nesting depth) against [`Limits`]. Running
 //! checks the inputs' types and stops `while` and `scan` loops at
-//! [`Limits::max_loop_iterations`] and the whole run at
+//! [`Limits::max_loop_iterations`] (a `scan` whose static length exceeds
+//! what is left of the budget is refused before its first step) and the
+//! whole run at
 //! [`Limits::timeout`]; [`Program::run_with_cancel`] also stops at a
 //! [`CancelToken`]. Every failure is a typed [`Error`].
 //!
 //! The default limits are for untrusted programs: a run finishes or fails
-//! within seconds (2^24 loop iterations take about 2 s of scalar steps).
+//! within seconds (2^24 loop iterations take seconds of scalar steps).
 //! Trusted long jobs raise them explicitly with [`Program::with_limits`].
 
 use crate::array::{checked_size, HostArray};

@@ -313,3 +313,63 @@ fn a_large_product_passes_checkpoints_between_row_blocks() {
     .unwrap_err();
     assert_eq!(e, Error::Cancelled);
 }
+
+/// `c -> c + 1` repeated `length` times by a carry-only `scan`.
+fn counting_scan(length: usize) -> ClosedJaxpr {
+    let body = common::build(&[f64v(&[])], |b, xs| {
+        let one = microjax::Atom::Lit(microjax::Literal::new(
+            microjax::Scalar::Float(1.0),
+            DType::F64,
+            false,
+        ));
+        vec![b
+            .add_eqn1(
+                microjax::Primitive::Binary(microjax::BinaryOp::Add),
+                vec![xs[0].clone(), one],
+            )
+            .unwrap()]
+    });
+    common::build(&[f64v(&[])], |b, xs| {
+        common::scan(b, body, length, false, (0, 1), vec![xs[0].clone()])
+    })
+}
+
+#[test]
+fn a_scan_longer_than_the_budget_is_refused_before_it_runs() {
+    let x = || vec![Arc::new(host(&[], vec![0.0f64]))];
+    // Refused before its first step: the run's budget is untouched, and a
+    // scan that fits still runs in the same context.
+    let ctx = budget(15);
+    assert!(matches!(
+        eval_closed_in(&ctx, &counting_scan(20), &x()),
+        Err(Error::Limit(_))
+    ));
+    let out = eval_closed_in(&ctx, &counting_scan(15), &x()).unwrap();
+    assert_eq!(f64s(&out[0]), vec![15.0]);
+    for (length, limit, ok) in [(10, 10, true), (11, 10, false), (1 << 40, 1 << 24, false)] {
+        let prog = counting_scan(length);
+        let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+        for (what, got) in [
+            ("compiled", plan.run_in(&budget(limit), &x())),
+            ("interpreted", eval_closed_in(&budget(limit), &prog, &x())),
+        ] {
+            match got {
+                Ok(out) => {
+                    assert!(ok, "{what} {length}");
+                    assert_eq!(f64s(&out[0]), vec![length as f64], "{what}");
+                }
+                // 2^40 steps would take hours: only the check up front
+                // returns at all.
+                Err(e) => assert!(!ok && matches!(e, Error::Limit(_)), "{what} {length}: {e}"),
+            }
+        }
+    }
+    // The check counts what earlier loops of the run took.
+    let ctx = budget(15);
+    let prog = counting_scan(10);
+    assert!(eval_closed_in(&ctx, &prog, &x()).is_ok());
+    assert!(matches!(
+        eval_closed_in(&ctx, &prog, &x()),
+        Err(Error::Limit(_))
+    ));
+}

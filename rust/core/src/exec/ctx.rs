@@ -305,12 +305,26 @@ impl ExecCtx {
             if taken >= max {
                 // Keep the counter from wrapping on a run that goes on.
                 self.loop_taken.store(max, Ordering::Relaxed);
-                return Err(Error::Limit(
-                    "loop iterations (while and scan) exceed the program's limit".into(),
-                ));
+                return Err(loop_limit_error());
             }
         }
         self.checkpoint()
+    }
+
+    /// Refuses up front a loop of `n` iterations (a `scan` of static
+    /// length) that the run's remaining budget cannot hold: the error
+    /// [`ExecCtx::take_loop_iteration`] would give at the first step past
+    /// the budget, without running the steps before it.
+    #[inline]
+    pub fn check_loop_iterations_left(&self, n: usize) -> Result<()> {
+        if let Some(max) = self.max_loop_iterations {
+            let taken = self.loop_taken.load(Ordering::Relaxed);
+            let wanted = u64::try_from(n).unwrap_or(u64::MAX);
+            if taken.saturating_add(wanted) > max {
+                return Err(loop_limit_error());
+            }
+        }
+        Ok(())
     }
 
     /// A loop head, plan step or kernel chunk: [`Error::Cancelled`] once
@@ -365,4 +379,8 @@ impl ExecCtx {
             }
         }
     }
+}
+
+fn loop_limit_error() -> Error {
+    Error::Limit("loop iterations (while and scan) exceed the program's limit".into())
 }

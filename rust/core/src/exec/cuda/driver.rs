@@ -95,6 +95,7 @@ pub fn run_while<M: LoopMemory>(
 pub fn run_scan<M: LoopMemory>(
     ctx: &ExecCtx, mem: &M, s: &Scan, body: &M::Plan, y_avals: &[Aval], args: &[M::Value],
 ) -> Result<Vec<M::Value>> {
+    ctx.check_loop_iterations_left(s.length)?;
     let consts = operands("scan", args, 0, s.num_consts)?;
     let mut carries = operands("scan", args, s.num_consts, s.num_carry)?.to_vec();
     let xs = args

@@ -329,6 +329,7 @@ use crate::exec::compiled::recycle;
 fn run_scan(
     ctx: &ExecCtx, s: &Scan, body: &dyn Runner, args: &[Arc<HostArray>], out_avals: &[Aval],
 ) -> Result<Vec<Arc<HostArray>>> {
+    ctx.check_loop_iterations_left(s.length)?;
     let (consts, init, xs) = split3("scan", args, s.num_consts, s.num_carry)?;
     let y_avals = out_avals.get(s.num_carry..).unwrap_or_default();
     let mut ys: Vec<Buffer> = y_avals
