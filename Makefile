@@ -98,10 +98,14 @@ lint: clippy fmt-check
 
 # The binding crate is an abi3 cdylib that only links inside a Python
 # process, so its behaviour is tested by pytest; clippy covers both crates.
-# `--features cuda`: the extension's microjax build (no second compile), and the
-# GPU-free CUDA tests (NVRTC compilation skips without libnvrtc) run.
+# The binding is in the package set (it has no test targets) so that cargo
+# resolves the dependencies' features as `build-ci` did: the core library
+# and its dependencies are reused, not compiled a second time (without it,
+# pyo3's feature choices for shared crates such as once_cell differ).
+# `microjax/cuda`: the GPU-free CUDA tests (NVRTC compilation skips without
+# libnvrtc) run.
 cargo-test: venv
-	$(call stage,cargo-test,cargo test -p microjax --features cuda --profile ci $(CARGO_J))
+	$(call stage,cargo-test,$(PYO3_ENV) cargo test -p microjax -p microjax-python --features microjax/cuda --profile ci $(CARGO_J))
 
 # pytest runs on PYTEST_WORKERS processes (pytest-xdist; `auto`: one per
 # core, `0`: in this process). Exit code 5 (no tests collected) fails like
