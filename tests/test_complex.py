@@ -283,3 +283,37 @@ def test_more_gradients_match_jax(name):
     want, fn = MORE_GRADS[name]
     got = fn(jnp.asarray(_Z2), jnp.asarray(_W))
     np.testing.assert_allclose(np.asarray(got).ravel(), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------- products
+
+# (einsum spec, lhs shape, rhs shape): products above the small-product
+# loop, with the lhs read row-major, column-major (a transpose), with no
+# unit stride (batch axis last), batched, and one above the row-block size
+# of a stoppable run (several blocks with checkpoints between them).
+_PRODUCTS = {
+    "row_major": ("ij,jk->ik", (40, 70), (70, 30)),
+    "transposed_lhs": ("ji,jk->ik", (70, 40), (70, 30)),
+    "transposed_rhs": ("ij,kj->ik", (40, 70), (30, 70)),
+    "batched": ("bij,bjk->bik", (3, 20, 50), (3, 50, 10)),
+    "no_unit_stride": ("jib,bjk->bik", (50, 20, 3), (3, 50, 10)),
+    "row_blocks": ("ij,jk->ik", (700, 800), (800, 600)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("case", sorted(_PRODUCTS))
+def test_large_complex_products_match_numpy(case, dtype, x64):
+    spec, sa, sb = _PRODUCTS[case]
+    rng = np.random.default_rng(len(case))
+    a = (rng.standard_normal(sa) + 1j * rng.standard_normal(sa)).astype(dtype)
+    b = (rng.standard_normal(sb) + 1j * rng.standard_normal(sb)).astype(dtype)
+    want = np.einsum(spec, a.astype(np.complex128), b.astype(np.complex128))
+    f = lambda x, y: jnp.einsum(spec, x, y)  # noqa: E731
+    eager = np.asarray(f(a, b))
+    jitted = np.asarray(jax.jit(f)(a, b))
+    assert eager.dtype == dtype and eager.shape == want.shape
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(eager, want, rtol=0, atol=tol * scale)
+    np.testing.assert_array_equal(jitted, eager)
