@@ -175,6 +175,51 @@ def test_loaded_programs_stop_unbounded_loops_under_default_limits():
         exp.call(x)
 
 
+def test_the_step_budget_bounds_an_exported_call():
+    # max_steps counts every equation executed, loop iterations included:
+    # a budget that admits 100 scan steps stops 1000 of them.
+    x = jnp.float32(0)
+    assert export.Limits().max_steps == 2**28
+    short = export.export(_endless_scan(100))(x)
+    steps = next(s for s in range(1, 100_000)
+                 if _runs(short, export.Limits(max_steps=s), x))
+    assert steps > 100
+    assert float(short.call(x)) == 100.0
+    long = export.deserialize(export.export(_endless_scan(1000))(x).serialize(),
+                              limits=export.Limits(max_steps=steps))
+    with pytest.raises(ValueError, match="steps"):
+        long.call(x)
+    long.limits = export.Limits(max_steps=20 * steps)
+    assert float(long.call(x)) == 1000.0
+
+
+def _runs(exp, limits, x):
+    exp.limits = limits
+    try:
+        exp.call(x)
+        return True
+    except ValueError:
+        return False
+
+
+def test_pickled_programs_keep_their_limits():
+    import pickle
+
+    x = jnp.float32(0)
+    limits = export.Limits(max_loop_iterations=2**30, timeout=12.5, max_bytes=2**40,
+                           max_depth=20, max_steps=2**33)
+    assert pickle.loads(pickle.dumps(limits)) == limits
+    exp = export.deserialize(export.export(_endless_scan(100))(x).serialize(), limits=limits)
+    back = pickle.loads(pickle.dumps(exp))
+    assert back.limits == limits
+    assert float(back.call(x)) == 100.0
+    # A tight limit travels too: the unpickled copy refuses what the original refuses.
+    exp.limits = export.Limits(max_loop_iterations=10)
+    back = pickle.loads(pickle.dumps(exp))
+    with pytest.raises(ValueError, match="loop iterations"):
+        back.call(x)
+
+
 def test_a_timeout_stops_an_exported_call():
     x = jnp.float32(0)
     exp = export.export(_endless_scan(2**40))(x)
@@ -198,6 +243,8 @@ def test_limits_are_checked():
         export.Limits(timeout=float("nan"))
     with pytest.raises(ValueError):
         export.Limits(max_depth=True)
+    with pytest.raises(ValueError):
+        export.Limits(max_steps=-5)
     with pytest.raises(TypeError):
         export.deserialize(b"", limits={"timeout": 1})
     # The static bound is checked at load against the given limits.

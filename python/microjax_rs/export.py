@@ -18,11 +18,13 @@ computation and runs in that computation's mode and limits.
 
 Eager `Exported.call` runs under the program's `Limits`, as Rust's
 `Program::run` does: by default at most 2**24 loop iterations (`while`
-bodies and `scan` steps together, a `ValueError` beyond), so an untrusted
+bodies and `scan` steps together, a `ValueError` beyond) and 2**28
+equations executed in all (`max_steps`, the total work), so an untrusted
 program finishes or fails within seconds, and no deadline (`timeout`
 seconds, a `TimeoutError` beyond). Raise them for trusted long jobs:
 `deserialize(data, limits=Limits(max_loop_iterations=2**40))`, or set
-`exp.limits`. Ctrl-C stops a running call with `KeyboardInterrupt`.
+`exp.limits`; a pickled `Exported` keeps its limits. Ctrl-C stops a
+running call with `KeyboardInterrupt`.
 
 `serialize(vjp_order=n)` also stores the VJP of the program, of the VJP, ...
 n levels deep, so `deserialize(data).vjp()` works without the Python
@@ -217,7 +219,8 @@ def _aval_desc(a):
     return [list(a.shape), a.dtype_name, bool(a.weak_type)]
 
 
-_DEFAULT_MAX_BYTES, _DEFAULT_MAX_LOOP_ITERATIONS, _DEFAULT_MAX_DEPTH = _core.default_program_limits()
+(_DEFAULT_MAX_BYTES, _DEFAULT_MAX_LOOP_ITERATIONS, _DEFAULT_MAX_DEPTH,
+ _DEFAULT_MAX_STEPS) = _core.default_program_limits()
 
 
 class Limits:
@@ -229,16 +232,20 @@ class Limits:
         Default 2**24 (seconds of work).
       timeout: seconds one eager call may run (`None`: no deadline); beyond it the call raises
         `TimeoutError`.
+      max_steps: equations one eager call may execute, the total work (every equation of every
+        loop iteration and nested program counts); beyond it the call raises `ValueError`.
+        Default 2**28.
       max_bytes: bytes of all values the program names, checked by `deserialize`.
       max_depth: nesting of sub-programs, checked by `deserialize`.
     """
 
-    __slots__ = ("max_loop_iterations", "timeout", "max_bytes", "max_depth")
+    __slots__ = ("max_loop_iterations", "timeout", "max_bytes", "max_depth", "max_steps")
 
     def __init__(self, max_loop_iterations=_DEFAULT_MAX_LOOP_ITERATIONS, timeout=None,
-                 max_bytes=_DEFAULT_MAX_BYTES, max_depth=_DEFAULT_MAX_DEPTH):
+                 max_bytes=_DEFAULT_MAX_BYTES, max_depth=_DEFAULT_MAX_DEPTH,
+                 max_steps=_DEFAULT_MAX_STEPS):
         for name, v in (("max_loop_iterations", max_loop_iterations), ("max_bytes", max_bytes),
-                        ("max_depth", max_depth)):
+                        ("max_depth", max_depth), ("max_steps", max_steps)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ValueError(f"Limits: {name} must be a non-negative int, got {v!r}")
         if timeout is not None:
@@ -249,10 +256,15 @@ class Limits:
         self.timeout = timeout
         self.max_bytes = max_bytes
         self.max_depth = max_depth
+        self.max_steps = max_steps
 
     def __repr__(self):
         return (f"Limits(max_loop_iterations={self.max_loop_iterations}, timeout={self.timeout}, "
-                f"max_bytes={self.max_bytes}, max_depth={self.max_depth})")
+                f"max_bytes={self.max_bytes}, max_depth={self.max_depth}, max_steps={self.max_steps})")
+
+    def __reduce__(self):
+        return (Limits, (self.max_loop_iterations, self.timeout, self.max_bytes, self.max_depth,
+                         self.max_steps))
 
     def __eq__(self, other):
         if not isinstance(other, Limits):
@@ -359,7 +371,7 @@ class Exported:
         """Runs the program on arguments of the exported structure and types
         (under a trace it is staged as one `pjit`, so it composes with `jit`,
         `grad` and `vmap`). An eager call runs under `self.limits`: a
-        `ValueError` after `max_loop_iterations` loop iterations, a
+        `ValueError` after `max_loop_iterations` loop iterations or `max_steps` equations, a
         `TimeoutError` after `timeout` seconds."""
         leaves, in_tree = tree_flatten((args, kwargs))
         if in_tree != self.in_tree:
@@ -377,11 +389,14 @@ class Exported:
         else:
             vals = [core.to_array(x, want.dtype) for x, want in zip(leaves, self.in_avals)]
             limits = self.limits
-            outs = self._closed.run(vals, self.determinism, limits.max_loop_iterations, limits.timeout)
+            outs = self._closed.run(vals, self.determinism, limits.max_loop_iterations, limits.timeout,
+                                    limits.max_steps)
         return tree_unflatten(self.out_tree, outs)
 
     def __reduce__(self):
-        return (deserialize, (self.serialize(),))
+        # The limits travel with the program: a copy unpickled elsewhere (a
+        # worker process) is bounded as this one is, raised limits included.
+        return (_deserialize_with_limits, (self.serialize(), self.limits))
 
 
 def _vjp_of(exp):
@@ -448,6 +463,11 @@ def export(fun_jit, *, platforms=None, disabled_checks=()):
                         config.read("microjax_determinism"), disabled_checks, vjp="trace")
 
     return do_export
+
+
+def _deserialize_with_limits(blob, limits):
+    """`deserialize(blob, limits=limits)` (the unpickler of `Exported`)."""
+    return deserialize(blob, limits=limits)
 
 
 def deserialize(blob, *, limits=None):

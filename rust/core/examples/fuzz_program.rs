@@ -361,6 +361,7 @@ pub fn fuzz_case(bytes: &[u8]) -> Outcome {
     let limits = Limits {
         max_bytes: 1 << 26,
         max_loop_iterations: 10_000,
+        max_steps: 1_000_000,
         max_depth: 16,
         timeout: None,
     };

@@ -70,6 +70,10 @@ pub struct Limits {
     /// Loop iterations of one run, all loops together: every `while` body
     /// and every `scan` step (a `scan`'s static length counts step by step).
     pub max_loop_iterations: u64,
+    /// Steps of one run, the total work: every plan step executed (an
+    /// equation or a fused group), in every loop iteration and nested
+    /// program.
+    pub max_steps: u64,
     /// Nesting of sub-programs (`pjit`, control flow).
     pub max_depth: usize,
     /// Wall-clock time one run may take, checked at every loop iteration,
@@ -82,11 +86,17 @@ pub struct Limits {
 /// about two seconds of scalar loop steps.
 pub const DEFAULT_MAX_LOOP_ITERATIONS: u64 = 1 << 24;
 
+/// The default step budget of one run of a loaded program: 2^28 plan
+/// steps (seconds to minutes of work; with the loop budget it bounds a
+/// run whatever the program's size).
+pub const DEFAULT_MAX_STEPS: u64 = 1 << 28;
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_bytes: 1 << 34,
             max_loop_iterations: DEFAULT_MAX_LOOP_ITERATIONS,
+            max_steps: DEFAULT_MAX_STEPS,
             max_depth: 32,
             timeout: None,
         }
@@ -99,7 +109,8 @@ impl Limits {
     pub fn exec_ctx(&self, determinism: Determinism) -> ExecCtx {
         let ctx = ExecCtx::current_default()
             .with_determinism(determinism)
-            .with_max_loop_iterations(self.max_loop_iterations);
+            .with_max_loop_iterations(self.max_loop_iterations)
+            .with_max_steps(self.max_steps);
         match self.timeout {
             Some(t) => ctx.with_timeout(t),
             None => ctx,

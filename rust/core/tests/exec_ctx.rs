@@ -373,3 +373,43 @@ fn a_scan_longer_than_the_budget_is_refused_before_it_runs() {
         Err(Error::Limit(_))
     ));
 }
+
+/// A run of a program under a context.
+type RunIn<'a> = dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a;
+
+/// The fewest steps a run of `run` on `a` needs (searched upward).
+fn fewest_steps(run: &RunIn<'_>, a: &[Arc<HostArray>]) -> u64 {
+    (1..100_000u64)
+        .find(|&n| run(&ExecCtx::current_default().with_max_steps(n), a).is_ok())
+        .unwrap()
+}
+
+#[test]
+fn the_step_budget_counts_every_step_of_every_loop_iteration() {
+    let prog = two_nested_whiles();
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    type Run<'a> =
+        Box<dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a>;
+    let runs: Vec<(&str, Run<'_>)> = vec![
+        ("compiled", Box::new(|c, a| plan.run_in(c, a))),
+        ("interpreted", Box::new(|c, a| eval_closed_in(c, &prog, a))),
+    ];
+    for (what, run) in &runs {
+        let need: Vec<u64> = [5, 10, 15]
+            .iter()
+            .map(|&lim| fewest_steps(run.as_ref(), &args(1.5, lim)))
+            .collect();
+        // Each loop iteration costs the same steps: the need grows
+        // linearly with the trip count (2 loops x 5 more iterations).
+        assert!(need[1] > need[0] + 10, "{what}: {need:?}");
+        assert_eq!(need[2] - need[1], need[1] - need[0], "{what}: {need:?}");
+        // One step fewer is a typed limit error, mid-loop.
+        let short = ExecCtx::current_default().with_max_steps(need[1] - 1);
+        let e = run(&short, &args(1.5, 10)).unwrap_err();
+        assert!(matches!(e, Error::Limit(_)), "{what}: {e}");
+        // The right values at exactly the budget.
+        let ctx = ExecCtx::current_default().with_max_steps(need[1]);
+        let out = run(&ctx, &args(1.5, 10)).unwrap();
+        assert_eq!(f64s(&out[1]), vec![1.5 * 4f64.powi(10)], "{what}");
+    }
+}

@@ -146,6 +146,35 @@ fn limits_stop_loops_and_oversized_programs() {
         .unwrap();
     assert!(matches!(tight.run(&[n(100.0)]), Err(Error::Limit(_))));
     assert_eq!(f32s(&tight.run(&[n(3.0)]).unwrap()[0]), vec![4.0]);
+    // The step budget bounds the total work: 7 doublings take more steps
+    // than 2, so a budget that admits the short run stops the long one.
+    let fewest = |x: f32| {
+        (1..10_000u64)
+            .find(|&s| {
+                let l = Limits {
+                    max_steps: s,
+                    ..Limits::default()
+                };
+                Program::from_bytes(&bytes)
+                    .unwrap()
+                    .with_limits(l)
+                    .unwrap()
+                    .run(&[n(x)])
+                    .is_ok()
+            })
+            .unwrap()
+    };
+    let (short, long) = (fewest(3.0), fewest(100.0));
+    assert!(long > short, "{short} {long}");
+    let stepped = Program::from_bytes(&bytes)
+        .unwrap()
+        .with_limits(Limits {
+            max_steps: short,
+            ..Limits::default()
+        })
+        .unwrap();
+    assert_eq!(f32s(&stepped.run(&[n(3.0)]).unwrap()[0]), vec![4.0]);
+    assert!(matches!(stepped.run(&[n(100.0)]), Err(Error::Limit(_))));
     // an infinite loop (n = inf) stops at the limit
     assert!(matches!(
         tight.run(&[n(f32::INFINITY)]),
@@ -325,6 +354,7 @@ fn mutated_programs_never_panic() {
     let limits = Limits {
         max_bytes: 1 << 20,
         max_loop_iterations: 1000,
+        max_steps: 1_000_000,
         max_depth: 16,
         timeout: None,
     };

@@ -363,11 +363,12 @@ impl PyClosedJaxpr {
     /// determinism mode named (`"default"`/`"portable"`; None: the
     /// process-wide one), stopping with a ValueError after
     /// `max_loop_iterations` loop iterations (`while` bodies and `scan`
-    /// steps together) and a TimeoutError after `timeout` seconds.
-    #[pyo3(signature = (args, determinism=None, max_loop_iterations=None, timeout=None))]
+    /// steps together) or `max_steps` equations executed (loop iterations
+    /// included), and a TimeoutError after `timeout` seconds.
+    #[pyo3(signature = (args, determinism=None, max_loop_iterations=None, timeout=None, max_steps=None))]
     fn run(
         &self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>, determinism: Option<&str>,
-        max_loop_iterations: Option<u64>, timeout: Option<f64>,
+        max_loop_iterations: Option<u64>, timeout: Option<f64>, max_steps: Option<u64>,
     ) -> PyResult<Vec<ArrayImpl>> {
         for a in &args {
             a.check_live()?;
@@ -376,8 +377,8 @@ impl PyClosedJaxpr {
         drop(args);
         let out_avals = self.inner.out_avals().py()?;
         let timeout = timeout.map(duration_from_secs).transpose()?;
-        let outs = match (determinism, max_loop_iterations, timeout) {
-            (None, None, None) => run_detached(py, &self.inner, arrs)?,
+        let outs = match (determinism, max_loop_iterations, timeout, max_steps) {
+            (None, None, None, None) => run_detached(py, &self.inner, arrs)?,
             _ => {
                 let mode = match determinism {
                     Some(name) => determinism_from_name(name)?,
@@ -388,6 +389,9 @@ impl PyClosedJaxpr {
                     let mut ctx = exec::ExecCtx::current_default().with_determinism(mode);
                     if let Some(n) = max_loop_iterations {
                         ctx = ctx.with_max_loop_iterations(n);
+                    }
+                    if let Some(n) = max_steps {
+                        ctx = ctx.with_max_steps(n);
                     }
                     if let Some(t) = timeout {
                         ctx = ctx.with_timeout(t);
@@ -501,11 +505,11 @@ fn duration_from_secs(secs: f64) -> PyResult<Duration> {
 }
 
 /// The default limits of a loaded program (`microjax::export::Limits`):
-/// `(max_bytes, max_loop_iterations, max_depth)`.
+/// `(max_bytes, max_loop_iterations, max_depth, max_steps)`.
 #[pyfunction]
-pub(crate) fn default_program_limits() -> (usize, u64, usize) {
+pub(crate) fn default_program_limits() -> (usize, u64, usize, u64) {
     let l = Limits::default();
-    (l.max_bytes, l.max_loop_iterations, l.max_depth)
+    (l.max_bytes, l.max_loop_iterations, l.max_depth, l.max_steps)
 }
 
 /// Refuses (`ValueError`) a program the loader would refuse

@@ -20,7 +20,9 @@
 //! * the [`Determinism`] mode and the SIMD level derived from it (at most
 //!   AVX2 in portable mode);
 //! * the run limits: the loop iteration budget (`while` bodies and `scan` steps; a counter shared by all
-//!   loops of the run) and the most bytes one buffer may take (passed to the
+//!   loops of the run), the step budget (the total work of the run: every
+//!   equation or plan step the executor takes, in every loop iteration and
+//!   nested program; [`ExecCtx::take_step`]) and the most bytes one buffer may take (passed to the
 //!   [`crate::array::budget`] checks as a parameter, so `array` does not
 //!   know this module);
 //! * a [`CancelToken`], an optional deadline and an optional poll hook,
@@ -113,6 +115,11 @@ pub struct ExecCtx {
     max_loop_iterations: Option<u64>,
     /// Loop iterations (`while` and `scan`) taken so far by the whole run.
     loop_taken: AtomicU64,
+    /// The step budget of the run: equations or plan steps executed, all
+    /// nested programs and loop iterations included (`None`: unlimited).
+    max_steps: Option<u64>,
+    /// Steps taken so far by the whole run.
+    steps_taken: AtomicU64,
     max_buffer_bytes: u64,
     cancel: Option<CancelToken>,
     /// The instant a run must be done by (`None`: no deadline).
@@ -134,6 +141,8 @@ impl fmt::Debug for ExecCtx {
             .field("simd", &self.simd_level())
             .field("max_loop_iterations", &self.max_loop_iterations)
             .field("loop_taken", &self.loop_taken.load(Ordering::Relaxed))
+            .field("max_steps", &self.max_steps)
+            .field("steps_taken", &self.steps_taken.load(Ordering::Relaxed))
             .field("max_buffer_bytes", &self.max_buffer_bytes)
             .field("cancel", &self.cancel)
             .field("deadline", &self.deadline)
@@ -175,6 +184,8 @@ impl ExecCtx {
             simd_base: vmath::base_simd_level(),
             max_loop_iterations: None,
             loop_taken: AtomicU64::new(0),
+            max_steps: None,
+            steps_taken: AtomicU64::new(0),
             max_buffer_bytes: crate::array::budget::max_buffer_bytes(),
             cancel: None,
             deadline: None,
@@ -194,6 +205,11 @@ impl ExecCtx {
         /// This context with at most `iterations` loop iterations (`while` and `scan`) in the
         /// whole run (all loops together).
         with_max_loop_iterations(iterations: u64) => max_loop_iterations = Some(iterations);
+        /// This context with at most `steps` steps in the whole run: every
+        /// equation (interpreter) or plan step (compiled and CUDA
+        /// executors: an equation, or a fused group of them) executed, in
+        /// every loop iteration and nested program.
+        with_max_steps(steps: u64) => max_steps = Some(steps);
         /// This context with buffers of at most `bytes` bytes.
         with_max_buffer_bytes(bytes: u64) => max_buffer_bytes = bytes;
         /// This context stopped by `token`.
@@ -240,6 +256,11 @@ impl ExecCtx {
     /// together (`None`: unlimited).
     pub fn max_loop_iterations(&self) -> Option<u64> {
         self.max_loop_iterations
+    }
+
+    /// The step budget of the run (`None`: unlimited).
+    pub fn max_steps(&self) -> Option<u64> {
+        self.max_steps
     }
 
     /// This context with no poll hook (not even the default one).
@@ -306,6 +327,24 @@ impl ExecCtx {
                 // Keep the counter from wrapping on a run that goes on.
                 self.loop_taken.store(max, Ordering::Relaxed);
                 return Err(loop_limit_error());
+            }
+        }
+        self.checkpoint()
+    }
+
+    /// Takes one step (an equation or plan step about to run) from the
+    /// run's step budget (an [`Error::Limit`] once it is spent), then
+    /// passes a checkpoint.
+    #[inline]
+    pub fn take_step(&self) -> Result<()> {
+        if let Some(max) = self.max_steps {
+            let taken = self.steps_taken.fetch_add(1, Ordering::Relaxed);
+            if taken >= max {
+                self.steps_taken.store(max, Ordering::Relaxed);
+                return Err(Error::Limit(format!(
+                    "the run takes more than {max} steps (equations executed, loop iterations \
+                     included), the program's limit"
+                )));
             }
         }
         self.checkpoint()

@@ -226,7 +226,7 @@ fn run(
     let mut env = bind_inputs(jaxpr, consts, args)?;
     let mut cursor = 0usize;
     for (i, eqn) in jaxpr.eqns.iter().enumerate() {
-        ctx.checkpoint()?;
+        ctx.take_step()?;
         let out_avals = eqn
             .outputs
             .iter()

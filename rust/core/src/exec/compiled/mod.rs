@@ -276,7 +276,7 @@ impl Compiled {
     ) -> Result<()> {
         let jx = &self.prog.jaxpr;
         for (step, frees) in self.steps.iter().zip(frees) {
-            ctx.checkpoint()?;
+            ctx.take_step()?;
             match step {
                 Step::Eqn {
                     index,

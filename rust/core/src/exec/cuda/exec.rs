@@ -353,7 +353,7 @@ impl CudaPlan {
             *slot(&mut env, *v)? = Some(val.clone());
         }
         for (step, frees) in self.steps.iter().zip(&self.frees) {
-            ctx.checkpoint()?;
+            ctx.take_step()?;
             self.run_step(ctx, jx, step, &mut env)?;
             for v in frees {
                 *slot(&mut env, *v)? = None;
