@@ -688,3 +688,31 @@ fn reshaped_rank0_value_is_a_full_shape_select_case() {
         check(prog.clone(), &args);
     }
 }
+
+/// Both executors refuse an argument whose shape or dtype differs from its
+/// parameter's, with the same typed error (a program typed f32[3] never
+/// runs on an f32[5] or f64[3] value).
+#[test]
+fn arguments_of_another_type_are_refused_by_both_executors() {
+    let prog = elementwise(3);
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    let good = Arc::new(host(&[3], vec![0.5f32, 1.0, 2.0]));
+    let want = eval_closed(&prog, std::slice::from_ref(&good)).unwrap();
+    assert_eq!(bits(&plan.run(&[good]).unwrap()[0]), bits(&want[0]));
+    let bad = [
+        Arc::new(host(&[5], vec![0.5f32; 5])),
+        Arc::new(host(&[3], vec![0.5f64; 3])),
+        Arc::new(host(&[1, 3], vec![0.5f32; 3])),
+    ];
+    for arg in bad {
+        for e in [
+            eval_closed(&prog, std::slice::from_ref(&arg)).unwrap_err(),
+            plan.run(std::slice::from_ref(&arg)).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, microjax::Error::Typecheck(m) if m.contains("does not match parameter f32[3]")),
+                "{e}"
+            );
+        }
+    }
+}

@@ -150,7 +150,13 @@ fn bind_inputs(
     jaxpr: &Jaxpr, consts: &[Arc<HostArray>], args: &[Arc<HostArray>],
 ) -> Result<Vec<Option<Arc<HostArray>>>> {
     Error::check_count("eval_jaxpr (consts)", jaxpr.constvars.len(), consts.len())?;
-    Error::check_count("eval_jaxpr", jaxpr.invars.len(), args.len())?;
+    // The arguments' types are the parameters' (as the compiled executor
+    // checks): a program typed f32[3] never runs on an f32[5] or f64 value.
+    super::check_program_args(
+        "eval_jaxpr",
+        jaxpr,
+        args.iter().map(|a| (a.shape(), a.dtype())),
+    )?;
     let mut env: Vec<Option<Arc<HostArray>>> = vec![None; jaxpr.avals.len()];
     let bound = jaxpr
         .constvars
