@@ -5,7 +5,7 @@
 //! are in `kernels/elementwise.rs` (SIMD loops in `kernels/vmath.rs`). AD as
 //! JAX's `lax.py`: each op's derivative written with other primitives; `neg`,
 //! `add`, `sub` and `mul`/`div` by a known operand are linear. vmap: the
-//! shared elementwise batching rule ([`super::batch::elementwise_rule`]).
+//! shared elementwise batching rule (`super::batch::elementwise_rule`).
 
 use super::batch::elementwise_rule;
 use super::family::{operands, transpose_not_linear};

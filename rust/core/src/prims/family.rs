@@ -3,7 +3,7 @@
 //! A family is a params type (an op table such as [`super::window::WindowOp`]
 //! or a params struct such as [`super::gather::GatherParams`]) that knows
 //! everything about its primitives, in the family's own file: names, params
-//! to and from the generic [`Param`] tree, display, the shape rule, the CPU
+//! to and from the generic `Param` tree, display, the shape rule, the CPU
 //! kernel and the three transformation rules. Every rule is required, so a
 //! family without a rule does not compile; the one provided method,
 //! [`Family::differentiable`], is overridden by the families whose JVP
@@ -331,17 +331,17 @@ pub fn transpose_not_linear(prim: &'static str) -> TransposeOut {
     Err(super::transpose::not_linear_error(prim, ""))
 }
 
-/// No effect: the default of [`family_identity!`]'s `effect = ...`.
+/// No effect: the default of `family_identity!`'s `effect = ...`.
 pub fn no_effect<F>(_family: &F) -> Effect {
     Effect::None
 }
 
-/// One output: the default of [`family_identity!`]'s `multiple_results`.
+/// One output: the default of `family_identity!`'s `multiple_results`.
 pub fn one_output<F>(_family: &F) -> bool {
     false
 }
 
-/// A list of outputs: [`family_identity!`]'s `multiple_results = true`.
+/// A list of outputs: `family_identity!`'s `multiple_results = true`.
 pub fn many_outputs<F>(_family: &F) -> bool {
     true
 }
@@ -476,11 +476,10 @@ macro_rules! family_identity {
 }
 
 /// The JVP rule `$rule(self, b, primals, tangents)`, written inside an
-/// `impl Family`: [`jvp_linear`] for a family linear in its operands (the
+/// `impl Family`: `jvp_linear` for a family linear in its operands (the
 /// primitive applied to the tangents too), [`jvp_zero`] for one with zero
 /// tangents.
 ///
-/// [`jvp_linear`]: crate::prims::jvp::jvp_linear
 /// [`jvp_zero`]: crate::prims::family::jvp_zero
 #[macro_export]
 macro_rules! jvp_by {

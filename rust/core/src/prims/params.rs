@@ -102,7 +102,7 @@ pub(crate) fn ints(v: &[usize]) -> Param {
 /// Named params of one primitive, in JAX's order.
 pub type ParamList = Vec<(&'static str, Param)>;
 
-/// A value a declared param struct field may hold ([`declare_params!`]):
+/// A value a declared param struct field may hold (`declare_params!`):
 /// how it shows as a [`Param`] and how it is read back from one.
 pub trait ParamField: Sized {
     /// The value as Python and the printers see it.

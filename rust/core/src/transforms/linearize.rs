@@ -12,7 +12,7 @@ use crate::ir::ClosedJaxpr;
 pub struct Linearized {
     /// primals -> (outputs..., residuals...)
     pub primal: ClosedJaxpr,
-    /// (residuals..., tangents of the inputs with nonzeros[i]...) -> tangent
+    /// (residuals..., tangents of the inputs with `nonzeros[i]`...) -> tangent
     /// of every output (zeros instantiated; float0 for integer/bool outputs)
     pub tangent: ClosedJaxpr,
     pub num_res: usize,

@@ -14,7 +14,7 @@ pub struct Vjp {
     /// primals -> (outputs..., residuals...)
     pub fwd: ClosedJaxpr,
     /// (residuals..., cotangent of every output...) -> cotangent of each
-    /// input i with nonzeros[i] (float0 for integer/bool inputs)
+    /// input i with `nonzeros[i]` (float0 for integer/bool inputs)
     pub bwd: ClosedJaxpr,
     pub num_res: usize,
 }

@@ -46,8 +46,8 @@
 //! The parser reads untrusted text: a tokenizer plus recursive descent with
 //! an explicit depth counter; text length, nesting depth, equation and
 //! variable counts, rank and element counts are limited by [`ParseLimits`]
-//! inside the parser. It never panics; failures are [`Error::Parse`] (with
-//! line and column) or [`Error::Limit`]. The result is typechecked.
+//! inside the parser. It never panics; failures are `Error::Parse` (with
+//! line and column) or `Error::Limit`. The result is typechecked.
 
 use super::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Literal, Scalar, Var};
 use crate::array::Buffer;

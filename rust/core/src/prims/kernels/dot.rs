@@ -871,7 +871,7 @@ fn packed_out<T: FloatElem>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
     alloc::filled("dot_general", <T as FloatElem>::ZERO, size(m, n)?)
 }
 
-/// [`small_matmul`] on packed operands (lengths checked here).
+/// `small_matmul` on packed operands (lengths checked here).
 pub fn register_matmul<T: FloatElem + SmallMatmul>(l: &[T], r: &[T], sz: Sizes) -> Result<Vec<T>> {
     let Sizes { m, k, n, .. } = sz;
     let mut out = packed_out(l, r, sz)?;

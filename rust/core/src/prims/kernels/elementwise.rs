@@ -276,11 +276,11 @@ pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
     })
 }
 
-/// [`binary`] of two `i32` (or two `i64`) operands written into `out` (the
+/// `binary` of two `i32` (or two `i64`) operands written into `out` (the
 /// output's buffer, stale contents allowed), each operand as long as `out`
 /// or of one element, for the wrapping arithmetic and `max`/`min` — a loop
 /// counter's step inside a compiled loop body. The per-element functions
-/// are [`binary`]'s. `false`, leaving `out` untouched, for anything else.
+/// are `binary`'s. `false`, leaving `out` untouched, for anything else.
 pub fn int_binary_into(op: BinaryOp, x: &Buffer, y: &Buffer, out: &mut Buffer) -> bool {
     match (x, y, out) {
         (Buffer::I32(a), Buffer::I32(b), Buffer::I32(o)) => int_into(op, a, b, o),

@@ -3,7 +3,7 @@
 //! buffer, each operand a slice or a splatted scalar.
 //!
 //! Every element is computed by the same function the reference kernels
-//! use ([`FloatElem`]'s `add`, `max_nan`, ..., [`super::elementwise`]'s
+//! use (`FloatElem`'s `add`, `max_nan`, ..., `super::elementwise`'s
 //! `integer_pow` expansion, [`super::vmath`] for unary ops), so results are
 //! bit-identical to [`crate::prims::kernel::eval`]. The loops run inside a
 //! `pulp` dispatch, so they vectorize at the CPU's widest width.

@@ -794,7 +794,7 @@ pub(super) fn mid_f32(x: f32) -> bool {
     !within
 }
 
-/// `sin(x)` for |x| ≤ [`TRIG_MID_F32`], `x` itself in the other lanes
+/// `sin(x)` for |x| ≤ `TRIG_MID_F32`, `x` itself in the other lanes
 /// (see [`sin_f32`]).
 #[inline(always)]
 pub fn sin_fast_f32(x: f32) -> f32 {
@@ -808,7 +808,7 @@ pub fn sin_fast_f32(x: f32) -> f32 {
     }
 }
 
-/// `cos(x)` for |x| ≤ [`TRIG_MID_F32`], `x` itself in the other lanes
+/// `cos(x)` for |x| ≤ `TRIG_MID_F32`, `x` itself in the other lanes
 /// (see [`cos_f32`]).
 #[inline(always)]
 pub fn cos_fast_f32(x: f32) -> f32 {

@@ -79,7 +79,7 @@ pub fn runs_parallel(op: &LinalgOp, width: usize) -> bool {
 /// An element type of the faer kernels: faer's field and the [`Buffer`]
 /// variant holding it, with the LAPACK-convention kernels that replace
 /// faer's where it departs from LAPACK (real fields: the f64 loops of
-/// [`super::portable`]; complex fields: [`super::lapack`]).
+/// `super::portable`; complex fields: `super::lapack`).
 pub trait Scalar: ComplexField + Copy {
     /// faer's Householder QR gives LAPACK's factors (real fields; faer's
     /// complex reflectors leave `R` a complex diagonal, LAPACK's a real one).
@@ -367,7 +367,7 @@ const SMALL_SOLVE: usize = 32;
 
 /// Output buffers (flat over the batch) of `op`, or `None` where the
 /// portable kernels compute it: a real operand with an empty matrix
-/// dimension, or a small real triangular solve ([`SMALL_SOLVE`]).
+/// dimension, or a small real triangular solve (`SMALL_SOLVE`).
 pub fn eval_buffers(op: &LinalgOp, args: &[&HostArray]) -> Result<Option<Vec<Buffer>>> {
     let name = op.name();
     let empty = args
@@ -469,7 +469,7 @@ where
     }
 }
 
-/// `eig` and `hessenberg` have their own kernels ([`super::eig`]).
+/// `eig` and `hessenberg` have their own kernels (`super::eig`).
 pub fn not_here(name: &'static str) -> Error {
     Error::InvalidArgument(format!("{name}: computed by the nonsymmetric kernels"))
 }

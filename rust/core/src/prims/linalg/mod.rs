@@ -7,14 +7,14 @@
 //! dimensions), float32, float64, complex64 or complex128 (`eigh`/`svd`
 //! return real eigen-/singular values; `eig` complex results; `schur` the
 //! real Schur form of a real operand). Complex operands run on faer and the
-//! LAPACK-convention kernels of [`lapack`] (complex QR, the LU fallback,
-//! Hessenberg) and [`schur`], a real `schur` on [`real_schur`]; under
+//! LAPACK-convention kernels of `lapack` (complex QR, the LU fallback,
+//! Hessenberg) and `schur`, a real `schur` on `real_schur`; under
 //! `Determinism::Portable` the faer-backed ops on complex operands and `eig`
 //! are an error (NotImplementedError), while `hessenberg` and `schur` (plain
 //! loops) run. The real operands' other kernels:
-//! [`dense`] on `faer` in the operand's precision (the default mode: blocked,
+//! `dense` on `faer` in the operand's precision (the default mode: blocked,
 //! SIMD, with a constant partition count so the bits do not depend on the
-//! thread count), and [`portable`], plain deterministic f64 loops for
+//! thread count), and `portable`, plain deterministic f64 loops for
 //! `Determinism::Portable` (Cholesky–Banachiewicz, LAPACK-style
 //! partial-pivot LU, Householder QR, cyclic Jacobi `eigh`, one-sided Jacobi
 //! `svd`). Both follow LAPACK's conventions as JAX's CPU results do
