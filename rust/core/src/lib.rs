@@ -19,6 +19,39 @@
 //! assert_eq!(out.len(), 1);
 //! # Ok::<(), microjax::Error>(())
 //! ```
+//!
+//! The transforms take a closed program and return a program: here
+//! `value_and_grad` of `f(x) = sin(x) * x` (one program computing the value
+//! and the derivative `cos(x) * x + sin(x)`), then `vmap` of that over a
+//! leading axis of 3, run by the compiled executor. A program's canonical
+//! text ([`ir::canonical::canonical`]) parses back to the same program
+//! ([`ir::canonical::parse`]); its `Display` form is JAX's `make_jaxpr`
+//! printout, for people, and is not parsed.
+//!
+//! ```
+//! use microjax::exec::compiled::Compiled;
+//! use microjax::ir::canonical::{canonical, parse, ParseLimits};
+//! use microjax::transforms::{batch::batch_jaxpr, vjp::value_and_grad_jaxpr};
+//! use microjax::{Atom, Aval, BinaryOp, Buffer, Builder, DType, HostArray, Primitive, UnaryOp};
+//! use std::sync::Arc;
+//! let mut b = Builder::new();
+//! let x = Atom::Var(b.add_input(Aval::new(vec![], DType::F32))?);
+//! let s = b.add_eqn1(Primitive::Unary(UnaryOp::Sin), vec![x.clone()])?;
+//! let y = b.add_eqn1(Primitive::Binary(BinaryOp::Mul), vec![s, x])?;
+//! let f = b.build(vec![y])?;
+//! let vg = value_and_grad_jaxpr(&f, &[true])?; // x -> (f(x), f'(x))
+//! let batched = batch_jaxpr(&vg, &[Some(0)], 3, &[Some(0), Some(0)])?; // f32[3] -> (f32[3], f32[3])
+//! let xs = [0.0f32, 0.5, 1.0];
+//! let arg = Arc::new(HostArray::new(vec![3], Buffer::from(xs.to_vec()))?);
+//! let out = Compiled::new(Arc::new(batched.clone()))?.run(&[arg])?;
+//! let Buffer::F32(grads) = out[1].buffer() else { unreachable!() };
+//! for (g, x) in grads.iter().zip(xs) {
+//!     assert!((g - (x.cos() * x + x.sin())).abs() < 1e-6);
+//! }
+//! let text = canonical(&batched);
+//! assert_eq!(canonical(&parse(&text, &ParseLimits::default())?), text);
+//! # Ok::<(), microjax::Error>(())
+//! ```
 #![deny(unsafe_code)]
 
 pub mod array;

@@ -1,5 +1,10 @@
 //! The *display* printer: jaxprs in JAX's `make_jaxpr` grammar.
 //!
+//! This form is for people and is not parsed back (constants are elided,
+//! names are JAX's, some params print abbreviated); the canonical text of
+//! [`crate::ir::canonical`] is the form that round-trips through its
+//! parser, and the one exported programs carry.
+//!
 //! ```text
 //! { lambda a:f32[3]; b:f32[5,3] c:f32[]. let
 //!     d:f32[5,3] = sin b
@@ -160,12 +165,14 @@ fn align_annotations(text: &str) -> String {
     out.join("\n")
 }
 
+/// JAX's `make_jaxpr` printout (not parsed back: see the module docs).
 impl std::fmt::Display for Jaxpr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&display_jaxpr(self))
     }
 }
 
+/// JAX's `make_jaxpr` printout (not parsed back: see the module docs).
 impl std::fmt::Display for ClosedJaxpr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&display(self))
