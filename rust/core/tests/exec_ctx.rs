@@ -41,6 +41,19 @@ fn args(x: f64, lim: i32) -> Vec<Arc<HostArray>> {
     vec![Arc::new(host(&[], vec![x])), scalar_i32(lim)]
 }
 
+/// A run of a program under a context.
+type RunIn<'a> = dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a;
+
+/// `prog` run by the compiled executor (`plan`) and by the interpreter.
+fn both_executors<'a>(
+    prog: &'a ClosedJaxpr, plan: &'a Compiled,
+) -> Vec<(&'static str, Box<RunIn<'a>>)> {
+    vec![
+        ("compiled", Box::new(|c, a| plan.run_in(c, a))),
+        ("interpreted", Box::new(|c, a| eval_closed_in(c, prog, a))),
+    ]
+}
+
 fn budget(n: u64) -> ExecCtx {
     ExecCtx::current_default().with_max_loop_iterations(n)
 }
@@ -49,12 +62,7 @@ fn budget(n: u64) -> ExecCtx {
 fn while_budget_is_shared_by_nested_loops_of_one_run() {
     let prog = two_nested_whiles();
     let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
-    type Run<'a> =
-        Box<dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a>;
-    let runs: Vec<(&str, Run<'_>)> = vec![
-        ("compiled", Box::new(|c, a| plan.run_in(c, a))),
-        ("interpreted", Box::new(|c, a| eval_closed_in(c, &prog, a))),
-    ];
+    let runs = both_executors(&prog, &plan);
     for (what, run) in &runs {
         // Both loops together take 2 * 5 iterations: exactly the budget.
         let out = run(&budget(10), &args(1.5, 5)).unwrap();
@@ -374,9 +382,6 @@ fn a_scan_longer_than_the_budget_is_refused_before_it_runs() {
     ));
 }
 
-/// A run of a program under a context.
-type RunIn<'a> = dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a;
-
 /// The fewest steps a run of `run` on `a` needs (searched upward).
 fn fewest_steps(run: &RunIn<'_>, a: &[Arc<HostArray>]) -> u64 {
     (1..100_000u64)
@@ -388,12 +393,7 @@ fn fewest_steps(run: &RunIn<'_>, a: &[Arc<HostArray>]) -> u64 {
 fn the_step_budget_counts_every_step_of_every_loop_iteration() {
     let prog = two_nested_whiles();
     let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
-    type Run<'a> =
-        Box<dyn Fn(&ExecCtx, &[Arc<HostArray>]) -> microjax::Result<Vec<Arc<HostArray>>> + 'a>;
-    let runs: Vec<(&str, Run<'_>)> = vec![
-        ("compiled", Box::new(|c, a| plan.run_in(c, a))),
-        ("interpreted", Box::new(|c, a| eval_closed_in(c, &prog, a))),
-    ];
+    let runs = both_executors(&prog, &plan);
     for (what, run) in &runs {
         let need: Vec<u64> = [5, 10, 15]
             .iter()

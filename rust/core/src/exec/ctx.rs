@@ -321,13 +321,8 @@ impl ExecCtx {
     /// [`Error::Limit`] once it is spent), then passes a checkpoint.
     #[inline]
     pub fn take_loop_iteration(&self) -> Result<()> {
-        if let Some(max) = self.max_loop_iterations {
-            let taken = self.loop_taken.fetch_add(1, Ordering::Relaxed);
-            if taken >= max {
-                // Keep the counter from wrapping on a run that goes on.
-                self.loop_taken.store(max, Ordering::Relaxed);
-                return Err(loop_limit_error());
-            }
+        if !take_one(&self.loop_taken, self.max_loop_iterations) {
+            return Err(loop_limit_error());
         }
         self.checkpoint()
     }
@@ -337,15 +332,12 @@ impl ExecCtx {
     /// passes a checkpoint.
     #[inline]
     pub fn take_step(&self) -> Result<()> {
-        if let Some(max) = self.max_steps {
-            let taken = self.steps_taken.fetch_add(1, Ordering::Relaxed);
-            if taken >= max {
-                self.steps_taken.store(max, Ordering::Relaxed);
-                return Err(Error::Limit(format!(
-                    "the run takes more than {max} steps (equations executed, loop iterations \
-                     included), the program's limit"
-                )));
-            }
+        if !take_one(&self.steps_taken, self.max_steps) {
+            let max = self.max_steps.unwrap_or(u64::MAX);
+            return Err(Error::Limit(format!(
+                "the run takes more than {max} steps (equations executed, loop iterations \
+                 included), the program's limit"
+            )));
         }
         self.checkpoint()
     }
@@ -418,6 +410,19 @@ impl ExecCtx {
             }
         }
     }
+}
+
+/// Takes one unit from a run's budget counter: `false` once `max` units
+/// are taken (`None`: unlimited, nothing counted). The counter stays at
+/// `max` after that, so it never wraps on a run that goes on.
+#[inline]
+fn take_one(taken: &AtomicU64, max: Option<u64>) -> bool {
+    let Some(max) = max else { return true };
+    if taken.fetch_add(1, Ordering::Relaxed) >= max {
+        taken.store(max, Ordering::Relaxed);
+        return false;
+    }
+    true
 }
 
 fn loop_limit_error() -> Error {
