@@ -7,6 +7,10 @@
 #                it through MICROJAX_RS_CORE): the release extension `make run`
 #                installed in python/microjax_rs is never replaced.
 #   make bench   release build, then benches/run.py (rewrites benches/RESULTS.md)
+#   make bench-compare   the same with JAX and PyTorch columns: installs
+#                benches/requirements-compare.txt (pinned) into .venv-compare
+#                (a separate environment, about 6 GB; never .venv) and runs
+#                benches/run.py there on the release extension
 #
 # Everything is installed from requirements-dev.txt and requirements-ecosystem.txt
 # (pinned, PyPI) into .venv;
@@ -52,10 +56,10 @@ define stage
 echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s$$( [ $$rc -eq 0 ] || echo " FAILED (exit $$rc)")"; exit $$rc
 endef
 
-.PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest pytest-fake-gpu bench fmt wheel clean-venv
+.PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel clean-venv
 
 help:
-	@echo "make run | make test | make bench | make build | make build-ci | make lint | make wheel"
+	@echo "make run | make test | make bench | make bench-compare | make build | make build-ci | make lint | make wheel"
 
 # ---------------------------------------------------------------- environment
 venv: $(STAMP)
@@ -129,6 +133,19 @@ test: venv build-ci lint cargo-test pytest pytest-fake-gpu
 # ---------------------------------------------------------------- benchmarks
 bench: build
 	$(VPY) benches/run.py --write benches/RESULTS.md
+
+# JAX and PyTorch in their own environment: the release extension `make build`
+# put in python/microjax_rs is imported from the source tree.
+CMP_VENV := .venv-compare
+CMP_STAMP := $(CMP_VENV)/.requirements-compare.stamp
+
+$(CMP_STAMP): benches/requirements-compare.txt
+	test -x $(CMP_VENV)/bin/python || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(CMP_VENV)
+	$(CMP_VENV)/bin/python -m pip install --disable-pip-version-check -q -r benches/requirements-compare.txt
+	touch $@
+
+bench-compare: build $(CMP_STAMP)
+	PYTHONPATH=$(CURDIR)/python $(CMP_VENV)/bin/python benches/run.py --write benches/RESULTS.md
 
 fmt:
 	cargo fmt --all

@@ -198,3 +198,35 @@ def test_cnn_example_loss_decreases():
     losses = load_example("cnn").train(steps=25)
     assert all(np.isfinite(losses))
     assert losses[-1] < 0.7 * losses[0], losses
+
+
+@pytest.mark.parametrize("case", [
+    # (lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, dimension_numbers, groups)
+    ((2, 3, 300, 301), (4, 3, 3, 3), (1, 1), "SAME", None, None, None, 1),
+    ((1, 4, 257, 263), (6, 2, 3, 2), (2, 1), [(1, 2), (0, 1)], (1, 2), (2, 1), None, 2),
+    ((2, 260, 250, 3), (3, 3, 3, 5), (1, 1), "SAME", None, None, ("NHWC", "HWIO", "NHWC"), 1),
+    ((300, 8, 12, 12), (4, 8, 3, 3), (1, 1), "VALID", None, None, None, 1),
+], ids=["same", "strided-dilated-grouped", "nhwc", "many-images"])
+def test_convolutions_split_into_column_tiles_match_numpy(x64, case):
+    """float32/float64 convolutions run as column tiles of about 2^19
+    elements over the (image, output position) columns: these split into
+    several tiles with boundaries inside output rows, through padding and
+    dilation holes, and (many small images) across images; eagerly and under
+    jit they agree with a NumPy reference, and float64 with it closely."""
+    ls, rs, strides, padding, ld, rd, dn, groups = case
+    x = _rand(*ls, seed=1)
+    w = _rand(*rs, seed=2)
+
+    def f(x, w):
+        return lax.conv_general_dilated(x, w, strides, padding, lhs_dilation=ld, rhs_dilation=rd,
+                                        dimension_numbers=dn, feature_group_count=groups)
+
+    want = conv_ref(x.astype(np.float64), w.astype(np.float64), strides, padding, ld, rd,
+                    dimension_numbers=dn, feature_group_count=groups)
+    eager = np.asarray(f(jnp.asarray(x), jnp.asarray(w)))
+    jitted = np.asarray(jax.jit(f)(jnp.asarray(x), jnp.asarray(w)))
+    assert eager.shape == want.shape
+    np.testing.assert_allclose(eager, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(jitted, eager)
+    x64_out = np.asarray(f(jnp.asarray(x, jnp.float64), jnp.asarray(w, jnp.float64)))
+    np.testing.assert_allclose(x64_out, want, rtol=1e-12, atol=1e-12)

@@ -545,12 +545,13 @@ fn planned_products_equal_the_kernel() {
         .remove(0);
         let plan = PackedDot::new(&ls, &rs, &dims).expect("a register product");
         let mut out = Buffer::F32(vec![f32::NAN; want.size()].into());
-        assert!(plan.run_into(&l, &r, &mut out).unwrap());
+        let ctx = microjax::exec::ExecCtx::default();
+        assert!(plan.run_into(&ctx, &l, &r, &mut out).unwrap());
         assert_eq!(&out, want.buffer(), "{ls:?} x {rs:?}");
         // Another shape than planned: declined, buffer untouched.
         let other = data(&[ls[0] + 1], 3);
         let mut keep = Buffer::F32(vec![1.0; want.size()].into());
-        assert!(!plan.run_into(&other, &r, &mut keep).unwrap());
+        assert!(!plan.run_into(&ctx, &other, &r, &mut keep).unwrap());
         assert_eq!(keep, Buffer::F32(vec![1.0; want.size()].into()));
     }
 }

@@ -39,7 +39,7 @@
 //!   Checkpoints are passed on the thread that called in; a hook must
 //!   still not assume it (the binding's skips rayon pool threads);
 //! * the number of parts parallel kernels split work into (`None`: the
-//!   threads of the rayon pool the run is in, as `gemm` uses too).
+//!   threads of the rayon pool the run is in, as faer's matmul uses too).
 //!
 //! # The one thread-local
 //!

@@ -88,3 +88,111 @@ fn matrix_layouts_match_the_general_walk() {
         }
     }
 }
+
+/// Matrix-vector products (one output column) in the default mode are each
+/// row's 16 partial sums (element `j` into sum `j % 16`, in k order) added
+/// pairwise: the same bits at every SIMD level and partition count, batched
+/// or not, and through the planned product of a compiled step; the portable
+/// mode keeps k-ordered sums.
+#[test]
+fn matvec_kernel_sums_sixteen_lanes_pairwise() {
+    use microjax::exec::{Determinism, ExecCtx};
+    use microjax::internals::prims_kernel_vmath::{simd_level, with_simd_level, SimdLevel};
+    use microjax::prims::kernel::{self, PackedDot};
+    use microjax::prims::{DotDims, DotGeneral, Primitive};
+    let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f32 / 337.0 - 2.9;
+    let lanes = |row: &[f32], x: &[f32]| {
+        let mut s = [0.0f32; 16];
+        for (j, (&a, &b)) in row.iter().zip(x).enumerate() {
+            s[j % 16] += a * b;
+        }
+        let mut w = 16;
+        while w > 1 {
+            w /= 2;
+            for j in 0..w {
+                s[j] += s[j + w];
+            }
+        }
+        s[0]
+    };
+    let ordered =
+        |row: &[f32], x: &[f32]| row.iter().zip(x).fold(0.0f32, |acc, (&a, &b)| acc + a * b);
+    let bits = |h: &HostArray| match h.buffer() {
+        Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>(),
+        _ => panic!("f32 expected"),
+    };
+    let best = simd_level();
+    let levels: Vec<SimdLevel> = [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
+        .into_iter()
+        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
+        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
+        .collect();
+    // (batch, rows, k): odd sizes, a tail after the 16-element blocks, and
+    // one product above the threading threshold.
+    for (bt, m, k) in [(1, 2, 3), (1, 64, 64), (3, 33, 100), (1, 300, 7001)] {
+        let w: Vec<f32> = (0..bt * m * k).map(val).collect();
+        let c: Vec<f32> = (0..bt * k).map(|i| val(i + 7)).collect();
+        let (ws, cs, dims) = if bt == 1 {
+            (
+                vec![m, k],
+                vec![k],
+                DotDims {
+                    lhs_contract: vec![1],
+                    rhs_contract: vec![0],
+                    lhs_batch: vec![],
+                    rhs_batch: vec![],
+                },
+            )
+        } else {
+            (
+                vec![bt, m, k],
+                vec![bt, k],
+                DotDims {
+                    lhs_contract: vec![2],
+                    rhs_contract: vec![1],
+                    lhs_batch: vec![0],
+                    rhs_batch: vec![0],
+                },
+            )
+        };
+        let wa = HostArray::new(ws.clone(), Buffer::F32(w.clone().into())).unwrap();
+        let ca = HostArray::new(cs.clone(), Buffer::F32(c.clone().into())).unwrap();
+        let prim = Primitive::DotGeneral(DotGeneral {
+            dims: dims.clone(),
+            preferred_element_type: None,
+        });
+        let rows = |f: &dyn Fn(&[f32], &[f32]) -> f32| -> Vec<u32> {
+            (0..bt * m)
+                .map(|r| {
+                    let b = r / m;
+                    f(&w[r * k..(r + 1) * k], &c[b * k..(b + 1) * k]).to_bits()
+                })
+                .collect()
+        };
+        let want = rows(&lanes);
+        for &level in &levels {
+            for parts in [1usize, 2, 4] {
+                let ctx =
+                    ExecCtx::current_default().with_partitions(std::num::NonZeroUsize::new(parts));
+                let got =
+                    with_simd_level(level, || kernel::eval(&ctx, &prim, &[&wa, &ca]).unwrap());
+                assert_eq!(
+                    bits(&got[0]),
+                    want,
+                    "{bt}x{m}x{k} at {level:?}, {parts} parts"
+                );
+            }
+        }
+        // The planned product of a compiled step gives the same bits.
+        let plan = PackedDot::new(&ws, &cs, &dims).expect("a small product");
+        let mut out = Buffer::F32(vec![f32::NAN; bt * m].into());
+        assert!(plan
+            .run_into(&ExecCtx::current_default(), &wa, &ca, &mut out)
+            .unwrap());
+        assert_eq!(bits(&HostArray::new(vec![bt * m], out).unwrap()), want);
+        // Portable: k-ordered sums.
+        let portable = ExecCtx::current_default().with_determinism(Determinism::Portable);
+        let got = kernel::eval(&portable, &prim, &[&wa, &ca]).unwrap();
+        assert_eq!(bits(&got[0]), rows(&ordered), "portable {bt}x{m}x{k}");
+    }
+}

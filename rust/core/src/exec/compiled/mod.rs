@@ -546,7 +546,7 @@ fn run_single(
         (Primitive::DotGeneral(DotGeneral { .. }), [l, r]) if dot.is_some() => {
             let (l, r) = (src(env, l)?, src(env, r)?);
             into_recycled(out, |buf| match dot {
-                Some(d) => d.run_into(l, r, buf),
+                Some(d) => d.run_into(ctx, l, r, buf),
                 None => Ok(false),
             })?
         }
@@ -559,7 +559,7 @@ fn run_single(
         ) => {
             let (l, r) = (src(env, l)?, src(env, r)?);
             into_recycled(out, |buf| {
-                kernel::dot_general_into(l, r, dims, *preferred_element_type, buf)
+                kernel::dot_general_into(ctx, l, r, dims, *preferred_element_type, buf)
             })?
         }
         (Primitive::Binary(op), [a, b]) => {

@@ -2,10 +2,12 @@
 //! column matrices, weight layout and the scatter of GEMM results into the
 //! output.
 
+use super::NAME;
 use super::{at, spatial};
-use crate::array::{alloc, checked_size};
+use crate::array::{alloc, checked_size, Buffer, HostArray};
 use crate::dtype::DType;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::prims::{DotDims, DotGeneral, Primitive};
 
 // ----------------------------------------------------------------- kernel
 
@@ -256,4 +258,218 @@ pub(super) fn pick(strides: &[usize], spec: &[usize], k: usize) -> usize {
 
 pub(super) fn spatial_strides(strides: &[usize], spec: &[usize]) -> Vec<usize> {
     spatial(strides, spec)
+}
+
+// ------------------------------------------------------------ tiled kernel
+
+/// Elements of one column tile (about 2 MB of f32): the tile is written,
+/// then read once by the product while it is still in cache, instead of
+/// one column matrix for the whole batch going through memory.
+const TILE_ELEMS: usize = 1 << 19;
+
+/// Where a tiled convolution reads and writes: the lhs batch-row and
+/// channel strides, the output's batch and feature strides, the window
+/// table (`kn` window positions by `pn` output positions) and the output
+/// positions' offsets.
+pub(super) struct TileGeometry<'a> {
+    pub(super) g: &'a Groups,
+    pub(super) lhs_n: usize,
+    pub(super) lhs_c: usize,
+    pub(super) out_n: usize,
+    pub(super) out_o: usize,
+    pub(super) kn: usize,
+    pub(super) pn: usize,
+    pub(super) table: &'a [usize],
+    pub(super) poffs: &'a [usize],
+}
+
+/// Columns per tile for `ck` column rows and `pn` columns in all: tiles of
+/// equal size holding at most about [`TILE_ELEMS`] elements (a function of
+/// the shapes alone, so the bits do not depend on the thread count).
+pub(super) fn tile_positions(ck: usize, pn: usize) -> usize {
+    let tiles = ck
+        .saturating_mul(pn)
+        .div_ceil(TILE_ELEMS)
+        .clamp(1, pn.max(1));
+    pn.div_ceil(tiles).max(1)
+}
+
+/// Float element types of the tiled kernel: buffers in and out of the
+/// product kernel.
+pub(super) trait TileElem: Copy + Default {
+    fn wrap(v: Vec<Self>) -> Buffer;
+    fn slice(b: &Buffer) -> Option<&[Self]>;
+}
+
+impl TileElem for f32 {
+    fn wrap(v: Vec<f32>) -> Buffer {
+        Buffer::F32(v.into())
+    }
+    fn slice(b: &Buffer) -> Option<&[f32]> {
+        match b {
+            Buffer::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl TileElem for f64 {
+    fn wrap(v: Vec<f64>) -> Buffer {
+        Buffer::F64(v.into())
+    }
+    fn slice(b: &Buffer) -> Option<&[f64]> {
+        match b {
+            Buffer::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// A piece of a tile's columns: batch row `n`'s output positions
+/// `p0..p1`, with the runs each window row reads there and the runs of
+/// output offsets it writes.
+struct Segment {
+    n: usize,
+    len: usize,
+    reads: Vec<Vec<Run>>,
+    writes: Vec<Run>,
+}
+
+/// The segments of columns `j0..j1` of the `(nb * pn)` column space.
+fn segments(geo: &TileGeometry<'_>, j0: usize, j1: usize) -> Vec<Segment> {
+    let pn = geo.pn.max(1);
+    let mut out = Vec::new();
+    let mut j = j0;
+    while j < j1 {
+        let (n, p0) = (
+            j.checked_div(pn).unwrap_or(0),
+            j.checked_rem(pn).unwrap_or(0),
+        );
+        let p1 = pn.min(p0.saturating_add(j1.saturating_sub(j)));
+        let reads = (0..geo.kn)
+            .map(|kk| {
+                let at = kk.saturating_mul(pn);
+                runs(
+                    geo.table
+                        .get(at.saturating_add(p0)..at.saturating_add(p1))
+                        .unwrap_or_default(),
+                )
+            })
+            .collect();
+        let writes = runs(geo.poffs.get(p0..p1).unwrap_or_default());
+        let len = p1.saturating_sub(p0);
+        out.push(Segment {
+            n,
+            len,
+            reads,
+            writes,
+        });
+        j = j.saturating_add(len.max(1));
+    }
+    out
+}
+
+/// The `(C/G * K, width)` columns of one tile of group `(gf, gb)`.
+fn gather_tile<T: Copy + Default>(
+    src: &[T], geo: &TileGeometry<'_>, (gf, gb): (usize, usize), segs: &[Segment], len: usize,
+) -> Result<Vec<T>> {
+    let g = geo.g;
+    let mut col: Vec<T> = alloc::with_capacity("conv_general_dilated (im2col tile)", len)?;
+    for c in 0..g.cg {
+        let ch = gf.saturating_mul(g.cg).saturating_add(c);
+        for kk in 0..geo.kn {
+            for seg in segs {
+                let row = gb.saturating_mul(g.nb).saturating_add(seg.n);
+                let base = row
+                    .saturating_mul(geo.lhs_n)
+                    .saturating_add(ch.saturating_mul(geo.lhs_c));
+                for &run in seg.reads.get(kk).map_or(&[][..], |r| r.as_slice()) {
+                    copy_run(&mut col, src, base, run);
+                }
+            }
+        }
+    }
+    Ok(col)
+}
+
+/// Writes one result row into the output: consecutive pieces of `row` to
+/// `base` plus each run's offset.
+fn write_runs<T: Copy>(out: &mut [T], row: &[T], base: usize, runs: &[Run]) {
+    let mut rest = row;
+    for run in runs {
+        let (head, tail) = rest.split_at(run.len.min(rest.len()));
+        rest = tail;
+        let start = base.saturating_add(run.off);
+        if let Some(dst) = out.get_mut(start..start.saturating_add(head.len())) {
+            dst.copy_from_slice(head);
+        }
+    }
+}
+
+/// The convolution as column tiles: the `(C/G * K, N/B * P)` column
+/// matrix of each group (K window positions, P output positions) taken in
+/// blocks of columns; each tile is gathered from the lhs, multiplied by the
+/// group's `(O/G, C/G * K)` weights (`wts`, all groups) with the
+/// `dot_general` kernel while in cache, and its `(O/G, block)` result
+/// written into the output.
+pub(super) fn conv_tiled<T: TileElem>(
+    ctx: &crate::exec::ExecCtx, src: &[T], wts: &[T], geo: &TileGeometry<'_>, out_len: usize,
+) -> Result<Vec<T>> {
+    let g = geo.g;
+    let ck = g.cg.saturating_mul(geo.kn);
+    let columns = g.nb.saturating_mul(geo.pn);
+    let block = tile_positions(ck, columns);
+    let mut out = alloc::filled("conv_general_dilated", T::default(), out_len)?;
+    let group_w = g.og.saturating_mul(ck);
+    let weights = (0..g.count)
+        .map(|gi| {
+            let w = wts
+                .get(gi.saturating_mul(group_w)..gi.saturating_add(1).saturating_mul(group_w))
+                .unwrap_or_default();
+            HostArray::new(vec![g.og, ck], T::wrap(w.to_vec()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let dot = Primitive::DotGeneral(DotGeneral {
+        dims: DotDims {
+            lhs_contract: vec![1],
+            rhs_contract: vec![0],
+            lhs_batch: vec![],
+            rhs_batch: vec![],
+        },
+        preferred_element_type: None,
+    });
+    let mut j0 = 0usize;
+    while j0 < columns {
+        let j1 = j0.saturating_add(block).min(columns);
+        let width = j1.saturating_sub(j0);
+        let segs = segments(geo, j0, j1);
+        for (gi, w) in weights.iter().enumerate() {
+            if j0 > 0 || gi > 0 {
+                ctx.checkpoint()?;
+            }
+            let groups = if g.feature { (gi, 0) } else { (0, gi) };
+            let col = gather_tile(src, geo, groups, &segs, ck.saturating_mul(width))?;
+            let col = HostArray::new(vec![ck, width], T::wrap(col))?;
+            let res = crate::prims::kernel::eval(ctx, &dot, &[w, &col])?;
+            let res = res
+                .first()
+                .and_then(|r| T::slice(r.buffer()))
+                .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot gave no result")))?;
+            for (o, rrow) in res.chunks(width.max(1)).enumerate() {
+                let o_all = gi.saturating_mul(g.og).saturating_add(o);
+                let mut rest = rrow;
+                for seg in &segs {
+                    let (piece, tail) = rest.split_at(seg.len.min(rest.len()));
+                    rest = tail;
+                    let base = seg
+                        .n
+                        .saturating_mul(geo.out_n)
+                        .saturating_add(o_all.saturating_mul(geo.out_o));
+                    write_runs(&mut out, piece, base, &seg.writes);
+                }
+            }
+        }
+        j0 = j1;
+    }
+    Ok(out)
 }

@@ -7,10 +7,14 @@
 //!   (`lhs_spec = (batch, feature, spatial...)`, `rhs_spec = (out feature,
 //!   in feature, spatial...)`, `out_spec = (batch, feature, spatial...)`),
 //!   any spatial rank.
-//! * Kernel: im2col + one batched `dot_general` (the GEMM kernel). The
-//!   column matrix is `(groups, C/G * K, N/B * P)` (K window positions, P
-//!   output positions) read through the lhs strides in place, so no operand
-//!   is transposed first; the weights become `(groups, O/groups, C/G * K)`.
+//! * Kernel: im2col + `dot_general` (the GEMM kernel). f32/f64 run in
+//!   column tiles of about 2 MB, blocks of each group's (batch row, output
+//!   position) columns, each multiplied while still in cache and written
+//!   straight into the output; other types build the whole column matrix
+//!   `(groups, C/G * K, N/B * P)` (K window positions, P output positions)
+//!   for one batched product. Columns are read through the lhs strides in
+//!   place, so no operand is transposed first; the weights become
+//!   `(groups, O/groups, C/G * K)`.
 //! * AD: bilinear JVP; both transposes are convolutions with swapped
 //!   dimension numbers (lhs: flipped kernel, `lhs_dilation = strides`; rhs:
 //!   lhs with the cotangent as kernel), feature groups of one becoming batch
@@ -34,7 +38,8 @@ mod kernels;
 mod rules;
 
 use kernels::{
-    flat_offsets, im2col, pick, scatter_out, spatial_strides, weights, window_table, Axis, Groups,
+    conv_tiled, flat_offsets, im2col, pick, scatter_out, spatial_strides, weights, window_table,
+    Axis, Groups, TileGeometry,
 };
 use rules::{
     conv, ct_as, empty_batch, reshape_axis_into, reshape_axis_out_of, spec_get, transpose_lhs,
@@ -129,6 +134,31 @@ impl ConvParams {
             preferred_element_type: None,
         }
     }
+}
+
+/// The f32/f64 convolution in column tiles; `rhs_strides`: the rhs output
+/// and input feature strides and the window offsets.
+fn tiled(
+    ctx: &ExecCtx, lhs: &HostArray, rhs: &HostArray, geo: &TileGeometry<'_>,
+    (sro, sri, koffs): (usize, usize, &[usize]), len: usize,
+) -> Result<Buffer> {
+    Ok(match (lhs.buffer(), rhs.buffer()) {
+        (Buffer::F32(l), Buffer::F32(r)) => {
+            let w = weights(r, geo.g, sro, sri, koffs)?;
+            Buffer::F32(conv_tiled(ctx, l, &w, geo, len)?.into())
+        }
+        (Buffer::F64(l), Buffer::F64(r)) => {
+            let w = weights(r, geo.g, sro, sri, koffs)?;
+            Buffer::F64(conv_tiled(ctx, l, &w, geo, len)?.into())
+        }
+        _ => {
+            return Err(Error::dtype(
+                NAME,
+                &[lhs.dtype(), rhs.dtype()],
+                "unsupported operand dtypes",
+            ))
+        }
+    })
 }
 
 // ----------------------------------------------------------------- params
@@ -661,6 +691,23 @@ impl Family for ConvParams {
         let (sln, slc) = (pick(&lstr, &d.lhs_spec, 0), pick(&lstr, &d.lhs_spec, 1));
         let (sro, sri) = (pick(&rstr, &d.rhs_spec, 0), pick(&rstr, &d.rhs_spec, 1));
         let dtype_err = || Error::dtype(NAME, &[lhs.dtype()], "unsupported operand dtype");
+        let (son, soo) = (pick(&ostr, &d.out_spec, 0), pick(&ostr, &d.out_spec, 1));
+        let same_type = self.preferred_element_type.is_none_or(|p| p == lhs.dtype());
+        if same_type && matches!(lhs.dtype(), DType::F32 | DType::F64) {
+            let geo = TileGeometry {
+                g: &g,
+                lhs_n: sln,
+                lhs_c: slc,
+                out_n: son,
+                out_o: soo,
+                kn,
+                pn,
+                table: &table,
+                poffs: &poffs,
+            };
+            let buf = tiled(ctx, lhs, rhs, &geo, (sro, sri, &koffs), checked_size(os)?)?;
+            return Ok(vec![HostArray::new(out.shape, buf)?]);
+        }
         let col_shape = [count, g.cg, kn, g.nb, pn];
         crate::array::budget::check_shape(
             "conv_general_dilated (im2col)",
@@ -691,7 +738,6 @@ impl Family for ConvParams {
             .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot produced no result")))?;
         let len = checked_size(os)?;
         let rows = (count.saturating_mul(g.og), g.nb, pn);
-        let (son, soo) = (pick(&ostr, &d.out_spec, 0), pick(&ostr, &d.out_spec, 1));
         let buf = crate::with_buffer!(res.buffer(),
             v => Buffer::from(scatter_out(v, len, rows, son, soo, &poffs)?),
             _ => return Err(dtype_err()));

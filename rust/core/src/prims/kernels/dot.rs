@@ -4,9 +4,10 @@
 //!
 //! When each group of axes flattens to a single stride (plain, transposed
 //! and batched matmuls) the operands are used in place; otherwise they are
-//! copied into `(batch, rows, cols)` order first. f32/f64 use the `gemm`
-//! crate; small products use a plain loop (gemm's setup costs more than the
-//! arithmetic), so a small matmul allocates nothing but its result.
+//! copied into `(batch, rows, cols)` order first. f32/f64 and complex
+//! products use faer's matmul; small products use our register-blocked and
+//! loop kernels (faer's setup costs more than the arithmetic), so a small
+//! matmul allocates nothing but its result.
 //! f16/bf16 compute in f32 and round once; integers use an i-k-j loop with
 //! wrapping arithmetic.
 //!
@@ -18,7 +19,7 @@
 
 use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
-use super::small_matmul::{self, SmallMatmul};
+use super::small_matmul::{self, DotRows, SmallMatmul};
 use super::structural::strided_gather;
 use crate::array::{alloc, Buffer, HostArray, C32, C64};
 use crate::dtype::DType;
@@ -29,9 +30,9 @@ use std::borrow::Cow;
 
 const NAME: &str = "dot_general";
 
-/// Up to this many multiply-adds the plain loop beats gemm's setup.
+/// Up to this many multiply-adds the plain loop beats faer's setup.
 const SMALL_FLOPS: usize = 16 * 16 * 16;
-/// From this many multiply-adds gemm may use threads.
+/// From this many multiply-adds a product may use threads.
 const PAR_FLOPS: usize = 128 * 128 * 128;
 /// Multiply-adds of one row block of a product in a stoppable run (about
 /// 25 ms on two cores): a checkpoint is passed between blocks.
@@ -277,8 +278,9 @@ fn plan_shapes<'a>(
     Ok((lay_l, lay_r, sz))
 }
 
-/// A float `dot_general` of fixed operand shapes that runs on the
-/// register-blocked kernel with both operands used in place, planned once
+/// A float `dot_general` of fixed operand shapes that runs on one of the
+/// small kernels (register-blocked or matrix-vector) with both operands
+/// used in place, planned once
 /// (by a compiled plan's step) so that a run skips the layout walk — on a
 /// 64×64 matvec inside a scan the walk cost a third of the kernel. The
 /// kernel is the one [`dot_general`] picks for these shapes, so the bits
@@ -293,10 +295,14 @@ pub struct PackedDot {
 
 impl PackedDot {
     /// The plan for operands of shapes `lhs` and `rhs`, if the product
-    /// takes the register kernel on operands already in place.
+    /// takes a small kernel in some determinism mode on operands already
+    /// in place.
     pub fn new(lhs: &[usize], rhs: &[usize], dims: &DotDims) -> Option<PackedDot> {
         let (ll, lr, sz) = plan_shapes(lhs, rhs, dims).ok()?;
-        if !takes_register(&ll, &lr, sz) || !ll.is_packed() || !lr.is_packed() {
+        let small = [false, true]
+            .iter()
+            .any(|&portable| small_kernel_for(sz, true, portable).is_some());
+        if !small || !ll.is_packed() || !lr.is_packed() {
             return None;
         }
         Some(PackedDot {
@@ -307,21 +313,32 @@ impl PackedDot {
     }
 
     /// Writes `l · r` into `out` (a buffer of the product's size, stale
-    /// contents allowed). `false`, leaving `out` untouched, when the
-    /// operands are not of the planned shapes or not both of `out`'s
-    /// float type.
-    pub fn run_into(&self, l: &HostArray, r: &HostArray, out: &mut Buffer) -> Result<bool> {
+    /// contents allowed) with the kernel [`dot_general`] picks in `ctx`'s
+    /// determinism mode. `false`, leaving `out` untouched, when the
+    /// operands are not of the planned shapes or not both of `out`'s float
+    /// type, or the product takes no small kernel in that mode.
+    pub fn run_into(
+        &self, ctx: &ExecCtx, l: &HostArray, r: &HostArray, out: &mut Buffer,
+    ) -> Result<bool> {
         if l.shape() != self.lhs.as_slice() || r.shape() != self.rhs.as_slice() {
             return Ok(false);
         }
+        let [b, m, k, n] = self.bmkn;
+        let sz = Sizes { b, m, k, n };
+        // Both operands are packed (checked when planned).
+        let Some(kind) = small_kernel_for(sz, true, ctx.is_portable()) else {
+            return Ok(false);
+        };
         match (l.buffer(), r.buffer(), out) {
-            (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => self.product(a, b, o),
-            (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => self.product(a, b, o),
+            (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => self.product(ctx, kind, a, b, o),
+            (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => self.product(ctx, kind, a, b, o),
             _ => Ok(false),
         }
     }
 
-    fn product<T: SmallMatmul>(&self, l: &[T], r: &[T], out: &mut [T]) -> Result<bool> {
+    fn product<T: SmallMatmul + DotRows>(
+        &self, ctx: &ExecCtx, kind: Small, l: &[T], r: &[T], out: &mut [T],
+    ) -> Result<bool> {
         let [b, m, k, n] = self.bmkn;
         let size = |x: usize, y: usize| b.checked_mul(x).and_then(|v| v.checked_mul(y));
         if Some(l.len()) != size(m, k)
@@ -330,8 +347,8 @@ impl PackedDot {
         {
             return Err(internal("operand length"));
         }
-        // The register kernel writes every output element.
-        small_matmul::matmul_into(out, l, r, m, k, n);
+        // Both kernels write every output element.
+        run_small(ctx, kind, out, l, r, Sizes { b, m, k, n });
         Ok(true)
     }
 }
@@ -343,23 +360,28 @@ impl PackedDot {
 /// the allocating path. The kernel is the one [`dot_general`] picks, so the
 /// bits are the same.
 pub fn dot_general_into(
-    l: &HostArray, r: &HostArray, dims: &DotDims, pref: Option<DType>, out: &mut Buffer,
+    ctx: &ExecCtx, l: &HostArray, r: &HostArray, dims: &DotDims, pref: Option<DType>,
+    out: &mut Buffer,
 ) -> Result<bool> {
     if pref.is_some_and(|p| p != l.dtype()) {
         return Ok(false);
     }
     let (ll, lr, sz) = plan(l, r, dims)?;
     match (l.buffer(), r.buffer(), out) {
-        (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => register_into(a, b, &ll, &lr, sz, o),
-        (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => register_into(a, b, &ll, &lr, sz, o),
+        (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => small_into(ctx, a, b, &ll, &lr, sz, o),
+        (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => small_into(ctx, a, b, &ll, &lr, sz, o),
         _ => Ok(false),
     }
 }
 
-fn register_into<T: FloatElem + SmallMatmul>(
-    l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes, out: &mut [T],
+fn small_into<T: SmallMatmul + DotRows>(
+    ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes, out: &mut [T],
 ) -> Result<bool> {
-    if !takes_register(ll, lr, sz) {
+    let Some(kind) = small_kernel(ll, lr, sz, ctx.is_portable()) else {
+        return Ok(false);
+    };
+    if kind == Small::Matvec && sz.flops() >= PAR_FLOPS {
+        // Threaded: the allocating path.
         return Ok(false);
     }
     let (lc, rc) = (ll.contiguous(l)?, lr.contiguous(r)?);
@@ -369,19 +391,60 @@ fn register_into<T: FloatElem + SmallMatmul>(
     {
         return Err(internal("operand length"));
     }
-    // The kernel accumulates into zeros.
-    out.fill(<T as FloatElem>::ZERO);
-    small_matmul::matmul_into(out, &lc, &rc, m, k, n);
+    run_small(ctx, kind, out, &lc, &rc, sz);
     Ok(true)
 }
 
+/// The small kernels [`float_matmul`] picks by the sizes alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Small {
+    /// `small_matmul::matmul_into`: k-ordered sums, register-blocked rows.
+    Register,
+    /// `small_matmul::matvec_into`: single-column products (`n == 1`) as
+    /// row dot products vectorized along k; not under
+    /// `Determinism::Portable`, whose products are k-ordered sums.
+    Matvec,
+}
+
+/// The small kernel a product of these layouts and sizes runs on, if any.
+fn small_kernel(ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes, portable: bool) -> Option<Small> {
+    small_kernel_for(sz, ll.is_packed() && lr.is_packed(), portable)
+}
+
+/// [`small_kernel`] from the sizes and whether both operands are packed.
+fn small_kernel_for(sz: Sizes, packed: bool, portable: bool) -> Option<Small> {
+    let Sizes { b, m, k, n } = sz;
+    if !portable && n == 1 && m > 1 && k > 0 && b > 0 {
+        return Some(Small::Matvec);
+    }
+    takes_register(packed, sz).then_some(Small::Register)
+}
+
+/// Runs the small kernel `kind` on packed operands into `out` (`b*m*n`
+/// elements, stale contents allowed; lengths checked by the caller).
+fn run_small<T: SmallMatmul + DotRows>(
+    ctx: &ExecCtx, kind: Small, out: &mut [T], l: &[T], r: &[T], sz: Sizes,
+) {
+    let Sizes { m, k, n, .. } = sz;
+    match kind {
+        Small::Register => {
+            // The register kernel's leftover columns accumulate into zeros.
+            out.fill(<T as FloatElem>::ZERO);
+            small_matmul::matmul_into(out, l, r, m, k, n);
+        }
+        Small::Matvec => {
+            small_matmul::matvec_into(ctx, out, l, r, (m, k), sz.flops() >= PAR_FLOPS);
+        }
+    }
+}
+
 /// Whether [`float_matmul`] runs the product on the register-blocked kernel.
-fn takes_register(ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes) -> bool {
+fn takes_register(packed: bool, sz: Sizes) -> bool {
     let Sizes { b, m, k, n } = sz;
     let flops = sz.flops();
     let register = flops <= SMALL_FLOPS || (flops <= REGISTER_FLOPS && m <= 16 && n >= 64);
     let nonempty = m > 0 && n > 0 && k > 0 && b > 0;
-    register && nonempty && !(flops <= SMALL_FLOPS && !(ll.is_packed() && lr.is_packed()))
+    register && nonempty && (packed || flops > SMALL_FLOPS)
 }
 
 pub fn dot_general(
@@ -657,47 +720,33 @@ fn half_matmul<H: HalfElem>(
     )?))
 }
 
-fn float_matmul<T: FloatElem + ffi::GemmElem + SmallMatmul + Send + Sync>(
+fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul>(
     ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
     let zero = <T as FloatElem>::ZERO;
-    let fma = |acc: T, a: T, x: T| acc.add(a.mul(x));
+    let fma = |acc: T, a: T, x: T| FloatElem::add(acc, FloatElem::mul(a, x));
     let flops = sz.flops();
     // The kernel is chosen by the sizes alone (packing first when needed),
     // so a transposed operand read in place gives the same bits as its
     // materialized transpose.
-    if takes_register(ll, lr, sz) {
-        return register_matmul(&ll.contiguous(l)?, &lr.contiguous(r)?, sz);
+    if let Some(kind) = small_kernel(ll, lr, sz, ctx.is_portable()) {
+        let (lc, rc) = (ll.contiguous(l)?, lr.contiguous(r)?);
+        let mut out = packed_out(&lc, &rc, sz)?;
+        run_small(ctx, kind, &mut out, &lc, &rc, sz);
+        return Ok(out);
     }
     if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {
         return plain_matmul(l, r, ll, lr, sz, zero, fma);
     }
     if ctx.is_portable() {
-        // Our own k-ordered kernel instead of gemm (FMA, cache-dependent
-        // blocking): the bits of the register kernel on every x86-64 CPU.
+        // Our own k-ordered kernel instead of faer's (FMA, CPU-dependent
+        // kernels and blocking): the bits of the register kernel on every
+        // x86-64 CPU.
         return portable_matmul(ctx, &ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
-    gemm_matmul(ctx, l, r, ll, lr, sz)
-}
-
-/// The product through `gemm`, batch by batch: operands read in place when
-/// their axes flatten to single strides, else packed copies. Requires
-/// nonempty sizes.
-fn gemm_matmul<T: ffi::GemmElem + Send + Sync>(
-    ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
-) -> Result<Vec<T>> {
-    let in_place = |lay: &Layout<'_>| lay.strides();
-    blocked_product(
-        ctx,
-        l,
-        r,
-        (ll, lr),
-        sz,
-        <T as ffi::GemmElem>::ZERO,
-        in_place,
-        ffi::gemm,
-    )
+    let in_place = |lay: &Layout<'_>| lay.strides().filter(|s| s.cs == 1 || s.rs == 1);
+    blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, faer_product)
 }
 
 /// A product kernel: `dst := lhs · rhs`, `dst` row-major contiguous
@@ -708,8 +757,8 @@ type ProductKernel<T> = fn(
     usize,
     usize,
     &mut [T],
-    ffi::View<'_, T>,
-    ffi::View<'_, T>,
+    view::View<'_, T>,
+    view::View<'_, T>,
     Option<usize>,
 ) -> Result<()>;
 
@@ -752,7 +801,7 @@ fn blocked_product<T: Copy + Send + Sync>(
             .bs
             .checked_mul(i)
             .ok_or_else(|| internal("batch offset"))?;
-        let rhs = ffi::View {
+        let rhs = view::View {
             data: rhs.get(ro..).ok_or_else(|| internal("rhs batch"))?,
             rs: rv.rs,
             cs: rv.cs,
@@ -773,12 +822,12 @@ fn blocked_product<T: Copy + Send + Sync>(
                 n,
                 k,
                 rows,
-                ffi::View {
+                view::View {
                     data: lhs.get(at..).ok_or_else(|| internal("lhs batch"))?,
                     rs: lv.rs,
                     cs: lv.cs,
                 },
-                ffi::View { ..rhs },
+                view::View { ..rhs },
                 threads,
             )?;
         }
@@ -787,9 +836,9 @@ fn blocked_product<T: Copy + Send + Sync>(
 }
 
 /// Complex products through faer's matmul (its complex kernels run about
-/// 10% faster than `gemm`'s and match NumPy's `cgemm`; its bits do not
-/// depend on the partition count); small products, and every product
-/// under `Determinism::Portable`, by the k-ordered loop with `fma`.
+/// 10% faster than the `gemm` crate's and match NumPy's `cgemm`; its bits
+/// do not depend on the partition count); small products, and every
+/// product under `Determinism::Portable`, by the k-ordered loop with `fma`.
 fn complex_matmul<T: faer::traits::ComplexField + Copy + Send + Sync>(
     ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
     fma: impl Fn(T, T, T) -> T,
@@ -808,12 +857,12 @@ fn complex_matmul<T: faer::traits::ComplexField + Copy + Send + Sync>(
 /// `dst := lhs · rhs` through faer (`threads` as [`ProductKernel`]); each
 /// view has a unit row or column stride (checked).
 fn faer_product<T: faer::traits::ComplexField + Copy + Send + Sync>(
-    m: usize, n: usize, k: usize, dst: &mut [T], lhs: ffi::View<'_, T>, rhs: ffi::View<'_, T>,
+    m: usize, n: usize, k: usize, dst: &mut [T], lhs: view::View<'_, T>, rhs: view::View<'_, T>,
     threads: Option<usize>,
 ) -> Result<()> {
     use faer::{Accum, MatMut, MatRef, Par};
-    fn view<'a, T>(v: &ffi::View<'a, T>, rows: usize, cols: usize) -> Result<MatRef<'a, T>> {
-        ffi::check(v, rows, cols).ok_or_else(|| internal("view"))?;
+    fn view<'a, T>(v: &view::View<'a, T>, rows: usize, cols: usize) -> Result<MatRef<'a, T>> {
+        view::check(v, rows, cols).ok_or_else(|| internal("view"))?;
         if v.cs == 1 {
             Ok(MatRef::from_row_major_slice_with_stride(
                 v.data, rows, cols, v.rs,
@@ -890,32 +939,8 @@ fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
     Ok(out)
 }
 
-/// The one place that calls into `gemm` (unsafe FFI-like raw-pointer API).
-#[allow(unsafe_code)]
-mod ffi {
-    use super::internal;
-    use crate::error::Result;
-
-    /// Element types gemm runs here (sealed: f32 and f64, so gemm's type
-    /// dispatch can never hit its unsupported-type panic).
-    pub trait GemmElem: Copy + Send + Sync + 'static + private::Sealed {
-        const ZERO: Self;
-        const ONE: Self;
-    }
-    impl GemmElem for f32 {
-        const ZERO: Self = 0.0;
-        const ONE: Self = 1.0;
-    }
-    impl GemmElem for f64 {
-        const ZERO: Self = 0.0;
-        const ONE: Self = 1.0;
-    }
-    mod private {
-        pub trait Sealed {}
-        impl Sealed for f32 {}
-        impl Sealed for f64 {}
-    }
-
+/// Strided matrix views of the operands handed to faer.
+mod view {
     /// A `rows x cols` matrix inside `data` with element strides `rs`, `cs`
     /// (element `(i, j)` at `data[i*rs + j*cs]`).
     pub struct View<'a, T> {
@@ -931,72 +956,5 @@ mod ffi {
             .checked_mul(v.rs)?
             .checked_add(cols.checked_sub(1)?.checked_mul(v.cs)?)?;
         (last < v.data.len()).then_some(())
-    }
-
-    fn istride(s: usize) -> Result<isize> {
-        isize::try_from(s).map_err(|_| internal("stride"))
-    }
-
-    /// `dst := lhs · rhs` with `dst` row-major contiguous `m x n`.
-    /// Requires `m, n, k > 0`. `threads`: `None` runs on the calling
-    /// thread, `Some(n)` over `n` rayon tasks (0: the pool's threads).
-    #[allow(clippy::too_many_arguments)]
-    pub fn gemm<T: GemmElem>(
-        m: usize, n: usize, k: usize, dst: &mut [T], lhs: View<'_, T>, rhs: View<'_, T>,
-        threads: Option<usize>,
-    ) -> Result<()> {
-        if m == 0 || n == 0 || k == 0 {
-            return Err(internal("empty gemm"));
-        }
-        if m.checked_mul(n) != Some(dst.len()) {
-            return Err(internal("dst"));
-        }
-        check(&lhs, m, k).ok_or_else(|| internal("lhs view"))?;
-        check(&rhs, k, n).ok_or_else(|| internal("rhs view"))?;
-        if threads.is_some() && !crate::exec::pool::on_pool() {
-            // gemm's rayon tasks go to the kernel pool.
-            return crate::exec::pool::install(|| gemm(m, n, k, dst, lhs, rhs, threads));
-        }
-        let (lrs, lcs) = (istride(lhs.rs)?, istride(lhs.cs)?);
-        let (rrs, rcs) = (istride(rhs.rs)?, istride(rhs.cs)?);
-        let dst_rs = istride(n)?;
-        // `Some(0)`: the threads of the current rayon pool.
-        let par = match threads {
-            Some(n) => gemm::Parallelism::Rayon(n),
-            None => gemm::Parallelism::None,
-        };
-        // SAFETY: `dst` is an exclusively borrowed, contiguous m x n buffer
-        // (row stride n, column stride 1; length checked above). Every
-        // element the lhs view reads, `(m-1)*rs + (k-1)*cs` at most, and
-        // every element the rhs view reads, `(k-1)*rs + (n-1)*cs` at most,
-        // lies inside its borrowed slice (checked by `check`), and the
-        // strides fit in isize. T is f32 or f64 (sealed trait),
-        // the types gemm supports; the conjugation flags are false. `read_dst = false` with alpha = 0 makes gemm
-        // overwrite dst without reading it: dst := 1 · lhs · rhs. The
-        // source slices are shared borrows that do not alias `dst`.
-        unsafe {
-            gemm::gemm(
-                m,
-                n,
-                k,
-                dst.as_mut_ptr(),
-                1,
-                dst_rs,
-                false,
-                lhs.data.as_ptr(),
-                lcs,
-                lrs,
-                rhs.data.as_ptr(),
-                rcs,
-                rrs,
-                T::ZERO,
-                T::ONE,
-                false,
-                false,
-                false,
-                par,
-            );
-        }
-        Ok(())
     }
 }

@@ -8,6 +8,7 @@
 //! multiplies and adds (no FMA), exactly like the generic loop kernel, so
 //! the result is bit-identical to it at every SIMD width.
 
+use super::common::FloatElem;
 use pulp::Simd;
 
 /// f32 and f64: the types with a register-blocked row kernel.
@@ -240,4 +241,220 @@ fn split_rows<'o, 'a, T>(
         tasks.push((group, lrows.next().unwrap_or_default()));
     }
     tasks
+}
+
+/// Partial sums per row of the matrix-vector kernel: element `j` of a row
+/// goes to sum `j % DOT_LANES`, in k order, and the sums are added in a
+/// fixed pairwise tree. Fixed, not the SIMD width, so the bits are the same
+/// at every SIMD level.
+const DOT_LANES: usize = 16;
+
+/// Rows per step of the matrix-vector kernel: four rows' partial sums are
+/// independent chains (latency hidden) and share each load of the vector.
+const DOT_ROWS: usize = 4;
+
+/// The fixed pairwise tree over the partial sums of one row.
+#[inline(always)]
+fn tree<T: FloatElem>(mut acc: [T; DOT_LANES]) -> T {
+    let mut width = DOT_LANES;
+    while width > 1 {
+        width /= 2;
+        let (lo, hi) = acc.split_at_mut(width);
+        for (s, &t) in lo.iter_mut().zip(hi.iter()) {
+            *s = s.add(t);
+        }
+    }
+    acc.first().copied().unwrap_or(T::ZERO)
+}
+
+/// Element types of the matrix-vector kernel: `DOT_ROWS` rows (or fewer)
+/// times `x` at SIMD width `S`, `V` vectors of `DOT_LANES / V` lanes each
+/// holding the partial sums.
+pub trait DotRows: FloatElem {
+    fn dot_rows<S: Simd>(simd: S, out: &mut [Self], rows: &[Self], x: &[Self], k: usize);
+}
+
+macro_rules! impl_dot_rows {
+    ($t:ty, $vt:ident, $splat:ident, $add:ident, $mul:ident, $split:ident, $split_mut:ident) => {
+        impl DotRows for $t {
+            #[inline(always)]
+            fn dot_rows<S: Simd>(simd: S, out: &mut [$t], rows: &[$t], x: &[$t], k: usize) {
+                let lanes = core::mem::size_of::<S::$vt>()
+                    .checked_div(core::mem::size_of::<$t>())
+                    .unwrap_or(1)
+                    .max(1);
+                match DOT_LANES.checked_div(lanes).unwrap_or(DOT_LANES) {
+                    1 => dot_block::<S, $t, 1>(simd, out, rows, x, k),
+                    2 => dot_block::<S, $t, 2>(simd, out, rows, x, k),
+                    4 => dot_block::<S, $t, 4>(simd, out, rows, x, k),
+                    8 => dot_block::<S, $t, 8>(simd, out, rows, x, k),
+                    _ => dot_block::<S, $t, 16>(simd, out, rows, x, k),
+                }
+            }
+        }
+
+        impl DotBlock for $t {
+            type Vec<S: Simd> = S::$vt;
+            #[inline(always)]
+            fn zero<S: Simd>(simd: S) -> S::$vt {
+                simd.$splat(0.0)
+            }
+            #[inline(always)]
+            fn mul_add<S: Simd>(simd: S, acc: S::$vt, a: S::$vt, b: S::$vt) -> S::$vt {
+                simd.$add(acc, simd.$mul(a, b))
+            }
+            #[inline(always)]
+            fn split<S: Simd>(v: &[$t]) -> &[S::$vt] {
+                S::$split(v).0
+            }
+            #[inline(always)]
+            fn split_mut<S: Simd>(v: &mut [$t]) -> &mut [S::$vt] {
+                S::$split_mut(v).0
+            }
+        }
+    };
+}
+
+/// The SIMD operations the matrix-vector kernel needs, per element type.
+pub trait DotBlock: FloatElem {
+    type Vec<S: Simd>: Copy;
+    fn zero<S: Simd>(simd: S) -> Self::Vec<S>;
+    fn mul_add<S: Simd>(
+        simd: S, acc: Self::Vec<S>, a: Self::Vec<S>, b: Self::Vec<S>,
+    ) -> Self::Vec<S>;
+    fn split<S: Simd>(v: &[Self]) -> &[Self::Vec<S>];
+    fn split_mut<S: Simd>(v: &mut [Self]) -> &mut [Self::Vec<S>];
+}
+
+/// Up to [`DOT_ROWS`] rows of length `k` (`rows`, contiguous) times `x`
+/// into `out`, with `V` vectors per [`DOT_LANES`]-element block: lane `j`
+/// of the partial sums holds the elements at `j mod DOT_LANES` in k order,
+/// whatever `V`, so every width gives the same bits.
+#[inline(always)]
+fn dot_block<S: Simd, T: DotBlock, const V: usize>(
+    simd: S, out: &mut [T], rows: &[T], x: &[T], k: usize,
+) {
+    let zero = T::zero::<S>(simd);
+    let mut acc = [[zero; V]; DOT_ROWS];
+    let blocks = k / DOT_LANES;
+    let full = blocks.saturating_mul(DOT_LANES);
+    let row_of = |r: usize| {
+        rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
+            .unwrap_or_default()
+    };
+    let used = out.len().min(DOT_ROWS);
+    let rs: [&[T]; DOT_ROWS] = core::array::from_fn(|r| if r < used { row_of(r) } else { &[] });
+    for blk in 0..blocks {
+        let at = blk.saturating_mul(DOT_LANES);
+        let Some(xb) = x.get(at..at.saturating_add(DOT_LANES)) else {
+            break;
+        };
+        let xv = T::split::<S>(xb);
+        for (acc_r, row) in acc.iter_mut().zip(rs.iter()).take(used) {
+            let Some(ab) = row.get(at..at.saturating_add(DOT_LANES)) else {
+                continue;
+            };
+            for ((s, &p), &q) in acc_r.iter_mut().zip(T::split::<S>(ab)).zip(xv) {
+                *s = T::mul_add(simd, *s, p, q);
+            }
+        }
+    }
+    for ((o, acc_r), row) in out.iter_mut().zip(acc.iter()).zip(rs.iter()) {
+        let mut sums = [T::ZERO; DOT_LANES];
+        for (dst, v) in T::split_mut::<S>(&mut sums).iter_mut().zip(acc_r.iter()) {
+            *dst = *v;
+        }
+        // The elements after the full blocks, each into its lane.
+        let tail_a = row.get(full..).unwrap_or_default();
+        let tail_x = x.get(full..).unwrap_or_default();
+        for ((s, &p), &q) in sums.iter_mut().zip(tail_a).zip(tail_x) {
+            *s = s.add(p.mul(q));
+        }
+        *o = tree(sums);
+    }
+}
+
+impl_dot_rows!(
+    f32,
+    f32s,
+    splat_f32s,
+    add_f32s,
+    mul_f32s,
+    as_simd_f32s,
+    as_mut_simd_f32s
+);
+impl_dot_rows!(
+    f64,
+    f64s,
+    splat_f64s,
+    add_f64s,
+    mul_f64s,
+    as_simd_f64s,
+    as_mut_simd_f64s
+);
+
+/// Rows of a row-major `(m, k)` matrix times a `k` vector into `out`.
+struct MatvecRows<'a, T> {
+    out: &'a mut [T],
+    a: &'a [T],
+    x: &'a [T],
+    k: usize,
+}
+
+impl<T: DotRows> pulp::WithSimd for MatvecRows<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let MatvecRows { out, a, x, k } = self;
+        let step = DOT_ROWS.saturating_mul(k).max(1);
+        for (o, rows) in out.chunks_mut(DOT_ROWS).zip(a.chunks(step)) {
+            T::dot_rows(simd, o, rows, x, k);
+        }
+    }
+}
+
+/// The matrix-vector product `out = a @ x` per batch for contiguous
+/// `(b, m, k)` and `(b, k)` operands (lengths validated by the caller):
+/// each element is a dot product of a contiguous row with the vector,
+/// vectorized along k (the register kernel's k-ordered sums would leave a
+/// single-column product one scalar chain per row). Rows are split over
+/// rayon threads when `parallel`; the bits do not depend on the split.
+pub fn matvec_into<T: DotRows + Send + Sync>(
+    ctx: &crate::exec::ExecCtx, out: &mut [T], a: &[T], x: &[T], (m, k): (usize, usize),
+    parallel: bool,
+) {
+    use rayon::prelude::*;
+    let mk = m.saturating_mul(k);
+    if m == 0 || k == 0 {
+        out.fill(T::ZERO);
+        return;
+    }
+    let threads = if parallel { ctx.partitions(m) } else { 1 };
+    if threads > 1 && !crate::exec::pool::on_pool() {
+        return crate::exec::pool::install(|| matvec_into(ctx, out, a, x, (m, k), parallel));
+    }
+    let rows = m.div_ceil(threads).max(1);
+    for ((ob, ab), xb) in out
+        .chunks_exact_mut(m)
+        .zip(a.chunks_exact(mk))
+        .zip(x.chunks_exact(k))
+    {
+        let job = |(o, a): (&mut [T], &[T])| {
+            ctx.enter(|| {
+                super::vmath::run(MatvecRows {
+                    out: o,
+                    a,
+                    x: xb,
+                    k,
+                })
+            })
+        };
+        if threads > 1 {
+            ob.par_chunks_mut(rows)
+                .zip(ab.par_chunks(rows.saturating_mul(k)))
+                .for_each(job);
+        } else {
+            job((ob, ab));
+        }
+    }
 }
