@@ -1,15 +1,16 @@
 //! The executor-wide determinism mode (DESIGN.md, "Determinism").
 //!
 //! * [`Determinism::Default`]: the fastest code this CPU has (AVX-512 where
-//!   present, faer's FMA matmul kernels with their CPU-dependent blocking
-//!   and threads, the matrix-vector kernel's partial sums; `faer` for linear
+//!   present, faer's and `gemm`'s FMA matmul kernels with their
+//!   CPU-dependent blocking and threads, the matrix-vector kernel's partial
+//!   sums; `faer` for linear
 //!   algebra, with a constant partition count).
 //!   Results are bit-identical for the same binary on the same CPU model at
 //!   any thread count.
 //! * [`Determinism::Portable`]: every SIMD loop (vmath, elementwise and
 //!   reduction loops, the small-matmul kernel) runs at most at the AVX2
-//!   (x86-64-v3) level, and float matmuls that would go to faer (or to the
-//!   matrix-vector kernel) run our
+//!   (x86-64-v3) level, and float matmuls that would go to faer or `gemm`
+//!   (or to the matrix-vector kernel) run our
 //!   own kernel instead: each output element is `0 + a0·x0 + a1·x1 + …` in
 //!   k order with separate multiplies and adds (no FMA, no k blocking), rows
 //!   split across threads, so the bits depend neither on the CPU's cache

@@ -5,7 +5,8 @@
 //! When each group of axes flattens to a single stride (plain, transposed
 //! and batched matmuls) the operands are used in place; otherwise they are
 //! copied into `(batch, rows, cols)` order first. f32/f64 and complex
-//! products use faer's matmul; small products use our register-blocked and
+//! products use faer's matmul (f32/f64 matrix-vector products the `gemm`
+//! crate's kernels); small products use our register-blocked and
 //! loop kernels (faer's setup costs more than the arithmetic), so a small
 //! matmul allocates nothing but its result.
 //! f16/bf16 compute in f32 and round once; integers use an i-k-j loop with
@@ -330,14 +331,14 @@ impl PackedDot {
             return Ok(false);
         };
         match (l.buffer(), r.buffer(), out) {
-            (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => self.product(ctx, kind, a, b, o),
-            (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => self.product(ctx, kind, a, b, o),
+            (Buffer::F32(a), Buffer::F32(b), Buffer::F32(o)) => self.product(kind, a, b, o),
+            (Buffer::F64(a), Buffer::F64(b), Buffer::F64(o)) => self.product(kind, a, b, o),
             _ => Ok(false),
         }
     }
 
     fn product<T: SmallMatmul + DotRows>(
-        &self, ctx: &ExecCtx, kind: Small, l: &[T], r: &[T], out: &mut [T],
+        &self, kind: Small, l: &[T], r: &[T], out: &mut [T],
     ) -> Result<bool> {
         let [b, m, k, n] = self.bmkn;
         let size = |x: usize, y: usize| b.checked_mul(x).and_then(|v| v.checked_mul(y));
@@ -347,8 +348,7 @@ impl PackedDot {
         {
             return Err(internal("operand length"));
         }
-        // Both kernels write every output element.
-        run_small(ctx, kind, out, l, r, Sizes { b, m, k, n });
+        run_small(kind, out, l, r, Sizes { b, m, k, n });
         Ok(true)
     }
 }
@@ -380,10 +380,6 @@ fn small_into<T: SmallMatmul + DotRows>(
     let Some(kind) = small_kernel(ll, lr, sz, ctx.is_portable()) else {
         return Ok(false);
     };
-    if kind == Small::Matvec && sz.flops() >= PAR_FLOPS {
-        // Threaded: the allocating path.
-        return Ok(false);
-    }
     let (lc, rc) = (ll.contiguous(l)?, lr.contiguous(r)?);
     let Sizes { b, m, k, n } = sz;
     let size = |x: usize, y: usize| b.checked_mul(x).and_then(|v| v.checked_mul(y));
@@ -391,18 +387,23 @@ fn small_into<T: SmallMatmul + DotRows>(
     {
         return Err(internal("operand length"));
     }
-    run_small(ctx, kind, out, &lc, &rc, sz);
+    run_small(kind, out, &lc, &rc, sz);
     Ok(true)
 }
+
+/// Up to this many multiply-adds a matrix-vector product runs on the
+/// row-dot kernel (a 128×128 matrix); larger ones on gemm's kernels.
+const MATVEC_FLOPS: usize = 128 * 128;
 
 /// The small kernels [`float_matmul`] picks by the sizes alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Small {
     /// `small_matmul::matmul_into`: k-ordered sums, register-blocked rows.
     Register,
-    /// `small_matmul::matvec_into`: single-column products (`n == 1`) as
-    /// row dot products vectorized along k; not under
-    /// `Determinism::Portable`, whose products are k-ordered sums.
+    /// `small_matmul::matvec_into`: single-column products (`n == 1`) of
+    /// at most [`MATVEC_FLOPS`] multiply-adds as row dot products
+    /// vectorized along k; not under `Determinism::Portable`, whose
+    /// products are k-ordered sums. Larger ones run on gemm's kernels.
     Matvec,
 }
 
@@ -414,7 +415,7 @@ fn small_kernel(ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes, portable: bool) -> 
 /// [`small_kernel`] from the sizes and whether both operands are packed.
 fn small_kernel_for(sz: Sizes, packed: bool, portable: bool) -> Option<Small> {
     let Sizes { b, m, k, n } = sz;
-    if !portable && n == 1 && m > 1 && k > 0 && b > 0 {
+    if !portable && n == 1 && m > 1 && k > 0 && b > 0 && sz.flops() <= MATVEC_FLOPS {
         return Some(Small::Matvec);
     }
     takes_register(packed, sz).then_some(Small::Register)
@@ -422,19 +423,12 @@ fn small_kernel_for(sz: Sizes, packed: bool, portable: bool) -> Option<Small> {
 
 /// Runs the small kernel `kind` on packed operands into `out` (`b*m*n`
 /// elements, stale contents allowed; lengths checked by the caller).
-fn run_small<T: SmallMatmul + DotRows>(
-    ctx: &ExecCtx, kind: Small, out: &mut [T], l: &[T], r: &[T], sz: Sizes,
-) {
+fn run_small<T: SmallMatmul + DotRows>(kind: Small, out: &mut [T], l: &[T], r: &[T], sz: Sizes) {
     let Sizes { m, k, n, .. } = sz;
     match kind {
-        Small::Register => {
-            // The register kernel's leftover columns accumulate into zeros.
-            out.fill(<T as FloatElem>::ZERO);
-            small_matmul::matmul_into(out, l, r, m, k, n);
-        }
-        Small::Matvec => {
-            small_matmul::matvec_into(ctx, out, l, r, (m, k), sz.flops() >= PAR_FLOPS);
-        }
+        // Both kernels write every output element.
+        Small::Register => small_matmul::matmul_into(out, l, r, m, k, n),
+        Small::Matvec => small_matmul::matvec_into(out, l, r, (m, k)),
     }
 }
 
@@ -720,7 +714,7 @@ fn half_matmul<H: HalfElem>(
     )?))
 }
 
-fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul>(
+fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::GemmElem>(
     ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
@@ -733,7 +727,7 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul>(
     if let Some(kind) = small_kernel(ll, lr, sz, ctx.is_portable()) {
         let (lc, rc) = (ll.contiguous(l)?, lr.contiguous(r)?);
         let mut out = packed_out(&lc, &rc, sz)?;
-        run_small(ctx, kind, &mut out, &lc, &rc, sz);
+        run_small(kind, &mut out, &lc, &rc, sz);
         return Ok(out);
     }
     if flops <= SMALL_FLOPS || m == 0 || n == 0 || k == 0 || b == 0 {
@@ -744,6 +738,12 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul>(
         // kernels and blocking): the bits of the register kernel on every
         // x86-64 CPU.
         return portable_matmul(ctx, &ll.contiguous(l)?, &lr.contiguous(r)?, sz);
+    }
+    if n == 1 {
+        // Matrix-vector products: gemm's kernels (faer's were up to 1.5x
+        // slower on a 1024x256 matvec), operands in place at any strides.
+        let in_place = |lay: &Layout<'_>| lay.strides();
+        return blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, ffi::gemm);
     }
     let in_place = |lay: &Layout<'_>| lay.strides().filter(|s| s.cs == 1 || s.rs == 1);
     blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, faer_product)
@@ -757,8 +757,8 @@ type ProductKernel<T> = fn(
     usize,
     usize,
     &mut [T],
-    view::View<'_, T>,
-    view::View<'_, T>,
+    ffi::View<'_, T>,
+    ffi::View<'_, T>,
     Option<usize>,
 ) -> Result<()>;
 
@@ -801,7 +801,7 @@ fn blocked_product<T: Copy + Send + Sync>(
             .bs
             .checked_mul(i)
             .ok_or_else(|| internal("batch offset"))?;
-        let rhs = view::View {
+        let rhs = ffi::View {
             data: rhs.get(ro..).ok_or_else(|| internal("rhs batch"))?,
             rs: rv.rs,
             cs: rv.cs,
@@ -822,12 +822,12 @@ fn blocked_product<T: Copy + Send + Sync>(
                 n,
                 k,
                 rows,
-                view::View {
+                ffi::View {
                     data: lhs.get(at..).ok_or_else(|| internal("lhs batch"))?,
                     rs: lv.rs,
                     cs: lv.cs,
                 },
-                view::View { ..rhs },
+                ffi::View { ..rhs },
                 threads,
             )?;
         }
@@ -857,12 +857,12 @@ fn complex_matmul<T: faer::traits::ComplexField + Copy + Send + Sync>(
 /// `dst := lhs · rhs` through faer (`threads` as [`ProductKernel`]); each
 /// view has a unit row or column stride (checked).
 fn faer_product<T: faer::traits::ComplexField + Copy + Send + Sync>(
-    m: usize, n: usize, k: usize, dst: &mut [T], lhs: view::View<'_, T>, rhs: view::View<'_, T>,
+    m: usize, n: usize, k: usize, dst: &mut [T], lhs: ffi::View<'_, T>, rhs: ffi::View<'_, T>,
     threads: Option<usize>,
 ) -> Result<()> {
     use faer::{Accum, MatMut, MatRef, Par};
-    fn view<'a, T>(v: &view::View<'a, T>, rows: usize, cols: usize) -> Result<MatRef<'a, T>> {
-        view::check(v, rows, cols).ok_or_else(|| internal("view"))?;
+    fn view<'a, T>(v: &ffi::View<'a, T>, rows: usize, cols: usize) -> Result<MatRef<'a, T>> {
+        ffi::check(v, rows, cols).ok_or_else(|| internal("view"))?;
         if v.cs == 1 {
             Ok(MatRef::from_row_major_slice_with_stride(
                 v.data, rows, cols, v.rs,
@@ -939,8 +939,32 @@ fn portable_matmul<T: FloatElem + SmallMatmul + Send + Sync>(
     Ok(out)
 }
 
-/// Strided matrix views of the operands handed to faer.
-mod view {
+/// The one place that calls into `gemm` (unsafe FFI-like raw-pointer API).
+#[allow(unsafe_code)]
+mod ffi {
+    use super::internal;
+    use crate::error::Result;
+
+    /// Element types gemm runs here (sealed: f32 and f64, so gemm's type
+    /// dispatch can never hit its unsupported-type panic).
+    pub trait GemmElem: Copy + Send + Sync + 'static + private::Sealed {
+        const ZERO: Self;
+        const ONE: Self;
+    }
+    impl GemmElem for f32 {
+        const ZERO: Self = 0.0;
+        const ONE: Self = 1.0;
+    }
+    impl GemmElem for f64 {
+        const ZERO: Self = 0.0;
+        const ONE: Self = 1.0;
+    }
+    mod private {
+        pub trait Sealed {}
+        impl Sealed for f32 {}
+        impl Sealed for f64 {}
+    }
+
     /// A `rows x cols` matrix inside `data` with element strides `rs`, `cs`
     /// (element `(i, j)` at `data[i*rs + j*cs]`).
     pub struct View<'a, T> {
@@ -956,5 +980,72 @@ mod view {
             .checked_mul(v.rs)?
             .checked_add(cols.checked_sub(1)?.checked_mul(v.cs)?)?;
         (last < v.data.len()).then_some(())
+    }
+
+    fn istride(s: usize) -> Result<isize> {
+        isize::try_from(s).map_err(|_| internal("stride"))
+    }
+
+    /// `dst := lhs · rhs` with `dst` row-major contiguous `m x n`.
+    /// Requires `m, n, k > 0`. `threads`: `None` runs on the calling
+    /// thread, `Some(n)` over `n` rayon tasks (0: the pool's threads).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm<T: GemmElem>(
+        m: usize, n: usize, k: usize, dst: &mut [T], lhs: View<'_, T>, rhs: View<'_, T>,
+        threads: Option<usize>,
+    ) -> Result<()> {
+        if m == 0 || n == 0 || k == 0 {
+            return Err(internal("empty gemm"));
+        }
+        if m.checked_mul(n) != Some(dst.len()) {
+            return Err(internal("dst"));
+        }
+        check(&lhs, m, k).ok_or_else(|| internal("lhs view"))?;
+        check(&rhs, k, n).ok_or_else(|| internal("rhs view"))?;
+        if threads.is_some() && !crate::exec::pool::on_pool() {
+            // gemm's rayon tasks go to the kernel pool.
+            return crate::exec::pool::install(|| gemm(m, n, k, dst, lhs, rhs, threads));
+        }
+        let (lrs, lcs) = (istride(lhs.rs)?, istride(lhs.cs)?);
+        let (rrs, rcs) = (istride(rhs.rs)?, istride(rhs.cs)?);
+        let dst_rs = istride(n)?;
+        // `Some(0)`: the threads of the current rayon pool.
+        let par = match threads {
+            Some(n) => gemm::Parallelism::Rayon(n),
+            None => gemm::Parallelism::None,
+        };
+        // SAFETY: `dst` is an exclusively borrowed, contiguous m x n buffer
+        // (row stride n, column stride 1; length checked above). Every
+        // element the lhs view reads, `(m-1)*rs + (k-1)*cs` at most, and
+        // every element the rhs view reads, `(k-1)*rs + (n-1)*cs` at most,
+        // lies inside its borrowed slice (checked by `check`), and the
+        // strides fit in isize. T is f32 or f64 (sealed trait),
+        // the types gemm supports; the conjugation flags are false. `read_dst = false` with alpha = 0 makes gemm
+        // overwrite dst without reading it: dst := 1 · lhs · rhs. The
+        // source slices are shared borrows that do not alias `dst`.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                dst.as_mut_ptr(),
+                1,
+                dst_rs,
+                false,
+                lhs.data.as_ptr(),
+                lcs,
+                lrs,
+                rhs.data.as_ptr(),
+                rcs,
+                rrs,
+                T::ZERO,
+                T::ONE,
+                false,
+                false,
+                false,
+                par,
+            );
+        }
+        Ok(())
     }
 }

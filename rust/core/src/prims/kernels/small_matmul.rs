@@ -244,8 +244,9 @@ fn split_rows<'o, 'a, T>(
 }
 
 /// Partial sums per row of the matrix-vector kernel: element `j` of a row
-/// goes to sum `j % DOT_LANES`, in k order, and the sums are added in a
-/// fixed pairwise tree. Fixed, not the SIMD width, so the bits are the same
+/// goes to sum `j % DOT_LANES`, in k order with fused multiply-adds (one
+/// rounding each; `mul_add` at the scalar level), and the sums are added in
+/// a fixed pairwise tree. Fixed, not the SIMD width, so the bits are the same
 /// at every SIMD level.
 const DOT_LANES: usize = 16;
 
@@ -253,10 +254,10 @@ const DOT_LANES: usize = 16;
 /// independent chains (latency hidden) and share each load of the vector.
 const DOT_ROWS: usize = 4;
 
-/// The fixed pairwise tree over the partial sums of one row.
+/// The fixed pairwise tree over the partial sums of one row, from the
+/// step that halves `width` sums on (the earlier steps done already).
 #[inline(always)]
-fn tree<T: FloatElem>(mut acc: [T; DOT_LANES]) -> T {
-    let mut width = DOT_LANES;
+fn tree<T: FloatElem>(mut acc: [T; DOT_LANES], mut width: usize) -> T {
     while width > 1 {
         width /= 2;
         let (lo, hi) = acc.split_at_mut(width);
@@ -275,7 +276,7 @@ pub trait DotRows: FloatElem {
 }
 
 macro_rules! impl_dot_rows {
-    ($t:ty, $vt:ident, $splat:ident, $add:ident, $mul:ident, $split:ident, $split_mut:ident) => {
+    ($t:ty, $vt:ident, $splat:ident, $add:ident, $mul_add:ident, $split:ident, $split_mut:ident) => {
         impl DotRows for $t {
             #[inline(always)]
             fn dot_rows<S: Simd>(simd: S, out: &mut [$t], rows: &[$t], x: &[$t], k: usize) {
@@ -284,11 +285,11 @@ macro_rules! impl_dot_rows {
                     .unwrap_or(1)
                     .max(1);
                 match DOT_LANES.checked_div(lanes).unwrap_or(DOT_LANES) {
-                    1 => dot_block::<S, $t, 1>(simd, out, rows, x, k),
-                    2 => dot_block::<S, $t, 2>(simd, out, rows, x, k),
-                    4 => dot_block::<S, $t, 4>(simd, out, rows, x, k),
-                    8 => dot_block::<S, $t, 8>(simd, out, rows, x, k),
-                    _ => dot_block::<S, $t, 16>(simd, out, rows, x, k),
+                    1 => dot_rows_v::<S, $t, 1>(simd, out, rows, x, k),
+                    2 => dot_rows_v::<S, $t, 2>(simd, out, rows, x, k),
+                    4 => dot_rows_v::<S, $t, 4>(simd, out, rows, x, k),
+                    8 => dot_rows_v::<S, $t, 8>(simd, out, rows, x, k),
+                    _ => dot_rows_v::<S, $t, 16>(simd, out, rows, x, k),
                 }
             }
         }
@@ -301,7 +302,15 @@ macro_rules! impl_dot_rows {
             }
             #[inline(always)]
             fn mul_add<S: Simd>(simd: S, acc: S::$vt, a: S::$vt, b: S::$vt) -> S::$vt {
-                simd.$add(acc, simd.$mul(a, b))
+                simd.$mul_add(a, b, acc)
+            }
+            #[inline(always)]
+            fn add_v<S: Simd>(simd: S, a: S::$vt, b: S::$vt) -> S::$vt {
+                simd.$add(a, b)
+            }
+            #[inline(always)]
+            fn fma(a: $t, b: $t, c: $t) -> $t {
+                a.mul_add(b, c)
             }
             #[inline(always)]
             fn split<S: Simd>(v: &[$t]) -> &[S::$vt] {
@@ -315,43 +324,56 @@ macro_rules! impl_dot_rows {
     };
 }
 
+/// [`DOT_ROWS`] rows at a time, then the rows left one by one.
+#[inline(always)]
+fn dot_rows_v<S: Simd, T: DotBlock, const V: usize>(
+    simd: S, out: &mut [T], rows: &[T], x: &[T], k: usize,
+) {
+    if out.len() == DOT_ROWS {
+        dot_block::<S, T, V, DOT_ROWS>(simd, out, rows, x, k);
+    } else {
+        for (o, row) in out.chunks_mut(1).zip(rows.chunks(k.max(1))) {
+            dot_block::<S, T, V, 1>(simd, o, row, x, k);
+        }
+    }
+}
+
 /// The SIMD operations the matrix-vector kernel needs, per element type.
 pub trait DotBlock: FloatElem {
     type Vec<S: Simd>: Copy;
     fn zero<S: Simd>(simd: S) -> Self::Vec<S>;
+    /// `acc + a·b`, fused (one rounding) at every SIMD level.
     fn mul_add<S: Simd>(
         simd: S, acc: Self::Vec<S>, a: Self::Vec<S>, b: Self::Vec<S>,
     ) -> Self::Vec<S>;
+    fn add_v<S: Simd>(simd: S, a: Self::Vec<S>, b: Self::Vec<S>) -> Self::Vec<S>;
+    /// `a·b + c` with one rounding.
+    fn fma(a: Self, b: Self, c: Self) -> Self;
     fn split<S: Simd>(v: &[Self]) -> &[Self::Vec<S>];
     fn split_mut<S: Simd>(v: &mut [Self]) -> &mut [Self::Vec<S>];
 }
 
-/// Up to [`DOT_ROWS`] rows of length `k` (`rows`, contiguous) times `x`
-/// into `out`, with `V` vectors per [`DOT_LANES`]-element block: lane `j`
-/// of the partial sums holds the elements at `j mod DOT_LANES` in k order,
-/// whatever `V`, so every width gives the same bits.
+/// `R` rows of length `k` (`rows`, contiguous) times `x` into `out`, with
+/// `V` vectors per [`DOT_LANES`]-element block: lane `j` of the partial sums
+/// holds the elements at `j mod DOT_LANES` in k order, whatever `V`, so
+/// every width gives the same bits. `R` and `V` are constants, so the
+/// accumulators stay in registers.
 #[inline(always)]
-fn dot_block<S: Simd, T: DotBlock, const V: usize>(
+fn dot_block<S: Simd, T: DotBlock, const V: usize, const R: usize>(
     simd: S, out: &mut [T], rows: &[T], x: &[T], k: usize,
 ) {
     let zero = T::zero::<S>(simd);
-    let mut acc = [[zero; V]; DOT_ROWS];
-    let blocks = k / DOT_LANES;
-    let full = blocks.saturating_mul(DOT_LANES);
-    let row_of = |r: usize| {
+    let mut acc = [[zero; V]; R];
+    let mut its: [core::slice::ChunksExact<'_, T>; R] = core::array::from_fn(|r| {
         rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
             .unwrap_or_default()
-    };
-    let used = out.len().min(DOT_ROWS);
-    let rs: [&[T]; DOT_ROWS] = core::array::from_fn(|r| if r < used { row_of(r) } else { &[] });
-    for blk in 0..blocks {
-        let at = blk.saturating_mul(DOT_LANES);
-        let Some(xb) = x.get(at..at.saturating_add(DOT_LANES)) else {
-            break;
-        };
+            .chunks_exact(DOT_LANES)
+    });
+    let mut xs = x.get(..k).unwrap_or_default().chunks_exact(DOT_LANES);
+    for xb in &mut xs {
         let xv = T::split::<S>(xb);
-        for (acc_r, row) in acc.iter_mut().zip(rs.iter()).take(used) {
-            let Some(ab) = row.get(at..at.saturating_add(DOT_LANES)) else {
+        for (acc_r, it) in acc.iter_mut().zip(its.iter_mut()) {
+            let Some(ab) = it.next() else {
                 continue;
             };
             for ((s, &p), &q) in acc_r.iter_mut().zip(T::split::<S>(ab)).zip(xv) {
@@ -359,18 +381,37 @@ fn dot_block<S: Simd, T: DotBlock, const V: usize>(
             }
         }
     }
-    for ((o, acc_r), row) in out.iter_mut().zip(acc.iter()).zip(rs.iter()) {
+    let tail_x = xs.remainder();
+    let lanes = DOT_LANES.checked_div(V).unwrap_or(1);
+    for ((o, acc_r), it) in out.iter_mut().zip(acc.iter()).zip(its.iter()) {
         let mut sums = [T::ZERO; DOT_LANES];
+        if tail_x.is_empty() {
+            // The tree's first steps as vector adds: sums `j` and `j + w`
+            // sit in the same lane of vectors `v` and `v + w / lanes`.
+            let mut v = *acc_r;
+            let mut w = V;
+            while w > 1 {
+                w /= 2;
+                let (lo, hi) = v.split_at_mut(w);
+                for (a, &b) in lo.iter_mut().zip(hi.iter()) {
+                    *a = T::add_v::<S>(simd, *a, b);
+                }
+            }
+            if let (Some(dst), Some(&first)) = (T::split_mut::<S>(&mut sums).first_mut(), v.first())
+            {
+                *dst = first;
+            }
+            *o = tree(sums, lanes);
+            continue;
+        }
         for (dst, v) in T::split_mut::<S>(&mut sums).iter_mut().zip(acc_r.iter()) {
             *dst = *v;
         }
         // The elements after the full blocks, each into its lane.
-        let tail_a = row.get(full..).unwrap_or_default();
-        let tail_x = x.get(full..).unwrap_or_default();
-        for ((s, &p), &q) in sums.iter_mut().zip(tail_a).zip(tail_x) {
-            *s = s.add(p.mul(q));
+        for ((s, &p), &q) in sums.iter_mut().zip(it.remainder()).zip(tail_x) {
+            *s = T::fma(p, q, *s);
         }
-        *o = tree(sums);
+        *o = tree(sums, DOT_LANES);
     }
 }
 
@@ -379,7 +420,7 @@ impl_dot_rows!(
     f32s,
     splat_f32s,
     add_f32s,
-    mul_f32s,
+    mul_add_f32s,
     as_simd_f32s,
     as_mut_simd_f32s
 );
@@ -388,7 +429,7 @@ impl_dot_rows!(
     f64s,
     splat_f64s,
     add_f64s,
-    mul_f64s,
+    mul_add_f64s,
     as_simd_f64s,
     as_mut_simd_f64s
 );
@@ -417,44 +458,23 @@ impl<T: DotRows> pulp::WithSimd for MatvecRows<'_, T> {
 /// `(b, m, k)` and `(b, k)` operands (lengths validated by the caller):
 /// each element is a dot product of a contiguous row with the vector,
 /// vectorized along k (the register kernel's k-ordered sums would leave a
-/// single-column product one scalar chain per row). Rows are split over
-/// rayon threads when `parallel`; the bits do not depend on the split.
-pub fn matvec_into<T: DotRows + Send + Sync>(
-    ctx: &crate::exec::ExecCtx, out: &mut [T], a: &[T], x: &[T], (m, k): (usize, usize),
-    parallel: bool,
-) {
-    use rayon::prelude::*;
+/// single-column product one scalar chain per row).
+pub fn matvec_into<T: DotRows>(out: &mut [T], a: &[T], x: &[T], (m, k): (usize, usize)) {
     let mk = m.saturating_mul(k);
     if m == 0 || k == 0 {
         out.fill(T::ZERO);
         return;
     }
-    let threads = if parallel { ctx.partitions(m) } else { 1 };
-    if threads > 1 && !crate::exec::pool::on_pool() {
-        return crate::exec::pool::install(|| matvec_into(ctx, out, a, x, (m, k), parallel));
-    }
-    let rows = m.div_ceil(threads).max(1);
     for ((ob, ab), xb) in out
         .chunks_exact_mut(m)
         .zip(a.chunks_exact(mk))
         .zip(x.chunks_exact(k))
     {
-        let job = |(o, a): (&mut [T], &[T])| {
-            ctx.enter(|| {
-                super::vmath::run(MatvecRows {
-                    out: o,
-                    a,
-                    x: xb,
-                    k,
-                })
-            })
-        };
-        if threads > 1 {
-            ob.par_chunks_mut(rows)
-                .zip(ab.par_chunks(rows.saturating_mul(k)))
-                .for_each(job);
-        } else {
-            job((ob, ab));
-        }
+        super::vmath::run(MatvecRows {
+            out: ob,
+            a: ab,
+            x: xb,
+            k,
+        });
     }
 }
