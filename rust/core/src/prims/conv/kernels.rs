@@ -4,9 +4,10 @@
 
 use super::NAME;
 use super::{at, spatial};
-use crate::array::{alloc, checked_size, Buffer, HostArray};
+use crate::array::{alloc, checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::prims::kernel::BufElem;
 use crate::prims::{DotDims, DotGeneral, Primitive};
 
 // ----------------------------------------------------------------- kernel
@@ -294,37 +295,6 @@ pub(super) fn tile_positions(ck: usize, pn: usize) -> usize {
     pn.div_ceil(tiles).max(1)
 }
 
-/// Float element types of the tiled kernel: buffers in and out of the
-/// product kernel.
-pub(super) trait TileElem: Copy + Default {
-    fn wrap(v: Vec<Self>) -> Buffer;
-    fn slice(b: &Buffer) -> Option<&[Self]>;
-}
-
-impl TileElem for f32 {
-    fn wrap(v: Vec<f32>) -> Buffer {
-        Buffer::F32(v.into())
-    }
-    fn slice(b: &Buffer) -> Option<&[f32]> {
-        match b {
-            Buffer::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
-impl TileElem for f64 {
-    fn wrap(v: Vec<f64>) -> Buffer {
-        Buffer::F64(v.into())
-    }
-    fn slice(b: &Buffer) -> Option<&[f64]> {
-        match b {
-            Buffer::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
 /// A piece of a tile's columns: batch row `n`'s output positions
 /// `p0..p1`, with the runs each window row reads there and the runs of
 /// output offsets it writes.
@@ -412,7 +382,7 @@ fn write_runs<T: Copy>(out: &mut [T], row: &[T], base: usize, runs: &[Run]) {
 /// group's `(O/G, C/G * K)` weights (`wts`, all groups) with the
 /// `dot_general` kernel while in cache, and its `(O/G, block)` result
 /// written into the output.
-pub(super) fn conv_tiled<T: TileElem>(
+pub(super) fn conv_tiled<T: BufElem + Default>(
     ctx: &crate::exec::ExecCtx, src: &[T], wts: &[T], geo: &TileGeometry<'_>, out_len: usize,
 ) -> Result<Vec<T>> {
     let g = geo.g;
