@@ -399,6 +399,43 @@ fn dot_general_variants() {
     }
 }
 
+/// The cotangents of a matrix product come out in their operands' layouts
+/// without a transpose: `ct · w^T` for the left operand, `x^T · ct` (the
+/// product taken with the operands swapped) for the right one; with the
+/// contraction on the left operand's first axis the right operand's
+/// cotangent `x · ct` is direct too. Values are checked by `check_all`.
+#[test]
+fn dot_general_cotangents_need_no_transpose() {
+    let mut rng = Rng::new(89);
+    let cases: Vec<(Vec<usize>, Vec<usize>, Primitive)> = vec![
+        (vec![5, 3], vec![3, 4], dot_general(&[1], &[0], &[], &[])),
+        (vec![3, 5], vec![3, 4], dot_general(&[0], &[0], &[], &[])),
+        (
+            vec![2, 5, 3],
+            vec![2, 3, 4],
+            dot_general(&[2], &[1], &[0], &[0]),
+        ),
+    ];
+    for (i, (ls, rs, p)) in cases.into_iter().enumerate() {
+        let f = build(&[f64v(&ls), f64v(&rs)], |b, x| {
+            let y = eqn(b, p.clone(), &[x[0].clone(), x[1].clone()]);
+            vec![un(b, UnaryOp::Tanh, &y)]
+        });
+        let v = vjp_jaxpr(&f, &[true, true]).unwrap();
+        let transposes = v
+            .bwd
+            .jaxpr
+            .eqns
+            .iter()
+            .filter(|e| matches!(e.prim, Primitive::Transpose(_)))
+            .count();
+        assert_eq!(transposes, 0, "case {i}: {}", v.bwd);
+        let l = rand_arr(&mut rng, &ls, -1.0, 1.0);
+        let r = rand_arr(&mut rng, &rs, -1.0, 1.0);
+        check_all(&f, &[l, r], 700 + i as u64);
+    }
+}
+
 #[test]
 fn iota_and_consts() {
     let mut b = Builder::new();

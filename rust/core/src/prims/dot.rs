@@ -263,6 +263,47 @@ fn dot_transpose_side(
     let ct_contract: Vec<usize> = (0..oth.free.len())
         .map(|i| other_free_start.saturating_add(i))
         .collect();
+    // Which axis of this operand each of the other operand's remaining
+    // (contracting) axes is, in the other operand's axis order.
+    let mut oc_sorted = oth.contract.to_vec();
+    oc_sorted.sort_unstable();
+    let contract_pos = oc_sorted
+        .iter()
+        .map(|d| {
+            let k = oth.contract.iter().position(|c| c == d)?;
+            this.contract.get(k).copied()
+        })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
+    // `ct · other` gives (batch, this free, this contracting);
+    // `other · ct` gives (batch, this contracting, this free). When only the
+    // second is already this operand's layout, it is the one emitted, so the
+    // cotangent needs no transpose (the weight gradient `x^T · ct` of
+    // `x @ w`).
+    let layout = |first: &[usize], second: &[usize]| -> Vec<usize> {
+        this.batch
+            .iter()
+            .chain(first)
+            .chain(second)
+            .copied()
+            .collect()
+    };
+    let ct_first = layout(&this.free, &contract_pos);
+    let other_first = layout(&contract_pos, &this.free);
+    let is_identity = |pos: &[usize]| pos.iter().enumerate().all(|(i, &q)| i == q);
+    if !is_identity(&ct_first) && is_identity(&other_first) {
+        let dims = DotDims {
+            lhs_contract: oth.free.clone(),
+            rhs_contract: ct_contract,
+            lhs_batch: oth.batch.to_vec(),
+            rhs_batch: (0..nb).collect(),
+        };
+        let dot = DotGeneral {
+            dims,
+            preferred_element_type: None,
+        };
+        return emit1(b, dot, vec![other, ct]);
+    }
     let dims = DotDims {
         lhs_contract: ct_contract,
         rhs_contract: oth.free.clone(),
@@ -274,29 +315,12 @@ fn dot_transpose_side(
         preferred_element_type: None,
     };
     let r = emit1(b, dot, vec![ct, other])?;
-    // Which axis of this operand each result axis is.
-    let mut pos: Vec<usize> = this.batch.to_vec();
-    pos.extend(&this.free);
-    let mut oc_sorted = oth.contract.to_vec();
-    oc_sorted.sort_unstable();
-    for d in oc_sorted {
-        let k = oth
-            .contract
-            .iter()
-            .position(|&c| c == d)
-            .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
-        let td = this
-            .contract
-            .get(k)
-            .copied()
-            .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
-        pos.push(td);
-    }
+    let pos = ct_first;
     let perm: Vec<usize> = (0..this_aval.ndim())
         .map(|i| pos.iter().position(|&q| q == i))
         .collect::<Option<Vec<usize>>>()
         .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad layout"))?;
-    if perm.iter().enumerate().all(|(i, &q)| i == q) {
+    if is_identity(&perm) {
         return Ok(r);
     }
     b.add_eqn1(
