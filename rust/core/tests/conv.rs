@@ -170,6 +170,45 @@ fn conv_matches_the_direct_definition() {
     }
 }
 
+/// Windows wider than their output (the weight gradient's shape: a window
+/// as large as the image, a 3x3 output), gathered along the window in row
+/// tiles of several column chunks: plain, strided and dilated, with
+/// feature and batch groups.
+#[test]
+fn wide_window_conv_matches_the_direct_definition() {
+    let mut rng = Rng(8);
+    let cases = [
+        (
+            params(2, &[1, 1], &[(1, 1), (1, 1)], &[1, 1], &[1, 1], 1, 1),
+            vec![2, 6, 40, 40],
+            vec![4, 6, 40, 40],
+        ),
+        (
+            params(2, &[2, 1], &[(2, 1), (0, 1)], &[1, 1], &[2, 1], 2, 1),
+            vec![3, 4, 37, 38],
+            vec![4, 2, 17, 36],
+        ),
+        (
+            params(2, &[1, 1], &[(1, 1), (1, 1)], &[2, 1], &[1, 1], 1, 2),
+            vec![4, 3, 20, 40],
+            vec![4, 3, 38, 40],
+        ),
+    ];
+    for (c, ls, rs) in cases {
+        let (x, w) = (rng.f64s(&ls), rng.f64s(&rs));
+        let got = eval(&conv_p(c.clone()), &[&x, &w]).unwrap().pop().unwrap();
+        let want = naive_conv(&c, &x, &w, got.shape());
+        assert!(
+            got.shape().iter().skip(2).all(|&d| d <= 4),
+            "{:?}",
+            got.shape()
+        );
+        for (g, w) in f64s(&got).iter().zip(&want) {
+            assert!((g - w).abs() < 1e-10, "{c:?}: {g} vs {w}");
+        }
+    }
+}
+
 #[test]
 fn conv_output_shapes_follow_jax() {
     // 3x3 SAME-style padding, stride 2: 32 -> 16; window larger than input: 0.

@@ -179,6 +179,22 @@ fn conv() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     (b.build(vec![y, s]).unwrap(), args)
 }
 
+/// A convolution whose window is wider than its output (row tiles over
+/// several column chunks, summed in chunk order).
+fn wide_window_conv() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
+    let (lhs, rhs) = ([4, 16, 40, 40], [8, 16, 36, 36]);
+    let mut b = Builder::new();
+    let x = input(&mut b, &lhs);
+    let w = input(&mut b, &rhs);
+    let mut p = ConvParams::simple(2);
+    p.padding = vec![(1, 1), (1, 1)];
+    let y = b
+        .add_eqn1(Primitive::Conv(Box::new(p)), vec![x, w])
+        .unwrap();
+    let args = vec![data_in(&lhs, 12, 1.0), data_in(&rhs, 13, 0.2)];
+    (b.build(vec![y]).unwrap(), args)
+}
+
 /// Cholesky of `a aᵀ + n I`, a triangular solve with it, QR and eigh.
 fn linalg() -> (ClosedJaxpr, Vec<Arc<HostArray>>) {
     let n = 48;
@@ -313,6 +329,11 @@ fn scan_is_bit_identical_at_any_thread_count() {
 #[test]
 fn conv_is_bit_identical_at_any_thread_count() {
     assert_deterministic("conv", conv());
+}
+
+#[test]
+fn wide_window_conv_is_bit_identical_at_any_thread_count() {
+    assert_deterministic("wide-window conv", wide_window_conv());
 }
 
 #[test]

@@ -263,6 +263,31 @@ impl ExecCtx {
         self.max_steps
     }
 
+    /// The context of one task of a kernel's own parallel loop (run on a
+    /// pool worker): this run's determinism mode, SIMD level, buffer
+    /// budget, cancel token and deadline, with the task's kernels on its
+    /// own thread (one partition) and no poll hook, loop or step budget
+    /// (hooks run on the calling thread, which passes a checkpoint between
+    /// waves of tasks).
+    pub(crate) fn for_task(&self) -> ExecCtx {
+        ExecCtx {
+            determinism: self.determinism,
+            simd_base: self.simd_base,
+            max_loop_iterations: None,
+            loop_taken: AtomicU64::new(0),
+            max_steps: None,
+            steps_taken: AtomicU64::new(0),
+            max_buffer_bytes: self.max_buffer_bytes,
+            cancel: self.cancel.clone(),
+            deadline: self.deadline,
+            poll: None,
+            ticks: AtomicU64::new(0),
+            born: self.born,
+            last_poll: AtomicU64::new(0),
+            partitions: NonZeroUsize::new(1),
+        }
+    }
+
     /// This context with no poll hook (not even the default one).
     #[must_use]
     pub fn without_poll(mut self) -> ExecCtx {

@@ -243,6 +243,30 @@ struct DotSide<'a> {
     free: Vec<usize>,
 }
 
+/// `dot_general` with dimension numbers `dims` and no preferred type.
+fn plain_dot(dims: DotDims) -> DotGeneral {
+    DotGeneral {
+        dims,
+        preferred_element_type: None,
+    }
+}
+
+/// Which axis of this operand each of the other operand's contracting
+/// axes is, in the other operand's axis order (the order those axes keep
+/// in a product with the other operand).
+fn contract_positions(this: &DotSide, oth: &DotSide) -> Result<Vec<usize>> {
+    let mut oc_sorted = oth.contract.to_vec();
+    oc_sorted.sort_unstable();
+    oc_sorted
+        .iter()
+        .map(|d| {
+            let k = oth.contract.iter().position(|c| c == d)?;
+            this.contract.get(k).copied()
+        })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))
+}
+
 fn dot_transpose_side(
     b: &mut Builder, ct: Atom, other: Atom, this_aval: &Aval, this: &DotSide, oth: &DotSide,
     other_free_start: usize,
@@ -263,18 +287,7 @@ fn dot_transpose_side(
     let ct_contract: Vec<usize> = (0..oth.free.len())
         .map(|i| other_free_start.saturating_add(i))
         .collect();
-    // Which axis of this operand each of the other operand's remaining
-    // (contracting) axes is, in the other operand's axis order.
-    let mut oc_sorted = oth.contract.to_vec();
-    oc_sorted.sort_unstable();
-    let contract_pos = oc_sorted
-        .iter()
-        .map(|d| {
-            let k = oth.contract.iter().position(|c| c == d)?;
-            this.contract.get(k).copied()
-        })
-        .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| Error::param("dot_general", "dimension_numbers", "bad contract"))?;
+    let contract_pos = contract_positions(this, oth)?;
     // `ct · other` gives (batch, this free, this contracting);
     // `other · ct` gives (batch, this contracting, this free). When only the
     // second is already this operand's layout, it is the one emitted, so the
@@ -298,11 +311,7 @@ fn dot_transpose_side(
             lhs_batch: oth.batch.to_vec(),
             rhs_batch: (0..nb).collect(),
         };
-        let dot = DotGeneral {
-            dims,
-            preferred_element_type: None,
-        };
-        return emit1(b, dot, vec![other, ct]);
+        return emit1(b, plain_dot(dims), vec![other, ct]);
     }
     let dims = DotDims {
         lhs_contract: ct_contract,
@@ -310,11 +319,7 @@ fn dot_transpose_side(
         lhs_batch: (0..nb).collect(),
         rhs_batch: oth.batch.to_vec(),
     };
-    let dot = DotGeneral {
-        dims,
-        preferred_element_type: None,
-    };
-    let r = emit1(b, dot, vec![ct, other])?;
+    let r = emit1(b, plain_dot(dims), vec![ct, other])?;
     let pos = ct_first;
     let perm: Vec<usize> = (0..this_aval.ndim())
         .map(|i| pos.iter().position(|&q| q == i))

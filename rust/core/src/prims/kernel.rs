@@ -24,7 +24,7 @@ mod common;
 pub(super) mod complex;
 #[path = "kernels/dot.rs"]
 pub(crate) mod dot;
-pub(crate) use common::BufElem;
+pub(crate) use common::{BufElem, FloatElem};
 pub use dot::{dot_general_into, PackedDot};
 #[path = "kernels/elementwise.rs"]
 pub(super) mod elementwise;

@@ -7,7 +7,8 @@ use super::{at, spatial};
 use crate::array::{alloc, checked_size, HostArray};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::prims::kernel::BufElem;
+use crate::exec::ExecCtx;
+use crate::prims::kernel::{BufElem, FloatElem};
 use crate::prims::{DotDims, DotGeneral, Primitive};
 
 // ----------------------------------------------------------------- kernel
@@ -376,14 +377,72 @@ fn write_runs<T: Copy>(out: &mut [T], row: &[T], base: usize, runs: &[Run]) {
     }
 }
 
+/// Runs `task(ctx, i)` for `i in 0..count` in waves of as many tasks as
+/// the run has partitions, the tasks of a wave in parallel on the pool
+/// (each task's kernels on its own thread, [`ExecCtx::for_task`]), with a
+/// checkpoint on this thread before each wave; `consume(result)` takes the
+/// results in task order. With one partition the tasks run here, in order.
+/// How work is split into tasks never depends on the thread count, so
+/// neither do the bits.
+fn in_waves<R: Send>(
+    ctx: &ExecCtx, count: usize, task: impl Fn(&ExecCtx, usize) -> Result<R> + Sync,
+    mut consume: impl FnMut(R) -> Result<()>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let parts = ctx.partitions(count);
+    if parts <= 1 {
+        for i in 0..count {
+            ctx.checkpoint()?;
+            consume(task(ctx, i)?)?;
+        }
+        return Ok(());
+    }
+    let sub = ctx.for_task();
+    let mut i0 = 0usize;
+    while i0 < count {
+        ctx.checkpoint()?;
+        let i1 = i0.saturating_add(parts).min(count);
+        let results: Vec<Result<R>> = crate::exec::pool::install(|| {
+            (i0..i1).into_par_iter().map(|i| task(&sub, i)).collect()
+        });
+        for r in results {
+            consume(r?)?;
+        }
+        i0 = i1;
+    }
+    Ok(())
+}
+
+/// The first element of a kernel's results as a `T` slice.
+fn first_slice<T: BufElem>(res: &[HostArray]) -> Result<&[T]> {
+    res.first()
+        .and_then(|r| T::slice(r.buffer()))
+        .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot gave no result")))
+}
+
+/// `dot_general` contracting axis 1 of the lhs with axis `rhs_axis` of
+/// the rhs (2-d operands, no batch axes).
+fn product(rhs_axis: usize) -> Primitive {
+    Primitive::DotGeneral(DotGeneral {
+        dims: DotDims {
+            lhs_contract: vec![1],
+            rhs_contract: vec![rhs_axis],
+            lhs_batch: vec![],
+            rhs_batch: vec![],
+        },
+        preferred_element_type: None,
+    })
+}
+
 /// The convolution as column tiles: the `(C/G * K, N/B * P)` column
 /// matrix of each group (K window positions, P output positions) taken in
 /// blocks of columns; each tile is gathered from the lhs, multiplied by the
 /// group's `(O/G, C/G * K)` weights (`wts`, all groups) with the
 /// `dot_general` kernel while in cache, and its `(O/G, block)` result
-/// written into the output.
+/// written into the output. Tiles are gathered and multiplied in parallel
+/// ([`in_waves`]); the results are written here.
 pub(super) fn conv_tiled<T: BufElem + Default>(
-    ctx: &crate::exec::ExecCtx, src: &[T], wts: &[T], geo: &TileGeometry<'_>, out_len: usize,
+    ctx: &ExecCtx, src: &[T], wts: &[T], geo: &TileGeometry<'_>, out_len: usize,
 ) -> Result<Vec<T>> {
     let g = geo.g;
     let ck = g.cg.saturating_mul(geo.kn);
@@ -399,47 +458,289 @@ pub(super) fn conv_tiled<T: BufElem + Default>(
             HostArray::new(vec![g.og, ck], T::wrap(w.to_vec()))
         })
         .collect::<Result<Vec<_>>>()?;
-    let dot = Primitive::DotGeneral(DotGeneral {
-        dims: DotDims {
-            lhs_contract: vec![1],
-            rhs_contract: vec![0],
-            lhs_batch: vec![],
-            rhs_batch: vec![],
-        },
-        preferred_element_type: None,
-    });
-    let mut j0 = 0usize;
-    while j0 < columns {
+    let dot = product(0);
+    let groups = g.count.max(1);
+    let tiles = columns.div_ceil(block.max(1)).saturating_mul(groups);
+    let task = |tctx: &ExecCtx, i: usize| -> Result<(usize, Vec<HostArray>, Vec<Segment>)> {
+        let (t, gi) = (
+            i.checked_div(groups).unwrap_or(0),
+            i.checked_rem(groups).unwrap_or(0),
+        );
+        let j0 = t.saturating_mul(block);
         let j1 = j0.saturating_add(block).min(columns);
         let width = j1.saturating_sub(j0);
         let segs = segments(geo, j0, j1);
-        for (gi, w) in weights.iter().enumerate() {
-            if j0 > 0 || gi > 0 {
-                ctx.checkpoint()?;
+        let w = weights
+            .get(gi)
+            .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: group weights")))?;
+        let grp = if g.feature { (gi, 0) } else { (0, gi) };
+        let col = gather_tile(src, geo, grp, &segs, ck.saturating_mul(width))?;
+        let col = HostArray::new(vec![ck, width], T::wrap(col))?;
+        let res = crate::prims::kernel::eval(tctx, &dot, &[w, &col])?;
+        Ok((gi, res, segs))
+    };
+    in_waves(ctx, tiles, task, |(gi, res, segs)| {
+        let width: usize = segs.iter().map(|s| s.len).sum();
+        for (o, rrow) in first_slice::<T>(&res)?.chunks(width.max(1)).enumerate() {
+            let o_all = gi.saturating_mul(g.og).saturating_add(o);
+            let mut rest = rrow;
+            for seg in &segs {
+                let (piece, tail) = rest.split_at(seg.len.min(rest.len()));
+                rest = tail;
+                let base = seg
+                    .n
+                    .saturating_mul(geo.out_n)
+                    .saturating_add(o_all.saturating_mul(geo.out_o));
+                write_runs(&mut out, piece, base, &seg.writes);
             }
-            let groups = if g.feature { (gi, 0) } else { (0, gi) };
-            let col = gather_tile(src, geo, groups, &segs, ck.saturating_mul(width))?;
-            let col = HostArray::new(vec![ck, width], T::wrap(col))?;
-            let res = crate::prims::kernel::eval(ctx, &dot, &[w, &col])?;
-            let res = res
-                .first()
-                .and_then(|r| T::slice(r.buffer()))
-                .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: dot gave no result")))?;
-            for (o, rrow) in res.chunks(width.max(1)).enumerate() {
-                let o_all = gi.saturating_mul(g.og).saturating_add(o);
-                let mut rest = rrow;
-                for seg in &segs {
-                    let (piece, tail) = rest.split_at(seg.len.min(rest.len()));
-                    rest = tail;
-                    let base = seg
-                        .n
-                        .saturating_mul(geo.out_n)
-                        .saturating_add(o_all.saturating_mul(geo.out_o));
-                    write_runs(&mut out, piece, base, &seg.writes);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+// ------------------------------------------------- row-tiled kernel
+
+/// Window elements per column chunk of the row-tiled kernel at least (so
+/// each product keeps a useful depth).
+const MIN_CHUNK: usize = 256;
+
+/// How many runs `offs` falls into ([`runs`] without building them).
+fn count_runs(offs: impl Iterator<Item = usize>) -> usize {
+    let mut count = 0usize;
+    let mut next: Option<usize> = None;
+    for o in offs {
+        let joins = match next {
+            Some(HOLE) => o == HOLE,
+            Some(n) => o != HOLE && o == n,
+            None => false,
+        };
+        if !joins {
+            count = count.saturating_add(1);
+        }
+        next = Some(if o == HOLE { HOLE } else { o.saturating_add(1) });
+    }
+    count
+}
+
+/// Whether gathering along the window (one row of `(C/G * K)` elements per
+/// output position) copies fewer, longer runs than gathering along the
+/// output positions: true when the window is wider than the output, as in
+/// the weight gradient of a convolution (a window the size of the image, a
+/// 3x3 output).
+pub(super) fn prefers_rows(geo: &TileGeometry<'_>) -> bool {
+    let (kn, pn) = (geo.kn, geo.pn);
+    let at = |kk: usize, p: usize| {
+        geo.table
+            .get(kk.saturating_mul(pn).saturating_add(p))
+            .copied()
+            .unwrap_or(HOLE)
+    };
+    let along_positions: usize = (0..kn)
+        .map(|kk| count_runs((0..pn).map(|p| at(kk, p))))
+        .sum();
+    let along_window: usize = (0..pn)
+        .map(|p| count_runs((0..kn).map(|kk| at(kk, p))))
+        .sum();
+    along_window.saturating_mul(2) < along_positions
+}
+
+/// For every output position, the runs its window reads in window order,
+/// each with the window position it starts at.
+fn window_runs(geo: &TileGeometry<'_>) -> Vec<Vec<(usize, Run)>> {
+    let (kn, pn) = (geo.kn, geo.pn);
+    (0..pn)
+        .map(|p| {
+            let offs: Vec<usize> = (0..kn)
+                .map(|kk| {
+                    geo.table
+                        .get(kk.saturating_mul(pn).saturating_add(p))
+                        .copied()
+                        .unwrap_or(HOLE)
+                })
+                .collect();
+            let mut start = 0usize;
+            runs(&offs)
+                .into_iter()
+                .map(|r| {
+                    let s = start;
+                    start = start.saturating_add(r.len);
+                    (s, r)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Appends window positions `lo..hi` of one output position (its `runs`)
+/// read from `base`.
+fn copy_window<T: Copy + Default>(
+    col: &mut Vec<T>, src: &[T], base: usize, runs: &[(usize, Run)], (lo, hi): (usize, usize),
+) {
+    for &(start, run) in runs {
+        let end = start.saturating_add(run.len);
+        if end <= lo {
+            continue;
+        }
+        if start >= hi {
+            break;
+        }
+        let (a, b) = (lo.max(start), hi.min(end));
+        let off = if run.off == HOLE {
+            HOLE
+        } else {
+            run.off.saturating_add(a.saturating_sub(start))
+        };
+        let len = b.saturating_sub(a);
+        copy_run(col, src, base, Run { off, len });
+    }
+}
+
+/// One row tile of one group: the rows `(n, p)` in `rows`, each holding the
+/// window elements `chunk` (of the `C/G * K` window elements, channel
+/// major) read at output position `p` of batch row `n`.
+fn gather_rows<T: Copy + Default>(
+    src: &[T], geo: &TileGeometry<'_>, (gf, gb): (usize, usize), wr: &[Vec<(usize, Run)>],
+    rows: (usize, usize), chunk: (usize, usize),
+) -> Result<Vec<T>> {
+    let (g, kn, pn) = (geo.g, geo.kn.max(1), geo.pn.max(1));
+    let len = rows
+        .1
+        .saturating_sub(rows.0)
+        .saturating_mul(chunk.1.saturating_sub(chunk.0));
+    let mut col: Vec<T> = alloc::with_capacity("conv_general_dilated (row tile)", len)?;
+    for j in rows.0..rows.1 {
+        let (n, p) = (
+            j.checked_div(pn).unwrap_or(0),
+            j.checked_rem(pn).unwrap_or(0),
+        );
+        let row = gb.saturating_mul(g.nb).saturating_add(n);
+        let runs = wr.get(p).map_or(&[][..], |r| r.as_slice());
+        let mut k = chunk.0;
+        while k < chunk.1 {
+            let (c, kk0) = (
+                k.checked_div(kn).unwrap_or(0),
+                k.checked_rem(kn).unwrap_or(0),
+            );
+            let kk1 = kn.min(kk0.saturating_add(chunk.1.saturating_sub(k)));
+            let ch = gf.saturating_mul(g.cg).saturating_add(c);
+            let base = row
+                .saturating_mul(geo.lhs_n)
+                .saturating_add(ch.saturating_mul(geo.lhs_c));
+            copy_window(&mut col, src, base, runs, (kk0, kk1));
+            k = k.saturating_add(kk1.saturating_sub(kk0).max(1));
+        }
+    }
+    Ok(col)
+}
+
+/// Row and column-chunk sizes of the row-tiled kernel: tiles of about
+/// [`TILE_ELEMS`], at least [`MIN_CHUNK`] window elements deep (a function
+/// of the shapes alone, so the bits do not depend on the thread count).
+fn row_tiles(rows: usize, ck: usize) -> (usize, usize) {
+    let chunk = TILE_ELEMS
+        .checked_div(rows.max(1))
+        .unwrap_or(1)
+        .clamp(MIN_CHUNK.min(ck).max(1), ck.max(1));
+    let block = TILE_ELEMS
+        .checked_div(chunk)
+        .unwrap_or(1)
+        .clamp(1, rows.max(1));
+    (block, chunk)
+}
+
+/// The `(rows, O/G)` result of one row tile of group `gi`: the tile's
+/// column chunks gathered and multiplied by the matching columns of the
+/// group's `(O/G, C/G * K)` weights `w` in parallel ([`in_waves`]), the
+/// products added up here in chunk order.
+#[allow(clippy::too_many_arguments)]
+fn row_tile_product<T: BufElem + FloatElem + Default>(
+    ctx: &ExecCtx, src: &[T], w: &[T], geo: &TileGeometry<'_>, wr: &[Vec<(usize, Run)>], gi: usize,
+    rows: (usize, usize), chunk: usize,
+) -> Result<Vec<T>> {
+    let g = geo.g;
+    let ck = g.cg.saturating_mul(geo.kn);
+    let groups = if g.feature { (gi, 0) } else { (0, gi) };
+    let dot = product(1);
+    let height = rows.1.saturating_sub(rows.0);
+    let chunk = chunk.max(1);
+    let task = |tctx: &ExecCtx, c: usize| -> Result<Vec<HostArray>> {
+        let k0 = c.saturating_mul(chunk);
+        let k1 = k0.saturating_add(chunk).min(ck);
+        let depth = k1.saturating_sub(k0);
+        let tile = gather_rows(src, geo, groups, wr, rows, (k0, k1))?;
+        let mut wc: Vec<T> =
+            alloc::with_capacity("conv_general_dilated (weights)", g.og.saturating_mul(depth))?;
+        for o in 0..g.og {
+            let at = o.saturating_mul(ck);
+            let part = w
+                .get(at.saturating_add(k0)..at.saturating_add(k1))
+                .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: weight chunk")))?;
+            wc.extend_from_slice(part);
+        }
+        let tile = HostArray::new(vec![height, depth], T::wrap(tile))?;
+        let wc = HostArray::new(vec![g.og, depth], T::wrap(wc))?;
+        crate::prims::kernel::eval(tctx, &dot, &[&tile, &wc])
+    };
+    let mut acc: Option<Vec<T>> = None;
+    in_waves(ctx, ck.div_ceil(chunk), task, |res| {
+        let res = first_slice::<T>(&res)?;
+        match acc.as_mut() {
+            None => acc = Some(res.to_vec()),
+            Some(a) => {
+                for (x, &y) in a.iter_mut().zip(res) {
+                    *x = FloatElem::add(*x, y);
                 }
             }
         }
-        j0 = j1;
+        Ok(())
+    })?;
+    acc.ok_or_else(|| Error::InvalidArgument(format!("{NAME}: empty window")))
+}
+
+/// The convolution in row tiles, for windows wider than their output
+/// ([`prefers_rows`]): the `(N/B * P, C/G * K)` transpose of each group's
+/// column matrix taken in tiles of rows and column chunks, each tile
+/// gathered along the window (long runs where the column tiles of
+/// [`conv_tiled`] would copy runs as short as the output), multiplied by
+/// the weights' transpose, the chunks summed, and the `(rows, O/G)` result
+/// written into the output.
+pub(super) fn conv_tiled_rows<T: BufElem + FloatElem + Default>(
+    ctx: &ExecCtx, src: &[T], wts: &[T], geo: &TileGeometry<'_>, out_len: usize,
+) -> Result<Vec<T>> {
+    let g = geo.g;
+    let (ck, pn) = (g.cg.saturating_mul(geo.kn), geo.pn.max(1));
+    let rows = g.nb.saturating_mul(geo.pn);
+    let (block, chunk) = row_tiles(rows, ck);
+    let wr = window_runs(geo);
+    let mut out = alloc::filled("conv_general_dilated", T::default(), out_len)?;
+    let group_w = g.og.saturating_mul(ck);
+    for gi in 0..g.count {
+        let w = wts
+            .get(gi.saturating_mul(group_w)..gi.saturating_add(1).saturating_mul(group_w))
+            .unwrap_or_default();
+        let mut j0 = 0usize;
+        while j0 < rows {
+            let j1 = j0.saturating_add(block).min(rows);
+            let acc = row_tile_product(ctx, src, w, geo, &wr, gi, (j0, j1), chunk)?;
+            for (j, arow) in (j0..j1).zip(acc.chunks(g.og.max(1))) {
+                let (n, p) = (
+                    j.checked_div(pn).unwrap_or(0),
+                    j.checked_rem(pn).unwrap_or(0),
+                );
+                let base = n
+                    .saturating_mul(geo.out_n)
+                    .saturating_add(geo.poffs.get(p).copied().unwrap_or(0));
+                for (o, &v) in arow.iter().enumerate() {
+                    let o_all = gi.saturating_mul(g.og).saturating_add(o);
+                    let at = base.saturating_add(o_all.saturating_mul(geo.out_o));
+                    if let Some(d) = out.get_mut(at) {
+                        *d = v;
+                    }
+                }
+            }
+            j0 = j1;
+        }
     }
     Ok(out)
 }

@@ -38,8 +38,8 @@ mod kernels;
 mod rules;
 
 use kernels::{
-    conv_tiled, flat_offsets, im2col, pick, scatter_out, spatial_strides, weights, window_table,
-    Axis, Groups, TileGeometry,
+    conv_tiled, conv_tiled_rows, flat_offsets, im2col, pick, prefers_rows, scatter_out,
+    spatial_strides, weights, window_table, Axis, Groups, TileGeometry,
 };
 use rules::{
     conv, ct_as, empty_batch, reshape_axis_into, reshape_axis_out_of, spec_get, transpose_lhs,
@@ -145,11 +145,19 @@ fn tiled(
     Ok(match (lhs.buffer(), rhs.buffer()) {
         (Buffer::F32(l), Buffer::F32(r)) => {
             let w = weights(r, geo.g, sro, sri, koffs)?;
-            Buffer::F32(conv_tiled(ctx, l, &w, geo, len)?.into())
+            Buffer::F32(if prefers_rows(geo) {
+                conv_tiled_rows(ctx, l, &w, geo, len)?.into()
+            } else {
+                conv_tiled(ctx, l, &w, geo, len)?.into()
+            })
         }
         (Buffer::F64(l), Buffer::F64(r)) => {
             let w = weights(r, geo.g, sro, sri, koffs)?;
-            Buffer::F64(conv_tiled(ctx, l, &w, geo, len)?.into())
+            Buffer::F64(if prefers_rows(geo) {
+                conv_tiled_rows(ctx, l, &w, geo, len)?.into()
+            } else {
+                conv_tiled(ctx, l, &w, geo, len)?.into()
+            })
         }
         _ => {
             return Err(Error::dtype(
