@@ -131,6 +131,13 @@ pub struct ExecCtx {
     born: Instant,
     /// Nanoseconds after `born` of the last call of an interval hook.
     last_poll: AtomicU64,
+    /// Interval polling without a deadline: checkpoints passed without a
+    /// clock read since the last one, how many may pass (0 up to
+    /// [`MAX_CLOCK_SKIP`], grown while checkpoints come densely), and the
+    /// nanoseconds after `born` of the last clock read.
+    unread: AtomicU64,
+    clock_skip: AtomicU64,
+    last_read: AtomicU64,
     partitions: Option<NonZeroUsize>,
 }
 
@@ -195,6 +202,9 @@ impl ExecCtx {
             ticks: AtomicU64::new(0),
             born: Instant::now(),
             last_poll: AtomicU64::new(0),
+            unread: AtomicU64::new(0),
+            clock_skip: AtomicU64::new(0),
+            last_read: AtomicU64::new(0),
             partitions: None,
         }
     }
@@ -284,6 +294,9 @@ impl ExecCtx {
             ticks: AtomicU64::new(0),
             born: self.born,
             last_poll: AtomicU64::new(0),
+            unread: AtomicU64::new(0),
+            clock_skip: AtomicU64::new(0),
+            last_read: AtomicU64::new(0),
             partitions: NonZeroUsize::new(1),
         }
     }
@@ -404,6 +417,7 @@ impl ExecCtx {
     fn timed_checkpoint(&self) -> Result<()> {
         let now = match (&self.deadline, &self.poll) {
             (None, Some((_, PollEvery::Ticks(_)))) => None,
+            (None, Some((_, PollEvery::Interval(interval)))) => self.dense_clock(*interval),
             _ => Some(Instant::now()),
         };
         if let (Some(deadline), Some(now)) = (self.deadline, now) {
@@ -436,6 +450,39 @@ impl ExecCtx {
         }
     }
 }
+
+impl ExecCtx {
+    /// The clock for an interval poll without a deadline, read at one
+    /// checkpoint in `clock_skip + 1`: while the reads find checkpoints
+    /// coming densely (the last `clock_skip + 1` of them within 1/64 of
+    /// the interval, as in a loop of small steps) the skip doubles up to
+    /// [`MAX_CLOCK_SKIP`]; a sparser gap resets it. So a hook is late by at
+    /// most `MAX_CLOCK_SKIP` checkpoint gaps after checkpoints turn sparse.
+    /// `None`: this checkpoint does not read the clock.
+    fn dense_clock(&self, interval: Duration) -> Option<Instant> {
+        let skip = self.clock_skip.load(Ordering::Relaxed);
+        if self.unread.fetch_add(1, Ordering::Relaxed) < skip {
+            return None;
+        }
+        self.unread.store(0, Ordering::Relaxed);
+        let now = Instant::now();
+        let at =
+            u64::try_from(now.saturating_duration_since(self.born).as_nanos()).unwrap_or(u64::MAX);
+        let gap = at.saturating_sub(self.last_read.swap(at, Ordering::Relaxed));
+        let dense = u64::try_from(interval.as_nanos() / 64).unwrap_or(u64::MAX);
+        let next = if gap < dense {
+            skip.saturating_mul(2).saturating_add(1).min(MAX_CLOCK_SKIP)
+        } else {
+            0
+        };
+        self.clock_skip.store(next, Ordering::Relaxed);
+        Some(now)
+    }
+}
+
+/// The most checkpoints an interval poll lets pass without reading the
+/// clock ([`ExecCtx::dense_clock`]).
+const MAX_CLOCK_SKIP: u64 = 7;
 
 /// Takes one unit from a run's budget counter: `false` once `max` units
 /// are taken (`None`: unlimited, nothing counted). The counter stays at
