@@ -285,8 +285,8 @@ fn an_interval_poll_hook_runs_at_most_once_per_interval() {
 
 #[test]
 fn a_large_product_passes_checkpoints_between_row_blocks() {
-    // 2048 x 512 @ 512 x 1024: 2^30 multiply-adds, four row blocks.
-    let (x, w) = (matrix(&[2048, 512], 3), matrix(&[512, 1024], 4));
+    // 4096 x 1024 @ 1024 x 2048: 2^33 multiply-adds, four row blocks.
+    let (x, w) = (matrix(&[4096, 1024], 3), matrix(&[1024, 2048], 4));
     let whole = matmul_in(&ExecCtx::current_default().without_poll(), &x, &w);
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = calls.clone();
