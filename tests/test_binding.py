@@ -838,7 +838,7 @@ def test_ad_records_are_staged_eqns():
     records = list(trace.eqn_of.values())
     assert records and all(type(r) is C.StagedEqn for r in records)
     rec = trace.eqn_of[seen["y"]._var]
-    assert rec.prim.name == "mul" and rec.outvars == [seen["y"]._var]
+    assert rec.prim.name == "mul" and rec.outvars == (seen["y"]._var,)
     assert len(rec.args) == 2 and rec.params == {}
     prim, params, args, outvars = rec  # reads as its fields in order
     assert (prim, params, args, outvars) == (rec.prim, rec.params, rec.args, rec.outvars)

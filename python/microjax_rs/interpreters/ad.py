@@ -321,7 +321,7 @@ class RuleTrace(ADTrace):
             return StagingTrace.process_primitive(self, prim, args, params)
         outs = StagingTrace.process_primitive(self, prim, args, params)
         outs_list = outs if prim.multiple_results else [outs]
-        record = _core.StagedEqn(prim, params, tuple(args), [o._var for o in outs_list])
+        record = _core.StagedEqn(prim, params, tuple(args), tuple([o._var for o in outs_list]))
         for o in outs_list:
             self.eqn_of[o._var] = record
         return outs

@@ -8,7 +8,9 @@
 )]
 
 use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow, Pjit};
-use microjax::transforms::{dce_jaxpr, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr};
+use microjax::transforms::{
+    dce_closed, dce_jaxpr, dce_owned, jvp_jaxpr, linearize_jaxpr, transpose_jaxpr, vjp_jaxpr,
+};
 use microjax::{
     Atom, Aval, BinaryOp, Buffer, Builder, ClosedJaxpr, DType, HostArray, Primitive, ReduceOp,
     UnaryOp,
@@ -160,6 +162,37 @@ fn dce_removes_unused_equations() {
     };
     assert_eq!(jaxpr.jaxpr.eqns.len(), 2);
     assert_eq!(g.jaxpr.eqns[0].inputs.len(), 1);
+}
+
+#[test]
+fn dce_of_an_owned_program_equals_dce_of_a_borrowed_one() {
+    // `dce_owned` moves equations and avals out of a program it owns;
+    // the result is the one `dce_closed` copies out (dense numbering, the
+    // dead `exp` and its aval gone), whether or not the program is shared.
+    let f = build(&[f64v(&[3]), f64v(&[2])], |b, x| {
+        let a = un(b, UnaryOp::Sin, &x[0]);
+        let _dead = un(b, UnaryOp::Exp, &a);
+        let c = un(b, UnaryOp::Cos, &x[1]);
+        vec![bin(b, BinaryOp::Mul, &a, &lit(2.0)), c]
+    });
+    let borrowed = dce_closed(&f).unwrap();
+    assert_eq!(borrowed.jaxpr.eqns.len(), 3);
+    assert_eq!(borrowed.jaxpr.avals.len(), 5);
+    let shared = dce_owned(f.clone()).unwrap();
+    let fresh = f.jaxpr.as_ref().clone();
+    let owned = dce_owned(ClosedJaxpr::new(fresh, f.consts.clone())).unwrap();
+    assert_eq!(owned, borrowed);
+    assert_eq!(shared, borrowed);
+    let x = [f64_arc(&[3], vec![0.5; 3]), f64_arc(&[2], vec![0.25; 2])];
+    let (want, got) = (run(&f, &x), run(&owned, &x));
+    assert_eq!(f64s(&got[0]), f64s(&want[0]));
+    assert_eq!(f64s(&got[1]), f64s(&want[1]));
+    // A variable bound by two equations is a malformed program.
+    let mut twice = f.jaxpr.as_ref().clone();
+    let first = twice.eqns[0].outputs[0];
+    twice.eqns[2].outputs[0] = first;
+    let err = dce_owned(ClosedJaxpr::new(twice, vec![])).unwrap_err();
+    assert!(err.to_string().contains("bound twice"), "{err}");
 }
 
 #[test]

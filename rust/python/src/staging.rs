@@ -102,7 +102,7 @@ pub(crate) fn record_eqn<'py>(
             prim: prim.unbind(),
             params: params.unbind(),
             args: args.into_any().unbind(),
-            outvars: PyList::new(py, vars.iter().map(|v| v.0))?
+            outvars: PyTuple::new(py, vars.iter().map(|v| v.0))?
                 .into_any()
                 .unbind(),
         },

@@ -157,6 +157,11 @@ impl Builder {
         &self.avals
     }
 
+    /// Equation `i` (in the order added).
+    pub fn eqn(&self, i: usize) -> Option<&Eqn> {
+        self.eqns.get(i)
+    }
+
     pub fn num_eqns(&self) -> usize {
         self.eqns.len()
     }
@@ -188,5 +193,21 @@ impl Builder {
             outvars,
         };
         Ok(ClosedJaxpr::new(jaxpr, self.consts.clone()))
+    }
+
+    /// [`Builder::build`] consuming the builder: its equations move into
+    /// the program instead of being copied.
+    pub fn finish(self, outvars: Vec<Atom>) -> Result<ClosedJaxpr> {
+        for a in &outvars {
+            self.aval(a)?;
+        }
+        let jaxpr = Jaxpr {
+            avals: self.avals,
+            constvars: self.constvars,
+            invars: self.invars,
+            eqns: self.eqns,
+            outvars,
+        };
+        Ok(ClosedJaxpr::new(jaxpr, self.consts))
     }
 }

@@ -11,6 +11,12 @@
 //! often act as indices or shapes, which compiled code may specialize on),
 //! as do literals inside sub-jaxprs.
 //!
+//! Equal literals (same bits, same aval) share one lifted input: the values
+//! are returned once each, in order of first use, and the hash records which
+//! distinct value every placeholder takes, so a program reading one constant
+//! in 10^5 places takes one extra input, not 10^5. Two programs share a key
+//! only when their literals repeat in the same pattern.
+//!
 //! The hash is FNV-1a over an explicit little-endian encoding, so it is
 //! stable across Rust releases and platforms (std's `DefaultHasher` is not
 //! guaranteed to be). A hit must still be confirmed with `==` on the lifted
@@ -18,7 +24,29 @@
 
 use super::{Atom, Aval, ClosedJaxpr, Effect, Jaxpr, Literal, Scalar, Var};
 use crate::prims::Param;
+use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The distinct liftable literals of a program in order of first use, and
+/// the slot (index) of each.
+#[derive(Debug, Default)]
+struct Lifter {
+    lits: Vec<Literal>,
+    slots: HashMap<Literal, usize>,
+}
+
+impl Lifter {
+    /// The slot of `l`, a new one for a value not seen before.
+    fn slot(&mut self, l: &Literal) -> usize {
+        if let Some(&k) = self.slots.get(l) {
+            return k;
+        }
+        let k = self.lits.len();
+        self.lits.push(l.clone());
+        self.slots.insert(l.clone(), k);
+        k
+    }
+}
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -97,27 +125,30 @@ pub fn structural_hash(j: &ClosedJaxpr) -> u64 {
 /// values in order.
 pub fn structural_key(j: &ClosedJaxpr) -> (u64, Vec<Literal>) {
     let mut h = Fnv64::new();
-    let mut lits = Vec::new();
-    hash_closed(&mut h, j, Some(&mut lits));
-    (std::hash::Hasher::finish(&h), lits)
+    let mut lifter = Lifter::default();
+    hash_closed(&mut h, j, Some(&mut lifter));
+    (std::hash::Hasher::finish(&h), lifter.lits)
 }
 
-/// The program with each liftable literal replaced by a new leading invar
-/// (in the order [`structural_key`] returns them), and the literals. The new
+/// The program with each distinct liftable literal replaced by a new leading
+/// invar (in the order [`structural_key`] returns them), and the literals. The new
 /// vars take fresh indices after the existing ones; existing vars keep
 /// theirs. Two programs with equal keys and equal lifted forms run the same
 /// compiled code, fed `literals` (as rank-0 arrays) before their arguments.
 pub fn lift_literals(j: &ClosedJaxpr) -> (ClosedJaxpr, Vec<Literal>) {
     let src = &j.jaxpr;
     let mut avals = src.avals.clone();
-    let mut lits = Vec::new();
-    let mut new_invars = Vec::new();
+    let mut lifter = Lifter::default();
+    let mut new_invars: Vec<Var> = Vec::new();
     let mut lift = |a: &Atom| -> Atom {
         match a {
             Atom::Lit(l) if is_liftable(l) => {
+                let k = lifter.slot(l);
+                if let Some(v) = new_invars.get(k) {
+                    return Atom::Var(*v);
+                }
                 let v = Var(u32::try_from(avals.len()).unwrap_or(u32::MAX));
                 avals.push(l.aval.clone());
-                lits.push(l.clone());
                 new_invars.push(v);
                 Atom::Var(v)
             }
@@ -147,11 +178,11 @@ pub fn lift_literals(j: &ClosedJaxpr) -> (ClosedJaxpr, Vec<Literal>) {
             jaxpr: Arc::new(jaxpr),
             consts: j.consts.clone(),
         },
-        lits,
+        lifter.lits,
     )
 }
 
-fn hash_closed(h: &mut Fnv64, j: &ClosedJaxpr, lift: Option<&mut Vec<Literal>>) {
+fn hash_closed(h: &mut Fnv64, j: &ClosedJaxpr, lift: Option<&mut Lifter>) {
     h.u8(b'C');
     hash_jaxpr(h, &j.jaxpr, lift);
     h.usize(j.consts.len());
@@ -195,17 +226,17 @@ fn hash_scalar(h: &mut Fnv64, s: Scalar) {
     }
 }
 
-fn hash_atom(h: &mut Fnv64, a: &Atom, lift: &mut Option<&mut Vec<Literal>>) {
+fn hash_atom(h: &mut Fnv64, a: &Atom, lift: &mut Option<&mut Lifter>) {
     match a {
         Atom::Var(v) => {
             h.u8(b'v');
             h.u64(u64::from(v.0));
         }
         Atom::Lit(l) => match lift {
-            Some(lits) if is_liftable(l) => {
+            Some(lifter) if is_liftable(l) => {
                 h.u8(b'p');
                 hash_aval(h, &l.aval);
-                lits.push(l.clone());
+                h.usize(lifter.slot(l));
             }
             _ => {
                 h.u8(b'l');
@@ -216,7 +247,7 @@ fn hash_atom(h: &mut Fnv64, a: &Atom, lift: &mut Option<&mut Vec<Literal>>) {
     }
 }
 
-fn hash_jaxpr(h: &mut Fnv64, j: &Jaxpr, mut lift: Option<&mut Vec<Literal>>) {
+fn hash_jaxpr(h: &mut Fnv64, j: &Jaxpr, mut lift: Option<&mut Lifter>) {
     h.u8(b'J');
     h.usize(j.avals.len());
     for a in &j.avals {
@@ -347,7 +378,7 @@ impl std::hash::Hasher for FastHasher {
 pub fn lifted_key(j: &ClosedJaxpr) -> (u64, Vec<Literal>) {
     use std::hash::{Hash, Hasher};
     let mut h = FastHasher::default();
-    let mut lits = Vec::new();
+    let mut lifter = Lifter::default();
     let src = &j.jaxpr;
     src.avals.hash(&mut h);
     src.constvars.hash(&mut h);
@@ -356,7 +387,7 @@ pub fn lifted_key(j: &ClosedJaxpr) -> (u64, Vec<Literal>) {
         Atom::Lit(l) if is_liftable(l) => {
             h.write_u8(b'p');
             l.aval.hash(h);
-            lits.push(l.clone());
+            h.write_usize(lifter.slot(l));
         }
         other => other.hash(h),
     };
@@ -378,17 +409,21 @@ pub fn lifted_key(j: &ClosedJaxpr) -> (u64, Vec<Literal>) {
         c.shape().hash(&mut h);
         c.dtype().hash(&mut h);
     }
-    (h.finish(), lits)
+    (h.finish(), lifter.lits)
 }
 
 /// Whether `a` and `b` have equal [`lift_literals`] forms: equal programs
-/// except for the values of liftable literals (and source lines).
+/// except for the values of liftable literals (repeating in the same
+/// pattern) and source lines.
 pub fn same_lifted(a: &ClosedJaxpr, b: &ClosedJaxpr) -> bool {
-    let atom_eq = |x: &Atom, y: &Atom| match (x, y) {
-        (Atom::Lit(l), Atom::Lit(m)) if is_liftable(l) => l.aval == m.aval,
+    let (mut la, mut lb) = (Lifter::default(), Lifter::default());
+    let mut atom_eq = |x: &Atom, y: &Atom| match (x, y) {
+        (Atom::Lit(l), Atom::Lit(m)) if is_liftable(l) => {
+            is_liftable(m) && l.aval == m.aval && la.slot(l) == lb.slot(m)
+        }
         _ => x == y,
     };
-    let atoms_eq = |xs: &[Atom], ys: &[Atom]| {
+    let mut atoms_eq = |xs: &[Atom], ys: &[Atom]| {
         xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| atom_eq(x, y))
     };
     let (x, y) = (&*a.jaxpr, &*b.jaxpr);

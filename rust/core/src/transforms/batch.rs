@@ -126,7 +126,7 @@ fn batch_impl(
         outs.push(y);
         final_dims.push(want);
     }
-    let result = b.build(outs)?;
+    let result = b.finish(outs)?;
     #[cfg(debug_assertions)]
     crate::ir::typecheck::typecheck(&result)?;
     Ok((result, final_dims))

@@ -7,10 +7,13 @@
 //! dropped with their values, and variables are renumbered densely.
 
 use super::debug_check;
+use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
 use crate::prims::Primitive;
 use crate::prims::{Checkpoint, Pjit};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Dead-code elimination keeping the outputs `j` with `used_outputs[j]`.
@@ -54,7 +57,29 @@ fn is_live(live: &[bool], v: Var) -> bool {
 fn dce_impl(
     j: &ClosedJaxpr, used_outputs: &[bool], prune_inputs: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
-    let jx = &j.jaxpr;
+    dce_parts(
+        Cow::Borrowed(&*j.jaxpr),
+        &j.consts,
+        used_outputs,
+        prune_inputs,
+    )
+}
+
+/// [`dce_closed`] of a program the caller gives up: kept equations and
+/// avals move into the result instead of being copied.
+pub fn dce_owned(j: ClosedJaxpr) -> Result<ClosedJaxpr> {
+    let all = vec![true; j.jaxpr.outvars.len()];
+    let ClosedJaxpr { jaxpr, consts } = j;
+    let jx = match Arc::try_unwrap(jaxpr) {
+        Ok(jx) => Cow::Owned(jx),
+        Err(shared) => Cow::Owned((*shared).clone()),
+    };
+    Ok(dce_parts(jx, &consts, &all, false)?.0)
+}
+
+fn dce_parts(
+    jx: Cow<'_, Jaxpr>, consts: &[Arc<HostArray>], used_outputs: &[bool], prune_inputs: bool,
+) -> Result<(ClosedJaxpr, Vec<bool>)> {
     Error::check_count(
         "dce_jaxpr (used_outputs)",
         jx.outvars.len(),
@@ -71,7 +96,7 @@ fn dce_impl(
     for a in &outvars {
         mark(&mut live, a);
     }
-    let kept = live_eqns(jx, &mut live)?;
+    let (keep, pruned) = live_eqns(&jx, &mut live)?;
     let used_inputs: Vec<bool> = jx.invars.iter().map(|v| is_live(&live, *v)).collect();
     let invars: Vec<Var> = if prune_inputs {
         jx.invars
@@ -83,44 +108,81 @@ fn dce_impl(
         jx.invars.clone()
     };
     let mut constvars = Vec::new();
-    let mut consts = Vec::new();
-    for (v, c) in jx.constvars.iter().zip(&j.consts) {
+    let mut kept_consts = Vec::new();
+    for (v, c) in jx.constvars.iter().zip(consts) {
         if is_live(&live, *v) {
             constvars.push(*v);
-            consts.push(c.clone());
+            kept_consts.push(c.clone());
         }
     }
-    let jaxpr = compact(&jx.avals, &constvars, &invars, kept, &outvars)?;
-    Ok((ClosedJaxpr::new(jaxpr, consts), used_inputs))
+    let (avals, eqns) = kept_eqns(jx, &keep, pruned);
+    let jaxpr = compact(avals, &constvars, &invars, eqns, &outvars)?;
+    Ok((ClosedJaxpr::new(jaxpr, kept_consts), used_inputs))
 }
 
-/// The live equations of `jx` in program order, found by a backward sweep
-/// from the variables already marked in `live` (marking their operands);
-/// live pure calls are pruned recursively.
-fn live_eqns(jx: &Jaxpr, live: &mut [bool]) -> Result<Vec<Eqn>> {
-    let mut kept: Vec<Eqn> = Vec::new();
-    for eqn in jx.eqns.iter().rev() {
-        let used_outs: Vec<bool> = eqn.outputs.iter().map(|v| is_live(live, *v)).collect();
+/// The avals of `jx` and its equations with `keep[i]` in program order
+/// (`pruned` replacing the calls it names), moved out of an owned program
+/// and copied from a borrowed one.
+fn kept_eqns<'a>(
+    jx: Cow<'a, Jaxpr>, keep: &[bool], mut pruned: BTreeMap<usize, Eqn>,
+) -> (Cow<'a, [Aval]>, Vec<Eqn>) {
+    let count = keep.iter().filter(|k| **k).count();
+    let mut eqns = Vec::with_capacity(count);
+    let kept = |i: &usize| keep.get(*i).copied().unwrap_or(false);
+    match jx {
+        Cow::Owned(jx) => {
+            for (i, eqn) in jx.eqns.into_iter().enumerate().filter(|(i, _)| kept(i)) {
+                eqns.push(pruned.remove(&i).unwrap_or(eqn));
+            }
+            (Cow::Owned(jx.avals), eqns)
+        }
+        Cow::Borrowed(jx) => {
+            for (i, eqn) in jx.eqns.iter().enumerate().filter(|(i, _)| kept(i)) {
+                eqns.push(match pruned.remove(&i) {
+                    Some(p) => p,
+                    None => eqn.clone(),
+                });
+            }
+            (Cow::Borrowed(jx.avals.as_slice()), eqns)
+        }
+    }
+}
+
+/// Which equations of `jx` are live, found by a backward sweep from the
+/// variables already marked in `live` (marking their operands), and the
+/// live pure calls pruned recursively (by equation index).
+fn live_eqns(jx: &Jaxpr, live: &mut [bool]) -> Result<(Vec<bool>, BTreeMap<usize, Eqn>)> {
+    let mut keep = vec![false; jx.eqns.len()];
+    let mut pruned = BTreeMap::new();
+    for (i, eqn) in jx.eqns.iter().enumerate().rev() {
+        let any_used = eqn.outputs.iter().any(|v| is_live(live, *v));
         let pure = eqn.effect == Effect::None;
-        if pure && !used_outs.iter().any(|u| *u) {
+        if pure && !any_used {
             continue;
         }
-        let eqn = match &eqn.prim {
+        if let Some(slot) = keep.get_mut(i) {
+            *slot = true;
+        }
+        match &eqn.prim {
             Primitive::Pjit(Pjit { jaxpr, .. })
             | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
                 if pure =>
             {
-                prune_call(eqn, jaxpr, &used_outs)?
+                let used_outs: Vec<bool> = eqn.outputs.iter().map(|v| is_live(live, *v)).collect();
+                let call = prune_call(eqn, jaxpr, &used_outs)?;
+                for a in &call.inputs {
+                    mark(live, a);
+                }
+                pruned.insert(i, call);
             }
-            _ => eqn.clone(),
-        };
-        for a in &eqn.inputs {
-            mark(live, a);
+            _ => {
+                for a in &eqn.inputs {
+                    mark(live, a);
+                }
+            }
         }
-        kept.push(eqn);
     }
-    kept.reverse();
-    Ok(kept)
+    Ok((keep, pruned))
 }
 
 /// A pure call equation `eqn` of callee `jaxpr` with only the outputs
@@ -152,13 +214,16 @@ fn prune_call(eqn: &Eqn, jaxpr: &ClosedJaxpr, used_outs: &[bool]) -> Result<Eqn>
 }
 
 /// Renumbers variables densely in binding order (constvars, invars,
-/// equation outputs), dropping avals no binding uses.
-pub(crate) fn compact(
-    avals: &[Aval], constvars: &[Var], invars: &[Var], eqns: Vec<Eqn>, outvars: &[Atom],
+/// equation outputs), dropping avals no binding uses (an owned aval list
+/// gives its avals up instead of copying them).
+pub(crate) fn compact<'a>(
+    avals: impl Into<Cow<'a, [Aval]>>, constvars: &[Var], invars: &[Var], mut eqns: Vec<Eqn>,
+    outvars: &[Atom],
 ) -> Result<Jaxpr> {
+    let avals = avals.into();
     let mut r = Renumber {
-        avals,
         map: vec![None; avals.len()],
+        avals,
         new_avals: Vec::new(),
     };
     let new_constvars = constvars
@@ -169,15 +234,13 @@ pub(crate) fn compact(
         .iter()
         .map(|v| r.bind(*v))
         .collect::<Result<Vec<_>>>()?;
-    let mut new_eqns = Vec::with_capacity(eqns.len());
-    for mut eqn in eqns {
+    for eqn in &mut eqns {
         for a in &mut eqn.inputs {
             remap(&r.map, a)?;
         }
         for v in &mut eqn.outputs {
             *v = r.bind(*v)?;
         }
-        new_eqns.push(eqn);
     }
     let mut new_outvars = outvars.to_vec();
     for a in &mut new_outvars {
@@ -187,30 +250,40 @@ pub(crate) fn compact(
         avals: r.new_avals,
         constvars: new_constvars,
         invars: new_invars,
-        eqns: new_eqns,
+        eqns,
         outvars: new_outvars,
     })
 }
 
 struct Renumber<'a> {
-    avals: &'a [Aval],
+    avals: Cow<'a, [Aval]>,
     map: Vec<Option<Var>>,
     new_avals: Vec<Aval>,
 }
 
 impl Renumber<'_> {
+    /// The new variable of `v`, bound once: a second binding of one
+    /// variable is a malformed program.
     fn bind(&mut self, v: Var) -> Result<Var> {
-        let aval = self
-            .avals
-            .get(v.index())
-            .ok_or_else(|| Error::UnboundVar(format!("#{}", v.0)))?;
+        let unbound = || Error::UnboundVar(format!("#{}", v.0));
         let id = u32::try_from(self.new_avals.len())
             .map_err(|_| Error::Limit("too many variables".into()))?;
-        self.new_avals.push(aval.clone());
         let nv = Var(id);
-        if let Some(slot) = self.map.get_mut(v.index()) {
-            *slot = Some(nv);
+        let slot = self.map.get_mut(v.index()).ok_or_else(unbound)?;
+        if slot.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "variable #{} is bound twice",
+                v.0
+            )));
         }
+        *slot = Some(nv);
+        let aval = match &mut self.avals {
+            Cow::Owned(avals) => avals
+                .get_mut(v.index())
+                .map(|a| std::mem::replace(a, Aval::new(Vec::new(), a.dtype))),
+            Cow::Borrowed(avals) => avals.get(v.index()).cloned(),
+        };
+        self.new_avals.push(aval.ok_or_else(unbound)?);
         Ok(nv)
     }
 }

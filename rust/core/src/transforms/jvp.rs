@@ -5,7 +5,7 @@
 //! tangent is copied unchanged; otherwise its primitive's JVP rule emits the
 //! primal and tangent computations.
 
-use super::dce::dce_closed;
+use super::dce::dce_owned;
 use super::debug_check;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -93,7 +93,7 @@ pub fn jvp_jaxpr(
             None => out_nz.push(false),
         }
     }
-    let out = dce_closed(&b.build(outs)?)?;
+    let out = dce_owned(b.finish(outs)?)?;
     debug_check(&out)?;
     Ok((out, out_nz))
 }

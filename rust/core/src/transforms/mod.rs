@@ -11,7 +11,7 @@ pub mod remat;
 pub mod transpose;
 pub mod vjp;
 
-pub use dce::{dce_closed, dce_jaxpr};
+pub use dce::{dce_closed, dce_jaxpr, dce_owned};
 pub use jvp::jvp_jaxpr;
 pub use linearize::{linearize_jaxpr, Linearized};
 pub use partial_eval::{partial_eval_jaxpr, PartialEval};

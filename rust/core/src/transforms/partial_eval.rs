@@ -16,7 +16,7 @@
 //! Both parts share the input's variable numbering while being built and are
 //! compacted by DCE at the end.
 
-use super::dce::{dce_closed, dce_keep_inputs};
+use super::dce::{dce_closed, dce_keep_inputs, dce_owned};
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Jaxpr, Var};
 use crate::prims::Primitive;
@@ -241,10 +241,10 @@ fn assemble(
         .filter(|(_, u)| **u)
         .map(|(v, _)| *v)
         .collect();
-    let unknown = dce_closed(&raw_unknown(&residuals))?;
+    let unknown = dce_owned(raw_unknown(&residuals))?;
     let mut outvars = outs.known;
     outvars.extend(residuals.iter().map(|v| Atom::Var(*v)));
-    let known = dce_closed(&ClosedJaxpr::new(
+    let known = dce_owned(ClosedJaxpr::new(
         Jaxpr {
             avals,
             constvars: jx.constvars.clone(),

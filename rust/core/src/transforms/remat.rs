@@ -11,7 +11,7 @@
 //! call's operands. With "save nothing" this is exactly `checkpoint`'s
 //! default split (`partial_eval::split_checkpoint`).
 
-use super::dce::dce_closed;
+use super::dce::dce_owned;
 use super::partial_eval::{flagged, known_ins, with_checkpoint_callee, SplitEqn, SplitInput};
 use crate::error::{Error, Result};
 use crate::ir::{Atom, ClosedJaxpr, Effect, Jaxpr, Var};
@@ -145,5 +145,5 @@ fn callee(
         }),
         consts: sub.consts.clone(),
     };
-    dce_closed(&prog)
+    dce_owned(prog)
 }

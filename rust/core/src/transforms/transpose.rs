@@ -7,7 +7,7 @@
 //! contribution has none (zero), one contribution is used as is, several are
 //! summed with `add`. Float0 cotangents are zeros and dropped.
 
-use super::dce::dce_closed;
+use super::dce::dce_owned;
 use super::debug_check;
 use super::jvp::read;
 use crate::dtype::DType;
@@ -81,7 +81,7 @@ pub fn transpose_jaxpr(j: &ClosedJaxpr, linear: &[bool]) -> Result<ClosedJaxpr> 
             None => b.zeros(jx.aval(*v)?)?,
         });
     }
-    let out = dce_closed(&b.build(outs)?)?;
+    let out = dce_owned(b.finish(outs)?)?;
     debug_check(&out)?;
     Ok(out)
 }

@@ -1,6 +1,6 @@
 //! Reverse mode: linearize, then transpose the tangent part.
 
-use super::dce::dce_closed;
+use super::dce::dce_owned;
 use super::linearize::linearize_jaxpr;
 use super::transpose::transpose_jaxpr;
 use crate::error::{Error, Result};
@@ -63,5 +63,5 @@ pub fn value_and_grad_jaxpr(j: &ClosedJaxpr, nonzeros: &[bool]) -> Result<Closed
     bwd_inputs.push(b.full(&out_aval, 1.0)?);
     let mut outs = vec![value.clone()];
     outs.extend(splice(&mut b, &vjp.bwd, &bwd_inputs)?);
-    dce_closed(&b.build(outs)?)
+    dce_owned(b.finish(outs)?)
 }

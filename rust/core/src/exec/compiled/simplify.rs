@@ -7,6 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
+use crate::ir::hash::FastHasher;
 use crate::ir::splice::{bind, lookup_all, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
 use crate::prims::{kernel, BinaryOp, DotDims, Primitive, UnaryOp};
@@ -14,8 +15,9 @@ use crate::prims::{
     BroadcastInDim, Checkpoint, ConvertElementType, DotGeneral, IntegerPow, Pjit, Reshape, SelectN,
     Squeeze, Transpose,
 };
-use crate::transforms::dce::dce_closed;
+use crate::transforms::dce::dce_owned;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// Calls (`pjit`, `checkpoint`) nested deeper than this stay calls: the
 /// inliner recurses once per level.
@@ -24,7 +26,7 @@ const MAX_INLINE_DEPTH: usize = 64;
 /// The simplified program (same signature as `prog`).
 pub fn simplify(prog: &ClosedJaxpr) -> Result<ClosedJaxpr> {
     let inlined = rewrite(prog, 0)?;
-    dce_closed(&inlined)
+    dce_owned(inlined)
 }
 
 fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
@@ -39,7 +41,7 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
         let nv = b.add_input(jx.aval(*v)?.clone())?;
         bind(&mut env, *v, Atom::Var(nv))?;
     }
-    let mut seen: HashMap<(Primitive, Vec<Atom>), Vec<Var>> = HashMap::new();
+    let mut seen = Seen::default();
     let mut transposes: Transposes = HashMap::new();
     for eqn in &jx.eqns {
         let ins = lookup_all(&env, &eqn.inputs)?;
@@ -50,7 +52,7 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
         }
     }
     let outs = lookup_all(&env, &jx.outvars)?;
-    b.build(outs)
+    b.finish(outs)
 }
 
 /// Emits one equation (or what replaces it) and returns its outputs.
@@ -58,8 +60,8 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
 type Transposes = HashMap<Var, (Atom, Vec<usize>)>;
 
 fn emit(
-    b: &mut Builder, seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>,
-    transposes: &mut Transposes, eqn: &Eqn, ins: Vec<Atom>, depth: usize,
+    b: &mut Builder, seen: &mut Seen, transposes: &mut Transposes, eqn: &Eqn, ins: Vec<Atom>,
+    depth: usize,
 ) -> Result<Vec<Atom>> {
     let (prim, ins) = match &eqn.prim {
         Primitive::DotGeneral(DotGeneral {
@@ -124,8 +126,7 @@ fn fold_transposes(
 }
 
 fn emit_simplified(
-    b: &mut Builder, seen: &mut HashMap<(Primitive, Vec<Atom>), Vec<Var>>, eqn: &Eqn,
-    prim: Primitive, ins: Vec<Atom>, depth: usize,
+    b: &mut Builder, seen: &mut Seen, eqn: &Eqn, prim: Primitive, ins: Vec<Atom>, depth: usize,
 ) -> Result<Vec<Atom>> {
     match &prim {
         Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
@@ -143,18 +144,27 @@ fn emit_simplified(
         return Ok(vec![Atom::Lit(lit)]);
     }
     let shareable = eqn.effect == Effect::None && !matches!(prim, Primitive::Callback(_));
-    let key = (prim, ins);
-    if shareable {
-        if let Some(outs) = seen.get(&key) {
-            return Ok(outs.iter().map(|v| Atom::Var(*v)).collect());
+    let key = shareable.then(|| {
+        let mut h = FastHasher::default();
+        (&prim, &ins).hash(&mut h);
+        h.finish()
+    });
+    if let Some(earlier) = key.and_then(|k| seen.get(&k)).and_then(|i| b.eqn(*i)) {
+        if earlier.prim == prim && earlier.inputs == ins {
+            return Ok(earlier.outputs.iter().map(|v| Atom::Var(*v)).collect());
         }
     }
-    let outs = b.add_eqn(key.0.clone(), key.1.clone(), eqn.source.0.clone())?;
-    if shareable {
-        seen.insert(key, outs.clone());
+    let outs = b.add_eqn(prim, ins, eqn.source.0.clone())?;
+    if let Some(k) = key {
+        seen.insert(k, b.num_eqns().saturating_sub(1));
     }
     Ok(outs.into_iter().map(Atom::Var).collect())
 }
+
+/// The shareable equations emitted so far, by the hash of (primitive,
+/// operands): the index of the latest one in the builder, confirmed equal
+/// before reuse (a colliding hash only forgoes one sharing).
+type Seen = HashMap<u64, usize, BuildHasherDefault<FastHasher>>;
 
 /// The operand an equation returns unchanged (bit for bit, same shape and
 /// dtype; only the weak-type flag may differ): `x * 1` for floats, converts

@@ -79,7 +79,7 @@ fn jvp_exact(j: &ClosedJaxpr, nz: &[bool], want: &[bool]) -> Result<ClosedJaxpr>
             (false, false) => {}
         }
     }
-    b.build(result)
+    b.finish(result)
 }
 
 /// Tangents with zeros materialized where `want` asks for one.
@@ -457,7 +457,7 @@ fn pad_residual_outputs(
             }
         }
     }
-    b.build(result)
+    b.finish(result)
 }
 
 /// Knownness of the carry by fixpoint: a carry is unknown when its init is
@@ -766,7 +766,7 @@ fn transposed_scan_body(
     }
     outs.extend(d_k);
     outs.extend(d_x);
-    Ok((nb.build(outs)?, lc_avals))
+    Ok((nb.finish(outs)?, lc_avals))
 }
 
 pub(super) fn transpose_scan(

@@ -288,7 +288,7 @@ fn masked_loop(
     for (old, new) in carry.into_iter().zip(next) {
         outs.push(select_members(&mut bb, &pred, vec![old, new])?);
     }
-    Ok((any_cond, bb.build(outs)?))
+    Ok((any_cond, bb.finish(outs)?))
 }
 
 pub(super) fn batch_scan(
