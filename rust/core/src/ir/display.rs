@@ -72,10 +72,49 @@ pub fn name_stack(source: &super::SourceInfo) -> &str {
 /// under `jvp` is `jvp(outer)/inner`, no names `jvp()`), its location kept
 /// when `keep_location`. None where `source` is None (a trace recording no
 /// sources).
+///
+/// A traced loop gives thousands of equations one source, so the last few
+/// results are kept per thread (keyed by the source's allocation, which the
+/// memo holds alive) and a transform of a long program formats each
+/// distinct source once.
 pub fn transform_source(
-    source: &super::SourceInfo, transform: &str, keep_location: bool,
+    source: &super::SourceInfo, transform: &'static str, keep_location: bool,
 ) -> super::SourceInfo {
-    let text = source.as_deref()?;
+    type Memo = Vec<(std::sync::Arc<str>, &'static str, bool, super::SourceInfo)>;
+    thread_local! {
+        static MEMO: std::cell::RefCell<(Memo, usize)> = const {
+            std::cell::RefCell::new((Vec::new(), 0))
+        };
+    }
+    const SIZE: usize = 4;
+    let src = source.as_ref()?;
+    let hit = MEMO.with(|m| {
+        let m = m.try_borrow().ok()?;
+        m.0.iter()
+            .find(|(s, t, k, _)| {
+                std::sync::Arc::ptr_eq(s, src) && *t == transform && *k == keep_location
+            })
+            .map(|e| e.3.clone())
+    });
+    if let Some(out) = hit {
+        return out;
+    }
+    let out = format_transform_source(src, transform, keep_location);
+    MEMO.with(|m| {
+        if let Ok(mut m) = m.try_borrow_mut() {
+            let entry = (src.clone(), transform, keep_location, out.clone());
+            let next = m.1;
+            match m.0.get_mut(next) {
+                Some(slot) => *slot = entry,
+                None => m.0.push(entry),
+            }
+            m.1 = next.checked_add(1).filter(|n| *n < SIZE).unwrap_or(0);
+        }
+    });
+    out
+}
+
+fn format_transform_source(text: &str, transform: &str, keep_location: bool) -> super::SourceInfo {
     let (location, names) = text.split_once(NAME_STACK_SEPARATOR).unwrap_or((text, ""));
     let mut depth = 0i32;
     let mut split = names.len();

@@ -57,12 +57,65 @@ fn is_live(live: &[bool], v: Var) -> bool {
 fn dce_impl(
     j: &ClosedJaxpr, used_outputs: &[bool], prune_inputs: bool,
 ) -> Result<(ClosedJaxpr, Vec<bool>)> {
+    if used_outputs.iter().all(|u| *u) && used_outputs.len() == j.jaxpr.outvars.len() {
+        if let Some(used_inputs) = already_clean(&j.jaxpr, prune_inputs) {
+            return Ok((j.clone(), used_inputs));
+        }
+    }
     dce_parts(
         Cow::Borrowed(&*j.jaxpr),
         &j.consts,
         used_outputs,
         prune_inputs,
     )
+}
+
+/// Which inputs `jx` reads, when DCE keeping every output would return it
+/// unchanged (a transform's input usually is): no call to prune, every
+/// equation live, every const read (and every input, with
+/// `prune_inputs`), variables numbered densely in binding order. None
+/// otherwise. One sweep and no copy, so the common case shares the program.
+fn already_clean(jx: &Jaxpr, prune_inputs: bool) -> Option<Vec<bool>> {
+    // Dense numbering, and every operand bound before it is read (anything
+    // else takes the full path, which reports it).
+    fn bind(count: &mut usize, v: Var) -> Option<()> {
+        (v.index() == *count).then_some(())?;
+        *count = count.checked_add(1)?;
+        Some(())
+    }
+    let bound = |a: &Atom, count: usize| a.var().is_none_or(|v| v.index() < count);
+    let mut count = 0usize;
+    for v in jx.constvars.iter().chain(&jx.invars) {
+        bind(&mut count, *v)?;
+    }
+    for e in &jx.eqns {
+        if !e.inputs.iter().all(|a| bound(a, count)) {
+            return None;
+        }
+        for v in &e.outputs {
+            bind(&mut count, *v)?;
+        }
+    }
+    if count != jx.avals.len() || !jx.outvars.iter().all(|a| bound(a, count)) {
+        return None;
+    }
+    let mut live = vec![false; jx.avals.len()];
+    for a in &jx.outvars {
+        mark(&mut live, a);
+    }
+    for eqn in jx.eqns.iter().rev() {
+        let calls = matches!(eqn.prim, Primitive::Pjit(_) | Primitive::Checkpoint(_));
+        let dead = !eqn.outputs.iter().any(|v| is_live(&live, *v));
+        if calls || (dead && eqn.effect == Effect::None) {
+            return None;
+        }
+        for a in &eqn.inputs {
+            mark(&mut live, a);
+        }
+    }
+    let used: Vec<bool> = jx.invars.iter().map(|v| is_live(&live, *v)).collect();
+    let consts_read = jx.constvars.iter().all(|v| is_live(&live, *v));
+    (consts_read && (!prune_inputs || used.iter().all(|u| *u))).then_some(used)
 }
 
 /// [`dce_closed`] of a program the caller gives up: kept equations and
