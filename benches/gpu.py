@@ -109,14 +109,21 @@ def bench_mlp(batch=4096, width=1024):
     def rloss(w1, w2, x, y):
         return rjnp.mean((rjnp.tanh(x @ w1) @ w2 - y) ** 2)
 
-    @real_jax.jit
-    def rstep(w1, w2, x, y):
+    def rstep_fn(w1, w2, x, y):
         g1, g2 = real_jax.grad(rloss, argnums=(0, 1))(w1, w2, x, y)
         return w1 - 0.1 * g1, w2 - 0.1 * g2
 
+    rstep = real_jax.jit(rstep_fn)
+
     args = [real_jax.device_put(a) for a in (w1, w2, x, y)]
     tj = timed(lambda: real_jax.block_until_ready(rstep(*args)))
-    print(f"  jax: {tj * 1e3:.2f} ms (microjax_rs / jax = {t / tj:.2f})")
+    print(f"  jax: {tj * 1e3:.2f} ms (microjax_rs / jax = {t / tj:.2f}; JAX's default "
+          "GPU matmul precision, TF32)")
+    # The same step with strict f32 products, as microjax_rs computes them.
+    with real_jax.default_matmul_precision("highest"):
+        hstep = real_jax.jit(rstep_fn)
+        th = timed(lambda: real_jax.block_until_ready(hstep(*args)))
+    print(f"  jax, precision='highest': {th * 1e3:.2f} ms (microjax_rs / jax = {t / th:.2f})")
 
 
 def bench_complex():
@@ -130,12 +137,23 @@ def bench_complex():
         ("fft2 1024^2 c64 (cuFFT C2C)", jnp.fft.fft2, (z,), 5 * 1024**2 * 20),
         ("matmul 512^3 c64 (cuBLAS)", lambda a, b: a @ b, (a, b), 8 * 512**3),
     ]
-    for name, f, args, flops in rows:
+    try:
+        import torch
+        torch_fns = [torch.fft.rfft, torch.fft.fft2, lambda a, b: a @ b]
+    except ImportError:
+        torch = None
+        print("  torch not importable: no comparison")
+    for i, (name, f, args, flops) in enumerate(rows):
         host = _core.cuda_host_steps(jax.make_jaxpr(f)(*args)._handle)
         go, _ = run(f, *args)
         t = timed(lambda: sync(go()))
         print(f"{name}: {t * 1e3:.3f} ms, {flops / t / 1e9:.0f} GFLOP/s "
               f"({len(host)} equations on the host)")
+        if torch is not None:
+            targs = [torch.from_numpy(a).cuda() for a in args]
+            tf = torch_fns[i]
+            tt = timed(lambda: (tf(*targs), torch.cuda.synchronize()))
+            print(f"  torch: {tt * 1e3:.3f} ms (microjax_rs / torch = {t / tt:.2f})")
 
 
 def main():

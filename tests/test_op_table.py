@@ -78,7 +78,8 @@ def _assert_bitwise_equal(got: np.ndarray, want: np.ndarray, what: str):
 # not bit for bit. Integers, bools and the stand-in GPU stay bitwise.
 JIT_ON_REAL_GPU = jax.default_backend() == "gpu" and (
     getattr(_core, "gpu_device_count", lambda: 0)() > 0)
-GPU_RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "float64": 1e-12}
+GPU_RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "float64": 1e-12,
+            "complex64": 2e-5, "complex128": 1e-12}
 
 
 def _assert_jit_matches_eager(got: np.ndarray, want: np.ndarray, what: str):
@@ -87,6 +88,13 @@ def _assert_jit_matches_eager(got: np.ndarray, want: np.ndarray, what: str):
         _assert_bitwise_equal(got, want, what)
         return
     assert got.shape == want.shape and got.dtype == want.dtype, what
+    if want.dtype.kind == "c":
+        # Complex results come from sums of many terms (FFTs, products,
+        # factorizations): the error scales with the largest magnitude.
+        scale = max(1.0, float(np.abs(want[np.isfinite(want)]).max(initial=0)))
+        np.testing.assert_allclose(got.astype(np.complex128), want.astype(np.complex128),
+                                   rtol=rtol, atol=rtol * scale, equal_nan=True, err_msg=what)
+        return
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
                                atol=rtol, equal_nan=True, err_msg=what)
 
