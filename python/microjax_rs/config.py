@@ -33,6 +33,19 @@ def _set_max_buffer_bytes(value):
     _core.set_max_buffer_bytes(value)
 
 
+def _set_max_live_bytes(value):
+    if value is None:
+        _core.set_max_live_bytes(None)
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"microjax_max_live_bytes must be an int or None, got {type(value).__name__}")
+    if value <= 0 or value >= 2 ** 64:
+        raise ValueError(
+            f"microjax_max_live_bytes must be a positive number of bytes below 2**64, got {value}")
+    _core.set_max_live_bytes(value)
+
+
 def _set_determinism(value):
     if value not in ("default", "portable"):
         raise ValueError(
@@ -75,6 +88,7 @@ def _set_buffer_pool_bytes(value):
 # Options whose value is checked (and passed on to the core) before it is stored.
 _CHECKED_OPTIONS = {
     "microjax_max_buffer_bytes": _set_max_buffer_bytes,
+    "microjax_max_live_bytes": _set_max_live_bytes,
     "microjax_determinism": _set_determinism,
     "jax_default_device": _check_default_device,
     "microjax_compile_cache_size": _set_compile_cache_size,
@@ -184,6 +198,12 @@ class Config:
             # Most bytes one buffer may take (None: the machine's physical
             # memory); a larger shape raises MemoryError before allocating.
             "microjax_max_buffer_bytes": None,
+            # Most bytes of host memory live at once in the whole process,
+            # kernel scratch and library workspaces included (None: no
+            # bound): an operation whose buffers would exceed it raises
+            # MemoryError before allocating; `jax.devices("cpu")[0]
+            # .memory_stats()` reports the live and peak bytes.
+            "microjax_max_live_bytes": None,
             # The device `device_put(x)` and computations use (None: the
             # first device of the default platform; see _devices.py).
             "jax_default_device": None,

@@ -235,7 +235,9 @@ class Limits:
       max_steps: equations one eager call may execute, the total work (every equation of every
         loop iteration and nested program counts); beyond it the call raises `ValueError`.
         Default 2**28.
-      max_bytes: bytes of all values the program names, checked by `deserialize`.
+      max_bytes: memory of one call in bytes: `deserialize` checks the bytes of all values the
+        program names against it, and an eager call may add at most this many bytes of live
+        host memory (kernel scratch included) before it raises `MemoryError`. Default 2**34.
       max_depth: nesting of sub-programs, checked by `deserialize`.
     """
 
@@ -390,7 +392,7 @@ class Exported:
             vals = [core.to_array(x, want.dtype) for x, want in zip(leaves, self.in_avals)]
             limits = self.limits
             outs = self._closed.run(vals, self.determinism, limits.max_loop_iterations, limits.timeout,
-                                    limits.max_steps)
+                                    limits.max_steps, limits.max_bytes)
         return tree_unflatten(self.out_tree, outs)
 
     def __reduce__(self):

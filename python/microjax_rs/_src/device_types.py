@@ -28,6 +28,18 @@ class Device:
 class CpuDevice(Device):
     """A CPU device (JAX's `CpuDevice`): host memory, every map runs here."""
 
+    def memory_stats(self):
+        """Host memory of the process, as JAX's `Device.memory_stats()`:
+        `bytes_in_use` (live now), `peak_bytes_in_use` (the most live at
+        once) and, when `microjax_max_live_bytes` is set, `bytes_limit`.
+        Every allocation of the extension is counted (arrays, kernel
+        scratch, compiled programs), not Python objects."""
+        from microjax_rs import _core
+        stats = _core.live_memory_stats()
+        if stats["bytes_in_use"] is None:
+            return None
+        return {k: v for k, v in stats.items() if v is not None}
+
     platform = "cpu"
     device_kind = "cpu"
 

@@ -102,6 +102,17 @@ pub enum Error {
         bytes: u128,
         budget: u64,
     },
+    /// An allocation that would bring live memory over a live-memory
+    /// budget ([`crate::array::live`]: the process's, or a run's counted
+    /// from its start; maps to `MemoryError`).
+    #[error("{what}: RESOURCE_EXHAUSTED: {bytes} more bytes with {live} bytes live exceed the {scope} of {limit} bytes")]
+    MemoryBudget {
+        what: String,
+        bytes: u64,
+        live: u64,
+        limit: u64,
+        scope: &'static str,
+    },
     /// A pointer handed to the storage layer is not aligned for its element
     /// type (foreign memory; maps to `ValueError`).
     #[error("{what}: address {addr:#x} is not aligned to {align} bytes")]

@@ -65,7 +65,11 @@ pub use crate::exec::Determinism;
 /// jobs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Bytes of all values the program names (its static bound).
+    /// Memory of one run, in bytes. Checked twice: when the program is
+    /// loaded, against the bytes of all values it names (its static bound),
+    /// and while it runs, against the live bytes the run adds, kernel
+    /// scratch included, when [`crate::array::live::CountingAlloc`] is the
+    /// global allocator ([`ExecCtx::with_max_run_bytes`]).
     pub max_bytes: usize,
     /// Loop iterations of one run, all loops together: every `while` body
     /// and every `scan` step (a `scan`'s static length counts step by step).
@@ -110,7 +114,8 @@ impl Limits {
         let ctx = ExecCtx::current_default()
             .with_determinism(determinism)
             .with_max_loop_iterations(self.max_loop_iterations)
-            .with_max_steps(self.max_steps);
+            .with_max_steps(self.max_steps)
+            .with_max_run_bytes(u64::try_from(self.max_bytes).unwrap_or(u64::MAX));
         match self.timeout {
             Some(t) => ctx.with_timeout(t),
             None => ctx,

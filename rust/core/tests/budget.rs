@@ -10,7 +10,7 @@
     clippy::arithmetic_side_effects
 )]
 
-use microjax::array::budget;
+use microjax::array::{budget, live};
 use microjax::exec::compiled::Compiled;
 use microjax::exec::interp::eval_closed;
 use microjax::exec::ExecCtx;
@@ -270,5 +270,71 @@ fn allocations_the_allocator_refuses_are_errors() {
     // The same program at a sane size runs, and the process goes on.
     let small = Compiled::new(Arc::new(sorted_broadcast_program(1000))).unwrap();
     let out = small.run(&[scalar_arg()]).unwrap();
+    assert_eq!(out[0].buffer(), &Buffer::F32(vec![2.0].into()));
+}
+
+/// The counting allocator, so the live-memory budgets of
+/// `microjax::array::live` have live bytes to check.
+#[global_allocator]
+static ALLOCATOR: live::CountingAlloc = live::CountingAlloc;
+
+fn one_scalar() -> HostArray {
+    HostArray::new(vec![], Buffer::F32(vec![1.0].into())).unwrap()
+}
+
+#[test]
+fn a_runs_max_bytes_bounds_the_live_bytes_it_adds() {
+    let _g = serial();
+    // 8 MiB of named values (a 4 MiB intermediate and its sorted copy);
+    // the sort's keys and permutation take more while it runs.
+    let prog = Arc::new(sorted_broadcast_program(1 << 20));
+    let bytes = Program::to_bytes(&prog, Determinism::Default, "").unwrap();
+    let loaded = |max_bytes: usize| {
+        let limits = Limits {
+            max_bytes,
+            ..Limits::default()
+        };
+        Program::from_bytes_with(&bytes, &Default::default(), limits).unwrap()
+    };
+    match loaded(9 << 20).run(&[one_scalar()]) {
+        Err(Error::MemoryBudget { limit, scope, .. }) => {
+            assert_eq!(limit, 9 << 20);
+            assert_eq!(scope, live::RUN_SCOPE);
+        }
+        other => panic!("expected MemoryBudget, got {other:?}"),
+    }
+    let out = loaded(1 << 30).run(&[one_scalar()]).unwrap();
+    assert_eq!(out[0].buffer(), &Buffer::F32(vec![1.0].into()));
+}
+
+#[test]
+fn the_process_live_budget_refuses_before_allocating() {
+    let _g = serial();
+    assert!(live::installed());
+    let prog = Arc::new(sorted_broadcast_program(1 << 20));
+    let plan = Compiled::new(prog.clone()).unwrap();
+    live::reset_peak_live_bytes();
+    let base = live::live_bytes().unwrap();
+    let limit = base + (6 << 20);
+    live::set_max_live_bytes(Some(limit)).unwrap();
+    assert_eq!(live::max_live_bytes(), Some(limit));
+    let compiled = plan.run(&[scalar_arg()]);
+    let interpreted = eval_closed(&prog, &[scalar_arg()]);
+    let peak = live::peak_live_bytes().unwrap();
+    live::set_max_live_bytes(None).unwrap();
+    for r in [compiled, interpreted] {
+        match r {
+            Err(Error::MemoryBudget { scope, .. }) => assert_eq!(scope, live::PROCESS_SCOPE),
+            other => panic!("expected MemoryBudget, got {other:?}"),
+        }
+    }
+    // Refused before the memory was taken: the peak stayed within the
+    // budget, up to the small allocations made without a check.
+    assert!(peak <= limit + (1 << 16) * 4, "peak {peak} over {limit}");
+    assert!(matches!(
+        live::set_max_live_bytes(Some(0)),
+        Err(Error::InvalidArgument(_))
+    ));
+    let out = plan.run(&[scalar_arg()]).unwrap();
     assert_eq!(out[0].buffer(), &Buffer::F32(vec![2.0].into()));
 }

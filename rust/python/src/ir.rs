@@ -364,11 +364,15 @@ impl PyClosedJaxpr {
     /// process-wide one), stopping with a ValueError after
     /// `max_loop_iterations` loop iterations (`while` bodies and `scan`
     /// steps together) or `max_steps` equations executed (loop iterations
-    /// included), and a TimeoutError after `timeout` seconds.
-    #[pyo3(signature = (args, determinism=None, max_loop_iterations=None, timeout=None, max_steps=None))]
+    /// included), a TimeoutError after `timeout` seconds, and a MemoryError
+    /// when the run would add more than `max_bytes` live bytes (kernel
+    /// scratch included).
+    #[pyo3(signature = (args, determinism=None, max_loop_iterations=None, timeout=None, max_steps=None, max_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self, py: Python<'_>, args: Vec<PyRef<'_, ArrayImpl>>, determinism: Option<&str>,
         max_loop_iterations: Option<u64>, timeout: Option<f64>, max_steps: Option<u64>,
+        max_bytes: Option<u64>,
     ) -> PyResult<Vec<ArrayImpl>> {
         for a in &args {
             a.check_live()?;
@@ -377,8 +381,9 @@ impl PyClosedJaxpr {
         drop(args);
         let out_avals = self.inner.out_avals().py()?;
         let timeout = timeout.map(duration_from_secs).transpose()?;
-        let outs = match (determinism, max_loop_iterations, timeout, max_steps) {
-            (None, None, None, None) => run_detached(py, &self.inner, arrs)?,
+        let limited = max_loop_iterations.is_some() || max_steps.is_some() || max_bytes.is_some();
+        let outs = match (determinism, limited, timeout) {
+            (None, false, None) => run_detached(py, &self.inner, arrs)?,
             _ => {
                 let mode = match determinism {
                     Some(name) => determinism_from_name(name)?,
@@ -395,6 +400,9 @@ impl PyClosedJaxpr {
                     }
                     if let Some(t) = timeout {
                         ctx = ctx.with_timeout(t);
+                    }
+                    if let Some(n) = max_bytes {
+                        ctx = ctx.with_max_run_bytes(n);
                     }
                     interp::eval_closed_in(&ctx, &prog, &arrs)
                 })

@@ -57,6 +57,13 @@ use pyo3::sync::PyOnceLock;
 
 /// Maps a core error to the Python exception a JAX user expects. The message
 /// is the core error's `Display`.
+/// Every allocation of the extension is counted, so live-memory budgets
+/// (`config.update("microjax_max_live_bytes", n)`, an exported program's
+/// `Limits.max_bytes`) see kernel scratch and library workspaces too, and
+/// `Device.memory_stats()` reports live and peak bytes.
+#[global_allocator]
+static ALLOCATOR: microjax::array::live::CountingAlloc = microjax::array::live::CountingAlloc;
+
 pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
     use microjax::Error as E;
     let msg = e.to_string();
@@ -80,7 +87,9 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         | E::Limit(_) => PyValueError::new_err(msg),
         E::NotImplemented(_) => PyNotImplementedError::new_err(msg),
         E::UnboundAxis { .. } => PyNameError::new_err(msg),
-        E::AllocationTooLarge { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
+        E::AllocationTooLarge { .. } | E::MemoryBudget { .. } => {
+            pyo3::exceptions::PyMemoryError::new_err(msg)
+        }
         // A cancelled run (its `CancelToken` set) is a RuntimeError: the
         // run stopped on request, it was not interrupted by a signal.
         E::Device(_) | E::Cancelled => pyo3::exceptions::PyRuntimeError::new_err(msg),

@@ -49,8 +49,33 @@ fn buffer_pool_clear() {
     microjax::array::pool::clear();
 }
 
+/// Live host memory counted by the extension's allocator (`array::live`):
+/// bytes live now, the most live at once, and the process budget (`None`:
+/// none) — JAX's `Device.memory_stats()` keys.
+#[pyfunction]
+fn live_memory_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use microjax::array::live;
+    dict_of!(py; "bytes_in_use" => live::live_bytes(), "peak_bytes_in_use" => live::peak_live_bytes(),
+        "bytes_limit" => live::max_live_bytes())
+}
+
+/// Starts a new peak of live bytes at the bytes live now.
+#[pyfunction]
+fn reset_peak_live_bytes() {
+    microjax::array::live::reset_peak_live_bytes();
+}
+
+/// Sets the process budget of live bytes (`None` removes it).
+#[pyfunction]
+#[pyo3(signature = (nbytes))]
+fn set_max_live_bytes(nbytes: Option<u64>) -> PyResult<()> {
+    use crate::CoreResultExt;
+    microjax::array::live::set_max_live_bytes(nbytes).py()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_functions!(m; set_compile_cache_size, compile_cache_stats, compile_cache_clear,
-        set_buffer_pool_bytes, buffer_pool_stats, buffer_pool_clear);
+        set_buffer_pool_bytes, buffer_pool_stats, buffer_pool_clear, live_memory_stats,
+        reset_peak_live_bytes, set_max_live_bytes);
     Ok(())
 }

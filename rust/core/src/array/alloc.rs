@@ -5,7 +5,8 @@
 //! container limit, an exhausted address space) aborts the process. The
 //! helpers below reserve with [`Vec::try_reserve_exact`] first, so such a
 //! refusal is an [`Error::AllocationTooLarge`] (Python `MemoryError`) and the
-//! process stays usable.
+//! process stays usable. Large requests are first checked against the
+//! live-memory budgets ([`super::live::admit`]: [`Error::MemoryBudget`]).
 //!
 //! The rule: every buffer that can reach 1 MiB (kernel outputs and scratch:
 //! sort keys and permutations, gather/scatter/concatenate index tables,
@@ -34,6 +35,7 @@ fn refused<T>(what: &str, n: usize) -> Error {
 /// Reserves room for `additional` more values in `v`, fallibly and exactly.
 #[inline]
 pub fn reserve<T>(what: &str, v: &mut Vec<T>, additional: usize) -> Result<()> {
+    super::live::admit(what, additional.saturating_mul(std::mem::size_of::<T>()))?;
     v.try_reserve_exact(additional)
         .map_err(|_| refused::<T>(what, v.len().saturating_add(additional)))
 }

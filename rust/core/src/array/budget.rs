@@ -180,7 +180,13 @@ pub fn check_and_probe_avals_within<'a>(
         too_large_for(what, shape, dtype, total, budget)
     };
     let bytes = usize::try_from(total).map_err(|_| refused())?;
-    drop(crate::array::alloc::with_capacity::<u8>(what, bytes).map_err(|_| refused())?);
+    crate::array::live::admit(what, bytes)?;
+    drop(
+        crate::array::alloc::with_capacity::<u8>(what, bytes).map_err(|e| match e {
+            Error::MemoryBudget { .. } => e,
+            _ => refused(),
+        })?,
+    );
     Ok(())
 }
 
@@ -189,6 +195,8 @@ pub fn check_and_probe_avals_within<'a>(
 /// error too ([`crate::array::alloc::filled`]).
 pub fn filled<T: Clone>(what: &str, dtype: DType, value: T, n: usize) -> Result<Vec<T>> {
     check_elements(what, n, dtype, || format!("({n},)"))?;
-    crate::array::alloc::filled(what, value, n)
-        .map_err(|_| too_large(what, format!("({n},)"), dtype, bytes_of(n, dtype)))
+    crate::array::alloc::filled(what, value, n).map_err(|e| match e {
+        Error::MemoryBudget { .. } => e,
+        _ => too_large(what, format!("({n},)"), dtype, bytes_of(n, dtype)),
+    })
 }

@@ -14,6 +14,7 @@ pub mod alloc;
 pub mod budget;
 pub mod elems;
 pub mod foreign;
+pub mod live;
 pub mod pool;
 
 pub use elems::Elems;

@@ -202,6 +202,19 @@ pub fn set_cap_bytes(cap: usize) {
     }
 }
 
+/// Frees the buffers the pool holds, when its lock is free now (a
+/// live-memory budget about to refuse an allocation makes room first);
+/// returns the bytes freed.
+pub fn release_held() -> usize {
+    let Ok(mut s) = cell().try_lock() else {
+        return 0;
+    };
+    let freed = s.held;
+    s.free.clear();
+    s.held = 0;
+    freed
+}
+
 /// Frees everything the pool holds and zeroes its counters.
 pub fn clear() {
     let mut s = state();

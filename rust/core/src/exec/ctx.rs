@@ -121,6 +121,9 @@ pub struct ExecCtx {
     /// Steps taken so far by the whole run.
     steps_taken: AtomicU64,
     max_buffer_bytes: u64,
+    /// The run's live-memory budget ([`crate::array::live`]): the live
+    /// bytes when it was set and the most the run may add (`None`: none).
+    max_run_bytes: Option<(usize, u64)>,
     cancel: Option<CancelToken>,
     /// The instant a run must be done by (`None`: no deadline).
     deadline: Option<Instant>,
@@ -151,6 +154,7 @@ impl fmt::Debug for ExecCtx {
             .field("max_steps", &self.max_steps)
             .field("steps_taken", &self.steps_taken.load(Ordering::Relaxed))
             .field("max_buffer_bytes", &self.max_buffer_bytes)
+            .field("max_run_bytes", &self.max_run_bytes())
             .field("cancel", &self.cancel)
             .field("deadline", &self.deadline)
             .field("poll_every", &self.poll.as_ref().map(|p| p.1))
@@ -194,6 +198,7 @@ impl ExecCtx {
             max_steps: None,
             steps_taken: AtomicU64::new(0),
             max_buffer_bytes: crate::array::budget::max_buffer_bytes(),
+            max_run_bytes: None,
             cancel: None,
             deadline: None,
             poll: DEFAULT_POLL
@@ -238,6 +243,22 @@ impl ExecCtx {
         /// This context splitting parallel kernel work into `parts` parts
         /// (`None`: the threads of the current rayon pool).
         with_partitions(parts: Option<NonZeroUsize>) => partitions = parts;
+    }
+
+    /// This context with a live-memory budget of `bytes`: the run may add
+    /// at most that many live bytes to those live now (counted by
+    /// [`crate::array::live::CountingAlloc`], kernel scratch included; no
+    /// bound without it). Allocations of the running thread are refused
+    /// before they are made, the rest checked at every plan step
+    /// ([`Error::MemoryBudget`]).
+    pub fn with_max_run_bytes(mut self, bytes: u64) -> ExecCtx {
+        self.max_run_bytes = Some((crate::array::live::live_base(), bytes));
+        self
+    }
+
+    /// The run's live-memory budget in bytes, when it has one.
+    pub fn max_run_bytes(&self) -> Option<u64> {
+        self.max_run_bytes.map(|(_, bytes)| bytes)
     }
 
     pub fn determinism(&self) -> Determinism {
@@ -288,6 +309,7 @@ impl ExecCtx {
             max_steps: None,
             steps_taken: AtomicU64::new(0),
             max_buffer_bytes: self.max_buffer_bytes,
+            max_run_bytes: self.max_run_bytes,
             cancel: self.cancel.clone(),
             deadline: self.deadline,
             poll: None,
@@ -345,8 +367,20 @@ impl ExecCtx {
     /// (the one place the SIMD thread-local is set from a context).
     /// When the thread already runs at that level (a nested evaluation, or
     /// an eager call in the default mode) nothing is swapped.
+    /// A run with a live-memory budget also sets it for this thread
+    /// ([`crate::array::live::with_run_cap`]).
     #[inline]
     pub fn enter<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self.max_run_bytes {
+            None => self.enter_simd(f),
+            Some((base, limit)) => {
+                crate::array::live::with_run_cap(base, limit, || self.enter_simd(f))
+            }
+        }
+    }
+
+    #[inline]
+    fn enter_simd<R>(&self, f: impl FnOnce() -> R) -> R {
         let level = self.simd_level();
         if vmath::forced_simd_level() == Some(level) {
             f()
@@ -376,6 +410,9 @@ impl ExecCtx {
                 "the run takes more than {max} steps (equations executed, loop iterations \
                  included), the program's limit"
             )));
+        }
+        if let Some((base, limit)) = self.max_run_bytes {
+            crate::array::live::check_run("plan step", base, limit)?;
         }
         self.checkpoint()
     }

@@ -337,6 +337,7 @@ impl<T: Scalar> Out<T> {
 
 /// A workspace of `req` (reused over the batch).
 pub fn workspace(req: StackReq) -> Result<MemBuffer> {
+    crate::array::live::admit("linalg workspace", req.size_bytes())?;
     MemBuffer::try_new(req).map_err(|_| Error::AllocationTooLarge {
         what: "linalg".into(),
         shape: format!("({},)", req.size_bytes()),
