@@ -122,3 +122,21 @@ def test_exported_call_is_bounded_by_its_max_bytes():
     tight_small = export.deserialize(small.serialize(), limits=export.Limits(max_bytes=10 * MiB))
     y = np.arange(1024, 0, -1).astype(np.float32)
     np.testing.assert_array_equal(np.asarray(tight_small.call(y)), np.sort(y))
+
+
+def test_sort_by_one_key_takes_one_row_of_scratch():
+    """A sort by one real key rewrites its output row by row: the peak it
+    adds is the output and one row of 8-byte words (3x a float32 input),
+    and the result is NumPy's stable sort, NaNs last."""
+    from microjax_rs import _core
+    x = np.random.default_rng(2).standard_normal(4 * MiB).astype(np.float32)  # 16 MiB
+    x[::97] = np.nan
+    xj = jnp.asarray(x)
+    jnp.sort(xj[:8]).block_until_ready()
+    _core.reset_peak_live_bytes()
+    base = stats()["bytes_in_use"]
+    y = jnp.sort(xj)
+    y.block_until_ready()
+    added = stats()["peak_bytes_in_use"] - base
+    assert 16 * MiB <= added <= 50 * MiB, added / MiB
+    np.testing.assert_array_equal(np.asarray(y), np.sort(x, kind="stable"))

@@ -237,26 +237,15 @@ fn split_at_axis(shape: &[usize], d: usize) -> Result<(usize, usize, usize)> {
     Ok((outer, n, inner))
 }
 
-/// Sorts the positions `row` (increasing) by one key: an unstable sort of
-/// `(key, position)` pairs is stable in the key and much faster than a
-/// comparator over positions.
-fn sort_one_key(key: &[u64], row: &mut [usize], pairs: &mut Vec<(u64, usize)>) {
-    pairs.clear();
-    pairs.extend(row.iter().map(|&p| (key.get(p).copied().unwrap_or(0), p)));
-    pairs.sort_unstable();
-    for (r, &(_, p)) in row.iter_mut().zip(pairs.iter()) {
-        *r = p;
-    }
-}
-
 /// The flat source position of every output position of a stable sort of
-/// `keys` (one vector per key operand, flat over `shape`) along `d`.
+/// `keys` (one vector per key column, flat over `shape`) along `d`: the
+/// sorts by several keys or by a complex key ([`sort_by_one_key`] sorts by
+/// one real key).
 fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<usize>> {
     let (outer, n, inner) = split_at_axis(shape, d)?;
     let total = checked_size(shape)?;
     let mut src: Vec<usize> = from_iter("sort", 0..total)?;
     let mut row: Vec<usize> = with_capacity("sort", n)?;
-    let mut pairs: Vec<(u64, usize)> = with_capacity("sort", if keys.len() == 1 { n } else { 0 })?;
     // All positions below are < total, so the saturating ops are exact.
     let row_stride = n.saturating_mul(inner);
     for o in 0..outer {
@@ -264,11 +253,7 @@ fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<
             let base = o.saturating_mul(row_stride).saturating_add(i);
             row.clear();
             row.extend((0..n).map(|j| base.saturating_add(j.saturating_mul(inner))));
-            if let [key] = keys {
-                sort_one_key(key, &mut row, &mut pairs);
-            } else {
-                row.sort_by(|&a, &b| cmp_keys(keys, a, b));
-            }
+            row.sort_by(|&a, &b| cmp_keys(keys, a, b));
             for (j, &p) in row.iter().enumerate() {
                 if let Some(s) = src.get_mut(base.saturating_add(j.saturating_mul(inner))) {
                     *s = p;
@@ -279,8 +264,162 @@ fn sort_permutation(keys: &[Vec<u64>], shape: &[usize], d: usize) -> Result<Vec<
     Ok(src)
 }
 
+const SIGN32: u32 = 1 << 31;
+
+/// The 32-bit order key of an `f32` (the order of [`f32_key`]: zeros and
+/// NaNs canonical).
+fn f32_key32(x: f32) -> u32 {
+    let x = if x == 0.0 {
+        0.0
+    } else if x.is_nan() {
+        f32::NAN
+    } else {
+        x
+    };
+    let bits = x.to_bits();
+    if bits & SIGN32 != 0 {
+        !bits
+    } else {
+        bits | SIGN32
+    }
+}
+
+fn signed_key32(x: i32) -> u32 {
+    u32::from_ne_bytes(x.to_ne_bytes()) ^ SIGN32
+}
+
+/// The order key of the element at a flat position.
+enum PosKey<'a> {
+    /// Dtypes of at most 32 bits.
+    Narrow(Box<dyn Fn(usize) -> u32 + 'a>),
+    Wide(Box<dyn Fn(usize) -> u64 + 'a>),
+}
+
+/// The order key of a real operand's elements, or `None` for dtypes that
+/// order by several columns (complex) or not at all.
+fn pos_key(buf: &Buffer) -> Option<PosKey<'_>> {
+    use PosKey::{Narrow, Wide};
+    Some(match buf {
+        Buffer::Bool(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&b| u32::from(b)))),
+        Buffer::I8(v) => Narrow(Box::new(|p| {
+            v.get(p).map_or(0, |&x| signed_key32(x.into()))
+        })),
+        Buffer::I16(v) => Narrow(Box::new(|p| {
+            v.get(p).map_or(0, |&x| signed_key32(x.into()))
+        })),
+        Buffer::I32(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&x| signed_key32(x)))),
+        Buffer::U8(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&x| u32::from(x)))),
+        Buffer::U16(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&x| u32::from(x)))),
+        Buffer::U32(v) => Narrow(Box::new(|p| v.get(p).copied().unwrap_or(0))),
+        Buffer::F16(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&x| f32_key32(x.to_f32())))),
+        Buffer::BF16(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&x| f32_key32(x.to_f32())))),
+        Buffer::F32(v) => Narrow(Box::new(|p| v.get(p).map_or(0, |&x| f32_key32(x)))),
+        Buffer::I64(v) => Wide(Box::new(|p| v.get(p).map_or(0, |&x| signed_key(x)))),
+        Buffer::U64(v) => Wide(Box::new(|p| v.get(p).copied().unwrap_or(0))),
+        Buffer::F64(v) => Wide(Box::new(|p| v.get(p).map_or(0, |&x| f64_key(x)))),
+        _ => return None,
+    })
+}
+
+/// Row offsets of a stable sort of one row by `key`: `pos(j)` is the flat
+/// position of the row's `j`-th element. Narrow keys of rows shorter than
+/// 2^32 sort as packed `key << 32 | j` words (8 bytes an element), which
+/// are turned into the offsets in place; the rest as `(key, j)` pairs.
+fn sort_row<'w>(
+    key: &PosKey<'_>, n: usize, pos: impl Fn(usize) -> usize, words: &'w mut Vec<u64>,
+    pairs: &mut Vec<(u64, u64)>,
+) -> &'w [u64] {
+    words.clear();
+    match key {
+        PosKey::Narrow(k) if u32::try_from(n).is_ok() => {
+            words.extend((0..n).map(|j| (u64::from(k(pos(j))) << 32) | j as u64));
+            words.sort_unstable();
+            for w in words.iter_mut() {
+                *w &= u64::from(u32::MAX);
+            }
+        }
+        _ => {
+            let wide = |p: usize| match key {
+                PosKey::Narrow(k) => u64::from(k(p)),
+                PosKey::Wide(k) => k(p),
+            };
+            pairs.clear();
+            pairs.extend((0..n).map(|j| (wide(pos(j)), j as u64)));
+            pairs.sort_unstable();
+            words.extend(pairs.iter().map(|&(_, j)| j));
+        }
+    }
+    words
+}
+
+/// A sort by one real key: row by row, without order-key or permutation
+/// arrays over the whole operand (the scratch is one row's words). Every
+/// operand's output starts as a copy and each row is rewritten in order.
+fn sort_by_one_key(args: &[&HostArray], key: &PosKey<'_>, d: usize) -> Result<Vec<Buffer>> {
+    let first = args.first().ok_or(Error::arity("sort", 1, 0))?;
+    let (outer, n, inner) = split_at_axis(first.shape(), d)?;
+    let mut outs: Vec<Buffer> = try_from_iter("sort", args.iter().map(|a| owned_copy(a.buffer())))?;
+    let mut words: Vec<u64> = with_capacity("sort", n)?;
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    if matches!(key, PosKey::Wide(_)) || u32::try_from(n).is_err() {
+        crate::array::alloc::reserve("sort", &mut pairs, n)?;
+    }
+    // All positions below are < the operand's size, so the saturating ops
+    // are exact.
+    let row_stride = n.saturating_mul(inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o.saturating_mul(row_stride).saturating_add(i);
+            let pos = |j: usize| base.saturating_add(j.saturating_mul(inner));
+            let order = sort_row(key, n, pos, &mut words, &mut pairs);
+            for (src, out) in args.iter().zip(outs.iter_mut()) {
+                permute_row(src.buffer(), out, order, pos)?;
+            }
+        }
+    }
+    Ok(outs)
+}
+
+/// A copy of `buf` in owned storage (fallible), to be rewritten in place.
+fn owned_copy(buf: &Buffer) -> Result<Buffer> {
+    crate::with_buffer!(buf,
+        v => Ok(Buffer::from(to_vec("sort", v)?)),
+        _ => Err(Error::dtype("sort", &[buf.dtype()], "requires numeric or bool operands"))
+    )
+}
+
+/// `out[pos(j)] = src[pos(order[j])]` for one row (`out` an
+/// [`owned_copy`] of `src`).
+fn permute_row(
+    src: &Buffer, out: &mut Buffer, order: &[u64], pos: impl Fn(usize) -> usize,
+) -> Result<()> {
+    let oob = || Error::InvalidArgument("sort: permutation index out of range".into());
+    macro_rules! permute {
+        ($($variant:ident),*) => {
+            match (src, out) {
+                $((Buffer::$variant(s), Buffer::$variant(o)) => {
+                    let o = o.make_mut();
+                    for (j, &from) in order.iter().enumerate() {
+                        let from = usize::try_from(from).map_err(|_| oob())?;
+                        let v = *s.get(pos(from)).ok_or_else(oob)?;
+                        *o.get_mut(pos(j)).ok_or_else(oob)? = v;
+                    }
+                    Ok(())
+                })*
+                _ => Err(Error::dtype("sort", &[src.dtype()], "requires numeric or bool operands")),
+            }
+        };
+    }
+    permute!(Bool, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64, C64, C128)
+}
+
 fn sort_kernel(args: &[&HostArray], dimension: usize, num_keys: usize) -> Result<Vec<Buffer>> {
     let first = args.first().ok_or(Error::arity("sort", 1, 0))?;
+    if num_keys == 1 {
+        if let Some(key) = pos_key(first.buffer()) {
+            return sort_by_one_key(args, &key, dimension);
+        }
+    }
     let mut keys = Vec::with_capacity(num_keys);
     for a in args.iter().take(num_keys) {
         keys.extend(key_columns(a.buffer())?);
