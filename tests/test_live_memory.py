@@ -140,3 +140,20 @@ def test_sort_by_one_key_takes_one_row_of_scratch():
     added = stats()["peak_bytes_in_use"] - base
     assert 16 * MiB <= added <= 50 * MiB, added / MiB
     np.testing.assert_array_equal(np.asarray(y), np.sort(x, kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", [jnp.float16, jnp.bfloat16])
+def test_half_precision_scratch_is_checked_before_widening(live_budget, dtype):
+    """f16/bf16 kernels compute in f32 copies of their operands: those
+    copies count against the budget before they are made."""
+    from microjax_rs import _core
+    x = jnp.ones(8 * MiB, dtype)  # 16 MiB; its f32 copy and result: 64 MiB
+    jax.block_until_ready(x)
+    _core.reset_peak_live_bytes()
+    limit = live_budget(40 * MiB)
+    for f in (jnp.tanh, lambda v: v * v, jnp.max, jnp.argmax, jnp.cumsum):
+        with pytest.raises(MemoryError):
+            jax.block_until_ready(f(x))
+    assert stats()["peak_bytes_in_use"] <= limit + MiB
+    config.update("microjax_max_live_bytes", None)
+    assert float(jnp.tanh(x[:4])[0]) == pytest.approx(np.tanh(1.0), rel=1e-2)

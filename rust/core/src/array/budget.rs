@@ -190,6 +190,39 @@ pub fn check_and_probe_avals_within<'a>(
     Ok(())
 }
 
+/// Probes `bytes` of kernel scratch that a kernel then allocates
+/// infallibly (the f32 copies half-precision kernels compute in): checked
+/// against the live-memory budgets, then reserved fallibly and released,
+/// so an allocation the OS would refuse is [`Error::AllocationTooLarge`]
+/// instead of an abort. Free under [`PROBE_BYTES`].
+pub fn probe_scratch(what: &str, bytes: usize) -> Result<()> {
+    if (bytes as u128) < PROBE_BYTES {
+        return Ok(());
+    }
+    crate::array::live::admit(what, bytes)?;
+    drop(crate::array::alloc::with_capacity::<u8>(what, bytes)?);
+    Ok(())
+}
+
+/// Bytes of the f32 copies a half-precision kernel makes of `buffers`
+/// (and of one result like them): 4 bytes per element of each buffer and
+/// of the result. 0 when none of them is f16 or bf16.
+pub fn half_widening_bytes(buffers: &[&crate::array::Buffer]) -> usize {
+    use crate::array::Buffer;
+    if !buffers
+        .iter()
+        .any(|b| matches!(b, Buffer::F16(_) | Buffer::BF16(_)))
+    {
+        return 0;
+    }
+    let elements = buffers
+        .iter()
+        .map(|b| b.len())
+        .fold(0usize, usize::saturating_add);
+    let widest = buffers.iter().map(|b| b.len()).max().unwrap_or(0);
+    elements.saturating_add(widest).saturating_mul(4)
+}
+
 /// A vector of `n` copies of `value`, checked against the budget (the
 /// central buffer constructors use it); an allocation the OS refuses is an
 /// error too ([`crate::array::alloc::filled`]).

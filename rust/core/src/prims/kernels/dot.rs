@@ -706,6 +706,9 @@ fn plain_matmul<T: Copy>(
 fn half_matmul<H: HalfElem>(
     ctx: &ExecCtx, l: &[H], r: &[H], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<H>> {
+    let out_len = sz.b.saturating_mul(sz.m).saturating_mul(sz.n);
+    let widened = l.len().saturating_add(r.len()).saturating_add(out_len);
+    crate::array::budget::probe_scratch("dot_general", widened.saturating_mul(4))?;
     Ok(H::narrow(&float_matmul(
         ctx,
         &H::widen(l),

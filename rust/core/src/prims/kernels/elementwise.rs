@@ -23,6 +23,10 @@ fn len_err(prim: &'static str) -> Error {
 // ---------------------------------------------------------------- unary
 
 pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
+    crate::array::budget::probe_scratch(
+        op.name(),
+        crate::array::budget::half_widening_bytes(&[x]),
+    )?;
     let bad = || bad_dtype(op.name(), &[x.dtype()]);
     Ok(match x {
         Buffer::F32(v) => Buffer::F32(f32_unary(op, v).into()),
@@ -139,6 +143,7 @@ pub fn is_finite(x: &Buffer) -> Result<Buffer> {
 
 /// `round` with JAX's rounding methods.
 pub fn round(x: &Buffer, method: RoundingMethod) -> Result<Buffer> {
+    crate::array::budget::probe_scratch("round", crate::array::budget::half_widening_bytes(&[x]))?;
     fn go<T: FloatElem>(v: &[T], method: RoundingMethod) -> Vec<T> {
         match method {
             RoundingMethod::AwayFromZero => map(v, T::round_away),
@@ -160,6 +165,10 @@ pub fn round(x: &Buffer, method: RoundingMethod) -> Result<Buffer> {
 /// `clamp(lo, x, hi) = min(max(x, lo), hi)`, NaN-propagating for floats (as
 /// XLA); `lo`/`hi` have `x`'s length or length 1.
 pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
+    crate::array::budget::probe_scratch(
+        "clamp",
+        crate::array::budget::half_widening_bytes(&[lo, x, hi]),
+    )?;
     let name = "clamp";
     let bad = || bad_dtype(name, &dtypes_of(&[lo, x, hi]));
     fn go<T: Copy>(
@@ -215,6 +224,10 @@ pub fn clamp(lo: &Buffer, x: &Buffer, hi: &Buffer) -> Result<Buffer> {
 // --------------------------------------------------------------- binary
 
 pub fn binary(op: BinaryOp, x: &Buffer, y: &Buffer) -> Result<Buffer> {
+    crate::array::budget::probe_scratch(
+        op.name(),
+        crate::array::budget::half_widening_bytes(&[x, y]),
+    )?;
     let name = op.name();
     let bad = || bad_dtype(name, &dtypes_of(&[x, y]));
     macro_rules! int_arm {
@@ -489,6 +502,10 @@ fn key_words(v: &[u32]) -> Vec<u64> {
 // ---------------------------------------------------------- integer_pow
 
 pub fn integer_pow(y: i32, x: &Buffer) -> Result<Buffer> {
+    crate::array::budget::probe_scratch(
+        "integer_pow",
+        crate::array::budget::half_widening_bytes(&[x]),
+    )?;
     let name = "integer_pow";
     let int_exp = || {
         u32::try_from(y).map_err(|_| {

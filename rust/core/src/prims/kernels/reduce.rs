@@ -271,6 +271,7 @@ fn float_reduce<T: FloatElem>(
 fn half_reduce<H: HalfElem>(
     op: ReduceOp, v: &[H], shape: &[usize], axes: &[usize],
 ) -> Result<Vec<H>> {
+    crate::array::budget::probe_scratch(op.name(), v.len().saturating_mul(8))?;
     Ok(H::narrow(&float_reduce(op, &H::widen(v), shape, axes)?))
 }
 
@@ -462,6 +463,10 @@ fn int_scan<T: IntElem>(
 pub fn cumulative(op: CumOp, x: &HostArray, axis: usize, reverse: bool) -> Result<Buffer> {
     let s = x.shape();
     let name = op.name();
+    crate::array::budget::probe_scratch(
+        name,
+        crate::array::budget::half_widening_bytes(&[x.buffer()]),
+    )?;
     Ok(match x.buffer() {
         Buffer::F32(v) => Buffer::F32(float_scan(op, v, s, axis, reverse)?.into()),
         Buffer::F64(v) => Buffer::F64(float_scan(op, v, s, axis, reverse)?.into()),
@@ -535,6 +540,10 @@ pub fn arg(op: ArgOp, x: &HostArray, axis: usize, index_dtype: DType) -> Result<
     let s = x.shape();
     let name = op.name();
     let m = op == ArgOp::Argmax;
+    crate::array::budget::probe_scratch(
+        name,
+        crate::array::budget::half_widening_bytes(&[x.buffer()]),
+    )?;
     let idx = match x.buffer() {
         Buffer::F32(v) => arg_lines(name, v, s, axis, m)?,
         Buffer::F64(v) => arg_lines(name, v, s, axis, m)?,
