@@ -307,7 +307,7 @@ impl<T: Scalar> Out<T> {
     pub fn new(batch: usize, r: usize, c: usize) -> Result<Out<T>> {
         let len = checked_size(&[batch, r, c])?;
         Ok(Out {
-            data: vec![T::zero_impl(); len],
+            data: crate::array::alloc::filled("linalg", T::zero_impl(), len)?,
             r,
             c,
         })
