@@ -468,3 +468,57 @@ fn export_refuses_exactly_what_loading_refuses() {
         }
     }
 }
+
+/// An elementwise chain of `n` equations on `f32[4]` (alternating `+ 0.5`,
+/// `sin`, `* 1.0001`).
+fn elementwise_chain(n: usize) -> ClosedJaxpr {
+    let mut b = Builder::new();
+    let mut y = Atom::Var(b.add_input(f32v(&[4])).unwrap());
+    let mut eqns = 0;
+    while eqns < n {
+        y = if eqns % 3 == 0 {
+            b.binary(BinaryOp::Add, y, Builder::lit(DType::F32, 0.5))
+                .unwrap()
+        } else if eqns % 3 == 1 {
+            b.unary(UnaryOp::Sin, y).unwrap()
+        } else {
+            b.binary(BinaryOp::Mul, y, Builder::lit(DType::F32, 1.0001))
+                .unwrap()
+        };
+        eqns += 1;
+    }
+    b.build(vec![y]).unwrap()
+}
+
+/// Loading is linear in the program's size, so the default parse limits
+/// (2^20 equations) cannot be turned into a denial of service: a
+/// 4x10^5-equation program loads about four times slower than a 10^5 one
+/// (a quadratic step would make it sixteen; it once took 109 s). Best of
+/// two loads each; the ratio, not a wall-clock figure, is asserted.
+#[test]
+fn loading_is_linear_in_program_size() {
+    let load_time = |n: usize| {
+        let bytes = Program::to_bytes(&elementwise_chain(n), Determinism::Default, "").unwrap();
+        (0..2)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let p = Program::from_bytes(&bytes).unwrap();
+                let dt = t.elapsed().as_secs_f64();
+                drop(p);
+                dt
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (small, large) = (load_time(100_000), load_time(400_000));
+    assert!(
+        large / small < 10.0,
+        "10^5: {small:.3} s, 4x10^5: {large:.3} s"
+    );
+    // And the large one runs.
+    let p = Program::from_bytes(
+        &Program::to_bytes(&elementwise_chain(400_000), Determinism::Default, "").unwrap(),
+    )
+    .unwrap();
+    let x = HostArray::new(vec![4], Buffer::F32(vec![0.0; 4].into())).unwrap();
+    assert!(f32s(&p.run(&[x]).unwrap()[0]).iter().all(|v| v.is_finite()));
+}

@@ -243,9 +243,11 @@ impl Device {
             .slice()?
             .try_slice(0..buf.bytes)
             .ok_or_else(|| Error::Device("device buffer shorter than its contents".into()))?;
-        let out = self
-            .stream
-            .clone_dtoh(&view)
+        // The host copy is allocated fallibly (cudarc's `clone_dtoh` would
+        // not be), exactly as long as the view.
+        let mut out = crate::array::alloc::filled("device-to-host copy", 0u8, buf.bytes)?;
+        self.stream
+            .memcpy_dtoh(&view, &mut out)
             .map_err(|e| device_error("device-to-host copy", e))?;
         self.stream
             .synchronize()
