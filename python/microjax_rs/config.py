@@ -20,30 +20,26 @@ def _env_flag(*names):
     return False
 
 
-def _set_max_buffer_bytes(value):
-    if value is None:
-        _core.set_max_buffer_bytes(None)
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_max_buffer_bytes must be an int or None, got {type(value).__name__}")
-    if value <= 0 or value >= 2 ** 64:
-        raise ValueError(
-            f"microjax_max_buffer_bytes must be a positive number of bytes below 2**64, got {value}")
-    _core.set_max_buffer_bytes(value)
+def _byte_budget_setter(option, set_in_core):
+    """The setter of a byte-budget option: an int in [1, 2**64) or None (the
+    default), handed to the core's `set_in_core`."""
+    def set_budget(value):
+        if value is None:
+            set_in_core(None)
+            return
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{option} must be an int or None, got {type(value).__name__}")
+        if value <= 0 or value >= 2 ** 64:
+            raise ValueError(
+                f"{option} must be a positive number of bytes below 2**64, got {value}")
+        set_in_core(value)
+    return set_budget
 
 
-def _set_max_live_bytes(value):
-    if value is None:
-        _core.set_max_live_bytes(None)
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"microjax_max_live_bytes must be an int or None, got {type(value).__name__}")
-    if value <= 0 or value >= 2 ** 64:
-        raise ValueError(
-            f"microjax_max_live_bytes must be a positive number of bytes below 2**64, got {value}")
-    _core.set_max_live_bytes(value)
+_set_max_buffer_bytes = _byte_budget_setter(
+    "microjax_max_buffer_bytes", _core.set_max_buffer_bytes)
+_set_max_live_bytes = _byte_budget_setter(
+    "microjax_max_live_bytes", _core.set_max_live_bytes)
 
 
 def _set_determinism(value):
