@@ -6,6 +6,8 @@
 #                its wall time. The `ci` build stays in target/ci (the tests load
 #                it through MICROJAX_RS_CORE): the release extension `make run`
 #                installed in python/microjax_rs is never replaced.
+#   make docs    the documentation site (mkdocs.yml: tutorials, API reference, developer
+#                notes) built with warnings as errors into target/docs; also a `make test` stage
 #   make bench   release build, then benches/run.py (rewrites benches/RESULTS.md)
 #   make bench-compare   the same with JAX and PyTorch columns: installs
 #                benches/requirements-compare.txt (pinned) into .venv-compare
@@ -56,10 +58,10 @@ define stage
 echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s$$( [ $$rc -eq 0 ] || echo " FAILED (exit $$rc)")"; exit $$rc
 endef
 
-.PHONY: help .venv venv build build-ci run test lint fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel clean-venv
+.PHONY: help .venv venv build build-ci run test docs lint fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel clean-venv
 
 help:
-	@echo "make run | make test | make bench | make bench-compare | make build | make build-ci | make lint | make wheel"
+	@echo "make run | make test | make docs | make bench | make bench-compare | make build | make build-ci | make lint | make wheel"
 
 # ---------------------------------------------------------------- environment
 venv: $(STAMP)
@@ -126,8 +128,16 @@ pytest: venv
 pytest-fake-gpu: venv
 	$(call stage,pytest-fake-gpu,$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q $(PYTEST_N) tests)
 
+# The documentation site (mkdocs.yml). Its API pages are rendered from the
+# imported objects' docstrings (many are made at import), so it loads the `ci`
+# extension through $(TEST_ENV). Warnings are errors (--strict); the site lands
+# in target/docs. The tutorials' code cells run in pytest
+# (tests/test_docs_examples.py).
+docs: venv build-ci
+	$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict --quiet)
+
 # Prerequisites run left to right (.NOTPARALLEL).
-test: venv build-ci lint cargo-test pytest pytest-fake-gpu
+test: venv build-ci docs lint cargo-test pytest pytest-fake-gpu
 	@echo "==> make test: all stages passed"
 
 # ---------------------------------------------------------------- benchmarks

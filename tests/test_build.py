@@ -128,11 +128,11 @@ def _make_rules():
 
 def test_makefile_targets():
     rules = _make_rules()
-    for target in ("run", "test", "bench", "build", "build-ci", "venv", "lint", "cargo-test", "pytest",
+    for target in ("run", "test", "bench", "build", "build-ci", "venv", "docs", "lint", "cargo-test", "pytest",
                    "pytest-fake-gpu"):
         assert target in rules, f"Makefile lacks `{target}`"
     # `make test` runs every stage, in this order.
-    assert rules["test"] == ["venv", "build-ci", "lint", "cargo-test", "pytest", "pytest-fake-gpu"]
+    assert rules["test"] == ["venv", "build-ci", "docs", "lint", "cargo-test", "pytest", "pytest-fake-gpu"]
     assert "build" in rules["run"]
     mk = _read("Makefile")
     assert "clippy --workspace --all-targets" in mk and "-D warnings" in mk
@@ -140,6 +140,20 @@ def test_makefile_targets():
     assert "maturin develop --release" in mk
     assert "-m pytest" in mk
     assert "MICROJAX_FAKE_GPU=1 $(VPY) -m pytest" in mk
+
+
+def test_docs_stage_builds_the_site_strictly():
+    # `make docs` (a `make test` stage) builds the site with warnings as errors
+    # on the `ci` extension, into a git-ignored directory; the tool is pinned.
+    rules = _make_rules()
+    assert "build-ci" in rules["docs"]
+    mk = _read("Makefile")
+    recipe = mk.split("\ndocs:", 1)[1].split("\n\n", 1)[0]
+    assert "$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict" in recipe
+    config = _read("mkdocs.yml")
+    assert re.search(r"^site_dir: target/docs$", config, re.M) and "/target" in _read(".gitignore").split()
+    pins = {line.split("==")[0].lower() for line in _read("requirements-dev.txt").splitlines() if "==" in line}
+    assert {"mkdocs", "mkdocstrings", "mkdocstrings-python", "pymdown-extensions"} <= pins
 
 
 def test_ci_script_runs_make_test():
