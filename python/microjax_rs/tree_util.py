@@ -1050,6 +1050,7 @@ def treedef_is_strict_leaf(treedef):
 
 
 def treedef_children(treedef):
+    """The treedefs of the children of `treedef`'s root node, in order."""
     return treedef.children()
 
 

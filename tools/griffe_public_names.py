@@ -1,0 +1,54 @@
+"""A Griffe extension for the documentation site's API pages (mkdocs.yml).
+
+Griffe, inspecting the imported package, turns a name of a public module
+whose object was defined in another module into an alias of the defining
+module's name. Many of ours cannot be resolved that way: functions made by
+factories (qualified names with `<locals>`), objects exported under a second
+name (`jnp.abs` of `absolute`), callable instances (`jnp.add`, a
+`jnp.ufunc`), NumPy's own objects re-exported. So in a public module every
+name that is not a module or a class is inspected in place, from the
+imported object (classes stay aliases, resolved as Griffe does).
+
+Griffe also merges the package's `.pyi` stubs into what it inspected, and a
+stub's declaration carries no docstring: a member of a public module left
+without one takes the imported object's `__doc__` (so docstrings made at
+import, from tables, appear too).
+"""
+import inspect
+import sys
+
+from griffe import Docstring, Extension
+
+
+def _public(path):
+    return not any(part.startswith("_") for part in path.split("."))
+
+
+def _modules(module):
+    yield module
+    for member in module.members.values():
+        if not member.is_alias and member.is_module and _public(member.path):
+            yield from _modules(member)
+
+
+class PublicNamesInPlace(Extension):
+    def on_alias_instance(self, *, alias, node, agent, **kwargs):
+        if not _public(agent.current.path):
+            return
+        for child in node.children:
+            if child.name == alias.name:
+                if not (child.is_module or child.is_class):
+                    agent.inspect(child)
+                return
+
+    def on_package(self, *, pkg, **kwargs):
+        for module in _modules(pkg):
+            runtime = sys.modules.get(module.path)
+            if runtime is None:
+                continue
+            for name, member in module.members.items():
+                if member.is_alias or member.is_module or member.docstring is not None:
+                    continue
+                doc = getattr(getattr(runtime, name, None), "__doc__", None)
+                if isinstance(doc, str) and doc.strip():
+                    member.docstring = Docstring(inspect.cleandoc(doc), parent=member)
