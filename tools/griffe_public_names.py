@@ -13,11 +13,18 @@ Griffe also merges the package's `.pyi` stubs into what it inspected, and a
 stub's declaration carries no docstring: a member of a public module left
 without one takes the imported object's `__doc__` (so docstrings made at
 import, from tables, appear too).
+
+Doctest examples (`>>>` lines and the output after them, up to a blank line)
+are put in `pycon` code blocks, so Markdown shows them as code.
+
+Line numbers serve source links, which the pages do not show; looking them
+up (`inspect.getsourcelines` for each object) is most of the inspection
+time, so each module is inspected without its source lines.
 """
 import inspect
 import sys
 
-from griffe import Docstring, Extension
+from griffe import Docstring, Extension, LinesCollection
 
 
 def _public(path):
@@ -31,7 +38,36 @@ def _modules(module):
             yield from _modules(member)
 
 
+def fence_doctests(text):
+    """`text` with each doctest block (a `>>>` line and the non-blank lines after it) fenced."""
+    out, lines, k = [], text.split("\n"), 0
+    while k < len(lines):
+        line = lines[k]
+        stripped = line.lstrip()
+        if not (stripped.startswith(">>> ") or stripped == ">>>"):
+            out.append(line)
+            k += 1
+            continue
+        indent = line[: len(line) - len(stripped)]
+        out.append(indent + "```pycon")
+        while k < len(lines) and lines[k].strip():
+            out.append(lines[k])
+            k += 1
+        out.append(indent + "```")
+    return "\n".join(out)
+
+
+def _documented(obj):
+    yield obj
+    for member in obj.members.values():
+        if not member.is_alias and not member.is_module:
+            yield from _documented(member)
+
+
 class PublicNamesInPlace(Extension):
+    def on_module_node(self, *, node, agent, **kwargs):
+        agent.lines_collection = LinesCollection()
+
     def on_alias_instance(self, *, alias, node, agent, **kwargs):
         if not _public(agent.current.path):
             return
@@ -52,3 +88,6 @@ class PublicNamesInPlace(Extension):
                 doc = getattr(getattr(runtime, name, None), "__doc__", None)
                 if isinstance(doc, str) and doc.strip():
                     member.docstring = Docstring(inspect.cleandoc(doc), parent=member)
+            for obj in _documented(module):
+                if obj.docstring is not None and ">>>" in obj.docstring.value:
+                    obj.docstring.value = fence_doctests(obj.docstring.value)
