@@ -7,7 +7,9 @@ block must print exactly that text (trailing whitespace aside).
 
 The pages' Rust includes are checked too: each `--8<--` snippet names an
 existing file, and each `<!-- rustdoc-example: PATH N -->` marker names an
-existing doc-comment example (the code `cargo test` compiles).
+existing doc-comment example (the code `cargo test` compiles). The API pages
+(docs/api/) name every public module whose docstrings tests/test_docstrings.py
+counts, and `tree_util` and `export`.
 """
 import contextlib
 import importlib.util
@@ -112,3 +114,18 @@ def test_rustdoc_example_extraction(tmp_path):
     path = tmp_path / "lib.rs"  # absolute: os.path.join(ROOT, path) is path
     path.write_text(src, encoding="utf-8")
     assert hooks.rustdoc_examples(str(path)) == ["let a = 1;", "f();"]
+
+
+def test_api_pages_cover_the_public_modules():
+    spec = importlib.util.spec_from_file_location("docstring_coverage", os.path.join(ROOT, "tools", "docstring_coverage.py"))
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    wanted = {"microjax_rs.tree_util", "microjax_rs.export"}
+    for group, names in tool.GROUPS.items():
+        wanted.update(names if names is not None else [m for m in tool.scipy_modules() if m != "microjax_rs.scipy"])
+    shown = set()
+    api = os.path.join(DOCS, "api")
+    for name in os.listdir(api):
+        with open(os.path.join(api, name), encoding="utf-8") as fh:
+            shown.update(re.findall(r"^::: (\S+)$", fh.read(), re.M))
+    assert sorted(wanted - shown) == []
