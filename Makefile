@@ -1,7 +1,7 @@
 # microjax_rs developer entry points (GNU make).
 #
 #   make run     set up .venv, build the extension (release), run examples/quickstart.py
-#   make test    set up .venv, build the extension (cargo profile `ci`), clippy, rustfmt,
+#   make test    set up .venv, build the extension (cargo profile `ci`), the docs site, clippy, rustfmt,
 #                cargo tests, pytest (also with a stand-in GPU) — each stage prints
 #                its wall time. The `ci` build stays in target/ci (the tests load
 #                it through MICROJAX_RS_CORE): the release extension `make run`
