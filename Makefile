@@ -130,11 +130,12 @@ pytest-fake-gpu: venv
 
 # The documentation site (mkdocs.yml). Its API pages are rendered from the
 # imported objects' docstrings (many are made at import), so it loads the `ci`
-# extension through $(TEST_ENV). Warnings are errors (--strict); the site lands
-# in target/docs. The tutorials' code cells run in pytest
+# extension through $(TEST_ENV). Warnings are errors (--strict; not with
+# --quiet, which drops warnings before they are counted); the site lands in
+# target/docs. The tutorials' code cells run in pytest
 # (tests/test_docs_examples.py).
 docs: venv build-ci
-	$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict --quiet)
+	$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict)
 
 # Prerequisites run left to right (.NOTPARALLEL).
 test: venv build-ci docs lint cargo-test pytest pytest-fake-gpu

@@ -150,6 +150,8 @@ def test_docs_stage_builds_the_site_strictly():
     mk = _read("Makefile")
     recipe = mk.split("\ndocs:", 1)[1].split("\n\n", 1)[0]
     assert "$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict" in recipe
+    # --quiet drops warnings before --strict counts them.
+    assert "--quiet" not in recipe and " -q" not in recipe
     config = _read("mkdocs.yml")
     assert re.search(r"^site_dir: target/docs$", config, re.M) and "/target" in _read(".gitignore").split()
     pins = {line.split("==")[0].lower() for line in _read("requirements-dev.txt").splitlines() if "==" in line}
