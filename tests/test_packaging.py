@@ -95,7 +95,8 @@ def test_pypi_metadata():
 def test_make_wheel_is_portable_and_checked():
     mk = _read("Makefile")
     wheel = mk.split("\nwheel:", 1)[1].split("\n\n", 1)[0]
-    assert "maturin build --release --zig --compatibility manylinux2014" in wheel
+    assert "maturin build --release" in wheel
+    assert "--zig" in wheel and "--compatibility manylinux2014" in wheel  # glibc 2.17, whatever the host's
     assert "auditwheel show" in wheel and "manylinux_2_17_x86_64" in wheel
     assert "abi3audit --strict" in wheel
     assert "tools/wheel_smoke.py" in wheel and "-m venv" in wheel
