@@ -13,6 +13,9 @@
 #                benches/requirements-compare.txt (pinned) into .venv-compare
 #                (a separate environment, about 6 GB; never .venv) and runs
 #                benches/run.py there on the release extension
+#   make wheel   a manylinux2014 cp39-abi3 wheel in dist/, checked (auditwheel,
+#                abi3audit) and smoke-tested in a fresh venv; its tools are pinned
+#                in requirements-wheel.txt
 #
 # Everything is installed from requirements-dev.txt and requirements-ecosystem.txt
 # (pinned, PyPI) into .venv;
@@ -86,9 +89,36 @@ build-ci: venv
 	$(call stage,build-ci,$(PYO3_ENV) cargo build -p microjax-python --profile ci $(CARGO_J) && cp target/ci/lib_core.so $(CI_CORE))
 	@$(TEST_ENV) $(VPY) -c "import microjax_rs"
 
-# A distributable abi3 wheel in dist/.
-wheel: venv
-	$(VENV)/bin/maturin build --release -o dist
+# ---------------------------------------------------------------- wheel
+# A portable cp39-abi3 wheel in dist/: manylinux2014 (glibc >= 2.17, x86_64).
+# zig links it against glibc 2.17's symbol versions, whatever the build host's
+# glibc is; the extension is stripped of its symbol table. The wheel is built
+# into target/wheel/out, checked (auditwheel: the manylinux_2_17 tag; abi3audit:
+# nothing outside the cp39 stable ABI), installed into a fresh venv with no Rust
+# toolchain on PATH and smoke-tested outside the source tree
+# (tools/wheel_smoke.py); only then is it copied into dist/.
+# The tools (ziglang, auditwheel, abi3audit) are pinned in requirements-wheel.txt
+# and installed into .venv here only. Its own cargo target dir (target/wheel):
+# the zig-linked build never invalidates `make run`'s or `make test`'s.
+WHEEL_STAMP := $(VENV)/.requirements-wheel.stamp
+WHEEL_TARGET := $(CURDIR)/target/wheel
+WHEEL_OUT := $(WHEEL_TARGET)/out
+WHEEL_TAG := cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64
+# The interpreters the built wheel is smoke-tested on (each in a fresh venv).
+WHEEL_SMOKE_PYTHONS ?= $(PYTHON)
+# PATH for the smoke test: the system directories only (no cargo, no rustc).
+WHEEL_SMOKE_PATH := /usr/local/bin:/usr/bin:/bin
+
+$(WHEEL_STAMP): requirements-wheel.txt $(STAMP)
+	$(call stage,wheel-tools,$(VPY) -m pip install --disable-pip-version-check -q -r requirements-wheel.txt)
+	@touch $@
+
+wheel: venv $(WHEEL_STAMP)
+	@rm -rf $(WHEEL_OUT)
+	$(call stage,wheel-build,CARGO_TARGET_DIR=$(WHEEL_TARGET) nice $(VENV)/bin/maturin build --release --strip --zig --compatibility manylinux2014 $(CARGO_J) -o $(WHEEL_OUT))
+	$(call stage,wheel-check,whl=$$(ls $(WHEEL_OUT)/microjax_rs-*-$(WHEEL_TAG).whl) && echo "$$whl" && $(VENV)/bin/auditwheel show "$$whl" | tee $(WHEEL_OUT)/auditwheel.txt && tr -s '[:space:]' ' ' < $(WHEEL_OUT)/auditwheel.txt | grep -q 'platform tag: "manylinux_2_17_x86_64"' && $(VENV)/bin/abi3audit --strict --assume-minimum-abi3 3.9 --verbose "$$whl")
+	$(call stage,wheel-smoke,whl=$$(ls $(WHEEL_OUT)/*.whl) && (for py in $(WHEEL_SMOKE_PYTHONS); do tmp=$$(mktemp -d) && env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $$py -m venv $$tmp/venv && $$tmp/venv/bin/python -m pip install --disable-pip-version-check -q --only-binary=:all: "$$whl" && (cd $$tmp && env -u VIRTUAL_ENV -u PYTHONPATH -u MICROJAX_RS_CORE PATH="$$tmp/venv/bin:$(WHEEL_SMOKE_PATH)" $$tmp/venv/bin/python -I $(CURDIR)/tools/wheel_smoke.py $(CURDIR)) && rm -rf $$tmp || exit 1; done))
+	@mkdir -p dist && cp $(WHEEL_OUT)/*.whl dist/ && ls -l dist/*$(WHEEL_TAG).whl
 
 run: build
 	$(VPY) examples/quickstart.py

@@ -51,3 +51,33 @@ def test_without_ml_dtypes_bfloat16_raises_instead_of_float32():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           env=dict(os.environ))
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
+
+
+def test_older_ml_dtypes_without_some_narrow_types_imports():
+    # The newest ml_dtypes for Python 3.9 (0.5.x) has no int1/uint1: the
+    # package still imports, bfloat16 works, the missing names stay names.
+    script = textwrap.dedent("""
+        import ml_dtypes
+        for name in ("int1", "uint1"):
+            if hasattr(ml_dtypes, name):
+                delattr(ml_dtypes, name)
+        import numpy as np
+        import microjax_rs.numpy as jnp
+
+        assert jnp.int1.dtype is None and jnp.uint1.dtype is None
+        assert jnp.int2.dtype == np.dtype(ml_dtypes.int2)
+        for t in (jnp.int1, jnp.uint1):
+            try:
+                t(1)
+            except TypeError:
+                pass
+            else:
+                raise AssertionError(t)
+        y = jnp.asarray([1.0, 2.5], dtype=jnp.bfloat16) * 2
+        assert y.dtype == np.dtype(ml_dtypes.bfloat16)
+        assert np.asarray(y, np.float32).tolist() == [2.0, 5.0]
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ))
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr

@@ -135,7 +135,9 @@ ad = _SimpleNamespace(DontWant=_grad.DontWant, DidntWant=_grad.DidntWant, GradRe
 # `jax.memory`: memory spaces (`jax.typeof(x).memory_space`).
 memory = _SimpleNamespace(Space=core.MemorySpace)
 
-__version__ = "0.1.0"
+# The Cargo workspace version, compiled into the extension: the wheel's
+# version (maturin reads Cargo.toml) and this one have a single source.
+__version__: str = getattr(_core, "__version__", "0+unknown")
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "clear_caches", "config", "core", "device_count",

@@ -17,8 +17,11 @@ What differs from JAX: microjax_rs's compiler input is its own program text
 plan runs after simplification (inlined calls, shared subexpressions, dead
 code removed).
 """
+from __future__ import annotations
+
 import abc
 import dataclasses
+from typing import Union
 
 from . import _core, core
 from ._src import profiling as _profiling
@@ -32,7 +35,7 @@ __all__ = ["ArgInfo", "Compiled", "CompiledMemoryStats", "CompilerOptions", "Low
 
 # The type of `Lowered.compile`'s `compiler_options`: option names to values
 # (JAX's `jax.stages.CompilerOptions`, the same generic alias).
-CompilerOptions = dict[str, str | bool]
+CompilerOptions = dict[str, Union[str, bool]]  # Union: Python 3.9 has no `str | bool` at run time
 
 OutInfo = ShapeDtypeStruct
 

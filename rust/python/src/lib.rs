@@ -190,6 +190,9 @@ fn register_hooks(py: Python<'_>, hooks: Option<&Bound<'_, pyo3::types::PyDict>>
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The Cargo workspace version: the wheel's version (maturin reads it) and
+    // `microjax_rs.__version__` come from this one place.
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<array::ArrayImpl>()?;
     m.add_class::<numpy_view::HostView>()?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack_capsule, m)?)?;

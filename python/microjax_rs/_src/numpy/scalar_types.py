@@ -58,7 +58,10 @@ def _make_unsupported_scalar_type(name):
     def __new__(cls, x=0):
         raise TypeError(f"dtype {name!r} is not supported by microjax_rs")
 
-    np_d = _np.dtype(getattr(_dt._ml_dtypes, name)) if _dt._ml_dtypes is not None else None
+    # None where ml_dtypes lacks the type (int1/uint1 are newer than the
+    # ml_dtypes releases for Python 3.9).
+    ml_type = getattr(_dt._ml_dtypes, name, None) if _dt._ml_dtypes is not None else None
+    np_d = _np.dtype(ml_type) if ml_type is not None else None
     return _ScalarType(name, (), {"__new__": __new__, "dtype": np_d})
 
 
