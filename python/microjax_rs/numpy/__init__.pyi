@@ -21,6 +21,19 @@ inf: float
 nan: float
 newaxis: None
 
+__array_api_version__: str
+
+
+class _ArrayNamespaceInfo:
+    """The array API inspection object of `__array_namespace_info__()`."""
+    def capabilities(self) -> dict[str, builtins.bool | int]: ...
+    def default_device(self) -> None: ...
+    def devices(self) -> list[Any]: ...
+    def default_dtypes(self, *, device: Any = ...) -> dict[str, np.dtype[Any]]: ...
+    def dtypes(self, *, device: Any = ..., kind: str | tuple[str, ...] | None = ...) -> dict[str, np.dtype[Any]]: ...
+
+def __array_namespace_info__() -> _ArrayNamespaceInfo: ...
+
 
 class _ScalarType:
     """`jnp.float32` and the other scalar types: a dtype-like, and callable to make an array."""

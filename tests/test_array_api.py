@@ -1,0 +1,109 @@
+"""The Python array API standard's entry points: `Array.__array_namespace__`,
+`jnp.__array_api_version__` and the inspection object of
+`jnp.__array_namespace_info__()`, against what JAX 0.10.2 returns and raises.
+The standard's own test suite is run by tools/array_api_tests.sh (figures in
+docs/COMPATIBILITY.md)."""
+import numpy as np
+import pytest
+
+import microjax_rs as jax
+import microjax_rs.numpy as jnp
+
+# JAX 0.10.2's inspection answers with x64 off: kind -> dtype names.
+JAX_DTYPES_32 = {
+    None: {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "complex64"},
+    "bool": {"bool"},
+    "signed integer": {"int8", "int16", "int32"},
+    "unsigned integer": {"uint8", "uint16", "uint32"},
+    "integral": {"int8", "int16", "int32", "uint8", "uint16", "uint32"},
+    "real floating": {"float32"},
+    "complex floating": {"complex64"},
+    "numeric": {"int8", "int16", "int32", "uint8", "uint16", "uint32", "float32", "complex64"},
+    ("real floating", "complex floating"): {"float32", "complex64"},
+}
+X64_EXTRA = {"int64", "uint64", "float64", "complex128"}
+
+
+def test_version():
+    assert jnp.__array_api_version__ == "2024.12"
+
+
+@pytest.mark.parametrize("api_version", [None, "2024.12"])
+def test_namespace_of_an_array(api_version):
+    x = jnp.arange(3.0)
+    assert x.__array_namespace__(api_version=api_version) is jnp
+    assert x.__array_namespace__() is jnp
+
+
+def test_namespace_of_a_tracer():
+    seen = []
+
+    def f(x):
+        seen.append(x.__array_namespace__())
+        xp = x.__array_namespace__()
+        return xp.sin(x)
+
+    out = jax.jit(f)(jnp.ones(2))
+    np.testing.assert_allclose(np.asarray(out), np.sin(np.ones(2, np.float32)), rtol=1e-6)
+    assert seen == [jnp]
+    assert jax.grad(lambda x: x.__array_namespace__().sum(x * x))(jnp.ones(3)).shape == (3,)
+
+
+@pytest.mark.parametrize("api_version", ["2023.12", "2021.12", "2025.12", "latest"])
+def test_unknown_version_is_a_value_error(api_version):
+    # JAX: ValueError "api_version='2023.12' is not available; available versions are: ['2024.12']"
+    with pytest.raises(ValueError, match=r"api_version='[^']*' is not available; available versions are: \['2024.12'\]"):
+        jnp.ones(2).__array_namespace__(api_version=api_version)
+
+
+def test_api_version_is_keyword_only():
+    with pytest.raises(TypeError):
+        jnp.ones(2).__array_namespace__("2024.12")
+
+
+def test_capabilities():
+    info = jnp.__array_namespace_info__()
+    assert info.capabilities() == {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": 64}
+
+
+def test_default_device_and_devices():
+    info = jnp.__array_namespace_info__()
+    assert info.default_device() is None
+    devices = info.devices()
+    assert devices[0] is None
+    assert all(d in devices for d in jax.devices())
+
+
+def test_default_dtypes():
+    out = jnp.__array_namespace_info__().default_dtypes()
+    assert out == {"real floating": np.dtype("float32"), "complex floating": np.dtype("complex64"),
+                   "integral": np.dtype("int32"), "indexing": np.dtype("int32")}
+    assert jnp.__array_namespace_info__().default_dtypes(device=jax.devices()[0]) == out
+
+
+def test_default_dtypes_x64(x64):
+    out = jnp.__array_namespace_info__().default_dtypes()
+    assert out == {"real floating": np.dtype("float64"), "complex floating": np.dtype("complex128"),
+                   "integral": np.dtype("int64"), "indexing": np.dtype("int64")}
+
+
+@pytest.mark.parametrize("kind", list(JAX_DTYPES_32), ids=str)
+def test_dtypes(kind):
+    out = jnp.__array_namespace_info__().dtypes(kind=kind)
+    assert set(out) == JAX_DTYPES_32[kind]
+    assert all(out[name] == np.dtype(name) and isinstance(out[name], np.dtype) for name in out)
+
+
+@pytest.mark.parametrize("kind", [None, "numeric", "integral", "real floating"], ids=str)
+def test_dtypes_x64(x64, kind):
+    out = jnp.__array_namespace_info__().dtypes(kind=kind)
+    expected = {n for n in JAX_DTYPES_32[kind] | X64_EXTRA if jnp.isdtype(np.dtype(n), kind or ("numeric", "bool"))}
+    assert set(out) == expected
+
+
+def test_dtypes_unknown_kind_is_a_key_error():
+    info = jnp.__array_namespace_info__()
+    with pytest.raises(KeyError):
+        info.dtypes(kind="float")
+    with pytest.raises(KeyError):
+        info.dtypes(kind=("bool", "strings"))
