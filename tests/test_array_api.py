@@ -107,3 +107,58 @@ def test_dtypes_unknown_kind_is_a_key_error():
         info.dtypes(kind="float")
     with pytest.raises(KeyError):
         info.dtypes(kind=("bool", "strings"))
+
+
+# ---------------------------------------------------------------- semantics the standard's suite checks
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_remainder_zero_takes_the_divisor_sign(dtype):
+    x1 = np.array([-0.0, 0.0, 2.0, -2.0, 3.0, -3.0, 0.5], dtype)
+    x2 = np.array([1.0, -1.0, 1.0, 1.0, -1.5, 1.5, 0.25], dtype)
+    for f in (jnp.remainder, jax.jit(jnp.remainder), lambda a, b: jnp.asarray(a) % b):
+        out = np.asarray(f(x1, x2))
+        expected = np.remainder(x1, x2)
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(np.signbit(out), np.signbit(expected))
+
+
+def test_signbit_of_signed_nans_and_zeros():
+    x = np.array([-np.nan, np.nan, -0.0, 0.0, -np.inf, 1.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(jnp.signbit(x)), np.signbit(x))
+    np.testing.assert_array_equal(np.asarray(jax.jit(jnp.signbit)(x)), np.signbit(x))
+
+
+@pytest.mark.parametrize("fn", [jnp.vecdot, jnp.linalg.vecdot])
+def test_vecdot_conjugates_the_first_operand(fn):
+    x1 = np.array([1j, 2j, 3j], np.complex64)
+    x2 = np.array([1, 2j, 3], np.complex64)
+    np.testing.assert_allclose(np.asarray(fn(x1, x2)), np.vecdot(x1, x2))
+    assert complex(fn(x1, x2)) == 4 - 10j
+
+
+def test_expand_dims_out_of_range_is_value_and_index_error():
+    # JAX raises ValueError; the array API asks for IndexError: NumPy's AxisError is both.
+    for axis in (3, -4):
+        with pytest.raises(ValueError, match="out of bounds"):
+            jnp.expand_dims(jnp.ones((2, 3)), axis)
+        with pytest.raises(IndexError):
+            jnp.expand_dims(jnp.ones((2, 3)), axis)
+    assert jnp.expand_dims(jnp.ones((2, 3)), -3).shape == (1, 2, 3)
+
+
+def test_reshape_takes_shape_and_copy():
+    x = jnp.arange(6.0)
+    np.testing.assert_array_equal(np.asarray(jnp.reshape(x, shape=(2, 3), copy=True)), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(np.asarray(jnp.reshape(x, (3, 2), "F")), np.arange(6.0).reshape((3, 2), order="F"))
+    with pytest.raises(TypeError):
+        jnp.reshape(x)
+
+
+def test_pinv_rtol_per_matrix_and_empty_stacks():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    rtol = np.array([1e-3, 0.9], np.float32)
+    expected = np.stack([np.linalg.pinv(a[i], rtol=rtol[i]) for i in range(2)])
+    np.testing.assert_allclose(np.asarray(jnp.linalg.pinv(a, rtol=rtol)), expected, rtol=1e-4, atol=1e-4)
+    assert jnp.linalg.pinv(jnp.ones((0, 2, 3)), rtol=jnp.array(0.1)).shape == (0, 3, 2)
