@@ -162,3 +162,53 @@ def test_pinv_rtol_per_matrix_and_empty_stacks():
     expected = np.stack([np.linalg.pinv(a[i], rtol=rtol[i]) for i in range(2)])
     np.testing.assert_allclose(np.asarray(jnp.linalg.pinv(a, rtol=rtol)), expected, rtol=1e-4, atol=1e-4)
     assert jnp.linalg.pinv(jnp.ones((0, 2, 3)), rtol=jnp.array(0.1)).shape == (0, 3, 2)
+
+
+# Infinite parts: C99 Annex G's values (the standard's special cases), which Python's cmath
+# follows; cmath raises where C99 signals "invalid" (those are skipped). Inputs with a zero
+# part are left out (on the branch cuts the signs of zeros follow JAX, not C99: see the
+# complex kernels), and so are results with a NaN part (the standard and C99 differ on
+# some, e.g. tanh(+0 + NaN j) is +0 + NaN j in the standard); the suite checks those.
+_SPECIAL_PARTS = [0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan]
+_CMATH = ("sqrt", "sinh", "cosh", "tanh", "tan", "asin", "asinh", "acos", "acosh", "atanh")
+
+
+def _same_special(out, ref):
+    """Equal parts (infinities with their signs), NaN where the reference is NaN."""
+    for a, b in ((out.real, ref.real), (out.imag, ref.imag)):
+        if np.isnan(b):
+            if not np.isnan(a):
+                return False
+        elif not (a == b or np.isclose(a, b, rtol=1e-6, atol=1e-6)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name", _CMATH)
+def test_complex_special_values_follow_c99(name):
+    import cmath
+    zs = [complex(x, y) for x in _SPECIAL_PARTS for y in _SPECIAL_PARTS]
+    out = np.asarray(getattr(jnp, name)(np.array(zs, np.complex128 if jax.config.x64_enabled else np.complex64)))
+    bad = []
+    for z, o in zip(zs, out):
+        if z.real == 0 or z.imag == 0:
+            continue
+        try:
+            ref = getattr(cmath, name)(z)
+        except ValueError:
+            continue
+        if np.isnan(ref.real) or np.isnan(ref.imag):
+            continue
+        if not _same_special(complex(o), ref):
+            bad.append((z, complex(o), ref))
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("name, z", [("asin", 1 + 3126j), ("asin", 1 + 2731j), ("asinh", 3126 + 1j),
+                                     ("asinh", -1e30 + 5e29j), ("tan", 1 + 45j), ("tan", 1 - 500j),
+                                     ("tanh", 45 + 1j), ("tanh", -400 + 2j), ("asin", -0.3 + 1e-4j),
+                                     ("asinh", 1e-6 + 2e-6j)])
+def test_complex64_large_and_small_arguments(name, z):
+    ref = getattr(np, {"asin": "arcsin", "asinh": "arcsinh"}.get(name, name))(np.complex128(z))
+    out = complex(getattr(jnp, name)(np.complex64(z)))
+    np.testing.assert_allclose(out, ref, rtol=1e-5)

@@ -30,7 +30,8 @@ echo "suite: $(git -C "$SUITE" rev-parse HEAD 2>/dev/null || echo "$SUITE (not a
 export JAX_ENABLE_X64=1 ARRAY_API_TESTS_VERSION=2024.12 JAX_PLATFORMS=cpu MICROJAX_PLATFORM=cpu PYTHONHASHSEED=0
 
 run() {  # name, python, namespace module
-    (cd "$SUITE" && ARRAY_API_TESTS_MODULE=$3 nice "$2" -m pytest -p no:cacheprovider -q -rfE --tb=line \
+    (cd "$SUITE" && ARRAY_API_TESTS_MODULE=$3 nice "$2" -m pytest -c "$SUITE/pytest.ini" --rootdir "$SUITE" \
+        -p no:cacheprovider -q -rfE --tb=line \
         --max-examples "$MAX_EXAMPLES" --disable-deadline --derandomize --skips-file "$SKIPS" \
         --json-report --json-report-file="$OUT/$1.json" $TESTS > "$OUT/$1.log" 2>&1)
 }
