@@ -49,6 +49,8 @@ UPWARD_LAZY_IMPORTS = {
         "a primitive defined by a composition batches as vmap of the composition",
     ("microjax_rs._src.numpy.vectorize", "microjax_rs._vmap"):
         "jnp.vectorize is defined by the vmap transform over the loop dimensions",
+    ("microjax_rs._src.numpy.array_api_metadata", "microjax_rs._devices"):
+        "the array API inspection object lists the devices of every platform in use",
     ("microjax_rs._src.numpy.util", "microjax_rs._devices"):
         "the device= keyword of the jnp creation functions places the result with jax.device_put",
 }

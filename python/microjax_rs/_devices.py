@@ -390,6 +390,7 @@ def _install_gpu_operators():
     for name in ("neg", "pos", "abs", "invert"):
         setattr(GpuArray, f"__{name}__", lambda a, _n=name: _operator(_n)(a))
     GpuArray.__hash__ = None
+    GpuArray.__array_namespace__ = _array_methods.__array_namespace__
 
 
 _install_gpu_operators()

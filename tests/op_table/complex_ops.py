@@ -197,6 +197,9 @@ RECORDS = (
     OpRecord(name="numpy.matmul[complex]", path="numpy.matmul", ref=_dot, args_maker=uniform(), dtypes=C,
              cases=cases_from_shapes([((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 2)), ((40, 40), (40, 40))]),
              tol=ACCUM),
+    *(OpRecord(name=f"{path}[complex]", path=path, ref=ref, args_maker=uniform(), dtypes=C,
+               cases=cases_from_shapes([((3, 4), (3, 4)), ((4,), (2, 4))]), tol=ACCUM)
+      for path, ref in (("numpy.vecdot", np.vecdot), ("numpy.linalg.vecdot", np.linalg.vecdot))),
     OpRecord(name="numpy.mean[complex]", path="numpy.mean", ref=np.mean, args_maker=uniform(), dtypes=C,
              cases=cases_from_shapes([((3, 4),)]) + cases_from_shapes([((3, 4),)], axis=0), tol=ACCUM),
     OpRecord(name="numpy.var[complex]", path="numpy.var", ref=np.var, args_maker=uniform(), dtypes=C,

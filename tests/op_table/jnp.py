@@ -401,6 +401,8 @@ _BASIC_RECORDS = (
     _u("numpy.isposinf", np.isposinf, maker=with_specials(), dtypes=("float32",), out_dtype=None),
     _u("numpy.isneginf", np.isneginf, maker=with_specials(), dtypes=("float32",), out_dtype=None),
     _u("numpy.signbit", np.signbit, dtypes=("float32", "int32"), out_dtype=None),
+    _u("numpy.signbit[signed zeros and NaNs]", np.signbit, path="numpy.signbit",
+       maker=_with_some([np.nan, -np.nan, 0.0, -0.0], None), dtypes=("float32", "float64", "float16"), out_dtype=None),
     _u("numpy.nan_to_num", np.nan_to_num, maker=with_specials(), dtypes=("float32", "float64", "int32"),
        out_dtype=None, tol=DEFAULT_TOL, upcast=False, differentiable=False,
        notes="finite differences cannot cross the huge replacement values; see nan_to_num[finite]"),

@@ -21,6 +21,9 @@ from .._src.numpy.lax_numpy import (  # noqa: F401
     stack, swapaxes, tile, transpose, tri, tril, triu, vander, vstack, zeros, zeros_like,
 )
 
+# the array API standard's version and inspection object
+from .._src.numpy.array_api_metadata import __array_api_version__, __array_namespace_info__  # noqa: F401
+
 # scalar types and dtype queries
 from .._src.numpy.scalar_types import (  # noqa: F401
     bfloat16, bool_, can_cast, complexfloating, dtype, finfo, float16, float32, float64, float_,

@@ -12,6 +12,7 @@ from ..device_types import CpuDevice
 from ..tables import FLOAT_NAMES as _FLOATS
 from ... import core as _core_module
 from ...core import Primitive, Tracer, _state
+from .array_api_metadata import __array_namespace__
 from .indexing import AtIndexer, getitem
 
 
@@ -290,6 +291,9 @@ def install_hooks():
     # `round()` looks `__round__` up on the type, past `__getattr__`.
     Tracer.__round__ = operator_round
     _core.ArrayImpl.__round__ = operator_round
+    # The array API entry point, a dunder: looked up on the type.
+    Tracer.__array_namespace__ = __array_namespace__
+    _core.ArrayImpl.__array_namespace__ = __array_namespace__
     _core.set_hooks({
         "binary": binary_hook,
         "unary": unary_hook,

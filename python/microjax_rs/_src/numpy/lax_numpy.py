@@ -310,18 +310,18 @@ def size(a, axis=None):
 
 
 @_keys_through
-def reshape(a, newshape=None, order="C", *, shape=None):
+def reshape(a, shape=None, order="C", *, copy=None):
     """``a`` with a new shape and the same elements, in row-major order.
 
     Args:
       a: the array.
-      newshape: the new shape (deprecated positional spelling; prefer ``shape=``); one entry
-        may be -1, inferred from the size.
+      shape: the new shape; one entry may be -1, inferred from the size.
       order: ``'C'`` (row-major) or ``'F'`` (column-major); ``'A'`` raises NotImplementedError.
-      shape: the new shape.
+      copy: accepted for the array API; the result is always a new array (as JAX).
     """
-    if shape is not None:
-        newshape = shape
+    if shape is None:
+        raise TypeError("reshape() missing required argument: 'shape'")
+    newshape = shape
     if order == "F":
         # Column-major: reverse the axes, reshape to the reversed shape, reverse back.
         a = _arr(a)
@@ -406,9 +406,14 @@ def squeeze(a, axis=None):
 @_keys_through
 def expand_dims(a, axis):
     """``a`` with size-1 axes inserted at the positions ``axis`` (an int or a tuple, counted in
-    the result's axes).
+    the result's axes). An axis out of range is NumPy's ``AxisError``, a ValueError (as JAX
+    raises) and an IndexError (as the array API standard asks).
     """
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim_out = ndim(a) + len(axes)
+    for d in axes:
+        if not -ndim_out <= d < ndim_out:
+            raise _np.exceptions.AxisError(d, ndim_out)
     return lax.expand_dims(a, axes)
 
 

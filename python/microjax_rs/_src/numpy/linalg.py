@@ -382,10 +382,11 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
         rtol = rcond
     if rtol is None:
         rtol = 10.0 * max(m, n) * float(finfo(_aval(a).dtype_name).eps)
-    if m == 0 or n == 0:
+    if 0 in _aval(a).shape:
         return zeros(tuple(_aval(a).shape[:-2]) + (n, m), dtype=_aval(a).dtype_name)
     u, s, vt = svd(a, full_matrices=False)
-    cutoff = expand_dims(_max(s, axis=-1), -1) * rtol
+    # rtol broadcasts against the stack's batch shape, one cutoff per matrix.
+    cutoff = expand_dims(_max(s, axis=-1) * rtol, -1)
     keep = greater(s, cutoff)
     s_inv = where(keep, 1.0 / where(keep, s, 1.0), 0.0)
     return _matmul(_adjoint(vt) * expand_dims(s_inv, -2), _adjoint(u))

@@ -186,6 +186,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     over the other axes (the first operand conjugated for complex inputs).
     """
     a, b = _promote_dtypes(_arr(x1), _arr(x2))
+    if _dt.is_complex_name(_aval(a).dtype_name):
+        a = lax.conj(a)
     a = moveaxis(a, axis, -1)
     b = moveaxis(b, axis, -1)
     # the operands' dtype, as a dot product (sum alone widens int32 to int64 under x64)

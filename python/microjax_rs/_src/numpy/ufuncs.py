@@ -313,8 +313,15 @@ def signbit(x, /):
         return full(_aval(a).shape, False, "bool")
     if _is_int(a):
         return lax.lt(a, 0)
+    bits = _SAME_WIDTH_INT.get(_aval(a).dtype_name)
+    if bits is not None:
+        # The sign bit itself: set for -0.0 and for a NaN with its sign set.
+        return lax.lt(lax.bitcast_convert_type(a, bits), 0)
     # -0.0 has its sign bit set: 1/-0.0 = -inf.
     return _or(lax.lt(a, 0.0), lax.lt(lax.div(1.0, a), 0.0))
+
+
+_SAME_WIDTH_INT = {"float16": "int16", "bfloat16": "int16", "float32": "int32", "float64": "int64"}
 
 
 # -- miscellaneous math --------------------------------------------------------
@@ -633,7 +640,11 @@ def remainder(x1, x2, /):
         b = _where(lax.eq(b, zero), _const(1, _aval(a).dtype_name), b)
         r = lax.sub(a, lax.mul(lax.div(a, b), b))
     adjust = _and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
-    return _where(adjust, lax.add(r, b), r)
+    out = _where(adjust, lax.add(r, b), r)
+    if _is_float(a):
+        # A zero remainder has the divisor's sign (as NumPy): remainder(-0., 1.) is +0.
+        out = _where(lax.eq(out, zero), _where(signbit(b), -0.0, 0.0), out)
+    return out
 
 
 mod = remainder

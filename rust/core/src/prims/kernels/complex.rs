@@ -30,6 +30,16 @@ impl Part for f64 {}
 /// `exp(z) - 1` without cancellation for small `z`:
 /// `expm1(x) cos(y) - 2 sin²(y/2)` for the real part.
 fn expm1<T: Part>(z: Complex<T>) -> Complex<T> {
+    if z.im == T::zero() {
+        return Complex::new(z.re.exp_m1(), z.im);
+    }
+    if z.re == T::neg_infinity() {
+        let im = if z.im.is_finite() { z.im.sin() } else { T::one() };
+        return Complex::new(-T::one(), T::zero().copysign(im));
+    }
+    if z.re == T::infinity() && !z.im.is_finite() {
+        return Complex::new(z.re, z.im - z.im);
+    }
     let two = T::one() + T::one();
     let half_sin = (z.im / two).sin();
     let re = z.re.exp_m1() * z.im.cos() - two * half_sin * half_sin;
@@ -72,13 +82,17 @@ fn logistic<T: Part>(z: Complex<T>) -> Complex<T> {
 /// `acos` a negative one whatever the sign of the zero, `atanh` takes the
 /// sign of the zero; on the imaginary axis beyond ±i, `atan` takes the sign
 /// of the real zero and `asinh` has a positive real part. `sqrt` ignores the
-/// sign of a zero imaginary part.
+/// sign of a zero imaginary part. Infinite and NaN parts give the values of
+/// C99 Annex G (the array API standard's special cases), and large arguments
+/// are computed without overflow or cancellation.
 fn asin<T: Part>(z: Complex<T>) -> Complex<T> {
     if z.im == T::zero() && z.re.abs() > T::one() {
         let half_pi = T::FRAC_PI_2();
         return Complex::new(half_pi.copysign(z.re), z.re.abs().acosh());
     }
-    z.asin()
+    // asin(z) = -i asinh(iz)
+    let w = asinh_any(Complex::new(-z.im, z.re));
+    Complex::new(w.im, -w.re)
 }
 
 fn acos<T: Part>(z: Complex<T>) -> Complex<T> {
@@ -86,7 +100,19 @@ fn acos<T: Part>(z: Complex<T>) -> Complex<T> {
         let re = if z.re > T::zero() { T::zero() } else { T::PI() };
         return Complex::new(re, -z.re.abs().acosh());
     }
+    if !is_finite(z) {
+        let w = asin(z);
+        return Complex::new(T::FRAC_PI_2() - w.re, -w.im);
+    }
     z.acos()
+}
+
+fn acosh<T: Part>(z: Complex<T>) -> Complex<T> {
+    if !is_finite(z) {
+        let w = acos(z);
+        return Complex::new(w.im.abs(), w.re.copysign(z.im));
+    }
+    z.acosh()
 }
 
 fn atan<T: Part>(z: Complex<T>) -> Complex<T> {
@@ -96,25 +122,156 @@ fn atan<T: Part>(z: Complex<T>) -> Complex<T> {
     z.atan()
 }
 
+fn is_finite<T: Part>(z: Complex<T>) -> bool {
+    z.re.is_finite() && z.im.is_finite()
+}
+
+fn nan<T: Part>() -> T {
+    T::nan()
+}
+
 fn asinh<T: Part>(z: Complex<T>) -> Complex<T> {
     if z.re == T::zero() && z.im.abs() > T::one() {
         return Complex::new(z.im.abs().acosh(), T::FRAC_PI_2().copysign(z.im));
     }
-    z.asinh()
+    asinh_any(z)
+}
+
+/// `asinh` on the first quadrant (it is odd and conjugate-symmetric): the
+/// special values of C99, `log(2z)` where `z²` would lose the `+1`, and
+/// `log1p(z + z²/(sqrt(z²+1)+1))` elsewhere (no cancellation there).
+fn asinh_any<T: Part>(z: Complex<T>) -> Complex<T> {
+    let (ax, ay) = (z.re.abs(), z.im.abs());
+    let inf = T::infinity();
+    let w = if ax.is_nan() || ay.is_nan() {
+        if ax.is_infinite() || ay.is_infinite() {
+            Complex::new(inf, nan())
+        } else if ay == T::zero() {
+            Complex::new(nan(), ay)
+        } else {
+            Complex::new(nan(), nan())
+        }
+    } else if ax.is_infinite() || ay.is_infinite() {
+        let im = if ax.is_infinite() && ay.is_infinite() {
+            T::FRAC_PI_4()
+        } else if ax.is_infinite() {
+            T::zero()
+        } else {
+            T::FRAC_PI_2()
+        };
+        Complex::new(inf, im)
+    } else if ax.max(ay) > T::one() / T::epsilon().sqrt() {
+        let l = Complex::new(ax, ay).ln();
+        Complex::new(l.re + T::LN_2(), l.im)
+    } else {
+        let q = Complex::new(ax, ay);
+        let one = Complex::new(T::one(), T::zero());
+        let q2 = q * q;
+        log1p(q + q2 / ((q2 + one).sqrt() + one))
+    };
+    Complex::new(w.re.copysign(z.re), w.im.copysign(z.im))
 }
 
 fn atanh<T: Part>(z: Complex<T>) -> Complex<T> {
     if z.im == T::zero() && z.re.abs() > T::one() {
         return Complex::new((T::one() / z.re).atanh(), T::FRAC_PI_2().copysign(z.im));
     }
+    if !is_finite(z) || (z.re == T::zero() && z.im.is_nan()) {
+        let (ax, ay) = (z.re.abs(), z.im.abs());
+        let w = if ay.is_infinite() {
+            Complex::new(T::zero(), T::FRAC_PI_2())
+        } else if ax.is_infinite() {
+            Complex::new(T::zero(), if ay.is_nan() { ay } else { T::FRAC_PI_2() })
+        } else if ax == T::zero() {
+            Complex::new(T::zero(), ay)
+        } else {
+            Complex::new(nan(), nan())
+        };
+        return Complex::new(w.re.copysign(z.re), w.im.copysign(z.im));
+    }
     z.atanh()
 }
 
 fn sqrt<T: Part>(z: Complex<T>) -> Complex<T> {
-    if z.im == T::zero() {
-        return Complex::new(z.re, T::zero()).sqrt();
+    let (x, y) = (z.re, z.im);
+    if y.is_infinite() {
+        return Complex::new(T::infinity(), y);
+    }
+    if x == T::infinity() {
+        return Complex::new(x, if y.is_nan() { y } else { T::zero().copysign(y) });
+    }
+    if x == T::neg_infinity() {
+        let re = if y.is_nan() { y } else { T::zero() };
+        return Complex::new(re, T::infinity().copysign(y));
+    }
+    if y == T::zero() {
+        return Complex::new(x, T::zero()).sqrt();
     }
     z.sqrt()
+}
+
+fn sinh<T: Part>(z: Complex<T>) -> Complex<T> {
+    let (x, y) = (z.re, z.im);
+    if y == T::zero() {
+        return Complex::new(x.sinh(), y);
+    }
+    if x == T::zero() && !y.is_finite() {
+        return Complex::new(x, y - y);
+    }
+    if x.is_infinite() && !y.is_finite() {
+        return Complex::new(x, y - y);
+    }
+    z.sinh()
+}
+
+fn cosh<T: Part>(z: Complex<T>) -> Complex<T> {
+    let (x, y) = (z.re, z.im);
+    if y == T::zero() {
+        let im = if x.is_sign_negative() { -y } else { y };
+        return Complex::new(x.cosh(), im);
+    }
+    if x == T::zero() && !y.is_finite() {
+        return Complex::new(y - y, x);
+    }
+    if x.is_infinite() && !y.is_finite() {
+        return Complex::new(x.abs(), y - y);
+    }
+    z.cosh()
+}
+
+/// Kahan's `tanh`: no overflow for large real parts, C99's special values.
+fn tanh<T: Part>(z: Complex<T>) -> Complex<T> {
+    let (x, y) = (z.re, z.im);
+    let one = T::one();
+    let two = one + one;
+    if x.is_infinite() {
+        let im = if y.is_finite() { (two * y).sin() } else { y };
+        return Complex::new(one.copysign(x), T::zero().copysign(im));
+    }
+    if x == T::zero() && !y.is_finite() {
+        return Complex::new(x, y - y);
+    }
+    if y == T::zero() {
+        return Complex::new(x.tanh(), y);
+    }
+    let cutoff = <T as CastTo>::from_f64(22.0);
+    if x.abs() > cutoff {
+        let four = two + two;
+        let e = (-(two * x.abs())).exp();
+        return Complex::new(one.copysign(x), four * y.sin() * y.cos() * e);
+    }
+    let t = y.tan();
+    let beta = one + t * t;
+    let s = x.sinh();
+    let rho = (one + s * s).sqrt();
+    let den = one + beta * s * s;
+    Complex::new(beta * rho * s / den, t / den)
+}
+
+/// `tan(z) = -i tanh(iz)`.
+fn tan<T: Part>(z: Complex<T>) -> Complex<T> {
+    let w = tanh(Complex::new(-z.im, z.re));
+    Complex::new(w.im, -w.re)
 }
 
 /// One complex element function per unary op; `None` for ops JAX does not
@@ -126,15 +283,15 @@ fn unary_fn<T: Part>(op: UnaryOp) -> Option<fn(Complex<T>) -> Complex<T>> {
         UnaryOp::Log => Complex::ln,
         UnaryOp::Sin => Complex::sin,
         UnaryOp::Cos => Complex::cos,
-        UnaryOp::Tan => Complex::tan,
-        UnaryOp::Tanh => Complex::tanh,
-        UnaryOp::Sinh => Complex::sinh,
-        UnaryOp::Cosh => Complex::cosh,
+        UnaryOp::Tan => tan,
+        UnaryOp::Tanh => tanh,
+        UnaryOp::Sinh => sinh,
+        UnaryOp::Cosh => cosh,
         UnaryOp::Asin => asin,
         UnaryOp::Acos => acos,
         UnaryOp::Atan => atan,
         UnaryOp::Asinh => asinh,
-        UnaryOp::Acosh => Complex::acosh,
+        UnaryOp::Acosh => acosh,
         UnaryOp::Atanh => atanh,
         UnaryOp::Sqrt => sqrt,
         UnaryOp::Rsqrt => |z: Complex<T>| z.sqrt().finv(),
