@@ -112,17 +112,6 @@ def test_dtypes_unknown_kind_is_a_key_error():
 # ---------------------------------------------------------------- semantics the standard's suite checks
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_remainder_zero_takes_the_divisor_sign(dtype):
-    x1 = np.array([-0.0, 0.0, 2.0, -2.0, 3.0, -3.0, 0.5], dtype)
-    x2 = np.array([1.0, -1.0, 1.0, 1.0, -1.5, 1.5, 0.25], dtype)
-    for f in (jnp.remainder, jax.jit(jnp.remainder), lambda a, b: jnp.asarray(a) % b):
-        out = np.asarray(f(x1, x2))
-        expected = np.remainder(x1, x2)
-        np.testing.assert_array_equal(out, expected)
-        np.testing.assert_array_equal(np.signbit(out), np.signbit(expected))
-
-
 def test_signbit_of_signed_nans_and_zeros():
     x = np.array([-np.nan, np.nan, -0.0, 0.0, -np.inf, 1.0], np.float32)
     np.testing.assert_array_equal(np.asarray(jnp.signbit(x)), np.signbit(x))

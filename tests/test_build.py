@@ -100,7 +100,7 @@ def test_make_test_keeps_the_release_extension():
     assert "maturin develop" not in build_ci and "cargo build -p microjax-python --profile ci" in build_ci
     assert "$(TEST_ENV) $(VPY) -m pytest" in mk
     assert "$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest" in mk
-    assert "build-ci" in rules["test"]
+    assert "build-lint" in rules["test"]  # which runs build-ci (test_makefile_targets)
 
 
 def test_requirements_are_pinned():
@@ -128,14 +128,20 @@ def _make_rules():
 
 def test_makefile_targets():
     rules = _make_rules()
-    for target in ("run", "test", "bench", "build", "build-ci", "venv", "docs", "lint", "cargo-test", "pytest",
-                   "pytest-fake-gpu"):
+    for target in ("run", "test", "bench", "build", "build-ci", "build-lint", "venv", "docs", "lint", "rustdoc",
+                   "cargo-test", "pytest", "pytest-fake-gpu"):
         assert target in rules, f"Makefile lacks `{target}`"
-    # `make test` runs every stage, in this order.
-    assert rules["test"] == ["venv", "build-ci", "docs", "lint", "cargo-test", "pytest", "pytest-fake-gpu"]
+    # `make test` runs every stage, in this order (the build and the lint
+    # checks side by side).
+    assert rules["test"] == ["venv", "build-lint", "docs-site", "cargo-test", "pytest", "pytest-fake-gpu"]
+    assert rules["lint"] == ["clippy", "rustdoc", "fmt-check"]
+    build_lint = _read("Makefile").split("\nbuild-lint:", 1)[1].split("\n\n", 1)[0]
+    assert "build-ci &" in build_lint and "$(MAKE) --no-print-directory lint" in build_lint
+    assert "wait" in build_lint
     assert "build" in rules["run"]
     mk = _read("Makefile")
     assert "clippy --workspace --all-targets" in mk and "-D warnings" in mk
+    assert 'RUSTDOCFLAGS="-D warnings" cargo doc -p microjax' in mk
     assert "fmt --all --check" in mk
     assert "maturin develop --release" in mk
     assert "-m pytest" in mk
@@ -146,9 +152,9 @@ def test_docs_stage_builds_the_site_strictly():
     # `make docs` (a `make test` stage) builds the site with warnings as errors
     # on the `ci` extension, into a git-ignored directory; the tool is pinned.
     rules = _make_rules()
-    assert "build-ci" in rules["docs"]
+    assert "build-ci" in rules["docs"] and "docs-site" in rules["docs"]
     mk = _read("Makefile")
-    recipe = mk.split("\ndocs:", 1)[1].split("\n\n", 1)[0]
+    recipe = mk.split("\ndocs-site:", 1)[1].split("\n\n", 1)[0]
     assert "$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict" in recipe
     # --quiet drops warnings before --strict counts them.
     assert "--quiet" not in recipe and " -q" not in recipe

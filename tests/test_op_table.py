@@ -14,7 +14,8 @@ For each (record, dtype, case):
 
 Tiers: ``make test`` runs each record with one dtype per dtype class (float,
 signed int, unsigned int, bool, complex; float32 preferred) over all its
-cases; ``MICROJAX_FULL=1`` runs every dtype (``ot.tier_cases``).
+cases, and the vmap check with two of its three axis pairs (``VMAP_AXES``);
+``MICROJAX_FULL=1`` runs every dtype and every pair (``ot.tier_cases``).
 """
 import numpy as np
 import pytest
@@ -277,7 +278,11 @@ def _stack_examples(rec, dtype, case, n):
 
 
 # (in_axis, out_axis) pairs: the batch axis first, last, and moved between them.
-VMAP_AXES = ((0, 0), (-1, -1), (-1, 0))
+# A primitive's batching rule sees only the in_axis; placing the result's batch
+# axis (out_axis) is vmap's own step after the rule, the same for every record
+# (tests/test_vmap.py checks it), so the CI tier skips the (-1, -1) pair, whose
+# rule input repeats (-1, 0)'s; MICROJAX_FULL=1 runs all three.
+VMAP_AXES = ((0, 0), (-1, -1), (-1, 0)) if FULL else ((0, 0), (-1, 0))
 
 
 def check_vmap(rec, dtype, case):

@@ -56,8 +56,8 @@ pub const MINOR: u16 = 0;
 /// and three reserved bytes. The text itself follows it.
 pub const TEXT_LEN_FIELD: std::ops::Range<usize> = 16..24;
 
-/// The determinism mode the program was exported with (DESIGN.md,
-/// "Determinism"); [`Program::run`] runs in it.
+/// The determinism mode the program was exported with (docs/DESIGN-NOTES.md,
+/// "Devices and determinism modes"); [`Program::run`] runs in it.
 pub use crate::exec::Determinism;
 
 /// Resource limits of a loaded program. The defaults bound a run to

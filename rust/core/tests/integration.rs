@@ -35,6 +35,7 @@ mod dynamic;
 mod exec_ctx;
 mod export;
 mod gather;
+mod host_array;
 mod internals;
 mod kernels;
 mod kernels_reduce_dot;

@@ -640,11 +640,7 @@ def remainder(x1, x2, /):
         b = _where(lax.eq(b, zero), _const(1, _aval(a).dtype_name), b)
         r = lax.sub(a, lax.mul(lax.div(a, b), b))
     adjust = _and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(b, zero)))
-    out = _where(adjust, lax.add(r, b), r)
-    if _is_float(a):
-        # A zero remainder has the divisor's sign (as NumPy): remainder(-0., 1.) is +0.
-        out = _where(lax.eq(out, zero), _where(signbit(b), -0.0, 0.0), out)
-    return out
+    return _where(adjust, lax.add(r, b), r)
 
 
 mod = remainder

@@ -194,7 +194,7 @@ pub fn check_and_probe_avals_within<'a>(
 /// infallibly (the f32 copies half-precision kernels compute in): checked
 /// against the live-memory budgets, then reserved fallibly and released,
 /// so an allocation the OS would refuse is [`Error::AllocationTooLarge`]
-/// instead of an abort. Free under [`PROBE_BYTES`].
+/// instead of an abort. Free under 1 MiB.
 pub fn probe_scratch(what: &str, bytes: usize) -> Result<()> {
     if (bytes as u128) < PROBE_BYTES {
         return Ok(());

@@ -469,6 +469,42 @@ impl HostArray {
     pub fn shared(self) -> Arc<HostArray> {
         Arc::new(self)
     }
+
+    /// An array of `shape` owning `data` (row-major), whose length must be
+    /// the shape's size.
+    ///
+    /// ```
+    /// use microjax::{DType, HostArray};
+    /// let a = HostArray::from_vec(vec![2, 2], vec![1.0f32, 2.0, 3.0, 4.0])?;
+    /// assert_eq!(a.dtype(), DType::F32);
+    /// assert_eq!(a.as_slice::<f32>()?, &[1.0, 2.0, 3.0, 4.0]);
+    /// assert!(a.as_slice::<f64>().is_err()); // not the array's element type
+    /// assert!(HostArray::from_vec(vec![3], vec![1i32, 2]).is_err()); // 2 elements, shape [3]
+    /// # Ok::<(), microjax::Error>(())
+    /// ```
+    pub fn from_vec<T: Element>(shape: Vec<usize>, data: Vec<T>) -> Result<HostArray> {
+        HostArray::new(shape, T::wrap(data))
+    }
+
+    /// The elements (row-major) as a slice of `T`, which must be the array's
+    /// element type (`f32` for float32, [`C32`] for complex64, ...):
+    /// [`Error::DType`] otherwise. Float0 and key arrays have no element
+    /// slice.
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        T::slice(&self.buf).ok_or_else(|| {
+            Error::dtype(
+                "HostArray::as_slice",
+                &[self.dtype()],
+                format!("the array's elements are not {}", T::DTYPE),
+            )
+        })
+    }
+
+    /// A copy of the elements as a `Vec<T>` ([`HostArray::as_slice`]'s
+    /// conditions; the copy is allocated fallibly).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        alloc::to_vec("HostArray::to_vec", self.as_slice::<T>()?)
+    }
 }
 
 /// A large buffer goes back to the host buffer pool when its last
@@ -480,6 +516,47 @@ impl Drop for HostArray {
         }
     }
 }
+
+/// An element type of a [`Buffer`] variant: the type parameter of
+/// [`HostArray::as_slice`], [`HostArray::to_vec`] and
+/// [`HostArray::from_vec`]. Implemented for `bool`, the integer types,
+/// `half::f16`, `half::bf16`, `f32`, `f64`, [`C32`] and [`C64`]; sealed, since no
+/// other type has a buffer variant.
+pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The dtype whose buffers hold this element type.
+    const DTYPE: DType;
+    /// The elements of `b`, when it holds this type.
+    fn slice(b: &Buffer) -> Option<&[Self]>;
+    /// A buffer of this type owning `v`.
+    fn wrap(v: Vec<Self>) -> Buffer;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! impl_element {
+    ($($t:ident => $var:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$var;
+            #[inline(always)]
+            fn slice(b: &Buffer) -> Option<&[Self]> {
+                match b {
+                    Buffer::$var(v) => Some(v.as_slice()),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn wrap(v: Vec<Self>) -> Buffer {
+                Buffer::$var(v.into())
+            }
+        }
+    )*};
+}
+impl_element!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8,
+    u16 => U16, u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
+    C32 => C64, C64 => C128);
 
 macro_rules! from_vec {
     ($($t:ty => $var:ident),*) => {$(

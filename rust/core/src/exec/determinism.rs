@@ -1,4 +1,5 @@
-//! The executor-wide determinism mode (DESIGN.md, "Determinism").
+//! The executor-wide determinism mode (docs/DESIGN-NOTES.md, "Devices and
+//! determinism modes").
 //!
 //! * [`Determinism::Default`]: the fastest code this CPU has (AVX-512 where
 //!   present, faer's and `gemm`'s FMA matmul kernels with their

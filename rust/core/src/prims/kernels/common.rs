@@ -2,7 +2,7 @@
 //! macro per concrete type, so generic kernels monomorphize into tight loops
 //! with no per-element dispatch.
 
-use crate::array::{Buffer, C32, C64};
+use crate::array::Buffer;
 use crate::dtype::DType;
 use crate::error::Error;
 use half::slice::HalfFloatSliceExt;
@@ -669,32 +669,9 @@ impl<T: FromIndex + num_traits::Zero> FromIndex for num_complex::Complex<T> {
     }
 }
 
-/// Typed access to the buffer variant of an element type.
-pub trait BufElem: Copy + Send + Sync + 'static {
-    fn slice(b: &Buffer) -> Option<&[Self]>;
-    fn wrap(v: Vec<Self>) -> Buffer;
-}
-
-macro_rules! impl_buf_elem {
-    ($($t:ident => $var:ident),*) => {$(
-        impl BufElem for $t {
-            #[inline(always)]
-            fn slice(b: &Buffer) -> Option<&[Self]> {
-                match b {
-                    Buffer::$var(v) => Some(v.as_slice()),
-                    _ => None,
-                }
-            }
-            #[inline(always)]
-            fn wrap(v: Vec<Self>) -> Buffer {
-                Buffer::$var(v.into())
-            }
-        }
-    )*};
-}
-impl_buf_elem!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8,
-    u16 => U16, u32 => U32, u64 => U64, f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
-    C32 => C64, C64 => C128);
+/// Typed access to the buffer variant of an element type (the public
+/// [`crate::array::Element`]).
+pub use crate::array::Element as BufElem;
 
 /// Expands `$body` once per real numeric or bool dtype with `$T` bound (as
 /// a type alias) to its element type; the remaining match arms (complex,

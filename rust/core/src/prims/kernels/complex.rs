@@ -34,11 +34,15 @@ fn expm1<T: Part>(z: Complex<T>) -> Complex<T> {
         return Complex::new(z.re.exp_m1(), z.im);
     }
     if z.re == T::neg_infinity() {
-        let im = if z.im.is_finite() { z.im.sin() } else { T::one() };
+        let im = if z.im.is_finite() {
+            z.im.sin()
+        } else {
+            T::one()
+        };
         return Complex::new(-T::one(), T::zero().copysign(im));
     }
     if z.re == T::infinity() && !z.im.is_finite() {
-        return Complex::new(z.re, z.im - z.im);
+        return Complex::new(z.re, T::nan());
     }
     let two = T::one() + T::one();
     let half_sin = (z.im / two).sin();
@@ -216,10 +220,10 @@ fn sinh<T: Part>(z: Complex<T>) -> Complex<T> {
         return Complex::new(x.sinh(), y);
     }
     if x == T::zero() && !y.is_finite() {
-        return Complex::new(x, y - y);
+        return Complex::new(x, T::nan());
     }
     if x.is_infinite() && !y.is_finite() {
-        return Complex::new(x, y - y);
+        return Complex::new(x, T::nan());
     }
     z.sinh()
 }
@@ -231,10 +235,10 @@ fn cosh<T: Part>(z: Complex<T>) -> Complex<T> {
         return Complex::new(x.cosh(), im);
     }
     if x == T::zero() && !y.is_finite() {
-        return Complex::new(y - y, x);
+        return Complex::new(T::nan(), x);
     }
     if x.is_infinite() && !y.is_finite() {
-        return Complex::new(x.abs(), y - y);
+        return Complex::new(x.abs(), T::nan());
     }
     z.cosh()
 }
@@ -249,7 +253,7 @@ fn tanh<T: Part>(z: Complex<T>) -> Complex<T> {
         return Complex::new(one.copysign(x), T::zero().copysign(im));
     }
     if x == T::zero() && !y.is_finite() {
-        return Complex::new(x, y - y);
+        return Complex::new(x, T::nan());
     }
     if y == T::zero() {
         return Complex::new(x.tanh(), y);
