@@ -277,6 +277,49 @@ fn typed_pass_matches_the_interpreter_on_f64() {
     }
 }
 
+/// A one-element program whose rank-0 values (a `select_n` on a scalar
+/// predicate) are broadcast into a `select_n` over f32[1]: the rank-0 chain
+/// and the f32[1] one do not share a group (as one group the rank-0 value
+/// reached the f32[1] `select_n` as a case of the wrong shape and the
+/// plan's first run failed).
+#[test]
+fn rank0_values_broadcast_into_a_one_element_select() {
+    let mut b = Builder::new();
+    let x = input(&mut b, &[1]);
+    let s = input(&mut b, &[]);
+    let neg = b
+        .add_eqn1(
+            Primitive::Compare(microjax::CmpOp::Lt),
+            vec![s.clone(), lit(0.0)],
+        )
+        .unwrap();
+    let minus = b.unary(UnaryOp::Neg, s.clone()).unwrap();
+    let m = b
+        .add_eqn1(Primitive::SelectN(SelectN), vec![neg, s, minus])
+        .unwrap();
+    let o = broadcast(&mut b, m, vec![1], vec![]);
+    let zero = b
+        .add_eqn1(
+            Primitive::Compare(microjax::CmpOp::Eq),
+            vec![x.clone(), lit(0.0)],
+        )
+        .unwrap();
+    let y = b
+        .add_eqn1(Primitive::SelectN(SelectN), vec![zero, x, o])
+        .unwrap();
+    let prog = b.build(vec![y]).unwrap();
+    for (xv, sv) in [(0.0f32, -2.5f32), (0.0, 3.0), (1.5, -2.5)] {
+        let args = [
+            Arc::new(HostArray::from_vec(vec![1], vec![xv]).unwrap()),
+            Arc::new(HostArray::from_vec(vec![], vec![sv]).unwrap()),
+        ];
+        let plan = check(prog.clone(), &args);
+        let out = plan.run(&args).unwrap();
+        let want = if xv == 0.0 { sv } else { xv };
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &[want]);
+    }
+}
+
 /// A group mixing dtypes (compare → select) keeps the generic pass.
 #[test]
 fn mixed_dtype_groups_take_the_generic_pass() {

@@ -224,7 +224,14 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
         let size = out.size()?;
         let mut join: Vec<usize> = Vec::new();
         for &g in &read {
-            let fits = open.get(g).copied().unwrap_or(false) && sizes.get(g) == Some(&size);
+            // A rank-0 group and a one-element group of higher rank have
+            // the same size but not the same values: a rank-0 member would
+            // meet full-shape ones in one instruction (e.g. as a `select_n`
+            // case), so they stay apart (the later reads the former as an
+            // outside value).
+            let fits = open.get(g).copied().unwrap_or(false)
+                && sizes.get(g) == Some(&size)
+                && shapes.get(g).map(Vec::is_empty) == Some(out.shape.is_empty());
             if fits {
                 join.push(g);
             } else if let Some(o) = open.get_mut(g) {
