@@ -1,9 +1,8 @@
 # microjax_rs developer entry points (GNU make).
 #
 #   make run     set up .venv, build the extension (release), run examples/quickstart.py
-#   make test    set up .venv, build the extension (cargo profile `ci`) while clippy, rustdoc
-#                and rustfmt run beside it, the docs site, cargo tests, pytest (also with a
-#                stand-in GPU) — each stage prints
+#   make test    set up .venv, build the extension (cargo profile `ci`), the docs site, clippy,
+#                rustdoc, rustfmt, cargo tests, pytest (also with a stand-in GPU) — each stage prints
 #                its wall time. The `ci` build stays in target/ci (the tests load
 #                it through MICROJAX_RS_CORE): the release extension `make run`
 #                installed in python/microjax_rs is never replaced.
@@ -62,7 +61,7 @@ define stage
 echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s$$( [ $$rc -eq 0 ] || echo " FAILED (exit $$rc)")"; exit $$rc
 endef
 
-.PHONY: help .venv venv build build-ci build-lint run test docs docs-site lint rustdoc fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel clean-venv
+.PHONY: help .venv venv build build-ci run test docs docs-site lint rustdoc fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel clean-venv
 
 help:
 	@echo "make run | make test | make docs | make bench | make bench-compare | make build | make build-ci | make lint | make wheel"
@@ -125,32 +124,22 @@ run: build
 	$(VPY) examples/quickstart.py
 
 # ---------------------------------------------------------------- checks
-# clippy and rustdoc keep their (check-mode) artifacts in a target directory
-# of their own, so they can run beside `build-ci` without waiting on its
-# cargo lock (see `build-lint`).
-LINT_TARGET := $(CURDIR)/target/lint
-
+# clippy and rustdoc run after `build-ci` in its target directory: the
+# dependencies' metadata it produced serves their checks (in a directory of
+# their own they re-checked every dependency, and run beside the build they
+# slowed it by more than they took).
 clippy: venv
-	$(call stage,clippy,$(PYO3_ENV) CARGO_TARGET_DIR=$(LINT_TARGET) cargo clippy --workspace --all-targets --profile ci $(CARGO_J) -- -D warnings)
+	$(call stage,clippy,$(PYO3_ENV) cargo clippy --workspace --all-targets --profile ci $(CARGO_J) -- -D warnings)
 
 # The core crate's API documentation, warnings (broken intra-doc links,
 # bad code-block attributes) as errors.
 rustdoc: venv
-	$(call stage,rustdoc,CARGO_TARGET_DIR=$(LINT_TARGET) RUSTDOCFLAGS="-D warnings" cargo doc -p microjax --no-deps --features cuda --profile ci $(CARGO_J))
+	$(call stage,rustdoc,RUSTDOCFLAGS="-D warnings" cargo doc -p microjax --no-deps --features cuda --profile ci $(CARGO_J))
 
 fmt-check:
 	$(call stage,rustfmt,cargo fmt --all --check)
 
 lint: clippy rustdoc fmt-check
-
-# The extension build and the lint checks side by side: rustc compiles the
-# large `microjax` crate's front end on one thread, and the lint checks use
-# the core it leaves idle. Each keeps its own stage timing; the first
-# failure is this target's status.
-build-lint: venv
-	@$(MAKE) --no-print-directory build-ci & build=$$!; \
-	lint=0; $(MAKE) --no-print-directory lint || lint=$$?; \
-	wait $$build || exit $$?; exit $$lint
 
 # The binding crate is an abi3 cdylib that only links inside a Python
 # process, so its behaviour is tested by pytest; clippy covers both crates.
@@ -185,14 +174,14 @@ pytest-fake-gpu: venv
 # --quiet, which drops warnings before they are counted); the site lands in
 # target/docs. The tutorials' code cells run in pytest
 # (tests/test_docs_examples.py). `docs-site` is the build alone, for `make
-# test`, whose `build-lint` has built the extension already.
+# test`, which has built the extension already.
 docs: venv build-ci docs-site
 
 docs-site: venv
 	$(call stage,docs,$(TEST_ENV) $(VPY) -m mkdocs build --strict)
 
 # Prerequisites run left to right (.NOTPARALLEL).
-test: venv build-lint docs-site cargo-test pytest pytest-fake-gpu
+test: venv build-ci docs-site lint cargo-test pytest pytest-fake-gpu
 	@echo "==> make test: all stages passed"
 
 # ---------------------------------------------------------------- benchmarks

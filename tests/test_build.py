@@ -100,7 +100,7 @@ def test_make_test_keeps_the_release_extension():
     assert "maturin develop" not in build_ci and "cargo build -p microjax-python --profile ci" in build_ci
     assert "$(TEST_ENV) $(VPY) -m pytest" in mk
     assert "$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest" in mk
-    assert "build-lint" in rules["test"]  # which runs build-ci (test_makefile_targets)
+    assert "build-ci" in rules["test"]
 
 
 def test_requirements_are_pinned():
@@ -128,16 +128,12 @@ def _make_rules():
 
 def test_makefile_targets():
     rules = _make_rules()
-    for target in ("run", "test", "bench", "build", "build-ci", "build-lint", "venv", "docs", "lint", "rustdoc",
+    for target in ("run", "test", "bench", "build", "build-ci", "venv", "docs", "lint", "rustdoc",
                    "cargo-test", "pytest", "pytest-fake-gpu"):
         assert target in rules, f"Makefile lacks `{target}`"
-    # `make test` runs every stage, in this order (the build and the lint
-    # checks side by side).
-    assert rules["test"] == ["venv", "build-lint", "docs-site", "cargo-test", "pytest", "pytest-fake-gpu"]
+    # `make test` runs every stage, in this order.
+    assert rules["test"] == ["venv", "build-ci", "docs-site", "lint", "cargo-test", "pytest", "pytest-fake-gpu"]
     assert rules["lint"] == ["clippy", "rustdoc", "fmt-check"]
-    build_lint = _read("Makefile").split("\nbuild-lint:", 1)[1].split("\n\n", 1)[0]
-    assert "build-ci &" in build_lint and "$(MAKE) --no-print-directory lint" in build_lint
-    assert "wait" in build_lint
     assert "build" in rules["run"]
     mk = _read("Makefile")
     assert "clippy --workspace --all-targets" in mk and "-D warnings" in mk
