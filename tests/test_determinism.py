@@ -15,6 +15,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+import rust_example
 import pytest
 
 import microjax_rs as jax
@@ -130,15 +132,8 @@ def test_export_records_the_mode_and_call_runs_in_it(portable):
     assert _bits(back.call(*args)) == want
 
 
-def _cargo():
-    from shutil import which
-
-    return which("cargo")
-
-
-@pytest.mark.skipif(_cargo() is None, reason="cargo not available")
+@pytest.mark.skipif(not rust_example.have_cargo(), reason="cargo not available")
 def test_an_exported_portable_program_gives_the_python_bits_in_rust(portable, tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     args = _mlp_inputs()
     f = jax.jit(_mlp)
     exp = export.export(f)(*args)
@@ -149,11 +144,8 @@ def test_an_exported_portable_program_gives_the_python_bits_in_rust(portable, tm
     for k, a in enumerate(args):
         paths.append(str(tmp_path / f"in{k}.npy"))
         np.save(paths[-1], a)
-    # `--features cuda`: the build `make test`'s cargo-test stage already made of the example.
-    res = subprocess.run(
-        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--features", "cuda", "--example", "run_exported", "--",
-         "--raw", str(tmp_path), str(prog), *paths],
-        cwd=root, capture_output=True, text=True, timeout=900)
+    # The build `make test`'s cargo-test stage already made of the example.
+    res = rust_example.run_exported(["--raw", str(tmp_path), str(prog), *paths])
     assert res.returncode == 0, res.stderr
     got = [(tmp_path / f"output{k}.bin").read_bytes() for k in range(len(want))]
     assert got == want

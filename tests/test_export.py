@@ -3,9 +3,10 @@ call (eagerly and under transforms), pickle, and run the bytes from Rust's
 format checks (bad bytes raise ValueError, never crash)."""
 import os
 import pickle
-import subprocess
 
 import numpy as np
+
+import rust_example
 import pytest
 
 import microjax_rs as jax
@@ -94,15 +95,8 @@ def test_pickling_arrays_jaxprs_and_exported():
     np.testing.assert_array_equal(np.asarray(exp2.call(a)), np.asarray(a) * 2)
 
 
-def _cargo():
-    from shutil import which
-
-    return which("cargo")
-
-
-@pytest.mark.skipif(_cargo() is None, reason="cargo not available")
+@pytest.mark.skipif(not rust_example.have_cargo(), reason="cargo not available")
 def test_rust_example_runs_an_exported_program(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     f = jax.jit(lambda x, y: (jnp.tanh(x) @ y, lax.fori_loop(0, 4, lambda i, c: c * 2.0, x)))
     x = np.array([[0.5, -1.0]], np.float32)
     y = np.array([[1.0], [2.0]], np.float32)
@@ -110,11 +104,8 @@ def test_rust_example_runs_an_exported_program(tmp_path):
     prog.write_bytes(export.export(f)(x, y).serialize())
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "y.npy", y)
-    # `--features cuda`: the build `make test`'s cargo-test stage already made of the example.
-    res = subprocess.run(
-        ["cargo", "run", "-q", "--profile", "ci", "-p", "microjax", "--features", "cuda", "--example", "run_exported", "--",
-         str(prog), str(tmp_path / "x.npy"), str(tmp_path / "y.npy")],
-        cwd=root, capture_output=True, text=True, timeout=900)
+    # The build `make test`'s cargo-test stage already made of the example.
+    res = rust_example.run_exported([str(prog), str(tmp_path / "x.npy"), str(tmp_path / "y.npy")])
     assert res.returncode == 0, res.stderr
     want = np.tanh(x) @ y
     assert "output 0: f32[1,1]" in res.stdout
