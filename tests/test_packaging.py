@@ -6,24 +6,7 @@ import re
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-try:
-    import tomllib
-except ImportError:  # Python < 3.11
-    tomllib = None
-
-
-def _read(rel):
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
-        return f.read()
-
-
-def _toml(rel):
-    if tomllib is None:
-        pytest.skip("tomllib needs Python >= 3.11")
-    with open(os.path.join(ROOT, rel), "rb") as f:
-        return tomllib.load(f)
+from test_build import ROOT, _read, _toml  # the build tests' readers of repository files
 
 
 def _cargo_version():
