@@ -48,7 +48,12 @@ PYO3_ENV := PYO3_BUILD_EXTENSION_MODULE=1
 # The `ci`-profile extension the test stages import (python/microjax_rs's own
 # `_core` is the release build of `make run`, left in place).
 CI_CORE := $(CURDIR)/target/ci/microjax_rs_core.abi3.so
-TEST_ENV := MICROJAX_RS_CORE=$(CI_CORE) PYTHONPATH=$(CURDIR)/python
+# Bytecode is cached under target/pycache whatever the caller's
+# PYTHONDONTWRITEBYTECODE says: without it every test process (and each
+# subprocess a test starts) compiles the package's sources and pytest
+# rewrites every test module's asserts again.
+TEST_ENV := MICROJAX_RS_CORE=$(CI_CORE) PYTHONPATH=$(CURDIR)/python \
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/target/pycache
 
 # Parallel cargo jobs (default: all cores).
 CARGO_JOBS ?=

@@ -49,6 +49,10 @@ except ImportError:  # property tests skip themselves without hypothesis
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "full: slow test, runs only with MICROJAX_FULL=1")
+    config.addinivalue_line(
+        "markers", "device_independent: the test's behaviour does not depend on the default "
+        "device (source layout, packaging, process and signal handling, host kernels); the "
+        "stand-in GPU stage (MICROJAX_FAKE_GPU=1) leaves it to the host stage")
 
 
 def pytest_report_header(config):
@@ -63,8 +67,9 @@ def pytest_report_header(config):
 
 # Under the stand-in GPU the op table's grad/vmap checks repeat what its
 # eager and jit checks already route through the device paths (the same
-# kernels, on the host); the CI tier leaves them to the host stage.
-DEVICE_REPEATS = ("test_op_table.py::test_transform[",)
+# kernels, on the host), and its name checks run nothing: the CI tier leaves
+# them, and the tests marked `device_independent`, to the host stage.
+DEVICE_REPEATS = ("test_op_table.py::test_transform[", "test_op_table.py::test_public_name_resolves[")
 # The jit check's device routing (arguments put on the device, one program
 # run there, results brought back) does not depend on the case: under the
 # stand-in GPU the CI tier keeps the first case of each record and dtype
@@ -74,7 +79,7 @@ JIT_CHECK = "test_op_table.py::test_jit_matches_eager["
 
 
 def _device_repeat(item, seen):
-    if any(r in item.nodeid for r in DEVICE_REPEATS):
+    if any(r in item.nodeid for r in DEVICE_REPEATS) or "device_independent" in item.keywords:
         return True
     if JIT_CHECK in item.nodeid and hasattr(item, "callspec"):
         key = (item.callspec.params["rec"].name, item.callspec.params["dtype"])

@@ -16,6 +16,9 @@ import textwrap
 
 import pytest
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 resource = pytest.importorskip("resource", reason="RLIMIT_AS needs the resource module")
 
 if not hasattr(resource, "RLIMIT_AS") or not os.path.exists("/proc/self/status"):

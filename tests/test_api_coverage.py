@@ -15,6 +15,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import api_coverage  # noqa: E402
 import api_tags  # noqa: E402
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 # Coverage floors (present / names not owned elsewhere or exempt); raised as
 # the surface grows, so a name that disappears fails here.
 FLOORS = {

@@ -11,6 +11,10 @@ import ml_dtypes
 import numpy as np
 
 import microjax_rs.numpy as jnp
+import pytest
+
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

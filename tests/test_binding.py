@@ -14,6 +14,9 @@ import pytest
 
 from microjax_rs import _core as C
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 try:
     import ml_dtypes
 except ImportError:  # pragma: no cover - optional dependency

@@ -8,6 +8,9 @@ import pytest
 import microjax_rs as jax
 from microjax_rs._src import cuda_libs
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 
 def touch(path):
     os.makedirs(os.path.dirname(path), exist_ok=True)

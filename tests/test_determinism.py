@@ -23,6 +23,9 @@ import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import export, nn
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 SCRIPT = r"""
 import hashlib, os, sys
 import numpy as np

@@ -6,6 +6,10 @@ import os
 import re
 
 import microjax_rs.numpy as jnp
+import pytest
+
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -29,6 +29,55 @@ def test_numpy_operand_and_reflected():
     np.testing.assert_array_equal(np.asarray(out), [1, 2, 3])
 
 
+_NUMPY_OPERANDS = [
+    np.arange(6, dtype=np.float32).reshape(2, 3),
+    np.arange(6, dtype=np.float64).reshape(2, 3) / 7,  # float32 without x64
+    np.arange(6, dtype=">f4").reshape(2, 3),  # big-endian
+    np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3)),
+    np.arange(12, dtype=np.int8).reshape(2, 6)[:, ::2],  # strided view
+    np.array([[True, False, True]] * 2),
+    np.arange(6, dtype=np.uint8).reshape(2, 3),
+    np.arange(6, dtype=np.float16).reshape(2, 3),
+    (np.arange(6) + 1j).astype(np.complex64).reshape(2, 3),
+]
+
+
+@pytest.mark.parametrize("x", _NUMPY_OPERANDS, ids=lambda x: f"{x.dtype.str}{'F' if x.flags.f_contiguous and not x.flags.c_contiguous else ''}")
+@pytest.mark.parametrize("other", [None, 2, 1.5, "i8", "f4"])
+def test_numpy_operands_convert_as_arrays_of_their_dtype(x, other):
+    """A NumPy operand of a jnp function or an operator is an array of its
+    canonical dtype (not weak): the same value, dtype and weak type as the
+    same operand converted first, on every entry point (jnp binary and
+    unary functions, operators in both orders)."""
+    y = {None: x, "i8": np.array([1, -2, 3], np.int8), "f4": np.array([0.5, 2, -1], np.float32)}.get(other, other)
+    xa, ya = jnp.asarray(x), (jnp.asarray(y) if isinstance(y, np.ndarray) else y)
+    assert not xa.weak_type and xa.dtype == jax.dtypes.canonicalize_dtype(x.dtype)
+    pairs = [(jnp.add(x, y), jnp.add(xa, ya)), (jnp.multiply(y, x), jnp.multiply(ya, xa)),
+             (jnp.maximum(x, y), jnp.maximum(xa, ya))]
+    if x.dtype.kind != "c":
+        pairs += [(jnp.sin(x), jnp.sin(xa)), (jnp.less(x, y), jnp.less(xa, ya))]
+    if x.dtype != np.bool_:
+        pairs += [(xa - y, xa - ya), (y - xa, ya - xa), (jnp.negative(x), jnp.negative(xa))]
+    if isinstance(y, np.ndarray):
+        pairs += [(ya * x, ya * xa), (x * ya, xa * ya)]
+    for got, want in pairs:
+        assert isinstance(got, jax.Array)
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_numpy_operand_under_a_trace_and_in_a_debug_mode():
+    """Under jit and with the NaN check on, NumPy operands keep their meaning."""
+    x = np.array([1.0, -2.0, 4.0], np.float64)
+    f = jax.jit(lambda a: jnp.add(a, x) * x)
+    np.testing.assert_allclose(np.asarray(f(jnp.ones(3))), (1 + x) * x)
+    assert f(jnp.ones(3)).dtype == np.float32
+    with jax.debug_nans(True):
+        np.testing.assert_allclose(np.asarray(jnp.add(x, x)), 2 * x)
+        with pytest.raises(FloatingPointError):
+            jnp.log(np.array([-1.0], np.float32))
+
+
 def test_integer_wraparound():
     x = jnp.asarray(np.array([2**31 - 1], dtype=np.int32))
     np.testing.assert_array_equal(np.asarray(x + 1), [-(2**31)])

@@ -14,6 +14,9 @@ import textwrap
 
 import pytest
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 # Kernels large enough to split over threads: GEMM, a fused elementwise
 # group, a batched FFT, a faer factorization, a fresh jit compile. Each
 # returns a float checked against NumPy in the same process.

@@ -21,6 +21,9 @@ import microjax_rs as jax
 import microjax_rs.numpy as jnp
 from microjax_rs import export, lax
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 # The child prints READY just before the endless loop starts, then
 # INTERRUPTED <seconds> when the KeyboardInterrupt arrives, then checks that
 # a following computation gives correct values.

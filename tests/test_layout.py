@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "microjax_rs")
 
 # Lowest first. A module belongs to the layer of its longest matching prefix

@@ -12,6 +12,10 @@ import types
 import microjax_rs
 import op_table as ot
 import test_op_table as top
+import pytest
+
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
 
 # The modules whose public callables need records, as dotted paths on microjax_rs.
 _STATS_DISTRIBUTIONS = (

@@ -8,6 +8,9 @@ import pytest
 
 from test_build import ROOT, _read, _toml  # the build tests' readers of repository files
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 
 def _cargo_version():
     # [workspace.package] version, read without tomllib (any Python).

@@ -10,6 +10,9 @@ import microjax_rs.numpy as jnp
 from microjax_rs import core
 from microjax_rs._src import tables
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 
 def test_shaped_array_api_matches_jax():
     # Values recorded from JAX 0.10.2 (jax.core.ShapedArray).

@@ -12,6 +12,9 @@ from microjax_rs import core, lax
 from microjax_rs._src import tables
 from microjax_rs.core import ArrayImpl, Tracer
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 # The dtypes arrays can have (float0 and PRNG keys are not array dtypes).
 ARRAY_DTYPES = sorted(n for n, k in tables.KINDS.items() if k != "V")
 

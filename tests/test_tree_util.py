@@ -15,6 +15,9 @@ import types
 
 import pytest
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 try:
     from microjax_rs import tree, tree_util
 except Exception:  # extension not built yet

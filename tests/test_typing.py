@@ -21,6 +21,9 @@ import tempfile
 
 import pytest
 
+# What these tests check does not depend on the default device (conftest.py).
+pytestmark = pytest.mark.device_independent
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "python", "microjax_rs")
 EXAMPLE = os.path.join(ROOT, "tests", "typing", "typed_example.py")

@@ -86,11 +86,22 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
 _shaped = ShapedArray._shared
 
 
+# The built-in NumPy dtypes by dtype object: NumPy arrays' dtype names without
+# numpy's `dtype.name` (computed in Python, several microseconds a call).
+_NUMPY_NAMES = {np.dtype(n): n for n in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")}
+
+
 def get_aval(x):
     """Abstract value of any array-like argument."""
     t = type(x)
     if t is ArrayImpl:
         return _shaped(x.shape, x.dtype_name, x.weak_type)
+    if t is np.ndarray:
+        name = _NUMPY_NAMES.get(x.dtype)
+        if name is not None:
+            return _shaped(x.shape, dtypes.canonical_name(name), False)
     if isinstance(x, Tracer):
         return x.aval
     if t in (bool, int, float, complex):
@@ -117,6 +128,13 @@ def to_array(x, dtype=None, weak_type=None):
     t = type(x)
     if t is ArrayImpl and dtype is None:
         return x
+    if t is np.ndarray and dtype is None and not config.debug_checks:
+        name = _NUMPY_NAMES.get(x.dtype)
+        if name is not None:
+            canon = dtypes.canonical_name(name)
+            if canon != name:
+                x = x.astype(dtypes.np_dtype(canon))
+            return _core.from_numpy(x, bool(weak_type))
     if config.debug_checks and t is not ArrayImpl and not isinstance(x, Tracer):
         from ._src import program_flags
 

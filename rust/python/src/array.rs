@@ -11,7 +11,8 @@ use microjax::array::alloc;
 use microjax::{checked_size, Buffer, DType, HostArray, Scalar};
 use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{
-    Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+    Element, IntoPyArray, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{
     PyAttributeError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
@@ -216,7 +217,15 @@ fn host(shape: Vec<usize>, buf: Buffer) -> PyResult<HostArray> {
 fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     let py = arr.py();
     let untyped = arr.cast::<PyUntypedArray>()?;
-    let mut dt = untyped.dtype().into_any();
+    let descr = untyped.dtype();
+    // The built-in dtypes by their descriptor's kind and size (numpy's
+    // `dtype.name` is computed in Python: several microseconds per call).
+    if !descr.has_fields() && descr.is_native_byteorder() != Some(false) {
+        if let Some(name) = builtin_dtype_name(descr.kind(), descr.itemsize()) {
+            return read_builtin(arr, name);
+        }
+    }
+    let mut dt = descr.into_any();
     let mut arr = arr.clone();
     let name: String = dt.getattr("name")?.extract()?;
     let names = dt.getattr("names")?;
@@ -240,13 +249,47 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
         dt = native;
     }
     let _ = &dt;
+    if name == "bfloat16" {
+        let u16_dt = numpy(py)?.getattr("uint16")?;
+        let bits = arr.call_method1("view", (u16_dt,))?;
+        let (shape, v) = read_numpy::<u16>(&bits)?;
+        let v = alloc::from_iter("from numpy", v.into_iter().map(bf16::from_bits)).py()?;
+        return host(shape, Buffer::BF16(v.into()));
+    }
+    read_builtin(&arr, &name)
+}
+
+/// The name of a built-in NumPy dtype of `kind` (`b`, `i`, `u`, `f`, `c`)
+/// and `itemsize` bytes that microjax_rs holds, or None.
+fn builtin_dtype_name(kind: u8, itemsize: usize) -> Option<&'static str> {
+    Some(match (kind, itemsize) {
+        (b'b', 1) => "bool",
+        (b'i', 1) => "int8",
+        (b'i', 2) => "int16",
+        (b'i', 4) => "int32",
+        (b'i', 8) => "int64",
+        (b'u', 1) => "uint8",
+        (b'u', 2) => "uint16",
+        (b'u', 4) => "uint32",
+        (b'u', 8) => "uint64",
+        (b'f', 2) => "float16",
+        (b'f', 4) => "float32",
+        (b'f', 8) => "float64",
+        (b'c', 8) => "complex64",
+        (b'c', 16) => "complex128",
+        _ => return None,
+    })
+}
+
+/// A native-order NumPy array of the built-in dtype `name` copied to the host.
+fn read_builtin(arr: &Bound<'_, PyAny>, name: &str) -> PyResult<HostArray> {
     macro_rules! rd {
         ($t:ty, $var:ident) => {{
             let (shape, v) = read_numpy::<$t>(&arr)?;
             host(shape, Buffer::$var(v.into()))
         }};
     }
-    match name.as_str() {
+    match name {
         "bool" => rd!(bool, Bool),
         "int8" => rd!(i8, I8),
         "int16" => rd!(i16, I16),
@@ -261,13 +304,6 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
         "float64" => rd!(f64, F64),
         "complex64" => rd!(microjax::array::C32, C64),
         "complex128" => rd!(microjax::array::C64, C128),
-        "bfloat16" => {
-            let u16_dt = numpy(py)?.getattr("uint16")?;
-            let bits = arr.call_method1("view", (u16_dt,))?;
-            let (shape, v) = read_numpy::<u16>(&bits)?;
-            let v = alloc::from_iter("from numpy", v.into_iter().map(bf16::from_bits)).py()?;
-            host(shape, Buffer::BF16(v.into()))
-        }
         other => Err(PyTypeError::new_err(format!(
             "dtype {other} is not supported by microjax_rs (supported: bool, int8-64, uint8-64, float16, bfloat16, float32, float64, complex64, complex128)"
         ))),

@@ -2,6 +2,7 @@
 and tracers, so `x.sum()`, `x.T`, `x @ y` mean the same in every mode: each
 is the jnp function of that name."""
 import math
+import operator
 
 import numpy as np
 
@@ -46,10 +47,19 @@ def _slow_fn(op):
     return fn
 
 
+# op name -> the Python operator (for the operators' NumPy operands).
+_OPERATORS = {op: getattr(operator, {"and": "and_", "or": "or_"}.get(op, op)) for op in _BINARY}
+
+
 def binary_hook(op, a, b, reflected):
     """Slow path of a binary operator: any operand kinds, any active trace."""
     if not _is_operand(b):
         return NotImplemented
+    if type(b) is np.ndarray and type(a) is _core.ArrayImpl and not _state.stack:
+        # A NumPy operand is an array of its canonical dtype (not weak):
+        # converted, the operator can take the Rust fast path.
+        b = _core_module.to_array(b)
+        return _OPERATORS[op](b, a) if reflected else _OPERATORS[op](a, b)
     fn = _slow_fn(op)
     if fn is None:
         return NotImplemented

@@ -104,6 +104,12 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
         # with no trace active (and no debug checks), else it calls `_slow`
         # through the binary hook, so the result is `slow`'s either way.
         def fn(x1, x2, /):
+            # NumPy operands are arrays of their canonical dtype (not weak)
+            # whatever the other operand: converted here, they take the fast path.
+            if type(x1) is _np.ndarray:
+                x1 = core.to_array(x1)
+            if type(x2) is _np.ndarray:
+                x2 = core.to_array(x2)
             if type(x1) is ArrayImpl and type(x2) in _EAGER_OPERANDS:
                 return operator(x1, x2)
             return slow(x1, x2)
@@ -139,6 +145,9 @@ def _unary(lax_fn, inexact=True, name=None):
 
     def fn(x, /):
         tx = type(x)
+        if tx is _np.ndarray:  # an array of its canonical dtype
+            x = core.to_array(x)
+            tx = type(x)
         if (tx is ArrayImpl and not core._state.stack and not config.debug_checks and not _profiling.ACTIVE
                 and (ok_dtypes is None or x.dtype_name in ok_dtypes)):
             return handle.apply1(x)
