@@ -79,8 +79,10 @@ venv: $(STAMP)
 # dependencies, for tests/test_ecosystem.py) is installed with --no-deps so
 # their `jax`/`jaxlib` requirements are never pulled in: microjax_rs stands
 # in for both (microjax_rs.install_as_jax()).
+# --no-compile: the packages' bytecode is written when first imported (the
+# test stages keep theirs under target/pycache, where Python looks instead).
 $(STAMP): requirements-dev.txt requirements-ecosystem.txt
-	$(call stage,venv,(test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV)) && $(VPY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt && $(VPY) -m pip install --disable-pip-version-check -q --no-deps -r requirements-ecosystem.txt)
+	$(call stage,venv,(test -x $(VPY) || env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $(PYTHON) -m venv $(VENV)) && $(VPY) -m pip install --disable-pip-version-check -q --no-compile -r requirements-dev.txt && $(VPY) -m pip install --disable-pip-version-check -q --no-compile --no-deps -r requirements-ecosystem.txt)
 	@touch $@
 
 # ---------------------------------------------------------------- build
