@@ -289,8 +289,9 @@ class TestHooks:
         a = arr([1.0, 2.0], np.float32)
         with pytest.raises(TypeError):
             a + object()
+        assert np.asarray(a @ a).tolist() == 5.0  # one float dtype, rank <= 2: in the binding
         with pytest.raises(TypeError):
-            a @ a
+            arr([1, 2], np.int32) @ arr([1, 2], np.int32)  # the rest is the hook's
         with pytest.raises(TypeError):
             ~a
         with pytest.raises(TypeError, match="add"):

@@ -78,6 +78,36 @@ def test_numpy_operand_under_a_trace_and_in_a_debug_mode():
             jnp.log(np.array([-1.0], np.float32))
 
 
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
+                                    ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((1, 4), (4, 1))])
+@pytest.mark.parametrize("dtypes", [("float32", "float32"), ("complex64", "complex64"),
+                                    ("int32", "int32"), ("float32", "int8"), ("float16", "float32"),
+                                    ("float32", "complex64")])
+def test_matmul_operator_matches_jnp_matmul_and_numpy(shapes, dtypes):
+    """`x @ y` and `y.__rmatmul__(x)` on concrete arrays (the Rust fast
+    path for one float/complex dtype of rank 1 or 2, the jnp function for
+    the rest) give jnp.matmul's dtype, weak type, shape and values."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, shapes[0]).astype(dtypes[0])
+    b = rng.integers(-3, 4, shapes[1]).astype(dtypes[1])
+    x, y = jnp.asarray(a), jnp.asarray(b)
+    want = jnp.matmul(x, y)
+    for got in (x @ y, y.__rmatmul__(x), x @ b, a @ y):
+        assert isinstance(got, jax.Array)
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(want), a @ b, rtol=1e-3)
+
+
+def test_matmul_operator_errors_are_jnp_matmul_s():
+    x = jnp.ones((3, 4))
+    with pytest.raises(TypeError, match="contracting dimensions differ"):
+        x @ jnp.ones((5, 2))
+    for scalar in (jnp.float32(2), 2.0):
+        with pytest.raises(ValueError, match="rank-0"):
+            x @ scalar
+
+
 def test_integer_wraparound():
     x = jnp.asarray(np.array([2**31 - 1], dtype=np.int32))
     np.testing.assert_array_equal(np.asarray(x + 1), [-(2**31)])

@@ -9,7 +9,7 @@ use crate::globals::{fast_eager, hook, x64, Hook};
 use crate::to_pyerr;
 use microjax::exec::ExecCtx;
 use microjax::prims::kernel;
-use microjax::prims::{BroadcastInDim, ConvertElementType, IntegerPow};
+use microjax::prims::{BroadcastInDim, ConvertElementType, DotDims, DotGeneral, IntegerPow};
 use microjax::promote::{broadcast_shapes, defaults, promote_pair};
 use microjax::{BinaryOp, CmpOp, DType, HostArray, Primitive, Scalar, UnaryOp};
 use pyo3::prelude::*;
@@ -247,7 +247,52 @@ fn broadcast_to(m: Mat<'_>, shape: &[usize]) -> microjax::Result<HostArray> {
     kernel::eval_one(&ExecCtx::current_default(), &prim, &[a])
 }
 
+/// `x @ y` of two arrays of one dtype (f32, f64, c64 or c128), neither
+/// weakly typed, each of rank 1 or 2: the one `dot_general` `jnp.matmul`
+/// binds there (each operand's last axis, or a right vector's only axis,
+/// contracted against the right operand's first; no batch axes). Anything
+/// else, a size mismatch included, goes to the hook (which raises JAX's errors).
+fn fast_matmul(slf: &ArrayImpl, other: &Bound<'_, PyAny>, reflected: bool) -> Fast {
+    let Ok(other) = other.cast::<ArrayImpl>() else {
+        return Fast::Skip;
+    };
+    let other = other.get();
+    let (x, y) = if reflected {
+        (other, slf)
+    } else {
+        (slf, other)
+    };
+    let d = x.arr.dtype();
+    let plain = matches!(d, DType::F32 | DType::F64 | DType::C64 | DType::C128);
+    if !plain || d != y.arr.dtype() || x.weak || y.weak || x.deleted() || y.deleted() {
+        return Fast::Skip;
+    }
+    let (sx, sy) = (x.arr.shape(), y.arr.shape());
+    let contract = match (sx, sy) {
+        ([k], [k2, ..]) | ([_, k], [k2, ..]) if sy.len() <= 2 && k == k2 => {
+            sx.len().saturating_sub(1)
+        }
+        _ => return Fast::Skip,
+    };
+    let prim = Primitive::DotGeneral(DotGeneral {
+        dims: DotDims {
+            lhs_contract: vec![contract],
+            rhs_contract: vec![0],
+            lhs_batch: Vec::new(),
+            rhs_batch: Vec::new(),
+        },
+        preferred_element_type: None,
+    });
+    match kernel::eval_one(&ExecCtx::current_default(), &prim, &[&x.arr, &y.arr]) {
+        Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), false)),
+        Err(e) => Fast::Err(e),
+    }
+}
+
 fn fast_binary(slf: &ArrayImpl, other: &Bound<'_, PyAny>, op: BinOp, reflected: bool) -> Fast {
+    if op == BinOp::MatMul {
+        return fast_matmul(slf, other, reflected);
+    }
     let kind = op.kind();
     if matches!(kind, Kind::HookOnly) || slf.deleted() {
         return Fast::Skip;
