@@ -99,6 +99,44 @@ def test_matmul_operator_matches_jnp_matmul_and_numpy(shapes, dtypes):
     np.testing.assert_allclose(np.asarray(want), a @ b, rtol=1e-3)
 
 
+@pytest.mark.parametrize("fn", ["maximum", "minimum"])
+@pytest.mark.parametrize("pair", [("float32", "float32"), ("float32", "int32"), ("int8", "uint8"),
+                                  ("bool", "bool"), ("complex64", "float32"), ("float16", 0),
+                                  ("int32", 2.5), ("float32", -1), ("uint8", True)])
+def test_maximum_minimum_fast_path_matches_the_jnp_path(fn, pair):
+    """jnp.maximum/minimum of concrete operands (computed by the binding)
+    give what the jnp path gives (promotion, weak type, broadcasting, NaN),
+    with the array first or second."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(-3, 4, (2, 3)).astype(pair[0])
+    if np.issubdtype(a.dtype, np.floating):
+        a[0, 0] = np.nan
+    if isinstance(pair[1], str):
+        b = rng.integers(-3, 4, (3,)).astype(pair[1])
+        other = jnp.asarray(b)
+    else:
+        other = b = pair[1]
+    x = jnp.asarray(a)
+    f = getattr(jnp, fn)
+    for got, want in ((f(x, other), f._slow(x, other)), (f(other, x), f._slow(other, x)),
+                      (f(a, b), f._slow(x, other))):
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    ref = getattr(np, fn)(a, b)
+    np.testing.assert_array_equal(np.asarray(f(x, other)).astype(ref.dtype), ref)
+
+
+def test_maximum_fast_path_leaves_errors_and_traces_to_jnp():
+    x = jnp.ones((2, 3))
+    with pytest.raises(TypeError, match="max"):
+        jnp.maximum(x, jnp.ones((2, 4)))
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        jnp.maximum(x, jnp.ones((4,)))
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: jnp.maximum(v, 0.5))(x)), np.ones((2, 3)))
+    g = jax.grad(lambda v: jnp.sum(jnp.maximum(v, 0.0)))(jnp.array([-1.0, 2.0]))
+    np.testing.assert_array_equal(np.asarray(g), [0.0, 1.0])
+
+
 def test_matmul_operator_errors_are_jnp_matmul_s():
     x = jnp.ones((3, 4))
     with pytest.raises(TypeError, match="contracting dimensions differ"):

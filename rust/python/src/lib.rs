@@ -196,6 +196,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::ArrayImpl>()?;
     m.add_class::<numpy_view::HostView>()?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack_capsule, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::eager_binary, m)?)?;
     m.add_class::<prim::Prim>()?;
     m.add_class::<ir::PyBuilder>()?;
     m.add_class::<ir::PyClosedJaxpr>()?;

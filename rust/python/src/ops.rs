@@ -37,6 +37,10 @@ pub(crate) enum BinOp {
     Xor,
     LShift,
     RShift,
+    /// `jnp.maximum` (no operator: [`eager_binary`]).
+    Max,
+    /// `jnp.minimum` (no operator: [`eager_binary`]).
+    Min,
 }
 
 /// What the fast path runs for an operator.
@@ -69,6 +73,8 @@ impl BinOp {
             BinOp::Xor => "xor",
             BinOp::LShift => "lshift",
             BinOp::RShift => "rshift",
+            BinOp::Max => "max",
+            BinOp::Min => "min",
         }
     }
 
@@ -85,6 +91,8 @@ impl BinOp {
             BinOp::Ge => Kind::Cmp(CmpOp::Ge),
             BinOp::Eq => Kind::Cmp(CmpOp::Eq),
             BinOp::Ne => Kind::Cmp(CmpOp::Ne),
+            BinOp::Max => Kind::Arith(BinaryOp::Max),
+            BinOp::Min => Kind::Arith(BinaryOp::Min),
             BinOp::MatMul
             | BinOp::FloorDiv
             | BinOp::Mod
@@ -387,6 +395,35 @@ fn integer_pow(slf: &ArrayImpl, k: i64) -> Fast {
     match kernel::eval_one(&ExecCtx::current_default(), &prim, &[&slf.arr]) {
         Ok(h) => Fast::Done(ArrayImpl::new(Arc::new(h), slf.weak)),
         Err(e) => Fast::Err(e),
+    }
+}
+
+/// `_core.eager_binary(x, y, name, reflected)`: `jnp.maximum`/`jnp.minimum`
+/// (`name` "max"/"min") of a concrete array `x` and another concrete
+/// operand, as the operators' fast path computes them (JAX's promotion,
+/// broadcasting, one kernel); `reflected`: `y` is the first operand. None
+/// where that path does not apply (a trace, a debug check, an operand kind
+/// or an error it leaves to the jnp function, which raises JAX's).
+#[pyfunction]
+#[pyo3(signature = (x, y, name, reflected = false))]
+pub(crate) fn eager_binary(
+    x: &Bound<'_, ArrayImpl>, y: &Bound<'_, PyAny>, name: &str, reflected: bool,
+) -> PyResult<Option<Py<PyAny>>> {
+    let op = match name {
+        "max" => BinOp::Max,
+        "min" => BinOp::Min,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "eager_binary: no fast path for {other:?}"
+            )))
+        }
+    };
+    if !fast_eager() {
+        return Ok(None);
+    }
+    match fast_binary(x.get(), y, op, reflected) {
+        Fast::Done(a) => Ok(Some(a.into_pyany(x.py())?)),
+        Fast::Skip | Fast::Err(_) => Ok(None),
     }
 }
 

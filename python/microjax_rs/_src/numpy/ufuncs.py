@@ -62,10 +62,11 @@ def _complex_ordering(lax_fn):
 _ORDERINGS = ("less", "less_equal", "greater", "greater_equal")
 
 
-def _binary(lax_fn, inexact=False, doc=None, operator=None):
+def _binary(lax_fn, inexact=False, doc=None, operator=None, eager=None):
     """A jnp binary function. Eagerly, with concrete operands and an
     operator the Rust fast path implements, it defers to that operator (which
-    does promotion and broadcasting in Rust and falls back to `_slow`)."""
+    does promotion and broadcasting in Rust and falls back to `_slow`); with
+    `eager` (a name `_core.eager_binary` takes) and no operator, to that."""
 
     bool_fn = _BOOL_BINARY.get(doc)
     complex_fn = _complex_ordering(lax_fn) if doc in _ORDERINGS else None
@@ -97,7 +98,21 @@ def _binary(lax_fn, inexact=False, doc=None, operator=None):
             return complex_fn(a, b)
         return lax_fn(a, b)
 
-    if operator is None:
+    if operator is None and eager is not None:
+        def fn(x1, x2, /):
+            # NumPy operands as in the operator case below; either operand
+            # may be the concrete array (the other a Python scalar).
+            if type(x1) is _np.ndarray:
+                x1 = core.to_array(x1)
+            if type(x2) is _np.ndarray:
+                x2 = core.to_array(x2)
+            out = None
+            if type(x1) is ArrayImpl and type(x2) in _EAGER_OPERANDS:
+                out = _core.eager_binary(x1, x2, eager)
+            elif type(x2) is ArrayImpl and type(x1) in _EAGER_OPERANDS:
+                out = _core.eager_binary(x2, x1, eager, True)
+            return slow(x1, x2) if out is None else out
+    elif operator is None:
         fn = slow
     else:
         # No trace-stack test here: the Rust operator takes its fast path only
@@ -123,8 +138,8 @@ add = _binary(lax.add, doc="add", operator=_op.add)
 subtract = _binary(lax.sub, doc="subtract", operator=_op.sub)
 multiply = _binary(lax.mul, doc="multiply", operator=_op.mul)
 true_divide = divide = _binary(lax.div, inexact=True, doc="true_divide", operator=_op.truediv)
-maximum = _binary(lax.max, doc="maximum")
-minimum = _binary(lax.min, doc="minimum")
+maximum = _binary(lax.max, doc="maximum", eager="max")
+minimum = _binary(lax.min, doc="minimum", eager="min")
 equal = _binary(lax.eq, doc="equal", operator=_op.eq)
 not_equal = _binary(lax.ne, doc="not_equal", operator=_op.ne)
 less = _binary(lax.lt, doc="less", operator=_op.lt)
