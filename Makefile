@@ -175,8 +175,9 @@ pytest: venv
 
 # The suite again with a stand-in GPU as the default device (tests/fake_gpu.py):
 # every jit and eager op routes through the GPU paths, programs run on the host.
-# (The op table's grad/vmap checks run in the host stage only, its jit check on the
-# first case of each record and dtype; MICROJAX_FULL=1 runs all of them here too.)
+# (The op table's grad/vmap checks and the `device_independent` test modules run in
+# the host stage only, its eager and jit checks here on the first case of each
+# record and dtype; MICROJAX_FULL=1 runs all of them here too.)
 pytest-fake-gpu: venv
 	$(call stage,pytest-fake-gpu,$(TEST_ENV) MICROJAX_FAKE_GPU=1 $(VPY) -m pytest -q $(PYTEST_N) tests)
 

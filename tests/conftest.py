@@ -4,7 +4,9 @@
   the package reads it at import. Without it, float64/int64 table cases skip.
 * ``MICROJAX_FULL=1`` selects the full (slow) tier; tests marked ``full``
   are skipped otherwise so ``make test`` fits CI, and under
-  ``MICROJAX_FAKE_GPU=1`` the op table's grad/vmap checks are deselected.
+  ``MICROJAX_FAKE_GPU=1`` the op table's grad/vmap and name checks and the
+  modules marked ``device_independent`` are deselected and its eager and jit
+  checks keep one case per record and dtype.
 """
 import os
 import sys
@@ -70,19 +72,19 @@ def pytest_report_header(config):
 # kernels, on the host), and its name checks run nothing: the CI tier leaves
 # them, and the tests marked `device_independent`, to the host stage.
 DEVICE_REPEATS = ("test_op_table.py::test_transform[", "test_op_table.py::test_public_name_resolves[")
-# The jit check's device routing (arguments put on the device, one program
-# run there, results brought back) does not depend on the case: under the
-# stand-in GPU the CI tier keeps the first case of each record and dtype
-# (every case still runs eagerly on the device, and all of them under jit
-# in the host stage).
-JIT_CHECK = "test_op_table.py::test_jit_matches_eager["
+# The eager and jit checks' device routing (arguments put on the device, one
+# program run there, results brought back) does not depend on the case:
+# under the stand-in GPU the CI tier keeps the first case of each record and
+# dtype (every case runs eagerly and under jit in the host stage).
+CASE_CHECKS = ("test_op_table.py::test_jit_matches_eager[", "test_op_table.py::test_eager_matches_numpy[")
 
 
 def _device_repeat(item, seen):
     if any(r in item.nodeid for r in DEVICE_REPEATS) or "device_independent" in item.keywords:
         return True
-    if JIT_CHECK in item.nodeid and hasattr(item, "callspec"):
-        key = (item.callspec.params["rec"].name, item.callspec.params["dtype"])
+    check = next((c for c in CASE_CHECKS if c in item.nodeid), None)
+    if check is not None and hasattr(item, "callspec"):
+        key = (check, item.callspec.params["rec"].name, item.callspec.params["dtype"])
         if key in seen:
             return True
         seen.add(key)
