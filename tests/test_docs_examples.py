@@ -26,7 +26,7 @@ GUIDE = os.path.join(DOCS, "guide")
 
 # The tutorials the site must have (their order in mkdocs.yml's nav).
 TUTORIALS = ["quickstart.md", "transformations.md", "pytrees.md", "control-flow.md",
-             "custom-derivatives.md", "export.md", "rust.md"]
+             "custom-derivatives.md", "distributed.md", "export.md", "rust.md"]
 PAGES = ["index.md"] + [os.path.join("guide", name) for name in TUTORIALS]
 
 _FENCE = re.compile(r"^```([\w+-]*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)

@@ -25,7 +25,8 @@ LAYER_PREFIXES = (
     # JAX's backend view (`jax._src.xla_bridge`) is over the devices module.
     ("api", ("microjax_rs._src.xla_bridge", "microjax_rs._src.test_util", "microjax_rs._src.api",
              "microjax_rs._src.ad_checkpoint", "microjax_rs._src.array", "microjax_rs._src.random",
-             "microjax_rs._src.debugger", "microjax_rs._src.program_api")),
+             "microjax_rs._src.debugger", "microjax_rs._src.program_api",
+             "microjax_rs._src.spmd_collectives", "microjax_rs._src.global_array")),
 )
 
 # The only imports of an upper layer from a lower one: function-level, where
@@ -38,6 +39,9 @@ UPWARD_LAZY_IMPORTS = {
         "lax.platform_dependent picks the branch of the default backend's platform",
     ("microjax_rs.lax.parallel", "microjax_rs._devices"):
         "with_sharding_constraint places a concrete value as its sharding says (device_put)",
+    ("microjax_rs.lax.parallel", "microjax_rs._src.spmd_collectives"):
+        "a collective over a mesh axis spanning processes combines the processes' values with "
+        "a host callback whose derivative is a custom_vjp",
     ("microjax_rs.lax._solves", "microjax_rs.custom_derivatives"):
         "custom_root / custom_linear_solve define their derivatives with custom_jvp and linear_call",
     ("microjax_rs.lax._solves", "microjax_rs._grad"):

@@ -31,8 +31,8 @@ _ENTRIES = [
     ),
     # ---- scale-out
     *_tagged(SCALE_OUT,
-        "jax.shard_map", "jax.smap", "jax.reshard", "jax.set_mesh", "jax.make_array_from_*",
-        "jax.process_indices", "jax.host_count", "jax.host_id", "jax.host_ids",
+        "jax.smap", "jax.reshard", "jax.make_array_from_*",
+        "jax.host_count", "jax.host_id", "jax.host_ids",
         "jax.remove_size_one_mesh_axis_from_type", "jax.auto_pcast", "jax.sharding.*",
         "jax.lax.psend", "jax.lax.precv", "jax.lax.pbroadcast", "jax.lax.pcast", "jax.lax.ragged_all_to_all*",
         "jax.lax.sharding_constraint_p", "jax.lax.device_put_p",

@@ -76,6 +76,7 @@ from .api import (  # noqa: E402
     named_scope,
     process_count,
     process_index,
+    process_indices,
 )
 from ._grad import (  # noqa: E402
     checkpoint,
@@ -93,6 +94,10 @@ from ._grad import (  # noqa: E402
 )
 from ._vmap import vmap  # noqa: E402
 from ._pmap import pmap  # noqa: E402
+from ._shard_map import shard_map  # noqa: E402
+from .sharding import set_mesh  # noqa: E402
+from . import distributed  # noqa: E402
+from ._src.global_array import make_array_from_callback, make_array_from_process_local_data  # noqa: E402,F401
 from . import custom_batching, custom_derivatives  # noqa: E402
 from . import dlpack, export  # noqa: E402
 from . import ad_checkpoint  # noqa: E402
@@ -159,5 +164,6 @@ __all__ = [
     "explain_cache_misses", "jax2tf_associative_scan_reductions", "make_user_context", "no_execution",
     "no_tracing", "softmax_custom_jvp", "thread_guard", "transfer_guard", "transfer_guard_device_to_device",
     "transfer_guard_device_to_host", "transfer_guard_host_to_device", "fwd_and_bwd", "live_arrays",
-    "print_environment_info", "float0",
+    "print_environment_info", "float0", "shard_map", "set_mesh", "distributed", "process_indices",
+    "make_array_from_callback", "make_array_from_process_local_data",
 ]

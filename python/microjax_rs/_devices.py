@@ -115,7 +115,12 @@ def _platforms():
 def _platform_devices(platform):
     if platform == "gpu":
         return _gpu_devices()
-    return [CpuDevice(i) for i in range(_num_cpu_devices())]
+    from ._src import distributed
+    n = _num_cpu_devices()
+    # Every process of a multi-process run has `n` CPU devices; device ids are
+    # process-major (process p's devices are p*n ... p*n+n-1), as JAX's.
+    return [CpuDevice(p * n + i, process_index=p)
+            for p in range(distributed.process_count()) for i in range(n)]
 
 
 def _resolve_backend(backend):
@@ -139,28 +144,28 @@ def _resolve_backend(backend):
 
 def devices(backend=None):
     """The devices of `backend` ("cpu", "gpu"/"cuda"; None: the default
-    platform). CPU: one device unless `jax_num_cpu_devices` or XLA_FLAGS asks
-    for more."""
+    platform) of every process of the run. CPU: one device per process unless
+    `jax_num_cpu_devices` or XLA_FLAGS asks for more."""
     return _platform_devices(_resolve_backend(backend))
 
 
 def device_count(backend=None):
-    """Number of devices of ``backend`` (default: the default backend) visible to this process."""
+    """Number of devices of ``backend`` (default: the default backend) of every process of the
+    run."""
     return len(devices(backend))
 
 
 def local_devices(process_index=None, backend=None):
-    """The devices of ``backend`` attached to this process, as a list. microjax_rs runs one
-    process, so ``process_index`` is accepted and every device is local.
-    """
-    return devices(backend)
+    """The devices of ``backend`` attached to process ``process_index`` (default: this
+    process), as a list."""
+    from ._src import distributed
+    p = distributed.process_index() if process_index is None else int(process_index)
+    return [d for d in devices(backend) if d.process_index == p]
 
 
 def local_device_count(backend=None):
-    """Number of devices of ``backend`` attached to this process (the same as ``device_count``:
-    there is a single process).
-    """
-    return device_count(backend)
+    """Number of devices of ``backend`` attached to this process."""
+    return len(local_devices(backend=backend))
 
 
 def default_backend():

@@ -583,13 +583,22 @@ from ._devices import (  # noqa: E402  (device API; see _devices.py)
 
 
 def process_index(backend=None):
-    """Index of this process in a multi-process run; always 0 (microjax_rs runs one process)."""
-    return 0
+    """Index of this process in a multi-process run (`jax.distributed.initialize`); 0 in a
+    single-process one."""
+    from ._src import distributed
+    return distributed.process_index()
 
 
 def process_count(backend=None):
-    """Number of processes in the run; always 1 (microjax_rs has no multi-process backend)."""
-    return 1
+    """Number of processes in the run (`jax.distributed.initialize` under an MPI launcher);
+    1 in a single-process one."""
+    from ._src import distributed
+    return distributed.process_count()
+
+
+def process_indices(backend=None):
+    """The indices of every process of the run: ``range(process_count())``."""
+    return list(range(process_count(backend)))
 
 
 _CpuDevice = CpuDevice

@@ -187,6 +187,10 @@ class Config:
             # CPU devices `jax.devices()` lists (-1: XLA_FLAGS'
             # --xla_force_host_platform_device_count, else 1), as JAX's option.
             "jax_num_cpu_devices": -1,
+            # Before each collective between processes, all processes compare
+            # what they are about to run (operation, shape, dtype, axes) and
+            # raise RuntimeError on a mismatch (also MICROJAX_COLLECTIVE_CHECKS=1).
+            "microjax_collective_checks": False,
             "jax_threefry_partitionable": True,
             # Static integer indices out of bounds in `x[idx]` raise IndexError
             # (off: the gather clamps them, as JAX's default).

@@ -12,6 +12,7 @@ memory (see `_src/array.py`).
 """
 import enum
 import math
+import threading
 
 import numpy as np
 
@@ -191,9 +192,13 @@ class Mesh(_ComparedByIdentity, _BaseMesh):
         return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
 
     def __enter__(self):
+        _mesh_stack().append(self)
         return self
 
     def __exit__(self, *exc):
+        stack = _mesh_stack()
+        if stack and stack[-1] is self:
+            stack.pop()
         return False
 
     def _identity(self):
@@ -386,6 +391,79 @@ class NamedSharding(_ComparedByIdentity, Sharding):
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{kind})"
 
 
+_MESH_CTX = threading.local()
+_GLOBAL_MESH = [None]
+
+
+def _mesh_stack():
+    stack = getattr(_MESH_CTX, "stack", None)
+    if stack is None:
+        stack = _MESH_CTX.stack = []
+    return stack
+
+
+def get_mesh():
+    """The mesh of the innermost `with mesh:` / `use_mesh(mesh)` / `jax.set_mesh(mesh)`
+    context (None outside every one)."""
+    stack = _mesh_stack()
+    return stack[-1] if stack else _GLOBAL_MESH[0]
+
+
+def get_abstract_mesh():
+    """The abstract mesh of the current mesh context (an empty `AbstractMesh` outside one)."""
+    m = get_mesh()
+    if m is None:
+        return _EMPTY_MESH
+    return m if isinstance(m, AbstractMesh) else m.abstract_mesh
+
+
+class _MeshContext:
+    def __init__(self, mesh, previous_global=None, set_global=False):
+        self.mesh = mesh
+        self.previous_global = previous_global
+        self.set_global = set_global
+
+    def __enter__(self):
+        _mesh_stack().append(self.mesh)
+        return self.mesh
+
+    def __exit__(self, *exc):
+        stack = _mesh_stack()
+        if stack and stack[-1] is self.mesh:
+            stack.pop()
+        if self.set_global:
+            _GLOBAL_MESH[0] = self.previous_global
+        return False
+
+
+def use_mesh(mesh):
+    """Context manager: `mesh` is the current mesh inside it (`shard_map` without
+    `mesh=` uses it)."""
+    if not isinstance(mesh, (Mesh, AbstractMesh)):
+        raise ValueError(f"use_mesh expects a Mesh or AbstractMesh, got {type(mesh).__name__}")
+    return _MeshContext(mesh)
+
+
+def set_mesh(mesh):
+    """`jax.set_mesh`: makes `mesh` the current mesh of the process; as a context manager,
+    restores the previous one on exit."""
+    if mesh is not None and not isinstance(mesh, (Mesh, AbstractMesh)):
+        raise ValueError(f"set_mesh expects a Mesh or AbstractMesh, got {type(mesh).__name__}")
+    prev = _GLOBAL_MESH[0]
+    _GLOBAL_MESH[0] = mesh
+    return _MeshContext(mesh, prev, set_global=True) if mesh is not None else _MeshContext(None, prev, True)
+
+
+class _InferType:
+    """`jax.sharding.Infer`: `shard_map`'s default `in_specs`, read from the arguments."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _InferType()
+
+
 def _aval_sharding(ndim):
     """The sharding of an abstract value outside any mesh (JAX's default)."""
     return NamedSharding(_EMPTY_MESH, PartitionSpec(*([None] * ndim)))
@@ -393,5 +471,6 @@ def _aval_sharding(ndim):
 
 _EMPTY_MESH = AbstractMesh((), ())
 
-__all__ = ["AbstractMesh", "AxisType", "Mesh", "NamedSharding", "P", "PartitionSpec", "Sharding",
-           "SingleDeviceSharding"]
+__all__ = ["AbstractMesh", "AxisType", "Infer", "Mesh", "NamedSharding", "P", "PartitionSpec",
+           "Sharding", "SingleDeviceSharding", "get_abstract_mesh", "get_mesh", "set_mesh",
+           "use_mesh"]

@@ -12,8 +12,9 @@ class Device:
     process_index = 0
     client = None
 
-    def __init__(self, id=0):
+    def __init__(self, id=0, process_index=0):
         self.id = id
+        self.process_index = process_index
 
     def __eq__(self, other):
         return type(other) is type(self) and other.id == self.id

@@ -7,6 +7,7 @@ map binds raises `NameError` when the collective is called (also under
 batch dim of the map that binds its axis."""
 from .. import core
 from ..core import Primitive
+from .._src import spmd
 from ..interpreters.batching import axis_env
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
@@ -20,6 +21,13 @@ from ..tree_util import tree_flatten, tree_map, tree_unflatten
         "ppermute",
     ),
 )
+
+
+def _collectives():
+    """The traced collectives between processes (built on custom_vjp and
+    io_callback, above this layer): only a multi-process shard_map reaches them."""
+    from .._src import spmd_collectives
+    return spmd_collectives
 
 
 def _names(axis_name):
@@ -43,10 +51,17 @@ def _axis_sizes(names):
     return sizes
 
 
+def _global_sizes(names):
+    """`_axis_sizes`, with the whole size of mesh axes that span processes."""
+    sizes = _axis_sizes(names)
+    lay, cross = spmd.crossing(names)
+    return [lay.size(n) if n in cross else s for n, s in zip(names, sizes)]
+
+
 def axis_size(axis_name):
     """The size of the named mapped axis (a tuple of names: the product), a Python int."""
     n = 1
-    for s in _axis_sizes(_names(axis_name)):
+    for s in _global_sizes(_names(axis_name)):
         n *= int(s)
     return n
 
@@ -74,6 +89,14 @@ def _all_reduce(p, x, axis_name, axis_index_groups):
     if not leaves:
         return x
     outs = p.bind(*leaves, axes=names, axis_index_groups=None)
+    lay, cross = spmd.crossing(names)
+    if cross:
+        # The reduction over this process's devices, then over the processes.
+        if p is psum_p:
+            outs = [_collectives().xsum(o, lay, cross) for o in outs]
+        else:
+            op = "max" if p is pmax_p else "min"
+            outs = [_collectives().xextremum(o, lay, cross, op) for o in outs]
     return tree_unflatten(tree, outs)
 
 
@@ -96,7 +119,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """All-reduce mean: `psum(x) / (size of the named axes)`."""
     _no_groups(axis_index_groups, "pmean")
     n = 1
-    for s in _axis_sizes(_names(axis_name)):
+    for s in _global_sizes(_names(axis_name)):
         n *= s
     return tree_map(lambda v: v / n, psum(x, axis_name))
 
@@ -125,8 +148,17 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
         v = _leaf(v)
         rank = core.get_aval(v).ndim
         d = _canon(axis, rank if tiled else rank + 1, "all_gather")
-        return all_gather_p.bind(v, all_gather_dimension=d, axis_name=name, axis_index_groups=None,
-                                 axis_size=size, tiled=bool(tiled))
+        y = all_gather_p.bind(v, all_gather_dimension=d, axis_name=name, axis_index_groups=None,
+                              axis_size=size, tiled=bool(tiled))
+        lay, cross = spmd.crossing((name,))
+        if cross:
+            # Every process's gathered block, in coordinate order, joined along `d`.
+            from . import collapse, transpose
+            g = _collectives().xgather(y, lay, name)
+            perm = list(range(1, g.ndim))
+            perm.insert(d, 0)
+            y = collapse(transpose(g, perm), d, d + 2)
+        return y
 
     return tree_map(gather, x)
 
@@ -134,6 +166,9 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """`psum`, then example `j` keeps block `j` of `scatter_dimension`."""
     name, size = _one_name(axis_name, "psum_scatter", axis_index_groups)
+    lay, cross = spmd.crossing((name,))
+    if cross:
+        size = lay.size(name)
 
     def scatter(v):
         v = _leaf(v)
@@ -145,6 +180,15 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
         if tiled and aval.shape[d] % size:
             raise ValueError(f"psum_scatter: the scatter dimension {d} of shape {aval.shape} must "
                              f"be a multiple of the axis size {size}")
+        if cross:
+            # The whole sum, then this position's block of it.
+            from . import dynamic_index_in_dim, dynamic_slice_in_dim
+            total = psum(v, name)
+            i = axis_index(name)
+            if tiled:
+                blk = aval.shape[d] // size
+                return dynamic_slice_in_dim(total, i * blk, blk, d)
+            return dynamic_index_in_dim(total, i, d, keepdims=False)
         return reduce_scatter_p.bind(v, scatter_dimension=d, axis_name=name, axis_index_groups=None,
                                      axis_size=size, tiled=bool(tiled))
 
@@ -156,6 +200,10 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     example order along `concat_axis` (a new axis of the axis size unless
     `tiled`, which concatenates instead)."""
     name, size = _one_name(axis_name, "all_to_all", axis_index_groups)
+    if spmd.crossing((name,))[1]:
+        raise NotImplementedError(
+            f"all_to_all over mesh axis {name!r}, whose devices lie in several processes, is not "
+            "supported by microjax_rs")
     from . import expand_dims, squeeze
 
     def exchange(v):
@@ -186,19 +234,42 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
 def axis_index(axis_name):
     """The index of the current example along the named axis (int32)."""
     name, _ = _one_name(axis_name, "axis_index")
-    return axis_index_p.bind(axis_name=name)
+    i = axis_index_p.bind(axis_name=name)
+    lay, cross = spmd.crossing((name,))
+    return i + lay.offset(name) if cross else i
 
 
 def ppermute(x, axis_name, perm):
     """Example `dst` receives example `src`'s `x` for each `(src, dst)` in
     `perm`; examples that receive nothing get zeros."""
     name, size = _one_name(axis_name, "ppermute")
+    lay, cross = spmd.crossing((name,))
+    if cross:
+        size = lay.size(name)
     perm = tuple((int(s), int(d)) for s, d in perm)
     for s, d in perm:
         if not (0 <= s < size and 0 <= d < size):
             raise ValueError(f"ppermute: pair {(s, d)} is out of range for an axis of size {size}")
     if len({s for s, _ in perm}) != len(perm) or len({d for _, d in perm}) != len(perm):
         raise ValueError(f"ppermute sources and destinations must be unique, got {perm}")
+    if cross:
+        # Across processes: every position's value, then each takes its source's.
+        import numpy as np
+
+        from . import broadcast, dynamic_index_in_dim, full_like, ge, max as lax_max, select
+        src_of = np.full(size, -1, np.int32)
+        for s, d in perm:
+            src_of[d] = s
+        src = dynamic_index_in_dim(core.to_array(src_of), axis_index(name), 0, keepdims=False)
+        zero = full_like(src, 0)
+
+        def take(v):
+            g = all_gather(_leaf(v), name)
+            y = dynamic_index_in_dim(g, lax_max(src, zero), 0, keepdims=False)
+            keep = broadcast(ge(src, zero), tuple(y.shape))
+            return select(keep, y, full_like(y, 0))
+
+        return tree_map(take, x)
     return tree_map(lambda v: ppermute_p.bind(_leaf(v), axis_name=name, perm=perm), x)
 
 

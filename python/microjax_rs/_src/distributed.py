@@ -1,0 +1,244 @@
+"""Multi-process state (`jax.distributed`) and the collectives between processes.
+
+Processes are started by an MPI launcher (`mpirun`/`mpiexec` of Open MPI or
+MPICH, Slurm's `srun` with MPI) and talk through mpi4py, which loads the MPI
+library at run time: the extension never links libmpi, and a process with no
+launcher and no mpi4py runs single-process as before.
+
+Every collective between processes goes through the host functions below, on
+NumPy buffers. Sums are gathered and added in rank order (so a result does not
+depend on the MPI library's choice of reduction algorithm and is the same from
+run to run). With collective checks on (`MICROJAX_COLLECTIVE_CHECKS=1` or
+`jax.config.update("microjax_collective_checks", True)`), every collective first
+exchanges a description of itself (operation, shape, dtype, mesh axes) and all
+processes raise `RuntimeError` naming the first mismatch, instead of MPI's
+undefined behaviour on mismatched calls."""
+import os
+import threading
+
+import numpy as np
+
+_LAUNCHER_SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
+                       "SLURM_NTASKS")
+_LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+
+class _State:
+    def __init__(self):
+        self.initialized = False
+        self.process_id = 0
+        self.num_processes = 1
+        self.comm = None
+        self.comm_cache = {}
+        self.lock = threading.Lock()
+
+
+global_state = _State()
+
+
+def _env_int(names):
+    for n in names:
+        v = os.environ.get(n)
+        if v is not None:
+            try:
+                return int(v), n
+            except ValueError:
+                continue
+    return None, None
+
+
+def detect_cluster():
+    """(process count, this process's index, the variable read) that a
+    launcher's environment gives, or (None, None, None) outside a launcher."""
+    size, var = _env_int(_LAUNCHER_SIZE_VARS)
+    rank, _ = _env_int(_LAUNCHER_RANK_VARS)
+    if size is None:
+        return None, None, None
+    return size, (rank if rank is not None else 0), var
+
+
+def _import_mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError(
+            "jax.distributed.initialize: this process was started by a launcher for several "
+            "processes, but mpi4py is not installed (`pip install mpi4py`; microjax_rs runs "
+            f"collectives between processes through MPI): {e}") from None
+    return MPI
+
+
+def initialize(coordinator_address=None, num_processes=None, process_id=None,
+               local_device_ids=None, cluster_detection_method=None,
+               initialization_timeout=300, coordinator_bind_address=None, **kwargs):
+    """See `microjax_rs.distributed.initialize`."""
+    st = global_state
+    if st.initialized:
+        raise RuntimeError("distributed.initialize should only be called once.")
+    if cluster_detection_method not in (None, "mpi4py", "deactivate"):
+        raise ValueError(f"cluster_detection_method {cluster_detection_method!r} is not supported "
+                         f"by microjax_rs (None, 'mpi4py' or 'deactivate')")
+    size, rank, var = (None, None, None)
+    if cluster_detection_method != "deactivate":
+        size, rank, var = detect_cluster()
+    if size is None and cluster_detection_method == "mpi4py":
+        size, rank, var = 1, 0, "mpi4py"
+    if num_processes is not None and int(num_processes) < 1:
+        raise ValueError(f"num_processes must be >= 1, got {num_processes}")
+    if size is None:
+        # No launcher: only a one-process "cluster" can start here.
+        if num_processes not in (None, 1) or process_id not in (None, 0):
+            raise RuntimeError(
+                f"jax.distributed.initialize(num_processes={num_processes}, process_id={process_id}): "
+                "microjax_rs starts the processes of a multi-process run with an MPI launcher "
+                "(e.g. `mpirun -np 4 python train.py`); no launcher's environment was found")
+        st.process_id, st.num_processes, st.comm = 0, 1, None
+    else:
+        comm = None
+        if size > 1 or cluster_detection_method == "mpi4py":
+            MPI = _import_mpi()
+            comm = MPI.COMM_WORLD
+            size, rank = comm.Get_size(), comm.Get_rank()
+        if num_processes is not None and int(num_processes) != size:
+            raise ValueError(f"jax.distributed.initialize: num_processes={num_processes} but the "
+                             f"launcher started {size} processes ({var})")
+        if process_id is not None and int(process_id) != rank:
+            raise ValueError(f"jax.distributed.initialize: process_id={process_id} but the launcher "
+                             f"gave this process rank {rank} ({var})")
+        st.process_id, st.num_processes, st.comm = rank, size, comm
+    if local_device_ids is not None:
+        ids = [local_device_ids] if isinstance(local_device_ids, int) else list(local_device_ids)
+        if not ids:
+            raise ValueError("local_device_ids must not be empty")
+    st.comm_cache = {}
+    st.initialized = True
+
+
+def shutdown():
+    """See `microjax_rs.distributed.shutdown`."""
+    st = global_state
+    if not st.initialized:
+        return
+    if st.comm is not None:
+        st.comm.Barrier()
+    st.initialized = False
+    st.process_id, st.num_processes, st.comm = 0, 1, None
+    st.comm_cache = {}
+
+
+def is_initialized():
+    return global_state.initialized
+
+
+def process_index():
+    return global_state.process_id
+
+
+def process_count():
+    return global_state.num_processes
+
+
+def multi_process():
+    """True when collectives must cross processes."""
+    return global_state.num_processes > 1
+
+
+def world():
+    return global_state.comm
+
+
+def split(key, color, rank_key):
+    """The sub-communicator of the processes with this `color` (ranks ordered
+    by `rank_key`), cached under `key`. Collective over all processes: every
+    process calls it with the same `key` in the same order (they trace the
+    same program)."""
+    st = global_state
+    with st.lock:
+        c = st.comm_cache.get(key)
+        if c is None:
+            c = st.comm_cache[key] = st.comm.Split(int(color), int(rank_key))
+    return c
+
+
+# ------------------------------------------------------------ host collectives
+
+def checks_enabled():
+    from .. import config
+    v = getattr(config, "microjax_collective_checks", None)
+    if v:
+        return True
+    return os.environ.get("MICROJAX_COLLECTIVE_CHECKS", "") not in ("", "0")
+
+
+def _check(comm, what):
+    """All processes of `comm` compare `what` (a string); RuntimeError on any
+    difference, raised by every process."""
+    seen = comm.allgather(what)
+    if any(s != seen[0] for s in seen):
+        lines = "\n".join(f"  process rank {r} of the group: {s}" for r, s in enumerate(seen))
+        raise RuntimeError(
+            "mismatched collectives across processes (each process must run the same "
+            f"collectives in the same order with the same shapes and dtypes):\n{lines}")
+
+
+_MPI_NATIVE = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+               "uint32", "uint64", "complex64", "complex128", "bool"}
+
+
+def _wire(x):
+    """A contiguous array MPI can move (half floats widen to float32)."""
+    x = np.asarray(x)
+    if x.dtype.name not in _MPI_NATIVE:
+        return np.array(x, dtype=np.float32, order="C"), x.dtype
+    return (x if x.flags.c_contiguous else np.array(x, order="C")), None
+
+
+def allgather(x, comm, what="all_gather"):
+    """`x` from every process of `comm`, stacked in rank order: [size, *x.shape]."""
+    x = np.asarray(x)
+    if checks_enabled():
+        _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
+    buf, orig = _wire(x)
+    if buf.dtype == np.bool_:
+        buf = buf.view(np.uint8)
+        orig = np.dtype(np.bool_)
+    out = np.empty((comm.Get_size(),) + buf.shape, buf.dtype)
+    comm.Allgather(buf, out)
+    return out.astype(orig) if orig is not None else out
+
+
+def allreduce(x, op, comm, what=None):
+    """Reduction of `x` over the processes of `comm` ("sum", "max", "min"),
+    in rank order."""
+    x = np.asarray(x)
+    parts = allgather(x, comm, what or f"p{op}")
+    if op == "sum":
+        acc = parts[0].copy()
+        for p in parts[1:]:
+            acc = acc + p
+    elif op == "max":
+        acc = parts.max(axis=0)
+    elif op == "min":
+        acc = parts.min(axis=0)
+    else:
+        raise ValueError(f"unknown reduction {op!r}")
+    return np.asarray(acc, dtype=x.dtype)
+
+
+def bcast(x, comm, root=0, what="broadcast"):
+    x = np.asarray(x)
+    if checks_enabled():
+        _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
+    buf, orig = _wire(x)
+    buf = buf.copy()
+    comm.Bcast(buf.view(np.uint8) if buf.dtype == np.bool_ else buf, root=root)
+    return buf.astype(orig) if orig is not None else buf
+
+
+def barrier(comm=None, what="barrier"):
+    comm = comm if comm is not None else global_state.comm
+    if comm is None:
+        return
+    if checks_enabled():
+        _check(comm, what)
+    comm.Barrier()
