@@ -14,6 +14,7 @@ parameters are compared with plain training on the whole batch in one process
 of a loss computed inside `shard_map` and differentiated outside it is compared
 too."""
 import argparse
+import hashlib
 import json
 
 import numpy as np
@@ -79,7 +80,10 @@ def main():
         p, loss = step(p, x, y)
         losses.append(float(loss))
 
-    report = {"processes": nproc, "devices": ndev, "first_loss": losses[0], "last_loss": losses[-1]}
+    report = {"processes": nproc, "devices": ndev, "first_loss": losses[0], "last_loss": losses[-1],
+              # The parameters' bits, to compare runs.
+              "params_sha256": hashlib.sha256(b"".join(
+                  np.asarray(leaf).tobytes() for leaf in jax.tree.leaves(p))).hexdigest()}
     if args.check:
         # The same training on the whole batch in this process, without shard_map.
         ref = params

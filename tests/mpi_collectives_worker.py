@@ -19,15 +19,20 @@ def close(a, b, what):
 
 
 def main():
+    # argv: the process count, then the CPU devices of each process.
+    local = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    jax.config.update("jax_num_cpu_devices", local)
     jax.distributed.initialize()
-    n, r = jax.process_count(), jax.process_index()
-    assert n == int(sys.argv[1]), (n, sys.argv)
-    assert [d.process_index for d in jax.local_devices()] == [r]
-    assert len(jax.devices()) == n and jax.device_count() == n
+    nproc, r = jax.process_count(), jax.process_index()
+    assert nproc == int(sys.argv[1]), (nproc, sys.argv)
+    assert [d.process_index for d in jax.local_devices()] == [r] * local
+    n = nproc * local  # devices in the run
+    assert len(jax.devices()) == n and jax.device_count() == n and jax.local_device_count() == local
     mesh = Mesh(np.array(jax.devices()), ("x",))
     full = np.arange(4.0 * n).reshape(2 * n, 2)  # every process knows the global value
     shard = NamedSharding(mesh, P("x"))
-    g = jax.make_array_from_process_local_data(shard, full[2 * r:2 * r + 2])
+    mine = slice(2 * r * local, 2 * (r + 1) * local)
+    g = jax.make_array_from_process_local_data(shard, full[mine])
     assert g.shape == full.shape and not g.is_fully_addressable
     close(multihost_utils.process_allgather(g), full, "process_allgather of a global array")
 
@@ -42,7 +47,7 @@ def main():
     close(sm(lambda a: jax.lax.all_gather(a, "x", tiled=True), P("x"), P())(g), full, "all_gather")
     close(sm(lambda a: jax.lax.all_gather(a, "x"), P("x"), P())(g), blocks, "all_gather stacked")
     close(sm(lambda a: jnp.full((1,), jax.lax.axis_index("x")), P("x"), P("x"))(full).addressable_data(0),
-          [r], "axis_index")
+          np.arange(r * local, (r + 1) * local), "axis_index")
     assert sm(lambda a: jnp.zeros(()) + jax.lax.axis_size("x"), P("x"), P())(g) == n
     perm = [(i, (i + 1) % n) for i in range(n)]
     out = sm(lambda a: jax.lax.ppermute(a, "x", perm), P("x"), P("x"))(g)
@@ -68,9 +73,9 @@ def main():
     close(out, np.stack([blocks.sum(0), 2 * blocks.sum(0)]), "vmap of shard_map")
 
     # multihost_utils on process-local data.
-    close(multihost_utils.process_allgather(jnp.array([r])), np.arange(n)[:, None], "allgather stacked")
-    close(multihost_utils.process_allgather(jnp.array([r, r]), tiled=True), np.repeat(np.arange(n), 2),
-          "allgather tiled")
+    close(multihost_utils.process_allgather(jnp.array([r])), np.arange(nproc)[:, None], "allgather stacked")
+    close(multihost_utils.process_allgather(jnp.array([r, r]), tiled=True),
+          np.repeat(np.arange(nproc), 2), "allgather tiled")
     close(multihost_utils.broadcast_one_to_all(jnp.array(10.0 + r)), 10.0, "broadcast_one_to_all")
     multihost_utils.sync_global_devices("checks")
     multihost_utils.assert_equal(jnp.arange(3))
@@ -81,7 +86,7 @@ def main():
     else:
         raise AssertionError("assert_equal accepted different values")
 
-    if n == 4:
+    if n == 4 and local in (1, 2):
         # A 2x2 mesh: 'x' and 'y' both span processes.
         m2 = Mesh(np.array(jax.devices()).reshape(2, 2), ("x", "y"))
         x2 = np.arange(32.0).reshape(4, 8)

@@ -161,3 +161,26 @@ def test_callbacks_in_a_jvp_program_run_under_vmap():
     np.testing.assert_allclose(np.asarray(out), 2.0 * np.cos([0.0, 1.0]) * [0.0, 1.0], rtol=1e-6)
     # The unbatched callback runs once, the batched one once per example.
     assert [k for k, _ in seen] == ["first", "second", "second"]
+
+
+def test_custom_vjp_holding_an_io_callback_is_kept_and_batches():
+    """A custom_vjp whose function and rule call an io_callback carries its
+    effect: it runs once per call under jit and vmap (never dropped), and its
+    rule gives the gradient."""
+    calls = []
+
+    def host(a):
+        calls.append(np.asarray(a).shape)
+        return np.asarray(a) * 3
+
+    def triple(v):
+        return io_callback(host, jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+
+    f = jax.custom_vjp(triple)
+    f.defvjp(lambda v: (triple(v), None), lambda _, ct: (triple(ct),))
+    x = jnp.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(jax.jit(jax.vmap(f))(x), 3 * np.arange(6.0).reshape(2, 3))
+    assert calls == [(3,), (3,)]
+    jax.jit(lambda v: (f(v), 0)[1])(x[0])  # result unused: still called
+    assert len(calls) == 3
+    np.testing.assert_allclose(jax.jit(jax.grad(lambda v: f(v).sum()))(x[0]), [3.0, 3.0, 3.0])

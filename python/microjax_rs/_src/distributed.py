@@ -14,6 +14,7 @@ exchanges a description of itself (operation, shape, dtype, mesh axes) and all
 processes raise `RuntimeError` naming the first mismatch, instead of MPI's
 undefined behaviour on mismatched calls."""
 import os
+import sys
 import threading
 
 import numpy as np
@@ -106,12 +107,40 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
             raise ValueError(f"jax.distributed.initialize: process_id={process_id} but the launcher "
                              f"gave this process rank {rank} ({var})")
         st.process_id, st.num_processes, st.comm = rank, size, comm
+        if comm is not None and size > 1:
+            _abort_on_uncaught_exceptions()
     if local_device_ids is not None:
         ids = [local_device_ids] if isinstance(local_device_ids, int) else list(local_device_ids)
         if not ids:
             raise ValueError("local_device_ids must not be empty")
     st.comm_cache = {}
     st.initialized = True
+
+
+_HOOKED = []
+
+
+def _abort_on_uncaught_exceptions():
+    """An uncaught exception in one process aborts the whole run (MPI_Abort)
+    once its traceback is printed: the other processes may be waiting in a
+    collective this one will never join, and a clean exit would wait for them
+    in MPI_Finalize. (A process killed or ended with `os._exit` is reported by
+    the launcher, which stops the others.)"""
+    if _HOOKED:
+        return
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        comm = global_state.comm
+        if comm is not None and global_state.num_processes > 1:
+            try:
+                sys.stderr.flush()
+            finally:
+                comm.Abort(1)
+
+    sys.excepthook = hook
+    _HOOKED.append(hook)
 
 
 def shutdown():
@@ -209,13 +238,31 @@ def allgather(x, comm, what="all_gather"):
 
 def allreduce(x, op, comm, what=None):
     """Reduction of `x` over the processes of `comm` ("sum", "max", "min"),
-    in rank order."""
+    the same bits on every process and from run to run: with two processes
+    MPI's own Allreduce (each element is one addition or comparison, the same
+    in either order), with more the values gathered and combined in rank
+    order (MPI's algorithms may group a sum differently from run to run)."""
     x = np.asarray(x)
-    parts = allgather(x, comm, what or f"p{op}")
+    what = what or f"p{op}"
+    if comm.Get_size() == 2 and op in ("sum", "max", "min"):
+        if checks_enabled():
+            _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
+        buf, orig = _wire(x)
+        if buf.dtype == np.bool_:
+            buf = buf.astype(np.uint8)
+            orig = np.dtype(np.bool_)
+        from mpi4py import MPI
+        mpi_op = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
+        out = np.empty_like(buf)
+        comm.Allreduce(buf, out, op=mpi_op)
+        return out.astype(orig) if orig is not None else out
+    parts = allgather(x, comm, what)
     if op == "sum":
-        acc = parts[0].copy()
-        for p in parts[1:]:
-            acc = acc + p
+        flat = parts.reshape(len(parts), -1)
+        acc = flat[0] + flat[1] if len(flat) > 1 else flat[0].copy()
+        for p in flat[2:]:
+            np.add(acc, p, out=acc)
+        acc = acc.reshape(x.shape)
     elif op == "max":
         acc = parts.max(axis=0)
     elif op == "min":

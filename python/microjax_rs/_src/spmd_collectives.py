@@ -11,16 +11,33 @@ processes sums the shares (`_xsum`), a replicated input of `shard_map` sums its
 shares when it leaves (`broadcast_in`), and a replicated output splits its
 cotangent into equal shares when it enters (`share_out`): gradients equal those
 of the same `shard_map` on one process."""
+import numpy as np
+
 from . import distributed
 
 # ------------------------------------------------------------ traced pieces
+
+def _adopt(fn):
+    """`fn` returning a fresh NumPy array, its result adopted as an array
+    without a copy (the buffer is the callback's own, so nothing else
+    writes it)."""
+    from .. import numpy as jnp
+
+    def host(*args):
+        r = np.asarray(fn(*args))
+        if not r.flags.c_contiguous:
+            r = r.copy(order="C")  # (ascontiguousarray would make a scalar 1-d)
+        return jnp.from_dlpack(r)
+
+    return host
+
 
 def _io(fn, x):
     from .. import core
     from .._callback import io_callback
     from ..api import ShapeDtypeStruct
     aval = core.get_aval(x)
-    return io_callback(fn, ShapeDtypeStruct(aval.shape, aval.dtype), x)
+    return io_callback(_adopt(fn), ShapeDtypeStruct(aval.shape, aval.dtype), x)
 
 
 def _custom_vjp(fwd_fn, bwd_fn):
@@ -99,7 +116,7 @@ def xgather(x, layout, axis):
 
     def run(v):
         aval = core.get_aval(v)
-        return io_callback(host, ShapeDtypeStruct((n,) + tuple(aval.shape), aval.dtype), v)
+        return io_callback(_adopt(host), ShapeDtypeStruct((n,) + tuple(aval.shape), aval.dtype), v)
 
     @custom_vjp
     def f(v):

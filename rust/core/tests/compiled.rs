@@ -760,3 +760,38 @@ fn arguments_of_another_type_are_refused_by_both_executors() {
         }
     }
 }
+
+/// A large reshape, and a reduction over axes of size 1 only (compiled as
+/// a reshape), read their operand's elements in place: the results are
+/// views (foreign storage) with the interpreter's values, and the argument
+/// is unchanged. A small reshape copies.
+#[test]
+fn large_reshapes_and_unit_reductions_are_views() {
+    let n = 1 << 17; // 512 KiB of f32
+    let mut b = Builder::new();
+    let x = input(&mut b, &[n]);
+    let y = b.add_eqn1(reshape(&[1, n]), vec![x]).unwrap();
+    let z = b
+        .add_eqn1(reduce(ReduceOp::Sum, &[0]), vec![y.clone()])
+        .unwrap();
+    let w = b.add_eqn1(reshape(&[256, n / 256]), vec![z]).unwrap();
+    let prog = b.build(vec![y, w]).unwrap();
+    let arg = data(&[n], 7);
+    let before = arg.buffer().clone();
+    let plan = check(prog, &[arg.clone()]);
+    let got = plan.run(&[arg.clone()]).unwrap();
+    assert_eq!(got[0].shape(), &[1, n]);
+    assert_eq!(got[1].shape(), &[256, n / 256]);
+    assert!(!got[0].buffer().is_owned(), "reshape copied");
+    assert!(!got[1].buffer().is_owned(), "unit reduction copied");
+    assert_eq!(got[1].buffer(), &before);
+    drop(got);
+    assert_eq!(arg.buffer(), &before);
+
+    let mut b = Builder::new();
+    let x = input(&mut b, &[64]);
+    let y = b.add_eqn1(reshape(&[8, 8]), vec![x]).unwrap();
+    let prog = b.build(vec![y]).unwrap();
+    let plan = check(prog, &[data(&[64], 3)]);
+    assert!(plan.run(&[data(&[64], 3)]).unwrap()[0].buffer().is_owned());
+}

@@ -44,7 +44,7 @@ impl std::fmt::Debug for PyHostFn {
 }
 
 impl HostFn for PyHostFn {
-    fn call(&self, args: &[Arc<HostArray>]) -> Result<Vec<HostArray>> {
+    fn call(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         Python::attach(|py| {
             let list = PyList::empty(py);
             for a in args {
@@ -62,7 +62,8 @@ impl HostFn for PyHostFn {
                 .iter()
                 .map(|x| {
                     let arr = x.cast::<ArrayImpl>().map_err(|e| fail(e.into()))?;
-                    Ok((*arr.borrow().arr).clone())
+                    // Shared, not copied: arrays are immutable.
+                    Ok(Arc::clone(&arr.borrow().arr))
                 })
                 .collect()
         })

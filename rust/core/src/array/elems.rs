@@ -44,6 +44,11 @@ impl<T> Elems<T> {
         }
     }
 
+    /// The foreign storage, when the elements live in foreign memory.
+    pub(super) fn foreign_slice(&self) -> Option<&ForeignSlice<T>> {
+        self.foreign.as_ref()
+    }
+
     /// Whether the elements live in a `Vec` this crate owns (writable in
     /// place, poolable).
     #[inline]

@@ -142,3 +142,56 @@ impl<T> Elems<T> {
         Ok(Elems::from_foreign_slice(ForeignSlice { ptr, len, owner }))
     }
 }
+
+impl<T> Elems<T> {
+    /// The same elements read through a second handle kept alive by `owner`,
+    /// which must own `self` (the array holding it): no copy.
+    fn view_owned_by(&self, owner: &Arc<dyn ForeignOwner>) -> Result<Elems<T>> {
+        if let Some(f) = self.foreign_slice() {
+            // Already foreign: share its owner, not the array above it.
+            return Ok(Elems::from_foreign_slice(f.clone()));
+        }
+        let s = self.as_slice();
+        let ptr = NonNull::new(s.as_ptr().cast_mut())
+            .ok_or_else(|| Error::InvalidArgument("array view of a null buffer".into()))?;
+        Ok(Elems::from_foreign_slice(ForeignSlice {
+            ptr,
+            len: s.len(),
+            owner: Arc::clone(owner),
+        }))
+    }
+}
+
+/// `src`'s elements as an array of `shape` (the same number of elements),
+/// without copying them: a reshape, squeeze or expand of an array the
+/// compiled executor holds.
+///
+/// Sound because an array is immutable while shared: every writer reaches a
+/// `HostArray` through `&mut` (`Arc::get_mut`, which fails while the view
+/// holds its `Arc`), so `src`'s `Vec` is neither written nor reallocated
+/// nor freed while the view lives; the view is foreign storage, so nothing
+/// writes through it, the pool never takes it, and in-place reuse skips it.
+pub fn view(src: &Arc<super::HostArray>, shape: Vec<usize>) -> Result<super::HostArray> {
+    use super::Buffer;
+    let owner: Arc<dyn ForeignOwner> = Arc::clone(src) as Arc<dyn ForeignOwner>;
+    let buf = match src.buffer() {
+        Buffer::Float0(n) => Buffer::Float0(*n),
+        Buffer::Key(v) => Buffer::Key(v.view_owned_by(&owner)?),
+        Buffer::Bool(v) => Buffer::Bool(v.view_owned_by(&owner)?),
+        Buffer::I8(v) => Buffer::I8(v.view_owned_by(&owner)?),
+        Buffer::I16(v) => Buffer::I16(v.view_owned_by(&owner)?),
+        Buffer::I32(v) => Buffer::I32(v.view_owned_by(&owner)?),
+        Buffer::I64(v) => Buffer::I64(v.view_owned_by(&owner)?),
+        Buffer::U8(v) => Buffer::U8(v.view_owned_by(&owner)?),
+        Buffer::U16(v) => Buffer::U16(v.view_owned_by(&owner)?),
+        Buffer::U32(v) => Buffer::U32(v.view_owned_by(&owner)?),
+        Buffer::U64(v) => Buffer::U64(v.view_owned_by(&owner)?),
+        Buffer::F16(v) => Buffer::F16(v.view_owned_by(&owner)?),
+        Buffer::BF16(v) => Buffer::BF16(v.view_owned_by(&owner)?),
+        Buffer::F32(v) => Buffer::F32(v.view_owned_by(&owner)?),
+        Buffer::F64(v) => Buffer::F64(v.view_owned_by(&owner)?),
+        Buffer::C64(v) => Buffer::C64(v.view_owned_by(&owner)?),
+        Buffer::C128(v) => Buffer::C128(v.view_owned_by(&owner)?),
+    };
+    super::HostArray::new(shape, buf)
+}

@@ -34,8 +34,10 @@ use std::sync::Arc;
 
 /// A function of the host program the evaluator may call.
 pub trait HostFn: Send + Sync + std::fmt::Debug {
-    /// Calls the function. Results are checked by the caller.
-    fn call(&self, args: &[Arc<HostArray>]) -> Result<Vec<HostArray>>;
+    /// Calls the function. Results are checked by the caller; they are
+    /// shared, so a function may hand back arrays it already holds without
+    /// copying them.
+    fn call(&self, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>>;
     /// A name for printing (`<function f>`).
     fn name(&self) -> String;
     /// For a binding to recover its own type (the Python callable).
@@ -48,10 +50,10 @@ pub trait HostFn: Send + Sync + std::fmt::Debug {
 pub struct ZerosHostFn(pub Vec<Aval>);
 
 impl HostFn for ZerosHostFn {
-    fn call(&self, _args: &[Arc<HostArray>]) -> Result<Vec<HostArray>> {
+    fn call(&self, _args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>> {
         self.0
             .iter()
-            .map(|a| HostArray::zeros(a.shape.clone(), a.dtype))
+            .map(|a| HostArray::zeros(a.shape.clone(), a.dtype).map(Arc::new))
             .collect()
     }
     fn name(&self) -> String {
@@ -168,7 +170,7 @@ pub fn eval(c: &Callback, args: &[Arc<HostArray>]) -> Result<Vec<Arc<HostArray>>
             )));
         }
     }
-    Ok(outs.into_iter().map(Arc::new).collect())
+    Ok(outs)
 }
 
 /// Pure callbacks have no effect; `io_callback` and `debug_callback` are

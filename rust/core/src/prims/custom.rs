@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::splice::splice;
-use crate::ir::{Atom, Aval, ClosedJaxpr};
+use crate::ir::{Atom, Aval, ClosedJaxpr, Effect};
 use crate::transforms::batch::batch_jaxpr;
 use crate::transforms::jvp::tangent_aval;
 use std::sync::Arc;
@@ -62,6 +62,24 @@ pub struct VjpCall {
     pub bwd: Arc<ClosedJaxpr>,
     pub num_res: usize,
     pub name: String,
+}
+
+/// Ordered I/O when any program the call holds has it (a host callback in the
+/// function or its rules): the call is then kept and ordered like one.
+fn custom_effect(c: &CustomCall) -> Effect {
+    let progs: Vec<&Arc<ClosedJaxpr>> = match c {
+        CustomCall::Jvp { call, jvp, .. } => std::iter::once(call).chain(jvp).collect(),
+        CustomCall::Vjp(VjpCall { call, fwd, bwd, .. }) => vec![call, fwd, bwd],
+        CustomCall::Lin { bwd, .. } => vec![bwd],
+        CustomCall::LinearCall {
+            callee, transpose, ..
+        } => vec![callee, transpose],
+    };
+    if progs.iter().any(|p| p.jaxpr.effect() != Effect::None) {
+        Effect::OrderedIo
+    } else {
+        Effect::None
+    }
 }
 
 const FORWARD_MODE_ERROR: &str =
@@ -143,7 +161,11 @@ impl Family for CustomCall {
         CustomCall::LinearCall { .. } => "linear_call",
     );
 
-    crate::family_identity!(custom_params, multiple_results = true);
+    crate::family_identity!(
+        custom_params,
+        multiple_results = true,
+        effect = custom_effect
+    );
 
     /// Params as Python sees them (`eqn.params`).
     fn params(&self) -> ParamList {

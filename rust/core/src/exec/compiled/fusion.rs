@@ -259,7 +259,7 @@ pub fn find_groups(jx: &Jaxpr) -> Result<Vec<Group>> {
             }
         }
     }
-    Ok(finished_groups(shapes, members))
+    Ok(finished_groups(jx, shapes, members))
 }
 
 /// Merges the groups `join` (`first` among them) into the one with the most
@@ -316,11 +316,21 @@ fn groups_read(
 
 /// The groups of two or more members, members in program order, groups in
 /// the order of their last member.
-fn finished_groups(shapes: Vec<Vec<usize>>, members: Vec<Vec<usize>>) -> Vec<Group> {
+fn finished_groups(jx: &Jaxpr, shapes: Vec<Vec<usize>>, members: Vec<Vec<usize>>) -> Vec<Group> {
+    // A group of reshapes and squeezes only would copy what each of them
+    // reads in place (views of their operands) when run alone.
+    let computes = |i: &usize| {
+        jx.eqns.get(*i).is_some_and(|e| {
+            !matches!(
+                e.prim,
+                Primitive::Reshape(Reshape { .. }) | Primitive::Squeeze(Squeeze { .. })
+            )
+        })
+    };
     let mut groups: Vec<Group> = shapes
         .into_iter()
         .zip(members)
-        .filter(|(_, m)| m.len() >= 2)
+        .filter(|(_, m)| m.len() >= 2 && m.iter().any(computes))
         .map(|(shape, mut members)| {
             members.sort_unstable();
             Group { shape, members }

@@ -538,10 +538,25 @@ fn run_kernel(
 /// A single-output kernel equation: small float products and unary ops
 /// write into a recycled array when the bin has one, the rest run their
 /// kernel.
+/// Smallest operand a reshape or squeeze views instead of copying.
+const VIEW_MIN_BYTES: usize = 256 << 10;
+
 fn run_single(
     ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: &Aval, dot: Option<&kernel::PackedDot>,
     env: &[Option<Arc<HostArray>>],
 ) -> Result<Arc<HostArray>> {
+    // A large reshape or squeeze reads its operand's elements in place (a
+    // view keeping the operand alive) instead of copying them; small ones
+    // copy, so recycled loop arrays stay reusable.
+    if let (Primitive::Reshape(_) | Primitive::Squeeze(_), [Src::Var(v)]) = (prim, ins) {
+        let x = crate::exec::bound_value(env, *v)?;
+        if value_bytes(&x) >= VIEW_MIN_BYTES {
+            return Ok(Arc::new(crate::array::foreign::view(
+                &x,
+                out.shape.clone(),
+            )?));
+        }
+    }
     let recycled = match (prim, ins) {
         (Primitive::DotGeneral(DotGeneral { .. }), [l, r]) if dot.is_some() => {
             let (l, r) = (src(env, l)?, src(env, r)?);

@@ -10,10 +10,11 @@ use crate::ir::builder::Builder;
 use crate::ir::hash::FastHasher;
 use crate::ir::splice::{bind, lookup_all, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
+use crate::prims::custom::{CustomCall, VjpCall};
 use crate::prims::{kernel, BinaryOp, DotDims, Primitive, UnaryOp};
 use crate::prims::{
-    BroadcastInDim, Checkpoint, ConvertElementType, DotGeneral, IntegerPow, Pjit, Reshape, SelectN,
-    Squeeze, Transpose,
+    BroadcastInDim, Checkpoint, ConvertElementType, DotGeneral, IntegerPow, Pjit, Reduce, Reshape,
+    SelectN, Squeeze, Transpose,
 };
 use crate::transforms::dce::dce_owned;
 use std::collections::HashMap;
@@ -129,11 +130,36 @@ fn emit_simplified(
     b: &mut Builder, seen: &mut Seen, eqn: &Eqn, prim: Primitive, ins: Vec<Atom>, depth: usize,
 ) -> Result<Vec<Atom>> {
     match &prim {
-        Primitive::Pjit(Pjit { jaxpr, .. }) | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
-            if depth < MAX_INLINE_DEPTH =>
-        {
+        Primitive::Pjit(Pjit { jaxpr, .. })
+        | Primitive::Checkpoint(Checkpoint { jaxpr, .. })
+        // A custom-derivative call runs its primal function: its rules
+        // matter to transforms, which are done before a program compiles.
+        | Primitive::Custom(
+            CustomCall::Jvp { call: jaxpr, .. }
+            | CustomCall::Vjp(VjpCall { call: jaxpr, .. })
+            | CustomCall::LinearCall {
+                callee: jaxpr, ..
+            },
+        ) if depth < MAX_INLINE_DEPTH => {
             let body = rewrite(jaxpr, depth.saturating_add(1))?;
             return splice(b, &body, &ins);
+        }
+        // A reduction over axes of size 1 only moves no element: a reshape.
+        Primitive::Reduce(Reduce { axes, .. }) => {
+            if let [x] = ins.as_slice() {
+                let xa = b.aval(x)?;
+                if axes.iter().all(|&a| xa.shape.get(a) == Some(&1)) {
+                    let new_sizes: Vec<usize> = xa
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| !axes.contains(i))
+                        .map(|(_, &d)| d)
+                        .collect();
+                    let r = Primitive::Reshape(Reshape { new_sizes });
+                    return emit_simplified(b, seen, eqn, r, ins, depth);
+                }
+            }
         }
         _ => {}
     }
