@@ -6,9 +6,10 @@ library at run time: the extension never links libmpi, and a process with no
 launcher and no mpi4py runs single-process as before.
 
 Every collective between processes goes through the host functions below, on
-NumPy buffers. Sums are gathered and added in rank order (so a result does not
-depend on the MPI library's choice of reduction algorithm and is the same from
-run to run). With collective checks on (`MICROJAX_COLLECTIVE_CHECKS=1` or
+NumPy buffers. Reductions give the same bits on every process and from run to
+run: between two processes through MPI's Allreduce (one operation per element,
+the same in either order), between more gathered and combined in rank order (so
+the result does not depend on the MPI library's choice of algorithm). With collective checks on (`MICROJAX_COLLECTIVE_CHECKS=1` or
 `jax.config.update("microjax_collective_checks", True)`), every collective first
 exchanges a description of itself (operation, shape, dtype, mesh axes) and all
 processes raise `RuntimeError` naming the first mismatch, instead of MPI's

@@ -778,8 +778,8 @@ fn large_reshapes_and_unit_reductions_are_views() {
     let prog = b.build(vec![y, w]).unwrap();
     let arg = data(&[n], 7);
     let before = arg.buffer().clone();
-    let plan = check(prog, &[arg.clone()]);
-    let got = plan.run(&[arg.clone()]).unwrap();
+    let plan = check(prog, std::slice::from_ref(&arg));
+    let got = plan.run(std::slice::from_ref(&arg)).unwrap();
     assert_eq!(got[0].shape(), &[1, n]);
     assert_eq!(got[1].shape(), &[256, n / 256]);
     assert!(!got[0].buffer().is_owned(), "reshape copied");
