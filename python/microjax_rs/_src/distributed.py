@@ -212,29 +212,34 @@ def _check(comm, what):
 
 
 _MPI_NATIVE = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-               "uint32", "uint64", "complex64", "complex128", "bool"}
+               "uint32", "uint64", "complex64", "complex128"}
 
 
-def _wire(x):
-    """A contiguous array MPI can move (half floats widen to float32)."""
+def _wire(x, comm, what):
+    """Checks (when checks are on) that every process of `comm` runs this
+    collective, then gives a C-contiguous array MPI can move (bool as uint8,
+    half floats widened to float32) and the dtype to give results back in
+    (None: unchanged)."""
     x = np.asarray(x)
+    if checks_enabled():
+        _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
+    if x.dtype == np.bool_:
+        return np.array(x, dtype=np.uint8, order="C"), x.dtype
     if x.dtype.name not in _MPI_NATIVE:
         return np.array(x, dtype=np.float32, order="C"), x.dtype
     return (x if x.flags.c_contiguous else np.array(x, order="C")), None
 
 
+def _unwire(out, orig):
+    return out.astype(orig) if orig is not None else out
+
+
 def allgather(x, comm, what="all_gather"):
     """`x` from every process of `comm`, stacked in rank order: [size, *x.shape]."""
-    x = np.asarray(x)
-    if checks_enabled():
-        _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
-    buf, orig = _wire(x)
-    if buf.dtype == np.bool_:
-        buf = buf.view(np.uint8)
-        orig = np.dtype(np.bool_)
+    buf, orig = _wire(x, comm, what)
     out = np.empty((comm.Get_size(),) + buf.shape, buf.dtype)
     comm.Allgather(buf, out)
-    return out.astype(orig) if orig is not None else out
+    return _unwire(out, orig)
 
 
 def allreduce(x, op, comm, what=None):
@@ -243,20 +248,16 @@ def allreduce(x, op, comm, what=None):
     MPI's own Allreduce (each element is one addition or comparison, the same
     in either order), with more the values gathered and combined in rank
     order (MPI's algorithms may group a sum differently from run to run)."""
+    if op not in ("sum", "max", "min"):
+        raise ValueError(f"unknown reduction {op!r}")
     x = np.asarray(x)
     what = what or f"p{op}"
-    if comm.Get_size() == 2 and op in ("sum", "max", "min"):
-        if checks_enabled():
-            _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
-        buf, orig = _wire(x)
-        if buf.dtype == np.bool_:
-            buf = buf.astype(np.uint8)
-            orig = np.dtype(np.bool_)
+    if comm.Get_size() == 2:
         from mpi4py import MPI
-        mpi_op = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op]
+        buf, orig = _wire(x, comm, what)
         out = np.empty_like(buf)
-        comm.Allreduce(buf, out, op=mpi_op)
-        return out.astype(orig) if orig is not None else out
+        comm.Allreduce(buf, out, op={"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op])
+        return _unwire(out, orig)
     parts = allgather(x, comm, what)
     if op == "sum":
         flat = parts.reshape(len(parts), -1)
@@ -264,23 +265,16 @@ def allreduce(x, op, comm, what=None):
         for p in flat[2:]:
             np.add(acc, p, out=acc)
         acc = acc.reshape(x.shape)
-    elif op == "max":
-        acc = parts.max(axis=0)
-    elif op == "min":
-        acc = parts.min(axis=0)
     else:
-        raise ValueError(f"unknown reduction {op!r}")
+        acc = parts.max(axis=0) if op == "max" else parts.min(axis=0)
     return np.asarray(acc, dtype=x.dtype)
 
 
 def bcast(x, comm, root=0, what="broadcast"):
-    x = np.asarray(x)
-    if checks_enabled():
-        _check(comm, f"{what} {x.dtype.name}{list(x.shape)}")
-    buf, orig = _wire(x)
-    buf = buf.copy()
-    comm.Bcast(buf.view(np.uint8) if buf.dtype == np.bool_ else buf, root=root)
-    return buf.astype(orig) if orig is not None else buf
+    buf, orig = _wire(x, comm, what)
+    buf = buf.copy()  # Bcast writes into it
+    comm.Bcast(buf, root=root)
+    return _unwire(buf, orig)
 
 
 def barrier(comm=None, what="barrier"):
