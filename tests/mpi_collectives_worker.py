@@ -72,6 +72,70 @@ def main():
     out = jax.vmap(sm(lambda a: jax.lax.psum(a, "x"), P("x"), P()))(jnp.stack([full, 2 * full]))
     close(out, np.stack([blocks.sum(0), 2 * blocks.sum(0)]), "vmap of shard_map")
 
+    # all_to_all across processes (through the gather): device j gets block j of every device.
+    aa = np.arange(3.0 * n * n).reshape(n * n, 3)
+    out = sm(lambda a: jax.lax.all_to_all(a, "x", 0, 0, tiled=True), P("x"), P("x"))(aa)
+    close(multihost_utils.process_allgather(out), aa.reshape(n, n, 3).transpose(1, 0, 2).reshape(n * n, 3),
+          "all_to_all tiled")
+    ab = np.arange(2.0 * n * n).reshape(n, n, 2)  # device i holds ab[i]: [n, 2]
+    out = sm(lambda a: jax.lax.all_to_all(a[0], "x", 0, 0)[None], P("x"), P("x"))(ab)
+    close(multihost_utils.process_allgather(out), ab.transpose(1, 0, 2), "all_to_all")
+    aag = jax.make_array_from_process_local_data(shard, aa[r * local * n:(r + 1) * local * n])
+    ga2 = jax.grad(lambda a: sm(lambda a: jax.lax.psum((jax.lax.all_to_all(a, "x", 0, 0, tiled=True) ** 2)
+                                                       .sum(), "x"), P("x"), P())(a))(aag)
+    close(multihost_utils.process_allgather(ga2), 2 * aa, "grad of all_to_all")
+
+    # Forward mode through collectives between processes.
+    t = np.linspace(-1.0, 1.0, full.size).reshape(full.shape)
+    tb = t.reshape(n, 2, 2)
+    y, dy = jax.jvp(sm(lambda a: jax.lax.psum(a * a, "x"), P("x"), P()), (full,), (t,))
+    close(y, (blocks ** 2).sum(0), "jvp psum primal")
+    close(dy, (2 * blocks * tb).sum(0), "jvp psum tangent")
+    _, dy = jax.jvp(sm(lambda a: jax.lax.pmax(a, "x"), P("x"), P()), (full,), (t,))
+    close(dy, tb[-1], "jvp pmax tangent")
+    _, dy = jax.jvp(sm(lambda a: jax.lax.all_gather(a, "x", tiled=True), P("x"), P()), (full,), (t,))
+    close(dy, t, "jvp all_gather tangent")
+    # Second order: forward over reverse (a Hessian-vector product).
+    h = lambda w: sm(lambda w, a: jax.lax.psum(jnp.sum((a * w) ** 2), "x"), (P(), P("x")), P())(w, full)
+    _, hv = jax.jvp(jax.grad(h), (w,), (v,))
+    close(hv, 2 * (full ** 2).sum(0) * np.asarray(v), "Hessian-vector product")
+
+    # Inside loops and conditionals, compiled: the collective is the core's
+    # primitive in the loop body (no host callback).
+    def scanned(w, a):
+        return jax.lax.psum(jax.lax.scan(lambda c, _: (c * w, None), a, None, length=3)[0].sum(), "x")
+
+    fs = jax.jit(sm(lambda a: jax.lax.scan(lambda c, _: (jax.lax.pmean(c * 1.5, "x"), None), a, None,
+                                            length=3)[0], P("x"), P("x")))
+    text = str(jax.make_jaxpr(fs)(full))
+    assert "process_allreduce" in text and "callback" not in text, text
+    close(multihost_utils.process_allgather(fs(full)), np.tile(blocks.mean(0) * 1.5 ** 3, (n, 1)),
+          "pmean inside scan")
+    gs = jax.jit(jax.grad(lambda w: sm(scanned, (P(), P("x")), P())(w, full)))(w)
+    close(gs, 3 * np.asarray(w) ** 2 * full.sum(0), "grad through scan with psum")
+    fw = jax.jit(sm(lambda a: jax.lax.while_loop(lambda c: jax.lax.psum(c.sum(), "x") < 500.0,
+                                                 lambda c: c * 2.0, a), P("x"), P("x")))
+    want, k = full.copy(), 0
+    while want.sum() < 500.0:
+        want, k = want * 2.0, k + 1
+    close(multihost_utils.process_allgather(fw(full)), want, "psum in a while_loop's condition")
+    fc = jax.jit(sm(lambda a: jax.lax.cond(jax.lax.psum(a.sum(), "x") > 0, lambda a: jax.lax.psum(a, "x"),
+                                           lambda a: -jax.lax.psum(a, "x"), a), P("x"), P()))
+    close(fc(full), blocks.sum(0), "psum in a cond branch")
+    # vmap inside the body: the batch dim passes through the collective.
+    close(sm(lambda a: jax.vmap(lambda row: jax.lax.psum(row, "x"))(a), P("x"), P())(g), blocks.sum(0),
+          "vmap inside shard_map")
+    # Element types: integers exact, bfloat16 through float32, booleans, complex.
+    close(sm(lambda a: jax.lax.psum(a, "x"), P("x"), P())(full.astype(np.int32)),
+          blocks.astype(np.int32).sum(0), "psum int32")
+    got = sm(lambda a: jax.lax.psum(a, "x"), P("x"), P())(jnp.asarray(full, jnp.bfloat16))
+    assert got.dtype == jnp.bfloat16
+    close(np.asarray(got, np.float32), blocks.sum(0), "psum bfloat16")
+    got = sm(lambda a: jax.lax.all_gather(a > 5, "x", tiled=True), P("x"), P())(full)
+    assert got.dtype == jnp.bool_ and (np.asarray(got) == (full > 5)).all(), got
+    got = sm(lambda a: jax.lax.psum(a, "x"), P("x"), P())(full * (1 + 2j))
+    close(got, blocks.sum(0) * (1 + 2j), "psum complex")
+
     # multihost_utils on process-local data.
     close(multihost_utils.process_allgather(jnp.array([r])), np.arange(nproc)[:, None], "allgather stacked")
     close(multihost_utils.process_allgather(jnp.array([r, r]), tiled=True),

@@ -5,11 +5,13 @@ MPICH, Slurm's `srun` with MPI) and talk through mpi4py, which loads the MPI
 library at run time: the extension never links libmpi, and a process with no
 launcher and no mpi4py runs single-process as before.
 
-Every collective between processes goes through the host functions below, on
-NumPy buffers. Reductions give the same bits on every process and from run to
-run: between two processes through MPI's Allreduce (one operation per element,
-the same in either order), between more gathered and combined in rank order (so
-the result does not depend on the MPI library's choice of algorithm). With collective checks on (`MICROJAX_COLLECTIVE_CHECKS=1` or
+Collectives inside traced programs are the core's `process_*` primitives: the
+executor calls the MPI library mpi4py loaded (found by symbol, Open MPI's ABI)
+on the communicators registered here (`core_comm`), with the GIL released and no
+Python in between. The host functions below (`allgather`, `bcast`, `barrier`)
+move NumPy buffers for `multihost_utils` through mpi4py itself.
+
+With collective checks on (`MICROJAX_COLLECTIVE_CHECKS=1` or
 `jax.config.update("microjax_collective_checks", True)`), every collective first
 exchanges a description of itself (operation, shape, dtype, mesh axes) and all
 processes raise `RuntimeError` naming the first mismatch, instead of MPI's
@@ -32,6 +34,8 @@ class _State:
         self.num_processes = 1
         self.comm = None
         self.comm_cache = {}
+        self.core_comms = {}
+        self.mpi_library = None
         self.lock = threading.Lock()
 
 
@@ -190,6 +194,49 @@ def split(key, color, rank_key):
     return c
 
 
+# ------------------------------------------------------------ the core's communicators
+
+def mpi_library():
+    """The path of the MPI library this process loaded (through mpi4py)."""
+    st = global_state
+    if getattr(st, "mpi_library", None):
+        return st.mpi_library
+    path = None
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                name = line.rsplit(None, 1)[-1] if "/" in line else ""
+                if os.path.basename(name).startswith("libmpi.so"):
+                    path = name
+                    break
+    except OSError:
+        pass
+    if path is None:
+        import ctypes.util
+        path = ctypes.util.find_library("mpi")
+    if path is None:
+        raise RuntimeError("collectives between processes: cannot find the MPI library mpi4py "
+                           "loaded (libmpi.so)")
+    st.mpi_library = path
+    return path
+
+
+def core_comm(comm):
+    """The id the core's `process_*` primitives name `comm` by (registered
+    once per communicator); also sets the core's mismatch check from the
+    config."""
+    from .. import _core
+    st = global_state
+    _core.set_collective_checks(checks_enabled())
+    key = comm.handle
+    entry = st.core_comms.get(key)
+    if entry is None:
+        # The communicator object is kept for the process's life, so its
+        # handle is never freed and reused for another registration.
+        entry = st.core_comms[key] = (comm, _core.register_mpi_communicator(mpi_library(), key))
+    return entry[1]
+
+
 # ------------------------------------------------------------ host collectives
 
 def checks_enabled():
@@ -240,34 +287,6 @@ def allgather(x, comm, what="all_gather"):
     out = np.empty((comm.Get_size(),) + buf.shape, buf.dtype)
     comm.Allgather(buf, out)
     return _unwire(out, orig)
-
-
-def allreduce(x, op, comm, what=None):
-    """Reduction of `x` over the processes of `comm` ("sum", "max", "min"),
-    the same bits on every process and from run to run: with two processes
-    MPI's own Allreduce (each element is one addition or comparison, the same
-    in either order), with more the values gathered and combined in rank
-    order (MPI's algorithms may group a sum differently from run to run)."""
-    if op not in ("sum", "max", "min"):
-        raise ValueError(f"unknown reduction {op!r}")
-    x = np.asarray(x)
-    what = what or f"p{op}"
-    if comm.Get_size() == 2:
-        from mpi4py import MPI
-        buf, orig = _wire(x, comm, what)
-        out = np.empty_like(buf)
-        comm.Allreduce(buf, out, op={"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}[op])
-        return _unwire(out, orig)
-    parts = allgather(x, comm, what)
-    if op == "sum":
-        flat = parts.reshape(len(parts), -1)
-        acc = flat[0] + flat[1] if len(flat) > 1 else flat[0].copy()
-        for p in flat[2:]:
-            np.add(acc, p, out=acc)
-        acc = acc.reshape(x.shape)
-    else:
-        acc = parts.max(axis=0) if op == "max" else parts.min(axis=0)
-    return np.asarray(acc, dtype=x.dtype)
 
 
 def bcast(x, comm, root=0, what="broadcast"):

@@ -3,10 +3,9 @@
 Inside a multi-process `shard_map` body each process maps the function over
 its own devices only (a `vmap` per mesh axis, of the axis's local extent).
 A collective over an axis whose devices lie in several processes runs in two
-steps: the collective over the local extent (the `vmap` batch rule), then a
-host callback that combines the per-process results through MPI
-(`_src/distributed.py`), among the processes that differ only in that axis's
-coordinate (the traced collectives: `_src/spmd_collectives.py`).
+steps: the collective over the local extent (the `vmap` batch rule), then the
+core's collective between the processes that differ only in that axis's
+coordinate (`_src/spmd_collectives.py`: MPI called from the compiled program).
 """
 import contextlib
 import math

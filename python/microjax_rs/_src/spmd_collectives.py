@@ -1,135 +1,53 @@
 """Collectives between processes inside a multi-process `shard_map` body.
 
-Each is the host callback (an `io_callback`: kept in program order, never
-removed) that combines the processes' values through MPI
-(`_src/distributed.py`), with its derivative given by `custom_vjp`.
+Each is one of the core's `process_*` primitives (`prims/process.rs`): the
+compiled program calls MPI itself (`exec/mpi.rs`), on the communicator of the
+processes that differ only along the collective's mesh axes
+(`_src/spmd.AxisLayout.comm`, registered with the core by
+`_src/distributed.core_comm`). They keep program order, are never removed, and
+are differentiated and batched by the core's rules, also inside `scan`,
+`while_loop` and `cond` bodies.
 
 Derivatives across processes follow one convention: the cotangent a process
 holds for a value replicated over processes is its share of the total (the
 total is the sum over the processes). So the transpose of a sum between
-processes sums the shares (`_xsum`), a replicated input of `shard_map` sums its
-shares when it leaves (`broadcast_in`), and a replicated output splits its
-cotangent into equal shares when it enters (`share_out`): gradients equal those
-of the same `shard_map` on one process."""
-import numpy as np
-
+processes sums the shares, a replicated input of `shard_map` sums its shares
+when it leaves (`broadcast_in`: `process_pvary`), and a replicated output
+splits its cotangent into equal shares when it enters (`share_out`:
+`process_share`): gradients equal those of the same `shard_map` on one
+process. All are the core's rules, so forward mode and higher orders work too."""
+from ..core import Primitive
 from . import distributed
 
-# ------------------------------------------------------------ traced pieces
-
-def _adopt(fn):
-    """`fn` returning a fresh NumPy array, its result adopted as an array
-    without a copy (the buffer is the callback's own, so nothing else
-    writes it)."""
-    from .. import numpy as jnp
-
-    def host(*args):
-        r = np.asarray(fn(*args))
-        if not r.flags.c_contiguous:
-            r = r.copy(order="C")  # (ascontiguousarray would make a scalar 1-d)
-        return jnp.from_dlpack(r)
-
-    return host
+process_allreduce_p = Primitive("process_allreduce")
+process_allgather_p = Primitive("process_allgather")
+process_broadcast_p = Primitive("process_broadcast")
+process_pvary_p = Primitive("process_pvary")
+process_share_p = Primitive("process_share")
 
 
-def _io(fn, x):
-    from .. import core
-    from .._callback import io_callback
-    from ..api import ShapeDtypeStruct
-    aval = core.get_aval(x)
-    return io_callback(_adopt(fn), ShapeDtypeStruct(aval.shape, aval.dtype), x)
-
-
-def _custom_vjp(fwd_fn, bwd_fn):
-    from ..custom_derivatives import custom_vjp
-    f = custom_vjp(fwd_fn)
-    f.defvjp(lambda x: (fwd_fn(x), None), lambda _, ct: (bwd_fn(ct),))
-    return f
+def _comm(layout, axes):
+    return distributed.core_comm(layout.comm(axes))
 
 
 def xsum(x, layout, axes, what="psum"):
     """Sum over the processes along `axes`; its transpose sums the shares."""
-    comm = layout.comm(axes)
-    desc = f"{what} over {sorted(axes)}"
-
-    def host(v):
-        return distributed.allreduce(v, "sum", comm, desc)
-
-    def f(v):
-        return _io(host, v)
-
-    g = _custom_vjp(f, lambda ct: _xsum_ct(ct, comm, desc))
-    return g(x)
-
-
-def _xsum_ct(ct, comm, desc):
-    def host(v):
-        return distributed.allreduce(v, "sum", comm, desc + " (transpose)")
-    from .. import core
-    if core.get_aval(ct).dtype_name == "float0":
-        return ct
-    return _io(host, ct)
+    return process_allreduce_p.bind(x, op="sum", comm=_comm(layout, axes),
+                                    what=f"{what} over {sorted(axes)}")
 
 
 def xextremum(x, layout, axes, op):
     """Maximum/minimum over the processes along `axes`; the derivative goes to
     the processes holding the extremum (split evenly between ties)."""
-    from .. import numpy as jnp
-    from ..custom_derivatives import custom_vjp
-    comm = layout.comm(axes)
-    desc = f"p{op} over {sorted(axes)}"
-
-    def host(v):
-        return distributed.allreduce(v, op, comm, desc)
-
-    @custom_vjp
-    def f(v):
-        return _io(host, v)
-
-    def fwd(v):
-        y = _io(host, v)
-        return y, (v, y)
-
-    def bwd(res, ct):
-        v, y = res
-        mask = (v == y).astype(ct.dtype)
-        count = xsum(mask, layout, axes, desc + " ties")
-        return (xsum(ct, layout, axes, desc + " cotangent") * mask / jnp.maximum(count, 1),)
-
-    f.defvjp(fwd, bwd)
-    return f(x)
+    return process_allreduce_p.bind(x, op=op, comm=_comm(layout, axes),
+                                    what=f"p{op} over {sorted(axes)}")
 
 
 def xgather(x, layout, axis):
     """[processes along `axis`, *x.shape]: every process's `x`, in coordinate order."""
-    comm = layout.comm((axis,))
-    n = layout.nprocs((axis,))
-    from .. import core
-    from .. import numpy as jnp
-    from .._callback import io_callback
-    from ..api import ShapeDtypeStruct
-    from ..custom_derivatives import custom_vjp
-    desc = f"all_gather over {axis!r}"
-
-    def host(v):
-        return distributed.allgather(v, comm, desc)
-
-    def run(v):
-        aval = core.get_aval(v)
-        return io_callback(_adopt(host), ShapeDtypeStruct((n,) + tuple(aval.shape), aval.dtype), v)
-
-    @custom_vjp
-    def f(v):
-        return run(v)
-
-    def bwd(_, ct):
-        # The shares of every process's cotangent for its own piece.
-        total = xsum(ct, layout, (axis,), desc + " transpose")
-        k = layout.offset(axis) // layout.box[axis][1]
-        return (jnp.take(total, k, axis=0),)
-
-    f.defvjp(lambda v: (run(v), None), bwd)
-    return f(x)
+    return process_allgather_p.bind(x, comm=_comm(layout, (axis,)),
+                                    processes=layout.nprocs((axis,)),
+                                    what=f"all_gather over {axis!r}")
 
 
 def broadcast_in(x, layout, axes):
@@ -137,10 +55,8 @@ def broadcast_in(x, layout, axes):
     the identity, whose transpose sums the processes' shares."""
     if not axes:
         return x
-    desc = f"replicated input over {sorted(axes)}"
-    comm = layout.comm(axes)
-    g = _custom_vjp(lambda v: v, lambda ct: _xsum_ct(ct, comm, desc))
-    return g(x)
+    return process_pvary_p.bind(x, comm=_comm(layout, axes),
+                                what=f"replicated input over {sorted(axes)}")
 
 
 def share_out(x, layout, axes):
@@ -148,9 +64,7 @@ def share_out(x, layout, axes):
     the identity, whose transpose gives each process an equal share."""
     if not axes:
         return x
-    n = layout.nprocs(axes)
-    g = _custom_vjp(lambda v: v, lambda ct: ct / n)
-    return g(x)
+    return process_share_p.bind(x, processes=layout.nprocs(axes))
 
 
 def first_of(x, layout, axes):
@@ -158,7 +72,5 @@ def first_of(x, layout, axes):
     outputs declared replicated)."""
     if not axes:
         return x
-    comm = layout.comm(axes)
-    desc = f"replicated output over {sorted(axes)}"
-    return _io(lambda v: distributed.bcast(v, comm, 0, desc), x)
-
+    return process_broadcast_p.bind(x, comm=_comm(layout, axes), root=0,
+                                    what=f"replicated output over {sorted(axes)}")

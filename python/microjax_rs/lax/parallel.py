@@ -24,8 +24,9 @@ from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
 
 def _collectives():
-    """The traced collectives between processes (built on custom_vjp and
-    io_callback, above this layer): only a multi-process shard_map reaches them."""
+    """The traced collectives between processes (the core's `process_*`
+    primitives on the communicators `_src/distributed` registers): only a
+    multi-process shard_map reaches them."""
     from .._src import spmd_collectives
     return spmd_collectives
 
@@ -200,11 +201,25 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     example order along `concat_axis` (a new axis of the axis size unless
     `tiled`, which concatenates instead)."""
     name, size = _one_name(axis_name, "all_to_all", axis_index_groups)
-    if spmd.crossing((name,))[1]:
-        raise NotImplementedError(
-            f"all_to_all over mesh axis {name!r}, whose devices lie in several processes, is not "
-            "supported by microjax_rs")
+    lay, cross = spmd.crossing((name,))
+    if cross:
+        size = lay.size(name)
     from . import expand_dims, squeeze
+
+    def tiled_exchange(v, split, concat):
+        if not cross:
+            return all_to_all_p.bind(v, split_axis=split, concat_axis=concat, axis_name=name,
+                                     axis_index_groups=None, axis_size=size)
+        # Across processes: every position's operand (all_gather), of which
+        # position j keeps block j of `split` from each, joined along `concat`
+        # in position order (the gather holds size times the operand).
+        from . import collapse, dynamic_slice_in_dim, transpose
+        g = all_gather(v, name)
+        blk = core.get_aval(v).shape[split] // size
+        mine = dynamic_slice_in_dim(g, axis_index(name) * blk, blk, split + 1)
+        perm = list(range(1, mine.ndim))
+        perm.insert(concat, 0)
+        return collapse(transpose(mine, perm), concat, concat + 2)
 
     def exchange(v):
         v = _leaf(v)
@@ -215,8 +230,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
             if aval.shape[split] % size:
                 raise ValueError(f"all_to_all: split axis {split} of shape {aval.shape} must be a "
                                  f"multiple of the axis size {size}")
-            return all_to_all_p.bind(v, split_axis=split, concat_axis=concat, axis_name=name,
-                                     axis_index_groups=None, axis_size=size)
+            return tiled_exchange(v, split, concat)
         if aval.shape[split] != size:
             raise ValueError(f"all_to_all: split axis {split} of shape {aval.shape} must equal the "
                              f"axis size {size}")
@@ -224,8 +238,7 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         # squeezed, the gathered axis sits at `concat_axis` of the result.
         c = concat if concat <= split else concat + 1
         s = split + 1 if c <= split else split
-        y = all_to_all_p.bind(expand_dims(v, (c,)), split_axis=s, concat_axis=c, axis_name=name,
-                              axis_index_groups=None, axis_size=size)
+        y = tiled_exchange(expand_dims(v, (c,)), s, c)
         return squeeze(y, (s,))
 
     return tree_map(exchange, x)

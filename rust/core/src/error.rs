@@ -141,6 +141,11 @@ pub enum Error {
     /// operation; maps to `RuntimeError`).
     #[error("{0}")]
     Device(String),
+    /// A collective between processes failed: no MPI library or
+    /// communicator, an MPI error, or processes that called different
+    /// collectives (maps to `RuntimeError`).
+    #[error("{0}")]
+    Collective(String),
 }
 
 impl Error {

@@ -40,6 +40,7 @@ mod internals;
 mod kernels;
 mod kernels_reduce_dot;
 mod linalg;
+mod process;
 mod props;
 mod random;
 mod remat;

@@ -38,6 +38,7 @@ mod interrupt;
 mod ir;
 mod jit;
 mod memory;
+mod mpi;
 mod numpy_view;
 mod ops;
 mod prim;
@@ -92,7 +93,9 @@ pub(crate) fn to_pyerr(e: microjax::Error) -> PyErr {
         }
         // A cancelled run (its `CancelToken` set) is a RuntimeError: the
         // run stopped on request, it was not interrupted by a signal.
-        E::Device(_) | E::Cancelled => pyo3::exceptions::PyRuntimeError::new_err(msg),
+        E::Device(_) | E::Collective(_) | E::Cancelled => {
+            pyo3::exceptions::PyRuntimeError::new_err(msg)
+        }
         E::DeadlineExceeded => pyo3::exceptions::PyTimeoutError::new_err(msg),
         // The signal handler's own exception (KeyboardInterrupt for Ctrl-C).
         E::Interrupted => interrupt::take_pending()
@@ -225,5 +228,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dynamic::register(m)?;
     interrupt::install();
     fork::register(m)?;
+    mpi::register(m)?;
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod cuda;
 pub mod determinism;
 pub mod fork;
 pub mod interp;
+pub mod mpi;
 pub mod pool;
 
 pub use ctx::{CancelToken, ExecCtx, PollHook};

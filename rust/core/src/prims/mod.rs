@@ -34,6 +34,7 @@ pub mod kernel;
 pub mod linalg;
 pub mod numeric;
 pub mod params;
+pub mod process;
 pub mod random;
 pub mod reduce;
 pub mod remat;
@@ -604,6 +605,9 @@ primitives! {
     Control(control::ControlFlow),
     /// Host callbacks (`pure_callback`, `io_callback`, `debug_callback`) (`prims/callback.rs`).
     Callback(callback::Callback),
+    /// Collectives between processes through MPI (`process_allreduce`,
+    /// `process_allgather`, `process_broadcast`) (`prims/process.rs`).
+    Process(process::ProcessCollective),
     /// The Threefry-2x32 hash (`prims/random.rs`): two outputs.
     Threefry2x32(random::Threefry2x32),
     /// Primitives whose rules a provider gives at run time (`prims/dynamic.rs`).

@@ -326,7 +326,7 @@ use batching::*;
 fn all_reduce_avals(prim: &'static str, op: AllReduceOp, ins: &[Aval]) -> Result<Vec<Aval>> {
     for a in ins {
         let ok = match op {
-            AllReduceOp::Sum => a.dtype.is_numeric(),
+            AllReduceOp::Sum => a.dtype.is_numeric() || a.dtype.is_complex(),
             AllReduceOp::Max | AllReduceOp::Min => a.dtype.is_numeric() || a.dtype == DType::Bool,
         };
         if !ok {
