@@ -69,10 +69,47 @@ fn shrank(by: usize) {
     LIVE.fetch_sub(by, Ordering::Relaxed);
 }
 
+/// Blocks of at least this many bytes ask for transparent huge pages.
+const HUGE_PAGE_MIN: usize = 4 << 20;
+
+/// Asks the kernel to back a large block with transparent huge pages, as
+/// NumPy does for arrays of 4 MiB or more (Linux, where THP is commonly in
+/// `madvise` mode): a fresh 100 MB buffer then faults in about 50 huge pages
+/// instead of 25,000 small ones, whose faults cost as much as writing it.
+#[cfg(target_os = "linux")]
+#[inline]
+fn advise_huge_pages(p: *mut u8, size: usize) {
+    const PAGE: usize = 4096;
+    if size < HUGE_PAGE_MIN || p.is_null() {
+        return;
+    }
+    let addr = p as usize;
+    let start = addr.saturating_add(PAGE - 1) & !(PAGE - 1);
+    let end = addr.saturating_add(size) & !(PAGE - 1);
+    if end > start {
+        // SAFETY: the page-aligned range lies inside the block just
+        // allocated; `madvise` only changes how its pages are backed (an
+        // unsupported kernel or page size makes it fail, which is ignored).
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::madvise(
+                start as *mut libc::c_void,
+                end.wrapping_sub(start),
+                libc::MADV_HUGEPAGE,
+            );
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+#[inline]
+fn advise_huge_pages(_p: *mut u8, _size: usize) {}
+
 // SAFETY: every method forwards to `System` with the caller's arguments
 // unchanged, so `System`'s guarantees are this allocator's; the counters
 // are plain atomics touched only after a successful call (and before a
-// release, whose size the caller's layout gives).
+// release, whose size the caller's layout gives); large new blocks get
+// paging advice only (`advise_huge_pages`).
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for CountingAlloc {
     #[inline]
@@ -81,6 +118,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             grew(layout.size());
+            advise_huge_pages(p, layout.size());
         }
         p
     }
@@ -91,6 +129,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             grew(layout.size());
+            advise_huge_pages(p, layout.size());
         }
         p
     }
@@ -110,6 +149,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
             let old = layout.size();
             if new_size >= old {
                 grew(new_size.wrapping_sub(old));
+                advise_huge_pages(p, new_size);
             } else {
                 shrank(old.wrapping_sub(new_size));
             }

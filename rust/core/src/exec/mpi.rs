@@ -347,6 +347,41 @@ impl Communicator {
         Ok(())
     }
 
+    /// [`Communicator::allreduce`] into a new vector (allocated fallibly and
+    /// written only by MPI, as NumPy's `empty` would be).
+    pub fn allreduce_new<T: Wire>(&self, op: WireOp, send: &[T]) -> Result<Vec<T>> {
+        let mut out = crate::array::alloc::with_capacity::<T>("MPI_Allreduce", send.len())?;
+        let lib = library()?;
+        let dt = lib.datatype(T::TYPE)?;
+        let opv = lib.op(op)?;
+        let spare = out.spare_capacity_mut();
+        let mut done = 0usize;
+        for (s, r) in send.chunks(max_count()).zip(spare.chunks_mut(max_count())) {
+            let n = count(s.len(), "MPI_Allreduce")?;
+            // SAFETY: `s` holds `n` elements and `r` room for `n` elements of
+            // the datatype `dt` describes; MPI writes all of them on success.
+            let rc = unsafe {
+                (lib.allreduce)(
+                    s.as_ptr().cast(),
+                    r.as_mut_ptr().cast(),
+                    n,
+                    dt,
+                    opv,
+                    self.handle as Handle,
+                )
+            };
+            check_rc(rc, "MPI_Allreduce")?;
+            done = done.saturating_add(s.len());
+        }
+        if done != send.len() {
+            return Err(Error::Collective("MPI_Allreduce: short output".into()));
+        }
+        // SAFETY: the first `send.len()` elements were written by MPI above
+        // (every chunk succeeded), and `Wire` types are plain data.
+        unsafe { out.set_len(done) };
+        Ok(out)
+    }
+
     /// Every process's `send`, in rank order: `recv` holds `size` blocks of
     /// `send.len()` elements.
     pub fn allgather<T: Wire>(&self, send: &[T], recv: &mut [T]) -> Result<()> {

@@ -272,9 +272,7 @@ impl OnWire for Reduce {
         if *op == ProcessReduce::Sum && T::ORDERED && comm.size > 2 {
             return ordered_sum(comm, x);
         }
-        let mut out = alloc::filled(ALLREDUCE, T::default(), x.len())?;
-        comm.allreduce(op.wire(), x, &mut out)?;
-        Ok(out)
+        comm.allreduce_new(op.wire(), x)
     }
 }
 

@@ -11,6 +11,7 @@ use crate::ir::hash::FastHasher;
 use crate::ir::splice::{bind, lookup_all, splice};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Effect, Eqn, Literal, Scalar, Var};
 use crate::prims::custom::{CustomCall, VjpCall};
+use crate::prims::process::ProcessCollective;
 use crate::prims::{kernel, BinaryOp, DotDims, Primitive, UnaryOp};
 use crate::prims::{
     BroadcastInDim, Checkpoint, ConvertElementType, DotGeneral, IntegerPow, Pjit, Reduce, Reshape,
@@ -195,7 +196,7 @@ type Seen = HashMap<u64, usize, BuildHasherDefault<FastHasher>>;
 /// The operand an equation returns unchanged (bit for bit, same shape and
 /// dtype; only the weak-type flag may differ): `x * 1` for floats, converts
 /// and reshapes to the operand's own type, identity transposes, squeezes
-/// and broadcasts.
+/// and broadcasts, and the cotangent-share identities of `prims/process.rs`.
 fn identity(b: &Builder, prim: &Primitive, ins: &[Atom]) -> Result<Option<Atom>> {
     let [x, rest @ ..] = ins else {
         return Ok(None);
@@ -227,6 +228,11 @@ fn identity(b: &Builder, prim: &Primitive, ins: &[Atom]) -> Result<Option<Atom>>
             permutation.iter().enumerate().all(|(i, &p)| i == p)
         }
         Primitive::Squeeze(Squeeze { dimensions }) => dimensions.is_empty(),
+        // The identities of shard_map's cotangent shares (their rules are
+        // used before compiling).
+        Primitive::Process(ProcessCollective::Pvary { .. } | ProcessCollective::Share { .. }) => {
+            true
+        }
         _ => false,
     };
     Ok(keep.then(|| x.clone()))
