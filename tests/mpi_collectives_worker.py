@@ -136,6 +136,21 @@ def main():
     got = sm(lambda a: jax.lax.psum(a, "x"), P("x"), P())(full * (1 + 2j))
     close(got, blocks.sum(0) * (1 + 2j), "psum complex")
 
+    # pmap across processes: each process maps its own devices; collectives span all of them.
+    gp = np.arange(3.0 * n).reshape(n, 3)
+    lp = gp[r * local:(r + 1) * local]
+    close(jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i")(lp), np.tile(gp.sum(0), (local, 1)),
+          "pmap psum")
+    close(jax.pmap(lambda v: jax.lax.all_gather(v, "i"), axis_name="i")(lp), np.tile(gp, (local, 1, 1)),
+          "pmap all_gather")
+    close(jax.pmap(lambda v: jax.lax.axis_index("i"), axis_name="i")(lp), np.arange(r * local, (r + 1) * local),
+          "pmap axis_index")
+    close(jax.pmap(lambda v: v / jax.lax.psum(v, "i"), axis_name="i")(lp), lp / gp.sum(0), "pmap normalize")
+    wp = jnp.array([0.5, -1.0, 2.0])
+    gwp = jax.grad(lambda w: jax.pmap(lambda w, x: jax.lax.psum(((x * w) ** 2).sum(), "i"), in_axes=(None, 0),
+                                      axis_name="i")(w, lp).sum())(wp)
+    close(gwp, n * (2 * lp ** 2 * np.asarray(wp)).sum(0), "grad through pmap with psum")
+
     # multihost_utils on process-local data.
     close(multihost_utils.process_allgather(jnp.array([r])), np.arange(nproc)[:, None], "allgather stacked")
     close(multihost_utils.process_allgather(jnp.array([r, r]), tiled=True),

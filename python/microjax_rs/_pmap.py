@@ -2,9 +2,17 @@
 
 The mapped axis must fit the available devices (the CPU devices, `jax.devices("cpu")`), as
 in JAX; the whole map then runs as one jitted, vmapped program on the host.
-Multi-device execution comes with the GPU executors."""
+Multi-device execution comes with the GPU executors.
+
+In a multi-process run (`jax.distributed.initialize` under an MPI launcher)
+each process maps over its own devices, as in JAX: its arguments' mapped axis
+is its local share and its outputs are its devices' values, while collectives
+over `axis_name` span the same axis of every process (the axis's size is the
+process count times the local size; `axis_index` counts every process's
+devices in process order). Every process must map the same size."""
 
 from .api import _num_cpu_devices, jit
+from ._src import distributed, spmd
 from ._vmap import mapped_axis_size, vmap
 from ._src.util import wraps as _wraps
 
@@ -66,10 +74,16 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             hash(key)
         except TypeError:
             raise ValueError("Non-hashable static arguments are not supported by pmap") from None
+        layout = _process_layout(axis_name, size) if devices is None else None
+        if layout is not None:
+            key = key + (size,)
         f = compiled.get(key)
         if f is None:
-            f = compiled[key] = jit(vmap(_with_statics(fun, dict(static_vals), len(args)), in_axes=axes,
-                                         out_axes=out_axes, axis_name=axis_name, axis_size=axis_size))
+            body = vmap(_with_statics(fun, dict(static_vals), len(args)), in_axes=axes,
+                        out_axes=out_axes, axis_name=axis_name, axis_size=axis_size)
+            if layout is not None:
+                body = _across_processes(body, layout)
+            f = compiled[key] = jit(body)
         return f, dyn
 
     @_wraps(fun)
@@ -85,3 +99,34 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
     pmap_f.lower = lower
     return pmap_f
+
+
+def _process_layout(axis_name, size):
+    """In a multi-process run, the layout that makes `axis_name` span the
+    processes (each holding `size` positions of it), for the outermost map
+    only; None otherwise."""
+    if axis_name is None or not distributed.multi_process() or spmd.current() is not None:
+        return None
+    import numpy as np
+
+    from . import _devices
+    from .sharding import Mesh
+    count, me = distributed.process_count(), distributed.process_index()
+    per = {}
+    for d in _devices.devices():
+        per.setdefault(d.process_index, []).append(d)
+    devs = [d for p in range(count) for d in per.get(p, [])[:size]]
+    if len(devs) != count * size:
+        raise ValueError(f"pmap over {size} devices per process needs that many devices in every "
+                         f"process ({[len(per.get(p, [])) for p in range(count)]} available)")
+    mesh = Mesh(np.array(devs), (axis_name,))
+    return spmd.AxisLayout(mesh, {axis_name: (count * size, size, me * size)}, me)
+
+
+def _across_processes(body, layout):
+    """`body` traced with its collectives over the layout's axis spanning the processes."""
+    def traced(*args, **kwargs):
+        with spmd.tracing(layout):
+            return body(*args, **kwargs)
+
+    return traced
