@@ -28,7 +28,10 @@ pytestmark = pytest.mark.device_independent
 # INTERRUPTED <seconds> when the KeyboardInterrupt arrives, then checks that
 # a following computation gives correct values.
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # Python's own Ctrl-C handler even where the parent ignores SIGINT (a
+    # background job of a non-interactive shell inherits SIG_IGN).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import microjax_rs as jax
     import microjax_rs.numpy as jnp

@@ -47,7 +47,10 @@ class AxisLayout:
                 key = key * blocks + off // local
             else:
                 color = color * blocks + off // local
-        return distributed.split((id(self.mesh), self.mesh._identity(), axes), color, key)
+        # Cached by what determines the group (never by object ids, which
+        # could be reused in one process and not another: a split is a
+        # collective every process must make together).
+        return distributed.split((self.mesh._identity(), axes, color, key), color, key)
 
 
 def current():
