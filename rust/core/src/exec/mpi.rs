@@ -315,40 +315,10 @@ fn count(n: usize, call: &str) -> Result<c_int> {
 }
 
 impl Communicator {
-    /// `recv[i] = op over the processes of send[i]` (MPI's own algorithm;
-    /// the counts are split into calls of at most `c_int::MAX` elements).
-    pub fn allreduce<T: Wire>(&self, op: WireOp, send: &[T], recv: &mut [T]) -> Result<()> {
-        if send.len() != recv.len() {
-            return Err(Error::Collective(format!(
-                "MPI_Allreduce: {} elements sent, {} received",
-                send.len(),
-                recv.len()
-            )));
-        }
-        let lib = library()?;
-        let dt = lib.datatype(T::TYPE)?;
-        let opv = lib.op(op)?;
-        for (s, r) in send.chunks(max_count()).zip(recv.chunks_mut(max_count())) {
-            let n = count(s.len(), "MPI_Allreduce")?;
-            // SAFETY: `s` and `r` are live slices of `n` elements of the
-            // datatype `dt` describes; the handles are the library's.
-            let rc = unsafe {
-                (lib.allreduce)(
-                    s.as_ptr().cast(),
-                    r.as_mut_ptr().cast(),
-                    n,
-                    dt,
-                    opv,
-                    self.handle as Handle,
-                )
-            };
-            check_rc(rc, "MPI_Allreduce")?;
-        }
-        Ok(())
-    }
-
-    /// [`Communicator::allreduce`] into a new vector (allocated fallibly and
-    /// written only by MPI, as NumPy's `empty` would be).
+    /// `out[i] = op over the processes of send[i]` (MPI's own algorithm; the
+    /// counts are split into calls of at most `c_int::MAX` elements), into a
+    /// new vector (allocated fallibly and written only by MPI, as NumPy's
+    /// `empty` would be).
     pub fn allreduce_new<T: Wire>(&self, op: WireOp, send: &[T]) -> Result<Vec<T>> {
         let mut out = crate::array::alloc::with_capacity::<T>("MPI_Allreduce", send.len())?;
         let lib = library()?;
