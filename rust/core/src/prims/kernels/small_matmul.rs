@@ -329,11 +329,29 @@ macro_rules! impl_dot_rows {
 fn dot_rows_v<S: Simd, T: DotBlock, const V: usize>(
     simd: S, out: &mut [T], rows: &[T], x: &[T], k: usize,
 ) {
-    if out.len() == DOT_ROWS {
-        dot_block::<S, T, V, DOT_ROWS>(simd, out, rows, x, k);
+    let rows_of = |r: usize| {
+        rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
+            .unwrap_or_default()
+    };
+    if let [o0, o1, o2, o3] = out {
+        let rs = [rows_of(0), rows_of(1), rows_of(2), rows_of(3)];
+        let [a0, a1, a2, a3] = dot4::<S, T, V>(simd, rs, x, k);
+        if k.checked_rem(DOT_LANES) == Some(0) {
+            // Straight-line, so the four trees are vectorized together.
+            *o0 = reduce_full::<S, T, V>(simd, a0);
+            *o1 = reduce_full::<S, T, V>(simd, a1);
+            *o2 = reduce_full::<S, T, V>(simd, a2);
+            *o3 = reduce_full::<S, T, V>(simd, a3);
+        } else {
+            for ((o, acc_r), row) in [o0, o1, o2, o3].into_iter().zip([a0, a1, a2, a3]).zip(rs) {
+                *o = finish::<S, T, V>(simd, acc_r, row, x, k);
+            }
+        }
     } else {
-        for (o, row) in out.chunks_mut(1).zip(rows.chunks(k.max(1))) {
-            dot_block::<S, T, V, 1>(simd, o, row, x, k);
+        for (r, o) in out.iter_mut().enumerate() {
+            let row = rows_of(r);
+            let acc = dot1::<S, T, V>(simd, row, x, k);
+            *o = finish::<S, T, V>(simd, acc, row, x, k);
         }
     }
 }
@@ -353,66 +371,105 @@ pub trait DotBlock: FloatElem {
     fn split_mut<S: Simd>(v: &mut [Self]) -> &mut [Self::Vec<S>];
 }
 
-/// `R` rows of length `k` (`rows`, contiguous) times `x` into `out`, with
-/// `V` vectors per [`DOT_LANES`]-element block: lane `j` of the partial sums
-/// holds the elements at `j mod DOT_LANES` in k order, whatever `V`, so
-/// every width gives the same bits. `R` and `V` are constants, so the
-/// accumulators stay in registers.
+/// The first `k - k % DOT_LANES` elements of `v` (the full blocks) as
+/// vectors.
 #[inline(always)]
-fn dot_block<S: Simd, T: DotBlock, const V: usize, const R: usize>(
-    simd: S, out: &mut [T], rows: &[T], x: &[T], k: usize,
+fn full_blocks<S: Simd, T: DotBlock>(v: &[T], k: usize) -> &[T::Vec<S>] {
+    let full = k.saturating_sub(k.checked_rem(DOT_LANES).unwrap_or(0));
+    T::split::<S>(v.get(..full).unwrap_or_default())
+}
+
+/// `acc += a · x` lane by lane for one [`DOT_LANES`]-element block.
+#[inline(always)]
+fn fma_block<S: Simd, T: DotBlock, const V: usize>(
+    simd: S, acc: &mut [T::Vec<S>; V], a: &[T::Vec<S>], x: &[T::Vec<S>],
 ) {
+    for ((s, &p), &q) in acc.iter_mut().zip(a).zip(x) {
+        *s = T::mul_add(simd, *s, p, q);
+    }
+}
+
+/// The partial sums of four rows over the full blocks: `V` vectors per
+/// [`DOT_LANES`]-element block, lane `j` holding the elements at
+/// `j mod DOT_LANES` in k order, whatever `V`, so every width gives the
+/// same bits. The rows are walked in lockstep (zipped, no per-row checks),
+/// so the 4·V accumulators stay in registers and each load of `x` serves
+/// four rows.
+#[inline(always)]
+fn dot4<S: Simd, T: DotBlock, const V: usize>(
+    simd: S, rows: [&[T]; 4], x: &[T], k: usize,
+) -> [[T::Vec<S>; V]; 4] {
     let zero = T::zero::<S>(simd);
-    let mut acc = [[zero; V]; R];
-    let mut its: [core::slice::ChunksExact<'_, T>; R] = core::array::from_fn(|r| {
-        rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
-            .unwrap_or_default()
-            .chunks_exact(DOT_LANES)
-    });
-    let mut xs = x.get(..k).unwrap_or_default().chunks_exact(DOT_LANES);
-    for xb in &mut xs {
-        let xv = T::split::<S>(xb);
-        for (acc_r, it) in acc.iter_mut().zip(its.iter_mut()) {
-            let Some(ab) = it.next() else {
-                continue;
-            };
-            for ((s, &p), &q) in acc_r.iter_mut().zip(T::split::<S>(ab)).zip(xv) {
-                *s = T::mul_add(simd, *s, p, q);
-            }
+    let [mut a0, mut a1, mut a2, mut a3] = [[zero; V]; 4];
+    let [r0, r1, r2, r3] = rows.map(|r| full_blocks::<S, T>(r, k).chunks_exact(V));
+    let xs = full_blocks::<S, T>(x, k).chunks_exact(V);
+    for ((((xb, b0), b1), b2), b3) in xs.zip(r0).zip(r1).zip(r2).zip(r3) {
+        fma_block::<S, T, V>(simd, &mut a0, b0, xb);
+        fma_block::<S, T, V>(simd, &mut a1, b1, xb);
+        fma_block::<S, T, V>(simd, &mut a2, b2, xb);
+        fma_block::<S, T, V>(simd, &mut a3, b3, xb);
+    }
+    [a0, a1, a2, a3]
+}
+
+/// [`dot4`] for one row.
+#[inline(always)]
+fn dot1<S: Simd, T: DotBlock, const V: usize>(
+    simd: S, row: &[T], x: &[T], k: usize,
+) -> [T::Vec<S>; V] {
+    let mut acc = [T::zero::<S>(simd); V];
+    let rs = full_blocks::<S, T>(row, k).chunks_exact(V);
+    for (xb, b) in full_blocks::<S, T>(x, k).chunks_exact(V).zip(rs) {
+        fma_block::<S, T, V>(simd, &mut acc, b, xb);
+    }
+    acc
+}
+
+/// One row's dot product from its partial sums `acc` when `k` is a
+/// multiple of [`DOT_LANES`]: the fixed pairwise tree, its first steps as
+/// vector adds (sums `j` and `j + w` sit in the same lane of vectors `v`
+/// and `v + w / lanes`).
+#[inline(always)]
+fn reduce_full<S: Simd, T: DotBlock, const V: usize>(simd: S, acc: [T::Vec<S>; V]) -> T {
+    let mut sums = [T::ZERO; DOT_LANES];
+    let mut v = acc;
+    let mut w = V;
+    while w > 1 {
+        w /= 2;
+        let (lo, hi) = v.split_at_mut(w);
+        for (a, &b) in lo.iter_mut().zip(hi.iter()) {
+            *a = T::add_v::<S>(simd, *a, b);
         }
     }
-    let tail_x = xs.remainder();
-    let lanes = DOT_LANES.checked_div(V).unwrap_or(1);
-    for ((o, acc_r), it) in out.iter_mut().zip(acc.iter()).zip(its.iter()) {
-        let mut sums = [T::ZERO; DOT_LANES];
-        if tail_x.is_empty() {
-            // The tree's first steps as vector adds: sums `j` and `j + w`
-            // sit in the same lane of vectors `v` and `v + w / lanes`.
-            let mut v = *acc_r;
-            let mut w = V;
-            while w > 1 {
-                w /= 2;
-                let (lo, hi) = v.split_at_mut(w);
-                for (a, &b) in lo.iter_mut().zip(hi.iter()) {
-                    *a = T::add_v::<S>(simd, *a, b);
-                }
-            }
-            if let (Some(dst), Some(&first)) = (T::split_mut::<S>(&mut sums).first_mut(), v.first())
-            {
-                *dst = first;
-            }
-            *o = tree(sums, lanes);
-            continue;
-        }
-        for (dst, v) in T::split_mut::<S>(&mut sums).iter_mut().zip(acc_r.iter()) {
-            *dst = *v;
-        }
-        // The elements after the full blocks, each into its lane.
-        for ((s, &p), &q) in sums.iter_mut().zip(it.remainder()).zip(tail_x) {
-            *s = T::fma(p, q, *s);
-        }
-        *o = tree(sums, DOT_LANES);
+    if let (Some(dst), Some(&first)) = (T::split_mut::<S>(&mut sums).first_mut(), v.first()) {
+        *dst = first;
     }
+    tree(sums, DOT_LANES.checked_div(V).unwrap_or(1))
+}
+
+/// One row's dot product from its partial sums `acc` over the full
+/// blocks: the elements after them (`row` and `x` past the last full
+/// block) go each into its lane, then the lanes are added in the fixed
+/// pairwise tree.
+#[inline(always)]
+fn finish<S: Simd, T: DotBlock, const V: usize>(
+    simd: S, acc: [T::Vec<S>; V], row: &[T], x: &[T], k: usize,
+) -> T {
+    let full = k.saturating_sub(k.checked_rem(DOT_LANES).unwrap_or(0));
+    let tail_x = x.get(full..k).unwrap_or_default();
+    let tail_a = row.get(full..).unwrap_or_default();
+    let mut sums = [T::ZERO; DOT_LANES];
+    if tail_x.is_empty() {
+        return reduce_full::<S, T, V>(simd, acc);
+    }
+    for (dst, v) in T::split_mut::<S>(&mut sums).iter_mut().zip(acc.iter()) {
+        *dst = *v;
+    }
+    // The elements after the full blocks, each into its lane.
+    for ((s, &p), &q) in sums.iter_mut().zip(tail_a).zip(tail_x) {
+        *s = T::fma(p, q, *s);
+    }
+    tree(sums, DOT_LANES)
 }
 
 impl_dot_rows!(
