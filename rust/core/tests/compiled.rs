@@ -795,3 +795,37 @@ fn large_reshapes_and_unit_reductions_are_views() {
     let plan = check(prog, &[data(&[64], 3)]);
     assert!(plan.run(&[data(&[64], 3)]).unwrap()[0].buffer().is_owned());
 }
+
+/// Input-independent values are computed once when the plan is built: the
+/// identity matrix a Jacobian seeds with (`iota`, `eq`, `convert`, a
+/// broadcast) becomes a constant and only the product with the input runs;
+/// an `iota` larger than the fold limit stays a step.
+#[test]
+fn input_independent_values_are_folded_into_constants() {
+    let n = 50;
+    let prog = build(&[f32v(&[n])], |b, x| {
+        let rows = b.add_eqn1(iota(DType::I32, &[n, n], 0), vec![]).unwrap();
+        let cols = b.add_eqn1(iota(DType::I32, &[n, n], 1), vec![]).unwrap();
+        let eq = b
+            .add_eqn1(Primitive::Compare(microjax::CmpOp::Eq), vec![rows, cols])
+            .unwrap();
+        let eye = b.add_eqn1(convert(DType::F32), vec![eq]).unwrap();
+        let xb = broadcast(b, x[0].clone(), vec![n, n], vec![1]);
+        vec![b.binary(BinaryOp::Mul, eye, xb).unwrap()]
+    });
+    let plan = check(prog, &[data(&[n], 21)]);
+    // The broadcast and the product.
+    assert_eq!(plan.stats().eqns_simplified, 2, "{:?}", plan.simplified());
+    assert_eq!(plan.simplified().consts.len(), 1);
+
+    let big = 1 << 19; // 2 MiB of int32
+    let prog = build(&[f32v(&[1])], |b, x| {
+        let i = b.add_eqn1(iota(DType::I32, &[big], 0), vec![]).unwrap();
+        let f = b.add_eqn1(convert(DType::F32), vec![i]).unwrap();
+        let xb = broadcast(b, x[0].clone(), vec![big], vec![0]);
+        vec![b.binary(BinaryOp::Add, f, xb).unwrap()]
+    });
+    let plan = check(prog, &[data(&[1], 22)]);
+    assert!(plan.simplified().consts.is_empty());
+    assert_eq!(plan.stats().eqns_simplified, 4, "{:?}", plan.simplified());
+}

@@ -2,9 +2,10 @@
 //!
 //! [`Compiled::new`] turns a closed jaxpr into a plan once:
 //!
-//! 1. [`simplify`](simplify::simplify): calls inlined, common
-//!    subexpressions shared, exact identities dropped, scalar literal
-//!    arithmetic folded, dead code removed;
+//! 1. [`simplify_folding`](simplify::simplify_folding): calls inlined,
+//!    common subexpressions shared, exact identities dropped, scalar literal
+//!    arithmetic folded, small input-independent values (iotas, identity
+//!    matrices) computed into constants, dead code removed;
 //! 2. [`fusion`]: maximal groups of same-shape elementwise equations (and
 //!    the broadcasts feeding them), each run as one chunked pass
 //!    ([`fused::Fused`]);
@@ -134,7 +135,7 @@ pub struct Compiled {
 impl Compiled {
     /// Compiles `prog`.
     pub fn new(prog: Arc<ClosedJaxpr>) -> Result<Compiled> {
-        let simple = simplify::simplify(&prog)?;
+        let simple = simplify::simplify_folding(&prog)?;
         crate::array::budget::check_avals("compiled program", &simple.jaxpr.avals)?;
         let jx = &simple.jaxpr;
         let groups = fusion::find_groups(jx)?;

@@ -1,10 +1,13 @@
 //! Compile-time rewrites of a closed jaxpr: calls inlined, common
 //! subexpressions shared, exact identities removed, scalar literal
-//! arithmetic folded, dead code dropped.
+//! arithmetic folded, small input-independent values (an `iota`, the
+//! identity matrix a Jacobian seeds with) computed once into constants,
+//! dead code dropped.
 //!
 //! Every rewrite is exact in floating point (no reassociation): the
 //! simplified program computes bit for bit what the original computes.
 
+use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::builder::Builder;
 use crate::ir::hash::FastHasher;
@@ -20,23 +23,36 @@ use crate::prims::{
 use crate::transforms::dce::dce_owned;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::Arc;
 
 /// Calls (`pjit`, `checkpoint`) nested deeper than this stay calls: the
 /// inliner recurses once per level.
 const MAX_INLINE_DEPTH: usize = 64;
 
-/// The simplified program (same signature as `prog`).
+/// The simplified program (same signature as `prog`), input-independent
+/// values left to run (the CUDA executor's: a folded constant would be a
+/// host array to upload instead of a kernel writing device memory).
 pub fn simplify(prog: &ClosedJaxpr) -> Result<ClosedJaxpr> {
-    let inlined = rewrite(prog, 0)?;
-    dce_owned(inlined)
+    dce_owned(rewrite(prog, 0, false)?)
 }
 
-fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
+/// [`simplify`] with small input-independent values computed into
+/// constants ([`fold_constant`]): the host executor's.
+pub fn simplify_folding(prog: &ClosedJaxpr) -> Result<ClosedJaxpr> {
+    dce_owned(rewrite(prog, 0, true)?)
+}
+
+fn rewrite(prog: &ClosedJaxpr, depth: usize, fold: bool) -> Result<ClosedJaxpr> {
     let jx = &prog.jaxpr;
     let mut b = Builder::new();
     let mut env: Vec<Option<Atom>> = vec![None; jx.avals.len()];
+    let mut known = Known {
+        fold,
+        ..Known::default()
+    };
     for (v, c) in jx.constvars.iter().zip(&prog.consts) {
         let nv = b.add_const(c.clone(), jx.aval(*v)?.weak_type)?;
+        known.values.insert(nv, c.clone());
         bind(&mut env, *v, Atom::Var(nv))?;
     }
     for v in &jx.invars {
@@ -47,7 +63,15 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
     let mut transposes: Transposes = HashMap::new();
     for eqn in &jx.eqns {
         let ins = lookup_all(&env, &eqn.inputs)?;
-        let outs = emit(&mut b, &mut seen, &mut transposes, eqn, ins, depth)?;
+        let outs = emit(
+            &mut b,
+            &mut seen,
+            &mut known,
+            &mut transposes,
+            eqn,
+            ins,
+            depth,
+        )?;
         Error::check_count(eqn.prim.name(), eqn.outputs.len(), outs.len())?;
         for (old, new) in eqn.outputs.iter().zip(outs) {
             bind(&mut env, *old, new)?;
@@ -62,8 +86,8 @@ fn rewrite(prog: &ClosedJaxpr, depth: usize) -> Result<ClosedJaxpr> {
 type Transposes = HashMap<Var, (Atom, Vec<usize>)>;
 
 fn emit(
-    b: &mut Builder, seen: &mut Seen, transposes: &mut Transposes, eqn: &Eqn, ins: Vec<Atom>,
-    depth: usize,
+    b: &mut Builder, seen: &mut Seen, known: &mut Known, transposes: &mut Transposes, eqn: &Eqn,
+    ins: Vec<Atom>, depth: usize,
 ) -> Result<Vec<Atom>> {
     let (prim, ins) = match &eqn.prim {
         Primitive::DotGeneral(DotGeneral {
@@ -80,7 +104,7 @@ fn emit(
         prim => (prim.clone(), ins),
     };
     let operand = ins.first().cloned();
-    let outs = emit_simplified(b, seen, eqn, prim, ins, depth)?;
+    let outs = emit_simplified(b, seen, known, eqn, prim, ins, depth)?;
     if let (Primitive::Transpose(Transpose { permutation }), [Atom::Var(out)], Some(x)) =
         (&eqn.prim, outs.as_slice(), operand)
     {
@@ -128,7 +152,8 @@ fn fold_transposes(
 }
 
 fn emit_simplified(
-    b: &mut Builder, seen: &mut Seen, eqn: &Eqn, prim: Primitive, ins: Vec<Atom>, depth: usize,
+    b: &mut Builder, seen: &mut Seen, known: &mut Known, eqn: &Eqn, prim: Primitive,
+    ins: Vec<Atom>, depth: usize,
 ) -> Result<Vec<Atom>> {
     match &prim {
         Primitive::Pjit(Pjit { jaxpr, .. })
@@ -142,7 +167,7 @@ fn emit_simplified(
                 callee: jaxpr, ..
             },
         ) if depth < MAX_INLINE_DEPTH => {
-            let body = rewrite(jaxpr, depth.saturating_add(1))?;
+            let body = rewrite(jaxpr, depth.saturating_add(1), known.fold)?;
             return splice(b, &body, &ins);
         }
         // A reduction over axes of size 1 only moves no element: a reshape.
@@ -158,7 +183,7 @@ fn emit_simplified(
                         .map(|(_, &d)| d)
                         .collect();
                     let r = Primitive::Reshape(Reshape { new_sizes });
-                    return emit_simplified(b, seen, eqn, r, ins, depth);
+                    return emit_simplified(b, seen, known, eqn, r, ins, depth);
                 }
             }
         }
@@ -179,6 +204,11 @@ fn emit_simplified(
     if let Some(earlier) = key.and_then(|k| seen.get(&k)).and_then(|i| b.eqn(*i)) {
         if earlier.prim == prim && earlier.inputs == ins {
             return Ok(earlier.outputs.iter().map(|v| Atom::Var(*v)).collect());
+        }
+    }
+    if let Some(k) = key {
+        if let Some(outs) = fold_constant(b, known, k, &prim, &ins)? {
+            return Ok(outs);
         }
     }
     let outs = b.add_eqn(prim, ins, eqn.source.0.clone())?;
@@ -236,6 +266,126 @@ fn identity(b: &Builder, prim: &Primitive, ins: &[Atom]) -> Result<Option<Atom>>
         _ => false,
     };
     Ok(keep.then(|| x.clone()))
+}
+
+/// Values known at compile time: the program's constants and what
+/// [`fold_constant`] computed, by variable; and the folds made, by the hash
+/// of (primitive, operands), so a repeated input-independent equation
+/// shares one constant.
+#[derive(Default)]
+struct Known {
+    /// Whether folding is on.
+    fold: bool,
+    values: HashMap<Var, Arc<HostArray>>,
+    folds: HashMap<u64, Fold, BuildHasherDefault<FastHasher>>,
+    /// Bytes of the constants folded so far.
+    bytes: usize,
+}
+
+/// A folded equation: its primitive and operands, and the constants that
+/// replace its outputs.
+type Fold = (Primitive, Vec<Atom>, Vec<Atom>);
+
+/// Largest output (in bytes, all outputs together) an equation may have to
+/// be folded into a constant: the compiled program holds it for its life.
+const FOLD_MAX_BYTES: usize = 1 << 20;
+/// Most bytes of folded constants one program (each call body counted
+/// apart) holds; later equations run instead.
+const FOLD_TOTAL_BYTES: usize = 16 << 20;
+
+/// Whether `prim` is folded when its operands are known: data movement,
+/// `iota`, comparisons, selection, conversions and plain arithmetic — ops
+/// whose work is small next to holding their result, evaluated by the
+/// reference kernel every executor step uses (a fused group too), so the
+/// constant has the bits a run would compute.
+fn foldable(prim: &Primitive) -> bool {
+    match prim {
+        Primitive::Iota(_)
+        | Primitive::BroadcastInDim(_)
+        | Primitive::Reshape(_)
+        | Primitive::Transpose(_)
+        | Primitive::Squeeze(_)
+        | Primitive::Rev(_)
+        | Primitive::Concatenate(_)
+        | Primitive::Pad(_)
+        | Primitive::Slice(_)
+        | Primitive::Compare(_)
+        | Primitive::SelectN(_)
+        | Primitive::ConvertElementType(_)
+        | Primitive::IntegerPow(_) => true,
+        Primitive::Unary(op) => matches!(
+            op,
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Not | UnaryOp::Square
+        ),
+        Primitive::Binary(op) => !matches!(
+            op,
+            BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Nextafter | BinaryOp::Polygamma
+        ),
+        _ => false,
+    }
+}
+
+/// `prim` applied to operands all known at compile time (literals,
+/// constants, earlier folds; no operand at all for `iota`), computed now
+/// into new constants when [`foldable`], its outputs take at most
+/// [`FOLD_MAX_BYTES`] and the program's folds stay within
+/// [`FOLD_TOTAL_BYTES`]. `None` leaves the equation to run.
+fn fold_constant(
+    b: &mut Builder, known: &mut Known, key: u64, prim: &Primitive, ins: &[Atom],
+) -> Result<Option<Vec<Atom>>> {
+    if !known.fold || !foldable(prim) {
+        return Ok(None);
+    }
+    if let Some((p, i, outs)) = known.folds.get(&key) {
+        if p == prim && i.as_slice() == ins {
+            return Ok(Some(outs.clone()));
+        }
+    }
+    let mut args: Vec<Arc<HostArray>> = Vec::with_capacity(ins.len());
+    for a in ins {
+        match a {
+            Atom::Lit(l) => args.push(Arc::new(l.to_array()?)),
+            Atom::Var(v) => match known.values.get(v) {
+                Some(h) => args.push(h.clone()),
+                None => return Ok(None),
+            },
+        }
+    }
+    let in_avals = ins.iter().map(|a| b.aval(a)).collect::<Result<Vec<_>>>()?;
+    let out_avals = prim.abstract_eval(&in_avals)?;
+    let mut bytes = 0usize;
+    for a in &out_avals {
+        let n = a
+            .size()
+            .ok()
+            .and_then(|n| n.checked_mul(a.dtype.itemsize()))
+            .and_then(|n| bytes.checked_add(n));
+        match n {
+            Some(n) if n <= FOLD_MAX_BYTES => bytes = n,
+            _ => return Ok(None),
+        }
+    }
+    match known.bytes.checked_add(bytes) {
+        Some(total) if total <= FOLD_TOTAL_BYTES => known.bytes = total,
+        _ => return Ok(None),
+    }
+    let refs: Vec<&HostArray> = args.iter().map(|a| a.as_ref()).collect();
+    let values = kernel::eval(&crate::exec::ExecCtx::current_default(), prim, &refs)?;
+    Error::check_count(prim.name(), out_avals.len(), values.len())?;
+    let mut outs = Vec::with_capacity(values.len());
+    for (value, aval) in values.into_iter().zip(&out_avals) {
+        if value.shape() != aval.shape.as_slice() || value.dtype() != aval.dtype {
+            return Ok(None);
+        }
+        let value = Arc::new(value);
+        let v = b.add_const(value.clone(), aval.weak_type)?;
+        known.values.insert(v, value);
+        outs.push(Atom::Var(v));
+    }
+    known
+        .folds
+        .insert(key, (prim.clone(), ins.to_vec(), outs.clone()));
+    Ok(Some(outs))
 }
 
 fn is_one(a: &Atom) -> bool {
