@@ -86,11 +86,10 @@ def unmapped_aval(size, axis, aval, explicit_mesh_axis=None):
 _shaped = ShapedArray._shared
 
 
-# The built-in NumPy dtypes by dtype object: NumPy arrays' dtype names without
-# numpy's `dtype.name` (computed in Python, several microseconds a call).
-_NUMPY_NAMES = {np.dtype(n): n for n in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128")}
+# The built-in NumPy dtypes the binding reads directly, by dtype object: NumPy
+# arrays' dtype names without numpy's `dtype.name` (computed in Python,
+# several microseconds a call).
+_NUMPY_NAMES = {np.dtype(n): n for n in _core.builtin_numpy_dtype_names()}
 
 
 def get_aval(x):

@@ -259,26 +259,42 @@ fn numpy_to_host(arr: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     read_builtin(&arr, &name)
 }
 
-/// The name of a built-in NumPy dtype of `kind` (`b`, `i`, `u`, `f`, `c`)
-/// and `itemsize` bytes that microjax_rs holds, or None.
+/// The built-in NumPy dtypes microjax_rs holds: `(kind, itemsize, name)`
+/// with NumPy's kind codes (`b`, `i`, `u`, `f`, `c`).
+const BUILTIN_NUMPY_DTYPES: [(u8, usize, &str); 14] = [
+    (b'b', 1, "bool"),
+    (b'i', 1, "int8"),
+    (b'i', 2, "int16"),
+    (b'i', 4, "int32"),
+    (b'i', 8, "int64"),
+    (b'u', 1, "uint8"),
+    (b'u', 2, "uint16"),
+    (b'u', 4, "uint32"),
+    (b'u', 8, "uint64"),
+    (b'f', 2, "float16"),
+    (b'f', 4, "float32"),
+    (b'f', 8, "float64"),
+    (b'c', 8, "complex64"),
+    (b'c', 16, "complex128"),
+];
+
+/// The name of a built-in NumPy dtype of `kind` and `itemsize` bytes that
+/// microjax_rs holds, or None.
 fn builtin_dtype_name(kind: u8, itemsize: usize) -> Option<&'static str> {
-    Some(match (kind, itemsize) {
-        (b'b', 1) => "bool",
-        (b'i', 1) => "int8",
-        (b'i', 2) => "int16",
-        (b'i', 4) => "int32",
-        (b'i', 8) => "int64",
-        (b'u', 1) => "uint8",
-        (b'u', 2) => "uint16",
-        (b'u', 4) => "uint32",
-        (b'u', 8) => "uint64",
-        (b'f', 2) => "float16",
-        (b'f', 4) => "float32",
-        (b'f', 8) => "float64",
-        (b'c', 8) => "complex64",
-        (b'c', 16) => "complex128",
-        _ => return None,
-    })
+    BUILTIN_NUMPY_DTYPES
+        .iter()
+        .find(|&&(k, n, _)| k == kind && n == itemsize)
+        .map(|&(_, _, name)| name)
+}
+
+/// The names of the built-in NumPy dtypes `from_numpy` reads directly
+/// (Python's `core` keys its NumPy fast paths by them).
+#[pyfunction]
+pub(crate) fn builtin_numpy_dtype_names() -> Vec<&'static str> {
+    BUILTIN_NUMPY_DTYPES
+        .iter()
+        .map(|&(_, _, name)| name)
+        .collect()
 }
 
 /// A native-order NumPy array of the built-in dtype `name` copied to the host.

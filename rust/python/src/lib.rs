@@ -209,7 +209,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<jit::JitFunction>()?;
     m.add_class::<callback::PyHostCallback>()?;
     m.add_class::<prim::FastUnary>()?;
-    add_functions!(m; array::from_numpy, array::scalar, array::full, globals::set_hooks,
+    add_functions!(m; array::from_numpy, array::builtin_numpy_dtype_names, array::scalar, array::full, globals::set_hooks,
         globals::get_hooks, globals::trace_enter, globals::trace_exit, globals::trace_depth,
         globals::set_x64, globals::set_debug_checks, globals::get_x64, globals::config_epoch,
         globals::set_max_buffer_bytes, globals::get_max_buffer_bytes, globals::bump_epoch,

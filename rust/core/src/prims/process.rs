@@ -40,14 +40,15 @@
 
 use super::family::{emit, emit1, BatchOut, Family, JvpOut, Operand, TransposeOut};
 use super::params::{Lookup, Param, ParamList};
-use super::{BinaryOp, CmpOp, Primitive};
+use super::{BinaryOp, Primitive};
 use crate::array::{alloc, Buffer, HostArray};
 use crate::error::{Error, Result};
 use crate::exec::mpi::{self, Communicator, Wire, WireOp};
 use crate::exec::ExecCtx;
 use crate::ir::builder::Builder;
 use crate::ir::{Atom, Aval, Effect};
-use crate::prims::{ConvertElementType, Reshape, Slice};
+use crate::prims::collective::extremum_tangent;
+use crate::prims::{Reshape, Slice};
 use half::{bf16, f16};
 
 /// The reduction of `process_allreduce`.
@@ -507,23 +508,7 @@ impl Family for ProcessCollective {
             ProcessCollective::AllReduce {
                 op: ProcessReduce::Max | ProcessReduce::Min,
                 ..
-            } => {
-                let dtype = b.aval(x)?.dtype;
-                let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), y.clone()])?;
-                let mask = b.add_eqn1(
-                    Primitive::ConvertElementType(ConvertElementType {
-                        new_dtype: dtype,
-                        weak_type: false,
-                    }),
-                    vec![eq],
-                )?;
-                // Two sums: the count is known (primal), the numerator
-                // linear; partial evaluation splits them by equation.
-                let count = emit1(b, self.sum("ties"), vec![mask.clone()])?;
-                let tm = b.binary(BinaryOp::Mul, t, mask)?;
-                let num = emit1(b, self.sum("tangent"), vec![tm])?;
-                b.binary(BinaryOp::Div, num, count)?
-            }
+            } => extremum_tangent(b, x, &y, &t, self.sum("ties"), self.sum("tangent"))?,
             _ => emit1(b, self.clone(), vec![t])?,
         };
         Ok((vec![y], vec![Some(dy)]))

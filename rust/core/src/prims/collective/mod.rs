@@ -285,11 +285,18 @@ fn is_float(b: &Builder, x: &Atom) -> Result<bool> {
     Ok(b.aval(x)?.dtype.is_inexact())
 }
 
-/// Tangent of `pmax`/`pmin` as `reduce_max`'s: the tangents of the examples
-/// holding the extremum, averaged: `psum(t * m) / psum(m)`, `m = (x == z)`.
-fn extremum_tangent(
-    b: &mut Builder, axes: &[String], x: &Atom, z: &Atom, t: &Atom,
-) -> Result<Atom> {
+/// Tangent of `pmax`/`pmin` (over the examples of a named axis or over
+/// processes) as `reduce_max`'s: the tangents of those holding the
+/// extremum `z` of `x`, averaged: `sum(t * m) / sum(m)`, `m = (x == z)`,
+/// with the family's sum across the same group. Two sums: the count is
+/// known (primal), the numerator linear, and partial evaluation splits
+/// them by equation (`count_sum` and `tangent_sum` may differ in a label).
+pub(crate) fn extremum_tangent<F: Family>(
+    b: &mut Builder, x: &Atom, z: &Atom, t: &Atom, count_sum: F, tangent_sum: F,
+) -> Result<Atom>
+where
+    Primitive: From<F>,
+{
     let dtype = b.aval(x)?.dtype;
     let eq = b.add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), z.clone()])?;
     let mask = b.add_eqn1(
@@ -299,15 +306,9 @@ fn extremum_tangent(
         }),
         vec![eq],
     )?;
-    let psum = Collective::AllReduce {
-        op: AllReduceOp::Sum,
-        axes: axes.to_vec(),
-    };
-    // Two psums: the count is known (primal), the numerator linear, and
-    // partial evaluation splits by equation.
-    let count = emit1(b, psum.clone(), vec![mask.clone()])?;
+    let count = emit1(b, count_sum, vec![mask.clone()])?;
     let tm = b.binary(BinaryOp::Mul, t.clone(), mask)?;
-    let num = emit1(b, psum, vec![tm])?;
+    let num = emit1(b, tangent_sum, vec![tm])?;
     b.binary(BinaryOp::Div, num, count)
 }
 
@@ -719,7 +720,13 @@ impl Family for Collective {
                 let mut out = Vec::with_capacity(xs.len());
                 for ((x, t), z) in xs.iter().zip(ts).zip(&outs) {
                     out.push(match t {
-                        Some(t) if is_float(b, x)? => Some(extremum_tangent(b, axes, x, z, t)?),
+                        Some(t) if is_float(b, x)? => {
+                            let psum = Collective::AllReduce {
+                                op: AllReduceOp::Sum,
+                                axes: axes.to_vec(),
+                            };
+                            Some(extremum_tangent(b, x, z, t, psum.clone(), psum)?)
+                        }
                         _ => None,
                     });
                 }

@@ -412,7 +412,11 @@ fn trig_patch_f32(op: UnaryOp, v: &mut [f32]) {
     if !matches!(op, UnaryOp::Sin | UnaryOp::Cos) {
         return;
     }
-    let left = v.iter().filter(|&&e| mid_f32(e)).count();
+    // A branch-free count in u32 lanes (vectorized), not a filter.
+    let left: usize = v
+        .chunks(1 << 20)
+        .map(|c| c.iter().map(|&e| u32::from(mid_f32(e))).sum::<u32>() as usize)
+        .sum();
     if left == 0 {
         return;
     }
