@@ -37,7 +37,8 @@ pub fn simplify(prog: &ClosedJaxpr) -> Result<ClosedJaxpr> {
 }
 
 /// [`simplify`] with small input-independent values computed into
-/// constants ([`fold_constant`]): the host executor's.
+/// constants (folding equations whose operands are all known, within
+/// fixed size limits): the host executor's.
 pub fn simplify_folding(prog: &ClosedJaxpr) -> Result<ClosedJaxpr> {
     dce_owned(rewrite(prog, 0, true)?)
 }
