@@ -130,7 +130,15 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
         .collect();
     // (batch, rows, k): odd sizes, a tail after the 16-element blocks, the
     // largest product the kernel takes.
-    for (bt, m, k) in [(1, 2, 3), (1, 64, 64), (3, 33, 100), (1, 128, 128)] {
+    // Rows in groups of eight and four with some left over (13, 20).
+    for (bt, m, k) in [
+        (1, 2, 3),
+        (1, 64, 64),
+        (3, 33, 100),
+        (1, 128, 128),
+        (2, 20, 48),
+        (1, 13, 32),
+    ] {
         let w: Vec<f32> = (0..bt * m * k).map(val).collect();
         let c: Vec<f32> = (0..bt * k).map(|i| val(i + 7)).collect();
         let (ws, cs, dims) = if bt == 1 {
@@ -195,5 +203,68 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
         let portable = ExecCtx::current_default().with_determinism(Determinism::Portable);
         let got = kernel::eval(&portable, &prim, &[&wa, &ca]).unwrap();
         assert_eq!(bits(&got[0]), rows(&ordered), "portable {bt}x{m}x{k}");
+    }
+}
+
+/// The f64 matrix-vector kernel: the same sixteen pairwise-added partial
+/// sums at every SIMD level (rows in fours with some left over, a tail
+/// after the blocks).
+#[test]
+fn matvec_kernel_f64_sums_sixteen_lanes_pairwise() {
+    use microjax::exec::ExecCtx;
+    use microjax::internals::prims_kernel_vmath::{simd_level, with_simd_level, SimdLevel};
+    use microjax::prims::kernel;
+    use microjax::prims::{DotDims, DotGeneral, Primitive};
+    let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
+    let lanes = |row: &[f64], x: &[f64]| {
+        let mut s = [0.0f64; 16];
+        for (j, (&a, &b)) in row.iter().zip(x).enumerate() {
+            s[j % 16] = a.mul_add(b, s[j % 16]);
+        }
+        let mut w = 16;
+        while w > 1 {
+            w /= 2;
+            for j in 0..w {
+                s[j] += s[j + w];
+            }
+        }
+        s[0]
+    };
+    let best = simd_level();
+    let levels: Vec<SimdLevel> = [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
+        .into_iter()
+        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
+        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
+        .collect();
+    for (m, k) in [(64, 64), (7, 32), (18, 48), (5, 21), (100, 112)] {
+        let w: Vec<f64> = (0..m * k).map(val).collect();
+        let c: Vec<f64> = (0..k).map(|i| val(i + 7)).collect();
+        let wa = HostArray::new(vec![m, k], Buffer::F64(w.clone().into())).unwrap();
+        let ca = HostArray::new(vec![k], Buffer::F64(c.clone().into())).unwrap();
+        let prim = Primitive::DotGeneral(DotGeneral {
+            dims: DotDims {
+                lhs_contract: vec![1],
+                rhs_contract: vec![0],
+                lhs_batch: vec![],
+                rhs_batch: vec![],
+            },
+            preferred_element_type: None,
+        });
+        let want: Vec<u64> = (0..m)
+            .map(|r| lanes(&w[r * k..(r + 1) * k], &c).to_bits())
+            .collect();
+        for &level in &levels {
+            for parts in [1usize, 3] {
+                let ctx =
+                    ExecCtx::current_default().with_partitions(std::num::NonZeroUsize::new(parts));
+                let got =
+                    with_simd_level(level, || kernel::eval(&ctx, &prim, &[&wa, &ca]).unwrap());
+                let bits: Vec<u64> = match got[0].buffer() {
+                    Buffer::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                    _ => panic!("f64 expected"),
+                };
+                assert_eq!(bits, want, "{m}x{k} at {level:?}, {parts} parts");
+            }
+        }
     }
 }

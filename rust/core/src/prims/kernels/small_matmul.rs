@@ -273,11 +273,21 @@ fn tree<T: FloatElem>(mut acc: [T; DOT_LANES], mut width: usize) -> T {
 /// holding the partial sums.
 pub trait DotRows: FloatElem {
     fn dot_rows<S: Simd>(simd: S, out: &mut [Self], rows: &[Self], x: &[Self], k: usize);
+    /// [`DotRows::dot_rows`] over any number of rows at x86-64-v3 when `k`
+    /// is a multiple of [`DOT_LANES`], the rows' pairwise trees run across
+    /// rows (transposed) instead of one row at a time.
+    #[cfg(target_arch = "x86_64")]
+    fn dot_rows_v3(simd: pulp::x86::V3, out: &mut [Self], rows: &[Self], x: &[Self], k: usize);
 }
 
 macro_rules! impl_dot_rows {
-    ($t:ty, $vt:ident, $splat:ident, $add:ident, $mul_add:ident, $split:ident, $split_mut:ident) => {
+    ($t:ty, $vt:ident, $splat:ident, $add:ident, $mul_add:ident, $split:ident, $split_mut:ident, $v3:path) => {
         impl DotRows for $t {
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            fn dot_rows_v3(simd: pulp::x86::V3, out: &mut [$t], rows: &[$t], x: &[$t], k: usize) {
+                $v3(simd, out, rows, x, k)
+            }
             #[inline(always)]
             fn dot_rows<S: Simd>(simd: S, out: &mut [$t], rows: &[$t], x: &[$t], k: usize) {
                 let lanes = core::mem::size_of::<S::$vt>()
@@ -479,7 +489,8 @@ impl_dot_rows!(
     add_f32s,
     mul_add_f32s,
     as_simd_f32s,
-    as_mut_simd_f32s
+    as_mut_simd_f32s,
+    transposed::rows_f32
 );
 impl_dot_rows!(
     f64,
@@ -488,8 +499,131 @@ impl_dot_rows!(
     add_f64s,
     mul_add_f64s,
     as_simd_f64s,
-    as_mut_simd_f64s
+    as_mut_simd_f64s,
+    transposed::rows_f64
 );
+
+/// The matrix-vector kernel's reductions across rows on x86-64-v3: the
+/// rows' partial sums are transposed with shuffles so that each vector add
+/// performs one step of the pairwise tree for several rows at once (one
+/// row's tree alone is mostly horizontal shuffles). Every lane adds the
+/// same two sums as [`reduce_full`] (`j + 8` in the accumulator pair, then
+/// `j + 4`, `j + 2`, `j + 1`), so the bits are those of every other level.
+#[cfg(target_arch = "x86_64")]
+mod transposed {
+    use super::{dot4, DotRows, DOT_LANES};
+    use core::arch::x86_64::{__m256, __m256d, __m256i};
+    use pulp::x86::V3;
+    use pulp::{cast, f32x8};
+
+    /// Rows per store of the f32 path (two groups of [`super::DOT_ROWS`]).
+    const ROWS_F32: usize = 8;
+
+    /// Row `r`'s `k` elements of the row-major `rows`.
+    fn row<T>(rows: &[T], r: usize, k: usize) -> &[T] {
+        rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
+            .unwrap_or_default()
+    }
+
+    /// Four rows' f32 partial sums reduced to `[a0 a1 c0 c1 | b0 b1 d0 d1]`:
+    /// rows a..d, each row's two sums left of its tree.
+    #[inline(always)]
+    fn quad_f32(simd: V3, acc: [[f32x8; 2]; 4]) -> __m256 {
+        let avx = simd.avx;
+        // s[j] + s[j + 8]
+        let [a, b, c, d] = acc.map(|[lo, hi]| avx._mm256_add_ps(cast(lo), cast(hi)));
+        // s[j] + s[j + 4]: two rows per vector, [a0..a3 | b0..b3].
+        let halves = |p: __m256, q: __m256| {
+            avx._mm256_add_ps(
+                avx._mm256_permute2f128_ps::<0x20>(p, q),
+                avx._mm256_permute2f128_ps::<0x31>(p, q),
+            )
+        };
+        let (ab, cd) = (halves(a, b), halves(c, d));
+        // s[j] + s[j + 2]
+        avx._mm256_add_ps(
+            avx._mm256_shuffle_ps::<0b01_00_01_00>(ab, cd),
+            avx._mm256_shuffle_ps::<0b11_10_11_10>(ab, cd),
+        )
+    }
+
+    /// f32 rows eight at a time (the last step of both quads' trees in
+    /// one add, the results permuted into row order and stored together),
+    /// the rest by the generic kernel.
+    #[inline(always)]
+    pub(super) fn rows_f32(simd: V3, out: &mut [f32], rows: &[f32], x: &[f32], k: usize) {
+        if k.checked_rem(DOT_LANES) != Some(0) {
+            return <f32 as DotRows>::dot_rows(simd, out, rows, x, k);
+        }
+        let avx = simd.avx;
+        let done = out.len().saturating_sub(out.len() % ROWS_F32);
+        let step = ROWS_F32.saturating_mul(k).max(1);
+        let mut groups = out.chunks_exact_mut(ROWS_F32);
+        for (o, block) in (&mut groups).zip(rows.chunks(step)) {
+            let rows_of = |r0: usize| [0, 1, 2, 3].map(|i| row(block, r0.saturating_add(i), k));
+            let first = quad_f32(simd, dot4::<V3, f32, 2>(simd, rows_of(0), x, k));
+            let second = quad_f32(simd, dot4::<V3, f32, 2>(simd, rows_of(4), x, k));
+            // s[0] + s[1]: [r0 r2 r4 r6 | r1 r3 r5 r7].
+            let sums = avx._mm256_add_ps(
+                avx._mm256_shuffle_ps::<0b10_00_10_00>(first, second),
+                avx._mm256_shuffle_ps::<0b11_01_11_01>(first, second),
+            );
+            let order: __m256i = cast([0i32, 4, 1, 5, 2, 6, 3, 7]);
+            let v: [f32; ROWS_F32] = cast(simd.avx2._mm256_permutevar8x32_ps(sums, order));
+            o.copy_from_slice(&v);
+        }
+        let rest = groups.into_remainder();
+        let left = rows.get(done.saturating_mul(k)..).unwrap_or_default();
+        let quad = super::DOT_ROWS.saturating_mul(k).max(1);
+        for (o, r) in rest.chunks_mut(super::DOT_ROWS).zip(left.chunks(quad)) {
+            <f32 as DotRows>::dot_rows(simd, o, r, x, k);
+        }
+    }
+
+    /// f64 rows four at a time (their trees across rows: `j + 8`, `j + 4`
+    /// as vector adds per row, then `j + 2` and `j + 1` transposed), the
+    /// rest by the generic kernel.
+    #[inline(always)]
+    pub(super) fn rows_f64(simd: V3, out: &mut [f64], rows: &[f64], x: &[f64], k: usize) {
+        if k.checked_rem(DOT_LANES) != Some(0) {
+            return <f64 as DotRows>::dot_rows(simd, out, rows, x, k);
+        }
+        let avx = simd.avx;
+        let rows_per = super::DOT_ROWS;
+        let done = out.len().saturating_sub(out.len() % rows_per);
+        let step = rows_per.saturating_mul(k).max(1);
+        let mut groups = out.chunks_exact_mut(rows_per);
+        for (o, block) in (&mut groups).zip(rows.chunks(step)) {
+            let rs = [0, 1, 2, 3].map(|i| row(block, i, k));
+            let acc = dot4::<V3, f64, 4>(simd, rs, x, k);
+            // (s[j] + s[j + 8]) + (s[j + 4] + s[j + 12])
+            let [a, b, c, d] = acc.map(|[v0, v1, v2, v3]| -> __m256d {
+                avx._mm256_add_pd(
+                    avx._mm256_add_pd(cast(v0), cast(v2)),
+                    avx._mm256_add_pd(cast(v1), cast(v3)),
+                )
+            });
+            // s[j] + s[j + 2]: [a0 a1 b0 b1], [c0 c1 d0 d1].
+            let halves = |p: __m256d, q: __m256d| {
+                avx._mm256_add_pd(
+                    avx._mm256_permute2f128_pd::<0x20>(p, q),
+                    avx._mm256_permute2f128_pd::<0x31>(p, q),
+                )
+            };
+            let (ab, cd) = (halves(a, b), halves(c, d));
+            // s[0] + s[1]: [a c b d], then row order.
+            let sums = avx._mm256_add_pd(
+                avx._mm256_unpacklo_pd(ab, cd),
+                avx._mm256_unpackhi_pd(ab, cd),
+            );
+            let v: [f64; 4] = cast(simd.avx2._mm256_permute4x64_pd::<0b11_01_10_00>(sums));
+            o.copy_from_slice(&v);
+        }
+        let rest = groups.into_remainder();
+        let left = rows.get(done.saturating_mul(k)..).unwrap_or_default();
+        <f64 as DotRows>::dot_rows(simd, rest, left, x, k);
+    }
+}
 
 /// Rows of a row-major `(m, k)` matrix times a `k` vector into `out`.
 struct MatvecRows<'a, T> {
@@ -511,6 +645,38 @@ impl<T: DotRows> pulp::WithSimd for MatvecRows<'_, T> {
     }
 }
 
+/// [`MatvecRows`] through [`DotRows::dot_rows_v3`].
+#[cfg(target_arch = "x86_64")]
+struct MatvecRowsV3<'a, T> {
+    simd: pulp::x86::V3,
+    rows: MatvecRows<'a, T>,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<T: DotRows> pulp::WithSimd for MatvecRowsV3<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let MatvecRows { out, a, x, k } = self.rows;
+        T::dot_rows_v3(self.simd, out, a, x, k);
+    }
+}
+
+/// Runs `rows` at the current SIMD level: on x86-64-v3 and above through
+/// the transposed reductions when `k` is a multiple of [`DOT_LANES`] (the
+/// same bits as the generic kernel, which takes every other case).
+fn run_rows<T: DotRows>(rows: MatvecRows<'_, T>) {
+    #[cfg(target_arch = "x86_64")]
+    if rows.k.checked_rem(DOT_LANES) == Some(0)
+        && super::vmath::simd_level() != super::vmath::SimdLevel::Scalar
+    {
+        if let Some(simd) = pulp::x86::V3::try_new() {
+            return pulp::Simd::vectorize(simd, MatvecRowsV3 { simd, rows });
+        }
+    }
+    super::vmath::run(rows);
+}
+
 /// The matrix-vector product `out = a @ x` per batch for contiguous
 /// `(b, m, k)` and `(b, k)` operands (lengths validated by the caller):
 /// each element is a dot product of a contiguous row with the vector,
@@ -527,7 +693,7 @@ pub fn matvec_into<T: DotRows>(out: &mut [T], a: &[T], x: &[T], (m, k): (usize, 
         .zip(a.chunks_exact(mk))
         .zip(x.chunks_exact(k))
     {
-        super::vmath::run(MatvecRows {
+        run_rows(MatvecRows {
             out: ob,
             a: ab,
             x: xb,
