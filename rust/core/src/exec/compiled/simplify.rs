@@ -202,27 +202,45 @@ fn emit_simplified(
         (&prim, &ins).hash(&mut h);
         h.finish()
     });
-    if let Some(earlier) = key.and_then(|k| seen.get(&k)).and_then(|i| b.eqn(*i)) {
-        if earlier.prim == prim && earlier.inputs == ins {
-            return Ok(earlier.outputs.iter().map(|v| Atom::Var(*v)).collect());
+    let Some(key) = key else {
+        let outs = b.add_eqn(prim, ins, eqn.source.0.clone())?;
+        return Ok(outs.into_iter().map(Atom::Var).collect());
+    };
+    match seen.get(&key) {
+        Some(Shared::Emitted(i)) => {
+            if let Some(earlier) = b.eqn(*i) {
+                if earlier.prim == prim && earlier.inputs == ins {
+                    return Ok(earlier.outputs.iter().map(|v| Atom::Var(*v)).collect());
+                }
+            }
         }
+        Some(Shared::Folded(p, i, outs)) if *p == prim && *i == ins => return Ok(outs.clone()),
+        _ => {}
     }
-    if let Some(k) = key {
-        if let Some(outs) = fold_constant(b, known, k, &prim, &ins)? {
-            return Ok(outs);
-        }
+    if let Some(outs) = fold_constant(b, known, &prim, &ins)? {
+        seen.insert(key, Shared::Folded(prim, ins, outs.clone()));
+        return Ok(outs);
     }
     let outs = b.add_eqn(prim, ins, eqn.source.0.clone())?;
-    if let Some(k) = key {
-        seen.insert(k, b.num_eqns().saturating_sub(1));
-    }
+    seen.insert(key, Shared::Emitted(b.num_eqns().saturating_sub(1)));
     Ok(outs.into_iter().map(Atom::Var).collect())
 }
 
-/// The shareable equations emitted so far, by the hash of (primitive,
-/// operands): the index of the latest one in the builder, confirmed equal
-/// before reuse (a colliding hash only forgoes one sharing).
-type Seen = HashMap<u64, usize, BuildHasherDefault<FastHasher>>;
+/// What a shareable equation seen before became: an equation in the
+/// builder, or constants ([`fold_constant`]).
+enum Shared {
+    /// The index of the (latest) equation emitted for it.
+    Emitted(usize),
+    /// Its primitive and operands, and the constants that replace its
+    /// outputs.
+    Folded(Primitive, Vec<Atom>, Vec<Atom>),
+}
+
+/// The shareable equations emitted or folded so far, by the hash of
+/// (primitive, operands), confirmed equal before reuse (a colliding hash
+/// only forgoes one sharing): a repeated equation reads the first one's
+/// outputs, a repeated input-independent one shares its constants.
+type Seen = HashMap<u64, Shared, BuildHasherDefault<FastHasher>>;
 
 /// The operand an equation returns unchanged (bit for bit, same shape and
 /// dtype; only the weak-type flag may differ): `x * 1` for floats, converts
@@ -270,22 +288,15 @@ fn identity(b: &Builder, prim: &Primitive, ins: &[Atom]) -> Result<Option<Atom>>
 }
 
 /// Values known at compile time: the program's constants and what
-/// [`fold_constant`] computed, by variable; and the folds made, by the hash
-/// of (primitive, operands), so a repeated input-independent equation
-/// shares one constant.
+/// [`fold_constant`] computed, by variable.
 #[derive(Default)]
 struct Known {
     /// Whether folding is on.
     fold: bool,
     values: HashMap<Var, Arc<HostArray>>,
-    folds: HashMap<u64, Fold, BuildHasherDefault<FastHasher>>,
     /// Bytes of the constants folded so far.
     bytes: usize,
 }
-
-/// A folded equation: its primitive and operands, and the constants that
-/// replace its outputs.
-type Fold = (Primitive, Vec<Atom>, Vec<Atom>);
 
 /// Largest output (in bytes, all outputs together) an equation may have to
 /// be folded into a constant: the compiled program holds it for its life.
@@ -332,15 +343,10 @@ fn foldable(prim: &Primitive) -> bool {
 /// [`FOLD_MAX_BYTES`] and the program's folds stay within
 /// [`FOLD_TOTAL_BYTES`]. `None` leaves the equation to run.
 fn fold_constant(
-    b: &mut Builder, known: &mut Known, key: u64, prim: &Primitive, ins: &[Atom],
+    b: &mut Builder, known: &mut Known, prim: &Primitive, ins: &[Atom],
 ) -> Result<Option<Vec<Atom>>> {
     if !known.fold || !foldable(prim) {
         return Ok(None);
-    }
-    if let Some((p, i, outs)) = known.folds.get(&key) {
-        if p == prim && i.as_slice() == ins {
-            return Ok(Some(outs.clone()));
-        }
     }
     let mut args: Vec<Arc<HostArray>> = Vec::with_capacity(ins.len());
     for a in ins {
@@ -392,9 +398,6 @@ fn fold_constant(
         outs.push(Atom::Var(v));
     }
     known.bytes = total;
-    known
-        .folds
-        .insert(key, (prim.clone(), ins.to_vec(), outs.clone()));
     Ok(Some(outs))
 }
 
@@ -403,7 +406,9 @@ fn is_one(a: &Atom) -> bool {
 }
 
 /// Elementwise arithmetic on scalar literals only, evaluated now by the
-/// reference kernel (so the result is what running it would give).
+/// reference kernel (so the result is what running it would give): the
+/// [`foldable`] elementwise operations, with or without constant folding
+/// (a scalar literal costs nothing to hold).
 fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
     let elementwise = matches!(
         prim,
@@ -414,7 +419,7 @@ fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
             | Primitive::ConvertElementType(ConvertElementType { .. })
             | Primitive::SelectN(SelectN)
     );
-    if !elementwise || ins.is_empty() {
+    if !elementwise || !foldable(prim) || ins.is_empty() {
         return Ok(None);
     }
     // Literal operands only; folding `rng`-like or effectful ops never
@@ -428,16 +433,6 @@ fn fold_scalar(prim: &Primitive, ins: &[Atom]) -> Result<Option<Literal>> {
         .collect();
     if lits.len() != ins.len() {
         return Ok(None);
-    }
-    // Special functions on literals are rare; keep the fold to ops whose
-    // kernels are cheap and exact to reproduce.
-    if let Primitive::Unary(op) = prim {
-        if !matches!(
-            op,
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Square
-        ) {
-            return Ok(None);
-        }
     }
     let arrays = lits
         .iter()
