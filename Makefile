@@ -66,10 +66,10 @@ define stage
 echo "==> [$(1)] $$(( $$(date +%s) - t0 ))s$$( [ $$rc -eq 0 ] || echo " FAILED (exit $$rc)")"; exit $$rc
 endef
 
-.PHONY: help .venv venv build build-ci run test docs docs-site lint rustdoc fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel clean-venv
+.PHONY: help .venv venv build build-ci run test docs docs-site lint rustdoc fmt-check clippy cargo-test pytest pytest-fake-gpu bench bench-compare fmt wheel wheel-aarch64 clean-venv
 
 help:
-	@echo "make run | make test | make docs | make bench | make bench-compare | make build | make build-ci | make lint | make wheel"
+	@echo "make run | make test | make docs | make bench | make bench-compare | make build | make build-ci | make lint | make wheel | make wheel-aarch64"
 
 # ---------------------------------------------------------------- environment
 venv: $(STAMP)
@@ -126,6 +126,24 @@ wheel: venv $(WHEEL_STAMP)
 	$(call stage,wheel-check,whl=$$(ls $(WHEEL_OUT)/microjax_rs-*-$(WHEEL_TAG).whl) && echo "$$whl" && $(VENV)/bin/auditwheel show "$$whl" | tee $(WHEEL_OUT)/auditwheel.txt && tr -s '[:space:]' ' ' < $(WHEEL_OUT)/auditwheel.txt | grep -q 'platform tag: "manylinux_2_17_x86_64"' && $(VENV)/bin/abi3audit --strict --assume-minimum-abi3 3.9 --verbose "$$whl")
 	$(call stage,wheel-smoke,whl=$$(ls $(WHEEL_OUT)/*.whl) && (for py in $(WHEEL_SMOKE_PYTHONS); do tmp=$$(mktemp -d) && env -u VIRTUAL_ENV PATH="$(ORIG_PATH)" $$py -m venv $$tmp/venv && $$tmp/venv/bin/python -m pip install --disable-pip-version-check -q --only-binary=:all: "$$whl" && (cd $$tmp && env -u VIRTUAL_ENV -u PYTHONPATH -u MICROJAX_RS_CORE PATH="$$tmp/venv/bin:$(WHEEL_SMOKE_PATH)" $$tmp/venv/bin/python -I $(CURDIR)/tools/wheel_smoke.py $(CURDIR)) && rm -rf $$tmp || exit 1; done))
 	@mkdir -p dist && cp $(WHEEL_OUT)/*.whl dist/ && ls -l dist/*$(WHEEL_TAG).whl
+
+# An aarch64 wheel cross-built the same way (rustup's aarch64 standard
+# library, zig as the cross linker against glibc 2.17), its manylinux tag and
+# stable ABI checked as above, and smoke-tested under qemu-user on Debian's
+# arm64 CPython with the pinned NumPy and ml_dtypes aarch64 wheels
+# (tools/aarch64_smoke.sh, which installs qemu-user and the arm64 packages
+# with apt-get as root). Not part of `make test`.
+WHEEL_AARCH64_TARGET := aarch64-unknown-linux-gnu
+WHEEL_AARCH64_OUT := $(WHEEL_TARGET)/out-aarch64
+WHEEL_AARCH64_TAG := cp39-abi3-manylinux2014_aarch64.manylinux_2_17_aarch64
+
+wheel-aarch64: venv $(WHEEL_STAMP)
+	@rm -rf $(WHEEL_AARCH64_OUT)
+	$(call stage,wheel-aarch64-std,rustup target list --installed | grep -qx $(WHEEL_AARCH64_TARGET) || rustup target add $(WHEEL_AARCH64_TARGET))
+	$(call stage,wheel-aarch64-build,CARGO_TARGET_DIR=$(WHEEL_TARGET) nice $(VENV)/bin/maturin build --release --strip --zig --compatibility manylinux2014 --target $(WHEEL_AARCH64_TARGET) $(CARGO_J) -o $(WHEEL_AARCH64_OUT))
+	$(call stage,wheel-aarch64-check,whl=$$(ls $(WHEEL_AARCH64_OUT)/microjax_rs-*-$(WHEEL_AARCH64_TAG).whl) && echo "$$whl" && $(VENV)/bin/auditwheel show "$$whl" | tee $(WHEEL_AARCH64_OUT)/auditwheel.txt && tr -s '[:space:]' ' ' < $(WHEEL_AARCH64_OUT)/auditwheel.txt | grep -q 'platform tag: "manylinux_2_17_aarch64"' && $(VENV)/bin/abi3audit --strict --assume-minimum-abi3 3.9 --verbose "$$whl")
+	$(call stage,wheel-aarch64-smoke,PYTHON=$(abspath $(VPY)) bash tools/aarch64_smoke.sh $$(ls $(WHEEL_AARCH64_OUT)/*.whl))
+	@mkdir -p dist && cp $(WHEEL_AARCH64_OUT)/*.whl dist/ && ls -l dist/*$(WHEEL_AARCH64_TAG).whl
 
 run: build
 	$(VPY) examples/quickstart.py
