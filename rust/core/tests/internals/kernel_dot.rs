@@ -89,6 +89,55 @@ fn matrix_layouts_match_the_general_walk() {
     }
 }
 
+/// The matrix-vector kernel's model: element `j` of the row into partial
+/// sum `j % 16` (fused multiply-adds in k order), the sums added pairwise.
+fn sixteen_lanes<T: num_like::Float>(row: &[T], x: &[T]) -> T {
+    let mut s = [T::ZERO; 16];
+    for (j, (&a, &b)) in row.iter().zip(x).enumerate() {
+        s[j % 16] = a.mul_add(b, s[j % 16]);
+    }
+    let mut w = 16;
+    while w > 1 {
+        w /= 2;
+        for j in 0..w {
+            s[j] = s[j] + s[j + w];
+        }
+    }
+    s[0]
+}
+
+mod num_like {
+    /// f32 and f64 as [`super::sixteen_lanes`] uses them.
+    pub trait Float: Copy + std::ops::Add<Output = Self> {
+        const ZERO: Self;
+        fn mul_add(self, a: Self, b: Self) -> Self;
+    }
+    impl Float for f32 {
+        const ZERO: f32 = 0.0;
+        fn mul_add(self, a: f32, b: f32) -> f32 {
+            f32::mul_add(self, a, b)
+        }
+    }
+    impl Float for f64 {
+        const ZERO: f64 = 0.0;
+        fn mul_add(self, a: f64, b: f64) -> f64 {
+            f64::mul_add(self, a, b)
+        }
+    }
+}
+
+/// The SIMD levels this machine runs: always Scalar, then AVX2 and AVX-512
+/// where available.
+fn simd_levels() -> Vec<microjax::internals::prims_kernel_vmath::SimdLevel> {
+    use microjax::internals::prims_kernel_vmath::{simd_level, SimdLevel};
+    let best = simd_level();
+    [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
+        .into_iter()
+        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
+        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
+        .collect()
+}
+
 /// Matrix-vector products (one output column) in the default mode are each
 /// row's 16 partial sums (element `j` into sum `j % 16`, in k order, fused
 /// multiply-adds) added
@@ -98,36 +147,18 @@ fn matrix_layouts_match_the_general_walk() {
 #[test]
 fn matvec_kernel_sums_sixteen_lanes_pairwise() {
     use microjax::exec::{Determinism, ExecCtx};
-    use microjax::internals::prims_kernel_vmath::{simd_level, with_simd_level, SimdLevel};
+    use microjax::internals::prims_kernel_vmath::with_simd_level;
     use microjax::prims::kernel::{self, PackedDot};
     use microjax::prims::{DotDims, DotGeneral, Primitive};
     let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f32 / 337.0 - 2.9;
-    let lanes = |row: &[f32], x: &[f32]| {
-        let mut s = [0.0f32; 16];
-        for (j, (&a, &b)) in row.iter().zip(x).enumerate() {
-            s[j % 16] = a.mul_add(b, s[j % 16]);
-        }
-        let mut w = 16;
-        while w > 1 {
-            w /= 2;
-            for j in 0..w {
-                s[j] += s[j + w];
-            }
-        }
-        s[0]
-    };
+    let lanes = sixteen_lanes::<f32>;
     let ordered =
         |row: &[f32], x: &[f32]| row.iter().zip(x).fold(0.0f32, |acc, (&a, &b)| acc + a * b);
     let bits = |h: &HostArray| match h.buffer() {
         Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>(),
         _ => panic!("f32 expected"),
     };
-    let best = simd_level();
-    let levels: Vec<SimdLevel> = [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
-        .into_iter()
-        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
-        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
-        .collect();
+    let levels = simd_levels();
     // (batch, rows, k): odd sizes, a tail after the 16-element blocks, the
     // largest product the kernel takes.
     // Rows in groups of eight and four with some left over (13, 20).
@@ -212,30 +243,12 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
 #[test]
 fn matvec_kernel_f64_sums_sixteen_lanes_pairwise() {
     use microjax::exec::ExecCtx;
-    use microjax::internals::prims_kernel_vmath::{simd_level, with_simd_level, SimdLevel};
+    use microjax::internals::prims_kernel_vmath::with_simd_level;
     use microjax::prims::kernel;
     use microjax::prims::{DotDims, DotGeneral, Primitive};
     let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
-    let lanes = |row: &[f64], x: &[f64]| {
-        let mut s = [0.0f64; 16];
-        for (j, (&a, &b)) in row.iter().zip(x).enumerate() {
-            s[j % 16] = a.mul_add(b, s[j % 16]);
-        }
-        let mut w = 16;
-        while w > 1 {
-            w /= 2;
-            for j in 0..w {
-                s[j] += s[j + w];
-            }
-        }
-        s[0]
-    };
-    let best = simd_level();
-    let levels: Vec<SimdLevel> = [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
-        .into_iter()
-        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
-        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
-        .collect();
+    let lanes = sixteen_lanes::<f64>;
+    let levels = simd_levels();
     for (m, k) in [(64, 64), (7, 32), (18, 48), (5, 21), (100, 112)] {
         let w: Vec<f64> = (0..m * k).map(val).collect();
         let c: Vec<f64> = (0..k).map(|i| val(i + 7)).collect();
