@@ -433,6 +433,7 @@ fn mlp_plan_uses_cublas_kernels_and_host_steps() {
             DeviceStep::Scatter { .. } => "scatter",
             DeviceStep::Control { .. } => "control",
             DeviceStep::Fft { .. } => "fft",
+            DeviceStep::Collective { .. } => "collective",
             DeviceStep::Host { .. } => "host",
         })
         .collect();

@@ -1060,3 +1060,6 @@ fn complex_ops_without_a_device_formula_run_on_the_host() {
 
 #[path = "cuda_emulation/complex_kernels.rs"]
 mod complex_kernels;
+
+#[path = "cuda_emulation/collectives.rs"]
+mod collectives;

@@ -10,7 +10,7 @@ use crate::CoreResultExt;
 use microjax::exec::cuda::{self, CudaPlan, DeviceArray};
 use microjax::ClosedJaxpr;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::sync::{Arc, Mutex};
 
 /// An array in one GPU's memory.
@@ -170,9 +170,37 @@ pub fn cuda_host_steps(prog: PyRef<'_, PyClosedJaxpr>) -> PyResult<Vec<String>> 
     cuda::host_steps(&prog.inner).py()
 }
 
+/// Whether the NCCL library loads (GPU collectives between processes;
+/// without it they run on the host through MPI). Never raises.
+#[pyfunction]
+pub fn nccl_available(py: Python<'_>) -> bool {
+    py.detach(cuda::nccl::present)
+}
+
+/// A new NCCL unique id (bytes), made by one process of a communicator and
+/// sent to the others.
+#[pyfunction]
+pub fn nccl_unique_id(py: Python<'_>) -> PyResult<Bound<'_, PyBytes>> {
+    let id = py.detach(cuda::nccl::unique_id).py()?;
+    Ok(PyBytes::new(py, &id))
+}
+
+/// Makes the NCCL communicator of the registered MPI communicator `comm` on
+/// device `ordinal` from the unique id every process passes (collective:
+/// returns when every process of `comm` has called it; the GIL is released
+/// meanwhile).
+#[pyfunction]
+pub fn register_nccl_communicator(
+    py: Python<'_>, comm: u32, ordinal: usize, id: Vec<u8>,
+) -> PyResult<()> {
+    py.detach(move || cuda::nccl::register(comm, ordinal, &id))
+        .py()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GpuBuffer>()?;
     add_functions!(m; gpu_device_count, gpu_device_info, gpu_put, gpu_run, gpu_plan_cache_clear,
-        cuda_kernel_sources, cuda_host_steps);
+        cuda_kernel_sources, cuda_host_steps, nccl_available, nccl_unique_id,
+        register_nccl_communicator);
     Ok(())
 }

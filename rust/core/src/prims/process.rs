@@ -141,6 +141,13 @@ impl ProcessCollective {
         }
     }
 
+    /// What every process of the communicator compares before running this
+    /// collective on an operand of `x` (the mismatch check's text; the same
+    /// on the host and on a device).
+    pub fn describe(&self, x: &Aval) -> String {
+        format!("{} {}", self.what(), x.short())
+    }
+
     /// The sum over the same communicator (the transposes' collective).
     fn sum(&self, note: &str) -> ProcessCollective {
         ProcessCollective::AllReduce {
@@ -473,7 +480,7 @@ impl Family for ProcessCollective {
         }
         let out = one(prim, &outs)?.shape.clone();
         let comm = mpi::communicator(self.comm())?;
-        comm.check(&format!("{} {}", self.what(), x.aval().short()))?;
+        comm.check(&self.describe(&x.aval()))?;
         let y = match self {
             ProcessCollective::AllReduce { op, .. } => on_wire(prim, x, out, &Reduce(comm, *op))?,
             ProcessCollective::AllGather { processes, .. } => {

@@ -10,9 +10,11 @@
 
 use super::bytes;
 use super::codegen::KernelSource;
+use super::collective::{self, CollectiveSpec};
 use super::control::DeviceControl;
 use super::fft::{CufftType, FftSpec};
 use super::launch;
+use super::nccl;
 use super::runtime::{self, Device, DeviceBuffer};
 use super::steps::{self, DeviceStep, GemmSpec};
 use crate::array::HostArray;
@@ -169,6 +171,14 @@ enum Step {
         ins: Vec<Atom>,
         outs: Vec<Var>,
     },
+    /// A collective between processes: through NCCL when its communicator
+    /// has one on this device, else `host` (MPI on the host).
+    Collective {
+        spec: CollectiveSpec,
+        input: Var,
+        out: Var,
+        host: Compiled,
+    },
     Host {
         plan: Compiled,
         ins: Vec<Var>,
@@ -186,7 +196,9 @@ impl Step {
                 .chain(kernel.inputs.iter().map(|(v, _)| *v))
                 .collect(),
             Step::Gemm { lhs, rhs, .. } => vec![*lhs, *rhs],
-            Step::Alias { input, .. } | Step::Fft { input, .. } => vec![*input],
+            Step::Alias { input, .. }
+            | Step::Fft { input, .. }
+            | Step::Collective { input, .. } => vec![*input],
             Step::Control { ins, .. } => ins.iter().filter_map(Atom::var).collect(),
             Step::Host { ins, .. } => ins.clone(),
         }
@@ -286,6 +298,7 @@ impl CudaPlan {
                 }
                 DeviceStep::Alias { input, out, .. } => Step::Alias { input, out },
                 DeviceStep::Control { eqn } => control_step(&jx, eqn, ordinal)?,
+                DeviceStep::Collective { eqn, spec } => collective_step(&jx, eqn, spec)?,
                 DeviceStep::Fft { eqn, spec } => match fft_step(&device, &jx, eqn, spec)? {
                     Some(step) => step,
                     None => {
@@ -418,8 +431,33 @@ impl CudaPlan {
                 scale,
             } => self.run_fft(jx, spec, (*input, *out), scale.as_ref(), env),
             Step::Control { control, ins, outs } => self.run_control(ctx, control, ins, outs, env),
+            Step::Collective {
+                spec,
+                input,
+                out,
+                host,
+            } => self.run_collective(ctx, jx, spec, (*input, *out), host, env),
             Step::Host { plan, ins, outs } => self.run_host(ctx, plan, ins, outs, env),
         }
+    }
+
+    /// A collective between processes into a fresh `out`: through NCCL
+    /// (after the mismatch check, when it is on), or on the host when no
+    /// NCCL communicator was registered for its communicator and device.
+    fn run_collective(
+        &self, ctx: &crate::exec::ExecCtx, jx: &Jaxpr, spec: &CollectiveSpec,
+        (input, out): (Var, Var), host: &Compiled, env: &mut [Option<DeviceArray>],
+    ) -> Result<()> {
+        let Some(comm) = nccl::lookup(spec.comm, &self.device)? else {
+            return self.run_host(ctx, host, &[input], &[out], env);
+        };
+        crate::exec::mpi::communicator(spec.comm)?.check(&spec.check)?;
+        let buf = collective::run_collective(&comm, spec, &read(env, input)?.buf)?;
+        *slot(env, out)? = Some(DeviceArray {
+            buf: Arc::new(buf),
+            aval: jx.aval(out)?.clone(),
+        });
+        Ok(())
     }
 
     /// A generated kernel writing fresh output arrays.
@@ -580,6 +618,23 @@ fn host_step(jx: &Jaxpr, i: usize) -> Result<Step> {
         ins,
         outs,
     })
+}
+
+/// The step of collective equation `i`, with its host plan for a
+/// communicator without NCCL.
+fn collective_step(jx: &Jaxpr, i: usize, spec: CollectiveSpec) -> Result<Step> {
+    let Step::Host { plan, ins, outs } = host_step(jx, i)? else {
+        return Err(internal("collective host plan"));
+    };
+    match (ins.as_slice(), outs.as_slice()) {
+        ([input], [out]) => Ok(Step::Collective {
+            spec,
+            input: *input,
+            out: *out,
+            host: plan,
+        }),
+        _ => Err(internal("collective operands")),
+    }
 }
 
 /// The cuFFT step of `fft` equation `i`, `None` (a host step) when the

@@ -9,6 +9,7 @@
 
 pub mod bytes;
 pub mod codegen;
+pub mod collective;
 pub mod complex;
 pub mod driver;
 pub mod fft;
@@ -23,6 +24,8 @@ mod control;
 mod exec;
 #[cfg(feature = "cuda")]
 mod launch;
+#[cfg(feature = "cuda")]
+pub mod nccl;
 #[cfg(feature = "cuda")]
 mod probe;
 #[cfg(feature = "cuda")]

@@ -19,6 +19,9 @@
 //! * complex64/complex128 elements through all of the above, except the
 //!   orderings (`max`/`min` reductions, scans and scatters, arg
 //!   reductions: lexicographic in JAX), which stay on the host;
+//! * `process_allreduce`, `process_allgather`, `process_broadcast` → NCCL
+//!   on the device's stream ([`super::collective`]; 16-bit integer and
+//!   half-float reductions on the host);
 //! * `cond`, `while`, `scan` → driven from the host over device plans of
 //!   their sub-programs ([`super::driver`]);
 //! * everything else (other scatters, sorts, linear algebra, f16/bf16
@@ -26,6 +29,7 @@
 //!   by the compiled CPU executor, outputs copied up (correct, slow).
 
 use super::codegen::{self, c_type, group_kernel, KernelSource, Lowering};
+use super::collective::{collective_spec, CollectiveSpec};
 use super::fft::{self, FftSpec};
 use super::indexing::{self, IndexedShapes};
 use super::kernels;
@@ -64,6 +68,9 @@ pub enum DeviceStep {
     /// A cuFFT transform for equation `eqn` (its inverse scaling kernel in
     /// the spec).
     Fft { eqn: usize, spec: FftSpec },
+    /// A collective between processes for equation `eqn`, through NCCL
+    /// ([`super::collective`]).
+    Collective { eqn: usize, spec: CollectiveSpec },
     /// `out` is `input`'s buffer under a new shape.
     Alias { eqn: usize, input: Var, out: Var },
     /// Equation `eqn` runs on the host.
@@ -180,6 +187,17 @@ fn single_step(jx: &Jaxpr, i: usize, eqn: &Eqn) -> Result<DeviceStep> {
         | Primitive::Gather(_)
         | Primitive::Scatter(_)
         | Primitive::DotGeneral(_) => indexed_step(jx, i, eqn, out),
+        Primitive::Process(c) => match eqn.inputs.as_slice() {
+            [x] => match var_aval(jx, x) {
+                Some((_, xa)) => match collective_spec(c, xa) {
+                    Ok(Some(spec)) => Ok(DeviceStep::Collective { eqn: i, spec }),
+                    Ok(None) => host_step(i, "an identity the simplifier keeps"),
+                    Err(reason) => host_step(i, reason),
+                },
+                None => host_step(i, "a collective of a literal"),
+            },
+            _ => host_step(i, "collective operands"),
+        },
         Primitive::Fft(p) => match (eqn.inputs.as_slice(), out) {
             ([x], Some((o, oa))) => match var_aval(jx, x) {
                 Some((_, xa)) => match fft::fft_spec(p, xa, oa, o)? {
