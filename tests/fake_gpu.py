@@ -28,7 +28,18 @@ class FakeBuffer:
 def entry_points(runs):
     """The fake binding: one GPU; `gpu_run` appends each program to `runs`."""
 
+    def device(ordinal):
+        # The binding's error for an ordinal it does not have.
+        if ordinal != 0:
+            raise RuntimeError(f"no CUDA device {ordinal} (1 device(s) found)")
+
+    def gpu_put(host, ordinal):
+        device(ordinal)
+        np.asarray(host)  # a deleted (donated) array raises, as the binding does
+        return FakeBuffer(host, ordinal)
+
     def gpu_run(closed, bufs, ordinal):
+        device(ordinal)
         assert all(type(b) is FakeBuffer and b.ordinal == ordinal for b in bufs)
         runs.append(closed)
         return [FakeBuffer(h, ordinal) for h in closed.run([b.host for b in bufs])]
@@ -37,8 +48,7 @@ def entry_points(runs):
         "gpu_device_count": lambda: 1,
         "gpu_device_info": lambda i: {"name": "Fake GPU", "compute_capability": (9, 0),
                                       "memory_bytes": 1 << 30, "ordinal": i},
-        # np.asarray: a deleted (donated) array raises, as the binding does.
-        "gpu_put": lambda host, ordinal: np.asarray(host) is None or FakeBuffer(host, ordinal),
+        "gpu_put": gpu_put,
         "gpu_run": gpu_run,
     }
 

@@ -1,6 +1,10 @@
 """Run under an MPI launcher by tests/test_distributed.py: checks collectives
 between processes against NumPy on the whole (global) data, which every
-process can compute. Prints "ok <rank>" when every check passed."""
+process can compute. Prints "ok <rank>" when every check passed. With a third
+argument "gpu", every process has one stand-in GPU (tests/fake_gpu.py) as its
+default device: the same checks run through the GPU routing (global device
+list, each process's programs on its own GPU)."""
+import os
 import sys
 
 import numpy as np
@@ -21,9 +25,25 @@ def close(a, b, what):
 def main():
     # argv: the process count, then the CPU devices of each process.
     local = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    jax.config.update("jax_num_cpu_devices", local)
+    gpu = len(sys.argv) > 3 and sys.argv[3] == "gpu"
+    runs = []
+    if gpu:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import fake_gpu
+        fake_gpu.install(setattr, runs)
+        assert local == 1, "the stand-in GPU is one device per process"
+    else:
+        jax.config.update("jax_num_cpu_devices", local)
     jax.distributed.initialize()
     nproc, r = jax.process_count(), jax.process_index()
+    if gpu:
+        # Every process's GPU, process-major; each process addresses its own
+        # as CUDA device 0.
+        assert [(d.platform, d.id, d.process_index) for d in jax.devices()] == \
+            [("gpu", p, p) for p in range(nproc)], jax.devices()
+        assert [d.local_hardware_id for d in jax.devices()] == [0] * nproc
+        assert jax.local_devices() == [jax.devices()[r]]
+        assert jax.device_put(jnp.ones(2)).device == jax.devices()[r]
     assert nproc == int(sys.argv[1]), (nproc, sys.argv)
     assert [d.process_index for d in jax.local_devices()] == [r] * local
     n = nproc * local  # devices in the run
@@ -187,6 +207,9 @@ def main():
         raise AssertionError("a mismatched psum was not detected")
     jax.config.update("microjax_collective_checks", False)
 
+    if gpu:
+        ran = [str(c) for c in runs]
+        assert any("process_allreduce" in t for t in ran), "no collective ran on the stand-in GPU"
     jax.distributed.shutdown()
     print(f"ok {r}", flush=True)
 

@@ -396,3 +396,37 @@ def test_gpu_array_python_protocols(fake_gpu):
         [0][x[0, 0]]
     with pytest.raises(AttributeError, match="no attribute 'frobnicate'"):
         x.frobnicate
+
+
+def test_gpu_array_to_numpy_honours_copy(fake_gpu):
+    x = jax.device_put(np.array([1.5, 2.5], np.float32))
+    # As JAX: a read-only host value; copy=True a writable copy; a dtype
+    # change without a copy is NumPy's ValueError.
+    a = np.asarray(x)
+    assert a.dtype == np.float32 and a.tolist() == [1.5, 2.5] and not a.flags.writeable
+    b = np.array(x, copy=True)
+    b[0] = 7.0
+    assert b.flags.writeable and np.asarray(x).tolist() == [1.5, 2.5]
+    assert not np.asarray(x, copy=False).flags.writeable
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError):
+        np.asarray(x, dtype=np.float64, copy=False)
+
+
+def test_gpu_devices_of_a_multi_process_run_are_global(fake_gpu, monkeypatch):
+    from microjax_rs._src import distributed
+    from microjax_rs._src.device_types import CudaDevice
+    info = {"name": "Fake GPU", "compute_capability": (9, 0), "memory_bytes": 1 << 30}
+    # Process 1 of 2, each using its CUDA device 0 (as initialize gathers it).
+    monkeypatch.setattr(distributed.global_state, "gpu_table", [[(0, info)], [(0, info)]])
+    monkeypatch.setattr(distributed.global_state, "process_id", 1)
+    monkeypatch.setattr(distributed.global_state, "num_processes", 2)
+    devs = jax.devices("gpu")
+    assert [(type(d), d.id, d.process_index, d.local_hardware_id) for d in devs] == \
+        [(CudaDevice, 0, 0, 0), (CudaDevice, 1, 1, 0)]
+    assert jax.local_devices(backend="gpu") == [devs[1]]
+    y = jax.device_put(np.float32(2.0))
+    assert y.device == devs[1] and fake_gpu == []
+    assert float(jax.jit(lambda v: v * 3)(y)) == 6.0 and len(fake_gpu) == 1
+    with pytest.raises(ValueError, match="belongs to process 0"):
+        jax.device_put(np.float32(1.0), devs[0])

@@ -51,10 +51,16 @@ def _run(nproc, *argv, timeout=240, check=True):
     return p.stdout
 
 
-@pytest.mark.parametrize("nproc,local", [(2, 1), (4, 1), (2, 2)],
-                         ids=["2-processes", "4-processes", "2-processes-2-devices-each"])
-def test_collectives_between_processes(nproc, local):
-    out = _run(nproc, os.path.join(ROOT, "tests", "mpi_collectives_worker.py"), str(nproc), str(local))
+@pytest.mark.parametrize("nproc,local,platform", [(2, 1, "cpu"), (4, 1, "cpu"), (2, 2, "cpu"),
+                                                  (2, 1, "gpu")],
+                         ids=["2-processes", "4-processes", "2-processes-2-devices-each",
+                              "2-processes-stand-in-gpus"])
+def test_collectives_between_processes(nproc, local, platform):
+    # "gpu": each process's programs run on its stand-in GPU (tests/fake_gpu.py);
+    # the collectives between processes then take the host route, as on GPUs
+    # without NCCL.
+    out = _run(nproc, os.path.join(ROOT, "tests", "mpi_collectives_worker.py"), str(nproc), str(local),
+               platform)
     # The processes' lines may interleave on the shared stdout.
     assert sorted(int(r) for r in re.findall(r"ok (\d+)", out)) == list(range(nproc))
 

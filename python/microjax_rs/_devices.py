@@ -56,12 +56,48 @@ def gpu_count():
 _GPU_DEVICES = {}
 
 
-def _gpu_devices():
+def local_gpu_rows(local_device_ids=None):
+    """`(CUDA ordinal, device info)` of each GPU this process uses: those
+    `local_device_ids` names (`jax.distributed.initialize`), else all."""
     n = gpu_count()
-    for i in range(n):
-        if i not in _GPU_DEVICES:
-            _GPU_DEVICES[i] = CudaDevice(i, dict(_binding("gpu_device_info")(i)))
-    return [_GPU_DEVICES[i] for i in range(n)]
+    ids = range(n) if local_device_ids is None else local_device_ids
+    rows = []
+    for i in ids:
+        if not 0 <= int(i) < n:
+            raise ValueError(f"local_device_ids: no GPU {i} in this process ({n} present)")
+        rows.append((int(i), dict(_binding("gpu_device_info")(int(i)))))
+    return rows
+
+
+def _default_gpu_ordinal():
+    """The CUDA ordinal of the default device when it is a GPU, else None."""
+    if gpu_count() == 0:
+        return None
+    dev = default_device_object()
+    return dev.local_hardware_id if dev.platform == "gpu" else None
+
+
+def _gpu_devices():
+    """The GPUs of every process of the run, process-major (as JAX numbers
+    them): one process's own from the binding, a multi-process run's from
+    the table `distributed.initialize` gathered. `local_hardware_id` is
+    the CUDA ordinal within the device's process."""
+    from ._src import distributed
+    table = distributed.gpu_table()
+    if table is None:
+        table = [[(i, None) for i in range(gpu_count())]]
+    out = []
+    for p, rows in enumerate(table):
+        for ordinal, info in rows:
+            key = (len(out), p, ordinal)
+            dev = _GPU_DEVICES.get(key)
+            if dev is None:
+                if info is None:
+                    info = dict(_binding("gpu_device_info")(ordinal))
+                dev = _GPU_DEVICES[key] = CudaDevice(len(out), info, process_index=p,
+                                                     local_hardware_id=ordinal)
+            out.append(dev)
+    return out
 
 
 def _num_cpu_devices():
@@ -179,6 +215,14 @@ def default_backend():
 _LOCAL = threading.local()
 
 
+def _check_local(device, what):
+    from ._src import distributed
+    if device.process_index != distributed.process_index():
+        raise ValueError(f"{what}: {device} belongs to process {device.process_index}; this is "
+                         f"process {distributed.process_index()} (only its own devices are "
+                         "addressable)")
+
+
 def _check_device(device, what):
     if not isinstance(device, Device):
         raise TypeError(f"{what}: expected a Device, got {type(device).__name__}: {device!r}")
@@ -194,10 +238,9 @@ def _configured_default():
 def default_device_object():
     """The device computations and `device_put(x)` use by default."""
     dev = _configured_default()
-    if dev is None:
-        return devices()[0]
-    if isinstance(dev, str):
-        return devices(dev)[0]
+    if dev is None or isinstance(dev, str):
+        # As JAX: the first of this process's devices.
+        return local_devices(backend=dev)[0]
     return dev
 
 
@@ -299,10 +342,13 @@ class GpuArray:
         return self._live().to_host()
 
     def __array__(self, dtype=None, copy=None):
-        # A fresh host copy (the device memory cannot be viewed): the
-        # intermediate host array goes back to the buffer pool at once.
-        arr = np.array(self.to_host())
-        return arr if dtype is None else arr.astype(dtype)
+        # The device memory cannot be viewed: the array is copied to the
+        # host, and NumPy gets a read-only view of that copy (as JAX returns
+        # its host value of a device array); `copy=True` gives a writable
+        # array, `copy=False` with a dtype change raises NumPy's ValueError.
+        host = np.asarray(self.to_host())
+        return np.asarray(host, dtype=dtype) if copy is None else \
+            np.asarray(host, dtype=dtype, copy=copy)
 
     def item(self, *args):
         """The element at `args` (all of a size-1 array) as a Python scalar, as `Array.item`."""
@@ -438,10 +484,19 @@ def run_on_gpu(closed, leaves, device):
     """Runs the program handle `closed` on `device`: arguments are copied
     there (those already on it stay), results stay there as GpuArrays."""
     bufs = [_to_gpu(x, device)._live() for x in leaves]
-    return [GpuArray(b, device) for b in _binding("gpu_run")(closed, bufs, device.id)]
+    ordinal = device.local_hardware_id
+    return [GpuArray(b, device) for b in _binding("gpu_run")(closed, bufs, ordinal)]
 
 
 core.register_device_array(GpuArray, _eval_on_gpu, run_on_gpu)
+
+
+def _register_gpu_hooks():
+    from ._src import distributed
+    distributed.register_gpu_hooks(local_gpu_rows, _default_gpu_ordinal)
+
+
+_register_gpu_hooks()
 
 
 # ------------------------------------------------------------ device_put/get
@@ -462,7 +517,8 @@ def _to_gpu(x, device):
     host = _to_host(x)
     if not isinstance(host, ArrayImpl):
         raise TypeError(f"device_put: {type(x).__name__} is not an array type")
-    return GpuArray(_binding("gpu_put")(host, device.id), device)
+    _check_local(device, "device_put")
+    return GpuArray(_binding("gpu_put")(host, device.local_hardware_id), device)
 
 
 def device_put(x, device=None):

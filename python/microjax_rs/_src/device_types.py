@@ -51,8 +51,10 @@ class CudaDevice(Device):
 
     platform = "gpu"
 
-    def __init__(self, id, info):
-        super().__init__(id)
+    def __init__(self, id, info, process_index=0, local_hardware_id=None):
+        super().__init__(id, process_index)
+        # The CUDA ordinal within its process (JAX's `local_hardware_id`).
+        self.local_hardware_id = id if local_hardware_id is None else local_hardware_id
         self.device_kind = str(info.get("name", "gpu"))
         cc = info.get("compute_capability")
         self.compute_capability = ".".join(map(str, cc)) if isinstance(cc, (tuple, list)) else cc

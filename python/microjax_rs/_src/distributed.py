@@ -8,7 +8,9 @@ launcher and no mpi4py runs single-process as before.
 Collectives inside traced programs are the core's `process_*` primitives: the
 executor calls the MPI library mpi4py loaded (found by symbol, Open MPI's ABI)
 on the communicators registered here (`core_comm`), with the GIL released and no
-Python in between. The host functions below (`allgather`, `bcast`, `barrier`)
+Python in between. When every process computes on a GPU and NCCL loads, each
+communicator also gets an NCCL communicator on the process's GPU, and programs
+running there call NCCL on device memory instead. The host functions below (`allgather`, `bcast`, `barrier`)
 move NumPy buffers for `multihost_utils` through mpi4py itself.
 
 With collective checks on (`MICROJAX_COLLECTIVE_CHECKS=1` or
@@ -36,6 +38,9 @@ class _State:
         self.comm_cache = {}
         self.core_comms = {}
         self.mpi_library = None
+        # Per process, `(CUDA ordinal, info)` of each GPU it uses; None: this
+        # process's GPUs only (one process, or no launcher).
+        self.gpu_table = None
         self.lock = threading.Lock()
 
 
@@ -114,11 +119,13 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None,
         st.process_id, st.num_processes, st.comm = rank, size, comm
         if comm is not None and size > 1:
             _abort_on_uncaught_exceptions()
+    ids = None
     if local_device_ids is not None:
         ids = [local_device_ids] if isinstance(local_device_ids, int) else list(local_device_ids)
         if not ids:
             raise ValueError("local_device_ids must not be empty")
     st.comm_cache = {}
+    st.gpu_table = _gather_gpu_table(st.comm, ids)
     st.initialized = True
 
 
@@ -148,6 +155,31 @@ def _abort_on_uncaught_exceptions():
     _HOOKED.append(hook)
 
 
+# What the device layer above tells this one about the process's GPUs
+# (`register_gpu_hooks`, called when `_devices` is imported): its GPU rows for
+# `local_device_ids`, and the CUDA ordinal of the default device when that is a
+# GPU (else None).
+_GPU_HOOKS = {"rows": lambda ids: [], "default_ordinal": lambda: None}
+
+
+def register_gpu_hooks(rows, default_ordinal):
+    _GPU_HOOKS.update(rows=rows, default_ordinal=default_ordinal)
+
+
+def _gather_gpu_table(comm, local_device_ids):
+    """Every process's GPUs (`(CUDA ordinal, info)` rows), gathered over
+    `comm` (collective: every process calls it from `initialize`); None for
+    one process using all its GPUs."""
+    rows = _GPU_HOOKS["rows"](local_device_ids)
+    if comm is None or comm.Get_size() == 1:
+        return None if local_device_ids is None else [rows]
+    return comm.allgather(rows)
+
+
+def gpu_table():
+    return global_state.gpu_table
+
+
 def shutdown():
     """See `microjax_rs.distributed.shutdown`."""
     st = global_state
@@ -155,6 +187,7 @@ def shutdown():
         return
     if st.comm is not None:
         st.comm.Barrier()
+    st.gpu_table = None
     st.initialized = False
     st.process_id, st.num_processes, st.comm = 0, 1, None
     st.comm_cache = {}
@@ -233,8 +266,38 @@ def core_comm(comm):
     if entry is None:
         # The communicator object is kept for the process's life, so its
         # handle is never freed and reused for another registration.
-        entry = st.core_comms[key] = (comm, _core.register_mpi_communicator(mpi_library(), key))
+        cid = _core.register_mpi_communicator(mpi_library(), key)
+        entry = st.core_comms[key] = (comm, cid)
+        _register_nccl(comm, cid)
     return entry[1]
+
+
+def _nccl_ordinal():
+    """The CUDA ordinal of this process's default device when it is a GPU
+    and NCCL loads (and `MICROJAX_NCCL` is not "0"), else None."""
+    from .. import _core
+    if os.environ.get("MICROJAX_NCCL", "") == "0":
+        return None
+    ordinal = _GPU_HOOKS["default_ordinal"]()
+    available = getattr(_core, "nccl_available", None)
+    if ordinal is None or available is None or not available():
+        return None
+    return ordinal
+
+
+def _register_nccl(comm, cid):
+    """Makes the NCCL communicator of `comm` on this process's GPU when every
+    process of `comm` computes on a GPU with NCCL (decided together: NCCL's
+    set-up is collective); the core's device collectives then run through it,
+    and through MPI on the host otherwise. Rank 0 makes NCCL's unique id and
+    sends it over MPI."""
+    from .. import _core
+    ordinal = _nccl_ordinal()
+    if not all(comm.allgather(ordinal is not None)):
+        return
+    uid = _core.nccl_unique_id() if comm.Get_rank() == 0 else None
+    uid = comm.bcast(uid, root=0)
+    _core.register_nccl_communicator(cid, ordinal, uid)
 
 
 # ------------------------------------------------------------ host collectives
