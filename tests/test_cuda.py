@@ -403,3 +403,49 @@ def test_gpu_block_until_ready_waits_without_copying():
     out.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         out.block_until_ready()
+
+
+def _collectives(comm):
+    """A program of every device collective between processes over `comm`
+    (bound directly, as a multi-process shard_map binds them)."""
+    from microjax_rs._src import spmd_collectives as sc
+
+    def f(x):
+        return (sc.process_allreduce_p.bind(x, op="sum", comm=comm, what="psum"),
+                sc.process_allreduce_p.bind(x > 2, op="max", comm=comm, what="pmax"),
+                sc.process_allreduce_p.bind(x.astype(jnp.int32), op="min", comm=comm, what="pmin"),
+                sc.process_allgather_p.bind(x.astype(jnp.float16), comm=comm, processes=1,
+                                            what="all_gather"),
+                sc.process_broadcast_p.bind(x * (1 + 2j), comm=comm, root=0, what="broadcast"))
+    return f
+
+
+def test_collectives_between_processes_plan_as_device_collectives():
+    from microjax_rs._src import spmd_collectives as sc
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    steps = _core.cuda_host_steps(jax.make_jaxpr(_collectives(3))(x)._handle)
+    assert not any(s.startswith("process_") for s in steps), steps
+    # A half-float sum is reduced in float32 on the host, as without a GPU.
+    half = jax.make_jaxpr(lambda x: sc.process_allreduce_p.bind(
+        x.astype(jnp.float16), op="sum", comm=3, what="psum"))(x)
+    assert [s for s in _core.cuda_host_steps(half._handle) if s.startswith("process_")] == \
+        ["process_allreduce: a half-float reduction (accumulated in float32 as on the host)"]
+
+
+@needs_gpu
+def test_nccl_collectives_of_one_process_run_on_the_gpu():
+    if not _core.nccl_available():
+        pytest.skip("the NCCL library (libnccl.so.2) does not load")
+    comm = 4000  # names this NCCL communicator (no MPI communicator is needed)
+    _core.register_nccl_communicator(comm, 0, _core.nccl_unique_id(), 0, 1)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    outs = jax.jit(_collectives(comm))(jax.device_put(x, jax.devices("gpu")[0]))
+    assert all(o.device.platform == "gpu" for o in outs)
+    s, m, mn, g, b = (np.asarray(o) for o in outs)
+    # One process: each collective is the identity (the gather adds an axis).
+    np.testing.assert_array_equal(s, x)
+    np.testing.assert_array_equal(m, x > 2)
+    np.testing.assert_array_equal(mn, x.astype(np.int32))
+    assert g.dtype == np.float16 and g.shape == (1, 2, 3)
+    np.testing.assert_array_equal(g[0], x.astype(np.float16))
+    np.testing.assert_array_equal(b, x * (1 + 2j))

@@ -430,3 +430,18 @@ def test_gpu_devices_of_a_multi_process_run_are_global(fake_gpu, monkeypatch):
     assert float(jax.jit(lambda v: v * 3)(y)) == 6.0 and len(fake_gpu) == 1
     with pytest.raises(ValueError, match="belongs to process 0"):
         jax.device_put(np.float32(1.0), devs[0])
+
+
+def test_local_device_ids_select_this_process_gpus(fake_gpu):
+    from microjax_rs import _devices
+    from microjax_rs._src import distributed
+    assert [ordinal for ordinal, _ in _devices.local_gpu_rows(None)] == [0]
+    with pytest.raises(ValueError, match="no GPU 3"):
+        _devices.local_gpu_rows([3])
+    jax.distributed.initialize(local_device_ids=[0])
+    try:
+        assert [[o for o, _ in rows] for rows in distributed.gpu_table()] == [[0]]
+        assert [(d.id, d.local_hardware_id) for d in jax.devices("gpu")] == [(0, 0)]
+    finally:
+        jax.distributed.shutdown()
+    assert distributed.gpu_table() is None

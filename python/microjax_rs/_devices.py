@@ -60,6 +60,8 @@ def local_gpu_rows(local_device_ids=None):
     """`(CUDA ordinal, device info)` of each GPU this process uses: those
     `local_device_ids` names (`jax.distributed.initialize`), else all."""
     n = gpu_count()
+    if n == 0:
+        return []  # `local_device_ids` selects GPUs; a CPU-only process has none
     ids = range(n) if local_device_ids is None else local_device_ids
     rows = []
     for i in ids:

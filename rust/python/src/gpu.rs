@@ -188,13 +188,20 @@ pub fn nccl_unique_id(py: Python<'_>) -> PyResult<Bound<'_, PyBytes>> {
 /// Makes the NCCL communicator of the registered MPI communicator `comm` on
 /// device `ordinal` from the unique id every process passes (collective:
 /// returns when every process of `comm` has called it; the GIL is released
-/// meanwhile).
+/// meanwhile). With `rank` and `size`, those are used and no MPI
+/// communicator `comm` is needed (one process alone, or NCCL started by
+/// other means).
 #[pyfunction]
+#[pyo3(signature = (comm, ordinal, id, rank=None, size=None))]
 pub fn register_nccl_communicator(
-    py: Python<'_>, comm: u32, ordinal: usize, id: Vec<u8>,
+    py: Python<'_>, comm: u32, ordinal: usize, id: Vec<u8>, rank: Option<usize>,
+    size: Option<usize>,
 ) -> PyResult<()> {
-    py.detach(move || cuda::nccl::register(comm, ordinal, &id))
-        .py()
+    py.detach(move || match (rank, size) {
+        (Some(rank), Some(size)) => cuda::nccl::register_ranks(comm, ordinal, &id, rank, size),
+        _ => cuda::nccl::register(comm, ordinal, &id),
+    })
+    .py()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -453,3 +453,31 @@ fn a_gather_declared_for_another_process_count_is_an_error_on_every_process() {
         assert!(got.unwrap().is_empty());
     }
 }
+
+#[cfg(feature = "cuda")]
+#[test]
+fn nccl_registration_checks_its_arguments_before_loading_anything() {
+    use microjax::exec::cuda::nccl;
+    // No MPI communicator 77 in this process.
+    assert!(matches!(
+        nccl::register(77, 0, &[0; nccl::UNIQUE_ID_BYTES]),
+        Err(Error::Collective(_))
+    ));
+    assert!(matches!(
+        nccl::register_ranks(77, 0, &[0; nccl::UNIQUE_ID_BYTES], 1, 1),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        nccl::register_ranks(77, 0, &[0; 5], 0, 1),
+        Err(Error::InvalidArgument(_))
+    ));
+    // Without the library (or a GPU) the id cannot be made and nothing is
+    // registered; with them, a fresh id is 128 bytes.
+    match nccl::unique_id() {
+        Ok(id) => assert_eq!(id.len(), nccl::UNIQUE_ID_BYTES),
+        Err(e) => assert!(
+            !nccl::present() && matches!(e, Error::Collective(_)),
+            "{e:?}"
+        ),
+    }
+}

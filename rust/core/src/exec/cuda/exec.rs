@@ -451,7 +451,9 @@ impl CudaPlan {
         let Some(comm) = nccl::lookup(spec.comm, &self.device)? else {
             return self.run_host(ctx, host, &[input], &[out], env);
         };
-        crate::exec::mpi::communicator(spec.comm)?.check(&spec.check)?;
+        if crate::exec::mpi::checks() {
+            crate::exec::mpi::communicator(spec.comm)?.check(&spec.check)?;
+        }
         let buf = collective::run_collective(&comm, spec, &read(env, input)?.buf)?;
         *slot(env, out)? = Some(DeviceArray {
             buf: Arc::new(buf),

@@ -8,7 +8,7 @@
 //! `ncclCommInitRank`, collective over the MPI communicator's processes,
 //! with the same ranks). A device plan's collective step then runs through
 //! the NCCL communicator of its MPI communicator and device, or through MPI
-//! on the host when there is none ([`lookup`]).
+//! on the host when there is none.
 //!
 //! Communicators live until the process exits (a program may run at any
 //! time), so nothing here destroys one.
@@ -90,11 +90,27 @@ fn table() -> Result<std::sync::MutexGuard<'static, Vec<Entry>>> {
 /// it. Registering the same pair again does nothing.
 pub fn register(comm: u32, ordinal: usize, id: &[u8]) -> Result<()> {
     let mpi_comm = mpi::communicator(comm)?;
+    register_ranks(comm, ordinal, id, mpi_comm.rank, mpi_comm.size)
+}
+
+/// [`register`] with this process's rank and the process count given
+/// instead of read from MPI communicator `comm` (which need not exist: a
+/// run whose processes start NCCL by other means, or one process alone).
+/// The id then only names the communicator the `process_*` primitives'
+/// `comm` parameter selects.
+pub fn register_ranks(
+    comm: u32, ordinal: usize, id: &[u8], rank: usize, size: usize,
+) -> Result<()> {
     if table()?
         .iter()
         .any(|e| e.comm == comm && e.ordinal == ordinal)
     {
         return Ok(());
+    }
+    if rank >= size {
+        return Err(Error::InvalidArgument(format!(
+            "NCCL communicator: rank {rank} of {size} processes"
+        )));
     }
     let bytes: [u8; UNIQUE_ID_BYTES] = id.try_into().map_err(|_| {
         Error::InvalidArgument(format!(
@@ -113,14 +129,12 @@ pub fn register(comm: u32, ordinal: usize, id: &[u8]) -> Result<()> {
     let uid = sys::ncclUniqueId {
         internal: bytes.map(|b| b as std::ffi::c_char),
     };
-    let size = i32::try_from(mpi_comm.size)
-        .map_err(|_| Error::Collective(format!("{} processes", mpi_comm.size)))?;
-    let rank = i32::try_from(mpi_comm.rank)
-        .map_err(|_| Error::Collective(format!("rank {}", mpi_comm.rank)))?;
+    let nranks = i32::try_from(size).map_err(|_| Error::Collective(format!("{size} processes")))?;
+    let me = i32::try_from(rank).map_err(|_| Error::Collective(format!("rank {rank}")))?;
     let mut handle: sys::ncclComm_t = std::ptr::null_mut();
     // SAFETY: `handle` is a live out-pointer; the id is a plain 128-byte
     // value; NCCL uses the device bound to this thread above.
-    let rc = guarded(|| unsafe { result::comm_init_rank(&mut handle, size, uid, rank) })
+    let rc = guarded(|| unsafe { result::comm_init_rank(&mut handle, nranks, uid, me) })
         .ok_or_else(|| missing("ncclCommInitRank"))?;
     rc.map_err(|e| nccl_error("ncclCommInitRank", e))?;
     if handle.is_null() {
@@ -132,7 +146,7 @@ pub fn register(comm: u32, ordinal: usize, id: &[u8]) -> Result<()> {
         comm,
         ordinal,
         handle: handle as usize,
-        size: mpi_comm.size,
+        size,
     });
     Ok(())
 }
