@@ -339,10 +339,7 @@ macro_rules! impl_dot_rows {
 fn dot_rows_v<S: Simd, T: DotBlock, const V: usize>(
     simd: S, out: &mut [T], rows: &[T], x: &[T], k: usize,
 ) {
-    let rows_of = |r: usize| {
-        rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
-            .unwrap_or_default()
-    };
+    let rows_of = |r: usize| row_of(rows, r, k);
     if let [o0, o1, o2, o3] = out {
         let rs = [rows_of(0), rows_of(1), rows_of(2), rows_of(3)];
         let [a0, a1, a2, a3] = dot4::<S, T, V>(simd, rs, x, k);
@@ -364,6 +361,12 @@ fn dot_rows_v<S: Simd, T: DotBlock, const V: usize>(
             *o = finish::<S, T, V>(simd, acc, row, x, k);
         }
     }
+}
+
+/// Row `r`'s `k` elements of the row-major `rows` (empty past the end).
+fn row_of<T>(rows: &[T], r: usize, k: usize) -> &[T] {
+    rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
+        .unwrap_or_default()
 }
 
 /// The SIMD operations the matrix-vector kernel needs, per element type.
@@ -511,18 +514,39 @@ impl_dot_rows!(
 /// `j + 4`, `j + 2`, `j + 1`), so the bits are those of every other level.
 #[cfg(target_arch = "x86_64")]
 mod transposed {
-    use super::{dot4, DotRows, DOT_LANES};
+    use super::{dot4, row_of, DotRows, DOT_LANES, DOT_ROWS};
     use core::arch::x86_64::{__m256, __m256d, __m256i};
     use pulp::x86::V3;
     use pulp::{cast, f32x8};
 
-    /// Rows per store of the f32 path (two groups of [`super::DOT_ROWS`]).
+    /// Rows per store of the f32 path (two groups of [`DOT_ROWS`]).
     const ROWS_F32: usize = 8;
 
-    /// Row `r`'s `k` elements of the row-major `rows`.
-    fn row<T>(rows: &[T], r: usize, k: usize) -> &[T] {
-        rows.get(r.saturating_mul(k)..r.saturating_add(1).saturating_mul(k))
-            .unwrap_or_default()
+    /// `out = rows @ x` with `G` rows at a time through `group` (given a
+    /// block of `G` rows, their `G` results), the leftover rows by the
+    /// generic kernel. `k` must be a multiple of [`DOT_LANES`] (the
+    /// transposed reductions' trees span sixteen lanes); any other `k` goes
+    /// to the generic kernel whole.
+    #[inline(always)]
+    fn grouped<T: DotRows, const G: usize>(
+        simd: V3, out: &mut [T], rows: &[T], x: &[T], k: usize, group: impl Fn(&[T]) -> [T; G],
+    ) {
+        if k.checked_rem(DOT_LANES) != Some(0) {
+            return T::dot_rows(simd, out, rows, x, k);
+        }
+        let done = out
+            .len()
+            .saturating_sub(out.len().checked_rem(G).unwrap_or(0));
+        let mut groups = out.chunks_exact_mut(G);
+        for (o, block) in (&mut groups).zip(rows.chunks(G.saturating_mul(k).max(1))) {
+            o.copy_from_slice(&group(block));
+        }
+        let rest = groups.into_remainder();
+        let left = rows.get(done.saturating_mul(k)..).unwrap_or_default();
+        let quad = DOT_ROWS.saturating_mul(k).max(1);
+        for (o, r) in rest.chunks_mut(DOT_ROWS).zip(left.chunks(quad)) {
+            T::dot_rows(simd, o, r, x, k);
+        }
     }
 
     /// Four rows' f32 partial sums reduced to `[a0 a1 c0 c1 | b0 b1 d0 d1]`:
@@ -548,53 +572,31 @@ mod transposed {
     }
 
     /// f32 rows eight at a time (the last step of both quads' trees in
-    /// one add, the results permuted into row order and stored together),
-    /// the rest by the generic kernel.
+    /// one add, the results permuted into row order and stored together).
     #[inline(always)]
     pub(super) fn rows_f32(simd: V3, out: &mut [f32], rows: &[f32], x: &[f32], k: usize) {
-        if k.checked_rem(DOT_LANES) != Some(0) {
-            return <f32 as DotRows>::dot_rows(simd, out, rows, x, k);
-        }
         let avx = simd.avx;
-        let done = out.len().saturating_sub(out.len() % ROWS_F32);
-        let step = ROWS_F32.saturating_mul(k).max(1);
-        let mut groups = out.chunks_exact_mut(ROWS_F32);
-        for (o, block) in (&mut groups).zip(rows.chunks(step)) {
-            let rows_of = |r0: usize| [0, 1, 2, 3].map(|i| row(block, r0.saturating_add(i), k));
-            let first = quad_f32(simd, dot4::<V3, f32, 2>(simd, rows_of(0), x, k));
-            let second = quad_f32(simd, dot4::<V3, f32, 2>(simd, rows_of(4), x, k));
+        grouped::<f32, ROWS_F32>(simd, out, rows, x, k, |block| {
+            let quad = |r0: usize| [0, 1, 2, 3].map(|i| row_of(block, r0.saturating_add(i), k));
+            let first = quad_f32(simd, dot4::<V3, f32, 2>(simd, quad(0), x, k));
+            let second = quad_f32(simd, dot4::<V3, f32, 2>(simd, quad(4), x, k));
             // s[0] + s[1]: [r0 r2 r4 r6 | r1 r3 r5 r7].
             let sums = avx._mm256_add_ps(
                 avx._mm256_shuffle_ps::<0b10_00_10_00>(first, second),
                 avx._mm256_shuffle_ps::<0b11_01_11_01>(first, second),
             );
             let order: __m256i = cast([0i32, 4, 1, 5, 2, 6, 3, 7]);
-            let v: [f32; ROWS_F32] = cast(simd.avx2._mm256_permutevar8x32_ps(sums, order));
-            o.copy_from_slice(&v);
-        }
-        let rest = groups.into_remainder();
-        let left = rows.get(done.saturating_mul(k)..).unwrap_or_default();
-        let quad = super::DOT_ROWS.saturating_mul(k).max(1);
-        for (o, r) in rest.chunks_mut(super::DOT_ROWS).zip(left.chunks(quad)) {
-            <f32 as DotRows>::dot_rows(simd, o, r, x, k);
-        }
+            cast(simd.avx2._mm256_permutevar8x32_ps(sums, order))
+        })
     }
 
     /// f64 rows four at a time (their trees across rows: `j + 8`, `j + 4`
-    /// as vector adds per row, then `j + 2` and `j + 1` transposed), the
-    /// rest by the generic kernel.
+    /// as vector adds per row, then `j + 2` and `j + 1` transposed).
     #[inline(always)]
     pub(super) fn rows_f64(simd: V3, out: &mut [f64], rows: &[f64], x: &[f64], k: usize) {
-        if k.checked_rem(DOT_LANES) != Some(0) {
-            return <f64 as DotRows>::dot_rows(simd, out, rows, x, k);
-        }
         let avx = simd.avx;
-        let rows_per = super::DOT_ROWS;
-        let done = out.len().saturating_sub(out.len() % rows_per);
-        let step = rows_per.saturating_mul(k).max(1);
-        let mut groups = out.chunks_exact_mut(rows_per);
-        for (o, block) in (&mut groups).zip(rows.chunks(step)) {
-            let rs = [0, 1, 2, 3].map(|i| row(block, i, k));
+        grouped::<f64, DOT_ROWS>(simd, out, rows, x, k, |block| {
+            let rs = [0, 1, 2, 3].map(|i| row_of(block, i, k));
             let acc = dot4::<V3, f64, 4>(simd, rs, x, k);
             // (s[j] + s[j + 8]) + (s[j + 4] + s[j + 12])
             let [a, b, c, d] = acc.map(|[v0, v1, v2, v3]| -> __m256d {
@@ -616,12 +618,8 @@ mod transposed {
                 avx._mm256_unpacklo_pd(ab, cd),
                 avx._mm256_unpackhi_pd(ab, cd),
             );
-            let v: [f64; 4] = cast(simd.avx2._mm256_permute4x64_pd::<0b11_01_10_00>(sums));
-            o.copy_from_slice(&v);
-        }
-        let rest = groups.into_remainder();
-        let left = rows.get(done.saturating_mul(k)..).unwrap_or_default();
-        <f64 as DotRows>::dot_rows(simd, rest, left, x, k);
+            cast(simd.avx2._mm256_permute4x64_pd::<0b11_01_10_00>(sums))
+        })
     }
 }
 
