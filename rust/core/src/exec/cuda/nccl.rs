@@ -208,11 +208,14 @@ fn holds(buf: &DeviceBuffer, wire: NcclWire, count: usize, rows: usize, call: &s
 }
 
 impl NcclComm {
-    /// Runs one NCCL call (`f` given the communicator and the stream) with
-    /// the device's context bound.
+    /// Runs one NCCL call from `send` into `recv` (`f` given their device
+    /// pointers, the communicator and the stream) with the device's context
+    /// bound; the pointers' stream records live until the call returns.
     fn call(
-        &self, name: &str,
+        &self, name: &str, send: &DeviceBuffer, recv: &mut DeviceBuffer,
         f: impl FnOnce(
+            *const std::ffi::c_void,
+            *mut std::ffi::c_void,
             sys::ncclComm_t,
             sys::cudaStream_t,
         ) -> std::result::Result<result::NcclStatus, result::NcclError>,
@@ -221,9 +224,13 @@ impl NcclComm {
             .ctx
             .bind_to_thread()
             .map_err(|e| device_error("context bind", e))?;
-        let stream = self.device.stream.cu_stream() as sys::cudaStream_t;
+        let stream = &self.device.stream;
+        let (s, _rs) = send.slice()?.device_ptr(stream);
+        let (r, _rr) = recv.slice_mut()?.device_ptr_mut(stream);
+        let st = stream.cu_stream() as sys::cudaStream_t;
         let comm = self.handle as sys::ncclComm_t;
-        guarded(|| f(comm, stream))
+        let (s, r) = (s as *const std::ffi::c_void, r as *mut std::ffi::c_void);
+        guarded(|| f(s, r, comm, st))
             .ok_or_else(|| missing(name))?
             .map(|_| ())
             .map_err(|e| nccl_error(name, e))
@@ -247,24 +254,11 @@ impl CollectiveMemory for NcclComm {
     ) -> Result<()> {
         holds(send, wire, count, 1, "ncclAllReduce")?;
         holds(recv, wire, count, 1, "ncclAllReduce")?;
-        let stream = &self.device.stream;
-        let (s, _rs) = send.slice()?.device_ptr(stream);
-        let (r, _rr) = recv.slice_mut()?.device_ptr_mut(stream);
-        self.call("ncclAllReduce", |comm, st| {
+        self.call("ncclAllReduce", send, recv, |s, r, comm, st| {
             // SAFETY: both buffers hold `count` elements of `wire` (checked
             // above) and stay alive until the call returns; the stream
             // orders the reduction after their producers.
-            unsafe {
-                result::all_reduce(
-                    s as *const std::ffi::c_void,
-                    r as *mut std::ffi::c_void,
-                    count,
-                    data_type(wire),
-                    reduce_op(op),
-                    comm,
-                    st,
-                )
-            }
+            unsafe { result::all_reduce(s, r, count, data_type(wire), reduce_op(op), comm, st) }
         })
     }
 
@@ -273,22 +267,10 @@ impl CollectiveMemory for NcclComm {
     ) -> Result<()> {
         holds(send, wire, count, 1, "ncclAllGather")?;
         holds(recv, wire, count, self.size, "ncclAllGather")?;
-        let stream = &self.device.stream;
-        let (s, _rs) = send.slice()?.device_ptr(stream);
-        let (r, _rr) = recv.slice_mut()?.device_ptr_mut(stream);
-        self.call("ncclAllGather", |comm, st| {
+        self.call("ncclAllGather", send, recv, |s, r, comm, st| {
             // SAFETY: `send` holds `count` elements and `recv` `size` times
             // as many (checked above).
-            unsafe {
-                result::all_gather(
-                    s as *const std::ffi::c_void,
-                    r as *mut std::ffi::c_void,
-                    count,
-                    data_type(wire),
-                    comm,
-                    st,
-                )
-            }
+            unsafe { result::all_gather(s, r, count, data_type(wire), comm, st) }
         })
     }
 
@@ -300,22 +282,9 @@ impl CollectiveMemory for NcclComm {
         holds(recv, wire, count, 1, "ncclBroadcast")?;
         let root = i32::try_from(root)
             .map_err(|_| Error::Collective(format!("ncclBroadcast: root {root}")))?;
-        let stream = &self.device.stream;
-        let (s, _rs) = send.slice()?.device_ptr(stream);
-        let (r, _rr) = recv.slice_mut()?.device_ptr_mut(stream);
-        self.call("ncclBroadcast", |comm, st| {
+        self.call("ncclBroadcast", send, recv, |s, r, comm, st| {
             // SAFETY: both buffers hold `count` elements (checked above).
-            unsafe {
-                result::broadcast(
-                    s as *const std::ffi::c_void,
-                    r as *mut std::ffi::c_void,
-                    count,
-                    data_type(wire),
-                    root,
-                    comm,
-                    st,
-                )
-            }
+            unsafe { result::broadcast(s, r, count, data_type(wire), root, comm, st) }
         })
     }
 
