@@ -241,8 +241,9 @@ fn as_f64(a: &HostArray) -> Arc<HostArray> {
 }
 
 /// The typed pass on f64: a rank-0 operand, a row broadcast, max/min,
-/// `integer_pow` (positive, negative, zero), a literal, two outputs (one
-/// also read inside the group), across chunks and threads.
+/// `integer_pow` (positive, negative, zero), a literal, four outputs (one
+/// also read inside the group, one twice, one written directly by a member
+/// in the middle of the group), across chunks and threads.
 #[test]
 fn typed_pass_matches_the_interpreter_on_f64() {
     for (m, n) in [(3usize, 5usize), (61, 4099), (3, 70_001)] {
@@ -264,10 +265,11 @@ fn typed_pass_matches_the_interpreter_on_f64() {
         let p0 = b
             .add_eqn1(Primitive::IntegerPow(IntegerPow { y: 0 }), vec![x])
             .unwrap();
+        let u = b.unary(UnaryOp::Neg, p0.clone()).unwrap();
         let t = b.unary(UnaryOp::Tanh, p3).unwrap();
         let d = b.binary(BinaryOp::Div, t, pm2).unwrap();
         let e = b.binary(BinaryOp::Sub, d, p0).unwrap();
-        let prog = b.build(vec![e, hi]).unwrap();
+        let prog = b.build(vec![e.clone(), hi, u, e]).unwrap();
         let x = as_f64(&data(&[m, n], 5));
         let row = as_f64(&data(&[n], 6));
         let s = Arc::new(HostArray::new(vec![], Buffer::F64(vec![1.75].into())).unwrap());

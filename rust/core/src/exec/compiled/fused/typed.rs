@@ -9,6 +9,7 @@
 //! and to the interpreter, at any chunk size or thread count.
 
 use super::{internal, Arg, Fused, Instr, CHUNK};
+
 use crate::array::{Buffer, HostArray};
 use crate::dtype::DType;
 use crate::error::Result;
@@ -28,12 +29,15 @@ enum Kind {
 }
 
 /// A typed member: `regs[dst] = kind(args)`, registers already mapped to
-/// physical scratch slots.
+/// physical scratch slots; or, when `direct` names a group output, the
+/// member writes that output's window itself (its value is the output and
+/// no later member reads it), saving the chunk's copy.
 #[derive(Debug, Clone)]
 struct Op {
     kind: Kind,
     args: Vec<Src>,
     dst: usize,
+    direct: Option<usize>,
 }
 
 /// Where a typed operand comes from.
@@ -83,8 +87,9 @@ pub struct Typed {
     dtype: DType,
     ops: Vec<Op>,
     slots: usize,
-    /// Per group output, where its value is at the end of a chunk.
-    outs: Vec<Src>,
+    /// Per group output, where its value is at the end of a chunk (`None`:
+    /// written by its member directly).
+    outs: Vec<Option<Src>>,
 }
 
 impl Typed {
@@ -108,6 +113,7 @@ impl Typed {
             return None;
         }
         let mut alloc = Slots::new(f);
+        let direct = direct_outputs(f);
         let mut ops = Vec::with_capacity(f.instrs.len());
         for (n, ins) in f.instrs.iter().enumerate() {
             let args = ins
@@ -121,12 +127,20 @@ impl Typed {
                 kind: kind(ins)?,
                 args,
                 dst,
+                direct: direct.get(n).copied().flatten(),
             });
+        }
+        let mut written = vec![false; f.outputs.len()];
+        for j in direct.iter().flatten() {
+            if let Some(w) = written.get_mut(*j) {
+                *w = true;
+            }
         }
         let outs = f
             .outputs
             .iter()
-            .map(|o| alloc.src(o.arg))
+            .zip(&written)
+            .map(|(o, w)| Some(if *w { None } else { Some(alloc.src(o.arg)?) }))
             .collect::<Option<Vec<_>>>()?;
         Some(Typed {
             dtype,
@@ -212,7 +226,19 @@ impl Typed {
             let e = s.saturating_add(CHUNK).min(end);
             let n = e.saturating_sub(s);
             scratch.load(env, s, e)?;
+            let at = s.saturating_sub(start);
             for op in &self.ops {
+                let arg = |k: usize| -> Result<Operand<'_, T>> {
+                    let src = op.args.get(k).ok_or_else(|| internal("operand"))?;
+                    scratch.operand(env, *src, s, e)
+                };
+                if let Some(j) = op.direct {
+                    let out = parts
+                        .window(j, at, n)
+                        .ok_or_else(|| internal("chunk past its window"))?;
+                    op.apply(arg, out)?;
+                    continue;
+                }
                 let mut dst = std::mem::take(
                     scratch
                         .slots
@@ -224,23 +250,13 @@ impl Typed {
                     let src = op.args.get(k).ok_or_else(|| internal("operand"))?;
                     scratch.operand(env, *src, s, e)
                 };
-                let done = match op.kind {
-                    Kind::Unary(u) => slices::unary(u, arg(0)?, out),
-                    Kind::Binary(b) => slices::binary(b, arg(0)?, arg(1)?, out),
-                    Kind::Ipow(y) => {
-                        slices::integer_pow(y, arg(0)?, out);
-                        true
-                    }
-                };
-                if !done {
-                    return Err(internal("typed op without a slice kernel"));
-                }
+                op.apply(arg, out)?;
                 if let Some(slot) = scratch.slots.get_mut(op.dst) {
                     *slot = dst;
                 }
             }
-            let at = s.saturating_sub(start);
             for (j, src) in self.outs.iter().enumerate() {
+                let Some(src) = src else { continue };
                 let window = parts
                     .window(j, at, n)
                     .ok_or_else(|| internal("chunk past its window"))?;
@@ -253,6 +269,65 @@ impl Typed {
         }
         Ok(())
     }
+}
+
+impl Op {
+    /// `out = kind(args)` by the reference kernels' slice functions.
+    fn apply<'a, T: Elem + 'a>(
+        &self, arg: impl Fn(usize) -> Result<Operand<'a, T>>, out: &mut [T],
+    ) -> Result<()> {
+        let done = match self.kind {
+            Kind::Unary(u) => slices::unary(u, arg(0)?, out),
+            Kind::Binary(b) => slices::binary(b, arg(0)?, arg(1)?, out),
+            Kind::Ipow(y) => {
+                slices::integer_pow(y, arg(0)?, out);
+                true
+            }
+        };
+        if done {
+            Ok(())
+        } else {
+            Err(internal("typed op without a slice kernel"))
+        }
+    }
+}
+
+/// Per member, the group output it can write directly: its register is
+/// read by exactly one output and by no later member (linear in the
+/// group's size).
+fn direct_outputs(f: &Fused) -> Vec<Option<usize>> {
+    // Per register: the output reading it (`Some(None)`: more than one).
+    let mut out_of: Vec<Option<Option<usize>>> = vec![None; f.nregs];
+    for (j, o) in f.outputs.iter().enumerate() {
+        if let Arg::Reg(r) = o.arg {
+            if let Some(slot) = out_of.get_mut(r) {
+                *slot = Some(if slot.is_some() { None } else { Some(j) });
+            }
+        }
+    }
+    let mut last_read: Vec<Option<usize>> = vec![None; f.nregs];
+    for (n, ins) in f.instrs.iter().enumerate() {
+        for a in &ins.args {
+            if let Arg::Reg(r) = a {
+                if let Some(l) = last_read.get_mut(*r) {
+                    *l = Some(n);
+                }
+            }
+        }
+    }
+    f.instrs
+        .iter()
+        .enumerate()
+        .map(|(n, ins)| {
+            let j = out_of.get(ins.dst).copied().flatten().flatten()?;
+            let read_later = last_read
+                .get(ins.dst)
+                .copied()
+                .flatten()
+                .is_some_and(|l| l > n);
+            (!read_later).then_some(j)
+        })
+        .collect()
 }
 
 /// The member kind of `ins`, if the typed pass has a kernel for it.
