@@ -31,3 +31,15 @@ pub fn run(p: Primitive, args: &[&HostArray]) -> HostArray {
     assert_eq!(outs.len(), 1);
     outs.pop().unwrap()
 }
+
+/// The SIMD levels this machine runs, for bit-identity tests across them:
+/// always Scalar, then AVX2 and AVX-512 where the CPU has them.
+pub fn simd_levels() -> Vec<microjax::internals::prims_kernel_vmath::SimdLevel> {
+    use microjax::internals::prims_kernel_vmath::{detected_level, SimdLevel};
+    let best = detected_level();
+    [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
+        .into_iter()
+        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
+        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
+        .collect()
+}

@@ -126,18 +126,6 @@ mod num_like {
     }
 }
 
-/// The SIMD levels this machine runs: always Scalar, then AVX2 and AVX-512
-/// where available.
-fn simd_levels() -> Vec<microjax::internals::prims_kernel_vmath::SimdLevel> {
-    use microjax::internals::prims_kernel_vmath::{simd_level, SimdLevel};
-    let best = simd_level();
-    [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
-        .into_iter()
-        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
-        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
-        .collect()
-}
-
 /// Matrix-vector products (one output column) in the default mode are each
 /// row's 16 partial sums (element `j` into sum `j % 16`, in k order, fused
 /// multiply-adds) added
@@ -158,7 +146,7 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
         Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>(),
         _ => panic!("f32 expected"),
     };
-    let levels = simd_levels();
+    let levels = crate::common::kernels::simd_levels();
     // (batch, rows, k): odd sizes, a tail after the 16-element blocks, the
     // largest product the kernel takes.
     // Rows in groups of eight and four with some left over (13, 20).
@@ -248,7 +236,7 @@ fn matvec_kernel_f64_sums_sixteen_lanes_pairwise() {
     use microjax::prims::{DotDims, DotGeneral, Primitive};
     let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
     let lanes = sixteen_lanes::<f64>;
-    let levels = simd_levels();
+    let levels = crate::common::kernels::simd_levels();
     for (m, k) in [(64, 64), (7, 32), (18, 48), (5, 21), (100, 112)] {
         let w: Vec<f64> = (0..m * k).map(val).collect();
         let c: Vec<f64> = (0..k).map(|i| val(i + 7)).collect();

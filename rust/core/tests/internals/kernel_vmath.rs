@@ -405,14 +405,7 @@ fn mismatched_lengths_process_the_common_prefix() {
 
 // ------------------------------------------------- level independence
 
-fn levels() -> Vec<SimdLevel> {
-    let best = detected_level();
-    [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
-        .into_iter()
-        .filter(|&l| l == SimdLevel::Scalar || best != SimdLevel::Scalar)
-        .filter(|&l| l != SimdLevel::Avx512 || best == SimdLevel::Avx512)
-        .collect()
-}
+use crate::common::kernels::simd_levels as levels;
 
 #[test]
 fn forced_level_is_scoped() {
