@@ -25,7 +25,10 @@ cache                      entries  key
 `jax.clear_caches()` empties all of them (`clear_all`). Each is a true LRU:
 a hit makes the entry the most recently used; an insert beyond the size
 evicts the least recently used. Values are recomputed on a miss, so an
-evicted entry only costs its recomputation.
+evicted entry only costs its recomputation. One exception:
+`core.internal_code` is read for every frame between a staged equation and
+the user's code, so its hits do not refresh the entry (an insert evicts the
+oldest entry; a hot entry evicted that way costs one path check again).
 """
 import weakref
 from collections import OrderedDict

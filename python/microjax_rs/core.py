@@ -599,7 +599,8 @@ def source_info(depth=1):
         key = id(code)
         hit = internal.get(key)
         if hit is not None and hit[0] is code:
-            internal.move_to_end(key)
+            # No LRU refresh here: this runs for every frame of every staged
+            # equation (the cache is insertion-ordered, see `_lru.py`).
             inside = hit[1]
         else:
             inside = code.co_filename.startswith(_EXCLUDED_PATHS)
