@@ -112,8 +112,9 @@ impl Typed {
         {
             return None;
         }
-        let mut alloc = Slots::new(f);
-        let direct = direct_outputs(f);
+        let last = last_readers(f);
+        let mut alloc = Slots::new(f, &last);
+        let direct = direct_outputs(f, &last);
         let mut ops = Vec::with_capacity(f.instrs.len());
         for (n, ins) in f.instrs.iter().enumerate() {
             let args = ins
@@ -292,26 +293,32 @@ impl Op {
     }
 }
 
+/// Per register, the last member reading it (`None`: no member does).
+fn last_readers(f: &Fused) -> Vec<Option<usize>> {
+    let mut last: Vec<Option<usize>> = vec![None; f.nregs];
+    for (n, ins) in f.instrs.iter().enumerate() {
+        for a in &ins.args {
+            if let Arg::Reg(r) = a {
+                if let Some(l) = last.get_mut(*r) {
+                    *l = Some(n);
+                }
+            }
+        }
+    }
+    last
+}
+
 /// Per member, the group output it can write directly: its register is
 /// read by exactly one output and by no later member (linear in the
 /// group's size).
-fn direct_outputs(f: &Fused) -> Vec<Option<usize>> {
+/// `last_read`: [`last_readers`] of `f`.
+fn direct_outputs(f: &Fused, last_read: &[Option<usize>]) -> Vec<Option<usize>> {
     // Per register: the output reading it (`Some(None)`: more than one).
     let mut out_of: Vec<Option<Option<usize>>> = vec![None; f.nregs];
     for (j, o) in f.outputs.iter().enumerate() {
         if let Arg::Reg(r) = o.arg {
             if let Some(slot) = out_of.get_mut(r) {
                 *slot = Some(if slot.is_some() { None } else { Some(j) });
-            }
-        }
-    }
-    let mut last_read: Vec<Option<usize>> = vec![None; f.nregs];
-    for (n, ins) in f.instrs.iter().enumerate() {
-        for a in &ins.args {
-            if let Arg::Reg(r) = a {
-                if let Some(l) = last_read.get_mut(*r) {
-                    *l = Some(n);
-                }
             }
         }
     }
@@ -359,17 +366,9 @@ struct Slots {
 }
 
 impl Slots {
-    fn new(f: &Fused) -> Slots {
-        let mut last: Vec<Option<usize>> = vec![None; f.nregs];
-        for (n, ins) in f.instrs.iter().enumerate() {
-            for a in &ins.args {
-                if let Arg::Reg(r) = a {
-                    if let Some(l) = last.get_mut(*r) {
-                        *l = Some(n);
-                    }
-                }
-            }
-        }
+    /// `last`: [`last_readers`] of `f`.
+    fn new(f: &Fused, last: &[Option<usize>]) -> Slots {
+        let mut last = last.to_vec();
         for o in &f.outputs {
             if let Arg::Reg(r) = o.arg {
                 if let Some(l) = last.get_mut(r) {
