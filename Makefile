@@ -162,9 +162,12 @@ clippy: venv
 	$(call stage,clippy,$(PYO3_ENV) cargo clippy --workspace $(CLIPPY_TARGETS) --profile ci $(CARGO_J) -- -D warnings)
 
 # The core crate's API documentation, warnings (broken intra-doc links,
-# bad code-block attributes) as errors.
+# bad code-block attributes) as errors. `--workspace` (the binding's library
+# has `doc = false`) resolves the dependencies' features as clippy did, so
+# their metadata is reused: `-p microjax` alone resolved once_cell and syn
+# differently and re-checked faer and gemm (35 s).
 rustdoc: venv
-	$(call stage,rustdoc,RUSTDOCFLAGS="-D warnings" cargo doc -p microjax --no-deps --features cuda --profile ci $(CARGO_J))
+	$(call stage,rustdoc,$(PYO3_ENV) RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features microjax/cuda --profile ci $(CARGO_J))
 
 fmt-check:
 	$(call stage,rustfmt,cargo fmt --all --check)

@@ -2,7 +2,7 @@
 //! benchmarks (benches/run.py: `rfft_2e20`, `fft2_1024`), serial and on
 //! rayon's pool:
 //!
-//!     cargo run --release -p microjax --example fft_kernels
+//!     cargo bench -p microjax --bench fft_kernels
 #![allow(
     clippy::unwrap_used,
     clippy::arithmetic_side_effects,
