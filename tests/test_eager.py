@@ -235,3 +235,11 @@ def test_plan_stats_reports_fusion_and_peak_memory():
     st3 = jax.debug.plan_stats(relu_grad, x)
     assert st3["fusion_groups"] == 1 and st3["typed_groups"] == 0
     np.testing.assert_array_equal(np.asarray(jax.jit(relu_grad)(x)), np.asarray(relu_grad(x)))
+    # Comparisons that only their conversion to float reads (the masks of
+    # max's derivative, with ties at 0) stay in the typed pass, with eager's
+    # bits under jit.
+    xz = jnp.concatenate([x, jnp.zeros(8, jnp.float32)])
+    relu_vjp = jax.grad(lambda x: jnp.sum(jnp.maximum(x, 0.0) * x))
+    st4 = jax.debug.plan_stats(relu_vjp, xz)
+    assert st4["fusion_groups"] == st4["typed_groups"] == 1
+    np.testing.assert_array_equal(np.asarray(jax.jit(relu_vjp)(xz)), np.asarray(relu_vjp(xz)))

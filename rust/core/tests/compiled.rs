@@ -279,6 +279,89 @@ fn typed_pass_matches_the_interpreter_on_f64() {
     }
 }
 
+/// Comparisons that only conversions back to f32 read (the masks of `max`'s
+/// and `relu`'s derivatives) run in the typed pass as 1 / 0 registers: every
+/// comparison operator, against a broadcast row and a literal, with NaNs,
+/// signed zeros and ties, across chunks and threads. A comparison whose
+/// boolean leaves the group keeps the group on the generic pass.
+#[test]
+fn typed_pass_keeps_compared_and_converted_masks_in_float_registers() {
+    use microjax::CmpOp;
+    let cycle = [0.0f32, -0.0, 1.0, f32::NAN, -2.5, 1.0, 3.0];
+    for (m, n) in [(3usize, 5usize), (61, 4099)] {
+        let mut b = Builder::new();
+        let x = input(&mut b, &[m, n]);
+        let row = input(&mut b, &[n]);
+        let rb = broadcast(&mut b, row, vec![m, n], vec![1]);
+        let relu = b.binary(BinaryOp::Max, x.clone(), lit(0.0)).unwrap();
+        let tie = b
+            .add_eqn1(Primitive::Compare(CmpOp::Eq), vec![x.clone(), relu])
+            .unwrap();
+        let mut acc = b.add_eqn1(convert(DType::F32), vec![tie]).unwrap();
+        let ops = [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+        ];
+        for (k, op) in ops.into_iter().enumerate() {
+            let c = b
+                .add_eqn1(Primitive::Compare(op), vec![x.clone(), rb.clone()])
+                .unwrap();
+            let f = b.add_eqn1(convert(DType::F32), vec![c]).unwrap();
+            let w = b
+                .binary(BinaryOp::Mul, f, lit(f64::from(2u32 << k)))
+                .unwrap();
+            acc = b.binary(BinaryOp::Add, acc, w).unwrap();
+        }
+        let zero = b
+            .add_eqn1(Primitive::Compare(CmpOp::Le), vec![lit(0.0), x.clone()])
+            .unwrap();
+        let z = b.add_eqn1(convert(DType::F32), vec![zero]).unwrap();
+        let z = b.binary(BinaryOp::Mul, z, lit(256.0)).unwrap();
+        let out = b.binary(BinaryOp::Add, acc, z).unwrap();
+        let prog = b.build(vec![out]).unwrap();
+        let xs: Vec<f32> = (0..m * n).map(|i| cycle[i % cycle.len()]).collect();
+        let rows: Vec<f32> = (0..n).map(|i| cycle[(i * 3 + 1) % cycle.len()]).collect();
+        let args = [
+            Arc::new(HostArray::from_vec(vec![m, n], xs.clone()).unwrap()),
+            Arc::new(HostArray::from_vec(vec![n], rows.clone()).unwrap()),
+        ];
+        let plan = check(prog, &args);
+        let st = plan.stats();
+        assert_eq!((st.groups, st.typed_groups), (1, 1), "({m}, {n})");
+        // The values themselves, against Rust's comparisons.
+        let got = plan.run(&args).unwrap();
+        let Buffer::F32(v) = got[0].buffer() else {
+            panic!("f32 output")
+        };
+        for (i, &g) in v.iter().enumerate() {
+            let (a, r) = (xs[i], rows[i % n]);
+            let mut want = f32::from(u8::from(a == a.max(0.0) && !a.is_nan()));
+            let cmps = [a == r, a != r, a < r, a <= r, a > r, a >= r];
+            for (k, c) in cmps.into_iter().enumerate() {
+                want += f32::from(u8::from(c)) * (2u32 << k) as f32;
+            }
+            want += f32::from(u8::from(0.0 <= a)) * 256.0;
+            assert_eq!(g, want, "element {i}: x={a} row={r}");
+        }
+
+        // The boolean itself is an output: no typed pass, same bits.
+        let mut b = Builder::new();
+        let x = input(&mut b, &[m, n]);
+        let c = b
+            .add_eqn1(Primitive::Compare(CmpOp::Lt), vec![x.clone(), lit(1.0)])
+            .unwrap();
+        let f = b.add_eqn1(convert(DType::F32), vec![c.clone()]).unwrap();
+        let y = b.binary(BinaryOp::Mul, f, x).unwrap();
+        let prog = b.build(vec![y, c]).unwrap();
+        let plan = check(prog, &args[..1]);
+        assert_eq!(plan.stats().typed_groups, 0, "({m}, {n})");
+    }
+}
+
 /// A one-element program whose rank-0 values (a `select_n` on a scalar
 /// predicate) are broadcast into a `select_n` over f32[1]: the rank-0 chain
 /// and the f32[1] one do not share a group (as one group the rank-0 value

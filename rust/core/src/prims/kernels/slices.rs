@@ -10,7 +10,7 @@
 
 use super::common::FloatElem;
 use super::vmath;
-use crate::prims::{BinaryOp, UnaryOp};
+use crate::prims::{BinaryOp, CmpOp, UnaryOp};
 use std::marker::PhantomData;
 
 /// An operand of a slice kernel.
@@ -109,6 +109,30 @@ bin_kernels! {
     MinK => min_nan;
 }
 
+/// Comparisons as 1 / 0 in the operands' type: the value
+/// `convert_element_type(cmp(a, b), T)` has (the typed pass keeps a
+/// comparison read only by that conversion in a float register).
+macro_rules! cmp_kernels {
+    ($($k:ident => $op:tt;)*) => {$(
+        struct $k;
+        impl<T: FloatElem> Bin<T> for $k {
+            #[inline(always)]
+            fn eval(a: T, b: T) -> T {
+                if a $op b { T::ONE } else { T::ZERO }
+            }
+        }
+    )*};
+}
+
+cmp_kernels! {
+    EqK => ==;
+    NeK => !=;
+    LtK => <;
+    LeK => <=;
+    GtK => >;
+    GeK => >=;
+}
+
 vmath::scalar_simd_loop! {
     /// `out[i] = K(a[i], b[i])` with either side possibly splatted.
     ZipLoop<'a, T, K: Bin> { a: Operand<'a, T>, b: Operand<'a, T>, out: &'a mut [T] }
@@ -156,6 +180,19 @@ pub fn binary<T: Lane>(op: BinaryOp, a: Operand<'_, T>, b: Operand<'_, T>, out: 
         _ => return false,
     }
     true
+}
+
+/// `out = op(a, b) ? 1 : 0` over the common length: the comparison (IEEE,
+/// as the reference kernel compares) converted to the operands' type.
+pub fn compare_as_float<T: Lane>(op: CmpOp, a: Operand<'_, T>, b: Operand<'_, T>, out: &mut [T]) {
+    match op {
+        CmpOp::Eq => zip::<T, EqK>(a, b, out),
+        CmpOp::Ne => zip::<T, NeK>(a, b, out),
+        CmpOp::Lt => zip::<T, LtK>(a, b, out),
+        CmpOp::Le => zip::<T, LeK>(a, b, out),
+        CmpOp::Gt => zip::<T, GtK>(a, b, out),
+        CmpOp::Ge => zip::<T, GeK>(a, b, out),
+    }
 }
 
 /// `out = x**y` by the reference kernel's repeated squaring.

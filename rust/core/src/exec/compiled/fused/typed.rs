@@ -3,6 +3,9 @@
 //! `integer_pow`, the group runs on per-thread scratch registers of one
 //! chunk each, reused by liveness, writing straight into the output
 //! buffers: no allocation or kernel dispatch per member and chunk.
+//! A comparison of such values that only conversions back to the group's
+//! type read (`convert(x == y, f32)`: the masks of `max`'s and `relu`'s
+//! derivatives) is a member too: its register holds the converted 1 / 0.
 //!
 //! Each element is computed by the reference kernels' own per-element
 //! functions ([`slices`]), so results are bit-identical to the generic pass
@@ -16,7 +19,7 @@ use crate::error::Result;
 use crate::exec::ExecCtx;
 use crate::prims::kernel::slices::{self, Lane, Operand};
 use crate::prims::IntegerPow;
-use crate::prims::{BinaryOp, Primitive, UnaryOp};
+use crate::prims::{BinaryOp, CmpOp, Primitive, UnaryOp};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -26,6 +29,10 @@ enum Kind {
     Unary(UnaryOp),
     Binary(BinaryOp),
     Ipow(i32),
+    /// A comparison as 1 / 0 in the group's type (see [`mask_registers`]).
+    Compare(CmpOp),
+    /// The conversion of such a comparison to the group's type: a copy.
+    Copy,
 }
 
 /// A typed member: `regs[dst] = kind(args)`, registers already mapped to
@@ -95,12 +102,17 @@ pub struct Typed {
 impl Typed {
     /// The typed pass of `f`, if every member and value qualifies.
     pub fn build(f: &Fused) -> Option<Typed> {
-        let dtype = f.instrs.first()?.dtype;
+        let dtype = f
+            .instrs
+            .iter()
+            .map(|i| i.dtype)
+            .find(|d| *d != DType::Bool)?;
         if !matches!(dtype, DType::F32 | DType::F64) {
             return None;
         }
         let same = |d: DType| d == dtype;
-        if !f.instrs.iter().all(|i| same(i.dtype) && kind(i).is_some())
+        let masks = mask_registers(f, dtype);
+        if !f.instrs.iter().all(|i| kind(i, dtype, &masks).is_some())
             || !f
                 .input_dtypes
                 .iter()
@@ -125,7 +137,7 @@ impl Typed {
             let dst = alloc.define(ins.dst)?;
             alloc.release_after(n);
             ops.push(Op {
-                kind: kind(ins)?,
+                kind: kind(ins, dtype, &masks)?,
                 args,
                 dst,
                 direct: direct.get(n).copied().flatten(),
@@ -284,6 +296,22 @@ impl Op {
                 slices::integer_pow(y, arg(0)?, out);
                 true
             }
+            Kind::Compare(c) => {
+                slices::compare_as_float(c, arg(0)?, arg(1)?, out);
+                true
+            }
+            Kind::Copy => {
+                match arg(0)? {
+                    Operand::Slice(v) => {
+                        let v = v
+                            .get(..out.len())
+                            .ok_or_else(|| internal("operand length"))?;
+                        out.copy_from_slice(v);
+                    }
+                    Operand::Splat(v) => out.fill(v),
+                }
+                true
+            }
         };
         if done {
             Ok(())
@@ -337,8 +365,19 @@ fn direct_outputs(f: &Fused, last_read: &[Option<usize>]) -> Vec<Option<usize>> 
         .collect()
 }
 
-/// The member kind of `ins`, if the typed pass has a kernel for it.
-fn kind(ins: &Instr) -> Option<Kind> {
+/// The member kind of `ins` in a group of `dtype`, if the typed pass has a
+/// kernel for it; `masks`: [`mask_registers`].
+fn kind(ins: &Instr, dtype: DType, masks: &[bool]) -> Option<Kind> {
+    let is_mask = |r: usize| masks.get(r).copied().unwrap_or(false);
+    if ins.dtype != dtype {
+        // Only a comparison kept as a mask has another (boolean) type.
+        return match &ins.prim {
+            Primitive::Compare(c) if ins.args.len() == 2 && is_mask(ins.dst) => {
+                Some(Kind::Compare(*c))
+            }
+            _ => None,
+        };
+    }
     match &ins.prim {
         Primitive::Unary(u) if slices::supports_unary(*u) && ins.args.len() == 1 => {
             Some(Kind::Unary(*u))
@@ -347,8 +386,42 @@ fn kind(ins: &Instr) -> Option<Kind> {
             Some(Kind::Binary(*b))
         }
         Primitive::IntegerPow(IntegerPow { y }) if ins.args.len() == 1 => Some(Kind::Ipow(*y)),
+        Primitive::ConvertElementType(_) => match ins.args.as_slice() {
+            [Arg::Reg(r)] if is_mask(*r) => Some(Kind::Copy),
+            _ => None,
+        },
         _ => None,
     }
+}
+
+/// Per register, whether it is a comparison the typed pass keeps as 1 / 0
+/// in `dtype`: a boolean `compare` member that no group output and no
+/// member but a conversion to `dtype` reads. (Its operands are then values
+/// of `dtype`: every other register, input and literal is checked to be.)
+fn mask_registers(f: &Fused, dtype: DType) -> Vec<bool> {
+    let mut mask = vec![false; f.nregs];
+    for ins in &f.instrs {
+        if ins.dtype == DType::Bool && matches!(ins.prim, Primitive::Compare(_)) {
+            if let Some(m) = mask.get_mut(ins.dst) {
+                *m = true;
+            }
+        }
+    }
+    let mut clear = |a: &Arg| {
+        if let Arg::Reg(r) = a {
+            if let Some(m) = mask.get_mut(*r) {
+                *m = false;
+            }
+        }
+    };
+    for ins in &f.instrs {
+        let converts = ins.dtype == dtype && matches!(ins.prim, Primitive::ConvertElementType(_));
+        if !converts {
+            ins.args.iter().for_each(&mut clear);
+        }
+    }
+    f.outputs.iter().for_each(|o| clear(&o.arg));
+    mask
 }
 
 /// Register → scratch-slot mapping by liveness: a register's slot is
