@@ -89,48 +89,33 @@ trait Bin<T> {
 }
 
 macro_rules! bin_kernels {
-    ($($k:ident => $f:ident;)*) => {$(
+    ($($k:ident($a:ident, $b:ident) => $e:expr;)*) => {$(
         struct $k;
         impl<T: FloatElem> Bin<T> for $k {
             #[inline(always)]
-            fn eval(a: T, b: T) -> T {
-                a.$f(b)
+            fn eval($a: T, $b: T) -> T {
+                $e
             }
         }
     )*};
 }
 
 bin_kernels! {
-    AddK => add;
-    SubK => sub;
-    MulK => mul;
-    DivK => div;
-    MaxK => max_nan;
-    MinK => min_nan;
-}
-
-/// Comparisons as 1 / 0 in the operands' type: the value
-/// `convert_element_type(cmp(a, b), T)` has (the typed pass keeps a
-/// comparison read only by that conversion in a float register).
-macro_rules! cmp_kernels {
-    ($($k:ident => $op:tt;)*) => {$(
-        struct $k;
-        impl<T: FloatElem> Bin<T> for $k {
-            #[inline(always)]
-            fn eval(a: T, b: T) -> T {
-                if a $op b { T::ONE } else { T::ZERO }
-            }
-        }
-    )*};
-}
-
-cmp_kernels! {
-    EqK => ==;
-    NeK => !=;
-    LtK => <;
-    LeK => <=;
-    GtK => >;
-    GeK => >=;
+    AddK(a, b) => a.add(b);
+    SubK(a, b) => a.sub(b);
+    MulK(a, b) => a.mul(b);
+    DivK(a, b) => a.div(b);
+    MaxK(a, b) => a.max_nan(b);
+    MinK(a, b) => a.min_nan(b);
+    // Comparisons as 1 / 0 in the operands' type: the value
+    // `convert_element_type(cmp(a, b), T)` has (the typed pass keeps a
+    // comparison read only by that conversion in a float register).
+    EqK(a, b) => if a == b { T::ONE } else { T::ZERO };
+    NeK(a, b) => if a != b { T::ONE } else { T::ZERO };
+    LtK(a, b) => if a < b { T::ONE } else { T::ZERO };
+    LeK(a, b) => if a <= b { T::ONE } else { T::ZERO };
+    GtK(a, b) => if a > b { T::ONE } else { T::ZERO };
+    GeK(a, b) => if a >= b { T::ONE } else { T::ZERO };
 }
 
 vmath::scalar_simd_loop! {

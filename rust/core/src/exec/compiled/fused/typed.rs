@@ -273,10 +273,7 @@ impl Typed {
                 let window = parts
                     .window(j, at, n)
                     .ok_or_else(|| internal("chunk past its window"))?;
-                match scratch.operand(env, *src, s, e)? {
-                    Operand::Slice(v) => window.copy_from_slice(v.get(..n).unwrap_or_default()),
-                    Operand::Splat(v) => window.fill(v),
-                }
+                copy_operand(scratch.operand(env, *src, s, e)?, window)?;
             }
             s = e;
         }
@@ -301,15 +298,7 @@ impl Op {
                 true
             }
             Kind::Copy => {
-                match arg(0)? {
-                    Operand::Slice(v) => {
-                        let v = v
-                            .get(..out.len())
-                            .ok_or_else(|| internal("operand length"))?;
-                        out.copy_from_slice(v);
-                    }
-                    Operand::Splat(v) => out.fill(v),
-                }
+                copy_operand(arg(0)?, out)?;
                 true
             }
         };
@@ -319,6 +308,20 @@ impl Op {
             Err(internal("typed op without a slice kernel"))
         }
     }
+}
+
+/// `out = src` (a splat fills it).
+fn copy_operand<T: Copy>(src: Operand<'_, T>, out: &mut [T]) -> Result<()> {
+    match src {
+        Operand::Slice(v) => {
+            let v = v
+                .get(..out.len())
+                .ok_or_else(|| internal("operand length"))?;
+            out.copy_from_slice(v);
+        }
+        Operand::Splat(v) => out.fill(v),
+    }
+    Ok(())
 }
 
 /// Per register, the last member reading it (`None`: no member does).
