@@ -413,3 +413,59 @@ fn the_step_budget_counts_every_step_of_every_loop_iteration() {
         assert_eq!(f64s(&out[1]), vec![1.5 * 4f64.powi(10)], "{what}");
     }
 }
+
+/// `c @ w @ w ... @ w` (`n` products), `c` f64[4], `w` f64[4,4]: `n`
+/// small steps no fusion joins.
+fn product_chain(n: usize) -> ClosedJaxpr {
+    common::build(&[f64v(&[4]), f64v(&[4, 4])], |b, xs| {
+        let mut c = xs[0].clone();
+        for _ in 0..n {
+            c = b
+                .add_eqn1(
+                    common::dot_general(&[0], &[0], &[], &[]),
+                    vec![c, xs[1].clone()],
+                )
+                .unwrap();
+        }
+        vec![c]
+    })
+}
+
+#[test]
+fn small_plan_steps_pass_a_checkpoint_at_least_every_seventeenth_step() {
+    let n = 170;
+    let prog = product_chain(n);
+    let plan = Compiled::new(Arc::new(prog.clone())).unwrap();
+    assert_eq!(plan.stats().steps, n);
+    let c = Arc::new(host(&[4], vec![0.5f64, -0.25, 1.0, 0.75]));
+    let w = Arc::new(host(
+        &[4, 4],
+        (0..16)
+            .map(|i| f64::from(i % 5) / 4.0 - 0.4)
+            .collect::<Vec<f64>>(),
+    ));
+    let a = [c, w];
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let count: PollHook = Arc::new(move || {
+        seen.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    });
+    let got = plan
+        .run_in(&ExecCtx::current_default().with_poll(count, 1), &a)
+        .unwrap();
+    // Sixteen quiet steps, then one with a checkpoint: 170 / 17 = 10.
+    let calls = calls.load(Ordering::Relaxed);
+    assert_eq!(calls, n / 17, "checkpoints passed");
+    let want = eval_closed_in(&ExecCtx::current_default(), &prog, &a).unwrap();
+    assert_eq!(got[0].buffer(), want[0].buffer());
+    // Every step still counts against the step budget.
+    let need = fewest_steps(&|c, a| plan.run_in(c, a), &a);
+    assert_eq!(need, n as u64);
+    // A hook error stops the chain at its first checkpoint.
+    let stop: PollHook = Arc::new(|| Err(Error::Interrupted));
+    let e = plan
+        .run_in(&ExecCtx::current_default().with_poll(stop, 1), &a)
+        .unwrap_err();
+    assert_eq!(e, Error::Interrupted);
+}

@@ -404,17 +404,30 @@ impl ExecCtx {
     /// passes a checkpoint.
     #[inline]
     pub fn take_step(&self) -> Result<()> {
+        self.take_quiet_step()?;
+        self.checkpoint()
+    }
+
+    /// [`ExecCtx::take_step`] without its checkpoint: the step budget and
+    /// the run's memory limit only, for a step small enough that the next
+    /// checkpoint comes soon (a compiled plan's small kernel steps).
+    #[inline]
+    pub fn take_quiet_step(&self) -> Result<()> {
         if !take_one(&self.steps_taken, self.max_steps) {
-            let max = self.max_steps.unwrap_or(u64::MAX);
-            return Err(Error::Limit(format!(
-                "the run takes more than {max} steps (equations executed, loop iterations \
-                 included), the program's limit"
-            )));
+            return Err(self.step_limit_error());
         }
         if let Some((base, limit)) = self.max_run_bytes {
             crate::array::live::check_run("plan step", base, limit)?;
         }
-        self.checkpoint()
+        Ok(())
+    }
+
+    fn step_limit_error(&self) -> Error {
+        let max = self.max_steps.unwrap_or(u64::MAX);
+        Error::Limit(format!(
+            "the run takes more than {max} steps (equations executed, loop iterations \
+             included), the program's limit"
+        ))
     }
 
     /// Refuses up front a loop of `n` iterations (a `scan` of static

@@ -245,6 +245,11 @@ impl Fused {
     }
 
     /// Whether the group runs by its typed pass.
+    /// Elementwise work of one run: elements times instructions.
+    pub fn work(&self) -> usize {
+        self.len.saturating_mul(self.instrs.len().max(1))
+    }
+
     pub fn is_typed(&self) -> bool {
         self.typed.is_some()
     }

@@ -129,7 +129,54 @@ pub struct Compiled {
     steps: Vec<Step>,
     /// Per step, the variables whose last reader it is.
     frees: Vec<Vec<Var>>,
+    /// Per step, whether it is small enough to pass no checkpoint of its
+    /// own (see [`QUIET_WORK`]).
+    quiet: Vec<bool>,
     stats: PlanStats,
+}
+
+/// Most work (elements, multiply-adds of a product, elements times
+/// instructions of a fusion group) of a step that passes no checkpoint of
+/// its own: at most [`QUIET_RUN`] such steps run between checkpoints, so an
+/// interrupt, cancellation or deadline waits a few milliseconds at most
+/// longer, while a loop of small steps (a scan body) does not read the
+/// clock at every step.
+const QUIET_WORK: usize = 1 << 16;
+/// Most consecutive quiet steps between two checkpoints.
+const QUIET_RUN: u32 = 16;
+
+/// Whether `step` of `jx` is quiet: an elementwise or small product
+/// kernel, or a small fusion group.
+fn is_quiet(jx: &Jaxpr, step: &Step) -> Result<bool> {
+    let work = match step {
+        Step::Fused(f) => f.work(),
+        Step::Eqn { index, out, .. } => {
+            let eqn = jx
+                .eqns
+                .get(*index)
+                .ok_or_else(|| internal("equation index"))?;
+            let elems =
+                |a: &Atom| -> Result<usize> { Ok(jx.atom_aval(a)?.size().unwrap_or(usize::MAX)) };
+            match (&eqn.prim, out) {
+                (Primitive::Unary(_) | Primitive::Binary(_), Some(o)) => {
+                    o.size().unwrap_or(usize::MAX)
+                }
+                (Primitive::DotGeneral(_), Some(o)) => {
+                    // Output elements times the contracted length (the
+                    // left operand's elements over its free ones bound it).
+                    let l = eqn
+                        .inputs
+                        .first()
+                        .map(elems)
+                        .transpose()?
+                        .unwrap_or(usize::MAX);
+                    o.size().unwrap_or(usize::MAX).saturating_mul(l)
+                }
+                _ => return Ok(false),
+            }
+        }
+    };
+    Ok(work <= QUIET_WORK)
 }
 
 impl Compiled {
@@ -183,6 +230,10 @@ impl Compiled {
             }
         }
         let frees = last_uses(jx, &steps);
+        let quiet = steps
+            .iter()
+            .map(|s| is_quiet(jx, s))
+            .collect::<Result<Vec<_>>>()?;
         let stats = PlanStats {
             eqns_in: prog.jaxpr.eqns.len(),
             eqns_simplified: jx.eqns.len(),
@@ -199,6 +250,7 @@ impl Compiled {
             prog: simple,
             steps,
             frees,
+            quiet,
             stats,
         })
     }
@@ -257,7 +309,7 @@ impl Compiled {
         for (v, val) in bound {
             *slot(&mut env, *v)? = Some(val.clone());
         }
-        self.run_steps(ctx, &mut env, &self.frees, track)?;
+        self.run_steps(ctx, &mut env, &self.frees, track, None)?;
         jx.outvars
             .iter()
             .map(|a| match a {
@@ -273,11 +325,18 @@ impl Compiled {
     /// the values `frees` lists for it.
     fn run_steps(
         &self, ctx: &ExecCtx, env: &mut [Option<Arc<HostArray>>], frees: &[Vec<Var>],
-        mut track: Option<&mut RunStats>,
+        mut track: Option<&mut RunStats>, mut spares: Option<&mut Spares>,
     ) -> Result<()> {
         let jx = &self.prog.jaxpr;
-        for (step, frees) in self.steps.iter().zip(frees) {
-            ctx.take_step()?;
+        let mut quiet_run = 0u32;
+        for (at, (step, frees)) in self.steps.iter().zip(frees).enumerate() {
+            if self.quiet.get(at).copied().unwrap_or(false) && quiet_run < QUIET_RUN {
+                quiet_run = quiet_run.saturating_add(1);
+                ctx.take_quiet_step()?;
+            } else {
+                quiet_run = 0;
+                ctx.take_step()?;
+            }
             match step {
                 Step::Eqn {
                     index,
@@ -293,7 +352,19 @@ impl Compiled {
                     match (out, eqn.outputs.as_slice()) {
                         // One output: no list of results built per step.
                         (Some(aval), [v]) => {
-                            let val = run_single(ctx, &eqn.prim, ins, aval, dot.as_ref(), env)?;
+                            let mut spare = spares.as_deref_mut().and_then(|s| s.take(at));
+                            let val = run_single(
+                                ctx,
+                                &eqn.prim,
+                                ins,
+                                aval,
+                                dot.as_ref(),
+                                env,
+                                &mut spare,
+                            )?;
+                            if let Some(h) = spare {
+                                recycle::give(h);
+                            }
                             *slot(env, *v)? = Some(val);
                         }
                         _ => {
@@ -323,7 +394,10 @@ impl Compiled {
             }
             for v in frees {
                 if let Some(h) = slot(env, *v)?.take() {
-                    recycle::give(h);
+                    match spares.as_deref_mut() {
+                        Some(s) => s.give(*v, h),
+                        None => recycle::give(h),
+                    }
                 }
             }
         }
@@ -370,29 +444,134 @@ impl Compiled {
         let results = jx
             .outvars
             .iter()
-            .map(|a| match a {
+            .enumerate()
+            .map(|(i, a)| match a {
                 Atom::Var(v) if !is_fixed.get(v.index()).copied().unwrap_or(false) => {
-                    Ok(BodyOut::Run(*v))
+                    // The value's last place among the results moves it out;
+                    // an earlier one (a value returned twice) clones it.
+                    let later = jx
+                        .outvars
+                        .get(i.saturating_add(1)..)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|b| matches!(b, Atom::Var(w) if w == v));
+                    Ok(if later {
+                        BodyOut::Run(*v)
+                    } else {
+                        BodyOut::Last(*v)
+                    })
                 }
                 Atom::Var(v) => Ok(BodyOut::Fixed(*v)),
                 Atom::Lit(l) => Ok(BodyOut::Lit(Arc::new(l.to_array()?))),
             })
             .collect::<Result<Vec<_>>>()?;
+        let spares = Spares::plan(self, varying, &results)?;
         Ok(Looped {
             plan: self,
             env,
             frees,
             varying,
             results,
+            spares,
         })
+    }
+}
+
+/// A loop body's arrays kept from run to run: the value of a single-output
+/// kernel step, once freed, comes back to that step, and a varying
+/// parameter (a carry), once read, to the step computing the result in its
+/// place, so the body's steps write into the same few arrays every
+/// iteration without going through the thread's bin.
+#[derive(Debug, Default)]
+struct Spares {
+    /// Per variable, the step whose array its value becomes once freed.
+    home: Vec<Option<usize>>,
+    /// Per step, the array kept for it.
+    kept: Vec<Option<Arc<HostArray>>>,
+}
+
+impl Spares {
+    /// Which step each freed value goes back to: a kernel step's own
+    /// output, and the varying parameter in the place of such an output
+    /// among the results when the two have the same type.
+    fn plan(plan: &Compiled, varying: &[Var], results: &[BodyOut]) -> Result<Spares> {
+        let jx = &plan.prog.jaxpr;
+        let mut home: Vec<Option<usize>> = vec![None; jx.avals.len()];
+        for (at, step) in plan.steps.iter().enumerate() {
+            if let Step::Eqn {
+                index,
+                out: Some(_),
+                ..
+            } = step
+            {
+                let eqn = jx
+                    .eqns
+                    .get(*index)
+                    .ok_or_else(|| internal("equation index"))?;
+                if let [w] = eqn.outputs.as_slice() {
+                    if let Some(h) = home.get_mut(w.index()) {
+                        *h = Some(at);
+                    }
+                }
+            }
+        }
+        for (p, r) in varying.iter().zip(results) {
+            let (BodyOut::Run(w) | BodyOut::Last(w)) = r else {
+                continue;
+            };
+            let step = home.get(w.index()).copied().flatten();
+            if step.is_some() && jx.aval(*p)? == jx.aval(*w)? {
+                if let Some(h) = home.get_mut(p.index()) {
+                    *h = step;
+                }
+            }
+        }
+        Ok(Spares {
+            home,
+            kept: plan.steps.iter().map(|_| None).collect(),
+        })
+    }
+
+    /// The array kept for step `at`, if any.
+    fn take(&mut self, at: usize) -> Option<Arc<HostArray>> {
+        self.kept.get_mut(at).and_then(Option::take)
+    }
+
+    /// Keeps the freed value of `v` for its step when nobody else holds it
+    /// (plain count loads, as in [`recycle::give`]) and the step has none;
+    /// else the bin decides.
+    fn give(&mut self, v: Var, h: Arc<HostArray>) {
+        let unique =
+            Arc::strong_count(&h) == 1 && Arc::weak_count(&h) == 0 && h.buffer().is_owned();
+        let slot = self
+            .home
+            .get(v.index())
+            .copied()
+            .flatten()
+            .and_then(|at| self.kept.get_mut(at));
+        match slot {
+            Some(slot) if unique && slot.is_none() => *slot = Some(h),
+            _ => recycle::give(h),
+        }
+    }
+}
+
+impl Drop for Spares {
+    /// The kept arrays go to the thread's bin: the next run of the loop
+    /// (the next call of the program) starts with them.
+    fn drop(&mut self) {
+        self.kept.drain(..).flatten().for_each(recycle::give);
     }
 }
 
 /// Where a loop body's result comes from.
 #[derive(Debug)]
 enum BodyOut {
-    /// A value of this run (unbound once handed out).
+    /// A value of this run returned again by a later result (cloned).
     Run(Var),
+    /// A value of this run at its last place among the results (moved
+    /// out: no reference count traffic per run).
+    Last(Var),
     /// A loop-invariant value (a fixed parameter or a constant).
     Fixed(Var),
     /// A literal.
@@ -413,6 +592,7 @@ pub struct Looped<'p> {
     frees: Vec<Vec<Var>>,
     varying: &'p [Var],
     results: Vec<BodyOut>,
+    spares: Spares,
 }
 
 impl Looped<'_> {
@@ -435,11 +615,18 @@ impl Looped<'_> {
             self.plan.check_arg(*v, &a)?;
             *slot(&mut self.env, *v)? = Some(a);
         }
-        self.plan.run_steps(ctx, &mut self.env, &self.frees, None)?;
+        self.plan.run_steps(
+            ctx,
+            &mut self.env,
+            &self.frees,
+            None,
+            Some(&mut self.spares),
+        )?;
         for r in &self.results {
             outs.push(match r {
                 // Cloned, not taken: a value may be returned twice.
                 BodyOut::Run(v) | BodyOut::Fixed(v) => crate::exec::bound_value(&self.env, *v)?,
+                BodyOut::Last(v) => slot(&mut self.env, *v)?.take().ok_or_else(|| unbound(*v))?,
                 BodyOut::Lit(h) => h.clone(),
             });
         }
@@ -451,7 +638,7 @@ impl Looped<'_> {
     /// caller's alone.
     fn unbind(&mut self) {
         let run_vars = self.results.iter().filter_map(|r| match r {
-            BodyOut::Run(v) => Some(v),
+            BodyOut::Run(v) | BodyOut::Last(v) => Some(v),
             _ => None,
         });
         for v in self.varying.iter().chain(run_vars) {
@@ -544,7 +731,7 @@ const VIEW_MIN_BYTES: usize = 256 << 10;
 
 fn run_single(
     ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: &Aval, dot: Option<&kernel::PackedDot>,
-    env: &[Option<Arc<HostArray>>],
+    env: &[Option<Arc<HostArray>>], spare: &mut Option<Arc<HostArray>>,
 ) -> Result<Arc<HostArray>> {
     // A large reshape or squeeze reads its operand's elements in place (a
     // view keeping the operand alive) instead of copying them; small ones
@@ -561,7 +748,7 @@ fn run_single(
     let recycled = match (prim, ins) {
         (Primitive::DotGeneral(DotGeneral { .. }), [l, r]) if dot.is_some() => {
             let (l, r) = (src(env, l)?, src(env, r)?);
-            into_recycled(out, |buf| match dot {
+            into_recycled(out, spare, |buf| match dot {
                 Some(d) => d.run_into(ctx, l, r, buf),
                 None => Ok(false),
             })?
@@ -574,14 +761,14 @@ fn run_single(
             [l, r],
         ) => {
             let (l, r) = (src(env, l)?, src(env, r)?);
-            into_recycled(out, |buf| {
+            into_recycled(out, spare, |buf| {
                 kernel::dot_general_into(ctx, l, r, dims, *preferred_element_type, buf)
             })?
         }
         (Primitive::Binary(op), [a, b]) => {
             let (a, b) = (src(env, a)?, src(env, b)?);
             if binary_fits(a, b, out) {
-                into_recycled(out, |buf| Ok(binary_into(*op, a, b, buf)))?
+                into_recycled(out, spare, |buf| Ok(binary_into(*op, a, b, buf)))?
             } else {
                 None
             }
@@ -589,7 +776,7 @@ fn run_single(
         (Primitive::Unary(op), [x]) => {
             let x = src(env, x)?;
             if unary_fits(*op, x, out) {
-                into_recycled(out, |buf| Ok(unary_into(*op, x, buf)))?
+                into_recycled(out, spare, |buf| Ok(unary_into(*op, x, buf)))?
             } else {
                 None
             }
@@ -606,14 +793,21 @@ fn run_single(
     }
 }
 
-/// A value of type `out` written by `write` into a recycled array, when the
-/// bin has one of its size and `write` applies (it returns `false`, leaving
+/// A value of type `out` written by `write` into a recycled array (the
+/// step's `spare` in a loop body, else one from the bin), when there is one
+/// of its size and `write` applies (it returns `false`, leaving
 /// the buffer untouched, when it does not). `None`: the caller takes the
 /// kernel's allocating path.
 fn into_recycled(
-    out: &Aval, write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
+    out: &Aval, spare: &mut Option<Arc<HostArray>>,
+    write: impl FnOnce(&mut crate::array::Buffer) -> Result<bool>,
 ) -> Result<Option<Arc<HostArray>>> {
-    let Some(mut dst) = recycle::take(out.dtype, &out.shape) else {
+    // A step's spare holds the step's own type (planned so); checked
+    // anyway, as the bin's arrays are.
+    let kept = spare
+        .take()
+        .filter(|h| h.dtype() == out.dtype && h.has_shape(&out.shape));
+    let Some(mut dst) = kept.or_else(|| recycle::take(out.dtype, &out.shape)) else {
         return Ok(None);
     };
     let written = match Arc::get_mut(&mut dst) {

@@ -32,13 +32,16 @@ thread_local! {
 /// Keeps `h` for reuse when nobody else holds it, it is small and its
 /// storage is owned (foreign memory is read-only: reusing it would copy);
 /// drops it otherwise.
-pub fn give(mut h: Arc<HostArray>) {
-    // The plain count load first: most values given here are shared (loop
-    // constants), and `get_mut`'s atomic exchange costs more than the check.
+pub fn give(h: Arc<HostArray>) {
+    // Plain count loads, not `get_mut`'s locked exchange (this runs for
+    // every value a loop step frees): holding `h`, a strong count of one
+    // and no weak reference mean nobody else can reach the array, and
+    // nobody can gain a reference but through `h`. The taker's `get_mut`
+    // then confirms it (with the acquire ordering a writer needs).
     if Arc::strong_count(&h) != 1
+        || Arc::weak_count(&h) != 0
         || value_bytes(&h) > MAX_BYTES
         || !h.buffer().is_owned()
-        || Arc::get_mut(&mut h).is_none()
     {
         return;
     }
@@ -66,7 +69,9 @@ pub fn take(dtype: DType, shape: &[usize]) -> Option<Arc<HostArray>> {
             let mut bin = bin.try_borrow_mut().ok()?;
             // The same shape (a loop body's arrays, every step) or the same
             // element count, read from the shapes (no look into the buffers).
-            let at = bin.iter().position(|h| {
+            // Searched from the newest: in a loop the array a step just
+            // freed is the one the next step wants.
+            let at = bin.iter().rposition(|h| {
                 h.dtype() == dtype
                     && (h.has_shape(shape)
                         || h.shape().iter().try_fold(1usize, |a, &d| a.checked_mul(d))
@@ -78,7 +83,11 @@ pub fn take(dtype: DType, shape: &[usize]) -> Option<Arc<HostArray>> {
         })
         .ok()
         .flatten()?;
-    Arc::get_mut(&mut h)?.set_shape(shape).ok()?;
+    // The same shape (every step of a loop) needs no `get_mut` here: the
+    // writer's own `get_mut` is the one locked exchange per reuse.
+    if !h.has_shape(shape) {
+        Arc::get_mut(&mut h)?.set_shape(shape).ok()?;
+    }
     Some(h)
 }
 

@@ -318,8 +318,9 @@ fn run_while(
         }
         ctx.take_loop_iteration()?;
         // The carry moves into the body (its buffers are recycled once
-        // read) and the body's results become the next carry.
-        vary.append(&mut carry);
+        // read) and the body's results become the next carry. `vary` is
+        // empty (the condition drained it): a swap, not a copy.
+        move_into_empty(&mut vary, &mut carry);
         body.run(ctx, &mut vary, &mut carry)?;
     }
 }
@@ -345,7 +346,7 @@ fn run_scan(
         let i = s.row(step);
         // The carry moves into the body: a compiled body recycles its
         // buffers once read, for this step's values.
-        vary.append(&mut carry);
+        move_into_empty(&mut vary, &mut carry);
         for x in xs {
             vary.push(row_of(x, i)?);
         }
@@ -356,13 +357,24 @@ fn run_scan(
         }
         // Rows written: their buffers serve the next step.
         outs.drain(nc..).for_each(recycle::give);
-        carry.append(&mut outs);
+        move_into_empty(&mut carry, &mut outs);
     }
     let mut result = carry;
     for (buf, aval) in ys.into_iter().zip(y_avals) {
         result.push(Arc::new(HostArray::new(aval.shape.clone(), buf)?));
     }
     Ok(result)
+}
+
+/// Moves the values of `from` to the end of `to`, leaving `from` empty: a
+/// swap of the two lists when `to` is empty (every loop iteration; no copy
+/// call for a list of a few pointers), an append otherwise.
+fn move_into_empty(to: &mut Vec<Arc<HostArray>>, from: &mut Vec<Arc<HostArray>>) {
+    if to.is_empty() {
+        std::mem::swap(to, from);
+    } else {
+        to.append(from);
+    }
 }
 
 /// `x[i]` along the leading axis, copied into a recycled array when the
