@@ -182,6 +182,35 @@ fn pool_is_bounded_and_never_changes_results() {
     pool::give(pool::take(DType::F32, 16).unwrap());
     pool::give(pool::take(DType::F32, 3 * n).unwrap());
     assert_eq!(pool::stats().held_buffers, 2);
+    // A product's output comes from the pool too (faer and gemm overwrite
+    // it): a lent buffer full of NaN changes none of its bits.
+    pool::set_cap_bytes(pool::DEFAULT_CAP_BYTES);
+    pool::clear();
+    let d = 256; // a 256 KiB f32 output: pooled
+    let (a, w) = (data(&[d, d], 7), data(&[d, d], 8));
+    let matmul = || {
+        microjax::prims::kernel::eval(
+            &microjax::exec::ExecCtx::current_default(),
+            &dot_general(&[1], &[0], &[], &[]),
+            &[&*a, &*w],
+        )
+        .unwrap()
+        .remove(0)
+    };
+    let fresh = matmul();
+    let mut stale = pool::take(DType::F32, d * d).unwrap();
+    if let Buffer::F32(v) = &mut stale {
+        v.make_mut().fill(f32::NAN);
+    }
+    pool::give(stale);
+    let hits = pool::stats().hits;
+    let reused = matmul();
+    assert_eq!(
+        pool::stats().hits,
+        hits + 1,
+        "the product took no pooled buffer"
+    );
+    assert_eq!(reused.buffer(), fresh.buffer());
     // Off: nothing kept, nothing served.
     pool::set_cap_bytes(0);
     assert_eq!(pool::stats().held_bytes, 0);

@@ -529,6 +529,9 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     fn slice(b: &Buffer) -> Option<&[Self]>;
     /// A buffer of this type owning `v`.
     fn wrap(v: Vec<Self>) -> Buffer;
+    /// The elements of `b` as a vector, when it holds this type in owned
+    /// storage (the same allocation, not a copy).
+    fn unwrap(b: Buffer) -> Option<Vec<Self>>;
 }
 
 mod sealed {
@@ -550,6 +553,12 @@ macro_rules! impl_element {
             #[inline(always)]
             fn wrap(v: Vec<Self>) -> Buffer {
                 Buffer::$var(v.into())
+            }
+            fn unwrap(b: Buffer) -> Option<Vec<Self>> {
+                match b {
+                    Buffer::$var(v) => v.try_into_owned().ok(),
+                    _ => None,
+                }
             }
         }
     )*};

@@ -15,7 +15,8 @@
 //!   outputs, eager results) made the MLP train step 1.2x slower: the pool
 //!   hoarded what glibc's free lists would have handed to the next
 //!   allocation, so those allocations page-faulted fresh memory. Eager code
-//!   that never runs a fused pass never fills the pool.
+//!   that never runs a fused pass or a large float/complex product (whose
+//!   output faer or gemm overwrite) never fills the pool.
 //! * Bounded: at most `cap` bytes held (default [`DEFAULT_CAP_BYTES`]);
 //!   a buffer that does not fit evicts the oldest held ones first. Cap 0
 //!   turns the pool off.

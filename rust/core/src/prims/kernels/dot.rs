@@ -22,7 +22,7 @@ use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
 use super::small_matmul::{self, DotRows, SmallMatmul};
 use super::structural::strided_gather;
-use crate::array::{alloc, Buffer, HostArray, C32, C64};
+use crate::array::{alloc, Buffer, Element, HostArray, C32, C64};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
@@ -719,7 +719,7 @@ fn half_matmul<H: HalfElem>(
     )?))
 }
 
-fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::GemmElem>(
+fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::GemmElem + Element>(
     ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
 ) -> Result<Vec<T>> {
     let Sizes { b, m, k, n } = sz;
@@ -767,6 +767,18 @@ type ProductKernel<T> = fn(
     Option<usize>,
 ) -> Result<()>;
 
+/// The output of a product whose kernel writes every element (faer with
+/// `Accum::Replace`, gemm with `read_dst = false`): a buffer from the host
+/// pool (`array::pool`) when it has one of this type and length — the
+/// previous run's pages, warm, and no zeroing pass over them (a 784x512
+/// f32 gradient's memset was ~3% of an MLP train step) — else zeros.
+fn overwritten_output<T: Element>(zero: T, n: usize) -> Result<Vec<T>> {
+    match T::unwrap(crate::array::pool::take(T::DTYPE, n)?) {
+        Some(v) if v.len() == n => Ok(v),
+        _ => alloc::filled("dot_general", zero, n),
+    }
+}
+
 /// The product batch by batch through `kernel`: an operand is read in place
 /// when `in_place` gives its strides, else from a packed copy. In a run
 /// that can be stopped (cancel token, deadline, poll hook) each product is
@@ -774,7 +786,7 @@ type ProductKernel<T> = fn(
 /// them, so one large product does not delay a Ctrl-C. Requires nonempty
 /// sizes.
 #[allow(clippy::too_many_arguments)]
-fn blocked_product<T: Copy + Send + Sync>(
+fn blocked_product<T: Element>(
     ctx: &ExecCtx, l: &[T], r: &[T], (ll, lr): (&Layout<'_>, &Layout<'_>), sz: Sizes, zero: T,
     in_place: impl Fn(&Layout<'_>) -> Option<Strides>, kernel: ProductKernel<T>,
 ) -> Result<Vec<T>> {
@@ -789,7 +801,7 @@ fn blocked_product<T: Copy + Send + Sync>(
     };
     let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
     let total = b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?;
-    let mut out = alloc::filled("dot_general", zero, total)?;
+    let mut out = overwritten_output(zero, total)?;
     let threads = (sz.flops() >= PAR_FLOPS).then(|| ctx.fixed_partitions().unwrap_or(0));
     let nk = n.saturating_mul(k).max(1);
     let block = if ctx.is_interruptible() {
@@ -844,7 +856,7 @@ fn blocked_product<T: Copy + Send + Sync>(
 /// 10% faster than the `gemm` crate's and match NumPy's `cgemm`; its bits
 /// do not depend on the partition count); small products, and every
 /// product under `Determinism::Portable`, by the k-ordered loop with `fma`.
-fn complex_matmul<T: faer::traits::ComplexField + Copy + Send + Sync>(
+fn complex_matmul<T: faer::traits::ComplexField + Element>(
     ctx: &ExecCtx, l: &[T], r: &[T], ll: &Layout<'_>, lr: &Layout<'_>, sz: Sizes,
     fma: impl Fn(T, T, T) -> T,
 ) -> Result<Vec<T>> {
