@@ -122,19 +122,12 @@ pub(crate) fn check_program_args<'a>(
     Ok(())
 }
 
-/// Shape equality by a plain loop (a `memcmp` call costs more on the few
-/// axes of a loop body's values, which are checked every step).
-#[inline]
-pub(crate) fn same_shape(a: &[usize], b: &[usize]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
-
 /// Checks one argument (shape, dtype) against its parameter's aval.
 #[inline]
 pub(crate) fn check_program_arg(
     what: &'static str, want: &crate::ir::Aval, shape: &[usize], dtype: crate::dtype::DType,
 ) -> Result<()> {
-    if dtype != want.dtype || !same_shape(shape, &want.shape) {
+    if dtype != want.dtype || !crate::array::same_dims(shape, &want.shape) {
         let got = crate::ir::Aval::new(shape.to_vec(), dtype);
         return Err(crate::error::Error::Typecheck(format!(
             "{what}: argument {} does not match parameter {}",

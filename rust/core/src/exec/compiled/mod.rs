@@ -23,7 +23,8 @@ pub mod fusion;
 pub mod recycle;
 pub mod simplify;
 
-use super::{same_shape, unbound, ExecCtx, Runner};
+use super::{unbound, ExecCtx, Runner};
+use crate::array::same_dims;
 use crate::array::HostArray;
 use crate::error::{Error, Result};
 use crate::ir::{Atom, Aval, ClosedJaxpr, Jaxpr, Var};
@@ -441,6 +442,15 @@ impl Compiled {
             .iter()
             .map(|f| f.iter().filter(keep).copied().collect())
             .collect();
+        // Each value's last place among the results (by variable).
+        let mut last_place: Vec<usize> = vec![0; jx.avals.len()];
+        for (i, a) in jx.outvars.iter().enumerate() {
+            if let Atom::Var(v) = a {
+                if let Some(p) = last_place.get_mut(v.index()) {
+                    *p = i;
+                }
+            }
+        }
         let results = jx
             .outvars
             .iter()
@@ -449,16 +459,10 @@ impl Compiled {
                 Atom::Var(v) if !is_fixed.get(v.index()).copied().unwrap_or(false) => {
                     // The value's last place among the results moves it out;
                     // an earlier one (a value returned twice) clones it.
-                    let later = jx
-                        .outvars
-                        .get(i.saturating_add(1)..)
-                        .unwrap_or_default()
-                        .iter()
-                        .any(|b| matches!(b, Atom::Var(w) if w == v));
-                    Ok(if later {
-                        BodyOut::Run(*v)
-                    } else {
+                    Ok(if last_place.get(v.index()) == Some(&i) {
                         BodyOut::Last(*v)
+                    } else {
+                        BodyOut::Run(*v)
                     })
                 }
                 Atom::Var(v) => Ok(BodyOut::Fixed(*v)),
@@ -488,7 +492,14 @@ struct Spares {
     home: Vec<Option<usize>>,
     /// Per step, the array kept for it.
     kept: Vec<Option<Arc<HostArray>>>,
+    /// Bytes of the kept arrays (at most [`SPARE_BYTES`]).
+    held: usize,
 }
+
+/// Most bytes a loop body keeps in its step arrays: small arrays only (at
+/// most [`recycle::MAX_BYTES`] each), as many as the thread's bin holds, so
+/// a body of many large steps holds no more memory than without them.
+const SPARE_BYTES: usize = recycle::MAX_BYTES * recycle::CAPACITY;
 
 impl Spares {
     /// Which step each freed value goes back to: a kernel step's own
@@ -529,20 +540,27 @@ impl Spares {
         Ok(Spares {
             home,
             kept: plan.steps.iter().map(|_| None).collect(),
+            held: 0,
         })
     }
 
     /// The array kept for step `at`, if any.
     fn take(&mut self, at: usize) -> Option<Arc<HostArray>> {
-        self.kept.get_mut(at).and_then(Option::take)
+        let h = self.kept.get_mut(at).and_then(Option::take)?;
+        self.held = self.held.saturating_sub(value_bytes(&h));
+        Some(h)
     }
 
     /// Keeps the freed value of `v` for its step when nobody else holds it
-    /// (plain count loads, as in [`recycle::give`]) and the step has none;
-    /// else the bin decides.
+    /// (plain count loads, as in [`recycle::give`]), it is small, there is
+    /// room and the step has none; else the bin decides.
     fn give(&mut self, v: Var, h: Arc<HostArray>) {
-        let unique =
-            Arc::strong_count(&h) == 1 && Arc::weak_count(&h) == 0 && h.buffer().is_owned();
+        let bytes = value_bytes(&h);
+        let unique = Arc::strong_count(&h) == 1
+            && Arc::weak_count(&h) == 0
+            && bytes <= recycle::MAX_BYTES
+            && self.held.saturating_add(bytes) <= SPARE_BYTES
+            && h.buffer().is_owned();
         let slot = self
             .home
             .get(v.index())
@@ -550,7 +568,10 @@ impl Spares {
             .flatten()
             .and_then(|at| self.kept.get_mut(at));
         match slot {
-            Some(slot) if unique && slot.is_none() => *slot = Some(h),
+            Some(slot) if unique && slot.is_none() => {
+                self.held = self.held.saturating_add(bytes);
+                *slot = Some(h);
+            }
             _ => recycle::give(h),
         }
     }
@@ -832,7 +853,7 @@ fn unary_fits(op: crate::prims::UnaryOp, x: &HostArray, out: &Aval) -> bool {
             crate::dtype::DType::F32 | crate::dtype::DType::F64
         )
         && x.dtype() == out.dtype
-        && same_shape(x.shape(), &out.shape)
+        && same_dims(x.shape(), &out.shape)
 }
 
 /// Whether `a op b` of type `out` has an in-place path: operands of the
@@ -841,7 +862,7 @@ fn unary_fits(op: crate::prims::UnaryOp, x: &HostArray, out: &Aval) -> bool {
 fn binary_fits(a: &HostArray, b: &HostArray, out: &Aval) -> bool {
     use crate::dtype::DType;
     let fits = |x: &HostArray| {
-        x.dtype() == out.dtype && (x.shape().is_empty() || same_shape(x.shape(), &out.shape))
+        x.dtype() == out.dtype && (x.shape().is_empty() || same_dims(x.shape(), &out.shape))
     };
     matches!(out.dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64) && fits(a) && fits(b)
 }

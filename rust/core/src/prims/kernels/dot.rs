@@ -22,7 +22,7 @@ use super::common::{bad_dtype, FloatElem, HalfElem, IntElem, SIMD_MIN};
 use super::elementwise::convert;
 use super::small_matmul::{self, DotRows, SmallMatmul};
 use super::structural::strided_gather;
-use crate::array::{alloc, Buffer, Element, HostArray, C32, C64};
+use crate::array::{alloc, same_dims, Buffer, Element, HostArray, C32, C64};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::exec::ExecCtx;
@@ -323,7 +323,9 @@ impl PackedDot {
     pub fn run_into(
         &self, ctx: &ExecCtx, l: &HostArray, r: &HostArray, out: &mut Buffer,
     ) -> Result<bool> {
-        if l.shape() != self.lhs.as_slice() || r.shape() != self.rhs.as_slice() {
+        // Plain loops, not slice equality (a `memcmp` call per operand
+        // costs more on two axes; this runs at every step of a loop).
+        if !same_dims(l.shape(), &self.lhs) || !same_dims(r.shape(), &self.rhs) {
             return Ok(false);
         }
         let [b, m, k, n] = self.bmkn;
