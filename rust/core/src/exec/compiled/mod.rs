@@ -551,16 +551,12 @@ impl Spares {
         Some(h)
     }
 
-    /// Keeps the freed value of `v` for its step when nobody else holds it
-    /// (plain count loads, as in [`recycle::give`]), it is small, there is
-    /// room and the step has none; else the bin decides.
+    /// Keeps the freed value of `v` for its step when the bin could keep it
+    /// ([`recycle::reusable`]), there is room and the step has none; else
+    /// the bin decides.
     fn give(&mut self, v: Var, h: Arc<HostArray>) {
         let bytes = value_bytes(&h);
-        let unique = Arc::strong_count(&h) == 1
-            && Arc::weak_count(&h) == 0
-            && bytes <= recycle::MAX_BYTES
-            && self.held.saturating_add(bytes) <= SPARE_BYTES
-            && h.buffer().is_owned();
+        let unique = recycle::reusable(&h) && self.held.saturating_add(bytes) <= SPARE_BYTES;
         let slot = self
             .home
             .get(v.index())

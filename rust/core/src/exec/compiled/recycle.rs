@@ -29,20 +29,25 @@ thread_local! {
     static BIN: RefCell<Vec<Arc<HostArray>>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Whether `h` may be kept for a later writer: nobody else holds it, it is
+/// at most [`MAX_BYTES`] and its storage is owned. Plain count loads, not
+/// `get_mut`'s locked exchange (this runs for every value a loop step
+/// frees): holding `h`, a strong count of one and no weak reference mean
+/// nobody else can reach the array, and nobody can gain a reference but
+/// through `h`. The taker's `get_mut` then confirms it (with the acquire
+/// ordering a writer needs).
+pub fn reusable(h: &Arc<HostArray>) -> bool {
+    Arc::strong_count(h) == 1
+        && Arc::weak_count(h) == 0
+        && value_bytes(h) <= MAX_BYTES
+        && h.buffer().is_owned()
+}
+
 /// Keeps `h` for reuse when nobody else holds it, it is small and its
 /// storage is owned (foreign memory is read-only: reusing it would copy);
 /// drops it otherwise.
 pub fn give(h: Arc<HostArray>) {
-    // Plain count loads, not `get_mut`'s locked exchange (this runs for
-    // every value a loop step frees): holding `h`, a strong count of one
-    // and no weak reference mean nobody else can reach the array, and
-    // nobody can gain a reference but through `h`. The taker's `get_mut`
-    // then confirms it (with the acquire ordering a writer needs).
-    if Arc::strong_count(&h) != 1
-        || Arc::weak_count(&h) != 0
-        || value_bytes(&h) > MAX_BYTES
-        || !h.buffer().is_owned()
-    {
+    if !reusable(&h) {
         return;
     }
     // `try_with`: during thread teardown the bin may be gone; dropping is
