@@ -46,7 +46,7 @@
 //! | log1p     | 1   | 2   |
 //! | sin, cos  | 1   | 1   |
 //! | tanh      | 1   | 2   |
-//! | logistic  | 1   | 2   |
+//! | logistic  | 2   | 2   |
 //! | erf       | 1   | 2   |
 //! | pow       | 1   | libm |
 //!
@@ -57,8 +57,9 @@
 //! log 3.3, sin 4.5, tanh 5.1 (glibc scalar: f32 exp 4.1, tanh 22; f64 exp
 //! 7.9, sin 12.4). Full table in `docs/DESIGN-NOTES.md` ("SIMD math");
 //! the ignored test `vmath_tests::bench_ns_per_element` prints them.
-//! The f32 functions compute in f64 (8 lanes per AVX-512 vector), so they
-//! stay above the ~1 ns goal; native-f32 kernels would double the width.
+//! Since then `exp`, `tanh`, `logistic`, `log`, `sin` and `cos` compute in
+//! f32 (16 lanes per AVX-512 vector) with Estrin-evaluated polynomials: at
+//! one thread in cache f32 exp 0.57, tanh 0.84, sin 1.23 ns/element.
 #![allow(clippy::approx_constant, clippy::excessive_precision)]
 
 use crate::prims::UnaryOp;
