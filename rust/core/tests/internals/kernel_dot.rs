@@ -12,7 +12,8 @@ use microjax::internals::prims_kernel_dot::*;
 use microjax::*;
 
 /// The register-blocked kernel equals a naive k-ordered dot product bit
-/// for bit, on full blocks, partial blocks and tails, f32 and f64.
+/// for bit, on full blocks, partial blocks and tails, one row and many
+/// (even and odd counts), f32 and f64.
 #[test]
 fn register_kernel_matches_the_k_ordered_loop() {
     let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
@@ -22,6 +23,9 @@ fn register_kernel_matches_the_k_ordered_loop() {
         (1, 2, 1, 65),
         (1, 1, 33, 200),
         (3, 1, 5, 5),
+        (1, 32, 64, 64),
+        (2, 5, 9, 67),
+        (1, 7, 3, 129),
     ] {
         let l: Vec<f64> = (0..bt * m * k).map(val).collect();
         let r: Vec<f64> = (0..bt * k * n).map(|i| val(i + 99)).collect();

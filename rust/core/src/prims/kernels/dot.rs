@@ -752,8 +752,28 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::Gem
         let in_place = |lay: &Layout<'_>| lay.strides();
         return blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, ffi::gemm);
     }
+    if flops <= GEMM_FLOPS && gemm_below_faer() {
+        let in_place = |lay: &Layout<'_>| lay.strides();
+        return blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, ffi::gemm);
+    }
     let in_place = |lay: &Layout<'_>| lay.strides().filter(|s| s.cs == 1 || s.rs == 1);
     blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, faer_product)
+}
+
+/// Up to this many multiply-adds a real product runs on the `gemm` crate's
+/// kernels where [`gemm_below_faer`] says they are the faster ones.
+/// Measured on a 2-core AVX-512 Xeon, f32, 2 threads, medians of three
+/// interleaved runs (µs, faer / gemm): 32x64x64 4.9 / 4.0, 256^3 168 / 160,
+/// 128x784x512 (an MLP layer) 574 / 540; above it even within the noise
+/// (512^3 1,229 / 1,235, 1024^3 9,517 / 9,145), faer kept there.
+const GEMM_FLOPS: usize = 1 << 26;
+
+/// Whether the `gemm` crate's kernels beat faer's on products of at most
+/// [`GEMM_FLOPS`]: on AVX-512 CPUs. On an AVX2 machine (AMD EPYC) faer's
+/// were the faster ones at every size measured (an MLP train step 6.1 ->
+/// 4.4 ms when products moved to faer).
+fn gemm_below_faer() -> bool {
+    super::vmath::detected_level() == super::vmath::SimdLevel::Avx512
 }
 
 /// A product kernel: `dst := lhs · rhs`, `dst` row-major contiguous
