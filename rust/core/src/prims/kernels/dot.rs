@@ -769,9 +769,10 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::Gem
 const GEMM_FLOPS: usize = 1 << 26;
 
 /// Whether the `gemm` crate's kernels beat faer's on products of at most
-/// [`GEMM_FLOPS`]: on AVX-512 CPUs. On an AVX2 machine (AMD EPYC) faer's
-/// were the faster ones at every size measured (an MLP train step 6.1 ->
-/// 4.4 ms when products moved to faer).
+/// [`GEMM_FLOPS`]: on AVX-512 CPUs (measured in f32; f64 products follow
+/// the same choice). On an AVX2 machine (AMD EPYC) faer's were the faster
+/// ones (1024^3 28 -> 18 ms and an MLP train step 6.1 -> 4.4 ms when
+/// products moved to faer).
 fn gemm_below_faer() -> bool {
     super::vmath::detected_level() == super::vmath::SimdLevel::Avx512
 }
