@@ -59,7 +59,9 @@
 //! the ignored test `vmath_tests::bench_ns_per_element` prints them.
 //! Since then `exp`, `tanh`, `logistic`, `log`, `sin` and `cos` compute in
 //! f32 (16 lanes per AVX-512 vector) with Estrin-evaluated polynomials: at
-//! one thread in cache f32 exp 0.57, tanh 0.84, sin 1.23 ns/element.
+//! one thread in cache f32 exp 0.57, tanh 0.84, sin 1.23 ns/element; the
+//! f64 polynomials run Horner's rule in `x²` over coefficient pairs (f64
+//! exp 1.55, tanh 2.61, sin 2.63).
 #![allow(clippy::approx_constant, clippy::excessive_precision)]
 
 use crate::prims::UnaryOp;

@@ -226,13 +226,22 @@ const TANH_F64: [f64; 13] = [
 
 // ------------------------------------------------------- building blocks
 
-/// Horner evaluation of `c[0] + c[1]·x + ...` (the f64 polynomials).
+/// `c[0] + c[1]·x + ...` for the f64 polynomials, by Horner's rule in `x²`
+/// over the pairs `c[2i] + c[2i+1]·x` (Estrin's first level, like the f32
+/// `estrin*` functions): the same operation count plus one product, at
+/// about half the dependency depth of plain Horner.
 #[inline(always)]
 fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
-    let mut it = c.iter().rev();
-    let mut acc = it.next().copied().unwrap_or(0.0);
-    for &k in it {
-        acc = acc * x + k;
+    let x2 = x * x;
+    let pair = |p: &[f64]| match *p {
+        [a, b] => a + b * x,
+        [a] => a,
+        _ => 0.0,
+    };
+    let mut it = c.chunks(2).rev();
+    let mut acc = it.next().map_or(0.0, pair);
+    for p in it {
+        acc = pair(p) + x2 * acc;
     }
     acc
 }
