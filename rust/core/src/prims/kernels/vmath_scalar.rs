@@ -248,8 +248,8 @@ fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
 
 /// `estrin4`, `estrin5`, `estrin6`: `c[0] + c[1]·x + ...` for the short f32
 /// polynomials by Estrin's scheme — the pairs `c[2i] + c[2i+1]·x` combined
-/// with `x²` — in the operation count of Horner's rule at about half its
-/// dependency depth. The f32 slice loops are latency-bound with Horner's
+/// with `x²` — in one product more than Horner's rule (`x²`) at about half
+/// its dependency depth. The f32 slice loops are latency-bound with Horner's
 /// chains: a vector's chain is ~30 dependent operations, and the scheduler
 /// holds only about three loop iterations of it at once.
 #[inline(always)]
