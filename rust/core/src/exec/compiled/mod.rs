@@ -556,7 +556,7 @@ impl Spares {
     /// the bin decides.
     fn give(&mut self, v: Var, h: Arc<HostArray>) {
         let bytes = value_bytes(&h);
-        let unique = recycle::reusable(&h) && self.held.saturating_add(bytes) <= SPARE_BYTES;
+        let keep = recycle::reusable(&h) && self.held.saturating_add(bytes) <= SPARE_BYTES;
         let slot = self
             .home
             .get(v.index())
@@ -564,7 +564,7 @@ impl Spares {
             .flatten()
             .and_then(|at| self.kept.get_mut(at));
         match slot {
-            Some(slot) if unique && slot.is_none() => {
+            Some(slot) if keep && slot.is_none() => {
                 self.held = self.held.saturating_add(bytes);
                 *slot = Some(h);
             }

@@ -746,13 +746,10 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::Gem
         // x86-64 CPU.
         return portable_matmul(ctx, &ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
-    if n == 1 {
-        // Matrix-vector products: gemm's kernels (faer's were up to 1.5x
-        // slower on a 1024x256 matvec), operands in place at any strides.
-        let in_place = |lay: &Layout<'_>| lay.strides();
-        return blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, ffi::gemm);
-    }
-    if flops <= GEMM_FLOPS && gemm_below_faer() {
+    if n == 1 || (flops <= GEMM_FLOPS && gemm_below_faer()) {
+        // gemm's kernels, operands in place at any strides: matrix-vector
+        // products (faer's were up to 1.5x slower on a 1024x256 matvec),
+        // and those below `GEMM_FLOPS` on AVX-512 CPUs.
         let in_place = |lay: &Layout<'_>| lay.strides();
         return blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, ffi::gemm);
     }

@@ -226,51 +226,33 @@ const TANH_F64: [f64; 13] = [
 
 // ------------------------------------------------------- building blocks
 
-/// `c[0] + c[1]·x + ...` for the f64 polynomials, by Horner's rule in `x²`
-/// over the pairs `c[2i] + c[2i+1]·x` (Estrin's first level, like the f32
-/// `estrin*` functions): the same operation count plus one product, at
-/// about half the dependency depth of plain Horner.
-#[inline(always)]
-fn horner<const N: usize>(x: f64, c: &[f64; N]) -> f64 {
-    let x2 = x * x;
-    let pair = |p: &[f64]| match *p {
-        [a, b] => a + b * x,
-        [a] => a,
-        _ => 0.0,
-    };
-    let mut it = c.chunks(2).rev();
-    let mut acc = it.next().map_or(0.0, pair);
-    for p in it {
-        acc = pair(p) + x2 * acc;
-    }
-    acc
+/// `horner` (f64) and `horner32` (f32): `c[0] + c[1]·x + ...` by Horner's
+/// rule in `x²` over the pairs `c[2i] + c[2i+1]·x` (Estrin's first level):
+/// one product more than plain Horner (`x²`) at about half its dependency
+/// depth. The slice loops are latency-bound with plain Horner: a vector's
+/// chain is ~30 dependent operations and the scheduler holds only about
+/// three loop iterations of it at once.
+macro_rules! horner {
+    ($($name:ident: $t:ty),*) => {$(
+        #[inline(always)]
+        fn $name<const N: usize>(x: $t, c: &[$t; N]) -> $t {
+            let x2 = x * x;
+            let pair = |p: &[$t]| match *p {
+                [a, b] => a + b * x,
+                [a] => a,
+                _ => 0.0,
+            };
+            let mut it = c.chunks(2).rev();
+            let mut acc = it.next().map_or(0.0, pair);
+            for p in it {
+                acc = pair(p) + x2 * acc;
+            }
+            acc
+        }
+    )*};
 }
 
-/// `estrin4`, `estrin5`, `estrin6`: `c[0] + c[1]·x + ...` for the short f32
-/// polynomials by Estrin's scheme — the pairs `c[2i] + c[2i+1]·x` combined
-/// with `x²` — in one product more than Horner's rule (`x²`) at about half
-/// its dependency depth. The f32 slice loops are latency-bound with Horner's
-/// chains: a vector's chain is ~30 dependent operations, and the scheduler
-/// holds only about three loop iterations of it at once.
-#[inline(always)]
-fn estrin4(x: f32, c: &[f32; 4]) -> f32 {
-    let [c0, c1, c2, c3] = *c;
-    (c0 + c1 * x) + (x * x) * (c2 + c3 * x)
-}
-
-#[inline(always)]
-fn estrin5(x: f32, c: &[f32; 5]) -> f32 {
-    let [c0, c1, c2, c3, c4] = *c;
-    let x2 = x * x;
-    (c0 + c1 * x) + x2 * ((c2 + c3 * x) + x2 * c4)
-}
-
-#[inline(always)]
-fn estrin6(x: f32, c: &[f32; 6]) -> f32 {
-    let [c0, c1, c2, c3, c4, c5] = *c;
-    let x2 = x * x;
-    (c0 + c1 * x) + x2 * ((c2 + c3 * x) + x2 * (c4 + c5 * x))
-}
+horner!(horner: f64, horner32: f32);
 
 /// `round_int` (f64, i64; for |x| < 2^51) and `round_int32` (f32, i32; for
 /// |x| < 2^22): `x` rounded to the nearest integer (ties to even), as a
@@ -694,7 +676,7 @@ fn exp_parts32(x: f32) -> (f32, i32) {
     let (kf, k) = round_int32(x * INV_LN2_F32);
     // `kf·LN2_HI_F32` is exact and the subtraction too (Sterbenz).
     let r = (x - kf * LN2_HI_F32) - kf * LN2_LO_F32;
-    (1.0 + (r + (r * r) * estrin5(r, &EXP_F32)), k)
+    (1.0 + (r + (r * r) * horner32(r, &EXP_F32)), k)
 }
 
 /// `e^x` in f32 arithmetic.
@@ -715,7 +697,7 @@ fn tanh32(x: f32) -> f32 {
     let a = x.abs();
     let a = if a > 10.0 { 10.0 } else { a };
     let z = a * a;
-    let small = a + (a * z) * estrin6(z, &TANH_F32);
+    let small = a + (a * z) * horner32(z, &TANH_F32);
     let (p, k) = exp_parts32(a + a);
     let large = 1.0 - 2.0 / (p * pow2i32(k) + 1.0);
     // tanh(±0) = ±0 (small is +0 there); NaN stays NaN.
@@ -747,7 +729,7 @@ fn log_finite32(x: f32) -> f32 {
     let f = m - 1.0;
     let s = f / (2.0 + f);
     let z = s * s;
-    let r = z * estrin4(z, &LOG_R_F32);
+    let r = z * horner32(z, &LOG_R_F32);
     let hfsq = 0.5 * f * f;
     k * LN2_HI_F32 - ((hfsq - (s * (hfsq + r) + k * LN2_LO_F32)) - f)
 }
@@ -802,10 +784,10 @@ fn trig_reduce32(x: f32) -> (f32, f32, i32) {
 #[inline(always)]
 fn quadrant32(r: f32, tail: f32, k: i32) -> f32 {
     let z = r * r;
-    let sv = r + ((r * z) * estrin4(z, &SIN_F32) + (tail - 0.5 * z * tail));
+    let sv = r + ((r * z) * horner32(z, &SIN_F32) + (tail - 0.5 * z * tail));
     let hz = 0.5 * z;
     let w = 1.0 - hz;
-    let cv = w + ((((1.0 - w) - hz) + (z * z) * estrin4(z, &COS_F32)) - r * tail);
+    let cv = w + ((((1.0 - w) - hz) + (z * z) * horner32(z, &COS_F32)) - r * tail);
     let v = if k & 1 != 0 { cv } else { sv };
     if k & 2 != 0 {
         -v
