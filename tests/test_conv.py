@@ -209,10 +209,13 @@ def test_cnn_example_loss_decreases():
 ], ids=["same", "strided-dilated-grouped", "nhwc", "many-images"])
 def test_convolutions_split_into_column_tiles_match_numpy(x64, case):
     """float32/float64 convolutions run as column tiles of about 2^19
-    elements over the (image, output position) columns: these split into
-    several tiles with boundaries inside output rows, through padding and
-    dilation holes, and (many small images) across images; eagerly and under
-    jit they agree with a NumPy reference, and float64 with it closely."""
+    elements over the (image, output position) columns, one parallel task
+    per image where the batch is the output's outermost axis: these split
+    into several tiles with boundaries inside output rows, through padding
+    and dilation holes, one image (tiles across the positions), two large
+    images in NCHW and NHWC, and many small ones (one tile each); eagerly
+    and under jit they agree with a NumPy reference, and float64 with it
+    closely."""
     ls, rs, strides, padding, ld, rd, dn, groups = case
     x = _rand(*ls, seed=1)
     w = _rand(*rs, seed=2)

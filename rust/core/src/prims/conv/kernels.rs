@@ -340,9 +340,11 @@ fn segments(geo: &TileGeometry<'_>, j0: usize, j1: usize) -> Vec<Segment> {
     out
 }
 
-/// The `(C/G * K, width)` columns of one tile of group `(gf, gb)`.
+/// The `(C/G * K, width)` columns of one tile of group `(gf, gb)`, the
+/// segments' batch rows offset by `n0`.
 fn gather_tile<T: Copy + Default>(
-    src: &[T], geo: &TileGeometry<'_>, (gf, gb): (usize, usize), segs: &[Segment], len: usize,
+    src: &[T], geo: &TileGeometry<'_>, (gf, gb): (usize, usize), segs: &[Segment], n0: usize,
+    len: usize,
 ) -> Result<Vec<T>> {
     let g = geo.g;
     let mut col: Vec<T> = alloc::with_capacity("conv_general_dilated (im2col tile)", len)?;
@@ -350,7 +352,10 @@ fn gather_tile<T: Copy + Default>(
         let ch = gf.saturating_mul(g.cg).saturating_add(c);
         for kk in 0..geo.kn {
             for seg in segs {
-                let row = gb.saturating_mul(g.nb).saturating_add(seg.n);
+                let row = gb
+                    .saturating_mul(g.nb)
+                    .saturating_add(n0)
+                    .saturating_add(seg.n);
                 let base = row
                     .saturating_mul(geo.lhs_n)
                     .saturating_add(ch.saturating_mul(geo.lhs_c));
@@ -413,6 +418,43 @@ fn in_waves<R: Send>(
     Ok(())
 }
 
+/// Runs `task(ctx, i, chunk)` over the consecutive `chunk`-element pieces
+/// of `out` (the last may be shorter), in waves of as many tasks as the
+/// run has partitions, each task writing its own piece; a checkpoint on
+/// this thread before each wave. With one partition the tasks run here,
+/// in order.
+fn in_waves_into<T: Send>(
+    ctx: &ExecCtx, out: &mut [T], chunk: usize,
+    task: impl Fn(&ExecCtx, usize, &mut [T]) -> Result<()> + Sync,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let chunk = chunk.max(1);
+    let parts = ctx.partitions(out.len().div_ceil(chunk));
+    if parts <= 1 {
+        for (i, piece) in out.chunks_mut(chunk).enumerate() {
+            ctx.checkpoint()?;
+            task(ctx, i, piece)?;
+        }
+        return Ok(());
+    }
+    let sub = ctx.for_task();
+    for (w, region) in out.chunks_mut(parts.saturating_mul(chunk)).enumerate() {
+        ctx.checkpoint()?;
+        let first = w.saturating_mul(parts);
+        let results: Vec<Result<()>> = crate::exec::pool::install(|| {
+            region
+                .par_chunks_mut(chunk)
+                .enumerate()
+                .map(|(j, piece)| task(&sub, first.saturating_add(j), piece))
+                .collect()
+        });
+        for r in results {
+            r?;
+        }
+    }
+    Ok(())
+}
+
 /// The first element of a kernel's results as a `T` slice.
 fn first_slice<T: BufElem>(res: &[HostArray]) -> Result<&[T]> {
     res.first()
@@ -439,16 +481,25 @@ fn product(rhs_axis: usize) -> Primitive {
 /// blocks of columns; each tile is gathered from the lhs, multiplied by the
 /// group's `(O/G, C/G * K)` weights (`wts`, all groups) with the
 /// `dot_general` kernel while in cache, and its `(O/G, block)` result
-/// written into the output. Tiles are gathered and multiplied in parallel
-/// ([`in_waves`]); the results are written here.
+/// written into the output. Where the batch is the output's outermost axis
+/// (and there are two batch rows or more) each batch row is one parallel
+/// task that gathers, multiplies and writes its own tiles
+/// ([`in_waves_into`]); otherwise tiles are gathered and multiplied in
+/// parallel ([`in_waves`]) and their results written here. The tiles are a
+/// function of the shapes alone, so the bits do not depend on the thread
+/// count.
 pub(super) fn conv_tiled<T: BufElem + Default>(
     ctx: &ExecCtx, src: &[T], wts: &[T], geo: &TileGeometry<'_>, out_len: usize,
 ) -> Result<Vec<T>> {
     let g = geo.g;
     let ck = g.cg.saturating_mul(geo.kn);
-    let columns = g.nb.saturating_mul(geo.pn);
-    let block = tile_positions(ck, columns);
-    let mut out = alloc::filled("conv_general_dilated", T::default(), out_len)?;
+    // Every output element is written below (each group's features at
+    // every batch row and output position), so the buffer comes from the
+    // host pool: no zeroing pass, and warm pages in steady state.
+    let mut out = match T::unwrap(crate::array::pool::take(T::DTYPE, out_len)?) {
+        Some(v) if v.len() == out_len => v,
+        _ => alloc::filled("conv_general_dilated", T::default(), out_len)?,
+    };
     let group_w = g.og.saturating_mul(ck);
     let weights = (0..g.count)
         .map(|gi| {
@@ -458,45 +509,124 @@ pub(super) fn conv_tiled<T: BufElem + Default>(
             HostArray::new(vec![g.og, ck], T::wrap(w.to_vec()))
         })
         .collect::<Result<Vec<_>>>()?;
-    let dot = product(0);
-    let groups = g.count.max(1);
-    let tiles = columns.div_ceil(block.max(1)).saturating_mul(groups);
-    let task = |tctx: &ExecCtx, i: usize| -> Result<(usize, Vec<HostArray>, Vec<Segment>)> {
-        let (t, gi) = (
-            i.checked_div(groups).unwrap_or(0),
-            i.checked_rem(groups).unwrap_or(0),
-        );
-        let j0 = t.saturating_mul(block);
-        let j1 = j0.saturating_add(block).min(columns);
-        let width = j1.saturating_sub(j0);
-        let segs = segments(geo, j0, j1);
-        let w = weights
+    let tiles = ColumnTiles {
+        src,
+        geo,
+        weights,
+        dot: product(0),
+        ck,
+    };
+    if g.nb > 1 && geo.out_n.checked_mul(g.nb) == Some(out_len) {
+        tiles.by_batch_rows(ctx, &mut out)?;
+    } else {
+        tiles.in_column_blocks(ctx, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// What every column tile of one convolution reads: the lhs, the
+/// geometry, each group's `(O/G, C/G * K)` weights and the product.
+struct ColumnTiles<'a, T> {
+    src: &'a [T],
+    geo: &'a TileGeometry<'a>,
+    weights: Vec<HostArray>,
+    dot: Primitive,
+    ck: usize,
+}
+
+impl<T: BufElem + Default> ColumnTiles<'_, T> {
+    /// Group `gi`'s tile over the columns of `segs` (their batch rows
+    /// offset by `n0`): gathered and multiplied.
+    fn multiply(
+        &self, tctx: &ExecCtx, gi: usize, segs: &[Segment], n0: usize,
+    ) -> Result<Vec<HostArray>> {
+        let g = self.geo.g;
+        let width: usize = segs.iter().map(|s| s.len).sum();
+        let w = self
+            .weights
             .get(gi)
             .ok_or_else(|| Error::InvalidArgument(format!("{NAME}: group weights")))?;
         let grp = if g.feature { (gi, 0) } else { (0, gi) };
-        let col = gather_tile(src, geo, grp, &segs, ck.saturating_mul(width))?;
-        let col = HostArray::new(vec![ck, width], T::wrap(col))?;
-        let res = crate::prims::kernel::eval(tctx, &dot, &[w, &col])?;
-        Ok((gi, res, segs))
-    };
-    in_waves(ctx, tiles, task, |(gi, res, segs)| {
+        let col = gather_tile(
+            self.src,
+            self.geo,
+            grp,
+            segs,
+            n0,
+            self.ck.saturating_mul(width),
+        )?;
+        let col = HostArray::new(vec![self.ck, width], T::wrap(col))?;
+        crate::prims::kernel::eval(tctx, &self.dot, &[w, &col])
+    }
+
+    /// Writes group `gi`'s `(O/G, width)` tile result; `n_stride`: the
+    /// output's batch stride, or 0 when `out` is the tile's own batch row.
+    fn write(
+        &self, out: &mut [T], gi: usize, res: &[HostArray], segs: &[Segment], n_stride: usize,
+    ) -> Result<()> {
+        let geo = self.geo;
         let width: usize = segs.iter().map(|s| s.len).sum();
-        for (o, rrow) in first_slice::<T>(&res)?.chunks(width.max(1)).enumerate() {
-            let o_all = gi.saturating_mul(g.og).saturating_add(o);
+        for (o, rrow) in first_slice::<T>(res)?.chunks(width.max(1)).enumerate() {
+            let o_all = gi.saturating_mul(geo.g.og).saturating_add(o);
             let mut rest = rrow;
-            for seg in &segs {
+            for seg in segs {
                 let (piece, tail) = rest.split_at(seg.len.min(rest.len()));
                 rest = tail;
                 let base = seg
                     .n
-                    .saturating_mul(geo.out_n)
+                    .saturating_mul(n_stride)
                     .saturating_add(o_all.saturating_mul(geo.out_o));
-                write_runs(&mut out, piece, base, &seg.writes);
+                write_runs(out, piece, base, &seg.writes);
             }
         }
         Ok(())
-    })?;
-    Ok(out)
+    }
+
+    /// The batch is the output's outermost axis: one task per batch row
+    /// writes that row's outputs itself (every group, its positions in
+    /// tiles of at most [`tile_positions`]), so results never wait for this
+    /// thread. The tiles' runs are the same in every batch row: found once.
+    fn by_batch_rows(&self, ctx: &ExecCtx, out: &mut [T]) -> Result<()> {
+        let geo = self.geo;
+        let block = tile_positions(self.ck, geo.pn).max(1);
+        let blocks: Vec<Vec<Segment>> = (0..geo.pn)
+            .step_by(block)
+            .map(|p0| segments(geo, p0, p0.saturating_add(block).min(geo.pn)))
+            .collect();
+        in_waves_into(ctx, out, geo.out_n, |tctx, n, row| {
+            for gi in 0..geo.g.count.max(1) {
+                for segs in &blocks {
+                    tctx.checkpoint()?;
+                    let res = self.multiply(tctx, gi, segs, n)?;
+                    self.write(row, gi, &res, segs, 0)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Tiles of the `(N/B * P)` columns of every group, gathered and
+    /// multiplied in parallel, their results written here.
+    fn in_column_blocks(&self, ctx: &ExecCtx, out: &mut [T]) -> Result<()> {
+        let geo = self.geo;
+        let columns = geo.g.nb.saturating_mul(geo.pn);
+        let groups = geo.g.count.max(1);
+        let block = tile_positions(self.ck, columns);
+        let tiles = columns.div_ceil(block.max(1)).saturating_mul(groups);
+        let task = |tctx: &ExecCtx, i: usize| -> Result<(usize, Vec<HostArray>, Vec<Segment>)> {
+            let (t, gi) = (
+                i.checked_div(groups).unwrap_or(0),
+                i.checked_rem(groups).unwrap_or(0),
+            );
+            let j0 = t.saturating_mul(block);
+            let segs = segments(geo, j0, j0.saturating_add(block).min(columns));
+            let res = self.multiply(tctx, gi, &segs, 0)?;
+            Ok((gi, res, segs))
+        };
+        in_waves(ctx, tiles, task, |(gi, res, segs)| {
+            self.write(out, gi, &res, &segs, geo.out_n)
+        })
+    }
 }
 
 // ------------------------------------------------- row-tiled kernel
