@@ -154,6 +154,17 @@ pub fn take(dtype: DType, n: usize) -> Result<Buffer> {
     Buffer::zeros(dtype, n)
 }
 
+/// A `Vec` of `n` elements for a pass that overwrites every one of them
+/// (a product's output, a convolution's): a pooled buffer of this type and
+/// length when there is one — warm pages, no zeroing pass — else `n`
+/// copies of `zero` (allocated fallibly, `what` naming the request).
+pub fn take_overwritten<T: crate::array::Element>(what: &str, zero: T, n: usize) -> Result<Vec<T>> {
+    match T::unwrap(take(T::DTYPE, n)?) {
+        Some(v) if v.len() == n => Ok(v),
+        _ => crate::array::alloc::filled(what, zero, n),
+    }
+}
+
 /// Offers a buffer no one else references to the pool: kept when it is
 /// owned storage the pool lent, and the pool is on and has room for it;
 /// otherwise freed (foreign storage: released to its owner).

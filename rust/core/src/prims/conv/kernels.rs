@@ -496,10 +496,8 @@ pub(super) fn conv_tiled<T: BufElem + Default>(
     // Every output element is written below (each group's features at
     // every batch row and output position), so the buffer comes from the
     // host pool: no zeroing pass, and warm pages in steady state.
-    let mut out = match T::unwrap(crate::array::pool::take(T::DTYPE, out_len)?) {
-        Some(v) if v.len() == out_len => v,
-        _ => alloc::filled("conv_general_dilated", T::default(), out_len)?,
-    };
+    let mut out =
+        crate::array::pool::take_overwritten("conv_general_dilated", T::default(), out_len)?;
     let group_w = g.og.saturating_mul(ck);
     let weights = (0..g.count)
         .map(|gi| {

@@ -787,18 +787,6 @@ type ProductKernel<T> = fn(
     Option<usize>,
 ) -> Result<()>;
 
-/// The output of a product whose kernel writes every element (faer with
-/// `Accum::Replace`, gemm with `read_dst = false`): a buffer from the host
-/// pool (`array::pool`) when it has one of this type and length — the
-/// previous run's pages, warm, and no zeroing pass over them (a 784x512
-/// f32 gradient's memset was ~3% of an MLP train step) — else zeros.
-fn overwritten_output<T: Element>(zero: T, n: usize) -> Result<Vec<T>> {
-    match T::unwrap(crate::array::pool::take(T::DTYPE, n)?) {
-        Some(v) if v.len() == n => Ok(v),
-        _ => alloc::filled("dot_general", zero, n),
-    }
-}
-
 /// The product batch by batch through `kernel`: an operand is read in place
 /// when `in_place` gives its strides, else from a packed copy. In a run
 /// that can be stopped (cancel token, deadline, poll hook) each product is
@@ -821,7 +809,10 @@ fn blocked_product<T: Element>(
     };
     let mn = m.checked_mul(n).ok_or_else(|| internal("m*n"))?;
     let total = b.checked_mul(mn).ok_or_else(|| internal("b*m*n"))?;
-    let mut out = overwritten_output(zero, total)?;
+    // faer (`Accum::Replace`) and gemm (`read_dst = false`) write every
+    // element: the output may come from the host pool (a 784x512 f32
+    // gradient's memset was ~3% of an MLP train step).
+    let mut out = crate::array::pool::take_overwritten("dot_general", zero, total)?;
     let threads = (sz.flops() >= PAR_FLOPS).then(|| ctx.fixed_partitions().unwrap_or(0));
     let nk = n.saturating_mul(k).max(1);
     let block = if ctx.is_interruptible() {
