@@ -93,6 +93,89 @@ fn unary_f32_values() {
     close(&lg, &want, 2e-7);
 }
 
+/// Large f32/f64 operands of the vector-math unary ops run split over
+/// the pool's threads into a pooled (stale) output: every element written,
+/// the same bits as the operand taken in small pieces (below the split
+/// threshold), at every partition count and SIMD level.
+#[test]
+fn large_unary_operands_split_over_threads_give_the_small_kernel_bits() {
+    use microjax::array::pool;
+    use microjax::exec::ExecCtx;
+    use microjax::internals::prims_kernel_vmath::with_simd_level;
+    use microjax::prims::kernel;
+    use std::num::NonZeroUsize;
+    let n = 3 * 65_536 + 77;
+    let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 5) % 20_011) as f64 / 2_001.0 - 4.9;
+    let ops = [
+        UnaryOp::Exp,
+        UnaryOp::Tanh,
+        UnaryOp::Sin,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+    ];
+    let pieces = |op: UnaryOp, x: &HostArray| -> Vec<u64> {
+        let (dt, piece) = (x.dtype(), 1000);
+        let vals: Vec<f64> = match x.buffer() {
+            Buffer::F32(v) => v.iter().map(|&e| f64::from(e)).collect(),
+            Buffer::F64(v) => v.to_vec(),
+            _ => unreachable!(),
+        };
+        let mut out = Vec::new();
+        for c in vals.chunks(piece) {
+            let part = match dt {
+                DType::F32 => arr(&[c.len()], c.iter().map(|&e| e as f32).collect::<Vec<_>>()),
+                _ => arr(&[c.len()], c.to_vec()),
+            };
+            out.extend(bits_of(&un(op, &part)));
+        }
+        out
+    };
+    for dt in [DType::F32, DType::F64] {
+        for op in ops {
+            // log and sqrt of |x| + 0.5: finite results (no NaN payloads).
+            let positive = matches!(op, UnaryOp::Log | UnaryOp::Sqrt);
+            let v: Vec<f64> = (0..n)
+                .map(|i| if positive { val(i).abs() + 0.5 } else { val(i) })
+                .collect();
+            let x = match dt {
+                DType::F32 => arr(&[n], v.iter().map(|&e| e as f32).collect::<Vec<_>>()),
+                _ => arr(&[n], v.clone()),
+            };
+            let want = pieces(op, &x);
+            for level in common::kernels::simd_levels() {
+                for parts in [1usize, 2, 3, 4] {
+                    // A stale pooled buffer of the output's size first.
+                    let mut stale = pool::take(dt, n).unwrap();
+                    if let Buffer::F32(e) = &mut stale {
+                        e.make_mut().fill(f32::NAN);
+                    }
+                    if let Buffer::F64(e) = &mut stale {
+                        e.make_mut().fill(f64::NAN);
+                    }
+                    pool::give(stale);
+                    let ctx = ExecCtx::current_default().with_partitions(NonZeroUsize::new(parts));
+                    let prim = Primitive::Unary(op);
+                    let got = with_simd_level(level, || kernel::eval(&ctx, &prim, &[&x]).unwrap());
+                    let got = bits_of(&got[0]);
+                    let first_bad = got.iter().zip(&want).position(|(a, b)| a != b);
+                    assert!(
+                        got.len() == want.len() && first_bad.is_none(),
+                        "{op:?} {dt:?} at {level:?}, {parts} parts: element {first_bad:?} differs"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn bits_of(h: &HostArray) -> Vec<u64> {
+    match h.buffer() {
+        Buffer::F32(v) => v.iter().map(|e| u64::from(e.to_bits())).collect(),
+        Buffer::F64(v) => v.iter().map(|e| e.to_bits()).collect(),
+        other => panic!("float buffer expected, got {:?}", other.dtype()),
+    }
+}
+
 #[test]
 fn unary_special_values() {
     let x = arr(&[4], vec![f32::NAN, -0.0f32, 0.0, -7.0]);

@@ -81,8 +81,11 @@ impl Family for UnaryOp {
 
     crate::kernel_through_one!();
 
-    fn kernel_one(&self, _ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
+    fn kernel_one(&self, ctx: &ExecCtx, args: &[&HostArray], out: Aval) -> Result<HostArray> {
         let [x] = operands::<_, 1>(self.name(), args)?;
+        if let Some(buf) = kernels::unary_large(ctx, *self, x.buffer())? {
+            return HostArray::new(out.shape, buf);
+        }
         HostArray::new(out.shape, kernels::unary(*self, x.buffer())?)
     }
 

@@ -9,6 +9,7 @@ use super::common::{
 use crate::array::Buffer;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::exec::ExecCtx;
 use crate::prims::{BinaryOp, CmpOp, RoundingMethod, UnaryOp};
 
 use super::complex;
@@ -50,6 +51,64 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
         Buffer::C64(_) | Buffer::C128(_) => return complex::unary(op, x),
         Buffer::Bool(_) | Buffer::Float0(_) | Buffer::Key(_) => return Err(bad()),
     })
+}
+
+/// Operands of at least this many elements run a `vmath` unary op over
+/// the pool's threads (the threshold of the compiled executor's fused
+/// groups).
+const PAR_MIN: usize = 1 << 16;
+/// Elements per parallel piece's unit: spans are whole multiples of it.
+const PAR_CHUNK: usize = 4096;
+
+/// `unary` of a large f32/f64 operand whose op has a `vmath` slice kernel:
+/// the output comes from the host buffer pool (every element is written,
+/// so no zeroing pass) and the slice is split over `ctx`'s partitions —
+/// elementwise, so the bits do not depend on the split. `None` for every
+/// other operand (the caller takes [`unary`]).
+pub fn unary_large(ctx: &ExecCtx, op: UnaryOp, x: &Buffer) -> Result<Option<Buffer>> {
+    if x.len() < PAR_MIN || !vmath::supports(op) {
+        return Ok(None);
+    }
+    Ok(match x {
+        Buffer::F32(v) => Some(Buffer::F32(
+            split_unary(ctx, op, v, vmath::unary_f32)?.into(),
+        )),
+        Buffer::F64(v) => Some(Buffer::F64(
+            split_unary(ctx, op, v, vmath::unary_f64)?.into(),
+        )),
+        _ => None,
+    })
+}
+
+/// `kernel(op, v, out)` into a pooled output, in spans of whole
+/// [`PAR_CHUNK`]s, one per partition, each run in `ctx` (its SIMD level).
+fn split_unary<T: crate::array::Element + Default + Send + Sync>(
+    ctx: &ExecCtx, op: UnaryOp, v: &[T], kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
+) -> Result<Vec<T>> {
+    use rayon::prelude::*;
+    let mut out = crate::array::pool::take_overwritten(op.name(), T::default(), v.len())?;
+    let chunks = v.len().div_ceil(PAR_CHUNK).max(1);
+    let parts = ctx.partitions(chunks);
+    let span = chunks.div_ceil(parts).saturating_mul(PAR_CHUNK).max(1);
+    let run = |(o, x): (&mut [T], &[T])| ctx.enter(|| kernel(op, x, o));
+    let done = if parts > 1 {
+        crate::exec::pool::install(|| {
+            out.par_chunks_mut(span)
+                .zip(v.par_chunks(span))
+                .map(run)
+                .reduce(|| true, |a, b| a && b)
+        })
+    } else {
+        run((&mut out, v))
+    };
+    if done {
+        Ok(out)
+    } else {
+        Err(Error::Unsupported(format!(
+            "{}: no vector kernel",
+            op.name()
+        )))
+    }
 }
 
 /// The `vmath` slice kernel for `op`, if it has one.
