@@ -243,3 +243,25 @@ def test_plan_stats_reports_fusion_and_peak_memory():
     st4 = jax.debug.plan_stats(relu_vjp, xz)
     assert st4["fusion_groups"] == st4["typed_groups"] == 1
     np.testing.assert_array_equal(np.asarray(jax.jit(relu_vjp)(xz)), np.asarray(relu_vjp(xz)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["exp", "tanh", "sin", "log"])
+def test_large_unary_operands_split_over_threads_match_numpy_in_every_transform(name, dtype, x64):
+    # 3 * 2^16 + 77 elements: above the size whose vector-math pass is split
+    # over the kernel threads, not a multiple of the split's chunks.
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.25, 3.0, 3 * 65536 + 77).astype(dtype)
+    f, ref = getattr(jnp, name), getattr(np, name)
+    tol = dict(rtol=2e-6, atol=0) if dtype == np.float32 else dict(rtol=1e-14, atol=0)
+    want = ref(x)
+    np.testing.assert_allclose(np.asarray(f(x)), want, **tol)
+    np.testing.assert_allclose(np.asarray(jax.jit(f)(x)), want, **tol)
+    rows = x[: (x.size // 7) * 7].reshape(7, -1)
+    np.testing.assert_allclose(np.asarray(jax.vmap(f)(rows)), ref(rows), **tol)
+    # The derivative's own large unary ops (exp: exp; tanh: 1 - tanh^2;
+    # sin: cos; log: 1/x) against their closed forms.
+    d = {"exp": np.exp(x), "tanh": 1 - np.tanh(x) ** 2, "sin": np.cos(x), "log": 1 / x}[name]
+    g = jax.grad(lambda v: jnp.sum(f(v)))(x)
+    gtol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=0)
+    np.testing.assert_allclose(np.asarray(g), d, **gtol)
