@@ -1,6 +1,7 @@
 //! The thread pool parallel kernel work runs on.
 //!
-//! Kernels that split work over threads (fused elementwise groups, GEMM,
+//! Kernels that split work over threads (fused elementwise groups and large
+//! vector-math unary ops, both in [`elementwise_spans`], GEMM,
 //! batched FFTs, the small-matmul tiles, faer's factorizations) call
 //! [`install`] around their parallel section. On a thread of any rayon pool
 //! (an embedder's `ThreadPool::install`, or a worker of this pool) the
@@ -19,6 +20,7 @@
 //! logical CPUs). If its threads cannot be started the section runs on the
 //! calling thread's default rayon pool instead.
 
+use super::ExecCtx;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -80,4 +82,30 @@ pub fn current_num_threads() -> usize {
         return rayon::current_num_threads();
     }
     owned().map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+}
+
+/// Elements per chunk of an elementwise pass (a fused group, a large
+/// vector-math unary op): a few registers of this many f32 fit in L1/L2.
+pub const ELEMENTWISE_CHUNK: usize = 4096;
+/// Elementwise passes over at least this many elements use several threads.
+pub const ELEMENTWISE_PAR_MIN: usize = 1 << 16;
+
+/// The threads and the span (in elements, whole chunks, so a chunk never
+/// straddles two spans) an elementwise pass over `len` elements runs with.
+/// Both depend on the size and the partition count of `ctx` only; the
+/// chunk boundaries on the size alone.
+pub fn elementwise_spans(ctx: &ExecCtx, len: usize) -> (usize, usize) {
+    let nchunks = len.div_ceil(ELEMENTWISE_CHUNK).max(1);
+    let threads = if len >= ELEMENTWISE_PAR_MIN {
+        ctx.partitions(nchunks)
+    } else {
+        1
+    };
+    (
+        threads,
+        nchunks
+            .div_ceil(threads)
+            .saturating_mul(ELEMENTWISE_CHUNK)
+            .max(1),
+    )
 }

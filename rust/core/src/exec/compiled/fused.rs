@@ -19,10 +19,8 @@ use std::sync::Arc;
 
 mod typed;
 
-/// Elements per chunk: a few registers of this many f32 fit in L1/L2.
-pub const CHUNK: usize = 4096;
-/// Groups of at least this many elements use several threads.
-pub const PAR_MIN: usize = 1 << 16;
+use crate::exec::pool::elementwise_spans as span_plan;
+pub use crate::exec::pool::{ELEMENTWISE_CHUNK as CHUNK, ELEMENTWISE_PAR_MIN as PAR_MIN};
 
 /// A member's operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,23 +422,6 @@ impl Fused {
             Arg::Lit(k) => self.lits.get(k).ok_or_else(|| internal("literal")),
         }
     }
-}
-
-/// The threads and the span (in elements, whole chunks, so a chunk never
-/// straddles two spans) a group of `len` elements runs with. Both depend
-/// on the size and the partition count of `ctx` only; the chunk boundaries
-/// on the size alone.
-fn span_plan(ctx: &ExecCtx, len: usize) -> (usize, usize) {
-    let nchunks = len.div_ceil(CHUNK).max(1);
-    let threads = if len >= PAR_MIN {
-        ctx.partitions(nchunks)
-    } else {
-        1
-    };
-    (
-        threads,
-        nchunks.div_ceil(threads).saturating_mul(CHUNK).max(1),
-    )
 }
 
 /// Regroups each output's span windows into one list per span and runs

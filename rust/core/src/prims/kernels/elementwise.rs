@@ -53,20 +53,13 @@ pub fn unary(op: UnaryOp, x: &Buffer) -> Result<Buffer> {
     })
 }
 
-/// Operands of at least this many elements run a `vmath` unary op over
-/// the pool's threads (the threshold of the compiled executor's fused
-/// groups).
-const PAR_MIN: usize = 1 << 16;
-/// Elements per parallel piece's unit: spans are whole multiples of it.
-const PAR_CHUNK: usize = 4096;
-
 /// `unary` of a large f32/f64 operand whose op has a `vmath` slice kernel:
 /// the output comes from the host buffer pool (every element is written,
 /// so no zeroing pass) and the slice is split over `ctx`'s partitions —
 /// elementwise, so the bits do not depend on the split. `None` for every
 /// other operand (the caller takes [`unary`]).
 pub fn unary_large(ctx: &ExecCtx, op: UnaryOp, x: &Buffer) -> Result<Option<Buffer>> {
-    if x.len() < PAR_MIN || !vmath::supports(op) {
+    if x.len() < crate::exec::pool::ELEMENTWISE_PAR_MIN || !vmath::supports(op) {
         return Ok(None);
     }
     Ok(match x {
@@ -80,16 +73,15 @@ pub fn unary_large(ctx: &ExecCtx, op: UnaryOp, x: &Buffer) -> Result<Option<Buff
     })
 }
 
-/// `kernel(op, v, out)` into a pooled output, in spans of whole
-/// [`PAR_CHUNK`]s, one per partition, each run in `ctx` (its SIMD level).
+/// `kernel(op, v, out)` into a pooled output, in the spans of the fused
+/// groups ([`crate::exec::pool::elementwise_spans`]), each run in `ctx`
+/// (its SIMD level).
 fn split_unary<T: crate::array::Element + Default + Send + Sync>(
     ctx: &ExecCtx, op: UnaryOp, v: &[T], kernel: fn(UnaryOp, &[T], &mut [T]) -> bool,
 ) -> Result<Vec<T>> {
     use rayon::prelude::*;
     let mut out = crate::array::pool::take_overwritten(op.name(), T::default(), v.len())?;
-    let chunks = v.len().div_ceil(PAR_CHUNK).max(1);
-    let parts = ctx.partitions(chunks);
-    let span = chunks.div_ceil(parts).saturating_mul(PAR_CHUNK).max(1);
+    let (parts, span) = crate::exec::pool::elementwise_spans(ctx, v.len());
     let run = |(o, x): (&mut [T], &[T])| ctx.enter(|| kernel(op, x, o));
     let done = if parts > 1 {
         crate::exec::pool::install(|| {
