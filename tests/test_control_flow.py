@@ -484,3 +484,58 @@ def test_compiled_loop_bodies_match_eager_bitwise_on_repeated_calls():
                 same_bits(g, e)
         for g, e in zip(first, want):
             same_bits(g, e)
+
+
+@pytest.mark.parametrize("n,dtype", [(48, np.float32), (64, np.float32), (48, np.float64)])
+def test_loop_constant_matrix_times_carry_matches_eager_steps(x64, n, dtype):
+    # `W @ c` with W a loop constant: a compiled loop body packs W once and
+    # multiplies column by column; the bits must be those of eager `W @ c`
+    # step by step (each row's partial sums added in the same order), in a
+    # scan (W as a scan constant and as a closed-over array) and a
+    # fori_loop, and vmap, grad and the portable mode must agree as well.
+    rng = np.random.default_rng(3)
+    W = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(dtype)
+    c0 = rng.standard_normal(n).astype(dtype)
+    steps = 30
+
+    def eager(W, c):
+        for _ in range(steps):
+            c = jnp.tanh(W @ c)
+        return np.asarray(c)
+
+    want = eager(jnp.asarray(W), jnp.asarray(c0))
+    by_scan = jax.jit(lambda W, c: lax.scan(lambda c, _: (jnp.tanh(W @ c), None), c, None,
+                                            length=steps)[0])
+    Wc = jnp.asarray(W)
+    closed = jax.jit(lambda c: lax.scan(lambda c, _: (jnp.tanh(Wc @ c), None), c, None,
+                                        length=steps)[0])
+    by_fori = jax.jit(lambda W, c: lax.fori_loop(0, steps, lambda i, c: jnp.tanh(W @ c), c))
+    for got in (by_scan(W, c0), closed(c0), by_fori(W, c0)):
+        assert np.asarray(got).dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    # vmap over the carry (a batch of vectors) against a loop.
+    cs = rng.standard_normal((3, n)).astype(dtype)
+    batched = jax.vmap(by_scan, in_axes=(None, 0))(W, cs)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for row, c in zip(np.asarray(batched), cs):
+        np.testing.assert_allclose(row, eager(jnp.asarray(W), jnp.asarray(c)), rtol=tol, atol=tol)
+    if dtype == np.float64:
+        loss = lambda W: jnp.sum(by_scan(W, c0) ** 2)
+        g = np.asarray(jax.grad(loss)(W))
+        i, j = 5, 17
+        h = 1e-6
+        Wp, Wm = W.copy(), W.copy()
+        Wp[i, j] += h
+        Wm[i, j] -= h
+        fd = (float(loss(Wp)) - float(loss(Wm))) / (2 * h)
+        assert g[i, j] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    # The portable mode runs its k-ordered products, packed or not.
+    jax.config.update("microjax_determinism", "portable")
+    try:
+        portable = eager(jnp.asarray(W), jnp.asarray(c0))
+        fresh = jax.jit(lambda W, c: lax.scan(lambda c, _: (jnp.tanh(W @ c), None), c, None,
+                                              length=steps)[0])
+        np.testing.assert_array_equal(np.asarray(fresh(W, c0)), portable)
+    finally:
+        jax.config.update("microjax_determinism", "default")
+    np.testing.assert_allclose(portable, want, rtol=tol, atol=tol)

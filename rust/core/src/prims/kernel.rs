@@ -25,7 +25,7 @@ pub(super) mod complex;
 #[path = "kernels/dot.rs"]
 pub(crate) mod dot;
 pub(crate) use common::{BufElem, FloatElem};
-pub use dot::{dot_general_into, PackedDot};
+pub use dot::{dot_general_into, FixedMatrix, PackedDot};
 #[path = "kernels/elementwise.rs"]
 pub(super) mod elementwise;
 pub use elementwise::int_binary_into;

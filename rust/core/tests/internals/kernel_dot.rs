@@ -273,3 +273,112 @@ fn matvec_kernel_f64_sums_sixteen_lanes_pairwise() {
         }
     }
 }
+
+/// A matrix-vector product's loop-constant matrix packed column by column
+/// (`PackedDot::fix_lhs`) gives each row's sixteen pairwise-added partial
+/// sums, as the row kernel does, at every SIMD level: row counts in whole
+/// and partial vector blocks of every width, f32 and f64. Products it does
+/// not take (a tail after the 16-element blocks, a batch, a vector-matrix
+/// product) are declined, and so are other shapes and the portable mode.
+#[test]
+fn fixed_matrix_of_a_matvec_gives_the_sixteen_lane_sums() {
+    use microjax::exec::{Determinism, ExecCtx};
+    use microjax::internals::prims_kernel_vmath::with_simd_level;
+    use microjax::prims::kernel::PackedDot;
+    use microjax::prims::DotDims;
+    let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f64 / 337.0 - 2.9;
+    let matvec = DotDims {
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    let levels = crate::common::kernels::simd_levels();
+    let ctx = ExecCtx::current_default();
+    for (m, k) in [
+        (2, 16),
+        (7, 32),
+        (13, 32),
+        (16, 16),
+        (17, 64),
+        (33, 48),
+        (64, 64),
+        (65, 64),
+        (100, 112),
+        (128, 128),
+    ] {
+        let w: Vec<f64> = (0..m * k).map(val).collect();
+        let c: Vec<f64> = (0..k).map(|i| val(i + 7)).collect();
+        let plan = PackedDot::new(&[m, k], &[k], &matvec).expect("a small product");
+        // f64, and the same values rounded to f32.
+        let w32: Vec<f32> = w.iter().map(|&v| v as f32).collect();
+        let c32: Vec<f32> = c.iter().map(|&v| v as f32).collect();
+        let want64: Vec<u64> = (0..m)
+            .map(|r| sixteen_lanes(&w[r * k..(r + 1) * k], &c).to_bits())
+            .collect();
+        let want32: Vec<u64> = (0..m)
+            .map(|r| u64::from(sixteen_lanes(&w32[r * k..(r + 1) * k], &c32).to_bits()))
+            .collect();
+        let cases = [
+            (Buffer::F64(w.into()), Buffer::F64(c.into()), want64),
+            (Buffer::F32(w32.into()), Buffer::F32(c32.into()), want32),
+        ];
+        for (wb, cb, want) in cases {
+            let wa = HostArray::new(vec![m, k], wb).unwrap();
+            let ca = HostArray::new(vec![k], cb).unwrap();
+            let fixed = plan.fix_lhs(&wa).expect("a packed matrix");
+            let bits = |b: &Buffer| -> Vec<u64> {
+                match b {
+                    Buffer::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                    Buffer::F32(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+                    _ => panic!("float expected"),
+                }
+            };
+            let stale = || match wa.dtype() {
+                DType::F64 => Buffer::F64(vec![f64::NAN; m].into()),
+                _ => Buffer::F32(vec![f32::NAN; m].into()),
+            };
+            for &level in &levels {
+                let mut out = stale();
+                assert!(with_simd_level(level, || fixed.run_into(&ctx, &ca, &mut out)));
+                assert_eq!(bits(&out), want, "{m}x{k} {:?} at {level:?}", wa.dtype());
+            }
+            // Another vector length, or the portable mode: declined,
+            // the output untouched.
+            let short = HostArray::new(vec![k - 1], ca.buffer().clone()).ok();
+            let mut out = stale();
+            if let Some(short) = short {
+                assert!(!fixed.run_into(&ctx, &short, &mut out));
+            }
+            let portable = ExecCtx::current_default().with_determinism(Determinism::Portable);
+            assert!(!fixed.run_into(&portable, &ca, &mut out));
+            assert!(bits(&out).iter().all(|&b| b == bits(&stale())[0]));
+        }
+    }
+    // Not taken: a tail after the blocks, a batch, a vector-matrix product.
+    let f32s = |shape: &[usize]| {
+        let n: usize = shape.iter().product();
+        HostArray::new(shape.to_vec(), Buffer::F32(vec![0.5; n].into())).unwrap()
+    };
+    let tail = PackedDot::new(&[8, 20], &[20], &matvec).unwrap();
+    assert!(tail.fix_lhs(&f32s(&[8, 20])).is_none());
+    let batched = DotDims {
+        lhs_contract: vec![2],
+        rhs_contract: vec![1],
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+    };
+    let batch = PackedDot::new(&[2, 8, 16], &[2, 16], &batched).unwrap();
+    assert!(batch.fix_lhs(&f32s(&[2, 8, 16])).is_none());
+    let vecmat = PackedDot::new(&[16], &[16, 8], &matvec_dims_vecmat()).unwrap();
+    assert!(vecmat.fix_lhs(&f32s(&[16])).is_none());
+}
+
+fn matvec_dims_vecmat() -> microjax::prims::DotDims {
+    microjax::prims::DotDims {
+        lhs_contract: vec![0],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    }
+}

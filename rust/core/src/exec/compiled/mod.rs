@@ -310,7 +310,7 @@ impl Compiled {
         for (v, val) in bound {
             *slot(&mut env, *v)? = Some(val.clone());
         }
-        self.run_steps(ctx, &mut env, &self.frees, track, None)?;
+        self.run_steps(ctx, &mut env, &self.frees, track, None, &[])?;
         jx.outvars
             .iter()
             .map(|a| match a {
@@ -324,9 +324,12 @@ impl Compiled {
 impl Compiled {
     /// Walks the plan on `env` (parameters bound), freeing after each step
     /// the values `frees` lists for it.
+    /// `fixed` holds, per step, the packed loop-constant matrix of a
+    /// matrix-vector step (a loop body's; empty otherwise).
     fn run_steps(
         &self, ctx: &ExecCtx, env: &mut [Option<Arc<HostArray>>], frees: &[Vec<Var>],
         mut track: Option<&mut RunStats>, mut spares: Option<&mut Spares>,
+        fixed: &[Option<kernel::FixedMatrix>],
     ) -> Result<()> {
         let jx = &self.prog.jaxpr;
         let mut quiet_run = 0u32;
@@ -354,15 +357,11 @@ impl Compiled {
                         // One output: no list of results built per step.
                         (Some(aval), [v]) => {
                             let mut spare = spares.as_deref_mut().and_then(|s| s.take(at));
-                            let val = run_single(
-                                ctx,
-                                &eqn.prim,
-                                ins,
-                                aval,
-                                dot.as_ref(),
-                                env,
-                                &mut spare,
-                            )?;
+                            let plan = DotPlan {
+                                dot: dot.as_ref(),
+                                fixed: fixed.get(at).and_then(Option::as_ref),
+                            };
+                            let val = run_single(ctx, &eqn.prim, ins, aval, plan, env, &mut spare)?;
                             if let Some(h) = spare {
                                 recycle::give(h);
                             }
@@ -409,6 +408,27 @@ impl Compiled {
     fn check_arg(&self, v: Var, a: &HostArray) -> Result<()> {
         let want = self.prog.jaxpr.aval(v)?;
         super::check_program_arg("compiled program", want, a.shape(), a.dtype())
+    }
+
+    /// The product steps whose left operand is loop-invariant (`is_fixed`
+    /// per variable), with that operand: the candidates for
+    /// [`kernel::PackedDot::fix_lhs`].
+    fn fixed_matrix_steps(&self, is_fixed: &[bool]) -> Vec<(usize, Var)> {
+        self.steps
+            .iter()
+            .enumerate()
+            .filter_map(|(at, step)| match step {
+                Step::Eqn {
+                    ins, dot: Some(_), ..
+                } => match ins.first() {
+                    Some(Src::Var(v)) if is_fixed.get(v.index()).copied().unwrap_or(false) => {
+                        Some((at, *v))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
     }
 
     /// The plan as a loop body whose first `fixed.len()` parameters keep
@@ -470,6 +490,7 @@ impl Compiled {
             })
             .collect::<Result<Vec<_>>>()?;
         let spares = Spares::plan(self, varying, &results)?;
+        let fixed_lhs = self.fixed_matrix_steps(&is_fixed);
         Ok(Looped {
             plan: self,
             env,
@@ -477,6 +498,9 @@ impl Compiled {
             varying,
             results,
             spares,
+            fixed_lhs,
+            fixed: Vec::new(),
+            runs: 0,
         })
     }
 }
@@ -610,6 +634,13 @@ pub struct Looped<'p> {
     varying: &'p [Var],
     results: Vec<BodyOut>,
     spares: Spares,
+    /// The matrix-vector steps whose matrix is loop-invariant (step,
+    /// matrix variable).
+    fixed_lhs: Vec<(usize, Var)>,
+    /// Per step, its packed matrix ([`kernel::FixedMatrix`]); packed at
+    /// the second run, so a body run once packs nothing.
+    fixed: Vec<Option<kernel::FixedMatrix>>,
+    runs: u32,
 }
 
 impl Looped<'_> {
@@ -628,6 +659,10 @@ impl Looped<'_> {
     ) -> Result<()> {
         let varying = self.varying;
         Error::check_count("compiled program", varying.len(), vary.len())?;
+        if self.runs == 1 {
+            self.pack_fixed_matrices()?;
+        }
+        self.runs = self.runs.saturating_add(1);
         for (v, a) in varying.iter().zip(vary.drain(..)) {
             self.plan.check_arg(*v, &a)?;
             *slot(&mut self.env, *v)? = Some(a);
@@ -638,6 +673,7 @@ impl Looped<'_> {
             &self.frees,
             None,
             Some(&mut self.spares),
+            &self.fixed,
         )?;
         for r in &self.results {
             outs.push(match r {
@@ -646,6 +682,24 @@ impl Looped<'_> {
                 BodyOut::Last(v) => slot(&mut self.env, *v)?.take().ok_or_else(|| unbound(*v))?,
                 BodyOut::Lit(h) => h.clone(),
             });
+        }
+        Ok(())
+    }
+
+    /// Packs the loop-invariant matrix of each matrix-vector step whose
+    /// plan takes one ([`kernel::PackedDot::fix_lhs`]).
+    fn pack_fixed_matrices(&mut self) -> Result<()> {
+        if self.fixed_lhs.is_empty() {
+            return Ok(());
+        }
+        self.fixed = self.plan.steps.iter().map(|_| None).collect();
+        for &(at, v) in &self.fixed_lhs {
+            let (Some(Step::Eqn { dot: Some(d), .. }), Some(slot)) =
+                (self.plan.steps.get(at), self.fixed.get_mut(at))
+            else {
+                continue;
+            };
+            *slot = d.fix_lhs(read(&self.env, v)?);
         }
         Ok(())
     }
@@ -746,10 +800,19 @@ fn run_kernel(
 /// Smallest operand a reshape or squeeze views instead of copying.
 const VIEW_MIN_BYTES: usize = 256 << 10;
 
+/// A product step's plans: the planned small kernel, and the packed
+/// loop-constant matrix of a loop body's matrix-vector step.
+#[derive(Clone, Copy)]
+struct DotPlan<'a> {
+    dot: Option<&'a kernel::PackedDot>,
+    fixed: Option<&'a kernel::FixedMatrix>,
+}
+
 fn run_single(
-    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: &Aval, dot: Option<&kernel::PackedDot>,
+    ctx: &ExecCtx, prim: &Primitive, ins: &[Src], out: &Aval, plan: DotPlan<'_>,
     env: &[Option<Arc<HostArray>>], spare: &mut Option<Arc<HostArray>>,
 ) -> Result<Arc<HostArray>> {
+    let DotPlan { dot, fixed } = plan;
     // A large reshape or squeeze reads its operand's elements in place (a
     // view keeping the operand alive) instead of copying them; small ones
     // copy, so recycled loop arrays stay reusable.
@@ -765,9 +828,10 @@ fn run_single(
     let recycled = match (prim, ins) {
         (Primitive::DotGeneral(DotGeneral { .. }), [l, r]) if dot.is_some() => {
             let (l, r) = (src(env, l)?, src(env, r)?);
-            into_recycled(out, spare, |buf| match dot {
-                Some(d) => d.run_into(ctx, l, r, buf),
-                None => Ok(false),
+            into_recycled(out, spare, |buf| match (fixed, dot) {
+                (Some(f), _) if f.run_into(ctx, r, buf) => Ok(true),
+                (_, Some(d)) => d.run_into(ctx, l, r, buf),
+                _ => Ok(false),
             })?
         }
         (

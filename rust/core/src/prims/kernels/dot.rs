@@ -357,6 +357,65 @@ impl PackedDot {
     }
 }
 
+impl PackedDot {
+    /// `l`, the planned product's left operand, fixed for many runs (a
+    /// loop constant) and packed for them, when the product is a
+    /// matrix-vector product on the matrix-vector kernel
+    /// ([`FixedMatrix`]). `None` for every other product, and when the
+    /// packing finds no memory: the plan then runs as it is.
+    pub fn fix_lhs(&self, l: &HostArray) -> Option<FixedMatrix> {
+        let [b, m, k, n] = self.bmkn;
+        let matvec = small_kernel_for(Sizes { b, m, k, n }, true, false) == Some(Small::Matvec);
+        if b != 1 || !matvec || !same_dims(l.shape(), &self.lhs) {
+            return None;
+        }
+        let matrix = match l.buffer() {
+            Buffer::F32(a) => Columns::F32(small_matmul::ColumnMajor::pack(a, m, k)?),
+            Buffer::F64(a) => Columns::F64(small_matmul::ColumnMajor::pack(a, m, k)?),
+            _ => return None,
+        };
+        Some(FixedMatrix {
+            rhs: self.rhs.clone(),
+            matrix,
+        })
+    }
+}
+
+/// The matrix of a planned matrix-vector product stored column by column
+/// once for the many vectors it multiplies (a loop constant: `W @ c` in a
+/// `scan` body): each run is then vector multiply-adds across rows with
+/// no horizontal sums. Same bits as the kernel [`dot_general`] picks
+/// (each row's sixteen partial sums, added pairwise); the portable mode
+/// runs the plan as it is.
+#[derive(Debug, Clone)]
+pub struct FixedMatrix {
+    rhs: Vec<usize>,
+    matrix: Columns,
+}
+
+#[derive(Debug, Clone)]
+enum Columns {
+    F32(small_matmul::ColumnMajor<f32>),
+    F64(small_matmul::ColumnMajor<f64>),
+}
+
+impl FixedMatrix {
+    /// Writes `matrix · r` into `out` (stale contents allowed); `false`,
+    /// leaving `out` untouched, when `r` is not of the planned shape and
+    /// the matrix's type, `out` not of the product's size, or `ctx` is
+    /// in the portable mode.
+    pub fn run_into(&self, ctx: &ExecCtx, r: &HostArray, out: &mut Buffer) -> bool {
+        if ctx.is_portable() || !same_dims(r.shape(), &self.rhs) {
+            return false;
+        }
+        match (&self.matrix, r.buffer(), out) {
+            (Columns::F32(a), Buffer::F32(x), Buffer::F32(o)) => a.matvec_into(o, x),
+            (Columns::F64(a), Buffer::F64(x), Buffer::F64(o)) => a.matvec_into(o, x),
+            _ => false,
+        }
+    }
+}
+
 /// [`dot_general`] of two f32 (or two f64) operands written into `out`
 /// (the output's buffer, stale contents allowed), when the product takes
 /// the register-blocked kernel and needs no conversion. Returns `false`,

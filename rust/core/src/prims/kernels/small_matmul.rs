@@ -330,6 +330,10 @@ macro_rules! impl_dot_rows {
             fn split_mut<S: Simd>(v: &mut [$t]) -> &mut [S::$vt] {
                 S::$split_mut(v).0
             }
+            #[inline(always)]
+            fn splat<S: Simd>(simd: S, v: $t) -> S::$vt {
+                simd.$splat(v)
+            }
         }
     };
 }
@@ -382,6 +386,8 @@ pub trait DotBlock: FloatElem {
     fn fma(a: Self, b: Self, c: Self) -> Self;
     fn split<S: Simd>(v: &[Self]) -> &[Self::Vec<S>];
     fn split_mut<S: Simd>(v: &mut [Self]) -> &mut [Self::Vec<S>];
+    /// Every lane `v`.
+    fn splat<S: Simd>(simd: S, v: Self) -> Self::Vec<S>;
 }
 
 /// The first `k - k % DOT_LANES` elements of `v` (the full blocks) as
@@ -698,4 +704,211 @@ pub fn matvec_into<T: DotRows>(out: &mut [T], a: &[T], x: &[T], (m, k): (usize, 
             k,
         });
     }
+}
+
+/// Rows per group of a [`ColumnMajor`] matrix: 64 bytes of elements, a
+/// whole number of vectors at every SIMD width.
+fn pack_rows<T>() -> usize {
+    64usize
+        .checked_div(core::mem::size_of::<T>())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// A matrix of the matrix-vector kernel stored column by column (its rows
+/// padded with zeros to a multiple of [`pack_rows`]), for a matrix that
+/// multiplies many vectors (a loop constant): each vector load then holds
+/// one column element of several rows, so the rows' sixteen partial sums
+/// are vectors across rows and the pairwise tree is vector adds, with no
+/// horizontal reduction. Element `j` of row `i` still goes into sum
+/// `j % 16` of row `i` in k order, fused, and the sums are added in the
+/// same tree, so [`ColumnMajor::matvec_into`] gives the bits of
+/// [`matvec_into`] on the row-major matrix.
+#[derive(Debug, Clone)]
+pub struct ColumnMajor<T> {
+    /// The columns in the order the kernel's four passes read them:
+    /// `l, l + 4, l + 8, ...` for `l` in `0..4` (column `j` at position
+    /// `(j % 4) * (k / 4) + j / 4`), each `padded` long, zero past `rows`.
+    cols: Vec<T>,
+    rows: usize,
+    padded: usize,
+    k: usize,
+}
+
+impl<T: DotRows + DotBlock> ColumnMajor<T> {
+    /// The row-major `(rows, k)` matrix `a` packed column by column;
+    /// `None` when `k` is not a positive multiple of sixteen (the kernel
+    /// has no tail), `a` is not `rows * k` long or the memory is not
+    /// there.
+    pub fn pack(a: &[T], rows: usize, k: usize) -> Option<ColumnMajor<T>> {
+        if k == 0 || k.checked_rem(DOT_LANES) != Some(0) || rows == 0 {
+            return None;
+        }
+        let group = pack_rows::<T>();
+        let padded = rows.div_ceil(group).checked_mul(group)?;
+        if a.len() != rows.checked_mul(k)? {
+            return None;
+        }
+        let len = padded.checked_mul(k)?;
+        let mut cols: Vec<T> = Vec::new();
+        cols.try_reserve_exact(len).ok()?;
+        cols.resize(len, T::ZERO);
+        let per_pass = k / 4;
+        for (i, row) in a.chunks_exact(k).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                let at = (j % 4).saturating_mul(per_pass).saturating_add(j / 4);
+                if let Some(dst) = cols.get_mut(at.saturating_mul(padded).saturating_add(i)) {
+                    *dst = v;
+                }
+            }
+        }
+        Some(ColumnMajor {
+            cols,
+            rows,
+            padded,
+            k,
+        })
+    }
+
+    /// `out = self @ x` at the current SIMD level; `false`, leaving `out`
+    /// untouched, when `out` is not `rows` long or `x` not `k` long.
+    pub fn matvec_into(&self, out: &mut [T], x: &[T]) -> bool {
+        if out.len() != self.rows || x.len() != self.k {
+            return false;
+        }
+        super::vmath::run(ColumnRows {
+            out,
+            cols: &self.cols,
+            padded: self.padded,
+            x,
+        });
+        true
+    }
+}
+
+/// [`ColumnMajor::matvec_into`]'s kernel.
+struct ColumnRows<'a, T> {
+    out: &'a mut [T],
+    cols: &'a [T],
+    padded: usize,
+    x: &'a [T],
+}
+
+impl<T: DotBlock> pulp::WithSimd for ColumnRows<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let lanes = core::mem::size_of::<T::Vec<S>>()
+            .checked_div(core::mem::size_of::<T>())
+            .unwrap_or(1)
+            .max(1);
+        // Vectors of rows per block: four when 32 registers hold the
+        // sixteen accumulators and the tree's partial sums, else two.
+        if lanes.saturating_mul(core::mem::size_of::<T>()) >= 64 {
+            column_blocks::<S, T, 4>(simd, self, lanes);
+        } else {
+            column_blocks::<S, T, 2>(simd, self, lanes);
+        }
+    }
+}
+
+/// The rows in blocks of `R` vectors, then single vectors; a block that
+/// runs past the last row is computed whole (the padding rows are zeros)
+/// and only its rows stored.
+#[inline(always)]
+fn column_blocks<S: Simd, T: DotBlock, const R: usize>(
+    simd: S, op: ColumnRows<'_, T>, lanes: usize,
+) {
+    let ColumnRows {
+        out,
+        cols,
+        padded,
+        x,
+    } = op;
+    let rows = out.len();
+    let mut r0 = 0usize;
+    while r0 < rows {
+        let wide = R.saturating_mul(lanes);
+        if r0.saturating_add(wide) <= padded {
+            let sums = column_block::<S, T, R>(simd, cols, padded, r0, x, lanes);
+            store_rows::<S, T, R>(out, r0, sums);
+            r0 = r0.saturating_add(wide);
+        } else {
+            let sums = column_block::<S, T, 1>(simd, cols, padded, r0, x, lanes);
+            store_rows::<S, T, 1>(out, r0, sums);
+            r0 = r0.saturating_add(lanes);
+        }
+    }
+}
+
+/// Writes the block of rows starting at `r0` (those of `out`'s rows it
+/// holds).
+#[inline(always)]
+fn store_rows<S: Simd, T: DotBlock, const R: usize>(
+    out: &mut [T], r0: usize, sums: [T::Vec<S>; R],
+) {
+    // At most four vectors of 64 bytes.
+    let mut block = [T::ZERO; 64];
+    for (dst, v) in T::split_mut::<S>(&mut block).iter_mut().zip(sums) {
+        *dst = v;
+    }
+    let rest = out.get_mut(r0..).unwrap_or_default();
+    for (o, &v) in rest.iter_mut().zip(block.iter()) {
+        *o = v;
+    }
+}
+
+/// One block of rows: the sixteen partial sums of the rows in four passes
+/// (sums `l`, `l + 4`, `l + 8`, `l + 12` in pass `l`, each a vector across
+/// the rows), each pass closing its part of the pairwise tree —
+/// `(s[l] + s[l + 8]) + (s[l + 4] + s[l + 12])` — and the four results
+/// added as the tree's last two steps.
+#[inline(always)]
+fn column_block<S: Simd, T: DotBlock, const R: usize>(
+    simd: S, cols: &[T], padded: usize, r0: usize, x: &[T], lanes: usize,
+) -> [T::Vec<S>; R] {
+    let zero = T::zero::<S>(simd);
+    let width = R.saturating_mul(lanes);
+    let mut quarter = [[zero; R]; 4];
+    for (l, q) in quarter.iter_mut().enumerate() {
+        let mut acc = [[zero; R]; 4];
+        // Pass `l` reads columns `l, l + 4, l + 8, ...`: sum `j % 16` of
+        // column `j` cycles through the pass's four sums.
+        let per_pass = x.len() / 4;
+        let mine = per_pass.saturating_mul(padded);
+        let start = l.saturating_mul(mine);
+        let mut pass = cols
+            .get(start..start.saturating_add(mine))
+            .unwrap_or_default()
+            .chunks_exact(padded.max(1))
+            .zip(x.iter().skip(l).step_by(4));
+        'columns: loop {
+            for a in acc.iter_mut() {
+                let Some((col, &xj)) = pass.next() else {
+                    break 'columns;
+                };
+                let col = col.get(r0..r0.saturating_add(width)).unwrap_or_default();
+                // A fixed-length array, so the loop below is unrolled and
+                // the accumulators stay in registers.
+                if let Some(vs) = T::split::<S>(col).first_chunk::<R>() {
+                    let xs = T::splat::<S>(simd, xj);
+                    for (s, &w) in a.iter_mut().zip(vs) {
+                        *s = T::mul_add(simd, *s, w, xs);
+                    }
+                }
+            }
+        }
+        let [a0, a1, a2, a3] = acc;
+        for (((qv, &p0), (&p4, &p8)), &p12) in
+            q.iter_mut().zip(&a0).zip(a1.iter().zip(&a2)).zip(&a3)
+        {
+            *qv = T::add_v(simd, T::add_v(simd, p0, p8), T::add_v(simd, p4, p12));
+        }
+    }
+    let [q0, q1, q2, q3] = quarter;
+    let mut sums = [zero; R];
+    for (((s, &a), (&b, &c)), &d) in sums.iter_mut().zip(&q0).zip(q1.iter().zip(&q2)).zip(&q3) {
+        *s = T::add_v(simd, T::add_v(simd, a, c), T::add_v(simd, b, d));
+    }
+    sums
 }
