@@ -265,3 +265,41 @@ def test_large_unary_operands_split_over_threads_match_numpy_in_every_transform(
     g = jax.grad(lambda v: jnp.sum(f(v)))(x)
     gtol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=0)
     np.testing.assert_allclose(np.asarray(g), d, **gtol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_kernel_products_into_pooled_outputs_match_numpy(dtype, x64):
+    # Products on the small kernels (register-blocked, matrix-vector) take
+    # their output from the host buffer pool without zeroing it: each is
+    # computed right after an array of NaNs of the output's size was freed
+    # (the pool hands that memory back), and must match NumPy everywhere,
+    # the columns after the last full vector block included (n = 70).
+    from microjax_rs import lax
+
+    rng = np.random.default_rng(5)
+    tol = dict(rtol=2e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+
+    def after_nans(shape, f, *args):
+        nans = jnp.full(shape, np.nan, dtype)
+        np.asarray(nans)
+        del nans
+        return np.asarray(f(*args))
+
+    for n in (256, 70):
+        xs = rng.standard_normal((1024, n)).astype(dtype)
+        ys = rng.standard_normal(1024).astype(dtype)
+        w = rng.standard_normal(n).astype(dtype) / 8
+        loss = lambda w, x, y: 0.5 * (jnp.dot(x, w) - y) ** 2
+        per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0, 0))
+        want = (xs @ w - ys)[:, None] * xs
+        for f in (per_example, jax.jit(per_example)):
+            np.testing.assert_allclose(after_nans((1024, n), f, w, xs, ys), want, **tol)
+        # A batched outer product (batch 1024 of 1x1 @ 1xn) and a short
+        # wide product (16x4 @ 4x4096) on the register kernel.
+        outer = lambda a, b: lax.dot_general(a, b, (((), ()), ((0,), (0,))))
+        got = after_nans((1024, n), outer, ys, xs)
+        np.testing.assert_allclose(got, ys[:, None] * xs, **tol)
+        small = rng.standard_normal((16, 4)).astype(dtype)
+        big = rng.standard_normal((4, 4096)).astype(dtype)
+        got = after_nans((16, 4096), jax.jit(jnp.matmul), small, big)
+        np.testing.assert_allclose(got, small @ big, **tol)
