@@ -809,10 +809,10 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::Gem
         // x86-64 CPU.
         return portable_matmul(ctx, &ll.contiguous(l)?, &lr.contiguous(r)?, sz);
     }
-    if n == 1 || (flops <= GEMM_FLOPS && gemm_below_faer()) {
+    if n == 1 || gemm_over_faer::<T>(flops) {
         // gemm's kernels, operands in place at any strides: matrix-vector
         // products (faer's were up to 1.5x slower on a 1024x256 matvec),
-        // and those below `GEMM_FLOPS` on AVX-512 CPUs.
+        // and on AVX-512 CPUs those `gemm_over_faer` names.
         let in_place = |lay: &Layout<'_>| lay.strides();
         return blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, ffi::gemm);
     }
@@ -820,21 +820,15 @@ fn float_matmul<T: DotRows + faer::traits::ComplexField + SmallMatmul + ffi::Gem
     blocked_product(ctx, l, r, (ll, lr), sz, zero, in_place, faer_product)
 }
 
-/// Up to this many multiply-adds a real product runs on the `gemm` crate's
-/// kernels where [`gemm_below_faer`] says they are the faster ones.
-/// Measured on a 2-core AVX-512 Xeon, f32, 2 threads, medians of three
-/// interleaved runs (µs, faer / gemm): 32x64x64 4.9 / 4.0, 256^3 168 / 160,
-/// 128x784x512 (an MLP layer) 574 / 540; above it even within the noise
-/// (512^3 1,229 / 1,235, 1024^3 9,517 / 9,145), faer kept there.
-const GEMM_FLOPS: usize = 1 << 26;
-
-/// Whether the `gemm` crate's kernels beat faer's on products of at most
-/// [`GEMM_FLOPS`]: on AVX-512 CPUs (measured in f32; f64 products follow
-/// the same choice). On an AVX2 machine (AMD EPYC) faer's were the faster
-/// ones (1024^3 28 -> 18 ms and an MLP train step 6.1 -> 4.4 ms when
-/// products moved to faer).
-fn gemm_below_faer() -> bool {
+/// Whether a real product of `flops` multiply-adds runs on the `gemm`
+/// crate's kernels rather than faer's: on AVX-512 CPUs, from
+/// [`ffi::GemmElem::AVX512_GEMM_FLOPS`] of its element type. On an AVX2
+/// machine (AMD EPYC) faer's were the faster ones at every size (1024^3 f32
+/// 28 -> 18 ms and an MLP train step 6.1 -> 4.4 ms when products moved to
+/// faer).
+fn gemm_over_faer<T: ffi::GemmElem>(flops: usize) -> bool {
     super::vmath::detected_level() == super::vmath::SimdLevel::Avx512
+        && flops >= T::AVX512_GEMM_FLOPS
 }
 
 /// A product kernel: `dst := lhs · rhs`, `dst` row-major contiguous
@@ -1054,14 +1048,28 @@ mod ffi {
     pub trait GemmElem: Copy + Send + Sync + 'static + private::Sealed {
         const ZERO: Self;
         const ONE: Self;
+        /// On AVX-512 CPUs, real products of at least this many
+        /// multiply-adds run on gemm's kernels, smaller ones on faer's
+        /// (`super::gemm_over_faer`). Measured on a 2-core AVX-512 Xeon,
+        /// 2 threads, both libraries called alternately in one process with
+        /// PyTorch's (MKL) product as the yardstick, median time ratios to
+        /// PyTorch's (gemm / faer): f32 256^3 0.85-0.88 / 0.87-0.90, 512^3
+        /// 1.02 / 1.00-1.12, 1024^3 1.01-1.07 / 1.15-1.31, 2048^3
+        /// 1.08 / 1.33 (gemm at every size); f64 128^3 1.17 / 0.91, 256^3
+        /// 1.42-1.64 / 0.99-1.08, 768^3 1.26 / 1.14, 1024^3 1.16-1.20 /
+        /// 1.26-1.30, 1536^3 1.07 / 1.35, 2048^3 1.01 / 1.25 (gemm from
+        /// 1024^3).
+        const AVX512_GEMM_FLOPS: usize;
     }
     impl GemmElem for f32 {
         const ZERO: Self = 0.0;
         const ONE: Self = 1.0;
+        const AVX512_GEMM_FLOPS: usize = 0;
     }
     impl GemmElem for f64 {
         const ZERO: Self = 0.0;
         const ONE: Self = 1.0;
+        const AVX512_GEMM_FLOPS: usize = 1 << 30;
     }
     mod private {
         pub trait Sealed {}
