@@ -303,3 +303,15 @@ def test_small_kernel_products_into_pooled_outputs_match_numpy(dtype, x64):
         big = rng.standard_normal((4, 4096)).astype(dtype)
         got = after_nans((16, 4096), jax.jit(jnp.matmul), small, big)
         np.testing.assert_allclose(got, small @ big, **tol)
+    # Matrix-vector products of any size on the row-dot kernel, split over
+    # threads by rows (one matrix) or whole matrices (a batch).
+    mv_tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    a = rng.standard_normal((2000, 300)).astype(dtype)
+    x = rng.standard_normal(300).astype(dtype)
+    for f in (jnp.matmul, jax.jit(jnp.matmul)):
+        np.testing.assert_allclose(after_nans((2000,), f, a, x), a @ x, **mv_tol)
+    ab = rng.standard_normal((3, 400, 200)).astype(dtype)
+    xb = rng.standard_normal((3, 200)).astype(dtype)
+    bmv = jax.jit(lambda a, x: jnp.einsum("bij,bj->bi", a, x))
+    want = np.einsum("bij,bj->bi", ab, xb)
+    np.testing.assert_allclose(after_nans((3, 400), bmv, ab, xb), want, **mv_tol)

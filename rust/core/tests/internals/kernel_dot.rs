@@ -52,6 +52,82 @@ fn register_kernel_matches_the_k_ordered_loop() {
     }
 }
 
+/// Register-kernel products whose output has at least 65,536 elements are
+/// split over the threads (whole batches, or a single batch's rows) and
+/// give the one-thread bits, `0 + a*x` k-ordered sums, in every element:
+/// a batched outer product (the per-example gradients of a linear model),
+/// a batched product with k > 1 split unevenly, one wide product split by
+/// rows, eager and planned into a stale output.
+#[test]
+fn register_kernel_split_over_threads_keeps_the_one_thread_bits() {
+    use microjax::exec::ExecCtx;
+    use microjax::prims::kernel::{self, PackedDot};
+    use microjax::prims::{DotGeneral, Primitive};
+    let val = |i: usize| ((i.wrapping_mul(2_654_435_761) >> 7) % 2001) as f32 / 337.0 - 2.9;
+    let batched = || DotDims {
+        lhs_contract: vec![2],
+        rhs_contract: vec![1],
+        lhs_batch: vec![0],
+        rhs_batch: vec![0],
+    };
+    let single = || DotDims {
+        lhs_contract: vec![1],
+        rhs_contract: vec![0],
+        lhs_batch: vec![],
+        rhs_batch: vec![],
+    };
+    for (bt, m, k, n, dims) in [
+        (1024, 1, 1, 256, batched()),
+        (7, 2, 3, 4800, batched()),
+        (1, 4, 4, 16384, single()),
+    ] {
+        let l: Vec<f32> = (0..bt * m * k).map(val).collect();
+        // Negative zeros: `0 + (-0)` is +0 in the k-ordered sums.
+        let r: Vec<f32> = (0..bt * k * n)
+            .map(|i| if i % 97 == 0 { -0.0 } else { val(i + 99) })
+            .collect();
+        let want: Vec<u32> = (0..bt * m * n)
+            .map(|o| {
+                let (bi, i, j) = (o / (m * n), o / n % m, o % n);
+                (0..k)
+                    .fold(0.0f32, |acc, kk| {
+                        acc + l[bi * m * k + i * k + kk] * r[bi * k * n + kk * n + j]
+                    })
+                    .to_bits()
+            })
+            .collect();
+        let (ls, rs) = if bt == 1 {
+            (vec![m, k], vec![k, n])
+        } else {
+            (vec![bt, m, k], vec![bt, k, n])
+        };
+        let la = HostArray::new(ls.clone(), Buffer::F32(l.clone().into())).unwrap();
+        let ra = HostArray::new(rs.clone(), Buffer::F32(r.clone().into())).unwrap();
+        let prim = Primitive::DotGeneral(DotGeneral {
+            dims: dims.clone(),
+            preferred_element_type: None,
+        });
+        let bits = |b: &Buffer| match b {
+            Buffer::F32(v) => v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>(),
+            _ => panic!("f32 expected"),
+        };
+        let plan = PackedDot::new(&ls, &rs, &dims).expect("a small product");
+        for parts in [1usize, 2, 3] {
+            let ctx =
+                ExecCtx::current_default().with_partitions(std::num::NonZeroUsize::new(parts));
+            let got = kernel::eval(&ctx, &prim, &[&la, &ra]).unwrap();
+            assert_eq!(
+                bits(got[0].buffer()),
+                want,
+                "{bt}x{m}x{k}x{n}, {parts} parts"
+            );
+            let mut out = Buffer::F32(vec![f32::NAN; bt * m * n].into());
+            assert!(plan.run_into(&ctx, &la, &ra, &mut out).unwrap());
+            assert_eq!(bits(&out), want, "planned {bt}x{m}x{k}x{n}, {parts} parts");
+        }
+    }
+}
+
 /// The shortcut layouts equal the general ones on every rank ≤ 2
 /// matrix product, including zero and unit dimensions.
 #[test]
@@ -152,8 +228,10 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
     };
     let levels = crate::common::kernels::simd_levels();
     // (batch, rows, k): odd sizes, a tail after the 16-element blocks, the
-    // largest product the kernel takes.
-    // Rows in groups of eight and four with some left over (13, 20).
+    // largest product a loop step packs. Rows in groups of eight and four
+    // with some left over (13, 20). Matrices of at least 65,536 elements
+    // are split over the threads: a single matrix by rows (unevenly for
+    // 700 rows in 3 parts), a batch in whole matrices.
     for (bt, m, k) in [
         (1, 2, 3),
         (1, 64, 64),
@@ -161,6 +239,9 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
         (1, 128, 128),
         (2, 20, 48),
         (1, 13, 32),
+        (1, 1024, 256),
+        (1, 700, 100),
+        (3, 300, 80),
     ] {
         let w: Vec<f32> = (0..bt * m * k).map(val).collect();
         let c: Vec<f32> = (0..bt * k).map(|i| val(i + 7)).collect();
@@ -203,7 +284,7 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
         };
         let want = rows(&lanes);
         for &level in &levels {
-            for parts in [1usize, 2, 4] {
+            for parts in [1usize, 2, 3, 4] {
                 let ctx =
                     ExecCtx::current_default().with_partitions(std::num::NonZeroUsize::new(parts));
                 let got =
@@ -215,13 +296,20 @@ fn matvec_kernel_sums_sixteen_lanes_pairwise() {
                 );
             }
         }
-        // The planned product of a compiled step gives the same bits.
+        // The planned product of a compiled step gives the same bits, into
+        // every element of a stale output, on one thread and split.
         let plan = PackedDot::new(&ws, &cs, &dims).expect("a small product");
-        let mut out = Buffer::F32(vec![f32::NAN; bt * m].into());
-        assert!(plan
-            .run_into(&ExecCtx::current_default(), &wa, &ca, &mut out)
-            .unwrap());
-        assert_eq!(bits(&HostArray::new(vec![bt * m], out).unwrap()), want);
+        for parts in [1usize, 2, 3] {
+            let ctx =
+                ExecCtx::current_default().with_partitions(std::num::NonZeroUsize::new(parts));
+            let mut out = Buffer::F32(vec![f32::NAN; bt * m].into());
+            assert!(plan.run_into(&ctx, &wa, &ca, &mut out).unwrap());
+            assert_eq!(
+                bits(&HostArray::new(vec![bt * m], out).unwrap()),
+                want,
+                "planned {bt}x{m}x{k}, {parts} parts"
+            );
+        }
         // Portable: k-ordered sums.
         let portable = ExecCtx::current_default().with_determinism(Determinism::Portable);
         let got = kernel::eval(&portable, &prim, &[&wa, &ca]).unwrap();
