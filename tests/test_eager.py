@@ -245,6 +245,38 @@ def test_plan_stats_reports_fusion_and_peak_memory():
     np.testing.assert_array_equal(np.asarray(jax.jit(relu_vjp)(xz)), np.asarray(relu_vjp(xz)))
 
 
+def test_fused_groups_of_different_sizes_in_turn_match_numpy():
+    # Typed fused groups take their chunk buffers from per-thread scratch
+    # that passes from group to group and program to program: groups with
+    # more slots and broadcast inputs than the one before, and fewer, run
+    # in turn, each call on new values, and must give NumPy's results.
+    rng = np.random.default_rng(3)
+    hess = jax.jit(jax.hessian(lambda x: jnp.sum(jnp.tanh(x) ** 3)))
+
+    def outer_mix(x, y):
+        a = x[:, None] * y[None, :] + jnp.sin(y)[None, :]
+        b = (a @ a.T) * 0.01
+        return jnp.cos(b) * x[None, :] - jnp.tanh(b) * x[:, None] + 2.0
+
+    mix = jax.jit(outer_mix)
+    small = jax.jit(lambda v: v * 3.0 + 1.0)
+    for _ in range(3):
+        x = rng.uniform(-1, 1, 100).astype(np.float32)
+        y = rng.uniform(-1, 1, 100).astype(np.float32)
+        t = np.tanh(x.astype(np.float64))
+        want_h = np.diag((6 * t - 12 * t**3) * (1 - t**2))
+        for f, args, want, tol in (
+            (hess, (x,), want_h, 2e-4),
+            (small, (y,), y * 3.0 + 1.0, 1e-6),
+            (mix, (x, y), None, 1e-4),
+        ):
+            if want is None:
+                a = x[:, None].astype(np.float64) * y[None, :] + np.sin(y)[None, :]
+                b = (a @ a.T) * 0.01
+                want = np.cos(b) * x[None, :] - np.tanh(b) * x[:, None] + 2.0
+            np.testing.assert_allclose(np.asarray(f(*args)), want, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", ["exp", "tanh", "sin", "log"])
 def test_large_unary_operands_split_over_threads_match_numpy_in_every_transform(name, dtype, x64):

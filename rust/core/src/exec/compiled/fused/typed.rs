@@ -554,7 +554,8 @@ impl<T: Elem> Windows<T> for Whole<'_> {
 }
 
 /// One thread's chunk buffers: the scratch slots, and the gathered chunk
-/// of every input not read in place.
+/// of every input not read in place (indexed by slot and input number;
+/// entries past a group's counts are other groups' and unused by it).
 pub struct Scratch<T> {
     slots: Vec<Vec<T>>,
     loaded: Vec<Vec<T>>,
@@ -577,17 +578,23 @@ pub trait Pooled: Elem {
             slots: Vec::new(),
             loaded: Vec::new(),
         });
-        s.slots.truncate(slots);
-        s.slots.resize_with(slots, Vec::new);
-        for v in &mut s.slots {
+        // Buffers past this group's counts are kept, not dropped: scratch
+        // passes between groups of different sizes (a program's groups
+        // in turn), and dropping them made every run allocate, zero and
+        // grow them again.
+        if s.slots.len() < slots {
+            s.slots.resize_with(slots, Vec::new);
+        }
+        for v in s.slots.iter_mut().take(slots) {
             if v.len() < chunk {
                 v.resize(chunk, Self::default());
             }
         }
         // Filled (and grown once) only for inputs read through a broadcast;
         // inputs read in place never allocate.
-        s.loaded.truncate(inputs);
-        s.loaded.resize_with(inputs, Vec::new);
+        if s.loaded.len() < inputs {
+            s.loaded.resize_with(inputs, Vec::new);
+        }
         s
     }
 
