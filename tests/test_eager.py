@@ -260,6 +260,21 @@ def test_fused_groups_of_different_sizes_in_turn_match_numpy():
 
     mix = jax.jit(outer_mix)
     small = jax.jit(lambda v: v * 3.0 + 1.0)
+
+    # Broadcast inputs of periods 50, 200 and 200 (chunks of a multiple of
+    # 200 reuse their gathered chunk); 80,000 elements are split over the
+    # threads, the second span starting mid-period.
+    def periods(a, b, c, full):
+        return (a[None, None, :] * b[None, :, :] + c[None, :, None]) * full - jnp.sin(b)[None]
+
+    per = jax.jit(periods)
+    for rows in (50, 400):
+        a, b = rng.standard_normal(50), rng.standard_normal((4, 50))
+        c, full = rng.standard_normal(4), rng.standard_normal((rows, 4, 50))
+        args = [v.astype(np.float32) for v in (a, b, c, full)]
+        want = (a[None, None, :] * b[None] + c[None, :, None]) * full - np.sin(b)[None]
+        for _ in range(2):
+            np.testing.assert_allclose(np.asarray(per(*args)), want, rtol=1e-4, atol=1e-4)
     for _ in range(3):
         x = rng.uniform(-1, 1, 100).astype(np.float32)
         y = rng.uniform(-1, 1, 100).astype(np.float32)

@@ -97,6 +97,11 @@ pub struct Typed {
     /// Per group output, where its value is at the end of a chunk (`None`:
     /// written by its member directly).
     outs: Vec<Option<Src>>,
+    /// Elements per chunk: [`CHUNK`], or the largest multiple of the
+    /// period of the inputs read through a broadcast below it, so every
+    /// chunk of a span starts at the same phase of them and their gathered
+    /// chunk is reused ([`Scratch::load`]).
+    chunk: usize,
 }
 
 impl Typed {
@@ -160,6 +165,7 @@ impl Typed {
             ops,
             slots: alloc.count,
             outs,
+            chunk: chunk_for(f),
         })
     }
 
@@ -194,7 +200,7 @@ impl Typed {
         let (threads, span) = super::span_plan(ctx, len);
         if threads == 1 {
             // One span: the outputs' whole buffers, no window lists.
-            let mut scratch = T::acquire(self.slots, f.inputs.len(), CHUNK.min(len));
+            let mut scratch = T::acquire(self.slots, f.inputs.len(), self.chunk.min(len));
             let ran = self.run_range(&env, 0, len, &mut Whole(&mut outs), &mut scratch);
             T::release(scratch);
             ran?;
@@ -218,7 +224,7 @@ impl Typed {
             let mut scratch = T::acquire(
                 self.slots,
                 f.inputs.len(),
-                CHUNK.min(end.saturating_sub(start)),
+                self.chunk.min(end.saturating_sub(start)),
             );
             let ran = self.run_range(&env, start, end, &mut parts, &mut scratch);
             T::release(scratch);
@@ -236,7 +242,7 @@ impl Typed {
     ) -> Result<()> {
         let mut s = start;
         while s < end {
-            let e = s.saturating_add(CHUNK).min(end);
+            let e = s.saturating_add(self.chunk).min(end);
             let n = e.saturating_sub(s);
             scratch.load(env, s, e)?;
             let at = s.saturating_sub(start);
@@ -279,6 +285,37 @@ impl Typed {
         }
         Ok(())
     }
+}
+
+/// [`Typed::chunk`] of `f`: [`CHUNK`] rounded down to a multiple of the
+/// common period (`inner * size`, their least common multiple) of the
+/// inputs read through a broadcast, when that period is at most half a
+/// chunk (a row repeated over a 100x100 group: chunks of 4000).
+fn chunk_for(f: &Fused) -> usize {
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a.checked_rem(b).unwrap_or(0))
+        }
+    }
+    let mut period = 1usize;
+    for (_, access) in &f.inputs {
+        if in_place(access, f.len) {
+            continue;
+        }
+        let p = access.inner.max(1).saturating_mul(access.size.max(1));
+        period = match period
+            .checked_div(gcd(period, p))
+            .and_then(|q| q.checked_mul(p))
+        {
+            Some(l) if l <= CHUNK / 2 => l,
+            _ => return CHUNK,
+        };
+    }
+    CHUNK
+        .saturating_sub(CHUNK.checked_rem(period).unwrap_or(0))
+        .max(1)
 }
 
 impl Op {
@@ -559,6 +596,10 @@ impl<T: Elem> Windows<T> for Whole<'_> {
 pub struct Scratch<T> {
     slots: Vec<Vec<T>>,
     loaded: Vec<Vec<T>>,
+    /// Per loaded input of the current run: the phase (first element's
+    /// index modulo the input's period) and length of what `loaded` holds.
+    /// A chunk at the same phase, no longer, reads a prefix of it.
+    tags: Vec<Option<(usize, usize)>>,
 }
 
 /// Per-thread spare scratch, so a group run thousands of times (a loop
@@ -577,6 +618,7 @@ pub trait Pooled: Elem {
         let mut s = spare.unwrap_or(Scratch {
             slots: Vec::new(),
             loaded: Vec::new(),
+            tags: Vec::new(),
         });
         // Buffers past this group's counts are kept, not dropped: scratch
         // passes between groups of different sizes (a program's groups
@@ -595,6 +637,9 @@ pub trait Pooled: Elem {
         if s.loaded.len() < inputs {
             s.loaded.resize_with(inputs, Vec::new);
         }
+        // What `loaded` holds is another run's (other inputs, other values).
+        s.tags.clear();
+        s.tags.resize(inputs, None);
         s
     }
 
@@ -629,12 +674,31 @@ impl Pooled for f64 {
 
 impl<T: Elem> Scratch<T> {
     /// Gathers elements `s..e` of the inputs read through a broadcast.
+    /// Element `i` of such an input reads its element `(i / inner) %
+    /// size`, so the chunk depends only on `s` modulo `inner * size` and
+    /// its length: a chunk at the phase of the gathered one, no longer,
+    /// is a prefix of it and is not gathered again.
     fn load(&mut self, env: &Env<'_>, s: usize, e: usize) -> Result<()> {
-        for (k, ((_, access), buf)) in env.f.inputs.iter().zip(&mut self.loaded).enumerate() {
-            if !in_place(access, env.f.len) {
-                buf.clear();
-                super::gather_into(env.input::<T>(k)?, *access, s, e, buf)?;
+        let n = e.saturating_sub(s);
+        let inputs = env
+            .f
+            .inputs
+            .iter()
+            .zip(&mut self.loaded)
+            .zip(&mut self.tags);
+        for (k, (((_, access), buf), tag)) in inputs.enumerate() {
+            if in_place(access, env.f.len) {
+                continue;
             }
+            let period = access.inner.max(1).saturating_mul(access.size.max(1));
+            let phase = s.checked_rem(period).unwrap_or(0);
+            if matches!(*tag, Some((p, len)) if p == phase && len >= n) {
+                continue;
+            }
+            buf.clear();
+            *tag = None;
+            super::gather_into(env.input::<T>(k)?, *access, s, e, buf)?;
+            *tag = Some((phase, n));
         }
         Ok(())
     }
