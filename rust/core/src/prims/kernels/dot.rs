@@ -355,9 +355,7 @@ impl PackedDot {
         run_small(ctx, kind, out, l, r, Sizes { b, m, k, n });
         Ok(true)
     }
-}
 
-impl PackedDot {
     /// `l`, the planned product's left operand, fixed for many runs (a
     /// loop constant) and packed for them, when the product is a
     /// matrix-vector product on the matrix-vector kernel
@@ -505,13 +503,13 @@ fn run_small<T: SmallMatmul + DotRows + Send + Sync>(
     ctx: &ExecCtx, kind: Small, out: &mut [T], l: &[T], r: &[T], sz: Sizes,
 ) {
     let Sizes { b, m, k, n } = sz;
+    // Most products (every step of a small loop body) stop here.
     let touched = out.len().max(l.len()).max(r.len());
+    if touched < crate::exec::pool::ELEMENTWISE_PAR_MIN {
+        return small_on(kind, out, l, r, sz);
+    }
     let units = if b > 1 { b } else { m };
-    let parts = if touched >= crate::exec::pool::ELEMENTWISE_PAR_MIN {
-        ctx.partitions(units)
-    } else {
-        1
-    };
+    let parts = ctx.partitions(units);
     let per = units.div_ceil(parts.max(1));
     // Elements of each operand per part (the whole right operand when a
     // single batch is split by rows).
